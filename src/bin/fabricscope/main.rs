@@ -1,0 +1,58 @@
+//! The `fabricscope` command: a thin client of the library.
+//!
+//! Exit codes: 0 success, 1 findings at or above `--fail-on` (analyze),
+//! 2 usage or input errors.
+
+mod inputs;
+mod parse_cmd;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Reads InfiniBand and NVLink tool output and explains what is wrong.
+#[derive(Parser)]
+#[command(name = "fabricscope", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print what was read from tool output: sections, hosts, parsed values.
+    Parse(InputArgs),
+}
+
+/// Where the input comes from and how to print the result.
+#[derive(clap::Args)]
+struct InputArgs {
+    /// Files or directories of dumps (a directory's name becomes the host of
+    /// the files in it); `-` or nothing reads standard input.
+    paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    /// For people.
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Parse(args) => parse_cmd::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("fabricscope: {message}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! `fabricscope parse`: print what was read.
+
+use crate::inputs::{gather, Input};
+use crate::{Format, InputArgs};
+use fabricscope::{read_bytes, Document, ReadOptions};
+use serde::Serialize;
+use std::process::ExitCode;
+
+/// One input's result in the JSON output.
+#[derive(Serialize)]
+struct FileResult<'a> {
+    /// The input's name.
+    input: &'a str,
+    #[serde(flatten)]
+    document: &'a Document,
+}
+
+pub fn run(args: &InputArgs) -> Result<ExitCode, String> {
+    let inputs = gather(&args.paths);
+    let mut documents = Vec::new();
+    let mut errors = Vec::new();
+    for input in &inputs {
+        match read_input(input) {
+            Ok(doc) => documents.push((input, doc)),
+            Err(e) => errors.push(format!("{}: {e}", input.name)),
+        }
+    }
+    for e in &errors {
+        eprintln!("fabricscope: {e}");
+    }
+    let recognised = documents.iter().any(|(_, d)| !d.sections.is_empty());
+    match args.format {
+        Format::Json => print_json(&documents)?,
+        Format::Text => print_text(&documents),
+    }
+    if !recognised {
+        let lines: usize = documents.iter().map(|(_, d)| d.line_count).sum();
+        return Err(format!(
+            "no output of a supported tool found in {lines} line(s) (supported: {})",
+            fabricscope::parse::supported_formats().join(", ")
+        ));
+    }
+    Ok(if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
+fn read_input(input: &Input) -> Result<Document, String> {
+    let bytes = input.bytes.as_ref().map_err(Clone::clone)?;
+    let options = ReadOptions {
+        default_host: input.host.clone(),
+        ..ReadOptions::default()
+    };
+    let mut doc = read_bytes(bytes, &options).map_err(|e| e.to_string())?;
+    if input.name != "-" {
+        for s in &mut doc.sections {
+            s.source.get_or_insert_with(|| input.name.clone());
+        }
+    }
+    Ok(doc)
+}
+
+fn print_json(documents: &[(&Input, Document)]) -> Result<(), String> {
+    let json = if let [(_, doc)] = documents {
+        serde_json::to_string_pretty(doc)
+    } else {
+        let files: Vec<FileResult<'_>> = documents
+            .iter()
+            .map(|(i, d)| FileResult {
+                input: &i.name,
+                document: d,
+            })
+            .collect();
+        serde_json::to_string_pretty(&serde_json::json!({ "files": files }))
+    }
+    .map_err(|e| e.to_string())?;
+    println!("{json}");
+    Ok(())
+}
+
+fn print_text(documents: &[(&Input, Document)]) {
+    for (input, doc) in documents {
+        if documents.len() > 1 {
+            println!("== {}", input.name);
+        }
+        for s in &doc.sections {
+            let host = s
+                .host
+                .as_deref()
+                .map(|h| format!(" host {h}"))
+                .unwrap_or_default();
+            println!(
+                "{:<14} {}{}: {}",
+                s.kind.name(),
+                s.span,
+                host,
+                s.data.summary()
+            );
+            for w in &s.warnings {
+                println!("    warning: {w}");
+            }
+            for m in &s.messages {
+                println!("    line {}: {}", m.line, m.text);
+            }
+        }
+        for u in &doc.unrecognised {
+            println!("{:<14} {}: {}", "unrecognised", u.span, u.reason);
+        }
+        for w in &doc.warnings {
+            println!("warning: {w}");
+        }
+    }
+}

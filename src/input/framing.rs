@@ -1,0 +1,387 @@
+//! Lines that frame tool output rather than belong to it: shell prompts,
+//! markdown fences, `==> file <==` headers, `clush -b` host banners and the
+//! `[exit N]` markers of our capture scripts.
+//!
+//! A prompt also tells which command ran (a hint for recognising the output)
+//! and often on which host (`[root@node07 ~]#`, `user@node07:~$`, `ssh node07 …`).
+
+/// What a framing line means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// A shell prompt, with the command typed after it (possibly empty).
+    Prompt(Prompt),
+    /// A markdown code fence (```` ``` ```` or `~~~`).
+    Fence,
+    /// `==> name <==` from `tail`/`head` over several files.
+    FileHeader(String),
+    /// `[exit N]`, written by capture scripts after a command.
+    ExitMarker,
+    /// A line of dashes; around a host name it is a `clush -b` banner.
+    Rule,
+}
+
+/// A shell prompt and the command typed at it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Prompt {
+    /// Host named by the prompt itself or by `ssh HOST` in the command.
+    pub host: Option<String>,
+    /// The command line as typed (empty for a bare prompt).
+    pub command: String,
+    /// The command's words after wrappers (`sudo`, `timeout 10`, `ssh host`)
+    /// are removed, the program reduced to its base name.
+    pub argv: Vec<String>,
+}
+
+/// Classifies a cleaned line; `None` for ordinary content.
+pub(crate) fn classify(line: &str) -> Option<Framing> {
+    let t = line.trim();
+    if t.starts_with("```") || t.starts_with("~~~") {
+        return Some(Framing::Fence);
+    }
+    if let Some(name) = t.strip_prefix("==> ").and_then(|r| r.strip_suffix(" <==")) {
+        return Some(Framing::FileHeader(name.trim().to_owned()));
+    }
+    if is_exit_marker(t) {
+        return Some(Framing::ExitMarker);
+    }
+    if t.len() >= 3 && t.chars().all(|c| c == '-') {
+        return Some(Framing::Rule);
+    }
+    prompt(line).map(Framing::Prompt)
+}
+
+fn is_exit_marker(t: &str) -> bool {
+    t.strip_prefix("[exit ")
+        .and_then(|r| r.strip_suffix(']'))
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// `node[01-04] (4)` or `node07` between two rules of dashes (clush -b).
+pub(crate) fn host_banner(line: &str) -> Option<String> {
+    let t = line.trim();
+    let name = t.split(" (").next()?.trim();
+    let ok = !name.is_empty()
+        && name.len() <= 128
+        && !name.contains(' ')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.,[]".contains(c));
+    ok.then(|| name.to_owned())
+}
+
+/// Programs whose name after a bare `# ` marks a root prompt. Without this
+/// list `# Port counters: …` (perfquery's own header) would look like a prompt.
+const COMMANDS: &[&str] = &[
+    "ibstat",
+    "ibstatus",
+    "perfquery",
+    "iblinkinfo",
+    "ibqueryerrors",
+    "ibv_devinfo",
+    "ibnetdiscover",
+    "ibportstate",
+    "ibswitches",
+    "ibhosts",
+    "ibdiagnet",
+    "mlxlink",
+    "sminfo",
+    "nvidia-smi",
+    "dcgmi",
+    "date",
+    "sudo",
+    "ssh",
+    "pdsh",
+    "clush",
+    "cat",
+    "hostname",
+    "uptime",
+    "sleep",
+    "watch",
+    "timeout",
+    "env",
+    "for",
+    "echo",
+    "ls",
+    "tail",
+    "head",
+    "grep",
+    "time",
+    "lspci",
+    "numactl",
+    "lscpu",
+    "dmesg",
+    "journalctl",
+    "uname",
+];
+
+/// Recognises the common prompt shapes:
+/// `$ cmd`, `# cmd` (known commands only), `[user@host dir]# cmd`,
+/// `user@host:dir$ cmd`, `host:~ # cmd`, each optionally after `(venv) `.
+pub(crate) fn prompt(line: &str) -> Option<Prompt> {
+    let mut t = line.trim_start();
+    if t.starts_with('(') {
+        if let Some(close) = t.find(") ") {
+            t = t.get(close + 2..)?.trim_start();
+        }
+    }
+    let (host, command) = if let Some(rest) = t.strip_prefix('[') {
+        bracket_prompt(rest)?
+    } else if let Some(cmd) = bare_prompt(t) {
+        (None, cmd)
+    } else {
+        user_host_prompt(t)?
+    };
+    let command = command.trim().to_owned();
+    let (argv, ssh_host) = command_words(&command);
+    Some(Prompt {
+        host: ssh_host.or(host),
+        command,
+        argv,
+    })
+}
+
+/// `[root@node07 ~]# cmd` → (node07, cmd).
+fn bracket_prompt(rest: &str) -> Option<(Option<String>, &str)> {
+    let close = rest.find(']')?;
+    let inside = rest.get(..close)?;
+    let after = rest.get(close + 1..)?;
+    let command = prompt_tail(after)?;
+    let user_host = inside.split_whitespace().next()?;
+    let (_, host) = user_host.split_once('@')?;
+    let host = host.split(':').next().unwrap_or(host);
+    is_hostname(host).then(|| (Some(host.to_owned()), command))
+}
+
+/// `$ cmd`, `$`, `# ibstat`.
+fn bare_prompt(t: &str) -> Option<&str> {
+    if t == "$" || t == "#" {
+        return Some("");
+    }
+    if let Some(cmd) = t.strip_prefix("$ ") {
+        return Some(cmd);
+    }
+    let cmd = t.strip_prefix("# ")?;
+    let word = cmd.split_whitespace().next()?;
+    is_known_command(word).then_some(cmd)
+}
+
+/// `user@host:~/dir$ cmd`, `root@host# cmd`, `node07:~ # cmd`.
+fn user_host_prompt(t: &str) -> Option<(Option<String>, &str)> {
+    let end = t.find(['$', '#', '%'])?;
+    let head = t.get(..end)?.trim_end();
+    let command = prompt_tail(t.get(end..)?)?;
+    let (user_host, _dir) = head.split_once(':').unwrap_or((head, ""));
+    let host = match user_host.split_once('@') {
+        Some((user, host)) if is_hostname(user) => host,
+        Some(_) => return None,
+        None if head.contains(':') => user_host,
+        None => return None,
+    };
+    if head.contains(' ') && !head.contains(':') {
+        return None;
+    }
+    is_hostname(host).then(|| (Some(host.to_owned()), command))
+}
+
+/// After the prompt's closing part: `# cmd`, `$ cmd`, `% cmd`, or nothing.
+fn prompt_tail(after: &str) -> Option<&str> {
+    let mut chars = after.chars();
+    match chars.next()? {
+        '$' | '#' | '%' => {}
+        _ => return None,
+    }
+    let rest = chars.as_str();
+    if rest.is_empty() {
+        Some("")
+    } else {
+        rest.strip_prefix(' ')
+    }
+}
+
+fn is_hostname(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_')
+}
+
+fn is_known_command(word: &str) -> bool {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    COMMANDS.contains(&base)
+}
+
+/// Words of the first command of a pipeline, without wrappers; and the host
+/// named by an `ssh HOST …` wrapper, if any.
+pub(crate) fn command_words(command: &str) -> (Vec<String>, Option<String>) {
+    let first = command.split(['|', ';', '&']).next().unwrap_or(command);
+    let mut words: Vec<&str> = first
+        .split_whitespace()
+        .filter(|w| !w.starts_with("2>") && !w.starts_with('>'))
+        .collect();
+    let mut host = None;
+    while let Some(&program) = words.first() {
+        let program = program.rsplit('/').next().unwrap_or(program);
+        let skip = match program {
+            "sudo" | "time" | "nice" | "command" | "exec" | "stdbuf" => {
+                1 + words
+                    .iter()
+                    .skip(1)
+                    .take_while(|w| w.starts_with('-'))
+                    .count()
+            }
+            "env" => {
+                1 + words
+                    .iter()
+                    .skip(1)
+                    .take_while(|w| w.contains('=') || w.starts_with('-'))
+                    .count()
+            }
+            "timeout" | "watch" => {
+                let flags = words
+                    .iter()
+                    .skip(1)
+                    .take_while(|w| w.starts_with('-'))
+                    .count();
+                let takes_arg = words.get(1..=flags).is_some_and(|f| {
+                    f.iter()
+                        .any(|w| matches!(*w, "-n" | "-s" | "-k" | "--interval"))
+                });
+                1 + flags + usize::from(takes_arg) + usize::from(program == "timeout")
+            }
+            "ssh" => {
+                let mut i = 1;
+                while let Some(w) = words.get(i) {
+                    if w.starts_with('-') {
+                        i += if matches!(*w, "-p" | "-l" | "-i" | "-o" | "-J") {
+                            2
+                        } else {
+                            1
+                        };
+                    } else {
+                        break;
+                    }
+                }
+                host = words
+                    .get(i)
+                    .map(|h| h.rsplit('@').next().unwrap_or(h).to_owned());
+                i + 1
+            }
+            "pdsh" | "clush" => {
+                let mut i = 1;
+                while let Some(w) = words.get(i) {
+                    if w.starts_with('-') {
+                        i += if matches!(*w, "-w" | "-g" | "-x" | "-f" | "-l" | "-R") {
+                            2
+                        } else {
+                            1
+                        };
+                    } else {
+                        break;
+                    }
+                }
+                i
+            }
+            _ => 0,
+        };
+        if skip == 0 {
+            break;
+        }
+        words.drain(..skip.min(words.len()));
+    }
+    let argv = words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let w = w.trim_matches(|c| c == '\'' || c == '"');
+            if i == 0 {
+                w.rsplit('/').next().unwrap_or(w).to_owned()
+            } else {
+                w.to_owned()
+            }
+        })
+        .collect();
+    (argv, host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(line: &str) -> Option<(Option<String>, Vec<String>)> {
+        prompt(line).map(|p| (p.host, p.argv))
+    }
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn prompt_shapes() {
+        assert_eq!(p("$ ibstat"), Some((None, words("ibstat"))));
+        assert_eq!(
+            p("[root@node07 ~]# perfquery -x"),
+            Some((Some("node07".into()), words("perfquery -x")))
+        );
+        assert_eq!(
+            p("ops@gpu-12:~/dumps$ nvidia-smi nvlink -s"),
+            Some((Some("gpu-12".into()), words("nvidia-smi nvlink -s")))
+        );
+        assert_eq!(
+            p("node01:~ # ibstat"),
+            Some((Some("node01".into()), words("ibstat")))
+        );
+        assert_eq!(
+            p("# ibstat mlx5_0 1"),
+            Some((None, words("ibstat mlx5_0 1")))
+        );
+        assert_eq!(
+            p("(venv) me@box:~$ date"),
+            Some((Some("box".into()), words("date")))
+        );
+        assert_eq!(p("[root@node07 ~]#"), Some((Some("node07".into()), vec![])));
+    }
+
+    #[test]
+    fn tool_output_is_not_a_prompt() {
+        for line in [
+            "# Port counters: Lid 1 port 1 (CapMask: 0x5300)",
+            "\t\tState: Active",
+            "GPU0\tX \tNV18",
+            "Rate: 200",
+            "  NV#  = Connection traversing a bonded set of # NVLinks",
+            "Errors for 0x0002c903 \"switch\"",
+            "## Summary: 3 nodes checked",
+            "\t Link 0: Replay Errors: 0",
+        ] {
+            assert_eq!(prompt(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn wrappers_are_removed_and_ssh_names_the_host() {
+        let (argv, host) =
+            command_words("sudo -E timeout 10 /usr/sbin/perfquery -x 2>&1 | tee out");
+        assert_eq!(argv, words("perfquery -x"));
+        assert_eq!(host, None);
+        let (argv, host) = command_words("ssh -p 22 root@node09 ibstat");
+        assert_eq!(argv, words("ibstat"));
+        assert_eq!(host.as_deref(), Some("node09"));
+        let (argv, _) = command_words("pdsh -w node[1-4] ibstat -s");
+        assert_eq!(argv, words("ibstat -s"));
+    }
+
+    #[test]
+    fn other_framing() {
+        assert_eq!(classify("```text"), Some(Framing::Fence));
+        assert_eq!(
+            classify("==> node07/ibstat.txt <=="),
+            Some(Framing::FileHeader("node07/ibstat.txt".into()))
+        );
+        assert_eq!(classify("[exit 0]"), Some(Framing::ExitMarker));
+        assert_eq!(classify("---------------"), Some(Framing::Rule));
+        assert_eq!(
+            host_banner("node[01-04] (4)").as_deref(),
+            Some("node[01-04]")
+        );
+    }
+}

@@ -1,0 +1,159 @@
+//! `pdsh`/`clush` host prefixes: `node07: CA 'mlx5_0'`.
+//!
+//! A prefix is only taken as a host when the input shows a pattern of them:
+//! the same host-shaped word before `: ` on several lines, and such lines
+//! making up a good share of the input. Single words that tools themselves
+//! print as labels (`State: Active` in `ibstat mlx5_0 1`) are never hosts.
+
+use std::collections::{HashMap, HashSet};
+
+/// Labels that tools print at column 0 in `Label: value` form.
+const LABELS: &[&str] = &[
+    "state",
+    "rate",
+    "lmc",
+    "ca",
+    "switch",
+    "router",
+    "port",
+    "link",
+    "gpu",
+    "legend",
+    "timestamp",
+    "warning",
+    "warn",
+    "error",
+    "note",
+    "usage",
+    "ibwarn",
+    "ibpanic",
+    "iberror",
+    "transport",
+    "fw_ver",
+    "node_guid",
+    "sys_image_guid",
+    "vendor_id",
+    "vendor_part_id",
+    "hw_ver",
+    "board_id",
+    "phys_port_cnt",
+    "hca_id",
+    "max_mtu",
+    "active_mtu",
+    "sm_lid",
+    "port_lid",
+    "port_lmc",
+    "link_layer",
+    "summary",
+    "errors",
+    "info",
+    "debug",
+    "thresholds",
+    "status",
+    "lane",
+    "nic",
+    "nvlink",
+    "name",
+    "uuid",
+    "result",
+    "total",
+    "date",
+    "time",
+    "host",
+    "hostname",
+    "device",
+    "driver",
+    "cuda",
+    "version",
+    "model",
+    "output",
+    "input",
+    "guid",
+    "lid",
+    "sl",
+    "dlid",
+    "slid",
+];
+
+/// Share of non-blank lines that must carry an accepted prefix.
+const MIN_COVERAGE: f64 = 0.4;
+
+/// The prefix before `: ` (or a bare trailing `:`) if it is shaped like a
+/// host name and starts at column 0.
+pub(crate) fn candidate(line: &str) -> Option<(&str, &str)> {
+    let colon = line.find(':')?;
+    let host = line.get(..colon)?;
+    let rest = line.get(colon + 1..)?;
+    let rest = if rest.is_empty() {
+        rest
+    } else {
+        rest.strip_prefix(' ')?
+    };
+    let shaped = !host.is_empty()
+        && host.len() <= 64
+        && host.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_')
+        && (host
+            .chars()
+            .any(|c| c.is_ascii_digit() || c == '-' || c == '.')
+            || host.chars().all(|c| c.is_ascii_lowercase()))
+        && !LABELS.contains(&host.to_ascii_lowercase().as_str());
+    shaped.then_some((host, rest))
+}
+
+/// Hosts that prefix lines of this input, or an empty set if the input is
+/// not host-prefixed.
+pub(crate) fn prefixed_hosts<'a>(lines: impl Iterator<Item = &'a str>) -> HashSet<String> {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    let mut non_blank = 0usize;
+    for line in lines {
+        if line.trim().is_empty() {
+            continue;
+        }
+        non_blank += 1;
+        if let Some((host, _)) = candidate(line) {
+            *counts.entry(host).or_default() += 1;
+        }
+    }
+    let accepted: HashSet<String> = counts
+        .iter()
+        .filter(|(_, &n)| n >= 2)
+        .map(|(h, _)| (*h).to_owned())
+        .collect();
+    let covered: usize = counts
+        .iter()
+        .filter(|(h, _)| accepted.contains(**h))
+        .map(|(_, n)| n)
+        .sum();
+    if non_blank > 0 && covered as f64 / non_blank as f64 >= MIN_COVERAGE {
+        accepted
+    } else {
+        HashSet::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pdsh_output_is_prefixed() {
+        let text = "node07: CA 'mlx5_0'\nnode07: \tCA type: MT4123\nnode08: CA 'mlx5_0'\nnode08: \tCA type: MT4123\n";
+        let hosts = prefixed_hosts(text.lines());
+        assert!(hosts.contains("node07") && hosts.contains("node08"));
+    }
+
+    #[test]
+    fn ibstat_single_port_labels_are_not_hosts() {
+        let text = "CA: 'mlx5_0'\nPort 1:\nState: Active\nPhysical state: LinkUp\nRate: 200\nState: Down\nRate: 40\n";
+        assert!(prefixed_hosts(text.lines()).is_empty());
+    }
+
+    #[test]
+    fn a_stray_prefixed_line_does_not_make_a_pattern() {
+        let text = "CA 'mlx5_0'\n\tCA type: MT4123\nnode1: hello\n\tNumber of ports: 1\n\tFirmware version: 1\n";
+        assert!(prefixed_hosts(text.lines()).is_empty());
+    }
+}

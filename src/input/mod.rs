@@ -1,0 +1,188 @@
+//! The paste-anything input layer.
+//!
+//! An operator's paste may hold several commands' output one after another,
+//! with or without prompts, ANSI colours, CRLF, markdown fences, `pdsh`/`clush`
+//! host prefixes, `==> file <==` headers, stray `ibwarn:` lines and a last line
+//! cut in half. [`read`] splits it into [`Section`]s, recognises each section's
+//! tool by its content (the prompt's command is only a hint), attaches the host
+//! when the input names one, and parses every section. Text that is not
+//! recognised is listed in [`Document::unrecognised`], never dropped.
+
+pub mod clean;
+mod framing;
+mod hosts;
+mod split;
+
+use crate::diag::{Warning, WarningKind};
+use crate::error::Error;
+use crate::parse::{supported_formats, Kind, SectionData};
+use crate::span::LineSpan;
+use serde::Serialize;
+
+/// Limits and context for reading one input.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// Host to attach to sections when the input itself names none (batch
+    /// mode passes the dump's directory name).
+    pub default_host: Option<String>,
+    /// Inputs larger than this are refused with [`Error::InputTooLarge`].
+    pub max_input_bytes: usize,
+    /// Longer lines are not parsed; they are listed as unrecognised.
+    pub max_line_bytes: usize,
+    /// Sections beyond this many are not parsed; their lines are listed as
+    /// unrecognised and a warning says the limit was reached.
+    pub max_sections: usize,
+}
+
+impl Default for ReadOptions {
+    /// 64 MiB of input, 64 KiB lines, 100 000 sections: far above any real
+    /// dump, low enough that a hostile input cannot exhaust a browser tab.
+    fn default() -> Self {
+        Self {
+            default_host: None,
+            max_input_bytes: 64 << 20,
+            max_line_bytes: 64 << 10,
+            max_sections: 100_000,
+        }
+    }
+}
+
+/// Everything read from one input.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Document {
+    /// Tool outputs found, in input order.
+    pub sections: Vec<Section>,
+    /// Line ranges that belong to no recognised tool output.
+    pub unrecognised: Vec<Unrecognised>,
+    /// Problems with the input as a whole (bad bytes, limits).
+    pub warnings: Vec<Warning>,
+    /// Tool error/warning lines (`ibwarn:`, `ibpanic:`…) outside any section.
+    pub messages: Vec<ToolMessage>,
+    /// Number of lines in the input.
+    pub line_count: usize,
+}
+
+impl Document {
+    /// All warnings: the document's and every section's, in line order.
+    #[must_use]
+    pub fn all_warnings(&self) -> Vec<&Warning> {
+        let mut all: Vec<&Warning> = self
+            .warnings
+            .iter()
+            .chain(self.sections.iter().flat_map(|s| s.warnings.iter()))
+            .collect();
+        all.sort_by_key(|w| w.span);
+        all
+    }
+}
+
+/// One tool's output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Section {
+    /// Which tool printed it.
+    pub kind: Kind,
+    /// The host it came from, when the input says (prefix, prompt, batch directory).
+    pub host: Option<String>,
+    /// The command typed at the prompt before it, if there was one.
+    pub command: Option<String>,
+    /// The file it came from (`==> name <==` headers, or the CLI's path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Lines it spans, from its prompt (if any) to its last line.
+    #[serde(flatten)]
+    pub span: LineSpan,
+    /// What was read.
+    pub data: SectionData,
+    /// Lines of this section that could not be read, and other problems.
+    pub warnings: Vec<Warning>,
+    /// Tool error/warning lines printed inside this section.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<ToolMessage>,
+}
+
+/// Lines that no supported tool printed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unrecognised {
+    /// The lines.
+    #[serde(flatten)]
+    pub span: LineSpan,
+    /// Host of those lines, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Why they were not read.
+    pub reason: String,
+}
+
+/// An error or warning line printed by a tool (`ibwarn: [1234] …`,
+/// `ibpanic: …`, `src/query_smp.c:199; …`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolMessage {
+    /// Line number.
+    pub line: usize,
+    /// `error` for panics and failures, `warning` otherwise.
+    pub level: MessageLevel,
+    /// The text as printed.
+    pub text: String,
+}
+
+/// How serious a tool message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageLevel {
+    /// `ibwarn:` and similar.
+    Warning,
+    /// `ibpanic:`, `iberror:`, `Failed …`.
+    Error,
+}
+
+/// Reads an input and requires at least one recognised section.
+///
+/// # Errors
+/// [`Error::NothingRecognised`] when no supported tool output is found, and
+/// the errors of [`read_all`].
+pub fn read(text: &str, options: &ReadOptions) -> Result<Document, Error> {
+    let doc = read_all(text, options)?;
+    if doc.sections.is_empty() {
+        return Err(Error::NothingRecognised {
+            lines: doc.line_count,
+            supported: supported_formats().join(", "),
+        });
+    }
+    Ok(doc)
+}
+
+/// Reads an input, returning a document even when nothing was recognised.
+///
+/// # Errors
+/// [`Error::InputTooLarge`] when the input exceeds `max_input_bytes`.
+pub fn read_all(text: &str, options: &ReadOptions) -> Result<Document, Error> {
+    if text.len() > options.max_input_bytes {
+        return Err(Error::InputTooLarge {
+            size: text.len(),
+            limit: options.max_input_bytes,
+        });
+    }
+    Ok(split::split(text, options))
+}
+
+/// Reads raw bytes: invalid UTF-8 and NUL bytes are reported, not fatal.
+///
+/// # Errors
+/// [`Error::Binary`] for binary data, and the errors of [`read_all`].
+pub fn read_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Document, Error> {
+    if bytes.len() > options.max_input_bytes {
+        return Err(Error::InputTooLarge {
+            size: bytes.len(),
+            limit: options.max_input_bytes,
+        });
+    }
+    let (text, warnings) = clean::decode(bytes)?;
+    let mut doc = read_all(&text, options)?;
+    doc.warnings.splice(0..0, warnings);
+    Ok(doc)
+}
+
+/// A limit warning for the document.
+fn limit_warning(span: LineSpan, message: String) -> Warning {
+    Warning::new(WarningKind::Limit, span, message)
+}

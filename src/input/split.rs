@@ -1,0 +1,398 @@
+//! Splitting cleaned lines into chunks (between prompts and headers), chunks
+//! into per-host streams, and streams into recognised sections.
+
+use super::framing::{classify, host_banner, Framing, Prompt};
+use super::hosts::{candidate, prefixed_hosts};
+use super::{
+    limit_warning, Document, MessageLevel, ReadOptions, Section, ToolMessage, Unrecognised,
+};
+use crate::input::clean::clean_line;
+use crate::parse::{Format, Line, FORMATS};
+use crate::span::{spans_of, LineSpan};
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+/// A run of content lines between two framing lines, with what the framing said.
+#[derive(Default)]
+struct Chunk<'a> {
+    prompt: Option<(usize, Prompt)>,
+    host: Option<String>,
+    source: Option<String>,
+    /// Lines with the host from their pdsh/clush prefix, if any.
+    lines: Vec<(Option<String>, Line<'a>)>,
+}
+
+/// Everything the sectioner accumulates while walking the input.
+struct Output<'o> {
+    options: &'o ReadOptions,
+    doc: Document,
+}
+
+pub(super) fn split(text: &str, options: &ReadOptions) -> Document {
+    let mut out = Output {
+        options,
+        doc: Document {
+            sections: Vec::new(),
+            unrecognised: Vec::new(),
+            warnings: Vec::new(),
+            messages: Vec::new(),
+            line_count: 0,
+        },
+    };
+    let lines = clean_lines(text, &mut out);
+    out.doc.line_count = lines.len();
+    for chunk in chunks(lines, options) {
+        sectionize(chunk, &mut out);
+    }
+    out.doc.unrecognised.sort_by_key(|u| u.span);
+    out.doc
+}
+
+/// Numbered, cleaned lines, with over-long lines blanked and reported.
+fn clean_lines<'a>(text: &'a str, out: &mut Output<'_>) -> Vec<Line<'a>> {
+    let max = out.options.max_line_bytes;
+    text.lines()
+        .enumerate()
+        .map(|(i, raw)| {
+            let number = i + 1;
+            if raw.len() > max {
+                out.doc.unrecognised.push(Unrecognised {
+                    span: LineSpan::line(number),
+                    host: None,
+                    reason: format!(
+                        "line is {} bytes, longer than the limit of {max}",
+                        raw.len()
+                    ),
+                });
+                Line::new(number, "")
+            } else {
+                Line {
+                    number,
+                    text: clean_line(raw),
+                }
+            }
+        })
+        .collect()
+}
+
+/// Cuts the input at framing lines and strips host prefixes.
+fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> Vec<Chunk<'a>> {
+    let hosts = prefixed_hosts(lines.iter().map(Line::text));
+    let mut chunks = vec![Chunk {
+        host: options.default_host.clone(),
+        ..Chunk::default()
+    }];
+    let mut source: Option<String> = None;
+    let mut banner_host: Option<String> = None;
+    let mut i = 0;
+    while let Some(line) = lines.get(i) {
+        let framing = classify(line.text());
+        if let Some(Framing::Rule) = framing {
+            if let (Some(name), Some(Some(Framing::Rule))) = (
+                lines.get(i + 1).and_then(|l| host_banner(l.text())),
+                lines.get(i + 2).map(|l| classify(l.text())),
+            ) {
+                banner_host = Some(name);
+                chunks.push(new_chunk(None, banner_host.clone(), &source, options));
+                i += 3;
+                continue;
+            }
+        }
+        match framing {
+            Some(Framing::Prompt(prompt)) => {
+                let host = prompt.host.clone().or_else(|| banner_host.clone());
+                chunks.push(new_chunk(
+                    Some((line.number, prompt)),
+                    host,
+                    &source,
+                    options,
+                ));
+            }
+            Some(Framing::FileHeader(name)) => {
+                source = Some(name);
+                banner_host = None;
+                chunks.push(new_chunk(None, None, &source, options));
+            }
+            Some(Framing::ExitMarker) => {
+                chunks.push(new_chunk(None, banner_host.clone(), &source, options));
+            }
+            Some(Framing::Fence) => {}
+            Some(Framing::Rule) | None => {
+                let (host, stripped) = strip_prefix(line, &hosts);
+                if let Some(chunk) = chunks.last_mut() {
+                    chunk.lines.push((host, stripped));
+                }
+            }
+        }
+        i += 1;
+    }
+    chunks
+}
+
+fn new_chunk<'a>(
+    prompt: Option<(usize, Prompt)>,
+    host: Option<String>,
+    source: &Option<String>,
+    options: &ReadOptions,
+) -> Chunk<'a> {
+    Chunk {
+        prompt,
+        host: host.or_else(|| options.default_host.clone()),
+        source: source.clone(),
+        lines: Vec::new(),
+    }
+}
+
+/// Removes an accepted `host: ` prefix, returning the host.
+fn strip_prefix<'a>(line: &Line<'a>, hosts: &HashSet<String>) -> (Option<String>, Line<'a>) {
+    if hosts.is_empty() {
+        return (None, line.clone());
+    }
+    match candidate(line.text()) {
+        Some((host, rest)) if hosts.contains(host) => {
+            let text = match &line.text {
+                Cow::Borrowed(s) => Cow::Borrowed(s.get(s.len() - rest.len()..).unwrap_or("")),
+                Cow::Owned(_) => Cow::Owned(rest.to_owned()),
+            };
+            (
+                Some(host.to_owned()),
+                Line {
+                    number: line.number,
+                    text,
+                },
+            )
+        }
+        _ => (None, line.clone()),
+    }
+}
+
+/// Splits one chunk into per-host streams and each stream into sections.
+fn sectionize(chunk: Chunk<'_>, out: &mut Output<'_>) {
+    let hint = chunk.prompt.as_ref().and_then(|(_, p)| {
+        let argv: Vec<&str> = p.argv.iter().map(String::as_str).collect();
+        FORMATS.iter().find(|f| (f.command)(&argv))
+    });
+    let mut order: Vec<Option<String>> = Vec::new();
+    for (host, _) in &chunk.lines {
+        if !order.contains(host) {
+            order.push(host.clone());
+        }
+    }
+    if order.is_empty() {
+        order.push(None);
+    }
+    for prefix_host in order {
+        let stream: Vec<Line<'_>> = chunk
+            .lines
+            .iter()
+            .filter(|(h, _)| *h == prefix_host)
+            .map(|(_, l)| l.clone())
+            .collect();
+        let host = prefix_host.or_else(|| chunk.host.clone());
+        let ctx = StreamContext {
+            hint,
+            prompt: chunk.prompt.as_ref(),
+            host,
+            source: chunk.source.clone(),
+        };
+        sectionize_stream(&stream, &ctx, out);
+    }
+}
+
+struct StreamContext<'c> {
+    hint: Option<&'static Format>,
+    prompt: Option<&'c (usize, Prompt)>,
+    host: Option<String>,
+    source: Option<String>,
+}
+
+/// A section being collected.
+struct Open<'a> {
+    format: &'static Format,
+    keys: HashSet<String>,
+    lines: Vec<Line<'a>>,
+    messages: Vec<ToolMessage>,
+    /// The chunk's prompt line, for the first section of a chunk.
+    prompt_line: Option<usize>,
+}
+
+fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Output<'_>) {
+    let mut leading: Vec<Line<'_>> = Vec::new();
+    let mut leading_messages: Vec<ToolMessage> = Vec::new();
+    let mut open: Option<Open<'_>> = None;
+    let mut produced = 0usize;
+    for (i, line) in stream.iter().enumerate() {
+        if let Some(message) = tool_message(line) {
+            match open.as_mut() {
+                Some(o) => o.messages.push(message),
+                None => leading_messages.push(message),
+            }
+            continue;
+        }
+        if !line.is_blank() {
+            if let Some((format, key)) = detect(stream.get(i..).unwrap_or_default(), ctx.hint) {
+                let continues = open
+                    .as_mut()
+                    .is_some_and(|o| std::ptr::eq(o.format, format) && o.keys.insert(key.clone()));
+                if !continues {
+                    let prompt_line = if produced == 0 && leading.iter().all(Line::is_blank) {
+                        ctx.prompt.map(|(n, _)| *n)
+                    } else {
+                        None
+                    };
+                    if let Some(o) = open.take() {
+                        finish(o, ctx, out);
+                        produced += 1;
+                    }
+                    open = Some(Open {
+                        format,
+                        keys: HashSet::from([key]),
+                        lines: Vec::new(),
+                        messages: std::mem::take(&mut leading_messages),
+                        prompt_line,
+                    });
+                }
+            }
+        }
+        match open.as_mut() {
+            Some(o) => o.lines.push(line.clone()),
+            None => leading.push(line.clone()),
+        }
+    }
+    if let Some(o) = open.take() {
+        finish(o, ctx, out);
+        produced += 1;
+    }
+    leftovers(leading, leading_messages, produced, ctx, out);
+}
+
+/// Lines before the first recognised block: the hinted tool's output if the
+/// prompt named a supported tool (it may print nothing recognisable, e.g.
+/// `No devices were found`, or nothing at all), otherwise unrecognised.
+fn leftovers(
+    leading: Vec<Line<'_>>,
+    messages: Vec<ToolMessage>,
+    produced: usize,
+    ctx: &StreamContext<'_>,
+    out: &mut Output<'_>,
+) {
+    let has_text = leading.iter().any(|l| !l.is_blank());
+    match ctx.hint {
+        Some(format) if has_text || produced == 0 => {
+            let open = Open {
+                format,
+                keys: HashSet::new(),
+                lines: leading,
+                messages,
+                prompt_line: ctx.prompt.map(|(n, _)| *n),
+            };
+            finish(open, ctx, out);
+        }
+        _ => {
+            out.doc.messages.extend(messages);
+            let reason = match ctx.prompt {
+                Some((_, p)) if !p.command.is_empty() => format!(
+                    "output of `{}`, which is not a supported tool (or not in a form it recognises)",
+                    p.argv.first().map_or(p.command.as_str(), String::as_str)
+                ),
+                _ => "not the output of a supported tool".to_owned(),
+            };
+            for span in spans_of(leading.iter().filter(|l| !l.is_blank()).map(|l| l.number)) {
+                out.doc.unrecognised.push(Unrecognised {
+                    span,
+                    host: ctx.host.clone(),
+                    reason: reason.clone(),
+                });
+            }
+        }
+    }
+}
+
+/// The format whose block starts here; the prompt's hint is tried first.
+fn detect(lines: &[Line<'_>], hint: Option<&'static Format>) -> Option<(&'static Format, String)> {
+    hint.into_iter()
+        .chain(FORMATS.iter())
+        .find_map(|f| (f.detect)(lines).map(|b| (f, b.key)))
+}
+
+/// Parses a collected section and adds it to the document.
+fn finish(open: Open<'_>, ctx: &StreamContext<'_>, out: &mut Output<'_>) {
+    let numbers = open
+        .lines
+        .iter()
+        .filter(|l| !l.is_blank())
+        .map(|l| l.number)
+        .chain(open.prompt_line)
+        .chain(open.messages.iter().map(|m| m.line));
+    let (first, last) = numbers.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
+    let span = if last == 0 {
+        match open.lines.first() {
+            Some(l) => l.span(),
+            None => return,
+        }
+    } else {
+        LineSpan::new(first, last)
+    };
+    if out.doc.sections.len() >= out.options.max_sections {
+        if out.doc.sections.len() == out.options.max_sections {
+            out.doc.warnings.push(limit_warning(
+                span,
+                format!(
+                    "more than {} sections; the rest of the input is listed as unrecognised",
+                    out.options.max_sections
+                ),
+            ));
+        }
+        out.doc.unrecognised.push(Unrecognised {
+            span,
+            host: ctx.host.clone(),
+            reason: "section limit reached".to_owned(),
+        });
+        return;
+    }
+    let parsed = (open.format.parse)(&open.lines);
+    out.doc.sections.push(Section {
+        kind: open.format.kind,
+        host: ctx.host.clone(),
+        command: ctx
+            .prompt
+            .map(|(_, p)| p.command.clone())
+            .filter(|c| !c.is_empty()),
+        source: ctx.source.clone(),
+        span,
+        data: parsed.value,
+        warnings: parsed.warnings,
+        messages: open.messages,
+    });
+}
+
+/// `ibwarn: …`, `ibpanic: …`, `iberror: …`, `ibstat: iberror: …`,
+/// `src/query_smp.c:199; …`: diagnostics the tools print to stderr.
+fn tool_message(line: &Line<'_>) -> Option<ToolMessage> {
+    let t = line.text().trim();
+    let level = |word: &str| match word {
+        "ibpanic" | "iberror" => Some(MessageLevel::Error),
+        "ibwarn" | "ibdebug" => Some(MessageLevel::Warning),
+        _ => None,
+    };
+    let first = t.split(':').next()?;
+    let second = t.split(':').nth(1).map(str::trim);
+    let found = level(first)
+        .or_else(|| {
+            (!first.contains(' '))
+                .then(|| second.and_then(level))
+                .flatten()
+        })
+        .or_else(|| {
+            let is_source_location = first.ends_with(".c")
+                && t.get(first.len() + 1..)
+                    .and_then(|r| r.split(';').next())
+                    .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+            is_source_location.then_some(MessageLevel::Error)
+        })?;
+    Some(ToolMessage {
+        line: line.number,
+        level: found,
+        text: t.to_owned(),
+    })
+}

@@ -1,0 +1,39 @@
+//! fabricscope reads the text that HPC/AI cluster tools print about their
+//! interconnects — InfiniBand (`ibstat`, `perfquery`, …) and NVLink
+//! (`nvidia-smi nvlink`, `nvidia-smi topo -m`, …) — and tells an operator what
+//! is wrong, why it thinks so, and what to do.
+//!
+//! The core takes `&str` or `&[u8]` and does no I/O, so the same code runs in
+//! the command-line client and, compiled to WebAssembly, in a browser tab.
+//!
+//! # Layers
+//! - [`input`]: splits a paste into sections, recognises each tool, finds hosts.
+//! - [`parse`]: one lenient parser per tool format, producing [`model`] types.
+//!
+//! # Features
+//! - `cli` (default): the `fabricscope` binary.
+//! - `wasm`: WebAssembly entry points for the web page (`src/wasm.rs`).
+//!
+//! # Example
+//! ```
+//! let paste = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n";
+//! let doc = fabricscope::input::read(paste, &Default::default()).unwrap();
+//! assert_eq!(doc.sections[0].kind.name(), "ibstat");
+//! ```
+
+#![forbid(unsafe_code)]
+
+pub mod diag;
+pub mod error;
+pub mod input;
+pub mod model;
+pub mod parse;
+pub mod span;
+#[cfg(feature = "wasm")]
+mod wasm;
+
+pub use diag::{Warning, WarningKind};
+pub use error::Error;
+pub use input::{read, read_all, read_bytes, Document, ReadOptions, Section};
+pub use parse::{Kind, Parsed, SectionData};
+pub use span::LineSpan;

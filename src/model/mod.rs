@@ -1,0 +1,10 @@
+//! Typed, serde-serialisable models of what the tools print.
+//!
+//! Models are plain owned data: no lifetimes, no parser state. Field names
+//! follow the tools' own labels (snake_cased) and carry their unit where one
+//! applies (`rate_gbps`, `kib`), so a reader never has to guess.
+
+pub mod counter;
+pub mod ib;
+
+pub use counter::Counter;

@@ -1,0 +1,494 @@
+//! `ibstat`: CAs and their ports, read from sysfs by infiniband-diags.
+//!
+//! Forms handled (infiniband-diags `ibstat.c`):
+//! - `ibstat`, `ibstat CA`: `CA 'mlx5_0'` headers, one tab before CA fields,
+//!   `Port N:` blocks with two tabs before port fields;
+//! - `ibstat CA PORT`: a `CA: 'mlx5_0'` header and an unindented port block;
+//! - `ibstat -s`: CA headers without ports; `-l`: one CA name a line;
+//!   `-p`: one port GUID a line;
+//! - output cut short by `ibpanic:` (older versions abort on a missing device).
+//!
+//! Indentation is not trusted: pastes turn tabs into any number of spaces, so
+//! the parser keys on the labels.
+
+use crate::diag::WarningKind;
+use crate::model::ib::{Ca, Guid, Ibstat, LinkLayer, PhysState, Port, PortState};
+use crate::parse::text::{
+    decimal_f64, decimal_u32, hex_u32, label_value, numbered_heading, single_quoted, Unread,
+};
+use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+
+pub(crate) const FORMAT: Format = Format {
+    kind: Kind::Ibstat,
+    name: "ibstat",
+    command: |argv| argv.first() == Some(&"ibstat"),
+    detect,
+    parse: |lines| parse(lines).map(SectionData::Ibstat),
+};
+
+/// Node types ibstat prints before a quoted CA name.
+const NODE_TYPES: &[&str] = &["CA", "Switch", "Router", "iWARP RNIC", "???"];
+
+/// Reads `ibstat` output.
+#[must_use]
+pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstat> {
+    let mut out = Ibstat::default();
+    let mut unread = Unread::default();
+    for line in lines.iter().filter(|l| !l.is_blank()) {
+        read_line(line, &mut out, &mut unread);
+    }
+    Parsed {
+        value: out,
+        warnings: unread.finish(),
+    }
+}
+
+fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {
+    let t = line.text().trim();
+    if let Some((node_type, name)) = ca_header(t) {
+        out.cas.push(Ca {
+            name: name.to_owned(),
+            node_type: node_type.map(str::to_owned),
+            span: line.span(),
+            ..Ca::default()
+        });
+        return;
+    }
+    if is_tool_message(t) {
+        unread.warn(
+            WarningKind::Truncated,
+            line.span(),
+            format!("ibstat reported an error; output may be incomplete: {t}"),
+        );
+        return;
+    }
+    if let Some(number) = numbered_heading(t, "Port") {
+        match out.cas.last_mut() {
+            Some(ca) => {
+                ca.span = ca.span.join(line.span());
+                ca.ports.push(Port::new(number, line.span()));
+            }
+            None => unread.line(line, "`Port N:` before any `CA '…'` header"),
+        }
+        return;
+    }
+    if out.cas.is_empty() {
+        read_list_line(line, t, out, unread);
+        return;
+    }
+    match label_value(t) {
+        Some((label, value)) => read_field(line, label, value, out, unread),
+        None => unread.line(line, "not an ibstat `Label: value` line"),
+    }
+}
+
+/// `CA 'mlx5_0'` → (Some("CA"), "mlx5_0"); `CA: 'mlx5_0'` → (None, "mlx5_0").
+fn ca_header(t: &str) -> Option<(Option<&str>, &str)> {
+    let name = single_quoted(t)?;
+    if !t.ends_with('\'') {
+        return None;
+    }
+    let before = t.split('\'').next()?.trim_end();
+    if before == "CA:" {
+        return Some((None, name));
+    }
+    NODE_TYPES
+        .iter()
+        .find(|ty| before == **ty)
+        .map(|ty| (Some(*ty), name))
+}
+
+fn is_tool_message(t: &str) -> bool {
+    ["ibpanic:", "ibwarn:", "iberror:", "ibstat: iberror:"]
+        .iter()
+        .any(|p| t.starts_with(p))
+}
+
+/// `ibstat -l` prints CA names, `ibstat -p` port GUIDs, one a line.
+fn read_list_line(line: &Line<'_>, t: &str, out: &mut Ibstat, unread: &mut Unread) {
+    if t.starts_with("0x") {
+        match Guid::parse(t) {
+            Some(guid) => out.port_guids.push(guid),
+            None => unread.line(line, "not a port GUID"),
+        }
+    } else if is_device_name(t) {
+        out.ca_names.push(t.to_owned());
+    } else {
+        unread.line(line, "not ibstat output (expected `CA '…'`)");
+    }
+}
+
+fn is_device_name(t: &str) -> bool {
+    !t.is_empty()
+        && t.len() <= 64
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+}
+
+fn read_field(line: &Line<'_>, label: &str, value: &str, out: &mut Ibstat, unread: &mut Unread) {
+    let Some(ca) = out.cas.last_mut() else {
+        return;
+    };
+    ca.span = ca.span.join(line.span());
+    if let Some(port) = ca.ports.last_mut() {
+        port.span = port.span.join(line.span());
+        if read_port_field(line, label, value, port, unread) {
+            return;
+        }
+    }
+    if !read_ca_field(line, label, value, ca, unread) {
+        unread.line(line, "unknown ibstat field");
+    }
+}
+
+/// Returns false when `label` is not a port field.
+fn read_port_field(
+    line: &Line<'_>,
+    label: &str,
+    value: &str,
+    port: &mut Port,
+    unread: &mut Unread,
+) -> bool {
+    match label {
+        "State" => port.state = Some(PortState::parse(value)),
+        "Physical state" => port.physical_state = Some(PhysState::parse(value)),
+        "Rate" => match read_rate(value) {
+            Some((rate, fdr10)) => {
+                port.rate_gbps = Some(rate);
+                port.fdr10 = fdr10;
+            }
+            None => unread.line(line, "`Rate` is not a number"),
+        },
+        "Effective speed" => match decimal_f64(value) {
+            Some(v) => port.effective_speed_gbps = Some(v),
+            None => unread.line(line, "`Effective speed` is not a number"),
+        },
+        "Base lid" => set_u32(line, label, value, &mut port.base_lid, unread),
+        "LMC" => set_u32(line, label, value, &mut port.lmc, unread),
+        "SM lid" => set_u32(line, label, value, &mut port.sm_lid, unread),
+        "Capability mask" => match hex_u32(value) {
+            Ok(v) => port.capability_mask = Some(v),
+            Err(e) => unread.number(line, label, e),
+        },
+        "Port GUID" => match Guid::parse(value) {
+            Some(g) => port.port_guid = Some(g),
+            None => unread.line(line, "`Port GUID` is not a GUID"),
+        },
+        "Link layer" => port.link_layer = Some(LinkLayer::parse(value)),
+        _ => return false,
+    }
+    true
+}
+
+/// Returns false when `label` is not a CA field.
+fn read_ca_field(
+    line: &Line<'_>,
+    label: &str,
+    value: &str,
+    ca: &mut Ca,
+    unread: &mut Unread,
+) -> bool {
+    let owned = || (!value.is_empty()).then(|| value.to_owned());
+    match label {
+        "Number of ports" => set_u32(line, label, value, &mut ca.number_of_ports, unread),
+        "Firmware version" => ca.firmware_version = owned(),
+        "Hardware version" => ca.hardware_version = owned(),
+        "Node GUID" | "System image GUID" => match Guid::parse(value) {
+            Some(g) if label == "Node GUID" => ca.node_guid = Some(g),
+            Some(g) => ca.system_image_guid = Some(g),
+            None => unread.line(line, &format!("`{label}` is not a GUID")),
+        },
+        l if l.ends_with(" type") && NODE_TYPES.iter().any(|t| l == format!("{t} type")) => {
+            ca.ca_type = owned();
+        }
+        _ => return false,
+    }
+    true
+}
+
+fn set_u32(line: &Line<'_>, label: &str, value: &str, slot: &mut Option<u32>, unread: &mut Unread) {
+    match decimal_u32(value) {
+        Ok(v) => *slot = Some(v),
+        Err(e) => unread.number(line, label, e),
+    }
+}
+
+/// `200`, `2.5`, `40 (FDR10)`.
+fn read_rate(value: &str) -> Option<(f64, bool)> {
+    let (number, rest) = value.split_once(' ').unwrap_or((value, ""));
+    let rate = decimal_f64(number)?;
+    match rest.trim() {
+        "" => Some((rate, false)),
+        "(FDR10)" => Some((rate, true)),
+        _ => None,
+    }
+}
+
+/// Recognises the start of ibstat output: a CA header followed by CA fields,
+/// or the single-port `CA: 'x'` header followed by a port block.
+fn detect(lines: &[Line<'_>]) -> Option<Block> {
+    let first = lines.first()?.text().trim();
+    let (node_type, name) = ca_header(first)?;
+    let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
+    let (label, _) = label_value(next)?;
+    let follows = match node_type {
+        Some(_) => label.ends_with(" type") || label == "Number of ports",
+        None => label.starts_with("Port ") || label == "State",
+    };
+    follows.then(|| Block::keyed(name))
+}
+
+/// Renders a model in ibstat's own layout (full form). Used by the
+/// round-trip property tests and by anyone who wants ibstat-shaped text back.
+#[must_use]
+pub fn render(ibstat: &Ibstat) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    for name in &ibstat.ca_names {
+        let _ = writeln!(s, "{name}");
+    }
+    for guid in &ibstat.port_guids {
+        let _ = writeln!(s, "{guid}");
+    }
+    for ca in &ibstat.cas {
+        let ty = ca.node_type.as_deref();
+        match ty {
+            Some(ty) => {
+                let _ = writeln!(s, "{ty} '{}'", ca.name);
+            }
+            None => {
+                let _ = writeln!(s, "CA: '{}'", ca.name);
+            }
+        }
+        let indent = if ty.is_some() { "\t" } else { "" };
+        if let Some(v) = &ca.ca_type {
+            let _ = writeln!(s, "{indent}{} type: {v}", ty.unwrap_or("CA"));
+        }
+        if let Some(v) = ca.number_of_ports {
+            let _ = writeln!(s, "{indent}Number of ports: {v}");
+        }
+        if let Some(v) = &ca.firmware_version {
+            let _ = writeln!(s, "{indent}Firmware version: {v}");
+        }
+        if let Some(v) = &ca.hardware_version {
+            let _ = writeln!(s, "{indent}Hardware version: {v}");
+        }
+        if let Some(v) = ca.node_guid {
+            let _ = writeln!(s, "{indent}Node GUID: {v}");
+        }
+        if let Some(v) = ca.system_image_guid {
+            let _ = writeln!(s, "{indent}System image GUID: {v}");
+        }
+        let pindent = if ty.is_some() { "\t\t" } else { "" };
+        for p in &ca.ports {
+            let _ = writeln!(s, "{indent}Port {}:", p.number);
+            if let Some(v) = p.state {
+                let _ = writeln!(s, "{pindent}State: {}", state_name(v));
+            }
+            if let Some(v) = p.physical_state {
+                let _ = writeln!(s, "{pindent}Physical state: {}", phys_name(v));
+            }
+            if let Some(v) = p.rate_gbps {
+                let fdr10 = if p.fdr10 { " (FDR10)" } else { "" };
+                let _ = writeln!(s, "{pindent}Rate: {v}{fdr10}");
+            }
+            if let Some(v) = p.effective_speed_gbps {
+                let _ = writeln!(s, "{pindent}Effective speed: {v}");
+            }
+            if let Some(v) = p.base_lid {
+                let _ = writeln!(s, "{pindent}Base lid: {v}");
+            }
+            if let Some(v) = p.lmc {
+                let _ = writeln!(s, "{pindent}LMC: {v}");
+            }
+            if let Some(v) = p.sm_lid {
+                let _ = writeln!(s, "{pindent}SM lid: {v}");
+            }
+            if let Some(v) = p.capability_mask {
+                let _ = writeln!(s, "{pindent}Capability mask: 0x{v:08x}");
+            }
+            if let Some(v) = p.port_guid {
+                let _ = writeln!(s, "{pindent}Port GUID: {v}");
+            }
+            if let Some(v) = p.link_layer {
+                let name = match v {
+                    LinkLayer::Infiniband => "InfiniBand",
+                    LinkLayer::Ethernet => "Ethernet",
+                    LinkLayer::Unknown => "???",
+                };
+                let _ = writeln!(s, "{pindent}Link layer: {name}");
+            }
+        }
+    }
+    s
+}
+
+/// `2 CAs, 3 ports: 2 Active, 1 Down`.
+#[must_use]
+pub fn summary(ibstat: &Ibstat) -> String {
+    if ibstat.cas.is_empty() {
+        if !ibstat.ca_names.is_empty() {
+            return format!("{} CA name(s)", ibstat.ca_names.len());
+        }
+        return format!("{} port GUID(s)", ibstat.port_guids.len());
+    }
+    let ports: Vec<&Port> = ibstat.cas.iter().flat_map(|c| &c.ports).collect();
+    let mut states: Vec<(&str, usize)> = Vec::new();
+    for p in &ports {
+        let name = p.state.map_or("no state", state_name);
+        match states.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => *count += 1,
+            None => states.push((name, 1)),
+        }
+    }
+    let states: Vec<String> = states.iter().map(|(n, c)| format!("{c} {n}")).collect();
+    format!(
+        "{} CA(s), {} port(s){}{}",
+        ibstat.cas.len(),
+        ports.len(),
+        if states.is_empty() { "" } else { ": " },
+        states.join(", ")
+    )
+}
+
+fn state_name(s: PortState) -> &'static str {
+    match s {
+        PortState::Down => "Down",
+        PortState::Initializing => "Initializing",
+        PortState::Armed => "Armed",
+        PortState::Active => "Active",
+        PortState::Unknown => "???",
+    }
+}
+
+fn phys_name(s: PhysState) -> &'static str {
+    match s {
+        PhysState::NoStateChange => "No state change",
+        PhysState::Sleep => "Sleep",
+        PhysState::Polling => "Polling",
+        PhysState::Disabled => "Disabled",
+        PhysState::PortConfigurationTraining => "PortConfigurationTraining",
+        PhysState::LinkUp => "LinkUp",
+        PhysState::LinkErrorRecovery => "LinkErrorRecovery",
+        PhysState::PhyTest => "PhyTest",
+        PhysState::Unknown => "???",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::lines_of;
+
+    const TWO_CAS: &str = "CA 'mlx5_0'
+\tCA type: MT4123
+\tNumber of ports: 1
+\tFirmware version: 20.36.1010
+\tHardware version: 0
+\tNode GUID: 0x0c42a10300a1b2c3
+\tSystem image GUID: 0x0c42a10300a1b2c3
+\tPort 1:
+\t\tState: Active
+\t\tPhysical state: LinkUp
+\t\tRate: 200
+\t\tBase lid: 17
+\t\tLMC: 0
+\t\tSM lid: 1
+\t\tCapability mask: 0xa651e848
+\t\tPort GUID: 0x0c42a10300a1b2c3
+\t\tLink layer: InfiniBand
+CA 'mlx5_1'
+        CA type: MT4123
+        Number of ports: 1
+        Port 1:
+                State: Down
+                Physical state: Disabled
+                Rate: 40 (FDR10)
+";
+
+    #[test]
+    fn reads_cas_and_ports_whatever_the_indentation() {
+        let parsed = parse(&lines_of(TWO_CAS));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let cas = &parsed.value.cas;
+        assert_eq!(cas.len(), 2);
+        assert_eq!(cas[0].name, "mlx5_0");
+        assert_eq!(cas[0].ca_type.as_deref(), Some("MT4123"));
+        let p = &cas[0].ports[0];
+        assert_eq!(p.state, Some(PortState::Active));
+        assert_eq!(p.rate_gbps, Some(200.0));
+        assert_eq!(p.sm_lid, Some(1));
+        assert_eq!(p.capability_mask, Some(0xa651_e848));
+        assert_eq!(p.link_layer, Some(LinkLayer::Infiniband));
+        assert_eq!((p.span.first_line, p.span.last_line), (8, 17));
+        let q = &cas[1].ports[0];
+        assert_eq!(q.physical_state, Some(PhysState::Disabled));
+        assert!(q.fdr10);
+    }
+
+    #[test]
+    fn single_port_form_has_a_colon_header_and_no_indentation() {
+        let text =
+            "CA: 'mlx5_2'\nPort 1:\nState: Initializing\nPhysical state: LinkUp\nSM lid: 0\n";
+        let parsed = parse(&lines_of(text));
+        assert!(parsed.warnings.is_empty());
+        let ca = &parsed.value.cas[0];
+        assert_eq!(ca.node_type, None);
+        assert_eq!(ca.ports[0].state, Some(PortState::Initializing));
+        assert_eq!(ca.ports[0].sm_lid, Some(0));
+    }
+
+    #[test]
+    fn bad_lines_become_warnings_and_the_rest_is_kept() {
+        let text = "CA 'mlx5_0'\n\tPort 1:\n\t\tState: Active\n\t\tRate: fast\n\t\tWeird line\n\t\tBase lid: 99999999999\n\t\tSM lid: 3\n";
+        let parsed = parse(&lines_of(text));
+        let port = &parsed.value.cas[0].ports[0];
+        assert_eq!(port.state, Some(PortState::Active));
+        assert_eq!(port.sm_lid, Some(3));
+        assert_eq!(port.rate_gbps, None);
+        let lines: Vec<usize> = parsed.warnings.iter().map(|w| w.span.first_line).collect();
+        assert_eq!(lines, vec![4, 5, 6]);
+        assert_eq!(parsed.warnings[2].kind, WarningKind::OutOfRange);
+    }
+
+    #[test]
+    fn ibpanic_is_reported_as_truncation() {
+        let text = "CA 'mlx5_0'\n\tCA type: MT4124\nibpanic: [1400444] main: stat of IB device 'mlx5_8' failed: No such file or directory\n";
+        let parsed = parse(&lines_of(text));
+        assert_eq!(parsed.value.cas.len(), 1);
+        assert_eq!(parsed.warnings[0].kind, WarningKind::Truncated);
+        assert_eq!(parsed.warnings[0].span.first_line, 3);
+    }
+
+    #[test]
+    fn list_and_port_guid_forms() {
+        let parsed = parse(&lines_of("mlx5_0\nmlx5_1\n"));
+        assert_eq!(parsed.value.ca_names, vec!["mlx5_0", "mlx5_1"]);
+        let parsed = parse(&lines_of("0x0c42a10300a1b2c3\n"));
+        assert_eq!(parsed.value.port_guids, vec![Guid(0x0c42_a103_00a1_b2c3)]);
+    }
+
+    #[test]
+    fn render_then_parse_gives_the_same_model() {
+        let first = parse(&lines_of(TWO_CAS)).value;
+        let again = parse(&lines_of(&render(&first))).value;
+        let strip = |mut m: Ibstat| {
+            for ca in &mut m.cas {
+                ca.span = crate::span::LineSpan::line(1);
+                for p in &mut ca.ports {
+                    p.span = crate::span::LineSpan::line(1);
+                }
+            }
+            m
+        };
+        assert_eq!(strip(first), strip(again));
+    }
+
+    #[test]
+    fn detects_headers_followed_by_fields_only() {
+        assert!(detect(&lines_of("CA 'mlx5_0'\n\tCA type: MT4123")).is_some());
+        assert!(detect(&lines_of("CA: 'mlx5_0'\nPort 1:")).is_some());
+        assert!(detect(&lines_of("CA 'mlx5_0'\nsomething else")).is_none());
+        assert!(detect(&lines_of("CA: host01 mlx5_0:")).is_none());
+    }
+}

@@ -1,0 +1,213 @@
+//! Parsers: one module per tool output format, and the registry that lists them.
+//!
+//! # Adding a format
+//! 1. Write `src/parse/<tool>.rs` with a `pub fn parse(lines: &[Line<'_>]) -> Parsed<Model>`,
+//!    a `detect` function and a `pub(crate) const FORMAT: Format`.
+//! 2. Add its model under `src/model/`.
+//! 3. Add a [`Kind`] variant, a [`SectionData`] variant and the `FORMAT` to [`FORMATS`].
+//!
+//! Every parser is lenient: it keeps what it could read and returns a
+//! [`Warning`] for every non-blank line it could not use. nom stays an internal
+//! detail of the modules; the public API speaks only of our types.
+
+pub mod ibstat;
+pub(crate) mod text;
+
+use crate::diag::Warning;
+use crate::model::ib::Ibstat;
+use crate::span::LineSpan;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+
+/// One line of input, after cleaning, with its original line number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line<'a> {
+    /// Line number in the original input (1-based).
+    pub number: usize,
+    /// The text with line ending, ANSI escapes and any host prefix removed.
+    pub text: Cow<'a, str>,
+}
+
+impl<'a> Line<'a> {
+    /// A line borrowed from the input.
+    #[must_use]
+    pub fn new(number: usize, text: &'a str) -> Self {
+        Self {
+            number,
+            text: Cow::Borrowed(text),
+        }
+    }
+
+    /// The line's text.
+    #[must_use]
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// True for a line holding only white space.
+    #[must_use]
+    pub fn is_blank(&self) -> bool {
+        self.text.trim().is_empty()
+    }
+
+    /// This line as a span.
+    #[must_use]
+    pub fn span(&self) -> LineSpan {
+        LineSpan::line(self.number)
+    }
+}
+
+/// Splits text into numbered lines, dropping `\r` and ANSI escapes, for callers
+/// who hand a single tool's output straight to a parser.
+#[must_use]
+pub fn lines_of(text: &str) -> Vec<Line<'_>> {
+    text.lines()
+        .enumerate()
+        .map(|(i, raw)| Line {
+            number: i + 1,
+            text: crate::input::clean::clean_line(raw),
+        })
+        .collect()
+}
+
+/// What a parser read, and what it could not.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Parsed<T> {
+    /// Everything that could be read.
+    pub value: T,
+    /// Lines that could not be read and other problems, with line numbers.
+    pub warnings: Vec<Warning>,
+}
+
+impl<T> Parsed<T> {
+    /// A value with no warnings.
+    pub fn clean(value: T) -> Self {
+        Self {
+            value,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Strict mode: the value only if every line was read without trouble.
+    ///
+    /// # Errors
+    /// Returns the warnings when there is at least one.
+    pub fn into_result(self) -> Result<T, Vec<Warning>> {
+        if self.warnings.is_empty() {
+            Ok(self.value)
+        } else {
+            Err(self.warnings)
+        }
+    }
+
+    /// Converts the value, keeping the warnings.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Parsed<U> {
+        Parsed {
+            value: f(self.value),
+            warnings: self.warnings,
+        }
+    }
+}
+
+/// Which tool printed a section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Kind {
+    /// `ibstat`.
+    Ibstat,
+}
+
+impl Kind {
+    /// The name used in JSON and on the command line.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        format_of(self).map_or("unknown", |f| f.name)
+    }
+}
+
+/// The parsed content of a section; the variant matches the section's [`Kind`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum SectionData {
+    /// `ibstat` in any form.
+    Ibstat(Ibstat),
+}
+
+impl SectionData {
+    /// The kind of tool output this is.
+    #[must_use]
+    pub fn kind(&self) -> Kind {
+        match self {
+            Self::Ibstat(_) => Kind::Ibstat,
+        }
+    }
+
+    /// A one-line description for people (`2 CAs, 2 ports: 1 Active, 1 Down`).
+    #[must_use]
+    pub fn summary(&self) -> String {
+        match self {
+            Self::Ibstat(v) => ibstat::summary(v),
+        }
+    }
+}
+
+/// How the input layer recognises a block of output: the identity of the
+/// block (a CA name, a GPU index, a port), so that a second block with the
+/// same identity starts a new section (a second snapshot) instead of merging.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Block {
+    pub key: String,
+}
+
+impl Block {
+    pub(crate) fn keyed(key: impl Into<String>) -> Self {
+        Self { key: key.into() }
+    }
+}
+
+/// A tool output format: how to recognise it and how to read it.
+pub(crate) struct Format {
+    /// The kind of section this format produces.
+    pub kind: Kind,
+    /// Name used in JSON (`"ibstat"`), equal to the serde name of `kind`.
+    pub name: &'static str,
+    /// Whether a shell command (words after wrappers such as `sudo`, with the
+    /// program's base name first) prints this format.
+    pub command: fn(&[&str]) -> bool,
+    /// Whether a block of this format starts at `lines[0]` (looking ahead as
+    /// needed). Must be cheap and specific: it runs on every line.
+    pub detect: fn(&[Line<'_>]) -> Option<Block>,
+    /// Reads a section of this format.
+    pub parse: fn(&[Line<'_>]) -> Parsed<SectionData>,
+}
+
+/// Every supported format, in the order detection tries them.
+pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT];
+
+/// The format that produces `kind`.
+pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {
+    FORMATS.iter().find(|f| f.kind == kind)
+}
+
+/// Names of all supported formats, for messages.
+#[must_use]
+pub fn supported_formats() -> Vec<&'static str> {
+    FORMATS.iter().map(|f| f.name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_names_match_serde_names_and_are_unique() {
+        let mut names = std::collections::HashSet::new();
+        for f in FORMATS {
+            let serde_name = serde_json::to_value(f.kind).unwrap();
+            assert_eq!(serde_name, f.name, "format {:?}", f.kind);
+            assert!(names.insert(f.name), "duplicate {}", f.name);
+        }
+    }
+}

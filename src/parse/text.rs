@@ -1,0 +1,180 @@
+//! Small pieces shared by the line-oriented parsers: `Label: value` lines,
+//! numbers that may be too large, quoted names, and the bookkeeping of lines
+//! that could not be read.
+
+use crate::diag::{merge_adjacent, Warning, WarningKind};
+use crate::parse::Line;
+use crate::span::LineSpan;
+use nom::bytes::complete::{tag, take_till, take_while1};
+use nom::character::complete::{char, digit1, hex_digit1, space0};
+use nom::combinator::{all_consuming, opt};
+use nom::sequence::{delimited, preceded};
+use nom::{IResult, Parser};
+
+/// Splits `Label: value` (any indentation, value may be empty) into
+/// trimmed label and value. The label may contain spaces but not a colon.
+pub(crate) fn label_value(line: &str) -> Option<(&str, &str)> {
+    let t = line.trim();
+    let (rest, label) = take_till::<_, _, nom::error::Error<&str>>(|c| c == ':')
+        .parse(t)
+        .ok()?;
+    let value = rest.strip_prefix(':')?;
+    let label = label.trim();
+    if label.is_empty() {
+        return None;
+    }
+    Some((label, value.trim()))
+}
+
+/// Why a number could not be taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NumberError {
+    /// Not digits at all.
+    NotANumber,
+    /// Digits, but more than the type holds.
+    TooLarge,
+}
+
+/// A decimal unsigned number, telling "too large" apart from "not a number".
+pub(crate) fn decimal_u64(text: &str) -> Result<u64, NumberError> {
+    let t = text.trim();
+    match all_consuming(digit1::<_, nom::error::Error<&str>>).parse(t) {
+        Ok((_, digits)) => digits.parse().map_err(|_| NumberError::TooLarge),
+        Err(_) => Err(NumberError::NotANumber),
+    }
+}
+
+/// A decimal number that must fit in `u32`.
+pub(crate) fn decimal_u32(text: &str) -> Result<u32, NumberError> {
+    let v = decimal_u64(text)?;
+    u32::try_from(v).map_err(|_| NumberError::TooLarge)
+}
+
+/// `0x`-prefixed (or bare) hexadecimal that must fit in `u32`.
+pub(crate) fn hex_u32(text: &str) -> Result<u32, NumberError> {
+    let t = text.trim();
+    let parsed: IResult<&str, &str> =
+        all_consuming(preceded(opt(alt_hex_prefix), hex_digit1)).parse(t);
+    match parsed {
+        Ok((_, digits)) => {
+            let trimmed = digits.trim_start_matches('0');
+            if trimmed.len() > 8 {
+                Err(NumberError::TooLarge)
+            } else if trimmed.is_empty() {
+                Ok(0)
+            } else {
+                u32::from_str_radix(trimmed, 16).map_err(|_| NumberError::TooLarge)
+            }
+        }
+        Err(_) => Err(NumberError::NotANumber),
+    }
+}
+
+fn alt_hex_prefix(i: &str) -> IResult<&str, &str> {
+    nom::branch::alt((tag("0x"), tag("0X"))).parse(i)
+}
+
+/// A finite decimal number such as `2.5`, `26.562` or `400`.
+pub(crate) fn decimal_f64(text: &str) -> Option<f64> {
+    let t = text.trim();
+    if t.is_empty() || !t.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    t.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// The text between the first pair of single quotes: `CA 'mlx5_0'` → `mlx5_0`.
+pub(crate) fn single_quoted(text: &str) -> Option<&str> {
+    let parsed: IResult<&str, &str> = preceded(
+        take_till(|c| c == '\''),
+        delimited(char('\''), take_till(|c| c == '\''), char('\'')),
+    )
+    .parse(text);
+    parsed.ok().map(|(_, name)| name)
+}
+
+/// `Word N:` (e.g. `Port 1:`, `Link 12:`) → N, for the given word.
+pub(crate) fn numbered_heading(line: &str, word: &str) -> Option<u32> {
+    let t = line.trim();
+    let parsed: IResult<&str, &str> = all_consuming(delimited(
+        (tag(word), take_while1(|c: char| c == ' ' || c == '\t')),
+        digit1,
+        (space0, char(':')),
+    ))
+    .parse(t);
+    parsed.ok().and_then(|(_, n)| n.parse().ok())
+}
+
+/// Collects lines a parser could not use and turns them into merged warnings.
+#[derive(Debug, Default)]
+pub(crate) struct Unread {
+    warnings: Vec<Warning>,
+}
+
+impl Unread {
+    /// Records a line that could not be read, with the reason.
+    pub(crate) fn line(&mut self, line: &Line<'_>, why: &str) {
+        self.warnings.push(Warning::unreadable(line.span(), why));
+    }
+
+    /// Records a different kind of problem.
+    pub(crate) fn warn(&mut self, kind: WarningKind, span: LineSpan, message: impl Into<String>) {
+        self.warnings.push(Warning::new(kind, span, message));
+    }
+
+    /// Records the outcome of a failed number conversion for `label`.
+    pub(crate) fn number(&mut self, line: &Line<'_>, label: &str, err: NumberError) {
+        match err {
+            NumberError::NotANumber => self.line(line, &format!("`{label}` is not a number")),
+            NumberError::TooLarge => self.warn(
+                WarningKind::OutOfRange,
+                line.span(),
+                format!("`{label}` is larger than its field can hold; value ignored"),
+            ),
+        }
+    }
+
+    /// The warnings, with runs of identical adjacent ones merged.
+    pub(crate) fn finish(mut self) -> Vec<Warning> {
+        merge_adjacent(&mut self.warnings);
+        self.warnings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_value_takes_the_first_colon() {
+        assert_eq!(label_value("\t\tRate: 200"), Some(("Rate", "200")));
+        assert_eq!(label_value("Port 1:"), Some(("Port 1", "")));
+        assert_eq!(label_value("Time: 12:30"), Some(("Time", "12:30")));
+        assert_eq!(label_value("no colon"), None);
+        assert_eq!(label_value(": empty label"), None);
+    }
+
+    #[test]
+    fn numbers_too_large_are_told_apart() {
+        assert_eq!(decimal_u64("18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(
+            decimal_u64("18446744073709551616"),
+            Err(NumberError::TooLarge)
+        );
+        assert_eq!(decimal_u64("12a"), Err(NumberError::NotANumber));
+        assert_eq!(decimal_u32("4294967296"), Err(NumberError::TooLarge));
+        assert_eq!(hex_u32("0xa651ec48"), Ok(0xa651_ec48));
+        assert_eq!(hex_u32("0x00000000a651ec48"), Ok(0xa651_ec48));
+        assert_eq!(hex_u32("0x1a651ec48"), Err(NumberError::TooLarge));
+    }
+
+    #[test]
+    fn headings_and_quotes() {
+        assert_eq!(numbered_heading("\tPort 12:", "Port"), Some(12));
+        assert_eq!(numbered_heading("Port x:", "Port"), None);
+        assert_eq!(single_quoted("CA 'mlx5_0'"), Some("mlx5_0"));
+        assert_eq!(single_quoted("CA 'mlx5_0"), None);
+        assert_eq!(decimal_f64("2.5"), Some(2.5));
+        assert_eq!(decimal_f64("1e9"), None);
+    }
+}
