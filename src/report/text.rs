@@ -81,14 +81,14 @@ pub fn render(report: &Report, options: &TextOptions) -> String {
             p.bold(&format!("== {}", host.unwrap_or("(host not named)")))
         );
         for f in findings {
-            let _ = writeln!(
-                s,
-                "  {} {} {}: {}",
-                p.severity(f.severity),
-                f.rule,
-                f.subject.describe(),
-                f.message
-            );
+            // Messages usually start with their subject; do not say it twice.
+            let subject = f.subject.describe();
+            let line = if f.message.starts_with(&subject) {
+                f.message.clone()
+            } else {
+                format!("{subject}: {}", f.message)
+            };
+            let _ = writeln!(s, "  {} {} {line}", p.severity(f.severity), f.rule);
             if options.verbose {
                 for e in &f.evidence {
                     let place = match &e.source {

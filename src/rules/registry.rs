@@ -77,6 +77,29 @@ pub fn catalogue_markdown() -> String {
     s
 }
 
+/// The catalogue as JSON: `[{id, name, family, severity, summary, needs,
+/// explanation}]`, for `fabricscope rules --format json` and the web page.
+#[must_use]
+pub fn catalogue_json() -> serde_json::Value {
+    serde_json::Value::Array(
+        RULES
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "id": r.id,
+                    "name": r.name,
+                    "family": r.family,
+                    "family_title": r.family.title(),
+                    "severity": r.severity,
+                    "summary": r.summary,
+                    "needs": r.needs,
+                    "explanation": r.explanation(),
+                })
+            })
+            .collect(),
+    )
+}
+
 /// The text `fabricscope explain ID` prints.
 #[must_use]
 pub fn explain_text(rule: &Rule) -> String {
