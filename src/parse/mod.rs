@@ -10,10 +10,12 @@
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
 //! detail of the modules; the public API speaks only of our types.
 
+pub mod date;
 pub mod ibstat;
 pub(crate) mod text;
 
 use crate::diag::Warning;
+use crate::model::date::Date;
 use crate::model::ib::Ibstat;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
@@ -116,6 +118,8 @@ impl<T> Parsed<T> {
 pub enum Kind {
     /// `ibstat`.
     Ibstat,
+    /// `date`: a wall-clock time between snapshots.
+    Date,
 }
 
 impl Kind {
@@ -133,6 +137,8 @@ impl Kind {
 pub enum SectionData {
     /// `ibstat` in any form.
     Ibstat(Ibstat),
+    /// `date`.
+    Date(Date),
 }
 
 impl SectionData {
@@ -141,6 +147,7 @@ impl SectionData {
     pub fn kind(&self) -> Kind {
         match self {
             Self::Ibstat(_) => Kind::Ibstat,
+            Self::Date(_) => Kind::Date,
         }
     }
 
@@ -149,6 +156,7 @@ impl SectionData {
     pub fn summary(&self) -> String {
         match self {
             Self::Ibstat(v) => ibstat::summary(v),
+            Self::Date(v) => date::summary(v),
         }
     }
 }
@@ -184,7 +192,7 @@ pub(crate) struct Format {
 }
 
 /// Every supported format, in the order detection tries them.
-pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT];
+pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT, date::FORMAT];
 
 /// The format that produces `kind`.
 pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {
