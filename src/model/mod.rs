@@ -7,5 +7,6 @@
 pub mod counter;
 pub mod date;
 pub mod ib;
+pub mod nvlink;
 
 pub use counter::Counter;

@@ -12,11 +12,13 @@
 
 pub mod date;
 pub mod ibstat;
+pub mod nvlink;
 pub(crate) mod text;
 
 use crate::diag::Warning;
 use crate::model::date::Date;
 use crate::model::ib::Ibstat;
+use crate::model::nvlink::Nvlink;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -120,6 +122,8 @@ pub enum Kind {
     Ibstat,
     /// `date`: a wall-clock time between snapshots.
     Date,
+    /// `nvidia-smi nvlink` (any read-only mode).
+    Nvlink,
 }
 
 impl Kind {
@@ -139,6 +143,8 @@ pub enum SectionData {
     Ibstat(Ibstat),
     /// `date`.
     Date(Date),
+    /// `nvidia-smi nvlink` in any read-only mode.
+    Nvlink(Nvlink),
 }
 
 impl SectionData {
@@ -148,6 +154,7 @@ impl SectionData {
         match self {
             Self::Ibstat(_) => Kind::Ibstat,
             Self::Date(_) => Kind::Date,
+            Self::Nvlink(_) => Kind::Nvlink,
         }
     }
 
@@ -157,6 +164,7 @@ impl SectionData {
         match self {
             Self::Ibstat(v) => ibstat::summary(v),
             Self::Date(v) => date::summary(v),
+            Self::Nvlink(v) => nvlink::summary(v),
         }
     }
 }
@@ -192,7 +200,7 @@ pub(crate) struct Format {
 }
 
 /// Every supported format, in the order detection tries them.
-pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT, date::FORMAT];
+pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT, date::FORMAT, nvlink::FORMAT];
 
 /// The format that produces `kind`.
 pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {
