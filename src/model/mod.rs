@@ -7,6 +7,9 @@
 pub mod counter;
 pub mod date;
 pub mod ib;
+pub mod iblinkinfo;
+pub mod ibstatus;
+pub mod ibv_devinfo;
 pub mod nvlink;
 
 pub use counter::Counter;

@@ -11,13 +11,19 @@
 //! detail of the modules; the public API speaks only of our types.
 
 pub mod date;
+pub mod iblinkinfo;
 pub mod ibstat;
+pub mod ibstatus;
+pub mod ibv_devinfo;
 pub mod nvlink;
 pub(crate) mod text;
 
 use crate::diag::Warning;
 use crate::model::date::Date;
 use crate::model::ib::Ibstat;
+use crate::model::iblinkinfo::Iblinkinfo;
+use crate::model::ibstatus::Ibstatus;
+use crate::model::ibv_devinfo::IbvDevinfo;
 use crate::model::nvlink::Nvlink;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
@@ -124,6 +130,12 @@ pub enum Kind {
     Date,
     /// `nvidia-smi nvlink` (any read-only mode).
     Nvlink,
+    /// `ibstatus`.
+    Ibstatus,
+    /// `ibv_devinfo`.
+    IbvDevinfo,
+    /// `iblinkinfo`.
+    Iblinkinfo,
 }
 
 impl Kind {
@@ -145,6 +157,12 @@ pub enum SectionData {
     Date(Date),
     /// `nvidia-smi nvlink` in any read-only mode.
     Nvlink(Nvlink),
+    /// `ibstatus`.
+    Ibstatus(Ibstatus),
+    /// `ibv_devinfo`, plain, `-v` or `-l`.
+    IbvDevinfo(IbvDevinfo),
+    /// `iblinkinfo` in any form.
+    Iblinkinfo(Iblinkinfo),
 }
 
 impl SectionData {
@@ -155,6 +173,9 @@ impl SectionData {
             Self::Ibstat(_) => Kind::Ibstat,
             Self::Date(_) => Kind::Date,
             Self::Nvlink(_) => Kind::Nvlink,
+            Self::Ibstatus(_) => Kind::Ibstatus,
+            Self::IbvDevinfo(_) => Kind::IbvDevinfo,
+            Self::Iblinkinfo(_) => Kind::Iblinkinfo,
         }
     }
 
@@ -165,6 +186,9 @@ impl SectionData {
             Self::Ibstat(v) => ibstat::summary(v),
             Self::Date(v) => date::summary(v),
             Self::Nvlink(v) => nvlink::summary(v),
+            Self::Ibstatus(v) => ibstatus::summary(v),
+            Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
+            Self::Iblinkinfo(v) => iblinkinfo::summary(v),
         }
     }
 }
@@ -200,7 +224,14 @@ pub(crate) struct Format {
 }
 
 /// Every supported format, in the order detection tries them.
-pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT, date::FORMAT, nvlink::FORMAT];
+pub(crate) static FORMATS: &[Format] = &[
+    ibstat::FORMAT,
+    ibstatus::FORMAT,
+    ibv_devinfo::FORMAT,
+    iblinkinfo::FORMAT,
+    date::FORMAT,
+    nvlink::FORMAT,
+];
 
 /// The format that produces `kind`.
 pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {
