@@ -11,5 +11,7 @@ pub mod iblinkinfo;
 pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod nvlink;
+pub mod perf;
+pub mod perf_fields;
 
 pub use counter::Counter;

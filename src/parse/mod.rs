@@ -16,6 +16,7 @@ pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod nvlink;
+pub mod perfquery;
 pub(crate) mod text;
 
 use crate::diag::Warning;
@@ -25,6 +26,7 @@ use crate::model::iblinkinfo::Iblinkinfo;
 use crate::model::ibstatus::Ibstatus;
 use crate::model::ibv_devinfo::IbvDevinfo;
 use crate::model::nvlink::Nvlink;
+use crate::model::perf::Perfquery;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -136,6 +138,8 @@ pub enum Kind {
     IbvDevinfo,
     /// `iblinkinfo`.
     Iblinkinfo,
+    /// `perfquery`, any attribute.
+    Perfquery,
 }
 
 impl Kind {
@@ -163,6 +167,8 @@ pub enum SectionData {
     IbvDevinfo(IbvDevinfo),
     /// `iblinkinfo` in any form.
     Iblinkinfo(Iblinkinfo),
+    /// `perfquery` blocks.
+    Perfquery(Perfquery),
 }
 
 impl SectionData {
@@ -176,6 +182,7 @@ impl SectionData {
             Self::Ibstatus(_) => Kind::Ibstatus,
             Self::IbvDevinfo(_) => Kind::IbvDevinfo,
             Self::Iblinkinfo(_) => Kind::Iblinkinfo,
+            Self::Perfquery(_) => Kind::Perfquery,
         }
     }
 
@@ -189,6 +196,7 @@ impl SectionData {
             Self::Ibstatus(v) => ibstatus::summary(v),
             Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
             Self::Iblinkinfo(v) => iblinkinfo::summary(v),
+            Self::Perfquery(v) => perfquery::summary(v),
         }
     }
 }
@@ -231,6 +239,7 @@ pub(crate) static FORMATS: &[Format] = &[
     iblinkinfo::FORMAT,
     date::FORMAT,
     nvlink::FORMAT,
+    perfquery::FORMAT,
 ];
 
 /// The format that produces `kind`.
