@@ -9,6 +9,7 @@
 //! # Layers
 //! - [`input`]: splits a paste into sections, recognises each tool, finds hosts.
 //! - [`parse`]: one lenient parser per tool format, producing [`model`] types.
+//! - [`stats`]: rates, saturation, BER with confidence, outliers and trends from snapshots.
 //!
 //! # Features
 //! - `cli` (default): the `fabricscope` binary.
@@ -29,6 +30,7 @@ pub mod input;
 pub mod model;
 pub mod parse;
 pub mod span;
+pub mod stats;
 #[cfg(feature = "wasm")]
 mod wasm;
 
