@@ -9,6 +9,7 @@
 //! # Layers
 //! - [`input`]: splits a paste into sections, recognises each tool, finds hosts.
 //! - [`parse`]: one lenient parser per tool format, producing [`model`] types.
+//! - [`stats`]: rates, saturation, BER with confidence, outliers and trends from snapshots.
 //! - [`rules`]: the diagnosis rules, their registry and thresholds.
 //! - [`analyze()`]: runs the rules over documents and returns a [`Report`]; [`report`] renders it.
 //!
@@ -34,6 +35,7 @@ pub mod parse;
 pub mod report;
 pub mod rules;
 pub mod span;
+pub mod stats;
 #[cfg(feature = "wasm")]
 mod wasm;
 

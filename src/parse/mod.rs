@@ -10,11 +10,23 @@
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
 //! detail of the modules; the public API speaks only of our types.
 
+pub mod date;
+pub mod iblinkinfo;
 pub mod ibstat;
+pub mod ibstatus;
+pub mod ibv_devinfo;
+pub mod nvlink;
+pub mod perfquery;
 pub(crate) mod text;
 
 use crate::diag::Warning;
+use crate::model::date::Date;
 use crate::model::ib::Ibstat;
+use crate::model::iblinkinfo::Iblinkinfo;
+use crate::model::ibstatus::Ibstatus;
+use crate::model::ibv_devinfo::IbvDevinfo;
+use crate::model::nvlink::Nvlink;
+use crate::model::perf::Perfquery;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -116,6 +128,18 @@ impl<T> Parsed<T> {
 pub enum Kind {
     /// `ibstat`.
     Ibstat,
+    /// `date`: a wall-clock time between snapshots.
+    Date,
+    /// `nvidia-smi nvlink` (any read-only mode).
+    Nvlink,
+    /// `ibstatus`.
+    Ibstatus,
+    /// `ibv_devinfo`.
+    IbvDevinfo,
+    /// `iblinkinfo`.
+    Iblinkinfo,
+    /// `perfquery`, any attribute.
+    Perfquery,
 }
 
 impl Kind {
@@ -133,6 +157,18 @@ impl Kind {
 pub enum SectionData {
     /// `ibstat` in any form.
     Ibstat(Ibstat),
+    /// `date`.
+    Date(Date),
+    /// `nvidia-smi nvlink` in any read-only mode.
+    Nvlink(Nvlink),
+    /// `ibstatus`.
+    Ibstatus(Ibstatus),
+    /// `ibv_devinfo`, plain, `-v` or `-l`.
+    IbvDevinfo(IbvDevinfo),
+    /// `iblinkinfo` in any form.
+    Iblinkinfo(Iblinkinfo),
+    /// `perfquery` blocks.
+    Perfquery(Perfquery),
 }
 
 impl SectionData {
@@ -141,6 +177,12 @@ impl SectionData {
     pub fn kind(&self) -> Kind {
         match self {
             Self::Ibstat(_) => Kind::Ibstat,
+            Self::Date(_) => Kind::Date,
+            Self::Nvlink(_) => Kind::Nvlink,
+            Self::Ibstatus(_) => Kind::Ibstatus,
+            Self::IbvDevinfo(_) => Kind::IbvDevinfo,
+            Self::Iblinkinfo(_) => Kind::Iblinkinfo,
+            Self::Perfquery(_) => Kind::Perfquery,
         }
     }
 
@@ -149,6 +191,12 @@ impl SectionData {
     pub fn summary(&self) -> String {
         match self {
             Self::Ibstat(v) => ibstat::summary(v),
+            Self::Date(v) => date::summary(v),
+            Self::Nvlink(v) => nvlink::summary(v),
+            Self::Ibstatus(v) => ibstatus::summary(v),
+            Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
+            Self::Iblinkinfo(v) => iblinkinfo::summary(v),
+            Self::Perfquery(v) => perfquery::summary(v),
         }
     }
 }
@@ -184,7 +232,15 @@ pub(crate) struct Format {
 }
 
 /// Every supported format, in the order detection tries them.
-pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT];
+pub(crate) static FORMATS: &[Format] = &[
+    ibstat::FORMAT,
+    ibstatus::FORMAT,
+    ibv_devinfo::FORMAT,
+    iblinkinfo::FORMAT,
+    date::FORMAT,
+    nvlink::FORMAT,
+    perfquery::FORMAT,
+];
 
 /// The format that produces `kind`.
 pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {
