@@ -13,5 +13,7 @@ pub mod ibv_devinfo;
 pub mod nvlink;
 pub mod perf;
 pub mod perf_fields;
+pub mod gpu;
+pub mod topo;
 
 pub use counter::Counter;

@@ -17,7 +17,10 @@ pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod nvlink;
 pub mod perfquery;
+pub mod smi_query;
 pub(crate) mod text;
+pub mod timestamp;
+pub mod topo;
 
 use crate::diag::Warning;
 use crate::model::date::Date;
@@ -27,6 +30,8 @@ use crate::model::ibstatus::Ibstatus;
 use crate::model::ibv_devinfo::IbvDevinfo;
 use crate::model::nvlink::Nvlink;
 use crate::model::perf::Perfquery;
+use crate::model::gpu::SmiQuery;
+use crate::model::topo::{TopoMatrix, TopoP2p};
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -140,6 +145,12 @@ pub enum Kind {
     Iblinkinfo,
     /// `perfquery`, any attribute.
     Perfquery,
+    /// `nvidia-smi topo -m` / `-mp`.
+    TopoMatrix,
+    /// `nvidia-smi topo -p2p r|w|n|a|p`.
+    TopoP2p,
+    /// `nvidia-smi -q` (text or `-x` XML).
+    SmiQuery,
 }
 
 impl Kind {
@@ -169,6 +180,12 @@ pub enum SectionData {
     Iblinkinfo(Iblinkinfo),
     /// `perfquery` blocks.
     Perfquery(Perfquery),
+    /// `nvidia-smi topo -m` / `-mp`.
+    TopoMatrix(TopoMatrix),
+    /// `nvidia-smi topo -p2p`.
+    TopoP2p(TopoP2p),
+    /// `nvidia-smi -q`.
+    SmiQuery(SmiQuery),
 }
 
 impl SectionData {
@@ -183,6 +200,9 @@ impl SectionData {
             Self::IbvDevinfo(_) => Kind::IbvDevinfo,
             Self::Iblinkinfo(_) => Kind::Iblinkinfo,
             Self::Perfquery(_) => Kind::Perfquery,
+            Self::TopoMatrix(_) => Kind::TopoMatrix,
+            Self::TopoP2p(_) => Kind::TopoP2p,
+            Self::SmiQuery(_) => Kind::SmiQuery,
         }
     }
 
@@ -197,6 +217,23 @@ impl SectionData {
             Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
             Self::Iblinkinfo(v) => iblinkinfo::summary(v),
             Self::Perfquery(v) => perfquery::summary(v),
+            Self::TopoMatrix(v) => topo::summary(v),
+            Self::TopoP2p(v) => topo::summary_p2p(v),
+            Self::SmiQuery(v) => smi_query::summary(v),
+        }
+    }
+
+    /// Completes what only the command line tells: the field names of
+    /// `--format=csv,noheader`, the capability of `topo -p2p`. `argv` is the
+    /// command's words as the input layer found them after the prompt.
+    pub(crate) fn attach_command(&mut self, argv: &[&str]) {
+        match self {
+            Self::TopoP2p(v) => {
+                if v.capability.is_none() {
+                    v.capability = topo::p2p_capability(argv);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -240,6 +277,9 @@ pub(crate) static FORMATS: &[Format] = &[
     date::FORMAT,
     nvlink::FORMAT,
     perfquery::FORMAT,
+    topo::FORMAT,
+    topo::P2P_FORMAT,
+    smi_query::FORMAT,
 ];
 
 /// The format that produces `kind`.
