@@ -143,7 +143,6 @@ impl<'a> Context<'a> {
     pub fn ib_ports(&self) -> Vec<IbPortRef<'a>> {
         let mut out = Vec::new();
         for at in self.sections() {
-            #[allow(irrefutable_let_patterns)]
             let SectionData::Ibstat(ibstat) = &at.section.data
             else {
                 continue;
@@ -176,7 +175,6 @@ impl<'a> Context<'a> {
         let mut latest: BTreeMap<(HostKey<'a>, &'a str), (SectionRef<'a>, &'a Ca)> =
             BTreeMap::new();
         for at in self.sections() {
-            #[allow(irrefutable_let_patterns)]
             let SectionData::Ibstat(ibstat) = &at.section.data
             else {
                 continue;
