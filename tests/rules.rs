@@ -13,7 +13,11 @@ fn fixtures_dir() -> PathBuf {
 fn document(path: &Path) -> Document {
     let text = std::fs::read_to_string(path).unwrap();
     let doc = read_all(&text, &ReadOptions::default()).unwrap();
-    assert!(!doc.sections.is_empty(), "{}: nothing recognised", path.display());
+    assert!(
+        !doc.sections.is_empty(),
+        "{}: nothing recognised",
+        path.display()
+    );
     doc
 }
 
@@ -137,5 +141,9 @@ fn healthy_h200_captures_raise_no_warning() {
         .filter(|f| f.severity >= fabricscope::Severity::Warning)
         .map(|f| format!("{} {} {}", f.rule, describe(f), f.message))
         .collect();
-    assert!(bad.is_empty(), "false positives on healthy captures:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "false positives on healthy captures:\n{}",
+        bad.join("\n")
+    );
 }

@@ -166,7 +166,7 @@ mod tests {
         let n1 = out.find("== n1").unwrap();
         assert!(n2 < n1, "{out}");
         assert!(
-            out.contains("evidence: State: Down, Physical state: Polling (lines 11–14)"),
+            out.contains("evidence: ibstat: State: Down, Physical state: Polling (lines 11–14)"),
             "{out}"
         );
         assert!(!out.contains('\x1b'));

@@ -7,8 +7,9 @@
 
 use super::thresholds::Thresholds;
 use crate::input::{Document, Section};
-use crate::model::ib::{Ca, Port};
+use crate::model::ib::{Ca, Guid, LinkLayer, PhysState, Port, PortState};
 use crate::parse::SectionData;
+use crate::span::LineSpan;
 use std::collections::BTreeMap;
 
 /// Which machine something belongs to.
@@ -57,15 +58,35 @@ impl<'a> SectionRef<'a> {
     }
 }
 
-/// An InfiniBand port as `ibstat` (or a tool like it) describes it.
-#[derive(Debug, Clone, Copy)]
+/// An InfiniBand port as `ibstat`, `ibstatus` or `ibv_devinfo` describes it,
+/// in one vocabulary so port rules work with whichever tool the operator ran.
+#[derive(Debug, Clone)]
 pub struct IbPortRef<'a> {
     /// Where it was read.
     pub at: SectionRef<'a>,
-    /// The adapter.
-    pub ca: &'a Ca,
-    /// The port.
-    pub port: &'a Port,
+    /// Adapter name (`mlx5_0`).
+    pub device: &'a str,
+    /// Adapter type as ibstat prints it (`MT4129`; ibv_devinfo's
+    /// `vendor_part_id` 4129 becomes `MT4129`).
+    pub ca_type: Option<String>,
+    /// Port number.
+    pub number: u32,
+    /// Logical state.
+    pub state: Option<PortState>,
+    /// Physical state.
+    pub physical_state: Option<PhysState>,
+    /// Rate in Gb/s as ibstat prints it (4X EDR = 100).
+    pub rate_gbps: Option<f64>,
+    /// Base LID.
+    pub base_lid: Option<u32>,
+    /// SM LID.
+    pub sm_lid: Option<u32>,
+    /// Link layer.
+    pub link_layer: Option<LinkLayer>,
+    /// Port GUID.
+    pub port_guid: Option<Guid>,
+    /// Lines the port was read from.
+    pub span: LineSpan,
 }
 
 impl<'a> IbPortRef<'a> {
@@ -80,14 +101,10 @@ impl<'a> IbPortRef<'a> {
     pub fn subject(&self) -> super::Subject {
         super::Subject {
             host: self.host().name().map(str::to_owned),
-            device: Some(self.ca.name.clone()),
-            port: Some(self.port.number),
-            lid: self.port.base_lid.filter(|l| *l != 0 && *l != 0xffff),
-            guid: self
-                .port
-                .port_guid
-                .filter(|g| g.0 != 0)
-                .map(|g| g.to_string()),
+            device: Some(self.device.to_owned()),
+            port: Some(self.number),
+            lid: self.base_lid.filter(|l| *l != 0 && *l != 0xffff),
+            guid: self.port_guid.filter(|g| g.0 != 0).map(|g| g.to_string()),
             ..super::Subject::default()
         }
     }
@@ -95,17 +112,63 @@ impl<'a> IbPortRef<'a> {
     /// Evidence pointing at the port's lines.
     #[must_use]
     pub fn evidence(&self, text: impl Into<String>) -> super::Evidence {
-        super::Evidence::new(text, self.port.span, self.at.source())
+        super::Evidence::new(
+            format!("{}: {}", self.at.section.kind.name(), text.into()),
+            self.span,
+            self.at.source(),
+        )
     }
 
     /// True when the port speaks native InfiniBand (or does not say, as very
     /// old infiniband-diags do not).
     #[must_use]
     pub fn is_infiniband(&self) -> bool {
-        !matches!(
-            self.port.link_layer,
-            Some(crate::model::ib::LinkLayer::Ethernet)
-        )
+        !matches!(self.link_layer, Some(LinkLayer::Ethernet))
+    }
+
+    /// True when the port is `Active` and not reported physically down.
+    #[must_use]
+    pub fn is_active(&self) -> bool {
+        self.state == Some(PortState::Active)
+            && self.physical_state.is_none_or(|p| p == PhysState::LinkUp)
+    }
+}
+
+/// An InfiniBand adapter as `ibstat` or `ibv_devinfo` describes it.
+#[derive(Debug, Clone)]
+pub struct AdapterRef<'a> {
+    /// Where it was read.
+    pub at: SectionRef<'a>,
+    /// Adapter name (`mlx5_0`).
+    pub name: &'a str,
+    /// `CA`, `Switch`… (ibstat only).
+    pub node_type: Option<&'a str>,
+    /// Adapter type (`MT4129`).
+    pub ca_type: Option<String>,
+    /// Firmware version.
+    pub firmware_version: Option<&'a str>,
+    /// Node GUID.
+    pub node_guid: Option<Guid>,
+    /// Number of ports listed with it.
+    pub ports_listed: usize,
+    /// Lines it was read from.
+    pub span: LineSpan,
+}
+
+fn from_ibstat<'a>(at: SectionRef<'a>, ca: &'a Ca, port: &'a Port) -> IbPortRef<'a> {
+    IbPortRef {
+        at,
+        device: &ca.name,
+        ca_type: ca.ca_type.clone(),
+        number: port.number,
+        state: port.state,
+        physical_state: port.physical_state,
+        rate_gbps: port.rate_gbps,
+        base_lid: port.base_lid,
+        sm_lid: port.sm_lid,
+        link_layer: port.link_layer,
+        port_guid: port.port_guid,
+        span: port.span,
     }
 }
 
@@ -137,50 +200,116 @@ impl<'a> Context<'a> {
         })
     }
 
-    /// Every InfiniBand port read from `ibstat`, in input order. When the same
-    /// port of the same host appears in several snapshots, each is listed.
+    /// Every InfiniBand port read from `ibstat`, `ibstatus` or
+    /// `ibv_devinfo`, in input order. When the same port of the same host
+    /// appears in several snapshots, each is listed.
     #[must_use]
     pub fn ib_ports(&self) -> Vec<IbPortRef<'a>> {
         let mut out = Vec::new();
         for at in self.sections() {
-            let SectionData::Ibstat(ibstat) = &at.section.data
-            else {
-                continue;
-            };
-            for ca in &ibstat.cas {
-                for port in &ca.ports {
-                    out.push(IbPortRef { at, ca, port });
+            match &at.section.data {
+                SectionData::Ibstat(ibstat) => {
+                    for ca in &ibstat.cas {
+                        for port in &ca.ports {
+                            out.push(from_ibstat(at, ca, port));
+                        }
+                    }
                 }
+                SectionData::Ibstatus(ibstatus) => {
+                    for port in &ibstatus.ports {
+                        out.push(IbPortRef {
+                            at,
+                            device: &port.device,
+                            ca_type: None,
+                            number: port.port,
+                            state: port.state,
+                            physical_state: port.physical_state,
+                            rate_gbps: port.rate.as_ref().map(|r| r.rate_gbps),
+                            base_lid: port.base_lid,
+                            sm_lid: port.sm_lid,
+                            link_layer: port.link_layer,
+                            port_guid: None,
+                            span: port.span,
+                        });
+                    }
+                }
+                SectionData::IbvDevinfo(devinfo) => {
+                    for dev in &devinfo.devices {
+                        for port in &dev.ports {
+                            out.push(IbPortRef {
+                                at,
+                                device: &dev.hca_id,
+                                ca_type: dev.vendor_part_id.map(|id| format!("MT{id}")),
+                                number: port.number,
+                                state: port.state,
+                                physical_state: port.phys_state,
+                                rate_gbps: port.rate_gbps(),
+                                base_lid: port.port_lid,
+                                sm_lid: port.sm_lid,
+                                link_layer: port.link_layer,
+                                port_guid: None,
+                                span: port.span,
+                            });
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         out
     }
 
     /// The latest snapshot of each InfiniBand port: one entry per
-    /// (host, device, port), the last one read.
+    /// (host, device, port), the last one read by any tool.
     #[must_use]
     pub fn latest_ib_ports(&self) -> Vec<IbPortRef<'a>> {
         let mut latest: BTreeMap<(HostKey<'a>, &'a str, u32), IbPortRef<'a>> = BTreeMap::new();
         for p in self.ib_ports() {
-            latest.insert((p.host(), p.ca.name.as_str(), p.port.number), p);
+            latest.insert((p.host(), p.device, p.number), p);
         }
         let mut out: Vec<IbPortRef<'a>> = latest.into_values().collect();
-        out.sort_by_key(|p| (p.at.doc, p.port.span));
+        out.sort_by_key(|p| (p.at.doc, p.span));
         out
     }
 
-    /// The adapters read from `ibstat`, latest snapshot per (host, device).
+    /// The adapters read from `ibstat` or `ibv_devinfo`, latest snapshot per
+    /// (host, device).
     #[must_use]
-    pub fn latest_cas(&self) -> Vec<(SectionRef<'a>, &'a Ca)> {
-        let mut latest: BTreeMap<(HostKey<'a>, &'a str), (SectionRef<'a>, &'a Ca)> =
-            BTreeMap::new();
+    pub fn latest_adapters(&self) -> Vec<AdapterRef<'a>> {
+        let mut latest: BTreeMap<(HostKey<'a>, &'a str), AdapterRef<'a>> = BTreeMap::new();
         for at in self.sections() {
-            let SectionData::Ibstat(ibstat) = &at.section.data
-            else {
-                continue;
-            };
-            for ca in &ibstat.cas {
-                latest.insert((at.host(), ca.name.as_str()), (at, ca));
+            match &at.section.data {
+                SectionData::Ibstat(ibstat) => {
+                    for ca in &ibstat.cas {
+                        let a = AdapterRef {
+                            at,
+                            name: &ca.name,
+                            node_type: ca.node_type.as_deref(),
+                            ca_type: ca.ca_type.clone(),
+                            firmware_version: ca.firmware_version.as_deref(),
+                            node_guid: ca.node_guid,
+                            ports_listed: ca.ports.len(),
+                            span: ca.span,
+                        };
+                        latest.insert((at.host(), a.name), a);
+                    }
+                }
+                SectionData::IbvDevinfo(devinfo) => {
+                    for dev in &devinfo.devices {
+                        let a = AdapterRef {
+                            at,
+                            name: &dev.hca_id,
+                            node_type: None,
+                            ca_type: dev.vendor_part_id.map(|id| format!("MT{id}")),
+                            firmware_version: dev.fw_ver.as_deref(),
+                            node_guid: dev.node_guid,
+                            ports_listed: dev.ports.len(),
+                            span: dev.span,
+                        };
+                        latest.insert((at.host(), a.name), a);
+                    }
+                }
+                _ => {}
             }
         }
         latest.into_values().collect()

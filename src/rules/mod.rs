@@ -17,7 +17,7 @@ pub mod ib_port;
 pub mod registry;
 pub mod thresholds;
 
-pub use context::{Context, HostKey, IbPortRef};
+pub use context::{AdapterRef, Context, HostKey, IbPortRef, SectionRef};
 pub use registry::{by_id, RULES};
 pub use thresholds::{ThresholdEntry, Thresholds, ThresholdsError};
 
