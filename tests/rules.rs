@@ -25,7 +25,12 @@ fn document(path: &Path) -> Document {
 fn check(rule: &'static Rule, doc: Document) -> Option<Vec<Finding>> {
     let docs = [doc];
     let thresholds = Thresholds::default();
-    let out = run(&[rule], &Context::new(&docs, &thresholds));
+    let stats = fabricscope::stats::StatsOptions {
+        interval_seconds: Some(10.0),
+        ..Default::default()
+    };
+    let m = fabricscope::stats::measure_many(&docs, &stats);
+    let out = run(&[rule], &Context::new(&docs, &thresholds, &m));
     if out.skipped.is_empty() {
         Some(out.findings)
     } else {

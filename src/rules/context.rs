@@ -7,9 +7,15 @@
 
 use super::thresholds::Thresholds;
 use crate::input::{Document, Section};
+use crate::model::gpu::QueryGpu;
 use crate::model::ib::{Ca, Guid, LinkLayer, PhysState, Port, PortState};
+use crate::model::nvlink::NvlinkLink;
+use crate::model::perf::PerfAttribute;
+use crate::model::topo::TopoMatrix;
+use crate::model::Counter;
 use crate::parse::SectionData;
 use crate::span::LineSpan;
+use crate::stats::{CounterRate, Measurements};
 use std::collections::BTreeMap;
 
 /// Which machine something belongs to.
@@ -172,6 +178,127 @@ fn from_ibstat<'a>(at: SectionRef<'a>, ca: &'a Ca, port: &'a Port) -> IbPortRef<
     }
 }
 
+/// One counter reading with where it was read.
+#[derive(Debug, Clone, Copy)]
+pub struct Reading<'a> {
+    /// The value, width and saturation.
+    pub counter: Counter,
+    /// Where it was read.
+    pub at: SectionRef<'a>,
+    /// Lines of the block it was read in.
+    pub span: LineSpan,
+}
+
+impl Reading<'_> {
+    /// Evidence for this reading (`perfquery: SymbolErrorCounter = 12`).
+    #[must_use]
+    pub fn evidence(&self, name: &str) -> super::Evidence {
+        let sat = if self.counter.saturated {
+            " (saturated: at least this many)"
+        } else {
+            ""
+        };
+        super::Evidence::new(
+            format!(
+                "{}: {name} = {}{sat}",
+                self.at.section.kind.name(),
+                self.counter.value
+            ),
+            self.span,
+            self.at.source(),
+        )
+    }
+}
+
+/// The latest value of every counter `perfquery` printed for one port.
+#[derive(Debug, Clone)]
+pub struct PerfPortRef<'a> {
+    /// Host of the readings.
+    pub host: HostKey<'a>,
+    /// LID the port was queried by.
+    pub lid: Option<u32>,
+    /// Port number (`None` for a directed-route query without one).
+    pub port: Option<u32>,
+    /// True for perfquery's all-ports aggregate (`-a`, port 255).
+    pub all_ports: bool,
+    /// The adapter, when an `ibstat`-like section gives the LID's owner.
+    pub device: Option<&'a str>,
+    /// Latest reading per counter name.
+    pub counters: BTreeMap<&'a str, Reading<'a>>,
+}
+
+impl PerfPortRef<'_> {
+    /// The subject of a finding about this port.
+    #[must_use]
+    pub fn subject(&self) -> super::Subject {
+        super::Subject {
+            host: self.host.name().map(str::to_owned),
+            device: self.device.map(str::to_owned),
+            port: self.port.filter(|_| !self.all_ports),
+            lid: self.lid,
+            ..super::Subject::default()
+        }
+    }
+
+    /// `mlx5_0 port 1`, `LID 12 port 1`, `LID 12 (all ports)`.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        let who = match (self.device, self.lid) {
+            (Some(d), _) => d.to_owned(),
+            (None, Some(l)) => format!("LID {l}"),
+            (None, None) => "port".to_owned(),
+        };
+        match (self.all_ports, self.port) {
+            (true, _) => format!("{who} (all ports)"),
+            (false, Some(p)) => format!("{who} port {p}"),
+            (false, None) => who,
+        }
+    }
+}
+
+/// What the NVLink tools said about one GPU, latest reading first.
+#[derive(Debug, Clone)]
+pub struct NvGpuRef<'a> {
+    /// Host.
+    pub host: HostKey<'a>,
+    /// GPU index.
+    pub index: u32,
+    /// Product name as printed (`NVIDIA H200`).
+    pub name: &'a str,
+    /// UUID.
+    pub uuid: Option<&'a str>,
+    /// Set when the latest `-s` said every link is inactive: where it said so.
+    pub all_inactive: Option<(SectionRef<'a>, LineSpan)>,
+    /// Latest `-s` reading per link (speed or `<inactive>`).
+    pub status: BTreeMap<u32, (SectionRef<'a>, &'a NvlinkLink)>,
+    /// Latest reading per link and counter (`-e`, `-gt`).
+    pub counters: BTreeMap<(u32, &'a str), Reading<'a>>,
+    /// Latest `-ec` reading per link.
+    pub lanes: BTreeMap<u32, (SectionRef<'a>, &'a NvlinkLink)>,
+}
+
+impl NvGpuRef<'_> {
+    /// The subject of a finding about this GPU (add `link` as needed).
+    #[must_use]
+    pub fn subject(&self) -> super::Subject {
+        super::Subject {
+            host: self.host.name().map(str::to_owned),
+            gpu: Some(self.index),
+            gpu_uuid: self.uuid.map(str::to_owned),
+            ..super::Subject::default()
+        }
+    }
+
+    /// Links `-s` showed with a speed.
+    #[must_use]
+    pub fn active_count(&self) -> usize {
+        self.status
+            .values()
+            .filter(|(_, l)| l.speed_gb_per_s.is_some())
+            .count()
+    }
+}
+
 /// Everything a rule may read.
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {
@@ -179,16 +306,190 @@ pub struct Context<'a> {
     pub documents: &'a [Document],
     /// Counter limits in force.
     pub thresholds: &'a Thresholds,
+    /// Rates, BER, outliers and balance computed by [`crate::stats`].
+    pub measurements: &'a Measurements,
 }
 
 impl<'a> Context<'a> {
     /// A context over `documents` judged against `thresholds`.
     #[must_use]
-    pub fn new(documents: &'a [Document], thresholds: &'a Thresholds) -> Self {
+    pub fn new(
+        documents: &'a [Document],
+        thresholds: &'a Thresholds,
+        measurements: &'a Measurements,
+    ) -> Self {
         Self {
             documents,
             thresholds,
+            measurements,
         }
+    }
+
+    /// The file a measured snapshot came from.
+    #[must_use]
+    pub fn snapshot_file(&self, snapshot: usize) -> Option<&'a str> {
+        self.measurements
+            .snapshots
+            .get(snapshot)
+            .and_then(|s| s.file.as_deref())
+    }
+
+    /// Evidence for a measured rate: both readings and how the rate was derived.
+    #[must_use]
+    pub fn rate_evidence(&self, rate: &CounterRate) -> Vec<super::Evidence> {
+        let [before, after] = rate.lines;
+        vec![
+            super::Evidence::new(
+                format!("{} = {} (first snapshot)", rate.counter, rate.before),
+                before,
+                self.snapshot_file(rate.from_snapshot),
+            ),
+            super::Evidence::new(
+                format!(
+                    "{} = {} (later snapshot); {}",
+                    rate.counter, rate.after, rate.derivation
+                ),
+                after,
+                self.snapshot_file(rate.to_snapshot),
+            ),
+        ]
+    }
+
+    /// The latest counters `perfquery` printed per port, with the adapter
+    /// name when an `ibstat`-like section maps the LID to one.
+    #[must_use]
+    pub fn perf_ports(&self) -> Vec<PerfPortRef<'a>> {
+        let mut device_of_lid: BTreeMap<(HostKey<'a>, u32), &'a str> = BTreeMap::new();
+        for p in self.ib_ports() {
+            if let Some(lid) = p.base_lid.filter(|l| *l != 0 && *l != 0xffff) {
+                device_of_lid.insert((p.host(), lid), p.device);
+            }
+        }
+        type PortKey<'k> = (HostKey<'k>, Option<u32>, Option<u32>, bool, &'k str);
+        let mut ports: BTreeMap<PortKey<'a>, PerfPortRef<'a>> = BTreeMap::new();
+        for at in self.sections() {
+            let SectionData::Perfquery(pq) = &at.section.data else {
+                continue;
+            };
+            for block in &pq.blocks {
+                if !matches!(
+                    block.attribute,
+                    PerfAttribute::PortCounters | PerfAttribute::PortCountersExtended
+                ) {
+                    continue;
+                }
+                let all_ports = block.all_ports || block.port == Some(255);
+                // Directed-route queries have no LID: key them by their path.
+                let path = if block.lid.is_none() {
+                    block.port_id.as_str()
+                } else {
+                    ""
+                };
+                let key = (at.host(), block.lid, block.port, all_ports, path);
+                let entry = ports.entry(key).or_insert_with(|| PerfPortRef {
+                    host: at.host(),
+                    lid: block.lid,
+                    port: block.port,
+                    all_ports,
+                    device: block
+                        .lid
+                        .and_then(|l| device_of_lid.get(&(at.host(), l)).copied()),
+                    counters: BTreeMap::new(),
+                });
+                for (name, counter) in &block.counters {
+                    entry.counters.insert(
+                        name.as_str(),
+                        Reading {
+                            counter: *counter,
+                            at,
+                            span: block.span,
+                        },
+                    );
+                }
+            }
+        }
+        ports.into_values().collect()
+    }
+
+    /// What `nvidia-smi nvlink` said about each GPU, per host, merging every
+    /// mode and keeping the latest reading of each link.
+    #[must_use]
+    pub fn nvlink_gpus(&self) -> Vec<NvGpuRef<'a>> {
+        let mut gpus: BTreeMap<(HostKey<'a>, u32), NvGpuRef<'a>> = BTreeMap::new();
+        for at in self.sections() {
+            let SectionData::Nvlink(nv) = &at.section.data else {
+                continue;
+            };
+            for gpu in &nv.gpus {
+                let entry = gpus
+                    .entry((at.host(), gpu.index))
+                    .or_insert_with(|| NvGpuRef {
+                        host: at.host(),
+                        index: gpu.index,
+                        name: &gpu.name,
+                        uuid: gpu.uuid.as_deref(),
+                        all_inactive: None,
+                        status: BTreeMap::new(),
+                        counters: BTreeMap::new(),
+                        lanes: BTreeMap::new(),
+                    });
+                if gpu.all_links_inactive {
+                    entry.all_inactive = Some((at, gpu.span));
+                    entry.status.clear();
+                }
+                for link in &gpu.links {
+                    if link.speed_gb_per_s.is_some() || link.inactive {
+                        if link.speed_gb_per_s.is_some() {
+                            entry.all_inactive = None;
+                        }
+                        entry.status.insert(link.link, (at, link));
+                    }
+                    for (name, counter) in &link.counters {
+                        entry.counters.insert(
+                            (link.link, name.as_str()),
+                            Reading {
+                                counter: *counter,
+                                at,
+                                span: link.span,
+                            },
+                        );
+                    }
+                    if !link.lanes.is_empty() {
+                        entry.lanes.insert(link.link, (at, link));
+                    }
+                }
+            }
+        }
+        gpus.into_values().collect()
+    }
+
+    /// The latest `nvidia-smi topo -m` matrix of each host.
+    #[must_use]
+    pub fn topo_matrices(&self) -> Vec<(SectionRef<'a>, &'a TopoMatrix)> {
+        let mut latest: BTreeMap<HostKey<'a>, (SectionRef<'a>, &'a TopoMatrix)> = BTreeMap::new();
+        for at in self.sections() {
+            if let SectionData::TopoMatrix(m) = &at.section.data {
+                if m.gpus().next().is_some() {
+                    latest.insert(at.host(), (at, m));
+                }
+            }
+        }
+        latest.into_values().collect()
+    }
+
+    /// The latest `nvidia-smi -q` record of each GPU (by host and bus id).
+    #[must_use]
+    pub fn smi_gpus(&self) -> Vec<(SectionRef<'a>, &'a QueryGpu)> {
+        let mut latest: BTreeMap<(HostKey<'a>, &'a str), (SectionRef<'a>, &'a QueryGpu)> =
+            BTreeMap::new();
+        for at in self.sections() {
+            if let SectionData::SmiQuery(q) = &at.section.data {
+                for gpu in &q.gpus {
+                    latest.insert((at.host(), gpu.bus_id.as_str()), (at, gpu));
+                }
+            }
+        }
+        latest.into_values().collect()
     }
 
     /// Every section of every document.
@@ -322,5 +623,20 @@ impl<'a> Context<'a> {
         hosts.sort();
         hosts.dedup();
         hosts.len()
+    }
+}
+
+/// A statistics subject in the rules' vocabulary.
+#[must_use]
+pub fn subject_of(s: &crate::stats::Subject) -> super::Subject {
+    super::Subject {
+        host: s.host.clone(),
+        device: s.device.clone(),
+        lid: s.lid,
+        port: s.port.filter(|p| *p != 255),
+        gpu: s.gpu,
+        link: s.link,
+        lane: s.lane,
+        ..super::Subject::default()
     }
 }
