@@ -15,6 +15,7 @@ mod context;
 pub mod ib_counters;
 pub mod ib_fleet;
 pub mod ib_port;
+pub mod nvlink;
 pub mod registry;
 pub mod thresholds;
 
@@ -284,6 +285,9 @@ pub struct Subject {
     /// GPU UUID (`GPU-…`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_uuid: Option<String>,
+    /// PCI bus id of a GPU (`00000000:18:00.0`), when that is how the tool names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bus_id: Option<String>,
     /// NVLink link number on the GPU.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<u32>,
@@ -332,6 +336,9 @@ impl Subject {
         }
         if let Some(g) = self.gpu {
             parts.push(format!("GPU {g}"));
+        }
+        if let Some(b) = &self.bus_id {
+            parts.push(format!("GPU {b}"));
         }
         if let Some(l) = self.link {
             parts.push(format!("link {l}"));

@@ -9,7 +9,7 @@
 //!    and `quiet_*.txt` (a near miss that must not).
 //! 4. Regenerate the catalogue: `UPDATE_DOCS=1 cargo test --lib registry`.
 
-use super::{ib_counters, ib_fleet, ib_port, Rule};
+use super::{ib_counters, ib_fleet, ib_port, nvlink, Rule};
 use std::fmt::Write as _;
 
 /// Every rule, sorted by id.
@@ -35,6 +35,14 @@ pub static RULES: &[&Rule] = &[
     &ib_counters::IB111,
     &ib_counters::IB112,
     &ib_counters::IB113,
+    &nvlink::NV001,
+    &nvlink::NV002,
+    &nvlink::NV003,
+    &nvlink::NV004,
+    &nvlink::NV005,
+    &nvlink::NV006,
+    &nvlink::NV007,
+    &nvlink::NV008,
 ];
 
 /// The rule with this id (any case), if there is one.
