@@ -12,12 +12,14 @@
 //! silently for lack of input.
 
 mod context;
+pub mod cross;
 pub mod ib_counters;
 pub mod ib_fleet;
 pub mod ib_port;
 pub mod nvlink;
 pub mod registry;
 pub mod thresholds;
+pub mod topology;
 
 pub use context::{
     subject_of, AdapterRef, Context, HostKey, IbPortRef, NvGpuRef, PerfPortRef, Reading, SectionRef,
@@ -350,7 +352,11 @@ impl Subject {
             parts.push(format!("↔ GPU {p}"));
         }
         if let Some(n) = &self.nic {
-            parts.push(format!("NIC {n}"));
+            parts.push(if n.starts_with("NIC") {
+                n.clone()
+            } else {
+                format!("NIC {n}")
+            });
         }
         if parts.is_empty() {
             "host".to_owned()

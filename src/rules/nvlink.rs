@@ -289,13 +289,18 @@ declare_rule! {
 }
 
 /// What a GPU should have, and where that comes from.
-struct Expected {
-    active: usize,
-    why: String,
-    source: String,
+pub(crate) struct Expected {
+    /// Active links expected.
+    pub active: usize,
+    /// Why, for messages.
+    pub why: String,
+    /// Where the number comes from.
+    pub source: String,
 }
 
-fn expected_active(gpu: &NvGpuRef<'_>, peers_max: usize) -> Option<Expected> {
+/// The active link count a GPU should show: the knowledge base's for its
+/// product (when SXM, or a bridged PCIe card), or its best peer's.
+pub(crate) fn expected_active(gpu: &NvGpuRef<'_>, peers_max: usize) -> Option<Expected> {
     let kb = gpu_nvlink_expectation(gpu.name);
     let kb_active = kb.and_then(|k| {
         let bridged_or_sxm = k.form_factor == FormFactor::Sxm || gpu.active_count() > 0;
@@ -353,7 +358,11 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             .collect();
         let (severity, message) = if active == 0 {
             (
-                if sxm { Severity::Critical } else { Severity::Error },
+                if sxm {
+                    Severity::Critical
+                } else {
+                    Severity::Error
+                },
                 format!(
                     "GPU {} ({}) has no active NVLink ({}): GPU-to-GPU traffic falls back to PCIe",
                     g.index, g.name, expected.why
@@ -769,7 +778,9 @@ fn check_imbalance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             let gpu = ctx.measurements.throughput.iter().find(|t| {
                 t.from_snapshot == b.from_snapshot
                     && t.to_snapshot == b.to_snapshot
-                    && t.subject.gpu.is_some_and(|g| b.group.starts_with(&format!("links of GPU {g}")))
+                    && t.subject
+                        .gpu
+                        .is_some_and(|g| b.group.starts_with(&format!("links of GPU {g}")))
             });
             let subject = gpu.map_or_else(Subject::default, |t| Subject {
                 link: None,

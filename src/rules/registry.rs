@@ -9,7 +9,7 @@
 //!    and `quiet_*.txt` (a near miss that must not).
 //! 4. Regenerate the catalogue: `UPDATE_DOCS=1 cargo test --lib registry`.
 
-use super::{ib_counters, ib_fleet, ib_port, nvlink, Rule};
+use super::{cross, ib_counters, ib_fleet, ib_port, nvlink, topology, Rule};
 use std::fmt::Write as _;
 
 /// Every rule, sorted by id.
@@ -43,6 +43,10 @@ pub static RULES: &[&Rule] = &[
     &nvlink::NV006,
     &nvlink::NV007,
     &nvlink::NV008,
+    &topology::TP001,
+    &topology::TP002,
+    &topology::TP003,
+    &cross::XS001,
 ];
 
 /// The rule with this id (any case), if there is one.
