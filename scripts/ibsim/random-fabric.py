@@ -34,6 +34,7 @@ import signal
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ibsimnet  # noqa: E402
 from scenario_json import FIELD_BITS, read_thresholds  # noqa: E402

@@ -21,7 +21,8 @@ Only the python3 standard library is used.
 import json
 import sys
 
-import ibsimnet
+sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
+import ibsimnet  # noqa: E402
 
 # Bit width of each counter in the attribute PerformanceSet wrote it to.
 # PortCounters widths are those of the IBA PortCounters attribute (and the
