@@ -58,6 +58,14 @@ FIELD_BITS = {
 }
 
 
+# ibsim bumps these with every MAD that crosses the port, so perfquery prints
+# the value set plus the traffic since (unless the counter is saturated).
+TRAFFIC_FIELDS = {"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"}
+# ibsim 0.10 accepts PerformanceSet for this field but never reports it:
+# perfquery -x keeps printing PortMulticastRcvPkts 0.
+NOT_REPORTED = {("PortCountersExtended", "PortMultiCastRcvPkts")}
+
+
 def field_bits(attr, field):
     if attr == "PortCountersExtended":
         return 64
@@ -92,6 +100,10 @@ def counter_entry(node, port, attr, field, value, thresholds):
         "expected_value": expected,
         "saturated": expected == fmax,
     }
+    if field in TRAFFIC_FIELDS:
+        e["moves_with_traffic"] = True
+    if (attr, field) in NOT_REPORTED:
+        e["reported_by_simulator"] = False
     # ibqueryerrors compares PortCounters error fields (and PortXmitWait)
     # against the threshold file; a counter is flagged when value > threshold.
     if attr == "PortCounters" and field in thresholds:
