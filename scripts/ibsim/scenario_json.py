@@ -123,6 +123,8 @@ def main():
         "netfile": "fabric.net",
         "thresholds_file": "scripts/ibsim/error_thresholds",
         "subnet_manager": None,
+        "hosts": [n["id"] for n in net["nodes"] if n["type"] == "Hca"],
+        "switches": [n["id"] for n in net["nodes"] if n["type"] == "Switch"],
         "nodes": net["nodes"],
         "links": net["links"],
         "cut_ports": [],
