@@ -73,6 +73,10 @@ fn main() {
     });
     let junk = "x".repeat(1 << 20) + "\n" + &"\n".repeat(1 << 20);
     measure("input::read, 1 MiB line + 1M empty lines", &junk, |t| {
-        black_box(fabricscope::read_all(t, &options).map(|d| d.line_count).ok());
+        black_box(
+            fabricscope::read_all(t, &options)
+                .map(|d| d.line_count)
+                .ok(),
+        );
     });
 }
