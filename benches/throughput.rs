@@ -3,6 +3,13 @@
 //! `cargo bench --bench throughput`. No timing is asserted anywhere: this is a
 //! measurement, not a test.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

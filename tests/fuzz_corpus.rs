@@ -2,6 +2,13 @@
 //! calls the fuzz targets make, so every input that once crashed stays fixed
 //! without needing nightly or cargo-fuzz.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 use std::path::Path;
 
 /// Runs one input through the call the named target makes. Returns false for
