@@ -10,7 +10,7 @@ use crate::input::clean::clean_line;
 use crate::parse::{Format, Line, FORMATS};
 use crate::span::{spans_of, LineSpan};
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// A run of content lines between two framing lines, with what the framing said.
 #[derive(Default)]
@@ -36,12 +36,15 @@ pub(super) fn split(text: &str, options: &ReadOptions) -> Document {
             unrecognised: Vec::new(),
             warnings: Vec::new(),
             messages: Vec::new(),
+            framing: Vec::new(),
             line_count: 0,
         },
     };
     let lines = clean_lines(text, &mut out);
     out.doc.line_count = lines.len();
-    for chunk in chunks(lines, options) {
+    let (chunks, framing) = chunks(lines, options);
+    out.doc.framing = spans_of(framing);
+    for chunk in chunks {
         sectionize(chunk, &mut out);
     }
     out.doc.unrecognised.sort_by_key(|u| u.span);
@@ -76,7 +79,8 @@ fn clean_lines<'a>(text: &'a str, out: &mut Output<'_>) -> Vec<Line<'a>> {
 }
 
 /// Cuts the input at framing lines and strips host prefixes.
-fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> Vec<Chunk<'a>> {
+fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, Vec<usize>) {
+    let mut framing_lines = Vec::new();
     let hosts = prefixed_hosts(lines.iter().map(Line::text));
     let mut chunks = vec![Chunk {
         host: options.default_host.clone(),
@@ -94,9 +98,13 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> Vec<Chunk<'a>> {
             ) {
                 banner_host = Some(name);
                 chunks.push(new_chunk(None, banner_host.clone(), &source, options));
+                framing_lines.extend([line.number, line.number + 1, line.number + 2]);
                 i += 3;
                 continue;
             }
+        }
+        if matches!(framing, Some(ref f) if *f != Framing::Rule) {
+            framing_lines.push(line.number);
         }
         match framing {
             Some(Framing::Prompt(prompt)) => {
@@ -126,7 +134,7 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> Vec<Chunk<'a>> {
         }
         i += 1;
     }
-    chunks
+    (chunks, framing_lines)
 }
 
 fn new_chunk<'a>(
@@ -168,32 +176,39 @@ fn strip_prefix<'a>(line: &Line<'a>, hosts: &HashSet<String>) -> (Option<String>
 
 /// Splits one chunk into per-host streams and each stream into sections.
 fn sectionize(chunk: Chunk<'_>, out: &mut Output<'_>) {
-    let hint = chunk.prompt.as_ref().and_then(|(_, p)| {
+    let Chunk {
+        prompt,
+        host: chunk_host,
+        source,
+        lines,
+    } = chunk;
+    let hint = prompt.as_ref().and_then(|(_, p)| {
         let argv: Vec<&str> = p.argv.iter().map(String::as_str).collect();
         FORMATS.iter().find(|f| (f.command)(&argv))
     });
-    let mut order: Vec<Option<String>> = Vec::new();
-    for (host, _) in &chunk.lines {
-        if !order.contains(host) {
-            order.push(host.clone());
+    // Group lines by their prefix host, keeping first-appearance order: pdsh
+    // interleaves hosts, and each host's output must be read on its own.
+    let mut index: HashMap<Option<String>, usize> = HashMap::new();
+    let mut streams: Vec<(Option<String>, Vec<Line<'_>>)> = Vec::new();
+    for (host, line) in lines {
+        let slot = *index.entry(host.clone()).or_insert_with(|| {
+            streams.push((host.clone(), Vec::new()));
+            streams.len() - 1
+        });
+        if let Some((_, lines)) = streams.get_mut(slot) {
+            lines.push(line);
         }
     }
-    if order.is_empty() {
-        order.push(None);
+    if streams.is_empty() {
+        streams.push((None, Vec::new()));
     }
-    for prefix_host in order {
-        let stream: Vec<Line<'_>> = chunk
-            .lines
-            .iter()
-            .filter(|(h, _)| *h == prefix_host)
-            .map(|(_, l)| l.clone())
-            .collect();
-        let host = prefix_host.or_else(|| chunk.host.clone());
+    for (prefix_host, stream) in streams {
+        let host = prefix_host.or_else(|| chunk_host.clone());
         let ctx = StreamContext {
             hint,
-            prompt: chunk.prompt.as_ref(),
+            prompt: prompt.as_ref(),
             host,
-            source: chunk.source.clone(),
+            source: source.clone(),
         };
         sectionize_stream(&stream, &ctx, out);
     }
