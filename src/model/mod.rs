@@ -6,5 +6,7 @@
 
 pub mod counter;
 pub mod ib;
+pub mod perf;
+pub mod perf_fields;
 
 pub use counter::Counter;
