@@ -439,3 +439,32 @@ fn render_gives_back_the_tools_exact_text() {
     }
     assert!(files >= 50, "only {files} files compared");
 }
+
+#[test]
+fn pdsh_prefixed_perfquery_from_two_hosts_is_one_section_per_host() {
+    let dir = fixtures().join("counters");
+    let caps = captures(&dir, "perfquery", Kind::Perfquery);
+    let body = |cmd_host: &str| {
+        let c = caps
+            .iter()
+            .find(|c| c.file.ends_with(cmd_host))
+            .expect(cmd_host);
+        tool_text(c)
+    };
+    let a = body("node02_perfquery.txt");
+    let b = body("node03_perfquery.txt");
+    // pdsh interleaves the hosts' lines.
+    let mut text = String::from("$ pdsh -w node[02-03] perfquery\n");
+    for (x, y) in a.lines().zip(b.lines()) {
+        text.push_str(&format!("node02: {x}\nnode03: {y}\n"));
+    }
+    let doc = fabricscope::read(&text, &ReadOptions::default()).expect("recognised");
+    assert!(doc.unrecognised.is_empty(), "{:?}", doc.unrecognised);
+    assert!(doc.all_warnings().is_empty(), "{:?}", doc.all_warnings());
+    let hosts: Vec<Option<&str>> = doc.sections.iter().map(|s| s.host.as_deref()).collect();
+    assert_eq!(hosts, vec![Some("node02"), Some("node03")]);
+    let SectionData::Perfquery(p) = &doc.sections[1].data else {
+        panic!("not perfquery");
+    };
+    assert!(p.blocks[0].counter("SymbolErrorCounter").unwrap().saturated);
+}
