@@ -53,7 +53,7 @@ fn replay(dir: &Path) -> usize {
             continue;
         };
         for file in files.flatten() {
-            let data = std::fs::read(file.path()).unwrap();
+            let data = std::fs::read(file.path()).expect("corpus file readable");
             assert!(
                 run_target(&name, &data),
                 "fuzz target `{name}` has no replay entry in tests/fuzz_corpus.rs"

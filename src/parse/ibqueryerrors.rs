@@ -33,7 +33,7 @@ use crate::model::ibqueryerrors::{
 use crate::model::perf::PerfAttribute;
 use crate::model::perf_fields::FieldKind;
 use crate::model::Counter;
-use crate::parse::text::{decimal_u32, decimal_u64, Unread};
+use crate::parse::text::{decimal_u32, decimal_u64, tool_message_kind, Unread};
 use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
 use std::collections::BTreeMap;
 
@@ -105,7 +105,7 @@ fn read_line(line: &Line<'_>, out: &mut Ibqueryerrors, unread: &mut Unread) {
         read_summary_line(line, t.trim_start_matches('#').trim(), out, unread);
     } else if OWN_ERRORS.iter().any(|p| t.starts_with(p)) {
         out.messages.push(t.to_owned());
-    } else if let Some(kind) = tool_message(t) {
+    } else if let Some(kind) = tool_message_kind(t) {
         let what = if kind == WarningKind::Truncated {
             "ibqueryerrors reported an error; output may be incomplete"
         } else {
@@ -114,24 +114,6 @@ fn read_line(line: &Line<'_>, out: &mut Ibqueryerrors, unread: &mut Unread) {
         unread.warn(kind, line.span(), format!("{what}: {t}"));
     } else {
         unread.line(line, "not an ibqueryerrors line");
-    }
-}
-
-/// `ibwarn:` lines (a query failed on one port) and `iberror`/`ibpanic`
-/// (the run stopped), bare or after the program name.
-fn tool_message(t: &str) -> Option<WarningKind> {
-    let (first, rest) = t.split_once(':')?;
-    if first.contains(' ') {
-        return None;
-    }
-    let word = match first {
-        "ibwarn" | "iberror" | "ibpanic" => first,
-        _ => rest.trim_start().split(':').next()?.trim(),
-    };
-    match word {
-        "ibwarn" => Some(WarningKind::Suspicious),
-        "iberror" | "ibpanic" => Some(WarningKind::Truncated),
-        _ => None,
     }
 }
 
