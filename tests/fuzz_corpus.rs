@@ -25,6 +25,18 @@ fn run_target(target: &str, data: &[u8]) -> bool {
                 let _ = fabricscope::parse::ibstat::parse(lines);
             }
         }
+        "perfquery" => {
+            if let Some(lines) = &lines {
+                let parsed = fabricscope::parse::perfquery::parse(lines);
+                let _ = fabricscope::parse::perfquery::render(&parsed.value);
+            }
+        }
+        "ibqueryerrors" => {
+            if let Some(lines) = &lines {
+                let parsed = fabricscope::parse::ibqueryerrors::parse(lines);
+                let _ = fabricscope::parse::ibqueryerrors::render(&parsed.value);
+            }
+        }
         _ => return false,
     }
     true
@@ -41,7 +53,7 @@ fn replay(dir: &Path) -> usize {
             continue;
         };
         for file in files.flatten() {
-            let data = std::fs::read(file.path()).unwrap();
+            let data = std::fs::read(file.path()).expect("corpus file readable");
             assert!(
                 run_target(&name, &data),
                 "fuzz target `{name}` has no replay entry in tests/fuzz_corpus.rs"

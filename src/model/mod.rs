@@ -15,5 +15,6 @@ pub mod nvlink;
 pub mod perf;
 pub mod perf_fields;
 pub mod topo;
+pub mod ibqueryerrors;
 
 pub use counter::Counter;

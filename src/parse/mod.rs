@@ -18,6 +18,7 @@ pub mod ibv_devinfo;
 pub mod nvlink;
 pub mod perfquery;
 pub mod smi_query;
+pub mod ibqueryerrors;
 pub(crate) mod text;
 pub mod timestamp;
 pub mod topo;
@@ -32,6 +33,7 @@ use crate::model::ibv_devinfo::IbvDevinfo;
 use crate::model::nvlink::Nvlink;
 use crate::model::perf::Perfquery;
 use crate::model::topo::{TopoMatrix, TopoP2p};
+use crate::model::ibqueryerrors::Ibqueryerrors;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -151,6 +153,8 @@ pub enum Kind {
     TopoP2p,
     /// `nvidia-smi -q` (text or `-x` XML).
     SmiQuery,
+    /// `ibqueryerrors`.
+    Ibqueryerrors,
 }
 
 impl Kind {
@@ -186,6 +190,8 @@ pub enum SectionData {
     TopoP2p(TopoP2p),
     /// `nvidia-smi -q`.
     SmiQuery(SmiQuery),
+    /// `ibqueryerrors` node reports and summary.
+    Ibqueryerrors(Ibqueryerrors),
 }
 
 impl SectionData {
@@ -203,6 +209,7 @@ impl SectionData {
             Self::TopoMatrix(_) => Kind::TopoMatrix,
             Self::TopoP2p(_) => Kind::TopoP2p,
             Self::SmiQuery(_) => Kind::SmiQuery,
+            Self::Ibqueryerrors(_) => Kind::Ibqueryerrors,
         }
     }
 
@@ -220,6 +227,7 @@ impl SectionData {
             Self::TopoMatrix(v) => topo::summary(v),
             Self::TopoP2p(v) => topo::summary_p2p(v),
             Self::SmiQuery(v) => smi_query::summary(v),
+            Self::Ibqueryerrors(v) => ibqueryerrors::summary(v),
         }
     }
 
@@ -280,6 +288,7 @@ pub(crate) static FORMATS: &[Format] = &[
     topo::FORMAT,
     topo::P2P_FORMAT,
     smi_query::FORMAT,
+    ibqueryerrors::FORMAT,
 ];
 
 /// The format that produces `kind`.
