@@ -8,3 +8,6 @@ pub mod counter;
 pub mod ib;
 
 pub use counter::Counter;
+pub mod iblinkinfo;
+pub mod ibstatus;
+pub mod ibv_devinfo;

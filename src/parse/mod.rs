@@ -10,11 +10,17 @@
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
 //! detail of the modules; the public API speaks only of our types.
 
+pub mod iblinkinfo;
 pub mod ibstat;
+pub mod ibstatus;
+pub mod ibv_devinfo;
 pub(crate) mod text;
 
 use crate::diag::Warning;
 use crate::model::ib::Ibstat;
+use crate::model::iblinkinfo::Iblinkinfo;
+use crate::model::ibstatus::Ibstatus;
+use crate::model::ibv_devinfo::IbvDevinfo;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -116,6 +122,12 @@ impl<T> Parsed<T> {
 pub enum Kind {
     /// `ibstat`.
     Ibstat,
+    /// `ibstatus`.
+    Ibstatus,
+    /// `ibv_devinfo`.
+    IbvDevinfo,
+    /// `iblinkinfo`.
+    Iblinkinfo,
 }
 
 impl Kind {
@@ -133,6 +145,12 @@ impl Kind {
 pub enum SectionData {
     /// `ibstat` in any form.
     Ibstat(Ibstat),
+    /// `ibstatus`.
+    Ibstatus(Ibstatus),
+    /// `ibv_devinfo`, plain, `-v` or `-l`.
+    IbvDevinfo(IbvDevinfo),
+    /// `iblinkinfo` in any form.
+    Iblinkinfo(Iblinkinfo),
 }
 
 impl SectionData {
@@ -141,6 +159,9 @@ impl SectionData {
     pub fn kind(&self) -> Kind {
         match self {
             Self::Ibstat(_) => Kind::Ibstat,
+            Self::Ibstatus(_) => Kind::Ibstatus,
+            Self::IbvDevinfo(_) => Kind::IbvDevinfo,
+            Self::Iblinkinfo(_) => Kind::Iblinkinfo,
         }
     }
 
@@ -149,6 +170,9 @@ impl SectionData {
     pub fn summary(&self) -> String {
         match self {
             Self::Ibstat(v) => ibstat::summary(v),
+            Self::Ibstatus(v) => ibstatus::summary(v),
+            Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
+            Self::Iblinkinfo(v) => iblinkinfo::summary(v),
         }
     }
 }
@@ -184,7 +208,12 @@ pub(crate) struct Format {
 }
 
 /// Every supported format, in the order detection tries them.
-pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT];
+pub(crate) static FORMATS: &[Format] = &[
+    ibstat::FORMAT,
+    ibstatus::FORMAT,
+    ibv_devinfo::FORMAT,
+    iblinkinfo::FORMAT,
+];
 
 /// The format that produces `kind`.
 pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {
