@@ -37,6 +37,21 @@ fn run_target(target: &str, data: &[u8]) -> bool {
                 let _ = fabricscope::parse::ibqueryerrors::render(&parsed.value);
             }
         }
+        "ibstatus" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::ibstatus::parse(lines);
+            }
+        }
+        "ibv_devinfo" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::ibv_devinfo::parse(lines);
+            }
+        }
+        "iblinkinfo" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::iblinkinfo::parse(lines);
+            }
+        }
         _ => return false,
     }
     true

@@ -291,13 +291,22 @@ fn read_hints(hints: &str, p: &mut LinkPort) {
 }
 
 /// A header followed by a port line, or a port line (grep-filtered and `-l`
-/// pastes have no headers). The key is the header or the local end of the
-/// port, so a repeated one starts a new snapshot.
+/// pastes have no headers).
+///
+/// The key is the header, or for a `-l` line its node GUID, description and
+/// port, so that a repeated one starts a new snapshot. A grouped port line
+/// names only a LID and a port, and without a subnet manager every LID is 0,
+/// so its key is made unique with the line number: it never splits a section.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
-    let t = lines.first()?.text().trim();
+    let first = lines.first()?;
+    let t = first.text().trim();
     if is_port_line(t) {
         let local = t.split("==(").next()?.trim();
-        return local_part(local).map(|_| Block::keyed(local));
+        let (_, desc, ..) = local_part(local)?;
+        return Some(match desc {
+            Some(_) => Block::keyed(local),
+            None => Block::keyed(format!("{local} (line {})", first.number)),
+        });
     }
     header(t)?;
     let next = lines.iter().skip(1).find(|l| !l.is_blank())?;
@@ -569,6 +578,31 @@ Switch: 0x0c42a103006f0000 MF0;leaf01:MQM8700/U1:
         let sizes: Vec<usize> = parsed.value.nodes.iter().map(|n| n.ports.len()).collect();
         assert_eq!(sizes, [2, 1]);
         assert!(parsed.value.ports().all(|(_, p)| p.degraded()));
+    }
+
+    #[test]
+    fn older_layouts_without_padding() {
+        // Older infiniband-diags: speed not padded to 18 columns, one space
+        // before LinkUp, CA lines indented by four, a switch without description.
+        let text = concat!(
+            "CA: hostA HCA-1:\n",
+            "    0x0002c903000d7aad      5    1[  ] ==( 4X 10.0 Gbps Active/ LinkUp)==>       2    4[  ] \"Infiniscale-IV Mellanox Technologies\" ( )\n",
+            "Switch: 0x0002c9020046c588:\n",
+            "         223   33[  ] ==( 4X  10.0 Gbps (FDR10) Active/  LinkUp)==>     145    1[  ] \"gpfs HCA-1\" ( )\n",
+            "           1   35[  ] ==( 4X  5.0 Gbps Active/  LinkUp)==>       2    1[  ] \"gw\" ( Could be 10.0 Gbps)\n",
+        );
+        let parsed = parse(&lines_of(text));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let nodes = &parsed.value.nodes;
+        assert_eq!(nodes[0].ports[0].physical_state, PhysState::LinkUp);
+        assert_eq!(nodes[0].ports[0].speed_gbps_per_lane, Some(10.0));
+        assert_eq!(nodes[1].desc.as_deref(), Some(""));
+        assert_eq!(nodes[1].guid, Some(Guid(0x0002_c902_0046_c588)));
+        assert_eq!(nodes[1].ports[0].generation(), Some(LaneGeneration::Fdr10));
+        let slow = &nodes[1].ports[1];
+        assert_eq!(slow.generation(), Some(LaneGeneration::Ddr));
+        assert_eq!(slow.could_be_speed_gbps_per_lane, Some(10.0));
+        assert_eq!(slow.could_be_width, None);
     }
 
     #[test]

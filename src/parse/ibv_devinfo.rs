@@ -15,6 +15,7 @@
 //! Fields the model does not name go into `extra` in order instead of being
 //! warned about; only lines that fit no shape at all are warnings.
 
+use crate::diag::WarningKind;
 use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibv_devinfo::{ExtraField, GidEntry, IbvDevice, IbvDevinfo, IbvPort};
 use crate::parse::text::{decimal_f64, decimal_u32, hex_u32, label_value, Unread};
@@ -46,6 +47,15 @@ fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
     let t = line.text().trim();
     if let Some(count) = list_heading(t) {
         out.listed_count = Some(count);
+        return;
+    }
+    if is_failure(t) {
+        unread.warn(
+            WarningKind::Truncated,
+            line.span(),
+            format!("ibv_devinfo failed: {t}"),
+        );
+        out.errors.push(t.to_owned());
         return;
     }
     let labelled = label_value(t);
@@ -87,6 +97,16 @@ fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
     }
 }
 
+/// devinfo.c's messages on stderr, after which a device or the whole run
+/// stops: `No IB devices found`, `Failed to open device`, `Failed to query
+/// port 1 props`, `IB device 'x' wasn't found`, `Failed to get IB devices
+/// list: …`.
+fn is_failure(t: &str) -> bool {
+    t == "No IB devices found"
+        || t.starts_with("Failed to ")
+        || (t.starts_with("IB device '") && t.ends_with("' wasn't found"))
+}
+
 /// `2 HCAs found:` / `1 HCA found:` → the count.
 fn list_heading(t: &str) -> Option<u32> {
     let rest = t
@@ -117,9 +137,25 @@ fn read_bare_line(line: &Line<'_>, t: &str, device: &mut IbvDevice, unread: &mut
         return;
     }
     match device.extra.last_mut() {
-        Some(heading) if heading.value.is_some() => heading.items.push(t.to_owned()),
-        _ => unread.line(line, "flag line without a heading before it"),
+        Some(heading) if heading_takes_items(heading) => heading.items.push(t.to_owned()),
+        // Vendor builds (MLNX_OFED) print lines such as `Multi-Packet RQ
+        // supported` or `log max atomic inline   5`: kept as statements.
+        Some(_) => device.extra.push(ExtraField {
+            label: t.to_owned(),
+            value: None,
+            items: Vec::new(),
+        }),
+        None => unread.line(line, "flag line without a heading before it"),
     }
+}
+
+/// Flag names follow a heading with no value (`general_odp_caps:`) or a hex
+/// mask (`device_cap_flags: 0xed721c36`).
+fn heading_takes_items(heading: &ExtraField) -> bool {
+    heading
+        .value
+        .as_deref()
+        .is_some_and(|v| v.is_empty() || v.starts_with("0x") || v.starts_with("0X"))
 }
 
 /// devinfo.c's sentences: `core clock not supported`, `tag matching not supported`.
@@ -152,7 +188,7 @@ fn read_device_field(
         "vendor_part_id" => set_decimal(line, label, value, &mut device.vendor_part_id, unread),
         "phys_port_cnt" => set_decimal(line, label, value, &mut device.phys_port_cnt, unread),
         "Unknown flags" => match device.extra.last_mut() {
-            Some(heading) if heading.value.is_some() => {
+            Some(heading) if heading_takes_items(heading) => {
                 heading.items.push(format!("{label}: {value}"));
             }
             _ => device.extra.push(ExtraField::labelled(label, value)),
@@ -253,6 +289,9 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     if list_heading(t).is_some() {
         return Some(Block::keyed("HCAs found"));
     }
+    if !t.starts_with("hca_id:") {
+        return None;
+    }
     match label_value(t) {
         Some(("hca_id", name)) if !name.is_empty() => Some(Block::keyed(name)),
         _ => None,
@@ -270,6 +309,9 @@ pub fn render(info: &IbvDevinfo) -> String {
     }
     for name in &info.listed {
         let _ = writeln!(s, "\t{name}");
+    }
+    for e in &info.errors {
+        let _ = writeln!(s, "{e}");
     }
     for d in &info.devices {
         let _ = writeln!(s, "hca_id:\t{}", d.hca_id);
@@ -445,6 +487,9 @@ fn layer_text(l: LinkLayer) -> &'static str {
 #[must_use]
 pub fn summary(info: &IbvDevinfo) -> String {
     if info.devices.is_empty() {
+        if let Some(e) = info.errors.first() {
+            return format!("failed: {e}");
+        }
         return format!("{} device name(s)", info.listed.len());
     }
     let mut states: Vec<(&str, usize)> = Vec::new();
@@ -471,7 +516,6 @@ pub fn summary(info: &IbvDevinfo) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diag::WarningKind;
     use crate::parse::lines_of;
 
     const PLAIN: &str = "hca_id:\tmlx5_0
@@ -650,6 +694,80 @@ hca_id:\tmlx5_1
                 (7, WarningKind::Unreadable)
             ]
         );
+    }
+
+    /// The shape of MLNX_OFED's experimental-verbs build: space-aligned,
+    /// `key   value` lines without a colon, `ooo_rc_caps  = 0x0`, nested
+    /// headings and a `Device ports:` heading after the device fields.
+    const VENDOR_BUILD: &str = "hca_id:\tmlx5_3
+        transport:                      InfiniBand (0)
+        node_guid:                      08c0:eb03:003b:0001
+        device_cap_flags:               0xa5721c36
+                                        BAD_PKEY_CNTR
+                                        Unknown flags: 0x84400000
+        atomic_cap:                     ATOMIC_HCA (1)
+        log max atomic inline           5
+        max_device_ctx:                 1020
+        Multi-Packet RQ supported
+                Supported for objects type:
+                        IBV_EXP_MP_RQ_SUP_TYPE_WQ_RQ
+                Log number of strides for single WQE: 9 - 16
+
+        ooo_caps:
+        ooo_rc_caps  = 0x0
+        tag matching not supported
+        Device ports:
+                port:   1
+                        state:                  PORT_ACTIVE (4)
+                        max_vl_num:             invalid value (0)
+                        active_width:           1X (1)
+                        active_speed:           10.0 Gbps (4)
+                        phys_state:             LINK_UP (5)
+                        GID[  0]:               fe80:0000:0000:0000:0ac0:ebff:fe3b:0001
+";
+
+    #[test]
+    fn vendor_build_lines_are_kept_without_warnings() {
+        let parsed = parse(&lines_of(VENDOR_BUILD));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let d = &parsed.value.devices[0];
+        assert!(d.device_ports_heading);
+        let statements: Vec<&str> = d
+            .extra
+            .iter()
+            .filter(|f| f.value.is_none())
+            .map(|f| f.label.as_str())
+            .collect();
+        assert_eq!(
+            statements,
+            [
+                "log max atomic inline           5",
+                "Multi-Packet RQ supported",
+                "tag matching not supported"
+            ]
+        );
+        let find = |label: &str| d.extra.iter().find(|f| f.label == label).unwrap();
+        assert_eq!(find("device_cap_flags").items.len(), 2);
+        assert_eq!(
+            find("Supported for objects type").items,
+            ["IBV_EXP_MP_RQ_SUP_TYPE_WQ_RQ"]
+        );
+        assert_eq!(find("ooo_caps").items, ["ooo_rc_caps  = 0x0"]);
+        let p = &d.ports[0];
+        assert_eq!(p.rate_gbps(), Some(10.0));
+        assert_eq!(p.extra[0].value.as_deref(), Some("invalid value (0)"));
+    }
+
+    #[test]
+    fn failures_are_kept_and_reported() {
+        let parsed = parse(&lines_of("No IB devices found\n"));
+        assert_eq!(parsed.value.errors, ["No IB devices found"]);
+        assert_eq!(parsed.warnings.len(), 1);
+        assert_eq!(parsed.warnings[0].kind, WarningKind::Truncated);
+        let text = "hca_id:\tmlx5_0\n\tphys_port_cnt:\t\t\t2\nFailed to query port 1 props\n";
+        let parsed = parse(&lines_of(text));
+        assert_eq!(parsed.value.devices[0].phys_port_cnt, Some(2));
+        assert_eq!(parsed.value.errors, ["Failed to query port 1 props"]);
     }
 
     #[test]
