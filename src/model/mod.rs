@@ -6,5 +6,6 @@
 
 pub mod counter;
 pub mod ib;
+pub mod nvlink;
 
 pub use counter::Counter;

@@ -11,10 +11,12 @@
 //! detail of the modules; the public API speaks only of our types.
 
 pub mod ibstat;
+pub mod nvlink;
 pub(crate) mod text;
 
 use crate::diag::Warning;
 use crate::model::ib::Ibstat;
+use crate::model::nvlink::Nvlink;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -116,6 +118,8 @@ impl<T> Parsed<T> {
 pub enum Kind {
     /// `ibstat`.
     Ibstat,
+    /// `nvidia-smi nvlink` (any read-only mode).
+    Nvlink,
 }
 
 impl Kind {
@@ -133,6 +137,8 @@ impl Kind {
 pub enum SectionData {
     /// `ibstat` in any form.
     Ibstat(Ibstat),
+    /// `nvidia-smi nvlink` in any read-only mode.
+    Nvlink(Nvlink),
 }
 
 impl SectionData {
@@ -141,6 +147,7 @@ impl SectionData {
     pub fn kind(&self) -> Kind {
         match self {
             Self::Ibstat(_) => Kind::Ibstat,
+            Self::Nvlink(_) => Kind::Nvlink,
         }
     }
 
@@ -149,6 +156,7 @@ impl SectionData {
     pub fn summary(&self) -> String {
         match self {
             Self::Ibstat(v) => ibstat::summary(v),
+            Self::Nvlink(v) => nvlink::summary(v),
         }
     }
 }
@@ -184,7 +192,7 @@ pub(crate) struct Format {
 }
 
 /// Every supported format, in the order detection tries them.
-pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT];
+pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT, nvlink::FORMAT];
 
 /// The format that produces `kind`.
 pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {
