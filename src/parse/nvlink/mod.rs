@@ -49,7 +49,7 @@ fn is_nvlink_command(argv: &[&str]) -> bool {
 }
 
 /// `-c` labels as printed, and the keys the model uses for them.
-pub(crate) const CAPABILITIES: &[(&str, &str)] = &[
+const CAPABILITIES: &[(&str, &str)] = &[
     ("P2P is supported", "p2p_supported"),
     ("Access to system memory supported", "system_memory_access_supported"),
     ("P2P atomics supported", "p2p_atomics_supported"),
@@ -285,7 +285,7 @@ fn counter_of(key: &str, value: u64, v100: bool) -> Counter {
 
 /// `Replay Errors` → `replay_errors`; `Data Tx` in KiB → `data_tx_kib`;
 /// `Rx0` in KBytes → `rx0_kib`.
-pub(crate) fn counter_key(name: &str, unit: CounterUnit) -> String {
+fn counter_key(name: &str, unit: CounterUnit) -> String {
     let mut key = snake_case(name);
     if unit != CounterUnit::Count {
         key.push_str("_kib");
@@ -294,7 +294,7 @@ pub(crate) fn counter_key(name: &str, unit: CounterUnit) -> String {
 }
 
 /// The model key of a `-c` label.
-pub(crate) fn capability_key(label: &str) -> String {
+fn capability_key(label: &str) -> String {
     CAPABILITIES
         .iter()
         .find(|(printed, _)| printed.eq_ignore_ascii_case(label))
@@ -302,7 +302,7 @@ pub(crate) fn capability_key(label: &str) -> String {
 }
 
 /// Lower case, runs of anything but letters and digits turned into one `_`.
-pub(crate) fn snake_case(label: &str) -> String {
+fn snake_case(label: &str) -> String {
     let mut out = String::with_capacity(label.len());
     for c in label.chars() {
         if c.is_ascii_alphanumeric() {

@@ -2,7 +2,7 @@
 //! other, in the tool's own layout (tab and space before `Link`). Used by the
 //! round-trip tests, and by anyone who wants nvidia-smi-shaped text back.
 
-use super::{snake_case, CAPABILITIES};
+use super::CAPABILITIES;
 use crate::model::nvlink::{Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode};
 use std::fmt::Write as _;
 
@@ -208,6 +208,7 @@ fn capability_label(key: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::snake_case;
     use super::*;
 
     #[test]
