@@ -3,6 +3,9 @@
 //! public samples, which are read in place from the shared corpus and never
 //! copied. Expected values were read off the files by eye.
 
+// Test helpers fail loudly on bad fixtures, like the tests they serve.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
+
 use fabricscope::model::nvlink::{Nvlink, NvlinkMode};
 use fabricscope::{input, Document, Kind, ReadOptions, SectionData};
 use std::path::{Path, PathBuf};
@@ -29,8 +32,18 @@ fn read_clean(path: &Path) -> Document {
         path.display(),
         doc.sections.iter().map(|s| s.kind).collect::<Vec<_>>()
     );
-    assert!(doc.unrecognised.is_empty(), "{}: {:?}", path.display(), doc.unrecognised);
-    assert!(doc.all_warnings().is_empty(), "{}: {:?}", path.display(), doc.all_warnings());
+    assert!(
+        doc.unrecognised.is_empty(),
+        "{}: {:?}",
+        path.display(),
+        doc.unrecognised
+    );
+    assert!(
+        doc.all_warnings().is_empty(),
+        "{}: {:?}",
+        path.display(),
+        doc.all_warnings()
+    );
     doc
 }
 
@@ -108,7 +121,11 @@ fn every_public_sample_reads_cleanly_as_nvlink() {
 
 #[test]
 fn h200_pair_has_18_links_at_26_562_on_each_gpu() {
-    for file in ["nvlink_s.txt", "nvlink_status_long.txt", "during_nvlink_s.txt"] {
+    for file in [
+        "nvlink_s.txt",
+        "nvlink_status_long.txt",
+        "during_nvlink_s.txt",
+    ] {
         let m = only(X2, file);
         assert_eq!(m.modes, [NvlinkMode::Status], "{file}");
         assert_eq!(m.gpus.len(), 2);
@@ -223,7 +240,11 @@ fn two_snapshots_without_prompts_become_two_sections() {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let paste = format!("{}\n{}\n", strip("during_gt_r_1.txt"), strip("during_gt_r_2.txt"));
+    let paste = format!(
+        "{}\n{}\n",
+        strip("during_gt_r_1.txt"),
+        strip("during_gt_r_2.txt")
+    );
     let doc = input::read(&paste, &ReadOptions::default()).unwrap();
     let models = nvlink(&doc);
     assert_eq!(models.len(), 2);
@@ -239,11 +260,19 @@ fn remote_ends_capabilities_and_other_modes() {
     let r = only(X2, "nvlink_R.txt");
     assert_eq!(r.modes, [NvlinkMode::RemoteLinkInfo]);
     for m in [&p, &r] {
-        let remotes: Vec<_> = m.gpus.iter().flat_map(|g| &g.links).map(|l| l.remote.clone().unwrap()).collect();
+        let remotes: Vec<_> = m
+            .gpus
+            .iter()
+            .flat_map(|g| &g.links)
+            .map(|l| l.remote.clone().unwrap())
+            .collect();
         assert_eq!(remotes.len(), 36);
         assert!(remotes.iter().all(|r| r.is_unknown()));
     }
-    assert!(r.gpus[1].links.iter().all(|l| l.remote.as_ref().unwrap().link == Some(0)));
+    assert!(r.gpus[1]
+        .links
+        .iter()
+        .all(|l| l.remote.as_ref().unwrap().link == Some(0)));
 
     let c = only(X2, "nvlink_c.txt");
     assert!(c
@@ -256,12 +285,22 @@ fn remote_ends_capabilities_and_other_modes() {
     assert_eq!(lp.gpus[1].low_power_threshold_unit_us, Some(100));
     assert_eq!(lp.gpus[1].low_power_threshold_range, Some((1, 8191)));
     assert!(lp.gpus.iter().flat_map(|g| &g.links).all(|l| {
-        l.low_power_mode.as_deref() == Some("Low Power State") && l.low_power_threshold_us == Some(50_000)
+        l.low_power_mode.as_deref() == Some("Low Power State")
+            && l.low_power_threshold_us == Some(50_000)
     }));
 
     let info = only(X2, "nvlink_info.txt");
-    assert_eq!(info.gpus[1].info.get("NVLE").map(String::as_str), Some("disabled"));
-    assert_eq!(info.gpus[1].info.get("Firmware Version").map(String::as_str), Some("N/A"));
+    assert_eq!(
+        info.gpus[1].info.get("NVLE").map(String::as_str),
+        Some("disabled")
+    );
+    assert_eq!(
+        info.gpus[1]
+            .info
+            .get("Firmware Version")
+            .map(String::as_str),
+        Some("N/A")
+    );
 
     let bridge = only(X2, "nvlink_cBridge.txt");
     assert_eq!(bridge.gpus.len(), 2);
@@ -271,13 +310,22 @@ fn remote_ends_capabilities_and_other_modes() {
     assert_eq!(width.gpus[0].messages, ["Not supported"]);
 
     for dir in [X2, X1] {
-        assert_eq!(only(dir, "nvlink_gBwMode.txt").bandwidth_mode.as_deref(), Some("FULL"));
+        assert_eq!(
+            only(dir, "nvlink_gBwMode.txt").bandwidth_mode.as_deref(),
+            Some("FULL")
+        );
     }
 }
 
 #[test]
 fn a_gpu_without_nvlink_prints_nothing_and_that_is_an_empty_model() {
-    for file in ["nvlink_s.txt", "nvlink_e.txt", "nvlink_gt_d.txt", "nvlink_ec.txt", "nvlink_R.txt"] {
+    for file in [
+        "nvlink_s.txt",
+        "nvlink_e.txt",
+        "nvlink_gt_d.txt",
+        "nvlink_ec.txt",
+        "nvlink_R.txt",
+    ] {
         let m = only(X1, file);
         assert_eq!(m, Nvlink::default(), "{file}");
     }
@@ -287,8 +335,11 @@ fn a_gpu_without_nvlink_prints_nothing_and_that_is_an_empty_model() {
 fn nvidia_smi_list_and_help_are_not_nvlink() {
     for dir in [X2, X1] {
         for file in ["smi_L.txt", "nvlink_help.txt"] {
-            let doc = input::read_all(&text_of(&Path::new(dir).join(file)), &ReadOptions::default())
-                .unwrap();
+            let doc = input::read_all(
+                &text_of(&Path::new(dir).join(file)),
+                &ReadOptions::default(),
+            )
+            .unwrap();
             assert!(nvlink(&doc).is_empty(), "{dir}/{file}");
         }
     }
@@ -310,15 +361,24 @@ fn public_samples_values() {
     }
     let remote = get("nvlink-R__hpe-jp-elearning-h100pcie__1.txt");
     let l4 = remote.gpus[0].link(4).unwrap().remote.clone().unwrap();
-    assert_eq!((l4.pci_bus_id.as_str(), l4.link), ("00000000:D5:00.0", Some(6)));
+    assert_eq!(
+        (l4.pci_bus_id.as_str(), l4.link),
+        ("00000000:D5:00.0", Some(6))
+    );
     assert_eq!(remote.gpus[1].links.len(), 12);
 
     let a100_pcie = get("nvlink-s__hpe-jp-elearning-a100pcie__1.txt");
     assert!(a100_pcie.gpus.iter().all(|g| g.all_links_inactive));
     let bad = get("nvlink-s__azurehpc-health-checks-testdata__bad.txt");
-    assert_eq!((bad.gpus[0].index, bad.gpus[0].all_links_inactive), (6, true));
+    assert_eq!(
+        (bad.gpus[0].index, bad.gpus[0].all_links_inactive),
+        (6, true)
+    );
     let good = get("nvlink-s__azurehpc-health-checks-testdata__good.txt");
     assert_eq!(good.gpus[0].name, "NVIDIA A100-SXM4-80GB");
     assert_eq!(good.gpus[0].active_links().count(), 12);
-    assert!(good.gpus[0].links.iter().all(|l| l.speed_gb_per_s == Some(25.0)));
+    assert!(good.gpus[0]
+        .links
+        .iter()
+        .all(|l| l.speed_gb_per_s == Some(25.0)));
 }

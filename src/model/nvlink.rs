@@ -224,7 +224,9 @@ impl NvlinkRemote {
     /// the far end: such links cannot be attributed to a peer or a switch.
     #[must_use]
     pub fn is_unknown(&self) -> bool {
-        self.pci_bus_id.to_ascii_uppercase().starts_with("FFFFFFFF:")
+        self.pci_bus_id
+            .to_ascii_uppercase()
+            .starts_with("FFFFFFFF:")
     }
 }
 
@@ -266,7 +268,10 @@ mod tests {
         down.inactive = true;
         gpu.links = vec![up, down];
         assert_eq!(gpu.active_links().map(|l| l.link).collect::<Vec<_>>(), [0]);
-        assert_eq!(gpu.inactive_links().map(|l| l.link).collect::<Vec<_>>(), [4]);
+        assert_eq!(
+            gpu.inactive_links().map(|l| l.link).collect::<Vec<_>>(),
+            [4]
+        );
         assert_eq!(gpu.link(4).map(|l| l.inactive), Some(true));
         assert!(gpu.link(5).is_none());
     }

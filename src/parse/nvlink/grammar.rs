@@ -314,7 +314,9 @@ fn number_of(text: &str, what: &'static str) -> Result<u64, Misfit> {
     match decimal_u64(text) {
         Ok(n) => Ok(n),
         Err(NumberError::TooLarge) => Err(Misfit::TooLarge(what)),
-        Err(NumberError::NotANumber) => Err(Misfit::Unknown("a value that should be a number is not")),
+        Err(NumberError::NotANumber) => {
+            Err(Misfit::Unknown("a value that should be a number is not"))
+        }
     }
 }
 
@@ -382,7 +384,10 @@ mod tests {
         assert_eq!(h.name, "NVIDIA H200");
         assert_eq!(h.uuid, Some("GPU-d4a16625-4536-2b66-d7f0-0060bf86bff4"));
         let h = gpu_header("GPU 12: Tesla V100-SXM2-16GB").unwrap();
-        assert_eq!((h.index, h.name, h.uuid), (12, "Tesla V100-SXM2-16GB", None));
+        assert_eq!(
+            (h.index, h.name, h.uuid),
+            (12, "Tesla V100-SXM2-16GB", None)
+        );
         assert!(gpu_header("GPU 00000000:18:00.0").is_none());
         assert!(gpu_header("GPU NVLINK bandwidth mode: FULL").is_none());
         assert!(gpu_header("GPU 1:").is_none());
@@ -455,7 +460,10 @@ mod tests {
         );
         assert_eq!(
             shape("\t Link 5, SLI is supported: false"),
-            Ok(Shape::Link(5, LinkFact::Capability("SLI is supported", false)))
+            Ok(Shape::Link(
+                5,
+                LinkFact::Capability("SLI is supported", false)
+            ))
         );
         assert_eq!(
             shape("\t\t Lane 1 ECC Correction Count: 275 (Overflow=1)"),
@@ -465,7 +473,10 @@ mod tests {
                 overflow: 1
             })
         );
-        assert_eq!(shape("\t Link 9:"), Ok(Shape::Link(9, LinkFact::LaneHeading)));
+        assert_eq!(
+            shape("\t Link 9:"),
+            Ok(Shape::Link(9, LinkFact::LaneHeading))
+        );
         assert_eq!(
             shape("\t Link 0: Low Power Threshold: 50000 us"),
             Ok(Shape::Link(0, LinkFact::LowPowerThreshold(50_000)))
@@ -489,12 +500,18 @@ mod tests {
             assert_eq!(shape(t), Ok(Shape::AllLinksInactive));
         }
         assert_eq!(shape("No devices were found"), Ok(Shape::NoDevices));
-        assert_eq!(shape("\t Invalid Link"), Ok(Shape::GpuMessage("Invalid Link")));
+        assert_eq!(
+            shape("\t Invalid Link"),
+            Ok(Shape::GpuMessage("Invalid Link"))
+        );
         assert_eq!(
             shape("GPU NVLINK bandwidth mode: FULL"),
             Ok(Shape::BandwidthMode("FULL"))
         );
-        assert_eq!(shape("\t NVLE: disabled"), Ok(Shape::Info("NVLE", "disabled")));
+        assert_eq!(
+            shape("\t NVLE: disabled"),
+            Ok(Shape::Info("NVLE", "disabled"))
+        );
         assert_eq!(shape("[...]"), Ok(Shape::Elision));
         assert!(shape("Temperature: 40 C").is_err());
     }

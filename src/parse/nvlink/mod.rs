@@ -51,9 +51,15 @@ fn is_nvlink_command(argv: &[&str]) -> bool {
 /// `-c` labels as printed, and the keys the model uses for them.
 const CAPABILITIES: &[(&str, &str)] = &[
     ("P2P is supported", "p2p_supported"),
-    ("Access to system memory supported", "system_memory_access_supported"),
+    (
+        "Access to system memory supported",
+        "system_memory_access_supported",
+    ),
     ("P2P atomics supported", "p2p_atomics_supported"),
-    ("System memory atomics supported", "system_memory_atomics_supported"),
+    (
+        "System memory atomics supported",
+        "system_memory_atomics_supported",
+    ),
     ("SLI is supported", "sli_supported"),
     ("Link is supported", "link_supported"),
 ];
@@ -167,7 +173,9 @@ impl Reader {
         self.saw(mode);
         match self.gpu(line) {
             Some(gpu) => set(gpu),
-            None => self.unread.line(line, "GPU field before any `GPU N:` header"),
+            None => self
+                .unread
+                .line(line, "GPU field before any `GPU N:` header"),
         }
     }
 
@@ -260,7 +268,11 @@ impl Reader {
 
 /// The link record for `number`, created on first mention; its span grows
 /// to cover `line`. (`None` cannot happen: the record is found or pushed.)
-fn link_mut<'g>(gpu: &'g mut NvlinkGpu, number: u32, line: &Line<'_>) -> Option<&'g mut NvlinkLink> {
+fn link_mut<'g>(
+    gpu: &'g mut NvlinkGpu,
+    number: u32,
+    line: &Line<'_>,
+) -> Option<&'g mut NvlinkLink> {
     let link = match gpu.links.iter().position(|l| l.link == number) {
         Some(i) => gpu.links.get_mut(i),
         None => {
@@ -332,9 +344,9 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     header.uuid?;
     let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
     let nvlink_only = match grammar::shape(next) {
-        Ok(Shape::Link(..) | Shape::AllLinksInactive | Shape::Info(..) | Shape::LowPowerUnit(_)) => {
-            true
-        }
+        Ok(
+            Shape::Link(..) | Shape::AllLinksInactive | Shape::Info(..) | Shape::LowPowerUnit(_),
+        ) => true,
         Ok(Shape::GpuMessage(m)) => m == "Invalid Link",
         Ok(_) => false,
         Err(_) => next.starts_with("Link "),

@@ -47,7 +47,10 @@ fn render_gpu(s: &mut String, gpu: &NvlinkGpu, modes: &[NvlinkMode]) {
         let _ = writeln!(s, "\t Low Power Threshold are in units of {unit} us");
     }
     if let Some((low, high)) = gpu.low_power_threshold_range {
-        let _ = writeln!(s, "\t Range of Low Power Threshold values are {low} to {high}");
+        let _ = writeln!(
+            s,
+            "\t Range of Low Power Threshold values are {low} to {high}"
+        );
     }
     for mode in modes {
         for link in &gpu.links {
@@ -200,10 +203,10 @@ fn counter_label(key: &str) -> String {
 
 /// `p2p_supported` → `P2P is supported`; unknown keys come back with spaces.
 fn capability_label(key: &str) -> String {
-    CAPABILITIES
-        .iter()
-        .find(|(_, k)| *k == key)
-        .map_or_else(|| key.replace('_', " "), |(printed, _)| (*printed).to_owned())
+    CAPABILITIES.iter().find(|(_, k)| *k == key).map_or_else(
+        || key.replace('_', " "),
+        |(printed, _)| (*printed).to_owned(),
+    )
 }
 
 #[cfg(test)]
@@ -219,7 +222,12 @@ mod tests {
         assert_eq!(counter_label("rx0_kib"), "Rx0");
         assert_eq!(capability_label("sli_supported"), "SLI is supported");
         assert_eq!(capability_label("odd_new_thing"), "odd new thing");
-        for label in ["CRC Errors", "Data Tx", "Recovery Errors", "CRC Flit Errors"] {
+        for label in [
+            "CRC Errors",
+            "Data Tx",
+            "Recovery Errors",
+            "CRC Flit Errors",
+        ] {
             assert_eq!(counter_label(&snake_case(label)), label);
         }
     }

@@ -35,7 +35,10 @@ GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-c7e253b0)
     assert_eq!(g0.span, LineSpan::new(1, 3));
     assert_eq!(m.gpus[1].links[0].link, 11);
     assert_eq!(m.gpus[1].links[0].speed_gb_per_s, Some(25.0));
-    assert_eq!(summary(&m), "2 GPU(s), 3 link(s) (-s): 2 active, 1 inactive");
+    assert_eq!(
+        summary(&m),
+        "2 GPU(s), 3 link(s) (-s): 2 active, 1 inactive"
+    );
 }
 
 #[test]
@@ -46,7 +49,10 @@ GPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-9667)
 NVML: Unable to retrieve NVLink information as all links are inactive
 ";
     let m = clean(text);
-    assert!(m.gpus.iter().all(|g| g.all_links_inactive && g.links.is_empty()));
+    assert!(m
+        .gpus
+        .iter()
+        .all(|g| g.all_links_inactive && g.links.is_empty()));
     assert_eq!(
         m.notes,
         ["GPU 0: all links inactive", "GPU 6: all links inactive"]
@@ -104,7 +110,9 @@ fn lane_ecc_blocks_attach_to_their_link_heading() {
 
 #[test]
 fn a_lane_without_a_link_heading_is_a_warning() {
-    let parsed = read("GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\n\t\t Lane 0 ECC Correction Count: 1 (Overflow=0)\n");
+    let parsed = read(
+        "GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\n\t\t Lane 0 ECC Correction Count: 1 (Overflow=0)\n",
+    );
     assert_eq!(parsed.warnings.len(), 1);
     assert_eq!(parsed.warnings[0].span, LineSpan::line(2));
     assert!(parsed.value.gpus[0].links.is_empty());
@@ -178,7 +186,10 @@ fn remote_pci_and_remote_link_info_merge_on_one_link() {
         [NvlinkMode::RemoteLinkInfo, NvlinkMode::RemotePciBusId]
     );
     let l4 = m.gpus[0].links[0].remote.as_ref().unwrap();
-    assert_eq!((l4.pci_bus_id.as_str(), l4.link), ("00000000:D5:00.0", Some(6)));
+    assert_eq!(
+        (l4.pci_bus_id.as_str(), l4.link),
+        ("00000000:D5:00.0", Some(6))
+    );
     let l5 = m.gpus[0].links[1].remote.as_ref().unwrap();
     assert!(l5.is_unknown());
     assert_eq!(l5.link, None);
@@ -208,7 +219,10 @@ GPU 0: NVIDIA H200 (UUID: GPU-d4a1)
     );
     let gpu = &m.gpus[0];
     assert_eq!(gpu.info.get("NVLE").map(String::as_str), Some("disabled"));
-    assert_eq!(gpu.info.get("Firmware Version").map(String::as_str), Some("N/A"));
+    assert_eq!(
+        gpu.info.get("Firmware Version").map(String::as_str),
+        Some("N/A")
+    );
     assert_eq!(gpu.low_power_threshold_unit_us, Some(100));
     assert_eq!(gpu.low_power_threshold_range, Some((1, 8191)));
     let l0 = &gpu.links[0];
@@ -220,7 +234,10 @@ GPU 0: NVIDIA H200 (UUID: GPU-d4a1)
 fn headers_only_messages_and_no_output() {
     let m = clean("GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\nGPU 1: NVIDIA H200 (UUID: GPU-46ba)\n");
     assert_eq!(m.gpus.len(), 2);
-    assert!(m.gpus.iter().all(|g| g.links.is_empty() && g.messages.is_empty()));
+    assert!(m
+        .gpus
+        .iter()
+        .all(|g| g.links.is_empty() && g.messages.is_empty()));
     assert!(m.modes.is_empty());
 
     let m = clean("GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\n\t Invalid Link\n");
@@ -236,7 +253,10 @@ fn headers_only_messages_and_no_output() {
     let empty = read("");
     assert!(empty.warnings.is_empty());
     assert_eq!(empty.value, Nvlink::default());
-    assert_eq!(summary(&empty.value), "no NVLink output (no NVLink-capable GPU)");
+    assert_eq!(
+        summary(&empty.value),
+        "no NVLink output (no NVLink-capable GPU)"
+    );
 }
 
 #[test]
@@ -274,7 +294,10 @@ GPU 0: NVIDIA H200 (UUID: GPU-d4a1)
 fn detection_wants_nvlink_lines_after_a_uuid_header() {
     let header = "GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\n";
     let det = |next: &str| detect(&lines_of(&format!("{header}{next}")));
-    assert_eq!(det("\t Link 0: 26.562 GB/s").map(|b| b.key), Some("GPU 0".into()));
+    assert_eq!(
+        det("\t Link 0: 26.562 GB/s").map(|b| b.key),
+        Some("GPU 0".into())
+    );
     assert!(det("\n\t Link 0:").is_some());
     assert!(det("NVML: Unable to retrieve NVLink information as all links are inActive").is_some());
     assert!(det("\t NVLE: disabled").is_some());
@@ -287,7 +310,10 @@ fn detection_wants_nvlink_lines_after_a_uuid_header() {
     // No UUID: too weak a header to claim the text without a prompt.
     assert!(detect(&lines_of("GPU 0: Tesla V100\n\t Link 0: 25.781 GB/s")).is_none());
     // `nvidia-smi -q` prints `GPU 00000000:18:00.0`.
-    assert!(detect(&lines_of("GPU 00000000:18:00.0\n    Product Name: NVIDIA H200")).is_none());
+    assert!(detect(&lines_of(
+        "GPU 00000000:18:00.0\n    Product Name: NVIDIA H200"
+    ))
+    .is_none());
     assert_eq!(
         detect(&lines_of("GPU NVLINK bandwidth mode: FULL")).map(|b| b.key),
         Some("bandwidth mode".into())
