@@ -382,3 +382,45 @@ fn public_samples_values() {
         .iter()
         .all(|l| l.speed_gb_per_s == Some(25.0)));
 }
+
+/// The knowledge base agrees with every healthy capture we have, so a rule
+/// built on it cannot flag these machines.
+#[test]
+fn knowledge_base_agrees_with_healthy_captures() {
+    use fabricscope::kb::gpu_nvlink_expectation;
+    let check = |m: &Nvlink| {
+        for gpu in &m.gpus {
+            let spec = gpu_nvlink_expectation(&gpu.name).unwrap_or_else(|| panic!("{}", gpu.name));
+            assert_eq!(
+                spec.link_slots,
+                Some(gpu.links.len() as u32),
+                "{}",
+                gpu.name
+            );
+            assert_eq!(
+                gpu.active_links().count() as u32,
+                spec.active_links,
+                "{}",
+                gpu.name
+            );
+            for link in gpu.active_links() {
+                assert_eq!(spec.is_full_speed(link.speed_gb_per_s.unwrap()), Some(true));
+            }
+        }
+    };
+    check(&only(X2, "nvlink_s.txt"));
+    if Path::new(PUBLIC).is_dir() {
+        check(&only(PUBLIC, "nvlink-s__hpe-jp-elearning-h100pcie__1.txt"));
+        check(&only(
+            PUBLIC,
+            "nvlink-s__azurehpc-health-checks-testdata__good.txt",
+        ));
+        let pcie = only(PUBLIC, "nvlink-s__hpe-jp-elearning-a100pcie__1.txt");
+        for gpu in &pcie.gpus {
+            let spec = gpu_nvlink_expectation(&gpu.name).unwrap();
+            assert!(gpu.all_links_inactive && spec.all_inactive_can_be_normal);
+        }
+    } else {
+        println!("public samples skipped: {PUBLIC} not present");
+    }
+}
