@@ -424,3 +424,66 @@ fn knowledge_base_agrees_with_healthy_captures() {
         println!("public samples skipped: {PUBLIC} not present");
     }
 }
+
+#[test]
+fn pasted_forms_pdsh_prefixes_fences_and_prompts() {
+    let pdsh = "node01: GPU 0: NVIDIA H200 (UUID: GPU-aaaa)
+node02: GPU 0: NVIDIA H200 (UUID: GPU-bbbb)
+node01: \t Link 0: 26.562 GB/s
+node02: \t Link 0: <inactive>
+node01: \t Link 1: 26.562 GB/s
+node02: \t Link 1: 26.562 GB/s
+";
+    let doc = input::read(pdsh, &ReadOptions::default()).unwrap();
+    assert!(doc.all_warnings().is_empty() && doc.unrecognised.is_empty());
+    let hosts: Vec<_> = doc.sections.iter().map(|s| s.host.as_deref()).collect();
+    assert_eq!(hosts, [Some("node01"), Some("node02")]);
+    let models = nvlink(&doc);
+    assert_eq!(models[0].gpus[0].active_links().count(), 2);
+    assert_eq!(
+        models[1].gpus[0]
+            .inactive_links()
+            .map(|l| l.link)
+            .collect::<Vec<_>>(),
+        [0]
+    );
+
+    let fenced = "```
+[root@gpu07 ~]# nvidia-smi nvlink -s
+GPU 0: Tesla V100-SXM2-16GB (UUID: GPU-xxx)
+         Link 0: 25.781 GB/s
+         Link 1: <inactive>
+```
+";
+    let doc = read_clean_text(fenced);
+    assert_eq!(doc.sections[0].host.as_deref(), Some("gpu07"));
+    let m = nvlink(&doc)[0].clone();
+    assert_eq!(m.gpus[0].links[0].speed_gb_per_s, Some(25.781));
+    assert!(m.gpus[0].links[1].inactive);
+
+    // Help text and `-L` after a real block do not break it.
+    let mixed = "$ nvidia-smi nvlink -e
+GPU 0: NVIDIA H200 (UUID: GPU-aaaa)
+\t Link 0: Replay Errors: 0
+$ nvidia-smi nvlink -gt d
+GPU 0: NVIDIA H200 (UUID: GPU-aaaa)
+\t Link 0: Data Tx: 5 KiB
+";
+    let doc = read_clean_text(mixed);
+    let modes: Vec<_> = nvlink(&doc).iter().map(|m| m.modes.clone()).collect();
+    assert_eq!(
+        modes,
+        [
+            vec![NvlinkMode::ErrorCounters],
+            vec![NvlinkMode::ThroughputData]
+        ]
+    );
+}
+
+fn read_clean_text(text: &str) -> Document {
+    let doc = input::read(text, &ReadOptions::default()).unwrap();
+    assert!(doc.all_warnings().is_empty(), "{:?}", doc.all_warnings());
+    assert!(doc.unrecognised.is_empty(), "{:?}", doc.unrecognised);
+    assert!(doc.sections.iter().all(|s| s.kind == Kind::Nvlink));
+    doc
+}

@@ -381,6 +381,15 @@ pub fn summary(nvlink: &Nvlink) -> String {
     if dark > 0 {
         s.push_str(&format!("; {dark} GPU(s) with all links inactive"));
     }
+    for gpu in &nvlink.gpus {
+        for message in gpu
+            .messages
+            .iter()
+            .filter(|m| !grammar::is_all_links_inactive(m))
+        {
+            s.push_str(&format!("; GPU {}: {message}", gpu.index));
+        }
+    }
     s
 }
 

@@ -244,6 +244,7 @@ fn headers_only_messages_and_no_output() {
     assert_eq!(m.gpus[0].messages, ["Invalid Link"]);
     let m = clean("GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\nNot supported\n");
     assert_eq!(m.gpus[0].messages, ["Not supported"]);
+    assert_eq!(summary(&m), "1 GPU(s), 0 link(s); GPU 0: Not supported");
 
     let m = clean("No devices were found\n");
     assert_eq!(m.notes, ["No devices were found"]);
