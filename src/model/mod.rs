@@ -6,6 +6,7 @@
 
 pub mod counter;
 pub mod ib;
+pub mod nvlink;
 
 pub use counter::Counter;
 pub mod iblinkinfo;

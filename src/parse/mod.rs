@@ -14,6 +14,7 @@ pub mod iblinkinfo;
 pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;
+pub mod nvlink;
 pub(crate) mod text;
 
 use crate::diag::Warning;
@@ -21,6 +22,7 @@ use crate::model::ib::Ibstat;
 use crate::model::iblinkinfo::Iblinkinfo;
 use crate::model::ibstatus::Ibstatus;
 use crate::model::ibv_devinfo::IbvDevinfo;
+use crate::model::nvlink::Nvlink;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -128,6 +130,8 @@ pub enum Kind {
     IbvDevinfo,
     /// `iblinkinfo`.
     Iblinkinfo,
+    /// `nvidia-smi nvlink` (any read-only mode).
+    Nvlink,
 }
 
 impl Kind {
@@ -151,6 +155,8 @@ pub enum SectionData {
     IbvDevinfo(IbvDevinfo),
     /// `iblinkinfo` in any form.
     Iblinkinfo(Iblinkinfo),
+    /// `nvidia-smi nvlink` in any read-only mode.
+    Nvlink(Nvlink),
 }
 
 impl SectionData {
@@ -162,6 +168,7 @@ impl SectionData {
             Self::Ibstatus(_) => Kind::Ibstatus,
             Self::IbvDevinfo(_) => Kind::IbvDevinfo,
             Self::Iblinkinfo(_) => Kind::Iblinkinfo,
+            Self::Nvlink(_) => Kind::Nvlink,
         }
     }
 
@@ -173,6 +180,7 @@ impl SectionData {
             Self::Ibstatus(v) => ibstatus::summary(v),
             Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
             Self::Iblinkinfo(v) => iblinkinfo::summary(v),
+            Self::Nvlink(v) => nvlink::summary(v),
         }
     }
 }
@@ -213,6 +221,7 @@ pub(crate) static FORMATS: &[Format] = &[
     ibstatus::FORMAT,
     ibv_devinfo::FORMAT,
     iblinkinfo::FORMAT,
+    nvlink::FORMAT,
 ];
 
 /// The format that produces `kind`.
