@@ -52,6 +52,12 @@ fn run_target(target: &str, data: &[u8]) -> bool {
                 let _ = fabricscope::parse::iblinkinfo::parse(lines);
             }
         }
+        "nvlink" => {
+            if let Some(lines) = &lines {
+                let parsed = fabricscope::parse::nvlink::parse(lines);
+                let _ = fabricscope::parse::nvlink::render(&parsed.value);
+            }
+        }
         _ => return false,
     }
     true
