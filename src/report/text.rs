@@ -131,8 +131,16 @@ pub fn render(report: &Report, options: &TextOptions) -> String {
     if !report.skipped_inputs.is_empty() {
         let _ = writeln!(s);
         let _ = writeln!(s, "{}", p.bold("== inputs skipped"));
-        for i in &report.skipped_inputs {
+        const SHOWN: usize = 10;
+        for i in report.skipped_inputs.iter().take(SHOWN) {
             let _ = writeln!(s, "  {}: {}", i.input, i.reason);
+        }
+        if report.skipped_inputs.len() > SHOWN {
+            let _ = writeln!(
+                s,
+                "  … and {} more (use --format json for the full list)",
+                report.skipped_inputs.len() - SHOWN
+            );
         }
     }
     if !report.skipped_rules.is_empty() {

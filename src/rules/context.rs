@@ -16,6 +16,7 @@ use crate::model::Counter;
 use crate::parse::SectionData;
 use crate::span::LineSpan;
 use crate::stats::{CounterRate, Measurements};
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 /// Which machine something belongs to.
@@ -307,7 +308,7 @@ impl NvGpuRef<'_> {
 }
 
 /// Everything a rule may read.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Context<'a> {
     /// The documents analysed together.
     pub documents: &'a [Document],
@@ -315,6 +316,8 @@ pub struct Context<'a> {
     pub thresholds: &'a Thresholds,
     /// Rates, BER, outliers and balance computed by [`crate::stats`].
     pub measurements: &'a Measurements,
+    /// [`Context::perf_ports`], built once: a dozen counter rules read it.
+    perf_ports: OnceCell<Vec<PerfPortRef<'a>>>,
 }
 
 impl<'a> Context<'a> {
@@ -329,6 +332,7 @@ impl<'a> Context<'a> {
             documents,
             thresholds,
             measurements,
+            perf_ports: OnceCell::new(),
         }
     }
 
@@ -365,15 +369,19 @@ impl<'a> Context<'a> {
     /// The latest counters `perfquery` printed per port, with the adapter
     /// name when an `ibstat`-like section maps the LID to one.
     #[must_use]
-    pub fn perf_ports(&self) -> Vec<PerfPortRef<'a>> {
+    pub fn perf_ports(&self) -> &[PerfPortRef<'a>] {
+        self.perf_ports.get_or_init(|| self.build_perf_ports())
+    }
+
+    fn build_perf_ports(&self) -> Vec<PerfPortRef<'a>> {
         let mut device_of_lid: BTreeMap<(HostKey<'a>, u32), &'a str> = BTreeMap::new();
         for p in self.ib_ports() {
             if let Some(lid) = p.base_lid.filter(|l| *l != 0 && *l != 0xffff) {
                 device_of_lid.insert((p.host(), lid), p.device);
             }
         }
-        let local_lids: std::collections::BTreeSet<(HostKey<'a>, u32)> =
-            device_of_lid.keys().copied().collect();
+        let hosts_with_lids: std::collections::BTreeSet<HostKey<'a>> =
+            device_of_lid.keys().map(|(h, _)| *h).collect();
         type PortKey<'k> = (
             HostKey<'k>,
             Option<u32>,
@@ -442,8 +450,8 @@ impl<'a> Context<'a> {
                 // host's ports are known) was queried across the fabric.
                 let host = match block.lid {
                     Some(lid)
-                        if local_lids.iter().any(|(h, _)| *h == at.host())
-                            && !local_lids.contains(&(at.host(), lid)) =>
+                        if hosts_with_lids.contains(&at.host())
+                            && !device_of_lid.contains_key(&(at.host(), lid)) =>
                     {
                         HostKey::Fabric
                     }

@@ -426,7 +426,7 @@ struct Meaning {
     todo: &'static str,
 }
 
-fn perf_ports_or_skip<'a>(ctx: &Context<'a>) -> Result<Vec<PerfPortRef<'a>>, Coverage> {
+fn perf_ports_or_skip<'c, 'a>(ctx: &'c Context<'a>) -> Result<&'c [PerfPortRef<'a>], Coverage> {
     let ports = ctx.perf_ports();
     if ports.iter().any(|p| !p.counters.is_empty()) {
         Ok(ports)
@@ -464,7 +464,7 @@ fn over_limits(
         Err(skip) => return skip,
     };
     let mut checked = 0;
-    for port in &ports {
+    for port in ports {
         let mut seen = false;
         for name in counters {
             let Some(reading) = port.counters.get(name) else {
@@ -675,7 +675,7 @@ fn check_saturated(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         Ok(p) => p,
         Err(skip) => return skip,
     };
-    for port in &ports {
+    for port in ports {
         for name in ERROR_COUNTERS {
             let Some(reading) = port.counters.get(name) else {
                 continue;

@@ -186,23 +186,28 @@ pub(crate) fn compare_versions(a: &str, b: &str) -> Ordering {
     parts(a).cmp(&parts(b))
 }
 
-/// The most common value; ties go to the greatest by `order`.
-fn usual<T: Clone>(values: &[T], order: impl Fn(&T, &T) -> Ordering) -> Option<(T, usize)> {
-    let mut best: Option<(T, usize)> = None;
+/// The most common value; ties go to the greatest by `order`. Values are
+/// counted by exact equality (`key`), so this is linear in the fleet size.
+fn usual<T: Clone, K: Ord>(
+    values: &[T],
+    key: impl Fn(&T) -> K,
+    order: impl Fn(&T, &T) -> Ordering,
+) -> Option<(T, usize)> {
+    let mut counts: BTreeMap<K, (usize, &T)> = BTreeMap::new();
     for v in values {
-        let count = values
-            .iter()
-            .filter(|w| order(v, w) == Ordering::Equal)
-            .count();
-        let better = match &best {
+        counts.entry(key(v)).or_insert((0, v)).0 += 1;
+    }
+    let mut best: Option<(&T, usize)> = None;
+    for (count, v) in counts.into_values() {
+        let better = match best {
             None => true,
-            Some((b, c)) => count > *c || (count == *c && order(v, b) == Ordering::Greater),
+            Some((b, c)) => count > c || (count == c && order(v, b) == Ordering::Greater),
         };
         if better {
-            best = Some((v.clone(), count));
+            best = Some((v, count));
         }
     }
-    best
+    best.map(|(v, c)| (v.clone(), c))
 }
 
 fn adapter_evidence(a: &AdapterRef<'_>, text: String) -> Evidence {
@@ -240,7 +245,8 @@ fn check_firmware_on_host(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage
     for ((_, ty), cas) in &groups {
         checked += cas.len();
         let versions: Vec<&str> = cas.iter().filter_map(|a| a.firmware_version).collect();
-        let Some((expected, count)) = usual(&versions, |a, b| compare_versions(a, b)) else {
+        let Some((expected, count)) = usual(&versions, |v| *v, |a, b| compare_versions(a, b))
+        else {
             continue;
         };
         for a in cas {
@@ -316,10 +322,10 @@ fn check_firmware_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             .values()
             .filter_map(|cas| {
                 let vs: Vec<&str> = cas.iter().filter_map(|a| a.firmware_version).collect();
-                usual(&vs, |a, b| compare_versions(a, b)).map(|(v, _)| v)
+                usual(&vs, |v| *v, |a, b| compare_versions(a, b)).map(|(v, _)| v)
             })
             .collect();
-        let Some((expected, count)) = usual(&votes, |a, b| compare_versions(a, b)) else {
+        let Some((expected, count)) = usual(&votes, |v| *v, |a, b| compare_versions(a, b)) else {
             continue;
         };
         for cas in hosts.values() {
@@ -390,7 +396,7 @@ fn check_rate_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         // One vote per host: its best rate for this adapter type.
         let best_of = |ports: &Ports<'_>| ports.iter().map(|(_, r)| *r).fold(f64::MIN, f64::max);
         let votes: Vec<f64> = hosts.values().map(best_of).collect();
-        let Some((expected, count)) = usual(&votes, |a, b| a.total_cmp(b)) else {
+        let Some((expected, count)) = usual(&votes, |v| v.to_bits(), |a, b| a.total_cmp(b)) else {
             continue;
         };
         for ports in hosts.values() {
@@ -453,7 +459,7 @@ fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cover
         );
     }
     let counts: Vec<usize> = per_host.values().map(Vec::len).collect();
-    let Some((expected, count)) = usual(&counts, Ord::cmp) else {
+    let Some((expected, count)) = usual(&counts, |v| *v, Ord::cmp) else {
         return Coverage::Skipped("no adapter counts".to_owned());
     };
     for (host, cas) in &per_host {

@@ -12,6 +12,7 @@ use crate::declare_rule;
 use crate::kb::pair_nvlink_expectation;
 use crate::model::topo::{Cell, Device, Link, TopoMatrix};
 use crate::span::LineSpan;
+use std::collections::BTreeMap;
 
 declare_rule! {
     /// ### What it detects
@@ -243,18 +244,19 @@ fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cove
     Coverage::Checked(matrices.len())
 }
 
-/// GPU product names the input gives for a host (nvidia-smi nvlink or -q).
-fn gpu_name_on(ctx: &Context<'_>, host: HostKey<'_>) -> Option<String> {
-    ctx.nvlink_gpus()
-        .into_iter()
-        .find(|g| g.host == host)
-        .map(|g| g.name.to_owned())
-        .or_else(|| {
-            ctx.smi_gpus()
-                .into_iter()
-                .find(|(at, _)| at.host() == host)
-                .and_then(|(_, g)| g.product_name.clone())
-        })
+/// The GPU product name the input gives for each host (nvidia-smi nvlink,
+/// else nvidia-smi -q).
+fn gpu_names<'a>(ctx: &Context<'a>) -> BTreeMap<HostKey<'a>, String> {
+    let mut names = BTreeMap::new();
+    for (at, g) in ctx.smi_gpus() {
+        if let Some(n) = &g.product_name {
+            names.insert(at.host(), n.clone());
+        }
+    }
+    for g in ctx.nvlink_gpus() {
+        names.insert(g.host, g.name.to_owned());
+    }
+    names
 }
 
 /// TP002.
@@ -265,6 +267,7 @@ fn check_bond_count(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             "no nvidia-smi topo -m matrix with two or more GPUs in the input".to_owned(),
         );
     }
+    let names = gpu_names(ctx);
     let mut checked = 0;
     for mx in &matrices {
         let gpus = mx.gpus();
@@ -283,8 +286,9 @@ fn check_bond_count(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
         checked += 1;
         let gpu_count = u32::try_from(gpus.len()).unwrap_or(u32::MAX);
-        let kb = gpu_name_on(ctx, mx.at.host())
-            .and_then(|name| pair_nvlink_expectation(&name, gpu_count));
+        let kb = names
+            .get(&mx.at.host())
+            .and_then(|name| pair_nvlink_expectation(name, gpu_count));
         let (expected, why, source) = match kb {
             Some(spec) => match spec.links_per_pair {
                 Some(n) => (

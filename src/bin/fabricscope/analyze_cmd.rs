@@ -132,8 +132,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
     }
     let mut report = fabricscope::analyze(&docs, &options);
     report.skipped_inputs = skipped;
-    for s in &report.skipped_inputs {
-        eprintln!("fabricscope: skipped {}: {}", s.input, s.reason);
+    // The text report lists skipped inputs itself; machine formats keep
+    // stdout clean and say it on stderr.
+    if !matches!(args.format, ReportFormat::Text) {
+        for s in &report.skipped_inputs {
+            eprintln!("fabricscope: skipped {}: {}", s.input, s.reason);
+        }
     }
 
     let named: Vec<NamedDocument<'_>> = names

@@ -1,0 +1,199 @@
+//! The `analyze`, `rules` and `explain` commands as a user runs them: exit
+//! codes, output formats, batch directories, threshold files.
+#![cfg(feature = "cli")]
+// Test helpers: a failed command should fail the test loudly.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules")
+        .join(rel)
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fabricscope"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap()
+}
+
+/// A scratch directory under the target dir, emptied first.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn healthy_input_exits_0_with_a_healthy_verdict() {
+    let o = run(&[
+        "analyze",
+        fixture("IB002/quiet_active.txt").to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    assert!(stdout(&o).starts_with("healthy: "), "{}", stdout(&o));
+    assert!(
+        !stdout(&o).contains('\x1b'),
+        "no colour when stdout is not a terminal"
+    );
+}
+
+#[test]
+fn findings_at_or_above_fail_on_exit_1() {
+    let f = fixture("IB001/fires_polling_next_to_active.txt");
+    let f = f.to_str().unwrap();
+    let o = run(&["analyze", f]);
+    assert_eq!(code(&o), 1);
+    assert!(stdout(&o).starts_with("error: 1 error"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("IB001"));
+    // An error does not reach --fail-on critical.
+    assert_eq!(code(&run(&["analyze", "--fail-on", "critical", f])), 0);
+    assert_eq!(code(&run(&["analyze", "--fail-on", "never", f])), 0);
+    // Ignoring the rule leaves nothing to fail on.
+    assert_eq!(code(&run(&["analyze", "--ignore", "IB001", f])), 0);
+}
+
+#[test]
+fn info_findings_do_not_fail_by_default() {
+    let f = fixture("IB109/fires_congested.txt");
+    let o = run(&["analyze", f.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    assert_eq!(
+        code(&run(&["analyze", "--fail-on", "info", f.to_str().unwrap()])),
+        1
+    );
+}
+
+#[test]
+fn json_ndjson_and_sarif_are_well_formed() {
+    let f = fixture("IB001/fires_polling_next_to_active.txt");
+    let f = f.to_str().unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&run(&["analyze", "--format", "json", f]))).unwrap();
+    assert_eq!(json["summary"]["error"], 1);
+    assert_eq!(json["findings"][0]["rule"], "IB001");
+    assert!(json["findings"][0]["evidence"][0]["first_line"].is_u64());
+    assert!(json["measurements"].is_object());
+    assert_eq!(json["document"]["sections"][0]["kind"], "ibstat");
+    assert!(json["skipped_rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["rule"] == "NV001"));
+
+    let nd = stdout(&run(&["analyze", "--format", "ndjson", f]));
+    assert_eq!(nd.lines().count(), 1);
+    let line: serde_json::Value = serde_json::from_str(nd.trim()).unwrap();
+    assert_eq!(line["rule"], "IB001");
+
+    let sarif: serde_json::Value =
+        serde_json::from_str(&stdout(&run(&["analyze", "--format", "sarif", f]))).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    let result = &sarif["runs"][0]["results"][0];
+    assert_eq!(result["ruleId"], "IB001");
+    assert!(
+        result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap()
+            .ends_with("fires_polling_next_to_active.txt")
+    );
+}
+
+#[test]
+fn a_thresholds_file_changes_the_verdict_and_a_bad_one_is_a_usage_error() {
+    let dir = scratch("thresholds");
+    let good = dir.join("error_thresholds");
+    std::fs::write(&good, "# site limits\nSymbolErrorCounter=5000\n").unwrap();
+    let f = fixture("IB101/fires_symbol_errors_alone.txt");
+    let f = f.to_str().unwrap();
+    assert_eq!(code(&run(&["analyze", f])), 1);
+    assert_eq!(
+        code(&run(&[
+            "analyze",
+            "--thresholds",
+            good.to_str().unwrap(),
+            f
+        ])),
+        0
+    );
+    let bad = dir.join("bad");
+    std::fs::write(&bad, "SymbolErrors=5\n").unwrap();
+    let o = run(&["analyze", "--thresholds", bad.to_str().unwrap(), f]);
+    assert_eq!(code(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("line 1"));
+}
+
+#[test]
+fn batch_directories_name_hosts_and_skip_unreadable_files() {
+    let dir = scratch("batch");
+    for (host, file) in [
+        ("node01", "FL003/fires_adapter_missing.txt"),
+        ("node02", "IB002/quiet_active.txt"),
+    ] {
+        std::fs::create_dir_all(dir.join(host)).unwrap();
+        std::fs::copy(fixture(file), dir.join(host).join("ibstat.txt")).unwrap();
+    }
+    std::fs::write(
+        dir.join("node02").join("core.bin"),
+        [0u8, 1, 2, 0, 0, 255, 0, 7].repeat(64),
+    )
+    .unwrap();
+    let o = run(&["analyze", "--format", "json", dir.to_str().unwrap()]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let skipped = json["skipped_inputs"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert!(skipped[0]["input"].as_str().unwrap().ends_with("core.bin"));
+    assert!(skipped[0]["reason"].as_str().unwrap().contains("binary"));
+    assert_eq!(json["documents"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn nothing_readable_is_a_usage_error() {
+    let dir = scratch("empty");
+    let f = dir.join("notes.txt");
+    std::fs::write(&f, "just some notes\n").unwrap();
+    assert_eq!(code(&run(&["analyze", f.to_str().unwrap()])), 2);
+    assert_eq!(
+        code(&run(&[
+            "analyze",
+            "--interval",
+            "3 weeks",
+            f.to_str().unwrap()
+        ])),
+        2
+    );
+    assert_eq!(
+        code(&run(&["analyze", "--ignore", "XX999", f.to_str().unwrap()])),
+        2
+    );
+}
+
+#[test]
+fn rules_and_explain_print_the_catalogue() {
+    let o = run(&["rules"]);
+    assert_eq!(code(&o), 0);
+    let text = stdout(&o);
+    for id in ["FL001", "IB001", "IB113", "NV001", "TP001", "XS001"] {
+        assert!(text.contains(id), "{id} missing from `rules`");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&run(&["rules", "--json"]))).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), text.lines().count());
+    let o = run(&["explain", "ib001"]);
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).contains("### What to do"));
+    assert_eq!(code(&run(&["explain", "IB999"])), 2);
+}
