@@ -7,12 +7,25 @@ use crate::rules::{Finding, Severity};
 use std::fmt::Write as _;
 
 /// How to print.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct TextOptions {
     /// ANSI colours (the CLI sets this on a terminal unless `NO_COLOR` is set).
     pub color: bool,
     /// Print evidence, thresholds and remediations, not just the messages.
     pub verbose: bool,
+    /// Above this many `info` findings they are summed up per rule instead of
+    /// listed (a fleet's congestion counters would drown the rest).
+    pub max_info: usize,
+}
+
+impl Default for TextOptions {
+    fn default() -> Self {
+        Self {
+            color: false,
+            verbose: true,
+            max_info: 50,
+        }
+    }
 }
 
 struct Paint(bool);
@@ -63,8 +76,12 @@ pub fn render(report: &Report, options: &TextOptions) -> String {
     // Hosts, worst first, then by name; findings are already worst first.
     // Findings without a host name are grouped by the file they came from,
     // so two anonymous dumps are not shown as one machine.
+    let hide_info = report.summary.info > options.max_info;
     let mut hosts: Vec<(Option<String>, Vec<&Finding>)> = Vec::new();
     for f in &report.findings {
+        if hide_info && f.severity == Severity::Info {
+            continue;
+        }
         let host = f.subject.host.clone().or_else(|| {
             f.evidence
                 .iter()
@@ -128,6 +145,30 @@ pub fn render(report: &Report, options: &TextOptions) -> String {
             }
         }
     }
+    if hide_info {
+        let mut per_rule: Vec<(&str, usize)> = Vec::new();
+        for f in report
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Info)
+        {
+            match per_rule.iter_mut().find(|(r, _)| *r == f.rule) {
+                Some((_, n)) => *n += 1,
+                None => per_rule.push((f.rule, 1)),
+            }
+        }
+        let list: Vec<String> = per_rule.iter().map(|(r, n)| format!("{r} ×{n}")).collect();
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "{}",
+            p.dim(&format!(
+                "{} info findings not listed: {} (--format json lists them)",
+                report.summary.info,
+                list.join(", ")
+            ))
+        );
+    }
     if !report.skipped_inputs.is_empty() {
         let _ = writeln!(s);
         let _ = writeln!(s, "{}", p.bold("== inputs skipped"));
@@ -175,7 +216,7 @@ mod tests {
             &report(text),
             &TextOptions {
                 color: false,
-                verbose: true,
+                ..TextOptions::default()
             },
         );
         let lines: Vec<&str> = out.lines().collect();
@@ -198,8 +239,35 @@ mod tests {
             &TextOptions {
                 color: true,
                 verbose: false,
+                ..TextOptions::default()
             },
         );
         assert!(out.contains("\x1b[1;35m"));
+    }
+
+    #[test]
+    fn many_info_findings_are_summed_up_per_rule() {
+        let mut text = String::new();
+        for lid in 1..=4 {
+            text.push_str(&format!(
+                "# Port counters: Lid {lid} port 1 (CapMask: 0x5A00)\nPortSelect:......................1\nPortXmitWait:....................5000\n"
+            ));
+        }
+        let r = report(&text);
+        assert_eq!(r.summary.info, 4);
+        let listed = render(&r, &TextOptions::default());
+        assert_eq!(listed.matches("IB109").count(), 4, "{listed}");
+        let summed = render(
+            &r,
+            &TextOptions {
+                max_info: 3,
+                ..TextOptions::default()
+            },
+        );
+        assert!(
+            summed.contains("4 info findings not listed: IB109 ×4"),
+            "{summed}"
+        );
+        assert!(!summed.contains("PortXmitWait = 5000"), "{summed}");
     }
 }

@@ -248,18 +248,15 @@ impl PerfPortRef<'_> {
         }
     }
 
-    /// `mlx5_0 port 1`, `LID 12 port 1`, `LID 12 (all ports)`.
+    /// `mlx5_0 port 1 LID 12`, `LID 12 port 1`, `LID 12 (all ports)`: the
+    /// subject as findings describe it.
     #[must_use]
     pub fn describe(&self) -> String {
-        let who = match (self.device, self.lid) {
-            (Some(d), _) => d.to_owned(),
-            (None, Some(l)) => format!("LID {l}"),
-            (None, None) => "port".to_owned(),
-        };
-        match (self.all_ports, self.port) {
-            (true, _) => format!("{who} (all ports)"),
-            (false, Some(p)) => format!("{who} port {p}"),
-            (false, None) => who,
+        let s = self.subject().describe();
+        if self.all_ports {
+            format!("{s} (all ports)")
+        } else {
+            s
         }
     }
 }

@@ -31,8 +31,10 @@ declare_rule! {
     /// or the vendor's tool, then reboot or reset the adapters.
     ///
     /// ### Thresholds and sources
-    /// Any difference. Fleet practice (NVIDIA's DGX/HGX firmware bundles ship
-    /// one version per adapter type).
+    /// Any difference within one adapter family: same `CA type` and same
+    /// firmware major (the major names the chip, and virtual functions of
+    /// different chips share a `CA type`). Fleet practice (NVIDIA's DGX/HGX
+    /// firmware bundles ship one version per adapter type).
     pub static IB005 = {
         id: "IB005",
         name: "firmware-mismatch-on-host",
@@ -62,8 +64,9 @@ declare_rule! {
     /// Bring the host to the fleet's firmware version (`mlxfwmanager`).
     ///
     /// ### Thresholds and sources
-    /// The most common version among hosts with that adapter type (ties go to
-    /// the newest version). Needs two or more hosts.
+    /// The most common version among hosts with that adapter family (`CA
+    /// type` and firmware major; ties go to the newest version). Needs two or
+    /// more hosts.
     pub static FL001 = {
         id: "FL001",
         name: "firmware-differs-from-fleet",
@@ -176,6 +179,16 @@ declare_rule! {
     }
 }
 
+/// The adapter family firmware is compared within: the `CA type` and the
+/// firmware's major number. NVIDIA/Mellanox firmware majors name the chip
+/// (20 ConnectX-6, 22 ConnectX-6 Dx, 28 ConnectX-7), and virtual functions of
+/// different chips share one `CA type` (`MT4126`), so a 22.x and a 28.x
+/// adapter are different products, not a mismatch.
+fn adapter_family(ca_type: &str, firmware: &str) -> String {
+    let major = firmware.split('.').next().unwrap_or("");
+    format!("{ca_type} fw {major}.x")
+}
+
 /// Orders version strings numerically where they are numbers (`20.9` < `20.10`).
 pub(crate) fn compare_versions(a: &str, b: &str) -> Ordering {
     let parts = |s: &str| -> Vec<(u64, String)> {
@@ -230,10 +243,13 @@ fn adapter_subject(a: &AdapterRef<'_>) -> Subject {
 fn check_firmware_on_host(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let mut groups: BTreeMap<(HostKey<'_>, String), Vec<AdapterRef<'_>>> = BTreeMap::new();
     for a in ctx.latest_adapters() {
-        let (Some(ty), Some(_)) = (a.ca_type.clone(), a.firmware_version) else {
+        let (Some(ty), Some(fw)) = (a.ca_type.clone(), a.firmware_version) else {
             continue;
         };
-        groups.entry((a.at.host(), ty)).or_default().push(a);
+        groups
+            .entry((a.at.host(), adapter_family(&ty, fw)))
+            .or_default()
+            .push(a);
     }
     groups.retain(|_, cas| cas.len() >= 2);
     if groups.is_empty() {
@@ -299,13 +315,13 @@ fn check_firmware_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     type HostAdapters<'a> = BTreeMap<&'a str, Vec<AdapterRef<'a>>>;
     let mut by_type: BTreeMap<String, HostAdapters<'_>> = BTreeMap::new();
     for a in adapters {
-        let (Some(host), Some(ty), Some(_)) =
+        let (Some(host), Some(ty), Some(fw)) =
             (a.at.host().name(), a.ca_type.clone(), a.firmware_version)
         else {
             continue;
         };
         by_type
-            .entry(ty)
+            .entry(adapter_family(&ty, fw))
             .or_default()
             .entry(host)
             .or_default()

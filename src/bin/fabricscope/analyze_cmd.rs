@@ -154,6 +154,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
                 &report::text::TextOptions {
                     color,
                     verbose: !args.brief,
+                    ..report::text::TextOptions::default()
                 },
             )
         }
