@@ -6,5 +6,6 @@
 
 pub mod counter;
 pub mod ib;
+pub mod topo;
 
 pub use counter::Counter;

@@ -12,9 +12,11 @@
 
 pub mod ibstat;
 pub(crate) mod text;
+pub mod topo;
 
 use crate::diag::Warning;
 use crate::model::ib::Ibstat;
+use crate::model::topo::{TopoMatrix, TopoP2p};
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -116,6 +118,10 @@ impl<T> Parsed<T> {
 pub enum Kind {
     /// `ibstat`.
     Ibstat,
+    /// `nvidia-smi topo -m` / `-mp`.
+    TopoMatrix,
+    /// `nvidia-smi topo -p2p r|w|n|a|p`.
+    TopoP2p,
 }
 
 impl Kind {
@@ -133,6 +139,10 @@ impl Kind {
 pub enum SectionData {
     /// `ibstat` in any form.
     Ibstat(Ibstat),
+    /// `nvidia-smi topo -m` / `-mp`.
+    TopoMatrix(TopoMatrix),
+    /// `nvidia-smi topo -p2p`.
+    TopoP2p(TopoP2p),
 }
 
 impl SectionData {
@@ -141,6 +151,8 @@ impl SectionData {
     pub fn kind(&self) -> Kind {
         match self {
             Self::Ibstat(_) => Kind::Ibstat,
+            Self::TopoMatrix(_) => Kind::TopoMatrix,
+            Self::TopoP2p(_) => Kind::TopoP2p,
         }
     }
 
@@ -149,6 +161,22 @@ impl SectionData {
     pub fn summary(&self) -> String {
         match self {
             Self::Ibstat(v) => ibstat::summary(v),
+            Self::TopoMatrix(v) => topo::summary(v),
+            Self::TopoP2p(v) => topo::summary_p2p(v),
+        }
+    }
+
+    /// Completes what only the command line tells: the field names of
+    /// `--format=csv,noheader`, the capability of `topo -p2p`. `argv` is the
+    /// command's words as the input layer found them after the prompt.
+    pub(crate) fn attach_command(&mut self, argv: &[&str]) {
+        match self {
+            Self::TopoP2p(v) => {
+                if v.capability.is_none() {
+                    v.capability = topo::p2p_capability(argv);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -184,7 +212,7 @@ pub(crate) struct Format {
 }
 
 /// Every supported format, in the order detection tries them.
-pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT];
+pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT, topo::FORMAT, topo::P2P_FORMAT];
 
 /// The format that produces `kind`.
 pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {
