@@ -11,10 +11,13 @@
 //! detail of the modules; the public API speaks only of our types.
 
 pub mod ibstat;
+pub mod smi_query;
 pub(crate) mod text;
+pub mod timestamp;
 pub mod topo;
 
 use crate::diag::Warning;
+use crate::model::gpu::SmiQuery;
 use crate::model::ib::Ibstat;
 use crate::model::topo::{TopoMatrix, TopoP2p};
 use crate::span::LineSpan;
@@ -122,6 +125,8 @@ pub enum Kind {
     TopoMatrix,
     /// `nvidia-smi topo -p2p r|w|n|a|p`.
     TopoP2p,
+    /// `nvidia-smi -q` (text or `-x` XML).
+    SmiQuery,
 }
 
 impl Kind {
@@ -143,6 +148,8 @@ pub enum SectionData {
     TopoMatrix(TopoMatrix),
     /// `nvidia-smi topo -p2p`.
     TopoP2p(TopoP2p),
+    /// `nvidia-smi -q`.
+    SmiQuery(SmiQuery),
 }
 
 impl SectionData {
@@ -153,6 +160,7 @@ impl SectionData {
             Self::Ibstat(_) => Kind::Ibstat,
             Self::TopoMatrix(_) => Kind::TopoMatrix,
             Self::TopoP2p(_) => Kind::TopoP2p,
+            Self::SmiQuery(_) => Kind::SmiQuery,
         }
     }
 
@@ -163,6 +171,7 @@ impl SectionData {
             Self::Ibstat(v) => ibstat::summary(v),
             Self::TopoMatrix(v) => topo::summary(v),
             Self::TopoP2p(v) => topo::summary_p2p(v),
+            Self::SmiQuery(v) => smi_query::summary(v),
         }
     }
 
@@ -212,7 +221,12 @@ pub(crate) struct Format {
 }
 
 /// Every supported format, in the order detection tries them.
-pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT, topo::FORMAT, topo::P2P_FORMAT];
+pub(crate) static FORMATS: &[Format] = &[
+    ibstat::FORMAT,
+    topo::FORMAT,
+    topo::P2P_FORMAT,
+    smi_query::FORMAT,
+];
 
 /// The format that produces `kind`.
 pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {
