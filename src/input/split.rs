@@ -366,9 +366,12 @@ fn finish(open: Open<'_>, ctx: &StreamContext<'_>, out: &mut Output<'_>) {
         return;
     }
     let mut parsed = (open.format.parse)(&open.lines);
-    if let Some((_, prompt)) = ctx.prompt {
-        let argv: Vec<&str> = prompt.argv.iter().map(String::as_str).collect();
-        parsed.value.attach_command(&argv);
+    // Only the output the prompt's command printed learns from its words.
+    if let (Some((_, prompt)), Some(hint)) = (ctx.prompt, ctx.hint) {
+        if hint.kind == open.format.kind {
+            let argv: Vec<&str> = prompt.argv.iter().map(String::as_str).collect();
+            parsed.value.attach_command(&argv);
+        }
     }
     out.doc.sections.push(Section {
         kind: open.format.kind,
