@@ -25,6 +25,11 @@ fn run_target(target: &str, data: &[u8]) -> bool {
                 let _ = fabricscope::parse::ibstat::parse(lines);
             }
         }
+        "gpu" => {
+            if let Some(lines) = &lines {
+                fabricscope::parse::run_gpu_parsers(lines);
+            }
+        }
         _ => return false,
     }
     true

@@ -278,6 +278,21 @@ pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {
     FORMATS.iter().find(|f| f.kind == kind)
 }
 
+/// Runs every GPU topology and telemetry parser over the same lines and
+/// discards the results: the body of the `gpu` fuzz target and its replay
+/// test, kept here so both call exactly the same code.
+#[doc(hidden)]
+pub fn run_gpu_parsers(lines: &[Line<'_>]) {
+    let _ = topo::parse(lines);
+    let _ = topo::parse_p2p(lines);
+    let _ = smi_query::parse(lines);
+    let _ = smi_csv::parse(lines);
+    let _ = smi_list::parse(lines);
+    let _ = dmon::parse(lines);
+    let _ = dcgmi_nvlink::parse_status(lines);
+    let _ = dcgmi_nvlink::parse_errors(lines);
+}
+
 /// Names of all supported formats, for messages.
 #[must_use]
 pub fn supported_formats() -> Vec<&'static str> {
