@@ -44,6 +44,47 @@ fn pdsh_ibstat(hosts: usize) -> String {
     s
 }
 
+/// An HGX-like `nvidia-smi topo -m` (8 GPUs all NV18, 10 NICs) behind a prompt.
+fn topo_matrix(host: usize) -> String {
+    let names: Vec<String> = (0..8)
+        .map(|i| format!("GPU{i}"))
+        .chain((0..10).map(|i| format!("NIC{i}")))
+        .collect();
+    let mut s = format!("[root@gpu{host:03} ~]# nvidia-smi topo -m\n");
+    for n in &names {
+        s.push('\t');
+        s.push_str(n);
+    }
+    s.push_str("\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n");
+    for (r, row) in names.iter().enumerate() {
+        s.push_str(row);
+        for c in 0..names.len() {
+            let cell = match (r, c) {
+                _ if r == c => " X ",
+                (r, c) if r < 8 && c < 8 => "NV18",
+                (r, c) if r.min(c) < 8 && r.max(c) - 8 == r.min(c) => "PIX",
+                (r, c) if (r % 8) / 4 == (c % 8) / 4 => "NODE",
+                _ => "SYS",
+            };
+            s.push('\t');
+            s.push_str(cell);
+        }
+        if r < 8 {
+            s.push_str(if r < 4 {
+                "\t0-47\t0\t\tN/A"
+            } else {
+                "\t48-95\t1\t\tN/A"
+            });
+        }
+        s.push('\n');
+    }
+    s.push_str("\nNIC Legend:\n\n");
+    for i in 0..10 {
+        s.push_str(&format!("  NIC{i}: mlx5_{i}\n"));
+    }
+    s
+}
+
 /// Runs `f` repeatedly for about a second and prints its throughput.
 fn measure(name: &str, input: &str, mut f: impl FnMut(&str)) {
     let start = Instant::now();
@@ -77,6 +118,26 @@ fn main() {
     measure("parse::ibstat alone, 4096 CAs", &plain, |t| {
         let lines = fabricscope::parse::lines_of(t);
         black_box(fabricscope::parse::ibstat::parse(&lines).value.cas.len());
+    });
+    // GPU side: 64 hosts' `nvidia-smi -q` behind prompts, and an 8-GPU,
+    // 10-NIC `topo -m` repeated for 512 hosts.
+    let q = include_str!("../tests/fixtures/gpu/h200-x2/q.txt");
+    let queries: String = (0..64)
+        .map(|h| {
+            q.replace(
+                "$ nvidia-smi -q",
+                &format!("[root@gpu{h:03} ~]# nvidia-smi -q"),
+            )
+        })
+        .collect();
+    measure("input::read, nvidia-smi -q x64 hosts", &queries, |t| {
+        let doc = fabricscope::read_all(t, &options).expect("within limits");
+        black_box(doc.sections.len());
+    });
+    let topo: String = (0..512).map(topo_matrix).collect();
+    measure("input::read, topo -m 8 GPU + 10 NIC x512", &topo, |t| {
+        let doc = fabricscope::read_all(t, &options).expect("within limits");
+        black_box(doc.sections.len());
     });
     let junk = "x".repeat(1 << 20) + "\n" + &"\n".repeat(1 << 20);
     measure("input::read, 1 MiB line + 1M empty lines", &junk, |t| {

@@ -302,6 +302,8 @@ pub enum P2pCapability {
     Read,
     /// `w`.
     Write,
+    /// `rw` (seen in pastes; not in the driver 580 help).
+    ReadWrite,
     /// `n`.
     Nvlink,
     /// `a`.
