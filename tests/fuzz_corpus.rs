@@ -25,6 +25,27 @@ fn run_target(target: &str, data: &[u8]) -> bool {
                 let _ = fabricscope::parse::ibstat::parse(lines);
             }
         }
+        "ibstatus" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::ibstatus::parse(lines);
+            }
+        }
+        "ibv_devinfo" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::ibv_devinfo::parse(lines);
+            }
+        }
+        "iblinkinfo" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::iblinkinfo::parse(lines);
+            }
+        }
+        "nvlink" => {
+            if let Some(lines) = &lines {
+                let parsed = fabricscope::parse::nvlink::parse(lines);
+                let _ = fabricscope::parse::nvlink::render(&parsed.value);
+            }
+        }
         "gpu" => {
             if let Some(lines) = &lines {
                 fabricscope::parse::run_gpu_parsers(lines);

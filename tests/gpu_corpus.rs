@@ -160,12 +160,6 @@ fn nothing_else_in_the_corpus_is_claimed() {
         if is_own_gpu_file || name.starts_with("topo-m__") {
             continue;
         }
-        // `nvidia-smi nvlink -cBridge` prints bare `GPU N: … (UUID: …)`
-        // lines, the same text as `nvidia-smi -L`; only the nvlink parser's
-        // command hint can tell them apart.
-        if name == "nvlink_cBridge.txt" {
-            continue;
-        }
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         let Ok(d) = fabricscope::read_all(&text, &ReadOptions::default()) else {
             continue;
@@ -180,6 +174,20 @@ fn nothing_else_in_the_corpus_is_claimed() {
             );
         }
     }
+}
+
+/// `nvidia-smi nvlink -cBridge` prints bare `GPU N: … (UUID: …)` lines,
+/// the same text as `nvidia-smi -L`: the prompt decides.
+#[test]
+fn the_prompt_decides_between_identical_outputs() {
+    let gpus = "GPU 0: NVIDIA H200 (UUID: GPU-d4a16625-4536-2b66-d7f0-0060bf86bff4)\nGPU 1: NVIDIA H200 (UUID: GPU-46ba23f5-6332-1b57-d41e-06fa07553f24)\n";
+    let kinds = |text: &str| -> Vec<Kind> { doc(text).sections.iter().map(|s| s.kind).collect() };
+    assert_eq!(
+        kinds(&format!("$ nvidia-smi nvlink -cBridge\n{gpus}")),
+        [Kind::Nvlink]
+    );
+    assert_eq!(kinds(&format!("$ nvidia-smi -L\n{gpus}")), [Kind::SmiList]);
+    assert_eq!(kinds(gpus), [Kind::SmiList]);
 }
 
 #[test]

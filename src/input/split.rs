@@ -245,7 +245,20 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
             continue;
         }
         if !line.is_blank() {
-            if let Some((format, key)) = detect(stream.get(i..).unwrap_or_default(), ctx.hint) {
+            // A prompt naming a supported tool says what its output is: the
+            // first section is that tool's, even where another format's
+            // output looks the same (`nvidia-smi nvlink -cBridge` prints
+            // the bare GPU lines of `nvidia-smi -L`). Other formats are
+            // recognised once the named tool's output has begun.
+            let only_hint = ctx.hint.is_some() && open.is_none() && produced == 0;
+            let found = if only_hint {
+                ctx.hint.and_then(|f| {
+                    (f.detect)(stream.get(i..).unwrap_or_default()).map(|b| (f, b.key))
+                })
+            } else {
+                detect(stream.get(i..).unwrap_or_default(), ctx.hint)
+            };
+            if let Some((format, key)) = found {
                 let continues = open
                     .as_mut()
                     .is_some_and(|o| std::ptr::eq(o.format, format) && o.keys.insert(key.clone()));

@@ -7,6 +7,10 @@
 pub mod counter;
 pub mod gpu;
 pub mod ib;
+pub mod nvlink;
 pub mod topo;
 
 pub use counter::Counter;
+pub mod iblinkinfo;
+pub mod ibstatus;
+pub mod ibv_devinfo;

@@ -12,7 +12,11 @@
 
 pub mod dcgmi_nvlink;
 pub mod dmon;
+pub mod iblinkinfo;
 pub mod ibstat;
+pub mod ibstatus;
+pub mod ibv_devinfo;
+pub mod nvlink;
 pub mod smi_csv;
 pub mod smi_list;
 pub mod smi_query;
@@ -23,6 +27,10 @@ pub mod topo;
 use crate::diag::Warning;
 use crate::model::gpu::{DcgmiLinkStatus, DcgmiNvlinkErrors, Monitor, SmiCsv, SmiList, SmiQuery};
 use crate::model::ib::Ibstat;
+use crate::model::iblinkinfo::Iblinkinfo;
+use crate::model::ibstatus::Ibstatus;
+use crate::model::ibv_devinfo::IbvDevinfo;
+use crate::model::nvlink::Nvlink;
 use crate::model::topo::{TopoMatrix, TopoP2p};
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
@@ -125,6 +133,14 @@ impl<T> Parsed<T> {
 pub enum Kind {
     /// `ibstat`.
     Ibstat,
+    /// `ibstatus`.
+    Ibstatus,
+    /// `ibv_devinfo`.
+    IbvDevinfo,
+    /// `iblinkinfo`.
+    Iblinkinfo,
+    /// `nvidia-smi nvlink` (any read-only mode).
+    Nvlink,
     /// `nvidia-smi topo -m` / `-mp`.
     TopoMatrix,
     /// `nvidia-smi topo -p2p r|w|n|a|p`.
@@ -160,6 +176,14 @@ impl Kind {
 pub enum SectionData {
     /// `ibstat` in any form.
     Ibstat(Ibstat),
+    /// `ibstatus`.
+    Ibstatus(Ibstatus),
+    /// `ibv_devinfo`, plain, `-v` or `-l`.
+    IbvDevinfo(IbvDevinfo),
+    /// `iblinkinfo` in any form.
+    Iblinkinfo(Iblinkinfo),
+    /// `nvidia-smi nvlink` in any read-only mode.
+    Nvlink(Nvlink),
     /// `nvidia-smi topo -m` / `-mp`.
     TopoMatrix(TopoMatrix),
     /// `nvidia-smi topo -p2p`.
@@ -186,6 +210,10 @@ impl SectionData {
     pub fn kind(&self) -> Kind {
         match self {
             Self::Ibstat(_) => Kind::Ibstat,
+            Self::Ibstatus(_) => Kind::Ibstatus,
+            Self::IbvDevinfo(_) => Kind::IbvDevinfo,
+            Self::Iblinkinfo(_) => Kind::Iblinkinfo,
+            Self::Nvlink(_) => Kind::Nvlink,
             Self::TopoMatrix(_) => Kind::TopoMatrix,
             Self::TopoP2p(_) => Kind::TopoP2p,
             Self::SmiQuery(_) => Kind::SmiQuery,
@@ -203,6 +231,10 @@ impl SectionData {
     pub fn summary(&self) -> String {
         match self {
             Self::Ibstat(v) => ibstat::summary(v),
+            Self::Ibstatus(v) => ibstatus::summary(v),
+            Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
+            Self::Iblinkinfo(v) => iblinkinfo::summary(v),
+            Self::Nvlink(v) => nvlink::summary(v),
             Self::TopoMatrix(v) => topo::summary(v),
             Self::TopoP2p(v) => topo::summary_p2p(v),
             Self::SmiQuery(v) => smi_query::summary(v),
@@ -215,8 +247,9 @@ impl SectionData {
     }
 
     /// Completes what only the command line tells: the field names of
-    /// `--format=csv,noheader`, the capability of `topo -p2p`. `argv` is the
-    /// command's words as the input layer found them after the prompt.
+    /// `--format=csv,noheader`, the capability of `topo -p2p`, the field ids
+    /// of `dcgmi dmon -e`. `argv` is the command's words as the input layer
+    /// found them after the prompt.
     pub(crate) fn attach_command(&mut self, argv: &[&str]) {
         match self {
             Self::TopoP2p(v) if v.capability.is_none() => {
@@ -262,6 +295,10 @@ pub(crate) struct Format {
 /// Every supported format, in the order detection tries them.
 pub(crate) static FORMATS: &[Format] = &[
     ibstat::FORMAT,
+    ibstatus::FORMAT,
+    ibv_devinfo::FORMAT,
+    iblinkinfo::FORMAT,
+    nvlink::FORMAT,
     topo::FORMAT,
     topo::P2P_FORMAT,
     smi_query::FORMAT,
