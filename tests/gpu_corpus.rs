@@ -310,6 +310,14 @@ fn smi_query_values_match_the_captures() {
         .unwrap();
     assert_eq!(idle.active, Some(true));
     assert_eq!(g0.active_slowdowns().count(), 0);
+    // Clocks Event Reasons Counters, line 110: `HW Power Braking : 0 us`.
+    let braking = g0
+        .clock_event_counters
+        .iter()
+        .find(|c| c.reason == ClockReason::HwPowerBrakeSlowdown)
+        .unwrap();
+    assert_eq!((braking.microseconds, braking.line), (Some(0.0), 110));
+    assert_eq!(g0.clock_event_counters.len(), 5);
     let sram = g0
         .ecc_errors
         .iter()

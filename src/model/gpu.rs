@@ -104,6 +104,8 @@ impl ClockReason {
         for prefix in [
             "clocks_event_reasons.",
             "clocks_throttle_reasons.",
+            "clocks_event_reasons_counters_",
+            "clocks_throttle_reasons_counters_",
             "clocks_event_reason_",
             "clocks_throttle_reason_",
             "clocks_reason_",
@@ -114,12 +116,16 @@ impl ClockReason {
         match key.as_str() {
             "idle" | "gpuidle" => Self::Idle,
             "applicationsclockssetting" | "applicationsclocks" => Self::ApplicationsClocksSetting,
-            "swpowercap" => Self::SwPowerCap,
+            // The counters section names them differently
+            // (`SW Power Capping`, `HW Power Braking`, `sw_therm_slowdown`).
+            "swpowercap" | "swpowercapping" => Self::SwPowerCap,
             "hwslowdown" => Self::HwSlowdown,
-            "hwthermalslowdown" => Self::HwThermalSlowdown,
-            "hwpowerbrakeslowdown" => Self::HwPowerBrakeSlowdown,
+            "hwthermalslowdown" | "hwthermslowdown" => Self::HwThermalSlowdown,
+            "hwpowerbrakeslowdown" | "hwpowerbraking" | "hwpowerbrake" => {
+                Self::HwPowerBrakeSlowdown
+            }
             "syncboost" => Self::SyncBoost,
-            "swthermalslowdown" => Self::SwThermalSlowdown,
+            "swthermalslowdown" | "swthermslowdown" => Self::SwThermalSlowdown,
             "displayclocksetting" | "displayclockssetting" => Self::DisplayClockSetting,
             _ => Self::Other,
         }
@@ -149,6 +155,21 @@ pub struct ClockEventReason {
     pub name: String,
     /// `Active` → true, `Not Active` → false; `None` for `N/A`.
     pub active: Option<bool>,
+    /// Line number.
+    pub line: usize,
+}
+
+/// Time the clocks have spent held down for one reason since the driver
+/// loaded (`Clocks Event Reasons Counters`, newer drivers): a counter, so
+/// two snapshots give the share of time throttled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClockEventCounter {
+    /// The reason, normalised.
+    pub reason: ClockReason,
+    /// The name as printed.
+    pub name: String,
+    /// Microseconds (`0 us`); `None` for `N/A`.
+    pub microseconds: Option<f64>,
     /// Line number.
     pub line: usize,
 }
@@ -252,6 +273,8 @@ pub struct QueryGpu {
     pub power: Power,
     /// `Clocks Event Reasons` (newer) or `Clocks Throttle Reasons` (older).
     pub clock_event_reasons: Vec<ClockEventReason>,
+    /// `Clocks Event Reasons Counters`.
+    pub clock_event_counters: Vec<ClockEventCounter>,
     /// `ECC Errors` counters.
     pub ecc_errors: Vec<EccCount>,
     /// Every field of the block.
@@ -614,6 +637,18 @@ mod tests {
         assert_eq!(
             ClockReason::parse("clocks_event_reason_gpu_idle"),
             ClockReason::Idle
+        );
+        assert_eq!(
+            ClockReason::parse("HW Power Braking"),
+            ClockReason::HwPowerBrakeSlowdown
+        );
+        assert_eq!(
+            ClockReason::parse("clocks_event_reasons_counters_sw_therm_slowdown"),
+            ClockReason::SwThermalSlowdown
+        );
+        assert_eq!(
+            ClockReason::parse("SW Power Capping"),
+            ClockReason::SwPowerCap
         );
         assert_eq!(
             ClockReason::parse("Display Clock Setting"),

@@ -18,8 +18,8 @@
 
 use crate::diag::WarningKind;
 use crate::model::gpu::{
-    active_flag, ClockEventReason, ClockReason, Clocks, EccCount, Field, Power, QueryGpu, SmiQuery,
-    Temperatures,
+    active_flag, ClockEventCounter, ClockEventReason, ClockReason, Clocks, EccCount, Field, Power,
+    QueryGpu, SmiQuery, Temperatures,
 };
 use crate::parse::text::{is_help, label_value, quantity, Unread};
 use crate::parse::timestamp::asctime_to_unix;
@@ -473,6 +473,32 @@ fn gpu_from(node: Field) -> QueryGpu {
             })
             .collect();
     }
+    let counters = Field::find_in(
+        &fields,
+        &[&[
+            "Clocks Event Reasons Counters",
+            "Clocks Throttle Reasons Counters",
+            "clocks_event_reasons_counters",
+            "clocks_throttle_reasons_counters",
+        ]],
+    );
+    if let Some(section) = counters {
+        gpu.clock_event_counters = section
+            .leaves()
+            .into_iter()
+            .map(|(_, f)| ClockEventCounter {
+                reason: ClockReason::parse(&f.name),
+                name: f.name.clone(),
+                microseconds: f
+                    .value
+                    .as_deref()
+                    .and_then(quantity)
+                    .filter(|(_, unit)| *unit == "us")
+                    .map(|(v, _)| v),
+                line: f.line,
+            })
+            .collect();
+    }
     if let Some(section) = Field::find_in(&fields, &[&["ECC Errors", "ecc_errors"]]) {
         gpu.ecc_errors = section
             .leaves()
@@ -823,6 +849,7 @@ GPU 00000000:0F:00.0
                 g.span = LineSpan::line(1);
                 g.clock_event_reasons.iter_mut().for_each(|r| r.line = 0);
                 g.ecc_errors.iter_mut().for_each(|e| e.line = 0);
+                g.clock_event_counters.iter_mut().for_each(|c| c.line = 0);
             }
             q
         };
