@@ -168,7 +168,7 @@ fn main() {
     });
     // GPU side: 64 hosts' `nvidia-smi -q` behind prompts, and an 8-GPU,
     // 10-NIC `topo -m` repeated for 512 hosts.
-    let q = include_str!("../tests/fixtures/gpu/h200-x2/q.txt");
+    let q = include_str!("../tests/fixtures/own/h200-x2-driver580/q.txt");
     let queries: String = (0..64)
         .map(|h| {
             q.replace(

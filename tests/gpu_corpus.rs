@@ -3,7 +3,7 @@
 //! against what the files say (read by eye, not from the code).
 //!
 //! The captures live in `../shared/corpus/` next to the repository; the
-//! project's own ones are also copied into `tests/fixtures/gpu/` so the most
+//! project's own ones are also copied into `tests/fixtures/own/` so the most
 //! important checks run without the corpus. Public samples are read in
 //! place only and skipped, with a message, when the corpus is absent.
 
@@ -27,7 +27,7 @@ fn corpus() -> Option<PathBuf> {
 
 fn fixture(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/gpu")
+        .join("tests/fixtures/own")
         .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -193,7 +193,7 @@ fn the_prompt_decides_between_identical_outputs() {
 #[test]
 fn topo_values_match_the_captures() {
     let d = clean(
-        &fixture("h200-x2/topo_m.txt"),
+        &fixture("h200-x2-driver580/topo_m.txt"),
         &[Kind::TopoMatrix],
         "topo_m",
     );
@@ -217,7 +217,7 @@ fn topo_values_match_the_captures() {
     assert_eq!(m.nics().count(), 0);
 
     let d = clean(
-        &fixture("h200-x2/topo_mp.txt"),
+        &fixture("h200-x2-driver580/topo_mp.txt"),
         &[Kind::TopoMatrix],
         "topo_mp",
     );
@@ -228,7 +228,7 @@ fn topo_values_match_the_captures() {
     assert_eq!(m.gpu_pairs_without_nvlink()[0].value, Link::Phb);
 
     let d = clean(
-        &fixture("h200-x2/topo_p2p_a.txt"),
+        &fixture("h200-x2-driver580/topo_p2p_a.txt"),
         &[Kind::TopoP2p],
         "topo_p2p_a",
     );
@@ -272,7 +272,7 @@ fn query(name: &str) -> SmiQuery {
 
 #[test]
 fn smi_query_values_match_the_captures() {
-    let q = query("h200-x2/q.txt");
+    let q = query("h200-x2-driver580/q.txt");
     assert_eq!(q.timestamp.as_deref(), Some("Mon Nov 30 00:10:31 2026"));
     // `date -u -d '2026-11-30 00:10:31' +%s`
     assert_eq!(q.timestamp_unix, Some(1_795_997_431));
@@ -334,7 +334,7 @@ fn smi_query_values_match_the_captures() {
         Some("00000000:00:06.0")
     );
 
-    let x = query("h200-x2/qx.txt");
+    let x = query("h200-x2-driver580/qx.txt");
     assert!(x.xml);
     // `date -u -d '2026-11-30 00:10:32' +%s`
     assert_eq!(x.timestamp_unix, Some(1_795_997_432));
@@ -347,7 +347,7 @@ fn smi_query_values_match_the_captures() {
         .iter()
         .any(|r| r.reason == ClockReason::HwThermalSlowdown && r.active == Some(false)));
 
-    let perf = query("h200-x2/during_q_perf.txt");
+    let perf = query("h200-x2-driver580/during_q_perf.txt");
     let idle = perf.gpus[1]
         .clock_event_reasons
         .iter()
@@ -358,7 +358,11 @@ fn smi_query_values_match_the_captures() {
 
 #[test]
 fn csv_list_and_dmon_values_match_the_captures() {
-    let d = clean(&fixture("h200-x2/query_csv.txt"), &[Kind::SmiCsv], "csv");
+    let d = clean(
+        &fixture("h200-x2-driver580/query_csv.txt"),
+        &[Kind::SmiCsv],
+        "csv",
+    );
     let SectionData::SmiCsv(c) = &d.sections[0].data else {
         unreachable!()
     };
@@ -380,7 +384,7 @@ fn csv_list_and_dmon_values_match_the_captures() {
     );
 
     let d = clean(
-        &fixture("h200-x2/query_csv_nounits.txt"),
+        &fixture("h200-x2-driver580/query_csv_nounits.txt"),
         &[Kind::SmiCsv],
         "csv nounits",
     );
@@ -408,7 +412,11 @@ fn csv_list_and_dmon_values_match_the_captures() {
         "Not Active"
     );
 
-    let d = clean(&fixture("h200-x2/smi_L.txt"), &[Kind::SmiList], "-L");
+    let d = clean(
+        &fixture("h200-x2-driver580/smi_L.txt"),
+        &[Kind::SmiList],
+        "-L",
+    );
     let SectionData::SmiList(l) = &d.sections[0].data else {
         unreachable!()
     };
@@ -418,7 +426,7 @@ fn csv_list_and_dmon_values_match_the_captures() {
     );
 
     let d = clean(
-        &fixture("h200-x2/during_dmon_all.txt"),
+        &fixture("h200-x2-driver580/during_dmon_all.txt"),
         &[Kind::SmiDmon],
         "dmon",
     );
