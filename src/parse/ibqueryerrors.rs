@@ -477,7 +477,12 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         return Some(Block::keyed("summary"));
     }
     let (report, guid, desc) = node_header(first)?;
-    let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
+    // stderr diagnostics can land between a header and its first line.
+    let next = lines
+        .iter()
+        .skip(1)
+        .map(|l| l.text().trim())
+        .find(|t| !t.is_empty() && tool_message_kind(t).is_none())?;
     port_line_head(next.strip_prefix("GUID ")?)?;
     let kind = match report {
         ReportKind::Errors => "errors",
@@ -929,6 +934,10 @@ Errors for "host-c mlx5_0"
             Some("errors|a b")
         );
         assert_eq!(key("Errors for \"a b\"\nhello"), None);
+        assert!(key(
+            "Errors for \"a\"\nibwarn: [1] query_and_dump: x\n   GUID 0x1 port 1: [X == 1]"
+        )
+        .is_some());
         assert_eq!(key("## Summary: lots"), None);
     }
 }
