@@ -25,6 +25,27 @@ fn run_target(target: &str, data: &[u8]) -> bool {
                 let _ = fabricscope::parse::ibstat::parse(lines);
             }
         }
+        "ibstatus" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::ibstatus::parse(lines);
+            }
+        }
+        "ibv_devinfo" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::ibv_devinfo::parse(lines);
+            }
+        }
+        "iblinkinfo" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::iblinkinfo::parse(lines);
+            }
+        }
+        "nvlink" => {
+            if let Some(lines) = &lines {
+                let parsed = fabricscope::parse::nvlink::parse(lines);
+                let _ = fabricscope::parse::nvlink::render(&parsed.value);
+            }
+        }
         "perfquery" => {
             if let Some(lines) = &lines {
                 let parsed = fabricscope::parse::perfquery::parse(lines);
@@ -53,7 +74,7 @@ fn replay(dir: &Path) -> usize {
             continue;
         };
         for file in files.flatten() {
-            let data = std::fs::read(file.path()).expect("corpus file readable");
+            let data = std::fs::read(file.path()).unwrap();
             assert!(
                 run_target(&name, &data),
                 "fuzz target `{name}` has no replay entry in tests/fuzz_corpus.rs"

@@ -6,8 +6,12 @@
 
 pub mod counter;
 pub mod ib;
-pub mod ibqueryerrors;
-pub mod perf;
-pub mod perf_fields;
+pub mod nvlink;
 
 pub use counter::Counter;
+pub mod iblinkinfo;
+pub mod ibqueryerrors;
+pub mod ibstatus;
+pub mod ibv_devinfo;
+pub mod perf;
+pub mod perf_fields;

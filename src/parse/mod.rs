@@ -10,14 +10,22 @@
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
 //! detail of the modules; the public API speaks only of our types.
 
+pub mod iblinkinfo;
 pub mod ibqueryerrors;
 pub mod ibstat;
+pub mod ibstatus;
+pub mod ibv_devinfo;
+pub mod nvlink;
 pub mod perfquery;
 pub(crate) mod text;
 
 use crate::diag::Warning;
 use crate::model::ib::Ibstat;
+use crate::model::iblinkinfo::Iblinkinfo;
 use crate::model::ibqueryerrors::Ibqueryerrors;
+use crate::model::ibstatus::Ibstatus;
+use crate::model::ibv_devinfo::IbvDevinfo;
+use crate::model::nvlink::Nvlink;
 use crate::model::perf::Perfquery;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
@@ -120,6 +128,14 @@ impl<T> Parsed<T> {
 pub enum Kind {
     /// `ibstat`.
     Ibstat,
+    /// `ibstatus`.
+    Ibstatus,
+    /// `ibv_devinfo`.
+    IbvDevinfo,
+    /// `iblinkinfo`.
+    Iblinkinfo,
+    /// `nvidia-smi nvlink` (any read-only mode).
+    Nvlink,
     /// `perfquery`, any attribute.
     Perfquery,
     /// `ibqueryerrors`.
@@ -141,6 +157,14 @@ impl Kind {
 pub enum SectionData {
     /// `ibstat` in any form.
     Ibstat(Ibstat),
+    /// `ibstatus`.
+    Ibstatus(Ibstatus),
+    /// `ibv_devinfo`, plain, `-v` or `-l`.
+    IbvDevinfo(IbvDevinfo),
+    /// `iblinkinfo` in any form.
+    Iblinkinfo(Iblinkinfo),
+    /// `nvidia-smi nvlink` in any read-only mode.
+    Nvlink(Nvlink),
     /// `perfquery` blocks.
     Perfquery(Perfquery),
     /// `ibqueryerrors` node reports and summary.
@@ -153,6 +177,10 @@ impl SectionData {
     pub fn kind(&self) -> Kind {
         match self {
             Self::Ibstat(_) => Kind::Ibstat,
+            Self::Ibstatus(_) => Kind::Ibstatus,
+            Self::IbvDevinfo(_) => Kind::IbvDevinfo,
+            Self::Iblinkinfo(_) => Kind::Iblinkinfo,
+            Self::Nvlink(_) => Kind::Nvlink,
             Self::Perfquery(_) => Kind::Perfquery,
             Self::Ibqueryerrors(_) => Kind::Ibqueryerrors,
         }
@@ -163,6 +191,10 @@ impl SectionData {
     pub fn summary(&self) -> String {
         match self {
             Self::Ibstat(v) => ibstat::summary(v),
+            Self::Ibstatus(v) => ibstatus::summary(v),
+            Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
+            Self::Iblinkinfo(v) => iblinkinfo::summary(v),
+            Self::Nvlink(v) => nvlink::summary(v),
             Self::Perfquery(v) => perfquery::summary(v),
             Self::Ibqueryerrors(v) => ibqueryerrors::summary(v),
         }
@@ -200,7 +232,15 @@ pub(crate) struct Format {
 }
 
 /// Every supported format, in the order detection tries them.
-pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT, perfquery::FORMAT, ibqueryerrors::FORMAT];
+pub(crate) static FORMATS: &[Format] = &[
+    ibstat::FORMAT,
+    ibstatus::FORMAT,
+    ibv_devinfo::FORMAT,
+    iblinkinfo::FORMAT,
+    nvlink::FORMAT,
+    perfquery::FORMAT,
+    ibqueryerrors::FORMAT,
+];
 
 /// The format that produces `kind`.
 pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {
