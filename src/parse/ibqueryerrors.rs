@@ -732,18 +732,20 @@ pub fn summary(report: &Ibqueryerrors) -> String {
         .filter(|n| n.report == ReportKind::Errors)
         .count();
     let mut s = format!("{bad_ports} bad port(s) on {bad_nodes} node(s)");
-    if let Some(sum) = &report.summary {
-        s.push_str(&format!("; {} node(s)", sum.nodes_checked));
-        if let Some(p) = sum.ports_checked {
-            s.push_str(&format!(", {p} port(s)"));
-        }
-        s.push_str(" checked");
-        if sum.pma_query_failures > 0 {
-            s.push_str(&format!(
-                ", {} PMA query failure(s)",
-                sum.pma_query_failures
-            ));
-        }
+    let Some(sum) = &report.summary else {
+        s.push_str("; no summary (output cut, or the run failed)");
+        return s;
+    };
+    s.push_str(&format!("; {} node(s)", sum.nodes_checked));
+    if let Some(p) = sum.ports_checked {
+        s.push_str(&format!(", {p} port(s)"));
+    }
+    s.push_str(" checked");
+    if sum.pma_query_failures > 0 {
+        s.push_str(&format!(
+            ", {} PMA query failure(s)",
+            sum.pma_query_failures
+        ));
     }
     s
 }

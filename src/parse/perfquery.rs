@@ -375,6 +375,9 @@ fn push_field(s: &mut String, name: &str, value: &str) {
 /// `3 blocks: 2 × PortCountersExtended, 1 × PortRcvErrorDetails (Lid 1719)`.
 #[must_use]
 pub fn summary(perf: &Perfquery) -> String {
+    if perf.blocks.is_empty() {
+        return "no counter blocks".to_owned();
+    }
     let mut by_attribute: Vec<(&str, usize)> = Vec::new();
     let mut ports: Vec<&str> = Vec::new();
     for b in &perf.blocks {
