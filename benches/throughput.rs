@@ -77,6 +77,44 @@ fn nvlink_fleet(hosts: usize) -> String {
     s
 }
 
+/// A paste of `hosts` pdsh-prefixed `perfquery -x -l` outputs, 8 ports each.
+fn pdsh_perfquery(hosts: usize) -> String {
+    let mut s = String::new();
+    for h in 0..hosts {
+        for port in 1..=8 {
+            let mut block = vec![format!(
+                "# Port extended counters: Lid {} port {port} (CapMask: 0x5300 CapMask2: 0x0000002)",
+                h + 1
+            )];
+            block.push(format!("PortSelect:......................{port}"));
+            block.push("CounterSelect:...................0x0000".to_owned());
+            for (name, value) in [
+                ("PortXmitData", 178_791_657_177_235u64),
+                ("PortRcvData", 178_762_341_961_629),
+                ("PortXmitPkts", 393_094_651_266),
+                ("PortRcvPkts", 387_654_829_341),
+                ("PortUnicastXmitPkts", 387_471_005_571),
+                ("PortUnicastRcvPkts", 387_648_134_400),
+                ("PortMulticastXmitPkts", 5_623_645_694),
+                ("PortMulticastRcvPkts", 6_694_940),
+                ("SymbolErrorCounter", 0),
+                ("LinkErrorRecoveryCounter", 0),
+                ("LinkDownedCounter", 1),
+                ("PortRcvErrors", 0),
+                ("PortXmitDiscards", 20_046),
+                ("PortXmitWait", 41_864_608),
+            ] {
+                let dots = ".".repeat(32 - name.len());
+                block.push(format!("{name}:{dots}{value}"));
+            }
+            for line in block {
+                s.push_str(&format!("node{h:04}: {line}\n"));
+            }
+        }
+    }
+    s
+}
+
 /// An HGX-like `nvidia-smi topo -m` (8 GPUs all NV18, 10 NICs) behind a prompt.
 fn topo_matrix(host: usize) -> String {
     let names: Vec<String> = (0..8)
@@ -165,6 +203,25 @@ fn main() {
     measure("parse::nvlink alone, 2048 GPU blocks", &gpu_blocks, |t| {
         let lines = fabricscope::parse::lines_of(t);
         black_box(fabricscope::parse::nvlink::parse(&lines).value.gpus.len());
+    });
+    let perf = pdsh_perfquery(512);
+    measure("input::read, pdsh perfquery -x -l x512 hosts", &perf, |t| {
+        let doc = fabricscope::read_all(t, &options).expect("within limits");
+        black_box(doc.sections.len());
+    });
+    let plain: String = perf
+        .lines()
+        .map(|l| l.split_once(": ").map_or(l, |(_, rest)| rest))
+        .collect::<Vec<_>>()
+        .join("\n");
+    measure("parse::perfquery alone, 4096 blocks", &plain, |t| {
+        let lines = fabricscope::parse::lines_of(t);
+        black_box(
+            fabricscope::parse::perfquery::parse(&lines)
+                .value
+                .blocks
+                .len(),
+        );
     });
     // GPU side: 64 hosts' `nvidia-smi -q` behind prompts, and an 8-GPU,
     // 10-NIC `topo -m` repeated for 512 hosts.

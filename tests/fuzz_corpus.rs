@@ -46,6 +46,18 @@ fn run_target(target: &str, data: &[u8]) -> bool {
                 let _ = fabricscope::parse::nvlink::render(&parsed.value);
             }
         }
+        "perfquery" => {
+            if let Some(lines) = &lines {
+                let parsed = fabricscope::parse::perfquery::parse(lines);
+                let _ = fabricscope::parse::perfquery::render(&parsed.value);
+            }
+        }
+        "ibqueryerrors" => {
+            if let Some(lines) = &lines {
+                let parsed = fabricscope::parse::ibqueryerrors::parse(lines);
+                let _ = fabricscope::parse::ibqueryerrors::render(&parsed.value);
+            }
+        }
         "gpu" => {
             if let Some(lines) = &lines {
                 fabricscope::parse::run_gpu_parsers(lines);

@@ -12,5 +12,8 @@ pub mod topo;
 
 pub use counter::Counter;
 pub mod iblinkinfo;
+pub mod ibqueryerrors;
 pub mod ibstatus;
 pub mod ibv_devinfo;
+pub mod perf;
+pub mod perf_fields;

@@ -4,7 +4,7 @@
 //! 1. Write `src/parse/<tool>.rs` with a `pub fn parse(lines: &[Line<'_>]) -> Parsed<Model>`,
 //!    a `detect` function and a `pub(crate) const FORMAT: Format`.
 //! 2. Add its model under `src/model/`.
-//! 3. Add a [`Kind`] variant, a [`SectionData`] variant and the `FORMAT` to [`FORMATS`].
+//! 3. Add a [`Kind`] variant, a [`SectionData`] variant and the `FORMAT` to `FORMATS`.
 //!
 //! Every parser is lenient: it keeps what it could read and returns a
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
@@ -13,10 +13,12 @@
 pub mod dcgmi_nvlink;
 pub mod dmon;
 pub mod iblinkinfo;
+pub mod ibqueryerrors;
 pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod nvlink;
+pub mod perfquery;
 pub mod smi_csv;
 pub mod smi_list;
 pub mod smi_query;
@@ -28,9 +30,11 @@ use crate::diag::Warning;
 use crate::model::gpu::{DcgmiLinkStatus, DcgmiNvlinkErrors, Monitor, SmiCsv, SmiList, SmiQuery};
 use crate::model::ib::Ibstat;
 use crate::model::iblinkinfo::Iblinkinfo;
+use crate::model::ibqueryerrors::Ibqueryerrors;
 use crate::model::ibstatus::Ibstatus;
 use crate::model::ibv_devinfo::IbvDevinfo;
 use crate::model::nvlink::Nvlink;
+use crate::model::perf::Perfquery;
 use crate::model::topo::{TopoMatrix, TopoP2p};
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
@@ -141,6 +145,10 @@ pub enum Kind {
     Iblinkinfo,
     /// `nvidia-smi nvlink` (any read-only mode).
     Nvlink,
+    /// `perfquery`, any attribute.
+    Perfquery,
+    /// `ibqueryerrors`.
+    Ibqueryerrors,
     /// `nvidia-smi topo -m` / `-mp`.
     TopoMatrix,
     /// `nvidia-smi topo -p2p r|w|n|a|p`.
@@ -184,6 +192,10 @@ pub enum SectionData {
     Iblinkinfo(Iblinkinfo),
     /// `nvidia-smi nvlink` in any read-only mode.
     Nvlink(Nvlink),
+    /// `perfquery` blocks.
+    Perfquery(Perfquery),
+    /// `ibqueryerrors` node reports and summary.
+    Ibqueryerrors(Ibqueryerrors),
     /// `nvidia-smi topo -m` / `-mp`.
     TopoMatrix(TopoMatrix),
     /// `nvidia-smi topo -p2p`.
@@ -214,6 +226,8 @@ impl SectionData {
             Self::IbvDevinfo(_) => Kind::IbvDevinfo,
             Self::Iblinkinfo(_) => Kind::Iblinkinfo,
             Self::Nvlink(_) => Kind::Nvlink,
+            Self::Perfquery(_) => Kind::Perfquery,
+            Self::Ibqueryerrors(_) => Kind::Ibqueryerrors,
             Self::TopoMatrix(_) => Kind::TopoMatrix,
             Self::TopoP2p(_) => Kind::TopoP2p,
             Self::SmiQuery(_) => Kind::SmiQuery,
@@ -235,6 +249,8 @@ impl SectionData {
             Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
             Self::Iblinkinfo(v) => iblinkinfo::summary(v),
             Self::Nvlink(v) => nvlink::summary(v),
+            Self::Perfquery(v) => perfquery::summary(v),
+            Self::Ibqueryerrors(v) => ibqueryerrors::summary(v),
             Self::TopoMatrix(v) => topo::summary(v),
             Self::TopoP2p(v) => topo::summary_p2p(v),
             Self::SmiQuery(v) => smi_query::summary(v),
@@ -299,6 +315,8 @@ pub(crate) static FORMATS: &[Format] = &[
     ibv_devinfo::FORMAT,
     iblinkinfo::FORMAT,
     nvlink::FORMAT,
+    perfquery::FORMAT,
+    ibqueryerrors::FORMAT,
     topo::FORMAT,
     topo::P2P_FORMAT,
     smi_query::FORMAT,
