@@ -4,7 +4,7 @@
 //! 1. Write `src/parse/<tool>.rs` with a `pub fn parse(lines: &[Line<'_>]) -> Parsed<Model>`,
 //!    a `detect` function and a `pub(crate) const FORMAT: Format`.
 //! 2. Add its model under `src/model/`.
-//! 3. Add a [`Kind`] variant, a [`SectionData`] variant and the `FORMAT` to [`FORMATS`].
+//! 3. Add a [`Kind`] variant, a [`SectionData`] variant and the `FORMAT` to `FORMATS`.
 //!
 //! Every parser is lenient: it keeps what it could read and returns a
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
