@@ -118,3 +118,6 @@ impl Default for StatsOptions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
