@@ -23,7 +23,7 @@ fn corpus(name: &str) -> Option<fabricscope::Document> {
     }
 }
 
-fn links<'a>(t: &'a [Throughput], gpu: u32, direction: Direction) -> Vec<&'a Throughput> {
+fn links(t: &[Throughput], gpu: u32, direction: Direction) -> Vec<&Throughput> {
     t.iter()
         .filter(|t| t.subject.gpu == Some(gpu) && t.direction == direction)
         .collect()
@@ -35,7 +35,8 @@ fn total(links: &[&Throughput]) -> f64 {
 
 #[test]
 fn one_way_copy_seen_in_raw_counters_two_seconds_apart() {
-    let (Some(first), Some(second)) = (corpus("during_gt_r_1.txt"), corpus("during_gt_r_2.txt")) else {
+    let (Some(first), Some(second)) = (corpus("during_gt_r_1.txt"), corpus("during_gt_r_2.txt"))
+    else {
         return;
     };
     let options = StatsOptions {
@@ -101,7 +102,10 @@ fn bidirectional_copy_in_data_counters_before_and_after() {
             assert_eq!(l.len(), 18);
             let gib = total(&l) * 26.11;
             // 9598 GiB moved in all, half each way.
-            assert!((gib - 4799.0).abs() < 0.01 * 4799.0, "GPU {gpu} {direction:?}: {gib} GiB");
+            assert!(
+                (gib - 4799.0).abs() < 0.01 * 4799.0,
+                "GPU {gpu} {direction:?}: {gib} GiB"
+            );
             // Capacity from `-s`: 26.562 GB/s × 8 = 212.5 Gb/s per direction.
             let u = l.first().unwrap().utilisation_percent.unwrap();
             let expected = 4799.0 / 18.0 * 1.073_741_824 * 8.0 / 26.11 / 212.496 * 100.0;

@@ -259,6 +259,8 @@ pub struct PeerGroup {
     pub kind: PeerGroupKind,
     /// The group in words (`links of GPU 0 on node1`).
     pub group: String,
+    /// Counter set (`perfquery Port`, `nvidia-smi nvlink`).
+    pub source: String,
     /// Counter compared.
     pub counter: String,
     /// `value` (latest reading) or `per_second` (latest rate).
@@ -860,17 +862,19 @@ struct Member {
     lines: LineSpan,
 }
 
-type GroupKey = (PeerGroupKind, String, String, &'static str);
+/// (host, GPU, counter source, counter name): a GPU's sum over its links.
+type GpuKey = (Option<String>, u32, String, String);
+
+/// (kind, group in words, counter source, counter name, statistic).
+type GroupKey = (PeerGroupKind, String, String, String, &'static str);
 
 fn host_words(host: Option<&String>) -> String {
     host.map_or_else(String::new, |h| format!(" on {h}"))
 }
 
-fn group_keys(subject: &Subject, source: &str, counter: &str) -> Vec<(PeerGroupKind, String)> {
+fn group_keys(subject: &Subject) -> Vec<(PeerGroupKind, String)> {
     let mut keys = Vec::new();
     let on = host_words(subject.host.as_ref());
-    let _ = source;
-    let _ = counter;
     match (subject.gpu, subject.link, subject.lane) {
         (Some(gpu), Some(_), None) => {
             keys.push((PeerGroupKind::LinksOfGpu, format!("links of GPU {gpu}{on}")))
@@ -881,8 +885,12 @@ fn group_keys(subject: &Subject, source: &str, counter: &str) -> Vec<(PeerGroupK
         )),
         _ => {}
     }
-    if subject.port.is_some() && !subject.is_aggregate() && subject.gpu.is_none() {
-        if subject.lane.is_none() {
+    if subject.port.is_some()
+        && !subject.is_aggregate()
+        && subject.gpu.is_none()
+        && subject.lane.is_none()
+    {
+        {
             if let Some(lid) = subject.lid {
                 keys.push((
                     PeerGroupKind::PortsOfDevice,
@@ -912,7 +920,7 @@ fn peer_groups(
     notes: &mut Vec<String>,
 ) -> Vec<PeerGroup> {
     let mut groups: BTreeMap<GroupKey, Vec<Member>> = BTreeMap::new();
-    let mut gpu_sums: BTreeMap<(Option<String>, u32, String), (u64, LineSpan)> = BTreeMap::new();
+    let mut gpu_sums: BTreeMap<GpuKey, (u64, LineSpan)> = BTreeMap::new();
     let mut across: BTreeMap<(String, String, String), Vec<Member>> = BTreeMap::new();
     for ((subject, source, name), points) in series {
         let Some(last) = points.last() else { continue };
@@ -927,22 +935,24 @@ fn peer_groups(
             count: Some(value),
             lines: last.sample.span,
         };
-        for (kind, words) in group_keys(subject, source, name) {
+        for (kind, words) in group_keys(subject) {
             groups
-                .entry((kind, words, name.clone(), "value"))
+                .entry((kind, words, source.clone(), name.clone(), "value"))
                 .or_default()
                 .push(member());
         }
         if let (Some(gpu), Some(_), None) = (subject.gpu, subject.link, subject.lane) {
             let e = gpu_sums
-                .entry((subject.host.clone(), gpu, name.clone()))
+                .entry((subject.host.clone(), gpu, source.clone(), name.clone()))
                 .or_insert((0, last.sample.span));
             e.0 = e.0.saturating_add(value);
             e.1 = e.1.join(last.sample.span);
         }
         if subject.host.is_some() && !subject.is_aggregate() {
+            // LIDs differ from host to host; the CA name and port do not.
             let place = Subject {
                 host: None,
+                lid: subject.lid.filter(|_| subject.device.is_none()),
                 ..subject.clone()
             };
             if place != Subject::default() {
@@ -953,12 +963,13 @@ fn peer_groups(
             }
         }
     }
-    for ((host, gpu, name), (sum, lines)) in gpu_sums {
+    for ((host, gpu, source, name), (sum, lines)) in gpu_sums {
         #[allow(clippy::cast_precision_loss)]
         groups
             .entry((
                 PeerGroupKind::GpusOfHost,
                 format!("GPUs{}", host_words(host.as_ref())),
+                source,
                 name,
                 "value",
             ))
@@ -974,13 +985,14 @@ fn peer_groups(
                 lines,
             });
     }
-    for ((place, _, name), members) in across {
+    for ((place, source, name), members) in across {
         let hosts: BTreeSet<_> = members.iter().map(|m| m.subject.host.clone()).collect();
         if hosts.len() >= 2 {
             groups
                 .entry((
                     PeerGroupKind::SamePortAcrossHosts,
                     format!("{place} across hosts"),
+                    source,
                     name,
                     "value",
                 ))
@@ -997,9 +1009,9 @@ fn peer_groups(
         latest.insert((r.subject.clone(), r.source.clone(), r.counter.clone()), r);
     }
     for ((subject, source, name), r) in latest {
-        for (kind, words) in group_keys(&subject, &source, &name) {
+        for (kind, words) in group_keys(&subject) {
             groups
-                .entry((kind, words, name.clone(), "per_second"))
+                .entry((kind, words, source.clone(), name.clone(), "per_second"))
                 .or_default()
                 .push(Member {
                     subject: subject.clone(),
@@ -1011,7 +1023,7 @@ fn peer_groups(
     }
     let mut quiet = 0usize;
     let mut out = Vec::new();
-    for ((kind, words, counter, statistic), members) in groups {
+    for ((kind, words, source, counter, statistic), members) in groups {
         if members.len() < 2 {
             continue;
         }
@@ -1070,6 +1082,7 @@ fn peer_groups(
         out.push(PeerGroup {
             kind,
             group: words,
+            source,
             counter,
             statistic: statistic.to_owned(),
             size,

@@ -60,16 +60,32 @@ fn data_counters_are_four_octet_words_timed_by_date() {
     assert_eq!(m.snapshots.len(), 2);
     assert_eq!(m.snapshots[0].time_seconds, Some(1_796_000_003.0));
     assert!(m.snapshots[0].time_is_unix);
-    let tx = m.throughput.iter().find(|t| t.direction == Direction::Tx).unwrap();
+    let tx = m
+        .throughput
+        .iter()
+        .find(|t| t.direction == Direction::Tx)
+        .unwrap();
     assert_eq!(tx.bytes, 1_000_000_000);
     assert_eq!(tx.interval_seconds, 10.0);
     assert!((tx.gbit_per_second - 0.8).abs() < 1e-12);
     assert!((tx.utilisation_percent.unwrap() - 0.8).abs() < 1e-9);
     assert_eq!(tx.subject.device.as_deref(), Some("mlx5_0"));
-    let rx = m.throughput.iter().find(|t| t.direction == Direction::Rx).unwrap();
+    let rx = m
+        .throughput
+        .iter()
+        .find(|t| t.direction == Direction::Rx)
+        .unwrap();
     assert_eq!(rx.bytes, 0);
-    let rate = m.counter_rates.iter().find(|r| r.counter == "PortXmitData").unwrap();
-    assert!(rate.interval_source.starts_with("input times"), "{}", rate.interval_source);
+    let rate = m
+        .counter_rates
+        .iter()
+        .find(|r| r.counter == "PortXmitData")
+        .unwrap();
+    assert!(
+        rate.interval_source.starts_with("input times"),
+        "{}",
+        rate.interval_source
+    );
     let json = serde_json::to_value(&m).unwrap();
     assert!(json["throughput"][0]["gib_per_second"].is_number());
 }
@@ -84,11 +100,19 @@ fn saturation_and_resets_give_no_rate_and_say_why() {
             ..StatsOptions::default()
         },
     );
-    let sym = m.counter_rates.iter().find(|r| r.counter == "SymbolErrorCounter").unwrap();
+    let sym = m
+        .counter_rates
+        .iter()
+        .find(|r| r.counter == "SymbolErrorCounter")
+        .unwrap();
     assert_eq!(sym.status, RateStatus::Saturated);
     assert_eq!(sym.increase, Some(65_435));
     assert_eq!(sym.per_second, None);
-    let down = m.counter_rates.iter().find(|r| r.counter == "LinkDownedCounter").unwrap();
+    let down = m
+        .counter_rates
+        .iter()
+        .find(|r| r.counter == "LinkDownedCounter")
+        .unwrap();
     assert_eq!(down.status, RateStatus::CounterReset);
     assert_eq!((down.increase, down.per_second), (None, None));
     assert!(m.notes.iter().any(|n| n.contains("counter reset")));
@@ -105,7 +129,13 @@ fn same_three_errors_judged_by_the_interval() {
     // 3 symbol errors on a 100 Gb/s port: in 10 s (1e12 bits) the 95 % interval
     // 0.62e-12 … 8.8e-12 straddles 1e-12; over 90 days it is far below.
     let text = format!("{IBSTAT}{}{}", basic(0, 0), basic(3, 0));
-    let short = measure(&doc(&text), &StatsOptions { interval_seconds: Some(10.0), ..StatsOptions::default() });
+    let short = measure(
+        &doc(&text),
+        &StatsOptions {
+            interval_seconds: Some(10.0),
+            ..StatsOptions::default()
+        },
+    );
     let b = &short.bit_error_rates[0];
     assert_eq!(b.errors, 3);
     assert!((b.bits - 1e12).abs() < 1.0);
@@ -114,11 +144,20 @@ fn same_three_errors_judged_by_the_interval() {
     assert!(b.bits_needed.is_some());
     let long = measure(
         &doc(&text),
-        &StatsOptions { interval_seconds: Some(90.0 * 86_400.0), ..StatsOptions::default() },
+        &StatsOptions {
+            interval_seconds: Some(90.0 * 86_400.0),
+            ..StatsOptions::default()
+        },
     );
     assert_eq!(long.bit_error_rates[0].verdict, Verdict::Within);
     // Without a link speed the BER falls back to bits received, or is not computed.
-    let bare = measure(&doc(&format!("{}{}", basic(0, 0), basic(3, 0))), &StatsOptions { interval_seconds: Some(10.0), ..StatsOptions::default() });
+    let bare = measure(
+        &doc(&format!("{}{}", basic(0, 0), basic(3, 0))),
+        &StatsOptions {
+            interval_seconds: Some(10.0),
+            ..StatsOptions::default()
+        },
+    );
     assert!(bare.bit_error_rates.is_empty());
     assert!(bare.notes.iter().any(|n| n.contains("no BER")));
 }
@@ -148,26 +187,51 @@ fn one_link_far_above_its_siblings_is_named_with_its_group() {
     let o = &group.outliers[0];
     assert_eq!(o.subject.link, Some(14));
     assert!((o.times_median.unwrap() - 40.0).abs() < 1e-9);
-    assert!(o.explanation.contains("18 links of GPU 0"), "{}", o.explanation);
+    assert!(
+        o.explanation.contains("18 links of GPU 0"),
+        "{}",
+        o.explanation
+    );
     // The same values in another order flag the same link.
     let mut shuffled = values.clone();
     shuffled.reverse();
     let again = measure(&doc(&nvlink_errors(&shuffled)), &StatsOptions::default());
-    let g2 = again.peer_groups.iter().find(|g| g.kind == PeerGroupKind::LinksOfGpu && g.counter == "recovery_errors").unwrap();
-    assert_eq!(g2.outliers.iter().map(|o| o.subject.link).collect::<Vec<_>>(), vec![Some(14)]);
+    let g2 = again
+        .peer_groups
+        .iter()
+        .find(|g| g.kind == PeerGroupKind::LinksOfGpu && g.counter == "recovery_errors")
+        .unwrap();
+    assert_eq!(
+        g2.outliers
+            .iter()
+            .map(|o| o.subject.link)
+            .collect::<Vec<_>>(),
+        vec![Some(14)]
+    );
 }
 
 #[test]
 fn small_groups_and_small_counts_are_not_called_outliers() {
-    let m = measure(&doc(&nvlink_errors(&[(0, 0), (1, 900)])), &StatsOptions::default());
-    let g = m.peer_groups.iter().find(|g| g.counter == "recovery_errors").unwrap();
+    let m = measure(
+        &doc(&nvlink_errors(&[(0, 0), (1, 900)])),
+        &StatsOptions::default(),
+    );
+    let g = m
+        .peer_groups
+        .iter()
+        .find(|g| g.counter == "recovery_errors")
+        .unwrap();
     assert!(!g.z_scores_computed && g.outliers.is_empty());
     // 3 recoveries where 17 siblings have none: z is large but 3 is not
     // unlikely for a Poisson count of mean 1.
     let mut values: Vec<(u32, u64)> = (0..18).map(|l| (l, 0)).collect();
     values[5].1 = 3;
     let m = measure(&doc(&nvlink_errors(&values)), &StatsOptions::default());
-    let g = m.peer_groups.iter().find(|g| g.counter == "recovery_errors").unwrap();
+    let g = m
+        .peer_groups
+        .iter()
+        .find(|g| g.counter == "recovery_errors")
+        .unwrap();
     assert!(g.outliers.is_empty());
 }
 
@@ -177,7 +241,13 @@ fn three_snapshots_give_a_trend() {
         .iter()
         .map(|v| nvlink_errors(&[(0, *v), (1, 0)]))
         .collect::<String>();
-    let m = measure(&doc(&text), &StatsOptions { interval_seconds: Some(10.0), ..StatsOptions::default() });
+    let m = measure(
+        &doc(&text),
+        &StatsOptions {
+            interval_seconds: Some(10.0),
+            ..StatsOptions::default()
+        },
+    );
     assert_eq!(m.trends.len(), 1);
     let t = &m.trends[0];
     assert_eq!(t.counter, "recovery_errors");
@@ -190,7 +260,10 @@ fn three_snapshots_give_a_trend() {
 fn without_times_or_interval_rates_are_not_guessed() {
     let text = format!("{}{}", basic(0, 0), basic(3, 0));
     let m = measure(&doc(&text), &StatsOptions::default());
-    assert!(m.counter_rates.iter().all(|r| r.status == RateStatus::NoInterval && r.per_second.is_none()));
+    assert!(m
+        .counter_rates
+        .iter()
+        .all(|r| r.status == RateStatus::NoInterval && r.per_second.is_none()));
     assert!(m.notes.iter().any(|n| n.contains("--interval")));
 }
 
@@ -224,9 +297,18 @@ fn idle_link_among_busy_siblings() {
         s
     };
     let text = format!("{}{}", gt(&[0, 0, 0, 0]), gt(&[1024, 1024, 0, 1024]));
-    let m = measure(&doc(&text), &StatsOptions { interval_seconds: Some(1.0), ..StatsOptions::default() });
+    let m = measure(
+        &doc(&text),
+        &StatsOptions {
+            interval_seconds: Some(1.0),
+            ..StatsOptions::default()
+        },
+    );
     let b = &m.traffic_balance[0];
     assert_eq!(b.links, 4);
-    assert_eq!(b.idle_links.iter().map(|s| s.link).collect::<Vec<_>>(), vec![Some(2)]);
+    assert_eq!(
+        b.idle_links.iter().map(|s| s.link).collect::<Vec<_>>(),
+        vec![Some(2)]
+    );
     assert!((b.total_gib_per_second - 3.0 / 1024.0).abs() < 1e-12);
 }
