@@ -500,13 +500,21 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
         .filter_map(|r| throughput(r, &capacities))
         .collect();
     let lanes = lanes_per_link(&series);
+    let received: Received<'_> = m
+        .throughput
+        .iter()
+        .filter(|t| t.direction == Direction::Rx)
+        .map(|t| ((&t.subject, t.from_snapshot, t.to_snapshot), t))
+        .collect();
+    let mut bers = Vec::new();
     for rate in &m.counter_rates {
-        match bit_error_rate(rate, &capacities, &m.throughput, &lanes, options) {
-            Ok(Some(b)) => m.bit_error_rates.push(b),
+        match bit_error_rate(rate, &capacities, &received, &lanes, options) {
+            Ok(Some(b)) => bers.push(b),
             Ok(None) => {}
             Err(note) => m.notes.push(note),
         }
     }
+    m.bit_error_rates = bers;
     m.peer_groups = peer_groups(&series, &m.counter_rates, options, &mut m.notes);
     m.traffic_balance = balance(&m.throughput);
     m.trends = trends(&series, &times, options);
@@ -764,6 +772,9 @@ fn lanes_per_link(series: &Series) -> BTreeMap<Subject, u32> {
         .collect()
 }
 
+/// Received-data throughput by (link, from snapshot, to snapshot).
+type Received<'t> = BTreeMap<(&'t Subject, usize, usize), &'t Throughput>;
+
 fn is_corrected_count(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     lower.contains("correct") || lower.starts_with("ecc")
@@ -772,7 +783,7 @@ fn is_corrected_count(name: &str) -> bool {
 fn bit_error_rate(
     rate: &CounterRate,
     capacities: &BTreeMap<LinkKey, Capacity>,
-    throughput: &[Throughput],
+    received: &Received<'_>,
     lanes: &BTreeMap<Subject, u32>,
     options: &StatsOptions,
 ) -> Result<Option<BitErrorRate>, String> {
@@ -797,12 +808,7 @@ fn bit_error_rate(
             format!("{} × {} s", cap.source, fmt_num(seconds))
         };
         (cap.gbit_per_second * 1e9 / share * seconds, basis)
-    } else if let Some(t) = throughput.iter().find(|t| {
-        t.subject == link
-            && t.direction == Direction::Rx
-            && t.from_snapshot == rate.from_snapshot
-            && t.to_snapshot == rate.to_snapshot
-    }) {
+    } else if let Some(t) = received.get(&(&link, rate.from_snapshot, rate.to_snapshot)) {
         #[allow(clippy::cast_precision_loss)]
         let bits = t.bytes as f64 * 8.0;
         (

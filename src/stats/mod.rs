@@ -121,3 +121,41 @@ impl Default for StatsOptions {
 
 #[cfg(test)]
 mod tests;
+
+/// Reads an interval as people type it: `30s`, `2.5 s`, `500ms`, `5m`, `1h`,
+/// `2d`, or a bare number of seconds (`30`). For the CLI's `--interval` and
+/// the web page's field.
+///
+/// # Errors
+/// [`StatsError::BadInterval`] for anything else, and for zero, negative or
+/// non-finite durations.
+///
+/// ```
+/// use fabricscope::stats::parse_interval;
+/// assert_eq!(parse_interval("2s"), Ok(2.0));
+/// assert_eq!(parse_interval("500ms"), Ok(0.5));
+/// assert_eq!(parse_interval("5m"), Ok(300.0));
+/// assert!(parse_interval("0s").is_err() && parse_interval("soon").is_err());
+/// ```
+pub fn parse_interval(text: &str) -> Result<f64, StatsError> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number.parse().map_err(|_| StatsError::BadInterval)?;
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
+        "ms" => 1e-3,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60.0,
+        "h" | "hour" | "hours" => 3600.0,
+        "d" | "day" | "days" => 86_400.0,
+        _ => return Err(StatsError::BadInterval),
+    };
+    let seconds = value * scale;
+    if seconds.is_finite() && seconds > 0.0 {
+        Ok(seconds)
+    } else {
+        Err(StatsError::BadInterval)
+    }
+}
