@@ -395,8 +395,14 @@ EOF
 main() {
 	local s
 	for s in healthy no_sm port_down narrow_link counters switch_by_lid; do
-		# Each scenario in a subshell: its EXIT trap stops its ibsim/opensm.
-		("scenario_$s")
+		# Each scenario runs in its own subshell whose EXIT trap stops its
+		# ibsim/opensm. If we are interrupted, pass SIGTERM on to that subshell
+		# (by PID) and wait for it to clean up.
+		("scenario_$s") &
+		SC_PID=$!
+		trap 'kill -TERM "$SC_PID" 2>/dev/null; wait "$SC_PID"; exit 143' TERM INT HUP
+		wait "$SC_PID"
+		trap - TERM INT HUP
 	done
 	write_readme
 	mkdir -p "$OUT"

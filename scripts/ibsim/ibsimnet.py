@@ -5,6 +5,7 @@
 - Sim: run ibsim (+ optionally opensm) in a scratch dir under /tmp and run real
   infiniband-diags tools against it (python twin of lib.sh).
 """
+import fcntl
 import os
 import re
 import shutil
@@ -113,16 +114,36 @@ class SimError(RuntimeError):
     pass
 
 
+# ibsim listens on fixed abstract unix socket names ("sim:ctl", ...), so only
+# one simulator can run per machine: runs are serialised with this lock file
+# (same file and rule as lib.sh).
+LOCK_FILE = os.environ.get("SIM_LOCK", "/tmp/fabricscope-ibsim.lock")
+LOCK_WAIT = float(os.environ.get("SIM_LOCK_WAIT", "600"))
+
+
 class Sim:
     """ibsim + opensm in a scratch dir; always use as a context manager."""
 
-    def __init__(self, poll_timeout=30.0, tool_timeout=60):
+    def __init__(self, poll_timeout=30.0, tool_timeout=30):
         self.poll_timeout = poll_timeout
         self.tool_timeout = tool_timeout
         self.dir = None
         self.sim = None
         self.sm = None
         self.log = None
+        self.lock = None
+
+    def _lock(self):
+        self.lock = open(LOCK_FILE, "a")
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(self.lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise SimError("another simulator run holds " + LOCK_FILE)
+                time.sleep(0.2)
 
     # -- lifecycle -------------------------------------------------------
     def __enter__(self):
@@ -149,6 +170,9 @@ class Sim:
         if self.log is not None:
             self.log.close()
             self.log = None
+        if self.lock is not None:
+            self.lock.close()  # releases the flock
+            self.lock = None
         if self.dir and os.environ.get("KEEP_SCRATCH") != "1":
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
@@ -167,6 +191,7 @@ class Sim:
             return f.read().decode("utf-8", "replace")
 
     def start(self, net_text):
+        self._lock()
         with open(os.path.join(self.dir, "net"), "w", encoding="utf-8") as f:
             f.write(net_text)
         self.log = open(os.path.join(self.dir, "ibsim.log"), "wb")
@@ -176,6 +201,9 @@ class Sim:
         self._poll(lambda: "Network simulator ready" in self._logtext() or self.sim.poll() is not None, "ibsim")
         if self.sim.poll() is not None:
             raise SimError("ibsim exited:\n" + self._logtext())
+        # A comment line is echoed back: proves the console is being served
+        # (ibsim exits with "ibpanic: ... can't bind socket" if another runs).
+        self.cmd("# fabricscope: console check", r"console check")
 
     def cmd(self, line, expect, check=True):
         """Send one console line; wait for regex `expect` in the reply.
@@ -184,9 +212,11 @@ class Sim:
         self.sim.stdin.write(line.encode() + b"\n")
         self.sim.stdin.flush()
         rx = re.compile(expect, re.M)
-        self._poll(lambda: rx.search(self._logtext(off)), "reply to " + line)
+        self._poll(lambda: self.sim.poll() is not None or rx.search(self._logtext(off)), "reply to " + line)
         reply = self._logtext(off)
-        if check and re.search(r"^(sim> )*# ", reply, re.M):
+        if self.sim.poll() is not None:
+            raise SimError("ibsim exited:\n" + self._logtext())
+        if check and not line.startswith("#") and re.search(r"^(sim> )*# ", reply, re.M):
             raise SimError("ibsim rejected %r: %s" % (line, reply))
         return reply
 

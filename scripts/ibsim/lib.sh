@@ -29,6 +29,12 @@ SIM_SCRATCH=""
 SIM_PID=""
 SIM_FD=""
 SM_PID=""
+SIM_LOCK_FD=""
+# ibsim listens on fixed abstract unix socket names ("sim:ctl", ...), so only
+# one simulator can run per machine (network namespace): runs are serialised
+# with this lock file (wait at most SIM_LOCK_WAIT seconds for it).
+SIM_LOCK=${SIM_LOCK:-/tmp/fabricscope-ibsim.lock}
+SIM_LOCK_WAIT=${SIM_LOCK_WAIT:-600}
 # Polling: SIM_POLL_TRIES x SIM_POLL_SLEEP seconds (default 30 s) per wait.
 SIM_POLL_TRIES=${SIM_POLL_TRIES:-300}
 SIM_POLL_SLEEP=${SIM_POLL_SLEEP:-0.1}
@@ -42,7 +48,7 @@ sim_die() { sim_log "error: $*"; exit 1; }
 # installed (and the preload library can be found).
 ibsim_require_tools() {
 	local missing=() c
-	for c in ibsim ibsim-run opensm ibstat perfquery iblinkinfo ibqueryerrors timeout; do
+	for c in ibsim ibsim-run opensm ibstat perfquery iblinkinfo ibqueryerrors timeout flock; do
 		command -v "$c" >/dev/null 2>&1 || missing+=("$c")
 	done
 	if [ -z "$UMAD2SIM_SO" ]; then
@@ -103,17 +109,21 @@ sim_poll() {
 sim_start() {
 	local netfile=$1
 	[ -n "$SIM_SCRATCH" ] || sim_die "sim_start before sim_scratch_init"
+	exec {SIM_LOCK_FD}>>"$SIM_LOCK"
+	flock -w "$SIM_LOCK_WAIT" "$SIM_LOCK_FD" || sim_die "another simulator run holds $SIM_LOCK"
 	cp -- "$netfile" "$SIM_SCRATCH/net"
 	mkfifo "$SIM_SCRATCH/console"
 	exec {SIM_FD}<>"$SIM_SCRATCH/console"
 	: >"$SIM_SCRATCH/ibsim.log"
 	(cd "$SIM_SCRATCH" && exec ibsim -s net <console >ibsim.log 2>&1) &
 	SIM_PID=$!
-	if ! sim_poll grep -q 'Network simulator ready' "$SIM_SCRATCH/ibsim.log"; then
+	if ! sim_poll _sim_alive_and_has 0 'Network simulator ready'; then
 		cat "$SIM_SCRATCH/ibsim.log" >&2
 		sim_die "ibsim did not become ready"
 	fi
-	kill -0 "$SIM_PID" 2>/dev/null || sim_die "ibsim exited: $(cat "$SIM_SCRATCH/ibsim.log")"
+	# A comment line is echoed back by the console: proves ibsim is serving
+	# (it exits with "ibpanic: ... can't bind socket" if another ibsim runs).
+	sim_cmd '# fabricscope: console check' 'console check'
 }
 
 # Send one console line and wait until REGEX (grep -E) shows up in the
@@ -122,17 +132,19 @@ sim_cmd() {
 	local line=$1 regex=$2 off
 	off=$(stat -c %s "$SIM_SCRATCH/ibsim.log")
 	printf '%s\n' "$line" >&"$SIM_FD"
-	if ! sim_poll _sim_log_has "$off" "$regex"; then
+	if ! sim_poll _sim_alive_and_has "$off" "$regex" || ! kill -0 "$SIM_PID" 2>/dev/null; then
 		tail -c +"$((off + 1))" "$SIM_SCRATCH/ibsim.log" >&2
 		sim_die "no reply matching /$regex/ to console command: $line"
 	fi
-	# A reply starting with '#' is an error message from ibsim.
-	if tail -c +"$((off + 1))" "$SIM_SCRATCH/ibsim.log" | grep -q '^\(sim> \)*# '; then
+	# A reply line starting with '# ' is an error message from ibsim.
+	if [ "${line:0:1}" != '#' ] && tail -c +"$((off + 1))" "$SIM_SCRATCH/ibsim.log" | grep -q '^\(sim> \)*# '; then
 		tail -c +"$((off + 1))" "$SIM_SCRATCH/ibsim.log" >&2
 		sim_die "ibsim rejected console command: $line"
 	fi
 }
 _sim_log_has() { tail -c +"$(($1 + 1))" "$SIM_SCRATCH/ibsim.log" | grep -Eq "$2"; }
+# true if ibsim died (so the wait ends early) or the log has the pattern
+_sim_alive_and_has() { kill -0 "$SIM_PID" 2>/dev/null || return 0; _sim_log_has "$@"; }
 
 # Print the simulator's own view of the fabric (sends no MADs).
 sim_dump() {
@@ -211,6 +223,10 @@ sim_stop() {
 	if [ -n "$SIM_FD" ]; then
 		exec {SIM_FD}>&-
 		SIM_FD=""
+	fi
+	if [ -n "$SIM_LOCK_FD" ]; then
+		exec {SIM_LOCK_FD}>&-
+		SIM_LOCK_FD=""
 	fi
 }
 

@@ -34,9 +34,10 @@ import signal
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ibsimnet  # noqa: E402
-from scenario_json import FIELD_BITS, read_thresholds  # noqa: E402
+from scenario_json import FIELD_BITS, TRAFFIC_FIELDS, read_thresholds  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 THRESHOLDS_FILE = os.path.join(HERE, "error_thresholds")
@@ -50,8 +51,9 @@ ERROR_FIELDS = [
     "PortXmitConstraintErrors", "PortRcvConstraintErrors", "LocalLinkIntegrityErrors",
     "ExcessiveBufferOverrunErrors", "VL15Dropped", "PortXmitWait",
 ]
+# (PortMultiCastRcvPkts is left out: ibsim 0.10 accepts it but never reports it.)
 EXT_FIELDS = ["PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts",
-              "PortUnicastXmitPkts", "PortUnicastRcvPkts", "PortMultiCastXmitPkts", "PortMultiCastRcvPkts"]
+              "PortUnicastXmitPkts", "PortUnicastRcvPkts", "PortMultiCastXmitPkts"]
 
 
 def check_packages():
@@ -325,6 +327,8 @@ def make_truth(seed, fab, cuts, counters, thresholds, state, qe_out, qe_rc, qe_c
         fmax = (1 << bits) - 1
         e = dict(c, field_bits=bits, field_max=fmax, expected_value=min(c["value_set"], fmax))
         e["saturated"] = e["expected_value"] == fmax
+        if c["field"] in TRAFFIC_FIELDS:
+            e["moves_with_traffic"] = True
         if c["attribute"] == "PortCounters":
             e["threshold"] = thresholds[c["field"]]
             e["over_threshold"] = e["expected_value"] > thresholds[c["field"]]

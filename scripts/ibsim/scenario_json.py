@@ -21,7 +21,8 @@ Only the python3 standard library is used.
 import json
 import sys
 
-import ibsimnet
+sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
+import ibsimnet  # noqa: E402
 
 # Bit width of each counter in the attribute PerformanceSet wrote it to.
 # PortCounters widths are those of the IBA PortCounters attribute (and the
@@ -55,6 +56,14 @@ FIELD_BITS = {
     ("PortXmitDiscardDetails", "PortSwLifetimeLimitDiscards"): 16,
     ("PortXmitDiscardDetails", "PortSwHOQLifetimeLimitDiscards"): 16,
 }
+
+
+# ibsim bumps these with every MAD that crosses the port, so perfquery prints
+# the value set plus the traffic since (unless the counter is saturated).
+TRAFFIC_FIELDS = {"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"}
+# ibsim 0.10 accepts PerformanceSet for this field but never reports it:
+# perfquery -x keeps printing PortMulticastRcvPkts 0.
+NOT_REPORTED = {("PortCountersExtended", "PortMultiCastRcvPkts")}
 
 
 def field_bits(attr, field):
@@ -91,6 +100,10 @@ def counter_entry(node, port, attr, field, value, thresholds):
         "expected_value": expected,
         "saturated": expected == fmax,
     }
+    if field in TRAFFIC_FIELDS:
+        e["moves_with_traffic"] = True
+    if (attr, field) in NOT_REPORTED:
+        e["reported_by_simulator"] = False
     # ibqueryerrors compares PortCounters error fields (and PortXmitWait)
     # against the threshold file; a counter is flagged when value > threshold.
     if attr == "PortCounters" and field in thresholds:
@@ -110,6 +123,8 @@ def main():
         "netfile": "fabric.net",
         "thresholds_file": "scripts/ibsim/error_thresholds",
         "subnet_manager": None,
+        "hosts": [n["id"] for n in net["nodes"] if n["type"] == "Hca"],
+        "switches": [n["id"] for n in net["nodes"] if n["type"] == "Switch"],
         "nodes": net["nodes"],
         "links": net["links"],
         "cut_ports": [],

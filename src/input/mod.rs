@@ -58,6 +58,9 @@ pub struct Document {
     pub warnings: Vec<Warning>,
     /// Tool error/warning lines (`ibwarn:`, `ibpanic:`…) outside any section.
     pub messages: Vec<ToolMessage>,
+    /// Lines that frame the output rather than belong to it: prompts, code
+    /// fences, `==> file <==` headers, clush banners, `[exit N]` markers.
+    pub framing: Vec<LineSpan>,
     /// Number of lines in the input.
     pub line_count: usize,
 }
@@ -73,6 +76,35 @@ impl Document {
             .collect();
         all.sort_by_key(|w| w.span);
         all
+    }
+
+    /// Input lines (non-blank) that no section, unrecognised range, framing
+    /// line or tool message accounts for. Always empty unless the input layer
+    /// has a bug: this is the "nothing silently lost" check the tests run.
+    #[must_use]
+    pub fn unaccounted_lines(&self, text: &str) -> Vec<usize> {
+        let mut covered = vec![false; self.line_count + 1];
+        let spans = self
+            .sections
+            .iter()
+            .map(|s| s.span)
+            .chain(self.unrecognised.iter().map(|u| u.span))
+            .chain(self.framing.iter().copied())
+            .chain(self.messages.iter().map(|m| LineSpan::line(m.line)));
+        for span in spans {
+            let last = span.last_line.min(self.line_count);
+            for slot in covered.iter_mut().take(last + 1).skip(span.first_line) {
+                *slot = true;
+            }
+        }
+        text.lines()
+            .enumerate()
+            .filter(|(i, line)| {
+                !covered.get(i + 1).copied().unwrap_or(false)
+                    && !clean::clean_line(line).trim().is_empty()
+            })
+            .map(|(i, _)| i + 1)
+            .collect()
     }
 }
 

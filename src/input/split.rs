@@ -36,12 +36,15 @@ pub(super) fn split(text: &str, options: &ReadOptions) -> Document {
             unrecognised: Vec::new(),
             warnings: Vec::new(),
             messages: Vec::new(),
+            framing: Vec::new(),
             line_count: 0,
         },
     };
     let lines = clean_lines(text, &mut out);
     out.doc.line_count = lines.len();
-    for chunk in chunks(lines, options) {
+    let (chunks, framing) = chunks(lines, options);
+    out.doc.framing = spans_of(framing);
+    for chunk in chunks {
         sectionize(chunk, &mut out);
     }
     out.doc.unrecognised.sort_by_key(|u| u.span);
@@ -76,7 +79,8 @@ fn clean_lines<'a>(text: &'a str, out: &mut Output<'_>) -> Vec<Line<'a>> {
 }
 
 /// Cuts the input at framing lines and strips host prefixes.
-fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> Vec<Chunk<'a>> {
+fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, Vec<usize>) {
+    let mut framing_lines = Vec::new();
     let hosts = prefixed_hosts(lines.iter().map(Line::text));
     let mut chunks = vec![Chunk {
         host: options.default_host.clone(),
@@ -94,9 +98,13 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> Vec<Chunk<'a>> {
             ) {
                 banner_host = Some(name);
                 chunks.push(new_chunk(None, banner_host.clone(), &source, options));
+                framing_lines.extend([line.number, line.number + 1, line.number + 2]);
                 i += 3;
                 continue;
             }
+        }
+        if matches!(framing, Some(ref f) if *f != Framing::Rule) {
+            framing_lines.push(line.number);
         }
         match framing {
             Some(Framing::Prompt(prompt)) => {
@@ -126,7 +134,7 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> Vec<Chunk<'a>> {
         }
         i += 1;
     }
-    chunks
+    (chunks, framing_lines)
 }
 
 fn new_chunk<'a>(

@@ -1,0 +1,25 @@
+# The few commands people run. Everything CI does is `make test`.
+.PHONY: check test wasm serve fuzz bench docs
+
+check:            ## format, lint, unit + integration tests
+	cargo fmt --all -- --check
+	cargo clippy --all-targets --all-features -- -D warnings
+	cargo test
+
+test:             ## everything CI runs, installing what is missing
+	bash scripts/test.sh
+
+wasm:             ## build pkg/ (wasm-bindgen + wasm-opt)
+	bash scripts/build-wasm.sh
+
+serve: wasm       ## serve the page at http://127.0.0.1:8000/www/
+	python3 -m http.server 8000 --bind 127.0.0.1
+
+fuzz:             ## run every fuzz target for 60 s
+	bash scripts/fuzz-smoke.sh 60
+
+bench:            ## print throughput figures
+	cargo bench --bench throughput
+
+docs:             ## regenerate docs/rules.md from the rule registry
+	UPDATE_DOCS=1 cargo test --test rules_doc

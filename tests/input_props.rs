@@ -1,0 +1,85 @@
+//! Property tests of the input layer: whatever is pasted, reading never
+//! panics, every reported line lies inside the input, and no line is lost.
+
+use fabricscope::{read_all, read_bytes, ReadOptions};
+use proptest::prelude::*;
+
+/// Lines that look like pieces of real pastes, to mix with noise.
+fn paste_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("$ ibstat".to_owned()),
+        Just("[root@node07 ~]# ibstat mlx5_0 1".to_owned()),
+        Just("node07: CA 'mlx5_0'".to_owned()),
+        Just("CA 'mlx5_0'".to_owned()),
+        Just("CA: 'mlx5_1'".to_owned()),
+        Just("\tCA type: MT4123".to_owned()),
+        Just("\tPort 1:".to_owned()),
+        Just("\t\tState: Active".to_owned()),
+        Just("\t\tRate: 200".to_owned()),
+        Just("\t\tSM lid: 0".to_owned()),
+        Just("ibpanic: [1] main: stat of IB device 'mlx5_8' failed".to_owned()),
+        Just("```".to_owned()),
+        Just("==> node08/ibstat.txt <==".to_owned()),
+        Just("---------------".to_owned()),
+        Just("node[01-02] (2)".to_owned()),
+        Just("[exit 0]".to_owned()),
+        Just("\u{1b}[4mGPU0\tGPU1\u{1b}[0m".to_owned()),
+        Just(String::new()),
+        "[ -~\t]{0,40}",
+        any::<String>(),
+    ]
+}
+
+fn paste() -> impl Strategy<Value = String> {
+    (prop::collection::vec(paste_line(), 0..40), any::<bool>())
+        .prop_map(|(lines, crlf)| lines.join(if crlf { "\r\n" } else { "\n" }))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn reading_never_panics_and_spans_lie_inside_the_input(text in paste()) {
+        let doc = read_all(&text, &ReadOptions::default()).unwrap();
+        let n = doc.line_count;
+        prop_assert_eq!(n, text.lines().count());
+        for s in &doc.sections {
+            prop_assert!(s.span.first_line >= 1 && s.span.last_line <= n, "section {:?} outside 1..={}", s.span, n);
+            for w in &s.warnings {
+                prop_assert!(w.span.first_line >= 1 && w.span.last_line <= n, "warning {:?} outside 1..={}", w.span, n);
+            }
+        }
+        for u in &doc.unrecognised {
+            prop_assert!(u.span.first_line >= 1 && u.span.last_line <= n);
+        }
+        for w in &doc.warnings {
+            prop_assert!(w.span.first_line >= 1 && w.span.last_line <= n);
+        }
+    }
+
+    #[test]
+    fn no_line_is_silently_dropped(text in paste()) {
+        let doc = read_all(&text, &ReadOptions::default()).unwrap();
+        prop_assert_eq!(doc.unaccounted_lines(&text), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..2048)) {
+        let _ = read_bytes(&bytes, &ReadOptions::default());
+    }
+
+    #[test]
+    fn host_prefixes_attach_every_section_to_its_host(hosts in prop::collection::vec("node[0-9]{2}", 1..4)) {
+        let mut text = String::new();
+        for h in &hosts {
+            text.push_str(&format!("{h}: CA 'mlx5_0'\n{h}: \tCA type: MT4123\n{h}: \tPort 1:\n{h}: \t\tState: Active\n"));
+        }
+        let doc = read_all(&text, &ReadOptions::default()).unwrap();
+        let mut unique = hosts.clone();
+        unique.dedup();
+        for s in &doc.sections {
+            prop_assert!(s.host.as_ref().is_some_and(|h| hosts.contains(h)), "section host {:?}", s.host);
+        }
+        prop_assert!(doc.unrecognised.is_empty());
+    }
+}
