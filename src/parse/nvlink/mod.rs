@@ -170,22 +170,27 @@ impl Reader {
     }
 
     fn gpu_field(&mut self, line: &Line<'_>, mode: NvlinkMode, set: impl FnOnce(&mut NvlinkGpu)) {
-        self.saw(mode);
-        match self.gpu(line) {
-            Some(gpu) => set(gpu),
-            None => self
+        if self.out.gpus.is_empty() {
+            return self
                 .unread
-                .line(line, "GPU field before any `GPU N:` header"),
+                .line(line, "GPU field before any `GPU N:` header");
+        }
+        self.saw(mode);
+        if let Some(gpu) = self.gpu(line) {
+            set(gpu);
         }
     }
 
     fn link_fact(&mut self, line: &Line<'_>, number: u32, fact: LinkFact<'_>) {
-        self.saw(fact.mode());
-        self.lane_link = matches!(fact, LinkFact::LaneHeading).then_some(number);
-        let Some(gpu) = self.gpu(line) else {
+        if self.out.gpus.is_empty() {
             return self
                 .unread
                 .line(line, "`Link N` line before any `GPU N:` header");
+        }
+        self.saw(fact.mode());
+        self.lane_link = matches!(fact, LinkFact::LaneHeading).then_some(number);
+        let Some(gpu) = self.gpu(line) else {
+            return;
         };
         let v100 = gpu.name.contains("V100");
         let Some(link) = link_mut(gpu, number, line) else {
@@ -245,16 +250,16 @@ impl Reader {
     }
 
     fn lane(&mut self, line: &Line<'_>, lane: u32, count: u64, overflow: u64) {
-        self.saw(NvlinkMode::LaneEcc);
+        // A heading is only set inside a GPU block, so a lane line with a
+        // heading above it always has a GPU.
         let Some(number) = self.lane_link else {
             return self
                 .unread
                 .line(line, "`Lane N` line without a `Link N:` heading above it");
         };
+        self.saw(NvlinkMode::LaneEcc);
         let Some(gpu) = self.gpu(line) else {
-            return self
-                .unread
-                .line(line, "`Lane N` line before any `GPU N:` header");
+            return;
         };
         if let Some(link) = link_mut(gpu, number, line) {
             link.lanes.push(LaneEcc {

@@ -289,6 +289,11 @@ GPU 0: NVIDIA H200 (UUID: GPU-d4a1)
     );
     let links: Vec<u32> = parsed.value.gpus[0].links.iter().map(|l| l.link).collect();
     assert_eq!(links, [0, 3]);
+    assert_eq!(parsed.value.modes, [NvlinkMode::Status]);
+
+    let orphan = read("\t Link 0: Replay Errors: 1\n\t NVLE: disabled\n");
+    assert_eq!(orphan.warnings.len(), 2);
+    assert!(orphan.value.modes.is_empty());
 }
 
 #[test]
