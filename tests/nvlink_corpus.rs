@@ -480,6 +480,20 @@ GPU 0: NVIDIA H200 (UUID: GPU-aaaa)
     );
 }
 
+#[test]
+fn a_gpu_with_nothing_under_it_stays_in_the_same_section() {
+    let text = "GPU 0: NVIDIA H100 PCIe (UUID: GPU-aaaa)
+GPU 1: NVIDIA H100 PCIe (UUID: GPU-bbbb)
+\t Link 0: 26.562 GB/s
+";
+    for paste in [text.to_owned(), format!("$ nvidia-smi nvlink -s\n{text}")] {
+        let doc = read_clean_text(&paste);
+        assert_eq!(doc.sections.len(), 1, "{paste}");
+        let gpus: Vec<u32> = nvlink(&doc)[0].gpus.iter().map(|g| g.index).collect();
+        assert_eq!(gpus, [0, 1]);
+    }
+}
+
 fn read_clean_text(text: &str) -> Document {
     let doc = input::read(text, &ReadOptions::default()).unwrap();
     assert!(doc.all_warnings().is_empty(), "{:?}", doc.all_warnings());

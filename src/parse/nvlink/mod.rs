@@ -334,8 +334,12 @@ fn snake_case(label: &str) -> String {
     out
 }
 
-/// A GPU header with its UUID, followed by a line only `nvidia-smi nvlink`
-/// prints; or the `-gBwMode` line. Keyed by GPU index, so a second snapshot
+/// How many header-only GPU blocks detection looks past (nvidia-smi lists
+/// at most a few dozen GPUs per host).
+const MAX_BARE_HEADERS: usize = 64;
+
+/// A GPU header with its UUID, followed (possibly after more bare headers)
+/// by a line only `nvidia-smi nvlink` prints; or the `-gBwMode` line. Keyed by GPU index, so a second snapshot
 /// of the same GPU starts a new section.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?.text().trim();
@@ -347,7 +351,15 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     }
     let header = grammar::gpu_header(first)?;
     header.uuid?;
-    let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
+    // Headers with nothing under them (`-cBridge`, or a GPU without links)
+    // may precede the first link line: look past them, but not far.
+    let next = lines
+        .iter()
+        .skip(1)
+        .filter(|l| !l.is_blank())
+        .take(MAX_BARE_HEADERS)
+        .map(|l| l.text().trim())
+        .find(|t| grammar::gpu_header(t).is_none_or(|h| h.uuid.is_none()))?;
     let nvlink_only = match grammar::shape(next) {
         Ok(
             Shape::Link(..) | Shape::AllLinksInactive | Shape::Info(..) | Shape::LowPowerUnit(_),

@@ -311,6 +311,9 @@ fn detection_wants_nvlink_lines_after_a_uuid_header() {
     assert!(det("\t Link 0: something new").is_some());
     // `nvidia-smi -L`: headers and nothing else.
     assert!(det("GPU 1: NVIDIA H200 (UUID: GPU-46ba)").is_none());
+    assert!(det("GPU 1: NVIDIA H200 (UUID: GPU-46ba)\n$ nvidia-smi -q").is_none());
+    // A bare header before a GPU with links belongs to the same output.
+    assert!(det("GPU 1: NVIDIA H200 (UUID: GPU-46ba)\n\t Link 0: <inactive>").is_some());
     assert!(det("").is_none());
     assert!(det("Not supported").is_none());
     // No UUID: too weak a header to claim the text without a prompt.
