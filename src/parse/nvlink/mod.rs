@@ -25,7 +25,7 @@
 mod grammar;
 mod render;
 
-pub use render::render;
+pub use render::{render, render_mode};
 
 use crate::diag::WarningKind;
 use crate::model::nvlink::{LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkRemote};
