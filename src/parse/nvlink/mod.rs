@@ -21,6 +21,14 @@
 //! `nvidia-smi -L` prints too: detection wants a link line (or an
 //! nvlink-only message) after the header; header-only output such as
 //! `-cBridge` is read when the prompt names `nvidia-smi nvlink`.
+//!
+//! ```
+//! use fabricscope::parse::{lines_of, nvlink};
+//! let text = "GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\n";
+//! let m = nvlink::parse(&lines_of(text)).value;
+//! assert_eq!(m.gpus[0].links[0].speed_gb_per_s, Some(26.562));
+//! assert!(m.gpus[0].links[1].inactive);
+//! ```
 
 mod grammar;
 mod render;
