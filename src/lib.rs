@@ -10,6 +10,8 @@
 //! - [`input`]: splits a paste into sections, recognises each tool, finds hosts.
 //! - [`parse`]: one lenient parser per tool format, producing [`model`] types.
 //! - [`stats`]: rates, saturation, BER with confidence, outliers and trends from snapshots.
+//! - [`kb`]: what healthy hardware should show (NVLink links and speeds per
+//!   GPU, `NV#` per system, IB rate per HCA), each entry with its source.
 //!
 //! # Features
 //! - `cli` (default): the `fabricscope` binary.
@@ -27,6 +29,7 @@
 pub mod diag;
 pub mod error;
 pub mod input;
+pub mod kb;
 pub mod model;
 pub mod parse;
 pub mod span;
