@@ -6,6 +6,7 @@
 
 pub mod counter;
 pub mod ib;
+pub mod ibqueryerrors;
 pub mod perf;
 pub mod perf_fields;
 

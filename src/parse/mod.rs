@@ -10,12 +10,14 @@
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
 //! detail of the modules; the public API speaks only of our types.
 
+pub mod ibqueryerrors;
 pub mod ibstat;
 pub mod perfquery;
 pub(crate) mod text;
 
 use crate::diag::Warning;
 use crate::model::ib::Ibstat;
+use crate::model::ibqueryerrors::Ibqueryerrors;
 use crate::model::perf::Perfquery;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
@@ -120,6 +122,8 @@ pub enum Kind {
     Ibstat,
     /// `perfquery`, any attribute.
     Perfquery,
+    /// `ibqueryerrors`.
+    Ibqueryerrors,
 }
 
 impl Kind {
@@ -139,6 +143,8 @@ pub enum SectionData {
     Ibstat(Ibstat),
     /// `perfquery` blocks.
     Perfquery(Perfquery),
+    /// `ibqueryerrors` node reports and summary.
+    Ibqueryerrors(Ibqueryerrors),
 }
 
 impl SectionData {
@@ -148,6 +154,7 @@ impl SectionData {
         match self {
             Self::Ibstat(_) => Kind::Ibstat,
             Self::Perfquery(_) => Kind::Perfquery,
+            Self::Ibqueryerrors(_) => Kind::Ibqueryerrors,
         }
     }
 
@@ -157,6 +164,7 @@ impl SectionData {
         match self {
             Self::Ibstat(v) => ibstat::summary(v),
             Self::Perfquery(v) => perfquery::summary(v),
+            Self::Ibqueryerrors(v) => ibqueryerrors::summary(v),
         }
     }
 }
@@ -192,7 +200,7 @@ pub(crate) struct Format {
 }
 
 /// Every supported format, in the order detection tries them.
-pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT, perfquery::FORMAT];
+pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT, perfquery::FORMAT, ibqueryerrors::FORMAT];
 
 /// The format that produces `kind`.
 pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {
