@@ -27,8 +27,16 @@ fn read_sample(name: &str) -> Option<Vec<Perfquery>> {
 
 fn read_text(text: &str, name: &str) -> Vec<Perfquery> {
     let doc = fabricscope::read(text, &ReadOptions::default()).expect("recognised");
-    assert!(doc.unrecognised.is_empty(), "{name}: {:?}", doc.unrecognised);
-    assert!(doc.all_warnings().is_empty(), "{name}: {:?}", doc.all_warnings());
+    assert!(
+        doc.unrecognised.is_empty(),
+        "{name}: {:?}",
+        doc.unrecognised
+    );
+    assert!(
+        doc.all_warnings().is_empty(),
+        "{name}: {:?}",
+        doc.all_warnings()
+    );
     doc.sections
         .into_iter()
         .map(|s| {
@@ -66,7 +74,10 @@ fn every_perfquery_sample_reads_cleanly() {
         assert!(!sections.is_empty(), "{name}");
         for b in sections.iter().flat_map(|s| &s.blocks) {
             assert!(!b.counters.is_empty(), "{name}");
-            assert!(b.counters.values().all(|c| c.bits == 64 || c.bits == 16), "{name}");
+            assert!(
+                b.counters.values().all(|c| c.bits == 64 || c.bits == 16),
+                "{name}"
+            );
             assert!(b.counters.values().all(|c| !c.saturated), "{name}");
         }
         seen += 1;
@@ -90,7 +101,10 @@ fn switch_port_with_discards_and_a_link_down() {
     assert_eq!(value(b, "PortMulticastRcvPkts"), 6_694_940);
     assert_eq!(b.counter("PortXmitDiscards").unwrap().bits, 64);
     assert_eq!(b.xmit_data_octets(), Some(178_791_657_177_235 * 4));
-    assert_eq!(b.fields.get("CounterSelect2").map(String::as_str), Some("0x00000000"));
+    assert_eq!(
+        b.fields.get("CounterSelect2").map(String::as_str),
+        Some("0x00000000")
+    );
     assert_eq!(b.counters.len(), 22);
 }
 
@@ -100,7 +114,10 @@ fn hca_without_additional_counters_support_still_shows_them() {
         return;
     };
     let b = only_block(&sections);
-    assert_eq!((b.lid, b.cap_mask, b.cap_mask2), (Some(133), Some(0x5A00), Some(0)));
+    assert_eq!(
+        (b.lid, b.cap_mask, b.cap_mask2),
+        (Some(133), Some(0x5A00), Some(0))
+    );
     assert_eq!(value(b, "PortMulticastRcvPkts"), 3_732_373_137);
     assert_eq!(value(b, "SymbolErrorCounter"), 0);
     assert_eq!(b.rcv_data_octets(), Some(37_225_401_952_885 * 4));
@@ -125,7 +142,10 @@ fn loop_ports_output_is_one_section_with_a_block_per_port() {
     assert_eq!(value(&blocks[0], "PortXmitWait"), 22_730_501);
     assert_eq!(value(&blocks[1], "PortXmitWait"), 36_510_964);
     assert_eq!(value(&blocks[1], "PortMulticastXmitPkts"), 0);
-    assert_eq!((blocks[1].span.first_line, blocks[1].span.last_line), (27, 52));
+    assert_eq!(
+        (blocks[1].span.first_line, blocks[1].span.last_line),
+        (27, 52)
+    );
 }
 
 #[test]
@@ -158,11 +178,17 @@ fn a_second_snapshot_of_the_same_port_is_a_new_section() {
     let sections = read_text(&text, "concatenation");
     let shape: Vec<usize> = sections.iter().map(|s| s.blocks.len()).collect();
     assert_eq!(shape, vec![1, 2]);
-    assert_eq!(sections[1].blocks[1].attribute, PerfAttribute::PortRcvErrorDetails);
+    assert_eq!(
+        sections[1].blocks[1].attribute,
+        PerfAttribute::PortRcvErrorDetails
+    );
 
     // With prompts, each command is its own section.
     let text = format!("$ perfquery -x 2052 1\n{one}$ perfquery -E 1719 2\n{six}");
     let doc = fabricscope::read(&text, &ReadOptions::default()).expect("recognised");
     let commands: Vec<Option<&str>> = doc.sections.iter().map(|s| s.command.as_deref()).collect();
-    assert_eq!(commands, vec![Some("perfquery -x 2052 1"), Some("perfquery -E 1719 2")]);
+    assert_eq!(
+        commands,
+        vec![Some("perfquery -x 2052 1"), Some("perfquery -E 1719 2")]
+    );
 }
