@@ -4,6 +4,9 @@
 //! copied into the repository); the test is skipped, with a message, when the
 //! corpus is not there. Expected values were read off the sample files.
 
+// Test helpers may index and panic: a failed lookup is a failed test.
+#![allow(clippy::panic, clippy::indexing_slicing, clippy::unwrap_used)]
+
 use fabricscope::model::perf::{PerfAttribute, PerfBlock, Perfquery};
 use fabricscope::{Kind, ReadOptions, SectionData};
 use std::path::PathBuf;

@@ -129,10 +129,11 @@ pub struct ErrorSummary {
     pub ports_checked: Option<u64>,
     /// Ports with errors beyond threshold (also the exit status).
     pub bad_ports: Option<u64>,
-    /// Thresholds read from the threshold file, by counter name. `None`
-    /// when no file was read (`## (null)`): every threshold is then 0, so
-    /// any non-zero error counter is reported.
-    pub thresholds: Option<BTreeMap<String, u64>>,
+    /// Thresholds read from the threshold file, by counter name. Empty when
+    /// no file was read (`## Thresholds: ` with nothing after it, or
+    /// `## (null)` from older versions): every threshold is then 0, so any
+    /// non-zero error counter is reported.
+    pub thresholds: BTreeMap<String, u64>,
     /// PMA queries that failed (the line is printed only when non-zero).
     pub pma_query_failures: u64,
     /// Counter names suppressed with `-s` or `-c`.
