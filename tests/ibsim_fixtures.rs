@@ -403,3 +403,39 @@ fn pma_query_failures_are_counted_in_the_summary() {
     // Every failed query is an ibwarn line kept with the section.
     assert_eq!(c.doc.sections[0].messages.len(), 56);
 }
+
+/// The capture's own output: without the `$ command` and `[exit N]` framing
+/// and without the diagnostics the input layer sets aside.
+fn tool_text(c: &Capture) -> String {
+    let text = std::fs::read_to_string(&c.file).expect("capture");
+    let lines: Vec<&str> = text.lines().collect();
+    let body = &lines[1..lines.len() - 1];
+    let diagnostics: Vec<usize> = c.doc.sections[0].messages.iter().map(|m| m.line).collect();
+    body.iter()
+        .enumerate()
+        .filter(|(i, _)| !diagnostics.contains(&(i + 2)))
+        .map(|(_, l)| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn render_gives_back_the_tools_exact_text() {
+    let mut files = 0;
+    for dir in scenarios() {
+        for c in captures(&dir, "perfquery", Kind::Perfquery) {
+            let rendered = fabricscope::parse::perfquery::render(perfquery_of(&c));
+            assert_eq!(rendered, tool_text(&c), "{}", c.file);
+            files += 1;
+        }
+        for c in captures(&dir, "ibqueryerrors", Kind::Ibqueryerrors) {
+            let report = ibqueryerrors_of(&c);
+            if report.summary.is_none() {
+                continue; // only diagnostics: nothing to render
+            }
+            let rendered = fabricscope::parse::ibqueryerrors::render(report);
+            assert_eq!(rendered, tool_text(&c), "{}", c.file);
+            files += 1;
+        }
+    }
+    assert!(files >= 50, "only {files} files compared");
+}

@@ -223,6 +223,17 @@ fn read_entries(
             .map(|(inside, after)| (entry(inside), after));
         match parsed {
             Some((Some(Ok(e)), after)) => {
+                if let Some(i) = entries.iter().position(|x: &Entry<'_>| x.name == e.name) {
+                    unread.warn(
+                        WarningKind::Suspicious,
+                        line.span(),
+                        format!(
+                            "`{}` appears twice on one line; the later value is kept",
+                            e.name
+                        ),
+                    );
+                    entries.remove(i);
+                }
                 entries.push(e);
                 rest = after.trim_start();
             }
@@ -242,7 +253,7 @@ fn read_entries(
     }
     let wide_data = entries.iter().any(|e| {
         EXTENDED_ONLY.contains(&e.name)
-            || (DATA_COUNTERS.contains(&e.name) && e.value > u64::from(u32::MAX))
+            || (is_ambiguous_data(e, report) && e.value > u64::from(u32::MAX))
     });
     for e in entries {
         let bits = width(&e, report, wide_data);
@@ -304,13 +315,19 @@ fn is_human_readable(h: &str) -> bool {
     number_ok && unit_ok
 }
 
+/// A data counter printed the way both the 32-bit and the 64-bit
+/// attribute's values are printed, so its width cannot be read from it.
+fn is_ambiguous_data(e: &Entry<'_>, report: ReportKind) -> bool {
+    DATA_COUNTERS.contains(&e.name) && (e.human || report == ReportKind::DataCounters)
+}
+
 /// The width of an entry's counter; see the module documentation.
 fn width(e: &Entry<'_>, report: ReportKind, wide_data: bool) -> u8 {
     let counter_bits = |attr: PerfAttribute| match attr.field_kind(e.name) {
         Some(FieldKind::Counter(bits)) => bits,
         _ => 0,
     };
-    if DATA_COUNTERS.contains(&e.name) && (e.human || report == ReportKind::DataCounters) {
+    if is_ambiguous_data(e, report) {
         return if wide_data { 64 } else { 0 };
     }
     if e.human {
@@ -488,6 +505,236 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     Some(Block::keyed(format!("{kind}|{id}")))
 }
 
+/// The order in which ibqueryerrors prints entries: PortCounters error
+/// fields (each `--details` group after the field that triggers it, named as
+/// the tool mislabels them), PortXmitWait, then the data counters.
+const ENTRY_ORDER: &[&str] = &[
+    "SymbolErrorCounter",
+    "LinkErrorRecoveryCounter",
+    "LinkDownedCounter",
+    "PortRcvErrors",
+    "PortInactiveDiscards",
+    "PortNeighborMTUDiscards",
+    "PortSwLifetimeLimitDiscards",
+    "PortSwHOQLifetimeLimitDiscards",
+    "PortRcvRemotePhysicalErrors",
+    "PortRcvSwitchRelayErrors",
+    "PortXmitDiscards",
+    "PortLocalPhysicalErrors",
+    "PortMalformedPktErrors",
+    "PortBufferOverrunErrors",
+    "PortDLIDMappingErrors",
+    "PortVLMappingErrors",
+    "PortLoopingErrors",
+    "PortXmitConstraintErrors",
+    "PortRcvConstraintErrors",
+    "LocalLinkIntegrityErrors",
+    "ExcessiveBufferOverrunErrors",
+    "VL15Dropped",
+    "PortXmitWait",
+    "PortXmitData",
+    "PortRcvData",
+    "PortXmitPkts",
+    "PortRcvPkts",
+    "PortUnicastXmitPkts",
+    "PortUnicastRcvPkts",
+    "PortMulticastXmitPkts",
+    "PortMulticastRcvPkts",
+];
+
+/// Renders a model the way ibqueryerrors prints it. Entries of 64-bit
+/// counters and data counters get the tool's human-readable suffix. What
+/// the model does not keep is printed in its usual form: external port
+/// numbers as `[  ]`, `## (null)` as an empty threshold list.
+#[must_use]
+pub fn render(report: &Ibqueryerrors) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    for node in &report.nodes {
+        let what = match node.report {
+            ReportKind::Errors => "Errors for",
+            ReportKind::DataCounters => "Data Counters for",
+        };
+        match node.guid {
+            Some(g) => {
+                let _ = writeln!(s, "{what} 0x{:x} \"{}\"", g.0, node.desc);
+            }
+            None => {
+                let _ = writeln!(s, "{what} \"{}\"", node.desc);
+            }
+        }
+        for port in &node.ports {
+            render_port(port, &mut s);
+        }
+    }
+    for message in &report.messages {
+        let _ = writeln!(s, "{message}");
+    }
+    if let Some(sum) = &report.summary {
+        let _ = writeln!(
+            s,
+            "\n## Summary: {} nodes checked, {} bad nodes found",
+            sum.nodes_checked, sum.bad_nodes
+        );
+        if let (Some(checked), Some(bad)) = (sum.ports_checked, sum.bad_ports) {
+            let _ = writeln!(
+                s,
+                "##          {checked} ports checked, {bad} ports have errors beyond threshold"
+            );
+        }
+        s.push_str("## Thresholds: ");
+        let known = ENTRY_ORDER
+            .iter()
+            .filter_map(|n| sum.thresholds.get_key_value(*n));
+        let others = sum
+            .thresholds
+            .iter()
+            .filter(|(n, _)| !ENTRY_ORDER.contains(&n.as_str()));
+        for (name, value) in known.chain(others) {
+            let _ = write!(s, "[{name} = {value}]");
+        }
+        s.push('\n');
+        if sum.pma_query_failures > 0 {
+            let _ = writeln!(
+                s,
+                "##          {} PMA query failures",
+                sum.pma_query_failures
+            );
+        }
+        s.push_str("## Suppressed:");
+        for name in &sum.suppressed {
+            let _ = write!(s, " {name}");
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn render_port(port: &PortReport, s: &mut String) {
+    use std::fmt::Write as _;
+    let _ = write!(s, "   GUID 0x{:x} port ", port.guid.0);
+    if port.all_ports {
+        s.push_str("ALL:");
+    } else {
+        let _ = write!(s, "{}:", port.port);
+    }
+    let known = ENTRY_ORDER
+        .iter()
+        .filter_map(|n| port.counters.get_key_value(*n));
+    let others = port
+        .counters
+        .iter()
+        .filter(|(n, _)| !ENTRY_ORDER.contains(&n.as_str()));
+    for (name, c) in known.chain(others) {
+        // Data counters get the suffix (unless read as 32-bit PortCounters,
+        // which the tool never prints for them); only the two octet counters
+        // are scaled to bytes.
+        let data = DATA_COUNTERS.contains(&name.as_str()) && c.bits != 32;
+        let octets = matches!(name.as_str(), "PortXmitData" | "PortRcvData");
+        if c.bits == 64 || data {
+            let (value, unit) = human_readable(c.value, octets);
+            let _ = write!(s, " [{name} == {} ({value:5.3}{unit})]", c.value);
+        } else {
+            let _ = write!(s, " [{name} == {}]", c.value);
+        }
+    }
+    s.push('\n');
+    if let Some(link) = &port.link {
+        render_link(link, s);
+    }
+}
+
+fn render_link(link: &LinkInfo, s: &mut String) {
+    use std::fmt::Write as _;
+    let state = state_name(link.state);
+    let phys = phys_name(link.phys_state);
+    let _ = write!(s, "       Link info: {:6}{:4}[  ] ==", link.lid, link.port);
+    match (&link.width, &link.speed) {
+        (None, None) => {
+            let _ = write!(s, "(              {state:>6}/{phys:>8})");
+        }
+        (width, speed) => {
+            let width = width.as_deref().unwrap_or("");
+            let speed = speed.as_deref().unwrap_or("");
+            let _ = write!(s, "({width:>3} {speed:>18} {state:>6}/{phys:>8})");
+        }
+    }
+    s.push_str("==>  ");
+    match &link.remote {
+        Some(r) => {
+            let hint = match r.could_be.as_deref() {
+                Some(h) if h.matches("Could be").count() > 1 => h.to_owned(),
+                Some(h) => format!("{h} "),
+                None => " ".to_owned(),
+            };
+            let _ = writeln!(
+                s,
+                "0x{:016x} {:6} {:4}[  ] \"{}\" ({hint})",
+                r.guid.0, r.lid, r.port, r.desc
+            );
+        }
+        None => s.push_str("           [  ] \"\" ( )\n"),
+    }
+}
+
+/// `conv_cnt_human_readable`: the value scaled by powers of 1024 (data
+/// counters first multiplied by 4 to give bytes), computed in single
+/// precision as the tool does, and its unit.
+fn human_readable(value: u64, data: bool) -> (f32, &'static str) {
+    let mut tmp = value / 1024;
+    let mut unit_index = 0usize;
+    let mut div: u64 = 1;
+    while tmp > 0 {
+        unit_index += 1;
+        tmp /= 1024;
+        div = div.saturating_mul(1024);
+    }
+    #[allow(clippy::cast_precision_loss)] // the tool converts to float too
+    let mut v = value as f32;
+    #[allow(clippy::cast_precision_loss)]
+    if data {
+        v *= 4.0;
+        if v / div as f32 > 1024.0 {
+            unit_index += 1;
+            div = div.saturating_mul(1024);
+        }
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let v = v / div as f32;
+    let units: &[&str] = if data {
+        &["B", "KB", "MB", "GB", "TB", "PB", "EB"]
+    } else {
+        &["", "K", "M", "G", "T", "P", "E"]
+    };
+    (v, units.get(unit_index).copied().unwrap_or(""))
+}
+
+/// mad_dump_portstate's names.
+fn state_name(state: PortState) -> &'static str {
+    match state {
+        PortState::Down => "Down",
+        PortState::Initializing => "Initialize",
+        PortState::Armed => "Armed",
+        PortState::Active => "Active",
+        _ => "?",
+    }
+}
+
+/// mad_dump_physportstate's names.
+fn phys_name(state: PhysState) -> &'static str {
+    match state {
+        PhysState::NoStateChange => "NoChange",
+        PhysState::Sleep => "Sleep",
+        PhysState::Polling => "Polling",
+        PhysState::Disabled => "Disabled",
+        PhysState::PortConfigurationTraining => "PortConfigurationTraining",
+        PhysState::LinkUp => "LinkUp",
+        PhysState::LinkErrorRecovery => "LinkErrorRecovery",
+        PhysState::PhyTest => "PhyTest",
+        _ => "?",
+    }
+}
+
 /// `2 bad port(s) on 1 node(s); 12 nodes, 40 ports checked`.
 #[must_use]
 pub fn summary(report: &Ibqueryerrors) -> String {
@@ -527,7 +774,7 @@ mod tests {
        Link info:      7   3[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>  0x0002c90300000021     12    1[  ] "host-a mlx5_0" ( )
 Errors for "host-b mlx5_0"
    GUID 0x2c90300000031 port 1: [LocalLinkIntegrityErrors == 15] [PortXmitData == 4294967295 (16.000GB)]
-       Link info:     13   1[  ] ==(              Down/Disabled)==>             [  ] "" ( )
+       Link info:     13   1[  ] ==(                Down/Disabled)==>             [  ] "" ( )
 Errors for "host-c mlx5_0"
    GUID 0x2c90300000041 port 1: [SymbolErrorCounter == 5 (5.000)] [PortXmitData == 123 (492.000B)] [PortUnicastXmitPkts == 9 (9.000)]
 
@@ -605,6 +852,26 @@ Errors for "host-c mlx5_0"
         assert_eq!(s.pma_query_failures, 2);
         assert_eq!(s.suppressed, vec!["PortRcvSwitchRelayErrors"]);
         assert_eq!(r.bad_ports().count(), 3);
+    }
+
+    #[test]
+    fn render_reproduces_the_tool_text() {
+        let parsed = parse(&lines_of(RUN)).value;
+        assert_eq!(render(&parsed), RUN);
+    }
+
+    #[test]
+    fn human_readable_values_follow_the_tool() {
+        let fmt = |v: u64, data: bool| {
+            let (x, unit) = human_readable(v, data);
+            format!("{x:5.3}{unit}")
+        };
+        assert_eq!(fmt(5, false), "5.000");
+        assert_eq!(fmt(123, true), "492.000B");
+        assert_eq!(fmt(4_294_967_295, true), "16.000GB");
+        assert_eq!(fmt(2736, true), "10.688KB");
+        assert_eq!(fmt(u64::MAX, false), "16.000E");
+        assert_eq!(fmt(u64::MAX, true), "64.000EB");
     }
 
     #[test]
