@@ -8,6 +8,7 @@ pub mod counter;
 pub mod date;
 pub mod ib;
 pub mod iblinkinfo;
+pub mod ibqueryerrors;
 pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod nvlink;

@@ -12,6 +12,7 @@
 
 pub mod date;
 pub mod iblinkinfo;
+pub mod ibqueryerrors;
 pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;
@@ -23,6 +24,7 @@ use crate::diag::Warning;
 use crate::model::date::Date;
 use crate::model::ib::Ibstat;
 use crate::model::iblinkinfo::Iblinkinfo;
+use crate::model::ibqueryerrors::Ibqueryerrors;
 use crate::model::ibstatus::Ibstatus;
 use crate::model::ibv_devinfo::IbvDevinfo;
 use crate::model::nvlink::Nvlink;
@@ -140,6 +142,8 @@ pub enum Kind {
     Iblinkinfo,
     /// `perfquery`, any attribute.
     Perfquery,
+    /// `ibqueryerrors`.
+    Ibqueryerrors,
 }
 
 impl Kind {
@@ -169,6 +173,8 @@ pub enum SectionData {
     Iblinkinfo(Iblinkinfo),
     /// `perfquery` blocks.
     Perfquery(Perfquery),
+    /// `ibqueryerrors` node reports and summary.
+    Ibqueryerrors(Ibqueryerrors),
 }
 
 impl SectionData {
@@ -183,6 +189,7 @@ impl SectionData {
             Self::IbvDevinfo(_) => Kind::IbvDevinfo,
             Self::Iblinkinfo(_) => Kind::Iblinkinfo,
             Self::Perfquery(_) => Kind::Perfquery,
+            Self::Ibqueryerrors(_) => Kind::Ibqueryerrors,
         }
     }
 
@@ -197,6 +204,7 @@ impl SectionData {
             Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
             Self::Iblinkinfo(v) => iblinkinfo::summary(v),
             Self::Perfquery(v) => perfquery::summary(v),
+            Self::Ibqueryerrors(v) => ibqueryerrors::summary(v),
         }
     }
 }
@@ -240,6 +248,7 @@ pub(crate) static FORMATS: &[Format] = &[
     date::FORMAT,
     nvlink::FORMAT,
     perfquery::FORMAT,
+    ibqueryerrors::FORMAT,
 ];
 
 /// The format that produces `kind`.
