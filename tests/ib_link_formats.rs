@@ -3,6 +3,9 @@
 //! whose expectations come from each scenario's `scenario.json`, not from
 //! the parser.
 
+// Test code: a failed unwrap or index is a failed test.
+#![allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
+
 use fabricscope::model::ib::{LinkLayer, PhysState, PortState};
 use fabricscope::model::iblinkinfo::{Iblinkinfo, LinkNode, NodeType};
 use fabricscope::{Document, Kind, SectionData};

@@ -2,6 +2,9 @@
 //! models: any model the tools could print must come back unchanged (spans
 //! aside) and without warnings.
 
+// Test code: a failed unwrap or index is a failed test.
+#![allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
+
 use fabricscope::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use fabricscope::model::iblinkinfo::{
     Iblinkinfo, LinkNode, LinkPort, LinkWidth, NodeType, RemotePort,
