@@ -393,10 +393,33 @@ fn tool_message(line: &Line<'_>) -> Option<ToolMessage> {
                     .and_then(|r| r.split(';').next())
                     .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
             is_source_location.then_some(MessageLevel::Error)
-        })?;
+        })
+        .or_else(|| nvidia_message(t))?;
     Some(ToolMessage {
         line: line.number,
         level: found,
         text: t.to_owned(),
     })
+}
+
+/// Error lines of nvidia-smi and dcgmi (`ERROR: Option … is not
+/// recognized.`, `Failed to initialize NVML: …`, `Error: Unable to …`,
+/// `NVIDIA-SMI has failed because …`). Only these exact openings: data
+/// lines of the supported formats never start with them.
+fn nvidia_message(t: &str) -> Option<MessageLevel> {
+    const ERRORS: &[&str] = &[
+        "ERROR: ",
+        "Error: ",
+        "Failed to ",
+        "NVIDIA-SMI has failed",
+        "Unable to determine the device handle",
+    ];
+    const WARNINGS: &[&str] = &["Warning: Unable to retrieve"];
+    if ERRORS.iter().any(|p| t.starts_with(p)) {
+        Some(MessageLevel::Error)
+    } else if WARNINGS.iter().any(|p| t.starts_with(p)) {
+        Some(MessageLevel::Warning)
+    } else {
+        None
+    }
 }

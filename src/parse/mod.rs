@@ -11,13 +11,15 @@
 //! detail of the modules; the public API speaks only of our types.
 
 pub mod ibstat;
+pub mod smi_csv;
+pub mod smi_list;
 pub mod smi_query;
 pub(crate) mod text;
 pub mod timestamp;
 pub mod topo;
 
 use crate::diag::Warning;
-use crate::model::gpu::SmiQuery;
+use crate::model::gpu::{SmiCsv, SmiList, SmiQuery};
 use crate::model::ib::Ibstat;
 use crate::model::topo::{TopoMatrix, TopoP2p};
 use crate::span::LineSpan;
@@ -127,6 +129,10 @@ pub enum Kind {
     TopoP2p,
     /// `nvidia-smi -q` (text or `-x` XML).
     SmiQuery,
+    /// `nvidia-smi --query-gpu=… --format=csv`.
+    SmiCsv,
+    /// `nvidia-smi -L`.
+    SmiList,
 }
 
 impl Kind {
@@ -150,6 +156,10 @@ pub enum SectionData {
     TopoP2p(TopoP2p),
     /// `nvidia-smi -q`.
     SmiQuery(SmiQuery),
+    /// `nvidia-smi --query-gpu=… --format=csv`.
+    SmiCsv(SmiCsv),
+    /// `nvidia-smi -L`.
+    SmiList(SmiList),
 }
 
 impl SectionData {
@@ -161,6 +171,8 @@ impl SectionData {
             Self::TopoMatrix(_) => Kind::TopoMatrix,
             Self::TopoP2p(_) => Kind::TopoP2p,
             Self::SmiQuery(_) => Kind::SmiQuery,
+            Self::SmiCsv(_) => Kind::SmiCsv,
+            Self::SmiList(_) => Kind::SmiList,
         }
     }
 
@@ -172,6 +184,8 @@ impl SectionData {
             Self::TopoMatrix(v) => topo::summary(v),
             Self::TopoP2p(v) => topo::summary_p2p(v),
             Self::SmiQuery(v) => smi_query::summary(v),
+            Self::SmiCsv(v) => smi_csv::summary(v),
+            Self::SmiList(v) => smi_list::summary(v),
         }
     }
 
@@ -185,6 +199,7 @@ impl SectionData {
                     v.capability = topo::p2p_capability(argv);
                 }
             }
+            Self::SmiCsv(v) => smi_csv::attach_command(v, argv),
             _ => {}
         }
     }
@@ -226,6 +241,8 @@ pub(crate) static FORMATS: &[Format] = &[
     topo::FORMAT,
     topo::P2P_FORMAT,
     smi_query::FORMAT,
+    smi_csv::FORMAT,
+    smi_list::FORMAT,
 ];
 
 /// The format that produces `kind`.
