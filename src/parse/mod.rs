@@ -10,6 +10,7 @@
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
 //! detail of the modules; the public API speaks only of our types.
 
+pub mod dmon;
 pub mod ibstat;
 pub mod smi_csv;
 pub mod smi_list;
@@ -19,7 +20,7 @@ pub mod timestamp;
 pub mod topo;
 
 use crate::diag::Warning;
-use crate::model::gpu::{SmiCsv, SmiList, SmiQuery};
+use crate::model::gpu::{Monitor, SmiCsv, SmiList, SmiQuery};
 use crate::model::ib::Ibstat;
 use crate::model::topo::{TopoMatrix, TopoP2p};
 use crate::span::LineSpan;
@@ -133,6 +134,10 @@ pub enum Kind {
     SmiCsv,
     /// `nvidia-smi -L`.
     SmiList,
+    /// `nvidia-smi dmon` / `pmon`.
+    SmiDmon,
+    /// `dcgmi dmon`.
+    DcgmiDmon,
 }
 
 impl Kind {
@@ -160,6 +165,10 @@ pub enum SectionData {
     SmiCsv(SmiCsv),
     /// `nvidia-smi -L`.
     SmiList(SmiList),
+    /// `nvidia-smi dmon` / `pmon`.
+    SmiDmon(Monitor),
+    /// `dcgmi dmon`.
+    DcgmiDmon(Monitor),
 }
 
 impl SectionData {
@@ -173,6 +182,8 @@ impl SectionData {
             Self::SmiQuery(_) => Kind::SmiQuery,
             Self::SmiCsv(_) => Kind::SmiCsv,
             Self::SmiList(_) => Kind::SmiList,
+            Self::SmiDmon(_) => Kind::SmiDmon,
+            Self::DcgmiDmon(_) => Kind::DcgmiDmon,
         }
     }
 
@@ -186,6 +197,7 @@ impl SectionData {
             Self::SmiQuery(v) => smi_query::summary(v),
             Self::SmiCsv(v) => smi_csv::summary(v),
             Self::SmiList(v) => smi_list::summary(v),
+            Self::SmiDmon(v) | Self::DcgmiDmon(v) => dmon::summary(v),
         }
     }
 
@@ -200,6 +212,7 @@ impl SectionData {
                 }
             }
             Self::SmiCsv(v) => smi_csv::attach_command(v, argv),
+            Self::DcgmiDmon(v) => dmon::attach_command(v, argv),
             _ => {}
         }
     }
@@ -243,6 +256,8 @@ pub(crate) static FORMATS: &[Format] = &[
     smi_query::FORMAT,
     smi_csv::FORMAT,
     smi_list::FORMAT,
+    dmon::SMI_FORMAT,
+    dmon::DCGMI_FORMAT,
 ];
 
 /// The format that produces `kind`.
