@@ -10,6 +10,7 @@
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
 //! detail of the modules; the public API speaks only of our types.
 
+pub mod dcgmi_nvlink;
 pub mod dmon;
 pub mod ibstat;
 pub mod smi_csv;
@@ -20,7 +21,7 @@ pub mod timestamp;
 pub mod topo;
 
 use crate::diag::Warning;
-use crate::model::gpu::{Monitor, SmiCsv, SmiList, SmiQuery};
+use crate::model::gpu::{DcgmiLinkStatus, DcgmiNvlinkErrors, Monitor, SmiCsv, SmiList, SmiQuery};
 use crate::model::ib::Ibstat;
 use crate::model::topo::{TopoMatrix, TopoP2p};
 use crate::span::LineSpan;
@@ -138,6 +139,10 @@ pub enum Kind {
     SmiDmon,
     /// `dcgmi dmon`.
     DcgmiDmon,
+    /// `dcgmi nvlink -s`.
+    DcgmiNvlinkStatus,
+    /// `dcgmi nvlink -e`.
+    DcgmiNvlinkErrors,
 }
 
 impl Kind {
@@ -169,6 +174,10 @@ pub enum SectionData {
     SmiDmon(Monitor),
     /// `dcgmi dmon`.
     DcgmiDmon(Monitor),
+    /// `dcgmi nvlink -s`.
+    DcgmiNvlinkStatus(DcgmiLinkStatus),
+    /// `dcgmi nvlink -e`.
+    DcgmiNvlinkErrors(DcgmiNvlinkErrors),
 }
 
 impl SectionData {
@@ -184,6 +193,8 @@ impl SectionData {
             Self::SmiList(_) => Kind::SmiList,
             Self::SmiDmon(_) => Kind::SmiDmon,
             Self::DcgmiDmon(_) => Kind::DcgmiDmon,
+            Self::DcgmiNvlinkStatus(_) => Kind::DcgmiNvlinkStatus,
+            Self::DcgmiNvlinkErrors(_) => Kind::DcgmiNvlinkErrors,
         }
     }
 
@@ -198,6 +209,8 @@ impl SectionData {
             Self::SmiCsv(v) => smi_csv::summary(v),
             Self::SmiList(v) => smi_list::summary(v),
             Self::SmiDmon(v) | Self::DcgmiDmon(v) => dmon::summary(v),
+            Self::DcgmiNvlinkStatus(v) => dcgmi_nvlink::summary_status(v),
+            Self::DcgmiNvlinkErrors(v) => dcgmi_nvlink::summary_errors(v),
         }
     }
 
@@ -206,10 +219,8 @@ impl SectionData {
     /// command's words as the input layer found them after the prompt.
     pub(crate) fn attach_command(&mut self, argv: &[&str]) {
         match self {
-            Self::TopoP2p(v) => {
-                if v.capability.is_none() {
-                    v.capability = topo::p2p_capability(argv);
-                }
+            Self::TopoP2p(v) if v.capability.is_none() => {
+                v.capability = topo::p2p_capability(argv);
             }
             Self::SmiCsv(v) => smi_csv::attach_command(v, argv),
             Self::DcgmiDmon(v) => dmon::attach_command(v, argv),
@@ -258,6 +269,8 @@ pub(crate) static FORMATS: &[Format] = &[
     smi_list::FORMAT,
     dmon::SMI_FORMAT,
     dmon::DCGMI_FORMAT,
+    dcgmi_nvlink::STATUS_FORMAT,
+    dcgmi_nvlink::ERRORS_FORMAT,
 ];
 
 /// The format that produces `kind`.

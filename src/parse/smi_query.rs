@@ -453,7 +453,7 @@ fn gpu_from(node: Field) -> QueryGpu {
             .filter_map(|(path, f)| {
                 let v = f.value.as_deref()?.trim();
                 let value = v.parse::<u64>().ok();
-                (value.is_some() || v == "N/A").then(|| EccCount {
+                (value.is_some() || v == "N/A").then_some(EccCount {
                     path,
                     value,
                     line: f.line,
