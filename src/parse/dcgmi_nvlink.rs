@@ -38,6 +38,7 @@
 use crate::model::gpu::{
     DcgmLinkState, DcgmiLinkErrors, DcgmiLinkStatus, DcgmiNvlinkErrors, EntityLinks,
 };
+use crate::parse::text::is_help;
 use crate::parse::text::{decimal_u64, numbered_heading, Unread};
 use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
 use std::fmt::Write as _;
@@ -59,7 +60,7 @@ pub(crate) const ERRORS_FORMAT: Format = Format {
 };
 
 fn is_nvlink(argv: &[&str]) -> bool {
-    argv.first() == Some(&"dcgmi") && argv.get(1) == Some(&"nvlink")
+    argv.first() == Some(&"dcgmi") && argv.get(1) == Some(&"nvlink") && !is_help(argv)
 }
 
 const STATUS_TITLE: &str = "NvLink Link Status";
@@ -88,7 +89,14 @@ fn detect_status(lines: &[Line<'_>]) -> Option<Block> {
     } else {
         first
     };
-    (box_content(title)? == STATUS_TITLE).then(|| Block::keyed("status"))
+    // Rule and title get different keys, so a boxed title stays in the
+    // section its rule opened; a second snapshot's rule starts a new one.
+    let key = if title == first {
+        "status-title"
+    } else {
+        "status-rule"
+    };
+    (box_content(title)? == STATUS_TITLE).then(|| Block::keyed(key))
 }
 
 fn detect_errors(lines: &[Line<'_>]) -> Option<Block> {
@@ -99,7 +107,12 @@ fn detect_errors(lines: &[Line<'_>]) -> Option<Block> {
     } else {
         first
     };
-    (box_content(title)? == ERRORS_TITLE).then(|| Block::keyed("errors"))
+    let key = if title == first {
+        "errors-title"
+    } else {
+        "errors-rule"
+    };
+    (box_content(title)? == ERRORS_TITLE).then(|| Block::keyed(key))
 }
 
 /// Reads `dcgmi nvlink -s`.

@@ -26,7 +26,7 @@
 use crate::model::gpu::{
     Monitor, MonitorColumn, MonitorRow, MonitorTable, MonitorTool, MonitorValue,
 };
-use crate::parse::text::{quantity, Unread};
+use crate::parse::text::{is_help, quantity, Unread};
 use crate::parse::timestamp::date_time_to_unix;
 use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
 use std::fmt::Write as _;
@@ -35,7 +35,9 @@ pub(crate) const SMI_FORMAT: Format = Format {
     kind: Kind::SmiDmon,
     name: "smi_dmon",
     command: |argv| {
-        argv.first() == Some(&"nvidia-smi") && matches!(argv.get(1), Some(&"dmon") | Some(&"pmon"))
+        argv.first() == Some(&"nvidia-smi")
+            && matches!(argv.get(1), Some(&"dmon") | Some(&"pmon"))
+            && !is_help(argv)
     },
     detect: |lines| detect(lines, false),
     parse: |lines| parse(lines).map(SectionData::SmiDmon),
@@ -44,7 +46,9 @@ pub(crate) const SMI_FORMAT: Format = Format {
 pub(crate) const DCGMI_FORMAT: Format = Format {
     kind: Kind::DcgmiDmon,
     name: "dcgmi_dmon",
-    command: |argv| argv.first() == Some(&"dcgmi") && argv.get(1) == Some(&"dmon"),
+    command: |argv| {
+        argv.first() == Some(&"dcgmi") && argv.get(1) == Some(&"dmon") && !is_help(argv)
+    },
     detect: |lines| detect(lines, true),
     parse: |lines| parse(lines).map(SectionData::DcgmiDmon),
 };

@@ -14,7 +14,7 @@
 //!   (see `SectionData::attach_command`).
 
 use crate::model::gpu::{CsvRow, CsvValue, SmiCsv};
-use crate::parse::text::{quantity, Unread};
+use crate::parse::text::{is_help, quantity, Unread};
 use crate::parse::timestamp::date_time_to_unix;
 use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
 use std::fmt::Write as _;
@@ -23,7 +23,9 @@ pub(crate) const FORMAT: Format = Format {
     kind: Kind::SmiCsv,
     name: "smi_csv",
     command: |argv| {
-        argv.first() == Some(&"nvidia-smi") && argv.iter().any(|a| a.starts_with("--query-"))
+        argv.first() == Some(&"nvidia-smi")
+            && argv.iter().any(|a| a.starts_with("--query-"))
+            && !is_help(argv)
     },
     detect,
     parse: |lines| parse(lines).map(SectionData::SmiCsv),

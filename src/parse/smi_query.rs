@@ -21,7 +21,7 @@ use crate::model::gpu::{
     active_flag, ClockEventReason, ClockReason, Clocks, EccCount, Field, Power, QueryGpu, SmiQuery,
     Temperatures,
 };
-use crate::parse::text::{label_value, quantity, Unread};
+use crate::parse::text::{is_help, label_value, quantity, Unread};
 use crate::parse::timestamp::asctime_to_unix;
 use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
 use crate::span::LineSpan;
@@ -31,7 +31,9 @@ pub(crate) const FORMAT: Format = Format {
     kind: Kind::SmiQuery,
     name: "smi_query",
     command: |argv| {
-        argv.first() == Some(&"nvidia-smi") && argv.iter().any(|a| *a == "-q" || *a == "--query")
+        argv.first() == Some(&"nvidia-smi")
+            && argv.iter().any(|a| *a == "-q" || *a == "--query")
+            && !is_help(argv)
     },
     detect,
     parse: |lines| parse(lines).map(SectionData::SmiQuery),

@@ -22,7 +22,7 @@
 use crate::model::topo::{
     Cell, Device, DeviceKind, LegendEntry, Link, P2pCapability, P2pStatus, TopoMatrix, TopoP2p,
 };
-use crate::parse::text::Unread;
+use crate::parse::text::{is_help, Unread};
 use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
 use crate::span::LineSpan;
 use std::fmt::Write as _;
@@ -46,7 +46,7 @@ pub(crate) const P2P_FORMAT: Format = Format {
 const MATRIX_FLAGS: &[&str] = &["-m", "-mp", "--matrix", "--matrix_pci"];
 
 fn is_topo(argv: &[&str]) -> bool {
-    argv.first() == Some(&"nvidia-smi") && argv.get(1) == Some(&"topo")
+    argv.first() == Some(&"nvidia-smi") && argv.get(1) == Some(&"topo") && !is_help(argv)
 }
 
 /// The affinity columns, in the order drivers print them.
