@@ -358,7 +358,11 @@ fn finish(open: Open<'_>, ctx: &StreamContext<'_>, out: &mut Output<'_>) {
         });
         return;
     }
-    let parsed = (open.format.parse)(&open.lines);
+    let mut parsed = (open.format.parse)(&open.lines);
+    if let Some((_, prompt)) = ctx.prompt {
+        let argv: Vec<&str> = prompt.argv.iter().map(String::as_str).collect();
+        parsed.value.attach_command(&argv);
+    }
     out.doc.sections.push(Section {
         kind: open.format.kind,
         host: ctx.host.clone(),
@@ -397,10 +401,33 @@ fn tool_message(line: &Line<'_>) -> Option<ToolMessage> {
                     .and_then(|r| r.split(';').next())
                     .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
             is_source_location.then_some(MessageLevel::Error)
-        })?;
+        })
+        .or_else(|| nvidia_message(t))?;
     Some(ToolMessage {
         line: line.number,
         level: found,
         text: t.to_owned(),
     })
+}
+
+/// Error lines of nvidia-smi and dcgmi (`ERROR: Option … is not
+/// recognized.`, `Failed to initialize NVML: …`, `Error: Unable to …`,
+/// `NVIDIA-SMI has failed because …`). Only these exact openings: data
+/// lines of the supported formats never start with them.
+fn nvidia_message(t: &str) -> Option<MessageLevel> {
+    const ERRORS: &[&str] = &[
+        "ERROR: ",
+        "Error: ",
+        "Failed to ",
+        "NVIDIA-SMI has failed",
+        "Unable to determine the device handle",
+    ];
+    const WARNINGS: &[&str] = &["Warning: Unable to retrieve"];
+    if ERRORS.iter().any(|p| t.starts_with(p)) {
+        Some(MessageLevel::Error)
+    } else if WARNINGS.iter().any(|p| t.starts_with(p)) {
+        Some(MessageLevel::Warning)
+    } else {
+        None
+    }
 }

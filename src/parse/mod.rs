@@ -11,6 +11,8 @@
 //! detail of the modules; the public API speaks only of our types.
 
 pub mod date;
+pub mod dcgmi_nvlink;
+pub mod dmon;
 pub mod iblinkinfo;
 pub mod ibqueryerrors;
 pub mod ibstat;
@@ -18,10 +20,16 @@ pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod nvlink;
 pub mod perfquery;
+pub mod smi_csv;
+pub mod smi_list;
+pub mod smi_query;
 pub(crate) mod text;
+pub mod timestamp;
+pub mod topo;
 
 use crate::diag::Warning;
 use crate::model::date::Date;
+use crate::model::gpu::{DcgmiLinkStatus, DcgmiNvlinkErrors, Monitor, SmiCsv, SmiList, SmiQuery};
 use crate::model::ib::Ibstat;
 use crate::model::iblinkinfo::Iblinkinfo;
 use crate::model::ibqueryerrors::Ibqueryerrors;
@@ -29,6 +37,7 @@ use crate::model::ibstatus::Ibstatus;
 use crate::model::ibv_devinfo::IbvDevinfo;
 use crate::model::nvlink::Nvlink;
 use crate::model::perf::Perfquery;
+use crate::model::topo::{TopoMatrix, TopoP2p};
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -144,6 +153,24 @@ pub enum Kind {
     Perfquery,
     /// `ibqueryerrors`.
     Ibqueryerrors,
+    /// `nvidia-smi topo -m` / `-mp`.
+    TopoMatrix,
+    /// `nvidia-smi topo -p2p r|w|n|a|p`.
+    TopoP2p,
+    /// `nvidia-smi -q` (text or `-x` XML).
+    SmiQuery,
+    /// `nvidia-smi --query-gpu=… --format=csv`.
+    SmiCsv,
+    /// `nvidia-smi -L`.
+    SmiList,
+    /// `nvidia-smi dmon` / `pmon`.
+    SmiDmon,
+    /// `dcgmi dmon`.
+    DcgmiDmon,
+    /// `dcgmi nvlink -s`.
+    DcgmiNvlinkStatus,
+    /// `dcgmi nvlink -e`.
+    DcgmiNvlinkErrors,
 }
 
 impl Kind {
@@ -175,6 +202,24 @@ pub enum SectionData {
     Perfquery(Perfquery),
     /// `ibqueryerrors` node reports and summary.
     Ibqueryerrors(Ibqueryerrors),
+    /// `nvidia-smi topo -m` / `-mp`.
+    TopoMatrix(TopoMatrix),
+    /// `nvidia-smi topo -p2p`.
+    TopoP2p(TopoP2p),
+    /// `nvidia-smi -q`.
+    SmiQuery(SmiQuery),
+    /// `nvidia-smi --query-gpu=… --format=csv`.
+    SmiCsv(SmiCsv),
+    /// `nvidia-smi -L`.
+    SmiList(SmiList),
+    /// `nvidia-smi dmon` / `pmon`.
+    SmiDmon(Monitor),
+    /// `dcgmi dmon`.
+    DcgmiDmon(Monitor),
+    /// `dcgmi nvlink -s`.
+    DcgmiNvlinkStatus(DcgmiLinkStatus),
+    /// `dcgmi nvlink -e`.
+    DcgmiNvlinkErrors(DcgmiNvlinkErrors),
 }
 
 impl SectionData {
@@ -190,6 +235,15 @@ impl SectionData {
             Self::Iblinkinfo(_) => Kind::Iblinkinfo,
             Self::Perfquery(_) => Kind::Perfquery,
             Self::Ibqueryerrors(_) => Kind::Ibqueryerrors,
+            Self::TopoMatrix(_) => Kind::TopoMatrix,
+            Self::TopoP2p(_) => Kind::TopoP2p,
+            Self::SmiQuery(_) => Kind::SmiQuery,
+            Self::SmiCsv(_) => Kind::SmiCsv,
+            Self::SmiList(_) => Kind::SmiList,
+            Self::SmiDmon(_) => Kind::SmiDmon,
+            Self::DcgmiDmon(_) => Kind::DcgmiDmon,
+            Self::DcgmiNvlinkStatus(_) => Kind::DcgmiNvlinkStatus,
+            Self::DcgmiNvlinkErrors(_) => Kind::DcgmiNvlinkErrors,
         }
     }
 
@@ -205,6 +259,28 @@ impl SectionData {
             Self::Iblinkinfo(v) => iblinkinfo::summary(v),
             Self::Perfquery(v) => perfquery::summary(v),
             Self::Ibqueryerrors(v) => ibqueryerrors::summary(v),
+            Self::TopoMatrix(v) => topo::summary(v),
+            Self::TopoP2p(v) => topo::summary_p2p(v),
+            Self::SmiQuery(v) => smi_query::summary(v),
+            Self::SmiCsv(v) => smi_csv::summary(v),
+            Self::SmiList(v) => smi_list::summary(v),
+            Self::SmiDmon(v) | Self::DcgmiDmon(v) => dmon::summary(v),
+            Self::DcgmiNvlinkStatus(v) => dcgmi_nvlink::summary_status(v),
+            Self::DcgmiNvlinkErrors(v) => dcgmi_nvlink::summary_errors(v),
+        }
+    }
+
+    /// Completes what only the command line tells: the field names of
+    /// `--format=csv,noheader`, the capability of `topo -p2p`. `argv` is the
+    /// command's words as the input layer found them after the prompt.
+    pub(crate) fn attach_command(&mut self, argv: &[&str]) {
+        match self {
+            Self::TopoP2p(v) if v.capability.is_none() => {
+                v.capability = topo::p2p_capability(argv);
+            }
+            Self::SmiCsv(v) => smi_csv::attach_command(v, argv),
+            Self::DcgmiDmon(v) => dmon::attach_command(v, argv),
+            _ => {}
         }
     }
 }
@@ -249,6 +325,15 @@ pub(crate) static FORMATS: &[Format] = &[
     nvlink::FORMAT,
     perfquery::FORMAT,
     ibqueryerrors::FORMAT,
+    topo::FORMAT,
+    topo::P2P_FORMAT,
+    smi_query::FORMAT,
+    smi_csv::FORMAT,
+    smi_list::FORMAT,
+    dmon::SMI_FORMAT,
+    dmon::DCGMI_FORMAT,
+    dcgmi_nvlink::STATUS_FORMAT,
+    dcgmi_nvlink::ERRORS_FORMAT,
 ];
 
 /// The format that produces `kind`.
