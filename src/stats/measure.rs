@@ -897,11 +897,16 @@ fn group_keys(subject: &Subject) -> Vec<(PeerGroupKind, String)> {
         && subject.lane.is_none()
     {
         {
-            if let Some(lid) = subject.lid {
-                keys.push((
+            match (&subject.device, subject.lid) {
+                (Some(device), _) => keys.push((
+                    PeerGroupKind::PortsOfDevice,
+                    format!("ports of {device}{on}"),
+                )),
+                (None, Some(lid)) => keys.push((
                     PeerGroupKind::PortsOfDevice,
                     format!("ports of lid {lid}{on}"),
-                ));
+                )),
+                (None, None) => {}
             }
             keys.push((
                 PeerGroupKind::PortsOnHost,
