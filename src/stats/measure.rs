@@ -125,9 +125,9 @@ pub struct CounterRate {
     /// `after − before` (a lower bound when saturated); absent after a reset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub increase: Option<u64>,
-    /// Counts per second.
+    /// Counts (in `unit`) per second.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub per_second: Option<f64>,
+    pub counts_per_second: Option<f64>,
     /// How it was computed, in words.
     pub derivation: String,
     #[serde(skip)]
@@ -263,7 +263,7 @@ pub struct PeerGroup {
     pub source: String,
     /// Counter compared.
     pub counter: String,
-    /// `value` (latest reading) or `per_second` (latest rate).
+    /// `value` (latest reading) or `counts_per_second` (latest rate).
     pub statistic: String,
     /// Number of members.
     pub size: usize,
@@ -618,7 +618,7 @@ fn counter_rate(
     let (ca, cb) = (a.sample.counter, b.sample.counter);
     let (seconds, interval_source) = interval(a.snapshot, b.snapshot, times, options);
     let change = rates::change(ca, cb);
-    let (status, increase, per_second, derivation) = match change {
+    let (status, increase, counts_per_second, derivation) = match change {
         Change::Reset { before, after } => (
             RateStatus::CounterReset,
             None,
@@ -668,7 +668,7 @@ fn counter_rate(
         interval_source,
         status,
         increase,
-        per_second,
+        counts_per_second,
         derivation,
         role: b.sample.role,
         max: cb.max(),
@@ -1022,11 +1022,17 @@ fn peer_groups(
     for ((subject, source, name), r) in latest {
         for (kind, words) in group_keys(&subject) {
             groups
-                .entry((kind, words, source.clone(), name.clone(), "per_second"))
+                .entry((
+                    kind,
+                    words,
+                    source.clone(),
+                    name.clone(),
+                    "counts_per_second",
+                ))
                 .or_default()
                 .push(Member {
                     subject: subject.clone(),
-                    value: r.per_second.unwrap_or(f64::NAN),
+                    value: r.counts_per_second.unwrap_or(f64::NAN),
                     count: r.increase,
                     lines: r.lines[1],
                 });
@@ -1067,7 +1073,7 @@ fn peer_groups(
                     return None;
                 }
                 let times = f.times_median.map_or_else(String::new, |t| format!("{t:.1}× the median ({}) ", fmt_num(summary.median)));
-                let unit = if statistic == "per_second" { "/s" } else { "" };
+                let unit = if statistic == "counts_per_second" { "/s" } else { "" };
                 Some(OutlierMember {
                     subject: member.subject.clone(),
                     value: f.value,

@@ -107,14 +107,14 @@ fn saturation_and_resets_give_no_rate_and_say_why() {
         .unwrap();
     assert_eq!(sym.status, RateStatus::Saturated);
     assert_eq!(sym.increase, Some(65_435));
-    assert_eq!(sym.per_second, None);
+    assert_eq!(sym.counts_per_second, None);
     let down = m
         .counter_rates
         .iter()
         .find(|r| r.counter == "LinkDownedCounter")
         .unwrap();
     assert_eq!(down.status, RateStatus::CounterReset);
-    assert_eq!((down.increase, down.per_second), (None, None));
+    assert_eq!((down.increase, down.counts_per_second), (None, None));
     assert!(m.notes.iter().any(|n| n.contains("counter reset")));
     let sat = &m.saturated_counters;
     assert_eq!(sat.len(), 1);
@@ -263,7 +263,7 @@ fn without_times_or_interval_rates_are_not_guessed() {
     assert!(m
         .counter_rates
         .iter()
-        .all(|r| r.status == RateStatus::NoInterval && r.per_second.is_none()));
+        .all(|r| r.status == RateStatus::NoInterval && r.counts_per_second.is_none()));
     assert!(m.notes.iter().any(|n| n.contains("--interval")));
 }
 
@@ -311,4 +311,36 @@ fn idle_link_among_busy_siblings() {
         vec![Some(2)]
     );
     assert!((b.total_gib_per_second - 3.0 / 1024.0).abs() < 1e-12);
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn measured_rates_are_never_negative_and_resets_are_named(
+            values in proptest::collection::vec((0u64..100_000, 0u64..100_000), 2..6),
+            interval in 0.001f64..1e6,
+        ) {
+            let text: String = values
+                .iter()
+                .map(|(recovery, crc)| format!(
+                    "$ nvidia-smi nvlink -e\nGPU 0: NVIDIA H200 (UUID: GPU-1)\n\t Link 0: Recovery Errors: {recovery}\n\t Link 0: CRC Errors: {crc}\n"
+                ))
+                .collect();
+            let m = measure(&doc(&text), &StatsOptions { interval_seconds: Some(interval), ..StatsOptions::default() });
+            prop_assert_eq!(m.counter_rates.len(), 2 * (values.len() - 1));
+            for r in &m.counter_rates {
+                match r.status {
+                    RateStatus::Measured => prop_assert!(r.counts_per_second.unwrap() >= 0.0 && r.after >= r.before),
+                    RateStatus::CounterReset => prop_assert!(r.after < r.before && r.counts_per_second.is_none()),
+                    other => prop_assert!(false, "unexpected {:?}", other),
+                }
+            }
+            for b in &m.bit_error_rates {
+                prop_assert!(b.ber_lower <= b.ber_point && b.ber_point <= b.ber_upper);
+            }
+        }
+    }
 }
