@@ -564,14 +564,17 @@ fn name_devices(series: Series, ca_of_lid: &BTreeMap<(Option<String>, u32), Stri
 }
 
 fn saturated(sample: &CounterSample, snapshot: usize) -> SaturatedCounter {
-    let advice = if sample.source.starts_with("perfquery") {
-        if sample.source.contains("extended") {
-            "the 64-bit counter is saturated: reset it (`perfquery -R`) before measuring"
-        } else {
-            "read the 64-bit counters with `perfquery -x`, or reset with `perfquery -R` and measure again"
-        }
+    let source = sample.source.as_str();
+    let advice = if source.contains("extended") || sample.counter.bits == 64 {
+        "the 64-bit counter is saturated: reset it (`perfquery -R`) before measuring"
+    } else if source.starts_with("perfquery") || source.starts_with("ibqueryerrors") {
+        "the real count is at least this and its rate is unknown: read the 64-bit counters with \
+         `perfquery -x`, or reset (`perfquery -R`, `ibqueryerrors -k`) and measure again"
+    } else if source.starts_with("nvidia-smi") {
+        "the counter can no longer show growth: reset the error counters (`nvidia-smi nvlink -re`; \
+         `-r` is deprecated) and measure again"
     } else {
-        "the counter can no longer show growth: reset the counters (`nvidia-smi nvlink -r`) and measure again"
+        "the counter can no longer show growth: reset it and measure again"
     };
     SaturatedCounter {
         subject: sample.subject.clone(),

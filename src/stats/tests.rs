@@ -313,6 +313,53 @@ fn idle_link_among_busy_siblings() {
     assert!((b.total_gib_per_second - 3.0 / 1024.0).abs() < 1e-12);
 }
 
+#[test]
+fn lane_ecc_ber_uses_the_lane_share_of_the_link_speed() {
+    // -s says 26.562 GB/s per direction = 212.496 Gb/s; two lanes share it, so
+    // in 10 s each lane carries 1.06248e12 bits. 106 corrections on lane 1
+    // give a point BER of 1e-10, far below the corrected-error threshold.
+    let ec = |l0: u64, l1: u64| {
+        format!(
+            "$ nvidia-smi nvlink -ec\nGPU 0: NVIDIA H200 (UUID: GPU-1)\n\t Link 0:\n\t\t Lane 0 ECC Correction Count: {l0} (Overflow=0)\n\t\t Lane 1 ECC Correction Count: {l1} (Overflow=0)\n"
+        )
+    };
+    let text = format!(
+        "$ nvidia-smi nvlink -s\nGPU 0: NVIDIA H200 (UUID: GPU-1)\n\t Link 0: 26.562 GB/s\n{}{}",
+        ec(374, 275),
+        ec(374, 381)
+    );
+    let m = measure(
+        &doc(&text),
+        &StatsOptions {
+            interval_seconds: Some(10.0),
+            ..StatsOptions::default()
+        },
+    );
+    let lane1 = m
+        .bit_error_rates
+        .iter()
+        .find(|b| b.subject.lane == Some(1))
+        .unwrap();
+    assert_eq!(lane1.errors, 106);
+    assert!((lane1.bits - 1.06248e12).abs() < 1e3, "{}", lane1.bits);
+    assert!((lane1.ber_point - 106.0 / 1.06248e12).abs() < 1e-20);
+    assert_eq!(lane1.threshold, 1e-6);
+    assert_eq!(lane1.verdict, Verdict::Within);
+    let lane0 = m
+        .bit_error_rates
+        .iter()
+        .find(|b| b.subject.lane == Some(0))
+        .unwrap();
+    assert_eq!(lane0.errors, 0);
+    // An overflowed lane is saturated, whatever its value.
+    let over = measure(
+        &doc(&ec(1, 2).replace("2 (Overflow=0)", "2 (Overflow=1)")),
+        &StatsOptions::default(),
+    );
+    assert_eq!(over.saturated_counters.len(), 1);
+    assert_eq!(over.saturated_counters[0].subject.lane, Some(1));
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;
