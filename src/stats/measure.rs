@@ -400,21 +400,14 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
     let mut ca_of_lid: BTreeMap<(Option<String>, u32), String> = BTreeMap::new();
 
     for (input, src) in sources.iter().enumerate() {
-        let mut last_date: BTreeMap<Option<String>, Clocked> = BTreeMap::new();
-        for section in &src.document.sections {
-            let ex = extract(section);
-            if let Some((wall, unix, text, span)) = ex.time {
-                let clocked = Clocked {
-                    seconds: unix.unwrap_or(wall),
-                    wall_clock_of: if unix.is_some() {
-                        None
-                    } else {
-                        Some(section.host.clone())
-                    },
-                    source: format!("`{text}` ({span})"),
-                };
-                last_date.insert(section.host.clone(), clocked);
-            }
+        let extracted: Vec<_> = src
+            .document
+            .sections
+            .iter()
+            .map(|section| (section, extract(section)))
+            .collect();
+        let section_times = section_times(&extracted);
+        for ((section, ex), time) in extracted.into_iter().zip(section_times) {
             for (key, cap) in ex.capacities {
                 if let LinkKey::CaPort { host, ca, .. } = &key {
                     if let Some(lid) = section_lid_for(section, ca) {
@@ -427,7 +420,7 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
                 continue;
             }
             let id = m.snapshots.len();
-            let time = last_date.get(&section.host).cloned().or_else(|| {
+            let time = time.or_else(|| {
                 src.modified_unix.map(|t| Clocked {
                     seconds: t,
                     wall_clock_of: None,
@@ -519,6 +512,67 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
     m.traffic_balance = balance(&m.throughput);
     m.trends = trends(&series, &times, options);
     m
+}
+
+/// The time of each section that carries counters, from the `date` (or
+/// `nvidia-smi -q` Timestamp) sections of the same host in the same input.
+///
+/// Scripts print the date either before each reading (`date; perfquery`) or
+/// after it (`perfquery; date`). If a host's first reading comes before its
+/// first date, dates are taken to follow their readings: each reading gets the
+/// next date. Otherwise each reading gets the latest date before it.
+fn section_times(
+    sections: &[(&crate::input::Section, super::extract::Extracted)],
+) -> Vec<Option<Clocked>> {
+    let clocked = |section: &crate::input::Section, ex: &super::extract::Extracted| {
+        ex.time.as_ref().map(|(wall, unix, text, span)| Clocked {
+            seconds: unix.unwrap_or(*wall),
+            wall_clock_of: if unix.is_some() {
+                None
+            } else {
+                Some(section.host.clone())
+            },
+            source: format!("`{text}` ({span})"),
+        })
+    };
+    let mut first_date: BTreeMap<&Option<String>, usize> = BTreeMap::new();
+    let mut first_reading: BTreeMap<&Option<String>, usize> = BTreeMap::new();
+    for (i, (section, ex)) in sections.iter().enumerate() {
+        if ex.time.is_some() {
+            first_date.entry(&section.host).or_insert(i);
+        }
+        if !ex.samples.is_empty() {
+            first_reading.entry(&section.host).or_insert(i);
+        }
+    }
+    let trailing = |host: &Option<String>| match (first_reading.get(host), first_date.get(host)) {
+        (Some(r), Some(d)) => r < d,
+        _ => false,
+    };
+    let mut out: Vec<Option<Clocked>> = vec![None; sections.len()];
+    let mut last: BTreeMap<&Option<String>, Clocked> = BTreeMap::new();
+    for (i, (section, ex)) in sections.iter().enumerate() {
+        if let Some(c) = clocked(section, ex) {
+            last.insert(&section.host, c);
+        }
+        if !ex.samples.is_empty() && !trailing(&section.host) {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = last.get(&section.host).cloned();
+            }
+        }
+    }
+    let mut next: BTreeMap<&Option<String>, Clocked> = BTreeMap::new();
+    for (i, (section, ex)) in sections.iter().enumerate().rev() {
+        if let Some(c) = clocked(section, ex) {
+            next.insert(&section.host, c);
+        }
+        if !ex.samples.is_empty() && trailing(&section.host) {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = next.get(&section.host).cloned();
+            }
+        }
+    }
+    out
 }
 
 /// The LID ibstat gives a CA name, for naming perfquery's ports.

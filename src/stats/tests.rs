@@ -91,6 +91,30 @@ fn data_counters_are_four_octet_words_timed_by_date() {
 }
 
 #[test]
+fn dates_printed_after_each_reading_time_that_reading() {
+    // perfquery; date; (30 s later) perfquery; date: the second date times
+    // the second reading, so the interval is 30 s, not 0.
+    let text = format!(
+        "{}$ date\nMon Nov 30 00:53:23 UTC 2026\n{}$ date\nMon Nov 30 00:53:53 UTC 2026\n",
+        basic(0, 0),
+        basic(30, 0)
+    );
+    let m = measure(&doc(&text), &StatsOptions::default());
+    let r = m
+        .counter_rates
+        .iter()
+        .find(|r| r.counter == "SymbolErrorCounter")
+        .unwrap();
+    assert_eq!(r.interval_seconds, Some(30.0));
+    assert_eq!(r.counts_per_second, Some(1.0));
+    // Zones we cannot resolve still give intervals between two readings of one host.
+    let cet = text.replace("UTC", "CET");
+    let m = measure(&doc(&cet), &StatsOptions::default());
+    assert_eq!(m.counter_rates[0].interval_seconds, Some(30.0));
+    assert!(!m.snapshots[0].time_is_unix);
+}
+
+#[test]
 fn saturation_and_resets_give_no_rate_and_say_why() {
     let text = format!("{}{}", basic(100, 3), basic(65_535, 1));
     let m = measure(
