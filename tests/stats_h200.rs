@@ -122,3 +122,28 @@ fn bidirectional_copy_in_data_counters_before_and_after() {
     // Research notes: 279.2–280.0 M KiB per link, i.e. about 0.3 %.
     assert!(spread > 0.05 && spread < 0.5, "{spread}");
 }
+
+#[test]
+fn the_busiest_ecc_lanes_stand_out_from_their_36_siblings() {
+    // nvlink_ec.txt: lifetime ECC corrections per lane on a healthy H200 pair;
+    // GPU 1 link 8 lane 0 holds the largest count (1580) of that GPU's 36 lanes.
+    let Some(ec) = corpus("nvlink_ec.txt") else {
+        return;
+    };
+    let m = measure_many(&[ec], &StatsOptions::default());
+    let gpu1 = m
+        .peer_groups
+        .iter()
+        .find(|g| g.group == "lanes of the links of GPU 1")
+        .expect("lane group");
+    assert_eq!(gpu1.size, 36);
+    assert_eq!(gpu1.summary.max, 1580.0);
+    assert!(gpu1
+        .outliers
+        .iter()
+        .any(|o| o.subject.link == Some(8) && o.subject.lane == Some(0) && o.value == 1580.0));
+    for o in &gpu1.outliers {
+        println!("{}", o.explanation);
+        assert!(o.value > gpu1.summary.p75);
+    }
+}

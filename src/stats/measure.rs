@@ -1148,7 +1148,11 @@ fn peer_groups(
                             Some(ScaleMethod::None) => ", every other peer is equal",
                             _ => "",
                         },
-                        p.map_or_else(String::new, |p| format!("; Poisson tail p = {p:.1e}")),
+                        p.map_or_else(String::new, |p| if p < 1e-300 {
+                            "; Poisson tail p < 1e-300".to_owned()
+                        } else {
+                            format!("; Poisson tail p = {p:.1e}")
+                        }),
                     ),
                 })
             })
