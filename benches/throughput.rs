@@ -3,6 +3,13 @@
 //! `cargo bench --bench throughput`. No timing is asserted anywhere: this is a
 //! measurement, not a test.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -31,6 +38,39 @@ fn pdsh_ibstat(hosts: usize) -> String {
                 "\t\tLink layer: InfiniBand".to_owned(),
             ] {
                 s.push_str(&format!("node{h:04}: {line}\n"));
+            }
+        }
+    }
+    s
+}
+
+/// `nvidia-smi nvlink -e` then `-gt r` from `hosts` hosts of 8 GPUs with 18
+/// links each, behind `[root@host ~]#` prompts, as a fleet dump concatenates them.
+fn nvlink_fleet(hosts: usize) -> String {
+    let mut s = String::new();
+    for h in 0..hosts {
+        for (command, per_link) in [
+            (
+                "-e",
+                &["Replay Errors: 0", "Recovery Errors: 0", "CRC Errors: 3"][..],
+            ),
+            (
+                "-gt r",
+                &["Raw Tx: 520106574 KiB", "Raw Rx: 549004536 KiB"][..],
+            ),
+        ] {
+            s.push_str(&format!(
+                "[root@gpu{h:04} ~]# nvidia-smi nvlink {command}\n"
+            ));
+            for gpu in 0..8 {
+                s.push_str(&format!(
+                    "GPU {gpu}: NVIDIA H100 80GB HBM3 (UUID: GPU-{h:08x}-0000-0000-0000-{gpu:012x})\n"
+                ));
+                for link in 0..18 {
+                    for value in per_link {
+                        s.push_str(&format!("\t Link {link}: {value}\n"));
+                    }
+                }
             }
         }
     }
@@ -71,8 +111,26 @@ fn main() {
         let lines = fabricscope::parse::lines_of(t);
         black_box(fabricscope::parse::ibstat::parse(&lines).value.cas.len());
     });
+    let nvlink = nvlink_fleet(128);
+    measure("input::read, nvlink -e/-gt r x128 hosts", &nvlink, |t| {
+        let doc = fabricscope::read_all(t, &options).expect("within limits");
+        black_box(doc.sections.len());
+    });
+    let gpu_blocks: String = nvlink
+        .lines()
+        .filter(|l| !l.starts_with('['))
+        .collect::<Vec<_>>()
+        .join("\n");
+    measure("parse::nvlink alone, 2048 GPU blocks", &gpu_blocks, |t| {
+        let lines = fabricscope::parse::lines_of(t);
+        black_box(fabricscope::parse::nvlink::parse(&lines).value.gpus.len());
+    });
     let junk = "x".repeat(1 << 20) + "\n" + &"\n".repeat(1 << 20);
     measure("input::read, 1 MiB line + 1M empty lines", &junk, |t| {
-        black_box(fabricscope::read_all(t, &options).map(|d| d.line_count).ok());
+        black_box(
+            fabricscope::read_all(t, &options)
+                .map(|d| d.line_count)
+                .ok(),
+        );
     });
 }

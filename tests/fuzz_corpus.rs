@@ -2,6 +2,13 @@
 //! calls the fuzz targets make, so every input that once crashed stays fixed
 //! without needing nightly or cargo-fuzz.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 use std::path::Path;
 
 /// Runs one input through the call the named target makes. Returns false for
@@ -16,6 +23,27 @@ fn run_target(target: &str, data: &[u8]) -> bool {
         "ibstat" => {
             if let Some(lines) = &lines {
                 let _ = fabricscope::parse::ibstat::parse(lines);
+            }
+        }
+        "ibstatus" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::ibstatus::parse(lines);
+            }
+        }
+        "ibv_devinfo" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::ibv_devinfo::parse(lines);
+            }
+        }
+        "iblinkinfo" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::iblinkinfo::parse(lines);
+            }
+        }
+        "nvlink" => {
+            if let Some(lines) = &lines {
+                let parsed = fabricscope::parse::nvlink::parse(lines);
+                let _ = fabricscope::parse::nvlink::render(&parsed.value);
             }
         }
         _ => return false,
@@ -58,7 +86,15 @@ fn fuzz_corpus_and_artifacts_replay_without_panic() {
 fn every_fuzz_target_has_a_replay_entry() {
     let targets = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/fuzz_targets");
     for entry in std::fs::read_dir(targets).unwrap().flatten() {
-        let name = entry.path().file_stem().unwrap().to_string_lossy().into_owned();
-        assert!(run_target(&name, b""), "no replay entry for fuzz target `{name}`");
+        let name = entry
+            .path()
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            run_target(&name, b""),
+            "no replay entry for fuzz target `{name}`"
+        );
     }
 }

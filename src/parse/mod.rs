@@ -141,14 +141,14 @@ pub enum Kind {
     Ibstat,
     /// `date`: a wall-clock time between snapshots.
     Date,
-    /// `nvidia-smi nvlink` (any read-only mode).
-    Nvlink,
     /// `ibstatus`.
     Ibstatus,
     /// `ibv_devinfo`.
     IbvDevinfo,
     /// `iblinkinfo`.
     Iblinkinfo,
+    /// `nvidia-smi nvlink` (any read-only mode).
+    Nvlink,
     /// `perfquery`, any attribute.
     Perfquery,
     /// `ibqueryerrors`.
@@ -190,14 +190,14 @@ pub enum SectionData {
     Ibstat(Ibstat),
     /// `date`.
     Date(Date),
-    /// `nvidia-smi nvlink` in any read-only mode.
-    Nvlink(Nvlink),
     /// `ibstatus`.
     Ibstatus(Ibstatus),
     /// `ibv_devinfo`, plain, `-v` or `-l`.
     IbvDevinfo(IbvDevinfo),
     /// `iblinkinfo` in any form.
     Iblinkinfo(Iblinkinfo),
+    /// `nvidia-smi nvlink` in any read-only mode.
+    Nvlink(Nvlink),
     /// `perfquery` blocks.
     Perfquery(Perfquery),
     /// `ibqueryerrors` node reports and summary.
@@ -229,10 +229,10 @@ impl SectionData {
         match self {
             Self::Ibstat(_) => Kind::Ibstat,
             Self::Date(_) => Kind::Date,
-            Self::Nvlink(_) => Kind::Nvlink,
             Self::Ibstatus(_) => Kind::Ibstatus,
             Self::IbvDevinfo(_) => Kind::IbvDevinfo,
             Self::Iblinkinfo(_) => Kind::Iblinkinfo,
+            Self::Nvlink(_) => Kind::Nvlink,
             Self::Perfquery(_) => Kind::Perfquery,
             Self::Ibqueryerrors(_) => Kind::Ibqueryerrors,
             Self::TopoMatrix(_) => Kind::TopoMatrix,
@@ -253,10 +253,10 @@ impl SectionData {
         match self {
             Self::Ibstat(v) => ibstat::summary(v),
             Self::Date(v) => date::summary(v),
-            Self::Nvlink(v) => nvlink::summary(v),
             Self::Ibstatus(v) => ibstatus::summary(v),
             Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
             Self::Iblinkinfo(v) => iblinkinfo::summary(v),
+            Self::Nvlink(v) => nvlink::summary(v),
             Self::Perfquery(v) => perfquery::summary(v),
             Self::Ibqueryerrors(v) => ibqueryerrors::summary(v),
             Self::TopoMatrix(v) => topo::summary(v),
@@ -321,8 +321,8 @@ pub(crate) static FORMATS: &[Format] = &[
     ibstatus::FORMAT,
     ibv_devinfo::FORMAT,
     iblinkinfo::FORMAT,
-    date::FORMAT,
     nvlink::FORMAT,
+    date::FORMAT,
     perfquery::FORMAT,
     ibqueryerrors::FORMAT,
     topo::FORMAT,
