@@ -17,6 +17,27 @@
 //! - [`trend`]: least-squares growth over three or more snapshots.
 //! - [`measure()`]: all of the above over one or many documents.
 //!
+//! # What [`Measurements`] holds (JSON field names)
+//! - `snapshots`: each counter-bearing section, its host, lines and time (`time_seconds`,
+//!   `time_is_unix`, `time_source`: a `date` line, an `nvidia-smi -q` Timestamp, a file time).
+//! - `counter_rates`: every counter seen in two successive snapshots: `before`, `after`,
+//!   `increase`, `counts_per_second` (in `unit`), `interval_seconds` and where it came from,
+//!   `status` (`measured`, `counter_reset`, `saturated`, `no_interval`), `derivation`.
+//! - `throughput`: per link/port and direction: `bytes`, `bytes_per_second`, `gib_per_second`,
+//!   `gbit_per_second`, `capacity_gbit_per_second`, `utilisation_percent`.
+//! - `saturated_counters`: value at its field maximum (`value_at_least`, `bits`, `advice`).
+//! - `bit_error_rates`: `errors`, `bits`, `bits_basis`, `ber_point`/`ber_lower`/`ber_upper`,
+//!   `confidence`, `threshold`, `verdict` (`exceeds`, `within`, `inconclusive`), `bits_needed`.
+//! - `peer_groups`: per group of peers and counter, a percentile `summary` and the `outliers`
+//!   (robust z, × median, Poisson tail, a sentence naming the group and its size).
+//! - `traffic_balance`: per GPU or device and direction: total, per-link percentiles,
+//!   `spread_percent`, `idle_links`.
+//! - `trends`: least-squares slope, `still_rising`, `seconds_to_saturation`.
+//! - `notes`: what could not be computed and why (no interval, reset, no link speed).
+//!
+//! Every record names its [`Subject`] (host, device, lid, port, GPU, link, lane) and the
+//! snapshot ids or input lines it came from.
+//!
 //! # Example
 //! ```
 //! use fabricscope::stats::{measure, StatsOptions};
