@@ -479,6 +479,28 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
             "snapshots {a} and {b}: no time in the input and no interval given, so no rates (give --interval)"
         ));
     }
+    if let Some(given) = options.interval_seconds {
+        let disagreeing: BTreeSet<(usize, usize, u64)> = m
+            .counter_rates
+            .iter()
+            .filter(|r| r.interval_source.starts_with("input times"))
+            .filter_map(|r| {
+                let seconds = r.interval_seconds?;
+                ((seconds / given - 1.0).abs() > 0.1).then_some((
+                    r.from_snapshot,
+                    r.to_snapshot,
+                    seconds.to_bits(),
+                ))
+            })
+            .collect();
+        for (a, b, bits) in disagreeing {
+            m.notes.push(format!(
+                "snapshots {a} and {b}: the input's times are {} s apart but the given interval is {} s; the input's times were used",
+                fmt_num(f64::from_bits(bits)),
+                fmt_num(given)
+            ));
+        }
+    }
     for rate in &m.counter_rates {
         if rate.status == RateStatus::CounterReset {
             m.notes.push(format!(
@@ -492,6 +514,21 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
         .iter()
         .filter_map(|r| throughput(r, &capacities))
         .collect();
+    let over: Vec<&Throughput> = m
+        .throughput
+        .iter()
+        .filter(|t| t.utilisation_percent.is_some_and(|u| u > 105.0))
+        .collect();
+    if let Some(first) = over.first() {
+        m.notes.push(format!(
+            "{} link(s) carried more than their capacity (e.g. {} {:?} at {:.0} %): the interval is probably \
+             longer than assumed, or the capacity belongs to another link",
+            over.len(),
+            first.subject,
+            first.direction,
+            first.utilisation_percent.unwrap_or(f64::NAN)
+        ));
+    }
     let lanes = lanes_per_link(&series);
     let received: Received<'_> = m
         .throughput

@@ -115,6 +115,53 @@ fn dates_printed_after_each_reading_time_that_reading() {
 }
 
 #[test]
+fn impossible_utilisation_and_disagreeing_intervals_are_pointed_out() {
+    // 1e9 bytes in 10 s per the dates; told 0.05 s, which would be 160 Gb/s on
+    // a 100 Gb/s port. The dates win, and the disagreement is noted.
+    let text = format!(
+        "{IBSTAT}$ date\nMon Nov 30 00:53:23 UTC 2026\n{}$ date\nMon Nov 30 00:53:33 UTC 2026\n{}",
+        extended(1000, 7),
+        extended(250_001_000, 7)
+    );
+    let m = measure(
+        &doc(&text),
+        &StatsOptions {
+            interval_seconds: Some(0.05),
+            ..StatsOptions::default()
+        },
+    );
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.contains("10 s apart") && n.contains("0.05 s")),
+        "{:?}",
+        m.notes
+    );
+    // Without the dates the short interval is used, and the result is flagged.
+    let undated = format!("{IBSTAT}{}{}", extended(1000, 7), extended(250_001_000, 7));
+    let m = measure(
+        &doc(&undated),
+        &StatsOptions {
+            interval_seconds: Some(0.05),
+            ..StatsOptions::default()
+        },
+    );
+    let tx = m
+        .throughput
+        .iter()
+        .find(|t| t.direction == Direction::Tx)
+        .unwrap();
+    assert!((tx.utilisation_percent.unwrap() - 160.0).abs() < 1e-9);
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.contains("more than their capacity")),
+        "{:?}",
+        m.notes
+    );
+}
+
+#[test]
 fn saturation_and_resets_give_no_rate_and_say_why() {
     let text = format!("{}{}", basic(100, 3), basic(65_535, 1));
     let m = measure(
