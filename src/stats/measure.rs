@@ -1227,7 +1227,7 @@ fn poisson_tail(k: u64, lambda: f64) -> f64 {
 fn balance(throughput: &[Throughput]) -> Vec<TrafficBalance> {
     let mut groups: BTreeMap<(String, Direction, Layer, usize, usize), Vec<&Throughput>> =
         BTreeMap::new();
-    for t in throughput {
+    for t in throughput.iter().filter(|t| !t.subject.is_aggregate()) {
         let on = host_words(t.subject.host.as_ref());
         let words = match (t.subject.gpu, t.subject.lid, &t.subject.device) {
             (Some(gpu), _, _) => format!("links of GPU {gpu}{on}"),
