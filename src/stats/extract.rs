@@ -39,7 +39,7 @@ pub(crate) enum LinkKey {
 
 /// Capacity of one link in one direction.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Capacity {
+pub(crate) struct Capacity {
     /// Data rate per direction, Gb/s.
     pub gbit_per_second: f64,
     /// How it was found (`ibstat Rate`, `iblinkinfo 4X × 25.78125 Gb/s per lane`…).

@@ -33,6 +33,9 @@ pub struct Source<'a> {
 pub struct Measurements {
     /// Every section that carried counters, in input order.
     pub snapshots: Vec<SnapshotInfo>,
+    /// Link speeds read from the input (ibstat, iblinkinfo, `nvidia-smi nvlink -s`),
+    /// the denominators of utilisation and BER.
+    pub link_capacities: Vec<LinkCapacity>,
     /// Every counter read in two successive snapshots.
     pub counter_rates: Vec<CounterRate>,
     /// Data carried per link and direction.
@@ -78,6 +81,19 @@ pub struct SnapshotInfo {
     /// Where the time came from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_source: Option<String>,
+}
+
+/// The data rate of one link or port, per direction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkCapacity {
+    /// The link or port (InfiniBand ports by LID are fabric-wide: no host).
+    pub subject: Subject,
+    /// Gb/s per direction, line code removed.
+    pub gbit_per_second: f64,
+    /// Where it was read and how it was converted.
+    pub source: String,
+    /// Lines it was read from.
+    pub lines: LineSpan,
 }
 
 /// Whether a rate could be taken.
@@ -460,6 +476,33 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
             }
         }
     }
+    m.link_capacities = capacities
+        .iter()
+        .map(|(key, cap)| LinkCapacity {
+            subject: match key {
+                LinkKey::Lid { lid, port } => Subject {
+                    lid: Some(*lid),
+                    port: Some(*port),
+                    ..Subject::default()
+                },
+                LinkKey::CaPort { host, ca, port } => Subject {
+                    host: host.clone(),
+                    device: Some(ca.clone()),
+                    port: Some(*port),
+                    ..Subject::default()
+                },
+                LinkKey::Nvlink { host, gpu, link } => Subject {
+                    host: host.clone(),
+                    gpu: Some(*gpu),
+                    link: Some(*link),
+                    ..Subject::default()
+                },
+            },
+            gbit_per_second: cap.gbit_per_second,
+            source: cap.source.clone(),
+            lines: cap.span,
+        })
+        .collect();
     // perfquery names ports by LID: give them their CA name when ibstat told it.
     let series = name_devices(series, &ca_of_lid);
 

@@ -20,6 +20,8 @@
 //! # What [`Measurements`] holds (JSON field names)
 //! - `snapshots`: each counter-bearing section, its host, lines and time (`time_seconds`,
 //!   `time_is_unix`, `time_source`: a `date` line, an `nvidia-smi -q` Timestamp, a file time).
+//! - `link_capacities`: link speeds read from ibstat, iblinkinfo and `nvidia-smi nvlink -s`
+//!   (`gbit_per_second` per direction, line code removed, with their source).
 //! - `counter_rates`: every counter seen in two successive snapshots: `before`, `after`,
 //!   `increase`, `counts_per_second` (in `unit`), `interval_seconds` and where it came from,
 //!   `status` (`measured`, `counter_reset`, `saturated`, `no_interval`), `derivation`.
@@ -56,11 +58,10 @@ pub mod robust;
 pub mod sample;
 pub mod trend;
 
-pub use extract::Capacity;
 pub use measure::{
-    measure, measure_many, measure_sources, BitErrorRate, CounterRate, CounterTrend, Measurements,
-    OutlierMember, PeerGroup, PeerGroupKind, RateStatus, SaturatedCounter, SnapshotInfo, Source,
-    Throughput, TrafficBalance,
+    measure, measure_many, measure_sources, BitErrorRate, CounterRate, CounterTrend, LinkCapacity,
+    Measurements, OutlierMember, PeerGroup, PeerGroupKind, RateStatus, SaturatedCounter,
+    SnapshotInfo, Source, Throughput, TrafficBalance,
 };
 pub use sample::{CounterSample, CounterUnit, Direction, Layer, Role, Subject};
 

@@ -70,6 +70,12 @@ fn data_counters_are_four_octet_words_timed_by_date() {
     assert!((tx.gbit_per_second - 0.8).abs() < 1e-12);
     assert!((tx.utilisation_percent.unwrap() - 0.8).abs() < 1e-9);
     assert_eq!(tx.subject.device.as_deref(), Some("mlx5_0"));
+    let caps: Vec<f64> = m
+        .link_capacities
+        .iter()
+        .map(|c| c.gbit_per_second)
+        .collect();
+    assert_eq!(caps, vec![100.0, 100.0]); // by LID 12 port 1 and by mlx5_0 port 1
     let rx = m
         .throughput
         .iter()
