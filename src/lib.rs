@@ -9,6 +9,7 @@
 //! # Layers
 //! - [`input`]: splits a paste into sections, recognises each tool, finds hosts.
 //! - [`parse`]: one lenient parser per tool format, producing [`model`] types.
+//! - [`stats`]: rates, saturation, BER with confidence, outliers and trends from snapshots.
 //! - [`kb`]: what healthy hardware should show (NVLink links and speeds per
 //!   GPU, `NV#` per system, IB rate per HCA), each entry with its source.
 //!
@@ -32,6 +33,7 @@ pub mod kb;
 pub mod model;
 pub mod parse;
 pub mod span;
+pub mod stats;
 #[cfg(feature = "wasm")]
 mod wasm;
 

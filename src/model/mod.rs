@@ -5,6 +5,7 @@
 //! applies (`rate_gbps`, `kib`), so a reader never has to guess.
 
 pub mod counter;
+pub mod date;
 pub mod gpu;
 pub mod ib;
 pub mod nvlink;

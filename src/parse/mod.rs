@@ -10,6 +10,7 @@
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
 //! detail of the modules; the public API speaks only of our types.
 
+pub mod date;
 pub mod dcgmi_nvlink;
 pub mod dmon;
 pub mod iblinkinfo;
@@ -27,6 +28,7 @@ pub mod timestamp;
 pub mod topo;
 
 use crate::diag::Warning;
+use crate::model::date::Date;
 use crate::model::gpu::{DcgmiLinkStatus, DcgmiNvlinkErrors, Monitor, SmiCsv, SmiList, SmiQuery};
 use crate::model::ib::Ibstat;
 use crate::model::iblinkinfo::Iblinkinfo;
@@ -167,6 +169,8 @@ pub enum Kind {
     DcgmiNvlinkStatus,
     /// `dcgmi nvlink -e`.
     DcgmiNvlinkErrors,
+    /// `date`: a wall-clock time between snapshots.
+    Date,
 }
 
 impl Kind {
@@ -214,6 +218,8 @@ pub enum SectionData {
     DcgmiNvlinkStatus(DcgmiLinkStatus),
     /// `dcgmi nvlink -e`.
     DcgmiNvlinkErrors(DcgmiNvlinkErrors),
+    /// `date`.
+    Date(Date),
 }
 
 impl SectionData {
@@ -222,6 +228,7 @@ impl SectionData {
     pub fn kind(&self) -> Kind {
         match self {
             Self::Ibstat(_) => Kind::Ibstat,
+            Self::Date(_) => Kind::Date,
             Self::Ibstatus(_) => Kind::Ibstatus,
             Self::IbvDevinfo(_) => Kind::IbvDevinfo,
             Self::Iblinkinfo(_) => Kind::Iblinkinfo,
@@ -245,6 +252,7 @@ impl SectionData {
     pub fn summary(&self) -> String {
         match self {
             Self::Ibstat(v) => ibstat::summary(v),
+            Self::Date(v) => date::summary(v),
             Self::Ibstatus(v) => ibstatus::summary(v),
             Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
             Self::Iblinkinfo(v) => iblinkinfo::summary(v),
@@ -326,6 +334,7 @@ pub(crate) static FORMATS: &[Format] = &[
     dmon::DCGMI_FORMAT,
     dcgmi_nvlink::STATUS_FORMAT,
     dcgmi_nvlink::ERRORS_FORMAT,
+    date::FORMAT,
 ];
 
 /// The format that produces `kind`.
