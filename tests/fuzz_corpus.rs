@@ -63,6 +63,20 @@ fn run_target(target: &str, data: &[u8]) -> bool {
                 fabricscope::parse::run_gpu_parsers(lines);
             }
         }
+        "stats" => {
+            if let Ok(doc) = fabricscope::read_bytes(data, &fabricscope::ReadOptions::default()) {
+                let options = fabricscope::stats::StatsOptions {
+                    interval_seconds: Some(2.0),
+                    ..Default::default()
+                };
+                let _ = fabricscope::stats::measure(&doc, &options);
+            }
+        }
+        "date" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::date::parse(lines);
+            }
+        }
         _ => return false,
     }
     true
