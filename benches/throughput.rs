@@ -44,6 +44,39 @@ fn pdsh_ibstat(hosts: usize) -> String {
     s
 }
 
+/// `nvidia-smi nvlink -e` then `-gt r` from `hosts` hosts of 8 GPUs with 18
+/// links each, behind `[root@host ~]#` prompts, as a fleet dump concatenates them.
+fn nvlink_fleet(hosts: usize) -> String {
+    let mut s = String::new();
+    for h in 0..hosts {
+        for (command, per_link) in [
+            (
+                "-e",
+                &["Replay Errors: 0", "Recovery Errors: 0", "CRC Errors: 3"][..],
+            ),
+            (
+                "-gt r",
+                &["Raw Tx: 520106574 KiB", "Raw Rx: 549004536 KiB"][..],
+            ),
+        ] {
+            s.push_str(&format!(
+                "[root@gpu{h:04} ~]# nvidia-smi nvlink {command}\n"
+            ));
+            for gpu in 0..8 {
+                s.push_str(&format!(
+                    "GPU {gpu}: NVIDIA H100 80GB HBM3 (UUID: GPU-{h:08x}-0000-0000-0000-{gpu:012x})\n"
+                ));
+                for link in 0..18 {
+                    for value in per_link {
+                        s.push_str(&format!("\t Link {link}: {value}\n"));
+                    }
+                }
+            }
+        }
+    }
+    s
+}
+
 /// A paste of `hosts` pdsh-prefixed `perfquery -x -l` outputs, 8 ports each.
 fn pdsh_perfquery(hosts: usize) -> String {
     let mut s = String::new();
@@ -82,35 +115,43 @@ fn pdsh_perfquery(hosts: usize) -> String {
     s
 }
 
-/// `nvidia-smi nvlink -e` then `-gt r` from `hosts` hosts of 8 GPUs with 18
-/// links each, behind `[root@host ~]#` prompts, as a fleet dump concatenates them.
-fn nvlink_fleet(hosts: usize) -> String {
-    let mut s = String::new();
-    for h in 0..hosts {
-        for (command, per_link) in [
-            (
-                "-e",
-                &["Replay Errors: 0", "Recovery Errors: 0", "CRC Errors: 3"][..],
-            ),
-            (
-                "-gt r",
-                &["Raw Tx: 520106574 KiB", "Raw Rx: 549004536 KiB"][..],
-            ),
-        ] {
-            s.push_str(&format!(
-                "[root@gpu{h:04} ~]# nvidia-smi nvlink {command}\n"
-            ));
-            for gpu in 0..8 {
-                s.push_str(&format!(
-                    "GPU {gpu}: NVIDIA H100 80GB HBM3 (UUID: GPU-{h:08x}-0000-0000-0000-{gpu:012x})\n"
-                ));
-                for link in 0..18 {
-                    for value in per_link {
-                        s.push_str(&format!("\t Link {link}: {value}\n"));
-                    }
-                }
-            }
+/// An HGX-like `nvidia-smi topo -m` (8 GPUs all NV18, 10 NICs) behind a prompt.
+fn topo_matrix(host: usize) -> String {
+    let names: Vec<String> = (0..8)
+        .map(|i| format!("GPU{i}"))
+        .chain((0..10).map(|i| format!("NIC{i}")))
+        .collect();
+    let mut s = format!("[root@gpu{host:03} ~]# nvidia-smi topo -m\n");
+    for n in &names {
+        s.push('\t');
+        s.push_str(n);
+    }
+    s.push_str("\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n");
+    for (r, row) in names.iter().enumerate() {
+        s.push_str(row);
+        for c in 0..names.len() {
+            let cell = match (r, c) {
+                _ if r == c => " X ",
+                (r, c) if r < 8 && c < 8 => "NV18",
+                (r, c) if r.min(c) < 8 && r.max(c) - 8 == r.min(c) => "PIX",
+                (r, c) if (r % 8) / 4 == (c % 8) / 4 => "NODE",
+                _ => "SYS",
+            };
+            s.push('\t');
+            s.push_str(cell);
         }
+        if r < 8 {
+            s.push_str(if r < 4 {
+                "\t0-47\t0\t\tN/A"
+            } else {
+                "\t48-95\t1\t\tN/A"
+            });
+        }
+        s.push('\n');
+    }
+    s.push_str("\nNIC Legend:\n\n");
+    for i in 0..10 {
+        s.push_str(&format!("  NIC{i}: mlx5_{i}\n"));
     }
     s
 }
@@ -149,6 +190,20 @@ fn main() {
         let lines = fabricscope::parse::lines_of(t);
         black_box(fabricscope::parse::ibstat::parse(&lines).value.cas.len());
     });
+    let nvlink = nvlink_fleet(128);
+    measure("input::read, nvlink -e/-gt r x128 hosts", &nvlink, |t| {
+        let doc = fabricscope::read_all(t, &options).expect("within limits");
+        black_box(doc.sections.len());
+    });
+    let gpu_blocks: String = nvlink
+        .lines()
+        .filter(|l| !l.starts_with('['))
+        .collect::<Vec<_>>()
+        .join("\n");
+    measure("parse::nvlink alone, 2048 GPU blocks", &gpu_blocks, |t| {
+        let lines = fabricscope::parse::lines_of(t);
+        black_box(fabricscope::parse::nvlink::parse(&lines).value.gpus.len());
+    });
     let perf = pdsh_perfquery(512);
     measure("input::read, pdsh perfquery -x -l x512 hosts", &perf, |t| {
         let doc = fabricscope::read_all(t, &options).expect("within limits");
@@ -168,19 +223,25 @@ fn main() {
                 .len(),
         );
     });
-    let nvlink = nvlink_fleet(128);
-    measure("input::read, nvlink -e/-gt r x128 hosts", &nvlink, |t| {
+    // GPU side: 64 hosts' `nvidia-smi -q` behind prompts, and an 8-GPU,
+    // 10-NIC `topo -m` repeated for 512 hosts.
+    let q = include_str!("../tests/fixtures/own/h200-x2-driver580/q.txt");
+    let queries: String = (0..64)
+        .map(|h| {
+            q.replace(
+                "$ nvidia-smi -q",
+                &format!("[root@gpu{h:03} ~]# nvidia-smi -q"),
+            )
+        })
+        .collect();
+    measure("input::read, nvidia-smi -q x64 hosts", &queries, |t| {
         let doc = fabricscope::read_all(t, &options).expect("within limits");
         black_box(doc.sections.len());
     });
-    let gpu_blocks: String = nvlink
-        .lines()
-        .filter(|l| !l.starts_with('['))
-        .collect::<Vec<_>>()
-        .join("\n");
-    measure("parse::nvlink alone, 2048 GPU blocks", &gpu_blocks, |t| {
-        let lines = fabricscope::parse::lines_of(t);
-        black_box(fabricscope::parse::nvlink::parse(&lines).value.gpus.len());
+    let topo: String = (0..512).map(topo_matrix).collect();
+    measure("input::read, topo -m 8 GPU + 10 NIC x512", &topo, |t| {
+        let doc = fabricscope::read_all(t, &options).expect("within limits");
+        black_box(doc.sections.len());
     });
     let junk = "x".repeat(1 << 20) + "\n" + &"\n".repeat(1 << 20);
     measure("input::read, 1 MiB line + 1M empty lines", &junk, |t| {

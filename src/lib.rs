@@ -9,9 +9,9 @@
 //! # Layers
 //! - [`input`]: splits a paste into sections, recognises each tool, finds hosts.
 //! - [`parse`]: one lenient parser per tool format, producing [`model`] types.
+//! - [`stats`]: rates, saturation, BER with confidence, outliers and trends from snapshots.
 //! - [`kb`]: what healthy hardware should show (NVLink links and speeds per
 //!   GPU, `NV#` per system, IB rate per HCA), each entry with its source.
-//! - [`stats`]: rates, saturation, BER with confidence, outliers and trends from snapshots.
 //! - [`rules`]: the diagnosis rules, their registry and thresholds.
 //! - [`analyze()`]: runs the rules over documents and returns a [`Report`]; [`report`] renders it.
 //!

@@ -25,18 +25,6 @@ fn run_target(target: &str, data: &[u8]) -> bool {
                 let _ = fabricscope::parse::ibstat::parse(lines);
             }
         }
-        "perfquery" => {
-            if let Some(lines) = &lines {
-                let parsed = fabricscope::parse::perfquery::parse(lines);
-                let _ = fabricscope::parse::perfquery::render(&parsed.value);
-            }
-        }
-        "ibqueryerrors" => {
-            if let Some(lines) = &lines {
-                let parsed = fabricscope::parse::ibqueryerrors::parse(lines);
-                let _ = fabricscope::parse::ibqueryerrors::render(&parsed.value);
-            }
-        }
         "ibstatus" => {
             if let Some(lines) = &lines {
                 let _ = fabricscope::parse::ibstatus::parse(lines);
@@ -58,6 +46,37 @@ fn run_target(target: &str, data: &[u8]) -> bool {
                 let _ = fabricscope::parse::nvlink::render(&parsed.value);
             }
         }
+        "perfquery" => {
+            if let Some(lines) = &lines {
+                let parsed = fabricscope::parse::perfquery::parse(lines);
+                let _ = fabricscope::parse::perfquery::render(&parsed.value);
+            }
+        }
+        "ibqueryerrors" => {
+            if let Some(lines) = &lines {
+                let parsed = fabricscope::parse::ibqueryerrors::parse(lines);
+                let _ = fabricscope::parse::ibqueryerrors::render(&parsed.value);
+            }
+        }
+        "gpu" => {
+            if let Some(lines) = &lines {
+                fabricscope::parse::run_gpu_parsers(lines);
+            }
+        }
+        "stats" => {
+            if let Ok(doc) = fabricscope::read_bytes(data, &fabricscope::ReadOptions::default()) {
+                let options = fabricscope::stats::StatsOptions {
+                    interval_seconds: Some(2.0),
+                    ..Default::default()
+                };
+                let _ = fabricscope::stats::measure(&doc, &options);
+            }
+        }
+        "date" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::date::parse(lines);
+            }
+        }
         _ => return false,
     }
     true
@@ -74,7 +93,7 @@ fn replay(dir: &Path) -> usize {
             continue;
         };
         for file in files.flatten() {
-            let data = std::fs::read(file.path()).expect("corpus file readable");
+            let data = std::fs::read(file.path()).unwrap();
             assert!(
                 run_target(&name, &data),
                 "fuzz target `{name}` has no replay entry in tests/fuzz_corpus.rs"

@@ -124,6 +124,8 @@ fn hca_without_additional_counters_support_still_shows_them() {
         (b.lid, b.cap_mask, b.cap_mask2),
         (Some(133), Some(0x5A00), Some(0))
     );
+    assert_eq!(b.additional_counters_supported(), Some(false));
+    assert_eq!(b.xmit_wait_supported(), Some(true));
     assert_eq!(value(b, "PortMulticastRcvPkts"), 3_732_373_137);
     assert_eq!(value(b, "SymbolErrorCounter"), 0);
     assert_eq!(b.rcv_data_octets(), Some(37_225_401_952_885 * 4));

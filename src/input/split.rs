@@ -245,7 +245,20 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
             continue;
         }
         if !line.is_blank() {
-            if let Some((format, key)) = detect(stream.get(i..).unwrap_or_default(), ctx.hint) {
+            // A prompt naming a supported tool says what its output is: the
+            // first section is that tool's, even where another format's
+            // output looks the same (`nvidia-smi nvlink -cBridge` prints
+            // the bare GPU lines of `nvidia-smi -L`). Other formats are
+            // recognised once the named tool's output has begun.
+            let only_hint = ctx.hint.is_some() && open.is_none() && produced == 0;
+            let found = if only_hint {
+                ctx.hint.and_then(|f| {
+                    (f.detect)(stream.get(i..).unwrap_or_default()).map(|b| (f, b.key))
+                })
+            } else {
+                detect(stream.get(i..).unwrap_or_default(), ctx.hint)
+            };
+            if let Some((format, key)) = found {
                 let continues = open
                     .as_mut()
                     .is_some_and(|o| std::ptr::eq(o.format, format) && o.keys.insert(key.clone()));
@@ -366,9 +379,12 @@ fn finish(open: Open<'_>, ctx: &StreamContext<'_>, out: &mut Output<'_>) {
         return;
     }
     let mut parsed = (open.format.parse)(&open.lines);
-    if let Some((_, prompt)) = ctx.prompt {
-        let argv: Vec<&str> = prompt.argv.iter().map(String::as_str).collect();
-        parsed.value.attach_command(&argv);
+    // Only the output the prompt's command printed learns from its words.
+    if let (Some((_, prompt)), Some(hint)) = (ctx.prompt, ctx.hint) {
+        if hint.kind == open.format.kind {
+            let argv: Vec<&str> = prompt.argv.iter().map(String::as_str).collect();
+            parsed.value.attach_command(&argv);
+        }
     }
     out.doc.sections.push(Section {
         kind: open.format.kind,
@@ -408,10 +424,33 @@ fn tool_message(line: &Line<'_>) -> Option<ToolMessage> {
                     .and_then(|r| r.split(';').next())
                     .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
             is_source_location.then_some(MessageLevel::Error)
-        })?;
+        })
+        .or_else(|| nvidia_message(t))?;
     Some(ToolMessage {
         line: line.number,
         level: found,
         text: t.to_owned(),
     })
+}
+
+/// Error lines of nvidia-smi and dcgmi (`ERROR: Option … is not
+/// recognized.`, `Failed to initialize NVML: …`, `Error: Unable to …`,
+/// `NVIDIA-SMI has failed because …`). Only these exact openings: data
+/// lines of the supported formats never start with them.
+fn nvidia_message(t: &str) -> Option<MessageLevel> {
+    const ERRORS: &[&str] = &[
+        "ERROR: ",
+        "Error: ",
+        "Failed to ",
+        "NVIDIA-SMI has failed",
+        "Unable to determine the device handle",
+    ];
+    const WARNINGS: &[&str] = &["Warning: Unable to retrieve"];
+    if ERRORS.iter().any(|p| t.starts_with(p)) {
+        Some(MessageLevel::Error)
+    } else if WARNINGS.iter().any(|p| t.starts_with(p)) {
+        Some(MessageLevel::Warning)
+    } else {
+        None
+    }
 }

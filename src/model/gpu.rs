@@ -104,6 +104,8 @@ impl ClockReason {
         for prefix in [
             "clocks_event_reasons.",
             "clocks_throttle_reasons.",
+            "clocks_event_reasons_counters_",
+            "clocks_throttle_reasons_counters_",
             "clocks_event_reason_",
             "clocks_throttle_reason_",
             "clocks_reason_",
@@ -114,12 +116,16 @@ impl ClockReason {
         match key.as_str() {
             "idle" | "gpuidle" => Self::Idle,
             "applicationsclockssetting" | "applicationsclocks" => Self::ApplicationsClocksSetting,
-            "swpowercap" => Self::SwPowerCap,
+            // The counters section names them differently
+            // (`SW Power Capping`, `HW Power Braking`, `sw_therm_slowdown`).
+            "swpowercap" | "swpowercapping" => Self::SwPowerCap,
             "hwslowdown" => Self::HwSlowdown,
-            "hwthermalslowdown" => Self::HwThermalSlowdown,
-            "hwpowerbrakeslowdown" => Self::HwPowerBrakeSlowdown,
+            "hwthermalslowdown" | "hwthermslowdown" => Self::HwThermalSlowdown,
+            "hwpowerbrakeslowdown" | "hwpowerbraking" | "hwpowerbrake" => {
+                Self::HwPowerBrakeSlowdown
+            }
             "syncboost" => Self::SyncBoost,
-            "swthermalslowdown" => Self::SwThermalSlowdown,
+            "swthermalslowdown" | "swthermslowdown" => Self::SwThermalSlowdown,
             "displayclocksetting" | "displayclockssetting" => Self::DisplayClockSetting,
             _ => Self::Other,
         }
@@ -149,6 +155,21 @@ pub struct ClockEventReason {
     pub name: String,
     /// `Active` → true, `Not Active` → false; `None` for `N/A`.
     pub active: Option<bool>,
+    /// Line number.
+    pub line: usize,
+}
+
+/// Time the clocks have spent held down for one reason since the driver
+/// loaded (`Clocks Event Reasons Counters`, newer drivers): a counter, so
+/// two snapshots give the share of time throttled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClockEventCounter {
+    /// The reason, normalised.
+    pub reason: ClockReason,
+    /// The name as printed.
+    pub name: String,
+    /// Microseconds (`0 us`); `None` for `N/A`.
+    pub microseconds: Option<f64>,
     /// Line number.
     pub line: usize,
 }
@@ -252,6 +273,8 @@ pub struct QueryGpu {
     pub power: Power,
     /// `Clocks Event Reasons` (newer) or `Clocks Throttle Reasons` (older).
     pub clock_event_reasons: Vec<ClockEventReason>,
+    /// `Clocks Event Reasons Counters`.
+    pub clock_event_counters: Vec<ClockEventCounter>,
     /// `ECC Errors` counters.
     pub ecc_errors: Vec<EccCount>,
     /// Every field of the block.
@@ -297,6 +320,302 @@ pub struct SmiQuery {
     pub fields: Vec<Field>,
 }
 
+/// One value of `--query-gpu … --format=csv`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CsvValue {
+    /// The text as printed (`77.55 W`, `NVIDIA H200`, `[N/A]`).
+    pub text: String,
+    /// The number, when the value is one (with or without its unit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number: Option<f64>,
+    /// The unit printed after the number, or the header's `[unit]` when
+    /// the value came without one (`nounits`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+}
+
+impl CsvValue {
+    /// `[N/A]`, `[Not Supported]`, `[Unknown Error]`…: the tool could not
+    /// give a value.
+    #[must_use]
+    pub fn is_missing(&self) -> bool {
+        let t = self.text.trim();
+        t.starts_with('[') && t.ends_with(']') || t == "N/A"
+    }
+}
+
+/// One row of `--query-gpu … --format=csv`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CsvRow {
+    /// Values in column order.
+    pub values: Vec<CsvValue>,
+    /// `timestamp` column (`2026/11/30 00:10:31.123`) in milliseconds since
+    /// the epoch, read as UTC, when the query asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp_unix_ms: Option<i64>,
+    /// Line number.
+    pub line: usize,
+}
+
+/// `nvidia-smi --query-gpu=… --format=csv[,noheader][,nounits]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SmiCsv {
+    /// Column names: the header's (`clocks.current.sm`) or, for `noheader`,
+    /// the query's from the command line (`clocks.sm`). Empty when
+    /// neither was seen.
+    pub fields: Vec<String>,
+    /// The field names as the command line asked for them, when it was
+    /// seen (aliases such as `clocks.sm` for `clocks.current.sm`).
+    pub query: Vec<String>,
+    /// The header's `[unit]` for each column (`None` for unitless columns).
+    pub units: Vec<Option<String>>,
+    /// Whether a header line was printed.
+    pub header: bool,
+    /// Data rows.
+    pub rows: Vec<CsvRow>,
+}
+
+impl SmiCsv {
+    /// Index of a column by header name or query name; old and new
+    /// spellings of the clock-event fields are accepted both ways.
+    #[must_use]
+    pub fn column(&self, name: &str) -> Option<usize> {
+        let alt = name
+            .strip_prefix("clocks_throttle_reasons.")
+            .map(|r| format!("clocks_event_reasons.{r}"))
+            .or_else(|| {
+                name.strip_prefix("clocks_event_reasons.")
+                    .map(|r| format!("clocks_throttle_reasons.{r}"))
+            });
+        let matches = |f: &String| f == name || alt.as_deref() == Some(f.as_str());
+        self.fields
+            .iter()
+            .position(matches)
+            .or_else(|| self.query.iter().position(matches))
+    }
+
+    /// The value of column `name` in `row`.
+    #[must_use]
+    pub fn value<'r>(&self, row: &'r CsvRow, name: &str) -> Option<&'r CsvValue> {
+        row.values.get(self.column(name)?)
+    }
+}
+
+/// A GPU line of `nvidia-smi -L`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ListedGpu {
+    /// The index (`GPU 0:`).
+    pub index: u32,
+    /// Product name.
+    pub name: String,
+    /// `GPU-…` UUID.
+    pub uuid: Option<String>,
+    /// MIG devices listed under it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mig_devices: Vec<ListedMig>,
+    /// Line number.
+    pub line: usize,
+}
+
+/// A MIG line of `nvidia-smi -L` (`  MIG 1g.10gb     Device  0: (UUID: MIG-…)`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ListedMig {
+    /// Profile (`1g.10gb`).
+    pub profile: String,
+    /// Device index within the GPU.
+    pub device: u32,
+    /// `MIG-…` UUID.
+    pub uuid: Option<String>,
+    /// Line number.
+    pub line: usize,
+}
+
+/// `nvidia-smi -L` / `--list-gpus`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SmiList {
+    /// GPUs in order.
+    pub gpus: Vec<ListedGpu>,
+}
+
+/// Which monitor printed a [`Monitor`] table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MonitorTool {
+    /// `nvidia-smi dmon`.
+    NvidiaSmiDmon,
+    /// `nvidia-smi pmon`.
+    NvidiaSmiPmon,
+    /// `dcgmi dmon`.
+    DcgmiDmon,
+}
+
+/// A column of a monitor table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MonitorColumn {
+    /// Short name as printed (`pwr`, `rxpci`, `NVLTX`).
+    pub name: String,
+    /// Unit from the second header line (`W`, `MB/s`), if printed.
+    pub unit: Option<String>,
+    /// DCGM field id (`1011` for `NVLTX`), from `dcgmi dmon -e` or the
+    /// short names this version knows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field_id: Option<u16>,
+}
+
+/// One value of a monitor row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MonitorValue {
+    /// As printed (`77`, `-`, `N/A`, `12.500`).
+    pub text: String,
+    /// The number, when it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number: Option<f64>,
+}
+
+/// One sample line: an entity (GPU) at one moment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MonitorRow {
+    /// The entity as printed: `0` (nvidia-smi), `GPU 0`, `Switch 3` (dcgmi).
+    pub entity: String,
+    /// GPU index when the entity is a GPU.
+    pub gpu: Option<u32>,
+    /// Values in column order (for nvidia-smi, the `gpu` column itself is
+    /// `entity`, not a value; date and time columns are values).
+    pub values: Vec<MonitorValue>,
+    /// Seconds since the epoch (as UTC) when the `-o DT` date and time
+    /// columns were printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp_unix: Option<i64>,
+    /// Line number.
+    pub line: usize,
+}
+
+/// Rows under one header. A repeated identical header continues the
+/// table; a different one starts another.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MonitorTable {
+    /// Columns after the entity column, in order.
+    pub columns: Vec<MonitorColumn>,
+    /// Samples in input order.
+    pub rows: Vec<MonitorRow>,
+    /// Lines of the header(s) and rows.
+    pub span: LineSpan,
+}
+
+impl MonitorTable {
+    /// Index of a column by name (case-insensitive) or DCGM field id
+    /// written as digits (`"1011"`).
+    #[must_use]
+    pub fn column(&self, name: &str) -> Option<usize> {
+        let id: Option<u16> = name.parse().ok();
+        self.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name) || (id.is_some() && c.field_id == id))
+    }
+
+    /// The value of column `name` in `row`.
+    #[must_use]
+    pub fn value<'r>(&self, row: &'r MonitorRow, name: &str) -> Option<&'r MonitorValue> {
+        row.values.get(self.column(name)?)
+    }
+}
+
+/// `nvidia-smi dmon` / `pmon` or `dcgmi dmon` output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Monitor {
+    /// Which tool printed it.
+    pub tool: MonitorTool,
+    /// Tables (one unless the header changed).
+    pub tables: Vec<MonitorTable>,
+    /// `dcgmi dmon` said it was stopped by a signal (Ctrl-C).
+    pub interrupted: bool,
+}
+
+/// A link state letter of `dcgmi nvlink -s`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DcgmLinkState {
+    /// `U`.
+    Up,
+    /// `D`.
+    Down,
+    /// `X`.
+    Disabled,
+    /// `_`: the slot does not exist on this device.
+    NotSupported,
+}
+
+impl DcgmLinkState {
+    /// Reads one letter.
+    #[must_use]
+    pub fn parse(letter: &str) -> Option<Self> {
+        match letter {
+            "U" => Some(Self::Up),
+            "D" => Some(Self::Down),
+            "X" => Some(Self::Disabled),
+            "_" => Some(Self::NotSupported),
+            _ => None,
+        }
+    }
+
+    /// The letter dcgmi prints.
+    #[must_use]
+    pub fn letter(self) -> char {
+        match self {
+            Self::Up => 'U',
+            Self::Down => 'D',
+            Self::Disabled => 'X',
+            Self::NotSupported => '_',
+        }
+    }
+}
+
+/// One device's line of `dcgmi nvlink -s`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EntityLinks {
+    /// `gpuId N` or `physicalId N`.
+    pub id: u32,
+    /// State per link slot, slot 0 first.
+    pub links: Vec<DcgmLinkState>,
+    /// Line of the state letters.
+    pub line: usize,
+}
+
+/// `dcgmi nvlink -s` (`--link-status`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DcgmiLinkStatus {
+    /// GPUs.
+    pub gpus: Vec<EntityLinks>,
+    /// NVSwitches (`physicalId N`).
+    pub nvswitches: Vec<EntityLinks>,
+}
+
+/// Error counters of one link in `dcgmi nvlink -e`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DcgmiLinkErrors {
+    /// Link number.
+    pub link: u32,
+    /// `CRC FLIT Error`.
+    pub crc_flit: Option<u64>,
+    /// `CRC Data Error`.
+    pub crc_data: Option<u64>,
+    /// `Replay Error`.
+    pub replay: Option<u64>,
+    /// `Recovery Error`.
+    pub recovery: Option<u64>,
+    /// Lines of the link's rows.
+    pub span: LineSpan,
+}
+
+/// `dcgmi nvlink -e -g <gpu>` (`--errors`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DcgmiNvlinkErrors {
+    /// The GPU (`GPU 0` in the table heading).
+    pub gpu: Option<u32>,
+    /// Links in order.
+    pub links: Vec<DcgmiLinkErrors>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,6 +637,18 @@ mod tests {
         assert_eq!(
             ClockReason::parse("clocks_event_reason_gpu_idle"),
             ClockReason::Idle
+        );
+        assert_eq!(
+            ClockReason::parse("HW Power Braking"),
+            ClockReason::HwPowerBrakeSlowdown
+        );
+        assert_eq!(
+            ClockReason::parse("clocks_event_reasons_counters_sw_therm_slowdown"),
+            ClockReason::SwThermalSlowdown
+        );
+        assert_eq!(
+            ClockReason::parse("SW Power Capping"),
+            ClockReason::SwPowerCap
         );
         assert_eq!(
             ClockReason::parse("Display Clock Setting"),

@@ -9,11 +9,11 @@
 use super::ib::{Guid, PhysState, PortState};
 use super::Counter;
 use crate::span::LineSpan;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One ibqueryerrors run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Ibqueryerrors {
     /// Node reports in output order.
     pub nodes: Vec<NodeReport>,
@@ -37,7 +37,7 @@ impl Ibqueryerrors {
 }
 
 /// Why a node is listed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReportKind {
     /// `Errors for …`: at least one counter above its threshold.
@@ -47,7 +47,7 @@ pub enum ReportKind {
 }
 
 /// One `Errors for …` or `Data Counters for …` block.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodeReport {
     /// Which kind of block this is.
     pub report: ReportKind,
@@ -63,7 +63,7 @@ pub struct NodeReport {
 }
 
 /// One `GUID 0x… port N: [Name == value] …` line and its `Link info:`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PortReport {
     /// The port GUID printed on the line.
     pub guid: Guid,
@@ -83,7 +83,7 @@ pub struct PortReport {
 }
 
 /// `Link info:` (ibqueryerrors `-r`): the port's link and its peer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinkInfo {
     /// LID of the node (a switch's management LID, a CA port's base LID).
     pub lid: u32,
@@ -103,7 +103,7 @@ pub struct LinkInfo {
 }
 
 /// The peer of a port in a `Link info:` line.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RemotePort {
     /// Peer port GUID.
     pub guid: Guid,
@@ -119,7 +119,7 @@ pub struct RemotePort {
 }
 
 /// The `## Summary:` trailer.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorSummary {
     /// Nodes whose counters were read.
     pub nodes_checked: u64,

@@ -251,7 +251,29 @@ impl PerfBlock {
     pub fn is_extended(&self) -> bool {
         self.attribute == PerfAttribute::PortCountersExtended
     }
+
+    /// Whether the port implements PortXmitWait (CapMask bit 12). When it
+    /// does not, perfquery prints the counter as 0 whatever happened, so a 0
+    /// says nothing about congestion. `None` when the header shows no CapMask.
+    #[must_use]
+    pub fn xmit_wait_supported(&self) -> Option<bool> {
+        self.cap_mask.map(|m| m & CAP_XMIT_WAIT != 0)
+    }
+
+    /// Whether the port has the 64-bit error counters of
+    /// AdditionalPortCountersExtended (CapMask2 bit 1). Older perfquery
+    /// versions print those lines in `-x` output even without it; their
+    /// zeros are then not readings. `None` when the header shows no CapMask2.
+    #[must_use]
+    pub fn additional_counters_supported(&self) -> Option<bool> {
+        self.cap_mask2.map(|m| m & CAP2_ADDITIONAL_COUNTERS != 0)
+    }
 }
+
+/// PerfMgt ClassPortInfo CapabilityMask: PortCounters:PortXmitWait supported.
+const CAP_XMIT_WAIT: u32 = 1 << 12;
+/// CapabilityMask2 (as perfquery prints it): AdditionalPortCountersExtended.
+const CAP2_ADDITIONAL_COUNTERS: u32 = 1 << 1;
 
 #[cfg(test)]
 mod tests {
@@ -284,6 +306,24 @@ mod tests {
             "overflow is None, not a wrapped value"
         );
         assert!(!b.is_extended());
+    }
+
+    #[test]
+    fn capabilities_come_from_the_header_masks() {
+        let mut b = PerfBlock::new(
+            PerfAttribute::PortCountersExtended,
+            "Lid 1",
+            LineSpan::line(1),
+        );
+        assert_eq!(b.xmit_wait_supported(), None);
+        b.cap_mask = Some(0x0A00);
+        b.cap_mask2 = Some(0x0000000);
+        assert_eq!(b.xmit_wait_supported(), Some(false));
+        assert_eq!(b.additional_counters_supported(), Some(false));
+        b.cap_mask = Some(0x5300);
+        b.cap_mask2 = Some(0x0000002);
+        assert_eq!(b.xmit_wait_supported(), Some(true));
+        assert_eq!(b.additional_counters_supported(), Some(true));
     }
 
     #[test]

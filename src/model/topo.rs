@@ -7,6 +7,7 @@
 
 use crate::span::LineSpan;
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// What kind of device a matrix row or column is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -256,35 +257,63 @@ impl TopoMatrix {
     /// Every unordered GPU pair whose connection is not NVLink, with the
     /// cell read from the lower-numbered GPU's row (or the other row if
     /// that one is missing). Pairs with no cell at all are left out.
+    /// One pass over the cells, so fleets of large matrices stay cheap.
     #[must_use]
     pub fn gpu_pairs_without_nvlink(&self) -> Vec<&Cell<Link>> {
-        let gpus: Vec<&Device> = self.gpus().collect();
-        let mut out = Vec::new();
-        for (i, a) in gpus.iter().enumerate() {
-            for b in gpus.iter().skip(i + 1) {
-                let cell = self
-                    .cell(&a.name, &b.name)
-                    .or_else(|| self.cell(&b.name, &a.name));
-                if let Some(c) = cell {
-                    if !matches!(c.value, Link::Nvlink { .. }) {
-                        out.push(c);
-                    }
+        let order = self.gpu_order();
+        // For each unordered pair: the cell from the lower GPU's row if seen,
+        // else the one from the upper GPU's row.
+        let mut chosen: HashMap<(usize, usize), &Cell<Link>> = HashMap::new();
+        for c in &self.cells {
+            let (Some(&a), Some(&b)) = (order.get(c.from.as_str()), order.get(c.to.as_str()))
+            else {
+                continue;
+            };
+            if a == b {
+                continue;
+            }
+            let key = (a.min(b), a.max(b));
+            let from_lower = a < b;
+            match chosen.get(&key) {
+                Some(prev) if !from_lower || order.get(prev.from.as_str()) == Some(&key.0) => {}
+                _ => {
+                    chosen.insert(key, c);
                 }
             }
         }
-        out
+        let mut out: Vec<(&(usize, usize), &&Cell<Link>)> = chosen
+            .iter()
+            .filter(|(_, c)| !matches!(c.value, Link::Nvlink { .. }))
+            .collect();
+        out.sort_by_key(|(k, _)| **k);
+        out.into_iter().map(|(_, c)| *c).collect()
+    }
+
+    /// Position of each GPU among the GPUs, by name.
+    fn gpu_order(&self) -> HashMap<&str, usize> {
+        self.gpus()
+            .enumerate()
+            .map(|(i, d)| (d.name.as_str(), i))
+            .collect()
     }
 
     /// The NICs closest to `gpu` (all those tied at the best distance),
-    /// with their cells; empty when the GPU or the NICs are unknown.
+    /// with their cells from the GPU's row; empty when the GPU or the NICs
+    /// are unknown.
     #[must_use]
     pub fn nearest_nics(&self, gpu: &str) -> Vec<&Cell<Link>> {
         let Some(gpu) = self.device(gpu) else {
             return Vec::new();
         };
+        let is_nic: HashMap<&str, bool> = self
+            .devices
+            .iter()
+            .map(|d| (d.name.as_str(), d.kind == DeviceKind::Nic))
+            .collect();
         let cells: Vec<&Cell<Link>> = self
-            .nics()
-            .filter_map(|nic| self.cell(&gpu.name, &nic.name))
+            .cells
+            .iter()
+            .filter(|c| c.from == gpu.name && is_nic.get(c.to.as_str()) == Some(&true))
             .collect();
         let best = cells.iter().map(|c| c.value.distance_rank()).min();
         cells
@@ -302,6 +331,8 @@ pub enum P2pCapability {
     Read,
     /// `w`.
     Write,
+    /// `rw` (seen in pastes; not in the driver 580 help).
+    ReadWrite,
     /// `n`.
     Nvlink,
     /// `a`.

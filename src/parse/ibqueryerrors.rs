@@ -477,7 +477,12 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         return Some(Block::keyed("summary"));
     }
     let (report, guid, desc) = node_header(first)?;
-    let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
+    // stderr diagnostics can land between a header and its first line.
+    let next = lines
+        .iter()
+        .skip(1)
+        .map(|l| l.text().trim())
+        .find(|t| !t.is_empty() && tool_message_kind(t).is_none())?;
     port_line_head(next.strip_prefix("GUID ")?)?;
     let kind = match report {
         ReportKind::Errors => "errors",
@@ -727,18 +732,20 @@ pub fn summary(report: &Ibqueryerrors) -> String {
         .filter(|n| n.report == ReportKind::Errors)
         .count();
     let mut s = format!("{bad_ports} bad port(s) on {bad_nodes} node(s)");
-    if let Some(sum) = &report.summary {
-        s.push_str(&format!("; {} node(s)", sum.nodes_checked));
-        if let Some(p) = sum.ports_checked {
-            s.push_str(&format!(", {p} port(s)"));
-        }
-        s.push_str(" checked");
-        if sum.pma_query_failures > 0 {
-            s.push_str(&format!(
-                ", {} PMA query failure(s)",
-                sum.pma_query_failures
-            ));
-        }
+    let Some(sum) = &report.summary else {
+        s.push_str("; no summary (output cut, or the run failed)");
+        return s;
+    };
+    s.push_str(&format!("; {} node(s)", sum.nodes_checked));
+    if let Some(p) = sum.ports_checked {
+        s.push_str(&format!(", {p} port(s)"));
+    }
+    s.push_str(" checked");
+    if sum.pma_query_failures > 0 {
+        s.push_str(&format!(
+            ", {} PMA query failure(s)",
+            sum.pma_query_failures
+        ));
     }
     s
 }
@@ -929,6 +936,10 @@ Errors for "host-c mlx5_0"
             Some("errors|a b")
         );
         assert_eq!(key("Errors for \"a b\"\nhello"), None);
+        assert!(key(
+            "Errors for \"a\"\nibwarn: [1] query_and_dump: x\n   GUID 0x1 port 1: [X == 1]"
+        )
+        .is_some());
         assert_eq!(key("## Summary: lots"), None);
     }
 }

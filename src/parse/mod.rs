@@ -4,13 +4,15 @@
 //! 1. Write `src/parse/<tool>.rs` with a `pub fn parse(lines: &[Line<'_>]) -> Parsed<Model>`,
 //!    a `detect` function and a `pub(crate) const FORMAT: Format`.
 //! 2. Add its model under `src/model/`.
-//! 3. Add a [`Kind`] variant, a [`SectionData`] variant and the `FORMAT` to [`FORMATS`].
+//! 3. Add a [`Kind`] variant, a [`SectionData`] variant and the `FORMAT` to `FORMATS`.
 //!
 //! Every parser is lenient: it keeps what it could read and returns a
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
 //! detail of the modules; the public API speaks only of our types.
 
 pub mod date;
+pub mod dcgmi_nvlink;
+pub mod dmon;
 pub mod iblinkinfo;
 pub mod ibqueryerrors;
 pub mod ibstat;
@@ -18,6 +20,8 @@ pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod nvlink;
 pub mod perfquery;
+pub mod smi_csv;
+pub mod smi_list;
 pub mod smi_query;
 pub(crate) mod text;
 pub mod timestamp;
@@ -25,7 +29,7 @@ pub mod topo;
 
 use crate::diag::Warning;
 use crate::model::date::Date;
-use crate::model::gpu::SmiQuery;
+use crate::model::gpu::{DcgmiLinkStatus, DcgmiNvlinkErrors, Monitor, SmiCsv, SmiList, SmiQuery};
 use crate::model::ib::Ibstat;
 use crate::model::iblinkinfo::Iblinkinfo;
 use crate::model::ibqueryerrors::Ibqueryerrors;
@@ -143,18 +147,30 @@ pub enum Kind {
     Iblinkinfo,
     /// `nvidia-smi nvlink` (any read-only mode).
     Nvlink,
-    /// `date`: a wall-clock time between snapshots.
-    Date,
     /// `perfquery`, any attribute.
     Perfquery,
+    /// `ibqueryerrors`.
+    Ibqueryerrors,
     /// `nvidia-smi topo -m` / `-mp`.
     TopoMatrix,
     /// `nvidia-smi topo -p2p r|w|n|a|p`.
     TopoP2p,
     /// `nvidia-smi -q` (text or `-x` XML).
     SmiQuery,
-    /// `ibqueryerrors`.
-    Ibqueryerrors,
+    /// `nvidia-smi --query-gpu=… --format=csv`.
+    SmiCsv,
+    /// `nvidia-smi -L`.
+    SmiList,
+    /// `nvidia-smi dmon` / `pmon`.
+    SmiDmon,
+    /// `dcgmi dmon`.
+    DcgmiDmon,
+    /// `dcgmi nvlink -s`.
+    DcgmiNvlinkStatus,
+    /// `dcgmi nvlink -e`.
+    DcgmiNvlinkErrors,
+    /// `date`: a wall-clock time between snapshots.
+    Date,
 }
 
 impl Kind {
@@ -180,18 +196,30 @@ pub enum SectionData {
     Iblinkinfo(Iblinkinfo),
     /// `nvidia-smi nvlink` in any read-only mode.
     Nvlink(Nvlink),
-    /// `date`.
-    Date(Date),
     /// `perfquery` blocks.
     Perfquery(Perfquery),
+    /// `ibqueryerrors` node reports and summary.
+    Ibqueryerrors(Ibqueryerrors),
     /// `nvidia-smi topo -m` / `-mp`.
     TopoMatrix(TopoMatrix),
     /// `nvidia-smi topo -p2p`.
     TopoP2p(TopoP2p),
     /// `nvidia-smi -q`.
     SmiQuery(SmiQuery),
-    /// `ibqueryerrors` node reports and summary.
-    Ibqueryerrors(Ibqueryerrors),
+    /// `nvidia-smi --query-gpu=… --format=csv`.
+    SmiCsv(SmiCsv),
+    /// `nvidia-smi -L`.
+    SmiList(SmiList),
+    /// `nvidia-smi dmon` / `pmon`.
+    SmiDmon(Monitor),
+    /// `dcgmi dmon`.
+    DcgmiDmon(Monitor),
+    /// `dcgmi nvlink -s`.
+    DcgmiNvlinkStatus(DcgmiLinkStatus),
+    /// `dcgmi nvlink -e`.
+    DcgmiNvlinkErrors(DcgmiNvlinkErrors),
+    /// `date`.
+    Date(Date),
 }
 
 impl SectionData {
@@ -200,16 +228,22 @@ impl SectionData {
     pub fn kind(&self) -> Kind {
         match self {
             Self::Ibstat(_) => Kind::Ibstat,
+            Self::Date(_) => Kind::Date,
             Self::Ibstatus(_) => Kind::Ibstatus,
             Self::IbvDevinfo(_) => Kind::IbvDevinfo,
             Self::Iblinkinfo(_) => Kind::Iblinkinfo,
             Self::Nvlink(_) => Kind::Nvlink,
-            Self::Date(_) => Kind::Date,
             Self::Perfquery(_) => Kind::Perfquery,
+            Self::Ibqueryerrors(_) => Kind::Ibqueryerrors,
             Self::TopoMatrix(_) => Kind::TopoMatrix,
             Self::TopoP2p(_) => Kind::TopoP2p,
             Self::SmiQuery(_) => Kind::SmiQuery,
-            Self::Ibqueryerrors(_) => Kind::Ibqueryerrors,
+            Self::SmiCsv(_) => Kind::SmiCsv,
+            Self::SmiList(_) => Kind::SmiList,
+            Self::SmiDmon(_) => Kind::SmiDmon,
+            Self::DcgmiDmon(_) => Kind::DcgmiDmon,
+            Self::DcgmiNvlinkStatus(_) => Kind::DcgmiNvlinkStatus,
+            Self::DcgmiNvlinkErrors(_) => Kind::DcgmiNvlinkErrors,
         }
     }
 
@@ -218,27 +252,36 @@ impl SectionData {
     pub fn summary(&self) -> String {
         match self {
             Self::Ibstat(v) => ibstat::summary(v),
+            Self::Date(v) => date::summary(v),
             Self::Ibstatus(v) => ibstatus::summary(v),
             Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
             Self::Iblinkinfo(v) => iblinkinfo::summary(v),
             Self::Nvlink(v) => nvlink::summary(v),
-            Self::Date(v) => date::summary(v),
             Self::Perfquery(v) => perfquery::summary(v),
+            Self::Ibqueryerrors(v) => ibqueryerrors::summary(v),
             Self::TopoMatrix(v) => topo::summary(v),
             Self::TopoP2p(v) => topo::summary_p2p(v),
             Self::SmiQuery(v) => smi_query::summary(v),
-            Self::Ibqueryerrors(v) => ibqueryerrors::summary(v),
+            Self::SmiCsv(v) => smi_csv::summary(v),
+            Self::SmiList(v) => smi_list::summary(v),
+            Self::SmiDmon(v) | Self::DcgmiDmon(v) => dmon::summary(v),
+            Self::DcgmiNvlinkStatus(v) => dcgmi_nvlink::summary_status(v),
+            Self::DcgmiNvlinkErrors(v) => dcgmi_nvlink::summary_errors(v),
         }
     }
 
     /// Completes what only the command line tells: the field names of
-    /// `--format=csv,noheader`, the capability of `topo -p2p`. `argv` is the
-    /// command's words as the input layer found them after the prompt.
+    /// `--format=csv,noheader`, the capability of `topo -p2p`, the field ids
+    /// of `dcgmi dmon -e`. `argv` is the command's words as the input layer
+    /// found them after the prompt.
     pub(crate) fn attach_command(&mut self, argv: &[&str]) {
-        if let Self::TopoP2p(v) = self {
-            if v.capability.is_none() {
+        match self {
+            Self::TopoP2p(v) if v.capability.is_none() => {
                 v.capability = topo::p2p_capability(argv);
             }
+            Self::SmiCsv(v) => smi_csv::attach_command(v, argv),
+            Self::DcgmiDmon(v) => dmon::attach_command(v, argv),
+            _ => {}
         }
     }
 }
@@ -280,17 +323,38 @@ pub(crate) static FORMATS: &[Format] = &[
     ibv_devinfo::FORMAT,
     iblinkinfo::FORMAT,
     nvlink::FORMAT,
-    date::FORMAT,
     perfquery::FORMAT,
+    ibqueryerrors::FORMAT,
     topo::FORMAT,
     topo::P2P_FORMAT,
     smi_query::FORMAT,
-    ibqueryerrors::FORMAT,
+    smi_csv::FORMAT,
+    smi_list::FORMAT,
+    dmon::SMI_FORMAT,
+    dmon::DCGMI_FORMAT,
+    dcgmi_nvlink::STATUS_FORMAT,
+    dcgmi_nvlink::ERRORS_FORMAT,
+    date::FORMAT,
 ];
 
 /// The format that produces `kind`.
 pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {
     FORMATS.iter().find(|f| f.kind == kind)
+}
+
+/// Runs every GPU topology and telemetry parser over the same lines and
+/// discards the results: the body of the `gpu` fuzz target and its replay
+/// test, kept here so both call exactly the same code.
+#[doc(hidden)]
+pub fn run_gpu_parsers(lines: &[Line<'_>]) {
+    let _ = topo::parse(lines);
+    let _ = topo::parse_p2p(lines);
+    let _ = smi_query::parse(lines);
+    let _ = smi_csv::parse(lines);
+    let _ = smi_list::parse(lines);
+    let _ = dmon::parse(lines);
+    let _ = dcgmi_nvlink::parse_status(lines);
+    let _ = dcgmi_nvlink::parse_errors(lines);
 }
 
 /// Names of all supported formats, for messages.

@@ -293,7 +293,12 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         return None;
     }
     let header = Header::parse(first)?;
-    let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
+    // stderr diagnostics can land between a header and its first line.
+    let next = lines
+        .iter()
+        .skip(1)
+        .map(|l| l.text().trim())
+        .find(|t| !t.is_empty() && tool_message_kind(t).is_none())?;
     dotted_field(next)?;
     Some(Block::keyed(format!(
         "{:?}|{}|{:?}",
@@ -370,6 +375,9 @@ fn push_field(s: &mut String, name: &str, value: &str) {
 /// `3 blocks: 2 × PortCountersExtended, 1 × PortRcvErrorDetails (Lid 1719)`.
 #[must_use]
 pub fn summary(perf: &Perfquery) -> String {
+    if perf.blocks.is_empty() {
+        return "no counter blocks".to_owned();
+    }
     let mut by_attribute: Vec<(&str, usize)> = Vec::new();
     let mut ports: Vec<&str> = Vec::new();
     for b in &perf.blocks {
@@ -619,6 +627,10 @@ PortRcvData:.....................5
                 .is_some()
         );
         assert!(key("# Port counters: Lid 1 port 1\nhello").is_none());
+        assert!(key(
+            "# Port counters: Lid 1 port 1\nibwarn: [1] x: y\nPortSelect:......................1"
+        )
+        .is_some());
         assert!(key("# Topology file: generated on Mon\n#").is_none());
         assert!(key("## Summary: 3 nodes checked, 0 bad nodes found\nx:y").is_none());
         assert_ne!(

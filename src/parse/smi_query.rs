@@ -18,10 +18,10 @@
 
 use crate::diag::WarningKind;
 use crate::model::gpu::{
-    active_flag, ClockEventReason, ClockReason, Clocks, EccCount, Field, Power, QueryGpu, SmiQuery,
-    Temperatures,
+    active_flag, ClockEventCounter, ClockEventReason, ClockReason, Clocks, EccCount, Field, Power,
+    QueryGpu, SmiQuery, Temperatures,
 };
-use crate::parse::text::{label_value, quantity, Unread};
+use crate::parse::text::{is_help, label_value, quantity, Unread};
 use crate::parse::timestamp::asctime_to_unix;
 use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
 use crate::span::LineSpan;
@@ -31,7 +31,9 @@ pub(crate) const FORMAT: Format = Format {
     kind: Kind::SmiQuery,
     name: "smi_query",
     command: |argv| {
-        argv.first() == Some(&"nvidia-smi") && argv.iter().any(|a| *a == "-q" || *a == "--query")
+        argv.first() == Some(&"nvidia-smi")
+            && argv.iter().any(|a| *a == "-q" || *a == "--query")
+            && !is_help(argv)
     },
     detect,
     parse: |lines| parse(lines).map(SectionData::SmiQuery),
@@ -155,33 +157,34 @@ fn text_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
         };
         items.push(Item { indent, field });
     }
+    // For each item, where the next GPU heading is (or the end): computed
+    // once, so many top-level lines cost no rescans.
+    let mut next_gpu = vec![items.len(); items.len() + 1];
+    for i in (0..items.len()).rev() {
+        let here = items.get(i).is_some_and(|it| is_gpu_node(&it.field, false));
+        let after = next_gpu.get(i + 1).copied().unwrap_or(items.len());
+        if let Some(slot) = next_gpu.get_mut(i) {
+            *slot = if here { i } else { after };
+        }
+    }
     let mut roots = Vec::new();
     let mut pos = 0;
     while pos < items.len() {
         let Some(item) = items.get_mut(pos) else {
             break;
         };
+        let indent = item.indent;
         let mut field = std::mem::replace(&mut item.field, empty_field());
         pos += 1;
+        let end = next_gpu.get(pos).copied().unwrap_or(items.len());
         if is_gpu_node(&field, false) {
             // Everything up to the next GPU heading belongs to this GPU,
             // whatever its indentation (pastes lose it).
-            let end = items
-                .iter()
-                .skip(pos)
-                .position(|i| is_gpu_node(&i.field, false))
-                .map_or(items.len(), |n| pos + n);
             let mut inner = pos;
-            field.children = nest(&mut items, &mut inner, end, None, unread);
+            field.children = nest(&mut items, &mut inner, end, None, 0, unread);
             pos = end;
         } else {
-            let indent = items.get(pos - 1).map_or(0, |i| i.indent);
-            let end = items
-                .iter()
-                .skip(pos)
-                .position(|i| is_gpu_node(&i.field, false))
-                .map_or(items.len(), |n| pos + n);
-            field.children = nest(&mut items, &mut pos, end, Some(indent), unread);
+            field.children = nest(&mut items, &mut pos, end, Some(indent), 0, unread);
             check_heading(&field, unread);
         }
         roots.push(field);
@@ -198,12 +201,17 @@ fn empty_field() -> Field {
     }
 }
 
+/// nvidia-smi nests five levels at most; deeper input (hostile or
+/// damaged) is flattened at this depth instead of recursing without bound.
+const MAX_DEPTH: usize = 32;
+
 /// Builds the fields indented deeper than `parent` from `items[*pos..end]`.
 fn nest(
     items: &mut [Item],
     pos: &mut usize,
     end: usize,
     parent: Option<usize>,
+    depth: usize,
     unread: &mut Unread,
 ) -> Vec<Field> {
     let mut out = Vec::new();
@@ -217,7 +225,9 @@ fn nest(
         let indent = item.indent;
         let mut field = std::mem::replace(&mut item.field, empty_field());
         *pos += 1;
-        field.children = nest(items, pos, end, Some(indent), unread);
+        if depth < MAX_DEPTH {
+            field.children = nest(items, pos, end, Some(indent), depth + 1, unread);
+        }
         check_heading(&field, unread);
         out.push(field);
     }
@@ -278,6 +288,23 @@ fn xml_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
                     children: Vec::new(),
                 },
             ),
+            Some(XmlLine::Open(name, id)) if stack.len() >= MAX_DEPTH => {
+                unread.warn(
+                    WarningKind::Limit,
+                    line.span(),
+                    format!("XML nested deeper than {MAX_DEPTH} levels; `<{name}>` read as empty"),
+                );
+                attach(
+                    &mut stack,
+                    &mut roots,
+                    Field {
+                        name,
+                        value: id,
+                        line: line.number,
+                        children: Vec::new(),
+                    },
+                );
+            }
             Some(XmlLine::Open(name, id)) => stack.push(Field {
                 name,
                 value: id,
@@ -446,6 +473,32 @@ fn gpu_from(node: Field) -> QueryGpu {
             })
             .collect();
     }
+    let counters = Field::find_in(
+        &fields,
+        &[&[
+            "Clocks Event Reasons Counters",
+            "Clocks Throttle Reasons Counters",
+            "clocks_event_reasons_counters",
+            "clocks_throttle_reasons_counters",
+        ]],
+    );
+    if let Some(section) = counters {
+        gpu.clock_event_counters = section
+            .leaves()
+            .into_iter()
+            .map(|(_, f)| ClockEventCounter {
+                reason: ClockReason::parse(&f.name),
+                name: f.name.clone(),
+                microseconds: f
+                    .value
+                    .as_deref()
+                    .and_then(quantity)
+                    .filter(|(_, unit)| *unit == "us")
+                    .map(|(v, _)| v),
+                line: f.line,
+            })
+            .collect();
+    }
     if let Some(section) = Field::find_in(&fields, &[&["ECC Errors", "ecc_errors"]]) {
         gpu.ecc_errors = section
             .leaves()
@@ -453,7 +506,7 @@ fn gpu_from(node: Field) -> QueryGpu {
             .filter_map(|(path, f)| {
                 let v = f.value.as_deref()?.trim();
                 let value = v.parse::<u64>().ok();
-                (value.is_some() || v == "N/A").then(|| EccCount {
+                (value.is_some() || v == "N/A").then_some(EccCount {
                     path,
                     value,
                     line: f.line,
@@ -796,10 +849,32 @@ GPU 00000000:0F:00.0
                 g.span = LineSpan::line(1);
                 g.clock_event_reasons.iter_mut().for_each(|r| r.line = 0);
                 g.ecc_errors.iter_mut().for_each(|e| e.line = 0);
+                g.clock_event_counters.iter_mut().for_each(|c| c.line = 0);
             }
             q
         };
         assert_eq!(strip(first), strip(again.value));
+    }
+
+    #[test]
+    fn deep_nesting_is_flattened_not_recursed() {
+        fn depth(fs: &[Field]) -> usize {
+            fs.iter().map(|f| 1 + depth(&f.children)).max().unwrap_or(0)
+        }
+        let text: String = (0..300)
+            .map(|i| format!("{}k{i} : v\n", " ".repeat(i)))
+            .collect();
+        let p = parse(&lines_of(&text));
+        assert!(p.warnings.is_empty());
+        // Nested up to the cap (the root line and 33 levels below it), no deeper.
+        assert_eq!(depth(&p.value.fields), MAX_DEPTH + 2);
+        let xml: String = "<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n".to_owned()
+            + &"<a>\n".repeat(300)
+            + &"</a>\n".repeat(300)
+            + "</nvidia_smi_log>\n";
+        let p = parse(&lines_of(&xml));
+        assert!(p.warnings.iter().any(|w| w.kind == WarningKind::Limit));
+        assert!(depth(&p.value.fields) <= MAX_DEPTH + 2);
     }
 
     #[test]

@@ -98,6 +98,13 @@ pub(crate) fn quantity(text: &str) -> Option<(f64, &str)> {
     Some((v, unit.trim()))
 }
 
+/// Whether a command line asks for help (`-h`, `--help`, `--help-query-gpu`):
+/// its output is usage text, not the tool's data.
+pub(crate) fn is_help(argv: &[&str]) -> bool {
+    argv.iter()
+        .any(|a| *a == "-h" || *a == "-?" || a.starts_with("--help"))
+}
+
 /// The text between the first pair of single quotes: `CA 'mlx5_0'` → `mlx5_0`.
 pub(crate) fn single_quoted(text: &str) -> Option<&str> {
     let parsed: IResult<&str, &str> = preceded(

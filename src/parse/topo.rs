@@ -22,7 +22,7 @@
 use crate::model::topo::{
     Cell, Device, DeviceKind, LegendEntry, Link, P2pCapability, P2pStatus, TopoMatrix, TopoP2p,
 };
-use crate::parse::text::Unread;
+use crate::parse::text::{is_help, Unread};
 use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
 use crate::span::LineSpan;
 use std::fmt::Write as _;
@@ -46,7 +46,7 @@ pub(crate) const P2P_FORMAT: Format = Format {
 const MATRIX_FLAGS: &[&str] = &["-m", "-mp", "--matrix", "--matrix_pci"];
 
 fn is_topo(argv: &[&str]) -> bool {
-    argv.first() == Some(&"nvidia-smi") && argv.get(1) == Some(&"topo")
+    argv.first() == Some(&"nvidia-smi") && argv.get(1) == Some(&"topo") && !is_help(argv)
 }
 
 /// The affinity columns, in the order drivers print them.
@@ -73,7 +73,15 @@ struct Header {
 /// Reads a header row; `None` unless it names `GPU0` and nothing but
 /// device names and affinity titles.
 fn header(text: &str) -> Option<Header> {
-    let t = text.trim();
+    // Pastes that lost the ESC byte keep the underline codes as text
+    // (`[4mGPU0\tGPU1…[0m`), as in many collect-env dumps.
+    let unescaped;
+    let t = if text.contains("[4m") || text.contains("[0m") {
+        unescaped = text.replace("[4m", "").replace("[0m", "");
+        unescaped.trim()
+    } else {
+        text.trim()
+    };
     let (device_part, affinity_part) = match t.find(AFFINITY_TITLES.first()?) {
         Some(i) => (t.get(..i)?, t.get(i..)?),
         None => (t, ""),
@@ -474,6 +482,7 @@ pub(crate) fn p2p_capability(argv: &[&str]) -> Option<P2pCapability> {
     match *argv.get(i + 1)? {
         "r" => Some(P2pCapability::Read),
         "w" => Some(P2pCapability::Write),
+        "rw" => Some(P2pCapability::ReadWrite),
         "n" => Some(P2pCapability::Nvlink),
         "a" => Some(P2pCapability::Atomics),
         "p" => Some(P2pCapability::Pcie),
@@ -736,6 +745,17 @@ nodes (e.g., QPI/UPI)
         let p = parse(&lines_of(text));
         assert!(p.warnings.is_empty());
         assert_eq!(p.value.gpu_pairs_without_nvlink()[0].value, Link::Phb);
+    }
+
+    #[test]
+    fn underline_codes_that_lost_their_escape_byte_are_ignored() {
+        let text = "\t[4mGPU0\tGPU1\tCPU Affinity\tNUMA Affinity[0m\nGPU0\t X \tSYS\t0-15\t0\nGPU1\tSYS\t X \t16-31\t1\n";
+        let lines = lines_of(text);
+        assert_eq!(classify(&lines), Some(MatrixKind::Links));
+        let p = parse(&lines);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert_eq!(p.value.gpu_pairs_without_nvlink()[0].value, Link::Sys);
+        assert_eq!(p.value.affinity_columns.len(), 2);
     }
 
     #[test]

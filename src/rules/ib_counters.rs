@@ -762,7 +762,7 @@ fn check_errors_rising(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 ),
             )
         } else {
-            match r.per_second {
+            match r.counts_per_second {
                 Some(rate) if rate > limit_per_s => (
                     Severity::Error,
                     format!("{who}: {} grows at {rate:.1}/s (+{increase})", r.counter),
@@ -773,7 +773,7 @@ fn check_errors_rising(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     format!(
                         "{who}: {} grew by {increase} between the snapshots{}",
                         r.counter,
-                        r.per_second
+                        r.counts_per_second
                             .map(|p| format!(" ({p:.3}/s)"))
                             .unwrap_or_default()
                     ),

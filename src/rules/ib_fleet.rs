@@ -536,7 +536,7 @@ fn check_counter_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage
     }
     for group in &groups {
         for o in &group.outliers {
-            let rate = group.statistic == "per_second";
+            let rate = group.statistic == "counts_per_second";
             let big = o.times_median.is_none_or(|t| t >= 10.0);
             if !rate && !big {
                 continue;

@@ -529,7 +529,7 @@ fn counter_findings(
             continue;
         };
         judged.insert(key);
-        let Some((severity, what, threshold)) = judge_growth(increase, r.per_second) else {
+        let Some((severity, what, threshold)) = judge_growth(increase, r.counts_per_second) else {
             continue;
         };
         let subject = subject_of(&r.subject);
@@ -711,7 +711,7 @@ fn check_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             // Healthy NVLink4 lanes differ by several times in absolute
             // corrected counts (up to 5.4× the median on the project's H200
             // capture): only growth rates, or an order of magnitude, count.
-            let rate = group.statistic == "per_second";
+            let rate = group.statistic == "counts_per_second";
             let big = o.times_median.is_none_or(|t| t >= 10.0);
             if !rate && !big {
                 continue;

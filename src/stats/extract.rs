@@ -7,8 +7,10 @@
 
 use super::sample::{CounterSample, CounterUnit, Direction, Layer, Role, Subject};
 use crate::input::Section;
+use crate::model::gpu::{DcgmiNvlinkErrors, SmiQuery};
 use crate::model::ib::Ibstat;
 use crate::model::iblinkinfo::Iblinkinfo;
+use crate::model::ibqueryerrors::Ibqueryerrors;
 use crate::model::nvlink::Nvlink;
 use crate::model::perf::Perfquery;
 use crate::model::Counter;
@@ -37,7 +39,7 @@ pub(crate) enum LinkKey {
 
 /// Capacity of one link in one direction.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Capacity {
+pub(crate) struct Capacity {
     /// Data rate per direction, Gb/s.
     pub gbit_per_second: f64,
     /// How it was found (`ibstat Rate`, `iblinkinfo 4X × 25.78125 Gb/s per lane`…).
@@ -64,6 +66,9 @@ pub(crate) fn extract(section: &Section) -> Extracted {
         SectionData::Nvlink(n) => nvlink(n, host.as_ref(), &mut out),
         SectionData::Ibstat(i) => ibstat(i, host.as_ref(), &mut out),
         SectionData::Iblinkinfo(i) => iblinkinfo(i, &mut out),
+        SectionData::Ibqueryerrors(q) => ibqueryerrors(q, host.as_ref(), &mut out),
+        SectionData::DcgmiNvlinkErrors(d) => dcgmi_nvlink(d, host.as_ref(), &mut out),
+        SectionData::SmiQuery(q) => out.time = smi_query_time(q, section.span),
         SectionData::Date(d) => {
             out.time = d.stamp.as_ref().map(|s| {
                 (
@@ -77,6 +82,80 @@ pub(crate) fn extract(section: &Section) -> Extracted {
         _ => {}
     }
     out
+}
+
+/// `nvidia-smi -q` prints `Timestamp : Mon Nov 30 00:53:23 2026` in the
+/// host's zone without naming it: a wall-clock reading, good for intervals
+/// between readings of the same host.
+#[allow(clippy::cast_precision_loss)] // seconds since 1970 fit f64 exactly
+fn smi_query_time(q: &SmiQuery, span: LineSpan) -> Option<(f64, Option<f64>, String, LineSpan)> {
+    let seconds = q.timestamp_unix? as f64;
+    let text = q.timestamp.clone().unwrap_or_default();
+    Some((
+        seconds,
+        None,
+        format!("nvidia-smi -q Timestamp {text}"),
+        span,
+    ))
+}
+
+/// `ibqueryerrors` lists, per port, the counters above threshold (or all
+/// data counters with `--counters`); ports are named by node description.
+fn ibqueryerrors(q: &Ibqueryerrors, host: Option<&String>, out: &mut Extracted) {
+    for node in &q.nodes {
+        for port in &node.ports {
+            let subject = Subject {
+                host: host.cloned(),
+                device: Some(node.desc.clone()),
+                lid: port.link.as_ref().map(|l| l.lid),
+                port: Some(port.port),
+                ..Subject::default()
+            };
+            for (name, counter) in &port.counters {
+                let (unit, role) = perf_unit_and_role(name);
+                out.samples.push(CounterSample {
+                    subject: subject.clone(),
+                    source: "ibqueryerrors".to_owned(),
+                    name: name.clone(),
+                    counter: *counter,
+                    unit,
+                    role,
+                    span: port.span,
+                });
+            }
+        }
+    }
+}
+
+/// `dcgmi nvlink -e`: per-link CRC, replay and recovery counts (width not printed).
+fn dcgmi_nvlink(d: &DcgmiNvlinkErrors, host: Option<&String>, out: &mut Extracted) {
+    let Some(gpu) = d.gpu else { return };
+    for link in &d.links {
+        let subject = Subject {
+            host: host.cloned(),
+            gpu: Some(gpu),
+            link: Some(link.link),
+            ..Subject::default()
+        };
+        let counters = [
+            ("crc_flit_errors", link.crc_flit, Role::BitErrors),
+            ("crc_data_errors", link.crc_data, Role::BitErrors),
+            ("replay_errors", link.replay, Role::Errors),
+            ("recovery_errors", link.recovery, Role::Errors),
+        ];
+        for (name, value, role) in counters {
+            let Some(value) = value else { continue };
+            out.samples.push(CounterSample {
+                subject: subject.clone(),
+                source: "dcgmi nvlink".to_owned(),
+                name: name.to_owned(),
+                counter: Counter::unknown_width(value),
+                unit: CounterUnit::Events,
+                role,
+                span: link.span,
+            });
+        }
+    }
 }
 
 /// PortXmitData/PortRcvData (and the per-SL data counters) count 4-octet words.

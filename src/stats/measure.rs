@@ -33,6 +33,9 @@ pub struct Source<'a> {
 pub struct Measurements {
     /// Every section that carried counters, in input order.
     pub snapshots: Vec<SnapshotInfo>,
+    /// Link speeds read from the input (ibstat, iblinkinfo, `nvidia-smi nvlink -s`),
+    /// the denominators of utilisation and BER.
+    pub link_capacities: Vec<LinkCapacity>,
     /// Every counter read in two successive snapshots.
     pub counter_rates: Vec<CounterRate>,
     /// Data carried per link and direction.
@@ -80,6 +83,19 @@ pub struct SnapshotInfo {
     pub time_source: Option<String>,
 }
 
+/// The data rate of one link or port, per direction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkCapacity {
+    /// The link or port (InfiniBand ports by LID are fabric-wide: no host).
+    pub subject: Subject,
+    /// Gb/s per direction, line code removed.
+    pub gbit_per_second: f64,
+    /// Where it was read and how it was converted.
+    pub source: String,
+    /// Lines it was read from.
+    pub lines: LineSpan,
+}
+
 /// Whether a rate could be taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -125,9 +141,9 @@ pub struct CounterRate {
     /// `after − before` (a lower bound when saturated); absent after a reset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub increase: Option<u64>,
-    /// Counts per second.
+    /// Counts (in `unit`) per second.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub per_second: Option<f64>,
+    pub counts_per_second: Option<f64>,
     /// How it was computed, in words.
     pub derivation: String,
     #[serde(skip)]
@@ -259,9 +275,11 @@ pub struct PeerGroup {
     pub kind: PeerGroupKind,
     /// The group in words (`links of GPU 0 on node1`).
     pub group: String,
+    /// Counter set (`perfquery Port`, `nvidia-smi nvlink`).
+    pub source: String,
     /// Counter compared.
     pub counter: String,
-    /// `value` (latest reading) or `per_second` (latest rate).
+    /// `value` (latest reading) or `counts_per_second` (latest rate).
     pub statistic: String,
     /// Number of members.
     pub size: usize,
@@ -398,21 +416,14 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
     let mut ca_of_lid: BTreeMap<(Option<String>, u32), String> = BTreeMap::new();
 
     for (input, src) in sources.iter().enumerate() {
-        let mut last_date: BTreeMap<Option<String>, Clocked> = BTreeMap::new();
-        for section in &src.document.sections {
-            let ex = extract(section);
-            if let Some((wall, unix, text, span)) = ex.time {
-                let clocked = Clocked {
-                    seconds: unix.unwrap_or(wall),
-                    wall_clock_of: if unix.is_some() {
-                        None
-                    } else {
-                        Some(section.host.clone())
-                    },
-                    source: format!("`{text}` ({span})"),
-                };
-                last_date.insert(section.host.clone(), clocked);
-            }
+        let extracted: Vec<_> = src
+            .document
+            .sections
+            .iter()
+            .map(|section| (section, extract(section)))
+            .collect();
+        let section_times = section_times(&extracted);
+        for ((section, ex), time) in extracted.into_iter().zip(section_times) {
             for (key, cap) in ex.capacities {
                 if let LinkKey::CaPort { host, ca, .. } = &key {
                     if let Some(lid) = section_lid_for(section, ca) {
@@ -425,7 +436,7 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
                 continue;
             }
             let id = m.snapshots.len();
-            let time = last_date.get(&section.host).cloned().or_else(|| {
+            let time = time.or_else(|| {
                 src.modified_unix.map(|t| Clocked {
                     seconds: t,
                     wall_clock_of: None,
@@ -465,6 +476,33 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
             }
         }
     }
+    m.link_capacities = capacities
+        .iter()
+        .map(|(key, cap)| LinkCapacity {
+            subject: match key {
+                LinkKey::Lid { lid, port } => Subject {
+                    lid: Some(*lid),
+                    port: Some(*port),
+                    ..Subject::default()
+                },
+                LinkKey::CaPort { host, ca, port } => Subject {
+                    host: host.clone(),
+                    device: Some(ca.clone()),
+                    port: Some(*port),
+                    ..Subject::default()
+                },
+                LinkKey::Nvlink { host, gpu, link } => Subject {
+                    host: host.clone(),
+                    gpu: Some(*gpu),
+                    link: Some(*link),
+                    ..Subject::default()
+                },
+            },
+            gbit_per_second: cap.gbit_per_second,
+            source: cap.source.clone(),
+            lines: cap.span,
+        })
+        .collect();
     // perfquery names ports by LID: give them their CA name when ibstat told it.
     let series = name_devices(series, &ca_of_lid);
 
@@ -484,6 +522,28 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
             "snapshots {a} and {b}: no time in the input and no interval given, so no rates (give --interval)"
         ));
     }
+    if let Some(given) = options.interval_seconds {
+        let disagreeing: BTreeSet<(usize, usize, u64)> = m
+            .counter_rates
+            .iter()
+            .filter(|r| r.interval_source.starts_with("input times"))
+            .filter_map(|r| {
+                let seconds = r.interval_seconds?;
+                ((seconds / given - 1.0).abs() > 0.1).then_some((
+                    r.from_snapshot,
+                    r.to_snapshot,
+                    seconds.to_bits(),
+                ))
+            })
+            .collect();
+        for (a, b, bits) in disagreeing {
+            m.notes.push(format!(
+                "snapshots {a} and {b}: the input's times are {} s apart but the given interval is {} s; the input's times were used",
+                fmt_num(f64::from_bits(bits)),
+                fmt_num(given)
+            ));
+        }
+    }
     for rate in &m.counter_rates {
         if rate.status == RateStatus::CounterReset {
             m.notes.push(format!(
@@ -497,18 +557,102 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
         .iter()
         .filter_map(|r| throughput(r, &capacities))
         .collect();
+    let over: Vec<&Throughput> = m
+        .throughput
+        .iter()
+        .filter(|t| t.utilisation_percent.is_some_and(|u| u > 105.0))
+        .collect();
+    if let Some(first) = over.first() {
+        m.notes.push(format!(
+            "{} link(s) carried more than their capacity (e.g. {} {:?} at {:.0} %): the interval is probably \
+             longer than assumed, or the capacity belongs to another link",
+            over.len(),
+            first.subject,
+            first.direction,
+            first.utilisation_percent.unwrap_or(f64::NAN)
+        ));
+    }
     let lanes = lanes_per_link(&series);
+    let received: Received<'_> = m
+        .throughput
+        .iter()
+        .filter(|t| t.direction == Direction::Rx)
+        .map(|t| ((&t.subject, t.from_snapshot, t.to_snapshot), t))
+        .collect();
+    let mut bers = Vec::new();
     for rate in &m.counter_rates {
-        match bit_error_rate(rate, &capacities, &m.throughput, &lanes, options) {
-            Ok(Some(b)) => m.bit_error_rates.push(b),
+        match bit_error_rate(rate, &capacities, &received, &lanes, options) {
+            Ok(Some(b)) => bers.push(b),
             Ok(None) => {}
             Err(note) => m.notes.push(note),
         }
     }
+    m.bit_error_rates = bers;
     m.peer_groups = peer_groups(&series, &m.counter_rates, options, &mut m.notes);
     m.traffic_balance = balance(&m.throughput);
     m.trends = trends(&series, &times, options);
     m
+}
+
+/// The time of each section that carries counters, from the `date` (or
+/// `nvidia-smi -q` Timestamp) sections of the same host in the same input.
+///
+/// Scripts print the date either before each reading (`date; perfquery`) or
+/// after it (`perfquery; date`). If a host's first reading comes before its
+/// first date, dates are taken to follow their readings: each reading gets the
+/// next date. Otherwise each reading gets the latest date before it.
+fn section_times(
+    sections: &[(&crate::input::Section, super::extract::Extracted)],
+) -> Vec<Option<Clocked>> {
+    let clocked = |section: &crate::input::Section, ex: &super::extract::Extracted| {
+        ex.time.as_ref().map(|(wall, unix, text, span)| Clocked {
+            seconds: unix.unwrap_or(*wall),
+            wall_clock_of: if unix.is_some() {
+                None
+            } else {
+                Some(section.host.clone())
+            },
+            source: format!("`{text}` ({span})"),
+        })
+    };
+    let mut first_date: BTreeMap<&Option<String>, usize> = BTreeMap::new();
+    let mut first_reading: BTreeMap<&Option<String>, usize> = BTreeMap::new();
+    for (i, (section, ex)) in sections.iter().enumerate() {
+        if ex.time.is_some() {
+            first_date.entry(&section.host).or_insert(i);
+        }
+        if !ex.samples.is_empty() {
+            first_reading.entry(&section.host).or_insert(i);
+        }
+    }
+    let trailing = |host: &Option<String>| match (first_reading.get(host), first_date.get(host)) {
+        (Some(r), Some(d)) => r < d,
+        _ => false,
+    };
+    let mut out: Vec<Option<Clocked>> = vec![None; sections.len()];
+    let mut last: BTreeMap<&Option<String>, Clocked> = BTreeMap::new();
+    for (i, (section, ex)) in sections.iter().enumerate() {
+        if let Some(c) = clocked(section, ex) {
+            last.insert(&section.host, c);
+        }
+        if !ex.samples.is_empty() && !trailing(&section.host) {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = last.get(&section.host).cloned();
+            }
+        }
+    }
+    let mut next: BTreeMap<&Option<String>, Clocked> = BTreeMap::new();
+    for (i, (section, ex)) in sections.iter().enumerate().rev() {
+        if let Some(c) = clocked(section, ex) {
+            next.insert(&section.host, c);
+        }
+        if !ex.samples.is_empty() && trailing(&section.host) {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = next.get(&section.host).cloned();
+            }
+        }
+    }
+    out
 }
 
 /// The LID ibstat gives a CA name, for naming perfquery's ports.
@@ -554,14 +698,17 @@ fn name_devices(series: Series, ca_of_lid: &BTreeMap<(Option<String>, u32), Stri
 }
 
 fn saturated(sample: &CounterSample, snapshot: usize) -> SaturatedCounter {
-    let advice = if sample.source.starts_with("perfquery") {
-        if sample.source.contains("extended") {
-            "the 64-bit counter is saturated: reset it (`perfquery -R`) before measuring"
-        } else {
-            "read the 64-bit counters with `perfquery -x`, or reset with `perfquery -R` and measure again"
-        }
+    let source = sample.source.as_str();
+    let advice = if source.contains("extended") || sample.counter.bits == 64 {
+        "the 64-bit counter is saturated: reset it (`perfquery -R`) before measuring"
+    } else if source.starts_with("perfquery") || source.starts_with("ibqueryerrors") {
+        "the real count is at least this and its rate is unknown: read the 64-bit counters with \
+         `perfquery -x`, or reset (`perfquery -R`, `ibqueryerrors -k`) and measure again"
+    } else if source.starts_with("nvidia-smi") {
+        "the counter can no longer show growth: reset the error counters (`nvidia-smi nvlink -re`; \
+         `-r` is deprecated) and measure again"
     } else {
-        "the counter can no longer show growth: reset the counters (`nvidia-smi nvlink -r`) and measure again"
+        "the counter can no longer show growth: reset it and measure again"
     };
     SaturatedCounter {
         subject: sample.subject.clone(),
@@ -608,7 +755,7 @@ fn counter_rate(
     let (ca, cb) = (a.sample.counter, b.sample.counter);
     let (seconds, interval_source) = interval(a.snapshot, b.snapshot, times, options);
     let change = rates::change(ca, cb);
-    let (status, increase, per_second, derivation) = match change {
+    let (status, increase, counts_per_second, derivation) = match change {
         Change::Reset { before, after } => (
             RateStatus::CounterReset,
             None,
@@ -658,7 +805,7 @@ fn counter_rate(
         interval_source,
         status,
         increase,
-        per_second,
+        counts_per_second,
         derivation,
         role: b.sample.role,
         max: cb.max(),
@@ -762,6 +909,9 @@ fn lanes_per_link(series: &Series) -> BTreeMap<Subject, u32> {
         .collect()
 }
 
+/// Received-data throughput by (link, from snapshot, to snapshot).
+type Received<'t> = BTreeMap<(&'t Subject, usize, usize), &'t Throughput>;
+
 fn is_corrected_count(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     lower.contains("correct") || lower.starts_with("ecc")
@@ -770,7 +920,7 @@ fn is_corrected_count(name: &str) -> bool {
 fn bit_error_rate(
     rate: &CounterRate,
     capacities: &BTreeMap<LinkKey, Capacity>,
-    throughput: &[Throughput],
+    received: &Received<'_>,
     lanes: &BTreeMap<Subject, u32>,
     options: &StatsOptions,
 ) -> Result<Option<BitErrorRate>, String> {
@@ -795,12 +945,7 @@ fn bit_error_rate(
             format!("{} × {} s", cap.source, fmt_num(seconds))
         };
         (cap.gbit_per_second * 1e9 / share * seconds, basis)
-    } else if let Some(t) = throughput.iter().find(|t| {
-        t.subject == link
-            && t.direction == Direction::Rx
-            && t.from_snapshot == rate.from_snapshot
-            && t.to_snapshot == rate.to_snapshot
-    }) {
+    } else if let Some(t) = received.get(&(&link, rate.from_snapshot, rate.to_snapshot)) {
         #[allow(clippy::cast_precision_loss)]
         let bits = t.bytes as f64 * 8.0;
         (
@@ -860,17 +1005,19 @@ struct Member {
     lines: LineSpan,
 }
 
-type GroupKey = (PeerGroupKind, String, String, &'static str);
+/// (host, GPU, counter source, counter name): a GPU's sum over its links.
+type GpuKey = (Option<String>, u32, String, String);
+
+/// (kind, group in words, counter source, counter name, statistic).
+type GroupKey = (PeerGroupKind, String, String, String, &'static str);
 
 fn host_words(host: Option<&String>) -> String {
     host.map_or_else(String::new, |h| format!(" on {h}"))
 }
 
-fn group_keys(subject: &Subject, source: &str, counter: &str) -> Vec<(PeerGroupKind, String)> {
+fn group_keys(subject: &Subject) -> Vec<(PeerGroupKind, String)> {
     let mut keys = Vec::new();
     let on = host_words(subject.host.as_ref());
-    let _ = source;
-    let _ = counter;
     match (subject.gpu, subject.link, subject.lane) {
         (Some(gpu), Some(_), None) => {
             keys.push((PeerGroupKind::LinksOfGpu, format!("links of GPU {gpu}{on}")))
@@ -881,13 +1028,22 @@ fn group_keys(subject: &Subject, source: &str, counter: &str) -> Vec<(PeerGroupK
         )),
         _ => {}
     }
-    if subject.port.is_some() && !subject.is_aggregate() && subject.gpu.is_none() {
-        if subject.lane.is_none() {
-            if let Some(lid) = subject.lid {
-                keys.push((
+    if subject.port.is_some()
+        && !subject.is_aggregate()
+        && subject.gpu.is_none()
+        && subject.lane.is_none()
+    {
+        {
+            match (&subject.device, subject.lid) {
+                (Some(device), _) => keys.push((
+                    PeerGroupKind::PortsOfDevice,
+                    format!("ports of {device}{on}"),
+                )),
+                (None, Some(lid)) => keys.push((
                     PeerGroupKind::PortsOfDevice,
                     format!("ports of lid {lid}{on}"),
-                ));
+                )),
+                (None, None) => {}
             }
             keys.push((
                 PeerGroupKind::PortsOnHost,
@@ -912,7 +1068,7 @@ fn peer_groups(
     notes: &mut Vec<String>,
 ) -> Vec<PeerGroup> {
     let mut groups: BTreeMap<GroupKey, Vec<Member>> = BTreeMap::new();
-    let mut gpu_sums: BTreeMap<(Option<String>, u32, String), (u64, LineSpan)> = BTreeMap::new();
+    let mut gpu_sums: BTreeMap<GpuKey, (u64, LineSpan)> = BTreeMap::new();
     let mut across: BTreeMap<(String, String, String), Vec<Member>> = BTreeMap::new();
     for ((subject, source, name), points) in series {
         let Some(last) = points.last() else { continue };
@@ -927,22 +1083,24 @@ fn peer_groups(
             count: Some(value),
             lines: last.sample.span,
         };
-        for (kind, words) in group_keys(subject, source, name) {
+        for (kind, words) in group_keys(subject) {
             groups
-                .entry((kind, words, name.clone(), "value"))
+                .entry((kind, words, source.clone(), name.clone(), "value"))
                 .or_default()
                 .push(member());
         }
         if let (Some(gpu), Some(_), None) = (subject.gpu, subject.link, subject.lane) {
             let e = gpu_sums
-                .entry((subject.host.clone(), gpu, name.clone()))
+                .entry((subject.host.clone(), gpu, source.clone(), name.clone()))
                 .or_insert((0, last.sample.span));
             e.0 = e.0.saturating_add(value);
             e.1 = e.1.join(last.sample.span);
         }
         if subject.host.is_some() && !subject.is_aggregate() {
+            // LIDs differ from host to host; the CA name and port do not.
             let place = Subject {
                 host: None,
+                lid: subject.lid.filter(|_| subject.device.is_none()),
                 ..subject.clone()
             };
             if place != Subject::default() {
@@ -953,12 +1111,13 @@ fn peer_groups(
             }
         }
     }
-    for ((host, gpu, name), (sum, lines)) in gpu_sums {
+    for ((host, gpu, source, name), (sum, lines)) in gpu_sums {
         #[allow(clippy::cast_precision_loss)]
         groups
             .entry((
                 PeerGroupKind::GpusOfHost,
                 format!("GPUs{}", host_words(host.as_ref())),
+                source,
                 name,
                 "value",
             ))
@@ -974,13 +1133,14 @@ fn peer_groups(
                 lines,
             });
     }
-    for ((place, _, name), members) in across {
+    for ((place, source, name), members) in across {
         let hosts: BTreeSet<_> = members.iter().map(|m| m.subject.host.clone()).collect();
         if hosts.len() >= 2 {
             groups
                 .entry((
                     PeerGroupKind::SamePortAcrossHosts,
                     format!("{place} across hosts"),
+                    source,
                     name,
                     "value",
                 ))
@@ -997,13 +1157,19 @@ fn peer_groups(
         latest.insert((r.subject.clone(), r.source.clone(), r.counter.clone()), r);
     }
     for ((subject, source, name), r) in latest {
-        for (kind, words) in group_keys(&subject, &source, &name) {
+        for (kind, words) in group_keys(&subject) {
             groups
-                .entry((kind, words, name.clone(), "per_second"))
+                .entry((
+                    kind,
+                    words,
+                    source.clone(),
+                    name.clone(),
+                    "counts_per_second",
+                ))
                 .or_default()
                 .push(Member {
                     subject: subject.clone(),
-                    value: r.per_second.unwrap_or(f64::NAN),
+                    value: r.counts_per_second.unwrap_or(f64::NAN),
                     count: r.increase,
                     lines: r.lines[1],
                 });
@@ -1011,7 +1177,7 @@ fn peer_groups(
     }
     let mut quiet = 0usize;
     let mut out = Vec::new();
-    for ((kind, words, counter, statistic), members) in groups {
+    for ((kind, words, source, counter, statistic), members) in groups {
         if members.len() < 2 {
             continue;
         }
@@ -1044,7 +1210,7 @@ fn peer_groups(
                     return None;
                 }
                 let times = f.times_median.map_or_else(String::new, |t| format!("{t:.1}× the median ({}) ", fmt_num(summary.median)));
-                let unit = if statistic == "per_second" { "/s" } else { "" };
+                let unit = if statistic == "counts_per_second" { "/s" } else { "" };
                 Some(OutlierMember {
                     subject: member.subject.clone(),
                     value: f.value,
@@ -1062,7 +1228,11 @@ fn peer_groups(
                             Some(ScaleMethod::None) => ", every other peer is equal",
                             _ => "",
                         },
-                        p.map_or_else(String::new, |p| format!("; Poisson tail p = {p:.1e}")),
+                        p.map_or_else(String::new, |p| if p < 1e-300 {
+                            "; Poisson tail p < 1e-300".to_owned()
+                        } else {
+                            format!("; Poisson tail p = {p:.1e}")
+                        }),
                     ),
                 })
             })
@@ -1070,6 +1240,7 @@ fn peer_groups(
         out.push(PeerGroup {
             kind,
             group: words,
+            source,
             counter,
             statistic: statistic.to_owned(),
             size,
@@ -1099,7 +1270,7 @@ fn poisson_tail(k: u64, lambda: f64) -> f64 {
 fn balance(throughput: &[Throughput]) -> Vec<TrafficBalance> {
     let mut groups: BTreeMap<(String, Direction, Layer, usize, usize), Vec<&Throughput>> =
         BTreeMap::new();
-    for t in throughput {
+    for t in throughput.iter().filter(|t| !t.subject.is_aggregate()) {
         let on = host_words(t.subject.host.as_ref());
         let words = match (t.subject.gpu, t.subject.lid, &t.subject.device) {
             (Some(gpu), _, _) => format!("links of GPU {gpu}{on}"),

@@ -17,6 +17,29 @@
 //! - [`trend`]: least-squares growth over three or more snapshots.
 //! - [`measure()`]: all of the above over one or many documents.
 //!
+//! # What [`Measurements`] holds (JSON field names)
+//! - `snapshots`: each counter-bearing section, its host, lines and time (`time_seconds`,
+//!   `time_is_unix`, `time_source`: a `date` line, an `nvidia-smi -q` Timestamp, a file time).
+//! - `link_capacities`: link speeds read from ibstat, iblinkinfo and `nvidia-smi nvlink -s`
+//!   (`gbit_per_second` per direction, line code removed, with their source).
+//! - `counter_rates`: every counter seen in two successive snapshots: `before`, `after`,
+//!   `increase`, `counts_per_second` (in `unit`), `interval_seconds` and where it came from,
+//!   `status` (`measured`, `counter_reset`, `saturated`, `no_interval`), `derivation`.
+//! - `throughput`: per link/port and direction: `bytes`, `bytes_per_second`, `gib_per_second`,
+//!   `gbit_per_second`, `capacity_gbit_per_second`, `utilisation_percent`.
+//! - `saturated_counters`: value at its field maximum (`value_at_least`, `bits`, `advice`).
+//! - `bit_error_rates`: `errors`, `bits`, `bits_basis`, `ber_point`/`ber_lower`/`ber_upper`,
+//!   `confidence`, `threshold`, `verdict` (`exceeds`, `within`, `inconclusive`), `bits_needed`.
+//! - `peer_groups`: per group of peers and counter, a percentile `summary` and the `outliers`
+//!   (robust z, × median, Poisson tail, a sentence naming the group and its size).
+//! - `traffic_balance`: per GPU or device and direction: total, per-link percentiles,
+//!   `spread_percent`, `idle_links`.
+//! - `trends`: least-squares slope, `still_rising`, `seconds_to_saturation`.
+//! - `notes`: what could not be computed and why (no interval, reset, no link speed).
+//!
+//! Every record names its [`Subject`] (host, device, lid, port, GPU, link, lane) and the
+//! snapshot ids or input lines it came from.
+//!
 //! # Example
 //! ```
 //! use fabricscope::stats::{measure, StatsOptions};
@@ -35,11 +58,10 @@ pub mod robust;
 pub mod sample;
 pub mod trend;
 
-pub use extract::Capacity;
 pub use measure::{
-    measure, measure_many, measure_sources, BitErrorRate, CounterRate, CounterTrend, Measurements,
-    OutlierMember, PeerGroup, PeerGroupKind, RateStatus, SaturatedCounter, SnapshotInfo, Source,
-    Throughput, TrafficBalance,
+    measure, measure_many, measure_sources, BitErrorRate, CounterRate, CounterTrend, LinkCapacity,
+    Measurements, OutlierMember, PeerGroup, PeerGroupKind, RateStatus, SaturatedCounter,
+    SnapshotInfo, Source, Throughput, TrafficBalance,
 };
 pub use sample::{CounterSample, CounterUnit, Direction, Layer, Role, Subject};
 
@@ -116,5 +138,46 @@ impl Default for StatsOptions {
             outlier_z: 3.5,
             outlier_poisson_p: 1e-3,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+/// Reads an interval as people type it: `30s`, `2.5 s`, `500ms`, `5m`, `1h`,
+/// `2d`, or a bare number of seconds (`30`). For the CLI's `--interval` and
+/// the web page's field.
+///
+/// # Errors
+/// [`StatsError::BadInterval`] for anything else, and for zero, negative or
+/// non-finite durations.
+///
+/// ```
+/// use fabricscope::stats::parse_interval;
+/// assert_eq!(parse_interval("2s"), Ok(2.0));
+/// assert_eq!(parse_interval("500ms"), Ok(0.5));
+/// assert_eq!(parse_interval("5m"), Ok(300.0));
+/// assert!(parse_interval("0s").is_err() && parse_interval("soon").is_err());
+/// ```
+pub fn parse_interval(text: &str) -> Result<f64, StatsError> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number.parse().map_err(|_| StatsError::BadInterval)?;
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
+        "ms" => 1e-3,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60.0,
+        "h" | "hour" | "hours" => 3600.0,
+        "d" | "day" | "days" => 86_400.0,
+        _ => return Err(StatsError::BadInterval),
+    };
+    let seconds = value * scale;
+    if seconds.is_finite() && seconds > 0.0 {
+        Ok(seconds)
+    } else {
+        Err(StatsError::BadInterval)
     }
 }

@@ -1,7 +1,7 @@
 //! The neutral form every counter-bearing section is reduced to before any
 //! arithmetic: who the counter belongs to, what it counts, in which unit.
 //!
-//! Extractors (one per tool model, in [`super::extract`]) are the only code
+//! Extractors (one per tool model, in the private `extract` module) are the only code
 //! that knows tool formats; everything downstream works on [`CounterSample`]s,
 //! so a new tool gets rates, saturation, BER and outliers by writing one
 //! extractor.

@@ -1,0 +1,12 @@
+//! Statistics over whatever the input layer reads: rates, BER, outliers.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let options = fabricscope::ReadOptions::default();
+    if let Ok(doc) = fabricscope::read_bytes(data, &options) {
+        let stats = fabricscope::stats::StatsOptions {
+            interval_seconds: Some(2.0),
+            ..Default::default()
+        };
+        let _ = fabricscope::stats::measure(&doc, &stats);
+    }
+});

@@ -1,0 +1,213 @@
+//! The JSON shape of `fabricscope parse` is a contract other tools depend on.
+//! This test derives the shape (every key path and its JSON type) of each
+//! section kind from real outputs and compares it with `docs/json-shape.md`.
+//! A renamed or removed field fails here; run with `UPDATE_DOCS=1` to accept
+//! an intended change, and say so in the changelog.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Inputs covering every kind and the optional parts of each model.
+fn inputs() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let files = [
+        "ibsim/port_down/node02_ibstat.txt",
+        "ibsim/port_down/node02_ibstat_ca_port.txt",
+        "ibsim/healthy/ibstat_l.txt",
+        "ibsim/healthy/ibstat_p.txt",
+        "ibsim/narrow_link/iblinkinfo.txt",
+        "ibsim/narrow_link/iblinkinfo_l.txt",
+        "ibsim/counters/node03_perfquery.txt",
+        "ibsim/counters/node03_perfquery_x.txt",
+        "ibsim/counters/node02_perfquery_E.txt",
+        "ibsim/counters/ibqueryerrors_thresholds.txt",
+        "ibsim/counters/ibqueryerrors_r.txt",
+        "own/h200-x2-driver580/nvlink_s.txt",
+        "own/h200-x2-driver580/nvlink_e.txt",
+        "own/h200-x2-driver580/nvlink_ec.txt",
+        "own/h200-x2-driver580/nvlink_c.txt",
+        "own/h200-x2-driver580/nvlink_R.txt",
+        "own/h200-x2-driver580/nvlink_gt_r.txt",
+        "own/h200-x2-driver580/nvlink_info.txt",
+        "own/h200-x2-driver580/nvlink_gLowPwrInfo.txt",
+        "gpu/h200-x2/topo_m.txt",
+        "gpu/h200-x2/topo_p2p_a.txt",
+        "gpu/h200-x2/q.txt",
+        "gpu/h200-x2/query_csv.txt",
+        "gpu/h200-x2/smi_L.txt",
+        "gpu/h200-x2/during_dmon_all.txt",
+    ];
+    let mut texts: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(root.join(f)).unwrap_or_else(|e| panic!("{f}: {e}")))
+        .collect();
+    texts.push("$ date\nMon Nov 30 00:53:23 UTC 2026\n".to_owned());
+    texts.push(
+        "Infiniband device 'mlx5_0' port 1 status:\n\tdefault gid:\t fe80:0000:0000:0000:0002:c903:00a1:b2c3\n\tbase lid:\t 0x11\n\tsm lid:\t\t 0x1\n\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\trate:\t\t 200 Gb/sec (4X HDR)\n\tlink_layer:\t InfiniBand\n"
+            .to_owned(),
+    );
+    texts.push(
+        "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t20.36.1010\n\tnode_guid:\t\t\t0c42:a103:00a1:b2c3\n\tsys_image_guid:\t\t\t0c42:a103:00a1:b2c3\n\tvendor_id:\t\t\t0x02c9\n\tvendor_part_id:\t\t\t4123\n\thw_ver:\t\t\t\t0x0\n\tboard_id:\t\t\tMT_0000000223\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n\t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t1\n\t\t\tport_lid:\t\t17\n\t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n"
+            .to_owned(),
+    );
+    texts.push(
+        "$ dcgmi nvlink -s\n+----------------------+\n|  NvLink Link Status  |\n+----------------------+\nGPUs:\n    gpuId 0:\n        U U U U U U U U U U U U U U U U U U\nNvSwitches:\n    No NvSwitches found.\n\nKey: Up=U, Down=D, Disabled=X, Not Supported=_\n"
+            .to_owned(),
+    );
+    texts.push(
+        "$ dcgmi dmon -e 1009,1010\n# Entity           PCITX           PCIRX           NVLTX           NVLRX\n      Id               B               B               B               B\n    GPU 0     1234567.000        2000.000  51234567890.000             N/A\n"
+            .to_owned(),
+    );
+    let errors = fabricscope::model::gpu::DcgmiNvlinkErrors {
+        gpu: Some(0),
+        links: vec![fabricscope::model::gpu::DcgmiLinkErrors {
+            link: 0,
+            crc_flit: Some(12),
+            crc_data: Some(3),
+            replay: Some(0),
+            recovery: Some(1),
+            span: fabricscope::LineSpan::line(1),
+        }],
+    };
+    let rendered = fabricscope::parse::dcgmi_nvlink::render_errors(&errors);
+    texts.push(format!("$ dcgmi nvlink -e -g 0\n{rendered}"));
+    texts
+}
+
+/// The JSON type of a value, as the shape lists it.
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Collects `path -> {types}`. Objects used as maps (several keys, all
+/// values of one shape, e.g. counters keyed by the tool's names) collapse to
+/// `path.*` so the shape lists the map, not every counter name.
+fn walk(path: &str, v: &Value, out: &mut BTreeMap<String, BTreeSet<&'static str>>) {
+    out.entry(path.to_owned()).or_default().insert(type_name(v));
+    match v {
+        Value::Array(items) => {
+            for item in items {
+                walk(&format!("{path}[]"), item, out);
+            }
+        }
+        Value::Object(map) => {
+            let mut shapes = map.values().map(|x| {
+                let mut s = BTreeMap::new();
+                walk("", x, &mut s);
+                s
+            });
+            let first = shapes.next();
+            let is_map = map.len() >= 4 && first.is_some_and(|f| shapes.all(|s| s == f));
+            for (k, x) in map {
+                let key = if is_map { "*" } else { k.as_str() };
+                walk(&format!("{path}.{key}"), x, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn render_shape() -> String {
+    let options = fabricscope::ReadOptions::default();
+    let mut document = BTreeMap::new();
+    let mut per_kind: BTreeMap<String, BTreeMap<String, BTreeSet<&'static str>>> = BTreeMap::new();
+    for text in inputs() {
+        let doc = fabricscope::read_all(&text, &options).unwrap();
+        let mut json = serde_json::to_value(&doc).unwrap();
+        let sections = json["sections"].take();
+        json["sections"] = Value::Array(vec![]);
+        walk("", &json, &mut document);
+        for s in sections.as_array().unwrap() {
+            let kind = s["kind"].as_str().unwrap().to_owned();
+            walk("section", s, per_kind.entry(kind).or_default());
+        }
+    }
+    let mut md = String::from(
+        "# JSON shape of `fabricscope parse` (generated)\n\n\
+         Generated by `tests/json_shape.rs` from real outputs; do not edit by hand\n\
+         (`UPDATE_DOCS=1 cargo test --test json_shape`). Each line is a key path and\n\
+         the JSON types seen there; `[]` is an array element, `*` any key of a map\n\
+         (such as counters keyed by the tool's own names). See `docs/json.md` for the\n\
+         meaning of the fields.\n\n## Document\n\n```text\n",
+    );
+    let line = |md: &mut String, path: &str, types: &BTreeSet<&str>| {
+        let types: Vec<&str> = types.iter().copied().collect();
+        md.push_str(&format!(
+            "{} : {}\n",
+            if path.is_empty() { "." } else { path },
+            types.join(" | ")
+        ));
+    };
+    for (path, types) in &document {
+        line(&mut md, path, types);
+    }
+    md.push_str("```\n");
+    for (kind, shape) in &per_kind {
+        md.push_str(&format!("\n## Section kind `{kind}`\n\n```text\n"));
+        for (path, types) in shape {
+            line(&mut md, path, types);
+        }
+        md.push_str("```\n");
+    }
+    md
+}
+
+#[test]
+fn json_shape_matches_the_documented_contract() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json-shape.md");
+    let now = render_shape();
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(&path, &now).unwrap();
+        return;
+    }
+    let documented = std::fs::read_to_string(&path).unwrap_or_default();
+    if documented != now {
+        let diff: Vec<String> = now
+            .lines()
+            .filter(|l| !documented.lines().any(|d| d == *l))
+            .map(|l| format!("+ {l}"))
+            .chain(
+                documented
+                    .lines()
+                    .filter(|l| !now.lines().any(|n| n == *l))
+                    .map(|l| format!("- {l}")),
+            )
+            .take(40)
+            .collect();
+        panic!(
+            "the JSON shape changed; if intended, run UPDATE_DOCS=1 cargo test --test json_shape\n{}",
+            diff.join("\n")
+        );
+    }
+}
+
+#[test]
+fn every_kind_is_covered_by_the_shape_inputs() {
+    let options = fabricscope::ReadOptions::default();
+    let seen: BTreeSet<String> = inputs()
+        .iter()
+        .flat_map(|t| fabricscope::read_all(t, &options).unwrap().sections)
+        .map(|s| s.kind.name().to_owned())
+        .collect();
+    for name in fabricscope::parse::supported_formats() {
+        assert!(
+            seen.contains(name),
+            "no shape input produces a `{name}` section"
+        );
+    }
+}
