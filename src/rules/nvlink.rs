@@ -288,6 +288,42 @@ declare_rule! {
     }
 }
 
+declare_rule! {
+    /// ### What it detects
+    /// NVLinks that `dcgmi nvlink -s` shows Down (`D`) or Disabled (`X`) on a
+    /// GPU or NVSwitch whose other links are Up, or on every GPU of a host
+    /// where the GPUs' own NVLink output says they have links.
+    ///
+    /// ### Why it matters
+    /// DCGM's view is the fabric manager's: a down GPU or NVSwitch link
+    /// removes bandwidth between GPUs (and, on an NVSwitch, for every GPU
+    /// routed through that port). DCGM reports "NvLink link N is currently
+    /// down" for PCIe GPUs without NVLink (DCGM#49, NVSentinel#1481), so a
+    /// host whose links are all down is only a `warning` unless other
+    /// evidence says it has NVLink.
+    ///
+    /// ### Evidence
+    /// The device's line of state letters in `dcgmi nvlink -s`.
+    ///
+    /// ### What to do
+    /// Check `nvidia-smi nvlink -s` and the fabric manager log; reset the GPU
+    /// or restart the fabric manager; open a hardware case for links that
+    /// stay down.
+    ///
+    /// ### Thresholds and sources
+    /// Any `D` or `X` among `U` (Meta gcm `check-dcgmi nvlink_status`: any
+    /// `D` or `X` is critical; DCGM_FR_NVLINK_DOWN).
+    pub static NV009 = {
+        id: "NV009",
+        name: "dcgm-nvlink-down",
+        family: Nvlink,
+        severity: Error,
+        summary: "dcgmi nvlink -s shows Down/Disabled links among Up ones",
+        needs: "dcgmi nvlink -s",
+        check: check_dcgm_link_status,
+    }
+}
+
 /// What a GPU should have, and where that comes from.
 pub(crate) struct Expected {
     /// Active links expected.
@@ -898,4 +934,101 @@ fn check_slowdown(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 /// NV008.
 fn check_ber(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     ber_findings(ctx, out, &NV008, true)
+}
+
+/// NV009.
+fn check_dcgm_link_status(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    use crate::model::gpu::DcgmLinkState;
+    let mut checked = 0;
+    let nv_gpus = ctx.nvlink_gpus();
+    for at in ctx.sections() {
+        let crate::parse::SectionData::DcgmiNvlinkStatus(status) = &at.section.data else {
+            continue;
+        };
+        let any_up = status
+            .gpus
+            .iter()
+            .any(|g| g.links.contains(&DcgmLinkState::Up));
+        // Other evidence that this host's GPUs have NVLink.
+        let has_nvlink = any_up
+            || nv_gpus
+                .iter()
+                .any(|g| g.host == at.host() && g.active_count() > 0);
+        let entities = status
+            .gpus
+            .iter()
+            .map(|e| (true, e))
+            .chain(status.nvswitches.iter().map(|e| (false, e)));
+        for (is_gpu, e) in entities {
+            checked += 1;
+            let down: Vec<usize> = e
+                .links
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| matches!(l, DcgmLinkState::Down | DcgmLinkState::Disabled))
+                .map(|(i, _)| i)
+                .collect();
+            if down.is_empty() {
+                continue;
+            }
+            let up = e.links.iter().filter(|l| **l == DcgmLinkState::Up).count();
+            let severity = if up > 0 {
+                Severity::Error
+            } else if is_gpu && has_nvlink {
+                Severity::Critical
+            } else {
+                Severity::Warning
+            };
+            let what = if is_gpu {
+                format!("GPU {}", e.id)
+            } else {
+                format!("NVSwitch {}", e.id)
+            };
+            let letters = e
+                .links
+                .iter()
+                .map(|l| l.letter().to_string())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let list: Vec<String> = down.iter().map(usize::to_string).collect();
+            let mut message = format!(
+                "{what}: {} of {} links Down/Disabled in DCGM ({})",
+                down.len(),
+                e.links.len(),
+                list.join(", ")
+            );
+            if severity == Severity::Warning {
+                message.push_str(
+                    "; no link is Up, which DCGM also reports for PCIe GPUs without NVLink (check nvidia-smi nvlink -s)",
+                );
+            }
+            out.push(
+                NV009
+                    .finding(
+                        Subject {
+                            host: at.host().name().map(str::to_owned),
+                            gpu: is_gpu.then_some(e.id),
+                            device: (!is_gpu).then(|| format!("NVSwitch {}", e.id)),
+                            ..Subject::default()
+                        },
+                        message,
+                    )
+                    .severity(severity)
+                    .evidence(Evidence::new(
+                        format!("dcgmi nvlink -s: {}", letters.trim_end()),
+                        crate::span::LineSpan::line(e.line),
+                        at.source(),
+                    ))
+                    .threshold(Threshold::new(
+                        "every link U",
+                        "Meta gcm check-dcgmi nvlink_status; DCGM_FR_NVLINK_DOWN",
+                    ))
+                    .remediation("Check nvidia-smi nvlink -s and the fabric manager log; reset the GPU or restart the fabric manager; open a hardware case if links stay down."),
+            );
+        }
+    }
+    if checked == 0 {
+        return Coverage::Skipped("no dcgmi nvlink -s output in the input".to_owned());
+    }
+    Coverage::Checked(checked)
 }

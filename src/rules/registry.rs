@@ -45,6 +45,7 @@ pub static RULES: &[&Rule] = &[
     &nvlink::NV006,
     &nvlink::NV007,
     &nvlink::NV008,
+    &nvlink::NV009,
     &topology::TP001,
     &topology::TP002,
     &topology::TP003,
