@@ -49,6 +49,7 @@ pub static RULES: &[&Rule] = &[
     &topology::TP001,
     &topology::TP002,
     &topology::TP003,
+    &topology::TP004,
     &cross::XS001,
 ];
 

@@ -115,6 +115,42 @@ declare_rule! {
     }
 }
 
+declare_rule! {
+    /// ### What it detects
+    /// GPUs whose CPU/NUMA affinity in `nvidia-smi topo -m` is inconsistent:
+    /// GPUs on the same NUMA node listing different CPU sets, or one GPU
+    /// without a NUMA node (`N/A`) while its siblings have one.
+    ///
+    /// ### Why it matters
+    /// Launchers (NCCL, MPI, Slurm's GPU binding) pin each rank to the CPUs
+    /// the driver reports for its GPU. A wrong or missing affinity puts the
+    /// rank's threads and buffers on the far socket: every copy to the GPU
+    /// and every GPUDirect transfer crosses the CPU interconnect. It usually
+    /// comes from firmware ACPI tables (SRAT/SLIT), NPS or sub-NUMA settings
+    /// that differ between sockets, or a VM that hides NUMA.
+    ///
+    /// ### Evidence
+    /// The GPU rows' `CPU Affinity` and `NUMA Affinity` cells.
+    ///
+    /// ### What to do
+    /// Compare the BIOS NUMA settings (NPS, SNC) with a good node; check
+    /// `lscpu` and `/sys/bus/pci/devices/<gpu>/numa_node`; pin jobs
+    /// explicitly until it is fixed.
+    ///
+    /// ### Thresholds and sources
+    /// Consistency among the host's own GPUs (research notes: flag a GPU
+    /// whose NUMA affinity differs from its NIC's or its peers').
+    pub static TP004 = {
+        id: "TP004",
+        name: "gpu-affinity-mismatch",
+        family: Topology,
+        severity: Warning,
+        summary: "GPU CPU/NUMA affinity inconsistent with its siblings'",
+        needs: "nvidia-smi topo -m with CPU/NUMA Affinity columns",
+        check: check_affinity,
+    }
+}
+
 /// A topology matrix of one host, with the GPU names the input gives.
 struct Matrix<'a> {
     at: SectionRef<'a>,
@@ -438,6 +474,124 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 ));
             }
             out.push(f);
+        }
+    }
+    Coverage::Checked(matrices.len())
+}
+
+/// A NUMA affinity cell that names a node (not `N/A`, not empty).
+fn numa_node(d: &Device) -> Option<&str> {
+    d.numa_affinity
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty() && !n.eq_ignore_ascii_case("N/A"))
+}
+
+/// A CPU affinity cell, trimmed; `None` when empty.
+fn cpus_of(d: &Device) -> Option<&str> {
+    d.cpu_affinity
+        .as_deref()
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+}
+
+/// TP004.
+fn check_affinity(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let matrices: Vec<Matrix<'_>> = ctx
+        .topo_matrices()
+        .into_iter()
+        .filter(|(_, m)| {
+            m.gpus()
+                .filter(|g| g.cpu_affinity.is_some() || g.numa_affinity.is_some())
+                .count()
+                >= 2
+        })
+        .map(|(at, m)| Matrix { at, m })
+        .collect();
+    if matrices.is_empty() {
+        return Coverage::Skipped(
+            "no nvidia-smi topo -m matrix with affinity columns and two or more GPUs".to_owned(),
+        );
+    }
+    for mx in &matrices {
+        let gpus = mx.gpus();
+        let with_node: Vec<&&Device> = gpus.iter().filter(|g| numa_node(g).is_some()).collect();
+        // A GPU without a node among GPUs that have one.
+        if with_node.len() * 2 > gpus.len() {
+            for g in gpus.iter().filter(|g| numa_node(g).is_none()) {
+                out.push(
+                    TP004
+                        .finding(
+                            mx.subject(g),
+                            format!(
+                                "{} has no NUMA node (NUMA Affinity {}) while {} of {} GPUs have one",
+                                g.name,
+                                g.numa_affinity.as_deref().unwrap_or("missing"),
+                                with_node.len(),
+                                gpus.len()
+                            ),
+                        )
+                        .evidence(mx.evidence(
+                            format!(
+                                "{}: CPU Affinity {}, NUMA Affinity {}",
+                                g.name,
+                                g.cpu_affinity.as_deref().unwrap_or("-"),
+                                g.numa_affinity.as_deref().unwrap_or("-")
+                            ),
+                            g.line,
+                        ))
+                        .threshold(Threshold::new(
+                            "a NUMA node like its siblings",
+                            "consistency among the host's GPUs",
+                        ))
+                        .remediation("Compare BIOS NUMA settings (NPS, SNC) with a good node; check /sys/bus/pci/devices/<gpu>/numa_node; pin jobs explicitly until fixed."),
+                );
+            }
+        }
+        // A GPU listing the CPUs of another NUMA node, while a sibling on
+        // its own node lists different ones: its affinity belongs elsewhere.
+        for g in &with_node {
+            let (Some(node), Some(cpus)) = (numa_node(g), cpus_of(g)) else {
+                continue;
+            };
+            let elsewhere = with_node
+                .iter()
+                .find(|o| numa_node(o) != Some(node) && cpus_of(o) == Some(cpus));
+            let sibling_differs = with_node.iter().any(|o| {
+                o.name != g.name
+                    && numa_node(o) == Some(node)
+                    && cpus_of(o).is_some_and(|c| c != cpus)
+            });
+            let Some(other) = elsewhere else {
+                continue;
+            };
+            if !sibling_differs {
+                continue;
+            }
+            let other_node = numa_node(other).unwrap_or("?");
+            out.push(
+                TP004
+                    .finding(
+                        mx.subject(g),
+                        format!(
+                            "{} is on NUMA node {node} but lists CPUs {cpus}, the CPUs of node {other_node} ({} lists them too)",
+                            g.name, other.name
+                        ),
+                    )
+                    .evidence(mx.evidence(
+                        format!("{}: CPU Affinity {cpus}, NUMA Affinity {node}", g.name),
+                        g.line,
+                    ))
+                    .evidence(mx.evidence(
+                        format!("{}: CPU Affinity {cpus}, NUMA Affinity {other_node}", other.name),
+                        other.line,
+                    ))
+                    .threshold(Threshold::new(
+                        format!("the CPUs its node-{node} siblings list"),
+                        "consistency among the host's GPUs",
+                    ))
+                    .remediation("Compare BIOS NUMA settings (NPS, SNC) and lscpu with a good node; pin jobs explicitly until fixed."),
+            );
         }
     }
     Coverage::Checked(matrices.len())
