@@ -19,7 +19,8 @@ for d in ../shared/corpus/own ../shared/corpus/public; do
   [ -d "$d" ] && extra+=("$d")
 done
 targets=$(cd fuzz && cargo +nightly fuzz list)
-cargo +nightly fuzz build -O $targets >/dev/null 2>&1 || cargo +nightly fuzz build -O
+# Build once with the same profile `fuzz run` uses, so no target rebuilds.
+cargo +nightly fuzz build
 for t in $targets; do
   mkdir -p "fuzz/corpus/$t"
   seeds=("fuzz/corpus/$t")
