@@ -9,6 +9,11 @@
 //! # Layers
 //! - [`input`]: splits a paste into sections, recognises each tool, finds hosts.
 //! - [`parse`]: one lenient parser per tool format, producing [`model`] types.
+//! - [`kb`]: what healthy hardware should show (NVLink links and speeds per
+//!   GPU, `NV#` per system, IB rate per HCA), each entry with its source.
+//! - [`stats`]: rates, saturation, BER with confidence, outliers and trends from snapshots.
+//! - [`rules`]: the diagnosis rules, their registry and thresholds.
+//! - [`analyze()`]: runs the rules over documents and returns a [`Report`]; [`report`] renders it.
 //!
 //! # Features
 //! - `cli` (default): the `fabricscope` binary.
@@ -23,17 +28,25 @@
 
 #![forbid(unsafe_code)]
 
+pub mod analyze;
 pub mod diag;
 pub mod error;
 pub mod input;
+pub mod kb;
 pub mod model;
 pub mod parse;
+pub mod report;
+pub mod rules;
 pub mod span;
+pub mod stats;
 #[cfg(feature = "wasm")]
 mod wasm;
 
+pub use analyze::{analyze, AnalyzeOptions};
 pub use diag::{Warning, WarningKind};
 pub use error::Error;
 pub use input::{read, read_all, read_bytes, Document, ReadOptions, Section};
 pub use parse::{Kind, Parsed, SectionData};
+pub use report::Report;
+pub use rules::{Finding, Severity};
 pub use span::LineSpan;

@@ -2,7 +2,9 @@
 //! function calls the library and returns JSON text, or throws a JS `Error`
 //! with a message a person can act on.
 
+use crate::analyze::{analyze as analyze_documents, AnalyzeOptions};
 use crate::input::{read_all, ReadOptions};
+use crate::report::{json, NamedDocument};
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
@@ -12,23 +14,26 @@ use wasm_bindgen::prelude::*;
 struct PageOptions {
     /// Largest input accepted, in bytes.
     max_input_bytes: Option<usize>,
+    /// Seconds between two snapshots, when the paste does not say.
+    interval_seconds: Option<f64>,
 }
 
 /// The browser's default input limit: 16 MiB is far above a real paste and
 /// keeps a tab's memory bounded.
 const PAGE_MAX_INPUT_BYTES: usize = 16 << 20;
 
-fn read_options(options_json: &str) -> Result<ReadOptions, JsError> {
-    let page: PageOptions = if options_json.trim().is_empty() {
-        PageOptions::default()
-    } else {
-        serde_json::from_str(options_json)
-            .map_err(|e| JsError::new(&format!("bad options: {e}")))?
-    };
-    Ok(ReadOptions {
+fn page_options(options_json: &str) -> Result<PageOptions, JsError> {
+    if options_json.trim().is_empty() {
+        return Ok(PageOptions::default());
+    }
+    serde_json::from_str(options_json).map_err(|e| JsError::new(&format!("bad options: {e}")))
+}
+
+fn read_options(page: &PageOptions) -> ReadOptions {
+    ReadOptions {
         max_input_bytes: page.max_input_bytes.unwrap_or(PAGE_MAX_INPUT_BYTES),
         ..ReadOptions::default()
-    })
+    }
 }
 
 /// Parses a paste and returns the document as JSON.
@@ -37,9 +42,42 @@ fn read_options(options_json: &str) -> Result<ReadOptions, JsError> {
 /// Throws when the options are malformed or the input exceeds the size limit.
 #[wasm_bindgen]
 pub fn parse(text: &str, options_json: &str) -> Result<String, JsError> {
-    let options = read_options(options_json)?;
-    let doc = read_all(text, &options).map_err(|e| JsError::new(&e.to_string()))?;
+    let page = page_options(options_json)?;
+    let doc = read_all(text, &read_options(&page)).map_err(|e| JsError::new(&e.to_string()))?;
     serde_json::to_string(&doc).map_err(|e| JsError::new(&e.to_string()))
+}
+
+/// Parses and diagnoses a paste; returns the report as JSON:
+/// `{verdict, status, summary, findings, skipped_rules, …, document}`.
+///
+/// # Errors
+/// Throws when the options are malformed or the input exceeds the size limit.
+#[wasm_bindgen]
+pub fn analyze(text: &str, options_json: &str) -> Result<String, JsError> {
+    let page = page_options(options_json)?;
+    let doc = read_all(text, &read_options(&page)).map_err(|e| JsError::new(&e.to_string()))?;
+    let options = AnalyzeOptions {
+        interval_seconds: page.interval_seconds,
+        ..AnalyzeOptions::default()
+    };
+    let docs = [doc];
+    let report = analyze_documents(&docs, &options);
+    let named: Vec<NamedDocument<'_>> = docs
+        .iter()
+        .map(|document| NamedDocument {
+            input: "paste",
+            document,
+        })
+        .collect();
+    Ok(json::render(&report, &named, false))
+}
+
+/// The rule catalogue as JSON: `[{id, name, family, severity, summary, needs,
+/// explanation}]`.
+#[wasm_bindgen]
+#[must_use]
+pub fn rules() -> String {
+    crate::rules::registry::catalogue_json().to_string()
 }
 
 /// The library version.

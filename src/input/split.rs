@@ -358,7 +358,11 @@ fn finish(open: Open<'_>, ctx: &StreamContext<'_>, out: &mut Output<'_>) {
         });
         return;
     }
-    let parsed = (open.format.parse)(&open.lines);
+    let mut parsed = (open.format.parse)(&open.lines);
+    if let Some((_, prompt)) = ctx.prompt {
+        let argv: Vec<&str> = prompt.argv.iter().map(String::as_str).collect();
+        parsed.value.attach_command(&argv);
+    }
     out.doc.sections.push(Section {
         kind: open.format.kind,
         host: ctx.host.clone(),

@@ -5,6 +5,15 @@
 //! applies (`rate_gbps`, `kib`), so a reader never has to guess.
 
 pub mod counter;
+pub mod date;
 pub mod ib;
+pub mod iblinkinfo;
+pub mod ibstatus;
+pub mod ibv_devinfo;
+pub mod nvlink;
+pub mod perf;
+pub mod perf_fields;
+pub mod gpu;
+pub mod topo;
 
 pub use counter::Counter;

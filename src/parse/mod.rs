@@ -10,11 +10,28 @@
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
 //! detail of the modules; the public API speaks only of our types.
 
+pub mod date;
+pub mod iblinkinfo;
 pub mod ibstat;
+pub mod ibstatus;
+pub mod ibv_devinfo;
+pub mod nvlink;
+pub mod perfquery;
+pub mod smi_query;
 pub(crate) mod text;
+pub mod timestamp;
+pub mod topo;
 
 use crate::diag::Warning;
+use crate::model::date::Date;
 use crate::model::ib::Ibstat;
+use crate::model::iblinkinfo::Iblinkinfo;
+use crate::model::ibstatus::Ibstatus;
+use crate::model::ibv_devinfo::IbvDevinfo;
+use crate::model::nvlink::Nvlink;
+use crate::model::perf::Perfquery;
+use crate::model::gpu::SmiQuery;
+use crate::model::topo::{TopoMatrix, TopoP2p};
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -116,6 +133,24 @@ impl<T> Parsed<T> {
 pub enum Kind {
     /// `ibstat`.
     Ibstat,
+    /// `date`: a wall-clock time between snapshots.
+    Date,
+    /// `nvidia-smi nvlink` (any read-only mode).
+    Nvlink,
+    /// `ibstatus`.
+    Ibstatus,
+    /// `ibv_devinfo`.
+    IbvDevinfo,
+    /// `iblinkinfo`.
+    Iblinkinfo,
+    /// `perfquery`, any attribute.
+    Perfquery,
+    /// `nvidia-smi topo -m` / `-mp`.
+    TopoMatrix,
+    /// `nvidia-smi topo -p2p r|w|n|a|p`.
+    TopoP2p,
+    /// `nvidia-smi -q` (text or `-x` XML).
+    SmiQuery,
 }
 
 impl Kind {
@@ -133,6 +168,24 @@ impl Kind {
 pub enum SectionData {
     /// `ibstat` in any form.
     Ibstat(Ibstat),
+    /// `date`.
+    Date(Date),
+    /// `nvidia-smi nvlink` in any read-only mode.
+    Nvlink(Nvlink),
+    /// `ibstatus`.
+    Ibstatus(Ibstatus),
+    /// `ibv_devinfo`, plain, `-v` or `-l`.
+    IbvDevinfo(IbvDevinfo),
+    /// `iblinkinfo` in any form.
+    Iblinkinfo(Iblinkinfo),
+    /// `perfquery` blocks.
+    Perfquery(Perfquery),
+    /// `nvidia-smi topo -m` / `-mp`.
+    TopoMatrix(TopoMatrix),
+    /// `nvidia-smi topo -p2p`.
+    TopoP2p(TopoP2p),
+    /// `nvidia-smi -q`.
+    SmiQuery(SmiQuery),
 }
 
 impl SectionData {
@@ -141,6 +194,15 @@ impl SectionData {
     pub fn kind(&self) -> Kind {
         match self {
             Self::Ibstat(_) => Kind::Ibstat,
+            Self::Date(_) => Kind::Date,
+            Self::Nvlink(_) => Kind::Nvlink,
+            Self::Ibstatus(_) => Kind::Ibstatus,
+            Self::IbvDevinfo(_) => Kind::IbvDevinfo,
+            Self::Iblinkinfo(_) => Kind::Iblinkinfo,
+            Self::Perfquery(_) => Kind::Perfquery,
+            Self::TopoMatrix(_) => Kind::TopoMatrix,
+            Self::TopoP2p(_) => Kind::TopoP2p,
+            Self::SmiQuery(_) => Kind::SmiQuery,
         }
     }
 
@@ -149,6 +211,29 @@ impl SectionData {
     pub fn summary(&self) -> String {
         match self {
             Self::Ibstat(v) => ibstat::summary(v),
+            Self::Date(v) => date::summary(v),
+            Self::Nvlink(v) => nvlink::summary(v),
+            Self::Ibstatus(v) => ibstatus::summary(v),
+            Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
+            Self::Iblinkinfo(v) => iblinkinfo::summary(v),
+            Self::Perfquery(v) => perfquery::summary(v),
+            Self::TopoMatrix(v) => topo::summary(v),
+            Self::TopoP2p(v) => topo::summary_p2p(v),
+            Self::SmiQuery(v) => smi_query::summary(v),
+        }
+    }
+
+    /// Completes what only the command line tells: the field names of
+    /// `--format=csv,noheader`, the capability of `topo -p2p`. `argv` is the
+    /// command's words as the input layer found them after the prompt.
+    pub(crate) fn attach_command(&mut self, argv: &[&str]) {
+        match self {
+            Self::TopoP2p(v) => {
+                if v.capability.is_none() {
+                    v.capability = topo::p2p_capability(argv);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -184,7 +269,18 @@ pub(crate) struct Format {
 }
 
 /// Every supported format, in the order detection tries them.
-pub(crate) static FORMATS: &[Format] = &[ibstat::FORMAT];
+pub(crate) static FORMATS: &[Format] = &[
+    ibstat::FORMAT,
+    ibstatus::FORMAT,
+    ibv_devinfo::FORMAT,
+    iblinkinfo::FORMAT,
+    date::FORMAT,
+    nvlink::FORMAT,
+    perfquery::FORMAT,
+    topo::FORMAT,
+    topo::P2P_FORMAT,
+    smi_query::FORMAT,
+];
 
 /// The format that produces `kind`.
 pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {

@@ -83,6 +83,21 @@ pub(crate) fn decimal_f64(text: &str) -> Option<f64> {
     t.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
+/// A number and the unit after it: `31 C` → (31, "C"), `-8 C`, `77.89 W`,
+/// `0 %`, `1042 KB/s`, a bare `345`. `None` for `N/A`, `[N/A]` and text.
+pub(crate) fn quantity(text: &str) -> Option<(f64, &str)> {
+    let t = text.trim();
+    let end = t.find(char::is_whitespace).unwrap_or(t.len());
+    let (number, unit) = t.split_at(end);
+    let digits = number.strip_prefix('-').unwrap_or(number);
+    if digits.is_empty() || !digits.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let v = decimal_f64(digits)?;
+    let v = if number.starts_with('-') { -v } else { v };
+    Some((v, unit.trim()))
+}
+
 /// The text between the first pair of single quotes: `CA 'mlx5_0'` → `mlx5_0`.
 pub(crate) fn single_quoted(text: &str) -> Option<&str> {
     let parsed: IResult<&str, &str> = preceded(
@@ -176,5 +191,10 @@ mod tests {
         assert_eq!(single_quoted("CA 'mlx5_0"), None);
         assert_eq!(decimal_f64("2.5"), Some(2.5));
         assert_eq!(decimal_f64("1e9"), None);
+        assert_eq!(quantity("-8 C"), Some((-8.0, "C")));
+        assert_eq!(quantity(" 77.89 W"), Some((77.89, "W")));
+        assert_eq!(quantity("345"), Some((345.0, "")));
+        assert_eq!(quantity("N/A"), None);
+        assert_eq!(quantity("-"), None);
     }
 }

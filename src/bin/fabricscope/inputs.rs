@@ -16,23 +16,57 @@ pub struct Input {
 /// Expands paths (directories recursively, sorted) into inputs. No paths, or
 /// `-`, means standard input.
 pub fn gather(paths: &[PathBuf]) -> Vec<Input> {
-    if paths.is_empty() {
-        return vec![stdin()];
+    list(paths).into_iter().map(Source::read).collect()
+}
+
+/// An input not yet read: batch runs list thousands and read them in parallel.
+pub enum Source {
+    /// Standard input.
+    Stdin,
+    /// A file, with the root directory it was found under (if any).
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The directory given on the command line that holds it.
+        root: Option<PathBuf>,
+    },
+}
+
+impl Source {
+    /// Reads the input's bytes.
+    pub fn read(self) -> Input {
+        match self {
+            Source::Stdin => stdin(),
+            Source::File { path, root } => file(&path, root.as_deref()),
+        }
     }
-    let mut inputs = Vec::new();
+}
+
+/// Expands paths (directories recursively, sorted) without reading them.
+pub fn list(paths: &[PathBuf]) -> Vec<Source> {
+    if paths.is_empty() {
+        return vec![Source::Stdin];
+    }
+    let mut sources = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
-            inputs.push(stdin());
+            sources.push(Source::Stdin);
         } else if path.is_dir() {
             let mut files = Vec::new();
             walk(path, &mut files);
             files.sort();
-            inputs.extend(files.into_iter().map(|f| file(&f, Some(path))));
+            sources.extend(files.into_iter().map(|f| Source::File {
+                path: f,
+                root: Some(path.clone()),
+            }));
         } else {
-            inputs.push(file(path, None));
+            sources.push(Source::File {
+                path: path.clone(),
+                root: None,
+            });
         }
     }
-    inputs
+    sources
 }
 
 fn stdin() -> Input {

@@ -3,8 +3,10 @@
 //! Exit codes: 0 success, 1 findings at or above `--fail-on` (analyze),
 //! 2 usage or input errors.
 
+mod analyze_cmd;
 mod inputs;
 mod parse_cmd;
+mod rules_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -22,6 +24,19 @@ struct Cli {
 enum Command {
     /// Print what was read from tool output: sections, hosts, parsed values.
     Parse(InputArgs),
+    /// Diagnose tool output: findings with evidence, thresholds and remedies.
+    Analyze(analyze_cmd::AnalyzeArgs),
+    /// List the rules.
+    Rules {
+        /// Print the catalogue as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one rule's documentation (`fabricscope explain IB001`).
+    Explain {
+        /// The rule's id (or name).
+        id: String,
+    },
 }
 
 /// Where the input comes from and how to print the result.
@@ -47,6 +62,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Parse(args) => parse_cmd::run(&args),
+        Command::Analyze(args) => analyze_cmd::run(&args),
+        Command::Rules { json } => rules_cmd::list(json),
+        Command::Explain { id } => rules_cmd::explain(&id),
     };
     match result {
         Ok(code) => code,

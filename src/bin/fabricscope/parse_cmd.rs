@@ -47,7 +47,7 @@ pub fn run(args: &InputArgs) -> Result<ExitCode, String> {
     })
 }
 
-fn read_input(input: &Input) -> Result<Document, String> {
+pub(crate) fn read_input(input: &Input) -> Result<Document, String> {
     let bytes = input.bytes.as_ref().map_err(Clone::clone)?;
     let options = ReadOptions {
         default_host: input.host.clone(),

@@ -1,0 +1,164 @@
+//! The entry point of the diagnosis: documents in, a [`Report`] out.
+//!
+//! ```
+//! let paste = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
+//! let doc = fabricscope::read(paste, &Default::default()).unwrap();
+//! let report = fabricscope::analyze(&[doc], &Default::default());
+//! assert_eq!(report.findings[0].rule, "IB001");
+//! assert!(report.verdict.starts_with("critical"));
+//! ```
+
+use crate::input::Document;
+use crate::report::{Report, Summary};
+use crate::rules::{self, Context, Finding, Rule, Severity, Thresholds};
+
+/// How to analyse.
+#[derive(Debug, Clone, Default)]
+pub struct AnalyzeOptions {
+    /// Counter limits (defaults, or an `error_thresholds` file applied).
+    pub thresholds: Thresholds,
+    /// Seconds between two snapshots in the input, when the input does not
+    /// say (used to turn counter deltas into rates).
+    pub interval_seconds: Option<f64>,
+    /// Rule ids not to run.
+    pub ignore: Vec<String>,
+}
+
+/// Runs every rule of the registry (minus the ignored ones) over the
+/// documents, as one fleet.
+#[must_use]
+pub fn analyze(documents: &[Document], options: &AnalyzeOptions) -> Report {
+    let selected: Vec<&'static Rule> = rules::RULES
+        .iter()
+        .copied()
+        .filter(|r| !options.ignore.iter().any(|i| i.eq_ignore_ascii_case(r.id)))
+        .collect();
+    let ctx = Context::new(documents, &options.thresholds);
+    let run = rules::run(&selected, &ctx);
+    let mut findings = run.findings;
+    sort_findings(&mut findings);
+    let summary = Summary::of(&findings);
+    let hosts = ctx.host_count();
+    let sections = documents.iter().map(|d| d.sections.len()).sum();
+    let verdict = verdict(
+        &findings,
+        &summary,
+        hosts,
+        run.checked.len(),
+        run.skipped.len(),
+    );
+    Report {
+        verdict,
+        status: summary.worst(),
+        summary,
+        findings,
+        skipped_rules: run.skipped,
+        rules_run: run.checked.len(),
+        hosts,
+        sections,
+        skipped_inputs: Vec::new(),
+    }
+}
+
+/// Worst first, then by host, subject and rule, so related findings sit together.
+fn sort_findings(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then_with(|| a.subject.host.cmp(&b.subject.host))
+            .then_with(|| a.subject.cmp(&b.subject))
+            .then_with(|| a.rule.cmp(b.rule))
+    });
+}
+
+/// `critical: 1 critical, 2 errors on 2 of 8 hosts` or `healthy: …`.
+fn verdict(
+    findings: &[Finding],
+    summary: &Summary,
+    hosts: usize,
+    rules_run: usize,
+    rules_skipped: usize,
+) -> String {
+    let coverage = format!("{rules_run} rules run, {rules_skipped} skipped for lack of data");
+    let Some(worst) = summary.worst() else {
+        return format!("healthy: no problems found on {hosts} host(s) ({coverage})");
+    };
+    let mut parts = Vec::new();
+    for sev in Severity::WORST_FIRST {
+        let n = summary.count(sev);
+        if n > 0 {
+            parts.push(format!("{n} {}", plural(sev, n)));
+        }
+    }
+    let mut affected: Vec<Option<&str>> = findings
+        .iter()
+        .filter(|f| f.severity >= Severity::Warning)
+        .map(|f| f.subject.host.as_deref())
+        .collect();
+    affected.sort_unstable();
+    affected.dedup();
+    let head = if worst == Severity::Info {
+        "healthy".to_owned()
+    } else {
+        worst.name().to_owned()
+    };
+    if affected.is_empty() {
+        format!("{head}: {} ({coverage})", parts.join(", "))
+    } else {
+        format!(
+            "{head}: {} on {} of {hosts} host(s) ({coverage})",
+            parts.join(", "),
+            affected.len()
+        )
+    }
+}
+
+fn plural(sev: Severity, n: usize) -> &'static str {
+    match (sev, n == 1) {
+        (Severity::Critical, _) => "critical",
+        (Severity::Error, true) => "error",
+        (Severity::Error, false) => "errors",
+        (Severity::Warning, true) => "warning",
+        (Severity::Warning, false) => "warnings",
+        (Severity::Info, _) => "info",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> Document {
+        crate::input::read_all(text, &crate::ReadOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn healthy_input_gives_a_healthy_verdict_and_lists_skipped_rules() {
+        let d = doc("CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 4\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n");
+        let r = analyze(&[d], &AnalyzeOptions::default());
+        assert!(r.findings.is_empty());
+        assert!(r.verdict.starts_with("healthy"), "{}", r.verdict);
+        assert_eq!(r.status, None);
+        assert!(r.skipped_rules.iter().any(|s| s.rule == "FL001"));
+    }
+
+    #[test]
+    fn findings_are_sorted_worst_first_and_ignored_rules_do_not_run() {
+        let d = doc("CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 0\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\nCA 'mlx5_1'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n");
+        let docs = [d];
+        let r = analyze(&docs, &AnalyzeOptions::default());
+        let ids: Vec<&str> = r.findings.iter().map(|f| f.rule).collect();
+        assert_eq!(ids, ["IB003", "IB001"], "same severity: by subject");
+        assert!(
+            r.verdict.starts_with("error: 2 errors on 1 of 1 host"),
+            "{}",
+            r.verdict
+        );
+        let options = AnalyzeOptions {
+            ignore: vec!["ib001".into()],
+            ..AnalyzeOptions::default()
+        };
+        let r = analyze(&docs, &options);
+        assert_eq!(r.findings.len(), 1);
+    }
+}

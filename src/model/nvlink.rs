@@ -1,0 +1,278 @@
+//! NVLink, as `nvidia-smi nvlink` prints it: GPUs, their links, and what each
+//! mode of the command says about a link.
+//!
+//! One [`NvlinkLink`] gathers everything any mode printed about that link, so
+//! the same type serves `-s` (speed), `-e` (error counters), `-ec` (per-lane
+//! ECC), `-gt d|r` (throughput counters), `-c` (capabilities), `-p`/`-R`
+//! (remote end) and `-gLowPwrInfo`. Which modes were seen is listed in
+//! [`Nvlink::modes`]; fields a mode does not print stay empty.
+//!
+//! Units stay what the tool printed: `-s` speeds are GB/s per direction as
+//! displayed (26.5625 truncated to `26.562`), throughput counters are KiB and
+//! their names end in `_kib`. Nothing is converted behind the reader's back.
+
+use crate::model::Counter;
+use crate::span::LineSpan;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Everything read from one `nvidia-smi nvlink` output.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Nvlink {
+    /// GPU blocks, in output order.
+    pub gpus: Vec<NvlinkGpu>,
+    /// The modes recognised from the content, in order of first appearance
+    /// (empty when the output printed nothing, as on a host without NVLink).
+    pub modes: Vec<NvlinkMode>,
+    /// `-gBwMode`: `GPU NVLINK bandwidth mode: FULL` → `FULL`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_mode: Option<String>,
+    /// Messages that are not link data, as printed or summarised:
+    /// `No devices were found`, `GPU 6: all links inactive`.
+    pub notes: Vec<String>,
+}
+
+/// The mode of `nvidia-smi nvlink` whose output a line has the shape of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum NvlinkMode {
+    /// `-s` / `--status`: `Link 0: 26.562 GB/s` or `Link 4: <inactive>`.
+    Status,
+    /// `-c` / `--capabilities`: `Link 0, P2P is supported: true`.
+    Capabilities,
+    /// `-e` / `--errorcounters`: `Link 0: Replay Errors: 0`.
+    ErrorCounters,
+    /// `-ec` / `--crcerrorcounters`: `Lane 0 ECC Correction Count: 374 (Overflow=0)`.
+    LaneEcc,
+    /// `-gt d`: `Link 0: Data Tx: 0 KiB`.
+    ThroughputData,
+    /// `-gt r`: `Link 0: Raw Tx: 24 KiB`.
+    ThroughputRaw,
+    /// Deprecated `-g 0|1`: `Link 0: Rx0: 0 KBytes, Tx0: 0 KBytes`.
+    LegacyCounters,
+    /// `-p` / `--pcibusid`: `Link 0: 00000000:D5:00.0`.
+    RemotePciBusId,
+    /// `-R` / `--remotelinkinfo`: `Link 0: Remote Device 00000000:D5:00.0: Link 6`.
+    RemoteLinkInfo,
+    /// `-gLowPwrInfo`: low-power mode and threshold per link.
+    LowPowerInfo,
+    /// `-gBwMode`: `GPU NVLINK bandwidth mode: FULL`.
+    BandwidthMode,
+    /// `-info`: `NVLE: disabled`, `Firmware Version: N/A`.
+    Info,
+}
+
+impl NvlinkMode {
+    /// The option that prints this mode (`-s`, `-gt d` …), for messages.
+    #[must_use]
+    pub fn option(self) -> &'static str {
+        match self {
+            Self::Status => "-s",
+            Self::Capabilities => "-c",
+            Self::ErrorCounters => "-e",
+            Self::LaneEcc => "-ec",
+            Self::ThroughputData => "-gt d",
+            Self::ThroughputRaw => "-gt r",
+            Self::LegacyCounters => "-g",
+            Self::RemotePciBusId => "-p",
+            Self::RemoteLinkInfo => "-R",
+            Self::LowPowerInfo => "-gLowPwrInfo",
+            Self::BandwidthMode => "-gBwMode",
+            Self::Info => "-info",
+        }
+    }
+}
+
+/// One `GPU N: NAME (UUID: GPU-…)` block.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NvlinkGpu {
+    /// The enumeration index nvidia-smi printed (`GPU 3:` → 3).
+    pub index: u32,
+    /// Product name as printed (`NVIDIA H200`, `Tesla V100-SXM2-16GB`).
+    pub name: String,
+    /// `GPU-…` as printed (may be redacted in pastes).
+    pub uuid: Option<String>,
+    /// Links in output order; a link printed by several modes appears once.
+    pub links: Vec<NvlinkLink>,
+    /// `NVML: Unable to retrieve NVLink information as all links are inActive`
+    /// (any capitalisation). Normal on PCIe boards without a bridge, critical
+    /// on SXM boards: the rules decide, with the knowledge base.
+    pub all_links_inactive: bool,
+    /// `-info` fields: `NVLE` → `disabled`, `Firmware Version` → `N/A`, and on
+    /// Blackwell the firmware components (`MSE`, `NETIR` …).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub info: BTreeMap<String, String>,
+    /// `-gLowPwrInfo`: `Low Power Threshold are in units of 100 us` → 100.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_power_threshold_unit_us: Option<u64>,
+    /// `-gLowPwrInfo`: `Range of Low Power Threshold values are 1 to 8191`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_power_threshold_range: Option<(u64, u64)>,
+    /// Other one-line answers printed under the header, verbatim:
+    /// `Invalid Link` (for `-l` beyond the GPU's links), `Not supported`, and
+    /// the all-links-inactive message itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<String>,
+    /// Lines of the block, header included.
+    pub span: LineSpan,
+}
+
+impl NvlinkGpu {
+    /// The link with this number, if the output listed it.
+    #[must_use]
+    pub fn link(&self, link: u32) -> Option<&NvlinkLink> {
+        self.links.iter().find(|l| l.link == link)
+    }
+
+    /// Links whose `-s` line printed a speed.
+    pub fn active_links(&self) -> impl Iterator<Item = &NvlinkLink> {
+        self.links.iter().filter(|l| l.speed_gb_per_s.is_some())
+    }
+
+    /// Links whose `-s` line printed `<inactive>`.
+    pub fn inactive_links(&self) -> impl Iterator<Item = &NvlinkLink> {
+        self.links.iter().filter(|l| l.inactive)
+    }
+}
+
+/// One NVLink of one GPU, with what every mode said about it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NvlinkLink {
+    /// Link number (`Link 12:` → 12).
+    pub link: u32,
+    /// `-s`: per-direction speed in GB/s exactly as printed (`26.562`, `25`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_gb_per_s: Option<f64>,
+    /// `-s`: the link printed `<inactive>`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inactive: bool,
+    /// Counters by snake_case name: `replay_errors`, `recovery_errors`,
+    /// `crc_errors` (`-e`); `data_tx_kib`, `data_rx_kib` (`-gt d`);
+    /// `raw_tx_kib`, `raw_rx_kib` (`-gt r`); `rx0_kib`, `tx0_kib` (`-g 0`,
+    /// whose `KBytes` are taken as KiB). Unknown counters keep their
+    /// snake-cased label.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, Counter>,
+    /// `-ec`: per-lane ECC correction counts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lanes: Vec<LaneEcc>,
+    /// `-c`: capability → supported, keyed `p2p_supported`,
+    /// `system_memory_access_supported`, `p2p_atomics_supported`,
+    /// `system_memory_atomics_supported`, `sli_supported`, `link_supported`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub capabilities: BTreeMap<String, bool>,
+    /// `-p` / `-R`: the device at the other end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<NvlinkRemote>,
+    /// `-gLowPwrInfo`: `Low Power Mode: Low Power State` → `Low Power State`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_power_mode: Option<String>,
+    /// `-gLowPwrInfo`: `Low Power Threshold: 50000 us` → 50000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_power_threshold_us: Option<u64>,
+    /// Lines that described this link.
+    pub span: LineSpan,
+}
+
+impl NvlinkLink {
+    /// An empty link record for link `link`.
+    #[must_use]
+    pub fn new(link: u32, span: LineSpan) -> Self {
+        Self {
+            link,
+            span,
+            ..Self::default()
+        }
+    }
+
+    /// A counter by its snake_case name (`crc_errors`, `raw_tx_kib`).
+    #[must_use]
+    pub fn counter(&self, name: &str) -> Option<Counter> {
+        self.counters.get(name).copied()
+    }
+}
+
+/// `-ec`: `Lane 1 ECC Correction Count: 275 (Overflow=0)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaneEcc {
+    /// Lane number within the link.
+    pub lane: u32,
+    /// Corrections since the counter was last reset. Non-zero is normal on
+    /// NVLink4 (hundreds per lane on a healthy H200): judge growth and
+    /// imbalance, not the absolute value.
+    pub ecc_correction_count: Counter,
+    /// `Overflow=` was not 0: the count is a lower bound, no rate can be
+    /// taken from it.
+    pub overflow: bool,
+}
+
+/// The device at the far end of a link (`-p`, `-R`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NvlinkRemote {
+    /// PCI bus id as printed (`00000000:D5:00.0`; `FFFFFFFF:FF:FF.0` when the
+    /// far end is not visible, e.g. an NVSwitch hidden from a VM).
+    pub pci_bus_id: String,
+    /// `-R`: the link number on the far device (`: Link 6`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<u32>,
+}
+
+impl NvlinkRemote {
+    /// True for the all-ones bus id nvidia-smi prints when it cannot see
+    /// the far end: such links cannot be attributed to a peer or a switch.
+    #[must_use]
+    pub fn is_unknown(&self) -> bool {
+        self.pci_bus_id
+            .to_ascii_uppercase()
+            .starts_with("FFFFFFFF:")
+    }
+}
+
+impl fmt::Display for NvlinkMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "nvidia-smi nvlink {}", self.option())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_remote_is_recognised_in_either_case() {
+        let hidden = NvlinkRemote {
+            pci_bus_id: "FFFFFFFF:FF:FF.0".into(),
+            link: Some(0),
+        };
+        assert!(hidden.is_unknown());
+        let lower = NvlinkRemote {
+            pci_bus_id: "ffffffff:ff:ff.0".into(),
+            link: None,
+        };
+        assert!(lower.is_unknown());
+        let peer = NvlinkRemote {
+            pci_bus_id: "00000000:D5:00.0".into(),
+            link: Some(6),
+        };
+        assert!(!peer.is_unknown());
+    }
+
+    #[test]
+    fn active_and_inactive_links_are_told_apart() {
+        let mut gpu = NvlinkGpu::default();
+        let mut up = NvlinkLink::new(0, LineSpan::line(2));
+        up.speed_gb_per_s = Some(26.562);
+        let mut down = NvlinkLink::new(4, LineSpan::line(3));
+        down.inactive = true;
+        gpu.links = vec![up, down];
+        assert_eq!(gpu.active_links().map(|l| l.link).collect::<Vec<_>>(), [0]);
+        assert_eq!(
+            gpu.inactive_links().map(|l| l.link).collect::<Vec<_>>(),
+            [4]
+        );
+        assert_eq!(gpu.link(4).map(|l| l.inactive), Some(true));
+        assert!(gpu.link(5).is_none());
+    }
+}

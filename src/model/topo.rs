@@ -1,0 +1,360 @@
+//! GPU topology: `nvidia-smi topo -m` (how each pair of devices is connected)
+//! and `nvidia-smi topo -p2p` (whether peer-to-peer works between GPUs).
+//!
+//! The matrix is kept as the tool printed it — rows and columns of device
+//! names — with typed cells, so rules can ask "is GPU0–GPU1 NVLink?" or
+//! "which NIC is closest to GPU3?" without knowing the tool's spelling.
+
+use crate::span::LineSpan;
+use serde::Serialize;
+
+/// What kind of device a matrix row or column is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceKind {
+    /// `GPU<n>`.
+    Gpu,
+    /// `NIC<n>` (newer drivers) or an RDMA device name such as `mlx5_0`
+    /// (older drivers print the device name as the column title).
+    Nic,
+}
+
+/// One row/column of the matrix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Device {
+    /// The name as printed (`GPU0`, `NIC3`, `mlx5_0`).
+    pub name: String,
+    /// GPU or NIC.
+    pub kind: DeviceKind,
+    /// The RDMA device behind a `NIC<n>` name, from the `NIC Legend:`
+    /// (`NIC0: mlx5_0`); for older drivers the column name itself.
+    pub rdma_device: Option<String>,
+    /// `CPU Affinity` column (`0-31,64-95`), GPU rows only.
+    pub cpu_affinity: Option<String>,
+    /// `NUMA Affinity` column (`0`, `N/A`), GPU rows only, newer drivers.
+    pub numa_affinity: Option<String>,
+    /// `GPU NUMA ID` column (usually `N/A`; real ids on GH200/GB200).
+    pub gpu_numa_id: Option<String>,
+    /// Line of the device's row, if it had one.
+    pub line: Option<usize>,
+}
+
+/// How two devices are connected, in `topo -m` vocabulary.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum Link {
+    /// `X`: the device itself.
+    SelfCell,
+    /// `NV<count>`: a bonded set of `count` NVLinks.
+    Nvlink {
+        /// Number of links in the bond.
+        count: u32,
+    },
+    /// `PIX`: at most one PCIe bridge.
+    Pix,
+    /// `PXB`: several PCIe bridges, without the host bridge.
+    Pxb,
+    /// `PHB`: through a PCIe host bridge (the CPU).
+    Phb,
+    /// `NODE`: between host bridges within one NUMA node.
+    Node,
+    /// `SYS`, and the legacy `SOC` of 2017-era drivers: across the SMP
+    /// interconnect between NUMA nodes (QPI/UPI/xGMI).
+    Sys,
+    /// Anything else, as printed.
+    Unknown {
+        /// The cell text.
+        text: String,
+    },
+}
+
+impl Link {
+    /// Reads one cell; never fails (unknown text is kept).
+    #[must_use]
+    pub fn parse(text: &str) -> Self {
+        match text.trim() {
+            "X" => Self::SelfCell,
+            "PIX" => Self::Pix,
+            "PXB" => Self::Pxb,
+            "PHB" => Self::Phb,
+            "NODE" => Self::Node,
+            "SYS" | "SOC" => Self::Sys,
+            t => match t.strip_prefix("NV").and_then(|n| n.parse().ok()) {
+                Some(count) => Self::Nvlink { count },
+                None => Self::Unknown { text: t.to_owned() },
+            },
+        }
+    }
+
+    /// Distance rank used to find the nearest device: lower is closer.
+    /// Unknown cells rank last.
+    #[must_use]
+    pub fn distance_rank(&self) -> u8 {
+        match self {
+            Self::SelfCell => 0,
+            Self::Nvlink { .. } => 1,
+            Self::Pix => 2,
+            Self::Pxb => 3,
+            Self::Phb => 4,
+            Self::Node => 5,
+            Self::Sys => 6,
+            Self::Unknown { .. } => 7,
+        }
+    }
+
+    /// The spelling `nvidia-smi topo -m` uses.
+    #[must_use]
+    pub fn label(&self) -> String {
+        match self {
+            Self::SelfCell => "X".to_owned(),
+            Self::Nvlink { count } => format!("NV{count}"),
+            Self::Pix => "PIX".to_owned(),
+            Self::Pxb => "PXB".to_owned(),
+            Self::Phb => "PHB".to_owned(),
+            Self::Node => "NODE".to_owned(),
+            Self::Sys => "SYS".to_owned(),
+            Self::Unknown { text } => text.clone(),
+        }
+    }
+}
+
+/// Peer-to-peer status between two GPUs (`nvidia-smi topo -p2p r|w|n|a|p`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum P2pStatus {
+    /// `X`: the GPU itself.
+    SelfCell,
+    /// `OK`.
+    Ok,
+    /// `CNS`: chipset not supported.
+    ChipsetNotSupported,
+    /// `GNS`: GPU not supported.
+    GpuNotSupported,
+    /// `TNS`: topology not supported.
+    TopologyNotSupported,
+    /// `NS`: not supported.
+    NotSupported,
+    /// `DR`: disabled by registry key.
+    DisabledByRegistry,
+    /// `U`: unknown.
+    Unknown,
+    /// Anything else, as printed.
+    Other {
+        /// The cell text.
+        text: String,
+    },
+}
+
+impl P2pStatus {
+    /// Reads one cell; never fails.
+    #[must_use]
+    pub fn parse(text: &str) -> Self {
+        match text.trim() {
+            "X" => Self::SelfCell,
+            "OK" => Self::Ok,
+            "CNS" => Self::ChipsetNotSupported,
+            "GNS" => Self::GpuNotSupported,
+            "TNS" => Self::TopologyNotSupported,
+            "NS" => Self::NotSupported,
+            "DR" => Self::DisabledByRegistry,
+            "U" => Self::Unknown,
+            t => Self::Other { text: t.to_owned() },
+        }
+    }
+
+    /// The spelling the tool uses.
+    #[must_use]
+    pub fn label(&self) -> &str {
+        match self {
+            Self::SelfCell => "X",
+            Self::Ok => "OK",
+            Self::ChipsetNotSupported => "CNS",
+            Self::GpuNotSupported => "GNS",
+            Self::TopologyNotSupported => "TNS",
+            Self::NotSupported => "NS",
+            Self::DisabledByRegistry => "DR",
+            Self::Unknown => "U",
+            Self::Other { text } => text,
+        }
+    }
+}
+
+/// One cell of a matrix, with the line it was read from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell<T> {
+    /// Row device name.
+    pub from: String,
+    /// Column device name.
+    pub to: String,
+    /// The cell's value.
+    pub value: T,
+    /// Line number of the row.
+    pub line: usize,
+}
+
+/// A `Legend:` entry (`NV#  = Connection traversing a bonded set of # NVLinks`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LegendEntry {
+    /// The symbol (`NV#`, `SYS`, `OK`).
+    pub symbol: String,
+    /// Its explanation, joined if the paste wrapped it.
+    pub meaning: String,
+    /// Lines it was read from.
+    pub span: LineSpan,
+}
+
+/// `nvidia-smi topo -m` (`--matrix`) or `-mp` (`--matrix_pci`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TopoMatrix {
+    /// Devices in column order (GPUs first, then NICs, as printed).
+    pub devices: Vec<Device>,
+    /// Every cell read, row by row.
+    pub cells: Vec<Cell<Link>>,
+    /// Titles of the columns after the device columns, as printed
+    /// (`CPU Affinity`, `NUMA Affinity`, `GPU NUMA ID`): which ones appear
+    /// tells the driver's age.
+    pub affinity_columns: Vec<String>,
+    /// Legend entries.
+    pub legend: Vec<LegendEntry>,
+    /// Whether this is the PCIe-only view (`-mp`): its legend has no `NV#`.
+    /// `None` when no legend was printed.
+    pub pci_only: Option<bool>,
+}
+
+impl TopoMatrix {
+    /// The cell for row `a`, column `b`. Names are device names (`GPU0`,
+    /// `NIC1`) or, for NICs, the RDMA device (`mlx5_1`).
+    #[must_use]
+    pub fn cell(&self, a: &str, b: &str) -> Option<&Cell<Link>> {
+        let a = self.device(a)?;
+        let b = self.device(b)?;
+        self.cells
+            .iter()
+            .find(|c| c.from == a.name && c.to == b.name)
+    }
+
+    /// A device by its name or, for NICs, its RDMA device name.
+    #[must_use]
+    pub fn device(&self, name: &str) -> Option<&Device> {
+        self.devices.iter().find(|d| d.name == name).or_else(|| {
+            self.devices
+                .iter()
+                .find(|d| d.rdma_device.as_deref() == Some(name))
+        })
+    }
+
+    /// GPUs, in order.
+    pub fn gpus(&self) -> impl Iterator<Item = &Device> {
+        self.devices.iter().filter(|d| d.kind == DeviceKind::Gpu)
+    }
+
+    /// NICs, in order.
+    pub fn nics(&self) -> impl Iterator<Item = &Device> {
+        self.devices.iter().filter(|d| d.kind == DeviceKind::Nic)
+    }
+
+    /// Every unordered GPU pair whose connection is not NVLink, with the
+    /// cell read from the lower-numbered GPU's row (or the other row if
+    /// that one is missing). Pairs with no cell at all are left out.
+    #[must_use]
+    pub fn gpu_pairs_without_nvlink(&self) -> Vec<&Cell<Link>> {
+        let gpus: Vec<&Device> = self.gpus().collect();
+        let mut out = Vec::new();
+        for (i, a) in gpus.iter().enumerate() {
+            for b in gpus.iter().skip(i + 1) {
+                let cell = self
+                    .cell(&a.name, &b.name)
+                    .or_else(|| self.cell(&b.name, &a.name));
+                if let Some(c) = cell {
+                    if !matches!(c.value, Link::Nvlink { .. }) {
+                        out.push(c);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The NICs closest to `gpu` (all those tied at the best distance),
+    /// with their cells; empty when the GPU or the NICs are unknown.
+    #[must_use]
+    pub fn nearest_nics(&self, gpu: &str) -> Vec<&Cell<Link>> {
+        let Some(gpu) = self.device(gpu) else {
+            return Vec::new();
+        };
+        let cells: Vec<&Cell<Link>> = self
+            .nics()
+            .filter_map(|nic| self.cell(&gpu.name, &nic.name))
+            .collect();
+        let best = cells.iter().map(|c| c.value.distance_rank()).min();
+        cells
+            .into_iter()
+            .filter(|c| Some(c.value.distance_rank()) == best)
+            .collect()
+    }
+}
+
+/// Which capability a `topo -p2p` matrix reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum P2pCapability {
+    /// `r`.
+    Read,
+    /// `w`.
+    Write,
+    /// `n`.
+    Nvlink,
+    /// `a`.
+    Atomics,
+    /// `p`.
+    Pcie,
+}
+
+/// `nvidia-smi topo -p2p <cap>`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TopoP2p {
+    /// The capability asked for, when the command line was seen.
+    pub capability: Option<P2pCapability>,
+    /// GPU names in column order.
+    pub gpus: Vec<String>,
+    /// Every cell read, row by row.
+    pub cells: Vec<Cell<P2pStatus>>,
+    /// Legend entries.
+    pub legend: Vec<LegendEntry>,
+}
+
+impl TopoP2p {
+    /// The cell for row `a`, column `b`.
+    #[must_use]
+    pub fn cell(&self, a: &str, b: &str) -> Option<&Cell<P2pStatus>> {
+        self.cells.iter().find(|c| c.from == a && c.to == b)
+    }
+
+    /// Cells between two different GPUs whose status is not `OK`.
+    pub fn not_ok(&self) -> impl Iterator<Item = &Cell<P2pStatus>> {
+        self.cells
+            .iter()
+            .filter(|c| !matches!(c.value, P2pStatus::Ok | P2pStatus::SelfCell))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_read_every_spelling() {
+        assert_eq!(Link::parse(" X "), Link::SelfCell);
+        assert_eq!(Link::parse("NV18"), Link::Nvlink { count: 18 });
+        assert_eq!(Link::parse("SOC"), Link::Sys);
+        assert_eq!(
+            Link::parse("NVX"),
+            Link::Unknown {
+                text: "NVX".to_owned()
+            }
+        );
+        assert!(Link::parse("PIX").distance_rank() < Link::parse("SYS").distance_rank());
+        assert_eq!(P2pStatus::parse("CNS"), P2pStatus::ChipsetNotSupported);
+        assert_eq!(Link::Nvlink { count: 4 }.label(), "NV4");
+    }
+}

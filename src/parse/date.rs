@@ -1,0 +1,364 @@
+//! `date`: the wall-clock time that lets two counter snapshots become rates.
+//!
+//! Forms handled (GNU coreutils and BusyBox `date`, C and English locales):
+//! - default: `Mon Nov 30 00:53:23 UTC 2026`; en_US/en_GB: `Mon 30 Nov 2026 12:53:23 AM UTC`;
+//! - `date -R`: `Mon, 30 Nov 2026 00:53:23 +0000`;
+//! - `date -Iseconds` / `--rfc-3339=seconds` / `-Ins`: `2026-11-30T00:53:23+00:00`,
+//!   `2026-11-30 00:53:23.123456789+00:00`, `2026-11-30T00:53:23,123456789Z`;
+//! - `date +%s` (and `+%s.%N`): a bare number of seconds, recognised only after a `$ date` prompt
+//!   because a bare number could be anything;
+//! - the same layout without a zone, as in nvidia-smi's `Timestamp : Mon Nov 30 00:53:23 2026`
+//!   ([`parse_stamp`] is shared for that).
+//!
+//! No calendar crate: the proleptic Gregorian day count below is all that is needed.
+
+use crate::model::date::{Date, DateStamp};
+use crate::parse::text::Unread;
+use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::span::LineSpan;
+
+pub(crate) const FORMAT: Format = Format {
+    kind: Kind::Date,
+    name: "date",
+    command: |argv| argv.first() == Some(&"date"),
+    detect,
+    parse: |lines| parse(lines).map(SectionData::Date),
+};
+
+const WEEKDAYS: &[&str] = &["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+const MONTHS: &[&str] = &[
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+];
+
+/// Reads `date` output: the first readable line is the stamp.
+#[must_use]
+pub fn parse(lines: &[Line<'_>]) -> Parsed<Date> {
+    let mut out = Date::default();
+    let mut unread = Unread::default();
+    for line in lines.iter().filter(|l| !l.is_blank()) {
+        if out.stamp.is_some() {
+            unread.line(line, "a second time stamp in one `date` output");
+            continue;
+        }
+        let text = line.text().trim();
+        match parse_stamp(text, line.span()).or_else(|| epoch_seconds(text, line.span())) {
+            Some(stamp) => out.stamp = Some(stamp),
+            None => unread.line(line, "not a date and time"),
+        }
+    }
+    Parsed {
+        value: out,
+        warnings: unread.finish(),
+    }
+}
+
+/// Every stamp of one kind starts a new section, so two `date` lines become
+/// two time points.
+fn detect(lines: &[Line<'_>]) -> Option<Block> {
+    let first = lines.first()?;
+    parse_stamp(first.text().trim(), first.span()).map(|_| Block::keyed("date"))
+}
+
+/// Reads a textual date and time (every form in the module doc except `+%s`).
+#[must_use]
+pub fn parse_stamp(text: &str, span: LineSpan) -> Option<DateStamp> {
+    let t = text.trim();
+    let (wall_clock_seconds, utc_offset_seconds, zone) = iso(t).or_else(|| words(t))?;
+    Some(DateStamp {
+        text: t.to_owned(),
+        wall_clock_seconds,
+        utc_offset_seconds,
+        zone,
+        span,
+    })
+}
+
+/// `date +%s` or `+%s.%N`: seconds since the epoch, UTC by definition.
+fn epoch_seconds(t: &str, span: LineSpan) -> Option<DateStamp> {
+    let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+    if int.is_empty()
+        || int.len() > 12
+        || !all_digits(int)
+        || !frac.chars().all(|c| c.is_ascii_digit())
+    {
+        return None;
+    }
+    let seconds: f64 = t.parse().ok()?;
+    Some(DateStamp {
+        text: t.to_owned(),
+        wall_clock_seconds: seconds,
+        utc_offset_seconds: Some(0),
+        zone: Some("UTC".to_owned()),
+        span,
+    })
+}
+
+type Reading = (f64, Option<i32>, Option<String>);
+
+/// `2026-11-30T00:53:23+00:00` and its relatives.
+fn iso(t: &str) -> Option<Reading> {
+    let date = t.get(..10)?;
+    let sep = t.get(10..11)?;
+    if sep != "T" && sep != " " {
+        return None;
+    }
+    let mut parts = date.split('-');
+    let (y, m, d) = (parts.next()?, parts.next()?, parts.next()?);
+    if y.len() != 4 || m.len() != 2 || d.len() != 2 {
+        return None;
+    }
+    let (year, month, day) = (number(y)?, number(m)?, number(d)?);
+    let rest = t.get(11..)?;
+    let zone_at = rest.find(['Z', 'z', '+', '-']).unwrap_or(rest.len());
+    let (clock, zone) = rest.split_at(zone_at);
+    let clock_seconds = clock_seconds(clock.trim())?;
+    let zone = zone.trim();
+    let offset = if zone.is_empty() {
+        None
+    } else {
+        Some(numeric_offset(zone)?)
+    };
+    let wall = civil_seconds(year, month, day)? + clock_seconds;
+    Some((wall, offset, (!zone.is_empty()).then(|| zone.to_owned())))
+}
+
+/// Word forms: weekday, month name, day, year, clock, optional AM/PM and zone, in any of
+/// the orders coreutils' locales print them.
+fn words(t: &str) -> Option<Reading> {
+    let mut month = None;
+    let mut day = None;
+    let mut year = None;
+    let mut clock = None;
+    let mut pm = None;
+    let mut zone: Option<(Option<i32>, String)> = None;
+    for (i, raw) in t.split_whitespace().enumerate() {
+        let word = raw.trim_end_matches(',');
+        let lower = word.to_ascii_lowercase();
+        if i == 0 && WEEKDAYS.iter().any(|w| lower.starts_with(w)) {
+            continue;
+        }
+        if let Some(m) = MONTHS
+            .iter()
+            .position(|m| lower.starts_with(m) && lower.len() <= 9)
+        {
+            if month.replace(m + 1).is_some() {
+                return None;
+            }
+        } else if word.contains(':') {
+            if clock.replace(clock_seconds(word)?).is_some() {
+                return None;
+            }
+        } else if lower == "am" || lower == "pm" {
+            pm = Some(lower == "pm");
+        } else if all_digits(word) && word.len() == 4 {
+            year = Some(number(word)?);
+        } else if all_digits(word) && word.len() <= 2 && day.is_none() {
+            day = Some(number(word)?);
+        } else if zone.is_none() && (word.starts_with('+') || word.starts_with('-')) {
+            zone = Some((Some(numeric_offset(word)?), word.to_owned()));
+        } else if zone.is_none() && word.len() <= 6 && word.chars().all(|c| c.is_ascii_alphabetic())
+        {
+            let offset = matches!(lower.as_str(), "utc" | "gmt" | "z").then_some(0);
+            zone = Some((offset, word.to_owned()));
+        } else {
+            return None;
+        }
+    }
+    let mut clock = clock?;
+    if let Some(pm) = pm {
+        if !(3600.0..13.0 * 3600.0).contains(&clock) {
+            return None;
+        }
+        clock %= 12.0 * 3600.0;
+        if pm {
+            clock += 12.0 * 3600.0;
+        }
+    }
+    let wall = civil_seconds(year?, u32::try_from(month?).ok()?, day?)? + clock;
+    let (offset, zone) = match zone {
+        Some((offset, name)) => (offset, Some(name)),
+        None => (None, None),
+    };
+    Some((wall, offset, zone))
+}
+
+/// `00:53:23`, `00:53:23.123`, `00:53:23,123456789` → seconds into the day.
+fn clock_seconds(text: &str) -> Option<f64> {
+    let mut parts = text.split(':');
+    let (h, m, s) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || h.is_empty() || h.len() > 2 || m.len() != 2 {
+        return None;
+    }
+    let (whole, fraction) = s.split_once(['.', ',']).unwrap_or((s, ""));
+    if whole.len() != 2 || !all_digits(fraction) && !fraction.is_empty() {
+        return None;
+    }
+    let (h, m, whole) = (number(h)?, number(m)?, number(whole)?);
+    if h > 23 || m > 59 || whole > 60 {
+        return None;
+    }
+    let fraction: f64 = if fraction.is_empty() {
+        0.0
+    } else {
+        format!("0.{fraction}").parse().ok()?
+    };
+    Some(f64::from(h * 3600 + m * 60 + whole) + fraction)
+}
+
+/// `+0000`, `-05:00`, `+05`, `Z` → seconds east of UTC.
+fn numeric_offset(text: &str) -> Option<i32> {
+    if text.eq_ignore_ascii_case("z") {
+        return Some(0);
+    }
+    let sign = match text.get(..1)? {
+        "+" => 1,
+        "-" => -1,
+        _ => return None,
+    };
+    let digits: String = text.get(1..)?.chars().filter(|c| *c != ':').collect();
+    if !all_digits(&digits) || !(digits.len() == 2 || digits.len() == 4) {
+        return None;
+    }
+    let hours = i32::try_from(number(digits.get(..2)?)?).ok()?;
+    let minutes = i32::try_from(number(digits.get(2..).unwrap_or("0"))?).ok()?;
+    if hours > 14 || minutes > 59 {
+        return None;
+    }
+    Some(sign * (hours * 3600 + minutes * 60))
+}
+
+/// Seconds from 1970-01-01 to the start of the given day (proleptic Gregorian;
+/// Howard Hinnant's `days_from_civil`), or `None` for an impossible date.
+fn civil_seconds(year: u32, month: u32, day: u32) -> Option<f64> {
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    let last = *month_days.get(usize::try_from(month).ok()?.checked_sub(1)?)?;
+    if !(1..=last).contains(&day) || !(1..=9999).contains(&year) {
+        return None;
+    }
+    let y = i64::from(year) - i64::from(month <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    #[allow(clippy::cast_precision_loss)] // |days| < 4e6: exact in f64
+    Some(days as f64 * 86_400.0)
+}
+
+fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_digit())
+}
+
+fn number(s: &str) -> Option<u32> {
+    if all_digits(s) {
+        s.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// One-line description.
+#[must_use]
+pub fn summary(date: &Date) -> String {
+    match &date.stamp {
+        Some(s) => match s.timestamp_unix() {
+            Some(t) => format!("{} (unix {t})", s.text),
+            None => format!("{} (zone not resolved; intervals only)", s.text),
+        },
+        None => "no time stamp".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::lines_of;
+
+    /// `date -d @1796000003 -u` printed `Mon Nov 30 00:53:23 UTC 2026`.
+    const T: f64 = 1_796_000_003.0;
+
+    fn unix(text: &str) -> Option<f64> {
+        parse_stamp(text, LineSpan::line(1)).and_then(|s| s.timestamp_unix())
+    }
+
+    #[test]
+    fn reads_every_coreutils_form_of_the_same_instant() {
+        assert_eq!(unix("Mon Nov 30 00:53:23 UTC 2026"), Some(T));
+        assert_eq!(unix("Mon, 30 Nov 2026 00:53:23 +0000"), Some(T));
+        assert_eq!(unix("2026-11-30T00:53:23+00:00"), Some(T));
+        assert_eq!(unix("2026-11-30T01:53:23+01:00"), Some(T));
+        assert_eq!(unix("2026-11-29 19:53:23-05:00"), Some(T));
+        assert_eq!(unix("2026-11-30T00:53:23Z"), Some(T));
+        assert_eq!(unix("Mon 30 Nov 2026 12:53:23 AM UTC"), Some(T));
+        assert_eq!(unix("Sun Nov 29 19:53:23 -0500 2026"), Some(T));
+        assert_eq!(unix("2026-11-30T00:53:23,500000000+00:00"), Some(T + 0.5));
+    }
+
+    #[test]
+    fn epoch_anchors_are_right() {
+        assert_eq!(unix("Thu Jan  1 00:00:00 UTC 1970"), Some(0.0));
+        assert_eq!(unix("2000-03-01T00:00:00Z"), Some(951_868_800.0));
+        assert_eq!(unix("2024-02-29T12:00:00Z"), Some(1_709_208_000.0));
+        assert_eq!(unix("2023-02-29T12:00:00Z"), None);
+    }
+
+    #[test]
+    fn zone_names_we_cannot_resolve_keep_the_wall_clock() {
+        let s = parse_stamp("Mon Nov 30 01:53:23 CET 2026", LineSpan::line(1)).unwrap();
+        assert_eq!(s.timestamp_unix(), None);
+        assert_eq!(s.wall_clock_seconds, T + 3600.0);
+        let nvsmi = parse_stamp("Mon Nov 30 00:53:23 2026", LineSpan::line(1)).unwrap();
+        assert_eq!(nvsmi.wall_clock_seconds, T);
+        assert_eq!(nvsmi.zone, None);
+    }
+
+    #[test]
+    fn refuses_things_that_are_not_dates() {
+        for text in [
+            "Port 1: Active",
+            "12:30",
+            "Mon Nov 30 2026",
+            "Link 0: 26.562 GB/s",
+            "2026-13-01T00:00:00Z",
+            "Mon Nov 30 25:00:00 UTC 2026",
+        ] {
+            assert!(parse_stamp(text, LineSpan::line(1)).is_none(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_bare_number_is_read_only_through_the_date_parser() {
+        let parsed = parse(&lines_of("1796000003\n"));
+        assert_eq!(parsed.value.stamp.unwrap().timestamp_unix(), Some(T));
+        assert!(detect(&lines_of("1796000003")).is_none());
+        let bad = parse(&lines_of("tomorrow\n"));
+        assert!(bad.value.stamp.is_none());
+        assert_eq!(bad.warnings.len(), 1);
+    }
+
+    #[test]
+    fn two_dates_in_a_paste_are_two_sections() {
+        let doc = crate::input::read(
+            "$ date\nMon Nov 30 00:53:23 UTC 2026\n$ date\nMon Nov 30 00:53:25 UTC 2026\n",
+            &crate::input::ReadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(doc.sections.len(), 2);
+        assert!(doc.sections.iter().all(|s| s.kind == Kind::Date));
+    }
+}

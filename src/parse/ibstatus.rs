@@ -1,0 +1,360 @@
+//! `ibstatus`: the infiniband-diags shell script that prints sysfs port files.
+//!
+//! Forms handled (infiniband-diags `scripts/ibstatus`): `ibstatus`,
+//! `ibstatus DEV`, `ibstatus DEV:PORT` all print the same block per port:
+//! an `Infiniband device 'mlx5_0' port 1 status:` header, then `default gid`,
+//! `base lid` and `sm lid` (hex), `state` (`4: ACTIVE`), `phys state`
+//! (`5: LinkUp`), `rate` (`200 Gb/sec (4X HDR)`) and `link_layer`, then a
+//! blank line. A missing sysfs file prints `unknown`, which becomes `None`
+//! without a warning. The script writes tabs then one space; pastes often turn
+//! the tabs into spaces, so the parser keys on the labels, not the layout.
+
+use crate::model::ib::{LinkLayer, PhysState, PortState};
+use crate::model::ibstatus::{Ibstatus, IbstatusPort, SysfsRate};
+use crate::parse::text::{decimal_f64, hex_u32, label_value, single_quoted, Unread};
+use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+
+pub(crate) const FORMAT: Format = Format {
+    kind: Kind::Ibstatus,
+    name: "ibstatus",
+    command: |argv| argv.first() == Some(&"ibstatus"),
+    detect,
+    parse: |lines| parse(lines).map(SectionData::Ibstatus),
+};
+
+/// What a missing sysfs file prints.
+const UNKNOWN: &str = "unknown";
+
+/// Reads `ibstatus` output.
+#[must_use]
+pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstatus> {
+    let mut out = Ibstatus::default();
+    let mut unread = Unread::default();
+    for line in lines.iter().filter(|l| !l.is_blank()) {
+        read_line(line, &mut out, &mut unread);
+    }
+    Parsed {
+        value: out,
+        warnings: unread.finish(),
+    }
+}
+
+fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread) {
+    let t = line.text().trim();
+    if let Some((device, port)) = header(t) {
+        out.ports.push(IbstatusPort::new(device, port, line.span()));
+        return;
+    }
+    let Some(port) = out.ports.last_mut() else {
+        unread.line(
+            line,
+            "not ibstatus output (expected `Infiniband device '…' port N status:`)",
+        );
+        return;
+    };
+    let Some((label, value)) = label_value(t) else {
+        unread.line(line, "not an ibstatus `label: value` line");
+        return;
+    };
+    port.span = port.span.join(line.span());
+    if value == UNKNOWN {
+        if !is_field(label) {
+            unread.line(line, "unknown ibstatus field");
+        }
+        return;
+    }
+    match label {
+        "default gid" => port.default_gid = Some(value.to_owned()),
+        "base lid" | "sm lid" => match hex_u32(value) {
+            Ok(v) if label == "base lid" => port.base_lid = Some(v),
+            Ok(v) => port.sm_lid = Some(v),
+            Err(e) => unread.number(line, label, e),
+        },
+        "state" => port.state = Some(PortState::parse(value)),
+        "phys state" => port.physical_state = Some(PhysState::parse(value)),
+        "rate" => match parse_rate(value) {
+            Some(rate) => port.rate = Some(rate),
+            None => unread.line(line, "`rate` is not `<n> Gb/sec (<w>X <gen>)`"),
+        },
+        "link_layer" => port.link_layer = Some(LinkLayer::parse(value)),
+        _ => unread.line(line, "unknown ibstatus field"),
+    }
+}
+
+fn is_field(label: &str) -> bool {
+    matches!(
+        label,
+        "default gid" | "base lid" | "sm lid" | "state" | "phys state" | "rate" | "link_layer"
+    )
+}
+
+/// `Infiniband device 'mlx5_0' port 1 status:` → ("mlx5_0", 1).
+fn header(t: &str) -> Option<(&str, u32)> {
+    let rest = t.strip_prefix("Infiniband device ")?;
+    if !rest.starts_with('\'') {
+        return None;
+    }
+    let device = single_quoted(rest)?;
+    let after = rest.get(device.len() + 2..)?.trim();
+    let number = after.strip_prefix("port ")?.strip_suffix("status:")?.trim();
+    Some((device, number.parse().ok()?))
+}
+
+/// `200 Gb/sec (4X HDR)`, `2.5 Gb/sec (1X SDR)`, `10 Gb/sec (4X)`, `40 Gb/sec`.
+pub(crate) fn parse_rate(value: &str) -> Option<SysfsRate> {
+    let (number, rest) = value.trim().split_once(' ')?;
+    let rate_gbps = decimal_f64(number)?;
+    let rest = rest.trim().strip_prefix("Gb/sec")?.trim();
+    if rest.is_empty() {
+        return Some(SysfsRate {
+            rate_gbps,
+            width: None,
+            lanes: None,
+            generation: None,
+        });
+    }
+    let inner = rest.strip_prefix('(')?.strip_suffix(')')?.trim();
+    let (width, generation) = match inner.split_once(' ') {
+        Some((w, g)) => (w, Some(g.trim().to_owned())),
+        None => (inner, None),
+    };
+    let lanes = width.strip_suffix('X')?.parse().ok()?;
+    Some(SysfsRate {
+        rate_gbps,
+        width: Some(width.to_owned()),
+        lanes: Some(lanes),
+        generation,
+    })
+}
+
+/// Recognises a port header; the key is `device:port`.
+fn detect(lines: &[Line<'_>]) -> Option<Block> {
+    let (device, port) = header(lines.first()?.text().trim())?;
+    Some(Block::keyed(format!("{device}:{port}")))
+}
+
+/// Renders a model in ibstatus' own layout. Used by the round-trip tests.
+#[must_use]
+pub fn render(ibstatus: &Ibstatus) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    for p in &ibstatus.ports {
+        let _ = writeln!(
+            s,
+            "Infiniband device '{}' port {} status:",
+            p.device, p.port
+        );
+        let or_unknown = |v: Option<String>| v.unwrap_or_else(|| UNKNOWN.to_owned());
+        let _ = writeln!(s, "\tdefault gid:\t {}", or_unknown(p.default_gid.clone()));
+        let _ = writeln!(
+            s,
+            "\tbase lid:\t {}",
+            or_unknown(p.base_lid.map(|v| format!("0x{v:x}")))
+        );
+        let _ = writeln!(
+            s,
+            "\tsm lid:\t\t {}",
+            or_unknown(p.sm_lid.map(|v| format!("0x{v:x}")))
+        );
+        let _ = writeln!(s, "\tstate:\t\t {}", or_unknown(p.state.map(state_text)));
+        let phys = p.physical_state.map(phys_text);
+        let _ = writeln!(s, "\tphys state:\t {}", or_unknown(phys));
+        let _ = writeln!(
+            s,
+            "\trate:\t\t {}",
+            or_unknown(p.rate.as_ref().map(rate_text))
+        );
+        let layer = p.link_layer.map(|l| match l {
+            LinkLayer::Infiniband => "InfiniBand".to_owned(),
+            LinkLayer::Ethernet => "Ethernet".to_owned(),
+            LinkLayer::Unknown => "Unknown".to_owned(),
+        });
+        let _ = writeln!(s, "\tlink_layer:\t {}", or_unknown(layer));
+        s.push('\n');
+    }
+    s
+}
+
+fn state_text(state: PortState) -> String {
+    match state {
+        PortState::Down => "1: DOWN",
+        PortState::Initializing => "2: INIT",
+        PortState::Armed => "3: ARMED",
+        PortState::Active => "4: ACTIVE",
+        PortState::Unknown => "0: NOP",
+    }
+    .to_owned()
+}
+
+fn phys_text(state: PhysState) -> String {
+    match state {
+        PhysState::NoStateChange => "0: No state change",
+        PhysState::Sleep => "1: Sleep",
+        PhysState::Polling => "2: Polling",
+        PhysState::Disabled => "3: Disabled",
+        PhysState::PortConfigurationTraining => "4: PortConfigurationTraining",
+        PhysState::LinkUp => "5: LinkUp",
+        PhysState::LinkErrorRecovery => "6: LinkErrorRecovery",
+        PhysState::PhyTest => "7: Phy Test",
+        PhysState::Unknown => "8: ???",
+    }
+    .to_owned()
+}
+
+fn rate_text(rate: &SysfsRate) -> String {
+    let mut s = format!("{} Gb/sec", rate.rate_gbps);
+    if let Some(width) = &rate.width {
+        s.push_str(" (");
+        s.push_str(width);
+        if let Some(generation) = &rate.generation {
+            s.push(' ');
+            s.push_str(generation);
+        }
+        s.push(')');
+    }
+    s
+}
+
+/// `8 port(s): 7 ACTIVE, 1 DOWN`.
+#[must_use]
+pub fn summary(ibstatus: &Ibstatus) -> String {
+    let mut states: Vec<(String, usize)> = Vec::new();
+    for p in &ibstatus.ports {
+        let name = p
+            .state
+            .map_or_else(|| "no state".to_owned(), |s| state_name(s).to_owned());
+        match states.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => *count += 1,
+            None => states.push((name, 1)),
+        }
+    }
+    let states: Vec<String> = states.iter().map(|(n, c)| format!("{c} {n}")).collect();
+    format!(
+        "{} port(s){}{}",
+        ibstatus.ports.len(),
+        if states.is_empty() { "" } else { ": " },
+        states.join(", ")
+    )
+}
+
+fn state_name(state: PortState) -> &'static str {
+    match state {
+        PortState::Down => "DOWN",
+        PortState::Initializing => "INIT",
+        PortState::Armed => "ARMED",
+        PortState::Active => "ACTIVE",
+        PortState::Unknown => "unknown state",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::WarningKind;
+    use crate::parse::lines_of;
+
+    /// As the script prints it: tab(s), then one space from `echo`.
+    const TWO_PORTS: &str = "Infiniband device 'mlx5_0' port 1 status:
+\tdefault gid:\t fe80:0000:0000:0000:0c42:a103:00a1:b2c3
+\tbase lid:\t 0x33bf
+\tsm lid:\t\t 0x1
+\tstate:\t\t 4: ACTIVE
+\tphys state:\t 5: LinkUp
+\trate:\t\t 200 Gb/sec (4X HDR)
+\tlink_layer:\t InfiniBand
+
+Infiniband device 'mlx5_1' port 1 status:
+        default gid:     unknown
+        base lid:        0x0
+        sm lid:          0x0
+        state:           1: DOWN
+        phys state:      2: Polling
+        rate:            10 Gb/sec (4X)
+        link_layer:      IB
+";
+
+    #[test]
+    fn reads_ports_with_tabs_or_spaces() {
+        let parsed = parse(&lines_of(TWO_PORTS));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let ports = &parsed.value.ports;
+        assert_eq!(ports.len(), 2);
+        let a = &ports[0];
+        assert_eq!((a.device.as_str(), a.port), ("mlx5_0", 1));
+        assert_eq!(a.base_lid, Some(13_247));
+        assert_eq!(a.sm_lid, Some(1));
+        assert_eq!(a.state, Some(PortState::Active));
+        assert_eq!(a.physical_state, Some(PhysState::LinkUp));
+        let rate = a.rate.as_ref().unwrap();
+        assert_eq!(rate.rate_gbps, 200.0);
+        assert_eq!(rate.lanes, Some(4));
+        assert_eq!(rate.generation.as_deref(), Some("HDR"));
+        assert_eq!(a.link_layer, Some(LinkLayer::Infiniband));
+        assert_eq!((a.span.first_line, a.span.last_line), (1, 8));
+        let b = &ports[1];
+        assert_eq!(b.default_gid, None);
+        assert_eq!(b.state, Some(PortState::Down));
+        assert_eq!(b.physical_state, Some(PhysState::Polling));
+        assert_eq!(b.rate.as_ref().unwrap().generation, None);
+        assert_eq!(b.link_layer, Some(LinkLayer::Infiniband));
+    }
+
+    #[test]
+    fn rates_of_every_generation() {
+        let r = parse_rate("2.5 Gb/sec (1X SDR)").unwrap();
+        assert_eq!((r.rate_gbps, r.lanes), (2.5, Some(1)));
+        let r = parse_rate("56 Gb/sec (4X FDR)").unwrap();
+        assert_eq!(r.generation.as_deref(), Some("FDR"));
+        let r = parse_rate("40 Gb/sec (4X FDR10)").unwrap();
+        assert_eq!(r.generation.as_deref(), Some("FDR10"));
+        let r = parse_rate("400 Gb/sec (4X NDR)").unwrap();
+        assert_eq!(r.rate_gbps, 400.0);
+        assert!(parse_rate("fast").is_none());
+        assert!(parse_rate("200 Gb/sec (four HDR)").is_none());
+    }
+
+    #[test]
+    fn bad_lines_are_warnings_and_unknown_values_are_not() {
+        let text = "Infiniband device 'mlx5_0' port 1 status:\n\tbase lid:\t 0xzz\n\tsm lid:\t unknown\n\tstrange line\n\tcolour:\t blue\n\tstate:\t\t 4: ACTIVE\n";
+        let parsed = parse(&lines_of(text));
+        let p = &parsed.value.ports[0];
+        assert_eq!(p.base_lid, None);
+        assert_eq!(p.sm_lid, None);
+        assert_eq!(p.state, Some(PortState::Active));
+        let lines: Vec<usize> = parsed.warnings.iter().map(|w| w.span.first_line).collect();
+        assert_eq!(lines, vec![2, 4, 5]);
+        assert!(parsed
+            .warnings
+            .iter()
+            .all(|w| w.kind == WarningKind::Unreadable));
+    }
+
+    #[test]
+    fn lines_before_any_header_are_warnings() {
+        let parsed = parse(&lines_of("\tstate:\t 4: ACTIVE\n"));
+        assert!(parsed.value.ports.is_empty());
+        assert_eq!(parsed.warnings.len(), 1);
+    }
+
+    #[test]
+    fn detects_only_the_header() {
+        let block = detect(&lines_of("Infiniband device 'mlx5_3' port 2 status:")).unwrap();
+        assert_eq!(block.key, "mlx5_3:2");
+        assert!(detect(&lines_of("Infiniband device 'mlx5_3' port x status:")).is_none());
+        assert!(detect(&lines_of("CA 'mlx5_0'")).is_none());
+    }
+
+    #[test]
+    fn render_then_parse_gives_the_same_model() {
+        let first = parse(&lines_of(TWO_PORTS)).value;
+        let again = parse(&lines_of(&render(&first)));
+        assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+        let strip = |mut m: Ibstatus| {
+            for p in &mut m.ports {
+                p.span = crate::span::LineSpan::line(1);
+            }
+            m
+        };
+        assert_eq!(strip(first), strip(again.value));
+    }
+}

@@ -1,0 +1,690 @@
+//! `ibv_devinfo`: RDMA devices and ports as libibverbs reports them.
+//!
+//! Forms handled (rdma-core `libibverbs/examples/devinfo.c`):
+//! - plain: `hca_id:` blocks with device fields (`transport`, `fw_ver`,
+//!   `node_guid` as `0002:c903:00a1:b2c3`, `vendor_id`, `phys_port_cnt`…) and
+//!   `port:` blocks (`state: PORT_ACTIVE (4)`, `max_mtu`, `sm_lid`,
+//!   `port_lid`, `port_lmc`, `link_layer`);
+//! - `-v`: dozens more device fields, capability flag names one per line under
+//!   their heading (`device_cap_flags: 0x…`, `general_odp_caps:`), statements
+//!   such as `core clock not supported`, and per port `active_width`,
+//!   `active_speed`, `effective_speed`, `phys_state` and `GID[  0]:` lines;
+//! - older libibverbs' `Device ports:` heading before the first port;
+//! - `-l`: `2 HCAs found:` then one device name a line.
+//!
+//! Fields the model does not name go into `extra` in order instead of being
+//! warned about; only lines that fit no shape at all are warnings.
+
+use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
+use crate::model::ibv_devinfo::{ExtraField, GidEntry, IbvDevice, IbvDevinfo, IbvPort};
+use crate::parse::text::{decimal_f64, decimal_u32, hex_u32, label_value, Unread};
+use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+
+pub(crate) const FORMAT: Format = Format {
+    kind: Kind::IbvDevinfo,
+    name: "ibv_devinfo",
+    command: |argv| argv.first() == Some(&"ibv_devinfo"),
+    detect,
+    parse: |lines| parse(lines).map(SectionData::IbvDevinfo),
+};
+
+/// Reads `ibv_devinfo` output.
+#[must_use]
+pub fn parse(lines: &[Line<'_>]) -> Parsed<IbvDevinfo> {
+    let mut out = IbvDevinfo::default();
+    let mut unread = Unread::default();
+    for line in lines.iter().filter(|l| !l.is_blank()) {
+        read_line(line, &mut out, &mut unread);
+    }
+    Parsed {
+        value: out,
+        warnings: unread.finish(),
+    }
+}
+
+fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
+    let t = line.text().trim();
+    if let Some(count) = list_heading(t) {
+        out.listed_count = Some(count);
+        return;
+    }
+    let labelled = label_value(t);
+    if let Some(("hca_id", name)) = labelled {
+        out.devices.push(IbvDevice {
+            hca_id: name.to_owned(),
+            span: line.span(),
+            ..IbvDevice::default()
+        });
+        return;
+    }
+    let Some(device) = out.devices.last_mut() else {
+        if out.listed_count.is_some() && is_device_name(t) {
+            out.listed.push(t.to_owned());
+        } else {
+            unread.line(line, "not ibv_devinfo output (expected `hca_id:`)");
+        }
+        return;
+    };
+    device.span = device.span.join(line.span());
+    match labelled {
+        Some(("port", number)) => match decimal_u32(number) {
+            Ok(n) => device.ports.push(IbvPort {
+                number: n,
+                span: line.span(),
+                ..IbvPort::default()
+            }),
+            Err(e) => unread.number(line, "port", e),
+        },
+        Some(("Device ports", "")) if device.ports.is_empty() => device.device_ports_heading = true,
+        Some((label, value)) => match device.ports.last_mut() {
+            Some(port) => {
+                port.span = port.span.join(line.span());
+                read_port_field(line, label, value, port, unread);
+            }
+            None => read_device_field(line, label, value, device, unread),
+        },
+        None => read_bare_line(line, t, device, unread),
+    }
+}
+
+/// `2 HCAs found:` / `1 HCA found:` → the count.
+fn list_heading(t: &str) -> Option<u32> {
+    let rest = t
+        .strip_suffix(" HCAs found:")
+        .or_else(|| t.strip_suffix(" HCA found:"))?;
+    decimal_u32(rest).ok()
+}
+
+fn is_device_name(t: &str) -> bool {
+    !t.is_empty()
+        && t.len() <= 64
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+}
+
+/// A line without a colon: a flag under the previous heading, or a statement.
+fn read_bare_line(line: &Line<'_>, t: &str, device: &mut IbvDevice, unread: &mut Unread) {
+    if !device.ports.is_empty() {
+        unread.line(line, "not an ibv_devinfo `label: value` line");
+        return;
+    }
+    if is_statement(t) {
+        device.extra.push(ExtraField {
+            label: t.to_owned(),
+            value: None,
+            items: Vec::new(),
+        });
+        return;
+    }
+    match device.extra.last_mut() {
+        Some(heading) if heading.value.is_some() => heading.items.push(t.to_owned()),
+        _ => unread.line(line, "flag line without a heading before it"),
+    }
+}
+
+/// devinfo.c's sentences: `core clock not supported`, `tag matching not supported`.
+fn is_statement(t: &str) -> bool {
+    t.ends_with(" not supported")
+}
+
+fn read_device_field(
+    line: &Line<'_>,
+    label: &str,
+    value: &str,
+    device: &mut IbvDevice,
+    unread: &mut Unread,
+) {
+    let owned = || Some(value.to_owned());
+    match label {
+        "transport" => device.transport = owned(),
+        "fw_ver" => device.fw_ver = owned(),
+        "hw_ver" => device.hw_ver = owned(),
+        "board_id" => device.board_id = owned(),
+        "node_guid" | "sys_image_guid" => match Guid::parse(value) {
+            Some(g) if label == "node_guid" => device.node_guid = Some(g),
+            Some(g) => device.sys_image_guid = Some(g),
+            None => unread.line(line, &format!("`{label}` is not a GUID")),
+        },
+        "vendor_id" => match hex_u32(value) {
+            Ok(v) => device.vendor_id = Some(v),
+            Err(e) => unread.number(line, label, e),
+        },
+        "vendor_part_id" => set_decimal(line, label, value, &mut device.vendor_part_id, unread),
+        "phys_port_cnt" => set_decimal(line, label, value, &mut device.phys_port_cnt, unread),
+        "Unknown flags" => match device.extra.last_mut() {
+            Some(heading) if heading.value.is_some() => {
+                heading.items.push(format!("{label}: {value}"));
+            }
+            _ => device.extra.push(ExtraField::labelled(label, value)),
+        },
+        _ => device.extra.push(ExtraField::labelled(label, value)),
+    }
+}
+
+fn read_port_field(
+    line: &Line<'_>,
+    label: &str,
+    value: &str,
+    port: &mut IbvPort,
+    unread: &mut Unread,
+) {
+    if let Some(index) = gid_index(label) {
+        match index {
+            Some(index) => port.gids.push(gid_entry(index, value)),
+            None => unread.line(line, "GID index is not a number"),
+        }
+        return;
+    }
+    // devinfo.c prints `invalid …` for values outside the spec: that is the
+    // tool's answer, not a line we failed to read, so it is kept as printed.
+    if value.starts_with("invalid") {
+        port.extra.push(ExtraField::labelled(label, value));
+        return;
+    }
+    let first = value.split_whitespace().next().unwrap_or("");
+    match label {
+        "state" => port.state = Some(PortState::parse(value)),
+        "phys_state" => port.phys_state = Some(PhysState::parse(value)),
+        "link_layer" => port.link_layer = Some(LinkLayer::parse(value)),
+        "max_mtu" => set_decimal(line, label, first, &mut port.max_mtu, unread),
+        "active_mtu" => set_decimal(line, label, first, &mut port.active_mtu, unread),
+        "sm_lid" => set_decimal(line, label, value, &mut port.sm_lid, unread),
+        "port_lid" => set_decimal(line, label, value, &mut port.port_lid, unread),
+        "port_lmc" => match hex_u32(value) {
+            Ok(v) => port.port_lmc = Some(v),
+            Err(e) => unread.number(line, label, e),
+        },
+        "active_width" => match first.strip_suffix('X').map(decimal_u32) {
+            Some(Ok(lanes)) => port.active_width_lanes = Some(lanes),
+            Some(Err(e)) => unread.number(line, label, e),
+            None => unread.line(line, "`active_width` is not `<n>X`"),
+        },
+        "active_speed" | "effective_speed" => match gbps(value) {
+            Some(v) if label == "active_speed" => port.active_speed_gbps = Some(v),
+            Some(v) => port.effective_speed_gbps = Some(v),
+            None => unread.line(line, &format!("`{label}` is not `<n> Gbps`")),
+        },
+        _ => port.extra.push(ExtraField::labelled(label, value)),
+    }
+}
+
+fn set_decimal(
+    line: &Line<'_>,
+    label: &str,
+    value: &str,
+    slot: &mut Option<u32>,
+    unread: &mut Unread,
+) {
+    match decimal_u32(value) {
+        Ok(v) => *slot = Some(v),
+        Err(e) => unread.number(line, label, e),
+    }
+}
+
+/// `25.0 Gbps (32)` or `25.0 Gbps` → 25.0.
+fn gbps(value: &str) -> Option<f64> {
+    let mut words = value.split_whitespace();
+    let number = decimal_f64(words.next()?)?;
+    (words.next()? == "Gbps").then_some(number)
+}
+
+/// `GID[  0]` → Some(Some(0)); `GID[x]` → Some(None); other labels → None.
+fn gid_index(label: &str) -> Option<Option<u32>> {
+    let inner = label.strip_prefix("GID[")?.strip_suffix(']')?;
+    Some(decimal_u32(inner).ok())
+}
+
+/// `fe80:…:b2c3` or `0000:…:0001, RoCE v2`.
+fn gid_entry(index: u32, value: &str) -> GidEntry {
+    let (gid, kind) = match value.split_once(',') {
+        Some((gid, kind)) => (gid.trim(), Some(kind.trim().to_owned())),
+        None => (value, None),
+    };
+    GidEntry {
+        index,
+        gid: gid.to_owned(),
+        kind,
+    }
+}
+
+/// Recognises `hca_id:` (keyed by device) and the `-l` heading.
+fn detect(lines: &[Line<'_>]) -> Option<Block> {
+    let t = lines.first()?.text().trim();
+    if list_heading(t).is_some() {
+        return Some(Block::keyed("HCAs found"));
+    }
+    match label_value(t) {
+        Some(("hca_id", name)) if !name.is_empty() => Some(Block::keyed(name)),
+        _ => None,
+    }
+}
+
+/// Renders a model in ibv_devinfo's own layout. Used by the round-trip tests.
+#[must_use]
+pub fn render(info: &IbvDevinfo) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    if let Some(count) = info.listed_count {
+        let plural = if count == 1 { "" } else { "s" };
+        let _ = writeln!(s, "{count} HCA{plural} found:");
+    }
+    for name in &info.listed {
+        let _ = writeln!(s, "\t{name}");
+    }
+    for d in &info.devices {
+        let _ = writeln!(s, "hca_id:\t{}", d.hca_id);
+        let field = |s: &mut String, label: &str, value: Option<String>| {
+            if let Some(v) = value {
+                let _ = writeln!(s, "\t{label}:\t\t\t{v}");
+            }
+        };
+        field(&mut s, "transport", d.transport.clone());
+        field(&mut s, "fw_ver", d.fw_ver.clone());
+        field(&mut s, "node_guid", d.node_guid.map(colon_guid));
+        field(&mut s, "sys_image_guid", d.sys_image_guid.map(colon_guid));
+        field(
+            &mut s,
+            "vendor_id",
+            d.vendor_id.map(|v| format!("0x{v:04x}")),
+        );
+        field(
+            &mut s,
+            "vendor_part_id",
+            d.vendor_part_id.map(|v| v.to_string()),
+        );
+        field(&mut s, "hw_ver", d.hw_ver.clone());
+        field(&mut s, "board_id", d.board_id.clone());
+        field(
+            &mut s,
+            "phys_port_cnt",
+            d.phys_port_cnt.map(|v| v.to_string()),
+        );
+        render_extra(&mut s, &d.extra, "\t");
+        if d.device_ports_heading {
+            let _ = writeln!(s, "\tDevice ports:");
+        }
+        for p in &d.ports {
+            render_port(&mut s, p);
+        }
+    }
+    s
+}
+
+fn render_port(s: &mut String, p: &IbvPort) {
+    use std::fmt::Write as _;
+    let _ = writeln!(s, "\t\tport:\t{}", p.number);
+    let field = |s: &mut String, label: &str, value: Option<String>| {
+        if let Some(v) = value {
+            let _ = writeln!(s, "\t\t\t{label}:\t\t{v}");
+        }
+    };
+    field(s, "state", p.state.map(|v| state_text(v).to_owned()));
+    field(
+        s,
+        "max_mtu",
+        p.max_mtu.map(|v| format!("{v} ({})", mtu_code(v))),
+    );
+    field(
+        s,
+        "active_mtu",
+        p.active_mtu.map(|v| format!("{v} ({})", mtu_code(v))),
+    );
+    field(s, "sm_lid", p.sm_lid.map(|v| v.to_string()));
+    field(s, "port_lid", p.port_lid.map(|v| v.to_string()));
+    field(s, "port_lmc", p.port_lmc.map(|v| format!("0x{v:02x}")));
+    field(
+        s,
+        "link_layer",
+        p.link_layer.map(|l| layer_text(l).to_owned()),
+    );
+    render_extra(s, &p.extra, "\t\t\t");
+    field(
+        s,
+        "active_width",
+        p.active_width_lanes.map(|v| format!("{v}X")),
+    );
+    field(
+        s,
+        "active_speed",
+        p.active_speed_gbps.map(|v| format!("{v:.1} Gbps")),
+    );
+    field(
+        s,
+        "effective_speed",
+        p.effective_speed_gbps.map(|v| format!("{v:.1} Gbps")),
+    );
+    field(
+        s,
+        "phys_state",
+        p.phys_state.map(|v| phys_text(v).to_owned()),
+    );
+    for g in &p.gids {
+        let kind = g
+            .kind
+            .as_ref()
+            .map(|k| format!(", {k}"))
+            .unwrap_or_default();
+        let _ = writeln!(s, "\t\t\tGID[{:>3}]:\t\t{}{kind}", g.index, g.gid);
+    }
+    s.push('\n');
+}
+
+fn render_extra(s: &mut String, extra: &[ExtraField], indent: &str) {
+    use std::fmt::Write as _;
+    for f in extra {
+        match &f.value {
+            Some(v) => {
+                let _ = writeln!(s, "{indent}{}:\t\t{v}", f.label);
+            }
+            None => {
+                let _ = writeln!(s, "{indent}{}", f.label);
+            }
+        }
+        for item in &f.items {
+            let _ = writeln!(s, "\t\t\t\t\t{item}");
+        }
+    }
+}
+
+/// `0002:c903:00a1:b2c3`, as devinfo.c prints GUIDs.
+fn colon_guid(g: Guid) -> String {
+    let v = g.0;
+    format!(
+        "{:04x}:{:04x}:{:04x}:{:04x}",
+        (v >> 48) & 0xffff,
+        (v >> 32) & 0xffff,
+        (v >> 16) & 0xffff,
+        v & 0xffff
+    )
+}
+
+fn mtu_code(bytes: u32) -> u32 {
+    match bytes {
+        256 => 1,
+        512 => 2,
+        1024 => 3,
+        2048 => 4,
+        4096 => 5,
+        _ => 0,
+    }
+}
+
+fn state_text(s: PortState) -> &'static str {
+    match s {
+        PortState::Down => "PORT_DOWN (1)",
+        PortState::Initializing => "PORT_INIT (2)",
+        PortState::Armed => "PORT_ARMED (3)",
+        PortState::Active => "PORT_ACTIVE (4)",
+        PortState::Unknown => "PORT_NOP (0)",
+    }
+}
+
+fn phys_text(s: PhysState) -> &'static str {
+    match s {
+        PhysState::NoStateChange => "NO_STATE_CHANGE (0)",
+        PhysState::Sleep => "SLEEP (1)",
+        PhysState::Polling => "POLLING (2)",
+        PhysState::Disabled => "DISABLED (3)",
+        PhysState::PortConfigurationTraining => "PORT_CONFIGURATION TRAINNING (4)",
+        PhysState::LinkUp => "LINK_UP (5)",
+        PhysState::LinkErrorRecovery => "LINK_ERROR_RECOVERY (6)",
+        PhysState::PhyTest => "PHY TEST (7)",
+        PhysState::Unknown => "UNKNOWN (8)",
+    }
+}
+
+fn layer_text(l: LinkLayer) -> &'static str {
+    match l {
+        LinkLayer::Infiniband => "InfiniBand",
+        LinkLayer::Ethernet => "Ethernet",
+        LinkLayer::Unknown => "Unknown",
+    }
+}
+
+/// `2 device(s), 2 port(s): 1 PORT_ACTIVE, 1 PORT_DOWN`.
+#[must_use]
+pub fn summary(info: &IbvDevinfo) -> String {
+    if info.devices.is_empty() {
+        return format!("{} device name(s)", info.listed.len());
+    }
+    let mut states: Vec<(&str, usize)> = Vec::new();
+    let ports: Vec<&IbvPort> = info.devices.iter().flat_map(|d| &d.ports).collect();
+    for p in &ports {
+        let name = p.state.map_or("no state", |s| {
+            state_text(s).split(' ').next().unwrap_or("")
+        });
+        match states.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => *count += 1,
+            None => states.push((name, 1)),
+        }
+    }
+    let states: Vec<String> = states.iter().map(|(n, c)| format!("{c} {n}")).collect();
+    format!(
+        "{} device(s), {} port(s){}{}",
+        info.devices.len(),
+        ports.len(),
+        if states.is_empty() { "" } else { ": " },
+        states.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::WarningKind;
+    use crate::parse::lines_of;
+
+    const PLAIN: &str = "hca_id:\tmlx5_0
+\ttransport:\t\t\tInfiniBand (0)
+\tfw_ver:\t\t\t\t20.31.1014
+\tnode_guid:\t\t\t0c42:a103:00a1:b2c3
+\tsys_image_guid:\t\t\t0c42:a103:00a1:b2c3
+\tvendor_id:\t\t\t0x02c9
+\tvendor_part_id:\t\t\t4123
+\thw_ver:\t\t\t\t0x0
+\tboard_id:\t\t\tMT_0000000222
+\tphys_port_cnt:\t\t\t1
+\t\tport:\t1
+\t\t\tstate:\t\t\tPORT_ACTIVE (4)
+\t\t\tmax_mtu:\t\t4096 (5)
+\t\t\tactive_mtu:\t\t4096 (5)
+\t\t\tsm_lid:\t\t\t1
+\t\t\tport_lid:\t\t17
+\t\t\tport_lmc:\t\t0x00
+\t\t\tlink_layer:\t\tInfiniBand
+
+hca_id:\tmlx5_1
+\ttransport:\t\t\tInfiniBand (0)
+\tphys_port_cnt:\t\t\t1
+\t\tport:\t1
+\t\t\tstate:\t\t\tPORT_DOWN (1)
+\t\t\tport_lid:\t\t65535
+\t\t\tlink_layer:\t\tEthernet
+";
+
+    const VERBOSE: &str = "hca_id:\tmlx5_0
+\ttransport:\t\t\tInfiniBand (0)
+\tphys_port_cnt:\t\t\t1
+\tmax_mr_size:\t\t\t0xffffffffffffffff
+\tmax_qp:\t\t\t\t131072
+\tdevice_cap_flags:\t\t0xed721c36
+\t\t\t\t\tBAD_PKEY_CNTR
+\t\t\t\t\tBAD_QKEY_CNTR
+\t\t\t\t\tUnknown flags: 0xC8400000
+\tmax_sge:\t\t\t30
+\tgeneral_odp_caps:
+\t\t\t\t\tODP_SUPPORT
+\trc_odp_caps:
+\t\t\t\t\tSUPPORT_SEND
+\tcompletion_timestamp_mask not supported
+\traw packet caps:
+\t\t\t\t\tC-VLAN stripping offload
+\trss_caps:
+\t\tmax_rwq_indirection_tables:\t\t\t0
+\t\tport:\t1
+\t\t\tstate:\t\t\tPORT_ACTIVE (4)
+\t\t\tmax_msg_sz:\t\t0x40000000
+\t\t\tport_cap_flags:\t\t0xa651e848
+\t\t\tmax_vl_num:\t\t4 (3)
+\t\t\tbad_pkey_cntr:\t\t0x0
+\t\t\tactive_width:\t\t1X (1)
+\t\t\tactive_speed:\t\t25.0 Gbps (32)
+\t\t\tphys_state:\t\tLINK_UP (5)
+\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0c42:a103:00a1:b2c3
+\t\t\tGID[  3]:\t\t0000:0000:0000:0000:0000:ffff:0a00:0001, RoCE v2
+";
+
+    #[test]
+    fn reads_plain_devices_and_ports() {
+        let parsed = parse(&lines_of(PLAIN));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let d = &parsed.value.devices;
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[0].hca_id, "mlx5_0");
+        assert_eq!(d[0].node_guid, Some(Guid(0x0c42_a103_00a1_b2c3)));
+        assert_eq!(d[0].vendor_id, Some(0x02c9));
+        assert_eq!(d[0].vendor_part_id, Some(4123));
+        assert_eq!(d[0].board_id.as_deref(), Some("MT_0000000222"));
+        let p = &d[0].ports[0];
+        assert_eq!(p.state, Some(PortState::Active));
+        assert_eq!((p.max_mtu, p.active_mtu), (Some(4096), Some(4096)));
+        assert_eq!(
+            (p.sm_lid, p.port_lid, p.port_lmc),
+            (Some(1), Some(17), Some(0))
+        );
+        assert_eq!(p.link_layer, Some(LinkLayer::Infiniband));
+        assert_eq!((p.span.first_line, p.span.last_line), (11, 18));
+        let q = &d[1].ports[0];
+        assert_eq!(q.state, Some(PortState::Down));
+        assert_eq!(q.port_lid, Some(65_535));
+        assert_eq!(q.link_layer, Some(LinkLayer::Ethernet));
+    }
+
+    #[test]
+    fn verbose_fields_flags_statements_and_gids() {
+        let parsed = parse(&lines_of(VERBOSE));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let d = &parsed.value.devices[0];
+        let labels: Vec<&str> = d.extra.iter().map(|f| f.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "max_mr_size",
+                "max_qp",
+                "device_cap_flags",
+                "max_sge",
+                "general_odp_caps",
+                "rc_odp_caps",
+                "completion_timestamp_mask not supported",
+                "raw packet caps",
+                "rss_caps",
+                "max_rwq_indirection_tables"
+            ]
+        );
+        let flags = &d.extra[2];
+        assert_eq!(flags.value.as_deref(), Some("0xed721c36"));
+        assert_eq!(
+            flags.items,
+            [
+                "BAD_PKEY_CNTR",
+                "BAD_QKEY_CNTR",
+                "Unknown flags: 0xC8400000"
+            ]
+        );
+        assert_eq!(d.extra[6].value, None);
+        assert_eq!(d.extra[7].items, ["C-VLAN stripping offload"]);
+        let p = &d.ports[0];
+        assert_eq!(p.active_width_lanes, Some(1));
+        assert_eq!(p.active_speed_gbps, Some(25.0));
+        assert_eq!(p.rate_gbps(), Some(25.0));
+        assert_eq!(p.phys_state, Some(PhysState::LinkUp));
+        assert_eq!(p.gids.len(), 2);
+        assert_eq!(p.gids[1].index, 3);
+        assert_eq!(p.gids[1].kind.as_deref(), Some("RoCE v2"));
+        let port_extra: Vec<&str> = p.extra.iter().map(|f| f.label.as_str()).collect();
+        assert_eq!(
+            port_extra,
+            [
+                "max_msg_sz",
+                "port_cap_flags",
+                "max_vl_num",
+                "bad_pkey_cntr"
+            ]
+        );
+    }
+
+    #[test]
+    fn older_device_ports_heading_and_list_form() {
+        let text = "hca_id:\tmlx4_0\n\tphys_port_cnt:\t\t\t2\n\tDevice ports:\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_INIT (2)\n";
+        let parsed = parse(&lines_of(text));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let d = &parsed.value.devices[0];
+        assert!(d.device_ports_heading);
+        assert_eq!(d.ports[0].state, Some(PortState::Initializing));
+
+        let parsed = parse(&lines_of("2 HCAs found:\n\tmlx5_0\n\tmlx5_1\n\n"));
+        assert!(parsed.warnings.is_empty());
+        assert_eq!(parsed.value.listed_count, Some(2));
+        assert_eq!(parsed.value.listed, ["mlx5_0", "mlx5_1"]);
+    }
+
+    #[test]
+    fn unreadable_lines_are_warnings_and_invalid_values_are_kept() {
+        let text = "hca_id:\tmlx5_0\n\tnode_guid:\t\t\tnot-a-guid\n\t\tport:\t1\n\t\t\tport_lid:\t\tlots\n\t\t\tactive_speed:\t\tinvalid speed (0)\n\t\t\tsm_lid:\t\t\t99999999999\n\t\t\tstray words\n";
+        let parsed = parse(&lines_of(text));
+        let p = &parsed.value.devices[0].ports[0];
+        assert_eq!(p.port_lid, None);
+        assert_eq!(p.active_speed_gbps, None);
+        assert_eq!(p.extra[0].value.as_deref(), Some("invalid speed (0)"));
+        let found: Vec<(usize, WarningKind)> = parsed
+            .warnings
+            .iter()
+            .map(|w| (w.span.first_line, w.kind))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (2, WarningKind::Unreadable),
+                (4, WarningKind::Unreadable),
+                (6, WarningKind::OutOfRange),
+                (7, WarningKind::Unreadable)
+            ]
+        );
+    }
+
+    #[test]
+    fn flag_line_with_nothing_before_it_is_a_warning() {
+        let parsed = parse(&lines_of("hca_id:\tmlx5_0\n\t\t\t\t\tRESIZE_MAX_WR\n"));
+        assert_eq!(parsed.warnings.len(), 1);
+        let parsed = parse(&lines_of("RESIZE_MAX_WR\n"));
+        assert_eq!(parsed.warnings.len(), 1);
+    }
+
+    #[test]
+    fn detects_device_blocks_and_the_list() {
+        assert_eq!(detect(&lines_of("hca_id:\tmlx5_2")).unwrap().key, "mlx5_2");
+        assert!(detect(&lines_of("1 HCA found:")).is_some());
+        assert!(detect(&lines_of("hca_id:")).is_none());
+        assert!(detect(&lines_of("CA 'mlx5_0'")).is_none());
+    }
+
+    #[test]
+    fn render_then_parse_gives_the_same_model() {
+        for text in [PLAIN, VERBOSE] {
+            let first = parse(&lines_of(text)).value;
+            let again = parse(&lines_of(&render(&first)));
+            assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+            assert_eq!(strip_spans(first), strip_spans(again.value));
+        }
+    }
+
+    pub(crate) fn strip_spans(mut m: IbvDevinfo) -> IbvDevinfo {
+        for d in &mut m.devices {
+            d.span = crate::span::LineSpan::line(1);
+            for p in &mut d.ports {
+                p.span = crate::span::LineSpan::line(1);
+            }
+        }
+        m
+    }
+}

@@ -1,0 +1,527 @@
+//! The shapes of single `nvidia-smi nvlink` lines.
+//!
+//! Every mode prints `GPU N: NAME (UUID: …)` headers and `Link N…` lines
+//! whose payload says which mode printed them, so a line is classified on its
+//! own, without knowing the command. Indentation is ignored: real output has
+//! a tab and a space before `Link`, pastes have anything from nothing to nine
+//! spaces.
+
+use crate::model::nvlink::NvlinkMode;
+use crate::parse::text::{decimal_f64, decimal_u32, decimal_u64, label_value, NumberError};
+use nom::bytes::complete::tag;
+use nom::character::complete::{digit1, space1};
+use nom::sequence::preceded;
+use nom::{IResult, Parser};
+
+/// What one line says.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Shape<'a> {
+    /// `GPU 0: NVIDIA H200 (UUID: GPU-d4a16625-…)`.
+    GpuHeader(GpuHeader<'a>),
+    /// `Link N…`: a fact about one link.
+    Link(u32, LinkFact<'a>),
+    /// `-ec`: `Lane 0 ECC Correction Count: 374 (Overflow=0)`.
+    Lane {
+        lane: u32,
+        count: u64,
+        overflow: u64,
+    },
+    /// `NVML: Unable to retrieve NVLink information as all links are inActive`.
+    AllLinksInactive,
+    /// `No devices were found` (bad `-i`, or no GPU at all).
+    NoDevices,
+    /// `GPU NVLINK bandwidth mode: FULL`.
+    BandwidthMode(&'a str),
+    /// `-info`: `NVLE: disabled`, `Firmware Version: N/A`, Blackwell firmware parts.
+    Info(&'a str, &'a str),
+    /// `Low Power Threshold are in units of 100 us`.
+    LowPowerUnit(u64),
+    /// `Range of Low Power Threshold values are 1 to 8191`.
+    LowPowerRange(u64, u64),
+    /// One-line answers under a header: `Invalid Link`, `Not supported`.
+    GpuMessage(&'a str),
+    /// `...`, `[...]`: the person who pasted left lines out.
+    Elision,
+}
+
+/// `GPU N: NAME (UUID: …)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct GpuHeader<'a> {
+    pub index: u32,
+    pub name: &'a str,
+    pub uuid: Option<&'a str>,
+}
+
+/// The payload of a `Link N` line.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum LinkFact<'a> {
+    /// `Link 0:` alone: the heading of a `-ec` lane block.
+    LaneHeading,
+    /// `-s`: `26.562 GB/s`.
+    Speed(f64),
+    /// `-s`: `<inactive>`.
+    Inactive,
+    /// `-c`: `Link 0, P2P is supported: true`.
+    Capability(&'a str, bool),
+    /// `-e` (`Replay Errors: 0`), `-gt` (`Data Tx: 0 KiB`) and `-g`
+    /// (`Rx0: 0 KBytes, Tx0: 0 KBytes`, several on one line).
+    Counters(Vec<(&'a str, u64)>, CounterUnit),
+    /// `-p` (`00000000:D5:00.0`) and `-R` (`Remote Device …: Link 6`).
+    Remote(&'a str, Option<u32>),
+    /// `-gLowPwrInfo`: `Low Power Mode: Low Power State`.
+    LowPowerMode(&'a str),
+    /// `-gLowPwrInfo`: `Low Power Threshold: 50000 us`.
+    LowPowerThreshold(u64),
+}
+
+/// How a counter's value was printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CounterUnit {
+    /// A plain count (`-e`).
+    Count,
+    /// `KiB` (`-gt d|r`).
+    Kib,
+    /// `KBytes` (deprecated `-g`), taken as KiB.
+    KBytes,
+}
+
+impl LinkFact<'_> {
+    /// The mode whose output has this shape.
+    pub(super) fn mode(&self) -> NvlinkMode {
+        match self {
+            Self::LaneHeading => NvlinkMode::LaneEcc,
+            Self::Speed(_) | Self::Inactive => NvlinkMode::Status,
+            Self::Capability(..) => NvlinkMode::Capabilities,
+            Self::Counters(counters, unit) => match unit {
+                CounterUnit::Count => NvlinkMode::ErrorCounters,
+                CounterUnit::KBytes => NvlinkMode::LegacyCounters,
+                CounterUnit::Kib => {
+                    let raw = counters
+                        .first()
+                        .is_some_and(|(name, _)| name.to_ascii_lowercase().starts_with("raw"));
+                    if raw {
+                        NvlinkMode::ThroughputRaw
+                    } else {
+                        NvlinkMode::ThroughputData
+                    }
+                }
+            },
+            Self::Remote(_, None) => NvlinkMode::RemotePciBusId,
+            Self::Remote(_, Some(_)) => NvlinkMode::RemoteLinkInfo,
+            Self::LowPowerMode(_) | Self::LowPowerThreshold(_) => NvlinkMode::LowPowerInfo,
+        }
+    }
+}
+
+/// Why a line did not fit any shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Misfit {
+    /// Not an nvlink line at all.
+    Unknown(&'static str),
+    /// The right shape, with a number too large to hold.
+    TooLarge(&'static str),
+}
+
+/// `-info` labels: H200 prints the first two; GB200 adds the firmware parts.
+pub(super) const INFO_LABELS: &[&str] = &[
+    "NVLE",
+    "Firmware Version",
+    "MSE",
+    "NETIR",
+    "NETIR UPHY",
+    "NETIR CLN",
+    "NETIR DLN",
+];
+
+/// Classifies one line (already known not to be blank).
+pub(super) fn shape(line: &str) -> Result<Shape<'_>, Misfit> {
+    let t = line.trim();
+    if let Some(header) = gpu_header(t) {
+        return Ok(Shape::GpuHeader(header));
+    }
+    if let Some((link, rest)) = link_prefix(t) {
+        return link_fact(rest).map(|fact| Shape::Link(link, fact));
+    }
+    if t.starts_with("Lane ") {
+        return lane(t);
+    }
+    if is_all_links_inactive(t) {
+        return Ok(Shape::AllLinksInactive);
+    }
+    if t.eq_ignore_ascii_case("No devices were found") {
+        return Ok(Shape::NoDevices);
+    }
+    if let Some(mode) = t.strip_prefix("GPU NVLINK bandwidth mode:") {
+        return Ok(Shape::BandwidthMode(mode.trim()));
+    }
+    if let Some(shape) = low_power_info(t) {
+        return shape;
+    }
+    if matches!(t, "Invalid Link" | "Not supported" | "Not Supported") {
+        return Ok(Shape::GpuMessage(t));
+    }
+    if is_elision(t) {
+        return Ok(Shape::Elision);
+    }
+    match label_value(t) {
+        Some((label, value)) if INFO_LABELS.contains(&label) => Ok(Shape::Info(label, value)),
+        _ => Err(Misfit::Unknown("not a line of `nvidia-smi nvlink` output")),
+    }
+}
+
+/// `GPU 0: NAME (UUID: GPU-…)`; the UUID part is optional here (some pastes
+/// cut it), detection insists on it.
+pub(super) fn gpu_header(t: &str) -> Option<GpuHeader<'_>> {
+    let parsed: IResult<&str, &str> = preceded((tag("GPU"), space1), digit1).parse(t);
+    let (rest, digits) = parsed.ok()?;
+    // `GPU 0: NAME`, not `GPU 00000000:18:00.0` (nvidia-smi -q's PCI headers).
+    let rest = rest.strip_prefix(':')?;
+    if !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    let rest = rest.trim();
+    let index = digits.parse().ok()?;
+    let (name, uuid) = match rest.split_once("(UUID:") {
+        Some((name, uuid)) => {
+            let uuid = uuid.trim().trim_end_matches(')').trim();
+            (name.trim(), (!uuid.is_empty()).then_some(uuid))
+        }
+        None => (rest, None),
+    };
+    (!name.is_empty()).then_some(GpuHeader { index, name, uuid })
+}
+
+/// `Link 12` followed by `:` or `,` → (12, the text after the number).
+fn link_prefix(t: &str) -> Option<(u32, &str)> {
+    let parsed: IResult<&str, &str> = preceded((tag("Link"), space1), digit1).parse(t);
+    let (rest, digits) = parsed.ok()?;
+    if !(rest.starts_with(':') || rest.starts_with(',')) {
+        return None;
+    }
+    Some((digits.parse().ok()?, rest))
+}
+
+fn link_fact(rest: &str) -> Result<LinkFact<'_>, Misfit> {
+    if let Some(capability) = rest.strip_prefix(',') {
+        return capability_fact(capability);
+    }
+    let payload = rest.get(1..).unwrap_or_default().trim();
+    if payload.is_empty() {
+        return Ok(LinkFact::LaneHeading);
+    }
+    if payload.eq_ignore_ascii_case("<inactive>") {
+        return Ok(LinkFact::Inactive);
+    }
+    if let Some(number) = payload.strip_suffix("GB/s") {
+        return decimal_f64(number)
+            .map(LinkFact::Speed)
+            .ok_or(Misfit::Unknown("link speed is not a number"));
+    }
+    if let Some(remote) = payload.strip_prefix("Remote Device") {
+        return remote_link(remote.trim());
+    }
+    if is_pci_bus_id(payload) {
+        return Ok(LinkFact::Remote(payload, None));
+    }
+    if let Some(mode) = payload.strip_prefix("Low Power Mode:") {
+        return Ok(LinkFact::LowPowerMode(mode.trim()));
+    }
+    if let Some(threshold) = payload.strip_prefix("Low Power Threshold:") {
+        let number = threshold.trim().strip_suffix("us").unwrap_or(threshold);
+        return number_of(number, "`Low Power Threshold`").map(LinkFact::LowPowerThreshold);
+    }
+    counters(payload)
+}
+
+/// `, P2P is supported: true`.
+fn capability_fact(text: &str) -> Result<LinkFact<'_>, Misfit> {
+    let (label, value) = label_value(text).ok_or(Misfit::Unknown("capability without a value"))?;
+    let supported = match value {
+        "true" | "True" | "TRUE" => true,
+        "false" | "False" | "FALSE" => false,
+        _ => return Err(Misfit::Unknown("capability is neither true nor false")),
+    };
+    Ok(LinkFact::Capability(label, supported))
+}
+
+/// `00000000:D5:00.0: Link 6`. The bus id itself contains colons, so the
+/// split is at the last `: Link`.
+fn remote_link(text: &str) -> Result<LinkFact<'_>, Misfit> {
+    let (bus_id, link) = text
+        .rsplit_once(": Link")
+        .ok_or(Misfit::Unknown("remote device without `: Link N`"))?;
+    let bus_id = bus_id.trim();
+    if !is_pci_bus_id(bus_id) {
+        return Err(Misfit::Unknown("remote device is not a PCI bus id"));
+    }
+    match decimal_u32(link) {
+        Ok(n) => Ok(LinkFact::Remote(bus_id, Some(n))),
+        Err(NumberError::TooLarge) => Err(Misfit::TooLarge("remote link number")),
+        Err(NumberError::NotANumber) => Err(Misfit::Unknown("remote link is not a number")),
+    }
+}
+
+/// `Replay Errors: 0`, `Data Tx: 12 KiB`, `Rx0: 0 KBytes, Tx0: 0 KBytes`.
+fn counters(payload: &str) -> Result<LinkFact<'_>, Misfit> {
+    let mut unit = None;
+    let mut out = Vec::new();
+    for part in payload.split(", ") {
+        let (name, value) = label_value(part).ok_or(Misfit::Unknown(
+            "not a known `Link N:` line (speed, counter, remote device …)",
+        ))?;
+        let (number, this_unit) = if let Some(n) = value.strip_suffix("KiB") {
+            (n, CounterUnit::Kib)
+        } else if let Some(n) = value.strip_suffix("KBytes") {
+            (n, CounterUnit::KBytes)
+        } else {
+            (value, CounterUnit::Count)
+        };
+        if unit.is_some_and(|u| u != this_unit) {
+            return Err(Misfit::Unknown("counters with different units on one line"));
+        }
+        unit = Some(this_unit);
+        out.push((name, number_of(number, "counter")?));
+    }
+    let unit = unit.ok_or(Misfit::Unknown("empty link line"))?;
+    Ok(LinkFact::Counters(out, unit))
+}
+
+/// `Lane 0 ECC Correction Count: 374 (Overflow=0)`.
+fn lane(t: &str) -> Result<Shape<'_>, Misfit> {
+    let misfit = Misfit::Unknown("not a `Lane N ECC Correction Count: C (Overflow=O)` line");
+    let rest = t.strip_prefix("Lane ").ok_or(misfit)?;
+    let (lane, rest) = rest.split_once(' ').ok_or(misfit)?;
+    let rest = rest.strip_prefix("ECC Correction Count:").ok_or(misfit)?;
+    let (count, overflow) = rest.split_once('(').ok_or(misfit)?;
+    let overflow = overflow
+        .trim()
+        .strip_prefix("Overflow=")
+        .and_then(|o| o.strip_suffix(')'))
+        .ok_or(misfit)?;
+    let lane = match decimal_u32(lane) {
+        Ok(n) => n,
+        Err(NumberError::TooLarge) => return Err(Misfit::TooLarge("lane number")),
+        Err(NumberError::NotANumber) => return Err(misfit),
+    };
+    Ok(Shape::Lane {
+        lane,
+        count: number_of(count, "ECC correction count")?,
+        overflow: number_of(overflow, "overflow flag")?,
+    })
+}
+
+fn number_of(text: &str, what: &'static str) -> Result<u64, Misfit> {
+    match decimal_u64(text) {
+        Ok(n) => Ok(n),
+        Err(NumberError::TooLarge) => Err(Misfit::TooLarge(what)),
+        Err(NumberError::NotANumber) => {
+            Err(Misfit::Unknown("a value that should be a number is not"))
+        }
+    }
+}
+
+/// Both spellings drivers use: `inActive` (555, 590) and `inactive`
+/// (azurehpc-health-checks test data). A health check that matched only one
+/// of them had to be fixed (azurehpc-health-checks PR#132).
+pub(super) fn is_all_links_inactive(t: &str) -> bool {
+    let lower = t.to_ascii_lowercase();
+    lower.contains("unable to retrieve nvlink information")
+        && lower.contains("all links are inactive")
+}
+
+/// `Low Power Threshold are in units of 100 us`,
+/// `Range of Low Power Threshold values are 1 to 8191`.
+fn low_power_info(t: &str) -> Option<Result<Shape<'_>, Misfit>> {
+    if let Some(rest) = t.strip_prefix("Low Power Threshold are in units of") {
+        let number = rest.trim().strip_suffix("us").unwrap_or(rest);
+        return Some(number_of(number, "low power unit").map(Shape::LowPowerUnit));
+    }
+    let rest = t.strip_prefix("Range of Low Power Threshold values are")?;
+    let Some((low, high)) = rest.split_once(" to ") else {
+        return Some(Err(Misfit::Unknown("low power range without `A to B`")));
+    };
+    Some(
+        number_of(low, "low power range")
+            .and_then(|l| number_of(high, "low power range").map(|h| Shape::LowPowerRange(l, h))),
+    )
+}
+
+/// `dddddddd:bb:dd.f` (domain of 4 or 8 hex digits).
+pub(super) fn is_pci_bus_id(t: &str) -> bool {
+    let hex = |s: &str, len: std::ops::RangeInclusive<usize>| {
+        len.contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
+    };
+    let mut parts = t.split(':');
+    let (Some(domain), Some(bus), Some(dev_fn), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let Some((device, function)) = dev_fn.split_once('.') else {
+        return false;
+    };
+    hex(domain, 4..=8) && hex(bus, 2..=2) && hex(device, 2..=2) && hex(function, 1..=1)
+}
+
+/// `...`, `....`, `[...]`, `…`: lines a person typed to say "cut here".
+fn is_elision(t: &str) -> bool {
+    let inner = t
+        .strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .unwrap_or(t);
+    (inner.len() >= 3 && inner.chars().all(|c| c == '.')) || inner == "…"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_headers_with_and_without_uuid() {
+        let h = gpu_header("GPU 0: NVIDIA H200 (UUID: GPU-d4a16625-4536-2b66-d7f0-0060bf86bff4)")
+            .unwrap();
+        assert_eq!(h.index, 0);
+        assert_eq!(h.name, "NVIDIA H200");
+        assert_eq!(h.uuid, Some("GPU-d4a16625-4536-2b66-d7f0-0060bf86bff4"));
+        let h = gpu_header("GPU 12: Tesla V100-SXM2-16GB").unwrap();
+        assert_eq!(
+            (h.index, h.name, h.uuid),
+            (12, "Tesla V100-SXM2-16GB", None)
+        );
+        assert!(gpu_header("GPU 00000000:18:00.0").is_none());
+        assert!(gpu_header("GPU NVLINK bandwidth mode: FULL").is_none());
+        assert!(gpu_header("GPU 1:").is_none());
+    }
+
+    #[test]
+    fn status_payloads() {
+        assert_eq!(
+            shape("\t Link 0: 26.562 GB/s"),
+            Ok(Shape::Link(0, LinkFact::Speed(26.562)))
+        );
+        assert_eq!(
+            shape("Link 11: 25 GB/s"),
+            Ok(Shape::Link(11, LinkFact::Speed(25.0)))
+        );
+        assert_eq!(
+            shape("         Link 4: <inactive>"),
+            Ok(Shape::Link(4, LinkFact::Inactive))
+        );
+        assert!(shape("Link 4: fast GB/s").is_err());
+    }
+
+    #[test]
+    fn counters_in_every_unit() {
+        assert_eq!(
+            shape("\t Link 0: CRC Errors: 65535"),
+            Ok(Shape::Link(
+                0,
+                LinkFact::Counters(vec![("CRC Errors", 65_535)], CounterUnit::Count)
+            ))
+        );
+        let raw = shape("\t Link 0: Raw Tx: 520106574 KiB").unwrap();
+        assert_eq!(
+            raw,
+            Shape::Link(
+                0,
+                LinkFact::Counters(vec![("Raw Tx", 520_106_574)], CounterUnit::Kib)
+            )
+        );
+        let Shape::Link(_, fact) = raw else {
+            unreachable!()
+        };
+        assert_eq!(fact.mode(), NvlinkMode::ThroughputRaw);
+        assert_eq!(
+            shape("         Link 1: Rx0: 100 KBytes, Tx0: 7 KBytes"),
+            Ok(Shape::Link(
+                1,
+                LinkFact::Counters(vec![("Rx0", 100), ("Tx0", 7)], CounterUnit::KBytes)
+            ))
+        );
+        assert_eq!(
+            shape("Link 0: Data Tx: 99999999999999999999 KiB"),
+            Err(Misfit::TooLarge("counter"))
+        );
+        assert!(shape("Link 0: Rx0: 1 KBytes, Tx0: 2 KiB").is_err());
+    }
+
+    #[test]
+    fn remote_ends_capabilities_lanes_and_low_power() {
+        assert_eq!(
+            shape("Link 4: Remote Device 00000000:D5:00.0: Link 6"),
+            Ok(Shape::Link(
+                4,
+                LinkFact::Remote("00000000:D5:00.0", Some(6))
+            ))
+        );
+        assert_eq!(
+            shape("\t Link 3: FFFFFFFF:FF:FF.0"),
+            Ok(Shape::Link(3, LinkFact::Remote("FFFFFFFF:FF:FF.0", None)))
+        );
+        assert_eq!(
+            shape("\t Link 5, SLI is supported: false"),
+            Ok(Shape::Link(
+                5,
+                LinkFact::Capability("SLI is supported", false)
+            ))
+        );
+        assert_eq!(
+            shape("\t\t Lane 1 ECC Correction Count: 275 (Overflow=1)"),
+            Ok(Shape::Lane {
+                lane: 1,
+                count: 275,
+                overflow: 1
+            })
+        );
+        assert_eq!(
+            shape("\t Link 9:"),
+            Ok(Shape::Link(9, LinkFact::LaneHeading))
+        );
+        assert_eq!(
+            shape("\t Link 0: Low Power Threshold: 50000 us"),
+            Ok(Shape::Link(0, LinkFact::LowPowerThreshold(50_000)))
+        );
+        assert_eq!(
+            shape("\t Range of Low Power Threshold values are 1 to 8191"),
+            Ok(Shape::LowPowerRange(1, 8191))
+        );
+        assert_eq!(
+            shape("\t Low Power Threshold are in units of 100 us"),
+            Ok(Shape::LowPowerUnit(100))
+        );
+    }
+
+    #[test]
+    fn messages_in_both_spellings() {
+        for t in [
+            "NVML: Unable to retrieve NVLink information as all links are inActive",
+            "NVML: Unable to retrieve NVLink information as all links are inactive",
+        ] {
+            assert_eq!(shape(t), Ok(Shape::AllLinksInactive));
+        }
+        assert_eq!(shape("No devices were found"), Ok(Shape::NoDevices));
+        assert_eq!(
+            shape("\t Invalid Link"),
+            Ok(Shape::GpuMessage("Invalid Link"))
+        );
+        assert_eq!(
+            shape("GPU NVLINK bandwidth mode: FULL"),
+            Ok(Shape::BandwidthMode("FULL"))
+        );
+        assert_eq!(
+            shape("\t NVLE: disabled"),
+            Ok(Shape::Info("NVLE", "disabled"))
+        );
+        assert_eq!(shape("[...]"), Ok(Shape::Elision));
+        assert!(shape("Temperature: 40 C").is_err());
+    }
+
+    #[test]
+    fn pci_bus_ids() {
+        assert!(is_pci_bus_id("00000000:D5:00.0"));
+        assert!(is_pci_bus_id("0000:18:00.1"));
+        assert!(!is_pci_bus_id("00000000:D5:00"));
+        assert!(!is_pci_bus_id("00000000:D5:00.0: Link 1"));
+        assert!(!is_pci_bus_id("zz:D5:00.0"));
+    }
+}

@@ -1,0 +1,397 @@
+//! `nvidia-smi nvlink` in all its read-only modes.
+//!
+//! Forms handled (observed in our H200 captures, driver 580, and in public
+//! samples; see `tests/fixtures/own/README.md`):
+//! - `-s`/`--status`: `Link 0: 26.562 GB/s`, `25 GB/s`, `<inactive>`, and
+//!   `NVML: Unable to retrieve NVLink information as all links are inActive`
+//!   (or `inactive`) under a GPU header;
+//! - `-c`: `Link 0, P2P is supported: true`;
+//! - `-e`: `Link 0: Replay Errors: 0` (any `Link N: <Name>: <int>` counter);
+//! - `-ec`: `Link 0:` then `Lane 0 ECC Correction Count: 374 (Overflow=0)`;
+//! - `-gt d` / `-gt r`: `Link 0: Data Tx: 0 KiB`, `Raw Rx: 147 KiB`;
+//! - deprecated `-g 0|1`: `Link 0: Rx0: 0 KBytes, Tx0: 0 KBytes`;
+//! - `-p`: `Link 0: FFFFFFFF:FF:FF.0`; `-R`: `Link 4: Remote Device 00000000:D5:00.0: Link 6`;
+//! - `-gLowPwrInfo`, `-gBwMode`, `-info`, `-cBridge` (headers only),
+//!   `-gLWidth` (`Not supported`), `-i`/`-l` filtered output and `Invalid Link`;
+//! - `No devices were found`, and no output at all (a host whose GPUs have no
+//!   NVLink prints nothing): an empty model, no warning.
+//!
+//! The mode is read from the shape of each line, not from the command, so a
+//! paste without its prompt parses the same. GPU headers alone are what
+//! `nvidia-smi -L` prints too: detection wants a link line (or an
+//! nvlink-only message) after the header; header-only output such as
+//! `-cBridge` is read when the prompt names `nvidia-smi nvlink`.
+
+mod grammar;
+mod render;
+
+pub use render::render;
+
+use crate::diag::WarningKind;
+use crate::model::nvlink::{LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkRemote};
+use crate::model::Counter;
+use crate::parse::text::Unread;
+use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use grammar::{CounterUnit, LinkFact, Misfit, Shape};
+
+pub(crate) const FORMAT: Format = Format {
+    kind: Kind::Nvlink,
+    name: "nvlink",
+    command: is_nvlink_command,
+    detect,
+    parse: |lines| parse(lines).map(SectionData::Nvlink),
+};
+
+/// `nvidia-smi nvlink …`, except the help text (`-h`), which is not data.
+fn is_nvlink_command(argv: &[&str]) -> bool {
+    let is_help = argv.iter().any(|a| matches!(*a, "-h" | "--help"));
+    argv.first() == Some(&"nvidia-smi") && argv.get(1) == Some(&"nvlink") && !is_help
+}
+
+/// `-c` labels as printed, and the keys the model uses for them.
+const CAPABILITIES: &[(&str, &str)] = &[
+    ("P2P is supported", "p2p_supported"),
+    (
+        "Access to system memory supported",
+        "system_memory_access_supported",
+    ),
+    ("P2P atomics supported", "p2p_atomics_supported"),
+    (
+        "System memory atomics supported",
+        "system_memory_atomics_supported",
+    ),
+    ("SLI is supported", "sli_supported"),
+    ("Link is supported", "link_supported"),
+];
+
+/// Reads `nvidia-smi nvlink` output of any read-only mode.
+#[must_use]
+pub fn parse(lines: &[Line<'_>]) -> Parsed<Nvlink> {
+    let mut reader = Reader::default();
+    for line in lines.iter().filter(|l| !l.is_blank()) {
+        reader.read(line);
+    }
+    Parsed {
+        value: reader.out,
+        warnings: reader.unread.finish(),
+    }
+}
+
+#[derive(Default)]
+struct Reader {
+    out: Nvlink,
+    unread: Unread,
+    /// The link of the last `Link N:` heading of a `-ec` block.
+    lane_link: Option<u32>,
+}
+
+impl Reader {
+    fn read(&mut self, line: &Line<'_>) {
+        let shape = match grammar::shape(line.text()) {
+            Ok(shape) => shape,
+            Err(Misfit::Unknown(why)) => return self.unread.line(line, why),
+            Err(Misfit::TooLarge(what)) => {
+                return self.unread.warn(
+                    WarningKind::OutOfRange,
+                    line.span(),
+                    format!("{what} is larger than 64 bits can hold; value ignored"),
+                )
+            }
+        };
+        match shape {
+            Shape::GpuHeader(h) => {
+                self.lane_link = None;
+                self.out.gpus.push(NvlinkGpu {
+                    index: h.index,
+                    name: h.name.to_owned(),
+                    uuid: h.uuid.map(str::to_owned),
+                    span: line.span(),
+                    ..NvlinkGpu::default()
+                });
+            }
+            Shape::Link(number, fact) => self.link_fact(line, number, fact),
+            Shape::Lane {
+                lane,
+                count,
+                overflow,
+            } => self.lane(line, lane, count, overflow),
+            Shape::AllLinksInactive => {
+                let text = line.text().trim().to_owned();
+                match self.gpu(line) {
+                    Some(gpu) => {
+                        gpu.all_links_inactive = true;
+                        gpu.messages.push(text);
+                        let note = format!("GPU {}: all links inactive", gpu.index);
+                        self.out.notes.push(note);
+                    }
+                    None => self.out.notes.push(text),
+                }
+            }
+            Shape::NoDevices => self.out.notes.push(line.text().trim().to_owned()),
+            Shape::BandwidthMode(mode) => {
+                self.saw(NvlinkMode::BandwidthMode);
+                self.out.bandwidth_mode = Some(mode.to_owned());
+            }
+            Shape::Info(label, value) => self.gpu_field(line, NvlinkMode::Info, |gpu| {
+                gpu.info.insert(label.to_owned(), value.to_owned());
+            }),
+            Shape::LowPowerUnit(unit) => self.gpu_field(line, NvlinkMode::LowPowerInfo, |gpu| {
+                gpu.low_power_threshold_unit_us = Some(unit);
+            }),
+            Shape::LowPowerRange(low, high) => {
+                self.gpu_field(line, NvlinkMode::LowPowerInfo, |gpu| {
+                    gpu.low_power_threshold_range = Some((low, high));
+                });
+            }
+            Shape::GpuMessage(message) => match self.gpu(line) {
+                Some(gpu) => gpu.messages.push(message.to_owned()),
+                None => self.out.notes.push(message.to_owned()),
+            },
+            Shape::Elision => self.unread.warn(
+                WarningKind::Truncated,
+                line.span(),
+                "the paste leaves lines out here; links may be missing",
+            ),
+        }
+    }
+
+    /// Records that a mode was seen.
+    fn saw(&mut self, mode: NvlinkMode) {
+        if !self.out.modes.contains(&mode) {
+            self.out.modes.push(mode);
+        }
+    }
+
+    /// The current GPU block, extended to cover `line`.
+    fn gpu(&mut self, line: &Line<'_>) -> Option<&mut NvlinkGpu> {
+        let gpu = self.out.gpus.last_mut()?;
+        gpu.span = gpu.span.join(line.span());
+        Some(gpu)
+    }
+
+    fn gpu_field(&mut self, line: &Line<'_>, mode: NvlinkMode, set: impl FnOnce(&mut NvlinkGpu)) {
+        self.saw(mode);
+        match self.gpu(line) {
+            Some(gpu) => set(gpu),
+            None => self
+                .unread
+                .line(line, "GPU field before any `GPU N:` header"),
+        }
+    }
+
+    fn link_fact(&mut self, line: &Line<'_>, number: u32, fact: LinkFact<'_>) {
+        self.saw(fact.mode());
+        self.lane_link = matches!(fact, LinkFact::LaneHeading).then_some(number);
+        let Some(gpu) = self.gpu(line) else {
+            return self
+                .unread
+                .line(line, "`Link N` line before any `GPU N:` header");
+        };
+        let v100 = gpu.name.contains("V100");
+        let Some(link) = link_mut(gpu, number, line) else {
+            return;
+        };
+        let mut duplicate = false;
+        match fact {
+            LinkFact::LaneHeading => {}
+            LinkFact::Speed(speed) => {
+                duplicate = link.speed_gb_per_s.is_some() || link.inactive;
+                link.speed_gb_per_s = Some(speed);
+                link.inactive = false;
+            }
+            LinkFact::Inactive => {
+                duplicate = link.speed_gb_per_s.is_some() || link.inactive;
+                link.speed_gb_per_s = None;
+                link.inactive = true;
+            }
+            LinkFact::Capability(label, supported) => {
+                duplicate = link
+                    .capabilities
+                    .insert(capability_key(label), supported)
+                    .is_some();
+            }
+            LinkFact::Counters(counters, unit) => {
+                for (name, value) in counters {
+                    let key = counter_key(name, unit);
+                    let counter = counter_of(&key, value, v100);
+                    duplicate |= link.counters.insert(key, counter).is_some();
+                }
+            }
+            LinkFact::Remote(bus_id, remote_link) => {
+                let same_device = link
+                    .remote
+                    .as_ref()
+                    .filter(|r| r.pci_bus_id == bus_id)
+                    .and_then(|r| r.link);
+                link.remote = Some(NvlinkRemote {
+                    pci_bus_id: bus_id.to_owned(),
+                    link: remote_link.or(same_device),
+                });
+            }
+            LinkFact::LowPowerMode(mode) => {
+                duplicate = link.low_power_mode.replace(mode.to_owned()).is_some();
+            }
+            LinkFact::LowPowerThreshold(us) => {
+                duplicate = link.low_power_threshold_us.replace(us).is_some();
+            }
+        }
+        if duplicate {
+            self.unread.warn(
+                WarningKind::Suspicious,
+                line.span(),
+                format!("link {number} printed this value twice in one GPU block; the later one is kept"),
+            );
+        }
+    }
+
+    fn lane(&mut self, line: &Line<'_>, lane: u32, count: u64, overflow: u64) {
+        self.saw(NvlinkMode::LaneEcc);
+        let Some(number) = self.lane_link else {
+            return self
+                .unread
+                .line(line, "`Lane N` line without a `Link N:` heading above it");
+        };
+        let Some(gpu) = self.gpu(line) else {
+            return self
+                .unread
+                .line(line, "`Lane N` line before any `GPU N:` header");
+        };
+        if let Some(link) = link_mut(gpu, number, line) {
+            link.lanes.push(LaneEcc {
+                lane,
+                ecc_correction_count: Counter::unknown_width(count),
+                overflow: overflow != 0,
+            });
+        }
+    }
+}
+
+/// The link record for `number`, created on first mention; its span grows
+/// to cover `line`. (`None` cannot happen: the record is found or pushed.)
+fn link_mut<'g>(
+    gpu: &'g mut NvlinkGpu,
+    number: u32,
+    line: &Line<'_>,
+) -> Option<&'g mut NvlinkLink> {
+    let link = match gpu.links.iter().position(|l| l.link == number) {
+        Some(i) => gpu.links.get_mut(i),
+        None => {
+            gpu.links.push(NvlinkLink::new(number, line.span()));
+            gpu.links.last_mut()
+        }
+    }?;
+    link.span = link.span.join(line.span());
+    Some(link)
+}
+
+/// nvidia-smi does not print counter widths. The one known case: on V100 the
+/// `CRC Errors` counter was seen stuck at 65535, i.e. it saturates at 16 bits
+/// (research notes, nvlink -e on V100). Elsewhere the width is unknown.
+fn counter_of(key: &str, value: u64, v100: bool) -> Counter {
+    if v100 && key == "crc_errors" {
+        Counter::new(value, 16)
+    } else {
+        Counter::unknown_width(value)
+    }
+}
+
+/// `Replay Errors` → `replay_errors`; `Data Tx` in KiB → `data_tx_kib`;
+/// `Rx0` in KBytes → `rx0_kib`.
+fn counter_key(name: &str, unit: CounterUnit) -> String {
+    let mut key = snake_case(name);
+    if unit != CounterUnit::Count {
+        key.push_str("_kib");
+    }
+    key
+}
+
+/// The model key of a `-c` label.
+fn capability_key(label: &str) -> String {
+    CAPABILITIES
+        .iter()
+        .find(|(printed, _)| printed.eq_ignore_ascii_case(label))
+        .map_or_else(|| snake_case(label), |(_, key)| (*key).to_owned())
+}
+
+/// Lower case, runs of anything but letters and digits turned into one `_`.
+fn snake_case(label: &str) -> String {
+    let mut out = String::with_capacity(label.len());
+    for c in label.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    while out.ends_with('_') {
+        out.pop();
+    }
+    out
+}
+
+/// A GPU header with its UUID, followed by a line only `nvidia-smi nvlink`
+/// prints; or the `-gBwMode` line. Keyed by GPU index, so a second snapshot
+/// of the same GPU starts a new section.
+fn detect(lines: &[Line<'_>]) -> Option<Block> {
+    let first = lines.first()?.text().trim();
+    if first.starts_with("GPU NVLINK bandwidth mode:") {
+        return Some(Block::keyed("bandwidth mode"));
+    }
+    if !first.starts_with("GPU ") {
+        return None;
+    }
+    let header = grammar::gpu_header(first)?;
+    header.uuid?;
+    let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
+    let nvlink_only = match grammar::shape(next) {
+        Ok(
+            Shape::Link(..) | Shape::AllLinksInactive | Shape::Info(..) | Shape::LowPowerUnit(_),
+        ) => true,
+        Ok(Shape::GpuMessage(m)) => m == "Invalid Link",
+        Ok(_) => false,
+        Err(_) => next.starts_with("Link "),
+    };
+    nvlink_only.then(|| Block::keyed(format!("GPU {}", header.index)))
+}
+
+/// `2 GPU(s), 36 link(s) (-s): 36 active, 0 inactive`.
+#[must_use]
+pub fn summary(nvlink: &Nvlink) -> String {
+    if nvlink.gpus.is_empty() {
+        if let Some(mode) = &nvlink.bandwidth_mode {
+            return format!("bandwidth mode {mode}");
+        }
+        if !nvlink.notes.is_empty() {
+            return nvlink.notes.join("; ");
+        }
+        return "no NVLink output (no NVLink-capable GPU)".to_owned();
+    }
+    let links: usize = nvlink.gpus.iter().map(|g| g.links.len()).sum();
+    let modes: Vec<&str> = nvlink.modes.iter().map(|m| m.option()).collect();
+    let mut s = format!("{} GPU(s), {links} link(s)", nvlink.gpus.len());
+    if !modes.is_empty() {
+        s.push_str(&format!(" ({})", modes.join(", ")));
+    }
+    if nvlink.modes.contains(&NvlinkMode::Status) {
+        let active: usize = nvlink.gpus.iter().map(|g| g.active_links().count()).sum();
+        let inactive: usize = nvlink.gpus.iter().map(|g| g.inactive_links().count()).sum();
+        s.push_str(&format!(": {active} active, {inactive} inactive"));
+    }
+    let dark = nvlink.gpus.iter().filter(|g| g.all_links_inactive).count();
+    if dark > 0 {
+        s.push_str(&format!("; {dark} GPU(s) with all links inactive"));
+    }
+    for gpu in &nvlink.gpus {
+        for message in gpu
+            .messages
+            .iter()
+            .filter(|m| !grammar::is_all_links_inactive(m))
+        {
+            s.push_str(&format!("; GPU {}: {message}", gpu.index));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,379 @@
+use super::*;
+use crate::parse::lines_of;
+use crate::span::LineSpan;
+
+const H200: &str = "NVIDIA H200";
+
+fn read(text: &str) -> Parsed<Nvlink> {
+    parse(&lines_of(text))
+}
+
+fn clean(text: &str) -> Nvlink {
+    let parsed = read(text);
+    assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+    parsed.value
+}
+
+#[test]
+fn status_with_speeds_and_inactive_links() {
+    let text = "GPU 0: NVIDIA H100 PCIe (UUID: GPU-6968dfc2)
+         Link 0: 26.562 GB/s
+         Link 4: <inactive>
+GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-c7e253b0)
+\t Link 11: 25 GB/s
+";
+    let m = clean(text);
+    assert_eq!(m.modes, [NvlinkMode::Status]);
+    assert_eq!(m.gpus.len(), 2);
+    let g0 = &m.gpus[0];
+    assert_eq!((g0.index, g0.name.as_str()), (0, "NVIDIA H100 PCIe"));
+    assert_eq!(g0.uuid.as_deref(), Some("GPU-6968dfc2"));
+    assert_eq!(g0.links[0].speed_gb_per_s, Some(26.562));
+    assert!(!g0.links[0].inactive);
+    assert!(g0.links[1].inactive);
+    assert_eq!(g0.links[1].speed_gb_per_s, None);
+    assert_eq!(g0.span, LineSpan::new(1, 3));
+    assert_eq!(m.gpus[1].links[0].link, 11);
+    assert_eq!(m.gpus[1].links[0].speed_gb_per_s, Some(25.0));
+    assert_eq!(
+        summary(&m),
+        "2 GPU(s), 3 link(s) (-s): 2 active, 1 inactive"
+    );
+}
+
+#[test]
+fn all_links_inactive_in_both_spellings() {
+    let text = "GPU 0: NVIDIA A100-PCIE-40GB (UUID: GPU-3fb1)
+NVML: Unable to retrieve NVLink information as all links are inActive
+GPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-9667)
+NVML: Unable to retrieve NVLink information as all links are inactive
+";
+    let m = clean(text);
+    assert!(m
+        .gpus
+        .iter()
+        .all(|g| g.all_links_inactive && g.links.is_empty()));
+    assert_eq!(
+        m.notes,
+        ["GPU 0: all links inactive", "GPU 6: all links inactive"]
+    );
+    assert!(summary(&m).ends_with("2 GPU(s) with all links inactive"));
+}
+
+#[test]
+fn error_counters_and_v100_crc_saturation() {
+    let text = "GPU 0: NVIDIA H200 (UUID: GPU-d4a1)
+\t Link 0: Replay Errors: 3
+\t Link 0: Recovery Errors: 1
+\t Link 0: CRC Errors: 65535
+
+\t Link 1: Replay Errors: 0
+GPU 1: Tesla V100-SXM2-16GB (UUID: GPU-8dfc)
+\t Link 0: CRC Errors: 65535
+\t Link 1: CRC Errors: 12
+";
+    let m = clean(text);
+    assert_eq!(m.modes, [NvlinkMode::ErrorCounters]);
+    let h200 = &m.gpus[0].links[0];
+    assert_eq!(h200.counter("replay_errors").map(|c| c.value), Some(3));
+    assert_eq!(h200.counter("recovery_errors").map(|c| c.value), Some(1));
+    let crc = h200.counter("crc_errors").unwrap();
+    assert_eq!((crc.value, crc.bits, crc.saturated), (65_535, 0, false));
+    assert_eq!(h200.span, LineSpan::new(2, 4));
+    let v100 = &m.gpus[1];
+    let stuck = v100.links[0].counter("crc_errors").unwrap();
+    assert_eq!((stuck.bits, stuck.saturated), (16, true));
+    assert!(!v100.links[1].counter("crc_errors").unwrap().saturated);
+}
+
+#[test]
+fn lane_ecc_blocks_attach_to_their_link_heading() {
+    let text = "GPU 0: NVIDIA H200 (UUID: GPU-d4a1)
+\t Link 0:
+\t\t Lane 0 ECC Correction Count: 374 (Overflow=0)
+\t\t Lane 1 ECC Correction Count: 275 (Overflow=0)
+
+\t Link 9:
+\t\t Lane 0 ECC Correction Count: 797 (Overflow=1)
+";
+    let m = clean(text);
+    assert_eq!(m.modes, [NvlinkMode::LaneEcc]);
+    let links = &m.gpus[0].links;
+    assert_eq!(links.len(), 2);
+    assert_eq!(links[0].lanes.len(), 2);
+    assert_eq!(links[0].lanes[1].lane, 1);
+    assert_eq!(links[0].lanes[1].ecc_correction_count.value, 275);
+    assert_eq!(links[1].link, 9);
+    assert!(links[1].lanes[0].overflow);
+    assert!(!links[0].lanes[0].overflow);
+}
+
+#[test]
+fn a_lane_without_a_link_heading_is_a_warning() {
+    let parsed = read(
+        "GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\n\t\t Lane 0 ECC Correction Count: 1 (Overflow=0)\n",
+    );
+    assert_eq!(parsed.warnings.len(), 1);
+    assert_eq!(parsed.warnings[0].span, LineSpan::line(2));
+    assert!(parsed.value.gpus[0].links.is_empty());
+}
+
+#[test]
+fn throughput_counters_keep_kib_in_their_names() {
+    let text = "GPU 0: NVIDIA H200 (UUID: GPU-d4a1)
+\t Link 0: Data Tx: 279640129 KiB
+\t Link 0: Data Rx: 279640130 KiB
+GPU 1: NVIDIA H200 (UUID: GPU-46ba)
+\t Link 0: Raw Tx: 520106574 KiB
+\t Link 0: Raw Rx: 24 KiB
+";
+    let m = clean(text);
+    assert_eq!(
+        m.modes,
+        [NvlinkMode::ThroughputData, NvlinkMode::ThroughputRaw]
+    );
+    let d = &m.gpus[0].links[0];
+    assert_eq!(d.counter("data_tx_kib").map(|c| c.value), Some(279_640_129));
+    assert_eq!(d.counter("data_rx_kib").map(|c| c.value), Some(279_640_130));
+    let r = &m.gpus[1].links[0];
+    assert_eq!(r.counter("raw_tx_kib").map(|c| c.value), Some(520_106_574));
+    assert_eq!(r.counter("raw_rx_kib").map(|c| c.value), Some(24));
+}
+
+#[test]
+fn legacy_counters_two_per_line() {
+    let text = "GPU 0: Tesla V100-SXM2-16GB (UUID: GPU-8dfc)
+         Link 0: Rx0: 0 KBytes, Tx0: 0 KBytes
+         Link 1: Rx0: 100 KBytes, Tx0: 5 KBytes
+";
+    let m = clean(text);
+    assert_eq!(m.modes, [NvlinkMode::LegacyCounters]);
+    let l1 = &m.gpus[0].links[1];
+    assert_eq!(l1.counter("rx0_kib").map(|c| c.value), Some(100));
+    assert_eq!(l1.counter("tx0_kib").map(|c| c.value), Some(5));
+}
+
+#[test]
+fn capabilities_use_stable_keys() {
+    let text = "GPU 1: NVIDIA H200 (UUID: GPU-46ba)
+\t Link 5, P2P is supported: true
+\t Link 5, Access to system memory supported: true
+\t Link 5, P2P atomics supported: false
+\t Link 5, System memory atomics supported: true
+\t Link 5, SLI is supported: false
+\t Link 5, Link is supported: true
+";
+    let m = clean(text);
+    let caps = &m.gpus[0].links[0].capabilities;
+    assert_eq!(caps.len(), 6);
+    assert_eq!(caps.get("p2p_supported"), Some(&true));
+    assert_eq!(caps.get("system_memory_access_supported"), Some(&true));
+    assert_eq!(caps.get("p2p_atomics_supported"), Some(&false));
+    assert_eq!(caps.get("sli_supported"), Some(&false));
+    assert_eq!(caps.get("link_supported"), Some(&true));
+}
+
+#[test]
+fn remote_pci_and_remote_link_info_merge_on_one_link() {
+    let text = "GPU 0: NVIDIA H100 PCIe (UUID: GPU-6968)
+               Link 4: Remote Device 00000000:D5:00.0: Link 6
+               Link 4: 00000000:D5:00.0
+               Link 5: FFFFFFFF:FF:FF.0
+";
+    let m = clean(text);
+    assert_eq!(
+        m.modes,
+        [NvlinkMode::RemoteLinkInfo, NvlinkMode::RemotePciBusId]
+    );
+    let l4 = m.gpus[0].links[0].remote.as_ref().unwrap();
+    assert_eq!(
+        (l4.pci_bus_id.as_str(), l4.link),
+        ("00000000:D5:00.0", Some(6))
+    );
+    let l5 = m.gpus[0].links[1].remote.as_ref().unwrap();
+    assert!(l5.is_unknown());
+    assert_eq!(l5.link, None);
+}
+
+#[test]
+fn low_power_info_bandwidth_mode_and_info() {
+    let text = "GPU NVLINK bandwidth mode: FULL
+GPU 0: NVIDIA H200 (UUID: GPU-d4a1)
+\t NVLE: disabled
+\t Firmware Version: N/A
+\t Low Power Threshold are in units of 100 us
+\t Range of Low Power Threshold values are 1 to 8191
+
+\t Link 0: Low Power Mode: Low Power State
+\t Link 0: Low Power Threshold: 50000 us
+";
+    let m = clean(text);
+    assert_eq!(m.bandwidth_mode.as_deref(), Some("FULL"));
+    assert_eq!(
+        m.modes,
+        [
+            NvlinkMode::BandwidthMode,
+            NvlinkMode::Info,
+            NvlinkMode::LowPowerInfo
+        ]
+    );
+    let gpu = &m.gpus[0];
+    assert_eq!(gpu.info.get("NVLE").map(String::as_str), Some("disabled"));
+    assert_eq!(
+        gpu.info.get("Firmware Version").map(String::as_str),
+        Some("N/A")
+    );
+    assert_eq!(gpu.low_power_threshold_unit_us, Some(100));
+    assert_eq!(gpu.low_power_threshold_range, Some((1, 8191)));
+    let l0 = &gpu.links[0];
+    assert_eq!(l0.low_power_mode.as_deref(), Some("Low Power State"));
+    assert_eq!(l0.low_power_threshold_us, Some(50_000));
+}
+
+#[test]
+fn headers_only_messages_and_no_output() {
+    let m = clean("GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\nGPU 1: NVIDIA H200 (UUID: GPU-46ba)\n");
+    assert_eq!(m.gpus.len(), 2);
+    assert!(m
+        .gpus
+        .iter()
+        .all(|g| g.links.is_empty() && g.messages.is_empty()));
+    assert!(m.modes.is_empty());
+
+    let m = clean("GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\n\t Invalid Link\n");
+    assert_eq!(m.gpus[0].messages, ["Invalid Link"]);
+    let m = clean("GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\nNot supported\n");
+    assert_eq!(m.gpus[0].messages, ["Not supported"]);
+    assert_eq!(summary(&m), "1 GPU(s), 0 link(s); GPU 0: Not supported");
+
+    let m = clean("No devices were found\n");
+    assert_eq!(m.notes, ["No devices were found"]);
+    assert!(m.gpus.is_empty());
+    assert_eq!(summary(&m), "No devices were found");
+
+    let empty = read("");
+    assert!(empty.warnings.is_empty());
+    assert_eq!(empty.value, Nvlink::default());
+    assert_eq!(
+        summary(&empty.value),
+        "no NVLink output (no NVLink-capable GPU)"
+    );
+}
+
+#[test]
+fn bad_lines_are_warnings_and_the_rest_is_kept() {
+    let text = "\t Link 0: 25 GB/s
+GPU 0: NVIDIA H200 (UUID: GPU-d4a1)
+\t Link 0: 26.562 GB/s
+\t Link 1: fast
+\t Link 2: Data Tx: 99999999999999999999 KiB
+...
+\t Link 3: 26.562 GB/s
+\t Link 3: 26.562 GB/s
+";
+    let parsed = read(text);
+    let kinds: Vec<(usize, WarningKind)> = parsed
+        .warnings
+        .iter()
+        .map(|w| (w.span.first_line, w.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (1, WarningKind::Unreadable),
+            (4, WarningKind::Unreadable),
+            (5, WarningKind::OutOfRange),
+            (6, WarningKind::Truncated),
+            (8, WarningKind::Suspicious),
+        ]
+    );
+    let links: Vec<u32> = parsed.value.gpus[0].links.iter().map(|l| l.link).collect();
+    assert_eq!(links, [0, 3]);
+}
+
+#[test]
+fn detection_wants_nvlink_lines_after_a_uuid_header() {
+    let header = "GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\n";
+    let det = |next: &str| detect(&lines_of(&format!("{header}{next}")));
+    assert_eq!(
+        det("\t Link 0: 26.562 GB/s").map(|b| b.key),
+        Some("GPU 0".into())
+    );
+    assert!(det("\n\t Link 0:").is_some());
+    assert!(det("NVML: Unable to retrieve NVLink information as all links are inActive").is_some());
+    assert!(det("\t NVLE: disabled").is_some());
+    assert!(det("\t Invalid Link").is_some());
+    assert!(det("\t Link 0: something new").is_some());
+    // `nvidia-smi -L`: headers and nothing else.
+    assert!(det("GPU 1: NVIDIA H200 (UUID: GPU-46ba)").is_none());
+    assert!(det("").is_none());
+    assert!(det("Not supported").is_none());
+    // No UUID: too weak a header to claim the text without a prompt.
+    assert!(detect(&lines_of("GPU 0: Tesla V100\n\t Link 0: 25.781 GB/s")).is_none());
+    // `nvidia-smi -q` prints `GPU 00000000:18:00.0`.
+    assert!(detect(&lines_of(
+        "GPU 00000000:18:00.0\n    Product Name: NVIDIA H200"
+    ))
+    .is_none());
+    assert_eq!(
+        detect(&lines_of("GPU NVLINK bandwidth mode: FULL")).map(|b| b.key),
+        Some("bandwidth mode".into())
+    );
+}
+
+#[test]
+fn command_hint_covers_nvlink_but_not_its_help() {
+    assert!(is_nvlink_command(&["nvidia-smi", "nvlink", "-s"]));
+    assert!(is_nvlink_command(&["nvidia-smi", "nvlink", "-gt", "r"]));
+    assert!(!is_nvlink_command(&["nvidia-smi", "nvlink", "-h"]));
+    assert!(!is_nvlink_command(&["nvidia-smi", "-L"]));
+    assert!(!is_nvlink_command(&["nvidia-smi", "topo", "-m"]));
+}
+
+#[test]
+fn snake_case_keys() {
+    assert_eq!(snake_case("CRC Errors"), "crc_errors");
+    assert_eq!(snake_case("  Data  Tx "), "data_tx");
+    assert_eq!(snake_case("CRC-Flit Errors"), "crc_flit_errors");
+    assert_eq!(capability_key("P2P is supported"), "p2p_supported");
+    assert_eq!(capability_key("Some new capability"), "some_new_capability");
+    assert_eq!(counter_key("Rx0", CounterUnit::KBytes), "rx0_kib");
+}
+
+#[test]
+fn render_then_parse_gives_the_same_model_for_every_mode() {
+    let text = format!(
+        "GPU 0: {H200} (UUID: GPU-d4a1)
+\t Link 0: 26.562 GB/s
+\t Link 1: <inactive>
+\t Link 0, P2P is supported: true
+\t Link 0: Replay Errors: 0
+\t Link 0: CRC Errors: 7
+\t Link 0:
+\t\t Lane 0 ECC Correction Count: 374 (Overflow=0)
+\t Link 0: Data Tx: 10 KiB
+\t Link 0: Raw Rx: 11 KiB
+\t Link 0: Rx0: 1 KBytes, Tx0: 2 KBytes
+\t Link 0: Remote Device 00000000:D5:00.0: Link 6
+\t Link 1: FFFFFFFF:FF:FF.0
+\t Link 0: Low Power Mode: Low Power State
+GPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-9667)
+NVML: Unable to retrieve NVLink information as all links are inactive
+"
+    );
+    let first = clean(&text);
+    let again = clean(&render(&first));
+    assert_eq!(without_spans(first), without_spans(again));
+}
+
+pub(super) fn without_spans(mut m: Nvlink) -> Nvlink {
+    for gpu in &mut m.gpus {
+        gpu.span = LineSpan::line(1);
+        for link in &mut gpu.links {
+            link.span = LineSpan::line(1);
+        }
+    }
+    m.modes.sort();
+    m.notes.sort();
+    m
+}

@@ -1,0 +1,666 @@
+//! `perfquery`: port performance counters read through the PMA by
+//! infiniband-diags (`perfquery.c`), printed by libibmad (`dump.c`).
+//!
+//! Forms handled:
+//! - every attribute header, `# <Name> counters: <portid> port <n>` with an
+//!   optional `(CapMask: 0x5300)` or `(CapMask: 0x5300 CapMask2: 0x0000002)`
+//!   (plain, `-x`, `-E`, `-D`, `-X`, `-S`, `-T` with or without RS-FEC, and
+//!   the congestion/VL attributes), and `# PortSamplesControl: …` (`-c`);
+//! - LID and directed-route port ids (`Lid 2052`, `DR path slid 65535;
+//!   dlid 65535; 0,1`), and the `-a` aggregate printed as `port 255`;
+//! - `-l` and port lists: blocks back to back with no blank line between;
+//! - `-x` with or without the AdditionalPortCountersExtended error counters
+//!   (older perfquery prints them even when CapMask2 says unsupported);
+//! - the dotted `Name:.....value` lines. The value is everything after the
+//!   dots, never split on `.`: values such as `2.5 Gbps` exist elsewhere in
+//!   libibmad's output and hex values are kept as printed;
+//! - a last line cut short (name and dots, no value), and tool messages
+//!   (`ibwarn: … No extended counter support indicated`, `perfquery:
+//!   iberror: failed: …`) when they reach the parser.
+//!
+//! Counter widths come from [`PerfAttribute::field_kind`]; a value larger
+//! than its field can hold is reported as out of range and not kept (the
+//! hardware cannot print it, so the line is corrupt), never wrapped.
+
+use crate::diag::WarningKind;
+use crate::model::counter::max_for_bits;
+use crate::model::perf::{PerfAttribute, PerfBlock, Perfquery};
+use crate::model::perf_fields::FieldKind;
+use crate::model::Counter;
+use crate::parse::text::{decimal_u32, decimal_u64, hex_u32, NumberError, Unread};
+use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+
+pub(crate) const FORMAT: Format = Format {
+    kind: Kind::Perfquery,
+    name: "perfquery",
+    command: |argv| argv.first() == Some(&"perfquery"),
+    detect,
+    parse: |lines| parse(lines).map(SectionData::Perfquery),
+};
+
+/// libibmad pads `Name:` with dots so that values start at this column.
+const VALUE_COLUMN: usize = 33;
+
+/// Reads `perfquery` output.
+#[must_use]
+pub fn parse(lines: &[Line<'_>]) -> Parsed<Perfquery> {
+    let mut out = Perfquery::default();
+    let mut unread = Unread::default();
+    for line in lines.iter().filter(|l| !l.is_blank()) {
+        read_line(line, &mut out, &mut unread);
+    }
+    Parsed {
+        value: out,
+        warnings: unread.finish(),
+    }
+}
+
+fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
+    let t = line.text().trim();
+    if let Some(header) = Header::parse(t) {
+        if !header.unknown_keys.is_empty() {
+            unread.warn(
+                WarningKind::Suspicious,
+                line.span(),
+                format!(
+                    "unexpected header detail(s) ignored: {}",
+                    header.unknown_keys.join(", ")
+                ),
+            );
+        }
+        out.blocks.push(header.into_block(line));
+        return;
+    }
+    match tool_message(t) {
+        Some(WarningKind::Truncated) => {
+            return unread.warn(
+                WarningKind::Truncated,
+                line.span(),
+                format!("perfquery reported an error; output may be incomplete: {t}"),
+            )
+        }
+        Some(kind) => return unread.warn(kind, line.span(), format!("perfquery warned: {t}")),
+        None => {}
+    }
+    let Some((name, value)) = dotted_field(t) else {
+        return unread.line(line, "not a perfquery `Name:....value` line");
+    };
+    match out.blocks.last_mut() {
+        Some(block) => {
+            block.span = block.span.join(line.span());
+            read_field(line, name, value, block, unread);
+        }
+        None => unread.warn(
+            WarningKind::Truncated,
+            line.span(),
+            "counter lines before any `# … counters:` header (output cut at the start?)",
+        ),
+    }
+}
+
+/// `ibwarn:` lines are warnings about the data (e.g. no extended counter
+/// support); `iberror`/`ibpanic` mean the query stopped.
+fn tool_message(t: &str) -> Option<WarningKind> {
+    let (first, rest) = t.split_once(':')?;
+    let word = if first.contains(' ') {
+        return None;
+    } else if matches!(first, "ibwarn" | "iberror" | "ibpanic") {
+        first
+    } else {
+        rest.trim_start().split(':').next()?.trim()
+    };
+    match word {
+        "ibwarn" => Some(WarningKind::Suspicious),
+        "iberror" | "ibpanic" => Some(WarningKind::Truncated),
+        _ => None,
+    }
+}
+
+/// `Name:.....value` → (`Name`, `value`); the value may be empty when the
+/// output was cut. Names are letters, digits and `_`, starting with a letter.
+fn dotted_field(t: &str) -> Option<(&str, &str)> {
+    let (name, rest) = t.split_once(':')?;
+    let mut chars = name.chars();
+    let starts_with_letter = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
+    if !starts_with_letter || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    // Dots pad every name shorter than the value column; a line cut right
+    // after the colon has nothing at all.
+    let padded = rest.starts_with('.') || rest.is_empty() || name.len() + 1 >= VALUE_COLUMN;
+    padded.then(|| (name, rest.trim_start_matches('.').trim()))
+}
+
+fn read_field(
+    line: &Line<'_>,
+    name: &str,
+    value: &str,
+    block: &mut PerfBlock,
+    unread: &mut Unread,
+) {
+    if value.is_empty() {
+        unread.warn(
+            WarningKind::Truncated,
+            line.span(),
+            format!("`{name}` has no value (output cut short?)"),
+        );
+        return;
+    }
+    if block.counters.contains_key(name) || block.fields.contains_key(name) {
+        unread.warn(
+            WarningKind::Suspicious,
+            line.span(),
+            format!(
+                "`{name}` appears twice in one block (a header missing?); the later value is kept"
+            ),
+        );
+    }
+    match block.attribute.field_kind(name) {
+        Some(FieldKind::Counter(bits)) => read_counter(line, name, value, bits, block, unread),
+        Some(FieldKind::Hex(_)) => {
+            if is_hex(value) {
+                block.fields.insert(name.to_owned(), value.to_owned());
+            } else {
+                unread.line(line, &format!("`{name}` is not a hexadecimal number"));
+            }
+        }
+        Some(FieldKind::Number) => match decimal_u64(value) {
+            Ok(_) => {
+                block.fields.insert(name.to_owned(), value.to_owned());
+            }
+            Err(e) => unread.number(line, name, e),
+        },
+        None => match decimal_u64(value) {
+            Ok(v) => {
+                block
+                    .counters
+                    .insert(name.to_owned(), Counter::unknown_width(v));
+            }
+            Err(NumberError::TooLarge) => unread.number(line, name, NumberError::TooLarge),
+            Err(NumberError::NotANumber) => {
+                block.fields.insert(name.to_owned(), value.to_owned());
+            }
+        },
+    }
+}
+
+fn read_counter(
+    line: &Line<'_>,
+    name: &str,
+    value: &str,
+    bits: u8,
+    block: &mut PerfBlock,
+    unread: &mut Unread,
+) {
+    match decimal_u64(value) {
+        Ok(v) if max_for_bits(bits).is_some_and(|max| v > max) => unread.warn(
+            WarningKind::OutOfRange,
+            line.span(),
+            format!("`{name}` is {v}, more than its {bits}-bit field can hold; value ignored"),
+        ),
+        Ok(v) => {
+            block
+                .counters
+                .insert(name.to_owned(), Counter::new(v, bits));
+        }
+        Err(e) => unread.number(line, name, e),
+    }
+}
+
+fn is_hex(value: &str) -> bool {
+    value
+        .strip_prefix("0x")
+        .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// A parsed `# … counters: <portid> port <n> (CapMask: …)` header.
+#[derive(Debug, PartialEq)]
+struct Header<'t> {
+    attribute: PerfAttribute,
+    port_id: &'t str,
+    port: Option<u32>,
+    cap_mask: Option<u32>,
+    cap_mask2: Option<u32>,
+    unknown_keys: Vec<String>,
+}
+
+impl<'t> Header<'t> {
+    fn parse(t: &'t str) -> Option<Self> {
+        let rest = t.strip_prefix('#')?.trim_start();
+        let (attribute, rest) = match rest.strip_prefix("PortSamplesControl:") {
+            Some(r) => (PerfAttribute::PortSamplesControl, r),
+            None => {
+                let (name, r) = rest.split_once(" counters:")?;
+                (attribute_named(name.trim())?, r)
+            }
+        };
+        let rest = rest.trim();
+        let (target, details) = match rest.strip_suffix(')').and_then(|r| r.rsplit_once('(')) {
+            Some((target, details)) => (target.trim_end(), details),
+            None => (rest, ""),
+        };
+        let (port_id, port) = match target.rsplit_once(" port ") {
+            Some((id, n)) => match decimal_u32(n.trim()) {
+                Ok(n) => (id.trim(), Some(n)),
+                Err(_) => (target, None),
+            },
+            None => (target, None),
+        };
+        if port_id.is_empty() {
+            return None;
+        }
+        let mut header = Header {
+            attribute,
+            port_id,
+            port,
+            cap_mask: None,
+            cap_mask2: None,
+            unknown_keys: Vec::new(),
+        };
+        header.read_details(details);
+        Some(header)
+    }
+
+    /// `CapMask: 0x5300 CapMask2: 0x0000002`.
+    fn read_details(&mut self, details: &str) {
+        let mut words = details.split_whitespace();
+        while let Some(key) = words.next() {
+            let value = words.next().map(hex_u32);
+            match (key, value) {
+                ("CapMask:", Some(Ok(v))) => self.cap_mask = Some(v),
+                ("CapMask2:", Some(Ok(v))) => self.cap_mask2 = Some(v),
+                _ => self.unknown_keys.push(key.to_owned()),
+            }
+        }
+    }
+
+    fn into_block(self, line: &Line<'_>) -> PerfBlock {
+        let mut block = PerfBlock::new(self.attribute, self.port_id, line.span());
+        block.lid = lid_of(self.port_id);
+        block.port = self.port;
+        block.all_ports = self.port == Some(ALL_PORTS);
+        block.cap_mask = self.cap_mask;
+        block.cap_mask2 = self.cap_mask2;
+        block
+    }
+}
+
+/// perfquery's port number for "all ports" (`-a`, AllPortSelect).
+const ALL_PORTS: u32 = 255;
+
+/// Known header names, or a plausible unknown one (words of letters,
+/// digits, `-` and `_`), so stray `# comment: …` lines are not taken.
+fn attribute_named(name: &str) -> Option<PerfAttribute> {
+    let plausible = !name.is_empty()
+        && name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '-' | '_'));
+    plausible.then(|| PerfAttribute::from_header_name(name))
+}
+
+/// `Lid 133`, `Lid 5 DR path …` → the LID.
+fn lid_of(port_id: &str) -> Option<u32> {
+    let rest = port_id.strip_prefix("Lid ")?;
+    decimal_u32(rest.split(' ').next()?).ok()
+}
+
+/// Recognises a header followed by a dotted field line.
+fn detect(lines: &[Line<'_>]) -> Option<Block> {
+    let first = lines.first()?.text().trim();
+    if !first.starts_with('#') {
+        return None;
+    }
+    let header = Header::parse(first)?;
+    let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
+    dotted_field(next)?;
+    Some(Block::keyed(format!(
+        "{:?}|{}|{:?}",
+        header.attribute, header.port_id, header.port
+    )))
+}
+
+/// Renders a model in perfquery's own layout: each header, then the fields
+/// in libibmad's order with dots up to column 33, then any fields the
+/// layout does not list. Used by the round-trip tests.
+#[must_use]
+pub fn render(perf: &Perfquery) -> String {
+    let mut s = String::new();
+    for block in &perf.blocks {
+        render_block(block, &mut s);
+    }
+    s
+}
+
+fn render_block(block: &PerfBlock, s: &mut String) {
+    s.push_str("# ");
+    s.push_str(block.attribute.header_name());
+    s.push_str(match block.attribute {
+        PerfAttribute::PortSamplesControl => ": ",
+        _ => " counters: ",
+    });
+    s.push_str(&block.port_id);
+    if let Some(port) = block.port {
+        s.push_str(&format!(" port {port}"));
+    }
+    match (block.cap_mask, block.cap_mask2) {
+        (Some(m), Some(m2)) => s.push_str(&format!(" (CapMask: 0x{m:02X} CapMask2: 0x{m2:07X})")),
+        (Some(m), None) => s.push_str(&format!(" (CapMask: 0x{m:02X})")),
+        (None, Some(m2)) => s.push_str(&format!(" (CapMask2: 0x{m2:07X})")),
+        (None, None) => {}
+    }
+    s.push('\n');
+    let mut printed = std::collections::HashSet::new();
+    for (name, _) in block.attribute.field_names() {
+        if let Some(c) = block.counters.get(name.as_ref()) {
+            push_field(s, &name, &c.value.to_string());
+        } else if let Some(v) = block.fields.get(name.as_ref()) {
+            push_field(s, &name, v);
+        } else {
+            continue;
+        }
+        printed.insert(name);
+    }
+    for (name, c) in &block.counters {
+        if !printed.contains(name.as_str()) {
+            push_field(s, name, &c.value.to_string());
+        }
+    }
+    for (name, v) in &block.fields {
+        if !printed.contains(name.as_str()) && !block.counters.contains_key(name) {
+            push_field(s, name, v);
+        }
+    }
+}
+
+/// `name:` and dots up to [`VALUE_COLUMN`], as `_mad_dump_field` does (no
+/// dots at all for names of 32 characters or more).
+fn push_field(s: &mut String, name: &str, value: &str) {
+    s.push_str(name);
+    s.push(':');
+    let used = name.len() + 1;
+    if used < VALUE_COLUMN {
+        s.extend(std::iter::repeat_n('.', VALUE_COLUMN - used));
+    }
+    s.push_str(value);
+    s.push('\n');
+}
+
+/// `3 blocks: 2 × PortCountersExtended, 1 × PortRcvErrorDetails (Lid 1719)`.
+#[must_use]
+pub fn summary(perf: &Perfquery) -> String {
+    let mut by_attribute: Vec<(&str, usize)> = Vec::new();
+    let mut ports: Vec<&str> = Vec::new();
+    for b in &perf.blocks {
+        let name = match &b.attribute {
+            PerfAttribute::PortCounters => "PortCounters",
+            PerfAttribute::PortCountersExtended => "PortCountersExtended",
+            other => other.header_name(),
+        };
+        match by_attribute.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => *count += 1,
+            None => by_attribute.push((name, 1)),
+        }
+        if !ports.contains(&b.port_id.as_str()) {
+            ports.push(&b.port_id);
+        }
+    }
+    let kinds: Vec<String> = by_attribute
+        .iter()
+        .map(|(n, c)| format!("{c} × {n}"))
+        .collect();
+    let shown: Vec<&str> = ports.iter().take(3).copied().collect();
+    let more = if ports.len() > 3 { ", …" } else { "" };
+    format!(
+        "{} block(s): {} ({}{more})",
+        perf.blocks.len(),
+        kinds.join(", "),
+        shown.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::lines_of;
+
+    /// Written from `perfquery` on an HDR switch port; counters chosen to
+    /// exercise the narrow fields.
+    const BASIC: &str = "# Port counters: Lid 17 port 3 (CapMask: 0x5A00)
+PortSelect:......................3
+CounterSelect:...................0x0000
+SymbolErrorCounter:..............65535
+LinkErrorRecoveryCounter:........255
+LinkDownedCounter:...............3
+PortRcvErrors:...................12
+PortRcvRemotePhysicalErrors:.....0
+PortRcvSwitchRelayErrors:........0
+PortXmitDiscards:................20046
+PortXmitConstraintErrors:........0
+PortRcvConstraintErrors:.........0
+CounterSelect2:..................0x00
+LocalLinkIntegrityErrors:........15
+ExcessiveBufferOverrunErrors:....14
+QP1Dropped:......................0
+VL15Dropped:.....................0
+PortXmitData:....................4294967295
+PortRcvData:.....................1234
+PortXmitPkts:....................99
+PortRcvPkts:.....................98
+PortXmitWait:....................7
+";
+
+    #[test]
+    fn basic_counters_carry_their_widths_and_saturation() {
+        let parsed = parse(&lines_of(BASIC));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let b = &parsed.value.blocks[0];
+        assert_eq!(b.attribute, PerfAttribute::PortCounters);
+        assert_eq!(
+            (b.port_id.as_str(), b.lid, b.port),
+            ("Lid 17", Some(17), Some(3))
+        );
+        assert_eq!(
+            (b.cap_mask, b.cap_mask2, b.all_ports),
+            (Some(0x5A00), None, false)
+        );
+        let c = |n: &str| *b.counter(n).unwrap();
+        assert_eq!(
+            c("SymbolErrorCounter"),
+            Counter {
+                value: 65535,
+                bits: 16,
+                saturated: true
+            }
+        );
+        assert!(c("LinkErrorRecoveryCounter").saturated);
+        assert_eq!(c("LinkDownedCounter").bits, 8);
+        assert!(c("LocalLinkIntegrityErrors").saturated);
+        assert!(!c("ExcessiveBufferOverrunErrors").saturated);
+        assert!(c("PortXmitData").saturated);
+        assert_eq!(b.xmit_data_octets(), Some(4 * 4_294_967_295));
+        assert_eq!(b.fields["CounterSelect"], "0x0000");
+        assert_eq!(b.fields["CounterSelect2"], "0x00");
+        assert_eq!(b.fields["PortSelect"], "3");
+        assert_eq!(b.counters.len(), 18);
+        assert_eq!((b.span.first_line, b.span.last_line), (1, 22));
+    }
+
+    #[test]
+    fn render_reproduces_the_tool_text_exactly() {
+        let parsed = parse(&lines_of(BASIC)).value;
+        assert_eq!(render(&parsed), BASIC);
+    }
+
+    #[test]
+    fn extended_header_with_cap_mask2_and_dr_path() {
+        let text = "# Port extended counters: DR path slid 65535; dlid 65535; 0,1 port 255 (CapMask: 0x5300 CapMask2: 0x0000002)
+PortSelect:......................255
+CounterSelect:...................0x0000
+PortXmitData:....................18446744073709551615
+PortRcvData:.....................5
+";
+        let parsed = parse(&lines_of(text));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let b = &parsed.value.blocks[0];
+        assert!(b.is_extended());
+        assert_eq!(b.port_id, "DR path slid 65535; dlid 65535; 0,1");
+        assert_eq!((b.lid, b.port, b.all_ports), (None, Some(255), true));
+        assert_eq!((b.cap_mask, b.cap_mask2), (Some(0x5300), Some(2)));
+        assert!(b.counter("PortXmitData").unwrap().saturated);
+        assert_eq!(b.counter("PortRcvData").unwrap().bits, 64);
+        assert_eq!(b.xmit_data_octets(), None);
+    }
+
+    #[test]
+    fn values_beyond_the_field_are_out_of_range_not_wrapped() {
+        let text = "# Port counters: Lid 1 port 1 (CapMask: 0x1B01)\nLinkDownedCounter:...............256\nLocalLinkIntegrityErrors:........16\nSymbolErrorCounter:..............99999999999999999999\nPortRcvErrors:...................12x\n";
+        let parsed = parse(&lines_of(text));
+        let b = &parsed.value.blocks[0];
+        assert!(b.counters.is_empty());
+        let kinds: Vec<(usize, WarningKind)> = parsed
+            .warnings
+            .iter()
+            .map(|w| (w.span.first_line, w.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (2, WarningKind::OutOfRange),
+                (3, WarningKind::OutOfRange),
+                (4, WarningKind::OutOfRange),
+                (5, WarningKind::Unreadable)
+            ]
+        );
+    }
+
+    #[test]
+    fn loop_ports_blocks_split_at_each_header() {
+        let text = "# PortRcvErrorDetails counters: Lid 1719 port 2\nPortSelect:......................2\nCounterSelect:...................0x0000\nPortLocalPhysicalErrors:.........7\n# PortXmitDiscardDetails counters: Lid 1719 port 2\nPortSelect:......................2\nCounterSelect:...................0x0000\nPortInactiveDiscards:............65535\n";
+        let parsed = parse(&lines_of(text));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let blocks = &parsed.value.blocks;
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(
+            blocks[0].counter("PortLocalPhysicalErrors").unwrap().value,
+            7
+        );
+        assert_eq!(blocks[1].attribute, PerfAttribute::PortXmitDiscardDetails);
+        assert!(blocks[1].counter("PortInactiveDiscards").unwrap().saturated);
+        assert_eq!(
+            (blocks[1].span.first_line, blocks[1].span.last_line),
+            (5, 8)
+        );
+    }
+
+    #[test]
+    fn samples_control_is_read_as_fields() {
+        let text = "# PortSamplesControl: Lid 3 port 1\nOpCode:..........................0x01\nPortSelect:......................1\nTick:............................0x00\nCounterWidth:....................4\nOptionMask:......................0x0000000000000000\nSampleInterval:..................0\nCounterSelect14:.................0x0000\n";
+        let parsed = parse(&lines_of(text));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let b = &parsed.value.blocks[0];
+        assert_eq!(b.attribute, PerfAttribute::PortSamplesControl);
+        assert!(b.counters.is_empty());
+        assert_eq!(b.fields["CounterWidth"], "4");
+        assert_eq!(b.fields["OptionMask"], "0x0000000000000000");
+        assert_eq!(render(&parsed.value), text);
+    }
+
+    #[test]
+    fn rs_fec_and_two_bit_counters() {
+        let text = "# PortExtendedSpeedsCounters with RS-FEC Active counters: Lid 9 port 1\nPortSelect:......................1\nCounterSelect:...................0x0000000000000000\nFECCorrectableSymbolCtrLane3:....41\n# PortVLXmitFlowCtlUpdateErrors counters: Lid 9 port 1\nPortVLXmitFlowCtlUpdateErrors10:.3\n";
+        let parsed = parse(&lines_of(text));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let [fec, vl] = &parsed.value.blocks[..] else {
+            panic!()
+        };
+        assert_eq!(
+            fec.attribute,
+            PerfAttribute::PortExtendedSpeedsCountersRsFec
+        );
+        assert_eq!(
+            fec.counter("FECCorrectableSymbolCtrLane3").unwrap().bits,
+            32
+        );
+        let c = vl.counter("PortVLXmitFlowCtlUpdateErrors10").unwrap();
+        assert_eq!((c.bits, c.saturated), (2, true));
+    }
+
+    #[test]
+    fn unknown_attributes_and_fields_keep_their_values() {
+        let text = "# PortVendorThing counters: Lid 4 port 1\nPortSelect:......................1\nSpeed:...........................2.5 Gbps\nWeirdCount:......................77\n";
+        let parsed = parse(&lines_of(text));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let b = &parsed.value.blocks[0];
+        assert_eq!(b.attribute, PerfAttribute::Other("PortVendorThing".into()));
+        assert_eq!(b.fields["Speed"], "2.5 Gbps");
+        assert_eq!(b.counter("WeirdCount"), Some(&Counter::unknown_width(77)));
+        assert_eq!(b.counter("PortSelect"), Some(&Counter::unknown_width(1)));
+    }
+
+    #[test]
+    fn cut_lines_tool_messages_and_junk_are_reported() {
+        let text = "PortXmitData:....................5\n# Port counters: Lid 1 port 1 (CapMask: 0x5300)\nSymbolErrorCounter:..............1\nibwarn: [123] dump_perfcounters: PerfMgt ClassPortInfo CapMask 0x5A00; No extended counter support indicated\nhello world\nperfquery: iberror: failed: perfquery\nPortRcvData:.....\n";
+        let parsed = parse(&lines_of(text));
+        assert_eq!(
+            parsed.value.blocks[0]
+                .counter("SymbolErrorCounter")
+                .unwrap()
+                .value,
+            1
+        );
+        let kinds: Vec<(usize, WarningKind)> = parsed
+            .warnings
+            .iter()
+            .map(|w| (w.span.first_line, w.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (1, WarningKind::Truncated),
+                (4, WarningKind::Suspicious),
+                (5, WarningKind::Unreadable),
+                (6, WarningKind::Truncated),
+                (7, WarningKind::Truncated),
+            ]
+        );
+    }
+
+    #[test]
+    fn detection_needs_a_header_and_a_field() {
+        let key = |t: &str| detect(&lines_of(t)).map(|b| b.key);
+        assert!(key(
+            "# Port counters: Lid 1 port 1 (CapMask: 0x5300)\nPortSelect:......................1"
+        )
+        .is_some());
+        assert!(
+            key("# PortSamplesControl: Lid 1 port 1\nOpCode:..........................0x01")
+                .is_some()
+        );
+        assert!(key("# Port counters: Lid 1 port 1\nhello").is_none());
+        assert!(key("# Topology file: generated on Mon\n#").is_none());
+        assert!(key("## Summary: 3 nodes checked, 0 bad nodes found\nx:y").is_none());
+        assert_ne!(
+            key("# Port counters: Lid 1 port 1\nA:..1"),
+            key("# Port counters: Lid 1 port 2\nA:..1")
+        );
+    }
+
+    #[test]
+    fn long_names_get_no_dots_and_values_keep_their_dots() {
+        let mut s = String::new();
+        push_field(&mut s, "PortVLXmitFlowCtlUpdateErrors10", "3");
+        assert_eq!(s, "PortVLXmitFlowCtlUpdateErrors10:.3\n");
+        s.clear();
+        push_field(&mut s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456", "1");
+        assert_eq!(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456:1\n");
+        assert_eq!(
+            dotted_field("LinkSpeedActive:.................2.5 Gbps"),
+            Some(("LinkSpeedActive", "2.5 Gbps"))
+        );
+        assert_eq!(dotted_field("Lid 3: x"), None);
+        assert_eq!(dotted_field("Note: x"), None);
+        assert_eq!(dotted_field("PortRcvData:"), Some(("PortRcvData", "")));
+    }
+}

@@ -1,0 +1,820 @@
+//! `nvidia-smi -q` in full, any `-q -d CLOCK,TEMPERATURE,PERFORMANCE,…`
+//! subset, and `nvidia-smi -q -x` (XML).
+//!
+//! Text form (driver 580 capture; older drivers differ in names, not shape):
+//! an `==============NVSMI LOG==============` banner, `Timestamp`, `Driver
+//! Version`, `CUDA Version`, `Attached GPUs`, then one block per GPU headed
+//! `GPU 00000000:00:06.0` whose `Key : value` lines nest by four spaces.
+//! Every line becomes a [`Field`] in a tree; the fields rules need are
+//! lifted out by name, accepting old and new spellings (`Clocks Throttle
+//! Reasons` → `Clocks Event Reasons`, `Power Readings`/`Power Draw` →
+//! `GPU Power Readings`/`Average Power Draw`).
+//!
+//! XML form: one element a line as nvidia-smi writes it (`<gpu_temp>31 C</gpu_temp>`,
+//! `<gpu id="…">`, closing tags on their own lines). It is read into the
+//! same tree with tag names as field names, so the same typed fields come
+//! out. It is not a general XML parser: a document with several elements on
+//! one line is reported line by line, not misread.
+
+use crate::diag::WarningKind;
+use crate::model::gpu::{
+    active_flag, ClockEventReason, ClockReason, Clocks, EccCount, Field, Power, QueryGpu, SmiQuery,
+    Temperatures,
+};
+use crate::parse::text::{label_value, quantity, Unread};
+use crate::parse::timestamp::asctime_to_unix;
+use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::span::LineSpan;
+use std::fmt::Write as _;
+
+pub(crate) const FORMAT: Format = Format {
+    kind: Kind::SmiQuery,
+    name: "smi_query",
+    command: |argv| {
+        argv.first() == Some(&"nvidia-smi") && argv.iter().any(|a| *a == "-q" || *a == "--query")
+    },
+    detect,
+    parse: |lines| parse(lines).map(SectionData::SmiQuery),
+};
+
+/// Reads `nvidia-smi -q` output, text or XML.
+#[must_use]
+pub fn parse(lines: &[Line<'_>]) -> Parsed<SmiQuery> {
+    let mut unread = Unread::default();
+    let first = lines.iter().find(|l| !l.is_blank());
+    let xml = first.is_some_and(|l| l.text().trim_start().starts_with('<'));
+    let roots = if xml {
+        xml_tree(lines, &mut unread)
+    } else {
+        text_tree(lines, &mut unread)
+    };
+    let mut out = SmiQuery {
+        xml,
+        ..SmiQuery::default()
+    };
+    for f in roots {
+        if is_gpu_node(&f, xml) {
+            out.gpus.push(gpu_from(f));
+        } else {
+            out.fields.push(f);
+        }
+    }
+    let top = |names: &[&str]| Field::find_in(&out.fields, &[names]).and_then(|f| f.value.clone());
+    out.timestamp = top(&["Timestamp", "timestamp"]);
+    out.driver_version = top(&["Driver Version", "driver_version"]);
+    out.cuda_version = top(&["CUDA Version", "cuda_version"]);
+    out.attached_gpus = top(&["Attached GPUs", "attached_gpus"]).and_then(|v| v.parse().ok());
+    out.timestamp_unix = out.timestamp.as_deref().and_then(asctime_to_unix);
+    if let (Some(text), None) = (&out.timestamp, out.timestamp_unix) {
+        let line =
+            Field::find_in(&out.fields, &[&["Timestamp", "timestamp"]]).map_or(1, |f| f.line);
+        unread.warn(
+            WarningKind::Suspicious,
+            LineSpan::line(line),
+            format!("`Timestamp` `{text}` is not a date this version can read"),
+        );
+    }
+    let mut warnings = unread.finish();
+    warnings.sort_by_key(|w| w.span);
+    Parsed {
+        value: out,
+        warnings,
+    }
+}
+
+fn is_gpu_node(f: &Field, xml: bool) -> bool {
+    if xml {
+        f.name == "gpu"
+    } else {
+        f.name == "GPU" && f.value.as_deref().is_some_and(is_bus_id)
+    }
+}
+
+/// `00000000:00:06.0` (domain of 4 or 8 hex digits).
+fn is_bus_id(t: &str) -> bool {
+    let mut parts = t.split(':');
+    let (Some(domain), Some(bus), Some(rest), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let Some((dev, func)) = rest.split_once('.') else {
+        return false;
+    };
+    let hex =
+        |s: &str, n: &[usize]| n.contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit());
+    hex(domain, &[4, 8]) && hex(bus, &[2]) && hex(dev, &[2]) && hex(func, &[1])
+}
+
+/// `GPU 00000000:00:06.0` → the bus id.
+fn gpu_heading(t: &str) -> Option<&str> {
+    let id = t.trim().strip_prefix("GPU ")?.trim();
+    is_bus_id(id).then_some(id)
+}
+
+fn is_banner(t: &str) -> bool {
+    let t = t.trim();
+    t.starts_with("=====") && t.contains("NVSMI LOG")
+}
+
+/// A line of the text form before nesting.
+struct Item {
+    indent: usize,
+    field: Field,
+}
+
+fn text_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
+    let mut items = Vec::new();
+    for line in lines.iter().filter(|l| !l.is_blank()) {
+        let text = line.text();
+        if is_banner(text) {
+            continue;
+        }
+        let indent = indent_of(text);
+        let field = if let Some(id) = gpu_heading(text) {
+            Field {
+                name: "GPU".to_owned(),
+                value: Some(id.to_owned()),
+                line: line.number,
+                children: Vec::new(),
+            }
+        } else if let Some((name, value)) = label_value(text) {
+            Field {
+                name: name.to_owned(),
+                value: Some(value.to_owned()),
+                line: line.number,
+                children: Vec::new(),
+            }
+        } else {
+            Field {
+                name: text.trim().to_owned(),
+                value: None,
+                line: line.number,
+                children: Vec::new(),
+            }
+        };
+        items.push(Item { indent, field });
+    }
+    let mut roots = Vec::new();
+    let mut pos = 0;
+    while pos < items.len() {
+        let Some(item) = items.get_mut(pos) else {
+            break;
+        };
+        let mut field = std::mem::replace(&mut item.field, empty_field());
+        pos += 1;
+        if is_gpu_node(&field, false) {
+            // Everything up to the next GPU heading belongs to this GPU,
+            // whatever its indentation (pastes lose it).
+            let end = items
+                .iter()
+                .skip(pos)
+                .position(|i| is_gpu_node(&i.field, false))
+                .map_or(items.len(), |n| pos + n);
+            let mut inner = pos;
+            field.children = nest(&mut items, &mut inner, end, None, unread);
+            pos = end;
+        } else {
+            let indent = items.get(pos - 1).map_or(0, |i| i.indent);
+            let end = items
+                .iter()
+                .skip(pos)
+                .position(|i| is_gpu_node(&i.field, false))
+                .map_or(items.len(), |n| pos + n);
+            field.children = nest(&mut items, &mut pos, end, Some(indent), unread);
+            check_heading(&field, unread);
+        }
+        roots.push(field);
+    }
+    roots
+}
+
+fn empty_field() -> Field {
+    Field {
+        name: String::new(),
+        value: None,
+        line: 0,
+        children: Vec::new(),
+    }
+}
+
+/// Builds the fields indented deeper than `parent` from `items[*pos..end]`.
+fn nest(
+    items: &mut [Item],
+    pos: &mut usize,
+    end: usize,
+    parent: Option<usize>,
+    unread: &mut Unread,
+) -> Vec<Field> {
+    let mut out = Vec::new();
+    while *pos < end {
+        let Some(item) = items.get_mut(*pos) else {
+            break;
+        };
+        if parent.is_some_and(|p| item.indent <= p) {
+            break;
+        }
+        let indent = item.indent;
+        let mut field = std::mem::replace(&mut item.field, empty_field());
+        *pos += 1;
+        field.children = nest(items, pos, end, Some(indent), unread);
+        check_heading(&field, unread);
+        out.push(field);
+    }
+    out
+}
+
+/// A line without `:` is a heading only if something is nested under it.
+fn check_heading(field: &Field, unread: &mut Unread) {
+    if field.value.is_none() && field.children.is_empty() {
+        unread.warn(
+            WarningKind::Unreadable,
+            LineSpan::line(field.line),
+            "not a `Key : value` line, and nothing is nested under it",
+        );
+    }
+}
+
+/// Width of leading white space, a tab counting as four spaces (the
+/// tool's own step).
+fn indent_of(text: &str) -> usize {
+    text.chars()
+        .take_while(|c| c.is_whitespace())
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum()
+}
+
+fn xml_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
+    let mut stack: Vec<Field> = Vec::new();
+    let mut roots: Vec<Field> = Vec::new();
+    let attach = |stack: &mut Vec<Field>, roots: &mut Vec<Field>, f: Field| match stack.last_mut() {
+        Some(parent) => parent.children.push(f),
+        None => roots.push(f),
+    };
+    for line in lines.iter().filter(|l| !l.is_blank()) {
+        let t = line.text().trim();
+        if t.starts_with("<?") || t.starts_with("<!") {
+            continue;
+        }
+        if let Some(name) = t.strip_prefix("</").and_then(|r| r.strip_suffix('>')) {
+            match stack.pop() {
+                Some(open) if open.name == name.trim() => attach(&mut stack, &mut roots, open),
+                Some(open) => {
+                    unread.line(line, "closing tag does not match the open element");
+                    stack.push(open);
+                }
+                None => unread.line(line, "closing tag with no open element"),
+            }
+            continue;
+        }
+        match xml_element(t) {
+            Some(XmlLine::Leaf(name, value)) => attach(
+                &mut stack,
+                &mut roots,
+                Field {
+                    name,
+                    value,
+                    line: line.number,
+                    children: Vec::new(),
+                },
+            ),
+            Some(XmlLine::Open(name, id)) => stack.push(Field {
+                name,
+                value: id,
+                line: line.number,
+                children: Vec::new(),
+            }),
+            None if !t.starts_with('<') => match stack.last_mut() {
+                Some(open) if open.value.is_none() => open.value = Some(unescape(t)),
+                _ => unread.line(line, "text outside an element"),
+            },
+            None => unread.line(line, "not an XML element this reader understands"),
+        }
+    }
+    if !stack.is_empty() {
+        let last = lines
+            .iter()
+            .rev()
+            .find(|l| !l.is_blank())
+            .map_or(1, |l| l.number);
+        unread.warn(
+            WarningKind::Truncated,
+            LineSpan::line(last),
+            format!(
+                "{} XML element(s) are not closed; the output may be cut short",
+                stack.len()
+            ),
+        );
+        while let Some(open) = stack.pop() {
+            attach(&mut stack, &mut roots, open);
+        }
+    }
+    // The document element holds everything.
+    match roots.len() {
+        1 if roots.first().is_some_and(|r| r.name == "nvidia_smi_log") => {
+            roots.pop().map(|r| r.children).unwrap_or_default()
+        }
+        _ => roots,
+    }
+}
+
+enum XmlLine {
+    /// `<a>text</a>`, `<a/>`.
+    Leaf(String, Option<String>),
+    /// `<a>` or `<a id="x">`, with the `id` attribute.
+    Open(String, Option<String>),
+}
+
+fn xml_element(t: &str) -> Option<XmlLine> {
+    let inner = t.strip_prefix('<')?;
+    let name_end = inner.find(|c: char| c.is_whitespace() || c == '>' || c == '/')?;
+    let (name, rest) = inner.split_at(name_end);
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return None;
+    }
+    let close = rest.find('>')?;
+    let (attrs, after) = rest.split_at(close);
+    let after = after.get(1..)?;
+    let id = attribute(attrs, "id");
+    if attrs.trim_end().ends_with('/') {
+        return after.is_empty().then(|| XmlLine::Leaf(name.to_owned(), id));
+    }
+    if after.is_empty() {
+        return Some(XmlLine::Open(name.to_owned(), id));
+    }
+    let text = after
+        .strip_suffix('>')?
+        .strip_suffix(name)?
+        .strip_suffix("</")?;
+    Some(XmlLine::Leaf(name.to_owned(), Some(unescape(text))))
+}
+
+fn attribute(attrs: &str, key: &str) -> Option<String> {
+    let start = attrs.find(&format!("{key}=\""))? + key.len() + 2;
+    let rest = attrs.get(start..)?;
+    let end = rest.find('"')?;
+    rest.get(..end).map(unescape)
+}
+
+fn unescape(t: &str) -> String {
+    t.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+/// Typed fields of one GPU block, from text or XML names.
+fn gpu_from(node: Field) -> QueryGpu {
+    let fields = node.children;
+    let last = last_line(&fields).max(node.line);
+    let mut gpu = QueryGpu {
+        bus_id: node.value.unwrap_or_default(),
+        span: LineSpan::new(node.line, last),
+        ..QueryGpu::default()
+    };
+    let text = |path: &[&[&str]]| Field::find_in(&fields, path).and_then(|f| f.value.clone());
+    let num = |path: &[&[&str]]| {
+        Field::find_in(&fields, path)
+            .and_then(|f| f.value.as_deref())
+            .and_then(quantity)
+            .map(|(v, _)| v)
+    };
+    gpu.product_name = text(&[&["Product Name", "product_name"]]);
+    gpu.uuid = text(&[&["GPU UUID", "uuid"]]);
+    gpu.performance_state = text(&[&["Performance State", "performance_state"]]);
+    const TEMP: &[&str] = &["Temperature", "temperature"];
+    gpu.temperature = Temperatures {
+        gpu_c: num(&[TEMP, &["GPU Current Temp", "gpu_temp"]]),
+        memory_c: num(&[TEMP, &["Memory Current Temp", "memory_temp"]]),
+        tlimit_c: num(&[TEMP, &["GPU T.Limit Temp", "gpu_temp_tlimit"]]),
+        slowdown_c: num(&[TEMP, &["GPU Slowdown Temp", "gpu_temp_slow_threshold"]]),
+        shutdown_c: num(&[TEMP, &["GPU Shutdown Temp", "gpu_temp_max_threshold"]]),
+    };
+    let clocks = |section: &[&str]| Clocks {
+        graphics_mhz: num(&[section, &["Graphics", "graphics_clock"]]),
+        sm_mhz: num(&[section, &["SM", "sm_clock"]]),
+        memory_mhz: num(&[section, &["Memory", "mem_clock"]]),
+        video_mhz: num(&[section, &["Video", "video_clock"]]),
+    };
+    gpu.clocks = clocks(&["Clocks", "clocks"]);
+    gpu.max_clocks = clocks(&["Max Clocks", "max_clocks"]);
+    const POWER: &[&str] = &[
+        "GPU Power Readings",
+        "Power Readings",
+        "gpu_power_readings",
+        "power_readings",
+    ];
+    gpu.power = Power {
+        draw_w: num(&[POWER, &["Average Power Draw", "average_power_draw"]])
+            .or_else(|| num(&[POWER, &["Power Draw", "power_draw"]])),
+        instant_w: num(&[POWER, &["Instantaneous Power Draw", "instant_power_draw"]]),
+        limit_w: num(&[
+            POWER,
+            &[
+                "Current Power Limit",
+                "Enforced Power Limit",
+                "Power Limit",
+                "current_power_limit",
+                "enforced_power_limit",
+                "power_limit",
+            ],
+        ]),
+    };
+    let reasons = Field::find_in(
+        &fields,
+        &[&[
+            "Clocks Event Reasons",
+            "Clocks Throttle Reasons",
+            "clocks_event_reasons",
+            "clocks_throttle_reasons",
+        ]],
+    );
+    if let Some(section) = reasons {
+        gpu.clock_event_reasons = section
+            .leaves()
+            .into_iter()
+            .map(|(_, f)| ClockEventReason {
+                reason: ClockReason::parse(&f.name),
+                name: f.name.clone(),
+                active: f.value.as_deref().and_then(active_flag),
+                line: f.line,
+            })
+            .collect();
+    }
+    if let Some(section) = Field::find_in(&fields, &[&["ECC Errors", "ecc_errors"]]) {
+        gpu.ecc_errors = section
+            .leaves()
+            .into_iter()
+            .filter_map(|(path, f)| {
+                let v = f.value.as_deref()?.trim();
+                let value = v.parse::<u64>().ok();
+                (value.is_some() || v == "N/A").then(|| EccCount {
+                    path,
+                    value,
+                    line: f.line,
+                })
+            })
+            .collect();
+    }
+    gpu.fields = fields;
+    gpu
+}
+
+fn last_line(fields: &[Field]) -> usize {
+    fields
+        .iter()
+        .map(|f| f.line.max(last_line(&f.children)))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Recognises the start of `-q` output: the banner, `Timestamp` followed
+/// by `Driver Version`, a GPU heading followed by a field, or the XML
+/// prolog / document element.
+fn detect(lines: &[Line<'_>]) -> Option<Block> {
+    let first = lines.first()?.text();
+    let mut rest = lines.iter().skip(1).filter(|l| !l.is_blank());
+    if is_banner(first) {
+        return Some(Block::keyed("banner"));
+    }
+    let t = first.trim();
+    if t.starts_with("<?xml") {
+        let doc = rest.take(3).any(|l| {
+            let t = l.text().trim();
+            t.starts_with("<!DOCTYPE nvidia_smi_log") || t.starts_with("<nvidia_smi_log")
+        });
+        return doc.then(|| Block::keyed("xml"));
+    }
+    if t.starts_with("<nvidia_smi_log>") {
+        // Its own key: it follows the prolog inside the same document.
+        return Some(Block::keyed("xml-root"));
+    }
+    if let Some(id) = gpu_heading(t) {
+        let next = rest.next()?;
+        let nested = indent_of(next.text()) > indent_of(first) || next.text().contains(" : ");
+        let field_like = next
+            .text()
+            .trim()
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || " :./-()_".contains(c));
+        return (nested && field_like).then(|| Block::keyed(format!("gpu:{id}")));
+    }
+    if let Some((label, _)) = label_value(t) {
+        if label == "Timestamp" {
+            let next = label_value(rest.next()?.text())?;
+            return (next.0 == "Driver Version").then(|| Block::keyed("timestamp"));
+        }
+    }
+    None
+}
+
+/// `2 GPU(s) NVIDIA H200, driver 580.159.04; GPU temp 31–33 C; no slowdown active`.
+#[must_use]
+pub fn summary(q: &SmiQuery) -> String {
+    let mut s = format!("{} GPU(s)", q.gpus.len());
+    let mut names: Vec<&str> = q
+        .gpus
+        .iter()
+        .filter_map(|g| g.product_name.as_deref())
+        .collect();
+    names.dedup();
+    if !names.is_empty() {
+        let _ = write!(s, " {}", names.join(", "));
+    }
+    if let Some(d) = &q.driver_version {
+        let _ = write!(s, ", driver {d}");
+    }
+    if q.xml {
+        s.push_str(" (XML)");
+    }
+    let temps: Vec<f64> = q.gpus.iter().filter_map(|g| g.temperature.gpu_c).collect();
+    if let (Some(lo), Some(hi)) = (
+        temps.iter().copied().reduce(f64::min),
+        temps.iter().copied().reduce(f64::max),
+    ) {
+        if lo < hi {
+            let _ = write!(s, "; GPU temp {lo}–{hi} C");
+        } else {
+            let _ = write!(s, "; GPU temp {lo} C");
+        }
+    }
+    if q.gpus.iter().any(|g| !g.clock_event_reasons.is_empty()) {
+        let slowed = q
+            .gpus
+            .iter()
+            .filter(|g| g.active_slowdowns().next().is_some())
+            .count();
+        if slowed == 0 {
+            s.push_str("; no slowdown active");
+        } else {
+            let _ = write!(s, "; {slowed} GPU(s) slowed down");
+        }
+    }
+    s
+}
+
+/// Renders the text form (`nvidia-smi -q` layout) of a model read from
+/// either form.
+#[must_use]
+pub fn render(q: &SmiQuery) -> String {
+    let mut s = String::from("\n==============NVSMI LOG==============\n\n");
+    for f in &q.fields {
+        render_field(&mut s, f, 0);
+    }
+    for g in &q.gpus {
+        let _ = writeln!(s, "GPU {}", g.bus_id);
+        for f in &g.fields {
+            render_field(&mut s, f, 1);
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn render_field(s: &mut String, f: &Field, depth: usize) {
+    let key = format!("{}{}", "    ".repeat(depth), f.name);
+    match &f.value {
+        Some(v) => {
+            let _ = writeln!(s, "{key:<55}: {v}");
+        }
+        // An empty XML element has neither value nor children; give it an
+        // empty value so the text form stays a `Key : value` line.
+        None if f.children.is_empty() => {
+            let _ = writeln!(s, "{key:<55}: ");
+        }
+        None => {
+            let _ = writeln!(s, "{key}");
+        }
+    }
+    for c in &f.children {
+        render_field(s, c, depth + 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::gpu::ClockReason;
+    use crate::parse::lines_of;
+
+    /// An older-driver block (R470 names: Clocks Throttle Reasons, Power
+    /// Readings / Power Draw, Single/Double Bit ECC), two GPUs.
+    const OLD: &str = "
+==============NVSMI LOG==============
+
+Timestamp                                 : Tue Jan  9 10:00:00 2024
+Driver Version                            : 470.82.01
+CUDA Version                              : 11.4
+
+Attached GPUs                             : 2
+GPU 00000000:07:00.0
+    Product Name                          : NVIDIA A100-SXM4-80GB
+    GPU UUID                              : GPU-aaaa
+    Performance State                     : P0
+    Clocks Throttle Reasons
+        Idle                              : Not Active
+        SW Power Cap                      : Active
+        HW Slowdown                       : Not Active
+            HW Thermal Slowdown           : Active
+        SW Thermal Slowdown               : N/A
+    ECC Errors
+        Volatile
+            Single Bit
+                Device Memory             : 3
+                Total                     : 3
+            Double Bit
+                Device Memory             : 1
+                Total                     : 1
+    Temperature
+        GPU Current Temp                  : 87 C
+        GPU Shutdown Temp                 : 92 C
+        GPU Slowdown Temp                 : 89 C
+    Power Readings
+        Power Draw                        : 398.12 W
+        Power Limit                       : 400.00 W
+    Clocks
+        Graphics                          : 1110 MHz
+        SM                                : 1110 MHz
+        Memory                            : 1593 MHz
+
+GPU 00000000:0F:00.0
+    Product Name                          : NVIDIA A100-SXM4-80GB
+    Temperature
+        GPU Current Temp                  : 40 C
+";
+
+    #[test]
+    fn reads_older_driver_names_into_the_same_fields() {
+        let p = parse(&lines_of(OLD));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let q = &p.value;
+        assert_eq!(q.driver_version.as_deref(), Some("470.82.01"));
+        assert_eq!(q.attached_gpus, Some(2));
+        // `date -u -d 2024-01-09T10:00:00 +%s`
+        assert_eq!(q.timestamp_unix, Some(1_704_794_400));
+        assert_eq!(q.gpus.len(), 2);
+        let g = &q.gpus[0];
+        assert_eq!(g.bus_id, "00000000:07:00.0");
+        assert_eq!(g.temperature.gpu_c, Some(87.0));
+        assert_eq!(g.temperature.slowdown_c, Some(89.0));
+        assert_eq!(g.power.draw_w, Some(398.12));
+        assert_eq!(g.power.limit_w, Some(400.0));
+        assert_eq!(g.clocks.sm_mhz, Some(1110.0));
+        let active: Vec<ClockReason> = g.active_slowdowns().map(|r| r.reason).collect();
+        assert_eq!(
+            active,
+            vec![ClockReason::SwPowerCap, ClockReason::HwThermalSlowdown]
+        );
+        let sw = g
+            .clock_event_reasons
+            .iter()
+            .find(|r| r.reason == ClockReason::SwThermalSlowdown);
+        assert_eq!(sw.unwrap().active, None);
+        assert_eq!(g.clock_event_reasons[3].line, 17);
+        let dbe: Vec<&EccCount> = g
+            .ecc_errors
+            .iter()
+            .filter(|e| e.is_uncorrectable())
+            .collect();
+        assert_eq!(dbe.len(), 2);
+        assert_eq!(dbe[1].path, "Volatile/Double Bit/Total");
+        assert_eq!(dbe[1].value, Some(1));
+        assert!(dbe[1].is_volatile());
+        assert_eq!(g.span, LineSpan::new(9, 37));
+        assert_eq!(q.gpus[1].temperature.gpu_c, Some(40.0));
+        assert_eq!(
+            summary(q),
+            "2 GPU(s) NVIDIA A100-SXM4-80GB, driver 470.82.01; GPU temp 40–87 C; 1 GPU(s) slowed down"
+        );
+    }
+
+    #[test]
+    fn xml_form_reads_into_the_same_fields() {
+        let text = "<?xml version=\"1.0\" ?>
+<!DOCTYPE nvidia_smi_log SYSTEM \"nvsmi_device_v13.dtd\">
+<nvidia_smi_log>
+\t<timestamp>Mon Nov 30 00:10:32 2026</timestamp>
+\t<driver_version>580.159.04</driver_version>
+\t<attached_gpus>1</attached_gpus>
+\t<gpu id=\"00000000:00:06.0\">
+\t\t<product_name>NVIDIA H200</product_name>
+\t\t<mig_devices>
+\t\t\tNone
+\t\t</mig_devices>
+\t\t<clocks_event_reasons>
+\t\t\t<clocks_event_reason_gpu_idle>Active</clocks_event_reason_gpu_idle>
+\t\t\t<clocks_event_reason_hw_slowdown>Active</clocks_event_reason_hw_slowdown>
+\t\t</clocks_event_reasons>
+\t\t<temperature>
+\t\t\t<gpu_temp>31 C</gpu_temp>
+\t\t</temperature>
+\t\t<gpu_power_readings>
+\t\t\t<average_power_draw>77.68 W</average_power_draw>
+\t\t\t<current_power_limit>700.00 W</current_power_limit>
+\t\t</gpu_power_readings>
+\t\t<empty/>
+\t\t<name>A &amp; B</name>
+\t</gpu>
+</nvidia_smi_log>
+";
+        let p = parse(&lines_of(text));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let q = &p.value;
+        assert!(q.xml);
+        assert_eq!(q.timestamp_unix, Some(1_795_997_432));
+        let g = &q.gpus[0];
+        assert_eq!(g.bus_id, "00000000:00:06.0");
+        assert_eq!(g.product_name.as_deref(), Some("NVIDIA H200"));
+        assert_eq!(g.temperature.gpu_c, Some(31.0));
+        assert_eq!(g.power.limit_w, Some(700.0));
+        assert_eq!(
+            g.active_slowdowns().next().unwrap().reason,
+            ClockReason::HwSlowdown
+        );
+        assert_eq!(
+            g.field(&[&["mig_devices"]]).unwrap().value.as_deref(),
+            Some("None")
+        );
+        assert_eq!(
+            g.field(&[&["name"]]).unwrap().value.as_deref(),
+            Some("A & B")
+        );
+        // The XML read renders as text that reads back to the same values.
+        let again = parse(&lines_of(&render(q)));
+        assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+        assert_eq!(again.value.gpus[0].temperature.gpu_c, Some(31.0));
+    }
+
+    #[test]
+    fn broken_xml_is_reported_not_misread() {
+        let text = "<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n<gpu id=\"00000000:00:06.0\">\n<a>1</a><b>2</b>\n</nvidia_smi_log>\n";
+        let p = parse(&lines_of(text));
+        let kinds: Vec<(usize, WarningKind)> = p
+            .warnings
+            .iter()
+            .map(|w| (w.span.first_line, w.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (4, WarningKind::Unreadable),
+                (5, WarningKind::Unreadable),
+                (5, WarningKind::Truncated)
+            ]
+        );
+    }
+
+    #[test]
+    fn junk_lines_warn_and_flattened_pastes_keep_top_level_values() {
+        let text = "Timestamp : Mon Nov 30 00:10:31 2026\nDriver Version : 580.1\nGPU 00000000:00:06.0\nProduct Name : X\nthis is junk\n";
+        let p = parse(&lines_of(text));
+        assert_eq!(p.warnings.len(), 1);
+        assert_eq!(p.warnings[0].span.first_line, 5);
+        assert_eq!(p.value.gpus[0].product_name.as_deref(), Some("X"));
+    }
+
+    #[test]
+    fn render_then_parse_gives_the_same_model() {
+        let first = parse(&lines_of(OLD)).value;
+        let again = parse(&lines_of(&render(&first)));
+        assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+        let strip = |mut q: SmiQuery| {
+            fn zero(fs: &mut [Field]) {
+                for f in fs {
+                    f.line = 0;
+                    zero(&mut f.children);
+                }
+            }
+            zero(&mut q.fields);
+            for g in &mut q.gpus {
+                zero(&mut g.fields);
+                g.span = LineSpan::line(1);
+                g.clock_event_reasons.iter_mut().for_each(|r| r.line = 0);
+                g.ecc_errors.iter_mut().for_each(|e| e.line = 0);
+            }
+            q
+        };
+        assert_eq!(strip(first), strip(again.value));
+    }
+
+    #[test]
+    fn detection_is_specific() {
+        assert!(detect(&lines_of("==============NVSMI LOG==============")).is_some());
+        assert!(detect(&lines_of("Timestamp : x\nDriver Version : 1")).is_some());
+        assert!(detect(&lines_of("Timestamp : x\nSomething : 1")).is_none());
+        assert!(detect(&lines_of("GPU 00000000:00:06.0\n    Product Name : H200")).is_some());
+        assert!(detect(&lines_of(
+            "GPU 0: NVIDIA H200 (UUID: GPU-1)\nGPU 1: NVIDIA H200"
+        ))
+        .is_none());
+        assert!(detect(&lines_of("GPU 00000000:00:06.0\nGPU 00000000:00:07.0")).is_none());
+        assert!(detect(&lines_of("<?xml version=\"1.0\"?>\n<html>")).is_none());
+        assert!(is_bus_id("0000:3b:00.0"));
+        assert!(!is_bus_id("00000000:00:06"));
+    }
+}

@@ -1,0 +1,800 @@
+//! `nvidia-smi topo -m` / `-mp` / `--matrix` and `nvidia-smi topo -p2p r|w|n|a|p`.
+//!
+//! Forms handled (observed in driver 580 captures and in public pastes from
+//! R384 onwards):
+//! - a header row of device columns (`GPU0 … GPUn`, then `NIC0 …` on newer
+//!   drivers or RDMA names such as `mlx5_0` on older ones), followed by the
+//!   affinity columns the driver knows: `CPU Affinity` (all), `NUMA Affinity`
+//!   (later), `GPU NUMA ID` (R525+). The raw header starts with a tab and is
+//!   wrapped in ANSI underline, which the input layer strips;
+//! - one row per device: its name, one cell per column (`X`, `NV#`, `PIX`,
+//!   `PXB`, `PHB`, `NODE`, `SYS`, legacy `SOC`; `OK`, `CNS`, `GNS`, `TNS`,
+//!   `NS`, `DR`, `U` in the `-p2p` form), then the affinity values. NIC rows
+//!   have no affinity values;
+//! - `Legend:` entries (`NV#  = …`) and the `NIC Legend:` (`NIC0: mlx5_0`).
+//!
+//! Paste damage survived: tabs expanded to any run of spaces, re-indented
+//! lines, blank lines between rows, cells fused by lost separators (`SYSSYS`,
+//! `NV18NV18`), fused headers (`NIC11NIC12`), and legend lines wrapped onto
+//! the next line. Cells are read with a scanner over the known vocabulary
+//! rather than by splitting, which is what makes the fused forms readable.
+
+use crate::model::topo::{
+    Cell, Device, DeviceKind, LegendEntry, Link, P2pCapability, P2pStatus, TopoMatrix, TopoP2p,
+};
+use crate::parse::text::Unread;
+use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::span::LineSpan;
+use std::fmt::Write as _;
+
+pub(crate) const FORMAT: Format = Format {
+    kind: Kind::TopoMatrix,
+    name: "topo_matrix",
+    command: |argv| is_topo(argv) && argv.iter().any(|a| MATRIX_FLAGS.contains(a)),
+    detect: |lines| (classify(lines)? == MatrixKind::Links).then(|| Block::keyed("topo")),
+    parse: |lines| parse(lines).map(SectionData::TopoMatrix),
+};
+
+pub(crate) const P2P_FORMAT: Format = Format {
+    kind: Kind::TopoP2p,
+    name: "topo_p2p",
+    command: |argv| is_topo(argv) && argv.iter().any(|a| *a == "-p2p" || *a == "--p2pstatus"),
+    detect: |lines| (classify(lines)? == MatrixKind::P2p).then(|| Block::keyed("topo-p2p")),
+    parse: |lines| parse_p2p(lines).map(SectionData::TopoP2p),
+};
+
+const MATRIX_FLAGS: &[&str] = &["-m", "-mp", "--matrix", "--matrix_pci"];
+
+fn is_topo(argv: &[&str]) -> bool {
+    argv.first() == Some(&"nvidia-smi") && argv.get(1) == Some(&"topo")
+}
+
+/// The affinity columns, in the order drivers print them.
+const AFFINITY_TITLES: &[&str] = &["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"];
+
+/// Cell words of `topo -m`, longest first where one is a prefix of another.
+const LINK_WORDS: &[&str] = &["NODE", "PIX", "PXB", "PHB", "SYS", "SOC", "X"];
+/// Cell words of `topo -p2p`.
+const P2P_WORDS: &[&str] = &["CNS", "GNS", "TNS", "OK", "NS", "DR", "X", "U"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MatrixKind {
+    Links,
+    P2p,
+}
+
+/// The header row: device columns, then affinity column titles.
+#[derive(Debug)]
+struct Header {
+    devices: Vec<String>,
+    affinity: Vec<&'static str>,
+}
+
+/// Reads a header row; `None` unless it names `GPU0` and nothing but
+/// device names and affinity titles.
+fn header(text: &str) -> Option<Header> {
+    let t = text.trim();
+    let (device_part, affinity_part) = match t.find(AFFINITY_TITLES.first()?) {
+        Some(i) => (t.get(..i)?, t.get(i..)?),
+        None => (t, ""),
+    };
+    let mut devices = Vec::new();
+    let mut rest = device_part.trim_start();
+    while !rest.is_empty() {
+        let (name, after) = device_name(rest)?;
+        devices.push(name.to_owned());
+        rest = after.trim_start();
+    }
+    if !devices.iter().any(|d| d == "GPU0") {
+        return None;
+    }
+    let mut affinity = Vec::new();
+    let mut rest = affinity_part.trim_start();
+    while !rest.is_empty() {
+        let title = AFFINITY_TITLES.iter().find(|t| rest.starts_with(**t))?;
+        affinity.push(*title);
+        rest = rest.get(title.len()..)?.trim_start();
+    }
+    Some(Header { devices, affinity })
+}
+
+/// A device name at the start of `s`: letters, optional digits, optional
+/// `_` + letters + digits, with at least one digit (`GPU0`, `NIC12`,
+/// `mlx5_0`, `bnxt_re3`). Stops where the next name's letters start, so
+/// fused names split.
+fn device_name(s: &str) -> Option<(&str, &str)> {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while bytes.get(i).is_some_and(u8::is_ascii_alphabetic) {
+        i += 1;
+    }
+    if i == 0 {
+        return None;
+    }
+    let digits_start = i;
+    while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    let mut has_digit = i > digits_start;
+    if bytes.get(i) == Some(&b'_') {
+        let mut j = i + 1;
+        while bytes.get(j).is_some_and(u8::is_ascii_alphabetic) {
+            j += 1;
+        }
+        let d = j;
+        while bytes.get(j).is_some_and(u8::is_ascii_digit) {
+            j += 1;
+        }
+        if j > d {
+            i = j;
+            has_digit = true;
+        }
+    }
+    has_digit
+        .then(|| (s.get(..i), s.get(i..)))
+        .and_then(|(a, b)| Some((a?, b?)))
+}
+
+/// A row: device name, cell texts, and the values after the cells.
+#[derive(Debug)]
+struct Row<'t> {
+    name: &'t str,
+    cells: Vec<&'t str>,
+    values: Vec<&'t str>,
+}
+
+/// Reads a row against the header's device columns.
+fn row<'t>(text: &'t str, columns: &[String], words: &[&str]) -> Option<Row<'t>> {
+    let (name, mut rest) = device_name(text.trim_start())?;
+    if !columns.iter().any(|c| c == name) {
+        return None;
+    }
+    let mut cells = Vec::new();
+    while cells.len() < columns.len() {
+        rest = rest.trim_start();
+        if rest.is_empty() || starts_value(rest) {
+            break;
+        }
+        let (cell, after) = cell_token(rest, words);
+        cells.push(cell);
+        rest = after;
+    }
+    if cells.is_empty() {
+        return None;
+    }
+    Some(Row {
+        name,
+        cells,
+        values: rest.split_whitespace().collect(),
+    })
+}
+
+/// Affinity values start with a digit or are `N/A`.
+fn starts_value(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_digit()) || s.starts_with("N/A")
+}
+
+/// One cell at the start of `s`: a known word (or `NV<digits>` for links),
+/// else everything up to the next white space.
+fn cell_token<'t>(s: &'t str, words: &[&str]) -> (&'t str, &'t str) {
+    let links = words.contains(&"PIX");
+    if links {
+        if let Some(digits) = s.strip_prefix("NV") {
+            let n = digits.bytes().take_while(u8::is_ascii_digit).count();
+            if n > 0 {
+                return s.split_at(2 + n);
+            }
+        }
+    }
+    if let Some(w) = words.iter().find(|w| s.starts_with(**w)) {
+        return s.split_at(w.len());
+    }
+    let end = s.find(char::is_whitespace).unwrap_or(s.len());
+    s.split_at(end)
+}
+
+/// `SYM  = meaning` → (SYM, meaning).
+fn legend_entry(text: &str) -> Option<(&str, &str)> {
+    let (symbol, meaning) = text.trim().split_once('=')?;
+    let symbol = symbol.trim();
+    let ok = !symbol.is_empty()
+        && symbol.len() <= 6
+        && symbol
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == '#' || c.is_ascii_digit());
+    ok.then(|| (symbol, meaning.trim()))
+}
+
+/// `NIC0: mlx5_0` → (NIC0, mlx5_0).
+fn nic_legend_entry(text: &str) -> Option<(&str, &str)> {
+    let (nic, name) = text.trim().split_once(':')?;
+    let nic = nic.trim();
+    let name = name.trim();
+    let ok = nic.starts_with("NIC")
+        && nic.len() > 3
+        && nic.bytes().skip(3).all(|b| b.is_ascii_digit())
+        && !name.is_empty()
+        && !name.contains(char::is_whitespace);
+    ok.then_some((nic, name))
+}
+
+/// How far detection looks ahead for the legend that tells the two forms
+/// apart when the rows alone cannot (a single GPU prints only `X`).
+const LOOKAHEAD: usize = 64;
+
+/// Whether a matrix starts at `lines[0]`, and of which kind.
+fn classify(lines: &[Line<'_>]) -> Option<MatrixKind> {
+    let h = header(lines.first()?.text())?;
+    let first_row = lines.iter().skip(1).find(|l| !l.is_blank())?;
+    if !h.affinity.is_empty() {
+        row(first_row.text(), &h.devices, LINK_WORDS)?;
+        return Some(MatrixKind::Links);
+    }
+    let r = row(first_row.text(), &h.devices, P2P_WORDS)?;
+    let p2p_cells = r.cells.iter().any(|c| P2P_WORDS.contains(c) && *c != "X");
+    let p2p_legend = lines
+        .iter()
+        .take(LOOKAHEAD)
+        .any(|l| legend_entry(l.text()).is_some_and(|(s, _)| s == "OK" || s == "CNS"));
+    if p2p_cells || p2p_legend {
+        Some(MatrixKind::P2p)
+    } else {
+        row(first_row.text(), &h.devices, LINK_WORDS).map(|_| MatrixKind::Links)
+    }
+}
+
+/// What the shared reader collects for either form.
+#[derive(Default)]
+struct Raw<'t> {
+    header: Option<Header>,
+    rows: Vec<(usize, Row<'t>)>,
+    legend: Vec<LegendEntry>,
+    nic_legend: Vec<(String, String)>,
+}
+
+fn read<'t>(lines: &'t [Line<'t>], words: &[&str], unread: &mut Unread) -> Raw<'t> {
+    #[derive(PartialEq)]
+    enum Part {
+        Matrix,
+        Legend,
+        NicLegend,
+    }
+    let mut raw = Raw::default();
+    let mut part = Part::Matrix;
+    for line in lines.iter().filter(|l| !l.is_blank()) {
+        let t = line.text().trim();
+        if t == "Legend:" {
+            part = Part::Legend;
+            continue;
+        }
+        if t == "NIC Legend:" {
+            part = Part::NicLegend;
+            continue;
+        }
+        if part == Part::NicLegend {
+            if let Some((nic, name)) = nic_legend_entry(t) {
+                raw.nic_legend.push((nic.to_owned(), name.to_owned()));
+                continue;
+            }
+        }
+        if let Some((symbol, meaning)) = legend_entry(t) {
+            raw.legend.push(LegendEntry {
+                symbol: symbol.to_owned(),
+                meaning: meaning.to_owned(),
+                span: line.span(),
+            });
+            part = Part::Legend;
+            continue;
+        }
+        if raw.header.is_none() {
+            if let Some(h) = header(t) {
+                raw.header = Some(h);
+                continue;
+            }
+        }
+        if let Some(h) = &raw.header {
+            if let Some(r) = row(line.text(), &h.devices, words) {
+                raw.rows.push((line.number, r));
+                continue;
+            }
+        }
+        if part == Part::Legend {
+            if let Some(last) = raw.legend.last_mut() {
+                last.meaning.push(' ');
+                last.meaning.push_str(t);
+                last.span = last.span.join(line.span());
+                continue;
+            }
+        }
+        let why = if raw.header.is_none() {
+            "no `GPU0 …` header row before this line"
+        } else {
+            "not a topology row or legend line"
+        };
+        unread.line(line, why);
+    }
+    raw
+}
+
+/// Reads `nvidia-smi topo -m` / `-mp`.
+#[must_use]
+pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
+    let mut unread = Unread::default();
+    let raw = read(lines, LINK_WORDS, &mut unread);
+    let mut out = TopoMatrix {
+        pci_only: (!raw.legend.is_empty()).then(|| !raw.legend.iter().any(|e| e.symbol == "NV#")),
+        legend: raw.legend,
+        ..TopoMatrix::default()
+    };
+    let Some(header) = raw.header else {
+        return Parsed {
+            value: out,
+            warnings: unread.finish(),
+        };
+    };
+    out.affinity_columns = header.affinity.iter().map(|s| (*s).to_owned()).collect();
+    out.devices = header
+        .devices
+        .iter()
+        .map(|name| new_device(name, &raw.nic_legend))
+        .collect();
+    for (number, r) in &raw.rows {
+        check_width(*number, r, &header, &mut unread);
+        for (col, text) in header.devices.iter().zip(&r.cells) {
+            out.cells.push(Cell {
+                from: r.name.to_owned(),
+                to: col.clone(),
+                value: Link::parse(text),
+                line: *number,
+            });
+        }
+        if let Some(d) = out.devices.iter_mut().find(|d| d.name == r.name) {
+            d.line = Some(*number);
+            for (title, value) in header.affinity.iter().zip(&r.values) {
+                let slot = match *title {
+                    "CPU Affinity" => &mut d.cpu_affinity,
+                    "NUMA Affinity" => &mut d.numa_affinity,
+                    _ => &mut d.gpu_numa_id,
+                };
+                *slot = Some((*value).to_owned());
+            }
+        }
+    }
+    for (nic, _) in &raw.nic_legend {
+        if !out.devices.iter().any(|d| &d.name == nic) {
+            unread.warn(
+                crate::diag::WarningKind::Suspicious,
+                LineSpan::line(lines.first().map_or(1, |l| l.number)),
+                format!("the NIC legend names {nic}, which has no column in the matrix"),
+            );
+        }
+    }
+    Parsed {
+        value: out,
+        warnings: in_line_order(unread),
+    }
+}
+
+/// Row checks run after the lines were read; warnings are given in line order.
+fn in_line_order(unread: Unread) -> Vec<crate::diag::Warning> {
+    let mut w = unread.finish();
+    w.sort_by_key(|w| w.span);
+    w
+}
+
+fn new_device(name: &str, nic_legend: &[(String, String)]) -> Device {
+    let kind = if name.starts_with("GPU") {
+        DeviceKind::Gpu
+    } else {
+        DeviceKind::Nic
+    };
+    let rdma_device = match kind {
+        DeviceKind::Gpu => None,
+        DeviceKind::Nic if name.starts_with("NIC") => nic_legend
+            .iter()
+            .find(|(nic, _)| nic == name)
+            .map(|(_, dev)| dev.clone()),
+        DeviceKind::Nic => Some(name.to_owned()),
+    };
+    Device {
+        name: name.to_owned(),
+        kind,
+        rdma_device,
+        cpu_affinity: None,
+        numa_affinity: None,
+        gpu_numa_id: None,
+        line: None,
+    }
+}
+
+/// Warns about rows with fewer cells than columns, or more values than the
+/// affinity columns hold: a sign the paste lost or fused something.
+fn check_width(number: usize, r: &Row<'_>, header: &Header, unread: &mut Unread) {
+    let span = LineSpan::line(number);
+    if r.cells.len() < header.devices.len() {
+        unread.warn(
+            crate::diag::WarningKind::Truncated,
+            span,
+            format!(
+                "row {} has {} cell(s) for {} column(s); the missing ones are unknown",
+                r.name,
+                r.cells.len(),
+                header.devices.len()
+            ),
+        );
+    }
+    if r.values.len() > header.affinity.len() {
+        unread.warn(
+            crate::diag::WarningKind::Unreadable,
+            span,
+            format!(
+                "row {} has {} value(s) after its cells, more than the {} affinity column(s); the extra ones are ignored",
+                r.name,
+                r.values.len(),
+                header.affinity.len()
+            ),
+        );
+    }
+}
+
+/// Reads `nvidia-smi topo -p2p <cap>`.
+#[must_use]
+pub fn parse_p2p(lines: &[Line<'_>]) -> Parsed<TopoP2p> {
+    let mut unread = Unread::default();
+    let raw = read(lines, P2P_WORDS, &mut unread);
+    let mut out = TopoP2p {
+        legend: raw.legend,
+        ..TopoP2p::default()
+    };
+    if let Some(header) = raw.header {
+        for (number, r) in &raw.rows {
+            check_width(*number, r, &header, &mut unread);
+            for (col, text) in header.devices.iter().zip(&r.cells) {
+                out.cells.push(Cell {
+                    from: r.name.to_owned(),
+                    to: col.clone(),
+                    value: P2pStatus::parse(text),
+                    line: *number,
+                });
+            }
+        }
+        out.gpus = header.devices;
+    }
+    Parsed {
+        value: out,
+        warnings: in_line_order(unread),
+    }
+}
+
+/// The capability named by `-p2p <cap>` on a command line.
+pub(crate) fn p2p_capability(argv: &[&str]) -> Option<P2pCapability> {
+    let i = argv
+        .iter()
+        .position(|a| *a == "-p2p" || *a == "--p2pstatus")?;
+    match *argv.get(i + 1)? {
+        "r" => Some(P2pCapability::Read),
+        "w" => Some(P2pCapability::Write),
+        "n" => Some(P2pCapability::Nvlink),
+        "a" => Some(P2pCapability::Atomics),
+        "p" => Some(P2pCapability::Pcie),
+        _ => None,
+    }
+}
+
+/// `2 GPU(s), 4 NIC(s); GPU pairs: 1 NV18` or `…: 1 without NVLink`.
+#[must_use]
+pub fn summary(m: &TopoMatrix) -> String {
+    let gpus = m.gpus().count();
+    let nics = m.nics().count();
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    let names: Vec<&str> = m.gpus().map(|d| d.name.as_str()).collect();
+    for (i, a) in names.iter().enumerate() {
+        for b in names.iter().skip(i + 1) {
+            if let Some(c) = m.cell(a, b) {
+                let label = c.value.label();
+                match kinds.iter_mut().find(|(k, _)| *k == label) {
+                    Some((_, n)) => *n += 1,
+                    None => kinds.push((label, 1)),
+                }
+            }
+        }
+    }
+    let pairs: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    let view = if m.pci_only == Some(true) {
+        " (PCIe only)"
+    } else {
+        ""
+    };
+    let mut s = format!("{gpus} GPU(s), {nics} NIC(s){view}");
+    if !pairs.is_empty() {
+        let _ = write!(s, "; GPU pairs: {}", pairs.join(", "));
+    }
+    s
+}
+
+/// `2 GPU(s); 2 pair(s) OK, 0 not OK`.
+#[must_use]
+pub fn summary_p2p(p: &TopoP2p) -> String {
+    let pairs = p
+        .cells
+        .iter()
+        .filter(|c| c.value != P2pStatus::SelfCell)
+        .count();
+    let bad = p.not_ok().count();
+    format!(
+        "{} GPU(s); {} ordered pair(s): {} OK, {} not OK",
+        p.gpus.len(),
+        pairs,
+        pairs - bad,
+        bad
+    )
+}
+
+/// Renders the matrix as the tool prints it (tab-separated, without the
+/// ANSI underline).
+#[must_use]
+pub fn render(m: &TopoMatrix) -> String {
+    let mut s = String::new();
+    for d in &m.devices {
+        let _ = write!(s, "\t{}", d.name);
+    }
+    for t in &m.affinity_columns {
+        let _ = write!(s, "\t{t}");
+    }
+    s.push('\n');
+    for d in &m.devices {
+        if d.line.is_none() {
+            continue;
+        }
+        s.push_str(&d.name);
+        for col in &m.devices {
+            let cell = m
+                .cells
+                .iter()
+                .find(|c| c.from == d.name && c.to == col.name);
+            let label = cell.map_or(String::new(), |c| c.value.label());
+            let _ = write!(s, "\t{label}");
+        }
+        for t in &m.affinity_columns {
+            let v = match t.as_str() {
+                "CPU Affinity" => &d.cpu_affinity,
+                "NUMA Affinity" => &d.numa_affinity,
+                _ => &d.gpu_numa_id,
+            };
+            if let Some(v) = v {
+                let _ = write!(s, "\t{v}");
+            }
+        }
+        s.push('\n');
+    }
+    if !m.legend.is_empty() {
+        s.push_str("\nLegend:\n\n");
+        for e in &m.legend {
+            let _ = writeln!(s, "  {:<4} = {}", e.symbol, e.meaning);
+        }
+    }
+    let nics: Vec<&Device> = m
+        .nics()
+        .filter(|d| d.name.starts_with("NIC") && d.rdma_device.is_some())
+        .collect();
+    if !nics.is_empty() {
+        s.push_str("\nNIC Legend:\n\n");
+        for d in nics {
+            let _ = writeln!(
+                s,
+                "  {}: {}",
+                d.name,
+                d.rdma_device.as_deref().unwrap_or("")
+            );
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::lines_of;
+
+    /// Eight GPUs and four NICs as a newer driver prints them (tabs,
+    /// NIC legend), shortened to two GPUs and two NICs.
+    const WITH_NICS: &str = "\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID
+GPU0\t X \tNV18\tPIX\tSYS\t0-47,96-143\t0\t\tN/A
+GPU1\tNV18\t X \tSYS\tPXB\t48-95,144-191\t1\t\tN/A
+NIC0\tPIX\tSYS\t X \tSYS
+NIC1\tSYS\tPXB\tSYS\t X
+
+Legend:
+
+  X    = Self
+  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)
+  NV#  = Connection traversing a bonded set of # NVLinks
+
+NIC Legend:
+
+  NIC0: mlx5_0
+  NIC1: mlx5_1
+";
+
+    #[test]
+    fn reads_gpus_nics_affinity_and_the_nic_legend() {
+        let p = parse(&lines_of(WITH_NICS));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let m = &p.value;
+        assert_eq!(m.devices.len(), 4);
+        assert_eq!(
+            m.cell("GPU0", "GPU1").unwrap().value,
+            Link::Nvlink { count: 18 }
+        );
+        assert_eq!(m.cell("GPU0", "GPU1").unwrap().line, 2);
+        assert_eq!(m.cell("GPU1", "mlx5_1").unwrap().value, Link::Pxb);
+        assert_eq!(m.cell("NIC1", "GPU1").unwrap().line, 5);
+        let gpu1 = m.device("GPU1").unwrap();
+        assert_eq!(gpu1.cpu_affinity.as_deref(), Some("48-95,144-191"));
+        assert_eq!(gpu1.numa_affinity.as_deref(), Some("1"));
+        assert_eq!(gpu1.gpu_numa_id.as_deref(), Some("N/A"));
+        assert_eq!(
+            m.device("NIC1").unwrap().rdma_device.as_deref(),
+            Some("mlx5_1")
+        );
+        assert_eq!(m.device("NIC0").unwrap().cpu_affinity, None);
+        assert_eq!(m.pci_only, Some(false));
+        assert!(m.gpu_pairs_without_nvlink().is_empty());
+        let near: Vec<&str> = m
+            .nearest_nics("GPU0")
+            .iter()
+            .map(|c| c.to.as_str())
+            .collect();
+        assert_eq!(near, vec!["NIC0"]);
+        assert_eq!(summary(m), "2 GPU(s), 2 NIC(s); GPU pairs: 1 NV18");
+    }
+
+    #[test]
+    fn old_drivers_name_nics_by_device_and_print_soc() {
+        let text = "        GPU0    GPU1    mlx5_0  CPU Affinity
+GPU0     X      SOC     PHB     0-11
+GPU1    SOC      X      SOC     12-23
+mlx5_0  PHB     SOC      X
+";
+        let p = parse(&lines_of(text));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let m = &p.value;
+        assert_eq!(m.affinity_columns, vec!["CPU Affinity"]);
+        assert_eq!(
+            m.device("mlx5_0").unwrap().rdma_device.as_deref(),
+            Some("mlx5_0")
+        );
+        let missing = m.gpu_pairs_without_nvlink();
+        assert_eq!(missing.len(), 1);
+        assert_eq!(missing[0].value, Link::Sys);
+        assert_eq!(m.device("GPU1").unwrap().numa_affinity, None);
+        assert_eq!(m.pci_only, None);
+    }
+
+    #[test]
+    fn fused_cells_and_headers_and_wrapped_legend_survive() {
+        let text = "   GPU0 GPU1 GPU2 NIC10NIC11 CPU Affinity NUMA Affinity
+   GPU0  X  NV18NV18 SYSSYS 0-31 0
+GPU1 NV18 X NV18 NODE NODE 0-31 0
+
+ GPU2 NV17 NV18  X  PIX PIX 32-63 1
+NIC10 SYS NODE PIX  X PIX
+NIC11 SYS NODE PIX PIX  X
+Legend:
+  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA
+nodes (e.g., QPI/UPI)
+  NV#  = Connection traversing a bonded set of # NVLinks
+";
+        let p = parse(&lines_of(text));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let m = &p.value;
+        assert_eq!(m.devices.len(), 5);
+        assert_eq!(
+            m.cell("GPU0", "GPU2").unwrap().value,
+            Link::Nvlink { count: 18 }
+        );
+        assert_eq!(m.cell("GPU0", "NIC11").unwrap().value, Link::Sys);
+        assert_eq!(m.cell("GPU2", "GPU0").unwrap().line, 5);
+        assert_eq!(
+            m.device("GPU2").unwrap().numa_affinity.as_deref(),
+            Some("1")
+        );
+        assert!(m.legend[0].meaning.ends_with("NUMA nodes (e.g., QPI/UPI)"));
+        assert_eq!(m.legend[0].span, LineSpan::new(9, 10));
+        let near: Vec<&str> = m
+            .nearest_nics("GPU2")
+            .iter()
+            .map(|c| c.to.as_str())
+            .collect();
+        assert_eq!(near, vec!["NIC10", "NIC11"]);
+        // GPU0 row says NV18 to GPU2 while GPU2's row says NV17: rules see both.
+        assert_eq!(
+            m.cell("GPU2", "GPU0").unwrap().value,
+            Link::Nvlink { count: 17 }
+        );
+    }
+
+    #[test]
+    fn damaged_rows_are_warned_about_and_kept() {
+        let text = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \t0-7\nGPU1\tNV4\t X \t0-7\t9\tjunk\nsomething else\n";
+        let p = parse(&lines_of(text));
+        let lines: Vec<usize> = p.warnings.iter().map(|w| w.span.first_line).collect();
+        assert_eq!(lines, vec![2, 3, 4]);
+        assert_eq!(
+            p.value.cell("GPU1", "GPU0").unwrap().value,
+            Link::Nvlink { count: 4 }
+        );
+        assert_eq!(
+            p.value.device("GPU0").unwrap().cpu_affinity.as_deref(),
+            Some("0-7")
+        );
+    }
+
+    #[test]
+    fn ansi_underlined_header_reads_standalone() {
+        let text = "\t\u{1b}[4mGPU0\tGPU1\tCPU Affinity\u{1b}[0m\nGPU0\t X \tPHB\t0-31\nGPU1\tPHB\t X \t0-31\n";
+        let p = parse(&lines_of(text));
+        assert!(p.warnings.is_empty());
+        assert_eq!(p.value.gpu_pairs_without_nvlink()[0].value, Link::Phb);
+    }
+
+    #[test]
+    fn p2p_matrix_reads_statuses() {
+        let text = " \tGPU0\tGPU1\tGPU2\t\n GPU0\tX\tOK\tCNS\t\n GPU1\tOK\tX\tNS\t\n GPU2\tCNS\tNS\tX\t\n\nLegend:\n\n  X    = Self\n  OK   = Status Ok\n  CNS  = Chipset not supported\n";
+        let lines = lines_of(text);
+        assert_eq!(classify(&lines), Some(MatrixKind::P2p));
+        let p = parse_p2p(&lines);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert_eq!(p.value.gpus.len(), 3);
+        assert_eq!(
+            p.value.cell("GPU0", "GPU2").unwrap().value,
+            P2pStatus::ChipsetNotSupported
+        );
+        assert_eq!(p.value.not_ok().count(), 4);
+        assert_eq!(
+            summary_p2p(&p.value),
+            "3 GPU(s); 6 ordered pair(s): 2 OK, 4 not OK"
+        );
+        assert_eq!(
+            p2p_capability(&["nvidia-smi", "topo", "-p2p", "w"]),
+            Some(P2pCapability::Write)
+        );
+    }
+
+    #[test]
+    fn single_gpu_forms_are_told_apart_by_columns_and_legend() {
+        let m = lines_of(
+            "\tGPU0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \t0-15\t0\t\tN/A\n",
+        );
+        assert_eq!(classify(&m), Some(MatrixKind::Links));
+        let p = lines_of(" \tGPU0\t\n GPU0\tX\t\n\nLegend:\n\n  X    = Self\n  OK   = Status Ok\n");
+        assert_eq!(classify(&p), Some(MatrixKind::P2p));
+    }
+
+    #[test]
+    fn detection_needs_a_gpu0_header_and_a_row() {
+        assert_eq!(classify(&lines_of("GPU0 GPU1\nsomething")), None);
+        assert_eq!(classify(&lines_of("CA 'mlx5_0'\n\tCA type: MT4123")), None);
+        assert_eq!(
+            classify(&lines_of("GPU 0: NVIDIA H200 (UUID: GPU-1)\n")),
+            None
+        );
+        assert_eq!(classify(&lines_of("# gpu pwr\n# Idx W\n")), None);
+    }
+
+    #[test]
+    fn render_then_parse_gives_the_same_model() {
+        let first = parse(&lines_of(WITH_NICS)).value;
+        let again = parse(&lines_of(&render(&first)));
+        assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+        let strip = |mut m: TopoMatrix| {
+            m.cells.iter_mut().for_each(|c| c.line = 0);
+            m.devices
+                .iter_mut()
+                .for_each(|d| d.line = d.line.map(|_| 0));
+            m.legend.iter_mut().for_each(|e| e.span = LineSpan::line(1));
+            m
+        };
+        assert_eq!(strip(first), strip(again.value));
+    }
+}

@@ -1,0 +1,113 @@
+//! Reports: what an analysis found, and its renderings for people and tools.
+//!
+//! The same [`Report`] is rendered as text for people ([`text`]), one JSON
+//! document ([`json`], also what the web page reads), one finding per line
+//! ([`ndjson`]) and SARIF 2.1.0 for code-scanning tools ([`sarif`]).
+
+pub mod json;
+pub mod ndjson;
+pub mod sarif;
+pub mod text;
+
+use crate::input::Document;
+use crate::rules::{Finding, Severity, SkippedRule};
+use serde::Serialize;
+
+/// Findings counted by severity.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Findings that take a node out of service.
+    pub critical: usize,
+    /// Broken now.
+    pub error: usize,
+    /// Degraded or suspicious.
+    pub warning: usize,
+    /// Worth knowing.
+    pub info: usize,
+}
+
+impl Summary {
+    /// Counts `findings`.
+    #[must_use]
+    pub fn of(findings: &[Finding]) -> Self {
+        let mut s = Self::default();
+        for f in findings {
+            match f.severity {
+                Severity::Critical => s.critical += 1,
+                Severity::Error => s.error += 1,
+                Severity::Warning => s.warning += 1,
+                Severity::Info => s.info += 1,
+            }
+        }
+        s
+    }
+
+    /// How many findings have this severity.
+    #[must_use]
+    pub fn count(&self, severity: Severity) -> usize {
+        match severity {
+            Severity::Critical => self.critical,
+            Severity::Error => self.error,
+            Severity::Warning => self.warning,
+            Severity::Info => self.info,
+        }
+    }
+
+    /// The worst severity present.
+    #[must_use]
+    pub fn worst(&self) -> Option<Severity> {
+        Severity::WORST_FIRST
+            .into_iter()
+            .find(|s| self.count(*s) > 0)
+    }
+}
+
+/// An input that could not be analysed, and why (batch runs go on without it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedInput {
+    /// The input's name (path, or `-`).
+    pub input: String,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+/// The result of an analysis.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// One line for people: the worst severity, counts, hosts affected.
+    pub verdict: String,
+    /// The worst severity found, or `null` when nothing was found.
+    pub status: Option<Severity>,
+    /// Findings counted by severity.
+    pub summary: Summary,
+    /// Every finding, worst first.
+    pub findings: Vec<Finding>,
+    /// Rules that could not run for lack of data, and what they need.
+    pub skipped_rules: Vec<SkippedRule>,
+    /// Number of rules that ran.
+    pub rules_run: usize,
+    /// Number of hosts seen.
+    pub hosts: usize,
+    /// Number of tool outputs read.
+    pub sections: usize,
+    /// Inputs left out (unreadable, binary, nothing recognised).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped_inputs: Vec<SkippedInput>,
+}
+
+impl Report {
+    /// True when some finding is at or above `level`.
+    #[must_use]
+    pub fn fails(&self, level: Severity) -> bool {
+        self.status.is_some_and(|worst| worst >= level)
+    }
+}
+
+/// A document with the name of the input it was read from.
+#[derive(Debug, Clone, Copy)]
+pub struct NamedDocument<'a> {
+    /// The input's name (path, or `-` for standard input).
+    pub input: &'a str,
+    /// What was read from it.
+    pub document: &'a Document,
+}

@@ -1,0 +1,127 @@
+//! SARIF 2.1.0, for code-scanning dashboards (GitHub code scanning, IDEs).
+//!
+//! Rule metadata comes from the registry; each result points at the input
+//! file and line span of its first piece of evidence, with the other pieces
+//! as related locations. Standard input is named `stdin`.
+
+use super::Report;
+use crate::rules::{Evidence, Finding, Rule, Severity, RULES};
+use serde_json::{json, Value};
+
+/// The SARIF level for a severity (SARIF has no "critical").
+fn level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Info => "note",
+        Severity::Warning => "warning",
+        Severity::Error | Severity::Critical => "error",
+    }
+}
+
+fn rule_descriptor(rule: &Rule) -> Value {
+    json!({
+        "id": rule.id,
+        "name": rule.name,
+        "shortDescription": { "text": rule.summary },
+        "fullDescription": { "text": rule.summary },
+        "help": { "text": rule.explanation(), "markdown": rule.explanation() },
+        "defaultConfiguration": { "level": level(rule.severity) },
+        "properties": { "tags": [rule.family.title()], "needs": rule.needs },
+    })
+}
+
+fn location(e: &Evidence) -> Value {
+    json!({
+        "physicalLocation": {
+            "artifactLocation": { "uri": e.source.as_deref().unwrap_or("stdin") },
+            "region": { "startLine": e.span.first_line, "endLine": e.span.last_line },
+        },
+        "message": { "text": e.text },
+    })
+}
+
+fn result(f: &Finding) -> Value {
+    let index = RULES.iter().position(|r| r.id == f.rule);
+    let mut evidence = f.evidence.iter();
+    let locations: Vec<Value> = evidence.next().map(location).into_iter().collect();
+    let related: Vec<Value> = evidence
+        .enumerate()
+        .map(|(i, e)| {
+            let mut l = location(e);
+            if let Some(m) = l.as_object_mut() {
+                m.insert("id".to_owned(), json!(i + 1));
+            }
+            l
+        })
+        .collect();
+    let mut r = json!({
+        "ruleId": f.rule,
+        "level": level(f.severity),
+        "message": { "text": format!("{} — {}", f.message, f.remediation) },
+        "locations": locations,
+        "properties": {
+            "severity": f.severity,
+            "subject": f.subject,
+            "threshold": f.threshold,
+            "remediation": f.remediation,
+        },
+    });
+    if let Some(m) = r.as_object_mut() {
+        if let Some(i) = index {
+            m.insert("ruleIndex".to_owned(), json!(i));
+        }
+        if !related.is_empty() {
+            m.insert("relatedLocations".to_owned(), Value::Array(related));
+        }
+    }
+    r
+}
+
+/// The report as a SARIF 2.1.0 log with one run.
+#[must_use]
+pub fn to_value(report: &Report) -> Value {
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "fabricscope",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": RULES.iter().map(|r| rule_descriptor(r)).collect::<Vec<_>>(),
+            }},
+            "results": report.findings.iter().map(result).collect::<Vec<_>>(),
+            "properties": { "verdict": report.verdict, "summary": report.summary },
+        }],
+    })
+}
+
+/// The SARIF log as indented JSON text.
+#[must_use]
+pub fn render(report: &Report) -> String {
+    serde_json::to_string_pretty(&to_value(report)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::{analyze, AnalyzeOptions};
+
+    #[test]
+    fn results_point_at_rules_and_input_lines() {
+        let text = "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
+        let mut doc = crate::input::read_all(text, &crate::ReadOptions::default()).unwrap();
+        doc.sections[0].source = Some("dumps/n1/ibstat.txt".into());
+        let report = analyze(&[doc], &AnalyzeOptions::default());
+        let v = to_value(&report);
+        assert_eq!(v["version"], "2.1.0");
+        let run = &v["runs"][0];
+        let r = &run["results"][0];
+        assert_eq!(r["ruleId"], "IB001");
+        assert_eq!(r["level"], "error");
+        let idx = r["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(run["tool"]["driver"]["rules"][idx]["id"], "IB001");
+        let loc = &r["locations"][0]["physicalLocation"];
+        assert_eq!(loc["artifactLocation"]["uri"], "dumps/n1/ibstat.txt");
+        assert_eq!(loc["region"]["startLine"], 3);
+        assert_eq!(loc["region"]["endLine"], 6);
+    }
+}

@@ -1,0 +1,559 @@
+//! Comparisons across the adapters of a host and the hosts of a fleet
+//! (`IB005`, `FL0xx`).
+//!
+//! A fleet is built alike, so the most common value among peers is the
+//! expected one: a host whose firmware, rate or adapter count differs from
+//! its peers is the odd one out. Ties between values go to the newer firmware
+//! and the higher rate or count, since a fleet is upgraded, not downgraded.
+
+use super::context::{Context, HostKey, IbPortRef, SectionRef};
+use super::{gbps, Coverage, Evidence, Finding, Subject, Threshold};
+use crate::declare_rule;
+use crate::model::ib::{Ca, PhysState, PortState};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+declare_rule! {
+    /// ### What it detects
+    /// Adapters of the same type on one host running different firmware
+    /// versions.
+    ///
+    /// ### Why it matters
+    /// The rails of a GPU node should behave alike; mixed firmware is a sign
+    /// of a partial upgrade or a replaced card, and firmware differences
+    /// change link training, congestion control and error handling.
+    ///
+    /// ### Evidence
+    /// `CA type` and `Firmware version` of each adapter in `ibstat`.
+    ///
+    /// ### What to do
+    /// Update every adapter to the same (current) firmware with `mlxfwmanager`
+    /// or the vendor's tool, then reboot or reset the adapters.
+    ///
+    /// ### Thresholds and sources
+    /// Any difference. Fleet practice (NVIDIA's DGX/HGX firmware bundles ship
+    /// one version per adapter type).
+    pub static IB005 = {
+        id: "IB005",
+        name: "firmware-mismatch-on-host",
+        family: IbPort,
+        severity: Warning,
+        summary: "Adapters of one type on a host run different firmware",
+        needs: "ibstat with two or more adapters of one type on a host",
+        check: check_firmware_on_host,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A host whose adapters run a firmware version different from the one
+    /// most hosts of the fleet run for the same adapter type.
+    ///
+    /// ### Why it matters
+    /// Odd firmware out is a partial upgrade or a replaced card; it can
+    /// change link behaviour and is a common cause of "only this node is
+    /// slow" reports.
+    ///
+    /// ### Evidence
+    /// `Firmware version` of the host's adapters and the fleet's most common
+    /// version (with how many hosts run it).
+    ///
+    /// ### What to do
+    /// Bring the host to the fleet's firmware version (`mlxfwmanager`).
+    ///
+    /// ### Thresholds and sources
+    /// The most common version among hosts with that adapter type (ties go to
+    /// the newest version). Needs two or more hosts.
+    pub static FL001 = {
+        id: "FL001",
+        name: "firmware-differs-from-fleet",
+        family: Fleet,
+        severity: Warning,
+        summary: "Host adapter firmware differs from the fleet's usual version",
+        needs: "ibstat from two or more hosts",
+        check: check_firmware_fleet,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A host whose Active InfiniBand ports all run below the rate most hosts
+    /// of the fleet run for the same adapter type.
+    ///
+    /// ### Why it matters
+    /// A whole host at a lower rate is a wrong cable type, a switch port
+    /// configured for less, or a link that trained down on every port; the
+    /// fleet's jobs run at the pace of their slowest member.
+    ///
+    /// ### Evidence
+    /// The port's `Rate` and the fleet's usual rate for that adapter type.
+    /// Ports slower than their siblings on the same host are left to IB004.
+    ///
+    /// ### What to do
+    /// Compare the host's cabling and switch port configuration with a good
+    /// host's; check the links with `iblinkinfo` and `mlxlink`.
+    ///
+    /// ### Thresholds and sources
+    /// The most common Active rate for the adapter type across hosts (ties go
+    /// to the higher rate). NHC `check_hw_ib <rate>` and Azure's per-SKU
+    /// expected rates encode the same idea as configuration.
+    pub static FL002 = {
+        id: "FL002",
+        name: "rate-below-fleet",
+        family: Fleet,
+        severity: Warning,
+        summary: "Host InfiniBand rate below the fleet's usual rate",
+        needs: "ibstat from two or more hosts",
+        check: check_rate_fleet,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A host that lists fewer InfiniBand adapters than most hosts of the
+    /// fleet.
+    ///
+    /// ### Why it matters
+    /// An adapter missing from `ibstat` is invisible to the driver: failed
+    /// card, PCIe link down, driver or firmware crash. Its rail is gone, and
+    /// port-state rules cannot see it because there is no port to judge.
+    ///
+    /// ### Evidence
+    /// The adapters the host lists and the fleet's usual count.
+    ///
+    /// ### What to do
+    /// Check `lspci`, `dmesg` (mlx5_core errors, PCIe AER) and the adapter's
+    /// firmware; reboot or reseat the card.
+    ///
+    /// ### Thresholds and sources
+    /// The most common adapter count across hosts (ties go to the higher
+    /// count). Azure and Imbue health checks require a fixed per-SKU count of
+    /// Active ports (8 on H100/H200 nodes).
+    pub static FL003 = {
+        id: "FL003",
+        name: "adapter-missing-vs-fleet",
+        family: Fleet,
+        severity: Error,
+        summary: "Host lists fewer InfiniBand adapters than the fleet's usual count",
+        needs: "ibstat from two or more hosts",
+        check: check_adapter_count_fleet,
+    }
+}
+
+/// Orders version strings numerically where they are numbers (`20.9` < `20.10`).
+pub(crate) fn compare_versions(a: &str, b: &str) -> Ordering {
+    let parts = |s: &str| -> Vec<(u64, String)> {
+        s.split(['.', '-', '_'])
+            .map(|p| (p.parse::<u64>().unwrap_or(0), p.to_owned()))
+            .collect()
+    };
+    parts(a).cmp(&parts(b))
+}
+
+/// The most common value; ties go to the greatest by `order`.
+fn usual<T: Clone>(values: &[T], order: impl Fn(&T, &T) -> Ordering) -> Option<(T, usize)> {
+    let mut best: Option<(T, usize)> = None;
+    for v in values {
+        let count = values
+            .iter()
+            .filter(|w| order(v, w) == Ordering::Equal)
+            .count();
+        let better = match &best {
+            None => true,
+            Some((b, c)) => count > *c || (count == *c && order(v, b) == Ordering::Greater),
+        };
+        if better {
+            best = Some((v.clone(), count));
+        }
+    }
+    best
+}
+
+fn ca_evidence(at: SectionRef<'_>, ca: &Ca, text: String) -> Evidence {
+    Evidence::new(text, ca.span, at.source())
+}
+
+fn ca_subject(host: HostKey<'_>, ca: &Ca) -> Subject {
+    Subject {
+        device: Some(ca.name.clone()),
+        guid: ca.node_guid.map(|g| g.to_string()),
+        ..Subject::host(host.name())
+    }
+}
+
+/// IB005.
+fn check_firmware_on_host(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    type Group<'a> = Vec<(SectionRef<'a>, &'a Ca, &'a str)>;
+    let mut groups: BTreeMap<(HostKey<'_>, &str), Group<'_>> = BTreeMap::new();
+    for (at, ca) in ctx.latest_cas() {
+        let (Some(ty), Some(fw)) = (ca.ca_type.as_deref(), ca.firmware_version.as_deref()) else {
+            continue;
+        };
+        groups
+            .entry((at.host(), ty))
+            .or_default()
+            .push((at, ca, fw));
+    }
+    groups.retain(|_, cas| cas.len() >= 2);
+    if groups.is_empty() {
+        return Coverage::Skipped(
+            "no host with two or more adapters of one type and their firmware versions".to_owned(),
+        );
+    }
+    let mut checked = 0;
+    for ((host, ty), cas) in &groups {
+        checked += cas.len();
+        let versions: Vec<&str> = cas.iter().map(|(_, _, fw)| *fw).collect();
+        let Some((expected, count)) = usual(&versions, |a, b| compare_versions(a, b)) else {
+            continue;
+        };
+        for (at, ca, fw) in cas {
+            if *fw == expected {
+                continue;
+            }
+            let peer = cas.iter().find(|(_, _, v)| *v == expected);
+            let mut f = IB005
+                .finding(
+                    ca_subject(*host, ca),
+                    format!(
+                        "{} ({ty}) runs firmware {fw} while {count} other {ty} adapter(s) on the host run {expected}",
+                        ca.name
+                    ),
+                )
+                .evidence(ca_evidence(*at, ca, format!("{}: Firmware version: {fw}", ca.name)));
+            if let Some((pat, pca, _)) = peer {
+                f = f.evidence(ca_evidence(
+                    *pat,
+                    pca,
+                    format!("{}: Firmware version: {expected}", pca.name),
+                ));
+            }
+            out.push(
+                f.threshold(Threshold::new(
+                    format!("{expected} (most common on the host)"),
+                    "peer comparison on the host",
+                ))
+                .remediation("Update every adapter to the same firmware (mlxfwmanager), then reset the adapters."),
+            );
+        }
+    }
+    Coverage::Checked(checked)
+}
+
+/// Hosts that are named: fleet rules compare machines, and anonymous
+/// documents cannot be told apart from one machine pasted twice.
+fn named_hosts<'a>(ctx: &Context<'a>) -> BTreeSet<&'a str> {
+    ctx.latest_cas()
+        .iter()
+        .filter_map(|(at, _)| at.host().name())
+        .collect()
+}
+
+/// FL001.
+fn check_firmware_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    if named_hosts(ctx).len() < 2 {
+        return Coverage::Skipped("ibstat from fewer than two named hosts".to_owned());
+    }
+    // Per adapter type: each host's firmware versions.
+    type HostCas<'a> = BTreeMap<&'a str, Vec<(SectionRef<'a>, &'a Ca)>>;
+    let mut by_type: BTreeMap<&str, HostCas<'_>> = BTreeMap::new();
+    for (at, ca) in ctx.latest_cas() {
+        let (Some(host), Some(ty), Some(_)) = (
+            at.host().name(),
+            ca.ca_type.as_deref(),
+            ca.firmware_version.as_deref(),
+        ) else {
+            continue;
+        };
+        by_type
+            .entry(ty)
+            .or_default()
+            .entry(host)
+            .or_default()
+            .push((at, ca));
+    }
+    let mut checked = 0;
+    for (ty, hosts) in &by_type {
+        if hosts.len() < 2 {
+            continue;
+        }
+        checked += hosts.len();
+        // One vote per host: its most common version.
+        let host_versions: Vec<(&str, &str)> = hosts
+            .iter()
+            .filter_map(|(h, cas)| {
+                let vs: Vec<&str> = cas
+                    .iter()
+                    .filter_map(|(_, c)| c.firmware_version.as_deref())
+                    .collect();
+                usual(&vs, |a, b| compare_versions(a, b)).map(|(v, _)| (*h, v))
+            })
+            .collect();
+        let votes: Vec<&str> = host_versions.iter().map(|(_, v)| *v).collect();
+        let Some((expected, count)) = usual(&votes, |a, b| compare_versions(a, b)) else {
+            continue;
+        };
+        for (host, cas) in hosts {
+            for (at, ca) in cas {
+                let Some(fw) = ca.firmware_version.as_deref() else {
+                    continue;
+                };
+                if fw == expected {
+                    continue;
+                }
+                out.push(
+                    FL001
+                        .finding(
+                            ca_subject(HostKey::Named(host), ca),
+                            format!(
+                                "{} ({ty}) runs firmware {fw}; {count} of {} hosts run {expected}",
+                                ca.name,
+                                hosts.len()
+                            ),
+                        )
+                        .evidence(ca_evidence(
+                            *at,
+                            ca,
+                            format!("{}: Firmware version: {fw}", ca.name),
+                        ))
+                        .threshold(Threshold::new(
+                            format!("{expected} (most common across hosts)"),
+                            "fleet peer comparison",
+                        ))
+                        .remediation(
+                            "Bring the adapter to the fleet's firmware version (mlxfwmanager).",
+                        ),
+                );
+            }
+        }
+    }
+    if checked == 0 {
+        return Coverage::Skipped(
+            "no adapter type with firmware versions on two or more hosts".to_owned(),
+        );
+    }
+    Coverage::Checked(checked)
+}
+
+fn is_active_ib(p: &IbPortRef<'_>) -> bool {
+    p.is_infiniband()
+        && p.port.state == Some(PortState::Active)
+        && p.port.physical_state != Some(PhysState::Polling)
+}
+
+/// FL002.
+fn check_rate_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    // Per adapter type, per named host: Active ports with a rate.
+    type Ports<'a> = Vec<(IbPortRef<'a>, f64)>;
+    let mut by_type: BTreeMap<Option<&str>, BTreeMap<&str, Ports<'_>>> = BTreeMap::new();
+    for p in ctx.latest_ib_ports() {
+        let (Some(host), Some(rate)) = (p.host().name(), p.port.rate_gbps) else {
+            continue;
+        };
+        if !is_active_ib(&p) {
+            continue;
+        }
+        by_type
+            .entry(p.ca.ca_type.as_deref())
+            .or_default()
+            .entry(host)
+            .or_default()
+            .push((p, rate));
+    }
+    let mut checked = 0;
+    for hosts in by_type.values() {
+        if hosts.len() < 2 {
+            continue;
+        }
+        // One vote per host: its best rate for this adapter type.
+        let best_of = |ports: &Ports<'_>| ports.iter().map(|(_, r)| *r).fold(f64::MIN, f64::max);
+        let votes: Vec<f64> = hosts.values().map(best_of).collect();
+        let Some((expected, count)) = usual(&votes, |a, b| a.total_cmp(b)) else {
+            continue;
+        };
+        for ports in hosts.values() {
+            checked += ports.len();
+            let host_best = best_of(ports);
+            if host_best >= expected {
+                continue;
+            }
+            for (p, rate) in ports {
+                if *rate < host_best {
+                    continue; // IB004 reports ports slower than their siblings
+                }
+                out.push(
+                    FL002
+                        .finding(
+                            p.subject(),
+                            format!(
+                                "{} port {} runs at {} Gb/s; {count} of {} hosts run this adapter type at {} Gb/s",
+                                p.ca.name,
+                                p.port.number,
+                                gbps(*rate),
+                                hosts.len(),
+                                gbps(expected)
+                            ),
+                        )
+                        .evidence(p.evidence(format!("Rate: {}", gbps(*rate))))
+                        .threshold(Threshold::new(
+                            format!("{} Gb/s (most common across hosts)", gbps(expected)),
+                            "fleet peer comparison (NHC check_hw_ib expected rate)",
+                        ))
+                        .remediation("Compare cabling and switch port configuration with a good host; check the links with iblinkinfo and mlxlink."),
+                );
+            }
+        }
+    }
+    if checked == 0 {
+        return Coverage::Skipped(
+            "no adapter type with Active InfiniBand ports on two or more named hosts".to_owned(),
+        );
+    }
+    Coverage::Checked(checked)
+}
+
+/// FL003.
+fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    // Adapters with ports (full `ibstat` output) per named host.
+    let mut per_host: BTreeMap<&str, Vec<(SectionRef<'_>, &Ca)>> = BTreeMap::new();
+    for (at, ca) in ctx.latest_cas() {
+        let Some(host) = at.host().name() else {
+            continue;
+        };
+        if ca.ports.is_empty() || ca.node_type.as_deref().is_some_and(|t| t != "CA") {
+            continue;
+        }
+        per_host.entry(host).or_default().push((at, ca));
+    }
+    if per_host.len() < 2 {
+        return Coverage::Skipped("full ibstat output from fewer than two named hosts".to_owned());
+    }
+    let counts: Vec<usize> = per_host.values().map(Vec::len).collect();
+    let Some((expected, count)) = usual(&counts, Ord::cmp) else {
+        return Coverage::Skipped("no adapter counts".to_owned());
+    };
+    for (host, cas) in &per_host {
+        if cas.len() >= expected {
+            continue;
+        }
+        let names: Vec<&str> = cas.iter().map(|(_, c)| c.name.as_str()).collect();
+        let mut f = FL003.finding(
+            Subject::host(Some(host)),
+            format!(
+                "{host} lists {} InfiniBand adapter(s); {count} of {} hosts list {expected}",
+                cas.len(),
+                per_host.len()
+            ),
+        );
+        let span = cas
+            .iter()
+            .map(|(_, c)| c.span)
+            .reduce(crate::span::LineSpan::join);
+        if let (Some(span), Some((at, _))) = (span, cas.first()) {
+            f = f.evidence(Evidence::new(
+                format!("adapters listed: {}", names.join(", ")),
+                span,
+                at.source(),
+            ));
+        }
+        out.push(
+            f.threshold(Threshold::new(
+                format!("{expected} adapters (most common across hosts)"),
+                "fleet peer comparison (Azure/Imbue per-SKU port counts)",
+            ))
+            .remediation("Check lspci and dmesg (mlx5_core, PCIe AER) for the missing adapter; reseat or replace it."),
+        );
+    }
+    Coverage::Checked(per_host.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{findings_of, skipped_reason};
+
+    fn ca(name: &str, fw: &str, rate: u32) -> String {
+        format!(
+            "CA '{name}'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tFirmware version: {fw}\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: {rate}\n\t\tBase lid: 3\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n"
+        )
+    }
+
+    fn pdsh(host: &str, text: &str) -> String {
+        text.lines().map(|l| format!("{host}: {l}\n")).collect()
+    }
+
+    #[test]
+    fn versions_compare_numerically() {
+        assert_eq!(
+            compare_versions("28.39.1002", "28.39.999"),
+            Ordering::Greater
+        );
+        assert_eq!(compare_versions("20.9.1", "20.10.1"), Ordering::Less);
+    }
+
+    #[test]
+    fn mixed_firmware_on_one_host_flags_the_odd_adapter() {
+        let text = format!(
+            "{}{}{}",
+            ca("mlx5_0", "28.39.1002", 400),
+            ca("mlx5_1", "28.39.1002", 400),
+            ca("mlx5_2", "28.36.1010", 400)
+        );
+        let f = findings_of(&IB005, &text);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].subject.device.as_deref(), Some("mlx5_2"));
+        assert_eq!(f[0].evidence.len(), 2);
+        let same = format!(
+            "{}{}",
+            ca("mlx5_0", "28.39.1002", 400),
+            ca("mlx5_1", "28.39.1002", 400)
+        );
+        assert!(findings_of(&IB005, &same).is_empty());
+        assert!(skipped_reason(&IB005, &ca("mlx5_0", "1", 400)).is_some());
+    }
+
+    #[test]
+    fn fleet_rules_find_the_odd_host() {
+        let good = format!(
+            "{}{}",
+            ca("mlx5_0", "28.39.1002", 400),
+            ca("mlx5_1", "28.39.1002", 400)
+        );
+        let old_fw = format!(
+            "{}{}",
+            ca("mlx5_0", "28.36.1010", 400),
+            ca("mlx5_1", "28.36.1010", 400)
+        );
+        let slow = format!(
+            "{}{}",
+            ca("mlx5_0", "28.39.1002", 200),
+            ca("mlx5_1", "28.39.1002", 200)
+        );
+        let missing = ca("mlx5_0", "28.39.1002", 400);
+        let text = format!(
+            "{}{}{}{}{}",
+            pdsh("n1", &good),
+            pdsh("n2", &good),
+            pdsh("n3", &old_fw),
+            pdsh("n4", &slow),
+            pdsh("n5", &missing)
+        );
+        let fw = findings_of(&FL001, &text);
+        assert_eq!(fw.len(), 2, "{fw:#?}");
+        assert!(fw.iter().all(|f| f.subject.host.as_deref() == Some("n3")));
+        let rate = findings_of(&FL002, &text);
+        assert_eq!(rate.len(), 2);
+        assert!(rate.iter().all(|f| f.subject.host.as_deref() == Some("n4")));
+        let count = findings_of(&FL003, &text);
+        assert_eq!(count.len(), 1);
+        assert_eq!(count[0].subject.host.as_deref(), Some("n5"));
+    }
+
+    #[test]
+    fn a_single_host_is_not_a_fleet() {
+        let text = pdsh("n1", &ca("mlx5_0", "28.39.1002", 400));
+        assert!(skipped_reason(&FL001, &text).is_some());
+        assert!(skipped_reason(&FL002, &text).is_some());
+        assert!(skipped_reason(&FL003, &text).is_some());
+    }
+}

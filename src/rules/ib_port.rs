@@ -1,0 +1,509 @@
+//! InfiniBand port rules (`IB0xx`): state, addressing and rate, from `ibstat`.
+//!
+//! A healthy port is `State: Active` and `Physical state: LinkUp`. The two
+//! states together tell what broke: `Down/Polling` is a cable or the far end,
+//! `Down/Disabled` is a port switched off, `Initializing/LinkUp` is a good
+//! cable waiting for a subnet manager. RoCE (Ethernet link layer) ports are
+//! not judged here: LIDs and the SM do not apply to them, and adapters often
+//! carry unused Ethernet ports.
+
+use super::context::{Context, HostKey, IbPortRef};
+use super::{gbps, phys_state_name, port_state_name, Coverage, Finding, Severity, Threshold};
+use crate::declare_rule;
+use crate::model::ib::{PhysState, PortState};
+use std::collections::BTreeMap;
+
+declare_rule! {
+    /// ### What it detects
+    /// An InfiniBand port that is `Down`, or whose physical state is not
+    /// `LinkUp` (`Polling`, `Disabled`, `Sleep`, `LinkErrorRecovery`…).
+    ///
+    /// ### Why it matters
+    /// A down port carries no traffic: jobs using it fail or fall back to a
+    /// slower path, and collective operations across the fleet slow down to
+    /// the pace of the missing rail. `Polling` means the port is looking for a
+    /// peer and finds none (unplugged or broken cable, failed transceiver, or
+    /// the switch port is down); `Disabled` means it was switched off, locally
+    /// or by the subnet manager.
+    ///
+    /// ### Evidence
+    /// `State` and `Physical state` of the port in `ibstat`. The `Rate` of a
+    /// down port is not shown: ibstat keeps printing a stale or default rate.
+    /// The finding is `critical` when no InfiniBand port of the host is Active.
+    ///
+    /// ### What to do
+    /// For `Polling`: reseat or replace the cable/transceiver and check the
+    /// switch port (`iblinkinfo`, switch logs). For `Disabled`: find who
+    /// disabled it (`ibportstate <lid> <port> enable` re-enables it; the SM may
+    /// disable ports it considers flapping). Ports unused by design can be
+    /// ignored with care.
+    ///
+    /// ### Thresholds and sources
+    /// Healthy = `Active` + `LinkUp` (IBA PortInfo states; LBNL NHC
+    /// `check_hw_ib`, Meta gcm `check_ibstat`, leptonai gpud).
+    pub static IB001 = {
+        id: "IB001",
+        name: "port-down",
+        family: IbPort,
+        severity: Error,
+        summary: "InfiniBand port Down or physical state not LinkUp",
+        needs: "ibstat",
+        check: check_port_down,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// An InfiniBand port whose cable is up (`LinkUp`) but whose logical state
+    /// is `Initializing` or `Armed`.
+    ///
+    /// ### Why it matters
+    /// The link trained, but no subnet manager has finished configuring it:
+    /// `Initializing` means no SM has assigned it a LID (no SM running, or the
+    /// SM cannot reach it); `Armed` means the SM configured it but has not
+    /// activated it. Either way it carries no traffic.
+    ///
+    /// ### Evidence
+    /// `State`, `Physical state` and `SM lid` of the port in `ibstat`.
+    ///
+    /// ### What to do
+    /// Check that a subnet manager (opensm, UFM) runs on this fabric
+    /// (`sminfo`) and sees this port. If other ports of the fabric are Active,
+    /// look for a partition or SM sweep problem. A port freshly cabled may
+    /// become Active at the next SM sweep: check again after a minute.
+    ///
+    /// ### Thresholds and sources
+    /// Healthy = `Active`. Meta gcm `check_iblink` reports LinkUp-but-not-Active
+    /// as LINK_BAD_STATE and treats `Init` as a soft failure.
+    pub static IB002 = {
+        id: "IB002",
+        name: "port-waiting-for-sm",
+        family: IbPort,
+        severity: Error,
+        summary: "InfiniBand port LinkUp but Initializing/Armed (no subnet manager)",
+        needs: "ibstat",
+        check: check_waiting_for_sm,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// An Active InfiniBand port with no LID (`Base lid` 0 or 65535) or no
+    /// subnet manager (`SM lid` 0).
+    ///
+    /// ### Why it matters
+    /// Traffic is routed by LID and the SM LID is where the port sends its
+    /// management queries. An Active port without them points at a subnet
+    /// manager problem or a stale sysfs view, and applications that resolve
+    /// the port's LID (MPI, NCCL) fail with it. RoCE ports are not judged:
+    /// they have no LIDs by design.
+    ///
+    /// ### Evidence
+    /// `State`, `Base lid` and `SM lid` of the port in `ibstat`.
+    ///
+    /// ### What to do
+    /// Check the subnet manager (`sminfo`, SM logs) and re-read the port after
+    /// the next sweep; restart the SM if it lost track of the fabric.
+    ///
+    /// ### Thresholds and sources
+    /// LID 0 and 0xFFFF are not assignable unicast LIDs (IBA; ibstat prints
+    /// 65535 before the SM assigns one). SM LID 0 = no SM.
+    pub static IB003 = {
+        id: "IB003",
+        name: "lid-unassigned",
+        family: IbPort,
+        severity: Error,
+        summary: "Active InfiniBand port without a LID or subnet manager LID",
+        needs: "ibstat",
+        check: check_lid_unassigned,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// An Active InfiniBand port whose rate is below the rate of the other
+    /// Active ports of the same adapter type on the same host.
+    ///
+    /// ### Why it matters
+    /// The ports of a GPU node's rails are cabled alike; one running slower
+    /// (fewer lanes or a lower speed after link training) slows every
+    /// collective operation that uses it to its pace.
+    ///
+    /// ### Evidence
+    /// The port's `Rate` and the rates of its Active siblings in `ibstat`.
+    /// A rate alone cannot tell a degraded 4X HDR link (100) from an HDR100
+    /// split cable by design, which is why the rule only compares a port with
+    /// its peers.
+    ///
+    /// ### What to do
+    /// Check the link with `iblinkinfo` (its `Could be` hint names the width
+    /// or speed both ends support) or `mlxlink -d <dev> -m`; reseat or replace
+    /// the cable or transceiver.
+    ///
+    /// ### Thresholds and sources
+    /// The highest rate among Active ports of the same adapter type on the
+    /// host. NHC and gpud compare with a configured rate; iblinkinfo flags
+    /// links below the width/speed both ends support.
+    pub static IB004 = {
+        id: "IB004",
+        name: "rate-below-host-peers",
+        family: IbPort,
+        severity: Warning,
+        summary: "InfiniBand port rate below its sibling ports on the same host",
+        needs: "ibstat with two or more Active ports of one adapter type on a host",
+        check: check_rate_below_host_peers,
+    }
+}
+
+/// Whether a port with this state pair is down in the sense of [`IB001`].
+fn is_down(state: Option<PortState>, phys: Option<PhysState>) -> bool {
+    state == Some(PortState::Down)
+        || matches!(
+            phys,
+            Some(
+                PhysState::Polling
+                    | PhysState::Disabled
+                    | PhysState::Sleep
+                    | PhysState::LinkErrorRecovery
+                    | PhysState::PortConfigurationTraining
+                    | PhysState::PhyTest
+            )
+        )
+}
+
+/// What a down port's physical state says, and what to do.
+fn down_cause(phys: Option<PhysState>) -> (&'static str, &'static str) {
+    match phys {
+        Some(PhysState::Polling) => (
+            "no peer found: cable unplugged or broken, transceiver failed, or the switch port is down",
+            "Reseat or replace the cable/transceiver; check the switch port with iblinkinfo and the switch logs.",
+        ),
+        Some(PhysState::Disabled) => (
+            "the port is disabled, locally or by the subnet manager",
+            "Find out who disabled it (the SM disables flapping ports); re-enable with `ibportstate <lid> <port> enable` once the cause is fixed.",
+        ),
+        Some(PhysState::Sleep) => (
+            "the port is asleep",
+            "Re-enable the port (`ibportstate <lid> <port> enable`) and check the adapter's firmware and driver logs.",
+        ),
+        Some(PhysState::LinkErrorRecovery) => (
+            "the link is retraining after errors",
+            "Read the port's error counters (perfquery) and check the cable; a link stuck in recovery needs a new cable or transceiver.",
+        ),
+        Some(PhysState::PortConfigurationTraining) => (
+            "the link is still training",
+            "Check again in a few seconds; a link that never finishes training needs a cable or transceiver check.",
+        ),
+        _ => (
+            "the port carries no traffic",
+            "Check the cable, the transceiver and the switch port (iblinkinfo, mlxlink).",
+        ),
+    }
+}
+
+/// IB001.
+fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let ports: Vec<IbPortRef<'_>> = ctx
+        .latest_ib_ports()
+        .into_iter()
+        .filter(|p| p.is_infiniband())
+        .filter(|p| p.port.state.is_some() || p.port.physical_state.is_some())
+        .collect();
+    if ports.is_empty() {
+        return Coverage::Skipped("no InfiniBand port state in the input (run ibstat)".to_owned());
+    }
+    let mut any_active: BTreeMap<HostKey<'_>, bool> = BTreeMap::new();
+    for p in &ports {
+        let active = p.port.state == Some(PortState::Active)
+            && p.port.physical_state == Some(PhysState::LinkUp);
+        *any_active.entry(p.host()).or_default() |= active;
+    }
+    for p in &ports {
+        let (state, phys) = (p.port.state, p.port.physical_state);
+        if !is_down(state, phys) {
+            continue;
+        }
+        let (cause, todo) = down_cause(phys);
+        let host_dark = !any_active.get(&p.host()).copied().unwrap_or(false);
+        let mut message = format!(
+            "{} port {} is {}/{}: {cause}",
+            p.ca.name,
+            p.port.number,
+            state.map_or("?", port_state_name),
+            phys.map_or("?", phys_state_name),
+        );
+        if host_dark {
+            message.push_str("; no InfiniBand port of this host is Active");
+        }
+        let mut f = IB001
+            .finding(p.subject(), message)
+            .evidence(p.evidence(format!(
+                "State: {}, Physical state: {}",
+                state.map_or("(not printed)", port_state_name),
+                phys.map_or("(not printed)", phys_state_name)
+            )))
+            .threshold(Threshold::new(
+                "State Active and Physical state LinkUp",
+                "IBA PortInfo; LBNL NHC check_hw_ib; Meta gcm check_ibstat",
+            ))
+            .remediation(todo);
+        if host_dark {
+            f = f.severity(Severity::Critical);
+        }
+        out.push(f);
+    }
+    Coverage::Checked(ports.len())
+}
+
+/// IB002.
+fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let ports: Vec<IbPortRef<'_>> = ctx
+        .latest_ib_ports()
+        .into_iter()
+        .filter(|p| p.is_infiniband() && p.port.state.is_some())
+        .collect();
+    if ports.is_empty() {
+        return Coverage::Skipped("no InfiniBand port state in the input (run ibstat)".to_owned());
+    }
+    for p in &ports {
+        let Some(state @ (PortState::Initializing | PortState::Armed)) = p.port.state else {
+            continue;
+        };
+        if matches!(p.port.physical_state, Some(ps) if ps != PhysState::LinkUp) {
+            continue; // IB001 reports it
+        }
+        let why = if state == PortState::Armed {
+            "the subnet manager configured it but has not activated it"
+        } else {
+            "no subnet manager has configured it (no SM running, or it cannot reach this port)"
+        };
+        let sm = p
+            .port
+            .sm_lid
+            .map(|l| format!(", SM lid: {l}"))
+            .unwrap_or_default();
+        out.push(
+            IB002
+                .finding(
+                    p.subject(),
+                    format!(
+                        "{} port {} is {}/LinkUp: the cable is up but {why}",
+                        p.ca.name,
+                        p.port.number,
+                        port_state_name(state)
+                    ),
+                )
+                .evidence(p.evidence(format!(
+                    "State: {}, Physical state: {}{sm}",
+                    port_state_name(state),
+                    p.port.physical_state.map_or("(not printed)", phys_state_name)
+                )))
+                .threshold(Threshold::new(
+                    "State Active",
+                    "IBA PortInfo; Meta gcm check_iblink (LINK_BAD_STATE)",
+                ))
+                .remediation(
+                    "Check that a subnet manager runs (`sminfo`) and sees this port; check again after the next SM sweep.",
+                ),
+        );
+    }
+    Coverage::Checked(ports.len())
+}
+
+/// IB003.
+fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let ports: Vec<IbPortRef<'_>> = ctx
+        .latest_ib_ports()
+        .into_iter()
+        .filter(|p| p.is_infiniband() && p.port.state == Some(PortState::Active))
+        .filter(|p| p.port.base_lid.is_some() || p.port.sm_lid.is_some())
+        .collect();
+    if ports.is_empty() {
+        return Coverage::Skipped(
+            "no Active InfiniBand port with LIDs in the input (run ibstat)".to_owned(),
+        );
+    }
+    for p in &ports {
+        let base_bad = matches!(p.port.base_lid, Some(0 | 0xffff));
+        let sm_bad = p.port.sm_lid == Some(0);
+        if !base_bad && !sm_bad {
+            continue;
+        }
+        let what = match (base_bad, sm_bad) {
+            (true, true) => "has no LID and no subnet manager LID",
+            (true, false) => "has no LID",
+            _ => "has no subnet manager LID",
+        };
+        let lid = |v: Option<u32>| v.map_or("(not printed)".to_owned(), |l| l.to_string());
+        out.push(
+            IB003
+                .finding(
+                    p.subject(),
+                    format!("{} port {} is Active but {what}", p.ca.name, p.port.number),
+                )
+                .evidence(p.evidence(format!(
+                    "State: Active, Base lid: {}, SM lid: {}",
+                    lid(p.port.base_lid),
+                    lid(p.port.sm_lid)
+                )))
+                .threshold(Threshold::new(
+                    "Base lid not 0 or 65535; SM lid not 0",
+                    "IBA LID ranges; ibstat prints 65535 before the SM assigns a LID",
+                ))
+                .remediation(
+                    "Check the subnet manager (`sminfo`, SM logs) and re-read the port after the next sweep.",
+                ),
+        );
+    }
+    Coverage::Checked(ports.len())
+}
+
+/// IB004.
+fn check_rate_below_host_peers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    // Active IB ports with a rate, grouped by host and adapter type.
+    type Rated<'a> = Vec<(IbPortRef<'a>, f64)>;
+    let mut groups: BTreeMap<(HostKey<'_>, Option<&str>), Rated<'_>> = BTreeMap::new();
+    for p in ctx.latest_ib_ports() {
+        if !p.is_infiniband() || p.port.state != Some(PortState::Active) {
+            continue;
+        }
+        let Some(rate) = p.port.rate_gbps else {
+            continue;
+        };
+        groups
+            .entry((p.host(), p.ca.ca_type.as_deref()))
+            .or_default()
+            .push((p, rate));
+    }
+    groups.retain(|_, ports| ports.len() >= 2);
+    if groups.is_empty() {
+        return Coverage::Skipped(
+            "no host with two or more Active InfiniBand ports of one adapter type".to_owned(),
+        );
+    }
+    let mut checked = 0;
+    for ports in groups.values() {
+        checked += ports.len();
+        let best = ports.iter().map(|(_, r)| *r).fold(f64::MIN, f64::max);
+        let at_best = ports.iter().filter(|(_, r)| *r >= best).count();
+        for (p, rate) in ports {
+            if *rate >= best {
+                continue;
+            }
+            out.push(
+                IB004
+                    .finding(
+                        p.subject(),
+                        format!(
+                            "{} port {} runs at {} Gb/s while {at_best} sibling port(s) run at {} Gb/s",
+                            p.ca.name,
+                            p.port.number,
+                            gbps(*rate),
+                            gbps(best)
+                        ),
+                    )
+                    .evidence(p.evidence(format!("Rate: {}", gbps(*rate))))
+                    .evidence({
+                        let (peer, _) = ports
+                            .iter()
+                            .find(|(_, r)| *r >= best)
+                            .copied()
+                            .unwrap_or((*p, *rate));
+                        peer.evidence(format!(
+                            "{} port {} Rate: {}",
+                            peer.ca.name,
+                            peer.port.number,
+                            gbps(best)
+                        ))
+                    })
+                    .threshold(Threshold::new(
+                        format!("{} Gb/s (best Active sibling)", gbps(best)),
+                        "peer comparison on the host (NHC/gpud compare with a configured rate)",
+                    ))
+                    .remediation(
+                        "Check the link with iblinkinfo (\"Could be\" hint) or mlxlink; reseat or replace the cable/transceiver.",
+                    ),
+            );
+        }
+    }
+    Coverage::Checked(checked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{findings_of, skipped_reason};
+
+    const ACTIVE: &str = "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 12\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n";
+
+    #[test]
+    fn polling_port_is_down_and_critical_when_nothing_else_is_active() {
+        let text = "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tRate: 10\n\t\tLink layer: InfiniBand\n";
+        let f = findings_of(&IB001, text);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Critical);
+        assert!(f[0].message.contains("Down/Polling"), "{}", f[0].message);
+        assert!(f[0].message.contains("cable"));
+        assert_eq!(f[0].evidence[0].span.first_line, 3);
+    }
+
+    #[test]
+    fn disabled_port_next_to_an_active_one_is_an_error() {
+        let text = format!(
+            "{ACTIVE}CA 'mlx5_1'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Disabled\n\t\tLink layer: InfiniBand\n"
+        );
+        let f = findings_of(&IB001, &text);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].subject.device.as_deref(), Some("mlx5_1"));
+        assert!(f[0].message.contains("disabled"));
+    }
+
+    #[test]
+    fn active_and_ethernet_ports_are_not_down() {
+        assert!(findings_of(&IB001, ACTIVE).is_empty());
+        let roce = "CA 'mlx5_2'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Disabled\n\t\tLink layer: Ethernet\n";
+        assert!(skipped_reason(&IB001, roce).is_some());
+    }
+
+    #[test]
+    fn linkup_but_initializing_waits_for_a_subnet_manager() {
+        let text = "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Initializing\n\t\tPhysical state: LinkUp\n\t\tBase lid: 65535\n\t\tSM lid: 0\n\t\tLink layer: InfiniBand\n";
+        let f = findings_of(&IB002, text);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].message.contains("no subnet manager"));
+        // The missing LID is the consequence, not a second problem.
+        assert!(findings_of(&IB003, text).is_empty());
+        assert!(findings_of(&IB002, ACTIVE).is_empty());
+    }
+
+    #[test]
+    fn active_port_without_lids_is_reported_but_roce_is_not() {
+        let text = ACTIVE.replace("Base lid: 12", "Base lid: 0");
+        let f = findings_of(&IB003, &text);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].message.contains("has no LID"));
+        let roce = ACTIVE
+            .replace("Base lid: 12", "Base lid: 0")
+            .replace("SM lid: 1", "SM lid: 0")
+            .replace("InfiniBand", "Ethernet");
+        assert!(findings_of(&IB003, &roce).is_empty());
+        assert!(findings_of(&IB003, ACTIVE).is_empty());
+    }
+
+    #[test]
+    fn a_slower_sibling_is_reported_and_equal_rates_are_not() {
+        let slow = ACTIVE
+            .replace("mlx5_0", "mlx5_1")
+            .replace("Rate: 400", "Rate: 200");
+        let f = findings_of(&IB004, &format!("{ACTIVE}{slow}"));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].subject.device.as_deref(), Some("mlx5_1"));
+        assert!(f[0].message.contains("200 Gb/s"));
+        // HDR100 by design on every port: nothing to compare against.
+        let same = ACTIVE.replace("Rate: 400", "Rate: 100");
+        let same2 = same.replace("mlx5_0", "mlx5_1");
+        assert!(findings_of(&IB004, &format!("{same}{same2}")).is_empty());
+        assert!(skipped_reason(&IB004, ACTIVE).is_some());
+    }
+}

@@ -1,0 +1,199 @@
+//! The list of every rule, sorted by id.
+//!
+//! # Adding a rule
+//! 1. Declare it with [`declare_rule!`](crate::declare_rule) in its family's
+//!    file, with the five documentation sections, and write its check with
+//!    unit tests right below.
+//! 2. Add it to [`RULES`] at its place in id order. Ids are never reused.
+//! 3. Add `tests/fixtures/rules/<ID>/fires_*.txt` (input that must trigger it)
+//!    and `quiet_*.txt` (a near miss that must not).
+//! 4. Regenerate the catalogue: `UPDATE_DOCS=1 cargo test --lib registry`.
+
+use super::{ib_fleet, ib_port, Rule};
+use std::fmt::Write as _;
+
+/// Every rule, sorted by id.
+pub static RULES: &[&Rule] = &[
+    &ib_fleet::FL001,
+    &ib_fleet::FL002,
+    &ib_fleet::FL003,
+    &ib_port::IB001,
+    &ib_port::IB002,
+    &ib_port::IB003,
+    &ib_port::IB004,
+    &ib_fleet::IB005,
+];
+
+/// The rule with this id (any case), if there is one.
+#[must_use]
+pub fn by_id(id: &str) -> Option<&'static Rule> {
+    RULES
+        .iter()
+        .copied()
+        .find(|r| r.id.eq_ignore_ascii_case(id.trim()))
+}
+
+/// The rule catalogue as Markdown: the text of `docs/rules.md`.
+#[must_use]
+pub fn catalogue_markdown() -> String {
+    let mut s = String::new();
+    s.push_str("# Rule catalogue\n\n");
+    s.push_str(
+        "Generated from the rule registry (`src/rules/registry.rs`); do not edit by hand.\n\
+         Regenerate with `UPDATE_DOCS=1 cargo test --lib registry`.\n\n",
+    );
+    s.push_str("| id | name | severity | summary |\n|---|---|---|---|\n");
+    for r in RULES {
+        let _ = writeln!(
+            s,
+            "| [{id}](#{anchor}) | `{name}` | {sev} | {summary} |",
+            id = r.id,
+            anchor = r.id.to_ascii_lowercase(),
+            name = r.name,
+            sev = r.severity,
+            summary = r.summary
+        );
+    }
+    let mut family = None;
+    for r in RULES {
+        if family != Some(r.family) {
+            family = Some(r.family);
+            let _ = write!(s, "\n## {}\n", r.family.title());
+        }
+        let _ = write!(
+            s,
+            "\n### {}\n\n`{}` · severity **{}** · needs: {}\n\n",
+            r.id, r.name, r.severity, r.needs
+        );
+        // Rule docs use `###` headings; nest them one level deeper here.
+        for line in r.explanation().lines() {
+            if let Some(h) = line.strip_prefix("### ") {
+                let _ = writeln!(s, "#### {h}");
+            } else {
+                let _ = writeln!(s, "{line}");
+            }
+        }
+    }
+    s
+}
+
+/// The catalogue as JSON: `[{id, name, family, severity, summary, needs,
+/// explanation}]`, for `fabricscope rules --format json` and the web page.
+#[must_use]
+pub fn catalogue_json() -> serde_json::Value {
+    serde_json::Value::Array(
+        RULES
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "id": r.id,
+                    "name": r.name,
+                    "family": r.family,
+                    "family_title": r.family.title(),
+                    "severity": r.severity,
+                    "summary": r.summary,
+                    "needs": r.needs,
+                    "explanation": r.explanation(),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The text `fabricscope explain ID` prints.
+#[must_use]
+pub fn explain_text(rule: &Rule) -> String {
+    format!(
+        "{} {} ({}; severity {}; needs {})\n{}\n\n{}",
+        rule.id,
+        rule.name,
+        rule.family.title(),
+        rule.severity,
+        rule.needs,
+        rule.summary,
+        rule.explanation()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sections every rule's documentation must have.
+    const SECTIONS: &[&str] = &[
+        "### What it detects",
+        "### Why it matters",
+        "### Evidence",
+        "### What to do",
+        "### Thresholds and sources",
+    ];
+
+    #[test]
+    fn ids_are_well_formed_unique_and_sorted() {
+        let mut previous = "";
+        for r in RULES {
+            let (prefix, digits) = r.id.split_at(2);
+            assert_eq!(prefix, r.family.prefix(), "{}", r.id);
+            assert!(
+                digits.len() == 3 && digits.bytes().all(|b| b.is_ascii_digit()),
+                "{}",
+                r.id
+            );
+            assert!(
+                previous < r.id,
+                "{} after {previous}: keep RULES sorted",
+                r.id
+            );
+            previous = r.id;
+        }
+    }
+
+    #[test]
+    fn names_are_unique_kebab_case() {
+        let mut names = std::collections::HashSet::new();
+        for r in RULES {
+            assert!(names.insert(r.name), "duplicate name {}", r.name);
+            assert!(
+                r.name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
+                "{}",
+                r.name
+            );
+        }
+    }
+
+    #[test]
+    fn every_rule_is_documented_in_every_section() {
+        for r in RULES {
+            let doc = r.explanation();
+            for section in SECTIONS {
+                assert!(doc.contains(section), "{} lacks {section}", r.id);
+            }
+            assert!(!r.summary.is_empty() && !r.needs.is_empty(), "{}", r.id);
+        }
+    }
+
+    #[test]
+    fn by_id_finds_every_rule_in_any_case() {
+        for r in RULES {
+            assert_eq!(by_id(&r.id.to_ascii_lowercase()).map(|x| x.id), Some(r.id));
+        }
+        assert!(by_id("IB999").is_none());
+    }
+
+    #[test]
+    fn docs_rules_md_is_up_to_date() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/rules.md");
+        let want = catalogue_markdown();
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            std::fs::write(path, &want).unwrap();
+            return;
+        }
+        let have = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            have == want,
+            "docs/rules.md is stale: run `UPDATE_DOCS=1 cargo test --lib registry`"
+        );
+    }
+}

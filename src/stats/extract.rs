@@ -1,0 +1,362 @@
+//! Tool models → neutral [`CounterSample`]s, link capacities and time stamps.
+//!
+//! The only place in `stats` that knows tool formats. Each function takes one
+//! parsed section and says what it contributes: counters (perfquery,
+//! `nvidia-smi nvlink -e/-ec/-gt`), capacities (ibstat rate, iblinkinfo
+//! width × speed, `nvidia-smi nvlink -s`), or a time (`date`).
+
+use super::sample::{CounterSample, CounterUnit, Direction, Layer, Role, Subject};
+use crate::input::Section;
+use crate::model::ib::Ibstat;
+use crate::model::iblinkinfo::Iblinkinfo;
+use crate::model::nvlink::Nvlink;
+use crate::model::perf::Perfquery;
+use crate::model::Counter;
+use crate::parse::SectionData;
+use crate::span::LineSpan;
+use serde::Serialize;
+
+/// Where a link's capacity is known from.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum LinkKey {
+    /// An InfiniBand port addressed by LID (fabric-wide).
+    Lid { lid: u32, port: u32 },
+    /// A CA port by name on a host.
+    CaPort {
+        host: Option<String>,
+        ca: String,
+        port: u32,
+    },
+    /// An NVLink of a GPU on a host.
+    Nvlink {
+        host: Option<String>,
+        gpu: u32,
+        link: u32,
+    },
+}
+
+/// Capacity of one link in one direction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Capacity {
+    /// Data rate per direction, Gb/s.
+    pub gbit_per_second: f64,
+    /// How it was found (`ibstat Rate`, `iblinkinfo 4X × 25.78125 Gb/s per lane`…).
+    pub source: String,
+    /// Lines it was read from.
+    pub span: LineSpan,
+}
+
+/// What one section contributes.
+#[derive(Debug, Default)]
+pub(crate) struct Extracted {
+    pub samples: Vec<CounterSample>,
+    pub capacities: Vec<(LinkKey, Capacity)>,
+    /// `(wall-clock seconds, offset from UTC if known, text, span)`.
+    pub time: Option<(f64, Option<f64>, String, LineSpan)>,
+}
+
+/// Reads what a section offers to the statistics.
+pub(crate) fn extract(section: &Section) -> Extracted {
+    let host = section.host.clone();
+    let mut out = Extracted::default();
+    match &section.data {
+        SectionData::Perfquery(p) => perfquery(p, host.as_ref(), &mut out),
+        SectionData::Nvlink(n) => nvlink(n, host.as_ref(), &mut out),
+        SectionData::Ibstat(i) => ibstat(i, host.as_ref(), &mut out),
+        SectionData::Iblinkinfo(i) => iblinkinfo(i, &mut out),
+        SectionData::Date(d) => {
+            out.time = d.stamp.as_ref().map(|s| {
+                (
+                    s.wall_clock_seconds,
+                    s.timestamp_unix(),
+                    s.text.clone(),
+                    s.span,
+                )
+            });
+        }
+        _ => {}
+    }
+    out
+}
+
+/// PortXmitData/PortRcvData (and the per-SL data counters) count 4-octet words.
+fn perf_unit_and_role(name: &str) -> (CounterUnit, Role) {
+    let traffic = |direction| Role::Traffic {
+        direction,
+        layer: Layer::Data,
+    };
+    if name.starts_with("PortXmitData") {
+        return (CounterUnit::FourOctets, traffic(Direction::Tx));
+    }
+    if name.starts_with("PortRcvData") {
+        return (CounterUnit::FourOctets, traffic(Direction::Rx));
+    }
+    if name.contains("Pkts") || name.contains("Packets") {
+        return (CounterUnit::Packets, Role::Other);
+    }
+    if name.starts_with("SymbolError") {
+        return (CounterUnit::Events, Role::BitErrors);
+    }
+    if name.contains("XmitWait") || name.contains("Wait") {
+        return (CounterUnit::Events, Role::Congestion);
+    }
+    let lower = name.to_ascii_lowercase();
+    if [
+        "error", "discard", "dropped", "downed", "recovery", "fec", "overrun", "block",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+    {
+        return (CounterUnit::Events, Role::Errors);
+    }
+    (CounterUnit::Events, Role::Other)
+}
+
+/// `ErrorDetectionCounterLane[3]` → (`ErrorDetectionCounterLane`, Some(3)).
+fn lane_suffix(name: &str) -> (&str, Option<u32>) {
+    if let Some(open) = name.rfind('[') {
+        if let (Some(inner), Some(base)) = (
+            name.get(open + 1..name.len().saturating_sub(1)),
+            name.get(..open),
+        ) {
+            if name.ends_with(']') {
+                if let Ok(lane) = inner.parse() {
+                    return (base, Some(lane));
+                }
+            }
+        }
+    }
+    (name, None)
+}
+
+fn perfquery(p: &Perfquery, host: Option<&String>, out: &mut Extracted) {
+    for block in &p.blocks {
+        let source = format!("perfquery {}", block.attribute.header_name());
+        for (name, counter) in &block.counters {
+            let (base, lane) = lane_suffix(name);
+            let (unit, role) = perf_unit_and_role(base);
+            out.samples.push(CounterSample {
+                subject: Subject {
+                    host: host.cloned(),
+                    lid: block.lid,
+                    port: block.port,
+                    lane,
+                    device: if block.lid.is_none() {
+                        Some(block.port_id.clone())
+                    } else {
+                        None
+                    },
+                    ..Subject::default()
+                },
+                source: source.clone(),
+                name: if lane.is_some() {
+                    base.to_owned()
+                } else {
+                    name.clone()
+                },
+                counter: *counter,
+                unit,
+                role,
+                span: block.span,
+            });
+        }
+    }
+}
+
+fn nvlink_role(name: &str) -> (CounterUnit, Role) {
+    let traffic = |direction, layer| (CounterUnit::Kib, Role::Traffic { direction, layer });
+    match name {
+        "data_tx_kib" => traffic(Direction::Tx, Layer::Data),
+        "data_rx_kib" => traffic(Direction::Rx, Layer::Data),
+        "raw_tx_kib" => traffic(Direction::Tx, Layer::Raw),
+        "raw_rx_kib" => traffic(Direction::Rx, Layer::Raw),
+        "tx0_kib" | "tx1_kib" => traffic(Direction::Tx, Layer::Data),
+        "rx0_kib" | "rx1_kib" => traffic(Direction::Rx, Layer::Data),
+        "crc_errors" | "crc_flit_errors" | "crc_data_errors" => {
+            (CounterUnit::Events, Role::BitErrors)
+        }
+        n if n.ends_with("_kib") => (CounterUnit::Kib, Role::Other),
+        _ => (CounterUnit::Events, Role::Errors),
+    }
+}
+
+fn nvlink(n: &Nvlink, host: Option<&String>, out: &mut Extracted) {
+    for gpu in &n.gpus {
+        for link in &gpu.links {
+            let subject = Subject {
+                host: host.cloned(),
+                gpu: Some(gpu.index),
+                link: Some(link.link),
+                ..Subject::default()
+            };
+            if let Some(speed) = link.speed_gb_per_s {
+                out.capacities.push((
+                    LinkKey::Nvlink {
+                        host: host.cloned(),
+                        gpu: gpu.index,
+                        link: link.link,
+                    },
+                    Capacity {
+                        gbit_per_second: speed * 8.0,
+                        source: format!(
+                            "nvidia-smi nvlink -s: {speed} GB/s per direction × 8 bits"
+                        ),
+                        span: link.span,
+                    },
+                ));
+            }
+            for (name, counter) in &link.counters {
+                let (unit, role) = nvlink_role(name);
+                out.samples.push(CounterSample {
+                    subject: subject.clone(),
+                    source: "nvidia-smi nvlink".to_owned(),
+                    name: name.clone(),
+                    counter: *counter,
+                    unit,
+                    role,
+                    span: link.span,
+                });
+            }
+            for lane in &link.lanes {
+                let counter = Counter {
+                    saturated: lane.ecc_correction_count.saturated || lane.overflow,
+                    ..lane.ecc_correction_count
+                };
+                out.samples.push(CounterSample {
+                    subject: Subject {
+                        lane: Some(lane.lane),
+                        ..subject.clone()
+                    },
+                    source: "nvidia-smi nvlink".to_owned(),
+                    name: "ecc_correction_count".to_owned(),
+                    counter,
+                    unit: CounterUnit::Events,
+                    role: Role::BitErrors,
+                    span: link.span,
+                });
+            }
+        }
+    }
+}
+
+fn ibstat(i: &Ibstat, host: Option<&String>, out: &mut Extracted) {
+    for ca in &i.cas {
+        for port in &ca.ports {
+            let Some(rate) = port.rate_gbps else { continue };
+            // SDR/DDR/QDR rates (10/20/40) are signalling rates of an 8b/10b code.
+            let eight_ten = rate <= 40.0 && !port.fdr10;
+            let capacity = Capacity {
+                gbit_per_second: if eight_ten { rate * 0.8 } else { rate },
+                source: if eight_ten {
+                    format!(
+                        "ibstat {} port {} Rate: {rate} Gb/s × 0.8 (8b/10b)",
+                        ca.name, port.number
+                    )
+                } else {
+                    format!("ibstat {} port {} Rate: {rate} Gb/s", ca.name, port.number)
+                },
+                span: port.span,
+            };
+            if let Some(lid) = port.base_lid.filter(|l| *l != 0 && *l != 65_535) {
+                out.capacities.push((
+                    LinkKey::Lid {
+                        lid,
+                        port: port.number,
+                    },
+                    capacity.clone(),
+                ));
+            }
+            out.capacities.push((
+                LinkKey::CaPort {
+                    host: host.cloned(),
+                    ca: ca.name.clone(),
+                    port: port.number,
+                },
+                capacity,
+            ));
+        }
+    }
+}
+
+/// Data rate of one lane from its signalling rate: 8b/10b up to QDR
+/// (10 Gb/s), 64b/66b from FDR10/FDR (10.3125, 14.0625) and EDR (25.78125);
+/// PAM4 rates (HDR 53.125, NDR 106.25) are quoted here as the 64b/66b figure,
+/// which matches the nominal 200/400 Gb/s within 3 %.
+fn lane_data_gbps(signalling: f64) -> f64 {
+    if signalling <= 10.0 {
+        signalling * 0.8
+    } else {
+        signalling * 64.0 / 66.0
+    }
+}
+
+fn iblinkinfo(info: &Iblinkinfo, out: &mut Extracted) {
+    for node in &info.nodes {
+        for port in &node.ports {
+            let (Some(lanes), Some(speed)) = (
+                port.width.as_ref().and_then(|w| w.lanes),
+                port.speed_gbps_per_lane,
+            ) else {
+                continue;
+            };
+            let capacity = Capacity {
+                gbit_per_second: f64::from(lanes) * lane_data_gbps(speed),
+                source: format!(
+                    "iblinkinfo {lanes}X × {speed} Gb/s per lane (line-code overhead removed)"
+                ),
+                span: port.span,
+            };
+            if let Some(remote) = &port.remote {
+                out.capacities.push((
+                    LinkKey::Lid {
+                        lid: remote.lid,
+                        port: remote.port,
+                    },
+                    capacity.clone(),
+                ));
+            }
+            out.capacities.push((
+                LinkKey::Lid {
+                    lid: port.lid,
+                    port: port.port,
+                },
+                capacity,
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_counters_are_four_octet_words() {
+        assert_eq!(
+            perf_unit_and_role("PortXmitData").0,
+            CounterUnit::FourOctets
+        );
+        assert_eq!(
+            perf_unit_and_role("PortRcvDataSL3").0,
+            CounterUnit::FourOctets
+        );
+        assert_eq!(perf_unit_and_role("PortXmitPkts").1, Role::Other);
+        assert_eq!(perf_unit_and_role("SymbolErrorCounter").1, Role::BitErrors);
+        assert_eq!(
+            perf_unit_and_role("LinkErrorRecoveryCounter").1,
+            Role::Errors
+        );
+        assert_eq!(perf_unit_and_role("PortXmitWait").1, Role::Congestion);
+        assert_eq!(
+            lane_suffix("ErrorDetectionCounterLane[3]"),
+            ("ErrorDetectionCounterLane", Some(3))
+        );
+        assert_eq!(lane_suffix("PortXmitData"), ("PortXmitData", None));
+    }
+
+    #[test]
+    fn lane_rates_lose_their_line_code() {
+        assert!((4.0 * lane_data_gbps(25.781_25) - 100.0).abs() < 1e-9);
+        assert!((4.0 * lane_data_gbps(10.0) - 32.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,179 @@
+//! The neutral form every counter-bearing section is reduced to before any
+//! arithmetic: who the counter belongs to, what it counts, in which unit.
+//!
+//! Extractors (one per tool model, in [`super::extract`]) are the only code
+//! that knows tool formats; everything downstream works on [`CounterSample`]s,
+//! so a new tool gets rates, saturation, BER and outliers by writing one
+//! extractor.
+
+use crate::model::Counter;
+use crate::span::LineSpan;
+use serde::Serialize;
+use std::fmt;
+
+/// What a counter belongs to. Fields that do not apply stay `None`; the
+/// derived ordering groups a host's devices, ports, GPUs and links together.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Subject {
+    /// Host the output came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Device name (`mlx5_0`) when the tool names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// InfiniBand LID of the port's node (perfquery addresses ports this way).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lid: Option<u32>,
+    /// Port number (255 = perfquery's all-ports aggregate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<u32>,
+    /// GPU index as nvidia-smi numbers it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<u32>,
+    /// NVLink number within the GPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<u32>,
+    /// Lane within the link or port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lane: Option<u32>,
+}
+
+impl fmt::Display for Subject {
+    /// `node1 mlx5_0 lid 12 port 1`, `node1 GPU 0 link 14 lane 1`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(h) = &self.host {
+            parts.push(h.clone());
+        }
+        if let Some(d) = &self.device {
+            parts.push(d.clone());
+        }
+        if let Some(l) = self.lid {
+            parts.push(format!("lid {l}"));
+        }
+        if let Some(p) = self.port {
+            parts.push(if p == 255 {
+                "all ports".to_owned()
+            } else {
+                format!("port {p}")
+            });
+        }
+        if let Some(g) = self.gpu {
+            parts.push(format!("GPU {g}"));
+        }
+        if let Some(l) = self.link {
+            parts.push(format!("link {l}"));
+        }
+        if let Some(l) = self.lane {
+            parts.push(format!("lane {l}"));
+        }
+        if parts.is_empty() {
+            parts.push("(unnamed)".to_owned());
+        }
+        f.write_str(&parts.join(" "))
+    }
+}
+
+impl Subject {
+    /// True for perfquery's `-a` aggregate, which is a sum, not a port.
+    #[must_use]
+    pub fn is_aggregate(&self) -> bool {
+        self.port == Some(255)
+    }
+}
+
+/// What one count of a counter stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CounterUnit {
+    /// Events (errors, recoveries, wait ticks).
+    Events,
+    /// Packets.
+    Packets,
+    /// Four octets: InfiniBand PortXmitData/PortRcvData (IBA 16.1.3.5).
+    FourOctets,
+    /// KiB (1024 bytes): `nvidia-smi nvlink -gt`.
+    Kib,
+}
+
+impl CounterUnit {
+    /// Bytes per count for data units.
+    #[must_use]
+    pub fn bytes_per_count(self) -> Option<u64> {
+        match self {
+            Self::FourOctets => Some(4),
+            Self::Kib => Some(1024),
+            Self::Events | Self::Packets => None,
+        }
+    }
+}
+
+/// Direction of traffic, seen from the subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Sent.
+    Tx,
+    /// Received.
+    Rx,
+}
+
+/// Whether traffic counts payload only or payload plus protocol overhead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// Payload (`-gt d`, PortXmitData).
+    Data,
+    /// Payload and protocol overhead (`-gt r`).
+    Raw,
+}
+
+/// What a counter tells, which decides the analyses it takes part in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "role")]
+pub enum Role {
+    /// Data carried: throughput, utilisation, balance.
+    Traffic {
+        /// Tx or Rx.
+        direction: Direction,
+        /// Payload or raw.
+        layer: Layer,
+    },
+    /// Errors of individual bits or symbols on the wire: BER and outliers.
+    BitErrors,
+    /// Other error and recovery events: outliers and trends.
+    Errors,
+    /// Congestion (XmitWait ticks): outliers and trends.
+    Congestion,
+    /// Anything else (packet counts): rates only.
+    Other,
+}
+
+impl Role {
+    /// Whether peers are compared on this counter.
+    #[must_use]
+    pub fn compared_across_peers(self) -> bool {
+        matches!(self, Self::BitErrors | Self::Errors | Self::Congestion)
+    }
+}
+
+/// One counter reading in one snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CounterSample {
+    /// Whose counter.
+    pub subject: Subject,
+    /// Where the counter set comes from (`perfquery port_counters_extended`,
+    /// `nvidia-smi nvlink`): counters are only paired within one source, so a
+    /// 32-bit value is never subtracted from a 64-bit one.
+    pub source: String,
+    /// The counter's name as the model keys it (`SymbolErrorCounter`, `raw_tx_kib`).
+    pub name: String,
+    /// Value, width, saturation.
+    pub counter: Counter,
+    /// What one count stands for.
+    pub unit: CounterUnit,
+    /// What the counter tells.
+    pub role: Role,
+    /// Input lines it was read from.
+    pub span: LineSpan,
+}

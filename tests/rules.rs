@@ -1,0 +1,141 @@
+//! Accuracy of every rule on its fixtures: `fires_*` inputs must give exactly
+//! the findings listed in `expected.txt`, `quiet_*` near misses must be
+//! checked and give none. Healthy real captures must give no warning.
+
+use fabricscope::rules::{registry::RULES, run, Context, Finding, Rule, Thresholds};
+use fabricscope::{read_all, Document, ReadOptions};
+use std::path::{Path, PathBuf};
+
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules")
+}
+
+fn document(path: &Path) -> Document {
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = read_all(&text, &ReadOptions::default()).unwrap();
+    assert!(!doc.sections.is_empty(), "{}: nothing recognised", path.display());
+    doc
+}
+
+/// Runs one rule; `None` when it skipped the input.
+fn check(rule: &'static Rule, doc: Document) -> Option<Vec<Finding>> {
+    let docs = [doc];
+    let thresholds = Thresholds::default();
+    let out = run(&[rule], &Context::new(&docs, &thresholds));
+    if out.skipped.is_empty() {
+        Some(out.findings)
+    } else {
+        None
+    }
+}
+
+/// `severity | host | subject` of a finding, as written in expected.txt.
+fn describe(f: &Finding) -> String {
+    format!(
+        "{} | {} | {}",
+        f.severity,
+        f.subject.host.as_deref().unwrap_or("-"),
+        f.subject.describe()
+    )
+}
+
+#[test]
+fn every_rule_fires_on_its_fixtures_and_stays_quiet_on_near_misses() {
+    let mut problems = Vec::new();
+    for rule in RULES {
+        let dir = fixtures_dir().join(rule.id);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            problems.push(format!("{}: no fixture directory", rule.id));
+            continue;
+        };
+        let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        files.sort();
+        let expected = std::fs::read_to_string(dir.join("expected.txt")).unwrap_or_default();
+        let (mut fires, mut quiet) = (0, 0);
+        for path in files {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with("fires_") {
+                fires += 1;
+                let mut want: Vec<String> = expected
+                    .lines()
+                    .filter_map(|l| l.split_once(" | "))
+                    .filter(|(file, _)| *file == name)
+                    .map(|(_, rest)| rest.trim().to_owned())
+                    .collect();
+                match check(rule, document(&path)) {
+                    None => problems.push(format!("{}/{name}: rule skipped", rule.id)),
+                    Some(findings) => {
+                        let mut got: Vec<String> = findings.iter().map(describe).collect();
+                        got.sort();
+                        want.sort();
+                        if want.is_empty() {
+                            problems.push(format!("{}/{name}: not in expected.txt", rule.id));
+                        } else if got != want {
+                            problems.push(format!(
+                                "{}/{name}:\n  want {want:?}\n  got  {got:?}",
+                                rule.id
+                            ));
+                        }
+                    }
+                }
+            } else if name.starts_with("quiet_") {
+                quiet += 1;
+                match check(rule, document(&path)) {
+                    None => problems.push(format!("{}/{name}: rule skipped", rule.id)),
+                    Some(f) if !f.is_empty() => problems.push(format!(
+                        "{}/{name}: false positive {:?}",
+                        rule.id,
+                        f.iter().map(|f| &f.message).collect::<Vec<_>>()
+                    )),
+                    Some(_) => {}
+                }
+            }
+        }
+        if fires == 0 || quiet == 0 {
+            problems.push(format!(
+                "{}: needs fires_*.txt and quiet_*.txt (has {fires} and {quiet})",
+                rule.id
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The project's own H200 captures come from healthy machines: no rule may
+/// report a warning or worse on them.
+#[test]
+fn healthy_h200_captures_raise_no_warning() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/own");
+    let Ok(hosts) = std::fs::read_dir(&root) else {
+        println!("skipped: {} not found", root.display());
+        return;
+    };
+    let mut docs = Vec::new();
+    for host in hosts.flatten().filter(|e| e.path().is_dir()) {
+        let host_name = host.file_name().to_string_lossy().into_owned();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(host.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        for file in files {
+            let bytes = std::fs::read(&file).unwrap();
+            let options = ReadOptions {
+                default_host: Some(host_name.clone()),
+                ..ReadOptions::default()
+            };
+            if let Ok(doc) = fabricscope::read_bytes(&bytes, &options) {
+                docs.push(doc);
+            }
+        }
+    }
+    let report = fabricscope::analyze(&docs, &Default::default());
+    let bad: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity >= fabricscope::Severity::Warning)
+        .map(|f| format!("{} {} {}", f.rule, describe(f), f.message))
+        .collect();
+    assert!(bad.is_empty(), "false positives on healthy captures:\n{}", bad.join("\n"));
+}
