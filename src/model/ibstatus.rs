@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 pub struct Ibstatus {
     /// Ports in the order printed.
     pub ports: Vec<IbstatusPort>,
+    /// The script's `Fatal error:` message (`No devices`, `device 'x': sys
+    /// files not found`), after which it printed nothing more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fatal_error: Option<String>,
 }
 
 /// One `Infiniband device 'mlx5_0' port 1 status:` block.

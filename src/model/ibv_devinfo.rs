@@ -21,6 +21,9 @@ pub struct IbvDevinfo {
     /// The count printed by `ibv_devinfo -l` (`2 HCAs found:`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listed_count: Option<u32>,
+    /// Failure messages (`No IB devices found`, `Failed to query port 1 props`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
 }
 
 /// One `hca_id:` block.

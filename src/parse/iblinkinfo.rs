@@ -291,13 +291,22 @@ fn read_hints(hints: &str, p: &mut LinkPort) {
 }
 
 /// A header followed by a port line, or a port line (grep-filtered and `-l`
-/// pastes have no headers). The key is the header or the local end of the
-/// port, so a repeated one starts a new snapshot.
+/// pastes have no headers).
+///
+/// The key is the header, or for a `-l` line its node GUID, description and
+/// port, so that a repeated one starts a new snapshot. A grouped port line
+/// names only a LID and a port, and without a subnet manager every LID is 0,
+/// so its key is made unique with the line number: it never splits a section.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
-    let t = lines.first()?.text().trim();
+    let first = lines.first()?;
+    let t = first.text().trim();
     if is_port_line(t) {
         let local = t.split("==(").next()?.trim();
-        return local_part(local).map(|_| Block::keyed(local));
+        let (_, desc, ..) = local_part(local)?;
+        return Some(match desc {
+            Some(_) => Block::keyed(local),
+            None => Block::keyed(format!("{local} (line {})", first.number)),
+        });
     }
     header(t)?;
     let next = lines.iter().skip(1).find(|l| !l.is_blank())?;

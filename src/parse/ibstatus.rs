@@ -9,6 +9,7 @@
 //! without a warning. The script writes tabs then one space; pastes often turn
 //! the tabs into spaces, so the parser keys on the labels, not the layout.
 
+use crate::diag::WarningKind;
 use crate::model::ib::{LinkLayer, PhysState, PortState};
 use crate::model::ibstatus::{Ibstatus, IbstatusPort, SysfsRate};
 use crate::parse::text::{decimal_f64, hex_u32, label_value, single_quoted, Unread};
@@ -43,6 +44,17 @@ fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread) {
     let t = line.text().trim();
     if let Some((device, port)) = header(t) {
         out.ports.push(IbstatusPort::new(device, port, line.span()));
+        return;
+    }
+    if let Some(reason) = t.strip_prefix("Fatal error:") {
+        // The script's `fatal()`: no /sys/class/infiniband, or an unknown device.
+        let reason = reason.trim().to_owned();
+        unread.warn(
+            WarningKind::Truncated,
+            line.span(),
+            format!("ibstatus stopped: {reason}"),
+        );
+        out.fatal_error = Some(reason);
         return;
     }
     let Some(port) = out.ports.last_mut() else {
@@ -172,6 +184,9 @@ pub fn render(ibstatus: &Ibstatus) -> String {
         let _ = writeln!(s, "\tlink_layer:\t {}", or_unknown(layer));
         s.push('\n');
     }
+    if let Some(reason) = &ibstatus.fatal_error {
+        let _ = writeln!(s, "Fatal error:  {reason}");
+    }
     s
 }
 
@@ -229,12 +244,16 @@ pub fn summary(ibstatus: &Ibstatus) -> String {
         }
     }
     let states: Vec<String> = states.iter().map(|(n, c)| format!("{c} {n}")).collect();
-    format!(
+    let mut s = format!(
         "{} port(s){}{}",
         ibstatus.ports.len(),
         if states.is_empty() { "" } else { ": " },
         states.join(", ")
-    )
+    );
+    if let Some(reason) = &ibstatus.fatal_error {
+        s.push_str(&format!("; failed: {reason}"));
+    }
+    s
 }
 
 fn state_name(state: PortState) -> &'static str {
@@ -250,7 +269,6 @@ fn state_name(state: PortState) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diag::WarningKind;
     use crate::parse::lines_of;
 
     /// As the script prints it: tab(s), then one space from `echo`.
@@ -327,6 +345,19 @@ Infiniband device 'mlx5_1' port 1 status:
             .warnings
             .iter()
             .all(|w| w.kind == WarningKind::Unreadable));
+    }
+
+    #[test]
+    fn fatal_error_is_kept_and_reported() {
+        let text = "Fatal error:  device 'ibsim0': sys files not found (/sys/class/infiniband/ibsim0/ports)\n";
+        let parsed = parse(&lines_of(text));
+        assert!(parsed.value.ports.is_empty());
+        assert_eq!(
+            parsed.value.fatal_error.as_deref(),
+            Some("device 'ibsim0': sys files not found (/sys/class/infiniband/ibsim0/ports)")
+        );
+        assert_eq!(parsed.warnings.len(), 1);
+        assert_eq!(parsed.warnings[0].kind, WarningKind::Truncated);
     }
 
     #[test]

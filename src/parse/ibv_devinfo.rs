@@ -15,6 +15,7 @@
 //! Fields the model does not name go into `extra` in order instead of being
 //! warned about; only lines that fit no shape at all are warnings.
 
+use crate::diag::WarningKind;
 use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibv_devinfo::{ExtraField, GidEntry, IbvDevice, IbvDevinfo, IbvPort};
 use crate::parse::text::{decimal_f64, decimal_u32, hex_u32, label_value, Unread};
@@ -46,6 +47,15 @@ fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
     let t = line.text().trim();
     if let Some(count) = list_heading(t) {
         out.listed_count = Some(count);
+        return;
+    }
+    if is_failure(t) {
+        unread.warn(
+            WarningKind::Truncated,
+            line.span(),
+            format!("ibv_devinfo failed: {t}"),
+        );
+        out.errors.push(t.to_owned());
         return;
     }
     let labelled = label_value(t);
@@ -85,6 +95,16 @@ fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
         },
         None => read_bare_line(line, t, device, unread),
     }
+}
+
+/// devinfo.c's messages on stderr, after which a device or the whole run
+/// stops: `No IB devices found`, `Failed to open device`, `Failed to query
+/// port 1 props`, `IB device 'x' wasn't found`, `Failed to get IB devices
+/// list: …`.
+fn is_failure(t: &str) -> bool {
+    t == "No IB devices found"
+        || t.starts_with("Failed to ")
+        || (t.starts_with("IB device '") && t.ends_with("' wasn't found"))
 }
 
 /// `2 HCAs found:` / `1 HCA found:` → the count.
@@ -253,6 +273,9 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     if list_heading(t).is_some() {
         return Some(Block::keyed("HCAs found"));
     }
+    if !t.starts_with("hca_id:") {
+        return None;
+    }
     match label_value(t) {
         Some(("hca_id", name)) if !name.is_empty() => Some(Block::keyed(name)),
         _ => None,
@@ -270,6 +293,9 @@ pub fn render(info: &IbvDevinfo) -> String {
     }
     for name in &info.listed {
         let _ = writeln!(s, "\t{name}");
+    }
+    for e in &info.errors {
+        let _ = writeln!(s, "{e}");
     }
     for d in &info.devices {
         let _ = writeln!(s, "hca_id:\t{}", d.hca_id);
@@ -445,6 +471,9 @@ fn layer_text(l: LinkLayer) -> &'static str {
 #[must_use]
 pub fn summary(info: &IbvDevinfo) -> String {
     if info.devices.is_empty() {
+        if let Some(e) = info.errors.first() {
+            return format!("failed: {e}");
+        }
         return format!("{} device name(s)", info.listed.len());
     }
     let mut states: Vec<(&str, usize)> = Vec::new();
@@ -471,7 +500,6 @@ pub fn summary(info: &IbvDevinfo) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diag::WarningKind;
     use crate::parse::lines_of;
 
     const PLAIN: &str = "hca_id:\tmlx5_0
@@ -650,6 +678,18 @@ hca_id:\tmlx5_1
                 (7, WarningKind::Unreadable)
             ]
         );
+    }
+
+    #[test]
+    fn failures_are_kept_and_reported() {
+        let parsed = parse(&lines_of("No IB devices found\n"));
+        assert_eq!(parsed.value.errors, ["No IB devices found"]);
+        assert_eq!(parsed.warnings.len(), 1);
+        assert_eq!(parsed.warnings[0].kind, WarningKind::Truncated);
+        let text = "hca_id:\tmlx5_0\n\tphys_port_cnt:\t\t\t2\nFailed to query port 1 props\n";
+        let parsed = parse(&lines_of(text));
+        assert_eq!(parsed.value.devices[0].phys_port_cnt, Some(2));
+        assert_eq!(parsed.value.errors, ["Failed to query port 1 props"]);
     }
 
     #[test]
