@@ -265,6 +265,10 @@ fn compare_findings(fabric: &Fabric, mode: &str, findings: &[Finding], tally: &m
         ),
         ("narrow (1X) host port reported", Gate::Informative),
         ("ok host, narrow or switch side flagged", Gate::Informative),
+        (
+            "reported finding about no simulated host",
+            Gate::Informative,
+        ),
     ] {
         if mode == "fleet" || !category.starts_with("narrow") {
             tally.declare(&format!("{mode}: {category}"), gate);
@@ -396,6 +400,21 @@ fn compare_findings(fabric: &Fabric, mode: &str, findings: &[Finding], tally: &m
                         where_()
                     )
                 },
+            );
+        }
+    }
+
+    // Findings about nothing the truth knows of (switch ports, the SM host).
+    let all_ports = &ports;
+    for f in findings.iter().filter(|f| is_reported(f)) {
+        let known = truth.hosts.keys().any(|h| concerns_host(f, h, all_ports));
+        if !known {
+            tally.case(
+                &format!("{mode}: reported finding about no simulated host"),
+                Gate::Informative,
+                false,
+                true,
+                || format!("seed {seed}, {mode} mode: {}", subject::show(f)),
             );
         }
     }
