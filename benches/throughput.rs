@@ -3,6 +3,13 @@
 //! `cargo bench --bench throughput`. No timing is asserted anywhere: this is a
 //! measurement, not a test.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -73,6 +80,10 @@ fn main() {
     });
     let junk = "x".repeat(1 << 20) + "\n" + &"\n".repeat(1 << 20);
     measure("input::read, 1 MiB line + 1M empty lines", &junk, |t| {
-        black_box(fabricscope::read_all(t, &options).map(|d| d.line_count).ok());
+        black_box(
+            fabricscope::read_all(t, &options)
+                .map(|d| d.line_count)
+                .ok(),
+        );
     });
 }

@@ -80,6 +80,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 check "cargo fmt --check" cargo fmt --all -- --check
 check "clippy (all targets, all features)" cargo clippy --locked --all-targets --all-features -- -D warnings
+check "cargo deny (licenses, bans, sources)" cargo deny --log-level error check licenses bans sources
 check "library builds without default features" cargo build --locked --lib --no-default-features
 count_cargo "cargo test" cargo test --locked
 check "wasm32 build" bash scripts/build-wasm.sh

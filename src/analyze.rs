@@ -11,6 +11,7 @@
 use crate::input::Document;
 use crate::report::{Report, Summary};
 use crate::rules::{self, Context, Finding, Rule, Severity, Thresholds};
+use crate::stats::{self, StatsOptions};
 
 /// How to analyse.
 #[derive(Debug, Clone, Default)]
@@ -33,7 +34,14 @@ pub fn analyze(documents: &[Document], options: &AnalyzeOptions) -> Report {
         .copied()
         .filter(|r| !options.ignore.iter().any(|i| i.eq_ignore_ascii_case(r.id)))
         .collect();
-    let ctx = Context::new(documents, &options.thresholds);
+    let measurements = stats::measure_many(
+        documents,
+        &StatsOptions {
+            interval_seconds: options.interval_seconds,
+            ..StatsOptions::default()
+        },
+    );
+    let ctx = Context::new(documents, &options.thresholds, &measurements);
     let run = rules::run(&selected, &ctx);
     let mut findings = run.findings;
     sort_findings(&mut findings);
@@ -57,6 +65,7 @@ pub fn analyze(documents: &[Document], options: &AnalyzeOptions) -> Report {
         hosts,
         sections,
         skipped_inputs: Vec::new(),
+        measurements,
     }
 }
 

@@ -2,6 +2,13 @@
 //! calls the fuzz targets make, so every input that once crashed stays fixed
 //! without needing nightly or cargo-fuzz.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 use std::path::Path;
 
 /// Runs one input through the call the named target makes. Returns false for
@@ -58,7 +65,15 @@ fn fuzz_corpus_and_artifacts_replay_without_panic() {
 fn every_fuzz_target_has_a_replay_entry() {
     let targets = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/fuzz_targets");
     for entry in std::fs::read_dir(targets).unwrap().flatten() {
-        let name = entry.path().file_stem().unwrap().to_string_lossy().into_owned();
-        assert!(run_target(&name, b""), "no replay entry for fuzz target `{name}`");
+        let name = entry
+            .path()
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            run_target(&name, b""),
+            "no replay entry for fuzz target `{name}`"
+        );
     }
 }

@@ -1,6 +1,13 @@
 //! Property tests of the input layer: whatever is pasted, reading never
 //! panics, every reported line lies inside the input, and no line is lost.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 use fabricscope::{read_all, read_bytes, ReadOptions};
 use proptest::prelude::*;
 

@@ -13,7 +13,11 @@ fn fixtures_dir() -> PathBuf {
 fn document(path: &Path) -> Document {
     let text = std::fs::read_to_string(path).unwrap();
     let doc = read_all(&text, &ReadOptions::default()).unwrap();
-    assert!(!doc.sections.is_empty(), "{}: nothing recognised", path.display());
+    assert!(
+        !doc.sections.is_empty(),
+        "{}: nothing recognised",
+        path.display()
+    );
     doc
 }
 
@@ -21,7 +25,12 @@ fn document(path: &Path) -> Document {
 fn check(rule: &'static Rule, doc: Document) -> Option<Vec<Finding>> {
     let docs = [doc];
     let thresholds = Thresholds::default();
-    let out = run(&[rule], &Context::new(&docs, &thresholds));
+    let stats = fabricscope::stats::StatsOptions {
+        interval_seconds: Some(10.0),
+        ..Default::default()
+    };
+    let m = fabricscope::stats::measure_many(&docs, &stats);
+    let out = run(&[rule], &Context::new(&docs, &thresholds, &m));
     if out.skipped.is_empty() {
         Some(out.findings)
     } else {
@@ -137,5 +146,9 @@ fn healthy_h200_captures_raise_no_warning() {
         .filter(|f| f.severity >= fabricscope::Severity::Warning)
         .map(|f| format!("{} {} {}", f.rule, describe(f), f.message))
         .collect();
-    assert!(bad.is_empty(), "false positives on healthy captures:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "false positives on healthy captures:\n{}",
+        bad.join("\n")
+    );
 }

@@ -6,7 +6,9 @@ use fabricscope::stats::{measure_many, Direction, StatsOptions};
 use std::path::Path;
 
 fn corpus(name: &str) -> Option<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/own/h200-x2-driver580").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/own/h200-x2-driver580")
+        .join(name);
     match std::fs::read_to_string(&path) {
         Ok(text) => Some(text),
         Err(_) => {
@@ -18,7 +20,8 @@ fn corpus(name: &str) -> Option<String> {
 
 #[test]
 fn copy_rate_across_18_links_matches_the_measured_copy() {
-    let (Some(first), Some(second)) = (corpus("during_gt_r_1.txt"), corpus("during_gt_r_2.txt")) else {
+    let (Some(first), Some(second)) = (corpus("during_gt_r_1.txt"), corpus("during_gt_r_2.txt"))
+    else {
         return;
     };
     let docs: Vec<_> = [first, second]
@@ -40,14 +43,30 @@ fn copy_rate_across_18_links_matches_the_measured_copy() {
                 .collect();
             assert_eq!(links.len(), 18, "GPU {gpu} {direction:?}");
             let total: f64 = links.iter().map(|t| t.gib_per_second).sum();
-            let min = links.iter().map(|t| t.gib_per_second).fold(f64::INFINITY, f64::min);
+            let min = links
+                .iter()
+                .map(|t| t.gib_per_second)
+                .fold(f64::INFINITY, f64::min);
             let max = links.iter().map(|t| t.gib_per_second).fold(0.0, f64::max);
-            println!("GPU {gpu} {direction:?}: total {total:.1} GiB/s, per link {min:.2}–{max:.2} GiB/s");
+            println!(
+                "GPU {gpu} {direction:?}: total {total:.1} GiB/s, per link {min:.2}–{max:.2} GiB/s"
+            );
         }
     }
     for b in &m.traffic_balance {
-        println!("{} {:?}: {} links, total {:.1} GiB/s, median {:.3}, spread {:?} %", b.group, b.direction, b.links, b.total_gib_per_second, b.per_link_gib_per_second.median, b.spread_percent);
+        println!(
+            "{} {:?}: {} links, total {:.1} GiB/s, median {:.3}, spread {:?} %",
+            b.group,
+            b.direction,
+            b.links,
+            b.total_gib_per_second,
+            b.per_link_gib_per_second.median,
+            b.spread_percent
+        );
     }
-    println!("{}", serde_json::to_string_pretty(&m.throughput.first()).unwrap());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&m.throughput.first()).unwrap()
+    );
     println!("notes: {:?}", m.notes);
 }

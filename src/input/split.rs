@@ -10,7 +10,7 @@ use crate::input::clean::clean_line;
 use crate::parse::{Format, Line, FORMATS};
 use crate::span::{spans_of, LineSpan};
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// A run of content lines between two framing lines, with what the framing said.
 #[derive(Default)]
@@ -176,32 +176,39 @@ fn strip_prefix<'a>(line: &Line<'a>, hosts: &HashSet<String>) -> (Option<String>
 
 /// Splits one chunk into per-host streams and each stream into sections.
 fn sectionize(chunk: Chunk<'_>, out: &mut Output<'_>) {
-    let hint = chunk.prompt.as_ref().and_then(|(_, p)| {
+    let Chunk {
+        prompt,
+        host: chunk_host,
+        source,
+        lines,
+    } = chunk;
+    let hint = prompt.as_ref().and_then(|(_, p)| {
         let argv: Vec<&str> = p.argv.iter().map(String::as_str).collect();
         FORMATS.iter().find(|f| (f.command)(&argv))
     });
-    let mut order: Vec<Option<String>> = Vec::new();
-    for (host, _) in &chunk.lines {
-        if !order.contains(host) {
-            order.push(host.clone());
+    // Group lines by their prefix host, keeping first-appearance order: pdsh
+    // interleaves hosts, and each host's output must be read on its own.
+    let mut index: HashMap<Option<String>, usize> = HashMap::new();
+    let mut streams: Vec<(Option<String>, Vec<Line<'_>>)> = Vec::new();
+    for (host, line) in lines {
+        let slot = *index.entry(host.clone()).or_insert_with(|| {
+            streams.push((host.clone(), Vec::new()));
+            streams.len() - 1
+        });
+        if let Some((_, lines)) = streams.get_mut(slot) {
+            lines.push(line);
         }
     }
-    if order.is_empty() {
-        order.push(None);
+    if streams.is_empty() {
+        streams.push((None, Vec::new()));
     }
-    for prefix_host in order {
-        let stream: Vec<Line<'_>> = chunk
-            .lines
-            .iter()
-            .filter(|(h, _)| *h == prefix_host)
-            .map(|(_, l)| l.clone())
-            .collect();
-        let host = prefix_host.or_else(|| chunk.host.clone());
+    for (prefix_host, stream) in streams {
+        let host = prefix_host.or_else(|| chunk_host.clone());
         let ctx = StreamContext {
             hint,
-            prompt: chunk.prompt.as_ref(),
+            prompt: prompt.as_ref(),
             host,
-            source: chunk.source.clone(),
+            source: source.clone(),
         };
         sectionize_stream(&stream, &ctx, out);
     }

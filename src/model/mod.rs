@@ -6,6 +6,7 @@
 
 pub mod counter;
 pub mod date;
+pub mod gpu;
 pub mod ib;
 pub mod iblinkinfo;
 pub mod ibstatus;
@@ -13,7 +14,6 @@ pub mod ibv_devinfo;
 pub mod nvlink;
 pub mod perf;
 pub mod perf_fields;
-pub mod gpu;
 pub mod topo;
 
 pub use counter::Counter;

@@ -24,13 +24,13 @@ pub mod topo;
 
 use crate::diag::Warning;
 use crate::model::date::Date;
+use crate::model::gpu::SmiQuery;
 use crate::model::ib::Ibstat;
 use crate::model::iblinkinfo::Iblinkinfo;
 use crate::model::ibstatus::Ibstatus;
 use crate::model::ibv_devinfo::IbvDevinfo;
 use crate::model::nvlink::Nvlink;
 use crate::model::perf::Perfquery;
-use crate::model::gpu::SmiQuery;
 use crate::model::topo::{TopoMatrix, TopoP2p};
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};

@@ -11,6 +11,7 @@ pub mod text;
 
 use crate::input::Document;
 use crate::rules::{Finding, Severity, SkippedRule};
+use crate::stats::Measurements;
 use serde::Serialize;
 
 /// Findings counted by severity.
@@ -93,6 +94,8 @@ pub struct Report {
     /// Inputs left out (unreadable, binary, nothing recognised).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped_inputs: Vec<SkippedInput>,
+    /// Rates, BER, outliers, balance and trends the rules were judged on.
+    pub measurements: Measurements,
 }
 
 impl Report {

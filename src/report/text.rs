@@ -61,9 +61,16 @@ pub fn render(report: &Report, options: &TextOptions) -> String {
     let _ = writeln!(s, "{head}: {rest}");
 
     // Hosts, worst first, then by name; findings are already worst first.
-    let mut hosts: Vec<(Option<&str>, Vec<&Finding>)> = Vec::new();
+    // Findings without a host name are grouped by the file they came from,
+    // so two anonymous dumps are not shown as one machine.
+    let mut hosts: Vec<(Option<String>, Vec<&Finding>)> = Vec::new();
     for f in &report.findings {
-        let host = f.subject.host.as_deref();
+        let host = f.subject.host.clone().or_else(|| {
+            f.evidence
+                .iter()
+                .find_map(|e| e.source.as_ref())
+                .map(|src| format!("(host not named: {src})"))
+        });
         match hosts.iter_mut().find(|(h, _)| *h == host) {
             Some((_, list)) => list.push(f),
             None => hosts.push((host, vec![f])),
@@ -78,7 +85,10 @@ pub fn render(report: &Report, options: &TextOptions) -> String {
         let _ = writeln!(
             s,
             "{}",
-            p.bold(&format!("== {}", host.unwrap_or("(host not named)")))
+            p.bold(&format!(
+                "== {}",
+                host.as_deref().unwrap_or("(host not named)")
+            ))
         );
         for f in findings {
             // Messages usually start with their subject; do not say it twice.
@@ -166,7 +176,7 @@ mod tests {
         let n1 = out.find("== n1").unwrap();
         assert!(n2 < n1, "{out}");
         assert!(
-            out.contains("evidence: State: Down, Physical state: Polling (lines 11–14)"),
+            out.contains("evidence: ibstat: State: Down, Physical state: Polling (lines 11–14)"),
             "{out}"
         );
         assert!(!out.contains('\x1b'));

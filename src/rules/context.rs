@@ -7,8 +7,15 @@
 
 use super::thresholds::Thresholds;
 use crate::input::{Document, Section};
-use crate::model::ib::{Ca, Port};
+use crate::model::gpu::QueryGpu;
+use crate::model::ib::{Ca, Guid, LinkLayer, PhysState, Port, PortState};
+use crate::model::nvlink::NvlinkLink;
+use crate::model::perf::PerfAttribute;
+use crate::model::topo::TopoMatrix;
+use crate::model::Counter;
 use crate::parse::SectionData;
+use crate::span::LineSpan;
+use crate::stats::{CounterRate, Measurements};
 use std::collections::BTreeMap;
 
 /// Which machine something belongs to.
@@ -57,15 +64,35 @@ impl<'a> SectionRef<'a> {
     }
 }
 
-/// An InfiniBand port as `ibstat` (or a tool like it) describes it.
-#[derive(Debug, Clone, Copy)]
+/// An InfiniBand port as `ibstat`, `ibstatus` or `ibv_devinfo` describes it,
+/// in one vocabulary so port rules work with whichever tool the operator ran.
+#[derive(Debug, Clone)]
 pub struct IbPortRef<'a> {
     /// Where it was read.
     pub at: SectionRef<'a>,
-    /// The adapter.
-    pub ca: &'a Ca,
-    /// The port.
-    pub port: &'a Port,
+    /// Adapter name (`mlx5_0`).
+    pub device: &'a str,
+    /// Adapter type as ibstat prints it (`MT4129`; ibv_devinfo's
+    /// `vendor_part_id` 4129 becomes `MT4129`).
+    pub ca_type: Option<String>,
+    /// Port number.
+    pub number: u32,
+    /// Logical state.
+    pub state: Option<PortState>,
+    /// Physical state.
+    pub physical_state: Option<PhysState>,
+    /// Rate in Gb/s as ibstat prints it (4X EDR = 100).
+    pub rate_gbps: Option<f64>,
+    /// Base LID.
+    pub base_lid: Option<u32>,
+    /// SM LID.
+    pub sm_lid: Option<u32>,
+    /// Link layer.
+    pub link_layer: Option<LinkLayer>,
+    /// Port GUID.
+    pub port_guid: Option<Guid>,
+    /// Lines the port was read from.
+    pub span: LineSpan,
 }
 
 impl<'a> IbPortRef<'a> {
@@ -80,14 +107,10 @@ impl<'a> IbPortRef<'a> {
     pub fn subject(&self) -> super::Subject {
         super::Subject {
             host: self.host().name().map(str::to_owned),
-            device: Some(self.ca.name.clone()),
-            port: Some(self.port.number),
-            lid: self.port.base_lid.filter(|l| *l != 0 && *l != 0xffff),
-            guid: self
-                .port
-                .port_guid
-                .filter(|g| g.0 != 0)
-                .map(|g| g.to_string()),
+            device: Some(self.device.to_owned()),
+            port: Some(self.number),
+            lid: self.base_lid.filter(|l| *l != 0 && *l != 0xffff),
+            guid: self.port_guid.filter(|g| g.0 != 0).map(|g| g.to_string()),
             ..super::Subject::default()
         }
     }
@@ -95,17 +118,184 @@ impl<'a> IbPortRef<'a> {
     /// Evidence pointing at the port's lines.
     #[must_use]
     pub fn evidence(&self, text: impl Into<String>) -> super::Evidence {
-        super::Evidence::new(text, self.port.span, self.at.source())
+        super::Evidence::new(
+            format!("{}: {}", self.at.section.kind.name(), text.into()),
+            self.span,
+            self.at.source(),
+        )
     }
 
     /// True when the port speaks native InfiniBand (or does not say, as very
     /// old infiniband-diags do not).
     #[must_use]
     pub fn is_infiniband(&self) -> bool {
-        !matches!(
-            self.port.link_layer,
-            Some(crate::model::ib::LinkLayer::Ethernet)
+        !matches!(self.link_layer, Some(LinkLayer::Ethernet))
+    }
+
+    /// True when the port is `Active` and not reported physically down.
+    #[must_use]
+    pub fn is_active(&self) -> bool {
+        self.state == Some(PortState::Active)
+            && self.physical_state.is_none_or(|p| p == PhysState::LinkUp)
+    }
+}
+
+/// An InfiniBand adapter as `ibstat` or `ibv_devinfo` describes it.
+#[derive(Debug, Clone)]
+pub struct AdapterRef<'a> {
+    /// Where it was read.
+    pub at: SectionRef<'a>,
+    /// Adapter name (`mlx5_0`).
+    pub name: &'a str,
+    /// `CA`, `Switch`… (ibstat only).
+    pub node_type: Option<&'a str>,
+    /// Adapter type (`MT4129`).
+    pub ca_type: Option<String>,
+    /// Firmware version.
+    pub firmware_version: Option<&'a str>,
+    /// Node GUID.
+    pub node_guid: Option<Guid>,
+    /// Number of ports listed with it.
+    pub ports_listed: usize,
+    /// Lines it was read from.
+    pub span: LineSpan,
+}
+
+fn from_ibstat<'a>(at: SectionRef<'a>, ca: &'a Ca, port: &'a Port) -> IbPortRef<'a> {
+    IbPortRef {
+        at,
+        device: &ca.name,
+        ca_type: ca.ca_type.clone(),
+        number: port.number,
+        state: port.state,
+        physical_state: port.physical_state,
+        rate_gbps: port.rate_gbps,
+        base_lid: port.base_lid,
+        sm_lid: port.sm_lid,
+        link_layer: port.link_layer,
+        port_guid: port.port_guid,
+        span: port.span,
+    }
+}
+
+/// One counter reading with where it was read.
+#[derive(Debug, Clone, Copy)]
+pub struct Reading<'a> {
+    /// The value, width and saturation.
+    pub counter: Counter,
+    /// Where it was read.
+    pub at: SectionRef<'a>,
+    /// Lines of the block it was read in.
+    pub span: LineSpan,
+}
+
+impl Reading<'_> {
+    /// Evidence for this reading (`perfquery: SymbolErrorCounter = 12`).
+    #[must_use]
+    pub fn evidence(&self, name: &str) -> super::Evidence {
+        let sat = if self.counter.saturated {
+            " (saturated: at least this many)"
+        } else {
+            ""
+        };
+        super::Evidence::new(
+            format!(
+                "{}: {name} = {}{sat}",
+                self.at.section.kind.name(),
+                self.counter.value
+            ),
+            self.span,
+            self.at.source(),
         )
+    }
+}
+
+/// The latest value of every counter `perfquery` printed for one port.
+#[derive(Debug, Clone)]
+pub struct PerfPortRef<'a> {
+    /// Host of the readings.
+    pub host: HostKey<'a>,
+    /// LID the port was queried by.
+    pub lid: Option<u32>,
+    /// Port number (`None` for a directed-route query without one).
+    pub port: Option<u32>,
+    /// True for perfquery's all-ports aggregate (`-a`, port 255).
+    pub all_ports: bool,
+    /// The adapter, when an `ibstat`-like section gives the LID's owner.
+    pub device: Option<&'a str>,
+    /// Latest reading per counter name.
+    pub counters: BTreeMap<&'a str, Reading<'a>>,
+}
+
+impl PerfPortRef<'_> {
+    /// The subject of a finding about this port.
+    #[must_use]
+    pub fn subject(&self) -> super::Subject {
+        super::Subject {
+            host: self.host.name().map(str::to_owned),
+            device: self.device.map(str::to_owned),
+            port: self.port.filter(|_| !self.all_ports),
+            lid: self.lid,
+            ..super::Subject::default()
+        }
+    }
+
+    /// `mlx5_0 port 1`, `LID 12 port 1`, `LID 12 (all ports)`.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        let who = match (self.device, self.lid) {
+            (Some(d), _) => d.to_owned(),
+            (None, Some(l)) => format!("LID {l}"),
+            (None, None) => "port".to_owned(),
+        };
+        match (self.all_ports, self.port) {
+            (true, _) => format!("{who} (all ports)"),
+            (false, Some(p)) => format!("{who} port {p}"),
+            (false, None) => who,
+        }
+    }
+}
+
+/// What the NVLink tools said about one GPU, latest reading first.
+#[derive(Debug, Clone)]
+pub struct NvGpuRef<'a> {
+    /// Host.
+    pub host: HostKey<'a>,
+    /// GPU index.
+    pub index: u32,
+    /// Product name as printed (`NVIDIA H200`).
+    pub name: &'a str,
+    /// UUID.
+    pub uuid: Option<&'a str>,
+    /// Set when the latest `-s` said every link is inactive: where it said so.
+    pub all_inactive: Option<(SectionRef<'a>, LineSpan)>,
+    /// Latest `-s` reading per link (speed or `<inactive>`).
+    pub status: BTreeMap<u32, (SectionRef<'a>, &'a NvlinkLink)>,
+    /// Latest reading per link and counter (`-e`, `-gt`).
+    pub counters: BTreeMap<(u32, &'a str), Reading<'a>>,
+    /// Latest `-ec` reading per link.
+    pub lanes: BTreeMap<u32, (SectionRef<'a>, &'a NvlinkLink)>,
+}
+
+impl NvGpuRef<'_> {
+    /// The subject of a finding about this GPU (add `link` as needed).
+    #[must_use]
+    pub fn subject(&self) -> super::Subject {
+        super::Subject {
+            host: self.host.name().map(str::to_owned),
+            gpu: Some(self.index),
+            gpu_uuid: self.uuid.map(str::to_owned),
+            ..super::Subject::default()
+        }
+    }
+
+    /// Links `-s` showed with a speed.
+    #[must_use]
+    pub fn active_count(&self) -> usize {
+        self.status
+            .values()
+            .filter(|(_, l)| l.speed_gb_per_s.is_some())
+            .count()
     }
 }
 
@@ -116,16 +306,190 @@ pub struct Context<'a> {
     pub documents: &'a [Document],
     /// Counter limits in force.
     pub thresholds: &'a Thresholds,
+    /// Rates, BER, outliers and balance computed by [`crate::stats`].
+    pub measurements: &'a Measurements,
 }
 
 impl<'a> Context<'a> {
     /// A context over `documents` judged against `thresholds`.
     #[must_use]
-    pub fn new(documents: &'a [Document], thresholds: &'a Thresholds) -> Self {
+    pub fn new(
+        documents: &'a [Document],
+        thresholds: &'a Thresholds,
+        measurements: &'a Measurements,
+    ) -> Self {
         Self {
             documents,
             thresholds,
+            measurements,
         }
+    }
+
+    /// The file a measured snapshot came from.
+    #[must_use]
+    pub fn snapshot_file(&self, snapshot: usize) -> Option<&'a str> {
+        self.measurements
+            .snapshots
+            .get(snapshot)
+            .and_then(|s| s.file.as_deref())
+    }
+
+    /// Evidence for a measured rate: both readings and how the rate was derived.
+    #[must_use]
+    pub fn rate_evidence(&self, rate: &CounterRate) -> Vec<super::Evidence> {
+        let [before, after] = rate.lines;
+        vec![
+            super::Evidence::new(
+                format!("{} = {} (first snapshot)", rate.counter, rate.before),
+                before,
+                self.snapshot_file(rate.from_snapshot),
+            ),
+            super::Evidence::new(
+                format!(
+                    "{} = {} (later snapshot); {}",
+                    rate.counter, rate.after, rate.derivation
+                ),
+                after,
+                self.snapshot_file(rate.to_snapshot),
+            ),
+        ]
+    }
+
+    /// The latest counters `perfquery` printed per port, with the adapter
+    /// name when an `ibstat`-like section maps the LID to one.
+    #[must_use]
+    pub fn perf_ports(&self) -> Vec<PerfPortRef<'a>> {
+        let mut device_of_lid: BTreeMap<(HostKey<'a>, u32), &'a str> = BTreeMap::new();
+        for p in self.ib_ports() {
+            if let Some(lid) = p.base_lid.filter(|l| *l != 0 && *l != 0xffff) {
+                device_of_lid.insert((p.host(), lid), p.device);
+            }
+        }
+        type PortKey<'k> = (HostKey<'k>, Option<u32>, Option<u32>, bool, &'k str);
+        let mut ports: BTreeMap<PortKey<'a>, PerfPortRef<'a>> = BTreeMap::new();
+        for at in self.sections() {
+            let SectionData::Perfquery(pq) = &at.section.data else {
+                continue;
+            };
+            for block in &pq.blocks {
+                if !matches!(
+                    block.attribute,
+                    PerfAttribute::PortCounters | PerfAttribute::PortCountersExtended
+                ) {
+                    continue;
+                }
+                let all_ports = block.all_ports || block.port == Some(255);
+                // Directed-route queries have no LID: key them by their path.
+                let path = if block.lid.is_none() {
+                    block.port_id.as_str()
+                } else {
+                    ""
+                };
+                let key = (at.host(), block.lid, block.port, all_ports, path);
+                let entry = ports.entry(key).or_insert_with(|| PerfPortRef {
+                    host: at.host(),
+                    lid: block.lid,
+                    port: block.port,
+                    all_ports,
+                    device: block
+                        .lid
+                        .and_then(|l| device_of_lid.get(&(at.host(), l)).copied()),
+                    counters: BTreeMap::new(),
+                });
+                for (name, counter) in &block.counters {
+                    entry.counters.insert(
+                        name.as_str(),
+                        Reading {
+                            counter: *counter,
+                            at,
+                            span: block.span,
+                        },
+                    );
+                }
+            }
+        }
+        ports.into_values().collect()
+    }
+
+    /// What `nvidia-smi nvlink` said about each GPU, per host, merging every
+    /// mode and keeping the latest reading of each link.
+    #[must_use]
+    pub fn nvlink_gpus(&self) -> Vec<NvGpuRef<'a>> {
+        let mut gpus: BTreeMap<(HostKey<'a>, u32), NvGpuRef<'a>> = BTreeMap::new();
+        for at in self.sections() {
+            let SectionData::Nvlink(nv) = &at.section.data else {
+                continue;
+            };
+            for gpu in &nv.gpus {
+                let entry = gpus
+                    .entry((at.host(), gpu.index))
+                    .or_insert_with(|| NvGpuRef {
+                        host: at.host(),
+                        index: gpu.index,
+                        name: &gpu.name,
+                        uuid: gpu.uuid.as_deref(),
+                        all_inactive: None,
+                        status: BTreeMap::new(),
+                        counters: BTreeMap::new(),
+                        lanes: BTreeMap::new(),
+                    });
+                if gpu.all_links_inactive {
+                    entry.all_inactive = Some((at, gpu.span));
+                    entry.status.clear();
+                }
+                for link in &gpu.links {
+                    if link.speed_gb_per_s.is_some() || link.inactive {
+                        if link.speed_gb_per_s.is_some() {
+                            entry.all_inactive = None;
+                        }
+                        entry.status.insert(link.link, (at, link));
+                    }
+                    for (name, counter) in &link.counters {
+                        entry.counters.insert(
+                            (link.link, name.as_str()),
+                            Reading {
+                                counter: *counter,
+                                at,
+                                span: link.span,
+                            },
+                        );
+                    }
+                    if !link.lanes.is_empty() {
+                        entry.lanes.insert(link.link, (at, link));
+                    }
+                }
+            }
+        }
+        gpus.into_values().collect()
+    }
+
+    /// The latest `nvidia-smi topo -m` matrix of each host.
+    #[must_use]
+    pub fn topo_matrices(&self) -> Vec<(SectionRef<'a>, &'a TopoMatrix)> {
+        let mut latest: BTreeMap<HostKey<'a>, (SectionRef<'a>, &'a TopoMatrix)> = BTreeMap::new();
+        for at in self.sections() {
+            if let SectionData::TopoMatrix(m) = &at.section.data {
+                if m.gpus().next().is_some() {
+                    latest.insert(at.host(), (at, m));
+                }
+            }
+        }
+        latest.into_values().collect()
+    }
+
+    /// The latest `nvidia-smi -q` record of each GPU (by host and bus id).
+    #[must_use]
+    pub fn smi_gpus(&self) -> Vec<(SectionRef<'a>, &'a QueryGpu)> {
+        let mut latest: BTreeMap<(HostKey<'a>, &'a str), (SectionRef<'a>, &'a QueryGpu)> =
+            BTreeMap::new();
+        for at in self.sections() {
+            if let SectionData::SmiQuery(q) = &at.section.data {
+                for gpu in &q.gpus {
+                    latest.insert((at.host(), gpu.bus_id.as_str()), (at, gpu));
+                }
+            }
+        }
+        latest.into_values().collect()
     }
 
     /// Every section of every document.
@@ -137,50 +501,116 @@ impl<'a> Context<'a> {
         })
     }
 
-    /// Every InfiniBand port read from `ibstat`, in input order. When the same
-    /// port of the same host appears in several snapshots, each is listed.
+    /// Every InfiniBand port read from `ibstat`, `ibstatus` or
+    /// `ibv_devinfo`, in input order. When the same port of the same host
+    /// appears in several snapshots, each is listed.
     #[must_use]
     pub fn ib_ports(&self) -> Vec<IbPortRef<'a>> {
         let mut out = Vec::new();
         for at in self.sections() {
-            let SectionData::Ibstat(ibstat) = &at.section.data
-            else {
-                continue;
-            };
-            for ca in &ibstat.cas {
-                for port in &ca.ports {
-                    out.push(IbPortRef { at, ca, port });
+            match &at.section.data {
+                SectionData::Ibstat(ibstat) => {
+                    for ca in &ibstat.cas {
+                        for port in &ca.ports {
+                            out.push(from_ibstat(at, ca, port));
+                        }
+                    }
                 }
+                SectionData::Ibstatus(ibstatus) => {
+                    for port in &ibstatus.ports {
+                        out.push(IbPortRef {
+                            at,
+                            device: &port.device,
+                            ca_type: None,
+                            number: port.port,
+                            state: port.state,
+                            physical_state: port.physical_state,
+                            rate_gbps: port.rate.as_ref().map(|r| r.rate_gbps),
+                            base_lid: port.base_lid,
+                            sm_lid: port.sm_lid,
+                            link_layer: port.link_layer,
+                            port_guid: None,
+                            span: port.span,
+                        });
+                    }
+                }
+                SectionData::IbvDevinfo(devinfo) => {
+                    for dev in &devinfo.devices {
+                        for port in &dev.ports {
+                            out.push(IbPortRef {
+                                at,
+                                device: &dev.hca_id,
+                                ca_type: dev.vendor_part_id.map(|id| format!("MT{id}")),
+                                number: port.number,
+                                state: port.state,
+                                physical_state: port.phys_state,
+                                rate_gbps: port.rate_gbps(),
+                                base_lid: port.port_lid,
+                                sm_lid: port.sm_lid,
+                                link_layer: port.link_layer,
+                                port_guid: None,
+                                span: port.span,
+                            });
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         out
     }
 
     /// The latest snapshot of each InfiniBand port: one entry per
-    /// (host, device, port), the last one read.
+    /// (host, device, port), the last one read by any tool.
     #[must_use]
     pub fn latest_ib_ports(&self) -> Vec<IbPortRef<'a>> {
         let mut latest: BTreeMap<(HostKey<'a>, &'a str, u32), IbPortRef<'a>> = BTreeMap::new();
         for p in self.ib_ports() {
-            latest.insert((p.host(), p.ca.name.as_str(), p.port.number), p);
+            latest.insert((p.host(), p.device, p.number), p);
         }
         let mut out: Vec<IbPortRef<'a>> = latest.into_values().collect();
-        out.sort_by_key(|p| (p.at.doc, p.port.span));
+        out.sort_by_key(|p| (p.at.doc, p.span));
         out
     }
 
-    /// The adapters read from `ibstat`, latest snapshot per (host, device).
+    /// The adapters read from `ibstat` or `ibv_devinfo`, latest snapshot per
+    /// (host, device).
     #[must_use]
-    pub fn latest_cas(&self) -> Vec<(SectionRef<'a>, &'a Ca)> {
-        let mut latest: BTreeMap<(HostKey<'a>, &'a str), (SectionRef<'a>, &'a Ca)> =
-            BTreeMap::new();
+    pub fn latest_adapters(&self) -> Vec<AdapterRef<'a>> {
+        let mut latest: BTreeMap<(HostKey<'a>, &'a str), AdapterRef<'a>> = BTreeMap::new();
         for at in self.sections() {
-            let SectionData::Ibstat(ibstat) = &at.section.data
-            else {
-                continue;
-            };
-            for ca in &ibstat.cas {
-                latest.insert((at.host(), ca.name.as_str()), (at, ca));
+            match &at.section.data {
+                SectionData::Ibstat(ibstat) => {
+                    for ca in &ibstat.cas {
+                        let a = AdapterRef {
+                            at,
+                            name: &ca.name,
+                            node_type: ca.node_type.as_deref(),
+                            ca_type: ca.ca_type.clone(),
+                            firmware_version: ca.firmware_version.as_deref(),
+                            node_guid: ca.node_guid,
+                            ports_listed: ca.ports.len(),
+                            span: ca.span,
+                        };
+                        latest.insert((at.host(), a.name), a);
+                    }
+                }
+                SectionData::IbvDevinfo(devinfo) => {
+                    for dev in &devinfo.devices {
+                        let a = AdapterRef {
+                            at,
+                            name: &dev.hca_id,
+                            node_type: None,
+                            ca_type: dev.vendor_part_id.map(|id| format!("MT{id}")),
+                            firmware_version: dev.fw_ver.as_deref(),
+                            node_guid: dev.node_guid,
+                            ports_listed: dev.ports.len(),
+                            span: dev.span,
+                        };
+                        latest.insert((at.host(), a.name), a);
+                    }
+                }
+                _ => {}
             }
         }
         latest.into_values().collect()
@@ -193,5 +623,20 @@ impl<'a> Context<'a> {
         hosts.sort();
         hosts.dedup();
         hosts.len()
+    }
+}
+
+/// A statistics subject in the rules' vocabulary.
+#[must_use]
+pub fn subject_of(s: &crate::stats::Subject) -> super::Subject {
+    super::Subject {
+        host: s.host.clone(),
+        device: s.device.clone(),
+        lid: s.lid,
+        port: s.port.filter(|p| *p != 255),
+        gpu: s.gpu,
+        link: s.link,
+        lane: s.lane,
+        ..super::Subject::default()
     }
 }

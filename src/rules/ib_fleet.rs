@@ -6,10 +6,9 @@
 //! its peers is the odd one out. Ties between values go to the newer firmware
 //! and the higher rate or count, since a fleet is upgraded, not downgraded.
 
-use super::context::{Context, HostKey, IbPortRef, SectionRef};
+use super::context::{AdapterRef, Context, HostKey, IbPortRef};
 use super::{gbps, Coverage, Evidence, Finding, Subject, Threshold};
 use crate::declare_rule;
-use crate::model::ib::{Ca, PhysState, PortState};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -169,30 +168,30 @@ fn usual<T: Clone>(values: &[T], order: impl Fn(&T, &T) -> Ordering) -> Option<(
     best
 }
 
-fn ca_evidence(at: SectionRef<'_>, ca: &Ca, text: String) -> Evidence {
-    Evidence::new(text, ca.span, at.source())
+fn adapter_evidence(a: &AdapterRef<'_>, text: String) -> Evidence {
+    Evidence::new(
+        format!("{}: {text}", a.at.section.kind.name()),
+        a.span,
+        a.at.source(),
+    )
 }
 
-fn ca_subject(host: HostKey<'_>, ca: &Ca) -> Subject {
+fn adapter_subject(a: &AdapterRef<'_>) -> Subject {
     Subject {
-        device: Some(ca.name.clone()),
-        guid: ca.node_guid.map(|g| g.to_string()),
-        ..Subject::host(host.name())
+        device: Some(a.name.to_owned()),
+        guid: a.node_guid.map(|g| g.to_string()),
+        ..Subject::host(a.at.host().name())
     }
 }
 
 /// IB005.
 fn check_firmware_on_host(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    type Group<'a> = Vec<(SectionRef<'a>, &'a Ca, &'a str)>;
-    let mut groups: BTreeMap<(HostKey<'_>, &str), Group<'_>> = BTreeMap::new();
-    for (at, ca) in ctx.latest_cas() {
-        let (Some(ty), Some(fw)) = (ca.ca_type.as_deref(), ca.firmware_version.as_deref()) else {
+    let mut groups: BTreeMap<(HostKey<'_>, String), Vec<AdapterRef<'_>>> = BTreeMap::new();
+    for a in ctx.latest_adapters() {
+        let (Some(ty), Some(_)) = (a.ca_type.clone(), a.firmware_version) else {
             continue;
         };
-        groups
-            .entry((at.host(), ty))
-            .or_default()
-            .push((at, ca, fw));
+        groups.entry((a.at.host(), ty)).or_default().push(a);
     }
     groups.retain(|_, cas| cas.len() >= 2);
     if groups.is_empty() {
@@ -201,31 +200,32 @@ fn check_firmware_on_host(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage
         );
     }
     let mut checked = 0;
-    for ((host, ty), cas) in &groups {
+    for ((_, ty), cas) in &groups {
         checked += cas.len();
-        let versions: Vec<&str> = cas.iter().map(|(_, _, fw)| *fw).collect();
+        let versions: Vec<&str> = cas.iter().filter_map(|a| a.firmware_version).collect();
         let Some((expected, count)) = usual(&versions, |a, b| compare_versions(a, b)) else {
             continue;
         };
-        for (at, ca, fw) in cas {
-            if *fw == expected {
+        for a in cas {
+            let Some(fw) = a.firmware_version else {
+                continue;
+            };
+            if fw == expected {
                 continue;
             }
-            let peer = cas.iter().find(|(_, _, v)| *v == expected);
             let mut f = IB005
                 .finding(
-                    ca_subject(*host, ca),
+                    adapter_subject(a),
                     format!(
                         "{} ({ty}) runs firmware {fw} while {count} other {ty} adapter(s) on the host run {expected}",
-                        ca.name
+                        a.name
                     ),
                 )
-                .evidence(ca_evidence(*at, ca, format!("{}: Firmware version: {fw}", ca.name)));
-            if let Some((pat, pca, _)) = peer {
-                f = f.evidence(ca_evidence(
-                    *pat,
-                    pca,
-                    format!("{}: Firmware version: {expected}", pca.name),
+                .evidence(adapter_evidence(a, format!("{}: Firmware version: {fw}", a.name)));
+            if let Some(peer) = cas.iter().find(|p| p.firmware_version == Some(expected)) {
+                f = f.evidence(adapter_evidence(
+                    peer,
+                    format!("{}: Firmware version: {expected}", peer.name),
                 ));
             }
             out.push(
@@ -242,27 +242,23 @@ fn check_firmware_on_host(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage
 
 /// Hosts that are named: fleet rules compare machines, and anonymous
 /// documents cannot be told apart from one machine pasted twice.
-fn named_hosts<'a>(ctx: &Context<'a>) -> BTreeSet<&'a str> {
-    ctx.latest_cas()
-        .iter()
-        .filter_map(|(at, _)| at.host().name())
-        .collect()
+fn named_hosts<'a>(adapters: &[AdapterRef<'a>]) -> BTreeSet<&'a str> {
+    adapters.iter().filter_map(|a| a.at.host().name()).collect()
 }
 
 /// FL001.
 fn check_firmware_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    if named_hosts(ctx).len() < 2 {
-        return Coverage::Skipped("ibstat from fewer than two named hosts".to_owned());
+    let adapters = ctx.latest_adapters();
+    if named_hosts(&adapters).len() < 2 {
+        return Coverage::Skipped("adapter lists from fewer than two named hosts".to_owned());
     }
-    // Per adapter type: each host's firmware versions.
-    type HostCas<'a> = BTreeMap<&'a str, Vec<(SectionRef<'a>, &'a Ca)>>;
-    let mut by_type: BTreeMap<&str, HostCas<'_>> = BTreeMap::new();
-    for (at, ca) in ctx.latest_cas() {
-        let (Some(host), Some(ty), Some(_)) = (
-            at.host().name(),
-            ca.ca_type.as_deref(),
-            ca.firmware_version.as_deref(),
-        ) else {
+    // Per adapter type: each host's adapters with a firmware version.
+    type HostAdapters<'a> = BTreeMap<&'a str, Vec<AdapterRef<'a>>>;
+    let mut by_type: BTreeMap<String, HostAdapters<'_>> = BTreeMap::new();
+    for a in adapters {
+        let (Some(host), Some(ty), Some(_)) =
+            (a.at.host().name(), a.ca_type.clone(), a.firmware_version)
+        else {
             continue;
         };
         by_type
@@ -270,7 +266,7 @@ fn check_firmware_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             .or_default()
             .entry(host)
             .or_default()
-            .push((at, ca));
+            .push(a);
     }
     let mut checked = 0;
     for (ty, hosts) in &by_type {
@@ -279,23 +275,19 @@ fn check_firmware_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
         checked += hosts.len();
         // One vote per host: its most common version.
-        let host_versions: Vec<(&str, &str)> = hosts
-            .iter()
-            .filter_map(|(h, cas)| {
-                let vs: Vec<&str> = cas
-                    .iter()
-                    .filter_map(|(_, c)| c.firmware_version.as_deref())
-                    .collect();
-                usual(&vs, |a, b| compare_versions(a, b)).map(|(v, _)| (*h, v))
+        let votes: Vec<&str> = hosts
+            .values()
+            .filter_map(|cas| {
+                let vs: Vec<&str> = cas.iter().filter_map(|a| a.firmware_version).collect();
+                usual(&vs, |a, b| compare_versions(a, b)).map(|(v, _)| v)
             })
             .collect();
-        let votes: Vec<&str> = host_versions.iter().map(|(_, v)| *v).collect();
         let Some((expected, count)) = usual(&votes, |a, b| compare_versions(a, b)) else {
             continue;
         };
-        for (host, cas) in hosts {
-            for (at, ca) in cas {
-                let Some(fw) = ca.firmware_version.as_deref() else {
+        for cas in hosts.values() {
+            for a in cas {
+                let Some(fw) = a.firmware_version else {
                     continue;
                 };
                 if fw == expected {
@@ -304,17 +296,16 @@ fn check_firmware_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 out.push(
                     FL001
                         .finding(
-                            ca_subject(HostKey::Named(host), ca),
+                            adapter_subject(a),
                             format!(
                                 "{} ({ty}) runs firmware {fw}; {count} of {} hosts run {expected}",
-                                ca.name,
+                                a.name,
                                 hosts.len()
                             ),
                         )
-                        .evidence(ca_evidence(
-                            *at,
-                            ca,
-                            format!("{}: Firmware version: {fw}", ca.name),
+                        .evidence(adapter_evidence(
+                            a,
+                            format!("{}: Firmware version: {fw}", a.name),
                         ))
                         .threshold(Threshold::new(
                             format!("{expected} (most common across hosts)"),
@@ -335,26 +326,20 @@ fn check_firmware_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     Coverage::Checked(checked)
 }
 
-fn is_active_ib(p: &IbPortRef<'_>) -> bool {
-    p.is_infiniband()
-        && p.port.state == Some(PortState::Active)
-        && p.port.physical_state != Some(PhysState::Polling)
-}
-
 /// FL002.
 fn check_rate_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     // Per adapter type, per named host: Active ports with a rate.
     type Ports<'a> = Vec<(IbPortRef<'a>, f64)>;
-    let mut by_type: BTreeMap<Option<&str>, BTreeMap<&str, Ports<'_>>> = BTreeMap::new();
+    let mut by_type: BTreeMap<Option<String>, BTreeMap<&str, Ports<'_>>> = BTreeMap::new();
     for p in ctx.latest_ib_ports() {
-        let (Some(host), Some(rate)) = (p.host().name(), p.port.rate_gbps) else {
+        let (Some(host), Some(rate)) = (p.host().name(), p.rate_gbps) else {
             continue;
         };
-        if !is_active_ib(&p) {
+        if !p.is_infiniband() || !p.is_active() {
             continue;
         }
         by_type
-            .entry(p.ca.ca_type.as_deref())
+            .entry(p.ca_type.clone())
             .or_default()
             .entry(host)
             .or_default()
@@ -387,8 +372,8 @@ fn check_rate_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                             p.subject(),
                             format!(
                                 "{} port {} runs at {} Gb/s; {count} of {} hosts run this adapter type at {} Gb/s",
-                                p.ca.name,
-                                p.port.number,
+                                p.device,
+                                p.number,
                                 gbps(*rate),
                                 hosts.len(),
                                 gbps(expected)
@@ -414,19 +399,21 @@ fn check_rate_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 
 /// FL003.
 fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    // Adapters with ports (full `ibstat` output) per named host.
-    let mut per_host: BTreeMap<&str, Vec<(SectionRef<'_>, &Ca)>> = BTreeMap::new();
-    for (at, ca) in ctx.latest_cas() {
-        let Some(host) = at.host().name() else {
+    // Channel adapters listed with their ports, per named host.
+    let mut per_host: BTreeMap<&str, Vec<AdapterRef<'_>>> = BTreeMap::new();
+    for a in ctx.latest_adapters() {
+        let Some(host) = a.at.host().name() else {
             continue;
         };
-        if ca.ports.is_empty() || ca.node_type.as_deref().is_some_and(|t| t != "CA") {
+        if a.ports_listed == 0 || a.node_type.is_some_and(|t| t != "CA") {
             continue;
         }
-        per_host.entry(host).or_default().push((at, ca));
+        per_host.entry(host).or_default().push(a);
     }
     if per_host.len() < 2 {
-        return Coverage::Skipped("full ibstat output from fewer than two named hosts".to_owned());
+        return Coverage::Skipped(
+            "full adapter lists (ibstat, ibv_devinfo) from fewer than two named hosts".to_owned(),
+        );
     }
     let counts: Vec<usize> = per_host.values().map(Vec::len).collect();
     let Some((expected, count)) = usual(&counts, Ord::cmp) else {
@@ -436,7 +423,7 @@ fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cover
         if cas.len() >= expected {
             continue;
         }
-        let names: Vec<&str> = cas.iter().map(|(_, c)| c.name.as_str()).collect();
+        let names: Vec<&str> = cas.iter().map(|a| a.name).collect();
         let mut f = FL003.finding(
             Subject::host(Some(host)),
             format!(
@@ -447,13 +434,13 @@ fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cover
         );
         let span = cas
             .iter()
-            .map(|(_, c)| c.span)
+            .map(|a| a.span)
             .reduce(crate::span::LineSpan::join);
-        if let (Some(span), Some((at, _))) = (span, cas.first()) {
+        if let (Some(span), Some(first)) = (span, cas.first()) {
             f = f.evidence(Evidence::new(
                 format!("adapters listed: {}", names.join(", ")),
                 span,
-                at.source(),
+                first.at.source(),
             ));
         }
         out.push(

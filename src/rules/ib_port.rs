@@ -207,19 +207,19 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         .latest_ib_ports()
         .into_iter()
         .filter(|p| p.is_infiniband())
-        .filter(|p| p.port.state.is_some() || p.port.physical_state.is_some())
+        .filter(|p| p.state.is_some() || p.physical_state.is_some())
         .collect();
     if ports.is_empty() {
         return Coverage::Skipped("no InfiniBand port state in the input (run ibstat)".to_owned());
     }
     let mut any_active: BTreeMap<HostKey<'_>, bool> = BTreeMap::new();
     for p in &ports {
-        let active = p.port.state == Some(PortState::Active)
-            && p.port.physical_state == Some(PhysState::LinkUp);
+        let active =
+            p.state == Some(PortState::Active) && p.physical_state == Some(PhysState::LinkUp);
         *any_active.entry(p.host()).or_default() |= active;
     }
     for p in &ports {
-        let (state, phys) = (p.port.state, p.port.physical_state);
+        let (state, phys) = (p.state, p.physical_state);
         if !is_down(state, phys) {
             continue;
         }
@@ -227,8 +227,8 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let host_dark = !any_active.get(&p.host()).copied().unwrap_or(false);
         let mut message = format!(
             "{} port {} is {}/{}: {cause}",
-            p.ca.name,
-            p.port.number,
+            p.device,
+            p.number,
             state.map_or("?", port_state_name),
             phys.map_or("?", phys_state_name),
         );
@@ -260,16 +260,16 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .into_iter()
-        .filter(|p| p.is_infiniband() && p.port.state.is_some())
+        .filter(|p| p.is_infiniband() && p.state.is_some())
         .collect();
     if ports.is_empty() {
         return Coverage::Skipped("no InfiniBand port state in the input (run ibstat)".to_owned());
     }
     for p in &ports {
-        let Some(state @ (PortState::Initializing | PortState::Armed)) = p.port.state else {
+        let Some(state @ (PortState::Initializing | PortState::Armed)) = p.state else {
             continue;
         };
-        if matches!(p.port.physical_state, Some(ps) if ps != PhysState::LinkUp) {
+        if matches!(p.physical_state, Some(ps) if ps != PhysState::LinkUp) {
             continue; // IB001 reports it
         }
         let why = if state == PortState::Armed {
@@ -278,7 +278,6 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             "no subnet manager has configured it (no SM running, or it cannot reach this port)"
         };
         let sm = p
-            .port
             .sm_lid
             .map(|l| format!(", SM lid: {l}"))
             .unwrap_or_default();
@@ -288,15 +287,15 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     p.subject(),
                     format!(
                         "{} port {} is {}/LinkUp: the cable is up but {why}",
-                        p.ca.name,
-                        p.port.number,
+                        p.device,
+                        p.number,
                         port_state_name(state)
                     ),
                 )
                 .evidence(p.evidence(format!(
                     "State: {}, Physical state: {}{sm}",
                     port_state_name(state),
-                    p.port.physical_state.map_or("(not printed)", phys_state_name)
+                    p.physical_state.map_or("(not printed)", phys_state_name)
                 )))
                 .threshold(Threshold::new(
                     "State Active",
@@ -315,8 +314,8 @@ fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .into_iter()
-        .filter(|p| p.is_infiniband() && p.port.state == Some(PortState::Active))
-        .filter(|p| p.port.base_lid.is_some() || p.port.sm_lid.is_some())
+        .filter(|p| p.is_infiniband() && p.state == Some(PortState::Active))
+        .filter(|p| p.base_lid.is_some() || p.sm_lid.is_some())
         .collect();
     if ports.is_empty() {
         return Coverage::Skipped(
@@ -324,8 +323,8 @@ fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         );
     }
     for p in &ports {
-        let base_bad = matches!(p.port.base_lid, Some(0 | 0xffff));
-        let sm_bad = p.port.sm_lid == Some(0);
+        let base_bad = matches!(p.base_lid, Some(0 | 0xffff));
+        let sm_bad = p.sm_lid == Some(0);
         if !base_bad && !sm_bad {
             continue;
         }
@@ -339,12 +338,12 @@ fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             IB003
                 .finding(
                     p.subject(),
-                    format!("{} port {} is Active but {what}", p.ca.name, p.port.number),
+                    format!("{} port {} is Active but {what}", p.device, p.number),
                 )
                 .evidence(p.evidence(format!(
                     "State: Active, Base lid: {}, SM lid: {}",
-                    lid(p.port.base_lid),
-                    lid(p.port.sm_lid)
+                    lid(p.base_lid),
+                    lid(p.sm_lid)
                 )))
                 .threshold(Threshold::new(
                     "Base lid not 0 or 65535; SM lid not 0",
@@ -362,16 +361,16 @@ fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 fn check_rate_below_host_peers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     // Active IB ports with a rate, grouped by host and adapter type.
     type Rated<'a> = Vec<(IbPortRef<'a>, f64)>;
-    let mut groups: BTreeMap<(HostKey<'_>, Option<&str>), Rated<'_>> = BTreeMap::new();
+    let mut groups: BTreeMap<(HostKey<'_>, Option<String>), Rated<'_>> = BTreeMap::new();
     for p in ctx.latest_ib_ports() {
-        if !p.is_infiniband() || p.port.state != Some(PortState::Active) {
+        if !p.is_infiniband() || !p.is_active() {
             continue;
         }
-        let Some(rate) = p.port.rate_gbps else {
+        let Some(rate) = p.rate_gbps else {
             continue;
         };
         groups
-            .entry((p.host(), p.ca.ca_type.as_deref()))
+            .entry((p.host(), p.ca_type.clone()))
             .or_default()
             .push((p, rate));
     }
@@ -396,25 +395,21 @@ fn check_rate_below_host_peers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cov
                         p.subject(),
                         format!(
                             "{} port {} runs at {} Gb/s while {at_best} sibling port(s) run at {} Gb/s",
-                            p.ca.name,
-                            p.port.number,
+                            p.device,
+                            p.number,
                             gbps(*rate),
                             gbps(best)
                         ),
                     )
                     .evidence(p.evidence(format!("Rate: {}", gbps(*rate))))
-                    .evidence({
-                        let (peer, _) = ports
-                            .iter()
-                            .find(|(_, r)| *r >= best)
-                            .copied()
-                            .unwrap_or((*p, *rate));
-                        peer.evidence(format!(
+                    .evidence(match ports.iter().find(|(_, r)| *r >= best) {
+                        Some((peer, _)) => peer.evidence(format!(
                             "{} port {} Rate: {}",
-                            peer.ca.name,
-                            peer.port.number,
+                            peer.device,
+                            peer.number,
                             gbps(best)
-                        ))
+                        )),
+                        None => p.evidence(format!("Rate: {}", gbps(*rate))),
                     })
                     .threshold(Threshold::new(
                         format!("{} Gb/s (best Active sibling)", gbps(best)),

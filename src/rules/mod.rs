@@ -12,12 +12,18 @@
 //! silently for lack of input.
 
 mod context;
+pub mod cross;
+pub mod ib_counters;
 pub mod ib_fleet;
 pub mod ib_port;
+pub mod nvlink;
 pub mod registry;
 pub mod thresholds;
+pub mod topology;
 
-pub use context::{Context, HostKey, IbPortRef};
+pub use context::{
+    subject_of, AdapterRef, Context, HostKey, IbPortRef, NvGpuRef, PerfPortRef, Reading, SectionRef,
+};
 pub use registry::{by_id, RULES};
 pub use thresholds::{ThresholdEntry, Thresholds, ThresholdsError};
 
@@ -281,9 +287,15 @@ pub struct Subject {
     /// GPU UUID (`GPU-…`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_uuid: Option<String>,
+    /// PCI bus id of a GPU (`00000000:18:00.0`), when that is how the tool names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bus_id: Option<String>,
     /// NVLink link number on the GPU.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<u32>,
+    /// Lane within a link or port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lane: Option<u32>,
     /// Second GPU of a pair (topology findings).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peer_gpu: Option<u32>,
@@ -306,13 +318,17 @@ impl Subject {
     #[must_use]
     pub fn describe(&self) -> String {
         let mut parts: Vec<String> = Vec::new();
-        if let Some(d) = &self.device {
-            parts.push(d.clone());
+        // `mlx5_0 port 1 LID 12` when the adapter is known, `LID 12 port 1`
+        // when perfquery only gave the LID.
+        match (&self.device, self.lid) {
+            (Some(d), _) => parts.push(d.clone()),
+            (None, Some(l)) => parts.push(format!("LID {l}")),
+            (None, None) => {}
         }
         if let Some(p) = self.port {
             parts.push(format!("port {p}"));
         }
-        if let Some(l) = self.lid {
+        if let (Some(_), Some(l)) = (&self.device, self.lid) {
             parts.push(format!("LID {l}"));
         }
         if self.device.is_none() && self.port.is_none() {
@@ -323,14 +339,24 @@ impl Subject {
         if let Some(g) = self.gpu {
             parts.push(format!("GPU {g}"));
         }
+        if let Some(b) = &self.bus_id {
+            parts.push(format!("GPU {b}"));
+        }
         if let Some(l) = self.link {
             parts.push(format!("link {l}"));
+        }
+        if let Some(l) = self.lane {
+            parts.push(format!("lane {l}"));
         }
         if let Some(p) = self.peer_gpu {
             parts.push(format!("↔ GPU {p}"));
         }
         if let Some(n) = &self.nic {
-            parts.push(format!("NIC {n}"));
+            parts.push(if n.starts_with("NIC") {
+                n.clone()
+            } else {
+                format!("NIC {n}")
+            });
         }
         if parts.is_empty() {
             "host".to_owned()
@@ -534,7 +560,19 @@ pub(crate) mod testing {
         let doc = crate::input::read_all(text, &crate::ReadOptions::default()).unwrap();
         let docs = [doc];
         let thresholds = Thresholds::default();
-        run(&[rule], &Context::new(&docs, &thresholds)).findings
+        let m = measurements(&docs);
+        run(&[rule], &Context::new(&docs, &thresholds, &m)).findings
+    }
+
+    /// Measurements with a 10 s interval, so two snapshots give rates.
+    fn measurements(docs: &[crate::Document]) -> crate::stats::Measurements {
+        crate::stats::measure_many(
+            docs,
+            &crate::stats::StatsOptions {
+                interval_seconds: Some(10.0),
+                ..Default::default()
+            },
+        )
     }
 
     /// Why `rule` skipped `text`, or `None` when it ran.
@@ -542,7 +580,8 @@ pub(crate) mod testing {
         let doc = crate::input::read_all(text, &crate::ReadOptions::default()).unwrap();
         let docs = [doc];
         let thresholds = Thresholds::default();
-        match (rule.check)(&Context::new(&docs, &thresholds), &mut Vec::new()) {
+        let m = measurements(&docs);
+        match (rule.check)(&Context::new(&docs, &thresholds, &m), &mut Vec::new()) {
             Coverage::Checked(_) => None,
             Coverage::Skipped(reason) => Some(reason),
         }

@@ -9,7 +9,7 @@
 //!    and `quiet_*.txt` (a near miss that must not).
 //! 4. Regenerate the catalogue: `UPDATE_DOCS=1 cargo test --lib registry`.
 
-use super::{ib_fleet, ib_port, Rule};
+use super::{cross, ib_counters, ib_fleet, ib_port, nvlink, topology, Rule};
 use std::fmt::Write as _;
 
 /// Every rule, sorted by id.
@@ -22,6 +22,31 @@ pub static RULES: &[&Rule] = &[
     &ib_port::IB003,
     &ib_port::IB004,
     &ib_fleet::IB005,
+    &ib_counters::IB101,
+    &ib_counters::IB102,
+    &ib_counters::IB103,
+    &ib_counters::IB104,
+    &ib_counters::IB105,
+    &ib_counters::IB106,
+    &ib_counters::IB107,
+    &ib_counters::IB108,
+    &ib_counters::IB109,
+    &ib_counters::IB110,
+    &ib_counters::IB111,
+    &ib_counters::IB112,
+    &ib_counters::IB113,
+    &nvlink::NV001,
+    &nvlink::NV002,
+    &nvlink::NV003,
+    &nvlink::NV004,
+    &nvlink::NV005,
+    &nvlink::NV006,
+    &nvlink::NV007,
+    &nvlink::NV008,
+    &topology::TP001,
+    &topology::TP002,
+    &topology::TP003,
+    &cross::XS001,
 ];
 
 /// The rule with this id (any case), if there is one.

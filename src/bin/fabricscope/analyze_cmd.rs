@@ -86,7 +86,11 @@ fn parse_duration(text: &str) -> Result<f64, String> {
         "ms" => 0.001,
         "m" | "min" => 60.0,
         "h" => 3600.0,
-        other => return Err(format!("unknown unit {other:?} in {text:?} (use ms, s, m or h)")),
+        other => {
+            return Err(format!(
+                "unknown unit {other:?} in {text:?} (use ms, s, m or h)"
+            ))
+        }
     };
     let seconds = value * scale;
     if seconds > 0.0 && seconds.is_finite() {
@@ -107,7 +111,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
     };
     for id in &args.ignore {
         if fabricscope::rules::by_id(id).is_none() {
-            return Err(format!("--ignore {id}: no such rule (see `fabricscope rules`)"));
+            return Err(format!(
+                "--ignore {id}: no such rule (see `fabricscope rules`)"
+            ));
         }
     }
     let options = AnalyzeOptions {
@@ -168,8 +174,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
 /// Reads and parses every input in parallel; inputs that give nothing are
 /// returned as skipped with the reason.
 fn read_all(sources: Vec<Source>) -> (Vec<String>, Vec<Document>, Vec<SkippedInput>) {
-    let progress = (sources.len() >= PROGRESS_MIN_FILES && std::io::stderr().is_terminal())
-        .then(|| {
+    let progress =
+        (sources.len() >= PROGRESS_MIN_FILES && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::new(sources.len() as u64);
             if let Ok(style) =
                 ProgressStyle::with_template("{spinner} reading {pos}/{len} files {wide_bar} {eta}")

@@ -12,7 +12,13 @@ pub fn list(json: bool) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
     for r in RULES {
-        println!("{}  {:<8}  {:<28}  {}", r.id, r.severity.name(), r.name, r.summary);
+        println!(
+            "{}  {:<8}  {:<28}  {}",
+            r.id,
+            r.severity.name(),
+            r.name,
+            r.summary
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

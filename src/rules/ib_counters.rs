@@ -1,0 +1,920 @@
+//! InfiniBand error counter rules (`IB1xx`), from `perfquery` and the rates,
+//! bit error rates and saturation the statistics derive from it.
+//!
+//! Counters printed once count since the last reset, which may be a minute
+//! or a year ago; the limits below are the ones `ibqueryerrors` applies to
+//! such values (infiniband-diags `error_thresholds`). Two snapshots give
+//! rates, which say what is happening now ([`IB112`], [`IB113`]).
+
+use super::context::{subject_of, Context, PerfPortRef, Reading};
+use super::{Coverage, Finding, Rule, Severity, Threshold};
+use crate::declare_rule;
+use crate::stats::RateStatus;
+
+/// Counters the error rules read, as perfquery names them.
+pub const ERROR_COUNTERS: &[&str] = &[
+    "SymbolErrorCounter",
+    "LinkErrorRecoveryCounter",
+    "LinkDownedCounter",
+    "PortRcvErrors",
+    "PortRcvRemotePhysicalErrors",
+    "PortRcvSwitchRelayErrors",
+    "PortXmitDiscards",
+    "PortXmitConstraintErrors",
+    "PortRcvConstraintErrors",
+    "LocalLinkIntegrityErrors",
+    "ExcessiveBufferOverrunErrors",
+    "VL15Dropped",
+    "PortXmitWait",
+];
+
+declare_rule! {
+    /// ### What it detects
+    /// A port whose `SymbolErrorCounter` is above its limit.
+    ///
+    /// ### Why it matters
+    /// Symbol errors are bit errors on the wire, corrected or not by the
+    /// link. A few are normal over months; many point at a dirty or damaged
+    /// cable, a failing transceiver or a bad port. They matter most when the
+    /// link also had to retrain (`LinkErrorRecoveryCounter`), which is when
+    /// the finding becomes an `error`.
+    ///
+    /// ### Evidence
+    /// `SymbolErrorCounter` (and `LinkErrorRecoveryCounter`) from perfquery.
+    ///
+    /// ### What to do
+    /// Clear the counters (`perfquery -R`), watch whether they grow, and if
+    /// they do, clean or replace the cable and transceiver (`mlxlink -m` shows
+    /// the optics and BER).
+    ///
+    /// ### Thresholds and sources
+    /// `SymbolErrorCounter` > 10 (infiniband-diags `error_thresholds`;
+    /// `--thresholds` overrides). IBswcountlimits: "no action unless
+    /// LinkErrorRecovery rises with it".
+    pub static IB101 = {
+        id: "IB101",
+        name: "symbol-errors",
+        family: IbCounters,
+        severity: Warning,
+        summary: "Symbol (bit) errors above the limit; error when the link also retrained",
+        needs: "perfquery",
+        check: check_symbol_errors,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port whose `LinkErrorRecoveryCounter` is above its limit.
+    ///
+    /// ### Why it matters
+    /// Each count is a link retraining after errors: traffic stalls while it
+    /// happens, and a link that retrains often is marginal.
+    ///
+    /// ### Evidence
+    /// `LinkErrorRecoveryCounter` from perfquery.
+    ///
+    /// ### What to do
+    /// Check the cable and transceiver (`mlxlink -m`, BER); replace them if
+    /// the counter keeps growing after a reset.
+    ///
+    /// ### Thresholds and sources
+    /// > 10 (infiniband-diags `error_thresholds`).
+    pub static IB102 = {
+        id: "IB102",
+        name: "link-error-recovery",
+        family: IbCounters,
+        severity: Error,
+        summary: "Link retrained after errors more often than the limit",
+        needs: "perfquery",
+        check: check_link_error_recovery,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port whose `LinkDownedCounter` is above its limit.
+    ///
+    /// ### Why it matters
+    /// Each count is the link going down. Reboots and maintenance explain a
+    /// few; more means a flapping link, which breaks jobs and makes the
+    /// subnet manager reroute the fabric.
+    ///
+    /// ### Evidence
+    /// `LinkDownedCounter` from perfquery.
+    ///
+    /// ### What to do
+    /// Correlate with reboots and maintenance; otherwise reseat or replace the
+    /// cable and check the switch port. Azure's health checks fail a node at 5
+    /// flaps in 24 h.
+    ///
+    /// ### Thresholds and sources
+    /// > 10 (infiniband-diags `error_thresholds`); IBswcountlimits: "usually
+    /// valid reasons" for small counts.
+    pub static IB103 = {
+        id: "IB103",
+        name: "link-downed",
+        family: IbCounters,
+        severity: Warning,
+        summary: "Link went down more often than the limit (flapping)",
+        needs: "perfquery",
+        check: check_link_downed,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port whose `PortRcvErrors` is above its limit.
+    ///
+    /// ### Why it matters
+    /// Packets received with errors (bad CRC, malformed) are dropped and
+    /// retransmitted: a bad link on this side, or a bad cable.
+    ///
+    /// ### Evidence
+    /// `PortRcvErrors` from perfquery (`perfquery -E` gives the details).
+    ///
+    /// ### What to do
+    /// Check the cable and both ports (`mlxlink -m`); replace the cable if the
+    /// counter grows after a reset.
+    ///
+    /// ### Thresholds and sources
+    /// > 10 (infiniband-diags `error_thresholds`).
+    pub static IB104 = {
+        id: "IB104",
+        name: "receive-errors",
+        family: IbCounters,
+        severity: Error,
+        summary: "Receive errors above the limit",
+        needs: "perfquery",
+        check: check_receive_errors,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port whose `PortRcvRemotePhysicalErrors` is above its limit.
+    ///
+    /// ### Why it matters
+    /// These packets arrived already marked bad: the damage happened on a
+    /// link elsewhere in the fabric, not on this one.
+    ///
+    /// ### Evidence
+    /// `PortRcvRemotePhysicalErrors` from perfquery.
+    ///
+    /// ### What to do
+    /// Look upstream: run `ibqueryerrors` over the fabric and find the link
+    /// with symbol or receive errors on the path.
+    ///
+    /// ### Thresholds and sources
+    /// > 100 (infiniband-diags `error_thresholds`); IBswcountlimits "problem
+    /// elsewhere in the fabric".
+    pub static IB105 = {
+        id: "IB105",
+        name: "remote-physical-errors",
+        family: IbCounters,
+        severity: Warning,
+        summary: "Packets arrived damaged from elsewhere in the fabric",
+        needs: "perfquery",
+        check: check_remote_physical,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port whose `LocalLinkIntegrityErrors` is above its limit.
+    ///
+    /// ### Why it matters
+    /// The link's physical layer crossed its local error threshold: a bad
+    /// link that may soon go down.
+    ///
+    /// ### Evidence
+    /// `LocalLinkIntegrityErrors` from perfquery (a 4-bit counter: it stops
+    /// at 15).
+    ///
+    /// ### What to do
+    /// Replace the cable or transceiver; check the port with `mlxlink`.
+    ///
+    /// ### Thresholds and sources
+    /// > 10 (infiniband-diags `error_thresholds`).
+    pub static IB106 = {
+        id: "IB106",
+        name: "local-link-integrity",
+        family: IbCounters,
+        severity: Error,
+        summary: "Local link integrity errors above the limit",
+        needs: "perfquery",
+        check: check_local_link_integrity,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port whose `ExcessiveBufferOverrunErrors` is above its limit.
+    ///
+    /// ### Why it matters
+    /// The receive buffer overflowed: flow control failed, often because of
+    /// physical errors corrupting credit updates, or a misconfigured peer.
+    ///
+    /// ### Evidence
+    /// `ExcessiveBufferOverrunErrors` from perfquery (4-bit counter).
+    ///
+    /// ### What to do
+    /// Check the link's physical errors first (symbol, receive errors); then
+    /// the VL and buffer configuration of both ends.
+    ///
+    /// ### Thresholds and sources
+    /// > 10 (infiniband-diags `error_thresholds`).
+    pub static IB107 = {
+        id: "IB107",
+        name: "buffer-overrun",
+        family: IbCounters,
+        severity: Warning,
+        summary: "Receive buffer overruns above the limit",
+        needs: "perfquery",
+        check: check_buffer_overrun,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port whose `PortXmitDiscards` is above its limit.
+    ///
+    /// ### Why it matters
+    /// Packets the port had to throw away instead of sending: congestion
+    /// (head-of-queue lifetime expired), or a destination that went away.
+    /// Lossless fabrics should not drop packets.
+    ///
+    /// ### Evidence
+    /// `PortXmitDiscards` from perfquery (`perfquery -D` gives the reasons).
+    ///
+    /// ### What to do
+    /// Look for congestion (`PortXmitWait` on the same path), a down port on
+    /// the route, or an SM routing problem.
+    ///
+    /// ### Thresholds and sources
+    /// > 100 (infiniband-diags `error_thresholds`); IBswcountlimits and the
+    /// infiniband-exporter maintainers read it as congestion.
+    pub static IB108 = {
+        id: "IB108",
+        name: "xmit-discards",
+        family: IbCounters,
+        severity: Warning,
+        summary: "Transmit discards above the limit (congestion or dead route)",
+        needs: "perfquery",
+        check: check_xmit_discards,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port whose `PortXmitWait` is above its limit.
+    ///
+    /// ### Why it matters
+    /// Ticks during which the port had data to send but no credit: congestion
+    /// downstream. It is normal on busy links and says nothing about cable
+    /// health, hence `info`.
+    ///
+    /// ### Evidence
+    /// `PortXmitWait` from perfquery.
+    ///
+    /// ### What to do
+    /// Only worth acting on with slow jobs: check the fabric's routing and
+    /// the traffic pattern; compare with peers.
+    ///
+    /// ### Thresholds and sources
+    /// > 1000 (infiniband-diags `error_thresholds`); infiniband-exporter#12:
+    /// "only indicates congestion".
+    pub static IB109 = {
+        id: "IB109",
+        name: "xmit-wait",
+        family: IbCounters,
+        severity: Info,
+        summary: "Transmit wait (congestion) above the limit",
+        needs: "perfquery",
+        check: check_xmit_wait,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port whose `PortXmitConstraintErrors` or `PortRcvConstraintErrors`
+    /// is above its limit.
+    ///
+    /// ### Why it matters
+    /// Packets dropped because of partition (P_Key) enforcement: a
+    /// partitioning misconfiguration between the SM, the switches and the
+    /// hosts, which makes some peers unreachable.
+    ///
+    /// ### Evidence
+    /// The constraint error counters from perfquery.
+    ///
+    /// ### What to do
+    /// Check the SM's partition configuration and the P_Keys the host uses
+    /// (`/sys/class/infiniband/*/ports/*/pkeys`).
+    ///
+    /// ### Thresholds and sources
+    /// > 100 each (infiniband-diags `error_thresholds`); IBswcountlimits
+    /// "partitioning misconfiguration".
+    pub static IB110 = {
+        id: "IB110",
+        name: "constraint-errors",
+        family: IbCounters,
+        severity: Warning,
+        summary: "Partition (P_Key) constraint errors above the limit",
+        needs: "perfquery",
+        check: check_constraint_errors,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// An error counter stuck at the largest value its field can hold.
+    ///
+    /// ### Why it matters
+    /// InfiniBand counters do not wrap: they stop at all-ones. The real
+    /// count is at least that, and no rate can be computed until the counter
+    /// is reset, so new errors go unseen.
+    ///
+    /// ### Evidence
+    /// The counter and its width (perfquery prints 4-, 8-, 16- and 32-bit
+    /// fields in the basic PortCounters).
+    ///
+    /// ### What to do
+    /// Reset the counters (`perfquery -R`) once their history is recorded,
+    /// and prefer the 64-bit extended counters (`perfquery -x`).
+    ///
+    /// ### Thresholds and sources
+    /// Value = 2^width − 1 (IBA PortCounters; perfquery's aggregate code).
+    pub static IB111 = {
+        id: "IB111",
+        name: "saturated-counter",
+        family: IbCounters,
+        severity: Warning,
+        summary: "Error counter saturated: history lost, reset needed",
+        needs: "perfquery",
+        check: check_saturated,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// Error counters that grew between two snapshots of the same port:
+    /// `LinkDownedCounter` growing at all, or any error counter growing
+    /// faster than the rate limit.
+    ///
+    /// ### Why it matters
+    /// Counts since the last reset may be old history; growth between two
+    /// snapshots is happening now. A link that went down during the window
+    /// is flapping now.
+    ///
+    /// ### Evidence
+    /// Both readings, the interval and the rate (from the statistics).
+    /// Smaller growth of physical error counters is a `warning`.
+    ///
+    /// ### What to do
+    /// Treat as a live fault: check the cable and transceiver of the port,
+    /// and the switch port at the other end.
+    ///
+    /// ### Thresholds and sources
+    /// Rate > 10/s (`ErrorsPerSecond`; infiniband-diags IBswcountlimits.pm,
+    /// ibswportwatch); any `LinkDownedCounter` increase (Azure flap check).
+    pub static IB112 = {
+        id: "IB112",
+        name: "errors-rising",
+        family: IbCounters,
+        severity: Error,
+        summary: "Error counters growing between snapshots",
+        needs: "two perfquery snapshots of the same port (and their times or --interval)",
+        check: check_errors_rising,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port whose symbol error rate, measured between two snapshots, is
+    /// above the bit error rate limit with 95 % confidence.
+    ///
+    /// ### Why it matters
+    /// The bit error rate normalises errors by the traffic the link could
+    /// carry, so a fast link and a slow one are judged alike; above 1e-12 a
+    /// link is out of spec.
+    ///
+    /// ### Evidence
+    /// Errors, bits, the BER interval and how the bits were counted (from the
+    /// statistics).
+    ///
+    /// ### What to do
+    /// Replace the cable or transceiver; confirm with `mlxlink -c` (effective
+    /// and raw physical BER).
+    ///
+    /// ### Thresholds and sources
+    /// BER 1e-12 (IBTA / ibdiagnet; DCGM uses the same for NVLink), exact
+    /// Poisson interval at 95 %.
+    pub static IB113 = {
+        id: "IB113",
+        name: "bit-error-rate",
+        family: IbCounters,
+        severity: Error,
+        summary: "Measured bit error rate above 1e-12",
+        needs: "two perfquery snapshots with rates (times or --interval) and the link rate",
+        check: check_ber,
+    }
+}
+
+/// What a counter means and what to do, for messages.
+struct Meaning {
+    what: &'static str,
+    todo: &'static str,
+}
+
+fn perf_ports_or_skip<'a>(ctx: &Context<'a>) -> Result<Vec<PerfPortRef<'a>>, Coverage> {
+    let ports = ctx.perf_ports();
+    if ports.iter().any(|p| !p.counters.is_empty()) {
+        Ok(ports)
+    } else {
+        Err(Coverage::Skipped(
+            "no perfquery port counters in the input (run perfquery or perfquery -x)".to_owned(),
+        ))
+    }
+}
+
+fn limit(ctx: &Context<'_>, name: &str) -> (f64, Threshold) {
+    let (value, source) = ctx.thresholds.get(name).map_or_else(
+        || (0.0, "default".to_owned()),
+        |e| (e.value, e.source.clone()),
+    );
+    (value, Threshold::new(format!("{name} > {value}"), source))
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn over(reading: &Reading<'_>, limit: f64) -> bool {
+    reading.counter.value as f64 > limit
+}
+
+/// The shared shape of IB101–IB110: each named counter over its limit.
+fn over_limits(
+    ctx: &Context<'_>,
+    out: &mut Vec<Finding>,
+    rule: &'static Rule,
+    counters: &[&str],
+    meaning: &Meaning,
+    severity_of: impl Fn(&PerfPortRef<'_>) -> Severity,
+) -> Coverage {
+    let ports = match perf_ports_or_skip(ctx) {
+        Ok(p) => p,
+        Err(skip) => return skip,
+    };
+    let mut checked = 0;
+    for port in &ports {
+        let mut seen = false;
+        for name in counters {
+            let Some(reading) = port.counters.get(name) else {
+                continue;
+            };
+            seen = true;
+            let (value, threshold) = limit(ctx, name);
+            if !over(reading, value) {
+                continue;
+            }
+            out.push(
+                rule.finding(
+                    port.subject(),
+                    format!(
+                        "{}: {name} = {}{}: {}",
+                        port.describe(),
+                        reading.counter.value,
+                        if reading.counter.saturated {
+                            " (saturated)"
+                        } else {
+                            ""
+                        },
+                        meaning.what
+                    ),
+                )
+                .severity(severity_of(port))
+                .evidence(reading.evidence(name))
+                .threshold(threshold)
+                .remediation(meaning.todo),
+            );
+        }
+        if seen {
+            checked += 1;
+        }
+    }
+    if checked == 0 {
+        return Coverage::Skipped(format!(
+            "perfquery output has no {} counter",
+            counters.join("/")
+        ));
+    }
+    Coverage::Checked(checked)
+}
+
+/// IB101.
+fn check_symbol_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_limits(
+        ctx,
+        out,
+        &IB101,
+        &["SymbolErrorCounter"],
+        &Meaning {
+            what: "bit errors on the wire (cable, transceiver or port)",
+            todo: "Reset the counters, watch their growth, and clean or replace the cable/transceiver if they keep rising (mlxlink -m for optics and BER).",
+        },
+        |port| {
+            let retrained = port
+                .counters
+                .get("LinkErrorRecoveryCounter")
+                .is_some_and(|r| r.counter.value > 0);
+            if retrained {
+                Severity::Error
+            } else {
+                Severity::Warning
+            }
+        },
+    )
+}
+
+/// IB102.
+fn check_link_error_recovery(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_limits(
+        ctx,
+        out,
+        &IB102,
+        &["LinkErrorRecoveryCounter"],
+        &Meaning {
+            what: "the link retrained after errors (marginal cable or transceiver)",
+            todo: "Check the cable and transceiver (mlxlink -m); replace them if the counter keeps growing after a reset.",
+        },
+        |_| IB102.severity,
+    )
+}
+
+/// IB103.
+fn check_link_downed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_limits(
+        ctx,
+        out,
+        &IB103,
+        &["LinkDownedCounter"],
+        &Meaning {
+            what: "the link went down repeatedly (flapping, unless reboots explain it)",
+            todo: "Correlate with reboots; otherwise reseat or replace the cable and check the switch port.",
+        },
+        |_| IB103.severity,
+    )
+}
+
+/// IB104.
+fn check_receive_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_limits(
+        ctx,
+        out,
+        &IB104,
+        &["PortRcvErrors"],
+        &Meaning {
+            what: "packets received damaged on this link",
+            todo: "Check the cable and both ports (mlxlink -m); replace the cable if the counter grows after a reset.",
+        },
+        |_| IB104.severity,
+    )
+}
+
+/// IB105.
+fn check_remote_physical(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_limits(
+        ctx,
+        out,
+        &IB105,
+        &["PortRcvRemotePhysicalErrors"],
+        &Meaning {
+            what: "packets arrived already damaged: a bad link elsewhere in the fabric",
+            todo: "Run ibqueryerrors over the fabric and look for the link with symbol or receive errors on the path.",
+        },
+        |_| IB105.severity,
+    )
+}
+
+/// IB106.
+fn check_local_link_integrity(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_limits(
+        ctx,
+        out,
+        &IB106,
+        &["LocalLinkIntegrityErrors"],
+        &Meaning {
+            what: "the physical layer crossed its error threshold (bad link)",
+            todo: "Replace the cable or transceiver; check the port with mlxlink.",
+        },
+        |_| IB106.severity,
+    )
+}
+
+/// IB107.
+fn check_buffer_overrun(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_limits(
+        ctx,
+        out,
+        &IB107,
+        &["ExcessiveBufferOverrunErrors"],
+        &Meaning {
+            what: "receive buffer overruns (flow control failed)",
+            todo: "Check the link's physical errors first, then the VL/buffer configuration of both ends.",
+        },
+        |_| IB107.severity,
+    )
+}
+
+/// IB108.
+fn check_xmit_discards(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_limits(
+        ctx,
+        out,
+        &IB108,
+        &["PortXmitDiscards"],
+        &Meaning {
+            what: "packets discarded instead of sent (congestion or a dead route)",
+            todo: "Look for congestion (PortXmitWait) on the path, a down port on the route, or an SM routing problem.",
+        },
+        |_| IB108.severity,
+    )
+}
+
+/// IB109.
+fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_limits(
+        ctx,
+        out,
+        &IB109,
+        &["PortXmitWait"],
+        &Meaning {
+            what: "time spent waiting for credit (congestion downstream)",
+            todo: "Only act on it with slow jobs: check routing and traffic patterns, compare with peer ports.",
+        },
+        |_| IB109.severity,
+    )
+}
+
+/// IB110.
+fn check_constraint_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_limits(
+        ctx,
+        out,
+        &IB110,
+        &["PortXmitConstraintErrors", "PortRcvConstraintErrors"],
+        &Meaning {
+            what: "packets dropped by partition (P_Key) enforcement",
+            todo: "Check the SM's partition configuration and the P_Keys the host uses.",
+        },
+        |_| IB110.severity,
+    )
+}
+
+/// IB111.
+fn check_saturated(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let ports = match perf_ports_or_skip(ctx) {
+        Ok(p) => p,
+        Err(skip) => return skip,
+    };
+    for port in &ports {
+        for name in ERROR_COUNTERS {
+            let Some(reading) = port.counters.get(name) else {
+                continue;
+            };
+            if !reading.counter.saturated {
+                continue;
+            }
+            out.push(
+                IB111
+                    .finding(
+                        port.subject(),
+                        format!(
+                            "{}: {name} is stuck at {}, the largest value of its {}-bit field: new errors are not counted",
+                            port.describe(),
+                            reading.counter.value,
+                            reading.counter.bits
+                        ),
+                    )
+                    .evidence(reading.evidence(name))
+                    .threshold(Threshold::new(
+                        format!("2^{} − 1", reading.counter.bits),
+                        "IBA PortCounters: counters stop at all-ones",
+                    ))
+                    .remediation(
+                        "Record the values, reset the counters (perfquery -R), and prefer the 64-bit extended counters (perfquery -x).",
+                    ),
+            );
+        }
+    }
+    Coverage::Checked(ports.len())
+}
+
+/// Counters whose growth means a physical fault now.
+const PHYSICAL: &[&str] = &[
+    "SymbolErrorCounter",
+    "LinkErrorRecoveryCounter",
+    "PortRcvErrors",
+    "LocalLinkIntegrityErrors",
+    "PortXmitDiscards",
+];
+
+/// IB112.
+fn check_errors_rising(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let rates: Vec<_> = ctx
+        .measurements
+        .counter_rates
+        .iter()
+        .filter(|r| r.source.starts_with("perfquery"))
+        .filter(|r| PHYSICAL.contains(&r.counter.as_str()) || r.counter == "LinkDownedCounter")
+        .collect();
+    if rates.is_empty() {
+        return Coverage::Skipped(
+            "no error counter read in two perfquery snapshots of the same port".to_owned(),
+        );
+    }
+    let (limit_per_s, rate_threshold) = {
+        let e = ctx.thresholds.get("ErrorsPerSecond");
+        (
+            e.map_or(10.0, |e| e.value),
+            Threshold::new(
+                format!("> {}/s", e.map_or(10.0, |e| e.value)),
+                e.map_or_else(String::new, |e| e.source.clone()),
+            ),
+        )
+    };
+    for r in &rates {
+        let Some(increase) = r.increase.filter(|i| *i > 0) else {
+            continue;
+        };
+        if r.status == RateStatus::CounterReset {
+            continue;
+        }
+        let subject = subject_of(&r.subject);
+        let who = subject.describe();
+        let (severity, message, threshold) = if r.counter == "LinkDownedCounter" {
+            (
+                Severity::Error,
+                format!(
+                    "{who}: the link went down {increase} time(s) between the snapshots: it is flapping now"
+                ),
+                Threshold::new(
+                    "any LinkDownedCounter increase",
+                    "Azure azurehpc-health-checks check_ib_link_flapping; DCGM-style delta rule",
+                ),
+            )
+        } else {
+            match r.per_second {
+                Some(rate) if rate > limit_per_s => (
+                    Severity::Error,
+                    format!("{who}: {} grows at {rate:.1}/s (+{increase})", r.counter),
+                    rate_threshold.clone(),
+                ),
+                _ => (
+                    Severity::Warning,
+                    format!(
+                        "{who}: {} grew by {increase} between the snapshots{}",
+                        r.counter,
+                        r.per_second
+                            .map(|p| format!(" ({p:.3}/s)"))
+                            .unwrap_or_default()
+                    ),
+                    Threshold::new(
+                        "any increase (warning); rate limit for error",
+                        rate_threshold.source.clone(),
+                    ),
+                ),
+            }
+        };
+        let mut f = IB112
+            .finding(subject, message)
+            .severity(severity)
+            .threshold(threshold)
+            .remediation(
+                "A live fault: check the port's cable and transceiver and the switch port at the other end.",
+            );
+        for e in ctx.rate_evidence(r) {
+            f = f.evidence(e);
+        }
+        out.push(f);
+    }
+    Coverage::Checked(rates.len())
+}
+
+/// IB113, and NV008 for NVLink: BER intervals above the threshold.
+pub(crate) fn ber_findings(
+    ctx: &Context<'_>,
+    out: &mut Vec<Finding>,
+    rule: &'static Rule,
+    nvlink: bool,
+) -> Coverage {
+    let bers: Vec<_> = ctx
+        .measurements
+        .bit_error_rates
+        .iter()
+        .filter(|b| b.subject.gpu.is_some() == nvlink)
+        .collect();
+    if bers.is_empty() {
+        return Coverage::Skipped(
+            "no bit error rate measured (needs two snapshots with error counters, their interval and the link speed or traffic)"
+                .to_owned(),
+        );
+    }
+    for b in &bers {
+        if b.verdict != crate::stats::ber::Verdict::Exceeds {
+            continue;
+        }
+        let subject = subject_of(&b.subject);
+        let mut f = rule
+            .finding(
+                subject.clone(),
+                format!(
+                    "{}: {} bit error rate {:.2e} (95 % interval {:.2e}–{:.2e}) is above {:.0e}",
+                    subject.describe(),
+                    b.counter,
+                    b.ber_point,
+                    b.ber_lower,
+                    b.ber_upper,
+                    b.threshold
+                ),
+            )
+            .threshold(Threshold::new(
+                format!("BER {:.0e}", b.threshold),
+                "IBTA/ibdiagnet and DCGM effective BER limit; corrected-error counters use the statistics' pre-FEC limit",
+            ))
+            .remediation("Replace the cable or transceiver (or reseat the GPU baseboard link); confirm with mlxlink -c or DCGM.");
+        if let Some(rate) = ctx.measurements.counter_rates.iter().find(|r| {
+            r.subject == b.subject
+                && r.counter == b.counter
+                && r.from_snapshot == b.from_snapshot
+                && r.to_snapshot == b.to_snapshot
+        }) {
+            for e in ctx.rate_evidence(rate) {
+                f = f.evidence(e);
+            }
+        }
+        out.push(f);
+    }
+    Coverage::Checked(bers.len())
+}
+
+/// IB113.
+fn check_ber(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    ber_findings(ctx, out, &IB113, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{findings_of, skipped_reason};
+
+    fn perf(lid: u32, symbol: u64, recovery: u64, downed: u64) -> String {
+        format!(
+            "# Port counters: Lid {lid} port 1 (CapMask: 0x5A00)\nPortSelect:......................1\nCounterSelect:...................0x0000\nSymbolErrorCounter:..............{symbol}\nLinkErrorRecoveryCounter:........{recovery}\nLinkDownedCounter:...............{downed}\nPortRcvErrors:...................0\nPortRcvRemotePhysicalErrors:.....0\nPortRcvSwitchRelayErrors:........0\nPortXmitDiscards:................0\nPortXmitConstraintErrors:........0\nPortRcvConstraintErrors:.........0\nCounterSelect2:..................0x00\nLocalLinkIntegrityErrors:........0\nExcessiveBufferOverrunErrors:....0\nQP1Dropped:......................0\nVL15Dropped:.....................0\nPortXmitData:....................1000\nPortRcvData:.....................1000\nPortXmitPkts:....................10\nPortRcvPkts:.....................10\nPortXmitWait:....................0\n"
+        )
+    }
+
+    #[test]
+    fn symbol_errors_are_a_warning_alone_and_an_error_with_retraining() {
+        let f = findings_of(&IB101, &perf(3, 11, 0, 0));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning);
+        let f = findings_of(&IB101, &perf(3, 11, 1, 0));
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            findings_of(&IB101, &perf(3, 10, 0, 0)).is_empty(),
+            "10 is not above 10"
+        );
+        assert!(skipped_reason(&IB101, "CA 'x'\n\tCA type: MT4129\n").is_some());
+    }
+
+    #[test]
+    fn saturated_8_bit_counter_is_reported() {
+        let f = findings_of(&IB111, &perf(3, 0, 255, 0));
+        assert_eq!(f.len(), 1);
+        assert!(f[0].message.contains("8-bit"), "{}", f[0].message);
+        assert!(findings_of(&IB111, &perf(3, 0, 254, 0)).is_empty());
+    }
+
+    #[test]
+    fn link_downed_between_snapshots_is_flapping_now() {
+        let text = format!("{}{}", perf(3, 0, 0, 1), perf(3, 0, 0, 2));
+        let f = findings_of(&IB112, &text);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].message.contains("flapping"));
+        assert_eq!(f[0].evidence.len(), 2);
+        // No growth, no finding.
+        let same = format!("{}{}", perf(3, 5, 0, 1), perf(3, 5, 0, 1));
+        assert!(findings_of(&IB112, &same).is_empty());
+    }
+
+    #[test]
+    fn symbol_errors_growing_fast_are_an_error_and_slowly_a_warning() {
+        // The test helper measures with a 10 s interval.
+        let fast = format!("{}{}", perf(3, 0, 0, 0), perf(3, 500, 0, 0));
+        let f = findings_of(&IB112, &fast);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error, "{}", f[0].message);
+        let slow = format!("{}{}", perf(3, 0, 0, 0), perf(3, 5, 0, 0));
+        assert_eq!(findings_of(&IB112, &slow)[0].severity, Severity::Warning);
+    }
+}

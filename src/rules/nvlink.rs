@@ -1,0 +1,900 @@
+//! NVLink rules (`NV0xx`), from `nvidia-smi nvlink`, `nvidia-smi -q` and the
+//! statistics over them.
+//!
+//! Expectations come from the knowledge base ([`crate::kb`]) and from
+//! the GPU's peers on the same host: a PCIe card without a bridge has every
+//! link inactive by design, an H100 PCIe with a bridge has 12 of 18 active,
+//! and an SXM board has all of them active. Absolute error counts since the
+//! last reset are history (`info`); growth between two snapshots is judged
+//! with DCGM's rules.
+
+use super::context::{subject_of, Context, NvGpuRef};
+use super::ib_counters::ber_findings;
+use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
+use crate::declare_rule;
+use crate::kb::{gpu_nvlink_expectation, FormFactor};
+use crate::model::gpu::ClockReason;
+use crate::stats::{PeerGroupKind, RateStatus};
+use std::collections::{BTreeMap, BTreeSet};
+
+declare_rule! {
+    /// ### What it detects
+    /// A GPU with fewer active NVLinks than its product should have (from
+    /// the knowledge base) or than its peers on the same host have, including
+    /// a GPU whose links are all inactive.
+    ///
+    /// ### Why it matters
+    /// Each missing link removes its share of GPU-to-GPU bandwidth (NCCL
+    /// all-reduce drops to about 17/18 with one H100 link gone), and a GPU
+    /// with no NVLink falls back to PCIe. On SXM boards every link is wired:
+    /// an inactive one is a fault (training failure, Xid 74/149, baseboard).
+    /// PCIe cards without a bridge have every link inactive by design and are
+    /// not reported, unless their peers are bridged.
+    ///
+    /// ### Evidence
+    /// `nvidia-smi nvlink -s` lines (`<inactive>`, or the all-inactive
+    /// message), the product's expectation or the peers' active count.
+    /// `critical` when an SXM GPU has no active link.
+    ///
+    /// ### What to do
+    /// Check `nvidia-smi -q` and `dmesg` for NVLink Xids; reset the GPU or
+    /// reboot; if links stay down, reseat the GPU or the NVSwitch tray /
+    /// bridge and open a hardware case.
+    ///
+    /// ### Thresholds and sources
+    /// Active links per product: fabricscope knowledge base (H100/H200/B200
+    /// SXM 18, A100 SXM 12, V100 SXM 6, H100 PCIe + bridge 12), from
+    /// captures and NVIDIA documentation; azurehpc-health-checks NHC2016 and
+    /// gcm treat inactive links as failures.
+    pub static NV001 = {
+        id: "NV001",
+        name: "nvlink-inactive",
+        family: Nvlink,
+        severity: Error,
+        summary: "GPU has fewer active NVLinks than its product or its peers",
+        needs: "nvidia-smi nvlink -s",
+        check: check_inactive,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// An active NVLink running slower than the other links of its GPU, or
+    /// than its product's speed.
+    ///
+    /// ### Why it matters
+    /// A link that trained down carries less, and NCCL spreads traffic evenly
+    /// over the links, so the slowest link paces the GPU.
+    ///
+    /// ### Evidence
+    /// The link's `-s` speed, its siblings' speed and the product's speed.
+    ///
+    /// ### What to do
+    /// Reset the GPU or reboot; if the link stays slow, open a hardware case
+    /// (baseboard, NVSwitch or bridge).
+    ///
+    /// ### Thresholds and sources
+    /// Product speed as printed by `nvidia-smi nvlink -s` (knowledge base:
+    /// 26.562 GB/s NVLink4, 25 A100, 25.781 V100, 53.125 NVLink5), and the
+    /// fastest sibling link.
+    pub static NV002 = {
+        id: "NV002",
+        name: "nvlink-slow",
+        family: Nvlink,
+        severity: Error,
+        summary: "NVLink slower than its siblings or its product's speed",
+        needs: "nvidia-smi nvlink -s",
+        check: check_slow,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// NVLink replay or recovery errors: any increase between two snapshots
+    /// (`error`), or non-zero counts since the last reset (`info`).
+    ///
+    /// ### Why it matters
+    /// A replay is a retransmission after a bad flit; a recovery is a link
+    /// retraining. DCGM fails a GPU on any increase of either during its
+    /// watch: the link is unstable now.
+    ///
+    /// ### Evidence
+    /// `nvidia-smi nvlink -e` readings (both snapshots for increases).
+    ///
+    /// ### What to do
+    /// Watch the counters under load (`nvidia-smi nvlink -e` twice); if they
+    /// keep rising, drain the node and check the GPU/baseboard (Xid 74 in
+    /// `dmesg`); reset counters with `nvidia-smi nvlink -r` only after
+    /// recording them.
+    ///
+    /// ### Thresholds and sources
+    /// Increase > 0 (`NvlinkReplayErrors`, `NvlinkRecoveryErrors`): DCGM
+    /// health watch DCGM_FR_NVLINK_ERROR_CRITICAL.
+    pub static NV003 = {
+        id: "NV003",
+        name: "nvlink-replay-recovery",
+        family: Nvlink,
+        severity: Error,
+        summary: "NVLink replay/recovery errors (any increase fails, as in DCGM)",
+        needs: "nvidia-smi nvlink -e (two snapshots for increases)",
+        check: check_replay_recovery,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// NVLink CRC errors: growing at 100/s or more (`error`), growing more
+    /// slowly (`warning`), stuck at the counter's maximum (`warning`), or
+    /// non-zero since the last reset (`info`).
+    ///
+    /// ### Why it matters
+    /// CRC errors are corrupted flits that get replayed. NVIDIA's guidance
+    /// (through DCGM) is that they only matter at 100 or more per second;
+    /// below that the link still works but should be watched.
+    ///
+    /// ### Evidence
+    /// `nvidia-smi nvlink -e` readings and the rate between snapshots.
+    ///
+    /// ### What to do
+    /// At ≥ 100/s drain the node and check the link (reseat, baseboard);
+    /// below, monitor. A saturated counter (65535 on V100) hides the rate:
+    /// record and reset it.
+    ///
+    /// ### Thresholds and sources
+    /// 100 per second (`NvlinkCrcErrorsPerSecond`): DCGM
+    /// DCGM_LIMIT_MAX_NVLINK_CRC_ERROR and the diag `pcie` plugin's
+    /// `nvlink_crc_error_threshold`.
+    pub static NV004 = {
+        id: "NV004",
+        name: "nvlink-crc-errors",
+        family: Nvlink,
+        severity: Warning,
+        summary: "NVLink CRC errors (≥ 100/s fails, as in DCGM)",
+        needs: "nvidia-smi nvlink -e (two snapshots for rates)",
+        check: check_crc,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A lane whose ECC correction counter overflowed, or an NVLink lane,
+    /// link or GPU whose error counters stand far above its peers'.
+    ///
+    /// ### Why it matters
+    /// Corrected errors are normal on NVLink4 (hundreds per lane on healthy
+    /// H200s), so absolute values mean little; one lane or link an order of
+    /// magnitude above its siblings is a marginal lane that may fail.
+    ///
+    /// ### Evidence
+    /// `nvidia-smi nvlink -ec` lanes (`Overflow=1`), and the robust z-score,
+    /// the ratio to the median and the Poisson tail probability from the
+    /// statistics. Only outliers in growth rates, or in absolute counts ten
+    /// times the median, are reported: healthy H200 lanes differ by up to
+    /// 5.4× in absolute corrected counts.
+    ///
+    /// ### What to do
+    /// Watch the lane's growth; if it keeps standing out, plan a hardware
+    /// check of the link at the next maintenance.
+    ///
+    /// ### Thresholds and sources
+    /// Robust z ≥ 3.5 (Iglewicz & Hoaglin) and Poisson tail < 0.001 (the
+    /// statistics' defaults), and for absolute counts ≥ 10× the median;
+    /// research notes: alarm on imbalance and growth, not on absolute ECC
+    /// counts.
+    pub static NV005 = {
+        id: "NV005",
+        name: "nvlink-error-outlier",
+        family: Nvlink,
+        severity: Warning,
+        summary: "NVLink lane/link error counts far above their peers, or ECC overflow",
+        needs: "nvidia-smi nvlink -ec or -e for several links",
+        check: check_outliers,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A GPU whose links carried traffic unevenly between two snapshots: an
+    /// active link idle while its siblings were busy, or a spread of more
+    /// than 50 % around the median.
+    ///
+    /// ### Why it matters
+    /// Under NCCL or peer-to-peer copies, healthy links carry near-equal
+    /// bytes (0.3 % spread on the project's H200 capture). An idle or
+    /// starved link is degraded or excluded.
+    ///
+    /// ### Evidence
+    /// Per-link throughput from `nvidia-smi nvlink -gt d` or `-gt r`
+    /// snapshots (statistics).
+    ///
+    /// ### What to do
+    /// Check the idle link's speed and errors (`-s`, `-e`); reset the GPU if
+    /// it stays idle under load.
+    ///
+    /// ### Thresholds and sources
+    /// Spread > 50 % of the median, or a link with 0 bytes while the median
+    /// link carried at least 0.1 GiB/s (fabricscope; baseline from the
+    /// project's H200 capture).
+    pub static NV006 = {
+        id: "NV006",
+        name: "nvlink-traffic-imbalance",
+        family: Nvlink,
+        severity: Warning,
+        summary: "NVLink traffic spread unevenly over a GPU's links",
+        needs: "two nvidia-smi nvlink -gt d (or -gt r) snapshots under load, with their interval",
+        check: check_imbalance,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A GPU whose clocks are being slowed right now by heat or power
+    /// trouble (`nvidia-smi -q` clock event reasons).
+    ///
+    /// ### Why it matters
+    /// A throttled GPU computes and communicates slower, and in a collective
+    /// job every other GPU waits for it. Hardware slowdowns (thermal, power
+    /// brake) point at cooling or power delivery faults.
+    ///
+    /// ### Evidence
+    /// The `Active` clock event reasons and the GPU temperature.
+    ///
+    /// ### What to do
+    /// Hardware slowdown: check fans, airflow, inlet temperature and PSUs.
+    /// Software thermal slowdown: check cooling. Power capping under full
+    /// load is normal (`info`).
+    ///
+    /// ### Thresholds and sources
+    /// NVML clock event reasons: HW slowdown, HW thermal slowdown and HW
+    /// power brake are `error`, SW thermal slowdown `warning`, SW power cap
+    /// `info`.
+    pub static NV007 = {
+        id: "NV007",
+        name: "gpu-slowdown",
+        family: Nvlink,
+        severity: Error,
+        summary: "GPU clocks slowed by heat or power right now",
+        needs: "nvidia-smi -q (or -q -d PERFORMANCE)",
+        check: check_slowdown,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// An NVLink whose CRC (or corrected-error) rate, measured between two
+    /// snapshots, is above the bit error rate limit with 95 % confidence.
+    ///
+    /// ### Why it matters
+    /// Normalising errors by the bits the link carried tells a busy healthy
+    /// link from a failing one.
+    ///
+    /// ### Evidence
+    /// Errors, bits, the BER interval (statistics).
+    ///
+    /// ### What to do
+    /// Drain the node and have the link checked (reseat, baseboard).
+    ///
+    /// ### Thresholds and sources
+    /// Effective BER 1e-12 (DCGM DCGM_FR_NVLINK_EFFECTIVE_BER_THRESHOLD);
+    /// corrected counts use the statistics' pre-FEC limit (1e-6).
+    pub static NV008 = {
+        id: "NV008",
+        name: "nvlink-bit-error-rate",
+        family: Nvlink,
+        severity: Error,
+        summary: "Measured NVLink bit error rate above its limit",
+        needs: "two nvidia-smi nvlink -e/-ec snapshots with traffic or speed, and their interval",
+        check: check_ber,
+    }
+}
+
+/// What a GPU should have, and where that comes from.
+pub(crate) struct Expected {
+    /// Active links expected.
+    pub active: usize,
+    /// Why, for messages.
+    pub why: String,
+    /// Where the number comes from.
+    pub source: String,
+}
+
+/// The active link count a GPU should show: the knowledge base's for its
+/// product (when SXM, or a bridged PCIe card), or its best peer's.
+pub(crate) fn expected_active(gpu: &NvGpuRef<'_>, peers_max: usize) -> Option<Expected> {
+    let kb = gpu_nvlink_expectation(gpu.name);
+    let kb_active = kb.and_then(|k| {
+        let bridged_or_sxm = k.form_factor == FormFactor::Sxm || gpu.active_count() > 0;
+        bridged_or_sxm.then_some(usize::try_from(k.active_links).unwrap_or(usize::MAX))
+    });
+    match (kb_active, peers_max) {
+        (Some(k), p) if k >= p => kb.map(|spec| Expected {
+            active: k,
+            why: format!("{} active links expected for {}", k, spec.family),
+            source: format!("fabricscope knowledge base: {}", spec.source),
+        }),
+        (_, p) if p > 0 => Some(Expected {
+            active: p,
+            why: format!("{p} active links on a peer {} of this host", gpu.name),
+            source: "peer comparison on the host".to_owned(),
+        }),
+        _ => None,
+    }
+}
+
+/// NV001.
+fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let gpus: Vec<NvGpuRef<'_>> = ctx
+        .nvlink_gpus()
+        .into_iter()
+        .filter(|g| g.all_inactive.is_some() || !g.status.is_empty())
+        .collect();
+    if gpus.is_empty() {
+        return Coverage::Skipped("no nvidia-smi nvlink -s output in the input".to_owned());
+    }
+    let mut peers_max: BTreeMap<(super::HostKey<'_>, &str), usize> = BTreeMap::new();
+    for g in &gpus {
+        let e = peers_max.entry((g.host, g.name)).or_default();
+        *e = (*e).max(g.active_count());
+    }
+    for g in &gpus {
+        let active = g.active_count();
+        let peers = peers_max.get(&(g.host, g.name)).copied().unwrap_or(0);
+        let Some(expected) = expected_active(g, peers) else {
+            continue;
+        };
+        // A listing of fewer links than expected (`-l N`) cannot show them all.
+        if g.all_inactive.is_none() && g.status.len() < expected.active {
+            continue;
+        }
+        if active >= expected.active {
+            continue;
+        }
+        let sxm = gpu_nvlink_expectation(g.name).is_some_and(|k| k.form_factor == FormFactor::Sxm);
+        let inactive: Vec<u32> = g
+            .status
+            .iter()
+            .filter(|(_, (_, l))| l.inactive)
+            .map(|(n, _)| *n)
+            .collect();
+        let (severity, message) = if active == 0 {
+            (
+                if sxm {
+                    Severity::Critical
+                } else {
+                    Severity::Error
+                },
+                format!(
+                    "GPU {} ({}) has no active NVLink ({}): GPU-to-GPU traffic falls back to PCIe",
+                    g.index, g.name, expected.why
+                ),
+            )
+        } else {
+            (
+                Severity::Error,
+                format!(
+                    "GPU {} ({}) has {active} active NVLinks, {} expected; inactive: {}",
+                    g.index,
+                    g.name,
+                    expected.active,
+                    list(&inactive)
+                ),
+            )
+        };
+        let mut f = NV001
+            .finding(g.subject(), message)
+            .severity(severity)
+            .threshold(Threshold::new(
+                format!("{} active links ({})", expected.active, expected.why),
+                expected.source.clone(),
+            ))
+            .remediation("Check dmesg and nvidia-smi -q for NVLink Xids; reset the GPU or reboot; if links stay down, reseat the GPU/bridge or NVSwitch tray and open a hardware case.");
+        if let Some((at, span)) = g.all_inactive {
+            f = f.evidence(Evidence::new(
+                "nvidia-smi nvlink: all links are inactive",
+                span,
+                at.source(),
+            ));
+        }
+        for (n, (at, link)) in &g.status {
+            if link.inactive {
+                f = f.evidence(Evidence::new(
+                    format!("nvidia-smi nvlink -s: Link {n}: <inactive>"),
+                    link.span,
+                    at.source(),
+                ));
+            }
+        }
+        out.push(f);
+    }
+    Coverage::Checked(gpus.len())
+}
+
+fn list(numbers: &[u32]) -> String {
+    if numbers.is_empty() {
+        return "(not listed)".to_owned();
+    }
+    numbers
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// NV002.
+fn check_slow(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let gpus: Vec<NvGpuRef<'_>> = ctx
+        .nvlink_gpus()
+        .into_iter()
+        .filter(|g| g.active_count() > 0)
+        .collect();
+    if gpus.is_empty() {
+        return Coverage::Skipped("no active NVLink with a speed in the input".to_owned());
+    }
+    let mut checked = 0;
+    for g in &gpus {
+        let kb = gpu_nvlink_expectation(g.name);
+        let speeds: Vec<f64> = g
+            .status
+            .values()
+            .filter_map(|(_, l)| l.speed_gb_per_s)
+            .collect();
+        let best_sibling = speeds.iter().copied().fold(f64::MIN, f64::max);
+        let expected = kb
+            .and_then(|k| k.speed_gb_per_s)
+            .map_or(best_sibling, |k| k.max(best_sibling));
+        for (n, (at, link)) in &g.status {
+            let Some(speed) = link.speed_gb_per_s else {
+                continue;
+            };
+            checked += 1;
+            // nvidia-smi truncates to three decimals.
+            if speed + 0.0015 >= expected {
+                continue;
+            }
+            let (why, source) = match kb.and_then(|k| k.speed_gb_per_s.map(|s| (k, s))) {
+                Some((k, s)) if s >= best_sibling => (
+                    format!("{s} GB/s for {}", k.family),
+                    format!("fabricscope knowledge base: {}", k.source),
+                ),
+                _ => (
+                    format!("{best_sibling} GB/s on sibling links"),
+                    "peer comparison on the GPU".to_owned(),
+                ),
+            };
+            out.push(
+                NV002
+                    .finding(
+                        Subject {
+                            link: Some(*n),
+                            ..g.subject()
+                        },
+                        format!("GPU {} link {n} runs at {speed} GB/s, {why}", g.index),
+                    )
+                    .evidence(Evidence::new(
+                        format!("nvidia-smi nvlink -s: Link {n}: {speed} GB/s"),
+                        link.span,
+                        at.source(),
+                    ))
+                    .threshold(Threshold::new(format!("{expected} GB/s"), source))
+                    .remediation("Reset the GPU or reboot; if the link stays slow, open a hardware case (baseboard, NVSwitch or bridge)."),
+            );
+        }
+    }
+    Coverage::Checked(checked)
+}
+
+/// Findings on NVLink error counters by name: growth from the statistics,
+/// history from the latest readings.
+fn counter_findings(
+    ctx: &Context<'_>,
+    out: &mut Vec<Finding>,
+    names: &[&str],
+    judge_growth: impl Fn(u64, Option<f64>) -> Option<(Severity, String, Threshold)>,
+    rule: &'static super::Rule,
+    remediation: &str,
+) -> Coverage {
+    let gpus = ctx.nvlink_gpus();
+    let readings: Vec<_> = gpus
+        .iter()
+        .flat_map(|g| {
+            g.counters
+                .iter()
+                .filter(|((_, name), _)| names.contains(name))
+                .map(move |(key, r)| (g, key, r))
+        })
+        .collect();
+    if readings.is_empty() {
+        return Coverage::Skipped(format!(
+            "no nvidia-smi nvlink -e counters ({}) in the input",
+            names.join(", ")
+        ));
+    }
+    // Growth between snapshots.
+    let mut judged: BTreeSet<(Option<String>, Option<u32>, Option<u32>, String)> = BTreeSet::new();
+    for r in &ctx.measurements.counter_rates {
+        if r.source != "nvidia-smi nvlink" || !names.contains(&r.counter.as_str()) {
+            continue;
+        }
+        if r.status == RateStatus::CounterReset {
+            continue;
+        }
+        let key = (
+            r.subject.host.clone(),
+            r.subject.gpu,
+            r.subject.link,
+            r.counter.clone(),
+        );
+        let Some(increase) = r.increase else {
+            continue;
+        };
+        judged.insert(key);
+        let Some((severity, what, threshold)) = judge_growth(increase, r.per_second) else {
+            continue;
+        };
+        let subject = subject_of(&r.subject);
+        let mut f = rule
+            .finding(
+                subject.clone(),
+                format!("{}: {} {what}", subject.describe(), r.counter),
+            )
+            .severity(severity)
+            .threshold(threshold)
+            .remediation(remediation);
+        for e in ctx.rate_evidence(r) {
+            f = f.evidence(e);
+        }
+        out.push(f);
+    }
+    // History: non-zero since the last reset, where no growth was measured.
+    for (g, (link, name), reading) in &readings {
+        let key = (
+            g.host.name().map(str::to_owned),
+            Some(g.index),
+            Some(*link),
+            (*name).to_owned(),
+        );
+        if judged.contains(&key) || reading.counter.value == 0 {
+            continue;
+        }
+        let subject = Subject {
+            link: Some(*link),
+            ..g.subject()
+        };
+        let (severity, what) = if reading.counter.saturated {
+            (
+                Severity::Warning,
+                format!(
+                    "is stuck at {}, its maximum: the real count and rate are unknown",
+                    reading.counter.value
+                ),
+            )
+        } else {
+            (
+                Severity::Info,
+                format!(
+                    "= {} since the last reset (history; a second snapshot tells whether it grows)",
+                    reading.counter.value
+                ),
+            )
+        };
+        out.push(
+            rule.finding(
+                subject.clone(),
+                format!("{}: {name} {what}", subject.describe()),
+            )
+            .severity(severity)
+            .evidence(reading.evidence(name))
+            .threshold(Threshold::new(
+                "growth between snapshots decides",
+                "DCGM judges NVLink error counters by their increase",
+            ))
+            .remediation(remediation),
+        );
+    }
+    Coverage::Checked(readings.len())
+}
+
+/// NV003.
+fn check_replay_recovery(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let limit = ctx.thresholds.get("NvlinkReplayErrors").cloned();
+    counter_findings(
+        ctx,
+        out,
+        &["replay_errors", "recovery_errors"],
+        |increase, _| {
+            let (value, source) = limit
+                .as_ref()
+                .map_or((0.0, String::new()), |e| (e.value, e.source.clone()));
+            #[allow(clippy::cast_precision_loss)]
+            (increase as f64 > value).then(|| {
+                (
+                    Severity::Error,
+                    format!("grew by {increase} between the snapshots: the link is unstable now"),
+                    Threshold::new(format!("increase > {value}"), source),
+                )
+            })
+        },
+        &NV003,
+        "Watch the counters under load; if they keep rising, drain the node and check the GPU/baseboard (Xid 74 in dmesg).",
+    )
+}
+
+/// NV004.
+fn check_crc(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let limit = ctx.thresholds.get("NvlinkCrcErrorsPerSecond").cloned();
+    counter_findings(
+        ctx,
+        out,
+        &["crc_errors", "crc_flit_errors", "crc_data_errors"],
+        |increase, per_second| {
+            let (value, source) = limit
+                .as_ref()
+                .map_or((100.0, String::new()), |e| (e.value, e.source.clone()));
+            let threshold = Threshold::new(format!("≥ {value}/s"), source);
+            match per_second {
+                Some(rate) if rate >= value => Some((
+                    Severity::Error,
+                    format!("grows at {rate:.1}/s (+{increase})"),
+                    threshold,
+                )),
+                _ if increase > 0 => Some((
+                    Severity::Warning,
+                    format!(
+                        "grew by {increase}{}: below the failure rate, monitor",
+                        per_second
+                            .map(|p| format!(" ({p:.2}/s)"))
+                            .unwrap_or_default()
+                    ),
+                    threshold,
+                )),
+                _ => None,
+            }
+        },
+        &NV004,
+        "At 100/s or more drain the node and have the link checked; below, monitor. Record and reset a saturated counter.",
+    )
+}
+
+/// NV005.
+fn check_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let gpus = ctx.nvlink_gpus();
+    let groups: Vec<_> = ctx
+        .measurements
+        .peer_groups
+        .iter()
+        .filter(|g| {
+            matches!(
+                g.kind,
+                PeerGroupKind::LinksOfGpu | PeerGroupKind::LanesOfGpu | PeerGroupKind::GpusOfHost
+            )
+        })
+        .collect();
+    let lanes: usize = gpus.iter().map(|g| g.lanes.len()).sum();
+    if groups.is_empty() && lanes == 0 {
+        return Coverage::Skipped(
+            "no NVLink lane (-ec) or per-link error counters to compare".to_owned(),
+        );
+    }
+    for g in &gpus {
+        for (n, (at, link)) in &g.lanes {
+            for lane in link.lanes.iter().filter(|l| l.overflow) {
+                out.push(
+                    NV005
+                        .finding(
+                            Subject {
+                                link: Some(*n),
+                                lane: Some(lane.lane),
+                                ..g.subject()
+                            },
+                            format!(
+                                "GPU {} link {n} lane {}: ECC correction counter overflowed (count {} is a lower bound)",
+                                g.index, lane.lane, lane.ecc_correction_count.value
+                            ),
+                        )
+                        .evidence(Evidence::new(
+                            format!(
+                                "nvidia-smi nvlink -ec: Lane {} ECC Correction Count: {} (Overflow=1)",
+                                lane.lane, lane.ecc_correction_count.value
+                            ),
+                            link.span,
+                            at.source(),
+                        ))
+                        .threshold(Threshold::new("Overflow=0", "nvidia-smi nvlink -ec"))
+                        .remediation("Record the counts and watch the lane's growth; plan a hardware check if it keeps standing out."),
+                );
+            }
+        }
+    }
+    for group in &groups {
+        for o in &group.outliers {
+            // Healthy NVLink4 lanes differ by several times in absolute
+            // corrected counts (up to 5.4× the median on the project's H200
+            // capture): only growth rates, or an order of magnitude, count.
+            let rate = group.statistic == "per_second";
+            let big = o.times_median.is_none_or(|t| t >= 10.0);
+            if !rate && !big {
+                continue;
+            }
+            let severity = Severity::Warning;
+            let subject = subject_of(&o.subject);
+            out.push(
+                NV005
+                    .finding(
+                        subject.clone(),
+                        o.explanation.clone(),
+                    )
+                    .severity(severity)
+                    .evidence(Evidence::new(
+                        format!(
+                            "{} {} = {} (robust z {:.1}{})",
+                            group.counter,
+                            group.statistic,
+                            o.value,
+                            o.robust_z,
+                            o.times_median
+                                .map(|t| format!(", {t:.1}× the median"))
+                                .unwrap_or_default()
+                        ),
+                        o.lines,
+                        None,
+                    ))
+                    .threshold(Threshold::new(
+                        "robust z ≥ 3.5, Poisson tail < 0.001; absolute counts ≥ 10× the median",
+                        "Iglewicz & Hoaglin; statistics defaults",
+                    ))
+                    .remediation("Watch the lane's or link's growth; if it keeps standing out, plan a hardware check of the link."),
+            );
+        }
+    }
+    Coverage::Checked(groups.len() + lanes)
+}
+
+/// NV006.
+fn check_imbalance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let balances: Vec<_> = ctx
+        .measurements
+        .traffic_balance
+        .iter()
+        .filter(|b| b.group.starts_with("links of GPU"))
+        .collect();
+    if balances.is_empty() {
+        return Coverage::Skipped(
+            "no NVLink throughput measured (needs two nvidia-smi nvlink -gt d snapshots and their interval)"
+                .to_owned(),
+        );
+    }
+    const BUSY_GIB_PER_S: f64 = 0.1;
+    const SPREAD_PERCENT: f64 = 50.0;
+    for b in &balances {
+        let median = b.per_link_gib_per_second.median;
+        if median < BUSY_GIB_PER_S {
+            continue;
+        }
+        let spread = b.spread_percent.unwrap_or(0.0);
+        if b.idle_links.is_empty() && spread <= SPREAD_PERCENT {
+            continue;
+        }
+        if b.idle_links.is_empty() {
+            let gpu = ctx.measurements.throughput.iter().find(|t| {
+                t.from_snapshot == b.from_snapshot
+                    && t.to_snapshot == b.to_snapshot
+                    && t.subject
+                        .gpu
+                        .is_some_and(|g| b.group.starts_with(&format!("links of GPU {g}")))
+            });
+            let subject = gpu.map_or_else(Subject::default, |t| Subject {
+                link: None,
+                lane: None,
+                ..subject_of(&t.subject)
+            });
+            out.push(
+                NV006
+                    .finding(
+                        subject,
+                        format!(
+                            "{} ({:?}): per-link throughput spreads {spread:.0} % around the median {median:.2} GiB/s (min {:.2}, max {:.2})",
+                            b.group, b.direction, b.per_link_gib_per_second.min, b.per_link_gib_per_second.max
+                        ),
+                    )
+                    .threshold(Threshold::new(
+                        format!("spread ≤ {SPREAD_PERCENT} %"),
+                        "fabricscope; 0.3 % on the project's H200 capture under load",
+                    ))
+                    .remediation("Check the slowest links' speed and errors (nvidia-smi nvlink -s, -e); reset the GPU if they stay starved."),
+            );
+            continue;
+        }
+        for idle in &b.idle_links {
+            let subject = subject_of(idle);
+            out.push(
+                NV006
+                    .finding(
+                        subject.clone(),
+                        format!(
+                            "{}: carried no data ({:?}) while its sibling links carried a median {median:.2} GiB/s",
+                            subject.describe(),
+                            b.direction
+                        ),
+                    )
+                    .threshold(Threshold::new(
+                        format!("> 0 bytes while the median link carries ≥ {BUSY_GIB_PER_S} GiB/s"),
+                        "fabricscope; baseline from the project's H200 capture",
+                    ))
+                    .remediation("Check the idle link's speed and errors (nvidia-smi nvlink -s, -e); reset the GPU if it stays idle under load."),
+            );
+        }
+    }
+    Coverage::Checked(balances.len())
+}
+
+/// NV007.
+fn check_slowdown(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let gpus = ctx.smi_gpus();
+    let with_reasons: Vec<_> = gpus
+        .iter()
+        .filter(|(_, g)| !g.clock_event_reasons.is_empty())
+        .collect();
+    if with_reasons.is_empty() {
+        return Coverage::Skipped(
+            "no clock event reasons in the input (run nvidia-smi -q -d PERFORMANCE)".to_owned(),
+        );
+    }
+    for (at, gpu) in &with_reasons {
+        for r in gpu.active_slowdowns() {
+            let severity = match r.reason {
+                ClockReason::HwSlowdown
+                | ClockReason::HwThermalSlowdown
+                | ClockReason::HwPowerBrakeSlowdown => Severity::Error,
+                ClockReason::SwThermalSlowdown => Severity::Warning,
+                _ => Severity::Info,
+            };
+            let temp = gpu
+                .temperature
+                .gpu_c
+                .map(|t| format!(" at {t} °C"))
+                .unwrap_or_default();
+            let subject = Subject {
+                host: at.host().name().map(str::to_owned),
+                gpu_uuid: gpu.uuid.clone(),
+                bus_id: Some(gpu.bus_id.clone()),
+                ..Subject::default()
+            };
+            out.push(
+                NV007
+                    .finding(
+                        subject,
+                        format!(
+                            "GPU {}{}{temp}: clocks slowed by {} right now",
+                            gpu.bus_id,
+                            gpu.product_name
+                                .as_deref()
+                                .map(|n| format!(" ({n})"))
+                                .unwrap_or_default(),
+                            r.name
+                        ),
+                    )
+                    .severity(severity)
+                    .evidence(Evidence::new(
+                        format!("nvidia-smi -q: {}: Active", r.name),
+                        crate::span::LineSpan::line(r.line),
+                        at.source(),
+                    ))
+                    .threshold(Threshold::new(
+                        "clock event reason Not Active",
+                        "NVML clock event reasons (nvidia-smi -q)",
+                    ))
+                    .remediation(match severity {
+                        Severity::Error => "Check fans, airflow, inlet temperature and power supplies; the hardware is protecting itself.",
+                        Severity::Warning => "Check cooling and the GPU's temperature under load.",
+                        _ => "Normal under full load; check power limits if the GPU should not be capped.",
+                    }),
+            );
+        }
+    }
+    Coverage::Checked(with_reasons.len())
+}
+
+/// NV008.
+fn check_ber(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    ber_findings(ctx, out, &NV008, true)
+}

@@ -1,0 +1,458 @@
+//! GPU and NIC topology rules (`TP0xx`), from `nvidia-smi topo -m`.
+//!
+//! A system is built symmetric: its GPUs reach the same number of NVLink
+//! peers with the same number of links, and each GPU has a NIC as close as
+//! its siblings have. The odd GPU out is the finding; systems wired
+//! irregularly by design (DGX-1V's hybrid cube mesh) stay quiet because
+//! every GPU is equally irregular.
+
+use super::context::{Context, HostKey, SectionRef};
+use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
+use crate::declare_rule;
+use crate::kb::pair_nvlink_expectation;
+use crate::model::topo::{Cell, Device, Link, TopoMatrix};
+use crate::span::LineSpan;
+
+declare_rule! {
+    /// ### What it detects
+    /// A GPU that reaches fewer of its peers over NVLink than the other GPUs
+    /// of the system do: some of its pairs go over PCIe (`PIX`, `NODE`,
+    /// `SYS`…) where its siblings' pairs are `NV#`.
+    ///
+    /// ### Why it matters
+    /// Peer-to-peer traffic to those GPUs crosses PCIe and maybe the CPU
+    /// interconnect, at a fraction of NVLink bandwidth; NCCL rings through
+    /// that GPU slow the whole job. A GPU whose NVLinks all failed to train
+    /// looks exactly like this (vllm#16336 shows one B200 with `NODE`/`SYS`
+    /// to every peer while the others were `NV18`).
+    ///
+    /// ### Evidence
+    /// The GPU's row in `nvidia-smi topo -m` and the cells of the pairs
+    /// without NVLink.
+    ///
+    /// ### What to do
+    /// Check the GPU's links (`nvidia-smi nvlink -s`), `dmesg` for NVLink
+    /// Xids and the fabric manager on NVSwitch systems; reset the GPU or
+    /// reboot; then open a hardware case.
+    ///
+    /// ### Thresholds and sources
+    /// The most common number of NVLink peers among the system's GPUs.
+    /// Research notes (topology heuristics, vllm#16336).
+    pub static TP001 = {
+        id: "TP001",
+        name: "gpu-pair-without-nvlink",
+        family: Topology,
+        severity: Error,
+        summary: "GPU reaches fewer peers over NVLink than its siblings do",
+        needs: "nvidia-smi topo -m",
+        check: check_pairs_without_nvlink,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A GPU pair bonded by fewer NVLinks (`NV#`) than the system type has
+    /// (knowledge base) or than most pairs have (`NV17` among `NV18`).
+    ///
+    /// ### Why it matters
+    /// Bandwidth between the pair drops in proportion to the missing links.
+    ///
+    /// ### Evidence
+    /// The pair's cell in `nvidia-smi topo -m` and the expected `NV#`.
+    ///
+    /// ### What to do
+    /// Find the inactive link with `nvidia-smi nvlink -s` on both GPUs, then
+    /// proceed as for an inactive link (reset, reseat, hardware case).
+    ///
+    /// ### Thresholds and sources
+    /// `NV#` per system from the knowledge base (HGX H100/H200 8-GPU NV18,
+    /// DGX A100 NV12 …) when the GPU model is in the input; otherwise the
+    /// count shared by at least two thirds of the NVLink pairs.
+    pub static TP002 = {
+        id: "TP002",
+        name: "nvlink-bond-below-peers",
+        family: Topology,
+        severity: Warning,
+        summary: "GPU pair bonded by fewer NVLinks than the system's other pairs",
+        needs: "nvidia-smi topo -m",
+        check: check_bond_count,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A GPU whose nearest NIC is farther away (through the CPU's host
+    /// bridge, another PCIe root or the other socket) than its siblings'
+    /// nearest NICs are.
+    ///
+    /// ### Why it matters
+    /// GPUDirect RDMA is fastest between a GPU and a NIC under the same PCIe
+    /// switch (`PIX`/`PXB`). Across the host bridge (`PHB`, `NODE`) or the
+    /// socket interconnect (`SYS`) the traffic is slower and loads the CPU:
+    /// that GPU's inter-node bandwidth drops. It is a `warning` across
+    /// sockets and `info` otherwise.
+    ///
+    /// ### Evidence
+    /// The GPU's NIC cells in `nvidia-smi topo -m`.
+    ///
+    /// ### What to do
+    /// Check that the NIC meant for this GPU is present and in the right
+    /// slot (a missing NIC makes the GPU fall back to a far one); pin the
+    /// job's NIC per GPU (`NCCL_IB_HCA`, UCX_NET_DEVICES) to the nearest one.
+    ///
+    /// ### Thresholds and sources
+    /// The best distance most GPUs of the host have to a NIC. Research notes
+    /// (NIC–GPU affinity: each GPU should have a `PIX`/`PXB` NIC on DGX/HGX).
+    pub static TP003 = {
+        id: "TP003",
+        name: "nic-far-from-gpu",
+        family: Topology,
+        severity: Warning,
+        summary: "GPU's nearest NIC is farther away than its siblings' NICs",
+        needs: "nvidia-smi topo -m with NICs",
+        check: check_nic_distance,
+    }
+}
+
+/// A topology matrix of one host, with the GPU names the input gives.
+struct Matrix<'a> {
+    at: SectionRef<'a>,
+    m: &'a TopoMatrix,
+}
+
+impl<'a> Matrix<'a> {
+    fn gpus(&self) -> Vec<&'a Device> {
+        self.m.gpus().collect()
+    }
+
+    fn cell(&self, a: &str, b: &str) -> Option<&'a Cell<Link>> {
+        self.m.cell(a, b).or_else(|| self.m.cell(b, a))
+    }
+
+    fn evidence(&self, text: String, line: Option<usize>) -> Evidence {
+        Evidence::new(
+            format!("nvidia-smi topo -m: {text}"),
+            line.map_or(self.at.section.span, LineSpan::line),
+            self.at.source(),
+        )
+    }
+
+    fn subject(&self, gpu: &Device) -> Subject {
+        Subject {
+            host: self.at.host().name().map(str::to_owned),
+            gpu: gpu_index(&gpu.name),
+            ..Subject::default()
+        }
+    }
+}
+
+/// `GPU3` → 3.
+pub(crate) fn gpu_index(name: &str) -> Option<u32> {
+    name.strip_prefix("GPU").and_then(|n| n.parse().ok())
+}
+
+/// Matrices with NVLink information (not `-mp`) and at least two GPUs.
+fn nvlink_matrices<'a>(ctx: &Context<'a>) -> Vec<Matrix<'a>> {
+    ctx.topo_matrices()
+        .into_iter()
+        .filter(|(_, m)| m.pci_only != Some(true) && m.gpus().count() >= 2)
+        .map(|(at, m)| Matrix { at, m })
+        .collect()
+}
+
+/// The most common value; ties go to the larger.
+fn mode(values: &[usize]) -> Option<(usize, usize)> {
+    let mut best: Option<(usize, usize)> = None;
+    for v in values {
+        let n = values.iter().filter(|w| *w == v).count();
+        if best.is_none_or(|(b, c)| n > c || (n == c && *v > b)) {
+            best = Some((*v, n));
+        }
+    }
+    best
+}
+
+/// TP001.
+fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let matrices = nvlink_matrices(ctx);
+    if matrices.is_empty() {
+        return Coverage::Skipped(
+            "no nvidia-smi topo -m matrix with two or more GPUs in the input".to_owned(),
+        );
+    }
+    for mx in &matrices {
+        let gpus = mx.gpus();
+        let peers: Vec<usize> = gpus
+            .iter()
+            .map(|g| {
+                gpus.iter()
+                    .filter(|o| o.name != g.name)
+                    .filter(|o| {
+                        matches!(
+                            mx.cell(&g.name, &o.name).map(|c| &c.value),
+                            Some(Link::Nvlink { .. })
+                        )
+                    })
+                    .count()
+            })
+            .collect();
+        let Some((expected, count)) = mode(&peers) else {
+            continue;
+        };
+        if expected == 0 {
+            continue; // no NVLink in this system
+        }
+        for (g, n) in gpus.iter().zip(&peers) {
+            if *n >= expected {
+                continue;
+            }
+            let missing: Vec<(&Device, &Cell<Link>)> = gpus
+                .iter()
+                .filter(|o| o.name != g.name)
+                .filter_map(|o| mx.cell(&g.name, &o.name).map(|c| (*o, c)))
+                .filter(|(_, c)| !matches!(c.value, Link::Nvlink { .. }))
+                .collect();
+            let list: Vec<String> = missing
+                .iter()
+                .map(|(o, c)| format!("{} over {}", o.name, c.value.label()))
+                .collect();
+            let mut f = TP001
+                .finding(
+                    mx.subject(g),
+                    format!(
+                        "{} reaches {n} peer(s) over NVLink where {count} of {} GPUs reach {expected}; without NVLink: {}",
+                        g.name,
+                        gpus.len(),
+                        list.join(", ")
+                    ),
+                )
+                .threshold(Threshold::new(
+                    format!("{expected} NVLink peers (most common among the GPUs)"),
+                    "peer comparison in the topology matrix",
+                ))
+                .remediation("Check the GPU's links (nvidia-smi nvlink -s) and dmesg for NVLink Xids (and the fabric manager on NVSwitch systems); reset the GPU or reboot; then open a hardware case.");
+            for (o, c) in &missing {
+                f = f.evidence(mx.evidence(
+                    format!("{} ↔ {}: {}", g.name, o.name, c.value.label()),
+                    Some(c.line),
+                ));
+            }
+            out.push(f);
+        }
+    }
+    Coverage::Checked(matrices.len())
+}
+
+/// GPU product names the input gives for a host (nvidia-smi nvlink or -q).
+fn gpu_name_on(ctx: &Context<'_>, host: HostKey<'_>) -> Option<String> {
+    ctx.nvlink_gpus()
+        .into_iter()
+        .find(|g| g.host == host)
+        .map(|g| g.name.to_owned())
+        .or_else(|| {
+            ctx.smi_gpus()
+                .into_iter()
+                .find(|(at, _)| at.host() == host)
+                .and_then(|(_, g)| g.product_name.clone())
+        })
+}
+
+/// TP002.
+fn check_bond_count(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let matrices = nvlink_matrices(ctx);
+    if matrices.is_empty() {
+        return Coverage::Skipped(
+            "no nvidia-smi topo -m matrix with two or more GPUs in the input".to_owned(),
+        );
+    }
+    let mut checked = 0;
+    for mx in &matrices {
+        let gpus = mx.gpus();
+        let mut pairs: Vec<(&Device, &Device, &Cell<Link>, u32)> = Vec::new();
+        for (i, a) in gpus.iter().enumerate() {
+            for b in gpus.iter().skip(i + 1) {
+                if let Some(c) = mx.cell(&a.name, &b.name) {
+                    if let Link::Nvlink { count } = c.value {
+                        pairs.push((a, b, c, count));
+                    }
+                }
+            }
+        }
+        if pairs.is_empty() {
+            continue;
+        }
+        checked += 1;
+        let gpu_count = u32::try_from(gpus.len()).unwrap_or(u32::MAX);
+        let kb = gpu_name_on(ctx, mx.at.host())
+            .and_then(|name| pair_nvlink_expectation(&name, gpu_count));
+        let (expected, why, source) = match kb {
+            Some(spec) => match spec.links_per_pair {
+                Some(n) => (
+                    n,
+                    format!("NV{n} on {}", spec.system),
+                    format!("fabricscope knowledge base: {}", spec.source),
+                ),
+                None => continue, // irregular by design (DGX-1V mesh)
+            },
+            None => {
+                let counts: Vec<usize> = pairs.iter().map(|p| p.3 as usize).collect();
+                let Some((n, share)) = mode(&counts) else {
+                    continue;
+                };
+                if share * 3 < counts.len() * 2 {
+                    continue; // no clear common bond: mixed by design
+                }
+                (
+                    u32::try_from(n).unwrap_or(0),
+                    format!("NV{n} on {share} of {} NVLink pairs", counts.len()),
+                    "peer comparison in the topology matrix".to_owned(),
+                )
+            }
+        };
+        for (a, b, cell, count) in &pairs {
+            if *count >= expected {
+                continue;
+            }
+            out.push(
+                TP002
+                    .finding(
+                        Subject {
+                            peer_gpu: gpu_index(&b.name),
+                            ..mx.subject(a)
+                        },
+                        format!(
+                            "{} ↔ {} are bonded by NV{count}, {why}: {} link(s) missing",
+                            a.name,
+                            b.name,
+                            expected - count
+                        ),
+                    )
+                    .evidence(mx.evidence(
+                        format!("{} ↔ {}: NV{count}", a.name, b.name),
+                        Some(cell.line),
+                    ))
+                    .threshold(Threshold::new(format!("NV{expected}"), source.clone()))
+                    .remediation("Find the inactive link with nvidia-smi nvlink -s on both GPUs; reset, reseat, then open a hardware case."),
+            );
+        }
+    }
+    if checked == 0 {
+        return Coverage::Skipped("no NVLink pair in the topology matrices".to_owned());
+    }
+    Coverage::Checked(checked)
+}
+
+/// TP003.
+fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let matrices: Vec<Matrix<'_>> = ctx
+        .topo_matrices()
+        .into_iter()
+        .filter(|(_, m)| m.nics().next().is_some() && m.gpus().count() >= 2)
+        .map(|(at, m)| Matrix { at, m })
+        .collect();
+    if matrices.is_empty() {
+        return Coverage::Skipped(
+            "no nvidia-smi topo -m matrix with NICs and two or more GPUs".to_owned(),
+        );
+    }
+    for mx in &matrices {
+        let gpus = mx.gpus();
+        let nearest: Vec<(&Device, Vec<&Cell<Link>>)> = gpus
+            .iter()
+            .map(|g| (*g, mx.m.nearest_nics(&g.name)))
+            .filter(|(_, cells)| !cells.is_empty())
+            .collect();
+        let ranks: Vec<usize> = nearest
+            .iter()
+            .filter_map(|(_, cells)| cells.first().map(|c| usize::from(c.value.distance_rank())))
+            .collect();
+        // The usual distance: most common best rank, ties to the closer one.
+        let mut usual: Option<(usize, usize)> = None;
+        for r in &ranks {
+            let n = ranks.iter().filter(|x| *x == r).count();
+            if usual.is_none_or(|(b, c)| n > c || (n == c && *r < b)) {
+                usual = Some((*r, n));
+            }
+        }
+        let Some((usual_rank, count)) = usual else {
+            continue;
+        };
+        for (g, cells) in &nearest {
+            let Some(first) = cells.first() else {
+                continue;
+            };
+            let rank = usize::from(first.value.distance_rank());
+            if rank <= usual_rank {
+                continue;
+            }
+            let usual_label = nearest
+                .iter()
+                .filter_map(|(_, c)| c.first())
+                .find(|c| usize::from(c.value.distance_rank()) == usual_rank)
+                .map_or_else(String::new, |c| c.value.label());
+            let severity = if matches!(first.value, Link::Sys) {
+                Severity::Warning
+            } else {
+                Severity::Info
+            };
+            let nic_names: Vec<String> = cells
+                .iter()
+                .map(|c| {
+                    let rdma =
+                        mx.m.device(&c.to)
+                            .and_then(|d| d.rdma_device.clone())
+                            .filter(|r| *r != c.to)
+                            .map(|r| format!(" ({r})"))
+                            .unwrap_or_default();
+                    format!("{}{rdma}", c.to)
+                })
+                .collect();
+            let mut f = TP003
+                .finding(
+                    Subject {
+                        nic: cells.first().map(|c| c.to.clone()),
+                        ..mx.subject(g)
+                    },
+                    format!(
+                        "{}'s nearest NIC is {} away ({}), while {count} of {} GPUs have a NIC at {usual_label}",
+                        g.name,
+                        first.value.label(),
+                        nic_names.join(", "),
+                        nearest.len()
+                    ),
+                )
+                .severity(severity)
+                .threshold(Threshold::new(
+                    format!("{usual_label} (most GPUs' nearest NIC)"),
+                    "peer comparison in the topology matrix; GPUDirect RDMA wants PIX/PXB",
+                ))
+                .remediation("Check that the NIC meant for this GPU is present and in the right slot; pin each GPU's NIC (NCCL_IB_HCA, UCX_NET_DEVICES) to the nearest one.");
+            for c in cells {
+                f = f.evidence(mx.evidence(
+                    format!("{} ↔ {}: {}", g.name, c.to, c.value.label()),
+                    Some(c.line),
+                ));
+            }
+            out.push(f);
+        }
+    }
+    Coverage::Checked(matrices.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_names_give_indices() {
+        assert_eq!(gpu_index("GPU7"), Some(7));
+        assert_eq!(gpu_index("NIC0"), None);
+    }
+
+    #[test]
+    fn mode_prefers_the_larger_on_ties() {
+        assert_eq!(mode(&[7, 7, 6, 6]), Some((7, 2)));
+        assert_eq!(mode(&[3]), Some((3, 1)));
+        assert_eq!(mode(&[]), None);
+    }
+}
