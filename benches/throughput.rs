@@ -44,6 +44,77 @@ fn pdsh_ibstat(hosts: usize) -> String {
     s
 }
 
+/// A paste of `hosts` pdsh-prefixed `perfquery -x -l` outputs, 8 ports each.
+fn pdsh_perfquery(hosts: usize) -> String {
+    let mut s = String::new();
+    for h in 0..hosts {
+        for port in 1..=8 {
+            let mut block = vec![format!(
+                "# Port extended counters: Lid {} port {port} (CapMask: 0x5300 CapMask2: 0x0000002)",
+                h + 1
+            )];
+            block.push(format!("PortSelect:......................{port}"));
+            block.push("CounterSelect:...................0x0000".to_owned());
+            for (name, value) in [
+                ("PortXmitData", 178_791_657_177_235u64),
+                ("PortRcvData", 178_762_341_961_629),
+                ("PortXmitPkts", 393_094_651_266),
+                ("PortRcvPkts", 387_654_829_341),
+                ("PortUnicastXmitPkts", 387_471_005_571),
+                ("PortUnicastRcvPkts", 387_648_134_400),
+                ("PortMulticastXmitPkts", 5_623_645_694),
+                ("PortMulticastRcvPkts", 6_694_940),
+                ("SymbolErrorCounter", 0),
+                ("LinkErrorRecoveryCounter", 0),
+                ("LinkDownedCounter", 1),
+                ("PortRcvErrors", 0),
+                ("PortXmitDiscards", 20_046),
+                ("PortXmitWait", 41_864_608),
+            ] {
+                let dots = ".".repeat(32 - name.len());
+                block.push(format!("{name}:{dots}{value}"));
+            }
+            for line in block {
+                s.push_str(&format!("node{h:04}: {line}\n"));
+            }
+        }
+    }
+    s
+}
+
+/// `nvidia-smi nvlink -e` then `-gt r` from `hosts` hosts of 8 GPUs with 18
+/// links each, behind `[root@host ~]#` prompts, as a fleet dump concatenates them.
+fn nvlink_fleet(hosts: usize) -> String {
+    let mut s = String::new();
+    for h in 0..hosts {
+        for (command, per_link) in [
+            (
+                "-e",
+                &["Replay Errors: 0", "Recovery Errors: 0", "CRC Errors: 3"][..],
+            ),
+            (
+                "-gt r",
+                &["Raw Tx: 520106574 KiB", "Raw Rx: 549004536 KiB"][..],
+            ),
+        ] {
+            s.push_str(&format!(
+                "[root@gpu{h:04} ~]# nvidia-smi nvlink {command}\n"
+            ));
+            for gpu in 0..8 {
+                s.push_str(&format!(
+                    "GPU {gpu}: NVIDIA H100 80GB HBM3 (UUID: GPU-{h:08x}-0000-0000-0000-{gpu:012x})\n"
+                ));
+                for link in 0..18 {
+                    for value in per_link {
+                        s.push_str(&format!("\t Link {link}: {value}\n"));
+                    }
+                }
+            }
+        }
+    }
+    s
+}
+
 /// Runs `f` repeatedly for about a second and prints its throughput.
 fn measure(name: &str, input: &str, mut f: impl FnMut(&str)) {
     let start = Instant::now();
@@ -77,6 +148,39 @@ fn main() {
     measure("parse::ibstat alone, 4096 CAs", &plain, |t| {
         let lines = fabricscope::parse::lines_of(t);
         black_box(fabricscope::parse::ibstat::parse(&lines).value.cas.len());
+    });
+    let perf = pdsh_perfquery(512);
+    measure("input::read, pdsh perfquery -x -l x512 hosts", &perf, |t| {
+        let doc = fabricscope::read_all(t, &options).expect("within limits");
+        black_box(doc.sections.len());
+    });
+    let plain: String = perf
+        .lines()
+        .map(|l| l.split_once(": ").map_or(l, |(_, rest)| rest))
+        .collect::<Vec<_>>()
+        .join("\n");
+    measure("parse::perfquery alone, 4096 blocks", &plain, |t| {
+        let lines = fabricscope::parse::lines_of(t);
+        black_box(
+            fabricscope::parse::perfquery::parse(&lines)
+                .value
+                .blocks
+                .len(),
+        );
+    });
+    let nvlink = nvlink_fleet(128);
+    measure("input::read, nvlink -e/-gt r x128 hosts", &nvlink, |t| {
+        let doc = fabricscope::read_all(t, &options).expect("within limits");
+        black_box(doc.sections.len());
+    });
+    let gpu_blocks: String = nvlink
+        .lines()
+        .filter(|l| !l.starts_with('['))
+        .collect::<Vec<_>>()
+        .join("\n");
+    measure("parse::nvlink alone, 2048 GPU blocks", &gpu_blocks, |t| {
+        let lines = fabricscope::parse::lines_of(t);
+        black_box(fabricscope::parse::nvlink::parse(&lines).value.gpus.len());
     });
     let junk = "x".repeat(1 << 20) + "\n" + &"\n".repeat(1 << 20);
     measure("input::read, 1 MiB line + 1M empty lines", &junk, |t| {

@@ -25,6 +25,39 @@ fn run_target(target: &str, data: &[u8]) -> bool {
                 let _ = fabricscope::parse::ibstat::parse(lines);
             }
         }
+        "perfquery" => {
+            if let Some(lines) = &lines {
+                let parsed = fabricscope::parse::perfquery::parse(lines);
+                let _ = fabricscope::parse::perfquery::render(&parsed.value);
+            }
+        }
+        "ibqueryerrors" => {
+            if let Some(lines) = &lines {
+                let parsed = fabricscope::parse::ibqueryerrors::parse(lines);
+                let _ = fabricscope::parse::ibqueryerrors::render(&parsed.value);
+            }
+        }
+        "ibstatus" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::ibstatus::parse(lines);
+            }
+        }
+        "ibv_devinfo" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::ibv_devinfo::parse(lines);
+            }
+        }
+        "iblinkinfo" => {
+            if let Some(lines) = &lines {
+                let _ = fabricscope::parse::iblinkinfo::parse(lines);
+            }
+        }
+        "nvlink" => {
+            if let Some(lines) = &lines {
+                let parsed = fabricscope::parse::nvlink::parse(lines);
+                let _ = fabricscope::parse::nvlink::render(&parsed.value);
+            }
+        }
         _ => return false,
     }
     true
@@ -41,7 +74,7 @@ fn replay(dir: &Path) -> usize {
             continue;
         };
         for file in files.flatten() {
-            let data = std::fs::read(file.path()).unwrap();
+            let data = std::fs::read(file.path()).expect("corpus file readable");
             assert!(
                 run_target(&name, &data),
                 "fuzz target `{name}` has no replay entry in tests/fuzz_corpus.rs"

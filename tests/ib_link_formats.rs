@@ -205,6 +205,65 @@ fn check_links(name: &str, expect_state: PortState) {
     }
 }
 
+/// Each HCA port as the scenario defines it: reachable ones with their
+/// state, width and rate; Down ones absent (iblinkinfo cannot reach them).
+fn check_hca_ports(name: &str) {
+    let s = scenario(name);
+    let info = iblinkinfo_of(name, "iblinkinfo.txt");
+    let no_sm = s["subnet_manager"]["running"] == false;
+    for want in s["expected_hca_ports"].as_array().unwrap() {
+        let desc = want["desc"].as_str().unwrap();
+        let found = node(&info, desc);
+        if want["state"] == "Down" {
+            assert!(found.is_none(), "{name}: {desc} should be unreachable");
+            continue;
+        }
+        let n = found.unwrap_or_else(|| panic!("{name}: no {desc}"));
+        assert_eq!(n.node_type, Some(NodeType::Ca));
+        let p = n
+            .ports
+            .iter()
+            .find(|p| u64::from(p.port) == want["port"].as_u64().unwrap())
+            .unwrap();
+        let state = match want["state"].as_str().unwrap() {
+            "Active" => PortState::Active,
+            "Initializing" => PortState::Initializing,
+            other => panic!("unexpected state {other}"),
+        };
+        assert_eq!(p.state, state, "{name}: {desc}");
+        assert_eq!(
+            p.physical_state,
+            PhysState::parse(want["phys_state"].as_str().unwrap())
+        );
+        assert_eq!(
+            p.width.as_ref().unwrap().text,
+            want["width"].as_str().unwrap()
+        );
+        assert_eq!(p.nominal_rate_gbps(), want["rate_gbps"].as_f64());
+        if no_sm {
+            assert_eq!(p.lid, 0, "{name}: {desc} has a LID without an SM");
+        } else {
+            assert_ne!(p.lid, 0, "{name}: {desc} has no LID");
+        }
+    }
+    for (id, lid) in s["lids"].as_object().unwrap() {
+        let n = node(&info, &desc_of(&s, id)).unwrap();
+        assert!(
+            n.ports
+                .iter()
+                .all(|p| Some(u64::from(p.lid)) == lid.as_u64()),
+            "{name}: {id}"
+        );
+    }
+}
+
+#[test]
+fn hca_ports_match_every_scenario() {
+    for name in ["healthy", "no_sm", "port_down", "narrow_link"] {
+        check_hca_ports(name);
+    }
+}
+
 #[test]
 fn healthy_links_are_active_at_their_defined_width() {
     check_links("healthy", PortState::Active);

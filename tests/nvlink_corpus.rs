@@ -480,10 +480,70 @@ GPU 0: NVIDIA H200 (UUID: GPU-aaaa)
     );
 }
 
+#[test]
+fn a_gpu_with_nothing_under_it_stays_in_the_same_section() {
+    let text = "GPU 0: NVIDIA H100 PCIe (UUID: GPU-aaaa)
+GPU 1: NVIDIA H100 PCIe (UUID: GPU-bbbb)
+\t Link 0: 26.562 GB/s
+";
+    for paste in [text.to_owned(), format!("$ nvidia-smi nvlink -s\n{text}")] {
+        let doc = read_clean_text(&paste);
+        assert_eq!(doc.sections.len(), 1, "{paste}");
+        let gpus: Vec<u32> = nvlink(&doc)[0].gpus.iter().map(|g| g.index).collect();
+        assert_eq!(gpus, [0, 1]);
+    }
+}
+
 fn read_clean_text(text: &str) -> Document {
     let doc = input::read(text, &ReadOptions::default()).unwrap();
     assert!(doc.all_warnings().is_empty(), "{:?}", doc.all_warnings());
     assert!(doc.unrecognised.is_empty(), "{:?}", doc.unrecognised);
     assert!(doc.sections.iter().all(|s| s.kind == Kind::Nvlink));
     doc
+}
+
+/// The output of one command, without the capture script's `$ …` and `[exit N]` lines.
+fn tool_output(path: &Path) -> String {
+    let text = text_of(path);
+    let mut out = String::new();
+    for line in text.lines() {
+        if !line.starts_with("$ ") && !line.starts_with("[exit ") {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Rendering a capture's model gives back nvidia-smi's exact bytes: the
+/// model keeps everything the tool printed, in the tool's order.
+#[test]
+fn render_reproduces_our_captures_byte_for_byte() {
+    use fabricscope::parse::nvlink::{render, render_mode};
+    let mut checked = 0;
+    for dir in [X2, X1] {
+        for path in own_nvlink_files(Path::new(dir)) {
+            let doc = read_clean(&path);
+            let Some(m) = nvlink(&doc).first().map(|m| (*m).clone()) else {
+                continue;
+            };
+            let rendered = match m.modes.as_slice() {
+                [mode] => render_mode(&m, *mode),
+                _ => render(&m),
+            };
+            assert_eq!(rendered, tool_output(&path), "{}", path.display());
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 54);
+    if Path::new(PUBLIC).is_dir() {
+        for file in [
+            "nvlink-s__azurehpc-health-checks-testdata__good.txt",
+            "nvlink-s__azurehpc-health-checks-testdata__bad.txt",
+        ] {
+            let path = Path::new(PUBLIC).join(file);
+            let m = only(PUBLIC, file);
+            assert_eq!(render(&m), text_of(&path), "{file}");
+        }
+    }
 }

@@ -128,16 +128,26 @@ fn unspan_ibstatus(mut m: Ibstatus) -> Ibstatus {
 /// A field the model does not name: the `x_` prefix keeps it clear of the
 /// labels the parser knows.
 fn extra_field(with_items: bool) -> impl Strategy<Value = ExtraField> {
-    let labelled = (
-        "x_[a-z_]{1,12}",
+    // Flag lines are printed only under an empty or hex-valued heading.
+    let value = prop_oneof![
         words(20),
-        vec("[A-Z][A-Z0-9_]{0,14}", 0..4),
-    )
-        .prop_map(move |(label, value, items)| ExtraField {
-            label,
-            value: Some(value),
-            items: if with_items { items } else { Vec::new() },
-        });
+        Just(String::new()),
+        any::<u32>().prop_map(|v| format!("0x{v:08x}")),
+    ];
+    let labelled = ("x_[a-z_]{1,12}", value, vec("[A-Z][A-Z0-9_]{0,14}", 0..4)).prop_map(
+        move |(label, value, items)| {
+            let takes_items = value.is_empty() || value.starts_with("0x");
+            ExtraField {
+                label,
+                value: Some(value),
+                items: if with_items && takes_items {
+                    items
+                } else {
+                    Vec::new()
+                },
+            }
+        },
+    );
     let statement = "x_[a-z_]{1,12}".prop_map(|label| ExtraField {
         label: format!("{label} not supported"),
         value: None,

@@ -170,10 +170,18 @@ fn user_host_prompt(t: &str) -> Option<(Option<String>, &str)> {
     let end = t.find(['$', '#', '%'])?;
     let head = t.get(..end)?.trim_end();
     let command = prompt_tail(t.get(end..)?)?;
-    let (user_host, _dir) = head.split_once(':').unwrap_or((head, ""));
+    let (user_host, dir) = head.split_once(':').unwrap_or((head, ""));
     let host = match user_host.split_once('@') {
         Some((user, host)) if is_hostname(user) => host,
         Some(_) => return None,
+        // `host: # …` without a directory is a pdsh prefix before tool
+        // output (`node07: # Port counters: …`) unless a command follows.
+        None if dir.trim().is_empty() => {
+            let word = command.split_whitespace().next();
+            return (head.contains(':') && word.is_some_and(is_known_command))
+                .then(|| (Some(user_host.to_owned()), command))
+                .filter(|_| is_hostname(user_host));
+        }
         None if head.contains(':') => user_host,
         None => return None,
     };
@@ -339,6 +347,10 @@ mod tests {
             Some((Some("box".into()), words("date")))
         );
         assert_eq!(p("[root@node07 ~]#"), Some((Some("node07".into()), vec![])));
+        assert_eq!(
+            p("node07: # perfquery -x"),
+            Some((Some("node07".into()), words("perfquery -x")))
+        );
     }
 
     #[test]
@@ -352,6 +364,8 @@ mod tests {
             "Errors for 0x0002c903 \"switch\"",
             "## Summary: 3 nodes checked",
             "\t Link 0: Replay Errors: 0",
+            "node0001: # Port counters: Lid 2 port 1 (CapMask: 0x1300)",
+            "node07: # Topology file: generated on Mon Jan  5 12:00:00 2026",
         ] {
             assert_eq!(prompt(line), None, "{line}");
         }

@@ -30,6 +30,14 @@
 //! expect, and a rule may only use it to add a finding when the input is
 //! consistent with the entry (same product, same form factor). A name that
 //! matches no entry has no expectation: rules then compare peers only.
+//!
+//! ```
+//! use fabricscope::kb;
+//! let h200 = kb::gpu_nvlink_expectation("NVIDIA H200").unwrap();
+//! assert_eq!((h200.active_links, h200.speed_gb_per_s), (18, Some(26.562)));
+//! let cx7 = kb::hca_expected_rate("MT4129").unwrap();
+//! assert_eq!(cx7.max_ib_rate_gbps, Some(400.0));
+//! ```
 
 mod ib;
 mod nvlink;

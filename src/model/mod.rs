@@ -5,15 +5,16 @@
 //! applies (`rate_gbps`, `kib`), so a reader never has to guess.
 
 pub mod counter;
-pub mod date;
-pub mod gpu;
 pub mod ib;
+pub mod nvlink;
+
+pub use counter::Counter;
 pub mod iblinkinfo;
 pub mod ibstatus;
 pub mod ibv_devinfo;
-pub mod nvlink;
+pub mod date;
+pub mod gpu;
 pub mod perf;
 pub mod perf_fields;
 pub mod topo;
-
-pub use counter::Counter;
+pub mod ibqueryerrors;

@@ -5,7 +5,7 @@
 //! follows the IBA PortCounters tables. They matter because IB counters stick
 //! at all-ones instead of wrapping: a 4-bit `LocalLinkIntegrityErrors` of 15
 //! is saturated, a 64-bit one of 15 is not. The order is the one the dump
-//! functions in `dump.c` use, so [`fields`] can also drive a faithful render.
+//! functions in `dump.c` use, so the same table also drives a faithful render.
 
 use std::borrow::Cow;
 

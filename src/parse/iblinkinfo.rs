@@ -581,6 +581,31 @@ Switch: 0x0c42a103006f0000 MF0;leaf01:MQM8700/U1:
     }
 
     #[test]
+    fn older_layouts_without_padding() {
+        // Older infiniband-diags: speed not padded to 18 columns, one space
+        // before LinkUp, CA lines indented by four, a switch without description.
+        let text = concat!(
+            "CA: hostA HCA-1:\n",
+            "    0x0002c903000d7aad      5    1[  ] ==( 4X 10.0 Gbps Active/ LinkUp)==>       2    4[  ] \"Infiniscale-IV Mellanox Technologies\" ( )\n",
+            "Switch: 0x0002c9020046c588:\n",
+            "         223   33[  ] ==( 4X  10.0 Gbps (FDR10) Active/  LinkUp)==>     145    1[  ] \"gpfs HCA-1\" ( )\n",
+            "           1   35[  ] ==( 4X  5.0 Gbps Active/  LinkUp)==>       2    1[  ] \"gw\" ( Could be 10.0 Gbps)\n",
+        );
+        let parsed = parse(&lines_of(text));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let nodes = &parsed.value.nodes;
+        assert_eq!(nodes[0].ports[0].physical_state, PhysState::LinkUp);
+        assert_eq!(nodes[0].ports[0].speed_gbps_per_lane, Some(10.0));
+        assert_eq!(nodes[1].desc.as_deref(), Some(""));
+        assert_eq!(nodes[1].guid, Some(Guid(0x0002_c902_0046_c588)));
+        assert_eq!(nodes[1].ports[0].generation(), Some(LaneGeneration::Fdr10));
+        let slow = &nodes[1].ports[1];
+        assert_eq!(slow.generation(), Some(LaneGeneration::Ddr));
+        assert_eq!(slow.could_be_speed_gbps_per_lane, Some(10.0));
+        assert_eq!(slow.could_be_width, None);
+    }
+
+    #[test]
     fn broken_lines_are_warnings() {
         let text = "CA: node01 mlx5_0:\n      0x0c42a10300a1b2c3 seven 1[  ] ==( 4X 53.125 Gbps Active/  LinkUp)==> 3 1[  ] \"x\" ( )\nsomething else\n      0x0c42a10300a1b2c3      7    2[  ] ==(              Down/ Polling)==>             [  ] \"\" ( )\n";
         let parsed = parse(&lines_of(text));

@@ -137,9 +137,25 @@ fn read_bare_line(line: &Line<'_>, t: &str, device: &mut IbvDevice, unread: &mut
         return;
     }
     match device.extra.last_mut() {
-        Some(heading) if heading.value.is_some() => heading.items.push(t.to_owned()),
-        _ => unread.line(line, "flag line without a heading before it"),
+        Some(heading) if heading_takes_items(heading) => heading.items.push(t.to_owned()),
+        // Vendor builds (MLNX_OFED) print lines such as `Multi-Packet RQ
+        // supported` or `log max atomic inline   5`: kept as statements.
+        Some(_) => device.extra.push(ExtraField {
+            label: t.to_owned(),
+            value: None,
+            items: Vec::new(),
+        }),
+        None => unread.line(line, "flag line without a heading before it"),
     }
+}
+
+/// Flag names follow a heading with no value (`general_odp_caps:`) or a hex
+/// mask (`device_cap_flags: 0xed721c36`).
+fn heading_takes_items(heading: &ExtraField) -> bool {
+    heading
+        .value
+        .as_deref()
+        .is_some_and(|v| v.is_empty() || v.starts_with("0x") || v.starts_with("0X"))
 }
 
 /// devinfo.c's sentences: `core clock not supported`, `tag matching not supported`.
@@ -172,7 +188,7 @@ fn read_device_field(
         "vendor_part_id" => set_decimal(line, label, value, &mut device.vendor_part_id, unread),
         "phys_port_cnt" => set_decimal(line, label, value, &mut device.phys_port_cnt, unread),
         "Unknown flags" => match device.extra.last_mut() {
-            Some(heading) if heading.value.is_some() => {
+            Some(heading) if heading_takes_items(heading) => {
                 heading.items.push(format!("{label}: {value}"));
             }
             _ => device.extra.push(ExtraField::labelled(label, value)),
@@ -678,6 +694,80 @@ hca_id:\tmlx5_1
                 (7, WarningKind::Unreadable)
             ]
         );
+    }
+
+    /// The shape of MLNX_OFED's experimental-verbs build: space-aligned,
+    /// `key   value` lines without a colon, `ooo_rc_caps  = 0x0`, nested
+    /// headings and a `Device ports:` heading after the device fields.
+    const VENDOR_BUILD: &str = "hca_id:\tmlx5_3
+        transport:                      InfiniBand (0)
+        node_guid:                      08c0:eb03:003b:0001
+        device_cap_flags:               0xa5721c36
+                                        BAD_PKEY_CNTR
+                                        Unknown flags: 0x84400000
+        atomic_cap:                     ATOMIC_HCA (1)
+        log max atomic inline           5
+        max_device_ctx:                 1020
+        Multi-Packet RQ supported
+                Supported for objects type:
+                        IBV_EXP_MP_RQ_SUP_TYPE_WQ_RQ
+                Log number of strides for single WQE: 9 - 16
+
+        ooo_caps:
+        ooo_rc_caps  = 0x0
+        tag matching not supported
+        Device ports:
+                port:   1
+                        state:                  PORT_ACTIVE (4)
+                        max_vl_num:             invalid value (0)
+                        active_width:           1X (1)
+                        active_speed:           10.0 Gbps (4)
+                        phys_state:             LINK_UP (5)
+                        GID[  0]:               fe80:0000:0000:0000:0ac0:ebff:fe3b:0001
+";
+
+    #[test]
+    fn vendor_build_lines_are_kept_without_warnings() {
+        let parsed = parse(&lines_of(VENDOR_BUILD));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let d = &parsed.value.devices[0];
+        assert!(d.device_ports_heading);
+        let statements: Vec<&str> = d
+            .extra
+            .iter()
+            .filter(|f| f.value.is_none())
+            .map(|f| f.label.as_str())
+            .collect();
+        assert_eq!(
+            statements,
+            [
+                "log max atomic inline           5",
+                "Multi-Packet RQ supported",
+                "tag matching not supported"
+            ]
+        );
+        let find = |label: &str| d.extra.iter().find(|f| f.label == label).unwrap();
+        assert_eq!(find("device_cap_flags").items.len(), 2);
+        assert_eq!(
+            find("Supported for objects type").items,
+            ["IBV_EXP_MP_RQ_SUP_TYPE_WQ_RQ"]
+        );
+        assert_eq!(find("ooo_caps").items, ["ooo_rc_caps  = 0x0"]);
+        let p = &d.ports[0];
+        assert_eq!(p.rate_gbps(), Some(10.0));
+        assert_eq!(p.extra[0].value.as_deref(), Some("invalid value (0)"));
+    }
+
+    #[test]
+    fn failures_are_kept_and_reported() {
+        let parsed = parse(&lines_of("No IB devices found\n"));
+        assert_eq!(parsed.value.errors, ["No IB devices found"]);
+        assert_eq!(parsed.warnings.len(), 1);
+        assert_eq!(parsed.warnings[0].kind, WarningKind::Truncated);
+        let text = "hca_id:\tmlx5_0\n\tphys_port_cnt:\t\t\t2\nFailed to query port 1 props\n";
+        let parsed = parse(&lines_of(text));
+        assert_eq!(parsed.value.devices[0].phys_port_cnt, Some(2));
+        assert_eq!(parsed.value.errors, ["Failed to query port 1 props"]);
     }
 
     #[test]

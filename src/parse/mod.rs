@@ -10,28 +10,30 @@
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
 //! detail of the modules; the public API speaks only of our types.
 
-pub mod date;
 pub mod iblinkinfo;
 pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod nvlink;
+pub mod date;
 pub mod perfquery;
 pub mod smi_query;
-pub(crate) mod text;
+pub mod ibqueryerrors;
 pub mod timestamp;
 pub mod topo;
+pub(crate) mod text;
 
 use crate::diag::Warning;
-use crate::model::date::Date;
-use crate::model::gpu::SmiQuery;
 use crate::model::ib::Ibstat;
 use crate::model::iblinkinfo::Iblinkinfo;
 use crate::model::ibstatus::Ibstatus;
 use crate::model::ibv_devinfo::IbvDevinfo;
 use crate::model::nvlink::Nvlink;
+use crate::model::date::Date;
+use crate::model::gpu::SmiQuery;
 use crate::model::perf::Perfquery;
 use crate::model::topo::{TopoMatrix, TopoP2p};
+use crate::model::ibqueryerrors::Ibqueryerrors;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -133,16 +135,16 @@ impl<T> Parsed<T> {
 pub enum Kind {
     /// `ibstat`.
     Ibstat,
-    /// `date`: a wall-clock time between snapshots.
-    Date,
-    /// `nvidia-smi nvlink` (any read-only mode).
-    Nvlink,
     /// `ibstatus`.
     Ibstatus,
     /// `ibv_devinfo`.
     IbvDevinfo,
     /// `iblinkinfo`.
     Iblinkinfo,
+    /// `nvidia-smi nvlink` (any read-only mode).
+    Nvlink,
+    /// `date`: a wall-clock time between snapshots.
+    Date,
     /// `perfquery`, any attribute.
     Perfquery,
     /// `nvidia-smi topo -m` / `-mp`.
@@ -151,6 +153,8 @@ pub enum Kind {
     TopoP2p,
     /// `nvidia-smi -q` (text or `-x` XML).
     SmiQuery,
+    /// `ibqueryerrors`.
+    Ibqueryerrors,
 }
 
 impl Kind {
@@ -168,16 +172,16 @@ impl Kind {
 pub enum SectionData {
     /// `ibstat` in any form.
     Ibstat(Ibstat),
-    /// `date`.
-    Date(Date),
-    /// `nvidia-smi nvlink` in any read-only mode.
-    Nvlink(Nvlink),
     /// `ibstatus`.
     Ibstatus(Ibstatus),
     /// `ibv_devinfo`, plain, `-v` or `-l`.
     IbvDevinfo(IbvDevinfo),
     /// `iblinkinfo` in any form.
     Iblinkinfo(Iblinkinfo),
+    /// `nvidia-smi nvlink` in any read-only mode.
+    Nvlink(Nvlink),
+    /// `date`.
+    Date(Date),
     /// `perfquery` blocks.
     Perfquery(Perfquery),
     /// `nvidia-smi topo -m` / `-mp`.
@@ -186,6 +190,8 @@ pub enum SectionData {
     TopoP2p(TopoP2p),
     /// `nvidia-smi -q`.
     SmiQuery(SmiQuery),
+    /// `ibqueryerrors` node reports and summary.
+    Ibqueryerrors(Ibqueryerrors),
 }
 
 impl SectionData {
@@ -194,15 +200,16 @@ impl SectionData {
     pub fn kind(&self) -> Kind {
         match self {
             Self::Ibstat(_) => Kind::Ibstat,
-            Self::Date(_) => Kind::Date,
-            Self::Nvlink(_) => Kind::Nvlink,
             Self::Ibstatus(_) => Kind::Ibstatus,
             Self::IbvDevinfo(_) => Kind::IbvDevinfo,
             Self::Iblinkinfo(_) => Kind::Iblinkinfo,
+            Self::Nvlink(_) => Kind::Nvlink,
+            Self::Date(_) => Kind::Date,
             Self::Perfquery(_) => Kind::Perfquery,
             Self::TopoMatrix(_) => Kind::TopoMatrix,
             Self::TopoP2p(_) => Kind::TopoP2p,
             Self::SmiQuery(_) => Kind::SmiQuery,
+            Self::Ibqueryerrors(_) => Kind::Ibqueryerrors,
         }
     }
 
@@ -211,15 +218,16 @@ impl SectionData {
     pub fn summary(&self) -> String {
         match self {
             Self::Ibstat(v) => ibstat::summary(v),
-            Self::Date(v) => date::summary(v),
-            Self::Nvlink(v) => nvlink::summary(v),
             Self::Ibstatus(v) => ibstatus::summary(v),
             Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
             Self::Iblinkinfo(v) => iblinkinfo::summary(v),
+            Self::Nvlink(v) => nvlink::summary(v),
+            Self::Date(v) => date::summary(v),
             Self::Perfquery(v) => perfquery::summary(v),
             Self::TopoMatrix(v) => topo::summary(v),
             Self::TopoP2p(v) => topo::summary_p2p(v),
             Self::SmiQuery(v) => smi_query::summary(v),
+            Self::Ibqueryerrors(v) => ibqueryerrors::summary(v),
         }
     }
 
@@ -274,12 +282,13 @@ pub(crate) static FORMATS: &[Format] = &[
     ibstatus::FORMAT,
     ibv_devinfo::FORMAT,
     iblinkinfo::FORMAT,
-    date::FORMAT,
     nvlink::FORMAT,
+    date::FORMAT,
     perfquery::FORMAT,
     topo::FORMAT,
     topo::P2P_FORMAT,
     smi_query::FORMAT,
+    ibqueryerrors::FORMAT,
 ];
 
 /// The format that produces `kind`.

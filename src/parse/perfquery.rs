@@ -27,7 +27,9 @@ use crate::model::counter::max_for_bits;
 use crate::model::perf::{PerfAttribute, PerfBlock, Perfquery};
 use crate::model::perf_fields::FieldKind;
 use crate::model::Counter;
-use crate::parse::text::{decimal_u32, decimal_u64, hex_u32, NumberError, Unread};
+use crate::parse::text::{
+    decimal_u32, decimal_u64, hex_u32, tool_message_kind, NumberError, Unread,
+};
 use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
 
 pub(crate) const FORMAT: Format = Format {
@@ -71,16 +73,12 @@ fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
         out.blocks.push(header.into_block(line));
         return;
     }
-    match tool_message(t) {
-        Some(WarningKind::Truncated) => {
-            return unread.warn(
-                WarningKind::Truncated,
-                line.span(),
-                format!("perfquery reported an error; output may be incomplete: {t}"),
-            )
-        }
-        Some(kind) => return unread.warn(kind, line.span(), format!("perfquery warned: {t}")),
-        None => {}
+    if let Some(kind) = tool_message_kind(t) {
+        let what = match kind {
+            WarningKind::Truncated => "perfquery reported an error; output may be incomplete",
+            _ => "perfquery warned",
+        };
+        return unread.warn(kind, line.span(), format!("{what}: {t}"));
     }
     let Some((name, value)) = dotted_field(t) else {
         return unread.line(line, "not a perfquery `Name:....value` line");
@@ -95,24 +93,6 @@ fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
             line.span(),
             "counter lines before any `# … counters:` header (output cut at the start?)",
         ),
-    }
-}
-
-/// `ibwarn:` lines are warnings about the data (e.g. no extended counter
-/// support); `iberror`/`ibpanic` mean the query stopped.
-fn tool_message(t: &str) -> Option<WarningKind> {
-    let (first, rest) = t.split_once(':')?;
-    let word = if first.contains(' ') {
-        return None;
-    } else if matches!(first, "ibwarn" | "iberror" | "ibpanic") {
-        first
-    } else {
-        rest.trim_start().split(':').next()?.trim()
-    };
-    match word {
-        "ibwarn" => Some(WarningKind::Suspicious),
-        "iberror" | "ibpanic" => Some(WarningKind::Truncated),
-        _ => None,
     }
 }
 

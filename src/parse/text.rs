@@ -156,6 +156,26 @@ impl Unread {
     }
 }
 
+/// The kind of warning a tool diagnostic line deserves, when the line is
+/// one: `ibwarn: …` (the tool carried on; the data may be partial) is
+/// suspicious, `iberror`/`ibpanic` (the tool stopped) truncates the output.
+/// Also recognises them after the program name (`perfquery: iberror: …`).
+pub(crate) fn tool_message_kind(t: &str) -> Option<WarningKind> {
+    let (first, rest) = t.split_once(':')?;
+    if first.contains(' ') {
+        return None;
+    }
+    let word = match first {
+        "ibwarn" | "iberror" | "ibpanic" => first,
+        _ => rest.trim_start().split(':').next()?.trim(),
+    };
+    match word {
+        "ibwarn" => Some(WarningKind::Suspicious),
+        "iberror" | "ibpanic" => Some(WarningKind::Truncated),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,5 +216,18 @@ mod tests {
         assert_eq!(quantity("345"), Some((345.0, "")));
         assert_eq!(quantity("N/A"), None);
         assert_eq!(quantity("-"), None);
+    }
+
+    #[test]
+    fn tool_messages_by_severity() {
+        let k = tool_message_kind;
+        assert_eq!(k("ibwarn: [12] main: x"), Some(WarningKind::Suspicious));
+        assert_eq!(
+            k("perfquery: iberror: failed: y"),
+            Some(WarningKind::Truncated)
+        );
+        assert_eq!(k("ibpanic: [1] main: z"), Some(WarningKind::Truncated));
+        assert_eq!(k("PortSelect:......1"), None);
+        assert_eq!(k("Errors for x: iberror"), None);
     }
 }

@@ -21,11 +21,19 @@
 //! `nvidia-smi -L` prints too: detection wants a link line (or an
 //! nvlink-only message) after the header; header-only output such as
 //! `-cBridge` is read when the prompt names `nvidia-smi nvlink`.
+//!
+//! ```
+//! use fabricscope::parse::{lines_of, nvlink};
+//! let text = "GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\n";
+//! let m = nvlink::parse(&lines_of(text)).value;
+//! assert_eq!(m.gpus[0].links[0].speed_gb_per_s, Some(26.562));
+//! assert!(m.gpus[0].links[1].inactive);
+//! ```
 
 mod grammar;
 mod render;
 
-pub use render::render;
+pub use render::{render, render_mode};
 
 use crate::diag::WarningKind;
 use crate::model::nvlink::{LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkRemote};
@@ -170,22 +178,27 @@ impl Reader {
     }
 
     fn gpu_field(&mut self, line: &Line<'_>, mode: NvlinkMode, set: impl FnOnce(&mut NvlinkGpu)) {
-        self.saw(mode);
-        match self.gpu(line) {
-            Some(gpu) => set(gpu),
-            None => self
+        if self.out.gpus.is_empty() {
+            return self
                 .unread
-                .line(line, "GPU field before any `GPU N:` header"),
+                .line(line, "GPU field before any `GPU N:` header");
+        }
+        self.saw(mode);
+        if let Some(gpu) = self.gpu(line) {
+            set(gpu);
         }
     }
 
     fn link_fact(&mut self, line: &Line<'_>, number: u32, fact: LinkFact<'_>) {
-        self.saw(fact.mode());
-        self.lane_link = matches!(fact, LinkFact::LaneHeading).then_some(number);
-        let Some(gpu) = self.gpu(line) else {
+        if self.out.gpus.is_empty() {
             return self
                 .unread
                 .line(line, "`Link N` line before any `GPU N:` header");
+        }
+        self.saw(fact.mode());
+        self.lane_link = matches!(fact, LinkFact::LaneHeading).then_some(number);
+        let Some(gpu) = self.gpu(line) else {
+            return;
         };
         let v100 = gpu.name.contains("V100");
         let Some(link) = link_mut(gpu, number, line) else {
@@ -245,16 +258,16 @@ impl Reader {
     }
 
     fn lane(&mut self, line: &Line<'_>, lane: u32, count: u64, overflow: u64) {
-        self.saw(NvlinkMode::LaneEcc);
+        // A heading is only set inside a GPU block, so a lane line with a
+        // heading above it always has a GPU.
         let Some(number) = self.lane_link else {
             return self
                 .unread
                 .line(line, "`Lane N` line without a `Link N:` heading above it");
         };
+        self.saw(NvlinkMode::LaneEcc);
         let Some(gpu) = self.gpu(line) else {
-            return self
-                .unread
-                .line(line, "`Lane N` line before any `GPU N:` header");
+            return;
         };
         if let Some(link) = link_mut(gpu, number, line) {
             link.lanes.push(LaneEcc {
@@ -329,8 +342,12 @@ fn snake_case(label: &str) -> String {
     out
 }
 
-/// A GPU header with its UUID, followed by a line only `nvidia-smi nvlink`
-/// prints; or the `-gBwMode` line. Keyed by GPU index, so a second snapshot
+/// How many header-only GPU blocks detection looks past (nvidia-smi lists
+/// at most a few dozen GPUs per host).
+const MAX_BARE_HEADERS: usize = 64;
+
+/// A GPU header with its UUID, followed (possibly after more bare headers)
+/// by a line only `nvidia-smi nvlink` prints; or the `-gBwMode` line. Keyed by GPU index, so a second snapshot
 /// of the same GPU starts a new section.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?.text().trim();
@@ -342,7 +359,15 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     }
     let header = grammar::gpu_header(first)?;
     header.uuid?;
-    let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
+    // Headers with nothing under them (`-cBridge`, or a GPU without links)
+    // may precede the first link line: look past them, but not far.
+    let next = lines
+        .iter()
+        .skip(1)
+        .filter(|l| !l.is_blank())
+        .take(MAX_BARE_HEADERS)
+        .map(|l| l.text().trim())
+        .find(|t| grammar::gpu_header(t).is_none_or(|h| h.uuid.is_none()))?;
     let nvlink_only = match grammar::shape(next) {
         Ok(
             Shape::Link(..) | Shape::AllLinksInactive | Shape::Info(..) | Shape::LowPowerUnit(_),

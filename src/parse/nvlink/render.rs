@@ -1,25 +1,49 @@
-//! Turning a model back into `nvidia-smi nvlink` text, one mode after the
-//! other, in the tool's own layout (tab and space before `Link`). Used by the
-//! round-trip tests, and by anyone who wants nvidia-smi-shaped text back.
+//! Turning a model back into `nvidia-smi nvlink` text in the tool's own
+//! layout: a tab and a space before `Link`, two tabs before `Lane`, a blank
+//! line after each link of `-e`, `-ec` and `-gLowPwrInfo`, counters in the
+//! tool's order. [`render_mode`] reproduces one command's output byte for
+//! byte (checked against our captures); [`render`] prints every mode of a
+//! model under each GPU header, so any model survives render → parse.
 
+use super::grammar::INFO_LABELS;
 use super::CAPABILITIES;
 use crate::model::nvlink::{Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode};
+use crate::model::Counter;
 use std::fmt::Write as _;
 
-/// Renders every mode in `nvlink.modes` for every GPU.
+/// Renders every mode in `nvlink.modes` under each GPU header.
 #[must_use]
 pub fn render(nvlink: &Nvlink) -> String {
     let mut s = String::new();
+    preamble(&mut s, nvlink);
+    for gpu in &nvlink.gpus {
+        gpu_block(&mut s, gpu, &nvlink.modes);
+    }
+    s
+}
+
+/// Renders one mode as `nvidia-smi nvlink` prints it for that option alone.
+#[must_use]
+pub fn render_mode(nvlink: &Nvlink, mode: NvlinkMode) -> String {
+    let mut s = String::new();
+    preamble(&mut s, nvlink);
+    if mode != NvlinkMode::BandwidthMode {
+        for gpu in &nvlink.gpus {
+            gpu_block(&mut s, gpu, &[mode]);
+        }
+    }
+    s
+}
+
+/// Lines before any GPU block: messages such as `No devices were found`,
+/// and the `-gBwMode` answer.
+fn preamble(s: &mut String, nvlink: &Nvlink) {
     for note in nvlink.notes.iter().filter(|n| !is_gpu_note(n)) {
         let _ = writeln!(s, "{note}");
     }
     if let Some(mode) = &nvlink.bandwidth_mode {
         let _ = writeln!(s, "GPU NVLINK bandwidth mode: {mode}");
     }
-    for gpu in &nvlink.gpus {
-        render_gpu(&mut s, gpu, &nvlink.modes);
-    }
-    s
 }
 
 /// Notes the parser derives from a GPU block (`GPU 6: all links inactive`);
@@ -28,7 +52,7 @@ fn is_gpu_note(note: &str) -> bool {
     note.starts_with("GPU ") && note.ends_with(": all links inactive")
 }
 
-fn render_gpu(s: &mut String, gpu: &NvlinkGpu, modes: &[NvlinkMode]) {
+fn gpu_block(s: &mut String, gpu: &NvlinkGpu, modes: &[NvlinkMode]) {
     match &gpu.uuid {
         Some(uuid) => {
             let _ = writeln!(s, "GPU {}: {} (UUID: {uuid})", gpu.index, gpu.name);
@@ -38,28 +62,58 @@ fn render_gpu(s: &mut String, gpu: &NvlinkGpu, modes: &[NvlinkMode]) {
         }
     }
     for message in &gpu.messages {
-        let _ = writeln!(s, "\t {message}");
-    }
-    for (label, value) in &gpu.info {
-        let _ = writeln!(s, "\t {label}: {value}");
-    }
-    if let Some(unit) = gpu.low_power_threshold_unit_us {
-        let _ = writeln!(s, "\t Low Power Threshold are in units of {unit} us");
-    }
-    if let Some((low, high)) = gpu.low_power_threshold_range {
-        let _ = writeln!(
-            s,
-            "\t Range of Low Power Threshold values are {low} to {high}"
-        );
+        // nvidia-smi indents `Invalid Link` like a link line; the NVML
+        // message and `Not supported` start the line.
+        let indent = if message == "Invalid Link" { "\t " } else { "" };
+        let _ = writeln!(s, "{indent}{message}");
     }
     for mode in modes {
+        gpu_fields(s, gpu, *mode);
         for link in &gpu.links {
-            render_link(s, link, *mode);
+            let before = s.len();
+            link_lines(s, link, *mode);
+            let printed = s.len() > before;
+            let blank_after = matches!(
+                mode,
+                NvlinkMode::ErrorCounters | NvlinkMode::LaneEcc | NvlinkMode::LowPowerInfo
+            );
+            if printed && blank_after {
+                s.push('\n');
+            }
         }
     }
 }
 
-fn render_link(s: &mut String, link: &NvlinkLink, mode: NvlinkMode) {
+/// GPU-level lines of a mode (`-info` fields, `-gLowPwrInfo` units).
+fn gpu_fields(s: &mut String, gpu: &NvlinkGpu, mode: NvlinkMode) {
+    match mode {
+        NvlinkMode::Info => {
+            let mut fields: Vec<(&String, &String)> = gpu.info.iter().collect();
+            fields.sort_by_key(|(label, _)| position(INFO_LABELS, label.as_str()));
+            for (label, value) in fields {
+                let _ = writeln!(s, "{}", format!("\t {label}: {value}").trim_end());
+            }
+        }
+        NvlinkMode::LowPowerInfo => {
+            let before = s.len();
+            if let Some(unit) = gpu.low_power_threshold_unit_us {
+                let _ = writeln!(s, "\t Low Power Threshold are in units of {unit} us");
+            }
+            if let Some((low, high)) = gpu.low_power_threshold_range {
+                let _ = writeln!(
+                    s,
+                    "\t Range of Low Power Threshold values are {low} to {high}"
+                );
+            }
+            if s.len() > before {
+                s.push('\n');
+            }
+        }
+        _ => {}
+    }
+}
+
+fn link_lines(s: &mut String, link: &NvlinkLink, mode: NvlinkMode) {
     let n = link.link;
     match mode {
         NvlinkMode::Status => {
@@ -70,7 +124,10 @@ fn render_link(s: &mut String, link: &NvlinkLink, mode: NvlinkMode) {
             }
         }
         NvlinkMode::Capabilities => {
-            for (key, supported) in &link.capabilities {
+            let keys: Vec<&str> = CAPABILITIES.iter().map(|(_, key)| *key).collect();
+            let mut caps: Vec<(&String, &bool)> = link.capabilities.iter().collect();
+            caps.sort_by_key(|(key, _)| position(&keys, key.as_str()));
+            for (key, supported) in caps {
                 let _ = writeln!(s, "\t Link {n}, {}: {supported}", capability_label(key));
             }
         }
@@ -91,6 +148,7 @@ fn render_link(s: &mut String, link: &NvlinkLink, mode: NvlinkMode) {
         }
         NvlinkMode::LegacyCounters => {
             let parts: Vec<String> = counters_of(link, CounterFamily::Legacy)
+                .into_iter()
                 .map(|(key, c)| format!("{}: {} KBytes", counter_label(key), c.value))
                 .collect();
             if !parts.is_empty() {
@@ -139,6 +197,23 @@ fn render_link(s: &mut String, link: &NvlinkLink, mode: NvlinkMode) {
     }
 }
 
+/// Where `item` sits in `order` (unknown items last, then by name).
+fn position<'a>(order: &[&str], item: &'a str) -> (usize, &'a str) {
+    let at = order.iter().position(|o| *o == item).unwrap_or(order.len());
+    (at, item)
+}
+
+/// Counters in the order nvidia-smi prints them.
+const COUNTER_ORDER: &[&str] = &[
+    "replay_errors",
+    "recovery_errors",
+    "crc_errors",
+    "data_tx_kib",
+    "data_rx_kib",
+    "raw_tx_kib",
+    "raw_rx_kib",
+];
+
 /// Which mode printed a counter, told from its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CounterFamily {
@@ -169,14 +244,15 @@ fn family_of(key: &str) -> CounterFamily {
     }
 }
 
-fn counters_of(
-    link: &NvlinkLink,
-    family: CounterFamily,
-) -> impl Iterator<Item = (&str, &crate::model::Counter)> {
-    link.counters
+fn counters_of(link: &NvlinkLink, family: CounterFamily) -> Vec<(&str, &Counter)> {
+    let mut counters: Vec<(&str, &Counter)> = link
+        .counters
         .iter()
-        .filter(move |(k, _)| family_of(k) == family)
+        .filter(|(k, _)| family_of(k) == family)
         .map(|(k, c)| (k.as_str(), c))
+        .collect();
+    counters.sort_by_key(|(k, _)| position(COUNTER_ORDER, k));
+    counters
 }
 
 /// Words nvidia-smi prints in capitals.

@@ -289,6 +289,11 @@ GPU 0: NVIDIA H200 (UUID: GPU-d4a1)
     );
     let links: Vec<u32> = parsed.value.gpus[0].links.iter().map(|l| l.link).collect();
     assert_eq!(links, [0, 3]);
+    assert_eq!(parsed.value.modes, [NvlinkMode::Status]);
+
+    let orphan = read("\t Link 0: Replay Errors: 1\n\t NVLE: disabled\n");
+    assert_eq!(orphan.warnings.len(), 2);
+    assert!(orphan.value.modes.is_empty());
 }
 
 #[test]
@@ -306,6 +311,9 @@ fn detection_wants_nvlink_lines_after_a_uuid_header() {
     assert!(det("\t Link 0: something new").is_some());
     // `nvidia-smi -L`: headers and nothing else.
     assert!(det("GPU 1: NVIDIA H200 (UUID: GPU-46ba)").is_none());
+    assert!(det("GPU 1: NVIDIA H200 (UUID: GPU-46ba)\n$ nvidia-smi -q").is_none());
+    // A bare header before a GPU with links belongs to the same output.
+    assert!(det("GPU 1: NVIDIA H200 (UUID: GPU-46ba)\n\t Link 0: <inactive>").is_some());
     assert!(det("").is_none());
     assert!(det("Not supported").is_none());
     // No UUID: too weak a header to claim the text without a prompt.
