@@ -771,18 +771,6 @@ hca_id:\tmlx5_1
     }
 
     #[test]
-    fn failures_are_kept_and_reported() {
-        let parsed = parse(&lines_of("No IB devices found\n"));
-        assert_eq!(parsed.value.errors, ["No IB devices found"]);
-        assert_eq!(parsed.warnings.len(), 1);
-        assert_eq!(parsed.warnings[0].kind, WarningKind::Truncated);
-        let text = "hca_id:\tmlx5_0\n\tphys_port_cnt:\t\t\t2\nFailed to query port 1 props\n";
-        let parsed = parse(&lines_of(text));
-        assert_eq!(parsed.value.devices[0].phys_port_cnt, Some(2));
-        assert_eq!(parsed.value.errors, ["Failed to query port 1 props"]);
-    }
-
-    #[test]
     fn flag_line_with_nothing_before_it_is_a_warning() {
         let parsed = parse(&lines_of("hca_id:\tmlx5_0\n\t\t\t\t\tRESIZE_MAX_WR\n"));
         assert_eq!(parsed.warnings.len(), 1);
