@@ -146,6 +146,7 @@ impl Fabric {
             for p in &h.ports {
                 out.push(PortId {
                     host: host.clone(),
+                    desc: h.desc.clone(),
                     port: p.port,
                     lid: (p.lid != 0).then_some(p.lid),
                     port_guid: guid_value(&p.port_guid).unwrap_or(0),

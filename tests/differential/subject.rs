@@ -10,6 +10,8 @@ use fabricscope::{Finding, Severity};
 #[derive(Debug, Clone)]
 pub struct PortId {
     pub host: String,
+    /// The node description fabric-wide tools print (`node02 mlx5_0`).
+    pub desc: String,
     pub port: u32,
     /// `None` when the port never got a LID.
     pub lid: Option<u32>,
@@ -39,7 +41,8 @@ pub fn guid_value(text: &str) -> Option<u64> {
     u64::from_str_radix(hex, 16).ok()
 }
 
-/// True when the finding's subject designates this port.
+/// True when the finding's subject designates this port: by port GUID or
+/// node GUID, by LID, or by host (or node description) and port number.
 pub fn names_port(f: &Finding, p: &PortId) -> bool {
     let s = &f.subject;
     let guid = s.guid.as_deref().map(guid_value);
@@ -53,7 +56,10 @@ pub fn names_port(f: &Finding, p: &PortId) -> bool {
     if !(guid_ok && lid_ok && port_ok) {
         return false;
     }
-    let same_host = s.host.as_deref() == Some(p.host.as_str());
+    // The host that ran the tool, or the node description a fabric-wide
+    // tool (iblinkinfo, ibqueryerrors) prints for the port's owner.
+    let same_host =
+        s.host.as_deref() == Some(p.host.as_str()) || s.device.as_deref() == Some(p.desc.as_str());
     let identified = guid.is_some() || (s.lid.is_some() && p.lid.is_some());
     identified || (same_host && s.port.is_some())
 }
@@ -61,7 +67,10 @@ pub fn names_port(f: &Finding, p: &PortId) -> bool {
 /// True when the finding is about this host at all (its name, or one of its
 /// ports by LID or GUID): what a "no warning" check must not see.
 pub fn concerns_host(f: &Finding, host: &str, ports: &[PortId]) -> bool {
-    f.subject.host.as_deref() == Some(host) || ports.iter().any(|p| names_port(f, p))
+    f.subject.host.as_deref() == Some(host)
+        || ports
+            .iter()
+            .any(|p| names_port(f, p) || f.subject.device.as_deref() == Some(p.desc.as_str()))
 }
 
 /// Warning or worse: what the requirement calls "reported".

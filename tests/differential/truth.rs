@@ -30,6 +30,8 @@ pub struct Truth {
 /// One simulated host.
 #[derive(Debug, Deserialize)]
 pub struct Host {
+    /// The node description (`node02 mlx5_0`), as fabric-wide tools name it.
+    pub desc: String,
     pub node_guid: String,
     pub ports: Vec<HostPort>,
     pub narrow: bool,
