@@ -2,6 +2,9 @@
 //! the findings listed in `expected.txt`, `quiet_*` near misses must be
 //! checked and give none. Healthy real captures must give no warning.
 
+// Test helpers: a broken fixture should fail loudly.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
+
 use fabricscope::rules::{registry::RULES, run, Context, Finding, Rule, Thresholds};
 use fabricscope::{read_all, Document, ReadOptions};
 use std::path::{Path, PathBuf};

@@ -9,12 +9,12 @@ pub mod ib;
 pub mod nvlink;
 
 pub use counter::Counter;
-pub mod iblinkinfo;
-pub mod ibstatus;
-pub mod ibv_devinfo;
 pub mod date;
 pub mod gpu;
+pub mod iblinkinfo;
+pub mod ibqueryerrors;
+pub mod ibstatus;
+pub mod ibv_devinfo;
 pub mod perf;
 pub mod perf_fields;
 pub mod topo;
-pub mod ibqueryerrors;

@@ -10,30 +10,30 @@
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
 //! detail of the modules; the public API speaks only of our types.
 
+pub mod date;
 pub mod iblinkinfo;
+pub mod ibqueryerrors;
 pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod nvlink;
-pub mod date;
 pub mod perfquery;
 pub mod smi_query;
-pub mod ibqueryerrors;
+pub(crate) mod text;
 pub mod timestamp;
 pub mod topo;
-pub(crate) mod text;
 
 use crate::diag::Warning;
+use crate::model::date::Date;
+use crate::model::gpu::SmiQuery;
 use crate::model::ib::Ibstat;
 use crate::model::iblinkinfo::Iblinkinfo;
+use crate::model::ibqueryerrors::Ibqueryerrors;
 use crate::model::ibstatus::Ibstatus;
 use crate::model::ibv_devinfo::IbvDevinfo;
 use crate::model::nvlink::Nvlink;
-use crate::model::date::Date;
-use crate::model::gpu::SmiQuery;
 use crate::model::perf::Perfquery;
 use crate::model::topo::{TopoMatrix, TopoP2p};
-use crate::model::ibqueryerrors::Ibqueryerrors;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -235,13 +235,10 @@ impl SectionData {
     /// `--format=csv,noheader`, the capability of `topo -p2p`. `argv` is the
     /// command's words as the input layer found them after the prompt.
     pub(crate) fn attach_command(&mut self, argv: &[&str]) {
-        match self {
-            Self::TopoP2p(v) => {
-                if v.capability.is_none() {
-                    v.capability = topo::p2p_capability(argv);
-                }
+        if let Self::TopoP2p(v) = self {
+            if v.capability.is_none() {
+                v.capability = topo::p2p_capability(argv);
             }
-            _ => {}
         }
     }
 }

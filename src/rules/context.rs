@@ -25,6 +25,9 @@ pub enum HostKey<'a> {
     Named(&'a str),
     /// The unnamed host of the document with this index.
     Unnamed(usize),
+    /// Not one host: fabric-wide tools (`ibqueryerrors`, `iblinkinfo`)
+    /// describe ports of every node, whoever ran them.
+    Fabric,
 }
 
 impl<'a> HostKey<'a> {
@@ -33,7 +36,7 @@ impl<'a> HostKey<'a> {
     pub fn name(self) -> Option<&'a str> {
         match self {
             HostKey::Named(n) => Some(n),
-            HostKey::Unnamed(_) => None,
+            HostKey::Unnamed(_) | HostKey::Fabric => None,
         }
     }
 }
@@ -221,8 +224,11 @@ pub struct PerfPortRef<'a> {
     pub port: Option<u32>,
     /// True for perfquery's all-ports aggregate (`-a`, port 255).
     pub all_ports: bool,
-    /// The adapter, when an `ibstat`-like section gives the LID's owner.
+    /// The adapter, when an `ibstat`-like section gives the LID's owner,
+    /// or the node description `ibqueryerrors` prints.
     pub device: Option<&'a str>,
+    /// Port GUID (ibqueryerrors).
+    pub guid: Option<Guid>,
     /// Latest reading per counter name.
     pub counters: BTreeMap<&'a str, Reading<'a>>,
 }
@@ -236,6 +242,7 @@ impl PerfPortRef<'_> {
             device: self.device.map(str::to_owned),
             port: self.port.filter(|_| !self.all_ports),
             lid: self.lid,
+            guid: self.guid.map(|g| g.to_string()),
             ..super::Subject::default()
         }
     }
@@ -365,9 +372,55 @@ impl<'a> Context<'a> {
                 device_of_lid.insert((p.host(), lid), p.device);
             }
         }
-        type PortKey<'k> = (HostKey<'k>, Option<u32>, Option<u32>, bool, &'k str);
+        let local_lids: std::collections::BTreeSet<(HostKey<'a>, u32)> =
+            device_of_lid.keys().copied().collect();
+        type PortKey<'k> = (
+            HostKey<'k>,
+            Option<u32>,
+            Option<u32>,
+            bool,
+            &'k str,
+            Option<Guid>,
+        );
         let mut ports: BTreeMap<PortKey<'a>, PerfPortRef<'a>> = BTreeMap::new();
         for at in self.sections() {
+            if let SectionData::Ibqueryerrors(iq) = &at.section.data {
+                for node in &iq.nodes {
+                    for p in &node.ports {
+                        let lid = p.link.as_ref().map(|l| l.lid);
+                        // ibqueryerrors walks the whole fabric: the port is
+                        // not on the host that ran it, so it gets no host.
+                        let key = (
+                            HostKey::Fabric,
+                            lid,
+                            Some(p.port),
+                            p.all_ports,
+                            node.desc.as_str(),
+                            Some(p.guid),
+                        );
+                        let entry = ports.entry(key).or_insert_with(|| PerfPortRef {
+                            host: HostKey::Fabric,
+                            lid,
+                            port: Some(p.port),
+                            all_ports: p.all_ports,
+                            device: Some(node.desc.as_str()),
+                            guid: Some(p.guid),
+                            counters: BTreeMap::new(),
+                        });
+                        for (name, counter) in &p.counters {
+                            entry.counters.insert(
+                                name.as_str(),
+                                Reading {
+                                    counter: *counter,
+                                    at,
+                                    span: p.span,
+                                },
+                            );
+                        }
+                    }
+                }
+                continue;
+            }
             let SectionData::Perfquery(pq) = &at.section.data else {
                 continue;
             };
@@ -385,15 +438,27 @@ impl<'a> Context<'a> {
                 } else {
                     ""
                 };
-                let key = (at.host(), block.lid, block.port, all_ports, path);
+                // A LID that is not one of the host's own ports (when the
+                // host's ports are known) was queried across the fabric.
+                let host = match block.lid {
+                    Some(lid)
+                        if local_lids.iter().any(|(h, _)| *h == at.host())
+                            && !local_lids.contains(&(at.host(), lid)) =>
+                    {
+                        HostKey::Fabric
+                    }
+                    _ => at.host(),
+                };
+                let key = (host, block.lid, block.port, all_ports, path, None);
                 let entry = ports.entry(key).or_insert_with(|| PerfPortRef {
-                    host: at.host(),
+                    host,
                     lid: block.lid,
                     port: block.port,
                     all_ports,
                     device: block
                         .lid
                         .and_then(|l| device_of_lid.get(&(at.host(), l)).copied()),
+                    guid: None,
                     counters: BTreeMap::new(),
                 });
                 for (name, counter) in &block.counters {

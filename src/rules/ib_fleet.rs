@@ -6,9 +6,10 @@
 //! its peers is the odd one out. Ties between values go to the newer firmware
 //! and the higher rate or count, since a fleet is upgraded, not downgraded.
 
-use super::context::{AdapterRef, Context, HostKey, IbPortRef};
+use super::context::{subject_of, AdapterRef, Context, HostKey, IbPortRef};
 use super::{gbps, Coverage, Evidence, Finding, Subject, Threshold};
 use crate::declare_rule;
+use crate::stats::PeerGroupKind;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -136,6 +137,42 @@ declare_rule! {
         summary: "Host lists fewer InfiniBand adapters than the fleet's usual count",
         needs: "ibstat from two or more hosts",
         check: check_adapter_count_fleet,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// An InfiniBand port whose error counter, or its growth rate, stands far
+    /// above its peers': the other ports of its device or host, or the same
+    /// port on the other hosts of the fleet.
+    ///
+    /// ### Why it matters
+    /// Fixed limits miss a port that is ten times worse than its identical
+    /// siblings but still under the limit, and over-report counters that
+    /// every port shares (a fabric-wide event). Comparing with peers finds
+    /// the odd one out, which is where a bad cable or port is.
+    ///
+    /// ### Evidence
+    /// The value, the group's median, the robust z-score and the Poisson tail
+    /// probability (statistics). Only growth-rate outliers, or absolute
+    /// counts at least ten times the median (or with a median of zero), are
+    /// reported: counts since reset differ with uptime.
+    ///
+    /// ### What to do
+    /// Inspect the outlier port's cable and transceiver first (`mlxlink -m`),
+    /// and compare with its peers after a counter reset.
+    ///
+    /// ### Thresholds and sources
+    /// Robust z ≥ 3.5 (Iglewicz & Hoaglin), Poisson tail < 0.001
+    /// (statistics defaults), ≥ 10× the median for absolute counts.
+    pub static FL004 = {
+        id: "FL004",
+        name: "counter-outlier",
+        family: Fleet,
+        severity: Warning,
+        summary: "InfiniBand error counter far above its peer ports or hosts",
+        needs: "perfquery from several ports or hosts (five or more peers)",
+        check: check_counter_outliers,
     }
 }
 
@@ -452,6 +489,63 @@ fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cover
         );
     }
     Coverage::Checked(per_host.len())
+}
+
+/// FL004.
+fn check_counter_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let groups: Vec<_> = ctx
+        .measurements
+        .peer_groups
+        .iter()
+        .filter(|g| {
+            matches!(
+                g.kind,
+                PeerGroupKind::PortsOfDevice
+                    | PeerGroupKind::PortsOnHost
+                    | PeerGroupKind::SamePortAcrossHosts
+            ) && g.outliers.iter().all(|o| o.subject.gpu.is_none())
+        })
+        .collect();
+    if groups.is_empty() {
+        return Coverage::Skipped(
+            "no group of InfiniBand ports to compare (needs perfquery from several ports or hosts)"
+                .to_owned(),
+        );
+    }
+    for group in &groups {
+        for o in &group.outliers {
+            let rate = group.statistic == "per_second";
+            let big = o.times_median.is_none_or(|t| t >= 10.0);
+            if !rate && !big {
+                continue;
+            }
+            let subject = subject_of(&o.subject);
+            out.push(
+                FL004
+                    .finding(subject, o.explanation.clone())
+                    .evidence(Evidence::new(
+                        format!(
+                            "{} {} = {} (robust z {:.1}{})",
+                            group.counter,
+                            group.statistic,
+                            o.value,
+                            o.robust_z,
+                            o.times_median
+                                .map(|t| format!(", {t:.1}× the median"))
+                                .unwrap_or_default()
+                        ),
+                        o.lines,
+                        None,
+                    ))
+                    .threshold(Threshold::new(
+                        "robust z ≥ 3.5, Poisson tail < 0.001; absolute counts ≥ 10× the median",
+                        "Iglewicz & Hoaglin; statistics defaults",
+                    ))
+                    .remediation("Inspect the outlier port's cable and transceiver (mlxlink -m) and compare with its peers after a counter reset."),
+            );
+        }
+    }
+    Coverage::Checked(groups.len())
 }
 
 #[cfg(test)]

@@ -8,9 +8,13 @@
 //! carry unused Ethernet ports.
 
 use super::context::{Context, HostKey, IbPortRef};
-use super::{gbps, phys_state_name, port_state_name, Coverage, Finding, Severity, Threshold};
+use super::{
+    gbps, phys_state_name, port_state_name, Coverage, Evidence, Finding, Severity, Subject,
+    Threshold,
+};
 use crate::declare_rule;
 use crate::model::ib::{PhysState, PortState};
+use crate::parse::SectionData;
 use std::collections::BTreeMap;
 
 declare_rule! {
@@ -152,6 +156,41 @@ declare_rule! {
         summary: "InfiniBand port rate below its sibling ports on the same host",
         needs: "ibstat with two or more Active ports of one adapter type on a host",
         check: check_rate_below_host_peers,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// An Active link that trained narrower or slower than both of its ends
+    /// support: iblinkinfo's `Could be 4X` / `Could be 53.125 Gbps` hint (also
+    /// printed by `ibqueryerrors -r` in its link info).
+    ///
+    /// ### Why it matters
+    /// The link works at a fraction of its bandwidth (a 4X link at 1X carries
+    /// a quarter), usually because of a damaged cable, a bad lane or a
+    /// transceiver that does not support the full speed; every job routed
+    /// over it slows down.
+    ///
+    /// ### Evidence
+    /// The link's active width and speed and the hint, from the iblinkinfo
+    /// line.
+    ///
+    /// ### What to do
+    /// Replace the cable or transceiver (check lane errors with `mlxlink -m`
+    /// on both ends); check that both ends' enabled speeds are not limited
+    /// by configuration.
+    ///
+    /// ### Thresholds and sources
+    /// iblinkinfo's own rule (`get_max_msg`): the widest width and fastest
+    /// speed both ends' Supported masks allow.
+    pub static IB006 = {
+        id: "IB006",
+        name: "link-below-capability",
+        family: IbPort,
+        severity: Warning,
+        summary: "Link trained narrower or slower than both ends support (iblinkinfo \"Could be\")",
+        needs: "iblinkinfo (or ibqueryerrors -r)",
+        check: check_could_be,
     }
 }
 
@@ -420,6 +459,119 @@ fn check_rate_below_host_peers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cov
                     ),
             );
         }
+    }
+    Coverage::Checked(checked)
+}
+
+/// IB006.
+fn check_could_be(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let mut checked = 0;
+    for at in ctx.sections() {
+        match &at.section.data {
+            SectionData::Iblinkinfo(info) => {
+                for (node, port) in info.ports() {
+                    if port.state != PortState::Active {
+                        continue;
+                    }
+                    checked += 1;
+                    if !port.degraded() {
+                        continue;
+                    }
+                    let desc = node.desc.as_deref().map_or("node", str::trim);
+                    let now = format!(
+                        "{} {}",
+                        port.width.as_ref().map_or("?", |w| w.text.as_str()),
+                        port.speed_text.as_deref().unwrap_or("?")
+                    );
+                    let mut could = Vec::new();
+                    if let Some(w) = &port.could_be_width {
+                        could.push(w.text.clone());
+                    }
+                    if let Some(sp) = &port.could_be_speed {
+                        could.push(sp.clone());
+                    }
+                    let peer = port
+                        .remote
+                        .as_ref()
+                        .map(|r| format!(" to \"{}\" port {}", r.desc, r.port))
+                        .unwrap_or_default();
+                    out.push(
+                        IB006
+                            .finding(
+                                Subject {
+                                    device: Some(desc.to_owned()),
+                                    port: Some(port.port),
+                                    lid: Some(port.lid),
+                                    guid: port.guid.or(node.guid).map(|g| g.to_string()),
+                                    ..Subject::default()
+                                },
+                                format!(
+                                    "{desc} port {}{peer} runs at {now}; both ends support {}",
+                                    port.port,
+                                    could.join(" ")
+                                ),
+                            )
+                            .evidence(Evidence::new(
+                                format!("iblinkinfo: {now} ( Could be {} )", could.join(" ")),
+                                port.span,
+                                at.source(),
+                            ))
+                            .threshold(Threshold::new(
+                                "no \"Could be\" hint",
+                                "infiniband-diags iblinkinfo (get_max_msg: both ends' supported width/speed)",
+                            ))
+                            .remediation("Replace the cable or transceiver (mlxlink -m shows lane errors); check that neither end limits its enabled speeds."),
+                    );
+                }
+            }
+            SectionData::Ibqueryerrors(iq) => {
+                for node in &iq.nodes {
+                    for p in &node.ports {
+                        let Some(link) = &p.link else { continue };
+                        checked += 1;
+                        let Some(could) = link.remote.as_ref().and_then(|r| r.could_be.as_deref())
+                        else {
+                            continue;
+                        };
+                        out.push(
+                            IB006
+                                .finding(
+                                    Subject {
+                                        device: Some(node.desc.clone()),
+                                        port: Some(p.port),
+                                        lid: Some(link.lid),
+                                        guid: Some(p.guid.to_string()),
+                                        ..Subject::default()
+                                    },
+                                    format!(
+                                        "{} port {} runs at {} {}; {could}",
+                                        node.desc,
+                                        p.port,
+                                        link.width.as_deref().unwrap_or("?"),
+                                        link.speed.as_deref().unwrap_or("?")
+                                    ),
+                                )
+                                .evidence(Evidence::new(
+                                    format!("ibqueryerrors link info: ( {could} )"),
+                                    p.span,
+                                    at.source(),
+                                ))
+                                .threshold(Threshold::new(
+                                    "no \"Could be\" hint",
+                                    "infiniband-diags iblinkinfo/ibqueryerrors (both ends' supported width/speed)",
+                                ))
+                                .remediation("Replace the cable or transceiver (mlxlink -m shows lane errors); check that neither end limits its enabled speeds."),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if checked == 0 {
+        return Coverage::Skipped(
+            "no Active link from iblinkinfo or ibqueryerrors -r in the input".to_owned(),
+        );
     }
     Coverage::Checked(checked)
 }

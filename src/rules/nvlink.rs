@@ -510,7 +510,8 @@ fn counter_findings(
         ));
     }
     // Growth between snapshots.
-    let mut judged: BTreeSet<(Option<String>, Option<u32>, Option<u32>, String)> = BTreeSet::new();
+    type Judged = (Option<String>, Option<u32>, Option<u32>, String);
+    let mut judged: BTreeSet<Judged> = BTreeSet::new();
     for r in &ctx.measurements.counter_rates {
         if r.source != "nvidia-smi nvlink" || !names.contains(&r.counter.as_str()) {
             continue;
