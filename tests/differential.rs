@@ -16,8 +16,10 @@
 //! **fleet** (every host dump plus `fabric.txt`, in one analysis), with the
 //! fabric's `error_thresholds` file applied. "Reported" means a finding at
 //! warning or worse. A finding is *on* a port when its subject names the
-//! port by host + port number, by LID or by port/node GUID, and nothing in
-//! the subject contradicts it. The categories:
+//! port by host (or node description) + port number, by LID or by port/node
+//! GUID, and nothing in the subject contradicts it; it is on the port's
+//! *link* when it is on the port or on the switch port at the cable's other
+//! end (switch description, LID or GUID + port number). The categories:
 //!
 //! - **parsed** (required): every host's `ibstat` port shows the state (Down
 //!   iff cut), LID and port GUID of the truth, and every injected counter whose
@@ -32,9 +34,10 @@
 //! - **(b) down HCA port** (required, recall): every down HCA port (cut
 //!   before or after the SM swept) has a reported finding on it.
 //! - **(c) host verdict** (required): hosts with a flagged or down port get a
-//!   reported finding about them (by name, LID or GUID); hosts in `hosts_ok`
-//!   that are neither narrow nor peer-flagged get none.
-//! - Informative only (shown, never failing): narrow (1X) hosts reported in
+//!   reported finding about them (by name, node description, LID, GUID, or on
+//!   one of their links); hosts in `hosts_ok` that are neither narrow nor
+//!   peer-flagged get none.
+//! - Informative only (shown, never failing): narrow (1X) host links reported in
 //!   fleet mode (a single host's dump cannot tell 1X from a design choice),
 //!   ok hosts whose switch-side port was flagged (expected quiet), saturated
 //!   error counters on flagged ports described as saturated, counters under
@@ -81,7 +84,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 use subject::{
-    concerns_host, guid_value, is_reported, mentions, names_port, says_saturated, PortId,
+    concerns_host, guid_value, is_reported, mentions, names_link, names_port, says_saturated,
+    PortId, SwitchPort,
 };
 use tally::{Gate, Tally};
 use truth::Truth;
@@ -151,10 +155,22 @@ impl Fabric {
                     lid: (p.lid != 0).then_some(p.lid),
                     port_guid: guid_value(&p.port_guid).unwrap_or(0),
                     node_guid: guid_value(&h.node_guid).unwrap_or(0),
+                    peer: self.switch_port(p.switch.as_deref(), p.switch_port),
                 });
             }
         }
         out
+    }
+
+    /// The switch port at the other end of a host's cable.
+    fn switch_port(&self, switch: Option<&str>, port: Option<u32>) -> Option<SwitchPort> {
+        let sw = self.truth.switches.get(switch?)?;
+        Some(SwitchPort {
+            desc: sw.desc.clone(),
+            lid: sw.lid,
+            node_guid: guid_value(&sw.node_guid).unwrap_or(0),
+            port: port?,
+        })
     }
 
     /// Host mode: each dump analysed alone, findings gathered.
@@ -268,7 +284,7 @@ fn compare_findings(fabric: &Fabric, mode: &str, findings: &[Finding], tally: &m
             "counter under threshold named in a message",
             Gate::Informative,
         ),
-        ("narrow (1X) host port reported", Gate::Informative),
+        ("narrow (1X) host link reported", Gate::Informative),
         ("ok host, only its switch side flagged", Gate::Informative),
         (
             "reported finding about no simulated host",
@@ -394,11 +410,12 @@ fn compare_findings(fabric: &Fabric, mode: &str, findings: &[Finding], tally: &m
             .iter()
             .any(|tp| tp.port == p.port && tp.width == "1X");
         if mode == "fleet" && narrow && !truth.is_down(&p.host, p.port) {
+            let on_link = findings.iter().any(|f| is_reported(f) && names_link(f, p));
             tally.case(
-                "fleet: narrow (1X) host port reported",
+                "fleet: narrow (1X) host link reported",
                 Gate::Informative,
                 true,
-                !reported.is_empty(),
+                on_link,
                 || {
                     format!(
                         "{}: trained at 1X while the fabric is 12X; no finding at warning or worse",

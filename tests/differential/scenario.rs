@@ -15,8 +15,10 @@
 //! Expectations ("reported" = a finding at warning or worse):
 //! - a port with `problem: "port_down"` → a reported finding on it that
 //!   says Down; `"no_sm"` → a reported finding on it about the subnet manager;
-//!   `"narrow_link"` → a reported finding on it (needs the other hosts'
-//!   ibstat for comparison);
+//!   `"narrow_link"` → a reported finding on it from the hosts' own captures
+//!   (ibstat compared across hosts), and a reported finding on either end of
+//!   each narrow link once the fabric-wide captures are added (iblinkinfo's
+//!   `Could be 12X`);
 //! - a port with no problem and no counter over threshold → no reported
 //!   finding about its host;
 //! - each thresholded counter set on a port shown by a plain `perfquery`
@@ -39,11 +41,25 @@ struct Scenario {
     scenario: String,
     subnet_manager: SubnetManager,
     cut_ports: Vec<serde_json::Value>,
-    narrow_links: Vec<serde_json::Value>,
+    narrow_links: Vec<Link>,
+    nodes: Vec<Node>,
     counters_set: Vec<CounterSet>,
     lids: BTreeMap<String, u32>,
     expected_hca_ports: Vec<ExpectedPort>,
     captures: Vec<Capture>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Node {
+    id: String,
+    desc: String,
+}
+
+/// A cable: `[node, port]` at each end.
+#[derive(Debug, Deserialize)]
+struct Link {
+    a: (String, u32),
+    b: (String, u32),
 }
 
 #[derive(Debug, Deserialize)]
@@ -294,7 +310,7 @@ fn check_one(dir: &Path, tally: &mut Tally) {
                 || format!("{place} waits for a subnet manager (none runs); findings on the port: {}", list(&on_port)),
             ),
             Some("narrow_link") if sees_state => tally.case(
-                "narrow_link → reported",
+                "narrow_link → reported from the hosts' ibstat",
                 Gate::Required,
                 true,
                 !reported.is_empty(),
@@ -370,6 +386,53 @@ fn check_one(dir: &Path, tally: &mut Tally) {
         }
     }
 
+    // Narrow links, from the fabric-wide captures (iblinkinfo, ibnetdiscover,
+    // ibqueryerrors) with the local ones: a finding on either end.
+    if !sc.narrow_links.is_empty() {
+        let docs: Vec<Document> = targets
+            .iter()
+            .filter(|(_, t)| matches!(t, Target::Local { .. } | Target::Fabric))
+            .map(|(c, _)| read(dir, c))
+            .filter(|(_, exit)| *exit == Some(0))
+            .map(|(d, _)| d)
+            .collect();
+        let findings = analyze(&docs, &options).findings;
+        let desc = |id: &str| {
+            sc.nodes
+                .iter()
+                .find(|n| n.id == id)
+                .map(|n| n.desc.as_str())
+        };
+        for link in &sc.narrow_links {
+            let ends = [&link.a, &link.b];
+            let on_link: Vec<&Finding> = findings
+                .iter()
+                .filter(|f| is_reported(f))
+                .filter(|f| {
+                    ends.iter().any(|(node, port)| {
+                        let s = &f.subject;
+                        s.port == Some(*port)
+                            && (s.device.as_deref() == desc(node)
+                                || s.host.as_deref() == Some(node.as_str())
+                                || sc.lids.get(node).is_some_and(|l| s.lid == Some(*l)))
+                    })
+                })
+                .collect();
+            tally.case(
+                "narrow_link → reported on the link by the fabric view",
+                Gate::Required,
+                true,
+                !on_link.is_empty(),
+                || {
+                    format!(
+                        "scenario {name}: link {}[{}] ↔ {}[{}] trained at 1X (both ends support 12X); no finding at warning or worse on either end among {} findings",
+                        link.a.0, link.a.1, link.b.0, link.b.1, findings.len()
+                    )
+                },
+            );
+        }
+    }
+
     // A scenario with nothing wrong: no warning anywhere.
     let nothing_wrong = sc.subnet_manager.running
         && sc.cut_ports.is_empty()
@@ -414,7 +477,8 @@ pub fn check_all(root: &Path, tally: &mut Tally) -> usize {
     for category in [
         "port_down → reported, says Down",
         "no_sm → reported, names the subnet manager",
-        "narrow_link → reported",
+        "narrow_link → reported from the hosts' ibstat",
+        "narrow_link → reported on the link by the fabric view",
         "counter over threshold → reported, named",
         "counter under threshold → not named in a reported message",
         "saturated counter → said saturated",

@@ -17,6 +17,17 @@ pub struct PortId {
     pub lid: Option<u32>,
     pub port_guid: u64,
     pub node_guid: u64,
+    /// The switch port at the other end of the cable.
+    pub peer: Option<SwitchPort>,
+}
+
+/// A switch port as the ground truth knows it.
+#[derive(Debug, Clone)]
+pub struct SwitchPort {
+    pub desc: String,
+    pub lid: u32,
+    pub node_guid: u64,
+    pub port: u32,
 }
 
 impl PortId {
@@ -64,13 +75,31 @@ pub fn names_port(f: &Finding, p: &PortId) -> bool {
     identified || (same_host && s.port.is_some())
 }
 
-/// True when the finding is about this host at all (its name, or one of its
-/// ports by LID or GUID): what a "no warning" check must not see.
+/// True when the finding is about the cable of this port: the port itself,
+/// or the switch port at its other end (by switch description, LID or GUID,
+/// and port number), as `iblinkinfo` reports a link from either end.
+pub fn names_link(f: &Finding, p: &PortId) -> bool {
+    if names_port(f, p) {
+        return true;
+    }
+    let Some(sw) = &p.peer else {
+        return false;
+    };
+    let s = &f.subject;
+    let switch = s.device.as_deref() == Some(sw.desc.as_str())
+        || s.lid == Some(sw.lid)
+        || s.guid.as_deref().and_then(guid_value) == Some(sw.node_guid);
+    switch && s.port == Some(sw.port)
+}
+
+/// True when the finding is about this host at all (its name or node
+/// description, one of its ports by LID or GUID, or the switch end of one of
+/// its cables): what a "no warning" check must not see.
 pub fn concerns_host(f: &Finding, host: &str, ports: &[PortId]) -> bool {
     f.subject.host.as_deref() == Some(host)
         || ports
             .iter()
-            .any(|p| names_port(f, p) || f.subject.device.as_deref() == Some(p.desc.as_str()))
+            .any(|p| names_link(f, p) || f.subject.device.as_deref() == Some(p.desc.as_str()))
 }
 
 /// Warning or worse: what the requirement calls "reported".

@@ -17,6 +17,8 @@ pub struct Truth {
     pub sm_host: String,
     /// The thresholds file as the generator read it: the counters ibqueryerrors checks.
     pub thresholds: BTreeMap<String, u64>,
+    /// The switches, by simulator id (`sw01`).
+    pub switches: BTreeMap<String, Switch>,
     /// Simulated HCA hosts that have a dump (`<host>.txt`), by name.
     pub hosts: BTreeMap<String, Host>,
     /// Hosts with nothing wrong in what they can see themselves.
@@ -38,6 +40,15 @@ pub struct Host {
     pub peer_flagged: bool,
 }
 
+/// One switch.
+#[derive(Debug, Deserialize)]
+pub struct Switch {
+    /// The node description (`MF0;sw01:MQM8700/U1`).
+    pub desc: String,
+    pub node_guid: String,
+    pub lid: u32,
+}
+
 /// One HCA port of a host.
 #[derive(Debug, Deserialize)]
 pub struct HostPort {
@@ -45,6 +56,9 @@ pub struct HostPort {
     pub port_guid: String,
     /// 0 when the port never got a LID (cut before the SM swept).
     pub lid: u32,
+    /// The switch and port at the other end of the cable.
+    pub switch: Option<String>,
+    pub switch_port: Option<u32>,
     pub down: bool,
     pub cut_when: Option<String>,
     pub width: String,
