@@ -1,0 +1,216 @@
+// Browser end-to-end tests for the fabricscope page.
+//
+// Serves the repository root with python3's http.server on 127.0.0.1, drives
+// Debian's /usr/bin/chromium through playwright-core and fails on any console
+// error, page error or failed request. Skipped when pkg/ has not been built.
+//
+//   cd www && node --test --test-reporter=tap tests/
+
+import { after, afterEach, before, beforeEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const SERVE_ROOT = process.env.FABRICSCOPE_SERVE_ROOT ?? ROOT;
+const PKG_FILES = ["pkg/fabricscope.js", "pkg/fabricscope_bg.wasm"];
+const BUILT = PKG_FILES.every((f) => existsSync(join(SERVE_ROOT, f)));
+const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM_ARGS = [
+  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+];
+const SHOTS = mkdtempSync(join(tmpdir(), "fabricscope-shots-"));
+
+function example(name) {
+  return readFileSync(join(ROOT, "www/examples", name), "utf8");
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function startServer() {
+  const port = await freePort();
+  const child = spawn("python3", ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", SERVE_ROOT],
+    { stdio: "ignore" });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${base}/www/index.html`)).ok) return { child, base };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill();
+  throw new Error("http.server did not start");
+}
+
+// Types text into the page the way a paste does: sets the value and fires "input".
+async function paste(page, text) {
+  await page.evaluate((t) => {
+    const input = document.getElementById("input");
+    input.value = t;
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+  }, text);
+}
+
+async function settled(page, states = ["done"]) {
+  await page.waitForFunction((s) => s.includes(document.body.dataset.state), states, { timeout: 20_000 });
+  return page.evaluate(() => document.body.dataset.state);
+}
+
+async function openTab(page, name) {
+  await page.click(`#tab-${name}`);
+  return page.locator(`#panel-${name}`);
+}
+
+describe("fabricscope page", { skip: BUILT ? false : `pkg/ is not built (${PKG_FILES.join(", ")}): run scripts/build-wasm.sh` }, () => {
+  let server;
+  let browser;
+  let page;
+  let problems;
+  let workers;
+
+  before(async () => {
+    server = await startServer();
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  });
+
+  after(async () => {
+    await browser?.close();
+    server?.child.kill();
+  });
+
+  beforeEach(async () => {
+    problems = [];
+    workers = [];
+    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    const onConsole = (where) => (msg) => msg.type() === "error" && problems.push(`${where} console: ${msg.text()}`);
+    page.on("console", onConsole("page"));
+    page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
+    page.on("requestfailed", (req) => problems.push(`request failed: ${req.url()}`));
+    page.on("response", (res) => res.status() >= 400 && problems.push(`HTTP ${res.status()}: ${res.url()}`));
+    page.on("worker", (w) => {
+      workers.push(w.url());
+      w.on("console", onConsole("worker"));
+    });
+    await page.goto(`${server.base}/www/index.html`);
+    assert.equal(await settled(page, ["idle", "fatal"]), "idle", await page.locator("#error").textContent());
+  });
+
+  afterEach(async () => {
+    await page.close();
+    assert.deepEqual(problems, [], "no console errors, page errors or failed requests");
+  });
+
+  test("loads the engine in a worker and shows the rule catalogue", async () => {
+    assert.ok(workers.some((url) => url.endsWith("/www/worker.js")), `worker started: ${workers}`);
+    assert.match(await page.locator("#engine-version").textContent(), /^fabricscope \S+/);
+    const rules = await openTab(page, "rules");
+    assert.ok(await rules.locator("details.rule").count() > 0, "rules listed");
+    await rules.locator("details.rule summary").first().click();
+    assert.ok(await rules.locator("details.rule[open] .markdown").first().textContent() !== "", "explanation shown");
+    assert.match(await page.locator("#privacy").textContent(), /nothing .*uploaded/i);
+  });
+
+  test("NVLink example: sections read, verdict and counts rendered", async () => {
+    await page.getByRole("button", { name: "H200 NVLink health" }).click();
+    await settled(page);
+    assert.notEqual((await page.locator("#verdict-text").textContent()).trim(), "");
+    assert.equal(await page.locator("#counts li").count(), 4);
+    const sections = await openTab(page, "sections");
+    const kinds = await sections.locator("td code.kind").allTextContents();
+    assert.equal(kinds.length, 3, `three commands pasted, got ${kinds}`);
+    const hosts = await sections.locator("tbody tr td:nth-child(2)").allTextContents();
+    assert.deepEqual(hosts, ["gpu-h200-01", "gpu-h200-01", "gpu-h200-01"]);
+    await page.screenshot({ path: join(SHOTS, "nvlink-sections.png") });
+  });
+
+  test("IB example: findings grouped by host; evidence line highlights the input", async () => {
+    await page.getByRole("button", { name: "InfiniBand, 2 hosts" }).click();
+    await settled(page);
+    const findings = page.locator("#panel-findings details.finding");
+    assert.ok(await findings.count() > 0, "findings rendered");
+    assert.ok(await page.locator("#panel-findings h3.host").count() >= 1, "host headings rendered");
+
+    const first = findings.first();
+    await first.locator("summary").click();
+    const link = first.locator(".line-link").first();
+    const evidence = (await first.locator(".evidence-text").first().textContent()).trim();
+    const line = Number(await link.getAttribute("data-first"));
+    await link.click();
+    assert.ok(await page.locator("#lines").isVisible(), "numbered view shown");
+    const highlighted = page.locator("#lines li.hl");
+    assert.ok(await highlighted.count() >= 1);
+    assert.equal(await page.locator(`#lines li:nth-child(${line})`).getAttribute("class"), "hl");
+    assert.ok((await highlighted.allTextContents()).join("\n").includes(evidence.split("\n")[0]),
+      `highlighted line ${line} shows the evidence "${evidence}"`);
+    await page.screenshot({ path: join(SHOTS, "ib-finding-evidence.png") });
+  });
+
+  test("garbage input is reported as unrecognised, without a crash", async () => {
+    await paste(page, "lorem ipsum dolor\n\u0000\u0001 ### ]]]\n".repeat(50) + "\u{1F680} not a tool output\n");
+    await settled(page);
+    assert.ok(await page.locator("#error").isHidden(), "no error shown");
+    const unrecognised = await openTab(page, "unrecognised");
+    assert.ok(await unrecognised.locator("li").count() >= 1, "unrecognised lines listed");
+    assert.match(await page.locator("#tab-unrecognised .tab-count").textContent(), /^[1-9]\d*$/);
+  });
+
+  test("oversized input shows a clear error", async () => {
+    await paste(page, "x".repeat(64 * 1024 * 1024 + 1));
+    assert.equal(await settled(page, ["error", "done"]), "error");
+    const message = await page.locator("#error").textContent();
+    assert.match(message, /^Error: .*(large|limit|exceed|max)/i);
+    assert.equal(await page.locator("#panel-findings details").count(), 0, "no stale findings");
+  });
+
+  test("the main thread stays responsive while the worker analyses", async () => {
+    const big = example("ib-two-hosts.txt").repeat(3000);
+    const result = await page.evaluate(async (text) => {
+      const input = document.getElementById("input");
+      input.value = text;
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+      const gaps = [];
+      let last = performance.now();
+      while (document.body.dataset.state !== "done" && document.body.dataset.state !== "error") {
+        await new Promise((r) => setTimeout(r, 1));
+        const now = performance.now();
+        gaps.push(now - last);
+        last = now;
+      }
+      gaps.pop(); // the last gap includes rendering the report, which is main-thread work by design
+      return { state: document.body.dataset.state, ticks: gaps.length, maxGap: Math.max(...gaps), timing: document.getElementById("timing").textContent };
+    }, big);
+    assert.equal(result.state, "done");
+    const engineMs = Number(result.timing.match(/engine ([\d.]+) ms/)[1]);
+    assert.ok(result.maxGap < 100, `longest main-thread stall ${result.maxGap.toFixed(0)} ms while the engine ran ${engineMs} ms`);
+    assert.ok(result.ticks > 10, `main thread kept ticking (${result.ticks} ticks)`);
+  });
+
+  test("narrow and dark layouts render (screenshots)", async (t) => {
+    await page.setViewportSize({ width: 400, height: 900 });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.getByRole("button", { name: "InfiniBand, 2 hosts" }).click();
+    await settled(page);
+    await page.locator("#panel-findings details.finding summary").first().click();
+    await page.screenshot({ path: join(SHOTS, "narrow-dark.png"), fullPage: true });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `no horizontal page scroll at 400 px (overflow ${overflow} px)`);
+    t.diagnostic(`screenshots in ${SHOTS}`);
+  });
+});
