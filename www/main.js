@@ -19,9 +19,9 @@ const state = {
   ready: false,
   timer: 0,
   latest: { id: 0, text: "", sentAt: 0 },
-  reportText: "",
+  reportLines: [],
   reportJson: "",
-  linesText: null,
+  linesShown: null,
 };
 
 // ---------------------------------------------------------------- DOM helpers
@@ -187,13 +187,12 @@ function onReady({ version, rules }) {
 function onResult({ json, engineMs }) {
   const totalMs = performance.now() - state.latest.sentAt;
   const report = JSON.parse(json);
-  state.reportText = state.latest.text;
+  state.reportLines = state.latest.text.split("\n");
   state.reportJson = JSON.stringify(report, null, 2);
   hideError();
   renderReport(report);
-  const lines = state.reportText.split("\n").length;
   $("timing").textContent =
-    `${plural(lines, "line")} analysed in ${Math.round(totalMs)} ms (engine ${engineMs.toFixed(1)} ms)`;
+    `${plural(state.reportLines.length, "line")} analysed in ${Math.round(totalMs)} ms (engine ${engineMs.toFixed(1)} ms)`;
   setState("done");
 }
 
@@ -234,6 +233,8 @@ function hideError() {
 
 function clearResults() {
   state.reportJson = "";
+  state.reportLines = [];
+  setInputView("edit");
   $("counts").replaceChildren();
   for (const name of ["findings", "sections", "measurements", "unrecognised", "warnings"]) {
     setPanel(name);
@@ -359,15 +360,12 @@ function renderMeasurements(measurements = []) {
   setPanel("measurements", table(columns, rows.map((r) => columns.map((c) => formatCell(r[c])))));
 }
 
-function inputLine(n) {
-  return state.reportText.split("\n", n)[n - 1] ?? "";
-}
 
 function renderUnrecognised(ranges) {
   setTabCount("unrecognised", ranges.length);
   if (!ranges.length) return setPanel("unrecognised", empty("Every line was recognised."));
   setPanel("unrecognised", h("ul", { class: "plain-list" }, ranges.map((r) =>
-    h("li", {}, lineLink(r.first_line, r.last_line), h("code", { class: "preview" }, inputLine(r.first_line))))));
+    h("li", {}, lineLink(r.first_line, r.last_line), h("code", { class: "preview" }, state.reportLines[r.first_line - 1] ?? "")))));
 }
 
 function renderWarnings(doc) {
@@ -393,9 +391,9 @@ function renderRules(rules) {
 // -------------------------------------------------------- numbered lines view
 
 function buildLines() {
-  if (state.linesText === state.reportText) return;
-  state.linesText = state.reportText;
-  const items = state.reportText.split("\n").map((line) => h("li", { tabindex: "-1" }, line || " "));
+  if (state.linesShown === state.reportLines) return;
+  state.linesShown = state.reportLines;
+  const items = state.reportLines.map((line) => h("li", { tabindex: "-1" }, line || " "));
   linesView.replaceChildren(...items);
 }
 
