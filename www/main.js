@@ -364,19 +364,37 @@ function renderMeasurements(measurements = []) {
 function renderUnrecognised(ranges) {
   setTabCount("unrecognised", ranges.length);
   if (!ranges.length) return setPanel("unrecognised", empty("Every line was recognised."));
-  setPanel("unrecognised", h("ul", { class: "plain-list" }, ranges.map((r) =>
-    h("li", {}, lineLink(r.first_line, r.last_line), h("code", { class: "preview" }, state.reportLines[r.first_line - 1] ?? "")))));
+  setPanel("unrecognised", h("ul", { class: "plain-list stacked" }, ranges.map((r) =>
+    h("li", {},
+      h("div", { class: "item-head" }, lineLink(r.first_line, r.last_line),
+        r.host && h("span", { class: "host-tag" }, r.host),
+        r.reason && h("span", { class: "muted" }, renderInline(r.reason))),
+      h("code", { class: "preview" }, state.reportLines[r.first_line - 1] ?? "")))));
+}
+
+// Reading warnings and the tools' own error lines (ibwarn, ibpanic …), for the
+// whole input and per section.
+function notices(doc) {
+  const where = (s) => [s.kind, s.host && `on ${s.host}`].filter(Boolean).join(" ");
+  const warning = (w, context) => ({ first: w.first_line, last: w.last_line, label: w.kind ?? "warning", context, text: w.message });
+  const message = (m, context) => ({ first: m.line, last: m.line, label: `tool ${m.level}`, context, text: m.text });
+  return [
+    ...(doc.warnings ?? []).map((w) => warning(w, null)),
+    ...(doc.messages ?? []).map((m) => message(m, null)),
+    ...doc.sections.flatMap((s) => [
+      ...(s.warnings ?? []).map((w) => warning(w, where(s))),
+      ...(s.messages ?? []).map((m) => message(m, where(s))),
+    ]),
+  ].toSorted((a, b) => (a.first ?? 0) - (b.first ?? 0));
 }
 
 function renderWarnings(doc) {
-  const items = [
-    ...doc.warnings.map((w) => ({ w, where: "input" })),
-    ...doc.sections.flatMap((s) => (s.warnings ?? []).map((w) => ({ w, where: [s.kind, s.host].filter(Boolean).join(" on ") }))),
-  ];
+  const items = notices(doc);
   setTabCount("warnings", items.length);
   if (!items.length) return setPanel("warnings", empty("No warnings."));
-  setPanel("warnings", h("ul", { class: "plain-list" }, items.map(({ w, where }) =>
-    h("li", {}, lineLink(w.first_line, w.last_line), h("span", { class: "muted" }, ` ${where}: `), w.message))));
+  setPanel("warnings", h("ul", { class: "plain-list" }, items.map((n) =>
+    h("li", {}, lineLink(n.first, n.last), h("span", { class: "notice-label" }, n.label.replaceAll("_", " ")),
+      h("span", {}, n.context && h("span", { class: "muted" }, `${n.context}: `), renderInline(n.text))))));
 }
 
 function renderRules(rules) {
