@@ -6,6 +6,8 @@ const EXAMPLES = [
   { file: "h200-nvlink-health.txt", label: "H200 NVLink health", interval: null },
   { file: "h200-nvlink-traffic.txt", label: "H200 NVLink traffic", interval: 2 },
   { file: "ib-two-hosts.txt", label: "InfiniBand, 2 hosts", interval: null },
+  { file: "ibsim-ports-down.txt", label: "IB sim: ports down", interval: null },
+  { file: "ibsim-error-counters.txt", label: "IB sim: error counters", interval: null },
 ];
 const SEVERITIES = ["critical", "error", "warning", "info"];
 const DEBOUNCE_MS = 250;
