@@ -235,6 +235,7 @@ function hideError() {
 
 function clearResults() {
   state.reportJson = "";
+  delete $("verdict").dataset.status;
   state.reportLines = [];
   setInputView("edit");
   $("counts").replaceChildren();
@@ -248,6 +249,7 @@ function clearResults() {
 function renderReport(report) {
   const doc = report.document;
   $("verdict-text").textContent = report.verdict;
+  $("verdict").dataset.status = report.status ?? "healthy";
   renderCounts(report.summary);
   renderFindings(report.findings, report.skipped_rules);
   renderSections(doc.sections);
@@ -311,7 +313,8 @@ function renderFinding(f) {
         h("dd", {}, f.threshold.value, f.threshold.source && h("span", { class: "source" }, ` — ${f.threshold.source}`))],
       f.remediation && [h("dt", {}, "What to do"), h("dd", {}, f.remediation)],
       h("dt", {}, "Rule"),
-      h("dd", {}, h("button", { type: "button", class: "link rule-link", "data-rule": f.rule }, `About ${f.rule}`))));
+      h("dd", {}, h("button", { type: "button", class: "link rule-link", "data-rule": f.rule },
+        [f.rule, f.name].filter(Boolean).join(" ")))));
 }
 
 function renderFindings(findings, skipped) {
@@ -399,13 +402,20 @@ function renderWarnings(doc) {
       h("span", {}, n.context && h("span", { class: "muted" }, `${n.context}: `), renderInline(n.text))))));
 }
 
+function renderRule(r) {
+  return h("details", { class: "rule", id: `rule-${r.id}` },
+    h("summary", {}, h("span", { class: "rule-id" }, r.id), severityBadge(r.severity),
+      h("span", { class: "rule-name" }, r.name), h("span", { class: "rule-summary" }, r.summary)),
+    h("div", { class: "markdown" },
+      r.needs && h("p", { class: "needs" }, h("strong", {}, "Needs: "), r.needs),
+      renderMarkdown(r.explanation)));
+}
+
 function renderRules(rules) {
   setTabCount("rules", rules.length);
-  setPanel("rules", rules.map((r) =>
-    h("details", { class: "rule", id: `rule-${r.id}` },
-      h("summary", {}, h("span", { class: "rule-id" }, r.id), severityBadge(r.severity),
-        h("span", { class: "rule-name" }, r.name), h("span", { class: "rule-summary" }, r.summary)),
-      h("div", { class: "markdown" }, renderMarkdown(r.explanation)))));
+  const families = Map.groupBy(rules, (r) => r.family_title ?? r.family ?? "Rules");
+  setPanel("rules", [...families].map(([title, list]) =>
+    h("section", { class: "rule-family" }, h("h3", {}, title), list.map(renderRule))));
 }
 
 // -------------------------------------------------------- numbered lines view

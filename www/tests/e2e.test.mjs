@@ -134,31 +134,52 @@ describe("fabricscope page", { skip: BUILT ? false : `pkg/ is not built (${PKG_F
     assert.equal(await page.locator("#counts li").count(), 4);
     const sections = await openTab(page, "sections");
     const kinds = await sections.locator("td code.kind").allTextContents();
-    assert.equal(kinds.length, 3, `three commands pasted, got ${kinds}`);
+    assert.deepEqual(kinds, ["nvlink", "topo_matrix", "nvlink"]);
     const hosts = await sections.locator("tbody tr td:nth-child(2)").allTextContents();
     assert.deepEqual(hosts, ["gpu-h200-01", "gpu-h200-01", "gpu-h200-01"]);
     await page.screenshot({ path: join(SHOTS, "nvlink-sections.png") });
   });
 
-  test("IB example: findings grouped by host; evidence line highlights the input", async () => {
+  test("IB example: findings grouped by host, worst first, matching the counts", async () => {
+    await page.getByRole("button", { name: "IB sim: ports down" }).click();
+    await settled(page);
+    const kinds = await (await openTab(page, "sections")).locator("td code.kind").allTextContents();
+    assert.deepEqual(kinds, ["ibstat", "ibstat", "perfquery", "ibstat", "iblinkinfo"]);
+    await openTab(page, "findings");
+    const hosts = await page.locator("#panel-findings h3.host").allTextContents();
+    assert.deepEqual(hosts.map((t) => t.split(" ·")[0]), ["node02", "node03"], "one group per host with a problem");
+    const severities = await page.locator("#panel-findings details.finding .badge").allTextContents();
+    const rank = (sev) => ["critical", "error", "warning", "info"].indexOf(sev);
+    for (const group of await page.locator("#panel-findings .host-group").all()) {
+      const sevs = (await group.locator(".badge").allTextContents()).map(rank);
+      assert.deepEqual(sevs, sevs.toSorted((x, y) => x - y), "worst first within a host");
+    }
+    for (const sev of ["critical", "error", "warning", "info"]) {
+      const count = Number(await page.locator(`#counts li[data-severity=${sev}]`).getAttribute("data-count"));
+      assert.equal(count, severities.filter((s) => s === sev).length, `${sev} count matches the list`);
+    }
+    assert.ok(severities.includes("critical"), "ports down are reported");
+  });
+
+  test("clicking an evidence line number highlights that input line", async () => {
     await page.getByRole("button", { name: "InfiniBand, 2 hosts" }).click();
     await settled(page);
-    const findings = page.locator("#panel-findings details.finding");
-    assert.ok(await findings.count() > 0, "findings rendered");
-    assert.ok(await page.locator("#panel-findings h3.host").count() >= 1, "host headings rendered");
-
-    const first = findings.first();
-    await first.locator("summary").click();
-    const link = first.locator(".line-link").first();
-    const evidence = (await first.locator(".evidence-text").first().textContent()).trim();
-    const line = Number(await link.getAttribute("data-first"));
+    const finding = page.locator("#panel-findings details.finding[data-rule=IB001]").first();
+    await finding.locator("summary").click();
+    const link = finding.locator(".line-link").first();
+    const first = Number(await link.getAttribute("data-first"));
+    const last = Number(await link.getAttribute("data-last"));
     await link.click();
     assert.ok(await page.locator("#lines").isVisible(), "numbered view shown");
     const highlighted = page.locator("#lines li.hl");
-    assert.ok(await highlighted.count() >= 1);
-    assert.equal(await page.locator(`#lines li:nth-child(${line})`).getAttribute("class"), "hl");
-    assert.ok((await highlighted.allTextContents()).join("\n").includes(evidence.split("\n")[0]),
-      `highlighted line ${line} shows the evidence "${evidence}"`);
+    assert.equal(await highlighted.count(), last - first + 1);
+    assert.equal(await page.locator(`#lines li:nth-child(${first})`).getAttribute("class"), "hl");
+    assert.match((await highlighted.allTextContents()).join("\n"), /State: Down/, "the Down port's lines are highlighted");
+    assert.ok(await page.locator(`#lines li:nth-child(${first})`).evaluate((li) => {
+      const box = li.getBoundingClientRect();
+      const view = li.parentElement.getBoundingClientRect();
+      return box.top >= view.top && box.bottom <= view.bottom;
+    }), "the highlighted line is scrolled into view");
     await page.screenshot({ path: join(SHOTS, "ib-finding-evidence.png") });
   });
 
@@ -204,7 +225,10 @@ describe("fabricscope page", { skip: BUILT ? false : `pkg/ is not built (${PKG_F
     });
     assert.equal(result.state, "done");
     const engineMs = Number(result.timing.match(/engine ([\d.]+) ms/)[1]);
-    assert.ok(result.maxGap < 100, `longest main-thread stall ${result.maxGap.toFixed(0)} ms while the engine ran ${engineMs} ms`);
+    // Were the engine on the main thread, one stall would last as long as the engine ran.
+    const allowed = Math.max(100, engineMs / 2);
+    assert.ok(result.maxGap < allowed,
+      `longest main-thread stall ${result.maxGap.toFixed(0)} ms (allowed ${allowed.toFixed(0)}) while the engine ran ${engineMs} ms`);
     assert.ok(result.ticks >= Math.min(10, engineMs / 50), `main thread kept ticking (${result.ticks} ticks in ${engineMs} ms)`);
   });
 
@@ -215,6 +239,9 @@ describe("fabricscope page", { skip: BUILT ? false : `pkg/ is not built (${PKG_F
     await settled(page);
     await page.locator("#panel-findings details.finding summary").first().click();
     await page.screenshot({ path: join(SHOTS, "narrow-dark.png"), fullPage: true });
+    await openTab(page, "rules");
+    await page.locator("#panel-rules details.rule summary").first().click();
+    await page.screenshot({ path: join(SHOTS, "narrow-dark-rules.png"), fullPage: true });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `no horizontal page scroll at 400 px (overflow ${overflow} px)`);
     t.diagnostic(`screenshots in ${SHOTS}`);
