@@ -183,6 +183,29 @@ describe("fabricscope page", { skip: BUILT ? false : `pkg/ is not built (${PKG_F
     await page.screenshot({ path: join(SHOTS, "ib-finding-evidence.png") });
   });
 
+  test("an opened file is analysed and the report downloads as JSON", async () => {
+    const text = example("ibsim-ports-down.txt");
+    await page.setInputFiles("#file", { name: "paste.txt", mimeType: "text/plain", buffer: Buffer.from(text) });
+    await settled(page);
+    assert.equal(await page.inputValue("#input"), text);
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download-json")]);
+    assert.equal(download.suggestedFilename(), "fabricscope-report.json");
+    const report = JSON.parse(readFileSync(await download.path(), "utf8"));
+    assert.equal(report.verdict, (await page.locator("#verdict-text").textContent()));
+    assert.equal(report.findings.length, await page.locator("#panel-findings details.finding").count());
+  });
+
+  test("tabs work from the keyboard", async () => {
+    await page.focus("#tab-findings");
+    await page.keyboard.press("ArrowRight");
+    assert.equal(await page.getAttribute("#tab-sections", "aria-selected"), "true");
+    assert.ok(await page.locator("#panel-sections").isVisible());
+    await page.keyboard.press("End");
+    assert.equal(await page.evaluate(() => document.activeElement.id), "tab-rules");
+    assert.ok(await page.locator("#panel-rules").isVisible());
+    assert.ok(await page.locator("#panel-findings").isHidden());
+  });
+
   test("garbage input is reported as unrecognised, without a crash", async () => {
     await paste(page, "lorem ipsum dolor\n\u0000\u0001 ### ]]]\n".repeat(50) + "\u{1F680} not a tool output\n");
     await settled(page);
