@@ -272,15 +272,10 @@ function severityRank(sev) {
 }
 
 function groupByHost(findings) {
-  const groups = new Map();
-  for (const f of findings) {
-    const host = f.subject?.host ?? null;
-    if (!groups.has(host)) groups.set(host, []);
-    groups.get(host).push(f);
-  }
-  const worst = (list) => Math.min(...list.map((f) => severityRank(f.severity)));
-  return [...groups.entries()]
-    .map(([host, list]) => [host, list.toSorted((a, b) => severityRank(a.severity) - severityRank(b.severity))])
+  const bySeverity = (a, b) => severityRank(a.severity) - severityRank(b.severity);
+  const worst = (list) => severityRank(list[0].severity);
+  return [...Map.groupBy(findings, (f) => f.subject?.host ?? null)]
+    .map(([host, list]) => [host, list.toSorted(bySeverity)])
     .toSorted(([ha, la], [hb, lb]) => worst(la) - worst(lb) || String(ha).localeCompare(String(hb)));
 }
 
