@@ -23,6 +23,8 @@ function analyze({ id, text, options }) {
 async function load() {
   try {
     const module = await import(ENGINE_URL);
+    const missing = ["analyze", "rules", "version"].filter((name) => typeof module[name] !== "function");
+    if (missing.length) throw new Error(`pkg/ is stale: it lacks ${missing.join(", ")}`);
     await module.default();
     engine = module;
     postMessage({ type: "ready", version: module.version(), rules: module.rules() });
