@@ -285,6 +285,7 @@ function subjectText(subject = {}) {
   if (subject.port != null) parts.push(`port ${subject.port}`);
   if (subject.gpu != null) parts.push(`GPU ${subject.gpu}`);
   if (subject.link != null) parts.push(`link ${subject.link}`);
+  if (subject.lane != null) parts.push(`lane ${subject.lane}`);
   return parts.join(" ");
 }
 
@@ -337,29 +338,72 @@ function renderSections(sections) {
   ])));
 }
 
-function flatten(value, prefix = "", out = {}) {
-  for (const [key, v] of Object.entries(value)) {
+// Measurements are named tables of records. The page lays each record out
+// generically: a subject column, one column per field (nested objects one
+// level deep), and line links for spans.
+
+function titleOf(key) {
+  const words = key.replaceAll("_", " ");
+  return words[0].toUpperCase() + words.slice(1);
+}
+
+function isSpan(v) {
+  return v !== null && typeof v === "object" && "first_line" in v;
+}
+
+function spanLinks(v) {
+  const spans = Array.isArray(v) ? v : [v];
+  return h("span", { class: "span-links" }, spans.map((sp) => lineLink(sp.first_line, sp.last_line)));
+}
+
+function columnsOf(record, prefix = "", out = {}) {
+  for (const [key, v] of Object.entries(record)) {
+    if (key === "subject" && !prefix) continue;
     const name = prefix ? `${prefix}.${key}` : key;
-    if (v !== null && typeof v === "object" && !Array.isArray(v)) flatten(v, name, out);
+    const nested = v !== null && typeof v === "object" && !Array.isArray(v) && !isSpan(v);
+    if (nested && !prefix) columnsOf(v, name, out);
     else out[name] = v;
   }
   return out;
 }
 
+function formatFloat(v) {
+  const size = Math.abs(v);
+  if (size >= 100) return v.toFixed(1);
+  return size >= 1 ? v.toFixed(3) : v.toPrecision(3);
+}
+
 function formatCell(v) {
   if (v == null) return h("span", { class: "muted" }, "—");
-  if (typeof v === "number" && !Number.isInteger(v)) return h("span", { title: String(v) }, v.toFixed(3));
-  return typeof v === "object" ? JSON.stringify(v) : String(v);
+  if (isSpan(v) || (Array.isArray(v) && v.length > 0 && v.every(isSpan))) return spanLinks(v);
+  if (typeof v === "number" && !Number.isInteger(v)) return h("span", { title: String(v) }, formatFloat(v));
+  if (Array.isArray(v) && v.every((x) => x === null || typeof x !== "object")) return v.join(", ");
+  if (typeof v === "object") {
+    return h("details", { class: "data" }, h("summary", {}, Array.isArray(v) ? plural(v.length, "item") : "show"),
+      h("pre", {}, JSON.stringify(v, null, 2)));
+  }
+  return String(v);
 }
 
-function renderMeasurements(measurements = []) {
-  setTabCount("measurements", measurements.length);
-  if (!measurements.length) return setPanel("measurements", empty("No measurements (rates need two snapshots of the same counters)."));
-  const rows = measurements.map((m) => flatten(m));
+function measurementTable(key, records, open) {
+  const rows = records.map((r) => columnsOf(r));
   const columns = [...new Set(rows.flatMap(Object.keys))];
-  setPanel("measurements", table(columns, rows.map((r) => columns.map((c) => formatCell(r[c])))));
+  const withSubject = records.some((r) => r.subject);
+  const headers = [withSubject && "subject", ...columns].filter(Boolean);
+  return h("details", { class: "measurement", open },
+    h("summary", {}, h("span", { class: "measurement-title" }, titleOf(key)), h("span", { class: "tab-count" }, String(records.length))),
+    table(headers, records.map((r, i) => [
+      withSubject && ([r.subject?.host, subjectText(r.subject ?? {})].filter(Boolean).join(" ") || "—"),
+      ...columns.map((c) => formatCell(rows[i][c])),
+    ].filter((cell) => cell !== false))));
 }
 
+function renderMeasurements(measurements = {}) {
+  const tables = Object.entries(measurements).filter(([, list]) => Array.isArray(list) && list.length > 0);
+  setTabCount("measurements", tables.reduce((n, [, list]) => n + list.length, 0));
+  if (!tables.length) return setPanel("measurements", empty("No measurements (rates need two snapshots of the same counters)."));
+  setPanel("measurements", tables.map(([key, list], i) => measurementTable(key, list, i === 0)));
+}
 
 function renderUnrecognised(ranges) {
   setTabCount("unrecognised", ranges.length);
