@@ -188,6 +188,17 @@ else describe("fabricscope page", () => {
     await page.screenshot({ path: join(shots, "ib-finding-evidence.png") });
   });
 
+  test("two snapshots with an interval give measurements", async () => {
+    await page.getByRole("button", { name: "H200 NVLink traffic" }).click();
+    await settled(page);
+    assert.equal(await page.inputValue("#interval"), "2");
+    const panel = await openTab(page, "measurements");
+    assert.ok(await panel.locator("details.measurement").count() > 0, "measurement tables rendered");
+    assert.ok(await panel.locator("tbody tr").count() > 0, "with rows");
+    assert.ok(await panel.locator(".line-link").count() > 0, "rows point at input lines");
+    await page.screenshot({ path: join(shots, "nvlink-measurements.png") });
+  });
+
   test("an opened file is analysed and the report downloads as JSON", async () => {
     const text = example("ibsim-ports-down.txt");
     await page.setInputFiles("#file", { name: "paste.txt", mimeType: "text/plain", buffer: Buffer.from(text) });
