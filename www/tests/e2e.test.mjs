@@ -5,6 +5,10 @@
 // error, page error or failed request. Skipped when pkg/ has not been built.
 //
 //   cd www && node --test --test-reporter=tap tests/
+//
+// FABRICSCOPE_SERVE_ROOT serves another tree laid out like the repository
+// (www/ and pkg/ side by side), e.g. to try the page with a pkg/ built
+// elsewhere.
 
 import { after, afterEach, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
