@@ -56,11 +56,11 @@ ensure_npm() {
 }
 
 build() {
-  step "cargo build ($TARGET, release, features wasm)"
-  cargo build --release --target "$TARGET" --no-default-features --features wasm --lib
+  step "cargo build ($TARGET, profile wasm-release, features wasm)"
+  cargo build --profile wasm-release --target "$TARGET" --no-default-features --features wasm --lib
 
   step "wasm-bindgen --target web --out-dir $OUT"
-  wasm-bindgen --target web --out-dir "$OUT" "$TARGET_DIR/$TARGET/release/$CRATE.wasm"
+  wasm-bindgen --target web --out-dir "$OUT" "$TARGET_DIR/$TARGET/wasm-release/$CRATE.wasm"
 
   step "wasm-opt -Oz"
   "$WASM_OPT" -Oz "$OUT/${CRATE}_bg.wasm" -o "$OUT/${CRATE}_bg.wasm.tmp"
