@@ -197,3 +197,28 @@ fn rules_and_explain_print_the_catalogue() {
     assert!(stdout(&o).contains("### What to do"));
     assert_eq!(code(&run(&["explain", "IB999"])), 2);
 }
+
+#[test]
+fn a_closed_pipe_ends_output_quietly_instead_of_panicking() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    // More than a pipe buffer (64 KiB) of output, so writes meet the closed pipe.
+    let fleet = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fleet");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fabricscope"))
+        .args(["parse", "--format", "json"])
+        .arg(&fleet)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is dropped here: the rest of the output meets a closed pipe.
+    assert!(first.starts_with('{'), "{first}");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.status.success(), "{:?}", out.status);
+}

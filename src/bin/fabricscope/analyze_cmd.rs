@@ -162,7 +162,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         ReportFormat::Ndjson => report::ndjson::render(&report),
         ReportFormat::Sarif => report::sarif::render(&report) + "\n",
     };
-    print!("{out}");
+    out!("{out}");
     let fail_on = match args.fail_on {
         FailOn::Info => Some(Severity::Info),
         FailOn::Warning => Some(Severity::Warning),

@@ -3,6 +3,8 @@
 //! Exit codes: 0 success, 1 findings at or above `--fail-on` (analyze),
 //! 2 usage or input errors.
 
+#[macro_use]
+mod out;
 mod analyze_cmd;
 mod inputs;
 mod parse_cmd;

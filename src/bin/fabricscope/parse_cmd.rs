@@ -76,14 +76,14 @@ fn print_json(documents: &[(&Input, Document)]) -> Result<(), String> {
         serde_json::to_string_pretty(&serde_json::json!({ "files": files }))
     }
     .map_err(|e| e.to_string())?;
-    println!("{json}");
+    outln!("{json}");
     Ok(())
 }
 
 fn print_text(documents: &[(&Input, Document)]) {
     for (input, doc) in documents {
         if documents.len() > 1 {
-            println!("== {}", input.name);
+            outln!("== {}", input.name);
         }
         for s in &doc.sections {
             let host = s
@@ -91,7 +91,7 @@ fn print_text(documents: &[(&Input, Document)]) {
                 .as_deref()
                 .map(|h| format!(" host {h}"))
                 .unwrap_or_default();
-            println!(
+            outln!(
                 "{:<14} {}{}: {}",
                 s.kind.name(),
                 s.span,
@@ -99,17 +99,17 @@ fn print_text(documents: &[(&Input, Document)]) {
                 s.data.summary()
             );
             for w in &s.warnings {
-                println!("    warning: {w}");
+                outln!("    warning: {w}");
             }
             for m in &s.messages {
-                println!("    line {}: {}", m.line, m.text);
+                outln!("    line {}: {}", m.line, m.text);
             }
         }
         for u in &doc.unrecognised {
-            println!("{:<14} {}: {}", "unrecognised", u.span, u.reason);
+            outln!("{:<14} {}: {}", "unrecognised", u.span, u.reason);
         }
         for w in &doc.warnings {
-            println!("warning: {w}");
+            outln!("warning: {w}");
         }
     }
 }

@@ -8,11 +8,11 @@ use std::process::ExitCode;
 pub fn list(json: bool) -> Result<ExitCode, String> {
     if json {
         let text = serde_json::to_string_pretty(&catalogue_json()).map_err(|e| e.to_string())?;
-        println!("{text}");
+        outln!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
     for r in RULES {
-        println!(
+        outln!(
             "{}  {:<8}  {:<28}  {}",
             r.id,
             r.severity.name(),
@@ -28,6 +28,6 @@ pub fn explain(id: &str) -> Result<ExitCode, String> {
     let rule = by_id(id)
         .or_else(|| RULES.iter().copied().find(|r| r.name == id.trim()))
         .ok_or_else(|| format!("no rule {id:?}; `fabricscope rules` lists them"))?;
-    print!("{}", explain_text(rule));
+    out!("{}", explain_text(rule));
     Ok(ExitCode::SUCCESS)
 }
