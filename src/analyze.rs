@@ -23,6 +23,11 @@ pub struct AnalyzeOptions {
     pub interval_seconds: Option<f64>,
     /// Rule ids not to run.
     pub ignore: Vec<String>,
+    /// Modification time of each document's file (seconds since the Unix
+    /// epoch), in the order of the documents; used as the snapshot time when
+    /// the text carries none. Empty, or shorter than the documents, means
+    /// unknown.
+    pub modified_unix: Vec<Option<f64>>,
 }
 
 /// Runs every rule of the registry (minus the ignored ones) over the
@@ -34,8 +39,16 @@ pub fn analyze(documents: &[Document], options: &AnalyzeOptions) -> Report {
         .copied()
         .filter(|r| !options.ignore.iter().any(|i| i.eq_ignore_ascii_case(r.id)))
         .collect();
-    let measurements = stats::measure_many(
-        documents,
+    let sources: Vec<stats::Source<'_>> = documents
+        .iter()
+        .enumerate()
+        .map(|(i, document)| stats::Source {
+            document,
+            modified_unix: options.modified_unix.get(i).copied().flatten(),
+        })
+        .collect();
+    let measurements = stats::measure_sources(
+        &sources,
         &StatsOptions {
             interval_seconds: options.interval_seconds,
             ..StatsOptions::default()

@@ -222,3 +222,33 @@ fn a_closed_pipe_ends_output_quietly_instead_of_panicking() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(out.status.success(), "{:?}", out.status);
 }
+
+#[test]
+fn file_modification_times_give_the_interval_between_dumps() {
+    use std::time::{Duration, UNIX_EPOCH};
+    let dir = scratch("mtime").join("gpu01");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, second) in [
+        ("during_gt_r_1.txt", 1_000_000_000),
+        ("during_gt_r_2.txt", 1_000_000_002),
+    ] {
+        let to = dir.join(name);
+        std::fs::copy(fixture(&format!("../own/h200-x2-driver580/{name}")), &to).unwrap();
+        let file = std::fs::File::options().write(true).open(&to).unwrap();
+        file.set_modified(UNIX_EPOCH + Duration::from_secs(second))
+            .unwrap();
+    }
+    let out = run(&[
+        "analyze",
+        "--format",
+        "json",
+        dir.parent().unwrap().to_str().unwrap(),
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let throughput = report["measurements"]["throughput"].as_array().unwrap();
+    assert!(!throughput.is_empty(), "no rates from two timed dumps");
+    for t in throughput {
+        assert_eq!(t["interval_seconds"], 2.0, "{t}");
+        assert_eq!(t["subject"]["host"], "gpu01");
+    }
+}

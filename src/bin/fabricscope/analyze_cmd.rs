@@ -116,13 +116,13 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
             ));
         }
     }
+    let (names, docs, modified_unix, skipped) = read_all(list(&args.paths));
     let options = AnalyzeOptions {
         thresholds,
         interval_seconds: args.interval,
         ignore: args.ignore.clone(),
+        modified_unix,
     };
-
-    let (names, docs, skipped) = read_all(list(&args.paths));
     if docs.is_empty() {
         let reasons: Vec<String> = skipped
             .iter()
@@ -178,7 +178,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
 
 /// Reads and parses every input in parallel; inputs that give nothing are
 /// returned as skipped with the reason.
-fn read_all(sources: Vec<Source>) -> (Vec<String>, Vec<Document>, Vec<SkippedInput>) {
+fn read_all(sources: Vec<Source>) -> ReadResult {
     let progress =
         (sources.len() >= PROGRESS_MIN_FILES && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::new(sources.len() as u64);
@@ -189,7 +189,7 @@ fn read_all(sources: Vec<Source>) -> (Vec<String>, Vec<Document>, Vec<SkippedInp
             }
             bar
         });
-    let results: Vec<(String, Result<Document, String>)> = sources
+    let results: Vec<(String, Option<f64>, Result<Document, String>)> = sources
         .into_par_iter()
         .map(|source| {
             let input = source.read();
@@ -206,7 +206,7 @@ fn read_all(sources: Vec<Source>) -> (Vec<String>, Vec<Document>, Vec<SkippedInp
             if let Some(bar) = &progress {
                 bar.inc(1);
             }
-            (input.name, doc)
+            (input.name, input.modified_unix, doc)
         })
         .collect();
     if let Some(bar) = progress {
@@ -214,18 +214,29 @@ fn read_all(sources: Vec<Source>) -> (Vec<String>, Vec<Document>, Vec<SkippedInp
     }
     let mut names = Vec::new();
     let mut documents = Vec::new();
+    let mut times = Vec::new();
     let mut skipped = Vec::new();
-    for (input, result) in results {
+    for (input, modified, result) in results {
         match result {
             Ok(doc) => {
                 names.push(input);
                 documents.push(doc);
+                times.push(modified);
             }
             Err(reason) => skipped.push(SkippedInput { input, reason }),
         }
     }
-    (names, documents, skipped)
+    (names, documents, times, skipped)
 }
+
+/// Names, documents and file times of the inputs that were read, and the
+/// inputs that were skipped.
+type ReadResult = (
+    Vec<String>,
+    Vec<Document>,
+    Vec<Option<f64>>,
+    Vec<SkippedInput>,
+);
 
 #[cfg(test)]
 mod tests {

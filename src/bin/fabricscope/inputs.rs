@@ -11,6 +11,9 @@ pub struct Input {
     pub host: Option<String>,
     /// The raw bytes, or why they could not be read.
     pub bytes: Result<Vec<u8>, String>,
+    /// The file's modification time (seconds since the Unix epoch): the
+    /// snapshot time of a dump whose text carries none.
+    pub modified_unix: Option<f64>,
 }
 
 /// Expands paths (directories recursively, sorted) into inputs. No paths, or
@@ -79,6 +82,7 @@ fn stdin() -> Input {
         name: "-".to_owned(),
         host: None,
         bytes: result,
+        modified_unix: None,
     }
 }
 
@@ -87,7 +91,14 @@ fn file(path: &Path, root: Option<&Path>) -> Input {
         name: path.display().to_string(),
         host: root.and_then(|r| host_of(path, r)),
         bytes: std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display())),
+        modified_unix: modified_unix(path),
     }
+}
+
+fn modified_unix(path: &Path) -> Option<f64> {
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    let since = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(since.as_secs_f64())
 }
 
 /// The host of a file in a dump tree: the name of the directory right below
