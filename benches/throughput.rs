@@ -251,4 +251,42 @@ fn main() {
                 .ok(),
         );
     });
+
+    // The whole engine on a fleet: 32 copies of the bundled 12-host dump set,
+    // each host file read as its own document, then every rule run once.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fleet");
+    let mut host_files: Vec<(String, String)> = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("examples/fleet").flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "txt") {
+            let text = std::fs::read_to_string(&path).expect("readable example");
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            host_files.push((stem, text));
+        }
+    }
+    let copies: Vec<(String, String)> = (0..32)
+        .flat_map(|c| {
+            host_files
+                .iter()
+                .map(move |(h, t)| (format!("{h}-{c:02}"), t.clone()))
+        })
+        .collect();
+    let all: String = copies.iter().map(|(_, t)| t.as_str()).collect();
+    measure("read + analyze, 384 host dumps", &all, |_| {
+        let docs: Vec<fabricscope::Document> = copies
+            .iter()
+            .filter_map(|(host, text)| {
+                let o = fabricscope::ReadOptions {
+                    default_host: Some(host.clone()),
+                    ..fabricscope::ReadOptions::default()
+                };
+                fabricscope::read_all(text, &o).ok()
+            })
+            .collect();
+        let report = fabricscope::analyze(&docs, &fabricscope::AnalyzeOptions::default());
+        black_box(report.findings.len());
+    });
 }
