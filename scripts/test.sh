@@ -84,6 +84,9 @@ check "cargo deny (licenses, bans, sources)" cargo deny --log-level error check 
 check "rustdoc (no broken links)" env RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --all-features
 check "library builds without default features" cargo build --locked --lib --no-default-features
 count_cargo "cargo test" cargo test --locked
+# The README's first command, exactly as written there, must keep working.
+readme_demo=$(awk '/^```sh/ {inside=1; next} inside {print; exit}' README.md)
+check "README demo: $readme_demo" bash -c "$readme_demo"
 check "wasm32 build" bash scripts/build-wasm.sh
 if [ -f www/package.json ] && [ -d www/node_modules ] && [ -f pkg/fabricscope.js ]; then
   count_tap "browser end-to-end" bash -c 'cd www && node --test --test-reporter=tap tests/'
