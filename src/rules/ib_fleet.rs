@@ -695,4 +695,51 @@ mod tests {
         assert!(skipped_reason(&FL002, &text).is_some());
         assert!(skipped_reason(&FL003, &text).is_some());
     }
+
+    #[test]
+    fn lifetime_outliers_under_their_limit_are_info_and_rates_or_overruns_warnings() {
+        let v = PeerStatistic::Value;
+        assert_eq!(outlier_severity(v, 9.0, Some(10.0)), Severity::Info);
+        assert_eq!(
+            outlier_severity(v, 10.0, Some(10.0)),
+            Severity::Info,
+            "not above"
+        );
+        assert_eq!(outlier_severity(v, 11.0, Some(10.0)), Severity::Warning);
+        assert_eq!(
+            outlier_severity(v, 5000.0, None),
+            Severity::Info,
+            "no limit"
+        );
+        let r = PeerStatistic::CountsPerSecond;
+        assert_eq!(outlier_severity(r, 0.9, Some(10.0)), Severity::Warning);
+    }
+
+    /// `ibstat` once in full, then `ibstat mlx5_0 1` (port only, no CA type).
+    fn full_then_port_only(host: &str, rate: u32) -> String {
+        format!(
+            "[root@{host} ~]# ibstat\n{}[root@{host} ~]# ibstat mlx5_0 1\nCA: 'mlx5_0'\nPort 1:\nState: Active\nPhysical state: LinkUp\nRate: {rate}\nBase lid: 3\nSM lid: 1\nLink layer: InfiniBand\n",
+            ca("mlx5_0", "28.39.1002", rate)
+        )
+    }
+
+    #[test]
+    fn a_port_only_view_keeps_the_adapter_type_of_the_full_view() {
+        // Only the slow host was looked at twice: without the merge its port
+        // would form an adapter-type group of its own and be compared with
+        // nobody.
+        let text = format!(
+            "{}{}{}",
+            pdsh("n1", &ca("mlx5_0", "28.39.1002", 400)),
+            pdsh("n2", &ca("mlx5_0", "28.39.1002", 400)),
+            full_then_port_only("n3", 100)
+        );
+        let rate = findings_of(&FL002, &text);
+        assert_eq!(rate.len(), 1, "{rate:#?}");
+        assert_eq!(rate[0].subject.host.as_deref(), Some("n3"));
+        // The adapters are still described by the full view: same family, no
+        // firmware finding, and its lines as evidence.
+        assert!(findings_of(&FL001, &text).is_empty());
+        assert!(findings_of(&FL003, &text).is_empty());
+    }
 }
