@@ -22,4 +22,4 @@ bench:            ## print throughput figures
 	cargo bench --bench throughput
 
 docs:             ## regenerate docs/rules.md from the rule registry
-	UPDATE_DOCS=1 cargo test --test rules_doc
+	UPDATE_DOCS=1 cargo test --lib docs_rules_md_is_up_to_date

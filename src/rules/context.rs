@@ -165,6 +165,25 @@ pub struct AdapterRef<'a> {
     pub span: LineSpan,
 }
 
+impl<'a> AdapterRef<'a> {
+    /// Whether this view says nothing about the adapter itself (type,
+    /// firmware, node GUID): `ibstat mlx5_0 1` prints only the port.
+    fn is_port_only(&self) -> bool {
+        self.ca_type.is_none() && self.firmware_version.is_none() && self.node_guid.is_none()
+    }
+
+    /// The adapter as a later view describes it, unless that view is port
+    /// only: then the earlier full description stays, with its own lines as
+    /// evidence, since nothing about the adapter changed between them.
+    fn newer_unless_port_only(self, earlier: Self) -> Self {
+        if self.is_port_only() && !earlier.is_port_only() {
+            earlier
+        } else {
+            self
+        }
+    }
+}
+
 fn from_ibstat<'a>(at: SectionRef<'a>, ca: &'a Ca, port: &'a Port) -> IbPortRef<'a> {
     IbPortRef {
         at,
@@ -632,11 +651,26 @@ impl<'a> Context<'a> {
 
     /// The latest snapshot of each InfiniBand port: one entry per
     /// (host, device, port), the last one read by any tool.
+    ///
+    /// A view that does not name the adapter type (`ibstat mlx5_0 1`, whose
+    /// `CA: 'mlx5_0'` form prints the port only, or `ibstatus`) takes it from
+    /// another view of the same device on the same host: the port did not
+    /// change adapter between two commands, and without the type a fleet
+    /// comparison would put the port in a group of its own.
     #[must_use]
     pub fn latest_ib_ports(&self) -> Vec<IbPortRef<'a>> {
         let mut latest: BTreeMap<(HostKey<'a>, &'a str, u32), IbPortRef<'a>> = BTreeMap::new();
+        let mut ca_types: BTreeMap<(HostKey<'a>, &'a str), String> = BTreeMap::new();
         for p in self.ib_ports() {
+            if let Some(t) = &p.ca_type {
+                ca_types.insert((p.host(), p.device), t.clone());
+            }
             latest.insert((p.host(), p.device, p.number), p);
+        }
+        for p in latest.values_mut() {
+            if p.ca_type.is_none() {
+                p.ca_type = ca_types.get(&(p.host(), p.device)).cloned();
+            }
         }
         let mut out: Vec<IbPortRef<'a>> = latest.into_values().collect();
         out.sort_by_key(|p| (p.at.doc, p.span));
@@ -646,8 +680,22 @@ impl<'a> Context<'a> {
     /// The adapters read from `ibstat` or `ibv_devinfo`, latest snapshot per
     /// (host, device).
     #[must_use]
+    ///
+    /// A port-only view (`ibstat mlx5_0 1` prints `CA: 'mlx5_0'` and one
+    /// port, no type or firmware) does not hide what an earlier full view of
+    /// the same adapter said: the full description, with its port list, is
+    /// kept.
     pub fn latest_adapters(&self) -> Vec<AdapterRef<'a>> {
         let mut latest: BTreeMap<(HostKey<'a>, &'a str), AdapterRef<'a>> = BTreeMap::new();
+        let keep = |latest: &mut BTreeMap<(HostKey<'a>, &'a str), AdapterRef<'a>>,
+                    key: (HostKey<'a>, &'a str),
+                    a: AdapterRef<'a>| {
+            let merged = match latest.remove(&key) {
+                Some(earlier) => a.newer_unless_port_only(earlier),
+                None => a,
+            };
+            latest.insert(key, merged);
+        };
         for at in self.sections() {
             match &at.section.data {
                 SectionData::Ibstat(ibstat) => {
@@ -662,7 +710,7 @@ impl<'a> Context<'a> {
                             ports_listed: ca.ports.len(),
                             span: ca.span,
                         };
-                        latest.insert((at.host(), a.name), a);
+                        keep(&mut latest, (at.host(), a.name), a);
                     }
                 }
                 SectionData::IbvDevinfo(devinfo) => {
@@ -677,7 +725,7 @@ impl<'a> Context<'a> {
                             ports_listed: dev.ports.len(),
                             span: dev.span,
                         };
-                        latest.insert((at.host(), a.name), a);
+                        keep(&mut latest, (at.host(), a.name), a);
                     }
                 }
                 _ => {}

@@ -271,23 +271,29 @@ declare_rule! {
     /// ### Why it matters
     /// Ticks during which the port had data to send but no credit: congestion
     /// downstream. It is normal on busy links and says nothing about cable
-    /// health, hence `info`.
+    /// health: the guilbaults infiniband-exporter maintainers note that it
+    /// "only indicates congestion". Above the recommended limit
+    /// `ibqueryerrors` flags the port, and sustained congestion slows every
+    /// job whose traffic crosses it, hence a `warning`.
     ///
     /// ### Evidence
     /// `PortXmitWait` from perfquery.
     ///
     /// ### What to do
-    /// Only worth acting on with slow jobs: check the fabric's routing and
-    /// the traffic pattern; compare with peers.
+    /// A count since the last reset says nothing about *now*: take two
+    /// snapshots with an interval and judge the rate instead. If the wait
+    /// keeps growing, look at the traffic pattern (many-to-one, hot spots),
+    /// the routing the SM computed (`ibdmchk`, routing engine, unbalanced
+    /// up-links) and the ports downstream that withhold credit.
     ///
     /// ### Thresholds and sources
-    /// > 1000 (infiniband-diags `error_thresholds`); infiniband-exporter#12:
-    /// "only indicates congestion".
+    /// > 1000 (infiniband-diags `error_thresholds`); guilbaults
+    /// infiniband-exporter#12: "only indicates congestion".
     pub static IB109 = {
         id: "IB109",
         name: "xmit-wait",
         family: IbCounters,
-        severity: Info,
+        severity: Warning,
         summary: "Transmit wait (congestion) above the limit",
         needs: "perfquery",
         check: check_xmit_wait,
@@ -417,6 +423,71 @@ declare_rule! {
         summary: "Measured bit error rate above 1e-12",
         needs: "two perfquery snapshots with rates (times or --interval) and the link rate",
         check: check_ber,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port whose `VL15Dropped` is above its limit.
+    ///
+    /// ### Why it matters
+    /// VL15 carries subnet management packets (SMPs). Drops mean the port
+    /// threw away management traffic: an SM sweeping too hard, a busy or
+    /// overloaded management path, or a port that cannot keep up. The
+    /// subnet manager then sees timeouts, and sweeps or traps are lost.
+    ///
+    /// ### Evidence
+    /// `VL15Dropped` from perfquery (16-bit: saturation is [`IB111`]).
+    ///
+    /// ### What to do
+    /// Check the SM's log and sweep settings (`opensm.log`, sweep interval,
+    /// several SMs fighting), and whether the port's firmware is busy; reset
+    /// the counters and watch whether they grow.
+    ///
+    /// ### Thresholds and sources
+    /// > 100 (infiniband-diags `error_thresholds`).
+    pub static IB114 = {
+        id: "IB114",
+        name: "vl15-dropped",
+        family: IbCounters,
+        severity: Warning,
+        summary: "Subnet management packets (VL15) dropped above the limit",
+        needs: "perfquery",
+        check: check_vl15_dropped,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port whose `PortRcvSwitchRelayErrors` is above its limit.
+    ///
+    /// ### Why it matters
+    /// Packets the switch could not relay: no route to the DLID, a
+    /// multicast group without a forwarding entry, or a loop. `ibqueryerrors
+    /// -c` counts it among the "common" errors because a switch often
+    /// accumulates some harmlessly (unroutable multicast, DLID mapping);
+    /// above the limit it still means traffic that was sent and never
+    /// arrived, so it is a `warning`.
+    ///
+    /// ### Evidence
+    /// `PortRcvSwitchRelayErrors` from perfquery.
+    ///
+    /// ### What to do
+    /// Check the SM's routing: unicast (`ibroute`, `ibtracert` to the
+    /// affected DLIDs) and multicast groups (`saquery -g`, `ibroute -M`);
+    /// a stale LID after a node left the fabric explains a steady trickle.
+    ///
+    /// ### Thresholds and sources
+    /// > 100 (infiniband-diags `error_thresholds`); `ibqueryerrors -c`
+    /// (suppress common errors) lists it as common.
+    pub static IB115 = {
+        id: "IB115",
+        name: "switch-relay-errors",
+        family: IbCounters,
+        severity: Warning,
+        summary: "Packets the switch could not relay (routing) above the limit",
+        needs: "perfquery",
+        check: check_switch_relay_errors,
     }
 }
 
@@ -647,8 +718,8 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         &IB109,
         &["PortXmitWait"],
         &Meaning {
-            what: "time spent waiting for credit (congestion downstream)",
-            todo: "Only act on it with slow jobs: check routing and traffic patterns, compare with peer ports.",
+            what: "time spent waiting for credit (congestion downstream, not a cable fault)",
+            todo: "Congestion, not a broken link: take two snapshots and judge the rate of growth; if it keeps rising, check the traffic pattern, the SM's routing (unbalanced up-links) and the downstream ports withholding credit.",
         },
         |_| IB109.severity,
     )
@@ -666,6 +737,36 @@ fn check_constraint_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverag
             todo: "Check the SM's partition configuration and the P_Keys the host uses.",
         },
         |_| IB110.severity,
+    )
+}
+
+/// IB114.
+fn check_vl15_dropped(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_limits(
+        ctx,
+        out,
+        &IB114,
+        &["VL15Dropped"],
+        &Meaning {
+            what: "subnet management packets (VL15) dropped",
+            todo: "Check the SM's log and sweep settings (several SMs, sweep interval) and the port's firmware; reset the counters and watch their growth.",
+        },
+        |_| IB114.severity,
+    )
+}
+
+/// IB115.
+fn check_switch_relay_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_limits(
+        ctx,
+        out,
+        &IB115,
+        &["PortRcvSwitchRelayErrors"],
+        &Meaning {
+            what: "packets the switch could not relay (no route, unmapped DLID or multicast group; ibqueryerrors -c calls it common, but not this many)",
+            todo: "Check the SM's unicast routes (ibroute, ibtracert to the affected DLIDs) and multicast groups (saquery -g, ibroute -M); stale LIDs explain a steady trickle.",
+        },
+        |_| IB115.severity,
     )
 }
 

@@ -7,9 +7,9 @@
 //! and the higher rate or count, since a fleet is upgraded, not downgraded.
 
 use super::context::{subject_of, AdapterRef, Context, HostKey, IbPortRef};
-use super::{gbps, Coverage, Evidence, Finding, Subject, Threshold};
+use super::{gbps, Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
-use crate::stats::PeerGroupKind;
+use crate::stats::{PeerGroupKind, PeerStatistic};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -161,13 +161,24 @@ declare_rule! {
     /// counts at least ten times the median (or with a median of zero), are
     /// reported: counts since reset differ with uptime.
     ///
+    /// A growth-rate outlier (two snapshots with an interval) is a
+    /// `warning`: it is happening now. So is a count since reset that is
+    /// also over the counter's own limit. A count since reset that stands out
+    /// but is under its limit (9 symbol errors where the peers have 0) is
+    /// `info`: a few errors over an unknown uptime are normal, and
+    /// `ibqueryerrors` with the recommended thresholds does not flag them.
+    ///
     /// ### What to do
     /// Inspect the outlier port's cable and transceiver first (`mlxlink -m`),
-    /// and compare with its peers after a counter reset.
+    /// and compare with its peers after a counter reset; for an `info`
+    /// finding, take two snapshots and see whether the count still grows.
     ///
     /// ### Thresholds and sources
     /// Robust z ≥ 3.5 (Iglewicz & Hoaglin), Poisson tail < 0.001
-    /// (statistics defaults), ≥ 10× the median for absolute counts.
+    /// (statistics defaults), ≥ 10× the median for absolute counts; the
+    /// per-counter limits of infiniband-diags `error_thresholds` (as
+    /// overridden by `--thresholds`) separate `warning` from `info` for
+    /// counts since reset.
     pub static FL004 = {
         id: "FL004",
         name: "counter-outlier",
@@ -513,6 +524,18 @@ fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cover
     Coverage::Checked(per_host.len())
 }
 
+/// How serious a peer outlier is. A rate is happening now: `warning`. A
+/// count since reset depends on an uptime nobody knows, so it is a `warning`
+/// only when it is also over the counter's own limit; under it (or when the
+/// counter has no limit) it is `info`.
+fn outlier_severity(statistic: PeerStatistic, value: f64, limit: Option<f64>) -> Severity {
+    match statistic {
+        PeerStatistic::CountsPerSecond => Severity::Warning,
+        PeerStatistic::Value if limit.is_some_and(|l| value > l) => Severity::Warning,
+        PeerStatistic::Value => Severity::Info,
+    }
+}
+
 /// FL004.
 fn check_counter_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let groups: Vec<_> = ctx
@@ -535,16 +558,29 @@ fn check_counter_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage
         );
     }
     for group in &groups {
+        let limit = ctx.thresholds.get(&group.counter).map(|e| e.value);
         for o in &group.outliers {
-            let rate = group.statistic == "counts_per_second";
+            let rate = group.statistic == PeerStatistic::CountsPerSecond;
             let big = o.times_median.is_none_or(|t| t >= 10.0);
             if !rate && !big {
                 continue;
             }
+            let severity = outlier_severity(group.statistic, o.value, limit);
+            let message = if severity == Severity::Info {
+                format!(
+                    "{}; under the {} limit ({}), so only worth watching",
+                    o.explanation,
+                    group.counter,
+                    limit.unwrap_or_default()
+                )
+            } else {
+                o.explanation.clone()
+            };
             let subject = subject_of(&o.subject);
             out.push(
                 FL004
-                    .finding(subject, o.explanation.clone())
+                    .finding(subject, message)
+                    .severity(severity)
                     .evidence(Evidence::new(
                         format!(
                             "{} {} = {} (robust z {:.1}{})",
@@ -658,5 +694,52 @@ mod tests {
         assert!(skipped_reason(&FL001, &text).is_some());
         assert!(skipped_reason(&FL002, &text).is_some());
         assert!(skipped_reason(&FL003, &text).is_some());
+    }
+
+    #[test]
+    fn lifetime_outliers_under_their_limit_are_info_and_rates_or_overruns_warnings() {
+        let v = PeerStatistic::Value;
+        assert_eq!(outlier_severity(v, 9.0, Some(10.0)), Severity::Info);
+        assert_eq!(
+            outlier_severity(v, 10.0, Some(10.0)),
+            Severity::Info,
+            "not above"
+        );
+        assert_eq!(outlier_severity(v, 11.0, Some(10.0)), Severity::Warning);
+        assert_eq!(
+            outlier_severity(v, 5000.0, None),
+            Severity::Info,
+            "no limit"
+        );
+        let r = PeerStatistic::CountsPerSecond;
+        assert_eq!(outlier_severity(r, 0.9, Some(10.0)), Severity::Warning);
+    }
+
+    /// `ibstat` once in full, then `ibstat mlx5_0 1` (port only, no CA type).
+    fn full_then_port_only(host: &str, rate: u32) -> String {
+        format!(
+            "[root@{host} ~]# ibstat\n{}[root@{host} ~]# ibstat mlx5_0 1\nCA: 'mlx5_0'\nPort 1:\nState: Active\nPhysical state: LinkUp\nRate: {rate}\nBase lid: 3\nSM lid: 1\nLink layer: InfiniBand\n",
+            ca("mlx5_0", "28.39.1002", rate)
+        )
+    }
+
+    #[test]
+    fn a_port_only_view_keeps_the_adapter_type_of_the_full_view() {
+        // Only the slow host was looked at twice: without the merge its port
+        // would form an adapter-type group of its own and be compared with
+        // nobody.
+        let text = format!(
+            "{}{}{}",
+            pdsh("n1", &ca("mlx5_0", "28.39.1002", 400)),
+            pdsh("n2", &ca("mlx5_0", "28.39.1002", 400)),
+            full_then_port_only("n3", 100)
+        );
+        let rate = findings_of(&FL002, &text);
+        assert_eq!(rate.len(), 1, "{rate:#?}");
+        assert_eq!(rate[0].subject.host.as_deref(), Some("n3"));
+        // The adapters are still described by the full view: same family, no
+        // firmware finding, and its lines as evidence.
+        assert!(findings_of(&FL001, &text).is_empty());
+        assert!(findings_of(&FL003, &text).is_empty());
     }
 }

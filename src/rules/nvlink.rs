@@ -14,7 +14,7 @@ use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::kb::{gpu_nvlink_expectation, FormFactor};
 use crate::model::gpu::ClockReason;
-use crate::stats::{PeerGroupKind, RateStatus};
+use crate::stats::{PeerGroupKind, PeerStatistic, RateStatus};
 use std::collections::{BTreeMap, BTreeSet};
 
 declare_rule! {
@@ -747,7 +747,7 @@ fn check_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             // Healthy NVLink4 lanes differ by several times in absolute
             // corrected counts (up to 5.4× the median on the project's H200
             // capture): only growth rates, or an order of magnitude, count.
-            let rate = group.statistic == "counts_per_second";
+            let rate = group.statistic == PeerStatistic::CountsPerSecond;
             let big = o.times_median.is_none_or(|t| t >= 10.0);
             if !rate && !big {
                 continue;

@@ -37,6 +37,8 @@ pub static RULES: &[&Rule] = &[
     &ib_counters::IB111,
     &ib_counters::IB112,
     &ib_counters::IB113,
+    &ib_counters::IB114,
+    &ib_counters::IB115,
     &nvlink::NV001,
     &nvlink::NV002,
     &nvlink::NV003,

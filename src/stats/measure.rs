@@ -268,6 +268,45 @@ pub enum PeerGroupKind {
     SamePortAcrossHosts,
 }
 
+/// What a peer group compares: the latest reading, or the latest rate.
+///
+/// Rules decide severity by it (a count since reset depends on uptime, a
+/// rate does not), so it is typed: a rename cannot silently turn a rule off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PeerStatistic {
+    /// The latest reading: a count since the last reset.
+    Value,
+    /// The latest measured rate, counts per second between two snapshots.
+    CountsPerSecond,
+}
+
+impl PeerStatistic {
+    /// The name used in JSON and messages.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Value => "value",
+            Self::CountsPerSecond => "counts_per_second",
+        }
+    }
+
+    /// The unit appended to values in sentences.
+    #[must_use]
+    pub const fn unit(self) -> &'static str {
+        match self {
+            Self::Value => "",
+            Self::CountsPerSecond => "/s",
+        }
+    }
+}
+
+impl std::fmt::Display for PeerStatistic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A group of peers compared on one counter.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PeerGroup {
@@ -280,7 +319,7 @@ pub struct PeerGroup {
     /// Counter compared.
     pub counter: String,
     /// `value` (latest reading) or `counts_per_second` (latest rate).
-    pub statistic: String,
+    pub statistic: PeerStatistic,
     /// Number of members.
     pub size: usize,
     /// Percentiles and spread.
@@ -1009,7 +1048,7 @@ struct Member {
 type GpuKey = (Option<String>, u32, String, String);
 
 /// (kind, group in words, counter source, counter name, statistic).
-type GroupKey = (PeerGroupKind, String, String, String, &'static str);
+type GroupKey = (PeerGroupKind, String, String, String, PeerStatistic);
 
 fn host_words(host: Option<&String>) -> String {
     host.map_or_else(String::new, |h| format!(" on {h}"))
@@ -1085,7 +1124,13 @@ fn peer_groups(
         };
         for (kind, words) in group_keys(subject) {
             groups
-                .entry((kind, words, source.clone(), name.clone(), "value"))
+                .entry((
+                    kind,
+                    words,
+                    source.clone(),
+                    name.clone(),
+                    PeerStatistic::Value,
+                ))
                 .or_default()
                 .push(member());
         }
@@ -1097,10 +1142,11 @@ fn peer_groups(
             e.1 = e.1.join(last.sample.span);
         }
         if subject.host.is_some() && !subject.is_aggregate() {
-            // LIDs differ from host to host; the CA name and port do not.
+            // LIDs differ from host to host (every port has its own); the CA
+            // name and port number do not, so they alone say "the same port".
             let place = Subject {
                 host: None,
-                lid: subject.lid.filter(|_| subject.device.is_none()),
+                lid: None,
                 ..subject.clone()
             };
             if place != Subject::default() {
@@ -1119,7 +1165,7 @@ fn peer_groups(
                 format!("GPUs{}", host_words(host.as_ref())),
                 source,
                 name,
-                "value",
+                PeerStatistic::Value,
             ))
             .or_default()
             .push(Member {
@@ -1142,7 +1188,7 @@ fn peer_groups(
                     format!("{place} across hosts"),
                     source,
                     name,
-                    "value",
+                    PeerStatistic::Value,
                 ))
                 .or_default()
                 .extend(members);
@@ -1164,7 +1210,7 @@ fn peer_groups(
                     words,
                     source.clone(),
                     name.clone(),
-                    "counts_per_second",
+                    PeerStatistic::CountsPerSecond,
                 ))
                 .or_default()
                 .push(Member {
@@ -1209,8 +1255,21 @@ fn peer_groups(
                 if p.is_some_and(|p| p >= options.outlier_poisson_p) {
                     return None;
                 }
-                let times = f.times_median.map_or_else(String::new, |t| format!("{t:.1}× the median ({}) ", fmt_num(summary.median)));
-                let unit = if statistic == "counts_per_second" { "/s" } else { "" };
+                let unit = statistic.unit();
+                let against = f.times_median.map_or_else(
+                    || {
+                        format!(
+                            "while the median of the {size} {words} is {}{unit}",
+                            fmt_num(summary.median)
+                        )
+                    },
+                    |t| {
+                        format!(
+                            "is {t:.1}× the median ({}{unit}) of the {size} {words}",
+                            fmt_num(summary.median)
+                        )
+                    },
+                );
                 Some(OutlierMember {
                     subject: member.subject.clone(),
                     value: f.value,
@@ -1219,12 +1278,13 @@ fn peer_groups(
                     poisson_tail_p: p,
                     lines: member.lines,
                     explanation: format!(
-                        "{}: {counter} {}{unit} is {times}of the {size} {words} (robust z = {:.1}{}{})",
+                        "{}: {counter} {}{unit} {against} (robust z = {:.1}{}{})",
                         member.subject,
                         fmt_num(f.value),
                         f.robust_z,
                         match scale {
-                            Some(ScaleMethod::MeanAbsoluteDeviation) => ", mean-deviation based since most peers are equal",
+                            Some(ScaleMethod::MeanAbsoluteDeviation) =>
+                                ", mean-deviation based since most peers are equal",
                             Some(ScaleMethod::None) => ", every other peer is equal",
                             _ => "",
                         },
@@ -1242,7 +1302,7 @@ fn peer_groups(
             group: words,
             source,
             counter,
-            statistic: statistic.to_owned(),
+            statistic,
             size,
             summary,
             z_scores_computed: computed,

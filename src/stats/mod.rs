@@ -60,8 +60,8 @@ pub mod trend;
 
 pub use measure::{
     measure, measure_many, measure_sources, BitErrorRate, CounterRate, CounterTrend, LinkCapacity,
-    Measurements, OutlierMember, PeerGroup, PeerGroupKind, RateStatus, SaturatedCounter,
-    SnapshotInfo, Source, Throughput, TrafficBalance,
+    Measurements, OutlierMember, PeerGroup, PeerGroupKind, PeerStatistic, RateStatus,
+    SaturatedCounter, SnapshotInfo, Source, Throughput, TrafficBalance,
 };
 pub use sample::{CounterSample, CounterUnit, Direction, Layer, Role, Subject};
 

@@ -468,3 +468,60 @@ mod properties {
         }
     }
 }
+
+/// `basic` for any LID: every host's port has its own.
+fn basic_at(lid: u32, symbol: u64) -> String {
+    format!(
+        "$ perfquery {lid} 1\n# Port counters: Lid {lid} port 1 (CapMask: 0x5A00)\n\
+         PortSelect:......................1\nSymbolErrorCounter:..............{symbol}\n\
+         LinkDownedCounter:...............0\n"
+    )
+}
+
+#[test]
+fn the_same_port_across_hosts_despite_their_lids() {
+    // Six hosts, LIDs 11–16, no CA name: "port 1" is the same place on each.
+    // Host 4 has 9 symbol errors, the others 0: median 0, so no "× the median".
+    let docs: Vec<_> = (0u32..6)
+        .map(|h| {
+            let symbol = if h == 4 { 9 } else { 0 };
+            doc_on(&format!("node{h}"), &basic_at(11 + h, symbol))
+        })
+        .collect();
+    let m = measure_many(&docs, &StatsOptions::default());
+    let g = m
+        .peer_groups
+        .iter()
+        .find(|g| g.kind == PeerGroupKind::SamePortAcrossHosts && g.counter == "SymbolErrorCounter")
+        .expect("one group across the six hosts");
+    assert_eq!(g.size, 6);
+    assert_eq!(g.group, "port 1 across hosts");
+    assert_eq!(g.statistic, PeerStatistic::Value);
+    assert_eq!(g.outliers.len(), 1);
+    let o = &g.outliers[0];
+    assert_eq!(o.subject.host.as_deref(), Some("node4"));
+    assert!(o.times_median.is_none());
+    assert!(
+        o.explanation
+            .contains("SymbolErrorCounter 9 while the median of the 6 port 1 across hosts is 0"),
+        "{}",
+        o.explanation
+    );
+    assert!(!o.explanation.contains("is of the"), "{}", o.explanation);
+}
+
+#[test]
+fn peer_statistic_keeps_its_json_names() {
+    assert_eq!(
+        serde_json::to_string(&PeerStatistic::Value).unwrap(),
+        "\"value\""
+    );
+    assert_eq!(
+        serde_json::to_string(&PeerStatistic::CountsPerSecond).unwrap(),
+        "\"counts_per_second\""
+    );
+    assert_eq!(
+        PeerStatistic::CountsPerSecond.to_string(),
+        "counts_per_second"
+    );
+}
