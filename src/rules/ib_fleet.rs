@@ -467,6 +467,37 @@ fn check_rate_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     Coverage::Checked(checked)
 }
 
+/// Whether the command that printed an adapter list lists every adapter of
+/// the host: `ibstat mlx5_0` or `ibv_devinfo -d mlx5_0` show one on purpose,
+/// and counting those would report the others as missing. Output without a
+/// prompt is taken as complete.
+fn lists_every_adapter(command: Option<&str>) -> bool {
+    let Some(command) = command else {
+        return true;
+    };
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let Some(program) = words
+        .iter()
+        .position(|w| {
+            let base = w.rsplit('/').next().unwrap_or(w);
+            matches!(base, "ibstat" | "ibstatus" | "ibv_devinfo")
+        })
+        .and_then(|i| words.get(i..))
+    else {
+        return true;
+    };
+    let (name, args) = match program.split_first() {
+        Some((name, args)) => (name.rsplit('/').next().unwrap_or(name), args),
+        None => return true,
+    };
+    match name {
+        "ibv_devinfo" => !args
+            .iter()
+            .any(|a| a.starts_with("-d") || a.starts_with("--ib-dev")),
+        _ => args.iter().all(|a| a.starts_with('-')),
+    }
+}
+
 /// FL003.
 fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     // Channel adapters listed with their ports, per named host.
@@ -475,7 +506,10 @@ fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cover
         let Some(host) = a.at.host().name() else {
             continue;
         };
-        if a.ports_listed == 0 || a.node_type.is_some_and(|t| t != "CA") {
+        if a.ports_listed == 0
+            || a.node_type.is_some_and(|t| t != "CA")
+            || !lists_every_adapter(a.at.section.command.as_deref())
+        {
             continue;
         }
         per_host.entry(host).or_default().push(a);
@@ -741,5 +775,36 @@ mod tests {
         // firmware finding, and its lines as evidence.
         assert!(findings_of(&FL001, &text).is_empty());
         assert!(findings_of(&FL003, &text).is_empty());
+    }
+
+    #[test]
+    fn a_list_asked_for_one_adapter_is_not_a_full_list() {
+        assert!(lists_every_adapter(None));
+        assert!(lists_every_adapter(Some("ibstat")));
+        assert!(lists_every_adapter(Some("sudo ibstat -s")));
+        assert!(!lists_every_adapter(Some("ibstat mlx5_0")));
+        assert!(!lists_every_adapter(Some("ibstat mlx5_0 1")));
+        assert!(!lists_every_adapter(Some("ibstatus mlx5_0:1")));
+        assert!(lists_every_adapter(Some("ibv_devinfo -v")));
+        assert!(!lists_every_adapter(Some("ibv_devinfo -d mlx5_1")));
+    }
+
+    #[test]
+    fn fl003_ignores_a_host_that_asked_for_one_adapter() {
+        let full = |host: &str| {
+            let mut t = format!("[root@{host} ~]# ibstat\n");
+            for i in 0..4 {
+                t.push_str(&format!(
+                    "CA 'mlx5_{i}'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n"
+                ));
+            }
+            t
+        };
+        let one = "[root@n3 ~]# ibstat mlx5_0\nCA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n";
+        let text = format!("{}{}{one}", full("n1"), full("n2"));
+        assert!(findings_of(&FL003, &text).is_empty());
+        let cut = "[root@n3 ~]# ibstat\nCA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n";
+        let text = format!("{}{}{cut}", full("n1"), full("n2"));
+        assert_eq!(findings_of(&FL003, &text).len(), 1);
     }
 }
