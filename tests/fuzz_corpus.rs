@@ -19,6 +19,9 @@ fn run_target(target: &str, data: &[u8]) -> bool {
     match target {
         "input" => {
             let _ = fabricscope::read_bytes(data, &fabricscope::ReadOptions::default());
+            if let Some(text) = text {
+                assert_every_line_accounted_for(text);
+            }
         }
         "ibstat" => {
             if let Some(lines) = &lines {
@@ -82,6 +85,17 @@ fn run_target(target: &str, data: &[u8]) -> bool {
     true
 }
 
+/// The input layer's "nothing silently lost" promise, which the `input` fuzz
+/// target also asserts: every non-blank line ends up in a section, an
+/// unrecognised range, a framing line or a tool message.
+fn assert_every_line_accounted_for(text: &str) {
+    let options = fabricscope::ReadOptions::default();
+    if let Ok(doc) = fabricscope::input::read_all(text, &options) {
+        let lost = doc.unaccounted_lines(text);
+        assert!(lost.is_empty(), "lines {lost:?} are accounted for nowhere");
+    }
+}
+
 fn replay(dir: &Path) -> usize {
     let Ok(targets) = std::fs::read_dir(dir) else {
         return 0;
@@ -110,6 +124,12 @@ fn fuzz_corpus_and_artifacts_replay_without_panic() {
     let corpus = replay(&root.join("corpus"));
     let artifacts = replay(&root.join("artifacts"));
     println!("replayed {corpus} corpus inputs and {artifacts} crash artifacts");
+    // A campaign's scratch corpora (laid out like fuzz/corpus) can be replayed
+    // through the same checks without committing them.
+    if let Some(extra) = std::env::var_os("FABRICSCOPE_FUZZ_REPLAY") {
+        let extra = replay(Path::new(&extra));
+        println!("replayed {extra} inputs from FABRICSCOPE_FUZZ_REPLAY");
+    }
     assert!(corpus > 0, "the committed fuzz corpus is empty");
 }
 
