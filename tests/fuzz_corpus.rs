@@ -80,6 +80,11 @@ fn run_target(target: &str, data: &[u8]) -> bool {
                 let _ = fabricscope::parse::date::parse(lines);
             }
         }
+        "analyze" => {
+            if let Ok(doc) = fabricscope::read_bytes(data, &fabricscope::ReadOptions::default()) {
+                let _ = fabricscope::analyze(&[doc], &fabricscope::AnalyzeOptions::default());
+            }
+        }
         _ => return false,
     }
     true
