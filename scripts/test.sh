@@ -30,38 +30,27 @@ check() {
   fi
 }
 
-# Runs cargo test-like output and adds its `test result:` counts.
-count_cargo() {
-  local name=$1
-  shift
-  say "$name"
-  local out="$log_dir/$(echo "$name" | tr -c 'a-zA-Z0-9' _).log"
-  "$@" 2>&1 | tee "$out"
-  local rc=${PIPESTATUS[0]}
-  local p f
-  p=$(grep -E '^test result:' "$out" | sed -E 's/.* ([0-9]+) passed.*/\1/' | awk '{s+=$1} END {print s+0}')
-  f=$(grep -E '^test result:' "$out" | sed -E 's/.* ([0-9]+) failed.*/\1/' | awk '{s+=$1} END {print s+0}')
-  passed=$((passed + ${p:-0}))
-  failed=$((failed + ${f:-0}))
-  if [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
-    failed=$((failed + 1))
-    failures+=("$name (exit $rc)")
-  elif [ "${f:-0}" -ne 0 ]; then
-    failures+=("$name")
-  fi
+# Counts of passed and failed tests in a runner's log, printed as "P F".
+cargo_counts() {
+  grep -E '^test result:' "$1" |
+    sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed.*/\1 \2/' |
+    awk '{p+=$1; f+=$2} END {print p+0, f+0}'
+}
+tap_counts() {
+  awk '/^# pass /{p+=$3} /^# fail /{f+=$3} END {print p+0, f+0}' "$1"
 }
 
-# Adds the counts of a TAP stream (node --test).
-count_tap() {
-  local name=$1
-  shift
+# Runs a test runner, adds the counts its log reports (read by COUNTER), and
+# counts one failure more when it exits non-zero without reporting any.
+counted() {
+  local name=$1 counter=$2
+  shift 2
   say "$name"
-  local out="$log_dir/$(echo "$name" | tr -c 'a-zA-Z0-9' _).log"
+  local out
+  out="$log_dir/$(echo "$name" | tr -c 'a-zA-Z0-9' _).log"
   "$@" 2>&1 | tee "$out"
-  local rc=${PIPESTATUS[0]}
-  local p f
-  p=$(grep -E '^# pass ' "$out" | awk '{s+=$3} END {print s+0}')
-  f=$(grep -E '^# fail ' "$out" | awk '{s+=$3} END {print s+0}')
+  local rc=${PIPESTATUS[0]} p f
+  read -r p f < <("$counter" "$out")
   passed=$((passed + p))
   failed=$((failed + f))
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
@@ -83,16 +72,16 @@ check "clippy (all targets, all features)" cargo clippy --locked --all-targets -
 check "cargo deny (licenses, bans, sources)" cargo deny --log-level error check licenses bans sources
 check "rustdoc (no broken links)" env RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --all-features
 check "library builds without default features" cargo build --locked --lib --no-default-features
-count_cargo "cargo test" cargo test --locked
+counted "cargo test" cargo_counts cargo test --locked
 # The README's first command, exactly as written there, must keep working.
 readme_demo=$(awk '/^```sh/ {inside=1; next} inside {print; exit}' README.md)
 check "README demo: $readme_demo" bash -c "$readme_demo"
 check "wasm32 build" bash scripts/build-wasm.sh
 if [ -f www/package.json ] && [ -d www/node_modules ] && [ -f pkg/fabricscope.js ]; then
-  count_tap "browser end-to-end" bash -c 'cd www && node --test --test-reporter=tap tests/'
+  counted "browser and wasm tests" tap_counts bash -c 'cd www && node --test --test-reporter=tap tests/'
 else
   failed=$((failed + 1))
-  failures+=("browser end-to-end (pkg or node_modules missing)")
+  failures+=("browser and wasm tests (pkg or node_modules missing)")
 fi
 if [ -x scripts/fuzz-smoke.sh ]; then
   check "fuzz smoke" bash scripts/fuzz-smoke.sh "${FUZZ_SECONDS:-20}"
