@@ -113,6 +113,8 @@ fn replay(dir: &Path) -> usize {
         };
         for file in files.flatten() {
             let data = std::fs::read(file.path()).unwrap();
+            // Name the input if replaying it panics.
+            println!("replaying {}", file.path().display());
             assert!(
                 run_target(&name, &data),
                 "fuzz target `{name}` has no replay entry in tests/fuzz_corpus.rs"

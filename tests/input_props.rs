@@ -90,3 +90,37 @@ proptest! {
         prop_assert!(doc.unrecognised.is_empty());
     }
 }
+
+/// Found by the `input` fuzz target: a pdsh line holding only its host
+/// prefix (`node03: `, a host's empty output line) was accounted nowhere.
+#[test]
+fn a_prefix_only_line_is_accounted_for() {
+    let text = "node03: CA 'mlx5_0'\nnode03: \tCA type: MT4129\nnode03: ";
+    let doc = read_all(text, &ReadOptions::default()).unwrap();
+    assert_eq!(doc.unaccounted_lines(text), Vec::<usize>::new());
+    assert_eq!(doc.sections.len(), 1);
+}
+
+/// `nvidia-smi` prints its own time stamp above its table: the stamp is a
+/// one-line `date` section and the table stays unrecognised, instead of
+/// being swallowed as unreadable lines of the date.
+#[test]
+fn a_time_stamp_does_not_swallow_the_text_below_it() {
+    let text =
+        "$ nvidia-smi\nMon Nov 30 00:10:30 2026\n+------+\n| NVIDIA-SMI 580.159.04 |\n+------+\n";
+    let doc = read_all(text, &ReadOptions::default()).unwrap();
+    assert_eq!(doc.sections.len(), 1);
+    assert_eq!(doc.sections[0].kind.name(), "date");
+    assert!(
+        doc.sections[0].warnings.is_empty(),
+        "{:?}",
+        doc.sections[0].warnings
+    );
+    assert_eq!(doc.sections[0].span.last_line, 2);
+    let unrecognised: Vec<_> = doc
+        .unrecognised
+        .iter()
+        .map(|u| (u.span.first_line, u.span.last_line))
+        .collect();
+    assert_eq!(unrecognised, vec![(3, 5)]);
+}

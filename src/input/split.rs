@@ -7,7 +7,7 @@ use super::{
     limit_warning, Document, MessageLevel, ReadOptions, Section, ToolMessage, Unrecognised,
 };
 use crate::input::clean::clean_line;
-use crate::parse::{Format, Line, FORMATS};
+use crate::parse::{Block, Format, Line, FORMATS};
 use crate::span::{spans_of, LineSpan};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -127,6 +127,11 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, V
             Some(Framing::Fence) => {}
             Some(Framing::Rule) | None => {
                 let (host, stripped) = strip_prefix(line, &hosts);
+                // `node03: ` alone is a host's empty output line: only its
+                // prefix is text, and that prefix is framing.
+                if host.is_some() && stripped.is_blank() {
+                    framing_lines.push(line.number);
+                }
                 if let Some(chunk) = chunks.last_mut() {
                     chunk.lines.push((host, stripped));
                 }
@@ -229,6 +234,8 @@ struct Open<'a> {
     messages: Vec<ToolMessage>,
     /// The chunk's prompt line, for the first section of a chunk.
     prompt_line: Option<usize>,
+    /// Non-blank lines still to come, for formats of fixed length.
+    remaining: Option<usize>,
 }
 
 fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Output<'_>) {
@@ -252,13 +259,12 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
             // recognised once the named tool's output has begun.
             let only_hint = ctx.hint.is_some() && open.is_none() && produced == 0;
             let found = if only_hint {
-                ctx.hint.and_then(|f| {
-                    (f.detect)(stream.get(i..).unwrap_or_default()).map(|b| (f, b.key))
-                })
+                ctx.hint
+                    .and_then(|f| (f.detect)(stream.get(i..).unwrap_or_default()).map(|b| (f, b)))
             } else {
                 detect(stream.get(i..).unwrap_or_default(), ctx.hint)
             };
-            if let Some((format, key)) = found {
+            if let Some((format, Block { key, lines })) = found {
                 let continues = open
                     .as_mut()
                     .is_some_and(|o| std::ptr::eq(o.format, format) && o.keys.insert(key.clone()));
@@ -278,12 +284,24 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                         lines: Vec::new(),
                         messages: std::mem::take(&mut leading_messages),
                         prompt_line,
+                        remaining: lines,
                     });
                 }
             }
         }
         match open.as_mut() {
-            Some(o) => o.lines.push(line.clone()),
+            Some(o) => {
+                o.lines.push(line.clone());
+                if !line.is_blank() {
+                    o.remaining = o.remaining.map(|n| n.saturating_sub(1));
+                }
+                if o.remaining == Some(0) {
+                    if let Some(o) = open.take() {
+                        finish(o, ctx, out);
+                        produced += 1;
+                    }
+                }
+            }
             None => leading.push(line.clone()),
         }
     }
@@ -313,6 +331,7 @@ fn leftovers(
                 lines: leading,
                 messages,
                 prompt_line: ctx.prompt.map(|(n, _)| *n),
+                remaining: None,
             };
             finish(open, ctx, out);
         }
@@ -337,10 +356,10 @@ fn leftovers(
 }
 
 /// The format whose block starts here; the prompt's hint is tried first.
-fn detect(lines: &[Line<'_>], hint: Option<&'static Format>) -> Option<(&'static Format, String)> {
+fn detect(lines: &[Line<'_>], hint: Option<&'static Format>) -> Option<(&'static Format, Block)> {
     hint.into_iter()
         .chain(FORMATS.iter())
-        .find_map(|f| (f.detect)(lines).map(|b| (f, b.key)))
+        .find_map(|f| (f.detect)(lines).map(|b| (f, b)))
 }
 
 /// Parses a collected section and adds it to the document.

@@ -56,7 +56,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Date> {
 /// two time points.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?;
-    parse_stamp(first.text().trim(), first.span()).map(|_| Block::keyed("date"))
+    parse_stamp(first.text().trim(), first.span()).map(|_| Block::of_lines("date", 1))
 }
 
 /// Reads a textual date and time (every form in the module doc except `+%s`).

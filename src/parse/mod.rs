@@ -292,11 +292,26 @@ impl SectionData {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Block {
     pub key: String,
+    /// For outputs of a known, fixed number of non-blank lines (`date`
+    /// prints one): the section ends there, so text that follows is not
+    /// swallowed by it (the table under `nvidia-smi`'s own time stamp).
+    pub lines: Option<usize>,
 }
 
 impl Block {
     pub(crate) fn keyed(key: impl Into<String>) -> Self {
-        Self { key: key.into() }
+        Self {
+            key: key.into(),
+            lines: None,
+        }
+    }
+
+    /// A block of exactly `lines` non-blank lines.
+    pub(crate) fn of_lines(key: impl Into<String>, lines: usize) -> Self {
+        Self {
+            key: key.into(),
+            lines: Some(lines),
+        }
     }
 }
 
