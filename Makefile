@@ -7,7 +7,7 @@ check:            ## format, lint, unit + integration tests
 	cargo test
 
 test:             ## everything CI runs, installing what is missing
-	bash scripts/test.sh
+	./scripts/test.sh
 
 wasm:             ## build pkg/ (wasm-bindgen + wasm-opt)
 	bash scripts/build-wasm.sh

@@ -2,9 +2,9 @@
 # Runs every check fabricscope has, installing what is missing on a fresh
 # Debian machine first. Ends with one line: `ci: N passed, M failed`.
 #
-#   bash scripts/test.sh            everything
-#   FUZZ_SECONDS=60 bash scripts/test.sh   longer fuzz smoke per target (default 20)
-#   SKIP_INSTALL=1 bash scripts/test.sh    do not install anything
+#   ./scripts/test.sh            everything
+#   FUZZ_SECONDS=60 ./scripts/test.sh   longer fuzz smoke per target (default 20)
+#   SKIP_INSTALL=1 ./scripts/test.sh    do not install anything
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
