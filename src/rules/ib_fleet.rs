@@ -615,24 +615,8 @@ fn check_counter_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage
                 FL004
                     .finding(subject, message)
                     .severity(severity)
-                    .evidence(Evidence::new(
-                        format!(
-                            "{} {} = {} (robust z {:.1}{})",
-                            group.counter,
-                            group.statistic,
-                            o.value,
-                            o.robust_z,
-                            o.times_median
-                                .map(|t| format!(", {t:.1}× the median"))
-                                .unwrap_or_default()
-                        ),
-                        o.lines,
-                        None,
-                    ))
-                    .threshold(Threshold::new(
-                        "robust z ≥ 3.5, Poisson tail < 0.001; absolute counts ≥ 10× the median",
-                        "Iglewicz & Hoaglin; statistics defaults",
-                    ))
+                    .evidence(super::outlier_evidence(group, o))
+                    .threshold(super::outlier_threshold())
                     .remediation("Inspect the outlier port's cable and transceiver (mlxlink -m) and compare with its peers after a counter reset."),
             );
         }

@@ -551,6 +551,37 @@ pub(crate) fn gbps(rate: f64) -> String {
 }
 
 /// Helpers for rule unit tests: read a paste, run one rule.
+/// The evidence of a peer-group outlier (FL004, NV005): the statistic, its
+/// robust z-score and how far above the median it stands, at its input lines.
+pub(crate) fn outlier_evidence(
+    group: &crate::stats::PeerGroup,
+    member: &crate::stats::OutlierMember,
+) -> Evidence {
+    Evidence::new(
+        format!(
+            "{} {} = {} (robust z {:.1}{})",
+            group.counter,
+            group.statistic,
+            member.value,
+            member.robust_z,
+            member
+                .times_median
+                .map(|t| format!(", {t:.1}× the median"))
+                .unwrap_or_default()
+        ),
+        member.lines,
+        None,
+    )
+}
+
+/// The threshold behind every peer-group outlier finding.
+pub(crate) fn outlier_threshold() -> Threshold {
+    Threshold::new(
+        "robust z ≥ 3.5, Poisson tail < 0.001; absolute counts ≥ 10× the median",
+        "Iglewicz & Hoaglin; statistics defaults",
+    )
+}
+
 #[cfg(test)]
 pub(crate) mod testing {
     use super::{run, Context, Coverage, Finding, Rule, Thresholds};

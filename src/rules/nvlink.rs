@@ -761,24 +761,8 @@ fn check_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                         o.explanation.clone(),
                     )
                     .severity(severity)
-                    .evidence(Evidence::new(
-                        format!(
-                            "{} {} = {} (robust z {:.1}{})",
-                            group.counter,
-                            group.statistic,
-                            o.value,
-                            o.robust_z,
-                            o.times_median
-                                .map(|t| format!(", {t:.1}× the median"))
-                                .unwrap_or_default()
-                        ),
-                        o.lines,
-                        None,
-                    ))
-                    .threshold(Threshold::new(
-                        "robust z ≥ 3.5, Poisson tail < 0.001; absolute counts ≥ 10× the median",
-                        "Iglewicz & Hoaglin; statistics defaults",
-                    ))
+                    .evidence(super::outlier_evidence(group, o))
+                    .threshold(super::outlier_threshold())
                     .remediation("Watch the lane's or link's growth; if it keeps standing out, plan a hardware check of the link."),
             );
         }
