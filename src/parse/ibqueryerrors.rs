@@ -33,7 +33,7 @@ use crate::model::ibqueryerrors::{
 use crate::model::perf::PerfAttribute;
 use crate::model::perf_fields::FieldKind;
 use crate::model::Counter;
-use crate::parse::text::{decimal_u32, decimal_u64, tool_message_kind, Unread};
+use crate::parse::text::{decimal_u32, decimal_u64, read_each_line, tool_message_kind, Unread};
 use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
 use std::collections::BTreeMap;
 
@@ -69,15 +69,7 @@ const OWN_ERRORS: &[&str] = &[
 /// Reads `ibqueryerrors` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibqueryerrors> {
-    let mut out = Ibqueryerrors::default();
-    let mut unread = Unread::default();
-    for line in lines.iter().filter(|l| !l.is_blank()) {
-        read_line(line, &mut out, &mut unread);
-    }
-    Parsed {
-        value: out,
-        warnings: unread.finish(),
-    }
+    read_each_line(lines, read_line)
 }
 
 fn read_line(line: &Line<'_>, out: &mut Ibqueryerrors, unread: &mut Unread) {

@@ -14,7 +14,8 @@
 use crate::diag::WarningKind;
 use crate::model::ib::{Ca, Guid, Ibstat, LinkLayer, PhysState, Port, PortState};
 use crate::parse::text::{
-    decimal_f64, decimal_u32, hex_u32, label_value, numbered_heading, single_quoted, Unread,
+    decimal_f64, decimal_u32, hex_u32, label_value, numbered_heading, read_each_line,
+    single_quoted, Unread,
 };
 use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
 
@@ -32,15 +33,7 @@ const NODE_TYPES: &[&str] = &["CA", "Switch", "Router", "iWARP RNIC", "???"];
 /// Reads `ibstat` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstat> {
-    let mut out = Ibstat::default();
-    let mut unread = Unread::default();
-    for line in lines.iter().filter(|l| !l.is_blank()) {
-        read_line(line, &mut out, &mut unread);
-    }
-    Parsed {
-        value: out,
-        warnings: unread.finish(),
-    }
+    read_each_line(lines, read_line)
 }
 
 fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {

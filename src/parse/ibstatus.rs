@@ -12,7 +12,9 @@
 use crate::diag::WarningKind;
 use crate::model::ib::{LinkLayer, PhysState, PortState};
 use crate::model::ibstatus::{Ibstatus, IbstatusPort, SysfsRate};
-use crate::parse::text::{decimal_f64, hex_u32, label_value, single_quoted, Unread};
+use crate::parse::text::{
+    decimal_f64, hex_u32, label_value, read_each_line, single_quoted, Unread,
+};
 use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
 
 pub(crate) const FORMAT: Format = Format {
@@ -29,15 +31,7 @@ const UNKNOWN: &str = "unknown";
 /// Reads `ibstatus` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstatus> {
-    let mut out = Ibstatus::default();
-    let mut unread = Unread::default();
-    for line in lines.iter().filter(|l| !l.is_blank()) {
-        read_line(line, &mut out, &mut unread);
-    }
-    Parsed {
-        value: out,
-        warnings: unread.finish(),
-    }
+    read_each_line(lines, read_line)
 }
 
 fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread) {

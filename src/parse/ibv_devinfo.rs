@@ -18,7 +18,7 @@
 use crate::diag::WarningKind;
 use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibv_devinfo::{ExtraField, GidEntry, IbvDevice, IbvDevinfo, IbvPort};
-use crate::parse::text::{decimal_f64, decimal_u32, hex_u32, label_value, Unread};
+use crate::parse::text::{decimal_f64, decimal_u32, hex_u32, label_value, read_each_line, Unread};
 use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
 
 pub(crate) const FORMAT: Format = Format {
@@ -32,15 +32,7 @@ pub(crate) const FORMAT: Format = Format {
 /// Reads `ibv_devinfo` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<IbvDevinfo> {
-    let mut out = IbvDevinfo::default();
-    let mut unread = Unread::default();
-    for line in lines.iter().filter(|l| !l.is_blank()) {
-        read_line(line, &mut out, &mut unread);
-    }
-    Parsed {
-        value: out,
-        warnings: unread.finish(),
-    }
+    read_each_line(lines, read_line)
 }
 
 fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {

@@ -28,7 +28,7 @@ use crate::model::perf::{PerfAttribute, PerfBlock, Perfquery};
 use crate::model::perf_fields::FieldKind;
 use crate::model::Counter;
 use crate::parse::text::{
-    decimal_u32, decimal_u64, hex_u32, tool_message_kind, NumberError, Unread,
+    decimal_u32, decimal_u64, hex_u32, read_each_line, tool_message_kind, NumberError, Unread,
 };
 use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
 
@@ -46,15 +46,7 @@ const VALUE_COLUMN: usize = 33;
 /// Reads `perfquery` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Perfquery> {
-    let mut out = Perfquery::default();
-    let mut unread = Unread::default();
-    for line in lines.iter().filter(|l| !l.is_blank()) {
-        read_line(line, &mut out, &mut unread);
-    }
-    Parsed {
-        value: out,
-        warnings: unread.finish(),
-    }
+    read_each_line(lines, read_line)
 }
 
 fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {

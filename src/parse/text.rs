@@ -3,7 +3,7 @@
 //! that could not be read.
 
 use crate::diag::{merge_adjacent, Warning, WarningKind};
-use crate::parse::Line;
+use crate::parse::{Line, Parsed};
 use crate::span::LineSpan;
 use nom::bytes::complete::{tag, take_till, take_while1};
 use nom::character::complete::{char, digit1, hex_digit1, space0};
@@ -125,6 +125,24 @@ pub(crate) fn numbered_heading(line: &str, word: &str) -> Option<u32> {
     ))
     .parse(t);
     parsed.ok().and_then(|(_, n)| n.parse().ok())
+}
+
+/// The driver shared by the line-at-a-time parsers: feeds every non-blank
+/// line to `read_line`, which fills the model or records what it could not
+/// read, and returns the model with the merged warnings.
+pub(crate) fn read_each_line<T: Default>(
+    lines: &[Line<'_>],
+    mut read_line: impl FnMut(&Line<'_>, &mut T, &mut Unread),
+) -> Parsed<T> {
+    let mut out = T::default();
+    let mut unread = Unread::default();
+    for line in lines.iter().filter(|l| !l.is_blank()) {
+        read_line(line, &mut out, &mut unread);
+    }
+    Parsed {
+        value: out,
+        warnings: unread.finish(),
+    }
 }
 
 /// Collects lines a parser could not use and turns them into merged warnings.
