@@ -6,6 +6,7 @@
 
 pub mod counter;
 pub mod date;
+pub mod dcgm;
 pub mod gpu;
 pub mod ib;
 pub mod nvlink;
@@ -16,5 +17,6 @@ pub mod iblinkinfo;
 pub mod ibqueryerrors;
 pub mod ibstatus;
 pub mod ibv_devinfo;
+pub mod mlxlink;
 pub mod perf;
 pub mod perf_fields;

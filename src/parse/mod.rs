@@ -11,6 +11,7 @@
 //! detail of the modules; the public API speaks only of our types.
 
 pub mod date;
+pub mod dcgmi_diag;
 pub mod dcgmi_nvlink;
 pub mod dmon;
 pub mod iblinkinfo;
@@ -18,6 +19,7 @@ pub mod ibqueryerrors;
 pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;
+pub mod mlxlink;
 pub mod nvlink;
 pub mod perfquery;
 pub mod smi_csv;
@@ -29,6 +31,8 @@ pub mod topo;
 
 use crate::diag::Warning;
 use crate::model::date::Date;
+use crate::model::dcgm::{DcgmiDiag, DcgmiHealth};
+use crate::model::mlxlink::Mlxlink;
 use crate::model::gpu::{DcgmiLinkStatus, DcgmiNvlinkErrors, Monitor, SmiCsv, SmiList, SmiQuery};
 use crate::model::ib::Ibstat;
 use crate::model::iblinkinfo::Iblinkinfo;
@@ -169,6 +173,12 @@ pub enum Kind {
     DcgmiNvlinkStatus,
     /// `dcgmi nvlink -e`.
     DcgmiNvlinkErrors,
+    /// `dcgmi diag -r N`.
+    DcgmiDiag,
+    /// `dcgmi health -c`.
+    DcgmiHealth,
+    /// `mlxlink -d <device>`.
+    Mlxlink,
     /// `date`: a wall-clock time between snapshots.
     Date,
 }
@@ -218,6 +228,12 @@ pub enum SectionData {
     DcgmiNvlinkStatus(DcgmiLinkStatus),
     /// `dcgmi nvlink -e`.
     DcgmiNvlinkErrors(DcgmiNvlinkErrors),
+    /// `dcgmi diag -r N`.
+    DcgmiDiag(DcgmiDiag),
+    /// `dcgmi health -c`.
+    DcgmiHealth(DcgmiHealth),
+    /// `mlxlink`.
+    Mlxlink(Mlxlink),
     /// `date`.
     Date(Date),
 }
@@ -244,6 +260,9 @@ impl SectionData {
             Self::DcgmiDmon(_) => Kind::DcgmiDmon,
             Self::DcgmiNvlinkStatus(_) => Kind::DcgmiNvlinkStatus,
             Self::DcgmiNvlinkErrors(_) => Kind::DcgmiNvlinkErrors,
+            Self::DcgmiDiag(_) => Kind::DcgmiDiag,
+            Self::DcgmiHealth(_) => Kind::DcgmiHealth,
+            Self::Mlxlink(_) => Kind::Mlxlink,
         }
     }
 
@@ -267,6 +286,9 @@ impl SectionData {
             Self::SmiDmon(v) | Self::DcgmiDmon(v) => dmon::summary(v),
             Self::DcgmiNvlinkStatus(v) => dcgmi_nvlink::summary_status(v),
             Self::DcgmiNvlinkErrors(v) => dcgmi_nvlink::summary_errors(v),
+            Self::DcgmiDiag(v) => dcgmi_diag::summary_diag(v),
+            Self::DcgmiHealth(v) => dcgmi_diag::summary_health(v),
+            Self::Mlxlink(v) => mlxlink::summary(v),
         }
     }
 
@@ -281,6 +303,7 @@ impl SectionData {
             }
             Self::SmiCsv(v) => smi_csv::attach_command(v, argv),
             Self::DcgmiDmon(v) => dmon::attach_command(v, argv),
+            Self::Mlxlink(v) => mlxlink::attach_command(v, argv),
             _ => {}
         }
     }
@@ -349,6 +372,9 @@ pub(crate) static FORMATS: &[Format] = &[
     dmon::DCGMI_FORMAT,
     dcgmi_nvlink::STATUS_FORMAT,
     dcgmi_nvlink::ERRORS_FORMAT,
+    dcgmi_diag::DIAG_FORMAT,
+    dcgmi_diag::HEALTH_FORMAT,
+    mlxlink::FORMAT,
     date::FORMAT,
 ];
 
@@ -370,6 +396,9 @@ pub fn run_gpu_parsers(lines: &[Line<'_>]) {
     let _ = dmon::parse(lines);
     let _ = dcgmi_nvlink::parse_status(lines);
     let _ = dcgmi_nvlink::parse_errors(lines);
+    let _ = dcgmi_diag::parse_diag(lines);
+    let _ = dcgmi_diag::parse_health(lines);
+    let _ = mlxlink::parse(lines);
 }
 
 /// Names of all supported formats, for messages.

@@ -13,6 +13,7 @@
 
 mod context;
 pub mod cross;
+pub mod diag;
 pub mod ib_counters;
 pub mod ib_fleet;
 pub mod ib_port;
@@ -103,6 +104,10 @@ pub enum Family {
     Topology,
     /// Verdicts joining several tools' output (`XS0xx`).
     Cross,
+    /// `dcgmi diag` and `dcgmi health` verdicts (`DG0xx`).
+    Diagnostics,
+    /// `mlxlink` port diagnostics (`ML0xx`).
+    LinkDiagnostics,
 }
 
 impl Family {
@@ -115,6 +120,8 @@ impl Family {
             Family::Nvlink => "NV",
             Family::Topology => "TP",
             Family::Cross => "XS",
+            Family::Diagnostics => "DG",
+            Family::LinkDiagnostics => "ML",
         }
     }
 
@@ -128,6 +135,8 @@ impl Family {
             Family::Nvlink => "NVLink",
             Family::Topology => "GPU and NIC topology",
             Family::Cross => "Cross-source verdicts",
+            Family::Diagnostics => "DCGM diagnostics and health",
+            Family::LinkDiagnostics => "Link diagnostics (mlxlink)",
         }
     }
 }
