@@ -15,7 +15,12 @@
 //! Every fixture must also account for every input line. The test prints one
 //! line per fixture and fails listing every problem.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use fabricscope::rules::registry::RULES;
 use fabricscope::{analyze, read, AnalyzeOptions, ReadOptions, Severity};
@@ -97,7 +102,7 @@ fn parse_string(s: &str) -> Result<(String, &str), String> {
     let mut chars = body.char_indices();
     while let Some((i, c)) = chars.next() {
         match c {
-            '"' => return Ok((out, &body[i + 1..])),
+            '"' => return Ok((out, body.get(i + 1..).unwrap_or(""))),
             '\\' => match chars.next() {
                 Some((_, '"')) => out.push('"'),
                 Some((_, '\\')) => out.push('\\'),
