@@ -272,6 +272,8 @@ fn wild_pastes_meet_their_expectations() {
 
     let mut failures = Vec::new();
     let (mut passed, mut pending) = (0, 0);
+    // Pending fixtures by failure class: the text of `pending` before its colon.
+    let mut classes: BTreeMap<String, usize> = BTreeMap::new();
     for id in &ids {
         let text = std::fs::read_to_string(dir.join(format!("{id}.txt"))).unwrap();
         let expect = match load_expect(&dir.join(format!("{id}.toml"))) {
@@ -297,6 +299,8 @@ fn wild_pastes_meet_their_expectations() {
             }
             (Some(why), false) => {
                 pending += 1;
+                let class = why.split(':').next().unwrap_or(why).trim().to_string();
+                *classes.entry(class).or_default() += 1;
                 println!("pending {id}: {why} [still: {}]", problems.join("; "));
             }
             (Some(why), true) => {
@@ -321,6 +325,9 @@ fn wild_pastes_meet_their_expectations() {
         ids.len(),
         failures.len()
     );
+    for (class, n) in &classes {
+        println!("wild: pending {n:>2} × {class}");
+    }
     assert!(
         failures.is_empty(),
         "wild fixtures:\n{}",
