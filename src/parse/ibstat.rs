@@ -12,7 +12,8 @@
 //! the parser keys on the labels.
 
 use crate::diag::WarningKind;
-use crate::model::ib::{Ca, Guid, Ibstat, LinkLayer, PhysState, Port, PortState};
+use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
+use crate::model::ibstat::{Ca, Ibstat, Port};
 use crate::parse::text::{
     decimal_f64, decimal_u32, hex_u32, label_value, numbered_heading, read_each_line,
     single_quoted, Unread,
