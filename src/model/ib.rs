@@ -67,6 +67,18 @@ pub enum PortState {
 }
 
 impl PortState {
+    /// The state as `ibstat` prints it (`Initializing`), the spelling reports use.
+    #[must_use]
+    pub fn ibstat_name(self) -> &'static str {
+        match self {
+            PortState::Down => "Down",
+            PortState::Initializing => "Initializing",
+            PortState::Armed => "Armed",
+            PortState::Active => "Active",
+            PortState::Unknown => "???",
+        }
+    }
+
     /// Maps any tool's spelling: `Active`, `ACTIVE`, `4: ACTIVE`,
     /// `PORT_ACTIVE (4)`, `Initialize`, `INIT`, a bare `4`…
     #[must_use]
@@ -118,6 +130,22 @@ pub enum PhysState {
 }
 
 impl PhysState {
+    /// The physical state as `ibstat` prints it (`LinkUp`), the spelling reports use.
+    #[must_use]
+    pub fn ibstat_name(self) -> &'static str {
+        match self {
+            PhysState::NoStateChange => "No state change",
+            PhysState::Sleep => "Sleep",
+            PhysState::Polling => "Polling",
+            PhysState::Disabled => "Disabled",
+            PhysState::PortConfigurationTraining => "PortConfigurationTraining",
+            PhysState::LinkUp => "LinkUp",
+            PhysState::LinkErrorRecovery => "LinkErrorRecovery",
+            PhysState::PhyTest => "PhyTest",
+            PhysState::Unknown => "???",
+        }
+    }
+
     /// Maps any tool's spelling: `LinkUp`, `5: LinkUp`, `LINK_UP (5)`,
     /// `PORT_CONFIGURATION TRAINNING` (sic, ibv_devinfo), `Polling`…
     #[must_use]
