@@ -44,27 +44,29 @@
 //!
 //! The `-j` JSON forms are not read.
 
-use crate::model::dcgm::{
+use crate::model::dcgmi_diag::{
     DcgmiDiag, DcgmiHealth, DiagEntityResult, DiagField, DiagMessage, DiagOutcome, DiagTest,
     HealthEntity, HealthIncident, HealthState,
 };
 use crate::parse::text::{is_help, Unread};
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 
-pub(crate) const DIAG_FORMAT: Format = Format {
-    kind: Kind::DcgmiDiag,
-    name: "dcgmi_diag",
+pub(crate) const DIAG_FORMAT: Spec<DcgmiDiag> = Spec {
     command: |argv| is_dcgmi(argv, "diag"),
     detect: detect_diag,
-    parse: |lines| parse_diag(lines).map(SectionData::DcgmiDiag),
+    parse: parse_diag,
+    summary: summary_diag,
+    attach_command: None,
+    labels: &[],
 };
 
-pub(crate) const HEALTH_FORMAT: Format = Format {
-    kind: Kind::DcgmiHealth,
-    name: "dcgmi_health",
+pub(crate) const HEALTH_FORMAT: Spec<DcgmiHealth> = Spec {
     command: |argv| is_dcgmi(argv, "health"),
     detect: detect_health,
-    parse: |lines| parse_health(lines).map(SectionData::DcgmiHealth),
+    parse: parse_health,
+    summary: summary_health,
+    attach_command: None,
+    labels: &[],
 };
 
 fn is_dcgmi(argv: &[&str], sub: &str) -> bool {

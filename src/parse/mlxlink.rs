@@ -35,14 +35,15 @@
 
 use crate::model::mlxlink::{Mlxlink, MlxlinkField, MlxlinkSection};
 use crate::parse::text::{decimal_u64, is_help, Unread};
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::Mlxlink,
-    name: "mlxlink",
+pub(crate) const FORMAT: Spec<Mlxlink> = Spec {
     command: |argv| argv.first() == Some(&"mlxlink") && !is_help(argv),
     detect,
-    parse: |lines| parse(lines).map(SectionData::Mlxlink),
+    parse,
+    summary,
+    attach_command: Some(attach_command),
+    labels: &[],
 };
 
 /// A section title: words ending in `Info` or `Information` (`Operational

@@ -7,10 +7,11 @@
 
 use super::thresholds::Thresholds;
 use crate::input::{Document, Section};
-use crate::model::gpu::QueryGpu;
-use crate::model::ib::{Ca, Guid, LinkLayer, PhysState, Port, PortState};
+use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
+use crate::model::ibstat::{Ca, Port};
 use crate::model::nvlink::NvlinkLink;
-use crate::model::perf::PerfAttribute;
+use crate::model::perfquery::PerfAttribute;
+use crate::model::smi_query::QueryGpu;
 use crate::model::topo::TopoMatrix;
 use crate::model::Counter;
 use crate::parse::SectionData;

@@ -8,7 +8,7 @@
 use super::context::{Context, SectionRef};
 use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
-use crate::model::dcgm::{DcgmiDiag, DcgmiHealth, DiagOutcome, DiagTest, HealthState};
+use crate::model::dcgmi_diag::{DcgmiDiag, DcgmiHealth, DiagOutcome, DiagTest, HealthState};
 use crate::model::mlxlink::Mlxlink;
 use crate::parse::SectionData;
 use crate::span::LineSpan;

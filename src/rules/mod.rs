@@ -522,34 +522,6 @@ pub fn run(rules: &[&'static Rule], ctx: &Context<'_>) -> RuleRun {
     out
 }
 
-/// The one-line text of an `ibstat` port state, as ibstat prints it.
-pub(crate) fn port_state_name(state: crate::model::ib::PortState) -> &'static str {
-    use crate::model::ib::PortState;
-    match state {
-        PortState::Down => "Down",
-        PortState::Initializing => "Initializing",
-        PortState::Armed => "Armed",
-        PortState::Active => "Active",
-        PortState::Unknown => "???",
-    }
-}
-
-/// The text of a physical port state, as ibstat prints it.
-pub(crate) fn phys_state_name(state: crate::model::ib::PhysState) -> &'static str {
-    use crate::model::ib::PhysState;
-    match state {
-        PhysState::NoStateChange => "No state change",
-        PhysState::Sleep => "Sleep",
-        PhysState::Polling => "Polling",
-        PhysState::Disabled => "Disabled",
-        PhysState::PortConfigurationTraining => "PortConfigurationTraining",
-        PhysState::LinkUp => "LinkUp",
-        PhysState::LinkErrorRecovery => "LinkErrorRecovery",
-        PhysState::PhyTest => "PhyTest",
-        PhysState::Unknown => "???",
-    }
-}
-
 /// `100`, `2.5`: a rate without trailing zeros.
 pub(crate) fn gbps(rate: f64) -> String {
     if rate.fract() == 0.0 && rate.abs() < 1e15 {
