@@ -300,7 +300,9 @@ declare_rule! {
     /// routed through that port). DCGM reports "NvLink link N is currently
     /// down" for PCIe GPUs without NVLink (DCGM#49, NVSentinel#1481), so a
     /// host whose links are all down is only a `warning` unless other
-    /// evidence says it has NVLink.
+    /// evidence says it has NVLink. `_` is *Not Supported*: a link slot the
+    /// product does not have (an H800 has 8 of the 18 slots), never a down
+    /// link.
     ///
     /// ### Evidence
     /// The device's line of state letters in `dcgmi nvlink -s`.
