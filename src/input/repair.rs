@@ -10,12 +10,16 @@
 //!
 //! Undone:
 //! - **mail quoting**: a run of three or more lines starting with `>` (any
-//!   depth, `> ` or `>> `) loses its quote marks;
+//!   depth, `> ` or `>> `) or `//` (output pasted into source as a comment)
+//!   loses its quote marks;
 //! - **HTML archive source**: `&lt;`, `&gt;`, `&amp;`, `&quot;`, `&#39;`,
 //!   `&nbsp;` are decoded, `<pre>`, `</pre>`, `<code>`, `</code>` and a
 //!   trailing `<br>` removed;
-//! - **author annotations**: a trailing `<-- this one` (or `<==`, `←`) and a
-//!   hand-added unit conversion `(= 12.5 GB/s)` at the end of a line;
+//! - **author annotations**: a trailing `<-- this one` (or `<==`, `←`), a
+//!   drawn arrow `————>>> note` and a hand-added unit conversion
+//!   `(= 12.5 GB/s)` at the end of a line;
+//! - **inline code**: a lone backtick opening or closing a line (a block
+//!   wrapped in single-backtick inline code);
 //! - **elisions**: a line holding only `...`, `[...]`, `…` or `[snip]`.
 //!
 //! Not undone (left to the parsers' warnings): indentation lost in markdown,
@@ -36,6 +40,8 @@ pub enum RepairKind {
     Html,
     /// Arrows and unit conversions an author appended to a line.
     Annotation,
+    /// Markdown inline-code backticks around a block of output.
+    InlineCode,
     /// A line standing for lines the author left out.
     Elision,
 }
@@ -48,6 +54,7 @@ impl RepairKind {
             Self::MailQuoting => "mail quoting (`> `)",
             Self::Html => "HTML entities and tags",
             Self::Annotation => "author annotations at line ends",
+            Self::InlineCode => "markdown inline-code backticks",
             Self::Elision => "elision markers (lines the author left out)",
         }
     }
@@ -78,6 +85,7 @@ pub(crate) fn apply(lines: &mut [Line<'_>]) -> Vec<Repair> {
         record(&mut repairs, RepairKind::Html, per_line(lines, unhtml));
     }
     record(&mut repairs, RepairKind::Annotation, per_line(lines, unannotate));
+    record(&mut repairs, RepairKind::InlineCode, per_line(lines, untick));
     record(&mut repairs, RepairKind::Elision, per_line(lines, unelide));
     repairs.sort_by_key(|r| r.span);
     repairs
@@ -105,8 +113,12 @@ fn per_line(lines: &mut [Line<'_>], fix: fn(&str) -> Option<String>) -> Vec<usiz
     changed
 }
 
-/// `>> text` → (depth, `text`).
+/// `>> text` → (depth, `text`); `// text` (output pasted into C source as a
+/// comment) counts as one level.
 fn quote_depth(t: &str) -> Option<(usize, &str)> {
+    if let Some(r) = t.strip_prefix("//") {
+        return Some((1, r.strip_prefix(' ').unwrap_or(r)));
+    }
     let mut rest = t;
     let mut depth = 0;
     while let Some(r) = rest.strip_prefix('>') {
@@ -185,10 +197,32 @@ fn unhtml(t: &str) -> Option<String> {
     Some(out)
 }
 
+/// Where a drawn arrow pointing right starts: four or more dashes (`-`,
+/// `—`, `–`, `=`, `─`) ending in `>` (`——————>>>note`, `value---->>>`).
+fn right_arrow(t: &str) -> Option<usize> {
+    let mut run_start = None;
+    let mut run = 0;
+    for (i, c) in t.char_indices() {
+        if matches!(c, '-' | '—' | '–' | '=' | '─') {
+            if run == 0 {
+                run_start = Some(i);
+            }
+            run += 1;
+        } else {
+            if c == '>' && run >= 4 {
+                return run_start;
+            }
+            run = 0;
+        }
+    }
+    None
+}
+
 fn unannotate(t: &str) -> Option<String> {
     let arrow = [" <--", " <==", " ←"]
         .iter()
         .filter_map(|a| t.find(a))
+        .chain(right_arrow(t))
         .min();
     if let Some(at) = arrow {
         return Some(t.get(..at)?.trim_end().to_owned());
@@ -200,6 +234,20 @@ fn unannotate(t: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// A lone backtick opening a line or closing it (`` `~$ ibstatus ``,
+/// `` link_layer: Ethernet` ``): single-backtick inline code stretched over
+/// a block. Fences (```` ``` ````) are the framing layer's.
+fn untick(t: &str) -> Option<String> {
+    if t.trim_start().starts_with("```") || t.matches('`').count() != 1 {
+        return None;
+    }
+    let trimmed = t.trim_end();
+    if let Some(rest) = trimmed.strip_suffix('`') {
+        return Some(rest.to_owned());
+    }
+    t.strip_prefix('`').map(str::to_owned)
 }
 
 fn unelide(t: &str) -> Option<String> {
@@ -254,6 +302,21 @@ mod tests {
         assert!(kinds.contains(&RepairKind::Annotation));
         assert!(kinds.contains(&RepairKind::Elision));
         assert_eq!(unhtml("&amp;lt;"), Some("&lt;".to_owned()));
+        assert_eq!(
+            unannotate("CA 'mlx4_0'     ——————————>>>> the first card").as_deref(),
+            Some("CA 'mlx4_0'")
+        );
+        assert_eq!(
+            unannotate("\t\tPort GUID: 0x7cfe900300a41c51---------->>>look").as_deref(),
+            Some("\t\tPort GUID: 0x7cfe900300a41c51")
+        );
+        assert_eq!(untick("link_layer: Ethernet`").as_deref(), Some("link_layer: Ethernet"));
+        assert_eq!(untick("`~$ ibstatus").as_deref(), Some("~$ ibstatus"));
+        assert_eq!(untick("```"), None);
+        assert_eq!(untick("a `b` c"), None);
+        // iblinkinfo's own `==>` and box rules are not arrows.
+        assert_eq!(unannotate("  1   1[  ] ==( 4X 25.78125 Gbps Active/  LinkUp)==>  2 1[ ]"), None);
+        assert_eq!(unannotate("+-----------+------+"), None);
     }
 
     #[test]

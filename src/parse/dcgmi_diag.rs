@@ -125,6 +125,15 @@ fn detect_diag(lines: &[Line<'_>]) -> Option<Block> {
     if first == SUCCESS {
         return Some(Block::keyed("diag-success"));
     }
+    // A paste that starts mid-table, at a category row: each category is its
+    // own key, so the rows of one table stay in one section.
+    if let Some(word) = category(first) {
+        let known = ["Metadata", "Deployment", "Hardware", "Integration", "Stress"];
+        return known
+            .iter()
+            .any(|k| k.eq_ignore_ascii_case(word))
+            .then(|| Block::keyed(format!("diag-category-{word}")));
+    }
     let (row, key) = if is_rule(first) {
         (it.next()?.text(), "diag-rule")
     } else {
@@ -137,6 +146,10 @@ fn detect_diag(lines: &[Line<'_>]) -> Option<Block> {
 fn detect_health(lines: &[Line<'_>]) -> Option<Block> {
     let mut it = first_non_blank(lines);
     let first = it.next()?.text();
+    // A paste that starts at the verdict row, without the title box.
+    if cells(first).is_some_and(|(name, _)| name.trim() == "Overall Health") {
+        return Some(Block::keyed("health-overall"));
+    }
     let (row, key) = if is_rule(first) {
         (it.next()?.text(), "health-rule")
     } else {

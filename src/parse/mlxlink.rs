@@ -62,12 +62,22 @@ fn is_underline(t: &str) -> bool {
     t.len() >= 4 && t.chars().all(|c| c == '-')
 }
 
+/// A title with its underline, or with the ` #` a blog's heading anchors
+/// leave (then followed by a record): the title without the anchor.
+fn title_at<'t>(t: &'t str, next: Option<&str>) -> Option<&'t str> {
+    let t = t.trim();
+    if let Some(bare) = t.strip_suffix(" #").map(str::trim_end) {
+        return (is_title(bare) && next.is_some_and(|n| record(n.trim()).is_some())).then_some(bare);
+    }
+    (is_title(t) && next.is_some_and(is_underline)).then_some(t)
+}
+
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let mut it = lines.iter().filter(|l| !l.is_blank());
-    let title = it.next()?.text().trim();
+    let first = it.next()?.text();
     // Each title is its own key: a second `Operational Info` is a second
     // snapshot (or another port) and starts a new section.
-    (is_title(title) && is_underline(it.next()?.text())).then(|| Block::keyed(title))
+    title_at(first, it.next().map(Line::text)).map(Block::keyed)
 }
 
 /// `State                : Active` → (`State`, `Active`).
@@ -96,14 +106,15 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Mlxlink> {
     let mut i = 0;
     while let Some(line) = non_blank.get(i) {
         let t = line.text().trim();
-        let underlined = non_blank.get(i + 1).is_some_and(|n| is_underline(n.text()));
-        if is_title(t) && underlined {
+        let next = non_blank.get(i + 1).map(|n| n.text());
+        if let Some(title) = title_at(t, next) {
             out.sections.push(MlxlinkSection {
-                title: t.to_owned(),
+                title: title.to_owned(),
                 fields: Vec::new(),
                 span: line.span(),
             });
-            i += 2;
+            // The underline belongs to the title; a record after ` #` does not.
+            i += if next.is_some_and(is_underline) { 2 } else { 1 };
             continue;
         }
         i += 1;

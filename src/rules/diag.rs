@@ -362,7 +362,8 @@ fn check_mlxlink_state(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
         checked += 1;
         let down = state.is_some_and(|s| !s.eq_ignore_ascii_case("Active"));
-        let advice = recommendation.filter(|r| !r.eq_ignore_ascii_case(NO_ISSUE));
+        let advice = recommendation
+            .filter(|r| !r.trim_end_matches('.').trim().eq_ignore_ascii_case(NO_ISSUE));
         if !down && advice.is_none() {
             continue;
         }
