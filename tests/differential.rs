@@ -88,8 +88,7 @@ use std::path::Path;
 use std::time::Instant;
 use subject::{
     concerns_host, guid_value, is_congestion, is_reported, mentions, names_link, names_port,
-    says_saturated,
-    PortId, SwitchPort,
+    says_saturated, PortId, SwitchPort,
 };
 use tally::{Gate, Tally};
 use truth::Truth;

@@ -179,11 +179,7 @@ fn lifetime(rng: &mut Rng) -> Counters {
         // A reboot or two.
         downed: rng.below(4),
         rcv_errors: if rng.below(20) == 0 { rng.below(5) } else { 0 },
-        xmit_discards: if rng.below(10) == 0 {
-            rng.below(60)
-        } else {
-            0
-        },
+        xmit_discards: if rng.below(10) == 0 { rng.below(60) } else { 0 },
         integrity: 0,
         vl15: rng.below(30),
         // Thousands to tens of billions of ticks: congestion history.

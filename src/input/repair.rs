@@ -84,8 +84,16 @@ pub(crate) fn apply(lines: &mut [Line<'_>]) -> Vec<Repair> {
     if !xml {
         record(&mut repairs, RepairKind::Html, per_line(lines, unhtml));
     }
-    record(&mut repairs, RepairKind::Annotation, per_line(lines, unannotate));
-    record(&mut repairs, RepairKind::InlineCode, per_line(lines, untick));
+    record(
+        &mut repairs,
+        RepairKind::Annotation,
+        per_line(lines, unannotate),
+    );
+    record(
+        &mut repairs,
+        RepairKind::InlineCode,
+        per_line(lines, untick),
+    );
     record(&mut repairs, RepairKind::Elision, per_line(lines, unelide));
     repairs.sort_by_key(|r| r.span);
     repairs
@@ -279,7 +287,11 @@ mod tests {
         assert_eq!(lines[6], "thanks");
         assert_eq!(repairs.len(), 1);
         assert_eq!(repairs[0].span, LineSpan::new(2, 6));
-        assert!(repairs[0].note.starts_with("undid: mail quoting"), "{}", repairs[0].note);
+        assert!(
+            repairs[0].note.starts_with("undid: mail quoting"),
+            "{}",
+            repairs[0].note
+        );
         // Two quoted lines are a quote in prose, not a pasted output.
         let (lines, repairs) = repaired("> one\n> two\nprose\n");
         assert_eq!(lines[0], "> one");
@@ -310,12 +322,18 @@ mod tests {
             unannotate("\t\tPort GUID: 0x7cfe900300a41c51---------->>>look").as_deref(),
             Some("\t\tPort GUID: 0x7cfe900300a41c51")
         );
-        assert_eq!(untick("link_layer: Ethernet`").as_deref(), Some("link_layer: Ethernet"));
+        assert_eq!(
+            untick("link_layer: Ethernet`").as_deref(),
+            Some("link_layer: Ethernet")
+        );
         assert_eq!(untick("`~$ ibstatus").as_deref(), Some("~$ ibstatus"));
         assert_eq!(untick("```"), None);
         assert_eq!(untick("a `b` c"), None);
         // iblinkinfo's own `==>` and box rules are not arrows.
-        assert_eq!(unannotate("  1   1[  ] ==( 4X 25.78125 Gbps Active/  LinkUp)==>  2 1[ ]"), None);
+        assert_eq!(
+            unannotate("  1   1[  ] ==( 4X 25.78125 Gbps Active/  LinkUp)==>  2 1[ ]"),
+            None
+        );
         assert_eq!(unannotate("+-----------+------+"), None);
     }
 
@@ -332,9 +350,18 @@ mod tests {
             .iter()
             .map(|w| w.span.first_line)
             .collect();
-        assert!(warned.iter().all(|l| *l >= 7), "{:?}", doc.sections[0].warnings);
+        assert!(
+            warned.iter().all(|l| *l >= 7),
+            "{:?}",
+            doc.sections[0].warnings
+        );
         let kinds: Vec<RepairKind> = doc.repairs.iter().map(|r| r.kind).collect();
-        for k in [RepairKind::MailQuoting, RepairKind::Html, RepairKind::Annotation, RepairKind::Elision] {
+        for k in [
+            RepairKind::MailQuoting,
+            RepairKind::Html,
+            RepairKind::Annotation,
+            RepairKind::Elision,
+        ] {
             assert!(kinds.contains(&k), "{k:?} not noted: {:?}", doc.repairs);
         }
         assert!(doc.unaccounted_lines(paste).is_empty());

@@ -128,7 +128,13 @@ fn detect_diag(lines: &[Line<'_>]) -> Option<Block> {
     // A paste that starts mid-table, at a category row: each category is its
     // own key, so the rows of one table stay in one section.
     if let Some(word) = category(first) {
-        let known = ["Metadata", "Deployment", "Hardware", "Integration", "Stress"];
+        let known = [
+            "Metadata",
+            "Deployment",
+            "Hardware",
+            "Integration",
+            "Stress",
+        ];
         return known
             .iter()
             .any(|k| k.eq_ignore_ascii_case(word))
@@ -172,7 +178,9 @@ fn entity_row(value: &str) -> Option<(&str, DiagOutcome)> {
     (!entity.is_empty()
         && !entity.contains(' ')
         && entity.chars().any(|c| c.is_ascii_digit())
-        && entity.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        && entity
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_'))
     .then_some((entity, outcome))
 }
 
@@ -353,7 +361,10 @@ pub fn parse_diag(lines: &[Line<'_>]) -> Parsed<DcgmiDiag> {
             message.span = message.span.join(line.span());
             last_piece = Some(value.trim_end().chars().count());
         } else {
-            unread.line(line, "an unnamed row that is neither a result nor a message");
+            unread.line(
+                line,
+                "an unnamed row that is neither a result nor a message",
+            );
         }
     }
     finish(&mut test, &mut out);
@@ -452,7 +463,11 @@ pub fn summary_diag(d: &DcgmiDiag) -> String {
         count(DiagOutcome::Fail),
         count(DiagOutcome::Warn),
         count(DiagOutcome::Skip),
-        if d.complete { "" } else { " (table not closed: may be cut)" }
+        if d.complete {
+            ""
+        } else {
+            " (table not closed: may be cut)"
+        }
     )
 }
 
@@ -526,7 +541,8 @@ mod tests {
         assert_eq!(d.tests[2].outcome, Some(DiagOutcome::Warn));
     }
 
-    const V3: &str = "+---------------------------+------------------------------------------------+
+    const V3: &str =
+        "+---------------------------+------------------------------------------------+
 | Diagnostic                | Result                                         |
 +===========================+================================================+
 |-----  Deployment  --------+------------------------------------------------|
@@ -546,7 +562,11 @@ mod tests {
         let d = p.value;
         assert!(!d.complete, "no closing rule");
         let pcie = &d.tests[1];
-        assert_eq!(pcie.outcome, Some(DiagOutcome::Fail), "the worst of its rows");
+        assert_eq!(
+            pcie.outcome,
+            Some(DiagOutcome::Fail),
+            "the worst of its rows"
+        );
         assert_eq!(pcie.entities.len(), 3);
         assert_eq!(pcie.messages[0].gpu, Some(2));
         assert_eq!(d.tests[2].outcome, Some(DiagOutcome::Skip));
@@ -588,7 +608,8 @@ mod tests {
 
     #[test]
     fn every_line_is_accounted_for_and_nothing_panics() {
-        let text = "| Diagnostic | Result |\n| memory | Exploded |\n|  | stray continuation |\ngarbage\n";
+        let text =
+            "| Diagnostic | Result |\n| memory | Exploded |\n|  | stray continuation |\ngarbage\n";
         let p = parse_diag(&lines_of(text));
         for n in 2..=4 {
             assert!(

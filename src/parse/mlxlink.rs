@@ -67,7 +67,8 @@ fn is_underline(t: &str) -> bool {
 fn title_at<'t>(t: &'t str, next: Option<&str>) -> Option<&'t str> {
     let t = t.trim();
     if let Some(bare) = t.strip_suffix(" #").map(str::trim_end) {
-        return (is_title(bare) && next.is_some_and(|n| record(n.trim()).is_some())).then_some(bare);
+        return (is_title(bare) && next.is_some_and(|n| record(n.trim()).is_some()))
+            .then_some(bare);
     }
     (is_title(t) && next.is_some_and(is_underline)).then_some(t)
 }
@@ -153,12 +154,7 @@ fn type_fields(out: &mut Mlxlink, unread: &mut Unread, lines: &[Line<'_>]) {
     out.speed = text(out, "Speed");
     out.fec = text(out, "FEC");
     out.recommendation = text(out, "Recommendation");
-    out.width = text(out, "Width").and_then(|w| {
-        w.trim_end_matches(['x', 'X'])
-            .trim()
-            .parse()
-            .ok()
-    });
+    out.width = text(out, "Width").and_then(|w| w.trim_end_matches(['x', 'X']).trim().parse().ok());
     let number = |m: &Mlxlink, name: &str, unread: &mut Unread| -> Option<u64> {
         let f = m.field(name)?;
         if f.value == "N/A" {
@@ -204,7 +200,10 @@ fn type_fields(out: &mut Mlxlink, unread: &mut Unread, lines: &[Line<'_>]) {
 pub fn summary(m: &Mlxlink) -> String {
     format!(
         "{}{} {} {}, {} sections",
-        m.device.as_deref().map(|d| format!("{d}: ")).unwrap_or_default(),
+        m.device
+            .as_deref()
+            .map(|d| format!("{d}: "))
+            .unwrap_or_default(),
         m.state.as_deref().unwrap_or("state unknown"),
         m.speed.as_deref().unwrap_or("-"),
         m.width.map(|w| format!("{w}x")).unwrap_or_default(),
@@ -285,7 +284,9 @@ Link Error Recovery Counter        : 0
         let lines = lines_of("Operational Info\n----------------\nState : Active\n");
         assert!(detect(&lines).is_some());
         assert!(detect(&lines_of("Operational Info\nState : Active\n")).is_none());
-        let p = parse(&lines_of("stray\nOperational Info\n----\nno colon here\nWidth : 4x\n"));
+        let p = parse(&lines_of(
+            "stray\nOperational Info\n----\nno colon here\nWidth : 4x\n",
+        ));
         assert_eq!(p.value.width, Some(4));
         let covered = |n| p.warnings.iter().any(|w| w.span.contains(n));
         assert!(covered(1) && covered(4), "{:?}", p.warnings);

@@ -362,8 +362,11 @@ fn check_mlxlink_state(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
         checked += 1;
         let down = state.is_some_and(|s| !s.eq_ignore_ascii_case("Active"));
-        let advice = recommendation
-            .filter(|r| !r.trim_end_matches('.').trim().eq_ignore_ascii_case(NO_ISSUE));
+        let advice = recommendation.filter(|r| {
+            !r.trim_end_matches('.')
+                .trim()
+                .eq_ignore_ascii_case(NO_ISSUE)
+        });
         if !down && advice.is_none() {
             continue;
         }
@@ -479,7 +482,11 @@ mod tests {
         let f = findings_of(&ML001, &mlx("Polling", "Cable is unplugged", "N/A", "N/A"));
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
-        assert!(f[0].message.contains("Cable is unplugged"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("Cable is unplugged"),
+            "{}",
+            f[0].message
+        );
         assert_eq!(f[0].subject.device.as_deref(), Some("mlx5_2"));
         let f = findings_of(&ML002, &mlx("Active", NO_ISSUE, "3E-11", "2E-8"));
         assert_eq!(f[0].severity, Severity::Error);

@@ -804,7 +804,12 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         Err(skip) => return skip,
     };
     let share_limit = ctx.thresholds.get("PortXmitWaitShare").map_or_else(
-        || (0.10, crate::rules::thresholds::XMIT_WAIT_SHARE_SOURCE.to_owned()),
+        || {
+            (
+                0.10,
+                crate::rules::thresholds::XMIT_WAIT_SHARE_SOURCE.to_owned(),
+            )
+        },
         |e| (e.value, e.source.clone()),
     );
     // The latest measured pair per port.
@@ -815,7 +820,10 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             continue;
         }
         let key = (r.subject.host.clone(), r.subject.lid, r.subject.port);
-        if latest.get(&key).is_none_or(|old| old.to_snapshot <= r.to_snapshot) {
+        if latest
+            .get(&key)
+            .is_none_or(|old| old.to_snapshot <= r.to_snapshot)
+        {
             latest.insert(key, r);
         }
     }
@@ -909,9 +917,7 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         };
         #[allow(clippy::cast_precision_loss)]
         let waited = link_capacity(ctx, &stats_subject)
-            .map(|c| {
-                reading.counter.value as f64 * XMIT_WAIT_TICK_BITS / (c.gbit_per_second * 1e9)
-            })
+            .map(|c| reading.counter.value as f64 * XMIT_WAIT_TICK_BITS / (c.gbit_per_second * 1e9))
             .map(|s| format!(" (about {} of waiting in all)", human_seconds(s)))
             .unwrap_or_default();
         out.push(
@@ -1258,16 +1264,27 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!(f[0].severity, Severity::Info);
         // 6.25e9 ticks × 64 bits at 400 Gb/s = 1 s of waiting.
-        assert!(f[0].message.contains("about 1.0 s of waiting"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("about 1.0 s of waiting"),
+            "{}",
+            f[0].message
+        );
         assert!(f[0].threshold.as_ref().unwrap().value.contains("1000"));
-        assert!(findings_of(&IB109, &wait(3, 1000)).is_empty(), "not above 1000");
+        assert!(
+            findings_of(&IB109, &wait(3, 1000)).is_empty(),
+            "not above 1000"
+        );
     }
 
     #[test]
     fn xmit_wait_rate_is_a_warning_above_a_tenth_of_the_interval() {
         // The helper's interval is 10 s; at 400 Gb/s a port waiting all of
         // it counts 400e9 × 10 / 64 = 6.25e10 ticks.
-        let busy = format!("{IBSTAT_400}{}{}", wait(3, 1_000_000), wait(3, 1_000_000 + 25_000_000_000));
+        let busy = format!(
+            "{IBSTAT_400}{}{}",
+            wait(3, 1_000_000),
+            wait(3, 1_000_000 + 25_000_000_000)
+        );
         let f = findings_of(&IB109, &busy);
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!(f[0].severity, Severity::Warning);
@@ -1275,10 +1292,18 @@ mod tests {
         assert_eq!(f[0].evidence.len(), 3, "two readings and the link rate");
         // 1 % of the interval: a busy, healthy port; the rate supersedes the
         // count since reset, so nothing at all.
-        let fine = format!("{IBSTAT_400}{}{}", wait(3, 9_000_000_000), wait(3, 9_000_000_000 + 625_000_000));
+        let fine = format!(
+            "{IBSTAT_400}{}{}",
+            wait(3, 9_000_000_000),
+            wait(3, 9_000_000_000 + 625_000_000)
+        );
         assert!(findings_of(&IB109, &fine).is_empty());
         // Without the link rate the share is unknown: info, never a warning.
-        let blind = format!("{}{}", wait(3, 1_000_000), wait(3, 1_000_000 + 25_000_000_000));
+        let blind = format!(
+            "{}{}",
+            wait(3, 1_000_000),
+            wait(3, 1_000_000 + 25_000_000_000)
+        );
         let f = findings_of(&IB109, &blind);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Info);
