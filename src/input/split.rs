@@ -424,8 +424,7 @@ fn finish(open: Open<'_>, ctx: &StreamContext<'_>, out: &mut Output<'_>) {
 /// `src/query_smp.c:199; …`: diagnostics the tools print to stderr.
 fn tool_message(line: &Line<'_>) -> Option<ToolMessage> {
     let t = line.text().trim();
-    let found = crate::parse::text::infiniband_message_level(t)
-        .or_else(|| nvidia_message(t))?;
+    let found = crate::parse::text::infiniband_message_level(t).or_else(|| nvidia_message(t))?;
     Some(ToolMessage {
         line: line.number,
         level: found,

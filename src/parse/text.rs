@@ -2,8 +2,8 @@
 //! numbers that may be too large, quoted names, and the bookkeeping of lines
 //! that could not be read.
 
-use crate::input::MessageLevel;
 use crate::diag::{merge_adjacent, Warning, WarningKind};
+use crate::input::MessageLevel;
 use crate::parse::{Line, Parsed};
 use crate::span::LineSpan;
 use nom::bytes::complete::{tag, take_till, take_while1};

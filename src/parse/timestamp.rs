@@ -66,7 +66,14 @@ pub(crate) fn month_number(name: &str) -> Option<u32> {
 
 /// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
 /// `days_from_civil`), plus the time of day.
-pub(crate) fn civil_to_unix(year: i64, month: u32, day: u32, h: u32, m: u32, s: u32) -> Option<i64> {
+pub(crate) fn civil_to_unix(
+    year: i64,
+    month: u32,
+    day: u32,
+    h: u32,
+    m: u32,
+    s: u32,
+) -> Option<i64> {
     if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
         return None;
     }

@@ -8,10 +8,7 @@
 //! carry unused Ethernet ports.
 
 use super::context::{Context, HostKey, IbPortRef};
-use super::{
-    gbps, Coverage, Evidence, Finding, Severity, Subject,
-    Threshold,
-};
+use super::{gbps, Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::model::ib::{PhysState, PortState};
 use crate::parse::SectionData;
