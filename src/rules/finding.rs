@@ -21,7 +21,7 @@ pub struct Subject {
     pub lid: Option<u32>,
     /// InfiniBand port or node GUID (`0x…`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub guid: Option<String>,
+    pub guid: Option<crate::model::ib::Guid>,
     /// GPU index as nvidia-smi numbers it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<u32>,
@@ -74,7 +74,7 @@ impl Subject {
         }
         if self.device.is_none() && self.port.is_none() {
             if let Some(g) = &self.guid {
-                parts.push(g.clone());
+                parts.push(g.to_string());
             }
         }
         if let Some(g) = self.gpu {
