@@ -499,7 +499,7 @@ fn check_could_be(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                                     device: Some(desc.to_owned()),
                                     port: Some(port.port),
                                     lid: Some(port.lid),
-                                    guid: port.guid.or(node.guid).map(|g| g.to_string()),
+                                    guid: port.guid.or(node.guid),
                                     ..Subject::default()
                                 },
                                 format!(
@@ -537,7 +537,7 @@ fn check_could_be(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                                         device: Some(node.desc.clone()),
                                         port: Some(p.port),
                                         lid: Some(link.lid),
-                                        guid: Some(p.guid.to_string()),
+                                        guid: Some(p.guid),
                                         ..Subject::default()
                                     },
                                     format!(
