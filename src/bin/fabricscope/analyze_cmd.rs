@@ -4,7 +4,8 @@
 //! all documents together so fleet rules can compare hosts. Unreadable,
 //! binary or unrecognised files are listed as skipped, not fatal.
 
-use crate::inputs::{list, Source};
+use crate::inputs::{list, InputOptions, Listing, Problem, Source};
+use crate::naming::HostFrom;
 use crate::parse_cmd::read_input;
 use clap::ValueEnum;
 use fabricscope::report::{self, NamedDocument, SkippedInput};
@@ -45,6 +46,22 @@ pub struct AnalyzeArgs {
     /// One line per finding in text output, without evidence and remediation.
     #[arg(long)]
     brief: bool,
+    /// Go on when a path named on the command line cannot be read (it is
+    /// still listed on stderr) instead of exiting with status 2.
+    #[arg(long)]
+    keep_going: bool,
+    /// Read hidden and version-control directories too.
+    #[arg(long)]
+    hidden: bool,
+    /// How to name hosts when the text does not: `auto` (file name when it
+    /// differs between the files of a directory, else the directory), `dir`,
+    /// `stem` or `regex:<expression>` (its first group, over the path below
+    /// the directory given).
+    #[arg(long, value_name = "RULE", default_value = "auto", value_parser = HostFrom::parse)]
+    host_from: HostFrom,
+    /// Print which host each input was given to, and why, then stop.
+    #[arg(long)]
+    list_hosts: bool,
 }
 
 /// How to print the report.
@@ -116,7 +133,32 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
             ));
         }
     }
-    let (names, docs, modified_unix, skipped) = read_all(list(&args.paths));
+    let listing = list(
+        &args.paths,
+        &InputOptions {
+            hidden: args.hidden,
+            host_from: args.host_from.clone(),
+        },
+    );
+    for note in &listing.notes {
+        eprintln!("fabricscope: {note}");
+    }
+    if args.list_hosts {
+        return Ok(list_hosts(listing));
+    }
+    let named_failures = report_problems(&listing.problems);
+    let (names, docs, modified_unix, mut skipped, failed) = read_all(listing.sources);
+    skipped.extend(
+        listing
+            .problems
+            .iter()
+            .filter(|p| !p.named)
+            .map(|p| SkippedInput {
+                input: p.input.clone(),
+                reason: p.reason.clone(),
+            }),
+    );
+    let named_failures = named_failures + failed;
     let options = AnalyzeOptions {
         thresholds,
         interval_seconds: args.interval,
@@ -171,9 +213,77 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         FailOn::Never => None,
     };
     Ok(match fail_on {
+        _ if named_failures > 0 && !args.keep_going => ExitCode::from(2),
         Some(level) if report.fails(level) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// Says on stderr what could not be read; returns how many of those paths
+/// were named on the command line (each makes the exit status 2 unless
+/// `--keep-going`).
+fn report_problems(problems: &[Problem]) -> usize {
+    for p in problems {
+        eprintln!("fabricscope: {}: {}", p.input, p.reason);
+    }
+    problems.iter().filter(|p| p.named).count()
+}
+
+/// `--list-hosts`: each input, the host it is read as, and why; hosts the
+/// text names (prompts, pdsh prefixes) are read from the parsed sections.
+fn list_hosts(listing: Listing) -> ExitCode {
+    report_problems(&listing.problems);
+    let inputs: Vec<crate::inputs::Input> =
+        listing.sources.into_iter().flat_map(Source::read).collect();
+    let mut rows: Vec<(String, String, String)> = Vec::new();
+    for input in &inputs {
+        let (host, why) = match read_input(input) {
+            Err(e) => ("-".to_owned(), format!("not read: {e}")),
+            Ok(doc) => {
+                let mut hosts: Vec<&str> = doc
+                    .sections
+                    .iter()
+                    .filter_map(|s| s.host.as_deref())
+                    .collect();
+                hosts.sort_unstable();
+                hosts.dedup();
+                let from_text = hosts.iter().any(|h| Some(*h) != input.host.as_deref());
+                match (hosts.as_slice(), from_text) {
+                    _ if doc.sections.is_empty() => {
+                        ("-".to_owned(), "no output of a supported tool".to_owned())
+                    }
+                    ([], _) => (
+                        "(none)".to_owned(),
+                        "no host in the text or the path".to_owned(),
+                    ),
+                    (_, true) => (
+                        hosts.join(","),
+                        "named in the text (prompt, pdsh prefix or file header)".to_owned(),
+                    ),
+                    (_, false) => (hosts.join(","), input.host_why.clone()),
+                }
+            }
+        };
+        rows.push((input.name.clone(), host, why));
+    }
+    let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    let host_width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
+    for (file, host, why) in &rows {
+        outln!("{file:<width$}  {host:<host_width$}  {why}");
+    }
+    let mut distinct: Vec<&str> = rows
+        .iter()
+        .flat_map(|r| r.1.split(','))
+        .filter(|h| *h != "-" && *h != "(none)")
+        .collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    eprintln!(
+        "fabricscope: {} input(s), {} host(s)",
+        rows.len(),
+        distinct.len()
+    );
+    ExitCode::SUCCESS
 }
 
 /// Reads and parses every input in parallel; inputs that give nothing are
@@ -189,10 +299,10 @@ fn read_all(sources: Vec<Source>) -> ReadResult {
             }
             bar
         });
-    let results: Vec<(String, Option<f64>, Result<Document, String>)> = sources
+    let results: Vec<(String, Option<f64>, bool, Result<Document, String>)> = sources
         .into_par_iter()
-        .map(|source| {
-            let input = source.read();
+        .flat_map_iter(Source::read)
+        .map(|input| {
             let doc = read_input(&input).and_then(|d| {
                 if d.sections.is_empty() {
                     Err(format!(
@@ -206,7 +316,13 @@ fn read_all(sources: Vec<Source>) -> ReadResult {
             if let Some(bar) = &progress {
                 bar.inc(1);
             }
-            (input.name, input.modified_unix, doc)
+            // A file that could not be read at all is said on stderr even in
+            // text output; one that holds no tool output is only listed.
+            if let (Err(reason), true) = (&doc, input.bytes.is_err()) {
+                eprintln!("fabricscope: {}: {reason}", input.name);
+            }
+            let named_failure = input.named && input.bytes.is_err();
+            (input.name, input.modified_unix, named_failure, doc)
         })
         .collect();
     if let Some(bar) = progress {
@@ -216,7 +332,9 @@ fn read_all(sources: Vec<Source>) -> ReadResult {
     let mut documents = Vec::new();
     let mut times = Vec::new();
     let mut skipped = Vec::new();
-    for (input, modified, result) in results {
+    let mut named_failures = 0;
+    for (input, modified, named_failure, result) in results {
+        named_failures += usize::from(named_failure);
         match result {
             Ok(doc) => {
                 names.push(input);
@@ -226,16 +344,17 @@ fn read_all(sources: Vec<Source>) -> ReadResult {
             Err(reason) => skipped.push(SkippedInput { input, reason }),
         }
     }
-    (names, documents, times, skipped)
+    (names, documents, times, skipped, named_failures)
 }
 
 /// Names, documents and file times of the inputs that were read, and the
-/// inputs that were skipped.
+/// inputs that were skipped, and how many named inputs could not be read.
 type ReadResult = (
     Vec<String>,
     Vec<Document>,
     Vec<Option<f64>>,
     Vec<SkippedInput>,
+    usize,
 );
 
 #[cfg(test)]

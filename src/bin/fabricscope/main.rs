@@ -6,7 +6,9 @@
 #[macro_use]
 mod out;
 mod analyze_cmd;
+mod archive;
 mod inputs;
+mod naming;
 mod parse_cmd;
 mod rules_cmd;
 

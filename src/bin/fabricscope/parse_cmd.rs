@@ -1,6 +1,6 @@
 //! `fabricscope parse`: print what was read.
 
-use crate::inputs::{gather, Input};
+use crate::inputs::{gather, Input, InputOptions};
 use crate::{Format, InputArgs};
 use fabricscope::{read_bytes, Document, ReadOptions};
 use serde::Serialize;
@@ -16,9 +16,16 @@ struct FileResult<'a> {
 }
 
 pub fn run(args: &InputArgs) -> Result<ExitCode, String> {
-    let inputs = gather(&args.paths);
+    let (inputs, listing) = gather(&args.paths, &InputOptions::default());
     let mut documents = Vec::new();
-    let mut errors = Vec::new();
+    let mut errors: Vec<String> = listing
+        .problems
+        .iter()
+        .map(|p| format!("{}: {}", p.input, p.reason))
+        .collect();
+    for note in &listing.notes {
+        eprintln!("fabricscope: {note}");
+    }
     for input in &inputs {
         match read_input(input) {
             Ok(doc) => documents.push((input, doc)),
@@ -59,7 +66,37 @@ pub(crate) fn read_input(input: &Input) -> Result<Document, String> {
             s.source.get_or_insert_with(|| input.name.clone());
         }
     }
+    name_from_file_headers(&mut doc, input);
     Ok(doc)
+}
+
+/// A section after a `==> node07/ibstat.txt <==` header (`tail` of several
+/// files) that the text does not otherwise name is named after that file.
+fn name_from_file_headers(doc: &mut Document, input: &Input) {
+    for s in &mut doc.sections {
+        let Some(source) = s.source.as_deref().filter(|src| *src != input.name) else {
+            continue;
+        };
+        if s.host.is_some() && s.host != input.host {
+            continue;
+        }
+        let mut dirs: Vec<String> = source.split('/').map(str::to_owned).collect();
+        let file = dirs.pop().unwrap_or_default();
+        let place = crate::naming::Place {
+            root_name: String::new(),
+            dirs,
+            file,
+        };
+        let (names, _) =
+            crate::naming::name_all(std::slice::from_ref(&place), &crate::naming::HostFrom::Auto);
+        if let Some(n) = names
+            .into_iter()
+            .next()
+            .filter(|n| !n.why.starts_with("no host-like"))
+        {
+            s.host = Some(n.host);
+        }
+    }
 }
 
 fn print_json(documents: &[(&Input, Document)]) -> Result<(), String> {
