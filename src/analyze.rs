@@ -56,8 +56,10 @@ pub fn analyze(documents: &[Document], options: &AnalyzeOptions) -> Report {
     );
     let ctx = Context::new(documents, &options.thresholds, &measurements);
     let run = rules::run(&selected, &ctx);
-    let mut findings = run.findings;
+    let mut findings = crate::report::incident::drop_repeats(run.findings);
     sort_findings(&mut findings);
+    crate::report::incident::fingerprint_all(&mut findings);
+    let incidents = crate::report::incident::group(&findings);
     let summary = Summary::of(&findings);
     let hosts = ctx.host_count();
     let sections = documents.iter().map(|d| d.sections.len()).sum();
@@ -69,10 +71,12 @@ pub fn analyze(documents: &[Document], options: &AnalyzeOptions) -> Report {
         run.skipped.len(),
     );
     Report {
+        schema_version: crate::report::SCHEMA_VERSION,
         verdict,
         status: summary.worst(),
         summary,
         findings,
+        incidents,
         skipped_rules: run.skipped,
         rules_run: run.checked.len(),
         hosts,

@@ -4,6 +4,7 @@
 //! document ([`json`], also what the web page reads), one finding per line
 //! ([`ndjson`]) and SARIF 2.1.0 for code-scanning tools ([`sarif`]).
 
+pub mod incident;
 pub mod json;
 pub mod ndjson;
 pub mod sarif;
@@ -13,6 +14,13 @@ use crate::input::Document;
 use crate::rules::{Finding, Severity, SkippedRule};
 use crate::stats::Measurements;
 use serde::Serialize;
+
+pub use incident::Incident;
+
+/// The version of the machine-readable report shape (JSON, NDJSON, SARIF
+/// properties): raised when a field changes meaning or disappears, not when
+/// one is added.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Findings counted by severity.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -75,6 +83,8 @@ pub struct SkippedInput {
 /// The result of an analysis.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// The report shape's version ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
     /// One line for people: the worst severity, counts, hosts affected.
     pub verdict: String,
     /// The worst severity found, or `null` when nothing was found.
@@ -83,6 +93,9 @@ pub struct Report {
     pub summary: Summary,
     /// Every finding, worst first.
     pub findings: Vec<Finding>,
+    /// Findings grouped by what is broken, worst first: a headline, its
+    /// supporting findings and a probable cause.
+    pub incidents: Vec<Incident>,
     /// Rules that could not run for lack of data, and what they need.
     pub skipped_rules: Vec<SkippedRule>,
     /// Number of rules that ran.
