@@ -80,10 +80,22 @@ pub fn analyze(documents: &[Document], options: &AnalyzeOptions) -> Report {
         skipped_rules: run.skipped,
         rules_run: run.checked.len(),
         hosts,
+        host_names: host_names(documents),
         sections,
         skipped_inputs: Vec::new(),
         measurements,
     }
+}
+
+/// The hosts the documents name, sorted and deduplicated.
+fn host_names(documents: &[Document]) -> Vec<String> {
+    let mut names: Vec<String> = documents
+        .iter()
+        .flat_map(|d| d.sections.iter().filter_map(|s| s.host.clone()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 /// Worst first, then by host, subject and rule, so related findings sit together.
@@ -98,7 +110,7 @@ fn sort_findings(findings: &mut [Finding]) {
 }
 
 /// `critical: 1 critical, 2 errors on 2 of 8 hosts` or `healthy: …`.
-fn verdict(
+pub(crate) fn verdict(
     findings: &[Finding],
     summary: &Summary,
     hosts: usize,

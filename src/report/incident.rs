@@ -282,6 +282,7 @@ fn probable_cause(findings: &[&Finding]) -> Option<String> {
             .filter(|f| LINK_ERROR_RULES.contains(&f.rule))
             .map(|f| f.rule)
             .collect();
+        v.sort_unstable();
         v.dedup();
         v
     };

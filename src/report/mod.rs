@@ -2,10 +2,15 @@
 //!
 //! The same [`Report`] is rendered as text for people ([`text`]), one JSON
 //! document ([`json`], also what the web page reads), one finding per line
-//! ([`ndjson`]) and SARIF 2.1.0 for code-scanning tools ([`sarif`]).
+//! ([`ndjson`]), SARIF 2.1.0 for code-scanning tools ([`sarif`]), CSV and
+//! Markdown for spreadsheets and tickets ([`csv`], [`markdown`]). All of
+//! them render [`incident`]s. [`diff`] compares two reports.
 
+pub mod csv;
+pub mod diff;
 pub mod incident;
 pub mod json;
+pub mod markdown;
 pub mod ndjson;
 pub mod sarif;
 pub mod text;
@@ -102,6 +107,10 @@ pub struct Report {
     pub rules_run: usize,
     /// Number of hosts seen.
     pub hosts: usize,
+    /// The hosts named in the input, sorted (the fleet summary counts the
+    /// healthy ones).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_names: Vec<String>,
     /// Number of tool outputs read.
     pub sections: usize,
     /// Inputs left out (unreadable, binary, nothing recognised).

@@ -417,8 +417,7 @@ impl Threshold {
 /// Read back from JSON (`fabricscope diff`, `--baseline`), the rule id is
 /// looked up in the registry: a report naming a rule this build does not
 /// know is refused rather than misread.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "FindingWire")]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
     /// The rule's id (`IB001`).
     pub rule: &'static str,
@@ -457,6 +456,13 @@ struct FindingWire {
     remediation: String,
     #[serde(default)]
     fingerprint: String,
+}
+
+impl<'de> Deserialize<'de> for Finding {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let wire = FindingWire::deserialize(deserializer)?;
+        Finding::try_from(wire).map_err(serde::de::Error::custom)
+    }
 }
 
 impl TryFrom<FindingWire> for Finding {

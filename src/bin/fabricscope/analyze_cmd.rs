@@ -8,6 +8,7 @@ use crate::inputs::{list, InputOptions, Listing, Problem, Source};
 use crate::naming::HostFrom;
 use crate::parse_cmd::read_input;
 use clap::ValueEnum;
+use fabricscope::report::diff::Snapshot;
 use fabricscope::report::{self, NamedDocument, SkippedInput};
 use fabricscope::rules::{Severity, Thresholds};
 use fabricscope::{AnalyzeOptions, Document};
@@ -43,9 +44,28 @@ pub struct AnalyzeArgs {
     /// Rule ids not to run (comma-separated or repeated).
     #[arg(long, value_delimiter = ',', value_name = "ID")]
     ignore: Vec<String>,
-    /// One line per finding in text output, without evidence and remediation.
+    /// One line per finding in text output, without evidence and
+    /// remediation; lines cut at 120 characters.
     #[arg(long)]
     brief: bool,
+    /// Text output: the verdict and the fleet summary only (lines cut at 120
+    /// characters).
+    #[arg(long, short)]
+    quiet: bool,
+    /// Text output: name the healthy hosts in the fleet summary.
+    #[arg(long, short)]
+    verbose: bool,
+    /// Colour in text output: `auto` (on a terminal, unless NO_COLOR is set),
+    /// `always` or `never`.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    color: ColorChoice,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// A JSON report of an earlier run (`--format json`): show only
+    /// incidents that are new since then or got worse.
+    #[arg(long, value_name = "OLD.json")]
+    baseline: Option<PathBuf>,
     /// Go on when a path named on the command line cannot be read (it is
     /// still listed on stderr) instead of exiting with status 2.
     #[arg(long)]
@@ -75,6 +95,21 @@ enum ReportFormat {
     Ndjson,
     /// SARIF 2.1.0 for code-scanning tools.
     Sarif,
+    /// One row per incident, for spreadsheets.
+    Csv,
+    /// Summary and incidents as Markdown tables, for tickets.
+    Markdown,
+}
+
+/// When to colour text output.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// The severity that makes the exit status 1.
@@ -187,15 +222,33 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         .zip(&docs)
         .map(|(input, document)| NamedDocument { input, document })
         .collect();
+    if let Some(path) = &args.baseline {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("--baseline {}: {e}", path.display()))?;
+        let old = Snapshot::from_json(&text)
+            .map_err(|e| format!("--baseline {}: {e}", path.display()))?;
+        report = report::diff::only_new(&report, &old);
+    }
+    let width = (args.brief || args.quiet).then_some(120);
     let out = match args.format {
         ReportFormat::Text => {
-            let color = std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            let color = match args.color {
+                ColorChoice::Always => true,
+                ColorChoice::Never => false,
+                ColorChoice::Auto => {
+                    args.output.is_none()
+                        && std::io::stdout().is_terminal()
+                        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                }
+            };
             report::text::render(
                 &report,
                 &report::text::TextOptions {
                     color,
                     verbose: !args.brief,
+                    list_healthy: args.verbose,
+                    summary_only: args.quiet,
+                    max_width: width,
                     ..report::text::TextOptions::default()
                 },
             )
@@ -203,8 +256,10 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         ReportFormat::Json => report::json::render(&report, &named, true) + "\n",
         ReportFormat::Ndjson => report::ndjson::render(&report),
         ReportFormat::Sarif => report::sarif::render(&report) + "\n",
+        ReportFormat::Csv => report::csv::render(&report),
+        ReportFormat::Markdown => report::markdown::render(&report),
     };
-    out!("{out}");
+    write_output(args.output.as_deref(), &out)?;
     let fail_on = match args.fail_on {
         FailOn::Info => Some(Severity::Info),
         FailOn::Warning => Some(Severity::Warning),
@@ -217,6 +272,19 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         Some(level) if report.fails(level) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// Prints `text` to standard output, or writes it to `path`.
+pub fn write_output(path: Option<&std::path::Path>, text: &str) -> Result<(), String> {
+    match path {
+        None => {
+            out!("{text}");
+            Ok(())
+        }
+        Some(p) => {
+            std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))
+        }
+    }
 }
 
 /// Says on stderr what could not be read; returns how many of those paths
