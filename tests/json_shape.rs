@@ -211,3 +211,28 @@ fn every_kind_is_covered_by_the_shape_inputs() {
         );
     }
 }
+
+/// docs/json.md lists the section kinds for readers; the registry is the
+/// truth, so a format added there without the docs fails here.
+#[test]
+fn docs_list_every_section_kind() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let row = doc
+        .lines()
+        .find(|l| l.starts_with("| `sections[].kind` |"))
+        .expect("docs/json.md has a `sections[].kind` row");
+    let listed: BTreeSet<&str> = row
+        .split('`')
+        .skip(3)
+        .step_by(2)
+        .filter(|w| !w.is_empty())
+        .collect();
+    let registry: BTreeSet<&str> = fabricscope::parse::supported_formats()
+        .into_iter()
+        .collect();
+    assert_eq!(
+        listed, registry,
+        "docs/json.md's kind list differs from the parser registry"
+    );
+}

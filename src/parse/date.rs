@@ -14,15 +14,16 @@
 
 use crate::model::date::{Date, DateStamp};
 use crate::parse::text::Unread;
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 use crate::span::LineSpan;
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::Date,
-    name: "date",
+pub(crate) const FORMAT: Spec<Date> = Spec {
     command: |argv| argv.first() == Some(&"date"),
     detect,
-    parse: |lines| parse(lines).map(SectionData::Date),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &["date", "time"],
 };
 
 const WEEKDAYS: &[&str] = &["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
@@ -359,6 +360,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(doc.sections.len(), 2);
-        assert!(doc.sections.iter().all(|s| s.kind == Kind::Date));
+        assert!(doc
+            .sections
+            .iter()
+            .all(|s| s.kind == crate::parse::Kind::Date));
     }
 }

@@ -34,15 +34,16 @@ use crate::model::perf::PerfAttribute;
 use crate::model::perf_fields::FieldKind;
 use crate::model::Counter;
 use crate::parse::text::{decimal_u32, decimal_u64, read_each_line, tool_message_kind, Unread};
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 use std::collections::BTreeMap;
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::Ibqueryerrors,
-    name: "ibqueryerrors",
+pub(crate) const FORMAT: Spec<Ibqueryerrors> = Spec {
     command: |argv| matches!(argv.first(), Some(&"ibqueryerrors" | &"ibqueryerrors.pl")),
     detect,
-    parse: |lines| parse(lines).map(SectionData::Ibqueryerrors),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &["summary", "errors", "thresholds", "link", "guid", "lid"],
 };
 
 /// Data counters, printed from PortCounters (32-bit) or PortCountersExtended.

@@ -17,14 +17,24 @@ use crate::parse::text::{
     decimal_f64, decimal_u32, hex_u32, label_value, numbered_heading, read_each_line,
     single_quoted, Unread,
 };
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::Ibstat,
-    name: "ibstat",
+pub(crate) const FORMAT: Spec<Ibstat> = Spec {
     command: |argv| argv.first() == Some(&"ibstat"),
     detect,
-    parse: |lines| parse(lines).map(SectionData::Ibstat),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &[
+        "ca",
+        "port",
+        "state",
+        "rate",
+        "lmc",
+        "sm_lid",
+        "port_lid",
+        "link_layer",
+    ],
 };
 
 /// Node types ibstat prints before a quoted CA name.

@@ -23,20 +23,21 @@ use crate::model::gpu::{
 };
 use crate::parse::text::{is_help, label_value, quantity, Unread};
 use crate::parse::timestamp::asctime_to_unix;
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 use crate::span::LineSpan;
 use std::fmt::Write as _;
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::SmiQuery,
-    name: "smi_query",
+pub(crate) const FORMAT: Spec<SmiQuery> = Spec {
     command: |argv| {
         argv.first() == Some(&"nvidia-smi")
             && argv.iter().any(|a| *a == "-q" || *a == "--query")
             && !is_help(argv)
     },
     detect,
-    parse: |lines| parse(lines).map(SectionData::SmiQuery),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &["timestamp", "driver", "cuda", "version", "gpu"],
 };
 
 /// Reads `nvidia-smi -q` output, text or XML.
