@@ -90,7 +90,10 @@ fn a_typo_in_a_named_path_exits_2_with_a_stderr_line_unless_keep_going() {
         assert!(skipped.to_string().contains("node02.txt"), "{skipped}");
         let o = run(&["analyze", s(&dir)]);
         assert_eq!(code(&o), 0);
-        assert!(stderr(&o).contains("node02.txt"), "text output says it on stderr too");
+        assert!(
+            stderr(&o).contains("node02.txt"),
+            "text output says it on stderr too"
+        );
     }
     #[cfg(unix)]
     {
@@ -120,7 +123,11 @@ fn a_symlink_loop_is_read_once_and_hidden_directories_are_skipped() {
     #[cfg(unix)]
     std::os::unix::fs::symlink("..", host.join("again")).unwrap();
     std::fs::create_dir_all(dir.join(".git")).unwrap();
-    std::fs::copy(repo("examples/fleet/node02.txt"), dir.join(".git/node02.txt")).unwrap();
+    std::fs::copy(
+        repo("examples/fleet/node02.txt"),
+        dir.join(".git/node02.txt"),
+    )
+    .unwrap();
     let o = run(&["analyze", "--format", "json", s(&dir)]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let docs = json(&o)["documents"].clone();
@@ -180,7 +187,10 @@ fn hostname_output_and_host_directories_name_hosts() {
     )
     .unwrap();
     let out = stdout(&run(&["analyze", "--list-hosts", s(&dir)]));
-    assert!(out.contains("node07.txt") && out.contains(" node07 "), "{out}");
+    assert!(
+        out.contains("node07.txt") && out.contains(" node07 "),
+        "{out}"
+    );
     assert!(
         out.lines()
             .any(|l| l.contains("capture.txt") && l.contains("gpu-b12") && l.contains("hostname")),
@@ -212,9 +222,19 @@ fn a_tar_gz_of_a_fleet_directory_gives_the_directory_report() {
             .iter()
             .map(|i| format!("{} {} {}", i["fingerprint"], i["rule"], i["findings"]))
             .collect();
-        (v["verdict"].clone(), findings, incidents, v["host_names"].clone())
+        (
+            v["verdict"].clone(),
+            findings,
+            incidents,
+            v["host_names"].clone(),
+        )
     };
-    let from_dir = json(&run(&["analyze", "--format", "json", s(&dir.join("fleet"))]));
+    let from_dir = json(&run(&[
+        "analyze",
+        "--format",
+        "json",
+        s(&dir.join("fleet")),
+    ]));
     let from_tgz = json(&run(&["analyze", "--format", "json", s(&tgz)]));
     assert!(!from_dir["findings"].as_array().unwrap().is_empty());
     assert_eq!(key(&from_dir), key(&from_tgz));
@@ -222,7 +242,11 @@ fn a_tar_gz_of_a_fleet_directory_gives_the_directory_report() {
     let gz = dir.join("node02.txt.gz");
     let status = Command::new("sh")
         .arg("-c")
-        .arg(format!("gzip -c {} > {}", s(&dir.join("fleet/node02.txt")), s(&gz)))
+        .arg(format!(
+            "gzip -c {} > {}",
+            s(&dir.join("fleet/node02.txt")),
+            s(&gz)
+        ))
         .status()
         .unwrap();
     assert!(status.success());
@@ -311,8 +335,14 @@ fn the_fleet_summary_comes_first_and_brief_lines_fit_120_columns() {
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[2].starts_with("== summary: "), "{out}");
     assert!(out.contains("  IB001         2  node05, node07"), "{out}");
-    assert!(out.contains("healthy: 6 host(s) (--verbose lists them)"), "{out}");
-    assert!(!out.contains("\n== node05"), "--quiet prints no host blocks: {out}");
+    assert!(
+        out.contains("healthy: 6 host(s) (--verbose lists them)"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("\n== node05"),
+        "--quiet prints no host blocks: {out}"
+    );
     for args in [["--quiet"], ["--brief"]] {
         let out = stdout(&run(&["analyze", args[0], s(&fleet)]));
         for l in out.lines() {
@@ -324,10 +354,19 @@ fn the_fleet_summary_comes_first_and_brief_lines_fit_120_columns() {
     // CSV and Markdown for tickets.
     let csv = stdout(&run(&["analyze", "--format", "csv", s(&fleet)]));
     let rows: Vec<&str> = csv.lines().collect();
-    assert!(rows[0].starts_with("host,severity,rule,subject,title"), "{csv}");
-    assert!(rows.iter().any(|r| r.starts_with("node05,critical,IB001,")), "{csv}");
+    assert!(
+        rows[0].starts_with("host,severity,rule,subject,title"),
+        "{csv}"
+    );
+    assert!(
+        rows.iter().any(|r| r.starts_with("node05,critical,IB001,")),
+        "{csv}"
+    );
     let md = stdout(&run(&["analyze", "--format", "markdown", s(&fleet)]));
-    assert!(md.contains("| host | worst | incidents | headline |"), "{md}");
+    assert!(
+        md.contains("| host | worst | incidents | headline |"),
+        "{md}"
+    );
 }
 
 #[test]
@@ -341,8 +380,11 @@ fn diff_of_two_runs_lists_exactly_the_injected_change() {
     assert!(text.contains("State: Active"));
     std::fs::write(
         &node03,
-        text.replacen("State: Active", "State: Down", 1)
-            .replacen("Physical state: LinkUp", "Physical state: Polling", 1),
+        text.replacen("State: Active", "State: Down", 1).replacen(
+            "Physical state: LinkUp",
+            "Physical state: Polling",
+            1,
+        ),
     )
     .unwrap();
     let old = dir.join("monday.json");
@@ -364,10 +406,15 @@ fn diff_of_two_runs_lists_exactly_the_injected_change() {
     let out = stdout(&o);
     let changes: Vec<&str> = out
         .lines()
-        .filter(|l| l.starts_with("new ") || l.starts_with("resolved ") || l.starts_with("changed "))
+        .filter(|l| {
+            l.starts_with("new ") || l.starts_with("resolved ") || l.starts_with("changed ")
+        })
         .collect();
     assert_eq!(changes.len(), 1, "{out}");
-    assert!(changes[0].starts_with("new ") && changes[0].contains("node03"), "{out}");
+    assert!(
+        changes[0].starts_with("new ") && changes[0].contains("node03"),
+        "{out}"
+    );
     assert!(changes[0].contains("IB001"), "{out}");
     let d = json(&run(&["diff", "--format", "json", s(&old), s(&new)]));
     assert_eq!(d["new"].as_array().unwrap().len(), 1);
@@ -405,5 +452,8 @@ fn colour_completions_man_page_and_help() {
     assert_eq!(code(&o), 0);
     assert!(stdout(&o).contains(".TH fabricscope"), "{}", stdout(&o));
     let help = stdout(&run(&["--help"]));
-    assert!(help.contains("Exit codes:") && help.contains("fabricscope diff"), "{help}");
+    assert!(
+        help.contains("Exit codes:") && help.contains("fabricscope diff"),
+        "{help}"
+    );
 }
