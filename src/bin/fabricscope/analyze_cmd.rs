@@ -367,7 +367,7 @@ fn read_all(sources: Vec<Source>) -> ReadResult {
             }
             bar
         });
-    let results: Vec<(String, Option<f64>, bool, Result<Document, String>)> = sources
+    let results: Vec<ReadOne> = sources
         .into_par_iter()
         .flat_map_iter(Source::read)
         .map(|input| {
@@ -414,6 +414,10 @@ fn read_all(sources: Vec<Source>) -> ReadResult {
     }
     (names, documents, times, skipped, named_failures)
 }
+
+/// One input after reading: its name, file time, whether it was a named
+/// path that could not be read, and its document or why there is none.
+type ReadOne = (String, Option<f64>, bool, Result<Document, String>);
 
 /// Names, documents and file times of the inputs that were read, and the
 /// inputs that were skipped, and how many named inputs could not be read.
