@@ -451,6 +451,9 @@ fn colour_completions_man_page_and_help() {
     let o = run(&["man"]);
     assert_eq!(code(&o), 0);
     assert!(stdout(&o).contains(".TH fabricscope"), "{}", stdout(&o));
+    let parsed = json(&run(&["parse", "--format", "json", s(&f)]));
+    assert_eq!(parsed["schema_version"], 2);
+    assert_eq!(parsed["sections"][0]["kind"], "ibstat");
     let help = stdout(&run(&["--help"]));
     assert!(
         help.contains("Exit codes:") && help.contains("fabricscope diff"),

@@ -24,8 +24,9 @@ const PROGRESS_MIN_FILES: usize = 32;
 /// Arguments of `fabricscope analyze`.
 #[derive(clap::Args)]
 pub struct AnalyzeArgs {
-    /// Files or directories of dumps (a directory's subdirectory names become
-    /// hosts); `-` or nothing reads standard input.
+    /// Files, directories of dumps or archives of them (.tar, .tar.gz, .tgz,
+    /// .gz, .zip, sosreports); `-` or nothing reads standard input. Hosts are
+    /// named from the text, then the path (see --host-from).
     paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]

@@ -76,8 +76,8 @@ enum Command {
 /// Where the input comes from and how to print the result.
 #[derive(clap::Args)]
 struct InputArgs {
-    /// Files or directories of dumps (a directory's name becomes the host of
-    /// the files in it); `-` or nothing reads standard input.
+    /// Files, directories of dumps or archives of them; `-` or nothing reads
+    /// standard input.
     paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]

@@ -99,9 +99,21 @@ fn name_from_file_headers(doc: &mut Document, input: &Input) {
     }
 }
 
+/// Any JSON output with the report shape's version in front.
+#[derive(Serialize)]
+struct Versioned<'a, T: Serialize> {
+    schema_version: u32,
+    #[serde(flatten)]
+    inner: &'a T,
+}
+
 fn print_json(documents: &[(&Input, Document)]) -> Result<(), String> {
+    let schema_version = fabricscope::report::SCHEMA_VERSION;
     let json = if let [(_, doc)] = documents {
-        serde_json::to_string_pretty(doc)
+        serde_json::to_string_pretty(&Versioned {
+            schema_version,
+            inner: doc,
+        })
     } else {
         let files: Vec<FileResult<'_>> = documents
             .iter()
@@ -110,7 +122,10 @@ fn print_json(documents: &[(&Input, Document)]) -> Result<(), String> {
                 document: d,
             })
             .collect();
-        serde_json::to_string_pretty(&serde_json::json!({ "files": files }))
+        serde_json::to_string_pretty(&Versioned {
+            schema_version,
+            inner: &serde_json::json!({ "files": files }),
+        })
     }
     .map_err(|e| e.to_string())?;
     outln!("{json}");
