@@ -360,6 +360,29 @@ mod tests {
     }
 
     #[test]
+    fn a_counter_that_grew_on_a_persisting_port_is_listed() {
+        let paste = |n: u32| {
+            format!("# Port counters: Lid 4 port 1 (CapMask: 0x5A00)\nPortSelect:......................1\nSymbolErrorCounter:..............{n}\nLinkErrorRecoveryCounter:........0\nLinkDownedCounter:...............0\nPortRcvErrors:...................0\n")
+        };
+        let old = Snapshot::of(&report(&paste(40)));
+        let new = Snapshot::of(&report(&paste(95)));
+        let d = diff(&old, &new);
+        assert!(d.new.is_empty() && d.resolved.is_empty(), "{d:?}");
+        assert_eq!(d.persisting.len(), 1);
+        assert_eq!(
+            d.counters_grew,
+            [Growth {
+                subject: d.persisting[0].subject.clone(),
+                counter: "SymbolErrorCounter".into(),
+                old: 40,
+                new: 95,
+            }]
+        );
+        assert!(d.has_news());
+        assert!(render_text(&d).contains("SymbolErrorCounter: 40 → 95 (+55)"));
+    }
+
+    #[test]
     fn counter_values_are_read_from_evidence() {
         assert_eq!(
             counter_value("perfquery: SymbolErrorCounter = 1234"),

@@ -48,6 +48,7 @@ enum Command {
     /// Print what was read from tool output: sections, hosts, parsed values.
     Parse(InputArgs),
     /// Diagnose tool output: findings with evidence, thresholds and remedies.
+    #[command(after_help = AFTER_HELP)]
     Analyze(analyze_cmd::AnalyzeArgs),
     /// List the rules.
     Rules {
