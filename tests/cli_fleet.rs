@@ -238,7 +238,16 @@ fn a_tar_gz_of_a_fleet_directory_gives_the_directory_report() {
     let from_tgz = json(&run(&["analyze", "--format", "json", s(&tgz)]));
     assert!(!from_dir["findings"].as_array().unwrap().is_empty());
     assert_eq!(key(&from_dir), key(&from_tgz));
-    // A single gzipped dump, and a zip of the directory, read in place too.
+    // A zip of the directory gives the same report.
+    let zipped = Command::new("zip")
+        .current_dir(&dir)
+        .args(["-qr", "fleet.zip", "fleet"])
+        .status();
+    if zipped.is_ok_and(|s| s.success()) {
+        let from_zip = json(&run(&["analyze", "--format", "json", s(&dir.join("fleet.zip"))]));
+        assert_eq!(key(&from_dir), key(&from_zip));
+    }
+    // A single gzipped dump reads in place too.
     let gz = dir.join("node02.txt.gz");
     let status = Command::new("sh")
         .arg("-c")
@@ -459,4 +468,20 @@ fn colour_completions_man_page_and_help() {
         help.contains("Exit codes:") && help.contains("fabricscope diff"),
         "{help}"
     );
+}
+
+#[test]
+fn a_gpu_with_every_nvlink_down_points_at_the_gpu_not_the_links() {
+    let all = repo("tests/fixtures/rules/NV001/fires_all_inactive_sxm.txt");
+    let v = json(&run(&["analyze", "--format", "json", s(&all)]));
+    let i = &v["incidents"][0];
+    assert_eq!(i["rule"], "NV001");
+    assert!(
+        i["probable_cause"].as_str().unwrap().contains("baseboard"),
+        "{i}"
+    );
+    // Two links down of many: no cause claimed.
+    let two = repo("tests/fixtures/rules/NV001/fires_two_links_inactive.txt");
+    let v = json(&run(&["analyze", "--format", "json", s(&two)]));
+    assert!(v["incidents"][0]["probable_cause"].is_null(), "{}", v["incidents"]);
 }
