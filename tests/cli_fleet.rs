@@ -244,7 +244,12 @@ fn a_tar_gz_of_a_fleet_directory_gives_the_directory_report() {
         .args(["-qr", "fleet.zip", "fleet"])
         .status();
     if zipped.is_ok_and(|s| s.success()) {
-        let from_zip = json(&run(&["analyze", "--format", "json", s(&dir.join("fleet.zip"))]));
+        let from_zip = json(&run(&[
+            "analyze",
+            "--format",
+            "json",
+            s(&dir.join("fleet.zip")),
+        ]));
         assert_eq!(key(&from_dir), key(&from_zip));
     }
     // A single gzipped dump reads in place too.
@@ -483,5 +488,48 @@ fn a_gpu_with_every_nvlink_down_points_at_the_gpu_not_the_links() {
     // Two links down of many: no cause claimed.
     let two = repo("tests/fixtures/rules/NV001/fires_two_links_inactive.txt");
     let v = json(&run(&["analyze", "--format", "json", s(&two)]));
-    assert!(v["incidents"][0]["probable_cause"].is_null(), "{}", v["incidents"]);
+    assert!(
+        v["incidents"][0]["probable_cause"].is_null(),
+        "{}",
+        v["incidents"]
+    );
+}
+
+#[test]
+fn analyze_reads_the_json_that_parse_prints() {
+    let dir = scratch("saved");
+    let f = repo("tests/fixtures/incidents/down_port_stale_counters.txt");
+    let fleet = repo("examples/fleet");
+    for (input, name) in [(f.as_path(), "one.json"), (fleet.as_path(), "fleet.json")] {
+        let saved = dir.join(name);
+        let o = run(&["parse", "--format", "json", s(input)]);
+        std::fs::write(&saved, o.stdout).unwrap();
+        let key = |v: serde_json::Value| {
+            let fs: Vec<String> = v["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| format!("{} {} {}", f["rule"], f["subject"], f["message"]))
+                .collect();
+            (v["verdict"].clone(), fs)
+        };
+        let from_text = json(&run(&[
+            "analyze",
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+            s(input),
+        ]));
+        let from_json = json(&run(&[
+            "analyze",
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+            s(&saved),
+        ]));
+        assert!(!from_text["findings"].as_array().unwrap().is_empty());
+        assert_eq!(key(from_text), key(from_json), "{name}");
+    }
 }

@@ -8,21 +8,21 @@
 //! their unit in the name.
 
 use crate::span::LineSpan;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One `Key : value` line of `nvidia-smi -q` (or one XML element), with the
 /// lines nested under it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Field {
     /// The key as printed (`GPU Current Temp`, or the XML tag `gpu_temp`).
     pub name: String,
     /// The value as printed (`31 C`), `None` for a section heading.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// Line number.
     pub line: usize,
     /// Nested fields.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<Field>,
 }
 
@@ -70,7 +70,7 @@ impl Field {
 /// `-q` text (`HW Thermal Slowdown`), `-q -x` (`clocks_event_reason_hw_thermal_slowdown`)
 /// and CSV (`clocks_event_reasons.hw_thermal_slowdown`), old (`throttle`) and
 /// new (`event`) driver spellings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClockReason {
     /// Nothing is running: normal.
@@ -147,7 +147,7 @@ impl ClockReason {
 }
 
 /// One clock-event (throttle) reason line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClockEventReason {
     /// The reason, normalised.
     pub reason: ClockReason,
@@ -162,7 +162,7 @@ pub struct ClockEventReason {
 /// Time the clocks have spent held down for one reason since the driver
 /// loaded (`Clocks Event Reasons Counters`, newer drivers): a counter, so
 /// two snapshots give the share of time throttled.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClockEventCounter {
     /// The reason, normalised.
     pub reason: ClockReason,
@@ -185,7 +185,7 @@ pub fn active_flag(value: &str) -> Option<bool> {
 }
 
 /// Temperatures in °C (`None` when absent or `N/A`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Temperatures {
     /// `GPU Current Temp`.
     pub gpu_c: Option<f64>,
@@ -201,7 +201,7 @@ pub struct Temperatures {
 }
 
 /// Clock frequencies in MHz.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Clocks {
     /// `Graphics`.
     pub graphics_mhz: Option<f64>,
@@ -214,7 +214,7 @@ pub struct Clocks {
 }
 
 /// Power readings in watts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Power {
     /// `Average Power Draw` (newer) or `Power Draw` (older drivers).
     pub draw_w: Option<f64>,
@@ -226,7 +226,7 @@ pub struct Power {
 
 /// One ECC error counter, with the path of headings above it
 /// (`Volatile/DRAM Uncorrectable`, or `Aggregate/Double Bit/Total` on older drivers).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EccCount {
     /// Headings and name joined by `/`.
     pub path: String,
@@ -253,7 +253,7 @@ impl EccCount {
 }
 
 /// One GPU block of `nvidia-smi -q`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct QueryGpu {
     /// The bus id in the block heading (`GPU 00000000:00:06.0`, or the XML `id`).
     pub bus_id: String,
@@ -299,7 +299,7 @@ impl QueryGpu {
 }
 
 /// `nvidia-smi -q` (any `-d` subset), text or `-x` XML.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SmiQuery {
     /// `Timestamp` as printed.
     pub timestamp: Option<String>,
@@ -321,16 +321,16 @@ pub struct SmiQuery {
 }
 
 /// One value of `--query-gpu … --format=csv`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CsvValue {
     /// The text as printed (`77.55 W`, `NVIDIA H200`, `[N/A]`).
     pub text: String,
     /// The number, when the value is one (with or without its unit).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number: Option<f64>,
     /// The unit printed after the number, or the header's `[unit]` when
     /// the value came without one (`nounits`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
 }
 
@@ -345,20 +345,20 @@ impl CsvValue {
 }
 
 /// One row of `--query-gpu … --format=csv`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CsvRow {
     /// Values in column order.
     pub values: Vec<CsvValue>,
     /// `timestamp` column (`2026/11/30 00:10:31.123`) in milliseconds since
     /// the epoch, read as UTC, when the query asked for it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp_unix_ms: Option<i64>,
     /// Line number.
     pub line: usize,
 }
 
 /// `nvidia-smi --query-gpu=… --format=csv[,noheader][,nounits]`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SmiCsv {
     /// Column names: the header's (`clocks.current.sm`) or, for `noheader`,
     /// the query's from the command line (`clocks.sm`). Empty when
@@ -402,7 +402,7 @@ impl SmiCsv {
 }
 
 /// A GPU line of `nvidia-smi -L`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListedGpu {
     /// The index (`GPU 0:`).
     pub index: u32,
@@ -411,14 +411,14 @@ pub struct ListedGpu {
     /// `GPU-…` UUID.
     pub uuid: Option<String>,
     /// MIG devices listed under it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mig_devices: Vec<ListedMig>,
     /// Line number.
     pub line: usize,
 }
 
 /// A MIG line of `nvidia-smi -L` (`  MIG 1g.10gb     Device  0: (UUID: MIG-…)`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListedMig {
     /// Profile (`1g.10gb`).
     pub profile: String,
@@ -431,14 +431,14 @@ pub struct ListedMig {
 }
 
 /// `nvidia-smi -L` / `--list-gpus`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SmiList {
     /// GPUs in order.
     pub gpus: Vec<ListedGpu>,
 }
 
 /// Which monitor printed a [`Monitor`] table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MonitorTool {
     /// `nvidia-smi dmon`.
@@ -450,7 +450,7 @@ pub enum MonitorTool {
 }
 
 /// A column of a monitor table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MonitorColumn {
     /// Short name as printed (`pwr`, `rxpci`, `NVLTX`).
     pub name: String,
@@ -458,22 +458,22 @@ pub struct MonitorColumn {
     pub unit: Option<String>,
     /// DCGM field id (`1011` for `NVLTX`), from `dcgmi dmon -e` or the
     /// short names this version knows.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field_id: Option<u16>,
 }
 
 /// One value of a monitor row.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MonitorValue {
     /// As printed (`77`, `-`, `N/A`, `12.500`).
     pub text: String,
     /// The number, when it is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number: Option<f64>,
 }
 
 /// One sample line: an entity (GPU) at one moment.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MonitorRow {
     /// The entity as printed: `0` (nvidia-smi), `GPU 0`, `Switch 3` (dcgmi).
     pub entity: String,
@@ -484,7 +484,7 @@ pub struct MonitorRow {
     pub values: Vec<MonitorValue>,
     /// Seconds since the epoch (as UTC) when the `-o DT` date and time
     /// columns were printed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp_unix: Option<i64>,
     /// Line number.
     pub line: usize,
@@ -492,7 +492,7 @@ pub struct MonitorRow {
 
 /// Rows under one header. A repeated identical header continues the
 /// table; a different one starts another.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MonitorTable {
     /// Columns after the entity column, in order.
     pub columns: Vec<MonitorColumn>,
@@ -521,7 +521,7 @@ impl MonitorTable {
 }
 
 /// `nvidia-smi dmon` / `pmon` or `dcgmi dmon` output.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Monitor {
     /// Which tool printed it.
     pub tool: MonitorTool,
@@ -532,7 +532,7 @@ pub struct Monitor {
 }
 
 /// A link state letter of `dcgmi nvlink -s`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DcgmLinkState {
     /// `U`.
@@ -571,7 +571,7 @@ impl DcgmLinkState {
 }
 
 /// One device's line of `dcgmi nvlink -s`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EntityLinks {
     /// `gpuId N` or `physicalId N`.
     pub id: u32,
@@ -582,7 +582,7 @@ pub struct EntityLinks {
 }
 
 /// `dcgmi nvlink -s` (`--link-status`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DcgmiLinkStatus {
     /// GPUs.
     pub gpus: Vec<EntityLinks>,
@@ -591,7 +591,7 @@ pub struct DcgmiLinkStatus {
 }
 
 /// Error counters of one link in `dcgmi nvlink -e`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DcgmiLinkErrors {
     /// Link number.
     pub link: u32,
@@ -608,7 +608,7 @@ pub struct DcgmiLinkErrors {
 }
 
 /// `dcgmi nvlink -e -g <gpu>` (`--errors`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DcgmiNvlinkErrors {
     /// The GPU (`GPU 0` in the table heading).
     pub gpu: Option<u32>,

@@ -60,6 +60,9 @@ pub(crate) fn read_input(input: &Input) -> Result<Document, String> {
         default_host: input.host.clone(),
         ..ReadOptions::default()
     };
+    if let Some(saved) = document_from_json(bytes) {
+        return saved.map_err(|e| format!("JSON input: {e}"));
+    }
     let mut doc = read_bytes(bytes, &options).map_err(|e| e.to_string())?;
     if input.name != "-" {
         for s in &mut doc.sections {
@@ -68,6 +71,55 @@ pub(crate) fn read_input(input: &Input) -> Result<Document, String> {
     }
     name_from_file_headers(&mut doc, input);
     Ok(doc)
+}
+
+/// The document of a saved parse: the JSON `fabricscope parse --format json`
+/// prints (one document, or `files` of several, joined into one: each
+/// section keeps its `source`), or the `document(s)` of an analyze report.
+/// `None` when the input is not such JSON (then it is read as text).
+fn document_from_json(bytes: &[u8]) -> Option<Result<Document, String>> {
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace())?;
+    if bytes.get(start) != Some(&b'{') {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let one = |v: &serde_json::Value| {
+        serde_json::from_value::<Document>(v.clone()).map_err(|e| e.to_string())
+    };
+    let many = |list: &serde_json::Value| -> Option<Result<Document, String>> {
+        let docs: Result<Vec<Document>, String> = list.as_array()?.iter().map(one).collect();
+        Some(docs.map(join))
+    };
+    if value.get("sections").is_some() {
+        Some(one(&value))
+    } else if let Some(doc) = value.get("document") {
+        Some(one(doc))
+    } else if let Some(files) = value.get("files") {
+        many(files)
+    } else {
+        value.get("documents").and_then(many)
+    }
+}
+
+/// Several saved documents as one.
+fn join(docs: Vec<Document>) -> Document {
+    let mut all = Document {
+        sections: Vec::new(),
+        unrecognised: Vec::new(),
+        warnings: Vec::new(),
+        messages: Vec::new(),
+        framing: Vec::new(),
+        line_count: 0,
+    };
+    for d in docs {
+        all.sections.extend(d.sections);
+        all.unrecognised.extend(d.unrecognised);
+        all.warnings.extend(d.warnings);
+        all.messages.extend(d.messages);
+        all.framing.extend(d.framing);
+        all.line_count = all.line_count.max(d.line_count);
+    }
+    all
 }
 
 /// A section after a `==> node07/ibstat.txt <==` header (`tail` of several
