@@ -66,9 +66,9 @@ fn inputs() -> Vec<String> {
         "$ dcgmi dmon -e 1009,1010\n# Entity           PCITX           PCIRX           NVLTX           NVLRX\n      Id               B               B               B               B\n    GPU 0     1234567.000        2000.000  51234567890.000             N/A\n"
             .to_owned(),
     );
-    let errors = fabricscope::model::gpu::DcgmiNvlinkErrors {
+    let errors = fabricscope::model::dcgmi_nvlink::DcgmiNvlinkErrors {
         gpu: Some(0),
-        links: vec![fabricscope::model::gpu::DcgmiLinkErrors {
+        links: vec![fabricscope::model::dcgmi_nvlink::DcgmiLinkErrors {
             link: 0,
             crc_flit: Some(12),
             crc_data: Some(3),

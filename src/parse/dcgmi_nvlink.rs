@@ -35,7 +35,7 @@
 //!
 //! The `-j` JSON form is not read.
 
-use crate::model::gpu::{
+use crate::model::dcgmi_nvlink::{
     DcgmLinkState, DcgmiLinkErrors, DcgmiLinkStatus, DcgmiNvlinkErrors, EntityLinks,
 };
 use crate::parse::text::is_help;

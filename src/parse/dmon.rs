@@ -23,7 +23,7 @@
 //! samples after an empty line, and Ctrl-C prints `dmon was stopped due to
 //! receiving a signal.`
 
-use crate::model::gpu::{
+use crate::model::dmon::{
     Monitor, MonitorColumn, MonitorRow, MonitorTable, MonitorTool, MonitorValue,
 };
 use crate::parse::text::{is_help, quantity, Unread};

@@ -30,8 +30,8 @@ use crate::model::ib::{Guid, PhysState, PortState};
 use crate::model::ibqueryerrors::{
     ErrorSummary, Ibqueryerrors, LinkInfo, NodeReport, PortReport, RemotePort, ReportKind,
 };
-use crate::model::perf::PerfAttribute;
 use crate::model::perf_fields::FieldKind;
+use crate::model::perfquery::PerfAttribute;
 use crate::model::Counter;
 use crate::parse::text::{decimal_u32, decimal_u64, read_each_line, tool_message_kind, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};

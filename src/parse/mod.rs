@@ -227,7 +227,7 @@ macro_rules! formats {
 
 formats! {
     /// `ibstat` in any form.
-    Ibstat = "ibstat", crate::model::ib::Ibstat, ibstat::FORMAT;
+    Ibstat = "ibstat", crate::model::ibstat::Ibstat, ibstat::FORMAT;
     /// `ibstatus`.
     Ibstatus = "ibstatus", crate::model::ibstatus::Ibstatus, ibstatus::FORMAT;
     /// `ibv_devinfo`, plain, `-v` or `-l`.
@@ -237,7 +237,7 @@ formats! {
     /// `nvidia-smi nvlink` in any read-only mode.
     Nvlink = "nvlink", crate::model::nvlink::Nvlink, nvlink::FORMAT;
     /// `perfquery`, any attribute.
-    Perfquery = "perfquery", crate::model::perf::Perfquery, perfquery::FORMAT;
+    Perfquery = "perfquery", crate::model::perfquery::Perfquery, perfquery::FORMAT;
     /// `ibqueryerrors` node reports and summary.
     Ibqueryerrors = "ibqueryerrors", crate::model::ibqueryerrors::Ibqueryerrors, ibqueryerrors::FORMAT;
     /// `nvidia-smi topo -m` / `-mp`.
@@ -245,19 +245,19 @@ formats! {
     /// `nvidia-smi topo -p2p r|w|n|a|p`.
     TopoP2p = "topo_p2p", crate::model::topo::TopoP2p, topo::P2P_FORMAT;
     /// `nvidia-smi -q` (text or `-x` XML).
-    SmiQuery = "smi_query", crate::model::gpu::SmiQuery, smi_query::FORMAT;
+    SmiQuery = "smi_query", crate::model::smi_query::SmiQuery, smi_query::FORMAT;
     /// `nvidia-smi --query-gpu=… --format=csv`.
-    SmiCsv = "smi_csv", crate::model::gpu::SmiCsv, smi_csv::FORMAT;
+    SmiCsv = "smi_csv", crate::model::smi_csv::SmiCsv, smi_csv::FORMAT;
     /// `nvidia-smi -L`.
-    SmiList = "smi_list", crate::model::gpu::SmiList, smi_list::FORMAT;
+    SmiList = "smi_list", crate::model::smi_list::SmiList, smi_list::FORMAT;
     /// `nvidia-smi dmon` / `pmon`.
-    SmiDmon = "smi_dmon", crate::model::gpu::Monitor, dmon::SMI_FORMAT;
+    SmiDmon = "smi_dmon", crate::model::dmon::Monitor, dmon::SMI_FORMAT;
     /// `dcgmi dmon`.
-    DcgmiDmon = "dcgmi_dmon", crate::model::gpu::Monitor, dmon::DCGMI_FORMAT;
+    DcgmiDmon = "dcgmi_dmon", crate::model::dmon::Monitor, dmon::DCGMI_FORMAT;
     /// `dcgmi nvlink -s`.
-    DcgmiNvlinkStatus = "dcgmi_nvlink_status", crate::model::gpu::DcgmiLinkStatus, dcgmi_nvlink::STATUS_FORMAT;
+    DcgmiNvlinkStatus = "dcgmi_nvlink_status", crate::model::dcgmi_nvlink::DcgmiLinkStatus, dcgmi_nvlink::STATUS_FORMAT;
     /// `dcgmi nvlink -e`.
-    DcgmiNvlinkErrors = "dcgmi_nvlink_errors", crate::model::gpu::DcgmiNvlinkErrors, dcgmi_nvlink::ERRORS_FORMAT;
+    DcgmiNvlinkErrors = "dcgmi_nvlink_errors", crate::model::dcgmi_nvlink::DcgmiNvlinkErrors, dcgmi_nvlink::ERRORS_FORMAT;
     /// `date`: a wall-clock time between snapshots.
     Date = "date", crate::model::date::Date, date::FORMAT;
 }

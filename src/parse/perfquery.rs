@@ -24,8 +24,8 @@
 
 use crate::diag::WarningKind;
 use crate::model::counter::max_for_bits;
-use crate::model::perf::{PerfAttribute, PerfBlock, Perfquery};
 use crate::model::perf_fields::FieldKind;
+use crate::model::perfquery::{PerfAttribute, PerfBlock, Perfquery};
 use crate::model::Counter;
 use crate::parse::text::{
     decimal_u32, decimal_u64, hex_u32, read_each_line, tool_message_kind, NumberError, Unread,

@@ -13,7 +13,7 @@
 //!   command, and the column names come from its `--query-gpu=` list
 //!   (see `SectionData::attach_command`).
 
-use crate::model::gpu::{CsvRow, CsvValue, SmiCsv};
+use crate::model::smi_csv::{CsvRow, CsvValue, SmiCsv};
 use crate::parse::text::{is_help, quantity, Unread};
 use crate::parse::timestamp::date_time_to_unix;
 use crate::parse::{Block, Line, Parsed, Spec};

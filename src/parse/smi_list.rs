@@ -8,7 +8,7 @@
 //! too and cannot be told apart by content; after a prompt the command
 //! decides.
 
-use crate::model::gpu::{ListedGpu, ListedMig, SmiList};
+use crate::model::smi_list::{ListedGpu, ListedMig, SmiList};
 use crate::parse::text::Unread;
 use crate::parse::{Block, Line, Parsed, Spec};
 use std::fmt::Write as _;

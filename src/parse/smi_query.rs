@@ -17,7 +17,7 @@
 //! one line is reported line by line, not misread.
 
 use crate::diag::WarningKind;
-use crate::model::gpu::{
+use crate::model::smi_query::{
     active_flag, ClockEventCounter, ClockEventReason, ClockReason, Clocks, EccCount, Field, Power,
     QueryGpu, SmiQuery, Temperatures,
 };
@@ -653,7 +653,7 @@ fn render_field(s: &mut String, f: &Field, depth: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::gpu::ClockReason;
+    use crate::model::smi_query::ClockReason;
     use crate::parse::lines_of;
 
     /// An older-driver block (R470 names: Clocks Throttle Reasons, Power

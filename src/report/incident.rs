@@ -71,7 +71,7 @@ fn subject_key(s: &Subject, with_lane: bool) -> String {
         s.device,
         s.port,
         lid,
-        s.guid,
+        s.guid.map(|g| g.to_string()),
         s.gpu,
         s.gpu_uuid,
         s.bus_id,
@@ -406,7 +406,7 @@ fn switch_of(s: &Subject) -> Option<String> {
     Some(format!(
         "{device};{}",
         s.guid
-            .clone()
+            .map(|g| g.to_string())
             .or_else(|| s.lid.map(|l| l.to_string()))
             .unwrap_or_default()
     ))
@@ -628,7 +628,7 @@ mod tests {
     fn several_ports_of_one_switch_are_one_incident() {
         let sw = |p: u32| Subject {
             device: Some("MF0;leaf01:MQM8700/U1".into()),
-            guid: Some("0x2".into()),
+            guid: Some(crate::model::ib::Guid(2)),
             lid: Some(2),
             port: Some(p),
             ..Subject::default()
