@@ -252,7 +252,7 @@ fn merged_subject(findings: &[&Finding]) -> Subject {
         s.device = s.device.or_else(|| o.device.clone());
         s.port = s.port.or(o.port);
         s.lid = s.lid.or(o.lid);
-        s.guid = s.guid.or_else(|| o.guid.clone());
+        s.guid = s.guid.or(o.guid);
         s.gpu = s.gpu.or(o.gpu);
         s.gpu_uuid = s.gpu_uuid.or_else(|| o.gpu_uuid.clone());
         s.bus_id = s.bus_id.or_else(|| o.bus_id.clone());
@@ -461,7 +461,7 @@ fn is_switch_group(fs: &[&Finding]) -> Option<(Subject, usize)> {
         (
             Subject {
                 device: first.subject.device.clone(),
-                guid: first.subject.guid.clone(),
+                guid: first.subject.guid,
                 lid: first.subject.lid,
                 ..Subject::default()
             },
