@@ -67,7 +67,7 @@ pub struct Document {
     pub framing: Vec<LineSpan>,
     /// Paste damage undone before reading (mail quoting, HTML, author
     /// annotations, elisions), one record per kind and run of lines.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<repair::Repair>,
     /// Number of lines in the input.
     pub line_count: usize,

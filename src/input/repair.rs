@@ -27,11 +27,11 @@
 
 use crate::parse::Line;
 use crate::span::{spans_of, LineSpan};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
 /// A kind of paste damage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RepairKind {
     /// `> ` mail or forum quoting.
@@ -61,7 +61,7 @@ impl RepairKind {
 }
 
 /// One repair applied to the input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Repair {
     /// What was undone.
     pub kind: RepairKind,

@@ -1,10 +1,10 @@
 //! `dcgmi diag -r N` results and `dcgmi health -c` reports.
 
 use crate::span::LineSpan;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The outcome dcgmi prints for a test or for one entity's part of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DiagOutcome {
     /// `Pass`.
@@ -48,7 +48,7 @@ impl DiagOutcome {
 
 /// One entity's result within a test: `GPU0: Fail` (DCGM 4), or a group of
 /// GPUs named by a DCGM 2/3 row (`Fail - GPU: 2`, `Pass - All`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagEntityResult {
     /// As printed: `GPU0`, `GPU 2`, `All`.
     pub entity: String,
@@ -63,7 +63,7 @@ pub struct DiagEntityResult {
 
 /// A `Warning` or `Info` message of a test, joined from the lines dcgmi
 /// wrapped it over (at 45 characters, even mid-word).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagMessage {
     /// `warning` or `info`.
     pub level: String,
@@ -80,7 +80,7 @@ pub struct DiagMessage {
 }
 
 /// One test (plugin) of the diagnostic.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagTest {
     /// `Deployment`, `Hardware`, `Integration`, `Stress` (the heading above it).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,7 +101,7 @@ pub struct DiagTest {
 
 /// One metadata row (`DCGM Version`, `Driver Version Detected`,
 /// `GPU Device IDs Detected`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagField {
     /// Row name.
     pub name: String,
@@ -112,7 +112,7 @@ pub struct DiagField {
 }
 
 /// `dcgmi diag -r 1|2|3|4` (DCGM 2, 3 and 4 table layouts).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DcgmiDiag {
     /// Metadata rows.
     pub metadata: Vec<DiagField>,
@@ -135,7 +135,7 @@ impl DcgmiDiag {
 }
 
 /// A health verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HealthState {
     /// `Healthy`.
@@ -163,7 +163,7 @@ impl HealthState {
 }
 
 /// One subsystem's incident on an entity (`PCIe system | Warning` and its message).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HealthIncident {
     /// `PCIe system`, `NVLINK system`, `Memory system`, …
     pub system: String,
@@ -177,7 +177,7 @@ pub struct HealthIncident {
 }
 
 /// One entity of the report (`GPU` `-> 0`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HealthEntity {
     /// Entity group: `GPU`, `Switch`, `CPU`, …
     pub group: String,
@@ -193,7 +193,7 @@ pub struct HealthEntity {
 }
 
 /// `dcgmi health -c`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DcgmiHealth {
     /// `Overall Health`.
     #[serde(skip_serializing_if = "Option::is_none")]

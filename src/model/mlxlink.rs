@@ -2,10 +2,10 @@
 //! records, and the fields the rules read, typed.
 
 use crate::span::LineSpan;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One `Name : value` record.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MlxlinkField {
     /// Name as printed (`Effective Physical BER`).
     pub name: String,
@@ -16,7 +16,7 @@ pub struct MlxlinkField {
 }
 
 /// A titled section (`Operational Info`, `Troubleshooting Info`, …).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MlxlinkSection {
     /// Title.
     pub title: String,
@@ -27,7 +27,7 @@ pub struct MlxlinkSection {
 }
 
 /// `mlxlink` output.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Mlxlink {
     /// The device (`-d` argument), when the command line gave it.
     #[serde(skip_serializing_if = "Option::is_none")]
