@@ -152,6 +152,42 @@ declare_rule! {
     }
 }
 
+declare_rule! {
+    /// ### What it detects
+    /// A port `mlxlink` shows Active at a speed below the fastest one both
+    /// the port enables (`Enabled Link Speed`) and the cable supports
+    /// (`Supported Cable Speed`).
+    ///
+    /// ### Why it matters
+    /// When port and cable can both run faster, the slower speed comes from
+    /// the far end (a slower or differently configured switch port) or from
+    /// a link that trained down; either way the host gets less bandwidth
+    /// than its hardware offers. One end's view cannot tell which, so this
+    /// is `info`: on a fabric built alike it points at the far end.
+    ///
+    /// ### Evidence
+    /// `Speed`, `Enabled Link Speed (Ext.)` and `Supported Cable Speed (Ext.)`.
+    ///
+    /// ### What to do
+    /// Look at the far end (`iblinkinfo` marks it `Could be …`), its enabled
+    /// speeds and firmware; retrain the link (`mlxlink -d <dev> -a TG`) after
+    /// fixing the cause.
+    ///
+    /// ### Thresholds and sources
+    /// The first speed of the enabled list that the cable also supports
+    /// (mlxlink lists speeds fastest first); iblinkinfo's `Could be` rule is
+    /// the same comparison made from both ends.
+    pub static ML003 = {
+        id: "ML003",
+        name: "mlxlink-speed-below-capability",
+        family: LinkDiagnostics,
+        severity: Info,
+        summary: "mlxlink port runs slower than both the port and its cable support",
+        needs: "mlxlink -d <device> (Operational and Supported Info)",
+        check: check_mlxlink_speed,
+    }
+}
+
 /// Effective (post-FEC) BER limit: IBTA.
 const EFFECTIVE_BER_LIMIT: f64 = 1e-12;
 /// Pre-FEC BER a KP4 RS(544,514) FEC corrects (IEEE 802.3).
@@ -463,6 +499,98 @@ fn check_mlxlink_ber(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     Coverage::Checked(checked)
 }
 
+/// `0x000007f2 (NDR,HDR,EDR)` or `0x000017f2(200G,100G_2X)` → the names.
+fn speed_list(value: &str) -> Vec<&str> {
+    let Some(inner) = value
+        .split_once('(')
+        .and_then(|(_, rest)| rest.rsplit_once(')'))
+        .map(|(inner, _)| inner)
+    else {
+        return Vec::new();
+    };
+    inner
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// `IB-NDR` → `NDR`; `100G_2X` → `100G`: the speed without lanes or prefix.
+fn speed_name(s: &str) -> &str {
+    let s = s.trim();
+    let s = s.strip_prefix("IB-").unwrap_or(s);
+    s.split('_').next().unwrap_or(s)
+}
+
+/// ML003.
+fn check_mlxlink_speed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let mut checked = 0;
+    for (at, m) in mlxlink_sections(ctx) {
+        let (Some(speed), Some(enabled), Some(cable)) = (
+            m.speed.as_deref(),
+            m.field("Enabled Link Speed (Ext.)")
+                .or_else(|| m.field("Enabled Link Speed")),
+            m.field("Supported Cable Speed (Ext.)")
+                .or_else(|| m.field("Supported Cable Speed")),
+        ) else {
+            continue;
+        };
+        if !m
+            .state
+            .as_deref()
+            .is_some_and(|s| s.eq_ignore_ascii_case("Active"))
+        {
+            continue;
+        }
+        let cable_speeds: Vec<&str> = speed_list(&cable.value)
+            .into_iter()
+            .map(speed_name)
+            .collect();
+        let common: Vec<&str> = speed_list(&enabled.value)
+            .into_iter()
+            .map(speed_name)
+            .filter(|s| cable_speeds.contains(s))
+            .collect();
+        let current = speed_name(speed);
+        let (Some(best), Some(at_index)) = (
+            common.first(),
+            common.iter().position(|s| s.eq_ignore_ascii_case(current)),
+        ) else {
+            continue;
+        };
+        checked += 1;
+        if at_index == 0 {
+            continue;
+        }
+        let who = m.device.as_deref().unwrap_or("the port");
+        let mut f = ML003
+            .finding(
+                mlx_subject(at, m),
+                format!("mlxlink: {who} runs at {current} while the port and its cable both support {best}: the far end is slower, or the link trained down"),
+            )
+            .severity(Severity::Info);
+        for name in ["Speed", &enabled.name, &cable.name] {
+            if let Some(e) = field_evidence(at, m, name) {
+                f = f.evidence(e);
+            }
+        }
+        out.push(
+            f.threshold(Threshold::new(
+                format!("{best} (fastest speed enabled on the port and supported by the cable)"),
+                "mlxlink Supported Info; iblinkinfo `Could be` rule",
+            ))
+            .remediation("Check the far end (iblinkinfo shows `Could be …`), its enabled speeds and firmware; retrain the link after fixing the cause."),
+        );
+    }
+    if checked == 0 {
+        return Coverage::Skipped(
+            "no mlxlink output of an Active port with its speed, enabled speeds and cable speeds"
+                .to_owned(),
+        );
+    }
+    Coverage::Checked(checked)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,6 +623,18 @@ mod tests {
         let f = findings_of(&ML002, &mlx("Active", NO_ISSUE, "15E-255", "3E-4"));
         assert_eq!(f[0].severity, Severity::Error);
         assert!(skipped_reason(&ML002, "CA 'x'\n\tCA type: MT4129\n").is_some());
+    }
+
+    #[test]
+    fn speed_lists_read_both_layouts() {
+        assert_eq!(
+            speed_list("0x000017f2(200G,100G_2X,100G_4X)"),
+            ["200G", "100G_2X", "100G_4X"]
+        );
+        assert_eq!(speed_list("0x000007f2 (NDR,HDR)"), ["NDR", "HDR"]);
+        assert!(speed_list("N/A").is_empty());
+        assert_eq!(speed_name("IB-NDR"), "NDR");
+        assert_eq!(speed_name("100G_2X"), "100G");
     }
 
     #[test]

@@ -43,6 +43,7 @@ pub static RULES: &[&Rule] = &[
     &ib_counters::IB115,
     &diag::ML001,
     &diag::ML002,
+    &diag::ML003,
     &nvlink::NV001,
     &nvlink::NV002,
     &nvlink::NV003,
