@@ -428,7 +428,9 @@ impl<'a> Context<'a> {
                             lid,
                             port: Some(p.port),
                             all_ports: p.all_ports,
-                            device: Some(node.desc.as_str()),
+                            // A port line pasted without its node header
+                            // names no node: none is invented.
+                            device: (!node.headerless).then_some(node.desc.as_str()),
                             guid: Some(p.guid),
                             counters: BTreeMap::new(),
                         });
