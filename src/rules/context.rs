@@ -593,12 +593,15 @@ impl<'a> Context<'a> {
     /// The latest `nvidia-smi -q` record of each GPU (by host and bus id).
     #[must_use]
     pub fn smi_gpus(&self) -> Vec<(SectionRef<'a>, &'a QueryGpu)> {
-        let mut latest: BTreeMap<(HostKey<'a>, &'a str), (SectionRef<'a>, &'a QueryGpu)> =
-            BTreeMap::new();
+        // A fragment without its GPU heading is a GPU of its own, keyed
+        // by where it was read: never merged with another.
+        type Key<'k> = (HostKey<'k>, &'k str, Option<(usize, usize)>);
+        let mut latest: BTreeMap<Key<'a>, (SectionRef<'a>, &'a QueryGpu)> = BTreeMap::new();
         for at in self.sections() {
             if let SectionData::SmiQuery(q) = &at.section.data {
                 for gpu in &q.gpus {
-                    latest.insert((at.host(), gpu.bus_id.as_str()), (at, gpu));
+                    let place = gpu.headerless.then_some((at.doc, gpu.span.first_line));
+                    latest.insert((at.host(), gpu.bus_id.as_str(), place), (at, gpu));
                 }
             }
         }

@@ -886,19 +886,25 @@ fn check_slowdown(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 .gpu_c
                 .map(|t| format!(" at {t} °C"))
                 .unwrap_or_default();
+            // A fragment without its heading: which GPU is unknown.
             let subject = Subject {
                 host: at.host().name().map(str::to_owned),
                 gpu_uuid: gpu.uuid.clone(),
-                bus_id: Some(gpu.bus_id.clone()),
+                bus_id: (!gpu.headerless).then(|| gpu.bus_id.clone()),
+                gpu_unknown: gpu.headerless,
                 ..Subject::default()
+            };
+            let label = if gpu.headerless {
+                "unknown GPU".to_owned()
+            } else {
+                format!("GPU {}", gpu.bus_id)
             };
             out.push(
                 NV007
                     .finding(
                         subject,
                         format!(
-                            "GPU {}{}{temp}: clocks slowed by {} right now",
-                            gpu.bus_id,
+                            "{label}{}{temp}: clocks slowed by {} right now",
                             gpu.product_name
                                 .as_deref()
                                 .map(|n| format!(" ({n})"))

@@ -306,7 +306,8 @@ fn gpu_names<'a>(ctx: &Context<'a>) -> BTreeMap<HostKey<'a>, String> {
             names.insert(at.host(), n.clone());
         }
     }
-    for g in ctx.nvlink_gpus() {
+    // Link lines without their GPU header name no product.
+    for g in ctx.nvlink_gpus().into_iter().filter(|g| !g.headerless) {
         names.insert(g.host, g.name.to_owned());
     }
     names
