@@ -782,6 +782,10 @@ fn query_line(t: &str) -> Option<(&str, bool)> {
 /// allowed only with a deeper line under them), and one of them a field
 /// only `-q` prints.
 fn is_text_fragment(lines: &[Line<'_>]) -> bool {
+    // Runs on every line of every input: most fail on their own text.
+    if lines.first().is_none_or(|l| query_line(l.text()).is_none()) {
+        return false;
+    }
     let run: Vec<&Line<'_>> = lines
         .iter()
         .filter(|l| !l.is_blank())
@@ -805,8 +809,7 @@ fn is_text_fragment(lines: &[Line<'_>]) -> bool {
         }
         known |= QUERY_KEYS.contains(&key);
     }
-    let first_ok = run.first().is_some_and(|l| query_line(l.text()).is_some());
-    first_ok && fields >= 3 && known
+    fields >= 3 && known
 }
 
 /// An XML fragment from inside a `<gpu>` element: at least three element
