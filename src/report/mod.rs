@@ -99,6 +99,7 @@ pub struct SkippedInput {
 
 /// The result of an analysis.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Report {
     /// The report shape's version ([`SCHEMA_VERSION`]).
     pub schema_version: u32,
