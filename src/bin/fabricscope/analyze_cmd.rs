@@ -45,6 +45,11 @@ pub struct AnalyzeArgs {
     /// One line per finding in text output, without evidence and remediation.
     #[arg(long)]
     brief: bool,
+    /// Put the parsed input (every section of every file) in the JSON report.
+    /// Off by default: on a fleet it is many times the size of the findings;
+    /// `fabricscope parse` prints it too.
+    #[arg(long)]
+    include_sections: bool,
 }
 
 /// How to print the report.
@@ -52,7 +57,8 @@ pub struct AnalyzeArgs {
 enum ReportFormat {
     /// For people: verdict, then findings by host.
     Text,
-    /// One JSON document with findings, summary and the parsed input.
+    /// One JSON document with findings, summary and measurements (the
+    /// parsed input too with `--include-sections`).
     Json,
     /// One JSON finding per line.
     Ndjson,
@@ -140,11 +146,15 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         }
     }
 
-    let named: Vec<NamedDocument<'_>> = names
-        .iter()
-        .zip(&docs)
-        .map(|(input, document)| NamedDocument { input, document })
-        .collect();
+    let named: Vec<NamedDocument<'_>> = if args.include_sections {
+        names
+            .iter()
+            .zip(&docs)
+            .map(|(input, document)| NamedDocument { input, document })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let out = match args.format {
         ReportFormat::Text => {
             let color = std::io::stdout().is_terminal()
@@ -158,22 +168,48 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
                 },
             )
         }
-        ReportFormat::Json => report::json::render(&report, &named, true) + "\n",
+        ReportFormat::Json => {
+            write_json(&report, &named);
+            return Ok(exit_code(&report, args.fail_on));
+        }
         ReportFormat::Ndjson => report::ndjson::render(&report),
         ReportFormat::Sarif => report::sarif::render(&report) + "\n",
     };
     out!("{out}");
-    let fail_on = match args.fail_on {
+    Ok(exit_code(&report, args.fail_on))
+}
+
+/// 1 when a finding reaches `--fail-on`, else 0.
+fn exit_code(report: &fabricscope::Report, fail_on: FailOn) -> ExitCode {
+    let level = match fail_on {
         FailOn::Info => Some(Severity::Info),
         FailOn::Warning => Some(Severity::Warning),
         FailOn::Error => Some(Severity::Error),
         FailOn::Critical => Some(Severity::Critical),
         FailOn::Never => None,
     };
-    Ok(match fail_on {
+    match level {
         Some(level) if report.fails(level) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
-    })
+    }
+}
+
+/// The JSON report, written to stdout as it is serialised (a fleet's report
+/// is tens of megabytes: no copy of it is built in memory).
+fn write_json(report: &fabricscope::Report, named: &[NamedDocument<'_>]) {
+    use std::io::Write;
+    let stdout = std::io::stdout().lock();
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout);
+    let result = report::json::write(report, named, true, &mut w)
+        .and_then(|()| w.write_all(b"\n"))
+        .and_then(|()| w.flush());
+    if let Err(e) = result {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("fabricscope: cannot write output: {e}");
+        std::process::exit(2);
+    }
 }
 
 /// Reads and parses every input in parallel; inputs that give nothing are
