@@ -8,7 +8,7 @@ temporary directory, warm the page cache, then time
     floor any reader of these files pays, and
   * `fabricscope analyze DIR --format json`,
 
-and print wall times, their ratio, fabricscope's peak RSS (from
+and print wall and CPU times, their ratios, fabricscope's peak RSS (from
 `/usr/bin/time -v`, or getrusage of the children), files/s and MB/s, and how
 many injected faults got a finding at warning or worse on their host (and
 how many healthy hosts did). Timings on a shared machine are noisy: read
@@ -31,15 +31,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def timed(cmd, stdout=subprocess.DEVNULL):
-    """Wall seconds, peak RSS in KiB (None if unknown), and stdout bytes if captured."""
+    """Wall seconds, CPU seconds (user + system), peak RSS in KiB (None if
+    unknown), and stdout bytes if captured."""
     gnu_time = shutil.which("time") if os.path.exists("/usr/bin/time") else None
     if gnu_time:
         cmd = ["/usr/bin/time", "-v"] + cmd
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, cpu_before = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
     start = time.perf_counter()
     p = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, check=False)
     wall = time.perf_counter() - start
     rss = None
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = usage.ru_utime + usage.ru_stime - cpu_before
     if gnu_time:
         for line in p.stderr.decode(errors="replace").splitlines():
             if "Maximum resident set size" in line:
@@ -50,7 +54,7 @@ def timed(cmd, stdout=subprocess.DEVNULL):
     if p.returncode not in (0, 1):
         sys.stderr.write(p.stderr.decode(errors="replace")[-2000:])
         raise SystemExit(f"{cmd[-4:]} exited {p.returncode}")
-    return wall, rss, p.stdout
+    return wall, cpu, rss, p.stdout
 
 
 def tree_size(root):
@@ -103,19 +107,21 @@ def main():
             files, size = tree_size(root)
             awk = ["sh", "-c", f"find '{root}' -type f -exec awk 'END {{ }}' {{}} +"]
             timed(awk)  # warm the page cache
-            awk_s = min(timed(awk)[0] for _ in range(a.repeat))
+            awk_runs = [timed(awk) for _ in range(a.repeat)]
+            awk_s = min(r[0] for r in awk_runs)
+            awk_cpu = min(r[1] for r in awk_runs)
             cmd = [a.bin, "analyze", root, "--format", "json", "--fail-on", "never"] + a.args.split()
             best = None
             for _ in range(a.repeat):
-                wall, rss, out = timed(cmd, stdout=subprocess.PIPE)
+                wall, cpu, rss, out = timed(cmd, stdout=subprocess.PIPE)
                 if best is None or wall < best[0]:
-                    best = (wall, rss, out)
-            wall, rss, out = best
+                    best = (wall, cpu, rss, out)
+            wall, cpu, rss, out = best
             found, faults, false_hosts, _ = fault_recall(out, truth)
-            rows.append((n, files, size, awk_s, wall, rss, len(out), found, faults, len(false_hosts)))
+            rows.append((n, files, size, awk_s, wall, awk_cpu, cpu, rss, len(out)))
             print(
                 f"{n} nodes: {files} files, {size / 1e6:.1f} MB; awk {awk_s:.2f} s, analyze {wall:.2f} s "
-                f"= {wall / awk_s:.1f}x awk; peak RSS {rss / 1024 if rss else float('nan'):.0f} MB; "
+                f"= {wall / awk_s:.1f}x awk (CPU: awk {awk_cpu:.2f} s, analyze {cpu:.2f} s = {cpu / awk_cpu:.1f}x); peak RSS {rss / 1024 if rss else float('nan'):.0f} MB; "
                 f"{files / wall:.0f} files/s, {size / wall / 1e6:.1f} MB/s; report {len(out) / 1e6:.1f} MB; "
                 f"faults flagged {found}/{faults}, healthy hosts flagged {len(false_hosts)}"
                 + (f" (e.g. {', '.join(false_hosts[:3])})" if false_hosts else ""),
@@ -125,13 +131,13 @@ def main():
         if not a.keep:
             shutil.rmtree(base, ignore_errors=True)
     print()
-    print("| nodes | files | MB | awk s | analyze s | analyze/awk | peak RSS MB | files/s | report MB |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for n, files, size, awk_s, wall, rss, out_len, *_ in rows:
+    print("| nodes | files | MB | awk s | analyze s | analyze/awk | CPU analyze/awk | peak RSS MB | files/s | report MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for n, files, size, awk_s, wall, awk_cpu, cpu, rss, out_len in rows:
         rss_mb = f"{rss / 1024:.0f}" if rss else "?"
         print(
             f"| {n} | {files} | {size / 1e6:.1f} | {awk_s:.2f} | {wall:.2f} | {wall / awk_s:.1f} | "
-            f"{rss_mb} | {files / wall:.0f} | {out_len / 1e6:.1f} |"
+            f"{cpu / max(awk_cpu, 1e-3):.1f} | {rss_mb} | {files / wall:.0f} | {out_len / 1e6:.1f} |"
         )
 
 
