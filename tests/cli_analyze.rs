@@ -82,8 +82,7 @@ fn info_findings_do_not_fail_by_default() {
 fn json_ndjson_and_sarif_are_well_formed() {
     let f = fixture("IB001/fires_polling_next_to_active.txt");
     let f = f.to_str().unwrap();
-    let json: serde_json::Value =
-        serde_json::from_str(&stdout(&run(&[
+    let json: serde_json::Value = serde_json::from_str(&stdout(&run(&[
         "analyze",
         "--format",
         "json",

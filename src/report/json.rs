@@ -134,6 +134,9 @@ mod tests {
         assert!(bare.get("document").is_none() && bare.get("documents").is_none());
         let mut written = Vec::new();
         write(&report, &[], false, &mut written).unwrap();
-        assert_eq!(String::from_utf8(written).unwrap(), render(&report, &[], false));
+        assert_eq!(
+            String::from_utf8(written).unwrap(),
+            render(&report, &[], false)
+        );
     }
 }

@@ -1383,12 +1383,7 @@ fn balance(throughput: &[Throughput]) -> Vec<TrafficBalance> {
 fn trends(series: &Series, times: &[Option<Clocked>], options: &StatsOptions) -> Vec<CounterTrend> {
     let mut out = Vec::new();
     for ((subject, _, name), points) in series {
-        if points.len() < 3
-            || matches!(
-                points.last().map(|p| p.role),
-                Some(Role::Traffic { .. })
-            )
-        {
+        if points.len() < 3 || matches!(points.last().map(|p| p.role), Some(Role::Traffic { .. })) {
             continue;
         }
         // Only the run after the last reset is one growth curve.
@@ -1398,8 +1393,7 @@ fn trends(series: &Series, times: &[Option<Clocked>], options: &StatsOptions) ->
             .map_or(0, |i| i + 1);
         let run = points.get(start..).unwrap_or_default();
         if run.len() < 3
-            || run.first().map(|p| p.counter.value)
-                == run.last().map(|p| p.counter.value)
+            || run.first().map(|p| p.counter.value) == run.last().map(|p| p.counter.value)
         {
             continue;
         }
