@@ -16,7 +16,7 @@ use crate::input::Document;
 use crate::parse::Kind;
 use crate::span::LineSpan;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One input: a document and, in batch mode, its file's modification time.
 #[derive(Debug, Clone, Copy)]
@@ -456,7 +456,9 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
     let mut m = Measurements::default();
     let mut times: Vec<Option<Clocked>> = Vec::new();
     let mut capacities: BTreeMap<LinkKey, Capacity> = BTreeMap::new();
-    let mut series: BTreeMap<(Subject, String, String), Vec<Point>> = BTreeMap::new();
+    // Filled through a hash map (one hash per reading instead of a string
+    // comparison per tree level), then ordered once for a deterministic walk.
+    let mut unordered: HashMap<(Subject, String, String), Vec<Point>> = HashMap::new();
     let mut ca_of_lid: BTreeMap<(Option<String>, u32), String> = BTreeMap::new();
 
     for (input, src) in sources.iter().enumerate() {
@@ -513,7 +515,7 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
                     role: sample.role,
                     span: sample.span,
                 };
-                series
+                unordered
                     .entry((sample.subject, sample.source, sample.name))
                     .or_default()
                     .push(point);
@@ -548,6 +550,7 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
         })
         .collect();
     // perfquery names ports by LID: give them their CA name when ibstat told it.
+    let series: Series = unordered.into_iter().collect();
     let series = name_devices(series, &ca_of_lid);
 
     let mut missing_interval = BTreeSet::new();
