@@ -1,13 +1,13 @@
 //! The report as one JSON document: what `--format json` prints and what the
 //! web page reads.
 //!
-//! Shape: `{verdict, status, summary:{critical,error,warning,info}, findings,
-//! skipped_rules, rules_run, hosts, sections, skipped_inputs?, measurements}`,
-//! plus the parsed input when asked for: `document` for one input, or
-//! `documents: [{input, sections, unrecognised, warnings, …}]` for several.
-//! A fleet's parsed input is many times the size of its findings, so batch
-//! runs leave it out unless `--include-sections` asks (`fabricscope parse`
-//! prints it too).
+//! Shape: `{schema_version, verdict, status, summary:{critical,error,warning,info},
+//! findings, incidents, skipped_rules, rules_run, hosts, host_names,
+//! sections, skipped_inputs?, measurements}`, plus the parsed input when
+//! asked for: `document` for one input, or `documents: [{input, sections,
+//! unrecognised, warnings, …}]` for several. A fleet's parsed input is many
+//! times the size of its findings, so batch runs leave it out unless
+//! `--include-sections` asks (`fabricscope parse` prints it too).
 //!
 //! The report is serialised straight to text or to a writer, never through
 //! an intermediate `serde_json::Value` (which cost ~10× the text in memory).

@@ -189,6 +189,7 @@ impl Rule {
             evidence: Vec::new(),
             threshold: None,
             remediation: String::new(),
+            fingerprint: String::new(),
         }
     }
 }
