@@ -3,8 +3,8 @@
 //! with a message a person can act on.
 
 use crate::analyze::{analyze as analyze_documents, AnalyzeOptions};
-use crate::input::{read_all, ReadOptions};
-use crate::report::{json, NamedDocument};
+use crate::input::{read_all, Document, ReadOptions};
+use crate::report::{html, json, NamedDocument, Report};
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
@@ -16,6 +16,21 @@ struct PageOptions {
     max_input_bytes: Option<usize>,
     /// Seconds between two snapshots, when the paste does not say.
     interval_seconds: Option<f64>,
+    /// The same as people type it (`30s`, `2m`, `1h`, `45`); read by
+    /// [`crate::stats::parse_interval`], the CLI's parser. Wins over
+    /// `interval_seconds` when both are given.
+    interval: Option<String>,
+}
+
+impl PageOptions {
+    fn interval_seconds(&self) -> Result<Option<f64>, JsError> {
+        match self.interval.as_deref().map(str::trim) {
+            None | Some("") => Ok(self.interval_seconds),
+            Some(text) => crate::stats::parse_interval(text)
+                .map(Some)
+                .map_err(|e| JsError::new(&format!("interval {text:?}: {e} (try 30s, 2m, 1h)"))),
+        }
+    }
 }
 
 /// The browser's default input limit: 16 MiB is far above a real paste and
@@ -54,22 +69,57 @@ pub fn parse(text: &str, options_json: &str) -> Result<String, JsError> {
 /// Throws when the options are malformed or the input exceeds the size limit.
 #[wasm_bindgen]
 pub fn analyze(text: &str, options_json: &str) -> Result<String, JsError> {
+    let (report, doc) = run(text, options_json)?;
+    Ok(json::render(&report, &[named(&doc)], false))
+}
+
+/// Parses and diagnoses a paste; returns the report as one self-contained
+/// HTML file (the same as `fabricscope analyze --format html`).
+///
+/// # Errors
+/// Throws when the options are malformed or the input exceeds the size limit.
+#[wasm_bindgen(js_name = analyzeHtml)]
+pub fn analyze_html(text: &str, options_json: &str) -> Result<String, JsError> {
+    let (report, doc) = run(text, options_json)?;
+    Ok(html::render(&report, &[named(&doc)]))
+}
+
+fn run(text: &str, options_json: &str) -> Result<(Report, Document), JsError> {
     let page = page_options(options_json)?;
-    let doc = read_all(text, &read_options(&page)).map_err(|e| JsError::new(&e.to_string()))?;
     let options = AnalyzeOptions {
-        interval_seconds: page.interval_seconds,
+        interval_seconds: page.interval_seconds()?,
         ..AnalyzeOptions::default()
     };
-    let docs = [doc];
-    let report = analyze_documents(&docs, &options);
-    let named: Vec<NamedDocument<'_>> = docs
-        .iter()
-        .map(|document| NamedDocument {
-            input: "paste",
-            document,
-        })
-        .collect();
-    Ok(json::render(&report, &named, false))
+    let doc = read_all(text, &read_options(&page)).map_err(|e| JsError::new(&e.to_string()))?;
+    let report = analyze_documents(std::slice::from_ref(&doc), &options);
+    Ok((report, doc))
+}
+
+fn named(document: &Document) -> NamedDocument<'_> {
+    NamedDocument {
+        input: "paste",
+        document,
+    }
+}
+
+/// Replaces hosts, GUIDs, UUIDs, serials and IPs consistently (see
+/// [`crate::redact`]); returns JSON `{text, replacements: [{kind, original,
+/// replacement}]}`.
+#[wasm_bindgen]
+#[must_use]
+pub fn redact(text: &str) -> String {
+    serde_json::to_string(&crate::redact::redact(text)).unwrap_or_default()
+}
+
+/// Reads a duration as people type it (`30s`, `2m`, `1h`, `500ms`, `45`) and
+/// returns seconds: the CLI's `--interval` parser.
+///
+/// # Errors
+/// Throws for anything else, and for zero or negative durations.
+#[wasm_bindgen(js_name = parseInterval)]
+pub fn parse_interval(text: &str) -> Result<f64, JsError> {
+    crate::stats::parse_interval(text)
+        .map_err(|e| JsError::new(&format!("interval {text:?}: {e} (try 30s, 2m, 1h)")))
 }
 
 /// The rule catalogue as JSON: `[{id, name, family, severity, summary, needs,

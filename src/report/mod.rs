@@ -2,8 +2,10 @@
 //!
 //! The same [`Report`] is rendered as text for people ([`text`]), one JSON
 //! document ([`json`], also what the web page reads), one finding per line
-//! ([`ndjson`]) and SARIF 2.1.0 for code-scanning tools ([`sarif`]).
+//! ([`ndjson`]), SARIF 2.1.0 for code-scanning tools ([`sarif`]) and one
+//! self-contained HTML file for a ticket ([`html`]).
 
+pub mod html;
 pub mod json;
 pub mod ndjson;
 pub mod sarif;

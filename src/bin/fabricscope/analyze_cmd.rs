@@ -45,6 +45,10 @@ pub struct AnalyzeArgs {
     /// One line per finding in text output, without evidence and remediation.
     #[arg(long)]
     brief: bool,
+    /// Replace host names, GUIDs, UUIDs, serial numbers and IP addresses
+    /// consistently in the output (for sharing).
+    #[arg(long)]
+    redact: bool,
 }
 
 /// How to print the report.
@@ -58,6 +62,8 @@ enum ReportFormat {
     Ndjson,
     /// SARIF 2.1.0 for code-scanning tools.
     Sarif,
+    /// One self-contained HTML file for a ticket.
+    Html,
 }
 
 /// The severity that makes the exit status 1.
@@ -161,6 +167,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         ReportFormat::Json => report::json::render(&report, &named, true) + "\n",
         ReportFormat::Ndjson => report::ndjson::render(&report),
         ReportFormat::Sarif => report::sarif::render(&report) + "\n",
+        ReportFormat::Html => report::html::render(&report, &named),
+    };
+    let out = if args.redact {
+        redact_output(&out, &docs)
+    } else {
+        out
     };
     out!("{out}");
     let fail_on = match args.fail_on {
@@ -174,6 +186,21 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         Some(level) if report.fails(level) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// `--redact`: the analysis runs on the real input (hosts stay apart), and
+/// what is printed has every identifier replaced.
+/// File names need nothing extra: a file's host is its sections' host.
+fn redact_output(out: &str, docs: &[Document]) -> String {
+    let mut redactor = fabricscope::redact::Redactor::default();
+    let hosts = docs.iter().flat_map(|d| {
+        d.sections
+            .iter()
+            .filter_map(|s| s.host.clone())
+            .chain(d.unrecognised.iter().filter_map(|u| u.host.clone()))
+    });
+    redactor.add_hosts(hosts);
+    redactor.redact(out)
 }
 
 /// Reads and parses every input in parallel; inputs that give nothing are

@@ -16,7 +16,10 @@ struct FileResult<'a> {
 }
 
 pub fn run(args: &InputArgs) -> Result<ExitCode, String> {
-    let inputs = gather(&args.paths);
+    let mut inputs = gather(&args.paths);
+    if args.redact {
+        redact_inputs(&mut inputs);
+    }
     let mut documents = Vec::new();
     let mut errors = Vec::new();
     for input in &inputs {
@@ -45,6 +48,21 @@ pub fn run(args: &InputArgs) -> Result<ExitCode, String> {
     } else {
         ExitCode::from(2)
     })
+}
+
+/// `--redact`: replaces identifiers in every input, consistently across
+/// inputs, before anything is read from them.
+fn redact_inputs(inputs: &mut [Input]) {
+    let mut redactor = fabricscope::redact::Redactor::default();
+    for input in inputs {
+        let Ok(bytes) = &input.bytes else { continue };
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        redactor.add_hosts(input.host.iter().cloned());
+        redactor.add_hosts(fabricscope::redact::hosts_in(&text));
+        input.bytes = Ok(redactor.redact(&text).into_bytes());
+        input.host = input.host.as_deref().map(|h| redactor.redact(h));
+        input.name = redactor.redact(&input.name);
+    }
 }
 
 pub(crate) fn read_input(input: &Input) -> Result<Document, String> {
