@@ -36,9 +36,10 @@ const state = {
   callCount: 0,
   report: null,
   reportLines: [],
-  reportJson: "",
+  reportText: "",
   linesShown: null,
-  marks: new Map(),
+  marks: null,
+  picturesFor: null,
   filters: { severities: new Set(SEVERITIES), host: "", rule: "" },
 };
 
@@ -198,8 +199,10 @@ function options() {
   return { interval: raw === "" ? null : raw, max_input_bytes: null };
 }
 
-function scheduleAnalysis() {
+/** Typing waits for a pause; a paste or drop is analysed at once. */
+function scheduleAnalysis(event) {
   clearTimeout(state.timer);
+  if (/^insertFrom(Paste|Drop)$/.test(event?.inputType ?? "")) return requestAnalysis();
   state.timer = setTimeout(requestAnalysis, DEBOUNCE_MS);
 }
 
@@ -264,7 +267,7 @@ function onResult({ json, engineMs }) {
   const report = JSON.parse(json);
   state.report = report;
   state.reportLines = state.latest.text.split("\n");
-  state.reportJson = JSON.stringify(report, null, 2);
+  state.reportText = json;
   hideError();
   setIntervalValid(true);
   renderReport(report);
@@ -326,8 +329,9 @@ function hideError() {
 
 function clearResults() {
   state.report = null;
-  state.reportJson = "";
-  state.marks = new Map();
+  state.reportText = "";
+  state.marks = null;
+  state.picturesFor = null;
   delete $("verdict").dataset.status;
   state.reportLines = [];
   setInputView("edit");
@@ -355,7 +359,8 @@ function renderReport(report) {
   $("verdict-text").textContent = report.verdict;
   $("verdict").dataset.status = report.status ?? "healthy";
   renderCounts(report.summary);
-  buildMarks(report, doc);
+  state.marks = null;
+  $("marks-hint").textContent = "";
   renderFilters(report);
   renderFindings(report);
   renderPicturesPanel(report);
@@ -430,6 +435,33 @@ function pagedList(entries, render) {
     out.push(more);
   }
   return out;
+}
+
+/** A table showing PAGE_SIZE rows at first; `toCells` runs only for rows shown. */
+function pagedTable(headers, items, toCells) {
+  const wrap = table(headers, []);
+  const body = wrap.querySelector("tbody");
+  const addRows = (from) => {
+    body.append(...items.slice(from, from + PAGE_SIZE).map((item, i) =>
+      h("tr", {}, toCells(item, from + i).map((c) => h("td", {}, c)))));
+    wrap.querySelector(".show-more")?.remove();
+    const rest = items.length - from - PAGE_SIZE;
+    if (rest > 0) {
+      wrap.append(h("button", { type: "button", class: "show-more", onclick: () => addRows(from + PAGE_SIZE) },
+        `Show ${Math.min(rest, PAGE_SIZE)} more of ${rest}`));
+    }
+  };
+  addRows(0);
+  return wrap;
+}
+
+/** A <details> whose body is built when it is first opened. */
+function lazyDetails(attrs, summary, build) {
+  const node = h("details", attrs, h("summary", {}, summary));
+  node.addEventListener("toggle", () => {
+    if (node.open && node.children.length === 1) node.append(build());
+  });
+  return node;
 }
 
 function renderFindings(report) {
@@ -547,7 +579,18 @@ function openFinding(index) {
 
 // ---------------------------------------------------------------- pictures
 
+/** Pictures are drawn when their tab is first shown: a fleet has many. */
 function renderPicturesPanel(report) {
+  state.picturesFor = report;
+  setTabCount("pictures", null);
+  setPanel("pictures");
+  if ($("tab-pictures").getAttribute("aria-selected") === "true") drawPictures();
+}
+
+function drawPictures() {
+  const report = state.picturesFor;
+  if (!report) return;
+  state.picturesFor = null;
   const figures = renderPictures(report, {
     onHeatmapCell: (host, rule) => {
       setFilter({ severities: new Set(SEVERITIES), host, rule });
@@ -561,14 +604,14 @@ function renderPicturesPanel(report) {
 function renderSections(sections) {
   setTabCount("sections", sections.length);
   if (!sections.length) return setPanel("sections", empty("No tool output was recognised."));
-  setPanel("sections", table(["Kind", "Host", "Command", "Lines", "Warnings", "Parsed data"], sections.map((s) => [
+  setPanel("sections", pagedTable(["Kind", "Host", "Command", "Lines", "Warnings", "Parsed data"], sections, (s) => [
     h("code", { class: "kind" }, s.kind),
     s.host ?? h("span", { class: "muted" }, "—"),
     s.command ? h("code", {}, s.command) : h("span", { class: "muted" }, "—"),
     lineLink(s.first_line, s.last_line),
     String(s.warnings?.length ?? 0),
-    h("details", { class: "data" }, h("summary", {}, "show"), h("pre", {}, JSON.stringify(s.data, null, 2))),
-  ])));
+    lazyDetails({ class: "data" }, "show", () => h("pre", {}, JSON.stringify(s.data, null, 2))),
+  ]));
 }
 
 // Measurements are named tables of records. The page lays each record out
@@ -612,23 +655,28 @@ function formatCell(v) {
   if (typeof v === "number" && !Number.isInteger(v)) return h("span", { title: String(v) }, formatFloat(v));
   if (Array.isArray(v) && v.every((x) => x === null || typeof x !== "object")) return v.join(", ");
   if (typeof v === "object") {
-    return h("details", { class: "data" }, h("summary", {}, Array.isArray(v) ? plural(v.length, "item") : "show"),
-      h("pre", {}, JSON.stringify(v, null, 2)));
+    return lazyDetails({ class: "data" }, Array.isArray(v) ? plural(v.length, "item") : "show",
+      () => h("pre", {}, JSON.stringify(v, null, 2)));
   }
   return String(v);
 }
 
 function measurementTable(key, records, open) {
-  const rows = records.map((r) => columnsOf(r));
-  const columns = [...new Set(rows.flatMap(Object.keys))];
+  // Columns from a sample of records: a fleet's tables have the same fields throughout.
+  const sample = records.slice(0, PAGE_SIZE).map((r) => columnsOf(r));
+  const columns = [...new Set(sample.flatMap(Object.keys))];
   const withSubject = records.some((r) => r.subject);
   const headers = [withSubject && "subject", ...columns].filter(Boolean);
-  return h("details", { class: "measurement", open },
-    h("summary", {}, h("span", { class: "measurement-title" }, titleOf(key)), h("span", { class: "tab-count" }, String(records.length))),
-    table(headers, records.map((r, i) => [
+  const build = () => pagedTable(headers, records, (r) => {
+    const row = columnsOf(r);
+    return [
       withSubject && ([r.subject?.host, subjectText(r.subject ?? {})].filter(Boolean).join(" ") || "—"),
-      ...columns.map((c) => formatCell(rows[i][c])),
-    ].filter((cell) => cell !== false))));
+      ...columns.map((c) => formatCell(row[c])),
+    ].filter((cell) => cell !== false);
+  });
+  const summary = [h("span", { class: "measurement-title" }, titleOf(key)), h("span", { class: "tab-count" }, String(records.length))];
+  if (open) return h("details", { class: "measurement", open }, h("summary", {}, summary), build());
+  return lazyDetails({ class: "measurement" }, summary, build);
 }
 
 function renderMeasurements(measurements = {}) {
@@ -641,7 +689,7 @@ function renderMeasurements(measurements = {}) {
 function renderUnrecognised(ranges) {
   setTabCount("unrecognised", ranges.length);
   if (!ranges.length) return setPanel("unrecognised", empty("Every line was recognised."));
-  setPanel("unrecognised", h("ul", { class: "plain-list stacked" }, ranges.map((r) =>
+  setPanel("unrecognised", h("ul", { class: "plain-list stacked" }, pagedList(ranges, (r) =>
     h("li", {},
       h("div", { class: "item-head" }, lineLink(r.first_line, r.last_line),
         r.host && h("span", { class: "host-tag" }, r.host),
@@ -669,7 +717,7 @@ function renderWarnings(doc) {
   const items = notices(doc);
   setTabCount("warnings", items.length);
   if (!items.length) return setPanel("warnings", empty("No warnings."));
-  setPanel("warnings", h("ul", { class: "plain-list" }, items.map((n) =>
+  setPanel("warnings", h("ul", { class: "plain-list" }, pagedList(items, (n) =>
     h("li", {}, lineLink(n.first, n.last), h("span", { class: "notice-label" }, n.label.replaceAll("_", " ")),
       h("span", {}, n.context && h("span", { class: "muted" }, `${n.context}: `), renderInline(n.text))))));
 }
@@ -695,6 +743,7 @@ function renderRules(rules) {
 // finding's severity colour (click: open that finding), unrecognised ranges
 // in grey (click: the Unrecognised tab).
 
+/** Gutter marks, computed when the numbered view is first shown. */
 function buildMarks(report, doc) {
   const marks = new Map();
   report.findings.forEach((f, index) => {
@@ -721,8 +770,9 @@ function buildMarks(report, doc) {
 function buildLines() {
   if (state.linesShown === state.reportLines) return;
   state.linesShown = state.reportLines;
+  if (!state.marks && state.report) buildMarks(state.report, mainDocument(state.report));
   const items = state.reportLines.map((line, i) => {
-    const mark = state.marks.get(i + 1);
+    const mark = state.marks?.get(i + 1);
     if (!mark) return h("li", { tabindex: "-1" }, line || " ");
     return h("li", { tabindex: "-1", "data-mark": mark.severity },
       h("button", {
@@ -768,6 +818,7 @@ function showLines(first, last) {
 // ------------------------------------------------------------------- tabs
 
 function selectTab(tab) {
+  if (tab.id === "tab-pictures") drawPictures();
   for (const t of $("tabs").querySelectorAll("[role=tab]")) {
     const selected = t === tab;
     t.setAttribute("aria-selected", String(selected));
@@ -825,6 +876,11 @@ async function readFiles(files) {
 }
 
 // ---------------------------------------------------------------- export
+
+/** The report as indented JSON, made on demand (it can be tens of MB). */
+function reportJson() {
+  return JSON.stringify(JSON.parse(state.reportText), null, 2);
+}
 
 function setExportEnabled(enabled) {
   for (const id of ["copy-json", "download-json", "download-html", "copy-markdown"]) $(id).disabled = !enabled;
@@ -922,8 +978,8 @@ function wire() {
   $("view-edit").addEventListener("click", () => setInputView("edit"));
   $("view-lines").addEventListener("click", () => setInputView("lines"));
   linesView.addEventListener("click", onGutterClick);
-  $("copy-json").addEventListener("click", (e) => copyText(e.currentTarget, state.reportJson));
-  $("download-json").addEventListener("click", () => download(state.reportJson, "application/json", "fabricscope-report.json"));
+  $("copy-json").addEventListener("click", (e) => copyText(e.currentTarget, reportJson()));
+  $("download-json").addEventListener("click", () => download(reportJson(), "application/json", "fabricscope-report.json"));
   $("download-html").addEventListener("click", downloadHtml);
   $("copy-markdown").addEventListener("click", (e) => copyText(e.currentTarget, reportMarkdown(state.report, state.reportLines)));
   $("share-make").addEventListener("click", makeShareLink);
