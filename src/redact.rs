@@ -27,6 +27,7 @@ use std::collections::HashMap;
 /// What kind of identifier a stand-in replaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum IdentifierKind {
     /// A host name found by the input layer.
     Host,
@@ -42,6 +43,7 @@ pub enum IdentifierKind {
 
 /// One original and its stand-in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Replacement {
     /// What was replaced.
     pub kind: IdentifierKind,
@@ -53,6 +55,7 @@ pub struct Replacement {
 
 /// A redacted text and what was replaced in it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Redacted {
     /// The text with every identifier replaced.
     pub text: String,

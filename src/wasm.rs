@@ -5,24 +5,39 @@
 use crate::analyze::{analyze as analyze_documents, AnalyzeOptions};
 use crate::input::{read_all, Document, ReadOptions};
 use crate::report::{html, json, NamedDocument, Report};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use tsify_next::Tsify;
 use wasm_bindgen::prelude::*;
 
 /// Options the page may pass as JSON; unknown fields are ignored.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Tsify)]
 #[serde(default)]
-struct PageOptions {
+struct Options {
     /// Largest input accepted, in bytes.
+    #[tsify(optional)]
     max_input_bytes: Option<usize>,
     /// Seconds between two snapshots, when the paste does not say.
+    #[tsify(optional)]
     interval_seconds: Option<f64>,
     /// The same as people type it (`30s`, `2m`, `1h`, `45`); read by
     /// [`crate::stats::parse_interval`], the CLI's parser. Wins over
     /// `interval_seconds` when both are given.
+    #[tsify(optional)]
     interval: Option<String>,
 }
 
-impl PageOptions {
+/// The TypeScript type of what `analyze` returns: the report with the
+/// document it was made from (built by [`json::render`]; this struct only
+/// declares its shape for the npm package's types).
+#[derive(Serialize, Tsify)]
+#[allow(dead_code)]
+struct AnalysisReport {
+    #[serde(flatten)]
+    report: Report,
+    document: Document,
+}
+
+impl Options {
     fn interval_seconds(&self) -> Result<Option<f64>, JsError> {
         match self.interval.as_deref().map(str::trim) {
             None | Some("") => Ok(self.interval_seconds),
@@ -37,14 +52,14 @@ impl PageOptions {
 /// keeps a tab's memory bounded.
 const PAGE_MAX_INPUT_BYTES: usize = 16 << 20;
 
-fn page_options(options_json: &str) -> Result<PageOptions, JsError> {
+fn page_options(options_json: &str) -> Result<Options, JsError> {
     if options_json.trim().is_empty() {
-        return Ok(PageOptions::default());
+        return Ok(Options::default());
     }
     serde_json::from_str(options_json).map_err(|e| JsError::new(&format!("bad options: {e}")))
 }
 
-fn read_options(page: &PageOptions) -> ReadOptions {
+fn read_options(page: &Options) -> ReadOptions {
     ReadOptions {
         max_input_bytes: page.max_input_bytes.unwrap_or(PAGE_MAX_INPUT_BYTES),
         ..ReadOptions::default()

@@ -18,6 +18,9 @@ use serde::Serialize;
 
 /// Findings counted by severity.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+// The TypeScript name; JSON never carries a struct's name.
+#[cfg_attr(feature = "wasm", serde(rename = "SeverityCounts"))]
 pub struct Summary {
     /// Findings that take a node out of service.
     pub critical: usize,
@@ -67,6 +70,7 @@ impl Summary {
 
 /// An input that could not be analysed, and why (batch runs go on without it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct SkippedInput {
     /// The input's name (path, or `-`).
     pub input: String,
@@ -76,6 +80,7 @@ pub struct SkippedInput {
 
 /// The result of an analysis.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Report {
     /// One line for people: the worst severity, counts, hosts affected.
     pub verdict: String,

@@ -36,6 +36,7 @@ use std::fmt;
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum Severity {
     /// Worth knowing; nothing to fix now.
     #[default]
@@ -265,6 +266,7 @@ macro_rules! declare_rule {
 
 /// What a finding is about. Only the fields that apply are set.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Subject {
     /// Host name, when the input names one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -368,6 +370,7 @@ impl Subject {
 
 /// One piece of evidence: a value or statistic, and the lines it came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Evidence {
     /// The value as a person would say it (`SymbolErrorCounter = 4312`).
     pub text: String,
@@ -393,6 +396,7 @@ impl Evidence {
 
 /// The limit a value was judged against, and where that limit comes from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Threshold {
     /// The limit as a person would say it (`> 10`, `≥ 100/s`, `Active/LinkUp`).
     pub value: String,
@@ -413,6 +417,7 @@ impl Threshold {
 
 /// A problem found by a rule, with everything needed to explain it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Finding {
     /// The rule's id (`IB001`).
     pub rule: &'static str,
@@ -470,6 +475,7 @@ impl Finding {
 
 /// A rule that could not run, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct SkippedRule {
     /// The rule's id.
     pub rule: &'static str,

@@ -51,15 +51,24 @@ pub fn run(args: &InputArgs) -> Result<ExitCode, String> {
 }
 
 /// `--redact`: replaces identifiers in every input, consistently across
-/// inputs, before anything is read from them.
+/// inputs, before anything is read from them. Hosts are collected from all
+/// inputs first, so a host named in one file is replaced in the others too.
 fn redact_inputs(inputs: &mut [Input]) {
     let mut redactor = fabricscope::redact::Redactor::default();
-    for input in inputs {
-        let Ok(bytes) = &input.bytes else { continue };
-        let text = String::from_utf8_lossy(bytes).into_owned();
+    let texts: Vec<Option<String>> = inputs
+        .iter()
+        .map(|i| i.bytes.as_ref().ok().map(|b| String::from_utf8_lossy(b).into_owned()))
+        .collect();
+    for (input, text) in inputs.iter().zip(&texts) {
         redactor.add_hosts(input.host.iter().cloned());
-        redactor.add_hosts(fabricscope::redact::hosts_in(&text));
-        input.bytes = Ok(redactor.redact(&text).into_bytes());
+        if let Some(text) = text {
+            redactor.add_hosts(fabricscope::redact::hosts_in(text));
+        }
+    }
+    for (input, text) in inputs.iter_mut().zip(texts) {
+        if let Some(text) = text {
+            input.bytes = Ok(redactor.redact(&text).into_bytes());
+        }
         input.host = input.host.as_deref().map(|h| redactor.redact(h));
         input.name = redactor.redact(&input.name);
     }
