@@ -6,9 +6,14 @@
 
 pub mod counter;
 pub mod date;
-pub mod gpu;
+pub mod dcgmi_nvlink;
+pub mod dmon;
 pub mod ib;
+pub mod ibstat;
 pub mod nvlink;
+pub mod smi_csv;
+pub mod smi_list;
+pub mod smi_query;
 pub mod topo;
 
 pub use counter::Counter;
@@ -16,5 +21,5 @@ pub mod iblinkinfo;
 pub mod ibqueryerrors;
 pub mod ibstatus;
 pub mod ibv_devinfo;
-pub mod perf;
 pub mod perf_fields;
+pub mod perfquery;
