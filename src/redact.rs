@@ -326,7 +326,9 @@ fn colon_groups_len(s: &str) -> Option<usize> {
             break;
         }
     }
-    let end_ok = bytes.get(at).is_none_or(|b| !is_word_byte(*b) && *b != b':');
+    let end_ok = bytes
+        .get(at)
+        .is_none_or(|b| !is_word_byte(*b) && *b != b':');
     (groups >= 4 && end_ok).then_some(at)
 }
 
@@ -387,9 +389,11 @@ fn serial_value(line: &str) -> Option<(usize, usize)> {
     let tail = lower.get(after_key..)?;
     let sep = tail.find([':', '=', '>']).filter(|d| {
         *d <= 48
-            && tail
-                .get(..*d)
-                .is_some_and(|between| between.bytes().all(|b| b.is_ascii_alphabetic() || b == b' ' || b == b'_'))
+            && tail.get(..*d).is_some_and(|between| {
+                between
+                    .bytes()
+                    .all(|b| b.is_ascii_alphabetic() || b == b' ' || b == b'_')
+            })
     })?;
     let value_start = after_key + sep + 1;
     let rest = line.get(value_start..)?;
@@ -431,8 +435,11 @@ fn same_shape_hex(original: &str, n: usize) -> String {
         .filter(u8::is_ascii_hexdigit)
         .count();
     let digits = format!("{n:x}");
-    let digits = digits.get(digits.len().saturating_sub(slots)..).unwrap_or("");
-    let mut fill = std::iter::repeat_n('0', slots.saturating_sub(digits.len())).chain(digits.chars());
+    let digits = digits
+        .get(digits.len().saturating_sub(slots)..)
+        .unwrap_or("");
+    let mut fill =
+        std::iter::repeat_n('0', slots.saturating_sub(digits.len())).chain(digits.chars());
     original
         .chars()
         .enumerate()
@@ -503,8 +510,14 @@ mod tests {
         for r in &out.replacements {
             assert!(!out.text.contains(&r.original), "{} left in", r.original);
         }
-        assert!(out.replacements.iter().any(|r| r.kind == IdentifierKind::Host));
-        assert!(out.replacements.iter().any(|r| r.kind == IdentifierKind::Guid));
+        assert!(out
+            .replacements
+            .iter()
+            .any(|r| r.kind == IdentifierKind::Host));
+        assert!(out
+            .replacements
+            .iter()
+            .any(|r| r.kind == IdentifierKind::Guid));
         let analyse = |d: &crate::Document| {
             crate::analyze(std::slice::from_ref(d), &Default::default())
                 .findings
@@ -517,7 +530,16 @@ mod tests {
 
     #[test]
     fn never_panics_on_odd_bytes() {
-        for text in ["", "\n\n", "0x", "0x123", "1.2.3", "serial:", "é0x0002c90300317b50ü", "GPU-"] {
+        for text in [
+            "",
+            "\n\n",
+            "0x",
+            "0x123",
+            "1.2.3",
+            "serial:",
+            "é0x0002c90300317b50ü",
+            "GPU-",
+        ] {
             let _ = redact(text);
         }
     }

@@ -27,10 +27,17 @@ fn stdout(o: &Output) -> String {
 fn analyze_prints_one_self_contained_html_file() {
     let path = example("www/examples/ibsim-ports-down.txt");
     let out = run(&["analyze", path.to_str().unwrap(), "--format", "html"]);
-    assert_eq!(out.status.code(), Some(1), "findings still set the exit status");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "findings still set the exit status"
+    );
     let html = stdout(&out);
     assert!(html.starts_with("<!doctype html>"));
-    assert!(html.contains("<h2 class=\"host\">node02</h2>"), "grouped by host");
+    assert!(
+        html.contains("<h2 class=\"host\">node02</h2>"),
+        "grouped by host"
+    );
     assert!(html.contains("<code>IB001</code>"));
     assert!(!html.contains("<script") && !html.contains(" src="));
 }
@@ -38,8 +45,19 @@ fn analyze_prints_one_self_contained_html_file() {
 #[test]
 fn analyze_redact_replaces_hosts_and_guids_in_every_format() {
     let path = example("www/examples/ib-two-hosts.txt");
-    let plain = stdout(&run(&["analyze", path.to_str().unwrap(), "--format", "json"]));
-    let redacted = stdout(&run(&["analyze", path.to_str().unwrap(), "--format", "json", "--redact"]));
+    let plain = stdout(&run(&[
+        "analyze",
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    let redacted = stdout(&run(&[
+        "analyze",
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+        "--redact",
+    ]));
     assert!(plain.contains("ib-node07") && plain.contains("0x946dae03004a3c10"));
     assert!(!redacted.contains("ib-node07") && !redacted.contains("0x946dae03004a3c10"));
     let (p, r): (serde_json::Value, serde_json::Value) = (
@@ -47,7 +65,10 @@ fn analyze_redact_replaces_hosts_and_guids_in_every_format() {
         serde_json::from_str(&redacted).unwrap(),
     );
     assert_eq!(p["summary"], r["summary"], "same findings");
-    assert_eq!(p["findings"].as_array().unwrap().len(), r["findings"].as_array().unwrap().len());
+    assert_eq!(
+        p["findings"].as_array().unwrap().len(),
+        r["findings"].as_array().unwrap().len()
+    );
     let hosts: Vec<&str> = r["findings"]
         .as_array()
         .unwrap()
@@ -62,8 +83,17 @@ fn analyze_redact_replaces_hosts_and_guids_in_every_format() {
 #[test]
 fn parse_redact_redacts_before_reading_and_consistently_across_files() {
     let dir = example("examples/fleet");
-    let out = stdout(&run(&["parse", dir.to_str().unwrap(), "--format", "json", "--redact"]));
-    assert!(!out.contains("node02"), "host names from file names are replaced too");
+    let out = stdout(&run(&[
+        "parse",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+        "--redact",
+    ]));
+    assert!(
+        !out.contains("node02"),
+        "host names from file names are replaced too"
+    );
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let hosts: std::collections::BTreeSet<&str> = v["files"]
         .as_array()
@@ -72,5 +102,8 @@ fn parse_redact_redacts_before_reading_and_consistently_across_files() {
         .flat_map(|f| f["sections"].as_array().unwrap())
         .filter_map(|s| s["host"].as_str())
         .collect();
-    assert!(hosts.len() > 2 && hosts.iter().all(|h| h.starts_with("host-")), "{hosts:?}");
+    assert!(
+        hosts.len() > 2 && hosts.iter().all(|h| h.starts_with("host-")),
+        "{hosts:?}"
+    );
 }

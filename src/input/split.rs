@@ -154,7 +154,10 @@ fn host_of_file(name: &str) -> Option<String> {
     ];
     let mut parts = name.rsplit(['/', '\\']);
     let file = parts.next()?;
-    let candidate = match parts.next().filter(|dir| !dir.is_empty() && *dir != "." && *dir != "..") {
+    let candidate = match parts
+        .next()
+        .filter(|dir| !dir.is_empty() && *dir != "." && *dir != "..")
+    {
         Some(dir) => dir,
         None => {
             let stem = file.split('.').next()?;
@@ -502,10 +505,20 @@ mod file_header_tests {
 
     #[test]
     fn tool_named_files_imply_no_host() {
-        for name in ["ibstat.txt", "nvlink-errors.log", "topo.txt", "perfquery", "paste.txt", ""] {
+        for name in [
+            "ibstat.txt",
+            "nvlink-errors.log",
+            "topo.txt",
+            "perfquery",
+            "paste.txt",
+            "",
+        ] {
             assert_eq!(host_of_file(name), None, "{name}");
         }
-        assert_eq!(host_of_file("dumps/gpu-01/nvlink.txt").as_deref(), Some("gpu-01"));
+        assert_eq!(
+            host_of_file("dumps/gpu-01/nvlink.txt").as_deref(),
+            Some("gpu-01")
+        );
         assert_eq!(host_of_file("login01.log").as_deref(), Some("login01"));
     }
 }

@@ -84,18 +84,31 @@ pub fn render(report: &Report, documents: &[NamedDocument<'_>]) -> String {
     if !report.skipped_rules.is_empty() {
         s.push_str("<h2>Rules that could not run</h2>\n<ul>\n");
         for r in &report.skipped_rules {
-            let _ = writeln!(s, "<li><code>{}</code> {}</li>", esc(r.rule), esc(&r.reason));
+            let _ = writeln!(
+                s,
+                "<li><code>{}</code> {}</li>",
+                esc(r.rule),
+                esc(&r.reason)
+            );
         }
         s.push_str("</ul>\n");
     }
     if !report.skipped_inputs.is_empty() {
         s.push_str("<h2>Inputs left out</h2>\n<ul>\n");
         for i in &report.skipped_inputs {
-            let _ = writeln!(s, "<li><code>{}</code>: {}</li>", esc(&i.input), esc(&i.reason));
+            let _ = writeln!(
+                s,
+                "<li><code>{}</code>: {}</li>",
+                esc(&i.input),
+                esc(&i.reason)
+            );
         }
         s.push_str("</ul>\n");
     }
-    let unrecognised: usize = documents.iter().map(|d| d.document.unrecognised.len()).sum();
+    let unrecognised: usize = documents
+        .iter()
+        .map(|d| d.document.unrecognised.len())
+        .sum();
     if unrecognised > 0 {
         let _ = writeln!(
             s,
@@ -119,7 +132,11 @@ fn finding(s: &mut String, f: &Finding) {
     if !f.evidence.is_empty() {
         s.push_str("<pre>");
         for e in &f.evidence {
-            let source = e.source.as_deref().map(|src| format!("{src}:")).unwrap_or_default();
+            let source = e
+                .source
+                .as_deref()
+                .map(|src| format!("{src}:"))
+                .unwrap_or_default();
             let lines = if e.span.last_line == e.span.first_line {
                 format!("L{}", e.span.first_line)
             } else {
@@ -138,7 +155,11 @@ fn finding(s: &mut String, f: &Finding) {
         );
     }
     if !f.remediation.is_empty() {
-        let _ = writeln!(s, "<p><strong>What to do:</strong> {}</p>", esc(&f.remediation));
+        let _ = writeln!(
+            s,
+            "<p><strong>What to do:</strong> {}</p>",
+            esc(&f.remediation)
+        );
     }
     s.push_str("</section>\n");
 }
@@ -154,7 +175,7 @@ fn by_host(findings: &[Finding]) -> Vec<(Option<&str>, Vec<&Finding>)> {
         }
     }
     for (_, list) in &mut hosts {
-        list.sort_by(|a, b| b.severity.cmp(&a.severity));
+        list.sort_by_key(|f| std::cmp::Reverse(f.severity));
     }
     hosts.sort_by(|(ha, fa), (hb, fb)| {
         let worst = |fs: &Vec<&Finding>| fs.iter().map(|f| f.severity).max();

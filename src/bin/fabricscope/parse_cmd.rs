@@ -57,7 +57,12 @@ fn redact_inputs(inputs: &mut [Input]) {
     let mut redactor = fabricscope::redact::Redactor::default();
     let texts: Vec<Option<String>> = inputs
         .iter()
-        .map(|i| i.bytes.as_ref().ok().map(|b| String::from_utf8_lossy(b).into_owned()))
+        .map(|i| {
+            i.bytes
+                .as_ref()
+                .ok()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+        })
         .collect();
     for (input, text) in inputs.iter().zip(&texts) {
         redactor.add_hosts(input.host.iter().cloned());
