@@ -192,12 +192,13 @@ function topoFigure(sec, findings) {
   const problems = problemCells(findings, sec.host ?? null);
   const size = 38;
   const labelW = 64;
+  const top = 22;
   const n = devices.length;
   const flagged = [];
   const grid = [];
   devices.forEach((from, r) => {
-    grid.push(s("text", { class: "axis", x: labelW - 6, y: labelW + r * size + size / 2 + 4, "text-anchor": "end" }, from));
-    grid.push(s("text", { class: "axis", x: labelW + r * size + size / 2, y: labelW - 8, "text-anchor": "middle" }, from));
+    grid.push(s("text", { class: "axis", x: labelW - 6, y: top + r * size + size / 2 + 4, "text-anchor": "end" }, from));
+    grid.push(s("text", { class: "axis", x: labelW + r * size + size / 2, y: top - 8, "text-anchor": "middle" }, from));
     devices.forEach((to, c) => {
       const cell = cells.get(`${from}|${to}`);
       const label = from === to ? "X" : linkLabel(cell?.value);
@@ -206,15 +207,16 @@ function topoFigure(sec, findings) {
       if (problem && r < c) flagged.push(`${from}–${to} ${label} (${problem.rule} ${problem.severity})`);
       grid.push(s("g", { class: `cell t-${type}${problem ? ` problem sev-${problem.severity}` : ""}`, "data-from": from, "data-to": to },
         s("title", {}, `${from} ↔ ${to}: ${label}${problem ? ` — ${problem.rule}: ${problem.message}` : ""}`),
-        s("rect", { x: labelW + c * size + 1, y: labelW + r * size + 1, width: size - 2, height: size - 2, rx: 3 }),
-        s("text", { x: labelW + c * size + size / 2, y: labelW + r * size + size / 2 + 4, "text-anchor": "middle" }, label)));
+        s("rect", { x: labelW + c * size + 1, y: top + r * size + 1, width: size - 2, height: size - 2, rx: 3 }),
+        s("text", { x: labelW + c * size + size / 2, y: top + r * size + size / 2 + 4, "text-anchor": "middle" }, label)));
     });
   });
   const width = labelW + n * size + 4;
+  const height = top + n * size + 4;
   const caption = `Topology matrix (nvidia-smi topo -m)${sec.host ? ` on ${sec.host}` : ""}, lines ${sec.first_line}–${sec.last_line}`;
   const description = `${caption}: ${n} devices. ` +
     (flagged.length ? `Problem cells: ${flagged.join("; ")}.` : "No cell is named by a finding.");
-  const svg = s("svg", { viewBox: `0 0 ${width} ${width}`, width, height: width, role: "img", "aria-label": description }, grid);
+  const svg = s("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": description }, grid);
   const rows = devices.map((from) => [from, ...devices.map((to) => {
     const problem = problems.get(`${from}|${to}`);
     const label = from === to ? "X" : linkLabel(cells.get(`${from}|${to}`)?.value);
@@ -242,11 +244,11 @@ function heatmap(report, onCell) {
   const cellW = 34;
   const cellH = 18;
   const labelW = Math.min(180, 8 + 7 * Math.max(4, ...hosts.map((x) => x.length)));
-  const top = 46;
+  const top = 8 + 6 * Math.min(12, Math.max(...rules.map((r) => r.length)));
   const items = [];
   rules.forEach((rule, c) => items.push(s("text", {
-    class: "axis", x: labelW + c * cellW + cellW / 2, y: top - 8, "text-anchor": "end",
-    transform: `rotate(-45 ${labelW + c * cellW + cellW / 2} ${top - 8})`,
+    class: "axis", x: labelW + c * cellW + cellW / 2, y: top - 4, "text-anchor": "start",
+    transform: `rotate(-45 ${labelW + c * cellW + cellW / 2} ${top - 4})`,
   }, rule)));
   hosts.forEach((host, r) => {
     items.push(s("text", { class: "axis", x: labelW - 6, y: top + r * cellH + cellH / 2 + 4, "text-anchor": "end" }, host));
@@ -261,7 +263,7 @@ function heatmap(report, onCell) {
       s("rect", { x: labelW + c * cellW + 1, y: top + r * cellH + 1, width: cellW - 2, height: cellH - 2, rx: 2 })));
     });
   });
-  const width = labelW + Math.max(1, rules.length) * cellW + 8;
+  const width = labelW + Math.max(1, rules.length) * cellW + top;
   const height = top + hosts.length * cellH + 4;
   const problemHosts = hosts.filter((x) => rank(x) < 9);
   const caption = `Hosts × rules: the worst finding of each rule on each host (${plural(hosts.length, "host")}, ${plural(rules.length, "rule")} fired)`;
