@@ -17,7 +17,7 @@ use crate::diag::{Warning, WarningKind};
 use crate::error::Error;
 use crate::parse::{supported_formats, Kind, SectionData};
 use crate::span::LineSpan;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Limits and context for reading one input.
 #[derive(Debug, Clone)]
@@ -48,7 +48,10 @@ impl Default for ReadOptions {
 }
 
 /// Everything read from one input.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// It reads back from the JSON `fabricscope parse --format json` prints, so
+/// a parsed dump can be analysed later without its text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Document {
     /// Tool outputs found, in input order.
@@ -110,7 +113,8 @@ impl Document {
 }
 
 /// One tool's output.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "SectionWire")]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Section {
     /// Which tool printed it.
@@ -136,8 +140,44 @@ pub struct Section {
     pub messages: Vec<ToolMessage>,
 }
 
+/// A section as JSON holds it: its data is read as the model of its `kind`.
+#[derive(Deserialize)]
+struct SectionWire {
+    kind: Kind,
+    host: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(flatten)]
+    span: LineSpan,
+    data: serde_json::Value,
+    #[serde(default)]
+    warnings: Vec<Warning>,
+    #[serde(default)]
+    messages: Vec<ToolMessage>,
+}
+
+impl TryFrom<SectionWire> for Section {
+    type Error = String;
+
+    fn try_from(w: SectionWire) -> Result<Self, String> {
+        let data = SectionData::from_json(w.kind, w.data)
+            .map_err(|e| format!("{} section: {e}", w.kind.name()))?;
+        Ok(Section {
+            kind: w.kind,
+            host: w.host,
+            command: w.command,
+            source: w.source,
+            span: w.span,
+            data,
+            warnings: w.warnings,
+            messages: w.messages,
+        })
+    }
+}
+
 /// Lines that no supported tool printed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Unrecognised {
     /// The lines.
@@ -152,7 +192,7 @@ pub struct Unrecognised {
 
 /// An error or warning line printed by a tool (`ibwarn: [1234] …`,
 /// `ibpanic: …`, `src/query_smp.c:199; …`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct ToolMessage {
     /// Line number.
@@ -164,7 +204,7 @@ pub struct ToolMessage {
 }
 
 /// How serious a tool message is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum MessageLevel {

@@ -190,6 +190,7 @@ impl Rule {
             evidence: Vec::new(),
             threshold: None,
             remediation: String::new(),
+            fingerprint: String::new(),
         }
     }
 }
