@@ -485,22 +485,40 @@ function renderFindings(report) {
   applyFilters();
 }
 
-/** Incidents from the engine: one broken thing each, its findings grouped under it. */
+/**
+ * Incidents from the engine: one broken thing each, its findings grouped
+ * under it and a probable cause, grouped by host, worst first. Findings that
+ * belong to no incident follow their host's incidents.
+ */
 function renderIncidents(incidents, entries) {
-  const ordered = incidents.map((inc, i) => ({ inc, i }))
-    .toSorted((a, b) => severityRank(a.inc.severity) - severityRank(b.inc.severity));
-  return [h("section", { class: "incidents" }, pagedList(ordered, ({ inc, i }) => {
-    const members = (inc.findings ?? []).map((k) => entries[k]).filter(Boolean);
-    const subject = typeof inc.subject === "string" ? inc.subject : [inc.subject?.host, subjectText(inc.subject ?? {})].filter(Boolean).join(" ");
-    return h("details", { class: `incident finding sev-${inc.severity}`, id: `incident-${i}`, "data-incident": i },
-      h("summary", {}, severityBadge(inc.severity), inc.rule && h("span", { class: "rule-id" }, inc.rule),
-        subject && h("span", { class: "subject" }, subject),
-        h("span", { class: "finding-message" }, inc.title ?? ""),
-        h("span", { class: "muted" }, ` · ${plural(members.length, "finding")}`)),
-      h("div", { class: "incident-body" },
-        inc.probable_cause && h("p", { class: "probable-cause" }, h("strong", {}, "Probable cause: "), inc.probable_cause),
-        members.map((e) => renderFinding(e.finding, e.index))));
-  }))];
+  const claimed = new Set(incidents.flatMap((inc) => inc.findings ?? []));
+  const items = [
+    ...incidents.map((inc, i) => ({ inc, i, host: inc.subject?.host ?? null, rank: severityRank(inc.severity) })),
+    ...entries.filter((e) => !claimed.has(e.index))
+      .map((e) => ({ entry: e, host: e.finding.subject?.host ?? null, rank: severityRank(e.finding.severity) })),
+  ];
+  const worst = (list) => Math.min(...list.map((x) => x.rank));
+  return [...Map.groupBy(items, (x) => x.host)]
+    .map(([host, list]) => [host, list.toSorted((a, b) => a.rank - b.rank)])
+    .toSorted(([ha, la], [hb, lb]) => worst(la) - worst(lb) || String(ha).localeCompare(String(hb)))
+    .map(([host, list]) => h("section", { class: "host-group", "data-host": host ?? "" },
+      h("h3", { class: "host" }, host ?? "No host prompt",
+        h("span", { class: "muted" }, ` · ${plural(list.filter((x) => x.inc).length, "incident")}`)),
+      pagedList(list, (x) => (x.entry ? renderFinding(x.entry.finding, x.entry.index) : renderIncident(x.inc, x.i, entries)))));
+}
+
+function renderIncident(inc, i, entries) {
+  const members = (inc.findings ?? []).map((k) => entries[k]).filter(Boolean);
+  const subject = subjectText(inc.subject ?? {});
+  // Open: an incident is a card listing its findings (each one collapsed).
+  return h("details", { class: `incident sev-${inc.severity}`, id: `incident-${i}`, "data-incident": i, open: true },
+    h("summary", {}, severityBadge(inc.severity), inc.rule && h("span", { class: "rule-id" }, inc.rule),
+      subject && h("span", { class: "subject" }, subject),
+      h("span", { class: "finding-message" }, inc.title ?? ""),
+      h("span", { class: "muted" }, ` · ${plural(members.length, "finding")}`)),
+    h("div", { class: "incident-body" },
+      inc.probable_cause && h("p", { class: "probable-cause" }, h("strong", {}, "Probable cause: "), inc.probable_cause),
+      members.map((e) => renderFinding(e.finding, e.index))));
 }
 
 // ----------------------------------------------------------------- filters
