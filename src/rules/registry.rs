@@ -9,11 +9,13 @@
 //!    and `quiet_*.txt` (a near miss that must not).
 //! 4. Regenerate the catalogue: `UPDATE_DOCS=1 cargo test --lib registry`.
 
-use super::{cross, ib_counters, ib_fleet, ib_port, nvlink, topology, Rule};
+use super::{cross, diag, ib_counters, ib_fleet, ib_port, nvlink, topology, Rule};
 use std::fmt::Write as _;
 
 /// Every rule, sorted by id.
 pub static RULES: &[&Rule] = &[
+    &diag::DG001,
+    &diag::DG002,
     &ib_fleet::FL001,
     &ib_fleet::FL002,
     &ib_fleet::FL003,
@@ -39,6 +41,9 @@ pub static RULES: &[&Rule] = &[
     &ib_counters::IB113,
     &ib_counters::IB114,
     &ib_counters::IB115,
+    &diag::ML001,
+    &diag::ML002,
+    &diag::ML003,
     &nvlink::NV001,
     &nvlink::NV002,
     &nvlink::NV003,
@@ -202,6 +207,18 @@ mod tests {
                 assert!(doc.contains(section), "{} lacks {section}", r.id);
             }
             assert!(!r.summary.is_empty() && !r.needs.is_empty(), "{}", r.id);
+        }
+    }
+
+    #[test]
+    fn every_threshold_placeholder_names_a_built_in_threshold() {
+        for r in RULES {
+            let doc = r.explanation();
+            assert!(
+                !doc.contains("{limit:") && !doc.contains("{percent:"),
+                "{}: a threshold placeholder names no built-in threshold",
+                r.id
+            );
         }
     }
 

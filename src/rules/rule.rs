@@ -78,6 +78,10 @@ pub enum Family {
     Topology,
     /// Verdicts joining several tools' output (`XS0xx`).
     Cross,
+    /// `dcgmi diag` and `dcgmi health` verdicts (`DG0xx`).
+    Diagnostics,
+    /// `mlxlink` port diagnostics (`ML0xx`).
+    LinkDiagnostics,
 }
 
 impl Family {
@@ -90,6 +94,8 @@ impl Family {
             Family::Nvlink => "NV",
             Family::Topology => "TP",
             Family::Cross => "XS",
+            Family::Diagnostics => "DG",
+            Family::LinkDiagnostics => "ML",
         }
     }
 
@@ -103,6 +109,8 @@ impl Family {
             Family::Nvlink => "NVLink",
             Family::Topology => "GPU and NIC topology",
             Family::Cross => "Cross-source verdicts",
+            Family::Diagnostics => "DCGM diagnostics and health",
+            Family::LinkDiagnostics => "Link diagnostics (mlxlink)",
         }
     }
 }
@@ -167,12 +175,17 @@ impl Rule {
     }
 
     /// The documentation as Markdown, with the one space rustdoc leaves at
-    /// the start of each doc-comment line removed.
+    /// the start of each doc-comment line removed, and each threshold
+    /// placeholder (`{limit:SymbolErrorCounter}`, `{percent:PortXmitWaitShare}`)
+    /// replaced by the built-in value of that name in
+    /// [`thresholds`](super::thresholds): the number is written once, there.
     #[must_use]
     pub fn explanation(&self) -> String {
         let mut out = String::with_capacity(self.explanation.len());
         for line in self.explanation.lines() {
-            out.push_str(line.strip_prefix(' ').unwrap_or(line));
+            out.push_str(&super::thresholds::fill_placeholders(
+                line.strip_prefix(' ').unwrap_or(line),
+            ));
             out.push('\n');
         }
         out.trim_end().to_owned() + "\n"
@@ -222,7 +235,7 @@ macro_rules! declare_rule {
             severity: $severity:ident,
             summary: $summary:literal,
             needs: $needs:literal,
-            check: $check:path $(,)?
+            check: $check:expr $(,)?
         }
     ) => {
         $(#[doc = $doc])*
