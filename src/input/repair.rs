@@ -33,6 +33,7 @@ use std::borrow::Cow;
 /// A kind of paste damage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum RepairKind {
     /// `> ` mail or forum quoting.
     MailQuoting,
@@ -62,6 +63,7 @@ impl RepairKind {
 
 /// One repair applied to the input.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Repair {
     /// What was undone.
     pub kind: RepairKind,
