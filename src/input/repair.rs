@@ -229,6 +229,11 @@ fn right_arrow(t: &str) -> Option<usize> {
 }
 
 fn unannotate(t: &str) -> Option<String> {
+    // `==> file <==` is tail's file header, not an annotation arrow.
+    let h = t.trim();
+    if h.starts_with("==> ") && h.ends_with(" <==") {
+        return None;
+    }
     let arrow = [" <--", " <==", " ←"]
         .iter()
         .filter_map(|a| t.find(a))
