@@ -1,5 +1,5 @@
 # The few commands people run. Everything CI does is `make test`.
-.PHONY: check test wasm serve fuzz bench bench-fleet docs
+.PHONY: check test wasm site serve fuzz bench bench-fleet docs
 
 check:            ## format, lint, unit + integration tests
 	cargo fmt --all -- --check
@@ -11,6 +11,9 @@ test:             ## everything CI runs, installing what is missing
 
 wasm:             ## build pkg/ (wasm-bindgen + wasm-opt)
 	bash scripts/build-wasm.sh
+
+site: wasm        ## build site/: the page as a self-contained static directory
+	bash scripts/build-site.sh site
 
 serve: wasm       ## serve the page at http://127.0.0.1:8000/www/
 	python3 -m http.server 8000 --bind 127.0.0.1

@@ -67,6 +67,47 @@ build() {
   mv "$OUT/${CRATE}_bg.wasm.tmp" "$OUT/${CRATE}_bg.wasm"
 }
 
+# pkg/package.json: the npm package around the wasm-bindgen output and the
+# committed wrappers (index.js, node.js, index.d.ts); its version is the crate's.
+package_json() {
+  local version
+  version="$(awk -F'"' '/^\[package\]/ { p = 1 } p && /^version = / { print $2; exit }' Cargo.toml)"
+  cat > "$OUT/package.json" <<JSON
+{
+  "name": "fabricscope",
+  "version": "$version",
+  "description": "Reads InfiniBand and NVLink tool output (ibstat, perfquery, nvidia-smi …) and explains what is wrong with the fabric — WebAssembly, for Node, browsers and bundlers",
+  "license": "MIT OR Apache-2.0",
+  "keywords": ["infiniband", "nvlink", "hpc", "diagnostics", "wasm"],
+  "type": "module",
+  "main": "./node.js",
+  "module": "./index.js",
+  "types": "./index.d.ts",
+  "exports": {
+    ".": {
+      "types": "./index.d.ts",
+      "node": "./node.js",
+      "default": "./index.js"
+    },
+    "./fabricscope_bg.wasm": "./fabricscope_bg.wasm",
+    "./package.json": "./package.json"
+  },
+  "files": [
+    "fabricscope.js",
+    "fabricscope.d.ts",
+    "fabricscope_bg.wasm",
+    "fabricscope_bg.wasm.d.ts",
+    "index.js",
+    "index.d.ts",
+    "node.js",
+    "README.md"
+  ],
+  "sideEffects": ["./node.js"],
+  "engines": { "node": ">=18" }
+}
+JSON
+}
+
 report_size() {
   local wasm="$OUT/${CRATE}_bg.wasm" bytes gz
   bytes="$(wc -c < "$wasm")"
@@ -78,4 +119,5 @@ ensure_target
 ensure_wasm_bindgen
 ensure_npm
 build
+package_json
 report_size

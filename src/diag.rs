@@ -11,6 +11,7 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum WarningKind {
     /// Lines that belong to a section but could not be read. They are not
     /// used for any conclusion.
@@ -29,6 +30,7 @@ pub enum WarningKind {
 
 /// A problem found while reading, tied to the input lines it concerns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Warning {
     /// What kind of problem this is.
     pub kind: WarningKind,

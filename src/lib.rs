@@ -14,6 +14,7 @@
 //!   GPU, `NV#` per system, IB rate per HCA), each entry with its source.
 //! - [`rules`]: the diagnosis rules, their registry and thresholds.
 //! - [`analyze()`]: runs the rules over documents and returns a [`Report`]; [`report`] renders it.
+//! - [`redact`]: replaces hosts, GUIDs, UUIDs, serials and IPs consistently before sharing.
 //!
 //! # Features
 //! - `cli` (default): the `fabricscope` binary.
@@ -35,6 +36,7 @@ pub mod input;
 pub mod kb;
 pub mod model;
 pub mod parse;
+pub mod redact;
 pub mod report;
 pub mod rules;
 pub mod span;

@@ -11,6 +11,7 @@ use std::fmt;
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct LineSpan {
     /// First line of the range (1-based).
     pub first_line: usize,

@@ -53,6 +53,7 @@ impl Default for ReadOptions {
 /// It reads back from the JSON `fabricscope parse --format json` prints, so
 /// a parsed dump can be analysed later without its text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Document {
     /// Tool outputs found, in input order.
     pub sections: Vec<Section>,
@@ -120,8 +121,10 @@ impl Document {
 /// One tool's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "SectionWire")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Section {
     /// Which tool printed it.
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
     pub kind: Kind,
     /// The host it came from, when the input says (prefix, prompt, batch directory).
     pub host: Option<String>,
@@ -133,7 +136,8 @@ pub struct Section {
     /// Lines it spans, from its prompt (if any) to its last line.
     #[serde(flatten)]
     pub span: LineSpan,
-    /// What was read.
+    /// What was read: the tool's model, described in `docs/json.md`.
+    #[cfg_attr(feature = "wasm", tsify(type = "Record<string, unknown>"))]
     pub data: SectionData,
     /// Lines of this section that could not be read, and other problems.
     pub warnings: Vec<Warning>,
@@ -180,6 +184,7 @@ impl TryFrom<SectionWire> for Section {
 
 /// Lines that no supported tool printed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Unrecognised {
     /// The lines.
     #[serde(flatten)]
@@ -194,6 +199,7 @@ pub struct Unrecognised {
 /// An error or warning line printed by a tool (`ibwarn: [1234] …`,
 /// `ibpanic: …`, `src/query_smp.c:199; …`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct ToolMessage {
     /// Line number.
     pub line: usize,
@@ -206,6 +212,7 @@ pub struct ToolMessage {
 /// How serious a tool message is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum MessageLevel {
     /// `ibwarn:` and similar.
     Warning,

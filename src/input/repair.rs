@@ -33,6 +33,7 @@ use std::borrow::Cow;
 /// A kind of paste damage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum RepairKind {
     /// `> ` mail or forum quoting.
     MailQuoting,
@@ -62,6 +63,7 @@ impl RepairKind {
 
 /// One repair applied to the input.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Repair {
     /// What was undone.
     pub kind: RepairKind,
@@ -227,6 +229,11 @@ fn right_arrow(t: &str) -> Option<usize> {
 }
 
 fn unannotate(t: &str) -> Option<String> {
+    // `==> file <==` is tail's file header, not an annotation arrow.
+    let h = t.trim();
+    if h.starts_with("==> ") && h.ends_with(" <==") {
+        return None;
+    }
     let arrow = [" <--", " <==", " ←"]
         .iter()
         .filter_map(|a| t.find(a))

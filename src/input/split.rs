@@ -119,9 +119,11 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, V
                 ));
             }
             Some(Framing::FileHeader(name)) => {
+                // The file's name is the host of what follows unless a prompt
+                // or banner says otherwise, as for the CLI's dump trees.
+                banner_host = host_of_file(&name);
                 source = Some(name);
-                banner_host = None;
-                chunks.push(new_chunk(None, None, &source, options));
+                chunks.push(new_chunk(None, banner_host.clone(), &source, options));
             }
             Some(Framing::ExitMarker) => {
                 chunks.push(new_chunk(None, banner_host.clone(), &source, options));
@@ -142,6 +144,38 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, V
         i += 1;
     }
     (chunks, framing_lines)
+}
+
+/// The host a file name implies: its directory (`node07/ibstat.txt` →
+/// `node07`), or its name up to the first dot (`node07.txt` → `node07`) when
+/// that name is not about a tool (`ibstat.txt`, `nvlink-errors.log`).
+fn host_of_file(name: &str) -> Option<String> {
+    const TOOL_WORDS: &[&str] = &[
+        "ibv", "perf", "nvidia", "nvlink", "smi", "topo", "dcgm", "dmon", "pmon", "counter",
+        "error", "link", "port", "date", "dump", "output", "paste", "stat",
+    ];
+    let mut parts = name.rsplit(['/', '\\']);
+    let file = parts.next()?;
+    let candidate = match parts
+        .next()
+        .filter(|dir| !dir.is_empty() && *dir != "." && *dir != "..")
+    {
+        Some(dir) => dir,
+        None => {
+            let stem = file.split('.').next()?;
+            let lower = stem.to_ascii_lowercase();
+            if TOOL_WORDS.iter().any(|w| lower.contains(w)) {
+                return None;
+            }
+            stem
+        }
+    };
+    let ok = !candidate.is_empty()
+        && candidate.len() <= 128
+        && candidate
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    ok.then(|| candidate.to_owned())
 }
 
 fn new_chunk<'a>(
@@ -453,5 +487,40 @@ fn nvidia_message(t: &str) -> Option<MessageLevel> {
         Some(MessageLevel::Warning)
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod file_header_tests {
+    use super::host_of_file;
+    use crate::input::{read_all, ReadOptions};
+
+    #[test]
+    fn a_file_header_names_the_host_of_what_follows() {
+        let paste = "==> node07.txt <==\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Active\n\
+                     ==> node08/ibstat.txt <==\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\
+                     ==> ibstat.txt <==\n[root@gpu01 ~]# ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n";
+        let doc = read_all(paste, &ReadOptions::default()).unwrap();
+        let hosts: Vec<Option<&str>> = doc.sections.iter().map(|s| s.host.as_deref()).collect();
+        assert_eq!(hosts, [Some("node07"), Some("node08"), Some("gpu01")]);
+    }
+
+    #[test]
+    fn tool_named_files_imply_no_host() {
+        for name in [
+            "ibstat.txt",
+            "nvlink-errors.log",
+            "topo.txt",
+            "perfquery",
+            "paste.txt",
+            "",
+        ] {
+            assert_eq!(host_of_file(name), None, "{name}");
+        }
+        assert_eq!(
+            host_of_file("dumps/gpu-01/nvlink.txt").as_deref(),
+            Some("gpu-01")
+        );
+        assert_eq!(host_of_file("login01.log").as_deref(), Some("login01"));
     }
 }

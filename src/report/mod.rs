@@ -4,7 +4,8 @@
 //! document ([`json`], also what the web page reads), one finding per line
 //! ([`ndjson`]), SARIF 2.1.0 for code-scanning tools ([`sarif`]), CSV and
 //! Markdown for spreadsheets and tickets ([`csv`], [`markdown`]). All of
-//! them render [`incident`]s. [`diff`] compares two reports.
+//! them render [`incident`]s. [`diff`] compares two reports; [`html`] is one
+//! self-contained HTML file for a ticket.
 //!
 //! ```
 //! use fabricscope::report::{ndjson, sarif, text};
@@ -20,6 +21,7 @@
 
 pub mod csv;
 pub mod diff;
+pub mod html;
 pub mod incident;
 pub mod json;
 pub mod markdown;
@@ -42,6 +44,9 @@ pub const SCHEMA_VERSION: u32 = 2;
 
 /// Findings counted by severity.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+// The TypeScript name; JSON never carries a struct's name.
+#[cfg_attr(feature = "wasm", serde(rename = "SeverityCounts"))]
 pub struct Summary {
     /// Findings that take a node out of service.
     pub critical: usize,
@@ -91,6 +96,7 @@ impl Summary {
 
 /// An input that could not be analysed, and why (batch runs go on without it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct SkippedInput {
     /// The input's name (path, or `-`).
     pub input: String,
@@ -100,6 +106,7 @@ pub struct SkippedInput {
 
 /// The result of an analysis.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 #[non_exhaustive]
 pub struct Report {
     /// The report shape's version ([`SCHEMA_VERSION`]).

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// What a finding is about. Only the fields that apply are set.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Subject {
     /// Host name, when the input names one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -21,6 +22,7 @@ pub struct Subject {
     pub lid: Option<u32>,
     /// InfiniBand port or node GUID (`0x…`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
     pub guid: Option<crate::model::ib::Guid>,
     /// GPU index as nvidia-smi numbers it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -115,6 +117,7 @@ impl Subject {
 
 /// One piece of evidence: a value or statistic, and the lines it came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Evidence {
     /// The value as a person would say it (`SymbolErrorCounter = 4312`).
     pub text: String,
@@ -140,6 +143,7 @@ impl Evidence {
 
 /// The limit a value was judged against, and where that limit comes from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Threshold {
     /// The limit as a person would say it (`> 10`, `≥ 100/s`, `Active/LinkUp`).
     pub value: String,
@@ -164,6 +168,7 @@ impl Threshold {
 /// looked up in the registry: a report naming a rule this build does not
 /// know is refused rather than misread.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 #[non_exhaustive]
 pub struct Finding {
     /// The rule's id (`IB001`).
@@ -269,6 +274,7 @@ impl Finding {
 
 /// A rule that could not run, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct SkippedRule {
     /// The rule's id.
     pub rule: &'static str,

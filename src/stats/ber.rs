@@ -104,6 +104,7 @@ pub fn estimate(errors: u64, bits: f64, confidence: f64) -> Result<BerEstimate, 
 /// Where an estimate stands against a threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum Verdict {
     /// Even the lower bound is above the threshold: the link is worse than allowed.
     Exceeds,

@@ -30,6 +30,7 @@ pub struct Source<'a> {
 
 /// Everything measured, with units in the field names.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Measurements {
     /// Every section that carried counters, in input order.
     pub snapshots: Vec<SnapshotInfo>,
@@ -56,12 +57,14 @@ pub struct Measurements {
 
 /// A section that carried counters.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct SnapshotInfo {
     /// Position in [`Measurements::snapshots`]; referenced by other records.
     pub id: usize,
     /// Which input (0-based, in the order given).
     pub input: usize,
     /// Tool.
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
     pub kind: Kind,
     /// Host, if known.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -85,6 +88,7 @@ pub struct SnapshotInfo {
 
 /// The data rate of one link or port, per direction.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct LinkCapacity {
     /// The link or port (InfiniBand ports by LID are fabric-wide: no host).
     pub subject: Subject,
@@ -99,6 +103,7 @@ pub struct LinkCapacity {
 /// Whether a rate could be taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum RateStatus {
     /// Rate measured.
     Measured,
@@ -112,6 +117,7 @@ pub enum RateStatus {
 
 /// One counter between two snapshots.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct CounterRate {
     /// Whose counter.
     pub subject: Subject,
@@ -154,6 +160,7 @@ pub struct CounterRate {
 
 /// Data carried by one link or port in one direction between two snapshots.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Throughput {
     /// Link or port.
     pub subject: Subject,
@@ -170,6 +177,8 @@ pub struct Throughput {
     /// Seconds between them.
     pub interval_seconds: f64,
     /// Bytes carried (counts × bytes per count).
+    // JSON carries it as a number (exact below 2^53 bytes, 8 PiB).
+    #[cfg_attr(feature = "wasm", tsify(type = "number"))]
     pub bytes: u128,
     /// Bytes per second.
     pub bytes_per_second: f64,
@@ -192,6 +201,7 @@ pub struct Throughput {
 
 /// A counter at its field maximum.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct SaturatedCounter {
     /// Whose counter.
     pub subject: Subject,
@@ -213,6 +223,7 @@ pub struct SaturatedCounter {
 
 /// A BER estimate for one counter between two snapshots.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct BitErrorRate {
     /// Link, port or lane.
     pub subject: Subject,
@@ -253,6 +264,7 @@ pub struct BitErrorRate {
 /// Which peers a group holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum PeerGroupKind {
     /// The links of one GPU.
     LinksOfGpu,
@@ -274,6 +286,7 @@ pub enum PeerGroupKind {
 /// rate does not), so it is typed: a rename cannot silently turn a rule off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum PeerStatistic {
     /// The latest reading: a count since the last reset.
     Value,
@@ -309,6 +322,7 @@ impl std::fmt::Display for PeerStatistic {
 
 /// A group of peers compared on one counter.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct PeerGroup {
     /// Kind of group.
     pub kind: PeerGroupKind,
@@ -335,6 +349,7 @@ pub struct PeerGroup {
 
 /// A member far above its peers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct OutlierMember {
     /// Who.
     pub subject: Subject,
@@ -356,6 +371,7 @@ pub struct OutlierMember {
 
 /// Spread of traffic over a GPU's links or a device's ports.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct TrafficBalance {
     /// The group in words.
     pub group: String,
@@ -382,6 +398,7 @@ pub struct TrafficBalance {
 
 /// Growth of one counter over three or more snapshots.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct CounterTrend {
     /// Whose counter.
     pub subject: Subject,

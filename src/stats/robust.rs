@@ -113,6 +113,7 @@ struct Scale {
 /// Which spread estimate a z-score used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum ScaleMethod {
     /// `MAD / 0.6745`.
     Mad,
@@ -167,6 +168,9 @@ impl Scale {
 
 /// Percentile summary of a group.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+// The TypeScript name; JSON never carries a struct's name.
+#[cfg_attr(feature = "wasm", serde(rename = "Percentiles"))]
 pub struct Summary {
     /// Number of finite values.
     pub count: usize,

@@ -14,6 +14,9 @@ use std::fmt;
 /// What a counter belongs to. Fields that do not apply stay `None`; the
 /// derived ordering groups a host's devices, ports, GPUs and links together.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+// The TypeScript name; JSON never carries a struct's name.
+#[cfg_attr(feature = "wasm", serde(rename = "MeasurementSubject"))]
 pub struct Subject {
     /// Host the output came from.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -85,6 +88,7 @@ impl Subject {
 /// What one count of a counter stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum CounterUnit {
     /// Events (errors, recoveries, wait ticks).
     Events,
@@ -111,6 +115,7 @@ impl CounterUnit {
 /// Direction of traffic, seen from the subject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum Direction {
     /// Sent.
     Tx,
@@ -121,6 +126,7 @@ pub enum Direction {
 /// Whether traffic counts payload only or payload plus protocol overhead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum Layer {
     /// Payload (`-gt d`, PortXmitData).
     Data,

@@ -160,7 +160,8 @@ else describe("fabricscope page", () => {
     const severities = await page.locator("#panel-findings details.finding .badge").allTextContents();
     const rank = (sev) => ["critical", "error", "warning", "info"].indexOf(sev);
     for (const group of await page.locator("#panel-findings .host-group").all()) {
-      const sevs = (await group.locator(".badge").allTextContents()).map(rank);
+      // Incidents (or findings, before the engine grouped them) are worst first.
+      const sevs = (await group.locator(":scope > details > summary .badge").allTextContents()).map(rank);
       assert.deepEqual(sevs, sevs.toSorted((x, y) => x - y), "worst first within a host");
     }
     for (const sev of ["critical", "error", "warning", "info"]) {

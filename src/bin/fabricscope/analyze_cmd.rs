@@ -88,6 +88,10 @@ pub struct AnalyzeArgs {
     /// Print which host each input was given to, and why, then stop.
     #[arg(long)]
     list_hosts: bool,
+    /// Replace host names, GUIDs, UUIDs, serial numbers and IP addresses
+    /// consistently in the output (for sharing).
+    #[arg(long)]
+    redact: bool,
 }
 
 /// How to print the report.
@@ -106,6 +110,8 @@ enum ReportFormat {
     Csv,
     /// Summary and incidents as Markdown tables, for tickets.
     Markdown,
+    /// One self-contained HTML file for a ticket.
+    Html,
 }
 
 /// When to colour text output.
@@ -256,6 +262,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         ReportFormat::Sarif => report::sarif::render(&report) + "\n",
         ReportFormat::Csv => report::csv::render(&report),
         ReportFormat::Markdown => report::markdown::render(&report),
+        ReportFormat::Html => report::html::render(&report, &named),
+    };
+    let out = if args.redact {
+        redact_output(&out, &docs)
+    } else {
+        out
     };
     write_output(args.output.as_deref(), &out)?;
     Ok(exit_code(
@@ -319,6 +331,21 @@ fn write_json(
             Ok(()) => Ok(()),
         },
     }
+}
+
+/// `--redact`: the analysis runs on the real input (hosts stay apart), and
+/// what is printed has every identifier replaced.
+/// File names need nothing extra: a file's host is its sections' host.
+fn redact_output(out: &str, docs: &[Document]) -> String {
+    let mut redactor = fabricscope::redact::Redactor::default();
+    let hosts = docs.iter().flat_map(|d| {
+        d.sections
+            .iter()
+            .filter_map(|s| s.host.clone())
+            .chain(d.unrecognised.iter().filter_map(|u| u.host.clone()))
+    });
+    redactor.add_hosts(hosts);
+    redactor.redact(out)
 }
 
 /// Prints `text` to standard output, or writes it to `path`.

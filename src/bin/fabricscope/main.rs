@@ -83,6 +83,10 @@ struct InputArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Replace host names, GUIDs, UUIDs, serial numbers and IP addresses
+    /// consistently before printing (for sharing).
+    #[arg(long)]
+    redact: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

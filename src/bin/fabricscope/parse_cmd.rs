@@ -16,7 +16,10 @@ struct FileResult<'a> {
 }
 
 pub fn run(args: &InputArgs) -> Result<ExitCode, String> {
-    let (inputs, listing) = gather(&args.paths, &InputOptions::default());
+    let (mut inputs, listing) = gather(&args.paths, &InputOptions::default());
+    if args.redact {
+        redact_inputs(&mut inputs);
+    }
     let mut documents = Vec::new();
     let mut errors: Vec<String> = listing
         .problems
@@ -52,6 +55,35 @@ pub fn run(args: &InputArgs) -> Result<ExitCode, String> {
     } else {
         ExitCode::from(2)
     })
+}
+
+/// `--redact`: replaces identifiers in every input, consistently across
+/// inputs, before anything is read from them. Hosts are collected from all
+/// inputs first, so a host named in one file is replaced in the others too.
+fn redact_inputs(inputs: &mut [Input]) {
+    let mut redactor = fabricscope::redact::Redactor::default();
+    let texts: Vec<Option<String>> = inputs
+        .iter()
+        .map(|i| {
+            i.bytes
+                .as_ref()
+                .ok()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+        })
+        .collect();
+    for (input, text) in inputs.iter().zip(&texts) {
+        redactor.add_hosts(input.host.iter().cloned());
+        if let Some(text) = text {
+            redactor.add_hosts(fabricscope::redact::hosts_in(text));
+        }
+    }
+    for (input, text) in inputs.iter_mut().zip(texts) {
+        if let Some(text) = text {
+            input.bytes = Ok(redactor.redact(&text).into_bytes());
+        }
+        input.host = input.host.as_deref().map(|h| redactor.redact(h));
+        input.name = redactor.redact(&input.name);
+    }
 }
 
 pub(crate) fn read_input(input: &Input) -> Result<Document, String> {
