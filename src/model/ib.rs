@@ -5,6 +5,7 @@
 //! ibv_devinfo). The enums here are the one vocabulary the rules use; each
 //! parser maps its tool's spelling onto them.
 
+use crate::model::partial::Partial;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
@@ -224,6 +225,10 @@ pub struct Ca {
     pub ports: Vec<Port>,
     /// Lines this CA was read from.
     pub span: LineSpan,
+    /// Set when the CA block stops before the ports its `Number of ports`
+    /// announces, or was pasted without its `CA '…'` header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
 }
 
 /// One port of a CA as ibstat (or ibstatus, ibv_devinfo) describes it.
@@ -258,6 +263,10 @@ pub struct Port {
     pub link_layer: Option<LinkLayer>,
     /// Lines this port was read from.
     pub span: LineSpan,
+    /// Set when the port block stops before fields the tool always prints
+    /// (the missing ones are listed), or its CA is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
 }
 
 impl Port {
@@ -278,6 +287,7 @@ impl Port {
             port_guid: None,
             link_layer: None,
             span,
+            partial: None,
         }
     }
 }

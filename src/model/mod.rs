@@ -9,9 +9,11 @@ pub mod date;
 pub mod gpu;
 pub mod ib;
 pub mod nvlink;
+pub mod partial;
 pub mod topo;
 
 pub use counter::Counter;
+pub use partial::{Partial, PartialReason};
 pub mod iblinkinfo;
 pub mod ibqueryerrors;
 pub mod ibstatus;

@@ -19,6 +19,7 @@
 //! the next line. Cells are read with a scanner over the known vocabulary
 //! rather than by splitting, which is what makes the fused forms readable.
 
+use crate::model::partial::{Partial, PartialReason};
 use crate::model::topo::{
     Cell, Device, DeviceKind, LegendEntry, Link, P2pCapability, P2pStatus, TopoMatrix, TopoP2p,
 };
@@ -68,6 +69,8 @@ enum MatrixKind {
 struct Header {
     devices: Vec<String>,
     affinity: Vec<&'static str>,
+    /// Line it was read from (0 until the reader sets it).
+    line: usize,
 }
 
 /// Reads a header row; `None` unless it names `GPU0` and nothing but
@@ -103,7 +106,11 @@ fn header(text: &str) -> Option<Header> {
         affinity.push(*title);
         rest = rest.get(title.len()..)?.trim_start();
     }
-    Some(Header { devices, affinity })
+    Some(Header {
+        devices,
+        affinity,
+        line: 0,
+    })
 }
 
 /// A device name at the start of `s`: letters, optional digits, optional
@@ -295,7 +302,8 @@ fn read<'t>(lines: &'t [Line<'t>], words: &[&str], unread: &mut Unread) -> Raw<'
             continue;
         }
         if raw.header.is_none() {
-            if let Some(h) = header(t) {
+            if let Some(mut h) = header(t) {
+                h.line = line.number;
                 raw.header = Some(h);
                 continue;
             }
@@ -348,7 +356,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
         .collect();
     for (number, r) in &raw.rows {
         check_width(*number, r, &header, &mut unread);
-        for (col, text) in header.devices.iter().zip(&r.cells) {
+        for (col, text) in header.devices.iter().zip(trusted_cells(r, &header)) {
             out.cells.push(Cell {
                 from: r.name.to_owned(),
                 to: col.clone(),
@@ -358,7 +366,15 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
         }
         if let Some(d) = out.devices.iter_mut().find(|d| d.name == r.name) {
             d.line = Some(*number);
-            for (title, value) in header.affinity.iter().zip(&r.values) {
+            d.partial = row_partial(*number, r, &header, d.kind);
+            // A row that stops before its last affinity column may have
+            // lost the end of the last value it shows: that one is not kept.
+            let trusted = if r.values.len() < header.affinity.len() {
+                r.values.len().saturating_sub(1)
+            } else {
+                r.values.len()
+            };
+            for (title, value) in header.affinity.iter().zip(r.values.iter().take(trusted)) {
                 let slot = match *title {
                     "CPU Affinity" => &mut d.cpu_affinity,
                     "NUMA Affinity" => &mut d.numa_affinity,
@@ -368,6 +384,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
             }
         }
     }
+    mark_missing_rows(&mut out, &raw.rows, &header);
     for (nic, _) in &raw.nic_legend {
         if !out.devices.iter().any(|d| &d.name == nic) {
             unread.warn(
@@ -380,6 +397,48 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
     Parsed {
         value: out,
         warnings: in_line_order(unread),
+    }
+}
+
+/// The cells of a row that can be trusted. A row with fewer cells than
+/// columns and nothing after them was cut: its last cell may be cut
+/// mid-word (`NV1` of `NV18`) and is left out with the missing ones.
+fn trusted_cells<'r, 't>(r: &'r Row<'t>, header: &Header) -> &'r [&'t str] {
+    let cut = r.cells.len() < header.devices.len() && r.values.is_empty();
+    let keep = if cut {
+        r.cells.len().saturating_sub(1)
+    } else {
+        r.cells.len()
+    };
+    r.cells.get(..keep).unwrap_or_default()
+}
+
+/// What a row lacks: cells for the last columns, or (GPU rows) the
+/// affinity values the header announces. A row whose last value may be
+/// cut mid-word counts that value as missing too.
+fn row_partial(number: usize, r: &Row<'_>, header: &Header, kind: DeviceKind) -> Option<Partial> {
+    let cells = trusted_cells(r, header).len();
+    let mut missing: Vec<String> = header.devices.iter().skip(cells).cloned().collect();
+    if kind == DeviceKind::Gpu && r.values.len() < header.affinity.len() {
+        // The last value read may be a cut one: count it missing too.
+        let kept = r.values.len().saturating_sub(1);
+        missing.extend(header.affinity.iter().skip(kept).map(|t| (*t).to_owned()));
+    }
+    (!missing.is_empty()).then(|| Partial::new(PartialReason::ShortRow, missing, number))
+}
+
+/// Devices the header names with no row at all, once rows have begun:
+/// the paste stopped (or skipped) before them.
+fn mark_missing_rows(out: &mut TopoMatrix, rows: &[(usize, Row<'_>)], header: &Header) {
+    let last = rows.last().map_or(header.line, |(n, _)| *n);
+    for d in &mut out.devices {
+        if d.line.is_none() {
+            d.partial = Some(Partial::new(
+                PartialReason::MissingRow,
+                vec![d.name.clone()],
+                last,
+            ));
+        }
     }
 }
 
@@ -412,6 +471,7 @@ fn new_device(name: &str, nic_legend: &[(String, String)]) -> Device {
         numa_affinity: None,
         gpu_numa_id: None,
         line: None,
+        partial: None,
     }
 }
 

@@ -10,6 +10,7 @@ use crate::input::{Document, Section};
 use crate::model::gpu::QueryGpu;
 use crate::model::ib::{Ca, Guid, LinkLayer, PhysState, Port, PortState};
 use crate::model::nvlink::NvlinkLink;
+use crate::model::partial::Partial;
 use crate::model::perf::PerfAttribute;
 use crate::model::topo::TopoMatrix;
 use crate::model::Counter;
@@ -97,6 +98,8 @@ pub struct IbPortRef<'a> {
     pub port_guid: Option<Guid>,
     /// Lines the port was read from.
     pub span: LineSpan,
+    /// Set when the port block is cut: fields it lacks are unknown.
+    pub partial: Option<&'a Partial>,
 }
 
 impl<'a> IbPortRef<'a> {
@@ -130,10 +133,26 @@ impl<'a> IbPortRef<'a> {
     }
 
     /// True when the port speaks native InfiniBand (or does not say, as very
-    /// old infiniband-diags do not).
+    /// old infiniband-diags do not). A cut port block that stops before its
+    /// `Link layer` is not assumed to be InfiniBand: it may be RoCE.
     #[must_use]
     pub fn is_infiniband(&self) -> bool {
-        !matches!(self.link_layer, Some(LinkLayer::Ethernet))
+        match self.link_layer {
+            Some(LinkLayer::Ethernet) => false,
+            Some(LinkLayer::Infiniband) => true,
+            _ => self.partial.is_none(),
+        }
+    }
+
+    /// True when the port block was cut before its `Link layer`: it may be
+    /// InfiniBand or RoCE.
+    #[must_use]
+    pub fn link_layer_cut(&self) -> bool {
+        self.partial.is_some()
+            && !matches!(
+                self.link_layer,
+                Some(LinkLayer::Ethernet | LinkLayer::Infiniband)
+            )
     }
 
     /// True when the port is `Active` and not reported physically down.
@@ -163,6 +182,8 @@ pub struct AdapterRef<'a> {
     pub ports_listed: usize,
     /// Lines it was read from.
     pub span: LineSpan,
+    /// True when the adapter's block, or one of its ports, is cut.
+    pub partial: bool,
 }
 
 impl<'a> AdapterRef<'a> {
@@ -198,6 +219,7 @@ fn from_ibstat<'a>(at: SectionRef<'a>, ca: &'a Ca, port: &'a Port) -> IbPortRef<
         link_layer: port.link_layer,
         port_guid: port.port_guid,
         span: port.span,
+        partial: port.partial.as_ref().or(ca.partial.as_ref()),
     }
 }
 
@@ -299,6 +321,10 @@ pub struct NvGpuRef<'a> {
     pub counters: BTreeMap<(u32, &'a str), Reading<'a>>,
     /// Latest `-ec` reading per link.
     pub lanes: BTreeMap<u32, (SectionRef<'a>, &'a NvlinkLink)>,
+    /// Set when the `-s` listing of this GPU looks cut: fewer links than
+    /// another listing of the same product on the host, or than the
+    /// product has link slots. Its link count is then unknown.
+    pub listing_cut: Option<Partial>,
 }
 
 impl NvGpuRef<'_> {
@@ -521,6 +547,7 @@ impl<'a> Context<'a> {
                         status: BTreeMap::new(),
                         counters: BTreeMap::new(),
                         lanes: BTreeMap::new(),
+                        listing_cut: None,
                     });
                 if gpu.all_links_inactive {
                     entry.all_inactive = Some((at, gpu.span));
@@ -547,6 +574,38 @@ impl<'a> Context<'a> {
                         entry.lanes.insert(link.link, (at, link));
                     }
                 }
+            }
+        }
+        let mut longest: BTreeMap<(HostKey<'a>, &'a str), usize> = BTreeMap::new();
+        for g in gpus.values() {
+            let e = longest.entry((g.host, g.name)).or_default();
+            *e = (*e).max(g.status.len());
+        }
+        for g in gpus.values_mut() {
+            if g.all_inactive.is_some() || g.status.is_empty() {
+                continue;
+            }
+            let slots = crate::kb::gpu_nvlink_expectation(g.name)
+                .and_then(|k| k.link_slots)
+                .map_or(0, |n| n as usize);
+            let expected = longest
+                .get(&(g.host, g.name))
+                .copied()
+                .unwrap_or(0)
+                .max(slots);
+            let listed = g.status.len();
+            if listed < expected {
+                let last = g.status.values().map(|(_, l)| l.span.last_line).max();
+                let missing = g
+                    .status
+                    .keys()
+                    .max()
+                    .map_or_else(Vec::new, |n| vec![format!("links after Link {n}")]);
+                g.listing_cut = Some(Partial::new(
+                    crate::model::partial::PartialReason::MissingFields,
+                    missing,
+                    last.unwrap_or(0),
+                ));
             }
         }
         gpus.into_values().collect()
@@ -579,6 +638,26 @@ impl<'a> Context<'a> {
             }
         }
         latest.into_values().collect()
+    }
+
+    /// Whether the section holds the last line of its input: nothing (no
+    /// prompt, no other output) follows it, so the paste may have been cut
+    /// inside it even where every block it shows is whole.
+    #[must_use]
+    pub fn ends_input(&self, at: SectionRef<'_>) -> bool {
+        let Some(doc) = self.documents.get(at.doc) else {
+            return false;
+        };
+        let last = doc
+            .sections
+            .iter()
+            .map(|s| s.span.last_line)
+            .chain(doc.unrecognised.iter().map(|u| u.span.last_line))
+            .chain(doc.framing.iter().map(|f| f.last_line))
+            .chain(doc.messages.iter().map(|m| m.line))
+            .max()
+            .unwrap_or(0);
+        at.section.span.last_line >= last
     }
 
     /// Every section of every document.
@@ -620,6 +699,7 @@ impl<'a> Context<'a> {
                             link_layer: port.link_layer,
                             port_guid: None,
                             span: port.span,
+                            partial: None,
                         });
                     }
                 }
@@ -639,6 +719,7 @@ impl<'a> Context<'a> {
                                 link_layer: port.link_layer,
                                 port_guid: None,
                                 span: port.span,
+                                partial: None,
                             });
                         }
                     }
@@ -709,6 +790,8 @@ impl<'a> Context<'a> {
                             node_guid: ca.node_guid,
                             ports_listed: ca.ports.len(),
                             span: ca.span,
+                            partial: ca.partial.is_some()
+                                || ca.ports.iter().any(|p| p.partial.is_some()),
                         };
                         keep(&mut latest, (at.host(), a.name), a);
                     }
@@ -724,6 +807,7 @@ impl<'a> Context<'a> {
                             node_guid: dev.node_guid,
                             ports_listed: dev.ports.len(),
                             span: dev.span,
+                            partial: false,
                         };
                         keep(&mut latest, (at.host(), a.name), a);
                     }

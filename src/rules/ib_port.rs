@@ -245,7 +245,7 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .into_iter()
-        .filter(|p| p.is_infiniband())
+        .filter(|p| p.is_infiniband() || p.link_layer_cut())
         .filter(|p| p.state.is_some() || p.physical_state.is_some())
         .collect();
     if ports.is_empty() {
@@ -274,6 +274,14 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         if host_dark {
             message.push_str("; no InfiniBand port of this host is Active");
         }
+        // A present `State: Down` is still reported; but a block cut before
+        // its `Link layer` may be a RoCE port, which this rule does not judge.
+        let roce_possible = p.link_layer_cut();
+        if roce_possible {
+            message.push_str(
+                " (if InfiniBand: the paste stops before its Link layer, and a RoCE port is not judged here)",
+            );
+        }
         let mut f = IB001
             .finding(p.subject(), message)
             .evidence(p.evidence(format!(
@@ -286,7 +294,9 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 "IBA PortInfo; LBNL NHC check_hw_ib; Meta gcm check_ibstat",
             ))
             .remediation(todo);
-        if host_dark {
+        if roce_possible {
+            f = f.severity(Severity::Info);
+        } else if host_dark {
             f = f.severity(Severity::Critical);
         }
         out.push(f);

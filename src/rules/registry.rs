@@ -9,7 +9,7 @@
 //!    and `quiet_*.txt` (a near miss that must not).
 //! 4. Regenerate the catalogue: `UPDATE_DOCS=1 cargo test --lib registry`.
 
-use super::{cross, ib_counters, ib_fleet, ib_port, nvlink, topology, Rule};
+use super::{cross, ib_counters, ib_fleet, ib_port, input, nvlink, topology, Rule};
 use std::fmt::Write as _;
 
 /// Every rule, sorted by id.
@@ -39,6 +39,7 @@ pub static RULES: &[&Rule] = &[
     &ib_counters::IB113,
     &ib_counters::IB114,
     &ib_counters::IB115,
+    &input::IN001,
     &nvlink::NV001,
     &nvlink::NV002,
     &nvlink::NV003,
