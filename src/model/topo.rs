@@ -226,6 +226,11 @@ pub struct TopoMatrix {
     /// Whether this is the PCIe-only view (`-mp`): its legend has no `NV#`.
     /// `None` when no legend was printed.
     pub pci_only: Option<bool>,
+    /// Set when the matrix was pasted without its header line: column
+    /// names were recovered from the row labels and the `X` diagonal, and
+    /// any column no row names is listed as missing (its cells are not read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
 }
 
 impl TopoMatrix {
@@ -298,7 +303,7 @@ impl TopoMatrix {
     /// True when the matrix holds every row in full.
     #[must_use]
     pub fn is_complete(&self) -> bool {
-        self.devices.iter().all(|d| d.partial.is_none())
+        self.partial.is_none() && self.devices.iter().all(|d| d.partial.is_none())
     }
 
     /// Whether the connection between `a` and `b` is known from either

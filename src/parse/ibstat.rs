@@ -28,6 +28,9 @@ pub(crate) const FORMAT: Format = Format {
     parse: |lines| parse(lines).map(SectionData::Ibstat),
 };
 
+/// The adapter name given to port blocks pasted without their CA header.
+pub const UNKNOWN_CA: &str = "(unknown CA)";
+
 /// Node types ibstat prints before a quoted CA name.
 const NODE_TYPES: &[&str] = &["CA", "Switch", "Router", "iWARP RNIC", "???"];
 
@@ -179,7 +182,27 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {
                 ca.span = ca.span.join(line.span());
                 ca.ports.push(Port::new(number, line.span()));
             }
-            None => unread.line(line, "`Port N:` before any `CA '…'` header"),
+            None => {
+                // A port block pasted without its `CA '…'` header: read it
+                // under an adapter whose name is unknown, and say so.
+                let mut ca = Ca {
+                    name: UNKNOWN_CA.to_owned(),
+                    span: line.span(),
+                    partial: Some(Partial::new(
+                        PartialReason::NoHeader,
+                        vec!["CA name (no `CA '…'` line before this port)".to_owned()],
+                        line.number,
+                    )),
+                    ..Ca::default()
+                };
+                ca.ports.push(Port::new(number, line.span()));
+                out.cas.push(ca);
+                unread.warn(
+                    WarningKind::Truncated,
+                    line.span(),
+                    "port block without its `CA '…'` header: the adapter is unknown",
+                );
+            }
         }
         return;
     }
@@ -348,6 +371,12 @@ fn read_rate(value: &str) -> Option<(f64, bool)> {
 /// or the single-port `CA: 'x'` header followed by a port block.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?.text().trim();
+    if numbered_heading(first, "Port").is_some() {
+        return detect_headless_port(lines);
+    }
+    if is_hca_name(lines.first()?.text()) {
+        return detect_ca_list(lines);
+    }
     let (node_type, name) = ca_header(first)?;
     let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
     let (label, _) = label_value(next)?;
@@ -356,6 +385,76 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         None => label.starts_with("Port ") || label == "State",
     };
     follows.then(|| Block::keyed(name))
+}
+
+/// Driver prefixes of RDMA device names as the kernel names them
+/// (`/sys/class/infiniband`): Mellanox/NVIDIA, Intel OPA and E800, Broadcom,
+/// Marvell, AWS, Alibaba, Huawei, AMD Pensando, soft RoCE/iWARP, Chelsio,
+/// VMware, and the old Mellanox and QLogic cards.
+const HCA_PREFIXES: &[&str] = &[
+    "mlx5_",
+    "mlx4_",
+    "mthca",
+    "hfi1_",
+    "qib",
+    "irdma",
+    "i40iw",
+    "bnxt_re",
+    "qedr",
+    "efa_",
+    "erdma_",
+    "hns_",
+    "ionic_",
+    "rxe",
+    "siw",
+    "cxgb4_",
+    "vmw_pvrdma",
+    "ocrdma",
+    "mana_",
+];
+
+/// An HCA name alone on an unindented line (`mlx5_0`, `mlx5_bond_0`,
+/// `hfi1_0`, `irdma0`, `bnxt_re3`): a driver prefix, then digits, possibly
+/// after `bond_`.
+fn is_hca_name(raw: &str) -> bool {
+    if raw.starts_with(char::is_whitespace) {
+        return false; // ibv_devinfo -l indents its list: not ibstat -l
+    }
+    let t = raw.trim_end();
+    HCA_PREFIXES.iter().any(|p| {
+        t.strip_prefix(p).is_some_and(|rest| {
+            let rest = rest.strip_prefix("bond_").unwrap_or(rest);
+            let rest = rest.strip_prefix('_').unwrap_or(rest);
+            !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit())
+        })
+    })
+}
+
+/// `ibstat -l` without its prompt: every line up to the next blank or
+/// other line is an HCA name. The section is exactly those lines.
+fn detect_ca_list(lines: &[Line<'_>]) -> Option<Block> {
+    let n = lines
+        .iter()
+        .take_while(|l| !l.is_blank() && is_hca_name(l.text()))
+        .count();
+    let line = lines.first().map_or(0, |l| l.number);
+    (n > 0).then(|| Block::of_lines(format!("ibstat -l at line {line}"), n))
+}
+
+/// A `Port N:` block without its CA header: unmistakable when its next
+/// two labels are ibstat's first two port fields, spelled as ibstat does.
+fn detect_headless_port(lines: &[Line<'_>]) -> Option<Block> {
+    let mut labels = lines
+        .iter()
+        .skip(1)
+        .filter(|l| !l.is_blank())
+        .take(2)
+        .filter_map(|l| label_value(l.text()).map(|(label, _)| label));
+    let ok = labels.next() == Some("State") && labels.next() == Some("Physical state");
+    // Keyed by line: inside a full ibstat section every `Port N:` matches
+    // too, and must continue that section, never start a new one.
+    let line = lines.first().map_or(0, |l| l.number);
+    ok.then(|| Block::keyed(format!("{UNKNOWN_CA} at line {line}")))
 }
 
 /// Renders a model in ibstat's own layout (full form). Used by the

@@ -32,7 +32,15 @@ pub(crate) const FORMAT: Format = Format {
     kind: Kind::TopoMatrix,
     name: "topo_matrix",
     command: |argv| is_topo(argv) && argv.iter().any(|a| MATRIX_FLAGS.contains(a)),
-    detect: |lines| (classify(lines)? == MatrixKind::Links).then(|| Block::keyed("topo")),
+    detect: |lines| match classify(lines)? {
+        // Rows match too inside a full matrix: keyed by line, a row
+        // continues the matrix it is in rather than starting another.
+        MatrixKind::Links if header(lines.first()?.text()).is_none() => Some(Block::keyed(
+            format!("topo row at line {}", lines.first()?.number),
+        )),
+        MatrixKind::Links => Some(Block::keyed("topo")),
+        MatrixKind::P2p => None,
+    },
     parse: |lines| parse(lines).map(SectionData::TopoMatrix),
 };
 
@@ -239,7 +247,10 @@ const LOOKAHEAD: usize = 64;
 
 /// Whether a matrix starts at `lines[0]`, and of which kind.
 fn classify(lines: &[Line<'_>]) -> Option<MatrixKind> {
-    let h = header(lines.first()?.text())?;
+    let first = lines.first()?.text();
+    let Some(h) = header(first) else {
+        return headless_row(first).map(|_| MatrixKind::Links);
+    };
     let first_row = lines.iter().skip(1).find(|l| !l.is_blank())?;
     if !h.affinity.is_empty() {
         row(first_row.text(), &h.devices, LINK_WORDS)?;
@@ -258,6 +269,111 @@ fn classify(lines: &[Line<'_>]) -> Option<MatrixKind> {
     }
 }
 
+/// A `topo -m` row pasted without the header above it: `GPU3`, then at
+/// least three cells of the link vocabulary with exactly one `X` (the
+/// diagonal), then nothing or affinity values. Returns the row's name, its
+/// cells and the position of its `X`.
+fn headless_row(text: &str) -> Option<(&str, Vec<&str>, usize)> {
+    let (name, mut rest) = device_name(text.trim_start())?;
+    let mut cells = Vec::new();
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() || starts_value(rest) {
+            break;
+        }
+        let (cell, after) = cell_token(rest, LINK_WORDS);
+        if !(LINK_WORDS.contains(&cell)
+            || Link::parse(cell)
+                != Link::Unknown {
+                    text: cell.to_owned(),
+                })
+        {
+            return None;
+        }
+        cells.push(cell);
+        rest = after;
+    }
+    let mut xs = cells.iter().enumerate().filter(|(_, c)| **c == "X");
+    let (x, _) = xs.next()?;
+    let ok = xs.next().is_none()
+        && cells.len() >= 3
+        && (name.starts_with("GPU") || name.starts_with("NIC") || name.contains('_'));
+    ok.then_some((name, cells, x))
+}
+
+/// Column names recovered from rows pasted without their header: each
+/// row's `X` names its own column; GPU columns come first and in order
+/// (`GPU3`'s `X` in column 3 means columns 0–2 are `GPU0`–`GPU2`). Columns
+/// no row names stay unknown (`?` + position) and are not read.
+fn recover_header(lines: &[Line<'_>]) -> Option<Header> {
+    let rows: Vec<(&str, usize, usize)> = lines
+        .iter()
+        .filter(|l| !l.is_blank())
+        .take_while(|l| l.text().trim() != "Legend:")
+        .filter_map(|l| headless_row(l.text()).map(|(n, cells, x)| (n, cells.len(), x)))
+        .collect();
+    let width = rows.iter().map(|(_, w, _)| *w).max()?;
+    let mut columns: Vec<Option<String>> = vec![None; width];
+    for (name, _, x) in &rows {
+        if let Some(slot) = columns.get_mut(*x) {
+            *slot = Some((*name).to_owned());
+        }
+    }
+    // GPU<k> with its X in column k: the GPUs before it fill the columns before.
+    let gpu_at_own_index = rows
+        .iter()
+        .filter(|(n, _, _)| n.starts_with("GPU"))
+        .all(|(n, _, x)| n.get(3..).and_then(|d| d.parse::<usize>().ok()) == Some(*x));
+    if gpu_at_own_index {
+        let last_gpu = rows
+            .iter()
+            .filter(|(n, _, _)| n.starts_with("GPU"))
+            .map(|(_, _, x)| *x)
+            .max()?;
+        for (i, slot) in columns.iter_mut().enumerate().take(last_gpu) {
+            if slot.is_none() {
+                *slot = Some(format!("GPU{i}"));
+            }
+        }
+    }
+    let devices = columns
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| c.unwrap_or_else(|| format!("{UNNAMED}{i}")))
+        .collect();
+    let values = lines
+        .iter()
+        .filter_map(|l| row_values_count(l.text()))
+        .max()
+        .unwrap_or(0);
+    Some(Header {
+        devices,
+        affinity: AFFINITY_TITLES.iter().copied().take(values).collect(),
+        line: lines.first().map_or(0, |l| l.number),
+    })
+}
+
+/// How many affinity values follow the cells of a headerless row.
+fn row_values_count(text: &str) -> Option<usize> {
+    let (name, _, _) = headless_row(text)?;
+    if !name.starts_with("GPU") {
+        return None;
+    }
+    let mut rest = text.trim_start().get(name.len()..)?;
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() || starts_value(rest) {
+            break;
+        }
+        let (_, after) = cell_token(rest, LINK_WORDS);
+        rest = after;
+    }
+    Some(rest.split_whitespace().count())
+}
+
+/// Prefix of the names given to columns no row names.
+const UNNAMED: &str = "?";
+
 /// What the shared reader collects for either form.
 #[derive(Default)]
 struct Raw<'t> {
@@ -267,14 +383,22 @@ struct Raw<'t> {
     nic_legend: Vec<(String, String)>,
 }
 
-fn read<'t>(lines: &'t [Line<'t>], words: &[&str], unread: &mut Unread) -> Raw<'t> {
+fn read<'t>(
+    lines: &'t [Line<'t>],
+    words: &[&str],
+    unread: &mut Unread,
+    recovered: Option<Header>,
+) -> Raw<'t> {
     #[derive(PartialEq)]
     enum Part {
         Matrix,
         Legend,
         NicLegend,
     }
-    let mut raw = Raw::default();
+    let mut raw = Raw {
+        header: recovered,
+        ..Raw::default()
+    };
     let mut part = Part::Matrix;
     for line in lines.iter().filter(|l| !l.is_blank()) {
         let t = line.text().trim();
@@ -336,7 +460,31 @@ fn read<'t>(lines: &'t [Line<'t>], words: &[&str], unread: &mut Unread) -> Raw<'
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
     let mut unread = Unread::default();
-    let raw = read(lines, LINK_WORDS, &mut unread);
+    let mut raw = read(lines, LINK_WORDS, &mut unread, None);
+    let mut headless: Option<Partial> = None;
+    if raw.header.is_none() {
+        if let Some(h) = recover_header(lines) {
+            unread = Unread::default();
+            unread.warn(
+                crate::diag::WarningKind::Truncated,
+                LineSpan::line(h.line),
+                format!(
+                    "no header line: column names recovered from the row labels and the X diagonal ({})",
+                    h.devices.join(" ")
+                ),
+            );
+            let mut missing = vec!["header line".to_owned()];
+            missing.extend(
+                h.devices
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| d.starts_with(UNNAMED))
+                    .map(|(i, _)| format!("name of column {}", i + 1)),
+            );
+            headless = Some(Partial::new(PartialReason::NoHeader, missing, h.line));
+            raw = read(lines, LINK_WORDS, &mut unread, Some(h));
+        }
+    }
     let mut out = TopoMatrix {
         pci_only: (!raw.legend.is_empty()).then(|| !raw.legend.iter().any(|e| e.symbol == "NV#")),
         legend: raw.legend,
@@ -348,15 +496,20 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
             warnings: unread.finish(),
         };
     };
+    out.partial = headless;
     out.affinity_columns = header.affinity.iter().map(|s| (*s).to_owned()).collect();
     out.devices = header
         .devices
         .iter()
+        .filter(|name| !name.starts_with(UNNAMED))
         .map(|name| new_device(name, &raw.nic_legend))
         .collect();
     for (number, r) in &raw.rows {
         check_width(*number, r, &header, &mut unread);
         for (col, text) in header.devices.iter().zip(trusted_cells(r, &header)) {
+            if col.starts_with(UNNAMED) {
+                continue;
+            }
             out.cells.push(Cell {
                 from: r.name.to_owned(),
                 to: col.clone(),
@@ -509,7 +662,7 @@ fn check_width(number: usize, r: &Row<'_>, header: &Header, unread: &mut Unread)
 #[must_use]
 pub fn parse_p2p(lines: &[Line<'_>]) -> Parsed<TopoP2p> {
     let mut unread = Unread::default();
-    let raw = read(lines, P2P_WORDS, &mut unread);
+    let raw = read(lines, P2P_WORDS, &mut unread, None);
     let mut out = TopoP2p {
         legend: raw.legend,
         ..TopoP2p::default()

@@ -98,8 +98,8 @@ pub struct IbPortRef<'a> {
     pub port_guid: Option<Guid>,
     /// Lines the port was read from.
     pub span: LineSpan,
-    /// Set when the port block is cut: fields it lacks are unknown.
-    pub partial: Option<&'a Partial>,
+    /// True when the port block is cut: fields it lacks are unknown.
+    pub partial: bool,
 }
 
 impl<'a> IbPortRef<'a> {
@@ -140,7 +140,7 @@ impl<'a> IbPortRef<'a> {
         match self.link_layer {
             Some(LinkLayer::Ethernet) => false,
             Some(LinkLayer::Infiniband) => true,
-            _ => self.partial.is_none(),
+            _ => !self.partial,
         }
     }
 
@@ -148,7 +148,7 @@ impl<'a> IbPortRef<'a> {
     /// InfiniBand or RoCE.
     #[must_use]
     pub fn link_layer_cut(&self) -> bool {
-        self.partial.is_some()
+        self.partial
             && !matches!(
                 self.link_layer,
                 Some(LinkLayer::Ethernet | LinkLayer::Infiniband)
@@ -219,7 +219,21 @@ fn from_ibstat<'a>(at: SectionRef<'a>, ca: &'a Ca, port: &'a Port) -> IbPortRef<
         link_layer: port.link_layer,
         port_guid: port.port_guid,
         span: port.span,
-        partial: port.partial.as_ref().or(ca.partial.as_ref()),
+        partial: port.partial.is_some() || ca.partial.is_some(),
+    }
+}
+
+/// Marks the ports of one section whose `Link layer` the paste lost: the
+/// field is missing while another port of the same output prints it, or
+/// it is missing from the last port of an output that ends the input.
+/// Such a port may be RoCE: it is not assumed to be InfiniBand.
+fn mark_link_layer_cut(ports: &mut [IbPortRef<'_>], ends_input: bool) {
+    let prints_link_layer = ports.iter().any(|p| p.link_layer.is_some());
+    let last = ports.len().saturating_sub(1);
+    for (i, p) in ports.iter_mut().enumerate() {
+        if p.link_layer.is_none() && (prints_link_layer || (ends_input && i == last)) {
+            p.partial = true;
+        }
     }
 }
 
@@ -676,6 +690,7 @@ impl<'a> Context<'a> {
     pub fn ib_ports(&self) -> Vec<IbPortRef<'a>> {
         let mut out = Vec::new();
         for at in self.sections() {
+            let first_of_section = out.len();
             match &at.section.data {
                 SectionData::Ibstat(ibstat) => {
                     for ca in &ibstat.cas {
@@ -699,12 +714,13 @@ impl<'a> Context<'a> {
                             link_layer: port.link_layer,
                             port_guid: None,
                             span: port.span,
-                            partial: None,
+                            partial: false,
                         });
                     }
                 }
                 SectionData::IbvDevinfo(devinfo) => {
                     for dev in &devinfo.devices {
+                        let ibv_devinfo_partial = dev.partial.is_some();
                         for port in &dev.ports {
                             out.push(IbPortRef {
                                 at,
@@ -719,13 +735,14 @@ impl<'a> Context<'a> {
                                 link_layer: port.link_layer,
                                 port_guid: None,
                                 span: port.span,
-                                partial: None,
+                                partial: ibv_devinfo_partial,
                             });
                         }
                     }
                 }
                 _ => {}
             }
+            mark_link_layer_cut(&mut out[first_of_section..], self.ends_input(at));
         }
         out
     }

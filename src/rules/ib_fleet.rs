@@ -502,10 +502,16 @@ fn lists_every_adapter(command: Option<&str>) -> bool {
 fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     // Channel adapters listed with their ports, per named host.
     let mut per_host: BTreeMap<&str, Vec<AdapterRef<'_>>> = BTreeMap::new();
+    // Hosts whose listing shows an adapter cut before its ports: it counts
+    // for nothing, and the host's list may go on past the cut.
+    let mut cut_hosts: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
     for a in ctx.latest_adapters() {
         let Some(host) = a.at.host().name() else {
             continue;
         };
+        if a.partial && a.ports_listed == 0 {
+            cut_hosts.insert(host);
+        }
         if a.ports_listed == 0
             || a.node_type.is_some_and(|t| t != "CA")
             || !lists_every_adapter(a.at.section.command.as_deref())
@@ -539,7 +545,12 @@ fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cover
             cas.len(),
             per_host.len()
         );
-        let cut = may_be_cut_after(ctx, cas, &usual_names);
+        let cut = may_be_cut_after(ctx, cas, &usual_names).or_else(|| {
+            cut_hosts
+                .contains(host)
+                .then(|| cas.iter().map(|a| a.name).max())
+                .flatten()
+        });
         if let Some(last) = cut {
             message.push_str(&format!(
                 "; its listing ends the input after {last}, so the rest may simply not be in the paste"

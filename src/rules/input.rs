@@ -79,6 +79,7 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
         };
         match &at.section.data {
             SectionData::TopoMatrix(m) => {
+                push("topo -m matrix".to_owned(), &m.partial);
                 for d in &m.devices {
                     push(format!("{} row", d.name), &d.partial);
                 }
