@@ -13,6 +13,8 @@ mod framing;
 mod hosts;
 mod split;
 
+pub(crate) use split::CUT_WORD;
+
 use crate::diag::{Warning, WarningKind};
 use crate::error::Error;
 use crate::parse::{supported_formats, Kind, SectionData};

@@ -63,6 +63,9 @@ fn clean_lines<'a>(text: &'a str, out: &mut Output<'_>) -> Vec<Line<'a>> {
     lines
 }
 
+/// How the warning about a last word set aside begins.
+pub(crate) const CUT_WORD: &str = "the input ends without a line end: the last word";
+
 /// A paste that ends without a line end may have been cut inside its last
 /// word (`Rate: 40` of `Rate: 400`, `NV1` of `NV18`): that word is not read.
 /// The rest of the line is, and a `Name:` left without its value tells the
@@ -95,9 +98,7 @@ fn set_aside_cut_word(line: &mut Line<'_>, out: &mut Output<'_>) {
         return;
     }
     let kept = text.get(..keep).unwrap_or_default().to_owned();
-    let message = format!(
-        "the input ends without a line end: the last word (`{dropped}`) may be cut and was not read"
-    );
+    let message = format!("{CUT_WORD} (`{dropped}`) may be cut and was not read");
     out.doc.warnings.push(super::Warning::new(
         super::WarningKind::Truncated,
         line.span(),

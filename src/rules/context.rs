@@ -654,9 +654,11 @@ impl<'a> Context<'a> {
         latest.into_values().collect()
     }
 
-    /// Whether the section holds the last line of its input: nothing (no
-    /// prompt, no other output) follows it, so the paste may have been cut
-    /// inside it even where every block it shows is whole.
+    /// Whether the section holds the last line of its input: no other
+    /// output follows it, so the paste may have been cut inside it even
+    /// where every block it shows is whole. Framing lines after it (a
+    /// prompt, an empty `host: ` prefix, a fence) do not count: a paste can
+    /// be cut and end with any of them.
     #[must_use]
     pub fn ends_input(&self, at: SectionRef<'_>) -> bool {
         let Some(doc) = self.documents.get(at.doc) else {
@@ -666,8 +668,13 @@ impl<'a> Context<'a> {
             .sections
             .iter()
             .map(|s| s.span.last_line)
-            .chain(doc.unrecognised.iter().map(|u| u.span.last_line))
-            .chain(doc.framing.iter().map(|f| f.last_line))
+            .chain(
+                doc.unrecognised
+                    .iter()
+                    // A last word set aside as possibly cut is not output.
+                    .filter(|u| !u.reason.starts_with(crate::input::CUT_WORD))
+                    .map(|u| u.span.last_line),
+            )
             .chain(doc.messages.iter().map(|m| m.line))
             .max()
             .unwrap_or(0);
