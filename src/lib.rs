@@ -42,6 +42,11 @@ pub mod stats;
 #[cfg(feature = "wasm")]
 mod wasm;
 
+/// The README's Rust examples, compiled by `cargo test --doc` so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub use analyze::{analyze, AnalyzeOptions};
 pub use diag::{Warning, WarningKind};
 pub use error::Error;

@@ -77,7 +77,7 @@ mod tally;
 mod truth;
 
 use fabricscope::model::ib::PortState;
-use fabricscope::model::perf::PerfAttribute;
+use fabricscope::model::perfquery::PerfAttribute;
 use fabricscope::rules::Thresholds;
 use fabricscope::{analyze, AnalyzeOptions, Document, Finding, ReadOptions, SectionData};
 use std::collections::BTreeMap;

@@ -15,7 +15,6 @@ use std::path::Path;
 /// a target name this test does not know, so a new target cannot be forgotten.
 fn run_target(target: &str, data: &[u8]) -> bool {
     let text = std::str::from_utf8(data).ok();
-    let lines = text.map(fabricscope::parse::lines_of);
     match target {
         "input" => {
             let _ = fabricscope::read_bytes(data, &fabricscope::ReadOptions::default());
@@ -23,47 +22,9 @@ fn run_target(target: &str, data: &[u8]) -> bool {
                 assert_every_line_accounted_for(text);
             }
         }
-        "ibstat" => {
-            if let Some(lines) = &lines {
-                let _ = fabricscope::parse::ibstat::parse(lines);
-            }
-        }
-        "ibstatus" => {
-            if let Some(lines) = &lines {
-                let _ = fabricscope::parse::ibstatus::parse(lines);
-            }
-        }
-        "ibv_devinfo" => {
-            if let Some(lines) = &lines {
-                let _ = fabricscope::parse::ibv_devinfo::parse(lines);
-            }
-        }
-        "iblinkinfo" => {
-            if let Some(lines) = &lines {
-                let _ = fabricscope::parse::iblinkinfo::parse(lines);
-            }
-        }
-        "nvlink" => {
-            if let Some(lines) = &lines {
-                let parsed = fabricscope::parse::nvlink::parse(lines);
-                let _ = fabricscope::parse::nvlink::render(&parsed.value);
-            }
-        }
-        "perfquery" => {
-            if let Some(lines) = &lines {
-                let parsed = fabricscope::parse::perfquery::parse(lines);
-                let _ = fabricscope::parse::perfquery::render(&parsed.value);
-            }
-        }
-        "ibqueryerrors" => {
-            if let Some(lines) = &lines {
-                let parsed = fabricscope::parse::ibqueryerrors::parse(lines);
-                let _ = fabricscope::parse::ibqueryerrors::render(&parsed.value);
-            }
-        }
-        "gpu" => {
-            if let Some(lines) = &lines {
-                fabricscope::parse::run_gpu_parsers(lines);
+        "format" => {
+            if let Some(text) = text {
+                fabricscope::parse::fuzz_format(text);
             }
         }
         "stats" => {
@@ -73,11 +34,6 @@ fn run_target(target: &str, data: &[u8]) -> bool {
                     ..Default::default()
                 };
                 let _ = fabricscope::stats::measure(&doc, &options);
-            }
-        }
-        "date" => {
-            if let Some(lines) = &lines {
-                let _ = fabricscope::parse::date::parse(lines);
             }
         }
         "analyze" => {

@@ -10,7 +10,9 @@
 // Helpers outside `#[test]` functions are test code too.
 #![allow(clippy::panic, clippy::indexing_slicing, clippy::unwrap_used)]
 
-use fabricscope::model::gpu::{ClockReason, DcgmLinkState, MonitorTool, SmiQuery};
+use fabricscope::model::dcgmi_nvlink::DcgmLinkState;
+use fabricscope::model::dmon::MonitorTool;
+use fabricscope::model::smi_query::{ClockReason, SmiQuery};
 use fabricscope::model::topo::{Link, P2pCapability, P2pStatus};
 use fabricscope::{read, Document, Kind, ReadOptions, SectionData};
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 
 use fabricscope::input::MessageLevel;
 use fabricscope::model::ibqueryerrors::Ibqueryerrors;
-use fabricscope::model::perf::{PerfAttribute, PerfBlock, Perfquery};
+use fabricscope::model::perfquery::{PerfAttribute, PerfBlock, Perfquery};
 use fabricscope::{Kind, ReadOptions, SectionData};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

@@ -66,9 +66,9 @@ fn inputs() -> Vec<String> {
         "$ dcgmi dmon -e 1009,1010\n# Entity           PCITX           PCIRX           NVLTX           NVLRX\n      Id               B               B               B               B\n    GPU 0     1234567.000        2000.000  51234567890.000             N/A\n"
             .to_owned(),
     );
-    let errors = fabricscope::model::gpu::DcgmiNvlinkErrors {
+    let errors = fabricscope::model::dcgmi_nvlink::DcgmiNvlinkErrors {
         gpu: Some(0),
-        links: vec![fabricscope::model::gpu::DcgmiLinkErrors {
+        links: vec![fabricscope::model::dcgmi_nvlink::DcgmiLinkErrors {
             link: 0,
             crc_flit: Some(12),
             crc_data: Some(3),
@@ -223,4 +223,29 @@ fn every_kind_is_covered_by_the_shape_inputs() {
             "no shape input produces a `{name}` section"
         );
     }
+}
+
+/// docs/json.md lists the section kinds for readers; the registry is the
+/// truth, so a format added there without the docs fails here.
+#[test]
+fn docs_list_every_section_kind() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let row = doc
+        .lines()
+        .find(|l| l.starts_with("| `sections[].kind` |"))
+        .expect("docs/json.md has a `sections[].kind` row");
+    let listed: BTreeSet<&str> = row
+        .split('`')
+        .skip(3)
+        .step_by(2)
+        .filter(|w| !w.is_empty())
+        .collect();
+    let registry: BTreeSet<&str> = fabricscope::parse::supported_formats()
+        .into_iter()
+        .collect();
+    assert_eq!(
+        listed, registry,
+        "docs/json.md's kind list differs from the parser registry"
+    );
 }

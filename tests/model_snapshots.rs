@@ -28,7 +28,7 @@ fn ibqueryerrors_with_link_info() {
 #[test]
 fn models_read_back_from_their_json() {
     use fabricscope::model::ibqueryerrors::Ibqueryerrors;
-    use fabricscope::model::perf::Perfquery;
+    use fabricscope::model::perfquery::Perfquery;
     let perf = section_json("tests/fixtures/ibsim/switch_by_lid/perfquery_x_l.txt");
     let model: Perfquery = serde_json::from_value(perf["data"].clone()).expect("perfquery JSON");
     assert_eq!(serde_json::to_value(&model).expect("json"), perf["data"]);

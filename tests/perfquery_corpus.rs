@@ -7,7 +7,7 @@
 // Test helpers may index and panic: a failed lookup is a failed test.
 #![allow(clippy::panic, clippy::indexing_slicing, clippy::unwrap_used)]
 
-use fabricscope::model::perf::{PerfAttribute, PerfBlock, Perfquery};
+use fabricscope::model::perfquery::{PerfAttribute, PerfBlock, Perfquery};
 use fabricscope::{Kind, ReadOptions, SectionData};
 use std::path::PathBuf;
 

@@ -4,8 +4,8 @@
 // Test helpers may index and panic: a failed lookup is a failed test.
 #![allow(clippy::panic, clippy::indexing_slicing, clippy::unwrap_used)]
 
-use fabricscope::model::perf::{PerfAttribute, PerfBlock, Perfquery};
 use fabricscope::model::perf_fields::FieldKind;
+use fabricscope::model::perfquery::{PerfAttribute, PerfBlock, Perfquery};
 use fabricscope::model::Counter;
 use fabricscope::parse::lines_of;
 use fabricscope::parse::perfquery::{parse, render};

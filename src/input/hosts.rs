@@ -7,72 +7,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-/// Labels that tools print at column 0 in `Label: value` form.
-const LABELS: &[&str] = &[
-    "state",
-    "rate",
-    "lmc",
-    "ca",
-    "switch",
-    "router",
-    "port",
-    "link",
-    "gpu",
-    "legend",
-    "timestamp",
-    "warning",
-    "warn",
-    "error",
-    "note",
-    "usage",
-    "ibwarn",
-    "ibpanic",
-    "iberror",
-    "transport",
-    "fw_ver",
-    "node_guid",
-    "sys_image_guid",
-    "vendor_id",
-    "vendor_part_id",
-    "hw_ver",
-    "board_id",
-    "phys_port_cnt",
-    "hca_id",
-    "max_mtu",
-    "active_mtu",
-    "sm_lid",
-    "port_lid",
-    "port_lmc",
-    "link_layer",
-    "summary",
-    "errors",
-    "info",
-    "debug",
-    "thresholds",
-    "status",
-    "lane",
-    "nic",
-    "nvlink",
-    "name",
-    "uuid",
-    "result",
-    "total",
-    "date",
-    "time",
-    "host",
-    "hostname",
-    "device",
-    "driver",
-    "cuda",
-    "version",
-    "model",
-    "output",
-    "input",
-    "guid",
-    "lid",
-    "sl",
-    "dlid",
-    "slid",
+/// Labels any tool may print at column 0 in `Label: value` form (messages,
+/// usage texts); each format adds its own through `Spec::labels`.
+const GENERIC_LABELS: &[&str] = &[
+    "warning", "warn", "error", "note", "usage", "ibwarn", "ibpanic", "iberror", "info", "debug",
+    "status", "result", "total", "host", "hostname", "device", "model", "output", "input",
 ];
 
 /// Share of non-blank lines that must carry an accepted prefix.
@@ -99,8 +38,18 @@ pub(crate) fn candidate(line: &str) -> Option<(&str, &str)> {
             .chars()
             .any(|c| c.is_ascii_digit() || c == '-' || c == '.')
             || host.chars().all(|c| c.is_ascii_lowercase()))
-        && !LABELS.contains(&host.to_ascii_lowercase().as_str());
+        && !is_label(&host.to_ascii_lowercase());
     shaped.then_some((host, rest))
+}
+
+/// True for a word some tool prints as a column-0 label.
+fn is_label(word: &str) -> bool {
+    static ALL: std::sync::OnceLock<HashSet<&'static str>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let tools = crate::parse::FORMATS.iter().flat_map(|f| f.labels.iter());
+        GENERIC_LABELS.iter().chain(tools).copied().collect()
+    })
+    .contains(word)
 }
 
 /// Hosts that prefix lines of this input, or an empty set if the input is

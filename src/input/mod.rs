@@ -171,6 +171,14 @@ pub enum MessageLevel {
 
 /// Reads an input and requires at least one recognised section.
 ///
+/// ```
+/// let paste = "[root@node07 ~]# ibstat mlx5_0 1\nCA 'mlx5_0'\n\tPort 1:\n\t\tState: Active\n";
+/// let doc = fabricscope::read(paste, &fabricscope::ReadOptions::default()).unwrap();
+/// assert_eq!(doc.sections[0].kind, fabricscope::Kind::Ibstat);
+/// assert_eq!(doc.sections[0].host.as_deref(), Some("node07"));
+/// assert!(fabricscope::read("hello\n", &Default::default()).is_err());
+/// ```
+///
 /// # Errors
 /// [`Error::NothingRecognised`] when no supported tool output is found, and
 /// the errors of [`read_all`].

@@ -487,27 +487,7 @@ fn finish(open: Open<'_>, ctx: &StreamContext<'_>, out: &mut Output<'_>) {
 /// `src/query_smp.c:199; …`: diagnostics the tools print to stderr.
 fn tool_message(line: &Line<'_>) -> Option<ToolMessage> {
     let t = line.text().trim();
-    let level = |word: &str| match word {
-        "ibpanic" | "iberror" => Some(MessageLevel::Error),
-        "ibwarn" | "ibdebug" => Some(MessageLevel::Warning),
-        _ => None,
-    };
-    let first = t.split(':').next()?;
-    let second = t.split(':').nth(1).map(str::trim);
-    let found = level(first)
-        .or_else(|| {
-            (!first.contains(' '))
-                .then(|| second.and_then(level))
-                .flatten()
-        })
-        .or_else(|| {
-            let is_source_location = first.ends_with(".c")
-                && t.get(first.len() + 1..)
-                    .and_then(|r| r.split(';').next())
-                    .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
-            is_source_location.then_some(MessageLevel::Error)
-        })
-        .or_else(|| nvidia_message(t))?;
+    let found = crate::parse::text::infiniband_message_level(t).or_else(|| nvidia_message(t))?;
     Some(ToolMessage {
         line: line.number,
         level: found,

@@ -96,7 +96,8 @@ pub struct LinkInfo {
     pub speed: Option<String>,
     /// Logical port state.
     pub state: PortState,
-    /// Physical port state.
+    /// Physical port state (`physical_state` in JSON, as in every model).
+    #[serde(rename = "physical_state", alias = "phys_state")]
     pub phys_state: PhysState,
     /// The port at the other end, when there is one.
     pub remote: Option<RemotePort>,

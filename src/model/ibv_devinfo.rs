@@ -90,7 +90,9 @@ pub struct IbvPort {
     pub active_speed_gbps: Option<f64>,
     /// `-v`, newer libibverbs: `effective_speed` in Gb/s for the whole link.
     pub effective_speed_gbps: Option<f64>,
-    /// `-v`, InfiniBand transport only: `phys_state` (`LINK_UP (5)`).
+    /// `-v`, InfiniBand transport only: `phys_state` (`LINK_UP (5)`);
+    /// `physical_state` in JSON, as in every model.
+    #[serde(rename = "physical_state", alias = "phys_state")]
     pub phys_state: Option<PhysState>,
     /// `-v`: non-zero entries of the GID table.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -6,10 +6,15 @@
 
 pub mod counter;
 pub mod date;
-pub mod gpu;
+pub mod dcgmi_nvlink;
+pub mod dmon;
 pub mod ib;
+pub mod ibstat;
 pub mod nvlink;
 pub mod partial;
+pub mod smi_csv;
+pub mod smi_list;
+pub mod smi_query;
 pub mod topo;
 
 pub use counter::Counter;
@@ -18,5 +23,5 @@ pub mod iblinkinfo;
 pub mod ibqueryerrors;
 pub mod ibstatus;
 pub mod ibv_devinfo;
-pub mod perf;
 pub mod perf_fields;
+pub mod perfquery;

@@ -14,21 +14,20 @@
 
 use crate::model::date::{Date, DateStamp};
 use crate::parse::text::Unread;
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::timestamp::{civil_to_unix, month_number};
+use crate::parse::{Block, Line, Parsed, Spec};
 use crate::span::LineSpan;
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::Date,
-    name: "date",
+pub(crate) const FORMAT: Spec<Date> = Spec {
     command: |argv| argv.first() == Some(&"date"),
     detect,
-    parse: |lines| parse(lines).map(SectionData::Date),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &["date", "time"],
 };
 
 const WEEKDAYS: &[&str] = &["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
-const MONTHS: &[&str] = &[
-    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
-];
 
 /// Reads `date` output: the first readable line is the stamp.
 #[must_use]
@@ -137,11 +136,8 @@ fn words(t: &str) -> Option<Reading> {
         if i == 0 && WEEKDAYS.iter().any(|w| lower.starts_with(w)) {
             continue;
         }
-        if let Some(m) = MONTHS
-            .iter()
-            .position(|m| lower.starts_with(m) && lower.len() <= 9)
-        {
-            if month.replace(m + 1).is_some() {
+        if let Some(m) = month_number(word) {
+            if month.replace(m).is_some() {
                 return None;
             }
         } else if word.contains(':') {
@@ -227,37 +223,15 @@ fn numeric_offset(text: &str) -> Option<i32> {
     Some(sign * (hours * 3600 + minutes * 60))
 }
 
-/// Seconds from 1970-01-01 to the start of the given day (proleptic Gregorian;
-/// Howard Hinnant's `days_from_civil`), or `None` for an impossible date.
+/// Seconds from 1970-01-01 to the start of the given day, or `None` for an
+/// impossible date (years 1 to 9999, as coreutils prints them).
 fn civil_seconds(year: u32, month: u32, day: u32) -> Option<f64> {
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let month_days = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    let last = *month_days.get(usize::try_from(month).ok()?.checked_sub(1)?)?;
-    if !(1..=last).contains(&day) || !(1..=9999).contains(&year) {
+    if !(1..=9999).contains(&year) {
         return None;
     }
-    let y = i64::from(year) - i64::from(month <= 2);
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    #[allow(clippy::cast_precision_loss)] // |days| < 4e6: exact in f64
-    Some(days as f64 * 86_400.0)
+    let seconds = civil_to_unix(i64::from(year), month, day, 0, 0, 0)?;
+    #[allow(clippy::cast_precision_loss)] // |seconds| < 4e11: exact in f64
+    Some(seconds as f64)
 }
 
 fn all_digits(s: &str) -> bool {
@@ -359,6 +333,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(doc.sections.len(), 2);
-        assert!(doc.sections.iter().all(|s| s.kind == Kind::Date));
+        assert!(doc
+            .sections
+            .iter()
+            .all(|s| s.kind == crate::parse::Kind::Date));
     }
 }

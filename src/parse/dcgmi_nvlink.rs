@@ -35,28 +35,30 @@
 //!
 //! The `-j` JSON form is not read.
 
-use crate::model::gpu::{
+use crate::model::dcgmi_nvlink::{
     DcgmLinkState, DcgmiLinkErrors, DcgmiLinkStatus, DcgmiNvlinkErrors, EntityLinks,
 };
 use crate::parse::text::is_help;
 use crate::parse::text::{decimal_u64, numbered_heading, Unread};
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 use std::fmt::Write as _;
 
-pub(crate) const STATUS_FORMAT: Format = Format {
-    kind: Kind::DcgmiNvlinkStatus,
-    name: "dcgmi_nvlink_status",
+pub(crate) const STATUS_FORMAT: Spec<DcgmiLinkStatus> = Spec {
     command: |argv| is_nvlink(argv) && argv.iter().any(|a| *a == "-s" || *a == "--link-status"),
     detect: detect_status,
-    parse: |lines| parse_status(lines).map(SectionData::DcgmiNvlinkStatus),
+    parse: parse_status,
+    summary: summary_status,
+    attach_command: None,
+    labels: &[],
 };
 
-pub(crate) const ERRORS_FORMAT: Format = Format {
-    kind: Kind::DcgmiNvlinkErrors,
-    name: "dcgmi_nvlink_errors",
+pub(crate) const ERRORS_FORMAT: Spec<DcgmiNvlinkErrors> = Spec {
     command: |argv| is_nvlink(argv) && argv.iter().any(|a| *a == "-e" || *a == "--errors"),
     detect: detect_errors,
-    parse: |lines| parse_errors(lines).map(SectionData::DcgmiNvlinkErrors),
+    parse: parse_errors,
+    summary: summary_errors,
+    attach_command: None,
+    labels: &[],
 };
 
 fn is_nvlink(argv: &[&str]) -> bool {

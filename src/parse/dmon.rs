@@ -23,34 +23,36 @@
 //! samples after an empty line, and Ctrl-C prints `dmon was stopped due to
 //! receiving a signal.`
 
-use crate::model::gpu::{
+use crate::model::dmon::{
     Monitor, MonitorColumn, MonitorRow, MonitorTable, MonitorTool, MonitorValue,
 };
 use crate::parse::text::{is_help, quantity, Unread};
 use crate::parse::timestamp::date_time_to_unix;
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 use std::fmt::Write as _;
 
-pub(crate) const SMI_FORMAT: Format = Format {
-    kind: Kind::SmiDmon,
-    name: "smi_dmon",
+pub(crate) const SMI_FORMAT: Spec<Monitor> = Spec {
     command: |argv| {
         argv.first() == Some(&"nvidia-smi")
             && matches!(argv.get(1), Some(&"dmon") | Some(&"pmon"))
             && !is_help(argv)
     },
     detect: |lines| detect(lines, false),
-    parse: |lines| parse(lines).map(SectionData::SmiDmon),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &[],
 };
 
-pub(crate) const DCGMI_FORMAT: Format = Format {
-    kind: Kind::DcgmiDmon,
-    name: "dcgmi_dmon",
+pub(crate) const DCGMI_FORMAT: Spec<Monitor> = Spec {
     command: |argv| {
         argv.first() == Some(&"dcgmi") && argv.get(1) == Some(&"dmon") && !is_help(argv)
     },
     detect: |lines| detect(lines, true),
-    parse: |lines| parse(lines).map(SectionData::DcgmiDmon),
+    parse,
+    summary,
+    attach_command: Some(attach_command),
+    labels: &[],
 };
 
 /// Short names of DCGM fields this version knows by id (dcgm_fields.h;

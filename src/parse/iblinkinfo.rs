@@ -22,14 +22,15 @@
 use crate::model::ib::{Guid, PhysState, PortState};
 use crate::model::iblinkinfo::{Iblinkinfo, LinkNode, LinkPort, LinkWidth, NodeType, RemotePort};
 use crate::parse::text::{decimal_f64, decimal_u32, Unread};
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::Iblinkinfo,
-    name: "iblinkinfo",
+pub(crate) const FORMAT: Spec<Iblinkinfo> = Spec {
     command: |argv| argv.first() == Some(&"iblinkinfo"),
     detect,
-    parse: |lines| parse(lines).map(SectionData::Iblinkinfo),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &["switch", "ca", "router"],
 };
 
 /// What the last node was opened by, so that the next port line knows

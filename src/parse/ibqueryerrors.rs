@@ -30,19 +30,20 @@ use crate::model::ib::{Guid, PhysState, PortState};
 use crate::model::ibqueryerrors::{
     ErrorSummary, Ibqueryerrors, LinkInfo, NodeReport, PortReport, RemotePort, ReportKind,
 };
-use crate::model::perf::PerfAttribute;
 use crate::model::perf_fields::FieldKind;
+use crate::model::perfquery::PerfAttribute;
 use crate::model::Counter;
 use crate::parse::text::{decimal_u32, decimal_u64, read_each_line, tool_message_kind, Unread};
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 use std::collections::BTreeMap;
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::Ibqueryerrors,
-    name: "ibqueryerrors",
+pub(crate) const FORMAT: Spec<Ibqueryerrors> = Spec {
     command: |argv| matches!(argv.first(), Some(&"ibqueryerrors" | &"ibqueryerrors.pl")),
     detect,
-    parse: |lines| parse(lines).map(SectionData::Ibqueryerrors),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &["summary", "errors", "thresholds", "link", "guid", "lid"],
 };
 
 /// Data counters, printed from PortCounters (32-bit) or PortCountersExtended.

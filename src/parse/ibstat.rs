@@ -12,20 +12,31 @@
 //! the parser keys on the labels.
 
 use crate::diag::WarningKind;
-use crate::model::ib::{Ca, Guid, Ibstat, LinkLayer, PhysState, Port, PortState};
+use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
+use crate::model::ibstat::{Ca, Ibstat, Port};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
     decimal_f64, decimal_u32, hex_u32, label_value, numbered_heading, read_each_line,
     single_quoted, Unread,
 };
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::Ibstat,
-    name: "ibstat",
+pub(crate) const FORMAT: Spec<Ibstat> = Spec {
     command: |argv| argv.first() == Some(&"ibstat"),
     detect,
-    parse: |lines| parse(lines).map(SectionData::Ibstat),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &[
+        "ca",
+        "port",
+        "state",
+        "rate",
+        "lmc",
+        "sm_lid",
+        "port_lid",
+        "link_layer",
+    ],
 };
 
 /// The adapter name given to port blocks pasted without their CA header.
@@ -168,7 +179,7 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {
         });
         return;
     }
-    if is_tool_message(t) {
+    if crate::parse::text::tool_message_kind(t).is_some() {
         unread.warn(
             WarningKind::Truncated,
             line.span(),
@@ -230,12 +241,6 @@ fn ca_header(t: &str) -> Option<(Option<&str>, &str)> {
         .iter()
         .find(|ty| before == **ty)
         .map(|ty| (Some(*ty), name))
-}
-
-fn is_tool_message(t: &str) -> bool {
-    ["ibpanic:", "ibwarn:", "iberror:", "ibstat: iberror:"]
-        .iter()
-        .any(|p| t.starts_with(p))
 }
 
 /// `ibstat -l` prints CA names, `ibstat -p` port GUIDs, one a line.
@@ -502,10 +507,10 @@ pub fn render(ibstat: &Ibstat) -> String {
         for p in &ca.ports {
             let _ = writeln!(s, "{indent}Port {}:", p.number);
             if let Some(v) = p.state {
-                let _ = writeln!(s, "{pindent}State: {}", state_name(v));
+                let _ = writeln!(s, "{pindent}State: {}", v.ibstat_name());
             }
             if let Some(v) = p.physical_state {
-                let _ = writeln!(s, "{pindent}Physical state: {}", phys_name(v));
+                let _ = writeln!(s, "{pindent}Physical state: {}", v.ibstat_name());
             }
             if let Some(v) = p.rate_gbps {
                 let fdr10 = if p.fdr10 { " (FDR10)" } else { "" };
@@ -554,7 +559,7 @@ pub fn summary(ibstat: &Ibstat) -> String {
     let ports: Vec<&Port> = ibstat.cas.iter().flat_map(|c| &c.ports).collect();
     let mut states: Vec<(&str, usize)> = Vec::new();
     for p in &ports {
-        let name = p.state.map_or("no state", state_name);
+        let name = p.state.map_or("no state", PortState::ibstat_name);
         match states.iter_mut().find(|(n, _)| *n == name) {
             Some((_, count)) => *count += 1,
             None => states.push((name, 1)),
@@ -568,30 +573,6 @@ pub fn summary(ibstat: &Ibstat) -> String {
         if states.is_empty() { "" } else { ": " },
         states.join(", ")
     )
-}
-
-fn state_name(s: PortState) -> &'static str {
-    match s {
-        PortState::Down => "Down",
-        PortState::Initializing => "Initializing",
-        PortState::Armed => "Armed",
-        PortState::Active => "Active",
-        PortState::Unknown => "???",
-    }
-}
-
-fn phys_name(s: PhysState) -> &'static str {
-    match s {
-        PhysState::NoStateChange => "No state change",
-        PhysState::Sleep => "Sleep",
-        PhysState::Polling => "Polling",
-        PhysState::Disabled => "Disabled",
-        PhysState::PortConfigurationTraining => "PortConfigurationTraining",
-        PhysState::LinkUp => "LinkUp",
-        PhysState::LinkErrorRecovery => "LinkErrorRecovery",
-        PhysState::PhyTest => "PhyTest",
-        PhysState::Unknown => "???",
-    }
 }
 
 #[cfg(test)]

@@ -15,14 +15,15 @@ use crate::model::ibstatus::{Ibstatus, IbstatusPort, SysfsRate};
 use crate::parse::text::{
     decimal_f64, hex_u32, label_value, read_each_line, single_quoted, Unread,
 };
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::Ibstatus,
-    name: "ibstatus",
+pub(crate) const FORMAT: Spec<Ibstatus> = Spec {
     command: |argv| argv.first() == Some(&"ibstatus"),
     detect,
-    parse: |lines| parse(lines).map(SectionData::Ibstatus),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &["state", "rate", "link_layer"],
 };
 
 /// What a missing sysfs file prints.

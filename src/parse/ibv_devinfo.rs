@@ -20,14 +20,32 @@ use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibv_devinfo::{ExtraField, GidEntry, IbvDevice, IbvDevinfo, IbvPort};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{decimal_f64, decimal_u32, hex_u32, label_value, read_each_line, Unread};
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::IbvDevinfo,
-    name: "ibv_devinfo",
+pub(crate) const FORMAT: Spec<IbvDevinfo> = Spec {
     command: |argv| argv.first() == Some(&"ibv_devinfo"),
     detect,
-    parse: |lines| parse(lines).map(SectionData::IbvDevinfo),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &[
+        "hca_id",
+        "transport",
+        "fw_ver",
+        "node_guid",
+        "sys_image_guid",
+        "vendor_id",
+        "vendor_part_id",
+        "hw_ver",
+        "board_id",
+        "phys_port_cnt",
+        "max_mtu",
+        "active_mtu",
+        "sm_lid",
+        "port_lid",
+        "port_lmc",
+        "link_layer",
+    ],
 };
 
 /// Reads `ibv_devinfo` output.

@@ -1,10 +1,20 @@
 //! Parsers: one module per tool output format, and the registry that lists them.
 //!
 //! # Adding a format
-//! 1. Write `src/parse/<tool>.rs` with a `pub fn parse(lines: &[Line<'_>]) -> Parsed<Model>`,
-//!    a `detect` function and a `pub(crate) const FORMAT: Format`.
-//! 2. Add its model under `src/model/`.
-//! 3. Add a [`Kind`] variant, a [`SectionData`] variant and the `FORMAT` to `FORMATS`.
+//! Two files plus fixtures:
+//! 1. `src/model/<tool>.rs`: the typed model (serde `Serialize`), added to
+//!    `src/model/mod.rs`.
+//! 2. `src/parse/<tool>.rs`: `pub fn parse(lines: &[Line<'_>]) -> Parsed<Model>`,
+//!    `pub fn summary(&Model) -> String`, a `detect` function and a
+//!    `pub(crate) const FORMAT: Spec<Model>`; then one `mod` line above and
+//!    one line in the [`formats!`] table below (name, model, spec).
+//!
+//! Everything else follows from the table: [`Kind`], [`SectionData`], the
+//! input layer's detection and its host-prefix labels, the `format` fuzz
+//! target and its corpus replay, the JSON kind list in `docs/json.md` and
+//! the JSON shape check (both tests name what is missing). Fixtures go under
+//! `tests/fixtures/`, with their provenance; rules that use the new model read
+//! it through `rules::Context`.
 //!
 //! Every parser is lenient: it keeps what it could read and returns a
 //! [`Warning`] for every non-blank line it could not use. nom stays an internal
@@ -28,16 +38,6 @@ pub mod timestamp;
 pub mod topo;
 
 use crate::diag::Warning;
-use crate::model::date::Date;
-use crate::model::gpu::{DcgmiLinkStatus, DcgmiNvlinkErrors, Monitor, SmiCsv, SmiList, SmiQuery};
-use crate::model::ib::Ibstat;
-use crate::model::iblinkinfo::Iblinkinfo;
-use crate::model::ibqueryerrors::Ibqueryerrors;
-use crate::model::ibstatus::Ibstatus;
-use crate::model::ibv_devinfo::IbvDevinfo;
-use crate::model::nvlink::Nvlink;
-use crate::model::perf::Perfquery;
-use crate::model::topo::{TopoMatrix, TopoP2p};
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -132,158 +132,123 @@ impl<T> Parsed<T> {
     }
 }
 
-/// Which tool printed a section.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Kind {
-    /// `ibstat`.
-    Ibstat,
-    /// `ibstatus`.
-    Ibstatus,
-    /// `ibv_devinfo`.
-    IbvDevinfo,
-    /// `iblinkinfo`.
-    Iblinkinfo,
-    /// `nvidia-smi nvlink` (any read-only mode).
-    Nvlink,
-    /// `perfquery`, any attribute.
-    Perfquery,
-    /// `ibqueryerrors`.
-    Ibqueryerrors,
-    /// `nvidia-smi topo -m` / `-mp`.
-    TopoMatrix,
-    /// `nvidia-smi topo -p2p r|w|n|a|p`.
-    TopoP2p,
-    /// `nvidia-smi -q` (text or `-x` XML).
-    SmiQuery,
-    /// `nvidia-smi --query-gpu=… --format=csv`.
-    SmiCsv,
-    /// `nvidia-smi -L`.
-    SmiList,
-    /// `nvidia-smi dmon` / `pmon`.
-    SmiDmon,
-    /// `dcgmi dmon`.
-    DcgmiDmon,
-    /// `dcgmi nvlink -s`.
-    DcgmiNvlinkStatus,
-    /// `dcgmi nvlink -e`.
-    DcgmiNvlinkErrors,
-    /// `date`: a wall-clock time between snapshots.
-    Date,
-}
-
-impl Kind {
-    /// The name used in JSON and on the command line.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        format_of(self).map_or("unknown", |f| f.name)
-    }
-}
-
-/// The parsed content of a section; the variant matches the section's [`Kind`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-#[non_exhaustive]
-pub enum SectionData {
-    /// `ibstat` in any form.
-    Ibstat(Ibstat),
-    /// `ibstatus`.
-    Ibstatus(Ibstatus),
-    /// `ibv_devinfo`, plain, `-v` or `-l`.
-    IbvDevinfo(IbvDevinfo),
-    /// `iblinkinfo` in any form.
-    Iblinkinfo(Iblinkinfo),
-    /// `nvidia-smi nvlink` in any read-only mode.
-    Nvlink(Nvlink),
-    /// `perfquery` blocks.
-    Perfquery(Perfquery),
-    /// `ibqueryerrors` node reports and summary.
-    Ibqueryerrors(Ibqueryerrors),
-    /// `nvidia-smi topo -m` / `-mp`.
-    TopoMatrix(TopoMatrix),
-    /// `nvidia-smi topo -p2p`.
-    TopoP2p(TopoP2p),
-    /// `nvidia-smi -q`.
-    SmiQuery(SmiQuery),
-    /// `nvidia-smi --query-gpu=… --format=csv`.
-    SmiCsv(SmiCsv),
-    /// `nvidia-smi -L`.
-    SmiList(SmiList),
-    /// `nvidia-smi dmon` / `pmon`.
-    SmiDmon(Monitor),
-    /// `dcgmi dmon`.
-    DcgmiDmon(Monitor),
-    /// `dcgmi nvlink -s`.
-    DcgmiNvlinkStatus(DcgmiLinkStatus),
-    /// `dcgmi nvlink -e`.
-    DcgmiNvlinkErrors(DcgmiNvlinkErrors),
-    /// `date`.
-    Date(Date),
-}
-
-impl SectionData {
-    /// The kind of tool output this is.
-    #[must_use]
-    pub fn kind(&self) -> Kind {
-        match self {
-            Self::Ibstat(_) => Kind::Ibstat,
-            Self::Date(_) => Kind::Date,
-            Self::Ibstatus(_) => Kind::Ibstatus,
-            Self::IbvDevinfo(_) => Kind::IbvDevinfo,
-            Self::Iblinkinfo(_) => Kind::Iblinkinfo,
-            Self::Nvlink(_) => Kind::Nvlink,
-            Self::Perfquery(_) => Kind::Perfquery,
-            Self::Ibqueryerrors(_) => Kind::Ibqueryerrors,
-            Self::TopoMatrix(_) => Kind::TopoMatrix,
-            Self::TopoP2p(_) => Kind::TopoP2p,
-            Self::SmiQuery(_) => Kind::SmiQuery,
-            Self::SmiCsv(_) => Kind::SmiCsv,
-            Self::SmiList(_) => Kind::SmiList,
-            Self::SmiDmon(_) => Kind::SmiDmon,
-            Self::DcgmiDmon(_) => Kind::DcgmiDmon,
-            Self::DcgmiNvlinkStatus(_) => Kind::DcgmiNvlinkStatus,
-            Self::DcgmiNvlinkErrors(_) => Kind::DcgmiNvlinkErrors,
+/// The one list of supported formats: each line names the [`Kind`] variant
+/// (also the [`SectionData`] variant), its JSON name, its model type and the
+/// [`Spec`] that recognises and reads it. Order matters only for detection:
+/// formats are tried top to bottom on each line.
+macro_rules! formats {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $model:ty, $spec:path; )*) => {
+        /// Which tool printed a section.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[non_exhaustive]
+        pub enum Kind {
+            $( $(#[$doc])* #[serde(rename = $name)] $variant, )*
         }
-    }
 
-    /// A one-line description for people (`2 CAs, 2 ports: 1 Active, 1 Down`).
-    #[must_use]
-    pub fn summary(&self) -> String {
-        match self {
-            Self::Ibstat(v) => ibstat::summary(v),
-            Self::Date(v) => date::summary(v),
-            Self::Ibstatus(v) => ibstatus::summary(v),
-            Self::IbvDevinfo(v) => ibv_devinfo::summary(v),
-            Self::Iblinkinfo(v) => iblinkinfo::summary(v),
-            Self::Nvlink(v) => nvlink::summary(v),
-            Self::Perfquery(v) => perfquery::summary(v),
-            Self::Ibqueryerrors(v) => ibqueryerrors::summary(v),
-            Self::TopoMatrix(v) => topo::summary(v),
-            Self::TopoP2p(v) => topo::summary_p2p(v),
-            Self::SmiQuery(v) => smi_query::summary(v),
-            Self::SmiCsv(v) => smi_csv::summary(v),
-            Self::SmiList(v) => smi_list::summary(v),
-            Self::SmiDmon(v) | Self::DcgmiDmon(v) => dmon::summary(v),
-            Self::DcgmiNvlinkStatus(v) => dcgmi_nvlink::summary_status(v),
-            Self::DcgmiNvlinkErrors(v) => dcgmi_nvlink::summary_errors(v),
-        }
-    }
+        impl Kind {
+            /// Every kind, in detection order.
+            pub const ALL: &'static [Kind] = &[$(Kind::$variant),*];
 
-    /// Completes what only the command line tells: the field names of
-    /// `--format=csv,noheader`, the capability of `topo -p2p`, the field ids
-    /// of `dcgmi dmon -e`. `argv` is the command's words as the input layer
-    /// found them after the prompt.
-    pub(crate) fn attach_command(&mut self, argv: &[&str]) {
-        match self {
-            Self::TopoP2p(v) if v.capability.is_none() => {
-                v.capability = topo::p2p_capability(argv);
+            /// The name used in JSON and on the command line.
+            #[must_use]
+            pub fn name(self) -> &'static str {
+                match self { $(Kind::$variant => $name,)* }
             }
-            Self::SmiCsv(v) => smi_csv::attach_command(v, argv),
-            Self::DcgmiDmon(v) => dmon::attach_command(v, argv),
-            _ => {}
         }
-    }
+
+        /// The parsed content of a section; the variant matches the section's [`Kind`].
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[serde(untagged)]
+        #[non_exhaustive]
+        pub enum SectionData {
+            $( $(#[$doc])* $variant($model), )*
+        }
+
+        impl SectionData {
+            /// The kind of tool output this is.
+            #[must_use]
+            pub fn kind(&self) -> Kind {
+                match self { $(Self::$variant(_) => Kind::$variant,)* }
+            }
+
+            /// A one-line description for people (`2 CAs, 2 ports: 1 Active, 1 Down`).
+            #[must_use]
+            pub fn summary(&self) -> String {
+                match self { $(Self::$variant(v) => ($spec.summary)(v),)* }
+            }
+
+            /// Completes what only the command line tells: the field names of
+            /// `--format=csv,noheader`, the capability of `topo -p2p`, the field
+            /// ids of `dcgmi dmon -e`. `argv` is the command's words as the
+            /// input layer found them after the prompt.
+            pub(crate) fn attach_command(&mut self, argv: &[&str]) {
+                match self {
+                    $(Self::$variant(v) => {
+                        if let Some(attach) = $spec.attach_command {
+                            attach(v, argv);
+                        }
+                    })*
+                }
+            }
+        }
+
+        /// Reads `lines` as the output of the tool that prints `kind`,
+        /// whatever detection would say: for callers who know what they
+        /// hold, and for the fuzz target that runs every format.
+        #[must_use]
+        pub fn parse_as(kind: Kind, lines: &[Line<'_>]) -> Parsed<SectionData> {
+            match kind { $(Kind::$variant => ($spec.parse)(lines).map(SectionData::$variant),)* }
+        }
+
+        /// Every supported format, in the order detection tries them.
+        pub(crate) static FORMATS: &[Format] = &[
+            $(Format {
+                kind: Kind::$variant,
+                name: $name,
+                command: $spec.command,
+                detect: $spec.detect,
+                parse: |lines| ($spec.parse)(lines).map(SectionData::$variant),
+                labels: $spec.labels,
+            },)*
+        ];
+    };
+}
+
+formats! {
+    /// `ibstat` in any form.
+    Ibstat = "ibstat", crate::model::ibstat::Ibstat, ibstat::FORMAT;
+    /// `ibstatus`.
+    Ibstatus = "ibstatus", crate::model::ibstatus::Ibstatus, ibstatus::FORMAT;
+    /// `ibv_devinfo`, plain, `-v` or `-l`.
+    IbvDevinfo = "ibv_devinfo", crate::model::ibv_devinfo::IbvDevinfo, ibv_devinfo::FORMAT;
+    /// `iblinkinfo` in any form.
+    Iblinkinfo = "iblinkinfo", crate::model::iblinkinfo::Iblinkinfo, iblinkinfo::FORMAT;
+    /// `nvidia-smi nvlink` in any read-only mode.
+    Nvlink = "nvlink", crate::model::nvlink::Nvlink, nvlink::FORMAT;
+    /// `perfquery`, any attribute.
+    Perfquery = "perfquery", crate::model::perfquery::Perfquery, perfquery::FORMAT;
+    /// `ibqueryerrors` node reports and summary.
+    Ibqueryerrors = "ibqueryerrors", crate::model::ibqueryerrors::Ibqueryerrors, ibqueryerrors::FORMAT;
+    /// `nvidia-smi topo -m` / `-mp`.
+    TopoMatrix = "topo_matrix", crate::model::topo::TopoMatrix, topo::FORMAT;
+    /// `nvidia-smi topo -p2p r|w|n|a|p`.
+    TopoP2p = "topo_p2p", crate::model::topo::TopoP2p, topo::P2P_FORMAT;
+    /// `nvidia-smi -q` (text or `-x` XML).
+    SmiQuery = "smi_query", crate::model::smi_query::SmiQuery, smi_query::FORMAT;
+    /// `nvidia-smi --query-gpu=… --format=csv`.
+    SmiCsv = "smi_csv", crate::model::smi_csv::SmiCsv, smi_csv::FORMAT;
+    /// `nvidia-smi -L`.
+    SmiList = "smi_list", crate::model::smi_list::SmiList, smi_list::FORMAT;
+    /// `nvidia-smi dmon` / `pmon`.
+    SmiDmon = "smi_dmon", crate::model::dmon::Monitor, dmon::SMI_FORMAT;
+    /// `dcgmi dmon`.
+    DcgmiDmon = "dcgmi_dmon", crate::model::dmon::Monitor, dmon::DCGMI_FORMAT;
+    /// `dcgmi nvlink -s`.
+    DcgmiNvlinkStatus = "dcgmi_nvlink_status", crate::model::dcgmi_nvlink::DcgmiLinkStatus, dcgmi_nvlink::STATUS_FORMAT;
+    /// `dcgmi nvlink -e`.
+    DcgmiNvlinkErrors = "dcgmi_nvlink_errors", crate::model::dcgmi_nvlink::DcgmiNvlinkErrors, dcgmi_nvlink::ERRORS_FORMAT;
+    /// `date`: a wall-clock time between snapshots.
+    Date = "date", crate::model::date::Date, date::FORMAT;
 }
 
 /// How the input layer recognises a block of output: the identity of the
@@ -315,12 +280,9 @@ impl Block {
     }
 }
 
-/// A tool output format: how to recognise it and how to read it.
-pub(crate) struct Format {
-    /// The kind of section this format produces.
-    pub kind: Kind,
-    /// Name used in JSON (`"ibstat"`), equal to the serde name of `kind`.
-    pub name: &'static str,
+/// How one tool output format is recognised and read: what a parser module
+/// declares (as its `FORMAT` constant) and the [`formats!`] table lists.
+pub(crate) struct Spec<M: 'static> {
     /// Whether a shell command (words after wrappers such as `sudo`, with the
     /// program's base name first) prints this format.
     pub command: fn(&[&str]) -> bool,
@@ -328,48 +290,67 @@ pub(crate) struct Format {
     /// needed). Must be cheap and specific: it runs on every line.
     pub detect: fn(&[Line<'_>]) -> Option<Block>,
     /// Reads a section of this format.
+    pub parse: fn(&[Line<'_>]) -> Parsed<M>,
+    /// A one-line description of what was read.
+    pub summary: fn(&M) -> String,
+    /// Completes the model from the command's words, when the output alone
+    /// does not say everything (`--format=csv,noheader` field names).
+    pub attach_command: Option<fn(&mut M, &[&str])>,
+    /// Lower-case labels the tool prints at column 0 as `Label: value`, so
+    /// that the input layer never takes them for a `pdsh` host prefix.
+    pub labels: &'static [&'static str],
+}
+
+/// A format with its model erased: what the input layer works with.
+pub(crate) struct Format {
+    /// The kind of section this format produces.
+    pub kind: Kind,
+    /// Name used in JSON (`"ibstat"`), equal to the serde name of `kind`.
+    pub name: &'static str,
+    /// See [`Spec::command`].
+    pub command: fn(&[&str]) -> bool,
+    /// See [`Spec::detect`].
+    pub detect: fn(&[Line<'_>]) -> Option<Block>,
+    /// Reads a section of this format.
     pub parse: fn(&[Line<'_>]) -> Parsed<SectionData>,
+    /// See [`Spec::labels`].
+    pub labels: &'static [&'static str],
 }
 
-/// Every supported format, in the order detection tries them.
-pub(crate) static FORMATS: &[Format] = &[
-    ibstat::FORMAT,
-    ibstatus::FORMAT,
-    ibv_devinfo::FORMAT,
-    iblinkinfo::FORMAT,
-    nvlink::FORMAT,
-    perfquery::FORMAT,
-    ibqueryerrors::FORMAT,
-    topo::FORMAT,
-    topo::P2P_FORMAT,
-    smi_query::FORMAT,
-    smi_csv::FORMAT,
-    smi_list::FORMAT,
-    dmon::SMI_FORMAT,
-    dmon::DCGMI_FORMAT,
-    dcgmi_nvlink::STATUS_FORMAT,
-    dcgmi_nvlink::ERRORS_FORMAT,
-    date::FORMAT,
-];
-
-/// The format that produces `kind`.
-pub(crate) fn format_of(kind: Kind) -> Option<&'static Format> {
-    FORMATS.iter().find(|f| f.kind == kind)
+impl Kind {
+    /// The kind whose JSON name is `name` (`"topo_matrix"`).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.iter().copied().find(|k| k.name() == name)
+    }
 }
 
-/// Runs every GPU topology and telemetry parser over the same lines and
-/// discards the results: the body of the `gpu` fuzz target and its replay
-/// test, kept here so both call exactly the same code.
+/// The body of the `format` fuzz target and of its corpus replay: the first
+/// line names a format of the registry (`ibstat`) and the rest is read as
+/// its output, then rendered back where a renderer exists; input whose first
+/// line names no format is read by every format. A new format in the
+/// registry is fuzzed without any other change.
 #[doc(hidden)]
-pub fn run_gpu_parsers(lines: &[Line<'_>]) {
-    let _ = topo::parse(lines);
-    let _ = topo::parse_p2p(lines);
-    let _ = smi_query::parse(lines);
-    let _ = smi_csv::parse(lines);
-    let _ = smi_list::parse(lines);
-    let _ = dmon::parse(lines);
-    let _ = dcgmi_nvlink::parse_status(lines);
-    let _ = dcgmi_nvlink::parse_errors(lines);
+pub fn fuzz_format(text: &str) {
+    let (head, body) = text.split_once('\n').unwrap_or((text, ""));
+    match Kind::from_name(head.trim()) {
+        Some(kind) => fuzz_one(kind, &lines_of(body)),
+        None => {
+            let lines = lines_of(text);
+            for kind in Kind::ALL {
+                fuzz_one(*kind, &lines);
+            }
+        }
+    }
+}
+
+fn fuzz_one(kind: Kind, lines: &[Line<'_>]) {
+    match parse_as(kind, lines).value {
+        SectionData::Nvlink(v) => drop(nvlink::render(&v)),
+        SectionData::Perfquery(v) => drop(perfquery::render(&v)),
+        SectionData::Ibqueryerrors(v) => drop(ibqueryerrors::render(&v)),
+        _ => {}
+    }
 }
 
 /// Names of all supported formats, for messages.

@@ -25,20 +25,21 @@
 use crate::diag::WarningKind;
 use crate::model::counter::max_for_bits;
 use crate::model::partial::{Partial, PartialReason};
-use crate::model::perf::{PerfAttribute, PerfBlock, Perfquery};
 use crate::model::perf_fields::FieldKind;
+use crate::model::perfquery::{PerfAttribute, PerfBlock, Perfquery};
 use crate::model::Counter;
 use crate::parse::text::{
     decimal_u32, decimal_u64, hex_u32, read_each_line, tool_message_kind, NumberError, Unread,
 };
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::Perfquery,
-    name: "perfquery",
+pub(crate) const FORMAT: Spec<Perfquery> = Spec {
     command: |argv| argv.first() == Some(&"perfquery"),
     detect,
-    parse: |lines| parse(lines).map(SectionData::Perfquery),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &["port", "lid", "sl", "dlid", "slid"],
 };
 
 /// libibmad pads `Name:` with dots so that values start at this column.

@@ -13,22 +13,23 @@
 //!   command, and the column names come from its `--query-gpu=` list
 //!   (see `SectionData::attach_command`).
 
-use crate::model::gpu::{CsvRow, CsvValue, SmiCsv};
+use crate::model::smi_csv::{CsvRow, CsvValue, SmiCsv};
 use crate::parse::text::{is_help, quantity, Unread};
 use crate::parse::timestamp::date_time_to_unix;
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 use std::fmt::Write as _;
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::SmiCsv,
-    name: "smi_csv",
+pub(crate) const FORMAT: Spec<SmiCsv> = Spec {
     command: |argv| {
         argv.first() == Some(&"nvidia-smi")
             && argv.iter().any(|a| a.starts_with("--query-"))
             && !is_help(argv)
     },
     detect,
-    parse: |lines| parse(lines).map(SectionData::SmiCsv),
+    parse,
+    summary,
+    attach_command: Some(attach_command),
+    labels: &["name", "uuid"],
 };
 
 /// Prefixes of `--query-gpu` field names (`nvidia-smi --help-query-gpu`).

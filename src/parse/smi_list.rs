@@ -8,21 +8,22 @@
 //! too and cannot be told apart by content; after a prompt the command
 //! decides.
 
-use crate::model::gpu::{ListedGpu, ListedMig, SmiList};
+use crate::model::smi_list::{ListedGpu, ListedMig, SmiList};
 use crate::parse::text::Unread;
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 use std::fmt::Write as _;
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::SmiList,
-    name: "smi_list",
+pub(crate) const FORMAT: Spec<SmiList> = Spec {
     command: |argv| {
         argv.first() == Some(&"nvidia-smi")
             && argv.len() == 2
             && matches!(argv.get(1), Some(&"-L") | Some(&"--list-gpus"))
     },
     detect,
-    parse: |lines| parse(lines).map(SectionData::SmiList),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &["gpu"],
 };
 
 /// `GPU 0: NVIDIA H200 (UUID: GPU-…)` → (0, name, uuid).

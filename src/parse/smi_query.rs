@@ -17,26 +17,27 @@
 //! one line is reported line by line, not misread.
 
 use crate::diag::WarningKind;
-use crate::model::gpu::{
+use crate::model::smi_query::{
     active_flag, ClockEventCounter, ClockEventReason, ClockReason, Clocks, EccCount, Field, Power,
     QueryGpu, SmiQuery, Temperatures,
 };
 use crate::parse::text::{is_help, label_value, quantity, Unread};
 use crate::parse::timestamp::asctime_to_unix;
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 use crate::span::LineSpan;
 use std::fmt::Write as _;
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::SmiQuery,
-    name: "smi_query",
+pub(crate) const FORMAT: Spec<SmiQuery> = Spec {
     command: |argv| {
         argv.first() == Some(&"nvidia-smi")
             && argv.iter().any(|a| *a == "-q" || *a == "--query")
             && !is_help(argv)
     },
     detect,
-    parse: |lines| parse(lines).map(SectionData::SmiQuery),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &["timestamp", "driver", "cuda", "version", "gpu"],
 };
 
 /// Reads `nvidia-smi -q` output, text or XML.
@@ -652,7 +653,7 @@ fn render_field(s: &mut String, f: &Field, depth: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::gpu::ClockReason;
+    use crate::model::smi_query::ClockReason;
     use crate::parse::lines_of;
 
     /// An older-driver block (R470 names: Clocks Throttle Reasons, Power

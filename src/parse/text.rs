@@ -3,6 +3,7 @@
 //! that could not be read.
 
 use crate::diag::{merge_adjacent, Warning, WarningKind};
+use crate::input::MessageLevel;
 use crate::parse::{Line, Parsed};
 use crate::span::LineSpan;
 use nom::bytes::complete::{tag, take_till, take_while1};
@@ -181,24 +182,41 @@ impl Unread {
     }
 }
 
-/// The kind of warning a tool diagnostic line deserves, when the line is
-/// one: `ibwarn: …` (the tool carried on; the data may be partial) is
-/// suspicious, `iberror`/`ibpanic` (the tool stopped) truncates the output.
-/// Also recognises them after the program name (`perfquery: iberror: …`).
-pub(crate) fn tool_message_kind(t: &str) -> Option<WarningKind> {
+/// How serious an infiniband-diags diagnostic line is, when the line is
+/// one: `ibwarn: …`/`ibdebug: …` (the tool carried on), `iberror: …`/
+/// `ibpanic: …` (the tool stopped), the same after the program name
+/// (`perfquery: iberror: …`), and libibmad's `src/query_smp.c:199; …`.
+/// The one detector: the input layer attaches these lines to their section
+/// as messages, and parsers called on their own turn them into warnings.
+pub(crate) fn infiniband_message_level(t: &str) -> Option<MessageLevel> {
+    let level = |word: &str| match word {
+        "ibpanic" | "iberror" => Some(MessageLevel::Error),
+        "ibwarn" | "ibdebug" => Some(MessageLevel::Warning),
+        _ => None,
+    };
     let (first, rest) = t.split_once(':')?;
     if first.contains(' ') {
         return None;
     }
-    let word = match first {
-        "ibwarn" | "iberror" | "ibpanic" => first,
-        _ => rest.trim_start().split(':').next()?.trim(),
-    };
-    match word {
-        "ibwarn" => Some(WarningKind::Suspicious),
-        "iberror" | "ibpanic" => Some(WarningKind::Truncated),
-        _ => None,
-    }
+    level(first)
+        .or_else(|| level(rest.split(':').next()?.trim()))
+        .or_else(|| {
+            let line_number = rest.split(';').next()?;
+            let is_source_location = first.ends_with(".c")
+                && !line_number.is_empty()
+                && line_number.chars().all(|c| c.is_ascii_digit());
+            is_source_location.then_some(MessageLevel::Error)
+        })
+}
+
+/// The kind of warning a tool diagnostic line deserves when a parser meets
+/// it: a warning-level message (the data may be partial) is suspicious, an
+/// error-level one (the tool stopped) truncates the output.
+pub(crate) fn tool_message_kind(t: &str) -> Option<WarningKind> {
+    infiniband_message_level(t).map(|level| match level {
+        MessageLevel::Warning => WarningKind::Suspicious,
+        MessageLevel::Error => WarningKind::Truncated,
+    })
 }
 
 #[cfg(test)]

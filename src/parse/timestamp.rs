@@ -48,17 +48,32 @@ pub(crate) fn clock(text: &str) -> Option<(u32, u32, u32)> {
     Some((h, m, s))
 }
 
-fn month_number(name: &str) -> Option<u32> {
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let i = MONTHS.iter().position(|m| *m == name)?;
+/// Month abbreviations as C's `asctime` and coreutils' `date` print them.
+const MONTHS: [&str; 12] = [
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+];
+
+/// `Nov`, `nov`, `November` → 11: a month's English name or its
+/// three-letter abbreviation, in any case.
+pub(crate) fn month_number(name: &str) -> Option<u32> {
+    if name.len() < 3 || name.len() > 9 {
+        return None;
+    }
+    let lower = name.to_ascii_lowercase();
+    let i = MONTHS.iter().position(|m| lower.starts_with(m))?;
     u32::try_from(i + 1).ok()
 }
 
 /// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
 /// `days_from_civil`), plus the time of day.
-fn civil_to_unix(year: i64, month: u32, day: u32, h: u32, m: u32, s: u32) -> Option<i64> {
+pub(crate) fn civil_to_unix(
+    year: i64,
+    month: u32,
+    day: u32,
+    h: u32,
+    m: u32,
+    s: u32,
+) -> Option<i64> {
     if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
         return None;
     }

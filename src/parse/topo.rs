@@ -24,13 +24,11 @@ use crate::model::topo::{
     Cell, Device, DeviceKind, LegendEntry, Link, P2pCapability, P2pStatus, TopoMatrix, TopoP2p,
 };
 use crate::parse::text::{is_help, Unread};
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 use crate::span::LineSpan;
 use std::fmt::Write as _;
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::TopoMatrix,
-    name: "topo_matrix",
+pub(crate) const FORMAT: Spec<TopoMatrix> = Spec {
     command: |argv| is_topo(argv) && argv.iter().any(|a| MATRIX_FLAGS.contains(a)),
     detect: |lines| match classify(lines)? {
         // Rows match too inside a full matrix: keyed by line, a row
@@ -41,15 +39,19 @@ pub(crate) const FORMAT: Format = Format {
         MatrixKind::Links => Some(Block::keyed("topo")),
         MatrixKind::P2p => None,
     },
-    parse: |lines| parse(lines).map(SectionData::TopoMatrix),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &["legend", "nic", "gpu"],
 };
 
-pub(crate) const P2P_FORMAT: Format = Format {
-    kind: Kind::TopoP2p,
-    name: "topo_p2p",
+pub(crate) const P2P_FORMAT: Spec<TopoP2p> = Spec {
     command: |argv| is_topo(argv) && argv.iter().any(|a| *a == "-p2p" || *a == "--p2pstatus"),
     detect: |lines| (classify(lines)? == MatrixKind::P2p).then(|| Block::keyed("topo-p2p")),
-    parse: |lines| parse_p2p(lines).map(SectionData::TopoP2p),
+    parse: parse_p2p,
+    summary: summary_p2p,
+    attach_command: Some(attach_p2p_command),
+    labels: &["legend", "gpu"],
 };
 
 const MATRIX_FLAGS: &[&str] = &["-m", "-mp", "--matrix", "--matrix_pci"];
@@ -684,6 +686,13 @@ pub fn parse_p2p(lines: &[Line<'_>]) -> Parsed<TopoP2p> {
     Parsed {
         value: out,
         warnings: in_line_order(unread),
+    }
+}
+
+/// `topo -p2p` prints which capability it shows only in its command line.
+fn attach_p2p_command(p2p: &mut TopoP2p, argv: &[&str]) {
+    if p2p.capability.is_none() {
+        p2p.capability = p2p_capability(argv);
     }
 }
 

@@ -3,6 +3,18 @@
 //! The same [`Report`] is rendered as text for people ([`text`]), one JSON
 //! document ([`json`], also what the web page reads), one finding per line
 //! ([`ndjson`]) and SARIF 2.1.0 for code-scanning tools ([`sarif`]).
+//!
+//! ```
+//! use fabricscope::report::{ndjson, sarif, text};
+//! let paste = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n";
+//! let doc = fabricscope::read(paste, &Default::default()).unwrap();
+//! let report = fabricscope::analyze(&[doc], &Default::default());
+//! let for_people = text::render(&report, &text::TextOptions::default());
+//! assert!(for_people.contains("IB001"));
+//! assert_eq!(ndjson::render(&report).lines().count(), report.findings.len());
+//! let for_tools: serde_json::Value = serde_json::from_str(&sarif::render(&report)).unwrap();
+//! assert_eq!(for_tools["version"], "2.1.0");
+//! ```
 
 pub mod json;
 pub mod ndjson;

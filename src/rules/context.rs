@@ -7,11 +7,12 @@
 
 use super::thresholds::Thresholds;
 use crate::input::{Document, Section};
-use crate::model::gpu::QueryGpu;
-use crate::model::ib::{Ca, Guid, LinkLayer, PhysState, Port, PortState};
+use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
+use crate::model::ibstat::{Ca, Port};
 use crate::model::nvlink::NvlinkLink;
 use crate::model::partial::Partial;
-use crate::model::perf::PerfAttribute;
+use crate::model::perfquery::PerfAttribute;
+use crate::model::smi_query::QueryGpu;
 use crate::model::topo::TopoMatrix;
 use crate::model::Counter;
 use crate::parse::SectionData;
@@ -117,7 +118,7 @@ impl<'a> IbPortRef<'a> {
             device: Some(self.device.to_owned()),
             port: Some(self.number),
             lid: self.base_lid.filter(|l| *l != 0 && *l != 0xffff),
-            guid: self.port_guid.filter(|g| g.0 != 0).map(|g| g.to_string()),
+            guid: self.port_guid.filter(|g| g.0 != 0),
             ..super::Subject::default()
         }
     }
@@ -298,7 +299,7 @@ impl PerfPortRef<'_> {
             device: self.device.map(str::to_owned),
             port: self.port.filter(|_| !self.all_ports),
             lid: self.lid,
-            guid: self.guid.map(|g| g.to_string()),
+            guid: self.guid,
             ..super::Subject::default()
         }
     }

@@ -10,9 +10,10 @@
 use super::context::{Context, HostKey, IbPortRef, NvGpuRef};
 use super::nvlink::expected_active;
 use super::topology::gpu_index;
-use super::{gbps, phys_state_name, port_state_name, Coverage, Evidence, Finding, Severity};
+use super::{gbps, Coverage, Evidence, Finding, Severity};
 use super::{Subject, Threshold};
 use crate::declare_rule;
+use crate::model::ib::{PhysState, PortState};
 use crate::model::topo::Link;
 use crate::span::LineSpan;
 use std::collections::BTreeMap;
@@ -125,14 +126,14 @@ fn check_rails(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                             "{} port {} is {}/{}",
                             p.device,
                             p.number,
-                            p.state.map_or("?", port_state_name),
-                            p.physical_state.map_or("?", phys_state_name)
+                            p.state.map_or("?", PortState::ibstat_name),
+                            p.physical_state.map_or("?", PhysState::ibstat_name)
                         ),
                     ));
                     evidence.push(p.evidence(format!(
                         "State: {}, Physical state: {}",
-                        p.state.map_or("(not printed)", port_state_name),
-                        p.physical_state.map_or("(not printed)", phys_state_name)
+                        p.state.map_or("(not printed)", PortState::ibstat_name),
+                        p.physical_state.map_or("(not printed)", PhysState::ibstat_name)
                     )));
                 } else if let (Some(rate), Some(best)) = (p.rate_gbps, best_rate) {
                     if rate < best {

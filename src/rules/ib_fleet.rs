@@ -245,7 +245,7 @@ fn adapter_evidence(a: &AdapterRef<'_>, text: String) -> Evidence {
 fn adapter_subject(a: &AdapterRef<'_>) -> Subject {
     Subject {
         device: Some(a.name.to_owned()),
-        guid: a.node_guid.map(|g| g.to_string()),
+        guid: a.node_guid,
         ..Subject::host(a.at.host().name())
     }
 }

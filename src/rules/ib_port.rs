@@ -8,10 +8,7 @@
 //! carry unused Ethernet ports.
 
 use super::context::{Context, HostKey, IbPortRef};
-use super::{
-    gbps, phys_state_name, port_state_name, Coverage, Evidence, Finding, Severity, Subject,
-    Threshold,
-};
+use super::{gbps, Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::model::ib::{PhysState, PortState};
 use crate::parse::SectionData;
@@ -268,8 +265,8 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             "{} port {} is {}/{}: {cause}",
             p.device,
             p.number,
-            state.map_or("?", port_state_name),
-            phys.map_or("?", phys_state_name),
+            state.map_or("?", PortState::ibstat_name),
+            phys.map_or("?", PhysState::ibstat_name),
         );
         if host_dark {
             message.push_str("; no InfiniBand port of this host is Active");
@@ -286,8 +283,8 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             .finding(p.subject(), message)
             .evidence(p.evidence(format!(
                 "State: {}, Physical state: {}",
-                state.map_or("(not printed)", port_state_name),
-                phys.map_or("(not printed)", phys_state_name)
+                state.map_or("(not printed)", PortState::ibstat_name),
+                phys.map_or("(not printed)", PhysState::ibstat_name)
             )))
             .threshold(Threshold::new(
                 "State Active and Physical state LinkUp",
@@ -338,13 +335,13 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                         "{} port {} is {}/LinkUp: the cable is up but {why}",
                         p.device,
                         p.number,
-                        port_state_name(state)
+                        state.ibstat_name()
                     ),
                 )
                 .evidence(p.evidence(format!(
                     "State: {}, Physical state: {}{sm}",
-                    port_state_name(state),
-                    p.physical_state.map_or("(not printed)", phys_state_name)
+                    state.ibstat_name(),
+                    p.physical_state.map_or("(not printed)", PhysState::ibstat_name)
                 )))
                 .threshold(Threshold::new(
                     "State Active",
@@ -512,7 +509,7 @@ fn check_could_be(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                                     device: Some(desc.to_owned()),
                                     port: Some(port.port),
                                     lid: Some(port.lid),
-                                    guid: port.guid.or(node.guid).map(|g| g.to_string()),
+                                    guid: port.guid.or(node.guid),
                                     ..Subject::default()
                                 },
                                 format!(
@@ -550,7 +547,7 @@ fn check_could_be(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                                         device: Some(node.desc.clone()),
                                         port: Some(p.port),
                                         lid: Some(link.lid),
-                                        guid: Some(p.guid.to_string()),
+                                        guid: Some(p.guid),
                                         ..Subject::default()
                                     },
                                     format!(

@@ -13,7 +13,7 @@ use super::ib_counters::ber_findings;
 use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::kb::{gpu_nvlink_expectation, FormFactor};
-use crate::model::gpu::ClockReason;
+use crate::model::smi_query::ClockReason;
 use crate::stats::{PeerGroupKind, PeerStatistic, RateStatus};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -924,7 +924,7 @@ fn check_ber(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 
 /// NV009.
 fn check_dcgm_link_status(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    use crate::model::gpu::DcgmLinkState;
+    use crate::model::dcgmi_nvlink::DcgmLinkState;
     let mut checked = 0;
     let nv_gpus = ctx.nvlink_gpus();
     for at in ctx.sections() {

@@ -7,12 +7,13 @@
 
 use super::sample::{CounterSample, CounterUnit, Direction, Layer, Role, Subject};
 use crate::input::Section;
-use crate::model::gpu::{DcgmiNvlinkErrors, SmiQuery};
-use crate::model::ib::Ibstat;
+use crate::model::dcgmi_nvlink::DcgmiNvlinkErrors;
 use crate::model::iblinkinfo::Iblinkinfo;
 use crate::model::ibqueryerrors::Ibqueryerrors;
+use crate::model::ibstat::Ibstat;
 use crate::model::nvlink::Nvlink;
-use crate::model::perf::Perfquery;
+use crate::model::perfquery::Perfquery;
+use crate::model::smi_query::SmiQuery;
 use crate::model::Counter;
 use crate::parse::SectionData;
 use crate::span::LineSpan;

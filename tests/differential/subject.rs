@@ -56,7 +56,7 @@ pub fn guid_value(text: &str) -> Option<u64> {
 /// node GUID, by LID, or by host (or node description) and port number.
 pub fn names_port(f: &Finding, p: &PortId) -> bool {
     let s = &f.subject;
-    let guid = s.guid.as_deref().map(guid_value);
+    let guid = s.guid.map(|g| Some(g.0));
     let guid_ok = match guid {
         None => true,
         Some(Some(g)) => g == p.port_guid || g == p.node_guid,
@@ -88,7 +88,7 @@ pub fn names_link(f: &Finding, p: &PortId) -> bool {
     let s = &f.subject;
     let switch = s.device.as_deref() == Some(sw.desc.as_str())
         || s.lid == Some(sw.lid)
-        || s.guid.as_deref().and_then(guid_value) == Some(sw.node_guid);
+        || s.guid.map(|g| g.0) == Some(sw.node_guid);
     switch && s.port == Some(sw.port)
 }
 

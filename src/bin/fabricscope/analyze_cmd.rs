@@ -71,33 +71,12 @@ enum FailOn {
     Never,
 }
 
-/// `30s`, `1.5m`, `500ms`, `2h`, or a bare number of seconds.
+/// `30s`, `1.5m`, `500ms`, `2h`, or a bare number of seconds: the library's
+/// one duration grammar ([`fabricscope::stats::parse_interval`]), which the
+/// web page uses too.
 fn parse_duration(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("not a duration: {text:?} (try 30s, 5m, 500ms)"))?;
-    let scale = match unit.trim() {
-        "" | "s" | "sec" => 1.0,
-        "ms" => 0.001,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        other => {
-            return Err(format!(
-                "unknown unit {other:?} in {text:?} (use ms, s, m or h)"
-            ))
-        }
-    };
-    let seconds = value * scale;
-    if seconds > 0.0 && seconds.is_finite() {
-        Ok(seconds)
-    } else {
-        Err(format!("the interval must be positive: {text:?}"))
-    }
+    fabricscope::stats::parse_interval(text)
+        .map_err(|_| format!("not a positive duration: {text:?} (try 30s, 5m, 500ms, 1h)"))
 }
 
 pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {

@@ -39,15 +39,16 @@ use crate::diag::WarningKind;
 use crate::model::nvlink::{LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkRemote};
 use crate::model::Counter;
 use crate::parse::text::Unread;
-use crate::parse::{Block, Format, Kind, Line, Parsed, SectionData};
+use crate::parse::{Block, Line, Parsed, Spec};
 use grammar::{CounterUnit, LinkFact, Misfit, Shape};
 
-pub(crate) const FORMAT: Format = Format {
-    kind: Kind::Nvlink,
-    name: "nvlink",
+pub(crate) const FORMAT: Spec<Nvlink> = Spec {
     command: is_nvlink_command,
     detect,
-    parse: |lines| parse(lines).map(SectionData::Nvlink),
+    parse,
+    summary,
+    attach_command: None,
+    labels: &["gpu", "link", "nvlink", "lane"],
 };
 
 /// `nvidia-smi nvlink …`, except the help text (`-h`), which is not data.

@@ -1,5 +1,0 @@
-//! The `date` parser on its own.
-#![no_main]
-libfuzzer_sys::fuzz_target!(|text: &str| {
-    let _ = fabricscope::parse::date::parse(&fabricscope::parse::lines_of(text));
-});

@@ -1,6 +1,0 @@
-//! The ibqueryerrors parser on its own, and its renderer on what it read.
-#![no_main]
-libfuzzer_sys::fuzz_target!(|text: &str| {
-    let parsed = fabricscope::parse::ibqueryerrors::parse(&fabricscope::parse::lines_of(text));
-    let _ = fabricscope::parse::ibqueryerrors::render(&parsed.value);
-});

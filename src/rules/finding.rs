@@ -1,0 +1,219 @@
+//! What a rule produces: findings with their subject, evidence and threshold.
+
+use super::Severity;
+use crate::span::LineSpan;
+use serde::{Deserialize, Serialize};
+
+/// What a finding is about. Only the fields that apply are set.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Subject {
+    /// Host name, when the input names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// InfiniBand device (CA) such as `mlx5_0`, or a switch description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// InfiniBand port number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<u32>,
+    /// InfiniBand LID.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lid: Option<u32>,
+    /// InfiniBand port or node GUID (`0x…`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guid: Option<crate::model::ib::Guid>,
+    /// GPU index as nvidia-smi numbers it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<u32>,
+    /// GPU UUID (`GPU-…`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_uuid: Option<String>,
+    /// PCI bus id of a GPU (`00000000:18:00.0`), when that is how the tool names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bus_id: Option<String>,
+    /// NVLink link number on the GPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<u32>,
+    /// Lane within a link or port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lane: Option<u32>,
+    /// Second GPU of a pair (topology findings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer_gpu: Option<u32>,
+    /// NIC name as `topo -m` prints it (`NIC0` or `mlx5_0`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nic: Option<String>,
+}
+
+impl Subject {
+    /// A subject on `host`.
+    #[must_use]
+    pub fn host(host: Option<&str>) -> Self {
+        Self {
+            host: host.map(str::to_owned),
+            ..Self::default()
+        }
+    }
+
+    /// `mlx5_0 port 1`, `GPU 3 link 7`, `GPU 0 ↔ GPU 5`: the subject without its host.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        // `mlx5_0 port 1 LID 12` when the adapter is known, `LID 12 port 1`
+        // when perfquery only gave the LID.
+        match (&self.device, self.lid) {
+            (Some(d), _) => parts.push(d.clone()),
+            (None, Some(l)) => parts.push(format!("LID {l}")),
+            (None, None) => {}
+        }
+        if let Some(p) = self.port {
+            parts.push(format!("port {p}"));
+        }
+        if let (Some(_), Some(l)) = (&self.device, self.lid) {
+            parts.push(format!("LID {l}"));
+        }
+        if self.device.is_none() && self.port.is_none() {
+            if let Some(g) = &self.guid {
+                parts.push(g.to_string());
+            }
+        }
+        if let Some(g) = self.gpu {
+            parts.push(format!("GPU {g}"));
+        }
+        if let Some(b) = &self.bus_id {
+            parts.push(format!("GPU {b}"));
+        }
+        if let Some(l) = self.link {
+            parts.push(format!("link {l}"));
+        }
+        if let Some(l) = self.lane {
+            parts.push(format!("lane {l}"));
+        }
+        if let Some(p) = self.peer_gpu {
+            parts.push(format!("↔ GPU {p}"));
+        }
+        if let Some(n) = &self.nic {
+            parts.push(if n.starts_with("NIC") {
+                n.clone()
+            } else {
+                format!("NIC {n}")
+            });
+        }
+        if parts.is_empty() {
+            "host".to_owned()
+        } else {
+            parts.join(" ")
+        }
+    }
+}
+
+/// One piece of evidence: a value or statistic, and the lines it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// The value as a person would say it (`SymbolErrorCounter = 4312`).
+    pub text: String,
+    /// The input lines it was read from.
+    #[serde(flatten)]
+    pub span: LineSpan,
+    /// The file it was read from, in batch runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl Evidence {
+    /// Evidence read from `span` of `source`.
+    #[must_use]
+    pub fn new(text: impl Into<String>, span: LineSpan, source: Option<&str>) -> Self {
+        Self {
+            text: text.into(),
+            span,
+            source: source.map(str::to_owned),
+        }
+    }
+}
+
+/// The limit a value was judged against, and where that limit comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Threshold {
+    /// The limit as a person would say it (`> 10`, `≥ 100/s`, `Active/LinkUp`).
+    pub value: String,
+    /// Where the number comes from (`infiniband-diags error_thresholds`, `DCGM`…).
+    pub source: String,
+}
+
+impl Threshold {
+    /// A threshold with its source.
+    #[must_use]
+    pub fn new(value: impl Into<String>, source: impl Into<String>) -> Self {
+        Self {
+            value: value.into(),
+            source: source.into(),
+        }
+    }
+}
+
+/// A problem found by a rule, with everything needed to explain it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    /// The rule's id (`IB001`).
+    pub rule: &'static str,
+    /// The rule's name (`port-down`).
+    pub name: &'static str,
+    /// How bad it is.
+    pub severity: Severity,
+    /// What it is about.
+    pub subject: Subject,
+    /// One line for people.
+    pub message: String,
+    /// The values behind the conclusion, with their input lines.
+    pub evidence: Vec<Evidence>,
+    /// The limit the values were judged against, when there is one.
+    pub threshold: Option<Threshold>,
+    /// What to do about it.
+    pub remediation: String,
+}
+
+impl Finding {
+    /// Sets the severity.
+    #[must_use]
+    pub fn severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+
+    /// Adds a piece of evidence.
+    #[must_use]
+    pub fn evidence(mut self, evidence: Evidence) -> Self {
+        self.evidence.push(evidence);
+        self
+    }
+
+    /// Sets the threshold.
+    #[must_use]
+    pub fn threshold(mut self, threshold: Threshold) -> Self {
+        self.threshold = Some(threshold);
+        self
+    }
+
+    /// Sets the remediation.
+    #[must_use]
+    pub fn remediation(mut self, text: impl Into<String>) -> Self {
+        self.remediation = text.into();
+        self
+    }
+
+    /// The first input line the finding points at, for sorting and SARIF.
+    #[must_use]
+    pub fn first_span(&self) -> Option<(&Option<String>, LineSpan)> {
+        self.evidence.first().map(|e| (&e.source, e.span))
+    }
+}
+
+/// A rule that could not run, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedRule {
+    /// The rule's id.
+    pub rule: &'static str,
+    /// What was missing.
+    pub reason: String,
+}
