@@ -238,6 +238,10 @@ fn down_cause(phys: Option<PhysState>) -> (&'static str, &'static str) {
 }
 
 /// IB001.
+/// What IB001 adds when the port block was cut before its `Link layer`.
+pub const LINK_LAYER_CUT_NOTE: &str =
+    " (the paste stops before its Link layer: if this is a RoCE port, it is not an InfiniBand fault)";
+
 fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
@@ -271,13 +275,12 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         if host_dark {
             message.push_str("; no InfiniBand port of this host is Active");
         }
-        // A present `State: Down` is still reported; but a block cut before
-        // its `Link layer` may be a RoCE port, which this rule does not judge.
+        // A present `State: Down` is still reported: the state is in the
+        // paste. But a block cut before its `Link layer` may be a RoCE port,
+        // which this rule does not judge: a warning, never more, that says so.
         let roce_possible = p.link_layer_cut();
         if roce_possible {
-            message.push_str(
-                " (if InfiniBand: the paste stops before its Link layer, and a RoCE port is not judged here)",
-            );
+            message.push_str(LINK_LAYER_CUT_NOTE);
         }
         let mut f = IB001
             .finding(p.subject(), message)
@@ -292,7 +295,7 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             ))
             .remediation(todo);
         if roce_possible {
-            f = f.severity(Severity::Info);
+            f = f.severity(Severity::Warning);
         } else if host_dark {
             f = f.severity(Severity::Critical);
         }
