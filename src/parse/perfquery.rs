@@ -106,8 +106,8 @@ pub const UNKNOWN_PORT: &str = "(header missing)";
 
 fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
     let t = line.text().trim();
-    if let Some((name, value, threshold, lid, port)) = ibcheckerrors_warn(t) {
-        return read_checkerrors_warn(line, (name, value, threshold, lid, port), out, unread);
+    if let Some(warn) = ibcheckerrors_warn(t) {
+        return read_checkerrors_warn(line, &warn, out, unread);
     }
     if t.starts_with("Error check on lid ") {
         return; // ibcheckerrors' verdict line: its #warn lines hold the values
@@ -177,9 +177,20 @@ fn headless_attribute(first: &str) -> PerfAttribute {
     }
 }
 
-/// `#warn: counter SymbolErrors = 65535 	(threshold 10) lid 3 port 1`:
+/// One `ibcheckerrors` `#warn:` line.
+#[derive(Clone, Copy)]
+struct CheckWarn<'t> {
+    name: &'t str,
+    value: u64,
+    threshold: Option<u64>,
+    lid: Option<u32>,
+    port: Option<u32>,
+}
+
+/// `#warn: counter SymbolErrors = 65535 (threshold 10) lid 3 port 1` (a tab
+/// before the parenthesis):
 /// what `ibcheckerrors` printed for a counter over its threshold.
-fn ibcheckerrors_warn(t: &str) -> Option<(&str, u64, Option<u64>, Option<u32>, Option<u32>)> {
+fn ibcheckerrors_warn(t: &str) -> Option<CheckWarn<'_>> {
     let rest = t
         .strip_prefix("#warn:")?
         .trim_start()
@@ -206,14 +217,12 @@ fn ibcheckerrors_warn(t: &str) -> Option<(&str, u64, Option<u64>, Option<u32>, O
             .ok()
     };
     let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    ok.then(|| {
-        (
-            name,
-            value,
-            threshold,
-            word_after("lid"),
-            word_after("port"),
-        )
+    ok.then(|| CheckWarn {
+        name,
+        value,
+        threshold,
+        lid: word_after("lid"),
+        port: word_after("port"),
     })
 }
 
@@ -223,10 +232,17 @@ fn ibcheckerrors_warn(t: &str) -> Option<(&str, u64, Option<u64>, Option<u32>, O
 /// does not list are unknown, not zero.
 fn read_checkerrors_warn(
     line: &Line<'_>,
-    (name, value, threshold, lid, port): (&str, u64, Option<u64>, Option<u32>, Option<u32>),
+    warn: &CheckWarn<'_>,
     out: &mut Perfquery,
     unread: &mut Unread,
 ) {
+    let CheckWarn {
+        name,
+        value,
+        threshold,
+        lid,
+        port,
+    } = *warn;
     let name = crate::model::perf_fields::modern_name(name).unwrap_or(name);
     let port_id = match lid {
         Some(l) => format!("ibcheckerrors Lid {l}"),

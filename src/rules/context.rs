@@ -750,7 +750,9 @@ impl<'a> Context<'a> {
                 }
                 _ => {}
             }
-            mark_link_layer_cut(&mut out[first_of_section..], self.ends_input(at));
+            if let Some(section_ports) = out.get_mut(first_of_section..) {
+                mark_link_layer_cut(section_ports, self.ends_input(at));
+            }
         }
         out
     }
