@@ -56,8 +56,10 @@ pub fn analyze(documents: &[Document], options: &AnalyzeOptions) -> Report {
     );
     let ctx = Context::new(documents, &options.thresholds, &measurements);
     let run = rules::run(&selected, &ctx);
-    let mut findings = run.findings;
+    let mut findings = crate::report::incident::drop_repeats(run.findings);
     sort_findings(&mut findings);
+    crate::report::incident::fingerprint_all(&mut findings);
+    let incidents = crate::report::incident::group(&findings);
     let summary = Summary::of(&findings);
     let hosts = ctx.host_count();
     let sections = documents.iter().map(|d| d.sections.len()).sum();
@@ -69,17 +71,31 @@ pub fn analyze(documents: &[Document], options: &AnalyzeOptions) -> Report {
         run.skipped.len(),
     );
     Report {
+        schema_version: crate::report::SCHEMA_VERSION,
         verdict,
         status: summary.worst(),
         summary,
         findings,
+        incidents,
         skipped_rules: run.skipped,
         rules_run: run.checked.len(),
         hosts,
+        host_names: host_names(documents),
         sections,
         skipped_inputs: Vec::new(),
         measurements,
     }
+}
+
+/// The hosts the documents name, sorted and deduplicated.
+fn host_names(documents: &[Document]) -> Vec<String> {
+    let mut names: Vec<String> = documents
+        .iter()
+        .flat_map(|d| d.sections.iter().filter_map(|s| s.host.clone()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 /// Worst first, then by host, subject and rule, so related findings sit together.
@@ -94,7 +110,7 @@ fn sort_findings(findings: &mut [Finding]) {
 }
 
 /// `critical: 1 critical, 2 errors on 2 of 8 hosts` or `healthy: …`.
-fn verdict(
+pub(crate) fn verdict(
     findings: &[Finding],
     summary: &Summary,
     hosts: usize,

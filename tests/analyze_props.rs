@@ -78,10 +78,22 @@ proptest! {
             let _: serde_json::Value = serde_json::from_str(line).unwrap();
         }
         let sarif: serde_json::Value = serde_json::from_str(&sarif::render(&report)).unwrap();
+        // SARIF has one result per incident (issue 12), and the incidents
+        // partition the findings: each finding in exactly one incident.
         prop_assert_eq!(
             sarif["runs"][0]["results"].as_array().unwrap().len(),
-            report.findings.len()
+            report.incidents.len()
         );
+        let mut seen = vec![0usize; report.findings.len()];
+        for i in &report.incidents {
+            for &n in &i.findings {
+                prop_assert!(n < seen.len(), "incident index {} out of range", n);
+                seen[n] += 1;
+            }
+            prop_assert_eq!(report.findings[i.findings[0]].rule, i.rule.as_str());
+            prop_assert_eq!(report.findings[i.findings[0]].severity, i.severity);
+        }
+        prop_assert!(seen.iter().all(|&c| c == 1), "findings not partitioned: {:?}", seen);
         let out = text::render(&report, &text::TextOptions::default());
         prop_assert!(out.starts_with(report.verdict.split(':').next().unwrap_or("")));
     }

@@ -19,7 +19,7 @@ use crate::diag::{Warning, WarningKind};
 use crate::error::Error;
 use crate::parse::{supported_formats, Kind, SectionData};
 use crate::span::LineSpan;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Limits and context for reading one input.
 #[derive(Debug, Clone)]
@@ -50,7 +50,10 @@ impl Default for ReadOptions {
 }
 
 /// Everything read from one input.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// It reads back from the JSON `fabricscope parse --format json` prints, so
+/// a parsed dump can be analysed later without its text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
     /// Tool outputs found, in input order.
     pub sections: Vec<Section>,
@@ -111,7 +114,8 @@ impl Document {
 }
 
 /// One tool's output.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "SectionWire")]
 pub struct Section {
     /// Which tool printed it.
     pub kind: Kind,
@@ -134,8 +138,44 @@ pub struct Section {
     pub messages: Vec<ToolMessage>,
 }
 
+/// A section as JSON holds it: its data is read as the model of its `kind`.
+#[derive(Deserialize)]
+struct SectionWire {
+    kind: Kind,
+    host: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(flatten)]
+    span: LineSpan,
+    data: serde_json::Value,
+    #[serde(default)]
+    warnings: Vec<Warning>,
+    #[serde(default)]
+    messages: Vec<ToolMessage>,
+}
+
+impl TryFrom<SectionWire> for Section {
+    type Error = String;
+
+    fn try_from(w: SectionWire) -> Result<Self, String> {
+        let data = SectionData::from_json(w.kind, w.data)
+            .map_err(|e| format!("{} section: {e}", w.kind.name()))?;
+        Ok(Section {
+            kind: w.kind,
+            host: w.host,
+            command: w.command,
+            source: w.source,
+            span: w.span,
+            data,
+            warnings: w.warnings,
+            messages: w.messages,
+        })
+    }
+}
+
 /// Lines that no supported tool printed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Unrecognised {
     /// The lines.
     #[serde(flatten)]
@@ -149,7 +189,7 @@ pub struct Unrecognised {
 
 /// An error or warning line printed by a tool (`ibwarn: [1234] …`,
 /// `ibpanic: …`, `src/query_smp.c:199; …`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolMessage {
     /// Line number.
     pub line: usize,
@@ -160,7 +200,7 @@ pub struct ToolMessage {
 }
 
 /// How serious a tool message is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MessageLevel {
     /// `ibwarn:` and similar.

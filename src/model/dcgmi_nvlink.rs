@@ -1,10 +1,10 @@
 //! `dcgmi nvlink -s` (link states) and `dcgmi nvlink -e` (error counters).
 
 use crate::span::LineSpan;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A link state letter of `dcgmi nvlink -s`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DcgmLinkState {
     /// `U`.
@@ -43,7 +43,7 @@ impl DcgmLinkState {
 }
 
 /// One device's line of `dcgmi nvlink -s`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EntityLinks {
     /// `gpuId N` or `physicalId N`.
     pub id: u32,
@@ -54,7 +54,7 @@ pub struct EntityLinks {
 }
 
 /// `dcgmi nvlink -s` (`--link-status`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DcgmiLinkStatus {
     /// GPUs.
     pub gpus: Vec<EntityLinks>,
@@ -63,7 +63,7 @@ pub struct DcgmiLinkStatus {
 }
 
 /// Error counters of one link in `dcgmi nvlink -e`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DcgmiLinkErrors {
     /// Link number.
     pub link: u32,
@@ -80,7 +80,7 @@ pub struct DcgmiLinkErrors {
 }
 
 /// `dcgmi nvlink -e -g <gpu>` (`--errors`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DcgmiNvlinkErrors {
     /// The GPU (`GPU 0` in the table heading).
     pub gpu: Option<u32>,

@@ -2,10 +2,10 @@
 //! entity and sample.
 
 use crate::span::LineSpan;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which monitor printed a [`Monitor`] table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MonitorTool {
     /// `nvidia-smi dmon`.
@@ -17,7 +17,7 @@ pub enum MonitorTool {
 }
 
 /// A column of a monitor table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MonitorColumn {
     /// Short name as printed (`pwr`, `rxpci`, `NVLTX`).
     pub name: String,
@@ -25,22 +25,22 @@ pub struct MonitorColumn {
     pub unit: Option<String>,
     /// DCGM field id (`1011` for `NVLTX`), from `dcgmi dmon -e` or the
     /// short names this version knows.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field_id: Option<u16>,
 }
 
 /// One value of a monitor row.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MonitorValue {
     /// As printed (`77`, `-`, `N/A`, `12.500`).
     pub text: String,
     /// The number, when it is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number: Option<f64>,
 }
 
 /// One sample line: an entity (GPU) at one moment.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MonitorRow {
     /// The entity as printed: `0` (nvidia-smi), `GPU 0`, `Switch 3` (dcgmi).
     pub entity: String,
@@ -51,7 +51,7 @@ pub struct MonitorRow {
     pub values: Vec<MonitorValue>,
     /// Seconds since the epoch (as UTC) when the `-o DT` date and time
     /// columns were printed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp_unix: Option<i64>,
     /// Line number.
     pub line: usize,
@@ -59,7 +59,7 @@ pub struct MonitorRow {
 
 /// Rows under one header. A repeated identical header continues the
 /// table; a different one starts another.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MonitorTable {
     /// Columns after the entity column, in order.
     pub columns: Vec<MonitorColumn>,
@@ -88,7 +88,7 @@ impl MonitorTable {
 }
 
 /// `nvidia-smi dmon` / `pmon` or `dcgmi dmon` output.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Monitor {
     /// Which tool printed it.
     pub tool: MonitorTool,

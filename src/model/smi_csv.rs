@@ -1,19 +1,19 @@
 //! `nvidia-smi --query-gpu=… --format=csv`: one row per GPU, values with
 //! their unit parsed where they carry one.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One value of `--query-gpu … --format=csv`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CsvValue {
     /// The text as printed (`77.55 W`, `NVIDIA H200`, `[N/A]`).
     pub text: String,
     /// The number, when the value is one (with or without its unit).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number: Option<f64>,
     /// The unit printed after the number, or the header's `[unit]` when
     /// the value came without one (`nounits`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
 }
 
@@ -28,20 +28,20 @@ impl CsvValue {
 }
 
 /// One row of `--query-gpu … --format=csv`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CsvRow {
     /// Values in column order.
     pub values: Vec<CsvValue>,
     /// `timestamp` column (`2026/11/30 00:10:31.123`) in milliseconds since
     /// the epoch, read as UTC, when the query asked for it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp_unix_ms: Option<i64>,
     /// Line number.
     pub line: usize,
 }
 
 /// `nvidia-smi --query-gpu=… --format=csv[,noheader][,nounits]`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SmiCsv {
     /// Column names: the header's (`clocks.current.sm`) or, for `noheader`,
     /// the query's from the command line (`clocks.sm`). Empty when

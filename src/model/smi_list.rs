@@ -1,9 +1,9 @@
 //! `nvidia-smi -L`: the GPUs (and MIG devices) with their UUIDs.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A GPU line of `nvidia-smi -L`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListedGpu {
     /// The index (`GPU 0:`).
     pub index: u32,
@@ -12,14 +12,14 @@ pub struct ListedGpu {
     /// `GPU-…` UUID.
     pub uuid: Option<String>,
     /// MIG devices listed under it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mig_devices: Vec<ListedMig>,
     /// Line number.
     pub line: usize,
 }
 
 /// A MIG line of `nvidia-smi -L` (`  MIG 1g.10gb     Device  0: (UUID: MIG-…)`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListedMig {
     /// Profile (`1g.10gb`).
     pub profile: String,
@@ -32,7 +32,7 @@ pub struct ListedMig {
 }
 
 /// `nvidia-smi -L` / `--list-gpus`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SmiList {
     /// GPUs in order.
     pub gpus: Vec<ListedGpu>,

@@ -7,21 +7,21 @@
 //! their unit in the name.
 
 use crate::span::LineSpan;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One `Key : value` line of `nvidia-smi -q` (or one XML element), with the
 /// lines nested under it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Field {
     /// The key as printed (`GPU Current Temp`, or the XML tag `gpu_temp`).
     pub name: String,
     /// The value as printed (`31 C`), `None` for a section heading.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// Line number.
     pub line: usize,
     /// Nested fields.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<Field>,
 }
 
@@ -69,7 +69,7 @@ impl Field {
 /// `-q` text (`HW Thermal Slowdown`), `-q -x` (`clocks_event_reason_hw_thermal_slowdown`)
 /// and CSV (`clocks_event_reasons.hw_thermal_slowdown`), old (`throttle`) and
 /// new (`event`) driver spellings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClockReason {
     /// Nothing is running: normal.
@@ -146,7 +146,7 @@ impl ClockReason {
 }
 
 /// One clock-event (throttle) reason line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClockEventReason {
     /// The reason, normalised.
     pub reason: ClockReason,
@@ -161,7 +161,7 @@ pub struct ClockEventReason {
 /// Time the clocks have spent held down for one reason since the driver
 /// loaded (`Clocks Event Reasons Counters`, newer drivers): a counter, so
 /// two snapshots give the share of time throttled.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClockEventCounter {
     /// The reason, normalised.
     pub reason: ClockReason,
@@ -184,7 +184,7 @@ pub fn active_flag(value: &str) -> Option<bool> {
 }
 
 /// Temperatures in °C (`None` when absent or `N/A`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Temperatures {
     /// `GPU Current Temp`.
     pub gpu_c: Option<f64>,
@@ -200,7 +200,7 @@ pub struct Temperatures {
 }
 
 /// Clock frequencies in MHz.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Clocks {
     /// `Graphics`.
     pub graphics_mhz: Option<f64>,
@@ -213,7 +213,7 @@ pub struct Clocks {
 }
 
 /// Power readings in watts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Power {
     /// `Average Power Draw` (newer) or `Power Draw` (older drivers).
     pub draw_w: Option<f64>,
@@ -225,7 +225,7 @@ pub struct Power {
 
 /// One ECC error counter, with the path of headings above it
 /// (`Volatile/DRAM Uncorrectable`, or `Aggregate/Double Bit/Total` on older drivers).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EccCount {
     /// Headings and name joined by `/`.
     pub path: String,
@@ -252,7 +252,7 @@ impl EccCount {
 }
 
 /// One GPU block of `nvidia-smi -q`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct QueryGpu {
     /// The bus id in the block heading (`GPU 00000000:00:06.0`, or the XML `id`).
     pub bus_id: String,
@@ -298,7 +298,7 @@ impl QueryGpu {
 }
 
 /// `nvidia-smi -q` (any `-d` subset), text or `-x` XML.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SmiQuery {
     /// `Timestamp` as printed.
     pub timestamp: Option<String>,

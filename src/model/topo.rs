@@ -7,11 +7,11 @@
 
 use crate::model::partial::Partial;
 use crate::span::LineSpan;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// What kind of device a matrix row or column is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeviceKind {
     /// `GPU<n>`.
@@ -22,7 +22,7 @@ pub enum DeviceKind {
 }
 
 /// One row/column of the matrix.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Device {
     /// The name as printed (`GPU0`, `NIC3`, `mlx5_0`).
     pub name: String,
@@ -47,7 +47,7 @@ pub struct Device {
 }
 
 /// How two devices are connected, in `topo -m` vocabulary.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "type")]
 pub enum Link {
     /// `X`: the device itself.
@@ -126,7 +126,7 @@ impl Link {
 }
 
 /// Peer-to-peer status between two GPUs (`nvidia-smi topo -p2p r|w|n|a|p`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "type")]
 pub enum P2pStatus {
     /// `X`: the GPU itself.
@@ -187,7 +187,7 @@ impl P2pStatus {
 }
 
 /// One cell of a matrix, with the line it was read from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell<T> {
     /// Row device name.
     pub from: String,
@@ -200,7 +200,7 @@ pub struct Cell<T> {
 }
 
 /// A `Legend:` entry (`NV#  = Connection traversing a bonded set of # NVLinks`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LegendEntry {
     /// The symbol (`NV#`, `SYS`, `OK`).
     pub symbol: String,
@@ -211,7 +211,7 @@ pub struct LegendEntry {
 }
 
 /// `nvidia-smi topo -m` (`--matrix`) or `-mp` (`--matrix_pci`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TopoMatrix {
     /// Devices in column order (GPUs first, then NICs, as printed).
     pub devices: Vec<Device>,
@@ -348,7 +348,7 @@ impl TopoMatrix {
 }
 
 /// Which capability a `topo -p2p` matrix reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum P2pCapability {
     /// `r`.
@@ -366,7 +366,7 @@ pub enum P2pCapability {
 }
 
 /// `nvidia-smi topo -p2p <cap>`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TopoP2p {
     /// The capability asked for, when the command line was seen.
     pub capability: Option<P2pCapability>,

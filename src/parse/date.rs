@@ -170,7 +170,7 @@ fn words(t: &str) -> Option<Reading> {
             clock += 12.0 * 3600.0;
         }
     }
-    let wall = civil_seconds(year?, u32::try_from(month?).ok()?, day?)? + clock;
+    let wall = civil_seconds(year?, month?, day?)? + clock;
     let (offset, zone) = match zone {
         Some((offset, name)) => (offset, Some(name)),
         None => (None, None),

@@ -192,6 +192,17 @@ macro_rules! formats {
             }
         }
 
+        impl SectionData {
+            /// Reads the JSON of a section's `data` as the model of `kind`
+            /// (the inverse of serialising it; the JSON carries no tag).
+            ///
+            /// # Errors
+            /// When the value is not that model.
+            pub fn from_json(kind: Kind, value: serde_json::Value) -> Result<Self, serde_json::Error> {
+                match kind { $(Kind::$variant => serde_json::from_value::<$model>(value).map(Self::$variant),)* }
+            }
+        }
+
         /// Reads `lines` as the output of the tool that prints `kind`,
         /// whatever detection would say: for callers who know what they
         /// hold, and for the fuzz target that runs every format.

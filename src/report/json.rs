@@ -1,8 +1,9 @@
 //! The report as one JSON document: what `--format json` prints and what the
 //! web page reads.
 //!
-//! Shape: `{verdict, status, summary:{critical,error,warning,info}, findings,
-//! skipped_rules, rules_run, hosts, sections, skipped_inputs?, document}` for
+//! Shape: `{schema_version, verdict, status, summary:{critical,error,warning,info},
+//! findings, incidents, skipped_rules, rules_run, hosts, host_names,
+//! sections, skipped_inputs?, measurements, document}` for
 //! one input, or `documents: [{input, sections, unrecognised, warnings, …}]`
 //! for several.
 

@@ -2,7 +2,9 @@
 //!
 //! The same [`Report`] is rendered as text for people ([`text`]), one JSON
 //! document ([`json`], also what the web page reads), one finding per line
-//! ([`ndjson`]) and SARIF 2.1.0 for code-scanning tools ([`sarif`]).
+//! ([`ndjson`]), SARIF 2.1.0 for code-scanning tools ([`sarif`]), CSV and
+//! Markdown for spreadsheets and tickets ([`csv`], [`markdown`]). All of
+//! them render [`incident`]s. [`diff`] compares two reports.
 //!
 //! ```
 //! use fabricscope::report::{ndjson, sarif, text};
@@ -11,12 +13,16 @@
 //! let report = fabricscope::analyze(&[doc], &Default::default());
 //! let for_people = text::render(&report, &text::TextOptions::default());
 //! assert!(for_people.contains("IB001"));
-//! assert_eq!(ndjson::render(&report).lines().count(), report.findings.len());
+//! assert_eq!(ndjson::render(&report).lines().count(), report.incidents.len());
 //! let for_tools: serde_json::Value = serde_json::from_str(&sarif::render(&report)).unwrap();
 //! assert_eq!(for_tools["version"], "2.1.0");
 //! ```
 
+pub mod csv;
+pub mod diff;
+pub mod incident;
 pub mod json;
+pub mod markdown;
 pub mod ndjson;
 pub mod sarif;
 pub mod text;
@@ -25,6 +31,13 @@ use crate::input::Document;
 use crate::rules::{Finding, Severity, SkippedRule};
 use crate::stats::Measurements;
 use serde::Serialize;
+
+pub use incident::Incident;
+
+/// The version of the machine-readable report shape (JSON, NDJSON, SARIF
+/// properties): raised when a field changes meaning or disappears, not when
+/// one is added.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Findings counted by severity.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -87,6 +100,8 @@ pub struct SkippedInput {
 /// The result of an analysis.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// The report shape's version ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
     /// One line for people: the worst severity, counts, hosts affected.
     pub verdict: String,
     /// The worst severity found, or `null` when nothing was found.
@@ -95,12 +110,19 @@ pub struct Report {
     pub summary: Summary,
     /// Every finding, worst first.
     pub findings: Vec<Finding>,
+    /// Findings grouped by what is broken, worst first: a headline, its
+    /// supporting findings and a probable cause.
+    pub incidents: Vec<Incident>,
     /// Rules that could not run for lack of data, and what they need.
     pub skipped_rules: Vec<SkippedRule>,
     /// Number of rules that ran.
     pub rules_run: usize,
     /// Number of hosts seen.
     pub hosts: usize,
+    /// The hosts named in the input, sorted (the fleet summary counts the
+    /// healthy ones).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_names: Vec<String>,
     /// Number of tool outputs read.
     pub sections: usize,
     /// Inputs left out (unreadable, binary, nothing recognised).

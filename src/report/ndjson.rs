@@ -1,13 +1,32 @@
-//! One finding per line, for `jq`, log shippers and `grep`.
+//! One incident per line, for `jq`, log shippers and `grep`: each line is
+//! self-contained, with the incident's fields, its findings in full (headline
+//! first) and the report's `schema_version`.
 
-use super::Report;
+use super::{Report, SCHEMA_VERSION};
+use serde_json::{json, Value};
 
-/// Each finding as one line of JSON, worst first; empty when nothing was found.
+/// One incident as a standalone JSON value.
+#[must_use]
+pub fn incident_value(report: &Report, incident: &super::Incident) -> Value {
+    let findings: Vec<&crate::rules::Finding> = incident
+        .findings
+        .iter()
+        .filter_map(|&i| report.findings.get(i))
+        .collect();
+    let mut v = serde_json::to_value(incident).unwrap_or(Value::Null);
+    if let Some(m) = v.as_object_mut() {
+        m.insert("schema_version".into(), json!(SCHEMA_VERSION));
+        m.insert("findings".into(), json!(findings));
+    }
+    v
+}
+
+/// Each incident as one line of JSON, worst first; empty when nothing was found.
 #[must_use]
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
-    for f in &report.findings {
-        if let Ok(line) = serde_json::to_string(f) {
+    for i in &report.incidents {
+        if let Ok(line) = serde_json::to_string(&incident_value(report, i)) {
             out.push_str(&line);
             out.push('\n');
         }
@@ -31,6 +50,8 @@ mod tests {
         for l in lines {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
             assert_eq!(v["rule"], "IB001");
+            assert_eq!(v["schema_version"], SCHEMA_VERSION);
+            assert_eq!(v["findings"][0]["rule"], "IB001");
         }
     }
 }

@@ -3,6 +3,12 @@
 //! Rule metadata comes from the registry; each result points at the input
 //! file and line span of its first piece of evidence, with the other pieces
 //! as related locations. Standard input is named `stdin`.
+//!
+//! One result per incident: the headline finding is the result, the
+//! supporting findings' evidence are further related locations and the
+//! findings themselves are listed in its properties. The incident's
+//! fingerprint is the result's `partialFingerprints`, so code-scanning
+//! dashboards track it across runs.
 
 use super::Report;
 use crate::rules::{Evidence, Finding, Rule, Severity, RULES};
@@ -37,6 +43,44 @@ fn location(e: &Evidence) -> Value {
         },
         "message": { "text": e.text },
     })
+}
+
+fn incident_result(report: &Report, incident: &super::Incident) -> Option<Value> {
+    let mut members = incident
+        .findings
+        .iter()
+        .filter_map(|&i| report.findings.get(i));
+    let head = members.next()?;
+    let mut r = result(head);
+    let support: Vec<&Finding> = members.collect();
+    if let Some(m) = r.as_object_mut() {
+        let mut related: Vec<Value> = m
+            .get("relatedLocations")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for f in &support {
+            for e in &f.evidence {
+                let mut l = location(e);
+                if let Some(o) = l.as_object_mut() {
+                    o.insert("id".to_owned(), json!(related.len() + 1));
+                }
+                related.push(l);
+            }
+        }
+        if !related.is_empty() {
+            m.insert("relatedLocations".to_owned(), Value::Array(related));
+        }
+        m.insert(
+            "partialFingerprints".to_owned(),
+            json!({ "fabricscopeIncident/v1": incident.fingerprint }),
+        );
+        if let Some(props) = m.get_mut("properties").and_then(Value::as_object_mut) {
+            props.insert("incident".to_owned(), json!(incident));
+            props.insert("supporting".to_owned(), json!(support));
+        }
+    }
+    Some(r)
 }
 
 fn result(f: &Finding) -> Value {
@@ -88,8 +132,16 @@ pub fn to_value(report: &Report) -> Value {
                 "version": env!("CARGO_PKG_VERSION"),
                 "rules": RULES.iter().map(|r| rule_descriptor(r)).collect::<Vec<_>>(),
             }},
-            "results": report.findings.iter().map(result).collect::<Vec<_>>(),
-            "properties": { "verdict": report.verdict, "summary": report.summary },
+            "results": report
+                .incidents
+                .iter()
+                .filter_map(|i| incident_result(report, i))
+                .collect::<Vec<_>>(),
+            "properties": {
+                "verdict": report.verdict,
+                "summary": report.summary,
+                "schema_version": super::SCHEMA_VERSION,
+            },
         }],
     })
 }

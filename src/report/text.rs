@@ -1,9 +1,12 @@
-//! The report for people: a verdict line, then findings grouped by host,
-//! worst host first and worst finding first, each with its evidence, the
-//! limit it was judged against and what to do.
+//! The report for people: a verdict line; on a fleet, a summary (per-rule
+//! counts with the hosts affected, a per-host table, healthy hosts counted);
+//! then one block per host, worst host first, with one entry per incident:
+//! its headline finding, evidence, limit and fix, the probable cause, and the
+//! supporting findings indented under it.
 
-use super::Report;
+use super::{Incident, Report};
 use crate::rules::{Finding, Severity};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// How to print.
@@ -16,6 +19,12 @@ pub struct TextOptions {
     /// Above this many `info` findings they are summed up per rule instead of
     /// listed (a fleet's congestion counters would drown the rest).
     pub max_info: usize,
+    /// Name the healthy hosts in the fleet summary, not just count them.
+    pub list_healthy: bool,
+    /// The verdict and the fleet summary only, no per-host blocks.
+    pub summary_only: bool,
+    /// Cut lines longer than this many characters (with `…`).
+    pub max_width: Option<usize>,
 }
 
 impl Default for TextOptions {
@@ -24,6 +33,9 @@ impl Default for TextOptions {
             color: false,
             verbose: true,
             max_info: 50,
+            list_healthy: false,
+            summary_only: false,
+            max_width: None,
         }
     }
 }
@@ -58,6 +70,242 @@ impl Paint {
     }
 }
 
+/// The host an incident or finding is listed under: its host, or the file
+/// it came from, so two anonymous dumps are not shown as one machine.
+fn host_label(f: &Finding) -> Option<String> {
+    f.subject.host.clone().or_else(|| {
+        f.evidence
+            .iter()
+            .find_map(|e| e.source.as_ref())
+            .map(|src| format!("(host not named: {src})"))
+    })
+}
+
+/// `subject: message`, without saying the subject twice.
+fn headline(f: &Finding) -> String {
+    let subject = f.subject.describe();
+    if f.message.starts_with(&subject) {
+        f.message.clone()
+    } else {
+        format!("{subject}: {}", f.message)
+    }
+}
+
+/// Cuts `line` to `width` characters (ANSI escapes not counted, as they are
+/// only used when no width is set).
+fn fit(line: &str, width: Option<usize>) -> String {
+    match width {
+        Some(w) if line.chars().count() > w => {
+            let cut: String = line.chars().take(w.saturating_sub(1)).collect();
+            format!("{cut}…")
+        }
+        _ => line.to_owned(),
+    }
+}
+
+/// One host's incidents (indexes into `report.incidents`), worst first.
+type HostIncidents = Vec<(Option<String>, Vec<usize>)>;
+
+fn by_host(report: &Report, hide_info: bool) -> HostIncidents {
+    let mut hosts: HostIncidents = Vec::new();
+    for (n, i) in report.incidents.iter().enumerate() {
+        if hide_info && i.severity == Severity::Info {
+            continue;
+        }
+        let Some(head) = i.findings.first().and_then(|&f| report.findings.get(f)) else {
+            continue;
+        };
+        let host = i.subject.host.clone().or_else(|| host_label(head));
+        match hosts.iter_mut().find(|(h, _)| *h == host) {
+            Some((_, list)) => list.push(n),
+            None => hosts.push((host, vec![n])),
+        }
+    }
+    let worst = |list: &Vec<usize>| {
+        list.iter()
+            .filter_map(|&n| report.incidents.get(n))
+            .map(|i| i.severity)
+            .max()
+    };
+    hosts.sort_by(|(ha, la), (hb, lb)| worst(lb).cmp(&worst(la)).then_with(|| ha.cmp(hb)));
+    hosts
+}
+
+/// The fleet summary: per-rule counts with hosts, per-host table, healthy hosts.
+fn summary(
+    report: &Report,
+    hosts: &HostIncidents,
+    options: &TextOptions,
+    p: &Paint,
+    s: &mut String,
+) {
+    let width = options.max_width;
+    let _ = writeln!(s);
+    let with_problems = hosts.len();
+    let healthy: Vec<&String> = report
+        .host_names
+        .iter()
+        .filter(|h| !hosts.iter().any(|(x, _)| x.as_deref() == Some(h.as_str())))
+        .collect();
+    let _ = writeln!(
+        s,
+        "{}",
+        p.bold(&fit(
+            &format!(
+                "== summary: {} incident(s) from {} finding(s) on {with_problems} host(s); {} healthy",
+                report.incidents.len(),
+                report.findings.len(),
+                healthy.len()
+            ),
+            width
+        ))
+    );
+    // Per rule: findings and the hosts they are on.
+    let mut per_rule: BTreeMap<&str, (usize, Vec<String>)> = BTreeMap::new();
+    for f in &report.findings {
+        let e = per_rule.entry(f.rule).or_default();
+        e.0 += 1;
+        if let Some(h) = host_label(f) {
+            if !e.1.contains(&h) {
+                e.1.push(h);
+            }
+        }
+    }
+    let _ = writeln!(s, "  {:<6} {:>8}  hosts", "rule", "findings");
+    for (rule, (n, hs)) in &per_rule {
+        let list = if hs.is_empty() {
+            "-".to_owned()
+        } else {
+            hs.join(", ")
+        };
+        let _ = writeln!(s, "{}", fit(&format!("  {rule:<6} {n:>8}  {list}"), width));
+    }
+    let _ = writeln!(s);
+    let name_width = hosts
+        .iter()
+        .map(|(h, _)| h.as_deref().unwrap_or("(host not named)").chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 40);
+    let _ = writeln!(
+        s,
+        "  {:<name_width$}  {:<8}  {:>9}  headline",
+        "host", "worst", "incidents"
+    );
+    for (host, list) in hosts {
+        let Some(first) = list.first().and_then(|&n| report.incidents.get(n)) else {
+            continue;
+        };
+        let head = first
+            .findings
+            .first()
+            .and_then(|&i| report.findings.get(i))
+            .map(headline)
+            .unwrap_or_default();
+        let line = format!(
+            "  {:<name_width$}  {:<8}  {:>9}  {} {head}",
+            host.as_deref().unwrap_or("(host not named)"),
+            first.severity.name(),
+            list.len(),
+            first.rule
+        );
+        let _ = writeln!(s, "{}", fit(&line, width));
+    }
+    if !healthy.is_empty() {
+        let names: Vec<&str> = healthy.iter().map(|h| h.as_str()).collect();
+        let line = if options.list_healthy {
+            format!("  healthy: {}", names.join(", "))
+        } else {
+            format!("  healthy: {} host(s) (--verbose lists them)", names.len())
+        };
+        let _ = writeln!(s, "{}", fit(&line, width));
+    }
+}
+
+fn finding_details(f: &Finding, indent: &str, p: &Paint, s: &mut String) {
+    for e in &f.evidence {
+        let place = match &e.source {
+            Some(src) => format!("{src} {}", e.span),
+            None => e.span.to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "{indent}{} {} {}",
+            p.dim("evidence:"),
+            e.text,
+            p.dim(&format!("({place})"))
+        );
+    }
+    if let Some(t) = &f.threshold {
+        let _ = writeln!(
+            s,
+            "{indent}{} {} {}",
+            p.dim("limit:"),
+            t.value,
+            p.dim(&format!("({})", t.source))
+        );
+    }
+    if !f.remediation.is_empty() {
+        let _ = writeln!(s, "{indent}{} {}", p.dim("fix:"), f.remediation);
+    }
+}
+
+fn incident_block(
+    report: &Report,
+    incident: &Incident,
+    options: &TextOptions,
+    p: &Paint,
+    s: &mut String,
+) {
+    let width = options.max_width;
+    let mut members = incident
+        .findings
+        .iter()
+        .filter_map(|&i| report.findings.get(i));
+    let Some(head) = members.next() else {
+        return;
+    };
+    let line = format!(
+        "  {} {} {}",
+        p.severity(head.severity),
+        head.rule,
+        headline(head)
+    );
+    let _ = writeln!(s, "{}", fit(&line, width));
+    if options.verbose {
+        finding_details(head, "           ", p, s);
+    }
+    if let Some(cause) = &incident.probable_cause {
+        let _ = writeln!(
+            s,
+            "{}",
+            fit(
+                &format!("           {} {cause}", p.dim("probable cause:")),
+                width
+            )
+        );
+    }
+    for f in members {
+        let subject = f.subject.describe();
+        let message = f
+            .message
+            .strip_prefix(&subject)
+            .map_or(f.message.as_str(), |m| {
+                m.trim_start_matches(':').trim_start()
+            });
+        let line = format!(
+            "           {} {} {} {message}",
+            p.dim("+"),
+            p.severity(f.severity),
+            f.rule
+        );
+        let _ = writeln!(s, "{}", fit(&line, width));
+        if options.verbose {
+            finding_details(f, "                        ", p, s);
+        }
+    }
+}
+
 /// Renders the report as text.
 #[must_use]
 pub fn render(report: &Report, options: &TextOptions) -> String {
@@ -71,76 +319,27 @@ pub fn render(report: &Report, options: &TextOptions) -> String {
         .verdict
         .split_once(": ")
         .map_or(report.verdict.as_str(), |(_, r)| r);
-    let _ = writeln!(s, "{head}: {rest}");
+    let _ = writeln!(s, "{}", fit(&format!("{head}: {rest}"), options.max_width));
 
-    // Hosts, worst first, then by name; findings are already worst first.
-    // Findings without a host name are grouped by the file they came from,
-    // so two anonymous dumps are not shown as one machine.
     let hide_info = report.summary.info > options.max_info;
-    let mut hosts: Vec<(Option<String>, Vec<&Finding>)> = Vec::new();
-    for f in &report.findings {
-        if hide_info && f.severity == Severity::Info {
-            continue;
-        }
-        let host = f.subject.host.clone().or_else(|| {
-            f.evidence
-                .iter()
-                .find_map(|e| e.source.as_ref())
-                .map(|src| format!("(host not named: {src})"))
-        });
-        match hosts.iter_mut().find(|(h, _)| *h == host) {
-            Some((_, list)) => list.push(f),
-            None => hosts.push((host, vec![f])),
-        }
+    let hosts = by_host(report, hide_info);
+    if report.hosts > 1 || options.summary_only {
+        summary(report, &hosts, options, &p, &mut s);
     }
-    hosts.sort_by(|(ha, fa), (hb, fb)| {
-        let worst = |fs: &Vec<&Finding>| fs.iter().map(|f| f.severity).max();
-        worst(fb).cmp(&worst(fa)).then_with(|| ha.cmp(hb))
-    });
-    for (host, findings) in &hosts {
-        let _ = writeln!(s);
-        let _ = writeln!(
-            s,
-            "{}",
-            p.bold(&format!(
-                "== {}",
-                host.as_deref().unwrap_or("(host not named)")
-            ))
-        );
-        for f in findings {
-            // Messages usually start with their subject; do not say it twice.
-            let subject = f.subject.describe();
-            let line = if f.message.starts_with(&subject) {
-                f.message.clone()
-            } else {
-                format!("{subject}: {}", f.message)
-            };
-            let _ = writeln!(s, "  {} {} {line}", p.severity(f.severity), f.rule);
-            if options.verbose {
-                for e in &f.evidence {
-                    let place = match &e.source {
-                        Some(src) => format!("{src} {}", e.span),
-                        None => e.span.to_string(),
-                    };
-                    let _ = writeln!(
-                        s,
-                        "           {} {} {}",
-                        p.dim("evidence:"),
-                        e.text,
-                        p.dim(&format!("({place})"))
-                    );
-                }
-                if let Some(t) = &f.threshold {
-                    let _ = writeln!(
-                        s,
-                        "           {} {} {}",
-                        p.dim("limit:"),
-                        t.value,
-                        p.dim(&format!("({})", t.source))
-                    );
-                }
-                if !f.remediation.is_empty() {
-                    let _ = writeln!(s, "           {} {}", p.dim("fix:"), f.remediation);
+    if !options.summary_only {
+        for (host, list) in &hosts {
+            let _ = writeln!(s);
+            let _ = writeln!(
+                s,
+                "{}",
+                p.bold(&format!(
+                    "== {}",
+                    host.as_deref().unwrap_or("(host not named)")
+                ))
+            );
+            for &n in list {
+                if let Some(incident) = report.incidents.get(n) {
+                    incident_block(report, incident, options, &p, &mut s);
                 }
             }
         }
@@ -162,10 +361,13 @@ pub fn render(report: &Report, options: &TextOptions) -> String {
         let _ = writeln!(
             s,
             "{}",
-            p.dim(&format!(
-                "{} info findings not listed: {} (--format json lists them)",
-                report.summary.info,
-                list.join(", ")
+            p.dim(&fit(
+                &format!(
+                    "{} info findings not listed: {} (--format json lists them)",
+                    report.summary.info,
+                    list.join(", ")
+                ),
+                options.max_width
             ))
         );
     }
@@ -174,7 +376,11 @@ pub fn render(report: &Report, options: &TextOptions) -> String {
         let _ = writeln!(s, "{}", p.bold("== inputs skipped"));
         const SHOWN: usize = 10;
         for i in report.skipped_inputs.iter().take(SHOWN) {
-            let _ = writeln!(s, "  {}: {}", i.input, i.reason);
+            let _ = writeln!(
+                s,
+                "{}",
+                fit(&format!("  {}: {}", i.input, i.reason), options.max_width)
+            );
         }
         if report.skipped_inputs.len() > SHOWN {
             let _ = writeln!(
@@ -190,9 +396,12 @@ pub fn render(report: &Report, options: &TextOptions) -> String {
         let _ = writeln!(
             s,
             "{}",
-            p.dim(&format!(
-                "not checked for lack of data: {} (use --format json for the reasons)",
-                ids.join(" ")
+            p.dim(&fit(
+                &format!(
+                    "not checked for lack of data: {} (use --format json for the reasons)",
+                    ids.join(" ")
+                ),
+                options.max_width
             ))
         );
     }

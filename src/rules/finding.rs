@@ -153,6 +153,10 @@ impl Threshold {
 }
 
 /// A problem found by a rule, with everything needed to explain it.
+///
+/// Read back from JSON (`fabricscope diff`, `--baseline`), the rule id is
+/// looked up in the registry: a report naming a rule this build does not
+/// know is refused rather than misread.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
     /// The rule's id (`IB001`).
@@ -171,6 +175,53 @@ pub struct Finding {
     pub threshold: Option<Threshold>,
     /// What to do about it.
     pub remediation: String,
+    /// Stable id of the rule and subject, independent of line numbers and
+    /// input order (set by [`crate::analyze()`]; empty before).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub fingerprint: String,
+}
+
+/// A finding as JSON holds it, before its rule is looked up.
+#[derive(Deserialize)]
+struct FindingWire {
+    rule: String,
+    severity: Severity,
+    subject: Subject,
+    message: String,
+    #[serde(default)]
+    evidence: Vec<Evidence>,
+    #[serde(default)]
+    threshold: Option<Threshold>,
+    #[serde(default)]
+    remediation: String,
+    #[serde(default)]
+    fingerprint: String,
+}
+
+impl<'de> Deserialize<'de> for Finding {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let wire = FindingWire::deserialize(deserializer)?;
+        Finding::try_from(wire).map_err(serde::de::Error::custom)
+    }
+}
+
+impl TryFrom<FindingWire> for Finding {
+    type Error = String;
+
+    fn try_from(w: FindingWire) -> Result<Self, String> {
+        let rule = super::by_id(&w.rule).ok_or_else(|| format!("unknown rule {:?}", w.rule))?;
+        Ok(Finding {
+            rule: rule.id,
+            name: rule.name,
+            severity: w.severity,
+            subject: w.subject,
+            message: w.message,
+            evidence: w.evidence,
+            threshold: w.threshold,
+            remediation: w.remediation,
+            fingerprint: w.fingerprint,
+        })
+    }
 }
 
 impl Finding {

@@ -193,6 +193,7 @@ impl Rule {
             evidence: Vec::new(),
             threshold: None,
             remediation: String::new(),
+            fingerprint: String::new(),
         }
     }
 }

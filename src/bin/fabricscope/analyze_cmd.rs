@@ -4,9 +4,11 @@
 //! all documents together so fleet rules can compare hosts. Unreadable,
 //! binary or unrecognised files are listed as skipped, not fatal.
 
-use crate::inputs::{list, Source};
+use crate::inputs::{list, InputOptions, Listing, Problem, Source};
+use crate::naming::HostFrom;
 use crate::parse_cmd::read_input;
 use clap::ValueEnum;
+use fabricscope::report::diff::Snapshot;
 use fabricscope::report::{self, NamedDocument, SkippedInput};
 use fabricscope::rules::{Severity, Thresholds};
 use fabricscope::{AnalyzeOptions, Document};
@@ -22,8 +24,9 @@ const PROGRESS_MIN_FILES: usize = 32;
 /// Arguments of `fabricscope analyze`.
 #[derive(clap::Args)]
 pub struct AnalyzeArgs {
-    /// Files or directories of dumps (a directory's subdirectory names become
-    /// hosts); `-` or nothing reads standard input.
+    /// Files, directories of dumps or archives of them (.tar, .tar.gz, .tgz,
+    /// .gz, .zip, sosreports); `-` or nothing reads standard input. Hosts are
+    /// named from the text, then the path (see --host-from).
     paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
@@ -42,9 +45,44 @@ pub struct AnalyzeArgs {
     /// Rule ids not to run (comma-separated or repeated).
     #[arg(long, value_delimiter = ',', value_name = "ID")]
     ignore: Vec<String>,
-    /// One line per finding in text output, without evidence and remediation.
+    /// One line per finding in text output, without evidence and
+    /// remediation; lines cut at 120 characters.
     #[arg(long)]
     brief: bool,
+    /// Text output: the verdict and the fleet summary only (lines cut at 120
+    /// characters).
+    #[arg(long, short)]
+    quiet: bool,
+    /// Text output: name the healthy hosts in the fleet summary.
+    #[arg(long, short)]
+    verbose: bool,
+    /// Colour in text output: `auto` (on a terminal, unless NO_COLOR is set),
+    /// `always` or `never`.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    color: ColorChoice,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// A JSON report of an earlier run (`--format json`): show only
+    /// incidents that are new since then or got worse.
+    #[arg(long, value_name = "OLD.json")]
+    baseline: Option<PathBuf>,
+    /// Go on when a path named on the command line cannot be read (it is
+    /// still listed on stderr) instead of exiting with status 2.
+    #[arg(long)]
+    keep_going: bool,
+    /// Read hidden and version-control directories too.
+    #[arg(long)]
+    hidden: bool,
+    /// How to name hosts when the text does not: `auto` (file name when it
+    /// differs between the files of a directory, else the directory), `dir`,
+    /// `stem` or `regex:<expression>` (its first group, over the path below
+    /// the directory given).
+    #[arg(long, value_name = "RULE", default_value = "auto", value_parser = HostFrom::parse)]
+    host_from: HostFrom,
+    /// Print which host each input was given to, and why, then stop.
+    #[arg(long)]
+    list_hosts: bool,
 }
 
 /// How to print the report.
@@ -58,6 +96,21 @@ enum ReportFormat {
     Ndjson,
     /// SARIF 2.1.0 for code-scanning tools.
     Sarif,
+    /// One row per incident, for spreadsheets.
+    Csv,
+    /// Summary and incidents as Markdown tables, for tickets.
+    Markdown,
+}
+
+/// When to colour text output.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// The severity that makes the exit status 1.
@@ -95,7 +148,32 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
             ));
         }
     }
-    let (names, docs, modified_unix, skipped) = read_all(list(&args.paths));
+    let listing = list(
+        &args.paths,
+        &InputOptions {
+            hidden: args.hidden,
+            host_from: args.host_from.clone(),
+        },
+    );
+    for note in &listing.notes {
+        eprintln!("fabricscope: {note}");
+    }
+    if args.list_hosts {
+        return Ok(list_hosts(listing));
+    }
+    let named_failures = report_problems(&listing.problems);
+    let (names, docs, modified_unix, mut skipped, failed) = read_all(listing.sources);
+    skipped.extend(
+        listing
+            .problems
+            .iter()
+            .filter(|p| !p.named)
+            .map(|p| SkippedInput {
+                input: p.input.clone(),
+                reason: p.reason.clone(),
+            }),
+    );
+    let named_failures = named_failures + failed;
     let options = AnalyzeOptions {
         thresholds,
         interval_seconds: args.interval,
@@ -124,15 +202,33 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         .zip(&docs)
         .map(|(input, document)| NamedDocument { input, document })
         .collect();
+    if let Some(path) = &args.baseline {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("--baseline {}: {e}", path.display()))?;
+        let old = Snapshot::from_json(&text)
+            .map_err(|e| format!("--baseline {}: {e}", path.display()))?;
+        report = report::diff::only_new(&report, &old);
+    }
+    let width = (args.brief || args.quiet).then_some(120);
     let out = match args.format {
         ReportFormat::Text => {
-            let color = std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            let color = match args.color {
+                ColorChoice::Always => true,
+                ColorChoice::Never => false,
+                ColorChoice::Auto => {
+                    args.output.is_none()
+                        && std::io::stdout().is_terminal()
+                        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                }
+            };
             report::text::render(
                 &report,
                 &report::text::TextOptions {
                     color,
                     verbose: !args.brief,
+                    list_healthy: args.verbose,
+                    summary_only: args.quiet,
+                    max_width: width,
                     ..report::text::TextOptions::default()
                 },
             )
@@ -140,8 +236,10 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         ReportFormat::Json => report::json::render(&report, &named, true) + "\n",
         ReportFormat::Ndjson => report::ndjson::render(&report),
         ReportFormat::Sarif => report::sarif::render(&report) + "\n",
+        ReportFormat::Csv => report::csv::render(&report),
+        ReportFormat::Markdown => report::markdown::render(&report),
     };
-    out!("{out}");
+    write_output(args.output.as_deref(), &out)?;
     let fail_on = match args.fail_on {
         FailOn::Info => Some(Severity::Info),
         FailOn::Warning => Some(Severity::Warning),
@@ -150,9 +248,90 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         FailOn::Never => None,
     };
     Ok(match fail_on {
+        _ if named_failures > 0 && !args.keep_going => ExitCode::from(2),
         Some(level) if report.fails(level) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// Prints `text` to standard output, or writes it to `path`.
+pub fn write_output(path: Option<&std::path::Path>, text: &str) -> Result<(), String> {
+    match path {
+        None => {
+            out!("{text}");
+            Ok(())
+        }
+        Some(p) => {
+            std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))
+        }
+    }
+}
+
+/// Says on stderr what could not be read; returns how many of those paths
+/// were named on the command line (each makes the exit status 2 unless
+/// `--keep-going`).
+fn report_problems(problems: &[Problem]) -> usize {
+    for p in problems {
+        eprintln!("fabricscope: {}: {}", p.input, p.reason);
+    }
+    problems.iter().filter(|p| p.named).count()
+}
+
+/// `--list-hosts`: each input, the host it is read as, and why; hosts the
+/// text names (prompts, pdsh prefixes) are read from the parsed sections.
+fn list_hosts(listing: Listing) -> ExitCode {
+    report_problems(&listing.problems);
+    let inputs: Vec<crate::inputs::Input> =
+        listing.sources.into_iter().flat_map(Source::read).collect();
+    let mut rows: Vec<(String, String, String)> = Vec::new();
+    for input in &inputs {
+        let (host, why) = match read_input(input) {
+            Err(e) => ("-".to_owned(), format!("not read: {e}")),
+            Ok(doc) => {
+                let mut hosts: Vec<&str> = doc
+                    .sections
+                    .iter()
+                    .filter_map(|s| s.host.as_deref())
+                    .collect();
+                hosts.sort_unstable();
+                hosts.dedup();
+                let from_text = hosts.iter().any(|h| Some(*h) != input.host.as_deref());
+                match (hosts.as_slice(), from_text) {
+                    _ if doc.sections.is_empty() => {
+                        ("-".to_owned(), "no output of a supported tool".to_owned())
+                    }
+                    ([], _) => (
+                        "(none)".to_owned(),
+                        "no host in the text or the path".to_owned(),
+                    ),
+                    (_, true) => (
+                        hosts.join(","),
+                        "named in the text (prompt, pdsh prefix or file header)".to_owned(),
+                    ),
+                    (_, false) => (hosts.join(","), input.host_why.clone()),
+                }
+            }
+        };
+        rows.push((input.name.clone(), host, why));
+    }
+    let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    let host_width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
+    for (file, host, why) in &rows {
+        outln!("{file:<width$}  {host:<host_width$}  {why}");
+    }
+    let mut distinct: Vec<&str> = rows
+        .iter()
+        .flat_map(|r| r.1.split(','))
+        .filter(|h| *h != "-" && *h != "(none)")
+        .collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    eprintln!(
+        "fabricscope: {} input(s), {} host(s)",
+        rows.len(),
+        distinct.len()
+    );
+    ExitCode::SUCCESS
 }
 
 /// Reads and parses every input in parallel; inputs that give nothing are
@@ -168,10 +347,10 @@ fn read_all(sources: Vec<Source>) -> ReadResult {
             }
             bar
         });
-    let results: Vec<(String, Option<f64>, Result<Document, String>)> = sources
+    let results: Vec<ReadOne> = sources
         .into_par_iter()
-        .map(|source| {
-            let input = source.read();
+        .flat_map_iter(Source::read)
+        .map(|input| {
             let doc = read_input(&input).and_then(|d| {
                 if d.sections.is_empty() {
                     Err(format!(
@@ -185,7 +364,13 @@ fn read_all(sources: Vec<Source>) -> ReadResult {
             if let Some(bar) = &progress {
                 bar.inc(1);
             }
-            (input.name, input.modified_unix, doc)
+            // A file that could not be read at all is said on stderr even in
+            // text output; one that holds no tool output is only listed.
+            if let (Err(reason), true) = (&doc, input.bytes.is_err()) {
+                eprintln!("fabricscope: {}: {reason}", input.name);
+            }
+            let named_failure = input.named && input.bytes.is_err();
+            (input.name, input.modified_unix, named_failure, doc)
         })
         .collect();
     if let Some(bar) = progress {
@@ -195,7 +380,9 @@ fn read_all(sources: Vec<Source>) -> ReadResult {
     let mut documents = Vec::new();
     let mut times = Vec::new();
     let mut skipped = Vec::new();
-    for (input, modified, result) in results {
+    let mut named_failures = 0;
+    for (input, modified, named_failure, result) in results {
+        named_failures += usize::from(named_failure);
         match result {
             Ok(doc) => {
                 names.push(input);
@@ -205,16 +392,21 @@ fn read_all(sources: Vec<Source>) -> ReadResult {
             Err(reason) => skipped.push(SkippedInput { input, reason }),
         }
     }
-    (names, documents, times, skipped)
+    (names, documents, times, skipped, named_failures)
 }
 
+/// One input after reading: its name, file time, whether it was a named
+/// path that could not be read, and its document or why there is none.
+type ReadOne = (String, Option<f64>, bool, Result<Document, String>);
+
 /// Names, documents and file times of the inputs that were read, and the
-/// inputs that were skipped.
+/// inputs that were skipped, and how many named inputs could not be read.
 type ReadResult = (
     Vec<String>,
     Vec<Document>,
     Vec<Option<f64>>,
     Vec<SkippedInput>,
+    usize,
 );
 
 #[cfg(test)]

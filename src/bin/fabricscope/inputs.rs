@@ -1,75 +1,348 @@
-//! Gathering inputs: standard input, files, and directory trees of dumps.
+//! Gathering inputs: standard input, files, directory trees of dumps and
+//! archives of them.
+//!
+//! - A path named on the command line that cannot be read is a
+//!   [`Problem`] with `named: true`: the commands report it on stderr and
+//!   exit 2 (ripgrep's convention) unless `--keep-going`.
+//! - Directories are walked with `walkdir`: sorted, hidden and VCS
+//!   directories skipped unless `--hidden`, symbolic links followed but a
+//!   loop (and any second path to a file already read) is read once;
+//!   unreadable directories and files are problems with `named: false`.
+//! - `.tar`, `.tar.gz`/`.tgz`, `.gz` and `.zip` files are read in place
+//!   ([`crate::archive`]); sosreports contribute only their
+//!   `sos_commands/infiniband/` and `sos_commands/nvidia/` outputs.
+//! - Hosts are named from the text first, then the path ([`crate::naming`]).
 
+use crate::archive;
+use crate::naming::{self, HostFrom, Named, Place};
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// One input to read: its bytes, a display name and the host it belongs to.
+/// How to gather inputs.
+#[derive(Clone, Debug)]
+pub struct InputOptions {
+    /// Read hidden files and directories (and VCS directories) too.
+    pub hidden: bool,
+    /// How to name hosts from paths.
+    pub host_from: HostFrom,
+}
+
+impl Default for InputOptions {
+    fn default() -> Self {
+        Self {
+            hidden: false,
+            host_from: HostFrom::Auto,
+        }
+    }
+}
+
+/// One input to analyse: its bytes, a display name and the host it belongs to.
 pub struct Input {
-    /// Path as given, or `-` for standard input.
+    /// Path as given (`archive.tar.gz:member` for archive members), or `-`.
     pub name: String,
-    /// Host implied by the file's place (its parent directory in a dump tree).
+    /// Host implied by the file's place or by `hostname` output in it.
     pub host: Option<String>,
+    /// Why that host (for `--list-hosts`).
+    pub host_why: String,
     /// The raw bytes, or why they could not be read.
     pub bytes: Result<Vec<u8>, String>,
     /// The file's modification time (seconds since the Unix epoch): the
     /// snapshot time of a dump whose text carries none.
     pub modified_unix: Option<f64>,
+    /// Named on the command line (its failure is fatal without `--keep-going`).
+    pub named: bool,
 }
 
-/// Expands paths (directories recursively, sorted) into inputs. No paths, or
-/// `-`, means standard input.
-pub fn gather(paths: &[PathBuf]) -> Vec<Input> {
-    list(paths).into_iter().map(Source::read).collect()
+/// Something that could not be read, or was left out on purpose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// The path.
+    pub input: String,
+    /// Why.
+    pub reason: String,
+    /// Named on the command line.
+    pub named: bool,
+}
+
+/// What a walk found: inputs to read, and what it could not read or skipped.
+#[derive(Default)]
+pub struct Listing {
+    /// Inputs not yet read, in order.
+    pub sources: Vec<Source>,
+    /// Paths that could not be read (missing, unreadable, loops).
+    pub problems: Vec<Problem>,
+    /// Things worth saying on stderr: skipped hidden directories, host names
+    /// that merge files.
+    pub notes: Vec<String>,
 }
 
 /// An input not yet read: batch runs list thousands and read them in parallel.
 pub enum Source {
     /// Standard input.
     Stdin,
-    /// A file, with the root directory it was found under (if any).
+    /// A file, with the host its path implies.
     File {
         /// The file.
         path: PathBuf,
-        /// The directory given on the command line that holds it.
-        root: Option<PathBuf>,
+        /// The host from its place in a dump tree (none for a named file).
+        host: Option<Named>,
+        /// Named on the command line.
+        named: bool,
+    },
+    /// An archive, expanded when read.
+    Archive {
+        /// The archive.
+        path: PathBuf,
+        /// Its kind.
+        kind: archive::Kind,
+        /// For a `.gz` found in a tree, the host its place implies.
+        host: Option<Named>,
+        /// Named on the command line.
+        named: bool,
+        /// How to name the hosts of its members.
+        host_from: HostFrom,
     },
 }
 
 impl Source {
-    /// Reads the input's bytes.
-    pub fn read(self) -> Input {
+    /// Reads the input's bytes; an archive gives one input per member.
+    pub fn read(self) -> Vec<Input> {
         match self {
-            Source::Stdin => stdin(),
-            Source::File { path, root } => file(&path, root.as_deref()),
+            Source::Stdin => vec![stdin()],
+            Source::File { path, host, named } => vec![file(&path, host, named)],
+            Source::Archive {
+                path,
+                kind,
+                host,
+                named,
+                host_from,
+            } => read_archive(&path, kind, host, named, &host_from),
         }
     }
 }
 
+/// Expands paths into inputs and reads them (in order). No paths, or `-`,
+/// means standard input.
+pub fn gather(paths: &[PathBuf], options: &InputOptions) -> (Vec<Input>, Listing) {
+    let mut listing = list(paths, options);
+    let sources = std::mem::take(&mut listing.sources);
+    (
+        sources.into_iter().flat_map(Source::read).collect(),
+        listing,
+    )
+}
+
 /// Expands paths (directories recursively, sorted) without reading them.
-pub fn list(paths: &[PathBuf]) -> Vec<Source> {
+pub fn list(paths: &[PathBuf], options: &InputOptions) -> Listing {
+    let mut listing = Listing::default();
     if paths.is_empty() {
-        return vec![Source::Stdin];
+        listing.sources.push(Source::Stdin);
+        return listing;
     }
-    let mut sources = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
-            sources.push(Source::Stdin);
-        } else if path.is_dir() {
-            let mut files = Vec::new();
-            walk(path, &mut files);
-            files.sort();
-            sources.extend(files.into_iter().map(|f| Source::File {
-                path: f,
-                root: Some(path.clone()),
-            }));
-        } else {
-            sources.push(Source::File {
-                path: path.clone(),
-                root: None,
-            });
+            listing.sources.push(Source::Stdin);
+            continue;
+        }
+        match std::fs::metadata(path) {
+            Err(e) => listing.problems.push(Problem {
+                input: path.display().to_string(),
+                reason: io_reason(&e),
+                named: true,
+            }),
+            Ok(m) if m.is_dir() => walk(path, options, &mut listing),
+            Ok(_) => listing.sources.push(match archive::kind_of(path) {
+                Some(kind) => Source::Archive {
+                    path: path.clone(),
+                    kind,
+                    host: None,
+                    named: true,
+                    host_from: options.host_from.clone(),
+                },
+                None => Source::File {
+                    path: path.clone(),
+                    host: None,
+                    named: true,
+                },
+            }),
         }
     }
-    sources
+    listing
+}
+
+/// `No such file or directory (os error 2)` → `no such file or directory`.
+fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let text = text.split(" (os error").next().unwrap_or(&text).to_owned();
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_lowercase().collect::<String>() + chars.as_str())
+        .unwrap_or(text)
+}
+
+/// Directory names of version control systems, skipped like hidden ones.
+const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", "CVS", ".bzr", "_darcs"];
+
+fn is_hidden(name: &str) -> bool {
+    (name.starts_with('.') && name != "." && name != "..") || VCS_DIRS.contains(&name)
+}
+
+/// The identity of a file, to read it once however many paths lead to it.
+#[cfg(unix)]
+fn file_id(m: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
+    let mut skipped_hidden = 0usize;
+    let mut seen: HashSet<(u64, u64)> = HashSet::new();
+    let mut seen_paths: HashSet<PathBuf> = HashSet::new();
+    let mut files: Vec<(PathBuf, Place, Option<archive::Kind>)> = Vec::new();
+    let root_name = root
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| root.display().to_string());
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let keep =
+                e.depth() == 0 || options.hidden || !is_hidden(&e.file_name().to_string_lossy());
+            if !keep {
+                skipped_hidden += 1;
+            }
+            keep
+        });
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let input = e
+                    .path()
+                    .map_or_else(|| root.display().to_string(), |p| p.display().to_string());
+                let reason = match e.loop_ancestor() {
+                    Some(a) => format!(
+                        "symbolic link loop back to {} (its files are read once)",
+                        a.display()
+                    ),
+                    None => e.io_error().map_or_else(|| e.to_string(), io_reason),
+                };
+                listing.problems.push(Problem {
+                    input,
+                    reason,
+                    named: false,
+                });
+                continue;
+            }
+        };
+        if entry.file_type().is_dir() {
+            continue;
+        }
+        // A second path to a file already listed (a symlinked directory
+        // that is not a loop, a hard link) reads it once.
+        let id = entry.metadata().ok().as_ref().and_then(file_id);
+        let fresh = match id {
+            Some(id) => seen.insert(id),
+            None => seen_paths.insert(
+                entry
+                    .path()
+                    .canonicalize()
+                    .unwrap_or_else(|_| entry.path().to_owned()),
+            ),
+        };
+        if !fresh {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+        let mut dirs: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let file = dirs.pop().unwrap_or_default();
+        let kind = archive::kind_of(entry.path());
+        // A `.gz` of one dump is named as the dump would be.
+        let naming_file = match kind {
+            Some(archive::Kind::Gz) => archive::stem(entry.path()),
+            _ => file,
+        };
+        let place = Place {
+            root_name: root_name.clone(),
+            dirs,
+            file: naming_file,
+        };
+        if naming::sos_skip(&place) && !naming::is_sos_hostname(&place) {
+            continue;
+        }
+        files.push((entry.into_path(), place, kind));
+    }
+    if skipped_hidden > 0 {
+        listing.notes.push(format!(
+            "{}: skipped {skipped_hidden} hidden or version-control entr{} (--hidden reads them)",
+            root.display(),
+            if skipped_hidden == 1 { "y" } else { "ies" }
+        ));
+    }
+    // sosreport `hostname` files name their report and are not analysed.
+    let mut sos_hostnames: HashMap<Vec<String>, String> = HashMap::new();
+    files.retain(|(path, place, _)| {
+        if !naming::is_sos_hostname(place) {
+            return true;
+        }
+        if let (Some(root), Ok(text)) = (naming::sos_root(place), std::fs::read_to_string(path)) {
+            if let Some(h) = text.lines().next().map(str::trim).filter(|h| !h.is_empty()) {
+                sos_hostnames.insert(root, h.split('.').next().unwrap_or(h).to_owned());
+            }
+        }
+        false
+    });
+    // Plain files are named together (auto compares siblings); tar and zip
+    // archives name their own members when read.
+    let plain: Vec<usize> = files
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, _, k))| {
+            !matches!(
+                k,
+                Some(archive::Kind::Tar | archive::Kind::TarGz | archive::Kind::Zip)
+            )
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let places: Vec<Place> = plain
+        .iter()
+        .filter_map(|&i| files.get(i).map(|f| f.1.clone()))
+        .collect();
+    let (mut names, warnings) = naming::name_all(&places, &options.host_from);
+    naming::apply_sos_names(&places, &mut names, &sos_hostnames);
+    listing.notes.extend(warnings);
+    let mut named_by_index: HashMap<usize, Named> = plain.into_iter().zip(names).collect();
+    for (i, (path, _, kind)) in files.into_iter().enumerate() {
+        let host = named_by_index.remove(&i);
+        listing.sources.push(match kind {
+            Some(kind) => Source::Archive {
+                path,
+                kind,
+                host,
+                named: false,
+                host_from: options.host_from.clone(),
+            },
+            None => Source::File {
+                path,
+                host,
+                named: false,
+            },
+        });
+    }
 }
 
 fn stdin() -> Input {
@@ -78,76 +351,131 @@ fn stdin() -> Input {
         .read_to_end(&mut bytes)
         .map(|_| bytes)
         .map_err(|e| format!("cannot read standard input: {e}"));
-    Input {
+    let mut input = Input {
         name: "-".to_owned(),
         host: None,
+        host_why: String::new(),
         bytes: result,
         modified_unix: None,
+        named: true,
+    };
+    name_from_text(&mut input);
+    input
+}
+
+fn file(path: &Path, host: Option<Named>, named: bool) -> Input {
+    let mut input = Input {
+        name: path.display().to_string(),
+        host_why: host.as_ref().map(|n| n.why.clone()).unwrap_or_default(),
+        host: host.map(|n| n.host),
+        bytes: std::fs::read(path).map_err(|e| format!("cannot read: {}", io_reason(&e))),
+        modified_unix: modified_unix(path),
+        named,
+    };
+    name_from_text(&mut input);
+    input
+}
+
+/// `hostname` output in the text outranks the path.
+fn name_from_text(input: &mut Input) {
+    if let Ok(bytes) = &input.bytes {
+        if let Some(h) = naming::hostname_in_text(bytes) {
+            input.host = Some(h);
+            input.host_why = "hostname output in the text".into();
+        }
     }
 }
 
-fn file(path: &Path, root: Option<&Path>) -> Input {
-    Input {
-        name: path.display().to_string(),
-        host: root.and_then(|r| host_of(path, r)),
-        bytes: std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display())),
-        modified_unix: modified_unix(path),
+fn read_archive(
+    path: &Path,
+    kind: archive::Kind,
+    host: Option<Named>,
+    named: bool,
+    host_from: &HostFrom,
+) -> Vec<Input> {
+    let display = path.display().to_string();
+    let modified = modified_unix(path);
+    let members = match archive::read(path, kind, archive::Limits::default()) {
+        Ok(m) => m,
+        Err(reason) => {
+            return vec![Input {
+                name: display,
+                host: None,
+                host_why: String::new(),
+                bytes: Err(reason),
+                modified_unix: modified,
+                named,
+            }]
+        }
+    };
+    if kind == archive::Kind::Gz {
+        return members
+            .into_iter()
+            .map(|m| {
+                let mut input = Input {
+                    name: display.clone(),
+                    host_why: host.as_ref().map(|n| n.why.clone()).unwrap_or_default(),
+                    host: host.as_ref().map(|n| n.host.clone()),
+                    bytes: m.bytes,
+                    modified_unix: modified,
+                    named,
+                };
+                name_from_text(&mut input);
+                input
+            })
+            .collect();
     }
+    let stem = archive::stem(path);
+    let places = archive::places(&stem, &members);
+    let mut sos_hostnames: HashMap<Vec<String>, String> = HashMap::new();
+    for (m, p) in members.iter().zip(&places) {
+        if naming::is_sos_hostname(p) {
+            if let (Some(root), Ok(bytes)) = (naming::sos_root(p), &m.bytes) {
+                let text = String::from_utf8_lossy(bytes);
+                if let Some(h) = text.lines().next().map(str::trim).filter(|h| !h.is_empty()) {
+                    sos_hostnames.insert(root, h.split('.').next().unwrap_or(h).to_owned());
+                }
+            }
+        }
+    }
+    let keep: Vec<bool> = places
+        .iter()
+        .map(|p| !naming::is_sos_hostname(p) && !naming::sos_skip(p))
+        .collect();
+    let kept_places: Vec<Place> = places
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(p, _)| p.clone())
+        .collect();
+    let (mut names, warnings) = naming::name_all(&kept_places, host_from);
+    naming::apply_sos_names(&kept_places, &mut names, &sos_hostnames);
+    for w in warnings {
+        eprintln!("fabricscope: {display}: {w}");
+    }
+    members
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(m, _)| m)
+        .zip(names)
+        .map(|(m, n)| {
+            let mut input = Input {
+                name: format!("{display}:{}", m.path),
+                host: Some(n.host),
+                host_why: n.why,
+                bytes: m.bytes.map_err(|e| format!("cannot read: {e}")),
+                modified_unix: m.modified_unix.or(modified),
+                named: false,
+            };
+            name_from_text(&mut input);
+            input
+        })
+        .collect()
 }
 
 fn modified_unix(path: &Path) -> Option<f64> {
     let modified = std::fs::metadata(path).ok()?.modified().ok()?;
     let since = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
     Some(since.as_secs_f64())
-}
-
-/// The host of a file in a dump tree: the name of the directory right below
-/// the root that holds it (`dumps/node07/ibstat.txt` → `node07`), or for a
-/// file directly in the root, its name up to the first dot
-/// (`dumps/node07.txt` → `node07`).
-fn host_of(path: &Path, root: &Path) -> Option<String> {
-    let rel = path.strip_prefix(root).ok()?;
-    let mut parts = rel.components();
-    let first = parts.next()?.as_os_str().to_string_lossy().into_owned();
-    if parts.next().is_some() {
-        Some(first)
-    } else {
-        first
-            .split('.')
-            .next()
-            .map(str::to_owned)
-            .filter(|s| !s.is_empty())
-    }
-}
-
-fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            walk(&path, files);
-        } else {
-            files.push(path);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn host_comes_from_the_directory_below_the_root() {
-        let root = Path::new("dumps");
-        assert_eq!(
-            host_of(Path::new("dumps/node07/ibstat.txt"), root).as_deref(),
-            Some("node07")
-        );
-        assert_eq!(
-            host_of(Path::new("dumps/node08.txt"), root).as_deref(),
-            Some("node08")
-        );
-    }
 }

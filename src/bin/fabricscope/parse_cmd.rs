@@ -1,6 +1,6 @@
 //! `fabricscope parse`: print what was read.
 
-use crate::inputs::{gather, Input};
+use crate::inputs::{gather, Input, InputOptions};
 use crate::{Format, InputArgs};
 use fabricscope::{read_bytes, Document, ReadOptions};
 use serde::Serialize;
@@ -16,9 +16,16 @@ struct FileResult<'a> {
 }
 
 pub fn run(args: &InputArgs) -> Result<ExitCode, String> {
-    let inputs = gather(&args.paths);
+    let (inputs, listing) = gather(&args.paths, &InputOptions::default());
     let mut documents = Vec::new();
-    let mut errors = Vec::new();
+    let mut errors: Vec<String> = listing
+        .problems
+        .iter()
+        .map(|p| format!("{}: {}", p.input, p.reason))
+        .collect();
+    for note in &listing.notes {
+        eprintln!("fabricscope: {note}");
+    }
     for input in &inputs {
         match read_input(input) {
             Ok(doc) => documents.push((input, doc)),
@@ -53,18 +60,112 @@ pub(crate) fn read_input(input: &Input) -> Result<Document, String> {
         default_host: input.host.clone(),
         ..ReadOptions::default()
     };
+    if let Some(saved) = document_from_json(bytes) {
+        return saved.map_err(|e| format!("JSON input: {e}"));
+    }
     let mut doc = read_bytes(bytes, &options).map_err(|e| e.to_string())?;
     if input.name != "-" {
         for s in &mut doc.sections {
             s.source.get_or_insert_with(|| input.name.clone());
         }
     }
+    name_from_file_headers(&mut doc, input);
     Ok(doc)
 }
 
+/// The document of a saved parse: the JSON `fabricscope parse --format json`
+/// prints (one document, or `files` of several, joined into one: each
+/// section keeps its `source`), or the `document(s)` of an analyze report.
+/// `None` when the input is not such JSON (then it is read as text).
+fn document_from_json(bytes: &[u8]) -> Option<Result<Document, String>> {
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace())?;
+    if bytes.get(start) != Some(&b'{') {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let one = |v: &serde_json::Value| {
+        serde_json::from_value::<Document>(v.clone()).map_err(|e| e.to_string())
+    };
+    let many = |list: &serde_json::Value| -> Option<Result<Document, String>> {
+        let docs: Result<Vec<Document>, String> = list.as_array()?.iter().map(one).collect();
+        Some(docs.map(join))
+    };
+    if value.get("sections").is_some() {
+        Some(one(&value))
+    } else if let Some(doc) = value.get("document") {
+        Some(one(doc))
+    } else if let Some(files) = value.get("files") {
+        many(files)
+    } else {
+        value.get("documents").and_then(many)
+    }
+}
+
+/// Several saved documents as one.
+fn join(docs: Vec<Document>) -> Document {
+    let mut all = Document {
+        sections: Vec::new(),
+        unrecognised: Vec::new(),
+        warnings: Vec::new(),
+        messages: Vec::new(),
+        framing: Vec::new(),
+        line_count: 0,
+    };
+    for d in docs {
+        all.sections.extend(d.sections);
+        all.unrecognised.extend(d.unrecognised);
+        all.warnings.extend(d.warnings);
+        all.messages.extend(d.messages);
+        all.framing.extend(d.framing);
+        all.line_count = all.line_count.max(d.line_count);
+    }
+    all
+}
+
+/// A section after a `==> node07/ibstat.txt <==` header (`tail` of several
+/// files) that the text does not otherwise name is named after that file.
+fn name_from_file_headers(doc: &mut Document, input: &Input) {
+    for s in &mut doc.sections {
+        let Some(source) = s.source.as_deref().filter(|src| *src != input.name) else {
+            continue;
+        };
+        if s.host.is_some() && s.host != input.host {
+            continue;
+        }
+        let mut dirs: Vec<String> = source.split('/').map(str::to_owned).collect();
+        let file = dirs.pop().unwrap_or_default();
+        let place = crate::naming::Place {
+            root_name: String::new(),
+            dirs,
+            file,
+        };
+        let (names, _) =
+            crate::naming::name_all(std::slice::from_ref(&place), &crate::naming::HostFrom::Auto);
+        if let Some(n) = names
+            .into_iter()
+            .next()
+            .filter(|n| !n.why.starts_with("no host-like"))
+        {
+            s.host = Some(n.host);
+        }
+    }
+}
+
+/// Any JSON output with the report shape's version in front.
+#[derive(Serialize)]
+struct Versioned<'a, T: Serialize> {
+    schema_version: u32,
+    #[serde(flatten)]
+    inner: &'a T,
+}
+
 fn print_json(documents: &[(&Input, Document)]) -> Result<(), String> {
+    let schema_version = fabricscope::report::SCHEMA_VERSION;
     let json = if let [(_, doc)] = documents {
-        serde_json::to_string_pretty(doc)
+        serde_json::to_string_pretty(&Versioned {
+            schema_version,
+            inner: doc,
+        })
     } else {
         let files: Vec<FileResult<'_>> = documents
             .iter()
@@ -73,7 +174,10 @@ fn print_json(documents: &[(&Input, Document)]) -> Result<(), String> {
                 document: d,
             })
             .collect();
-        serde_json::to_string_pretty(&serde_json::json!({ "files": files }))
+        serde_json::to_string_pretty(&Versioned {
+            schema_version,
+            inner: &serde_json::json!({ "files": files }),
+        })
     }
     .map_err(|e| e.to_string())?;
     outln!("{json}");

@@ -1,0 +1,564 @@
+//! Which host a dump file belongs to, from its place in a dump tree.
+//!
+//! Text evidence comes first and is the engine's job (a prompt's
+//! `user@host`, a `pdsh` prefix; the CLI adds `hostname` output, see
+//! [`hostname_in_text`]). When the text names no host, the file's path
+//! decides, by a rule the user can choose with `--host-from`:
+//!
+//! - `auto` (default): a host-like word of the file name
+//!   (`ibstat.node01.txt` → `node01`) when the files of a directory differ by
+//!   name, otherwise the nearest host-like directory (`node07/ibstat.txt` →
+//!   `node07`); dates, tool names and words like `dumps` are never hosts. A
+//!   file whose path holds no host-like word is its own host, named after the
+//!   file, so distinct files are never merged silently.
+//! - `dir`: the directory holding the file (the root's own name for files
+//!   directly in it).
+//! - `stem`: the file name up to its first dot.
+//! - `regex:<re>`: the first capture group (or the whole match) of `<re>`
+//!   over the file's path below the root.
+//!
+//! Whatever the rule, a host that gathers files `auto` would have kept apart
+//! is reported as a warning.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// How to name hosts from paths.
+#[derive(Clone, Debug)]
+pub enum HostFrom {
+    /// File name when it varies within its directory, else directory.
+    Auto,
+    /// The directory holding the file.
+    Dir,
+    /// The file name up to its first dot.
+    Stem,
+    /// A regular expression over the path below the root.
+    Regex(regex::Regex),
+}
+
+impl HostFrom {
+    /// Parses `auto`, `dir`, `stem` or `regex:<re>`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "auto" => Ok(Self::Auto),
+            "dir" => Ok(Self::Dir),
+            "stem" => Ok(Self::Stem),
+            other => match other.strip_prefix("regex:") {
+                Some(re) => regex::Regex::new(re)
+                    .map(Self::Regex)
+                    .map_err(|e| format!("--host-from regex: {e}")),
+                None => Err(format!(
+                    "--host-from {other:?}: use auto, dir, stem or regex:<expression>"
+                )),
+            },
+        }
+    }
+}
+
+/// A file's place in a dump tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Place {
+    /// The name of the root directory (or archive) the file was found under.
+    pub root_name: String,
+    /// Directory names between the root and the file.
+    pub dirs: Vec<String>,
+    /// The file's name.
+    pub file: String,
+}
+
+impl Place {
+    /// The path below the root, `/`-separated.
+    pub fn relative(&self) -> String {
+        let mut parts: Vec<&str> = self.dirs.iter().map(String::as_str).collect();
+        parts.push(&self.file);
+        parts.join("/")
+    }
+}
+
+/// A host name and why it was chosen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Named {
+    /// The host.
+    pub host: String,
+    /// Why, for `--list-hosts` (`file name`, `directory`, …).
+    pub why: String,
+}
+
+/// Words that name tools, formats or collections, never hosts.
+const NOT_HOSTS: &[&str] = &[
+    "ibstat",
+    "ibstatus",
+    "perfquery",
+    "iblinkinfo",
+    "ibqueryerrors",
+    "ibv",
+    "devinfo",
+    "ibv-devinfo",
+    "ibnetdiscover",
+    "ibhosts",
+    "ibswitches",
+    "ibdiagnet",
+    "nvidia",
+    "smi",
+    "nvidia-smi",
+    "nvlink",
+    "topo",
+    "dcgmi",
+    "dcgm",
+    "dmon",
+    "pmon",
+    "txt",
+    "log",
+    "logs",
+    "out",
+    "output",
+    "outputs",
+    "dump",
+    "dumps",
+    "data",
+    "info",
+    "capture",
+    "captures",
+    "collect",
+    "collected",
+    "report",
+    "reports",
+    "diag",
+    "diags",
+    "fabric",
+    "counters",
+    "errors",
+    "status",
+    "tmp",
+    "sos",
+    "sos-commands",
+    "infiniband",
+    "gz",
+    "tgz",
+    "tar",
+    "zip",
+    "json",
+    "md",
+    "a",
+    "q",
+    "x",
+    "s",
+    "e",
+    "ec",
+    "gt",
+    "m",
+    "all",
+    "before",
+    "after",
+    "old",
+    "new",
+    "latest",
+    "current",
+];
+
+/// A word that may be a host name: letters, digits and dashes, at least one
+/// letter, not a date, not a tool or collection word.
+fn host_like(word: &str) -> bool {
+    let w = word.to_ascii_lowercase();
+    !w.is_empty()
+        && w.len() <= 63
+        && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        && w.chars().any(|c| c.is_ascii_alphabetic())
+        && !w.starts_with('-')
+        && !NOT_HOSTS.contains(&w.as_str())
+        && !looks_like_date(&w)
+}
+
+/// `2024-06-01`, `20240601T1200`, `jun01`: a snapshot's date, not a host.
+fn looks_like_date(w: &str) -> bool {
+    let digits = w.chars().filter(char::is_ascii_digit).count();
+    let letters = w.chars().filter(char::is_ascii_alphabetic).count();
+    // Mostly digits with at most a `T`/`Z` separator.
+    (digits >= 6 && letters <= 1)
+        || [
+            "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+        ]
+        .iter()
+        .any(|m| w.starts_with(m) && w.len() <= 5 && digits == w.len() - 3)
+}
+
+/// The host-like word of a file name: pieces split at `.` and `_`, and
+/// tool-word pieces dropped from `-`-joined words (`node07-ibstat` →
+/// `node07`). The first such piece wins.
+fn stem_host(file: &str) -> Option<String> {
+    for piece in file.split(['.', '_']) {
+        let kept: Vec<&str> = piece
+            .split('-')
+            .filter(|p| !NOT_HOSTS.contains(&p.to_ascii_lowercase().as_str()))
+            .collect();
+        let word = kept.join("-");
+        if host_like(&word) {
+            return Some(word);
+        }
+    }
+    None
+}
+
+/// The nearest host-like directory between the root and the file.
+fn dir_host(dirs: &[String]) -> Option<String> {
+    dirs.iter()
+        .rev()
+        .find_map(|d| sos_dir_host(d).or_else(|| host_like(d).then(|| d.clone())))
+}
+
+/// `sosreport-node07-2024-06-01-abcdef` → `node07`: the words after
+/// `sosreport-` up to the first one without a letter (the date).
+fn sos_dir_host(dir: &str) -> Option<String> {
+    let rest = dir.strip_prefix("sosreport-")?;
+    let kept: Vec<&str> = rest
+        .split('-')
+        .take_while(|p| p.chars().any(|c| c.is_ascii_alphabetic()))
+        .collect();
+    let host = kept.join("-");
+    host_like(&host).then_some(host)
+}
+
+/// The sosreport a place belongs to: the components up to the one before
+/// `sos_commands`, or up to a `sosreport-…` directory.
+pub fn sos_root(place: &Place) -> Option<Vec<String>> {
+    let all: Vec<&String> = std::iter::once(&place.root_name)
+        .chain(&place.dirs)
+        .collect();
+    if let Some(i) = all.iter().position(|c| *c == "sos_commands") {
+        return Some(all.get(..i)?.iter().map(|c| (*c).clone()).collect());
+    }
+    let i = all.iter().position(|c| c.starts_with("sosreport"))?;
+    Some(all.get(..=i)?.iter().map(|c| (*c).clone()).collect())
+}
+
+/// True for a sosreport's `hostname` file (read to name the host, not analysed).
+pub fn is_sos_hostname(place: &Place) -> bool {
+    place.file == "hostname"
+        && sos_root(place).is_some_and(|root| root.len() == 1 + place.dirs.len())
+}
+
+/// Inside a sosreport only `sos_commands/infiniband|nvidia/` hold fabric
+/// output; everything else in it is skipped.
+pub fn sos_skip(place: &Place) -> bool {
+    let Some(root) = sos_root(place) else {
+        return false;
+    };
+    let below: Vec<&String> = std::iter::once(&place.root_name)
+        .chain(&place.dirs)
+        .skip(root.len())
+        .collect();
+    !matches!(below.as_slice(), [s, d, ..] if *s == "sos_commands" && (*d == "infiniband" || *d == "nvidia"))
+}
+
+/// Names sosreport members after their report: its `hostname` file when
+/// present (`hostnames` maps a report root to that file's first line), else
+/// the report directory's name.
+pub fn apply_sos_names(
+    places: &[Place],
+    names: &mut [Named],
+    hostnames: &HashMap<Vec<String>, String>,
+) {
+    for (p, n) in places.iter().zip(names.iter_mut()) {
+        let Some(root) = sos_root(p) else { continue };
+        if let Some(h) = hostnames.get(&root) {
+            *n = Named {
+                host: h.clone(),
+                why: "sosreport hostname file".into(),
+            };
+        } else if let Some(h) = root.iter().rev().find_map(|d| sos_dir_host(d)) {
+            *n = Named {
+                host: h,
+                why: "sosreport directory name".into(),
+            };
+        }
+    }
+}
+
+/// `auto`'s names, before collapse checks.
+fn auto_names(places: &[Place]) -> Vec<Named> {
+    // Stem hosts per directory, to see whether file names vary there.
+    let mut per_dir: HashMap<&[String], BTreeSet<Option<String>>> = HashMap::new();
+    let mut count: HashMap<&[String], usize> = HashMap::new();
+    let stems: Vec<Option<String>> = places.iter().map(|p| stem_host(&p.file)).collect();
+    for (p, s) in places.iter().zip(&stems) {
+        let names = per_dir.entry(&p.dirs).or_default();
+        if s.is_some() {
+            names.insert(s.clone());
+        }
+        *count.entry(&p.dirs).or_default() += 1;
+    }
+    places
+        .iter()
+        .zip(stems)
+        .map(|(p, stem)| {
+            let dir = dir_host(&p.dirs);
+            let varies = per_dir.get(p.dirs.as_slice()).map_or(0, BTreeSet::len) > 1
+                || count.get(p.dirs.as_slice()).copied().unwrap_or(0) == 1;
+            match (stem, dir) {
+                (Some(s), None) => Named {
+                    host: s,
+                    why: "file name".into(),
+                },
+                (Some(s), Some(_)) if varies => Named {
+                    host: s,
+                    why: "file name (names differ in its directory)".into(),
+                },
+                (_, Some(d)) => Named {
+                    host: d,
+                    why: "directory".into(),
+                },
+                (None, None) => {
+                    let rel = p.relative();
+                    let base = rel.split('.').next().unwrap_or(&rel).to_owned();
+                    Named {
+                        host: if base.is_empty() { rel } else { base },
+                        why: "no host-like word in the path: named after the file".into(),
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+/// Names every file by `rule`; returns the names and warnings about files
+/// merged into one host that `auto` would have kept apart (or, for `auto`,
+/// same-named files from different directories).
+pub fn name_all(places: &[Place], rule: &HostFrom) -> (Vec<Named>, Vec<String>) {
+    let auto = auto_names(places);
+    let names: Vec<Named> = match rule {
+        HostFrom::Auto => auto.clone(),
+        HostFrom::Dir => places
+            .iter()
+            .map(|p| Named {
+                host: p.dirs.last().unwrap_or(&p.root_name).clone(),
+                why: "directory (--host-from dir)".into(),
+            })
+            .collect(),
+        HostFrom::Stem => places
+            .iter()
+            .zip(&auto)
+            .map(
+                |(p, a)| match p.file.split('.').next().filter(|s| !s.is_empty()) {
+                    Some(s) => Named {
+                        host: s.to_owned(),
+                        why: "file name up to its first dot (--host-from stem)".into(),
+                    },
+                    None => a.clone(),
+                },
+            )
+            .collect(),
+        HostFrom::Regex(re) => places
+            .iter()
+            .zip(&auto)
+            .map(|(p, a)| {
+                let rel = p.relative();
+                let hit = re.captures(&rel).and_then(|c| {
+                    c.name("host")
+                        .or_else(|| c.get(1))
+                        .or_else(|| c.get(0))
+                        .map(|m| m.as_str().to_owned())
+                });
+                match hit.filter(|h| !h.is_empty()) {
+                    Some(h) => Named {
+                        host: h,
+                        why: "--host-from regex".into(),
+                    },
+                    None => Named {
+                        host: a.host.clone(),
+                        why: format!("{} (the regex did not match)", a.why),
+                    },
+                }
+            })
+            .collect(),
+    };
+    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, n) in names.iter().enumerate() {
+        groups.entry(&n.host).or_default().push(i);
+    }
+    let mut warnings = Vec::new();
+    for (host, members) in groups {
+        if members.len() < 2 {
+            continue;
+        }
+        let get = |i: usize| places.get(i);
+        let distinct_auto: BTreeSet<&str> = members
+            .iter()
+            .filter_map(|&i| auto.get(i).map(|a| a.host.as_str()))
+            .collect();
+        let dirs: BTreeSet<&[String]> = members
+            .iter()
+            .filter_map(|&i| get(i).map(|p| p.dirs.as_slice()))
+            .collect();
+        let by_name = members
+            .iter()
+            .all(|&i| names.get(i).is_some_and(|n| n.why.starts_with("file name")));
+        let example: Vec<String> = members
+            .iter()
+            .take(3)
+            .filter_map(|&i| get(i).map(Place::relative))
+            .collect();
+        if distinct_auto.len() > 1 {
+            warnings.push(format!(
+                "host {host}: {} files that look like {} different hosts are read as one ({}…); \
+                 check --host-from",
+                members.len(),
+                distinct_auto.len(),
+                example.join(", ")
+            ));
+        } else if by_name && dirs.len() > 1 {
+            warnings.push(format!(
+                "host {host}: {} files of that name in {} directories are read as one host \
+                 (snapshots of one machine?) ({}…); --host-from dir keeps them apart",
+                members.len(),
+                dirs.len(),
+                example.join(", ")
+            ));
+        }
+    }
+    (names, warnings)
+}
+
+/// The host a `hostname` (or `uname -n`) command printed in a paste: the
+/// line after a prompt ending in that command, when it is one host-like word.
+pub fn hostname_in_text(bytes: &[u8]) -> Option<String> {
+    // Prompts sit near the top of a dump; do not scan gigabytes for one.
+    let head = bytes.get(..bytes.len().min(1 << 20)).unwrap_or(bytes);
+    let text = String::from_utf8_lossy(head);
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let t = line.trim_end();
+        let command = ["$ ", "# ", "> "]
+            .iter()
+            .filter_map(|p| t.rfind(p).map(|i| t.get(i + p.len()..).unwrap_or("")))
+            .next()
+            .or_else(|| (t == "hostname" || t == "uname -n").then_some(t));
+        let Some(command) = command else { continue };
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let asks = matches!(
+            words.as_slice(),
+            ["hostname"] | ["hostname", "-s" | "-f" | "--short" | "--fqdn"] | ["uname", "-n"]
+        );
+        if !asks {
+            continue;
+        }
+        let answer = lines.by_ref().map(str::trim).find(|l| !l.is_empty())?;
+        let host = answer.split('.').next().unwrap_or(answer);
+        if !answer.contains(char::is_whitespace)
+            && host.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && host.chars().any(|c| c.is_ascii_alphabetic())
+        {
+            return Some(host.to_owned());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(rel: &str) -> Place {
+        let mut parts: Vec<String> = rel.split('/').map(str::to_owned).collect();
+        let file = parts.pop().unwrap_or_default();
+        Place {
+            root_name: "dumps".into(),
+            dirs: parts,
+            file,
+        }
+    }
+
+    fn hosts(rels: &[&str], rule: &HostFrom) -> (Vec<String>, Vec<String>) {
+        let places: Vec<Place> = rels.iter().map(|r| place(r)).collect();
+        let (names, warnings) = name_all(&places, rule);
+        (names.into_iter().map(|n| n.host).collect(), warnings)
+    }
+
+    #[test]
+    fn the_issue_cases() {
+        let (h, w) = hosts(&["ibstat.node01.txt", "ibstat.node02.txt"], &HostFrom::Auto);
+        assert_eq!(h, ["node01", "node02"]);
+        assert!(w.is_empty());
+        let (h, _) = hosts(&["2024-06-01/node07.txt"], &HostFrom::Auto);
+        assert_eq!(h, ["node07"]);
+        let (h, _) = hosts(
+            &[
+                "node07/ibstat.txt",
+                "node07/perfquery-x.txt",
+                "node08/ibstat.txt",
+            ],
+            &HostFrom::Auto,
+        );
+        assert_eq!(h, ["node07", "node07", "node08"]);
+        let (h, _) = hosts(&["rack1/node07.txt", "rack1/node08.txt"], &HostFrom::Auto);
+        assert_eq!(h, ["node07", "node08"]);
+        let (h, _) = hosts(
+            &["node07/node07-ibstat.txt", "node07/node07-perfquery.txt"],
+            &HostFrom::Auto,
+        );
+        assert_eq!(h, ["node07", "node07"]);
+    }
+
+    #[test]
+    fn files_without_a_host_like_word_stay_apart() {
+        let (h, w) = hosts(&["ibstat.txt", "2024-06-01/ibstat.txt"], &HostFrom::Auto);
+        assert_eq!(h, ["ibstat", "2024-06-01/ibstat"]);
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn explicit_rules_and_collapse_warnings() {
+        let files = ["ibstat.node01.txt", "ibstat.node02.txt"];
+        let (h, w) = hosts(&files, &HostFrom::Stem);
+        assert_eq!(h, ["ibstat", "ibstat"]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("2 different hosts"), "{w:?}");
+        let (h, w) = hosts(&files, &HostFrom::Dir);
+        assert_eq!(h, ["dumps", "dumps"]);
+        assert_eq!(w.len(), 1);
+        let re = HostFrom::parse(r"regex:\.(node\d+)\.").unwrap();
+        let (h, w) = hosts(&files, &re);
+        assert_eq!(h, ["node01", "node02"]);
+        assert!(w.is_empty());
+        // Same name in two dated directories: one host, said out loud.
+        let (h, w) = hosts(
+            &["2024-06-01/node07.txt", "2024-06-08/node07.txt"],
+            &HostFrom::Auto,
+        );
+        assert_eq!(h, ["node07", "node07"]);
+        assert!(w[0].contains("snapshots"), "{w:?}");
+        assert!(HostFrom::parse("regex:(").is_err());
+        assert!(HostFrom::parse("name").is_err());
+    }
+
+    #[test]
+    fn sosreports_are_named_after_their_report() {
+        let p = place("sosreport-node07-2024-06-01-abc/sos_commands/infiniband/ibstat");
+        assert!(!sos_skip(&p));
+        assert!(sos_skip(&place(
+            "sosreport-node07-2024-06-01-abc/etc/hosts"
+        )));
+        assert!(is_sos_hostname(&place(
+            "sosreport-node07-2024-06-01-abc/hostname"
+        )));
+        let (mut names, _) = name_all(std::slice::from_ref(&p), &HostFrom::Auto);
+        apply_sos_names(std::slice::from_ref(&p), &mut names, &HashMap::new());
+        assert_eq!(names[0].host, "node07");
+        let mut map = HashMap::new();
+        map.insert(
+            vec![
+                "dumps".to_owned(),
+                "sosreport-node07-2024-06-01-abc".to_owned(),
+            ],
+            "gpu-07".to_owned(),
+        );
+        apply_sos_names(std::slice::from_ref(&p), &mut names, &map);
+        assert_eq!(names[0].host, "gpu-07");
+    }
+
+    #[test]
+    fn hostname_output_names_the_host() {
+        let text = b"[root@localhost ~]# hostname\nnode07.cluster.local\n[root@localhost ~]# ibstat\nCA 'mlx5_0'\n";
+        assert_eq!(hostname_in_text(text).as_deref(), Some("node07"));
+        assert_eq!(hostname_in_text(b"$ hostname\nnot a host name\n"), None);
+        assert_eq!(hostname_in_text(b"$ ibstat\nhostname\n"), None);
+    }
+}

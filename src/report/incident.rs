@@ -1,0 +1,647 @@
+//! Incidents: one broken thing, its evidence grouped under it.
+//!
+//! A down port with stale error counters yields IB001 and up to eight
+//! counter findings about the same port; an operator wants one line saying
+//! "this port is down" with the counters as supporting evidence, and a
+//! probable cause when the evidence agrees. [`group`] builds one
+//! [`Incident`] per subject:
+//!
+//! - an InfiniBand port (joined across tools by host + device + port, host +
+//!   LID + port, or its port GUID, which is unique in a fabric);
+//! - a GPU (by host + index, UUID or PCI bus id) with its NVLinks;
+//! - anything else by its exact subject.
+//!
+//! The most severe finding is the headline (port and link state rules before
+//! counters, fleet comparisons last), the rest support it. Several ports of
+//! one switch in trouble together become one incident about the switch.
+//!
+//! Fingerprints ([`finding_fingerprint`], [`Incident::fingerprint`]) hash
+//! the rule and subject only, never line numbers or input order, so two runs
+//! can be compared (`fabricscope diff`, `--baseline`). A LID is left out when
+//! the device or GUID names the port: the subnet manager may renumber.
+
+use crate::rules::{Finding, Severity, Subject};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+/// One broken thing: a headline finding, supporting findings and a probable
+/// cause.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Incident {
+    /// Stable id of the subject (`fabricscope diff` matches on it).
+    pub fingerprint: String,
+    /// The headline's severity (the worst of the incident).
+    pub severity: Severity,
+    /// What is broken: the headline's subject, completed from the
+    /// supporting findings (a LID from perfquery, a device from ibstat).
+    pub subject: Subject,
+    /// The headline finding's message.
+    pub title: String,
+    /// The headline finding's rule id.
+    pub rule: String,
+    /// Indexes into the report's findings: the headline first, then the
+    /// supporting findings worst first.
+    pub findings: Vec<usize>,
+    /// What the findings together point at, when they agree.
+    pub probable_cause: Option<String>,
+}
+
+/// FNV-1a, 64 bits: stable across runs, platforms and Rust versions (unlike
+/// `std`'s hasher).
+fn fnv(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The subject as a canonical string: every field that names the thing,
+/// without the LID when a device or GUID names it.
+fn subject_key(s: &Subject, with_lane: bool) -> String {
+    let lid = if s.device.is_some() || s.guid.is_some() {
+        None
+    } else {
+        s.lid
+    };
+    format!(
+        "host={:?};device={:?};port={:?};lid={:?};guid={:?};gpu={:?};uuid={:?};bus={:?};link={:?};lane={:?};peer={:?};nic={:?}",
+        s.host,
+        s.device,
+        s.port,
+        lid,
+        s.guid.map(|g| g.to_string()),
+        s.gpu,
+        s.gpu_uuid,
+        s.bus_id,
+        s.link,
+        if with_lane { s.lane } else { None },
+        s.peer_gpu,
+        s.nic
+    )
+}
+
+/// The stable fingerprint of a finding: its rule and subject.
+#[must_use]
+pub fn finding_fingerprint(f: &Finding) -> String {
+    fnv(&format!(
+        "finding;rule={};{}",
+        f.rule,
+        subject_key(&f.subject, true)
+    ))
+}
+
+/// The stable fingerprint of an incident about `subject`.
+#[must_use]
+pub fn incident_fingerprint(subject: &Subject) -> String {
+    fnv(&format!("incident;{}", subject_key(subject, false)))
+}
+
+/// Sets every finding's fingerprint.
+pub fn fingerprint_all(findings: &mut [Finding]) {
+    for f in findings {
+        f.fingerprint = finding_fingerprint(f);
+    }
+}
+
+/// The keys a finding's subject is known by; findings sharing a key are
+/// about the same thing.
+fn keys(s: &Subject) -> Vec<String> {
+    let host = s.host.as_deref().unwrap_or("");
+    // A GPU pair or a GPU–NIC path is its own subject.
+    if s.peer_gpu.is_some() || (s.nic.is_some() && s.gpu.is_none()) {
+        return vec![format!("subject:{}", subject_key(s, false))];
+    }
+    let mut k = Vec::new();
+    if let Some(port) = s.port {
+        if let Some(d) = &s.device {
+            k.push(format!("port:{host}:{d}:{port}"));
+        }
+        if let Some(l) = s.lid {
+            k.push(format!("lid:{host}:{l}:{port}"));
+        }
+        if let Some(g) = &s.guid {
+            // Port GUIDs are unique in a fabric: iblinkinfo's view of a host
+            // port (no host name) joins the host's own ibstat.
+            k.push(format!("guid:{g}:{port}"));
+        }
+    }
+    if s.port.is_none() && s.device.is_none() && s.lid.is_none() {
+        if let Some(g) = s.gpu {
+            k.push(format!("gpu:{host}:{g}"));
+        }
+        if let Some(u) = &s.gpu_uuid {
+            k.push(format!("uuid:{u}"));
+        }
+        if let Some(b) = &s.bus_id {
+            k.push(format!("bus:{host}:{}", b.to_ascii_lowercase()));
+        }
+    }
+    if k.is_empty() {
+        k.push(format!("subject:{}", subject_key(s, false)));
+    }
+    k
+}
+
+/// Union–find over finding indexes.
+struct Groups(Vec<usize>);
+
+impl Groups {
+    fn find(&mut self, i: usize) -> usize {
+        let mut root = i;
+        while let Some(&p) = self.0.get(root) {
+            if p == root {
+                break;
+            }
+            root = p;
+        }
+        // Path compression.
+        let mut j = i;
+        while let Some(&p) = self.0.get(j) {
+            if p == root {
+                break;
+            }
+            if let Some(slot) = self.0.get_mut(j) {
+                *slot = root;
+            }
+            j = p;
+        }
+        root
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            let (lo, hi) = (ra.min(rb), ra.max(rb));
+            if let Some(slot) = self.0.get_mut(hi) {
+                *slot = lo;
+            }
+        }
+    }
+}
+
+/// Headline order: worst first; at equal severity, state rules (IB0xx,
+/// NV0xx, XS) before counters (IB1xx) before fleet comparisons (FL).
+fn rank(f: &Finding) -> (std::cmp::Reverse<Severity>, u8, &'static str) {
+    let family = if f.rule.starts_with("FL") {
+        3
+    } else if f.rule.starts_with("IB1") {
+        2
+    } else if f.rule.starts_with("TP") {
+        1
+    } else {
+        0
+    };
+    (std::cmp::Reverse(f.severity), family, f.rule)
+}
+
+/// The counter an FL004 finding is about (`SymbolErrorCounter 1234 while …`
+/// → `SymbolErrorCounter`).
+fn fleet_counter(f: &Finding) -> Option<&str> {
+    let message = f
+        .message
+        .split_once(": ")
+        .map_or(f.message.as_str(), |(_, m)| m);
+    message.split_whitespace().next()
+}
+
+/// Drops FL004 findings that repeat what an IB1xx finding already says about
+/// the same counter of the same port: the port's own limit was crossed, its
+/// standing among peers adds nothing.
+#[must_use]
+pub fn drop_repeats(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut said: HashMap<String, Vec<String>> = HashMap::new();
+    for f in findings.iter().filter(|f| f.rule.starts_with("IB1")) {
+        let texts: Vec<String> = f.evidence.iter().map(|e| e.text.clone()).collect();
+        for k in keys(&f.subject) {
+            said.entry(k).or_default().extend(texts.iter().cloned());
+        }
+    }
+    findings
+        .into_iter()
+        .filter(|f| {
+            if f.rule != "FL004" {
+                return true;
+            }
+            let Some(counter) = fleet_counter(f) else {
+                return true;
+            };
+            let needle = format!("{counter} =");
+            !keys(&f.subject).iter().any(|k| {
+                said.get(k)
+                    .is_some_and(|texts| texts.iter().any(|t| t.contains(&needle)))
+            })
+        })
+        .collect()
+}
+
+/// Fills fields the headline's subject lacks from the supporting findings
+/// (same host only), and drops the lane: an incident is about a port or link.
+fn merged_subject(findings: &[&Finding]) -> Subject {
+    let mut s = findings
+        .first()
+        .map(|f| f.subject.clone())
+        .unwrap_or_default();
+    for f in findings.iter().skip(1) {
+        let o = &f.subject;
+        if o.host != s.host && o.host.is_some() && s.host.is_some() {
+            continue;
+        }
+        s.host = s.host.or_else(|| o.host.clone());
+        s.device = s.device.or_else(|| o.device.clone());
+        s.port = s.port.or(o.port);
+        s.lid = s.lid.or(o.lid);
+        s.guid = s.guid.or(o.guid);
+        s.gpu = s.gpu.or(o.gpu);
+        s.gpu_uuid = s.gpu_uuid.or_else(|| o.gpu_uuid.clone());
+        s.bus_id = s.bus_id.or_else(|| o.bus_id.clone());
+    }
+    s.lane = None;
+    // Several links of one GPU: the incident is about the GPU.
+    let links: std::collections::BTreeSet<Option<u32>> =
+        findings.iter().map(|f| f.subject.link).collect();
+    if links.len() > 1 {
+        s.link = None;
+    }
+    s
+}
+
+/// Counter findings that point at the physical link (cable, transceiver).
+const LINK_ERROR_RULES: &[&str] = &[
+    "IB101", "IB102", "IB103", "IB104", "IB106", "IB112", "IB113",
+];
+
+/// What the incident's findings agree on, if anything.
+fn probable_cause(findings: &[&Finding]) -> Option<String> {
+    let headline = findings.first()?;
+    let has = |rule: &str| findings.iter().any(|f| f.rule == rule);
+    let link_errors: Vec<&str> = {
+        let mut v: Vec<&str> = findings
+            .iter()
+            .filter(|f| LINK_ERROR_RULES.contains(&f.rule))
+            .map(|f| f.rule)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    if headline.rule == "IB001" && !link_errors.is_empty() {
+        return Some(format!(
+            "a failing cable or transceiver: the port's error counters ({}) show a bad link \
+             before it went down — reseat or replace the cable/transceiver, then clear the counters",
+            link_errors.join(", ")
+        ));
+    }
+    if headline.rule == "IB001" {
+        return None;
+    }
+    if has("IB101") && (has("IB102") || has("IB103")) {
+        return Some(
+            "a marginal physical link (cable, transceiver or port): bit errors and retraining \
+             on the same port"
+                .to_owned(),
+        );
+    }
+    let thermal = findings
+        .iter()
+        .any(|f| f.rule == "NV007" && f.message.to_ascii_lowercase().contains("thermal"));
+    if thermal && (has("NV002") || has("NV006")) {
+        return Some(
+            "cooling: the GPU's clocks are held down by heat and its NVLink throughput dropped \
+             with them — check fans, airflow and the heatsink before suspecting the links"
+                .to_owned(),
+        );
+    }
+    let all_links_down = findings
+        .iter()
+        .any(|f| f.rule == "NV001" && f.message.contains("has no active NVLink"));
+    if all_links_down {
+        return Some(
+            "every NVLink of this GPU is down: the GPU or its baseboard/NVSwitch tray, not the \
+             individual links or bridges — reset the GPU, then open a hardware case"
+                .to_owned(),
+        );
+    }
+    None
+}
+
+/// Groups findings (already worst first) into incidents, worst first.
+#[must_use]
+pub fn group(findings: &[Finding]) -> Vec<Incident> {
+    let mut groups = Groups((0..findings.len()).collect());
+    let mut first_with_key: HashMap<String, usize> = HashMap::new();
+    for (i, f) in findings.iter().enumerate() {
+        for k in keys(&f.subject) {
+            match first_with_key.get(&k) {
+                Some(&j) => groups.union(i, j),
+                None => {
+                    first_with_key.insert(k, i);
+                }
+            }
+        }
+    }
+    let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for i in 0..findings.len() {
+        let root = groups.find(i);
+        members.entry(root).or_default().push(i);
+    }
+    let mut lists: Vec<Vec<usize>> = members.into_values().collect();
+    merge_switches(findings, &mut lists);
+    let mut incidents: Vec<Incident> = lists
+        .into_iter()
+        .filter_map(|mut list| {
+            list.sort_by(|&a, &b| {
+                let (fa, fb) = (findings.get(a), findings.get(b));
+                fa.map(rank).cmp(&fb.map(rank)).then(a.cmp(&b))
+            });
+            let fs: Vec<&Finding> = list.iter().filter_map(|&i| findings.get(i)).collect();
+            let headline = *fs.first()?;
+            let switch = is_switch_group(&fs);
+            let (subject, cause) = if let Some((subject, ports)) = switch {
+                (
+                    subject,
+                    Some(format!(
+                        "{ports} ports of this switch degraded together: suspect the switch (its \
+                         ASIC, power, cooling or firmware) before {ports} separate cables"
+                    )),
+                )
+            } else {
+                (merged_subject(&fs), probable_cause(&fs))
+            };
+            Some(Incident {
+                fingerprint: incident_fingerprint(&subject),
+                severity: headline.severity,
+                subject,
+                title: headline.message.clone(),
+                rule: headline.rule.to_owned(),
+                findings: list,
+                probable_cause: cause,
+            })
+        })
+        .collect();
+    incidents.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then_with(|| a.subject.host.cmp(&b.subject.host))
+            .then_with(|| a.findings.first().cmp(&b.findings.first()))
+    });
+    incidents
+}
+
+/// Ports of one switch with incidents of their own, from fabric-wide tools
+/// (no host; the switch named by its description and GUID or LID).
+const SWITCH_MIN_PORTS: usize = 3;
+
+fn switch_of(s: &Subject) -> Option<String> {
+    if s.host.is_some() || s.port.is_none() {
+        return None;
+    }
+    let device = s.device.as_deref()?;
+    // Host adapters in iblinkinfo are named `host mlx5_0`; switches by
+    // their node description.
+    if device.contains(" mlx") || device.contains(" ibp") {
+        return None;
+    }
+    Some(format!(
+        "{device};{}",
+        s.guid
+            .map(|g| g.to_string())
+            .or_else(|| s.lid.map(|l| l.to_string()))
+            .unwrap_or_default()
+    ))
+}
+
+/// Joins the incidents of three or more ports of one switch.
+fn merge_switches(findings: &[Finding], lists: &mut Vec<Vec<usize>>) {
+    let mut by_switch: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (n, list) in lists.iter().enumerate() {
+        let switch = list
+            .first()
+            .and_then(|&i| findings.get(i))
+            .and_then(|f| switch_of(&f.subject));
+        if let Some(sw) = switch {
+            by_switch.entry(sw).or_default().push(n);
+        }
+    }
+    let mut merged: Vec<Vec<usize>> = Vec::new();
+    let mut gone = vec![false; lists.len()];
+    for group in by_switch.into_values() {
+        if group.len() < SWITCH_MIN_PORTS {
+            continue;
+        }
+        let mut all = Vec::new();
+        for n in group {
+            if let (Some(list), Some(g)) = (lists.get(n), gone.get_mut(n)) {
+                all.extend(list.iter().copied());
+                *g = true;
+            }
+        }
+        merged.push(all);
+    }
+    let mut kept: Vec<Vec<usize>> = lists
+        .drain(..)
+        .zip(gone)
+        .filter(|(_, g)| !g)
+        .map(|(l, _)| l)
+        .collect();
+    kept.extend(merged);
+    *lists = kept;
+}
+
+/// A group spanning several ports of one switch: the switch's subject and
+/// the number of ports.
+fn is_switch_group(fs: &[&Finding]) -> Option<(Subject, usize)> {
+    let first = fs.first()?;
+    switch_of(&first.subject)?;
+    let mut ports: Vec<u32> = fs.iter().filter_map(|f| f.subject.port).collect();
+    ports.sort_unstable();
+    ports.dedup();
+    (ports.len() >= SWITCH_MIN_PORTS).then(|| {
+        (
+            Subject {
+                device: first.subject.device.clone(),
+                guid: first.subject.guid,
+                lid: first.subject.lid,
+                ..Subject::default()
+            },
+            ports.len(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::{analyze, AnalyzeOptions};
+    use crate::rules::{by_id, Evidence};
+    use crate::span::LineSpan;
+
+    fn finding(rule: &str, subject: Subject, message: &str, evidence: &str) -> Finding {
+        by_id(rule)
+            .map(|r| {
+                r.finding(subject, message).evidence(Evidence::new(
+                    evidence,
+                    LineSpan::line(1),
+                    None,
+                ))
+            })
+            .unwrap()
+    }
+
+    fn port(host: &str, lid: u32) -> Subject {
+        Subject {
+            host: Some(host.into()),
+            lid: Some(lid),
+            port: Some(1),
+            ..Subject::default()
+        }
+    }
+
+    #[test]
+    fn a_down_port_and_its_counters_are_one_incident_with_a_cause() {
+        let text = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tRate: 400\n\t\tBase lid: 7\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n$ perfquery\n# Port counters: Lid 7 port 1 (CapMask: 0x5A00)\nPortSelect:......................1\nSymbolErrorCounter:..............4000\nLinkErrorRecoveryCounter:........40\nLinkDownedCounter:...............40\nPortRcvErrors:...................400\n";
+        let doc = crate::input::read_all(text, &crate::ReadOptions::default()).unwrap();
+        let r = analyze(&[doc], &AnalyzeOptions::default());
+        assert!(r.findings.len() >= 5, "{:#?}", r.findings);
+        assert_eq!(r.incidents.len(), 1, "{:#?}", r.incidents);
+        let i = &r.incidents[0];
+        assert_eq!(i.rule, "IB001");
+        assert_eq!(i.findings.len(), r.findings.len());
+        assert_eq!(r.findings[i.findings[0]].rule, "IB001");
+        assert_eq!(i.subject.device.as_deref(), Some("mlx5_0"));
+        assert_eq!(i.subject.lid, Some(7));
+        assert!(
+            i.probable_cause.as_deref().unwrap().contains("cable"),
+            "{i:?}"
+        );
+    }
+
+    #[test]
+    fn fingerprints_ignore_lines_order_and_lids_of_named_ports() {
+        let mut a = finding("IB101", port("n1", 4), "x", "SymbolErrorCounter = 9");
+        let mut b = a.clone();
+        b.evidence[0].span = LineSpan::line(77);
+        b.message = "other words".into();
+        assert_eq!(finding_fingerprint(&a), finding_fingerprint(&b));
+        a.subject.device = Some("mlx5_0".into());
+        b.subject.device = Some("mlx5_0".into());
+        b.subject.lid = Some(9);
+        assert_eq!(finding_fingerprint(&a), finding_fingerprint(&b));
+        let c = finding("IB102", a.subject.clone(), "x", "y");
+        assert_ne!(finding_fingerprint(&a), finding_fingerprint(&c));
+        // Fixed value: the hash must not change between releases.
+        assert_eq!(fnv(""), "cbf29ce484222325");
+    }
+
+    #[test]
+    fn fleet_outliers_do_not_repeat_a_counter_limit() {
+        let ib = finding(
+            "IB101",
+            port("n1", 4),
+            "m",
+            "perfquery: SymbolErrorCounter = 1234",
+        );
+        let same = finding(
+            "FL004",
+            port("n1", 4),
+            "n1 lid 4 port 1: SymbolErrorCounter 1234 while the median is 0",
+            "SymbolErrorCounter value = 1234",
+        );
+        let other = finding(
+            "FL004",
+            port("n1", 4),
+            "n1 lid 4 port 1: PortXmitWait 99 while the median is 0",
+            "PortXmitWait value = 99",
+        );
+        let elsewhere = finding(
+            "FL004",
+            port("n2", 4),
+            "n2 lid 4 port 1: SymbolErrorCounter 1234 while the median is 0",
+            "SymbolErrorCounter value = 1234",
+        );
+        let kept = drop_repeats(vec![ib, same, other, elsewhere]);
+        let messages: Vec<&str> = kept.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(kept.len(), 3, "{messages:?}");
+        assert!(messages.iter().any(|m| m.contains("PortXmitWait")));
+        assert!(messages.iter().any(|m| m.starts_with("n2")));
+    }
+
+    #[test]
+    fn all_links_of_a_gpu_and_heat_with_slow_links() {
+        let gpu = |link: Option<u32>| Subject {
+            host: Some("g1".into()),
+            gpu: Some(3),
+            link,
+            ..Subject::default()
+        };
+        let fs = vec![
+            finding(
+                "NV001",
+                gpu(None),
+                "GPU 3 (H100) has no active NVLink (18 expected)",
+                "e",
+            ),
+            finding("NV003", gpu(Some(2)), "GPU 3 link 2: replay errors", "e"),
+        ];
+        let inc = group(&fs);
+        assert_eq!(inc.len(), 1);
+        assert!(inc[0]
+            .probable_cause
+            .as_deref()
+            .unwrap()
+            .contains("baseboard"));
+        let hot = Subject {
+            host: Some("g1".into()),
+            gpu_uuid: Some("GPU-1".into()),
+            bus_id: Some("00000000:18:00.0".into()),
+            ..Subject::default()
+        };
+        let slow = Subject {
+            host: Some("g1".into()),
+            gpu: Some(0),
+            gpu_uuid: Some("GPU-1".into()),
+            link: Some(4),
+            ..Subject::default()
+        };
+        let fs = vec![
+            finding("NV002", slow, "GPU 0 link 4 runs at 13 GB/s", "e"),
+            finding(
+                "NV007",
+                hot,
+                "GPU 00000000:18:00.0 at 91 °C: clocks slowed by HW Thermal Slowdown right now",
+                "e",
+            ),
+        ];
+        // NV002 carries a link, so it is keyed by its port-less GPU UUID only
+        // through the GPU subject: give it the same UUID.
+        let inc = group(&fs);
+        assert_eq!(inc.len(), 1, "{inc:#?}");
+        assert!(inc[0]
+            .probable_cause
+            .as_deref()
+            .unwrap()
+            .starts_with("cooling"));
+    }
+
+    #[test]
+    fn several_ports_of_one_switch_are_one_incident() {
+        let sw = |p: u32| Subject {
+            device: Some("MF0;leaf01:MQM8700/U1".into()),
+            guid: Some(crate::model::ib::Guid(2)),
+            lid: Some(2),
+            port: Some(p),
+            ..Subject::default()
+        };
+        let fs: Vec<Finding> = (1..=4)
+            .map(|p| finding("IB006", sw(p), "runs at 1X", "iblinkinfo"))
+            .collect();
+        let inc = group(&fs);
+        assert_eq!(inc.len(), 1, "{inc:#?}");
+        assert_eq!(inc[0].findings.len(), 4);
+        assert!(inc[0].probable_cause.as_deref().unwrap().contains("switch"));
+        assert_eq!(inc[0].subject.port, None);
+        // Two ports are two incidents.
+        assert_eq!(group(fs.get(..2).unwrap()).len(), 2);
+    }
+}
