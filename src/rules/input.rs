@@ -92,6 +92,23 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     }
                 }
             }
+            SectionData::IbvDevinfo(info) => {
+                for dev in &info.devices {
+                    push(dev.hca_id.clone(), &dev.partial);
+                }
+            }
+            SectionData::Perfquery(pq) => {
+                // ibcheckerrors lists only what is over its threshold: its
+                // blocks are partial by design, not cut.
+                for b in pq
+                    .blocks
+                    .iter()
+                    .filter(|b| !b.port_id.starts_with("ibcheckerrors"))
+                {
+                    let port = b.port.map(|p| format!(" port {p}")).unwrap_or_default();
+                    push(format!("perfquery {}{port}", b.port_id), &b.partial);
+                }
+            }
             _ => {}
         }
     }
