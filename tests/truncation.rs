@@ -9,8 +9,13 @@
 //!   generally, none that the intact copy lacks, which is the same property
 //!   for inputs that are healthy intact.
 //!
-//! Large files are cut at every section boundary and at a stride between,
-//! so the whole test stays well under a minute in debug builds.
+//! Long files are cut after every n-th line (at most 400 cuts per fixture,
+//! 40 per healthy sample), each line also in its middle, so the whole test
+//! stays around a minute in a debug build.
+//!
+//! One conclusion drawn from what *is* in the paste is allowed to be new: a
+//! present `State: Down` whose port block lost its `Link layer` is still
+//! IB001, a warning that says the port may be RoCE.
 
 // Test helpers: a broken fixture should fail loudly.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
@@ -220,7 +225,7 @@ fn truncated_firing_fixtures_never_add_a_warning() {
     }) {
         let text = read_text(path).unwrap();
         let name = path.strip_prefix(root()).unwrap().display().to_string();
-        tally.check(&name, &text, None, &[1, 3], 400);
+        tally.check(&name, &text, None, &[2], 400);
     }
     tally.assert_clean("fires_* fixtures");
 }
@@ -264,7 +269,7 @@ fn every_prefix_of_a_healthy_sample_stays_quiet() {
             continue;
         };
         let name = path.display().to_string();
-        tally.check(&name, &text, host.as_deref(), &[2], 60);
+        tally.check(&name, &text, host.as_deref(), &[2], 40);
     }
     tally.assert_clean("healthy samples");
 }
