@@ -224,3 +224,32 @@ fn ibstat_l_is_read_with_or_without_its_prompt() {
     // A single word that is not an HCA name is not taken for `ibstat -l`.
     assert!(read("hello\n", &ReadOptions::default()).is_err());
 }
+
+#[test]
+fn a_last_word_without_line_end_is_set_aside_unless_other_lines_end_with_it() {
+    let port = |n: u32, last: &str| {
+        format!("\tPort {n}:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: {n}\n\t\tLMC: 0\n\t\tSM lid: 1\n\t\tCapability mask: 0xa751e848\n\t\tPort GUID: 0x946dae0300c4d17{n}\n\t\tLink layer: {last}")
+    };
+    let head = "CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 2\n";
+    let layer = |text: &str| {
+        let doc = read(text, &ReadOptions::default()).unwrap();
+        assert!(doc.unaccounted_lines(text).is_empty());
+        let SectionData::Ibstat(ibstat) = &doc.sections[0].data else {
+            panic!("{:?}", doc.sections[0].kind);
+        };
+        let cut = doc
+            .warnings
+            .iter()
+            .any(|w| w.kind == WarningKind::Truncated);
+        (ibstat.cas[0].ports[1].link_layer, cut)
+    };
+    // `InfiniBand` also ends port 1's block: a whole word, kept.
+    let whole = format!("{head}{}\n{}", port(1, "InfiniBand"), port(2, "InfiniBand"));
+    assert_eq!(
+        layer(&whole),
+        (Some(fabricscope::model::ib::LinkLayer::Infiniband), false)
+    );
+    // `Infini` ends no other line: possibly cut, set aside and said so.
+    let cut = format!("{head}{}\n{}", port(1, "InfiniBand"), port(2, "Infini"));
+    assert_eq!(layer(&cut), (None, true));
+}

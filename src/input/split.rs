@@ -56,11 +56,30 @@ pub(super) fn split(text: &str, options: &ReadOptions) -> Document {
 fn clean_lines<'a>(text: &'a str, out: &mut Output<'_>) -> Vec<Line<'a>> {
     let mut lines = clean_each_line(text, out);
     if !text.ends_with('\n') {
-        if let Some(last) = lines.last_mut() {
-            set_aside_cut_word(last, out);
+        if let Some((last, earlier)) = lines.split_last_mut() {
+            if !word_seen_at_line_end(last, earlier) {
+                set_aside_cut_word(last, out);
+            }
         }
     }
     lines
+}
+
+/// Whether the last word of `last` also ends one of the lines before it
+/// (`… Link layer: InfiniBand` after other ports printed the same): then it
+/// is a whole word the tool prints, not a cut one, and is kept. A cut word
+/// (`Infini`, `NV1`, `40`) almost never ends another line.
+fn word_seen_at_line_end(last: &Line<'_>, earlier: &[Line<'_>]) -> bool {
+    let last_word = |t: &str| t.split_whitespace().last().map(str::to_owned);
+    let Some(word) = last_word(last.text()) else {
+        return false;
+    };
+    if last.text().ends_with(char::is_whitespace) {
+        return false;
+    }
+    earlier
+        .iter()
+        .any(|l| last_word(l.text()).is_some_and(|w| w == word))
 }
 
 /// How the warning about a last word set aside begins.
