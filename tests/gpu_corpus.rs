@@ -512,3 +512,46 @@ $ dcgmi dmon -e 1011,1012 -c 1
     );
     assert_eq!(t.value(&t.rows[0], "1012").unwrap().number, None);
 }
+
+/// Pieces people paste of `nvidia-smi -q`: every 30-line window of a real
+/// capture, starting on any line (inside nested blocks, on a heading, on a
+/// value line), is read as `-q` output for what it holds, never refused and
+/// never mistaken for another tool; a window without a `GPU 0000:…` heading
+/// describes a GPU whose identity is unknown, not one it invents.
+#[test]
+fn every_window_of_a_query_output_is_read_as_a_fragment() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gpu/h200-x2/q.txt"),
+    )
+    .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut problems = Vec::new();
+    for start in 1..lines.len().saturating_sub(30) {
+        let window = lines[start..start + 30].join("\n") + "\n";
+        let d = match fabricscope::read(&window, &ReadOptions::default()) {
+            Ok(d) => d,
+            Err(e) => {
+                problems.push(format!("line {}: {e}", start + 1));
+                continue;
+            }
+        };
+        let lost = d.unaccounted_lines(&window);
+        if !lost.is_empty() {
+            problems.push(format!("line {}: lines lost {lost:?}", start + 1));
+        }
+        for s in &d.sections {
+            let SectionData::SmiQuery(q) = &s.data else {
+                problems.push(format!("line {}: read as {:?}", start + 1, s.kind));
+                continue;
+            };
+            let headed = window.lines().any(|l| l.starts_with("GPU 0000"));
+            if !headed && q.gpus.iter().any(|g| !g.headerless) {
+                problems.push(format!("line {}: a GPU without a heading", start + 1));
+            }
+            if !headed && !q.gpus.iter().any(|g| g.headerless) {
+                problems.push(format!("line {}: the fragment's GPU not read", start + 1));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

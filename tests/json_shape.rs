@@ -44,6 +44,10 @@ fn inputs() -> Vec<String> {
         "gpu/h200-x2/query_csv.txt",
         "gpu/h200-x2/smi_L.txt",
         "gpu/h200-x2/during_dmon_all.txt",
+        "rules/DG001/fires_memory_fail_dcgm4.txt",
+        "rules/DG001/fires_pcie_fail_dcgm3.txt",
+        "rules/DG002/fires_nvlink_failure_pcie_warning.txt",
+        "rules/ML002/fires_effective_ber_above_spec.txt",
     ];
     let mut texts: Vec<String> = files
         .iter()

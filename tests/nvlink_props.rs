@@ -163,6 +163,7 @@ fn gpu() -> impl Strategy<Value = NvlinkGpu> {
                         low_power_threshold_range: range,
                         messages,
                         span: LineSpan::line(1),
+                        headerless: false,
                     }
                 },
             )

@@ -11,6 +11,7 @@
 pub mod clean;
 mod framing;
 mod hosts;
+pub mod repair;
 mod split;
 
 pub(crate) use split::CUT_WORD;
@@ -66,6 +67,10 @@ pub struct Document {
     /// Lines that frame the output rather than belong to it: prompts, code
     /// fences, `==> file <==` headers, clush banners, `[exit N]` markers.
     pub framing: Vec<LineSpan>,
+    /// Paste damage undone before reading (mail quoting, HTML, author
+    /// annotations, elisions), one record per kind and run of lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<repair::Repair>,
     /// Number of lines in the input.
     pub line_count: usize,
 }
@@ -95,6 +100,7 @@ impl Document {
             .map(|s| s.span)
             .chain(self.unrecognised.iter().map(|u| u.span))
             .chain(self.framing.iter().copied())
+            .chain(self.repairs.iter().map(|r| r.span))
             .chain(self.messages.iter().map(|m| LineSpan::line(m.line)));
         for span in spans {
             let last = span.last_line.min(self.line_count);

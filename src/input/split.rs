@@ -37,10 +37,12 @@ pub(super) fn split(text: &str, options: &ReadOptions) -> Document {
             warnings: Vec::new(),
             messages: Vec::new(),
             framing: Vec::new(),
+            repairs: Vec::new(),
             line_count: 0,
         },
     };
-    let lines = clean_lines(text, &mut out);
+    let mut lines = clean_lines(text, &mut out);
+    out.doc.repairs = super::repair::apply(&mut lines);
     out.doc.line_count = lines.len();
     let (chunks, framing) = chunks(lines, options);
     out.doc.framing = spans_of(framing);

@@ -204,10 +204,11 @@ pub enum LinkLayer {
 }
 
 impl LinkLayer {
-    /// `InfiniBand`, `IB`, `Ethernet`.
+    /// `InfiniBand`, `IB`, `Ethernet`. A markdown backtick left on the value
+    /// (`Ethernet\``, the end of an inline-code paste) is not part of it.
     #[must_use]
     pub fn parse(text: &str) -> Self {
-        match text.trim().to_ascii_lowercase().as_str() {
+        match text.trim().trim_matches('`').to_ascii_lowercase().as_str() {
             "infiniband" | "ib" => Self::Infiniband,
             "ethernet" | "eth" => Self::Ethernet,
             _ => Self::Unknown,
@@ -256,6 +257,14 @@ mod tests {
         ] {
             assert_eq!(PhysState::parse(text), want, "{text}");
         }
+    }
+
+    #[test]
+    fn link_layer_values_and_a_stray_backtick() {
+        assert_eq!(LinkLayer::parse("InfiniBand"), LinkLayer::Infiniband);
+        assert_eq!(LinkLayer::parse(" IB "), LinkLayer::Infiniband);
+        assert_eq!(LinkLayer::parse("Ethernet`"), LinkLayer::Ethernet);
+        assert_eq!(LinkLayer::parse("Ethernet?"), LinkLayer::Unknown);
     }
 
     #[test]

@@ -60,6 +60,11 @@ pub struct NodeReport {
     pub ports: Vec<PortReport>,
     /// Lines of the block.
     pub span: LineSpan,
+    /// True when the port lines were pasted without their `Errors for …`
+    /// line: the node's description and GUID are unknown (`desc` is empty),
+    /// only the port GUIDs on the lines are.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub headerless: bool,
 }
 
 /// One `GUID 0x… port N: [Name == value] …` line and its `Link info:`.

@@ -6,6 +6,7 @@
 
 pub mod counter;
 pub mod date;
+pub mod dcgmi_diag;
 pub mod dcgmi_nvlink;
 pub mod dmon;
 pub mod ib;
@@ -23,5 +24,6 @@ pub mod iblinkinfo;
 pub mod ibqueryerrors;
 pub mod ibstatus;
 pub mod ibv_devinfo;
+pub mod mlxlink;
 pub mod perf_fields;
 pub mod perfquery;

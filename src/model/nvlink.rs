@@ -117,6 +117,11 @@ pub struct NvlinkGpu {
     pub messages: Vec<String>,
     /// Lines of the block, header included.
     pub span: LineSpan,
+    /// True when the link lines were pasted without their `GPU N: …`
+    /// header: which GPU they belong to is unknown, so `index` (0) and
+    /// `name` (empty) say nothing and no rule compares it with a GPU.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub headerless: bool,
 }
 
 impl NvlinkGpu {

@@ -280,6 +280,12 @@ pub struct QueryGpu {
     pub fields: Vec<Field>,
     /// Lines of the block.
     pub span: LineSpan,
+    /// True for a fragment of `-q` output pasted without its banner and
+    /// `GPU 0000:…` heading (or, in XML, without its `<gpu>` element):
+    /// which GPU it describes is unknown (`bus_id` is empty), and only the
+    /// fields in the paste are known; no field outside it is assumed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub headerless: bool,
 }
 
 impl QueryGpu {

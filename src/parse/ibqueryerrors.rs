@@ -89,6 +89,7 @@ fn read_line(line: &Line<'_>, out: &mut Ibqueryerrors, unread: &mut Unread) {
             desc: desc.to_owned(),
             ports: Vec::new(),
             span: line.span(),
+            headerless: false,
         });
     } else if let Some(rest) = t.strip_prefix("GUID ") {
         read_port_line(line, rest, out, unread);
@@ -139,12 +140,30 @@ fn read_port_line(line: &Line<'_>, rest: &str, out: &mut Ibqueryerrors, unread: 
     let Some((guid, port, entries)) = port_line_head(rest) else {
         return unread.line(line, "not a `GUID 0x… port N: [Name == value]…` line");
     };
-    let Some(node) = out.nodes.last_mut() else {
-        return unread.warn(
+    let continues = out
+        .nodes
+        .last()
+        .is_some_and(|n| !n.headerless || n.ports.iter().all(|p| p.guid == guid));
+    if !continues {
+        // A port line pasted alone (or the start of the output cut off):
+        // its node is unknown, but its counters are what they are. Lines
+        // of one switch share its GUID; another GUID is another node.
+        unread.warn(
             WarningKind::Truncated,
             line.span(),
-            "port line before any `Errors for` header (output cut at the start?)",
+            "port line without its `Errors for` header (pasted alone, or the output cut at the start): the node's name is unknown",
         );
+        out.nodes.push(NodeReport {
+            report: ReportKind::Errors,
+            guid: None,
+            desc: String::new(),
+            ports: Vec::new(),
+            span: line.span(),
+            headerless: true,
+        });
+    }
+    let Some(node) = out.nodes.last_mut() else {
+        return;
     };
     node.span = node.span.join(line.span());
     let mut counters = BTreeMap::new();
@@ -457,10 +476,18 @@ fn thresholds(text: &str) -> Option<BTreeMap<String, u64>> {
     Some(out)
 }
 
-/// Recognises a node header followed by a port line, or the summary (a
-/// clean fabric prints nothing else).
+/// Recognises a node header followed by a port line, the summary (a clean
+/// fabric prints nothing else), or a port line pasted without its header
+/// (`GUID 0x… port ALL: [Name == value]…`: at least one whole entry).
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?.text().trim();
+    if let Some(rest) = first.strip_prefix("GUID ") {
+        let (guid, port, entries) = port_line_head(rest)?;
+        let (inside, _) = entries.trim_start().strip_prefix('[')?.split_once(']')?;
+        entry(inside)?.ok()?;
+        let port = port.map_or_else(|| "ALL".to_owned(), |p| p.to_string());
+        return Some(Block::keyed(format!("port|{guid}|{port}")));
+    }
     if let Some(rest) = first.strip_prefix("##") {
         let rest = rest
             .trim_start_matches('#')
@@ -536,6 +563,8 @@ pub fn render(report: &Ibqueryerrors) -> String {
             ReportKind::DataCounters => "Data Counters for",
         };
         match node.guid {
+            // Printed as it was read: without the header it did not have.
+            _ if node.headerless => {}
             Some(g) => {
                 let _ = writeln!(s, "{what} 0x{:x} \"{}\"", g.0, node.desc);
             }
@@ -891,7 +920,13 @@ Errors for "host-c mlx5_0"
     fn damaged_lines_are_reported_and_the_rest_kept() {
         let text = "   GUID 0x1 port 1: [SymbolErrorCounter == 1]\nErrors for \"x\"\n   GUID 0x1 port 1: [SymbolErrorCounter == 1] [LinkDownedCounter == 300] [garbage\n   GUID 0x1 port 2: [PortRcvErrors == 2]\nFailed to reset errors x port 2\nibwarn: [77] query_and_dump: PortXmitDiscardDetails query failed on x, Lid 3 port 2\nsomething else\n";
         let parsed = parse(&lines_of(text));
-        let node = &parsed.value.nodes[0];
+        // The port line before any header is read into a node of its own,
+        // whose name is unknown (and said to be, by the Truncated warning).
+        let lone = &parsed.value.nodes[0];
+        assert!(lone.headerless && lone.desc.is_empty() && lone.guid.is_none());
+        assert_eq!(lone.ports[0].counters["SymbolErrorCounter"].value, 1);
+        let node = &parsed.value.nodes[1];
+        assert!(!node.headerless);
         assert_eq!(node.ports.len(), 2);
         assert_eq!(node.ports[0].counters["SymbolErrorCounter"].value, 1);
         assert!(!node.ports[0].counters.contains_key("LinkDownedCounter"));
@@ -914,6 +949,50 @@ Errors for "host-c mlx5_0"
                 (7, WarningKind::Unreadable),
             ]
         );
+    }
+
+    #[test]
+    fn a_lone_port_line_with_human_units_is_read_for_what_it_holds() {
+        // Newer infiniband-diags print every entry with its human-readable
+        // value; a paste may hold one port line and nothing else.
+        let text = " GUID 0x0c42a10300a96e12 port ALL: [LinkDownedCounter == 31 (31.000)] [PortXmitDiscards == 3107 (3.034K)] [PortXmitWait == 12650773104 (11.782G)]\n GUID 0x0c42a10300a96e12 port 3: [PortRcvErrors == 44 (44.000)]\n GUID 0x0c42a10300a96e99 port 1: [PortRcvErrors == 2]\n";
+        let lines = lines_of(text);
+        assert_eq!(
+            detect(&lines).map(|b| b.key).as_deref(),
+            Some("port|0x0c42a10300a96e12|ALL")
+        );
+        assert_eq!(
+            detect(&lines[1..]).map(|b| b.key).as_deref(),
+            Some("port|0x0c42a10300a96e12|3")
+        );
+        let parsed = parse(&lines);
+        let r = &parsed.value;
+        assert_eq!(parse(&lines_of(&render(r))).value, *r);
+        // One switch (one GUID on both lines), then another node.
+        assert_eq!(r.nodes.len(), 2);
+        assert!(r.nodes.iter().all(|n| n.headerless && n.desc.is_empty()));
+        let all = &r.nodes[0].ports[0];
+        assert!(all.all_ports);
+        assert_eq!(all.counters["PortXmitDiscards"], Counter::new(3107, 64));
+        assert_eq!(all.counters["PortXmitWait"].value, 12_650_773_104);
+        assert_eq!(r.nodes[0].ports[1].counters["PortRcvErrors"].value, 44);
+        assert_eq!(r.bad_ports().count(), 2);
+        let truncated: Vec<usize> = parsed
+            .warnings
+            .iter()
+            .filter(|w| w.kind == WarningKind::Truncated)
+            .map(|w| w.span.first_line)
+            .collect();
+        assert_eq!(truncated, vec![1, 3]);
+        // Empty summary lines of a run with no threshold file.
+        let trailer = parse(&lines_of(
+            "## Summary: 1 nodes checked, 1 bad nodes found\n## Thresholds:\n## Suppressed:\n",
+        ));
+        assert!(trailer.warnings.is_empty(), "{:?}", trailer.warnings);
+        // Not a port line: no entry, or no GUID.
+        assert!(detect(&lines_of("GUID 0x1 port 1: nothing")).is_none());
+        assert!(detect(&lines_of("GUID 0x1 port 1: [PortXmitWait == a lot]")).is_none());
+        assert!(detect(&lines_of("GUID 12 port 1: [PortXmitWait == 1]")).is_none());
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! detail of the modules; the public API speaks only of our types.
 
 pub mod date;
+pub mod dcgmi_diag;
 pub mod dcgmi_nvlink;
 pub mod dmon;
 pub mod iblinkinfo;
@@ -28,6 +29,7 @@ pub mod ibqueryerrors;
 pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;
+pub mod mlxlink;
 pub mod nvlink;
 pub mod perfquery;
 pub mod smi_csv;
@@ -258,6 +260,12 @@ formats! {
     DcgmiNvlinkStatus = "dcgmi_nvlink_status", crate::model::dcgmi_nvlink::DcgmiLinkStatus, dcgmi_nvlink::STATUS_FORMAT;
     /// `dcgmi nvlink -e`.
     DcgmiNvlinkErrors = "dcgmi_nvlink_errors", crate::model::dcgmi_nvlink::DcgmiNvlinkErrors, dcgmi_nvlink::ERRORS_FORMAT;
+    /// `dcgmi diag -r N`.
+    DcgmiDiag = "dcgmi_diag", crate::model::dcgmi_diag::DcgmiDiag, dcgmi_diag::DIAG_FORMAT;
+    /// `dcgmi health -c`.
+    DcgmiHealth = "dcgmi_health", crate::model::dcgmi_diag::DcgmiHealth, dcgmi_diag::HEALTH_FORMAT;
+    /// `mlxlink -d <device>`.
+    Mlxlink = "mlxlink", crate::model::mlxlink::Mlxlink, mlxlink::FORMAT;
     /// `date`: a wall-clock time between snapshots.
     Date = "date", crate::model::date::Date, date::FORMAT;
 }

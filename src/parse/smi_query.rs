@@ -55,12 +55,58 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<SmiQuery> {
         xml,
         ..SmiQuery::default()
     };
+    let fragment = is_fragment(lines, &roots, xml);
+    let mut orphans = Vec::new();
     for f in roots {
         if is_gpu_node(&f, xml) {
             out.gpus.push(gpu_from(f));
+        } else if fragment && !is_top_level(&f.name) {
+            // Around a fragment, prose such as `Previously: PASSED` is not
+            // nvidia-smi's padded `Key : value` (a space before the colon).
+            let source = lines
+                .binary_search_by_key(&f.line, |l| l.number)
+                .ok()
+                .and_then(|i| lines.get(i));
+            match source {
+                Some(l) if !xml && f.children.is_empty() && query_line(l.text()).is_none() => {
+                    unread.line(l, "not nvidia-smi's padded `Key : value` line");
+                }
+                _ => orphans.push(f),
+            }
         } else {
             out.fields.push(f);
         }
+    }
+    if let Some(first) = orphans.first() {
+        // A piece of one GPU's block: read for what it holds, as a GPU
+        // whose identity is unknown.
+        let line = first.line;
+        let nested = if xml {
+            " (it starts inside the `<gpu>` element)"
+        } else if lines
+            .iter()
+            .find(|l| l.number == line)
+            .is_some_and(|l| indent_of(l.text()) > 4)
+        {
+            " (it starts inside a nested block whose heading is missing)"
+        } else {
+            ""
+        };
+        unread.warn(
+            WarningKind::Truncated,
+            LineSpan::line(line),
+            format!(
+                "a fragment of `nvidia-smi -q` without its banner and GPU heading{nested}: the GPU it describes is unknown, and only the fields shown are read"
+            ),
+        );
+        let mut gpu = gpu_from(Field {
+            name: if xml { "gpu" } else { "GPU" }.to_owned(),
+            value: None,
+            line,
+            children: orphans,
+        });
+        gpu.headerless = true;
+        out.gpus.push(gpu);
     }
     let top = |names: &[&str]| Field::find_in(&out.fields, &[names]).and_then(|f| f.value.clone());
     out.timestamp = top(&["Timestamp", "timestamp"]);
@@ -91,6 +137,38 @@ fn is_gpu_node(f: &Field, xml: bool) -> bool {
     } else {
         f.name == "GPU" && f.value.as_deref().is_some_and(is_bus_id)
     }
+}
+
+/// Fields printed above the GPU blocks (text and XML names).
+fn is_top_level(name: &str) -> bool {
+    matches!(
+        name,
+        "Timestamp"
+            | "Driver Version"
+            | "CUDA Version"
+            | "Attached GPUs"
+            | "timestamp"
+            | "driver_version"
+            | "cuda_version"
+            | "attached_gpus"
+    )
+}
+
+/// Output without its banner (text) or document element (XML), without
+/// the fields printed above the GPU blocks and without any GPU heading: a
+/// piece cut from inside a GPU block.
+fn is_fragment(lines: &[Line<'_>], roots: &[Field], xml: bool) -> bool {
+    let framed = if xml {
+        lines
+            .iter()
+            .any(|l| l.text().trim_start().starts_with("<nvidia_smi_log"))
+    } else {
+        lines.iter().any(|l| is_banner(l.text()))
+    };
+    !framed
+        && !roots
+            .iter()
+            .any(|f| is_gpu_node(f, xml) || is_top_level(&f.name))
 }
 
 /// `00000000:00:06.0` (domain of 4 or 8 hex digits).
@@ -127,6 +205,11 @@ struct Item {
 }
 
 fn text_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
+    let last = lines
+        .iter()
+        .rev()
+        .find(|l| !l.is_blank())
+        .map_or(0, |l| l.number);
     let mut items = Vec::new();
     for line in lines.iter().filter(|l| !l.is_blank()) {
         let text = line.text();
@@ -182,11 +265,11 @@ fn text_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
             // Everything up to the next GPU heading belongs to this GPU,
             // whatever its indentation (pastes lose it).
             let mut inner = pos;
-            field.children = nest(&mut items, &mut inner, end, None, 0, unread);
+            field.children = nest(&mut items, &mut inner, end, None, 0, last, unread);
             pos = end;
         } else {
-            field.children = nest(&mut items, &mut pos, end, Some(indent), 0, unread);
-            check_heading(&field, unread);
+            field.children = nest(&mut items, &mut pos, end, Some(indent), 0, last, unread);
+            check_heading(&field, last, unread);
         }
         roots.push(field);
     }
@@ -207,12 +290,14 @@ fn empty_field() -> Field {
 const MAX_DEPTH: usize = 32;
 
 /// Builds the fields indented deeper than `parent` from `items[*pos..end]`.
+#[allow(clippy::too_many_arguments)] // one recursion's state, passed down
 fn nest(
     items: &mut [Item],
     pos: &mut usize,
     end: usize,
     parent: Option<usize>,
     depth: usize,
+    last: usize,
     unread: &mut Unread,
 ) -> Vec<Field> {
     let mut out = Vec::new();
@@ -227,17 +312,29 @@ fn nest(
         let mut field = std::mem::replace(&mut item.field, empty_field());
         *pos += 1;
         if depth < MAX_DEPTH {
-            field.children = nest(items, pos, end, Some(indent), depth + 1, unread);
+            field.children = nest(items, pos, end, Some(indent), depth + 1, last, unread);
         }
-        check_heading(&field, unread);
+        check_heading(&field, last, unread);
         out.push(field);
     }
     out
 }
 
 /// A line without `:` is a heading only if something is nested under it.
-fn check_heading(field: &Field, unread: &mut Unread) {
-    if field.value.is_none() && field.children.is_empty() {
+/// The last line of the output, without its value (`Memory Max Operati`,
+/// `SRAM Correctable :`), was cut: its value is unknown, not empty.
+fn check_heading(field: &Field, last: usize, unread: &mut Unread) {
+    let childless = field.children.is_empty();
+    if field.line == last && childless && field.value.as_deref().is_none_or(str::is_empty) {
+        unread.warn(
+            WarningKind::Truncated,
+            LineSpan::line(field.line),
+            format!(
+                "the output ends on `{}` without its value: cut here, the value is unknown",
+                field.name
+            ),
+        );
+    } else if field.value.is_none() && childless {
         unread.warn(
             WarningKind::Unreadable,
             LineSpan::line(field.line),
@@ -564,7 +661,182 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
             return (next.0 == "Driver Version").then(|| Block::keyed("timestamp"));
         }
     }
-    None
+    let number = lines.first()?.number;
+    let fragment = if t.starts_with('<') {
+        is_xml_fragment(lines)
+    } else {
+        is_text_fragment(lines)
+    };
+    // Keyed by line: inside a whole `-q` output these lines continue it.
+    fragment.then(|| Block::keyed(format!("fragment at line {number}")))
+}
+
+/// How many lines fragment detection reads ahead.
+const FRAGMENT_LOOKAHEAD: usize = 12;
+
+/// Field names only `nvidia-smi -q` prints (driver 450–580 spellings): a
+/// fragment must show one of them, so that other `Key : value` output
+/// (mlxlink) is not taken for it.
+const QUERY_KEYS: &[&str] = &[
+    "Product Name",
+    "Product Brand",
+    "Product Architecture",
+    "Persistence Mode",
+    "MIG Mode",
+    "GPU UUID",
+    "VBIOS Version",
+    "MultiGPU Board",
+    "GPU Part Number",
+    "Inforom Version",
+    "GPU Virtualization Mode",
+    "GPU Reset Status",
+    "GPU Link Info",
+    "PCIe Generation",
+    "Link Width",
+    "Bridge Chip",
+    "Replays Since Reset",
+    "Replay Number Rollovers",
+    "Tx Throughput",
+    "Rx Throughput",
+    "Fan Speed",
+    "Performance State",
+    "Clocks Throttle Reasons",
+    "Clocks Event Reasons",
+    "Clocks Event Reasons Counters",
+    "FB Memory Usage",
+    "BAR1 Memory Usage",
+    "Compute Mode",
+    "Ecc Mode",
+    "ECC Errors",
+    "Retired Pages",
+    "Remapped Rows",
+    "Bank Remap Availability Histogram",
+    "Remapping Failure Occurred",
+    "Pending Page Blacklist",
+    "SRAM Correctable",
+    "SRAM Uncorrectable",
+    "DRAM Correctable",
+    "DRAM Uncorrectable",
+    "GPU Current Temp",
+    "GPU Shutdown Temp",
+    "GPU Slowdown Temp",
+    "GPU Max Operating Temp",
+    "Memory Current Temp",
+    "GPU Power Readings",
+    "Power Readings",
+    "Applications Clocks",
+    "Max Customer Boost Clocks",
+    "HW Slowdown",
+    "HW Thermal Slowdown",
+    "SW Thermal Slowdown",
+    "SW Power Cap",
+    "Applications Clocks Setting",
+    "Fabric",
+    "CliqueId",
+    "ClusterUUID",
+];
+
+/// XML element names of a `<gpu>` block (prefixes where families share one).
+const QUERY_TAGS: &[&str] = &[
+    "product_",
+    "uuid",
+    "pci",
+    "fan_speed",
+    "performance_state",
+    "clocks_event_reason",
+    "clocks_throttle_reason",
+    "fb_memory_usage",
+    "bar1_memory_usage",
+    "ecc_",
+    "retired_pages",
+    "remapped_rows",
+    "temperature",
+    "gpu_temp",
+    "gpu_power_readings",
+    "power_readings",
+    "max_clocks",
+    "fabric",
+];
+
+/// `Key<spaces>: value` as nvidia-smi pads it (a space before the colon,
+/// which ibstat's and ibv_devinfo's `key: value` never have), or a heading
+/// (words, no colon); `None` for anything else.
+fn query_line(t: &str) -> Option<(&str, bool)> {
+    let t = t.trim();
+    match t.split_once(':') {
+        Some((key, _)) if key.ends_with([' ', '\t']) && !key.trim().is_empty() => {
+            Some((key.trim(), false))
+        }
+        Some(_) => None,
+        None => {
+            let words = t.len() <= 48
+                && t.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || " .-_()/".contains(c));
+            (words && !t.is_empty()).then_some((t, true))
+        }
+    }
+}
+
+/// A text fragment from inside a GPU block: from the first line on, at
+/// least three lines in nvidia-smi's padded `Key : value` form (headings
+/// allowed only with a deeper line under them), and one of them a field
+/// only `-q` prints.
+fn is_text_fragment(lines: &[Line<'_>]) -> bool {
+    // Runs on every line of every input: most fail on their own text.
+    if lines.first().is_none_or(|l| query_line(l.text()).is_none()) {
+        return false;
+    }
+    let run: Vec<&Line<'_>> = lines
+        .iter()
+        .filter(|l| !l.is_blank())
+        .take(FRAGMENT_LOOKAHEAD)
+        .collect();
+    let mut fields = 0;
+    let mut known = false;
+    for (i, line) in run.iter().enumerate() {
+        let Some((key, heading)) = query_line(line.text()) else {
+            break;
+        };
+        if heading {
+            let deeper = run
+                .get(i + 1)
+                .is_some_and(|n| indent_of(n.text()) > indent_of(line.text()));
+            if !deeper {
+                break;
+            }
+        } else {
+            fields += 1;
+        }
+        known |= QUERY_KEYS.contains(&key);
+    }
+    fields >= 3 && known
+}
+
+/// An XML fragment from inside a `<gpu>` element: at least three element
+/// lines from the first on, one of them named as `-q -x` names its fields.
+fn is_xml_fragment(lines: &[Line<'_>]) -> bool {
+    let mut elements = 0;
+    let mut known = false;
+    for line in lines
+        .iter()
+        .filter(|l| !l.is_blank())
+        .take(FRAGMENT_LOOKAHEAD)
+    {
+        let t = line.text().trim();
+        let name = match (t.strip_prefix("</"), xml_element(t)) {
+            (Some(close), _) => close.strip_suffix('>'),
+            (None, Some(XmlLine::Leaf(name, _) | XmlLine::Open(name, _))) => {
+                known |= QUERY_TAGS.iter().any(|tag| name.starts_with(tag));
+                Some("")
+            }
+            (None, None) => None,
+        };
+        if name.is_none() {
+            break;
+        }
+        elements += 1;
+    }
+    elements >= 3 && known
 }
 
 /// `2 GPU(s) NVIDIA H200, driver 580.159.04; GPU temp 31–33 C; no slowdown active`.
@@ -582,6 +854,9 @@ pub fn summary(q: &SmiQuery) -> String {
     }
     if let Some(d) = &q.driver_version {
         let _ = write!(s, ", driver {d}");
+    }
+    if q.gpus.iter().any(|g| g.headerless) {
+        s.push_str(" (fragment of an unknown GPU: no GPU heading)");
     }
     if q.xml {
         s.push_str(" (XML)");
@@ -613,14 +888,24 @@ pub fn summary(q: &SmiQuery) -> String {
 }
 
 /// Renders the text form (`nvidia-smi -q` layout) of a model read from
-/// either form.
+/// either form. A fragment without its heading is rendered without one
+/// (and without the banner, when it is all there is).
 #[must_use]
 pub fn render(q: &SmiQuery) -> String {
-    let mut s = String::from("\n==============NVSMI LOG==============\n\n");
+    let mut s = String::new();
+    if !q.fields.is_empty() || q.gpus.iter().any(|g| !g.headerless) {
+        s.push_str("\n==============NVSMI LOG==============\n\n");
+    }
     for f in &q.fields {
         render_field(&mut s, f, 0);
     }
     for g in &q.gpus {
+        if g.headerless {
+            for f in &g.fields {
+                render_field(&mut s, f, 1);
+            }
+            continue;
+        }
         let _ = writeln!(s, "GPU {}", g.bus_id);
         for f in &g.fields {
             render_field(&mut s, f, 1);
@@ -866,9 +1151,12 @@ GPU 00000000:0F:00.0
             .map(|i| format!("{}k{i} : v\n", " ".repeat(i)))
             .collect();
         let p = parse(&lines_of(&text));
-        assert!(p.warnings.is_empty());
+        // No banner, no GPU heading: read as a fragment of an unknown GPU.
+        let kinds: Vec<WarningKind> = p.warnings.iter().map(|w| w.kind).collect();
+        assert_eq!(kinds, [WarningKind::Truncated]);
+        assert!(p.value.gpus[0].headerless);
         // Nested up to the cap (the root line and 33 levels below it), no deeper.
-        assert_eq!(depth(&p.value.fields), MAX_DEPTH + 2);
+        assert_eq!(depth(&p.value.gpus[0].fields), MAX_DEPTH + 2);
         let xml: String = "<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n".to_owned()
             + &"<a>\n".repeat(300)
             + &"</a>\n".repeat(300)
@@ -876,6 +1164,109 @@ GPU 00000000:0F:00.0
         let p = parse(&lines_of(&xml));
         assert!(p.warnings.iter().any(|w| w.kind == WarningKind::Limit));
         assert!(depth(&p.value.fields) <= MAX_DEPTH + 2);
+    }
+
+    #[test]
+    fn fragments_are_read_for_one_unknown_gpu() {
+        // Starts inside `ECC Errors` (its heading and the GPU's missing),
+        // ends on a key whose value was cut.
+        let text = "            DRAM Uncorrectable            : 0
+        Aggregate
+            SRAM Correctable              : 0
+    Clocks Event Reasons
+        Idle                              : Active
+        HW Slowdown                       : Not Active
+    Temperature
+        GPU Current Temp                  : 33 C
+        Memory Max Operati
+";
+        let lines = lines_of(text);
+        assert!(detect(&lines).is_some());
+        let p = parse(&lines);
+        let q = &p.value;
+        assert!(q.fields.is_empty());
+        assert_eq!(q.gpus.len(), 1);
+        let g = &q.gpus[0];
+        assert!(g.headerless && g.bus_id.is_empty());
+        assert_eq!(g.temperature.gpu_c, Some(33.0));
+        assert_eq!(g.clock_event_reasons.len(), 2);
+        assert_eq!(g.active_slowdowns().count(), 0);
+        // No `ECC Errors` heading: the counters are not lifted as ECC counts.
+        assert!(g.ecc_errors.is_empty());
+        let w: Vec<(usize, WarningKind)> = p
+            .warnings
+            .iter()
+            .map(|w| (w.span.first_line, w.kind))
+            .collect();
+        assert_eq!(
+            w,
+            [(1, WarningKind::Truncated), (9, WarningKind::Truncated)]
+        );
+        assert!(p.warnings[0].message.contains("nested block"));
+        assert!(p.warnings[1].message.contains("Memory Max Operati"));
+        assert!(summary(q).contains("unknown GPU"), "{}", summary(q));
+        // Rendered without heading or banner, it reads back the same.
+        let again = parse(&lines_of(&render(q))).value;
+        assert_eq!(again.gpus[0].temperature.gpu_c, Some(33.0));
+        assert!(again.gpus[0].headerless);
+
+        // An empty value on the last line was cut, not zero.
+        let cut = parse(&lines_of(
+            "    ECC Errors\n        Volatile\n            SRAM Correctable : 0\n        Aggregate\n            SRAM Correctable :\n",
+        ));
+        let g = &cut.value.gpus[0];
+        assert_eq!(g.ecc_errors.len(), 1);
+        assert_eq!(g.ecc_errors[0].path, "Volatile/SRAM Correctable");
+        assert!(cut
+            .warnings
+            .iter()
+            .any(|w| w.kind == WarningKind::Truncated && w.span.first_line == 5));
+
+        // XML from inside a `<gpu>` element, no prolog, no root, cut.
+        let xml = "\t\t<clocks_event_reasons>\n\t\t\t<clocks_event_reason_gpu_idle>Active</clocks_event_reason_gpu_idle>\n\t\t\t<clocks_event_reason_hw_slowdown>Not Active</clocks_event_reason_hw_slowdown>\n\t\t</clocks_event_reasons>\n\t\t<clocks_event_reasons_counters>\n\t\t\t<clocks_event_reasons_counters_sw_power_cap>0 us</clocks_event_reasons_counters_sw_power_cap>\n";
+        let lines = lines_of(xml);
+        assert!(detect(&lines).is_some());
+        let p = parse(&lines);
+        let g = &p.value.gpus[0];
+        assert!(p.value.xml && g.headerless);
+        assert_eq!(g.clock_event_reasons.len(), 2);
+        assert_eq!(g.clock_event_counters[0].microseconds, Some(0.0));
+        let kinds: Vec<WarningKind> = p.warnings.iter().map(|w| w.kind).collect();
+        assert_eq!(kinds, [WarningKind::Truncated, WarningKind::Truncated]);
+
+        // Prose after a fragment is not one of its fields.
+        let p = parse(&lines_of(
+            "Fabric\n    State                : Completed\n    CliqueId             : 0\n    ClusterUUID          : 0\nPreviously: PASSED\n",
+        ));
+        let g = &p.value.gpus[0];
+        assert_eq!(g.fields.len(), 1);
+        assert_eq!(g.fields[0].children.len(), 3);
+        assert!(p
+            .warnings
+            .iter()
+            .any(|w| w.kind == WarningKind::Unreadable && w.span.first_line == 5));
+
+        // A whole output is not a fragment.
+        assert!(!parse(&lines_of(OLD))
+            .value
+            .gpus
+            .iter()
+            .any(|g| g.headerless));
+    }
+
+    #[test]
+    fn fragment_detection_wants_query_fields() {
+        let det = |t: &str| detect(&lines_of(t)).is_some();
+        // The Fabric block alone.
+        assert!(det("Fabric\n    State                             : Completed\n    Status                            : Insufficient Resources\n    CliqueId                          : 0\n"));
+        // Padded `Key : value` lines that no `-q` prints (mlxlink).
+        assert!(!det("State                           : Active\nPhysical state                  : LinkUp\nSpeed                           : IB-NDR\nWidth                           : 4x\n"));
+        // ibstat's `Key: value` has no space before the colon.
+        assert!(!det("Product Name: x\nFan Speed: 1\nCompute Mode: y\n"));
+        // Too short to tell.
+        assert!(!det("    Fan Speed                 : 27 %\n"));
+        // XML of something else.
+        assert!(!det("<html>\n<body>\n<p>x</p>\n"));
     }
 
     #[test]

@@ -340,17 +340,33 @@ pub struct NvGpuRef<'a> {
     /// another listing of the same product on the host, or than the
     /// product has link slots. Its link count is then unknown.
     pub listing_cut: Option<Partial>,
+    /// True for link lines pasted without their `GPU N:` header: the GPU
+    /// is unknown (`index` says nothing, `name` is empty), and each such
+    /// block is a GPU of its own, never merged with a numbered one.
+    pub headerless: bool,
 }
 
 impl NvGpuRef<'_> {
-    /// The subject of a finding about this GPU (add `link` as needed).
+    /// The subject of a finding about this GPU (add `link` as needed); an
+    /// unknown GPU is said to be unknown, not given an index.
     #[must_use]
     pub fn subject(&self) -> super::Subject {
         super::Subject {
             host: self.host.name().map(str::to_owned),
-            gpu: Some(self.index),
+            gpu: (!self.headerless).then_some(self.index),
             gpu_uuid: self.uuid.map(str::to_owned),
+            gpu_unknown: self.headerless,
             ..super::Subject::default()
+        }
+    }
+
+    /// `GPU 3`, or `unknown GPU` for link lines pasted without a header.
+    #[must_use]
+    pub fn label(&self) -> String {
+        if self.headerless {
+            "unknown GPU".to_owned()
+        } else {
+            format!("GPU {}", self.index)
         }
     }
 
@@ -468,7 +484,9 @@ impl<'a> Context<'a> {
                             lid,
                             port: Some(p.port),
                             all_ports: p.all_ports,
-                            device: Some(node.desc.as_str()),
+                            // A port line pasted without its node header
+                            // names no node: none is invented.
+                            device: (!node.headerless).then_some(node.desc.as_str()),
                             guid: Some(p.guid),
                             counters: BTreeMap::new(),
                         });
@@ -545,15 +563,20 @@ impl<'a> Context<'a> {
     /// mode and keeping the latest reading of each link.
     #[must_use]
     pub fn nvlink_gpus(&self) -> Vec<NvGpuRef<'a>> {
-        let mut gpus: BTreeMap<(HostKey<'a>, u32), NvGpuRef<'a>> = BTreeMap::new();
+        // Headerless blocks are keyed by where they were read, so that
+        // they never merge with a numbered GPU or with each other.
+        type GpuKey<'k> = (HostKey<'k>, u32, Option<(usize, usize)>);
+        let mut gpus: BTreeMap<GpuKey<'a>, NvGpuRef<'a>> = BTreeMap::new();
         for at in self.sections() {
             let SectionData::Nvlink(nv) = &at.section.data else {
                 continue;
             };
             for gpu in &nv.gpus {
+                let place = gpu.headerless.then_some((at.doc, gpu.span.first_line));
                 let entry = gpus
-                    .entry((at.host(), gpu.index))
+                    .entry((at.host(), gpu.index, place))
                     .or_insert_with(|| NvGpuRef {
+                        headerless: gpu.headerless,
                         host: at.host(),
                         index: gpu.index,
                         name: &gpu.name,
@@ -643,12 +666,15 @@ impl<'a> Context<'a> {
     /// The latest `nvidia-smi -q` record of each GPU (by host and bus id).
     #[must_use]
     pub fn smi_gpus(&self) -> Vec<(SectionRef<'a>, &'a QueryGpu)> {
-        let mut latest: BTreeMap<(HostKey<'a>, &'a str), (SectionRef<'a>, &'a QueryGpu)> =
-            BTreeMap::new();
+        // A fragment without its GPU heading is a GPU of its own, keyed
+        // by where it was read: never merged with another.
+        type Key<'k> = (HostKey<'k>, &'k str, Option<(usize, usize)>);
+        let mut latest: BTreeMap<Key<'a>, (SectionRef<'a>, &'a QueryGpu)> = BTreeMap::new();
         for at in self.sections() {
             if let SectionData::SmiQuery(q) = &at.section.data {
                 for gpu in &q.gpus {
-                    latest.insert((at.host(), gpu.bus_id.as_str()), (at, gpu));
+                    let place = gpu.headerless.then_some((at.doc, gpu.span.first_line));
+                    latest.insert((at.host(), gpu.bus_id.as_str(), place), (at, gpu));
                 }
             }
         }

@@ -66,7 +66,7 @@ fn check_rails(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let nv_gpus = ctx.nvlink_gpus();
     let mut nv_of: BTreeMap<(HostKey<'_>, u32), &NvGpuRef<'_>> = BTreeMap::new();
     let mut nv_peers: BTreeMap<(HostKey<'_>, &str), usize> = BTreeMap::new();
-    for g in &nv_gpus {
+    for g in nv_gpus.iter().filter(|g| !g.headerless) {
         nv_of.insert((g.host, g.index), g);
         let e = nv_peers.entry((g.host, g.name)).or_default();
         *e = (*e).max(g.active_count());

@@ -28,6 +28,10 @@ pub struct Subject {
     /// GPU UUID (`GPU-…`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_uuid: Option<String>,
+    /// True when the finding is about a GPU the input does not name (link
+    /// lines pasted without their `GPU N:` header): `gpu` is then empty.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_unknown: bool,
     /// PCI bus id of a GPU (`00000000:18:00.0`), when that is how the tool names it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bus_id: Option<String>,
@@ -79,6 +83,8 @@ impl Subject {
         }
         if let Some(g) = self.gpu {
             parts.push(format!("GPU {g}"));
+        } else if self.gpu_unknown {
+            parts.push("unknown GPU".to_owned());
         }
         if let Some(b) = &self.bus_id {
             parts.push(format!("GPU {b}"));

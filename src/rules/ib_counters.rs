@@ -7,7 +7,7 @@
 //! rates, which say what is happening now ([`IB112`], [`IB113`]).
 
 use super::context::{subject_of, Context, PerfPortRef, Reading};
-use super::{Coverage, Finding, Rule, Severity, Threshold};
+use super::{Coverage, Evidence, Finding, Rule, Severity, Threshold};
 use crate::declare_rule;
 use crate::stats::RateStatus;
 
@@ -51,6 +51,13 @@ declare_rule! {
     /// `SymbolErrorCounter` > 10 (infiniband-diags `error_thresholds`;
     /// `--thresholds` overrides). IBswcountlimits: "no action unless
     /// LinkErrorRecovery rises with it".
+    ///
+    /// Counts since reset, reviewed for a healthy, busy, year-old cluster
+    /// (issue 9): a handful of symbol errors over months is normal and stays
+    /// under the limit (FL004 may note it as `info` when the peers have
+    /// none); more than 10 on a FEC-protected HDR/NDR port is not, and
+    /// `ibqueryerrors` with the recommended thresholds flags it too, so the
+    /// limit is kept. Growth between snapshots is [`IB112`].
     pub static IB101 = {
         id: "IB101",
         name: "symbol-errors",
@@ -110,6 +117,11 @@ declare_rule! {
     /// ### Thresholds and sources
     /// > 10 (infiniband-diags `error_thresholds`); IBswcountlimits: "usually
     /// valid reasons" for small counts.
+    ///
+    /// Reviewed for a healthy, year-old cluster (issue 9): every reboot of
+    /// either end downs the link once, so `LinkDownedCounter` = 1…10 is
+    /// history and not reported; the limit of 10 is kept. A link that went
+    /// down *between two snapshots* is flapping now: [`IB112`], an `error`.
     pub static IB103 = {
         id: "IB103",
         name: "link-downed",
@@ -253,6 +265,12 @@ declare_rule! {
     /// ### Thresholds and sources
     /// > 100 (infiniband-diags `error_thresholds`); IBswcountlimits and the
     /// infiniband-exporter maintainers read it as congestion.
+    ///
+    /// Reviewed for a healthy, busy, year-old cluster (issue 9): unlike
+    /// `PortXmitWait`, a discard is a packet lost on a fabric meant to be
+    /// lossless; a few accumulate when a peer reboots (packets for a port
+    /// that is not Active are discarded) and stay under 100, more are worth
+    /// a look, and `ibqueryerrors` flags them too, so the limit is kept.
     pub static IB108 = {
         id: "IB108",
         name: "xmit-discards",
@@ -266,36 +284,56 @@ declare_rule! {
 
 declare_rule! {
     /// ### What it detects
-    /// A port whose `PortXmitWait` is above its limit.
+    /// Congestion: a port that spent a large share of the time between two
+    /// snapshots waiting for credit (`PortXmitWait` growth), and, as `info`,
+    /// a `PortXmitWait` count since the last reset above the
+    /// infiniband-diags limit.
     ///
     /// ### Why it matters
-    /// Ticks during which the port had data to send but no credit: congestion
-    /// downstream. It is normal on busy links and says nothing about cable
-    /// health: the guilbaults infiniband-exporter maintainers note that it
-    /// "only indicates congestion". Above the recommended limit
-    /// `ibqueryerrors` flags the port, and sustained congestion slows every
-    /// job whose traffic crosses it, hence a `warning`.
+    /// `PortXmitWait` counts ticks during which the port had data to send
+    /// but no credit (IBA PortCounters): congestion downstream, not a broken
+    /// link. A busy fabric accumulates thousands to billions of ticks over
+    /// months on perfectly healthy ports (the guilbaults infiniband-exporter
+    /// maintainers: it "only indicates congestion"; many switch ports sit at
+    /// the 32-bit maximum). So a count since reset is `info`: history of an
+    /// unknown uptime, quoted with the infiniband-diags limit as context,
+    /// and with the waiting time it stands for when the link rate is known
+    /// (1,000 ticks are 0.16 µs at NDR). What matters is the rate: a port
+    /// that waited more than a tenth of the measured interval lost that much
+    /// of its bandwidth *now*, which slows every job crossing it: `warning`.
+    /// Ports far above their peers are reported by FL004 as `info` only, so
+    /// the same congestion is never a warning twice.
     ///
     /// ### Evidence
-    /// `PortXmitWait` from perfquery.
+    /// `PortXmitWait` from perfquery; for the rate, both readings, the
+    /// interval and the port's rate (ibstat or iblinkinfo).
     ///
     /// ### What to do
     /// A count since the last reset says nothing about *now*: take two
-    /// snapshots with an interval and judge the rate instead. If the wait
-    /// keeps growing, look at the traffic pattern (many-to-one, hot spots),
-    /// the routing the SM computed (`ibdmchk`, routing engine, unbalanced
-    /// up-links) and the ports downstream that withhold credit.
+    /// snapshots with an interval. If the port keeps waiting, look at the
+    /// traffic pattern (many-to-one, hot spots), the routing the SM computed
+    /// (unbalanced up-links, routing engine) and the ports downstream that
+    /// withhold credit; `ibdiagnet --pm_pause_time` gives the fabric-wide view.
     ///
     /// ### Thresholds and sources
-    /// > 1000 (infiniband-diags `error_thresholds`); guilbaults
-    /// infiniband-exporter#12: "only indicates congestion".
+    /// Rate: waiting > 10 % of the interval (`PortXmitWaitShare`, a
+    /// fabricscope choice: a tenth of a link's bandwidth lost to congestion
+    /// is worth a plan; `--thresholds` overrides). Ticks are converted to time
+    /// as NVIDIA's ibdiagnet manual ("Congestion Assessment on InfiniBand
+    /// Links") documents for current hardware: tick 7, one tick per 8 bytes
+    /// at the port's rate (Quantum switches; NVIDIA/ib-traffic-monitor#3 for
+    /// ConnectX hosts). Older ASICs (Switch-IB, tick 31) count 32 bytes per
+    /// lane per tick: there the share is under-estimated, never over-stated.
+    /// Count since reset: > 1000 (infiniband-diags `error_thresholds`),
+    /// reported as `info`; guilbaults infiniband-exporter#12: "only indicates
+    /// congestion".
     pub static IB109 = {
         id: "IB109",
         name: "xmit-wait",
         family: IbCounters,
         severity: Warning,
-        summary: "Transmit wait (congestion) above the limit",
-        needs: "perfquery",
+        summary: "Congestion: port waited for credit a large share of the measured interval (counts since reset are info)",
+        needs: "perfquery (two snapshots with their times, and ibstat for the link rate, for the rate)",
         check: check_xmit_wait,
     }
 }
@@ -339,6 +377,9 @@ declare_rule! {
     /// InfiniBand counters do not wrap: they stop at all-ones. The real
     /// count is at least that, and no rate can be computed until the counter
     /// is reset, so new errors go unseen.
+    ///
+    /// A saturated `PortXmitWait` is `info`: congestion history that a busy
+    /// port's 32-bit field fills in weeks, not a fault (see [`IB109`]).
     ///
     /// ### Evidence
     /// The counter and its width (perfquery prints 4-, 8-, 16- and 32-bit
@@ -446,6 +487,12 @@ declare_rule! {
     ///
     /// ### Thresholds and sources
     /// > 100 (infiniband-diags `error_thresholds`).
+    ///
+    /// Reviewed for a healthy, year-old cluster (issue 9): IBswcountlimits
+    /// calls slow growth "OK" (SM sweeps at boot drop a few SMPs), and a few
+    /// dozen over months stay under the limit; above 100 `ibqueryerrors`
+    /// flags the port as well, and UFM raises its VL15 Dropped alarm (event
+    /// 121, threshold 50), so the limit is kept.
     pub static IB114 = {
         id: "IB114",
         name: "vl15-dropped",
@@ -710,19 +757,206 @@ fn check_xmit_discards(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     )
 }
 
-/// IB109.
+/// Bits of transmit time one `PortXmitWait` tick stands for on current
+/// NVIDIA hardware: PortSamplesControl `Tick` 7, i.e. 8 bytes at the port's
+/// rate (ibdiagnet manual, "Congestion Assessment on InfiniBand Links").
+pub const XMIT_WAIT_TICK_BITS: f64 = 64.0;
+
+/// The counter `IB109` reads.
+const XMIT_WAIT: &str = "PortXmitWait";
+
+/// Whether a counter counts congestion (waiting for credit) rather than
+/// errors: `PortXmitWait` and its per-VL forms. Such counters are never a
+/// fault on their own; only their rate is judged (`IB109`).
+#[must_use]
+pub fn is_congestion_counter(name: &str) -> bool {
+    name.contains("XmitWait")
+}
+
+/// The port's data rate (Gb/s per direction) and where it was read.
+fn link_capacity<'m>(
+    ctx: &'m Context<'_>,
+    s: &crate::stats::Subject,
+) -> Option<&'m crate::stats::LinkCapacity> {
+    let port = s.port?;
+    ctx.measurements.link_capacities.iter().find(|c| {
+        let k = &c.subject;
+        k.gpu.is_none()
+            && k.port == Some(port)
+            && ((k.lid.is_some() && k.lid == s.lid && k.host.is_none())
+                || (k.device.is_some() && k.device == s.device && k.host == s.host))
+    })
+}
+
+/// Share of the interval a port spent waiting: ticks × bits per tick over
+/// the bits the link could have sent in that time.
+#[allow(clippy::cast_precision_loss)]
+fn wait_share(ticks: u64, seconds: f64, gbit_per_second: f64) -> Option<f64> {
+    let capacity_bits = gbit_per_second * 1e9 * seconds;
+    (capacity_bits > 0.0 && capacity_bits.is_finite())
+        .then(|| ticks as f64 * XMIT_WAIT_TICK_BITS / capacity_bits)
+}
+
+/// IB109: congestion rate as a warning, counts since reset as info.
 fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    over_limits(
-        ctx,
-        out,
-        &IB109,
-        &["PortXmitWait"],
-        &Meaning {
-            what: "time spent waiting for credit (congestion downstream, not a cable fault)",
-            todo: "Congestion, not a broken link: take two snapshots and judge the rate of growth; if it keeps rising, check the traffic pattern, the SM's routing (unbalanced up-links) and the downstream ports withholding credit.",
+    let ports = match perf_ports_or_skip(ctx) {
+        Ok(p) => p,
+        Err(skip) => return skip,
+    };
+    let share_limit = ctx.thresholds.get("PortXmitWaitShare").map_or_else(
+        || {
+            (
+                0.10,
+                crate::rules::thresholds::XMIT_WAIT_SHARE_SOURCE.to_owned(),
+            )
         },
-        |_| IB109.severity,
-    )
+        |e| (e.value, e.source.clone()),
+    );
+    // The latest measured pair per port.
+    let mut latest: std::collections::BTreeMap<_, &crate::stats::CounterRate> =
+        std::collections::BTreeMap::new();
+    for r in &ctx.measurements.counter_rates {
+        if r.counter != XMIT_WAIT || !r.source.starts_with("perfquery") {
+            continue;
+        }
+        let key = (r.subject.host.clone(), r.subject.lid, r.subject.port);
+        if latest
+            .get(&key)
+            .is_none_or(|old| old.to_snapshot <= r.to_snapshot)
+        {
+            latest.insert(key, r);
+        }
+    }
+    let mut judged = std::collections::BTreeSet::new();
+    let mut checked = 0;
+    for (key, r) in &latest {
+        if r.status != RateStatus::Measured {
+            continue;
+        }
+        let (Some(increase), Some(seconds)) = (r.increase, r.interval_seconds) else {
+            continue;
+        };
+        judged.insert(key.clone());
+        checked += 1;
+        let subject = subject_of(&r.subject);
+        let who = subject.describe();
+        let Some(capacity) = link_capacity(ctx, &r.subject) else {
+            let mut f = IB109
+                .finding(
+                    subject,
+                    format!(
+                        "{who}: PortXmitWait grew by {increase} ticks in {seconds:.0} s ({:.0}/s): congestion; the share of time spent waiting needs the port's rate (add ibstat)",
+                        r.counts_per_second.unwrap_or_default()
+                    ),
+                )
+                .severity(Severity::Info)
+                .threshold(Threshold::new(
+                    format!("waiting > {:.0} % of the interval", share_limit.0 * 100.0),
+                    share_limit.1.clone(),
+                ))
+                .remediation("Add ibstat (or iblinkinfo) to the paste so the wait can be measured against the link rate.");
+            for e in ctx.rate_evidence(r) {
+                f = f.evidence(e);
+            }
+            out.push(f);
+            continue;
+        };
+        let Some(share) = wait_share(increase, seconds, capacity.gbit_per_second) else {
+            continue;
+        };
+        if share <= share_limit.0 {
+            continue;
+        }
+        let mut f = IB109
+            .finding(
+                subject,
+                format!(
+                    "{who}: waited for credit {:.0} % of the {seconds:.0} s between the snapshots ({increase} ticks at {} Gb/s): congestion is costing this port that share of its bandwidth now",
+                    share * 100.0,
+                    crate::rules::gbps(capacity.gbit_per_second)
+                ),
+            )
+            .threshold(Threshold::new(
+                format!("waiting > {:.0} % of the interval", share_limit.0 * 100.0),
+                share_limit.1.clone(),
+            ))
+            .remediation("Congestion, not a broken link: look at the traffic pattern (many-to-one, hot spots), the SM's routing (unbalanced up-links) and the downstream ports withholding credit.");
+        for e in ctx.rate_evidence(r) {
+            f = f.evidence(e);
+        }
+        f = f.evidence(Evidence::new(
+            format!(
+                "link rate {} Gb/s ({})",
+                crate::rules::gbps(capacity.gbit_per_second),
+                capacity.source
+            ),
+            capacity.lines,
+            None,
+        ));
+        out.push(f);
+    }
+    let (limit_value, threshold) = limit(ctx, XMIT_WAIT);
+    for port in ports {
+        let Some(reading) = port.counters.get(XMIT_WAIT) else {
+            continue;
+        };
+        let s = port.subject();
+        if judged.contains(&(s.host.clone(), s.lid, s.port)) {
+            continue;
+        }
+        checked += 1;
+        if !over(reading, limit_value) {
+            continue;
+        }
+        let stats_subject = crate::stats::Subject {
+            host: s.host.clone(),
+            device: s.device.clone(),
+            lid: s.lid,
+            port: s.port,
+            ..crate::stats::Subject::default()
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let waited = link_capacity(ctx, &stats_subject)
+            .map(|c| reading.counter.value as f64 * XMIT_WAIT_TICK_BITS / (c.gbit_per_second * 1e9))
+            .map(|s| format!(" (about {} of waiting in all)", human_seconds(s)))
+            .unwrap_or_default();
+        out.push(
+            IB109
+                .finding(
+                    s,
+                    format!(
+                        "{}: PortXmitWait = {}{}{waited} since the last reset: the port has waited for credit (congestion history, normal on a busy fabric); this count says nothing about the link's health or about now",
+                        port.describe(),
+                        reading.counter.value,
+                        if reading.counter.saturated { " (saturated)" } else { "" },
+                    ),
+                )
+                .severity(Severity::Info)
+                .evidence(reading.evidence(XMIT_WAIT))
+                .threshold(Threshold::new(
+                    format!("{} (context only; infiniband-diags recommends this limit for ibqueryerrors)", threshold.value),
+                    threshold.source.clone(),
+                ))
+                .remediation("Take two snapshots with their times (date; perfquery -x) to measure the share of time the port waits now."),
+        );
+    }
+    if checked == 0 {
+        return Coverage::Skipped("perfquery output has no PortXmitWait counter".to_owned());
+    }
+    Coverage::Checked(checked)
+}
+
+/// `0.16 µs`, `12 ms`, `3.4 s`, `2.1 h`: a duration for sentences.
+fn human_seconds(s: f64) -> String {
+    if s < 1e-3 {
+        format!("{:.2} µs", s * 1e6)
+    } else if s < 1.0 {
+        format!("{:.0} ms", s * 1e3)
+    } else if s < 3600.0 {
+        format!("{s:.1} s")
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
 }
 
 /// IB110.
@@ -784,6 +1018,13 @@ fn check_saturated(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             if !reading.counter.saturated {
                 continue;
             }
+            // A pinned congestion counter is lost history, not a fault: the
+            // 32-bit PortXmitWait of a busy port fills in weeks.
+            let severity = if is_congestion_counter(name) {
+                Severity::Info
+            } else {
+                IB111.severity
+            };
             out.push(
                 IB111
                     .finding(
@@ -795,6 +1036,7 @@ fn check_saturated(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                             reading.counter.bits
                         ),
                     )
+                    .severity(severity)
                     .evidence(reading.evidence(name))
                     .threshold(Threshold::new(
                         format!("2^{} − 1", reading.counter.bits),
@@ -1006,6 +1248,75 @@ mod tests {
         // No growth, no finding.
         let same = format!("{}{}", perf(3, 5, 0, 1), perf(3, 5, 0, 1));
         assert!(findings_of(&IB112, &same).is_empty());
+    }
+
+    fn wait(lid: u32, ticks: u64) -> String {
+        format!(
+            "# Port extended counters: Lid {lid} port 1 (CapMask: 0x5A00)\nPortSelect:......................1\nCounterSelect:...................0x0000\nPortXmitData:....................1000\nPortRcvData:.....................1000\nPortXmitWait:....................{ticks}\n"
+        )
+    }
+
+    const IBSTAT_400: &str = "CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 3\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n";
+
+    #[test]
+    fn xmit_wait_since_reset_is_info_with_the_waiting_time() {
+        let f = findings_of(&IB109, &format!("{IBSTAT_400}{}", wait(3, 6_250_000_000)));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        // 6.25e9 ticks × 64 bits at 400 Gb/s = 1 s of waiting.
+        assert!(
+            f[0].message.contains("about 1.0 s of waiting"),
+            "{}",
+            f[0].message
+        );
+        assert!(f[0].threshold.as_ref().unwrap().value.contains("1000"));
+        assert!(
+            findings_of(&IB109, &wait(3, 1000)).is_empty(),
+            "not above 1000"
+        );
+    }
+
+    #[test]
+    fn xmit_wait_rate_is_a_warning_above_a_tenth_of_the_interval() {
+        // The helper's interval is 10 s; at 400 Gb/s a port waiting all of
+        // it counts 400e9 × 10 / 64 = 6.25e10 ticks.
+        let busy = format!(
+            "{IBSTAT_400}{}{}",
+            wait(3, 1_000_000),
+            wait(3, 1_000_000 + 25_000_000_000)
+        );
+        let f = findings_of(&IB109, &busy);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].message.contains("40 %"), "{}", f[0].message);
+        assert_eq!(f[0].evidence.len(), 3, "two readings and the link rate");
+        // 1 % of the interval: a busy, healthy port; the rate supersedes the
+        // count since reset, so nothing at all.
+        let fine = format!(
+            "{IBSTAT_400}{}{}",
+            wait(3, 9_000_000_000),
+            wait(3, 9_000_000_000 + 625_000_000)
+        );
+        assert!(findings_of(&IB109, &fine).is_empty());
+        // Without the link rate the share is unknown: info, never a warning.
+        let blind = format!(
+            "{}{}",
+            wait(3, 1_000_000),
+            wait(3, 1_000_000 + 25_000_000_000)
+        );
+        let f = findings_of(&IB109, &blind);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Info);
+    }
+
+    #[test]
+    fn a_saturated_xmit_wait_is_info_and_a_saturated_error_counter_a_warning() {
+        let text = "# Port counters: Lid 3 port 1 (CapMask: 0x5A00)\nPortSelect:......................1\nCounterSelect:...................0x0000\nSymbolErrorCounter:..............65535\nPortXmitWait:....................4294967295\n";
+        let f = findings_of(&IB111, text);
+        assert_eq!(f.len(), 2, "{f:#?}");
+        let sev = |c: &str| f.iter().find(|x| x.message.contains(c)).unwrap().severity;
+        assert_eq!(sev("PortXmitWait"), Severity::Info);
+        assert_eq!(sev("SymbolErrorCounter"), Severity::Warning);
     }
 
     #[test]

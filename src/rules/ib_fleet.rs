@@ -167,6 +167,10 @@ declare_rule! {
     /// but is under its limit (9 symbol errors where the peers have 0) is
     /// `info`: a few errors over an unknown uptime are normal, and
     /// `ibqueryerrors` with the recommended thresholds does not flag them.
+    /// Congestion counters (`PortXmitWait`) are always `info` here: a port
+    /// that waits more than its peers is a hot spot worth knowing, and
+    /// whether the waiting costs bandwidth now is IB109's verdict, so the
+    /// same congestion is never reported at warning twice.
     ///
     /// ### What to do
     /// Inspect the outlier port's cable and transceiver first (`mlxlink -m`),
@@ -642,8 +646,18 @@ fn check_counter_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage
             if !rate && !big {
                 continue;
             }
-            let severity = outlier_severity(group.statistic, o.value, limit);
-            let message = if severity == Severity::Info {
+            let congestion = super::ib_counters::is_congestion_counter(&group.counter);
+            let severity = if congestion {
+                Severity::Info
+            } else {
+                outlier_severity(group.statistic, o.value, limit)
+            };
+            let message = if congestion {
+                format!(
+                    "{}: congestion, not a link fault (IB109 judges the share of time spent waiting)",
+                    o.explanation
+                )
+            } else if severity == Severity::Info {
                 format!(
                     "{}; under the {} limit ({}), so only worth watching",
                     o.explanation,

@@ -10,7 +10,7 @@
 use super::context::{Context, HostKey, IbPortRef};
 use super::{gbps, Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
-use crate::model::ib::{PhysState, PortState};
+use crate::model::ib::{LinkLayer, PhysState, PortState};
 use crate::parse::SectionData;
 use std::collections::BTreeMap;
 
@@ -97,7 +97,12 @@ declare_rule! {
     /// management queries. An Active port without them points at a subnet
     /// manager problem or a stale sysfs view, and applications that resolve
     /// the port's LID (MPI, NCCL) fail with it. RoCE ports are not judged:
-    /// they have no LIDs by design.
+    /// they have no LIDs by design. Nor is a port whose link layer the
+    /// input does not say (soft-RoCE `rxe`, old `ibv_devinfo`, a paste cut
+    /// before `Link layer`) when LID 0 and SM LID 0 are all it shows, which
+    /// is exactly what a RoCE port shows: an info finding says it was not
+    /// judged. An SM LID or a LID other than 0 only InfiniBand assigns, so
+    /// such a port is judged.
     ///
     /// ### Evidence
     /// `State`, `Base lid` and `SM lid` of the port in `ibstat`.
@@ -363,7 +368,9 @@ fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .into_iter()
-        .filter(|p| p.is_infiniband() && p.state == Some(PortState::Active))
+        // A block cut before its link layer is judged below only when its
+        // LIDs prove InfiniBand; otherwise it is listed as not judged.
+        .filter(|p| (p.is_infiniband() || p.link_layer_cut()) && p.state == Some(PortState::Active))
         .filter(|p| p.base_lid.is_some() || p.sm_lid.is_some())
         .collect();
     if ports.is_empty() {
@@ -375,6 +382,10 @@ fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let base_bad = matches!(p.base_lid, Some(0 | 0xffff));
         let sm_bad = p.sm_lid == Some(0);
         if !base_bad && !sm_bad {
+            continue;
+        }
+        if !link_layer_known(p) && !lids_prove_infiniband(p) {
+            out.push(not_judged_without_link_layer(p));
             continue;
         }
         let what = match (base_bad, sm_bad) {
@@ -404,6 +415,55 @@ fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         );
     }
     Coverage::Checked(ports.len())
+}
+
+/// Whether the port's link layer was printed and read (`InfiniBand`,
+/// `Ethernet`): a missing line or an unreadable value is not InfiniBand.
+fn link_layer_known(p: &IbPortRef<'_>) -> bool {
+    matches!(
+        p.link_layer,
+        Some(LinkLayer::Infiniband | LinkLayer::Ethernet)
+    )
+}
+
+/// Only an InfiniBand subnet manager assigns an SM LID or a LID other than
+/// 0 (65535 is ibstat's "not yet assigned"); a RoCE port shows 0 for both.
+fn lids_prove_infiniband(p: &IbPortRef<'_>) -> bool {
+    p.sm_lid.is_some_and(|l| l != 0) || p.base_lid.is_some_and(|l| l != 0)
+}
+
+/// The info finding for an Active port whose LIDs look like RoCE's and
+/// whose link layer the input does not say: listed, not judged.
+fn not_judged_without_link_layer(p: &IbPortRef<'_>) -> Finding {
+    let lid = |v: Option<u32>| v.map_or("(not printed)".to_owned(), |l| l.to_string());
+    let layer = match p.link_layer {
+        None => "its link layer is not printed".to_owned(),
+        Some(_) => "its link layer is not one this version reads".to_owned(),
+    };
+    IB003
+        .finding(
+            p.subject(),
+            format!(
+                "{} port {} is Active with LID {} and SM LID {}, but {layer}: on RoCE (Ethernet) that is normal, so it is not judged; on InfiniBand it would mean no subnet manager has assigned it",
+                p.device,
+                p.number,
+                lid(p.base_lid),
+                lid(p.sm_lid)
+            ),
+        )
+        .severity(Severity::Info)
+        .evidence(p.evidence(format!(
+            "State: Active, Base lid: {}, SM lid: {}, no link layer",
+            lid(p.base_lid),
+            lid(p.sm_lid)
+        )))
+        .threshold(Threshold::new(
+            "judged only when the link layer is InfiniBand, or the LIDs show an SM",
+            "IBA LID ranges; RoCE ports report LID 0 and SM LID 0",
+        ))
+        .remediation(
+            "Run `ibv_devinfo` or `ibstat` with a current rdma-core to print `link_layer`; if it is InfiniBand, check the subnet manager (`sminfo`).",
+        )
 }
 
 /// IB004.
@@ -646,6 +706,36 @@ mod tests {
             .replace("InfiniBand", "Ethernet");
         assert!(findings_of(&IB003, &roce).is_empty());
         assert!(findings_of(&IB003, ACTIVE).is_empty());
+    }
+
+    #[test]
+    fn a_port_without_a_link_layer_is_judged_only_when_its_lids_show_an_sm() {
+        // Soft-RoCE (rxe) in ibv_devinfo without a link_layer line: LID 0
+        // and SM LID 0 are what any RoCE port shows.
+        let rxe = "hca_id: rxe0\n\ttransport:\t\t\tInfiniBand (0)\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tsm_lid:\t\t\t0\n\t\t\tport_lid:\t\t0\n";
+        let f = findings_of(&IB003, rxe);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(f[0].message.contains("not judged"), "{}", f[0].message);
+        // A markdown backtick glued to the value is still Ethernet.
+        let tick = ACTIVE
+            .replace("Base lid: 12", "Base lid: 0")
+            .replace("SM lid: 1", "SM lid: 0")
+            .replace("InfiniBand", "Ethernet`");
+        assert!(findings_of(&IB003, &tick).is_empty());
+        // An unreadable link layer with RoCE-like LIDs: listed, not judged.
+        let odd = tick.replace("Ethernet`", "Ethernet?");
+        let f = findings_of(&IB003, &odd);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Info);
+        // No link layer, but an SM LID: only InfiniBand has one.
+        let old_ibstat = ACTIVE
+            .replace("Base lid: 12", "Base lid: 0")
+            .replace("\t\tLink layer: InfiniBand\n", "");
+        let f = findings_of(&IB003, &old_ibstat);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].message.contains("has no LID"));
     }
 
     #[test]

@@ -13,6 +13,7 @@
 
 mod context;
 pub mod cross;
+pub mod diag;
 mod finding;
 pub mod ib_counters;
 pub mod ib_fleet;

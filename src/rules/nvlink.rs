@@ -300,7 +300,9 @@ declare_rule! {
     /// routed through that port). DCGM reports "NvLink link N is currently
     /// down" for PCIe GPUs without NVLink (DCGM#49, NVSentinel#1481), so a
     /// host whose links are all down is only a `warning` unless other
-    /// evidence says it has NVLink.
+    /// evidence says it has NVLink. `_` is *Not Supported*: a link slot the
+    /// product does not have (an H800 has 8 of the 18 slots), never a down
+    /// link.
     ///
     /// ### Evidence
     /// The device's line of state letters in `dcgmi nvlink -s`.
@@ -359,13 +361,23 @@ pub(crate) fn expected_active(gpu: &NvGpuRef<'_>, peers_max: usize) -> Option<Ex
 
 /// NV001.
 fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let gpus: Vec<NvGpuRef<'_>> = ctx
+    let (unknown, gpus): (Vec<NvGpuRef<'_>>, Vec<NvGpuRef<'_>>) = ctx
         .nvlink_gpus()
         .into_iter()
         .filter(|g| g.all_inactive.is_some() || !g.status.is_empty())
-        .collect();
+        // Link lines without their GPU header: the product, and so the
+        // links it should have, are unknown, and it has no peers to
+        // compare with.
+        .partition(|g| g.headerless);
     if gpus.is_empty() {
-        return Coverage::Skipped("no nvidia-smi nvlink -s output in the input".to_owned());
+        return Coverage::Skipped(if unknown.is_empty() {
+            "no nvidia-smi nvlink -s output in the input".to_owned()
+        } else {
+            format!(
+                "{} block(s) of nvlink -s link lines without their `GPU N:` header: the GPU, and how many links it should have, are unknown",
+                unknown.len()
+            )
+        });
     }
     let mut peers_max: BTreeMap<(super::HostKey<'_>, &str), usize> = BTreeMap::new();
     for g in &gpus {
@@ -402,16 +414,18 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     Severity::Error
                 },
                 format!(
-                    "GPU {} ({}) has no active NVLink ({}): GPU-to-GPU traffic falls back to PCIe",
-                    g.index, g.name, expected.why
+                    "{} ({}) has no active NVLink ({}): GPU-to-GPU traffic falls back to PCIe",
+                    g.label(),
+                    g.name,
+                    expected.why
                 ),
             )
         } else {
             (
                 Severity::Error,
                 format!(
-                    "GPU {} ({}) has {active} active NVLinks, {} expected; inactive: {}",
-                    g.index,
+                    "{} ({}) has {active} active NVLinks, {} expected; inactive: {}",
+                    g.label(),
                     g.name,
                     expected.active,
                     list(&inactive)
@@ -506,7 +520,7 @@ fn check_slow(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                             link: Some(*n),
                             ..g.subject()
                         },
-                        format!("GPU {} link {n} runs at {speed} GB/s, {why}", g.index),
+                        format!("{} link {n} runs at {speed} GB/s, {why}", g.label()),
                     )
                     .evidence(Evidence::new(
                         format!("nvidia-smi nvlink -s: Link {n}: {speed} GB/s"),
@@ -588,7 +602,7 @@ fn counter_findings(
     for (g, (link, name), reading) in &readings {
         let key = (
             g.host.name().map(str::to_owned),
-            Some(g.index),
+            g.subject().gpu,
             Some(*link),
             (*name).to_owned(),
         );
@@ -726,8 +740,8 @@ fn check_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                                 ..g.subject()
                             },
                             format!(
-                                "GPU {} link {n} lane {}: ECC correction counter overflowed (count {} is a lower bound)",
-                                g.index, lane.lane, lane.ecc_correction_count.value
+                                "{} link {n} lane {}: ECC correction counter overflowed (count {} is a lower bound)",
+                                g.label(), lane.lane, lane.ecc_correction_count.value
                             ),
                         )
                         .evidence(Evidence::new(
@@ -876,19 +890,25 @@ fn check_slowdown(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 .gpu_c
                 .map(|t| format!(" at {t} °C"))
                 .unwrap_or_default();
+            // A fragment without its heading: which GPU is unknown.
             let subject = Subject {
                 host: at.host().name().map(str::to_owned),
                 gpu_uuid: gpu.uuid.clone(),
-                bus_id: Some(gpu.bus_id.clone()),
+                bus_id: (!gpu.headerless).then(|| gpu.bus_id.clone()),
+                gpu_unknown: gpu.headerless,
                 ..Subject::default()
+            };
+            let label = if gpu.headerless {
+                "unknown GPU".to_owned()
+            } else {
+                format!("GPU {}", gpu.bus_id)
             };
             out.push(
                 NV007
                     .finding(
                         subject,
                         format!(
-                            "GPU {}{}{temp}: clocks slowed by {} right now",
-                            gpu.bus_id,
+                            "{label}{}{temp}: clocks slowed by {} right now",
                             gpu.product_name
                                 .as_deref()
                                 .map(|n| format!(" ({n})"))

@@ -9,11 +9,13 @@
 //!    and `quiet_*.txt` (a near miss that must not).
 //! 4. Regenerate the catalogue: `UPDATE_DOCS=1 cargo test --lib registry`.
 
-use super::{cross, ib_counters, ib_fleet, ib_port, input, nvlink, topology, Rule};
+use super::{cross, diag, ib_counters, ib_fleet, ib_port, input, nvlink, topology, Rule};
 use std::fmt::Write as _;
 
 /// Every rule, sorted by id.
 pub static RULES: &[&Rule] = &[
+    &diag::DG001,
+    &diag::DG002,
     &ib_fleet::FL001,
     &ib_fleet::FL002,
     &ib_fleet::FL003,
@@ -40,6 +42,9 @@ pub static RULES: &[&Rule] = &[
     &ib_counters::IB114,
     &ib_counters::IB115,
     &input::IN001,
+    &diag::ML001,
+    &diag::ML002,
+    &diag::ML003,
     &nvlink::NV001,
     &nvlink::NV002,
     &nvlink::NV003,

@@ -79,6 +79,10 @@ pub enum Family {
     Topology,
     /// Verdicts joining several tools' output (`XS0xx`).
     Cross,
+    /// `dcgmi diag` and `dcgmi health` verdicts (`DG0xx`).
+    Diagnostics,
+    /// `mlxlink` port diagnostics (`ML0xx`).
+    LinkDiagnostics,
 }
 
 impl Family {
@@ -92,6 +96,8 @@ impl Family {
             Family::Nvlink => "NV",
             Family::Topology => "TP",
             Family::Cross => "XS",
+            Family::Diagnostics => "DG",
+            Family::LinkDiagnostics => "ML",
         }
     }
 
@@ -106,6 +112,8 @@ impl Family {
             Family::Nvlink => "NVLink",
             Family::Topology => "GPU and NIC topology",
             Family::Cross => "Cross-source verdicts",
+            Family::Diagnostics => "DCGM diagnostics and health",
+            Family::LinkDiagnostics => "Link diagnostics (mlxlink)",
         }
     }
 }

@@ -25,6 +25,10 @@ pub const DCGM_CRC_SOURCE: &str =
 pub const DCGM_REPLAY_SOURCE: &str =
     "DCGM health watch NVLink: any replay or recovery increase fails (DCGM_FR_NVLINK_ERROR_CRITICAL)";
 
+/// Where the congestion share default comes from.
+pub const XMIT_WAIT_SHARE_SOURCE: &str =
+    "fabricscope: 10 % of the interval spent waiting for credit; ticks converted to time as NVIDIA's ibdiagnet manual, Congestion Assessment on InfiniBand Links, documents (tick 7: one tick per 8 bytes at the port's rate)";
+
 /// The built-in limits: name, value, source.
 const DEFAULTS: &[(&str, f64, &str)] = &[
     ("SymbolErrorCounter", 10.0, IB_DIAGS_SOURCE),
@@ -42,6 +46,7 @@ const DEFAULTS: &[(&str, f64, &str)] = &[
     ("PortXmitWait", 1000.0, IB_DIAGS_SOURCE),
     // Not in error_thresholds: fabricscope's own names, same file format.
     ("ErrorsPerSecond", 10.0, IB_RATE_SOURCE),
+    ("PortXmitWaitShare", 0.10, XMIT_WAIT_SHARE_SOURCE),
     ("NvlinkCrcErrorsPerSecond", 100.0, DCGM_CRC_SOURCE),
     ("NvlinkReplayErrors", 0.0, DCGM_REPLAY_SOURCE),
     ("NvlinkRecoveryErrors", 0.0, DCGM_REPLAY_SOURCE),

@@ -36,9 +36,16 @@ declare_rule! {
     /// Xids and the fabric manager on NVSwitch systems; reset the GPU or
     /// reboot; then open a hardware case.
     ///
+    /// A host of PCIe cards joined in pairs by NVLink bridges (each GPU has
+    /// one NVLink peer) is built that way: a card with no peer there is most
+    /// likely a card without a bridge (three cards, two bridged), not a lost
+    /// link, so it is reported as info. `topo -m` alone cannot tell a
+    /// missing bridge from a failed one; `nvidia-smi nvlink -s` can.
+    ///
     /// ### Thresholds and sources
     /// The most common number of NVLink peers among the system's GPUs.
-    /// Research notes (topology heuristics, vllm#16336).
+    /// Research notes (topology heuristics, vllm#16336; nccl-tests#320 for a
+    /// bridged pair beside a lone card).
     pub static TP001 = {
         id: "TP001",
         name: "gpu-pair-without-nvlink",
@@ -292,6 +299,16 @@ fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cove
                     "peer comparison in the topology matrix",
                 ))
                 .remediation("Check the GPU's links (nvidia-smi nvlink -s) and dmesg for NVLink Xids (and the fabric manager on NVSwitch systems); reset the GPU or reboot; then open a hardware case.");
+            if expected == 1 {
+                // Bridges join PCIe cards in pairs: one GPU without a peer
+                // beside bridged pairs is how such hosts are built.
+                f.message.push_str(
+                    "; the others are NVLink-bridged pairs, so this is most likely a card without a bridge (by design), not a lost link",
+                );
+                f = f.severity(Severity::Info).remediation(
+                    "Nothing to repair if the card was installed without a bridge. If it should have one, check that the bridge is seated and `nvidia-smi nvlink -s` shows its links active.",
+                );
+            }
             for (o, c) in &missing {
                 f = f.evidence(mx.evidence(
                     format!("{} ↔ {}: {}", g.name, o.name, c.value.label()),
@@ -313,7 +330,8 @@ fn gpu_names<'a>(ctx: &Context<'a>) -> BTreeMap<HostKey<'a>, String> {
             names.insert(at.host(), n.clone());
         }
     }
-    for g in ctx.nvlink_gpus() {
+    // Link lines without their GPU header name no product.
+    for g in ctx.nvlink_gpus().into_iter().filter(|g| !g.headerless) {
         names.insert(g.host, g.name.to_owned());
     }
     names
@@ -653,6 +671,39 @@ mod tests {
     fn gpu_names_give_indices() {
         assert_eq!(gpu_index("GPU7"), Some(7));
         assert_eq!(gpu_index("NIC0"), None);
+    }
+
+    #[test]
+    fn a_lone_card_beside_bridged_pairs_is_info_and_a_lost_mesh_gpu_an_error() {
+        use crate::rules::testing::findings_of;
+        let row = |name: &str, cells: &[&str]| format!("{name}\t{}\t0-31\t0\n", cells.join("\t"));
+        let header = |n: usize| {
+            let cols: Vec<String> = (0..n).map(|i| format!("GPU{i}")).collect();
+            format!("\t{}\tCPU Affinity\tNUMA Affinity\n", cols.join("\t"))
+        };
+        // Two bridged pairs and one card without a bridge.
+        let pairs = header(3)
+            + &row("GPU0", &[" X ", "NV4", "NODE"])
+            + &row("GPU1", &["NV4", " X ", "NODE"])
+            + &row("GPU2", &["NODE", "NODE", " X "]);
+        let f = findings_of(&TP001, &pairs);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(
+            f[0].message.contains("without a bridge"),
+            "{}",
+            f[0].message
+        );
+        // A mesh where each GPU reaches two peers: the one reaching none has
+        // lost its links.
+        let mesh = header(4)
+            + &row("GPU0", &[" X ", "NV18", "NV18", "SYS"])
+            + &row("GPU1", &["NV18", " X ", "NV18", "SYS"])
+            + &row("GPU2", &["NV18", "NV18", " X ", "SYS"])
+            + &row("GPU3", &["SYS", "SYS", "SYS", " X "]);
+        let f = findings_of(&TP001, &mesh);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
     }
 
     #[test]

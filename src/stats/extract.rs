@@ -268,7 +268,9 @@ fn nvlink_role(name: &str) -> (CounterUnit, Role) {
 }
 
 fn nvlink(n: &Nvlink, host: Option<&String>, out: &mut Extracted) {
-    for gpu in &n.gpus {
+    // Links of an unknown GPU (no header in the paste) cannot be matched
+    // with the same GPU in another snapshot: no rate is computed for them.
+    for gpu in n.gpus.iter().filter(|g| !g.headerless) {
         for link in &gpu.links {
             let subject = Subject {
                 host: host.cloned(),

@@ -22,14 +22,16 @@
 //! - a port with no problem and no counter over threshold → no reported
 //!   finding about its host;
 //! - each thresholded counter set on a port shown by a plain `perfquery`
-//!   capture: over threshold → a reported finding on the port naming it;
+//!   capture: over threshold → a reported finding on the port naming it
+//!   (`PortXmitWait`, congestion: a finding naming it at `info`, none at
+//!   warning or worse; issue 9);
 //!   under → no reported finding whose message names it; saturated → some
 //!   finding on the port saying it is saturated;
 //! - a scenario with nothing wrong (SM running, no cut, no narrow link, no
 //!   counter set) → no reported finding over all its captures that succeeded
 //!   (`[exit 0]`; the commands ibsim cannot answer say nothing of the fabric).
 
-use crate::subject::{is_reported, mentions, says_saturated, show};
+use crate::subject::{is_congestion, is_reported, mentions, says_saturated, show};
 use crate::tally::{Gate, Tally};
 use fabricscope::{analyze, AnalyzeOptions, Document, Finding, ReadOptions};
 use serde::Deserialize;
@@ -217,7 +219,22 @@ fn check_counters(tally: &mut Tally, place: &str, counters: &[&CounterSet], on_p
             continue;
         };
         let what = format!("{place}: {} = {}", c.field, c.expected_value);
-        if over {
+        if over && is_congestion(&c.field) {
+            let noted = on_port.iter().any(|f| mentions(f, &c.field));
+            let warned = reported.iter().any(|f| mentions(f, &c.field));
+            tally.case(
+                "congestion counter over threshold → noted at info, not reported",
+                Gate::Required,
+                true,
+                noted && !warned,
+                || {
+                    format!(
+                        "{what} is over threshold (congestion); findings on the port: {}",
+                        list(on_port)
+                    )
+                },
+            );
+        } else if over {
             tally.case(
                 "counter over threshold → reported, named",
                 Gate::Required,

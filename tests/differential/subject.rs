@@ -107,6 +107,15 @@ pub fn is_reported(f: &Finding) -> bool {
     f.severity >= Severity::Warning
 }
 
+/// Whether ibqueryerrors' counter counts congestion rather than errors.
+/// Issue 9 (item 5) changed the policy: a `PortXmitWait` count since the
+/// last reset is congestion history, reported as `info` and never as a
+/// warning (only its rate between snapshots is), so where ibqueryerrors
+/// flags it the analyzer must *note* it, at info.
+pub fn is_congestion(counter: &str) -> bool {
+    counter == "PortXmitWait"
+}
+
 /// True when the finding's message or evidence names the counter.
 pub fn mentions(f: &Finding, counter: &str) -> bool {
     f.message.contains(counter) || f.evidence.iter().any(|e| e.text.contains(counter))

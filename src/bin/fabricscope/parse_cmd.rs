@@ -109,6 +109,7 @@ fn join(docs: Vec<Document>) -> Document {
         warnings: Vec::new(),
         messages: Vec::new(),
         framing: Vec::new(),
+        repairs: Vec::new(),
         line_count: 0,
     };
     for d in docs {
@@ -117,6 +118,7 @@ fn join(docs: Vec<Document>) -> Document {
         all.warnings.extend(d.warnings);
         all.messages.extend(d.messages);
         all.framing.extend(d.framing);
+        all.repairs.extend(d.repairs);
         all.line_count = all.line_count.max(d.line_count);
     }
     all

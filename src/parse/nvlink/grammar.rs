@@ -209,7 +209,9 @@ fn link_fact(rest: &str) -> Result<LinkFact<'_>, Misfit> {
     if payload.is_empty() {
         return Ok(LinkFact::LaneHeading);
     }
-    if payload.eq_ignore_ascii_case("<inactive>") {
+    // `<inactive>`; newer drivers (and tools quoting them) print `Inactive`.
+    let bare = payload.strip_prefix('<').and_then(|p| p.strip_suffix('>'));
+    if bare.unwrap_or(payload).eq_ignore_ascii_case("inactive") {
         return Ok(LinkFact::Inactive);
     }
     if let Some(number) = payload.strip_suffix("GB/s") {
@@ -407,6 +409,10 @@ mod tests {
             shape("         Link 4: <inactive>"),
             Ok(Shape::Link(4, LinkFact::Inactive))
         );
+        for inactive in ["Link 4: Inactive", "Link 4: inactive", "Link 4: <Inactive>"] {
+            assert_eq!(shape(inactive), Ok(Shape::Link(4, LinkFact::Inactive)));
+        }
+        assert!(shape("Link 4: <inactive").is_err());
         assert!(shape("Link 4: fast GB/s").is_err());
     }
 

@@ -192,9 +192,19 @@ impl Reader {
 
     fn link_fact(&mut self, line: &Line<'_>, number: u32, fact: LinkFact<'_>) {
         if self.out.gpus.is_empty() {
-            return self
-                .unread
-                .line(line, "`Link N` line before any `GPU N:` header");
+            // Link lines pasted without their GPU header (quoted by a health
+            // check, or the paste starts below it): read them for an
+            // unknown GPU, and say that it is unknown. No index is invented.
+            self.unread.warn(
+                WarningKind::Truncated,
+                line.span(),
+                "`Link N` lines without their `GPU N:` header: the GPU they belong to is unknown",
+            );
+            self.out.gpus.push(NvlinkGpu {
+                span: line.span(),
+                headerless: true,
+                ..NvlinkGpu::default()
+            });
         }
         self.saw(fact.mode());
         self.lane_link = matches!(fact, LinkFact::LaneHeading).then_some(number);
@@ -350,10 +360,27 @@ const MAX_BARE_HEADERS: usize = 64;
 /// A GPU header with its UUID, followed (possibly after more bare headers)
 /// by a line only `nvidia-smi nvlink` prints; or the `-gBwMode` line. Keyed by GPU index, so a second snapshot
 /// of the same GPU starts a new section.
+///
+/// Also `-s` link lines without their header (`Link 4: <inactive>`,
+/// `Link 0: 26.562 GB/s`): two in a row, so that one quoted line in prose
+/// is not taken for output. Keyed by line number, so inside a listing that
+/// has its headers they never start a section of their own.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
-    let first = lines.first()?.text().trim();
+    let first_line = lines.first()?;
+    let first = first_line.text().trim();
     if first.starts_with("GPU NVLINK bandwidth mode:") {
         return Some(Block::keyed("bandwidth mode"));
+    }
+    if first.starts_with("Link ") {
+        let status = |t: &str| {
+            matches!(
+                grammar::shape(t),
+                Ok(Shape::Link(_, LinkFact::Speed(_) | LinkFact::Inactive))
+            )
+        };
+        let next = lines.iter().skip(1).find(|l| !l.is_blank());
+        return (status(first) && next.is_some_and(|l| status(l.text())))
+            .then(|| Block::keyed(format!("line {}", first_line.number)));
     }
     if !first.starts_with("GPU ") {
         return None;
@@ -402,6 +429,9 @@ pub fn summary(nvlink: &Nvlink) -> String {
         let active: usize = nvlink.gpus.iter().map(|g| g.active_links().count()).sum();
         let inactive: usize = nvlink.gpus.iter().map(|g| g.inactive_links().count()).sum();
         s.push_str(&format!(": {active} active, {inactive} inactive"));
+    }
+    if nvlink.gpus.iter().any(|g| g.headerless) {
+        s.push_str("; links of an unknown GPU (no `GPU N:` header)");
     }
     let dark = nvlink.gpus.iter().filter(|g| g.all_links_inactive).count();
     if dark > 0 {

@@ -54,6 +54,8 @@ fn is_gpu_note(note: &str) -> bool {
 
 fn gpu_block(s: &mut String, gpu: &NvlinkGpu, modes: &[NvlinkMode]) {
     match &gpu.uuid {
+        // Rendered as it was read: without the header it did not have.
+        _ if gpu.headerless => {}
         Some(uuid) => {
             let _ = writeln!(s, "GPU {}: {} (UUID: {uuid})", gpu.index, gpu.name);
         }

@@ -280,20 +280,65 @@ GPU 0: NVIDIA H200 (UUID: GPU-d4a1)
     assert_eq!(
         kinds,
         [
-            (1, WarningKind::Unreadable),
+            (1, WarningKind::Truncated),
             (4, WarningKind::Unreadable),
             (5, WarningKind::OutOfRange),
             (6, WarningKind::Truncated),
             (8, WarningKind::Suspicious),
         ]
     );
-    let links: Vec<u32> = parsed.value.gpus[0].links.iter().map(|l| l.link).collect();
+    // The link line above the first header belongs to an unknown GPU.
+    let lone = &parsed.value.gpus[0];
+    assert!(lone.headerless && lone.name.is_empty());
+    assert_eq!(lone.links[0].speed_gb_per_s, Some(25.0));
+    let links: Vec<u32> = parsed.value.gpus[1].links.iter().map(|l| l.link).collect();
     assert_eq!(links, [0, 3]);
+    assert!(!parsed.value.gpus[1].headerless);
     assert_eq!(parsed.value.modes, [NvlinkMode::Status]);
 
-    let orphan = read("\t Link 0: Replay Errors: 1\n\t NVLE: disabled\n");
-    assert_eq!(orphan.warnings.len(), 2);
-    assert!(orphan.value.modes.is_empty());
+    // A GPU field with no link line above it has no GPU to belong to; after
+    // a headerless link line it belongs to that (unknown) GPU.
+    let orphan = read("\t NVLE: disabled\n\t Link 0: Replay Errors: 1\n\t NVLE: disabled\n");
+    let kinds: Vec<(usize, WarningKind)> = orphan
+        .warnings
+        .iter()
+        .map(|w| (w.span.first_line, w.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [(1, WarningKind::Unreadable), (2, WarningKind::Truncated)]
+    );
+    let gpu = &orphan.value.gpus[0];
+    assert_eq!(gpu.links[0].counters["replay_errors"].value, 1);
+    assert_eq!(gpu.info["NVLE"], "disabled");
+    assert_eq!(
+        orphan.value.modes,
+        [NvlinkMode::ErrorCounters, NvlinkMode::Info]
+    );
+}
+
+#[test]
+fn link_lines_without_a_gpu_header_belong_to_an_unknown_gpu() {
+    // An NHC error quoting `nvidia-smi nvlink -s` lines: no GPU header,
+    // `Inactive` capitalised as newer drivers print it.
+    let text = "\t Link 4: Inactive\n\t Link 5: Inactive\n\t Link 6: 26.562 GB/s\n";
+    let lines = lines_of(text);
+    assert_eq!(detect(&lines).map(|b| b.key).as_deref(), Some("line 1"));
+    // One quoted line is not a listing; a header-led listing is keyed by GPU.
+    assert!(detect(&lines[2..]).is_none());
+    assert!(detect(&lines_of("Link 4: Inactive\nsome prose")).is_none());
+    let parsed = read(text);
+    let m = &parsed.value;
+    assert_eq!(m.gpus.len(), 1);
+    let g = &m.gpus[0];
+    assert!(g.headerless);
+    assert_eq!(g.inactive_links().count(), 2);
+    assert_eq!(g.active_links().count(), 1);
+    assert_eq!(parsed.warnings.len(), 1);
+    assert_eq!(parsed.warnings[0].kind, WarningKind::Truncated);
+    assert!(summary(m).contains("unknown GPU"), "{}", summary(m));
+    // Rendered without the header it did not have, and read back the same.
+    assert_eq!(read(&render(m)).value, *m);
 }
 
 #[test]

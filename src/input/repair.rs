@@ -1,0 +1,377 @@
+//! Undoing paste damage: what mail clients, forum archives and authors did
+//! to tool output before it reached us.
+//!
+//! One mechanism for every parser: each [`RepairKind`] is a rewrite of the
+//! cleaned lines, applied before the input is split into sections, and every
+//! rewrite is recorded as a [`Repair`] (what was undone, on which lines) in
+//! the document. Line numbers never change and no line is dropped: a line
+//! that was only damage (an elision marker) becomes blank and its repair
+//! accounts for it.
+//!
+//! Undone:
+//! - **mail quoting**: a run of three or more lines starting with `>` (any
+//!   depth, `> ` or `>> `) or `//` (output pasted into source as a comment)
+//!   loses its quote marks;
+//! - **HTML archive source**: `&lt;`, `&gt;`, `&amp;`, `&quot;`, `&#39;`,
+//!   `&nbsp;` are decoded, `<pre>`, `</pre>`, `<code>`, `</code>` and a
+//!   trailing `<br>` removed;
+//! - **author annotations**: a trailing `<-- this one` (or `<==`, `←`), a
+//!   drawn arrow `————>>> note` and a hand-added unit conversion
+//!   `(= 12.5 GB/s)` at the end of a line;
+//! - **inline code**: a lone backtick opening or closing a line (a block
+//!   wrapped in single-backtick inline code);
+//! - **elisions**: a line holding only `...`, `[...]`, `…` or `[snip]`.
+//!
+//! Not undone (left to the parsers' warnings): indentation lost in markdown,
+//! redacted ids (`GPU-...`, `0x...`), ranges condensed by hand (`Link 0-17:`).
+
+use crate::parse::Line;
+use crate::span::{spans_of, LineSpan};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+
+/// A kind of paste damage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RepairKind {
+    /// `> ` mail or forum quoting.
+    MailQuoting,
+    /// HTML entities and tags from an archive page's source.
+    Html,
+    /// Arrows and unit conversions an author appended to a line.
+    Annotation,
+    /// Markdown inline-code backticks around a block of output.
+    InlineCode,
+    /// A line standing for lines the author left out.
+    Elision,
+}
+
+impl RepairKind {
+    /// What was undone, for people.
+    #[must_use]
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::MailQuoting => "mail quoting (`> `)",
+            Self::Html => "HTML entities and tags",
+            Self::Annotation => "author annotations at line ends",
+            Self::InlineCode => "markdown inline-code backticks",
+            Self::Elision => "elision markers (lines the author left out)",
+        }
+    }
+}
+
+/// One repair applied to the input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repair {
+    /// What was undone.
+    pub kind: RepairKind,
+    /// Lines it was undone on (one record per contiguous run).
+    #[serde(flatten)]
+    pub span: LineSpan,
+    /// `undid: mail quoting (`> `) on lines 3–40`.
+    pub note: String,
+}
+
+/// Applies every repair to `lines`, in place, and returns what was undone.
+pub(crate) fn apply(lines: &mut [Line<'_>]) -> Vec<Repair> {
+    let mut repairs = Vec::new();
+    record(&mut repairs, RepairKind::MailQuoting, unquote(lines));
+    // `nvidia-smi -q -x` is XML: its entities are not paste damage.
+    let xml = lines.iter().any(|l| {
+        let t = l.text().trim_start();
+        t.starts_with("<?xml") || t.starts_with("<!DOCTYPE nvidia_smi_log")
+    });
+    if !xml {
+        record(&mut repairs, RepairKind::Html, per_line(lines, unhtml));
+    }
+    record(
+        &mut repairs,
+        RepairKind::Annotation,
+        per_line(lines, unannotate),
+    );
+    record(
+        &mut repairs,
+        RepairKind::InlineCode,
+        per_line(lines, untick),
+    );
+    record(&mut repairs, RepairKind::Elision, per_line(lines, unelide));
+    repairs.sort_by_key(|r| r.span);
+    repairs
+}
+
+fn record(repairs: &mut Vec<Repair>, kind: RepairKind, changed: Vec<usize>) {
+    for span in spans_of(changed) {
+        repairs.push(Repair {
+            kind,
+            span,
+            note: format!("undid: {} on {span}", kind.describe()),
+        });
+    }
+}
+
+/// Rewrites each line with `fix`; returns the numbers of the lines changed.
+fn per_line(lines: &mut [Line<'_>], fix: fn(&str) -> Option<String>) -> Vec<usize> {
+    let mut changed = Vec::new();
+    for line in lines.iter_mut() {
+        if let Some(fixed) = fix(line.text()) {
+            line.text = Cow::Owned(fixed);
+            changed.push(line.number);
+        }
+    }
+    changed
+}
+
+/// `>> text` → (depth, `text`); `// text` (output pasted into C source as a
+/// comment) counts as one level.
+fn quote_depth(t: &str) -> Option<(usize, &str)> {
+    if let Some(r) = t.strip_prefix("//") {
+        return Some((1, r.strip_prefix(' ').unwrap_or(r)));
+    }
+    let mut rest = t;
+    let mut depth = 0;
+    while let Some(r) = rest.strip_prefix('>') {
+        depth += 1;
+        rest = r.strip_prefix(' ').unwrap_or(r);
+    }
+    (depth > 0).then_some((depth, rest))
+}
+
+/// Mail quoting: runs of three or more quoted lines (blank lines inside a
+/// run are kept in it).
+fn unquote(lines: &mut [Line<'_>]) -> Vec<usize> {
+    let mut changed = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let start = i;
+        let mut quoted = 0;
+        let mut end = i;
+        while let Some(line) = lines.get(end) {
+            if quote_depth(line.text()).is_some() {
+                quoted += 1;
+            } else if !line.is_blank() {
+                break;
+            }
+            end += 1;
+        }
+        if quoted >= 3 {
+            for line in lines.get_mut(start..end).unwrap_or_default() {
+                if let Some((_, rest)) = quote_depth(line.text()) {
+                    let rest = rest.to_owned();
+                    line.text = Cow::Owned(rest);
+                    changed.push(line.number);
+                }
+            }
+        }
+        i = end.max(start + 1);
+    }
+    changed
+}
+
+const ENTITIES: [(&str, &str); 7] = [
+    ("&nbsp;", " "),
+    ("&#160;", " "),
+    ("&lt;", "<"),
+    ("&gt;", ">"),
+    ("&quot;", "\""),
+    ("&#39;", "'"),
+    ("&amp;", "&"),
+];
+const TAGS: [&str; 6] = ["<pre>", "</pre>", "<code>", "</code>", "<tt>", "</tt>"];
+
+fn unhtml(t: &str) -> Option<String> {
+    let lower = t.to_ascii_lowercase();
+    let has_entity = ENTITIES.iter().any(|(e, _)| t.contains(e));
+    let has_tag = TAGS.iter().any(|tag| lower.contains(tag));
+    let trimmed = lower.trim_end();
+    let trailing_br = ["<br>", "<br/>", "<br />"]
+        .iter()
+        .find(|b| trimmed.ends_with(*b));
+    if !has_entity && !has_tag && trailing_br.is_none() {
+        return None;
+    }
+    let mut out = t.trim_end().to_owned();
+    if let Some(br) = trailing_br {
+        out.truncate(out.len() - br.len());
+    }
+    for tag in TAGS {
+        while let Some(at) = out.to_ascii_lowercase().find(tag) {
+            out.replace_range(at..at + tag.len(), "");
+        }
+    }
+    // `&amp;` last, so `&amp;lt;` becomes `&lt;` and not `<`.
+    for (entity, text) in ENTITIES {
+        out = out.replace(entity, text);
+    }
+    Some(out)
+}
+
+/// Where a drawn arrow pointing right starts: four or more dashes (`-`,
+/// `—`, `–`, `=`, `─`) ending in `>` (`——————>>>note`, `value---->>>`).
+fn right_arrow(t: &str) -> Option<usize> {
+    let mut run_start = None;
+    let mut run = 0;
+    for (i, c) in t.char_indices() {
+        if matches!(c, '-' | '—' | '–' | '=' | '─') {
+            if run == 0 {
+                run_start = Some(i);
+            }
+            run += 1;
+        } else {
+            if c == '>' && run >= 4 {
+                return run_start;
+            }
+            run = 0;
+        }
+    }
+    None
+}
+
+fn unannotate(t: &str) -> Option<String> {
+    let arrow = [" <--", " <==", " ←"]
+        .iter()
+        .filter_map(|a| t.find(a))
+        .chain(right_arrow(t))
+        .min();
+    if let Some(at) = arrow {
+        return Some(t.get(..at)?.trim_end().to_owned());
+    }
+    let trimmed = t.trim_end();
+    if trimmed.ends_with(')') {
+        if let Some(open) = trimmed.rfind(" (=") {
+            return Some(trimmed.get(..open)?.trim_end().to_owned());
+        }
+    }
+    None
+}
+
+/// A lone backtick opening a line or closing it (`` `~$ ibstatus ``,
+/// `` link_layer: Ethernet` ``): single-backtick inline code stretched over
+/// a block. Fences (```` ``` ````) are the framing layer's.
+fn untick(t: &str) -> Option<String> {
+    if t.trim_start().starts_with("```") || t.matches('`').count() != 1 {
+        return None;
+    }
+    let trimmed = t.trim_end();
+    if let Some(rest) = trimmed.strip_suffix('`') {
+        return Some(rest.to_owned());
+    }
+    t.strip_prefix('`').map(str::to_owned)
+}
+
+fn unelide(t: &str) -> Option<String> {
+    matches!(
+        t.trim(),
+        "..." | "…" | "[...]" | "[…]" | "(...)" | "[snip]" | "<snip>" | "...snip..." | "[ ... ]"
+    )
+    .then(String::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::lines_of;
+
+    fn repaired(text: &str) -> (Vec<String>, Vec<Repair>) {
+        let mut lines = lines_of(text);
+        let repairs = apply(&mut lines);
+        (lines.iter().map(|l| l.text().to_owned()).collect(), repairs)
+    }
+
+    #[test]
+    fn mail_quoting_is_removed_from_runs_and_noted() {
+        let (lines, repairs) = repaired(
+            "Hi,\n> $ ibstat\n> CA 'mlx5_0'\n>\n>> \tPort 1:\n>> \t\tState: Active\nthanks\n",
+        );
+        assert_eq!(lines[1], "$ ibstat");
+        assert_eq!(lines[4], "\tPort 1:");
+        assert_eq!(lines[6], "thanks");
+        assert_eq!(repairs.len(), 1);
+        assert_eq!(repairs[0].span, LineSpan::new(2, 6));
+        assert!(
+            repairs[0].note.starts_with("undid: mail quoting"),
+            "{}",
+            repairs[0].note
+        );
+        // Two quoted lines are a quote in prose, not a pasted output.
+        let (lines, repairs) = repaired("> one\n> two\nprose\n");
+        assert_eq!(lines[0], "> one");
+        assert!(repairs.is_empty());
+    }
+
+    #[test]
+    fn html_annotations_and_elisions_are_undone_without_losing_lines() {
+        let (lines, repairs) = repaired(
+            "<pre>GPU 0: NVIDIA H100<br>\n\t Link 3: &lt;inactive&gt;\n...\n\t Link 4: 26.562 GB/s   <-- this one\n\t Link 5: 26.562 GB/s (= 212.5 Gb/s)\n",
+        );
+        assert_eq!(lines.len(), 5);
+        assert_eq!(lines[0], "GPU 0: NVIDIA H100");
+        assert_eq!(lines[1], "\t Link 3: <inactive>");
+        assert_eq!(lines[2], "");
+        assert_eq!(lines[3], "\t Link 4: 26.562 GB/s");
+        assert_eq!(lines[4], "\t Link 5: 26.562 GB/s");
+        let kinds: Vec<RepairKind> = repairs.iter().map(|r| r.kind).collect();
+        assert!(kinds.contains(&RepairKind::Html));
+        assert!(kinds.contains(&RepairKind::Annotation));
+        assert!(kinds.contains(&RepairKind::Elision));
+        assert_eq!(unhtml("&amp;lt;"), Some("&lt;".to_owned()));
+        assert_eq!(
+            unannotate("CA 'mlx4_0'     ——————————>>>> the first card").as_deref(),
+            Some("CA 'mlx4_0'")
+        );
+        assert_eq!(
+            unannotate("\t\tPort GUID: 0x7cfe900300a41c51---------->>>look").as_deref(),
+            Some("\t\tPort GUID: 0x7cfe900300a41c51")
+        );
+        assert_eq!(
+            untick("link_layer: Ethernet`").as_deref(),
+            Some("link_layer: Ethernet")
+        );
+        assert_eq!(untick("`~$ ibstatus").as_deref(), Some("~$ ibstatus"));
+        assert_eq!(untick("```"), None);
+        assert_eq!(untick("a `b` c"), None);
+        // iblinkinfo's own `==>` and box rules are not arrows.
+        assert_eq!(
+            unannotate("  1   1[  ] ==( 4X 25.78125 Gbps Active/  LinkUp)==>  2 1[ ]"),
+            None
+        );
+        assert_eq!(unannotate("+-----------+------+"), None);
+    }
+
+    #[test]
+    fn a_quoted_html_escaped_reply_is_read_as_the_tools_output() {
+        let paste = "On Tue, Alice wrote:\n> $ nvidia-smi nvlink -s\n> GPU 0: NVIDIA H800 (UUID: GPU-a1b2)\n> \t Link 0: 26.562 GB/s\n> \t Link 1: &lt;inactive&gt;   &lt;-- this one\n> ...\nAny idea?\n";
+        let doc = crate::input::read(paste, &crate::ReadOptions::default()).unwrap();
+        assert_eq!(doc.sections.len(), 1, "{doc:#?}");
+        assert_eq!(doc.sections[0].kind, crate::Kind::Nvlink);
+        // The reply's own prose after the quote is reported, the tool's
+        // lines are read.
+        let warned: Vec<usize> = doc.sections[0]
+            .warnings
+            .iter()
+            .map(|w| w.span.first_line)
+            .collect();
+        assert!(
+            warned.iter().all(|l| *l >= 7),
+            "{:?}",
+            doc.sections[0].warnings
+        );
+        let kinds: Vec<RepairKind> = doc.repairs.iter().map(|r| r.kind).collect();
+        for k in [
+            RepairKind::MailQuoting,
+            RepairKind::Html,
+            RepairKind::Annotation,
+            RepairKind::Elision,
+        ] {
+            assert!(kinds.contains(&k), "{k:?} not noted: {:?}", doc.repairs);
+        }
+        assert!(doc.unaccounted_lines(paste).is_empty());
+    }
+
+    #[test]
+    fn clean_tool_output_is_left_alone() {
+        let text = "CA 'mlx5_0'\n\tPort 1:\n\t\tState: Active\n\t\tRate: 400\n";
+        let (lines, repairs) = repaired(text);
+        assert!(repairs.is_empty());
+        assert_eq!(lines.join("\n") + "\n", text);
+    }
+}

@@ -1,0 +1,650 @@
+//! Verdicts NVIDIA's own diagnostics already printed: `dcgmi diag` and
+//! `dcgmi health` (`DG0xx`), and `mlxlink`'s view of a port (`ML0xx`).
+//!
+//! These tools judge the hardware themselves; the rules carry their verdicts
+//! into the report with the evidence lines, and add what a reader needs: the
+//! threshold behind a BER verdict and what to do next.
+
+use super::context::{Context, SectionRef};
+use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
+use crate::declare_rule;
+use crate::model::dcgmi_diag::{DcgmiDiag, DcgmiHealth, DiagOutcome, DiagTest, HealthState};
+use crate::model::mlxlink::Mlxlink;
+use crate::parse::SectionData;
+use crate::span::LineSpan;
+
+declare_rule! {
+    /// ### What it detects
+    /// A `dcgmi diag` test that failed (`Fail`), or that warned (`Warn`).
+    ///
+    /// ### Why it matters
+    /// The DCGM diagnostic (`-r 1` deployment checks up to `-r 4` stress)
+    /// is NVIDIA's own acceptance test: a `Fail` means the GPU or its
+    /// software stack failed a check DCGM considers disqualifying (memory
+    /// errors, PCIe or NVLink bandwidth, a stress test), so it is an
+    /// `error`; a `Warn` is a `warning`. `Skip` is not a finding (the test
+    /// does not apply or was not allowed on this system). A table that is
+    /// not closed is partial: tests after the last row read are unknown.
+    ///
+    /// ### Evidence
+    /// The test's row, the per-GPU results and DCGM's message, unwrapped.
+    ///
+    /// ### What to do
+    /// Read DCGM's message: it names the error (DCGM_FR_…) and usually the
+    /// next step. Drain the GPU, fix the cause (reset the GPU, reseat,
+    /// replace), and run the same level again before returning it to service.
+    ///
+    /// ### Thresholds and sources
+    /// DCGM's own verdicts (NVIDIA/DCGM `dcgmi/Diag.cpp`; the DCGM
+    /// diagnostics user guide defines each test's limits).
+    pub static DG001 = {
+        id: "DG001",
+        name: "dcgm-diag-failed",
+        family: Diagnostics,
+        severity: Error,
+        summary: "A dcgmi diag test failed (error) or warned (warning)",
+        needs: "dcgmi diag -r N",
+        check: check_diag,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// An incident in `dcgmi health -c`: a subsystem (PCIe, NVLink, memory,
+    /// thermal, power…) of a GPU or switch in `Failure` or `Warning`.
+    ///
+    /// ### Why it matters
+    /// DCGM's health watches compare live counters with NVIDIA's limits
+    /// (PCIe replays per minute, NVLink CRC and replay errors, double-bit
+    /// ECC, thermal violations). A `Failure` is an `error`; a `Warning` is a
+    /// `warning`.
+    ///
+    /// ### Evidence
+    /// The entity's row, the subsystem's row and DCGM's message.
+    ///
+    /// ### What to do
+    /// Follow DCGM's message; for NVLink and PCIe incidents check the link
+    /// (`nvidia-smi nvlink -e`, `lspci -vv`), for memory the retired pages
+    /// and row remapping (`nvidia-smi -q -d PAGE_RETIREMENT,ROW_REMAPPER`).
+    ///
+    /// ### Thresholds and sources
+    /// DCGM's own verdicts (NVIDIA/DCGM `dcgmi/Health.cpp`,
+    /// `modules/health/DcgmHealthWatch.cpp`).
+    pub static DG002 = {
+        id: "DG002",
+        name: "dcgm-health-incident",
+        family: Diagnostics,
+        severity: Error,
+        summary: "dcgmi health reports a subsystem in Failure (error) or Warning (warning)",
+        needs: "dcgmi health -c",
+        check: check_health,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port `mlxlink` shows not `Active`, or with a troubleshooting
+    /// `Recommendation` other than "No issue was observed".
+    ///
+    /// ### Why it matters
+    /// mlxlink reads the port's physical-layer state machine from the
+    /// adapter firmware: a state other than `Active` means the link is not
+    /// carrying traffic (`error`), and a recommendation is the firmware's
+    /// own diagnosis of why the link is unhealthy or down (bad cable,
+    /// speed mismatch, peer problem): a `warning` on an Active port.
+    ///
+    /// ### Evidence
+    /// `State`, `Physical state`, `Status Opcode` and `Recommendation`.
+    ///
+    /// ### What to do
+    /// Follow the recommendation; `mlxlink -d <dev> -m` shows the cable and
+    /// module, `-c` the counters and BER.
+    ///
+    /// ### Thresholds and sources
+    /// NVIDIA mlxlink (mstflint `mlxlink_commander.cpp`
+    /// `showTroubleshootingInfo`): "No issue was observed" is the healthy
+    /// recommendation.
+    pub static ML001 = {
+        id: "ML001",
+        name: "mlxlink-port-state",
+        family: LinkDiagnostics,
+        severity: Warning,
+        summary: "mlxlink shows a port not Active (error) or a troubleshooting recommendation (warning)",
+        needs: "mlxlink -d <device>",
+        check: check_mlxlink_state,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port whose `Effective Physical BER` (after FEC) is above 1e-12, or
+    /// whose `Raw Physical BER` (before FEC) is above what its FEC can
+    /// correct, or above the early-warning pre-FEC limit.
+    ///
+    /// ### Why it matters
+    /// The effective BER is what the link delivers: above 1e-12 it is out
+    /// of the InfiniBand spec and errors reach the packets (`error`). A
+    /// healthy PAM4 link shows the `15E-255` floor. The raw BER is the margin:
+    /// HDR/NDR links normally sit near 1e-8…1e-7; above the FEC's limit
+    /// errors escape (`error`), above 1e-6 the margin is eroding
+    /// (`warning`).
+    ///
+    /// ### Evidence
+    /// `Effective Physical BER`, `Raw Physical BER` and `FEC`.
+    ///
+    /// ### What to do
+    /// Clean or replace the cable and transceiver (`mlxlink -m` for the
+    /// optics), then clear the counters (`mlxlink -pc`) and read again.
+    ///
+    /// ### Thresholds and sources
+    /// Effective BER 1e-12 (IBTA; DCGM DCGM_FR_NVLINK_EFFECTIVE_BER_THRESHOLD
+    /// uses the same figure). Raw BER: 2.4e-4 for RS-FEC (544,514) (IEEE
+    /// 802.3 KP4 FEC pre-FEC BER limit); 1e-6 early warning otherwise (the
+    /// statistics' pre-FEC limit, `corrected_ber_threshold`).
+    pub static ML002 = {
+        id: "ML002",
+        name: "mlxlink-ber",
+        family: LinkDiagnostics,
+        severity: Error,
+        summary: "mlxlink effective BER above 1e-12, or raw BER above the FEC's limit",
+        needs: "mlxlink -d <device> -c (or plain mlxlink with BER lines)",
+        check: check_mlxlink_ber,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port `mlxlink` shows Active at a speed below the fastest one both
+    /// the port enables (`Enabled Link Speed`) and the cable supports
+    /// (`Supported Cable Speed`).
+    ///
+    /// ### Why it matters
+    /// When port and cable can both run faster, the slower speed comes from
+    /// the far end (a slower or differently configured switch port) or from
+    /// a link that trained down; either way the host gets less bandwidth
+    /// than its hardware offers. One end's view cannot tell which, so this
+    /// is `info`: on a fabric built alike it points at the far end.
+    ///
+    /// ### Evidence
+    /// `Speed`, `Enabled Link Speed (Ext.)` and `Supported Cable Speed (Ext.)`.
+    ///
+    /// ### What to do
+    /// Look at the far end (`iblinkinfo` marks it `Could be …`), its enabled
+    /// speeds and firmware; retrain the link (`mlxlink -d <dev> -a TG`) after
+    /// fixing the cause.
+    ///
+    /// ### Thresholds and sources
+    /// The first speed of the enabled list that the cable also supports
+    /// (mlxlink lists speeds fastest first); iblinkinfo's `Could be` rule is
+    /// the same comparison made from both ends.
+    pub static ML003 = {
+        id: "ML003",
+        name: "mlxlink-speed-below-capability",
+        family: LinkDiagnostics,
+        severity: Info,
+        summary: "mlxlink port runs slower than both the port and its cable support",
+        needs: "mlxlink -d <device> (Operational and Supported Info)",
+        check: check_mlxlink_speed,
+    }
+}
+
+/// Effective (post-FEC) BER limit: IBTA.
+const EFFECTIVE_BER_LIMIT: f64 = 1e-12;
+/// Pre-FEC BER a KP4 RS(544,514) FEC corrects (IEEE 802.3).
+const KP4_RAW_BER_LIMIT: f64 = 2.4e-4;
+/// Pre-FEC early warning (the statistics' corrected-error limit).
+const RAW_BER_WARNING: f64 = 1e-6;
+/// mlxlink's healthy recommendation.
+const NO_ISSUE: &str = "No issue was observed";
+
+fn host_subject(at: SectionRef<'_>) -> Subject {
+    Subject::host(at.host().name())
+}
+
+fn evidence(at: SectionRef<'_>, text: impl Into<String>, span: LineSpan) -> Evidence {
+    Evidence::new(
+        format!("{}: {}", at.section.kind.name(), text.into()),
+        span,
+        at.source(),
+    )
+}
+
+fn diag_sections<'a>(ctx: &Context<'a>) -> Vec<(SectionRef<'a>, &'a DcgmiDiag)> {
+    ctx.sections()
+        .filter_map(|at| match &at.section.data {
+            SectionData::DcgmiDiag(d) => Some((at, d)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// DG001.
+fn check_diag(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let sections = diag_sections(ctx);
+    if sections.is_empty() {
+        return Coverage::Skipped("no dcgmi diag output in the input".to_owned());
+    }
+    let mut checked = 0;
+    for (at, d) in &sections {
+        checked += d.tests.len();
+        for test in &d.tests {
+            let severity = match test.outcome {
+                Some(DiagOutcome::Fail) => Severity::Error,
+                Some(DiagOutcome::Warn) => Severity::Warning,
+                _ => continue,
+            };
+            out.push(diag_finding(*at, d, test, severity));
+        }
+    }
+    Coverage::Checked(checked)
+}
+
+fn diag_finding(at: SectionRef<'_>, d: &DcgmiDiag, test: &DiagTest, severity: Severity) -> Finding {
+    let bad: Vec<&str> = test
+        .entities
+        .iter()
+        .filter(|e| e.outcome >= DiagOutcome::Warn)
+        .map(|e| e.entity.as_str())
+        .collect();
+    let gpus: Vec<u32> = test
+        .entities
+        .iter()
+        .filter(|e| e.outcome >= DiagOutcome::Warn)
+        .filter_map(|e| e.gpu)
+        .collect();
+    let mut subject = host_subject(at);
+    if let [gpu] = gpus.as_slice() {
+        subject.gpu = Some(*gpu);
+    }
+    let word = if severity == Severity::Error {
+        "failed"
+    } else {
+        "warned"
+    };
+    let mut message = format!(
+        "dcgmi diag test `{}`{} {word}",
+        test.name,
+        test.category
+            .as_deref()
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default()
+    );
+    if !bad.is_empty() {
+        message.push_str(&format!(" on {}", bad.join(", ")));
+    }
+    if let Some(m) = test.messages.iter().find(|m| m.level == "warning") {
+        message.push_str(&format!(": {}", m.text));
+    }
+    if !d.complete {
+        message.push_str(" (the table is not closed: tests after it were not in the paste)");
+    }
+    let mut f = DG001
+        .finding(subject, message)
+        .severity(severity)
+        .evidence(evidence(
+            at,
+            format!(
+                "{}: {}",
+                test.name,
+                test.outcome.map_or("?", DiagOutcome::word)
+            ),
+            test.span,
+        ));
+    for m in &test.messages {
+        f = f.evidence(evidence(at, format!("{}: {}", m.level, m.text), m.span));
+    }
+    let version = d.metadata("DCGM Version").unwrap_or("unknown");
+    f.threshold(Threshold::new(
+        "DCGM's verdict (Fail: error, Warn: warning)",
+        format!("NVIDIA DCGM {version} diagnostic"),
+    ))
+    .remediation("Read DCGM's message (it names the DCGM_FR error); drain the GPU, fix the cause (reset, reseat, replace) and run the same diag level again before returning it to service.")
+}
+
+/// DG002.
+fn check_health(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let sections: Vec<(SectionRef<'_>, &DcgmiHealth)> = ctx
+        .sections()
+        .filter_map(|at| match &at.section.data {
+            SectionData::DcgmiHealth(h) => Some((at, h)),
+            _ => None,
+        })
+        .collect();
+    if sections.is_empty() {
+        return Coverage::Skipped("no dcgmi health -c output in the input".to_owned());
+    }
+    let mut checked = 0;
+    for (at, h) in &sections {
+        checked += 1;
+        for e in &h.entities {
+            for i in &e.incidents {
+                let severity = match i.state.or(e.state) {
+                    Some(HealthState::Failure) => Severity::Error,
+                    Some(HealthState::Warning | HealthState::InternalError) => Severity::Warning,
+                    _ => continue,
+                };
+                let mut subject = host_subject(*at);
+                if e.group.eq_ignore_ascii_case("GPU") {
+                    subject.gpu = e.id.parse().ok();
+                } else {
+                    subject.device = Some(format!("{} {}", e.group, e.id));
+                }
+                out.push(
+                    DG002
+                        .finding(
+                            subject,
+                            format!(
+                                "dcgmi health: {} {} {} is in {}: {}",
+                                e.group,
+                                e.id,
+                                i.system,
+                                if severity == Severity::Error { "Failure" } else { "Warning" },
+                                i.message
+                            ),
+                        )
+                        .severity(severity)
+                        .evidence(evidence(
+                            *at,
+                            format!("{} {}: {}", e.group, e.id, i.system),
+                            e.span,
+                        ))
+                        .evidence(evidence(*at, i.message.clone(), i.span))
+                        .threshold(Threshold::new(
+                            "DCGM's verdict (Failure: error, Warning: warning)",
+                            "NVIDIA DCGM health watches",
+                        ))
+                        .remediation("Follow DCGM's message: for NVLink or PCIe check the link (nvidia-smi nvlink -e, lspci -vv); for memory the retired pages and row remapping (nvidia-smi -q -d PAGE_RETIREMENT,ROW_REMAPPER)."),
+                );
+            }
+        }
+    }
+    Coverage::Checked(checked)
+}
+
+fn mlxlink_sections<'a>(ctx: &Context<'a>) -> Vec<(SectionRef<'a>, &'a Mlxlink)> {
+    ctx.sections()
+        .filter_map(|at| match &at.section.data {
+            SectionData::Mlxlink(m) => Some((at, m)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn mlx_subject(at: SectionRef<'_>, m: &Mlxlink) -> Subject {
+    Subject {
+        device: m.device.clone(),
+        ..host_subject(at)
+    }
+}
+
+fn field_evidence(at: SectionRef<'_>, m: &Mlxlink, name: &str) -> Option<Evidence> {
+    m.field(name).map(|f| {
+        evidence(
+            at,
+            format!("{}: {}", f.name, f.value),
+            LineSpan::line(f.line),
+        )
+    })
+}
+
+/// ML001.
+fn check_mlxlink_state(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let sections = mlxlink_sections(ctx);
+    let mut checked = 0;
+    for (at, m) in &sections {
+        let (state, recommendation) = (m.state.as_deref(), m.recommendation.as_deref());
+        if state.is_none() && recommendation.is_none() {
+            continue;
+        }
+        checked += 1;
+        let down = state.is_some_and(|s| !s.eq_ignore_ascii_case("Active"));
+        let advice = recommendation.filter(|r| {
+            !r.trim_end_matches('.')
+                .trim()
+                .eq_ignore_ascii_case(NO_ISSUE)
+        });
+        if !down && advice.is_none() {
+            continue;
+        }
+        let who = m.device.as_deref().unwrap_or("the port");
+        let mut message = if down {
+            format!(
+                "mlxlink: {who} is {} (physical state {}), not Active",
+                state.unwrap_or("?"),
+                m.physical_state.as_deref().unwrap_or("?")
+            )
+        } else {
+            format!("mlxlink: {who} is Active but the firmware recommends action")
+        };
+        if let Some(r) = advice {
+            message.push_str(&format!(": \"{r}\""));
+        }
+        let mut f = ML001
+            .finding(mlx_subject(*at, m), message)
+            .severity(if down {
+                Severity::Error
+            } else {
+                Severity::Warning
+            });
+        for name in ["State", "Physical state", "Status Opcode", "Recommendation"] {
+            if let Some(e) = field_evidence(*at, m, name) {
+                f = f.evidence(e);
+            }
+        }
+        out.push(
+            f.threshold(Threshold::new(
+                format!("State Active and Recommendation \"{NO_ISSUE}\""),
+                "NVIDIA mlxlink troubleshooting info (mstflint mlxlink_commander.cpp)",
+            ))
+            .remediation("Follow the recommendation; check the cable and module (mlxlink -d <dev> -m) and the counters and BER (mlxlink -d <dev> -c)."),
+        );
+    }
+    if checked == 0 {
+        return Coverage::Skipped("no mlxlink output with State or Recommendation".to_owned());
+    }
+    Coverage::Checked(checked)
+}
+
+/// ML002.
+fn check_mlxlink_ber(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let sections = mlxlink_sections(ctx);
+    let mut checked = 0;
+    for (at, m) in &sections {
+        if m.effective_ber.is_none() && m.raw_ber.is_none() {
+            continue;
+        }
+        checked += 1;
+        let who = m.device.as_deref().unwrap_or("the port");
+        let kp4 = m.fec.as_deref().is_some_and(|f| f.contains("544"));
+        let verdict = if let Some(ber) = m.effective_ber.filter(|b| *b > EFFECTIVE_BER_LIMIT) {
+            Some((
+                Severity::Error,
+                format!("mlxlink: {who} effective (post-FEC) BER {ber:.1e} is above 1e-12: errors reach the packets"),
+                Threshold::new("effective BER > 1e-12", "IBTA; DCGM effective BER limit"),
+            ))
+        } else if let Some(ber) = m.raw_ber.filter(|b| kp4 && *b > KP4_RAW_BER_LIMIT) {
+            Some((
+                Severity::Error,
+                format!("mlxlink: {who} raw (pre-FEC) BER {ber:.1e} is above what RS-FEC (544,514) corrects (2.4e-4)"),
+                Threshold::new("raw BER > 2.4e-4 with RS-FEC (544,514)", "IEEE 802.3 KP4 FEC pre-FEC BER limit"),
+            ))
+        } else {
+            m.raw_ber.filter(|b| *b > RAW_BER_WARNING).map(|ber| {
+                (
+                    Severity::Warning,
+                    format!("mlxlink: {who} raw (pre-FEC) BER {ber:.1e} is above 1e-6: the link's margin is eroding (healthy HDR/NDR links sit near 1e-8)"),
+                    Threshold::new("raw BER > 1e-6", "fabricscope pre-FEC early warning (statistics' corrected_ber_threshold)"),
+                )
+            })
+        };
+        let Some((severity, message, threshold)) = verdict else {
+            continue;
+        };
+        let mut f = ML002
+            .finding(mlx_subject(*at, m), message)
+            .severity(severity);
+        for name in ["Effective Physical BER", "Raw Physical BER", "FEC"] {
+            if let Some(e) = field_evidence(*at, m, name) {
+                f = f.evidence(e);
+            }
+        }
+        out.push(
+            f.threshold(threshold)
+                .remediation("Clean or replace the cable and transceiver (mlxlink -m for the optics), clear the counters (mlxlink -pc) and read the BER again."),
+        );
+    }
+    if checked == 0 {
+        return Coverage::Skipped("no mlxlink output with BER lines (run mlxlink -c)".to_owned());
+    }
+    Coverage::Checked(checked)
+}
+
+/// `0x000007f2 (NDR,HDR,EDR)` or `0x000017f2(200G,100G_2X)` → the names.
+fn speed_list(value: &str) -> Vec<&str> {
+    let Some(inner) = value
+        .split_once('(')
+        .and_then(|(_, rest)| rest.rsplit_once(')'))
+        .map(|(inner, _)| inner)
+    else {
+        return Vec::new();
+    };
+    inner
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// `IB-NDR` → `NDR`; `100G_2X` → `100G`: the speed without lanes or prefix.
+fn speed_name(s: &str) -> &str {
+    let s = s.trim();
+    let s = s.strip_prefix("IB-").unwrap_or(s);
+    s.split('_').next().unwrap_or(s)
+}
+
+/// ML003.
+fn check_mlxlink_speed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let mut checked = 0;
+    for (at, m) in mlxlink_sections(ctx) {
+        let (Some(speed), Some(enabled), Some(cable)) = (
+            m.speed.as_deref(),
+            m.field("Enabled Link Speed (Ext.)")
+                .or_else(|| m.field("Enabled Link Speed")),
+            m.field("Supported Cable Speed (Ext.)")
+                .or_else(|| m.field("Supported Cable Speed")),
+        ) else {
+            continue;
+        };
+        if !m
+            .state
+            .as_deref()
+            .is_some_and(|s| s.eq_ignore_ascii_case("Active"))
+        {
+            continue;
+        }
+        let cable_speeds: Vec<&str> = speed_list(&cable.value)
+            .into_iter()
+            .map(speed_name)
+            .collect();
+        let common: Vec<&str> = speed_list(&enabled.value)
+            .into_iter()
+            .map(speed_name)
+            .filter(|s| cable_speeds.contains(s))
+            .collect();
+        let current = speed_name(speed);
+        let (Some(best), Some(at_index)) = (
+            common.first(),
+            common.iter().position(|s| s.eq_ignore_ascii_case(current)),
+        ) else {
+            continue;
+        };
+        checked += 1;
+        if at_index == 0 {
+            continue;
+        }
+        let who = m.device.as_deref().unwrap_or("the port");
+        let mut f = ML003
+            .finding(
+                mlx_subject(at, m),
+                format!("mlxlink: {who} runs at {current} while the port and its cable both support {best}: the far end is slower, or the link trained down"),
+            )
+            .severity(Severity::Info);
+        for name in ["Speed", &enabled.name, &cable.name] {
+            if let Some(e) = field_evidence(at, m, name) {
+                f = f.evidence(e);
+            }
+        }
+        out.push(
+            f.threshold(Threshold::new(
+                format!("{best} (fastest speed enabled on the port and supported by the cable)"),
+                "mlxlink Supported Info; iblinkinfo `Could be` rule",
+            ))
+            .remediation("Check the far end (iblinkinfo shows `Could be …`), its enabled speeds and firmware; retrain the link after fixing the cause."),
+        );
+    }
+    if checked == 0 {
+        return Coverage::Skipped(
+            "no mlxlink output of an Active port with its speed, enabled speeds and cable speeds"
+                .to_owned(),
+        );
+    }
+    Coverage::Checked(checked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{findings_of, skipped_reason};
+
+    fn mlx(state: &str, rec: &str, eff: &str, raw: &str) -> String {
+        format!(
+            "$ mlxlink -d mlx5_2 -c\n\nOperational Info\n----------------\nState                              : {state}\nPhysical state                     : LinkUp\nSpeed                              : IB-NDR\nWidth                              : 4x\nFEC                                : Standard_RS-FEC - (544,514)\n\nTroubleshooting Info\n--------------------\nStatus Opcode                      : 0\nRecommendation                     : {rec}\n\nPhysical Counters and BER Info\n------------------------------\nEffective Physical Errors          : 0\nEffective Physical BER             : {eff}\nRaw Physical BER                   : {raw}\n"
+        )
+    }
+
+    #[test]
+    fn mlxlink_healthy_port_is_quiet_and_problems_are_reported() {
+        let ok = mlx("Active", NO_ISSUE, "15E-255", "2E-8");
+        assert!(findings_of(&ML001, &ok).is_empty());
+        assert!(findings_of(&ML002, &ok).is_empty());
+        let f = findings_of(&ML001, &mlx("Polling", "Cable is unplugged", "N/A", "N/A"));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].message.contains("Cable is unplugged"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(f[0].subject.device.as_deref(), Some("mlx5_2"));
+        let f = findings_of(&ML002, &mlx("Active", NO_ISSUE, "3E-11", "2E-8"));
+        assert_eq!(f[0].severity, Severity::Error);
+        let f = findings_of(&ML002, &mlx("Active", NO_ISSUE, "15E-255", "5E-6"));
+        assert_eq!(f[0].severity, Severity::Warning);
+        let f = findings_of(&ML002, &mlx("Active", NO_ISSUE, "15E-255", "3E-4"));
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(skipped_reason(&ML002, "CA 'x'\n\tCA type: MT4129\n").is_some());
+    }
+
+    #[test]
+    fn speed_lists_read_both_layouts() {
+        assert_eq!(
+            speed_list("0x000017f2(200G,100G_2X,100G_4X)"),
+            ["200G", "100G_2X", "100G_4X"]
+        );
+        assert_eq!(speed_list("0x000007f2 (NDR,HDR)"), ["NDR", "HDR"]);
+        assert!(speed_list("N/A").is_empty());
+        assert_eq!(speed_name("IB-NDR"), "NDR");
+        assert_eq!(speed_name("100G_2X"), "100G");
+    }
+
+    #[test]
+    fn a_failed_diag_test_is_an_error_with_its_message_and_a_skip_is_nothing() {
+        let text = "$ dcgmi diag -r 3\nSuccessfully ran diagnostic for group.\n+---------------------------+------------------------------------------------+\n| Diagnostic                | Result                                         |\n+===========================+================================================+\n|-----  Deployment  --------+------------------------------------------------|\n| software                  | Pass                                           |\n+-----  Hardware  ----------+------------------------------------------------+\n| memory                    | Fail                                           |\n|                           | GPU0: Pass                                     |\n|                           | GPU5: Fail                                     |\n| Warning: GPU5             | DBE found                                      |\n+-----  Stress  ------------+------------------------------------------------+\n| targeted_stress           | Skip                                           |\n| pcie                      | Warn                                           |\n+---------------------------+------------------------------------------------+\n";
+        let f = findings_of(&DG001, text);
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].subject.gpu, Some(5));
+        assert!(f[0].message.contains("DBE found"), "{}", f[0].message);
+        assert_eq!(f[1].severity, Severity::Warning);
+    }
+}
