@@ -42,6 +42,20 @@ fn key(f: &Finding) -> (String, Subject) {
     (f.rule.to_owned(), s)
 }
 
+/// Whether `cut` names the same thing as `whole` with at most less detail:
+/// every field it sets, `whole` sets to the same value. A cut can lose the
+/// lines that name a GPU or port (the finding is then about the host); that
+/// is the same conclusion, not a new one.
+fn coarser_or_equal(cut: &Subject, whole: &Subject) -> bool {
+    let (serde_json::Value::Object(c), serde_json::Value::Object(w)) = (
+        serde_json::to_value(cut).unwrap(),
+        serde_json::to_value(whole).unwrap(),
+    ) else {
+        return cut == whole;
+    };
+    c.iter().all(|(k, v)| v.is_null() || w.get(k) == Some(v))
+}
+
 fn warnings(text: &str, host: Option<&str>) -> Vec<(String, Subject, String)> {
     let options = ReadOptions {
         default_host: host.map(str::to_owned),
@@ -145,7 +159,11 @@ impl Tally {
             self.copies += 1;
             let new: Vec<(String, String)> = warnings(&text[..cut], host)
                 .into_iter()
-                .filter(|(r, s, _)| !intact.contains(&(r.clone(), s.clone())))
+                .filter(|(r, s, _)| {
+                    !intact
+                        .iter()
+                        .any(|(ir, is)| ir == r && coarser_or_equal(s, is))
+                })
                 // The one conclusion drawn from what IS there that a cut can
                 // make new: a present `State: Down` whose block lost its
                 // `Link layer` (RoCE ports are not IB001's). The finding says
