@@ -1,5 +1,5 @@
 # The few commands people run. Everything CI does is `make test`.
-.PHONY: check test wasm serve fuzz bench docs
+.PHONY: check test wasm serve fuzz bench bench-fleet docs
 
 check:            ## format, lint, unit + integration tests
 	cargo fmt --all -- --check
@@ -20,6 +20,10 @@ fuzz:             ## run every fuzz target for 60 s
 
 bench:            ## print throughput figures
 	cargo bench --bench throughput
+
+bench-fleet:      ## analyze vs awk, peak RSS, files/s on generated 1,000- and 5,000-node fleets
+	cargo build --release --quiet
+	python3 scripts/bench-fleet.py --nodes 1000 5000
 
 docs:             ## regenerate docs/rules.md from the rule registry
 	UPDATE_DOCS=1 cargo test --lib docs_rules_md_is_up_to_date

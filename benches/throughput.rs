@@ -156,6 +156,27 @@ fn topo_matrix(host: usize) -> String {
     s
 }
 
+/// One GPU with `links` distinct `Link N:` status lines: a hostile paste.
+fn one_gpu_many_links(links: usize) -> String {
+    let mut s =
+        String::from("GPU 0: NVIDIA H200 (UUID: GPU-d4a16625-4536-2b66-d7f0-0060bf86bff4)\n");
+    for n in 0..links {
+        s.push_str(&format!("\t Link {n}: 26.562 GB/s\n"));
+    }
+    s
+}
+
+/// Seconds per run of `f` on `input` (at least 3 runs, about a second).
+fn seconds_per_run(input: &str, mut f: impl FnMut(&str)) -> f64 {
+    let start = Instant::now();
+    let mut runs = 0u32;
+    while start.elapsed() < Duration::from_secs(1) || runs < 3 {
+        f(black_box(input));
+        runs += 1;
+    }
+    start.elapsed().as_secs_f64() / f64::from(runs)
+}
+
 /// Runs `f` repeatedly for about a second and prints its throughput.
 fn measure(name: &str, input: &str, mut f: impl FnMut(&str)) {
     let start = Instant::now();
@@ -176,6 +197,23 @@ fn measure(name: &str, input: &str, mut f: impl FnMut(&str)) {
 
 fn main() {
     let options = fabricscope::ReadOptions::default();
+    // Linear time: doubling a hostile input must about double the time
+    // (the ratio printed should stay near 2; it was ~12 when finding a link
+    // searched the GPU's list of links).
+    let read = |t: &str| {
+        let doc =
+            fabricscope::read_all(t, &fabricscope::ReadOptions::default()).expect("within limits");
+        black_box(doc.sections.len());
+    };
+    let half = seconds_per_run(&one_gpu_many_links(40_000), read);
+    let full = seconds_per_run(&one_gpu_many_links(80_000), read);
+    println!(
+        "{:<40} 40k links {:.3} s, 80k links {:.3} s: ×{:.2} for ×2 input",
+        "input::read, one GPU with many links",
+        half,
+        full,
+        full / half
+    );
     let fleet = pdsh_ibstat(512);
     measure("input::read, pdsh ibstat x512 hosts", &fleet, |t| {
         let doc = fabricscope::read_all(t, &options).expect("within limits");

@@ -9,6 +9,7 @@
 //! ```
 
 use crate::input::Document;
+use crate::report::verdict::{Verdict, VerdictLevel};
 use crate::report::{Report, Summary};
 use crate::rules::{self, Context, Finding, Rule, Severity, Thresholds};
 use crate::stats::{self, StatsOptions};
@@ -116,10 +117,22 @@ pub(crate) fn verdict(
     hosts: usize,
     rules_run: usize,
     rules_skipped: usize,
-) -> String {
+) -> Verdict {
     let coverage = format!("{rules_run} rules run, {rules_skipped} skipped for lack of data");
     let Some(worst) = summary.worst() else {
-        return format!("healthy: no problems found on {hosts} host(s) ({coverage})");
+        if rules_run == 0 {
+            // Absence of data is never evidence: nothing judged is not healthy.
+            return Verdict::new(
+                VerdictLevel::NotEnoughToJudge,
+                format!(
+                    "no rule had the data it needs on {hosts} host(s) ({rules_skipped} skipped for lack of data)"
+                ),
+            );
+        }
+        return Verdict::new(
+            VerdictLevel::Healthy,
+            format!("no problems found on {hosts} host(s) ({coverage})"),
+        );
     };
     let mut parts = Vec::new();
     for sev in Severity::WORST_FIRST {
@@ -135,18 +148,21 @@ pub(crate) fn verdict(
         .collect();
     affected.sort_unstable();
     affected.dedup();
-    let head = if worst == Severity::Info {
-        "healthy".to_owned()
+    let level = if worst == Severity::Info {
+        VerdictLevel::Healthy
     } else {
-        worst.name().to_owned()
+        VerdictLevel::Problem(worst)
     };
     if affected.is_empty() {
-        format!("{head}: {} ({coverage})", parts.join(", "))
+        Verdict::new(level, format!("{} ({coverage})", parts.join(", ")))
     } else {
-        format!(
-            "{head}: {} on {} of {hosts} host(s) ({coverage})",
-            parts.join(", "),
-            affected.len()
+        Verdict::new(
+            level,
+            format!(
+                "{} on {} of {hosts} host(s) ({coverage})",
+                parts.join(", "),
+                affected.len()
+            ),
         )
     }
 }

@@ -82,8 +82,14 @@ fn info_findings_do_not_fail_by_default() {
 fn json_ndjson_and_sarif_are_well_formed() {
     let f = fixture("IB001/fires_polling_next_to_active.txt");
     let f = f.to_str().unwrap();
-    let json: serde_json::Value =
-        serde_json::from_str(&stdout(&run(&["analyze", "--format", "json", f]))).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&stdout(&run(&[
+        "analyze",
+        "--format",
+        "json",
+        "--include-sections",
+        f,
+    ])))
+    .unwrap();
     assert_eq!(json["summary"]["error"], 1);
     assert_eq!(json["findings"][0]["rule"], "IB001");
     assert!(json["findings"][0]["evidence"][0]["first_line"].is_u64());
@@ -152,7 +158,13 @@ fn batch_directories_name_hosts_and_skip_unreadable_files() {
         [0u8, 1, 2, 0, 0, 255, 0, 7].repeat(64),
     )
     .unwrap();
-    let o = run(&["analyze", "--format", "json", dir.to_str().unwrap()]);
+    let o = run(&[
+        "analyze",
+        "--format",
+        "json",
+        "--include-sections",
+        dir.to_str().unwrap(),
+    ]);
     let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let skipped = json["skipped_inputs"].as_array().unwrap();
     assert_eq!(skipped.len(), 1, "{skipped:?}");

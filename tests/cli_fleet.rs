@@ -128,7 +128,7 @@ fn a_symlink_loop_is_read_once_and_hidden_directories_are_skipped() {
         dir.join(".git/node02.txt"),
     )
     .unwrap();
-    let o = run(&["analyze", "--format", "json", s(&dir)]);
+    let o = run(&["analyze", "--format", "json", "--include-sections", s(&dir)]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let docs = json(&o)["documents"].clone();
     // One document (serialised as `document` when alone).
@@ -139,7 +139,14 @@ fn a_symlink_loop_is_read_once_and_hidden_directories_are_skipped() {
     assert!(err.contains("loop"), "{err}");
     assert!(err.contains("hidden"), "{err}");
     // --hidden reads the .git directory too.
-    let o = run(&["analyze", "--hidden", "--format", "json", s(&dir)]);
+    let o = run(&[
+        "analyze",
+        "--hidden",
+        "--format",
+        "json",
+        "--include-sections",
+        s(&dir),
+    ]);
     assert_eq!(json(&o)["documents"].as_array().unwrap().len(), 2);
 }
 
@@ -264,7 +271,7 @@ fn a_tar_gz_of_a_fleet_directory_gives_the_directory_report() {
         .status()
         .unwrap();
     assert!(status.success());
-    let o = run(&["analyze", "--format", "json", s(&gz)]);
+    let o = run(&["analyze", "--format", "json", "--include-sections", s(&gz)]);
     assert_eq!(
         json(&o)["document"]["sections"][0]["kind"],
         "ibstat",

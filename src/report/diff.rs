@@ -57,7 +57,7 @@ impl Snapshot {
     pub fn of(report: &Report) -> Self {
         Self {
             schema_version: Some(report.schema_version),
-            verdict: report.verdict.clone(),
+            verdict: report.verdict.to_string(),
             findings: report.findings.clone(),
             incidents: report.incidents.clone(),
         }
@@ -306,8 +306,9 @@ pub fn only_new(report: &Report, baseline: &Snapshot) -> Report {
         out.rules_run,
         out.skipped_rules.len(),
     );
-    out.verdict =
-        format!("{verdict}; new since the baseline ({dropped} known incident(s) not shown)");
+    out.verdict = verdict.with_note(&format!(
+        "new since the baseline ({dropped} known incident(s) not shown)"
+    ));
     out
 }
 

@@ -27,6 +27,7 @@ use std::collections::{BTreeMap, HashMap};
 /// One broken thing: a headline finding, supporting findings and a probable
 /// cause.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Incident {
     /// Stable id of the subject (`fabricscope diff` matches on it).
     pub fingerprint: String,

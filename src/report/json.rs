@@ -3,9 +3,14 @@
 //!
 //! Shape: `{schema_version, verdict, status, summary:{critical,error,warning,info},
 //! findings, incidents, skipped_rules, rules_run, hosts, host_names,
-//! sections, skipped_inputs?, measurements, document}` for
-//! one input, or `documents: [{input, sections, unrecognised, warnings, …}]`
-//! for several.
+//! sections, skipped_inputs?, measurements}`, plus the parsed input when
+//! asked for: `document` for one input, or `documents: [{input, sections,
+//! unrecognised, warnings, …}]` for several. A fleet's parsed input is many
+//! times the size of its findings, so batch runs leave it out unless
+//! `--include-sections` asks (`fabricscope parse` prints it too).
+//!
+//! The report is serialised straight to text or to a writer, never through
+//! an intermediate `serde_json::Value` (which cost ~10× the text in memory).
 
 use super::{NamedDocument, Report};
 use serde::Serialize;
@@ -18,46 +23,81 @@ struct Named<'a> {
     document: &'a crate::input::Document,
 }
 
-/// The report and the documents it was made from, as one JSON value.
-#[must_use]
-pub fn to_value(report: &Report, documents: &[NamedDocument<'_>]) -> serde_json::Value {
-    let mut value = serde_json::to_value(report).unwrap_or(serde_json::Value::Null);
-    if let Some(map) = value.as_object_mut() {
-        match documents {
-            [one] => {
-                map.insert(
-                    "document".to_owned(),
-                    serde_json::to_value(one.document).unwrap_or_default(),
-                );
-            }
-            many => {
-                let named: Vec<Named<'_>> = many
-                    .iter()
-                    .map(|d| Named {
-                        input: d.input,
-                        document: d.document,
-                    })
-                    .collect();
-                map.insert(
-                    "documents".to_owned(),
-                    serde_json::to_value(named).unwrap_or_default(),
-                );
-            }
-        }
-    }
-    value
+/// The report with (or without) the documents it was made from.
+#[derive(Serialize)]
+struct Out<'a> {
+    #[serde(flatten)]
+    report: &'a Report,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    document: Option<&'a crate::input::Document>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    documents: Option<Vec<Named<'a>>>,
 }
 
-/// The report as JSON text; `pretty` indents it for people.
+impl<'a> Out<'a> {
+    /// No documents: no `document(s)` key. One: `document`. Several: `documents`.
+    fn new(report: &'a Report, documents: &[NamedDocument<'a>]) -> Self {
+        let (document, documents) = match documents {
+            [] => (None, None),
+            [one] => (Some(one.document), None),
+            many => (
+                None,
+                Some(
+                    many.iter()
+                        .map(|d| Named {
+                            input: d.input,
+                            document: d.document,
+                        })
+                        .collect(),
+                ),
+            ),
+        };
+        Self {
+            report,
+            document,
+            documents,
+        }
+    }
+}
+
+/// The report and the documents it was made from (none: the report alone),
+/// as one JSON value.
+#[must_use]
+pub fn to_value(report: &Report, documents: &[NamedDocument<'_>]) -> serde_json::Value {
+    serde_json::to_value(Out::new(report, documents)).unwrap_or(serde_json::Value::Null)
+}
+
+/// The report as JSON text; `pretty` indents it for people. Pass no
+/// documents to leave the parsed input out.
 #[must_use]
 pub fn render(report: &Report, documents: &[NamedDocument<'_>], pretty: bool) -> String {
-    let value = to_value(report, documents);
+    let out = Out::new(report, documents);
     let text = if pretty {
-        serde_json::to_string_pretty(&value)
+        serde_json::to_string_pretty(&out)
     } else {
-        serde_json::to_string(&value)
+        serde_json::to_string(&out)
     };
     text.unwrap_or_default()
+}
+
+/// Writes the report as JSON to `writer` without building the text in
+/// memory first (batch reports of thousands of hosts).
+///
+/// # Errors
+/// The writer's errors.
+pub fn write(
+    report: &Report,
+    documents: &[NamedDocument<'_>],
+    pretty: bool,
+    writer: impl std::io::Write,
+) -> std::io::Result<()> {
+    let out = Out::new(report, documents);
+    let result = if pretty {
+        serde_json::to_writer_pretty(writer, &out)
+    } else {
+        serde_json::to_writer(writer, &out)
+    };
+    result.map_err(std::io::Error::from)
 }
 
 #[cfg(test)]
@@ -89,5 +129,14 @@ mod tests {
         assert!(!f["remediation"].as_str().unwrap().is_empty());
         assert!(v["skipped_rules"][0]["reason"].is_string());
         assert_eq!(v["document"]["sections"][0]["kind"], "ibstat");
+        let bare = to_value(&report, &[]);
+        assert_eq!(bare["findings"], v["findings"]);
+        assert!(bare.get("document").is_none() && bare.get("documents").is_none());
+        let mut written = Vec::new();
+        write(&report, &[], false, &mut written).unwrap();
+        assert_eq!(
+            String::from_utf8(written).unwrap(),
+            render(&report, &[], false)
+        );
     }
 }

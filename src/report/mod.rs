@@ -26,6 +26,7 @@ pub mod markdown;
 pub mod ndjson;
 pub mod sarif;
 pub mod text;
+pub mod verdict;
 
 use crate::input::Document;
 use crate::rules::{Finding, Severity, SkippedRule};
@@ -99,11 +100,13 @@ pub struct SkippedInput {
 
 /// The result of an analysis.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Report {
     /// The report shape's version ([`SCHEMA_VERSION`]).
     pub schema_version: u32,
-    /// One line for people: the worst severity, counts, hosts affected.
-    pub verdict: String,
+    /// One line for people: the worst severity, counts, hosts affected
+    /// (a string in JSON, `level: detail`).
+    pub verdict: verdict::Verdict,
     /// The worst severity found, or `null` when nothing was found.
     pub status: Option<Severity>,
     /// Findings counted by severity.

@@ -5,6 +5,7 @@
 //! supporting findings indented under it.
 
 use super::{Incident, Report};
+use crate::report::verdict::VerdictLevel;
 use crate::rules::{Finding, Severity};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -311,14 +312,12 @@ fn incident_block(
 pub fn render(report: &Report, options: &TextOptions) -> String {
     let p = Paint(options.color);
     let mut s = String::new();
-    let head = match report.status {
-        Some(sev) if sev >= Severity::Warning => p.severity(sev).trim_end().to_owned(),
-        _ => p.wrap("1;32", "healthy"),
+    let head = match report.verdict.level {
+        VerdictLevel::Problem(sev) => p.severity(sev).trim_end().to_owned(),
+        VerdictLevel::Healthy => p.wrap("1;32", "healthy"),
+        VerdictLevel::NotEnoughToJudge => p.wrap("1;33", VerdictLevel::NotEnoughToJudge.name()),
     };
-    let rest = report
-        .verdict
-        .split_once(": ")
-        .map_or(report.verdict.as_str(), |(_, r)| r);
+    let rest = &report.verdict.detail;
     let _ = writeln!(s, "{}", fit(&format!("{head}: {rest}"), options.max_width));
 
     let hide_info = report.summary.info > options.max_info;

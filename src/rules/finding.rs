@@ -164,6 +164,7 @@ impl Threshold {
 /// looked up in the registry: a report naming a rule this build does not
 /// know is refused rather than misread.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Finding {
     /// The rule's id (`IB001`).
     pub rule: &'static str,

@@ -48,7 +48,7 @@ declare_rule! {
     /// the optics and BER).
     ///
     /// ### Thresholds and sources
-    /// `SymbolErrorCounter` > 10 (infiniband-diags `error_thresholds`;
+    /// `SymbolErrorCounter` > {limit:SymbolErrorCounter} (infiniband-diags `error_thresholds`;
     /// `--thresholds` overrides). IBswcountlimits: "no action unless
     /// LinkErrorRecovery rises with it".
     ///
@@ -65,7 +65,29 @@ declare_rule! {
         severity: Warning,
         summary: "Symbol (bit) errors above the limit; error when the link also retrained",
         needs: "perfquery",
-        check: check_symbol_errors,
+        check: |ctx, out| {
+            over_limits(
+                ctx,
+                out,
+                &IB101,
+                &["SymbolErrorCounter"],
+                &Meaning {
+                    what: "bit errors on the wire (cable, transceiver or port)",
+                    todo: "Reset the counters, watch their growth, and clean or replace the cable/transceiver if they keep rising (mlxlink -m for optics and BER).",
+                },
+                |port| {
+                    let retrained = port
+                        .counters
+                        .get("LinkErrorRecoveryCounter")
+                        .is_some_and(|r| r.counter.value > 0);
+                    if retrained {
+                        Severity::Error
+                    } else {
+                        Severity::Warning
+                    }
+                },
+            )
+        },
     }
 }
 
@@ -85,7 +107,7 @@ declare_rule! {
     /// the counter keeps growing after a reset.
     ///
     /// ### Thresholds and sources
-    /// > 10 (infiniband-diags `error_thresholds`).
+    /// > {limit:LinkErrorRecoveryCounter} (infiniband-diags `error_thresholds`).
     pub static IB102 = {
         id: "IB102",
         name: "link-error-recovery",
@@ -93,7 +115,19 @@ declare_rule! {
         severity: Error,
         summary: "Link retrained after errors more often than the limit",
         needs: "perfquery",
-        check: check_link_error_recovery,
+        check: |ctx, out| {
+            over_limits(
+                ctx,
+                out,
+                &IB102,
+                &["LinkErrorRecoveryCounter"],
+                &Meaning {
+                    what: "the link retrained after errors (marginal cable or transceiver)",
+                    todo: "Check the cable and transceiver (mlxlink -m); replace them if the counter keeps growing after a reset.",
+                },
+                |_| IB102.severity,
+            )
+        },
     }
 }
 
@@ -115,12 +149,12 @@ declare_rule! {
     /// flaps in 24 h.
     ///
     /// ### Thresholds and sources
-    /// > 10 (infiniband-diags `error_thresholds`); IBswcountlimits: "usually
+    /// > {limit:LinkDownedCounter} (infiniband-diags `error_thresholds`); IBswcountlimits: "usually
     /// valid reasons" for small counts.
     ///
     /// Reviewed for a healthy, year-old cluster (issue 9): every reboot of
     /// either end downs the link once, so `LinkDownedCounter` = 1…10 is
-    /// history and not reported; the limit of 10 is kept. A link that went
+    /// history and not reported; the limit is kept. A link that went
     /// down *between two snapshots* is flapping now: [`IB112`], an `error`.
     pub static IB103 = {
         id: "IB103",
@@ -129,7 +163,19 @@ declare_rule! {
         severity: Warning,
         summary: "Link went down more often than the limit (flapping)",
         needs: "perfquery",
-        check: check_link_downed,
+        check: |ctx, out| {
+            over_limits(
+                ctx,
+                out,
+                &IB103,
+                &["LinkDownedCounter"],
+                &Meaning {
+                    what: "the link went down repeatedly (flapping, unless reboots explain it)",
+                    todo: "Correlate with reboots; otherwise reseat or replace the cable and check the switch port.",
+                },
+                |_| IB103.severity,
+            )
+        },
     }
 }
 
@@ -149,7 +195,7 @@ declare_rule! {
     /// counter grows after a reset.
     ///
     /// ### Thresholds and sources
-    /// > 10 (infiniband-diags `error_thresholds`).
+    /// > {limit:PortRcvErrors} (infiniband-diags `error_thresholds`).
     pub static IB104 = {
         id: "IB104",
         name: "receive-errors",
@@ -157,7 +203,19 @@ declare_rule! {
         severity: Error,
         summary: "Receive errors above the limit",
         needs: "perfquery",
-        check: check_receive_errors,
+        check: |ctx, out| {
+            over_limits(
+                ctx,
+                out,
+                &IB104,
+                &["PortRcvErrors"],
+                &Meaning {
+                    what: "packets received damaged on this link",
+                    todo: "Check the cable and both ports (mlxlink -m); replace the cable if the counter grows after a reset.",
+                },
+                |_| IB104.severity,
+            )
+        },
     }
 }
 
@@ -177,7 +235,7 @@ declare_rule! {
     /// with symbol or receive errors on the path.
     ///
     /// ### Thresholds and sources
-    /// > 100 (infiniband-diags `error_thresholds`); IBswcountlimits "problem
+    /// > {limit:PortRcvRemotePhysicalErrors} (infiniband-diags `error_thresholds`); IBswcountlimits "problem
     /// elsewhere in the fabric".
     pub static IB105 = {
         id: "IB105",
@@ -186,7 +244,19 @@ declare_rule! {
         severity: Warning,
         summary: "Packets arrived damaged from elsewhere in the fabric",
         needs: "perfquery",
-        check: check_remote_physical,
+        check: |ctx, out| {
+            over_limits(
+                ctx,
+                out,
+                &IB105,
+                &["PortRcvRemotePhysicalErrors"],
+                &Meaning {
+                    what: "packets arrived already damaged: a bad link elsewhere in the fabric",
+                    todo: "Run ibqueryerrors over the fabric and look for the link with symbol or receive errors on the path.",
+                },
+                |_| IB105.severity,
+            )
+        },
     }
 }
 
@@ -206,7 +276,7 @@ declare_rule! {
     /// Replace the cable or transceiver; check the port with `mlxlink`.
     ///
     /// ### Thresholds and sources
-    /// > 10 (infiniband-diags `error_thresholds`).
+    /// > {limit:LocalLinkIntegrityErrors} (infiniband-diags `error_thresholds`).
     pub static IB106 = {
         id: "IB106",
         name: "local-link-integrity",
@@ -214,7 +284,19 @@ declare_rule! {
         severity: Error,
         summary: "Local link integrity errors above the limit",
         needs: "perfquery",
-        check: check_local_link_integrity,
+        check: |ctx, out| {
+            over_limits(
+                ctx,
+                out,
+                &IB106,
+                &["LocalLinkIntegrityErrors"],
+                &Meaning {
+                    what: "the physical layer crossed its error threshold (bad link)",
+                    todo: "Replace the cable or transceiver; check the port with mlxlink.",
+                },
+                |_| IB106.severity,
+            )
+        },
     }
 }
 
@@ -234,7 +316,7 @@ declare_rule! {
     /// the VL and buffer configuration of both ends.
     ///
     /// ### Thresholds and sources
-    /// > 10 (infiniband-diags `error_thresholds`).
+    /// > {limit:ExcessiveBufferOverrunErrors} (infiniband-diags `error_thresholds`).
     pub static IB107 = {
         id: "IB107",
         name: "buffer-overrun",
@@ -242,7 +324,19 @@ declare_rule! {
         severity: Warning,
         summary: "Receive buffer overruns above the limit",
         needs: "perfquery",
-        check: check_buffer_overrun,
+        check: |ctx, out| {
+            over_limits(
+                ctx,
+                out,
+                &IB107,
+                &["ExcessiveBufferOverrunErrors"],
+                &Meaning {
+                    what: "receive buffer overruns (flow control failed)",
+                    todo: "Check the link's physical errors first, then the VL/buffer configuration of both ends.",
+                },
+                |_| IB107.severity,
+            )
+        },
     }
 }
 
@@ -263,7 +357,7 @@ declare_rule! {
     /// the route, or an SM routing problem.
     ///
     /// ### Thresholds and sources
-    /// > 100 (infiniband-diags `error_thresholds`); IBswcountlimits and the
+    /// > {limit:PortXmitDiscards} (infiniband-diags `error_thresholds`); IBswcountlimits and the
     /// infiniband-exporter maintainers read it as congestion.
     ///
     /// Reviewed for a healthy, busy, year-old cluster (issue 9): unlike
@@ -278,7 +372,19 @@ declare_rule! {
         severity: Warning,
         summary: "Transmit discards above the limit (congestion or dead route)",
         needs: "perfquery",
-        check: check_xmit_discards,
+        check: |ctx, out| {
+            over_limits(
+                ctx,
+                out,
+                &IB108,
+                &["PortXmitDiscards"],
+                &Meaning {
+                    what: "packets discarded instead of sent (congestion or a dead route)",
+                    todo: "Look for congestion (PortXmitWait) on the path, a down port on the route, or an SM routing problem.",
+                },
+                |_| IB108.severity,
+            )
+        },
     }
 }
 
@@ -316,7 +422,7 @@ declare_rule! {
     /// withhold credit; `ibdiagnet --pm_pause_time` gives the fabric-wide view.
     ///
     /// ### Thresholds and sources
-    /// Rate: waiting > 10 % of the interval (`PortXmitWaitShare`, a
+    /// Rate: waiting > {percent:PortXmitWaitShare} of the interval (`PortXmitWaitShare`, a
     /// fabricscope choice: a tenth of a link's bandwidth lost to congestion
     /// is worth a plan; `--thresholds` overrides). Ticks are converted to time
     /// as NVIDIA's ibdiagnet manual ("Congestion Assessment on InfiniBand
@@ -324,7 +430,7 @@ declare_rule! {
     /// at the port's rate (Quantum switches; NVIDIA/ib-traffic-monitor#3 for
     /// ConnectX hosts). Older ASICs (Switch-IB, tick 31) count 32 bytes per
     /// lane per tick: there the share is under-estimated, never over-stated.
-    /// Count since reset: > 1000 (infiniband-diags `error_thresholds`),
+    /// Count since reset: > {limit:PortXmitWait} (infiniband-diags `error_thresholds`),
     /// reported as `info`; guilbaults infiniband-exporter#12: "only indicates
     /// congestion".
     pub static IB109 = {
@@ -356,7 +462,7 @@ declare_rule! {
     /// (`/sys/class/infiniband/*/ports/*/pkeys`).
     ///
     /// ### Thresholds and sources
-    /// > 100 each (infiniband-diags `error_thresholds`); IBswcountlimits
+    /// > {limit:PortXmitConstraintErrors} each (infiniband-diags `error_thresholds`); IBswcountlimits
     /// "partitioning misconfiguration".
     pub static IB110 = {
         id: "IB110",
@@ -365,7 +471,19 @@ declare_rule! {
         severity: Warning,
         summary: "Partition (P_Key) constraint errors above the limit",
         needs: "perfquery",
-        check: check_constraint_errors,
+        check: |ctx, out| {
+            over_limits(
+                ctx,
+                out,
+                &IB110,
+                &["PortXmitConstraintErrors", "PortRcvConstraintErrors"],
+                &Meaning {
+                    what: "packets dropped by partition (P_Key) enforcement",
+                    todo: "Check the SM's partition configuration and the P_Keys the host uses.",
+                },
+                |_| IB110.severity,
+            )
+        },
     }
 }
 
@@ -422,7 +540,7 @@ declare_rule! {
     /// and the switch port at the other end.
     ///
     /// ### Thresholds and sources
-    /// Rate > 10/s (`ErrorsPerSecond`; infiniband-diags IBswcountlimits.pm,
+    /// Rate > {limit:ErrorsPerSecond}/s (`ErrorsPerSecond`; infiniband-diags IBswcountlimits.pm,
     /// ibswportwatch); any `LinkDownedCounter` increase (Azure flap check).
     pub static IB112 = {
         id: "IB112",
@@ -486,7 +604,7 @@ declare_rule! {
     /// the counters and watch whether they grow.
     ///
     /// ### Thresholds and sources
-    /// > 100 (infiniband-diags `error_thresholds`).
+    /// > {limit:VL15Dropped} (infiniband-diags `error_thresholds`).
     ///
     /// Reviewed for a healthy, year-old cluster (issue 9): IBswcountlimits
     /// calls slow growth "OK" (SM sweeps at boot drop a few SMPs), and a few
@@ -500,7 +618,19 @@ declare_rule! {
         severity: Warning,
         summary: "Subnet management packets (VL15) dropped above the limit",
         needs: "perfquery",
-        check: check_vl15_dropped,
+        check: |ctx, out| {
+            over_limits(
+                ctx,
+                out,
+                &IB114,
+                &["VL15Dropped"],
+                &Meaning {
+                    what: "subnet management packets (VL15) dropped",
+                    todo: "Check the SM's log and sweep settings (several SMs, sweep interval) and the port's firmware; reset the counters and watch their growth.",
+                },
+                |_| IB114.severity,
+            )
+        },
     }
 }
 
@@ -525,7 +655,7 @@ declare_rule! {
     /// a stale LID after a node left the fabric explains a steady trickle.
     ///
     /// ### Thresholds and sources
-    /// > 100 (infiniband-diags `error_thresholds`); `ibqueryerrors -c`
+    /// > {limit:PortRcvSwitchRelayErrors} (infiniband-diags `error_thresholds`); `ibqueryerrors -c`
     /// (suppress common errors) lists it as common.
     pub static IB115 = {
         id: "IB115",
@@ -534,7 +664,19 @@ declare_rule! {
         severity: Warning,
         summary: "Packets the switch could not relay (routing) above the limit",
         needs: "perfquery",
-        check: check_switch_relay_errors,
+        check: |ctx, out| {
+            over_limits(
+                ctx,
+                out,
+                &IB115,
+                &["PortRcvSwitchRelayErrors"],
+                &Meaning {
+                    what: "packets the switch could not relay (no route, unmapped DLID or multicast group; ibqueryerrors -c calls it common, but not this many)",
+                    todo: "Check the SM's unicast routes (ibroute, ibtracert to the affected DLIDs) and multicast groups (saquery -g, ibroute -M); stale LIDs explain a steady trickle.",
+                },
+                |_| IB115.severity,
+            )
+        },
     }
 }
 
@@ -625,136 +767,6 @@ fn over_limits(
         ));
     }
     Coverage::Checked(checked)
-}
-
-/// IB101.
-fn check_symbol_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    over_limits(
-        ctx,
-        out,
-        &IB101,
-        &["SymbolErrorCounter"],
-        &Meaning {
-            what: "bit errors on the wire (cable, transceiver or port)",
-            todo: "Reset the counters, watch their growth, and clean or replace the cable/transceiver if they keep rising (mlxlink -m for optics and BER).",
-        },
-        |port| {
-            let retrained = port
-                .counters
-                .get("LinkErrorRecoveryCounter")
-                .is_some_and(|r| r.counter.value > 0);
-            if retrained {
-                Severity::Error
-            } else {
-                Severity::Warning
-            }
-        },
-    )
-}
-
-/// IB102.
-fn check_link_error_recovery(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    over_limits(
-        ctx,
-        out,
-        &IB102,
-        &["LinkErrorRecoveryCounter"],
-        &Meaning {
-            what: "the link retrained after errors (marginal cable or transceiver)",
-            todo: "Check the cable and transceiver (mlxlink -m); replace them if the counter keeps growing after a reset.",
-        },
-        |_| IB102.severity,
-    )
-}
-
-/// IB103.
-fn check_link_downed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    over_limits(
-        ctx,
-        out,
-        &IB103,
-        &["LinkDownedCounter"],
-        &Meaning {
-            what: "the link went down repeatedly (flapping, unless reboots explain it)",
-            todo: "Correlate with reboots; otherwise reseat or replace the cable and check the switch port.",
-        },
-        |_| IB103.severity,
-    )
-}
-
-/// IB104.
-fn check_receive_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    over_limits(
-        ctx,
-        out,
-        &IB104,
-        &["PortRcvErrors"],
-        &Meaning {
-            what: "packets received damaged on this link",
-            todo: "Check the cable and both ports (mlxlink -m); replace the cable if the counter grows after a reset.",
-        },
-        |_| IB104.severity,
-    )
-}
-
-/// IB105.
-fn check_remote_physical(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    over_limits(
-        ctx,
-        out,
-        &IB105,
-        &["PortRcvRemotePhysicalErrors"],
-        &Meaning {
-            what: "packets arrived already damaged: a bad link elsewhere in the fabric",
-            todo: "Run ibqueryerrors over the fabric and look for the link with symbol or receive errors on the path.",
-        },
-        |_| IB105.severity,
-    )
-}
-
-/// IB106.
-fn check_local_link_integrity(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    over_limits(
-        ctx,
-        out,
-        &IB106,
-        &["LocalLinkIntegrityErrors"],
-        &Meaning {
-            what: "the physical layer crossed its error threshold (bad link)",
-            todo: "Replace the cable or transceiver; check the port with mlxlink.",
-        },
-        |_| IB106.severity,
-    )
-}
-
-/// IB107.
-fn check_buffer_overrun(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    over_limits(
-        ctx,
-        out,
-        &IB107,
-        &["ExcessiveBufferOverrunErrors"],
-        &Meaning {
-            what: "receive buffer overruns (flow control failed)",
-            todo: "Check the link's physical errors first, then the VL/buffer configuration of both ends.",
-        },
-        |_| IB107.severity,
-    )
-}
-
-/// IB108.
-fn check_xmit_discards(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    over_limits(
-        ctx,
-        out,
-        &IB108,
-        &["PortXmitDiscards"],
-        &Meaning {
-            what: "packets discarded instead of sent (congestion or a dead route)",
-            todo: "Look for congestion (PortXmitWait) on the path, a down port on the route, or an SM routing problem.",
-        },
-        |_| IB108.severity,
-    )
 }
 
 /// Bits of transmit time one `PortXmitWait` tick stands for on current
@@ -957,51 +969,6 @@ fn human_seconds(s: f64) -> String {
     } else {
         format!("{:.1} h", s / 3600.0)
     }
-}
-
-/// IB110.
-fn check_constraint_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    over_limits(
-        ctx,
-        out,
-        &IB110,
-        &["PortXmitConstraintErrors", "PortRcvConstraintErrors"],
-        &Meaning {
-            what: "packets dropped by partition (P_Key) enforcement",
-            todo: "Check the SM's partition configuration and the P_Keys the host uses.",
-        },
-        |_| IB110.severity,
-    )
-}
-
-/// IB114.
-fn check_vl15_dropped(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    over_limits(
-        ctx,
-        out,
-        &IB114,
-        &["VL15Dropped"],
-        &Meaning {
-            what: "subnet management packets (VL15) dropped",
-            todo: "Check the SM's log and sweep settings (several SMs, sweep interval) and the port's firmware; reset the counters and watch their growth.",
-        },
-        |_| IB114.severity,
-    )
-}
-
-/// IB115.
-fn check_switch_relay_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    over_limits(
-        ctx,
-        out,
-        &IB115,
-        &["PortRcvSwitchRelayErrors"],
-        &Meaning {
-            what: "packets the switch could not relay (no route, unmapped DLID or multicast group; ibqueryerrors -c calls it common, but not this many)",
-            todo: "Check the SM's unicast routes (ibroute, ibtracert to the affected DLIDs) and multicast groups (saquery -g, ibroute -M); stale LIDs explain a steady trickle.",
-        },
-        |_| IB115.severity,
-    )
 }
 
 /// IB111.

@@ -141,7 +141,7 @@ declare_rule! {
     /// record and reset it.
     ///
     /// ### Thresholds and sources
-    /// 100 per second (`NvlinkCrcErrorsPerSecond`): DCGM
+    /// {limit:NvlinkCrcErrorsPerSecond} per second (`NvlinkCrcErrorsPerSecond`): DCGM
     /// DCGM_LIMIT_MAX_NVLINK_CRC_ERROR and the diag `pcie` plugin's
     /// `nvlink_crc_error_threshold`.
     pub static NV004 = {

@@ -212,6 +212,18 @@ mod tests {
     }
 
     #[test]
+    fn every_threshold_placeholder_names_a_built_in_threshold() {
+        for r in RULES {
+            let doc = r.explanation();
+            assert!(
+                !doc.contains("{limit:") && !doc.contains("{percent:"),
+                "{}: a threshold placeholder names no built-in threshold",
+                r.id
+            );
+        }
+    }
+
+    #[test]
     fn by_id_finds_every_rule_in_any_case() {
         for r in RULES {
             assert_eq!(by_id(&r.id.to_ascii_lowercase()).map(|x| x.id), Some(r.id));

@@ -178,12 +178,17 @@ impl Rule {
     }
 
     /// The documentation as Markdown, with the one space rustdoc leaves at
-    /// the start of each doc-comment line removed.
+    /// the start of each doc-comment line removed, and each threshold
+    /// placeholder (`{limit:SymbolErrorCounter}`, `{percent:PortXmitWaitShare}`)
+    /// replaced by the built-in value of that name in
+    /// [`thresholds`](super::thresholds): the number is written once, there.
     #[must_use]
     pub fn explanation(&self) -> String {
         let mut out = String::with_capacity(self.explanation.len());
         for line in self.explanation.lines() {
-            out.push_str(line.strip_prefix(' ').unwrap_or(line));
+            out.push_str(&super::thresholds::fill_placeholders(
+                line.strip_prefix(' ').unwrap_or(line),
+            ));
             out.push('\n');
         }
         out.trim_end().to_owned() + "\n"
@@ -233,7 +238,7 @@ macro_rules! declare_rule {
             severity: $severity:ident,
             summary: $summary:literal,
             needs: $needs:literal,
-            check: $check:path $(,)?
+            check: $check:expr $(,)?
         }
     ) => {
         $(#[doc = $doc])*

@@ -213,9 +213,69 @@ fn parse_value(text: &str) -> Option<f64> {
     text.parse::<f64>().ok()
 }
 
+/// The built-in value of the threshold `name`, as the rule documentation
+/// quotes it.
+fn default_value(name: &str) -> Option<f64> {
+    DEFAULTS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, v, _)| *v)
+}
+
+/// Replaces `{limit:Name}` with the built-in value of threshold `Name`
+/// (`10`, `0.1`) and `{percent:Name}` with it as a percentage (`10 %`).
+/// An unknown name is left as written, which the registry tests reject.
+pub(crate) fn fill_placeholders(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(open) = rest.find('{') {
+        let (before, tail) = rest.split_at(open);
+        out.push_str(before);
+        let filled = tail.find('}').and_then(|close| {
+            let inner = tail.get(1..close)?;
+            let (kind, name) = inner.split_once(':')?;
+            let value = default_value(name)?;
+            let text = match kind {
+                "limit" => format!("{value}"),
+                "percent" => format!("{} %", (value * 100.0 * 1e6).round() / 1e6),
+                _ => return None,
+            };
+            Some((text, close))
+        });
+        match filled {
+            Some((text, close)) => {
+                out.push_str(&text);
+                rest = tail.get(close + 1..).unwrap_or_default();
+            }
+            None => {
+                out.push('{');
+                rest = tail.get(1..).unwrap_or_default();
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn placeholders_take_the_built_in_values() {
+        assert_eq!(
+            fill_placeholders("> {limit:SymbolErrorCounter} (x); {limit:PortXmitWait}"),
+            "> 10 (x); 1000"
+        );
+        assert_eq!(
+            fill_placeholders("{percent:PortXmitWaitShare} of it"),
+            "10 % of it"
+        );
+        assert_eq!(
+            fill_placeholders("{limit:NoSuchName} {x} {"),
+            "{limit:NoSuchName} {x} {"
+        );
+    }
 
     #[test]
     fn defaults_are_the_documented_infiniband_diags_values() {

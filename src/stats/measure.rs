@@ -16,7 +16,7 @@ use crate::input::Document;
 use crate::parse::Kind;
 use crate::span::LineSpan;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One input: a document and, in batch mode, its file's modification time.
 #[derive(Debug, Clone, Copy)]
@@ -440,9 +440,14 @@ struct Clocked {
     source: String,
 }
 
+/// One reading of a series. Whose counter it is (subject, source, name) is
+/// the series' key, not repeated here: a fleet has millions of readings.
 struct Point {
     snapshot: usize,
-    sample: CounterSample,
+    counter: crate::model::Counter,
+    unit: CounterUnit,
+    role: Role,
+    span: LineSpan,
 }
 
 /// Measures documents with optional file times.
@@ -451,7 +456,9 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
     let mut m = Measurements::default();
     let mut times: Vec<Option<Clocked>> = Vec::new();
     let mut capacities: BTreeMap<LinkKey, Capacity> = BTreeMap::new();
-    let mut series: BTreeMap<(Subject, String, String), Vec<Point>> = BTreeMap::new();
+    // Filled through a hash map (one hash per reading instead of a string
+    // comparison per tree level), then ordered once for a deterministic walk.
+    let mut unordered: HashMap<(Subject, String, String), Vec<Point>> = HashMap::new();
     let mut ca_of_lid: BTreeMap<(Option<String>, u32), String> = BTreeMap::new();
 
     for (input, src) in sources.iter().enumerate() {
@@ -501,17 +508,17 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
                 if sample.counter.saturated {
                     m.saturated_counters.push(saturated(&sample, id));
                 }
-                series
-                    .entry((
-                        sample.subject.clone(),
-                        sample.source.clone(),
-                        sample.name.clone(),
-                    ))
+                let point = Point {
+                    snapshot: id,
+                    counter: sample.counter,
+                    unit: sample.unit,
+                    role: sample.role,
+                    span: sample.span,
+                };
+                unordered
+                    .entry((sample.subject, sample.source, sample.name))
                     .or_default()
-                    .push(Point {
-                        snapshot: id,
-                        sample,
-                    });
+                    .push(point);
             }
         }
     }
@@ -543,13 +550,14 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
         })
         .collect();
     // perfquery names ports by LID: give them their CA name when ibstat told it.
+    let series: Series = unordered.into_iter().collect();
     let series = name_devices(series, &ca_of_lid);
 
     let mut missing_interval = BTreeSet::new();
-    for points in series.values() {
+    for (key, points) in &series {
         for pair in points.windows(2) {
             let [a, b] = pair else { continue };
-            let rate = counter_rate(a, b, &times, options);
+            let rate = counter_rate(key, a, b, &times, options);
             if rate.status == RateStatus::NoInterval {
                 missing_interval.insert((a.snapshot, b.snapshot));
             }
@@ -714,16 +722,13 @@ fn name_devices(series: Series, ca_of_lid: &BTreeMap<(Option<String>, u32), Stri
         return series;
     }
     let mut out: Series = BTreeMap::new();
-    for ((mut subject, source, name), mut points) in series {
+    for ((mut subject, source, name), points) in series {
         if subject.device.is_none() {
             if let Some(ca) = subject
                 .lid
                 .and_then(|l| ca_of_lid.get(&(subject.host.clone(), l)))
             {
                 subject.device = Some(ca.clone());
-                for p in &mut points {
-                    p.sample.subject.device = Some(ca.clone());
-                }
             }
         }
         out.entry((subject, source, name))
@@ -786,12 +791,13 @@ fn interval(
 }
 
 fn counter_rate(
+    (subject, source, name): &(Subject, String, String),
     a: &Point,
     b: &Point,
     times: &[Option<Clocked>],
     options: &StatsOptions,
 ) -> CounterRate {
-    let (ca, cb) = (a.sample.counter, b.sample.counter);
+    let (ca, cb) = (a.counter, b.counter);
     let (seconds, interval_source) = interval(a.snapshot, b.snapshot, times, options);
     let change = rates::change(ca, cb);
     let (status, increase, counts_per_second, derivation) = match change {
@@ -831,13 +837,13 @@ fn counter_rate(
         },
     };
     CounterRate {
-        subject: b.sample.subject.clone(),
-        source: b.sample.source.clone(),
-        counter: b.sample.name.clone(),
-        unit: b.sample.unit,
+        subject: subject.clone(),
+        source: source.clone(),
+        counter: name.clone(),
+        unit: b.unit,
         from_snapshot: a.snapshot,
         to_snapshot: b.snapshot,
-        lines: [a.sample.span, b.sample.span],
+        lines: [a.span, b.span],
         before: ca.value,
         after: cb.value,
         interval_seconds: seconds,
@@ -846,7 +852,7 @@ fn counter_rate(
         increase,
         counts_per_second,
         derivation,
-        role: b.sample.role,
+        role: b.role,
         max: cb.max(),
     }
 }
@@ -1111,16 +1117,16 @@ fn peer_groups(
     let mut across: BTreeMap<(String, String, String), Vec<Member>> = BTreeMap::new();
     for ((subject, source, name), points) in series {
         let Some(last) = points.last() else { continue };
-        if !last.sample.role.compared_across_peers() {
+        if !last.role.compared_across_peers() {
             continue;
         }
-        let value = last.sample.counter.value;
+        let value = last.counter.value;
         #[allow(clippy::cast_precision_loss)]
         let member = || Member {
             subject: subject.clone(),
             value: value as f64,
             count: Some(value),
-            lines: last.sample.span,
+            lines: last.span,
         };
         for (kind, words) in group_keys(subject) {
             groups
@@ -1137,9 +1143,9 @@ fn peer_groups(
         if let (Some(gpu), Some(_), None) = (subject.gpu, subject.link, subject.lane) {
             let e = gpu_sums
                 .entry((subject.host.clone(), gpu, source.clone(), name.clone()))
-                .or_insert((0, last.sample.span));
+                .or_insert((0, last.span));
             e.0 = e.0.saturating_add(value);
-            e.1 = e.1.join(last.sample.span);
+            e.1 = e.1.join(last.span);
         }
         if subject.host.is_some() && !subject.is_aggregate() {
             // LIDs differ from host to host (every port has its own); the CA
@@ -1380,23 +1386,17 @@ fn balance(throughput: &[Throughput]) -> Vec<TrafficBalance> {
 fn trends(series: &Series, times: &[Option<Clocked>], options: &StatsOptions) -> Vec<CounterTrend> {
     let mut out = Vec::new();
     for ((subject, _, name), points) in series {
-        if points.len() < 3
-            || matches!(
-                points.last().map(|p| p.sample.role),
-                Some(Role::Traffic { .. })
-            )
-        {
+        if points.len() < 3 || matches!(points.last().map(|p| p.role), Some(Role::Traffic { .. })) {
             continue;
         }
         // Only the run after the last reset is one growth curve.
         let start = points
             .windows(2)
-            .rposition(|w| matches!(w, [a, b] if b.sample.counter.value < a.sample.counter.value))
+            .rposition(|w| matches!(w, [a, b] if b.counter.value < a.counter.value))
             .map_or(0, |i| i + 1);
         let run = points.get(start..).unwrap_or_default();
         if run.len() < 3
-            || run.first().map(|p| p.sample.counter.value)
-                == run.last().map(|p| p.sample.counter.value)
+            || run.first().map(|p| p.counter.value) == run.last().map(|p| p.counter.value)
         {
             continue;
         }
@@ -1414,21 +1414,21 @@ fn trends(series: &Series, times: &[Option<Clocked>], options: &StatsOptions) ->
                 (true, Some(c), _) => (
                     c.iter()
                         .zip(run)
-                        .map(|(t, p)| (t.seconds, p.sample.counter.value as f64))
+                        .map(|(t, p)| (t.seconds, p.counter.value as f64))
                         .collect(),
                     "input times".to_owned(),
                 ),
                 (_, _, Some(step)) if step > 0.0 => (
                     run.iter()
                         .enumerate()
-                        .map(|(i, p)| (i as f64 * step, p.sample.counter.value as f64))
+                        .map(|(i, p)| (i as f64 * step, p.counter.value as f64))
                         .collect(),
                     format!("given interval of {} s between snapshots", fmt_num(step)),
                 ),
                 _ => continue,
             };
         let Ok(fit) = trend::fit(&xy) else { continue };
-        let last = run.last().map(|p| p.sample.counter);
+        let last = run.last().map(|p| p.counter);
         #[allow(clippy::cast_precision_loss)]
         out.push(CounterTrend {
             subject: subject.clone(),

@@ -49,6 +49,11 @@ pub struct AnalyzeArgs {
     /// remediation; lines cut at 120 characters.
     #[arg(long)]
     brief: bool,
+    /// Put the parsed input (every section of every file) in the JSON report.
+    /// Off by default: on a fleet it is many times the size of the findings;
+    /// `fabricscope parse` prints it too.
+    #[arg(long)]
+    include_sections: bool,
     /// Text output: the verdict and the fleet summary only (lines cut at 120
     /// characters).
     #[arg(long, short)]
@@ -90,7 +95,8 @@ pub struct AnalyzeArgs {
 enum ReportFormat {
     /// For people: verdict, then findings by host.
     Text,
-    /// One JSON document with findings, summary and the parsed input.
+    /// One JSON document with findings, summary and measurements (the
+    /// parsed input too with `--include-sections`).
     Json,
     /// One JSON finding per line.
     Ndjson,
@@ -197,11 +203,15 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         }
     }
 
-    let named: Vec<NamedDocument<'_>> = names
-        .iter()
-        .zip(&docs)
-        .map(|(input, document)| NamedDocument { input, document })
-        .collect();
+    let named: Vec<NamedDocument<'_>> = if args.include_sections {
+        names
+            .iter()
+            .zip(&docs)
+            .map(|(input, document)| NamedDocument { input, document })
+            .collect()
+    } else {
+        Vec::new()
+    };
     if let Some(path) = &args.baseline {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("--baseline {}: {e}", path.display()))?;
@@ -233,25 +243,82 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
                 },
             )
         }
-        ReportFormat::Json => report::json::render(&report, &named, true) + "\n",
+        ReportFormat::Json => {
+            write_json(&report, &named, args.output.as_deref())?;
+            return Ok(exit_code(
+                &report,
+                args.fail_on,
+                named_failures,
+                args.keep_going,
+            ));
+        }
         ReportFormat::Ndjson => report::ndjson::render(&report),
         ReportFormat::Sarif => report::sarif::render(&report) + "\n",
         ReportFormat::Csv => report::csv::render(&report),
         ReportFormat::Markdown => report::markdown::render(&report),
     };
     write_output(args.output.as_deref(), &out)?;
-    let fail_on = match args.fail_on {
+    Ok(exit_code(
+        &report,
+        args.fail_on,
+        named_failures,
+        args.keep_going,
+    ))
+}
+
+/// 2 when a path named on the command line could not be read (unless
+/// `--keep-going`), 1 when a finding reaches `--fail-on`, else 0.
+fn exit_code(
+    report: &fabricscope::Report,
+    fail_on: FailOn,
+    named_failures: usize,
+    keep_going: bool,
+) -> ExitCode {
+    let level = match fail_on {
         FailOn::Info => Some(Severity::Info),
         FailOn::Warning => Some(Severity::Warning),
         FailOn::Error => Some(Severity::Error),
         FailOn::Critical => Some(Severity::Critical),
         FailOn::Never => None,
     };
-    Ok(match fail_on {
-        _ if named_failures > 0 && !args.keep_going => ExitCode::from(2),
+    match level {
+        _ if named_failures > 0 && !keep_going => ExitCode::from(2),
         Some(level) if report.fails(level) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
-    })
+    }
+}
+
+/// The JSON report, written to stdout (or `path`) as it is serialised: a
+/// fleet's report is hundreds of megabytes, no copy of it is built in memory.
+fn write_json(
+    report: &fabricscope::Report,
+    named: &[NamedDocument<'_>],
+    path: Option<&std::path::Path>,
+) -> Result<(), String> {
+    use std::io::Write;
+    fn emit(
+        report: &fabricscope::Report,
+        named: &[NamedDocument<'_>],
+        w: impl Write,
+    ) -> std::io::Result<()> {
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, w);
+        report::json::write(report, named, true, &mut w)?;
+        w.write_all(b"\n")?;
+        w.flush()
+    }
+    match path {
+        Some(p) => std::fs::File::create(p)
+            .and_then(|file| emit(report, named, file))
+            .map_err(|e| format!("cannot write {}: {e}", p.display())),
+        None => match emit(report, named, std::io::stdout().lock()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+            Err(e) => {
+                eprintln!("fabricscope: cannot write output: {e}");
+                std::process::exit(2);
+            }
+            Ok(()) => Ok(()),
+        },
+    }
 }
 
 /// Prints `text` to standard output, or writes it to `path`.

@@ -41,6 +41,7 @@ use crate::model::Counter;
 use crate::parse::text::Unread;
 use crate::parse::{Block, Line, Parsed, Spec};
 use grammar::{CounterUnit, LinkFact, Misfit, Shape};
+use std::collections::HashMap;
 
 pub(crate) const FORMAT: Spec<Nvlink> = Spec {
     command: is_nvlink_command,
@@ -92,6 +93,9 @@ struct Reader {
     unread: Unread,
     /// The link of the last `Link N:` heading of a `-ec` block.
     lane_link: Option<u32>,
+    /// Where each link number of the current GPU block sits in its `links`,
+    /// so finding a link costs the same for the 18th and the 80,000th.
+    link_slots: HashMap<u32, usize>,
 }
 
 impl Reader {
@@ -110,6 +114,7 @@ impl Reader {
         match shape {
             Shape::GpuHeader(h) => {
                 self.lane_link = None;
+                self.link_slots.clear();
                 self.out.gpus.push(NvlinkGpu {
                     index: h.index,
                     name: h.name.to_owned(),
@@ -208,11 +213,12 @@ impl Reader {
         }
         self.saw(fact.mode());
         self.lane_link = matches!(fact, LinkFact::LaneHeading).then_some(number);
-        let Some(gpu) = self.gpu(line) else {
+        let Some(gpu) = self.out.gpus.last_mut() else {
             return;
         };
+        gpu.span = gpu.span.join(line.span());
         let v100 = gpu.name.contains("V100");
-        let Some(link) = link_mut(gpu, number, line) else {
+        let Some(link) = link_mut(gpu, &mut self.link_slots, number, line) else {
             return;
         };
         let mut duplicate = false;
@@ -277,10 +283,11 @@ impl Reader {
                 .line(line, "`Lane N` line without a `Link N:` heading above it");
         };
         self.saw(NvlinkMode::LaneEcc);
-        let Some(gpu) = self.gpu(line) else {
+        let Some(gpu) = self.out.gpus.last_mut() else {
             return;
         };
-        if let Some(link) = link_mut(gpu, number, line) {
+        gpu.span = gpu.span.join(line.span());
+        if let Some(link) = link_mut(gpu, &mut self.link_slots, number, line) {
             link.lanes.push(LaneEcc {
                 lane,
                 ecc_correction_count: Counter::unknown_width(count),
@@ -291,19 +298,22 @@ impl Reader {
 }
 
 /// The link record for `number`, created on first mention; its span grows
-/// to cover `line`. (`None` cannot happen: the record is found or pushed.)
+/// to cover `line`. `slots` indexes the GPU's links by number (one hash
+/// look-up per line: a search of the list made a hostile 80,000-link paste
+/// quadratic). (`None` cannot happen: the record is found or pushed.)
 fn link_mut<'g>(
     gpu: &'g mut NvlinkGpu,
+    slots: &mut HashMap<u32, usize>,
     number: u32,
     line: &Line<'_>,
 ) -> Option<&'g mut NvlinkLink> {
-    let link = match gpu.links.iter().position(|l| l.link == number) {
-        Some(i) => gpu.links.get_mut(i),
-        None => {
-            gpu.links.push(NvlinkLink::new(number, line.span()));
-            gpu.links.last_mut()
-        }
-    }?;
+    #[cfg(test)]
+    tests::LINKS_EXAMINED.with(|n| n.set(n.get() + 1));
+    let slot = *slots.entry(number).or_insert_with(|| {
+        gpu.links.push(NvlinkLink::new(number, line.span()));
+        gpu.links.len() - 1
+    });
+    let link = gpu.links.get_mut(slot)?;
     link.span = link.span.join(line.span());
     Some(link)
 }

@@ -430,3 +430,42 @@ pub(super) fn without_spans(mut m: Nvlink) -> Nvlink {
     m.notes.sort();
     m
 }
+
+thread_local! {
+    /// Link records examined while finding the record a line belongs to
+    /// (one per look-up with the index; a search of the list examined up to
+    /// every link of the GPU).
+    pub(super) static LINKS_EXAMINED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// One GPU with `links` distinct `Link N:` lines, each printed twice (status
+/// and a counter), as a hostile or corrupted paste may hold.
+fn many_links(links: u32) -> String {
+    let mut s = String::from("GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\n");
+    for n in 0..links {
+        s.push_str(&format!("\t Link {n}: 26.562 GB/s\n"));
+    }
+    for n in 0..links {
+        s.push_str(&format!("\t Link {n}: Replay Errors: 0\n"));
+    }
+    s
+}
+
+fn links_examined(text: &str) -> (u64, usize) {
+    LINKS_EXAMINED.with(|n| n.set(0));
+    let m = clean(text);
+    let links = m.gpus[0].links.len();
+    (LINKS_EXAMINED.with(std::cell::Cell::get), links)
+}
+
+#[test]
+fn doubling_the_links_of_one_gpu_at_most_doubles_the_work() {
+    let (small, small_links) = links_examined(&many_links(5_000));
+    let (large, large_links) = links_examined(&many_links(10_000));
+    assert_eq!((small_links, large_links), (5_000, 10_000));
+    assert!(small >= 10_000, "every link line is looked up: {small}");
+    assert!(
+        large <= 2 * small,
+        "finding a link must not cost more as links accumulate: {small} → {large}"
+    );
+}

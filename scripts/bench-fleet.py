@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Time `fabricscope analyze` on generated fleets against awk, in the same run.
+
+For each fleet size: generate the fleet (scripts/gen-fleet.py) into a
+temporary directory, warm the page cache, then time
+
+  * `awk` reading every file once (`find DIR -type f -exec awk … {} +`), the
+    floor any reader of these files pays, and
+  * `fabricscope analyze DIR --format json`,
+
+and print wall and CPU times, their ratios, fabricscope's peak RSS (from
+`/usr/bin/time -v`, or getrusage of the children), files/s and MB/s, and how
+many injected faults got a finding at warning or worse on their host (and
+how many healthy hosts did). Timings on a shared machine are noisy: read
+the ratio, not the seconds.
+
+    python3 scripts/bench-fleet.py [--nodes 1000 5000] [--bin target/release/fabricscope]
+"""
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def timed(cmd, stdout=subprocess.DEVNULL):
+    """Wall seconds, CPU seconds (user + system), peak RSS in KiB (None if
+    unknown), and stdout bytes if captured."""
+    gnu_time = shutil.which("time") if os.path.exists("/usr/bin/time") else None
+    if gnu_time:
+        cmd = ["/usr/bin/time", "-v"] + cmd
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, cpu_before = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+    start = time.perf_counter()
+    p = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, check=False)
+    wall = time.perf_counter() - start
+    rss = None
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = usage.ru_utime + usage.ru_stime - cpu_before
+    if gnu_time:
+        for line in p.stderr.decode(errors="replace").splitlines():
+            if "Maximum resident set size" in line:
+                rss = int(line.rsplit(":", 1)[1])
+    else:
+        after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        rss = after if after > before else None  # a maximum over all children so far
+    if p.returncode not in (0, 1):
+        sys.stderr.write(p.stderr.decode(errors="replace")[-2000:])
+        raise SystemExit(f"{cmd[-4:]} exited {p.returncode}")
+    return wall, cpu, rss, p.stdout
+
+
+def tree_size(root):
+    files = size = 0
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            files += 1
+            size += os.path.getsize(os.path.join(dirpath, n))
+    return files, size
+
+
+def fault_recall(report_bytes, truth_path):
+    report = json.loads(report_bytes)
+    with open(truth_path, encoding="ascii") as f:
+        truth = json.load(f)
+    flagged = {}
+    for finding in report.get("findings", []):
+        if finding.get("severity") in ("warning", "error", "critical"):
+            host = (finding.get("subject") or {}).get("host")
+            flagged.setdefault(host, set()).add(finding.get("rule"))
+    faulty = {f["host"] for f in truth["faults"]}
+    found = sum(1 for h in faulty if h in flagged)
+    false_hosts = sorted(h for h in flagged if h not in faulty)
+    return found, len(faulty), false_hosts, flagged
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--nodes", type=int, nargs="+", default=[1000, 5000])
+    p.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "fabricscope"))
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--repeat", type=int, default=1, help="runs per tool; the fastest counts")
+    p.add_argument("--keep", help="generate into this directory and keep it")
+    p.add_argument("--args", default="", help="extra arguments for fabricscope analyze")
+    a = p.parse_args()
+    if not os.path.exists(a.bin):
+        raise SystemExit(f"{a.bin} not found: run `cargo build --release` first")
+    base = a.keep or tempfile.mkdtemp(prefix="fabricscope-fleet-")
+    rows = []
+    try:
+        for n in a.nodes:
+            root = os.path.join(base, f"fleet{n}")
+            truth = root + ".truth.json"
+            if not os.path.exists(truth):
+                subprocess.run(
+                    [sys.executable, os.path.join(HERE, "gen-fleet.py"), root,
+                     "--nodes", str(n), "--seed", str(a.seed)],
+                    check=True,
+                )
+            files, size = tree_size(root)
+            awk = ["sh", "-c", f"find '{root}' -type f -exec awk 'END {{ }}' {{}} +"]
+            timed(awk)  # warm the page cache
+            awk_runs = [timed(awk) for _ in range(a.repeat)]
+            awk_s = min(r[0] for r in awk_runs)
+            awk_cpu = min(r[1] for r in awk_runs)
+            cmd = [a.bin, "analyze", root, "--format", "json", "--fail-on", "never"] + a.args.split()
+            best = None
+            for _ in range(a.repeat):
+                wall, cpu, rss, out = timed(cmd, stdout=subprocess.PIPE)
+                if best is None or wall < best[0]:
+                    best = (wall, cpu, rss, out)
+            wall, cpu, rss, out = best
+            found, faults, false_hosts, _ = fault_recall(out, truth)
+            rows.append((n, files, size, awk_s, wall, awk_cpu, cpu, rss, len(out)))
+            print(
+                f"{n} nodes: {files} files, {size / 1e6:.1f} MB; awk {awk_s:.2f} s, analyze {wall:.2f} s "
+                f"= {wall / awk_s:.1f}x awk (CPU: awk {awk_cpu:.2f} s, analyze {cpu:.2f} s = {cpu / awk_cpu:.1f}x); peak RSS {rss / 1024 if rss else float('nan'):.0f} MB; "
+                f"{files / wall:.0f} files/s, {size / wall / 1e6:.1f} MB/s; report {len(out) / 1e6:.1f} MB; "
+                f"faults flagged {found}/{faults}, healthy hosts flagged {len(false_hosts)}"
+                + (f" (e.g. {', '.join(false_hosts[:3])})" if false_hosts else ""),
+                flush=True,
+            )
+    finally:
+        if not a.keep:
+            shutil.rmtree(base, ignore_errors=True)
+    print()
+    print("| nodes | files | MB | awk s | analyze s | analyze/awk | CPU analyze/awk | peak RSS MB | files/s | report MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for n, files, size, awk_s, wall, awk_cpu, cpu, rss, out_len in rows:
+        rss_mb = f"{rss / 1024:.0f}" if rss else "?"
+        print(
+            f"| {n} | {files} | {size / 1e6:.1f} | {awk_s:.2f} | {wall:.2f} | {wall / awk_s:.1f} | "
+            f"{cpu / max(awk_cpu, 1e-3):.1f} | {rss_mb} | {files / wall:.0f} | {out_len / 1e6:.1f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
