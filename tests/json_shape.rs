@@ -83,6 +83,19 @@ fn inputs() -> Vec<String> {
     };
     let rendered = fabricscope::parse::dcgmi_nvlink::render_errors(&errors);
     texts.push(format!("$ dcgmi nvlink -e -g 0\n{rendered}"));
+    // Fragments and cut pastes: the `partial` objects of every model.
+    for f in [
+        "fragments/topo_m_without_header.txt",
+        "fragments/ibstat_port_without_ca.txt",
+        "fragments/perfquery_header_lost.txt",
+        "rules/IN001/fires_topo_cut_mid_row.txt",
+        "rules/IN001/fires_ibstat_cut_in_port.txt",
+    ] {
+        texts.push(std::fs::read_to_string(root.join(f)).unwrap_or_else(|e| panic!("{f}: {e}")));
+    }
+    texts.push(
+        "\tport:\t1\n\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\tlink_layer:\t\tInfiniBand\n".to_owned(),
+    );
     texts
 }
 

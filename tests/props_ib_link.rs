@@ -257,6 +257,7 @@ fn ibv_device() -> impl Strategy<Value = IbvDevice> {
                 extra,
                 ports,
                 span: LineSpan::line(1),
+                partial: None,
             },
         )
 }

@@ -14,6 +14,8 @@ mod hosts;
 pub mod repair;
 mod split;
 
+pub(crate) use split::CUT_WORD;
+
 use crate::diag::{Warning, WarningKind};
 use crate::error::Error;
 use crate::parse::{supported_formats, Kind, SectionData};

@@ -53,8 +53,90 @@ pub(super) fn split(text: &str, options: &ReadOptions) -> Document {
     out.doc
 }
 
-/// Numbered, cleaned lines, with over-long lines blanked and reported.
+/// Numbered, cleaned lines, with over-long lines blanked and reported, and
+/// the last word of an unterminated last line set aside.
 fn clean_lines<'a>(text: &'a str, out: &mut Output<'_>) -> Vec<Line<'a>> {
+    let mut lines = clean_each_line(text, out);
+    if !text.ends_with('\n') {
+        if let Some((last, earlier)) = lines.split_last_mut() {
+            if !word_seen_at_line_end(last, earlier) {
+                set_aside_cut_word(last, out);
+            }
+        }
+    }
+    lines
+}
+
+/// Whether the last word of `last` also ends one of the lines before it
+/// (`… Link layer: InfiniBand` after other ports printed the same): then it
+/// is a whole word the tool prints, not a cut one, and is kept. A cut word
+/// (`Infini`, `NV1`, `40`) almost never ends another line.
+fn word_seen_at_line_end(last: &Line<'_>, earlier: &[Line<'_>]) -> bool {
+    let last_word = |t: &str| t.split_whitespace().last().map(str::to_owned);
+    let Some(word) = last_word(last.text()) else {
+        return false;
+    };
+    if last.text().ends_with(char::is_whitespace) {
+        return false;
+    }
+    earlier
+        .iter()
+        .any(|l| last_word(l.text()).is_some_and(|w| w == word))
+}
+
+/// How the warning about a last word set aside begins.
+pub(crate) const CUT_WORD: &str = "the input ends without a line end: the last word";
+
+/// A paste that ends without a line end may have been cut inside its last
+/// word (`Rate: 40` of `Rate: 400`, `NV1` of `NV18`): that word is not read.
+/// The rest of the line is, and a `Name:` left without its value tells the
+/// parser the value was cut. Complete pastes lose at most one word, which
+/// the warning names.
+fn set_aside_cut_word(line: &mut Line<'_>, out: &mut Output<'_>) {
+    let text = line.text();
+    let trimmed = text.trim_end();
+    if trimmed.is_empty() || trimmed.len() < text.len() {
+        return; // blank, or ends in white space: no word was cut
+    }
+    let word_start = trimmed.rfind(char::is_whitespace).map_or(0, |i| {
+        i + trimmed
+            .get(i..)
+            .and_then(|r| r.chars().next())
+            .map_or(1, char::len_utf8)
+    });
+    let word = trimmed.get(word_start..).unwrap_or_default();
+    // `Name:....value`: keep the name and its dots, drop the value.
+    let keep = match word.rfind(':') {
+        Some(colon) => {
+            let after = word.get(colon + 1..).unwrap_or_default();
+            let dots = after.len() - after.trim_start_matches('.').len();
+            word_start + colon + 1 + dots
+        }
+        None => word_start,
+    };
+    let dropped = text.get(keep..).unwrap_or_default().to_owned();
+    if dropped.is_empty() {
+        return;
+    }
+    let kept = text.get(..keep).unwrap_or_default().to_owned();
+    let message = format!("{CUT_WORD} (`{dropped}`) may be cut and was not read");
+    out.doc.warnings.push(super::Warning::new(
+        super::WarningKind::Truncated,
+        line.span(),
+        message.clone(),
+    ));
+    if kept.trim().is_empty() {
+        out.doc.unrecognised.push(Unrecognised {
+            span: line.span(),
+            host: None,
+            reason: message,
+        });
+    }
+    line.text = Cow::Owned(kept);
+}
+
+/// Numbered, cleaned lines, with over-long lines blanked and reported.
+fn clean_each_line<'a>(text: &'a str, out: &mut Output<'_>) -> Vec<Line<'a>> {
     let max = out.options.max_line_bytes;
     text.lines()
         .enumerate()

@@ -1,6 +1,7 @@
 //! `ibstat`: host channel adapters and their ports.
 
 use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
+use crate::model::partial::Partial;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +41,10 @@ pub struct Ca {
     pub ports: Vec<Port>,
     /// Lines this CA was read from.
     pub span: LineSpan,
+    /// Set when the CA block stops before the ports its `Number of ports`
+    /// announces, or was pasted without its `CA '…'` header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
 }
 
 /// One port of a CA as ibstat (or ibstatus, ibv_devinfo) describes it.
@@ -74,6 +79,10 @@ pub struct Port {
     pub link_layer: Option<LinkLayer>,
     /// Lines this port was read from.
     pub span: LineSpan,
+    /// Set when the port block stops before fields the tool always prints
+    /// (the missing ones are listed), or its CA is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
 }
 
 impl Port {
@@ -94,6 +103,7 @@ impl Port {
             port_guid: None,
             link_layer: None,
             span,
+            partial: None,
         }
     }
 }

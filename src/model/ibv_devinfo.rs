@@ -59,6 +59,10 @@ pub struct IbvDevice {
     pub ports: Vec<IbvPort>,
     /// Lines this device was read from.
     pub span: LineSpan,
+    /// Set when the block was pasted without its `hca_id:` line: the
+    /// device name is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<crate::model::partial::Partial>,
 }
 
 /// One `port:` block.

@@ -12,12 +12,14 @@ pub mod dmon;
 pub mod ib;
 pub mod ibstat;
 pub mod nvlink;
+pub mod partial;
 pub mod smi_csv;
 pub mod smi_list;
 pub mod smi_query;
 pub mod topo;
 
 pub use counter::Counter;
+pub use partial::{Partial, PartialReason};
 pub mod iblinkinfo;
 pub mod ibqueryerrors;
 pub mod ibstatus;

@@ -261,6 +261,37 @@ pub(crate) fn fields(layout: &[Spec]) -> impl Iterator<Item = (Cow<'static, str>
     })
 }
 
+/// Counter names of infiniband-diags before 2009 (`perfquery`,
+/// `ibcheckerrors`), with the names libibmad has printed since. The fields
+/// are the same IBA PortCounters; only the spelling changed.
+const OLD_NAMES: &[(&str, &str)] = &[
+    ("SymbolErrors", "SymbolErrorCounter"),
+    ("LinkRecovers", "LinkErrorRecoveryCounter"),
+    ("LinkDowned", "LinkDownedCounter"),
+    ("RcvErrors", "PortRcvErrors"),
+    ("RcvRemotePhysErrors", "PortRcvRemotePhysicalErrors"),
+    ("RcvSwRelayErrors", "PortRcvSwitchRelayErrors"),
+    ("XmtDiscards", "PortXmitDiscards"),
+    ("XmtConstraintErrors", "PortXmitConstraintErrors"),
+    ("RcvConstraintErrors", "PortRcvConstraintErrors"),
+    ("LinkIntegrityErrors", "LocalLinkIntegrityErrors"),
+    ("ExcBufOverrunErrors", "ExcessiveBufferOverrunErrors"),
+    ("XmtData", "PortXmitData"),
+    ("RcvData", "PortRcvData"),
+    ("XmtPkts", "PortXmitPkts"),
+    ("RcvPkts", "PortRcvPkts"),
+    ("XmtWait", "PortXmitWait"),
+];
+
+/// Today's name of a counter printed under its pre-2009 name, if it is one.
+#[must_use]
+pub fn modern_name(name: &str) -> Option<&'static str> {
+    OLD_NAMES
+        .iter()
+        .find(|(old, _)| *old == name)
+        .map(|(_, new)| *new)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

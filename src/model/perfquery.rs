@@ -203,6 +203,11 @@ pub struct PerfBlock {
     pub fields: BTreeMap<String, String>,
     /// Lines of the block, header included.
     pub span: LineSpan,
+    /// Set when the block was read without its `# … counters:` header
+    /// (port unknown), holds only what `ibcheckerrors` flagged, or stops
+    /// before a value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<crate::model::partial::Partial>,
 }
 
 impl PerfBlock {
@@ -220,6 +225,7 @@ impl PerfBlock {
             counters: BTreeMap::new(),
             fields: BTreeMap::new(),
             span,
+            partial: None,
         }
     }
 

@@ -5,6 +5,7 @@
 //! names — with typed cells, so rules can ask "is GPU0–GPU1 NVLink?" or
 //! "which NIC is closest to GPU3?" without knowing the tool's spelling.
 
+use crate::model::partial::Partial;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -38,6 +39,11 @@ pub struct Device {
     pub gpu_numa_id: Option<String>,
     /// Line of the device's row, if it had one.
     pub line: Option<usize>,
+    /// Set when the device's row is cut short (cells or affinity values
+    /// missing) or absent from a matrix whose header names the device:
+    /// what is missing is unknown, never taken as a fact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
 }
 
 /// How two devices are connected, in `topo -m` vocabulary.
@@ -220,6 +226,11 @@ pub struct TopoMatrix {
     /// Whether this is the PCIe-only view (`-mp`): its legend has no `NV#`.
     /// `None` when no legend was printed.
     pub pci_only: Option<bool>,
+    /// Set when the matrix was pasted without its header line: column
+    /// names were recovered from the row labels and the `X` diagonal, and
+    /// any column no row names is listed as missing (its cells are not read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
 }
 
 impl TopoMatrix {
@@ -287,6 +298,19 @@ impl TopoMatrix {
             .collect();
         out.sort_by_key(|(k, _)| **k);
         out.into_iter().map(|(_, c)| *c).collect()
+    }
+
+    /// True when the matrix holds every row in full.
+    #[must_use]
+    pub fn is_complete(&self) -> bool {
+        self.partial.is_none() && self.devices.iter().all(|d| d.partial.is_none())
+    }
+
+    /// Whether the connection between `a` and `b` is known from either
+    /// device's row.
+    #[must_use]
+    pub fn knows(&self, a: &str, b: &str) -> bool {
+        self.cell(a, b).or_else(|| self.cell(b, a)).is_some()
     }
 
     /// Position of each GPU among the GPUs, by name.

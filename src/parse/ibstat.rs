@@ -14,6 +14,7 @@
 use crate::diag::WarningKind;
 use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibstat::{Ca, Ibstat, Port};
+use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
     decimal_f64, decimal_u32, hex_u32, label_value, numbered_heading, read_each_line,
     single_quoted, Unread,
@@ -38,13 +39,133 @@ pub(crate) const FORMAT: Spec<Ibstat> = Spec {
     ],
 };
 
+/// The adapter name given to port blocks pasted without their CA header.
+pub const UNKNOWN_CA: &str = "(unknown CA)";
+
 /// Node types ibstat prints before a quoted CA name.
 const NODE_TYPES: &[&str] = &["CA", "Switch", "Router", "iWARP RNIC", "???"];
 
 /// Reads `ibstat` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstat> {
-    read_each_line(lines, read_line)
+    let mut parsed = read_each_line(lines, read_line);
+    mark_partial(&mut parsed.value);
+    parsed
+}
+
+/// Port fields every ibstat since infiniband-diags 1.4 prints, in order.
+/// `Link layer` (2010 on) is required only when another port of the same
+/// output prints it: very old versions never do.
+const PORT_FIELDS: &[&str] = &[
+    "State",
+    "Physical state",
+    "Rate",
+    "Base lid",
+    "LMC",
+    "SM lid",
+    "Capability mask",
+    "Port GUID",
+    "Link layer",
+];
+
+/// CA fields printed before the ports.
+const CA_FIELDS: &[&str] = &[
+    "CA type",
+    "Number of ports",
+    "Firmware version",
+    "Hardware version",
+    "Node GUID",
+    "System image GUID",
+];
+
+/// Marks port blocks that stop before fields ibstat always prints, and CA
+/// blocks that stop before their fields or announced ports: the paste was
+/// cut there, and what is missing is unknown rather than absent.
+///
+/// ibstat prints fields in a fixed order, so a cut block shows a prefix of
+/// them: a block is cut when it lacks the last field (`Link layer`, or
+/// `Port GUID` from versions that never print a link layer), and what it
+/// lacks is every field after the last one it shows. A block that ends
+/// with its last field but skips some in between is whole (hand-trimmed
+/// pastes do that); the skipped fields are just not printed.
+fn mark_partial(out: &mut Ibstat) {
+    let has_link_layer = out
+        .cas
+        .iter()
+        .flat_map(|c| &c.ports)
+        .any(|p| p.link_layer.is_some());
+    for ca in &mut out.cas {
+        for port in &mut ca.ports {
+            let present = [
+                port.state.is_some(),
+                port.physical_state.is_some(),
+                port.rate_gbps.is_some(),
+                port.base_lid.is_some(),
+                port.lmc.is_some(),
+                port.sm_lid.is_some(),
+                port.capability_mask.is_some(),
+                port.port_guid.is_some(),
+                port.link_layer.is_some(),
+            ];
+            let fields = if has_link_layer {
+                PORT_FIELDS
+            } else {
+                PORT_FIELDS
+                    .get(..PORT_FIELDS.len() - 1)
+                    .unwrap_or(PORT_FIELDS)
+            };
+            if port.partial.is_none() {
+                port.partial = missing_suffix(fields, &present)
+                    .map(|m| Partial::new(PartialReason::MissingFields, m, port.span.last_line));
+            }
+        }
+        // `ibstat -s` prints CA fields and no ports: only a CA that began
+        // its ports and stopped short, or stopped inside its own fields, is cut.
+        let announced = ca.number_of_ports.unwrap_or(0) as usize;
+        let listed = ca.ports.len();
+        let mut missing: Vec<String> = Vec::new();
+        if listed > 0 && listed < announced {
+            let numbers: Vec<u32> = ca.ports.iter().map(|p| p.number).collect();
+            missing.extend(
+                (1..=u32::try_from(announced).unwrap_or(u32::MAX))
+                    .filter(|n| !numbers.contains(n))
+                    .map(|n| format!("Port {n}")),
+            );
+        }
+        if listed == 0 && ca.node_type.is_some() {
+            let present = [
+                ca.ca_type.is_some(),
+                ca.number_of_ports.is_some(),
+                ca.firmware_version.is_some(),
+                ca.hardware_version.is_some(),
+                ca.node_guid.is_some(),
+                ca.system_image_guid.is_some(),
+            ];
+            missing.extend(missing_suffix(CA_FIELDS, &present).unwrap_or_default());
+        }
+        if !missing.is_empty() && ca.partial.is_none() {
+            ca.partial = Some(Partial::new(
+                PartialReason::MissingFields,
+                missing,
+                ca.span.last_line,
+            ));
+        }
+    }
+}
+
+/// The fields after the last one present, when the last of `fields` is
+/// missing: what a block cut short lacks.
+fn missing_suffix(fields: &[&str], present: &[bool]) -> Option<Vec<String>> {
+    let n = fields.len();
+    if present.get(n.checked_sub(1)?).copied().unwrap_or(false) {
+        return None;
+    }
+    let after = present
+        .iter()
+        .take(n)
+        .rposition(|p| *p)
+        .map_or(0, |i| i + 1);
+    Some(fields.iter().skip(after).map(|f| (*f).to_owned()).collect())
 }
 
 fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {
@@ -72,7 +193,27 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {
                 ca.span = ca.span.join(line.span());
                 ca.ports.push(Port::new(number, line.span()));
             }
-            None => unread.line(line, "`Port N:` before any `CA '…'` header"),
+            None => {
+                // A port block pasted without its `CA '…'` header: read it
+                // under an adapter whose name is unknown, and say so.
+                let mut ca = Ca {
+                    name: UNKNOWN_CA.to_owned(),
+                    span: line.span(),
+                    partial: Some(Partial::new(
+                        PartialReason::NoHeader,
+                        vec!["CA name (no `CA '…'` line before this port)".to_owned()],
+                        line.number,
+                    )),
+                    ..Ca::default()
+                };
+                ca.ports.push(Port::new(number, line.span()));
+                out.cas.push(ca);
+                unread.warn(
+                    WarningKind::Truncated,
+                    line.span(),
+                    "port block without its `CA '…'` header: the adapter is unknown",
+                );
+            }
         }
         return;
     }
@@ -147,6 +288,15 @@ fn read_port_field(
     port: &mut Port,
     unread: &mut Unread,
 ) -> bool {
+    if value.is_empty() && PORT_FIELDS.contains(&label) {
+        // ibstat always prints a value: an empty one was cut off.
+        port.partial = Some(Partial::new(
+            PartialReason::CutLine,
+            vec![label.to_owned()],
+            line.number,
+        ));
+        return true;
+    }
     match label {
         "State" => port.state = Some(PortState::parse(value)),
         "Physical state" => port.physical_state = Some(PhysState::parse(value)),
@@ -226,6 +376,12 @@ fn read_rate(value: &str) -> Option<(f64, bool)> {
 /// or the single-port `CA: 'x'` header followed by a port block.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?.text().trim();
+    if numbered_heading(first, "Port").is_some() {
+        return detect_headless_port(lines);
+    }
+    if is_hca_name(lines.first()?.text()) {
+        return detect_ca_list(lines);
+    }
     let (node_type, name) = ca_header(first)?;
     let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
     let (label, _) = label_value(next)?;
@@ -234,6 +390,76 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         None => label.starts_with("Port ") || label == "State",
     };
     follows.then(|| Block::keyed(name))
+}
+
+/// Driver prefixes of RDMA device names as the kernel names them
+/// (`/sys/class/infiniband`): Mellanox/NVIDIA, Intel OPA and E800, Broadcom,
+/// Marvell, AWS, Alibaba, Huawei, AMD Pensando, soft RoCE/iWARP, Chelsio,
+/// VMware, and the old Mellanox and QLogic cards.
+const HCA_PREFIXES: &[&str] = &[
+    "mlx5_",
+    "mlx4_",
+    "mthca",
+    "hfi1_",
+    "qib",
+    "irdma",
+    "i40iw",
+    "bnxt_re",
+    "qedr",
+    "efa_",
+    "erdma_",
+    "hns_",
+    "ionic_",
+    "rxe",
+    "siw",
+    "cxgb4_",
+    "vmw_pvrdma",
+    "ocrdma",
+    "mana_",
+];
+
+/// An HCA name alone on an unindented line (`mlx5_0`, `mlx5_bond_0`,
+/// `hfi1_0`, `irdma0`, `bnxt_re3`): a driver prefix, then digits, possibly
+/// after `bond_`.
+fn is_hca_name(raw: &str) -> bool {
+    if raw.starts_with(char::is_whitespace) {
+        return false; // ibv_devinfo -l indents its list: not ibstat -l
+    }
+    let t = raw.trim_end();
+    HCA_PREFIXES.iter().any(|p| {
+        t.strip_prefix(p).is_some_and(|rest| {
+            let rest = rest.strip_prefix("bond_").unwrap_or(rest);
+            let rest = rest.strip_prefix('_').unwrap_or(rest);
+            !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit())
+        })
+    })
+}
+
+/// `ibstat -l` without its prompt: every line up to the next blank or
+/// other line is an HCA name. The section is exactly those lines.
+fn detect_ca_list(lines: &[Line<'_>]) -> Option<Block> {
+    let n = lines
+        .iter()
+        .take_while(|l| !l.is_blank() && is_hca_name(l.text()))
+        .count();
+    let line = lines.first().map_or(0, |l| l.number);
+    (n > 0).then(|| Block::of_lines(format!("ibstat -l at line {line}"), n))
+}
+
+/// A `Port N:` block without its CA header: unmistakable when its next
+/// two labels are ibstat's first two port fields, spelled as ibstat does.
+fn detect_headless_port(lines: &[Line<'_>]) -> Option<Block> {
+    let mut labels = lines
+        .iter()
+        .skip(1)
+        .filter(|l| !l.is_blank())
+        .take(2)
+        .filter_map(|l| label_value(l.text()).map(|(label, _)| label));
+    let ok = labels.next() == Some("State") && labels.next() == Some("Physical state");
+    // Keyed by line: inside a full ibstat section every `Port N:` matches
+    // too, and must continue that section, never start a new one.
+    let line = lines.first().map_or(0, |l| l.number);
+    ok.then(|| Block::keyed(format!("{UNKNOWN_CA} at line {line}")))
 }
 
 /// Renders a model in ibstat's own layout (full form). Used by the

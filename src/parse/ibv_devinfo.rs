@@ -18,6 +18,7 @@
 use crate::diag::WarningKind;
 use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibv_devinfo::{ExtraField, GidEntry, IbvDevice, IbvDevinfo, IbvPort};
+use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{decimal_f64, decimal_u32, hex_u32, label_value, read_each_line, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -76,6 +77,28 @@ fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
             ..IbvDevice::default()
         });
         return;
+    }
+    if out.devices.is_empty()
+        && out.listed_count.is_none()
+        && labelled.is_some_and(|(label, _)| is_devinfo_label(label))
+    {
+        // Output pasted from the middle of a device: read it under a
+        // device whose name is unknown, and say so.
+        out.devices.push(IbvDevice {
+            hca_id: UNKNOWN_HCA.to_owned(),
+            span: line.span(),
+            partial: Some(Partial::new(
+                PartialReason::NoHeader,
+                vec!["hca_id (device name)".to_owned()],
+                line.number,
+            )),
+            ..IbvDevice::default()
+        });
+        unread.warn(
+            WarningKind::Truncated,
+            line.span(),
+            "ibv_devinfo output without its `hca_id:` line: the device is unknown",
+        );
     }
     let Some(device) = out.devices.last_mut() else {
         if out.listed_count.is_some() && is_device_name(t) {
@@ -294,13 +317,53 @@ fn gid_entry(index: u32, value: &str) -> GidEntry {
 }
 
 /// Recognises `hca_id:` (keyed by device) and the `-l` heading.
+/// The device name given to output pasted without its `hca_id:` line.
+pub const UNKNOWN_HCA: &str = "(unknown HCA)";
+
+/// Labels only ibv_devinfo prints (snake_case device fields, and the port
+/// fields under `port:`).
+const DEVINFO_LABELS: &[&str] = &[
+    "transport",
+    "fw_ver",
+    "node_guid",
+    "sys_image_guid",
+    "vendor_id",
+    "vendor_part_id",
+    "hw_ver",
+    "board_id",
+    "phys_port_cnt",
+    "port",
+];
+
+fn is_devinfo_label(label: &str) -> bool {
+    DEVINFO_LABELS.contains(&label)
+}
+
+/// Output starting mid-way (no `hca_id:`): two ibv_devinfo device labels in
+/// a row, or `port:` followed by `state:` with a `PORT_` value.
+fn detect_headless(lines: &[Line<'_>]) -> Option<Block> {
+    let mut labels = lines
+        .iter()
+        .filter(|l| !l.is_blank())
+        .take(2)
+        .map(|l| label_value(l.text().trim()));
+    let first = labels.next()??;
+    let second = labels.next()??;
+    let ok = match first.0 {
+        "port" => second.0 == "state" && second.1.starts_with("PORT_"),
+        l => is_devinfo_label(l) && l != "port" && is_devinfo_label(second.0),
+    };
+    let line = lines.first().map_or(0, |l| l.number);
+    ok.then(|| Block::keyed(format!("{UNKNOWN_HCA} at line {line}")))
+}
+
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let t = lines.first()?.text().trim();
     if list_heading(t).is_some() {
         return Some(Block::keyed("HCAs found"));
     }
     if !t.starts_with("hca_id:") {
-        return None;
+        return detect_headless(lines);
     }
     match label_value(t) {
         Some(("hca_id", name)) if !name.is_empty() => Some(Block::keyed(name)),

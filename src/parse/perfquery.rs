@@ -24,6 +24,7 @@
 
 use crate::diag::WarningKind;
 use crate::model::counter::max_for_bits;
+use crate::model::partial::{Partial, PartialReason};
 use crate::model::perf_fields::FieldKind;
 use crate::model::perfquery::{PerfAttribute, PerfBlock, Perfquery};
 use crate::model::Counter;
@@ -51,11 +52,70 @@ const VALUE_COLUMN: usize = 33;
 /// Reads `perfquery` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Perfquery> {
-    read_each_line(lines, read_line)
+    let (lines, joined) = join_wrapped_headers(lines);
+    let mut parsed = read_each_line(&lines, read_line);
+    for (first, second) in joined {
+        parsed.warnings.push(crate::diag::Warning::new(
+            WarningKind::Suspicious,
+            crate::span::LineSpan::new(first, second),
+            "a `# … counters:` header wrapped onto two lines (by a mail client?) was joined",
+        ));
+    }
+    parsed.warnings.sort_by_key(|w| w.span);
+    parsed
 }
+
+/// Joins a `# … counters:` header that a mail client wrapped onto the next
+/// line (`# Port counters: Lid 12` / `port 1`, or a `(CapMask:` left
+/// open): the continuation is not a dotted field, not a header, and the
+/// header alone lacks its port or its closing parenthesis. Returns the
+/// lines with each pair joined under the first line's number, and the
+/// joined pairs.
+fn join_wrapped_headers<'a>(lines: &[Line<'a>]) -> (Vec<Line<'a>>, Vec<(usize, usize)>) {
+    let mut out: Vec<Line<'a>> = Vec::with_capacity(lines.len());
+    let mut joined = Vec::new();
+    let mut i = 0;
+    while let Some(line) = lines.get(i) {
+        i += 1;
+        let t = line.text().trim();
+        let open_header = t.starts_with('#')
+            && t.contains(" counters:")
+            && (t.matches('(').count() > t.matches(')').count()
+                || Header::parse(t).is_some_and(|h| h.port.is_none()));
+        let next = lines.get(i).map(|l| l.text().trim());
+        let continues = next.is_some_and(|n| {
+            !n.is_empty() && !n.starts_with('#') && dotted_field(n).is_none() && n.len() < 80
+        });
+        if open_header && continues {
+            if let (Some(next_line), Some(n)) = (lines.get(i), next) {
+                let text = format!("{t} {n}");
+                if Header::parse(&text).is_some_and(|h| h.port.is_some() || h.cap_mask.is_some()) {
+                    joined.push((line.number, next_line.number));
+                    out.push(Line {
+                        number: line.number,
+                        text: std::borrow::Cow::Owned(text),
+                    });
+                    i += 1;
+                    continue;
+                }
+            }
+        }
+        out.push(line.clone());
+    }
+    (out, joined)
+}
+
+/// The port id given to counter lines pasted without their header.
+pub const UNKNOWN_PORT: &str = "(header missing)";
 
 fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
     let t = line.text().trim();
+    if let Some(warn) = ibcheckerrors_warn(t) {
+        return read_checkerrors_warn(line, &warn, out, unread);
+    }
+    if t.starts_with("Error check on lid ") {
+        return; // ibcheckerrors' verdict line: its #warn lines hold the values
+    }
     if let Some(header) = Header::parse(t) {
         if !header.unknown_keys.is_empty() {
             unread.warn(
@@ -80,16 +140,142 @@ fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
     let Some((name, value)) = dotted_field(t) else {
         return unread.line(line, "not a perfquery `Name:....value` line");
     };
-    match out.blocks.last_mut() {
-        Some(block) => {
-            block.span = block.span.join(line.span());
-            read_field(line, name, value, block, unread);
-        }
-        None => unread.warn(
+    let name = crate::model::perf_fields::modern_name(name).unwrap_or(name);
+    if out.blocks.last().is_none_or(|b| {
+        b.partial.as_ref().is_some_and(|p| {
+            p.reason == PartialReason::MissingFields && b.port_id.starts_with("ibcheckerrors")
+        })
+    }) {
+        // Counter lines with no header above them: the dotted names are
+        // unmistakable, so they are read, under a port that is unknown.
+        let mut block = PerfBlock::new(headless_attribute(name), UNKNOWN_PORT, line.span());
+        block.partial = Some(Partial::new(
+            PartialReason::NoHeader,
+            vec!["`# … counters:` header (LID and port)".to_owned()],
+            line.number,
+        ));
+        out.blocks.push(block);
+        unread.warn(
             WarningKind::Truncated,
             line.span(),
-            "counter lines before any `# … counters:` header (output cut at the start?)",
-        ),
+            "counter lines without their `# … counters:` header: the LID and port are unknown",
+        );
+    }
+    if let Some(block) = out.blocks.last_mut() {
+        block.span = block.span.join(line.span());
+        read_field(line, name, value, block, unread);
+    }
+}
+
+/// The attribute of a headless block, from its first field: the 64-bit
+/// PortCountersExtended when the name is one only it prints.
+fn headless_attribute(first: &str) -> PerfAttribute {
+    let basic = PerfAttribute::PortCounters.field_kind(first).is_some();
+    let extended = PerfAttribute::PortCountersExtended
+        .field_kind(first)
+        .is_some();
+    if extended && !basic {
+        PerfAttribute::PortCountersExtended
+    } else {
+        PerfAttribute::PortCounters
+    }
+}
+
+/// One `ibcheckerrors` `#warn:` line.
+#[derive(Clone, Copy)]
+struct CheckWarn<'t> {
+    name: &'t str,
+    value: u64,
+    threshold: Option<u64>,
+    lid: Option<u32>,
+    port: Option<u32>,
+}
+
+/// `#warn: counter SymbolErrors = 65535 (threshold 10) lid 3 port 1` (a tab
+/// before the parenthesis):
+/// what `ibcheckerrors` printed for a counter over its threshold.
+fn ibcheckerrors_warn(t: &str) -> Option<CheckWarn<'_>> {
+    let rest = t
+        .strip_prefix("#warn:")?
+        .trim_start()
+        .strip_prefix("counter ")?;
+    let (name, rest) = rest.split_once('=')?;
+    let name = name.trim();
+    let rest = rest.trim_start();
+    let digits_end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let value = rest.get(..digits_end)?.parse().ok()?;
+    let rest = rest.get(digits_end..)?;
+    let threshold = rest
+        .split_once("(threshold")
+        .and_then(|(_, r)| r.split(')').next())
+        .and_then(|n| n.trim().parse().ok());
+    let word_after = |key: &str| -> Option<u32> {
+        let mut words = rest.split_whitespace();
+        words.find(|w| *w == key)?;
+        words
+            .next()?
+            .trim_end_matches(|c: char| !c.is_ascii_digit())
+            .parse()
+            .ok()
+    };
+    let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    ok.then(|| CheckWarn {
+        name,
+        value,
+        threshold,
+        lid: word_after("lid"),
+        port: word_after("port"),
+    })
+}
+
+/// Adds an `ibcheckerrors` `#warn:` reading to the block of its port: the
+/// value as evidence, with the threshold the tool quoted. The block holds
+/// only what was over its threshold, so it is partial: the counters it
+/// does not list are unknown, not zero.
+fn read_checkerrors_warn(
+    line: &Line<'_>,
+    warn: &CheckWarn<'_>,
+    out: &mut Perfquery,
+    unread: &mut Unread,
+) {
+    let CheckWarn {
+        name,
+        value,
+        threshold,
+        lid,
+        port,
+    } = *warn;
+    let name = crate::model::perf_fields::modern_name(name).unwrap_or(name);
+    let port_id = match lid {
+        Some(l) => format!("ibcheckerrors Lid {l}"),
+        None => "ibcheckerrors".to_owned(),
+    };
+    let same = out
+        .blocks
+        .last()
+        .is_some_and(|b| b.port_id == port_id && b.port == port && b.lid == lid);
+    if !same {
+        let mut block = PerfBlock::new(PerfAttribute::PortCounters, port_id, line.span());
+        block.lid = lid;
+        block.port = port;
+        block.partial = Some(Partial::new(
+            PartialReason::MissingFields,
+            vec!["counters under their ibcheckerrors threshold".to_owned()],
+            line.number,
+        ));
+        out.blocks.push(block);
+    }
+    let Some(block) = out.blocks.last_mut() else {
+        return;
+    };
+    block.span = block.span.join(line.span());
+    read_field(line, name, &value.to_string(), block, unread);
+    if let Some(t) = threshold {
+        block
+            .fields
+            .insert(format!("{name}Threshold"), t.to_string());
     }
 }
 
@@ -295,8 +481,19 @@ fn lid_of(port_id: &str) -> Option<u32> {
 /// Recognises a header followed by a dotted field line.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?.text().trim();
+    let line = lines.first().map_or(0, |l| l.number);
+    if ibcheckerrors_warn(first).is_some() {
+        return Some(Block::keyed(format!("ibcheckerrors at line {line}")));
+    }
     if !first.starts_with('#') {
-        return None;
+        return detect_headless(lines);
+    }
+    if first.contains(" counters:") && Header::parse(first).is_none_or(|h| h.port.is_none()) {
+        // A header wrapped onto two lines: the parser joins them.
+        let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
+        if Header::parse(&format!("{first} {next}")).is_some_and(|h| h.port.is_some()) {
+            return Some(Block::keyed(format!("wrapped header at line {line}")));
+        }
     }
     let header = Header::parse(first)?;
     // stderr diagnostics can land between a header and its first line.
@@ -310,6 +507,27 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         "{:?}|{}|{:?}",
         header.attribute, header.port_id, header.port
     )))
+}
+
+/// Three dotted `Name:....value` lines in a row whose names are PortCounters
+/// or PortCountersExtended fields (today's or pre-2009 spellings): counter
+/// lines whose header was lost. Keyed by line, so that inside a full
+/// perfquery section they continue it.
+fn detect_headless(lines: &[Line<'_>]) -> Option<Block> {
+    let known = |t: &str| {
+        dotted_field(t).is_some_and(|(name, value)| {
+            let name = crate::model::perf_fields::modern_name(name).unwrap_or(name);
+            !value.is_empty()
+                && (PerfAttribute::PortCounters.field_kind(name).is_some()
+                    || PerfAttribute::PortCountersExtended
+                        .field_kind(name)
+                        .is_some())
+        })
+    };
+    let mut nonblank = lines.iter().filter(|l| !l.is_blank()).take(3);
+    let all = nonblank.by_ref().filter(|l| known(l.text().trim())).count() == 3;
+    let line = lines.first().map_or(0, |l| l.number);
+    all.then(|| Block::keyed(format!("headless at line {line}")))
 }
 
 /// Renders a model in perfquery's own layout: each header, then the fields
@@ -597,8 +815,11 @@ PortRcvData:.....................5
     fn cut_lines_tool_messages_and_junk_are_reported() {
         let text = "PortXmitData:....................5\n# Port counters: Lid 1 port 1 (CapMask: 0x5300)\nSymbolErrorCounter:..............1\nibwarn: [123] dump_perfcounters: PerfMgt ClassPortInfo CapMask 0x5A00; No extended counter support indicated\nhello world\nperfquery: iberror: failed: perfquery\nPortRcvData:.....\n";
         let parsed = parse(&lines_of(text));
+        // The first line, with no header above it, is read as a block of
+        // its own whose port is unknown.
+        assert_eq!(parsed.value.blocks[0].port_id, UNKNOWN_PORT);
         assert_eq!(
-            parsed.value.blocks[0]
+            parsed.value.blocks[1]
                 .counter("SymbolErrorCounter")
                 .unwrap()
                 .value,

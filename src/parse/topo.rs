@@ -19,6 +19,7 @@
 //! the next line. Cells are read with a scanner over the known vocabulary
 //! rather than by splitting, which is what makes the fused forms readable.
 
+use crate::model::partial::{Partial, PartialReason};
 use crate::model::topo::{
     Cell, Device, DeviceKind, LegendEntry, Link, P2pCapability, P2pStatus, TopoMatrix, TopoP2p,
 };
@@ -29,7 +30,15 @@ use std::fmt::Write as _;
 
 pub(crate) const FORMAT: Spec<TopoMatrix> = Spec {
     command: |argv| is_topo(argv) && argv.iter().any(|a| MATRIX_FLAGS.contains(a)),
-    detect: |lines| (classify(lines)? == MatrixKind::Links).then(|| Block::keyed("topo")),
+    detect: |lines| match classify(lines)? {
+        // Rows match too inside a full matrix: keyed by line, a row
+        // continues the matrix it is in rather than starting another.
+        MatrixKind::Links if header(lines.first()?.text()).is_none() => Some(Block::keyed(
+            format!("topo row at line {}", lines.first()?.number),
+        )),
+        MatrixKind::Links => Some(Block::keyed("topo")),
+        MatrixKind::P2p => None,
+    },
     parse,
     summary,
     attach_command: None,
@@ -70,6 +79,8 @@ enum MatrixKind {
 struct Header {
     devices: Vec<String>,
     affinity: Vec<&'static str>,
+    /// Line it was read from (0 until the reader sets it).
+    line: usize,
 }
 
 /// Reads a header row; `None` unless it names `GPU0` and nothing but
@@ -105,7 +116,11 @@ fn header(text: &str) -> Option<Header> {
         affinity.push(*title);
         rest = rest.get(title.len()..)?.trim_start();
     }
-    Some(Header { devices, affinity })
+    Some(Header {
+        devices,
+        affinity,
+        line: 0,
+    })
 }
 
 /// A device name at the start of `s`: letters, optional digits, optional
@@ -234,7 +249,10 @@ const LOOKAHEAD: usize = 64;
 
 /// Whether a matrix starts at `lines[0]`, and of which kind.
 fn classify(lines: &[Line<'_>]) -> Option<MatrixKind> {
-    let h = header(lines.first()?.text())?;
+    let first = lines.first()?.text();
+    let Some(h) = header(first) else {
+        return headless_row(first).map(|_| MatrixKind::Links);
+    };
     let first_row = lines.iter().skip(1).find(|l| !l.is_blank())?;
     if !h.affinity.is_empty() {
         row(first_row.text(), &h.devices, LINK_WORDS)?;
@@ -253,6 +271,111 @@ fn classify(lines: &[Line<'_>]) -> Option<MatrixKind> {
     }
 }
 
+/// A `topo -m` row pasted without the header above it: `GPU3`, then at
+/// least three cells of the link vocabulary with exactly one `X` (the
+/// diagonal), then nothing or affinity values. Returns the row's name, its
+/// cells and the position of its `X`.
+fn headless_row(text: &str) -> Option<(&str, Vec<&str>, usize)> {
+    let (name, mut rest) = device_name(text.trim_start())?;
+    let mut cells = Vec::new();
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() || starts_value(rest) {
+            break;
+        }
+        let (cell, after) = cell_token(rest, LINK_WORDS);
+        if !(LINK_WORDS.contains(&cell)
+            || Link::parse(cell)
+                != Link::Unknown {
+                    text: cell.to_owned(),
+                })
+        {
+            return None;
+        }
+        cells.push(cell);
+        rest = after;
+    }
+    let mut xs = cells.iter().enumerate().filter(|(_, c)| **c == "X");
+    let (x, _) = xs.next()?;
+    let ok = xs.next().is_none()
+        && cells.len() >= 3
+        && (name.starts_with("GPU") || name.starts_with("NIC") || name.contains('_'));
+    ok.then_some((name, cells, x))
+}
+
+/// Column names recovered from rows pasted without their header: each
+/// row's `X` names its own column; GPU columns come first and in order
+/// (`GPU3`'s `X` in column 3 means columns 0–2 are `GPU0`–`GPU2`). Columns
+/// no row names stay unknown (`?` + position) and are not read.
+fn recover_header(lines: &[Line<'_>]) -> Option<Header> {
+    let rows: Vec<(&str, usize, usize)> = lines
+        .iter()
+        .filter(|l| !l.is_blank())
+        .take_while(|l| l.text().trim() != "Legend:")
+        .filter_map(|l| headless_row(l.text()).map(|(n, cells, x)| (n, cells.len(), x)))
+        .collect();
+    let width = rows.iter().map(|(_, w, _)| *w).max()?;
+    let mut columns: Vec<Option<String>> = vec![None; width];
+    for (name, _, x) in &rows {
+        if let Some(slot) = columns.get_mut(*x) {
+            *slot = Some((*name).to_owned());
+        }
+    }
+    // GPU<k> with its X in column k: the GPUs before it fill the columns before.
+    let gpu_at_own_index = rows
+        .iter()
+        .filter(|(n, _, _)| n.starts_with("GPU"))
+        .all(|(n, _, x)| n.get(3..).and_then(|d| d.parse::<usize>().ok()) == Some(*x));
+    if gpu_at_own_index {
+        let last_gpu = rows
+            .iter()
+            .filter(|(n, _, _)| n.starts_with("GPU"))
+            .map(|(_, _, x)| *x)
+            .max()?;
+        for (i, slot) in columns.iter_mut().enumerate().take(last_gpu) {
+            if slot.is_none() {
+                *slot = Some(format!("GPU{i}"));
+            }
+        }
+    }
+    let devices = columns
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| c.unwrap_or_else(|| format!("{UNNAMED}{i}")))
+        .collect();
+    let values = lines
+        .iter()
+        .filter_map(|l| row_values_count(l.text()))
+        .max()
+        .unwrap_or(0);
+    Some(Header {
+        devices,
+        affinity: AFFINITY_TITLES.iter().copied().take(values).collect(),
+        line: lines.first().map_or(0, |l| l.number),
+    })
+}
+
+/// How many affinity values follow the cells of a headerless row.
+fn row_values_count(text: &str) -> Option<usize> {
+    let (name, _, _) = headless_row(text)?;
+    if !name.starts_with("GPU") {
+        return None;
+    }
+    let mut rest = text.trim_start().get(name.len()..)?;
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() || starts_value(rest) {
+            break;
+        }
+        let (_, after) = cell_token(rest, LINK_WORDS);
+        rest = after;
+    }
+    Some(rest.split_whitespace().count())
+}
+
+/// Prefix of the names given to columns no row names.
+const UNNAMED: &str = "?";
+
 /// What the shared reader collects for either form.
 #[derive(Default)]
 struct Raw<'t> {
@@ -262,14 +385,22 @@ struct Raw<'t> {
     nic_legend: Vec<(String, String)>,
 }
 
-fn read<'t>(lines: &'t [Line<'t>], words: &[&str], unread: &mut Unread) -> Raw<'t> {
+fn read<'t>(
+    lines: &'t [Line<'t>],
+    words: &[&str],
+    unread: &mut Unread,
+    recovered: Option<Header>,
+) -> Raw<'t> {
     #[derive(PartialEq)]
     enum Part {
         Matrix,
         Legend,
         NicLegend,
     }
-    let mut raw = Raw::default();
+    let mut raw = Raw {
+        header: recovered,
+        ..Raw::default()
+    };
     let mut part = Part::Matrix;
     for line in lines.iter().filter(|l| !l.is_blank()) {
         let t = line.text().trim();
@@ -297,7 +428,8 @@ fn read<'t>(lines: &'t [Line<'t>], words: &[&str], unread: &mut Unread) -> Raw<'
             continue;
         }
         if raw.header.is_none() {
-            if let Some(h) = header(t) {
+            if let Some(mut h) = header(t) {
+                h.line = line.number;
                 raw.header = Some(h);
                 continue;
             }
@@ -330,7 +462,31 @@ fn read<'t>(lines: &'t [Line<'t>], words: &[&str], unread: &mut Unread) -> Raw<'
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
     let mut unread = Unread::default();
-    let raw = read(lines, LINK_WORDS, &mut unread);
+    let mut raw = read(lines, LINK_WORDS, &mut unread, None);
+    let mut headless: Option<Partial> = None;
+    if raw.header.is_none() {
+        if let Some(h) = recover_header(lines) {
+            unread = Unread::default();
+            unread.warn(
+                crate::diag::WarningKind::Truncated,
+                LineSpan::line(h.line),
+                format!(
+                    "no header line: column names recovered from the row labels and the X diagonal ({})",
+                    h.devices.join(" ")
+                ),
+            );
+            let mut missing = vec!["header line".to_owned()];
+            missing.extend(
+                h.devices
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| d.starts_with(UNNAMED))
+                    .map(|(i, _)| format!("name of column {}", i + 1)),
+            );
+            headless = Some(Partial::new(PartialReason::NoHeader, missing, h.line));
+            raw = read(lines, LINK_WORDS, &mut unread, Some(h));
+        }
+    }
     let mut out = TopoMatrix {
         pci_only: (!raw.legend.is_empty()).then(|| !raw.legend.iter().any(|e| e.symbol == "NV#")),
         legend: raw.legend,
@@ -342,15 +498,20 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
             warnings: unread.finish(),
         };
     };
+    out.partial = headless;
     out.affinity_columns = header.affinity.iter().map(|s| (*s).to_owned()).collect();
     out.devices = header
         .devices
         .iter()
+        .filter(|name| !name.starts_with(UNNAMED))
         .map(|name| new_device(name, &raw.nic_legend))
         .collect();
     for (number, r) in &raw.rows {
         check_width(*number, r, &header, &mut unread);
-        for (col, text) in header.devices.iter().zip(&r.cells) {
+        for (col, text) in header.devices.iter().zip(trusted_cells(r, &header)) {
+            if col.starts_with(UNNAMED) {
+                continue;
+            }
             out.cells.push(Cell {
                 from: r.name.to_owned(),
                 to: col.clone(),
@@ -360,7 +521,15 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
         }
         if let Some(d) = out.devices.iter_mut().find(|d| d.name == r.name) {
             d.line = Some(*number);
-            for (title, value) in header.affinity.iter().zip(&r.values) {
+            d.partial = row_partial(*number, r, &header, d.kind);
+            // A row that stops before its last affinity column may have
+            // lost the end of the last value it shows: that one is not kept.
+            let trusted = if r.values.len() < header.affinity.len() {
+                r.values.len().saturating_sub(1)
+            } else {
+                r.values.len()
+            };
+            for (title, value) in header.affinity.iter().zip(r.values.iter().take(trusted)) {
                 let slot = match *title {
                     "CPU Affinity" => &mut d.cpu_affinity,
                     "NUMA Affinity" => &mut d.numa_affinity,
@@ -370,6 +539,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
             }
         }
     }
+    mark_missing_rows(&mut out, &raw.rows, &header);
     for (nic, _) in &raw.nic_legend {
         if !out.devices.iter().any(|d| &d.name == nic) {
             unread.warn(
@@ -382,6 +552,48 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
     Parsed {
         value: out,
         warnings: in_line_order(unread),
+    }
+}
+
+/// The cells of a row that can be trusted. A row with fewer cells than
+/// columns and nothing after them was cut: its last cell may be cut
+/// mid-word (`NV1` of `NV18`) and is left out with the missing ones.
+fn trusted_cells<'r, 't>(r: &'r Row<'t>, header: &Header) -> &'r [&'t str] {
+    let cut = r.cells.len() < header.devices.len() && r.values.is_empty();
+    let keep = if cut {
+        r.cells.len().saturating_sub(1)
+    } else {
+        r.cells.len()
+    };
+    r.cells.get(..keep).unwrap_or_default()
+}
+
+/// What a row lacks: cells for the last columns, or (GPU rows) the
+/// affinity values the header announces. A row whose last value may be
+/// cut mid-word counts that value as missing too.
+fn row_partial(number: usize, r: &Row<'_>, header: &Header, kind: DeviceKind) -> Option<Partial> {
+    let cells = trusted_cells(r, header).len();
+    let mut missing: Vec<String> = header.devices.iter().skip(cells).cloned().collect();
+    if kind == DeviceKind::Gpu && r.values.len() < header.affinity.len() {
+        // The last value read may be a cut one: count it missing too.
+        let kept = r.values.len().saturating_sub(1);
+        missing.extend(header.affinity.iter().skip(kept).map(|t| (*t).to_owned()));
+    }
+    (!missing.is_empty()).then(|| Partial::new(PartialReason::ShortRow, missing, number))
+}
+
+/// Devices the header names with no row at all, once rows have begun:
+/// the paste stopped (or skipped) before them.
+fn mark_missing_rows(out: &mut TopoMatrix, rows: &[(usize, Row<'_>)], header: &Header) {
+    let last = rows.last().map_or(header.line, |(n, _)| *n);
+    for d in &mut out.devices {
+        if d.line.is_none() {
+            d.partial = Some(Partial::new(
+                PartialReason::MissingRow,
+                vec![d.name.clone()],
+                last,
+            ));
+        }
     }
 }
 
@@ -414,6 +626,7 @@ fn new_device(name: &str, nic_legend: &[(String, String)]) -> Device {
         numa_affinity: None,
         gpu_numa_id: None,
         line: None,
+        partial: None,
     }
 }
 
@@ -451,7 +664,7 @@ fn check_width(number: usize, r: &Row<'_>, header: &Header, unread: &mut Unread)
 #[must_use]
 pub fn parse_p2p(lines: &[Line<'_>]) -> Parsed<TopoP2p> {
     let mut unread = Unread::default();
-    let raw = read(lines, P2P_WORDS, &mut unread);
+    let raw = read(lines, P2P_WORDS, &mut unread, None);
     let mut out = TopoP2p {
         legend: raw.legend,
         ..TopoP2p::default()

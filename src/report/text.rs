@@ -441,7 +441,7 @@ mod tests {
 
     #[test]
     fn colour_only_when_asked() {
-        let text = "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n";
+        let text = "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
         let out = render(
             &report(text),
             &TextOptions {

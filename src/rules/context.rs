@@ -10,6 +10,7 @@ use crate::input::{Document, Section};
 use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibstat::{Ca, Port};
 use crate::model::nvlink::NvlinkLink;
+use crate::model::partial::Partial;
 use crate::model::perfquery::PerfAttribute;
 use crate::model::smi_query::QueryGpu;
 use crate::model::topo::TopoMatrix;
@@ -98,6 +99,8 @@ pub struct IbPortRef<'a> {
     pub port_guid: Option<Guid>,
     /// Lines the port was read from.
     pub span: LineSpan,
+    /// True when the port block is cut: fields it lacks are unknown.
+    pub partial: bool,
 }
 
 impl<'a> IbPortRef<'a> {
@@ -131,10 +134,26 @@ impl<'a> IbPortRef<'a> {
     }
 
     /// True when the port speaks native InfiniBand (or does not say, as very
-    /// old infiniband-diags do not).
+    /// old infiniband-diags do not). A cut port block that stops before its
+    /// `Link layer` is not assumed to be InfiniBand: it may be RoCE.
     #[must_use]
     pub fn is_infiniband(&self) -> bool {
-        !matches!(self.link_layer, Some(LinkLayer::Ethernet))
+        match self.link_layer {
+            Some(LinkLayer::Ethernet) => false,
+            Some(LinkLayer::Infiniband) => true,
+            _ => !self.partial,
+        }
+    }
+
+    /// True when the port block was cut before its `Link layer`: it may be
+    /// InfiniBand or RoCE.
+    #[must_use]
+    pub fn link_layer_cut(&self) -> bool {
+        self.partial
+            && !matches!(
+                self.link_layer,
+                Some(LinkLayer::Ethernet | LinkLayer::Infiniband)
+            )
     }
 
     /// True when the port is `Active` and not reported physically down.
@@ -164,6 +183,8 @@ pub struct AdapterRef<'a> {
     pub ports_listed: usize,
     /// Lines it was read from.
     pub span: LineSpan,
+    /// True when the adapter's block, or one of its ports, is cut.
+    pub partial: bool,
 }
 
 impl<'a> AdapterRef<'a> {
@@ -199,6 +220,21 @@ fn from_ibstat<'a>(at: SectionRef<'a>, ca: &'a Ca, port: &'a Port) -> IbPortRef<
         link_layer: port.link_layer,
         port_guid: port.port_guid,
         span: port.span,
+        partial: port.partial.is_some() || ca.partial.is_some(),
+    }
+}
+
+/// Marks the ports of one section whose `Link layer` the paste lost: the
+/// field is missing while another port of the same output prints it, or
+/// it is missing from the last port of an output that ends the input.
+/// Such a port may be RoCE: it is not assumed to be InfiniBand.
+fn mark_link_layer_cut(ports: &mut [IbPortRef<'_>], ends_input: bool) {
+    let prints_link_layer = ports.iter().any(|p| p.link_layer.is_some());
+    let last = ports.len().saturating_sub(1);
+    for (i, p) in ports.iter_mut().enumerate() {
+        if p.link_layer.is_none() && (prints_link_layer || (ends_input && i == last)) {
+            p.partial = true;
+        }
     }
 }
 
@@ -300,6 +336,10 @@ pub struct NvGpuRef<'a> {
     pub counters: BTreeMap<(u32, &'a str), Reading<'a>>,
     /// Latest `-ec` reading per link.
     pub lanes: BTreeMap<u32, (SectionRef<'a>, &'a NvlinkLink)>,
+    /// Set when the `-s` listing of this GPU looks cut: fewer links than
+    /// another listing of the same product on the host, or than the
+    /// product has link slots. Its link count is then unknown.
+    pub listing_cut: Option<Partial>,
     /// True for link lines pasted without their `GPU N:` header: the GPU
     /// is unknown (`index` says nothing, `name` is empty), and each such
     /// block is a GPU of its own, never merged with a numbered one.
@@ -545,6 +585,7 @@ impl<'a> Context<'a> {
                         status: BTreeMap::new(),
                         counters: BTreeMap::new(),
                         lanes: BTreeMap::new(),
+                        listing_cut: None,
                     });
                 if gpu.all_links_inactive {
                     entry.all_inactive = Some((at, gpu.span));
@@ -571,6 +612,38 @@ impl<'a> Context<'a> {
                         entry.lanes.insert(link.link, (at, link));
                     }
                 }
+            }
+        }
+        let mut longest: BTreeMap<(HostKey<'a>, &'a str), usize> = BTreeMap::new();
+        for g in gpus.values() {
+            let e = longest.entry((g.host, g.name)).or_default();
+            *e = (*e).max(g.status.len());
+        }
+        for g in gpus.values_mut() {
+            if g.all_inactive.is_some() || g.status.is_empty() {
+                continue;
+            }
+            let slots = crate::kb::gpu_nvlink_expectation(g.name)
+                .and_then(|k| k.link_slots)
+                .map_or(0, |n| n as usize);
+            let expected = longest
+                .get(&(g.host, g.name))
+                .copied()
+                .unwrap_or(0)
+                .max(slots);
+            let listed = g.status.len();
+            if listed < expected {
+                let last = g.status.values().map(|(_, l)| l.span.last_line).max();
+                let missing = g
+                    .status
+                    .keys()
+                    .max()
+                    .map_or_else(Vec::new, |n| vec![format!("links after Link {n}")]);
+                g.listing_cut = Some(Partial::new(
+                    crate::model::partial::PartialReason::MissingFields,
+                    missing,
+                    last.unwrap_or(0),
+                ));
             }
         }
         gpus.into_values().collect()
@@ -608,6 +681,33 @@ impl<'a> Context<'a> {
         latest.into_values().collect()
     }
 
+    /// Whether the section holds the last line of its input: no other
+    /// output follows it, so the paste may have been cut inside it even
+    /// where every block it shows is whole. Framing lines after it (a
+    /// prompt, an empty `host: ` prefix, a fence) do not count: a paste can
+    /// be cut and end with any of them.
+    #[must_use]
+    pub fn ends_input(&self, at: SectionRef<'_>) -> bool {
+        let Some(doc) = self.documents.get(at.doc) else {
+            return false;
+        };
+        let last = doc
+            .sections
+            .iter()
+            .map(|s| s.span.last_line)
+            .chain(
+                doc.unrecognised
+                    .iter()
+                    // A last word set aside as possibly cut is not output.
+                    .filter(|u| !u.reason.starts_with(crate::input::CUT_WORD))
+                    .map(|u| u.span.last_line),
+            )
+            .chain(doc.messages.iter().map(|m| m.line))
+            .max()
+            .unwrap_or(0);
+        at.section.span.last_line >= last
+    }
+
     /// Every section of every document.
     pub fn sections(&self) -> impl Iterator<Item = SectionRef<'a>> + 'a {
         self.documents.iter().enumerate().flat_map(|(doc, d)| {
@@ -624,6 +724,7 @@ impl<'a> Context<'a> {
     pub fn ib_ports(&self) -> Vec<IbPortRef<'a>> {
         let mut out = Vec::new();
         for at in self.sections() {
+            let first_of_section = out.len();
             match &at.section.data {
                 SectionData::Ibstat(ibstat) => {
                     for ca in &ibstat.cas {
@@ -647,11 +748,13 @@ impl<'a> Context<'a> {
                             link_layer: port.link_layer,
                             port_guid: None,
                             span: port.span,
+                            partial: false,
                         });
                     }
                 }
                 SectionData::IbvDevinfo(devinfo) => {
                     for dev in &devinfo.devices {
+                        let ibv_devinfo_partial = dev.partial.is_some();
                         for port in &dev.ports {
                             out.push(IbPortRef {
                                 at,
@@ -666,11 +769,15 @@ impl<'a> Context<'a> {
                                 link_layer: port.link_layer,
                                 port_guid: None,
                                 span: port.span,
+                                partial: ibv_devinfo_partial,
                             });
                         }
                     }
                 }
                 _ => {}
+            }
+            if let Some(section_ports) = out.get_mut(first_of_section..) {
+                mark_link_layer_cut(section_ports, self.ends_input(at));
             }
         }
         out
@@ -736,6 +843,8 @@ impl<'a> Context<'a> {
                             node_guid: ca.node_guid,
                             ports_listed: ca.ports.len(),
                             span: ca.span,
+                            partial: ca.partial.is_some()
+                                || ca.ports.iter().any(|p| p.partial.is_some()),
                         };
                         keep(&mut latest, (at.host(), a.name), a);
                     }
@@ -751,6 +860,7 @@ impl<'a> Context<'a> {
                             node_guid: dev.node_guid,
                             ports_listed: dev.ports.len(),
                             span: dev.span,
+                            partial: false,
                         };
                         keep(&mut latest, (at.host(), a.name), a);
                     }

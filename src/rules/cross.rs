@@ -157,7 +157,8 @@ fn check_rails(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 let peers = nv_peers.get(&(host, g.name)).copied().unwrap_or(0);
                 if let Some(expected) = expected_active(g, peers) {
                     let active = g.active_count();
-                    let listed_all = g.all_inactive.is_some() || g.status.len() >= expected.active;
+                    let listed_all = g.all_inactive.is_some()
+                        || (g.status.len() >= expected.active && g.listing_cut.is_none());
                     if listed_all && active < expected.active {
                         problems.push((
                             Severity::Error,

@@ -506,10 +506,16 @@ fn lists_every_adapter(command: Option<&str>) -> bool {
 fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     // Channel adapters listed with their ports, per named host.
     let mut per_host: BTreeMap<&str, Vec<AdapterRef<'_>>> = BTreeMap::new();
+    // Hosts whose listing shows an adapter cut before its ports: it counts
+    // for nothing, and the host's list may go on past the cut.
+    let mut cut_hosts: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
     for a in ctx.latest_adapters() {
         let Some(host) = a.at.host().name() else {
             continue;
         };
+        if a.partial && a.ports_listed == 0 {
+            cut_hosts.insert(host);
+        }
         if a.ports_listed == 0
             || a.node_type.is_some_and(|t| t != "CA")
             || !lists_every_adapter(a.at.section.command.as_deref())
@@ -527,19 +533,37 @@ fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cover
     let Some((expected, count)) = usual(&counts, |v| *v, Ord::cmp) else {
         return Coverage::Skipped("no adapter counts".to_owned());
     };
+    // The adapter names the usual hosts list, to tell a gap from a tail.
+    let usual_names: std::collections::BTreeSet<&str> = per_host
+        .values()
+        .filter(|cas| cas.len() == expected)
+        .flat_map(|cas| cas.iter().map(|a| a.name))
+        .collect();
     for (host, cas) in &per_host {
         if cas.len() >= expected {
             continue;
         }
         let names: Vec<&str> = cas.iter().map(|a| a.name).collect();
-        let mut f = FL003.finding(
-            Subject::host(Some(host)),
-            format!(
-                "{host} lists {} InfiniBand adapter(s); {count} of {} hosts list {expected}",
-                cas.len(),
-                per_host.len()
-            ),
+        let mut message = format!(
+            "{host} lists {} InfiniBand adapter(s); {count} of {} hosts list {expected}",
+            cas.len(),
+            per_host.len()
         );
+        let cut = may_be_cut_after(ctx, cas, &usual_names).or_else(|| {
+            cut_hosts
+                .contains(host)
+                .then(|| cas.iter().map(|a| a.name).max())
+                .flatten()
+        });
+        if let Some(last) = cut {
+            message.push_str(&format!(
+                "; its listing ends the input after {last}, so the rest may simply not be in the paste"
+            ));
+        }
+        let mut f = FL003.finding(Subject::host(Some(host)), message);
+        if cut.is_some() {
+            f = f.severity(Severity::Info);
+        }
         let span = cas
             .iter()
             .map(|a| a.span)
@@ -560,6 +584,25 @@ fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cover
         );
     }
     Coverage::Checked(per_host.len())
+}
+
+/// The last adapter a host lists, when its listing may have been cut
+/// right after it: the section listing it ends the input (or the adapter
+/// block is itself cut), and every adapter the usual hosts list that this
+/// one lacks would come after it in ibstat's name order. A gap in the
+/// middle (`mlx5_0`, `mlx5_2`) is never a cut.
+fn may_be_cut_after<'a>(
+    ctx: &Context<'_>,
+    cas: &[AdapterRef<'a>],
+    usual_names: &std::collections::BTreeSet<&str>,
+) -> Option<&'a str> {
+    let last = cas.iter().max_by(|a, b| a.name.cmp(b.name))?;
+    let ends = ctx.ends_input(last.at) || last.partial;
+    let tail_only = usual_names
+        .iter()
+        .filter(|n| !cas.iter().any(|a| a.name == **n))
+        .all(|n| *n > last.name);
+    (ends && tail_only).then_some(last.name)
 }
 
 /// How serious a peer outlier is. A rate is happening now: `warning`. A

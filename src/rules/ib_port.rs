@@ -243,11 +243,15 @@ fn down_cause(phys: Option<PhysState>) -> (&'static str, &'static str) {
 }
 
 /// IB001.
+/// What IB001 adds when the port block was cut before its `Link layer`.
+pub const LINK_LAYER_CUT_NOTE: &str =
+    " (the paste stops before its Link layer: if this is a RoCE port, it is not an InfiniBand fault)";
+
 fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .into_iter()
-        .filter(|p| p.is_infiniband())
+        .filter(|p| p.is_infiniband() || p.link_layer_cut())
         .filter(|p| p.state.is_some() || p.physical_state.is_some())
         .collect();
     if ports.is_empty() {
@@ -276,6 +280,13 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         if host_dark {
             message.push_str("; no InfiniBand port of this host is Active");
         }
+        // A present `State: Down` is still reported: the state is in the
+        // paste. But a block cut before its `Link layer` may be a RoCE port,
+        // which this rule does not judge: a warning, never more, that says so.
+        let roce_possible = p.link_layer_cut();
+        if roce_possible {
+            message.push_str(LINK_LAYER_CUT_NOTE);
+        }
         let mut f = IB001
             .finding(p.subject(), message)
             .evidence(p.evidence(format!(
@@ -288,7 +299,9 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 "IBA PortInfo; LBNL NHC check_hw_ib; Meta gcm check_ibstat",
             ))
             .remediation(todo);
-        if host_dark {
+        if roce_possible {
+            f = f.severity(Severity::Warning);
+        } else if host_dark {
             f = f.severity(Severity::Critical);
         }
         out.push(f);
@@ -355,7 +368,9 @@ fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .into_iter()
-        .filter(|p| p.is_infiniband() && p.state == Some(PortState::Active))
+        // A block cut before its link layer is judged below only when its
+        // LIDs prove InfiniBand; otherwise it is listed as not judged.
+        .filter(|p| (p.is_infiniband() || p.link_layer_cut()) && p.state == Some(PortState::Active))
         .filter(|p| p.base_lid.is_some() || p.sm_lid.is_some())
         .collect();
     if ports.is_empty() {

@@ -18,6 +18,7 @@ mod finding;
 pub mod ib_counters;
 pub mod ib_fleet;
 pub mod ib_port;
+pub mod input;
 pub mod nvlink;
 pub mod registry;
 mod rule;

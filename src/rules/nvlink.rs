@@ -390,8 +390,10 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let Some(expected) = expected_active(g, peers) else {
             continue;
         };
-        // A listing of fewer links than expected (`-l N`) cannot show them all.
-        if g.all_inactive.is_none() && g.status.len() < expected.active {
+        // A listing of fewer links than expected (`-l N`), or cut short,
+        // cannot show them all.
+        if g.all_inactive.is_none() && (g.status.len() < expected.active || g.listing_cut.is_some())
+        {
             continue;
         }
         if active >= expected.active {

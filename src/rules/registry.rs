@@ -9,7 +9,7 @@
 //!    and `quiet_*.txt` (a near miss that must not).
 //! 4. Regenerate the catalogue: `UPDATE_DOCS=1 cargo test --lib registry`.
 
-use super::{cross, diag, ib_counters, ib_fleet, ib_port, nvlink, topology, Rule};
+use super::{cross, diag, ib_counters, ib_fleet, ib_port, input, nvlink, topology, Rule};
 use std::fmt::Write as _;
 
 /// Every rule, sorted by id.
@@ -41,6 +41,7 @@ pub static RULES: &[&Rule] = &[
     &ib_counters::IB113,
     &ib_counters::IB114,
     &ib_counters::IB115,
+    &input::IN001,
     &diag::ML001,
     &diag::ML002,
     &diag::ML003,

@@ -72,6 +72,8 @@ pub enum Family {
     IbCounters,
     /// Comparisons across the hosts of a fleet (`FL0xx`).
     Fleet,
+    /// How complete the input is (`IN0xx`).
+    Input,
     /// NVLink links and their counters (`NV0xx`).
     Nvlink,
     /// GPU/NIC topology from `nvidia-smi topo -m` (`TP0xx`).
@@ -91,6 +93,7 @@ impl Family {
         match self {
             Family::IbPort | Family::IbCounters => "IB",
             Family::Fleet => "FL",
+            Family::Input => "IN",
             Family::Nvlink => "NV",
             Family::Topology => "TP",
             Family::Cross => "XS",
@@ -106,6 +109,7 @@ impl Family {
             Family::IbPort => "InfiniBand ports",
             Family::IbCounters => "InfiniBand error counters",
             Family::Fleet => "Fleet comparisons",
+            Family::Input => "Input completeness",
             Family::Nvlink => "NVLink",
             Family::Topology => "GPU and NIC topology",
             Family::Cross => "Cross-source verdicts",

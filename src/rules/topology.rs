@@ -173,6 +173,23 @@ impl<'a> Matrix<'a> {
         self.m.cell(a, b).or_else(|| self.m.cell(b, a))
     }
 
+    /// Whether `gpu`'s connection to every other GPU is known (from its
+    /// own row or theirs): only then can its NVLink peers be counted.
+    fn knows_all_peers(&self, gpu: &Device) -> bool {
+        self.m
+            .gpus()
+            .filter(|o| o.name != gpu.name)
+            .all(|o| self.m.knows(&gpu.name, &o.name))
+    }
+
+    /// Whether the usual value among the judged GPUs holds for `count` of
+    /// them out of `total` GPUs. In a complete matrix the most common value
+    /// is the usual one; in a cut one it must hold for more than half of
+    /// all GPUs, so that no row the paste lost could change the verdict.
+    fn baseline_holds(&self, count: usize, total: usize) -> bool {
+        self.m.is_complete() || count * 2 > total
+    }
+
     fn evidence(&self, text: String, line: Option<usize>) -> Evidence {
         Evidence::new(
             format!("nvidia-smi topo -m: {text}"),
@@ -225,10 +242,17 @@ fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cove
         );
     }
     for mx in &matrices {
-        let gpus = mx.gpus();
+        // GPUs whose every pair is known; the others are not counted.
+        let all = mx.gpus();
+        let gpus: Vec<&Device> = all
+            .iter()
+            .copied()
+            .filter(|g| mx.knows_all_peers(g))
+            .collect();
         let peers: Vec<usize> = gpus
             .iter()
             .map(|g| {
+                let gpus = &all;
                 gpus.iter()
                     .filter(|o| o.name != g.name)
                     .filter(|o| {
@@ -243,14 +267,14 @@ fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cove
         let Some((expected, count)) = mode(&peers) else {
             continue;
         };
-        if expected == 0 {
-            continue; // no NVLink in this system
+        if expected == 0 || !mx.baseline_holds(count, all.len()) {
+            continue; // no NVLink in this system, or too little of the matrix
         }
         for (g, n) in gpus.iter().zip(&peers) {
             if *n >= expected {
                 continue;
             }
-            let missing: Vec<(&Device, &Cell<Link>)> = gpus
+            let missing: Vec<(&Device, &Cell<Link>)> = all
                 .iter()
                 .filter(|o| o.name != g.name)
                 .filter_map(|o| mx.cell(&g.name, &o.name).map(|c| (*o, c)))
@@ -266,7 +290,7 @@ fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cove
                     format!(
                         "{} reaches {n} peer(s) over NVLink where {count} of {} GPUs reach {expected}; without NVLink: {}",
                         g.name,
-                        gpus.len(),
+                        all.len(),
                         list.join(", ")
                     ),
                 )
@@ -326,12 +350,17 @@ fn check_bond_count(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     for mx in &matrices {
         let gpus = mx.gpus();
         let mut pairs: Vec<(&Device, &Device, &Cell<Link>, u32)> = Vec::new();
+        // Pairs whose cell the paste lost: any of them may be NVLink.
+        let mut unknown = 0;
         for (i, a) in gpus.iter().enumerate() {
             for b in gpus.iter().skip(i + 1) {
-                if let Some(c) = mx.cell(&a.name, &b.name) {
-                    if let Link::Nvlink { count } = c.value {
-                        pairs.push((a, b, c, count));
+                match mx.cell(&a.name, &b.name) {
+                    Some(c) => {
+                        if let Link::Nvlink { count } = c.value {
+                            pairs.push((a, b, c, count));
+                        }
                     }
+                    None => unknown += 1,
                 }
             }
         }
@@ -357,7 +386,9 @@ fn check_bond_count(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 let Some((n, share)) = mode(&counts) else {
                     continue;
                 };
-                if share * 3 < counts.len() * 2 {
+                // Lost pairs count against the common bond: whatever they
+                // hold, it must still be the bond of two thirds of the pairs.
+                if share * 3 < (counts.len() + unknown) * 2 {
                     continue; // no clear common bond: mixed by design
                 }
                 (
@@ -406,6 +437,9 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         .topo_matrices()
         .into_iter()
         .filter(|(_, m)| m.nics().next().is_some() && m.gpus().count() >= 2)
+        // Without the header some NIC columns may be unnamed: the nearest
+        // NIC could be one of them.
+        .filter(|(_, m)| m.partial.is_none())
         .map(|(at, m)| Matrix { at, m })
         .collect();
     if matrices.is_empty() {
@@ -415,8 +449,12 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     }
     for mx in &matrices {
         let gpus = mx.gpus();
+        // Only GPUs whose row shows every NIC: a cut row's nearest NIC
+        // may be the one it lost.
+        let nics: Vec<&Device> = mx.m.nics().collect();
         let nearest: Vec<(&Device, Vec<&Cell<Link>>)> = gpus
             .iter()
+            .filter(|g| nics.iter().all(|n| mx.m.cell(&g.name, &n.name).is_some()))
             .map(|g| (*g, mx.m.nearest_nics(&g.name)))
             .filter(|(_, cells)| !cells.is_empty())
             .collect();
@@ -435,6 +473,9 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let Some((usual_rank, count)) = usual else {
             continue;
         };
+        if !mx.baseline_holds(count, gpus.len()) {
+            continue;
+        }
         for (g, cells) in &nearest {
             let Some(first) = cells.first() else {
                 continue;
@@ -532,10 +573,17 @@ fn check_affinity(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         );
     }
     for mx in &matrices {
-        let gpus = mx.gpus();
+        let all = mx.gpus();
+        // A cut row's affinity values are missing or may be cut: only
+        // complete rows are judged or compared with.
+        let gpus: Vec<&Device> = all
+            .iter()
+            .copied()
+            .filter(|g| g.partial.is_none())
+            .collect();
         let with_node: Vec<&&Device> = gpus.iter().filter(|g| numa_node(g).is_some()).collect();
         // A GPU without a node among GPUs that have one.
-        if with_node.len() * 2 > gpus.len() {
+        if with_node.len() * 2 > all.len() {
             for g in gpus.iter().filter(|g| numa_node(g).is_none()) {
                 out.push(
                     TP004
@@ -546,7 +594,7 @@ fn check_affinity(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                                 g.name,
                                 g.numa_affinity.as_deref().unwrap_or("missing"),
                                 with_node.len(),
-                                gpus.len()
+                                all.len()
                             ),
                         )
                         .evidence(mx.evidence(

@@ -210,7 +210,14 @@ fn lane_suffix(name: &str) -> (&str, Option<u32>) {
 }
 
 fn perfquery(p: &Perfquery, host: Option<&String>, out: &mut Extracted) {
-    for block in &p.blocks {
+    // A block without its header names no port: two of them in two
+    // snapshots may be different ports, so no rate or peer group uses them.
+    let headed = p.blocks.iter().filter(|b| {
+        b.partial
+            .as_ref()
+            .is_none_or(|x| x.reason != crate::model::partial::PartialReason::NoHeader)
+    });
+    for block in headed {
         let source = format!("perfquery {}", block.attribute.header_name());
         for (name, counter) in &block.counters {
             let (base, lane) = lane_suffix(name);

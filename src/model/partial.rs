@@ -1,0 +1,82 @@
+//! Partial data: a row, block or port the paste did not hold in full.
+//!
+//! Absence of data is never evidence. A matrix row cut after five cells says
+//! nothing about the sixth; a port block that ends after `State:` says
+//! nothing about its rate. Parsers mark such parts with a [`Partial`] saying
+//! what is missing and why, rules skip them for every comparison or count,
+//! and the report says once where the paste looks cut (`IN001`).
+
+use serde::{Deserialize, Serialize};
+
+/// Why a part of the output is incomplete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartialReason {
+    /// A matrix row with fewer cells (or affinity values) than the header
+    /// has columns.
+    ShortRow,
+    /// A device the matrix header names has no row of its own.
+    MissingRow,
+    /// A block stops before fields the tool always prints (cut by the end
+    /// of the paste or by an elision).
+    MissingFields,
+    /// The block was pasted without its header line: what the header says
+    /// (a device name, a LID) is unknown.
+    NoHeader,
+    /// The block's last line ends the input without a line end, so its
+    /// last value may be cut mid-word and was not used.
+    CutLine,
+}
+
+impl PartialReason {
+    /// A few words for people.
+    #[must_use]
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::ShortRow => "row cut short",
+            Self::MissingRow => "row missing",
+            Self::MissingFields => "fields missing",
+            Self::NoHeader => "header missing",
+            Self::CutLine => "last line cut",
+        }
+    }
+}
+
+/// What a partial part lacks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Partial {
+    /// Why it is partial.
+    pub reason: PartialReason,
+    /// What is missing, in the tool's own words (`GPU6`, `Rate`,
+    /// `PortXmitWait`, `CA name`).
+    pub missing: Vec<String>,
+    /// The line where the part stops (its last line read), or where the
+    /// missing header should have been.
+    pub line: usize,
+}
+
+impl Partial {
+    /// A partial part of `reason`, lacking `missing`, stopping at `line`.
+    #[must_use]
+    pub fn new(reason: PartialReason, missing: Vec<String>, line: usize) -> Self {
+        Self {
+            reason,
+            missing,
+            line,
+        }
+    }
+
+    /// `row cut short (missing GPU6, GPU7)`.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        if self.missing.is_empty() {
+            self.reason.describe().to_owned()
+        } else {
+            format!(
+                "{} (missing {})",
+                self.reason.describe(),
+                self.missing.join(", ")
+            )
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! Input rules (`IN0xx`): what the paste itself says about how far it can
+//! be trusted.
+//!
+//! Absence of data is never evidence. Parsers mark every row, port or block
+//! the paste did not hold in full ([`Partial`]); the other rules skip those
+//! parts in every comparison and count. `IN001` says so once per input, so
+//! the operator knows what was not judged and why.
+
+use super::context::{Context, HostKey, SectionRef};
+use super::{Coverage, Evidence, Finding, Subject, Threshold};
+use crate::declare_rule;
+use crate::model::partial::Partial;
+use crate::parse::SectionData;
+use crate::span::LineSpan;
+use std::collections::BTreeMap;
+
+declare_rule! {
+    /// ### What it detects
+    /// An input that looks cut: a `topo -m` row with fewer cells than the
+    /// header has columns, a device the header names without a row, a port
+    /// or counter block that stops before fields the tool always prints, a
+    /// block pasted without its header, a last line cut mid-word.
+    ///
+    /// ### Why it matters
+    /// Issue threads, chat tools and `…` elisions cut pastes constantly. A
+    /// cell that is not in the paste is not a missing NVLink, a port block
+    /// that stops after `State:` is not a port without a rate. fabricscope
+    /// judges only what is there: the parts listed here are left out of
+    /// every comparison and count (peer counts, NUMA consistency, nearest
+    /// NIC, rate and state checks), while what they do show is still read.
+    ///
+    /// ### Evidence
+    /// The line where the input looks cut, and each part not judged with
+    /// what it lacks (`GPU6 row: row cut short (missing GPU7, CPU Affinity)`).
+    ///
+    /// ### What to do
+    /// Paste the whole output again (for `nvidia-smi topo -m`, every row
+    /// down to the legend; for `ibstat`, every port block to `Link layer`)
+    /// if the parts listed matter to the question.
+    ///
+    /// ### Thresholds and sources
+    /// Any part lacking what its tool always prints: the layouts of
+    /// infiniband-diags (`ibstat.c`, `perfquery.c`), rdma-core
+    /// `ibv_devinfo` and `nvidia-smi` as documented in the parsers.
+    pub static IN001 = {
+        id: "IN001",
+        name: "input-looks-cut",
+        family: Input,
+        severity: Info,
+        summary: "The paste looks cut: the parts it lacks are listed and not judged",
+        needs: "any supported tool output",
+        check: check_cut,
+    }
+}
+
+/// One part of the input that is not judged, and where it was read.
+pub(crate) struct PartialPart<'a> {
+    /// Where it was read.
+    pub at: SectionRef<'a>,
+    /// `GPU6 row`, `mlx5_0 port 1`, `GPU 3 link listing`.
+    pub what: String,
+    /// What it lacks.
+    pub partial: Partial,
+}
+
+/// Every part the parsers (or the context, for listings shorter than
+/// their peers) marked partial, in input order.
+pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
+    let mut out = Vec::new();
+    for at in ctx.sections() {
+        let mut push = |what: String, partial: &Option<Partial>| {
+            if let Some(partial) = partial {
+                out.push(PartialPart {
+                    at,
+                    what,
+                    partial: partial.clone(),
+                });
+            }
+        };
+        match &at.section.data {
+            SectionData::TopoMatrix(m) => {
+                push("topo -m matrix".to_owned(), &m.partial);
+                for d in &m.devices {
+                    push(format!("{} row", d.name), &d.partial);
+                }
+            }
+            SectionData::Ibstat(ibstat) => {
+                for ca in &ibstat.cas {
+                    push(ca.name.clone(), &ca.partial);
+                    for port in &ca.ports {
+                        push(format!("{} port {}", ca.name, port.number), &port.partial);
+                    }
+                }
+            }
+            SectionData::IbvDevinfo(info) => {
+                for dev in &info.devices {
+                    push(dev.hca_id.clone(), &dev.partial);
+                }
+            }
+            SectionData::Perfquery(pq) => {
+                // ibcheckerrors lists only what is over its threshold: its
+                // blocks are partial by design, not cut.
+                for b in pq
+                    .blocks
+                    .iter()
+                    .filter(|b| !b.port_id.starts_with("ibcheckerrors"))
+                {
+                    let port = b.port.map(|p| format!(" port {p}")).unwrap_or_default();
+                    push(format!("perfquery {}{port}", b.port_id), &b.partial);
+                }
+            }
+            _ => {}
+        }
+    }
+    for g in ctx.nvlink_gpus() {
+        let Some(partial) = g.listing_cut.clone() else {
+            continue;
+        };
+        let at = g.status.values().map(|(at, _)| *at).next();
+        if let Some(at) = at {
+            out.push(PartialPart {
+                at,
+                what: format!("GPU {} link listing", g.index),
+                partial,
+            });
+        }
+    }
+    out.sort_by_key(|p| (p.at.doc, p.partial.line));
+    out
+}
+
+fn check_cut(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    if ctx.sections().next().is_none() {
+        return Coverage::Skipped("no tool output in the input".to_owned());
+    }
+    let mut by_input: BTreeMap<(usize, HostKey<'_>), Vec<PartialPart<'_>>> = BTreeMap::new();
+    for p in partial_parts(ctx) {
+        by_input.entry((p.at.doc, p.at.host())).or_default().push(p);
+    }
+    for ((_, host), parts) in &by_input {
+        let Some(first) = parts.first() else {
+            continue;
+        };
+        let cut_line = parts.iter().map(|p| p.partial.line).min().unwrap_or(0);
+        let names: Vec<&str> = parts.iter().map(|p| p.what.as_str()).collect();
+        let mut f = IN001
+            .finding(
+                Subject::host(host.name()),
+                format!(
+                    "the paste looks cut at line {cut_line}; not judged: {}",
+                    names.join(", ")
+                ),
+            )
+            .threshold(Threshold::new(
+                "every field, cell and row the tool always prints",
+                "the tool's output layout",
+            ))
+            .remediation(
+                "Paste the whole output again if the parts listed matter; everything else was judged as usual.",
+            );
+        for p in parts {
+            f = f.evidence(Evidence::new(
+                format!(
+                    "{}: {}: {}",
+                    p.at.section.kind.name(),
+                    p.what,
+                    p.partial.describe()
+                ),
+                LineSpan::line(p.partial.line),
+                first.at.source(),
+            ));
+        }
+        out.push(f);
+    }
+    Coverage::Checked(ctx.sections().count())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::findings_of;
+
+    #[test]
+    fn a_cut_matrix_is_said_once_with_its_rows() {
+        let text = "\tGPU0\tGPU1\tGPU2\tCPU Affinity\tNUMA Affinity\n\
+                    GPU0\t X \tNV12\tNV12\t0-7\t0\n\
+                    GPU1\tNV12\t X \tNV";
+        let f = findings_of(&IN001, text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("cut at line 3"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("GPU1 row, GPU2 row"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn a_complete_matrix_says_nothing() {
+        let text = "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n\
+                    GPU0\t X \tNV12\t0-7\t0\n\
+                    GPU1\tNV12\t X \t0-7\t0\n";
+        assert!(findings_of(&IN001, text).is_empty());
+    }
+}
