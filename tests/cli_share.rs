@@ -45,17 +45,20 @@ fn analyze_prints_one_self_contained_html_file() {
 #[test]
 fn analyze_redact_replaces_hosts_and_guids_in_every_format() {
     let path = example("www/examples/ib-two-hosts.txt");
+    // The parsed input (with every GUID) is in the JSON only on request.
     let plain = stdout(&run(&[
         "analyze",
         path.to_str().unwrap(),
         "--format",
         "json",
+        "--include-sections",
     ]));
     let redacted = stdout(&run(&[
         "analyze",
         path.to_str().unwrap(),
         "--format",
         "json",
+        "--include-sections",
         "--redact",
     ]));
     assert!(plain.contains("ib-node07") && plain.contains("0x946dae03004a3c10"));

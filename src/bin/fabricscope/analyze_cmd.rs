@@ -249,6 +249,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
                 },
             )
         }
+        // Redaction works on the rendered text, so a redacted report is
+        // rendered whole first; otherwise it streams straight out.
+        ReportFormat::Json if args.redact => report::json::render(&report, &named, true) + "\n",
         ReportFormat::Json => {
             write_json(&report, &named, args.output.as_deref())?;
             return Ok(exit_code(
