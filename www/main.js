@@ -651,8 +651,12 @@ function spanLinks(v) {
 }
 
 function columnsOf(record, prefix = "", out = {}) {
+  // A record that is itself a span of input lines (a snapshot) links to them.
+  const ownSpan = !prefix && isSpan(record);
+  if (ownSpan) out.lines = { first_line: record.first_line, last_line: record.last_line };
   for (const [key, v] of Object.entries(record)) {
     if (key === "subject" && !prefix) continue;
+    if (ownSpan && (key === "first_line" || key === "last_line")) continue;
     const name = prefix ? `${prefix}.${key}` : key;
     const nested = v !== null && typeof v === "object" && !Array.isArray(v) && !isSpan(v);
     if (nested && !prefix) columnsOf(v, name, out);

@@ -7,7 +7,7 @@
 //! 2. `src/parse/<tool>.rs`: `pub fn parse(lines: &[Line<'_>]) -> Parsed<Model>`,
 //!    `pub fn summary(&Model) -> String`, a `detect` function and a
 //!    `pub(crate) const FORMAT: Spec<Model>`; then one `mod` line above and
-//!    one line in the [`formats!`] table below (name, model, spec).
+//!    one line in the `formats!` table below (name, model, spec).
 //!
 //! Everything else follows from the table: [`Kind`], [`SectionData`], the
 //! input layer's detection and its host-prefix labels, the `format` fuzz
@@ -300,7 +300,7 @@ impl Block {
 }
 
 /// How one tool output format is recognised and read: what a parser module
-/// declares (as its `FORMAT` constant) and the [`formats!`] table lists.
+/// declares (as its `FORMAT` constant) and the `formats!` table lists.
 pub(crate) struct Spec<M: 'static> {
     /// Whether a shell command (words after wrappers such as `sudo`, with the
     /// program's base name first) prints this format.
