@@ -166,6 +166,20 @@ fn host_like(word: &str) -> bool {
         && !w.starts_with('-')
         && !NOT_HOSTS.contains(&w.as_str())
         && !looks_like_date(&w)
+        && !looks_like_device(&w)
+}
+
+/// `mlx5`, `mlx5-0`, `hfi1`, `irdma0`: an adapter, as in
+/// `perfquery_mlx5_0_1.txt`, not a host.
+fn looks_like_device(w: &str) -> bool {
+    const DRIVERS: &[&str] = &[
+        "mlx", "hfi", "qib", "irdma", "rxe", "siw", "efa", "qedr", "bnxt",
+    ];
+    DRIVERS.iter().any(|d| {
+        w.strip_prefix(d).is_some_and(|rest| {
+            !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit() || c == '-')
+        })
+    })
 }
 
 /// `2024-06-01`, `20240601T1200`, `jun01`: a snapshot's date, not a host.
@@ -290,7 +304,14 @@ fn auto_names(places: &[Place]) -> Vec<Named> {
         .iter()
         .zip(stems)
         .map(|(p, stem)| {
-            let dir = dir_host(&p.dirs);
+            // The directory named on the command line counts too when it
+            // is named like a cluster node (letters and digits: `gpu00138/`,
+            // a host's own dump directory); a collection's name (`fleet/`)
+            // does not.
+            let dir = dir_host(&p.dirs).or_else(|| {
+                let root = &p.root_name;
+                (host_like(root) && root.chars().any(|c| c.is_ascii_digit())).then(|| root.clone())
+            });
             let varies = per_dir.get(p.dirs.as_slice()).map_or(0, BTreeSet::len) > 1
                 || count.get(p.dirs.as_slice()).copied().unwrap_or(0) == 1;
             match (stem, dir) {
@@ -495,6 +516,23 @@ mod tests {
             &HostFrom::Auto,
         );
         assert_eq!(h, ["node07", "node07"]);
+    }
+
+    #[test]
+    fn a_host_directory_named_on_the_command_line_names_its_files() {
+        let places: Vec<Place> = ["ibstat.txt", "nvlink_e.txt", "perfquery_mlx5_0_1.txt"]
+            .iter()
+            .map(|f| Place {
+                root_name: "gpu00138".into(),
+                dirs: Vec::new(),
+                file: (*f).into(),
+            })
+            .collect();
+        let (names, warnings) = name_all(&places, &HostFrom::Auto);
+        let hosts: Vec<&str> = names.iter().map(|n| n.host.as_str()).collect();
+        assert_eq!(hosts, ["gpu00138", "gpu00138", "gpu00138"]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(!host_like("mlx5") && !host_like("hfi1") && host_like("gpu00138"));
     }
 
     #[test]
