@@ -54,7 +54,7 @@ impl Default for ReadOptions {
 ///
 /// It reads back from the JSON `fabricscope parse --format json` prints, so
 /// a parsed dump can be analysed later without its text.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Document {
     /// Tool outputs found, in input order.

@@ -31,15 +31,7 @@ struct Output<'o> {
 pub(super) fn split(text: &str, options: &ReadOptions) -> Document {
     let mut out = Output {
         options,
-        doc: Document {
-            sections: Vec::new(),
-            unrecognised: Vec::new(),
-            warnings: Vec::new(),
-            messages: Vec::new(),
-            framing: Vec::new(),
-            repairs: Vec::new(),
-            line_count: 0,
-        },
+        doc: Document::default(),
     };
     let mut lines = clean_lines(text, &mut out);
     out.doc.repairs = super::repair::apply(&mut lines);

@@ -21,10 +21,9 @@ pub fn render(report: &Report) -> String {
         String::from("host,severity,rule,subject,title,probable_cause,supporting,fingerprint\r\n");
     for i in &report.incidents {
         let supporting: Vec<&str> = i
-            .findings
-            .iter()
+            .members(&report.findings)
             .skip(1)
-            .filter_map(|&n| report.findings.get(n).map(|f| f.rule))
+            .map(|f| f.rule)
             .collect();
         let row = [
             i.subject.host.clone().unwrap_or_default(),

@@ -48,6 +48,17 @@ pub struct Incident {
     pub probable_cause: Option<String>,
 }
 
+impl Incident {
+    /// The incident's findings in `findings` (the report's list its indexes
+    /// point into): the headline first, then the supporting ones.
+    pub fn members<'r>(
+        &self,
+        findings: &'r [Finding],
+    ) -> impl Iterator<Item = &'r Finding> + use<'r, '_> {
+        self.findings.iter().filter_map(|&i| findings.get(i))
+    }
+}
+
 /// FNV-1a, 64 bits: stable across runs, platforms and Rust versions (unlike
 /// `std`'s hasher).
 fn fnv(text: &str) -> String {

@@ -78,10 +78,9 @@ pub fn render(report: &Report) -> String {
     );
     for i in &report.incidents {
         let supporting: Vec<&str> = i
-            .findings
-            .iter()
+            .members(&report.findings)
             .skip(1)
-            .filter_map(|&n| report.findings.get(n).map(|f| f.rule))
+            .map(|f| f.rule)
             .collect();
         let _ = writeln!(
             s,

@@ -8,11 +8,7 @@ use serde_json::{json, Value};
 /// One incident as a standalone JSON value.
 #[must_use]
 pub fn incident_value(report: &Report, incident: &super::Incident) -> Value {
-    let findings: Vec<&crate::rules::Finding> = incident
-        .findings
-        .iter()
-        .filter_map(|&i| report.findings.get(i))
-        .collect();
+    let findings: Vec<&crate::rules::Finding> = incident.members(&report.findings).collect();
     let mut v = serde_json::to_value(incident).unwrap_or(Value::Null);
     if let Some(m) = v.as_object_mut() {
         m.insert("schema_version".into(), json!(SCHEMA_VERSION));

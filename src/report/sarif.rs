@@ -46,10 +46,7 @@ fn location(e: &Evidence) -> Value {
 }
 
 fn incident_result(report: &Report, incident: &super::Incident) -> Option<Value> {
-    let mut members = incident
-        .findings
-        .iter()
-        .filter_map(|&i| report.findings.get(i));
+    let mut members = incident.members(&report.findings);
     let head = members.next()?;
     let mut r = result(head);
     let support: Vec<&Finding> = members.collect();

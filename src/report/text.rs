@@ -113,7 +113,7 @@ fn by_host(report: &Report, hide_info: bool) -> HostIncidents {
         if hide_info && i.severity == Severity::Info {
             continue;
         }
-        let Some(head) = i.findings.first().and_then(|&f| report.findings.get(f)) else {
+        let Some(head) = i.members(&report.findings).next() else {
             continue;
         };
         let host = i.subject.host.clone().or_else(|| host_label(head));
@@ -198,9 +198,8 @@ fn summary(
             continue;
         };
         let head = first
-            .findings
-            .first()
-            .and_then(|&i| report.findings.get(i))
+            .members(&report.findings)
+            .next()
             .map(headline)
             .unwrap_or_default();
         let line = format!(
@@ -259,10 +258,7 @@ fn incident_block(
     s: &mut String,
 ) {
     let width = options.max_width;
-    let mut members = incident
-        .findings
-        .iter()
-        .filter_map(|&i| report.findings.get(i));
+    let mut members = incident.members(&report.findings);
     let Some(head) = members.next() else {
         return;
     };

@@ -135,15 +135,7 @@ fn document_from_json(bytes: &[u8]) -> Option<Result<Document, String>> {
 
 /// Several saved documents as one.
 fn join(docs: Vec<Document>) -> Document {
-    let mut all = Document {
-        sections: Vec::new(),
-        unrecognised: Vec::new(),
-        warnings: Vec::new(),
-        messages: Vec::new(),
-        framing: Vec::new(),
-        repairs: Vec::new(),
-        line_count: 0,
-    };
+    let mut all = Document::default();
     for d in docs {
         all.sections.extend(d.sections);
         all.unrecognised.extend(d.unrecognised);
