@@ -126,6 +126,69 @@ fn read_limited(reader: impl Read, limit: usize) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
+/// Members read so far and the bytes they expand to: the limits every
+/// archive kind shares, checked in one place.
+#[derive(Default)]
+struct Members {
+    list: Vec<Member>,
+    total: u64,
+}
+
+impl Members {
+    /// Reads one member of `size` declared bytes from `reader`. A member too
+    /// large is kept with its error; too many members or too many bytes in
+    /// all fail the archive.
+    fn add(
+        &mut self,
+        path: String,
+        size: u64,
+        reader: impl Read,
+        modified_unix: Option<f64>,
+        limits: Limits,
+    ) -> Result<(), String> {
+        self.check_count(limits)?;
+        let bytes = if size > limits.member_bytes as u64 {
+            Err(format!(
+                "larger than the {} MiB limit",
+                limits.member_bytes >> 20
+            ))
+        } else {
+            read_limited(reader, limits.member_bytes)
+        };
+        self.total += bytes.as_ref().map_or(0, |b| b.len() as u64);
+        if self.total > limits.total_bytes {
+            return Err(format!(
+                "expands to more than {} GiB",
+                limits.total_bytes >> 30
+            ));
+        }
+        self.list.push(Member {
+            path,
+            bytes,
+            modified_unix,
+        });
+        Ok(())
+    }
+
+    /// A member that could not even be opened, kept with its reason.
+    fn unreadable(&mut self, path: String, reason: String, limits: Limits) -> Result<(), String> {
+        self.check_count(limits)?;
+        self.list.push(Member {
+            path,
+            bytes: Err(reason),
+            modified_unix: None,
+        });
+        Ok(())
+    }
+
+    fn check_count(&self, limits: Limits) -> Result<(), String> {
+        if self.list.len() >= limits.members {
+            return Err(format!("more than {} members", limits.members));
+        }
+        Ok(())
+    }
+}
+
 /// Reads every member of the archive at `path`. The error is for the archive
 /// as a whole (cannot open, not an archive); members that cannot be read
 /// carry their own error.
@@ -153,8 +216,7 @@ fn read_tar(reader: impl Read, limits: Limits) -> Result<Vec<Member>, String> {
     let entries = archive
         .entries()
         .map_err(|e| format!("not a tar archive: {e}"))?;
-    let mut members = Vec::new();
-    let mut total: u64 = 0;
+    let mut members = Members::default();
     for entry in entries {
         let entry = entry.map_err(|e| format!("damaged tar archive: {e}"))?;
         if !entry.header().entry_type().is_file() {
@@ -167,51 +229,21 @@ fn read_tar(reader: impl Read, limits: Limits) -> Result<Vec<Member>, String> {
         if skip_member(&path) {
             continue;
         }
-        if members.len() >= limits.members {
-            return Err(format!("more than {} members", limits.members));
-        }
         let modified_unix = entry.header().mtime().ok().map(|t| t as f64);
         let size = entry.header().size().unwrap_or(0);
-        let bytes = if size > limits.member_bytes as u64 {
-            Err(format!(
-                "larger than the {} MiB limit",
-                limits.member_bytes >> 20
-            ))
-        } else {
-            read_limited(entry, limits.member_bytes)
-        };
-        total += bytes.as_ref().map_or(0, |b| b.len() as u64);
-        if total > limits.total_bytes {
-            return Err(format!(
-                "expands to more than {} GiB",
-                limits.total_bytes >> 30
-            ));
-        }
-        members.push(Member {
-            path,
-            bytes,
-            modified_unix,
-        });
+        members.add(path, size, entry, modified_unix, limits)?;
     }
-    Ok(members)
+    Ok(members.list)
 }
 
 fn read_zip(file: std::fs::File, limits: Limits) -> Result<Vec<Member>, String> {
     let mut archive = zip::ZipArchive::new(file).map_err(|e| format!("not a zip archive: {e}"))?;
-    let mut members = Vec::new();
-    let mut total: u64 = 0;
+    let mut members = Members::default();
     for i in 0..archive.len() {
-        if members.len() >= limits.members {
-            return Err(format!("more than {} members", limits.members));
-        }
         let entry = match archive.by_index(i) {
             Ok(e) => e,
             Err(e) => {
-                members.push(Member {
-                    path: format!("member #{i}"),
-                    bytes: Err(format!("cannot read: {e}")),
-                    modified_unix: None,
-                });
+                members.unreadable(format!("member #{i}"), format!("cannot read: {e}"), limits)?;
                 continue;
             }
         };
@@ -222,28 +254,10 @@ fn read_zip(file: std::fs::File, limits: Limits) -> Result<Vec<Member>, String> 
         if skip_member(&path) {
             continue;
         }
-        let bytes = if entry.size() > limits.member_bytes as u64 {
-            Err(format!(
-                "larger than the {} MiB limit",
-                limits.member_bytes >> 20
-            ))
-        } else {
-            read_limited(entry, limits.member_bytes)
-        };
-        total += bytes.as_ref().map_or(0, |b| b.len() as u64);
-        if total > limits.total_bytes {
-            return Err(format!(
-                "expands to more than {} GiB",
-                limits.total_bytes >> 30
-            ));
-        }
-        members.push(Member {
-            path,
-            bytes,
-            modified_unix: None,
-        });
+        let size = entry.size();
+        members.add(path, size, entry, None, limits)?;
     }
-    Ok(members)
+    Ok(members.list)
 }
 
 /// The places of an archive's members for host naming: below the archive,
