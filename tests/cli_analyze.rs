@@ -4,37 +4,13 @@
 // Test helpers: a failed command should fail the test loudly.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use common::{code, repo, run, scratch, stdout};
+use std::path::PathBuf;
 
 fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules")
-        .join(rel)
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fabricscope"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap()
-}
-
-/// A scratch directory under the target dir, emptied first.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    repo("tests/fixtures/rules").join(rel)
 }
 
 #[test]
@@ -216,7 +192,7 @@ fn a_closed_pipe_ends_output_quietly_instead_of_panicking() {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
     // More than a pipe buffer (64 KiB) of output, so writes meet the closed pipe.
-    let fleet = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fleet");
+    let fleet = repo("examples/fleet");
     let mut child = Command::new(env!("CARGO_BIN_EXE_fabricscope"))
         .args(["parse", "--format", "json"])
         .arg(&fleet)

@@ -5,45 +5,19 @@
 // Test helpers: a failed command should fail the test loudly.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
 
+mod common;
+
+use common::{code, repo, run, stderr, stdout};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fabricscope"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap()
-}
+use std::process::{Command, Output};
 
 fn json(o: &Output) -> serde_json::Value {
     serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
 }
 
-/// A scratch directory under the target dir, emptied first.
+/// A scratch directory of these tests, emptied first.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("cli_fleet")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch(&format!("cli_fleet/{name}"))
 }
 
 /// A copy of the nine host dumps of `examples/fleet` as `dir/nodeNN.txt`.

@@ -4,28 +4,13 @@
 // Test helpers: a failed command should fail the test loudly.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn example(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fabricscope"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
+use common::{repo, run, stdout};
 
 #[test]
 fn analyze_prints_one_self_contained_html_file() {
-    let path = example("www/examples/ibsim-ports-down.txt");
+    let path = repo("www/examples/ibsim-ports-down.txt");
     let out = run(&["analyze", path.to_str().unwrap(), "--format", "html"]);
     assert_eq!(
         out.status.code(),
@@ -44,7 +29,7 @@ fn analyze_prints_one_self_contained_html_file() {
 
 #[test]
 fn analyze_redact_replaces_hosts_and_guids_in_every_format() {
-    let path = example("www/examples/ib-two-hosts.txt");
+    let path = repo("www/examples/ib-two-hosts.txt");
     // The parsed input (with every GUID) is in the JSON only on request.
     let plain = stdout(&run(&[
         "analyze",
@@ -85,7 +70,7 @@ fn analyze_redact_replaces_hosts_and_guids_in_every_format() {
 
 #[test]
 fn parse_redact_redacts_before_reading_and_consistently_across_files() {
-    let dir = example("examples/fleet");
+    let dir = repo("examples/fleet");
     let out = stdout(&run(&[
         "parse",
         dir.to_str().unwrap(),
