@@ -32,14 +32,22 @@ pub(crate) struct Prompt {
     pub argv: Vec<String>,
 }
 
+/// The file named by a `tail`/`head` header line, `==> name <==`.
+pub(crate) fn file_header(line: &str) -> Option<&str> {
+    let t = line.trim();
+    t.strip_prefix("==> ")
+        .and_then(|r| r.strip_suffix(" <=="))
+        .map(str::trim)
+}
+
 /// Classifies a cleaned line; `None` for ordinary content.
 pub(crate) fn classify(line: &str) -> Option<Framing> {
     let t = line.trim();
     if t.starts_with("```") || t.starts_with("~~~") {
         return Some(Framing::Fence);
     }
-    if let Some(name) = t.strip_prefix("==> ").and_then(|r| r.strip_suffix(" <==")) {
-        return Some(Framing::FileHeader(name.trim().to_owned()));
+    if let Some(name) = file_header(t) {
+        return Some(Framing::FileHeader(name.to_owned()));
     }
     if is_exit_marker(t) {
         return Some(Framing::ExitMarker);

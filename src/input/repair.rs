@@ -230,8 +230,7 @@ fn right_arrow(t: &str) -> Option<usize> {
 
 fn unannotate(t: &str) -> Option<String> {
     // `==> file <==` is tail's file header, not an annotation arrow.
-    let h = t.trim();
-    if h.starts_with("==> ") && h.ends_with(" <==") {
+    if super::framing::file_header(t).is_some() {
         return None;
     }
     let arrow = [" <--", " <==", " ←"]
