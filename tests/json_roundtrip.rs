@@ -48,3 +48,34 @@ fn every_fixture_round_trips_through_json() {
         files.len()
     );
 }
+
+/// A saved JSON report reads back into the same [`fabricscope::Report`]
+/// (findings, incidents, verdict and every measurement): Rust users can
+/// load reports, and record shards rely on measurements reading back.
+#[test]
+fn every_fixture_report_round_trips_through_json() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    fixtures(&root.join("tests/fixtures"), &mut files);
+    files.sort();
+    let (mut findings, mut rates) = (0, 0);
+    for f in &files {
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        let doc = read_all(&text, &ReadOptions::default()).unwrap();
+        let report = fabricscope::analyze(&[doc], &fabricscope::AnalyzeOptions::default());
+        findings += report.findings.len();
+        rates += report.measurements.counter_rates.len();
+        let json = serde_json::to_string(&report).unwrap();
+        let back: fabricscope::Report =
+            serde_json::from_str(&json).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        assert_eq!(
+            serde_json::to_string(&back).unwrap(),
+            json,
+            "{} differs after a JSON round trip",
+            f.display()
+        );
+    }
+    assert!(findings > 100 && rates > 100, "{findings} findings, {rates} rates");
+}

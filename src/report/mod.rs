@@ -33,7 +33,7 @@ pub mod verdict;
 use crate::input::Document;
 use crate::rules::{Finding, Severity, SkippedRule};
 use crate::stats::Measurements;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use incident::Incident;
 
@@ -43,7 +43,7 @@ pub use incident::Incident;
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// Findings counted by severity.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 // The TypeScript name; JSON never carries a struct's name.
 #[cfg_attr(feature = "wasm", serde(rename = "SeverityCounts"))]
@@ -95,7 +95,7 @@ impl Summary {
 }
 
 /// An input that could not be analysed, and why (batch runs go on without it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct SkippedInput {
     /// The input's name (path, or `-`).
@@ -104,8 +104,9 @@ pub struct SkippedInput {
     pub reason: String,
 }
 
-/// The result of an analysis.
-#[derive(Debug, Clone, Serialize)]
+/// The result of an analysis. Reads back from the JSON report
+/// (`serde_json::from_str::<Report>`), the parsed input (`document(s)`) aside.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 #[non_exhaustive]
 pub struct Report {
@@ -136,7 +137,7 @@ pub struct Report {
     /// Number of tool outputs read.
     pub sections: usize,
     /// Inputs left out (unreadable, binary, nothing recognised).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped_inputs: Vec<SkippedInput>,
     /// Rates, BER, outliers, balance and trends the rules were judged on.
     pub measurements: Measurements,

@@ -281,3 +281,29 @@ pub struct SkippedRule {
     /// What was missing.
     pub reason: String,
 }
+
+/// A skipped rule as JSON holds it, before its rule is looked up.
+#[derive(Deserialize)]
+struct SkippedRuleWire {
+    rule: String,
+    reason: String,
+}
+
+impl<'de> Deserialize<'de> for SkippedRule {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let wire = SkippedRuleWire::deserialize(deserializer)?;
+        SkippedRule::try_from(wire).map_err(serde::de::Error::custom)
+    }
+}
+
+impl TryFrom<SkippedRuleWire> for SkippedRule {
+    type Error = String;
+
+    fn try_from(w: SkippedRuleWire) -> Result<Self, String> {
+        let rule = super::by_id(&w.rule).ok_or_else(|| format!("unknown rule {:?}", w.rule))?;
+        Ok(SkippedRule {
+            rule: rule.id,
+            reason: w.reason,
+        })
+    }
+}

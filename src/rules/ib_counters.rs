@@ -828,7 +828,7 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let mut latest: std::collections::BTreeMap<_, &crate::stats::CounterRate> =
         std::collections::BTreeMap::new();
     for r in &ctx.measurements.counter_rates {
-        if r.counter != XMIT_WAIT || !r.source.starts_with("perfquery") {
+        if r.counter != XMIT_WAIT || !r.source.is_perfquery() {
             continue;
         }
         let key = (r.subject.host.clone(), r.subject.lid, r.subject.port);
@@ -1033,7 +1033,7 @@ fn check_errors_rising(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         .measurements
         .counter_rates
         .iter()
-        .filter(|r| r.source.starts_with("perfquery"))
+        .filter(|r| r.source.is_perfquery())
         .filter(|r| PHYSICAL.contains(&r.counter.as_str()) || r.counter == "LinkDownedCounter")
         .collect();
     if rates.is_empty() {

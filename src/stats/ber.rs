@@ -9,7 +9,7 @@
 //! lies on one side.
 
 use super::StatsError;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Gamma};
 
 /// Two-sided exact confidence interval for the mean of a Poisson count `k`.
@@ -52,7 +52,7 @@ fn gamma_quantile(shape: f64, p: f64) -> Result<f64, StatsError> {
 }
 
 /// A bit error rate and its confidence interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BerEstimate {
     /// Errors counted.
     pub errors: u64,
@@ -102,7 +102,7 @@ pub fn estimate(errors: u64, bits: f64, confidence: f64) -> Result<BerEstimate, 
 }
 
 /// Where an estimate stands against a threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum Verdict {

@@ -6,6 +6,7 @@
 //! width × speed, `nvidia-smi nvlink -s`), or a time (`date`).
 
 use super::sample::{CounterSample, CounterUnit, Direction, Layer, Role, Subject};
+use super::CounterSource;
 use crate::input::Section;
 use crate::model::dcgmi_nvlink::DcgmiNvlinkErrors;
 use crate::model::iblinkinfo::Iblinkinfo;
@@ -116,7 +117,7 @@ fn ibqueryerrors(q: &Ibqueryerrors, host: Option<&String>, out: &mut Extracted) 
                 let (unit, role) = perf_unit_and_role(name);
                 out.samples.push(CounterSample {
                     subject: subject.clone(),
-                    source: "ibqueryerrors".to_owned(),
+                    source: CounterSource::Ibqueryerrors,
                     name: name.clone(),
                     counter: *counter,
                     unit,
@@ -148,7 +149,7 @@ fn dcgmi_nvlink(d: &DcgmiNvlinkErrors, host: Option<&String>, out: &mut Extracte
             let Some(value) = value else { continue };
             out.samples.push(CounterSample {
                 subject: subject.clone(),
-                source: "dcgmi nvlink".to_owned(),
+                source: CounterSource::DcgmiNvlink,
                 name: name.to_owned(),
                 counter: Counter::unknown_width(value),
                 unit: CounterUnit::Events,
@@ -218,7 +219,7 @@ fn perfquery(p: &Perfquery, host: Option<&String>, out: &mut Extracted) {
             .is_none_or(|x| x.reason != crate::model::partial::PartialReason::NoHeader)
     });
     for block in headed {
-        let source = format!("perfquery {}", block.attribute.header_name());
+        let source = CounterSource::Perfquery(block.attribute.clone());
         for (name, counter) in &block.counters {
             let (base, lane) = lane_suffix(name);
             let (unit, role) = perf_unit_and_role(base);
@@ -298,7 +299,7 @@ fn nvlink(n: &Nvlink, host: Option<&String>, out: &mut Extracted) {
                 let (unit, role) = nvlink_role(name);
                 out.samples.push(CounterSample {
                     subject: subject.clone(),
-                    source: "nvidia-smi nvlink".to_owned(),
+                    source: CounterSource::NvidiaSmiNvlink,
                     name: name.clone(),
                     counter: *counter,
                     unit,
@@ -316,7 +317,7 @@ fn nvlink(n: &Nvlink, host: Option<&String>, out: &mut Extracted) {
                         lane: Some(lane.lane),
                         ..subject.clone()
                     },
-                    source: "nvidia-smi nvlink".to_owned(),
+                    source: CounterSource::NvidiaSmiNvlink,
                     name: "ecc_correction_count".to_owned(),
                     counter,
                     unit: CounterUnit::Events,

@@ -56,13 +56,16 @@ mod measure;
 pub mod rates;
 pub mod robust;
 pub mod sample;
+mod source;
 pub mod trend;
 
 pub use measure::{
-    measure, measure_many, measure_sources, BitErrorRate, CounterRate, CounterTrend, LinkCapacity,
+    measure, measure_many, measure_sources, BitErrorRate, CounterRate, CounterTrend, IntervalSource,
+    LinkCapacity,
     Measurements, OutlierMember, PeerGroup, PeerGroupKind, PeerStatistic, RateStatus,
     SaturatedCounter, SnapshotInfo, Source, Throughput, TrafficBalance,
 };
+pub use source::CounterSource;
 pub use sample::{CounterSample, CounterUnit, Direction, Layer, Role, Subject};
 
 use thiserror::Error;

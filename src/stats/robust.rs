@@ -10,7 +10,7 @@
 //! samples); a slice with no finite values is [`StatsError::Empty`].
 
 use super::StatsError;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `Φ⁻¹(0.75)`: makes the MAD estimate σ for normal data.
 const MAD_TO_SIGMA: f64 = 0.674_489_750_196_081_7;
@@ -111,7 +111,7 @@ struct Scale {
 }
 
 /// Which spread estimate a z-score used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum ScaleMethod {
@@ -167,7 +167,7 @@ impl Scale {
 }
 
 /// Percentile summary of a group.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 // The TypeScript name; JSON never carries a struct's name.
 #[cfg_attr(feature = "wasm", serde(rename = "Percentiles"))]
@@ -224,7 +224,7 @@ pub fn summary(values: &[f64]) -> Result<Summary, StatsError> {
 pub const MIN_GROUP_FOR_Z: usize = 5;
 
 /// A member of a group whose robust z-score passes the cut-off.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Flagged {
     /// Position of the member in the input slice.
     pub index: usize,

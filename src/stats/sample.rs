@@ -8,12 +8,12 @@
 
 use crate::model::Counter;
 use crate::span::LineSpan;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// What a counter belongs to. Fields that do not apply stay `None`; the
 /// derived ordering groups a host's devices, ports, GPUs and links together.
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 // The TypeScript name; JSON never carries a struct's name.
 #[cfg_attr(feature = "wasm", serde(rename = "MeasurementSubject"))]
@@ -86,7 +86,7 @@ impl Subject {
 }
 
 /// What one count of a counter stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum CounterUnit {
@@ -113,7 +113,7 @@ impl CounterUnit {
 }
 
 /// Direction of traffic, seen from the subject.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum Direction {
@@ -124,7 +124,7 @@ pub enum Direction {
 }
 
 /// Whether traffic counts payload only or payload plus protocol overhead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum Layer {
@@ -135,7 +135,9 @@ pub enum Layer {
 }
 
 /// What a counter tells, which decides the analyses it takes part in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case", tag = "role")]
 pub enum Role {
     /// Data carried: throughput, utilisation, balance.
@@ -151,7 +153,9 @@ pub enum Role {
     Errors,
     /// Congestion (XmitWait ticks): outliers and trends.
     Congestion,
-    /// Anything else (packet counts): rates only.
+    /// Anything else (packet counts): rates only. The default: a rate read
+    /// back from JSON, which does not carry the role, takes part in nothing.
+    #[default]
     Other,
 }
 
@@ -164,14 +168,14 @@ impl Role {
 }
 
 /// One counter reading in one snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CounterSample {
     /// Whose counter.
     pub subject: Subject,
     /// Where the counter set comes from (`perfquery port_counters_extended`,
     /// `nvidia-smi nvlink`): counters are only paired within one source, so a
     /// 32-bit value is never subtracted from a 64-bit one.
-    pub source: String,
+    pub source: super::CounterSource,
     /// The counter's name as the model keys it (`SymbolErrorCounter`, `raw_tx_kib`).
     pub name: String,
     /// Value, width, saturation.

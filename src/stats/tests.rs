@@ -88,7 +88,7 @@ fn data_counters_are_four_octet_words_timed_by_date() {
         .find(|r| r.counter == "PortXmitData")
         .unwrap();
     assert!(
-        rate.interval_source.starts_with("input times"),
+        matches!(rate.interval_source, IntervalSource::InputTimes { .. }),
         "{}",
         rate.interval_source
     );

@@ -1,0 +1,260 @@
+//! Assembles measurements from documents: snapshots and their times, counter
+//! rates, throughput and utilisation, saturation, BER, peer groups, balance
+//! and trends.
+//!
+//! Linear in the input apart from sorting: counters are paired through one
+//! map keyed by (subject, source, name), and every group is built in one pass.
+
+//!
+//! # Layout
+//! - [`records`]: the record types the report carries.
+//! - `timeline`: snapshots, their times, series of readings, intervals.
+//! - `rates`: rates, saturation, throughput, bit error rates.
+//! - `peers`: peer groups and outliers.
+//! - `balance`: traffic balance and trends.
+
+mod balance;
+mod peers;
+mod rates;
+pub mod records;
+mod timeline;
+
+pub use records::*;
+
+use super::extract::{extract, Capacity, LinkKey};
+use super::sample::{Direction, Subject};
+use super::{CounterSource, StatsOptions};
+use balance::{balance, trends};
+use peers::peer_groups;
+use rates::{bit_error_rate, counter_rate, lanes_per_link, saturated, throughput, Received};
+use timeline::{name_devices, section_lid_for, section_times, Clocked, Point, Series};
+use crate::input::Document;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+
+/// Measures one document.
+#[must_use]
+pub fn measure(document: &Document, options: &StatsOptions) -> Measurements {
+    measure_sources(
+        &[Source {
+            document,
+            modified_unix: None,
+        }],
+        options,
+    )
+}
+
+/// Measures several documents (batch mode, a fleet) as one timeline: their
+/// sections are snapshots in the order given.
+#[must_use]
+pub fn measure_many(documents: &[Document], options: &StatsOptions) -> Measurements {
+    let sources: Vec<Source<'_>> = documents
+        .iter()
+        .map(|document| Source {
+            document,
+            modified_unix: None,
+        })
+        .collect();
+    measure_sources(&sources, options)
+}
+
+
+/// Measures documents with optional file times.
+#[must_use]
+pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measurements {
+    let mut m = Measurements::default();
+    let mut times: Vec<Option<Clocked>> = Vec::new();
+    let mut capacities: BTreeMap<LinkKey, Capacity> = BTreeMap::new();
+    // Filled through a hash map (one hash per reading instead of a string
+    // comparison per tree level), then ordered once for a deterministic walk.
+    let mut unordered: HashMap<(Subject, CounterSource, String), Vec<Point>> = HashMap::new();
+    let mut ca_of_lid: BTreeMap<(Option<String>, u32), String> = BTreeMap::new();
+
+    for (input, src) in sources.iter().enumerate() {
+        let extracted: Vec<_> = src
+            .document
+            .sections
+            .iter()
+            .map(|section| (section, extract(section)))
+            .collect();
+        let section_times = section_times(&extracted);
+        for ((section, ex), time) in extracted.into_iter().zip(section_times) {
+            for (key, cap) in ex.capacities {
+                if let LinkKey::CaPort { host, ca, .. } = &key {
+                    if let Some(lid) = section_lid_for(section, ca) {
+                        ca_of_lid.insert((host.clone(), lid), ca.clone());
+                    }
+                }
+                capacities.insert(key, cap);
+            }
+            if ex.samples.is_empty() {
+                continue;
+            }
+            let id = m.snapshots.len();
+            let time = time.or_else(|| {
+                src.modified_unix.map(|t| Clocked {
+                    seconds: t,
+                    wall_clock_of: None,
+                    source: format!(
+                        "modification time of {}",
+                        section.source.as_deref().unwrap_or("the input file")
+                    ),
+                })
+            });
+            m.snapshots.push(SnapshotInfo {
+                id,
+                input,
+                kind: section.kind,
+                host: section.host.clone(),
+                file: section.source.clone(),
+                span: section.span,
+                time_seconds: time.as_ref().map(|t| t.seconds),
+                time_is_unix: time.as_ref().is_some_and(|t| t.wall_clock_of.is_none()),
+                time_source: time.as_ref().map(|t| t.source.clone()),
+            });
+            times.push(time);
+            for sample in ex.samples {
+                if sample.counter.saturated {
+                    m.saturated_counters.push(saturated(&sample, id));
+                }
+                let point = Point {
+                    snapshot: id,
+                    counter: sample.counter,
+                    unit: sample.unit,
+                    role: sample.role,
+                    span: sample.span,
+                };
+                unordered
+                    .entry((sample.subject, sample.source, sample.name))
+                    .or_default()
+                    .push(point);
+            }
+        }
+    }
+    m.link_capacities = capacities
+        .iter()
+        .map(|(key, cap)| LinkCapacity {
+            subject: match key {
+                LinkKey::Lid { lid, port } => Subject {
+                    lid: Some(*lid),
+                    port: Some(*port),
+                    ..Subject::default()
+                },
+                LinkKey::CaPort { host, ca, port } => Subject {
+                    host: host.clone(),
+                    device: Some(ca.clone()),
+                    port: Some(*port),
+                    ..Subject::default()
+                },
+                LinkKey::Nvlink { host, gpu, link } => Subject {
+                    host: host.clone(),
+                    gpu: Some(*gpu),
+                    link: Some(*link),
+                    ..Subject::default()
+                },
+            },
+            gbit_per_second: cap.gbit_per_second,
+            source: cap.source.clone(),
+            lines: cap.span,
+        })
+        .collect();
+    // perfquery names ports by LID: give them their CA name when ibstat told it.
+    let series: Series = unordered.into_iter().collect();
+    let series = name_devices(series, &ca_of_lid);
+
+    let mut missing_interval = BTreeSet::new();
+    for (key, points) in &series {
+        for pair in points.windows(2) {
+            let [a, b] = pair else { continue };
+            let rate = counter_rate(key, a, b, &times, options);
+            if rate.status == RateStatus::NoInterval {
+                missing_interval.insert((a.snapshot, b.snapshot));
+            }
+            m.counter_rates.push(rate);
+        }
+    }
+    for (a, b) in &missing_interval {
+        m.notes.push(format!(
+            "snapshots {a} and {b}: no time in the input and no interval given, so no rates (give --interval)"
+        ));
+    }
+    if let Some(given) = options.interval_seconds {
+        let disagreeing: BTreeSet<(usize, usize, u64)> = m
+            .counter_rates
+            .iter()
+            .filter(|r| matches!(r.interval_source, IntervalSource::InputTimes { .. }))
+            .filter_map(|r| {
+                let seconds = r.interval_seconds?;
+                ((seconds / given - 1.0).abs() > 0.1).then_some((
+                    r.from_snapshot,
+                    r.to_snapshot,
+                    seconds.to_bits(),
+                ))
+            })
+            .collect();
+        for (a, b, bits) in disagreeing {
+            m.notes.push(format!(
+                "snapshots {a} and {b}: the input's times are {} s apart but the given interval is {} s; the input's times were used",
+                fmt_num(f64::from_bits(bits)),
+                fmt_num(given)
+            ));
+        }
+    }
+    for rate in &m.counter_rates {
+        if rate.status == RateStatus::CounterReset {
+            m.notes.push(format!(
+                "{} {}: went from {} to {} between snapshots {} and {}: counter reset (or another port), no rate",
+                rate.subject, rate.counter, rate.before, rate.after, rate.from_snapshot, rate.to_snapshot
+            ));
+        }
+    }
+    m.throughput = m
+        .counter_rates
+        .iter()
+        .filter_map(|r| throughput(r, &capacities))
+        .collect();
+    let over: Vec<&Throughput> = m
+        .throughput
+        .iter()
+        .filter(|t| t.utilisation_percent.is_some_and(|u| u > 105.0))
+        .collect();
+    if let Some(first) = over.first() {
+        m.notes.push(format!(
+            "{} link(s) carried more than their capacity (e.g. {} {:?} at {:.0} %): the interval is probably \
+             longer than assumed, or the capacity belongs to another link",
+            over.len(),
+            first.subject,
+            first.direction,
+            first.utilisation_percent.unwrap_or(f64::NAN)
+        ));
+    }
+    let lanes = lanes_per_link(&series);
+    let received: Received<'_> = m
+        .throughput
+        .iter()
+        .filter(|t| t.direction == Direction::Rx)
+        .map(|t| ((&t.subject, t.from_snapshot, t.to_snapshot), t))
+        .collect();
+    let mut bers = Vec::new();
+    for rate in &m.counter_rates {
+        match bit_error_rate(rate, &capacities, &received, &lanes, options) {
+            Ok(Some(b)) => bers.push(b),
+            Ok(None) => {}
+            Err(note) => m.notes.push(note),
+        }
+    }
+    m.bit_error_rates = bers;
+    m.peer_groups = peer_groups(&series, &m.counter_rates, options, &mut m.notes);
+    m.traffic_balance = balance(&m.throughput);
+    m.trends = trends(&series, &times, options);
+    m
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.6}").trim_end_matches('0').to_owned()
+    }
+}
+

@@ -1,0 +1,287 @@
+//! Per counter between two snapshots: the rate, saturation, the data
+//! carried against the link's capacity, and bit error rates.
+
+use super::super::ber::{self, Verdict};
+use super::super::extract::{Capacity, LinkKey};
+use super::super::rates::{self, Change};
+use super::super::sample::{CounterSample, CounterUnit, Role, Subject};
+use super::super::{CounterSource, StatsOptions};
+use super::records::{BitErrorRate, CounterRate, RateStatus, SaturatedCounter, Throughput};
+use super::timeline::{interval, Clocked, Point, Series};
+use super::fmt_num;
+use std::collections::{BTreeMap, BTreeSet};
+
+
+pub(super) fn saturated(sample: &CounterSample, snapshot: usize) -> SaturatedCounter {
+    let extended = matches!(&sample.source, CounterSource::Perfquery(a) if a.header_name().contains("extended"));
+    let advice = if extended || sample.counter.bits == 64 {
+        "the 64-bit counter is saturated: reset it (`perfquery -R`) before measuring"
+    } else if matches!(
+        sample.source,
+        CounterSource::Perfquery(_) | CounterSource::Ibqueryerrors
+    ) {
+        "the real count is at least this and its rate is unknown: read the 64-bit counters with \
+         `perfquery -x`, or reset (`perfquery -R`, `ibqueryerrors -k`) and measure again"
+    } else if sample.source == CounterSource::NvidiaSmiNvlink {
+        "the counter can no longer show growth: reset the error counters (`nvidia-smi nvlink -re`; \
+         `-r` is deprecated) and measure again"
+    } else {
+        "the counter can no longer show growth: reset it and measure again"
+    };
+    SaturatedCounter {
+        subject: sample.subject.clone(),
+        source: sample.source.clone(),
+        counter: sample.name.clone(),
+        value_at_least: sample.counter.value,
+        bits: sample.counter.bits,
+        snapshot,
+        lines: sample.span,
+        advice: advice.to_owned(),
+    }
+}
+
+
+pub(super) fn counter_rate(
+    (subject, source, name): &(Subject, CounterSource, String),
+    a: &Point,
+    b: &Point,
+    times: &[Option<Clocked>],
+    options: &StatsOptions,
+) -> CounterRate {
+    let (ca, cb) = (a.counter, b.counter);
+    let (seconds, interval_source) = interval(a.snapshot, b.snapshot, times, options);
+    let change = rates::change(ca, cb);
+    let (status, increase, counts_per_second, derivation) = match change {
+        Change::Reset { before, after } => (
+            RateStatus::CounterReset,
+            None,
+            None,
+            format!("{after} < {before}: the counter was reset (or is another port's); no rate"),
+        ),
+        Change::Saturated { at_least } => (
+            RateStatus::Saturated,
+            Some(at_least),
+            None,
+            format!(
+                "{} is the maximum of a {}-bit field: grew by at least {at_least}, rate unknown",
+                cb.value, cb.bits
+            ),
+        ),
+        Change::Increase { by } => match seconds.map(|s| rates::per_second(by, s)) {
+            Some(Ok(r)) => (
+                RateStatus::Measured,
+                Some(by),
+                Some(r),
+                format!(
+                    "({} − {}) / {} s",
+                    cb.value,
+                    ca.value,
+                    fmt_num(seconds.unwrap_or(f64::NAN))
+                ),
+            ),
+            _ => (
+                RateStatus::NoInterval,
+                Some(by),
+                None,
+                format!("grew by {by}; no interval known"),
+            ),
+        },
+    };
+    CounterRate {
+        subject: subject.clone(),
+        source: source.clone(),
+        counter: name.clone(),
+        unit: b.unit,
+        from_snapshot: a.snapshot,
+        to_snapshot: b.snapshot,
+        lines: [a.span, b.span],
+        before: ca.value,
+        after: cb.value,
+        interval_seconds: seconds,
+        interval_source,
+        status,
+        increase,
+        counts_per_second,
+        derivation,
+        role: b.role,
+        max: cb.max(),
+    }
+}
+
+
+pub(super) fn capacity_of<'c>(
+    subject: &Subject,
+    capacities: &'c BTreeMap<LinkKey, Capacity>,
+) -> Option<&'c Capacity> {
+    if let (Some(gpu), Some(link)) = (subject.gpu, subject.link) {
+        return capacities.get(&LinkKey::Nvlink {
+            host: subject.host.clone(),
+            gpu,
+            link,
+        });
+    }
+    let port = subject.port?;
+    subject
+        .lid
+        .and_then(|lid| capacities.get(&LinkKey::Lid { lid, port }))
+        .or_else(|| {
+            subject.device.as_ref().and_then(|ca| {
+                capacities.get(&LinkKey::CaPort {
+                    host: subject.host.clone(),
+                    ca: ca.clone(),
+                    port,
+                })
+            })
+        })
+}
+
+#[allow(clippy::cast_precision_loss)] // byte counts far below 2^100; f64 keeps 15 digits
+pub(super) fn throughput(rate: &CounterRate, capacities: &BTreeMap<LinkKey, Capacity>) -> Option<Throughput> {
+    let Role::Traffic { direction, layer } = rate.role else {
+        return None;
+    };
+    if rate.status != RateStatus::Measured || rate.subject.lane.is_some() {
+        return None;
+    }
+    let seconds = rate.interval_seconds?;
+    let per_count = rate.unit.bytes_per_count()?;
+    let bytes = rates::bytes(rate.increase?, per_count);
+    let bytes_per_second = bytes as f64 / seconds;
+    let gbit_per_second = bytes_per_second * 8.0 / 1e9;
+    let capacity = capacity_of(&rate.subject, capacities);
+    let unit_words = match rate.unit {
+        CounterUnit::FourOctets => "× 4 octets (the counter counts 4-octet words)",
+        CounterUnit::Kib => "× 1024 bytes (KiB)",
+        _ => "",
+    };
+    Some(Throughput {
+        subject: rate.subject.clone(),
+        direction,
+        layer,
+        counter: rate.counter.clone(),
+        from_snapshot: rate.from_snapshot,
+        to_snapshot: rate.to_snapshot,
+        interval_seconds: seconds,
+        bytes,
+        bytes_per_second,
+        gib_per_second: bytes_per_second / f64::from(1u32 << 30),
+        gbit_per_second,
+        capacity_gbit_per_second: capacity.map(|c| c.gbit_per_second),
+        capacity_source: capacity.map(|c| c.source.clone()),
+        utilisation_percent: capacity
+            .filter(|c| c.gbit_per_second > 0.0)
+            .map(|c| gbit_per_second / c.gbit_per_second * 100.0),
+        derivation: format!(
+            "({} − {}) {unit_words} / {} s",
+            rate.after,
+            rate.before,
+            fmt_num(seconds)
+        ),
+    })
+}
+
+/// Lanes seen per link, to split a link's capacity among its lanes.
+pub(super) fn lanes_per_link(series: &Series) -> BTreeMap<Subject, u32> {
+    let mut lanes: BTreeMap<Subject, BTreeSet<u32>> = BTreeMap::new();
+    for (subject, _, _) in series.keys() {
+        if let Some(lane) = subject.lane {
+            let link = Subject {
+                lane: None,
+                ..subject.clone()
+            };
+            lanes.entry(link).or_default().insert(lane);
+        }
+    }
+    lanes
+        .into_iter()
+        .map(|(k, v)| (k, u32::try_from(v.len()).unwrap_or(u32::MAX)))
+        .collect()
+}
+
+/// Received-data throughput by (link, from snapshot, to snapshot).
+pub(super) type Received<'t> = BTreeMap<(&'t Subject, usize, usize), &'t Throughput>;
+
+pub(super) fn is_corrected_count(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.contains("correct") || lower.starts_with("ecc")
+}
+
+pub(super) fn bit_error_rate(
+    rate: &CounterRate,
+    capacities: &BTreeMap<LinkKey, Capacity>,
+    received: &Received<'_>,
+    lanes: &BTreeMap<Subject, u32>,
+    options: &StatsOptions,
+) -> Result<Option<BitErrorRate>, String> {
+    if rate.role != Role::BitErrors || rate.status != RateStatus::Measured {
+        return Ok(None);
+    }
+    let (Some(seconds), Some(errors)) = (rate.interval_seconds, rate.increase) else {
+        return Ok(None);
+    };
+    let link = Subject {
+        lane: None,
+        ..rate.subject.clone()
+    };
+    let (bits, basis) = if let Some(cap) = capacity_of(&link, capacities) {
+        let share = match rate.subject.lane {
+            Some(_) => f64::from(*lanes.get(&link).unwrap_or(&1)),
+            None => 1.0,
+        };
+        let basis = if share > 1.0 {
+            format!("{} / {share} lanes × {} s", cap.source, fmt_num(seconds))
+        } else {
+            format!("{} × {} s", cap.source, fmt_num(seconds))
+        };
+        (cap.gbit_per_second * 1e9 / share * seconds, basis)
+    } else if let Some(t) = received.get(&(&link, rate.from_snapshot, rate.to_snapshot)) {
+        #[allow(clippy::cast_precision_loss)]
+        let bits = t.bytes as f64 * 8.0;
+        (
+            bits,
+            format!(
+                "bits received ({} × 8): no link speed known, so only data bits are counted and the BER is overstated",
+                t.counter
+            ),
+        )
+    } else {
+        return Err(format!(
+            "{} {}: {errors} error(s) in {} s but neither the link speed nor the traffic is known, so no BER",
+            rate.subject,
+            rate.counter,
+            fmt_num(seconds)
+        ));
+    };
+    let threshold = if is_corrected_count(&rate.counter) {
+        options.corrected_ber_threshold
+    } else {
+        options.ber_threshold
+    };
+    let Ok(est) = ber::estimate(errors, bits, options.confidence) else {
+        return Ok(None);
+    };
+    let verdict = est.judge(threshold);
+    Ok(Some(BitErrorRate {
+        subject: rate.subject.clone(),
+        counter: rate.counter.clone(),
+        from_snapshot: rate.from_snapshot,
+        to_snapshot: rate.to_snapshot,
+        interval_seconds: seconds,
+        errors,
+        bits,
+        bits_basis: basis,
+        ber_point: est.point,
+        ber_lower: est.lower,
+        ber_upper: est.upper,
+        confidence: options.confidence,
+        threshold,
+        verdict,
+        bits_needed: (verdict == Verdict::Inconclusive)
+            .then(|| est.bits_needed_for(threshold))
+            .flatten(),
+        derivation: format!(
+            "{errors} error(s) / {bits:.4e} bits; exact Poisson {:.0} % interval (Garwood)",
+            options.confidence * 100.0
+        ),
+    }))
+}

@@ -1,0 +1,480 @@
+//! The measurement records, as the JSON report carries them: one type per
+//! kind of measurement, every one naming its subject and where it came from.
+
+use super::super::ber::Verdict;
+use super::super::robust::{ScaleMethod, Summary};
+use super::super::CounterSource;
+use super::super::sample::{CounterUnit, Direction, Layer, Role, Subject};
+use crate::input::Document;
+use crate::parse::Kind;
+use crate::span::LineSpan;
+use serde::{Deserialize, Serialize};
+
+
+/// One input: a document and, in batch mode, its file's modification time.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// The parsed input.
+    pub document: &'a Document,
+    /// Modification time of the file, seconds since the Unix epoch; used as
+    /// the snapshot time when the text itself carries none.
+    pub modified_unix: Option<f64>,
+}
+
+/// Everything measured, with units in the field names.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+pub struct Measurements {
+    /// Every section that carried counters, in input order.
+    pub snapshots: Vec<SnapshotInfo>,
+    /// Link speeds read from the input (ibstat, iblinkinfo, `nvidia-smi nvlink -s`),
+    /// the denominators of utilisation and BER.
+    pub link_capacities: Vec<LinkCapacity>,
+    /// Every counter read in two successive snapshots.
+    pub counter_rates: Vec<CounterRate>,
+    /// Data carried per link and direction.
+    pub throughput: Vec<Throughput>,
+    /// Counters stuck at their maximum.
+    pub saturated_counters: Vec<SaturatedCounter>,
+    /// Bit error rates with confidence intervals.
+    pub bit_error_rates: Vec<BitErrorRate>,
+    /// Peer groups compared with robust statistics (groups where every value is 0 are left out).
+    pub peer_groups: Vec<PeerGroup>,
+    /// How evenly traffic spreads over the links of a GPU or the ports of a device.
+    pub traffic_balance: Vec<TrafficBalance>,
+    /// Growth over three or more snapshots.
+    pub trends: Vec<CounterTrend>,
+    /// What could not be computed, and why.
+    pub notes: Vec<String>,
+}
+
+/// A section that carried counters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+pub struct SnapshotInfo {
+    /// Position in [`Measurements::snapshots`]; referenced by other records.
+    pub id: usize,
+    /// Which input (0-based, in the order given).
+    pub input: usize,
+    /// Tool.
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
+    pub kind: Kind,
+    /// Host, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// File name, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Lines of the section.
+    #[serde(flatten)]
+    pub span: LineSpan,
+    /// Time of the snapshot in seconds (Unix time when `time_is_unix`, else
+    /// the host's wall clock read as UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_seconds: Option<f64>,
+    /// Whether `time_seconds` is an absolute Unix time.
+    pub time_is_unix: bool,
+    /// Where the time came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_source: Option<String>,
+}
+
+/// The data rate of one link or port, per direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+pub struct LinkCapacity {
+    /// The link or port (InfiniBand ports by LID are fabric-wide: no host).
+    pub subject: Subject,
+    /// Gb/s per direction, line code removed.
+    pub gbit_per_second: f64,
+    /// Where it was read and how it was converted.
+    pub source: String,
+    /// Lines it was read from.
+    pub lines: LineSpan,
+}
+
+/// Whether a rate could be taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+pub enum RateStatus {
+    /// Rate measured.
+    Measured,
+    /// The counter went down: reset or a different port. No rate.
+    CounterReset,
+    /// The later reading is saturated: growth is a lower bound, rate unknown.
+    Saturated,
+    /// No interval is known (no times in the input, no `--interval`).
+    NoInterval,
+}
+
+/// One counter between two snapshots.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+pub struct CounterRate {
+    /// Whose counter.
+    pub subject: Subject,
+    /// Counter set (`perfquery Port extended`, `nvidia-smi nvlink`).
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
+    pub source: CounterSource,
+    /// Counter name.
+    pub counter: String,
+    /// Unit of one count.
+    pub unit: CounterUnit,
+    /// Earlier snapshot id.
+    pub from_snapshot: usize,
+    /// Later snapshot id.
+    pub to_snapshot: usize,
+    /// Lines of the two readings.
+    pub lines: [LineSpan; 2],
+    /// Earlier reading.
+    pub before: u64,
+    /// Later reading.
+    pub after: u64,
+    /// Seconds between the readings, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval_seconds: Option<f64>,
+    /// Where the interval came from.
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
+    pub interval_source: IntervalSource,
+    /// Outcome.
+    pub status: RateStatus,
+    /// `after − before` (a lower bound when saturated); absent after a reset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub increase: Option<u64>,
+    /// Counts (in `unit`) per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts_per_second: Option<f64>,
+    /// How it was computed, in words.
+    pub derivation: String,
+    #[serde(skip)]
+    pub(super) role: Role,
+    #[serde(skip)]
+    pub(super) max: Option<u64>,
+}
+
+/// Data carried by one link or port in one direction between two snapshots.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+pub struct Throughput {
+    /// Link or port.
+    pub subject: Subject,
+    /// Tx or Rx.
+    pub direction: Direction,
+    /// Payload or raw.
+    pub layer: Layer,
+    /// Counter it was computed from.
+    pub counter: String,
+    /// Earlier snapshot id.
+    pub from_snapshot: usize,
+    /// Later snapshot id.
+    pub to_snapshot: usize,
+    /// Seconds between them.
+    pub interval_seconds: f64,
+    /// Bytes carried (counts × bytes per count).
+    // JSON carries it as a number (exact below 2^53 bytes, 8 PiB).
+    #[cfg_attr(feature = "wasm", tsify(type = "number"))]
+    pub bytes: u128,
+    /// Bytes per second.
+    pub bytes_per_second: f64,
+    /// GiB (2^30 bytes) per second.
+    pub gib_per_second: f64,
+    /// Gb/s (10^9 bits per second), the unit link speeds are quoted in.
+    pub gbit_per_second: f64,
+    /// Link capacity in that direction, Gb/s, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity_gbit_per_second: Option<f64>,
+    /// Where the capacity came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity_source: Option<String>,
+    /// `gbit_per_second / capacity × 100`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub utilisation_percent: Option<f64>,
+    /// How it was computed.
+    pub derivation: String,
+}
+
+/// A counter at its field maximum.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+pub struct SaturatedCounter {
+    /// Whose counter.
+    pub subject: Subject,
+    /// Counter set.
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
+    pub source: CounterSource,
+    /// Counter name.
+    pub counter: String,
+    /// Value printed: the real count is at least this.
+    pub value_at_least: u64,
+    /// Field width in bits.
+    pub bits: u8,
+    /// Snapshot id.
+    pub snapshot: usize,
+    /// Lines.
+    pub lines: LineSpan,
+    /// What to do.
+    pub advice: String,
+}
+
+/// A BER estimate for one counter between two snapshots.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+pub struct BitErrorRate {
+    /// Link, port or lane.
+    pub subject: Subject,
+    /// Counter of errors.
+    pub counter: String,
+    /// Earlier snapshot id.
+    pub from_snapshot: usize,
+    /// Later snapshot id.
+    pub to_snapshot: usize,
+    /// Seconds between them.
+    pub interval_seconds: f64,
+    /// Errors counted.
+    pub errors: u64,
+    /// Bits the errors were counted over.
+    pub bits: f64,
+    /// How `bits` was found.
+    pub bits_basis: String,
+    /// `errors / bits`.
+    pub ber_point: f64,
+    /// Lower end of the interval.
+    pub ber_lower: f64,
+    /// Upper end of the interval.
+    pub ber_upper: f64,
+    /// Confidence level.
+    pub confidence: f64,
+    /// Threshold compared with.
+    pub threshold: f64,
+    /// Outcome of the comparison.
+    pub verdict: Verdict,
+    /// Error-free bits needed for the upper bound to fall below the threshold,
+    /// when the verdict is inconclusive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bits_needed: Option<f64>,
+    /// How it was computed.
+    pub derivation: String,
+}
+
+/// Which peers a group holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+pub enum PeerGroupKind {
+    /// The links of one GPU.
+    LinksOfGpu,
+    /// The lanes of all links of one GPU.
+    LanesOfGpu,
+    /// The GPUs of one host (per-GPU sums over links).
+    GpusOfHost,
+    /// The ports of one device (LID).
+    PortsOfDevice,
+    /// All ports read on one host.
+    PortsOnHost,
+    /// The same port or GPU link on every host of a fleet.
+    SamePortAcrossHosts,
+}
+
+/// What a peer group compares: the latest reading, or the latest rate.
+///
+/// Rules decide severity by it (a count since reset depends on uptime, a
+/// rate does not), so it is typed: a rename cannot silently turn a rule off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+pub enum PeerStatistic {
+    /// The latest reading: a count since the last reset.
+    Value,
+    /// The latest measured rate, counts per second between two snapshots.
+    CountsPerSecond,
+}
+
+impl PeerStatistic {
+    /// The name used in JSON and messages.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Value => "value",
+            Self::CountsPerSecond => "counts_per_second",
+        }
+    }
+
+    /// The unit appended to values in sentences.
+    #[must_use]
+    pub const fn unit(self) -> &'static str {
+        match self {
+            Self::Value => "",
+            Self::CountsPerSecond => "/s",
+        }
+    }
+}
+
+impl std::fmt::Display for PeerStatistic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A group of peers compared on one counter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+pub struct PeerGroup {
+    /// Kind of group.
+    pub kind: PeerGroupKind,
+    /// The group in words (`links of GPU 0 on node1`).
+    pub group: String,
+    /// Counter set (`perfquery Port`, `nvidia-smi nvlink`).
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
+    pub source: CounterSource,
+    /// Counter compared.
+    pub counter: String,
+    /// `value` (latest reading) or `counts_per_second` (latest rate).
+    pub statistic: PeerStatistic,
+    /// Number of members.
+    pub size: usize,
+    /// Percentiles and spread.
+    pub summary: Summary,
+    /// Whether z-scores were computed (groups of fewer than 5 get none).
+    pub z_scores_computed: bool,
+    /// Spread estimate behind the z-scores.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale: Option<ScaleMethod>,
+    /// Members far above their peers.
+    pub outliers: Vec<OutlierMember>,
+}
+
+/// A member far above its peers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+pub struct OutlierMember {
+    /// Who.
+    pub subject: Subject,
+    /// Its value.
+    pub value: f64,
+    /// Robust z-score.
+    pub robust_z: f64,
+    /// `value / median`, when the median is not 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub times_median: Option<f64>,
+    /// Poisson tail probability of a count this high with the median as mean.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub poisson_tail_p: Option<f64>,
+    /// Lines of the reading.
+    pub lines: LineSpan,
+    /// One sentence with the statistic, the group and its size.
+    pub explanation: String,
+}
+
+/// Spread of traffic over a GPU's links or a device's ports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+pub struct TrafficBalance {
+    /// The group in words.
+    pub group: String,
+    /// Tx or Rx.
+    pub direction: Direction,
+    /// Payload or raw.
+    pub layer: Layer,
+    /// Earlier snapshot id.
+    pub from_snapshot: usize,
+    /// Later snapshot id.
+    pub to_snapshot: usize,
+    /// Links or ports in the group.
+    pub links: usize,
+    /// Sum over the group, GiB/s.
+    pub total_gib_per_second: f64,
+    /// Per-link GiB/s: percentiles.
+    pub per_link_gib_per_second: Summary,
+    /// `(max − min) / median × 100`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread_percent: Option<f64>,
+    /// Links that carried nothing while the median link carried data.
+    pub idle_links: Vec<Subject>,
+}
+
+/// Growth of one counter over three or more snapshots.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
+pub struct CounterTrend {
+    /// Whose counter.
+    pub subject: Subject,
+    /// Counter name.
+    pub counter: String,
+    /// Snapshots used (after the last reset).
+    pub snapshots: Vec<usize>,
+    /// Least-squares slope, counts per second.
+    pub slope_per_second: f64,
+    /// Fraction of variance explained.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r_squared: Option<f64>,
+    /// Whether the last step still went up.
+    pub still_rising: bool,
+    /// Last value.
+    pub last_value: u64,
+    /// Seconds until the counter saturates at this slope (never for 64-bit counters in practice).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds_to_saturation: Option<f64>,
+    /// Where the time axis came from.
+    pub time_source: String,
+}
+
+/// Where the seconds between two snapshots came from. JSON carries the
+/// words (`input times: … → …`, `given interval`, `unknown`); code matches
+/// the variant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IntervalSource {
+    /// The snapshots' own times (each described: a `date` line, a file time).
+    InputTimes {
+        /// Where the earlier snapshot's time was read.
+        from: String,
+        /// Where the later snapshot's time was read.
+        to: String,
+    },
+    /// `--interval` (or the page's field).
+    Given,
+    /// No interval known.
+    Unknown,
+}
+
+impl IntervalSource {
+    /// Reads the words [`Display`](std::fmt::Display) writes.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "given interval" => Some(Self::Given),
+            "unknown" => Some(Self::Unknown),
+            _ => {
+                let (from, to) = text.strip_prefix("input times: ")?.split_once(" → ")?;
+                Some(Self::InputTimes {
+                    from: from.to_owned(),
+                    to: to.to_owned(),
+                })
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for IntervalSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::InputTimes { from, to } => write!(f, "input times: {from} → {to}"),
+            Self::Given => f.write_str("given interval"),
+            Self::Unknown => f.write_str("unknown"),
+        }
+    }
+}
+
+impl Serialize for IntervalSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for IntervalSource {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        Self::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown interval source {text:?}")))
+    }
+}
