@@ -77,5 +77,8 @@ fn every_fixture_report_round_trips_through_json() {
             f.display()
         );
     }
-    assert!(findings > 100 && rates > 100, "{findings} findings, {rates} rates");
+    assert!(
+        findings > 100 && rates > 100,
+        "{findings} findings, {rates} rates"
+    );
 }

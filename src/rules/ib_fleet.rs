@@ -6,7 +6,9 @@
 //! its peers is the odd one out. Ties between values go to the newer firmware
 //! and the higher rate or count, since a fleet is upgraded, not downgraded.
 
-use super::context::{subject_of, AdapterRef, Context, HostKey, IbPortRef};
+use super::context::{subject_of, AdapterRef, Context, HostKey};
+use super::fleet::{over_context, AdapterFacts, Fleet, PortFacts};
+use super::rule::Scope;
 use super::{gbps, Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::stats::{PeerGroupKind, PeerStatistic};
@@ -74,7 +76,8 @@ declare_rule! {
         severity: Warning,
         summary: "Host adapter firmware differs from the fleet's usual version",
         needs: "ibstat from two or more hosts",
-        check: check_firmware_fleet,
+        check: firmware_fleet_in_context,
+        scope: Scope::Fleet(check_firmware_fleet),
     }
 }
 
@@ -107,7 +110,8 @@ declare_rule! {
         severity: Warning,
         summary: "Host InfiniBand rate below the fleet's usual rate",
         needs: "ibstat from two or more hosts",
-        check: check_rate_fleet,
+        check: rate_fleet_in_context,
+        scope: Scope::Fleet(check_rate_fleet),
     }
 }
 
@@ -139,7 +143,8 @@ declare_rule! {
         severity: Error,
         summary: "Host lists fewer InfiniBand adapters than the fleet's usual count",
         needs: "ibstat from two or more hosts",
-        check: check_adapter_count_fleet,
+        check: adapter_count_fleet_in_context,
+        scope: Scope::Fleet(check_adapter_count_fleet),
     }
 }
 
@@ -191,6 +196,7 @@ declare_rule! {
         summary: "InfiniBand error counter far above its peer ports or hosts",
         needs: "perfquery from several ports or hosts (five or more peers)",
         check: check_counter_outliers,
+        scope: Scope::UnitAndFleet(check_counter_outliers_across_hosts),
     }
 }
 
@@ -316,23 +322,40 @@ fn check_firmware_on_host(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage
 
 /// Hosts that are named: fleet rules compare machines, and anonymous
 /// documents cannot be told apart from one machine pasted twice.
-fn named_hosts<'a>(adapters: &[AdapterRef<'a>]) -> BTreeSet<&'a str> {
-    adapters.iter().filter_map(|a| a.at.host().name()).collect()
+fn named_hosts(adapters: &[AdapterFacts]) -> BTreeSet<&str> {
+    adapters.iter().map(|a| a.host.as_str()).collect()
+}
+
+/// FL001 over one context (a paste, a rule test): the context is one unit.
+fn firmware_fleet_in_context(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_context(check_firmware_fleet, ctx, out)
+}
+
+/// FL002 over one context.
+fn rate_fleet_in_context(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_context(check_rate_fleet, ctx, out)
+}
+
+/// FL003 over one context.
+fn adapter_count_fleet_in_context(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    over_context(check_adapter_count_fleet, ctx, out)
 }
 
 /// FL001.
-fn check_firmware_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let adapters = ctx.latest_adapters();
-    if named_hosts(&adapters).len() < 2 {
+fn check_firmware_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let adapters = &fleet.facts.adapters;
+    if named_hosts(adapters).len() < 2 {
         return Coverage::Skipped("adapter lists from fewer than two named hosts".to_owned());
     }
     // Per adapter type: each host's adapters with a firmware version.
-    type HostAdapters<'a> = BTreeMap<&'a str, Vec<AdapterRef<'a>>>;
+    type HostAdapters<'a> = BTreeMap<&'a str, Vec<&'a AdapterFacts>>;
     let mut by_type: BTreeMap<String, HostAdapters<'_>> = BTreeMap::new();
     for a in adapters {
-        let (Some(host), Some(ty), Some(fw)) =
-            (a.at.host().name(), a.ca_type.clone(), a.firmware_version)
-        else {
+        let (host, Some(ty), Some(fw)) = (
+            a.host.as_str(),
+            a.ca_type.clone(),
+            a.firmware_version.as_deref(),
+        ) else {
             continue;
         };
         by_type
@@ -352,7 +375,10 @@ fn check_firmware_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let votes: Vec<&str> = hosts
             .values()
             .filter_map(|cas| {
-                let vs: Vec<&str> = cas.iter().filter_map(|a| a.firmware_version).collect();
+                let vs: Vec<&str> = cas
+                    .iter()
+                    .filter_map(|a| a.firmware_version.as_deref())
+                    .collect();
                 usual(&vs, |v| *v, |a, b| compare_versions(a, b)).map(|(v, _)| v)
             })
             .collect();
@@ -361,7 +387,7 @@ fn check_firmware_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         };
         for cas in hosts.values() {
             for a in cas {
-                let Some(fw) = a.firmware_version else {
+                let Some(fw) = a.firmware_version.as_deref() else {
                     continue;
                 };
                 if fw == expected {
@@ -370,17 +396,14 @@ fn check_firmware_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 out.push(
                     FL001
                         .finding(
-                            adapter_subject(a),
+                            a.subject(),
                             format!(
                                 "{} ({ty}) runs firmware {fw}; {count} of {} hosts run {expected}",
                                 a.name,
                                 hosts.len()
                             ),
                         )
-                        .evidence(adapter_evidence(
-                            a,
-                            format!("{}: Firmware version: {fw}", a.name),
-                        ))
+                        .evidence(a.evidence(format!("{}: Firmware version: {fw}", a.name)))
                         .threshold(Threshold::new(
                             format!("{expected} (most common across hosts)"),
                             "fleet peer comparison",
@@ -401,17 +424,12 @@ fn check_firmware_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 }
 
 /// FL002.
-fn check_rate_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+fn check_rate_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Coverage {
     // Per adapter type, per named host: Active ports with a rate.
-    type Ports<'a> = Vec<(IbPortRef<'a>, f64)>;
+    type Ports<'a> = Vec<(&'a PortFacts, f64)>;
     let mut by_type: BTreeMap<Option<String>, BTreeMap<&str, Ports<'_>>> = BTreeMap::new();
-    for p in ctx.latest_ib_ports() {
-        let (Some(host), Some(rate)) = (p.host().name(), p.rate_gbps) else {
-            continue;
-        };
-        if !p.is_infiniband() || !p.is_active() {
-            continue;
-        }
+    for p in &fleet.facts.ports {
+        let (host, rate) = (p.host.as_str(), p.rate_gbps);
         by_type
             .entry(p.ca_type.clone())
             .or_default()
@@ -443,7 +461,7 @@ fn check_rate_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 out.push(
                     FL002
                         .finding(
-                            p.subject(),
+                            p.subject.clone(),
                             format!(
                                 "{} port {} runs at {} Gb/s; {count} of {} hosts run this adapter type at {} Gb/s",
                                 p.device,
@@ -475,7 +493,7 @@ fn check_rate_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 /// the host: `ibstat mlx5_0` or `ibv_devinfo -d mlx5_0` show one on purpose,
 /// and counting those would report the others as missing. Output without a
 /// prompt is taken as complete.
-fn lists_every_adapter(command: Option<&str>) -> bool {
+pub(crate) fn lists_every_adapter(command: Option<&str>) -> bool {
     let Some(command) = command else {
         return true;
     };
@@ -503,22 +521,20 @@ fn lists_every_adapter(command: Option<&str>) -> bool {
 }
 
 /// FL003.
-fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+fn check_adapter_count_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Coverage {
     // Channel adapters listed with their ports, per named host.
-    let mut per_host: BTreeMap<&str, Vec<AdapterRef<'_>>> = BTreeMap::new();
+    let mut per_host: BTreeMap<&str, Vec<&AdapterFacts>> = BTreeMap::new();
     // Hosts whose listing shows an adapter cut before its ports: it counts
     // for nothing, and the host's list may go on past the cut.
     let mut cut_hosts: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
-    for a in ctx.latest_adapters() {
-        let Some(host) = a.at.host().name() else {
-            continue;
-        };
+    for a in &fleet.facts.adapters {
+        let host = a.host.as_str();
         if a.partial && a.ports_listed == 0 {
             cut_hosts.insert(host);
         }
         if a.ports_listed == 0
-            || a.node_type.is_some_and(|t| t != "CA")
-            || !lists_every_adapter(a.at.section.command.as_deref())
+            || a.node_type.as_deref().is_some_and(|t| t != "CA")
+            || !a.lists_every_adapter
         {
             continue;
         }
@@ -537,22 +553,22 @@ fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cover
     let usual_names: std::collections::BTreeSet<&str> = per_host
         .values()
         .filter(|cas| cas.len() == expected)
-        .flat_map(|cas| cas.iter().map(|a| a.name))
+        .flat_map(|cas| cas.iter().map(|a| a.name.as_str()))
         .collect();
     for (host, cas) in &per_host {
         if cas.len() >= expected {
             continue;
         }
-        let names: Vec<&str> = cas.iter().map(|a| a.name).collect();
+        let names: Vec<&str> = cas.iter().map(|a| a.name.as_str()).collect();
         let mut message = format!(
             "{host} lists {} InfiniBand adapter(s); {count} of {} hosts list {expected}",
             cas.len(),
             per_host.len()
         );
-        let cut = may_be_cut_after(ctx, cas, &usual_names).or_else(|| {
+        let cut = may_be_cut_after(cas, &usual_names).or_else(|| {
             cut_hosts
                 .contains(host)
-                .then(|| cas.iter().map(|a| a.name).max())
+                .then(|| cas.iter().map(|a| a.name.as_str()).max())
                 .flatten()
         });
         if let Some(last) = cut {
@@ -572,7 +588,7 @@ fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cover
             f = f.evidence(Evidence::new(
                 format!("adapters listed: {}", names.join(", ")),
                 span,
-                first.at.source(),
+                first.file.as_deref(),
             ));
         }
         out.push(
@@ -592,17 +608,16 @@ fn check_adapter_count_fleet(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cover
 /// one lacks would come after it in ibstat's name order. A gap in the
 /// middle (`mlx5_0`, `mlx5_2`) is never a cut.
 fn may_be_cut_after<'a>(
-    ctx: &Context<'_>,
-    cas: &[AdapterRef<'a>],
+    cas: &[&'a AdapterFacts],
     usual_names: &std::collections::BTreeSet<&str>,
 ) -> Option<&'a str> {
-    let last = cas.iter().max_by(|a, b| a.name.cmp(b.name))?;
-    let ends = ctx.ends_input(last.at) || last.partial;
+    let last = cas.iter().max_by(|a, b| a.name.cmp(&b.name))?;
+    let ends = last.ends_input || last.partial;
     let tail_only = usual_names
         .iter()
         .filter(|n| !cas.iter().any(|a| a.name == **n))
-        .all(|n| *n > last.name);
-    (ends && tail_only).then_some(last.name)
+        .all(|n| *n > last.name.as_str());
+    (ends && tail_only).then_some(last.name.as_str())
 }
 
 /// How serious a peer outlier is. A rate is happening now: `warning`. A
@@ -619,9 +634,21 @@ fn outlier_severity(statistic: PeerStatistic, value: f64, limit: Option<f64>) ->
 
 /// FL004.
 fn check_counter_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let groups: Vec<_> = ctx
-        .measurements
-        .peer_groups
+    counter_outliers(&ctx.measurements.peer_groups, ctx.thresholds, out)
+}
+
+/// FL004 over the peer groups across hosts (the fleet step; the groups
+/// within each host were judged with their unit).
+fn check_counter_outliers_across_hosts(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Coverage {
+    counter_outliers(fleet.peer_groups, fleet.thresholds, out)
+}
+
+fn counter_outliers(
+    peer_groups: &[crate::stats::PeerGroup],
+    thresholds: &super::Thresholds,
+    out: &mut Vec<Finding>,
+) -> Coverage {
+    let groups: Vec<_> = peer_groups
         .iter()
         .filter(|g| {
             matches!(
@@ -639,7 +666,7 @@ fn check_counter_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage
         );
     }
     for group in &groups {
-        let limit = ctx.thresholds.get(&group.counter).map(|e| e.value);
+        let limit = thresholds.get(&group.counter).map(|e| e.value);
         for o in &group.outliers {
             let rate = group.statistic == PeerStatistic::CountsPerSecond;
             let big = o.times_median.is_none_or(|t| t >= 10.0);

@@ -15,6 +15,7 @@ mod context;
 pub mod cross;
 pub mod diag;
 mod finding;
+mod fleet;
 pub mod ib_counters;
 pub mod ib_fleet;
 pub mod ib_port;
@@ -34,7 +35,8 @@ pub use registry::{by_id, RULES};
 pub use thresholds::{ThresholdEntry, Thresholds, ThresholdsError};
 
 pub use finding::{Evidence, Finding, SkippedRule, Subject, Threshold};
-pub use rule::{Check, Coverage, Family, Rule, Severity};
+pub use fleet::{AdapterFacts, Fleet, FleetCheck, FleetFacts, PortFacts};
+pub use rule::{Check, Coverage, Family, Rule, Scope, Severity};
 pub use run::{run, RuleRun};
 pub(crate) use wording::{gbps, outlier_evidence, outlier_threshold};
 

@@ -565,7 +565,9 @@ fn counter_findings(
     type Judged = (Option<String>, Option<u32>, Option<u32>, String);
     let mut judged: BTreeSet<Judged> = BTreeSet::new();
     for r in &ctx.measurements.counter_rates {
-        if r.source != crate::stats::CounterSource::NvidiaSmiNvlink || !names.contains(&r.counter.as_str()) {
+        if r.source != crate::stats::CounterSource::NvidiaSmiNvlink
+            || !names.contains(&r.counter.as_str())
+        {
             continue;
         }
         if r.status == RateStatus::CounterReset {

@@ -131,6 +131,26 @@ pub enum Coverage {
 /// A check: reads the context, pushes findings, says what it covered.
 pub type Check = fn(&Context<'_>, &mut Vec<Finding>) -> Coverage;
 
+/// Where a rule looks: within one unit (a host's documents), or across the
+/// units of a fleet.
+///
+/// Batch analysis runs the unit rules on each host as it is read and keeps
+/// only compact records ([`FleetFacts`](super::FleetFacts), the values
+/// compared across hosts); the fleet rules then read those records alone,
+/// never the documents. Every rule keeps a [`Check`] over a [`Context`] too,
+/// so a paste (one unit) and the rule tests run it the same way.
+#[derive(Clone, Copy)]
+pub enum Scope {
+    /// Reads one unit: the check runs on every unit.
+    Unit,
+    /// Compares hosts: the fleet check runs once, over every unit's records
+    /// (the [`Check`] builds the records of its context and calls it).
+    Fleet(super::FleetCheck),
+    /// Both: the check runs on every unit (groups within a host), the fleet
+    /// check once over the comparisons across hosts.
+    UnitAndFleet(super::FleetCheck),
+}
+
 /// One rule: its identity, its documentation and its check.
 pub struct Rule {
     /// Stable id such as `IB001`; never reused.
@@ -150,6 +170,8 @@ pub struct Rule {
     explanation: &'static str,
     /// The check.
     pub check: Check,
+    /// Whether the rule reads one unit or the fleet's records.
+    pub scope: Scope,
 }
 
 impl Rule {
@@ -175,7 +197,31 @@ impl Rule {
             needs,
             explanation,
             check,
+            scope: Scope::Unit,
         }
+    }
+
+    /// The same rule with another [`Scope`]; used by [`declare_rule!`](crate::declare_rule).
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn with_scope(mut self, scope: Scope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// The fleet check, for rules that compare hosts.
+    #[must_use]
+    pub fn fleet_check(&self) -> Option<super::FleetCheck> {
+        match self.scope {
+            Scope::Unit => None,
+            Scope::Fleet(f) | Scope::UnitAndFleet(f) => Some(f),
+        }
+    }
+
+    /// Whether the check runs on each unit (false for fleet-only rules).
+    #[must_use]
+    pub fn runs_per_unit(&self) -> bool {
+        !matches!(self.scope, Scope::Fleet(_))
     }
 
     /// The documentation as Markdown, with the one space rustdoc leaves at
@@ -239,7 +285,8 @@ macro_rules! declare_rule {
             severity: $severity:ident,
             summary: $summary:literal,
             needs: $needs:literal,
-            check: $check:expr $(,)?
+            check: $check:expr
+            $(, scope: $scope:expr)? $(,)?
         }
     ) => {
         $(#[doc = $doc])*
@@ -252,6 +299,6 @@ macro_rules! declare_rule {
             $needs,
             concat!($($doc, "\n"),*),
             $check,
-        );
+        )$(.with_scope($scope))?;
     };
 }

@@ -60,13 +60,13 @@ mod source;
 pub mod trend;
 
 pub use measure::{
-    measure, measure_many, measure_sources, BitErrorRate, CounterRate, CounterTrend, IntervalSource,
-    LinkCapacity,
-    Measurements, OutlierMember, PeerGroup, PeerGroupKind, PeerStatistic, RateStatus,
-    SaturatedCounter, SnapshotInfo, Source, Throughput, TrafficBalance,
+    measure, measure_many, measure_sources, measure_unit, quiet_note, AcrossHosts, BitErrorRate,
+    CounterRate, CounterTrend, IntervalSource, LinkCapacity, Measurements, Note, OutlierMember,
+    PeerGroup, PeerGroupKind, PeerStatistic, PeerValue, RateStatus, SaturatedCounter, SnapshotInfo,
+    Source, Throughput, TrafficBalance, UnitMeasurements,
 };
-pub use source::CounterSource;
 pub use sample::{CounterSample, CounterUnit, Direction, Layer, Role, Subject};
+pub use source::CounterSource;
 
 use thiserror::Error;
 

@@ -5,12 +5,11 @@ use super::super::robust;
 use super::super::sample::{Direction, Layer, Role};
 use super::super::trend;
 use super::super::StatsOptions;
+use super::fmt_num;
 use super::peers::host_words;
 use super::records::{CounterTrend, Throughput, TrafficBalance};
 use super::timeline::{Clocked, Series};
-use super::fmt_num;
 use std::collections::BTreeMap;
-
 
 pub(super) fn balance(throughput: &[Throughput]) -> Vec<TrafficBalance> {
     let mut groups: BTreeMap<(String, Direction, Layer, usize, usize), Vec<&Throughput>> =
@@ -62,7 +61,11 @@ pub(super) fn balance(throughput: &[Throughput]) -> Vec<TrafficBalance> {
     out
 }
 
-pub(super) fn trends(series: &Series, times: &[Option<Clocked>], options: &StatsOptions) -> Vec<CounterTrend> {
+pub(super) fn trends(
+    series: &Series,
+    times: &[Option<Clocked>],
+    options: &StatsOptions,
+) -> Vec<CounterTrend> {
     let mut out = Vec::new();
     for ((subject, _, name), points) in series {
         if points.len() < 3 || matches!(points.last().map(|p| p.role), Some(Role::Traffic { .. })) {

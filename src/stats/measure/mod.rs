@@ -14,6 +14,7 @@
 //! - `balance`: traffic balance and trends.
 
 mod balance;
+mod notes;
 mod peers;
 mod rates;
 pub mod records;
@@ -24,13 +25,16 @@ pub use records::*;
 use super::extract::{extract, Capacity, LinkKey};
 use super::sample::{Direction, Subject};
 use super::{CounterSource, StatsOptions};
-use balance::{balance, trends};
-use peers::peer_groups;
-use rates::{bit_error_rate, counter_rate, lanes_per_link, saturated, throughput, Received};
-use timeline::{name_devices, section_lid_for, section_times, Clocked, Point, Series};
 use crate::input::Document;
+use balance::{balance, trends};
+pub use notes::Note;
+use peers::peer_groups;
+pub use peers::quiet_note;
+pub use peers::{AcrossHosts, PeerValue};
+use rates::{bit_error_rate, counter_rate, lanes_per_link, saturated, throughput, Received};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-
+use timeline::{name_devices, section_lid_for, section_times, Clocked, Point, Series};
 
 /// Measures one document.
 #[must_use]
@@ -58,11 +62,45 @@ pub fn measure_many(documents: &[Document], options: &StatsOptions) -> Measureme
     measure_sources(&sources, options)
 }
 
-
 /// Measures documents with optional file times.
 #[must_use]
 pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measurements {
+    let unit = measure_unit(sources, options);
+    let mut across = AcrossHosts::default();
+    across.add(unit.peer_values);
+    let mut m = unit.measurements;
+    m.notes = unit.notes.iter().map(ToString::to_string).collect();
+    let (groups, quiet) = across.finish(options);
+    m.peer_groups.extend(groups);
+    m.notes.extend(quiet_note(unit.quiet_groups + quiet));
+    m
+}
+
+/// One unit's measurements (the documents of one host, or of the hosts a
+/// group of documents names together), before the fleet step adds the
+/// comparisons across hosts.
+///
+/// Snapshot ids and input indexes count from 0 within the unit; notes stay
+/// typed so the fleet step can shift the ids they name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnitMeasurements {
+    /// Everything measured within the unit; `notes` is empty (see `notes`)
+    /// and `peer_groups` holds the groups within the unit.
+    pub measurements: Measurements,
+    /// What could not be measured, and why.
+    pub notes: Vec<Note>,
+    /// Peer groups within the unit left out because every member reads 0.
+    pub quiet_groups: usize,
+    /// The latest readings the fleet step compares across hosts.
+    pub peer_values: Vec<PeerValue>,
+}
+
+/// Measures one unit: everything [`measure_sources`] measures except the
+/// peer groups across hosts, which need every unit (see [`AcrossHosts`]).
+#[must_use]
+pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasurements {
     let mut m = Measurements::default();
+    let mut notes: Vec<Note> = Vec::new();
     let mut times: Vec<Option<Clocked>> = Vec::new();
     let mut capacities: BTreeMap<LinkKey, Capacity> = BTreeMap::new();
     // Filled through a hash map (one hash per reading instead of a string
@@ -174,9 +212,7 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
         }
     }
     for (a, b) in &missing_interval {
-        m.notes.push(format!(
-            "snapshots {a} and {b}: no time in the input and no interval given, so no rates (give --interval)"
-        ));
+        notes.push(Note::NoInterval { from: *a, to: *b });
     }
     if let Some(given) = options.interval_seconds {
         let disagreeing: BTreeSet<(usize, usize, u64)> = m
@@ -193,19 +229,23 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
             })
             .collect();
         for (a, b, bits) in disagreeing {
-            m.notes.push(format!(
-                "snapshots {a} and {b}: the input's times are {} s apart but the given interval is {} s; the input's times were used",
-                fmt_num(f64::from_bits(bits)),
-                fmt_num(given)
-            ));
+            notes.push(Note::IntervalDisagrees {
+                from: a,
+                to: b,
+                seconds: f64::from_bits(bits),
+                given,
+            });
         }
     }
     for rate in &m.counter_rates {
         if rate.status == RateStatus::CounterReset {
-            m.notes.push(format!(
-                "{} {}: went from {} to {} between snapshots {} and {}: counter reset (or another port), no rate",
-                rate.subject, rate.counter, rate.before, rate.after, rate.from_snapshot, rate.to_snapshot
-            ));
+            notes.push(Note::CounterReset {
+                what: format!("{} {}", rate.subject, rate.counter),
+                before: rate.before,
+                after: rate.after,
+                from: rate.from_snapshot,
+                to: rate.to_snapshot,
+            });
         }
     }
     m.throughput = m
@@ -219,14 +259,14 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
         .filter(|t| t.utilisation_percent.is_some_and(|u| u > 105.0))
         .collect();
     if let Some(first) = over.first() {
-        m.notes.push(format!(
+        notes.push(Note::Text(format!(
             "{} link(s) carried more than their capacity (e.g. {} {:?} at {:.0} %): the interval is probably \
              longer than assumed, or the capacity belongs to another link",
             over.len(),
             first.subject,
             first.direction,
             first.utilisation_percent.unwrap_or(f64::NAN)
-        ));
+        )));
     }
     let lanes = lanes_per_link(&series);
     let received: Received<'_> = m
@@ -240,14 +280,20 @@ pub fn measure_sources(sources: &[Source<'_>], options: &StatsOptions) -> Measur
         match bit_error_rate(rate, &capacities, &received, &lanes, options) {
             Ok(Some(b)) => bers.push(b),
             Ok(None) => {}
-            Err(note) => m.notes.push(note),
+            Err(note) => notes.push(Note::Text(note)),
         }
     }
     m.bit_error_rates = bers;
-    m.peer_groups = peer_groups(&series, &m.counter_rates, options, &mut m.notes);
+    let (groups, quiet_groups, peer_values) = peer_groups(&series, &m.counter_rates, options);
+    m.peer_groups = groups;
     m.traffic_balance = balance(&m.throughput);
     m.trends = trends(&series, &times, options);
-    m
+    UnitMeasurements {
+        measurements: m,
+        notes,
+        quiet_groups,
+        peer_values,
+    }
 }
 
 fn fmt_num(x: f64) -> String {
@@ -257,4 +303,3 @@ fn fmt_num(x: f64) -> String {
         format!("{x:.6}").trim_end_matches('0').to_owned()
     }
 }
-

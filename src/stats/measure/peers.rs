@@ -5,11 +5,14 @@ use super::super::robust::{self, ScaleMethod};
 use super::super::sample::Subject;
 use super::super::CounterSource;
 use super::super::StatsOptions;
-use super::records::{CounterRate, OutlierMember, PeerGroup, PeerGroupKind, PeerStatistic, RateStatus};
-use super::timeline::Series;
 use super::fmt_num;
+use super::records::{
+    CounterRate, OutlierMember, PeerGroup, PeerGroupKind, PeerStatistic, RateStatus,
+};
+use super::timeline::Series;
 use crate::span::LineSpan;
-use std::collections::{BTreeMap, BTreeSet};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
 
 /// A member value with where it came from.
 pub(super) struct Member {
@@ -75,15 +78,17 @@ pub(super) fn group_keys(subject: &Subject) -> Vec<(PeerGroupKind, String)> {
     keys
 }
 
+/// The peer groups within one unit (links of a GPU, ports of a device or
+/// host, GPUs of a host), how many of them were left out because every
+/// member reads 0, and the values the fleet step compares across hosts.
 pub(super) fn peer_groups(
     series: &Series,
     rates: &[CounterRate],
     options: &StatsOptions,
-    notes: &mut Vec<String>,
-) -> Vec<PeerGroup> {
+) -> (Vec<PeerGroup>, usize, Vec<PeerValue>) {
     let mut groups: BTreeMap<GroupKey, Vec<Member>> = BTreeMap::new();
     let mut gpu_sums: BTreeMap<GpuKey, (u64, LineSpan)> = BTreeMap::new();
-    let mut across: BTreeMap<(String, CounterSource, String), Vec<Member>> = BTreeMap::new();
+    let mut across: Vec<PeerValue> = Vec::new();
     for ((subject, source, name), points) in series {
         let Some(last) = points.last() else { continue };
         if !last.role.compared_across_peers() {
@@ -125,10 +130,15 @@ pub(super) fn peer_groups(
                 ..subject.clone()
             };
             if place != Subject::default() {
-                across
-                    .entry((place.to_string(), source.clone(), name.clone()))
-                    .or_default()
-                    .push(member());
+                across.push(PeerValue {
+                    place,
+                    source: source.clone(),
+                    counter: name.clone(),
+                    host: subject.host.clone().unwrap_or_default(),
+                    lid: subject.lid,
+                    value,
+                    lines: last.span,
+                });
             }
         }
     }
@@ -153,21 +163,6 @@ pub(super) fn peer_groups(
                 count: Some(sum),
                 lines,
             });
-    }
-    for ((place, source, name), members) in across {
-        let hosts: BTreeSet<_> = members.iter().map(|m| m.subject.host.clone()).collect();
-        if hosts.len() >= 2 {
-            groups
-                .entry((
-                    PeerGroupKind::SamePortAcrossHosts,
-                    format!("{place} across hosts"),
-                    source,
-                    name,
-                    PeerStatistic::Value,
-                ))
-                .or_default()
-                .extend(members);
-        }
     }
     // Latest measured rate of each counter.
     let mut latest: BTreeMap<(Subject, CounterSource, String), &CounterRate> = BTreeMap::new();
@@ -196,6 +191,17 @@ pub(super) fn peer_groups(
                 });
         }
     }
+    let (out, quiet) = judge_groups(groups, options);
+    (out, quiet, across)
+}
+
+/// Compares each group's members with robust statistics: the summary and
+/// the members far above their peers. Groups of one, and groups where every
+/// member reads 0 (counted, returned second), are left out.
+fn judge_groups(
+    groups: impl IntoIterator<Item = (GroupKey, Vec<Member>)>,
+    options: &StatsOptions,
+) -> (Vec<PeerGroup>, usize) {
     let mut quiet = 0usize;
     let mut out = Vec::new();
     for ((kind, words, source, counter, statistic), members) in groups {
@@ -285,12 +291,179 @@ pub(super) fn peer_groups(
             outliers,
         });
     }
-    if quiet > 0 {
-        notes.push(format!(
-            "{quiet} peer group(s) left out because every member reads 0"
-        ));
+    (out, quiet)
+}
+
+/// The note saying how many peer groups were left out as all zero.
+#[must_use]
+pub fn quiet_note(quiet: usize) -> Option<String> {
+    (quiet > 0).then(|| format!("{quiet} peer group(s) left out because every member reads 0"))
+}
+
+/// The latest reading of one counter of one port or link, kept for the
+/// comparison of the same place across hosts (`same_port_across_hosts`):
+/// what one unit hands to the fleet step for its peer groups.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeerValue {
+    /// The place: the subject without host and LID (LIDs differ from host
+    /// to host; the CA name and port number do not).
+    pub place: Subject,
+    /// Counter set.
+    pub source: CounterSource,
+    /// Counter name.
+    pub counter: String,
+    /// The host.
+    pub host: String,
+    /// The port's LID, when the reading named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lid: Option<u32>,
+    /// The reading.
+    pub value: u64,
+    /// Its lines.
+    pub lines: LineSpan,
+}
+
+/// One place's readings across hosts, compact: a fleet of 1,000 hosts
+/// holds about a million of them, and most error counters read 0, so only
+/// the non-zero ones are stored (with their position among the members,
+/// which keeps the members' order and so the statistics bit for bit).
+#[derive(Debug)]
+struct Place {
+    place: Subject,
+    members: u32,
+    hosts: u32,
+    last_host: Option<u32>,
+    nonzero: Vec<PlaceReading>,
+}
+
+#[derive(Debug)]
+struct PlaceReading {
+    position: u32,
+    host: u32,
+    lid: Option<u32>,
+    value: u64,
+    lines: LineSpan,
+}
+
+/// The fleet step of the peer groups: every unit's [`PeerValue`]s, indexed
+/// by place, counter set and counter, compared across hosts at the end.
+///
+/// Hosts must not be split over units (the engine merges units that name
+/// the same host), so a place's members of one host arrive together.
+#[derive(Debug, Default)]
+pub struct AcrossHosts {
+    index: HashMap<(String, CounterSource, String), usize>,
+    places: Vec<Place>,
+    hosts: Vec<String>,
+    host_ids: HashMap<String, u32>,
+}
+
+impl AcrossHosts {
+    /// Adds one unit's values.
+    pub fn add(&mut self, values: Vec<PeerValue>) {
+        for v in values {
+            let host = match self.host_ids.get(&v.host) {
+                Some(id) => *id,
+                None => {
+                    let id = u32::try_from(self.hosts.len()).unwrap_or(u32::MAX);
+                    self.host_ids.insert(v.host.clone(), id);
+                    self.hosts.push(v.host);
+                    id
+                }
+            };
+            let words = format!("{} across hosts", v.place);
+            let key = (words, v.source, v.counter);
+            let slot = match self.index.get(&key) {
+                Some(i) => *i,
+                None => {
+                    let i = self.places.len();
+                    self.places.push(Place {
+                        place: v.place,
+                        members: 0,
+                        hosts: 0,
+                        last_host: None,
+                        nonzero: Vec::new(),
+                    });
+                    self.index.insert(key, i);
+                    i
+                }
+            };
+            let Some(p) = self.places.get_mut(slot) else {
+                continue;
+            };
+            if p.last_host != Some(host) {
+                p.hosts += 1;
+                p.last_host = Some(host);
+            }
+            if v.value != 0 {
+                p.nonzero.push(PlaceReading {
+                    position: p.members,
+                    host,
+                    lid: v.lid,
+                    value: v.value,
+                    lines: v.lines,
+                });
+            }
+            p.members += 1;
+        }
     }
-    out
+
+    /// The groups of places read on two or more hosts, in the order of
+    /// their key, and how many were left out because every member reads 0.
+    #[must_use]
+    pub fn finish(self, options: &StatsOptions) -> (Vec<PeerGroup>, usize) {
+        let Self {
+            index,
+            mut places,
+            hosts,
+            ..
+        } = self;
+        let mut keys: Vec<_> = index.into_iter().collect();
+        keys.sort_unstable();
+        let groups = keys
+            .into_iter()
+            .filter_map(move |((words, source, counter), i)| {
+                let p = places.get_mut(i)?;
+                if p.hosts < 2 {
+                    return None;
+                }
+                let mut members: Vec<Member> = (0..p.members)
+                    .map(|_| Member {
+                        subject: Subject::default(),
+                        value: 0.0,
+                        count: Some(0),
+                        lines: LineSpan::default(),
+                    })
+                    .collect();
+                for r in std::mem::take(&mut p.nonzero) {
+                    if let Some(m) = members.get_mut(r.position as usize) {
+                        #[allow(clippy::cast_precision_loss)]
+                        let value = r.value as f64;
+                        *m = Member {
+                            subject: Subject {
+                                host: hosts.get(r.host as usize).cloned(),
+                                lid: r.lid,
+                                ..p.place.clone()
+                            },
+                            value,
+                            count: Some(r.value),
+                            lines: r.lines,
+                        };
+                    }
+                }
+                Some((
+                    (
+                        PeerGroupKind::SamePortAcrossHosts,
+                        words,
+                        source,
+                        counter,
+                        PeerStatistic::Value,
+                    ),
+                    members,
+                ))
+            });
+        judge_groups(groups, options)
+    }
 }
 
 /// `P(X ≥ k)` for `X ~ Poisson(λ)`: the regularised lower incomplete gamma `P(k, λ)`.

@@ -6,11 +6,10 @@ use super::super::extract::{Capacity, LinkKey};
 use super::super::rates::{self, Change};
 use super::super::sample::{CounterSample, CounterUnit, Role, Subject};
 use super::super::{CounterSource, StatsOptions};
+use super::fmt_num;
 use super::records::{BitErrorRate, CounterRate, RateStatus, SaturatedCounter, Throughput};
 use super::timeline::{interval, Clocked, Point, Series};
-use super::fmt_num;
 use std::collections::{BTreeMap, BTreeSet};
-
 
 pub(super) fn saturated(sample: &CounterSample, snapshot: usize) -> SaturatedCounter {
     let extended = matches!(&sample.source, CounterSource::Perfquery(a) if a.header_name().contains("extended"));
@@ -39,7 +38,6 @@ pub(super) fn saturated(sample: &CounterSample, snapshot: usize) -> SaturatedCou
         advice: advice.to_owned(),
     }
 }
-
 
 pub(super) fn counter_rate(
     (subject, source, name): &(Subject, CounterSource, String),
@@ -108,7 +106,6 @@ pub(super) fn counter_rate(
     }
 }
 
-
 pub(super) fn capacity_of<'c>(
     subject: &Subject,
     capacities: &'c BTreeMap<LinkKey, Capacity>,
@@ -136,7 +133,10 @@ pub(super) fn capacity_of<'c>(
 }
 
 #[allow(clippy::cast_precision_loss)] // byte counts far below 2^100; f64 keeps 15 digits
-pub(super) fn throughput(rate: &CounterRate, capacities: &BTreeMap<LinkKey, Capacity>) -> Option<Throughput> {
+pub(super) fn throughput(
+    rate: &CounterRate,
+    capacities: &BTreeMap<LinkKey, Capacity>,
+) -> Option<Throughput> {
     let Role::Traffic { direction, layer } = rate.role else {
         return None;
     };

@@ -3,13 +3,12 @@
 
 use super::super::ber::Verdict;
 use super::super::robust::{ScaleMethod, Summary};
-use super::super::CounterSource;
 use super::super::sample::{CounterUnit, Direction, Layer, Role, Subject};
+use super::super::CounterSource;
 use crate::input::Document;
 use crate::parse::Kind;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
-
 
 /// One input: a document and, in batch mode, its file's modification time.
 #[derive(Debug, Clone, Copy)]
@@ -46,6 +45,59 @@ pub struct Measurements {
     pub trends: Vec<CounterTrend>,
     /// What could not be computed, and why.
     pub notes: Vec<String>,
+}
+
+impl Measurements {
+    /// Moves every snapshot id up by `snapshots` and every input index up
+    /// by `inputs`: a unit's measurements placed after the units before it,
+    /// so a fleet measured unit by unit numbers its snapshots as one run.
+    pub fn shift(&mut self, snapshots: usize, inputs: usize) {
+        if snapshots == 0 && inputs == 0 {
+            return;
+        }
+        for s in &mut self.snapshots {
+            s.id += snapshots;
+            s.input += inputs;
+        }
+        for r in &mut self.counter_rates {
+            r.from_snapshot += snapshots;
+            r.to_snapshot += snapshots;
+        }
+        for t in &mut self.throughput {
+            t.from_snapshot += snapshots;
+            t.to_snapshot += snapshots;
+        }
+        for s in &mut self.saturated_counters {
+            s.snapshot += snapshots;
+        }
+        for b in &mut self.bit_error_rates {
+            b.from_snapshot += snapshots;
+            b.to_snapshot += snapshots;
+        }
+        for b in &mut self.traffic_balance {
+            b.from_snapshot += snapshots;
+            b.to_snapshot += snapshots;
+        }
+        for t in &mut self.trends {
+            for s in &mut t.snapshots {
+                *s += snapshots;
+            }
+        }
+    }
+
+    /// Appends another unit's records (already shifted) after these.
+    pub fn append(&mut self, other: Measurements) {
+        self.snapshots.extend(other.snapshots);
+        self.link_capacities.extend(other.link_capacities);
+        self.counter_rates.extend(other.counter_rates);
+        self.throughput.extend(other.throughput);
+        self.saturated_counters.extend(other.saturated_counters);
+        self.bit_error_rates.extend(other.bit_error_rates);
+        self.peer_groups.extend(other.peer_groups);
+        self.traffic_balance.extend(other.traffic_balance);
+        self.trends.extend(other.trends);
+        self.notes.extend(other.notes);
+    }
 }
 
 /// A section that carried counters.

@@ -27,8 +27,6 @@ pub(super) struct Point {
     pub(super) span: LineSpan,
 }
 
-
-
 /// The time of each section that carries counters, from the `date` (or
 /// `nvidia-smi -q` Timestamp) sections of the same host in the same input.
 ///
@@ -105,7 +103,10 @@ pub(super) fn section_lid_for(section: &crate::input::Section, ca: &str) -> Opti
 
 pub(super) type Series = BTreeMap<(Subject, CounterSource, String), Vec<Point>>;
 
-pub(super) fn name_devices(series: Series, ca_of_lid: &BTreeMap<(Option<String>, u32), String>) -> Series {
+pub(super) fn name_devices(
+    series: Series,
+    ca_of_lid: &BTreeMap<(Option<String>, u32), String>,
+) -> Series {
     if ca_of_lid.is_empty() {
         return series;
     }
@@ -155,4 +156,3 @@ pub(super) fn interval(
         None => (None, IntervalSource::Unknown),
     }
 }
-

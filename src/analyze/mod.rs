@@ -1,5 +1,18 @@
 //! The entry point of the diagnosis: documents in, a [`Report`] out.
 //!
+//! The engine works in two phases so that a fleet never has to sit in
+//! memory whole:
+//! - **unit** (`unit.rs`, phase A): the documents of one host are measured
+//!   and judged by every rule that needs only them; what is kept is a
+//!   compact, serialisable [`UnitResult`] (findings, measurements, rule
+//!   coverage, and the facts the fleet rules compare);
+//! - **fleet** (`fleet.rs`, phase B, [`Analysis`]): the results are folded
+//!   together, the rules that compare hosts run over the records, and the
+//!   report is assembled as one run.
+//!
+//! [`analyze()`] is both phases over one unit (a paste, a page); batch runs
+//! and record shards use [`analyze_unit`] and [`Analysis`] directly.
+//!
 //! ```
 //! let paste = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
 //! let doc = fabricscope::read(paste, &Default::default()).unwrap();
@@ -8,11 +21,16 @@
 //! assert!(report.verdict.starts_with("critical"));
 //! ```
 
+mod fleet;
+mod unit;
+
+pub use fleet::Analysis;
+pub use unit::{analyze_unit, RuleOutcome, UnitResult};
+
 use crate::input::Document;
 use crate::report::verdict::{Verdict, VerdictLevel};
 use crate::report::{Report, Summary};
-use crate::rules::{self, Context, Finding, Rule, Severity, Thresholds};
-use crate::stats::{self, StatsOptions};
+use crate::rules::{Finding, Severity, Thresholds};
 
 /// How to analyse.
 #[derive(Debug, Clone, Default)]
@@ -32,71 +50,12 @@ pub struct AnalyzeOptions {
 }
 
 /// Runs every rule of the registry (minus the ignored ones) over the
-/// documents, as one fleet.
+/// documents, as one fleet: all documents are one unit, then the fleet step.
 #[must_use]
 pub fn analyze(documents: &[Document], options: &AnalyzeOptions) -> Report {
-    let selected: Vec<&'static Rule> = rules::RULES
-        .iter()
-        .copied()
-        .filter(|r| !options.ignore.iter().any(|i| i.eq_ignore_ascii_case(r.id)))
-        .collect();
-    let sources: Vec<stats::Source<'_>> = documents
-        .iter()
-        .enumerate()
-        .map(|(i, document)| stats::Source {
-            document,
-            modified_unix: options.modified_unix.get(i).copied().flatten(),
-        })
-        .collect();
-    let measurements = stats::measure_sources(
-        &sources,
-        &StatsOptions {
-            interval_seconds: options.interval_seconds,
-            ..StatsOptions::default()
-        },
-    );
-    let ctx = Context::new(documents, &options.thresholds, &measurements);
-    let run = rules::run(&selected, &ctx);
-    let mut findings = crate::report::incident::drop_repeats(run.findings);
-    sort_findings(&mut findings);
-    crate::report::incident::fingerprint_all(&mut findings);
-    let incidents = crate::report::incident::group(&findings);
-    let summary = Summary::of(&findings);
-    let hosts = ctx.host_count();
-    let sections = documents.iter().map(|d| d.sections.len()).sum();
-    let verdict = verdict(
-        &findings,
-        &summary,
-        hosts,
-        run.checked.len(),
-        run.skipped.len(),
-    );
-    Report {
-        schema_version: crate::report::SCHEMA_VERSION,
-        verdict,
-        status: summary.worst(),
-        summary,
-        findings,
-        incidents,
-        skipped_rules: run.skipped,
-        rules_run: run.checked.len(),
-        hosts,
-        host_names: host_names(documents),
-        sections,
-        skipped_inputs: Vec::new(),
-        measurements,
-    }
-}
-
-/// The hosts the documents name, sorted and deduplicated.
-fn host_names(documents: &[Document]) -> Vec<String> {
-    let mut names: Vec<String> = documents
-        .iter()
-        .flat_map(|d| d.sections.iter().filter_map(|s| s.host.clone()))
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    names
+    let mut analysis = Analysis::new(options);
+    analysis.add_unit(documents, &options.modified_unix);
+    analysis.finish()
 }
 
 /// Worst first, then by host, subject and rule, so related findings sit together.

@@ -1,0 +1,142 @@
+//! Phase A of the engine: one unit (the documents of one host, or of the
+//! hosts a group of documents names together) measured and judged by the
+//! rules that need only that unit, kept as an owned, serialisable
+//! [`UnitResult`].
+//!
+//! A unit's result holds no text and no document: findings, measurements,
+//! which rules had data, and the compact facts and readings the fleet rules
+//! compare across hosts. Batch runs keep these and drop the input, which is
+//! what keeps their memory flat; shards write them to record files.
+
+use super::AnalyzeOptions;
+use crate::input::Document;
+use crate::rules::{self, Context, Coverage, Finding, FleetFacts, Rule};
+use crate::stats::{self, StatsOptions, UnitMeasurements};
+use serde::{Deserialize, Serialize};
+
+/// What one rule made of one unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleOutcome {
+    /// The rule's id.
+    pub rule: String,
+    /// How many subjects it looked at, when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<usize>,
+    /// Why it did not run, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+impl RuleOutcome {
+    pub(super) fn of(rule: &str, coverage: Coverage) -> Self {
+        let (checked, skipped) = match coverage {
+            Coverage::Checked(n) => (Some(n), None),
+            Coverage::Skipped(reason) => (None, Some(reason)),
+        };
+        Self {
+            rule: rule.to_owned(),
+            checked,
+            skipped,
+        }
+    }
+}
+
+/// One unit, analysed: everything the fleet step needs, and nothing of the
+/// input text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnitResult {
+    /// A name for the unit (its first input, in batch runs): units are
+    /// merged in the order of their keys, so shards give one run's order.
+    #[serde(default)]
+    pub key: String,
+    /// Documents in the unit (input indexes of its snapshots count from 0).
+    pub inputs: usize,
+    /// Tool outputs (sections) read.
+    pub sections: usize,
+    /// The hosts the unit's documents name.
+    pub host_names: Vec<String>,
+    /// Documents with sections of no named host (each is one anonymous host).
+    pub unnamed_hosts: usize,
+    /// Findings of the unit rules, in rule order.
+    pub findings: Vec<Finding>,
+    /// What each unit rule made of the unit, in rule order.
+    pub rules: Vec<RuleOutcome>,
+    /// The unit's measurements, snapshot ids counted from 0.
+    pub measured: UnitMeasurements,
+    /// What the fleet rules compare.
+    pub facts: FleetFacts,
+}
+
+/// The rules `options` selects (every rule but the ignored ones), in registry order.
+pub(super) fn selected_rules(options: &AnalyzeOptions) -> Vec<&'static Rule> {
+    rules::RULES
+        .iter()
+        .copied()
+        .filter(|r| !options.ignore.iter().any(|i| i.eq_ignore_ascii_case(r.id)))
+        .collect()
+}
+
+/// Measures one unit and runs every rule that needs only that unit.
+/// `modified_unix` holds the file time of each document (may be shorter).
+#[must_use]
+pub fn analyze_unit(
+    documents: &[Document],
+    modified_unix: &[Option<f64>],
+    options: &AnalyzeOptions,
+) -> UnitResult {
+    let sources: Vec<stats::Source<'_>> = documents
+        .iter()
+        .enumerate()
+        .map(|(i, document)| stats::Source {
+            document,
+            modified_unix: modified_unix.get(i).copied().flatten(),
+        })
+        .collect();
+    let measured = stats::measure_unit(
+        &sources,
+        &StatsOptions {
+            interval_seconds: options.interval_seconds,
+            ..StatsOptions::default()
+        },
+    );
+    let unit_rules: Vec<&'static Rule> = selected_rules(options)
+        .into_iter()
+        .filter(|r| r.runs_per_unit())
+        .collect();
+    let ctx = Context::new(documents, &options.thresholds, &measured.measurements);
+    let mut outcomes = Vec::with_capacity(unit_rules.len());
+    let mut findings = Vec::new();
+    for rule in unit_rules {
+        let run = rules::run(&[rule], &ctx);
+        findings.extend(run.findings);
+        let coverage = match (run.checked.first(), run.skipped.into_iter().next()) {
+            (Some((_, n)), _) => Coverage::Checked(*n),
+            (None, Some(s)) => Coverage::Skipped(s.reason),
+            (None, None) => Coverage::Checked(0),
+        };
+        outcomes.push(RuleOutcome::of(rule.id, coverage));
+    }
+    let facts = FleetFacts::of(&ctx);
+    let mut host_names: Vec<String> = documents
+        .iter()
+        .flat_map(|d| d.sections.iter().filter_map(|s| s.host.clone()))
+        .collect();
+    host_names.sort_unstable();
+    host_names.dedup();
+    let unnamed_hosts = documents
+        .iter()
+        .filter(|d| d.sections.iter().any(|s| s.host.is_none()))
+        .count();
+    drop(ctx);
+    UnitResult {
+        key: String::new(),
+        inputs: documents.len(),
+        sections: documents.iter().map(|d| d.sections.len()).sum(),
+        host_names,
+        unnamed_hosts,
+        findings,
+        rules: outcomes,
+        measured,
+        facts,
+    }
+}
