@@ -100,6 +100,81 @@ pub fn write(
     result.map_err(std::io::Error::from)
 }
 
+/// The report's fields before `measurements`, in the order [`Report`]
+/// serialises them: lets a batch run write measurements it kept on disk
+/// ([`write_with_measurements`]) without holding them. A test checks that
+/// it writes what [`write`] writes.
+#[derive(Serialize)]
+struct Head<'a> {
+    schema_version: u32,
+    verdict: &'a super::verdict::Verdict,
+    status: Option<crate::rules::Severity>,
+    summary: &'a super::Summary,
+    findings: &'a [crate::rules::Finding],
+    incidents: &'a [super::incident::Incident],
+    skipped_rules: &'a [crate::rules::SkippedRule],
+    rules_run: usize,
+    hosts: usize,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    host_names: &'a [String],
+    sections: usize,
+    #[serde(skip_serializing_if = "<[super::SkippedInput]>::is_empty")]
+    skipped_inputs: &'a [super::SkippedInput],
+}
+
+/// The report with its measurements given separately.
+#[derive(Serialize)]
+struct HeadWith<'a, M: Serialize> {
+    #[serde(flatten)]
+    head: Head<'a>,
+    measurements: &'a M,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    document: Option<&'a crate::input::Document>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    documents: Option<Vec<Named<'a>>>,
+}
+
+/// Like [`write`], with `measurements` written in place of the report's
+/// own: anything that serialises as [`Measurements`](crate::stats::Measurements)
+/// does (batch runs stream them back from disk).
+///
+/// # Errors
+/// The writer's errors, and the measurements' own.
+pub fn write_with_measurements<M: Serialize>(
+    report: &Report,
+    measurements: &M,
+    documents: &[NamedDocument<'_>],
+    pretty: bool,
+    writer: impl std::io::Write,
+) -> std::io::Result<()> {
+    let out = Out::new(report, documents);
+    let with = HeadWith {
+        head: Head {
+            schema_version: report.schema_version,
+            verdict: &report.verdict,
+            status: report.status,
+            summary: &report.summary,
+            findings: &report.findings,
+            incidents: &report.incidents,
+            skipped_rules: &report.skipped_rules,
+            rules_run: report.rules_run,
+            hosts: report.hosts,
+            host_names: &report.host_names,
+            sections: report.sections,
+            skipped_inputs: &report.skipped_inputs,
+        },
+        measurements,
+        document: out.document,
+        documents: out.documents,
+    };
+    let result = if pretty {
+        serde_json::to_writer_pretty(writer, &with)
+    } else {
+        serde_json::to_writer(writer, &with)
+    };
+    result.map_err(std::io::Error::from)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +209,22 @@ mod tests {
         assert!(bare.get("document").is_none() && bare.get("documents").is_none());
         let mut written = Vec::new();
         write(&report, &[], false, &mut written).unwrap();
+        let mut full = report.clone();
+        full.host_names = vec!["h1".into()];
+        full.skipped_inputs = vec![crate::report::SkippedInput {
+            input: "x".into(),
+            reason: "y".into(),
+        }];
+        for (pretty, report) in [(false, &report), (true, &report), (true, &full)] {
+            let mut whole = Vec::new();
+            write(report, &[], pretty, &mut whole).unwrap();
+            let mut with = Vec::new();
+            write_with_measurements(report, &report.measurements, &[], pretty, &mut with).unwrap();
+            assert_eq!(
+                String::from_utf8(with).unwrap(),
+                String::from_utf8(whole).unwrap()
+            );
+        }
         assert_eq!(
             String::from_utf8(written).unwrap(),
             render(&report, &[], false)

@@ -1,25 +1,38 @@
 //! `fabricscope analyze`: read dumps, run the rules, print the report.
 //!
-//! Inputs are read and parsed in parallel (rayon); the rules then run over
-//! all documents together so fleet rules can compare hosts. Unreadable,
-//! binary or unrecognised files are listed as skipped, not fatal.
+//! Batch runs stream: the inputs are grouped into units (the files of one
+//! host directory; any other input alone), and units are read, parsed,
+//! measured and judged in parallel (rayon) a bounded chunk at a time. Only
+//! each unit's compact result is kept: its text and documents are dropped,
+//! and its measurements go to temporary files ([`crate::spool`]) when the
+//! report is JSON. The fleet rules then run over the results. Units whose
+//! documents turn out to name the same host (pdsh pastes, prompts) are
+//! merged and read again together, so a host's snapshots always pair.
+//! Unreadable, binary or unrecognised files are listed as skipped, not fatal.
 
 use crate::inputs::{list, InputOptions, Listing, Problem, Source};
 use crate::naming::HostFrom;
 use crate::parse_cmd::read_input;
+use crate::spool::Spool;
 use clap::ValueEnum;
+use fabricscope::analyze::{analyze_unit, Analysis, UnitResult};
 use fabricscope::report::diff::Snapshot;
 use fabricscope::report::{self, NamedDocument, SkippedInput};
 use fabricscope::rules::{Severity, Thresholds};
 use fabricscope::{AnalyzeOptions, Document};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Below this many files a progress bar is noise.
 const PROGRESS_MIN_FILES: usize = 32;
+
+/// Units read at once (per thread): bounds how many hosts' texts and
+/// documents are in memory together.
+const UNITS_PER_THREAD: usize = 8;
 
 /// Arguments of `fabricscope analyze`.
 #[derive(clap::Args)]
@@ -174,32 +187,55 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         return Ok(list_hosts(listing));
     }
     let named_failures = report_problems(&listing.problems);
-    let (names, docs, modified_unix, mut skipped, failed) = read_all(listing.sources);
-    skipped.extend(
-        listing
-            .problems
-            .iter()
-            .filter(|p| !p.named)
-            .map(|p| SkippedInput {
-                input: p.input.clone(),
-                reason: p.reason.clone(),
-            }),
-    );
-    let named_failures = named_failures + failed;
     let options = AnalyzeOptions {
         thresholds,
         interval_seconds: args.interval,
         ignore: args.ignore.clone(),
-        modified_unix,
+        modified_unix: Vec::new(),
     };
-    if docs.is_empty() {
+    let json = matches!(args.format, ReportFormat::Json);
+    let unread: Vec<SkippedInput> = listing
+        .problems
+        .iter()
+        .filter(|p| !p.named)
+        .map(|p| SkippedInput {
+            input: p.input.clone(),
+            reason: p.reason.clone(),
+        })
+        .collect();
+    // --include-sections prints every document: they are held anyway, so
+    // the documents are analysed as one unit, as before streaming.
+    let (mut report, mut spool, docs, names, hosts, skipped, failed) = if args.include_sections {
+        let (names, docs, modified_unix, skipped, failed) = read_all(listing.sources);
+        let options = AnalyzeOptions {
+            modified_unix,
+            ..options
+        };
+        let report = (!docs.is_empty()).then(|| fabricscope::analyze(&docs, &options));
+        let hosts = document_hosts(&docs);
+        (report, None, docs, names, hosts, skipped, failed)
+    } else {
+        let streamed = stream(listing.sources, &options, json)?;
+        (
+            streamed.report,
+            streamed.spool,
+            Vec::new(),
+            Vec::new(),
+            streamed.hosts,
+            streamed.skipped,
+            streamed.named_failures,
+        )
+    };
+    let mut skipped = skipped;
+    skipped.extend(unread);
+    let named_failures = named_failures + failed;
+    let Some(mut report) = report.take() else {
         let reasons: Vec<String> = skipped
             .iter()
             .map(|s| format!("{}: {}", s.input, s.reason))
             .collect();
         return Err(format!("nothing to analyse\n  {}", reasons.join("\n  ")));
-    }
-    let mut report = fabricscope::analyze(&docs, &options);
+    };
     report.skipped_inputs = skipped;
     // The text report lists skipped inputs itself; machine formats keep
     // stdout clean and say it on stderr.
@@ -251,9 +287,14 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         }
         // Redaction works on the rendered text, so a redacted report is
         // rendered whole first; otherwise it streams straight out.
-        ReportFormat::Json if args.redact => report::json::render(&report, &named, true) + "\n",
+        ReportFormat::Json if args.redact => {
+            let mut text = Vec::new();
+            emit_json(&report, spool.as_mut(), &named, &mut text)
+                .map_err(|e| format!("cannot write the report: {e}"))?;
+            String::from_utf8_lossy(&text).into_owned()
+        }
         ReportFormat::Json => {
-            write_json(&report, &named, args.output.as_deref())?;
+            write_json(&report, spool.as_mut(), &named, args.output.as_deref())?;
             return Ok(exit_code(
                 &report,
                 args.fail_on,
@@ -268,7 +309,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         ReportFormat::Html => report::html::render(&report, &named),
     };
     let out = if args.redact {
-        redact_output(&out, &docs)
+        redact_output(&out, hosts)
     } else {
         out
     };
@@ -307,25 +348,16 @@ fn exit_code(
 /// fleet's report is hundreds of megabytes, no copy of it is built in memory.
 fn write_json(
     report: &fabricscope::Report,
+    spool: Option<&mut Spool>,
     named: &[NamedDocument<'_>],
     path: Option<&std::path::Path>,
 ) -> Result<(), String> {
-    use std::io::Write;
-    fn emit(
-        report: &fabricscope::Report,
-        named: &[NamedDocument<'_>],
-        w: impl Write,
-    ) -> std::io::Result<()> {
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, w);
-        report::json::write(report, named, true, &mut w)?;
-        w.write_all(b"\n")?;
-        w.flush()
-    }
+    let emit = |w: &mut dyn std::io::Write| emit_json(report, spool, named, w);
     match path {
         Some(p) => std::fs::File::create(p)
-            .and_then(|file| emit(report, named, file))
+            .and_then(|mut file| emit(&mut file))
             .map_err(|e| format!("cannot write {}: {e}", p.display())),
-        None => match emit(report, named, std::io::stdout().lock()) {
+        None => match emit(&mut std::io::stdout().lock()) {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
             Err(e) => {
                 eprintln!("fabricscope: cannot write output: {e}");
@@ -336,17 +368,48 @@ fn write_json(
     }
 }
 
+/// The JSON report, with the spooled measurements (when the run spooled
+/// them) in place of the report's own, and a final newline.
+fn emit_json(
+    report: &fabricscope::Report,
+    spool: Option<&mut Spool>,
+    named: &[NamedDocument<'_>],
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, w);
+    match spool {
+        Some(spool) => {
+            let spooled = spool.finish(&report.measurements)?;
+            report::json::write_with_measurements(report, &spooled, named, true, &mut w)?;
+        }
+        None => report::json::write(report, named, true, &mut w)?,
+    }
+    w.write_all(b"\n")?;
+    w.flush()
+}
+
+/// The hosts documents name (sections and set-aside lines), for `--redact`.
+fn document_hosts(docs: &[Document]) -> Vec<String> {
+    let mut hosts: Vec<String> = docs
+        .iter()
+        .flat_map(|d| {
+            d.sections
+                .iter()
+                .filter_map(|s| s.host.clone())
+                .chain(d.unrecognised.iter().filter_map(|u| u.host.clone()))
+        })
+        .collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    hosts
+}
+
 /// `--redact`: the analysis runs on the real input (hosts stay apart), and
 /// what is printed has every identifier replaced.
 /// File names need nothing extra: a file's host is its sections' host.
-fn redact_output(out: &str, docs: &[Document]) -> String {
+fn redact_output(out: &str, hosts: Vec<String>) -> String {
     let mut redactor = fabricscope::redact::Redactor::default();
-    let hosts = docs.iter().flat_map(|d| {
-        d.sections
-            .iter()
-            .filter_map(|s| s.host.clone())
-            .chain(d.unrecognised.iter().filter_map(|u| u.host.clone()))
-    });
     redactor.add_hosts(hosts);
     redactor.redact(out)
 }
@@ -431,44 +494,266 @@ fn list_hosts(listing: Listing) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// A progress bar over `files` files, on a terminal and for enough files.
+fn progress_bar(files: usize) -> Option<ProgressBar> {
+    (files >= PROGRESS_MIN_FILES && std::io::stderr().is_terminal()).then(|| {
+        let bar = ProgressBar::new(files as u64);
+        if let Ok(style) =
+            ProgressStyle::with_template("{spinner} reading {pos}/{len} files {wide_bar} {eta}")
+        {
+            bar.set_style(style);
+        }
+        bar
+    })
+}
+
+/// Parses one input; an input that gives nothing comes back with the reason.
+fn read_one(input: crate::inputs::Input, progress: Option<&ProgressBar>) -> ReadOne {
+    let doc = read_input(&input).and_then(|d| {
+        if d.sections.is_empty() {
+            Err(format!(
+                "no output of a supported tool found in {} line(s)",
+                d.line_count
+            ))
+        } else {
+            Ok(d)
+        }
+    });
+    if let Some(bar) = progress {
+        bar.inc(1);
+    }
+    // A file that could not be read at all is said on stderr even in
+    // text output; one that holds no tool output is only listed.
+    if let (Err(reason), true) = (&doc, input.bytes.is_err()) {
+        eprintln!("fabricscope: {}: {reason}", input.name);
+    }
+    let named_failure = input.named && input.bytes.is_err();
+    (input.name, input.modified_unix, named_failure, doc)
+}
+
+/// What streaming the inputs gave.
+struct Streamed {
+    /// The report (measurements of the units in `spool` when there is one),
+    /// or nothing when no input held tool output.
+    report: Option<fabricscope::Report>,
+    /// The units' measurements, for a JSON report.
+    spool: Option<Spool>,
+    /// Hosts the documents named, for `--redact`.
+    hosts: Vec<String>,
+    /// Inputs that gave nothing.
+    skipped: Vec<SkippedInput>,
+    /// Named paths that could not be read.
+    named_failures: usize,
+}
+
+/// Groups the inputs into units: adjacent files of one host directory form
+/// one unit; any other input (a named file, an archive, standard input) is
+/// a unit of its own. Units that turn out to name the same host are merged
+/// later ([`stream`]).
+fn plan_units(sources: &[Source]) -> Vec<Vec<usize>> {
+    let mut units: Vec<Vec<usize>> = Vec::new();
+    let mut last_host: Option<&str> = None;
+    for (i, source) in sources.iter().enumerate() {
+        let host = match source {
+            Source::File {
+                host: Some(named), ..
+            } => Some(named.host.as_str()),
+            _ => None,
+        };
+        match (units.last_mut(), host) {
+            (Some(unit), Some(h)) if last_host == Some(h) => unit.push(i),
+            _ => units.push(vec![i]),
+        }
+        last_host = host;
+    }
+    units
+}
+
+/// One unit read and analysed (phase A).
+struct UnitRead {
+    result: Option<UnitResult>,
+    /// Hosts of the documents' sections and set-aside lines (`--redact`).
+    hosts: Vec<String>,
+    skipped: Vec<SkippedInput>,
+    named_failures: usize,
+}
+
+fn read_unit(
+    sources: &[Source],
+    unit: &[usize],
+    options: &AnalyzeOptions,
+    progress: Option<&ProgressBar>,
+) -> UnitRead {
+    let mut docs = Vec::new();
+    let mut times = Vec::new();
+    let mut key: Option<String> = None;
+    let mut skipped = Vec::new();
+    let mut named_failures = 0;
+    for input in unit
+        .iter()
+        .filter_map(|i| sources.get(*i))
+        .flat_map(|s| s.clone().read())
+    {
+        let (name, modified, named_failure, doc) = read_one(input, progress);
+        named_failures += usize::from(named_failure);
+        match doc {
+            Ok(doc) => {
+                key.get_or_insert(name);
+                docs.push(doc);
+                times.push(modified);
+            }
+            Err(reason) => skipped.push(SkippedInput {
+                input: name,
+                reason,
+            }),
+        }
+    }
+    let hosts = document_hosts(&docs);
+    let result = (!docs.is_empty()).then(|| {
+        let mut r = analyze_unit(&docs, &times, options);
+        r.key = key.unwrap_or_default();
+        r
+    });
+    UnitRead {
+        result,
+        hosts,
+        skipped,
+        named_failures,
+    }
+}
+
+/// The host names a unit's result claims; documents without a host all
+/// share one name (`None`): anonymous pastes pair their snapshots, as they
+/// did when every document was analysed together.
+fn claimed_hosts(result: &UnitResult) -> impl Iterator<Item = Option<&str>> {
+    result
+        .host_names
+        .iter()
+        .map(|h| Some(h.as_str()))
+        .chain((result.unnamed_hosts > 0).then_some(None))
+}
+
+/// The root of `i` in a union-find forest.
+fn root(parent: &mut [usize], mut i: usize) -> usize {
+    while let Some(&p) = parent.get(i) {
+        if p == i {
+            break;
+        }
+        let grand = parent.get(p).copied().unwrap_or(p);
+        if let Some(slot) = parent.get_mut(i) {
+            *slot = grand;
+        }
+        i = p;
+    }
+    i
+}
+
+/// Reads, analyses and folds the units a chunk at a time, keeping only
+/// their results (and spooling their measurements for a JSON report).
+///
+/// A host's documents must be one unit; a unit's hosts are known only once
+/// it is parsed. When two units name the same host (a pdsh paste next to a
+/// host directory, two pdsh snapshots in two files), the pass goes on only
+/// to learn every unit's hosts, then the overlapping units are merged and
+/// everything is read again — rare, and correct.
+fn stream(sources: Vec<Source>, options: &AnalyzeOptions, json: bool) -> Result<Streamed, String> {
+    let mut units = plan_units(&sources);
+    let progress = progress_bar(sources.len());
+    let chunk = rayon::current_num_threads().max(1) * UNITS_PER_THREAD;
+    loop {
+        if let Some(bar) = &progress {
+            bar.set_position(0);
+        }
+        let mut analysis = Analysis::new(options);
+        let mut spool = if json {
+            Some(Spool::new().map_err(|e| format!("cannot create a temporary file: {e}"))?)
+        } else {
+            None
+        };
+        let mut owner: HashMap<Option<String>, usize> = HashMap::new();
+        let mut parent: Vec<usize> = (0..units.len()).collect();
+        let mut overlap = false;
+        let mut hosts: Vec<String> = Vec::new();
+        let mut skipped = Vec::new();
+        let mut named_failures = 0;
+        let mut any = false;
+        for (c, batch) in units.chunks(chunk).enumerate() {
+            let read: Vec<UnitRead> = batch
+                .par_iter()
+                .map(|unit| read_unit(&sources, unit, options, progress.as_ref()))
+                .collect();
+            for (j, unit) in read.into_iter().enumerate() {
+                let index = c * chunk + j;
+                hosts.extend(unit.hosts);
+                skipped.extend(unit.skipped);
+                named_failures += unit.named_failures;
+                let Some(result) = unit.result else { continue };
+                any = true;
+                for host in claimed_hosts(&result) {
+                    match owner.get(&host.map(str::to_owned)) {
+                        Some(&other) if root(&mut parent, other) != root(&mut parent, index) => {
+                            let (a, b) = (root(&mut parent, other), root(&mut parent, index));
+                            if let Some(slot) = parent.get_mut(a.max(b)) {
+                                *slot = a.min(b);
+                            }
+                            overlap = true;
+                        }
+                        Some(_) => {}
+                        None => {
+                            owner.insert(host.map(str::to_owned), index);
+                        }
+                    }
+                }
+                if overlap {
+                    continue; // this pass only learns the hosts now
+                }
+                let m = analysis.add_result_taking_measurements(result);
+                if let Some(spool) = spool.as_mut() {
+                    spool
+                        .add(&m)
+                        .map_err(|e| format!("cannot write a temporary file: {e}"))?;
+                }
+            }
+        }
+        if overlap {
+            let mut merged: Vec<Vec<usize>> = Vec::new();
+            let mut slot_of_root: HashMap<usize, usize> = HashMap::new();
+            for i in 0..units.len() {
+                let r = root(&mut parent, i);
+                let slot = *slot_of_root.entry(r).or_insert_with(|| {
+                    merged.push(Vec::new());
+                    merged.len() - 1
+                });
+                if let (Some(m), Some(u)) = (merged.get_mut(slot), units.get(i)) {
+                    m.extend(u.iter().copied());
+                }
+            }
+            units = merged;
+            continue;
+        }
+        if let Some(bar) = &progress {
+            bar.finish_and_clear();
+        }
+        hosts.sort_unstable();
+        hosts.dedup();
+        return Ok(Streamed {
+            report: any.then(|| analysis.finish()),
+            spool,
+            hosts,
+            skipped,
+            named_failures,
+        });
+    }
+}
+
 /// Reads and parses every input in parallel; inputs that give nothing are
 /// returned as skipped with the reason.
 fn read_all(sources: Vec<Source>) -> ReadResult {
-    let progress =
-        (sources.len() >= PROGRESS_MIN_FILES && std::io::stderr().is_terminal()).then(|| {
-            let bar = ProgressBar::new(sources.len() as u64);
-            if let Ok(style) =
-                ProgressStyle::with_template("{spinner} reading {pos}/{len} files {wide_bar} {eta}")
-            {
-                bar.set_style(style);
-            }
-            bar
-        });
+    let progress = progress_bar(sources.len());
     let results: Vec<ReadOne> = sources
         .into_par_iter()
         .flat_map_iter(Source::read)
-        .map(|input| {
-            let doc = read_input(&input).and_then(|d| {
-                if d.sections.is_empty() {
-                    Err(format!(
-                        "no output of a supported tool found in {} line(s)",
-                        d.line_count
-                    ))
-                } else {
-                    Ok(d)
-                }
-            });
-            if let Some(bar) = &progress {
-                bar.inc(1);
-            }
-            // A file that could not be read at all is said on stderr even in
-            // text output; one that holds no tool output is only listed.
-            if let (Err(reason), true) = (&doc, input.bytes.is_err()) {
-                eprintln!("fabricscope: {}: {reason}", input.name);
-            }
-            let named_failure = input.named && input.bytes.is_err();
-            (input.name, input.modified_unix, named_failure, doc)
-        })
+        .map(|input| read_one(input, progress.as_ref()))
         .collect();
     if let Some(bar) = progress {
         bar.finish_and_clear();

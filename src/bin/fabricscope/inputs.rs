@@ -78,6 +78,7 @@ pub struct Listing {
 }
 
 /// An input not yet read: batch runs list thousands and read them in parallel.
+#[derive(Clone)]
 pub enum Source {
     /// Standard input.
     Stdin,

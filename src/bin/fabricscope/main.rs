@@ -12,6 +12,7 @@ mod inputs;
 mod naming;
 mod parse_cmd;
 mod rules_cmd;
+mod spool;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;

@@ -1,0 +1,254 @@
+//! Measurements of finished hosts kept on disk until the report is written.
+//!
+//! A fleet's measurements are most of its JSON report (hundreds of MB at
+//! 1,000 hosts); holding them would make memory grow with the fleet. Each
+//! unit's records are written, already formatted as the pretty report
+//! prints them at their depth, to one temporary file per category, and
+//! copied into the report at the end ([`Spooled`] serialises as
+//! [`Measurements`], reading the files back one record at a time).
+
+use fabricscope::stats::Measurements;
+use serde::ser::{Error as _, SerializeSeq, SerializeStruct};
+use serde::{Serialize, Serializer};
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+
+/// Records sit three levels deep in the report (root, `measurements`, the
+/// category's array): the pretty printer indents them by six spaces.
+const INDENT: &[u8] = b"\n      ";
+
+/// One category: its file and how many records it holds.
+struct Category {
+    path: PathBuf,
+    writer: Option<BufWriter<File>>,
+    count: usize,
+}
+
+/// The spooled measurements of every unit so far, in unit order.
+pub struct Spool {
+    categories: Vec<Category>,
+    buffer: Vec<u8>,
+}
+
+/// The categories, in the order [`Measurements`] serialises them.
+const NAMES: [&str; 10] = [
+    "snapshots",
+    "link_capacities",
+    "counter_rates",
+    "throughput",
+    "saturated_counters",
+    "bit_error_rates",
+    "peer_groups",
+    "traffic_balance",
+    "trends",
+    "notes",
+];
+
+impl Spool {
+    /// Temporary files in the system's temporary directory.
+    pub fn new() -> std::io::Result<Self> {
+        let dir = std::env::temp_dir();
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let mut categories = Vec::new();
+        for name in NAMES {
+            let path = dir.join(format!(
+                "fabricscope-{}-{stamp}-{name}.spool",
+                std::process::id()
+            ));
+            let writer = BufWriter::with_capacity(1 << 16, File::create(&path)?);
+            categories.push(Category {
+                path,
+                writer: Some(writer),
+                count: 0,
+            });
+        }
+        Ok(Self {
+            categories,
+            buffer: Vec::new(),
+        })
+    }
+
+    /// Appends one unit's records (numbered as in the whole run).
+    pub fn add(&mut self, m: &Measurements) -> std::io::Result<()> {
+        self.write(0, &m.snapshots)?;
+        self.write(1, &m.link_capacities)?;
+        self.write(2, &m.counter_rates)?;
+        self.write(3, &m.throughput)?;
+        self.write(4, &m.saturated_counters)?;
+        self.write(5, &m.bit_error_rates)?;
+        self.write(6, &m.peer_groups)?;
+        self.write(7, &m.traffic_balance)?;
+        self.write(8, &m.trends)?;
+        self.write(9, &m.notes)
+    }
+
+    fn write<T: Serialize>(&mut self, category: usize, records: &[T]) -> std::io::Result<()> {
+        let Some(c) = self.categories.get_mut(category) else {
+            return Ok(());
+        };
+        let Some(w) = c.writer.as_mut() else {
+            return Ok(());
+        };
+        for r in records {
+            self.buffer.clear();
+            serde_json::to_writer_pretty(&mut self.buffer, r)?;
+            // JSON strings hold no raw newline: every newline is layout.
+            for line in self.buffer.split(|b| *b == b'\n').enumerate() {
+                if line.0 > 0 {
+                    w.write_all(INDENT)?;
+                }
+                w.write_all(line.1)?;
+            }
+            // A record ends with a NUL byte, which JSON text never holds.
+            w.write_all(b"\0")?;
+            c.count += 1;
+        }
+        Ok(())
+    }
+
+    /// Finishes writing; the spooled records followed by `tail`'s (the
+    /// fleet step's) serialise as one [`Measurements`].
+    pub fn finish<'a>(&'a mut self, tail: &'a Measurements) -> std::io::Result<Spooled<'a>> {
+        for c in &mut self.categories {
+            if let Some(mut w) = c.writer.take() {
+                w.flush()?;
+            }
+        }
+        Ok(Spooled { spool: self, tail })
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        for c in &self.categories {
+            let _ = std::fs::remove_file(&c.path);
+        }
+    }
+}
+
+/// The spooled measurements and the fleet step's, as one [`Measurements`].
+pub struct Spooled<'a> {
+    spool: &'a Spool,
+    tail: &'a Measurements,
+}
+
+/// One category: its spooled records, then the tail's.
+struct Seq<'a, T> {
+    category: Option<&'a Category>,
+    tail: &'a [T],
+}
+
+impl<T: Serialize> Serialize for Seq<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let spooled = self.category.map_or(0, |c| c.count);
+        let mut seq = serializer.serialize_seq(Some(spooled + self.tail.len()))?;
+        if let Some(c) = self.category.filter(|c| c.count > 0) {
+            let file = File::open(&c.path).map_err(S::Error::custom)?;
+            let mut reader = BufReader::with_capacity(1 << 16, file);
+            let mut record = Vec::new();
+            loop {
+                record.clear();
+                let n = reader
+                    .read_until(0, &mut record)
+                    .map_err(S::Error::custom)?;
+                if n == 0 {
+                    break;
+                }
+                if record.last() == Some(&0) {
+                    record.pop();
+                }
+                let text =
+                    String::from_utf8(std::mem::take(&mut record)).map_err(S::Error::custom)?;
+                let raw =
+                    serde_json::value::RawValue::from_string(text).map_err(S::Error::custom)?;
+                seq.serialize_element(&raw)?;
+            }
+        }
+        for t in self.tail {
+            seq.serialize_element(t)?;
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for Spooled<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let c = |i: usize| self.spool.categories.get(i);
+        let t = self.tail;
+        let mut s = serializer.serialize_struct("Measurements", NAMES.len())?;
+        s.serialize_field(
+            "snapshots",
+            &Seq {
+                category: c(0),
+                tail: &t.snapshots,
+            },
+        )?;
+        s.serialize_field(
+            "link_capacities",
+            &Seq {
+                category: c(1),
+                tail: &t.link_capacities,
+            },
+        )?;
+        s.serialize_field(
+            "counter_rates",
+            &Seq {
+                category: c(2),
+                tail: &t.counter_rates,
+            },
+        )?;
+        s.serialize_field(
+            "throughput",
+            &Seq {
+                category: c(3),
+                tail: &t.throughput,
+            },
+        )?;
+        s.serialize_field(
+            "saturated_counters",
+            &Seq {
+                category: c(4),
+                tail: &t.saturated_counters,
+            },
+        )?;
+        s.serialize_field(
+            "bit_error_rates",
+            &Seq {
+                category: c(5),
+                tail: &t.bit_error_rates,
+            },
+        )?;
+        s.serialize_field(
+            "peer_groups",
+            &Seq {
+                category: c(6),
+                tail: &t.peer_groups,
+            },
+        )?;
+        s.serialize_field(
+            "traffic_balance",
+            &Seq {
+                category: c(7),
+                tail: &t.traffic_balance,
+            },
+        )?;
+        s.serialize_field(
+            "trends",
+            &Seq {
+                category: c(8),
+                tail: &t.trends,
+            },
+        )?;
+        s.serialize_field(
+            "notes",
+            &Seq {
+                category: c(9),
+                tail: &t.notes,
+            },
+        )?;
+        s.end()
+    }
+}
