@@ -22,6 +22,7 @@
 //! ```
 
 mod fleet;
+pub mod records;
 mod unit;
 
 pub use fleet::Analysis;

@@ -13,8 +13,11 @@
 use crate::inputs::{list, InputOptions, Listing, Problem, Source};
 use crate::naming::HostFrom;
 use crate::parse_cmd::read_input;
-use crate::spool::Spool;
+use crate::spool::{Spool, TempFile};
 use clap::ValueEnum;
+use fabricscope::analyze::records::{
+    RecordLine, RecordsHeader, RECORDS_KIND, RECORDS_SCHEMA_VERSION,
+};
 use fabricscope::analyze::{analyze_unit, Analysis, UnitResult};
 use fabricscope::report::diff::Snapshot;
 use fabricscope::report::{self, NamedDocument, SkippedInput};
@@ -105,6 +108,12 @@ pub struct AnalyzeArgs {
     /// consistently in the output (for sharing).
     #[arg(long)]
     redact: bool,
+    /// Write the per-host records of the inputs (NDJSON, see docs/json.md)
+    /// instead of a report: one shard of a fleet analysed in slices (a
+    /// Slurm job array). `fabricscope analyze SHARD.ndjson…` (or a
+    /// directory of them) merges shards into the report of one run.
+    #[arg(long, conflicts_with_all = ["include_sections", "baseline", "redact"])]
+    emit_records: bool,
 }
 
 /// How to print the report.
@@ -194,6 +203,10 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         modified_unix: Vec::new(),
     };
     let json = matches!(args.format, ReportFormat::Json);
+    if args.emit_records {
+        return emit_records(args, listing, &options, named_failures);
+    }
+    let shards = record_shards(&listing.sources)?;
     let unread: Vec<SkippedInput> = listing
         .problems
         .iter()
@@ -215,7 +228,11 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         let hosts = document_hosts(&docs);
         (report, None, docs, names, hosts, skipped, failed)
     } else {
-        let streamed = stream(listing.sources, &options, json)?;
+        let sink = if json { Sink::Json } else { Sink::Report };
+        let streamed = match shards {
+            Some(paths) => merge(&paths, &options, sink)?,
+            None => stream(listing.sources, &options, sink)?,
+        };
         (
             streamed.report,
             streamed.spool,
@@ -531,8 +548,241 @@ fn read_one(input: crate::inputs::Input, progress: Option<&ProgressBar>) -> Read
     (input.name, input.modified_unix, named_failure, doc)
 }
 
+/// `--emit-records`: the header, then one line per unit, to the output.
+fn emit_records(
+    args: &AnalyzeArgs,
+    listing: Listing,
+    options: &AnalyzeOptions,
+    named_failures: usize,
+) -> Result<ExitCode, String> {
+    use std::io::Write;
+    let unread: Vec<SkippedInput> = listing
+        .problems
+        .iter()
+        .filter(|p| !p.named)
+        .map(|p| SkippedInput {
+            input: p.input.clone(),
+            reason: p.reason.clone(),
+        })
+        .collect();
+    let mut streamed = stream(listing.sources, options, Sink::Records)?;
+    let header = RecordsHeader::new(options.interval_seconds, options.ignore.clone());
+    let mut write = |w: &mut dyn Write| -> std::io::Result<()> {
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, w);
+        serde_json::to_writer(&mut w, &header)?;
+        w.write_all(b"\n")?;
+        if let Some(records) = streamed.records.as_mut() {
+            records.copy_to(&mut w)?;
+        }
+        if !unread.is_empty() {
+            let line = RecordLine {
+                unit: None,
+                skipped: unread.clone(),
+            };
+            serde_json::to_writer(&mut w, &line)?;
+            w.write_all(b"\n")?;
+        }
+        w.flush()
+    };
+    let result = match args.output.as_deref() {
+        Some(p) => std::fs::File::create(p).and_then(|mut f| write(&mut f)),
+        None => write(&mut std::io::stdout().lock()),
+    };
+    result.map_err(|e| format!("cannot write the records: {e}"))?;
+    if !streamed.any {
+        eprintln!("fabricscope: no input held tool output; the records list only skipped inputs");
+    }
+    let failed = named_failures + streamed.named_failures;
+    Ok(if failed > 0 && !args.keep_going {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The record shards among the inputs: when the first input is a shard
+/// (its first line is a records header), every input must be one.
+fn record_shards(sources: &[Source]) -> Result<Option<Vec<PathBuf>>, String> {
+    let shard_path = |s: &Source| -> Option<PathBuf> {
+        let Source::File { path, .. } = s else {
+            return None;
+        };
+        let mut head = [0u8; 200];
+        let n = std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+            .ok()?;
+        RecordsHeader::starts(head.get(..n)?).then(|| path.clone())
+    };
+    let Some(first) = sources.first() else {
+        return Ok(None);
+    };
+    if shard_path(first).is_none() {
+        return Ok(None);
+    }
+    sources
+        .iter()
+        .map(|s| {
+            shard_path(s).ok_or_else(|| {
+                "record shards (--emit-records output) and tool output cannot be analysed together"
+                    .to_owned()
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// Orders unit keys (paths) directory by directory, as listing sorts them.
+fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
+    a.split('/').cmp(b.split('/'))
+}
+
+/// Merges record shards: the fleet step over every shard's units, in the
+/// order of their first inputs, so shards give the report of one run.
+fn merge(paths: &[PathBuf], options: &AnalyzeOptions, out: Sink) -> Result<Streamed, String> {
+    use std::io::BufRead;
+    struct Shard {
+        name: String,
+        lines: std::io::Lines<std::io::BufReader<std::fs::File>>,
+        next: Option<RecordLine>,
+    }
+    fn advance(shard: &mut Shard) -> Result<(), String> {
+        shard.next = None;
+        for line in shard.lines.by_ref() {
+            let line = line.map_err(|e| format!("{}: {e}", shard.name))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let record: RecordLine = serde_json::from_str(&line)
+                .map_err(|e| format!("{}: not a unit record: {e}", shard.name))?;
+            shard.next = Some(record);
+            break;
+        }
+        Ok(())
+    }
+    let mut shards = Vec::new();
+    for path in paths {
+        let name = path.display().to_string();
+        let file = std::fs::File::open(path).map_err(|e| format!("{name}: {e}"))?;
+        let mut lines = std::io::BufReader::with_capacity(1 << 16, file).lines();
+        let header = lines
+            .next()
+            .transpose()
+            .map_err(|e| format!("{name}: {e}"))?
+            .unwrap_or_default();
+        let header: RecordsHeader = serde_json::from_str(&header)
+            .map_err(|e| format!("{name}: not a record shard: {e}"))?;
+        if header.kind != RECORDS_KIND || header.schema_version != RECORDS_SCHEMA_VERSION {
+            return Err(format!(
+                "{name}: records of schema {} ({}), this build reads schema {RECORDS_SCHEMA_VERSION}",
+                header.schema_version, header.kind
+            ));
+        }
+        if header.interval_seconds != options.interval_seconds || header.ignore != options.ignore {
+            eprintln!(
+                "fabricscope: {name} was written with other --interval/--ignore options than this merge; give the shards and the merge the same options"
+            );
+        }
+        let mut shard = Shard {
+            name,
+            lines,
+            next: None,
+        };
+        advance(&mut shard)?;
+        shards.push(shard);
+    }
+    let mut analysis = Analysis::new(options);
+    let mut spool = match out {
+        Sink::Json => {
+            Some(Spool::new().map_err(|e| format!("cannot create a temporary file: {e}"))?)
+        }
+        _ => None,
+    };
+    let mut owner: HashMap<Option<String>, String> = HashMap::new();
+    let mut hosts = Vec::new();
+    let mut skipped = Vec::new();
+    let mut any = false;
+    loop {
+        let mut best: Option<usize> = None;
+        for (i, s) in shards.iter().enumerate() {
+            let Some(line) = &s.next else { continue };
+            let better = match best
+                .and_then(|b| shards.get(b))
+                .and_then(|b| b.next.as_ref())
+            {
+                None => true,
+                Some(current) => key_order(line.key(), current.key()).is_lt(),
+            };
+            if better {
+                best = Some(i);
+            }
+        }
+        let Some(shard) = best.and_then(|b| shards.get_mut(b)) else {
+            break;
+        };
+        let Some(line) = shard.next.take() else { break };
+        advance(shard)?;
+        skipped.extend(line.skipped);
+        let Some(unit) = line.unit else { continue };
+        any = true;
+        for host in claimed_hosts(&unit) {
+            if let Some(other) = owner.insert(host.map(str::to_owned), unit.key.clone()) {
+                return Err(format!(
+                    "{} is in two units ({other} and {}): give all of a host's files to one shard",
+                    host.unwrap_or("a host without a name"),
+                    unit.key
+                ));
+            }
+        }
+        hosts.extend(unit.host_names.iter().cloned());
+        let m = analysis.add_result_taking_measurements(unit);
+        if let Some(spool) = spool.as_mut() {
+            spool
+                .add(&m)
+                .map_err(|e| format!("cannot write a temporary file: {e}"))?;
+        }
+    }
+    hosts.sort_unstable();
+    hosts.dedup();
+    Ok(Streamed {
+        report: any.then(|| analysis.finish()),
+        any,
+        records: None,
+        spool,
+        hosts,
+        skipped,
+        named_failures: 0,
+    })
+}
+
+/// What a streamed run produces.
+#[derive(Clone, Copy)]
+enum Sink {
+    /// A report other than JSON: measurements are not printed.
+    Report,
+    /// A JSON report: measurements are spooled.
+    Json,
+    /// Record shards (`--emit-records`): unit results, no fleet step.
+    Records,
+}
+
+/// Writes one unit's record line.
+fn write_record(
+    file: &mut TempFile,
+    unit: Option<UnitResult>,
+    skipped: Vec<SkippedInput>,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let w = file.writer()?;
+    serde_json::to_writer(&mut *w, &RecordLine { unit, skipped })?;
+    w.write_all(b"\n")
+}
+
 /// What streaming the inputs gave.
 struct Streamed {
+    /// Whether any input held tool output.
+    any: bool,
+    /// The record lines, with `--emit-records`.
+    records: Option<TempFile>,
     /// The report (measurements of the units in `spool` when there is one),
     /// or nothing when no input held tool output.
     report: Option<fabricscope::Report>,
@@ -656,7 +906,7 @@ fn root(parent: &mut [usize], mut i: usize) -> usize {
 /// host directory, two pdsh snapshots in two files), the pass goes on only
 /// to learn every unit's hosts, then the overlapping units are merged and
 /// everything is read again — rare, and correct.
-fn stream(sources: Vec<Source>, options: &AnalyzeOptions, json: bool) -> Result<Streamed, String> {
+fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<Streamed, String> {
     let mut units = plan_units(&sources);
     let progress = progress_bar(sources.len());
     let chunk = rayon::current_num_threads().max(1) * UNITS_PER_THREAD;
@@ -665,10 +915,14 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, json: bool) -> Result<
             bar.set_position(0);
         }
         let mut analysis = Analysis::new(options);
-        let mut spool = if json {
-            Some(Spool::new().map_err(|e| format!("cannot create a temporary file: {e}"))?)
-        } else {
-            None
+        let temp_error = |e: std::io::Error| format!("cannot write a temporary file: {e}");
+        let mut spool = match out {
+            Sink::Json => Some(Spool::new().map_err(temp_error)?),
+            _ => None,
+        };
+        let mut records = match out {
+            Sink::Records => Some(TempFile::new("records").map_err(temp_error)?),
+            _ => None,
         };
         let mut owner: HashMap<Option<String>, usize> = HashMap::new();
         let mut parent: Vec<usize> = (0..units.len()).collect();
@@ -685,9 +939,16 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, json: bool) -> Result<
             for (j, unit) in read.into_iter().enumerate() {
                 let index = c * chunk + j;
                 hosts.extend(unit.hosts);
-                skipped.extend(unit.skipped);
                 named_failures += unit.named_failures;
-                let Some(result) = unit.result else { continue };
+                if records.is_none() {
+                    skipped.extend(unit.skipped.iter().cloned());
+                }
+                let Some(result) = unit.result else {
+                    if let (Some(file), false) = (records.as_mut(), unit.skipped.is_empty()) {
+                        write_record(file, None, unit.skipped).map_err(temp_error)?;
+                    }
+                    continue;
+                };
                 any = true;
                 for host in claimed_hosts(&result) {
                     match owner.get(&host.map(str::to_owned)) {
@@ -707,11 +968,13 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, json: bool) -> Result<
                 if overlap {
                     continue; // this pass only learns the hosts now
                 }
+                if let Some(file) = records.as_mut() {
+                    write_record(file, Some(result), unit.skipped).map_err(temp_error)?;
+                    continue;
+                }
                 let m = analysis.add_result_taking_measurements(result);
                 if let Some(spool) = spool.as_mut() {
-                    spool
-                        .add(&m)
-                        .map_err(|e| format!("cannot write a temporary file: {e}"))?;
+                    spool.add(&m).map_err(temp_error)?;
                 }
             }
         }
@@ -737,7 +1000,9 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, json: bool) -> Result<
         hosts.sort_unstable();
         hosts.dedup();
         return Ok(Streamed {
-            report: any.then(|| analysis.finish()),
+            report: (any && records.is_none()).then(|| analysis.finish()),
+            any,
+            records,
             spool,
             hosts,
             skipped,

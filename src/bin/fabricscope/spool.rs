@@ -18,6 +18,61 @@ use std::path::PathBuf;
 /// category's array): the pretty printer indents them by six spaces.
 const INDENT: &[u8] = b"\n      ";
 
+/// A temporary file, removed when dropped.
+pub struct TempFile {
+    path: PathBuf,
+    writer: Option<BufWriter<File>>,
+}
+
+impl TempFile {
+    /// A new empty file in the system's temporary directory.
+    pub fn new(what: &str) -> std::io::Result<Self> {
+        let path = temp_path(what);
+        let writer = BufWriter::with_capacity(1 << 16, File::create(&path)?);
+        Ok(Self {
+            path,
+            writer: Some(writer),
+        })
+    }
+
+    /// Where to write.
+    pub fn writer(&mut self) -> std::io::Result<&mut BufWriter<File>> {
+        self.writer
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("temporary file already closed"))
+    }
+
+    /// Copies everything written to `out`.
+    pub fn copy_to(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
+        if let Some(mut w) = self.writer.take() {
+            w.flush()?;
+        }
+        let mut file = File::open(&self.path)?;
+        std::io::copy(&mut file, out)?;
+        Ok(())
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        self.writer = None;
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// A fresh path in the system's temporary directory.
+fn temp_path(what: &str) -> PathBuf {
+    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    std::env::temp_dir().join(format!(
+        "fabricscope-{}-{stamp}-{n}-{what}.tmp",
+        std::process::id()
+    ))
+}
+
 /// One category: its file and how many records it holds.
 struct Category {
     path: PathBuf,
@@ -48,16 +103,9 @@ const NAMES: [&str; 10] = [
 impl Spool {
     /// Temporary files in the system's temporary directory.
     pub fn new() -> std::io::Result<Self> {
-        let dir = std::env::temp_dir();
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
         let mut categories = Vec::new();
         for name in NAMES {
-            let path = dir.join(format!(
-                "fabricscope-{}-{stamp}-{name}.spool",
-                std::process::id()
-            ));
+            let path = temp_path(name);
             let writer = BufWriter::with_capacity(1 << 16, File::create(&path)?);
             categories.push(Category {
                 path,

@@ -1,0 +1,153 @@
+//! Record shards: a generated 12-node fleet (`scripts/gen-fleet.py`) split
+//! into three slices, each written with `analyze --emit-records`, then
+//! merged with `analyze SHARD…`, prints the JSON report of one run over
+//! every dump: findings, incidents, summary, verdict and measurements.
+#![cfg(feature = "cli")]
+// Test helpers: a failed command should fail the test loudly.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn run(args: &[&str]) -> Output {
+    let o = Command::new(env!("CARGO_BIN_EXE_fabricscope"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// The 12-node fleet of seed 7 under a fresh scratch directory.
+fn fleet(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fleet = dir.join("fleet");
+    let status = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen-fleet.py"))
+        .arg(&fleet)
+        .args(["--nodes", "12", "--seed", "7"])
+        .status()
+        .expect("python3 runs scripts/gen-fleet.py");
+    assert!(status.success());
+    fleet
+}
+
+#[test]
+fn three_shards_merge_into_the_report_of_one_run() {
+    let fleet = fleet("shards-merge");
+    let root = fleet.parent().unwrap();
+    let mut hosts: Vec<String> = std::fs::read_dir(&fleet)
+        .unwrap()
+        .map(|e| e.unwrap().path().to_str().unwrap().to_owned())
+        .collect();
+    hosts.sort();
+    assert_eq!(hosts.len(), 12);
+    let single = run(&[
+        "analyze",
+        fleet.to_str().unwrap(),
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+    ]);
+    let shard_dir = root.join("shards");
+    std::fs::create_dir_all(&shard_dir).unwrap();
+    for (i, slice) in hosts.chunks(4).enumerate() {
+        let out = shard_dir.join(format!("shard{i}.ndjson"));
+        let mut args = vec!["analyze", "--emit-records", "-o", out.to_str().unwrap()];
+        args.extend(slice.iter().map(String::as_str));
+        run(&args);
+        let text = std::fs::read_to_string(&out).unwrap();
+        let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(header["kind"], "fabricscope-unit-records");
+        assert_eq!(header["schema_version"], 1);
+        assert_eq!(
+            text.lines().count(),
+            1 + 4,
+            "a header and one line per host"
+        );
+    }
+    // Shards named in any order, or as their directory.
+    let s = |i: usize| shard_dir.join(format!("shard{i}.ndjson"));
+    let merged = run(&[
+        "analyze",
+        s(2).to_str().unwrap(),
+        s(0).to_str().unwrap(),
+        s(1).to_str().unwrap(),
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+    ]);
+    let by_dir = run(&[
+        "analyze",
+        shard_dir.to_str().unwrap(),
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+    ]);
+    let single: serde_json::Value = serde_json::from_slice(&single.stdout).unwrap();
+    let merged_v: serde_json::Value = serde_json::from_slice(&merged.stdout).unwrap();
+    assert!(single["findings"].as_array().unwrap().len() > 100);
+    assert!(
+        single["measurements"]["counter_rates"]
+            .as_array()
+            .unwrap()
+            .len()
+            > 1000
+    );
+    for key in [
+        "verdict",
+        "status",
+        "summary",
+        "findings",
+        "incidents",
+        "skipped_rules",
+        "rules_run",
+        "hosts",
+        "host_names",
+        "sections",
+        "skipped_inputs",
+        "measurements",
+    ] {
+        assert!(single[key] == merged_v[key], "{key} differs");
+    }
+    assert_eq!(merged.stdout, by_dir.stdout);
+}
+
+#[test]
+fn a_host_in_two_shards_is_refused() {
+    let fleet = fleet("shards-overlap");
+    let root = fleet.parent().unwrap();
+    let host = fleet.join("gpu00003");
+    let a = root.join("a.ndjson");
+    let b = root.join("b.ndjson");
+    run(&[
+        "analyze",
+        "--emit-records",
+        "-o",
+        a.to_str().unwrap(),
+        host.to_str().unwrap(),
+    ]);
+    run(&[
+        "analyze",
+        "--emit-records",
+        "-o",
+        b.to_str().unwrap(),
+        host.to_str().unwrap(),
+    ]);
+    let o = Command::new(env!("CARGO_BIN_EXE_fabricscope"))
+        .args(["analyze", a.to_str().unwrap(), b.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("gpu00003 is in two units"));
+}
