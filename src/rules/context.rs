@@ -17,9 +17,9 @@ use crate::model::topo::TopoMatrix;
 use crate::model::Counter;
 use crate::parse::SectionData;
 use crate::span::LineSpan;
-use crate::stats::{CounterRate, Measurements};
+use crate::stats::{CounterRate, LinkCapacity, Measurements};
 use std::cell::OnceCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Which machine something belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -391,7 +391,23 @@ pub struct Context<'a> {
     pub measurements: &'a Measurements,
     /// [`Context::perf_ports`], built once: a dozen counter rules read it.
     perf_ports: OnceCell<Vec<PerfPortRef<'a>>>,
+    /// [`Context::link_capacity`]'s index, built once.
+    capacities: OnceCell<CapacityIndex<'a>>,
+    /// [`Context::rate_between`]'s index, built once.
+    rates: OnceCell<RateIndex<'a>>,
 }
+
+/// Link speeds by what finds them: (LID, port) for fabric-wide ones,
+/// (host, device, port) for a host's adapters. Values are positions in
+/// [`Measurements::link_capacities`], so the first match wins as before.
+#[derive(Debug, Clone, Default)]
+struct CapacityIndex<'a> {
+    by_lid: HashMap<(u32, u32), usize>,
+    by_device: HashMap<(Option<&'a str>, &'a str, u32), usize>,
+}
+
+/// Counter rates by (subject, counter, from, to): the first of each.
+type RateIndex<'a> = HashMap<(&'a crate::stats::Subject, &'a str, usize, usize), &'a CounterRate>;
 
 impl<'a> Context<'a> {
     /// A context over `documents` judged against `thresholds`.
@@ -406,7 +422,74 @@ impl<'a> Context<'a> {
             thresholds,
             measurements,
             perf_ports: OnceCell::new(),
+            capacities: OnceCell::new(),
+            rates: OnceCell::new(),
         }
+    }
+
+    /// The data rate of an InfiniBand port (not an NVLink): by its LID
+    /// (fabric-wide speeds) or its host, device and port, whichever was
+    /// read first. Indexed once: counter rules ask for every rate.
+    #[must_use]
+    pub fn link_capacity(&self, s: &crate::stats::Subject) -> Option<&'a LinkCapacity> {
+        let port = s.port?;
+        let caps = &self.measurements.link_capacities;
+        let index = self.capacities.get_or_init(|| {
+            let mut index = CapacityIndex::default();
+            for (i, c) in caps.iter().enumerate() {
+                let k = &c.subject;
+                let Some(p) = k.port.filter(|_| k.gpu.is_none()) else {
+                    continue;
+                };
+                if let (Some(lid), None) = (k.lid, &k.host) {
+                    index.by_lid.entry((lid, p)).or_insert(i);
+                }
+                if let Some(device) = k.device.as_deref() {
+                    index
+                        .by_device
+                        .entry((k.host.as_deref(), device, p))
+                        .or_insert(i);
+                }
+            }
+            index
+        });
+        let by_lid = s.lid.and_then(|lid| index.by_lid.get(&(lid, port)));
+        let by_device = s
+            .device
+            .as_deref()
+            .and_then(|d| index.by_device.get(&(s.host.as_deref(), d, port)));
+        let first = match (by_lid, by_device) {
+            (Some(a), Some(b)) => Some(*a.min(b)),
+            (a, b) => a.or(b).copied(),
+        };
+        first.and_then(|i| caps.get(i))
+    }
+
+    /// The rate of `counter` of `subject` between two snapshots, if measured.
+    #[must_use]
+    pub fn rate_between(
+        &self,
+        subject: &crate::stats::Subject,
+        counter: &str,
+        from: usize,
+        to: usize,
+    ) -> Option<&'a CounterRate> {
+        let rates = &self.measurements.counter_rates;
+        let index = self.rates.get_or_init(|| {
+            let mut index = RateIndex::new();
+            for r in rates {
+                index
+                    .entry((
+                        &r.subject,
+                        r.counter.as_str(),
+                        r.from_snapshot,
+                        r.to_snapshot,
+                    ))
+                    .or_insert(r);
+            }
+            index
+        });
+        index.get(&(subject, counter, from, to)).copied()
     }
 
     /// The file a measured snapshot came from.

@@ -787,17 +787,10 @@ pub fn is_congestion_counter(name: &str) -> bool {
 
 /// The port's data rate (Gb/s per direction) and where it was read.
 fn link_capacity<'m>(
-    ctx: &'m Context<'_>,
+    ctx: &Context<'m>,
     s: &crate::stats::Subject,
 ) -> Option<&'m crate::stats::LinkCapacity> {
-    let port = s.port?;
-    ctx.measurements.link_capacities.iter().find(|c| {
-        let k = &c.subject;
-        k.gpu.is_none()
-            && k.port == Some(port)
-            && ((k.lid.is_some() && k.lid == s.lid && k.host.is_none())
-                || (k.device.is_some() && k.device == s.device && k.host == s.host))
-    })
+    ctx.link_capacity(s)
 }
 
 /// Share of the interval a port spent waiting: ticks × bits per tick over
@@ -1151,12 +1144,8 @@ pub(crate) fn ber_findings(
                 "IBTA/ibdiagnet and DCGM effective BER limit; corrected-error counters use the statistics' pre-FEC limit",
             ))
             .remediation("Replace the cable or transceiver (or reseat the GPU baseboard link); confirm with mlxlink -c or DCGM.");
-        if let Some(rate) = ctx.measurements.counter_rates.iter().find(|r| {
-            r.subject == b.subject
-                && r.counter == b.counter
-                && r.from_snapshot == b.from_snapshot
-                && r.to_snapshot == b.to_snapshot
-        }) {
+        if let Some(rate) = ctx.rate_between(&b.subject, &b.counter, b.from_snapshot, b.to_snapshot)
+        {
             for e in ctx.rate_evidence(rate) {
                 f = f.evidence(e);
             }
