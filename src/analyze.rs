@@ -15,7 +15,18 @@ use crate::rules::{self, Context, Finding, Rule, Severity, Thresholds};
 use crate::stats::{self, StatsOptions};
 
 /// How to analyse.
+///
+/// Built from [`Default`] with the chainable `with_…` methods (the struct is
+/// `#[non_exhaustive]`: options will be added without breaking callers):
+///
+/// ```
+/// use fabricscope::AnalyzeOptions;
+/// let options = AnalyzeOptions::default().with_interval(30.0).ignore("IB109");
+/// assert_eq!(options.interval_seconds, Some(30.0));
+/// assert_eq!(options.ignore, ["IB109"]);
+/// ```
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct AnalyzeOptions {
     /// Counter limits (defaults, or an `error_thresholds` file applied).
     pub thresholds: Thresholds,
@@ -29,6 +40,50 @@ pub struct AnalyzeOptions {
     /// the text carries none. Empty, or shorter than the documents, means
     /// unknown.
     pub modified_unix: Vec<Option<f64>>,
+}
+
+impl AnalyzeOptions {
+    /// Uses these counter limits instead of the defaults.
+    #[must_use]
+    pub fn with_thresholds(mut self, thresholds: Thresholds) -> Self {
+        self.thresholds = thresholds;
+        self
+    }
+
+    /// Seconds between two snapshots when the input does not say; takes a
+    /// number or an `Option` (`None`: unknown, no rates from untimed input).
+    #[must_use]
+    pub fn with_interval(mut self, seconds: impl Into<Option<f64>>) -> Self {
+        self.interval_seconds = seconds.into();
+        self
+    }
+
+    /// Does not run this rule (id in any case, e.g. `"IB109"`); call again
+    /// for more.
+    #[must_use]
+    pub fn ignore(mut self, rule_id: impl Into<String>) -> Self {
+        self.ignore.push(rule_id.into());
+        self
+    }
+
+    /// Does not run any of these rules (added to those already ignored).
+    #[must_use]
+    pub fn ignore_all<I, S>(mut self, rule_ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.ignore.extend(rule_ids.into_iter().map(Into::into));
+        self
+    }
+
+    /// Modification time of each document's file (seconds since the Unix
+    /// epoch, `None` where unknown), in the order of the documents.
+    #[must_use]
+    pub fn with_modified_unix(mut self, times: impl IntoIterator<Item = Option<f64>>) -> Self {
+        self.modified_unix = times.into_iter().collect();
+        self
+    }
 }
 
 /// Runs every rule of the registry (minus the ignored ones) over the
