@@ -88,6 +88,17 @@ impl AnalyzeOptions {
 
 /// Runs every rule of the registry (minus the ignored ones) over the
 /// documents, as one fleet.
+///
+/// ```
+/// use fabricscope::{analyze, read, AnalyzeOptions, ReadOptions};
+/// let paste = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
+/// let doc = read(paste, &ReadOptions::default().with_default_host("gpu0042".to_owned())).unwrap();
+/// let report = analyze(&[doc], &AnalyzeOptions::default().with_interval(30.0));
+/// let down = &report.findings[0];
+/// assert_eq!((down.rule, down.subject.host.as_deref()), ("IB001", Some("gpu0042")));
+/// // One broken port is one incident, its findings grouped under it.
+/// assert_eq!(report.incidents.len(), 1);
+/// ```
 #[must_use]
 pub fn analyze(documents: &[Document], options: &AnalyzeOptions) -> Report {
     let selected: Vec<&'static Rule> = rules::RULES

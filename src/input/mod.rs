@@ -296,6 +296,12 @@ pub fn read(text: &str, options: &ReadOptions) -> Result<Document, Error> {
 ///
 /// # Errors
 /// [`Error::InputTooLarge`] when the input exceeds `max_input_bytes`.
+///
+/// ```
+/// let doc = fabricscope::read_all("just some notes\n", &Default::default()).unwrap();
+/// assert!(doc.sections.is_empty());
+/// assert_eq!(doc.unrecognised.len(), 1);
+/// ```
 pub fn read_all(text: &str, options: &ReadOptions) -> Result<Document, Error> {
     if text.len() > options.max_input_bytes {
         return Err(Error::InputTooLarge {
@@ -310,6 +316,15 @@ pub fn read_all(text: &str, options: &ReadOptions) -> Result<Document, Error> {
 ///
 /// # Errors
 /// [`Error::Binary`] for binary data, and the errors of [`read_all`].
+///
+/// ```
+/// // A Latin-1 byte in a node description: reported, the rest still read.
+/// let bytes = b"CA 'mlx5_0'\n\tCA type: MT4123 caf\xe9\n\tPort 1:\n\t\tState: Active\n";
+/// let doc = fabricscope::read_bytes(bytes, &Default::default()).unwrap();
+/// assert_eq!(doc.sections[0].kind, fabricscope::Kind::Ibstat);
+/// assert!(!doc.warnings.is_empty());
+/// assert!(fabricscope::read_bytes(&[0u8; 64], &Default::default()).is_err());
+/// ```
 pub fn read_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Document, Error> {
     if bytes.len() > options.max_input_bytes {
         return Err(Error::InputTooLarge {

@@ -360,6 +360,18 @@ fn incident_block(
 }
 
 /// Renders the report as text.
+///
+/// ```
+/// use fabricscope::report::text::{self, TextOptions};
+/// let paste = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
+/// let doc = fabricscope::read(paste, &Default::default()).unwrap();
+/// let report = fabricscope::analyze(&[doc], &Default::default());
+/// let plain = text::render(&report, &TextOptions::default());
+/// assert!(plain.starts_with("critical"));
+/// assert!(plain.contains("IB001"));
+/// let short = text::render(&report, &TextOptions::default().with_verbose(false));
+/// assert!(short.len() < plain.len());
+/// ```
 #[must_use]
 pub fn render(report: &Report, options: &TextOptions) -> String {
     let p = Paint(options.color);
