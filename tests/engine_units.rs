@@ -40,10 +40,7 @@ fn fleet(nodes: usize) -> Vec<Vec<Document>> {
                 .iter()
                 .map(|f| {
                     let text = std::fs::read_to_string(f).unwrap();
-                    let options = ReadOptions {
-                        default_host: Some(name.clone()),
-                        ..ReadOptions::default()
-                    };
+                    let options = ReadOptions::default().with_default_host(name.clone());
                     let mut doc = fabricscope::read_all(&text, &options).unwrap();
                     let file = format!("{name}/{}", f.file_name().unwrap().to_str().unwrap());
                     for s in &mut doc.sections {
@@ -72,10 +69,7 @@ fn records(v: &serde_json::Value) -> Vec<String> {
 #[test]
 fn a_fleet_unit_by_unit_reports_what_one_run_reports() {
     let hosts = fleet(12);
-    let options = AnalyzeOptions {
-        interval_seconds: Some(30.0),
-        ..AnalyzeOptions::default()
-    };
+    let options = AnalyzeOptions::default().with_interval(30.0);
     let all: Vec<Document> = hosts.iter().flatten().cloned().collect();
     let one = fabricscope::analyze(&all, &options);
 

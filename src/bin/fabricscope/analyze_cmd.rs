@@ -196,12 +196,10 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         return Ok(list_hosts(listing));
     }
     let named_failures = report_problems(&listing.problems);
-    let options = AnalyzeOptions {
-        thresholds,
-        interval_seconds: args.interval,
-        ignore: args.ignore.clone(),
-        modified_unix: Vec::new(),
-    };
+    let options = AnalyzeOptions::default()
+        .with_thresholds(thresholds)
+        .with_interval(args.interval)
+        .ignore_all(args.ignore.iter().cloned());
     let json = matches!(args.format, ReportFormat::Json);
     if args.emit_records {
         return emit_records(args, listing, &options, named_failures);
@@ -220,10 +218,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
     // the documents are analysed as one unit, as before streaming.
     let (mut report, mut spool, docs, names, hosts, skipped, failed) = if args.include_sections {
         let (names, docs, modified_unix, skipped, failed) = read_all(listing.sources);
-        let options = AnalyzeOptions {
-            modified_unix,
-            ..options
-        };
+        let options = options.with_modified_unix(modified_unix);
         let report = (!docs.is_empty()).then(|| fabricscope::analyze(&docs, &options));
         let hosts = document_hosts(&docs);
         (report, None, docs, names, hosts, skipped, failed)
@@ -292,14 +287,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
             };
             report::text::render(
                 &report,
-                &report::text::TextOptions {
-                    color,
-                    verbose: !args.brief,
-                    list_healthy: args.verbose,
-                    summary_only: args.quiet,
-                    max_width: width,
-                    ..report::text::TextOptions::default()
-                },
+                &report::text::TextOptions::default()
+                    .with_color(color)
+                    .with_verbose(!args.brief)
+                    .with_list_healthy(args.verbose)
+                    .with_summary_only(args.quiet)
+                    .with_max_width(width),
             )
         }
         // Redaction works on the rendered text, so a redacted report is
