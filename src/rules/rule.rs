@@ -271,6 +271,10 @@ impl fmt::Debug for Rule {
 /// text `fabricscope explain`, `docs/rules.md` and the web page show cannot
 /// drift from the code.
 ///
+/// A rule that compares hosts adds `scope: Scope::Fleet(fleet_check)` (or
+/// `Scope::UnitAndFleet(..)` when it also judges within a host): batch runs
+/// call `fleet_check` once over every host's records, never the documents.
+///
 /// The doc comment must have the sections `### What it detects`,
 /// `### Why it matters`, `### Evidence`, `### What to do` and
 /// `### Thresholds and sources` (checked by the registry tests).

@@ -14,6 +14,12 @@ mod parse_cmd;
 mod rules_cmd;
 mod spool;
 
+/// mimalloc instead of the system allocator: batch runs allocate millions
+/// of small strings and maps, and glibc's malloc and free were a quarter of
+/// the profile of a 1,000-host run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
