@@ -151,3 +151,67 @@ fn a_host_in_two_shards_is_refused() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("gpu00003 is in two units"));
 }
+
+/// Two pdsh snapshots of one host in two files are two units at first;
+/// once read, both name the host, so they are merged and read again
+/// together: their snapshots still pair into rates.
+#[test]
+fn two_files_naming_one_host_are_analysed_together() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("shards-pdsh");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let pdsh = |part: &[&str]| {
+        part.iter()
+            .map(|l| format!("n1: {l}\n"))
+            .collect::<String>()
+    };
+    let (before, after) = lines.split_at(184);
+    std::fs::write(dir.join("before.txt"), pdsh(before)).unwrap();
+    std::fs::write(dir.join("after.txt"), pdsh(after)).unwrap();
+    std::fs::write(dir.join("both.txt"), pdsh(&lines)).unwrap();
+    let json = |files: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "analyze",
+            "--format",
+            "json",
+            "--interval",
+            "30s",
+            "--fail-on",
+            "never",
+        ];
+        let paths: Vec<String> = files
+            .iter()
+            .map(|f| dir.join(f).to_str().unwrap().to_owned())
+            .collect();
+        args.extend(paths.iter().map(String::as_str));
+        serde_json::from_slice(&run(&args).stdout).unwrap()
+    };
+    let split = json(&["before.txt", "after.txt"]);
+    let whole = json(&["both.txt"]);
+    let rates = split["measurements"]["counter_rates"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(rates > 100, "{rates} rates");
+    assert_eq!(split["host_names"], serde_json::json!(["n1"]));
+    assert_eq!(
+        rates,
+        whole["measurements"]["counter_rates"]
+            .as_array()
+            .unwrap()
+            .len()
+    );
+    let rules = |v: &serde_json::Value| -> Vec<String> {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| format!("{} {}", f["rule"], f["message"]))
+            .collect()
+    };
+    assert_eq!(rules(&split), rules(&whole));
+}

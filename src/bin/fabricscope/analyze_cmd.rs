@@ -907,75 +907,35 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<S
         if let Some(bar) = &progress {
             bar.set_position(0);
         }
-        let mut analysis = Analysis::new(options);
-        let temp_error = |e: std::io::Error| format!("cannot write a temporary file: {e}");
-        let mut spool = match out {
-            Sink::Json => Some(Spool::new().map_err(temp_error)?),
-            _ => None,
-        };
-        let mut records = match out {
-            Sink::Records => Some(TempFile::new("records").map_err(temp_error)?),
-            _ => None,
-        };
-        let mut owner: HashMap<Option<String>, usize> = HashMap::new();
-        let mut parent: Vec<usize> = (0..units.len()).collect();
-        let mut overlap = false;
-        let mut hosts: Vec<String> = Vec::new();
-        let mut skipped = Vec::new();
-        let mut named_failures = 0;
-        let mut any = false;
+        let mut fold = Fold::new(options, out, units.len())?;
+        // Folding a chunk (ordered, on one thread: ids, spool, records)
+        // runs while the next chunk is read and analysed on the others.
+        let mut pending: Option<(usize, Vec<UnitRead>)> = None;
         for (c, batch) in units.chunks(chunk).enumerate() {
-            let read: Vec<UnitRead> = batch
-                .par_iter()
-                .map(|unit| read_unit(&sources, unit, options, progress.as_ref()))
-                .collect();
-            for (j, unit) in read.into_iter().enumerate() {
-                let index = c * chunk + j;
-                hosts.extend(unit.hosts);
-                named_failures += unit.named_failures;
-                if records.is_none() {
-                    skipped.extend(unit.skipped.iter().cloned());
-                }
-                let Some(result) = unit.result else {
-                    if let (Some(file), false) = (records.as_mut(), unit.skipped.is_empty()) {
-                        write_record(file, None, unit.skipped).map_err(temp_error)?;
-                    }
-                    continue;
-                };
-                any = true;
-                for host in claimed_hosts(&result) {
-                    match owner.get(&host.map(str::to_owned)) {
-                        Some(&other) if root(&mut parent, other) != root(&mut parent, index) => {
-                            let (a, b) = (root(&mut parent, other), root(&mut parent, index));
-                            if let Some(slot) = parent.get_mut(a.max(b)) {
-                                *slot = a.min(b);
-                            }
-                            overlap = true;
-                        }
-                        Some(_) => {}
-                        None => {
-                            owner.insert(host.map(str::to_owned), index);
-                        }
-                    }
-                }
-                if overlap {
-                    continue; // this pass only learns the hosts now
-                }
-                if let Some(file) = records.as_mut() {
-                    write_record(file, Some(result), unit.skipped).map_err(temp_error)?;
-                    continue;
-                }
-                let m = analysis.add_result_taking_measurements(result);
-                if let Some(spool) = spool.as_mut() {
-                    spool.add(&m).map_err(temp_error)?;
-                }
-            }
+            let (folded, read) = rayon::join(
+                || {
+                    pending
+                        .take()
+                        .map_or(Ok(()), |(at, read)| fold.add(at, read))
+                },
+                || {
+                    batch
+                        .par_iter()
+                        .map(|unit| read_unit(&sources, unit, options, progress.as_ref()))
+                        .collect::<Vec<UnitRead>>()
+                },
+            );
+            folded?;
+            pending = Some((c * chunk, read));
         }
-        if overlap {
+        if let Some((at, read)) = pending.take() {
+            fold.add(at, read)?;
+        }
+        if fold.overlap {
             let mut merged: Vec<Vec<usize>> = Vec::new();
             let mut slot_of_root: HashMap<usize, usize> = HashMap::new();
             for i in 0..units.len() {
-                let r = root(&mut parent, i);
+                let r = root(&mut fold.parent, i);
                 let slot = *slot_of_root.entry(r).or_insert_with(|| {
                     merged.push(Vec::new());
                     merged.len() - 1
@@ -990,6 +950,16 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<S
         if let Some(bar) = &progress {
             bar.finish_and_clear();
         }
+        let Fold {
+            analysis,
+            spool,
+            records,
+            mut hosts,
+            skipped,
+            named_failures,
+            any,
+            ..
+        } = fold;
         hosts.sort_unstable();
         hosts.dedup();
         return Ok(Streamed {
@@ -1001,6 +971,97 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<S
             skipped,
             named_failures,
         });
+    }
+}
+
+/// The ordered half of [`stream`]: units folded into the analysis (or the
+/// record file) in input order, and the hosts they claim, to find units
+/// that must be merged.
+struct Fold {
+    analysis: Analysis,
+    spool: Option<Spool>,
+    records: Option<TempFile>,
+    owner: HashMap<Option<String>, usize>,
+    parent: Vec<usize>,
+    overlap: bool,
+    hosts: Vec<String>,
+    skipped: Vec<SkippedInput>,
+    named_failures: usize,
+    any: bool,
+}
+
+fn temp_error(e: std::io::Error) -> String {
+    format!("cannot write a temporary file: {e}")
+}
+
+impl Fold {
+    fn new(options: &AnalyzeOptions, out: Sink, units: usize) -> Result<Self, String> {
+        Ok(Self {
+            analysis: Analysis::new(options),
+            spool: match out {
+                Sink::Json => Some(Spool::new().map_err(temp_error)?),
+                _ => None,
+            },
+            records: match out {
+                Sink::Records => Some(TempFile::new("records").map_err(temp_error)?),
+                _ => None,
+            },
+            owner: HashMap::new(),
+            parent: (0..units).collect(),
+            overlap: false,
+            hosts: Vec::new(),
+            skipped: Vec::new(),
+            named_failures: 0,
+            any: false,
+        })
+    }
+
+    /// Folds the units read from index `at` on.
+    fn add(&mut self, at: usize, read: Vec<UnitRead>) -> Result<(), String> {
+        for (j, unit) in read.into_iter().enumerate() {
+            let index = at + j;
+            self.hosts.extend(unit.hosts);
+            self.named_failures += unit.named_failures;
+            if self.records.is_none() {
+                self.skipped.extend(unit.skipped.iter().cloned());
+            }
+            let Some(result) = unit.result else {
+                if let (Some(file), false) = (self.records.as_mut(), unit.skipped.is_empty()) {
+                    write_record(file, None, unit.skipped).map_err(temp_error)?;
+                }
+                continue;
+            };
+            self.any = true;
+            for host in claimed_hosts(&result) {
+                let key = host.map(str::to_owned);
+                match self.owner.get(&key) {
+                    Some(&other) => {
+                        let (a, b) = (root(&mut self.parent, other), root(&mut self.parent, index));
+                        if a != b {
+                            if let Some(slot) = self.parent.get_mut(a.max(b)) {
+                                *slot = a.min(b);
+                            }
+                            self.overlap = true;
+                        }
+                    }
+                    None => {
+                        self.owner.insert(key, index);
+                    }
+                }
+            }
+            if self.overlap {
+                continue; // this pass only learns the hosts now
+            }
+            if let Some(file) = self.records.as_mut() {
+                write_record(file, Some(result), unit.skipped).map_err(temp_error)?;
+                continue;
+            }
+            let m = self.analysis.add_result_taking_measurements(result);
+            if let Some(spool) = self.spool.as_mut() {
+                spool.add(&m).map_err(temp_error)?;
+            }
+        }
+        Ok(())
     }
 }
 
