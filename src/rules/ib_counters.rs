@@ -9,23 +9,24 @@
 use super::context::{subject_of, Context, PerfPortRef, Reading};
 use super::{Coverage, Evidence, Finding, Rule, Severity, Threshold};
 use crate::declare_rule;
+use crate::model::IbCounter;
 use crate::stats::RateStatus;
 
 /// Counters the error rules read, as perfquery names them.
-pub const ERROR_COUNTERS: &[&str] = &[
-    "SymbolErrorCounter",
-    "LinkErrorRecoveryCounter",
-    "LinkDownedCounter",
-    "PortRcvErrors",
-    "PortRcvRemotePhysicalErrors",
-    "PortRcvSwitchRelayErrors",
-    "PortXmitDiscards",
-    "PortXmitConstraintErrors",
-    "PortRcvConstraintErrors",
-    "LocalLinkIntegrityErrors",
-    "ExcessiveBufferOverrunErrors",
-    "VL15Dropped",
-    "PortXmitWait",
+pub const ERROR_COUNTERS: &[IbCounter] = &[
+    IbCounter::SymbolErrorCounter,
+    IbCounter::LinkErrorRecoveryCounter,
+    IbCounter::LinkDownedCounter,
+    IbCounter::PortRcvErrors,
+    IbCounter::PortRcvRemotePhysicalErrors,
+    IbCounter::PortRcvSwitchRelayErrors,
+    IbCounter::PortXmitDiscards,
+    IbCounter::PortXmitConstraintErrors,
+    IbCounter::PortRcvConstraintErrors,
+    IbCounter::LocalLinkIntegrityErrors,
+    IbCounter::ExcessiveBufferOverrunErrors,
+    IbCounter::VL15Dropped,
+    IbCounter::PortXmitWait,
 ];
 
 declare_rule! {
@@ -70,7 +71,7 @@ declare_rule! {
                 ctx,
                 out,
                 &IB101,
-                &["SymbolErrorCounter"],
+                &[IbCounter::SymbolErrorCounter],
                 &Meaning {
                     what: "bit errors on the wire (cable, transceiver or port)",
                     todo: "Reset the counters, watch their growth, and clean or replace the cable/transceiver if they keep rising (mlxlink -m for optics and BER).",
@@ -78,7 +79,7 @@ declare_rule! {
                 |port| {
                     let retrained = port
                         .counters
-                        .get("LinkErrorRecoveryCounter")
+                        .get(IbCounter::LinkErrorRecoveryCounter.name())
                         .is_some_and(|r| r.counter.value > 0);
                     if retrained {
                         Severity::Error
@@ -120,7 +121,7 @@ declare_rule! {
                 ctx,
                 out,
                 &IB102,
-                &["LinkErrorRecoveryCounter"],
+                &[IbCounter::LinkErrorRecoveryCounter],
                 &Meaning {
                     what: "the link retrained after errors (marginal cable or transceiver)",
                     todo: "Check the cable and transceiver (mlxlink -m); replace them if the counter keeps growing after a reset.",
@@ -168,7 +169,7 @@ declare_rule! {
                 ctx,
                 out,
                 &IB103,
-                &["LinkDownedCounter"],
+                &[IbCounter::LinkDownedCounter],
                 &Meaning {
                     what: "the link went down repeatedly (flapping, unless reboots explain it)",
                     todo: "Correlate with reboots; otherwise reseat or replace the cable and check the switch port.",
@@ -208,7 +209,7 @@ declare_rule! {
                 ctx,
                 out,
                 &IB104,
-                &["PortRcvErrors"],
+                &[IbCounter::PortRcvErrors],
                 &Meaning {
                     what: "packets received damaged on this link",
                     todo: "Check the cable and both ports (mlxlink -m); replace the cable if the counter grows after a reset.",
@@ -249,7 +250,7 @@ declare_rule! {
                 ctx,
                 out,
                 &IB105,
-                &["PortRcvRemotePhysicalErrors"],
+                &[IbCounter::PortRcvRemotePhysicalErrors],
                 &Meaning {
                     what: "packets arrived already damaged: a bad link elsewhere in the fabric",
                     todo: "Run ibqueryerrors over the fabric and look for the link with symbol or receive errors on the path.",
@@ -289,7 +290,7 @@ declare_rule! {
                 ctx,
                 out,
                 &IB106,
-                &["LocalLinkIntegrityErrors"],
+                &[IbCounter::LocalLinkIntegrityErrors],
                 &Meaning {
                     what: "the physical layer crossed its error threshold (bad link)",
                     todo: "Replace the cable or transceiver; check the port with mlxlink.",
@@ -329,7 +330,7 @@ declare_rule! {
                 ctx,
                 out,
                 &IB107,
-                &["ExcessiveBufferOverrunErrors"],
+                &[IbCounter::ExcessiveBufferOverrunErrors],
                 &Meaning {
                     what: "receive buffer overruns (flow control failed)",
                     todo: "Check the link's physical errors first, then the VL/buffer configuration of both ends.",
@@ -377,7 +378,7 @@ declare_rule! {
                 ctx,
                 out,
                 &IB108,
-                &["PortXmitDiscards"],
+                &[IbCounter::PortXmitDiscards],
                 &Meaning {
                     what: "packets discarded instead of sent (congestion or a dead route)",
                     todo: "Look for congestion (PortXmitWait) on the path, a down port on the route, or an SM routing problem.",
@@ -476,7 +477,7 @@ declare_rule! {
                 ctx,
                 out,
                 &IB110,
-                &["PortXmitConstraintErrors", "PortRcvConstraintErrors"],
+                &[IbCounter::PortXmitConstraintErrors, IbCounter::PortRcvConstraintErrors],
                 &Meaning {
                     what: "packets dropped by partition (P_Key) enforcement",
                     todo: "Check the SM's partition configuration and the P_Keys the host uses.",
@@ -623,7 +624,7 @@ declare_rule! {
                 ctx,
                 out,
                 &IB114,
-                &["VL15Dropped"],
+                &[IbCounter::VL15Dropped],
                 &Meaning {
                     what: "subnet management packets (VL15) dropped",
                     todo: "Check the SM's log and sweep settings (several SMs, sweep interval) and the port's firmware; reset the counters and watch their growth.",
@@ -669,7 +670,7 @@ declare_rule! {
                 ctx,
                 out,
                 &IB115,
-                &["PortRcvSwitchRelayErrors"],
+                &[IbCounter::PortRcvSwitchRelayErrors],
                 &Meaning {
                     what: "packets the switch could not relay (no route, unmapped DLID or multicast group; ibqueryerrors -c calls it common, but not this many)",
                     todo: "Check the SM's unicast routes (ibroute, ibtracert to the affected DLIDs) and multicast groups (saquery -g, ibroute -M); stale LIDs explain a steady trickle.",
@@ -715,7 +716,7 @@ fn over_limits(
     ctx: &Context<'_>,
     out: &mut Vec<Finding>,
     rule: &'static Rule,
-    counters: &[&str],
+    counters: &[IbCounter],
     meaning: &Meaning,
     severity_of: impl Fn(&PerfPortRef<'_>) -> Severity,
 ) -> Coverage {
@@ -726,7 +727,7 @@ fn over_limits(
     let mut checked = 0;
     for port in ports {
         let mut seen = false;
-        for name in counters {
+        for name in counters.iter().map(|c| c.name()) {
             let Some(reading) = port.counters.get(name) else {
                 continue;
             };
@@ -763,7 +764,11 @@ fn over_limits(
     if checked == 0 {
         return Coverage::Skipped(format!(
             "perfquery output has no {} counter",
-            counters.join("/")
+            counters
+                .iter()
+                .map(|c| c.name())
+                .collect::<Vec<_>>()
+                .join("/")
         ));
     }
     Coverage::Checked(checked)
@@ -775,7 +780,7 @@ fn over_limits(
 pub const XMIT_WAIT_TICK_BITS: f64 = 64.0;
 
 /// The counter `IB109` reads.
-const XMIT_WAIT: &str = "PortXmitWait";
+const XMIT_WAIT: &str = IbCounter::PortXmitWait.name();
 
 /// Whether a counter counts congestion (waiting for credit) rather than
 /// errors: `PortXmitWait` and its per-VL forms. Such counters are never a
@@ -978,7 +983,7 @@ fn check_saturated(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         Err(skip) => return skip,
     };
     for port in ports {
-        for name in ERROR_COUNTERS {
+        for name in ERROR_COUNTERS.iter().map(|c| c.name()) {
             let Some(reading) = port.counters.get(name) else {
                 continue;
             };
@@ -1019,12 +1024,12 @@ fn check_saturated(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 }
 
 /// Counters whose growth means a physical fault now.
-const PHYSICAL: &[&str] = &[
-    "SymbolErrorCounter",
-    "LinkErrorRecoveryCounter",
-    "PortRcvErrors",
-    "LocalLinkIntegrityErrors",
-    "PortXmitDiscards",
+const PHYSICAL: &[IbCounter] = &[
+    IbCounter::SymbolErrorCounter,
+    IbCounter::LinkErrorRecoveryCounter,
+    IbCounter::PortRcvErrors,
+    IbCounter::LocalLinkIntegrityErrors,
+    IbCounter::PortXmitDiscards,
 ];
 
 /// IB112.
@@ -1034,7 +1039,10 @@ fn check_errors_rising(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         .counter_rates
         .iter()
         .filter(|r| r.source.starts_with("perfquery"))
-        .filter(|r| PHYSICAL.contains(&r.counter.as_str()) || r.counter == "LinkDownedCounter")
+        .filter(|r| {
+            PHYSICAL.iter().any(|c| c.name() == r.counter)
+                || r.counter == IbCounter::LinkDownedCounter.name()
+        })
         .collect();
     if rates.is_empty() {
         return Coverage::Skipped(
@@ -1060,7 +1068,7 @@ fn check_errors_rising(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
         let subject = subject_of(&r.subject);
         let who = subject.describe();
-        let (severity, message, threshold) = if r.counter == "LinkDownedCounter" {
+        let (severity, message, threshold) = if r.counter == IbCounter::LinkDownedCounter.name() {
             (
                 Severity::Error,
                 format!(

@@ -14,6 +14,7 @@ use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::kb::{gpu_nvlink_expectation, FormFactor};
 use crate::model::smi_query::ClockReason;
+use crate::model::NvCounter;
 use crate::stats::{PeerGroupKind, PeerStatistic, RateStatus};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -540,11 +541,12 @@ fn check_slow(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 fn counter_findings(
     ctx: &Context<'_>,
     out: &mut Vec<Finding>,
-    names: &[&str],
+    counters: &[NvCounter],
     judge_growth: impl Fn(u64, Option<f64>) -> Option<(Severity, String, Threshold)>,
     rule: &'static super::Rule,
     remediation: &str,
 ) -> Coverage {
+    let names: Vec<&str> = counters.iter().map(|c| c.name()).collect();
     let gpus = ctx.nvlink_gpus();
     let readings: Vec<_> = gpus
         .iter()
@@ -653,7 +655,7 @@ fn check_replay_recovery(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage 
     counter_findings(
         ctx,
         out,
-        &["replay_errors", "recovery_errors"],
+        &[NvCounter::ReplayErrors, NvCounter::RecoveryErrors],
         |increase, _| {
             let (value, source) = limit
                 .as_ref()
@@ -678,7 +680,11 @@ fn check_crc(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     counter_findings(
         ctx,
         out,
-        &["crc_errors", "crc_flit_errors", "crc_data_errors"],
+        &[
+            NvCounter::CrcErrors,
+            NvCounter::CrcFlitErrors,
+            NvCounter::CrcDataErrors,
+        ],
         |increase, per_second| {
             let (value, source) = limit
                 .as_ref()
