@@ -25,6 +25,9 @@ pub const DCGM_CRC_SOURCE: &str =
 pub const DCGM_REPLAY_SOURCE: &str =
     "DCGM health watch NVLink: any replay or recovery increase fails (DCGM_FR_NVLINK_ERROR_CRITICAL)";
 
+/// Where the lifetime NVLink error limit comes from.
+pub const NVLINK_LIFETIME_SOURCE: &str = "DCGM judges NVLink replay/recovery/CRC by increase; AWS eks-node-monitoring-agent#261 downgraded DCGM's lifetime-counter check; marin-community/marin#9086: a link with 505 lifetime recoveries failed five days later";
+
 /// Where the congestion share default comes from.
 pub const XMIT_WAIT_SHARE_SOURCE: &str =
     "fabricscope: 10 % of the interval spent waiting for credit; ticks converted to time as NVIDIA's ibdiagnet manual, Congestion Assessment on InfiniBand Links, documents (tick 7: one tick per 8 bytes at the port's rate)";
@@ -50,6 +53,7 @@ const DEFAULTS: &[(&str, f64, &str)] = &[
     ("NvlinkCrcErrorsPerSecond", 100.0, DCGM_CRC_SOURCE),
     ("NvlinkReplayErrors", 0.0, DCGM_REPLAY_SOURCE),
     ("NvlinkRecoveryErrors", 0.0, DCGM_REPLAY_SOURCE),
+    ("NvlinkLifetimeErrors", 500.0, NVLINK_LIFETIME_SOURCE),
 ];
 
 /// One limit and where it comes from.
