@@ -44,6 +44,12 @@ macro_rules! ib_counters {
                     $(Self::$name => stringify!($name),)*
                 }
             }
+
+            /// The compact id (usable in constants).
+            #[must_use]
+            pub const fn id(self) -> KnownCounter {
+                KnownCounter::at(self as usize)
+            }
         }
     };
 }
@@ -185,6 +191,12 @@ macro_rules! nv_counters {
                     $(Self::$variant => $name,)*
                 }
             }
+
+            /// The compact id (usable in constants).
+            #[must_use]
+            pub const fn id(self) -> KnownCounter {
+                KnownCounter::at(NV_BASE + self as usize)
+            }
         }
     };
 }
@@ -257,13 +269,21 @@ impl fmt::Debug for KnownCounter {
 
 impl From<IbCounter> for KnownCounter {
     fn from(c: IbCounter) -> Self {
-        Self::at(c as usize)
+        c.id()
     }
 }
 
 impl From<NvCounter> for KnownCounter {
     fn from(c: NvCounter) -> Self {
-        Self::at(NV_BASE + c as usize)
+        c.id()
+    }
+}
+
+impl KnownCounter {
+    /// The compact id itself (so rule declarations may list any id).
+    #[must_use]
+    pub const fn id(self) -> Self {
+        self
     }
 }
 

@@ -66,12 +66,12 @@ declare_rule! {
         severity: Warning,
         summary: "Symbol (bit) errors above the limit; error when the link also retrained",
         needs: "perfquery",
+        counters: [IbCounter::SymbolErrorCounter],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB101,
-                &[IbCounter::SymbolErrorCounter],
                 &Meaning {
                     what: "bit errors on the wire (cable, transceiver or port)",
                     todo: "Reset the counters, watch their growth, and clean or replace the cable/transceiver if they keep rising (mlxlink -m for optics and BER).",
@@ -116,12 +116,12 @@ declare_rule! {
         severity: Error,
         summary: "Link retrained after errors more often than the limit",
         needs: "perfquery",
+        counters: [IbCounter::LinkErrorRecoveryCounter],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB102,
-                &[IbCounter::LinkErrorRecoveryCounter],
                 &Meaning {
                     what: "the link retrained after errors (marginal cable or transceiver)",
                     todo: "Check the cable and transceiver (mlxlink -m); replace them if the counter keeps growing after a reset.",
@@ -164,12 +164,12 @@ declare_rule! {
         severity: Warning,
         summary: "Link went down more often than the limit (flapping)",
         needs: "perfquery",
+        counters: [IbCounter::LinkDownedCounter],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB103,
-                &[IbCounter::LinkDownedCounter],
                 &Meaning {
                     what: "the link went down repeatedly (flapping, unless reboots explain it)",
                     todo: "Correlate with reboots; otherwise reseat or replace the cable and check the switch port.",
@@ -204,12 +204,12 @@ declare_rule! {
         severity: Error,
         summary: "Receive errors above the limit",
         needs: "perfquery",
+        counters: [IbCounter::PortRcvErrors],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB104,
-                &[IbCounter::PortRcvErrors],
                 &Meaning {
                     what: "packets received damaged on this link",
                     todo: "Check the cable and both ports (mlxlink -m); replace the cable if the counter grows after a reset.",
@@ -245,12 +245,12 @@ declare_rule! {
         severity: Warning,
         summary: "Packets arrived damaged from elsewhere in the fabric",
         needs: "perfquery",
+        counters: [IbCounter::PortRcvRemotePhysicalErrors],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB105,
-                &[IbCounter::PortRcvRemotePhysicalErrors],
                 &Meaning {
                     what: "packets arrived already damaged: a bad link elsewhere in the fabric",
                     todo: "Run ibqueryerrors over the fabric and look for the link with symbol or receive errors on the path.",
@@ -285,12 +285,12 @@ declare_rule! {
         severity: Error,
         summary: "Local link integrity errors above the limit",
         needs: "perfquery",
+        counters: [IbCounter::LocalLinkIntegrityErrors],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB106,
-                &[IbCounter::LocalLinkIntegrityErrors],
                 &Meaning {
                     what: "the physical layer crossed its error threshold (bad link)",
                     todo: "Replace the cable or transceiver; check the port with mlxlink.",
@@ -325,12 +325,12 @@ declare_rule! {
         severity: Warning,
         summary: "Receive buffer overruns above the limit",
         needs: "perfquery",
+        counters: [IbCounter::ExcessiveBufferOverrunErrors],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB107,
-                &[IbCounter::ExcessiveBufferOverrunErrors],
                 &Meaning {
                     what: "receive buffer overruns (flow control failed)",
                     todo: "Check the link's physical errors first, then the VL/buffer configuration of both ends.",
@@ -373,12 +373,12 @@ declare_rule! {
         severity: Warning,
         summary: "Transmit discards above the limit (congestion or dead route)",
         needs: "perfquery",
+        counters: [IbCounter::PortXmitDiscards],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB108,
-                &[IbCounter::PortXmitDiscards],
                 &Meaning {
                     what: "packets discarded instead of sent (congestion or a dead route)",
                     todo: "Look for congestion (PortXmitWait) on the path, a down port on the route, or an SM routing problem.",
@@ -441,6 +441,7 @@ declare_rule! {
         severity: Warning,
         summary: "Congestion: port waited for credit a large share of the measured interval (counts since reset are info)",
         needs: "perfquery (two snapshots with their times, and ibstat for the link rate, for the rate)",
+        counters: [IbCounter::PortXmitWait],
         check: check_xmit_wait,
     }
 }
@@ -472,12 +473,12 @@ declare_rule! {
         severity: Warning,
         summary: "Partition (P_Key) constraint errors above the limit",
         needs: "perfquery",
+        counters: [IbCounter::PortXmitConstraintErrors, IbCounter::PortRcvConstraintErrors],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB110,
-                &[IbCounter::PortXmitConstraintErrors, IbCounter::PortRcvConstraintErrors],
                 &Meaning {
                     what: "packets dropped by partition (P_Key) enforcement",
                     todo: "Check the SM's partition configuration and the P_Keys the host uses.",
@@ -619,12 +620,12 @@ declare_rule! {
         severity: Warning,
         summary: "Subnet management packets (VL15) dropped above the limit",
         needs: "perfquery",
+        counters: [IbCounter::VL15Dropped],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB114,
-                &[IbCounter::VL15Dropped],
                 &Meaning {
                     what: "subnet management packets (VL15) dropped",
                     todo: "Check the SM's log and sweep settings (several SMs, sweep interval) and the port's firmware; reset the counters and watch their growth.",
@@ -665,12 +666,12 @@ declare_rule! {
         severity: Warning,
         summary: "Packets the switch could not relay (routing) above the limit",
         needs: "perfquery",
+        counters: [IbCounter::PortRcvSwitchRelayErrors],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB115,
-                &[IbCounter::PortRcvSwitchRelayErrors],
                 &Meaning {
                     what: "packets the switch could not relay (no route, unmapped DLID or multicast group; ibqueryerrors -c calls it common, but not this many)",
                     todo: "Check the SM's unicast routes (ibroute, ibtracert to the affected DLIDs) and multicast groups (saquery -g, ibroute -M); stale LIDs explain a steady trickle.",
@@ -716,7 +717,6 @@ fn over_limits(
     ctx: &Context<'_>,
     out: &mut Vec<Finding>,
     rule: &'static Rule,
-    counters: &[IbCounter],
     meaning: &Meaning,
     severity_of: impl Fn(&PerfPortRef<'_>) -> Severity,
 ) -> Coverage {
@@ -727,7 +727,7 @@ fn over_limits(
     let mut checked = 0;
     for port in ports {
         let mut seen = false;
-        for name in counters.iter().map(|c| c.name()) {
+        for name in rule.counters.iter().map(|c| c.name()) {
             let Some(reading) = port.counters.get(name) else {
                 continue;
             };
@@ -764,7 +764,7 @@ fn over_limits(
     if checked == 0 {
         return Coverage::Skipped(format!(
             "perfquery output has no {} counter",
-            counters
+            rule.counters
                 .iter()
                 .map(|c| c.name())
                 .collect::<Vec<_>>()
@@ -820,15 +820,18 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         Ok(p) => p,
         Err(skip) => return skip,
     };
-    let share_limit = ctx.thresholds.get("PortXmitWaitShare").map_or_else(
-        || {
-            (
-                0.10,
-                crate::rules::thresholds::XMIT_WAIT_SHARE_SOURCE.to_owned(),
-            )
-        },
-        |e| (e.value, e.source.clone()),
-    );
+    let share_limit = ctx
+        .thresholds
+        .get(super::thresholds::XMIT_WAIT_SHARE)
+        .map_or_else(
+            || {
+                (
+                    0.10,
+                    crate::rules::thresholds::XMIT_WAIT_SHARE_SOURCE.to_owned(),
+                )
+            },
+            |e| (e.value, e.source.clone()),
+        );
     // The latest measured pair per port.
     let mut latest: std::collections::BTreeMap<_, &crate::stats::CounterRate> =
         std::collections::BTreeMap::new();
@@ -1050,7 +1053,7 @@ fn check_errors_rising(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         );
     }
     let (limit_per_s, rate_threshold) = {
-        let e = ctx.thresholds.get("ErrorsPerSecond");
+        let e = ctx.thresholds.get(super::thresholds::ERRORS_PER_SECOND);
         (
             e.map_or(10.0, |e| e.value),
             Threshold::new(

@@ -14,7 +14,7 @@ use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::kb::{gpu_nvlink_expectation, FormFactor};
 use crate::model::smi_query::ClockReason;
-use crate::model::NvCounter;
+use crate::model::{KnownCounter, NvCounter};
 use crate::stats::{PeerGroupKind, PeerStatistic, RateStatus};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -118,6 +118,7 @@ declare_rule! {
         severity: Error,
         summary: "NVLink replay/recovery errors (any increase fails, as in DCGM)",
         needs: "nvidia-smi nvlink -e (two snapshots for increases)",
+        counters: [NvCounter::ReplayErrors, NvCounter::RecoveryErrors],
         check: check_replay_recovery,
     }
 }
@@ -152,6 +153,7 @@ declare_rule! {
         severity: Warning,
         summary: "NVLink CRC errors (≥ 100/s fails, as in DCGM)",
         needs: "nvidia-smi nvlink -e (two snapshots for rates)",
+        counters: [NvCounter::CrcErrors, NvCounter::CrcFlitErrors, NvCounter::CrcDataErrors],
         check: check_crc,
     }
 }
@@ -553,7 +555,7 @@ fn check_slow(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 fn counter_findings(
     ctx: &Context<'_>,
     out: &mut Vec<Finding>,
-    counters: &[NvCounter],
+    counters: &[KnownCounter],
     judge_growth: impl Fn(u64, Option<f64>) -> Option<(Severity, String, Threshold)>,
     rule: &'static super::Rule,
     remediation: &str,
@@ -663,11 +665,14 @@ fn counter_findings(
 
 /// NV003.
 fn check_replay_recovery(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let limit = ctx.thresholds.get("NvlinkReplayErrors").cloned();
+    let limit = ctx
+        .thresholds
+        .get(super::thresholds::NVLINK_REPLAY)
+        .cloned();
     counter_findings(
         ctx,
         out,
-        &[NvCounter::ReplayErrors, NvCounter::RecoveryErrors],
+        NV003.counters,
         |increase, _| {
             let (value, source) = limit
                 .as_ref()
@@ -688,15 +693,14 @@ fn check_replay_recovery(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage 
 
 /// NV004.
 fn check_crc(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let limit = ctx.thresholds.get("NvlinkCrcErrorsPerSecond").cloned();
+    let limit = ctx
+        .thresholds
+        .get(super::thresholds::NVLINK_CRC_PER_SECOND)
+        .cloned();
     counter_findings(
         ctx,
         out,
-        &[
-            NvCounter::CrcErrors,
-            NvCounter::CrcFlitErrors,
-            NvCounter::CrcDataErrors,
-        ],
+        NV004.counters,
         |increase, per_second| {
             let (value, source) = limit
                 .as_ref()
@@ -837,7 +841,7 @@ const NV_ERROR_COUNTERS: &[NvCounter] = &[
 ];
 
 /// The threshold that makes a lifetime NVLink error outlier a warning.
-const LIFETIME_LIMIT: &str = "NvlinkLifetimeErrors";
+const LIFETIME_LIMIT: &str = super::thresholds::NVLINK_LIFETIME;
 /// Its built-in value, should the thresholds lack it.
 const LIFETIME_DEFAULT: f64 = 500.0;
 
