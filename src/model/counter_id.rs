@@ -475,6 +475,14 @@ impl Counters {
         }
     }
 
+    /// No counters, with room for `n`.
+    #[must_use]
+    pub fn with_capacity(n: usize) -> Self {
+        Self {
+            entries: Vec::with_capacity(n),
+        }
+    }
+
     /// The counter `key` names (an id or a name), if present.
     #[must_use]
     pub fn get<K: CounterKey>(&self, key: K) -> Option<&Counter> {

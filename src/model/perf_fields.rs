@@ -245,6 +245,18 @@ pub(crate) fn kind_in(layout: &[Spec], name: &str) -> Option<FieldKind> {
     })
 }
 
+/// How many counters `layout` prints (to size a block's counters once).
+pub(crate) fn counter_count(layout: &[Spec]) -> usize {
+    layout
+        .iter()
+        .map(|spec| match *spec {
+            One(_, C(_)) => 1,
+            Series(_, count, C(_)) => usize::from(count),
+            _ => 0,
+        })
+        .sum()
+}
+
 /// Every field name of `layout`, in print order, with its kind.
 pub(crate) fn fields(layout: &[Spec]) -> impl Iterator<Item = (Cow<'static, str>, FieldKind)> + '_ {
     layout.iter().flat_map(|spec| {
@@ -400,5 +412,8 @@ mod tests {
             assert_eq!(names.len(), sorted.len());
         }
         assert_eq!(fields(PORT_EXTENDED_SPEEDS).count(), 40);
+        assert_eq!(counter_count(PORT_EXTENDED_SPEEDS), 38);
+        assert_eq!(counter_count(PORT_COUNTERS), 18);
+        assert_eq!(counter_count(PORT_SAMPLES_CONTROL), 0);
     }
 }

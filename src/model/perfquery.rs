@@ -215,6 +215,9 @@ impl PerfBlock {
     /// An empty block for `attribute` on `port_id`.
     #[must_use]
     pub fn new(attribute: PerfAttribute, port_id: impl Into<String>, span: LineSpan) -> Self {
+        // Sized once for the counters the attribute prints: no regrowth,
+        // no spare capacity held for the whole run.
+        let counters = Counters::with_capacity(perf_fields::counter_count(attribute.layout()));
         Self {
             attribute,
             port_id: port_id.into(),
@@ -223,7 +226,7 @@ impl PerfBlock {
             all_ports: false,
             cap_mask: None,
             cap_mask2: None,
-            counters: Counters::new(),
+            counters,
             fields: BTreeMap::new(),
             span,
             partial: None,
