@@ -719,30 +719,14 @@ fn human_readable(value: u64, data: bool) -> (f32, &'static str) {
     (v, units.get(unit_index).copied().unwrap_or(""))
 }
 
-/// mad_dump_portstate's names.
+/// mad_dump_portstate's names; ibqueryerrors prints `?` for others.
 fn state_name(state: PortState) -> &'static str {
-    match state {
-        PortState::Down => "Down",
-        PortState::Initializing => "Initialize",
-        PortState::Armed => "Armed",
-        PortState::Active => "Active",
-        _ => "?",
-    }
+    state.libibmad_name().unwrap_or("?")
 }
 
-/// mad_dump_physportstate's names.
+/// mad_dump_physportstate's names; ibqueryerrors prints `?` for others.
 fn phys_name(state: PhysState) -> &'static str {
-    match state {
-        PhysState::NoStateChange => "NoChange",
-        PhysState::Sleep => "Sleep",
-        PhysState::Polling => "Polling",
-        PhysState::Disabled => "Disabled",
-        PhysState::PortConfigurationTraining => "PortConfigurationTraining",
-        PhysState::LinkUp => "LinkUp",
-        PhysState::LinkErrorRecovery => "LinkErrorRecovery",
-        PhysState::PhyTest => "PhyTest",
-        _ => "?",
-    }
+    state.libibmad_name().unwrap_or("?")
 }
 
 /// `2 bad port(s) on 1 node(s); 12 nodes, 40 ports checked`.
