@@ -2,6 +2,7 @@
 //! macro that declares one with its documentation.
 
 use super::{Context, Finding, Subject};
+use crate::model::KnownCounter;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -168,6 +169,9 @@ pub struct Rule {
     pub needs: &'static str,
     /// The user documentation, in Markdown, from the rule's doc comment.
     explanation: &'static str,
+    /// The counters the rule reads, typed: declared once with the rule and
+    /// read by its check, so a misspelt counter does not compile.
+    pub counters: &'static [KnownCounter],
     /// The check.
     pub check: Check,
     /// Whether the rule reads one unit or the fleet's records.
@@ -196,6 +200,7 @@ impl Rule {
             summary,
             needs,
             explanation,
+            counters: &[],
             check,
             scope: Scope::Unit,
         }
@@ -222,6 +227,14 @@ impl Rule {
     #[must_use]
     pub fn runs_per_unit(&self) -> bool {
         !matches!(self.scope, Scope::Fleet(_))
+    }
+
+    /// The same rule reading `counters`; used by
+    /// [`declare_rule!`](crate::declare_rule).
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn reading(self, counters: &'static [KnownCounter]) -> Self {
+        Self { counters, ..self }
     }
 
     /// The documentation as Markdown, with the one space rustdoc leaves at
@@ -289,6 +302,7 @@ macro_rules! declare_rule {
             severity: $severity:ident,
             summary: $summary:literal,
             needs: $needs:literal,
+            $(counters: [$($counter:expr),* $(,)?],)?
             check: $check:expr
             $(, scope: $scope:expr)? $(,)?
         }
@@ -303,6 +317,8 @@ macro_rules! declare_rule {
             $needs,
             concat!($($doc, "\n"),*),
             $check,
-        )$(.with_scope($scope))?;
+        )
+        $(.reading(&[$(($counter).id()),*]))?
+        $(.with_scope($scope))?;
     };
 }

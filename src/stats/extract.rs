@@ -113,12 +113,12 @@ fn ibqueryerrors(q: &Ibqueryerrors, host: Option<&String>, out: &mut Extracted) 
                 port: Some(port.port),
                 ..Subject::default()
             };
-            for (name, counter) in &port.counters {
+            for (name, counter) in port.counters.iter().map(|(id, c)| (id.name(), c)) {
                 let (unit, role) = perf_unit_and_role(name);
                 out.samples.push(CounterSample {
                     subject: subject.clone(),
                     source: CounterSource::Ibqueryerrors,
-                    name: name.clone(),
+                    name: name.to_owned(),
                     counter: *counter,
                     unit,
                     role,
@@ -220,7 +220,7 @@ fn perfquery(p: &Perfquery, host: Option<&String>, out: &mut Extracted) {
     });
     for block in headed {
         let source = CounterSource::Perfquery(block.attribute.clone());
-        for (name, counter) in &block.counters {
+        for (name, counter) in block.counters.iter().map(|(id, c)| (id.name(), c)) {
             let (base, lane) = lane_suffix(name);
             let (unit, role) = perf_unit_and_role(base);
             out.samples.push(CounterSample {
@@ -240,7 +240,7 @@ fn perfquery(p: &Perfquery, host: Option<&String>, out: &mut Extracted) {
                 name: if lane.is_some() {
                     base.to_owned()
                 } else {
-                    name.clone()
+                    name.to_owned()
                 },
                 counter: *counter,
                 unit,
@@ -295,12 +295,12 @@ fn nvlink(n: &Nvlink, host: Option<&String>, out: &mut Extracted) {
                     },
                 ));
             }
-            for (name, counter) in &link.counters {
+            for (name, counter) in link.counters.iter().map(|(id, c)| (id.name(), c)) {
                 let (unit, role) = nvlink_role(name);
                 out.samples.push(CounterSample {
                     subject: subject.clone(),
                     source: CounterSource::NvidiaSmiNvlink,
-                    name: name.clone(),
+                    name: name.to_owned(),
                     counter: *counter,
                     unit,
                     role,
