@@ -181,6 +181,11 @@ const ENTITIES: [(&str, &str); 7] = [
 const TAGS: [&str; 6] = ["<pre>", "</pre>", "<code>", "</code>", "<tt>", "</tt>"];
 
 fn unhtml(t: &str) -> Option<String> {
+    // Entities begin with `&`, tags with `<`: most lines have neither, and
+    // need no lower-case copy.
+    if !t.bytes().any(|b| b == b'&' || b == b'<') {
+        return None;
+    }
     let lower = t.to_ascii_lowercase();
     let has_entity = ENTITIES.iter().any(|(e, _)| t.contains(e));
     let has_tag = TAGS.iter().any(|tag| lower.contains(tag));
@@ -229,6 +234,11 @@ fn right_arrow(t: &str) -> Option<usize> {
 }
 
 fn unannotate(t: &str) -> Option<String> {
+    // Every annotation holds `<` or `←` (arrows pointing left), `>` (drawn
+    // arrows pointing right) or `(` (`(= …)`); `←` begins with byte E2.
+    if !t.bytes().any(|b| matches!(b, b'<' | b'>' | b'(' | 0xe2)) {
+        return None;
+    }
     // `==> file <==` is tail's file header, not an annotation arrow.
     if super::framing::file_header(t).is_some() {
         return None;
@@ -254,7 +264,7 @@ fn unannotate(t: &str) -> Option<String> {
 /// `` link_layer: Ethernet` ``): single-backtick inline code stretched over
 /// a block. Fences (```` ``` ````) are the framing layer's.
 fn untick(t: &str) -> Option<String> {
-    if t.trim_start().starts_with("```") || t.matches('`').count() != 1 {
+    if t.bytes().filter(|&b| b == b'`').count() != 1 || t.trim_start().starts_with("```") {
         return None;
     }
     let trimmed = t.trim_end();
@@ -265,6 +275,11 @@ fn untick(t: &str) -> Option<String> {
 }
 
 fn unelide(t: &str) -> Option<String> {
+    // Every marker opens with `.`, `[`, `(`, `<` or `…` (byte E2).
+    let opens = crate::parse::first_byte(t);
+    if !opens.is_some_and(|b| matches!(b, b'.' | b'[' | b'(' | b'<' | 0xe2)) {
+        return None;
+    }
     matches!(
         t.trim(),
         "..." | "…" | "[...]" | "[…]" | "(...)" | "[snip]" | "<snip>" | "...snip..." | "[ ... ]"

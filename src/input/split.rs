@@ -7,7 +7,7 @@ use super::{
     limit_warning, Document, MessageLevel, ReadOptions, Section, ToolMessage, Unrecognised,
 };
 use crate::input::clean::clean_line;
-use crate::parse::{Block, Format, Line, FORMATS};
+use crate::parse::{first_byte, formats_starting_with, Block, Format, Line, FORMATS};
 use crate::span::{spans_of, LineSpan};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -36,11 +36,10 @@ pub(super) fn split(text: &str, options: &ReadOptions) -> Document {
     let mut lines = clean_lines(text, &mut out);
     out.doc.repairs = super::repair::apply(&mut lines);
     out.doc.line_count = lines.len();
-    let (chunks, framing) = chunks(lines, options);
+    // Each chunk is read as soon as it is complete: only one chunk's lines
+    // are held at a time.
+    let framing = chunks(lines, options, |chunk| sectionize(chunk, &mut out));
     out.doc.framing = spans_of(framing);
-    for chunk in chunks {
-        sectionize(chunk, &mut out);
-    }
     out.doc.unrecognised.sort_by_key(|u| u.span);
     out.doc
 }
@@ -154,14 +153,21 @@ fn clean_each_line<'a>(text: &'a str, out: &mut Output<'_>) -> Vec<Line<'a>> {
         .collect()
 }
 
-/// Cuts the input at framing lines and strips host prefixes.
-fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, Vec<usize>) {
+/// Cuts the input at framing lines and strips host prefixes, handing each
+/// chunk to `read` in input order; returns the framing lines.
+fn chunks<'a>(
+    lines: Vec<Line<'a>>,
+    options: &ReadOptions,
+    mut read: impl FnMut(Chunk<'a>),
+) -> Vec<usize> {
     let mut framing_lines = Vec::new();
     let hosts = prefixed_hosts(lines.iter().map(Line::text));
-    let mut chunks = vec![Chunk {
+    let mut current = Chunk {
         host: options.default_host.clone(),
         ..Chunk::default()
-    }];
+    };
+    let mut next =
+        |chunk: Chunk<'a>, current: &mut Chunk<'a>| read(std::mem::replace(current, chunk));
     let mut source: Option<String> = None;
     let mut banner_host: Option<String> = None;
     let mut i = 0;
@@ -173,7 +179,10 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, V
                 lines.get(i + 2).map(|l| classify(l.text())),
             ) {
                 banner_host = Some(name);
-                chunks.push(new_chunk(None, banner_host.clone(), &source, options));
+                next(
+                    new_chunk(None, banner_host.clone(), &source, options),
+                    &mut current,
+                );
                 framing_lines.extend([line.number, line.number + 1, line.number + 2]);
                 i += 3;
                 continue;
@@ -185,22 +194,26 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, V
         match framing {
             Some(Framing::Prompt(prompt)) => {
                 let host = prompt.host.clone().or_else(|| banner_host.clone());
-                chunks.push(new_chunk(
-                    Some((line.number, prompt)),
-                    host,
-                    &source,
-                    options,
-                ));
+                next(
+                    new_chunk(Some((line.number, prompt)), host, &source, options),
+                    &mut current,
+                );
             }
             Some(Framing::FileHeader(name)) => {
                 // The file's name is the host of what follows unless a prompt
                 // or banner says otherwise, as for the CLI's dump trees.
                 banner_host = host_of_file(&name);
                 source = Some(name);
-                chunks.push(new_chunk(None, banner_host.clone(), &source, options));
+                next(
+                    new_chunk(None, banner_host.clone(), &source, options),
+                    &mut current,
+                );
             }
             Some(Framing::ExitMarker) => {
-                chunks.push(new_chunk(None, banner_host.clone(), &source, options));
+                next(
+                    new_chunk(None, banner_host.clone(), &source, options),
+                    &mut current,
+                );
             }
             Some(Framing::Fence) => {}
             Some(Framing::Rule) | None => {
@@ -210,14 +223,13 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, V
                 if host.is_some() && stripped.is_blank() {
                     framing_lines.push(line.number);
                 }
-                if let Some(chunk) = chunks.last_mut() {
-                    chunk.lines.push((host, stripped));
-                }
+                current.lines.push((host, stripped));
             }
         }
         i += 1;
     }
-    (chunks, framing_lines)
+    read(current);
+    framing_lines
 }
 
 /// The host a file name implies: its directory (`node07/ibstat.txt` →
@@ -303,19 +315,25 @@ fn sectionize(chunk: Chunk<'_>, out: &mut Output<'_>) {
     });
     // Group lines by their prefix host, keeping first-appearance order: pdsh
     // interleaves hosts, and each host's output must be read on its own.
-    let mut index: HashMap<Option<String>, usize> = HashMap::new();
+    // Without prefixes (most inputs) the chunk is one stream as it stands.
     let mut streams: Vec<(Option<String>, Vec<Line<'_>>)> = Vec::new();
-    for (host, line) in lines {
-        let slot = *index.entry(host.clone()).or_insert_with(|| {
-            streams.push((host.clone(), Vec::new()));
-            streams.len() - 1
-        });
-        if let Some((_, lines)) = streams.get_mut(slot) {
-            lines.push(line);
+    if lines.iter().all(|(host, _)| host.is_none()) {
+        streams.push((None, lines.into_iter().map(|(_, line)| line).collect()));
+    } else {
+        let mut index: HashMap<Option<String>, usize> = HashMap::new();
+        for (host, line) in lines {
+            let slot = match index.get(&host) {
+                Some(&slot) => slot,
+                None => {
+                    streams.push((host.clone(), Vec::new()));
+                    index.insert(host, streams.len() - 1);
+                    streams.len() - 1
+                }
+            };
+            if let Some((_, lines)) = streams.get_mut(slot) {
+                lines.push(line);
+            }
         }
-    }
-    if streams.is_empty() {
-        streams.push((None, Vec::new()));
     }
     for (prefix_host, stream) in streams {
         let host = prefix_host.or_else(|| chunk_host.clone());
@@ -465,11 +483,26 @@ fn leftovers(
     }
 }
 
-/// The format whose block starts here; the prompt's hint is tried first.
+/// The format whose block starts here; the prompt's hint is tried first,
+/// then every format in table order. Only the detectors of formats whose
+/// blocks can start with the line's first byte run ([`Spec::starts`]): the
+/// same answer as running them all, for a table look-up per line instead of
+/// twenty detectors.
+///
+/// [`Spec::starts`]: crate::parse::Spec
 fn detect(lines: &[Line<'_>], hint: Option<&'static Format>) -> Option<(&'static Format, Block)> {
-    hint.into_iter()
-        .chain(FORMATS.iter())
-        .find_map(|f| (f.detect)(lines).map(|b| (f, b)))
+    let first = first_byte(lines.first()?.text())?;
+    let candidates = formats_starting_with(first);
+    if let Some(f) = hint.filter(|f| (f.starts)(first)) {
+        if let Some(block) = (f.detect)(lines) {
+            return Some((f, block));
+        }
+    }
+    FORMATS
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| candidates & (1 << i) != 0 && !hint.is_some_and(|h| std::ptr::eq(h, *f)))
+        .find_map(|(_, f)| (f.detect)(lines).map(|b| (f, b)))
 }
 
 /// Parses a collected section and adds it to the document.

@@ -20,6 +20,7 @@ use crate::span::LineSpan;
 
 pub(crate) const FORMAT: Spec<Date> = Spec {
     command: |argv| argv.first() == Some(&"date"),
+    starts: |b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-',
     detect,
     parse,
     summary,

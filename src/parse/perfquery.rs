@@ -39,6 +39,7 @@ use nom::{IResult, Parser};
 
 pub(crate) const FORMAT: Spec<Perfquery> = Spec {
     command: |argv| argv.first() == Some(&"perfquery"),
+    starts: |b| b == b'#' || b.is_ascii_alphabetic(),
     detect,
     parse,
     summary,

@@ -33,6 +33,7 @@ pub(crate) const FORMAT: Spec<SmiQuery> = Spec {
             && argv.iter().any(|a| *a == "-q" || *a == "--query")
             && !is_help(argv)
     },
+    starts: super::any_byte,
     detect,
     parse,
     summary,

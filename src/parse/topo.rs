@@ -30,6 +30,7 @@ use std::fmt::Write as _;
 
 pub(crate) const FORMAT: Spec<TopoMatrix> = Spec {
     command: |argv| is_topo(argv) && argv.iter().any(|a| MATRIX_FLAGS.contains(a)),
+    starts: |b| b.is_ascii_alphabetic() || b == b'[',
     detect: |lines| match classify(lines)? {
         // Rows match too inside a full matrix: keyed by line, a row
         // continues the matrix it is in rather than starting another.
@@ -47,6 +48,7 @@ pub(crate) const FORMAT: Spec<TopoMatrix> = Spec {
 
 pub(crate) const P2P_FORMAT: Spec<TopoP2p> = Spec {
     command: |argv| is_topo(argv) && argv.iter().any(|a| *a == "-p2p" || *a == "--p2pstatus"),
+    starts: |b| b.is_ascii_alphabetic() || b == b'[',
     detect: |lines| (classify(lines)? == MatrixKind::P2p).then(|| Block::keyed("topo-p2p")),
     parse: parse_p2p,
     summary: summary_p2p,

@@ -45,6 +45,7 @@ use std::collections::HashMap;
 
 pub(crate) const FORMAT: Spec<Nvlink> = Spec {
     command: is_nvlink_command,
+    starts: |b| matches!(b, b'G' | b'L'),
     detect,
     parse,
     summary,
@@ -383,10 +384,11 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     }
     if first.starts_with("Link ") {
         let status = |t: &str| {
-            matches!(
-                grammar::shape(t),
-                Ok(Shape::Link(_, LinkFact::Speed(_) | LinkFact::Inactive))
-            )
+            grammar::may_be_status(t)
+                && matches!(
+                    grammar::shape(t),
+                    Ok(Shape::Link(_, LinkFact::Speed(_) | LinkFact::Inactive))
+                )
         };
         let next = lines.iter().skip(1).find(|l| !l.is_blank());
         return (status(first) && next.is_some_and(|l| status(l.text())))
