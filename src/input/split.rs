@@ -11,6 +11,7 @@ use crate::parse::{first_byte, formats_starting_with, Block, Format, Line, FORMA
 use crate::span::{spans_of, LineSpan};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 /// A run of content lines between two framing lines, with what the framing said.
 #[derive(Default)]
@@ -18,8 +19,9 @@ struct Chunk<'a> {
     prompt: Option<(usize, Prompt)>,
     host: Option<String>,
     source: Option<String>,
-    /// Lines with the host from their pdsh/clush prefix, if any.
-    lines: Vec<(Option<String>, Line<'a>)>,
+    /// Lines with the host from their pdsh/clush prefix, if any (shared,
+    /// not copied per line).
+    lines: Vec<(Option<Rc<str>>, Line<'a>)>,
 }
 
 /// Everything the sectioner accumulates while walking the input.
@@ -36,10 +38,11 @@ pub(super) fn split(text: &str, options: &ReadOptions) -> Document {
     let mut lines = clean_lines(text, &mut out);
     out.doc.repairs = super::repair::apply(&mut lines);
     out.doc.line_count = lines.len();
-    // Each chunk is read as soon as it is complete: only one chunk's lines
-    // are held at a time.
-    let framing = chunks(lines, options, |chunk| sectionize(chunk, &mut out));
+    let (chunks, framing) = chunks(lines, options);
     out.doc.framing = spans_of(framing);
+    for chunk in chunks {
+        sectionize(chunk, &mut out);
+    }
     out.doc.unrecognised.sort_by_key(|u| u.span);
     out.doc
 }
@@ -129,45 +132,42 @@ fn set_aside_cut_word(line: &mut Line<'_>, out: &mut Output<'_>) {
 /// Numbered, cleaned lines, with over-long lines blanked and reported.
 fn clean_each_line<'a>(text: &'a str, out: &mut Output<'_>) -> Vec<Line<'a>> {
     let max = out.options.max_line_bytes;
-    text.lines()
-        .enumerate()
-        .map(|(i, raw)| {
-            let number = i + 1;
-            if raw.len() > max {
-                out.doc.unrecognised.push(Unrecognised {
-                    span: LineSpan::line(number),
-                    host: None,
-                    reason: format!(
-                        "line is {} bytes, longer than the limit of {max}",
-                        raw.len()
-                    ),
-                });
-                Line::new(number, "")
-            } else {
-                Line {
-                    number,
-                    text: clean_line(raw),
-                }
+    // One allocation for the line table: counting line ends is cheap next to
+    // growing a table of a million lines by doubling.
+    let mut lines = Vec::with_capacity(text.bytes().filter(|&b| b == b'\n').count() + 1);
+    lines.extend(text.lines().enumerate().map(|(i, raw)| {
+        let number = i + 1;
+        if raw.len() > max {
+            out.doc.unrecognised.push(Unrecognised {
+                span: LineSpan::line(number),
+                host: None,
+                reason: format!(
+                    "line is {} bytes, longer than the limit of {max}",
+                    raw.len()
+                ),
+            });
+            Line::new(number, "")
+        } else {
+            Line {
+                number,
+                text: clean_line(raw),
             }
-        })
-        .collect()
+        }
+    }));
+    lines
 }
 
-/// Cuts the input at framing lines and strips host prefixes, handing each
-/// chunk to `read` in input order; returns the framing lines.
-fn chunks<'a>(
-    lines: Vec<Line<'a>>,
-    options: &ReadOptions,
-    mut read: impl FnMut(Chunk<'a>),
-) -> Vec<usize> {
+/// Cuts the input at framing lines and strips host prefixes.
+fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, Vec<usize>) {
     let mut framing_lines = Vec::new();
-    let hosts = prefixed_hosts(lines.iter().map(Line::text));
-    let mut current = Chunk {
+    let hosts: HashSet<Rc<str>> = prefixed_hosts(lines.iter().map(Line::text))
+        .into_iter()
+        .map(Rc::from)
+        .collect();
+    let mut chunks = vec![Chunk {
         host: options.default_host.clone(),
         ..Chunk::default()
-    };
-    let mut next =
-        |chunk: Chunk<'a>, current: &mut Chunk<'a>| read(std::mem::replace(current, chunk));
+    }];
     let mut source: Option<String> = None;
     let mut banner_host: Option<String> = None;
     let mut i = 0;
@@ -179,10 +179,7 @@ fn chunks<'a>(
                 lines.get(i + 2).map(|l| classify(l.text())),
             ) {
                 banner_host = Some(name);
-                next(
-                    new_chunk(None, banner_host.clone(), &source, options),
-                    &mut current,
-                );
+                chunks.push(new_chunk(None, banner_host.clone(), &source, options));
                 framing_lines.extend([line.number, line.number + 1, line.number + 2]);
                 i += 3;
                 continue;
@@ -194,26 +191,22 @@ fn chunks<'a>(
         match framing {
             Some(Framing::Prompt(prompt)) => {
                 let host = prompt.host.clone().or_else(|| banner_host.clone());
-                next(
-                    new_chunk(Some((line.number, prompt)), host, &source, options),
-                    &mut current,
-                );
+                chunks.push(new_chunk(
+                    Some((line.number, prompt)),
+                    host,
+                    &source,
+                    options,
+                ));
             }
             Some(Framing::FileHeader(name)) => {
                 // The file's name is the host of what follows unless a prompt
                 // or banner says otherwise, as for the CLI's dump trees.
                 banner_host = host_of_file(&name);
                 source = Some(name);
-                next(
-                    new_chunk(None, banner_host.clone(), &source, options),
-                    &mut current,
-                );
+                chunks.push(new_chunk(None, banner_host.clone(), &source, options));
             }
             Some(Framing::ExitMarker) => {
-                next(
-                    new_chunk(None, banner_host.clone(), &source, options),
-                    &mut current,
-                );
+                chunks.push(new_chunk(None, banner_host.clone(), &source, options));
             }
             Some(Framing::Fence) => {}
             Some(Framing::Rule) | None => {
@@ -223,13 +216,14 @@ fn chunks<'a>(
                 if host.is_some() && stripped.is_blank() {
                     framing_lines.push(line.number);
                 }
-                current.lines.push((host, stripped));
+                if let Some(chunk) = chunks.last_mut() {
+                    chunk.lines.push((host, stripped));
+                }
             }
         }
         i += 1;
     }
-    read(current);
-    framing_lines
+    (chunks, framing_lines)
 }
 
 /// The host a file name implies: its directory (`node07/ibstat.txt` →
@@ -279,18 +273,19 @@ fn new_chunk<'a>(
 }
 
 /// Removes an accepted `host: ` prefix, returning the host.
-fn strip_prefix<'a>(line: &Line<'a>, hosts: &HashSet<String>) -> (Option<String>, Line<'a>) {
+fn strip_prefix<'a>(line: &Line<'a>, hosts: &HashSet<Rc<str>>) -> (Option<Rc<str>>, Line<'a>) {
     if hosts.is_empty() {
         return (None, line.clone());
     }
-    match candidate(line.text()) {
-        Some((host, rest)) if hosts.contains(host) => {
+    let found = candidate(line.text()).and_then(|(host, rest)| Some((hosts.get(host)?, rest)));
+    match found {
+        Some((host, rest)) => {
             let text = match &line.text {
                 Cow::Borrowed(s) => Cow::Borrowed(s.get(s.len() - rest.len()..).unwrap_or("")),
                 Cow::Owned(_) => Cow::Owned(rest.to_owned()),
             };
             (
-                Some(host.to_owned()),
+                Some(Rc::clone(host)),
                 Line {
                     number: line.number,
                     text,
@@ -316,11 +311,11 @@ fn sectionize(chunk: Chunk<'_>, out: &mut Output<'_>) {
     // Group lines by their prefix host, keeping first-appearance order: pdsh
     // interleaves hosts, and each host's output must be read on its own.
     // Without prefixes (most inputs) the chunk is one stream as it stands.
-    let mut streams: Vec<(Option<String>, Vec<Line<'_>>)> = Vec::new();
+    let mut streams: Vec<(Option<Rc<str>>, Vec<Line<'_>>)> = Vec::new();
     if lines.iter().all(|(host, _)| host.is_none()) {
         streams.push((None, lines.into_iter().map(|(_, line)| line).collect()));
     } else {
-        let mut index: HashMap<Option<String>, usize> = HashMap::new();
+        let mut index: HashMap<Option<Rc<str>>, usize> = HashMap::new();
         for (host, line) in lines {
             let slot = match index.get(&host) {
                 Some(&slot) => slot,
@@ -336,7 +331,9 @@ fn sectionize(chunk: Chunk<'_>, out: &mut Output<'_>) {
         }
     }
     for (prefix_host, stream) in streams {
-        let host = prefix_host.or_else(|| chunk_host.clone());
+        let host = prefix_host
+            .map(|h| h.to_string())
+            .or_else(|| chunk_host.clone());
         let ctx = StreamContext {
             hint,
             prompt: prompt.as_ref(),

@@ -130,11 +130,17 @@ fn words(t: &str) -> Option<Reading> {
     let mut year = None;
     let mut clock = None;
     let mut pm = None;
-    let mut zone: Option<(Option<i32>, String)> = None;
+    let mut zone: Option<(Option<i32>, &str)> = None;
+    // Compared without a lower-case copy: this runs on many lines that are
+    // not dates, and fails on their first or second word.
+    let starts_with_any_case = |word: &str, prefix: &str| {
+        word.as_bytes()
+            .get(..prefix.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(prefix.as_bytes()))
+    };
     for (i, raw) in t.split_whitespace().enumerate() {
         let word = raw.trim_end_matches(',');
-        let lower = word.to_ascii_lowercase();
-        if i == 0 && WEEKDAYS.iter().any(|w| lower.starts_with(w)) {
+        if i == 0 && WEEKDAYS.iter().any(|w| starts_with_any_case(word, w)) {
             continue;
         }
         if let Some(m) = month_number(word) {
@@ -145,18 +151,21 @@ fn words(t: &str) -> Option<Reading> {
             if clock.replace(clock_seconds(word)?).is_some() {
                 return None;
             }
-        } else if lower == "am" || lower == "pm" {
-            pm = Some(lower == "pm");
+        } else if word.eq_ignore_ascii_case("am") || word.eq_ignore_ascii_case("pm") {
+            pm = Some(word.eq_ignore_ascii_case("pm"));
         } else if all_digits(word) && word.len() == 4 {
             year = Some(number(word)?);
         } else if all_digits(word) && word.len() <= 2 && day.is_none() {
             day = Some(number(word)?);
         } else if zone.is_none() && (word.starts_with('+') || word.starts_with('-')) {
-            zone = Some((Some(numeric_offset(word)?), word.to_owned()));
+            zone = Some((Some(numeric_offset(word)?), word));
         } else if zone.is_none() && word.len() <= 6 && word.chars().all(|c| c.is_ascii_alphabetic())
         {
-            let offset = matches!(lower.as_str(), "utc" | "gmt" | "z").then_some(0);
-            zone = Some((offset, word.to_owned()));
+            let offset = ["utc", "gmt", "z"]
+                .iter()
+                .any(|z| word.eq_ignore_ascii_case(z))
+                .then_some(0);
+            zone = Some((offset, word));
         } else {
             return None;
         }
@@ -173,7 +182,7 @@ fn words(t: &str) -> Option<Reading> {
     }
     let wall = civil_seconds(year?, month?, day?)? + clock;
     let (offset, zone) = match zone {
-        Some((offset, name)) => (offset, Some(name)),
+        Some((offset, name)) => (offset, Some(name.to_owned())),
         None => (None, None),
     };
     Some((wall, offset, zone))

@@ -88,6 +88,12 @@ struct Header {
 /// Reads a header row; `None` unless it names `GPU0` and nothing but
 /// device names and affinity titles.
 fn header(text: &str) -> Option<Header> {
+    // Detection asks this of many lines: those without `GPU0` (or a `[`
+    // of the codes below, which could split it) cannot be a header.
+    let bytes = text.as_bytes();
+    if !bytes.contains(&b'[') && !bytes.windows(4).any(|w| w == b"GPU0") {
+        return None;
+    }
     // Pastes that lost the ESC byte keep the underline codes as text
     // (`[4mGPU0\tGPU1…[0m`), as in many collect-env dumps.
     let unescaped;

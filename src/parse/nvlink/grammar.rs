@@ -363,6 +363,11 @@ fn low_power_info(t: &str) -> Option<Result<Shape<'_>, Misfit>> {
 
 /// `dddddddd:bb:dd.f` (domain of 4 or 8 hex digits).
 pub(super) fn is_pci_bus_id(t: &str) -> bool {
+    // The domain first: counter lines (`Replay Errors: 0`) fail here.
+    let domain = t.bytes().take_while(u8::is_ascii_hexdigit).count();
+    if !(4..=8).contains(&domain) || t.as_bytes().get(domain) != Some(&b':') {
+        return false;
+    }
     let hex = |s: &str, len: std::ops::RangeInclusive<usize>| {
         len.contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
     };

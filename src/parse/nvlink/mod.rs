@@ -82,6 +82,11 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Nvlink> {
     for line in lines.iter().filter(|l| !l.is_blank()) {
         reader.read(line);
     }
+    // Link tables grew by doubling (18 links take room for 32): a fleet
+    // paste holds hundreds of thousands of links, so give the room back.
+    for gpu in &mut reader.out.gpus {
+        gpu.links.shrink_to_fit();
+    }
     Parsed {
         value: reader.out,
         warnings: reader.unread.finish(),
