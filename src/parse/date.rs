@@ -56,7 +56,28 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Date> {
 /// two time points.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?;
+    if !has_clock(first.text()) {
+        return None;
+    }
     parse_stamp(first.text().trim(), first.span()).map(|_| Block::of_lines("date", 1))
+}
+
+/// Whether `text` holds `D:DD:DD`, the clock every form [`parse_stamp`]
+/// reads has: a byte scan that spares the full reading of the many lines
+/// detection asks about that are not dates.
+fn has_clock(text: &str) -> bool {
+    let b = text.as_bytes();
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    b.iter().enumerate().any(|(i, &c)| {
+        c == b':'
+            && i > 0
+            && digit(i - 1)
+            && digit(i + 1)
+            && digit(i + 2)
+            && b.get(i + 3) == Some(&b':')
+            && digit(i + 4)
+            && digit(i + 5)
+    })
 }
 
 /// Reads a textual date and time (every form in the module doc except `+%s`).
@@ -291,6 +312,23 @@ mod tests {
         assert_eq!(unix("Mon 30 Nov 2026 12:53:23 AM UTC"), Some(T));
         assert_eq!(unix("Sun Nov 29 19:53:23 -0500 2026"), Some(T));
         assert_eq!(unix("2026-11-30T00:53:23,500000000+00:00"), Some(T + 0.5));
+    }
+
+    #[test]
+    fn every_readable_stamp_has_a_clock() {
+        for text in [
+            "Mon Nov 30 00:53:23 UTC 2026",
+            "Mon, 30 Nov 2026 00:53:23 +0000",
+            "2026-11-30T00:53:23,500000000+00:00",
+            "Mon 30 Nov 2026 9:53:23 AM UTC",
+            "  Thu Jan  1 0:00:00 1970",
+        ] {
+            assert!(parse_stamp(text, LineSpan::line(1)).is_some(), "{text}");
+            assert!(has_clock(text), "{text}");
+        }
+        for text in ["Link 0: Replay Errors: 0", "12:3:45", "1:23:4", ":12:34"] {
+            assert!(!has_clock(text), "{text}");
+        }
     }
 
     #[test]

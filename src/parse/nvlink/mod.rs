@@ -315,10 +315,16 @@ fn link_mut<'g>(
 ) -> Option<&'g mut NvlinkLink> {
     #[cfg(test)]
     tests::LINKS_EXAMINED.with(|n| n.set(n.get() + 1));
-    let slot = *slots.entry(number).or_insert_with(|| {
-        gpu.links.push(NvlinkLink::new(number, line.span()));
-        gpu.links.len() - 1
-    });
+    // Modes print a link's lines together (`-e`: three in a row): the
+    // last link is the usual answer, found without hashing.
+    let last = gpu.links.len().checked_sub(1);
+    let slot = match last.filter(|&i| gpu.links.get(i).is_some_and(|l| l.link == number)) {
+        Some(i) => i,
+        None => *slots.entry(number).or_insert_with(|| {
+            gpu.links.push(NvlinkLink::new(number, line.span()));
+            gpu.links.len() - 1
+        }),
+    };
     let link = gpu.links.get_mut(slot)?;
     link.span = link.span.join(line.span());
     Some(link)
