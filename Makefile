@@ -24,9 +24,10 @@ fuzz:             ## run every fuzz target for 60 s
 bench:            ## print throughput figures
 	cargo bench --bench throughput
 
-bench-fleet:      ## analyze vs awk, peak RSS, files/s on generated 1,000- and 5,000-node fleets
+bench-fleet:      ## analyze vs awk, peak RSS, files/s on generated 1,000- and 5,000-node fleets; wasm/native ratio
 	cargo build --release --quiet
 	python3 scripts/bench-fleet.py --nodes 1000 5000
+	bash scripts/bench-wasm.sh
 
 docs:             ## regenerate docs/rules.md from the rule registry
 	UPDATE_DOCS=1 cargo test --lib docs_rules_md_is_up_to_date

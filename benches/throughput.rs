@@ -379,10 +379,7 @@ fn main() {
         let docs: Vec<fabricscope::Document> = copies
             .iter()
             .filter_map(|(host, text)| {
-                let o = fabricscope::ReadOptions {
-                    default_host: Some(host.clone()),
-                    ..fabricscope::ReadOptions::default()
-                };
+                let o = fabricscope::ReadOptions::default().with_default_host(host.clone());
                 fabricscope::read_all(text, &o).ok()
             })
             .collect();

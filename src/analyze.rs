@@ -15,7 +15,18 @@ use crate::rules::{self, Context, Finding, Rule, Severity, Thresholds};
 use crate::stats::{self, StatsOptions};
 
 /// How to analyse.
+///
+/// Built from [`Default`] with the chainable `with_…` methods (the struct is
+/// `#[non_exhaustive]`: options will be added without breaking callers):
+///
+/// ```
+/// use fabricscope::AnalyzeOptions;
+/// let options = AnalyzeOptions::default().with_interval(30.0).ignore("IB109");
+/// assert_eq!(options.interval_seconds, Some(30.0));
+/// assert_eq!(options.ignore, ["IB109"]);
+/// ```
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct AnalyzeOptions {
     /// Counter limits (defaults, or an `error_thresholds` file applied).
     pub thresholds: Thresholds,
@@ -31,8 +42,63 @@ pub struct AnalyzeOptions {
     pub modified_unix: Vec<Option<f64>>,
 }
 
+impl AnalyzeOptions {
+    /// Uses these counter limits instead of the defaults.
+    #[must_use]
+    pub fn with_thresholds(mut self, thresholds: Thresholds) -> Self {
+        self.thresholds = thresholds;
+        self
+    }
+
+    /// Seconds between two snapshots when the input does not say; takes a
+    /// number or an `Option` (`None`: unknown, no rates from untimed input).
+    #[must_use]
+    pub fn with_interval(mut self, seconds: impl Into<Option<f64>>) -> Self {
+        self.interval_seconds = seconds.into();
+        self
+    }
+
+    /// Does not run this rule (id in any case, e.g. `"IB109"`); call again
+    /// for more.
+    #[must_use]
+    pub fn ignore(mut self, rule_id: impl Into<String>) -> Self {
+        self.ignore.push(rule_id.into());
+        self
+    }
+
+    /// Does not run any of these rules (added to those already ignored).
+    #[must_use]
+    pub fn ignore_all<I, S>(mut self, rule_ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.ignore.extend(rule_ids.into_iter().map(Into::into));
+        self
+    }
+
+    /// Modification time of each document's file (seconds since the Unix
+    /// epoch, `None` where unknown), in the order of the documents.
+    #[must_use]
+    pub fn with_modified_unix(mut self, times: impl IntoIterator<Item = Option<f64>>) -> Self {
+        self.modified_unix = times.into_iter().collect();
+        self
+    }
+}
+
 /// Runs every rule of the registry (minus the ignored ones) over the
 /// documents, as one fleet.
+///
+/// ```
+/// use fabricscope::{analyze, read, AnalyzeOptions, ReadOptions};
+/// let paste = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
+/// let doc = read(paste, &ReadOptions::default().with_default_host("gpu0042".to_owned())).unwrap();
+/// let report = analyze(&[doc], &AnalyzeOptions::default().with_interval(30.0));
+/// let down = &report.findings[0];
+/// assert_eq!((down.rule, down.subject.host.as_deref()), ("IB001", Some("gpu0042")));
+/// // One broken port is one incident, its findings grouped under it.
+/// assert_eq!(report.incidents.len(), 1);
+/// ```
 #[must_use]
 pub fn analyze(documents: &[Document], options: &AnalyzeOptions) -> Report {
     let selected: Vec<&'static Rule> = rules::RULES

@@ -90,10 +90,7 @@ pub fn redact(text: &str) -> Redacted {
 /// see everything it is asked to redact).
 #[must_use]
 pub fn hosts_in(text: &str) -> Vec<String> {
-    let options = ReadOptions {
-        max_input_bytes: usize::MAX,
-        ..ReadOptions::default()
-    };
+    let options = ReadOptions::default().with_max_input_bytes(usize::MAX);
     let Ok(doc) = read_all(text, &options) else {
         return Vec::new();
     };

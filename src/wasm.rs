@@ -60,10 +60,8 @@ fn page_options(options_json: &str) -> Result<Options, JsError> {
 }
 
 fn read_options(page: &Options) -> ReadOptions {
-    ReadOptions {
-        max_input_bytes: page.max_input_bytes.unwrap_or(PAGE_MAX_INPUT_BYTES),
-        ..ReadOptions::default()
-    }
+    ReadOptions::default()
+        .with_max_input_bytes(page.max_input_bytes.unwrap_or(PAGE_MAX_INPUT_BYTES))
 }
 
 /// Parses a paste and returns the document as JSON.
@@ -101,10 +99,7 @@ pub fn analyze_html(text: &str, options_json: &str) -> Result<String, JsError> {
 
 fn run(text: &str, options_json: &str) -> Result<(Report, Document), JsError> {
     let page = page_options(options_json)?;
-    let options = AnalyzeOptions {
-        interval_seconds: page.interval_seconds()?,
-        ..AnalyzeOptions::default()
-    };
+    let options = AnalyzeOptions::default().with_interval(page.interval_seconds()?);
     let doc = read_all(text, &read_options(&page)).map_err(|e| JsError::new(&e.to_string()))?;
     let report = analyze_documents(std::slice::from_ref(&doc), &options);
     Ok((report, doc))

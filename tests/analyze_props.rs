@@ -57,7 +57,7 @@ proptest! {
         let doc = read_all(&text, &ReadOptions::default()).unwrap();
         let line_count = doc.line_count;
         let docs = [doc];
-        let options = AnalyzeOptions { interval_seconds: interval, ..AnalyzeOptions::default() };
+        let options = AnalyzeOptions::default().with_interval(interval);
         let report = analyze(&docs, &options);
         for f in &report.findings {
             prop_assert!(by_id(f.rule).is_some(), "unknown rule {}", f.rule);

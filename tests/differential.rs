@@ -109,10 +109,7 @@ fn read_doc(dir: &Path, file: &str, host: &str) -> Result<Document, String> {
     let path = dir.join(file);
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let options = ReadOptions {
-        default_host: Some(host.to_owned()),
-        ..ReadOptions::default()
-    };
+    let options = ReadOptions::default().with_default_host(host.to_owned());
     let mut doc =
         fabricscope::read(&text, &options).map_err(|e| format!("{}: {e}", path.display()))?;
     for s in &mut doc.sections {
@@ -139,10 +136,7 @@ impl Fabric {
             hosts,
             fabric,
             error_counters,
-            options: AnalyzeOptions {
-                thresholds,
-                ..AnalyzeOptions::default()
-            },
+            options: AnalyzeOptions::default().with_thresholds(thresholds),
         })
     }
 

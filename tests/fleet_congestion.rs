@@ -283,10 +283,7 @@ fn fleet(hosts: usize, snapshots: usize) -> Fleet {
                 perfquery_x(&mut text, *lid, counters);
             }
         }
-        let options = ReadOptions {
-            default_host: Some(host.clone()),
-            ..ReadOptions::default()
-        };
+        let options = ReadOptions::default().with_default_host(host.clone());
         documents.push(fabricscope::read(&text, &options).unwrap());
         names.push(host);
     }

@@ -29,10 +29,7 @@ fn run_target(target: &str, data: &[u8]) -> bool {
         }
         "stats" => {
             if let Ok(doc) = fabricscope::read_bytes(data, &fabricscope::ReadOptions::default()) {
-                let options = fabricscope::stats::StatsOptions {
-                    interval_seconds: Some(2.0),
-                    ..Default::default()
-                };
+                let options = fabricscope::stats::StatsOptions::default().with_interval(2.0);
                 let _ = fabricscope::stats::measure(&doc, &options);
             }
         }

@@ -169,10 +169,7 @@ fn millions_of_empty_lines_and_repeated_headers_stay_bounded() {
 
 #[test]
 fn oversized_input_is_refused_with_a_clear_error() {
-    let options = ReadOptions {
-        max_input_bytes: 1000,
-        ..ReadOptions::default()
-    };
+    let options = ReadOptions::default().with_max_input_bytes(1000);
     let err = read_all(&"x".repeat(1001), &options).unwrap_err();
     assert_eq!(
         err.to_string(),

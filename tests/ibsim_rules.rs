@@ -21,10 +21,8 @@ fn scenario(name: &str) -> (Value, Report) {
     for capture in truth["captures"].as_array().unwrap() {
         let file = capture["file"].as_str().unwrap();
         let bytes = std::fs::read(dir.join(file)).unwrap();
-        let options = ReadOptions {
-            default_host: capture["host"].as_str().map(str::to_owned),
-            ..ReadOptions::default()
-        };
+        let options =
+            ReadOptions::default().with_default_host(capture["host"].as_str().map(str::to_owned));
         if let Ok(mut doc) = read_bytes(&bytes, &options) {
             for s in &mut doc.sections {
                 s.source = Some(file.to_owned());

@@ -5,7 +5,7 @@
 #![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
 
 use fabricscope::model::nvlink::{
-    LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkRemote,
+    LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkNote, NvlinkRemote,
 };
 use fabricscope::model::Counter;
 use fabricscope::parse::lines_of;
@@ -185,12 +185,12 @@ fn has_content(l: &NvlinkLink) -> bool {
 fn model() -> impl Strategy<Value = Nvlink> {
     (vec(gpu(), 0..4), option::of("[A-Z]{3,6}"), any::<bool>()).prop_map(
         |(gpus, bandwidth_mode, no_devices)| {
-            let mut notes: Vec<String> = Vec::new();
+            let mut notes: Vec<NvlinkNote> = Vec::new();
             if no_devices {
-                notes.push("No devices were found".to_owned());
+                notes.push(NvlinkNote::NoDevices);
             }
             for g in gpus.iter().filter(|g| g.all_links_inactive) {
-                notes.push(format!("GPU {}: all links inactive", g.index));
+                notes.push(NvlinkNote::AllLinksInactive { gpu: g.index });
             }
             let mut m = Nvlink {
                 gpus,

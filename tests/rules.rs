@@ -28,10 +28,7 @@ fn document(path: &Path) -> Document {
 fn check(rule: &'static Rule, doc: Document) -> Option<Vec<Finding>> {
     let docs = [doc];
     let thresholds = Thresholds::default();
-    let stats = fabricscope::stats::StatsOptions {
-        interval_seconds: Some(10.0),
-        ..Default::default()
-    };
+    let stats = fabricscope::stats::StatsOptions::default().with_interval(10.0);
     let m = fabricscope::stats::measure_many(&docs, &stats);
     let out = run(&[rule], &Context::new(&docs, &thresholds, &m));
     if out.skipped.is_empty() {
@@ -133,10 +130,7 @@ fn healthy_h200_captures_raise_no_warning() {
         files.sort();
         for file in files {
             let bytes = std::fs::read(&file).unwrap();
-            let options = ReadOptions {
-                default_host: Some(host_name.clone()),
-                ..ReadOptions::default()
-            };
+            let options = ReadOptions::default().with_default_host(host_name.clone());
             if let Ok(doc) = fabricscope::read_bytes(&bytes, &options) {
                 docs.push(doc);
             }
@@ -145,10 +139,7 @@ fn healthy_h200_captures_raise_no_warning() {
     // Without an interval (absolute values only), and with the 2 s that
     // separate the during_gt_r snapshots (rates, balance, BER).
     for interval_seconds in [None, Some(2.0)] {
-        let options = fabricscope::AnalyzeOptions {
-            interval_seconds,
-            ..Default::default()
-        };
+        let options = fabricscope::AnalyzeOptions::default().with_interval(interval_seconds);
         let report = fabricscope::analyze(&docs, &options);
         assert!(
             report.rules_run >= 5,

@@ -39,10 +39,7 @@ fn one_way_copy_seen_in_raw_counters_two_seconds_apart() {
     else {
         return;
     };
-    let options = StatsOptions {
-        interval_seconds: Some(2.0),
-        ..StatsOptions::default()
-    };
+    let options = StatsOptions::default().with_interval(2.0);
     let m = measure_many(&[first, second], &options);
     assert_eq!(m.snapshots.len(), 2);
     assert!(m.throughput.iter().all(|t| t.layer == Layer::Raw));
@@ -91,10 +88,7 @@ fn bidirectional_copy_in_data_counters_before_and_after() {
     ) else {
         return;
     };
-    let options = StatsOptions {
-        interval_seconds: Some(26.11),
-        ..StatsOptions::default()
-    };
+    let options = StatsOptions::default().with_interval(26.11);
     let m = measure_many(&[speeds, before, after], &options);
     for gpu in [0, 1] {
         for direction in [Direction::Tx, Direction::Rx] {

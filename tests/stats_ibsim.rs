@@ -21,10 +21,7 @@ fn saturated_counters_match_the_scenario_ground_truth() {
         .map(|host| {
             let text = std::fs::read_to_string(dir.join(format!("{host}_perfquery.txt")))
                 .expect("capture");
-            let options = ReadOptions {
-                default_host: Some((*host).to_owned()),
-                ..ReadOptions::default()
-            };
+            let options = ReadOptions::default().with_default_host((*host).to_owned());
             fabricscope::read(&text, &options).expect("recognised")
         })
         .collect();

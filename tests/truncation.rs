@@ -57,23 +57,14 @@ fn coarser_or_equal(cut: &Subject, whole: &Subject) -> bool {
 }
 
 fn warnings(text: &str, host: Option<&str>) -> Vec<(String, Subject, String)> {
-    let options = ReadOptions {
-        default_host: host.map(str::to_owned),
-        ..ReadOptions::default()
-    };
+    let options = ReadOptions::default().with_default_host(host.map(str::to_owned));
     let Ok(doc) = read_all(text, &options) else {
         return Vec::new();
     };
     if doc.sections.is_empty() {
         return Vec::new();
     }
-    let report = analyze(
-        &[doc],
-        &AnalyzeOptions {
-            interval_seconds: Some(10.0),
-            ..AnalyzeOptions::default()
-        },
-    );
+    let report = analyze(&[doc], &AnalyzeOptions::default().with_interval(10.0));
     report
         .findings
         .iter()

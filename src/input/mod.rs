@@ -23,7 +23,20 @@ use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 
 /// Limits and context for reading one input.
+///
+/// Built from [`Default`] with the chainable `with_…` methods (the struct is
+/// `#[non_exhaustive]`: options will be added without breaking callers):
+///
+/// ```
+/// use fabricscope::ReadOptions;
+/// let options = ReadOptions::default()
+///     .with_default_host("gpu0042".to_owned())
+///     .with_max_input_bytes(1 << 20);
+/// let doc = fabricscope::read("$ ibstat -l\nmlx5_0\n", &options).unwrap();
+/// assert_eq!(doc.sections[0].host.as_deref(), Some("gpu0042"));
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ReadOptions {
     /// Host to attach to sections when the input itself names none (batch
     /// mode passes the dump's directory name).
@@ -47,6 +60,39 @@ impl Default for ReadOptions {
             max_line_bytes: 64 << 10,
             max_sections: 100_000,
         }
+    }
+}
+
+impl ReadOptions {
+    /// Host to attach to sections when the input names none; takes a
+    /// `String` or an `Option<String>` (`None`: no default host).
+    #[must_use]
+    pub fn with_default_host(mut self, host: impl Into<Option<String>>) -> Self {
+        self.default_host = host.into();
+        self
+    }
+
+    /// Refuses inputs larger than this many bytes.
+    #[must_use]
+    pub fn with_max_input_bytes(mut self, bytes: usize) -> Self {
+        self.max_input_bytes = bytes;
+        self
+    }
+
+    /// Lists lines longer than this many bytes as unrecognised instead of
+    /// parsing them.
+    #[must_use]
+    pub fn with_max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = bytes;
+        self
+    }
+
+    /// Parses at most this many sections (the rest are listed as
+    /// unrecognised, with a warning).
+    #[must_use]
+    pub fn with_max_sections(mut self, sections: usize) -> Self {
+        self.max_sections = sections;
+        self
     }
 }
 
@@ -250,6 +296,12 @@ pub fn read(text: &str, options: &ReadOptions) -> Result<Document, Error> {
 ///
 /// # Errors
 /// [`Error::InputTooLarge`] when the input exceeds `max_input_bytes`.
+///
+/// ```
+/// let doc = fabricscope::read_all("just some notes\n", &Default::default()).unwrap();
+/// assert!(doc.sections.is_empty());
+/// assert_eq!(doc.unrecognised.len(), 1);
+/// ```
 pub fn read_all(text: &str, options: &ReadOptions) -> Result<Document, Error> {
     if text.len() > options.max_input_bytes {
         return Err(Error::InputTooLarge {
@@ -264,6 +316,15 @@ pub fn read_all(text: &str, options: &ReadOptions) -> Result<Document, Error> {
 ///
 /// # Errors
 /// [`Error::Binary`] for binary data, and the errors of [`read_all`].
+///
+/// ```
+/// // A Latin-1 byte in a node description: reported, the rest still read.
+/// let bytes = b"CA 'mlx5_0'\n\tCA type: MT4123 caf\xe9\n\tPort 1:\n\t\tState: Active\n";
+/// let doc = fabricscope::read_bytes(bytes, &Default::default()).unwrap();
+/// assert_eq!(doc.sections[0].kind, fabricscope::Kind::Ibstat);
+/// assert!(!doc.warnings.is_empty());
+/// assert!(fabricscope::read_bytes(&[0u8; 64], &Default::default()).is_err());
+/// ```
 pub fn read_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Document, Error> {
     if bytes.len() > options.max_input_bytes {
         return Err(Error::InputTooLarge {

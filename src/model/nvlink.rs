@@ -28,9 +28,89 @@ pub struct Nvlink {
     /// `-gBwMode`: `GPU NVLINK bandwidth mode: FULL` → `FULL`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth_mode: Option<String>,
-    /// Messages that are not link data, as printed or summarised:
-    /// `No devices were found`, `GPU 6: all links inactive`.
-    pub notes: Vec<String>,
+    /// Messages that are not link data: `No devices were found`,
+    /// `GPU 6: all links inactive`, a message printed outside any GPU block.
+    pub notes: Vec<NvlinkNote>,
+}
+
+/// A message of `nvidia-smi nvlink` that is not link data.
+///
+/// In JSON a note is the one string its [`Display`](fmt::Display) prints
+/// (`"GPU 6: all links inactive"`), the shape it always had; it reads back
+/// into the same variant.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum NvlinkNote {
+    /// `No devices were found`: nvidia-smi saw no GPU (no driver loaded, a
+    /// container without GPUs, a bad `-i`).
+    NoDevices,
+    /// A GPU block whose links are all inactive: `GPU 6: all links
+    /// inactive` (the block's own message stays in [`NvlinkGpu::messages`]).
+    AllLinksInactive {
+        /// The GPU's index, as its header printed it.
+        gpu: u32,
+    },
+    /// A line printed outside any GPU block, as printed (trimmed): an
+    /// `all links are inactive` or `Not supported` without its GPU header.
+    Message(String),
+}
+
+impl NvlinkNote {
+    /// Reads a note back from its text (the inverse of `Display`).
+    #[must_use]
+    pub fn from_text(text: &str) -> Self {
+        if text == NO_DEVICES {
+            return Self::NoDevices;
+        }
+        let gpu = text
+            .strip_prefix("GPU ")
+            .and_then(|t| t.strip_suffix(ALL_LINKS_INACTIVE))
+            .and_then(|index| index.parse().ok());
+        match gpu {
+            Some(gpu) => Self::AllLinksInactive { gpu },
+            None => Self::Message(text.to_owned()),
+        }
+    }
+}
+
+const NO_DEVICES: &str = "No devices were found";
+const ALL_LINKS_INACTIVE: &str = ": all links inactive";
+
+impl fmt::Display for NvlinkNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoDevices => f.write_str(NO_DEVICES),
+            Self::AllLinksInactive { gpu } => write!(f, "GPU {gpu}{ALL_LINKS_INACTIVE}"),
+            Self::Message(text) => f.write_str(text),
+        }
+    }
+}
+
+/// A note equals the text it prints (tests and callers compare with
+/// `"No devices were found"`).
+impl PartialEq<&str> for NvlinkNote {
+    fn eq(&self, other: &&str) -> bool {
+        match self {
+            Self::NoDevices => *other == NO_DEVICES,
+            Self::Message(text) => text == other,
+            // Exactly the text Display prints (`GPU 06: …` is not it).
+            #[allow(clippy::cmp_owned)]
+            Self::AllLinksInactive { .. } => self.to_string() == *other,
+        }
+    }
+}
+
+impl Serialize for NvlinkNote {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for NvlinkNote {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        Ok(Self::from_text(&text))
+    }
 }
 
 /// The mode of `nvidia-smi nvlink` whose output a line has the shape of.
@@ -279,5 +359,38 @@ mod tests {
         );
         assert_eq!(gpu.link(4).map(|l| l.inactive), Some(true));
         assert!(gpu.link(5).is_none());
+    }
+
+    #[test]
+    fn a_note_is_its_text_in_json_and_reads_back() {
+        let notes = [
+            (NvlinkNote::NoDevices, "No devices were found"),
+            (
+                NvlinkNote::AllLinksInactive { gpu: 6 },
+                "GPU 6: all links inactive",
+            ),
+            (NvlinkNote::Message("Not supported".into()), "Not supported"),
+        ];
+        for (note, text) in notes {
+            assert_eq!(note.to_string(), text);
+            assert_eq!(note, text);
+            let json = serde_json::to_string(&note).unwrap();
+            assert_eq!(json, format!("\"{text}\""));
+            assert_eq!(serde_json::from_str::<NvlinkNote>(&json).unwrap(), note);
+        }
+    }
+
+    #[test]
+    fn text_that_only_looks_like_a_gpu_note_stays_a_message() {
+        for text in [
+            "GPU x: all links inactive",
+            "GPU 1: all links active",
+            "GPU : all links inactive",
+        ] {
+            assert_eq!(
+                NvlinkNote::from_text(text),
+                NvlinkNote::Message(text.to_owned())
+            );
+        }
     }
 }

@@ -15,6 +15,17 @@ fn field(text: &str) -> String {
 }
 
 /// The incidents as CSV with a header row.
+///
+/// ```
+/// use fabricscope::report::csv;
+/// let paste = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
+/// let doc = fabricscope::read(paste, &Default::default()).unwrap();
+/// let report = fabricscope::analyze(&[doc], &Default::default());
+/// let table = csv::render(&report);
+/// let mut rows = table.lines();
+/// assert!(rows.next().unwrap().starts_with("host,severity,rule"));
+/// assert!(rows.next().unwrap().contains("IB001"));
+/// ```
 #[must_use]
 pub fn render(report: &Report) -> String {
     let mut out =

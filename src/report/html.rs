@@ -28,6 +28,16 @@ section.finding.warning{border-color:var(--warning)}section.finding.info{border-
 h3{margin:.2rem 0;font-size:15px}";
 
 /// Renders the report as a complete HTML document.
+///
+/// ```
+/// use fabricscope::report::html;
+/// let paste = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
+/// let doc = fabricscope::read(paste, &Default::default()).unwrap();
+/// let report = fabricscope::analyze(&[doc], &Default::default());
+/// let page = html::render(&report, &[]);
+/// assert!(page.starts_with("<!DOCTYPE html>") || page.starts_with("<!doctype html>"));
+/// assert!(page.contains("IB001"));
+/// ```
 #[must_use]
 pub fn render(report: &Report, documents: &[NamedDocument<'_>]) -> String {
     let mut s = String::with_capacity(4096 + report.findings.len() * 512);

@@ -69,6 +69,16 @@ pub fn to_value(report: &Report, documents: &[NamedDocument<'_>]) -> serde_json:
 
 /// The report as JSON text; `pretty` indents it for people. Pass no
 /// documents to leave the parsed input out.
+///
+/// ```
+/// use fabricscope::report::json;
+/// let paste = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
+/// let doc = fabricscope::read(paste, &Default::default()).unwrap();
+/// let report = fabricscope::analyze(&[doc], &Default::default());
+/// let json: serde_json::Value = serde_json::from_str(&json::render(&report, &[], false)).unwrap();
+/// assert_eq!(json["findings"][0]["rule"], "IB001");
+/// assert_eq!(json["incidents"].as_array().map(Vec::len), Some(report.incidents.len()));
+/// ```
 #[must_use]
 pub fn render(report: &Report, documents: &[NamedDocument<'_>], pretty: bool) -> String {
     let out = Out::new(report, documents);

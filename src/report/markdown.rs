@@ -10,6 +10,16 @@ fn cell(text: &str) -> String {
 }
 
 /// Verdict, per-rule counts, per-host table and one row per incident.
+///
+/// ```
+/// use fabricscope::report::markdown;
+/// let paste = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
+/// let doc = fabricscope::read(paste, &Default::default()).unwrap();
+/// let report = fabricscope::analyze(&[doc], &Default::default());
+/// let ticket = markdown::render(&report);
+/// assert!(ticket.contains("IB001"));
+/// assert!(ticket.lines().any(|l| l.starts_with('|')));
+/// ```
 #[must_use]
 pub fn render(report: &Report) -> String {
     let mut s = String::new();

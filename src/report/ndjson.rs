@@ -18,6 +18,17 @@ pub fn incident_value(report: &Report, incident: &super::Incident) -> Value {
 }
 
 /// Each incident as one line of JSON, worst first; empty when nothing was found.
+///
+/// ```
+/// use fabricscope::report::ndjson;
+/// let paste = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
+/// let doc = fabricscope::read(paste, &Default::default()).unwrap();
+/// let report = fabricscope::analyze(&[doc], &Default::default());
+/// let lines = ndjson::render(&report);
+/// assert_eq!(lines.lines().count(), report.incidents.len());
+/// let first: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+/// assert_eq!(first["findings"][0]["rule"], "IB001");
+/// ```
 #[must_use]
 pub fn render(report: &Report) -> String {
     let mut out = String::new();

@@ -144,6 +144,16 @@ pub fn to_value(report: &Report) -> Value {
 }
 
 /// The SARIF log as indented JSON text.
+///
+/// ```
+/// use fabricscope::report::sarif;
+/// let paste = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
+/// let doc = fabricscope::read(paste, &Default::default()).unwrap();
+/// let report = fabricscope::analyze(&[doc], &Default::default());
+/// let log: serde_json::Value = serde_json::from_str(&sarif::render(&report)).unwrap();
+/// assert_eq!(log["version"], "2.1.0");
+/// assert_eq!(log["runs"][0]["results"][0]["ruleId"], "IB001");
+/// ```
 #[must_use]
 pub fn render(report: &Report) -> String {
     serde_json::to_string_pretty(&to_value(report)).unwrap_or_default()

@@ -11,7 +11,17 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// How to print.
+///
+/// Built from [`Default`] with the chainable `with_…` methods (the struct is
+/// `#[non_exhaustive]`: options will be added without breaking callers):
+///
+/// ```
+/// use fabricscope::report::text::TextOptions;
+/// let options = TextOptions::default().with_color(true).with_max_width(100);
+/// assert_eq!(options.max_width, Some(100));
+/// ```
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct TextOptions {
     /// ANSI colours (the CLI sets this on a terminal unless `NO_COLOR` is set).
     pub color: bool,
@@ -38,6 +48,52 @@ impl Default for TextOptions {
             summary_only: false,
             max_width: None,
         }
+    }
+}
+
+impl TextOptions {
+    /// ANSI colours on or off.
+    #[must_use]
+    pub fn with_color(mut self, color: bool) -> Self {
+        self.color = color;
+        self
+    }
+
+    /// Evidence, thresholds and remediations printed (`true`, the default),
+    /// or the messages only.
+    #[must_use]
+    pub fn with_verbose(mut self, verbose: bool) -> Self {
+        self.verbose = verbose;
+        self
+    }
+
+    /// Above this many `info` findings, they are summed up per rule.
+    #[must_use]
+    pub fn with_max_info(mut self, max_info: usize) -> Self {
+        self.max_info = max_info;
+        self
+    }
+
+    /// Names the healthy hosts in the fleet summary, not just counts them.
+    #[must_use]
+    pub fn with_list_healthy(mut self, list_healthy: bool) -> Self {
+        self.list_healthy = list_healthy;
+        self
+    }
+
+    /// The verdict and the fleet summary only, no per-host blocks.
+    #[must_use]
+    pub fn with_summary_only(mut self, summary_only: bool) -> Self {
+        self.summary_only = summary_only;
+        self
+    }
+
+    /// Cuts lines longer than this many characters; takes a number or an
+    /// `Option` (`None`: never cut).
+    #[must_use]
+    pub fn with_max_width(mut self, width: impl Into<Option<usize>>) -> Self {
+        self.max_width = width.into();
+        self
     }
 }
 
@@ -304,6 +360,18 @@ fn incident_block(
 }
 
 /// Renders the report as text.
+///
+/// ```
+/// use fabricscope::report::text::{self, TextOptions};
+/// let paste = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
+/// let doc = fabricscope::read(paste, &Default::default()).unwrap();
+/// let report = fabricscope::analyze(&[doc], &Default::default());
+/// let plain = text::render(&report, &TextOptions::default());
+/// assert!(plain.starts_with("critical"));
+/// assert!(plain.contains("IB001"));
+/// let short = text::render(&report, &TextOptions::default().with_verbose(false));
+/// assert!(short.len() < plain.len());
+/// ```
 #[must_use]
 pub fn render(report: &Report, options: &TextOptions) -> String {
     let p = Paint(options.color);
@@ -416,13 +484,7 @@ mod tests {
     #[test]
     fn verdict_first_then_hosts_worst_first() {
         let text = "n1: CA 'mlx5_0'\nn1: \tCA type: MT4129\nn1: \tPort 1:\nn1: \t\tState: Active\nn1: \t\tPhysical state: LinkUp\nn1: \t\tBase lid: 0\nn1: \t\tSM lid: 1\nn1: \t\tLink layer: InfiniBand\nn2: CA 'mlx5_0'\nn2: \tCA type: MT4129\nn2: \tPort 1:\nn2: \t\tState: Down\nn2: \t\tPhysical state: Polling\nn2: \t\tLink layer: InfiniBand\n";
-        let out = render(
-            &report(text),
-            &TextOptions {
-                color: false,
-                ..TextOptions::default()
-            },
-        );
+        let out = render(&report(text), &TextOptions::default().with_color(false));
         let lines: Vec<&str> = out.lines().collect();
         assert!(lines[0].starts_with("critical: "), "{out}");
         let n2 = out.find("== n2").unwrap();
@@ -440,11 +502,7 @@ mod tests {
         let text = "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
         let out = render(
             &report(text),
-            &TextOptions {
-                color: true,
-                verbose: false,
-                ..TextOptions::default()
-            },
+            &TextOptions::default().with_color(true).with_verbose(false),
         );
         assert!(out.contains("\x1b[1;35m"));
     }
@@ -464,13 +522,7 @@ mod tests {
         assert_eq!(r.summary.info, 4, "{r:#?}");
         let listed = render(&r, &TextOptions::default());
         assert_eq!(listed.matches("FL004").count(), 4, "{listed}");
-        let summed = render(
-            &r,
-            &TextOptions {
-                max_info: 3,
-                ..TextOptions::default()
-            },
-        );
+        let summed = render(&r, &TextOptions::default().with_max_info(3));
         assert!(
             summed.contains("4 info findings not listed: FL004 ×4"),
             "{summed}"

@@ -46,7 +46,7 @@
 //! let paste = "$ nvidia-smi nvlink -gt d\nGPU 0: NVIDIA H200 (UUID: GPU-1)\n\t Link 0: Data Tx: 0 KiB\n\
 //!              $ nvidia-smi nvlink -gt d\nGPU 0: NVIDIA H200 (UUID: GPU-1)\n\t Link 0: Data Tx: 2097152 KiB\n";
 //! let doc = fabricscope::read(paste, &Default::default()).unwrap();
-//! let m = measure(&doc, &StatsOptions { interval_seconds: Some(2.0), ..Default::default() });
+//! let m = measure(&doc, &StatsOptions::default().with_interval(2.0));
 //! assert_eq!(m.throughput[0].gib_per_second, 1.0);
 //! ```
 
@@ -103,8 +103,17 @@ pub enum StatsError {
     NotFinite,
 }
 
-/// Settings of the statistics. `Default` gives the values documented on each field.
+/// Settings of the statistics. `Default` gives the values documented on each
+/// field; the chainable `with_…` methods change one (the struct is
+/// `#[non_exhaustive]`: settings will be added without breaking callers):
+///
+/// ```
+/// use fabricscope::stats::StatsOptions;
+/// let options = StatsOptions::default().with_interval(30.0).with_confidence(0.99);
+/// assert_eq!(options.interval_seconds, Some(30.0));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct StatsOptions {
     /// Seconds between successive snapshots of the same counters, used when
     /// the input carries no times (`--interval 30s`). Default: none.
@@ -138,6 +147,52 @@ impl Default for StatsOptions {
             outlier_z: 3.5,
             outlier_poisson_p: 1e-3,
         }
+    }
+}
+
+impl StatsOptions {
+    /// Seconds between successive snapshots when the input carries no
+    /// times; takes a number or an `Option` (`None`: unknown).
+    #[must_use]
+    pub fn with_interval(mut self, seconds: impl Into<Option<f64>>) -> Self {
+        self.interval_seconds = seconds.into();
+        self
+    }
+
+    /// Confidence level of BER intervals (0.95 by default).
+    #[must_use]
+    pub fn with_confidence(mut self, confidence: f64) -> Self {
+        self.confidence = confidence;
+        self
+    }
+
+    /// Post-correction BER threshold (1e-12 by default).
+    #[must_use]
+    pub fn with_ber_threshold(mut self, threshold: f64) -> Self {
+        self.ber_threshold = threshold;
+        self
+    }
+
+    /// Threshold for counters of corrected errors (1e-6 by default).
+    #[must_use]
+    pub fn with_corrected_ber_threshold(mut self, threshold: f64) -> Self {
+        self.corrected_ber_threshold = threshold;
+        self
+    }
+
+    /// |robust z| at or above which a peer is an outlier (3.5 by default).
+    #[must_use]
+    pub fn with_outlier_z(mut self, z: f64) -> Self {
+        self.outlier_z = z;
+        self
+    }
+
+    /// Poisson tail probability below which a count outlier is called out
+    /// (0.001 by default).
+    #[must_use]
+    pub fn with_outlier_poisson_p(mut self, p: f64) -> Self {
+        self.outlier_poisson_p = p;
+        self
     }
 }
 

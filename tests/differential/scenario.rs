@@ -173,10 +173,7 @@ fn exit_status(text: &str) -> Option<i32> {
 fn read(dir: &Path, capture: &Capture) -> (Document, Option<i32>) {
     let path = dir.join(&capture.file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let options = ReadOptions {
-        default_host: Some(capture.host.clone()),
-        ..ReadOptions::default()
-    };
+    let options = ReadOptions::default().with_default_host(capture.host.clone());
     let mut doc = fabricscope::read_all(&text, &options)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     for s in &mut doc.sections {

@@ -186,12 +186,11 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
             }),
     );
     let named_failures = named_failures + failed;
-    let options = AnalyzeOptions {
-        thresholds,
-        interval_seconds: args.interval,
-        ignore: args.ignore.clone(),
-        modified_unix,
-    };
+    let options = AnalyzeOptions::default()
+        .with_thresholds(thresholds)
+        .with_interval(args.interval)
+        .ignore_all(args.ignore.iter().cloned())
+        .with_modified_unix(modified_unix);
     if docs.is_empty() {
         let reasons: Vec<String> = skipped
             .iter()
@@ -239,14 +238,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
             };
             report::text::render(
                 &report,
-                &report::text::TextOptions {
-                    color,
-                    verbose: !args.brief,
-                    list_healthy: args.verbose,
-                    summary_only: args.quiet,
-                    max_width: width,
-                    ..report::text::TextOptions::default()
-                },
+                &report::text::TextOptions::default()
+                    .with_color(color)
+                    .with_verbose(!args.brief)
+                    .with_list_healthy(args.verbose)
+                    .with_summary_only(args.quiet)
+                    .with_max_width(width),
             )
         }
         // Redaction works on the rendered text, so a redacted report is

@@ -88,10 +88,7 @@ fn redact_inputs(inputs: &mut [Input]) {
 
 pub(crate) fn read_input(input: &Input) -> Result<Document, String> {
     let bytes = input.bytes.as_ref().map_err(Clone::clone)?;
-    let options = ReadOptions {
-        default_host: input.host.clone(),
-        ..ReadOptions::default()
-    };
+    let options = ReadOptions::default().with_default_host(input.host.clone());
     if let Some(saved) = document_from_json(bytes) {
         return saved.map_err(|e| format!("JSON input: {e}"));
     }

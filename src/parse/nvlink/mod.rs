@@ -36,7 +36,9 @@ mod render;
 pub use render::{render, render_mode};
 
 use crate::diag::WarningKind;
-use crate::model::nvlink::{LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkRemote};
+use crate::model::nvlink::{
+    LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkNote, NvlinkRemote,
+};
 use crate::model::Counter;
 use crate::parse::text::Unread;
 use crate::parse::{Block, Line, Parsed, Spec};
@@ -141,13 +143,13 @@ impl Reader {
                     Some(gpu) => {
                         gpu.all_links_inactive = true;
                         gpu.messages.push(text);
-                        let note = format!("GPU {}: all links inactive", gpu.index);
+                        let note = NvlinkNote::AllLinksInactive { gpu: gpu.index };
                         self.out.notes.push(note);
                     }
-                    None => self.out.notes.push(text),
+                    None => self.out.notes.push(NvlinkNote::Message(text)),
                 }
             }
-            Shape::NoDevices => self.out.notes.push(line.text().trim().to_owned()),
+            Shape::NoDevices => self.out.notes.push(NvlinkNote::NoDevices),
             Shape::BandwidthMode(mode) => {
                 self.saw(NvlinkMode::BandwidthMode);
                 self.out.bandwidth_mode = Some(mode.to_owned());
@@ -165,7 +167,7 @@ impl Reader {
             }
             Shape::GpuMessage(message) => match self.gpu(line) {
                 Some(gpu) => gpu.messages.push(message.to_owned()),
-                None => self.out.notes.push(message.to_owned()),
+                None => self.out.notes.push(NvlinkNote::Message(message.to_owned())),
             },
             Shape::Elision => self.unread.warn(
                 WarningKind::Truncated,
@@ -438,7 +440,8 @@ pub fn summary(nvlink: &Nvlink) -> String {
             return format!("bandwidth mode {mode}");
         }
         if !nvlink.notes.is_empty() {
-            return nvlink.notes.join("; ");
+            let notes: Vec<String> = nvlink.notes.iter().map(ToString::to_string).collect();
+            return notes.join("; ");
         }
         return "no NVLink output (no NVLink-capable GPU)".to_owned();
     }

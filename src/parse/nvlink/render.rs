@@ -7,7 +7,7 @@
 
 use super::grammar::INFO_LABELS;
 use super::CAPABILITIES;
-use crate::model::nvlink::{Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode};
+use crate::model::nvlink::{Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkNote};
 use crate::model::Counter;
 use std::fmt::Write as _;
 
@@ -38,18 +38,17 @@ pub fn render_mode(nvlink: &Nvlink, mode: NvlinkMode) -> String {
 /// Lines before any GPU block: messages such as `No devices were found`,
 /// and the `-gBwMode` answer.
 fn preamble(s: &mut String, nvlink: &Nvlink) {
-    for note in nvlink.notes.iter().filter(|n| !is_gpu_note(n)) {
+    // A GPU's `all links inactive` note comes back with its block.
+    let printed = nvlink
+        .notes
+        .iter()
+        .filter(|n| !matches!(n, NvlinkNote::AllLinksInactive { .. }));
+    for note in printed {
         let _ = writeln!(s, "{note}");
     }
     if let Some(mode) = &nvlink.bandwidth_mode {
         let _ = writeln!(s, "GPU NVLINK bandwidth mode: {mode}");
     }
-}
-
-/// Notes the parser derives from a GPU block (`GPU 6: all links inactive`);
-/// rendering the block brings them back.
-fn is_gpu_note(note: &str) -> bool {
-    note.starts_with("GPU ") && note.ends_with(": all links inactive")
 }
 
 fn gpu_block(s: &mut String, gpu: &NvlinkGpu, modes: &[NvlinkMode]) {
