@@ -108,8 +108,12 @@ struct Header {
 fn header(text: &str) -> Option<Header> {
     // Detection asks this of many lines: those without `GPU0` (or a `[`
     // of the codes below, which could split it) cannot be a header.
-    let bytes = text.as_bytes();
-    if !bytes.contains(&b'[') && !bytes.windows(4).any(|w| w == b"GPU0") {
+    let has_gpu0 = || {
+        text.split('G')
+            .skip(1)
+            .any(|after| after.starts_with("PU0"))
+    };
+    if !text.contains('[') && !has_gpu0() {
         return None;
     }
     // Pastes that lost the ESC byte keep the underline codes as text
