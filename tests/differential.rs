@@ -251,7 +251,7 @@ fn compare_parsed(fabric: &Fabric, tally: &mut Tally) {
                 .iter()
                 .filter(|b| b.attribute == attribute && b.port == Some(inj.port))
                 .flat_map(|b| b.counters.iter())
-                .find(|(name, _)| name.eq_ignore_ascii_case(&inj.field))
+                .find(|(id, _)| id.name().eq_ignore_ascii_case(&inj.field))
                 .map(|(_, c)| *c);
             let agrees = counter
                 .is_some_and(|c| c.value == inj.expected_value && c.saturated == inj.saturated);

@@ -208,7 +208,7 @@ fn model() -> impl Strategy<Value = Nvlink> {
 fn modes_with_content(m: &Nvlink) -> Vec<NvlinkMode> {
     let links: Vec<&NvlinkLink> = m.gpus.iter().flat_map(|g| &g.links).collect();
     let any_counter =
-        |pred: &dyn Fn(&str) -> bool| links.iter().any(|l| l.counters.keys().any(|k| pred(k)));
+        |pred: &dyn Fn(&str) -> bool| links.iter().any(|l| l.counters.keys().any(pred));
     let legacy = |k: &str| {
         k.starts_with("rx") && k.ends_with("_kib") || k.starts_with("tx") && k.ends_with("_kib")
     };

@@ -79,6 +79,21 @@ impl PortState {
         }
     }
 
+    /// The state as libibmad's `mad_dump_portstate` prints it (`Initialize`,
+    /// not ibstat's `Initializing`), the spelling of `iblinkinfo` and
+    /// `ibqueryerrors`; `None` for a state outside the spec, which each of
+    /// those tools prints its own way.
+    #[must_use]
+    pub fn libibmad_name(self) -> Option<&'static str> {
+        match self {
+            PortState::Down => Some("Down"),
+            PortState::Initializing => Some("Initialize"),
+            PortState::Armed => Some("Armed"),
+            PortState::Active => Some("Active"),
+            PortState::Unknown => None,
+        }
+    }
+
     /// Maps any tool's spelling: `Active`, `ACTIVE`, `4: ACTIVE`,
     /// `PORT_ACTIVE (4)`, `Initialize`, `INIT`, a bare `4`…
     #[must_use]
@@ -143,6 +158,25 @@ impl PhysState {
             PhysState::LinkErrorRecovery => "LinkErrorRecovery",
             PhysState::PhyTest => "PhyTest",
             PhysState::Unknown => "???",
+        }
+    }
+
+    /// The physical state as libibmad's `mad_dump_physportstate` prints it
+    /// (`NoChange`), the spelling of `iblinkinfo` and `ibqueryerrors`; `None`
+    /// for a state outside the spec, which each of those tools prints its own
+    /// way.
+    #[must_use]
+    pub fn libibmad_name(self) -> Option<&'static str> {
+        match self {
+            PhysState::NoStateChange => Some("NoChange"),
+            PhysState::Sleep => Some("Sleep"),
+            PhysState::Polling => Some("Polling"),
+            PhysState::Disabled => Some("Disabled"),
+            PhysState::PortConfigurationTraining => Some("PortConfigurationTraining"),
+            PhysState::LinkUp => Some("LinkUp"),
+            PhysState::LinkErrorRecovery => Some("LinkErrorRecovery"),
+            PhysState::PhyTest => Some("PhyTest"),
+            PhysState::Unknown => None,
         }
     }
 
@@ -219,6 +253,21 @@ impl LinkLayer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn libibmad_names_read_back_as_their_state() {
+        use PhysState as P;
+        use PortState as S;
+        for s in [S::Down, S::Initializing, S::Armed, S::Active] {
+            assert_eq!(S::parse(s.libibmad_name().unwrap()), s);
+        }
+        assert_eq!(S::Unknown.libibmad_name(), None);
+        for p in [P::Sleep, P::Polling, P::Disabled, P::LinkUp, P::PhyTest] {
+            assert_eq!(P::parse(p.libibmad_name().unwrap()), p);
+        }
+        assert_eq!(P::NoStateChange.libibmad_name(), Some("NoChange"));
+        assert_eq!(P::Unknown.libibmad_name(), None);
+    }
 
     #[test]
     fn port_state_spellings_of_every_tool() {

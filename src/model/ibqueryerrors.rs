@@ -7,7 +7,7 @@
 //! failure code.
 
 use super::ib::{Guid, PhysState, PortState};
-use super::Counter;
+use super::Counters;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -80,7 +80,7 @@ pub struct PortReport {
     /// PortCounters entries (`[Name == 5]`) and for 64-bit extended error
     /// entries (`[Name == 5 (5.000)]`); data counters whose source
     /// attribute cannot be told have width 0 (unknown).
-    pub counters: BTreeMap<String, Counter>,
+    pub counters: Counters,
     /// The `Link info:` line that follows with `-r`.
     pub link: Option<LinkInfo>,
     /// Lines of the port entry.

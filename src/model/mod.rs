@@ -5,6 +5,7 @@
 //! applies (`rate_gbps`, `kib`), so a reader never has to guess.
 
 pub mod counter;
+pub mod counter_id;
 pub mod date;
 pub mod dcgmi_diag;
 pub mod dcgmi_nvlink;
@@ -19,6 +20,9 @@ pub mod smi_query;
 pub mod topo;
 
 pub use counter::Counter;
+pub use counter_id::{
+    CounterId, CounterKey, Counters, IbCounter, IbSeries, KnownCounter, NvCounter,
+};
 pub use partial::{Partial, PartialReason};
 pub mod iblinkinfo;
 pub mod ibqueryerrors;

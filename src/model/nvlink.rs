@@ -11,7 +11,7 @@
 //! displayed (26.5625 truncated to `26.562`), throughput counters are KiB and
 //! their names end in `_kib`. Nothing is converted behind the reader's back.
 
-use crate::model::Counter;
+use crate::model::{Counter, CounterKey, Counters};
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -238,8 +238,8 @@ pub struct NvlinkLink {
     /// `raw_tx_kib`, `raw_rx_kib` (`-gt r`); `rx0_kib`, `tx0_kib` (`-g 0`,
     /// whose `KBytes` are taken as KiB). Unknown counters keep their
     /// snake-cased label.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub counters: BTreeMap<String, Counter>,
+    #[serde(default, skip_serializing_if = "Counters::is_empty")]
+    pub counters: Counters,
     /// `-ec`: per-lane ECC correction counts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lanes: Vec<LaneEcc>,
@@ -272,10 +272,11 @@ impl NvlinkLink {
         }
     }
 
-    /// A counter by its snake_case name (`crc_errors`, `raw_tx_kib`).
+    /// A counter by id (`NvCounter::CrcErrors`) or snake_case name
+    /// (`crc_errors`, `raw_tx_kib`).
     #[must_use]
-    pub fn counter(&self, name: &str) -> Option<Counter> {
-        self.counters.get(name).copied()
+    pub fn counter<K: CounterKey>(&self, key: K) -> Option<Counter> {
+        self.counters.get(key).copied()
     }
 }
 

@@ -30,8 +30,20 @@ pub(crate) enum Spec {
     Series(&'static str, u8, FieldKind),
 }
 
+use super::counter_id::{IbCounter as I, IbSeries as S};
 use FieldKind::{Counter as C, Hex, Number};
 use Spec::{One, Series};
+
+/// A counter of `bits` bits, named by its typed id: a layout cannot
+/// misspell a counter the rules ask for.
+const fn ctr(counter: I, bits: u8) -> Spec {
+    One(counter.name(), C(bits))
+}
+
+/// A numbered counter family, each member `bits` wide.
+const fn series(family: S, bits: u8) -> Spec {
+    Series(family.prefix(), family.count(), C(bits))
+}
 
 const PORT_SELECT: Spec = One("PortSelect", Number);
 const COUNTER_SELECT: Spec = One("CounterSelect", Hex(16));
@@ -40,25 +52,25 @@ const COUNTER_SELECT: Spec = One("CounterSelect", Hex(16));
 pub(crate) const PORT_COUNTERS: &[Spec] = &[
     PORT_SELECT,
     COUNTER_SELECT,
-    One("SymbolErrorCounter", C(16)),
-    One("LinkErrorRecoveryCounter", C(8)),
-    One("LinkDownedCounter", C(8)),
-    One("PortRcvErrors", C(16)),
-    One("PortRcvRemotePhysicalErrors", C(16)),
-    One("PortRcvSwitchRelayErrors", C(16)),
-    One("PortXmitDiscards", C(16)),
-    One("PortXmitConstraintErrors", C(8)),
-    One("PortRcvConstraintErrors", C(8)),
+    ctr(I::SymbolErrorCounter, 16),
+    ctr(I::LinkErrorRecoveryCounter, 8),
+    ctr(I::LinkDownedCounter, 8),
+    ctr(I::PortRcvErrors, 16),
+    ctr(I::PortRcvRemotePhysicalErrors, 16),
+    ctr(I::PortRcvSwitchRelayErrors, 16),
+    ctr(I::PortXmitDiscards, 16),
+    ctr(I::PortXmitConstraintErrors, 8),
+    ctr(I::PortRcvConstraintErrors, 8),
     One("CounterSelect2", Hex(8)),
-    One("LocalLinkIntegrityErrors", C(4)),
-    One("ExcessiveBufferOverrunErrors", C(4)),
-    One("QP1Dropped", C(16)),
-    One("VL15Dropped", C(16)),
-    One("PortXmitData", C(32)),
-    One("PortRcvData", C(32)),
-    One("PortXmitPkts", C(32)),
-    One("PortRcvPkts", C(32)),
-    One("PortXmitWait", C(32)),
+    ctr(I::LocalLinkIntegrityErrors, 4),
+    ctr(I::ExcessiveBufferOverrunErrors, 4),
+    ctr(I::QP1Dropped, 16),
+    ctr(I::VL15Dropped, 16),
+    ctr(I::PortXmitData, 32),
+    ctr(I::PortRcvData, 32),
+    ctr(I::PortXmitPkts, 32),
+    ctr(I::PortRcvPkts, 32),
+    ctr(I::PortXmitWait, 32),
 ];
 
 /// PortCountersExtended: the data counters, the unicast/multicast counters
@@ -67,152 +79,137 @@ pub(crate) const PORT_COUNTERS: &[Spec] = &[
 pub(crate) const PORT_COUNTERS_EXTENDED: &[Spec] = &[
     PORT_SELECT,
     COUNTER_SELECT,
-    One("PortXmitData", C(64)),
-    One("PortRcvData", C(64)),
-    One("PortXmitPkts", C(64)),
-    One("PortRcvPkts", C(64)),
-    One("PortUnicastXmitPkts", C(64)),
-    One("PortUnicastRcvPkts", C(64)),
-    One("PortMulticastXmitPkts", C(64)),
-    One("PortMulticastRcvPkts", C(64)),
+    ctr(I::PortXmitData, 64),
+    ctr(I::PortRcvData, 64),
+    ctr(I::PortXmitPkts, 64),
+    ctr(I::PortRcvPkts, 64),
+    ctr(I::PortUnicastXmitPkts, 64),
+    ctr(I::PortUnicastRcvPkts, 64),
+    ctr(I::PortMulticastXmitPkts, 64),
+    ctr(I::PortMulticastRcvPkts, 64),
     One("CounterSelect2", Hex(32)),
-    One("SymbolErrorCounter", C(64)),
-    One("LinkErrorRecoveryCounter", C(64)),
-    One("LinkDownedCounter", C(64)),
-    One("PortRcvErrors", C(64)),
-    One("PortRcvRemotePhysicalErrors", C(64)),
-    One("PortRcvSwitchRelayErrors", C(64)),
-    One("PortXmitDiscards", C(64)),
-    One("PortXmitConstraintErrors", C(64)),
-    One("PortRcvConstraintErrors", C(64)),
-    One("LocalLinkIntegrityErrors", C(64)),
-    One("ExcessiveBufferOverrunErrors", C(64)),
-    One("VL15Dropped", C(64)),
-    One("PortXmitWait", C(64)),
-    One("QP1Dropped", C(64)),
+    ctr(I::SymbolErrorCounter, 64),
+    ctr(I::LinkErrorRecoveryCounter, 64),
+    ctr(I::LinkDownedCounter, 64),
+    ctr(I::PortRcvErrors, 64),
+    ctr(I::PortRcvRemotePhysicalErrors, 64),
+    ctr(I::PortRcvSwitchRelayErrors, 64),
+    ctr(I::PortXmitDiscards, 64),
+    ctr(I::PortXmitConstraintErrors, 64),
+    ctr(I::PortRcvConstraintErrors, 64),
+    ctr(I::LocalLinkIntegrityErrors, 64),
+    ctr(I::ExcessiveBufferOverrunErrors, 64),
+    ctr(I::VL15Dropped, 64),
+    ctr(I::PortXmitWait, 64),
+    ctr(I::QP1Dropped, 64),
 ];
 
 pub(crate) const PORT_XMIT_DATA_SL: &[Spec] =
-    &[PORT_SELECT, COUNTER_SELECT, Series("XmtDataSL", 16, C(32))];
+    &[PORT_SELECT, COUNTER_SELECT, series(S::XmtDataSL, 32)];
 
 pub(crate) const PORT_RCV_DATA_SL: &[Spec] =
-    &[PORT_SELECT, COUNTER_SELECT, Series("RcvDataSL", 16, C(32))];
+    &[PORT_SELECT, COUNTER_SELECT, series(S::RcvDataSL, 32)];
 
 pub(crate) const PORT_XMIT_DISCARD_DETAILS: &[Spec] = &[
     PORT_SELECT,
     COUNTER_SELECT,
-    One("PortInactiveDiscards", C(16)),
-    One("PortNeighborMTUDiscards", C(16)),
-    One("PortSwLifetimeLimitDiscards", C(16)),
-    One("PortSwHOQLifetimeLimitDiscards", C(16)),
+    ctr(I::PortInactiveDiscards, 16),
+    ctr(I::PortNeighborMTUDiscards, 16),
+    ctr(I::PortSwLifetimeLimitDiscards, 16),
+    ctr(I::PortSwHOQLifetimeLimitDiscards, 16),
 ];
 
 pub(crate) const PORT_RCV_ERROR_DETAILS: &[Spec] = &[
     PORT_SELECT,
     COUNTER_SELECT,
-    One("PortLocalPhysicalErrors", C(16)),
-    One("PortMalformedPktErrors", C(16)),
-    One("PortBufferOverrunErrors", C(16)),
-    One("PortDLIDMappingErrors", C(16)),
-    One("PortVLMappingErrors", C(16)),
-    One("PortLoopingErrors", C(16)),
+    ctr(I::PortLocalPhysicalErrors, 16),
+    ctr(I::PortMalformedPktErrors, 16),
+    ctr(I::PortBufferOverrunErrors, 16),
+    ctr(I::PortDLIDMappingErrors, 16),
+    ctr(I::PortVLMappingErrors, 16),
+    ctr(I::PortLoopingErrors, 16),
 ];
 
 /// PortExtendedSpeedsCounters: its CounterSelect is 64 bits wide.
 pub(crate) const PORT_EXTENDED_SPEEDS: &[Spec] = &[
     PORT_SELECT,
     One("CounterSelect", Hex(64)),
-    One("SyncHeaderErrorCounter", C(16)),
-    One("UnknownBlockCounter", C(16)),
-    Series("ErrorDetectionCounterLane", 12, C(16)),
-    Series("FECCorrectableBlockCtrLane", 12, C(32)),
-    Series("FECUncorrectableBlockCtrLane", 12, C(32)),
+    ctr(I::SyncHeaderErrorCounter, 16),
+    ctr(I::UnknownBlockCounter, 16),
+    series(S::ErrorDetectionCounterLane, 16),
+    series(S::FECCorrectableBlockCtrLane, 32),
+    series(S::FECUncorrectableBlockCtrLane, 32),
 ];
 
 /// PortExtendedSpeedsCounters as printed when RS-FEC is active.
 pub(crate) const PORT_EXTENDED_SPEEDS_RS_FEC: &[Spec] = &[
     PORT_SELECT,
     One("CounterSelect", Hex(64)),
-    One("SyncHeaderErrorCounter", C(16)),
-    One("UnknownBlockCounter", C(16)),
-    Series("FECCorrectableSymbolCtrLane", 12, C(32)),
-    One("PortFECCorrectableBlockCtr", C(32)),
-    One("PortFECUncorrectableBlockCtr", C(32)),
-    One("PortFECCorrectedSymbolCtr", C(32)),
+    ctr(I::SyncHeaderErrorCounter, 16),
+    ctr(I::UnknownBlockCounter, 16),
+    series(S::FECCorrectableSymbolCtrLane, 32),
+    ctr(I::PortFECCorrectableBlockCtr, 32),
+    ctr(I::PortFECUncorrectableBlockCtr, 32),
+    ctr(I::PortFECCorrectedSymbolCtr, 32),
 ];
 
 pub(crate) const PORT_OP_RCV_COUNTERS: &[Spec] = &[
     PORT_SELECT,
     COUNTER_SELECT,
-    One("PortOpRcvPkts", C(32)),
-    One("PortOpRcvData", C(32)),
+    ctr(I::PortOpRcvPkts, 32),
+    ctr(I::PortOpRcvData, 32),
 ];
 
 pub(crate) const PORT_FLOW_CTL_COUNTERS: &[Spec] = &[
     PORT_SELECT,
     COUNTER_SELECT,
-    One("PortXmitFlowPkts", C(32)),
-    One("PortRcvFlowPkts", C(32)),
+    ctr(I::PortXmitFlowPkts, 32),
+    ctr(I::PortRcvFlowPkts, 32),
 ];
 
-pub(crate) const PORT_VL_OP_PACKETS: &[Spec] = &[
-    PORT_SELECT,
-    COUNTER_SELECT,
-    Series("PortVLOpPackets", 16, C(16)),
-];
+pub(crate) const PORT_VL_OP_PACKETS: &[Spec] =
+    &[PORT_SELECT, COUNTER_SELECT, series(S::PortVLOpPackets, 16)];
 
-pub(crate) const PORT_VL_OP_DATA: &[Spec] = &[
-    PORT_SELECT,
-    COUNTER_SELECT,
-    Series("PortVLOpData", 16, C(32)),
-];
+pub(crate) const PORT_VL_OP_DATA: &[Spec] =
+    &[PORT_SELECT, COUNTER_SELECT, series(S::PortVLOpData, 32)];
 
 /// Two-bit counters: they saturate at 3.
 pub(crate) const PORT_VL_XMIT_FLOW_CTL_UPDATE_ERRORS: &[Spec] = &[
     PORT_SELECT,
     COUNTER_SELECT,
-    Series("PortVLXmitFlowCtlUpdateErrors", 16, C(2)),
+    series(S::PortVLXmitFlowCtlUpdateErrors, 2),
 ];
 
-pub(crate) const PORT_VL_XMIT_WAIT_COUNTERS: &[Spec] = &[
-    PORT_SELECT,
-    COUNTER_SELECT,
-    Series("PortVLXmitWait", 16, C(16)),
-];
+pub(crate) const PORT_VL_XMIT_WAIT_COUNTERS: &[Spec] =
+    &[PORT_SELECT, COUNTER_SELECT, series(S::PortVLXmitWait, 16)];
 
 pub(crate) const SW_PORT_VL_CONGESTION: &[Spec] = &[
     PORT_SELECT,
     COUNTER_SELECT,
-    Series("SWPortVLCongestion", 16, C(16)),
+    series(S::SWPortVLCongestion, 16),
 ];
 
 pub(crate) const PORT_RCV_CON_CTRL: &[Spec] = &[
     PORT_SELECT,
     COUNTER_SELECT,
-    One("PortPktRcvFECN", C(32)),
-    One("PortPktRcvBECN", C(32)),
+    ctr(I::PortPktRcvFECN, 32),
+    ctr(I::PortPktRcvBECN, 32),
 ];
 
-pub(crate) const PORT_SL_RCV_FECN: &[Spec] = &[
-    PORT_SELECT,
-    COUNTER_SELECT,
-    Series("PortSLRcvFECN", 16, C(32)),
-];
+pub(crate) const PORT_SL_RCV_FECN: &[Spec] =
+    &[PORT_SELECT, COUNTER_SELECT, series(S::PortSLRcvFECN, 32)];
 
-pub(crate) const PORT_SL_RCV_BECN: &[Spec] = &[
-    PORT_SELECT,
-    COUNTER_SELECT,
-    Series("PortSLRcvBECN", 16, C(32)),
-];
+pub(crate) const PORT_SL_RCV_BECN: &[Spec] =
+    &[PORT_SELECT, COUNTER_SELECT, series(S::PortSLRcvBECN, 32)];
 
 pub(crate) const PORT_XMIT_CON_CTRL: &[Spec] =
-    &[PORT_SELECT, COUNTER_SELECT, One("PortXmitTimeCong", C(32))];
+    &[PORT_SELECT, COUNTER_SELECT, ctr(I::PortXmitTimeCong, 32)];
 
 /// VL 0 to 14 only (VL15 is the management VL).
 pub(crate) const PORT_VL_XMIT_TIME_CONG: &[Spec] = &[
     PORT_SELECT,
     COUNTER_SELECT,
-    Series("PortVLXmitTimeCong", 15, C(32)),
+    series(S::PortVLXmitTimeCong, 32),
 ];
 
 /// PortSamplesControl (`perfquery -c`): configuration, no counters.
@@ -248,6 +245,18 @@ pub(crate) fn kind_in(layout: &[Spec], name: &str) -> Option<FieldKind> {
     })
 }
 
+/// How many counters `layout` prints (to size a block's counters once).
+pub(crate) fn counter_count(layout: &[Spec]) -> usize {
+    layout
+        .iter()
+        .map(|spec| match *spec {
+            One(_, C(_)) => 1,
+            Series(_, count, C(_)) => usize::from(count),
+            _ => 0,
+        })
+        .sum()
+}
+
 /// Every field name of `layout`, in print order, with its kind.
 pub(crate) fn fields(layout: &[Spec]) -> impl Iterator<Item = (Cow<'static, str>, FieldKind)> + '_ {
     layout.iter().flat_map(|spec| {
@@ -264,23 +273,23 @@ pub(crate) fn fields(layout: &[Spec]) -> impl Iterator<Item = (Cow<'static, str>
 /// Counter names of infiniband-diags before 2009 (`perfquery`,
 /// `ibcheckerrors`), with the names libibmad has printed since. The fields
 /// are the same IBA PortCounters; only the spelling changed.
-const OLD_NAMES: &[(&str, &str)] = &[
-    ("SymbolErrors", "SymbolErrorCounter"),
-    ("LinkRecovers", "LinkErrorRecoveryCounter"),
-    ("LinkDowned", "LinkDownedCounter"),
-    ("RcvErrors", "PortRcvErrors"),
-    ("RcvRemotePhysErrors", "PortRcvRemotePhysicalErrors"),
-    ("RcvSwRelayErrors", "PortRcvSwitchRelayErrors"),
-    ("XmtDiscards", "PortXmitDiscards"),
-    ("XmtConstraintErrors", "PortXmitConstraintErrors"),
-    ("RcvConstraintErrors", "PortRcvConstraintErrors"),
-    ("LinkIntegrityErrors", "LocalLinkIntegrityErrors"),
-    ("ExcBufOverrunErrors", "ExcessiveBufferOverrunErrors"),
-    ("XmtData", "PortXmitData"),
-    ("RcvData", "PortRcvData"),
-    ("XmtPkts", "PortXmitPkts"),
-    ("RcvPkts", "PortRcvPkts"),
-    ("XmtWait", "PortXmitWait"),
+const OLD_NAMES: &[(&str, I)] = &[
+    ("SymbolErrors", I::SymbolErrorCounter),
+    ("LinkRecovers", I::LinkErrorRecoveryCounter),
+    ("LinkDowned", I::LinkDownedCounter),
+    ("RcvErrors", I::PortRcvErrors),
+    ("RcvRemotePhysErrors", I::PortRcvRemotePhysicalErrors),
+    ("RcvSwRelayErrors", I::PortRcvSwitchRelayErrors),
+    ("XmtDiscards", I::PortXmitDiscards),
+    ("XmtConstraintErrors", I::PortXmitConstraintErrors),
+    ("RcvConstraintErrors", I::PortRcvConstraintErrors),
+    ("LinkIntegrityErrors", I::LocalLinkIntegrityErrors),
+    ("ExcBufOverrunErrors", I::ExcessiveBufferOverrunErrors),
+    ("XmtData", I::PortXmitData),
+    ("RcvData", I::PortRcvData),
+    ("XmtPkts", I::PortXmitPkts),
+    ("RcvPkts", I::PortRcvPkts),
+    ("XmtWait", I::PortXmitWait),
 ];
 
 /// Today's name of a counter printed under its pre-2009 name, if it is one.
@@ -289,7 +298,7 @@ pub fn modern_name(name: &str) -> Option<&'static str> {
     OLD_NAMES
         .iter()
         .find(|(old, _)| *old == name)
-        .map(|(_, new)| *new)
+        .map(|(_, new)| new.name())
 }
 
 #[cfg(test)]
@@ -330,6 +339,63 @@ mod tests {
         }
     }
 
+    /// Every layout the attributes use.
+    const LAYOUTS: &[&[Spec]] = &[
+        PORT_COUNTERS,
+        PORT_COUNTERS_EXTENDED,
+        PORT_XMIT_DATA_SL,
+        PORT_RCV_DATA_SL,
+        PORT_XMIT_DISCARD_DETAILS,
+        PORT_RCV_ERROR_DETAILS,
+        PORT_EXTENDED_SPEEDS,
+        PORT_EXTENDED_SPEEDS_RS_FEC,
+        PORT_OP_RCV_COUNTERS,
+        PORT_FLOW_CTL_COUNTERS,
+        PORT_VL_OP_PACKETS,
+        PORT_VL_OP_DATA,
+        PORT_VL_XMIT_FLOW_CTL_UPDATE_ERRORS,
+        PORT_VL_XMIT_WAIT_COUNTERS,
+        SW_PORT_VL_CONGESTION,
+        PORT_RCV_CON_CTRL,
+        PORT_SL_RCV_FECN,
+        PORT_SL_RCV_BECN,
+        PORT_XMIT_CON_CTRL,
+        PORT_VL_XMIT_TIME_CONG,
+        PORT_SAMPLES_CONTROL,
+    ];
+
+    /// The typed ids and the layouts describe the same counters: every
+    /// counter a layout prints has an id, and every InfiniBand id is printed
+    /// by some layout (so the enum holds no name no tool prints).
+    #[test]
+    fn counter_ids_and_layouts_agree() {
+        use crate::model::counter_id::{IbCounter, IbSeries, KnownCounter};
+        let mut printed = std::collections::HashSet::new();
+        for layout in LAYOUTS {
+            for (name, kind) in fields(layout) {
+                let known = KnownCounter::from_name(&name);
+                if matches!(kind, C(_)) {
+                    assert!(known.is_some(), "{name} has no counter id");
+                    printed.insert(name.into_owned());
+                } else {
+                    assert!(known.is_none(), "{name} is not a counter but has an id");
+                }
+            }
+        }
+        for c in IbCounter::ALL {
+            assert!(printed.contains(c.name()), "{} is in no layout", c.name());
+        }
+        for s in IbSeries::ALL {
+            for i in 0..s.count() {
+                let name = s.member(i).unwrap().name();
+                assert!(printed.contains(name), "{name} is in no layout");
+            }
+        }
+        for (_, modern) in OLD_NAMES {
+            assert!(printed.contains(modern.name()));
+        }
+    }
+
     #[test]
     fn layouts_have_no_duplicate_names() {
         for layout in [
@@ -346,5 +412,8 @@ mod tests {
             assert_eq!(names.len(), sorted.len());
         }
         assert_eq!(fields(PORT_EXTENDED_SPEEDS).count(), 40);
+        assert_eq!(counter_count(PORT_EXTENDED_SPEEDS), 38);
+        assert_eq!(counter_count(PORT_COUNTERS), 18);
+        assert_eq!(counter_count(PORT_SAMPLES_CONTROL), 0);
     }
 }

@@ -7,7 +7,7 @@
 //! saturated rather than taken for a real count.
 
 use super::perf_fields::{self, FieldKind, Spec};
-use super::Counter;
+use super::{Counter, CounterKey, Counters, IbCounter};
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -196,8 +196,9 @@ pub struct PerfBlock {
     pub cap_mask: Option<u32>,
     /// CapabilityMask2 (already shifted right by 5, as perfquery prints it).
     pub cap_mask2: Option<u32>,
-    /// Counters by the tool's field names, with their widths.
-    pub counters: BTreeMap<String, Counter>,
+    /// Counters by typed id (serialised with the tool's field names), with
+    /// their widths.
+    pub counters: Counters,
     /// Fields that are not counters (`PortSelect`, `CounterSelect` hex,
     /// PortSamplesControl settings), as printed.
     pub fields: BTreeMap<String, String>,
@@ -214,6 +215,9 @@ impl PerfBlock {
     /// An empty block for `attribute` on `port_id`.
     #[must_use]
     pub fn new(attribute: PerfAttribute, port_id: impl Into<String>, span: LineSpan) -> Self {
+        // Sized once for the counters the attribute prints: no regrowth,
+        // no spare capacity held for the whole run.
+        let counters = Counters::with_capacity(perf_fields::counter_count(attribute.layout()));
         Self {
             attribute,
             port_id: port_id.into(),
@@ -222,17 +226,18 @@ impl PerfBlock {
             all_ports: false,
             cap_mask: None,
             cap_mask2: None,
-            counters: BTreeMap::new(),
+            counters,
             fields: BTreeMap::new(),
             span,
             partial: None,
         }
     }
 
-    /// The counter printed as `name` (`"SymbolErrorCounter"`), if any.
+    /// The counter `key` names (`IbCounter::SymbolErrorCounter`, or the
+    /// printed name `"SymbolErrorCounter"`), if any.
     #[must_use]
-    pub fn counter(&self, name: &str) -> Option<&Counter> {
-        self.counters.get(name)
+    pub fn counter<K: CounterKey>(&self, key: K) -> Option<&Counter> {
+        self.counters.get(key)
     }
 
     /// Transmitted data in octets: `PortXmitData` counts 4-octet words, so
@@ -242,13 +247,13 @@ impl PerfBlock {
     /// for a rate.
     #[must_use]
     pub fn xmit_data_octets(&self) -> Option<u64> {
-        self.counter("PortXmitData")?.value.checked_mul(4)
+        self.counter(IbCounter::PortXmitData)?.value.checked_mul(4)
     }
 
     /// Received data in octets (`PortRcvData` × 4); see [`Self::xmit_data_octets`].
     #[must_use]
     pub fn rcv_data_octets(&self) -> Option<u64> {
-        self.counter("PortRcvData")?.value.checked_mul(4)
+        self.counter(IbCounter::PortRcvData)?.value.checked_mul(4)
     }
 
     /// True for PortCountersExtended (`perfquery -x`), whose counters are
@@ -302,9 +307,8 @@ mod tests {
         let mut b = PerfBlock::new(PerfAttribute::PortCounters, "Lid 1", LineSpan::line(1));
         assert_eq!(b.xmit_data_octets(), None);
         b.counters
-            .insert("PortXmitData".into(), Counter::new(4_294_967_295, 32));
-        b.counters
-            .insert("PortRcvData".into(), Counter::new(u64::MAX, 64));
+            .insert(IbCounter::PortXmitData, Counter::new(4_294_967_295, 32));
+        b.counters.insert("PortRcvData", Counter::new(u64::MAX, 64));
         assert_eq!(b.xmit_data_octets(), Some(17_179_869_180));
         assert_eq!(
             b.rcv_data_octets(),

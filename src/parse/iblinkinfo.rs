@@ -414,29 +414,15 @@ fn render_port(s: &mut String, p: &LinkPort, line_desc: Option<&str>) {
     }
 }
 
-/// libibmad's names (`Initialize`, not ibstat's `Initializing`).
+/// libibmad's names (`Initialize`, not ibstat's `Initializing`); a state
+/// outside the spec prints as libibmad's table entry 0, `NoChange`.
 fn state_text(state: PortState) -> &'static str {
-    match state {
-        PortState::Down => "Down",
-        PortState::Initializing => "Initialize",
-        PortState::Armed => "Armed",
-        PortState::Active => "Active",
-        PortState::Unknown => "NoChange",
-    }
+    state.libibmad_name().unwrap_or("NoChange")
 }
 
+/// libibmad's names; a state outside the spec prints as iblinkinfo's `?(8)`.
 fn phys_text(state: PhysState) -> &'static str {
-    match state {
-        PhysState::NoStateChange => "NoChange",
-        PhysState::Sleep => "Sleep",
-        PhysState::Polling => "Polling",
-        PhysState::Disabled => "Disabled",
-        PhysState::PortConfigurationTraining => "PortConfigurationTraining",
-        PhysState::LinkUp => "LinkUp",
-        PhysState::LinkErrorRecovery => "LinkErrorRecovery",
-        PhysState::PhyTest => "PhyTest",
-        PhysState::Unknown => "?(8)",
-    }
+    state.libibmad_name().unwrap_or("?(8)")
 }
 
 /// `3 node(s), 10 port(s): 8 Active, 2 Down; 1 could be wider or faster`.

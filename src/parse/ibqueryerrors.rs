@@ -32,7 +32,7 @@ use crate::model::ibqueryerrors::{
 };
 use crate::model::perf_fields::FieldKind;
 use crate::model::perfquery::PerfAttribute;
-use crate::model::Counter;
+use crate::model::{Counter, Counters};
 use crate::parse::text::{decimal_u32, decimal_u64, read_each_line, tool_message_kind, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
 use std::collections::BTreeMap;
@@ -167,7 +167,7 @@ fn read_port_line(line: &Line<'_>, rest: &str, out: &mut Ibqueryerrors, unread: 
         return;
     };
     node.span = node.span.join(line.span());
-    let mut counters = BTreeMap::new();
+    let mut counters = Counters::new();
     read_entries(line, entries, node.report, &mut counters, unread);
     node.ports.push(PortReport {
         guid,
@@ -205,7 +205,7 @@ fn read_entries(
     line: &Line<'_>,
     text: &str,
     report: ReportKind,
-    counters: &mut BTreeMap<String, Counter>,
+    counters: &mut Counters,
     unread: &mut Unread,
 ) {
     let mut entries = Vec::new();
@@ -263,7 +263,7 @@ fn read_entries(
             );
             continue;
         }
-        counters.insert(e.name.to_owned(), Counter::new(e.value, bits));
+        counters.insert(e.name, Counter::new(e.value, bits));
     }
     if garbage {
         unread.line(line, "not a `[Name == value]` entry");
@@ -634,13 +634,14 @@ fn render_port(port: &PortReport, s: &mut String) {
     let others = port
         .counters
         .iter()
-        .filter(|(n, _)| !ENTRY_ORDER.contains(&n.as_str()));
-    for (name, c) in known.chain(others) {
+        .filter(|(n, _)| !ENTRY_ORDER.contains(&n.name()));
+    for (id, c) in known.chain(others) {
+        let name = id.name();
         // Data counters get the suffix (unless read as 32-bit PortCounters,
         // which the tool never prints for them); only the two octet counters
         // are scaled to bytes.
-        let data = DATA_COUNTERS.contains(&name.as_str()) && c.bits != 32;
-        let octets = matches!(name.as_str(), "PortXmitData" | "PortRcvData");
+        let data = DATA_COUNTERS.contains(&name) && c.bits != 32;
+        let octets = matches!(name, "PortXmitData" | "PortRcvData");
         if c.bits == 64 || data {
             let (value, unit) = human_readable(c.value, octets);
             let _ = write!(s, " [{name} == {} ({value:5.3}{unit})]", c.value);
@@ -719,30 +720,14 @@ fn human_readable(value: u64, data: bool) -> (f32, &'static str) {
     (v, units.get(unit_index).copied().unwrap_or(""))
 }
 
-/// mad_dump_portstate's names.
+/// mad_dump_portstate's names; ibqueryerrors prints `?` for others.
 fn state_name(state: PortState) -> &'static str {
-    match state {
-        PortState::Down => "Down",
-        PortState::Initializing => "Initialize",
-        PortState::Armed => "Armed",
-        PortState::Active => "Active",
-        _ => "?",
-    }
+    state.libibmad_name().unwrap_or("?")
 }
 
-/// mad_dump_physportstate's names.
+/// mad_dump_physportstate's names; ibqueryerrors prints `?` for others.
 fn phys_name(state: PhysState) -> &'static str {
-    match state {
-        PhysState::NoStateChange => "NoChange",
-        PhysState::Sleep => "Sleep",
-        PhysState::Polling => "Polling",
-        PhysState::Disabled => "Disabled",
-        PhysState::PortConfigurationTraining => "PortConfigurationTraining",
-        PhysState::LinkUp => "LinkUp",
-        PhysState::LinkErrorRecovery => "LinkErrorRecovery",
-        PhysState::PhyTest => "PhyTest",
-        _ => "?",
-    }
+    state.libibmad_name().unwrap_or("?")
 }
 
 /// `2 bad port(s) on 1 node(s); 12 nodes, 40 ports checked`.

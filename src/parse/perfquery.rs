@@ -345,9 +345,7 @@ fn read_field(
         },
         None => match decimal_u64(value) {
             Ok(v) => {
-                block
-                    .counters
-                    .insert(name.to_owned(), Counter::unknown_width(v));
+                block.counters.insert(name, Counter::unknown_width(v));
             }
             Err(NumberError::TooLarge) => unread.number(line, name, NumberError::TooLarge),
             Err(NumberError::NotANumber) => {
@@ -372,9 +370,7 @@ fn read_counter(
             format!("`{name}` is {v}, more than its {bits}-bit field can hold; value ignored"),
         ),
         Ok(v) => {
-            block
-                .counters
-                .insert(name.to_owned(), Counter::new(v, bits));
+            block.counters.insert(name, Counter::new(v, bits));
         }
         Err(e) => unread.number(line, name, e),
     }
@@ -570,7 +566,7 @@ fn render_block(block: &PerfBlock, s: &mut String) {
     s.push('\n');
     let mut printed = std::collections::HashSet::new();
     for (name, _) in block.attribute.field_names() {
-        if let Some(c) = block.counters.get(name.as_ref()) {
+        if let Some(c) = block.counters.get(&*name) {
             push_field(s, &name, &c.value.to_string());
         } else if let Some(v) = block.fields.get(name.as_ref()) {
             push_field(s, &name, v);
@@ -579,13 +575,13 @@ fn render_block(block: &PerfBlock, s: &mut String) {
         }
         printed.insert(name);
     }
-    for (name, c) in &block.counters {
-        if !printed.contains(name.as_str()) {
-            push_field(s, name, &c.value.to_string());
+    for (id, c) in &block.counters {
+        if !printed.contains(id.name()) {
+            push_field(s, id.name(), &c.value.to_string());
         }
     }
     for (name, v) in &block.fields {
-        if !printed.contains(name.as_str()) && !block.counters.contains_key(name) {
+        if !printed.contains(name.as_str()) && !block.counters.contains_key(name.as_str()) {
             push_field(s, name, v);
         }
     }

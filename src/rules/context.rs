@@ -490,9 +490,9 @@ impl<'a> Context<'a> {
                             guid: Some(p.guid),
                             counters: BTreeMap::new(),
                         });
-                        for (name, counter) in &p.counters {
+                        for (id, counter) in &p.counters {
                             entry.counters.insert(
-                                name.as_str(),
+                                id.name(),
                                 Reading {
                                     counter: *counter,
                                     at,
@@ -544,9 +544,9 @@ impl<'a> Context<'a> {
                     guid: None,
                     counters: BTreeMap::new(),
                 });
-                for (name, counter) in &block.counters {
+                for (id, counter) in &block.counters {
                     entry.counters.insert(
-                        name.as_str(),
+                        id.name(),
                         Reading {
                             counter: *counter,
                             at,
@@ -598,9 +598,9 @@ impl<'a> Context<'a> {
                         }
                         entry.status.insert(link.link, (at, link));
                     }
-                    for (name, counter) in &link.counters {
+                    for (id, counter) in &link.counters {
                         entry.counters.insert(
-                            (link.link, name.as_str()),
+                            (link.link, id.name()),
                             Reading {
                                 counter: *counter,
                                 at,

@@ -9,23 +9,24 @@
 use super::context::{subject_of, Context, PerfPortRef, Reading};
 use super::{Coverage, Evidence, Finding, Rule, Severity, Threshold};
 use crate::declare_rule;
+use crate::model::IbCounter;
 use crate::stats::RateStatus;
 
 /// Counters the error rules read, as perfquery names them.
-pub const ERROR_COUNTERS: &[&str] = &[
-    "SymbolErrorCounter",
-    "LinkErrorRecoveryCounter",
-    "LinkDownedCounter",
-    "PortRcvErrors",
-    "PortRcvRemotePhysicalErrors",
-    "PortRcvSwitchRelayErrors",
-    "PortXmitDiscards",
-    "PortXmitConstraintErrors",
-    "PortRcvConstraintErrors",
-    "LocalLinkIntegrityErrors",
-    "ExcessiveBufferOverrunErrors",
-    "VL15Dropped",
-    "PortXmitWait",
+pub const ERROR_COUNTERS: &[IbCounter] = &[
+    IbCounter::SymbolErrorCounter,
+    IbCounter::LinkErrorRecoveryCounter,
+    IbCounter::LinkDownedCounter,
+    IbCounter::PortRcvErrors,
+    IbCounter::PortRcvRemotePhysicalErrors,
+    IbCounter::PortRcvSwitchRelayErrors,
+    IbCounter::PortXmitDiscards,
+    IbCounter::PortXmitConstraintErrors,
+    IbCounter::PortRcvConstraintErrors,
+    IbCounter::LocalLinkIntegrityErrors,
+    IbCounter::ExcessiveBufferOverrunErrors,
+    IbCounter::VL15Dropped,
+    IbCounter::PortXmitWait,
 ];
 
 declare_rule! {
@@ -65,12 +66,12 @@ declare_rule! {
         severity: Warning,
         summary: "Symbol (bit) errors above the limit; error when the link also retrained",
         needs: "perfquery",
+        counters: [IbCounter::SymbolErrorCounter],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB101,
-                &["SymbolErrorCounter"],
                 &Meaning {
                     what: "bit errors on the wire (cable, transceiver or port)",
                     todo: "Reset the counters, watch their growth, and clean or replace the cable/transceiver if they keep rising (mlxlink -m for optics and BER).",
@@ -78,7 +79,7 @@ declare_rule! {
                 |port| {
                     let retrained = port
                         .counters
-                        .get("LinkErrorRecoveryCounter")
+                        .get(IbCounter::LinkErrorRecoveryCounter.name())
                         .is_some_and(|r| r.counter.value > 0);
                     if retrained {
                         Severity::Error
@@ -115,12 +116,12 @@ declare_rule! {
         severity: Error,
         summary: "Link retrained after errors more often than the limit",
         needs: "perfquery",
+        counters: [IbCounter::LinkErrorRecoveryCounter],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB102,
-                &["LinkErrorRecoveryCounter"],
                 &Meaning {
                     what: "the link retrained after errors (marginal cable or transceiver)",
                     todo: "Check the cable and transceiver (mlxlink -m); replace them if the counter keeps growing after a reset.",
@@ -163,12 +164,12 @@ declare_rule! {
         severity: Warning,
         summary: "Link went down more often than the limit (flapping)",
         needs: "perfquery",
+        counters: [IbCounter::LinkDownedCounter],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB103,
-                &["LinkDownedCounter"],
                 &Meaning {
                     what: "the link went down repeatedly (flapping, unless reboots explain it)",
                     todo: "Correlate with reboots; otherwise reseat or replace the cable and check the switch port.",
@@ -203,12 +204,12 @@ declare_rule! {
         severity: Error,
         summary: "Receive errors above the limit",
         needs: "perfquery",
+        counters: [IbCounter::PortRcvErrors],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB104,
-                &["PortRcvErrors"],
                 &Meaning {
                     what: "packets received damaged on this link",
                     todo: "Check the cable and both ports (mlxlink -m); replace the cable if the counter grows after a reset.",
@@ -244,12 +245,12 @@ declare_rule! {
         severity: Warning,
         summary: "Packets arrived damaged from elsewhere in the fabric",
         needs: "perfquery",
+        counters: [IbCounter::PortRcvRemotePhysicalErrors],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB105,
-                &["PortRcvRemotePhysicalErrors"],
                 &Meaning {
                     what: "packets arrived already damaged: a bad link elsewhere in the fabric",
                     todo: "Run ibqueryerrors over the fabric and look for the link with symbol or receive errors on the path.",
@@ -284,12 +285,12 @@ declare_rule! {
         severity: Error,
         summary: "Local link integrity errors above the limit",
         needs: "perfquery",
+        counters: [IbCounter::LocalLinkIntegrityErrors],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB106,
-                &["LocalLinkIntegrityErrors"],
                 &Meaning {
                     what: "the physical layer crossed its error threshold (bad link)",
                     todo: "Replace the cable or transceiver; check the port with mlxlink.",
@@ -324,12 +325,12 @@ declare_rule! {
         severity: Warning,
         summary: "Receive buffer overruns above the limit",
         needs: "perfquery",
+        counters: [IbCounter::ExcessiveBufferOverrunErrors],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB107,
-                &["ExcessiveBufferOverrunErrors"],
                 &Meaning {
                     what: "receive buffer overruns (flow control failed)",
                     todo: "Check the link's physical errors first, then the VL/buffer configuration of both ends.",
@@ -372,12 +373,12 @@ declare_rule! {
         severity: Warning,
         summary: "Transmit discards above the limit (congestion or dead route)",
         needs: "perfquery",
+        counters: [IbCounter::PortXmitDiscards],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB108,
-                &["PortXmitDiscards"],
                 &Meaning {
                     what: "packets discarded instead of sent (congestion or a dead route)",
                     todo: "Look for congestion (PortXmitWait) on the path, a down port on the route, or an SM routing problem.",
@@ -440,6 +441,7 @@ declare_rule! {
         severity: Warning,
         summary: "Congestion: port waited for credit a large share of the measured interval (counts since reset are info)",
         needs: "perfquery (two snapshots with their times, and ibstat for the link rate, for the rate)",
+        counters: [IbCounter::PortXmitWait],
         check: check_xmit_wait,
     }
 }
@@ -471,12 +473,12 @@ declare_rule! {
         severity: Warning,
         summary: "Partition (P_Key) constraint errors above the limit",
         needs: "perfquery",
+        counters: [IbCounter::PortXmitConstraintErrors, IbCounter::PortRcvConstraintErrors],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB110,
-                &["PortXmitConstraintErrors", "PortRcvConstraintErrors"],
                 &Meaning {
                     what: "packets dropped by partition (P_Key) enforcement",
                     todo: "Check the SM's partition configuration and the P_Keys the host uses.",
@@ -618,12 +620,12 @@ declare_rule! {
         severity: Warning,
         summary: "Subnet management packets (VL15) dropped above the limit",
         needs: "perfquery",
+        counters: [IbCounter::VL15Dropped],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB114,
-                &["VL15Dropped"],
                 &Meaning {
                     what: "subnet management packets (VL15) dropped",
                     todo: "Check the SM's log and sweep settings (several SMs, sweep interval) and the port's firmware; reset the counters and watch their growth.",
@@ -664,12 +666,12 @@ declare_rule! {
         severity: Warning,
         summary: "Packets the switch could not relay (routing) above the limit",
         needs: "perfquery",
+        counters: [IbCounter::PortRcvSwitchRelayErrors],
         check: |ctx, out| {
             over_limits(
                 ctx,
                 out,
                 &IB115,
-                &["PortRcvSwitchRelayErrors"],
                 &Meaning {
                     what: "packets the switch could not relay (no route, unmapped DLID or multicast group; ibqueryerrors -c calls it common, but not this many)",
                     todo: "Check the SM's unicast routes (ibroute, ibtracert to the affected DLIDs) and multicast groups (saquery -g, ibroute -M); stale LIDs explain a steady trickle.",
@@ -715,7 +717,6 @@ fn over_limits(
     ctx: &Context<'_>,
     out: &mut Vec<Finding>,
     rule: &'static Rule,
-    counters: &[&str],
     meaning: &Meaning,
     severity_of: impl Fn(&PerfPortRef<'_>) -> Severity,
 ) -> Coverage {
@@ -726,7 +727,7 @@ fn over_limits(
     let mut checked = 0;
     for port in ports {
         let mut seen = false;
-        for name in counters {
+        for name in rule.counters.iter().map(|c| c.name()) {
             let Some(reading) = port.counters.get(name) else {
                 continue;
             };
@@ -763,7 +764,11 @@ fn over_limits(
     if checked == 0 {
         return Coverage::Skipped(format!(
             "perfquery output has no {} counter",
-            counters.join("/")
+            rule.counters
+                .iter()
+                .map(|c| c.name())
+                .collect::<Vec<_>>()
+                .join("/")
         ));
     }
     Coverage::Checked(checked)
@@ -775,7 +780,7 @@ fn over_limits(
 pub const XMIT_WAIT_TICK_BITS: f64 = 64.0;
 
 /// The counter `IB109` reads.
-const XMIT_WAIT: &str = "PortXmitWait";
+const XMIT_WAIT: &str = IbCounter::PortXmitWait.name();
 
 /// Whether a counter counts congestion (waiting for credit) rather than
 /// errors: `PortXmitWait` and its per-VL forms. Such counters are never a
@@ -815,15 +820,18 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         Ok(p) => p,
         Err(skip) => return skip,
     };
-    let share_limit = ctx.thresholds.get("PortXmitWaitShare").map_or_else(
-        || {
-            (
-                0.10,
-                crate::rules::thresholds::XMIT_WAIT_SHARE_SOURCE.to_owned(),
-            )
-        },
-        |e| (e.value, e.source.clone()),
-    );
+    let share_limit = ctx
+        .thresholds
+        .get(super::thresholds::XMIT_WAIT_SHARE)
+        .map_or_else(
+            || {
+                (
+                    0.10,
+                    crate::rules::thresholds::XMIT_WAIT_SHARE_SOURCE.to_owned(),
+                )
+            },
+            |e| (e.value, e.source.clone()),
+        );
     // The latest measured pair per port.
     let mut latest: std::collections::BTreeMap<_, &crate::stats::CounterRate> =
         std::collections::BTreeMap::new();
@@ -978,7 +986,7 @@ fn check_saturated(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         Err(skip) => return skip,
     };
     for port in ports {
-        for name in ERROR_COUNTERS {
+        for name in ERROR_COUNTERS.iter().map(|c| c.name()) {
             let Some(reading) = port.counters.get(name) else {
                 continue;
             };
@@ -1019,12 +1027,12 @@ fn check_saturated(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 }
 
 /// Counters whose growth means a physical fault now.
-const PHYSICAL: &[&str] = &[
-    "SymbolErrorCounter",
-    "LinkErrorRecoveryCounter",
-    "PortRcvErrors",
-    "LocalLinkIntegrityErrors",
-    "PortXmitDiscards",
+const PHYSICAL: &[IbCounter] = &[
+    IbCounter::SymbolErrorCounter,
+    IbCounter::LinkErrorRecoveryCounter,
+    IbCounter::PortRcvErrors,
+    IbCounter::LocalLinkIntegrityErrors,
+    IbCounter::PortXmitDiscards,
 ];
 
 /// IB112.
@@ -1034,7 +1042,10 @@ fn check_errors_rising(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         .counter_rates
         .iter()
         .filter(|r| r.source.starts_with("perfquery"))
-        .filter(|r| PHYSICAL.contains(&r.counter.as_str()) || r.counter == "LinkDownedCounter")
+        .filter(|r| {
+            PHYSICAL.iter().any(|c| c.name() == r.counter)
+                || r.counter == IbCounter::LinkDownedCounter.name()
+        })
         .collect();
     if rates.is_empty() {
         return Coverage::Skipped(
@@ -1042,7 +1053,7 @@ fn check_errors_rising(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         );
     }
     let (limit_per_s, rate_threshold) = {
-        let e = ctx.thresholds.get("ErrorsPerSecond");
+        let e = ctx.thresholds.get(super::thresholds::ERRORS_PER_SECOND);
         (
             e.map_or(10.0, |e| e.value),
             Threshold::new(
@@ -1060,7 +1071,7 @@ fn check_errors_rising(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
         let subject = subject_of(&r.subject);
         let who = subject.describe();
-        let (severity, message, threshold) = if r.counter == "LinkDownedCounter" {
+        let (severity, message, threshold) = if r.counter == IbCounter::LinkDownedCounter.name() {
             (
                 Severity::Error,
                 format!(

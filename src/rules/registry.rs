@@ -223,6 +223,51 @@ mod tests {
         }
     }
 
+    /// Rules name their counters by typed id (a misspelt id does not
+    /// compile); the limits are the one place left where counters are
+    /// named by strings. Every counter a rule in the registry asks for must
+    /// be in the counter tables and, for the InfiniBand counter rules, have
+    /// a built-in limit (a missing one would silently become 0); every
+    /// built-in limit must name a counter the tables know, or be one of
+    /// fabricscope's own names.
+    #[test]
+    fn every_counter_a_rule_asks_for_exists_and_has_its_limit() {
+        use crate::model::KnownCounter;
+        use crate::rules::thresholds::{Thresholds, OWN_NAMES};
+        let limits = Thresholds::default();
+        let mut asked = 0;
+        for r in RULES {
+            for c in r.counters {
+                asked += 1;
+                assert_eq!(
+                    KnownCounter::from_name(c.name()),
+                    Some(*c),
+                    "{}: {} is not in the counter tables",
+                    r.id,
+                    c.name()
+                );
+                if r.family == crate::rules::Family::IbCounters {
+                    assert!(
+                        limits.get(c.name()).is_some(),
+                        "{}: {} has no built-in limit",
+                        r.id,
+                        c.name()
+                    );
+                }
+            }
+        }
+        assert!(asked >= 15, "the counter rules declare their counters");
+        for c in ib_counters::ERROR_COUNTERS {
+            assert!(limits.get(c.name()).is_some(), "{} has no limit", c.name());
+        }
+        for (name, _) in limits.iter() {
+            assert!(
+                KnownCounter::from_name(name).is_some() || OWN_NAMES.contains(&name),
+                "built-in limit {name} names no known counter"
+            );
+        }
+    }
+
     #[test]
     fn by_id_finds_every_rule_in_any_case() {
         for r in RULES {

@@ -2,6 +2,7 @@
 //! macro that declares one with its documentation.
 
 use super::{Context, Finding, Subject};
+use crate::model::KnownCounter;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -148,6 +149,9 @@ pub struct Rule {
     pub needs: &'static str,
     /// The user documentation, in Markdown, from the rule's doc comment.
     explanation: &'static str,
+    /// The counters the rule reads, typed: declared once with the rule and
+    /// read by its check, so a misspelt counter does not compile.
+    pub counters: &'static [KnownCounter],
     /// The check.
     pub check: Check,
 }
@@ -174,8 +178,17 @@ impl Rule {
             summary,
             needs,
             explanation,
+            counters: &[],
             check,
         }
+    }
+
+    /// The same rule reading `counters`; used by
+    /// [`declare_rule!`](crate::declare_rule).
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn reading(self, counters: &'static [KnownCounter]) -> Self {
+        Self { counters, ..self }
     }
 
     /// The documentation as Markdown, with the one space rustdoc leaves at
@@ -239,6 +252,7 @@ macro_rules! declare_rule {
             severity: $severity:ident,
             summary: $summary:literal,
             needs: $needs:literal,
+            $(counters: [$($counter:expr),* $(,)?],)?
             check: $check:expr $(,)?
         }
     ) => {
@@ -252,6 +266,7 @@ macro_rules! declare_rule {
             $needs,
             concat!($($doc, "\n"),*),
             $check,
-        );
+        )
+        $(.reading(&[$(($counter).id()),*]))?;
     };
 }

@@ -25,9 +25,37 @@ pub const DCGM_CRC_SOURCE: &str =
 pub const DCGM_REPLAY_SOURCE: &str =
     "DCGM health watch NVLink: any replay or recovery increase fails (DCGM_FR_NVLINK_ERROR_CRITICAL)";
 
+/// Where the lifetime NVLink error limit comes from.
+pub const NVLINK_LIFETIME_SOURCE: &str = "DCGM judges NVLink replay/recovery/CRC by increase; AWS eks-node-monitoring-agent#261 downgraded DCGM's lifetime-counter check; marin-community/marin#9086: a link with 505 lifetime recoveries failed five days later";
+
 /// Where the congestion share default comes from.
 pub const XMIT_WAIT_SHARE_SOURCE: &str =
     "fabricscope: 10 % of the interval spent waiting for credit; ticks converted to time as NVIDIA's ibdiagnet manual, Congestion Assessment on InfiniBand Links, documents (tick 7: one tick per 8 bytes at the port's rate)";
+
+/// Limits fabricscope adds under its own names (not counters). Rules look
+/// them up through these constants, so the spelling lives here only.
+pub const ERRORS_PER_SECOND: &str = "ErrorsPerSecond";
+/// The congestion share limit's name.
+pub const XMIT_WAIT_SHARE: &str = "PortXmitWaitShare";
+/// The NVLink CRC rate limit's name.
+pub const NVLINK_CRC_PER_SECOND: &str = "NvlinkCrcErrorsPerSecond";
+/// The NVLink replay increase limit's name.
+pub const NVLINK_REPLAY: &str = "NvlinkReplayErrors";
+/// The NVLink recovery increase limit's name.
+pub const NVLINK_RECOVERY: &str = "NvlinkRecoveryErrors";
+/// The lifetime NVLink error count that keeps an outlier a warning.
+pub const NVLINK_LIFETIME: &str = "NvlinkLifetimeErrors";
+
+/// Every limit name that is not a counter's: the others name a counter the
+/// counter tables know (a test holds the built-in limits to that).
+pub const OWN_NAMES: &[&str] = &[
+    ERRORS_PER_SECOND,
+    XMIT_WAIT_SHARE,
+    NVLINK_CRC_PER_SECOND,
+    NVLINK_REPLAY,
+    NVLINK_RECOVERY,
+    NVLINK_LIFETIME,
+];
 
 /// The built-in limits: name, value, source.
 const DEFAULTS: &[(&str, f64, &str)] = &[
@@ -45,11 +73,12 @@ const DEFAULTS: &[(&str, f64, &str)] = &[
     ("VL15Dropped", 100.0, IB_DIAGS_SOURCE),
     ("PortXmitWait", 1000.0, IB_DIAGS_SOURCE),
     // Not in error_thresholds: fabricscope's own names, same file format.
-    ("ErrorsPerSecond", 10.0, IB_RATE_SOURCE),
-    ("PortXmitWaitShare", 0.10, XMIT_WAIT_SHARE_SOURCE),
-    ("NvlinkCrcErrorsPerSecond", 100.0, DCGM_CRC_SOURCE),
-    ("NvlinkReplayErrors", 0.0, DCGM_REPLAY_SOURCE),
-    ("NvlinkRecoveryErrors", 0.0, DCGM_REPLAY_SOURCE),
+    (ERRORS_PER_SECOND, 10.0, IB_RATE_SOURCE),
+    (XMIT_WAIT_SHARE, 0.10, XMIT_WAIT_SHARE_SOURCE),
+    (NVLINK_CRC_PER_SECOND, 100.0, DCGM_CRC_SOURCE),
+    (NVLINK_REPLAY, 0.0, DCGM_REPLAY_SOURCE),
+    (NVLINK_RECOVERY, 0.0, DCGM_REPLAY_SOURCE),
+    (NVLINK_LIFETIME, 500.0, NVLINK_LIFETIME_SOURCE),
 ];
 
 /// One limit and where it comes from.

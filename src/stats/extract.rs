@@ -112,12 +112,12 @@ fn ibqueryerrors(q: &Ibqueryerrors, host: Option<&String>, out: &mut Extracted) 
                 port: Some(port.port),
                 ..Subject::default()
             };
-            for (name, counter) in &port.counters {
+            for (name, counter) in port.counters.iter().map(|(id, c)| (id.name(), c)) {
                 let (unit, role) = perf_unit_and_role(name);
                 out.samples.push(CounterSample {
                     subject: subject.clone(),
                     source: "ibqueryerrors".to_owned(),
-                    name: name.clone(),
+                    name: name.to_owned(),
                     counter: *counter,
                     unit,
                     role,
@@ -219,7 +219,7 @@ fn perfquery(p: &Perfquery, host: Option<&String>, out: &mut Extracted) {
     });
     for block in headed {
         let source = format!("perfquery {}", block.attribute.header_name());
-        for (name, counter) in &block.counters {
+        for (name, counter) in block.counters.iter().map(|(id, c)| (id.name(), c)) {
             let (base, lane) = lane_suffix(name);
             let (unit, role) = perf_unit_and_role(base);
             out.samples.push(CounterSample {
@@ -239,7 +239,7 @@ fn perfquery(p: &Perfquery, host: Option<&String>, out: &mut Extracted) {
                 name: if lane.is_some() {
                     base.to_owned()
                 } else {
-                    name.clone()
+                    name.to_owned()
                 },
                 counter: *counter,
                 unit,
@@ -294,12 +294,12 @@ fn nvlink(n: &Nvlink, host: Option<&String>, out: &mut Extracted) {
                     },
                 ));
             }
-            for (name, counter) in &link.counters {
+            for (name, counter) in link.counters.iter().map(|(id, c)| (id.name(), c)) {
                 let (unit, role) = nvlink_role(name);
                 out.samples.push(CounterSample {
                     subject: subject.clone(),
                     source: "nvidia-smi nvlink".to_owned(),
-                    name: name.clone(),
+                    name: name.to_owned(),
                     counter: *counter,
                     unit,
                     role,

@@ -249,8 +249,8 @@ fn counters_of(link: &NvlinkLink, family: CounterFamily) -> Vec<(&str, &Counter)
     let mut counters: Vec<(&str, &Counter)> = link
         .counters
         .iter()
+        .map(|(k, c)| (k.name(), c))
         .filter(|(k, _)| family_of(k) == family)
-        .map(|(k, c)| (k.as_str(), c))
         .collect();
     counters.sort_by_key(|(k, _)| position(COUNTER_ORDER, k));
     counters

@@ -1,0 +1,681 @@
+//! Compact, typed counter ids, and the per-port / per-link set of counters
+//! keyed by them.
+//!
+//! Every counter the `perf_fields` tables (perfquery, ibqueryerrors) or the
+//! NVLink parser know is a [`KnownCounter`]: two bytes, `Copy`, spelt as the
+//! tool spells it. Rules name counters through the [`IbCounter`],
+//! [`IbSeries`] and [`NvCounter`] enums, so a misspelt counter in a rule is a
+//! compile error, not a silent miss. Names the tables do not know (a newer
+//! tool, a vendor extension, a mangled line) are kept as
+//! [`CounterId::Other`] with the spelling as printed: lenient parsers never
+//! drop a line.
+//!
+//! [`Counters`] holds one port's or link's counters as a small vector sorted
+//! by name, and serialises exactly as the `BTreeMap<String, Counter>` it
+//! replaced: a JSON object with the tool's names in byte order.
+
+use super::Counter;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::OnceLock;
+
+/// Declares the single-name InfiniBand counters: the enum variant *is* the
+/// tool's spelling (`stringify!`), so the two cannot drift apart.
+macro_rules! ib_counters {
+    ($($name:ident),* $(,)?) => {
+        /// InfiniBand performance counters printed under one name by
+        /// perfquery (libibmad `fields.c`) and ibqueryerrors. Numbered
+        /// families (`XmtDataSL0` …) are [`IbSeries`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[allow(missing_docs, clippy::upper_case_acronyms)]
+        pub enum IbCounter {
+            $($name,)*
+        }
+
+        impl IbCounter {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [Self] = &[$(Self::$name,)*];
+
+            /// The name as the tool prints it.
+            #[must_use]
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(Self::$name => stringify!($name),)*
+                }
+            }
+
+            /// The compact id (usable in constants).
+            #[must_use]
+            pub const fn id(self) -> KnownCounter {
+                KnownCounter::at(self as usize)
+            }
+        }
+    };
+}
+
+ib_counters! {
+    SymbolErrorCounter,
+    LinkErrorRecoveryCounter,
+    LinkDownedCounter,
+    PortRcvErrors,
+    PortRcvRemotePhysicalErrors,
+    PortRcvSwitchRelayErrors,
+    PortXmitDiscards,
+    PortXmitConstraintErrors,
+    PortRcvConstraintErrors,
+    LocalLinkIntegrityErrors,
+    ExcessiveBufferOverrunErrors,
+    QP1Dropped,
+    VL15Dropped,
+    PortXmitData,
+    PortRcvData,
+    PortXmitPkts,
+    PortRcvPkts,
+    PortXmitWait,
+    PortUnicastXmitPkts,
+    PortUnicastRcvPkts,
+    PortMulticastXmitPkts,
+    PortMulticastRcvPkts,
+    PortInactiveDiscards,
+    PortNeighborMTUDiscards,
+    PortSwLifetimeLimitDiscards,
+    PortSwHOQLifetimeLimitDiscards,
+    PortLocalPhysicalErrors,
+    PortMalformedPktErrors,
+    PortBufferOverrunErrors,
+    PortDLIDMappingErrors,
+    PortVLMappingErrors,
+    PortLoopingErrors,
+    SyncHeaderErrorCounter,
+    UnknownBlockCounter,
+    PortFECCorrectableBlockCtr,
+    PortFECUncorrectableBlockCtr,
+    PortFECCorrectedSymbolCtr,
+    PortOpRcvPkts,
+    PortOpRcvData,
+    PortXmitFlowPkts,
+    PortRcvFlowPkts,
+    PortPktRcvFECN,
+    PortPktRcvBECN,
+    PortXmitTimeCong,
+}
+
+/// Declares the numbered InfiniBand counter families: prefix (the variant's
+/// spelling) and number of members, numbered from 0.
+macro_rules! ib_series {
+    ($($name:ident: $count:literal),* $(,)?) => {
+        /// Numbered InfiniBand counter families: `XmtDataSL0` …
+        /// `XmtDataSL15`, per-lane FEC counters, per-VL and per-SL counters.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[allow(missing_docs, clippy::upper_case_acronyms)]
+        pub enum IbSeries {
+            $($name,)*
+        }
+
+        impl IbSeries {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [Self] = &[$(Self::$name,)*];
+
+            /// The prefix the members' names share (`XmtDataSL`).
+            #[must_use]
+            pub const fn prefix(self) -> &'static str {
+                match self {
+                    $(Self::$name => stringify!($name),)*
+                }
+            }
+
+            /// How many members the family has (numbered from 0).
+            #[must_use]
+            pub const fn count(self) -> u8 {
+                match self {
+                    $(Self::$name => $count,)*
+                }
+            }
+        }
+    };
+}
+
+ib_series! {
+    XmtDataSL: 16,
+    RcvDataSL: 16,
+    ErrorDetectionCounterLane: 12,
+    FECCorrectableBlockCtrLane: 12,
+    FECUncorrectableBlockCtrLane: 12,
+    FECCorrectableSymbolCtrLane: 12,
+    PortVLOpPackets: 16,
+    PortVLOpData: 16,
+    PortVLXmitFlowCtlUpdateErrors: 16,
+    PortVLXmitWait: 16,
+    SWPortVLCongestion: 16,
+    PortSLRcvFECN: 16,
+    PortSLRcvBECN: 16,
+    PortVLXmitTimeCong: 15,
+}
+
+impl IbSeries {
+    /// Member `index` (`XmtDataSL.member(3)` is `XmtDataSL3`); `None` past
+    /// the family's end.
+    #[must_use]
+    pub fn member(self, index: u8) -> Option<KnownCounter> {
+        (index < self.count()).then(|| {
+            let before: usize = Self::ALL
+                .iter()
+                .take_while(|s| **s != self)
+                .map(|s| usize::from(s.count()))
+                .sum();
+            KnownCounter::at(SERIES_BASE + before + usize::from(index))
+        })
+    }
+}
+
+/// Declares the NVLink counters with the snake_case keys the parser gives
+/// them (the model's documented spelling).
+macro_rules! nv_counters {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal),* $(,)?) => {
+        /// NVLink counters, keyed as the model spells them (`nvidia-smi
+        /// nvlink` labels snake_cased, `_kib` for throughput).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum NvCounter {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl NvCounter {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [Self] = &[$(Self::$variant,)*];
+
+            /// The model's key (`replay_errors`).
+            #[must_use]
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name,)*
+                }
+            }
+
+            /// The compact id (usable in constants).
+            #[must_use]
+            pub const fn id(self) -> KnownCounter {
+                KnownCounter::at(NV_BASE + self as usize)
+            }
+        }
+    };
+}
+
+nv_counters! {
+    /// `-e`: `Replay Errors`.
+    ReplayErrors = "replay_errors",
+    /// `-e`: `Recovery Errors`.
+    RecoveryErrors = "recovery_errors",
+    /// `-e`: `CRC Errors`.
+    CrcErrors = "crc_errors",
+    /// `CRC FLIT Errors` (DCGM keeps FLIT and data CRC apart; unverified in nvidia-smi).
+    CrcFlitErrors = "crc_flit_errors",
+    /// `CRC Data Errors` (as above).
+    CrcDataErrors = "crc_data_errors",
+    /// `-gt d`: `Data Tx`, KiB.
+    DataTxKib = "data_tx_kib",
+    /// `-gt d`: `Data Rx`, KiB.
+    DataRxKib = "data_rx_kib",
+    /// `-gt r`: `Raw Tx`, KiB.
+    RawTxKib = "raw_tx_kib",
+    /// `-gt r`: `Raw Rx`, KiB.
+    RawRxKib = "raw_rx_kib",
+    /// `-g 0`: `Rx0`, KBytes taken as KiB.
+    Rx0Kib = "rx0_kib",
+    /// `-g 0`: `Tx0`.
+    Tx0Kib = "tx0_kib",
+    /// `-g 1`: `Rx1`.
+    Rx1Kib = "rx1_kib",
+    /// `-g 1`: `Tx1`.
+    Tx1Kib = "tx1_kib",
+}
+
+const NV_BASE: usize = IbCounter::ALL.len();
+const SERIES_BASE: usize = NV_BASE + NvCounter::ALL.len();
+
+/// A counter the tables know: an index into one table of names, two bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KnownCounter(u16);
+
+impl KnownCounter {
+    #[allow(clippy::cast_possible_truncation)]
+    const fn at(index: usize) -> Self {
+        Self(index as u16)
+    }
+
+    /// The counter printed as `name`, if the tables know it.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        by_name().get(name).copied()
+    }
+
+    /// The name as the tool prints it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        names().get(usize::from(self.0)).map_or("", String::as_str)
+    }
+
+    /// Every counter the tables know, in table order.
+    pub fn all() -> impl Iterator<Item = Self> {
+        (0..names().len()).map(Self::at)
+    }
+}
+
+impl fmt::Debug for KnownCounter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl From<IbCounter> for KnownCounter {
+    fn from(c: IbCounter) -> Self {
+        c.id()
+    }
+}
+
+impl From<NvCounter> for KnownCounter {
+    fn from(c: NvCounter) -> Self {
+        c.id()
+    }
+}
+
+impl KnownCounter {
+    /// The compact id itself (so rule declarations may list any id).
+    #[must_use]
+    pub const fn id(self) -> Self {
+        self
+    }
+}
+
+/// Every known name, by index. Built once: the series members' names are
+/// formatted here, so [`KnownCounter::name`] never allocates.
+fn names() -> &'static [String] {
+    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut names: Vec<String> = IbCounter::ALL.iter().map(|c| c.name().to_owned()).collect();
+        names.extend(NvCounter::ALL.iter().map(|c| c.name().to_owned()));
+        for s in IbSeries::ALL {
+            names.extend((0..s.count()).map(|i| format!("{}{i}", s.prefix())));
+        }
+        names
+    })
+}
+
+/// The reverse of [`names`].
+fn by_name() -> &'static HashMap<&'static str, KnownCounter> {
+    static BY_NAME: OnceLock<HashMap<&'static str, KnownCounter>> = OnceLock::new();
+    BY_NAME.get_or_init(|| {
+        names()
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), KnownCounter::at(i)))
+            .collect()
+    })
+}
+
+/// A counter's identity: known to the tables (compact), or kept by the
+/// name the tool printed.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum CounterId {
+    /// In the perf_fields or NVLink tables.
+    Known(KnownCounter),
+    /// Any other name, spelt as printed. Never a name the tables know
+    /// (construction through [`CounterId::from_name`] ensures it).
+    Other(Box<str>),
+}
+
+impl CounterId {
+    /// The id of `name`: known when the tables have it, else kept as is.
+    #[must_use]
+    pub fn from_name(name: &str) -> Self {
+        KnownCounter::from_name(name).map_or_else(|| Self::Other(name.into()), Self::Known)
+    }
+
+    /// The name as the tool prints it (the key in JSON).
+    #[must_use]
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Known(k) => k.name(),
+            Self::Other(name) => name,
+        }
+    }
+
+    /// The known counter, if it is one.
+    #[must_use]
+    pub fn known(&self) -> Option<KnownCounter> {
+        match self {
+            Self::Known(k) => Some(*k),
+            Self::Other(_) => None,
+        }
+    }
+}
+
+impl fmt::Debug for CounterId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.name(), f)
+    }
+}
+
+impl fmt::Display for CounterId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl From<KnownCounter> for CounterId {
+    fn from(k: KnownCounter) -> Self {
+        Self::Known(k)
+    }
+}
+
+impl From<IbCounter> for CounterId {
+    fn from(c: IbCounter) -> Self {
+        Self::Known(c.into())
+    }
+}
+
+impl From<NvCounter> for CounterId {
+    fn from(c: NvCounter) -> Self {
+        Self::Known(c.into())
+    }
+}
+
+impl From<&str> for CounterId {
+    fn from(name: &str) -> Self {
+        Self::from_name(name)
+    }
+}
+
+impl From<String> for CounterId {
+    fn from(name: String) -> Self {
+        KnownCounter::from_name(&name)
+            .map_or_else(|| Self::Other(name.into_boxed_str()), Self::Known)
+    }
+}
+
+impl PartialOrd for CounterId {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// By name, as the string-keyed maps ordered them.
+impl Ord for CounterId {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.name().cmp(other.name())
+    }
+}
+
+/// Anything a counter can be looked up by: a typed id, or a name.
+pub trait CounterKey {
+    /// Position of the counter in `entries` (sorted by name).
+    fn position(&self, entries: &[(CounterId, Counter)]) -> Option<usize>;
+}
+
+impl CounterKey for KnownCounter {
+    fn position(&self, entries: &[(CounterId, Counter)]) -> Option<usize> {
+        entries
+            .iter()
+            .position(|(id, _)| matches!(id, CounterId::Known(k) if k == self))
+    }
+}
+
+impl CounterKey for IbCounter {
+    fn position(&self, entries: &[(CounterId, Counter)]) -> Option<usize> {
+        KnownCounter::from(*self).position(entries)
+    }
+}
+
+impl CounterKey for NvCounter {
+    fn position(&self, entries: &[(CounterId, Counter)]) -> Option<usize> {
+        KnownCounter::from(*self).position(entries)
+    }
+}
+
+impl CounterKey for CounterId {
+    fn position(&self, entries: &[(CounterId, Counter)]) -> Option<usize> {
+        match self {
+            Self::Known(k) => k.position(entries),
+            Self::Other(name) => name.as_ref().position(entries),
+        }
+    }
+}
+
+impl CounterKey for str {
+    fn position(&self, entries: &[(CounterId, Counter)]) -> Option<usize> {
+        entries.binary_search_by(|(id, _)| id.name().cmp(self)).ok()
+    }
+}
+
+impl CounterKey for String {
+    fn position(&self, entries: &[(CounterId, Counter)]) -> Option<usize> {
+        self.as_str().position(entries)
+    }
+}
+
+impl<K: CounterKey + ?Sized> CounterKey for &K {
+    fn position(&self, entries: &[(CounterId, Counter)]) -> Option<usize> {
+        (**self).position(entries)
+    }
+}
+
+/// One port's or link's counters, by id: a vector sorted by name (a port
+/// has a few dozen at most), serialised as a map from the tool's names.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Counters {
+    entries: Vec<(CounterId, Counter)>,
+}
+
+impl Counters {
+    /// No counters.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            entries: Vec::new(),
+        }
+    }
+
+    /// No counters, with room for `n`.
+    #[must_use]
+    pub fn with_capacity(n: usize) -> Self {
+        Self {
+            entries: Vec::with_capacity(n),
+        }
+    }
+
+    /// The counter `key` names (an id or a name), if present.
+    #[must_use]
+    pub fn get<K: CounterKey>(&self, key: K) -> Option<&Counter> {
+        let i = key.position(&self.entries)?;
+        self.entries.get(i).map(|(_, c)| c)
+    }
+
+    /// The counter with its id.
+    #[must_use]
+    pub fn get_key_value<K: CounterKey>(&self, key: K) -> Option<(&CounterId, &Counter)> {
+        let i = key.position(&self.entries)?;
+        self.entries.get(i).map(|(id, c)| (id, c))
+    }
+
+    /// Whether the counter is present.
+    #[must_use]
+    pub fn contains_key<K: CounterKey>(&self, key: K) -> bool {
+        key.position(&self.entries).is_some()
+    }
+
+    /// Sets a counter; returns the value it replaced.
+    pub fn insert(&mut self, id: impl Into<CounterId>, counter: Counter) -> Option<Counter> {
+        let id = id.into();
+        match self
+            .entries
+            .binary_search_by(|(have, _)| have.name().cmp(id.name()))
+        {
+            Ok(i) => self
+                .entries
+                .get_mut(i)
+                .map(|(_, c)| std::mem::replace(c, counter)),
+            Err(i) => {
+                self.entries.insert(i, (id, counter));
+                None
+            }
+        }
+    }
+
+    /// Ids and counters, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&CounterId, &Counter)> + '_ {
+        self.entries.iter().map(|(id, c)| (id, c))
+    }
+
+    /// The names, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> + '_ {
+        self.entries.iter().map(|(id, _)| id.name())
+    }
+
+    /// The counters, in name order.
+    pub fn values(&self) -> impl Iterator<Item = &Counter> + '_ {
+        self.entries.iter().map(|(_, c)| c)
+    }
+
+    /// How many counters.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Heap bytes held (entries and unknown names), for memory estimates.
+    #[must_use]
+    pub fn heap_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<(CounterId, Counter)>()
+            + self
+                .entries
+                .iter()
+                .map(|(id, _)| match id {
+                    CounterId::Other(name) => name.len(),
+                    CounterId::Known(_) => 0,
+                })
+                .sum::<usize>()
+    }
+}
+
+impl<'a> IntoIterator for &'a Counters {
+    type Item = (&'a CounterId, &'a Counter);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (CounterId, Counter)>,
+        fn(&'a (CounterId, Counter)) -> (&'a CounterId, &'a Counter),
+    >;
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter().map(|(id, c)| (id, c))
+    }
+}
+
+impl<K: Into<CounterId>> FromIterator<(K, Counter)> for Counters {
+    fn from_iter<I: IntoIterator<Item = (K, Counter)>>(iter: I) -> Self {
+        let mut out = Self::new();
+        for (k, c) in iter {
+            out.insert(k, c);
+        }
+        out
+    }
+}
+
+impl std::ops::Index<&str> for Counters {
+    type Output = Counter;
+    /// Panics when the counter is absent, as a map's index does.
+    #[allow(clippy::panic)]
+    fn index(&self, name: &str) -> &Counter {
+        self.get(name)
+            .unwrap_or_else(|| panic!("no counter named {name}"))
+    }
+}
+
+impl fmt::Debug for Counters {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for Counters {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.entries.iter().map(|(id, c)| (id.name(), c)))
+    }
+}
+
+impl<'de> Deserialize<'de> for Counters {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<String, Counter>::deserialize(deserializer)?;
+        Ok(map.into_iter().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_map_to_ids_and_back() {
+        for k in KnownCounter::all() {
+            assert_eq!(KnownCounter::from_name(k.name()), Some(k), "{}", k.name());
+        }
+        assert_eq!(
+            KnownCounter::from_name("SymbolErrorCounter"),
+            Some(IbCounter::SymbolErrorCounter.into())
+        );
+        assert_eq!(
+            KnownCounter::from_name("replay_errors"),
+            Some(NvCounter::ReplayErrors.into())
+        );
+        assert_eq!(
+            KnownCounter::from_name("XmtDataSL15"),
+            IbSeries::XmtDataSL.member(15)
+        );
+        assert_eq!(IbSeries::XmtDataSL.member(16), None);
+        assert_eq!(KnownCounter::from_name("XmtDataSL16"), None);
+        assert_eq!(
+            IbSeries::PortVLXmitTimeCong
+                .member(14)
+                .map(KnownCounter::name),
+            Some("PortVLXmitTimeCong14")
+        );
+        assert!(matches!(
+            CounterId::from_name("WeirdCount"),
+            CounterId::Other(n) if &*n == "WeirdCount"
+        ));
+    }
+
+    #[test]
+    fn ids_are_compact() {
+        assert_eq!(std::mem::size_of::<KnownCounter>(), 2);
+        assert!(std::mem::size_of::<CounterId>() <= 16);
+    }
+
+    #[test]
+    fn counters_keep_name_order_and_serialise_as_a_map() {
+        let mut c = Counters::new();
+        c.insert(IbCounter::PortXmitWait, Counter::new(5, 32));
+        c.insert("Zeta", Counter::unknown_width(1));
+        c.insert("PortRcvData", Counter::new(7, 32));
+        assert_eq!(
+            c.insert("PortXmitWait", Counter::new(6, 32)),
+            Some(Counter::new(5, 32))
+        );
+        let names: Vec<&str> = c.keys().collect();
+        assert_eq!(names, ["PortRcvData", "PortXmitWait", "Zeta"]);
+        assert_eq!(c.get(IbCounter::PortXmitWait).map(|x| x.value), Some(6));
+        assert_eq!(c.get("Zeta").map(|x| x.value), Some(1));
+        assert!(c.get(IbCounter::SymbolErrorCounter).is_none());
+        let json = serde_json::to_string(&c).unwrap();
+        let mut map = BTreeMap::new();
+        map.insert("Zeta", Counter::unknown_width(1));
+        map.insert("PortXmitWait", Counter::new(6, 32));
+        map.insert("PortRcvData", Counter::new(7, 32));
+        assert_eq!(json, serde_json::to_string(&map).unwrap());
+        let back: Counters = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, c);
+    }
+}
