@@ -1,5 +1,7 @@
 //! Throughput of the input layer and parsers on large synthetic pastes built
-//! from realistic output. Prints MB/s and lines/s; run with
+//! from realistic output. Prints MB/s, lines/s and how many times longer
+//! than a plain line count of the same bytes (`str::lines().count()`, the
+//! least any reader must do) each takes; run with
 //! `cargo bench --bench throughput`. No timing is asserted anywhere: this is a
 //! measurement, not a test.
 
@@ -38,6 +40,27 @@ fn pdsh_ibstat(hosts: usize) -> String {
                 "\t\tLink layer: InfiniBand".to_owned(),
             ] {
                 s.push_str(&format!("node{h:04}: {line}\n"));
+            }
+        }
+    }
+    s
+}
+
+/// `nvidia-smi nvlink -e` of 8 GPUs with 18 links each, behind a `$` prompt,
+/// for `hosts` hosts one after another (about 12.6 KB a host).
+fn nvlink_errors(hosts: usize) -> String {
+    let mut s = String::new();
+    for h in 0..hosts {
+        s.push_str("$ nvidia-smi nvlink -e\n");
+        for gpu in 0..8 {
+            s.push_str(&format!(
+                "GPU {gpu}: NVIDIA H100 80GB HBM3 (UUID: GPU-{h:08x}-0000-0000-0000-{gpu:012x})\n"
+            ));
+            for link in 0..18 {
+                for (name, value) in [("Replay", h % 3), ("Recovery", 0), ("CRC", link % 5)] {
+                    s.push_str(&format!("\t Link {link}: {name} Errors: {value}\n"));
+                }
+                s.push('\n');
             }
         }
     }
@@ -177,7 +200,8 @@ fn seconds_per_run(input: &str, mut f: impl FnMut(&str)) -> f64 {
     start.elapsed().as_secs_f64() / f64::from(runs)
 }
 
-/// Runs `f` repeatedly for about a second and prints its throughput.
+/// Runs `f` repeatedly for about a second and prints its throughput, and
+/// its time as a multiple of a plain line count over the same bytes.
 fn measure(name: &str, input: &str, mut f: impl FnMut(&str)) {
     let start = Instant::now();
     let mut runs = 0u32;
@@ -186,12 +210,16 @@ fn measure(name: &str, input: &str, mut f: impl FnMut(&str)) {
         runs += 1;
     }
     let per_run = start.elapsed().as_secs_f64() / f64::from(runs);
+    let count = seconds_per_run(input, |t| {
+        black_box(t.lines().count());
+    });
     let mb = input.len() as f64 / 1e6;
     let lines = input.lines().count() as f64;
     println!(
-        "{name:<40} {mb:>8.2} MB  {:>9.1} MB/s  {:>12.0} lines/s  ({runs} runs)",
+        "{name:<44} {mb:>6.2} MB {:>8.1} MB/s {:>11.0} lines/s {:>7.1}x line count ({runs} runs)",
         mb / per_run,
-        lines / per_run
+        lines / per_run,
+        per_run / count
     );
 }
 
@@ -214,6 +242,40 @@ fn main() {
         full,
         full / half
     );
+    // The yardstick: one 12 MB `nvidia-smi nvlink -e` paste.
+    let errors = nvlink_errors(960);
+    measure("input::read, nvlink -e 12 MB (960 hosts)", &errors, |t| {
+        let doc = fabricscope::read_all(t, &options).expect("within limits");
+        black_box(doc.sections.len());
+    });
+    let one_host = nvlink_errors(1);
+    measure("parse::nvlink alone, -e of one host", &one_host, |t| {
+        let lines = fabricscope::parse::lines_of(t);
+        black_box(fabricscope::parse::nvlink::parse(&lines).value.gpus.len());
+    });
+    // A mixed fleet paste: each host's ibstat, perfquery, nvlink and topo
+    // behind their prompts, as a collection script concatenates them.
+    let mixed: String = (0..160)
+        .map(|h| {
+            let ibstat: String = pdsh_ibstat(1)
+                .lines()
+                .map(|l| format!("{}\n", l.split_once(": ").map_or(l, |(_, rest)| rest)))
+                .collect();
+            let perf: String = pdsh_perfquery(1)
+                .lines()
+                .map(|l| format!("{}\n", l.split_once(": ").map_or(l, |(_, rest)| rest)))
+                .collect();
+            format!(
+                "[root@gpu{h:04} ~]# ibstat\n{ibstat}[root@gpu{h:04} ~]# perfquery -x -l\n{perf}{}{}",
+                nvlink_fleet(1).replace("gpu0000", &format!("gpu{h:04}")),
+                topo_matrix(h)
+            )
+        })
+        .collect();
+    measure("input::read, mixed paste (160 hosts)", &mixed, |t| {
+        let doc = fabricscope::read_all(t, &options).expect("within limits");
+        black_box(doc.sections.len());
+    });
     let fleet = pdsh_ibstat(512);
     measure("input::read, pdsh ibstat x512 hosts", &fleet, |t| {
         let doc = fabricscope::read_all(t, &options).expect("within limits");

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 #[must_use]
 pub fn clean_line(raw: &str) -> Cow<'_, str> {
     let raw = raw.strip_suffix('\r').unwrap_or(raw);
-    if !raw.chars().any(|c| c.is_control() && c != '\t') {
+    if !has_control(raw) {
         return Cow::Borrowed(raw);
     }
     let mut out = String::with_capacity(raw.len());
@@ -29,6 +29,18 @@ pub fn clean_line(raw: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether `raw` holds a control character other than tab: C0 (below
+/// 0x20), DEL, or C1 (U+0080–U+009F, bytes `C2 80`–`C2 9F`). Scans bytes,
+/// so that the common clean line is not decoded character by character.
+fn has_control(raw: &str) -> bool {
+    let bytes = raw.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| {
+        (b < 0x20 && b != b'\t')
+            || b == 0x7f
+            || (b == 0xc2 && bytes.get(i + 1).is_some_and(|n| (0x80..=0x9f).contains(n)))
+    })
 }
 
 /// Skips the rest of an escape sequence after ESC.
@@ -128,6 +140,25 @@ fn lines_with(bytes: &[u8], test: impl Fn(&[u8]) -> bool) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_bytes_are_found_like_control_characters() {
+        for s in [
+            "plain",
+            "tab\there",
+            "é ü ✓ ←",
+            "\u{1b}[0m",
+            "a\u{7f}",
+            "c1\u{85}x",
+            "\u{9f}",
+            "\u{a0}nbsp",
+            "\u{100}",
+            "x\u{0}",
+        ] {
+            let by_char = s.chars().any(|c| c.is_control() && c != '\t');
+            assert_eq!(has_control(s), by_char, "{s:?}");
+        }
+    }
 
     #[test]
     fn strips_colours_underline_and_carriage_returns() {

@@ -38,8 +38,20 @@ pub(crate) fn candidate(line: &str) -> Option<(&str, &str)> {
             .chars()
             .any(|c| c.is_ascii_digit() || c == '-' || c == '.')
             || host.chars().all(|c| c.is_ascii_lowercase()))
-        && !is_label(&host.to_ascii_lowercase());
+        && !is_label_any_case(host);
     shaped.then_some((host, rest))
+}
+
+/// [`is_label`] of the lower-case `word`, lowered on the stack: this runs
+/// on every prefixed line of a pdsh paste. Labels are short ASCII words.
+fn is_label_any_case(word: &str) -> bool {
+    let mut buf = [0u8; 64];
+    let Some(lower) = buf.get_mut(..word.len()) else {
+        return is_label(&word.to_ascii_lowercase());
+    };
+    lower.copy_from_slice(word.as_bytes());
+    lower.make_ascii_lowercase();
+    std::str::from_utf8(lower).is_ok_and(is_label)
 }
 
 /// True for a word some tool prints as a column-0 label.

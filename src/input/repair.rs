@@ -83,20 +83,17 @@ pub(crate) fn apply(lines: &mut [Line<'_>]) -> Vec<Repair> {
         let t = l.text().trim_start();
         t.starts_with("<?xml") || t.starts_with("<!DOCTYPE nvidia_smi_log")
     });
+    let mut fixes: Vec<(RepairKind, Fix)> = vec![
+        (RepairKind::Annotation, unannotate),
+        (RepairKind::InlineCode, untick),
+        (RepairKind::Elision, unelide),
+    ];
     if !xml {
-        record(&mut repairs, RepairKind::Html, per_line(lines, unhtml));
+        fixes.insert(0, (RepairKind::Html, unhtml));
     }
-    record(
-        &mut repairs,
-        RepairKind::Annotation,
-        per_line(lines, unannotate),
-    );
-    record(
-        &mut repairs,
-        RepairKind::InlineCode,
-        per_line(lines, untick),
-    );
-    record(&mut repairs, RepairKind::Elision, per_line(lines, unelide));
+    for (kind, changed) in per_line(lines, &fixes) {
+        record(&mut repairs, kind, changed);
+    }
     repairs.sort_by_key(|r| r.span);
     repairs
 }
@@ -111,13 +108,22 @@ fn record(repairs: &mut Vec<Repair>, kind: RepairKind, changed: Vec<usize>) {
     }
 }
 
-/// Rewrites each line with `fix`; returns the numbers of the lines changed.
-fn per_line(lines: &mut [Line<'_>], fix: fn(&str) -> Option<String>) -> Vec<usize> {
-    let mut changed = Vec::new();
+/// A rewrite of one line: the repaired text, or `None` when there was
+/// nothing to undo.
+type Fix = fn(&str) -> Option<String>;
+
+/// Rewrites each line with each fix in turn (a fix sees what the fixes
+/// before it left), in one pass over the lines; returns, for each fix, the
+/// numbers of the lines it changed.
+fn per_line(lines: &mut [Line<'_>], fixes: &[(RepairKind, Fix)]) -> Vec<(RepairKind, Vec<usize>)> {
+    let mut changed: Vec<(RepairKind, Vec<usize>)> =
+        fixes.iter().map(|(kind, _)| (*kind, Vec::new())).collect();
     for line in lines.iter_mut() {
-        if let Some(fixed) = fix(line.text()) {
-            line.text = Cow::Owned(fixed);
-            changed.push(line.number);
+        for ((_, fix), (_, numbers)) in fixes.iter().zip(changed.iter_mut()) {
+            if let Some(fixed) = fix(line.text()) {
+                line.text = Cow::Owned(fixed);
+                numbers.push(line.number);
+            }
         }
     }
     changed
@@ -181,6 +187,11 @@ const ENTITIES: [(&str, &str); 7] = [
 const TAGS: [&str; 6] = ["<pre>", "</pre>", "<code>", "</code>", "<tt>", "</tt>"];
 
 fn unhtml(t: &str) -> Option<String> {
+    // Entities begin with `&`, tags with `<`: most lines have neither, and
+    // need no lower-case copy.
+    if !t.bytes().any(|b| b == b'&' || b == b'<') {
+        return None;
+    }
     let lower = t.to_ascii_lowercase();
     let has_entity = ENTITIES.iter().any(|(e, _)| t.contains(e));
     let has_tag = TAGS.iter().any(|tag| lower.contains(tag));
@@ -229,6 +240,11 @@ fn right_arrow(t: &str) -> Option<usize> {
 }
 
 fn unannotate(t: &str) -> Option<String> {
+    // Every annotation holds `<` or `←` (arrows pointing left), `>` (drawn
+    // arrows pointing right) or `(` (`(= …)`); `←` begins with byte E2.
+    if !t.bytes().any(|b| matches!(b, b'<' | b'>' | b'(' | 0xe2)) {
+        return None;
+    }
     // `==> file <==` is tail's file header, not an annotation arrow.
     if super::framing::file_header(t).is_some() {
         return None;
@@ -254,7 +270,7 @@ fn unannotate(t: &str) -> Option<String> {
 /// `` link_layer: Ethernet` ``): single-backtick inline code stretched over
 /// a block. Fences (```` ``` ````) are the framing layer's.
 fn untick(t: &str) -> Option<String> {
-    if t.trim_start().starts_with("```") || t.matches('`').count() != 1 {
+    if t.bytes().filter(|&b| b == b'`').count() != 1 || t.trim_start().starts_with("```") {
         return None;
     }
     let trimmed = t.trim_end();
@@ -265,6 +281,11 @@ fn untick(t: &str) -> Option<String> {
 }
 
 fn unelide(t: &str) -> Option<String> {
+    // Every marker opens with `.`, `[`, `(`, `<` or `…` (byte E2).
+    let opens = crate::parse::first_byte(t);
+    if !opens.is_some_and(|b| matches!(b, b'.' | b'[' | b'(' | b'<' | 0xe2)) {
+        return None;
+    }
     matches!(
         t.trim(),
         "..." | "…" | "[...]" | "[…]" | "(...)" | "[snip]" | "<snip>" | "...snip..." | "[ ... ]"

@@ -7,10 +7,11 @@ use super::{
     limit_warning, Document, MessageLevel, ReadOptions, Section, ToolMessage, Unrecognised,
 };
 use crate::input::clean::clean_line;
-use crate::parse::{Block, Format, Line, FORMATS};
+use crate::parse::{first_byte, formats_starting_with, Block, Format, Line, FORMATS};
 use crate::span::{spans_of, LineSpan};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 /// A run of content lines between two framing lines, with what the framing said.
 #[derive(Default)]
@@ -18,8 +19,9 @@ struct Chunk<'a> {
     prompt: Option<(usize, Prompt)>,
     host: Option<String>,
     source: Option<String>,
-    /// Lines with the host from their pdsh/clush prefix, if any.
-    lines: Vec<(Option<String>, Line<'a>)>,
+    /// Lines with the host from their pdsh/clush prefix, if any (shared,
+    /// not copied per line).
+    lines: Vec<(Option<Rc<str>>, Line<'a>)>,
 }
 
 /// Everything the sectioner accumulates while walking the input.
@@ -130,34 +132,38 @@ fn set_aside_cut_word(line: &mut Line<'_>, out: &mut Output<'_>) {
 /// Numbered, cleaned lines, with over-long lines blanked and reported.
 fn clean_each_line<'a>(text: &'a str, out: &mut Output<'_>) -> Vec<Line<'a>> {
     let max = out.options.max_line_bytes;
-    text.lines()
-        .enumerate()
-        .map(|(i, raw)| {
-            let number = i + 1;
-            if raw.len() > max {
-                out.doc.unrecognised.push(Unrecognised {
-                    span: LineSpan::line(number),
-                    host: None,
-                    reason: format!(
-                        "line is {} bytes, longer than the limit of {max}",
-                        raw.len()
-                    ),
-                });
-                Line::new(number, "")
-            } else {
-                Line {
-                    number,
-                    text: clean_line(raw),
-                }
+    // One allocation for the line table: counting line ends is cheap next to
+    // growing a table of a million lines by doubling.
+    let mut lines = Vec::with_capacity(text.bytes().filter(|&b| b == b'\n').count() + 1);
+    lines.extend(text.lines().enumerate().map(|(i, raw)| {
+        let number = i + 1;
+        if raw.len() > max {
+            out.doc.unrecognised.push(Unrecognised {
+                span: LineSpan::line(number),
+                host: None,
+                reason: format!(
+                    "line is {} bytes, longer than the limit of {max}",
+                    raw.len()
+                ),
+            });
+            Line::new(number, "")
+        } else {
+            Line {
+                number,
+                text: clean_line(raw),
             }
-        })
-        .collect()
+        }
+    }));
+    lines
 }
 
 /// Cuts the input at framing lines and strips host prefixes.
 fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, Vec<usize>) {
     let mut framing_lines = Vec::new();
-    let hosts = prefixed_hosts(lines.iter().map(Line::text));
+    let hosts: HashSet<Rc<str>> = prefixed_hosts(lines.iter().map(Line::text))
+        .into_iter()
+        .map(Rc::from)
+        .collect();
     let mut chunks = vec![Chunk {
         host: options.default_host.clone(),
         ..Chunk::default()
@@ -267,18 +273,19 @@ fn new_chunk<'a>(
 }
 
 /// Removes an accepted `host: ` prefix, returning the host.
-fn strip_prefix<'a>(line: &Line<'a>, hosts: &HashSet<String>) -> (Option<String>, Line<'a>) {
+fn strip_prefix<'a>(line: &Line<'a>, hosts: &HashSet<Rc<str>>) -> (Option<Rc<str>>, Line<'a>) {
     if hosts.is_empty() {
         return (None, line.clone());
     }
-    match candidate(line.text()) {
-        Some((host, rest)) if hosts.contains(host) => {
+    let found = candidate(line.text()).and_then(|(host, rest)| Some((hosts.get(host)?, rest)));
+    match found {
+        Some((host, rest)) => {
             let text = match &line.text {
                 Cow::Borrowed(s) => Cow::Borrowed(s.get(s.len() - rest.len()..).unwrap_or("")),
                 Cow::Owned(_) => Cow::Owned(rest.to_owned()),
             };
             (
-                Some(host.to_owned()),
+                Some(Rc::clone(host)),
                 Line {
                     number: line.number,
                     text,
@@ -303,22 +310,30 @@ fn sectionize(chunk: Chunk<'_>, out: &mut Output<'_>) {
     });
     // Group lines by their prefix host, keeping first-appearance order: pdsh
     // interleaves hosts, and each host's output must be read on its own.
-    let mut index: HashMap<Option<String>, usize> = HashMap::new();
-    let mut streams: Vec<(Option<String>, Vec<Line<'_>>)> = Vec::new();
-    for (host, line) in lines {
-        let slot = *index.entry(host.clone()).or_insert_with(|| {
-            streams.push((host.clone(), Vec::new()));
-            streams.len() - 1
-        });
-        if let Some((_, lines)) = streams.get_mut(slot) {
-            lines.push(line);
+    // Without prefixes (most inputs) the chunk is one stream as it stands.
+    let mut streams: Vec<(Option<Rc<str>>, Vec<Line<'_>>)> = Vec::new();
+    if lines.iter().all(|(host, _)| host.is_none()) {
+        streams.push((None, lines.into_iter().map(|(_, line)| line).collect()));
+    } else {
+        let mut index: HashMap<Option<Rc<str>>, usize> = HashMap::new();
+        for (host, line) in lines {
+            let slot = match index.get(&host) {
+                Some(&slot) => slot,
+                None => {
+                    streams.push((host.clone(), Vec::new()));
+                    index.insert(host, streams.len() - 1);
+                    streams.len() - 1
+                }
+            };
+            if let Some((_, lines)) = streams.get_mut(slot) {
+                lines.push(line);
+            }
         }
     }
-    if streams.is_empty() {
-        streams.push((None, Vec::new()));
-    }
     for (prefix_host, stream) in streams {
-        let host = prefix_host.or_else(|| chunk_host.clone());
+        let host = prefix_host
+            .map(|h| h.to_string())
+            .or_else(|| chunk_host.clone());
         let ctx = StreamContext {
             hint,
             prompt: prompt.as_ref(),
@@ -465,11 +480,26 @@ fn leftovers(
     }
 }
 
-/// The format whose block starts here; the prompt's hint is tried first.
+/// The format whose block starts here; the prompt's hint is tried first,
+/// then every format in table order. Only the detectors of formats whose
+/// blocks can start with the line's first byte run ([`Spec::starts`]): the
+/// same answer as running them all, for a table look-up per line instead of
+/// twenty detectors.
+///
+/// [`Spec::starts`]: crate::parse::Spec
 fn detect(lines: &[Line<'_>], hint: Option<&'static Format>) -> Option<(&'static Format, Block)> {
-    hint.into_iter()
-        .chain(FORMATS.iter())
-        .find_map(|f| (f.detect)(lines).map(|b| (f, b)))
+    let first = first_byte(lines.first()?.text())?;
+    let candidates = formats_starting_with(first);
+    if let Some(f) = hint.filter(|f| (f.starts)(first)) {
+        if let Some(block) = (f.detect)(lines) {
+            return Some((f, block));
+        }
+    }
+    FORMATS
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| candidates & (1 << i) != 0 && !hint.is_some_and(|h| std::ptr::eq(h, *f)))
+        .find_map(|(_, f)| (f.detect)(lines).map(|b| (f, b)))
 }
 
 /// Parses a collected section and adds it to the document.

@@ -20,6 +20,7 @@ use crate::span::LineSpan;
 
 pub(crate) const FORMAT: Spec<Date> = Spec {
     command: |argv| argv.first() == Some(&"date"),
+    starts: |b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-',
     detect,
     parse,
     summary,
@@ -55,7 +56,28 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Date> {
 /// two time points.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?;
+    if !has_clock(first.text()) {
+        return None;
+    }
     parse_stamp(first.text().trim(), first.span()).map(|_| Block::of_lines("date", 1))
+}
+
+/// Whether `text` holds `D:DD:DD`, the clock every form [`parse_stamp`]
+/// reads has: a byte scan that spares the full reading of the many lines
+/// detection asks about that are not dates.
+fn has_clock(text: &str) -> bool {
+    let b = text.as_bytes();
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    b.iter().enumerate().any(|(i, &c)| {
+        c == b':'
+            && i > 0
+            && digit(i - 1)
+            && digit(i + 1)
+            && digit(i + 2)
+            && b.get(i + 3) == Some(&b':')
+            && digit(i + 4)
+            && digit(i + 5)
+    })
 }
 
 /// Reads a textual date and time (every form in the module doc except `+%s`).
@@ -129,11 +151,17 @@ fn words(t: &str) -> Option<Reading> {
     let mut year = None;
     let mut clock = None;
     let mut pm = None;
-    let mut zone: Option<(Option<i32>, String)> = None;
+    let mut zone: Option<(Option<i32>, &str)> = None;
+    // Compared without a lower-case copy: this runs on many lines that are
+    // not dates, and fails on their first or second word.
+    let starts_with_any_case = |word: &str, prefix: &str| {
+        word.as_bytes()
+            .get(..prefix.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(prefix.as_bytes()))
+    };
     for (i, raw) in t.split_whitespace().enumerate() {
         let word = raw.trim_end_matches(',');
-        let lower = word.to_ascii_lowercase();
-        if i == 0 && WEEKDAYS.iter().any(|w| lower.starts_with(w)) {
+        if i == 0 && WEEKDAYS.iter().any(|w| starts_with_any_case(word, w)) {
             continue;
         }
         if let Some(m) = month_number(word) {
@@ -144,18 +172,21 @@ fn words(t: &str) -> Option<Reading> {
             if clock.replace(clock_seconds(word)?).is_some() {
                 return None;
             }
-        } else if lower == "am" || lower == "pm" {
-            pm = Some(lower == "pm");
+        } else if word.eq_ignore_ascii_case("am") || word.eq_ignore_ascii_case("pm") {
+            pm = Some(word.eq_ignore_ascii_case("pm"));
         } else if all_digits(word) && word.len() == 4 {
             year = Some(number(word)?);
         } else if all_digits(word) && word.len() <= 2 && day.is_none() {
             day = Some(number(word)?);
         } else if zone.is_none() && (word.starts_with('+') || word.starts_with('-')) {
-            zone = Some((Some(numeric_offset(word)?), word.to_owned()));
+            zone = Some((Some(numeric_offset(word)?), word));
         } else if zone.is_none() && word.len() <= 6 && word.chars().all(|c| c.is_ascii_alphabetic())
         {
-            let offset = matches!(lower.as_str(), "utc" | "gmt" | "z").then_some(0);
-            zone = Some((offset, word.to_owned()));
+            let offset = ["utc", "gmt", "z"]
+                .iter()
+                .any(|z| word.eq_ignore_ascii_case(z))
+                .then_some(0);
+            zone = Some((offset, word));
         } else {
             return None;
         }
@@ -172,7 +203,7 @@ fn words(t: &str) -> Option<Reading> {
     }
     let wall = civil_seconds(year?, month?, day?)? + clock;
     let (offset, zone) = match zone {
-        Some((offset, name)) => (offset, Some(name)),
+        Some((offset, name)) => (offset, Some(name.to_owned())),
         None => (None, None),
     };
     Some((wall, offset, zone))
@@ -281,6 +312,23 @@ mod tests {
         assert_eq!(unix("Mon 30 Nov 2026 12:53:23 AM UTC"), Some(T));
         assert_eq!(unix("Sun Nov 29 19:53:23 -0500 2026"), Some(T));
         assert_eq!(unix("2026-11-30T00:53:23,500000000+00:00"), Some(T + 0.5));
+    }
+
+    #[test]
+    fn every_readable_stamp_has_a_clock() {
+        for text in [
+            "Mon Nov 30 00:53:23 UTC 2026",
+            "Mon, 30 Nov 2026 00:53:23 +0000",
+            "2026-11-30T00:53:23,500000000+00:00",
+            "Mon 30 Nov 2026 9:53:23 AM UTC",
+            "  Thu Jan  1 0:00:00 1970",
+        ] {
+            assert!(parse_stamp(text, LineSpan::line(1)).is_some(), "{text}");
+            assert!(has_clock(text), "{text}");
+        }
+        for text in ["Link 0: Replay Errors: 0", "12:3:45", "1:23:4", ":12:34"] {
+            assert!(!has_clock(text), "{text}");
+        }
     }
 
     #[test]

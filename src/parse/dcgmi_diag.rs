@@ -53,6 +53,7 @@ use crate::parse::{Block, Line, Parsed, Spec};
 
 pub(crate) const DIAG_FORMAT: Spec<DcgmiDiag> = Spec {
     command: |argv| is_dcgmi(argv, "diag"),
+    starts: |b| matches!(b, b'S' | b'+' | b'|'),
     detect: detect_diag,
     parse: parse_diag,
     summary: summary_diag,
@@ -62,6 +63,7 @@ pub(crate) const DIAG_FORMAT: Spec<DcgmiDiag> = Spec {
 
 pub(crate) const HEALTH_FORMAT: Spec<DcgmiHealth> = Spec {
     command: |argv| is_dcgmi(argv, "health"),
+    starts: |b| matches!(b, b'+' | b'|'),
     detect: detect_health,
     parse: parse_health,
     summary: summary_health,

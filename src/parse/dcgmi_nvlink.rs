@@ -45,6 +45,7 @@ use std::fmt::Write as _;
 
 pub(crate) const STATUS_FORMAT: Spec<DcgmiLinkStatus> = Spec {
     command: |argv| is_nvlink(argv) && argv.iter().any(|a| *a == "-s" || *a == "--link-status"),
+    starts: |b| matches!(b, b'+' | b'|'),
     detect: detect_status,
     parse: parse_status,
     summary: summary_status,
@@ -54,6 +55,7 @@ pub(crate) const STATUS_FORMAT: Spec<DcgmiLinkStatus> = Spec {
 
 pub(crate) const ERRORS_FORMAT: Spec<DcgmiNvlinkErrors> = Spec {
     command: |argv| is_nvlink(argv) && argv.iter().any(|a| *a == "-e" || *a == "--errors"),
+    starts: |b| matches!(b, b'+' | b'|'),
     detect: detect_errors,
     parse: parse_errors,
     summary: summary_errors,

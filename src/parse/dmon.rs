@@ -37,6 +37,7 @@ pub(crate) const SMI_FORMAT: Spec<Monitor> = Spec {
             && matches!(argv.get(1), Some(&"dmon") | Some(&"pmon"))
             && !is_help(argv)
     },
+    starts: |b| b == b'#',
     detect: |lines| detect(lines, false),
     parse,
     summary,
@@ -48,6 +49,7 @@ pub(crate) const DCGMI_FORMAT: Spec<Monitor> = Spec {
     command: |argv| {
         argv.first() == Some(&"dcgmi") && argv.get(1) == Some(&"dmon") && !is_help(argv)
     },
+    starts: |b| b == b'#',
     detect: |lines| detect(lines, true),
     parse,
     summary,

@@ -26,6 +26,7 @@ use crate::parse::{Block, Line, Parsed, Spec};
 
 pub(crate) const FORMAT: Spec<Iblinkinfo> = Spec {
     command: |argv| argv.first() == Some(&"iblinkinfo"),
+    starts: |b| b.is_ascii_digit() || matches!(b, b'"' | b'C' | b'S' | b'R'),
     detect,
     parse,
     summary,

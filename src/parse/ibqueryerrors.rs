@@ -39,6 +39,7 @@ use std::collections::BTreeMap;
 
 pub(crate) const FORMAT: Spec<Ibqueryerrors> = Spec {
     command: |argv| matches!(argv.first(), Some(&"ibqueryerrors" | &"ibqueryerrors.pl")),
+    starts: |b| matches!(b, b'G' | b'#' | b'E' | b'D'),
     detect,
     parse,
     summary,

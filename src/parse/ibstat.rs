@@ -23,6 +23,7 @@ use crate::parse::{Block, Line, Parsed, Spec};
 
 pub(crate) const FORMAT: Spec<Ibstat> = Spec {
     command: |argv| argv.first() == Some(&"ibstat"),
+    starts: may_start,
     detect,
     parse,
     summary,
@@ -390,6 +391,16 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         None => label.starts_with("Port ") || label == "State",
     };
     follows.then(|| Block::keyed(name))
+}
+
+/// First bytes a block can start with: `Port N:`, a `CA '…'`-style header
+/// (`CA`, `Switch`, `Router`, `iWARP RNIC`, `???`) or an `ibstat -l` name.
+fn may_start(b: u8) -> bool {
+    matches!(b, b'P' | b'C' | b'S' | b'R' | b'i' | b'?')
+        || NODE_TYPES.iter().any(|t| t.as_bytes().first() == Some(&b))
+        || HCA_PREFIXES
+            .iter()
+            .any(|p| p.as_bytes().first() == Some(&b))
 }
 
 /// Driver prefixes of RDMA device names as the kernel names them

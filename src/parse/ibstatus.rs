@@ -19,6 +19,7 @@ use crate::parse::{Block, Line, Parsed, Spec};
 
 pub(crate) const FORMAT: Spec<Ibstatus> = Spec {
     command: |argv| argv.first() == Some(&"ibstatus"),
+    starts: |b| b == b'I',
     detect,
     parse,
     summary,

@@ -24,6 +24,7 @@ use crate::parse::{Block, Line, Parsed, Spec};
 
 pub(crate) const FORMAT: Spec<IbvDevinfo> = Spec {
     command: |argv| argv.first() == Some(&"ibv_devinfo"),
+    starts: may_start,
     detect,
     parse,
     summary,
@@ -334,6 +335,16 @@ const DEVINFO_LABELS: &[&str] = &[
     "phys_port_cnt",
     "port",
 ];
+
+/// First bytes a block can start with: the `N HCAs found:` list, `hca_id:`,
+/// or a device label of a block pasted without its `hca_id:`.
+fn may_start(b: u8) -> bool {
+    b.is_ascii_digit()
+        || b == b'h'
+        || DEVINFO_LABELS
+            .iter()
+            .any(|l| l.as_bytes().first() == Some(&b))
+}
 
 fn is_devinfo_label(label: &str) -> bool {
     DEVINFO_LABELS.contains(&label)

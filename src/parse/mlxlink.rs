@@ -39,6 +39,7 @@ use crate::parse::{Block, Line, Parsed, Spec};
 
 pub(crate) const FORMAT: Spec<Mlxlink> = Spec {
     command: |argv| argv.first() == Some(&"mlxlink") && !is_help(argv),
+    starts: |b| b.is_ascii_alphanumeric() || matches!(b, b'(' | b'/' | b'-'),
     detect,
     parse,
     summary,

@@ -72,13 +72,27 @@ impl<'a> Line<'a> {
     /// True for a line holding only white space.
     #[must_use]
     pub fn is_blank(&self) -> bool {
-        self.text.trim().is_empty()
+        is_blank(&self.text)
     }
 
     /// This line as a span.
     #[must_use]
     pub fn span(&self) -> LineSpan {
         LineSpan::line(self.number)
+    }
+}
+
+/// True for text holding only white space (`str::trim` would leave
+/// nothing). Decides on the first byte that is not ASCII white space
+/// without decoding characters; Unicode white space takes the slow path.
+pub(crate) fn is_blank(text: &str) -> bool {
+    match text
+        .bytes()
+        .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+    {
+        None => true,
+        Some(i) if text.as_bytes().get(i).is_some_and(u8::is_ascii) => false,
+        Some(i) => text.get(i..).is_some_and(|rest| rest.trim().is_empty()),
     }
 }
 
@@ -219,6 +233,7 @@ macro_rules! formats {
                 kind: Kind::$variant,
                 name: $name,
                 command: $spec.command,
+                starts: $spec.starts,
                 detect: $spec.detect,
                 parse: |lines| ($spec.parse)(lines).map(SectionData::$variant),
                 labels: $spec.labels,
@@ -305,8 +320,17 @@ pub(crate) struct Spec<M: 'static> {
     /// Whether a shell command (words after wrappers such as `sudo`, with the
     /// program's base name first) prints this format.
     pub command: fn(&[&str]) -> bool,
+    /// Whether a block of this format can start on a line whose first byte
+    /// after leading white space is this one: a necessary condition of
+    /// `detect`, checked first so that a line meets only the detectors of
+    /// the formats it could open (`L` of `Link 0: …` runs nvlink's, not
+    /// ibstat's). Must hold wherever `detect` finds a block — the
+    /// `starts_admits_every_detected_block` test checks it on every fixture;
+    /// [`any_byte`] for formats without such a byte.
+    pub starts: fn(u8) -> bool,
     /// Whether a block of this format starts at `lines[0]` (looking ahead as
-    /// needed). Must be cheap and specific: it runs on every line.
+    /// needed). Must be cheap and specific: it runs on every line whose
+    /// first byte `starts` admits.
     pub detect: fn(&[Line<'_>]) -> Option<Block>,
     /// Reads a section of this format.
     pub parse: fn(&[Line<'_>]) -> Parsed<M>,
@@ -328,12 +352,46 @@ pub(crate) struct Format {
     pub name: &'static str,
     /// See [`Spec::command`].
     pub command: fn(&[&str]) -> bool,
+    /// See [`Spec::starts`].
+    pub starts: fn(u8) -> bool,
     /// See [`Spec::detect`].
     pub detect: fn(&[Line<'_>]) -> Option<Block>,
     /// Reads a section of this format.
     pub parse: fn(&[Line<'_>]) -> Parsed<SectionData>,
     /// See [`Spec::labels`].
     pub labels: &'static [&'static str],
+}
+
+/// [`Spec::starts`] of a format whose blocks may begin with any byte.
+pub(crate) fn any_byte(_: u8) -> bool {
+    true
+}
+
+/// The first byte of `text` after leading white space (`None` for a blank
+/// line): what [`Spec::starts`] is asked about.
+pub(crate) fn first_byte(text: &str) -> Option<u8> {
+    text.trim_start().as_bytes().first().copied()
+}
+
+// One bit per format in `formats_starting_with`.
+const _: () = assert!(Kind::ALL.len() <= 64);
+
+/// For each byte, the formats of [`FORMATS`] whose blocks may start with it
+/// (bit `i` for `FORMATS[i]`), built once from their [`Spec::starts`].
+pub(crate) fn formats_starting_with(b: u8) -> u64 {
+    static TABLE: std::sync::OnceLock<[u64; 256]> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut table = [0u64; 256];
+        for (byte, slot) in (0..=255u8).zip(table.iter_mut()) {
+            for (i, format) in FORMATS.iter().enumerate().take(64) {
+                if (format.starts)(byte) {
+                    *slot |= 1 << i;
+                }
+            }
+        }
+        table
+    });
+    table.get(usize::from(b)).copied().unwrap_or(u64::MAX)
 }
 
 impl Kind {
@@ -381,6 +439,82 @@ pub fn supported_formats() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn is_blank_agrees_with_trim() {
+        for s in [
+            "",
+            " ",
+            "\t \r",
+            "\u{b}\u{c}",
+            "\u{a0}",
+            " \u{3000}\t",
+            "\u{85}",
+            " x",
+            "\u{a0}x",
+            "é",
+            "\t\u{1f}",
+            "\u{200b}",
+        ] {
+            assert_eq!(is_blank(s), s.trim().is_empty(), "{s:?}");
+        }
+    }
+
+    /// Every text file under `dir`, recursively.
+    fn texts_under(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                texts_under(&path, out);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                out.push((path.display().to_string(), text));
+            }
+        }
+    }
+
+    /// `Spec::starts` may only skip detectors that would have found
+    /// nothing: on every line of every fixture, example and fuzz seed, a
+    /// format that detects a block there admits the line's first byte.
+    #[test]
+    fn starts_admits_every_detected_block() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut texts = Vec::new();
+        for dir in ["tests/fixtures", "examples", "fuzz/corpus"] {
+            texts_under(&root.join(dir), &mut texts);
+        }
+        assert!(
+            texts.len() > 100,
+            "fixtures not found under {}",
+            root.display()
+        );
+        let mut detected = 0usize;
+        for (name, text) in &texts {
+            let lines = lines_of(text);
+            for i in 0..lines.len() {
+                let rest = lines.get(i..).unwrap_or_default();
+                let Some(first) = rest.first().and_then(|l| first_byte(l.text())) else {
+                    continue;
+                };
+                for f in FORMATS {
+                    if (f.detect)(rest).is_some() {
+                        detected += 1;
+                        assert!(
+                            (f.starts)(first),
+                            "{name}:{}: {} detects a block starting with {:?}, which its `starts` refuses",
+                            i + 1,
+                            f.name,
+                            char::from(first)
+                        );
+                    }
+                }
+            }
+        }
+        assert!(detected > 1000, "only {detected} blocks detected");
+    }
 
     #[test]
     fn format_names_match_serde_names_and_are_unique() {

@@ -39,6 +39,7 @@ use nom::{IResult, Parser};
 
 pub(crate) const FORMAT: Spec<Perfquery> = Spec {
     command: |argv| argv.first() == Some(&"perfquery"),
+    starts: |b| b == b'#' || b.is_ascii_alphabetic(),
     detect,
     parse,
     summary,
@@ -520,8 +521,15 @@ fn detect_headless(lines: &[Line<'_>]) -> Option<Block> {
                         .is_some())
         })
     };
-    let mut nonblank = lines.iter().filter(|l| !l.is_blank()).take(3);
-    let all = nonblank.by_ref().filter(|l| known(l.text().trim())).count() == 3;
+    // Three known lines in a row; the first unknown one ends the look.
+    let mut known_in_a_row = 0;
+    for line in lines.iter().filter(|l| !l.is_blank()).take(3) {
+        if !known(line.text().trim()) {
+            break;
+        }
+        known_in_a_row += 1;
+    }
+    let all = known_in_a_row == 3;
     let line = lines.first().map_or(0, |l| l.number);
     all.then(|| Block::keyed(format!("headless at line {line}")))
 }

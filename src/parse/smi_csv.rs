@@ -25,6 +25,7 @@ pub(crate) const FORMAT: Spec<SmiCsv> = Spec {
             && argv.iter().any(|a| a.starts_with("--query-"))
             && !is_help(argv)
     },
+    starts: |b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'.'),
     detect,
     parse,
     summary,

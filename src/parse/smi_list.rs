@@ -19,6 +19,7 @@ pub(crate) const FORMAT: Spec<SmiList> = Spec {
             && argv.len() == 2
             && matches!(argv.get(1), Some(&"-L") | Some(&"--list-gpus"))
     },
+    starts: |b| b == b'G',
     detect,
     parse,
     summary,

@@ -33,6 +33,7 @@ pub(crate) const FORMAT: Spec<SmiQuery> = Spec {
             && argv.iter().any(|a| *a == "-q" || *a == "--query")
             && !is_help(argv)
     },
+    starts: super::any_byte,
     detect,
     parse,
     summary,
@@ -655,7 +656,7 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
             .all(|c| c.is_ascii_alphanumeric() || " :./-()_".contains(c));
         return (nested && field_like).then(|| Block::keyed(format!("gpu:{id}")));
     }
-    if let Some((label, _)) = label_value(t) {
+    if let Some((label, _)) = label_value(t).filter(|_| t.starts_with("Timestamp")) {
         if label == "Timestamp" {
             let next = label_value(rest.next()?.text())?;
             return (next.0 == "Driver Version").then(|| Block::keyed("timestamp"));

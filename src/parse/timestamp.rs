@@ -59,8 +59,11 @@ pub(crate) fn month_number(name: &str) -> Option<u32> {
     if name.len() < 3 || name.len() > 9 {
         return None;
     }
-    let lower = name.to_ascii_lowercase();
-    let i = MONTHS.iter().position(|m| lower.starts_with(m))?;
+    let i = MONTHS.iter().position(|m| {
+        name.as_bytes()
+            .get(..m.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(m.as_bytes()))
+    })?;
     u32::try_from(i + 1).ok()
 }
 

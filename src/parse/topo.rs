@@ -30,6 +30,7 @@ use std::fmt::Write as _;
 
 pub(crate) const FORMAT: Spec<TopoMatrix> = Spec {
     command: |argv| is_topo(argv) && argv.iter().any(|a| MATRIX_FLAGS.contains(a)),
+    starts: |b| b.is_ascii_alphabetic() || b == b'[',
     detect: |lines| match classify(lines)? {
         // Rows match too inside a full matrix: keyed by line, a row
         // continues the matrix it is in rather than starting another.
@@ -47,6 +48,7 @@ pub(crate) const FORMAT: Spec<TopoMatrix> = Spec {
 
 pub(crate) const P2P_FORMAT: Spec<TopoP2p> = Spec {
     command: |argv| is_topo(argv) && argv.iter().any(|a| *a == "-p2p" || *a == "--p2pstatus"),
+    starts: |b| b.is_ascii_alphabetic() || b == b'[',
     detect: |lines| (classify(lines)? == MatrixKind::P2p).then(|| Block::keyed("topo-p2p")),
     parse: parse_p2p,
     summary: summary_p2p,
@@ -104,6 +106,16 @@ struct Header {
 /// Reads a header row; `None` unless it names `GPU0` and nothing but
 /// device names and affinity titles.
 fn header(text: &str) -> Option<Header> {
+    // Detection asks this of many lines: those without `GPU0` (or a `[`
+    // of the codes below, which could split it) cannot be a header.
+    let has_gpu0 = || {
+        text.split('G')
+            .skip(1)
+            .any(|after| after.starts_with("PU0"))
+    };
+    if !text.contains('[') && !has_gpu0() {
+        return None;
+    }
     // Pastes that lost the ESC byte keep the underline codes as text
     // (`[4mGPU0\tGPU1…[0m`), as in many collect-env dumps.
     let unescaped;

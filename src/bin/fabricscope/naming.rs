@@ -447,6 +447,15 @@ pub fn hostname_in_text(bytes: &[u8]) -> Option<String> {
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
         let t = line.trim_end();
+        // The asking commands end in one of these words: every other line
+        // (nearly all of them) is passed over without searching it.
+        let last_word = t.rsplit(char::is_whitespace).next().unwrap_or(t);
+        if !matches!(
+            last_word,
+            "hostname" | "-s" | "-f" | "--short" | "--fqdn" | "-n"
+        ) {
+            continue;
+        }
         let command = ["$ ", "# ", "> "]
             .iter()
             .filter_map(|p| t.rfind(p).map(|i| t.get(i + p.len()..).unwrap_or("")))

@@ -191,6 +191,19 @@ pub(super) fn gpu_header(t: &str) -> Option<GpuHeader<'_>> {
     (!name.is_empty()).then_some(GpuHeader { index, name, uuid })
 }
 
+/// A cheap necessary condition for a `-s` line (`… 26.562 GB/s`,
+/// `… <inactive>`, `… Inactive`): detection asks it of every `Link` line
+/// before reading the line in full, which `-e` and `-gt` lines never need.
+pub(super) fn may_be_status(line: &str) -> bool {
+    let t = line.trim_end();
+    let t = t.strip_suffix('>').unwrap_or(t);
+    let tail = t
+        .len()
+        .checked_sub("inactive".len())
+        .and_then(|i| t.get(i..));
+    t.ends_with("GB/s") || tail.is_some_and(|w| w.eq_ignore_ascii_case("inactive"))
+}
+
 /// `Link 12` followed by `:` or `,` → (12, the text after the number).
 fn link_prefix(t: &str) -> Option<(u32, &str)> {
     let parsed: IResult<&str, &str> = preceded((tag("Link"), space1), digit1).parse(t);
@@ -350,6 +363,11 @@ fn low_power_info(t: &str) -> Option<Result<Shape<'_>, Misfit>> {
 
 /// `dddddddd:bb:dd.f` (domain of 4 or 8 hex digits).
 pub(super) fn is_pci_bus_id(t: &str) -> bool {
+    // The domain first: counter lines (`Replay Errors: 0`) fail here.
+    let domain = t.bytes().take_while(u8::is_ascii_hexdigit).count();
+    if !(4..=8).contains(&domain) || t.as_bytes().get(domain) != Some(&b':') {
+        return false;
+    }
     let hex = |s: &str, len: std::ops::RangeInclusive<usize>| {
         len.contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
     };
@@ -393,6 +411,26 @@ mod tests {
         assert!(gpu_header("GPU 00000000:18:00.0").is_none());
         assert!(gpu_header("GPU NVLINK bandwidth mode: FULL").is_none());
         assert!(gpu_header("GPU 1:").is_none());
+    }
+
+    #[test]
+    fn every_status_line_may_be_status() {
+        for line in [
+            "\t Link 0: 26.562 GB/s",
+            "Link 11: 25 GB/s  ",
+            "         Link 4: <inactive>",
+            "Link 4: Inactive",
+            "Link 4: <INACTIVE>",
+        ] {
+            assert!(may_be_status(line), "{line}");
+            assert!(matches!(
+                shape(line),
+                Ok(Shape::Link(_, LinkFact::Speed(_) | LinkFact::Inactive))
+            ));
+        }
+        for line in ["\t Link 0: Replay Errors: 0", "Link 0: Raw Tx: 1 KiB", "é"] {
+            assert!(!may_be_status(line), "{line}");
+        }
     }
 
     #[test]

@@ -47,6 +47,7 @@ use std::collections::HashMap;
 
 pub(crate) const FORMAT: Spec<Nvlink> = Spec {
     command: is_nvlink_command,
+    starts: |b| matches!(b, b'G' | b'L'),
     detect,
     parse,
     summary,
@@ -82,6 +83,11 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Nvlink> {
     let mut reader = Reader::default();
     for line in lines.iter().filter(|l| !l.is_blank()) {
         reader.read(line);
+    }
+    // Link tables grew by doubling (18 links take room for 32): a fleet
+    // paste holds hundreds of thousands of links, so give the room back.
+    for gpu in &mut reader.out.gpus {
+        gpu.links.shrink_to_fit();
     }
     Parsed {
         value: reader.out,
@@ -311,10 +317,16 @@ fn link_mut<'g>(
 ) -> Option<&'g mut NvlinkLink> {
     #[cfg(test)]
     tests::LINKS_EXAMINED.with(|n| n.set(n.get() + 1));
-    let slot = *slots.entry(number).or_insert_with(|| {
-        gpu.links.push(NvlinkLink::new(number, line.span()));
-        gpu.links.len() - 1
-    });
+    // Modes print a link's lines together (`-e`: three in a row): the
+    // last link is the usual answer, found without hashing.
+    let last = gpu.links.len().checked_sub(1);
+    let slot = match last.filter(|&i| gpu.links.get(i).is_some_and(|l| l.link == number)) {
+        Some(i) => i,
+        None => *slots.entry(number).or_insert_with(|| {
+            gpu.links.push(NvlinkLink::new(number, line.span()));
+            gpu.links.len() - 1
+        }),
+    };
     let link = gpu.links.get_mut(slot)?;
     link.span = link.span.join(line.span());
     Some(link)
@@ -385,10 +397,11 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     }
     if first.starts_with("Link ") {
         let status = |t: &str| {
-            matches!(
-                grammar::shape(t),
-                Ok(Shape::Link(_, LinkFact::Speed(_) | LinkFact::Inactive))
-            )
+            grammar::may_be_status(t)
+                && matches!(
+                    grammar::shape(t),
+                    Ok(Shape::Link(_, LinkFact::Speed(_) | LinkFact::Inactive))
+                )
         };
         let next = lines.iter().skip(1).find(|l| !l.is_blank());
         return (status(first) && next.is_some_and(|l| status(l.text())))
