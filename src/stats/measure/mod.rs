@@ -34,7 +34,7 @@ pub use peers::{AcrossHosts, PeerValue};
 use rates::{bit_error_rate, counter_rate, lanes_per_link, saturated, throughput, Received};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use timeline::{name_devices, section_lid_for, section_times, Clocked, Point, Series};
+use timeline::{order_series, section_lid_for, section_times, Clocked, Point, Series};
 
 /// Measures one document.
 #[must_use]
@@ -197,8 +197,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
         })
         .collect();
     // perfquery names ports by LID: give them their CA name when ibstat told it.
-    let series: Series = unordered.into_iter().collect();
-    let series = name_devices(series, &ca_of_lid);
+    let series: Series = order_series(unordered, &ca_of_lid);
 
     let mut missing_interval = BTreeSet::new();
     for (key, points) in &series {

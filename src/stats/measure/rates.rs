@@ -183,7 +183,7 @@ pub(super) fn throughput(
 /// Lanes seen per link, to split a link's capacity among its lanes.
 pub(super) fn lanes_per_link(series: &Series) -> BTreeMap<Subject, u32> {
     let mut lanes: BTreeMap<Subject, BTreeSet<u32>> = BTreeMap::new();
-    for (subject, _, _) in series.keys() {
+    for ((subject, _, _), _) in series {
         if let Some(lane) = subject.lane {
             let link = Subject {
                 lane: None,

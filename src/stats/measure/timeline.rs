@@ -6,7 +6,7 @@ use super::super::sample::{CounterUnit, Role, Subject};
 use super::super::{CounterSource, StatsOptions};
 use super::records::IntervalSource;
 use crate::span::LineSpan;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// A snapshot's time on a clock.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,33 +101,50 @@ pub(super) fn section_lid_for(section: &crate::input::Section, ca: &str) -> Opti
     }
 }
 
-pub(super) type Series = BTreeMap<(Subject, CounterSource, String), Vec<Point>>;
+/// Whose counter a series is: subject, source and counter name.
+pub(super) type SeriesKey = (Subject, CounterSource, String);
 
-pub(super) fn name_devices(
-    series: Series,
+/// Every series of a unit, ordered by key (for a deterministic walk), each
+/// with its readings in snapshot order. A sorted vector, not a tree: it is
+/// built once and only walked, and one sort compares keys far fewer times
+/// than inserting each into a map (the key comparisons were most of the
+/// measuring time of a batch run).
+pub(super) type Series = Vec<(SeriesKey, Vec<Point>)>;
+
+/// Orders the readings gathered per key into [`Series`], giving
+/// perfquery's LID-named ports their CA name when ibstat told it (two keys
+/// that become one merge their readings).
+pub(super) fn order_series(
+    unordered: HashMap<SeriesKey, Vec<Point>>,
     ca_of_lid: &BTreeMap<(Option<String>, u32), String>,
 ) -> Series {
-    if ca_of_lid.is_empty() {
-        return series;
-    }
-    let mut out: Series = BTreeMap::new();
-    for ((mut subject, source, name), points) in series {
-        if subject.device.is_none() {
-            if let Some(ca) = subject
-                .lid
-                .and_then(|l| ca_of_lid.get(&(subject.host.clone(), l)))
-            {
-                subject.device = Some(ca.clone());
+    let mut series: Series = if ca_of_lid.is_empty() {
+        unordered.into_iter().collect()
+    } else {
+        let mut named: HashMap<SeriesKey, Vec<Point>> = HashMap::with_capacity(unordered.len());
+        for ((mut subject, source, name), points) in unordered {
+            if subject.device.is_none() {
+                if let Some(ca) = subject
+                    .lid
+                    .and_then(|l| ca_of_lid.get(&(subject.host.clone(), l)))
+                {
+                    subject.device = Some(ca.clone());
+                }
             }
+            named
+                .entry((subject, source, name))
+                .or_default()
+                .extend(points);
         }
-        out.entry((subject, source, name))
-            .or_default()
-            .extend(points);
-    }
-    for points in out.values_mut() {
-        points.sort_by_key(|p| p.snapshot);
-    }
-    out
+        let mut series: Series = named.into_iter().collect();
+        for (_, points) in &mut series {
+            points.sort_by_key(|p| p.snapshot);
+        }
+        series
+    };
+    // Keys are unique (they were map keys), so an unstable sort is exact.
+    series.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    series
 }
 
 pub(super) fn interval(
