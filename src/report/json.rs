@@ -144,7 +144,7 @@ struct HeadWith<'a, M: Serialize> {
     documents: Option<Vec<Named<'a>>>,
 }
 
-/// Like [`write`], with `measurements` written in place of the report's
+/// Like [`write()`], with `measurements` written in place of the report's
 /// own: anything that serialises as [`Measurements`](crate::stats::Measurements)
 /// does (batch runs stream them back from disk).
 ///

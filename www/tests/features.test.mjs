@@ -311,7 +311,7 @@ else describe("fabricscope page features", () => {
   });
 
   test("a stale analysis is cancelled when the text changes, with progress shown meanwhile", async () => {
-    const big = IB_TWO_HOSTS.repeat(1000);
+    const big = IB_TWO_HOSTS.repeat(2000);
     await page.evaluate((text) => {
       const input = document.getElementById("input");
       input.value = text;
