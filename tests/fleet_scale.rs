@@ -5,11 +5,11 @@
 // Test helpers: a failed command should fail the test loudly.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
 
-use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
-const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
+use common::{generated_fleet, repo, run_ok};
+use serde_json::Value;
+use std::path::Path;
 
 /// The findings (and verdict, counts, skipped rules and inputs) of
 /// `analyze` on the 12-node fleet of seed 7, recorded with the whole-fleet
@@ -19,41 +19,6 @@ const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
 /// from main's new `fingerprint` field). `UPDATE_GOLDEN=1` rewrites it — only when a rule change is meant to
 /// change findings.
 const GOLDEN: &str = "tests/golden/fleet12_findings.ndjson";
-
-fn run(args: &[&str]) -> Output {
-    let o = Command::new(env!("CARGO_BIN_EXE_fabricscope"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        matches!(o.status.code(), Some(0 | 1)),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-/// A scratch directory under the target dir, emptied first.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Generates the fleet of `nodes` hosts (seed 7) under a scratch directory.
-fn fleet(name: &str, nodes: usize) -> PathBuf {
-    let dir = scratch(name).join("fleet");
-    let status = Command::new("python3")
-        .arg(Path::new(MANIFEST).join("scripts/gen-fleet.py"))
-        .arg(&dir)
-        .args(["--nodes", &nodes.to_string(), "--seed", "7"])
-        .status()
-        .expect("python3 runs scripts/gen-fleet.py");
-    assert!(status.success());
-    dir
-}
 
 /// The report's findings and headline, one JSON value per line, with the
 /// fleet's directory replaced by `FLEET` so the text does not depend on
@@ -80,8 +45,8 @@ fn findings_lines(report: &str, root: &Path) -> Vec<String> {
 
 #[test]
 fn fleet_findings_equal_the_golden_recorded_before_streaming() {
-    let root = fleet("fleet-golden", 12);
-    let o = run(&[
+    let root = generated_fleet("fleet-golden", 12);
+    let o = run_ok(&[
         "analyze",
         root.to_str().unwrap(),
         "--format",
@@ -90,7 +55,7 @@ fn fleet_findings_equal_the_golden_recorded_before_streaming() {
         "never",
     ]);
     let got = findings_lines(&String::from_utf8(o.stdout).unwrap(), &root);
-    let path = Path::new(MANIFEST).join(GOLDEN);
+    let path = repo(GOLDEN);
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, got.join("\n") + "\n").unwrap();

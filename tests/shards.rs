@@ -6,42 +6,13 @@
 // Test helpers: a failed command should fail the test loudly.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn run(args: &[&str]) -> Output {
-    let o = Command::new(env!("CARGO_BIN_EXE_fabricscope"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        matches!(o.status.code(), Some(0 | 1)),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-/// The 12-node fleet of seed 7 under a fresh scratch directory.
-fn fleet(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let fleet = dir.join("fleet");
-    let status = Command::new("python3")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen-fleet.py"))
-        .arg(&fleet)
-        .args(["--nodes", "12", "--seed", "7"])
-        .status()
-        .expect("python3 runs scripts/gen-fleet.py");
-    assert!(status.success());
-    fleet
-}
+use common::{generated_fleet, repo, run, run_ok, scratch};
 
 #[test]
 fn three_shards_merge_into_the_report_of_one_run() {
-    let fleet = fleet("shards-merge");
+    let fleet = generated_fleet("shards-merge", 12);
     let root = fleet.parent().unwrap();
     let mut hosts: Vec<String> = std::fs::read_dir(&fleet)
         .unwrap()
@@ -49,7 +20,7 @@ fn three_shards_merge_into_the_report_of_one_run() {
         .collect();
     hosts.sort();
     assert_eq!(hosts.len(), 12);
-    let single = run(&[
+    let single = run_ok(&[
         "analyze",
         fleet.to_str().unwrap(),
         "--format",
@@ -63,7 +34,7 @@ fn three_shards_merge_into_the_report_of_one_run() {
         let out = shard_dir.join(format!("shard{i}.ndjson"));
         let mut args = vec!["analyze", "--emit-records", "-o", out.to_str().unwrap()];
         args.extend(slice.iter().map(String::as_str));
-        run(&args);
+        run_ok(&args);
         let text = std::fs::read_to_string(&out).unwrap();
         let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         assert_eq!(header["kind"], "fabricscope-unit-records");
@@ -76,7 +47,7 @@ fn three_shards_merge_into_the_report_of_one_run() {
     }
     // Shards named in any order, or as their directory.
     let s = |i: usize| shard_dir.join(format!("shard{i}.ndjson"));
-    let merged = run(&[
+    let merged = run_ok(&[
         "analyze",
         s(2).to_str().unwrap(),
         s(0).to_str().unwrap(),
@@ -86,7 +57,7 @@ fn three_shards_merge_into_the_report_of_one_run() {
         "--fail-on",
         "never",
     ]);
-    let by_dir = run(&[
+    let by_dir = run_ok(&[
         "analyze",
         shard_dir.to_str().unwrap(),
         "--format",
@@ -125,29 +96,26 @@ fn three_shards_merge_into_the_report_of_one_run() {
 
 #[test]
 fn a_host_in_two_shards_is_refused() {
-    let fleet = fleet("shards-overlap");
+    let fleet = generated_fleet("shards-overlap", 12);
     let root = fleet.parent().unwrap();
     let host = fleet.join("gpu00003");
     let a = root.join("a.ndjson");
     let b = root.join("b.ndjson");
-    run(&[
+    run_ok(&[
         "analyze",
         "--emit-records",
         "-o",
         a.to_str().unwrap(),
         host.to_str().unwrap(),
     ]);
-    run(&[
+    run_ok(&[
         "analyze",
         "--emit-records",
         "-o",
         b.to_str().unwrap(),
         host.to_str().unwrap(),
     ]);
-    let o = Command::new(env!("CARGO_BIN_EXE_fabricscope"))
-        .args(["analyze", a.to_str().unwrap(), b.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let o = run(&["analyze", a.to_str().unwrap(), b.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("gpu00003 is in two units"));
 }
@@ -157,13 +125,10 @@ fn a_host_in_two_shards_is_refused() {
 /// together: their snapshots still pair into rates.
 #[test]
 fn two_files_naming_one_host_are_analysed_together() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt");
+    let fixture = repo("tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt");
     let text = std::fs::read_to_string(&fixture).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("shards-pdsh");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("shards-pdsh");
     let pdsh = |part: &[&str]| {
         part.iter()
             .map(|l| format!("n1: {l}\n"))
@@ -188,7 +153,7 @@ fn two_files_naming_one_host_are_analysed_together() {
             .map(|f| dir.join(f).to_str().unwrap().to_owned())
             .collect();
         args.extend(paths.iter().map(String::as_str));
-        serde_json::from_slice(&run(&args).stdout).unwrap()
+        serde_json::from_slice(&run_ok(&args).stdout).unwrap()
     };
     let split = json(&["before.txt", "after.txt"]);
     let whole = json(&["both.txt"]);
