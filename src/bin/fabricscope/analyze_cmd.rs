@@ -205,15 +205,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         return emit_records(args, listing, &options, named_failures);
     }
     let shards = record_shards(&listing.sources)?;
-    let unread: Vec<SkippedInput> = listing
-        .problems
-        .iter()
-        .filter(|p| !p.named)
-        .map(|p| SkippedInput {
-            input: p.input.clone(),
-            reason: p.reason.clone(),
-        })
-        .collect();
+    let unread = unread_inputs(&listing.problems);
     // --include-sections prints every document: they are held anyway, so
     // the documents are analysed as one unit, as before streaming.
     let (mut report, mut spool, docs, names, hosts, skipped, failed) = if args.include_sections {
@@ -541,6 +533,19 @@ fn read_one(input: crate::inputs::Input, progress: Option<&ProgressBar>) -> Read
     (input.name, input.modified_unix, named_failure, doc)
 }
 
+/// Inputs found while listing that could not be read and were not named on
+/// the command line: the report lists them as skipped (named ones are errors).
+fn unread_inputs(problems: &[Problem]) -> Vec<SkippedInput> {
+    problems
+        .iter()
+        .filter(|p| !p.named)
+        .map(|p| SkippedInput {
+            input: p.input.clone(),
+            reason: p.reason.clone(),
+        })
+        .collect()
+}
+
 /// `--emit-records`: the header, then one line per unit, to the output.
 fn emit_records(
     args: &AnalyzeArgs,
@@ -549,15 +554,7 @@ fn emit_records(
     named_failures: usize,
 ) -> Result<ExitCode, String> {
     use std::io::Write;
-    let unread: Vec<SkippedInput> = listing
-        .problems
-        .iter()
-        .filter(|p| !p.named)
-        .map(|p| SkippedInput {
-            input: p.input.clone(),
-            reason: p.reason.clone(),
-        })
-        .collect();
+    let unread = unread_inputs(&listing.problems);
     let mut streamed = stream(listing.sources, options, Sink::Records)?;
     let header = RecordsHeader::new(options.interval_seconds, options.ignore.clone());
     let mut write = |w: &mut dyn Write| -> std::io::Result<()> {
