@@ -118,41 +118,66 @@ pub fn fingerprint_all(findings: &mut [Finding]) {
     }
 }
 
+/// A name a finding's subject is known by, borrowed from the subject (no
+/// allocation per finding: a fleet has hundreds of thousands of findings).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key<'a> {
+    /// Host, device and port number.
+    Port(&'a str, &'a str, u32),
+    /// Host, LID and port number.
+    Lid(&'a str, u32, u32),
+    /// Port GUID and port number (unique in a fabric: no host).
+    Guid(crate::model::ib::Guid, u32),
+    /// Host and GPU index.
+    Gpu(&'a str, u32),
+    /// GPU UUID.
+    Uuid(&'a str),
+    /// Host and PCI bus id, lower case.
+    Bus(&'a str, std::borrow::Cow<'a, str>),
+    /// Anything else: the whole subject.
+    Subject(String),
+}
+
 /// The keys a finding's subject is known by; findings sharing a key are
 /// about the same thing.
-fn keys(s: &Subject) -> Vec<String> {
+fn keys(s: &Subject) -> Vec<Key<'_>> {
     let host = s.host.as_deref().unwrap_or("");
     // A GPU pair or a GPU–NIC path is its own subject.
     if s.peer_gpu.is_some() || (s.nic.is_some() && s.gpu.is_none()) {
-        return vec![format!("subject:{}", subject_key(s, false))];
+        return vec![Key::Subject(subject_key(s, false))];
     }
     let mut k = Vec::new();
     if let Some(port) = s.port {
         if let Some(d) = &s.device {
-            k.push(format!("port:{host}:{d}:{port}"));
+            k.push(Key::Port(host, d, port));
         }
         if let Some(l) = s.lid {
-            k.push(format!("lid:{host}:{l}:{port}"));
+            k.push(Key::Lid(host, l, port));
         }
-        if let Some(g) = &s.guid {
+        if let Some(g) = s.guid {
             // Port GUIDs are unique in a fabric: iblinkinfo's view of a host
             // port (no host name) joins the host's own ibstat.
-            k.push(format!("guid:{g}:{port}"));
+            k.push(Key::Guid(g, port));
         }
     }
     if s.port.is_none() && s.device.is_none() && s.lid.is_none() {
         if let Some(g) = s.gpu {
-            k.push(format!("gpu:{host}:{g}"));
+            k.push(Key::Gpu(host, g));
         }
         if let Some(u) = &s.gpu_uuid {
-            k.push(format!("uuid:{u}"));
+            k.push(Key::Uuid(u));
         }
         if let Some(b) = &s.bus_id {
-            k.push(format!("bus:{host}:{}", b.to_ascii_lowercase()));
+            let bus = if b.bytes().any(|c| c.is_ascii_uppercase()) {
+                std::borrow::Cow::Owned(b.to_ascii_lowercase())
+            } else {
+                std::borrow::Cow::Borrowed(b.as_str())
+            };
+            k.push(Key::Bus(host, bus));
         }
     }
     if k.is_empty() {
-        k.push(format!("subject:{}", subject_key(s, false)));
+        k.push(Key::Subject(subject_key(s, false)));
     }
     k
 }
@@ -224,17 +249,31 @@ fn fleet_counter(f: &Finding) -> Option<&str> {
 /// standing among peers adds nothing.
 #[must_use]
 pub fn drop_repeats(findings: Vec<Finding>) -> Vec<Finding> {
-    let mut said: HashMap<String, Vec<String>> = HashMap::new();
+    let keep = kept(&findings);
+    findings
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(f, k)| k.then_some(f))
+        .collect()
+}
+
+/// Which findings [`drop_repeats`] keeps, in their order (`false`: an FL004
+/// finding that repeats an IB1xx finding). Reads the evidence of IB1xx
+/// findings and the message of FL004 ones only.
+#[must_use]
+pub fn kept(findings: &[Finding]) -> Vec<bool> {
+    let mut said: HashMap<Key<'_>, Vec<&str>> = HashMap::new();
     for f in findings.iter().filter(|f| f.rule.starts_with("IB1")) {
-        let texts: Vec<String> = f.evidence.iter().map(|e| e.text.clone()).collect();
         for k in keys(&f.subject) {
-            said.entry(k).or_default().extend(texts.iter().cloned());
+            said.entry(k)
+                .or_default()
+                .extend(f.evidence.iter().map(|e| e.text.as_str()));
         }
     }
     findings
-        .into_iter()
-        .filter(|f| {
-            if f.rule != "FL004" {
+        .iter()
+        .map(|f| {
+            if f.rule != "FL004" || said.is_empty() {
                 return true;
             }
             let Some(counter) = fleet_counter(f) else {
@@ -343,7 +382,7 @@ fn probable_cause(findings: &[&Finding]) -> Option<String> {
 #[must_use]
 pub fn group(findings: &[Finding]) -> Vec<Incident> {
     let mut groups = Groups((0..findings.len()).collect());
-    let mut first_with_key: HashMap<String, usize> = HashMap::new();
+    let mut first_with_key: HashMap<Key<'_>, usize> = HashMap::new();
     for (i, f) in findings.iter().enumerate() {
         for k in keys(&f.subject) {
             match first_with_key.get(&k) {

@@ -115,12 +115,12 @@ pub fn write(
 /// ([`write_with_measurements`]) without holding them. A test checks that
 /// it writes what [`write`] writes.
 #[derive(Serialize)]
-struct Head<'a> {
+struct Head<'a, F: Serialize> {
     schema_version: u32,
     verdict: &'a super::verdict::Verdict,
     status: Option<crate::rules::Severity>,
     summary: &'a super::Summary,
-    findings: &'a [crate::rules::Finding],
+    findings: &'a F,
     incidents: &'a [super::incident::Incident],
     skipped_rules: &'a [crate::rules::SkippedRule],
     rules_run: usize,
@@ -134,9 +134,9 @@ struct Head<'a> {
 
 /// The report with its measurements given separately.
 #[derive(Serialize)]
-struct HeadWith<'a, M: Serialize> {
+struct HeadWith<'a, F: Serialize, M: Serialize> {
     #[serde(flatten)]
-    head: Head<'a>,
+    head: Head<'a, F>,
     measurements: &'a M,
     #[serde(skip_serializing_if = "Option::is_none")]
     document: Option<&'a crate::input::Document>,
@@ -157,6 +157,30 @@ pub fn write_with_measurements<M: Serialize>(
     pretty: bool,
     writer: impl std::io::Write,
 ) -> std::io::Result<()> {
+    write_with(
+        report,
+        &report.findings,
+        measurements,
+        documents,
+        pretty,
+        writer,
+    )
+}
+
+/// Like [`write_with_measurements`], with the findings given separately
+/// too: anything that serialises as the report's `findings` does (batch
+/// runs read them back from disk, the report holding light copies).
+///
+/// # Errors
+/// The writer's errors, and the findings' and measurements' own.
+pub fn write_with<F: Serialize, M: Serialize>(
+    report: &Report,
+    findings: &F,
+    measurements: &M,
+    documents: &[NamedDocument<'_>],
+    pretty: bool,
+    writer: impl std::io::Write,
+) -> std::io::Result<()> {
     let out = Out::new(report, documents);
     let with = HeadWith {
         head: Head {
@@ -164,7 +188,7 @@ pub fn write_with_measurements<M: Serialize>(
             verdict: &report.verdict,
             status: report.status,
             summary: &report.summary,
-            findings: &report.findings,
+            findings,
             incidents: &report.incidents,
             skipped_rules: &report.skipped_rules,
             rules_run: report.rules_run,
