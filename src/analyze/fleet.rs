@@ -22,12 +22,16 @@ use std::collections::BTreeSet;
 pub type FindingStore<'a> = dyn FnMut(&Finding) -> std::io::Result<u64> + 'a;
 
 /// A finding reduced to what the fleet step reads (rule, severity,
-/// subject, message; the evidence of IB1xx findings, which FL004 repeats
-/// are compared with): its evidence, threshold and remediation — half its
-/// size — stay in the store.
+/// subject; the message and evidence of the rules whose message or evidence
+/// incident grouping reads): the rest — most of its size — stays in the
+/// store.
 fn light(mut f: Finding) -> Finding {
-    if !f.rule.starts_with("IB1") {
+    use crate::report::incident::{reads_evidence, reads_message};
+    if !reads_evidence(f.rule) {
         f.evidence = Vec::new();
+    }
+    if !reads_message(f.rule) {
+        f.message = String::new();
     }
     f.threshold = None;
     f.remediation = String::new();
@@ -128,8 +132,8 @@ impl Analysis {
 
     /// Like [`add_result_taking_measurements`](Self::add_result_taking_measurements),
     /// with the unit's findings given to `store` and only a light copy of
-    /// each kept (rule, severity, subject, message): a batch run's findings
-    /// then cost memory per finding in tens of bytes, not a kilobyte.
+    /// each kept (rule, severity, subject): a batch run's findings then cost
+    /// a few hundred bytes each in memory, not a kilobyte and more.
     /// Finish with [`finish_storing`](Self::finish_storing).
     ///
     /// # Errors
@@ -214,9 +218,11 @@ impl Analysis {
     /// [`add_result_storing`](Self::add_result_storing): the fleet rules'
     /// findings go to `store` too, and beside the report comes, for each of
     /// its findings, the id the store gave it. A finding with an id is a
-    /// light copy in the report (no evidence, threshold or remediation,
-    /// except IB1xx evidence): read the full one back by its id, and give
-    /// it the light copy's fingerprint.
+    /// light copy in the report (no message, evidence, threshold or
+    /// remediation, except what incident grouping reads): read the full one
+    /// back by its id, and give it the light copy's fingerprint. An
+    /// incident whose headline is a light copy without message has an
+    /// empty `title`: the full finding's message.
     ///
     /// # Errors
     /// The store's.
@@ -415,6 +421,12 @@ mod tests {
             let mut full = store[id].clone();
             full.fingerprint.clone_from(&f.fingerprint);
             *f = full;
+        }
+        assert!(got.incidents.iter().any(|i| i.title.is_empty()));
+        for i in &mut got.incidents {
+            if i.title.is_empty() {
+                i.title.clone_from(&got.findings[i.findings[0]].message);
+            }
         }
         assert_eq!(got, want);
     }

@@ -244,6 +244,22 @@ fn fleet_counter(f: &Finding) -> Option<&str> {
     message.split_whitespace().next()
 }
 
+/// Whether grouping reads the message of this rule's findings ([`kept`]:
+/// FL004's counter; [`probable_cause`]: NV007's and NV001's wording).
+/// Light copies of other findings may leave it out (incidents of such a
+/// headline then have an empty `title`: the finding's message).
+#[must_use]
+pub fn reads_message(rule: &str) -> bool {
+    matches!(rule, "FL004" | "NV007" | "NV001")
+}
+
+/// Whether grouping reads the evidence of this rule's findings ([`kept`]:
+/// IB1xx evidence is what FL004 repeats).
+#[must_use]
+pub fn reads_evidence(rule: &str) -> bool {
+    rule.starts_with("IB1")
+}
+
 /// Drops FL004 findings that repeat what an IB1xx finding already says about
 /// the same counter of the same port: the port's own limit was crossed, its
 /// standing among peers adds nothing.
@@ -263,7 +279,7 @@ pub fn drop_repeats(findings: Vec<Finding>) -> Vec<Finding> {
 #[must_use]
 pub fn kept(findings: &[Finding]) -> Vec<bool> {
     let mut said: HashMap<Key<'_>, Vec<&str>> = HashMap::new();
-    for f in findings.iter().filter(|f| f.rule.starts_with("IB1")) {
+    for f in findings.iter().filter(|f| reads_evidence(f.rule)) {
         for k in keys(&f.subject) {
             said.entry(k)
                 .or_default()

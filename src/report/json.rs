@@ -115,13 +115,13 @@ pub fn write(
 /// ([`write_with_measurements`]) without holding them. A test checks that
 /// it writes what [`write`] writes.
 #[derive(Serialize)]
-struct Head<'a, F: Serialize> {
+struct Head<'a, F: Serialize, I: Serialize> {
     schema_version: u32,
     verdict: &'a super::verdict::Verdict,
     status: Option<crate::rules::Severity>,
     summary: &'a super::Summary,
     findings: &'a F,
-    incidents: &'a [super::incident::Incident],
+    incidents: &'a I,
     skipped_rules: &'a [crate::rules::SkippedRule],
     rules_run: usize,
     hosts: usize,
@@ -134,9 +134,9 @@ struct Head<'a, F: Serialize> {
 
 /// The report with its measurements given separately.
 #[derive(Serialize)]
-struct HeadWith<'a, F: Serialize, M: Serialize> {
+struct HeadWith<'a, F: Serialize, I: Serialize, M: Serialize> {
     #[serde(flatten)]
-    head: Head<'a, F>,
+    head: Head<'a, F, I>,
     measurements: &'a M,
     #[serde(skip_serializing_if = "Option::is_none")]
     document: Option<&'a crate::input::Document>,
@@ -160,6 +160,7 @@ pub fn write_with_measurements<M: Serialize>(
     write_with(
         report,
         &report.findings,
+        &report.incidents,
         measurements,
         documents,
         pretty,
@@ -167,15 +168,17 @@ pub fn write_with_measurements<M: Serialize>(
     )
 }
 
-/// Like [`write_with_measurements`], with the findings given separately
-/// too: anything that serialises as the report's `findings` does (batch
-/// runs read them back from disk, the report holding light copies).
+/// Like [`write_with_measurements`], with the findings and incidents given
+/// separately too: anything that serialises as the report's `findings` and
+/// `incidents` does (batch runs read findings back from disk, the report
+/// holding light copies, and complete the incidents' titles).
 ///
 /// # Errors
 /// The writer's errors, and the findings' and measurements' own.
-pub fn write_with<F: Serialize, M: Serialize>(
+pub fn write_with<F: Serialize, I: Serialize, M: Serialize>(
     report: &Report,
     findings: &F,
+    incidents: &I,
     measurements: &M,
     documents: &[NamedDocument<'_>],
     pretty: bool,
@@ -189,7 +192,7 @@ pub fn write_with<F: Serialize, M: Serialize>(
             status: report.status,
             summary: &report.summary,
             findings,
-            incidents: &report.incidents,
+            incidents,
             skipped_rules: &report.skipped_rules,
             rules_run: report.rules_run,
             hosts: report.hosts,

@@ -398,7 +398,14 @@ fn emit_json(
                         ids: &spool.finding_ids,
                         spool: stored,
                     };
-                    report::json::write_with(report, &findings, &spooled, named, true, &mut w)?;
+                    let incidents = crate::spool::StoredIncidents {
+                        incidents: &report.incidents,
+                        ids: &spool.finding_ids,
+                        spool: stored,
+                    };
+                    report::json::write_with(
+                        report, &findings, &incidents, &spooled, named, true, &mut w,
+                    )?;
                 }
                 None => {
                     report::json::write_with_measurements(report, &spooled, named, true, &mut w)?;

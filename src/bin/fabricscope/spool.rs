@@ -13,6 +13,7 @@
 //! incidents, verdict); [`StoredFindings`] writes them back in the
 //! report's order.
 
+use fabricscope::report::Incident;
 use fabricscope::rules::Finding;
 use fabricscope::stats::Measurements;
 use serde::ser::{Error as _, SerializeSeq, SerializeStruct};
@@ -170,6 +171,38 @@ impl Serialize for StoredFindings<'_> {
                     seq.serialize_element(&full)?;
                 }
                 None => seq.serialize_element(light)?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// A report's incidents, with the titles light copies left empty read back
+/// from the headline's stored finding: serialises as the report's
+/// `incidents`.
+pub struct StoredIncidents<'a> {
+    /// The report's incidents.
+    pub incidents: &'a [Incident],
+    /// The store id of each of the report's findings.
+    pub ids: &'a [Option<u64>],
+    /// Where they are stored.
+    pub spool: &'a FindingSpool,
+}
+
+impl Serialize for StoredIncidents<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.incidents.len()))?;
+        let mut buffer = Vec::new();
+        for incident in self.incidents {
+            let headline = incident.findings.first();
+            match headline.and_then(|&h| self.ids.get(h).copied().flatten()) {
+                Some(id) if incident.title.is_empty() => {
+                    let full = self.spool.read(id, &mut buffer).map_err(S::Error::custom)?;
+                    let mut titled = incident.clone();
+                    titled.title = full.message;
+                    seq.serialize_element(&titled)?;
+                }
+                _ => seq.serialize_element(incident)?,
             }
         }
         seq.end()
