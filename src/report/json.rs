@@ -145,8 +145,9 @@ struct HeadWith<'a, F: Serialize, I: Serialize, M: Serialize> {
 }
 
 /// Like [`write()`], with `measurements` written in place of the report's
-/// own: anything that serialises as [`Measurements`](crate::stats::Measurements)
-/// does (batch runs stream them back from disk).
+/// own: anything that serialises as the report writes its measurements
+/// ([`ReportMeasurements`](super::measurements::ReportMeasurements): counter
+/// rates in rate sets) does (batch runs stream them back from disk).
 ///
 /// # Errors
 /// The writer's errors, and the measurements' own.
@@ -256,7 +257,9 @@ mod tests {
             let mut whole = Vec::new();
             write(report, &[], pretty, &mut whole).unwrap();
             let mut with = Vec::new();
-            write_with_measurements(report, &report.measurements, &[], pretty, &mut with).unwrap();
+            let measurements =
+                crate::report::measurements::ReportMeasurements(&report.measurements);
+            write_with_measurements(report, &measurements, &[], pretty, &mut with).unwrap();
             assert_eq!(
                 String::from_utf8(with).unwrap(),
                 String::from_utf8(whole).unwrap()

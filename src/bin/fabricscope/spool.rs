@@ -13,6 +13,7 @@
 //! incidents, verdict); [`StoredFindings`] writes them back in the
 //! report's order.
 
+use fabricscope::report::measurements::rate_sets;
 use fabricscope::report::Incident;
 use fabricscope::rules::Finding;
 use fabricscope::stats::Measurements;
@@ -271,7 +272,7 @@ impl Spool {
     pub fn add(&mut self, m: &Measurements) -> std::io::Result<()> {
         self.write(0, &m.snapshots)?;
         self.write(1, &m.link_capacities)?;
-        self.write(2, &m.counter_rates)?;
+        self.write(2, rate_sets(&m.counter_rates))?;
         self.write(3, &m.throughput)?;
         self.write(4, &m.saturated_counters)?;
         self.write(5, &m.bit_error_rates)?;
@@ -281,7 +282,11 @@ impl Spool {
         self.write(9, &m.notes)
     }
 
-    fn write<T: Serialize>(&mut self, category: usize, records: &[T]) -> std::io::Result<()> {
+    fn write<T: Serialize>(
+        &mut self,
+        category: usize,
+        records: impl IntoIterator<Item = T>,
+    ) -> std::io::Result<()> {
         let Some(c) = self.categories.get_mut(category) else {
             return Ok(());
         };
@@ -290,7 +295,7 @@ impl Spool {
         };
         for r in records {
             self.buffer.clear();
-            serde_json::to_writer_pretty(&mut self.buffer, r)?;
+            serde_json::to_writer_pretty(&mut self.buffer, &r)?;
             // JSON strings hold no raw newline: every newline is layout.
             for line in self.buffer.split(|b| *b == b'\n').enumerate() {
                 if line.0 > 0 {
@@ -333,7 +338,8 @@ impl Drop for Spool {
     }
 }
 
-/// The spooled measurements and the fleet step's, as one [`Measurements`].
+/// The spooled measurements and the fleet step's, as the report writes
+/// [`Measurements`] (counter rates in rate sets).
 pub struct Spooled<'a> {
     spool: &'a Spool,
     tail: &'a Measurements,
@@ -401,7 +407,7 @@ impl Serialize for Spooled<'_> {
             "counter_rates",
             &Seq {
                 category: c(2),
-                tail: &t.counter_rates,
+                tail: &rate_sets(&t.counter_rates).collect::<Vec<_>>(),
             },
         )?;
         s.serialize_field(
