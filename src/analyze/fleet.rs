@@ -289,6 +289,9 @@ impl Analysis {
                 }),
             }
         }
+        // The fleet rules have run: their records go before the findings
+        // are sorted and grouped (the peak of a batch run's memory).
+        drop(std::mem::take(&mut self.facts));
         let mut measurements = self.measurements;
         measurements.peer_groups.extend(across_groups);
         measurements

@@ -182,6 +182,79 @@ fn keys(s: &Subject) -> Vec<Key<'_>> {
     k
 }
 
+/// The first finding known by each key. A fleet has hundreds of thousands
+/// of keys: they are held as 64-bit hashes, and a hit is checked against
+/// the first finding's own keys, so two keys that share a hash are still
+/// told apart (the rare second one is held whole).
+#[derive(Default)]
+struct FirstWithKey<'a> {
+    by_hash: HashMap<u64, usize>,
+    collided: HashMap<Key<'a>, usize>,
+}
+
+impl<'a> FirstWithKey<'a> {
+    /// The first finding known by `key`; `None` when `finding` is the first.
+    fn get_or_insert(
+        &mut self,
+        key: Key<'a>,
+        finding: usize,
+        findings: &'a [Finding],
+    ) -> Option<usize> {
+        self.get_or_insert_hashed(fnv_key(&key), key, finding, findings)
+    }
+
+    /// [`get_or_insert`](Self::get_or_insert) with the key's hash given
+    /// (tests force collisions).
+    fn get_or_insert_hashed(
+        &mut self,
+        hash: u64,
+        key: Key<'a>,
+        finding: usize,
+        findings: &'a [Finding],
+    ) -> Option<usize> {
+        match self.by_hash.get(&hash) {
+            None => {
+                self.by_hash.insert(hash, finding);
+                None
+            }
+            Some(&j) => {
+                let same = findings
+                    .get(j)
+                    .is_some_and(|f| keys(&f.subject).contains(&key));
+                if same {
+                    return Some(j);
+                }
+                match self.collided.get(&key) {
+                    Some(&j) => Some(j),
+                    None => {
+                        self.collided.insert(key, finding);
+                        None
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A key's 64-bit hash (FNV-1a over its fields: the same in every run).
+fn fnv_key(key: &Key<'_>) -> u64 {
+    struct Fnv(u64);
+    impl std::hash::Hasher for Fnv {
+        fn finish(&self) -> u64 {
+            self.0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            for b in bytes {
+                self.0 ^= u64::from(*b);
+                self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    std::hash::Hash::hash(key, &mut h);
+    std::hash::Hasher::finish(&h)
+}
+
 /// Union–find over finding indexes.
 struct Groups(Vec<usize>);
 
@@ -398,14 +471,11 @@ fn probable_cause(findings: &[&Finding]) -> Option<String> {
 #[must_use]
 pub fn group(findings: &[Finding]) -> Vec<Incident> {
     let mut groups = Groups((0..findings.len()).collect());
-    let mut first_with_key: HashMap<Key<'_>, usize> = HashMap::new();
+    let mut first_with_key = FirstWithKey::default();
     for (i, f) in findings.iter().enumerate() {
         for k in keys(&f.subject) {
-            match first_with_key.get(&k) {
-                Some(&j) => groups.union(i, j),
-                None => {
-                    first_with_key.insert(k, i);
-                }
+            if let Some(j) = first_with_key.get_or_insert(k, i, findings) {
+                groups.union(i, j);
             }
         }
     }
@@ -564,6 +634,40 @@ mod tests {
             port: Some(1),
             ..Subject::default()
         }
+    }
+
+    #[test]
+    fn keys_sharing_a_hash_are_still_told_apart() {
+        let gpu = |host: &str, g: u32| Subject {
+            host: Some(host.into()),
+            gpu: Some(g),
+            ..Subject::default()
+        };
+        let findings: Vec<Finding> = [gpu("a", 0), gpu("a", 1), gpu("a", 0), gpu("b", 1)]
+            .into_iter()
+            .map(|s| finding("NV003", s, "m", "e"))
+            .collect();
+        // Every key hashes to 0: only the check against the first finding's
+        // own keys can tell them apart.
+        let mut first = FirstWithKey::default();
+        let got: Vec<Option<usize>> = findings
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let k = keys(&f.subject).remove(0);
+                first.get_or_insert_hashed(0, k, i, &findings)
+            })
+            .collect();
+        assert_eq!(got, [None, None, Some(0), None]);
+        assert_eq!(first.collided.len(), 2);
+        // With real hashes: the same answer.
+        let mut first = FirstWithKey::default();
+        let real: Vec<Option<usize>> = findings
+            .iter()
+            .enumerate()
+            .map(|(i, f)| first.get_or_insert(keys(&f.subject).remove(0), i, &findings))
+            .collect();
+        assert_eq!(real, got);
     }
 
     #[test]
