@@ -176,3 +176,74 @@ fn two_files_naming_one_host_are_analysed_together() {
     };
     assert_eq!(rules(&split), rules(&whole));
 }
+
+/// Units that name one host are found in the first chunk; the chunks after
+/// are then only parsed for their hosts (not analysed), and a second pair
+/// found among them is merged too: the report is the one of the same
+/// snapshots given in one file per host.
+#[test]
+fn overlaps_found_early_and_late_are_all_merged() {
+    let fixture = repo("tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (before, after) = lines.split_at(184);
+    let dir = scratch("shards-overlaps");
+    let pdsh = |host: &str, part: &[&str]| {
+        part.iter()
+            .map(|l| format!("{host}: {l}\n"))
+            .collect::<String>()
+    };
+    let mut split = vec!["a0.txt".to_owned(), "a1.txt".to_owned()];
+    std::fs::write(dir.join("a0.txt"), pdsh("n1", before)).unwrap();
+    std::fs::write(dir.join("a1.txt"), pdsh("n1", after)).unwrap();
+    std::fs::write(dir.join("a.txt"), pdsh("n1", &lines)).unwrap();
+    let mut whole = vec!["a.txt".to_owned()];
+    // Many more units than a chunk holds, then a second split host.
+    for i in 0..80 {
+        let name = format!("m{i:02}.txt");
+        std::fs::write(dir.join(&name), pdsh(&format!("h{i:02}"), &lines)).unwrap();
+        split.push(name.clone());
+        whole.push(name);
+    }
+    std::fs::write(dir.join("z0.txt"), pdsh("n9", before)).unwrap();
+    std::fs::write(dir.join("z1.txt"), pdsh("n9", after)).unwrap();
+    std::fs::write(dir.join("z.txt"), pdsh("n9", &lines)).unwrap();
+    split.extend(["z0.txt".to_owned(), "z1.txt".to_owned()]);
+    whole.push("z.txt".to_owned());
+    let json = |files: &[String]| -> serde_json::Value {
+        let mut args = vec![
+            "analyze".to_owned(),
+            "--format".to_owned(),
+            "json".to_owned(),
+            "--interval".to_owned(),
+            "30s".to_owned(),
+            "--fail-on".to_owned(),
+            "never".to_owned(),
+        ];
+        args.extend(
+            files
+                .iter()
+                .map(|f| dir.join(f).to_str().unwrap().to_owned()),
+        );
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        serde_json::from_slice(&run_ok(&args).stdout).unwrap()
+    };
+    let (split, whole) = (json(&split), json(&whole));
+    assert_eq!(split["hosts"], 82);
+    assert_eq!(split["hosts"], whole["hosts"]);
+    let n = rates(&split);
+    assert!(n > 82 * 100, "every host's snapshots pair: {n} rates");
+    assert_eq!(n, rates(&whole));
+    for key in ["verdict", "summary", "incidents"] {
+        assert_eq!(split[key], whole[key], "{key}");
+    }
+    let rules = |v: &serde_json::Value| -> Vec<String> {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| format!("{} {} {}", f["rule"], f["subject"], f["message"]))
+            .collect()
+    };
+    assert_eq!(rules(&split), rules(&whole));
+}

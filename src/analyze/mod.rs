@@ -26,7 +26,7 @@ pub mod records;
 mod unit;
 
 pub use fleet::{Analysis, FindingStore};
-pub use unit::{analyze_unit, RuleOutcome, UnitResult};
+pub use unit::{analyze_unit, unit_hosts, RuleOutcome, UnitResult};
 
 use crate::input::Document;
 use crate::report::verdict::{Verdict, VerdictLevel};

@@ -881,11 +881,14 @@ struct UnitRead {
     named_failures: usize,
 }
 
+/// Reads one unit and analyses it, or with `hosts_only` only learns which
+/// hosts it names ([`fabricscope::analyze::unit_hosts`]).
 fn read_unit(
     sources: &[Source],
     unit: &[usize],
     options: &AnalyzeOptions,
     progress: Option<&ProgressBar>,
+    hosts_only: bool,
 ) -> UnitRead {
     let mut docs = Vec::new();
     let mut times = Vec::new();
@@ -913,7 +916,11 @@ fn read_unit(
     }
     let hosts = document_hosts(&docs);
     let result = (!docs.is_empty()).then(|| {
-        let mut r = analyze_unit(&docs, &times, options);
+        let mut r = if hosts_only {
+            fabricscope::analyze::unit_hosts(&docs)
+        } else {
+            analyze_unit(&docs, &times, options)
+        };
         r.key = key.unwrap_or_default();
         r
     });
@@ -957,8 +964,9 @@ fn root(parent: &mut [usize], mut i: usize) -> usize {
 /// A host's documents must be one unit; a unit's hosts are known only once
 /// it is parsed. When two units name the same host (a pdsh paste next to a
 /// host directory, two pdsh snapshots in two files), the pass goes on only
-/// to learn every unit's hosts, then the overlapping units are merged and
-/// everything is read again — rare, and correct.
+/// to learn every unit's hosts (parsing, not analysing, the units of the
+/// chunks after), then the overlapping units are merged and everything is
+/// read again — rare, and correct.
 fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<Streamed, String> {
     let mut units = plan_units(&sources);
     let progress = progress_bar(sources.len());
@@ -972,6 +980,9 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<S
         // runs while the next chunk is read and analysed on the others.
         let mut pending: Option<(usize, Vec<UnitRead>)> = None;
         for (c, batch) in units.chunks(chunk).enumerate() {
+            // Once two units named one host, everything is read again
+            // merged: the rest of this pass only learns each unit's hosts.
+            let hosts_only = fold.overlap;
             let (folded, read) = rayon::join(
                 || {
                     pending
@@ -981,7 +992,9 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<S
                 || {
                     batch
                         .par_iter()
-                        .map(|unit| read_unit(&sources, unit, options, progress.as_ref()))
+                        .map(|unit| {
+                            read_unit(&sources, unit, options, progress.as_ref(), hosts_only)
+                        })
                         .collect::<Vec<UnitRead>>()
                 },
             );
