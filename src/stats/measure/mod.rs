@@ -199,6 +199,12 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
     let mut missing_interval = BTreeSet::new();
     // Every counter of two snapshots shares their interval: worked out once.
     let mut intervals: FxHashMap<(usize, usize), Interval> = FxHashMap::default();
+    m.counter_rates.reserve(
+        series
+            .iter()
+            .map(|(_, points)| points.len().saturating_sub(1))
+            .sum(),
+    );
     for (key, points) in &series {
         for pair in points.windows(2) {
             let [a, b] = pair else { continue };

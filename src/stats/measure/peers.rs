@@ -102,7 +102,19 @@ pub(super) fn peer_groups(
     let mut groups: FxHashMap<UnitGroupKey<'_>, Vec<Member<'_>>> = FxHashMap::default();
     let mut gpu_sums: BTreeMap<(Option<&str>, u32, &CounterSource, &str), (u64, LineSpan)> =
         BTreeMap::new();
-    let mut across: Vec<PeerValue> = Vec::new();
+    // Sized once: a host hands the fleet step hundreds of values.
+    let mut across: Vec<PeerValue> = Vec::with_capacity(
+        series
+            .iter()
+            .filter(|((subject, _, _), points)| {
+                subject.host.is_some()
+                    && !subject.is_aggregate()
+                    && points
+                        .last()
+                        .is_some_and(|p| p.role.compared_across_peers())
+            })
+            .count(),
+    );
     for ((subject, source, name), points) in series {
         let Some(last) = points.last() else { continue };
         if !last.role.compared_across_peers() {
@@ -116,7 +128,7 @@ pub(super) fn peer_groups(
             count: Some(value),
             lines: last.span,
         };
-        for (kind, at) in words.of(subject) {
+        for &(kind, at) in words.of(subject) {
             groups
                 .entry((kind, at, source, name, PeerStatistic::Value))
                 .or_default()
@@ -195,7 +207,7 @@ pub(super) fn peer_groups(
         }
     }
     for r in latest {
-        for (kind, at) in words.of(&r.subject) {
+        for &(kind, at) in words.of(&r.subject) {
             groups
                 .entry((
                     kind,
@@ -246,18 +258,18 @@ struct GroupWords {
 
 impl GroupWords {
     /// The groups `subject` belongs to, as (kind, words id).
-    fn of(&mut self, subject: &Subject) -> Vec<(PeerGroupKind, u32)> {
-        if let Some((s, groups)) = &self.last {
-            if s == subject {
-                return groups.clone();
-            }
+    fn of(&mut self, subject: &Subject) -> &[(PeerGroupKind, u32)] {
+        let seen = self.last.as_ref().is_some_and(|(s, _)| s == subject);
+        if !seen {
+            let groups: Vec<(PeerGroupKind, u32)> = group_keys(subject)
+                .into_iter()
+                .map(|(kind, words)| (kind, self.id(words)))
+                .collect();
+            self.last = Some((subject.clone(), groups));
         }
-        let groups: Vec<(PeerGroupKind, u32)> = group_keys(subject)
-            .into_iter()
-            .map(|(kind, words)| (kind, self.id(words)))
-            .collect();
-        self.last = Some((subject.clone(), groups.clone()));
-        groups
+        self.last
+            .as_ref()
+            .map_or(&[], |(_, groups)| groups.as_slice())
     }
 
     fn id(&mut self, words: String) -> u32 {

@@ -127,6 +127,8 @@ pub(super) struct Readings {
     sources: Interner<CounterSource>,
     names: Interner<String>,
     points: FxHashMap<(u32, u32, u32), Vec<Point>>,
+    /// The id of the subject of the reading added last.
+    last_subject: Option<u32>,
 }
 
 /// Distinct values in the order first seen, and each one's id.
@@ -187,11 +189,14 @@ impl Readings {
         name: String,
         point: Point,
     ) {
-        let key = (
-            self.subjects.id(subject),
-            self.sources.id(source),
-            self.names.id(name),
-        );
+        // A tool prints a port's or a link's counters together: the subject
+        // is most often the one just seen, found without hashing it.
+        let subject = match self.last_subject {
+            Some(id) if self.subjects.values.get(id as usize) == Some(&subject) => id,
+            _ => self.subjects.id(subject),
+        };
+        self.last_subject = Some(subject);
+        let key = (subject, self.sources.id(source), self.names.id(name));
         self.points.entry(key).or_default().push(point);
     }
 
@@ -225,19 +230,17 @@ impl Readings {
             &self.sources.values,
             &self.names.values,
         );
-        keyed
-            .into_iter()
-            .filter_map(|((subject, source, name), points)| {
-                Some((
-                    (
-                        subjects.get(subject as usize)?.clone(),
-                        sources.get(source as usize)?.clone(),
-                        names.get(name as usize)?.clone(),
-                    ),
-                    points,
-                ))
-            })
-            .collect()
+        let mut series: Series = Vec::with_capacity(keyed.len());
+        for ((subject, source, name), points) in keyed {
+            if let (Some(subject), Some(source), Some(name)) = (
+                subjects.get(subject as usize),
+                sources.get(source as usize),
+                names.get(name as usize),
+            ) {
+                series.push(((subject.clone(), source.clone(), name.clone()), points));
+            }
+        }
+        series
     }
 
     /// Renames subjects without a device whose (host, LID) ibstat names,
