@@ -332,3 +332,106 @@ pub(super) fn interval(
         None => (None, IntervalSource::Unknown),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::perfquery::PerfAttribute;
+    use crate::model::Counter;
+
+    fn point(snapshot: usize) -> Point {
+        Point {
+            snapshot,
+            counter: Counter::unknown_width(snapshot as u64),
+            unit: CounterUnit::Events,
+            role: Role::Errors,
+            span: LineSpan::line(snapshot + 1),
+        }
+    }
+
+    fn port(host: &str, device: Option<&str>, lid: Option<u32>, port: u32) -> Subject {
+        Subject {
+            host: Some(host.to_owned()),
+            device: device.map(str::to_owned),
+            lid,
+            port: Some(port),
+            ..Subject::default()
+        }
+    }
+
+    /// The series come out in the order of their owned keys, whatever the
+    /// order the readings arrived in, and a LID-named port that ibstat
+    /// names merges with the CA-named one, its readings in snapshot order.
+    #[test]
+    fn series_are_ordered_by_key_and_lid_named_ports_merge() {
+        let extended = CounterSource::Perfquery(PerfAttribute::PortCountersExtended);
+        let basic = CounterSource::Perfquery(PerfAttribute::PortCounters);
+        let nvlink = CounterSource::NvidiaSmiNvlink;
+        let link = |host: &str, gpu, link| Subject {
+            host: Some(host.to_owned()),
+            gpu: Some(gpu),
+            link: Some(link),
+            ..Subject::default()
+        };
+        let readings = [
+            (link("b", 1, 10), nvlink.clone(), "replay_errors", 0),
+            (link("b", 1, 2), nvlink.clone(), "crc_errors", 0),
+            (
+                port("a", None, Some(7), 1),
+                extended.clone(),
+                "SymbolErrorCounter",
+                0,
+            ),
+            (
+                port("a", Some("mlx5_0"), Some(7), 1),
+                extended.clone(),
+                "SymbolErrorCounter",
+                1,
+            ),
+            (
+                port("a", None, Some(7), 1),
+                basic.clone(),
+                "PortXmitWait",
+                2,
+            ),
+            (link("a", 0, 1), nvlink.clone(), "replay_errors", 2),
+            (
+                port("a", None, Some(7), 1),
+                extended.clone(),
+                "SymbolErrorCounter",
+                3,
+            ),
+            (
+                port("a", None, Some(9), 2),
+                extended.clone(),
+                "LinkDownedCounter",
+                3,
+            ),
+        ];
+        let mut gathered = Readings::default();
+        for (subject, source, name, snapshot) in readings.clone() {
+            gathered.add(subject, source, name.to_owned(), point(snapshot));
+        }
+        let ca_of_lid = BTreeMap::from([((Some("a".to_owned()), 7), "mlx5_0".to_owned())]);
+        let series = gathered.into_series(&ca_of_lid);
+
+        let mut expected: BTreeMap<SeriesKey, Vec<usize>> = BTreeMap::new();
+        for (mut subject, source, name, snapshot) in readings {
+            if subject.lid == Some(7) {
+                subject.device = Some("mlx5_0".to_owned());
+            }
+            expected
+                .entry((subject, source, name.to_owned()))
+                .or_default()
+                .push(snapshot);
+        }
+        let got: Vec<(SeriesKey, Vec<usize>)> = series
+            .into_iter()
+            .map(|(key, points)| (key, points.iter().map(|p| p.snapshot).collect()))
+            .collect();
+        let want: Vec<(SeriesKey, Vec<usize>)> = expected.into_iter().collect();
+        assert_eq!(got, want);
+        // The merged port: readings from snapshots 0, 1 and 3, in that order.
+        assert!(got.iter().any(|(_, s)| s == &vec![0, 1, 3]));
+    }
+}
