@@ -25,6 +25,9 @@ pub(super) struct Member<'s> {
     lines: LineSpan,
 }
 
+/// (host, GPU, counter source, counter name): a GPU's sum over its links.
+type GpuKey<'s> = (Option<&'s str>, u32, &'s CounterSource, &'s str);
+
 /// (kind, group in words, counter source, counter name, statistic).
 pub(super) type GroupKey = (PeerGroupKind, String, CounterSource, String, PeerStatistic);
 
@@ -100,8 +103,7 @@ pub(super) fn peer_groups(
 ) -> (Vec<PeerGroup>, usize, Vec<PeerValue>) {
     let mut words = GroupWords::default();
     let mut groups: FxHashMap<UnitGroupKey<'_>, Vec<Member<'_>>> = FxHashMap::default();
-    let mut gpu_sums: BTreeMap<(Option<&str>, u32, &CounterSource, &str), (u64, LineSpan)> =
-        BTreeMap::new();
+    let mut gpu_sums: BTreeMap<GpuKey<'_>, (u64, LineSpan)> = BTreeMap::new();
     // Sized once: a host hands the fleet step hundreds of values.
     let mut across: Vec<PeerValue> = Vec::with_capacity(
         series
