@@ -355,7 +355,8 @@ fn counter_key(name: &str, unit: CounterUnit) -> String {
     key
 }
 
-/// [`counter_key`] written into `key` (cleared first).
+/// The model key of a counter (`Replay Errors` → `replay_errors`, `Data Tx`
+/// in KiB → `data_tx_kib`), written into `key` (cleared first).
 fn counter_key_into(key: &mut String, name: &str, unit: CounterUnit) {
     snake_case_into(key, name);
     if unit != CounterUnit::Count {
