@@ -395,6 +395,9 @@ pub struct Context<'a> {
     capacities: OnceCell<CapacityIndex<'a>>,
     /// [`Context::rate_between`]'s index, built once.
     rates: OnceCell<RateIndex<'a>>,
+    /// [`Context::nvlink_gpus`], built once: seven NVLink and topology
+    /// rules read it (rebuilding it for each was a twentieth of a fleet run).
+    nvlink_gpus: OnceCell<Vec<NvGpuRef<'a>>>,
 }
 
 /// Link speeds by what finds them: (LID, port) for fabric-wide ones,
@@ -424,6 +427,7 @@ impl<'a> Context<'a> {
             perf_ports: OnceCell::new(),
             capacities: OnceCell::new(),
             rates: OnceCell::new(),
+            nvlink_gpus: OnceCell::new(),
         }
     }
 
@@ -645,7 +649,11 @@ impl<'a> Context<'a> {
     /// What `nvidia-smi nvlink` said about each GPU, per host, merging every
     /// mode and keeping the latest reading of each link.
     #[must_use]
-    pub fn nvlink_gpus(&self) -> Vec<NvGpuRef<'a>> {
+    pub fn nvlink_gpus(&self) -> &[NvGpuRef<'a>] {
+        self.nvlink_gpus.get_or_init(|| self.build_nvlink_gpus())
+    }
+
+    fn build_nvlink_gpus(&self) -> Vec<NvGpuRef<'a>> {
         // Headerless blocks are keyed by where they were read, so that
         // they never merge with a numbered GPU or with each other.
         type GpuKey<'k> = (HostKey<'k>, u32, Option<(usize, usize)>);

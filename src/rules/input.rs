@@ -68,33 +68,37 @@ pub(crate) struct PartialPart<'a> {
 pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
     let mut out = Vec::new();
     for at in ctx.sections() {
-        let mut push = |what: String, partial: &Option<Partial>| {
+        // Most parts are whole: their words are written only for the cut ones.
+        let mut push = |what: &dyn Fn() -> String, partial: &Option<Partial>| {
             if let Some(partial) = partial {
                 out.push(PartialPart {
                     at,
-                    what,
+                    what: what(),
                     partial: partial.clone(),
                 });
             }
         };
         match &at.section.data {
             SectionData::TopoMatrix(m) => {
-                push("topo -m matrix".to_owned(), &m.partial);
+                push(&|| "topo -m matrix".to_owned(), &m.partial);
                 for d in &m.devices {
-                    push(format!("{} row", d.name), &d.partial);
+                    push(&|| format!("{} row", d.name), &d.partial);
                 }
             }
             SectionData::Ibstat(ibstat) => {
                 for ca in &ibstat.cas {
-                    push(ca.name.clone(), &ca.partial);
+                    push(&|| ca.name.clone(), &ca.partial);
                     for port in &ca.ports {
-                        push(format!("{} port {}", ca.name, port.number), &port.partial);
+                        push(
+                            &|| format!("{} port {}", ca.name, port.number),
+                            &port.partial,
+                        );
                     }
                 }
             }
             SectionData::IbvDevinfo(info) => {
                 for dev in &info.devices {
-                    push(dev.hca_id.clone(), &dev.partial);
+                    push(&|| dev.hca_id.clone(), &dev.partial);
                 }
             }
             SectionData::Perfquery(pq) => {
@@ -105,8 +109,11 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     .iter()
                     .filter(|b| !b.port_id.starts_with("ibcheckerrors"))
                 {
-                    let port = b.port.map(|p| format!(" port {p}")).unwrap_or_default();
-                    push(format!("perfquery {}{port}", b.port_id), &b.partial);
+                    let what = || {
+                        let port = b.port.map(|p| format!(" port {p}")).unwrap_or_default();
+                        format!("perfquery {}{port}", b.port_id)
+                    };
+                    push(&what, &b.partial);
                 }
             }
             _ => {}

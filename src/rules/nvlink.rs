@@ -376,9 +376,9 @@ pub(crate) fn expected_active(gpu: &NvGpuRef<'_>, peers_max: usize) -> Option<Ex
 
 /// NV001.
 fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let (unknown, gpus): (Vec<NvGpuRef<'_>>, Vec<NvGpuRef<'_>>) = ctx
+    let (unknown, gpus): (Vec<&NvGpuRef<'_>>, Vec<&NvGpuRef<'_>>) = ctx
         .nvlink_gpus()
-        .into_iter()
+        .iter()
         .filter(|g| g.all_inactive.is_some() || !g.status.is_empty())
         // Link lines without their GPU header: the product, and so the
         // links it should have, are unknown, and it has no peers to
@@ -489,9 +489,9 @@ fn list(numbers: &[u32]) -> String {
 
 /// NV002.
 fn check_slow(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let gpus: Vec<NvGpuRef<'_>> = ctx
+    let gpus: Vec<&NvGpuRef<'_>> = ctx
         .nvlink_gpus()
-        .into_iter()
+        .iter()
         .filter(|g| g.active_count() > 0)
         .collect();
     if gpus.is_empty() {
@@ -752,7 +752,7 @@ fn check_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             "no NVLink lane (-ec) or per-link error counters to compare".to_owned(),
         );
     }
-    for g in &gpus {
+    for g in gpus {
         for (n, (at, link)) in &g.lanes {
             for lane in link.lanes.iter().filter(|l| l.overflow) {
                 out.push(

@@ -331,7 +331,7 @@ fn gpu_names<'a>(ctx: &Context<'a>) -> BTreeMap<HostKey<'a>, String> {
         }
     }
     // Link lines without their GPU header name no product.
-    for g in ctx.nvlink_gpus().into_iter().filter(|g| !g.headerless) {
+    for g in ctx.nvlink_gpus().iter().filter(|g| !g.headerless) {
         names.insert(g.host, g.name.to_owned());
     }
     names

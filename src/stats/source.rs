@@ -69,6 +69,11 @@ impl fmt::Display for CounterSource {
 
 impl Ord for CounterSource {
     fn cmp(&self, other: &Self) -> Ordering {
+        // Equal sources are the common case when sorting readings: decided
+        // without looking up an attribute's header name.
+        if self == other {
+            return Ordering::Equal;
+        }
         // The tool words differ in their first letter, so comparing them
         // first, then the attribute, is the order of the whole words.
         self.words().cmp(&other.words())

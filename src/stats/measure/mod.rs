@@ -24,7 +24,7 @@ pub use records::*;
 
 use super::extract::{extract, Capacity, LinkKey};
 use super::sample::{Direction, Subject};
-use super::{CounterSource, StatsOptions};
+use super::StatsOptions;
 use crate::input::Document;
 use balance::{balance, trends};
 pub use notes::Note;
@@ -32,9 +32,10 @@ use peers::peer_groups;
 pub use peers::quiet_note;
 pub use peers::{AcrossHosts, PeerValue};
 use rates::{bit_error_rate, counter_rate, lanes_per_link, saturated, throughput, Received};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use timeline::{order_series, section_lid_for, section_times, Clocked, Point, Series};
+use std::collections::{BTreeMap, BTreeSet};
+use timeline::{section_lid_for, section_times, Clocked, Interval, Point, Readings, Series};
 
 /// Measures one document.
 #[must_use]
@@ -103,9 +104,8 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
     let mut notes: Vec<Note> = Vec::new();
     let mut times: Vec<Option<Clocked>> = Vec::new();
     let mut capacities: BTreeMap<LinkKey, Capacity> = BTreeMap::new();
-    // Filled through a hash map (one hash per reading instead of a string
-    // comparison per tree level), then ordered once for a deterministic walk.
-    let mut unordered: HashMap<(Subject, CounterSource, String), Vec<Point>> = HashMap::new();
+    // Gathered through interned keys, then ordered once for a deterministic walk.
+    let mut readings = Readings::default();
     let mut ca_of_lid: BTreeMap<(Option<String>, u32), String> = BTreeMap::new();
 
     for (input, src) in sources.iter().enumerate() {
@@ -162,10 +162,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                     role: sample.role,
                     span: sample.span,
                 };
-                unordered
-                    .entry((sample.subject, sample.source, sample.name))
-                    .or_default()
-                    .push(point);
+                readings.add(sample.subject, sample.source, sample.name, point);
             }
         }
     }
@@ -197,13 +194,24 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
         })
         .collect();
     // perfquery names ports by LID: give them their CA name when ibstat told it.
-    let series: Series = order_series(unordered, &ca_of_lid);
+    let series: Series = readings.into_series(&ca_of_lid);
 
     let mut missing_interval = BTreeSet::new();
+    // Every counter of two snapshots shares their interval: worked out once.
+    let mut intervals: FxHashMap<(usize, usize), Interval> = FxHashMap::default();
+    m.counter_rates.reserve(
+        series
+            .iter()
+            .map(|(_, points)| points.len().saturating_sub(1))
+            .sum(),
+    );
     for (key, points) in &series {
         for pair in points.windows(2) {
             let [a, b] = pair else { continue };
-            let rate = counter_rate(key, a, b, &times, options);
+            let between = intervals
+                .entry((a.snapshot, b.snapshot))
+                .or_insert_with(|| Interval::new(a.snapshot, b.snapshot, &times, options));
+            let rate = counter_rate(key, a, b, between);
             if rate.status == RateStatus::NoInterval {
                 missing_interval.insert((a.snapshot, b.snapshot));
             }

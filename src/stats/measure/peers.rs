@@ -11,22 +11,35 @@ use super::records::{
 };
 use super::timeline::Series;
 use crate::span::LineSpan;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 
-/// A member value with where it came from.
-pub(super) struct Member {
-    subject: Subject,
+/// A member value with where it came from. The subject is borrowed from
+/// the unit's series (most members are never named: only outliers are).
+pub(super) struct Member<'s> {
+    subject: Cow<'s, Subject>,
     value: f64,
     count: Option<u64>,
     lines: LineSpan,
 }
 
 /// (host, GPU, counter source, counter name): a GPU's sum over its links.
-pub(super) type GpuKey = (Option<String>, u32, CounterSource, String);
+type GpuKey<'s> = (Option<&'s str>, u32, &'s CounterSource, &'s str);
 
 /// (kind, group in words, counter source, counter name, statistic).
 pub(super) type GroupKey = (PeerGroupKind, String, CounterSource, String, PeerStatistic);
+
+/// A group within a unit while it is being filled: the words are an index
+/// into the unit's distinct group words, source and name borrowed.
+type UnitGroupKey<'s> = (
+    PeerGroupKind,
+    u32,
+    &'s CounterSource,
+    &'s str,
+    PeerStatistic,
+);
 
 pub(super) fn host_words(host: Option<&String>) -> String {
     host.map_or_else(String::new, |h| format!(" on {h}"))
@@ -81,14 +94,29 @@ pub(super) fn group_keys(subject: &Subject) -> Vec<(PeerGroupKind, String)> {
 /// The peer groups within one unit (links of a GPU, ports of a device or
 /// host, GPUs of a host), how many of them were left out because every
 /// member reads 0, and the values the fleet step compares across hosts.
+///
+/// `rates` are in series order (as [`super::measure_unit`] makes them).
 pub(super) fn peer_groups(
     series: &Series,
     rates: &[CounterRate],
     options: &StatsOptions,
 ) -> (Vec<PeerGroup>, usize, Vec<PeerValue>) {
-    let mut groups: BTreeMap<GroupKey, Vec<Member>> = BTreeMap::new();
-    let mut gpu_sums: BTreeMap<GpuKey, (u64, LineSpan)> = BTreeMap::new();
-    let mut across: Vec<PeerValue> = Vec::new();
+    let mut words = GroupWords::default();
+    let mut groups: FxHashMap<UnitGroupKey<'_>, Vec<Member<'_>>> = FxHashMap::default();
+    let mut gpu_sums: BTreeMap<GpuKey<'_>, (u64, LineSpan)> = BTreeMap::new();
+    // Sized once: a host hands the fleet step hundreds of values.
+    let mut across: Vec<PeerValue> = Vec::with_capacity(
+        series
+            .iter()
+            .filter(|((subject, _, _), points)| {
+                subject.host.is_some()
+                    && !subject.is_aggregate()
+                    && points
+                        .last()
+                        .is_some_and(|p| p.role.compared_across_peers())
+            })
+            .count(),
+    );
     for ((subject, source, name), points) in series {
         let Some(last) = points.last() else { continue };
         if !last.role.compared_across_peers() {
@@ -97,26 +125,20 @@ pub(super) fn peer_groups(
         let value = last.counter.value;
         #[allow(clippy::cast_precision_loss)]
         let member = || Member {
-            subject: subject.clone(),
+            subject: Cow::Borrowed(subject),
             value: value as f64,
             count: Some(value),
             lines: last.span,
         };
-        for (kind, words) in group_keys(subject) {
+        for &(kind, at) in words.of(subject) {
             groups
-                .entry((
-                    kind,
-                    words,
-                    source.clone(),
-                    name.clone(),
-                    PeerStatistic::Value,
-                ))
+                .entry((kind, at, source, name, PeerStatistic::Value))
                 .or_default()
                 .push(member());
         }
         if let (Some(gpu), Some(_), None) = (subject.gpu, subject.link, subject.lane) {
             let e = gpu_sums
-                .entry((subject.host.clone(), gpu, source.clone(), name.clone()))
+                .entry((subject.host.as_deref(), gpu, source, name))
                 .or_insert((0, last.span));
             e.0 = e.0.saturating_add(value);
             e.1 = e.1.join(last.span);
@@ -143,63 +165,135 @@ pub(super) fn peer_groups(
         }
     }
     for ((host, gpu, source, name), (sum, lines)) in gpu_sums {
+        let at = words.id(format!(
+            "GPUs{}",
+            host.map_or_else(String::new, |h| format!(" on {h}"))
+        ));
         #[allow(clippy::cast_precision_loss)]
         groups
             .entry((
                 PeerGroupKind::GpusOfHost,
-                format!("GPUs{}", host_words(host.as_ref())),
+                at,
                 source,
                 name,
                 PeerStatistic::Value,
             ))
             .or_default()
             .push(Member {
-                subject: Subject {
-                    host,
+                subject: Cow::Owned(Subject {
+                    host: host.map(str::to_owned),
                     gpu: Some(gpu),
                     ..Subject::default()
-                },
+                }),
                 value: sum as f64,
                 count: Some(sum),
                 lines,
             });
     }
-    // Latest measured rate of each counter.
-    let mut latest: BTreeMap<(Subject, CounterSource, String), &CounterRate> = BTreeMap::new();
+    // Latest measured rate of each counter: a series' rates are next to
+    // each other, in snapshot order.
+    let mut latest: Vec<&CounterRate> = Vec::new();
     for r in rates
         .iter()
         .filter(|r| r.status == RateStatus::Measured && r.role.compared_across_peers())
     {
-        latest.insert((r.subject.clone(), r.source.clone(), r.counter.clone()), r);
+        match latest.last_mut() {
+            Some(last)
+                if last.subject == r.subject
+                    && last.source == r.source
+                    && last.counter == r.counter =>
+            {
+                *last = r;
+            }
+            _ => latest.push(r),
+        }
     }
-    for ((subject, source, name), r) in latest {
-        for (kind, words) in group_keys(&subject) {
+    for r in latest {
+        for &(kind, at) in words.of(&r.subject) {
             groups
                 .entry((
                     kind,
-                    words,
-                    source.clone(),
-                    name.clone(),
+                    at,
+                    &r.source,
+                    &r.counter,
                     PeerStatistic::CountsPerSecond,
                 ))
                 .or_default()
                 .push(Member {
-                    subject: subject.clone(),
+                    subject: Cow::Borrowed(&r.subject),
                     value: r.counts_per_second.unwrap_or(f64::NAN),
                     count: r.increase,
                     lines: r.lines[1],
                 });
         }
     }
-    let (out, quiet) = judge_groups(groups, options);
+    let mut ordered: Vec<_> = groups.into_iter().collect();
+    ordered.sort_unstable_by(|((k1, w1, s1, n1, t1), _), ((k2, w2, s2, n2, t2), _)| {
+        (k1, words.text(*w1), s1, n1, t1).cmp(&(k2, words.text(*w2), s2, n2, t2))
+    });
+    let ordered = ordered
+        .into_iter()
+        .map(|((kind, at, source, name, statistic), members)| {
+            (
+                (
+                    kind,
+                    words.text(at).to_owned(),
+                    source.clone(),
+                    name.to_owned(),
+                    statistic,
+                ),
+                members,
+            )
+        });
+    let (out, quiet) = judge_groups(ordered, options);
     (out, quiet, across)
+}
+
+/// The words of a unit's groups, each kept once, and the groups of the
+/// subject seen last (series of one subject are next to each other).
+#[derive(Default)]
+struct GroupWords {
+    ids: FxHashMap<String, u32>,
+    texts: Vec<String>,
+    last: Option<(Subject, Vec<(PeerGroupKind, u32)>)>,
+}
+
+impl GroupWords {
+    /// The groups `subject` belongs to, as (kind, words id).
+    fn of(&mut self, subject: &Subject) -> &[(PeerGroupKind, u32)] {
+        let seen = self.last.as_ref().is_some_and(|(s, _)| s == subject);
+        if !seen {
+            let groups: Vec<(PeerGroupKind, u32)> = group_keys(subject)
+                .into_iter()
+                .map(|(kind, words)| (kind, self.id(words)))
+                .collect();
+            self.last = Some((subject.clone(), groups));
+        }
+        self.last
+            .as_ref()
+            .map_or(&[], |(_, groups)| groups.as_slice())
+    }
+
+    fn id(&mut self, words: String) -> u32 {
+        if let Some(id) = self.ids.get(words.as_str()) {
+            return *id;
+        }
+        let id = u32::try_from(self.texts.len()).unwrap_or(u32::MAX);
+        self.texts.push(words.clone());
+        self.ids.insert(words, id);
+        id
+    }
+
+    fn text(&self, id: u32) -> &str {
+        self.texts.get(id as usize).map_or("", String::as_str)
+    }
 }
 
 /// Compares each group's members with robust statistics: the summary and
 /// the members far above their peers. Groups of one, and groups where every
 /// member reads 0 (counted, returned second), are left out.
-fn judge_groups(
-    groups: impl IntoIterator<Item = (GroupKey, Vec<Member>)>,
+fn judge_groups<'s>(
+    groups: impl IntoIterator<Item = (GroupKey, Vec<Member<'s>>)>,
     options: &StatsOptions,
 ) -> (Vec<PeerGroup>, usize) {
     let mut quiet = 0usize;
@@ -252,7 +346,7 @@ fn judge_groups(
                     },
                 );
                 Some(OutlierMember {
-                    subject: member.subject.clone(),
+                    subject: member.subject.clone().into_owned(),
                     value: f.value,
                     robust_z: f.robust_z,
                     times_median: f.times_median,
@@ -352,10 +446,13 @@ struct PlaceReading {
 /// the same host), so a place's members of one host arrive together.
 #[derive(Debug, Default)]
 pub struct AcrossHosts {
-    index: HashMap<(String, CounterSource, String), usize>,
+    /// Places by their words (the groups' key), as positions in `places`.
+    index: FxHashMap<(String, CounterSource, String), usize>,
+    /// The same positions by place, counter set and counter.
+    by_place: FxHashMap<(Subject, CounterSource, String), usize>,
     places: Vec<Place>,
     hosts: Vec<String>,
-    host_ids: HashMap<String, u32>,
+    host_ids: FxHashMap<String, u32>,
 }
 
 impl AcrossHosts {
@@ -371,20 +468,30 @@ impl AcrossHosts {
                     id
                 }
             };
-            let words = format!("{} across hosts", v.place);
-            let key = (words, v.source, v.counter);
-            let slot = match self.index.get(&key) {
+            let key = (v.place, v.source, v.counter);
+            let slot = match self.by_place.get(&key) {
                 Some(i) => *i,
                 None => {
-                    let i = self.places.len();
-                    self.places.push(Place {
-                        place: v.place,
-                        members: 0,
-                        hosts: 0,
-                        last_host: None,
-                        nonzero: Vec::new(),
-                    });
-                    self.index.insert(key, i);
+                    // Places are grouped by their words, as the report names
+                    // them: worked out once per place, not once per value.
+                    let words = format!("{} across hosts", key.0);
+                    let by_words = (words, key.1.clone(), key.2.clone());
+                    let i = match self.index.get(&by_words) {
+                        Some(i) => *i,
+                        None => {
+                            let i = self.places.len();
+                            self.places.push(Place {
+                                place: key.0.clone(),
+                                members: 0,
+                                hosts: 0,
+                                last_host: None,
+                                nonzero: Vec::new(),
+                            });
+                            self.index.insert(by_words, i);
+                            i
+                        }
+                    };
+                    self.by_place.insert(key, i);
                     i
                 }
             };
@@ -427,9 +534,9 @@ impl AcrossHosts {
                 if p.hosts < 2 {
                     return None;
                 }
-                let mut members: Vec<Member> = (0..p.members)
+                let mut members: Vec<Member<'static>> = (0..p.members)
                     .map(|_| Member {
-                        subject: Subject::default(),
+                        subject: Cow::Owned(Subject::default()),
                         value: 0.0,
                         count: Some(0),
                         lines: LineSpan::default(),
@@ -440,11 +547,11 @@ impl AcrossHosts {
                         #[allow(clippy::cast_precision_loss)]
                         let value = r.value as f64;
                         *m = Member {
-                            subject: Subject {
+                            subject: Cow::Owned(Subject {
                                 host: hosts.get(r.host as usize).cloned(),
                                 lid: r.lid,
                                 ..p.place.clone()
-                            },
+                            }),
                             value,
                             count: Some(r.value),
                             lines: r.lines,

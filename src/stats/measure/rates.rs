@@ -8,7 +8,7 @@ use super::super::sample::{CounterSample, CounterUnit, Role, Subject};
 use super::super::{CounterSource, StatsOptions};
 use super::fmt_num;
 use super::records::{BitErrorRate, CounterRate, RateStatus, SaturatedCounter, Throughput};
-use super::timeline::{interval, Clocked, Point, Series};
+use super::timeline::{Interval, Point, Series};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(super) fn saturated(sample: &CounterSample, snapshot: usize) -> SaturatedCounter {
@@ -43,11 +43,10 @@ pub(super) fn counter_rate(
     (subject, source, name): &(Subject, CounterSource, String),
     a: &Point,
     b: &Point,
-    times: &[Option<Clocked>],
-    options: &StatsOptions,
+    between: &Interval,
 ) -> CounterRate {
     let (ca, cb) = (a.counter, b.counter);
-    let (seconds, interval_source) = interval(a.snapshot, b.snapshot, times, options);
+    let seconds = between.seconds;
     let change = rates::change(ca, cb);
     let (status, increase, counts_per_second, derivation) = match change {
         Change::Reset { before, after } => (
@@ -70,12 +69,7 @@ pub(super) fn counter_rate(
                 RateStatus::Measured,
                 Some(by),
                 Some(r),
-                format!(
-                    "({} − {}) / {} s",
-                    cb.value,
-                    ca.value,
-                    fmt_num(seconds.unwrap_or(f64::NAN))
-                ),
+                format!("({} − {}) / {} s", cb.value, ca.value, between.seconds_text),
             ),
             _ => (
                 RateStatus::NoInterval,
@@ -96,7 +90,7 @@ pub(super) fn counter_rate(
         before: ca.value,
         after: cb.value,
         interval_seconds: seconds,
-        interval_source,
+        interval_source: between.source.clone(),
         status,
         increase,
         counts_per_second,

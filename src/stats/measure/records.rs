@@ -310,7 +310,7 @@ pub struct BitErrorRate {
 }
 
 /// Which peers a group holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum PeerGroupKind {
@@ -332,7 +332,7 @@ pub enum PeerGroupKind {
 ///
 /// Rules decide severity by it (a count since reset depends on uptime, a
 /// rate does not), so it is typed: a rename cannot silently turn a rule off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub enum PeerStatistic {

@@ -4,9 +4,12 @@
 use super::super::extract::Extracted;
 use super::super::sample::{CounterUnit, Role, Subject};
 use super::super::{CounterSource, StatsOptions};
+use super::fmt_num;
 use super::records::IntervalSource;
 use crate::span::LineSpan;
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+use std::hash::Hash;
 
 /// A snapshot's time on a clock.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,23 +109,146 @@ pub(super) type SeriesKey = (Subject, CounterSource, String);
 
 /// Every series of a unit, ordered by key (for a deterministic walk), each
 /// with its readings in snapshot order. A sorted vector, not a tree: it is
-/// built once and only walked, and one sort compares keys far fewer times
-/// than inserting each into a map (the key comparisons were most of the
-/// measuring time of a batch run).
+/// built once and only walked. Series of one subject are next to each other,
+/// which the peer groups use to work out a subject's groups once.
 pub(super) type Series = Vec<(SeriesKey, Vec<Point>)>;
 
-/// Orders the readings gathered per key into [`Series`], giving
-/// perfquery's LID-named ports their CA name when ibstat told it (two keys
-/// that become one merge their readings).
-pub(super) fn order_series(
-    unordered: HashMap<SeriesKey, Vec<Point>>,
-    ca_of_lid: &BTreeMap<(Option<String>, u32), String>,
-) -> Series {
-    let mut series: Series = if ca_of_lid.is_empty() {
-        unordered.into_iter().collect()
-    } else {
-        let mut named: HashMap<SeriesKey, Vec<Point>> = HashMap::with_capacity(unordered.len());
-        for ((mut subject, source, name), points) in unordered {
+/// A unit's readings gathered per series, keys interned into small ids.
+///
+/// A host has about a thousand series but only a few hundred subjects, a
+/// handful of counter sets and a few dozen counter names: each reading is
+/// hashed once (with a fast hasher) to find its ids, and the series are
+/// then ordered by comparing the ids' ranks instead of the owned keys (the
+/// string comparisons of that sort, and SipHash over the keys, were most
+/// of the measuring time of a batch run).
+#[derive(Default)]
+pub(super) struct Readings {
+    subjects: Interner<Subject>,
+    sources: Interner<CounterSource>,
+    names: Interner<String>,
+    points: FxHashMap<(u32, u32, u32), Vec<Point>>,
+    /// The id of the subject of the reading added last.
+    last_subject: Option<u32>,
+}
+
+/// Distinct values in the order first seen, and each one's id.
+struct Interner<T> {
+    ids: FxHashMap<T, u32>,
+    values: Vec<T>,
+}
+
+impl<T> Default for Interner<T> {
+    fn default() -> Self {
+        Self {
+            ids: FxHashMap::default(),
+            values: Vec::new(),
+        }
+    }
+}
+
+impl<T: Eq + Hash + Clone> Interner<T> {
+    fn id(&mut self, value: T) -> u32 {
+        if let Some(id) = self.ids.get(&value) {
+            return *id;
+        }
+        let id = u32::try_from(self.values.len()).unwrap_or(u32::MAX);
+        self.values.push(value.clone());
+        self.ids.insert(value, id);
+        id
+    }
+}
+
+impl<T: Ord> Interner<T> {
+    /// Each id's rank among the distinct values in their order: comparing
+    /// ranks compares the values.
+    fn ranks(&self) -> Vec<u32> {
+        let mut order: Vec<u32> =
+            (0..u32::try_from(self.values.len()).unwrap_or(u32::MAX)).collect();
+        order.sort_unstable_by(|a, b| {
+            self.values
+                .get(*a as usize)
+                .cmp(&self.values.get(*b as usize))
+        });
+        let mut ranks = vec![0; order.len()];
+        for (rank, id) in order.into_iter().enumerate() {
+            if let Some(r) = ranks.get_mut(id as usize) {
+                *r = u32::try_from(rank).unwrap_or(u32::MAX);
+            }
+        }
+        ranks
+    }
+}
+
+impl Readings {
+    /// Adds one reading of `(subject, source, name)`; readings of a series
+    /// must arrive in snapshot order.
+    pub(super) fn add(
+        &mut self,
+        subject: Subject,
+        source: CounterSource,
+        name: String,
+        point: Point,
+    ) {
+        // A tool prints a port's or a link's counters together: the subject
+        // is most often the one just seen, found without hashing it.
+        let subject = match self.last_subject {
+            Some(id) if self.subjects.values.get(id as usize) == Some(&subject) => id,
+            _ => self.subjects.id(subject),
+        };
+        self.last_subject = Some(subject);
+        let key = (subject, self.sources.id(source), self.names.id(name));
+        self.points.entry(key).or_default().push(point);
+    }
+
+    /// Orders the readings into [`Series`], giving perfquery's LID-named
+    /// ports their CA name when ibstat told it (two keys that become one
+    /// merge their readings).
+    pub(super) fn into_series(
+        mut self,
+        ca_of_lid: &BTreeMap<(Option<String>, u32), String>,
+    ) -> Series {
+        if !ca_of_lid.is_empty() {
+            self.name_ports_by_ca(ca_of_lid);
+        }
+        let (subject_rank, source_rank, name_rank) = (
+            self.subjects.ranks(),
+            self.sources.ranks(),
+            self.names.ranks(),
+        );
+        let rank = |(subject, source, name): (u32, u32, u32)| {
+            (
+                subject_rank.get(subject as usize).copied(),
+                source_rank.get(source as usize).copied(),
+                name_rank.get(name as usize).copied(),
+            )
+        };
+        let mut keyed: Vec<((u32, u32, u32), Vec<Point>)> = self.points.into_iter().collect();
+        // Keys are unique (they were map keys), so an unstable sort is exact.
+        keyed.sort_unstable_by_key(|(key, _)| rank(*key));
+        let (subjects, sources, names) = (
+            &self.subjects.values,
+            &self.sources.values,
+            &self.names.values,
+        );
+        let mut series: Series = Vec::with_capacity(keyed.len());
+        for ((subject, source, name), points) in keyed {
+            if let (Some(subject), Some(source), Some(name)) = (
+                subjects.get(subject as usize),
+                sources.get(source as usize),
+                names.get(name as usize),
+            ) {
+                series.push(((subject.clone(), source.clone(), name.clone()), points));
+            }
+        }
+        series
+    }
+
+    /// Renames subjects without a device whose (host, LID) ibstat names,
+    /// merging series whose keys become equal.
+    fn name_ports_by_ca(&mut self, ca_of_lid: &BTreeMap<(Option<String>, u32), String>) {
+        let old = std::mem::take(&mut self.subjects);
+        let mut renamed: Vec<u32> = Vec::with_capacity(old.values.len());
+        for mut subject in old.values {
             if subject.device.is_none() {
                 if let Some(ca) = subject
                     .lid
@@ -131,20 +257,53 @@ pub(super) fn order_series(
                     subject.device = Some(ca.clone());
                 }
             }
-            named
+            renamed.push(self.subjects.id(subject));
+        }
+        if renamed.len() == self.subjects.values.len() {
+            // No two subjects became one: only their names changed.
+            return;
+        }
+        // Merge in the order the old keys were first seen (a fixed order),
+        // then put each series' readings back in snapshot order.
+        let mut old_keys: Vec<((u32, u32, u32), Vec<Point>)> =
+            std::mem::take(&mut self.points).into_iter().collect();
+        old_keys.sort_unstable_by_key(|(key, _)| *key);
+        for ((subject, source, name), points) in old_keys {
+            let subject = renamed.get(subject as usize).copied().unwrap_or(subject);
+            self.points
                 .entry((subject, source, name))
                 .or_default()
                 .extend(points);
         }
-        let mut series: Series = named.into_iter().collect();
-        for (_, points) in &mut series {
+        for points in self.points.values_mut() {
             points.sort_by_key(|p| p.snapshot);
         }
-        series
-    };
-    // Keys are unique (they were map keys), so an unstable sort is exact.
-    series.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    series
+    }
+}
+
+/// The interval between two snapshots, with its words: every counter read
+/// in both snapshots shares it, so it is worked out once per pair.
+pub(super) struct Interval {
+    pub(super) seconds: Option<f64>,
+    pub(super) source: IntervalSource,
+    /// `seconds` as a rate's derivation prints it.
+    pub(super) seconds_text: String,
+}
+
+impl Interval {
+    pub(super) fn new(
+        a: usize,
+        b: usize,
+        times: &[Option<Clocked>],
+        options: &StatsOptions,
+    ) -> Self {
+        let (seconds, source) = interval(a, b, times, options);
+        Self {
+            seconds,
+            source,
+            seconds_text: fmt_num(seconds.unwrap_or(f64::NAN)),
+        }
+    }
 }
 
 pub(super) fn interval(
@@ -171,5 +330,108 @@ pub(super) fn interval(
     {
         Some(s) => (Some(s), IntervalSource::Given),
         None => (None, IntervalSource::Unknown),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::perfquery::PerfAttribute;
+    use crate::model::Counter;
+
+    fn point(snapshot: usize) -> Point {
+        Point {
+            snapshot,
+            counter: Counter::unknown_width(snapshot as u64),
+            unit: CounterUnit::Events,
+            role: Role::Errors,
+            span: LineSpan::line(snapshot + 1),
+        }
+    }
+
+    fn port(host: &str, device: Option<&str>, lid: Option<u32>, port: u32) -> Subject {
+        Subject {
+            host: Some(host.to_owned()),
+            device: device.map(str::to_owned),
+            lid,
+            port: Some(port),
+            ..Subject::default()
+        }
+    }
+
+    /// The series come out in the order of their owned keys, whatever the
+    /// order the readings arrived in, and a LID-named port that ibstat
+    /// names merges with the CA-named one, its readings in snapshot order.
+    #[test]
+    fn series_are_ordered_by_key_and_lid_named_ports_merge() {
+        let extended = CounterSource::Perfquery(PerfAttribute::PortCountersExtended);
+        let basic = CounterSource::Perfquery(PerfAttribute::PortCounters);
+        let nvlink = CounterSource::NvidiaSmiNvlink;
+        let link = |host: &str, gpu, link| Subject {
+            host: Some(host.to_owned()),
+            gpu: Some(gpu),
+            link: Some(link),
+            ..Subject::default()
+        };
+        let readings = [
+            (link("b", 1, 10), nvlink.clone(), "replay_errors", 0),
+            (link("b", 1, 2), nvlink.clone(), "crc_errors", 0),
+            (
+                port("a", None, Some(7), 1),
+                extended.clone(),
+                "SymbolErrorCounter",
+                0,
+            ),
+            (
+                port("a", Some("mlx5_0"), Some(7), 1),
+                extended.clone(),
+                "SymbolErrorCounter",
+                1,
+            ),
+            (
+                port("a", None, Some(7), 1),
+                basic.clone(),
+                "PortXmitWait",
+                2,
+            ),
+            (link("a", 0, 1), nvlink.clone(), "replay_errors", 2),
+            (
+                port("a", None, Some(7), 1),
+                extended.clone(),
+                "SymbolErrorCounter",
+                3,
+            ),
+            (
+                port("a", None, Some(9), 2),
+                extended.clone(),
+                "LinkDownedCounter",
+                3,
+            ),
+        ];
+        let mut gathered = Readings::default();
+        for (subject, source, name, snapshot) in readings.clone() {
+            gathered.add(subject, source, name.to_owned(), point(snapshot));
+        }
+        let ca_of_lid = BTreeMap::from([((Some("a".to_owned()), 7), "mlx5_0".to_owned())]);
+        let series = gathered.into_series(&ca_of_lid);
+
+        let mut expected: BTreeMap<SeriesKey, Vec<usize>> = BTreeMap::new();
+        for (mut subject, source, name, snapshot) in readings {
+            if subject.lid == Some(7) {
+                subject.device = Some("mlx5_0".to_owned());
+            }
+            expected
+                .entry((subject, source, name.to_owned()))
+                .or_default()
+                .push(snapshot);
+        }
+        let got: Vec<(SeriesKey, Vec<usize>)> = series
+            .into_iter()
+            .map(|(key, points)| (key, points.iter().map(|p| p.snapshot).collect()))
+            .collect();
+        let want: Vec<(SeriesKey, Vec<usize>)> = expected.into_iter().collect();
+        assert_eq!(got, want);
+        // The merged port: readings from snapshots 0, 1 and 3, in that order.
+        assert!(got.iter().any(|(_, s)| s == &vec![0, 1, 3]));
     }
 }
