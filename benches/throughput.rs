@@ -248,6 +248,25 @@ fn main() {
         let doc = fabricscope::read_all(t, &options).expect("within limits");
         black_box(doc.sections.len());
     });
+    // The same output as pdsh prints it, every line behind `host: `
+    // (`scripts/bench-paste.py` times the CLI on such a paste).
+    let pdsh_errors: String = (0..660)
+        .flat_map(|h| {
+            nvlink_errors(1)
+                .lines()
+                .skip(1)
+                .map(|l| format!("gpu{h:05}: {l}\n"))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    measure(
+        "input::read, pdsh nvlink -e 12 MB (660 hosts)",
+        &pdsh_errors,
+        |t| {
+            let doc = fabricscope::read_all(t, &options).expect("within limits");
+            black_box(doc.sections.len());
+        },
+    );
     let one_host = nvlink_errors(1);
     measure("parse::nvlink alone, -e of one host", &one_host, |t| {
         let lines = fabricscope::parse::lines_of(t);

@@ -42,6 +42,14 @@ pub(crate) fn file_header(line: &str) -> Option<&str> {
 
 /// Classifies a cleaned line; `None` for ordinary content.
 pub(crate) fn classify(line: &str) -> Option<Framing> {
+    if !may_frame(line) {
+        return None;
+    }
+    classify_any(line)
+}
+
+/// [`classify`] without the quick test that rules out most lines.
+fn classify_any(line: &str) -> Option<Framing> {
     let t = line.trim();
     if t.starts_with("```") || t.starts_with("~~~") {
         return Some(Framing::Fence);
@@ -56,6 +64,18 @@ pub(crate) fn classify(line: &str) -> Option<Framing> {
         return Some(Framing::Rule);
     }
     prompt(line).map(Framing::Prompt)
+}
+
+/// Whether `line` could be a framing line: fences, headers, exit markers
+/// and rules begin (after white space) with `` ` `` `~` `=` `[` `-`, and
+/// every prompt holds its `$`, `#` or `%` (see [`prompt_tail`],
+/// [`bare_prompt`]). One scan rules out most lines of tool output, which
+/// this runs on one by one.
+fn may_frame(line: &str) -> bool {
+    matches!(
+        line.trim_start().as_bytes().first(),
+        Some(b'`' | b'~' | b'=' | b'[' | b'-')
+    ) || line.bytes().any(|b| matches!(b, b'$' | b'#' | b'%'))
 }
 
 fn is_exit_marker(t: &str) -> bool {
@@ -321,6 +341,49 @@ pub(crate) fn command_words(command: &str) -> (Vec<String>, Option<String>) {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The quick test never turns a framing line away: on text made of
+        /// the bytes framing is made of, `classify` answers as the full
+        /// classification does.
+        #[test]
+        fn the_quick_test_agrees_with_full_classification(
+            line in prop_oneof![
+                "[ \t\u{a0}\u{3000}]{0,2}[-`~=\\[\\]$#%@:() a-z0-9./\u{e9}]{0,24}",
+                // Prompt-shaped: `(venv) [user@host dir]# cmd`, `host:~% cmd`…
+                "[ \t]?(\\(v\\) )?\\[?[a-z]{1,3}(@[a-z0-9]{1,3})?(:[~a-z]{0,2})?( [~a-z]{0,2})?\\]?[$#%]( [a-z]{0,6})?",
+            ],
+        ) {
+            prop_assert_eq!(classify(&line), classify_any(&line));
+        }
+    }
+
+    #[test]
+    fn lines_of_tool_output_are_not_framing_and_framing_is_found() {
+        for line in [
+            "\t Link 0: Replay Errors: 0",
+            "GPU 0: NVIDIA H100 (UUID: GPU-1)",
+            "",
+        ] {
+            assert!(!may_frame(line), "{line:?}");
+            assert_eq!(classify(line), None);
+        }
+        for line in [
+            "```",
+            " ~~~",
+            "==> a <==",
+            "[exit 1]",
+            "-----",
+            "$ ibstat",
+            "[root@node07 ~]# ibstat",
+            "(venv) user@host:~$ nvidia-smi",
+            "node07:~ # ibstat",
+        ] {
+            assert!(classify(line).is_some(), "{line:?}");
+        }
+    }
+
     use super::*;
 
     fn p(line: &str) -> Option<(Option<String>, Vec<String>)> {

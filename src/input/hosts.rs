@@ -42,6 +42,29 @@ pub(crate) fn candidate(line: &str) -> Option<(&str, &str)> {
     shaped.then_some((host, rest))
 }
 
+/// [`candidate`] for a line that may carry the same prefix as the line
+/// before: when it begins with `known:` (a host [`candidate`] accepted), the
+/// answer is that host without checking its shape again. pdsh prints runs
+/// of lines from one host; this keeps the per-line cost to a comparison.
+pub(crate) fn candidate_after<'l>(
+    line: &'l str,
+    known: Option<&str>,
+) -> Option<(&'l str, &'l str)> {
+    if let Some(known) = known.filter(|k| !k.is_empty() && !k.contains(':')) {
+        if let Some(after) = line.strip_prefix(known).and_then(|r| r.strip_prefix(':')) {
+            // As in `candidate`: the first colon ends the host (`known`
+            // holds none), and a non-empty rest must begin with a space.
+            let rest = if after.is_empty() {
+                after
+            } else {
+                after.strip_prefix(' ')?
+            };
+            return Some((line.get(..known.len())?, rest));
+        }
+    }
+    candidate(line)
+}
+
 /// [`is_label`] of the lower-case `word`, lowered on the stack: this runs
 /// on every prefixed line of a pdsh paste. Labels are short ASCII words.
 fn is_label_any_case(word: &str) -> bool {
@@ -69,14 +92,27 @@ fn is_label(word: &str) -> bool {
 pub(crate) fn prefixed_hosts<'a>(lines: impl Iterator<Item = &'a str>) -> HashSet<String> {
     let mut counts: HashMap<&str, usize> = HashMap::new();
     let mut non_blank = 0usize;
+    // The host of the line before and how many lines in a row it prefixed,
+    // counted in the map when the run ends (one look-up a run, not a line).
+    let mut run: Option<(&str, usize)> = None;
     for line in lines {
-        if line.trim().is_empty() {
+        if crate::parse::is_blank(line) {
             continue;
         }
         non_blank += 1;
-        if let Some((host, _)) = candidate(line) {
-            *counts.entry(host).or_default() += 1;
+        if let Some((host, _)) = candidate_after(line, run.map(|(h, _)| h)) {
+            match run.as_mut() {
+                Some((h, n)) if *h == host => *n += 1,
+                _ => {
+                    if let Some((h, n)) = run.replace((host, 1)) {
+                        *counts.entry(h).or_default() += n;
+                    }
+                }
+            }
         }
+    }
+    if let Some((h, n)) = run {
+        *counts.entry(h).or_default() += n;
     }
     let accepted: HashSet<String> = counts
         .iter()
@@ -97,6 +133,26 @@ pub(crate) fn prefixed_hosts<'a>(lines: impl Iterator<Item = &'a str>) -> HashSe
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Knowing the host of the line before changes no answer.
+        #[test]
+        fn candidate_after_agrees_with_candidate(
+            before in "[a-zA-Z0-9._:-]{1,12}(: .{0,4})?",
+            line in "[a-zA-Z0-9._: -]{0,16}",
+        ) {
+            let known = candidate(&before).map(|(host, _)| host);
+            prop_assert_eq!(candidate_after(&line, known), candidate(&line));
+            // The same host on the next line, as pdsh prints it.
+            if let Some(host) = known {
+                for next in [format!("{host}: {line}"), format!("{host}:"), format!("{host}:{line}")] {
+                    prop_assert_eq!(candidate_after(&next, known), candidate(&next));
+                }
+            }
+        }
+    }
+
     use super::*;
 
     #[test]

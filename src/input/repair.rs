@@ -119,6 +119,9 @@ fn per_line(lines: &mut [Line<'_>], fixes: &[(RepairKind, Fix)]) -> Vec<(RepairK
     let mut changed: Vec<(RepairKind, Vec<usize>)> =
         fixes.iter().map(|(kind, _)| (*kind, Vec::new())).collect();
     for line in lines.iter_mut() {
+        if !may_need_repair(line.text()) {
+            continue;
+        }
         for ((_, fix), (_, numbers)) in fixes.iter().zip(changed.iter_mut()) {
             if let Some(fixed) = fix(line.text()) {
                 line.text = Cow::Owned(fixed);
@@ -127,6 +130,19 @@ fn per_line(lines: &mut [Line<'_>], fixes: &[(RepairKind, Fix)]) -> Vec<(RepairK
         }
     }
     changed
+}
+
+/// Whether any per-line fix could change `t`: each needs one of these
+/// bytes (the first test of each fix says which), so a line with none of
+/// them — most lines of tool output — is passed over after one scan instead
+/// of one scan per fix. A fix only changes lines that hold its bytes, so
+/// the fixes after it see the same line and skip it too.
+fn may_need_repair(t: &str) -> bool {
+    // unhtml: `&` `<`; unannotate: `<` `>` `(` `←` (E2 …); untick: a
+    // backtick; unelide: a first byte among `.` `[` `(` `<` `…` (E2 …).
+    t.bytes()
+        .any(|b| matches!(b, b'&' | b'<' | b'>' | b'(' | b'`' | 0xe2))
+        || crate::parse::first_byte(t).is_some_and(|b| matches!(b, b'.' | b'['))
 }
 
 /// `>> text` → (depth, `text`); `// text` (output pasted into C source as a
@@ -295,6 +311,23 @@ fn unelide(t: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A line the quick test passes over is one no fix would change.
+        #[test]
+        fn lines_passed_over_need_no_fix(
+            line in "[ \t]{0,2}[-.`<>()&;\\[\\] a-z0-9=←…—]{0,24}",
+        ) {
+            if !may_need_repair(&line) {
+                prop_assert_eq!(unhtml(&line), None);
+                prop_assert_eq!(unannotate(&line), None);
+                prop_assert_eq!(untick(&line), None);
+                prop_assert_eq!(unelide(&line), None);
+            }
+        }
+    }
+
     use super::*;
     use crate::parse::lines_of;
 

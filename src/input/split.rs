@@ -2,7 +2,7 @@
 //! into per-host streams, and streams into recognised sections.
 
 use super::framing::{classify, host_banner, Framing, Prompt};
-use super::hosts::{candidate, prefixed_hosts};
+use super::hosts::{candidate_after, prefixed_hosts};
 use super::{
     limit_warning, Document, MessageLevel, ReadOptions, Section, ToolMessage, Unrecognised,
 };
@@ -170,6 +170,9 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, V
     }];
     let mut source: Option<String> = None;
     let mut banner_host: Option<String> = None;
+    // The prefix host of the last prefixed line: pdsh prints runs of lines
+    // from one host, and a line that repeats it needs no set look-up.
+    let mut last_host: Option<Rc<str>> = None;
     let mut i = 0;
     while let Some(line) = lines.get(i) {
         let framing = classify(line.text());
@@ -210,7 +213,7 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, V
             }
             Some(Framing::Fence) => {}
             Some(Framing::Rule) | None => {
-                let (host, stripped) = strip_prefix(line, &hosts);
+                let (host, stripped) = strip_prefix(line, &hosts, &mut last_host);
                 // `node03: ` alone is a host's empty output line: only its
                 // prefix is text, and that prefix is framing.
                 if host.is_some() && stripped.is_blank() {
@@ -272,12 +275,26 @@ fn new_chunk<'a>(
     }
 }
 
-/// Removes an accepted `host: ` prefix, returning the host.
-fn strip_prefix<'a>(line: &Line<'a>, hosts: &HashSet<Rc<str>>) -> (Option<Rc<str>>, Line<'a>) {
+/// Removes an accepted `host: ` prefix, returning the host. `last` is the
+/// host of the last prefixed line, updated here.
+fn strip_prefix<'a>(
+    line: &Line<'a>,
+    hosts: &HashSet<Rc<str>>,
+    last: &mut Option<Rc<str>>,
+) -> (Option<Rc<str>>, Line<'a>) {
     if hosts.is_empty() {
         return (None, line.clone());
     }
-    let found = candidate(line.text()).and_then(|(host, rest)| Some((hosts.get(host)?, rest)));
+    let found = match candidate_after(line.text(), last.as_deref()) {
+        // The line begins with the last host's prefix: that host again.
+        Some((host, rest)) if last.as_deref() == Some(host) => last.as_ref().map(|h| (h, rest)),
+        Some((host, rest)) => hosts.get(host).map(|h| (h, rest)),
+        None => None,
+    };
+    let found = found.map(|(host, rest)| (Rc::clone(host), rest));
+    if let Some((host, _)) = &found {
+        *last = Some(Rc::clone(host));
+    }
     match found {
         Some((host, rest)) => {
             let text = match &line.text {
@@ -285,7 +302,7 @@ fn strip_prefix<'a>(line: &Line<'a>, hosts: &HashSet<Rc<str>>) -> (Option<Rc<str
                 Cow::Owned(_) => Cow::Owned(rest.to_owned()),
             };
             (
-                Some(Rc::clone(host)),
+                Some(host),
                 Line {
                     number: line.number,
                     text,
@@ -316,9 +333,16 @@ fn sectionize(chunk: Chunk<'_>, out: &mut Output<'_>) {
         streams.push((None, lines.into_iter().map(|(_, line)| line).collect()));
     } else {
         let mut index: HashMap<Option<Rc<str>>, usize> = HashMap::new();
+        // The stream of the line before: pdsh prints runs of lines from one
+        // host, and a line of the same host needs no map look-up.
+        let mut last: Option<usize> = None;
         for (host, line) in lines {
-            let slot = match index.get(&host) {
-                Some(&slot) => slot,
+            let same = last.and_then(|slot| {
+                let (h, _) = streams.get(slot)?;
+                same_host(h, &host).then_some(slot)
+            });
+            let slot = match same.or_else(|| index.get(&host).copied()) {
+                Some(slot) => slot,
                 None => {
                     streams.push((host.clone(), Vec::new()));
                     index.insert(host, streams.len() - 1);
@@ -328,6 +352,7 @@ fn sectionize(chunk: Chunk<'_>, out: &mut Output<'_>) {
             if let Some((_, lines)) = streams.get_mut(slot) {
                 lines.push(line);
             }
+            last = Some(slot);
         }
     }
     for (prefix_host, stream) in streams {
@@ -341,6 +366,15 @@ fn sectionize(chunk: Chunk<'_>, out: &mut Output<'_>) {
             source: source.clone(),
         };
         sectionize_stream(&stream, &ctx, out);
+    }
+}
+
+/// Whether two prefix hosts are the same host.
+fn same_host(a: &Option<Rc<str>>, b: &Option<Rc<str>>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => Rc::ptr_eq(a, b) || a == b,
+        (None, None) => true,
+        _ => false,
     }
 }
 

@@ -4,6 +4,7 @@ use crate::inputs::{gather, Input, InputOptions};
 use crate::{Format, InputArgs};
 use fabricscope::{read_bytes, Document, ReadOptions};
 use serde::Serialize;
+use std::io::Write;
 use std::process::ExitCode;
 
 /// One input's result in the JSON output.
@@ -182,29 +183,70 @@ struct Versioned<'a, T: Serialize> {
     inner: &'a T,
 }
 
+/// Writes the JSON straight to stdout as it is serialised: the text of a
+/// 12 MB paste's document is 75 MB, and holding it in a `String` first (and
+/// growing that string by doubling) doubled `parse`'s peak memory.
 fn print_json(documents: &[(&Input, Document)]) -> Result<(), String> {
     let schema_version = fabricscope::report::SCHEMA_VERSION;
-    let json = if let [(_, doc)] = documents {
-        serde_json::to_string_pretty(&Versioned {
-            schema_version,
-            inner: doc,
-        })
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written = if let [(_, doc)] = documents {
+        serde_json::to_writer_pretty(
+            &mut w,
+            &Versioned {
+                schema_version,
+                inner: doc,
+            },
+        )
     } else {
-        let files: Vec<FileResult<'_>> = documents
-            .iter()
-            .map(|(i, d)| FileResult {
-                input: &i.name,
-                document: d,
-            })
-            .collect();
-        serde_json::to_string_pretty(&Versioned {
-            schema_version,
-            inner: &serde_json::json!({ "files": files }),
-        })
+        serde_json::to_writer_pretty(
+            &mut w,
+            &Versioned {
+                schema_version,
+                inner: &Files {
+                    files: EachAsValue(documents),
+                },
+            },
+        )
     }
-    .map_err(|e| e.to_string())?;
-    outln!("{json}");
-    Ok(())
+    .map_err(std::io::Error::from)
+    .and_then(|()| {
+        w.write_all(b"\n")?;
+        w.flush()
+    });
+    match written {
+        Ok(()) => Ok(()),
+        // `fabricscope parse … | head`: end quietly, as Unix filters do.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(format!("cannot write output: {e}")),
+    }
+}
+
+/// The output of several inputs: `{"files": [...]}`.
+#[derive(Serialize)]
+struct Files<'a> {
+    files: EachAsValue<'a>,
+}
+
+/// Each input's result, serialised through a `serde_json::Value` one input
+/// at a time: the output of several inputs has always had the keys of each
+/// file's object in sorted order (it was built as one `Value` of all of
+/// them), and keeps that shape without holding every file's tree at once.
+struct EachAsValue<'a>(&'a [(&'a Input, Document)]);
+
+impl Serialize for EachAsValue<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for (input, document) in self.0 {
+            let value = serde_json::to_value(FileResult {
+                input: &input.name,
+                document,
+            })
+            .map_err(S::Error::custom)?;
+            seq.serialize_element(&value)?;
+        }
+        seq.end()
+    }
 }
 
 fn print_text(documents: &[(&Input, Document)]) {

@@ -104,6 +104,9 @@ struct Reader {
     /// Where each link number of the current GPU block sits in its `links`,
     /// so finding a link costs the same for the 18th and the 80,000th.
     link_slots: HashMap<u32, usize>,
+    /// Room for one counter's key, reused: `-e` prints a counter a line,
+    /// and the key of a known counter is only looked up, never kept.
+    key: String,
 }
 
 impl Reader {
@@ -250,9 +253,9 @@ impl Reader {
             }
             LinkFact::Counters(counters, unit) => {
                 for (name, value) in counters {
-                    let key = counter_key(name, unit);
-                    let counter = counter_of(&key, value, v100);
-                    duplicate |= link.counters.insert(key, counter).is_some();
+                    counter_key_into(&mut self.key, name, unit);
+                    let counter = counter_of(&self.key, value, v100);
+                    duplicate |= link.counters.insert(self.key.as_str(), counter).is_some();
                 }
             }
             LinkFact::Remote(bus_id, remote_link) => {
@@ -345,12 +348,20 @@ fn counter_of(key: &str, value: u64, v100: bool) -> Counter {
 
 /// `Replay Errors` → `replay_errors`; `Data Tx` in KiB → `data_tx_kib`;
 /// `Rx0` in KBytes → `rx0_kib`.
+#[cfg(test)]
 fn counter_key(name: &str, unit: CounterUnit) -> String {
-    let mut key = snake_case(name);
+    let mut key = String::new();
+    counter_key_into(&mut key, name, unit);
+    key
+}
+
+/// The model key of a counter (`Replay Errors` → `replay_errors`, `Data Tx`
+/// in KiB → `data_tx_kib`), written into `key` (cleared first).
+fn counter_key_into(key: &mut String, name: &str, unit: CounterUnit) {
+    snake_case_into(key, name);
     if unit != CounterUnit::Count {
         key.push_str("_kib");
     }
-    key
 }
 
 /// The model key of a `-c` label.
@@ -364,6 +375,13 @@ fn capability_key(label: &str) -> String {
 /// Lower case, runs of anything but letters and digits turned into one `_`.
 fn snake_case(label: &str) -> String {
     let mut out = String::with_capacity(label.len());
+    snake_case_into(&mut out, label);
+    out
+}
+
+/// [`snake_case`] written into `out` (cleared first).
+fn snake_case_into(out: &mut String, label: &str) {
+    out.clear();
     for c in label.chars() {
         if c.is_ascii_alphanumeric() {
             out.push(c.to_ascii_lowercase());
@@ -374,7 +392,6 @@ fn snake_case(label: &str) -> String {
     while out.ends_with('_') {
         out.pop();
     }
-    out
 }
 
 /// How many header-only GPU blocks detection looks past (nvidia-smi lists
