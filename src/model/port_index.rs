@@ -234,3 +234,58 @@ fn owner<'a>(
         span,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str, host: Option<&str>) -> Document {
+        let options = crate::ReadOptions::default().with_default_host(host.map(str::to_owned));
+        crate::input::read_all(text, &options).unwrap_or_default()
+    }
+
+    const IBSTAT: &str = "CA 'mlx5_0'\n\tCA type: MT4123\n\tNumber of ports: 2\n\
+        \tPort 1:\n\t\tState: Active\n\t\tBase lid: 7\n\t\tPort GUID: 0x0c42a10300a1b2c3\n\
+        \tPort 2:\n\t\tState: Active\n\t\tBase lid: 8\n\t\tPort GUID: 0x0c42a10300a1b2c4\n";
+
+    #[test]
+    fn every_port_of_a_ca_is_indexed_by_lid_and_guid() {
+        let d = doc(IBSTAT, Some("n1"));
+        let index = PortIndex::of_documents([&d]);
+        let port2 = index.by_lid(Some("n1"), 8).map(|o| (o.device, o.port));
+        assert_eq!(port2, Some(("mlx5_0", 2)));
+        let by_guid = index.by_guid(Some("n1"), Guid(0x0c42_a103_00a1_b2c3));
+        assert_eq!(by_guid.map(|o| (o.device, o.port)), Some(("mlx5_0", 1)));
+        assert!(index.knows_lids_of(Some("n1")));
+        assert!(!index.knows_lids_of(Some("n2")));
+        assert!(index.by_lid(None, 7).is_none(), "another host's LID");
+        assert!(index.conflicts().is_empty());
+    }
+
+    #[test]
+    fn the_latest_view_wins_and_the_change_is_recorded() {
+        let first = doc(IBSTAT, Some("n1"));
+        let later = doc(
+            "Infiniband device 'mlx5_3' port 1 status:\n\tbase lid:\t 0x7\n\tstate:\t\t 4: ACTIVE\n",
+            Some("n1"),
+        );
+        let index = PortIndex::of_documents([&first, &later]);
+        let owner = index.by_lid(Some("n1"), 7).copied();
+        assert_eq!(
+            owner.map(|o| (o.device, o.view, o.doc)),
+            Some(("mlx5_3", "ibstatus", 1))
+        );
+        let [conflict] = index.conflicts() else {
+            panic!("one conflict: {:?}", index.conflicts())
+        };
+        assert_eq!((conflict.host, conflict.lid), (Some("n1"), 7));
+        assert_eq!(conflict.earlier.device, "mlx5_0");
+        assert_eq!(conflict.later.device, "mlx5_3");
+        assert!(conflict
+            .to_string()
+            .starts_with("LID 7 on n1 is mlx5_0 port 1 in ibstat"));
+        // The same claim read again is no conflict.
+        let again = PortIndex::of_documents([&first, &first]);
+        assert!(again.conflicts().is_empty());
+    }
+}
