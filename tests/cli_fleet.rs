@@ -310,16 +310,16 @@ fn the_down_port_prints_one_incident_with_eight_supporting_counters() {
     assert_eq!(i["subject"]["device"], "mlx5_3");
     assert!(i["fingerprint"].as_str().unwrap().len() == 16);
     assert!(i["probable_cause"].is_string());
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
     // NDJSON: one line, the incident; SARIF: one result.
     let nd = stdout(&run(&["analyze", "--format", "ndjson", s(&f)]));
     assert_eq!(nd.lines().count(), 1);
     let line: serde_json::Value = serde_json::from_str(nd.trim()).unwrap();
     assert_eq!(line["findings"].as_array().unwrap().len(), 9);
-    assert_eq!(line["schema_version"], 2);
+    assert_eq!(line["schema_version"], 3);
     let sarif = json(&run(&["analyze", "--format", "sarif", s(&f)]));
     assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 1);
-    assert_eq!(sarif["runs"][0]["properties"]["schema_version"], 2);
+    assert_eq!(sarif["runs"][0]["properties"]["schema_version"], 3);
 }
 
 #[test]
@@ -414,7 +414,7 @@ fn diff_of_two_runs_lists_exactly_the_injected_change() {
     let d = json(&run(&["diff", "--format", "json", s(&old), s(&new)]));
     assert_eq!(d["new"].as_array().unwrap().len(), 1);
     assert_eq!(d["resolved"].as_array().unwrap().len(), 0);
-    assert_eq!(d["schema_version"], 2);
+    assert_eq!(d["schema_version"], 3);
     // A run against itself: no news, exit 0.
     assert_eq!(code(&run(&["diff", s(&new), s(&new)])), 0);
     // --baseline shows only the new incident.
@@ -447,7 +447,7 @@ fn colour_completions_man_page_and_help() {
     assert_eq!(code(&o), 0);
     assert!(stdout(&o).contains(".TH fabricscope"), "{}", stdout(&o));
     let parsed = json(&run(&["parse", "--format", "json", s(&f)]));
-    assert_eq!(parsed["schema_version"], 2);
+    assert_eq!(parsed["schema_version"], 3);
     assert_eq!(parsed["sections"][0]["kind"], "ibstat");
     let help = stdout(&run(&["--help"]));
     assert!(

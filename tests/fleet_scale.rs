@@ -71,3 +71,43 @@ fn fleet_findings_equal_the_golden_recorded_before_streaming() {
     }
     assert_eq!(got.len(), want.len(), "number of findings");
 }
+
+/// A JSON batch run keeps light copies of its findings and reads them back
+/// from disk when it writes the report; a run holding every document in
+/// memory (`--include-sections`, one unit) keeps them whole. Both must
+/// print the same findings and incidents, byte for byte.
+#[test]
+fn findings_stored_on_disk_print_as_findings_kept_in_memory() {
+    let root = generated_fleet("fleet-stored", 12);
+    let json = |extra: &[&str]| -> Value {
+        let mut args = vec![
+            "analyze",
+            root.to_str().unwrap(),
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+        ];
+        args.extend_from_slice(extra);
+        serde_json::from_slice(&run_ok(&args).stdout).unwrap()
+    };
+    let stored = json(&[]);
+    let in_memory = json(&["--include-sections"]);
+    assert!(stored.get("documents").is_none());
+    assert!(
+        in_memory.get("documents").is_some(),
+        "the in-memory path ran"
+    );
+    let findings = stored["findings"].as_array().unwrap();
+    assert!(findings.len() > 100);
+    assert!(
+        findings
+            .iter()
+            .all(|f| f["remediation"].as_str().is_some_and(|r| !r.is_empty())
+                && f["fingerprint"].as_str().is_some_and(|r| r.len() == 16)),
+        "every finding read back whole, with its fingerprint"
+    );
+    for key in ["findings", "incidents", "summary", "verdict"] {
+        assert_eq!(stored[key].to_string(), in_memory[key].to_string(), "{key}");
+    }
+}

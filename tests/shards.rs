@@ -10,6 +10,17 @@ mod common;
 
 use common::{generated_fleet, repo, run, run_ok, scratch};
 
+/// The counter rates of a JSON report: report schema 3 writes them in rate
+/// sets, each with its `counters`.
+fn rates(report: &serde_json::Value) -> usize {
+    report["measurements"]["counter_rates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|set| set["counters"].as_array().unwrap().len())
+        .sum()
+}
+
 #[test]
 fn three_shards_merge_into_the_report_of_one_run() {
     let fleet = generated_fleet("shards-merge", 12);
@@ -68,13 +79,7 @@ fn three_shards_merge_into_the_report_of_one_run() {
     let single: serde_json::Value = serde_json::from_slice(&single.stdout).unwrap();
     let merged_v: serde_json::Value = serde_json::from_slice(&merged.stdout).unwrap();
     assert!(single["findings"].as_array().unwrap().len() > 100);
-    assert!(
-        single["measurements"]["counter_rates"]
-            .as_array()
-            .unwrap()
-            .len()
-            > 1000
-    );
+    assert!(rates(&single) > 1000);
     for key in [
         "verdict",
         "status",
@@ -157,25 +162,87 @@ fn two_files_naming_one_host_are_analysed_together() {
     };
     let split = json(&["before.txt", "after.txt"]);
     let whole = json(&["both.txt"]);
-    let rates = split["measurements"]["counter_rates"]
-        .as_array()
-        .unwrap()
-        .len();
-    assert!(rates > 100, "{rates} rates");
+    let n = rates(&split);
+    assert!(n > 100, "{n} rates");
     assert_eq!(split["host_names"], serde_json::json!(["n1"]));
-    assert_eq!(
-        rates,
-        whole["measurements"]["counter_rates"]
-            .as_array()
-            .unwrap()
-            .len()
-    );
+    assert_eq!(n, rates(&whole));
     let rules = |v: &serde_json::Value| -> Vec<String> {
         v["findings"]
             .as_array()
             .unwrap()
             .iter()
             .map(|f| format!("{} {}", f["rule"], f["message"]))
+            .collect()
+    };
+    assert_eq!(rules(&split), rules(&whole));
+}
+
+/// Units that name one host are found in the first chunk; the chunks after
+/// are then only parsed for their hosts (not analysed), and a second pair
+/// found among them is merged too: the report is the one of the same
+/// snapshots given in one file per host.
+#[test]
+fn overlaps_found_early_and_late_are_all_merged() {
+    let fixture = repo("tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (before, after) = lines.split_at(184);
+    let dir = scratch("shards-overlaps");
+    let pdsh = |host: &str, part: &[&str]| {
+        part.iter()
+            .map(|l| format!("{host}: {l}\n"))
+            .collect::<String>()
+    };
+    let mut split = vec!["a0.txt".to_owned(), "a1.txt".to_owned()];
+    std::fs::write(dir.join("a0.txt"), pdsh("n1", before)).unwrap();
+    std::fs::write(dir.join("a1.txt"), pdsh("n1", after)).unwrap();
+    std::fs::write(dir.join("a.txt"), pdsh("n1", &lines)).unwrap();
+    let mut whole = vec!["a.txt".to_owned()];
+    // Many more units than a chunk holds, then a second split host.
+    for i in 0..80 {
+        let name = format!("m{i:02}.txt");
+        std::fs::write(dir.join(&name), pdsh(&format!("h{i:02}"), &lines)).unwrap();
+        split.push(name.clone());
+        whole.push(name);
+    }
+    std::fs::write(dir.join("z0.txt"), pdsh("n9", before)).unwrap();
+    std::fs::write(dir.join("z1.txt"), pdsh("n9", after)).unwrap();
+    std::fs::write(dir.join("z.txt"), pdsh("n9", &lines)).unwrap();
+    split.extend(["z0.txt".to_owned(), "z1.txt".to_owned()]);
+    whole.push("z.txt".to_owned());
+    let json = |files: &[String]| -> serde_json::Value {
+        let mut args = vec![
+            "analyze".to_owned(),
+            "--format".to_owned(),
+            "json".to_owned(),
+            "--interval".to_owned(),
+            "30s".to_owned(),
+            "--fail-on".to_owned(),
+            "never".to_owned(),
+        ];
+        args.extend(
+            files
+                .iter()
+                .map(|f| dir.join(f).to_str().unwrap().to_owned()),
+        );
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        serde_json::from_slice(&run_ok(&args).stdout).unwrap()
+    };
+    let (split, whole) = (json(&split), json(&whole));
+    assert_eq!(split["hosts"], 82);
+    assert_eq!(split["hosts"], whole["hosts"]);
+    let n = rates(&split);
+    assert!(n > 82 * 100, "every host's snapshots pair: {n} rates");
+    assert_eq!(n, rates(&whole));
+    for key in ["verdict", "summary", "incidents"] {
+        assert_eq!(split[key], whole[key], "{key}");
+    }
+    let rules = |v: &serde_json::Value| -> Vec<String> {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| format!("{} {} {}", f["rule"], f["subject"], f["message"]))
             .collect()
     };
     assert_eq!(rules(&split), rules(&whole));

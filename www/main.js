@@ -701,7 +701,20 @@ function measurementTable(key, records, open) {
   return lazyDetails({ class: "measurement" }, summary, build);
 }
 
-function renderMeasurements(measurements = {}) {
+// Report schema 3 writes counter rates in sets (the fields a port's rates
+// share once, then `counters`; docs/report.md): the table shows one row per rate.
+function flatRates(list = []) {
+  return list.flatMap(({ counters, ...set }) => !Array.isArray(counters) ? [set] :
+    counters.map(({ counter, unit, before, after, ...own }) => ({
+      subject: set.subject, source: set.source, counter, unit,
+      from_snapshot: set.from_snapshot, to_snapshot: set.to_snapshot, lines: set.lines, before, after,
+      ...(set.interval_seconds !== undefined && { interval_seconds: set.interval_seconds }),
+      interval_source: set.interval_source, ...own,
+    })));
+}
+
+function renderMeasurements(given = {}) {
+  const measurements = { ...given, counter_rates: flatRates(given.counter_rates) };
   const tables = Object.entries(measurements).filter(([, list]) => Array.isArray(list) && list.length > 0);
   setTabCount("measurements", tables.reduce((n, [, list]) => n + list.length, 0));
   if (!tables.length) return setPanel("measurements", empty("No measurements (rates need two snapshots of the same counters)."));

@@ -9,12 +9,34 @@
 //! incidents, count, and write the verdict.
 
 use super::unit::{analyze_unit, selected_rules, UnitResult};
-use super::{sort_findings, verdict, AnalyzeOptions};
+use super::{finding_order, verdict, AnalyzeOptions};
 use crate::input::Document;
 use crate::report::{Report, Summary};
 use crate::rules::{Coverage, Finding, Fleet, FleetFacts, Rule, SkippedRule};
 use crate::stats::{AcrossHosts, Measurements, StatsOptions};
 use std::collections::BTreeSet;
+
+/// Keeps findings' full text out of memory: called with each finding of a
+/// batch run, stores it (a temporary file, say) and returns the id to read
+/// it back by. See [`Analysis::add_result_storing`].
+pub type FindingStore<'a> = dyn FnMut(&Finding) -> std::io::Result<u64> + 'a;
+
+/// A finding reduced to what the fleet step reads (rule, severity,
+/// subject; the message and evidence of the rules whose message or evidence
+/// incident grouping reads): the rest — most of its size — stays in the
+/// store.
+fn light(mut f: Finding) -> Finding {
+    use crate::report::incident::{reads_evidence, reads_message};
+    if !reads_evidence(f.rule) {
+        f.evidence = Vec::new();
+    }
+    if !reads_message(f.rule) {
+        f.message = String::new();
+    }
+    f.threshold = None;
+    f.remediation = String::new();
+    f
+}
 
 /// What the units said about one rule so far.
 #[derive(Debug, Clone, Default)]
@@ -50,6 +72,9 @@ pub struct Analysis {
     units: usize,
     outcomes: Vec<Outcome>,
     findings: Vec<Finding>,
+    /// For each finding, its id in the [`FindingStore`] when it is a light
+    /// copy kept there in full.
+    stored: Vec<Option<u64>>,
     host_names: BTreeSet<String>,
     unnamed_hosts: usize,
     sections: usize,
@@ -72,6 +97,7 @@ impl Analysis {
             selected,
             units: 0,
             findings: Vec::new(),
+            stored: Vec::new(),
             host_names: BTreeSet::new(),
             unnamed_hosts: 0,
             sections: 0,
@@ -102,6 +128,27 @@ impl Analysis {
     pub fn add_result(&mut self, result: UnitResult) {
         let m = self.add_result_taking_measurements(result);
         self.measurements.append(m);
+    }
+
+    /// Like [`add_result_taking_measurements`](Self::add_result_taking_measurements),
+    /// with the unit's findings given to `store` and only a light copy of
+    /// each kept (rule, severity, subject): a batch run's findings then cost
+    /// a few hundred bytes each in memory, not a kilobyte and more.
+    /// Finish with [`finish_storing`](Self::finish_storing).
+    ///
+    /// # Errors
+    /// The store's.
+    pub fn add_result_storing(
+        &mut self,
+        mut result: UnitResult,
+        store: &mut FindingStore<'_>,
+    ) -> std::io::Result<Measurements> {
+        for f in std::mem::take(&mut result.findings) {
+            let id = store(&f)?;
+            self.findings.push(light(f));
+            self.stored.push(Some(id));
+        }
+        Ok(self.add_result_taking_measurements(result))
     }
 
     /// Adds a unit and hands back its measurements, numbered as in the
@@ -136,6 +183,7 @@ impl Analysis {
                 slot.skipped = outcome.skipped;
             }
         }
+        self.stored.extend(findings.iter().map(|_| None));
         self.findings.extend(findings);
         self.host_names.extend(host_names);
         self.unnamed_hosts += unnamed_hosts;
@@ -158,7 +206,37 @@ impl Analysis {
 
     /// Runs the fleet rules over the units' records and assembles the report.
     #[must_use]
-    pub fn finish(mut self) -> Report {
+    pub fn finish(self) -> Report {
+        let mut none = None;
+        let (report, _) = self
+            .finish_inner(&mut none)
+            .unwrap_or_else(|_| unreachable!("no store, no store errors"));
+        report
+    }
+
+    /// Like [`finish`](Self::finish) for an analysis fed by
+    /// [`add_result_storing`](Self::add_result_storing): the fleet rules'
+    /// findings go to `store` too, and beside the report comes, for each of
+    /// its findings, the id the store gave it. A finding with an id is a
+    /// light copy in the report (no message, evidence, threshold or
+    /// remediation, except what incident grouping reads): read the full one
+    /// back by its id, and give it the light copy's fingerprint. An
+    /// incident whose headline is a light copy without message has an
+    /// empty `title`: the full finding's message.
+    ///
+    /// # Errors
+    /// The store's.
+    pub fn finish_storing(
+        self,
+        store: &mut FindingStore<'_>,
+    ) -> std::io::Result<(Report, Vec<Option<u64>>)> {
+        self.finish_inner(&mut Some(store))
+    }
+
+    fn finish_inner(
+        mut self,
+        store: &mut Option<&mut FindingStore<'_>>,
+    ) -> std::io::Result<(Report, Vec<Option<u64>>)> {
         if self.units == 0 {
             // No unit: the rules still say what they lacked.
             self.add_unit(&[], &[]);
@@ -211,19 +289,35 @@ impl Analysis {
                 }),
             }
         }
+        // The fleet rules have run: their records go before the findings
+        // are sorted and grouped (the peak of a batch run's memory).
+        drop(std::mem::take(&mut self.facts));
         let mut measurements = self.measurements;
         measurements.peer_groups.extend(across_groups);
         measurements
             .notes
             .extend(crate::stats::quiet_note(self.quiet_groups + quiet));
-        let mut findings = crate::report::incident::drop_repeats(self.findings);
-        sort_findings(&mut findings);
+        // The fleet rules' findings, stored like the units'.
+        let fleet_findings = self.findings.split_off(self.stored.len());
+        for f in fleet_findings {
+            match store.as_mut() {
+                Some(store) => {
+                    self.stored.push(Some(store(&f)?));
+                    self.findings.push(light(f));
+                }
+                None => {
+                    self.stored.push(None);
+                    self.findings.push(f);
+                }
+            }
+        }
+        let (mut findings, stored) = drop_repeats_and_sort(self.findings, self.stored);
         crate::report::incident::fingerprint_all(&mut findings);
         let incidents = crate::report::incident::group(&findings);
         let summary = Summary::of(&findings);
         let hosts = self.host_names.len() + self.unnamed_hosts;
         let verdict = verdict(&findings, &summary, hosts, checked.len(), skipped.len());
-        Report {
+        let report = Report {
             schema_version: crate::report::SCHEMA_VERSION,
             verdict,
             status: summary.worst(),
@@ -237,6 +331,106 @@ impl Analysis {
             sections: self.sections,
             skipped_inputs: Vec::new(),
             measurements,
+        };
+        Ok((report, stored))
+    }
+}
+
+/// Drops repeated FL004 findings and sorts the rest worst first (a stable
+/// sort: equal findings keep their unit order), carrying each finding's
+/// store id along. In place: a fleet's findings are not copied.
+fn drop_repeats_and_sort(
+    mut findings: Vec<Finding>,
+    mut stored: Vec<Option<u64>>,
+) -> (Vec<Finding>, Vec<Option<u64>>) {
+    let keep = crate::report::incident::kept(&findings);
+    let mut flags = keep.iter();
+    findings.retain(|_| flags.next().copied().unwrap_or(true));
+    let mut flags = keep.iter();
+    stored.retain(|_| flags.next().copied().unwrap_or(true));
+    let mut order: Vec<usize> = (0..findings.len()).collect();
+    order.sort_by(|&a, &b| match (findings.get(a), findings.get(b)) {
+        (Some(fa), Some(fb)) => finding_order(fa, fb),
+        _ => a.cmp(&b),
+    });
+    // `target[i]`: where the finding now at `i` goes.
+    let mut target = vec![0; order.len()];
+    for (to, &from) in order.iter().enumerate() {
+        if let Some(t) = target.get_mut(from) {
+            *t = to;
         }
+    }
+    drop(order);
+    for i in 0..target.len() {
+        while let Some(&j) = target.get(i).filter(|&&j| j != i) {
+            findings.swap(i, j);
+            if j < stored.len() && i < stored.len() {
+                stored.swap(i, j);
+            }
+            target.swap(i, j);
+        }
+    }
+    (findings, stored)
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(text: &str) -> UnitResult {
+        let doc = crate::input::read_all(text, &crate::ReadOptions::default()).unwrap();
+        analyze_unit(&[doc], &[], &AnalyzeOptions::default())
+    }
+
+    /// Hosts with a down port and stale counters (IB001 + IB1xx + FL), and
+    /// a healthy one, in an order the sort must change.
+    fn units() -> Vec<UnitResult> {
+        let down = |host: &str, lid: u32| {
+            format!(
+                "{host}: CA 'mlx5_0'\n{host}: \tCA type: MT4129\n{host}: \tPort 1:\n{host}: \t\tState: Down\n{host}: \t\tPhysical state: Polling\n{host}: \t\tRate: 400\n{host}: \t\tBase lid: {lid}\n{host}: \t\tSM lid: 1\n{host}: \t\tLink layer: InfiniBand\n{host}: # Port counters: Lid {lid} port 1 (CapMask: 0x5A00)\n{host}: PortSelect:......................1\n{host}: SymbolErrorCounter:..............4000\n{host}: LinkDownedCounter:...............40\n{host}: PortRcvErrors:...................400\n"
+            )
+        };
+        let healthy = "h0: CA 'mlx5_0'\nh0: \tCA type: MT4129\nh0: \tPort 1:\nh0: \t\tState: Active\nh0: \t\tPhysical state: LinkUp\nh0: \t\tRate: 200\nh0: \t\tBase lid: 4\nh0: \t\tSM lid: 1\nh0: \t\tLink layer: InfiniBand\n";
+        vec![unit(&down("h9", 9)), unit(healthy), unit(&down("h2", 2))]
+    }
+
+    #[test]
+    fn findings_kept_in_a_store_give_the_report_kept_in_memory() {
+        let options = AnalyzeOptions::default();
+        let mut whole = Analysis::new(&options);
+        for u in units() {
+            whole.add_result(u);
+        }
+        let want = whole.finish();
+        assert!(want.findings.len() >= 6, "{:#?}", want.findings);
+
+        let mut store: Vec<Finding> = Vec::new();
+        let mut keep = |f: &Finding| -> std::io::Result<u64> {
+            store.push(f.clone());
+            Ok(store.len() as u64 - 1)
+        };
+        let mut light = Analysis::new(&options);
+        for u in units() {
+            let m = light.add_result_storing(u, &mut keep).unwrap();
+            light.measurements.append(m);
+        }
+        let (mut got, ids) = light.finish_storing(&mut keep).unwrap();
+        assert_eq!(ids.len(), got.findings.len());
+        assert!(
+            got.findings.iter().any(|f| f.remediation.is_empty()),
+            "light copies"
+        );
+        for (f, id) in got.findings.iter_mut().zip(&ids) {
+            let id = usize::try_from(id.unwrap()).unwrap();
+            let mut full = store[id].clone();
+            full.fingerprint.clone_from(&f.fingerprint);
+            *f = full;
+        }
+        assert!(got.incidents.iter().any(|i| i.title.is_empty()));
+        for i in &mut got.incidents {
+            if i.title.is_empty() {
+                i.title.clone_from(&got.findings[i.findings[0]].message);
+            }
+        }
+        assert_eq!(got, want);
     }
 }

@@ -25,8 +25,8 @@ mod fleet;
 pub mod records;
 mod unit;
 
-pub use fleet::Analysis;
-pub use unit::{analyze_unit, RuleOutcome, UnitResult};
+pub use fleet::{Analysis, FindingStore};
+pub use unit::{analyze_unit, unit_hosts, RuleOutcome, UnitResult};
 
 use crate::input::Document;
 use crate::report::verdict::{Verdict, VerdictLevel};
@@ -126,14 +126,12 @@ pub fn analyze(documents: &[Document], options: &AnalyzeOptions) -> Report {
 }
 
 /// Worst first, then by host, subject and rule, so related findings sit together.
-fn sort_findings(findings: &mut [Finding]) {
-    findings.sort_by(|a, b| {
-        b.severity
-            .cmp(&a.severity)
-            .then_with(|| a.subject.host.cmp(&b.subject.host))
-            .then_with(|| a.subject.cmp(&b.subject))
-            .then_with(|| a.rule.cmp(b.rule))
-    });
+fn finding_order(a: &Finding, b: &Finding) -> std::cmp::Ordering {
+    b.severity
+        .cmp(&a.severity)
+        .then_with(|| a.subject.host.cmp(&b.subject.host))
+        .then_with(|| a.subject.cmp(&b.subject))
+        .then_with(|| a.rule.cmp(b.rule))
 }
 
 /// `critical: 1 critical, 2 errors on 2 of 8 hosts` or `healthy: …`.

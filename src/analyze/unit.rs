@@ -117,6 +117,22 @@ pub fn analyze_unit(
         outcomes.push(RuleOutcome::of(rule.id, coverage));
     }
     let facts = FleetFacts::of(&ctx);
+    drop(ctx);
+    UnitResult {
+        findings,
+        rules: outcomes,
+        measured,
+        facts,
+        ..unit_hosts(documents)
+    }
+}
+
+/// Which hosts a unit's documents name, without analysing them: a result
+/// with only `inputs`, `sections`, `host_names` and `unnamed_hosts` set.
+/// Batch runs that found two units naming one host (to be merged and read
+/// again) learn the other units' hosts this way.
+#[must_use]
+pub fn unit_hosts(documents: &[Document]) -> UnitResult {
     let mut host_names: Vec<String> = documents
         .iter()
         .flat_map(|d| d.sections.iter().filter_map(|s| s.host.clone()))
@@ -127,16 +143,11 @@ pub fn analyze_unit(
         .iter()
         .filter(|d| d.sections.iter().any(|s| s.host.is_none()))
         .count();
-    drop(ctx);
     UnitResult {
-        key: String::new(),
         inputs: documents.len(),
         sections: documents.iter().map(|d| d.sections.len()).sum(),
         host_names,
         unnamed_hosts,
-        findings,
-        rules: outcomes,
-        measured,
-        facts,
+        ..UnitResult::default()
     }
 }

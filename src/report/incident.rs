@@ -118,43 +118,141 @@ pub fn fingerprint_all(findings: &mut [Finding]) {
     }
 }
 
+/// A name a finding's subject is known by, borrowed from the subject (no
+/// allocation per finding: a fleet has hundreds of thousands of findings).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key<'a> {
+    /// Host, device and port number.
+    Port(&'a str, &'a str, u32),
+    /// Host, LID and port number.
+    Lid(&'a str, u32, u32),
+    /// Port GUID and port number (unique in a fabric: no host).
+    Guid(crate::model::ib::Guid, u32),
+    /// Host and GPU index.
+    Gpu(&'a str, u32),
+    /// GPU UUID.
+    Uuid(&'a str),
+    /// Host and PCI bus id, lower case.
+    Bus(&'a str, std::borrow::Cow<'a, str>),
+    /// Anything else: the whole subject.
+    Subject(String),
+}
+
 /// The keys a finding's subject is known by; findings sharing a key are
 /// about the same thing.
-fn keys(s: &Subject) -> Vec<String> {
+fn keys(s: &Subject) -> Vec<Key<'_>> {
     let host = s.host.as_deref().unwrap_or("");
     // A GPU pair or a GPU–NIC path is its own subject.
     if s.peer_gpu.is_some() || (s.nic.is_some() && s.gpu.is_none()) {
-        return vec![format!("subject:{}", subject_key(s, false))];
+        return vec![Key::Subject(subject_key(s, false))];
     }
     let mut k = Vec::new();
     if let Some(port) = s.port {
         if let Some(d) = &s.device {
-            k.push(format!("port:{host}:{d}:{port}"));
+            k.push(Key::Port(host, d, port));
         }
         if let Some(l) = s.lid {
-            k.push(format!("lid:{host}:{l}:{port}"));
+            k.push(Key::Lid(host, l, port));
         }
-        if let Some(g) = &s.guid {
+        if let Some(g) = s.guid {
             // Port GUIDs are unique in a fabric: iblinkinfo's view of a host
             // port (no host name) joins the host's own ibstat.
-            k.push(format!("guid:{g}:{port}"));
+            k.push(Key::Guid(g, port));
         }
     }
     if s.port.is_none() && s.device.is_none() && s.lid.is_none() {
         if let Some(g) = s.gpu {
-            k.push(format!("gpu:{host}:{g}"));
+            k.push(Key::Gpu(host, g));
         }
         if let Some(u) = &s.gpu_uuid {
-            k.push(format!("uuid:{u}"));
+            k.push(Key::Uuid(u));
         }
         if let Some(b) = &s.bus_id {
-            k.push(format!("bus:{host}:{}", b.to_ascii_lowercase()));
+            let bus = if b.bytes().any(|c| c.is_ascii_uppercase()) {
+                std::borrow::Cow::Owned(b.to_ascii_lowercase())
+            } else {
+                std::borrow::Cow::Borrowed(b.as_str())
+            };
+            k.push(Key::Bus(host, bus));
         }
     }
     if k.is_empty() {
-        k.push(format!("subject:{}", subject_key(s, false)));
+        k.push(Key::Subject(subject_key(s, false)));
     }
     k
+}
+
+/// The first finding known by each key. A fleet has hundreds of thousands
+/// of keys: they are held as 64-bit hashes, and a hit is checked against
+/// the first finding's own keys, so two keys that share a hash are still
+/// told apart (the rare second one is held whole).
+#[derive(Default)]
+struct FirstWithKey<'a> {
+    by_hash: HashMap<u64, usize>,
+    collided: HashMap<Key<'a>, usize>,
+}
+
+impl<'a> FirstWithKey<'a> {
+    /// The first finding known by `key`; `None` when `finding` is the first.
+    fn get_or_insert(
+        &mut self,
+        key: Key<'a>,
+        finding: usize,
+        findings: &'a [Finding],
+    ) -> Option<usize> {
+        self.get_or_insert_hashed(fnv_key(&key), key, finding, findings)
+    }
+
+    /// [`get_or_insert`](Self::get_or_insert) with the key's hash given
+    /// (tests force collisions).
+    fn get_or_insert_hashed(
+        &mut self,
+        hash: u64,
+        key: Key<'a>,
+        finding: usize,
+        findings: &'a [Finding],
+    ) -> Option<usize> {
+        match self.by_hash.get(&hash) {
+            None => {
+                self.by_hash.insert(hash, finding);
+                None
+            }
+            Some(&j) => {
+                let same = findings
+                    .get(j)
+                    .is_some_and(|f| keys(&f.subject).contains(&key));
+                if same {
+                    return Some(j);
+                }
+                match self.collided.get(&key) {
+                    Some(&j) => Some(j),
+                    None => {
+                        self.collided.insert(key, finding);
+                        None
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A key's 64-bit hash (FNV-1a over its fields: the same in every run).
+fn fnv_key(key: &Key<'_>) -> u64 {
+    struct Fnv(u64);
+    impl std::hash::Hasher for Fnv {
+        fn finish(&self) -> u64 {
+            self.0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            for b in bytes {
+                self.0 ^= u64::from(*b);
+                self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    std::hash::Hash::hash(key, &mut h);
+    std::hash::Hasher::finish(&h)
 }
 
 /// Union–find over finding indexes.
@@ -219,22 +317,52 @@ fn fleet_counter(f: &Finding) -> Option<&str> {
     message.split_whitespace().next()
 }
 
+/// Whether grouping reads the message of this rule's findings ([`kept`]:
+/// FL004's counter; [`probable_cause`]: NV007's and NV001's wording).
+/// Light copies of other findings may leave it out (incidents of such a
+/// headline then have an empty `title`: the finding's message).
+#[must_use]
+pub fn reads_message(rule: &str) -> bool {
+    matches!(rule, "FL004" | "NV007" | "NV001")
+}
+
+/// Whether grouping reads the evidence of this rule's findings ([`kept`]:
+/// IB1xx evidence is what FL004 repeats).
+#[must_use]
+pub fn reads_evidence(rule: &str) -> bool {
+    rule.starts_with("IB1")
+}
+
 /// Drops FL004 findings that repeat what an IB1xx finding already says about
 /// the same counter of the same port: the port's own limit was crossed, its
 /// standing among peers adds nothing.
 #[must_use]
 pub fn drop_repeats(findings: Vec<Finding>) -> Vec<Finding> {
-    let mut said: HashMap<String, Vec<String>> = HashMap::new();
-    for f in findings.iter().filter(|f| f.rule.starts_with("IB1")) {
-        let texts: Vec<String> = f.evidence.iter().map(|e| e.text.clone()).collect();
+    let keep = kept(&findings);
+    findings
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(f, k)| k.then_some(f))
+        .collect()
+}
+
+/// Which findings [`drop_repeats`] keeps, in their order (`false`: an FL004
+/// finding that repeats an IB1xx finding). Reads the evidence of IB1xx
+/// findings and the message of FL004 ones only.
+#[must_use]
+pub fn kept(findings: &[Finding]) -> Vec<bool> {
+    let mut said: HashMap<Key<'_>, Vec<&str>> = HashMap::new();
+    for f in findings.iter().filter(|f| reads_evidence(f.rule)) {
         for k in keys(&f.subject) {
-            said.entry(k).or_default().extend(texts.iter().cloned());
+            said.entry(k)
+                .or_default()
+                .extend(f.evidence.iter().map(|e| e.text.as_str()));
         }
     }
     findings
-        .into_iter()
-        .filter(|f| {
-            if f.rule != "FL004" {
+        .iter()
+        .map(|f| {
+            if f.rule != "FL004" || said.is_empty() {
                 return true;
             }
             let Some(counter) = fleet_counter(f) else {
@@ -343,14 +471,11 @@ fn probable_cause(findings: &[&Finding]) -> Option<String> {
 #[must_use]
 pub fn group(findings: &[Finding]) -> Vec<Incident> {
     let mut groups = Groups((0..findings.len()).collect());
-    let mut first_with_key: HashMap<String, usize> = HashMap::new();
+    let mut first_with_key = FirstWithKey::default();
     for (i, f) in findings.iter().enumerate() {
         for k in keys(&f.subject) {
-            match first_with_key.get(&k) {
-                Some(&j) => groups.union(i, j),
-                None => {
-                    first_with_key.insert(k, i);
-                }
+            if let Some(j) = first_with_key.get_or_insert(k, i, findings) {
+                groups.union(i, j);
             }
         }
     }
@@ -509,6 +634,40 @@ mod tests {
             port: Some(1),
             ..Subject::default()
         }
+    }
+
+    #[test]
+    fn keys_sharing_a_hash_are_still_told_apart() {
+        let gpu = |host: &str, g: u32| Subject {
+            host: Some(host.into()),
+            gpu: Some(g),
+            ..Subject::default()
+        };
+        let findings: Vec<Finding> = [gpu("a", 0), gpu("a", 1), gpu("a", 0), gpu("b", 1)]
+            .into_iter()
+            .map(|s| finding("NV003", s, "m", "e"))
+            .collect();
+        // Every key hashes to 0: only the check against the first finding's
+        // own keys can tell them apart.
+        let mut first = FirstWithKey::default();
+        let got: Vec<Option<usize>> = findings
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let k = keys(&f.subject).remove(0);
+                first.get_or_insert_hashed(0, k, i, &findings)
+            })
+            .collect();
+        assert_eq!(got, [None, None, Some(0), None]);
+        assert_eq!(first.collided.len(), 2);
+        // With real hashes: the same answer.
+        let mut first = FirstWithKey::default();
+        let real: Vec<Option<usize>> = findings
+            .iter()
+            .enumerate()
+            .map(|(i, f)| first.get_or_insert(keys(&f.subject).remove(0), i, &findings))
+            .collect();
+        assert_eq!(real, got);
     }
 
     #[test]

@@ -115,13 +115,13 @@ pub fn write(
 /// ([`write_with_measurements`]) without holding them. A test checks that
 /// it writes what [`write`] writes.
 #[derive(Serialize)]
-struct Head<'a> {
+struct Head<'a, F: Serialize, I: Serialize> {
     schema_version: u32,
     verdict: &'a super::verdict::Verdict,
     status: Option<crate::rules::Severity>,
     summary: &'a super::Summary,
-    findings: &'a [crate::rules::Finding],
-    incidents: &'a [super::incident::Incident],
+    findings: &'a F,
+    incidents: &'a I,
     skipped_rules: &'a [crate::rules::SkippedRule],
     rules_run: usize,
     hosts: usize,
@@ -134,9 +134,9 @@ struct Head<'a> {
 
 /// The report with its measurements given separately.
 #[derive(Serialize)]
-struct HeadWith<'a, M: Serialize> {
+struct HeadWith<'a, F: Serialize, I: Serialize, M: Serialize> {
     #[serde(flatten)]
-    head: Head<'a>,
+    head: Head<'a, F, I>,
     measurements: &'a M,
     #[serde(skip_serializing_if = "Option::is_none")]
     document: Option<&'a crate::input::Document>,
@@ -145,13 +145,41 @@ struct HeadWith<'a, M: Serialize> {
 }
 
 /// Like [`write()`], with `measurements` written in place of the report's
-/// own: anything that serialises as [`Measurements`](crate::stats::Measurements)
-/// does (batch runs stream them back from disk).
+/// own: anything that serialises as the report writes its measurements
+/// ([`ReportMeasurements`](super::measurements::ReportMeasurements): counter
+/// rates in rate sets) does (batch runs stream them back from disk).
 ///
 /// # Errors
 /// The writer's errors, and the measurements' own.
 pub fn write_with_measurements<M: Serialize>(
     report: &Report,
+    measurements: &M,
+    documents: &[NamedDocument<'_>],
+    pretty: bool,
+    writer: impl std::io::Write,
+) -> std::io::Result<()> {
+    write_with(
+        report,
+        &report.findings,
+        &report.incidents,
+        measurements,
+        documents,
+        pretty,
+        writer,
+    )
+}
+
+/// Like [`write_with_measurements`], with the findings and incidents given
+/// separately too: anything that serialises as the report's `findings` and
+/// `incidents` does (batch runs read findings back from disk, the report
+/// holding light copies, and complete the incidents' titles).
+///
+/// # Errors
+/// The writer's errors, and the findings' and measurements' own.
+pub fn write_with<F: Serialize, I: Serialize, M: Serialize>(
+    report: &Report,
+    findings: &F,
+    incidents: &I,
     measurements: &M,
     documents: &[NamedDocument<'_>],
     pretty: bool,
@@ -164,8 +192,8 @@ pub fn write_with_measurements<M: Serialize>(
             verdict: &report.verdict,
             status: report.status,
             summary: &report.summary,
-            findings: &report.findings,
-            incidents: &report.incidents,
+            findings,
+            incidents,
             skipped_rules: &report.skipped_rules,
             rules_run: report.rules_run,
             hosts: report.hosts,
@@ -229,7 +257,9 @@ mod tests {
             let mut whole = Vec::new();
             write(report, &[], pretty, &mut whole).unwrap();
             let mut with = Vec::new();
-            write_with_measurements(report, &report.measurements, &[], pretty, &mut with).unwrap();
+            let measurements =
+                crate::report::measurements::ReportMeasurements(&report.measurements);
+            write_with_measurements(report, &measurements, &[], pretty, &mut with).unwrap();
             assert_eq!(
                 String::from_utf8(with).unwrap(),
                 String::from_utf8(whole).unwrap()

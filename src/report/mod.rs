@@ -25,6 +25,7 @@ pub mod html;
 pub mod incident;
 pub mod json;
 pub mod markdown;
+pub mod measurements;
 pub mod ndjson;
 pub mod sarif;
 pub mod text;
@@ -39,8 +40,9 @@ pub use incident::Incident;
 
 /// The version of the machine-readable report shape (JSON, NDJSON, SARIF
 /// properties): raised when a field changes meaning or disappears, not when
-/// one is added.
-pub const SCHEMA_VERSION: u32 = 2;
+/// one is added. 3: `measurements.counter_rates` holds rate sets
+/// ([`measurements`]).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Findings counted by severity.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,7 +141,18 @@ pub struct Report {
     /// Inputs left out (unreadable, binary, nothing recognised).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped_inputs: Vec<SkippedInput>,
-    /// Rates, BER, outliers, balance and trends the rules were judged on.
+    /// Rates, BER, outliers, balance and trends the rules were judged on
+    /// (JSON writes the counter rates as rate sets: [`measurements`]).
+    #[serde(
+        serialize_with = "measurements::serialize",
+        deserialize_with = "measurements::deserialize"
+    )]
+    #[cfg_attr(
+        feature = "wasm",
+        tsify(
+            type = "Omit<Measurements, \"counter_rates\"> & { counter_rates: Record<string, unknown>[] }"
+        )
+    )]
     pub measurements: Measurements,
 }
 

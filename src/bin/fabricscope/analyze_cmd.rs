@@ -215,7 +215,14 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         let hosts = document_hosts(&docs);
         (report, None, docs, names, hosts, skipped, failed)
     } else {
-        let sink = if json { Sink::Json } else { Sink::Report };
+        // Findings are stored on disk too, unless --baseline reorders them.
+        let sink = if json {
+            Sink::Json {
+                store_findings: args.baseline.is_none(),
+            }
+        } else {
+            Sink::Report
+        };
         let streamed = match shards {
             Some(paths) => merge(&paths, &options, sink)?,
             None => stream(listing.sources, &options, sink)?,
@@ -382,8 +389,28 @@ fn emit_json(
     let mut w = std::io::BufWriter::with_capacity(1 << 16, w);
     match spool {
         Some(spool) => {
-            let spooled = spool.finish(&report.measurements)?;
-            report::json::write_with_measurements(report, &spooled, named, true, &mut w)?;
+            spool.close()?;
+            let spooled = spool.measurements(&report.measurements);
+            match spool.findings.as_ref() {
+                Some(stored) => {
+                    let findings = crate::spool::StoredFindings {
+                        findings: &report.findings,
+                        ids: &spool.finding_ids,
+                        spool: stored,
+                    };
+                    let incidents = crate::spool::StoredIncidents {
+                        incidents: &report.incidents,
+                        ids: &spool.finding_ids,
+                        spool: stored,
+                    };
+                    report::json::write_with(
+                        report, &findings, &incidents, &spooled, named, true, &mut w,
+                    )?;
+                }
+                None => {
+                    report::json::write_with_measurements(report, &spooled, named, true, &mut w)?;
+                }
+            }
         }
         None => report::json::write(report, named, true, &mut w)?,
     }
@@ -682,9 +709,10 @@ fn merge(paths: &[PathBuf], options: &AnalyzeOptions, out: Sink) -> Result<Strea
     }
     let mut analysis = Analysis::new(options);
     let mut spool = match out {
-        Sink::Json => {
-            Some(Spool::new().map_err(|e| format!("cannot create a temporary file: {e}"))?)
-        }
+        Sink::Json { store_findings } => Some(
+            Spool::new(store_findings)
+                .map_err(|e| format!("cannot create a temporary file: {e}"))?,
+        ),
         _ => None,
     };
     let mut owner: HashMap<Option<String>, String> = HashMap::new();
@@ -724,17 +752,17 @@ fn merge(paths: &[PathBuf], options: &AnalyzeOptions, out: Sink) -> Result<Strea
             }
         }
         hosts.extend(unit.host_names.iter().cloned());
-        let m = analysis.add_result_taking_measurements(unit);
-        if let Some(spool) = spool.as_mut() {
-            spool
-                .add(&m)
-                .map_err(|e| format!("cannot write a temporary file: {e}"))?;
-        }
+        fold_unit(&mut analysis, spool.as_mut(), unit).map_err(temp_error)?;
     }
     hosts.sort_unstable();
     hosts.dedup();
+    let report = if any {
+        Some(finish(analysis, spool.as_mut()).map_err(temp_error)?)
+    } else {
+        None
+    };
     Ok(Streamed {
-        report: any.then(|| analysis.finish()),
+        report,
         any,
         records: None,
         spool,
@@ -744,13 +772,48 @@ fn merge(paths: &[PathBuf], options: &AnalyzeOptions, out: Sink) -> Result<Strea
     })
 }
 
+/// Adds one unit to the analysis; with a spool, its measurements (and
+/// findings, when the spool stores them) go to disk.
+fn fold_unit(
+    analysis: &mut Analysis,
+    spool: Option<&mut Spool>,
+    unit: UnitResult,
+) -> std::io::Result<()> {
+    let Some(spool) = spool else {
+        analysis.add_result(unit);
+        return Ok(());
+    };
+    let m = match spool.findings.as_mut() {
+        Some(stored) => analysis.add_result_storing(unit, &mut |f| stored.store(f))?,
+        None => analysis.add_result_taking_measurements(unit),
+    };
+    spool.add(&m)
+}
+
+/// The fleet step; the findings it adds are stored like the units' when
+/// the spool stores findings.
+fn finish(analysis: Analysis, spool: Option<&mut Spool>) -> std::io::Result<fabricscope::Report> {
+    match spool {
+        Some(spool) => match spool.findings.as_mut() {
+            Some(stored) => {
+                let (report, ids) = analysis.finish_storing(&mut |f| stored.store(f))?;
+                spool.finding_ids = ids;
+                Ok(report)
+            }
+            None => Ok(analysis.finish()),
+        },
+        None => Ok(analysis.finish()),
+    }
+}
+
 /// What a streamed run produces.
 #[derive(Clone, Copy)]
 enum Sink {
     /// A report other than JSON: measurements are not printed.
     Report,
-    /// A JSON report: measurements are spooled.
-    Json,
+    /// A JSON report: measurements are spooled, and findings too when
+    /// `store_findings` (light copies kept for the fleet step).
+    Json { store_findings: bool },
     /// Record shards (`--emit-records`): unit results, no fleet step.
     Records,
 }
@@ -818,11 +881,14 @@ struct UnitRead {
     named_failures: usize,
 }
 
+/// Reads one unit and analyses it, or with `hosts_only` only learns which
+/// hosts it names ([`fabricscope::analyze::unit_hosts`]).
 fn read_unit(
     sources: &[Source],
     unit: &[usize],
     options: &AnalyzeOptions,
     progress: Option<&ProgressBar>,
+    hosts_only: bool,
 ) -> UnitRead {
     let mut docs = Vec::new();
     let mut times = Vec::new();
@@ -850,7 +916,11 @@ fn read_unit(
     }
     let hosts = document_hosts(&docs);
     let result = (!docs.is_empty()).then(|| {
-        let mut r = analyze_unit(&docs, &times, options);
+        let mut r = if hosts_only {
+            fabricscope::analyze::unit_hosts(&docs)
+        } else {
+            analyze_unit(&docs, &times, options)
+        };
         r.key = key.unwrap_or_default();
         r
     });
@@ -894,8 +964,9 @@ fn root(parent: &mut [usize], mut i: usize) -> usize {
 /// A host's documents must be one unit; a unit's hosts are known only once
 /// it is parsed. When two units name the same host (a pdsh paste next to a
 /// host directory, two pdsh snapshots in two files), the pass goes on only
-/// to learn every unit's hosts, then the overlapping units are merged and
-/// everything is read again — rare, and correct.
+/// to learn every unit's hosts (parsing, not analysing, the units of the
+/// chunks after), then the overlapping units are merged and everything is
+/// read again — rare, and correct.
 fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<Streamed, String> {
     let mut units = plan_units(&sources);
     let progress = progress_bar(sources.len());
@@ -909,6 +980,9 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<S
         // runs while the next chunk is read and analysed on the others.
         let mut pending: Option<(usize, Vec<UnitRead>)> = None;
         for (c, batch) in units.chunks(chunk).enumerate() {
+            // Once two units named one host, everything is read again
+            // merged: the rest of this pass only learns each unit's hosts.
+            let hosts_only = fold.overlap;
             let (folded, read) = rayon::join(
                 || {
                     pending
@@ -918,7 +992,9 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<S
                 || {
                     batch
                         .par_iter()
-                        .map(|unit| read_unit(&sources, unit, options, progress.as_ref()))
+                        .map(|unit| {
+                            read_unit(&sources, unit, options, progress.as_ref(), hosts_only)
+                        })
                         .collect::<Vec<UnitRead>>()
                 },
             );
@@ -959,8 +1035,14 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<S
         } = fold;
         hosts.sort_unstable();
         hosts.dedup();
+        let mut spool = spool;
+        let report = if any && records.is_none() {
+            Some(finish(analysis, spool.as_mut()).map_err(temp_error)?)
+        } else {
+            None
+        };
         return Ok(Streamed {
-            report: (any && records.is_none()).then(|| analysis.finish()),
+            report,
             any,
             records,
             spool,
@@ -996,7 +1078,9 @@ impl Fold {
         Ok(Self {
             analysis: Analysis::new(options),
             spool: match out {
-                Sink::Json => Some(Spool::new().map_err(temp_error)?),
+                Sink::Json { store_findings } => {
+                    Some(Spool::new(store_findings).map_err(temp_error)?)
+                }
                 _ => None,
             },
             records: match out {
@@ -1053,10 +1137,7 @@ impl Fold {
                 write_record(file, Some(result), unit.skipped).map_err(temp_error)?;
                 continue;
             }
-            let m = self.analysis.add_result_taking_measurements(result);
-            if let Some(spool) = self.spool.as_mut() {
-                spool.add(&m).map_err(temp_error)?;
-            }
+            fold_unit(&mut self.analysis, self.spool.as_mut(), result).map_err(temp_error)?;
         }
         Ok(())
     }

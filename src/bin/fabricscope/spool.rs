@@ -1,4 +1,5 @@
-//! Measurements of finished hosts kept on disk until the report is written.
+//! Measurements and findings of finished hosts kept on disk until the
+//! report is written.
 //!
 //! A fleet's measurements are most of its JSON report (hundreds of MB at
 //! 1,000 hosts); holding them would make memory grow with the fleet. Each
@@ -6,12 +7,20 @@
 //! prints them at their depth, to one temporary file per category, and
 //! copied into the report at the end ([`Spooled`] serialises as
 //! [`Measurements`], reading the files back one record at a time).
+//!
+//! Findings ([`FindingSpool`]) are stored whole, one compact JSON record
+//! each, while the analysis keeps a light copy for the fleet step (sort,
+//! incidents, verdict); [`StoredFindings`] writes them back in the
+//! report's order.
 
+use fabricscope::report::measurements::rate_sets;
+use fabricscope::report::Incident;
+use fabricscope::rules::Finding;
 use fabricscope::stats::Measurements;
 use serde::ser::{Error as _, SerializeSeq, SerializeStruct};
 use serde::{Serialize, Serializer};
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
 /// Records sit three levels deep in the report (root, `measurements`, the
@@ -40,6 +49,14 @@ impl TempFile {
         self.writer
             .as_mut()
             .ok_or_else(|| std::io::Error::other("temporary file already closed"))
+    }
+
+    /// Finishes writing and opens the file for reading.
+    pub fn read_back(&mut self) -> std::io::Result<File> {
+        if let Some(mut w) = self.writer.take() {
+            w.flush()?;
+        }
+        File::open(&self.path)
     }
 
     /// Copies everything written to `out`.
@@ -73,6 +90,126 @@ fn temp_path(what: &str) -> PathBuf {
     ))
 }
 
+/// Findings kept whole on disk, one compact JSON record each, read back by
+/// the id [`store`](Self::store) gave them.
+pub struct FindingSpool {
+    file: TempFile,
+    /// Where each record starts; the last entry is the end of the file.
+    offsets: Vec<u64>,
+    buffer: Vec<u8>,
+    reader: Option<File>,
+}
+
+impl FindingSpool {
+    /// An empty spool in the system's temporary directory.
+    pub fn new() -> std::io::Result<Self> {
+        Ok(Self {
+            file: TempFile::new("findings")?,
+            offsets: vec![0],
+            buffer: Vec::new(),
+            reader: None,
+        })
+    }
+
+    /// Writes `finding`; returns its id.
+    pub fn store(&mut self, finding: &Finding) -> std::io::Result<u64> {
+        self.buffer.clear();
+        serde_json::to_writer(&mut self.buffer, finding)?;
+        self.file.writer()?.write_all(&self.buffer)?;
+        let start = self.offsets.last().copied().unwrap_or(0);
+        let id = self.offsets.len() as u64 - 1;
+        self.offsets.push(start + self.buffer.len() as u64);
+        Ok(id)
+    }
+
+    /// Finishes writing: records can be read from now on.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        if self.reader.is_none() {
+            self.reader = Some(self.file.read_back()?);
+        }
+        Ok(())
+    }
+
+    /// The finding stored under `id`.
+    fn read(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<Finding> {
+        let i = usize::try_from(id).map_err(std::io::Error::other)?;
+        let (Some(&start), Some(&end), Some(mut file)) = (
+            self.offsets.get(i),
+            self.offsets.get(i + 1),
+            self.reader.as_ref(),
+        ) else {
+            return Err(std::io::Error::other(format!("no stored finding {id}")));
+        };
+        let len = usize::try_from(end - start).map_err(std::io::Error::other)?;
+        buffer.resize(len, 0);
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(buffer)?;
+        Ok(serde_json::from_slice(buffer)?)
+    }
+}
+
+/// A report's findings, light copies replaced by the stored findings (with
+/// the light copy's fingerprint, set after storing): serialises as the
+/// report's `findings`.
+pub struct StoredFindings<'a> {
+    /// The report's findings.
+    pub findings: &'a [Finding],
+    /// The store id of each, when it is a light copy.
+    pub ids: &'a [Option<u64>],
+    /// Where they are stored.
+    pub spool: &'a FindingSpool,
+}
+
+impl Serialize for StoredFindings<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.findings.len()))?;
+        let mut buffer = Vec::new();
+        for (i, light) in self.findings.iter().enumerate() {
+            match self.ids.get(i).copied().flatten() {
+                Some(id) => {
+                    let mut full = self.spool.read(id, &mut buffer).map_err(S::Error::custom)?;
+                    full.fingerprint.clone_from(&light.fingerprint);
+                    seq.serialize_element(&full)?;
+                }
+                None => seq.serialize_element(light)?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// A report's incidents, with the titles light copies left empty read back
+/// from the headline's stored finding: serialises as the report's
+/// `incidents`.
+pub struct StoredIncidents<'a> {
+    /// The report's incidents.
+    pub incidents: &'a [Incident],
+    /// The store id of each of the report's findings.
+    pub ids: &'a [Option<u64>],
+    /// Where they are stored.
+    pub spool: &'a FindingSpool,
+}
+
+impl Serialize for StoredIncidents<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.incidents.len()))?;
+        let mut buffer = Vec::new();
+        for incident in self.incidents {
+            let headline = incident.findings.first();
+            match headline.and_then(|&h| self.ids.get(h).copied().flatten()) {
+                Some(id) if incident.title.is_empty() => {
+                    let full = self.spool.read(id, &mut buffer).map_err(S::Error::custom)?;
+                    let mut titled = incident.clone();
+                    titled.title = full.message;
+                    seq.serialize_element(&titled)?;
+                }
+                _ => seq.serialize_element(incident)?,
+            }
+        }
+        seq.end()
+    }
+}
+
 /// One category: its file and how many records it holds.
 struct Category {
     path: PathBuf,
@@ -84,6 +221,11 @@ struct Category {
 pub struct Spool {
     categories: Vec<Category>,
     buffer: Vec<u8>,
+    /// The findings, when they are stored too.
+    pub findings: Option<FindingSpool>,
+    /// The store id of each of the report's findings (see
+    /// [`fabricscope::analyze::Analysis::finish_storing`]).
+    pub finding_ids: Vec<Option<u64>>,
 }
 
 /// The categories, in the order [`Measurements`] serialises them.
@@ -101,8 +243,9 @@ const NAMES: [&str; 10] = [
 ];
 
 impl Spool {
-    /// Temporary files in the system's temporary directory.
-    pub fn new() -> std::io::Result<Self> {
+    /// Temporary files in the system's temporary directory; `findings`:
+    /// findings are stored too.
+    pub fn new(findings: bool) -> std::io::Result<Self> {
         let mut categories = Vec::new();
         for name in NAMES {
             let path = temp_path(name);
@@ -116,6 +259,12 @@ impl Spool {
         Ok(Self {
             categories,
             buffer: Vec::new(),
+            findings: if findings {
+                Some(FindingSpool::new()?)
+            } else {
+                None
+            },
+            finding_ids: Vec::new(),
         })
     }
 
@@ -123,7 +272,7 @@ impl Spool {
     pub fn add(&mut self, m: &Measurements) -> std::io::Result<()> {
         self.write(0, &m.snapshots)?;
         self.write(1, &m.link_capacities)?;
-        self.write(2, &m.counter_rates)?;
+        self.write(2, rate_sets(&m.counter_rates))?;
         self.write(3, &m.throughput)?;
         self.write(4, &m.saturated_counters)?;
         self.write(5, &m.bit_error_rates)?;
@@ -133,7 +282,11 @@ impl Spool {
         self.write(9, &m.notes)
     }
 
-    fn write<T: Serialize>(&mut self, category: usize, records: &[T]) -> std::io::Result<()> {
+    fn write<T: Serialize>(
+        &mut self,
+        category: usize,
+        records: impl IntoIterator<Item = T>,
+    ) -> std::io::Result<()> {
         let Some(c) = self.categories.get_mut(category) else {
             return Ok(());
         };
@@ -142,7 +295,7 @@ impl Spool {
         };
         for r in records {
             self.buffer.clear();
-            serde_json::to_writer_pretty(&mut self.buffer, r)?;
+            serde_json::to_writer_pretty(&mut self.buffer, &r)?;
             // JSON strings hold no raw newline: every newline is layout.
             for line in self.buffer.split(|b| *b == b'\n').enumerate() {
                 if line.0 > 0 {
@@ -157,15 +310,23 @@ impl Spool {
         Ok(())
     }
 
-    /// Finishes writing; the spooled records followed by `tail`'s (the
-    /// fleet step's) serialise as one [`Measurements`].
-    pub fn finish<'a>(&'a mut self, tail: &'a Measurements) -> std::io::Result<Spooled<'a>> {
+    /// Finishes writing: the spool can be read from now on.
+    pub fn close(&mut self) -> std::io::Result<()> {
         for c in &mut self.categories {
             if let Some(mut w) = c.writer.take() {
                 w.flush()?;
             }
         }
-        Ok(Spooled { spool: self, tail })
+        if let Some(findings) = self.findings.as_mut() {
+            findings.finish()?;
+        }
+        Ok(())
+    }
+
+    /// The spooled records (after [`close`](Self::close)) followed by
+    /// `tail`'s (the fleet step's), serialising as one [`Measurements`].
+    pub fn measurements<'a>(&'a self, tail: &'a Measurements) -> Spooled<'a> {
+        Spooled { spool: self, tail }
     }
 }
 
@@ -177,7 +338,8 @@ impl Drop for Spool {
     }
 }
 
-/// The spooled measurements and the fleet step's, as one [`Measurements`].
+/// The spooled measurements and the fleet step's, as the report writes
+/// [`Measurements`] (counter rates in rate sets).
 pub struct Spooled<'a> {
     spool: &'a Spool,
     tail: &'a Measurements,
@@ -245,7 +407,7 @@ impl Serialize for Spooled<'_> {
             "counter_rates",
             &Seq {
                 category: c(2),
-                tail: &t.counter_rates,
+                tail: &rate_sets(&t.counter_rates).collect::<Vec<_>>(),
             },
         )?;
         s.serialize_field(
