@@ -31,3 +31,4 @@ pub mod ibv_devinfo;
 pub mod mlxlink;
 pub mod perf_fields;
 pub mod perfquery;
+pub mod port_index;

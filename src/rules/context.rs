@@ -12,6 +12,7 @@ use crate::model::ibstat::{Ca, Port};
 use crate::model::nvlink::NvlinkLink;
 use crate::model::partial::Partial;
 use crate::model::perfquery::PerfAttribute;
+use crate::model::port_index::PortIndex;
 use crate::model::smi_query::QueryGpu;
 use crate::model::topo::TopoMatrix;
 use crate::model::Counter;
@@ -391,6 +392,8 @@ pub struct Context<'a> {
     pub measurements: &'a Measurements,
     /// [`Context::perf_ports`], built once: a dozen counter rules read it.
     perf_ports: OnceCell<Vec<PerfPortRef<'a>>>,
+    /// [`Context::port_index`], built once.
+    port_index: OnceCell<PortIndex<'a>>,
     /// [`Context::link_capacity`]'s index, built once.
     capacities: OnceCell<CapacityIndex<'a>>,
     /// [`Context::rate_between`]'s index, built once.
@@ -425,6 +428,7 @@ impl<'a> Context<'a> {
             thresholds,
             measurements,
             perf_ports: OnceCell::new(),
+            port_index: OnceCell::new(),
             capacities: OnceCell::new(),
             rates: OnceCell::new(),
             nvlink_gpus: OnceCell::new(),
@@ -526,6 +530,14 @@ impl<'a> Context<'a> {
         ]
     }
 
+    /// The one index of the input's ports by LID and GUID (see
+    /// [`PortIndex`]): statistics name perfquery's ports with the same one.
+    #[must_use]
+    pub fn port_index(&self) -> &PortIndex<'a> {
+        self.port_index
+            .get_or_init(|| PortIndex::of_documents(self.documents))
+    }
+
     /// The latest counters `perfquery` printed per port, with the adapter
     /// name when an `ibstat`-like section maps the LID to one.
     #[must_use]
@@ -534,14 +546,8 @@ impl<'a> Context<'a> {
     }
 
     fn build_perf_ports(&self) -> Vec<PerfPortRef<'a>> {
-        let mut device_of_lid: BTreeMap<(HostKey<'a>, u32), &'a str> = BTreeMap::new();
-        for p in self.ib_ports() {
-            if let Some(lid) = p.base_lid.filter(|l| *l != 0 && *l != 0xffff) {
-                device_of_lid.insert((p.host(), lid), p.device);
-            }
-        }
-        let hosts_with_lids: std::collections::BTreeSet<HostKey<'a>> =
-            device_of_lid.keys().map(|(h, _)| *h).collect();
+        // The same index statistics name their LID-named ports with.
+        let index = self.port_index();
         type PortKey<'k> = (
             HostKey<'k>,
             Option<u32>,
@@ -610,10 +616,10 @@ impl<'a> Context<'a> {
                 };
                 // A LID that is not one of the host's own ports (when the
                 // host's ports are known) was queried across the fabric.
+                let named = at.host().name();
                 let host = match block.lid {
                     Some(lid)
-                        if hosts_with_lids.contains(&at.host())
-                            && !device_of_lid.contains_key(&(at.host(), lid)) =>
+                        if index.knows_lids_of(named) && index.by_lid(named, lid).is_none() =>
                     {
                         HostKey::Fabric
                     }
@@ -627,7 +633,8 @@ impl<'a> Context<'a> {
                     all_ports,
                     device: block
                         .lid
-                        .and_then(|l| device_of_lid.get(&(at.host(), l)).copied()),
+                        .and_then(|l| index.by_lid(named, l))
+                        .map(|owner| owner.device),
                     guid: None,
                     counters: BTreeMap::new(),
                 });

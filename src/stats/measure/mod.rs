@@ -35,7 +35,7 @@ use rates::{bit_error_rate, counter_rate, lanes_per_link, saturated, throughput,
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-use timeline::{section_lid_for, section_times, Clocked, Interval, Point, Readings, Series};
+use timeline::{section_times, Clocked, Interval, Point, Readings, Series};
 
 /// Measures one document.
 #[must_use]
@@ -106,7 +106,13 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
     let mut capacities: BTreeMap<LinkKey, Capacity> = BTreeMap::new();
     // Gathered through interned keys, then ordered once for a deterministic walk.
     let mut readings = Readings::default();
-    let mut ca_of_lid: BTreeMap<(Option<String>, u32), String> = BTreeMap::new();
+    // perfquery names ports by LID: the one port index (every port view,
+    // the latest winning) gives them their CA name, as the rules do.
+    let ports =
+        crate::model::port_index::PortIndex::of_documents(sources.iter().map(|s| s.document));
+    for conflict in ports.conflicts() {
+        notes.push(Note::Text(conflict.to_string()));
+    }
 
     for (input, src) in sources.iter().enumerate() {
         let extracted: Vec<_> = src
@@ -118,11 +124,6 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
         let section_times = section_times(&extracted);
         for ((section, ex), time) in extracted.into_iter().zip(section_times) {
             for (key, cap) in ex.capacities {
-                if let LinkKey::CaPort { host, ca, .. } = &key {
-                    if let Some(lid) = section_lid_for(section, ca) {
-                        ca_of_lid.insert((host.clone(), lid), ca.clone());
-                    }
-                }
                 capacities.insert(key, cap);
             }
             if ex.samples.is_empty() {
@@ -193,8 +194,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
             lines: cap.span,
         })
         .collect();
-    // perfquery names ports by LID: give them their CA name when ibstat told it.
-    let series: Series = readings.into_series(&ca_of_lid);
+    let series: Series = readings.into_series(&ports);
 
     let mut missing_interval = BTreeSet::new();
     // Every counter of two snapshots shares their interval: worked out once.

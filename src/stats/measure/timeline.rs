@@ -6,6 +6,7 @@ use super::super::sample::{CounterUnit, Role, Subject};
 use super::super::{CounterSource, StatsOptions};
 use super::fmt_num;
 use super::records::IntervalSource;
+use crate::model::port_index::PortIndex;
 use crate::span::LineSpan;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -89,19 +90,6 @@ pub(super) fn section_times(
         }
     }
     out
-}
-
-/// The LID ibstat gives a CA name, for naming perfquery's ports.
-pub(super) fn section_lid_for(section: &crate::input::Section, ca: &str) -> Option<u32> {
-    if let crate::parse::SectionData::Ibstat(i) = &section.data {
-        i.cas
-            .iter()
-            .filter(|c| c.name == ca)
-            .flat_map(|c| &c.ports)
-            .find_map(|p| p.base_lid.filter(|l| *l != 0 && *l != 65_535))
-    } else {
-        None
-    }
 }
 
 /// Whose counter a series is: subject, source and counter name.
@@ -201,14 +189,11 @@ impl Readings {
     }
 
     /// Orders the readings into [`Series`], giving perfquery's LID-named
-    /// ports their CA name when ibstat told it (two keys that become one
-    /// merge their readings).
-    pub(super) fn into_series(
-        mut self,
-        ca_of_lid: &BTreeMap<(Option<String>, u32), String>,
-    ) -> Series {
-        if !ca_of_lid.is_empty() {
-            self.name_ports_by_ca(ca_of_lid);
+    /// ports their CA name when a port view in `ports` tells it (two keys
+    /// that become one merge their readings).
+    pub(super) fn into_series(mut self, ports: &PortIndex<'_>) -> Series {
+        if !ports.is_empty() {
+            self.name_ports_by_ca(ports);
         }
         let (subject_rank, source_rank, name_rank) = (
             self.subjects.ranks(),
@@ -243,18 +228,18 @@ impl Readings {
         series
     }
 
-    /// Renames subjects without a device whose (host, LID) ibstat names,
-    /// merging series whose keys become equal.
-    fn name_ports_by_ca(&mut self, ca_of_lid: &BTreeMap<(Option<String>, u32), String>) {
+    /// Renames subjects without a device whose (host, LID) the port index
+    /// names, merging series whose keys become equal.
+    fn name_ports_by_ca(&mut self, ports: &PortIndex<'_>) {
         let old = std::mem::take(&mut self.subjects);
         let mut renamed: Vec<u32> = Vec::with_capacity(old.values.len());
         for mut subject in old.values {
             if subject.device.is_none() {
-                if let Some(ca) = subject
+                if let Some(owner) = subject
                     .lid
-                    .and_then(|l| ca_of_lid.get(&(subject.host.clone(), l)))
+                    .and_then(|l| ports.by_lid(subject.host.as_deref(), l))
                 {
-                    subject.device = Some(ca.clone());
+                    subject.device = Some(owner.device.to_owned());
                 }
             }
             renamed.push(self.subjects.id(subject));
@@ -412,8 +397,18 @@ mod tests {
         for (subject, source, name, snapshot) in readings.clone() {
             gathered.add(subject, source, name.to_owned(), point(snapshot));
         }
-        let ca_of_lid = BTreeMap::from([((Some("a".to_owned()), 7), "mlx5_0".to_owned())]);
-        let series = gathered.into_series(&ca_of_lid);
+        // ibstat on host a: mlx5_0 port 1 has LID 7.
+        let mut ibstat = crate::input::read_all(
+            "CA 'mlx5_0'\n\tCA type: MT4123\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tBase lid: 7\n",
+            &crate::ReadOptions::default(),
+        )
+        .unwrap();
+        for section in &mut ibstat.sections {
+            section.host = Some("a".to_owned());
+        }
+        let ports = PortIndex::of_documents([&ibstat]);
+        assert_eq!(ports.by_lid(Some("a"), 7).map(|o| o.device), Some("mlx5_0"));
+        let series = gathered.into_series(&ports);
 
         let mut expected: BTreeMap<SeriesKey, Vec<usize>> = BTreeMap::new();
         for (mut subject, source, name, snapshot) in readings {
