@@ -424,10 +424,14 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                 detect(stream.get(i..).unwrap_or_default(), ctx.hint)
             };
             if let Some((format, Block { key, lines })) = found {
-                let continues = open
-                    .as_mut()
-                    .is_some_and(|o| std::ptr::eq(o.format, format) && o.keys.insert(key.clone()));
-                if !continues {
+                // A new key continues the open section; a key seen before
+                // starts another. `replace` hashes once and hands back the
+                // equal key already held, so the key is never copied.
+                let starts_section = match open.as_mut() {
+                    Some(o) if std::ptr::eq(o.format, format) => o.keys.replace(key),
+                    _ => Some(key),
+                };
+                if let Some(key) = starts_section {
                     let prompt_line = if produced == 0 && leading.iter().all(Line::is_blank) {
                         ctx.prompt.map(|(n, _)| *n)
                     } else {

@@ -105,15 +105,20 @@ struct Header {
 
 /// Reads a header row; `None` unless it names `GPU0` and nothing but
 /// device names and affinity titles.
+/// Whether `text` holds a `[` or `GPU0`: what every header has (the `[`
+/// of an unescaped underline code may split `GPU0`), in one byte pass.
+fn may_be_header(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.iter()
+        .enumerate()
+        .any(|(i, &c)| c == b'[' || (c == b'G' && b.get(i + 1..i + 4) == Some(b"PU0".as_slice())))
+}
+
 fn header(text: &str) -> Option<Header> {
-    // Detection asks this of many lines: those without `GPU0` (or a `[`
-    // of the codes below, which could split it) cannot be a header.
-    let has_gpu0 = || {
-        text.split('G')
-            .skip(1)
-            .any(|after| after.starts_with("PU0"))
-    };
-    if !text.contains('[') && !has_gpu0() {
+    // Detection asks this of many lines (twice: matrix and p2p): those
+    // without `GPU0` (or a `[` of the codes below, which could split it)
+    // cannot be a header. One pass over the bytes decides.
+    if !may_be_header(text) {
         return None;
     }
     // Pastes that lost the ESC byte keep the underline codes as text
@@ -1040,6 +1045,27 @@ nodes (e.g., QPI/UPI)
         assert_eq!(classify(&m), Some(MatrixKind::Links));
         let p = lines_of(" \tGPU0\t\n GPU0\tX\t\n\nLegend:\n\n  X    = Self\n  OK   = Status Ok\n");
         assert_eq!(classify(&p), Some(MatrixKind::P2p));
+    }
+
+    #[test]
+    fn header_pre_check_is_a_gpu0_or_bracket_search() {
+        for (text, expected) in [
+            ("\tGPU0\tGPU1\tCPU Affinity", true),
+            ("GPU0", true),
+            ("[4mGPU", true),
+            ("GPU1 GPU 0 GPU", false),
+            ("G", false),
+            ("GPU", false),
+            ("", false),
+            ("xxGPU0", true),
+        ] {
+            assert_eq!(may_be_header(text), expected, "{text:?}");
+            assert_eq!(
+                may_be_header(text),
+                text.contains('[') || text.contains("GPU0"),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]
