@@ -74,7 +74,8 @@ pub struct AnalyzeArgs {
     /// characters).
     #[arg(long, short)]
     quiet: bool,
-    /// Text output: name the healthy hosts in the fleet summary.
+    /// Text output: name every host in the fleet summary (the healthy ones,
+    /// and all the hosts of a rule on more than eight).
     #[arg(long, short)]
     verbose: bool,
     /// Colour in text output: `auto` (on a terminal, unless NO_COLOR is set),
