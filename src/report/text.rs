@@ -256,13 +256,17 @@ fn summary(
         },
     ) in &per_rule
     {
+        let named = match hs.get(..RULE_HOSTS_NAMED) {
+            Some(first) if hs.len() > RULE_HOSTS_NAMED && !options.list_healthy => first,
+            _ => hs.as_slice(),
+        };
         let list = if hs.is_empty() {
             "-".to_owned()
-        } else if hs.len() > RULE_HOSTS_NAMED && !options.list_healthy {
+        } else if named.len() < hs.len() {
             format!(
                 "{}, … and {} more (--verbose lists them)",
-                hs[..RULE_HOSTS_NAMED].join(", "),
-                hs.len() - RULE_HOSTS_NAMED
+                named.join(", "),
+                hs.len() - named.len()
             )
         } else {
             hs.join(", ")
