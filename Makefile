@@ -1,5 +1,5 @@
 # The few commands people run. Everything CI does is `make test`.
-.PHONY: check test wasm site serve fuzz bench bench-fleet docs
+.PHONY: check test wasm site serve fuzz bench bench-fleet bench-paste docs
 
 check:            ## format, lint, unit + integration tests
 	cargo fmt --all -- --check
@@ -28,6 +28,10 @@ bench-fleet:      ## analyze vs awk, peak RSS, files/s on generated 1,000- and 5
 	cargo build --release --quiet
 	python3 scripts/bench-fleet.py --nodes 1000 5000
 	bash scripts/bench-wasm.sh
+
+bench-paste:      ## parse a generated 12 MB pdsh paste of `nvidia-smi nvlink -e` against awk (CPU, MB/s, peak RSS)
+	cargo build --release --quiet
+	python3 scripts/bench-paste.py --bin target/release/fabricscope
 
 docs:             ## regenerate docs/rules.md from the rule registry
 	UPDATE_DOCS=1 cargo test --lib docs_rules_md_is_up_to_date

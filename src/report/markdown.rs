@@ -1,8 +1,12 @@
 //! The fleet summary and incidents as Markdown tables, for tickets and wikis.
 
 use super::Report;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
+
+/// Hosts a rule's row names before it counts the rest: a ticket does not
+/// need 5,000 host names in one cell.
+const HOSTS_NAMED: usize = 8;
 
 /// Escapes what would break a table cell.
 fn cell(text: &str) -> String {
@@ -27,19 +31,31 @@ pub fn render(report: &Report) -> String {
     if report.incidents.is_empty() {
         return s;
     }
-    let mut per_rule: BTreeMap<&str, (usize, Vec<&str>)> = BTreeMap::new();
+    // Per rule: findings and their hosts in order of first appearance (a
+    // set beside the list keeps this linear on a fleet).
+    let mut per_rule: BTreeMap<&str, (usize, Vec<&str>, HashSet<&str>)> = BTreeMap::new();
     for f in &report.findings {
         let e = per_rule.entry(f.rule).or_default();
         e.0 += 1;
         if let Some(h) = f.subject.host.as_deref() {
-            if !e.1.contains(&h) {
+            if e.2.insert(h) {
                 e.1.push(h);
             }
         }
     }
     let _ = writeln!(s, "| rule | findings | hosts |\n|---|---:|---|");
-    for (rule, (n, hosts)) in &per_rule {
-        let _ = writeln!(s, "| {rule} | {n} | {} |", cell(&hosts.join(", ")));
+    for (rule, (n, hosts, _)) in &per_rule {
+        let named = hosts.get(..HOSTS_NAMED).unwrap_or(hosts);
+        let list = if named.len() < hosts.len() {
+            format!(
+                "{}, … and {} more",
+                named.join(", "),
+                hosts.len() - named.len()
+            )
+        } else {
+            hosts.join(", ")
+        };
+        let _ = writeln!(s, "| {rule} | {n} | {} |", cell(&list));
     }
     let mut hosts: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (n, i) in report.incidents.iter().enumerate() {
@@ -119,5 +135,30 @@ mod tests {
         let out = render(&crate::analyze(&[doc], &crate::AnalyzeOptions::default()));
         assert!(out.contains("| IB001 | 1 |"), "{out}");
         assert!(out.contains("| critical | IB001 |"), "{out}");
+    }
+
+    #[test]
+    fn a_rule_on_many_hosts_names_eight() {
+        let mut text = String::new();
+        for h in 0..10 {
+            for line in [
+                "CA 'mlx5_0'",
+                "\tCA type: MT4129",
+                "\tPort 1:",
+                "\t\tState: Down",
+                "\t\tPhysical state: Polling",
+                "\t\tLink layer: InfiniBand",
+            ] {
+                text.push_str(&format!("node{h:02}: {line}\n"));
+            }
+        }
+        let doc = crate::input::read_all(&text, &crate::ReadOptions::default()).unwrap();
+        let out = render(&crate::analyze(&[doc], &crate::AnalyzeOptions::default()));
+        let row = out
+            .lines()
+            .find(|l| l.starts_with("| IB") && l.contains("node00"))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert_eq!(row.matches("node").count(), 8, "{row}");
+        assert!(row.contains("… and 2 more"), "{row}");
     }
 }

@@ -30,7 +30,8 @@ pub struct TextOptions {
     /// Above this many `info` findings they are summed up per rule instead of
     /// listed (a fleet's congestion counters would drown the rest).
     pub max_info: usize,
-    /// Name the healthy hosts in the fleet summary, not just count them.
+    /// Name every host in the fleet summary — the healthy ones, and all
+    /// the hosts of a rule's row — not just count them.
     pub list_healthy: bool,
     /// The verdict and the fleet summary only, no per-host blocks.
     pub summary_only: bool,
@@ -74,7 +75,8 @@ impl TextOptions {
         self
     }
 
-    /// Names the healthy hosts in the fleet summary, not just counts them.
+    /// Names every host in the fleet summary (the healthy ones, all the
+    /// hosts of a rule's row), not just counts them.
     #[must_use]
     pub fn with_list_healthy(mut self, list_healthy: bool) -> Self {
         self.list_healthy = list_healthy;
@@ -129,6 +131,19 @@ impl Paint {
 
 /// The host an incident or finding is listed under: its host, or the file
 /// it came from, so two anonymous dumps are not shown as one machine.
+/// Hosts a rule's row in the fleet summary names before it counts the rest
+/// (one rule on 5,000 hosts would otherwise print a line of 50,000
+/// characters; `--verbose` names them all).
+const RULE_HOSTS_NAMED: usize = 8;
+
+/// A rule's row in the fleet summary.
+#[derive(Default)]
+struct RuleHosts {
+    findings: usize,
+    hosts: Vec<String>,
+    seen: std::collections::HashSet<String>,
+}
+
 fn host_label(f: &Finding) -> Option<String> {
     f.subject.host.clone().or_else(|| {
         f.evidence
@@ -199,10 +214,12 @@ fn summary(
     let width = options.max_width;
     let _ = writeln!(s);
     let with_problems = hosts.len();
+    let with_findings: std::collections::HashSet<&str> =
+        hosts.iter().filter_map(|(h, _)| h.as_deref()).collect();
     let healthy: Vec<&String> = report
         .host_names
         .iter()
-        .filter(|h| !hosts.iter().any(|(x, _)| x.as_deref() == Some(h.as_str())))
+        .filter(|h| !with_findings.contains(h.as_str()))
         .collect();
     let _ = writeln!(
         s,
@@ -217,21 +234,40 @@ fn summary(
             width
         ))
     );
-    // Per rule: findings and the hosts they are on.
-    let mut per_rule: BTreeMap<&str, (usize, Vec<String>)> = BTreeMap::new();
+    // Per rule: findings and the hosts they are on, in order of first
+    // appearance (a set beside the list keeps this linear on a fleet).
+    let mut per_rule: BTreeMap<&str, RuleHosts> = BTreeMap::new();
     for f in &report.findings {
         let e = per_rule.entry(f.rule).or_default();
-        e.0 += 1;
+        e.findings += 1;
         if let Some(h) = host_label(f) {
-            if !e.1.contains(&h) {
-                e.1.push(h);
+            if e.seen.insert(h.clone()) {
+                e.hosts.push(h);
             }
         }
     }
     let _ = writeln!(s, "  {:<6} {:>8}  hosts", "rule", "findings");
-    for (rule, (n, hs)) in &per_rule {
+    for (
+        rule,
+        RuleHosts {
+            findings: n,
+            hosts: hs,
+            ..
+        },
+    ) in &per_rule
+    {
+        let named = match hs.get(..RULE_HOSTS_NAMED) {
+            Some(first) if hs.len() > RULE_HOSTS_NAMED && !options.list_healthy => first,
+            _ => hs.as_slice(),
+        };
         let list = if hs.is_empty() {
             "-".to_owned()
+        } else if named.len() < hs.len() {
+            format!(
+                "{}, … and {} more (--verbose lists them)",
+                named.join(", "),
+                hs.len() - named.len()
+            )
         } else {
             hs.join(", ")
         };
@@ -528,5 +564,39 @@ mod tests {
             "{summed}"
         );
         assert!(!summed.contains("PortRcvErrors 9"), "{summed}");
+    }
+
+    #[test]
+    fn a_rule_on_many_hosts_names_eight_and_counts_the_rest() {
+        // Ten hosts, each with one port down: IB001 on ten hosts.
+        let mut text = String::new();
+        for h in 0..10 {
+            for line in [
+                "CA 'mlx5_0'",
+                "\tCA type: MT4129",
+                "\tPort 1:",
+                "\t\tState: Down",
+                "\t\tPhysical state: Polling",
+                "\t\tLink layer: InfiniBand",
+            ] {
+                text.push_str(&format!("node{h:02}: {line}\n"));
+            }
+        }
+        let r = report(&text);
+        let row = |out: &str| {
+            out.lines()
+                .find(|l| l.trim_start().starts_with("IB0") && l.contains("node0"))
+                .map(str::to_owned)
+                .unwrap_or_else(|| panic!("no rule row naming hosts in:\n{out}"))
+        };
+        let short = row(&render(&r, &TextOptions::default()));
+        assert_eq!(short.matches("node").count(), 8, "{short}");
+        assert!(
+            short.contains("… and 2 more (--verbose lists them)"),
+            "{short}"
+        );
+        let all = row(&render(&r, &TextOptions::default().with_list_healthy(true)));
+        assert_eq!(all.matches("node").count(), 10, "{all}");
+        assert!(!all.contains("more"), "{all}");
     }
 }
