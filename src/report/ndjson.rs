@@ -31,14 +31,24 @@ pub fn incident_value(report: &Report, incident: &super::Incident) -> Value {
 /// ```
 #[must_use]
 pub fn render(report: &Report) -> String {
-    let mut out = String::new();
-    for i in &report.incidents {
-        if let Ok(line) = serde_json::to_string(&incident_value(report, i)) {
-            out.push_str(&line);
-            out.push('\n');
-        }
+    let mut out = Vec::new();
+    match write(report, &mut out) {
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        Err(_) => String::new(),
     }
-    out
+}
+
+/// Writes the lines of [`render`] one incident at a time, so a fleet's
+/// report is never held as one string.
+///
+/// # Errors
+/// The writer's.
+pub fn write(report: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    for i in &report.incidents {
+        serde_json::to_writer(&mut *w, &incident_value(report, i))?;
+        w.write_all(b"\n")?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

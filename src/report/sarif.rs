@@ -12,6 +12,7 @@
 
 use super::Report;
 use crate::rules::{Evidence, Finding, Rule, Severity, RULES};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{json, Value};
 
 /// The SARIF level for a severity (SARIF has no "critical").
@@ -156,7 +157,83 @@ pub fn to_value(report: &Report) -> Value {
 /// ```
 #[must_use]
 pub fn render(report: &Report) -> String {
-    serde_json::to_string_pretty(&to_value(report)).unwrap_or_default()
+    let mut out = Vec::new();
+    match write(report, &mut out) {
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        Err(_) => String::new(),
+    }
+}
+
+/// Writes the SARIF log as indented JSON, the same text as [`render`], one
+/// result at a time: a fleet's log (hundreds of megabytes at thousands of
+/// hosts) is never held as one JSON tree or one string.
+///
+/// # Errors
+/// The writer's.
+pub fn write(report: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let mut ser = serde_json::Serializer::pretty(w);
+    Log(report)
+        .serialize(&mut ser)
+        .map_err(std::io::Error::from)
+}
+
+/// The log of [`to_value`] with its results serialised as they are made.
+/// Keys are written in the order of [`to_value`]'s maps (sorted), so both
+/// give the same text.
+struct Log<'a>(&'a Report);
+
+/// The run's results, one incident at a time.
+struct Results<'a>(&'a Report);
+
+/// The single run of the log.
+struct Run<'a>(&'a Report);
+
+impl Serialize for Log<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("$schema", "https://json.schemastore.org/sarif-2.1.0.json")?;
+        m.serialize_entry("runs", &[Run(self.0)])?;
+        m.serialize_entry("version", "2.1.0")?;
+        m.end()
+    }
+}
+
+impl Serialize for Run<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let report = self.0;
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry(
+            "properties",
+            &json!({
+                "verdict": report.verdict,
+                "summary": report.summary,
+                "schema_version": super::SCHEMA_VERSION,
+            }),
+        )?;
+        m.serialize_entry("results", &Results(report))?;
+        m.serialize_entry(
+            "tool",
+            &json!({ "driver": {
+                "name": "fabricscope",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": RULES.iter().map(|r| rule_descriptor(r)).collect::<Vec<_>>(),
+            }}),
+        )?;
+        m.end()
+    }
+}
+
+impl Serialize for Results<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let report = self.0;
+        let mut seq = s.serialize_seq(None)?;
+        for i in &report.incidents {
+            if let Some(r) = incident_result(report, i) {
+                seq.serialize_element(&r)?;
+            }
+        }
+        seq.end()
+    }
 }
 
 #[cfg(test)]
@@ -182,5 +259,15 @@ mod tests {
         assert_eq!(loc["artifactLocation"]["uri"], "dumps/n1/ibstat.txt");
         assert_eq!(loc["region"]["startLine"], 3);
         assert_eq!(loc["region"]["endLine"], 6);
+    }
+
+    #[test]
+    fn streamed_log_is_the_text_of_the_tree() {
+        let text = "n1: CA 'mlx5_0'\nn1: \tCA type: MT4129\nn1: \tPort 1:\nn1: \t\tState: Down\nn1: \t\tPhysical state: Polling\nn1: \t\tLink layer: InfiniBand\nn2: CA 'mlx5_0'\nn2: \tCA type: MT4129\nn2: \tPort 1:\nn2: \t\tState: Active\nn2: \t\tPhysical state: LinkUp\nn2: \t\tRate: 100\nn2: \t\tBase lid: 0\nn2: \t\tSM lid: 0\nn2: \t\tLink layer: InfiniBand\n";
+        let doc = crate::input::read_all(text, &crate::ReadOptions::default()).unwrap();
+        let report = analyze(&[doc], &AnalyzeOptions::default());
+        assert!(report.incidents.len() >= 2, "{report:#?}");
+        let tree = serde_json::to_string_pretty(&to_value(&report)).unwrap();
+        assert_eq!(render(&report), tree);
     }
 }

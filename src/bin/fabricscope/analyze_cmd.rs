@@ -312,6 +312,23 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
                 args.keep_going,
             ));
         }
+        ReportFormat::Ndjson | ReportFormat::Sarif if !args.redact => {
+            let sarif = matches!(args.format, ReportFormat::Sarif);
+            write_streamed(args.output.as_deref(), |w| {
+                if sarif {
+                    report::sarif::write(&report, w)?;
+                    w.write_all(b"\n")
+                } else {
+                    report::ndjson::write(&report, w)
+                }
+            })?;
+            return Ok(exit_code(
+                &report,
+                args.fail_on,
+                named_failures,
+                args.keep_going,
+            ));
+        }
         ReportFormat::Ndjson => report::ndjson::render(&report),
         ReportFormat::Sarif => report::sarif::render(&report) + "\n",
         ReportFormat::Csv => report::csv::render(&report),
@@ -362,7 +379,21 @@ fn write_json(
     named: &[NamedDocument<'_>],
     path: Option<&std::path::Path>,
 ) -> Result<(), String> {
-    let emit = |w: &mut dyn std::io::Write| emit_json(report, spool, named, w);
+    write_streamed(path, |w| emit_json(report, spool, named, w))
+}
+
+/// Writes a report that `emit` produces piece by piece to `path` or stdout
+/// (buffered), instead of building it as one string first. A closed pipe
+/// ends the program quietly.
+fn write_streamed(
+    path: Option<&std::path::Path>,
+    emit: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), String> {
+    let emit = |w: &mut dyn std::io::Write| {
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, w);
+        emit(&mut w)?;
+        std::io::Write::flush(&mut w)
+    };
     match path {
         Some(p) => std::fs::File::create(p)
             .and_then(|mut file| emit(&mut file))
