@@ -318,7 +318,7 @@ fn fleet_counter(f: &Finding) -> Option<&str> {
 }
 
 /// Whether grouping reads the message of this rule's findings ([`kept`]:
-/// FL004's counter; [`probable_cause`]: NV007's and NV001's wording).
+/// FL004's counter; `probable_cause`: NV007's and NV001's wording).
 /// Light copies of other findings may leave it out (incidents of such a
 /// headline then have an empty `title`: the finding's message).
 #[must_use]
