@@ -1,12 +1,9 @@
 //! The fleet summary and incidents as Markdown tables, for tickets and wikis.
 
+use super::hosts::{self, HostList};
 use super::Report;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
-
-/// Hosts a rule's row names before it counts the rest: a ticket does not
-/// need 5,000 host names in one cell.
-const HOSTS_NAMED: usize = 8;
 
 /// Escapes what would break a table cell.
 fn cell(text: &str) -> String {
@@ -31,30 +28,17 @@ pub fn render(report: &Report) -> String {
     if report.incidents.is_empty() {
         return s;
     }
-    // Per rule: findings and their hosts in order of first appearance (a
-    // set beside the list keeps this linear on a fleet).
-    let mut per_rule: BTreeMap<&str, (usize, Vec<&str>, HashSet<&str>)> = BTreeMap::new();
+    let mut per_rule: BTreeMap<&str, (usize, HostList)> = BTreeMap::new();
     for f in &report.findings {
         let e = per_rule.entry(f.rule).or_default();
         e.0 += 1;
         if let Some(h) = f.subject.host.as_deref() {
-            if e.2.insert(h) {
-                e.1.push(h);
-            }
+            e.1.add(h);
         }
     }
     let _ = writeln!(s, "| rule | findings | hosts |\n|---|---:|---|");
-    for (rule, (n, hosts, _)) in &per_rule {
-        let named = hosts.get(..HOSTS_NAMED).unwrap_or(hosts);
-        let list = if named.len() < hosts.len() {
-            format!(
-                "{}, … and {} more",
-                named.join(", "),
-                hosts.len() - named.len()
-            )
-        } else {
-            hosts.join(", ")
-        };
+    for (rule, (n, hosts)) in &per_rule {
+        let (list, _) = hosts.join(Some(hosts::NAMED));
         let _ = writeln!(s, "| {rule} | {n} | {} |", cell(&list));
     }
     let mut hosts: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -139,19 +123,7 @@ mod tests {
 
     #[test]
     fn a_rule_on_many_hosts_names_eight() {
-        let mut text = String::new();
-        for h in 0..10 {
-            for line in [
-                "CA 'mlx5_0'",
-                "\tCA type: MT4129",
-                "\tPort 1:",
-                "\t\tState: Down",
-                "\t\tPhysical state: Polling",
-                "\t\tLink layer: InfiniBand",
-            ] {
-                text.push_str(&format!("node{h:02}: {line}\n"));
-            }
-        }
+        let text = crate::report::hosts::ports_down_on(10);
         let doc = crate::input::read_all(&text, &crate::ReadOptions::default()).unwrap();
         let out = render(&crate::analyze(&[doc], &crate::AnalyzeOptions::default()));
         let row = out

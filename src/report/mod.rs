@@ -21,6 +21,7 @@
 
 pub mod csv;
 pub mod diff;
+mod hosts;
 pub mod html;
 pub mod incident;
 pub mod json;

@@ -4,6 +4,7 @@
 //! its headline finding, evidence, limit and fix, the probable cause, and the
 //! supporting findings indented under it.
 
+use super::hosts::{self, HostList};
 use super::{Incident, Report};
 use crate::report::verdict::VerdictLevel;
 use crate::rules::{Finding, Severity};
@@ -131,19 +132,6 @@ impl Paint {
 
 /// The host an incident or finding is listed under: its host, or the file
 /// it came from, so two anonymous dumps are not shown as one machine.
-/// Hosts a rule's row in the fleet summary names before it counts the rest
-/// (one rule on 5,000 hosts would otherwise print a line of 50,000
-/// characters; `--verbose` names them all).
-const RULE_HOSTS_NAMED: usize = 8;
-
-/// A rule's row in the fleet summary.
-#[derive(Default)]
-struct RuleHosts {
-    findings: usize,
-    hosts: Vec<String>,
-    seen: std::collections::HashSet<String>,
-}
-
 fn host_label(f: &Finding) -> Option<String> {
     f.subject.host.clone().or_else(|| {
         f.evidence
@@ -234,42 +222,21 @@ fn summary(
             width
         ))
     );
-    // Per rule: findings and the hosts they are on, in order of first
-    // appearance (a set beside the list keeps this linear on a fleet).
-    let mut per_rule: BTreeMap<&str, RuleHosts> = BTreeMap::new();
+    // Per rule: findings and the hosts they are on (`--verbose` names all).
+    let mut per_rule: BTreeMap<&str, (usize, HostList)> = BTreeMap::new();
     for f in &report.findings {
         let e = per_rule.entry(f.rule).or_default();
-        e.findings += 1;
+        e.0 += 1;
         if let Some(h) = host_label(f) {
-            if e.seen.insert(h.clone()) {
-                e.hosts.push(h);
-            }
+            e.1.add(&h);
         }
     }
     let _ = writeln!(s, "  {:<6} {:>8}  hosts", "rule", "findings");
-    for (
-        rule,
-        RuleHosts {
-            findings: n,
-            hosts: hs,
-            ..
-        },
-    ) in &per_rule
-    {
-        let named = match hs.get(..RULE_HOSTS_NAMED) {
-            Some(first) if hs.len() > RULE_HOSTS_NAMED && !options.list_healthy => first,
-            _ => hs.as_slice(),
-        };
-        let list = if hs.is_empty() {
-            "-".to_owned()
-        } else if named.len() < hs.len() {
-            format!(
-                "{}, … and {} more (--verbose lists them)",
-                named.join(", "),
-                hs.len() - named.len()
-            )
-        } else {
-            hs.join(", ")
+    let limit = (!options.list_healthy).then_some(hosts::NAMED);
+    for (rule, (n, hs)) in &per_rule {
+        let list = match hs.join(limit) {
+            (list, true) => format!("{list} (--verbose lists them)"),
+            (list, false) => list,
         };
         let _ = writeln!(s, "{}", fit(&format!("  {rule:<6} {n:>8}  {list}"), width));
     }
@@ -568,20 +535,7 @@ mod tests {
 
     #[test]
     fn a_rule_on_many_hosts_names_eight_and_counts_the_rest() {
-        // Ten hosts, each with one port down: IB001 on ten hosts.
-        let mut text = String::new();
-        for h in 0..10 {
-            for line in [
-                "CA 'mlx5_0'",
-                "\tCA type: MT4129",
-                "\tPort 1:",
-                "\t\tState: Down",
-                "\t\tPhysical state: Polling",
-                "\t\tLink layer: InfiniBand",
-            ] {
-                text.push_str(&format!("node{h:02}: {line}\n"));
-            }
-        }
+        let text = crate::report::hosts::ports_down_on(10);
         let r = report(&text);
         let row = |out: &str| {
             out.lines()
