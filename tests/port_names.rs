@@ -70,17 +70,24 @@ fn subjects<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
     }
 }
 
-#[test]
-fn a_lid_named_port_has_one_name_in_measurements_and_findings() {
-    let text = format!("{}{}{}", ibstatus(), perfquery(0), perfquery(1));
+/// The text read as host `n1` and analysed with 10 s between snapshots;
+/// the report and its JSON.
+fn analyze_n1(text: &str) -> (fabricscope::Report, Value) {
     let doc = fabricscope::read_all(
-        &text,
+        text,
         &ReadOptions::default().with_default_host("n1".to_owned()),
     )
     .unwrap();
     let report =
         fabricscope::analyze::analyze(&[doc], &AnalyzeOptions::default().with_interval(10.0));
     let json = serde_json::to_value(&report).unwrap();
+    (report, json)
+}
+
+#[test]
+fn a_lid_named_port_has_one_name_in_measurements_and_findings() {
+    let text = format!("{}{}{}", ibstatus(), perfquery(0), perfquery(1));
+    let (report, json) = analyze_n1(&text);
 
     let ids: Vec<&str> = report.findings.iter().map(|f| f.rule).collect();
     assert!(ids.contains(&"IB104"), "IB104 fires on LID 12: {ids:?}");
@@ -120,14 +127,7 @@ fn a_reassigned_lid_takes_the_latest_name_and_is_noted() {
     // latest wins everywhere, and the measurements say the LID changed hands.
     let later = ibstatus_with([11, 15, 13, 14, 12, 16]);
     let text = format!("{}{}{later}{}", ibstatus(), perfquery(0), perfquery(1));
-    let doc = fabricscope::read_all(
-        &text,
-        &ReadOptions::default().with_default_host("n1".to_owned()),
-    )
-    .unwrap();
-    let report =
-        fabricscope::analyze::analyze(&[doc], &AnalyzeOptions::default().with_interval(10.0));
-    let json = serde_json::to_value(&report).unwrap();
+    let (report, json) = analyze_n1(&text);
     let mut all = Vec::new();
     subjects(&json, &mut all);
     let names: std::collections::BTreeSet<String> = all

@@ -68,12 +68,13 @@ impl AdapterFacts {
     /// Evidence pointing at the adapter's lines.
     #[must_use]
     pub fn evidence(&self, text: String) -> Evidence {
-        Evidence::new(
-            format!("{}: {text}", self.kind.name()),
-            self.span,
-            self.file.as_deref(),
-        )
+        lines_of(self.kind, self.span, self.file.as_deref(), text)
     }
+}
+
+/// Evidence naming the tool that printed `text` and pointing at its lines.
+fn lines_of(kind: Kind, span: LineSpan, file: Option<&str>, text: String) -> Evidence {
+    Evidence::new(format!("{}: {text}", kind.name()), span, file)
 }
 
 /// An Active InfiniBand port with a rate, of a named host.
@@ -105,11 +106,7 @@ impl PortFacts {
     /// Evidence pointing at the port's lines.
     #[must_use]
     pub fn evidence(&self, text: String) -> Evidence {
-        Evidence::new(
-            format!("{}: {text}", self.kind.name()),
-            self.span,
-            self.file.as_deref(),
-        )
+        lines_of(self.kind, self.span, self.file.as_deref(), text)
     }
 }
 
