@@ -121,27 +121,7 @@ fn result(f: &Finding) -> Value {
 /// The report as a SARIF 2.1.0 log with one run.
 #[must_use]
 pub fn to_value(report: &Report) -> Value {
-    json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "fabricscope",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": RULES.iter().map(|r| rule_descriptor(r)).collect::<Vec<_>>(),
-            }},
-            "results": report
-                .incidents
-                .iter()
-                .filter_map(|i| incident_result(report, i))
-                .collect::<Vec<_>>(),
-            "properties": {
-                "verdict": report.verdict,
-                "summary": report.summary,
-                "schema_version": super::SCHEMA_VERSION,
-            },
-        }],
-    })
+    serde_json::to_value(Log(report)).unwrap_or(Value::Null)
 }
 
 /// The SARIF log as indented JSON text.
@@ -177,9 +157,9 @@ pub fn write(report: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()>
         .map_err(std::io::Error::from)
 }
 
-/// The log of [`to_value`] with its results serialised as they are made.
-/// Keys are written in the order of [`to_value`]'s maps (sorted), so both
-/// give the same text.
+/// The log, with its results serialised as they are made. Keys are written
+/// sorted, as a `serde_json` map orders them, so the streamed text and the
+/// text of [`to_value`]'s tree are the same.
 struct Log<'a>(&'a Report);
 
 /// The run's results, one incident at a time.
