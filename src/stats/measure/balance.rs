@@ -62,7 +62,7 @@ pub(super) fn balance(throughput: &[Throughput]) -> Vec<TrafficBalance> {
 }
 
 pub(super) fn trends(
-    series: &Series,
+    series: &Series<'_>,
     times: &[Option<Clocked>],
     options: &StatsOptions,
 ) -> Vec<CounterTrend> {
@@ -113,8 +113,8 @@ pub(super) fn trends(
         let last = run.last().map(|p| p.counter);
         #[allow(clippy::cast_precision_loss)]
         out.push(CounterTrend {
-            subject: subject.clone(),
-            counter: name.clone(),
+            subject: (*subject).clone(),
+            counter: (*name).to_owned(),
             snapshots: run.iter().map(|p| p.snapshot).collect(),
             slope_per_second: fit.slope_per_second,
             r_squared: fit.r_squared,

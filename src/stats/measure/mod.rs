@@ -163,7 +163,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                     role: sample.role,
                     span: sample.span,
                 };
-                readings.add(sample.subject, sample.source, sample.name, point);
+                readings.add(&sample.subject, &sample.source, &sample.name, point);
             }
         }
     }
@@ -194,7 +194,8 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
             lines: cap.span,
         })
         .collect();
-    let series: Series = readings.into_series(&ports);
+    let (keys, ordered) = readings.into_ordered(&ports);
+    let series: Series<'_> = keys.series(ordered);
 
     let mut missing_interval = BTreeSet::new();
     // Every counter of two snapshots shares their interval: worked out once.

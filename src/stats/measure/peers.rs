@@ -96,9 +96,9 @@ pub(super) fn group_keys(subject: &Subject) -> Vec<(PeerGroupKind, String)> {
 /// member reads 0, and the values the fleet step compares across hosts.
 ///
 /// `rates` are in series order (as [`super::measure_unit`] makes them).
-pub(super) fn peer_groups(
-    series: &Series,
-    rates: &[CounterRate],
+pub(super) fn peer_groups<'s>(
+    series: &'s Series<'s>,
+    rates: &'s [CounterRate],
     options: &StatsOptions,
 ) -> (Vec<PeerGroup>, usize, Vec<PeerValue>) {
     let mut words = GroupWords::default();
@@ -117,7 +117,7 @@ pub(super) fn peer_groups(
             })
             .count(),
     );
-    for ((subject, source, name), points) in series {
+    for &((subject, source, name), ref points) in series {
         let Some(last) = points.last() else { continue };
         if !last.role.compared_across_peers() {
             continue;
@@ -155,7 +155,7 @@ pub(super) fn peer_groups(
                 across.push(PeerValue {
                     place,
                     source: source.clone(),
-                    counter: name.clone(),
+                    counter: name.to_owned(),
                     host: subject.host.clone().unwrap_or_default(),
                     lid: subject.lid,
                     value,
@@ -227,9 +227,24 @@ pub(super) fn peer_groups(
                 });
         }
     }
-    let mut ordered: Vec<_> = groups.into_iter().collect();
+    // Skipped and quiet groups are counted here, before the sort: the
+    // order of the groups judged does not depend on them.
+    let mut quiet = 0usize;
+    let mut ordered: Vec<_> = groups
+        .into_iter()
+        .filter(|(_, members)| match shortcut(members) {
+            Shortcut::Skip => false,
+            Shortcut::Quiet => {
+                quiet += 1;
+                false
+            }
+            Shortcut::Judge => true,
+        })
+        .collect();
+    let rank = words.ranks();
+    let rank = |w: u32| rank.get(w as usize).copied().unwrap_or(u32::MAX);
     ordered.sort_unstable_by(|((k1, w1, s1, n1, t1), _), ((k2, w2, s2, n2, t2), _)| {
-        (k1, words.text(*w1), s1, n1, t1).cmp(&(k2, words.text(*w2), s2, n2, t2))
+        (k1, rank(*w1), s1, n1, t1).cmp(&(k2, rank(*w2), s2, n2, t2))
     });
     let ordered = ordered
         .into_iter()
@@ -245,29 +260,29 @@ pub(super) fn peer_groups(
                 members,
             )
         });
-    let (out, quiet) = judge_groups(ordered, options);
-    (out, quiet, across)
+    let (out, judged_quiet) = judge_groups(ordered, options);
+    (out, quiet + judged_quiet, across)
 }
 
 /// The words of a unit's groups, each kept once, and the groups of the
 /// subject seen last (series of one subject are next to each other).
 #[derive(Default)]
-struct GroupWords {
+struct GroupWords<'s> {
     ids: FxHashMap<String, u32>,
     texts: Vec<String>,
-    last: Option<(Subject, Vec<(PeerGroupKind, u32)>)>,
+    last: Option<(&'s Subject, Vec<(PeerGroupKind, u32)>)>,
 }
 
-impl GroupWords {
+impl<'s> GroupWords<'s> {
     /// The groups `subject` belongs to, as (kind, words id).
-    fn of(&mut self, subject: &Subject) -> &[(PeerGroupKind, u32)] {
-        let seen = self.last.as_ref().is_some_and(|(s, _)| s == subject);
+    fn of(&mut self, subject: &'s Subject) -> &[(PeerGroupKind, u32)] {
+        let seen = self.last.as_ref().is_some_and(|(s, _)| *s == subject);
         if !seen {
             let groups: Vec<(PeerGroupKind, u32)> = group_keys(subject)
                 .into_iter()
                 .map(|(kind, words)| (kind, self.id(words)))
                 .collect();
-            self.last = Some((subject.clone(), groups));
+            self.last = Some((subject, groups));
         }
         self.last
             .as_ref()
@@ -287,6 +302,50 @@ impl GroupWords {
     fn text(&self, id: u32) -> &str {
         self.texts.get(id as usize).map_or("", String::as_str)
     }
+
+    /// Each words id's rank among the words in their order: comparing
+    /// ranks compares the words.
+    fn ranks(&self) -> Vec<u32> {
+        let mut order: Vec<usize> = (0..self.texts.len()).collect();
+        order.sort_unstable_by(|a, b| self.texts.get(*a).cmp(&self.texts.get(*b)));
+        let mut ranks = vec![0; order.len()];
+        for (rank, id) in order.into_iter().enumerate() {
+            if let Some(r) = ranks.get_mut(id) {
+                *r = u32::try_from(rank).unwrap_or(u32::MAX);
+            }
+        }
+        ranks
+    }
+}
+
+/// What a group's values say before any statistic is taken.
+enum Shortcut {
+    /// Fewer than two members, or no finite value: left out, not counted.
+    Skip,
+    /// Every finite value's maximum is 0: left out as quiet.
+    Quiet,
+    /// To be judged.
+    Judge,
+}
+
+/// Decides, in one pass over the values, what [`judge_groups`] would do
+/// with a group that is skipped or quiet (the maximum of the finite
+/// values, ordered by `total_cmp` as the summary orders them, is 0), so
+/// that such groups, most of them, are neither sorted nor summarised.
+fn shortcut(members: &[Member<'_>]) -> Shortcut {
+    if members.len() < 2 {
+        return Shortcut::Skip;
+    }
+    let max = members
+        .iter()
+        .map(|m| m.value)
+        .filter(|v| v.is_finite())
+        .max_by(f64::total_cmp);
+    match max {
+        None => Shortcut::Skip,
+        Some(m) if m == 0.0 => Shortcut::Quiet,
+        Some(_) => Shortcut::Judge,
+    }
 }
 
 /// Compares each group's members with robust statistics: the summary and
@@ -299,8 +358,13 @@ fn judge_groups<'s>(
     let mut quiet = 0usize;
     let mut out = Vec::new();
     for ((kind, words, source, counter, statistic), members) in groups {
-        if members.len() < 2 {
-            continue;
+        match shortcut(&members) {
+            Shortcut::Skip => continue,
+            Shortcut::Quiet => {
+                quiet += 1;
+                continue;
+            }
+            Shortcut::Judge => {}
         }
         let values: Vec<f64> = members.iter().map(|m| m.value).collect();
         let Ok(summary) = robust::summary(&values) else {
@@ -527,11 +591,18 @@ impl AcrossHosts {
         } = self;
         let mut keys: Vec<_> = index.into_iter().collect();
         keys.sort_unstable();
+        // A place whose every reading is 0 is quiet: counted without
+        // building its members (a thousand hosts, a thousand zeros).
+        let mut quiet = 0usize;
         let groups = keys
             .into_iter()
-            .filter_map(move |((words, source, counter), i)| {
+            .filter_map(|((words, source, counter), i)| {
                 let p = places.get_mut(i)?;
                 if p.hosts < 2 {
+                    return None;
+                }
+                if p.nonzero.is_empty() {
+                    quiet += 1;
                     return None;
                 }
                 let mut members: Vec<Member<'static>> = (0..p.members)
@@ -569,7 +640,8 @@ impl AcrossHosts {
                     members,
                 ))
             });
-        judge_groups(groups, options)
+        let (out, judged_quiet) = judge_groups(groups, options);
+        (out, quiet + judged_quiet)
     }
 }
 

@@ -8,7 +8,7 @@ use super::super::sample::{CounterSample, CounterUnit, Role, Subject};
 use super::super::{CounterSource, StatsOptions};
 use super::fmt_num;
 use super::records::{BitErrorRate, CounterRate, RateStatus, SaturatedCounter, Throughput};
-use super::timeline::{Interval, Point, Series};
+use super::timeline::{Interval, Point, Series, SeriesKey};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(super) fn saturated(sample: &CounterSample, snapshot: usize) -> SaturatedCounter {
@@ -40,7 +40,7 @@ pub(super) fn saturated(sample: &CounterSample, snapshot: usize) -> SaturatedCou
 }
 
 pub(super) fn counter_rate(
-    (subject, source, name): &(Subject, CounterSource, String),
+    &(subject, source, name): &SeriesKey<'_>,
     a: &Point,
     b: &Point,
     between: &Interval,
@@ -82,7 +82,7 @@ pub(super) fn counter_rate(
     CounterRate {
         subject: subject.clone(),
         source: source.clone(),
-        counter: name.clone(),
+        counter: name.to_owned(),
         unit: b.unit,
         from_snapshot: a.snapshot,
         to_snapshot: b.snapshot,
@@ -175,13 +175,13 @@ pub(super) fn throughput(
 }
 
 /// Lanes seen per link, to split a link's capacity among its lanes.
-pub(super) fn lanes_per_link(series: &Series) -> BTreeMap<Subject, u32> {
+pub(super) fn lanes_per_link(series: &Series<'_>) -> BTreeMap<Subject, u32> {
     let mut lanes: BTreeMap<Subject, BTreeSet<u32>> = BTreeMap::new();
     for ((subject, _, _), _) in series {
         if let Some(lane) = subject.lane {
             let link = Subject {
                 lane: None,
-                ..subject.clone()
+                ..(*subject).clone()
             };
             lanes.entry(link).or_default().insert(lane);
         }

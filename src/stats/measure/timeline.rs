@@ -10,6 +10,7 @@ use crate::model::port_index::PortIndex;
 use crate::span::LineSpan;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
+use std::borrow::Borrow;
 use std::hash::Hash;
 
 /// A snapshot's time on a clock.
@@ -92,14 +93,47 @@ pub(super) fn section_times(
     out
 }
 
-/// Whose counter a series is: subject, source and counter name.
-pub(super) type SeriesKey = (Subject, CounterSource, String);
+/// Whose counter a series is: subject, source and counter name, borrowed
+/// from the unit's [`SeriesKeys`] (a host has about a thousand series but
+/// only a few hundred subjects: the keys are not copied per series).
+pub(super) type SeriesKey<'k> = (&'k Subject, &'k CounterSource, &'k str);
 
 /// Every series of a unit, ordered by key (for a deterministic walk), each
 /// with its readings in snapshot order. A sorted vector, not a tree: it is
 /// built once and only walked. Series of one subject are next to each other,
 /// which the peer groups use to work out a subject's groups once.
-pub(super) type Series = Vec<(SeriesKey, Vec<Point>)>;
+pub(super) type Series<'k> = Vec<(SeriesKey<'k>, Vec<Point>)>;
+
+/// A series' key as ids into [`SeriesKeys`]: (subject, source, name).
+type KeyIds = (u32, u32, u32);
+
+/// The distinct subjects, counter sets and counter names of a unit's
+/// series, which the [`Series`] borrow.
+pub(super) struct SeriesKeys {
+    subjects: Vec<Subject>,
+    sources: Vec<CounterSource>,
+    names: Vec<String>,
+}
+
+/// A unit's series ordered by key, their keys still ids into [`SeriesKeys`].
+pub(super) struct Ordered(Vec<(KeyIds, Vec<Point>)>);
+
+impl SeriesKeys {
+    /// The series of `ordered`, their keys borrowed from `self`.
+    pub(super) fn series(&self, ordered: Ordered) -> Series<'_> {
+        let mut series: Series<'_> = Vec::with_capacity(ordered.0.len());
+        for ((subject, source, name), points) in ordered.0 {
+            if let (Some(subject), Some(source), Some(name)) = (
+                self.subjects.get(subject as usize),
+                self.sources.get(source as usize),
+                self.names.get(name as usize),
+            ) {
+                series.push(((subject, source, name.as_str()), points));
+            }
+        }
+        series
+    }
+}
 
 /// A unit's readings gathered per series, keys interned into small ids.
 ///
@@ -134,14 +168,19 @@ impl<T> Default for Interner<T> {
     }
 }
 
-impl<T: Eq + Hash + Clone> Interner<T> {
-    fn id(&mut self, value: T) -> u32 {
-        if let Some(id) = self.ids.get(&value) {
+impl<T: Eq + Hash> Interner<T> {
+    /// The id of `value`, copied only the first time it is seen.
+    fn id<Q>(&mut self, value: &Q) -> u32
+    where
+        T: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = T> + ?Sized,
+    {
+        if let Some(id) = self.ids.get(value) {
             return *id;
         }
         let id = u32::try_from(self.values.len()).unwrap_or(u32::MAX);
-        self.values.push(value.clone());
-        self.ids.insert(value, id);
+        self.values.push(value.to_owned());
+        self.ids.insert(value.to_owned(), id);
         id
     }
 }
@@ -172,15 +211,15 @@ impl Readings {
     /// must arrive in snapshot order.
     pub(super) fn add(
         &mut self,
-        subject: Subject,
-        source: CounterSource,
-        name: String,
+        subject: &Subject,
+        source: &CounterSource,
+        name: &str,
         point: Point,
     ) {
         // A tool prints a port's or a link's counters together: the subject
         // is most often the one just seen, found without hashing it.
         let subject = match self.last_subject {
-            Some(id) if self.subjects.values.get(id as usize) == Some(&subject) => id,
+            Some(id) if self.subjects.values.get(id as usize) == Some(subject) => id,
             _ => self.subjects.id(subject),
         };
         self.last_subject = Some(subject);
@@ -188,10 +227,10 @@ impl Readings {
         self.points.entry(key).or_default().push(point);
     }
 
-    /// Orders the readings into [`Series`], giving perfquery's LID-named
-    /// ports their CA name when a port view in `ports` tells it (two keys
-    /// that become one merge their readings).
-    pub(super) fn into_series(mut self, ports: &PortIndex<'_>) -> Series {
+    /// Orders the readings by key (see [`SeriesKeys::series`]), giving
+    /// perfquery's LID-named ports their CA name when a port view in
+    /// `ports` tells it (two keys that become one merge their readings).
+    pub(super) fn into_ordered(mut self, ports: &PortIndex<'_>) -> (SeriesKeys, Ordered) {
         if !ports.is_empty() {
             self.name_ports_by_ca(ports);
         }
@@ -200,32 +239,28 @@ impl Readings {
             self.sources.ranks(),
             self.names.ranks(),
         );
-        let rank = |(subject, source, name): (u32, u32, u32)| {
+        let rank = |(subject, source, name): KeyIds| {
             (
-                subject_rank.get(subject as usize).copied(),
-                source_rank.get(source as usize).copied(),
-                name_rank.get(name as usize).copied(),
+                subject_rank.get(subject as usize).copied().unwrap_or(u32::MAX),
+                source_rank.get(source as usize).copied().unwrap_or(u32::MAX),
+                name_rank.get(name as usize).copied().unwrap_or(u32::MAX),
             )
         };
-        let mut keyed: Vec<((u32, u32, u32), Vec<Point>)> = self.points.into_iter().collect();
-        // Keys are unique (they were map keys), so an unstable sort is exact.
-        keyed.sort_unstable_by_key(|(key, _)| rank(*key));
-        let (subjects, sources, names) = (
-            &self.subjects.values,
-            &self.sources.values,
-            &self.names.values,
-        );
-        let mut series: Series = Vec::with_capacity(keyed.len());
-        for ((subject, source, name), points) in keyed {
-            if let (Some(subject), Some(source), Some(name)) = (
-                subjects.get(subject as usize),
-                sources.get(source as usize),
-                names.get(name as usize),
-            ) {
-                series.push(((subject.clone(), source.clone(), name.clone()), points));
-            }
-        }
-        series
+        // Each key's ranks looked up once, then sorted on them. Keys are
+        // unique (they were map keys), so an unstable sort is exact.
+        let mut keyed: Vec<(KeyIds, KeyIds, Vec<Point>)> = self
+            .points
+            .into_iter()
+            .map(|(key, points)| (rank(key), key, points))
+            .collect();
+        keyed.sort_unstable_by_key(|(ranks, _, _)| *ranks);
+        let keys = SeriesKeys {
+            subjects: self.subjects.values,
+            sources: self.sources.values,
+            names: self.names.values,
+        };
+        let ordered = Ordered(keyed.into_iter().map(|(_, key, p)| (key, p)).collect());
+        (keys, ordered)
     }
 
     /// Renames subjects without a device whose (host, LID) the port index
@@ -242,7 +277,7 @@ impl Readings {
                     subject.device = Some(owner.device.to_owned());
                 }
             }
-            renamed.push(self.subjects.id(subject));
+            renamed.push(self.subjects.id(&subject));
         }
         if renamed.len() == self.subjects.values.len() {
             // No two subjects became one: only their names changed.
@@ -395,7 +430,7 @@ mod tests {
         ];
         let mut gathered = Readings::default();
         for (subject, source, name, snapshot) in readings.clone() {
-            gathered.add(subject, source, name.to_owned(), point(snapshot));
+            gathered.add(&subject, &source, name, point(snapshot));
         }
         // ibstat on host a: mlx5_0 port 1 has LID 7.
         let mut ibstat = crate::input::read_all(
@@ -408,9 +443,10 @@ mod tests {
         }
         let ports = PortIndex::of_documents([&ibstat]);
         assert_eq!(ports.by_lid(Some("a"), 7).map(|o| o.device), Some("mlx5_0"));
-        let series = gathered.into_series(&ports);
+        let (keys, ordered) = gathered.into_ordered(&ports);
+        let series = keys.series(ordered);
 
-        let mut expected: BTreeMap<SeriesKey, Vec<usize>> = BTreeMap::new();
+        let mut expected: BTreeMap<(Subject, CounterSource, String), Vec<usize>> = BTreeMap::new();
         for (mut subject, source, name, snapshot) in readings {
             if subject.lid == Some(7) {
                 subject.device = Some("mlx5_0".to_owned());
@@ -420,11 +456,17 @@ mod tests {
                 .or_default()
                 .push(snapshot);
         }
-        let got: Vec<(SeriesKey, Vec<usize>)> = series
+        let got: Vec<((Subject, CounterSource, String), Vec<usize>)> = series
             .into_iter()
-            .map(|(key, points)| (key, points.iter().map(|p| p.snapshot).collect()))
+            .map(|((subject, source, name), points)| {
+                (
+                    (subject.clone(), source.clone(), name.to_owned()),
+                    points.iter().map(|p| p.snapshot).collect(),
+                )
+            })
             .collect();
-        let want: Vec<(SeriesKey, Vec<usize>)> = expected.into_iter().collect();
+        let want: Vec<((Subject, CounterSource, String), Vec<usize>)> =
+            expected.into_iter().collect();
         assert_eq!(got, want);
         // The merged port: readings from snapshots 0, 1 and 3, in that order.
         assert!(got.iter().any(|(_, s)| s == &vec![0, 1, 3]));
