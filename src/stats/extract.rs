@@ -5,7 +5,7 @@
 //! `nvidia-smi nvlink -e/-ec/-gt`), capacities (ibstat rate, iblinkinfo
 //! width × speed, `nvidia-smi nvlink -s`), or a time (`date`).
 
-use super::sample::{CounterSample, CounterUnit, Direction, Layer, Role, Subject};
+use super::sample::{CounterUnit, Direction, Layer, Role, Subject};
 use super::CounterSource;
 use crate::input::Section;
 use crate::model::dcgmi_nvlink::DcgmiNvlinkErrors;
@@ -50,17 +50,49 @@ pub(crate) struct Capacity {
     pub span: LineSpan,
 }
 
+/// One counter reading of a section: the neutral form of a
+/// [`CounterSample`](super::CounterSample), its subject an index into the
+/// section's subjects and its name borrowed from the section (a host has a
+/// thousand readings but a few hundred subjects: neither is copied per reading).
+#[derive(Debug)]
+pub(crate) struct Reading<'d> {
+    /// Position of the subject in [`Extracted::subjects`].
+    pub subject: usize,
+    /// Where the counter set comes from.
+    pub source: CounterSource,
+    /// The counter's name as the model keys it (lane suffix removed).
+    pub name: &'d str,
+    /// Value, width, saturation.
+    pub counter: Counter,
+    /// What one count stands for.
+    pub unit: CounterUnit,
+    /// What the counter tells.
+    pub role: Role,
+    /// Input lines it was read from.
+    pub span: LineSpan,
+}
+
 /// What one section contributes.
 #[derive(Debug, Default)]
-pub(crate) struct Extracted {
-    pub samples: Vec<CounterSample>,
+pub(crate) struct Extracted<'d> {
+    /// The subjects the readings name, each once per place it is read.
+    pub subjects: Vec<Subject>,
+    pub samples: Vec<Reading<'d>>,
     pub capacities: Vec<(LinkKey, Capacity)>,
     /// `(wall-clock seconds, offset from UTC if known, text, span)`.
     pub time: Option<(f64, Option<f64>, String, LineSpan)>,
 }
 
+impl Extracted<'_> {
+    /// Adds a subject; its position names it in readings.
+    fn subject(&mut self, subject: Subject) -> usize {
+        self.subjects.push(subject);
+        self.subjects.len() - 1
+    }
+}
+
 /// Reads what a section offers to the statistics.
-pub(crate) fn extract(section: &Section) -> Extracted {
+pub(crate) fn extract(section: &Section) -> Extracted<'_> {
     let host = section.host.clone();
     let mut out = Extracted::default();
     match &section.data {
@@ -103,22 +135,22 @@ fn smi_query_time(q: &SmiQuery, span: LineSpan) -> Option<(f64, Option<f64>, Str
 
 /// `ibqueryerrors` lists, per port, the counters above threshold (or all
 /// data counters with `--counters`); ports are named by node description.
-fn ibqueryerrors(q: &Ibqueryerrors, host: Option<&String>, out: &mut Extracted) {
+fn ibqueryerrors<'d>(q: &'d Ibqueryerrors, host: Option<&String>, out: &mut Extracted<'d>) {
     for node in &q.nodes {
         for port in &node.ports {
-            let subject = Subject {
+            let subject = out.subject(Subject {
                 host: host.cloned(),
                 device: Some(node.desc.clone()),
                 lid: port.link.as_ref().map(|l| l.lid),
                 port: Some(port.port),
                 ..Subject::default()
-            };
+            });
             for (name, counter) in port.counters.iter().map(|(id, c)| (id.name(), c)) {
                 let (unit, role) = perf_unit_and_role(name);
-                out.samples.push(CounterSample {
-                    subject: subject.clone(),
+                out.samples.push(Reading {
+                    subject,
                     source: CounterSource::Ibqueryerrors,
-                    name: name.to_owned(),
+                    name,
                     counter: *counter,
                     unit,
                     role,
@@ -130,15 +162,15 @@ fn ibqueryerrors(q: &Ibqueryerrors, host: Option<&String>, out: &mut Extracted) 
 }
 
 /// `dcgmi nvlink -e`: per-link CRC, replay and recovery counts (width not printed).
-fn dcgmi_nvlink(d: &DcgmiNvlinkErrors, host: Option<&String>, out: &mut Extracted) {
+fn dcgmi_nvlink(d: &DcgmiNvlinkErrors, host: Option<&String>, out: &mut Extracted<'_>) {
     let Some(gpu) = d.gpu else { return };
     for link in &d.links {
-        let subject = Subject {
+        let subject = out.subject(Subject {
             host: host.cloned(),
             gpu: Some(gpu),
             link: Some(link.link),
             ..Subject::default()
-        };
+        });
         let counters = [
             ("crc_flit_errors", link.crc_flit, Role::BitErrors),
             ("crc_data_errors", link.crc_data, Role::BitErrors),
@@ -147,10 +179,10 @@ fn dcgmi_nvlink(d: &DcgmiNvlinkErrors, host: Option<&String>, out: &mut Extracte
         ];
         for (name, value, role) in counters {
             let Some(value) = value else { continue };
-            out.samples.push(CounterSample {
-                subject: subject.clone(),
+            out.samples.push(Reading {
+                subject,
                 source: CounterSource::DcgmiNvlink,
-                name: name.to_owned(),
+                name,
                 counter: Counter::unknown_width(value),
                 unit: CounterUnit::Events,
                 role,
@@ -181,16 +213,27 @@ fn perf_unit_and_role(name: &str) -> (CounterUnit, Role) {
     if name.contains("XmitWait") || name.contains("Wait") {
         return (CounterUnit::Events, Role::Congestion);
     }
-    let lower = name.to_ascii_lowercase();
     if [
         "error", "discard", "dropped", "downed", "recovery", "fec", "overrun", "block",
     ]
     .iter()
-    .any(|w| lower.contains(w))
+    .any(|w| contains_ignoring_ascii_case(name, w))
     {
         return (CounterUnit::Events, Role::Errors);
     }
     (CounterUnit::Events, Role::Other)
+}
+
+/// Whether `haystack` contains `needle` (lower-case ASCII) when ASCII
+/// letters are compared without case: `to_ascii_lowercase().contains()`
+/// without a copy of the name per reading.
+fn contains_ignoring_ascii_case(haystack: &str, needle: &str) -> bool {
+    let needle = needle.as_bytes();
+    needle.is_empty()
+        || haystack
+            .as_bytes()
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 /// `ErrorDetectionCounterLane[3]` → (`ErrorDetectionCounterLane`, Some(3)).
@@ -210,7 +253,7 @@ fn lane_suffix(name: &str) -> (&str, Option<u32>) {
     (name, None)
 }
 
-fn perfquery(p: &Perfquery, host: Option<&String>, out: &mut Extracted) {
+fn perfquery<'d>(p: &'d Perfquery, host: Option<&String>, out: &mut Extracted<'d>) {
     // A block without its header names no port: two of them in two
     // snapshots may be different ports, so no rate or peer group uses them.
     let headed = p.blocks.iter().filter(|b| {
@@ -220,28 +263,41 @@ fn perfquery(p: &Perfquery, host: Option<&String>, out: &mut Extracted) {
     });
     for block in headed {
         let source = CounterSource::Perfquery(block.attribute.clone());
+        let port = Subject {
+            host: host.cloned(),
+            lid: block.lid,
+            port: block.port,
+            device: if block.lid.is_none() {
+                Some(block.port_id.clone())
+            } else {
+                None
+            },
+            ..Subject::default()
+        };
+        // The block's subject, and one per lane its per-lane counters name.
+        let mut whole: Option<usize> = None;
+        let mut lanes: Vec<(u32, usize)> = Vec::new();
         for (name, counter) in block.counters.iter().map(|(id, c)| (id.name(), c)) {
             let (base, lane) = lane_suffix(name);
             let (unit, role) = perf_unit_and_role(base);
-            out.samples.push(CounterSample {
-                subject: Subject {
-                    host: host.cloned(),
-                    lid: block.lid,
-                    port: block.port,
-                    lane,
-                    device: if block.lid.is_none() {
-                        Some(block.port_id.clone())
-                    } else {
-                        None
-                    },
-                    ..Subject::default()
+            let subject = match lane {
+                None => *whole.get_or_insert_with(|| out.subject(port.clone())),
+                Some(lane) => match lanes.iter().find(|(l, _)| *l == lane) {
+                    Some((_, at)) => *at,
+                    None => {
+                        let at = out.subject(Subject {
+                            lane: Some(lane),
+                            ..port.clone()
+                        });
+                        lanes.push((lane, at));
+                        at
+                    }
                 },
+            };
+            out.samples.push(Reading {
+                subject,
                 source: source.clone(),
-                name: if lane.is_some() {
-                    base.to_owned()
-                } else {
-                    name.to_owned()
-                },
+                name: base,
                 counter: *counter,
                 unit,
                 role,
@@ -268,7 +324,9 @@ fn nvlink_role(name: &str) -> (CounterUnit, Role) {
     }
 }
 
-fn nvlink(n: &Nvlink, host: Option<&String>, out: &mut Extracted) {
+fn nvlink<'d>(n: &'d Nvlink, host: Option<&String>, out: &mut Extracted<'d>) {
+    // The words of the last link speed: a host's links mostly share one.
+    let mut speed_words: Option<(u64, String)> = None;
     // Links of an unknown GPU (no header in the paste) cannot be matched
     // with the same GPU in another snapshot: no rate is computed for them.
     for gpu in n.gpus.iter().filter(|g| !g.headerless) {
@@ -280,6 +338,15 @@ fn nvlink(n: &Nvlink, host: Option<&String>, out: &mut Extracted) {
                 ..Subject::default()
             };
             if let Some(speed) = link.speed_gb_per_s {
+                let source = match &speed_words {
+                    Some((bits, words)) if *bits == speed.to_bits() => words.clone(),
+                    _ => {
+                        let words =
+                            format!("nvidia-smi nvlink -s: {speed} GB/s per direction × 8 bits");
+                        speed_words = Some((speed.to_bits(), words.clone()));
+                        words
+                    }
+                };
                 out.capacities.push((
                     LinkKey::Nvlink {
                         host: host.cloned(),
@@ -288,37 +355,43 @@ fn nvlink(n: &Nvlink, host: Option<&String>, out: &mut Extracted) {
                     },
                     Capacity {
                         gbit_per_second: speed * 8.0,
-                        source: format!(
-                            "nvidia-smi nvlink -s: {speed} GB/s per direction × 8 bits"
-                        ),
+                        source,
                         span: link.span,
                     },
                 ));
             }
+            let lanes = link.lanes.iter().map(|lane| Subject {
+                lane: Some(lane.lane),
+                ..subject.clone()
+            });
+            let lanes: Vec<usize> = lanes.map(|s| out.subject(s)).collect();
+            let at = if link.counters.is_empty() {
+                None
+            } else {
+                Some(out.subject(subject))
+            };
             for (name, counter) in link.counters.iter().map(|(id, c)| (id.name(), c)) {
+                let Some(subject) = at else { break };
                 let (unit, role) = nvlink_role(name);
-                out.samples.push(CounterSample {
-                    subject: subject.clone(),
+                out.samples.push(Reading {
+                    subject,
                     source: CounterSource::NvidiaSmiNvlink,
-                    name: name.to_owned(),
+                    name,
                     counter: *counter,
                     unit,
                     role,
                     span: link.span,
                 });
             }
-            for lane in &link.lanes {
+            for (lane, subject) in link.lanes.iter().zip(lanes) {
                 let counter = Counter {
                     saturated: lane.ecc_correction_count.saturated || lane.overflow,
                     ..lane.ecc_correction_count
                 };
-                out.samples.push(CounterSample {
-                    subject: Subject {
-                        lane: Some(lane.lane),
-                        ..subject.clone()
-                    },
+                out.samples.push(Reading {
+                    subject,
                     source: CounterSource::NvidiaSmiNvlink,
-                    name: "ecc_correction_count".to_owned(),
+                    name: "ecc_correction_count",
                     counter,
                     unit: CounterUnit::Events,
                     role: Role::BitErrors,
@@ -329,7 +402,7 @@ fn nvlink(n: &Nvlink, host: Option<&String>, out: &mut Extracted) {
     }
 }
 
-fn ibstat(i: &Ibstat, host: Option<&String>, out: &mut Extracted) {
+fn ibstat(i: &Ibstat, host: Option<&String>, out: &mut Extracted<'_>) {
     for ca in &i.cas {
         for port in &ca.ports {
             let Some(rate) = port.rate_gbps else { continue };
@@ -380,7 +453,7 @@ fn lane_data_gbps(signalling: f64) -> f64 {
     }
 }
 
-fn iblinkinfo(info: &Iblinkinfo, out: &mut Extracted) {
+fn iblinkinfo(info: &Iblinkinfo, out: &mut Extracted<'_>) {
     for node in &info.nodes {
         for port in &node.ports {
             let (Some(lanes), Some(speed)) = (
@@ -442,6 +515,21 @@ mod tests {
             ("ErrorDetectionCounterLane", Some(3))
         );
         assert_eq!(lane_suffix("PortXmitData"), ("PortXmitData", None));
+        for (hay, needle) in [
+            ("PortRcvErrors", "error"),
+            ("LinkDownedCounter", "downed"),
+            ("VL15Dropped", "dropped"),
+            ("FECCorrectableBlockCounter", "fec"),
+            ("PortXmitWait", "error"),
+            ("", "fec"),
+            ("Fe", "fec"),
+        ] {
+            assert_eq!(
+                contains_ignoring_ascii_case(hay, needle),
+                hay.to_ascii_lowercase().contains(needle),
+                "{hay} {needle}"
+            );
+        }
     }
 
     #[test]

@@ -152,9 +152,16 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                 time_source: time.as_ref().map(|t| t.source.clone()),
             });
             times.push(time);
-            for sample in ex.samples {
+            // The section's subjects, each looked up once.
+            let mut ids: Vec<Option<u32>> = vec![None; ex.subjects.len()];
+            for sample in &ex.samples {
+                let (Some(subject), Some(slot)) =
+                    (ex.subjects.get(sample.subject), ids.get_mut(sample.subject))
+                else {
+                    continue;
+                };
                 if sample.counter.saturated {
-                    m.saturated_counters.push(saturated(&sample, id));
+                    m.saturated_counters.push(saturated(subject, sample, id));
                 }
                 let point = Point {
                     snapshot: id,
@@ -163,7 +170,8 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                     role: sample.role,
                     span: sample.span,
                 };
-                readings.add(&sample.subject, &sample.source, &sample.name, point);
+                let subject = *slot.get_or_insert_with(|| readings.subject_id(subject));
+                readings.add_to(subject, &sample.source, sample.name, point);
             }
         }
     }

@@ -276,7 +276,11 @@ struct GroupWords<'s> {
 impl<'s> GroupWords<'s> {
     /// The groups `subject` belongs to, as (kind, words id).
     fn of(&mut self, subject: &'s Subject) -> &[(PeerGroupKind, u32)] {
-        let seen = self.last.as_ref().is_some_and(|(s, _)| *s == subject);
+        // Series of one subject borrow one key: most often the same reference.
+        let seen = self
+            .last
+            .as_ref()
+            .is_some_and(|(s, _)| std::ptr::eq(*s, subject) || *s == subject);
         if !seen {
             let groups: Vec<(PeerGroupKind, u32)> = group_keys(subject)
                 .into_iter()

@@ -2,16 +2,20 @@
 //! carried against the link's capacity, and bit error rates.
 
 use super::super::ber::{self, Verdict};
-use super::super::extract::{Capacity, LinkKey};
+use super::super::extract::{Capacity, LinkKey, Reading};
 use super::super::rates::{self, Change};
-use super::super::sample::{CounterSample, CounterUnit, Role, Subject};
+use super::super::sample::{CounterUnit, Role, Subject};
 use super::super::{CounterSource, StatsOptions};
 use super::fmt_num;
 use super::records::{BitErrorRate, CounterRate, RateStatus, SaturatedCounter, Throughput};
 use super::timeline::{Interval, Point, Series, SeriesKey};
 use std::collections::{BTreeMap, BTreeSet};
 
-pub(super) fn saturated(sample: &CounterSample, snapshot: usize) -> SaturatedCounter {
+pub(super) fn saturated(
+    subject: &Subject,
+    sample: &Reading<'_>,
+    snapshot: usize,
+) -> SaturatedCounter {
     let extended = matches!(&sample.source, CounterSource::Perfquery(a) if a.header_name().contains("extended"));
     let advice = if extended || sample.counter.bits == 64 {
         "the 64-bit counter is saturated: reset it (`perfquery -R`) before measuring"
@@ -28,9 +32,9 @@ pub(super) fn saturated(sample: &CounterSample, snapshot: usize) -> SaturatedCou
         "the counter can no longer show growth: reset it and measure again"
     };
     SaturatedCounter {
-        subject: sample.subject.clone(),
+        subject: subject.clone(),
         source: sample.source.clone(),
-        counter: sample.name.clone(),
+        counter: sample.name.to_owned(),
         value_at_least: sample.counter.value,
         bits: sample.counter.bits,
         snapshot,

@@ -9,8 +9,8 @@ use super::records::IntervalSource;
 use crate::model::port_index::PortIndex;
 use crate::span::LineSpan;
 use rustc_hash::FxHashMap;
-use std::collections::BTreeMap;
 use std::borrow::Borrow;
+use std::collections::BTreeMap;
 use std::hash::Hash;
 
 /// A snapshot's time on a clock.
@@ -209,6 +209,7 @@ impl<T: Ord> Interner<T> {
 impl Readings {
     /// Adds one reading of `(subject, source, name)`; readings of a series
     /// must arrive in snapshot order.
+    #[cfg(test)]
     pub(super) fn add(
         &mut self,
         subject: &Subject,
@@ -216,6 +217,12 @@ impl Readings {
         name: &str,
         point: Point,
     ) {
+        let subject = self.subject_id(subject);
+        self.add_to(subject, source, name, point);
+    }
+
+    /// The id of `subject`, for [`add_to`](Self::add_to).
+    pub(super) fn subject_id(&mut self, subject: &Subject) -> u32 {
         // A tool prints a port's or a link's counters together: the subject
         // is most often the one just seen, found without hashing it.
         let subject = match self.last_subject {
@@ -223,6 +230,17 @@ impl Readings {
             _ => self.subjects.id(subject),
         };
         self.last_subject = Some(subject);
+        subject
+    }
+
+    /// Adds one reading of the subject with id `subject` (see [`add`](Self::add)).
+    pub(super) fn add_to(
+        &mut self,
+        subject: u32,
+        source: &CounterSource,
+        name: &str,
+        point: Point,
+    ) {
         let key = (subject, self.sources.id(source), self.names.id(name));
         self.points.entry(key).or_default().push(point);
     }
@@ -241,8 +259,14 @@ impl Readings {
         );
         let rank = |(subject, source, name): KeyIds| {
             (
-                subject_rank.get(subject as usize).copied().unwrap_or(u32::MAX),
-                source_rank.get(source as usize).copied().unwrap_or(u32::MAX),
+                subject_rank
+                    .get(subject as usize)
+                    .copied()
+                    .unwrap_or(u32::MAX),
+                source_rank
+                    .get(source as usize)
+                    .copied()
+                    .unwrap_or(u32::MAX),
                 name_rank.get(name as usize).copied().unwrap_or(u32::MAX),
             )
         };
