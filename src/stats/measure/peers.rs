@@ -13,17 +13,47 @@ use super::timeline::Series;
 use crate::span::LineSpan;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A member value with where it came from. The subject is borrowed from
 /// the unit's series (most members are never named: only outliers are).
 pub(super) struct Member<'s> {
-    subject: Cow<'s, Subject>,
+    subject: Who<'s>,
     value: f64,
     count: Option<u64>,
     lines: LineSpan,
 }
+
+/// Who a member is: borrowed from the unit's series (most members), or
+/// owned (a GPU's sum over its links, a place on one host) and boxed, so
+/// that a member stays small: a unit fills thousands of them.
+enum Who<'s> {
+    Borrowed(&'s Subject),
+    Owned(Box<Subject>),
+}
+
+impl std::ops::Deref for Who<'_> {
+    type Target = Subject;
+
+    fn deref(&self) -> &Subject {
+        match self {
+            Self::Borrowed(subject) => subject,
+            Self::Owned(subject) => subject,
+        }
+    }
+}
+
+/// The subject of a place's members that read 0 (never named: only
+/// outliers are, and a reading of 0 is never one).
+static NOBODY: Subject = Subject {
+    host: None,
+    device: None,
+    lid: None,
+    port: None,
+    gpu: None,
+    link: None,
+    lane: None,
+};
 
 /// (host, GPU, counter source, counter name): a GPU's sum over its links.
 type GpuKey<'s> = (Option<&'s str>, u32, &'s CounterSource, &'s str);
@@ -125,7 +155,7 @@ pub(super) fn peer_groups<'s>(
         let value = last.counter.value;
         #[allow(clippy::cast_precision_loss)]
         let member = || Member {
-            subject: Cow::Borrowed(subject),
+            subject: Who::Borrowed(subject),
             value: value as f64,
             count: Some(value),
             lines: last.span,
@@ -180,11 +210,11 @@ pub(super) fn peer_groups<'s>(
             ))
             .or_default()
             .push(Member {
-                subject: Cow::Owned(Subject {
+                subject: Who::Owned(Box::new(Subject {
                     host: host.map(str::to_owned),
                     gpu: Some(gpu),
                     ..Subject::default()
-                }),
+                })),
                 value: sum as f64,
                 count: Some(sum),
                 lines,
@@ -220,7 +250,7 @@ pub(super) fn peer_groups<'s>(
                 ))
                 .or_default()
                 .push(Member {
-                    subject: Cow::Borrowed(&r.subject),
+                    subject: Who::Borrowed(&r.subject),
                     value: r.counts_per_second.unwrap_or(f64::NAN),
                     count: r.increase,
                     lines: r.lines[1],
@@ -414,7 +444,7 @@ fn judge_groups<'s>(
                     },
                 );
                 Some(OutlierMember {
-                    subject: member.subject.clone().into_owned(),
+                    subject: Subject::clone(&member.subject),
                     value: f.value,
                     robust_z: f.robust_z,
                     times_median: f.times_median,
@@ -422,7 +452,7 @@ fn judge_groups<'s>(
                     lines: member.lines,
                     explanation: format!(
                         "{}: {counter} {}{unit} {against} (robust z = {:.1}{}{})",
-                        member.subject,
+                        *member.subject,
                         fmt_num(f.value),
                         f.robust_z,
                         match scale {
@@ -526,9 +556,13 @@ pub struct AcrossHosts {
 impl AcrossHosts {
     /// Adds one unit's values.
     pub fn add(&mut self, values: Vec<PeerValue>) {
+        // A unit's values mostly name one host: the one added last is
+        // found without hashing its name.
+        let mut last_host: Option<u32> = None;
         for v in values {
-            let host = match self.host_ids.get(&v.host) {
-                Some(id) => *id,
+            let known = last_host.filter(|id| self.hosts.get(*id as usize) == Some(&v.host));
+            let host = match known.or_else(|| self.host_ids.get(&v.host).copied()) {
+                Some(id) => id,
                 None => {
                     let id = u32::try_from(self.hosts.len()).unwrap_or(u32::MAX);
                     self.host_ids.insert(v.host.clone(), id);
@@ -536,6 +570,7 @@ impl AcrossHosts {
                     id
                 }
             };
+            last_host = Some(host);
             let key = (v.place, v.source, v.counter);
             let slot = match self.by_place.get(&key) {
                 Some(i) => *i,
@@ -611,7 +646,7 @@ impl AcrossHosts {
                 }
                 let mut members: Vec<Member<'static>> = (0..p.members)
                     .map(|_| Member {
-                        subject: Cow::Owned(Subject::default()),
+                        subject: Who::Borrowed(&NOBODY),
                         value: 0.0,
                         count: Some(0),
                         lines: LineSpan::default(),
@@ -622,11 +657,11 @@ impl AcrossHosts {
                         #[allow(clippy::cast_precision_loss)]
                         let value = r.value as f64;
                         *m = Member {
-                            subject: Cow::Owned(Subject {
+                            subject: Who::Owned(Box::new(Subject {
                                 host: hosts.get(r.host as usize).cloned(),
                                 lid: r.lid,
                                 ..p.place.clone()
-                            }),
+                            })),
                             value,
                             count: Some(r.value),
                             lines: r.lines,

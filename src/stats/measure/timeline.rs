@@ -151,6 +151,8 @@ pub(super) struct Readings {
     points: FxHashMap<(u32, u32, u32), Vec<Point>>,
     /// The id of the subject of the reading added last.
     last_subject: Option<u32>,
+    /// The id of the counter set of the reading added last.
+    last_source: Option<u32>,
 }
 
 /// Distinct values in the order first seen, and each one's id.
@@ -241,7 +243,13 @@ impl Readings {
         name: &str,
         point: Point,
     ) {
-        let key = (subject, self.sources.id(source), self.names.id(name));
+        // A section's readings share one counter set.
+        let source = match self.last_source {
+            Some(id) if self.sources.values.get(id as usize) == Some(source) => id,
+            _ => self.sources.id(source),
+        };
+        self.last_source = Some(source);
+        let key = (subject, source, self.names.id(name));
         self.points.entry(key).or_default().push(point);
     }
 
@@ -290,6 +298,45 @@ impl Readings {
     /// Renames subjects without a device whose (host, LID) the port index
     /// names, merging series whose keys become equal.
     fn name_ports_by_ca(&mut self, ports: &PortIndex<'_>) {
+        let renames: Vec<(usize, Subject)> = self
+            .subjects
+            .values
+            .iter()
+            .enumerate()
+            .filter_map(|(at, subject)| {
+                if subject.device.is_some() {
+                    return None;
+                }
+                let owner = subject
+                    .lid
+                    .and_then(|l| ports.by_lid(subject.host.as_deref(), l))?;
+                Some((
+                    at,
+                    Subject {
+                        device: Some(owner.device.to_owned()),
+                        ..subject.clone()
+                    },
+                ))
+            })
+            .collect();
+        // A new name held by no other subject (renamed subjects had no
+        // device, so no two of them take one name): renamed in place.
+        if renames
+            .iter()
+            .all(|(_, subject)| !self.subjects.ids.contains_key(subject))
+        {
+            for (at, subject) in renames {
+                let Some(slot) = self.subjects.values.get_mut(at) else {
+                    continue;
+                };
+                let old = std::mem::replace(slot, subject.clone());
+                self.subjects.ids.remove(&old);
+                self.subjects
+                    .ids
+                    .insert(subject, u32::try_from(at).unwrap_or(u32::MAX));
+            }
+            return;
+        }
         let old = std::mem::take(&mut self.subjects);
         let mut renamed: Vec<u32> = Vec::with_capacity(old.values.len());
         for mut subject in old.values {
@@ -494,5 +541,59 @@ mod tests {
         assert_eq!(got, want);
         // The merged port: readings from snapshots 0, 1 and 3, in that order.
         assert!(got.iter().any(|(_, s)| s == &vec![0, 1, 3]));
+    }
+
+    /// A LID-named port whose CA name no other subject holds is renamed in
+    /// place: its series take the CA name and the order of the new key
+    /// (after a device-less port that sorted after it before), with their
+    /// readings unchanged.
+    #[test]
+    fn lid_named_ports_without_a_twin_are_renamed_in_place() {
+        let extended = CounterSource::Perfquery(PerfAttribute::PortCountersExtended);
+        let readings = [
+            (port("a", None, Some(7), 1), "SymbolErrorCounter", 0),
+            (port("a", None, Some(9), 1), "SymbolErrorCounter", 0),
+            (port("a", None, Some(7), 1), "LinkDownedCounter", 0),
+            (port("a", None, Some(7), 1), "SymbolErrorCounter", 1),
+        ];
+        let mut gathered = Readings::default();
+        for (subject, name, snapshot) in &readings {
+            gathered.add(subject, &extended, name, point(*snapshot));
+        }
+        let mut ibstat = crate::input::read_all(
+            "CA 'mlx5_0'\n\tCA type: MT4123\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tBase lid: 7\n",
+            &crate::ReadOptions::default(),
+        )
+        .unwrap();
+        for section in &mut ibstat.sections {
+            section.host = Some("a".to_owned());
+        }
+        let ports = PortIndex::of_documents([&ibstat]);
+        let (keys, ordered) = gathered.into_ordered(&ports);
+        let got: Vec<(Subject, &str, Vec<usize>)> = keys
+            .series(ordered)
+            .into_iter()
+            .map(|((subject, _, name), points)| {
+                (
+                    subject.clone(),
+                    name,
+                    points.iter().map(|p| p.snapshot).collect(),
+                )
+            })
+            .collect();
+        let want = vec![
+            (port("a", None, Some(9), 1), "SymbolErrorCounter", vec![0]),
+            (
+                port("a", Some("mlx5_0"), Some(7), 1),
+                "LinkDownedCounter",
+                vec![0],
+            ),
+            (
+                port("a", Some("mlx5_0"), Some(7), 1),
+                "SymbolErrorCounter",
+                vec![0, 1],
+            ),
+        ];
+        assert_eq!(got, want);
     }
 }
