@@ -262,6 +262,7 @@ fn perfquery<'d>(p: &'d Perfquery, host: Option<&String>, out: &mut Extracted<'d
             .is_none_or(|x| x.reason != crate::model::partial::PartialReason::NoHeader)
     });
     for block in headed {
+        out.samples.reserve(block.counters.len());
         let source = CounterSource::Perfquery(block.attribute.clone());
         let port = Subject {
             host: host.cloned(),
@@ -331,6 +332,7 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&String>, out: &mut Extracted<'d>) {
     // with the same GPU in another snapshot: no rate is computed for them.
     for gpu in n.gpus.iter().filter(|g| !g.headerless) {
         for link in &gpu.links {
+            out.samples.reserve(link.counters.len() + link.lanes.len());
             let subject = Subject {
                 host: host.cloned(),
                 gpu: Some(gpu.index),
