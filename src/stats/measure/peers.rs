@@ -377,8 +377,14 @@ fn shortcut(members: &[Member<'_>]) -> Shortcut {
         .max_by(f64::total_cmp);
     match max {
         None => Shortcut::Skip,
-        Some(m) if m == 0.0 => Shortcut::Quiet,
-        Some(_) => Shortcut::Judge,
+        // `==`, as the summary's check: -0.0 is 0 too.
+        Some(m) => {
+            if m == 0.0 {
+                Shortcut::Quiet
+            } else {
+                Shortcut::Judge
+            }
+        }
     }
 }
 
