@@ -433,7 +433,11 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         {
             out.body_lines += usize::from(body);
         }
-        let message = if detect_here { tool_message(line) } else { None };
+        let message = if detect_here {
+            tool_message(line)
+        } else {
+            None
+        };
         if let Some(message) = message {
             #[cfg(test)]
             if body {
@@ -780,7 +784,12 @@ mod body_line_tests {
     fn body_lines_skip_only_what_detection_would_not_use() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut texts = Vec::new();
-        for dir in ["tests/fixtures", "examples", "fuzz/corpus", "../shared/corpus"] {
+        for dir in [
+            "tests/fixtures",
+            "examples",
+            "fuzz/corpus",
+            "../shared/corpus",
+        ] {
             texts_under(&root.join(dir), &mut texts);
         }
         assert!(texts.len() > 100, "fixtures not found");
