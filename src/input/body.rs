@@ -27,6 +27,7 @@ pub(super) fn continues(kind: Kind, text: &str) -> bool {
     match kind {
         Kind::Perfquery => perfquery_field(text),
         Kind::Nvlink => nvlink_link(text),
+        Kind::Ibstat => ibstat_field(text),
         _ => false,
     }
 }
@@ -102,6 +103,54 @@ fn nvlink_link(text: &str) -> bool {
     })
 }
 
+/// The labels of ibstat's CA and port fields that [`ibstat_field`] takes
+/// (`Link layer` is left out: nvlink's detector reads `Link …` lines).
+const IBSTAT_LABELS: &[&str] = &[
+    "CA type",
+    "Number of ports",
+    "Firmware version",
+    "Hardware version",
+    "Node GUID",
+    "System image GUID",
+    "State",
+    "Physical state",
+    "Rate",
+    "Base lid",
+    "LMC",
+    "SM lid",
+    "Capability mask",
+    "Port GUID",
+];
+
+/// ibstat's indented `\t\tState: Active`, `\tFirmware version: 28.39.1002`
+/// (a label of [`IBSTAT_LABELS`], a colon, a space, a value of letters,
+/// digits, spaces, `.` and `-`, not starting `ib`), or its `\tPort 1:`.
+///
+/// Why no detector begins a block at it: the labels are none of the
+/// openings detectors want (`CA '…'`, `CA: `, `GPU `, `Link `,
+/// `Timestamp`, `Errors for`, a devinfo label, an HCA name, a device name
+/// with a number after its letters, a title ending ` Info`), none is
+/// nvidia-smi's padded `Key : value` or perfquery's dotted field, the only
+/// colon is followed by a space (no clock), and no `|`, `'`, `#`, `(`, `=`
+/// or `<` appears. A value starting `ib` could be read as a tool message
+/// (`Rate: ibwarn`). ibstat's own detector finds only its line-keyed
+/// header-less `Port N:` here.
+fn ibstat_field(text: &str) -> bool {
+    let t = text.trim_start_matches([' ', '\t']);
+    if let Some(number) = t.strip_prefix("Port ").and_then(|r| r.strip_suffix(':')) {
+        return !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+    }
+    let Some((label, value)) = t.split_once(": ") else {
+        return false;
+    };
+    IBSTAT_LABELS.contains(&label)
+        && !value.is_empty()
+        && !value.starts_with("ib")
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'.' | b'-'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +184,36 @@ mod tests {
         }
         assert!(!continues(Kind::Nvlink, "PortXmitData:....1"));
         assert!(!continues(Kind::Ibstat, "PortXmitData:....1"));
+    }
+
+    #[test]
+    fn ibstat_fields_are_body_lines_and_near_misses_are_not() {
+        for yes in [
+            "\tCA type: MT4129",
+            "\tFirmware version: 28.39.1002",
+            "\tNode GUID: 0x946dae0300000000",
+            "\tPort 1:",
+            "\t\tState: Active",
+            "\t\tPhysical state: LinkUp",
+            "\t\tRate: 400",
+            "\t\tCapability mask: 0xa751e848",
+        ] {
+            assert!(continues(Kind::Ibstat, yes), "{yes}");
+        }
+        for no in [
+            "CA 'mlx5_0'",
+            "\tCA: 'mlx5_0'",
+            "\t\tLink layer: InfiniBand",
+            "\tPort x:",
+            "\tPort :",
+            "\t\tState: ibwarn",
+            "\t\tState:Active",
+            "\t\tState: Active (x)",
+            "\t\tRate: 12:30:05",
+            "\t\tSpeed: 400",
+        ] {
+            assert!(!continues(Kind::Ibstat, no), "{no}");
+        }
     }
 
     #[test]

@@ -834,6 +834,12 @@ mod body_line_tests {
             "\tPort 1:",
             "\t\tState: Active",
             "\t\tPhysical state: LinkUp",
+            "\t\tRate: 400",
+            "\t\tRate: ibwarn",
+            "\t\tLink layer: InfiniBand",
+            "\tPort 2:",
+            "CA: 'mlx5_1'",
+            "\tFirmware version: 28.39.1002",
             "Tue Dec  1 22:41:52 UTC 2026",
             "",
         ]
