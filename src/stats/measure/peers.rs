@@ -294,13 +294,47 @@ pub(super) fn peer_groups<'s>(
     (out, quiet + judged_quiet, across)
 }
 
-/// The words of a unit's groups, each kept once, and the groups of the
-/// subject seen last (series of one subject are next to each other).
+/// What [`group_keys`] reads of a subject: host, GPU, whether it names a
+/// link, a lane, a port, the all-ports aggregate, and the device (or, for
+/// a port without one, the LID). The links of a GPU share one.
+type GroupsOf<'s> = (
+    Option<&'s str>,
+    Option<u32>,
+    [bool; 4],
+    Option<&'s str>,
+    Option<u32>,
+);
+
+fn groups_of(subject: &Subject) -> GroupsOf<'_> {
+    (
+        subject.host.as_deref(),
+        subject.gpu,
+        [
+            subject.link.is_some(),
+            subject.lane.is_some(),
+            subject.port.is_some(),
+            subject.is_aggregate(),
+        ],
+        subject.device.as_deref(),
+        if subject.device.is_none() {
+            subject.lid
+        } else {
+            None
+        },
+    )
+}
+
+/// The words of a unit's groups, each kept once; each subject's groups,
+/// worked out once per [`GroupsOf`] (not once per link or port); and the
+/// groups of the subject seen last (series of one subject are next to
+/// each other).
 #[derive(Default)]
 struct GroupWords<'s> {
     ids: FxHashMap<String, u32>,
     texts: Vec<String>,
-    last: Option<(&'s Subject, Vec<(PeerGroupKind, u32)>)>,
+    lists: Vec<Vec<(PeerGroupKind, u32)>>,
+    by_groups_of: FxHashMap<GroupsOf<'s>, usize>,
+    last: Option<(&'s Subject, usize)>,
 }
 
 impl<'s> GroupWords<'s> {
@@ -309,18 +343,29 @@ impl<'s> GroupWords<'s> {
         // Series of one subject borrow one key: most often the same reference.
         let seen = self
             .last
-            .as_ref()
-            .is_some_and(|(s, _)| std::ptr::eq(*s, subject) || *s == subject);
-        if !seen {
-            let groups: Vec<(PeerGroupKind, u32)> = group_keys(subject)
-                .into_iter()
-                .map(|(kind, words)| (kind, self.id(words)))
-                .collect();
-            self.last = Some((subject, groups));
-        }
-        self.last
-            .as_ref()
-            .map_or(&[], |(_, groups)| groups.as_slice())
+            .filter(|(s, _)| std::ptr::eq(*s, subject) || *s == subject);
+        let list = match seen {
+            Some((_, list)) => list,
+            None => {
+                let key = groups_of(subject);
+                let list = match self.by_groups_of.get(&key) {
+                    Some(list) => *list,
+                    None => {
+                        let groups: Vec<(PeerGroupKind, u32)> = group_keys(subject)
+                            .into_iter()
+                            .map(|(kind, words)| (kind, self.id(words)))
+                            .collect();
+                        self.lists.push(groups);
+                        let list = self.lists.len() - 1;
+                        self.by_groups_of.insert(key, list);
+                        list
+                    }
+                };
+                self.last = Some((subject, list));
+                list
+            }
+        };
+        self.lists.get(list).map_or(&[], Vec::as_slice)
     }
 
     fn id(&mut self, words: String) -> u32 {

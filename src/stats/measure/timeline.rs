@@ -278,20 +278,28 @@ impl Readings {
                 name_rank.get(name as usize).copied().unwrap_or(u32::MAX),
             )
         };
-        // Each key's ranks looked up once, then sorted on them. Keys are
-        // unique (they were map keys), so an unstable sort is exact.
-        let mut keyed: Vec<(KeyIds, KeyIds, Vec<Point>)> = self
-            .points
-            .into_iter()
-            .map(|(key, points)| (rank(key), key, points))
+        // Each key's ranks looked up once, then small (ranks, position)
+        // pairs sorted instead of the series themselves. Keys are unique
+        // (they were map keys), so an unstable sort is exact.
+        let mut keyed: Vec<Option<(KeyIds, Vec<Point>)>> =
+            self.points.into_iter().map(Some).collect();
+        let mut order: Vec<(KeyIds, usize)> = keyed
+            .iter()
+            .enumerate()
+            .filter_map(|(at, series)| series.as_ref().map(|(key, _)| (rank(*key), at)))
             .collect();
-        keyed.sort_unstable_by_key(|(ranks, _, _)| *ranks);
+        order.sort_unstable();
         let keys = SeriesKeys {
             subjects: self.subjects.values,
             sources: self.sources.values,
             names: self.names.values,
         };
-        let ordered = Ordered(keyed.into_iter().map(|(_, key, p)| (key, p)).collect());
+        let ordered = Ordered(
+            order
+                .into_iter()
+                .filter_map(|(_, at)| keyed.get_mut(at).and_then(Option::take))
+                .collect(),
+        );
         (keys, ordered)
     }
 
