@@ -13,7 +13,6 @@ use super::timeline::Series;
 use crate::span::LineSpan;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// A member value with where it came from. The subject is borrowed from
 /// the unit's series (most members are never named: only outliers are).
@@ -133,7 +132,8 @@ pub(super) fn peer_groups<'s>(
 ) -> (Vec<PeerGroup>, usize, Vec<PeerValue>) {
     let mut words = GroupWords::default();
     let mut groups: FxHashMap<UnitGroupKey<'_>, Vec<Member<'_>>> = FxHashMap::default();
-    let mut gpu_sums: BTreeMap<GpuKey<'_>, (u64, LineSpan)> = BTreeMap::new();
+    // Summed through a hash map, then walked in key order (as a tree would).
+    let mut gpu_sums: FxHashMap<GpuKey<'_>, (u64, LineSpan)> = FxHashMap::default();
     // Sized once: a host hands the fleet step hundreds of values.
     let mut across: Vec<PeerValue> = Vec::with_capacity(
         series
@@ -194,6 +194,9 @@ pub(super) fn peer_groups<'s>(
             }
         }
     }
+    let mut gpu_sums: Vec<_> = gpu_sums.into_iter().collect();
+    // Keys are unique (they were map keys), so an unstable sort is exact.
+    gpu_sums.sort_unstable_by_key(|(key, _)| *key);
     for ((host, gpu, source, name), (sum, lines)) in gpu_sums {
         let at = words.id(format!(
             "GPUs{}",
