@@ -451,6 +451,11 @@ fn emit_json(
         Some(spool) => {
             spool.close()?;
             let spooled = spool.measurements(&report.measurements);
+            // The report is written with `null` for its measurements (its
+            // last value: a spooled run has no documents), which is cut
+            // off and replaced by the spooled records, copied as they are.
+            const PLACEHOLDER: &[u8] = b"null\n}";
+            let mut head = crate::spool::HoldBack::new(&mut w, PLACEHOLDER.len());
             match spool.findings.as_ref() {
                 Some(stored) => {
                     let findings = crate::spool::StoredFindings {
@@ -464,13 +469,20 @@ fn emit_json(
                         spool: stored,
                     };
                     report::json::write_with(
-                        report, &findings, &incidents, &spooled, named, true, &mut w,
+                        report, &findings, &incidents, &(), named, true, &mut head,
                     )?;
                 }
                 None => {
-                    report::json::write_with_measurements(report, &spooled, named, true, &mut w)?;
+                    report::json::write_with_measurements(report, &(), named, true, &mut head)?;
                 }
             }
+            if head.into_held() != PLACEHOLDER {
+                return Err(std::io::Error::other(
+                    "the report's measurements are not its last value",
+                ));
+            }
+            spooled.write_pretty(&mut w)?;
+            w.write_all(b"\n}")?;
         }
         None => report::json::write(report, named, true, &mut w)?,
     }

@@ -294,15 +294,7 @@ impl Spool {
             return Ok(());
         };
         for r in records {
-            self.buffer.clear();
-            serde_json::to_writer_pretty(&mut self.buffer, &r)?;
-            // JSON strings hold no raw newline: every newline is layout.
-            for line in self.buffer.split(|b| *b == b'\n').enumerate() {
-                if line.0 > 0 {
-                    w.write_all(INDENT)?;
-                }
-                w.write_all(line.1)?;
-            }
+            write_indented(&r, &mut self.buffer, w)?;
             // A record ends with a NUL byte, which JSON text never holds.
             w.write_all(b"\0")?;
             c.count += 1;
@@ -335,6 +327,157 @@ impl Drop for Spool {
         for c in &self.categories {
             let _ = std::fs::remove_file(&c.path);
         }
+    }
+}
+
+/// Writes `record` as the pretty report prints it at a record's depth
+/// ([`INDENT`]), using `buffer` as scratch.
+fn write_indented<T: Serialize>(
+    record: &T,
+    buffer: &mut Vec<u8>,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
+    buffer.clear();
+    serde_json::to_writer_pretty(&mut *buffer, record)?;
+    // JSON strings hold no raw newline: every newline is layout.
+    for (i, line) in buffer.split(|b| *b == b'\n').enumerate() {
+        if i > 0 {
+            w.write_all(INDENT)?;
+        }
+        w.write_all(line)?;
+    }
+    Ok(())
+}
+
+/// Writes what comes before the next element of a pretty array at a
+/// record's depth: the opening bracket before the first.
+fn element_start(first: &mut bool, w: &mut dyn Write) -> std::io::Result<()> {
+    let lead: &[u8] = if *first { b"[" } else { b"," };
+    *first = false;
+    w.write_all(lead)?;
+    w.write_all(INDENT)
+}
+
+/// Copies the records of a category file as elements of a pretty array.
+fn copy_records(path: &std::path::Path, first: &mut bool, w: &mut dyn Write) -> std::io::Result<()> {
+    let mut file = File::open(path)?;
+    let mut chunk = vec![0u8; 1 << 16];
+    let mut at_start = true;
+    loop {
+        let n = file.read(&mut chunk)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut rest = chunk.get(..n).unwrap_or_default();
+        while !rest.is_empty() {
+            let end = rest.iter().position(|b| *b == 0);
+            let (bytes, after) = match end {
+                Some(e) => (rest.get(..e).unwrap_or_default(), rest.get(e + 1..)),
+                None => (rest, None),
+            };
+            if at_start && !bytes.is_empty() {
+                element_start(first, w)?;
+                at_start = false;
+            }
+            w.write_all(bytes)?;
+            if let Some(after) = after {
+                at_start = true;
+                rest = after;
+            } else {
+                rest = &[];
+            }
+        }
+    }
+}
+
+/// Writes `records` as further elements of a pretty array.
+fn tail_records<T: Serialize>(
+    records: impl IntoIterator<Item = T>,
+    first: &mut bool,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut buffer = Vec::new();
+    for r in records {
+        element_start(first, w)?;
+        write_indented(&r, &mut buffer, w)?;
+    }
+    Ok(())
+}
+
+impl Spooled<'_> {
+    /// Writes the measurements as the pretty report prints the value of its
+    /// `measurements` key: the spooled records copied as they are (they
+    /// were formatted when spooled), then the tail's. The same text as
+    /// serialising [`Spooled`], without parsing every record back to
+    /// check it (a fleet's measurements are hundreds of megabytes).
+    pub fn write_pretty(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let t = self.tail;
+        w.write_all(b"{")?;
+        for (i, name) in NAMES.iter().enumerate() {
+            w.write_all(if i == 0 { b"\n    \"" } else { b",\n    \"" })?;
+            w.write_all(name.as_bytes())?;
+            w.write_all(b"\": ")?;
+            let mut first = true;
+            if let Some(c) = self.spool.categories.get(i).filter(|c| c.count > 0) {
+                copy_records(&c.path, &mut first, w)?;
+            }
+            let f = &mut first;
+            match i {
+                0 => tail_records(&t.snapshots, f, w)?,
+                1 => tail_records(&t.link_capacities, f, w)?,
+                2 => tail_records(rate_sets(&t.counter_rates), f, w)?,
+                3 => tail_records(&t.throughput, f, w)?,
+                4 => tail_records(&t.saturated_counters, f, w)?,
+                5 => tail_records(&t.bit_error_rates, f, w)?,
+                6 => tail_records(&t.peer_groups, f, w)?,
+                7 => tail_records(&t.traffic_balance, f, w)?,
+                8 => tail_records(&t.trends, f, w)?,
+                _ => tail_records(&t.notes, f, w)?,
+            }
+            w.write_all(if first { b"[]" } else { b"\n    ]" })?;
+        }
+        w.write_all(b"\n  }")
+    }
+}
+
+/// A writer that holds back the last bytes written: a report serialised
+/// with a placeholder for its last value can have the placeholder cut off
+/// and the value written in its place.
+pub struct HoldBack<'a> {
+    inner: &'a mut dyn Write,
+    held: Vec<u8>,
+    keep: usize,
+}
+
+impl<'a> HoldBack<'a> {
+    /// Holds back the last `keep` bytes written to `inner`.
+    pub fn new(inner: &'a mut dyn Write, keep: usize) -> Self {
+        Self {
+            inner,
+            held: Vec::with_capacity(keep + (1 << 16)),
+            keep,
+        }
+    }
+
+    /// The bytes held back; everything before them has been written.
+    pub fn into_held(self) -> Vec<u8> {
+        self.held
+    }
+}
+
+impl Write for HoldBack<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.held.extend_from_slice(buf);
+        if self.held.len() > self.keep + (1 << 16) {
+            let n = self.held.len() - self.keep;
+            self.inner.write_all(self.held.get(..n).unwrap_or_default())?;
+            self.held.drain(..n);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -460,5 +603,56 @@ impl Serialize for Spooled<'_> {
             },
         )?;
         s.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The measurements of a real paste with counter rates.
+    fn measured() -> Measurements {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt"
+        );
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let doc = fabricscope::read(&text, &Default::default()).ok();
+        let options = fabricscope::AnalyzeOptions::default().with_interval(30.0);
+        fabricscope::analyze(doc.as_slice(), &options).measurements
+    }
+
+    #[derive(Serialize)]
+    struct Root<'a> {
+        measurements: &'a Spooled<'a>,
+    }
+
+    /// Records copied from the spool print as serde's pretty printer prints
+    /// them, spooled and tail alike, empty categories too.
+    #[test]
+    fn copied_records_print_as_the_pretty_printer_prints_them() {
+        let m = measured();
+        assert!(m.counter_rates.len() > 10 && !m.snapshots.is_empty());
+        let mut spool = Spool::new(false).unwrap_or_else(|e| unreachable!("{e}"));
+        spool.add(&m).unwrap_or_else(|e| unreachable!("{e}"));
+        spool.add(&m).unwrap_or_else(|e| unreachable!("{e}"));
+        spool.close().unwrap_or_else(|e| unreachable!("{e}"));
+        let tail = Measurements {
+            notes: vec!["the fleet's note".to_owned()],
+            ..m.clone()
+        };
+        for tail in [&tail, &Measurements::default()] {
+            let spooled = spool.measurements(tail);
+            let want = serde_json::to_string_pretty(&Root {
+                measurements: &spooled,
+            })
+            .unwrap_or_default();
+            let mut got = b"{\n  \"measurements\": ".to_vec();
+            spooled
+                .write_pretty(&mut got)
+                .unwrap_or_else(|e| unreachable!("{e}"));
+            got.extend_from_slice(b"\n}");
+            assert_eq!(String::from_utf8_lossy(&got), want);
+        }
     }
 }
