@@ -399,7 +399,11 @@ impl Analysis {
             }
         }
         let (mut findings, stored) = drop_repeats_and_sort(self.findings, self.stored);
-        crate::report::incident::fingerprint_all(&mut findings);
+        // The units' findings were fingerprinted in parallel (phase A);
+        // the fleet rules' are, and those of records written without.
+        for f in findings.iter_mut().filter(|f| f.fingerprint.is_empty()) {
+            f.fingerprint = crate::report::incident::finding_fingerprint(f);
+        }
         let incidents = crate::report::incident::group(&findings);
         let summary = Summary::of(&findings);
         let hosts = self.host_names.len() + self.unnamed_hosts;

@@ -469,14 +469,20 @@ fn emit_json(
                         spool: stored,
                     };
                     report::json::write_with(
-                        report, &findings, &incidents, &(), named, true, &mut head,
+                        report,
+                        &findings,
+                        &incidents,
+                        &(),
+                        named,
+                        true,
+                        &mut head,
                     )?;
                 }
                 None => {
                     report::json::write_with_measurements(report, &(), named, true, &mut head)?;
                 }
             }
-            if head.into_held() != PLACEHOLDER {
+            if head.into_held()? != PLACEHOLDER {
                 return Err(std::io::Error::other(
                     "the report's measurements are not its last value",
                 ));

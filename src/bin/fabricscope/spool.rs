@@ -359,7 +359,11 @@ fn element_start(first: &mut bool, w: &mut dyn Write) -> std::io::Result<()> {
 }
 
 /// Copies the records of a category file as elements of a pretty array.
-fn copy_records(path: &std::path::Path, first: &mut bool, w: &mut dyn Write) -> std::io::Result<()> {
+fn copy_records(
+    path: &std::path::Path,
+    first: &mut bool,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
     let mut file = File::open(path)?;
     let mut chunk = vec![0u8; 1 << 16];
     let mut at_start = true;
@@ -459,9 +463,12 @@ impl<'a> HoldBack<'a> {
         }
     }
 
-    /// The bytes held back; everything before them has been written.
-    pub fn into_held(self) -> Vec<u8> {
-        self.held
+    /// Writes everything but the last `keep` bytes, and returns those.
+    pub fn into_held(mut self) -> std::io::Result<Vec<u8>> {
+        let n = self.held.len().saturating_sub(self.keep);
+        self.inner
+            .write_all(self.held.get(..n).unwrap_or_default())?;
+        Ok(self.held.split_off(n))
     }
 }
 
@@ -470,7 +477,8 @@ impl Write for HoldBack<'_> {
         self.held.extend_from_slice(buf);
         if self.held.len() > self.keep + (1 << 16) {
             let n = self.held.len() - self.keep;
-            self.inner.write_all(self.held.get(..n).unwrap_or_default())?;
+            self.inner
+                .write_all(self.held.get(..n).unwrap_or_default())?;
             self.held.drain(..n);
         }
         Ok(buf.len())
@@ -620,6 +628,24 @@ mod tests {
         let doc = fabricscope::read(&text, &Default::default()).ok();
         let options = fabricscope::AnalyzeOptions::default().with_interval(30.0);
         fabricscope::analyze(doc.as_slice(), &options).measurements
+    }
+
+    /// Everything but the last bytes goes through, however it was written.
+    #[test]
+    fn hold_back_keeps_only_the_last_bytes() {
+        let text: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let mut out = Vec::new();
+        let mut w = HoldBack::new(&mut out, 6);
+        for piece in text.chunks(7_777) {
+            w.write_all(piece).unwrap_or_else(|e| unreachable!("{e}"));
+        }
+        let held = w.into_held().unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(
+            held.as_slice(),
+            text.get(text.len() - 6..).unwrap_or_default()
+        );
+        out.extend_from_slice(&held);
+        assert_eq!(out, text);
     }
 
     #[derive(Serialize)]
