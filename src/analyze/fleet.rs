@@ -17,8 +17,9 @@ use crate::stats::{AcrossHosts, Measurements, StatsOptions};
 use std::collections::BTreeSet;
 
 /// Keeps findings' full text out of memory: called with each finding of a
-/// batch run, stores it (a temporary file, say) and returns the id to read
-/// it back by. See [`Analysis::add_result_storing`].
+/// batch run (fingerprinted: stored as the report prints it), stores it (a
+/// temporary file, say) and returns the id to read it back by. See
+/// [`Analysis::add_result_storing`].
 pub type FindingStore<'a> = dyn FnMut(&Finding) -> std::io::Result<u64> + 'a;
 
 /// A finding reduced to what the fleet step reads (rule, severity,
@@ -167,7 +168,12 @@ impl Analysis {
         mut result: UnitResult,
         store: &mut FindingStore<'_>,
     ) -> std::io::Result<Measurements> {
-        for f in std::mem::take(&mut result.findings) {
+        for mut f in std::mem::take(&mut result.findings) {
+            // Stored whole as the report prints it: with its fingerprint
+            // (records written without one get it here).
+            if f.fingerprint.is_empty() {
+                f.fingerprint = crate::report::incident::finding_fingerprint(&f);
+            }
             let id = store(&f)?;
             self.findings.push(light(f));
             self.stored.push(Some(id));
@@ -385,7 +391,8 @@ impl Analysis {
             .notes
             .extend(crate::stats::quiet_note(self.quiet_groups + quiet));
         // The fleet rules' findings, stored like the units'.
-        let fleet_findings = self.findings.split_off(self.stored.len());
+        let mut fleet_findings = self.findings.split_off(self.stored.len());
+        crate::report::incident::fingerprint_all(&mut fleet_findings);
         for f in fleet_findings {
             match store.as_mut() {
                 Some(store) => {

@@ -458,25 +458,31 @@ fn emit_json(
             let mut head = crate::spool::HoldBack::new(&mut w, PLACEHOLDER.len());
             match spool.findings.as_ref() {
                 Some(stored) => {
-                    let findings = crate::spool::StoredFindings {
-                        findings: &report.findings,
-                        ids: &spool.finding_ids,
-                        spool: stored,
-                    };
+                    // The findings too: written as `null`, replaced by the
+                    // stored findings' text.
+                    const FINDINGS: &[u8] = b"\n  \"findings\": null";
+                    let ids = &spool.finding_ids;
+                    let mut splice = crate::spool::Splice::new(
+                        &mut head,
+                        FINDINGS,
+                        FINDINGS.len() - b"null".len(),
+                        |w| crate::spool::write_findings(&report.findings, ids, stored, w),
+                    );
                     let incidents = crate::spool::StoredIncidents {
                         incidents: &report.incidents,
-                        ids: &spool.finding_ids,
+                        ids,
                         spool: stored,
                     };
                     report::json::write_with(
                         report,
-                        &findings,
+                        &(),
                         &incidents,
                         &(),
                         named,
                         true,
-                        &mut head,
+                        &mut splice,
                     )?;
+                    splice.finish()?;
                 }
                 None => {
                     report::json::write_with_measurements(report, &(), named, true, &mut head)?;

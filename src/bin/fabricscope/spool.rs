@@ -8,10 +8,10 @@
 //! copied into the report at the end ([`Spooled`] serialises as
 //! [`Measurements`], reading the files back one record at a time).
 //!
-//! Findings ([`FindingSpool`]) are stored whole, one compact JSON record
-//! each, while the analysis keeps a light copy for the fleet step (sort,
-//! incidents, verdict); [`StoredFindings`] writes them back in the
-//! report's order.
+//! Findings ([`FindingSpool`]) are stored whole, formatted as the report
+//! prints them, while the analysis keeps a light copy for the fleet step
+//! (sort, incidents, verdict); [`write_findings`] copies them into the
+//! report in its order.
 
 use fabricscope::report::measurements::rate_sets;
 use fabricscope::report::Incident;
@@ -26,6 +26,9 @@ use std::path::PathBuf;
 /// Records sit three levels deep in the report (root, `measurements`, the
 /// category's array): the pretty printer indents them by six spaces.
 const INDENT: &[u8] = b"\n      ";
+
+/// Findings sit two levels deep (root, `findings`): four spaces.
+const FINDING_INDENT: &[u8] = b"\n    ";
 
 /// A temporary file, removed when dropped.
 pub struct TempFile {
@@ -97,6 +100,7 @@ pub struct FindingSpool {
     /// Where each record starts; the last entry is the end of the file.
     offsets: Vec<u64>,
     buffer: Vec<u8>,
+    record: Vec<u8>,
     reader: Option<File>,
 }
 
@@ -107,18 +111,21 @@ impl FindingSpool {
             file: TempFile::new("findings")?,
             offsets: vec![0],
             buffer: Vec::new(),
+            record: Vec::new(),
             reader: None,
         })
     }
 
-    /// Writes `finding`; returns its id.
+    /// Writes `finding` (fingerprinted), formatted as the pretty report
+    /// prints an element of its `findings`, so that writing the report
+    /// copies it ([`write_findings`]); returns its id.
     pub fn store(&mut self, finding: &Finding) -> std::io::Result<u64> {
-        self.buffer.clear();
-        serde_json::to_writer(&mut self.buffer, finding)?;
-        self.file.writer()?.write_all(&self.buffer)?;
+        self.record.clear();
+        write_indented(finding, FINDING_INDENT, &mut self.buffer, &mut self.record)?;
+        self.file.writer()?.write_all(&self.record)?;
         let start = self.offsets.last().copied().unwrap_or(0);
         let id = self.offsets.len() as u64 - 1;
-        self.offsets.push(start + self.buffer.len() as u64);
+        self.offsets.push(start + self.record.len() as u64);
         Ok(id)
     }
 
@@ -132,6 +139,12 @@ impl FindingSpool {
 
     /// The finding stored under `id`.
     fn read(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<Finding> {
+        self.read_raw(id, buffer)?;
+        Ok(serde_json::from_slice(buffer)?)
+    }
+
+    /// The text of the finding stored under `id`, into `buffer`.
+    fn read_raw(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<()> {
         let i = usize::try_from(id).map_err(std::io::Error::other)?;
         let (Some(&start), Some(&end), Some(mut file)) = (
             self.offsets.get(i),
@@ -143,38 +156,7 @@ impl FindingSpool {
         let len = usize::try_from(end - start).map_err(std::io::Error::other)?;
         buffer.resize(len, 0);
         file.seek(SeekFrom::Start(start))?;
-        file.read_exact(buffer)?;
-        Ok(serde_json::from_slice(buffer)?)
-    }
-}
-
-/// A report's findings, light copies replaced by the stored findings (with
-/// the light copy's fingerprint, set after storing): serialises as the
-/// report's `findings`.
-pub struct StoredFindings<'a> {
-    /// The report's findings.
-    pub findings: &'a [Finding],
-    /// The store id of each, when it is a light copy.
-    pub ids: &'a [Option<u64>],
-    /// Where they are stored.
-    pub spool: &'a FindingSpool,
-}
-
-impl Serialize for StoredFindings<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.findings.len()))?;
-        let mut buffer = Vec::new();
-        for (i, light) in self.findings.iter().enumerate() {
-            match self.ids.get(i).copied().flatten() {
-                Some(id) => {
-                    let mut full = self.spool.read(id, &mut buffer).map_err(S::Error::custom)?;
-                    full.fingerprint.clone_from(&light.fingerprint);
-                    seq.serialize_element(&full)?;
-                }
-                None => seq.serialize_element(light)?,
-            }
-        }
-        seq.end()
+        file.read_exact(buffer)
     }
 }
 
@@ -294,7 +276,7 @@ impl Spool {
             return Ok(());
         };
         for r in records {
-            write_indented(&r, &mut self.buffer, w)?;
+            write_indented(&r, INDENT, &mut self.buffer, w)?;
             // A record ends with a NUL byte, which JSON text never holds.
             w.write_all(b"\0")?;
             c.count += 1;
@@ -334,6 +316,7 @@ impl Drop for Spool {
 /// ([`INDENT`]), using `buffer` as scratch.
 fn write_indented<T: Serialize>(
     record: &T,
+    indent: &[u8],
     buffer: &mut Vec<u8>,
     w: &mut dyn Write,
 ) -> std::io::Result<()> {
@@ -342,7 +325,7 @@ fn write_indented<T: Serialize>(
     // JSON strings hold no raw newline: every newline is layout.
     for (i, line) in buffer.split(|b| *b == b'\n').enumerate() {
         if i > 0 {
-            w.write_all(INDENT)?;
+            w.write_all(indent)?;
         }
         w.write_all(line)?;
     }
@@ -403,7 +386,7 @@ fn tail_records<T: Serialize>(
     let mut buffer = Vec::new();
     for r in records {
         element_start(first, w)?;
-        write_indented(&r, &mut buffer, w)?;
+        write_indented(&r, INDENT, &mut buffer, w)?;
     }
     Ok(())
 }
@@ -441,6 +424,107 @@ impl Spooled<'_> {
             w.write_all(if first { b"[]" } else { b"\n    ]" })?;
         }
         w.write_all(b"\n  }")
+    }
+}
+
+/// Writes the report's `findings` value as the pretty printer does: each
+/// light copy replaced by its stored finding, whose text is copied as it
+/// was stored (fingerprinted and formatted when stored, nothing is parsed
+/// back); findings without a stored copy are formatted here.
+pub fn write_findings(
+    findings: &[Finding],
+    ids: &[Option<u64>],
+    spool: &FindingSpool,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
+    if findings.is_empty() {
+        return w.write_all(b"[]");
+    }
+    let (mut text, mut scratch) = (Vec::new(), Vec::new());
+    for (i, light) in findings.iter().enumerate() {
+        w.write_all(if i == 0 { b"[" } else { b"," })?;
+        w.write_all(FINDING_INDENT)?;
+        match ids.get(i).copied().flatten() {
+            Some(id) => {
+                spool.read_raw(id, &mut text)?;
+                w.write_all(&text)?;
+            }
+            None => write_indented(light, FINDING_INDENT, &mut scratch, w)?,
+        }
+    }
+    w.write_all(b"\n  ]")
+}
+
+/// A writer that passes everything through but writes, in place of the
+/// first `marker` (which must come early: what precedes it is held until
+/// it does), the marker's first `keep` bytes and then what `splice`
+/// writes. A report serialised with `null` for one value gets that value
+/// written straight from disk.
+pub struct Splice<'a> {
+    inner: &'a mut dyn Write,
+    marker: &'a [u8],
+    keep: usize,
+    splice: Option<Box<dyn FnOnce(&mut dyn Write) -> std::io::Result<()> + 'a>>,
+    held: Vec<u8>,
+}
+
+impl<'a> Splice<'a> {
+    /// See [`Splice`].
+    pub fn new(
+        inner: &'a mut dyn Write,
+        marker: &'a [u8],
+        keep: usize,
+        splice: impl FnOnce(&mut dyn Write) -> std::io::Result<()> + 'a,
+    ) -> Self {
+        Self {
+            inner,
+            marker,
+            keep,
+            splice: Some(Box::new(splice)),
+            held: Vec::new(),
+        }
+    }
+
+    /// Ends writing: an error when the marker never came.
+    pub fn finish(self) -> std::io::Result<()> {
+        match self.splice {
+            None => Ok(()),
+            Some(_) => Err(std::io::Error::other(
+                "the report's layout is not the one expected",
+            )),
+        }
+    }
+}
+
+impl Write for Splice<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.splice.is_none() {
+            self.inner.write_all(buf)?;
+            return Ok(buf.len());
+        }
+        self.held.extend_from_slice(buf);
+        let Some(at) = self
+            .held
+            .windows(self.marker.len())
+            .position(|w| w == self.marker)
+        else {
+            return Ok(buf.len());
+        };
+        let (before, after) = self.held.split_at(at);
+        self.inner.write_all(before)?;
+        self.inner
+            .write_all(self.marker.get(..self.keep).unwrap_or_default())?;
+        if let Some(splice) = self.splice.take() {
+            splice(&mut *self.inner)?;
+        }
+        self.inner
+            .write_all(after.get(self.marker.len()..).unwrap_or_default())?;
+        self.held = Vec::new();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -646,6 +730,40 @@ mod tests {
         );
         out.extend_from_slice(&held);
         assert_eq!(out, text);
+    }
+
+    /// Stored findings copied into the report print as the pretty printer
+    /// prints the findings themselves; one without a stored copy too.
+    #[test]
+    fn stored_findings_print_as_the_pretty_printer_prints_them() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt"
+        );
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let doc = fabricscope::read(&text, &Default::default()).ok();
+        let options = fabricscope::AnalyzeOptions::default().with_interval(30.0);
+        let report = fabricscope::analyze(doc.as_slice(), &options);
+        assert!(report.findings.len() > 2, "{}", report.findings.len());
+        #[derive(Serialize)]
+        struct Findings<'a> {
+            findings: &'a [Finding],
+        }
+        let mut spool = FindingSpool::new().unwrap_or_else(|e| unreachable!("{e}"));
+        let mut ids: Vec<Option<u64>> = Vec::new();
+        for (i, f) in report.findings.iter().enumerate() {
+            let id = spool.store(f).unwrap_or_else(|e| unreachable!("{e}"));
+            ids.push((i != 1).then_some(id));
+        }
+        spool.finish().unwrap_or_else(|e| unreachable!("{e}"));
+        for findings in [&report.findings[..], &[]] {
+            let want = serde_json::to_string_pretty(&Findings { findings }).unwrap_or_default();
+            let mut got = b"{\n  \"findings\": ".to_vec();
+            write_findings(findings, &ids, &spool, &mut got)
+                .unwrap_or_else(|e| unreachable!("{e}"));
+            got.extend_from_slice(b"\n}");
+            assert_eq!(String::from_utf8_lossy(&got), want);
+        }
     }
 
     #[derive(Serialize)]
