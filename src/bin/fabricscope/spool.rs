@@ -455,6 +455,9 @@ pub fn write_findings(
     w.write_all(b"\n  ]")
 }
 
+/// What a [`Splice`] writes in place of its marker.
+type SpliceWith<'a> = Box<dyn FnOnce(&mut dyn Write) -> std::io::Result<()> + 'a>;
+
 /// A writer that passes everything through but writes, in place of the
 /// first `marker` (which must come early: what precedes it is held until
 /// it does), the marker's first `keep` bytes and then what `splice`
@@ -464,7 +467,7 @@ pub struct Splice<'a> {
     inner: &'a mut dyn Write,
     marker: &'a [u8],
     keep: usize,
-    splice: Option<Box<dyn FnOnce(&mut dyn Write) -> std::io::Result<()> + 'a>>,
+    splice: Option<SpliceWith<'a>>,
     held: Vec<u8>,
 }
 
