@@ -443,15 +443,6 @@ pub fn name_all(places: &[Place], rule: &HostFrom) -> (Vec<Named>, Vec<String>) 
 pub fn hostname_in_text(bytes: &[u8]) -> Option<String> {
     // Prompts sit near the top of a dump; do not scan gigabytes for one.
     let head = bytes.get(..bytes.len().min(1 << 20)).unwrap_or(bytes);
-    // Every asking command names `hostname` or `uname`: a dump without
-    // either word (nearly every file of a fleet) is passed over in one
-    // vectorised search instead of being decoded and split into lines.
-    static ASKING: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>> =
-        std::sync::OnceLock::new();
-    let asking = ASKING.get_or_init(|| aho_corasick::AhoCorasick::new(["hostname", "uname"]).ok());
-    if asking.as_ref().is_some_and(|a| !a.is_match(head)) {
-        return None;
-    }
     let text = String::from_utf8_lossy(head);
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
