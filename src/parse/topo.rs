@@ -520,11 +520,9 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
             raw = read(lines, Vocabulary::Links, &mut unread, Some(h));
         }
     }
-    let mut out = TopoMatrix {
-        pci_only: (!raw.legend.is_empty()).then(|| !raw.legend.iter().any(|e| e.symbol == "NV#")),
-        legend: raw.legend,
-        ..TopoMatrix::default()
-    };
+    let mut out = TopoMatrix::default();
+    out.pci_only = (!raw.legend.is_empty()).then(|| !raw.legend.iter().any(|e| e.symbol == "NV#"));
+    out.legend = raw.legend;
     let Some(header) = raw.header else {
         return Parsed {
             value: out,

@@ -39,6 +39,7 @@ use crate::diag::WarningKind;
 use crate::model::nvlink::{
     LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkNote, NvlinkRemote,
 };
+use crate::model::counter_id::CounterId;
 use crate::model::Counter;
 use crate::parse::text::Unread;
 use crate::parse::{Block, Line, Parsed, Spec};
@@ -104,9 +105,43 @@ struct Reader {
     /// Where each link number of the current GPU block sits in its `links`,
     /// so finding a link costs the same for the 18th and the 80,000th.
     link_slots: HashMap<u32, usize>,
-    /// Room for one counter's key, reused: `-e` prints a counter a line,
-    /// and the key of a known counter is only looked up, never kept.
+    /// The ids of the counter names met so far, with their units: `-e`
+    /// prints the same three names for every link, so each line finds its
+    /// id here instead of rebuilding and looking up its key.
+    keys: CounterKeys,
+}
+
+/// A few printed counter names and the ids of their keys. Bounded: a
+/// hostile paste with endless distinct names only misses (the key is then
+/// built as usual), it never makes a line cost more than a short scan.
+#[derive(Default)]
+struct CounterKeys {
+    seen: Vec<(String, CounterUnit, CounterId)>,
+    /// Room for one key, reused on a miss.
     key: String,
+}
+
+impl CounterKeys {
+    /// How many names are remembered (`-e`, `-gt` and `-g` print at most a
+    /// handful per mode).
+    const CAPACITY: usize = 16;
+
+    /// The id of the counter printed as `name` in `unit`.
+    fn id(&mut self, name: &str, unit: CounterUnit) -> CounterId {
+        if let Some((_, _, id)) = self
+            .seen
+            .iter()
+            .find(|(n, u, _)| *u == unit && n == name)
+        {
+            return id.clone();
+        }
+        counter_key_into(&mut self.key, name, unit);
+        let id = CounterId::from_name(&self.key);
+        if self.seen.len() < Self::CAPACITY {
+            self.seen.push((name.to_owned(), unit, id.clone()));
+        }
+        id
+    }
 }
 
 impl Reader {
@@ -252,10 +287,10 @@ impl Reader {
                     .is_some();
             }
             LinkFact::Counters(counters, unit) => {
-                for (name, value) in counters {
-                    counter_key_into(&mut self.key, name, unit);
-                    let counter = counter_of(&self.key, value, v100);
-                    duplicate |= link.counters.insert(self.key.as_str(), counter).is_some();
+                for (name, value) in counters.iter() {
+                    let id = self.keys.id(name, unit);
+                    let counter = counter_of(id.name(), value, v100);
+                    duplicate |= link.counters.insert(id, counter).is_some();
                 }
             }
             LinkFact::Remote(bus_id, remote_link) => {
