@@ -6,7 +6,7 @@ use crate::diag::{merge_adjacent, Warning, WarningKind};
 use crate::input::MessageLevel;
 use crate::parse::{Line, Parsed};
 use crate::span::LineSpan;
-use nom::bytes::complete::{tag, take_till, take_while1};
+use nom::bytes::complete::{tag, take_while1};
 use nom::character::complete::{char, digit1, hex_digit1, space0};
 use nom::combinator::{all_consuming, opt};
 use nom::sequence::{delimited, preceded};
@@ -15,16 +15,12 @@ use nom::{IResult, Parser};
 /// Splits `Label: value` (any indentation, value may be empty) into
 /// trimmed label and value. The label may contain spaces but not a colon.
 pub(crate) fn label_value(line: &str) -> Option<(&str, &str)> {
-    let t = line.trim();
-    let (rest, label) = take_till::<_, _, nom::error::Error<&str>>(|c| c == ':')
-        .parse(t)
-        .ok()?;
-    let value = rest.strip_prefix(':')?;
-    let label = label.trim();
+    let (label, value) = line.split_once(':')?;
+    let label = trim(label);
     if label.is_empty() {
         return None;
     }
-    Some((label, value.trim()))
+    Some((label, trim(value)))
 }
 
 /// Why a number could not be taken.
@@ -219,7 +215,13 @@ pub(crate) fn infiniband_message_level(t: &str) -> Option<MessageLevel> {
         return None;
     }
     level(first)
-        .or_else(|| level(rest.split(':').next()?.trim()))
+        .or_else(|| {
+            // After a program name: every level word starts with `ib`, so
+            // most lines are let go without scanning their rest.
+            let after = rest.trim_start();
+            after.starts_with("ib").then_some(())?;
+            level(after.split(':').next()?.trim())
+        })
         .or_else(|| {
             if !first.ends_with(".c") {
                 return None;

@@ -357,8 +357,14 @@ fn link_mut<'g>(
     tests::LINKS_EXAMINED.with(|n| n.set(n.get() + 1));
     // Modes print a link's lines together (`-e`: three in a row): the
     // last link is the usual answer, found without hashing.
+    // Next likeliest: links listed from 0 up sit at their own number (a
+    // GPU block holds each number once, so a match is the link's slot).
     let last = gpu.links.len().checked_sub(1);
-    let slot = match last.filter(|&i| gpu.links.get(i).is_some_and(|l| l.link == number)) {
+    let at_number = usize::try_from(number).ok();
+    let slot = match last
+        .filter(|&i| gpu.links.get(i).is_some_and(|l| l.link == number))
+        .or_else(|| at_number.filter(|&i| gpu.links.get(i).is_some_and(|l| l.link == number)))
+    {
         Some(i) => i,
         None => *slots.entry(number).or_insert_with(|| {
             gpu.links.push(NvlinkLink::new(number, line.span()));
