@@ -73,7 +73,7 @@ fn join_wrapped_headers<'l, 'a>(
     lines: &'l [Line<'a>],
 ) -> (std::borrow::Cow<'l, [Line<'a>]>, Vec<(usize, usize)>) {
     // Almost every dump has no header that could be open: keep its lines.
-    let Some(first_open) = lines.iter().position(|l| is_open_header(l.text().trim())) else {
+    let Some(first_open) = lines.iter().position(|l| is_open_header(trim(l.text()))) else {
         return (std::borrow::Cow::Borrowed(lines), Vec::new());
     };
     let mut out: Vec<Line<'a>> = Vec::with_capacity(lines.len());
@@ -119,7 +119,7 @@ fn is_open_header(t: &str) -> bool {
 pub const UNKNOWN_PORT: &str = "(header missing)";
 
 fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
-    let t = line.text().trim();
+    let t = trim(line.text());
     if let Some(warn) = ibcheckerrors_warn(t) {
         return read_checkerrors_warn(line, &warn, out, unread);
     }

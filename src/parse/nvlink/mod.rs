@@ -367,6 +367,10 @@ fn link_mut<'g>(
     {
         Some(i) => i,
         None => *slots.entry(number).or_insert_with(|| {
+            if gpu.links.is_empty() {
+                // Room for a whole GPU at once, not four regrowths.
+                gpu.links.reserve_exact(LINKS_PER_GPU);
+            }
             gpu.links.push(NvlinkLink::new(number, line.span()));
             gpu.links.len() - 1
         }),
@@ -375,6 +379,11 @@ fn link_mut<'g>(
     link.span = link.span.join(line.span());
     Some(link)
 }
+
+/// The most links a GPU prints today (H100, H200, B200: 18): room made
+/// for a GPU's first link. Fewer links give the rest back at the end of
+/// the parse; more grow the list as usual.
+const LINKS_PER_GPU: usize = 18;
 
 /// nvidia-smi does not print counter widths. The one known case: on V100 the
 /// `CRC Errors` counter was seen stuck at 65535, i.e. it saturates at 16 bits
