@@ -24,6 +24,7 @@
 
 use crate::diag::WarningKind;
 use crate::model::counter::max_for_bits;
+use crate::model::counter_id::{CounterId, KnownCounter};
 use crate::model::partial::{Partial, PartialReason};
 use crate::model::perf_fields::FieldKind;
 use crate::model::perfquery::{PerfAttribute, PerfBlock, Perfquery};
@@ -334,7 +335,13 @@ fn read_field(
         );
         return;
     }
-    if block.counters.contains_key(name) || block.fields.contains_key(name) {
+    // The id is looked up once, for the duplicate test and the insert.
+    let id = KnownCounter::from_name(name);
+    let repeated = match id {
+        Some(k) => block.counters.contains_key(k),
+        None => block.counters.contains_key(name),
+    };
+    if repeated || block.fields.contains_key(name) {
         unread.warn(
             WarningKind::Suspicious,
             line.span(),
@@ -344,7 +351,7 @@ fn read_field(
         );
     }
     match block.attribute.field_kind(name) {
-        Some(FieldKind::Counter(bits)) => read_counter(line, name, value, bits, block, unread),
+        Some(FieldKind::Counter(bits)) => read_counter(line, name, id, value, bits, block, unread),
         Some(FieldKind::Hex(_)) => {
             if is_hex(value) {
                 block.fields.insert(name.to_owned(), value.to_owned());
@@ -360,7 +367,7 @@ fn read_field(
         },
         None => match decimal_u64(value) {
             Ok(v) => {
-                block.counters.insert(name, Counter::unknown_width(v));
+                block.counters.insert(counter_id(name, id), Counter::unknown_width(v));
             }
             Err(NumberError::TooLarge) => unread.number(line, name, NumberError::TooLarge),
             Err(NumberError::NotANumber) => {
@@ -370,9 +377,15 @@ fn read_field(
     }
 }
 
+/// The id of counter `name`, already looked up as `known`.
+fn counter_id(name: &str, known: Option<KnownCounter>) -> CounterId {
+    known.map_or_else(|| CounterId::from_name(name), CounterId::Known)
+}
+
 fn read_counter(
     line: &Line<'_>,
     name: &str,
+    id: Option<KnownCounter>,
     value: &str,
     bits: u8,
     block: &mut PerfBlock,
@@ -385,7 +398,7 @@ fn read_counter(
             format!("`{name}` is {v}, more than its {bits}-bit field can hold; value ignored"),
         ),
         Ok(v) => {
-            block.counters.insert(name, Counter::new(v, bits));
+            block.counters.insert(counter_id(name, id), Counter::new(v, bits));
         }
         Err(e) => unread.number(line, name, e),
     }

@@ -210,10 +210,14 @@ pub(crate) fn infiniband_message_level(t: &str) -> Option<MessageLevel> {
         "ibwarn" | "ibdebug" => Some(MessageLevel::Warning),
         _ => None,
     };
-    let (first, rest) = t.split_once(':')?;
-    if first.contains(' ') {
+    // The first word ends at the first colon and holds no space: one scan
+    // that stops at whichever comes first lets most lines go in a few
+    // bytes (the input layer asks this of every line).
+    let colon = t.bytes().position(|b| b == b':' || b == b' ')?;
+    if t.as_bytes().get(colon) != Some(&b':') {
         return None;
     }
+    let (first, rest) = (t.get(..colon)?, t.get(colon + 1..)?);
     level(first)
         .or_else(|| {
             // After a program name: every level word starts with `ib`, so
@@ -321,6 +325,11 @@ mod tests {
         );
         assert_eq!(k("ibpanic: [1] main: z"), Some(WarningKind::Truncated));
         assert_eq!(k("PortSelect:......1"), None);
+        assert_eq!(k("ibwarn:"), Some(WarningKind::Suspicious));
+        assert_eq!(k("ib warn: x"), None);
+        assert_eq!(k("no colon at all"), None);
+        assert_eq!(k("src/query_smp.c:199; x"), Some(WarningKind::Truncated));
+        assert_eq!(k("src/query_smp.c:19x; x"), None);
         assert_eq!(k("Errors for x: iberror"), None);
     }
 }

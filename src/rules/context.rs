@@ -665,21 +665,14 @@ impl<'a> Context<'a> {
         // they never merge with a numbered GPU or with each other.
         type GpuKey<'k> = (HostKey<'k>, u32, Option<(usize, usize)>);
         let mut gpus: BTreeMap<GpuKey<'a>, NvGpuRef<'a>> = BTreeMap::new();
-        // Counter readings per GPU in reading order, made into maps at the
-        // end: one sort of mostly sorted runs instead of a tree insertion
-        // per counter of every link.
-        type CounterReading<'r> = ((u32, &'r str), Reading<'r>);
-        let mut readings: BTreeMap<GpuKey<'a>, Vec<CounterReading<'a>>> = BTreeMap::new();
         for at in self.sections() {
             let SectionData::Nvlink(nv) = &at.section.data else {
                 continue;
             };
             for gpu in &nv.gpus {
                 let place = gpu.headerless.then_some((at.doc, gpu.span.first_line));
-                let key = (at.host(), gpu.index, place);
-                let counters = readings.entry(key).or_default();
                 let entry = gpus
-                    .entry(key)
+                    .entry((at.host(), gpu.index, place))
                     .or_insert_with(|| NvGpuRef {
                         headerless: gpu.headerless,
                         host: at.host(),
@@ -704,36 +697,20 @@ impl<'a> Context<'a> {
                         entry.status.insert(link.link, (at, link));
                     }
                     for (id, counter) in &link.counters {
-                        counters.push((
+                        entry.counters.insert(
                             (link.link, id.name()),
                             Reading {
                                 counter: *counter,
                                 at,
                                 span: link.span,
                             },
-                        ));
+                        );
                     }
                     if !link.lanes.is_empty() {
                         entry.lanes.insert(link.link, (at, link));
                     }
                 }
             }
-        }
-        for (key, mut list) in readings {
-            let Some(g) = gpus.get_mut(&key) else {
-                continue;
-            };
-            // Stable: of two readings of one counter the later one wins,
-            // as it did when each was inserted in turn.
-            list.sort_by_key(|(k, _)| *k);
-            let mut latest: Vec<CounterReading<'a>> = Vec::with_capacity(list.len());
-            for (k, r) in list {
-                match latest.last_mut() {
-                    Some((last, reading)) if *last == k => *reading = r,
-                    _ => latest.push((k, r)),
-                }
-            }
-            g.counters = latest.into_iter().collect();
         }
         let mut longest: BTreeMap<(HostKey<'a>, &'a str), usize> = BTreeMap::new();
         for g in gpus.values() {
