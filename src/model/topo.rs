@@ -278,7 +278,9 @@ impl TopoMatrix {
         let a = self.device(a)?;
         let b = self.device(b)?;
         match self.row_of(&a.name) {
-            Some(row) => row.filter_map(|i| self.cells.get(i)).find(|c| c.to == b.name),
+            Some(row) => row
+                .filter_map(|i| self.cells.get(i))
+                .find(|c| c.to == b.name),
             None => self
                 .cells
                 .iter()

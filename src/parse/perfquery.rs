@@ -30,8 +30,7 @@ use crate::model::perf_fields::FieldKind;
 use crate::model::perfquery::{PerfAttribute, PerfBlock, Perfquery};
 use crate::model::Counter;
 use crate::parse::text::{
-    decimal_u32, decimal_u64, hex_u32, read_each_line, tool_message_kind, trim, NumberError,
-    Unread,
+    decimal_u32, decimal_u64, hex_u32, read_each_line, tool_message_kind, trim, NumberError, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -367,7 +366,9 @@ fn read_field(
         },
         None => match decimal_u64(value) {
             Ok(v) => {
-                block.counters.insert(counter_id(name, id), Counter::unknown_width(v));
+                block
+                    .counters
+                    .insert(counter_id(name, id), Counter::unknown_width(v));
             }
             Err(NumberError::TooLarge) => unread.number(line, name, NumberError::TooLarge),
             Err(NumberError::NotANumber) => {
@@ -398,7 +399,9 @@ fn read_counter(
             format!("`{name}` is {v}, more than its {bits}-bit field can hold; value ignored"),
         ),
         Ok(v) => {
-            block.counters.insert(counter_id(name, id), Counter::new(v, bits));
+            block
+                .counters
+                .insert(counter_id(name, id), Counter::new(v, bits));
         }
         Err(e) => unread.number(line, name, e),
     }

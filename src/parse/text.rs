@@ -122,10 +122,19 @@ pub(crate) fn single_quoted(text: &str) -> Option<&str> {
 pub(crate) fn trim(text: &str) -> &str {
     let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
     let bytes = text.as_bytes();
-    let start = bytes.iter().position(|b| !is_space(b)).unwrap_or(bytes.len());
-    let end = bytes.iter().rposition(|b| !is_space(b)).map_or(start, |i| i + 1);
+    let start = bytes
+        .iter()
+        .position(|b| !is_space(b))
+        .unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !is_space(b))
+        .map_or(start, |i| i + 1);
     let ascii_ends = bytes.get(start).is_none_or(u8::is_ascii)
-        && end.checked_sub(1).and_then(|i| bytes.get(i)).is_none_or(u8::is_ascii);
+        && end
+            .checked_sub(1)
+            .and_then(|i| bytes.get(i))
+            .is_none_or(u8::is_ascii);
     match text.get(start..end.max(start)) {
         Some(inner) if ascii_ends => inner,
         _ => text.trim(),
@@ -231,8 +240,8 @@ pub(crate) fn infiniband_message_level(t: &str) -> Option<MessageLevel> {
                 return None;
             }
             let line_number = rest.split(';').next()?;
-            let is_source_location = !line_number.is_empty()
-                && line_number.chars().all(|c| c.is_ascii_digit());
+            let is_source_location =
+                !line_number.is_empty() && line_number.chars().all(|c| c.is_ascii_digit());
             is_source_location.then_some(MessageLevel::Error)
         })
 }
@@ -277,14 +286,33 @@ mod tests {
     #[test]
     fn fast_trim_and_numbers_agree_with_the_standard_library() {
         for s in [
-            "", " ", "\t12 ", "12", " 1 2 ", "\u{a0}7\u{a0}", "\u{3000} x", "x\u{85}",
-            "é ", " é", "\r\n", "\u{b}5\u{c}",
+            "",
+            " ",
+            "\t12 ",
+            "12",
+            " 1 2 ",
+            "\u{a0}7\u{a0}",
+            "\u{3000} x",
+            "x\u{85}",
+            "é ",
+            " é",
+            "\r\n",
+            "\u{b}5\u{c}",
         ] {
             assert_eq!(trim(s), s.trim(), "{s:?}");
         }
         for s in [
-            "0", "007", " 42\t", "18446744073709551615", "99999999999999999999", "",
-            "-1", "+1", "1 2", "\u{a0}3", "١",
+            "0",
+            "007",
+            " 42\t",
+            "18446744073709551615",
+            "99999999999999999999",
+            "",
+            "-1",
+            "+1",
+            "1 2",
+            "\u{a0}3",
+            "١",
         ] {
             let std = match s.trim().parse::<u64>() {
                 _ if s.trim().is_empty() || !s.trim().bytes().all(|b| b.is_ascii_digit()) => {

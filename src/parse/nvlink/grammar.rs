@@ -143,12 +143,9 @@ impl LinkFact<'_> {
                 CounterUnit::Count => NvlinkMode::ErrorCounters,
                 CounterUnit::KBytes => NvlinkMode::LegacyCounters,
                 CounterUnit::Kib => {
-                    let raw = counters
-                        .iter()
-                        .next()
-                        .is_some_and(|(name, _)| {
-                            name.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("raw"))
-                        });
+                    let raw = counters.iter().next().is_some_and(|(name, _)| {
+                        name.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("raw"))
+                    });
                     if raw {
                         NvlinkMode::ThroughputRaw
                     } else {
@@ -542,7 +539,10 @@ mod tests {
             shape("\t Link 0: CRC Errors: 65535"),
             Ok(Shape::Link(
                 0,
-                LinkFact::Counters(CounterList::of(&[("CRC Errors", 65_535)]), CounterUnit::Count)
+                LinkFact::Counters(
+                    CounterList::of(&[("CRC Errors", 65_535)]),
+                    CounterUnit::Count
+                )
             ))
         );
         let raw = shape("\t Link 0: Raw Tx: 520106574 KiB").unwrap();
@@ -550,7 +550,10 @@ mod tests {
             raw,
             Shape::Link(
                 0,
-                LinkFact::Counters(CounterList::of(&[("Raw Tx", 520_106_574)]), CounterUnit::Kib)
+                LinkFact::Counters(
+                    CounterList::of(&[("Raw Tx", 520_106_574)]),
+                    CounterUnit::Kib
+                )
             )
         );
         let Shape::Link(_, fact) = raw else {
@@ -561,7 +564,10 @@ mod tests {
             shape("         Link 1: Rx0: 100 KBytes, Tx0: 7 KBytes"),
             Ok(Shape::Link(
                 1,
-                LinkFact::Counters(CounterList::of(&[("Rx0", 100), ("Tx0", 7)]), CounterUnit::KBytes)
+                LinkFact::Counters(
+                    CounterList::of(&[("Rx0", 100), ("Tx0", 7)]),
+                    CounterUnit::KBytes
+                )
             ))
         );
         assert_eq!(

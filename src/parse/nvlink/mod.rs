@@ -36,10 +36,10 @@ mod render;
 pub use render::{render, render_mode};
 
 use crate::diag::WarningKind;
+use crate::model::counter_id::CounterId;
 use crate::model::nvlink::{
     LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkNote, NvlinkRemote,
 };
-use crate::model::counter_id::CounterId;
 use crate::model::Counter;
 use crate::parse::text::Unread;
 use crate::parse::{Block, Line, Parsed, Spec};
@@ -128,11 +128,7 @@ impl CounterKeys {
 
     /// The id of the counter printed as `name` in `unit`.
     fn id(&mut self, name: &str, unit: CounterUnit) -> CounterId {
-        if let Some((_, _, id)) = self
-            .seen
-            .iter()
-            .find(|(n, u, _)| *u == unit && n == name)
-        {
+        if let Some((_, _, id)) = self.seen.iter().find(|(n, u, _)| *u == unit && n == name) {
             return id.clone();
         }
         counter_key_into(&mut self.key, name, unit);
