@@ -8,6 +8,7 @@
 //! when the input names one, and parses every section. Text that is not
 //! recognised is listed in [`Document::unrecognised`], never dropped.
 
+mod body;
 pub mod clean;
 mod framing;
 mod hosts;

@@ -28,12 +28,32 @@ struct Chunk<'a> {
 struct Output<'o> {
     options: &'o ReadOptions,
     doc: Document,
+    /// Runs detection on body lines too ([`super::body`]): the reading the
+    /// shortcut must equal, for the tests that check it.
+    full_detection: bool,
+    /// With `full_detection`: body lines where detection found something
+    /// that skipping it would have missed (always empty unless a body-line
+    /// shape is wrong).
+    #[cfg(test)]
+    body_misses: Vec<String>,
+    /// Body lines met (with or without `full_detection`).
+    #[cfg(test)]
+    body_lines: usize,
 }
 
 pub(super) fn split(text: &str, options: &ReadOptions) -> Document {
+    split_with(text, options, false).doc
+}
+
+fn split_with<'o>(text: &str, options: &'o ReadOptions, full_detection: bool) -> Output<'o> {
     let mut out = Output {
         options,
         doc: Document::default(),
+        full_detection,
+        #[cfg(test)]
+        body_misses: Vec::new(),
+        #[cfg(test)]
+        body_lines: 0,
     };
     let mut lines = clean_lines(text, &mut out);
     out.doc.repairs = super::repair::apply(&mut lines);
@@ -44,7 +64,7 @@ pub(super) fn split(text: &str, options: &ReadOptions) -> Document {
         sectionize(chunk, &mut out);
     }
     out.doc.unrecognised.sort_by_key(|u| u.span);
-    out.doc
+    out
 }
 
 /// Numbered, cleaned lines, with over-long lines blanked and reported, and
@@ -403,14 +423,34 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
     let mut open: Option<Open<'_>> = None;
     let mut produced = 0usize;
     for (i, line) in stream.iter().enumerate() {
-        if let Some(message) = tool_message(line) {
+        // A body line of the open section continues it: no tool message,
+        // no block of any format begins there (see `body`).
+        let body = open
+            .as_ref()
+            .is_some_and(|o| super::body::continues(o.format.kind, line.text()));
+        let detect_here = !body || out.full_detection;
+        #[cfg(test)]
+        {
+            out.body_lines += usize::from(body);
+        }
+        let message = if detect_here {
+            tool_message(line)
+        } else {
+            None
+        };
+        if let Some(message) = message {
+            #[cfg(test)]
+            if body {
+                out.body_misses
+                    .push(format!("line {}: a tool message", line.number));
+            }
             match open.as_mut() {
                 Some(o) => o.messages.push(message),
                 None => leading_messages.push(message),
             }
             continue;
         }
-        if !line.is_blank() {
+        if detect_here && !line.is_blank() {
             // A prompt naming a supported tool says what its output is: the
             // first section is that tool's, even where another format's
             // output looks the same (`nvidia-smi nvlink -cBridge` prints
@@ -423,6 +463,10 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
             } else {
                 detect(stream.get(i..).unwrap_or_default(), ctx.hint)
             };
+            #[cfg(test)]
+            if body {
+                check_body_line(line, found.as_ref(), open.as_ref(), out);
+            }
             if let Some((format, Block { key, lines })) = found {
                 // A new key continues the open section; a key seen before
                 // starts another. `replace` hashes once and hands back the
@@ -473,6 +517,33 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         produced += 1;
     }
     leftovers(leading, leading_messages, produced, ctx, out);
+}
+
+/// What full detection found at a body line of `open`: nothing, or a block
+/// of the open format under a key it has not seen (which only continues the
+/// section). Anything else is recorded as a miss of the shortcut.
+#[cfg(test)]
+fn check_body_line(
+    line: &Line<'_>,
+    found: Option<&(&'static Format, Block)>,
+    open: Option<&Open<'_>>,
+    out: &mut Output<'_>,
+) {
+    let Some((format, block)) = found else {
+        return;
+    };
+    let continues = open.is_some_and(|o| {
+        std::ptr::eq(o.format, *format) && !o.keys.contains(&block.key) && block.lines.is_none()
+    });
+    if !continues {
+        out.body_misses.push(format!(
+            "line {}: {} block `{}` at {:?}",
+            line.number,
+            format.name,
+            block.key,
+            line.text()
+        ));
+    }
 }
 
 /// Lines before the first recognised block: the hinted tool's output if the
@@ -664,5 +735,129 @@ mod file_header_tests {
             Some("gpu-01")
         );
         assert_eq!(host_of_file("login01.log").as_deref(), Some("login01"));
+    }
+}
+
+#[cfg(test)]
+mod body_line_tests {
+    use super::split_with;
+    use crate::input::ReadOptions;
+    use proptest::prelude::*;
+
+    /// Every file under `dir`, recursively, as text.
+    fn texts_under(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                texts_under(&path, out);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                out.push((path.display().to_string(), text));
+            }
+        }
+    }
+
+    /// Reads `text` with and without the body-line shortcut: the documents
+    /// must be equal, and at every body line full detection must find
+    /// nothing the shortcut skips. Returns the body lines met.
+    fn same_with_and_without_shortcut(name: &str, text: &str) -> usize {
+        let options = ReadOptions::default();
+        let fast = split_with(text, &options, false);
+        let full = split_with(text, &options, true);
+        assert!(
+            full.body_misses.is_empty(),
+            "{name}: detection at body lines: {:?}",
+            full.body_misses
+        );
+        assert_eq!(fast.body_lines, full.body_lines, "{name}");
+        assert!(fast.doc == full.doc, "{name}: documents differ");
+        fast.body_lines
+    }
+
+    /// On every fixture, example, fuzz seed and shared corpus file (the
+    /// latter when present beside the repository), skipping detection at
+    /// body lines changes nothing.
+    #[test]
+    fn body_lines_skip_only_what_detection_would_not_use() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut texts = Vec::new();
+        for dir in [
+            "tests/fixtures",
+            "examples",
+            "fuzz/corpus",
+            "../shared/corpus",
+        ] {
+            texts_under(&root.join(dir), &mut texts);
+        }
+        assert!(texts.len() > 100, "fixtures not found");
+        let body: usize = texts
+            .iter()
+            .map(|(name, text)| same_with_and_without_shortcut(name, text))
+            .sum();
+        assert!(body > 5000, "only {body} body lines met");
+    }
+
+    /// Lines near the body-line shapes, and lines detectors look for.
+    fn vocabulary() -> Vec<&'static str> {
+        vec![
+            "# Port counters: Lid 2 port 1 (CapMask: 0x5A00)",
+            "# Port extended counters: Lid 2 port 1 (CapMask: 0x5A00 CapMask2: 0x0000000)",
+            "PortSelect:......................1",
+            "CounterSelect:...................0x0000",
+            "SymbolErrorCounter:..............0",
+            "LinkDownedCounter:...............2",
+            "PortXmitData:....................7587792498942",
+            "PortRcvData:.....................199964",
+            "PortXmitWait:....................630448784",
+            "Timestamp:.......................1",
+            "Timestamp                                 : Tue Dec  1 12:00:00 2026",
+            "Driver Version                            : 550.54.15",
+            "GPU0XSYSSYS1:....1",
+            "ibwarn: [1234] main: x",
+            "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-e3e70682-c209-4cac-629f-6fbed82c07cd)",
+            "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-f3e70682-c209-4cac-629f-6fbed82c07cd)",
+            "\t Link 0: Replay Errors: 0",
+            "\t Link 0: CRC Errors: 0",
+            "\t Link 1: Data Tx: 584268610202 KiB",
+            "\t Link 0: 26.562 GB/s",
+            "\t Link 1: 26.562 GB/s",
+            "\t Link 4: <inactive>",
+            "Link 2: 26.562 GB/s",
+            "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity",
+            "GPU0\t X \tNV18\tPIX\t0-55\t0",
+            "GPU1\tNV18\t X \tSYS\t0-55\t0",
+            "CA 'mlx5_0'",
+            "\tCA type: MT4129",
+            "\tPort 1:",
+            "\t\tState: Active",
+            "\t\tPhysical state: LinkUp",
+            "\t\tRate: 400",
+            "\t\tRate: ibwarn",
+            "\t\tLink layer: InfiniBand",
+            "\tPort 2:",
+            "CA: 'mlx5_1'",
+            "\tFirmware version: 28.39.1002",
+            "Tue Dec  1 22:41:52 UTC 2026",
+            "",
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn body_lines_skip_only_what_detection_would_not_use_on_mixed_lines(
+            picks in prop::collection::vec(
+                prop_oneof![
+                    4 => prop::sample::select(vocabulary()).prop_map(str::to_owned),
+                    1 => "[A-Za-z0-9:. \t|#'_<>()-]{0,24}",
+                ],
+                0..40,
+            )
+        ) {
+            let text = picks.join("\n");
+            same_with_and_without_shortcut("generated", &text);
+        }
     }
 }

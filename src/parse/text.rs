@@ -227,23 +227,24 @@ pub(crate) fn infiniband_message_level(t: &str) -> Option<MessageLevel> {
         return None;
     }
     let (first, rest) = (t.get(..colon)?, t.get(colon + 1..)?);
-    level(first)
-        .or_else(|| {
-            // After a program name: every level word starts with `ib`, so
-            // most lines are let go without scanning their rest.
-            let after = rest.trim_start();
-            after.starts_with("ib").then_some(())?;
-            level(after.split(':').next()?.trim())
-        })
-        .or_else(|| {
-            if !first.ends_with(".c") {
-                return None;
-            }
-            let line_number = rest.split(';').next()?;
-            let is_source_location =
-                !line_number.is_empty() && line_number.chars().all(|c| c.is_ascii_digit());
-            is_source_location.then_some(MessageLevel::Error)
-        })
+    if let Some(found) = level(first) {
+        return Some(found);
+    }
+    // The word after the program name: every level word starts `ib`, so
+    // most lines (`PortXmitData:....`) are passed over without splitting.
+    let after = rest.trim_start();
+    if after.starts_with("ib") {
+        if let Some(found) = level(after.split(':').next()?.trim_end()) {
+            return Some(found);
+        }
+    }
+    if !first.ends_with(".c") {
+        return None;
+    }
+    let line_number = rest.split(';').next()?;
+    let is_source_location =
+        !line_number.is_empty() && line_number.chars().all(|c| c.is_ascii_digit());
+    is_source_location.then_some(MessageLevel::Error)
 }
 
 /// The kind of warning a tool diagnostic line deserves when a parser meets
@@ -343,6 +344,68 @@ mod tests {
         assert_eq!(quantity("-"), None);
     }
 
+    /// The reading before the `ib` shortcut, kept as the reference.
+    fn message_level_reference(t: &str) -> Option<MessageLevel> {
+        let level = |word: &str| match word {
+            "ibpanic" | "iberror" => Some(MessageLevel::Error),
+            "ibwarn" | "ibdebug" => Some(MessageLevel::Warning),
+            _ => None,
+        };
+        let (first, rest) = t.split_once(':')?;
+        if first.contains(' ') {
+            return None;
+        }
+        level(first)
+            .or_else(|| level(rest.split(':').next()?.trim()))
+            .or_else(|| {
+                let line_number = rest.split(';').next()?;
+                let is_source_location = first.ends_with(".c")
+                    && !line_number.is_empty()
+                    && line_number.chars().all(|c| c.is_ascii_digit());
+                is_source_location.then_some(MessageLevel::Error)
+            })
+    }
+
+    fn lines_under(dir: &std::path::Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                lines_under(&path, out);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                out.extend(String::from_utf8_lossy(&bytes).lines().map(str::to_owned));
+            }
+        }
+    }
+
+    #[test]
+    fn message_levels_agree_with_the_reference_reading() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut lines: Vec<String> = [
+            "ibwarn: x",
+            "perfquery:  ibwarn : x",
+            "perfquery: ibwarnx: x",
+            "p:\tiberror",
+            "p: ib",
+            "p:",
+            "src/x.c:12; y",
+            "src/x.c:; y",
+            "x.c:12",
+            "a b: ibwarn: x",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        lines_under(&root.join("tests/fixtures"), &mut lines);
+        assert!(lines.len() > 10_000);
+        for line in &lines {
+            let t = line.trim();
+            assert_eq!(
+                infiniband_message_level(t),
+                message_level_reference(t),
+                "{t:?}"
+            );
+        }
+    }
+
     #[test]
     fn tool_messages_by_severity() {
         let k = tool_message_kind;
@@ -356,8 +419,11 @@ mod tests {
         assert_eq!(k("ibwarn:"), Some(WarningKind::Suspicious));
         assert_eq!(k("ib warn: x"), None);
         assert_eq!(k("no colon at all"), None);
+        assert_eq!(k("Errors for x: iberror"), None);
+        assert_eq!(k("perfquery:  ibwarn : x"), Some(WarningKind::Suspicious));
+        assert_eq!(k("perfquery: ibwarnx: x"), None);
         assert_eq!(k("src/query_smp.c:199; x"), Some(WarningKind::Truncated));
         assert_eq!(k("src/query_smp.c:19x; x"), None);
-        assert_eq!(k("Errors for x: iberror"), None);
+        assert_eq!(k("src/query_smp.h:199; x"), None);
     }
 }

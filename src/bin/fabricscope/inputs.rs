@@ -380,10 +380,26 @@ fn file(path: &Path, host: Option<Named>, named: bool) -> Input {
 /// `hostname` output in the text outranks the path.
 fn name_from_text(input: &mut Input) {
     if let Ok(bytes) = &input.bytes {
+        if !may_ask_hostname(bytes) {
+            return;
+        }
         if let Some(h) = naming::hostname_in_text(bytes) {
             input.host = Some(h);
             input.host_why = "hostname output in the text".into();
         }
+    }
+}
+
+/// Whether the text could hold a `hostname` / `uname -n` command: every
+/// command [`naming::hostname_in_text`] takes has one of those words, in
+/// the first MiB it reads. One substring search instead of a look at the
+/// last word of every line, for the many dumps without a prompt.
+fn may_ask_hostname(bytes: &[u8]) -> bool {
+    let head = bytes.get(..bytes.len().min(1 << 20)).unwrap_or(bytes);
+    match std::str::from_utf8(head) {
+        Ok(text) => text.contains("hostname") || text.contains("uname"),
+        // Cut inside a character, or not UTF-8: let the full reading decide.
+        Err(_) => true,
     }
 }
 
@@ -479,4 +495,32 @@ fn modified_unix(path: &Path) -> Option<f64> {
     let modified = std::fs::metadata(path).ok()?.modified().ok()?;
     let since = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
     Some(since.as_secs_f64())
+}
+
+#[cfg(test)]
+mod hostname_prefilter_tests {
+    use super::{may_ask_hostname, naming};
+
+    /// The prefilter may only pass over texts in which the full reading
+    /// finds no host.
+    #[test]
+    fn texts_the_prefilter_passes_over_name_no_host() {
+        let texts: &[&[u8]] = &[
+            b"[root@localhost ~]# hostname\nnode07.cluster.local\n",
+            b"$ hostname -s\nnode08\n",
+            b"$ uname -n\nnode09\n",
+            b"hostname\nnode10\n",
+            b"uname -n\nnode11\n",
+            b"$ ibstat\nCA 'mlx5_0'\n",
+            b"PortXmitData:....................1\n",
+            b"\xff$ hostname\nnode12\n",
+            b"",
+        ];
+        for text in texts {
+            let named = naming::hostname_in_text(text).is_some();
+            assert!(!named || may_ask_hostname(text), "{text:?}");
+        }
+        assert!(!may_ask_hostname(b"$ ibstat\nCA 'mlx5_0'\n"));
+        assert!(may_ask_hostname(b"$ uname -n\nnode11\n"));
+    }
 }

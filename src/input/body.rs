@@ -1,0 +1,243 @@
+//! Body lines: lines that continue an open section and cannot begin any
+//! block, so that the sectioner need not run every format's detector on
+//! them.
+//!
+//! Detection looks at every non-blank line, because any line may begin a
+//! block of some format. Inside a perfquery or `nvidia-smi nvlink` section,
+//! nearly every line is one of that tool's counter lines, and every detector
+//! answers the same thing there: no block begins (or, for perfquery's
+//! headless fields and nvlink's headless `-s` links, a block of the open
+//! format keyed by its own line number, which only continues the section
+//! and whose key no later line can repeat). A body line is therefore added
+//! to the open section without asking: same sections, one shape test per
+//! line instead of a dozen detectors.
+//!
+//! The shapes are deliberately narrow. Each is written so that the first
+//! tests of every detector refuse it (see the notes on each), and the
+//! `body_lines_*` tests of the splitter check the claim two ways: on every
+//! line of every fixture and corpus file, detection run anyway at each body
+//! line finds nothing that would change the document, and the documents
+//! read with and without the shortcut are equal.
+
+use crate::parse::Kind;
+
+/// Whether `text` is a body line of an open section of `kind`: it continues
+/// that section, and full detection would not begin a block there.
+pub(super) fn continues(kind: Kind, text: &str) -> bool {
+    match kind {
+        Kind::Perfquery => perfquery_field(text),
+        Kind::Nvlink => nvlink_link(text),
+        Kind::Ibstat => ibstat_field(text),
+        _ => false,
+    }
+}
+
+/// perfquery's `PortXmitData:...............1234`: optional indentation, a
+/// name of ASCII letters and digits starting with a capital, a colon, one
+/// or more dots, and a value of letters and digits ending the line.
+///
+/// Why no detector begins a block at it: it holds no white space, one
+/// colon and no `'`, `"`, `#`, `|`, `+`, `<`, `=`, `(`, `[` or `_`, so
+/// every detector that wants a space (`CA '…'`, `GPU 0:`, `Link 0:`,
+/// `Port 1:`, `Errors for`, `… Info`), a quote, a table rule, a markup or
+/// comment byte, a clock (`12:30:05`, two colons) or nvidia-smi's padded
+/// `Key : value` refuses it; ibv_devinfo's and ibstat's list names are
+/// lower case. Two detectors read plain `Name:` lines and are kept out by
+/// name: smi_query's `Timestamp:` (with `Driver Version` under it) and
+/// topo's header-less rows, whose first word starts `GPU` or `NIC` (or
+/// holds `_`, excluded above). perfquery's own detector finds only its
+/// line-keyed header-less fields here.
+fn perfquery_field(text: &str) -> bool {
+    let t = text.trim_start_matches([' ', '\t']).as_bytes();
+    let name_len = t
+        .iter()
+        .position(|b| !b.is_ascii_alphanumeric())
+        .unwrap_or(t.len());
+    let (name, rest) = t.split_at(name_len);
+    if !name.first().is_some_and(u8::is_ascii_uppercase)
+        || name.starts_with(b"GPU")
+        || name.starts_with(b"NIC")
+        || name == b"Timestamp"
+    {
+        return false;
+    }
+    let Some(rest) = rest.strip_prefix(b":") else {
+        return false;
+    };
+    let dots = rest.iter().take_while(|&&b| b == b'.').count();
+    let value = rest.get(dots..).unwrap_or_default();
+    dots > 0 && !value.is_empty() && value.iter().all(u8::is_ascii_alphanumeric)
+}
+
+/// nvidia-smi's `Link 3: Replay Errors: 0`, `Link 0: Data Tx: 5842 KiB`,
+/// `Link 5: 26.562 GB/s`, `Link 4: <inactive>`: optional indentation,
+/// `Link`, a space, a link number, a colon and a space, then letters,
+/// digits, spaces and `. / < > - _`, with any further colon followed by a
+/// space.
+///
+/// Why no detector begins a block at it: every detector whose first byte
+/// may be `L` wants another opening (`GPU `, `CA '…'`, `Port N:`, a
+/// device name with a number right after its letters, a title ending
+/// ` Info`, a dotted `Name:...`, a devinfo label, a lower-case HCA name) or
+/// nvidia-smi's padded `Key : value`; a colon followed by a space cannot
+/// be part of a `12:30:05` clock; without `|`, `(`, `=`, `'` or `#` no
+/// table, port arrow, quote or comment matches. nvlink's own detector finds
+/// only its line-keyed header-less `-s` links here.
+fn nvlink_link(text: &str) -> bool {
+    let t = text.trim_start_matches([' ', '\t']);
+    let Some(rest) = t.strip_prefix("Link ") else {
+        return false;
+    };
+    let rest = rest.as_bytes();
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 {
+        return false;
+    }
+    let Some(rest) = rest.get(digits..).and_then(|r| r.strip_prefix(b": ")) else {
+        return false;
+    };
+    rest.iter().enumerate().all(|(i, &b)| match b {
+        b':' => rest.get(i + 1) == Some(&b' '),
+        b' ' | b'.' | b'/' | b'<' | b'>' | b'-' | b'_' => true,
+        b => b.is_ascii_alphanumeric(),
+    })
+}
+
+/// The labels of ibstat's CA and port fields that [`ibstat_field`] takes
+/// (`Link layer` is left out: nvlink's detector reads `Link …` lines).
+const IBSTAT_LABELS: &[&str] = &[
+    "CA type",
+    "Number of ports",
+    "Firmware version",
+    "Hardware version",
+    "Node GUID",
+    "System image GUID",
+    "State",
+    "Physical state",
+    "Rate",
+    "Base lid",
+    "LMC",
+    "SM lid",
+    "Capability mask",
+    "Port GUID",
+];
+
+/// ibstat's indented `\t\tState: Active`, `\tFirmware version: 28.39.1002`
+/// (a label of [`IBSTAT_LABELS`], a colon, a space, a value of letters,
+/// digits, spaces, `.` and `-`, not starting `ib`), or its `\tPort 1:`.
+///
+/// Why no detector begins a block at it: the labels are none of the
+/// openings detectors want (`CA '…'`, `CA: `, `GPU `, `Link `,
+/// `Timestamp`, `Errors for`, a devinfo label, an HCA name, a device name
+/// with a number after its letters, a title ending ` Info`), none is
+/// nvidia-smi's padded `Key : value` or perfquery's dotted field, the only
+/// colon is followed by a space (no clock), and no `|`, `'`, `#`, `(`, `=`
+/// or `<` appears. A value starting `ib` could be read as a tool message
+/// (`Rate: ibwarn`). ibstat's own detector finds only its line-keyed
+/// header-less `Port N:` here.
+fn ibstat_field(text: &str) -> bool {
+    let t = text.trim_start_matches([' ', '\t']);
+    if let Some(number) = t.strip_prefix("Port ").and_then(|r| r.strip_suffix(':')) {
+        return !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+    }
+    let Some((label, value)) = t.split_once(": ") else {
+        return false;
+    };
+    IBSTAT_LABELS.contains(&label)
+        && !value.is_empty()
+        && !value.starts_with("ib")
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'.' | b'-'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn perfquery_fields_are_body_lines_and_near_misses_are_not() {
+        for yes in [
+            "PortXmitData:....................7587792498942",
+            "CounterSelect:...................0x0000",
+            "VL15Dropped:.....................0",
+            "  LinkDownedCounter:.............2",
+        ] {
+            assert!(continues(Kind::Perfquery, yes), "{yes}");
+        }
+        for no in [
+            "# Port extended counters: Lid 2 port 1",
+            "PortXmitData:",
+            "PortXmitData:....",
+            "PortXmitData:7587",
+            "PortXmitData:....75 87",
+            "PortXmitData:....7587 ",
+            "Port_Xmit:....1",
+            "portXmitData:....1",
+            "Timestamp:.......1",
+            "GPU0XSYSSYS1:....1",
+            "NIC0:....1",
+            "ibwarn:....1",
+            "Link 0: 26.562 GB/s",
+        ] {
+            assert!(!continues(Kind::Perfquery, no), "{no}");
+        }
+        assert!(!continues(Kind::Nvlink, "PortXmitData:....1"));
+        assert!(!continues(Kind::Ibstat, "PortXmitData:....1"));
+    }
+
+    #[test]
+    fn ibstat_fields_are_body_lines_and_near_misses_are_not() {
+        for yes in [
+            "\tCA type: MT4129",
+            "\tFirmware version: 28.39.1002",
+            "\tNode GUID: 0x946dae0300000000",
+            "\tPort 1:",
+            "\t\tState: Active",
+            "\t\tPhysical state: LinkUp",
+            "\t\tRate: 400",
+            "\t\tCapability mask: 0xa751e848",
+        ] {
+            assert!(continues(Kind::Ibstat, yes), "{yes}");
+        }
+        for no in [
+            "CA 'mlx5_0'",
+            "\tCA: 'mlx5_0'",
+            "\t\tLink layer: InfiniBand",
+            "\tPort x:",
+            "\tPort :",
+            "\t\tState: ibwarn",
+            "\t\tState:Active",
+            "\t\tState: Active (x)",
+            "\t\tRate: 12:30:05",
+            "\t\tSpeed: 400",
+        ] {
+            assert!(!continues(Kind::Ibstat, no), "{no}");
+        }
+    }
+
+    #[test]
+    fn nvlink_links_are_body_lines_and_near_misses_are_not() {
+        for yes in [
+            "\t Link 0: Replay Errors: 0",
+            "\t Link 17: Data Tx: 584268610202 KiB",
+            "\t Link 5: 26.562 GB/s",
+            "Link 4: <inactive>",
+            "\t Link 2: Rx0 Throughput: 10 KiB",
+        ] {
+            assert!(continues(Kind::Nvlink, yes), "{yes}");
+        }
+        for no in [
+            "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-e3e70682)",
+            "Link : 26 GB/s",
+            "Link 0:26 GB/s",
+            "Link 0, P2P is supported: true",
+            "\t Link 0: Remote Device Type: 00000000:18:00.0",
+            "\t Link 0: 26.562 GB/s (x)",
+            "\t Link 0: 26.562 GB/s | x",
+            "LinkDownedCounter:.....2",
+        ] {
+            assert!(!continues(Kind::Nvlink, no), "{no}");
+        }
+    }
+}
