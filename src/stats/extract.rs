@@ -1,4 +1,4 @@
-//! Tool models → neutral [`CounterSample`]s, link capacities and time stamps.
+//! Tool models → neutral readings, link capacities and time stamps.
 //!
 //! The only place in `stats` that knows tool formats. Each function takes one
 //! parsed section and says what it contributes: counters (perfquery,
@@ -50,9 +50,8 @@ pub(crate) struct Capacity {
     pub span: LineSpan,
 }
 
-/// One counter reading of a section: the neutral form of a
-/// [`CounterSample`](super::CounterSample), its subject an index into the
-/// section's subjects and its name borrowed from the section (a host has a
+/// One counter reading of a section in the neutral form: its subject an
+/// index into the section's subjects and its name borrowed from the section (a host has a
 /// thousand readings but a few hundred subjects: neither is copied per reading).
 #[derive(Debug)]
 pub(crate) struct Reading<'d> {

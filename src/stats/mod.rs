@@ -9,7 +9,7 @@
 //! snapshots and input lines it came from, and how it was computed.
 //!
 //! # Layout
-//! - [`sample`]: the neutral form ([`CounterSample`]) all tools are reduced to;
+//! - [`sample`]: the neutral vocabulary (subject, unit, role) all tools are reduced to;
 //!   `extract` (private) is the only code that knows tool models.
 //! - [`rates`]: deltas that are never negative, saturation, units.
 //! - [`ber`]: bit error rate with an exact Poisson interval, judged against a threshold.
@@ -65,7 +65,7 @@ pub use measure::{
     PeerGroup, PeerGroupKind, PeerStatistic, PeerValue, RateStatus, SaturatedCounter, SnapshotInfo,
     Source, Throughput, TrafficBalance, UnitMeasurements,
 };
-pub use sample::{CounterSample, CounterUnit, Direction, Layer, Role, Subject};
+pub use sample::{CounterUnit, Direction, Layer, Role, Subject};
 pub use source::CounterSource;
 
 use thiserror::Error;

@@ -2,12 +2,10 @@
 //! arithmetic: who the counter belongs to, what it counts, in which unit.
 //!
 //! Extractors (one per tool model, in the private `extract` module) are the only code
-//! that knows tool formats; everything downstream works on [`CounterSample`]s,
-//! so a new tool gets rates, saturation, BER and outliers by writing one
-//! extractor.
+//! that knows tool formats; everything downstream works on their readings
+//! (subject, source, counter, [`CounterUnit`], [`Role`]), so a new tool gets
+//! rates, saturation, BER and outliers by writing one extractor.
 
-use crate::model::Counter;
-use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -165,25 +163,4 @@ impl Role {
     pub fn compared_across_peers(self) -> bool {
         matches!(self, Self::BitErrors | Self::Errors | Self::Congestion)
     }
-}
-
-/// One counter reading in one snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CounterSample {
-    /// Whose counter.
-    pub subject: Subject,
-    /// Where the counter set comes from (`perfquery port_counters_extended`,
-    /// `nvidia-smi nvlink`): counters are only paired within one source, so a
-    /// 32-bit value is never subtracted from a 64-bit one.
-    pub source: super::CounterSource,
-    /// The counter's name as the model keys it (`SymbolErrorCounter`, `raw_tx_kib`).
-    pub name: String,
-    /// Value, width, saturation.
-    pub counter: Counter,
-    /// What one count stands for.
-    pub unit: CounterUnit,
-    /// What the counter tells.
-    pub role: Role,
-    /// Input lines it was read from.
-    pub span: LineSpan,
 }
