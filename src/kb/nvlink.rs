@@ -65,8 +65,12 @@ impl GpuNvlinkSpec {
     /// `A400`), while `SXM` still matches `SXM2`.
     #[must_use]
     pub fn matches(&self, name: &str) -> bool {
-        let upper = name.to_ascii_uppercase();
-        let has = |p: &&str| contains_word(&upper, p);
+        self.matches_upper(&name.to_ascii_uppercase())
+    }
+
+    /// [`Self::matches`] for a name already in upper case.
+    fn matches_upper(&self, upper: &str) -> bool {
+        let has = |p: &&str| contains_word(upper, p);
         self.all_of.iter().all(has)
             && (self.any_of.is_empty() || self.any_of.iter().any(has))
             && !self.none_of.iter().any(has)
@@ -100,7 +104,24 @@ fn contains_word(text: &str, pattern: &str) -> bool {
 /// `nvidia-smi` (`NVIDIA H200`, `Tesla V100-SXM2-16GB` …).
 #[must_use]
 pub fn gpu_nvlink_expectation(gpu_name: &str) -> Option<&'static GpuNvlinkSpec> {
-    GPUS.iter().find(|spec| spec.matches(gpu_name))
+    // Rules ask for every GPU of every host, and a host's GPUs share one
+    // name: the last answer is remembered (per thread), and the name is
+    // upper-cased once, not once per table entry.
+    thread_local! {
+        static LAST: std::cell::RefCell<(String, Option<usize>)> =
+            const { std::cell::RefCell::new((String::new(), None)) };
+    }
+    let found = LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.0 != gpu_name || last.0.is_empty() {
+            let upper = gpu_name.to_ascii_uppercase();
+            let at = GPUS.iter().position(|spec| spec.matches_upper(&upper));
+            gpu_name.clone_into(&mut last.0);
+            last.1 = at;
+        }
+        last.1
+    });
+    found.and_then(|i| GPUS.get(i))
 }
 
 /// The research notes on NVLink output and health heuristics, which collect

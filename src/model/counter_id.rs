@@ -301,9 +301,35 @@ fn names() -> &'static [String] {
     })
 }
 
+/// FNV-1a: the keys are short counter names this crate wrote itself, so
+/// the default hasher's resistance to chosen keys buys nothing, and every
+/// counter line of every dump pays for a look-up.
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl std::hash::Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type ByName = HashMap<&'static str, KnownCounter, std::hash::BuildHasherDefault<NameHasher>>;
+
 /// The reverse of [`names`].
-fn by_name() -> &'static HashMap<&'static str, KnownCounter> {
-    static BY_NAME: OnceLock<HashMap<&'static str, KnownCounter>> = OnceLock::new();
+fn by_name() -> &'static ByName {
+    static BY_NAME: OnceLock<ByName> = OnceLock::new();
     BY_NAME.get_or_init(|| {
         names()
             .iter()

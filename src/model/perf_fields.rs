@@ -238,9 +238,12 @@ pub(crate) fn kind_in(layout: &[Spec], name: &str) -> Option<FieldKind> {
         One(n, kind) => (n == name).then_some(kind),
         Series(prefix, count, kind) => {
             let index = name.strip_prefix(prefix)?;
-            let n: u8 = index.parse().ok()?;
-            // `Lane01` is not how libibmad spells `Lane1`.
-            (n < count && n.to_string() == index).then_some(kind)
+            // `Lane01` (or `Lane+1`) is not how libibmad spells `Lane1`:
+            // digits only, no leading zero.
+            let canonical = index.bytes().all(|b| b.is_ascii_digit())
+                && (index == "0" || !index.starts_with('0'));
+            let n: u8 = index.parse().ok().filter(|_| canonical)?;
+            (n < count).then_some(kind)
         }
     })
 }
@@ -310,6 +313,9 @@ mod tests {
         assert_eq!(kind_in(PORT_XMIT_DATA_SL, "XmtDataSL15"), Some(C(32)));
         assert_eq!(kind_in(PORT_XMIT_DATA_SL, "XmtDataSL16"), None);
         assert_eq!(kind_in(PORT_XMIT_DATA_SL, "XmtDataSL01"), None);
+        assert_eq!(kind_in(PORT_XMIT_DATA_SL, "XmtDataSL+1"), None);
+        assert_eq!(kind_in(PORT_XMIT_DATA_SL, "XmtDataSL0"), Some(C(32)));
+        assert_eq!(kind_in(PORT_XMIT_DATA_SL, "XmtDataSL"), None);
         assert_eq!(
             kind_in(PORT_VL_XMIT_TIME_CONG, "PortVLXmitTimeCong15"),
             None

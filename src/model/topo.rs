@@ -231,6 +231,43 @@ pub struct TopoMatrix {
     /// any column no row names is listed as missing (its cells are not read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partial: Option<Partial>,
+    /// Each device's row of cells, built on the first look-up.
+    #[serde(skip)]
+    rows: RowIndex,
+}
+
+/// Where each device's cells sit in [`TopoMatrix::cells`], so that asking
+/// for one cell scans one row instead of the whole matrix (rules ask for
+/// every GPU pair and GPU–NIC pair of every host). Built lazily from the
+/// public fields; a matrix whose cells or devices changed in number since
+/// then is searched in full instead, so the index can never answer for
+/// data it has not seen.
+#[derive(Debug, Default)]
+struct RowIndex {
+    built: std::sync::OnceLock<Rows>,
+}
+
+#[derive(Debug)]
+struct Rows {
+    /// Cell positions by the position of the row's device (the first
+    /// device of that name), in cell order.
+    by_device: Vec<Vec<usize>>,
+    cells: usize,
+    devices: usize,
+}
+
+/// A copy rebuilds its own index: the fields may be changed before use.
+impl Clone for RowIndex {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+/// A cache, not data: two matrices are equal by their fields alone.
+impl PartialEq for RowIndex {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl TopoMatrix {
@@ -240,9 +277,50 @@ impl TopoMatrix {
     pub fn cell(&self, a: &str, b: &str) -> Option<&Cell<Link>> {
         let a = self.device(a)?;
         let b = self.device(b)?;
-        self.cells
-            .iter()
-            .find(|c| c.from == a.name && c.to == b.name)
+        match self.row_of(&a.name) {
+            Some(row) => row
+                .filter_map(|i| self.cells.get(i))
+                .find(|c| c.to == b.name),
+            None => self
+                .cells
+                .iter()
+                .find(|c| c.from == a.name && c.to == b.name),
+        }
+    }
+
+    /// Positions of the cells whose row is `name` (a device's name), in
+    /// order; `None` when the index does not describe the current fields.
+    fn row_of(&self, name: &str) -> Option<impl Iterator<Item = usize> + '_> {
+        let rows = self.rows.built.get_or_init(|| self.build_rows());
+        if rows.cells != self.cells.len() || rows.devices != self.devices.len() {
+            return None;
+        }
+        let at = self.devices.iter().position(|d| d.name == name)?;
+        Some(rows.by_device.get(at)?.iter().copied())
+    }
+
+    fn build_rows(&self) -> Rows {
+        let mut by_device = vec![Vec::new(); self.devices.len()];
+        // Cells come row by row: the row's device is looked up once per row.
+        let mut last: Option<(&str, Option<usize>)> = None;
+        for (i, c) in self.cells.iter().enumerate() {
+            let at = match last {
+                Some((name, at)) if name == c.from => at,
+                _ => {
+                    let at = self.devices.iter().position(|d| d.name == c.from);
+                    last = Some((c.from.as_str(), at));
+                    at
+                }
+            };
+            if let Some(row) = at.and_then(|at| by_device.get_mut(at)) {
+                row.push(i);
+            }
+        }
+        Rows {
+            by_device,
+            cells: self.cells.len(),
+            devices: self.devices.len(),
+        }
     }
 
     /// A device by its name or, for NICs, its RDMA device name.
@@ -329,16 +407,26 @@ impl TopoMatrix {
         let Some(gpu) = self.device(gpu) else {
             return Vec::new();
         };
-        let is_nic: HashMap<&str, bool> = self
-            .devices
-            .iter()
-            .map(|d| (d.name.as_str(), d.kind == DeviceKind::Nic))
-            .collect();
-        let cells: Vec<&Cell<Link>> = self
-            .cells
-            .iter()
-            .filter(|c| c.from == gpu.name && is_nic.get(c.to.as_str()) == Some(&true))
-            .collect();
+        // The last device of a name decides its kind (as a map built from
+        // the list would).
+        let is_nic = |name: &str| {
+            self.devices
+                .iter()
+                .rev()
+                .find(|d| d.name == name)
+                .is_some_and(|d| d.kind == DeviceKind::Nic)
+        };
+        let cells: Vec<&Cell<Link>> = match self.row_of(&gpu.name) {
+            Some(row) => row
+                .filter_map(|i| self.cells.get(i))
+                .filter(|c| is_nic(&c.to))
+                .collect(),
+            None => self
+                .cells
+                .iter()
+                .filter(|c| c.from == gpu.name && is_nic(&c.to))
+                .collect(),
+        };
         let best = cells.iter().map(|c| c.value.distance_rank()).min();
         cells
             .into_iter()

@@ -6,7 +6,7 @@ use crate::diag::{merge_adjacent, Warning, WarningKind};
 use crate::input::MessageLevel;
 use crate::parse::{Line, Parsed};
 use crate::span::LineSpan;
-use nom::bytes::complete::{tag, take_till, take_while1};
+use nom::bytes::complete::{tag, take_while1};
 use nom::character::complete::{char, digit1, hex_digit1, space0};
 use nom::combinator::{all_consuming, opt};
 use nom::sequence::{delimited, preceded};
@@ -15,16 +15,12 @@ use nom::{IResult, Parser};
 /// Splits `Label: value` (any indentation, value may be empty) into
 /// trimmed label and value. The label may contain spaces but not a colon.
 pub(crate) fn label_value(line: &str) -> Option<(&str, &str)> {
-    let t = line.trim();
-    let (rest, label) = take_till::<_, _, nom::error::Error<&str>>(|c| c == ':')
-        .parse(t)
-        .ok()?;
-    let value = rest.strip_prefix(':')?;
-    let label = label.trim();
+    let (label, value) = line.split_once(':')?;
+    let label = trim(label);
     if label.is_empty() {
         return None;
     }
-    Some((label, value.trim()))
+    Some((label, trim(value)))
 }
 
 /// Why a number could not be taken.
@@ -37,12 +33,19 @@ pub(crate) enum NumberError {
 }
 
 /// A decimal unsigned number, telling "too large" apart from "not a number".
+/// Surrounding white space is ignored. Digits are accumulated by hand
+/// (parsers call this for every counter line, and the fleet profile showed
+/// the combinator version and `str::parse` in it).
 pub(crate) fn decimal_u64(text: &str) -> Result<u64, NumberError> {
-    let t = text.trim();
-    match all_consuming(digit1::<_, nom::error::Error<&str>>).parse(t) {
-        Ok((_, digits)) => digits.parse().map_err(|_| NumberError::TooLarge),
-        Err(_) => Err(NumberError::NotANumber),
+    let digits = trim(text).as_bytes();
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(NumberError::NotANumber);
     }
+    digits.iter().try_fold(0_u64, |n, d| {
+        n.checked_mul(10)
+            .and_then(|n| n.checked_add(u64::from(d - b'0')))
+            .ok_or(NumberError::TooLarge)
+    })
 }
 
 /// A decimal number that must fit in `u32`.
@@ -77,8 +80,8 @@ fn alt_hex_prefix(i: &str) -> IResult<&str, &str> {
 
 /// A finite decimal number such as `2.5`, `26.562` or `400`.
 pub(crate) fn decimal_f64(text: &str) -> Option<f64> {
-    let t = text.trim();
-    if t.is_empty() || !t.chars().all(|c| c.is_ascii_digit() || c == '.') {
+    let t = trim(text);
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         return None;
     }
     t.parse::<f64>().ok().filter(|v| v.is_finite())
@@ -108,12 +111,34 @@ pub(crate) fn is_help(argv: &[&str]) -> bool {
 
 /// The text between the first pair of single quotes: `CA 'mlx5_0'` → `mlx5_0`.
 pub(crate) fn single_quoted(text: &str) -> Option<&str> {
-    let parsed: IResult<&str, &str> = preceded(
-        take_till(|c| c == '\''),
-        delimited(char('\''), take_till(|c| c == '\''), char('\'')),
-    )
-    .parse(text);
-    parsed.ok().map(|(_, name)| name)
+    let (_, after_open) = text.split_once('\'')?;
+    let (name, _) = after_open.split_once('\'')?;
+    Some(name)
+}
+
+/// [`str::trim`], with a fast path for the ASCII white space that
+/// surrounds nearly every value: the Unicode tables are consulted only when
+/// a non-ASCII byte sits at either end.
+pub(crate) fn trim(text: &str) -> &str {
+    let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
+    let bytes = text.as_bytes();
+    let start = bytes
+        .iter()
+        .position(|b| !is_space(b))
+        .unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !is_space(b))
+        .map_or(start, |i| i + 1);
+    let ascii_ends = bytes.get(start).is_none_or(u8::is_ascii)
+        && end
+            .checked_sub(1)
+            .and_then(|i| bytes.get(i))
+            .is_none_or(u8::is_ascii);
+    match text.get(start..end.max(start)) {
+        Some(inner) if ascii_ends => inner,
+        _ => text.trim(),
+    }
 }
 
 /// `Word N:` (e.g. `Port 1:`, `Link 12:`) → N, for the given word.
@@ -194,10 +219,14 @@ pub(crate) fn infiniband_message_level(t: &str) -> Option<MessageLevel> {
         "ibwarn" | "ibdebug" => Some(MessageLevel::Warning),
         _ => None,
     };
-    let (first, rest) = t.split_once(':')?;
-    if first.contains(' ') {
+    // The first word ends at the first colon and holds no space: one scan
+    // that stops at whichever comes first lets most lines go in a few
+    // bytes (the input layer asks this of every line).
+    let colon = t.bytes().position(|b| b == b':' || b == b' ')?;
+    if t.as_bytes().get(colon) != Some(&b':') {
         return None;
     }
+    let (first, rest) = (t.get(..colon)?, t.get(colon + 1..)?);
     if let Some(found) = level(first) {
         return Some(found);
     }
@@ -253,6 +282,51 @@ mod tests {
         assert_eq!(hex_u32("0xa651ec48"), Ok(0xa651_ec48));
         assert_eq!(hex_u32("0x00000000a651ec48"), Ok(0xa651_ec48));
         assert_eq!(hex_u32("0x1a651ec48"), Err(NumberError::TooLarge));
+    }
+
+    #[test]
+    fn fast_trim_and_numbers_agree_with_the_standard_library() {
+        for s in [
+            "",
+            " ",
+            "\t12 ",
+            "12",
+            " 1 2 ",
+            "\u{a0}7\u{a0}",
+            "\u{3000} x",
+            "x\u{85}",
+            "é ",
+            " é",
+            "\r\n",
+            "\u{b}5\u{c}",
+        ] {
+            assert_eq!(trim(s), s.trim(), "{s:?}");
+        }
+        for s in [
+            "0",
+            "007",
+            " 42\t",
+            "18446744073709551615",
+            "99999999999999999999",
+            "",
+            "-1",
+            "+1",
+            "1 2",
+            "\u{a0}3",
+            "١",
+        ] {
+            let std = match s.trim().parse::<u64>() {
+                _ if s.trim().is_empty() || !s.trim().bytes().all(|b| b.is_ascii_digit()) => {
+                    Err(NumberError::NotANumber)
+                }
+                Ok(v) => Ok(v),
+                Err(_) => Err(NumberError::TooLarge),
+            };
+            assert_eq!(decimal_u64(s), std, "{s:?}");
+        }
+        assert_eq!(single_quoted("'a' 'b'"), Some("a"));
+        assert_eq!(single_quoted("''"), Some(""));
+        assert_eq!(single_quoted("no quote"), None);
     }
 
     #[test]
@@ -342,6 +416,9 @@ mod tests {
         );
         assert_eq!(k("ibpanic: [1] main: z"), Some(WarningKind::Truncated));
         assert_eq!(k("PortSelect:......1"), None);
+        assert_eq!(k("ibwarn:"), Some(WarningKind::Suspicious));
+        assert_eq!(k("ib warn: x"), None);
+        assert_eq!(k("no colon at all"), None);
         assert_eq!(k("Errors for x: iberror"), None);
         assert_eq!(k("perfquery:  ibwarn : x"), Some(WarningKind::Suspicious));
         assert_eq!(k("perfquery: ibwarnx: x"), None);

@@ -328,12 +328,14 @@ fn headless_row(text: &str) -> Option<(&str, Vec<&str>, usize, &str)> {
             break;
         }
         let (cell, after) = cell_token(rest, Vocabulary::Links);
-        if !(LINK_WORDS.contains(&cell)
-            || Link::parse(cell)
-                != Link::Unknown {
-                    text: cell.to_owned(),
-                })
-        {
+        // A known word, or a cell the model reads as something other than
+        // itself (`NV18`); compared without building the unknown cell.
+        let known = LINK_WORDS.contains(&cell)
+            || match Link::parse(cell) {
+                Link::Unknown { text } => text != cell,
+                _ => true,
+            };
+        if !known {
             return None;
         }
         cells.push(cell);
@@ -520,11 +522,9 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
             raw = read(lines, Vocabulary::Links, &mut unread, Some(h));
         }
     }
-    let mut out = TopoMatrix {
-        pci_only: (!raw.legend.is_empty()).then(|| !raw.legend.iter().any(|e| e.symbol == "NV#")),
-        legend: raw.legend,
-        ..TopoMatrix::default()
-    };
+    let mut out = TopoMatrix::default();
+    out.pci_only = (!raw.legend.is_empty()).then(|| !raw.legend.iter().any(|e| e.symbol == "NV#"));
+    out.legend = raw.legend;
     let Some(header) = raw.header else {
         return Parsed {
             value: out,

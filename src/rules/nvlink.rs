@@ -618,13 +618,16 @@ fn counter_findings(
     }
     // History: non-zero since the last reset, where no growth was measured.
     for (g, (link, name), reading) in &readings {
+        if reading.counter.value == 0 {
+            continue; // nothing to say, whether growth was judged or not
+        }
         let key = (
             g.host.name().map(str::to_owned),
             g.subject().gpu,
             Some(*link),
             (*name).to_owned(),
         );
-        if judged.contains(&key) || reading.counter.value == 0 {
+        if judged.contains(&key) {
             continue;
         }
         let subject = Subject {

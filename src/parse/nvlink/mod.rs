@@ -36,6 +36,7 @@ mod render;
 pub use render::{render, render_mode};
 
 use crate::diag::WarningKind;
+use crate::model::counter_id::CounterId;
 use crate::model::nvlink::{
     LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkNote, NvlinkRemote,
 };
@@ -104,9 +105,39 @@ struct Reader {
     /// Where each link number of the current GPU block sits in its `links`,
     /// so finding a link costs the same for the 18th and the 80,000th.
     link_slots: HashMap<u32, usize>,
-    /// Room for one counter's key, reused: `-e` prints a counter a line,
-    /// and the key of a known counter is only looked up, never kept.
+    /// The ids of the counter names met so far, with their units: `-e`
+    /// prints the same three names for every link, so each line finds its
+    /// id here instead of rebuilding and looking up its key.
+    keys: CounterKeys,
+}
+
+/// A few printed counter names and the ids of their keys. Bounded: a
+/// hostile paste with endless distinct names only misses (the key is then
+/// built as usual), it never makes a line cost more than a short scan.
+#[derive(Default)]
+struct CounterKeys {
+    seen: Vec<(String, CounterUnit, CounterId)>,
+    /// Room for one key, reused on a miss.
     key: String,
+}
+
+impl CounterKeys {
+    /// How many names are remembered (`-e`, `-gt` and `-g` print at most a
+    /// handful per mode).
+    const CAPACITY: usize = 16;
+
+    /// The id of the counter printed as `name` in `unit`.
+    fn id(&mut self, name: &str, unit: CounterUnit) -> CounterId {
+        if let Some((_, _, id)) = self.seen.iter().find(|(n, u, _)| *u == unit && n == name) {
+            return id.clone();
+        }
+        counter_key_into(&mut self.key, name, unit);
+        let id = CounterId::from_name(&self.key);
+        if self.seen.len() < Self::CAPACITY {
+            self.seen.push((name.to_owned(), unit, id.clone()));
+        }
+        id
+    }
 }
 
 impl Reader {
@@ -252,10 +283,10 @@ impl Reader {
                     .is_some();
             }
             LinkFact::Counters(counters, unit) => {
-                for (name, value) in counters {
-                    counter_key_into(&mut self.key, name, unit);
-                    let counter = counter_of(&self.key, value, v100);
-                    duplicate |= link.counters.insert(self.key.as_str(), counter).is_some();
+                for (name, value) in counters.iter() {
+                    let id = self.keys.id(name, unit);
+                    let counter = counter_of(id.name(), value, v100);
+                    duplicate |= link.counters.insert(id, counter).is_some();
                 }
             }
             LinkFact::Remote(bus_id, remote_link) => {
@@ -322,10 +353,20 @@ fn link_mut<'g>(
     tests::LINKS_EXAMINED.with(|n| n.set(n.get() + 1));
     // Modes print a link's lines together (`-e`: three in a row): the
     // last link is the usual answer, found without hashing.
+    // Next likeliest: links listed from 0 up sit at their own number (a
+    // GPU block holds each number once, so a match is the link's slot).
     let last = gpu.links.len().checked_sub(1);
-    let slot = match last.filter(|&i| gpu.links.get(i).is_some_and(|l| l.link == number)) {
+    let at_number = usize::try_from(number).ok();
+    let slot = match last
+        .filter(|&i| gpu.links.get(i).is_some_and(|l| l.link == number))
+        .or_else(|| at_number.filter(|&i| gpu.links.get(i).is_some_and(|l| l.link == number)))
+    {
         Some(i) => i,
         None => *slots.entry(number).or_insert_with(|| {
+            if gpu.links.is_empty() {
+                // Room for a whole GPU at once, not four regrowths.
+                gpu.links.reserve_exact(LINKS_PER_GPU);
+            }
             gpu.links.push(NvlinkLink::new(number, line.span()));
             gpu.links.len() - 1
         }),
@@ -334,6 +375,11 @@ fn link_mut<'g>(
     link.span = link.span.join(line.span());
     Some(link)
 }
+
+/// The most links a GPU prints today (H100, H200, B200: 18): room made
+/// for a GPU's first link. Fewer links give the rest back at the end of
+/// the parse; more grow the list as usual.
+const LINKS_PER_GPU: usize = 18;
 
 /// nvidia-smi does not print counter widths. The one known case: on V100 the
 /// `CRC Errors` counter was seen stuck at 65535, i.e. it saturates at 16 bits
