@@ -208,7 +208,9 @@ pub fn decode(bytes: &[u8]) -> Result<(Cow<'_, str>, Vec<Warning>), Error> {
             Cow::Owned(String::from_utf8_lossy(bytes).into_owned())
         }
     };
-    if text.contains('\0') {
+    // With no odd byte in a sample that is the whole input, there is no NUL.
+    let may_hold_nul = odd > 0 || sample.len() < bytes.len();
+    if may_hold_nul && text.contains('\0') {
         for span in spans_of(lines_with(text.as_bytes(), |chunk| chunk.contains(&0))) {
             warnings.push(Warning::new(
                 WarningKind::BadBytes,
