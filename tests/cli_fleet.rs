@@ -316,7 +316,9 @@ fn the_down_port_prints_one_incident_with_eight_supporting_counters() {
     assert_eq!(nd.lines().count(), 1);
     let line: serde_json::Value = serde_json::from_str(nd.trim()).unwrap();
     assert_eq!(line["findings"].as_array().unwrap().len(), 9);
-    assert_eq!(line["schema_version"], 3);
+    // Batch NDJSON streams host by host: its lines' own schema (4).
+    assert_eq!(line["schema_version"], 4);
+    assert_eq!(line["scope"], "host");
     let sarif = json(&run(&["analyze", "--format", "sarif", s(&f)]));
     assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 1);
     assert_eq!(sarif["runs"][0]["properties"]["schema_version"], 3);

@@ -17,8 +17,9 @@ use crate::stats::{AcrossHosts, Measurements, StatsOptions};
 use std::collections::BTreeSet;
 
 /// Keeps findings' full text out of memory: called with each finding of a
-/// batch run, stores it (a temporary file, say) and returns the id to read
-/// it back by. See [`Analysis::add_result_storing`].
+/// batch run (fingerprinted: stored as the report prints it), stores it (a
+/// temporary file, say) and returns the id to read it back by. See
+/// [`Analysis::add_result_storing`].
 pub type FindingStore<'a> = dyn FnMut(&Finding) -> std::io::Result<u64> + 'a;
 
 /// A finding reduced to what the fleet step reads (rule, severity,
@@ -84,6 +85,29 @@ pub struct Analysis {
     quiet_groups: usize,
     facts: FleetFacts,
     across: AcrossHosts,
+    /// The findings of units added with
+    /// [`add_result_printed`](Self::add_result_printed), counted.
+    printed: Summary,
+}
+
+/// What [`Analysis::run_fleet_rules`] found out.
+struct FleetRun {
+    checked: Vec<(&'static str, usize)>,
+    skipped: Vec<SkippedRule>,
+    across_groups: Vec<crate::stats::PeerGroup>,
+    quiet: usize,
+}
+
+/// The end of an analysis whose units' findings were printed as they were
+/// added ([`Analysis::finish_printed`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PrintedFleet {
+    /// The fleet rules' findings, as the whole report would hold them
+    /// (repeats dropped, worst first, fingerprinted).
+    pub findings: Vec<Finding>,
+    /// Every finding of the run counted: the units' and the fleet's.
+    pub summary: Summary,
 }
 
 impl Analysis {
@@ -107,6 +131,7 @@ impl Analysis {
             quiet_groups: 0,
             facts: FleetFacts::default(),
             across: AcrossHosts::default(),
+            printed: Summary::default(),
         }
     }
 
@@ -143,7 +168,12 @@ impl Analysis {
         mut result: UnitResult,
         store: &mut FindingStore<'_>,
     ) -> std::io::Result<Measurements> {
-        for f in std::mem::take(&mut result.findings) {
+        for mut f in std::mem::take(&mut result.findings) {
+            // Stored whole as the report prints it: with its fingerprint
+            // (records written without one get it here).
+            if f.fingerprint.is_empty() {
+                f.fingerprint = crate::report::incident::finding_fingerprint(&f);
+            }
             let id = store(&f)?;
             self.findings.push(light(f));
             self.stored.push(Some(id));
@@ -204,6 +234,50 @@ impl Analysis {
         m
     }
 
+    /// Adds a unit whose findings the caller prints now, settled with
+    /// [`settle_unit_findings`](super::settle_unit_findings) (a streamed
+    /// report: NDJSON as hosts finish). Only their counts are kept, and a
+    /// light copy of the IB1xx ones (an FL004 finding of the fleet step
+    /// that repeats one is dropped): memory does not grow with the units'
+    /// findings. Finish with [`finish_printed`](Self::finish_printed); the
+    /// unit's measurements are handed back, as
+    /// [`add_result_taking_measurements`](Self::add_result_taking_measurements)
+    /// does.
+    pub fn add_result_printed(&mut self, mut result: UnitResult) -> Measurements {
+        let findings = std::mem::take(&mut result.findings);
+        self.printed.add(&Summary::of(&findings));
+        for f in findings {
+            if crate::report::incident::reads_evidence(f.rule) {
+                self.findings.push(light(f));
+                self.stored.push(None);
+            }
+        }
+        self.add_result_taking_measurements(result)
+    }
+
+    /// Runs the fleet rules over the records of units added with
+    /// [`add_result_printed`](Self::add_result_printed): their findings, as
+    /// the whole report would hold them, and the count of every finding of
+    /// the run.
+    #[must_use]
+    pub fn finish_printed(mut self) -> PrintedFleet {
+        let kept_before = self.findings.len();
+        drop(self.run_fleet_rules());
+        let keep = crate::report::incident::kept(&self.findings);
+        let mut findings: Vec<Finding> = self
+            .findings
+            .into_iter()
+            .zip(keep)
+            .skip(kept_before)
+            .filter_map(|(f, k)| k.then_some(f))
+            .collect();
+        findings.sort_by(finding_order);
+        crate::report::incident::fingerprint_all(&mut findings);
+        let mut summary = self.printed;
+        summary.add(&Summary::of(&findings));
+        PrintedFleet { findings, summary }
+    }
+
     /// Runs the fleet rules over the units' records and assembles the report.
     #[must_use]
     pub fn finish(self) -> Report {
@@ -233,10 +307,11 @@ impl Analysis {
         self.finish_inner(&mut Some(store))
     }
 
-    fn finish_inner(
-        mut self,
-        store: &mut Option<&mut FindingStore<'_>>,
-    ) -> std::io::Result<(Report, Vec<Option<u64>>)> {
+    /// Runs the fleet rules (their findings are appended to
+    /// `self.findings`) and works out every rule's coverage over the run:
+    /// the rules that ran with the subjects they checked, the rules skipped,
+    /// and the peer groups measured across hosts with the quiet ones counted.
+    fn run_fleet_rules(&mut self) -> FleetRun {
         if self.units == 0 {
             // No unit: the rules still say what they lacked.
             self.add_unit(&[], &[]);
@@ -245,7 +320,7 @@ impl Analysis {
             interval_seconds: self.options.interval_seconds,
             ..StatsOptions::default()
         };
-        let (across_groups, quiet) = self.across.finish(&stats_options);
+        let (across_groups, quiet) = std::mem::take(&mut self.across).finish(&stats_options);
         let fleet = Fleet {
             facts: &self.facts,
             peer_groups: &across_groups,
@@ -292,13 +367,32 @@ impl Analysis {
         // The fleet rules have run: their records go before the findings
         // are sorted and grouped (the peak of a batch run's memory).
         drop(std::mem::take(&mut self.facts));
+        FleetRun {
+            checked,
+            skipped,
+            across_groups,
+            quiet,
+        }
+    }
+
+    fn finish_inner(
+        mut self,
+        store: &mut Option<&mut FindingStore<'_>>,
+    ) -> std::io::Result<(Report, Vec<Option<u64>>)> {
+        let FleetRun {
+            checked,
+            skipped,
+            across_groups,
+            quiet,
+        } = self.run_fleet_rules();
         let mut measurements = self.measurements;
         measurements.peer_groups.extend(across_groups);
         measurements
             .notes
             .extend(crate::stats::quiet_note(self.quiet_groups + quiet));
         // The fleet rules' findings, stored like the units'.
-        let fleet_findings = self.findings.split_off(self.stored.len());
+        let mut fleet_findings = self.findings.split_off(self.stored.len());
+        crate::report::incident::fingerprint_all(&mut fleet_findings);
         for f in fleet_findings {
             match store.as_mut() {
                 Some(store) => {
@@ -312,7 +406,11 @@ impl Analysis {
             }
         }
         let (mut findings, stored) = drop_repeats_and_sort(self.findings, self.stored);
-        crate::report::incident::fingerprint_all(&mut findings);
+        // The units' findings were fingerprinted in parallel (phase A);
+        // the fleet rules' are, and those of records written without.
+        for f in findings.iter_mut().filter(|f| f.fingerprint.is_empty()) {
+            f.fingerprint = crate::report::incident::finding_fingerprint(f);
+        }
         let incidents = crate::report::incident::group(&findings);
         let summary = Summary::of(&findings);
         let hosts = self.host_names.len() + self.unnamed_hosts;

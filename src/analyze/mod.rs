@@ -25,7 +25,7 @@ mod fleet;
 pub mod records;
 mod unit;
 
-pub use fleet::{Analysis, FindingStore};
+pub use fleet::{Analysis, FindingStore, PrintedFleet};
 pub use unit::{analyze_unit, unit_hosts, RuleOutcome, UnitResult};
 
 use crate::input::Document;
@@ -123,6 +123,20 @@ pub fn analyze(documents: &[Document], options: &AnalyzeOptions) -> Report {
     let mut analysis = Analysis::new(options);
     analysis.add_unit(documents, &options.modified_unix);
     analysis.finish()
+}
+
+/// A unit's findings as a report streamed host by host prints them
+/// (`analyze --format ndjson`): FL004 findings that repeat an IB1xx finding
+/// dropped, worst first, fingerprinted — the unit's findings of the whole
+/// report, in the whole report's order. A host is never split over units
+/// and an FL004 finding is about one host's port, so the IB1xx findings it
+/// could repeat are in the same unit.
+pub fn settle_unit_findings(findings: &mut Vec<Finding>) {
+    let keep = crate::report::incident::kept(findings);
+    let mut flags = keep.iter();
+    findings.retain(|_| flags.next().copied().unwrap_or(true));
+    findings.sort_by(finding_order);
+    crate::report::incident::fingerprint_all(findings);
 }
 
 /// Worst first, then by host, subject and rule, so related findings sit together.

@@ -116,6 +116,9 @@ pub fn analyze_unit(
         };
         outcomes.push(RuleOutcome::of(rule.id, coverage));
     }
+    // Fingerprints hash the rule and subject only: worked out here, on the
+    // unit's thread, rather than for the whole fleet in the fleet step.
+    crate::report::incident::fingerprint_all(&mut findings);
     let facts = FleetFacts::of(&ctx);
     drop(ctx);
     UnitResult {

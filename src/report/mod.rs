@@ -88,6 +88,14 @@ impl Summary {
         }
     }
 
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &Self) {
+        self.critical += other.critical;
+        self.error += other.error;
+        self.warning += other.warning;
+        self.info += other.info;
+    }
+
     /// The worst severity present.
     #[must_use]
     pub fn worst(&self) -> Option<Severity> {

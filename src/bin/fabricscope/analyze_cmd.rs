@@ -12,6 +12,7 @@
 
 use crate::inputs::{list, InputOptions, Listing, Problem, Source};
 use crate::naming::HostFrom;
+use crate::ndjson_stream::{NdjsonOut, Safety, UnitLines};
 use crate::parse_cmd::read_input;
 use crate::spool::{Spool, TempFile};
 use clap::ValueEnum;
@@ -125,7 +126,8 @@ enum ReportFormat {
     /// One JSON document with findings, summary and measurements (the
     /// parsed input too with `--include-sections`).
     Json,
-    /// One JSON finding per line.
+    /// One JSON incident per line, streamed: each host's as it is
+    /// analysed, then the fleet rules' (docs/report.md).
     Ndjson,
     /// SARIF 2.1.0 for code-scanning tools.
     Sarif,
@@ -207,6 +209,22 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
     }
     let shards = record_shards(&listing.sources)?;
     let unread = unread_inputs(&listing.problems);
+    // NDJSON streams as hosts finish, unless the whole report is needed
+    // first (--baseline compares it; --include-sections reads every
+    // document as one unit): those print the whole report's lines.
+    if matches!(args.format, ReportFormat::Ndjson)
+        && !args.include_sections
+        && args.baseline.is_none()
+    {
+        return ndjson_streamed(
+            args,
+            listing.sources,
+            shards,
+            unread,
+            &options,
+            named_failures,
+        );
+    }
     // --include-sections prints every document: they are held anyway, so
     // the documents are analysed as one unit, as before streaming.
     let (mut report, mut spool, docs, names, hosts, skipped, failed) = if args.include_sections {
@@ -225,8 +243,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
             Sink::Report
         };
         let streamed = match shards {
-            Some(paths) => merge(&paths, &options, sink)?,
-            None => stream(listing.sources, &options, sink)?,
+            Some(paths) => merge(&paths, &options, sink, None)?,
+            None => stream(listing.sources, &options, sink, None)?,
         };
         (
             streamed.report,
@@ -357,6 +375,16 @@ fn exit_code(
     named_failures: usize,
     keep_going: bool,
 ) -> ExitCode {
+    status_exit_code(report.status, fail_on, named_failures, keep_going)
+}
+
+/// [`exit_code`] from the worst severity found.
+fn status_exit_code(
+    status: Option<Severity>,
+    fail_on: FailOn,
+    named_failures: usize,
+    keep_going: bool,
+) -> ExitCode {
     let level = match fail_on {
         FailOn::Info => Some(Severity::Info),
         FailOn::Warning => Some(Severity::Warning),
@@ -366,7 +394,7 @@ fn exit_code(
     };
     match level {
         _ if named_failures > 0 && !keep_going => ExitCode::from(2),
-        Some(level) if report.fails(level) => ExitCode::from(1),
+        Some(level) if status.is_some_and(|worst| worst >= level) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     }
 }
@@ -423,26 +451,50 @@ fn emit_json(
         Some(spool) => {
             spool.close()?;
             let spooled = spool.measurements(&report.measurements);
+            // The report is written with `null` for its measurements (its
+            // last value: a spooled run has no documents), which is cut
+            // off and replaced by the spooled records, copied as they are.
+            const PLACEHOLDER: &[u8] = b"null\n}";
+            let mut head = crate::spool::HoldBack::new(&mut w, PLACEHOLDER.len());
             match spool.findings.as_ref() {
                 Some(stored) => {
-                    let findings = crate::spool::StoredFindings {
-                        findings: &report.findings,
-                        ids: &spool.finding_ids,
-                        spool: stored,
-                    };
+                    // The findings too: written as `null`, replaced by the
+                    // stored findings' text.
+                    const FINDINGS: &[u8] = b"\n  \"findings\": null";
+                    let ids = &spool.finding_ids;
+                    let mut splice = crate::spool::Splice::new(
+                        &mut head,
+                        FINDINGS,
+                        FINDINGS.len() - b"null".len(),
+                        |w| crate::spool::write_findings(&report.findings, ids, stored, w),
+                    );
                     let incidents = crate::spool::StoredIncidents {
                         incidents: &report.incidents,
-                        ids: &spool.finding_ids,
+                        ids,
                         spool: stored,
                     };
                     report::json::write_with(
-                        report, &findings, &incidents, &spooled, named, true, &mut w,
+                        report,
+                        &(),
+                        &incidents,
+                        &(),
+                        named,
+                        true,
+                        &mut splice,
                     )?;
+                    splice.finish()?;
                 }
                 None => {
-                    report::json::write_with_measurements(report, &spooled, named, true, &mut w)?;
+                    report::json::write_with_measurements(report, &(), named, true, &mut head)?;
                 }
             }
+            if head.into_held()? != PLACEHOLDER {
+                return Err(std::io::Error::other(
+                    "the report's measurements are not its last value",
+                ));
+            }
+            spooled.write_pretty(&mut w)?;
+            w.write_all(b"\n}")?;
         }
         None => report::json::write(report, named, true, &mut w)?,
     }
@@ -605,6 +657,67 @@ fn unread_inputs(problems: &[Problem]) -> Vec<SkippedInput> {
         .collect()
 }
 
+/// `--format ndjson` of a batch run: each unit's incidents printed as the
+/// unit is folded, then the fleet rules' ([`crate::ndjson_stream`]).
+/// `--redact` renders the lines in memory first (it rewrites the text
+/// once every host is known).
+fn ndjson_streamed(
+    args: &AnalyzeArgs,
+    sources: Vec<Source>,
+    shards: Option<Vec<PathBuf>>,
+    unread: Vec<SkippedInput>,
+    options: &AnalyzeOptions,
+    named_failures: usize,
+) -> Result<ExitCode, String> {
+    let mut memory: Vec<u8> = Vec::new();
+    let target: Box<dyn std::io::Write + Send + '_> = match (&args.output, args.redact) {
+        (_, true) => Box::new(&mut memory),
+        (Some(p), false) => Box::new(
+            std::fs::File::create(p).map_err(|e| format!("cannot write {}: {e}", p.display()))?,
+        ),
+        (None, false) => Box::new(std::io::stdout()),
+    };
+    let mut writer = std::io::BufWriter::with_capacity(1 << 16, target);
+    let mut out = NdjsonOut::new(&mut writer);
+    let streamed = match shards {
+        Some(paths) => merge(&paths, options, Sink::Ndjson, Some(&mut out))?,
+        None => stream(sources, options, Sink::Ndjson, Some(&mut out))?,
+    };
+    drop(out);
+    drop(writer);
+    let mut skipped = streamed.skipped;
+    skipped.extend(unread);
+    let Some(summary) = streamed.printed else {
+        let reasons: Vec<String> = skipped
+            .iter()
+            .map(|s| format!("{}: {}", s.input, s.reason))
+            .collect();
+        return Err(format!("nothing to analyse\n  {}", reasons.join("\n  ")));
+    };
+    for s in &skipped {
+        eprintln!("fabricscope: skipped {}: {}", s.input, s.reason);
+    }
+    if args.redact {
+        let text = redact_output(&String::from_utf8_lossy(&memory), streamed.hosts);
+        write_output(args.output.as_deref(), &text)?;
+    }
+    Ok(status_exit_code(
+        summary.worst(),
+        args.fail_on,
+        named_failures + streamed.named_failures,
+        args.keep_going,
+    ))
+}
+
+/// A write to the report's output failed: a closed pipe ends the program
+/// quietly (as [`write_streamed`] does), anything else is an error.
+fn output_error(e: std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    format!("cannot write the report: {e}")
+}
+
 /// `--emit-records`: the header, then one line per unit, to the output.
 fn emit_records(
     args: &AnalyzeArgs,
@@ -614,7 +727,7 @@ fn emit_records(
 ) -> Result<ExitCode, String> {
     use std::io::Write;
     let unread = unread_inputs(&listing.problems);
-    let mut streamed = stream(listing.sources, options, Sink::Records)?;
+    let mut streamed = stream(listing.sources, options, Sink::Records, None)?;
     let header = RecordsHeader::new(options.interval_seconds, options.ignore.clone());
     let mut write = |w: &mut dyn Write| -> std::io::Result<()> {
         let mut w = std::io::BufWriter::with_capacity(1 << 16, w);
@@ -687,7 +800,12 @@ fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// Merges record shards: the fleet step over every shard's units, in the
 /// order of their first inputs, so shards give the report of one run.
-fn merge(paths: &[PathBuf], options: &AnalyzeOptions, out: Sink) -> Result<Streamed, String> {
+fn merge(
+    paths: &[PathBuf],
+    options: &AnalyzeOptions,
+    out: Sink,
+    mut ndjson: Option<&mut NdjsonOut<'_>>,
+) -> Result<Streamed, String> {
     use std::io::BufRead;
     struct Shard {
         name: String,
@@ -784,14 +902,29 @@ fn merge(paths: &[PathBuf], options: &AnalyzeOptions, out: Sink) -> Result<Strea
             }
         }
         hosts.extend(unit.host_names.iter().cloned());
+        if let Some(out) = ndjson.as_deref_mut() {
+            // Shards never split a host (refused above): every unit is
+            // whole as it comes.
+            let mut unit = unit;
+            let lines = UnitLines::render(&mut unit.findings, true, 0);
+            out.write_now(&lines.bytes).map_err(output_error)?;
+            drop(analysis.add_result_printed(unit));
+            continue;
+        }
         fold_unit(&mut analysis, spool.as_mut(), unit).map_err(temp_error)?;
     }
     hosts.sort_unstable();
     hosts.dedup();
-    let report = if any {
-        Some(finish(analysis, spool.as_mut()).map_err(temp_error)?)
-    } else {
-        None
+    let mut printed = None;
+    let report = match (any, ndjson) {
+        (false, _) => None,
+        (true, Some(out)) => {
+            let fleet = analysis.finish_printed();
+            out.finish(&fleet.findings).map_err(output_error)?;
+            printed = Some(fleet.summary);
+            None
+        }
+        (true, None) => Some(finish(analysis, spool.as_mut()).map_err(temp_error)?),
     };
     Ok(Streamed {
         report,
@@ -801,6 +934,7 @@ fn merge(paths: &[PathBuf], options: &AnalyzeOptions, out: Sink) -> Result<Strea
         hosts,
         skipped,
         named_failures: 0,
+        printed,
     })
 }
 
@@ -851,6 +985,9 @@ enum Sink {
     Json { store_findings: bool },
     /// Record shards (`--emit-records`): unit results, no fleet step.
     Records,
+    /// Streamed NDJSON: each unit's findings printed as it is folded
+    /// ([`NdjsonOut`]), measurements dropped.
+    Ndjson,
 }
 
 /// Writes one unit's record line.
@@ -882,6 +1019,8 @@ struct Streamed {
     skipped: Vec<SkippedInput>,
     /// Named paths that could not be read.
     named_failures: usize,
+    /// Streamed NDJSON: every finding printed, counted.
+    printed: Option<fabricscope::report::Summary>,
 }
 
 /// Groups the inputs into units: adjacent files of one host directory form
@@ -910,6 +1049,8 @@ fn plan_units(sources: &[Source]) -> Vec<Vec<usize>> {
 /// One unit read and analysed (phase A).
 struct UnitRead {
     result: Option<UnitResult>,
+    /// Streamed NDJSON: the unit's lines, rendered in parallel.
+    lines: Option<UnitLines>,
     /// Hosts of the documents' sections and set-aside lines (`--redact`).
     hosts: Vec<String>,
     skipped: Vec<SkippedInput>,
@@ -924,6 +1065,7 @@ fn read_unit(
     options: &AnalyzeOptions,
     progress: Option<&ProgressBar>,
     hosts_only: bool,
+    ndjson: Option<Option<&Safety>>,
 ) -> UnitRead {
     let mut docs = Vec::new();
     let mut times = Vec::new();
@@ -950,7 +1092,7 @@ fn read_unit(
         }
     }
     let hosts = document_hosts(&docs);
-    let result = (!docs.is_empty()).then(|| {
+    let mut result = (!docs.is_empty()).then(|| {
         let mut r = if hosts_only {
             fabricscope::analyze::unit_hosts(&docs)
         } else {
@@ -959,8 +1101,18 @@ fn read_unit(
         r.key = key.unwrap_or_default();
         r
     });
+    drop(docs);
+    let lines = match (ndjson, result.as_mut()) {
+        (Some(safety), Some(r)) if !hosts_only => {
+            let at_once = safety.is_some_and(|s| s.prints_at_once(sources, unit, r));
+            let first = unit.first().copied().unwrap_or(0);
+            Some(UnitLines::render(&mut r.findings, at_once, first))
+        }
+        _ => None,
+    };
     UnitRead {
         result,
+        lines,
         hosts,
         skipped,
         named_failures,
@@ -1002,8 +1154,18 @@ fn root(parent: &mut [usize], mut i: usize) -> usize {
 /// to learn every unit's hosts (parsing, not analysing, the units of the
 /// chunks after), then the overlapping units are merged and everything is
 /// read again — rare, and correct.
-fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<Streamed, String> {
+fn stream(
+    sources: Vec<Source>,
+    options: &AnalyzeOptions,
+    out: Sink,
+    mut ndjson: Option<&mut NdjsonOut<'_>>,
+) -> Result<Streamed, String> {
     let mut units = plan_units(&sources);
+    let safety = match out {
+        Sink::Ndjson => Safety::scan(&sources, &units),
+        _ => None,
+    };
+    let lines_for = matches!(out, Sink::Ndjson).then_some(safety.as_ref());
     let progress = progress_bar(sources.len());
     let chunk = rayon::current_num_threads().max(1) * UNITS_PER_THREAD;
     loop {
@@ -1020,15 +1182,22 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<S
             let hosts_only = fold.overlap;
             let (folded, read) = rayon::join(
                 || {
-                    pending
-                        .take()
-                        .map_or(Ok(()), |(at, read)| fold.add(at, read))
+                    pending.take().map_or(Ok(()), |(at, read)| {
+                        fold.add(at, read, ndjson.as_deref_mut())
+                    })
                 },
                 || {
                     batch
                         .par_iter()
                         .map(|unit| {
-                            read_unit(&sources, unit, options, progress.as_ref(), hosts_only)
+                            read_unit(
+                                &sources,
+                                unit,
+                                options,
+                                progress.as_ref(),
+                                hosts_only,
+                                lines_for,
+                            )
                         })
                         .collect::<Vec<UnitRead>>()
                 },
@@ -1037,9 +1206,12 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<S
             pending = Some((c * chunk, read));
         }
         if let Some((at, read)) = pending.take() {
-            fold.add(at, read)?;
+            fold.add(at, read, ndjson.as_deref_mut())?;
         }
         if fold.overlap {
+            if let Some(out) = ndjson.as_deref_mut() {
+                out.restart();
+            }
             let mut merged: Vec<Vec<usize>> = Vec::new();
             let mut slot_of_root: HashMap<usize, usize> = HashMap::new();
             for i in 0..units.len() {
@@ -1071,10 +1243,16 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<S
         hosts.sort_unstable();
         hosts.dedup();
         let mut spool = spool;
-        let report = if any && records.is_none() {
-            Some(finish(analysis, spool.as_mut()).map_err(temp_error)?)
-        } else {
-            None
+        let mut printed = None;
+        let report = match (any && records.is_none(), ndjson) {
+            (false, _) => None,
+            (true, Some(out)) => {
+                let fleet = analysis.finish_printed();
+                out.finish(&fleet.findings).map_err(output_error)?;
+                printed = Some(fleet.summary);
+                None
+            }
+            (true, None) => Some(finish(analysis, spool.as_mut()).map_err(temp_error)?),
         };
         return Ok(Streamed {
             report,
@@ -1084,6 +1262,7 @@ fn stream(sources: Vec<Source>, options: &AnalyzeOptions, out: Sink) -> Result<S
             hosts,
             skipped,
             named_failures,
+            printed,
         });
     }
 }
@@ -1132,8 +1311,14 @@ impl Fold {
         })
     }
 
-    /// Folds the units read from index `at` on.
-    fn add(&mut self, at: usize, read: Vec<UnitRead>) -> Result<(), String> {
+    /// Folds the units read from index `at` on; streamed NDJSON prints
+    /// (or holds) each unit's lines as it is folded.
+    fn add(
+        &mut self,
+        at: usize,
+        read: Vec<UnitRead>,
+        mut ndjson: Option<&mut NdjsonOut<'_>>,
+    ) -> Result<(), String> {
         for (j, unit) in read.into_iter().enumerate() {
             let index = at + j;
             self.hosts.extend(unit.hosts);
@@ -1172,7 +1357,17 @@ impl Fold {
                 write_record(file, Some(result), unit.skipped).map_err(temp_error)?;
                 continue;
             }
+            if let Some(out) = ndjson.as_deref_mut() {
+                if let Some(lines) = unit.lines {
+                    out.unit(lines).map_err(output_error)?;
+                }
+                drop(self.analysis.add_result_printed(result));
+                continue;
+            }
             fold_unit(&mut self.analysis, self.spool.as_mut(), result).map_err(temp_error)?;
+        }
+        if let Some(out) = ndjson {
+            out.flush().map_err(output_error)?;
         }
         Ok(())
     }

@@ -10,6 +10,7 @@ mod archive;
 mod diff_cmd;
 mod inputs;
 mod naming;
+mod ndjson_stream;
 mod parse_cmd;
 mod rules_cmd;
 mod spool;

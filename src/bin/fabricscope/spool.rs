@@ -8,10 +8,10 @@
 //! copied into the report at the end ([`Spooled`] serialises as
 //! [`Measurements`], reading the files back one record at a time).
 //!
-//! Findings ([`FindingSpool`]) are stored whole, one compact JSON record
-//! each, while the analysis keeps a light copy for the fleet step (sort,
-//! incidents, verdict); [`StoredFindings`] writes them back in the
-//! report's order.
+//! Findings ([`FindingSpool`]) are stored whole, formatted as the report
+//! prints them, while the analysis keeps a light copy for the fleet step
+//! (sort, incidents, verdict); [`write_findings`] copies them into the
+//! report in its order.
 
 use fabricscope::report::measurements::rate_sets;
 use fabricscope::report::Incident;
@@ -26,6 +26,9 @@ use std::path::PathBuf;
 /// Records sit three levels deep in the report (root, `measurements`, the
 /// category's array): the pretty printer indents them by six spaces.
 const INDENT: &[u8] = b"\n      ";
+
+/// Findings sit two levels deep (root, `findings`): four spaces.
+const FINDING_INDENT: &[u8] = b"\n    ";
 
 /// A temporary file, removed when dropped.
 pub struct TempFile {
@@ -97,6 +100,7 @@ pub struct FindingSpool {
     /// Where each record starts; the last entry is the end of the file.
     offsets: Vec<u64>,
     buffer: Vec<u8>,
+    record: Vec<u8>,
     reader: Option<File>,
 }
 
@@ -107,18 +111,21 @@ impl FindingSpool {
             file: TempFile::new("findings")?,
             offsets: vec![0],
             buffer: Vec::new(),
+            record: Vec::new(),
             reader: None,
         })
     }
 
-    /// Writes `finding`; returns its id.
+    /// Writes `finding` (fingerprinted), formatted as the pretty report
+    /// prints an element of its `findings`, so that writing the report
+    /// copies it ([`write_findings`]); returns its id.
     pub fn store(&mut self, finding: &Finding) -> std::io::Result<u64> {
-        self.buffer.clear();
-        serde_json::to_writer(&mut self.buffer, finding)?;
-        self.file.writer()?.write_all(&self.buffer)?;
+        self.record.clear();
+        write_indented(finding, FINDING_INDENT, &mut self.buffer, &mut self.record)?;
+        self.file.writer()?.write_all(&self.record)?;
         let start = self.offsets.last().copied().unwrap_or(0);
         let id = self.offsets.len() as u64 - 1;
-        self.offsets.push(start + self.buffer.len() as u64);
+        self.offsets.push(start + self.record.len() as u64);
         Ok(id)
     }
 
@@ -132,6 +139,12 @@ impl FindingSpool {
 
     /// The finding stored under `id`.
     fn read(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<Finding> {
+        self.read_raw(id, buffer)?;
+        Ok(serde_json::from_slice(buffer)?)
+    }
+
+    /// The text of the finding stored under `id`, into `buffer`.
+    fn read_raw(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<()> {
         let i = usize::try_from(id).map_err(std::io::Error::other)?;
         let (Some(&start), Some(&end), Some(mut file)) = (
             self.offsets.get(i),
@@ -143,38 +156,7 @@ impl FindingSpool {
         let len = usize::try_from(end - start).map_err(std::io::Error::other)?;
         buffer.resize(len, 0);
         file.seek(SeekFrom::Start(start))?;
-        file.read_exact(buffer)?;
-        Ok(serde_json::from_slice(buffer)?)
-    }
-}
-
-/// A report's findings, light copies replaced by the stored findings (with
-/// the light copy's fingerprint, set after storing): serialises as the
-/// report's `findings`.
-pub struct StoredFindings<'a> {
-    /// The report's findings.
-    pub findings: &'a [Finding],
-    /// The store id of each, when it is a light copy.
-    pub ids: &'a [Option<u64>],
-    /// Where they are stored.
-    pub spool: &'a FindingSpool,
-}
-
-impl Serialize for StoredFindings<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.findings.len()))?;
-        let mut buffer = Vec::new();
-        for (i, light) in self.findings.iter().enumerate() {
-            match self.ids.get(i).copied().flatten() {
-                Some(id) => {
-                    let mut full = self.spool.read(id, &mut buffer).map_err(S::Error::custom)?;
-                    full.fingerprint.clone_from(&light.fingerprint);
-                    seq.serialize_element(&full)?;
-                }
-                None => seq.serialize_element(light)?,
-            }
-        }
-        seq.end()
+        file.read_exact(buffer)
     }
 }
 
@@ -294,15 +276,7 @@ impl Spool {
             return Ok(());
         };
         for r in records {
-            self.buffer.clear();
-            serde_json::to_writer_pretty(&mut self.buffer, &r)?;
-            // JSON strings hold no raw newline: every newline is layout.
-            for line in self.buffer.split(|b| *b == b'\n').enumerate() {
-                if line.0 > 0 {
-                    w.write_all(INDENT)?;
-                }
-                w.write_all(line.1)?;
-            }
+            write_indented(&r, INDENT, &mut self.buffer, w)?;
             // A record ends with a NUL byte, which JSON text never holds.
             w.write_all(b"\0")?;
             c.count += 1;
@@ -335,6 +309,270 @@ impl Drop for Spool {
         for c in &self.categories {
             let _ = std::fs::remove_file(&c.path);
         }
+    }
+}
+
+/// Writes `record` as the pretty report prints it at a record's depth
+/// ([`INDENT`]), using `buffer` as scratch.
+fn write_indented<T: Serialize>(
+    record: &T,
+    indent: &[u8],
+    buffer: &mut Vec<u8>,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
+    buffer.clear();
+    serde_json::to_writer_pretty(&mut *buffer, record)?;
+    // JSON strings hold no raw newline: every newline is layout.
+    for (i, line) in buffer.split(|b| *b == b'\n').enumerate() {
+        if i > 0 {
+            w.write_all(indent)?;
+        }
+        w.write_all(line)?;
+    }
+    Ok(())
+}
+
+/// Writes what comes before the next element of a pretty array at a
+/// record's depth: the opening bracket before the first.
+fn element_start(first: &mut bool, w: &mut dyn Write) -> std::io::Result<()> {
+    let lead: &[u8] = if *first { b"[" } else { b"," };
+    *first = false;
+    w.write_all(lead)?;
+    w.write_all(INDENT)
+}
+
+/// Copies the records of a category file as elements of a pretty array.
+fn copy_records(
+    path: &std::path::Path,
+    first: &mut bool,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut file = File::open(path)?;
+    let mut chunk = vec![0u8; 1 << 16];
+    let mut at_start = true;
+    loop {
+        let n = file.read(&mut chunk)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut rest = chunk.get(..n).unwrap_or_default();
+        while !rest.is_empty() {
+            let end = rest.iter().position(|b| *b == 0);
+            let (bytes, after) = match end {
+                Some(e) => (rest.get(..e).unwrap_or_default(), rest.get(e + 1..)),
+                None => (rest, None),
+            };
+            if at_start && !bytes.is_empty() {
+                element_start(first, w)?;
+                at_start = false;
+            }
+            w.write_all(bytes)?;
+            if let Some(after) = after {
+                at_start = true;
+                rest = after;
+            } else {
+                rest = &[];
+            }
+        }
+    }
+}
+
+/// Writes `records` as further elements of a pretty array.
+fn tail_records<T: Serialize>(
+    records: impl IntoIterator<Item = T>,
+    first: &mut bool,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut buffer = Vec::new();
+    for r in records {
+        element_start(first, w)?;
+        write_indented(&r, INDENT, &mut buffer, w)?;
+    }
+    Ok(())
+}
+
+impl Spooled<'_> {
+    /// Writes the measurements as the pretty report prints the value of its
+    /// `measurements` key: the spooled records copied as they are (they
+    /// were formatted when spooled), then the tail's. The same text as
+    /// serialising [`Spooled`], without parsing every record back to
+    /// check it (a fleet's measurements are hundreds of megabytes).
+    pub fn write_pretty(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let t = self.tail;
+        w.write_all(b"{")?;
+        for (i, name) in NAMES.iter().enumerate() {
+            w.write_all(if i == 0 { b"\n    \"" } else { b",\n    \"" })?;
+            w.write_all(name.as_bytes())?;
+            w.write_all(b"\": ")?;
+            let mut first = true;
+            if let Some(c) = self.spool.categories.get(i).filter(|c| c.count > 0) {
+                copy_records(&c.path, &mut first, w)?;
+            }
+            let f = &mut first;
+            match i {
+                0 => tail_records(&t.snapshots, f, w)?,
+                1 => tail_records(&t.link_capacities, f, w)?,
+                2 => tail_records(rate_sets(&t.counter_rates), f, w)?,
+                3 => tail_records(&t.throughput, f, w)?,
+                4 => tail_records(&t.saturated_counters, f, w)?,
+                5 => tail_records(&t.bit_error_rates, f, w)?,
+                6 => tail_records(&t.peer_groups, f, w)?,
+                7 => tail_records(&t.traffic_balance, f, w)?,
+                8 => tail_records(&t.trends, f, w)?,
+                _ => tail_records(&t.notes, f, w)?,
+            }
+            w.write_all(if first { b"[]" } else { b"\n    ]" })?;
+        }
+        w.write_all(b"\n  }")
+    }
+}
+
+/// Writes the report's `findings` value as the pretty printer does: each
+/// light copy replaced by its stored finding, whose text is copied as it
+/// was stored (fingerprinted and formatted when stored, nothing is parsed
+/// back); findings without a stored copy are formatted here.
+pub fn write_findings(
+    findings: &[Finding],
+    ids: &[Option<u64>],
+    spool: &FindingSpool,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
+    if findings.is_empty() {
+        return w.write_all(b"[]");
+    }
+    let (mut text, mut scratch) = (Vec::new(), Vec::new());
+    for (i, light) in findings.iter().enumerate() {
+        w.write_all(if i == 0 { b"[" } else { b"," })?;
+        w.write_all(FINDING_INDENT)?;
+        match ids.get(i).copied().flatten() {
+            Some(id) => {
+                spool.read_raw(id, &mut text)?;
+                w.write_all(&text)?;
+            }
+            None => write_indented(light, FINDING_INDENT, &mut scratch, w)?,
+        }
+    }
+    w.write_all(b"\n  ]")
+}
+
+/// What a [`Splice`] writes in place of its marker.
+type SpliceWith<'a> = Box<dyn FnOnce(&mut dyn Write) -> std::io::Result<()> + 'a>;
+
+/// A writer that passes everything through but writes, in place of the
+/// first `marker` (which must come early: what precedes it is held until
+/// it does), the marker's first `keep` bytes and then what `splice`
+/// writes. A report serialised with `null` for one value gets that value
+/// written straight from disk.
+pub struct Splice<'a> {
+    inner: &'a mut dyn Write,
+    marker: &'a [u8],
+    keep: usize,
+    splice: Option<SpliceWith<'a>>,
+    held: Vec<u8>,
+}
+
+impl<'a> Splice<'a> {
+    /// See [`Splice`].
+    pub fn new(
+        inner: &'a mut dyn Write,
+        marker: &'a [u8],
+        keep: usize,
+        splice: impl FnOnce(&mut dyn Write) -> std::io::Result<()> + 'a,
+    ) -> Self {
+        Self {
+            inner,
+            marker,
+            keep,
+            splice: Some(Box::new(splice)),
+            held: Vec::new(),
+        }
+    }
+
+    /// Ends writing: an error when the marker never came.
+    pub fn finish(self) -> std::io::Result<()> {
+        match self.splice {
+            None => Ok(()),
+            Some(_) => Err(std::io::Error::other(
+                "the report's layout is not the one expected",
+            )),
+        }
+    }
+}
+
+impl Write for Splice<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.splice.is_none() {
+            self.inner.write_all(buf)?;
+            return Ok(buf.len());
+        }
+        self.held.extend_from_slice(buf);
+        let Some(at) = self
+            .held
+            .windows(self.marker.len())
+            .position(|w| w == self.marker)
+        else {
+            return Ok(buf.len());
+        };
+        let (before, after) = self.held.split_at(at);
+        self.inner.write_all(before)?;
+        self.inner
+            .write_all(self.marker.get(..self.keep).unwrap_or_default())?;
+        if let Some(splice) = self.splice.take() {
+            splice(&mut *self.inner)?;
+        }
+        self.inner
+            .write_all(after.get(self.marker.len()..).unwrap_or_default())?;
+        self.held = Vec::new();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A writer that holds back the last bytes written: a report serialised
+/// with a placeholder for its last value can have the placeholder cut off
+/// and the value written in its place.
+pub struct HoldBack<'a> {
+    inner: &'a mut dyn Write,
+    held: Vec<u8>,
+    keep: usize,
+}
+
+impl<'a> HoldBack<'a> {
+    /// Holds back the last `keep` bytes written to `inner`.
+    pub fn new(inner: &'a mut dyn Write, keep: usize) -> Self {
+        Self {
+            inner,
+            held: Vec::with_capacity(keep + (1 << 16)),
+            keep,
+        }
+    }
+
+    /// Writes everything but the last `keep` bytes, and returns those.
+    pub fn into_held(mut self) -> std::io::Result<Vec<u8>> {
+        let n = self.held.len().saturating_sub(self.keep);
+        self.inner
+            .write_all(self.held.get(..n).unwrap_or_default())?;
+        Ok(self.held.split_off(n))
+    }
+}
+
+impl Write for HoldBack<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.held.extend_from_slice(buf);
+        if self.held.len() > self.keep + (1 << 16) {
+            let n = self.held.len() - self.keep;
+            self.inner
+                .write_all(self.held.get(..n).unwrap_or_default())?;
+            self.held.drain(..n);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -460,5 +698,108 @@ impl Serialize for Spooled<'_> {
             },
         )?;
         s.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The measurements of a real paste with counter rates.
+    fn measured() -> Measurements {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt"
+        );
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let doc = fabricscope::read(&text, &Default::default()).ok();
+        let options = fabricscope::AnalyzeOptions::default().with_interval(30.0);
+        fabricscope::analyze(doc.as_slice(), &options).measurements
+    }
+
+    /// Everything but the last bytes goes through, however it was written.
+    #[test]
+    fn hold_back_keeps_only_the_last_bytes() {
+        let text: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let mut out = Vec::new();
+        let mut w = HoldBack::new(&mut out, 6);
+        for piece in text.chunks(7_777) {
+            w.write_all(piece).unwrap_or_else(|e| unreachable!("{e}"));
+        }
+        let held = w.into_held().unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(
+            held.as_slice(),
+            text.get(text.len() - 6..).unwrap_or_default()
+        );
+        out.extend_from_slice(&held);
+        assert_eq!(out, text);
+    }
+
+    /// Stored findings copied into the report print as the pretty printer
+    /// prints the findings themselves; one without a stored copy too.
+    #[test]
+    fn stored_findings_print_as_the_pretty_printer_prints_them() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt"
+        );
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let doc = fabricscope::read(&text, &Default::default()).ok();
+        let options = fabricscope::AnalyzeOptions::default().with_interval(30.0);
+        let report = fabricscope::analyze(doc.as_slice(), &options);
+        assert!(report.findings.len() > 2, "{}", report.findings.len());
+        #[derive(Serialize)]
+        struct Findings<'a> {
+            findings: &'a [Finding],
+        }
+        let mut spool = FindingSpool::new().unwrap_or_else(|e| unreachable!("{e}"));
+        let mut ids: Vec<Option<u64>> = Vec::new();
+        for (i, f) in report.findings.iter().enumerate() {
+            let id = spool.store(f).unwrap_or_else(|e| unreachable!("{e}"));
+            ids.push((i != 1).then_some(id));
+        }
+        spool.finish().unwrap_or_else(|e| unreachable!("{e}"));
+        for findings in [&report.findings[..], &[]] {
+            let want = serde_json::to_string_pretty(&Findings { findings }).unwrap_or_default();
+            let mut got = b"{\n  \"findings\": ".to_vec();
+            write_findings(findings, &ids, &spool, &mut got)
+                .unwrap_or_else(|e| unreachable!("{e}"));
+            got.extend_from_slice(b"\n}");
+            assert_eq!(String::from_utf8_lossy(&got), want);
+        }
+    }
+
+    #[derive(Serialize)]
+    struct Root<'a> {
+        measurements: &'a Spooled<'a>,
+    }
+
+    /// Records copied from the spool print as serde's pretty printer prints
+    /// them, spooled and tail alike, empty categories too.
+    #[test]
+    fn copied_records_print_as_the_pretty_printer_prints_them() {
+        let m = measured();
+        assert!(m.counter_rates.len() > 10 && !m.snapshots.is_empty());
+        let mut spool = Spool::new(false).unwrap_or_else(|e| unreachable!("{e}"));
+        spool.add(&m).unwrap_or_else(|e| unreachable!("{e}"));
+        spool.add(&m).unwrap_or_else(|e| unreachable!("{e}"));
+        spool.close().unwrap_or_else(|e| unreachable!("{e}"));
+        let tail = Measurements {
+            notes: vec!["the fleet's note".to_owned()],
+            ..m.clone()
+        };
+        for tail in [&tail, &Measurements::default()] {
+            let spooled = spool.measurements(tail);
+            let want = serde_json::to_string_pretty(&Root {
+                measurements: &spooled,
+            })
+            .unwrap_or_default();
+            let mut got = b"{\n  \"measurements\": ".to_vec();
+            spooled
+                .write_pretty(&mut got)
+                .unwrap_or_else(|e| unreachable!("{e}"));
+            got.extend_from_slice(b"\n}");
+            assert_eq!(String::from_utf8_lossy(&got), want);
+        }
     }
 }
