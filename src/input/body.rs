@@ -32,6 +32,16 @@ pub(super) fn continues(kind: Kind, text: &str) -> bool {
     }
 }
 
+/// `text` after its leading spaces and tabs, found byte by byte (the
+/// generic `trim_start_matches` with a set of chars decodes characters).
+fn after_indent(text: &str) -> &str {
+    let indent = text
+        .bytes()
+        .position(|b| b != b' ' && b != b'\t')
+        .unwrap_or(text.len());
+    text.get(indent..).unwrap_or_default()
+}
+
 /// perfquery's `PortXmitData:...............1234`: optional indentation, a
 /// name of ASCII letters and digits starting with a capital, a colon, one
 /// or more dots, and a value of letters and digits ending the line.
@@ -48,7 +58,7 @@ pub(super) fn continues(kind: Kind, text: &str) -> bool {
 /// holds `_`, excluded above). perfquery's own detector finds only its
 /// line-keyed header-less fields here.
 fn perfquery_field(text: &str) -> bool {
-    let t = text.trim_start_matches([' ', '\t']).as_bytes();
+    let t = after_indent(text).as_bytes();
     let name_len = t
         .iter()
         .position(|b| !b.is_ascii_alphanumeric())
@@ -84,7 +94,7 @@ fn perfquery_field(text: &str) -> bool {
 /// table, port arrow, quote or comment matches. nvlink's own detector finds
 /// only its line-keyed header-less `-s` links here.
 fn nvlink_link(text: &str) -> bool {
-    let t = text.trim_start_matches([' ', '\t']);
+    let t = after_indent(text);
     let Some(rest) = t.strip_prefix("Link ") else {
         return false;
     };
@@ -136,7 +146,7 @@ const IBSTAT_LABELS: &[&str] = &[
 /// (`Rate: ibwarn`). ibstat's own detector finds only its line-keyed
 /// header-less `Port N:` here.
 fn ibstat_field(text: &str) -> bool {
-    let t = text.trim_start_matches([' ', '\t']);
+    let t = after_indent(text);
     if let Some(number) = t.strip_prefix("Port ").and_then(|r| r.strip_suffix(':')) {
         return !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
     }
@@ -154,6 +164,15 @@ fn ibstat_field(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The byte scan leaves what `trim_start_matches` did.
+        #[test]
+        fn after_indent_trims_like_trim_start_matches(text in "[ \t\u{a0}\u{3000}a.:]{0,12}") {
+            prop_assert_eq!(after_indent(&text), text.trim_start_matches([' ', '\t']));
+        }
+    }
 
     #[test]
     fn perfquery_fields_are_body_lines_and_near_misses_are_not() {

@@ -20,7 +20,18 @@ const MIN_COVERAGE: f64 = 0.4;
 /// The prefix before `: ` (or a bare trailing `:`) if it is shaped like a
 /// host name and starts at column 0.
 pub(crate) fn candidate(line: &str) -> Option<(&str, &str)> {
-    let colon = line.find(':')?;
+    // The host is the text before the first colon and holds only ASCII
+    // letters, digits, `-`, `.` and `_`, at most 64 of them: the first
+    // other byte must be that colon, within 65 bytes. Tool output lines
+    // (indented, or `Name:....value`, or tab-separated) end the scan in a
+    // few bytes instead of a search of the whole line.
+    let colon = line
+        .bytes()
+        .take(65)
+        .position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_')))?;
+    if line.as_bytes().get(colon) != Some(&b':') {
+        return None;
+    }
     let host = line.get(..colon)?;
     let rest = line.get(colon + 1..)?;
     let rest = if rest.is_empty() {
@@ -31,9 +42,6 @@ pub(crate) fn candidate(line: &str) -> Option<(&str, &str)> {
     let shaped = !host.is_empty()
         && host.len() <= 64
         && host.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_')
         && (host
             .chars()
             .any(|c| c.is_ascii_digit() || c == '-' || c == '.')
@@ -135,7 +143,44 @@ pub(crate) fn prefixed_hosts<'a>(lines: impl Iterator<Item = &'a str>) -> HashSe
 mod tests {
     use proptest::prelude::*;
 
+    /// [`candidate`] as first written (a search for the first colon, then
+    /// the shape of what precedes it): the reading the byte scan must equal.
+    fn candidate_by_search(line: &str) -> Option<(&str, &str)> {
+        let colon = line.find(':')?;
+        let host = line.get(..colon)?;
+        let rest = line.get(colon + 1..)?;
+        let rest = if rest.is_empty() {
+            rest
+        } else {
+            rest.strip_prefix(' ')?
+        };
+        let shaped = !host.is_empty()
+            && host.len() <= 64
+            && host.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_')
+            && (host
+                .chars()
+                .any(|c| c.is_ascii_digit() || c == '-' || c == '.')
+                || host.chars().all(|c| c.is_ascii_lowercase()))
+            && !is_label_any_case(host);
+        shaped.then_some((host, rest))
+    }
+
     proptest! {
+        /// The byte scan reads every line as the search did: prefixes of
+        /// every length around the 64-byte limit, labels, odd bytes.
+        #[test]
+        fn candidate_agrees_with_a_search_for_the_colon(
+            host in "([a-zA-Z0-9._-]{0,3}[\t é/:]?){0,3}|[a-z0-9-]{60,68}|State|Rate|node0[1-3]",
+            sep in prop::sample::select(vec![":", ": ", ":x", " : ", "", "::", ":\t"]),
+            rest in "[a-zA-Z0-9:. \t-]{0,8}",
+        ) {
+            let line = format!("{host}{sep}{rest}");
+            prop_assert_eq!(candidate(&line), candidate_by_search(&line));
+        }
+
         /// Knowing the host of the line before changes no answer.
         #[test]
         fn candidate_after_agrees_with_candidate(

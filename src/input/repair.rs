@@ -74,14 +74,54 @@ pub struct Repair {
     pub note: String,
 }
 
-/// Applies every repair to `lines`, in place, and returns what was undone.
+/// Applies every repair to `lines`, in place, and returns what was undone:
+/// [`apply_to`] with every line tested (the reading the input scan's
+/// shortcut must equal, for the tests).
+#[cfg(test)]
 pub(crate) fn apply(lines: &mut [Line<'_>]) -> Vec<Repair> {
+    let candidates: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines.get(i).is_some_and(|l| may_change(l.text())))
+        .collect();
+    apply_to(lines, &candidates)
+}
+
+/// Whether any repair could change line `t`: the per-line fixes need one
+/// of [`may_need_repair`]'s bytes, mail quoting a quote mark at the start.
+pub(crate) fn may_change(t: &str) -> bool {
+    may_need_repair(t) || quote_depth(t).is_some()
+}
+
+/// [`may_change`] for a line known to hold none of the bytes `&` `<` `>`
+/// `(` `` ` `` `E2` (the input scan's `class::REPAIR`): only its opening
+/// is left to test.
+pub(crate) fn may_change_plain(t: &str) -> bool {
+    t.starts_with("//") || crate::parse::first_byte(t).is_some_and(|b| matches!(b, b'.' | b'['))
+}
+
+/// [`apply`], looking only at `candidates` (ascending indexes into
+/// `lines`): every line [`may_change`] holds for must be among them, and
+/// no other line is touched. Most tool output has few or none, and the
+/// rest of its lines cost nothing here.
+pub(crate) fn apply_to(lines: &mut [Line<'_>], candidates: &[usize]) -> Vec<Repair> {
     let mut repairs = Vec::new();
-    record(&mut repairs, RepairKind::MailQuoting, unquote(lines));
-    // `nvidia-smi -q -x` is XML: its entities are not paste damage.
-    let xml = lines.iter().any(|l| {
-        let t = l.text().trim_start();
-        t.starts_with("<?xml") || t.starts_with("<!DOCTYPE nvidia_smi_log")
+    if candidates.is_empty() {
+        return repairs;
+    }
+    let quoted = candidates.iter().any(|&i| {
+        lines
+            .get(i)
+            .is_some_and(|l| quote_depth(l.text()).is_some())
+    });
+    if quoted {
+        record(&mut repairs, RepairKind::MailQuoting, unquote(lines));
+    }
+    // `nvidia-smi -q -x` is XML: its entities are not paste damage. Both
+    // openings hold `<`, so only candidates can be one.
+    let xml = candidates.iter().any(|&i| {
+        lines.get(i).is_some_and(|l| {
+            let t = l.text().trim_start();
+            t.starts_with("<?xml") || t.starts_with("<!DOCTYPE nvidia_smi_log")
+        })
     });
     let mut fixes: Vec<(RepairKind, Fix)> = vec![
         (RepairKind::Annotation, unannotate),
@@ -91,7 +131,7 @@ pub(crate) fn apply(lines: &mut [Line<'_>]) -> Vec<Repair> {
     if !xml {
         fixes.insert(0, (RepairKind::Html, unhtml));
     }
-    for (kind, changed) in per_line(lines, &fixes) {
+    for (kind, changed) in per_line(lines, candidates, &fixes) {
         record(&mut repairs, kind, changed);
     }
     repairs.sort_by_key(|r| r.span);
@@ -112,13 +152,20 @@ fn record(repairs: &mut Vec<Repair>, kind: RepairKind, changed: Vec<usize>) {
 /// nothing to undo.
 type Fix = fn(&str) -> Option<String>;
 
-/// Rewrites each line with each fix in turn (a fix sees what the fixes
-/// before it left), in one pass over the lines; returns, for each fix, the
+/// Rewrites each candidate line with each fix in turn (a fix sees what the
+/// fixes before it left), in one pass over the lines; returns, for each fix, the
 /// numbers of the lines it changed.
-fn per_line(lines: &mut [Line<'_>], fixes: &[(RepairKind, Fix)]) -> Vec<(RepairKind, Vec<usize>)> {
+fn per_line(
+    lines: &mut [Line<'_>],
+    candidates: &[usize],
+    fixes: &[(RepairKind, Fix)],
+) -> Vec<(RepairKind, Vec<usize>)> {
     let mut changed: Vec<(RepairKind, Vec<usize>)> =
         fixes.iter().map(|(kind, _)| (*kind, Vec::new())).collect();
-    for line in lines.iter_mut() {
+    for &i in candidates {
+        let Some(line) = lines.get_mut(i) else {
+            continue;
+        };
         if !may_need_repair(line.text()) {
             continue;
         }

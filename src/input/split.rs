@@ -1,12 +1,13 @@
 //! Splitting cleaned lines into chunks (between prompts and headers), chunks
 //! into per-host streams, and streams into recognised sections.
 
+use super::clean::{class, classified_lines, clean_classified};
 use super::framing::{classify, host_banner, Framing, Prompt};
 use super::hosts::{candidate_after, prefixed_hosts};
+use super::repair;
 use super::{
     limit_warning, Document, MessageLevel, ReadOptions, Section, ToolMessage, Unrecognised,
 };
-use crate::input::clean::clean_line;
 use crate::parse::{first_byte, formats_starting_with, Block, Format, Line, FORMATS};
 use crate::span::{spans_of, LineSpan};
 use std::borrow::Cow;
@@ -55,8 +56,8 @@ fn split_with<'o>(text: &str, options: &'o ReadOptions, full_detection: bool) ->
         #[cfg(test)]
         body_lines: 0,
     };
-    let mut lines = clean_lines(text, &mut out);
-    out.doc.repairs = super::repair::apply(&mut lines);
+    let (mut lines, candidates) = clean_lines(text, &mut out);
+    out.doc.repairs = super::repair::apply_to(&mut lines, &candidates);
     out.doc.line_count = lines.len();
     let (chunks, framing) = chunks(lines, options);
     out.doc.framing = spans_of(framing);
@@ -68,17 +69,23 @@ fn split_with<'o>(text: &str, options: &'o ReadOptions, full_detection: bool) ->
 }
 
 /// Numbered, cleaned lines, with over-long lines blanked and reported, and
-/// the last word of an unterminated last line set aside.
-fn clean_lines<'a>(text: &'a str, out: &mut Output<'_>) -> Vec<Line<'a>> {
-    let mut lines = clean_each_line(text, out);
+/// the last word of an unterminated last line set aside; with the indexes
+/// of the lines a repair may change (see [`clean_each_line`]).
+fn clean_lines<'a>(text: &'a str, out: &mut Output<'_>) -> (Vec<Line<'a>>, Vec<usize>) {
+    let (mut lines, mut candidates) = clean_each_line(text, out);
     if !text.ends_with('\n') {
         if let Some((last, earlier)) = lines.split_last_mut() {
             if !word_seen_at_line_end(last, earlier) {
                 set_aside_cut_word(last, out);
+                // The line is shorter now; a candidate still, or newly one.
+                let index = earlier.len();
+                if candidates.last() != Some(&index) && repair::may_change(last.text()) {
+                    candidates.push(index);
+                }
             }
         }
     }
-    lines
+    (lines, candidates)
 }
 
 /// Whether the last word of `last` also ends one of the lines before it
@@ -149,13 +156,19 @@ fn set_aside_cut_word(line: &mut Line<'_>, out: &mut Output<'_>) {
     line.text = Cow::Owned(kept);
 }
 
-/// Numbered, cleaned lines, with over-long lines blanked and reported.
-fn clean_each_line<'a>(text: &'a str, out: &mut Output<'_>) -> Vec<Line<'a>> {
+/// Numbered, cleaned lines, with over-long lines blanked and reported, and
+/// the ascending indexes of the lines a repair may change
+/// ([`repair::may_change`]). One scan of the bytes finds the line ends and
+/// which lines hold a control byte or a byte some repair looks for; lines
+/// with neither (most tool output) are borrowed as they stand and only
+/// their opening is tested for repairs.
+fn clean_each_line<'a>(text: &'a str, out: &mut Output<'_>) -> (Vec<Line<'a>>, Vec<usize>) {
     let max = out.options.max_line_bytes;
     // One allocation for the line table: counting line ends is cheap next to
     // growing a table of a million lines by doubling.
-    let mut lines = Vec::with_capacity(text.bytes().filter(|&b| b == b'\n').count() + 1);
-    lines.extend(text.lines().enumerate().map(|(i, raw)| {
+    let mut lines = Vec::with_capacity(line_ends(text) + 1);
+    let mut candidates = Vec::new();
+    for (i, (raw, bits)) in classified_lines(text).enumerate() {
         let number = i + 1;
         if raw.len() > max {
             out.doc.unrecognised.push(Unrecognised {
@@ -166,15 +179,34 @@ fn clean_each_line<'a>(text: &'a str, out: &mut Output<'_>) -> Vec<Line<'a>> {
                     raw.len()
                 ),
             });
-            Line::new(number, "")
-        } else {
-            Line {
-                number,
-                text: clean_line(raw),
-            }
+            lines.push(Line::new(number, ""));
+            continue;
         }
-    }));
-    lines
+        let text = clean_classified(raw, bits);
+        let candidate = if bits & class::CONTROL != 0 {
+            repair::may_change(&text)
+        } else {
+            bits & class::REPAIR != 0 || repair::may_change_plain(&text)
+        };
+        if candidate {
+            candidates.push(i);
+        }
+        lines.push(Line { number, text });
+    }
+    (lines, candidates)
+}
+
+/// How many `\n` `text` holds, counted in byte-wide sums of 255 bytes at
+/// a time (which compile to vector adds; a count in `usize` widens every
+/// byte first).
+fn line_ends(text: &str) -> usize {
+    text.as_bytes()
+        .chunks(255)
+        .map(|chunk| {
+            let ends = chunk.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n'));
+            usize::from(ends)
+        })
+        .sum()
 }
 
 /// Cuts the input at framing lines and strips host prefixes.
@@ -859,5 +891,173 @@ mod body_line_tests {
             let text = picks.join("\n");
             same_with_and_without_shortcut("generated", &text);
         }
+    }
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::{clean_lines, split_with, Output};
+    use crate::input::clean::clean_line;
+    use crate::input::{repair, ReadOptions};
+    use crate::parse::Line;
+    use proptest::prelude::*;
+
+    /// The lines and repairs as read before the one-scan shortcut: every
+    /// line through `clean_line`, every line through the repairs, and the
+    /// warnings about the input, read by the usual path.
+    fn by_every_line(text: &str) -> (Vec<Line<'_>>, Vec<repair::Repair>) {
+        let mut lines: Vec<Line<'_>> = text
+            .lines()
+            .enumerate()
+            .map(|(i, raw)| Line {
+                number: i + 1,
+                text: clean_line(raw),
+            })
+            .collect();
+        let repairs = repair::apply(&mut lines);
+        (lines, repairs)
+    }
+
+    /// Pieces of damaged pastes: escapes, CR, C0/C1 controls, bytes that
+    /// were not UTF-8, quoting, HTML, annotations, elisions, backticks,
+    /// prefixes and plain tool lines.
+    fn piece() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec![
+            "\u{1b}[1;31m",
+            "\u{1b}[0m",
+            "\u{1b}]0;t\u{7}",
+            "\r",
+            "\u{85}",
+            "\u{9f}",
+            "\u{a0}",
+            "\u{fffd}",
+            "\u{8}",
+            "\u{7f}",
+            "\u{1}",
+            "&lt;",
+            "&amp;",
+            "<pre>",
+            "</pre>",
+            "<br>",
+            "> ",
+            ">",
+            ">> ",
+            "//",
+            "// ",
+            "...",
+            "…",
+            "[...]",
+            "[snip]",
+            "`",
+            "```",
+            " <-- this",
+            " (= 212.5 Gb/s)",
+            " ←",
+            "——————>>",
+            "---->",
+            "<?xml version=\"1.0\"?>",
+            "(",
+            ")",
+            "PortXmitData:....1",
+            "\t Link 0: 26.562 GB/s",
+            "GPU 0: NVIDIA H100 (UUID: GPU-1)",
+            "CA 'mlx5_0'",
+            "node01: ",
+            " ",
+            "\t",
+            "x",
+            "é",
+            ".",
+            "[",
+            "==> a.txt <==",
+            "",
+        ])
+    }
+
+    fn paste() -> impl Strategy<Value = String> {
+        (
+            prop::collection::vec(
+                (
+                    prop::collection::vec(piece(), 0..5),
+                    prop::sample::select(vec!["\n", "\r\n"]),
+                ),
+                0..12,
+            ),
+            any::<bool>(),
+        )
+            .prop_map(|(lines, cut)| {
+                let mut text: String = lines
+                    .iter()
+                    .map(|(pieces, end)| pieces.concat() + end)
+                    .collect();
+                if cut {
+                    text.pop();
+                }
+                text
+            })
+    }
+
+    fn read_fast(text: &str) -> (Vec<Line<'_>>, Vec<repair::Repair>) {
+        let options = ReadOptions::default();
+        let mut out: Output<'_> = split_with("", &options, false);
+        let (mut lines, candidates) = clean_lines(text, &mut out);
+        let repairs = repair::apply_to(&mut lines, &candidates);
+        (lines, repairs)
+    }
+
+    proptest! {
+        /// The one scan's lines, cleaning and repair candidates give the
+        /// same lines and repairs as cleaning and testing every line.
+        #[test]
+        fn one_scan_reads_like_every_line(text in paste()) {
+            let (fast, fast_repairs) = read_fast(&text);
+            let (mut slow, slow_repairs) = by_every_line(&text);
+            // The cut-word rule changes the last line on both paths alike;
+            // compare with it applied to the slow lines too.
+            if !text.ends_with('\n') && !text.is_empty() {
+                let options = ReadOptions::default();
+                let mut out: Output<'_> = split_with("", &options, false);
+                let (cut, _) = clean_lines(&text, &mut out);
+                let mut plain: Vec<Line<'_>> = text
+                    .lines()
+                    .enumerate()
+                    .map(|(i, raw)| Line { number: i + 1, text: clean_line(raw) })
+                    .collect();
+                if let (Some(last), Some(cut_last)) = (plain.last_mut(), cut.last()) {
+                    last.text = cut_last.text.clone();
+                }
+                let repairs = repair::apply(&mut plain);
+                prop_assert_eq!(&fast, &plain);
+                prop_assert_eq!(&fast_repairs, &repairs);
+                slow = plain;
+            } else {
+                prop_assert_eq!(&fast, &slow);
+                prop_assert_eq!(&fast_repairs, &slow_repairs);
+            }
+            prop_assert_eq!(fast.len(), slow.len());
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn line_ends_are_counted(text in "[a\n\r]{0,600}") {
+            prop_assert_eq!(super::line_ends(&text), text.matches('\n').count());
+        }
+    }
+
+    #[test]
+    fn clean_lines_stay_borrowed_and_untested_by_repairs() {
+        let text = "CA 'mlx5_0'\n\tPort 1:\nPortXmitData:....1\n";
+        let (lines, candidates) =
+            clean_lines(text, &mut split_with("", &ReadOptions::default(), false));
+        assert!(lines
+            .iter()
+            .all(|l| matches!(l.text, std::borrow::Cow::Borrowed(_))));
+        assert!(candidates.is_empty());
+        let (_, candidates) = clean_lines(
+            "x\n> a\nGPU 0 (x)\n...\nb\u{1b}[0m\n",
+            &mut split_with("", &ReadOptions::default(), false),
+        );
+        assert_eq!(candidates, [1, 2, 3]);
     }
 }
