@@ -3,7 +3,7 @@
 //! first) and a `schema_version`.
 //!
 //! Two shapes:
-//! - a whole [`Report`] ([`write`], [`render`]): its incidents, worst first,
+//! - a whole [`Report`] ([`write()`], [`render`]): its incidents, worst first,
 //!   `schema_version` [`SCHEMA_VERSION`];
 //! - a stream written as hosts finish ([`write_part`], the batch
 //!   `analyze --format ndjson`): the incidents of each unit of hosts as it
