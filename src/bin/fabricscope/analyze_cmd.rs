@@ -915,17 +915,7 @@ fn merge(
     }
     hosts.sort_unstable();
     hosts.dedup();
-    let mut printed = None;
-    let report = match (any, ndjson) {
-        (false, _) => None,
-        (true, Some(out)) => {
-            let fleet = analysis.finish_printed();
-            out.finish(&fleet.findings).map_err(output_error)?;
-            printed = Some(fleet.summary);
-            None
-        }
-        (true, None) => Some(finish(analysis, spool.as_mut()).map_err(temp_error)?),
-    };
+    let (report, printed) = conclude(analysis, any, ndjson, spool.as_mut())?;
     Ok(Streamed {
         report,
         any,
@@ -1243,17 +1233,8 @@ fn stream(
         hosts.sort_unstable();
         hosts.dedup();
         let mut spool = spool;
-        let mut printed = None;
-        let report = match (any && records.is_none(), ndjson) {
-            (false, _) => None,
-            (true, Some(out)) => {
-                let fleet = analysis.finish_printed();
-                out.finish(&fleet.findings).map_err(output_error)?;
-                printed = Some(fleet.summary);
-                None
-            }
-            (true, None) => Some(finish(analysis, spool.as_mut()).map_err(temp_error)?),
-        };
+        let (report, printed) =
+            conclude(analysis, any && records.is_none(), ndjson, spool.as_mut())?;
         return Ok(Streamed {
             report,
             any,
@@ -1264,6 +1245,33 @@ fn stream(
             named_failures,
             printed,
         });
+    }
+}
+
+/// The report, or (streamed NDJSON) the summary of what was printed.
+type Concluded = (
+    Option<fabricscope::Report>,
+    Option<fabricscope::report::Summary>,
+);
+
+/// The fleet step of a batch run (a merge of shards or a read of dumps):
+/// with streamed NDJSON, the fleet rules' lines end the output and only the
+/// summary is kept; otherwise the whole report is built. Nothing when no
+/// input held tool output (or the run only emits records).
+fn conclude(
+    analysis: Analysis,
+    report_wanted: bool,
+    ndjson: Option<&mut NdjsonOut<'_>>,
+    spool: Option<&mut Spool>,
+) -> Result<Concluded, String> {
+    match (report_wanted, ndjson) {
+        (false, _) => Ok((None, None)),
+        (true, Some(out)) => {
+            let fleet = analysis.finish_printed();
+            out.finish(&fleet.findings).map_err(output_error)?;
+            Ok((None, Some(fleet.summary)))
+        }
+        (true, None) => Ok((Some(finish(analysis, spool).map_err(temp_error)?), None)),
     }
 }
 
