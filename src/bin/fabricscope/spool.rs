@@ -705,8 +705,8 @@ impl Serialize for Spooled<'_> {
 mod tests {
     use super::*;
 
-    /// The measurements of a real paste with counter rates.
-    fn measured() -> Measurements {
+    /// The report of a real paste with counter rates and findings.
+    fn analyzed() -> fabricscope::Report {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt"
@@ -714,7 +714,12 @@ mod tests {
         let text = std::fs::read_to_string(path).unwrap_or_default();
         let doc = fabricscope::read(&text, &Default::default()).ok();
         let options = fabricscope::AnalyzeOptions::default().with_interval(30.0);
-        fabricscope::analyze(doc.as_slice(), &options).measurements
+        fabricscope::analyze(doc.as_slice(), &options)
+    }
+
+    /// The measurements of that paste.
+    fn measured() -> Measurements {
+        analyzed().measurements
     }
 
     /// Everything but the last bytes goes through, however it was written.
@@ -739,14 +744,7 @@ mod tests {
     /// prints the findings themselves; one without a stored copy too.
     #[test]
     fn stored_findings_print_as_the_pretty_printer_prints_them() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt"
-        );
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        let doc = fabricscope::read(&text, &Default::default()).ok();
-        let options = fabricscope::AnalyzeOptions::default().with_interval(30.0);
-        let report = fabricscope::analyze(doc.as_slice(), &options);
+        let report = analyzed();
         assert!(report.findings.len() > 2, "{}", report.findings.len());
         #[derive(Serialize)]
         struct Findings<'a> {

@@ -511,15 +511,7 @@ mod tests {
         for (subject, source, name, snapshot) in readings.clone() {
             gathered.add(&subject, &source, name, point(snapshot));
         }
-        // ibstat on host a: mlx5_0 port 1 has LID 7.
-        let mut ibstat = crate::input::read_all(
-            "CA 'mlx5_0'\n\tCA type: MT4123\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tBase lid: 7\n",
-            &crate::ReadOptions::default(),
-        )
-        .unwrap();
-        for section in &mut ibstat.sections {
-            section.host = Some("a".to_owned());
-        }
+        let ibstat = ibstat_of_host_a();
         let ports = PortIndex::of_documents([&ibstat]);
         assert_eq!(ports.by_lid(Some("a"), 7).map(|o| o.device), Some("mlx5_0"));
         let (keys, ordered) = gathered.into_ordered(&ports);
@@ -551,6 +543,19 @@ mod tests {
         assert!(got.iter().any(|(_, s)| s == &vec![0, 1, 3]));
     }
 
+    /// ibstat on host `a`: `mlx5_0` port 1 has LID 7.
+    fn ibstat_of_host_a() -> crate::input::Document {
+        let mut ibstat = crate::input::read_all(
+            "CA 'mlx5_0'\n\tCA type: MT4123\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tBase lid: 7\n",
+            &crate::ReadOptions::default(),
+        )
+        .unwrap();
+        for section in &mut ibstat.sections {
+            section.host = Some("a".to_owned());
+        }
+        ibstat
+    }
+
     /// A LID-named port whose CA name no other subject holds is renamed in
     /// place: its series take the CA name and the order of the new key
     /// (after a device-less port that sorted after it before), with their
@@ -568,14 +573,7 @@ mod tests {
         for (subject, name, snapshot) in &readings {
             gathered.add(subject, &extended, name, point(*snapshot));
         }
-        let mut ibstat = crate::input::read_all(
-            "CA 'mlx5_0'\n\tCA type: MT4123\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tBase lid: 7\n",
-            &crate::ReadOptions::default(),
-        )
-        .unwrap();
-        for section in &mut ibstat.sections {
-            section.host = Some("a".to_owned());
-        }
+        let ibstat = ibstat_of_host_a();
         let ports = PortIndex::of_documents([&ibstat]);
         let (keys, ordered) = gathered.into_ordered(&ports);
         let got: Vec<(Subject, &str, Vec<usize>)> = keys
