@@ -724,9 +724,13 @@ fn detect(lines: &[Line<'_>], hint: Option<&'static Format>) -> Option<(&'static
 /// adds it to the document.
 fn finish(open: Open, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Output<'_>) {
     let lines = from.get(open.lines.clone()).unwrap_or_default();
-    let numbers = lines
-        .iter()
-        .filter(|l| !l.is_blank())
+    // A stream's lines ascend: its first and last lines with text bound
+    // the section's (no need to test every line in between).
+    let first_text = lines.iter().find(|l| !l.is_blank());
+    let last_text = lines.iter().rev().find(|l| !l.is_blank());
+    let numbers = first_text
+        .into_iter()
+        .chain(last_text)
         .map(|l| l.number)
         .chain(open.prompt_line)
         .chain(open.messages.iter().map(|m| m.line));
@@ -938,6 +942,11 @@ mod body_line_tests {
             "Link 2: 26.562 GB/s",
             "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity",
             "GPU0\t X \tNV18\tPIX\t0-55\t0",
+            "GPU0\t X \tNV18\tNV18\tPIX\t0-55,112-167\t0\t\tN/A",
+            "NIC0\tPIX\tNODE\t X ",
+            "GPU0\tX\tOK\tOK",
+            "\tGPU0\tGPU1",
+            " X    = Self",
             "GPU1\tNV18\t X \tSYS\t0-55\t0",
             "CA 'mlx5_0'",
             "\tCA type: MT4129",
