@@ -151,7 +151,16 @@ fn ibstat_field(text: &str) -> bool {
     if let Some(number) = t.strip_prefix("Port ").and_then(|r| r.strip_suffix(':')) {
         return !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
     }
-    let Some((label, value)) = t.split_once(": ") else {
+    // The label ends at the first colon, which must be followed by a
+    // space (no label holds a colon): found byte by byte, without a
+    // substring searcher per line.
+    let Some(colon) = t.bytes().position(|b| b == b':') else {
+        return false;
+    };
+    let (Some(label), Some(value)) = (t.get(..colon), t.get(colon + 1..)) else {
+        return false;
+    };
+    let Some(value) = value.strip_prefix(' ') else {
         return false;
     };
     IBSTAT_LABELS.contains(&label)

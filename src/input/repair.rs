@@ -95,7 +95,23 @@ pub(crate) fn may_change(t: &str) -> bool {
 /// `(` `` ` `` `E2` (the input scan's `class::REPAIR`): only its opening
 /// is left to test.
 pub(crate) fn may_change_plain(t: &str) -> bool {
-    t.starts_with("//") || crate::parse::first_byte(t).is_some_and(|b| matches!(b, b'.' | b'['))
+    t.starts_with("//") || opening_byte(t).is_some_and(|b| matches!(b, b'.' | b'['))
+}
+
+/// [`crate::parse::first_byte`] (the first byte after white space), found
+/// byte by byte: this runs on every line of the input, and the generic trim
+/// decodes characters. A byte that is not ASCII may be Unicode white space:
+/// then the generic trim decides.
+fn opening_byte(t: &str) -> Option<u8> {
+    // The ASCII white space of `char::is_whitespace`, vertical tab included.
+    match t
+        .bytes()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+    {
+        Some(b) if b.is_ascii() => Some(b),
+        Some(_) => crate::parse::first_byte(t),
+        None => None,
+    }
 }
 
 /// [`may_change`] for a line whose only byte among `&` `<` `>` `(` `` ` ``
@@ -108,7 +124,7 @@ pub(crate) fn may_change_plain(t: &str) -> bool {
 /// [`may_change_plain`]. Saying yes more often than needed is harmless:
 /// [`apply_to`] still tests each fix.
 pub(crate) fn may_change_paren(t: &str) -> bool {
-    crate::parse::first_byte(t) == Some(b'(') || t.contains(" (=")
+    opening_byte(t) == Some(b'(') || t.contains(" (=")
 }
 
 /// [`apply`], looking only at `candidates` (ascending indexes into
@@ -389,6 +405,14 @@ mod tests {
     }
 
     proptest! {
+        /// The byte scan finds the opening byte the generic trim finds.
+        #[test]
+        fn opening_byte_is_the_first_byte_after_white_space(
+            line in "[ \t\n\r\u{b}\u{c}\u{1c}\u{85}\u{a0}\u{2003}\u{3000}]{0,3}[.\\[(/a-zé\u{a0} ]{0,4}",
+        ) {
+            prop_assert_eq!(opening_byte(&line), crate::parse::first_byte(&line));
+        }
+
         /// A line with `(` as its only repair byte that the paren test
         /// passes over is one no repair would change.
         #[test]

@@ -542,7 +542,9 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         {
             out.body_lines += usize::from(body);
         }
-        let message = if detect_here {
+        // A blank line is no tool message and begins no block.
+        let blank = line.is_blank();
+        let message = if detect_here && !blank {
             tool_message(line)
         } else {
             None
@@ -559,7 +561,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
             }
             continue;
         }
-        if detect_here && !line.is_blank() {
+        if detect_here && !blank {
             // A prompt naming a supported tool says what its output is: the
             // first section is that tool's, even where another format's
             // output looks the same (`nvidia-smi nvlink -cBridge` prints
@@ -608,7 +610,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         match open.as_mut() {
             Some(o) => {
                 o.lines.end = i + 1;
-                if !line.is_blank() {
+                if !blank {
                     o.remaining = o.remaining.map(|n| n.saturating_sub(1));
                 }
                 if o.remaining == Some(0) {
