@@ -513,12 +513,10 @@ struct StreamContext<'c> {
 }
 
 /// A section being collected.
-struct Open {
+struct Open<'a> {
     format: &'static Format,
     keys: HashSet<String>,
-    /// Its lines: a section's lines follow one another in its stream, so
-    /// they are a range of the stream's, not a copy.
-    lines: Range<usize>,
+    lines: Collected<'a>,
     messages: Vec<ToolMessage>,
     /// The chunk's prompt line, for the first section of a chunk.
     prompt_line: Option<usize>,
@@ -526,10 +524,41 @@ struct Open {
     remaining: Option<usize>,
 }
 
+/// A section's lines: a range of its stream while they follow one another
+/// (nearly always), a copy once a tool message inside the section leaves a
+/// gap (a message is the section's, but not one of its lines).
+enum Collected<'a> {
+    Range(Range<usize>),
+    Copied(Vec<Line<'a>>),
+}
+
+impl<'a> Collected<'a> {
+    /// Adds line `i` of `stream`.
+    fn push(&mut self, i: usize, stream: &[Line<'a>]) {
+        match self {
+            Collected::Range(r) if r.end == i => r.end = i + 1,
+            Collected::Range(r) => {
+                let mut copy = stream.get(r.clone()).unwrap_or_default().to_vec();
+                copy.extend(stream.get(i).cloned());
+                *self = Collected::Copied(copy);
+            }
+            Collected::Copied(lines) => lines.extend(stream.get(i).cloned()),
+        }
+    }
+
+    /// The lines, `from` the stream they were collected from.
+    fn of<'s>(&'s self, from: &'s [Line<'a>]) -> &'s [Line<'a>] {
+        match self {
+            Collected::Range(r) => from.get(r.clone()).unwrap_or_default(),
+            Collected::Copied(lines) => lines,
+        }
+    }
+}
+
 fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Output<'_>) {
     let mut leading: Vec<Line<'_>> = Vec::new();
     let mut leading_messages: Vec<ToolMessage> = Vec::new();
-    let mut open: Option<Open> = None;
+    let mut open: Option<Open<'_>> = None;
     let mut produced = 0usize;
     for (i, line) in stream.iter().enumerate() {
         // A body line of the open section continues it: no tool message,
@@ -599,7 +628,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                     open = Some(Open {
                         format,
                         keys: HashSet::from([key]),
-                        lines: i..i,
+                        lines: Collected::Range(i..i),
                         messages: std::mem::take(&mut leading_messages),
                         prompt_line,
                         remaining: lines,
@@ -609,7 +638,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         }
         match open.as_mut() {
             Some(o) => {
-                o.lines.end = i + 1;
+                o.lines.push(i, stream);
                 if !blank {
                     o.remaining = o.remaining.map(|n| n.saturating_sub(1));
                 }
@@ -637,7 +666,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
 fn check_body_line(
     line: &Line<'_>,
     found: Option<&(&'static Format, Block)>,
-    open: Option<&Open>,
+    open: Option<&Open<'_>>,
     out: &mut Output<'_>,
 ) {
     let Some((format, block)) = found else {
@@ -673,7 +702,7 @@ fn leftovers(
             let open = Open {
                 format,
                 keys: HashSet::new(),
-                lines: 0..leading.len(),
+                lines: Collected::Range(0..leading.len()),
                 messages,
                 prompt_line: ctx.prompt.map(|(n, _)| *n),
                 remaining: None,
@@ -724,8 +753,8 @@ fn detect(lines: &[Line<'_>], hint: Option<&'static Format>) -> Option<(&'static
 
 /// Parses a collected section, whose lines are `open.lines` of `from`, and
 /// adds it to the document.
-fn finish(open: Open, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Output<'_>) {
-    let lines = from.get(open.lines.clone()).unwrap_or_default();
+fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Output<'_>) {
+    let lines = open.lines.of(from);
     // A stream's lines ascend: its first and last lines with text bound
     // the section's (no need to test every line in between).
     let first_text = lines.iter().find(|l| !l.is_blank());
@@ -851,6 +880,27 @@ mod file_header_tests {
             Some("gpu-01")
         );
         assert_eq!(host_of_file("login01.log").as_deref(), Some("login01"));
+    }
+}
+
+#[cfg(test)]
+mod collected_tests {
+    use crate::input::{read_all, ReadOptions};
+
+    /// A tool message inside a section is the section's message, not one
+    /// of its lines: the parser never reads it (the lines around it are
+    /// no longer one range of the stream, and are copied).
+    #[test]
+    fn a_message_inside_a_section_is_not_given_to_its_parser() {
+        let paste = "CA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Active\n\
+                     ibwarn: [1] umad_release_ca: release mlx5_0\n\t\tPhysical state: LinkUp\n";
+        let doc = read_all(paste, &ReadOptions::default()).unwrap();
+        assert_eq!(doc.sections.len(), 1, "{doc:#?}");
+        let section = &doc.sections[0];
+        assert_eq!(section.messages.len(), 1);
+        assert_eq!(section.messages[0].line, 5);
+        assert!(section.warnings.is_empty(), "{:?}", section.warnings);
+        assert_eq!((section.span.first_line, section.span.last_line), (1, 6));
     }
 }
 
