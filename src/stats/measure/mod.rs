@@ -152,6 +152,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                 time_source: time.as_ref().map(|t| t.source.clone()),
             });
             times.push(time);
+            readings.reserve(ex.samples.len());
             // The section's subjects, each looked up once.
             let mut ids: Vec<Option<u32>> = vec![None; ex.subjects.len()];
             for sample in &ex.samples {
@@ -203,7 +204,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
         })
         .collect();
     let (keys, ordered) = readings.into_ordered(&ports);
-    let series: Series<'_> = keys.series(ordered);
+    let series: Series<'_> = keys.series(&ordered);
 
     let mut missing_interval = BTreeSet::new();
     // Every counter of two snapshots shares their interval: worked out once.
