@@ -450,8 +450,8 @@ pub(super) fn interval(
             return (
                 Some(seconds),
                 IntervalSource::InputTimes {
-                    from: ta.source.clone(),
-                    to: tb.source.clone(),
+                    from: ta.source.as_str().into(),
+                    to: tb.source.as_str().into(),
                 },
             );
         }
