@@ -311,36 +311,61 @@ impl Readings {
         // as (two merged subjects), then in arrival order: as the merge of
         // the per-series vectors this replaces did. The arrival position
         // makes every key unique, so an unstable sort is exact.
-        let mut order: Vec<((u32, u32, u32), usize, u32, u32)> = self
-            .points
-            .iter()
-            .enumerate()
-            .map(|(at, ((subject, source, name), point))| {
-                (
+        let key_ranks = |(subject, source, name): KeyIds| {
+            (
+                rank(&subject_rank, new_id(subject)),
+                rank(&source_rank, source),
+                rank(&name_rank, name),
+            )
+        };
+        let order: Vec<u32> = if renamed.is_none() {
+            // No merge: readings of a series arrive in snapshot order, so
+            // key and arrival alone order them, packed in one integer.
+            let mut packed: Vec<u128> = self
+                .points
+                .iter()
+                .enumerate()
+                .map(|(at, (key, _))| {
+                    let (a, b, c) = key_ranks(*key);
+                    (u128::from(a) << 96)
+                        | (u128::from(b) << 64)
+                        | (u128::from(c) << 32)
+                        | u128::from(u32::try_from(at).unwrap_or(u32::MAX))
+                })
+                .collect();
+            packed.sort_unstable();
+            #[allow(clippy::cast_possible_truncation)] // the low 32 bits
+            packed.into_iter().map(|k| k as u32).collect()
+        } else {
+            let mut keyed: Vec<((u32, u32, u32), usize, u32, u32)> = self
+                .points
+                .iter()
+                .enumerate()
+                .map(|(at, (key, point))| {
                     (
-                        rank(&subject_rank, new_id(*subject)),
-                        rank(&source_rank, *source),
-                        rank(&name_rank, *name),
-                    ),
-                    point.snapshot,
-                    *subject,
-                    u32::try_from(at).unwrap_or(u32::MAX),
-                )
-            })
-            .collect();
-        order.sort_unstable();
+                        key_ranks(*key),
+                        point.snapshot,
+                        key.0,
+                        u32::try_from(at).unwrap_or(u32::MAX),
+                    )
+                })
+                .collect();
+            keyed.sort_unstable();
+            keyed.into_iter().map(|(_, _, _, at)| at).collect()
+        };
         let mut points = Vec::with_capacity(order.len());
         let mut runs: Vec<(KeyIds, std::ops::Range<usize>)> = Vec::new();
         let mut last_ranks = None;
-        for (ranks, _, _, at) in order {
-            let Some(&((subject, source, name), point)) = self.points.get(at as usize) else {
+        for at in order {
+            let Some(&(key, point)) = self.points.get(at as usize) else {
                 continue;
             };
+            let ranks = key_ranks(key);
             let at = points.len();
             points.push(point);
             match runs.last_mut() {
                 Some((_, run)) if last_ranks == Some(ranks) => run.end = at + 1,
-                _ => runs.push(((new_id(subject), source, name), at..at + 1)),
+                _ => runs.push(((new_id(key.0), key.1, key.2), at..at + 1)),
             }
             last_ranks = Some(ranks);
         }
