@@ -357,7 +357,7 @@ impl Fill {
         match self.max {
             None => Shortcut::Skip,
             // `==`, as the summary's check: -0.0 is 0 too.
-            Some(m) if m == 0.0 => Shortcut::Quiet,
+            Some(0.0) => Shortcut::Quiet,
             Some(_) => Shortcut::Judge,
         }
     }

@@ -109,6 +109,10 @@ pub(super) type Series<'k> = Vec<(SeriesKey<'k>, &'k [Point])>;
 /// A series' key as ids into [`SeriesKeys`]: (subject, source, name).
 type KeyIds = (u32, u32, u32);
 
+/// A reading's place when LID-named ports merge: its key's ranks, its
+/// snapshot, the subject id it was read as, its arrival position.
+type MergeOrder = ((u32, u32, u32), usize, u32, u32);
+
 /// The distinct subjects, counter sets and counter names of a unit's
 /// series, which the [`Series`] borrow.
 pub(super) struct SeriesKeys {
@@ -337,7 +341,7 @@ impl Readings {
             #[allow(clippy::cast_possible_truncation)] // the low 32 bits
             packed.into_iter().map(|k| k as u32).collect()
         } else {
-            let mut keyed: Vec<((u32, u32, u32), usize, u32, u32)> = self
+            let mut keyed: Vec<MergeOrder> = self
                 .points
                 .iter()
                 .enumerate()
@@ -663,6 +667,8 @@ mod tests {
 
     use proptest::prelude::*;
 
+    type Key = (Subject, CounterSource, String);
+
     proptest! {
         /// The one sorted buffer gives every series the readings, and in
         /// the order, that the vector per series it replaced gave them: by
@@ -685,7 +691,7 @@ mod tests {
             let mut gathered = Readings::default();
             let mut first_seen: Vec<Subject> = Vec::new();
             // (renamed key) → (snapshot, old subject's first-seen id, arrival).
-            let mut expected: BTreeMap<(Subject, CounterSource, String), Vec<(usize, usize, usize)>> =
+            let mut expected: BTreeMap<Key, Vec<(usize, usize, usize)>> =
                 BTreeMap::new();
             for (arrival, (host, named, lid, source, name, next)) in readings.into_iter().enumerate() {
                 if next {
@@ -721,7 +727,7 @@ mod tests {
             let ibstat = ibstat_of_host_a();
             let ports = PortIndex::of_documents([&ibstat]);
             let (keys, ordered) = gathered.into_ordered(&ports);
-            let got: Vec<((Subject, CounterSource, String), Vec<(usize, usize)>)> = keys
+            let got: Vec<(Key, Vec<(usize, usize)>)> = keys
                 .series(&ordered)
                 .into_iter()
                 .map(|((subject, source, name), points)| {
@@ -731,7 +737,7 @@ mod tests {
                     )
                 })
                 .collect();
-            let want: Vec<((Subject, CounterSource, String), Vec<(usize, usize)>)> = expected
+            let want: Vec<(Key, Vec<(usize, usize)>)> = expected
                 .into_iter()
                 .map(|(key, mut points)| {
                     points.sort_by_key(|(snapshot, old, _)| (*snapshot, *old));
