@@ -147,7 +147,7 @@ pub(super) fn peer_groups<'s>(
             })
             .count(),
     );
-    for &((subject, source, name), ref points) in series {
+    for &((subject, source, name), points) in series {
         let Some(last) = points.last() else { continue };
         if !last.role.compared_across_peers() {
             continue;
