@@ -62,8 +62,8 @@ pub mod trend;
 pub use measure::{
     measure, measure_many, measure_sources, measure_unit, quiet_note, AcrossHosts, BitErrorRate,
     CounterRate, CounterTrend, IntervalSource, LinkCapacity, Measurements, Note, OutlierMember,
-    PeerGroup, PeerGroupKind, PeerStatistic, PeerValue, RateStatus, SaturatedCounter, SnapshotInfo,
-    Source, Throughput, TrafficBalance, UnitMeasurements,
+    PeerGroup, PeerGroupKind, PeerStatistic, PeerValue, PeerValues, RateStatus, SaturatedCounter,
+    SnapshotInfo, Source, Throughput, TrafficBalance, UnitMeasurements,
 };
 pub use sample::{CounterUnit, Direction, Layer, Role, Subject};
 pub use source::CounterSource;

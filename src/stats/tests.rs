@@ -525,3 +525,30 @@ fn peer_statistic_keeps_its_json_names() {
         "counts_per_second"
     );
 }
+
+/// A unit's compact peer values are written as the array of `PeerValue`
+/// objects record shards carry (field for field, `lid` left out when
+/// absent) and read back equal.
+#[test]
+fn compact_peer_values_keep_their_json() {
+    let mut docs: Vec<_> = (0u32..3)
+        .map(|h| doc_on(&format!("node{h}"), &basic_at(11 + h, u64::from(h))))
+        .collect();
+    docs.push(doc_on("node0", &nvlink_errors(&[(0, 1), (1, 0), (2, 7)])));
+    let sources: Vec<Source<'_>> = docs
+        .iter()
+        .map(|document| Source {
+            document,
+            modified_unix: None,
+        })
+        .collect();
+    let unit = measure_unit(&sources, &StatsOptions::default());
+    let values: Vec<PeerValue> = unit.peer_values.iter().collect();
+    assert!(values.len() >= 8, "{values:?}");
+    assert!(values.iter().any(|v| v.lid.is_some()) && values.iter().any(|v| v.lid.is_none()));
+    let compact = serde_json::to_string(&unit.peer_values).unwrap();
+    assert_eq!(compact, serde_json::to_string(&values).unwrap());
+    let back: PeerValues = serde_json::from_str(&compact).unwrap();
+    assert_eq!(back, unit.peer_values);
+    assert_eq!(PeerValues::from(values), unit.peer_values);
+}

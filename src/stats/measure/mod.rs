@@ -30,7 +30,7 @@ use balance::{balance, trends};
 pub use notes::Note;
 use peers::peer_groups;
 pub use peers::quiet_note;
-pub use peers::{AcrossHosts, PeerValue};
+pub use peers::{AcrossHosts, PeerValue, PeerValues};
 use rates::{bit_error_rate, counter_rate, lanes_per_link, saturated, throughput, Received};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -93,7 +93,7 @@ pub struct UnitMeasurements {
     /// Peer groups within the unit left out because every member reads 0.
     pub quiet_groups: usize,
     /// The latest readings the fleet step compares across hosts.
-    pub peer_values: Vec<PeerValue>,
+    pub peer_values: PeerValues,
 }
 
 /// Measures one unit: everything [`measure_sources`] measures except the
@@ -152,6 +152,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                 time_source: time.as_ref().map(|t| t.source.clone()),
             });
             times.push(time);
+            readings.reserve(ex.samples.len());
             // The section's subjects, each looked up once.
             let mut ids: Vec<Option<u32>> = vec![None; ex.subjects.len()];
             for sample in &ex.samples {
@@ -203,7 +204,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
         })
         .collect();
     let (keys, ordered) = readings.into_ordered(&ports);
-    let series: Series<'_> = keys.series(ordered);
+    let series: Series<'_> = keys.series(&ordered);
 
     let mut missing_interval = BTreeSet::new();
     // Every counter of two snapshots shares their interval: worked out once.

@@ -129,13 +129,13 @@ pub(super) fn peer_groups<'s>(
     series: &'s Series<'s>,
     rates: &'s [CounterRate],
     options: &StatsOptions,
-) -> (Vec<PeerGroup>, usize, Vec<PeerValue>) {
+) -> (Vec<PeerGroup>, usize, PeerValues) {
     let mut words = GroupWords::default();
     let mut groups: FxHashMap<UnitGroupKey<'_>, Vec<Member<'_>>> = FxHashMap::default();
     // Summed through a hash map, then walked in key order (as a tree would).
     let mut gpu_sums: FxHashMap<GpuKey<'_>, (u64, LineSpan)> = FxHashMap::default();
     // Sized once: a host hands the fleet step hundreds of values.
-    let mut across: Vec<PeerValue> = Vec::with_capacity(
+    let mut across = PeerValuesBuilder::with_capacity(
         series
             .iter()
             .filter(|((subject, _, _), points)| {
@@ -147,7 +147,7 @@ pub(super) fn peer_groups<'s>(
             })
             .count(),
     );
-    for &((subject, source, name), ref points) in series {
+    for &((subject, source, name), points) in series {
         let Some(last) = points.last() else { continue };
         if !last.role.compared_across_peers() {
             continue;
@@ -182,15 +182,15 @@ pub(super) fn peer_groups<'s>(
                 ..subject.clone()
             };
             if place != Subject::default() {
-                across.push(PeerValue {
+                across.push(
                     place,
-                    source: source.clone(),
-                    counter: name.to_owned(),
-                    host: subject.host.clone().unwrap_or_default(),
-                    lid: subject.lid,
+                    source,
+                    name,
+                    subject.host.as_deref().unwrap_or_default(),
+                    subject.lid,
                     value,
-                    lines: last.span,
-                });
+                    last.span,
+                );
             }
         }
     }
@@ -294,7 +294,7 @@ pub(super) fn peer_groups<'s>(
             )
         });
     let (out, judged_quiet) = judge_groups(ordered, options);
-    (out, quiet + judged_quiet, across)
+    (out, quiet + judged_quiet, across.finish())
 }
 
 /// What [`group_keys`] reads of a subject: host, GPU, whether it names a
@@ -569,6 +569,200 @@ pub struct PeerValue {
     pub lines: LineSpan,
 }
 
+/// The [`PeerValue`]s of one unit, compact: a host hands the fleet step
+/// about a thousand of them, which as owned values were two or three small
+/// allocations each (host, counter name, CA name) made, moved and freed per
+/// host. Here each host and counter name is kept once and values name them
+/// by index. JSON carries the same array of [`PeerValue`] objects.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PeerValues {
+    hosts: Vec<String>,
+    counters: Vec<String>,
+    values: Vec<CompactValue>,
+}
+
+/// A [`PeerValue`] whose host and counter are indexes into [`PeerValues`].
+#[derive(Debug, Clone, PartialEq)]
+struct CompactValue {
+    place: Subject,
+    source: CounterSource,
+    counter: u32,
+    host: u32,
+    lid: Option<u32>,
+    value: u64,
+    lines: LineSpan,
+}
+
+impl PeerValues {
+    /// Number of values.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The values, as owned [`PeerValue`]s, in order.
+    pub fn iter(&self) -> impl Iterator<Item = PeerValue> + '_ {
+        self.values.iter().map(|v| PeerValue {
+            place: v.place.clone(),
+            source: v.source.clone(),
+            counter: text_at(&self.counters, v.counter).to_owned(),
+            host: text_at(&self.hosts, v.host).to_owned(),
+            lid: v.lid,
+            value: v.value,
+            lines: v.lines,
+        })
+    }
+}
+
+fn text_at(texts: &[String], at: u32) -> &str {
+    texts.get(at as usize).map_or("", String::as_str)
+}
+
+/// The id of `text` in `texts`, added when new.
+fn intern(texts: &mut Vec<String>, ids: &mut FxHashMap<String, u32>, text: &str) -> u32 {
+    if let Some(id) = ids.get(text) {
+        return *id;
+    }
+    let id = u32::try_from(texts.len()).unwrap_or(u32::MAX);
+    texts.push(text.to_owned());
+    ids.insert(text.to_owned(), id);
+    id
+}
+
+impl From<Vec<PeerValue>> for PeerValues {
+    fn from(values: Vec<PeerValue>) -> Self {
+        let mut out = Self {
+            values: Vec::with_capacity(values.len()),
+            ..Self::default()
+        };
+        let (mut host_ids, mut counter_ids) = (FxHashMap::default(), FxHashMap::default());
+        for v in values {
+            let host = intern(&mut out.hosts, &mut host_ids, &v.host);
+            let counter = intern(&mut out.counters, &mut counter_ids, &v.counter);
+            out.values.push(CompactValue {
+                place: v.place,
+                source: v.source,
+                counter,
+                host,
+                lid: v.lid,
+                value: v.value,
+                lines: v.lines,
+            });
+        }
+        out
+    }
+}
+
+/// A [`PeerValue`] borrowed from [`PeerValues`]: the same fields, written
+/// the same way.
+#[derive(Serialize)]
+struct PeerValueRef<'a> {
+    place: &'a Subject,
+    source: &'a CounterSource,
+    counter: &'a str,
+    host: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lid: Option<u32>,
+    value: u64,
+    lines: LineSpan,
+}
+
+impl Serialize for PeerValues {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.values.iter().map(|v| PeerValueRef {
+            place: &v.place,
+            source: &v.source,
+            counter: text_at(&self.counters, v.counter),
+            host: text_at(&self.hosts, v.host),
+            lid: v.lid,
+            value: v.value,
+            lines: v.lines,
+        }))
+    }
+}
+
+impl<'de> Deserialize<'de> for PeerValues {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<PeerValue>::deserialize(deserializer).map(Self::from)
+    }
+}
+
+/// Fills [`PeerValues`] from a unit's series. Their counter names are the
+/// unit's distinct names, so a name's address identifies it (no hashing of
+/// the text); the host is most often the one of the value before.
+struct PeerValuesBuilder<'s> {
+    out: PeerValues,
+    counter_at: FxHashMap<(usize, usize), u32>,
+    host_ids: FxHashMap<String, u32>,
+    last_host: Option<(&'s str, u32)>,
+}
+
+impl<'s> PeerValuesBuilder<'s> {
+    fn with_capacity(values: usize) -> Self {
+        Self {
+            out: PeerValues {
+                values: Vec::with_capacity(values),
+                ..PeerValues::default()
+            },
+            counter_at: FxHashMap::default(),
+            host_ids: FxHashMap::default(),
+            last_host: None,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        place: Subject,
+        source: &CounterSource,
+        counter: &'s str,
+        host: &'s str,
+        lid: Option<u32>,
+        value: u64,
+        lines: LineSpan,
+    ) {
+        let host = match self.last_host {
+            Some((last, id)) if last == host => id,
+            _ => {
+                let id = intern(&mut self.out.hosts, &mut self.host_ids, host);
+                self.last_host = Some((host, id));
+                id
+            }
+        };
+        let at = (counter.as_ptr() as usize, counter.len());
+        let counter = match self.counter_at.get(&at) {
+            Some(id) => *id,
+            None => {
+                // Distinct addresses are distinct names (see above), so a
+                // new address is a new name.
+                let id = u32::try_from(self.out.counters.len()).unwrap_or(u32::MAX);
+                self.out.counters.push(counter.to_owned());
+                self.counter_at.insert(at, id);
+                id
+            }
+        };
+        self.out.values.push(CompactValue {
+            place,
+            source: source.clone(),
+            counter,
+            host,
+            lid,
+            value,
+            lines,
+        });
+    }
+
+    fn finish(self) -> PeerValues {
+        self.out
+    }
+}
+
 /// One place's readings across hosts, compact: a fleet of 1,000 hosts
 /// holds about a million of them, and most error counters read 0, so only
 /// the non-zero ones are stored (with their position among the members,
@@ -600,39 +794,51 @@ struct PlaceReading {
 pub struct AcrossHosts {
     /// Places by their words (the groups' key), as positions in `places`.
     index: FxHashMap<(String, CounterSource, String), usize>,
-    /// The same positions by place, counter set and counter.
-    by_place: FxHashMap<(Subject, CounterSource, String), usize>,
+    /// The same positions by place, counter set and counter (an index
+    /// into `counters`).
+    by_place: FxHashMap<(Subject, CounterSource, u32), usize>,
     places: Vec<Place>,
     hosts: Vec<String>,
     host_ids: FxHashMap<String, u32>,
+    counters: Vec<String>,
+    counter_ids: FxHashMap<String, u32>,
 }
 
 impl AcrossHosts {
     /// Adds one unit's values.
-    pub fn add(&mut self, values: Vec<PeerValue>) {
-        // A unit's values mostly name one host: the one added last is
-        // found without hashing its name.
-        let mut last_host: Option<u32> = None;
+    pub fn add(&mut self, values: PeerValues) {
+        let PeerValues {
+            hosts,
+            counters,
+            values,
+        } = values;
+        // The unit's hosts and counter names, each looked up once.
+        let hosts: Vec<u32> = hosts
+            .iter()
+            .map(|h| intern(&mut self.hosts, &mut self.host_ids, h))
+            .collect();
+        let counters: Vec<u32> = counters
+            .iter()
+            .map(|c| intern(&mut self.counters, &mut self.counter_ids, c))
+            .collect();
         for v in values {
-            let known = last_host.filter(|id| self.hosts.get(*id as usize) == Some(&v.host));
-            let host = match known.or_else(|| self.host_ids.get(&v.host).copied()) {
-                Some(id) => id,
-                None => {
-                    let id = u32::try_from(self.hosts.len()).unwrap_or(u32::MAX);
-                    self.host_ids.insert(v.host.clone(), id);
-                    self.hosts.push(v.host);
-                    id
-                }
+            let (Some(&host), Some(&counter)) =
+                (hosts.get(v.host as usize), counters.get(v.counter as usize))
+            else {
+                continue;
             };
-            last_host = Some(host);
-            let key = (v.place, v.source, v.counter);
+            let key = (v.place, v.source, counter);
             let slot = match self.by_place.get(&key) {
                 Some(i) => *i,
                 None => {
                     // Places are grouped by their words, as the report names
                     // them: worked out once per place, not once per value.
                     let words = format!("{} across hosts", key.0);
-                    let by_words = (words, key.1.clone(), key.2.clone());
+                    let by_words = (
+                        words,
+                        key.1.clone(),
+                        text_at(&self.counters, counter).to_owned(),
+                    );
                     let i = match self.index.get(&by_words) {
                         Some(i) => *i,
                         None => {

@@ -9,6 +9,7 @@ use crate::input::Document;
 use crate::parse::Kind;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// One input: a document and, in batch mode, its file's modification time.
 #[derive(Debug, Clone, Copy)]
@@ -474,14 +475,18 @@ pub struct CounterTrend {
 /// Where the seconds between two snapshots came from. JSON carries the
 /// words (`input times: … → …`, `given interval`, `unknown`); code matches
 /// the variant.
+///
+/// Every counter read in both snapshots carries the same words (a host has
+/// hundreds of rates over a handful of intervals): they are shared, not
+/// copied per rate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IntervalSource {
     /// The snapshots' own times (each described: a `date` line, a file time).
     InputTimes {
         /// Where the earlier snapshot's time was read.
-        from: String,
+        from: Arc<str>,
         /// Where the later snapshot's time was read.
-        to: String,
+        to: Arc<str>,
     },
     /// `--interval` (or the page's field).
     Given,
@@ -499,8 +504,8 @@ impl IntervalSource {
             _ => {
                 let (from, to) = text.strip_prefix("input times: ")?.split_once(" → ")?;
                 Some(Self::InputTimes {
-                    from: from.to_owned(),
-                    to: to.to_owned(),
+                    from: Arc::from(from),
+                    to: Arc::from(to),
                 })
             }
         }

@@ -24,6 +24,7 @@ pub(super) struct Clocked {
 
 /// One reading of a series. Whose counter it is (subject, source, name) is
 /// the series' key, not repeated here: a fleet has millions of readings.
+#[derive(Clone, Copy)]
 pub(super) struct Point {
     pub(super) snapshot: usize,
     pub(super) counter: crate::model::Counter,
@@ -101,11 +102,16 @@ pub(super) type SeriesKey<'k> = (&'k Subject, &'k CounterSource, &'k str);
 /// Every series of a unit, ordered by key (for a deterministic walk), each
 /// with its readings in snapshot order. A sorted vector, not a tree: it is
 /// built once and only walked. Series of one subject are next to each other,
-/// which the peer groups use to work out a subject's groups once.
-pub(super) type Series<'k> = Vec<(SeriesKey<'k>, Vec<Point>)>;
+/// which the peer groups use to work out a subject's groups once. The
+/// readings are slices of one buffer ([`Ordered`]), not a vector each.
+pub(super) type Series<'k> = Vec<(SeriesKey<'k>, &'k [Point])>;
 
 /// A series' key as ids into [`SeriesKeys`]: (subject, source, name).
 type KeyIds = (u32, u32, u32);
+
+/// A reading's place when LID-named ports merge: its key's ranks, its
+/// snapshot, the subject id it was read as, its arrival position.
+type MergeOrder = ((u32, u32, u32), usize, u32, u32);
 
 /// The distinct subjects, counter sets and counter names of a unit's
 /// series, which the [`Series`] borrow.
@@ -115,18 +121,24 @@ pub(super) struct SeriesKeys {
     names: Vec<String>,
 }
 
-/// A unit's series ordered by key, their keys still ids into [`SeriesKeys`].
-pub(super) struct Ordered(Vec<(KeyIds, Vec<Point>)>);
+/// A unit's readings ordered by series key, then snapshot, in one buffer,
+/// and each series' key (still ids into [`SeriesKeys`]) with its run of
+/// readings in that buffer.
+pub(super) struct Ordered {
+    points: Vec<Point>,
+    runs: Vec<(KeyIds, std::ops::Range<usize>)>,
+}
 
 impl SeriesKeys {
     /// The series of `ordered`, their keys borrowed from `self`.
-    pub(super) fn series(&self, ordered: Ordered) -> Series<'_> {
-        let mut series: Series<'_> = Vec::with_capacity(ordered.0.len());
-        for ((subject, source, name), points) in ordered.0 {
-            if let (Some(subject), Some(source), Some(name)) = (
-                self.subjects.get(subject as usize),
-                self.sources.get(source as usize),
-                self.names.get(name as usize),
+    pub(super) fn series<'k>(&'k self, ordered: &'k Ordered) -> Series<'k> {
+        let mut series: Series<'k> = Vec::with_capacity(ordered.runs.len());
+        for ((subject, source, name), run) in &ordered.runs {
+            if let (Some(subject), Some(source), Some(name), Some(points)) = (
+                self.subjects.get(*subject as usize),
+                self.sources.get(*source as usize),
+                self.names.get(*name as usize),
+                ordered.points.get(run.clone()),
             ) {
                 series.push(((subject, source, name.as_str()), points));
             }
@@ -135,20 +147,30 @@ impl SeriesKeys {
     }
 }
 
-/// A unit's readings gathered per series, keys interned into small ids.
+/// A unit's readings, keys interned into small ids, kept in one buffer in
+/// the order they arrive.
 ///
 /// A host has about a thousand series but only a few hundred subjects, a
 /// handful of counter sets and a few dozen counter names: each reading is
-/// hashed once (with a fast hasher) to find its ids, and the series are
-/// then ordered by comparing the ids' ranks instead of the owned keys (the
+/// hashed once (with a fast hasher) to find its ids, and the readings are
+/// then ordered once by the ids' ranks instead of the owned keys (the
 /// string comparisons of that sort, and SipHash over the keys, were most
-/// of the measuring time of a batch run).
+/// of the measuring time of a batch run). One buffer sorted once, rather
+/// than a vector per series in a map, saves a thousand small allocations
+/// (and their frees) per host.
 #[derive(Default)]
 pub(super) struct Readings {
     subjects: Interner<Subject>,
     sources: Interner<CounterSource>,
     names: Interner<String>,
-    points: FxHashMap<(u32, u32, u32), Vec<Point>>,
+    /// Every reading with its key, in arrival order.
+    points: Vec<(KeyIds, Point)>,
+    /// Counter names already interned, by address and length: a model's
+    /// counter names are mostly `'static` table entries or the same borrowed
+    /// text, so this finds their id without hashing or comparing the text.
+    /// Sound while every document read is alive (the whole of a unit's
+    /// measuring): equal address and length mean equal text.
+    name_at: FxHashMap<(usize, usize), u32>,
     /// The id of the subject of the reading added last.
     last_subject: Option<u32>,
     /// The id of the counter set of the reading added last.
@@ -209,6 +231,11 @@ impl<T: Ord> Interner<T> {
 }
 
 impl Readings {
+    /// Room for `more` readings (a section's count is known before they are added).
+    pub(super) fn reserve(&mut self, more: usize) {
+        self.points.reserve(more);
+    }
+
     /// Adds one reading of `(subject, source, name)`; readings of a series
     /// must arrive in snapshot order.
     #[cfg(test)]
@@ -249,63 +276,115 @@ impl Readings {
             _ => self.sources.id(source),
         };
         self.last_source = Some(source);
-        let key = (subject, source, self.names.id(name));
-        self.points.entry(key).or_default().push(point);
+        let at = (name.as_ptr() as usize, name.len());
+        let name = match self.name_at.get(&at) {
+            Some(id) => *id,
+            None => {
+                let id = self.names.id(name);
+                self.name_at.insert(at, id);
+                id
+            }
+        };
+        self.points.push(((subject, source, name), point));
     }
 
-    /// Orders the readings by key (see [`SeriesKeys::series`]), giving
-    /// perfquery's LID-named ports their CA name when a port view in
+    /// Orders the readings by key, then snapshot (see [`SeriesKeys::series`]),
+    /// giving perfquery's LID-named ports their CA name when a port view in
     /// `ports` tells it (two keys that become one merge their readings).
     pub(super) fn into_ordered(mut self, ports: &PortIndex<'_>) -> (SeriesKeys, Ordered) {
-        if !ports.is_empty() {
-            self.name_ports_by_ca(ports);
-        }
+        // Each old subject id's id after the renaming (none: the same).
+        let renamed = if ports.is_empty() {
+            None
+        } else {
+            self.name_ports_by_ca(ports)
+        };
         let (subject_rank, source_rank, name_rank) = (
             self.subjects.ranks(),
             self.sources.ranks(),
             self.names.ranks(),
         );
-        let rank = |(subject, source, name): KeyIds| {
+        let rank = |ranks: &[u32], id: u32| ranks.get(id as usize).copied().unwrap_or(u32::MAX);
+        let new_id = |old: u32| {
+            renamed
+                .as_ref()
+                .and_then(|r: &Vec<u32>| r.get(old as usize).copied())
+                .unwrap_or(old)
+        };
+        // One sort of small integer keys. Within a series, readings go by
+        // snapshot; readings of one snapshot by the subject they were read
+        // as (two merged subjects), then in arrival order: as the merge of
+        // the per-series vectors this replaces did. The arrival position
+        // makes every key unique, so an unstable sort is exact.
+        let key_ranks = |(subject, source, name): KeyIds| {
             (
-                subject_rank
-                    .get(subject as usize)
-                    .copied()
-                    .unwrap_or(u32::MAX),
-                source_rank
-                    .get(source as usize)
-                    .copied()
-                    .unwrap_or(u32::MAX),
-                name_rank.get(name as usize).copied().unwrap_or(u32::MAX),
+                rank(&subject_rank, new_id(subject)),
+                rank(&source_rank, source),
+                rank(&name_rank, name),
             )
         };
-        // Each key's ranks looked up once, then small (ranks, position)
-        // pairs sorted instead of the series themselves. Keys are unique
-        // (they were map keys), so an unstable sort is exact.
-        let mut keyed: Vec<Option<(KeyIds, Vec<Point>)>> =
-            self.points.into_iter().map(Some).collect();
-        let mut order: Vec<(KeyIds, usize)> = keyed
-            .iter()
-            .enumerate()
-            .filter_map(|(at, series)| series.as_ref().map(|(key, _)| (rank(*key), at)))
-            .collect();
-        order.sort_unstable();
+        let order: Vec<u32> = if renamed.is_none() {
+            // No merge: readings of a series arrive in snapshot order, so
+            // key and arrival alone order them, packed in one integer.
+            let mut packed: Vec<u128> = self
+                .points
+                .iter()
+                .enumerate()
+                .map(|(at, (key, _))| {
+                    let (a, b, c) = key_ranks(*key);
+                    (u128::from(a) << 96)
+                        | (u128::from(b) << 64)
+                        | (u128::from(c) << 32)
+                        | u128::from(u32::try_from(at).unwrap_or(u32::MAX))
+                })
+                .collect();
+            packed.sort_unstable();
+            #[allow(clippy::cast_possible_truncation)] // the low 32 bits
+            packed.into_iter().map(|k| k as u32).collect()
+        } else {
+            let mut keyed: Vec<MergeOrder> = self
+                .points
+                .iter()
+                .enumerate()
+                .map(|(at, (key, point))| {
+                    (
+                        key_ranks(*key),
+                        point.snapshot,
+                        key.0,
+                        u32::try_from(at).unwrap_or(u32::MAX),
+                    )
+                })
+                .collect();
+            keyed.sort_unstable();
+            keyed.into_iter().map(|(_, _, _, at)| at).collect()
+        };
+        let mut points = Vec::with_capacity(order.len());
+        let mut runs: Vec<(KeyIds, std::ops::Range<usize>)> = Vec::new();
+        let mut last_ranks = None;
+        for at in order {
+            let Some(&(key, point)) = self.points.get(at as usize) else {
+                continue;
+            };
+            let ranks = key_ranks(key);
+            let at = points.len();
+            points.push(point);
+            match runs.last_mut() {
+                Some((_, run)) if last_ranks == Some(ranks) => run.end = at + 1,
+                _ => runs.push(((new_id(key.0), key.1, key.2), at..at + 1)),
+            }
+            last_ranks = Some(ranks);
+        }
         let keys = SeriesKeys {
             subjects: self.subjects.values,
             sources: self.sources.values,
             names: self.names.values,
         };
-        let ordered = Ordered(
-            order
-                .into_iter()
-                .filter_map(|(_, at)| keyed.get_mut(at).and_then(Option::take))
-                .collect(),
-        );
-        (keys, ordered)
+        (keys, Ordered { points, runs })
     }
 
     /// Renames subjects without a device whose (host, LID) the port index
-    /// names, merging series whose keys become equal.
-    fn name_ports_by_ca(&mut self, ports: &PortIndex<'_>) {
+    /// names. When a new name is another subject's, the subjects are
+    /// interned again: each old id's new id is returned (their series merge).
+    fn name_ports_by_ca(&mut self, ports: &PortIndex<'_>) -> Option<Vec<u32>> {
         let renames: Vec<(usize, Subject)> = self
             .subjects
             .values
@@ -343,7 +422,7 @@ impl Readings {
                     .ids
                     .insert(subject, u32::try_from(at).unwrap_or(u32::MAX));
             }
-            return;
+            return None;
         }
         let old = std::mem::take(&mut self.subjects);
         let mut renamed: Vec<u32> = Vec::with_capacity(old.values.len());
@@ -358,25 +437,8 @@ impl Readings {
             }
             renamed.push(self.subjects.id(&subject));
         }
-        if renamed.len() == self.subjects.values.len() {
-            // No two subjects became one: only their names changed.
-            return;
-        }
-        // Merge in the order the old keys were first seen (a fixed order),
-        // then put each series' readings back in snapshot order.
-        let mut old_keys: Vec<((u32, u32, u32), Vec<Point>)> =
-            std::mem::take(&mut self.points).into_iter().collect();
-        old_keys.sort_unstable_by_key(|(key, _)| *key);
-        for ((subject, source, name), points) in old_keys {
-            let subject = renamed.get(subject as usize).copied().unwrap_or(subject);
-            self.points
-                .entry((subject, source, name))
-                .or_default()
-                .extend(points);
-        }
-        for points in self.points.values_mut() {
-            points.sort_by_key(|p| p.snapshot);
-        }
+        self.last_subject = None;
+        Some(renamed)
     }
 }
 
@@ -417,8 +479,8 @@ pub(super) fn interval(
             return (
                 Some(seconds),
                 IntervalSource::InputTimes {
-                    from: ta.source.clone(),
-                    to: tb.source.clone(),
+                    from: ta.source.as_str().into(),
+                    to: tb.source.as_str().into(),
                 },
             );
         }
@@ -515,7 +577,7 @@ mod tests {
         let ports = PortIndex::of_documents([&ibstat]);
         assert_eq!(ports.by_lid(Some("a"), 7).map(|o| o.device), Some("mlx5_0"));
         let (keys, ordered) = gathered.into_ordered(&ports);
-        let series = keys.series(ordered);
+        let series = keys.series(&ordered);
 
         let mut expected: BTreeMap<(Subject, CounterSource, String), Vec<usize>> = BTreeMap::new();
         for (mut subject, source, name, snapshot) in readings {
@@ -577,7 +639,7 @@ mod tests {
         let ports = PortIndex::of_documents([&ibstat]);
         let (keys, ordered) = gathered.into_ordered(&ports);
         let got: Vec<(Subject, &str, Vec<usize>)> = keys
-            .series(ordered)
+            .series(&ordered)
             .into_iter()
             .map(|((subject, _, name), points)| {
                 (
@@ -601,5 +663,88 @@ mod tests {
             ),
         ];
         assert_eq!(got, want);
+    }
+
+    use proptest::prelude::*;
+
+    type Key = (Subject, CounterSource, String);
+
+    proptest! {
+        /// The one sorted buffer gives every series the readings, and in
+        /// the order, that the vector per series it replaced gave them: by
+        /// owned key, merged LID-named ports (ibstat names LID 7 on `a`)
+        /// holding their readings by snapshot, then by the subject they
+        /// were read as (in order first seen), then in arrival order.
+        #[test]
+        fn one_sorted_buffer_orders_series_as_a_vector_per_series(
+            readings in proptest::collection::vec(
+                (0usize..2, any::<bool>(), 0usize..3, 0usize..2, 0usize..3, any::<bool>()),
+                0..40,
+            )
+        ) {
+            let sources = [
+                CounterSource::Perfquery(PerfAttribute::PortCountersExtended),
+                CounterSource::NvidiaSmiNvlink,
+            ];
+            let names = ["SymbolErrorCounter", "PortXmitWait", "LinkDownedCounter"];
+            let mut snapshot = 0;
+            let mut gathered = Readings::default();
+            let mut first_seen: Vec<Subject> = Vec::new();
+            // (renamed key) → (snapshot, old subject's first-seen id, arrival).
+            let mut expected: BTreeMap<Key, Vec<(usize, usize, usize)>> =
+                BTreeMap::new();
+            for (arrival, (host, named, lid, source, name, next)) in readings.into_iter().enumerate() {
+                if next {
+                    snapshot += 1;
+                }
+                let subject = port(
+                    ["a", "b"][host],
+                    named.then_some("mlx5_0"),
+                    [None, Some(7), Some(9)][lid],
+                    1,
+                );
+                let old = match first_seen.iter().position(|s| *s == subject) {
+                    Some(at) => at,
+                    None => {
+                        first_seen.push(subject.clone());
+                        first_seen.len() - 1
+                    }
+                };
+                let point = Point {
+                    span: LineSpan::line(arrival + 1),
+                    ..point(snapshot)
+                };
+                gathered.add(&subject, &sources[source], names[name], point);
+                let mut key = subject;
+                if key.device.is_none() && key.host.as_deref() == Some("a") && key.lid == Some(7) {
+                    key.device = Some("mlx5_0".to_owned());
+                }
+                expected
+                    .entry((key, sources[source].clone(), names[name].to_owned()))
+                    .or_default()
+                    .push((snapshot, old, arrival + 1));
+            }
+            let ibstat = ibstat_of_host_a();
+            let ports = PortIndex::of_documents([&ibstat]);
+            let (keys, ordered) = gathered.into_ordered(&ports);
+            let got: Vec<(Key, Vec<(usize, usize)>)> = keys
+                .series(&ordered)
+                .into_iter()
+                .map(|((subject, source, name), points)| {
+                    (
+                        (subject.clone(), source.clone(), name.to_owned()),
+                        points.iter().map(|p| (p.snapshot, p.span.first_line)).collect(),
+                    )
+                })
+                .collect();
+            let want: Vec<(Key, Vec<(usize, usize)>)> = expected
+                .into_iter()
+                .map(|(key, mut points)| {
+                    points.sort_by_key(|(snapshot, old, _)| (*snapshot, *old));
+                    (key, points.into_iter().map(|(s, _, arrival)| (s, arrival)).collect())
+                })
+                .collect();
+            prop_assert_eq!(got, want);
+        }
     }
 }
