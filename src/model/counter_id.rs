@@ -259,6 +259,14 @@ impl KnownCounter {
     pub fn all() -> impl Iterator<Item = Self> {
         (0..names().len()).map(Self::at)
     }
+
+    /// This counter's place among all known names in byte order: two
+    /// known ids compare as their names do, without reading the names
+    /// ([`Counters`] keeps its entries in name order and compares ids on
+    /// every insert of every counter line).
+    fn rank(self) -> u16 {
+        ranks().get(usize::from(self.0)).copied().unwrap_or(u16::MAX)
+    }
 }
 
 impl fmt::Debug for KnownCounter {
@@ -323,6 +331,23 @@ impl std::hash::Hasher for NameHasher {
         }
         self.0 = h;
     }
+}
+
+/// [`KnownCounter::rank`] of every known counter, by index.
+fn ranks() -> &'static [u16] {
+    static RANKS: OnceLock<Vec<u16>> = OnceLock::new();
+    RANKS.get_or_init(|| {
+        let names = names();
+        let mut order: Vec<usize> = (0..names.len()).collect();
+        order.sort_by_key(|&i| names.get(i).map(String::as_str));
+        let mut ranks = vec![0; names.len()];
+        for (rank, index) in order.into_iter().enumerate() {
+            if let (Some(slot), Ok(rank)) = (ranks.get_mut(index), u16::try_from(rank)) {
+                *slot = rank;
+            }
+        }
+        ranks
+    })
 }
 
 type ByName = HashMap<&'static str, KnownCounter, std::hash::BuildHasherDefault<NameHasher>>;
@@ -428,7 +453,12 @@ impl PartialOrd for CounterId {
 /// By name, as the string-keyed maps ordered them.
 impl Ord for CounterId {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.name().cmp(other.name())
+        match (self, other) {
+            // Known names are unique, so their ranks order them as their
+            // names do.
+            (Self::Known(a), Self::Known(b)) => a.rank().cmp(&b.rank()),
+            _ => self.name().cmp(other.name()),
+        }
     }
 }
 
@@ -440,9 +470,8 @@ pub trait CounterKey {
 
 impl CounterKey for KnownCounter {
     fn position(&self, entries: &[(CounterId, Counter)]) -> Option<usize> {
-        entries
-            .iter()
-            .position(|(id, _)| matches!(id, CounterId::Known(k) if k == self))
+        let key = CounterId::Known(*self);
+        entries.binary_search_by(|(id, _)| id.cmp(&key)).ok()
     }
 }
 
@@ -532,10 +561,13 @@ impl Counters {
     /// Sets a counter; returns the value it replaced.
     pub fn insert(&mut self, id: impl Into<CounterId>, counter: Counter) -> Option<Counter> {
         let id = id.into();
-        match self
-            .entries
-            .binary_search_by(|(have, _)| have.name().cmp(id.name()))
-        {
+        // Tools print many counters in name order: appending needs one
+        // comparison with the last entry, not a search.
+        let at = match self.entries.last().map(|(last, _)| last.cmp(&id)) {
+            None | Some(std::cmp::Ordering::Less) => Err(self.entries.len()),
+            Some(_) => self.entries.binary_search_by(|(have, _)| have.cmp(&id)),
+        };
+        match at {
             Ok(i) => self
                 .entries
                 .get_mut(i)
@@ -672,6 +704,56 @@ mod tests {
             CounterId::from_name("WeirdCount"),
             CounterId::Other(n) if &*n == "WeirdCount"
         ));
+    }
+
+    #[test]
+    fn ranks_order_known_ids_as_their_names() {
+        let mut by_rank: Vec<KnownCounter> = KnownCounter::all().collect();
+        by_rank.sort_by_key(|k| k.rank());
+        let mut by_name: Vec<KnownCounter> = KnownCounter::all().collect();
+        by_name.sort_by_key(|k| k.name());
+        assert_eq!(by_rank, by_name);
+    }
+
+    /// Names a port or link may hold: known ones of every table, and
+    /// unknown ones that sort between, before and after them.
+    fn any_name() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let known: Vec<String> = KnownCounter::all().map(|k| k.name().to_owned()).collect();
+        prop_oneof![
+            proptest::sample::select(known),
+            "(Port|XmtData|crc_|raw_|Zeta|A|z)[A-Za-z0-9_]{0,4}",
+        ]
+    }
+
+    proptest::proptest! {
+        /// [`Counters`] behaves as the `BTreeMap<String, Counter>` it
+        /// replaced, whatever the order and mix of names.
+        #[test]
+        fn counters_behave_as_a_map_of_names(
+            inserts in proptest::collection::vec((any_name(), 0u64..5), 0..60),
+            probes in proptest::collection::vec(any_name(), 0..20),
+        ) {
+            let mut ours = Counters::new();
+            let mut map = BTreeMap::new();
+            for (name, value) in &inserts {
+                let c = Counter::unknown_width(*value);
+                proptest::prop_assert_eq!(ours.insert(name.as_str(), c), map.insert(name.clone(), c));
+            }
+            proptest::prop_assert_eq!(ours.keys().collect::<Vec<_>>(), map.keys().map(String::as_str).collect::<Vec<_>>());
+            for name in probes.iter().chain(map.keys()) {
+                let id = CounterId::from_name(name);
+                proptest::prop_assert_eq!(ours.get(name.as_str()), map.get(name));
+                proptest::prop_assert_eq!(ours.get(&id), map.get(name));
+                if let Some(k) = id.known() {
+                    proptest::prop_assert_eq!(ours.get(k), map.get(name));
+                }
+            }
+            proptest::prop_assert_eq!(
+                serde_json::to_string(&ours).ok(),
+                serde_json::to_string(&map).ok()
+            );
+        }
     }
 
     #[test]

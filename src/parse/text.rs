@@ -15,7 +15,9 @@ use nom::{IResult, Parser};
 /// Splits `Label: value` (any indentation, value may be empty) into
 /// trimmed label and value. The label may contain spaces but not a colon.
 pub(crate) fn label_value(line: &str) -> Option<(&str, &str)> {
-    let (label, value) = line.split_once(':')?;
+    // A byte search: `:` is ASCII, never part of a longer character.
+    let colon = line.as_bytes().iter().position(|&b| b == b':')?;
+    let (label, value) = (line.get(..colon)?, line.get(colon + 1..)?);
     let label = trim(label);
     if label.is_empty() {
         return None;

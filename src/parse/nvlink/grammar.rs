@@ -183,11 +183,13 @@ pub(super) const INFO_LABELS: &[&str] = &[
 /// Classifies one line (already known not to be blank).
 pub(super) fn shape(line: &str) -> Result<Shape<'_>, Misfit> {
     let t = trim(line);
-    if let Some(header) = gpu_header(t) {
-        return Ok(Shape::GpuHeader(header));
-    }
+    // `Link N` lines are nearly all of any output: tried first (a header
+    // starts `GPU`, so the order of these two tests changes nothing).
     if let Some((link, rest)) = link_prefix(t) {
         return link_fact(rest).map(|fact| Shape::Link(link, fact));
+    }
+    if let Some(header) = gpu_header(t) {
+        return Ok(Shape::GpuHeader(header));
     }
     if t.starts_with("Lane ") {
         return lane(t);
@@ -252,13 +254,22 @@ pub(super) fn may_be_status(line: &str) -> bool {
 }
 
 /// `Link 12` followed by `:` or `,` → (12, the text after the number).
+/// Read byte by byte (every line of a listing starts here; the combinator
+/// version showed in the profile): `Link`, spaces or tabs, digits.
 fn link_prefix(t: &str) -> Option<(u32, &str)> {
-    let parsed: IResult<&str, &str> = preceded((tag("Link"), space1), digit1).parse(t);
-    let (rest, digits) = parsed.ok()?;
-    if !(rest.starts_with(':') || rest.starts_with(',')) {
+    let after_word = t.strip_prefix("Link")?.as_bytes();
+    let spaces = after_word
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t'))
+        .count();
+    let after_spaces = after_word.get(spaces..)?;
+    let digits = after_spaces.iter().take_while(|b| b.is_ascii_digit()).count();
+    if spaces == 0 || digits == 0 || !matches!(after_spaces.get(digits), Some(b':' | b',')) {
         return None;
     }
-    Some((digits.parse().ok()?, rest))
+    let start = t.len() - after_spaces.len();
+    let number = t.get(start..start + digits)?.parse().ok()?;
+    Some((number, t.get(start + digits..)?))
 }
 
 fn link_fact(rest: &str) -> Result<LinkFact<'_>, Misfit> {
@@ -356,7 +367,11 @@ fn comma_parts(text: &str) -> impl Iterator<Item = &str> {
     std::iter::from_fn(move || {
         let text = rest?;
         let mut from = 0;
-        while let Some(i) = text.get(from..).and_then(|t| t.find(',')) {
+        while let Some(i) = text
+            .as_bytes()
+            .get(from..)
+            .and_then(|t| t.iter().position(|&b| b == b','))
+        {
             let comma = from + i;
             if text.as_bytes().get(comma + 1) == Some(&b' ') {
                 rest = text.get(comma + 2..);
@@ -463,6 +478,32 @@ fn is_elision(t: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The combinator version [`link_prefix`] replaced, kept as its oracle.
+    fn link_prefix_nom(t: &str) -> Option<(u32, &str)> {
+        let parsed: IResult<&str, &str> = preceded((tag("Link"), space1), digit1).parse(t);
+        let (rest, digits) = parsed.ok()?;
+        if !(rest.starts_with(':') || rest.starts_with(',')) {
+            return None;
+        }
+        Some((digits.parse().ok()?, rest))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn link_prefix_reads_as_the_combinators_did(t in "(Link|Lin|GPU|)[ \t\n]{0,3}[0-9]{0,12}[:,;. é]?.{0,6}") {
+            proptest::prop_assert_eq!(link_prefix(&t), link_prefix_nom(&t));
+        }
+
+        #[test]
+        fn label_value_splits_at_the_first_colon(t in "[ a-zé:\t]{0,16}") {
+            let old = t.split_once(':').and_then(|(l, v)| {
+                let l = trim(l);
+                (!l.is_empty()).then(|| (l, trim(v)))
+            });
+            proptest::prop_assert_eq!(label_value(&t), old);
+        }
+    }
 
     #[test]
     fn comma_parts_split_as_str_split_does() {
