@@ -51,7 +51,10 @@ const VALUE_COLUMN: usize = 33;
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Perfquery> {
     let (lines, joined) = join_wrapped_headers(lines);
-    let mut parsed = read_each_line(&lines, read_line);
+    let mut names = FieldNames::default();
+    let mut parsed = read_each_line(&lines, |line, out, unread| {
+        read_line(line, out, unread, &mut names);
+    });
     for (first, second) in joined {
         parsed.warnings.push(crate::diag::Warning::new(
             WarningKind::Suspicious,
@@ -118,10 +121,10 @@ fn is_open_header(t: &str) -> bool {
 /// The port id given to counter lines pasted without their header.
 pub const UNKNOWN_PORT: &str = "(header missing)";
 
-fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
+fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread, names: &mut FieldNames) {
     let t = trim(line.text());
     if let Some(warn) = ibcheckerrors_warn(t) {
-        return read_checkerrors_warn(line, &warn, out, unread);
+        return read_checkerrors_warn(line, &warn, out, unread, names);
     }
     if t.starts_with("Error check on lid ") {
         return; // ibcheckerrors' verdict line: its #warn lines hold the values
@@ -173,7 +176,7 @@ fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
     }
     if let Some(block) = out.blocks.last_mut() {
         block.span = block.span.join(line.span());
-        read_field(line, name, value, block, unread);
+        read_field(line, name, value, block, unread, names);
     }
 }
 
@@ -249,6 +252,7 @@ fn read_checkerrors_warn(
     warn: &CheckWarn<'_>,
     out: &mut Perfquery,
     unread: &mut Unread,
+    names: &mut FieldNames,
 ) {
     let CheckWarn {
         name,
@@ -281,7 +285,7 @@ fn read_checkerrors_warn(
         return;
     };
     block.span = block.span.join(line.span());
-    read_field(line, name, &value.to_string(), block, unread);
+    read_field(line, name, &value.to_string(), block, unread, names);
     if let Some(t) = threshold {
         block
             .fields
@@ -319,12 +323,71 @@ fn dotted_field(t: &str) -> Option<(&str, &str)> {
     padded.then(|| (name, trim(value)))
 }
 
+/// The counter id and field kind of each field name met so far, in the
+/// order printed: every port block of a dump prints the same names in the
+/// same order, so the name at the cursor is nearly always the one asked
+/// for, found with one comparison instead of a hash of the name and a
+/// search of the attribute's layout. Both answers depend only on the name
+/// and the layout, so a remembered answer is the answer. Bounded: a paste
+/// of endless distinct names misses (and pays a short scan), never grows.
+#[derive(Default)]
+struct FieldNames {
+    seen: Vec<FieldName>,
+    /// Where the next name is expected.
+    next: usize,
+}
+
+struct FieldName {
+    /// The attribute's layout (by address: the tables are statics).
+    layout: &'static [crate::model::perf_fields::Spec],
+    name: Box<str>,
+    id: Option<KnownCounter>,
+    kind: Option<FieldKind>,
+}
+
+impl FieldNames {
+    /// How many names are remembered (the widest attributes print a few
+    /// dozen).
+    const CAPACITY: usize = 64;
+
+    /// The id the tables give `name`, and its kind in `attribute`.
+    fn of(
+        &mut self,
+        attribute: &PerfAttribute,
+        name: &str,
+    ) -> (Option<KnownCounter>, Option<FieldKind>) {
+        let layout = attribute.layout();
+        let is = |f: &FieldName| std::ptr::eq(f.layout, layout) && *f.name == *name;
+        let at = match self.seen.get(self.next) {
+            Some(f) if is(f) => Some(self.next),
+            _ => self.seen.iter().position(is),
+        };
+        if let Some((i, f)) = at.and_then(|i| Some((i, self.seen.get(i)?))) {
+            self.next = i + 1;
+            return (f.id, f.kind);
+        }
+        let id = KnownCounter::from_name(name);
+        let kind = crate::model::perf_fields::kind_in(layout, name);
+        if self.seen.len() < Self::CAPACITY {
+            self.seen.push(FieldName {
+                layout,
+                name: name.into(),
+                id,
+                kind,
+            });
+            self.next = self.seen.len();
+        }
+        (id, kind)
+    }
+}
+
 fn read_field(
     line: &Line<'_>,
     name: &str,
     value: &str,
     block: &mut PerfBlock,
     unread: &mut Unread,
+    names: &mut FieldNames,
 ) {
     if value.is_empty() {
         unread.warn(
@@ -335,7 +398,7 @@ fn read_field(
         return;
     }
     // The id is looked up once, for the duplicate test and the insert.
-    let id = KnownCounter::from_name(name);
+    let (id, kind) = names.of(&block.attribute, name);
     let repeated = match id {
         Some(k) => block.counters.contains_key(k),
         None => block.counters.contains_key(name),
@@ -349,7 +412,7 @@ fn read_field(
             ),
         );
     }
-    match block.attribute.field_kind(name) {
+    match kind {
         Some(FieldKind::Counter(bits)) => read_counter(line, name, id, value, bits, block, unread),
         Some(FieldKind::Hex(_)) => {
             if is_hex(value) {
@@ -670,6 +733,33 @@ pub fn summary(perf: &Perfquery) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Remembered answers are the answers: any sequence of names and
+        /// attributes gets what the tables say, as if looked up afresh.
+        #[test]
+        fn field_names_answer_as_the_tables_do(
+            asks in proptest::collection::vec((0usize..3, proptest::sample::select(vec![
+                "PortSelect", "CounterSelect", "SymbolErrorCounter", "PortXmitData",
+                "PortXmitWait", "XmtDataSL3", "XmtDataSL16", "Weird", "PortRcvData",
+                "LinkDownedCounter", "CounterSelect2",
+            ])), 0..200),
+        ) {
+            let attributes = [
+                PerfAttribute::PortCounters,
+                PerfAttribute::PortCountersExtended,
+                PerfAttribute::PortXmitDataSl,
+            ];
+            let mut names = FieldNames::default();
+            for (a, name) in asks {
+                let attribute = &attributes[a];
+                proptest::prop_assert_eq!(
+                    names.of(attribute, name),
+                    (KnownCounter::from_name(name), attribute.field_kind(name))
+                );
+            }
+        }
+    }
     use crate::parse::lines_of;
 
     /// Written from `perfquery` on an HDR switch port; counters chosen to

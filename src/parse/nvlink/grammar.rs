@@ -263,7 +263,10 @@ fn link_prefix(t: &str) -> Option<(u32, &str)> {
         .take_while(|b| matches!(b, b' ' | b'\t'))
         .count();
     let after_spaces = after_word.get(spaces..)?;
-    let digits = after_spaces.iter().take_while(|b| b.is_ascii_digit()).count();
+    let digits = after_spaces
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
     if spaces == 0 || digits == 0 || !matches!(after_spaces.get(digits), Some(b':' | b',')) {
         return None;
     }
@@ -276,7 +279,7 @@ fn link_fact(rest: &str) -> Result<LinkFact<'_>, Misfit> {
     if let Some(capability) = rest.strip_prefix(',') {
         return capability_fact(capability);
     }
-    let payload = rest.get(1..).unwrap_or_default().trim();
+    let payload = trim(rest.get(1..).unwrap_or_default());
     if payload.is_empty() {
         return Ok(LinkFact::LaneHeading);
     }

@@ -396,7 +396,12 @@ fn link_mut<'g>(
             if at_number != Some(slot) {
                 // Out of order: index every link from here on.
                 slots.indexed = true;
-                slots.by_number = gpu.links.iter().enumerate().map(|(i, l)| (l.link, i)).collect();
+                slots.by_number = gpu
+                    .links
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| (l.link, i))
+                    .collect();
             }
             slot
         }
