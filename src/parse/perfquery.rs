@@ -30,7 +30,8 @@ use crate::model::perf_fields::FieldKind;
 use crate::model::perfquery::{PerfAttribute, PerfBlock, Perfquery};
 use crate::model::Counter;
 use crate::parse::text::{
-    decimal_u32, decimal_u64, hex_u32, read_each_line, tool_message_kind, trim, NumberError, Unread,
+    decimal_u32, decimal_u64, hex_u32, read_each_line, rsplit_once_str, split_once_str,
+    tool_message_kind, trim, NumberError, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -51,10 +52,7 @@ const VALUE_COLUMN: usize = 33;
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Perfquery> {
     let (lines, joined) = join_wrapped_headers(lines);
-    let mut names = FieldNames::default();
-    let mut parsed = read_each_line(&lines, |line, out, unread| {
-        read_line(line, out, unread, &mut names);
-    });
+    let mut parsed = read_each_line(&lines, read_line);
     for (first, second) in joined {
         parsed.warnings.push(crate::diag::Warning::new(
             WarningKind::Suspicious,
@@ -113,7 +111,7 @@ fn join_wrapped_headers<'l, 'a>(
 /// parenthesis: the start of a header a mail client may have wrapped.
 fn is_open_header(t: &str) -> bool {
     t.starts_with('#')
-        && t.contains(" counters:")
+        && split_once_str(t, " counters:").is_some()
         && (t.matches('(').count() > t.matches(')').count()
             || Header::parse(t).is_some_and(|h| h.port.is_none()))
 }
@@ -121,10 +119,10 @@ fn is_open_header(t: &str) -> bool {
 /// The port id given to counter lines pasted without their header.
 pub const UNKNOWN_PORT: &str = "(header missing)";
 
-fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread, names: &mut FieldNames) {
+fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
     let t = trim(line.text());
     if let Some(warn) = ibcheckerrors_warn(t) {
-        return read_checkerrors_warn(line, &warn, out, unread, names);
+        return read_checkerrors_warn(line, &warn, out, unread);
     }
     if t.starts_with("Error check on lid ") {
         return; // ibcheckerrors' verdict line: its #warn lines hold the values
@@ -176,7 +174,7 @@ fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread, names: &
     }
     if let Some(block) = out.blocks.last_mut() {
         block.span = block.span.join(line.span());
-        read_field(line, name, value, block, unread, names);
+        read_field(line, name, value, block, unread);
     }
 }
 
@@ -252,7 +250,6 @@ fn read_checkerrors_warn(
     warn: &CheckWarn<'_>,
     out: &mut Perfquery,
     unread: &mut Unread,
-    names: &mut FieldNames,
 ) {
     let CheckWarn {
         name,
@@ -285,7 +282,7 @@ fn read_checkerrors_warn(
         return;
     };
     block.span = block.span.join(line.span());
-    read_field(line, name, &value.to_string(), block, unread, names);
+    read_field(line, name, &value.to_string(), block, unread);
     if let Some(t) = threshold {
         block
             .fields
@@ -324,12 +321,13 @@ fn dotted_field(t: &str) -> Option<(&str, &str)> {
 }
 
 /// The counter id and field kind of each field name met so far, in the
-/// order printed: every port block of a dump prints the same names in the
-/// same order, so the name at the cursor is nearly always the one asked
-/// for, found with one comparison instead of a hash of the name and a
-/// search of the attribute's layout. Both answers depend only on the name
-/// and the layout, so a remembered answer is the answer. Bounded: a paste
-/// of endless distinct names misses (and pays a short scan), never grows.
+/// order printed: every port block prints the same names in the same
+/// order, so the name at the cursor is nearly always the one asked for,
+/// found with one comparison instead of a hash of the name and a search of
+/// the attribute's layout. Both answers depend only on the name and the
+/// layout, so a remembered answer is the answer. Kept per thread across
+/// parses (a fleet holds thousands of one-block dumps). Bounded: a paste of
+/// endless distinct names misses (and pays a short scan), never grows.
 #[derive(Default)]
 struct FieldNames {
     seen: Vec<FieldName>,
@@ -381,13 +379,31 @@ impl FieldNames {
     }
 }
 
+thread_local! {
+    static FIELD_NAMES: std::cell::RefCell<FieldNames> = std::cell::RefCell::default();
+}
+
+/// [`FieldNames::of`] through this thread's memo (looked up afresh in the
+/// unlikely case that it is in use).
+fn id_and_kind(attribute: &PerfAttribute, name: &str) -> (Option<KnownCounter>, Option<FieldKind>) {
+    FIELD_NAMES
+        .try_with(|names| {
+            names
+                .try_borrow_mut()
+                .ok()
+                .map(|mut n| n.of(attribute, name))
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| (KnownCounter::from_name(name), attribute.field_kind(name)))
+}
+
 fn read_field(
     line: &Line<'_>,
     name: &str,
     value: &str,
     block: &mut PerfBlock,
     unread: &mut Unread,
-    names: &mut FieldNames,
 ) {
     if value.is_empty() {
         unread.warn(
@@ -398,7 +414,7 @@ fn read_field(
         return;
     }
     // The id is looked up once, for the duplicate test and the insert.
-    let (id, kind) = names.of(&block.attribute, name);
+    let (id, kind) = id_and_kind(&block.attribute, name);
     let repeated = match id {
         Some(k) => block.counters.contains_key(k),
         None => block.counters.contains_key(name),
@@ -493,7 +509,7 @@ impl<'t> Header<'t> {
         let (attribute, rest) = match rest.strip_prefix("PortSamplesControl:") {
             Some(r) => (PerfAttribute::PortSamplesControl, r),
             None => {
-                let (name, r) = rest.split_once(" counters:")?;
+                let (name, r) = split_once_str(rest, " counters:")?;
                 (attribute_named(name.trim())?, r)
             }
         };
@@ -502,7 +518,7 @@ impl<'t> Header<'t> {
             Some((target, details)) => (target.trim_end(), details),
             None => (rest, ""),
         };
-        let (port_id, port) = match target.rsplit_once(" port ") {
+        let (port_id, port) = match rsplit_once_str(target, " port ") {
             Some((id, n)) => match decimal_u32(n.trim()) {
                 Ok(n) => (id.trim(), Some(n)),
                 Err(_) => (target, None),
@@ -558,8 +574,8 @@ fn attribute_named(name: &str) -> Option<PerfAttribute> {
         && name.len() <= 64
         && name.starts_with(|c: char| c.is_ascii_alphabetic())
         && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '-' | '_'));
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'-' | b'_'));
     plausible.then(|| PerfAttribute::from_header_name(name))
 }
 
