@@ -30,7 +30,8 @@ use crate::model::perf_fields::FieldKind;
 use crate::model::perfquery::{PerfAttribute, PerfBlock, Perfquery};
 use crate::model::Counter;
 use crate::parse::text::{
-    decimal_u32, decimal_u64, hex_u32, read_each_line, tool_message_kind, trim, NumberError, Unread,
+    decimal_u32, decimal_u64, hex_u32, read_each_line, rsplit_once_str, split_once_str,
+    tool_message_kind, trim, NumberError, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -110,7 +111,7 @@ fn join_wrapped_headers<'l, 'a>(
 /// parenthesis: the start of a header a mail client may have wrapped.
 fn is_open_header(t: &str) -> bool {
     t.starts_with('#')
-        && t.contains(" counters:")
+        && split_once_str(t, " counters:").is_some()
         && (t.matches('(').count() > t.matches(')').count()
             || Header::parse(t).is_some_and(|h| h.port.is_none()))
 }
@@ -319,6 +320,84 @@ fn dotted_field(t: &str) -> Option<(&str, &str)> {
     padded.then(|| (name, trim(value)))
 }
 
+/// The counter id and field kind of each field name met so far, in the
+/// order printed: every port block prints the same names in the same
+/// order, so the name at the cursor is nearly always the one asked for,
+/// found with one comparison instead of a hash of the name and a search of
+/// the attribute's layout. Both answers depend only on the name and the
+/// layout, so a remembered answer is the answer. Kept per thread across
+/// parses (a fleet holds thousands of one-block dumps). Bounded: a paste of
+/// endless distinct names misses (and pays a short scan), never grows.
+#[derive(Default)]
+struct FieldNames {
+    seen: Vec<FieldName>,
+    /// Where the next name is expected.
+    next: usize,
+}
+
+struct FieldName {
+    /// The attribute's layout (by address: the tables are statics).
+    layout: &'static [crate::model::perf_fields::Spec],
+    name: Box<str>,
+    id: Option<KnownCounter>,
+    kind: Option<FieldKind>,
+}
+
+impl FieldNames {
+    /// How many names are remembered (the widest attributes print a few
+    /// dozen).
+    const CAPACITY: usize = 64;
+
+    /// The id the tables give `name`, and its kind in `attribute`.
+    fn of(
+        &mut self,
+        attribute: &PerfAttribute,
+        name: &str,
+    ) -> (Option<KnownCounter>, Option<FieldKind>) {
+        let layout = attribute.layout();
+        let is = |f: &FieldName| std::ptr::eq(f.layout, layout) && *f.name == *name;
+        let at = match self.seen.get(self.next) {
+            Some(f) if is(f) => Some(self.next),
+            _ => self.seen.iter().position(is),
+        };
+        if let Some((i, f)) = at.and_then(|i| Some((i, self.seen.get(i)?))) {
+            self.next = i + 1;
+            return (f.id, f.kind);
+        }
+        let id = KnownCounter::from_name(name);
+        let kind = crate::model::perf_fields::kind_in(layout, name);
+        if self.seen.len() < Self::CAPACITY {
+            self.seen.push(FieldName {
+                layout,
+                name: name.into(),
+                id,
+                kind,
+            });
+            self.next = self.seen.len();
+        }
+        (id, kind)
+    }
+}
+
+thread_local! {
+    static FIELD_NAMES: std::cell::RefCell<FieldNames> = std::cell::RefCell::default();
+}
+
+/// [`FieldNames::of`] through this thread's memo (looked up afresh in the
+/// unlikely case that it is in use).
+fn id_and_kind(attribute: &PerfAttribute, name: &str) -> (Option<KnownCounter>, Option<FieldKind>) {
+    FIELD_NAMES
+        .try_with(|names| {
+            names
+                .try_borrow_mut()
+                .ok()
+                .map(|mut n| n.of(attribute, name))
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| (KnownCounter::from_name(name), attribute.field_kind(name)))
+}
+
 fn read_field(
     line: &Line<'_>,
     name: &str,
@@ -335,7 +414,7 @@ fn read_field(
         return;
     }
     // The id is looked up once, for the duplicate test and the insert.
-    let id = KnownCounter::from_name(name);
+    let (id, kind) = id_and_kind(&block.attribute, name);
     let repeated = match id {
         Some(k) => block.counters.contains_key(k),
         None => block.counters.contains_key(name),
@@ -349,7 +428,7 @@ fn read_field(
             ),
         );
     }
-    match block.attribute.field_kind(name) {
+    match kind {
         Some(FieldKind::Counter(bits)) => read_counter(line, name, id, value, bits, block, unread),
         Some(FieldKind::Hex(_)) => {
             if is_hex(value) {
@@ -430,7 +509,7 @@ impl<'t> Header<'t> {
         let (attribute, rest) = match rest.strip_prefix("PortSamplesControl:") {
             Some(r) => (PerfAttribute::PortSamplesControl, r),
             None => {
-                let (name, r) = rest.split_once(" counters:")?;
+                let (name, r) = split_once_str(rest, " counters:")?;
                 (attribute_named(name.trim())?, r)
             }
         };
@@ -439,7 +518,7 @@ impl<'t> Header<'t> {
             Some((target, details)) => (target.trim_end(), details),
             None => (rest, ""),
         };
-        let (port_id, port) = match target.rsplit_once(" port ") {
+        let (port_id, port) = match rsplit_once_str(target, " port ") {
             Some((id, n)) => match decimal_u32(n.trim()) {
                 Ok(n) => (id.trim(), Some(n)),
                 Err(_) => (target, None),
@@ -495,8 +574,8 @@ fn attribute_named(name: &str) -> Option<PerfAttribute> {
         && name.len() <= 64
         && name.starts_with(|c: char| c.is_ascii_alphabetic())
         && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '-' | '_'));
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'-' | b'_'));
     plausible.then(|| PerfAttribute::from_header_name(name))
 }
 
@@ -670,6 +749,33 @@ pub fn summary(perf: &Perfquery) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Remembered answers are the answers: any sequence of names and
+        /// attributes gets what the tables say, as if looked up afresh.
+        #[test]
+        fn field_names_answer_as_the_tables_do(
+            asks in proptest::collection::vec((0usize..3, proptest::sample::select(vec![
+                "PortSelect", "CounterSelect", "SymbolErrorCounter", "PortXmitData",
+                "PortXmitWait", "XmtDataSL3", "XmtDataSL16", "Weird", "PortRcvData",
+                "LinkDownedCounter", "CounterSelect2",
+            ])), 0..200),
+        ) {
+            let attributes = [
+                PerfAttribute::PortCounters,
+                PerfAttribute::PortCountersExtended,
+                PerfAttribute::PortXmitDataSl,
+            ];
+            let mut names = FieldNames::default();
+            for (a, name) in asks {
+                let attribute = &attributes[a];
+                proptest::prop_assert_eq!(
+                    names.of(attribute, name),
+                    (KnownCounter::from_name(name), attribute.field_kind(name))
+                );
+            }
+        }
+    }
     use crate::parse::lines_of;
 
     /// Written from `perfquery` on an HDR switch port; counters chosen to

@@ -7,15 +7,17 @@ use crate::input::MessageLevel;
 use crate::parse::{Line, Parsed};
 use crate::span::LineSpan;
 use nom::bytes::complete::{tag, take_while1};
-use nom::character::complete::{char, digit1, hex_digit1, space0};
-use nom::combinator::{all_consuming, opt};
-use nom::sequence::{delimited, preceded};
+use nom::character::complete::{char, digit1, space0};
+use nom::combinator::all_consuming;
+use nom::sequence::delimited;
 use nom::{IResult, Parser};
 
 /// Splits `Label: value` (any indentation, value may be empty) into
 /// trimmed label and value. The label may contain spaces but not a colon.
 pub(crate) fn label_value(line: &str) -> Option<(&str, &str)> {
-    let (label, value) = line.split_once(':')?;
+    // A byte search: `:` is ASCII, never part of a longer character.
+    let colon = line.as_bytes().iter().position(|&b| b == b':')?;
+    let (label, value) = (line.get(..colon)?, line.get(colon + 1..)?);
     let label = trim(label);
     if label.is_empty() {
         return None;
@@ -55,27 +57,46 @@ pub(crate) fn decimal_u32(text: &str) -> Result<u32, NumberError> {
 }
 
 /// `0x`-prefixed (or bare) hexadecimal that must fit in `u32`.
+/// Read byte by byte: every perfquery header holds one or two (`CapMask:
+/// 0x5300`), and the combinator version cost more than the rest of the
+/// header.
 pub(crate) fn hex_u32(text: &str) -> Result<u32, NumberError> {
-    let t = text.trim();
-    let parsed: IResult<&str, &str> =
-        all_consuming(preceded(opt(alt_hex_prefix), hex_digit1)).parse(t);
-    match parsed {
-        Ok((_, digits)) => {
-            let trimmed = digits.trim_start_matches('0');
-            if trimmed.len() > 8 {
-                Err(NumberError::TooLarge)
-            } else if trimmed.is_empty() {
-                Ok(0)
-            } else {
-                u32::from_str_radix(trimmed, 16).map_err(|_| NumberError::TooLarge)
-            }
-        }
-        Err(_) => Err(NumberError::NotANumber),
+    let t = trim(text);
+    let digits = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(NumberError::NotANumber);
+    }
+    let trimmed = digits.trim_start_matches('0');
+    if trimmed.len() > 8 {
+        Err(NumberError::TooLarge)
+    } else if trimmed.is_empty() {
+        Ok(0)
+    } else {
+        u32::from_str_radix(trimmed, 16).map_err(|_| NumberError::TooLarge)
     }
 }
 
-fn alt_hex_prefix(i: &str) -> IResult<&str, &str> {
-    nom::branch::alt((tag("0x"), tag("0X"))).parse(i)
+/// `text.split_once(needle)` for a short ASCII `needle`, by a byte scan:
+/// the substring searcher's set-up costs more than the whole search of a
+/// header line. Linear for a fixed needle.
+pub(crate) fn split_once_str<'t>(text: &'t str, needle: &str) -> Option<(&'t str, &'t str)> {
+    let (h, n) = (text.as_bytes(), needle.as_bytes());
+    let at = (0..=h.len().checked_sub(n.len())?)
+        .find(|&i| h.get(i..).is_some_and(|r| r.starts_with(n)))?;
+    Some((text.get(..at)?, text.get(at + n.len()..)?))
+}
+
+/// `text.rsplit_once(needle)` for a short ASCII `needle` (see
+/// [`split_once_str`]).
+pub(crate) fn rsplit_once_str<'t>(text: &'t str, needle: &str) -> Option<(&'t str, &'t str)> {
+    let (h, n) = (text.as_bytes(), needle.as_bytes());
+    let at = (0..=h.len().checked_sub(n.len())?)
+        .rev()
+        .find(|&i| h.get(i..).is_some_and(|r| r.starts_with(n)))?;
+    Some((text.get(..at)?, text.get(at + n.len()..)?))
 }
 
 /// A finite decimal number such as `2.5`, `26.562` or `400`.
@@ -260,6 +281,47 @@ pub(crate) fn tool_message_kind(t: &str) -> Option<WarningKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The combinator version of [`hex_u32`], kept as its oracle.
+    fn hex_u32_nom(text: &str) -> Result<u32, NumberError> {
+        use nom::character::complete::hex_digit1;
+        use nom::combinator::opt;
+        use nom::sequence::preceded;
+        fn alt_hex_prefix(i: &str) -> IResult<&str, &str> {
+            nom::branch::alt((tag("0x"), tag("0X"))).parse(i)
+        }
+        let t = text.trim();
+        let parsed: IResult<&str, &str> =
+            all_consuming(preceded(opt(alt_hex_prefix), hex_digit1)).parse(t);
+        match parsed {
+            Ok((_, digits)) => {
+                let trimmed = digits.trim_start_matches('0');
+                if trimmed.len() > 8 {
+                    Err(NumberError::TooLarge)
+                } else if trimmed.is_empty() {
+                    Ok(0)
+                } else {
+                    u32::from_str_radix(trimmed, 16).map_err(|_| NumberError::TooLarge)
+                }
+            }
+            Err(_) => Err(NumberError::NotANumber),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn hex_u32_reads_as_the_combinators_did(t in "[ \t]{0,2}(0x|0X|0|x)?[0-9a-fA-FgxX ]{0,12}[ \t\u{a0}]{0,2}") {
+            proptest::prop_assert_eq!(hex_u32(&t), hex_u32_nom(&t));
+        }
+
+        #[test]
+        fn byte_splits_split_as_str_does(t in "[a-z ]{0,6}( port | counters:| p|é)?[a-z é]{0,6}( port )?[a-z0-9]{0,4}") {
+            for needle in [" port ", " counters:", "p"] {
+                proptest::prop_assert_eq!(split_once_str(&t, needle), t.split_once(needle));
+                proptest::prop_assert_eq!(rsplit_once_str(&t, needle), t.rsplit_once(needle));
+            }
+        }
+    }
 
     #[test]
     fn label_value_takes_the_first_colon() {

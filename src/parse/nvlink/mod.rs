@@ -36,7 +36,7 @@ mod render;
 pub use render::{render, render_mode};
 
 use crate::diag::WarningKind;
-use crate::model::counter_id::CounterId;
+use crate::model::counter_id::{CounterId, NvCounter};
 use crate::model::nvlink::{
     LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkNote, NvlinkRemote,
 };
@@ -104,7 +104,10 @@ struct Reader {
     lane_link: Option<u32>,
     /// Where each link number of the current GPU block sits in its `links`,
     /// so finding a link costs the same for the 18th and the 80,000th.
-    link_slots: HashMap<u32, usize>,
+    link_slots: LinkSlots,
+    /// The current GPU is a V100 (its `CRC Errors` counter is 16 bits
+    /// wide): read from the header once, not from the name on every line.
+    v100: bool,
     /// The ids of the counter names met so far, with their units: `-e`
     /// prints the same three names for every link, so each line finds its
     /// id here instead of rebuilding and looking up its key.
@@ -157,6 +160,7 @@ impl Reader {
             Shape::GpuHeader(h) => {
                 self.lane_link = None;
                 self.link_slots.clear();
+                self.v100 = h.name.contains("V100");
                 self.out.gpus.push(NvlinkGpu {
                     index: h.index,
                     name: h.name.to_owned(),
@@ -252,6 +256,7 @@ impl Reader {
                 headerless: true,
                 ..NvlinkGpu::default()
             });
+            self.v100 = false;
         }
         self.saw(fact.mode());
         self.lane_link = matches!(fact, LinkFact::LaneHeading).then_some(number);
@@ -259,7 +264,7 @@ impl Reader {
             return;
         };
         gpu.span = gpu.span.join(line.span());
-        let v100 = gpu.name.contains("V100");
+        let v100 = self.v100;
         let Some(link) = link_mut(gpu, &mut self.link_slots, number, line) else {
             return;
         };
@@ -285,7 +290,7 @@ impl Reader {
             LinkFact::Counters(counters, unit) => {
                 for (name, value) in counters.iter() {
                     let id = self.keys.id(name, unit);
-                    let counter = counter_of(id.name(), value, v100);
+                    let counter = counter_of(&id, value, v100);
                     duplicate |= link.counters.insert(id, counter).is_some();
                 }
             }
@@ -339,13 +344,35 @@ impl Reader {
     }
 }
 
+/// Where each link number of one GPU block sits in its `links`.
+///
+/// nvidia-smi lists a GPU's links from 0 up, so link N usually sits at
+/// index N and needs no index at all. The hash index is built only once a
+/// block breaks that pattern (a `-l` filtered listing, links out of order,
+/// a hostile paste), from then on one look-up per line: a search of the list
+/// made an 80,000-link paste quadratic.
+#[derive(Default)]
+struct LinkSlots {
+    /// Link number → index in `links`; kept only while `indexed`.
+    by_number: HashMap<u32, usize>,
+    /// False while every link of the block sits at its own number.
+    indexed: bool,
+}
+
+impl LinkSlots {
+    /// Forgets the previous GPU block's links.
+    fn clear(&mut self) {
+        self.by_number.clear();
+        self.indexed = false;
+    }
+}
+
 /// The link record for `number`, created on first mention; its span grows
-/// to cover `line`. `slots` indexes the GPU's links by number (one hash
-/// look-up per line: a search of the list made a hostile 80,000-link paste
-/// quadratic). (`None` cannot happen: the record is found or pushed.)
+/// to cover `line`. `slots` indexes the GPU's links by number (see
+/// [`LinkSlots`]). (`None` cannot happen: the record is found or pushed.)
 fn link_mut<'g>(
     gpu: &'g mut NvlinkGpu,
-    slots: &mut HashMap<u32, usize>,
+    slots: &mut LinkSlots,
     number: u32,
     line: &Line<'_>,
 ) -> Option<&'g mut NvlinkLink> {
@@ -357,23 +384,45 @@ fn link_mut<'g>(
     // GPU block holds each number once, so a match is the link's slot).
     let last = gpu.links.len().checked_sub(1);
     let at_number = usize::try_from(number).ok();
-    let slot = match last
+    let found = last
         .filter(|&i| gpu.links.get(i).is_some_and(|l| l.link == number))
-        .or_else(|| at_number.filter(|&i| gpu.links.get(i).is_some_and(|l| l.link == number)))
-    {
+        .or_else(|| at_number.filter(|&i| gpu.links.get(i).is_some_and(|l| l.link == number)));
+    let slot = match found {
         Some(i) => i,
-        None => *slots.entry(number).or_insert_with(|| {
-            if gpu.links.is_empty() {
-                // Room for a whole GPU at once, not four regrowths.
-                gpu.links.reserve_exact(LINKS_PER_GPU);
+        // Every link sits at its own number, and link `number` is not at
+        // its own: it is new.
+        None if !slots.indexed => {
+            let slot = push_link(gpu, number, line);
+            if at_number != Some(slot) {
+                // Out of order: index every link from here on.
+                slots.indexed = true;
+                slots.by_number = gpu
+                    .links
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| (l.link, i))
+                    .collect();
             }
-            gpu.links.push(NvlinkLink::new(number, line.span()));
-            gpu.links.len() - 1
-        }),
+            slot
+        }
+        None => *slots
+            .by_number
+            .entry(number)
+            .or_insert_with(|| push_link(gpu, number, line)),
     };
     let link = gpu.links.get_mut(slot)?;
     link.span = link.span.join(line.span());
     Some(link)
+}
+
+/// Appends a new record for link `number`; returns its index.
+fn push_link(gpu: &mut NvlinkGpu, number: u32, line: &Line<'_>) -> usize {
+    if gpu.links.is_empty() {
+        // Room for a whole GPU at once, not four regrowths.
+        gpu.links.reserve_exact(LINKS_PER_GPU);
+    }
+    gpu.links.push(NvlinkLink::new(number, line.span()));
+    gpu.links.len() - 1
 }
 
 /// The most links a GPU prints today (H100, H200, B200: 18): room made
@@ -384,8 +433,8 @@ const LINKS_PER_GPU: usize = 18;
 /// nvidia-smi does not print counter widths. The one known case: on V100 the
 /// `CRC Errors` counter was seen stuck at 65535, i.e. it saturates at 16 bits
 /// (research notes, nvlink -e on V100). Elsewhere the width is unknown.
-fn counter_of(key: &str, value: u64, v100: bool) -> Counter {
-    if v100 && key == "crc_errors" {
+fn counter_of(id: &CounterId, value: u64, v100: bool) -> Counter {
+    if v100 && id.known() == Some(NvCounter::CrcErrors.id()) {
         Counter::new(value, 16)
     } else {
         Counter::unknown_width(value)

@@ -469,3 +469,58 @@ fn doubling_the_links_of_one_gpu_at_most_doubles_the_work() {
         "finding a link must not cost more as links accumulate: {small} → {large}"
     );
 }
+
+/// Links in any order, repeated or not, are found as a search of the list
+/// finds them: one record per number, in order of first mention, each
+/// with the last value printed for it. (Link N usually sits at index N and
+/// needs no index; these orders break that pattern at every point.)
+mod link_order {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn links_are_found_in_any_order(numbers in proptest::collection::vec(0u32..40, 0..120)) {
+            let mut text = String::from("GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\n");
+            for (i, n) in numbers.iter().enumerate() {
+                text.push_str(&format!("\t Link {n}: Replay Errors: {i}\n"));
+            }
+            let m = read(&text).value;
+            let mut expected: Vec<(u32, u64)> = Vec::new();
+            for (i, &n) in numbers.iter().enumerate() {
+                let i = i as u64;
+                match expected.iter_mut().find(|(link, _)| *link == n) {
+                    Some(slot) => slot.1 = i,
+                    None => expected.push((n, i)),
+                }
+            }
+            let got: Vec<(u32, u64)> = m
+                .gpus
+                .first()
+                .map(|g| {
+                    g.links
+                        .iter()
+                        .map(|l| (l.link, l.counter(NvCounter::ReplayErrors).map_or(u64::MAX, |c| c.value)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            prop_assert_eq!(got, expected);
+        }
+    }
+}
+
+#[test]
+fn doubling_links_listed_backwards_at_most_doubles_the_work() {
+    let backwards = |links: u32| {
+        let mut s = String::from("GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\n");
+        for n in (0..links).rev() {
+            s.push_str(&format!("\t Link {n}: 26.562 GB/s\n"));
+            s.push_str(&format!("\t Link {n}: Replay Errors: 0\n"));
+        }
+        s
+    };
+    let (small, small_links) = links_examined(&backwards(5_000));
+    let (large, large_links) = links_examined(&backwards(10_000));
+    assert_eq!((small_links, large_links), (5_000, 10_000));
+    assert!(large <= 2 * small, "{small} → {large}");
+}
