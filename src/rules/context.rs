@@ -556,7 +556,11 @@ impl<'a> Context<'a> {
             &'k str,
             Option<Guid>,
         );
-        let mut ports: BTreeMap<PortKey<'a>, PerfPortRef<'a>> = BTreeMap::new();
+        // Readings are gathered in input order and each port's map is built
+        // at the end in one go ([`latest_of`]): inserting them one by one
+        // was most of this view's cost.
+        let mut ports: BTreeMap<PortKey<'a>, (PerfPortRef<'a>, Vec<(&'a str, Reading<'a>)>)> =
+            BTreeMap::new();
         for at in self.sections() {
             if let SectionData::Ibqueryerrors(iq) = &at.section.data {
                 for node in &iq.nodes {
@@ -572,27 +576,28 @@ impl<'a> Context<'a> {
                             node.desc.as_str(),
                             Some(p.guid),
                         );
-                        let entry = ports.entry(key).or_insert_with(|| PerfPortRef {
-                            host: HostKey::Fabric,
-                            lid,
-                            port: Some(p.port),
-                            all_ports: p.all_ports,
-                            // A port line pasted without its node header
-                            // names no node: none is invented.
-                            device: (!node.headerless).then_some(node.desc.as_str()),
-                            guid: Some(p.guid),
-                            counters: BTreeMap::new(),
+                        let (_, readings) = ports.entry(key).or_insert_with(|| {
+                            let port = PerfPortRef {
+                                host: HostKey::Fabric,
+                                lid,
+                                port: Some(p.port),
+                                all_ports: p.all_ports,
+                                // A port line pasted without its node header
+                                // names no node: none is invented.
+                                device: (!node.headerless).then_some(node.desc.as_str()),
+                                guid: Some(p.guid),
+                                counters: BTreeMap::new(),
+                            };
+                            (port, Vec::new())
                         });
-                        for (id, counter) in &p.counters {
-                            entry.counters.insert(
-                                id.name(),
-                                Reading {
-                                    counter: *counter,
-                                    at,
-                                    span: p.span,
-                                },
-                            );
-                        }
+                        readings.extend(p.counters.iter().map(|(id, counter)| {
+                            let reading = Reading {
+                                counter: *counter,
+                                at,
+                                span: p.span,
+                            };
+                            (id.name(), reading)
+                        }));
                     }
                 }
                 continue;
@@ -626,31 +631,38 @@ impl<'a> Context<'a> {
                     _ => at.host(),
                 };
                 let key = (host, block.lid, block.port, all_ports, path, None);
-                let entry = ports.entry(key).or_insert_with(|| PerfPortRef {
-                    host,
-                    lid: block.lid,
-                    port: block.port,
-                    all_ports,
-                    device: block
-                        .lid
-                        .and_then(|l| index.by_lid(named, l))
-                        .map(|owner| owner.device),
-                    guid: None,
-                    counters: BTreeMap::new(),
+                let (_, readings) = ports.entry(key).or_insert_with(|| {
+                    let port = PerfPortRef {
+                        host,
+                        lid: block.lid,
+                        port: block.port,
+                        all_ports,
+                        device: block
+                            .lid
+                            .and_then(|l| index.by_lid(named, l))
+                            .map(|owner| owner.device),
+                        guid: None,
+                        counters: BTreeMap::new(),
+                    };
+                    (port, Vec::new())
                 });
-                for (id, counter) in &block.counters {
-                    entry.counters.insert(
-                        id.name(),
-                        Reading {
-                            counter: *counter,
-                            at,
-                            span: block.span,
-                        },
-                    );
-                }
+                readings.extend(block.counters.iter().map(|(id, counter)| {
+                    let reading = Reading {
+                        counter: *counter,
+                        at,
+                        span: block.span,
+                    };
+                    (id.name(), reading)
+                }));
             }
         }
-        ports.into_values().collect()
+        ports
+            .into_values()
+            .map(|(mut port, readings)| {
+                port.counters = latest_of(readings);
+                port
+            })
+            .collect()
     }
 
     /// What `nvidia-smi nvlink` said about each GPU, per host, merging every
@@ -665,26 +677,30 @@ impl<'a> Context<'a> {
         // they never merge with a numbered GPU or with each other.
         type GpuKey<'k> = (HostKey<'k>, u32, Option<(usize, usize)>);
         let mut gpus: BTreeMap<GpuKey<'a>, NvGpuRef<'a>> = BTreeMap::new();
+        // Counter readings in input order, each GPU's map built at the end
+        // in one go ([`latest_of`]): inserting a fleet's hundreds of
+        // readings per GPU one by one was most of this view's cost.
+        type LinkReadings<'k> = Vec<((u32, &'k str), Reading<'k>)>;
+        let mut counter_readings: HashMap<GpuKey<'a>, LinkReadings<'a>> = HashMap::new();
         for at in self.sections() {
             let SectionData::Nvlink(nv) = &at.section.data else {
                 continue;
             };
             for gpu in &nv.gpus {
                 let place = gpu.headerless.then_some((at.doc, gpu.span.first_line));
-                let entry = gpus
-                    .entry((at.host(), gpu.index, place))
-                    .or_insert_with(|| NvGpuRef {
-                        headerless: gpu.headerless,
-                        host: at.host(),
-                        index: gpu.index,
-                        name: &gpu.name,
-                        uuid: gpu.uuid.as_deref(),
-                        all_inactive: None,
-                        status: BTreeMap::new(),
-                        counters: BTreeMap::new(),
-                        lanes: BTreeMap::new(),
-                        listing_cut: None,
-                    });
+                let entry_key = (at.host(), gpu.index, place);
+                let entry = gpus.entry(entry_key).or_insert_with(|| NvGpuRef {
+                    headerless: gpu.headerless,
+                    host: at.host(),
+                    index: gpu.index,
+                    name: &gpu.name,
+                    uuid: gpu.uuid.as_deref(),
+                    all_inactive: None,
+                    status: BTreeMap::new(),
+                    counters: BTreeMap::new(),
+                    lanes: BTreeMap::new(),
+                    listing_cut: None,
+                });
                 if gpu.all_links_inactive {
                     entry.all_inactive = Some((at, gpu.span));
                     entry.status.clear();
@@ -696,20 +712,24 @@ impl<'a> Context<'a> {
                         }
                         entry.status.insert(link.link, (at, link));
                     }
-                    for (id, counter) in &link.counters {
-                        entry.counters.insert(
-                            (link.link, id.name()),
-                            Reading {
-                                counter: *counter,
-                                at,
-                                span: link.span,
-                            },
-                        );
-                    }
+                    let readings = counter_readings.entry(entry_key).or_default();
+                    readings.extend(link.counters.iter().map(|(id, counter)| {
+                        let reading = Reading {
+                            counter: *counter,
+                            at,
+                            span: link.span,
+                        };
+                        ((link.link, id.name()), reading)
+                    }));
                     if !link.lanes.is_empty() {
                         entry.lanes.insert(link.link, (at, link));
                     }
                 }
+            }
+        }
+        for (key, readings) in counter_readings {
+            if let Some(g) = gpus.get_mut(&key) {
+                g.counters = latest_of(readings);
             }
         }
         let mut longest: BTreeMap<(HostKey<'a>, &'a str), usize> = BTreeMap::new();
@@ -979,6 +999,24 @@ impl<'a> Context<'a> {
     }
 }
 
+/// The map of the last reading of each key, from readings in input order:
+/// the same map as inserting them one by one (a later reading replaces an
+/// earlier one), built with one stable sort (readings mostly come in runs
+/// already sorted by name, which the sort merges cheaply) and one bulk
+/// build of distinct keys.
+fn latest_of<K: Ord, V>(mut readings: Vec<(K, V)>) -> BTreeMap<K, V> {
+    readings.sort_by(|a, b| a.0.cmp(&b.0));
+    // Of equal keys (adjacent now, in input order) the last one wins.
+    let mut latest: Vec<(K, V)> = Vec::with_capacity(readings.len());
+    for (k, v) in readings {
+        match latest.last_mut() {
+            Some(last) if last.0 == k => *last = (k, v),
+            _ => latest.push((k, v)),
+        }
+    }
+    latest.into_iter().collect()
+}
+
 /// A statistics subject in the rules' vocabulary.
 #[must_use]
 pub fn subject_of(s: &crate::stats::Subject) -> super::Subject {
@@ -991,5 +1029,35 @@ pub fn subject_of(s: &crate::stats::Subject) -> super::Subject {
         link: s.link,
         lane: s.lane,
         ..super::Subject::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latest_of_keeps_the_last_reading_of_each_key_as_inserting_does() {
+        // Keys out of order and repeated, as several snapshots give them.
+        let readings: Vec<((u32, &str), usize)> = [
+            (2, "b"),
+            (1, "a"),
+            (2, "a"),
+            (1, "a"),
+            (3, "c"),
+            (2, "b"),
+            (1, "z"),
+            (2, "a"),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| (k, i))
+        .collect();
+        let mut inserted = BTreeMap::new();
+        for (k, v) in readings.clone() {
+            inserted.insert(k, v);
+        }
+        assert_eq!(latest_of(readings), inserted);
+        assert!(latest_of::<u32, u32>(Vec::new()).is_empty());
     }
 }
