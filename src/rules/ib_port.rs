@@ -250,7 +250,8 @@ pub const LINK_LAYER_CUT_NOTE: &str =
 fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
-        .into_iter()
+        .iter()
+        .cloned()
         .filter(|p| p.is_infiniband() || p.link_layer_cut())
         .filter(|p| p.state.is_some() || p.physical_state.is_some())
         .collect();
@@ -313,7 +314,8 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
-        .into_iter()
+        .iter()
+        .cloned()
         .filter(|p| p.is_infiniband() && p.state.is_some())
         .collect();
     if ports.is_empty() {
@@ -367,7 +369,8 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
-        .into_iter()
+        .iter()
+        .cloned()
         // A block cut before its link layer is judged below only when its
         // LIDs prove InfiniBand; otherwise it is listed as not judged.
         .filter(|p| (p.is_infiniband() || p.link_layer_cut()) && p.state == Some(PortState::Active))
@@ -471,7 +474,7 @@ fn check_rate_below_host_peers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cov
     // Active IB ports with a rate, grouped by host and adapter type.
     type Rated<'a> = Vec<(IbPortRef<'a>, f64)>;
     let mut groups: BTreeMap<(HostKey<'_>, Option<String>), Rated<'_>> = BTreeMap::new();
-    for p in ctx.latest_ib_ports() {
+    for p in ctx.latest_ib_ports().iter().cloned() {
         if !p.is_infiniband() || !p.is_active() {
             continue;
         }

@@ -890,7 +890,9 @@ mod tests {
         spool.finish().unwrap_or_else(|e| unreachable!("{e}"));
         let n = texts.len();
         // Forwards, backwards, and jumping about.
-        let order = (0..n).chain((0..n).rev()).chain((0..n).map(|i| i * 7919 % n));
+        let order = (0..n)
+            .chain((0..n).rev())
+            .chain((0..n).map(|i| i * 7919 % n));
         let mut buffer = Vec::new();
         for i in order {
             spool
