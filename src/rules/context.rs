@@ -563,8 +563,8 @@ impl<'a> Context<'a> {
         // Readings are gathered in input order and each port's map is built
         // at the end in one go ([`latest_of`]): inserting them one by one
         // was most of this view's cost.
-        let mut ports: BTreeMap<PortKey<'a>, (PerfPortRef<'a>, Vec<(&'a str, Reading<'a>)>)> =
-            BTreeMap::new();
+        type WithReadings<'k> = (PerfPortRef<'k>, Vec<(&'k str, Reading<'k>)>);
+        let mut ports: BTreeMap<PortKey<'a>, WithReadings<'a>> = BTreeMap::new();
         for at in self.sections() {
             if let SectionData::Ibqueryerrors(iq) = &at.section.data {
                 for node in &iq.nodes {

@@ -251,9 +251,9 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .iter()
-        .cloned()
         .filter(|p| p.is_infiniband() || p.link_layer_cut())
         .filter(|p| p.state.is_some() || p.physical_state.is_some())
+        .cloned()
         .collect();
     if ports.is_empty() {
         return Coverage::Skipped("no InfiniBand port state in the input (run ibstat)".to_owned());
@@ -315,8 +315,8 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .iter()
-        .cloned()
         .filter(|p| p.is_infiniband() && p.state.is_some())
+        .cloned()
         .collect();
     if ports.is_empty() {
         return Coverage::Skipped("no InfiniBand port state in the input (run ibstat)".to_owned());
@@ -370,11 +370,11 @@ fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .iter()
-        .cloned()
         // A block cut before its link layer is judged below only when its
         // LIDs prove InfiniBand; otherwise it is listed as not judged.
         .filter(|p| (p.is_infiniband() || p.link_layer_cut()) && p.state == Some(PortState::Active))
         .filter(|p| p.base_lid.is_some() || p.sm_lid.is_some())
+        .cloned()
         .collect();
     if ports.is_empty() {
         return Coverage::Skipped(

@@ -224,6 +224,10 @@ fn mode(values: &[usize]) -> Option<(usize, usize)> {
     best
 }
 
+/// A GPU's cells to each other GPU of its matrix (none where the paste
+/// lost the pair).
+type PeerCells<'m> = Vec<(&'m Device, Option<&'m Cell<Link>>)>;
+
 /// TP001.
 fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let matrices = nvlink_matrices(ctx);
@@ -237,7 +241,7 @@ fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cove
         // Each GPU's cells to the others (none to itself), looked up once:
         // the checks below read every pair two or three times, and a
         // lookup by name walks the matrix.
-        let rows: Vec<Vec<(&Device, Option<&Cell<Link>>)>> = all
+        let rows: Vec<PeerCells<'_>> = all
             .iter()
             .map(|g| {
                 all.iter()
@@ -248,11 +252,11 @@ fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cove
             .collect();
         // GPUs whose connection to every other GPU is known (from its own
         // row or theirs): only their NVLink peers can be counted.
-        let gpus: Vec<(&Device, &[(&Device, Option<&Cell<Link>>)])> = all
+        let gpus: Vec<(&Device, &PeerCells<'_>)> = all
             .iter()
             .zip(&rows)
             .filter(|(_, row)| row.iter().all(|(_, c)| c.is_some()))
-            .map(|(g, row)| (*g, row.as_slice()))
+            .map(|(g, row)| (*g, row))
             .collect();
         let peers: Vec<usize> = gpus
             .iter()
