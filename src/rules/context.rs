@@ -680,31 +680,35 @@ impl<'a> Context<'a> {
         // Headerless blocks are keyed by where they were read, so that
         // they never merge with a numbered GPU or with each other.
         type GpuKey<'k> = (HostKey<'k>, u32, Option<(usize, usize)>);
-        let mut gpus: BTreeMap<GpuKey<'a>, NvGpuRef<'a>> = BTreeMap::new();
-        // Counter readings in input order, each GPU's map built at the end
-        // in one go ([`latest_of`]): inserting a fleet's hundreds of
-        // readings per GPU one by one was most of this view's cost.
+        // Each GPU with its counter readings in input order: its map is
+        // built at the end in one go ([`latest_of`]), as inserting a
+        // fleet's hundreds of readings per GPU one by one cost most of
+        // this view.
         type LinkReadings<'k> = Vec<((u32, &'k str), Reading<'k>)>;
-        let mut counter_readings: HashMap<GpuKey<'a>, LinkReadings<'a>> = HashMap::new();
+        let mut gpus: BTreeMap<GpuKey<'a>, (NvGpuRef<'a>, LinkReadings<'a>)> = BTreeMap::new();
         for at in self.sections() {
             let SectionData::Nvlink(nv) = &at.section.data else {
                 continue;
             };
             for gpu in &nv.gpus {
                 let place = gpu.headerless.then_some((at.doc, gpu.span.first_line));
-                let entry_key = (at.host(), gpu.index, place);
-                let entry = gpus.entry(entry_key).or_insert_with(|| NvGpuRef {
-                    headerless: gpu.headerless,
-                    host: at.host(),
-                    index: gpu.index,
-                    name: &gpu.name,
-                    uuid: gpu.uuid.as_deref(),
-                    all_inactive: None,
-                    status: BTreeMap::new(),
-                    counters: BTreeMap::new(),
-                    lanes: BTreeMap::new(),
-                    listing_cut: None,
-                });
+                let (entry, readings) =
+                    gpus.entry((at.host(), gpu.index, place))
+                        .or_insert_with(|| {
+                            let gpu = NvGpuRef {
+                                headerless: gpu.headerless,
+                                host: at.host(),
+                                index: gpu.index,
+                                name: &gpu.name,
+                                uuid: gpu.uuid.as_deref(),
+                                all_inactive: None,
+                                status: BTreeMap::new(),
+                                counters: BTreeMap::new(),
+                                lanes: BTreeMap::new(),
+                                listing_cut: None,
+                            };
+                            (gpu, Vec::new())
+                        });
                 if gpu.all_links_inactive {
                     entry.all_inactive = Some((at, gpu.span));
                     entry.status.clear();
@@ -716,7 +720,6 @@ impl<'a> Context<'a> {
                         }
                         entry.status.insert(link.link, (at, link));
                     }
-                    let readings = counter_readings.entry(entry_key).or_default();
                     readings.extend(link.counters.iter().map(|(id, counter)| {
                         let reading = Reading {
                             counter: *counter,
@@ -731,17 +734,19 @@ impl<'a> Context<'a> {
                 }
             }
         }
-        for (key, readings) in counter_readings {
-            if let Some(g) = gpus.get_mut(&key) {
+        let mut gpus: Vec<NvGpuRef<'a>> = gpus
+            .into_values()
+            .map(|(mut g, readings)| {
                 g.counters = latest_of(readings);
-            }
-        }
+                g
+            })
+            .collect();
         let mut longest: BTreeMap<(HostKey<'a>, &'a str), usize> = BTreeMap::new();
-        for g in gpus.values() {
+        for g in &gpus {
             let e = longest.entry((g.host, g.name)).or_default();
             *e = (*e).max(g.status.len());
         }
-        for g in gpus.values_mut() {
+        for g in &mut gpus {
             if g.all_inactive.is_some() || g.status.is_empty() {
                 continue;
             }
@@ -768,7 +773,7 @@ impl<'a> Context<'a> {
                 ));
             }
         }
-        gpus.into_values().collect()
+        gpus
     }
 
     /// The latest `nvidia-smi topo -m` matrix of each host.
@@ -1015,15 +1020,16 @@ impl<'a> Context<'a> {
 /// build of distinct keys.
 fn latest_of<K: Ord, V>(mut readings: Vec<(K, V)>) -> BTreeMap<K, V> {
     readings.sort_by(|a, b| a.0.cmp(&b.0));
-    // Of equal keys (adjacent now, in input order) the last one wins.
-    let mut latest: Vec<(K, V)> = Vec::with_capacity(readings.len());
-    for (k, v) in readings {
-        match latest.last_mut() {
-            Some(last) if last.0 == k => *last = (k, v),
-            _ => latest.push((k, v)),
+    // Of equal keys (adjacent now, in input order) the last one wins:
+    // `dedup_by` keeps the earlier slot, so the later reading moves in.
+    readings.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            std::mem::swap(later, kept);
         }
-    }
-    latest.into_iter().collect()
+        same
+    });
+    readings.into_iter().collect()
 }
 
 /// A statistics subject in the rules' vocabulary.
