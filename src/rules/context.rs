@@ -560,11 +560,7 @@ impl<'a> Context<'a> {
             &'k str,
             Option<Guid>,
         );
-        // Readings are gathered in input order and each port's map is built
-        // at the end in one go ([`latest_of`]): inserting them one by one
-        // was most of this view's cost.
-        type WithReadings<'k> = (PerfPortRef<'k>, Vec<(&'k str, Reading<'k>)>);
-        let mut ports: BTreeMap<PortKey<'a>, WithReadings<'a>> = BTreeMap::new();
+        let mut ports: BTreeMap<PortKey<'a>, PerfPortRef<'a>> = BTreeMap::new();
         for at in self.sections() {
             if let SectionData::Ibqueryerrors(iq) = &at.section.data {
                 for node in &iq.nodes {
@@ -580,28 +576,27 @@ impl<'a> Context<'a> {
                             node.desc.as_str(),
                             Some(p.guid),
                         );
-                        let (_, readings) = ports.entry(key).or_insert_with(|| {
-                            let port = PerfPortRef {
-                                host: HostKey::Fabric,
-                                lid,
-                                port: Some(p.port),
-                                all_ports: p.all_ports,
-                                // A port line pasted without its node header
-                                // names no node: none is invented.
-                                device: (!node.headerless).then_some(node.desc.as_str()),
-                                guid: Some(p.guid),
-                                counters: BTreeMap::new(),
-                            };
-                            (port, Vec::new())
+                        let entry = ports.entry(key).or_insert_with(|| PerfPortRef {
+                            host: HostKey::Fabric,
+                            lid,
+                            port: Some(p.port),
+                            all_ports: p.all_ports,
+                            // A port line pasted without its node header
+                            // names no node: none is invented.
+                            device: (!node.headerless).then_some(node.desc.as_str()),
+                            guid: Some(p.guid),
+                            counters: BTreeMap::new(),
                         });
-                        readings.extend(p.counters.iter().map(|(id, counter)| {
-                            let reading = Reading {
-                                counter: *counter,
-                                at,
-                                span: p.span,
-                            };
-                            (id.name(), reading)
-                        }));
+                        for (id, counter) in &p.counters {
+                            entry.counters.insert(
+                                id.name(),
+                                Reading {
+                                    counter: *counter,
+                                    at,
+                                    span: p.span,
+                                },
+                            );
+                        }
                     }
                 }
                 continue;
@@ -635,38 +630,31 @@ impl<'a> Context<'a> {
                     _ => at.host(),
                 };
                 let key = (host, block.lid, block.port, all_ports, path, None);
-                let (_, readings) = ports.entry(key).or_insert_with(|| {
-                    let port = PerfPortRef {
-                        host,
-                        lid: block.lid,
-                        port: block.port,
-                        all_ports,
-                        device: block
-                            .lid
-                            .and_then(|l| index.by_lid(named, l))
-                            .map(|owner| owner.device),
-                        guid: None,
-                        counters: BTreeMap::new(),
-                    };
-                    (port, Vec::new())
+                let entry = ports.entry(key).or_insert_with(|| PerfPortRef {
+                    host,
+                    lid: block.lid,
+                    port: block.port,
+                    all_ports,
+                    device: block
+                        .lid
+                        .and_then(|l| index.by_lid(named, l))
+                        .map(|owner| owner.device),
+                    guid: None,
+                    counters: BTreeMap::new(),
                 });
-                readings.extend(block.counters.iter().map(|(id, counter)| {
-                    let reading = Reading {
-                        counter: *counter,
-                        at,
-                        span: block.span,
-                    };
-                    (id.name(), reading)
-                }));
+                for (id, counter) in &block.counters {
+                    entry.counters.insert(
+                        id.name(),
+                        Reading {
+                            counter: *counter,
+                            at,
+                            span: block.span,
+                        },
+                    );
+                }
             }
         }
-        ports
-            .into_values()
-            .map(|(mut port, readings)| {
-                port.counters = latest_of(readings);
-                port
-            })
-            .collect()
+        ports.into_values().collect()
     }
 
     /// What `nvidia-smi nvlink` said about each GPU, per host, merging every
@@ -680,35 +668,27 @@ impl<'a> Context<'a> {
         // Headerless blocks are keyed by where they were read, so that
         // they never merge with a numbered GPU or with each other.
         type GpuKey<'k> = (HostKey<'k>, u32, Option<(usize, usize)>);
-        // Each GPU with its counter readings in input order: its map is
-        // built at the end in one go ([`latest_of`]), as inserting a
-        // fleet's hundreds of readings per GPU one by one cost most of
-        // this view.
-        type LinkReadings<'k> = Vec<((u32, &'k str), Reading<'k>)>;
-        let mut gpus: BTreeMap<GpuKey<'a>, (NvGpuRef<'a>, LinkReadings<'a>)> = BTreeMap::new();
+        let mut gpus: BTreeMap<GpuKey<'a>, NvGpuRef<'a>> = BTreeMap::new();
         for at in self.sections() {
             let SectionData::Nvlink(nv) = &at.section.data else {
                 continue;
             };
             for gpu in &nv.gpus {
                 let place = gpu.headerless.then_some((at.doc, gpu.span.first_line));
-                let (entry, readings) =
-                    gpus.entry((at.host(), gpu.index, place))
-                        .or_insert_with(|| {
-                            let gpu = NvGpuRef {
-                                headerless: gpu.headerless,
-                                host: at.host(),
-                                index: gpu.index,
-                                name: &gpu.name,
-                                uuid: gpu.uuid.as_deref(),
-                                all_inactive: None,
-                                status: BTreeMap::new(),
-                                counters: BTreeMap::new(),
-                                lanes: BTreeMap::new(),
-                                listing_cut: None,
-                            };
-                            (gpu, Vec::new())
-                        });
+                let entry = gpus
+                    .entry((at.host(), gpu.index, place))
+                    .or_insert_with(|| NvGpuRef {
+                        headerless: gpu.headerless,
+                        host: at.host(),
+                        index: gpu.index,
+                        name: &gpu.name,
+                        uuid: gpu.uuid.as_deref(),
+                        all_inactive: None,
+                        status: BTreeMap::new(),
+                        counters: BTreeMap::new(),
+                        lanes: BTreeMap::new(),
+                        listing_cut: None,
+                    });
                 if gpu.all_links_inactive {
                     entry.all_inactive = Some((at, gpu.span));
                     entry.status.clear();
@@ -720,33 +700,28 @@ impl<'a> Context<'a> {
                         }
                         entry.status.insert(link.link, (at, link));
                     }
-                    readings.extend(link.counters.iter().map(|(id, counter)| {
-                        let reading = Reading {
-                            counter: *counter,
-                            at,
-                            span: link.span,
-                        };
-                        ((link.link, id.name()), reading)
-                    }));
+                    for (id, counter) in &link.counters {
+                        entry.counters.insert(
+                            (link.link, id.name()),
+                            Reading {
+                                counter: *counter,
+                                at,
+                                span: link.span,
+                            },
+                        );
+                    }
                     if !link.lanes.is_empty() {
                         entry.lanes.insert(link.link, (at, link));
                     }
                 }
             }
         }
-        let mut gpus: Vec<NvGpuRef<'a>> = gpus
-            .into_values()
-            .map(|(mut g, readings)| {
-                g.counters = latest_of(readings);
-                g
-            })
-            .collect();
         let mut longest: BTreeMap<(HostKey<'a>, &'a str), usize> = BTreeMap::new();
-        for g in &gpus {
+        for g in gpus.values() {
             let e = longest.entry((g.host, g.name)).or_default();
             *e = (*e).max(g.status.len());
         }
-        for g in &mut gpus {
+        for g in gpus.values_mut() {
             if g.all_inactive.is_some() || g.status.is_empty() {
                 continue;
             }
@@ -773,7 +748,7 @@ impl<'a> Context<'a> {
                 ));
             }
         }
-        gpus
+        gpus.into_values().collect()
     }
 
     /// The latest `nvidia-smi topo -m` matrix of each host.
@@ -1013,25 +988,6 @@ impl<'a> Context<'a> {
     }
 }
 
-/// The map of the last reading of each key, from readings in input order:
-/// the same map as inserting them one by one (a later reading replaces an
-/// earlier one), built with one stable sort (readings mostly come in runs
-/// already sorted by name, which the sort merges cheaply) and one bulk
-/// build of distinct keys.
-fn latest_of<K: Ord, V>(mut readings: Vec<(K, V)>) -> BTreeMap<K, V> {
-    readings.sort_by(|a, b| a.0.cmp(&b.0));
-    // Of equal keys (adjacent now, in input order) the last one wins:
-    // `dedup_by` keeps the earlier slot, so the later reading moves in.
-    readings.dedup_by(|later, kept| {
-        let same = later.0 == kept.0;
-        if same {
-            std::mem::swap(later, kept);
-        }
-        same
-    });
-    readings.into_iter().collect()
-}
-
 /// A statistics subject in the rules' vocabulary.
 #[must_use]
 pub fn subject_of(s: &crate::stats::Subject) -> super::Subject {
@@ -1044,35 +1000,5 @@ pub fn subject_of(s: &crate::stats::Subject) -> super::Subject {
         link: s.link,
         lane: s.lane,
         ..super::Subject::default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn latest_of_keeps_the_last_reading_of_each_key_as_inserting_does() {
-        // Keys out of order and repeated, as several snapshots give them.
-        let readings: Vec<((u32, &str), usize)> = [
-            (2, "b"),
-            (1, "a"),
-            (2, "a"),
-            (1, "a"),
-            (3, "c"),
-            (2, "b"),
-            (1, "z"),
-            (2, "a"),
-        ]
-        .into_iter()
-        .enumerate()
-        .map(|(i, k)| (k, i))
-        .collect();
-        let mut inserted = BTreeMap::new();
-        for (k, v) in readings.clone() {
-            inserted.insert(k, v);
-        }
-        assert_eq!(latest_of(readings), inserted);
-        assert!(latest_of::<u32, u32>(Vec::new()).is_empty());
     }
 }
