@@ -28,6 +28,7 @@ pub(super) fn continues(kind: Kind, text: &str) -> bool {
         Kind::Perfquery => perfquery_field(text),
         Kind::Nvlink => nvlink_link(text),
         Kind::Ibstat => ibstat_field(text),
+        Kind::TopoMatrix => topo_row(text),
         _ => false,
     }
 }
@@ -150,7 +151,16 @@ fn ibstat_field(text: &str) -> bool {
     if let Some(number) = t.strip_prefix("Port ").and_then(|r| r.strip_suffix(':')) {
         return !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
     }
-    let Some((label, value)) = t.split_once(": ") else {
+    // The label ends at the first colon, which must be followed by a
+    // space (no label holds a colon): found byte by byte, without a
+    // substring searcher per line.
+    let Some(colon) = t.bytes().position(|b| b == b':') else {
+        return false;
+    };
+    let (Some(label), Some(value)) = (t.get(..colon), t.get(colon + 1..)) else {
+        return false;
+    };
+    let Some(value) = value.strip_prefix(' ') else {
         return false;
     };
     IBSTAT_LABELS.contains(&label)
@@ -159,6 +169,34 @@ fn ibstat_field(text: &str) -> bool {
         && value
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'.' | b'-'))
+}
+
+/// `nvidia-smi topo -m`'s rows, `GPU0\t X \tNV18\t…\tPIX\t0-55,112-167\t0\t\tN/A`
+/// and `NIC3\tNODE\t…\tSYS`: `GPU` or `NIC` and a number at column 0, a
+/// tab, then only letters, digits, spaces, tabs, `,`, `-` and `/`.
+///
+/// Why no detector begins a block at it: it holds no colon, so none of the
+/// `GPU 0:`, `Name: value`, `Key : value`, dotted-field, devinfo-label or
+/// clock detectors matches; the device word is followed by a tab, not
+/// nvidia-smi's `GPU 0`; and without `|`, `+`, `'`, `"`, `#`, `(`, `=`,
+/// `<`, `.` or `_` no table, quote, comment, port arrow or HCA name does.
+/// The header starts with a tab and the legend holds `=` or `:`, so
+/// neither is a body line. topo's own detector finds only its line-keyed
+/// header-less row here, which continues the matrix; the P2P matrix's
+/// detector takes the row for a link matrix's and refuses it.
+fn topo_row(text: &str) -> bool {
+    let t = text.as_bytes();
+    if !(t.starts_with(b"GPU") || t.starts_with(b"NIC")) {
+        return false;
+    }
+    let rest = t.get(3..).unwrap_or_default();
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || rest.get(digits) != Some(&b'\t') {
+        return false;
+    }
+    rest.iter()
+        .skip(digits)
+        .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'\t' | b' ' | b',' | b'-' | b'/'))
 }
 
 #[cfg(test)]
@@ -233,6 +271,34 @@ mod tests {
         ] {
             assert!(!continues(Kind::Ibstat, no), "{no}");
         }
+    }
+
+    #[test]
+    fn topo_rows_are_body_lines_and_near_misses_are_not() {
+        for yes in [
+            "GPU0\t X \tNV18\tNV18\tPIX\tNODE\tSYS\t0-55,112-167\t0\t\tN/A",
+            "GPU7\tNV18\t X \tSYS\t56-111,168-223\t1\t\tN/A",
+            "NIC3\tNODE\tNODE\tPIX\t X \tSYS",
+            "GPU12\tNV4\t X ",
+        ] {
+            assert!(continues(Kind::TopoMatrix, yes), "{yes}");
+        }
+        for no in [
+            "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity",
+            "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-e3e70682)",
+            "GPU0 X NV18",
+            "GPU\t X \tNV18",
+            "GPU0\t X \tNV18\t0-55\t0\tN/A (x)",
+            "  X    = Self",
+            "Legend:",
+            "NIC Legend:",
+            "  NIC0: mlx5_0",
+            "GPU0\t X \t12:30:05",
+            "mlx5_0\tPIX",
+        ] {
+            assert!(!continues(Kind::TopoMatrix, no), "{no}");
+        }
+        assert!(!continues(Kind::Nvlink, "GPU0\t X \tNV18"));
     }
 
     #[test]

@@ -55,6 +55,13 @@ pub(crate) mod class {
     pub(crate) const REPAIR: u8 = 2;
     /// `\n`.
     pub(crate) const NEWLINE: u8 = 4;
+    /// The [`REPAIR`] bytes but `(`: `(` is in the headers of perfquery
+    /// and `nvidia-smi nvlink` (`(CapMask: …)`, `(UUID: …)`), where only
+    /// its own two repairs could apply (see `repair::may_change_paren`);
+    /// a line with one of these may need any repair.
+    pub(crate) const REPAIR_NOT_PAREN: u8 = 8;
+    /// `$` `#` `%`: every shell prompt holds one (see `framing::may_frame`).
+    pub(crate) const PROMPT: u8 = 16;
 }
 
 /// The [`class`] bits of one byte.
@@ -65,6 +72,12 @@ const fn class_of(byte: u8) -> u8 {
     }
     if matches!(byte, b'&' | b'<' | b'>' | b'(' | b'`' | 0xe2) {
         bits |= class::REPAIR;
+    }
+    if matches!(byte, b'&' | b'<' | b'>' | b'`' | 0xe2) {
+        bits |= class::REPAIR_NOT_PAREN;
+    }
+    if matches!(byte, b'$' | b'#' | b'%') {
+        bits |= class::PROMPT;
     }
     if byte == b'\n' {
         bits |= class::NEWLINE;
@@ -243,7 +256,7 @@ mod tests {
         /// finds no control byte in is what `clean_line` would leave it.
         #[test]
         fn classified_lines_read_like_lines_and_clean_line(
-            text in "([\u{0}-\u{1f}\u{7f}\u{80}-\u{a0}\u{fffd}é←… a-z&<>(`.\\[\\]/]|\u{1b}\\[0m|\r\n){0,40}",
+            text in "([\u{0}-\u{1f}\u{7f}\u{80}-\u{a0}\u{fffd}é←… a-z&<>(`.\\[\\]/$#%]|\u{1b}\\[0m|\r\n){0,40}",
         ) {
             let scanned: Vec<(&str, u8)> = classified_lines(&text).collect();
             let lines: Vec<&str> = text.lines().collect();
@@ -256,6 +269,10 @@ mod tests {
                 }
                 let repair_byte = raw.bytes().any(|b| matches!(b, b'&' | b'<' | b'>' | b'(' | b'`' | 0xe2));
                 prop_assert_eq!(bits & class::REPAIR != 0, repair_byte);
+                let strong = raw.bytes().any(|b| matches!(b, b'&' | b'<' | b'>' | b'`' | 0xe2));
+                prop_assert_eq!(bits & class::REPAIR_NOT_PAREN != 0, strong);
+                let prompt = raw.bytes().any(|b| matches!(b, b'$' | b'#' | b'%'));
+                prop_assert_eq!(bits & class::PROMPT != 0, prompt);
             }
         }
 

@@ -78,6 +78,16 @@ fn may_frame(line: &str) -> bool {
     ) || line.bytes().any(|b| matches!(b, b'$' | b'#' | b'%'))
 }
 
+/// [`may_frame`] for a line whose bytes are known to hold no `$`, `#` or
+/// `%` and no control byte (the input scan's `class::PROMPT` and
+/// `class::CONTROL`): only its opening is left to test. A first byte past
+/// the spaces and tabs that is not ASCII may be Unicode white space before
+/// the opening, so it answers yes (and [`classify`] decides).
+pub(crate) fn may_open_framing(line: &str) -> bool {
+    let first = line.bytes().find(|&b| b != b' ' && b != b'\t');
+    matches!(first, Some(b'`' | b'~' | b'=' | b'[' | b'-' | 0x80..=0xff))
+}
+
 fn is_exit_marker(t: &str) -> bool {
     t.strip_prefix("[exit ")
         .and_then(|r| r.strip_suffix(']'))
@@ -356,6 +366,17 @@ mod tests {
             ],
         ) {
             prop_assert_eq!(classify(&line), classify_any(&line));
+        }
+
+        /// On a line without `$`, `#`, `%` or control bytes, the test of
+        /// the opening alone turns away no line the quick test keeps.
+        #[test]
+        fn the_opening_test_keeps_what_the_quick_test_keeps(
+            line in "[ \t\u{a0}\u{2003}\u{3000}]{0,2}[-`~=\\[\\]@:() a-zA-Z0-9./\u{e9}]{0,24}",
+        ) {
+            if may_frame(&line) {
+                prop_assert!(may_open_framing(&line));
+            }
         }
     }
 

@@ -98,6 +98,26 @@ fn is_label(word: &str) -> bool {
 /// Hosts that prefix lines of this input, or an empty set if the input is
 /// not host-prefixed.
 pub(crate) fn prefixed_hosts<'a>(lines: impl Iterator<Item = &'a str>) -> HashSet<String> {
+    let bound = lines.size_hint().1;
+    prefixed_hosts_within(lines, bound)
+}
+
+/// [`prefixed_hosts`], given at most how many lines there are: no more
+/// lines are read once too many lacked a prefix for the rest to reach
+/// [`MIN_COVERAGE`]. Accepted hosts cover at most the non-blank lines that
+/// had a candidate prefix, so when the lines without one pass 60 % of the
+/// bound (hence of the non-blank lines), coverage is below 40 % (by at
+/// least a fifth of a line's share, far above the rounding of the f64
+/// ratio). Tool output, where no line has one, is left after 60 % of it.
+fn prefixed_hosts_within<'a>(
+    lines: impl Iterator<Item = &'a str>,
+    bound: Option<usize>,
+) -> HashSet<String> {
+    // The reasoning above holds while the threshold is at least 40 %.
+    const _: () = assert!(MIN_COVERAGE >= 0.4);
+    // Past this many lines without a prefix the input is not prefixed.
+    let misses_allowed = bound.map_or(usize::MAX, |b| b.saturating_mul(3) / 5);
+    let mut misses = 0usize;
     let mut counts: HashMap<&str, usize> = HashMap::new();
     let mut non_blank = 0usize;
     // The host of the line before and how many lines in a row it prefixed,
@@ -116,6 +136,11 @@ pub(crate) fn prefixed_hosts<'a>(lines: impl Iterator<Item = &'a str>) -> HashSe
                         *counts.entry(h).or_default() += n;
                     }
                 }
+            }
+        } else {
+            misses += 1;
+            if misses > misses_allowed {
+                return HashSet::new();
             }
         }
     }
@@ -195,6 +220,34 @@ mod tests {
                     prop_assert_eq!(candidate_after(&next, known), candidate(&next));
                 }
             }
+        }
+    }
+
+    proptest! {
+        /// Leaving early gives the hosts reading every line gives: on
+        /// inputs that mix prefixed lines of a few hosts, labels, blank
+        /// lines and tool output in any share.
+        #[test]
+        fn leaving_early_finds_the_hosts_every_line_finds(
+            lines in prop::collection::vec(
+                prop::sample::select(vec![
+                    "node07: CA 'mlx5_0'",
+                    "node07: \tPort 1:",
+                    "node08: \t\tState: Active",
+                    "gpu-1:",
+                    "node09: x",
+                    "State: Active",
+                    "\tPort 1:",
+                    "PortXmitData:....1",
+                    "GPU 0: NVIDIA H100",
+                    "",
+                    "  ",
+                ]),
+                0..40,
+            ),
+        ) {
+            let every = prefixed_hosts_within(lines.iter().copied(), None);
+            prop_assert_eq!(prefixed_hosts(lines.iter().copied()), every);
         }
     }
 

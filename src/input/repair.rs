@@ -95,7 +95,36 @@ pub(crate) fn may_change(t: &str) -> bool {
 /// `(` `` ` `` `E2` (the input scan's `class::REPAIR`): only its opening
 /// is left to test.
 pub(crate) fn may_change_plain(t: &str) -> bool {
-    t.starts_with("//") || crate::parse::first_byte(t).is_some_and(|b| matches!(b, b'.' | b'['))
+    t.starts_with("//") || opening_byte(t).is_some_and(|b| matches!(b, b'.' | b'['))
+}
+
+/// [`crate::parse::first_byte`] (the first byte after white space), found
+/// byte by byte: this runs on every line of the input, and the generic trim
+/// decodes characters. A byte that is not ASCII may be Unicode white space:
+/// then the generic trim decides.
+fn opening_byte(t: &str) -> Option<u8> {
+    // The ASCII white space of `char::is_whitespace`, vertical tab included.
+    match t
+        .bytes()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+    {
+        Some(b) if b.is_ascii() => Some(b),
+        Some(_) => crate::parse::first_byte(t),
+        None => None,
+    }
+}
+
+/// [`may_change`] for a line whose only byte among `&` `<` `>` `(` `` ` ``
+/// `E2` is `(` (the input scan's `class::REPAIR` without
+/// `class::REPAIR_NOT_PAREN`), most often a perfquery or `nvidia-smi
+/// nvlink` header (`(CapMask: …)`, `(UUID: …)`). Of the per-line fixes only
+/// two can act on such a line: [`unannotate`]'s `(= …)` at its end (every
+/// other annotation needs `<`, `>` or `←`) and [`unelide`]'s `(...)`,
+/// which opens with `(`. Mail quoting needs `>` or `//`, left to
+/// [`may_change_plain`]. Saying yes more often than needed is harmless:
+/// [`apply_to`] still tests each fix.
+pub(crate) fn may_change_paren(t: &str) -> bool {
+    opening_byte(t) == Some(b'(') || t.contains(" (=")
 }
 
 /// [`apply`], looking only at `candidates` (ascending indexes into
@@ -372,6 +401,48 @@ mod tests {
                 prop_assert_eq!(untick(&line), None);
                 prop_assert_eq!(unelide(&line), None);
             }
+        }
+    }
+
+    proptest! {
+        /// The byte scan finds the opening byte the generic trim finds.
+        #[test]
+        fn opening_byte_is_the_first_byte_after_white_space(
+            line in "[ \t\n\r\u{b}\u{c}\u{1c}\u{85}\u{a0}\u{2003}\u{3000}]{0,3}[.\\[(/a-zé\u{a0} ]{0,4}",
+        ) {
+            prop_assert_eq!(opening_byte(&line), crate::parse::first_byte(&line));
+        }
+
+        /// A line with `(` as its only repair byte that the paren test
+        /// passes over is one no repair would change.
+        #[test]
+        fn paren_lines_passed_over_need_no_fix(
+            line in "[ \t]{0,2}[-.(=)/ a-zA-Z0-9:\\[\\]]{0,24}",
+        ) {
+            let strong = line
+                .bytes()
+                .any(|b| matches!(b, b'&' | b'<' | b'>' | b'`' | 0xe2));
+            if !strong && !may_change_paren(&line) && !may_change_plain(&line) {
+                prop_assert_eq!(unhtml(&line), None);
+                prop_assert_eq!(unannotate(&line), None);
+                prop_assert_eq!(untick(&line), None);
+                prop_assert_eq!(unelide(&line), None);
+                prop_assert!(quote_depth(&line).is_none());
+            }
+        }
+    }
+
+    #[test]
+    fn paren_test_keeps_the_repairs_of_parenthesised_lines() {
+        for line in ["\t Link 5: 26.562 GB/s (= 212.5 Gb/s)", "(...)", "  (...)"] {
+            assert!(may_change_paren(line), "{line}");
+        }
+        for line in [
+            "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-e3e70682)",
+            "# Port counters: Lid 2 port 1 (CapMask: 0x5A00)",
+        ] {
+            assert!(!may_change_paren(line), "{line}");
+            assert!(unannotate(line).is_none() && unelide(line).is_none());
         }
     }
 

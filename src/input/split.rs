@@ -2,7 +2,7 @@
 //! into per-host streams, and streams into recognised sections.
 
 use super::clean::{class, classified_lines, clean_classified};
-use super::framing::{classify, host_banner, Framing, Prompt};
+use super::framing::{classify, host_banner, may_open_framing, Framing, Prompt};
 use super::hosts::{candidate_after, prefixed_hosts};
 use super::repair;
 use super::{
@@ -12,6 +12,7 @@ use crate::parse::{first_byte, formats_starting_with, Block, Format, Line, FORMA
 use crate::span::{spans_of, LineSpan};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::rc::Rc;
 
 /// A run of content lines between two framing lines, with what the framing said.
@@ -20,17 +21,21 @@ struct Chunk<'a> {
     prompt: Option<(usize, Prompt)>,
     host: Option<String>,
     source: Option<String>,
-    /// Lines with the host from their pdsh/clush prefix, if any (shared,
-    /// not copied per line).
-    lines: Vec<(Option<Rc<str>>, Line<'a>)>,
+    lines: Vec<Line<'a>>,
+    /// The host of each line's pdsh/clush prefix, if any (shared, not
+    /// copied per line), beside `lines`; empty when the input has no
+    /// prefixed hosts (most inputs), whose chunks are then one stream each.
+    prefixes: Vec<Option<Rc<str>>>,
 }
 
 /// Everything the sectioner accumulates while walking the input.
 struct Output<'o> {
     options: &'o ReadOptions,
     doc: Document,
-    /// Runs detection on body lines too ([`super::body`]): the reading the
-    /// shortcut must equal, for the tests that check it.
+    /// Runs detection on body lines too ([`super::body`]) and classifies
+    /// every line as framing or not (not only those the input scan left
+    /// in doubt): the reading the shortcuts must equal, for the tests that
+    /// check it.
     full_detection: bool,
     /// With `full_detection`: body lines where detection found something
     /// that skipping it would have missed (always empty unless a body-line
@@ -56,10 +61,11 @@ fn split_with<'o>(text: &str, options: &'o ReadOptions, full_detection: bool) ->
         #[cfg(test)]
         body_lines: 0,
     };
-    let (mut lines, candidates) = clean_lines(text, &mut out);
+    let (mut lines, candidates, may_frame) = clean_lines(text, &mut out);
     out.doc.repairs = super::repair::apply_to(&mut lines, &candidates);
     out.doc.line_count = lines.len();
-    let (chunks, framing) = chunks(lines, options);
+    let may_frame = (!full_detection).then_some(may_frame.as_slice());
+    let (chunks, framing) = chunks(lines, may_frame, options);
     out.doc.framing = spans_of(framing);
     for chunk in chunks {
         sectionize(chunk, &mut out);
@@ -68,12 +74,21 @@ fn split_with<'o>(text: &str, options: &'o ReadOptions, full_detection: bool) ->
     out
 }
 
+/// Cleaned lines as the input scan gives them: the lines, the ascending
+/// indexes of those a repair may change, and for each line whether it may
+/// be a framing line (see [`clean_each_line`]).
+type Cleaned<'a> = (Vec<Line<'a>>, Vec<usize>, Vec<bool>);
+
 /// Numbered, cleaned lines, with over-long lines blanked and reported, and
 /// the last word of an unterminated last line set aside; with the indexes
-/// of the lines a repair may change (see [`clean_each_line`]).
-fn clean_lines<'a>(text: &'a str, out: &mut Output<'_>) -> (Vec<Line<'a>>, Vec<usize>) {
-    let (mut lines, mut candidates) = clean_each_line(text, out);
+/// of the lines a repair may change and which lines may be framing (see
+/// [`clean_each_line`]).
+fn clean_lines<'a>(text: &'a str, out: &mut Output<'_>) -> Cleaned<'a> {
+    let (mut lines, mut candidates, mut may_frame) = clean_each_line(text, out);
     if !text.ends_with('\n') {
+        if let Some(last) = may_frame.last_mut() {
+            *last = true; // its text may change: classify what is left
+        }
         if let Some((last, earlier)) = lines.split_last_mut() {
             if !word_seen_at_line_end(last, earlier) {
                 set_aside_cut_word(last, out);
@@ -85,7 +100,7 @@ fn clean_lines<'a>(text: &'a str, out: &mut Output<'_>) -> (Vec<Line<'a>>, Vec<u
             }
         }
     }
-    (lines, candidates)
+    (lines, candidates, may_frame)
 }
 
 /// Whether the last word of `last` also ends one of the lines before it
@@ -156,17 +171,21 @@ fn set_aside_cut_word(line: &mut Line<'_>, out: &mut Output<'_>) {
     line.text = Cow::Owned(kept);
 }
 
-/// Numbered, cleaned lines, with over-long lines blanked and reported, and
-/// the ascending indexes of the lines a repair may change
-/// ([`repair::may_change`]). One scan of the bytes finds the line ends and
-/// which lines hold a control byte or a byte some repair looks for; lines
-/// with neither (most tool output) are borrowed as they stand and only
-/// their opening is tested for repairs.
-fn clean_each_line<'a>(text: &'a str, out: &mut Output<'_>) -> (Vec<Line<'a>>, Vec<usize>) {
+/// Numbered, cleaned lines, with over-long lines blanked and reported, the
+/// ascending indexes of the lines a repair may change
+/// ([`repair::may_change`]), and for each line whether it may be a framing
+/// line (`false` only where [`classify`] would find none). One scan of the
+/// bytes finds the line ends and which lines hold a control byte, a byte
+/// some repair looks for or a prompt's `$` `#` `%`; lines with none of
+/// these (most tool output) are borrowed as they stand and only their
+/// opening is tested for repairs and framing.
+fn clean_each_line<'a>(text: &'a str, out: &mut Output<'_>) -> Cleaned<'a> {
     let max = out.options.max_line_bytes;
     // One allocation for the line table: counting line ends is cheap next to
     // growing a table of a million lines by doubling.
-    let mut lines = Vec::with_capacity(line_ends(text) + 1);
+    let capacity = line_ends(text) + 1;
+    let mut lines = Vec::with_capacity(capacity);
+    let mut may_frame = Vec::with_capacity(capacity);
     let mut candidates = Vec::new();
     for (i, (raw, bits)) in classified_lines(text).enumerate() {
         let number = i + 1;
@@ -180,20 +199,28 @@ fn clean_each_line<'a>(text: &'a str, out: &mut Output<'_>) -> (Vec<Line<'a>>, V
                 ),
             });
             lines.push(Line::new(number, ""));
+            may_frame.push(false); // blank: never framing
             continue;
         }
         let text = clean_classified(raw, bits);
         let candidate = if bits & class::CONTROL != 0 {
             repair::may_change(&text)
         } else {
-            bits & class::REPAIR != 0 || repair::may_change_plain(&text)
+            bits & class::REPAIR_NOT_PAREN != 0
+                || (bits & class::REPAIR != 0 && repair::may_change_paren(&text))
+                || repair::may_change_plain(&text)
         };
         if candidate {
             candidates.push(i);
         }
+        // A line the cleaning or a repair may change is classified as it
+        // ends up; any other is the bytes the scan saw.
+        may_frame.push(
+            candidate || bits & (class::CONTROL | class::PROMPT) != 0 || may_open_framing(&text),
+        );
         lines.push(Line { number, text });
     }
-    (lines, candidates)
+    (lines, candidates, may_frame)
 }
 
 /// How many `\n` `text` holds, counted in byte-wide sums of 255 bytes at
@@ -209,15 +236,25 @@ fn line_ends(text: &str) -> usize {
         .sum()
 }
 
-/// Cuts the input at framing lines and strips host prefixes.
-fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, Vec<usize>) {
+/// Cuts the input at framing lines and strips host prefixes. `may_frame`
+/// says which lines may be framing (the others are not classified); `None`
+/// classifies every line.
+fn chunks<'a>(
+    mut lines: Vec<Line<'a>>,
+    may_frame: Option<&[bool]>,
+    options: &ReadOptions,
+) -> (Vec<Chunk<'a>>, Vec<usize>) {
     let mut framing_lines = Vec::new();
     let hosts: HashSet<Rc<str>> = prefixed_hosts(lines.iter().map(Line::text))
         .into_iter()
         .map(Rc::from)
         .collect();
+    // Sized for the whole input: most inputs are one chunk, whose lines
+    // then never move to a larger buffer; an empty chunk passes the buffer
+    // on (see `push_chunk`).
     let mut chunks = vec![Chunk {
         host: options.default_host.clone(),
+        lines: Vec::with_capacity(lines.len()),
         ..Chunk::default()
     }];
     let mut source: Option<String> = None;
@@ -227,14 +264,21 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, V
     let mut last_host: Option<Rc<str>> = None;
     let mut i = 0;
     while let Some(line) = lines.get(i) {
-        let framing = classify(line.text());
+        let framing = if may_frame.is_none_or(|m| m.get(i).copied().unwrap_or(true)) {
+            classify(line.text())
+        } else {
+            None
+        };
         if let Some(Framing::Rule) = framing {
             if let (Some(name), Some(Some(Framing::Rule))) = (
                 lines.get(i + 1).and_then(|l| host_banner(l.text())),
                 lines.get(i + 2).map(|l| classify(l.text())),
             ) {
                 banner_host = Some(name);
-                chunks.push(new_chunk(None, banner_host.clone(), &source, options));
+                push_chunk(
+                    &mut chunks,
+                    new_chunk(None, banner_host.clone(), &source, options),
+                );
                 framing_lines.extend([line.number, line.number + 1, line.number + 2]);
                 i += 3;
                 continue;
@@ -246,24 +290,39 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, V
         match framing {
             Some(Framing::Prompt(prompt)) => {
                 let host = prompt.host.clone().or_else(|| banner_host.clone());
-                chunks.push(new_chunk(
-                    Some((line.number, prompt)),
-                    host,
-                    &source,
-                    options,
-                ));
+                push_chunk(
+                    &mut chunks,
+                    new_chunk(Some((line.number, prompt)), host, &source, options),
+                );
             }
             Some(Framing::FileHeader(name)) => {
                 // The file's name is the host of what follows unless a prompt
                 // or banner says otherwise, as for the CLI's dump trees.
                 banner_host = host_of_file(&name);
                 source = Some(name);
-                chunks.push(new_chunk(None, banner_host.clone(), &source, options));
+                push_chunk(
+                    &mut chunks,
+                    new_chunk(None, banner_host.clone(), &source, options),
+                );
             }
             Some(Framing::ExitMarker) => {
-                chunks.push(new_chunk(None, banner_host.clone(), &source, options));
+                push_chunk(
+                    &mut chunks,
+                    new_chunk(None, banner_host.clone(), &source, options),
+                );
             }
             Some(Framing::Fence) => {}
+            Some(Framing::Rule) | None if hosts.is_empty() => {
+                // No prefixes to strip: the line moves as it is (a repaired
+                // line's text is not copied). Only lines after it are read
+                // from here on.
+                if let (Some(line), Some(chunk)) = (lines.get_mut(i), chunks.last_mut()) {
+                    chunk.lines.push(Line {
+                        number: line.number,
+                        text: std::mem::take(&mut line.text),
+                    });
+                }
+            }
             Some(Framing::Rule) | None => {
                 let (host, stripped) = strip_prefix(line, &hosts, &mut last_host);
                 // `node03: ` alone is a host's empty output line: only its
@@ -272,13 +331,27 @@ fn chunks<'a>(lines: Vec<Line<'a>>, options: &ReadOptions) -> (Vec<Chunk<'a>>, V
                     framing_lines.push(line.number);
                 }
                 if let Some(chunk) = chunks.last_mut() {
-                    chunk.lines.push((host, stripped));
+                    chunk.lines.push(stripped);
+                    chunk.prefixes.push(host);
                 }
             }
         }
         i += 1;
     }
     (chunks, framing_lines)
+}
+
+/// Adds a chunk. A chunk left without lines (the one before a prompt on the
+/// first line, a prompt right after another) hands its line buffer to the
+/// next, so that one command's output, the usual input, fills the buffer
+/// sized for the whole input instead of growing one.
+fn push_chunk<'a>(chunks: &mut Vec<Chunk<'a>>, mut chunk: Chunk<'a>) {
+    if let Some(last) = chunks.last_mut() {
+        if last.lines.is_empty() {
+            chunk.lines = std::mem::take(&mut last.lines);
+        }
+    }
+    chunks.push(chunk);
 }
 
 /// The host a file name implies: its directory (`node07/ibstat.txt` →
@@ -324,6 +397,7 @@ fn new_chunk<'a>(
         host: host.or_else(|| options.default_host.clone()),
         source: source.clone(),
         lines: Vec::new(),
+        prefixes: Vec::new(),
     }
 }
 
@@ -372,6 +446,7 @@ fn sectionize(chunk: Chunk<'_>, out: &mut Output<'_>) {
         host: chunk_host,
         source,
         lines,
+        prefixes,
     } = chunk;
     let hint = prompt.as_ref().and_then(|(_, p)| {
         let argv: Vec<&str> = p.argv.iter().map(String::as_str).collect();
@@ -381,14 +456,14 @@ fn sectionize(chunk: Chunk<'_>, out: &mut Output<'_>) {
     // interleaves hosts, and each host's output must be read on its own.
     // Without prefixes (most inputs) the chunk is one stream as it stands.
     let mut streams: Vec<(Option<Rc<str>>, Vec<Line<'_>>)> = Vec::new();
-    if lines.iter().all(|(host, _)| host.is_none()) {
-        streams.push((None, lines.into_iter().map(|(_, line)| line).collect()));
+    if prefixes.iter().all(Option::is_none) {
+        streams.push((None, lines));
     } else {
         let mut index: HashMap<Option<Rc<str>>, usize> = HashMap::new();
         // The stream of the line before: pdsh prints runs of lines from one
         // host, and a line of the same host needs no map look-up.
         let mut last: Option<usize> = None;
-        for (host, line) in lines {
+        for (host, line) in prefixes.into_iter().zip(lines) {
             let same = last.and_then(|slot| {
                 let (h, _) = streams.get(slot)?;
                 same_host(h, &host).then_some(slot)
@@ -441,12 +516,43 @@ struct StreamContext<'c> {
 struct Open<'a> {
     format: &'static Format,
     keys: HashSet<String>,
-    lines: Vec<Line<'a>>,
+    lines: Collected<'a>,
     messages: Vec<ToolMessage>,
     /// The chunk's prompt line, for the first section of a chunk.
     prompt_line: Option<usize>,
     /// Non-blank lines still to come, for formats of fixed length.
     remaining: Option<usize>,
+}
+
+/// A section's lines: a range of its stream while they follow one another
+/// (nearly always), a copy once a tool message inside the section leaves a
+/// gap (a message is the section's, but not one of its lines).
+enum Collected<'a> {
+    Range(Range<usize>),
+    Copied(Vec<Line<'a>>),
+}
+
+impl<'a> Collected<'a> {
+    /// Adds line `i` of `stream`.
+    fn push(&mut self, i: usize, stream: &[Line<'a>]) {
+        match self {
+            Collected::Range(r) if r.end == i => r.end = i + 1,
+            Collected::Range(r) => {
+                let mut copy = stream.get(r.clone()).unwrap_or_default().to_vec();
+                copy.extend(stream.get(i).cloned());
+                *self = Collected::Copied(copy);
+            }
+            Collected::Copied(lines) => lines.extend(stream.get(i).cloned()),
+        }
+    }
+
+    /// The lines, `from` the stream they were collected from.
+    fn of<'s>(&'s self, from: &'s [Line<'a>]) -> &'s [Line<'a>] {
+        match self {
+            Collected::Range(r) => from.get(r.clone()).unwrap_or_default(),
+            Collected::Copied(lines) => lines,
+        }
+    }
 }
 
 fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Output<'_>) {
@@ -465,7 +571,9 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         {
             out.body_lines += usize::from(body);
         }
-        let message = if detect_here {
+        // A blank line is no tool message and begins no block.
+        let blank = line.is_blank();
+        let message = if detect_here && !blank {
             tool_message(line)
         } else {
             None
@@ -482,7 +590,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
             }
             continue;
         }
-        if detect_here && !line.is_blank() {
+        if detect_here && !blank {
             // A prompt naming a supported tool says what its output is: the
             // first section is that tool's, even where another format's
             // output looks the same (`nvidia-smi nvlink -cBridge` prints
@@ -514,13 +622,13 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                         None
                     };
                     if let Some(o) = open.take() {
-                        finish(o, ctx, out);
+                        finish(o, stream, ctx, out);
                         produced += 1;
                     }
                     open = Some(Open {
                         format,
                         keys: HashSet::from([key]),
-                        lines: Vec::new(),
+                        lines: Collected::Range(i..i),
                         messages: std::mem::take(&mut leading_messages),
                         prompt_line,
                         remaining: lines,
@@ -530,13 +638,13 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         }
         match open.as_mut() {
             Some(o) => {
-                o.lines.push(line.clone());
-                if !line.is_blank() {
+                o.lines.push(i, stream);
+                if !blank {
                     o.remaining = o.remaining.map(|n| n.saturating_sub(1));
                 }
                 if o.remaining == Some(0) {
                     if let Some(o) = open.take() {
-                        finish(o, ctx, out);
+                        finish(o, stream, ctx, out);
                         produced += 1;
                     }
                 }
@@ -545,7 +653,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         }
     }
     if let Some(o) = open.take() {
-        finish(o, ctx, out);
+        finish(o, stream, ctx, out);
         produced += 1;
     }
     leftovers(leading, leading_messages, produced, ctx, out);
@@ -594,12 +702,12 @@ fn leftovers(
             let open = Open {
                 format,
                 keys: HashSet::new(),
-                lines: leading,
+                lines: Collected::Range(0..leading.len()),
                 messages,
                 prompt_line: ctx.prompt.map(|(n, _)| *n),
                 remaining: None,
             };
-            finish(open, ctx, out);
+            finish(open, &leading, ctx, out);
         }
         _ => {
             out.doc.messages.extend(messages);
@@ -643,18 +751,23 @@ fn detect(lines: &[Line<'_>], hint: Option<&'static Format>) -> Option<(&'static
         .find_map(|(_, f)| (f.detect)(lines).map(|b| (f, b)))
 }
 
-/// Parses a collected section and adds it to the document.
-fn finish(open: Open<'_>, ctx: &StreamContext<'_>, out: &mut Output<'_>) {
-    let numbers = open
-        .lines
-        .iter()
-        .filter(|l| !l.is_blank())
+/// Parses a collected section, whose lines are `open.lines` of `from`, and
+/// adds it to the document.
+fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Output<'_>) {
+    let lines = open.lines.of(from);
+    // A stream's lines ascend: its first and last lines with text bound
+    // the section's (no need to test every line in between).
+    let first_text = lines.iter().find(|l| !l.is_blank());
+    let last_text = lines.iter().rev().find(|l| !l.is_blank());
+    let numbers = first_text
+        .into_iter()
+        .chain(last_text)
         .map(|l| l.number)
         .chain(open.prompt_line)
         .chain(open.messages.iter().map(|m| m.line));
     let (first, last) = numbers.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
     let span = if last == 0 {
-        match open.lines.first() {
+        match lines.first() {
             Some(l) => l.span(),
             None => return,
         }
@@ -678,7 +791,7 @@ fn finish(open: Open<'_>, ctx: &StreamContext<'_>, out: &mut Output<'_>) {
         });
         return;
     }
-    let mut parsed = (open.format.parse)(&open.lines);
+    let mut parsed = (open.format.parse)(lines);
     // Only the output the prompt's command printed learns from its words.
     if let (Some((_, prompt)), Some(hint)) = (ctx.prompt, ctx.hint) {
         if hint.kind == open.format.kind {
@@ -767,6 +880,27 @@ mod file_header_tests {
             Some("gpu-01")
         );
         assert_eq!(host_of_file("login01.log").as_deref(), Some("login01"));
+    }
+}
+
+#[cfg(test)]
+mod collected_tests {
+    use crate::input::{read_all, ReadOptions};
+
+    /// A tool message inside a section is the section's message, not one
+    /// of its lines: the parser never reads it (the lines around it are
+    /// no longer one range of the stream, and are copied).
+    #[test]
+    fn a_message_inside_a_section_is_not_given_to_its_parser() {
+        let paste = "CA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Active\n\
+                     ibwarn: [1] umad_release_ca: release mlx5_0\n\t\tPhysical state: LinkUp\n";
+        let doc = read_all(paste, &ReadOptions::default()).unwrap();
+        assert_eq!(doc.sections.len(), 1, "{doc:#?}");
+        let section = &doc.sections[0];
+        assert_eq!(section.messages.len(), 1);
+        assert_eq!(section.messages[0].line, 5);
+        assert!(section.warnings.is_empty(), "{:?}", section.warnings);
+        assert_eq!((section.span.first_line, section.span.last_line), (1, 6));
     }
 }
 
@@ -860,6 +994,11 @@ mod body_line_tests {
             "Link 2: 26.562 GB/s",
             "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity",
             "GPU0\t X \tNV18\tPIX\t0-55\t0",
+            "GPU0\t X \tNV18\tNV18\tPIX\t0-55,112-167\t0\t\tN/A",
+            "NIC0\tPIX\tNODE\t X ",
+            "GPU0\tX\tOK\tOK",
+            "\tGPU0\tGPU1",
+            " X    = Self",
             "GPU1\tNV18\t X \tSYS\t0-55\t0",
             "CA 'mlx5_0'",
             "\tCA type: MT4129",
@@ -896,7 +1035,7 @@ mod body_line_tests {
 
 #[cfg(test)]
 mod scan_tests {
-    use super::{clean_lines, split_with, Output};
+    use super::{classify, clean_lines, split_with, Output};
     use crate::input::clean::clean_line;
     use crate::input::{repair, ReadOptions};
     use crate::parse::Line;
@@ -974,11 +1113,53 @@ mod scan_tests {
         ])
     }
 
+    /// Pieces of framing lines and near misses, with the damage that may
+    /// hide or change them.
+    fn framing_piece() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec![
+            "$ ",
+            "$",
+            "# ",
+            "ibstat",
+            "[root@node07 ~]# ",
+            "user@node07:~$ ",
+            "node07:~ % ",
+            "(venv) ",
+            "```",
+            "~~~",
+            "---",
+            "----------",
+            "==> ",
+            " <==",
+            "a.txt",
+            "[exit 0]",
+            "[exit ",
+            "]",
+            " ",
+            "\t",
+            "\u{a0}",
+            "\u{3000}",
+            "\u{1b}[0m",
+            "\r",
+            "> ",
+            "&gt; ",
+            "`",
+            "...",
+            "x",
+            "PortXmitData:....1",
+            "",
+        ])
+    }
+
     fn paste() -> impl Strategy<Value = String> {
+        paste_of(piece())
+    }
+
+    fn paste_of(piece: impl Strategy<Value = &'static str>) -> impl Strategy<Value = String> {
         (
             prop::collection::vec(
                 (
-                    prop::collection::vec(piece(), 0..5),
+                    prop::collection::vec(piece, 0..5),
                     prop::sample::select(vec!["\n", "\r\n"]),
                 ),
                 0..12,
@@ -1000,7 +1181,7 @@ mod scan_tests {
     fn read_fast(text: &str) -> (Vec<Line<'_>>, Vec<repair::Repair>) {
         let options = ReadOptions::default();
         let mut out: Output<'_> = split_with("", &options, false);
-        let (mut lines, candidates) = clean_lines(text, &mut out);
+        let (mut lines, candidates, _) = clean_lines(text, &mut out);
         let repairs = repair::apply_to(&mut lines, &candidates);
         (lines, repairs)
     }
@@ -1017,7 +1198,7 @@ mod scan_tests {
             if !text.ends_with('\n') && !text.is_empty() {
                 let options = ReadOptions::default();
                 let mut out: Output<'_> = split_with("", &options, false);
-                let (cut, _) = clean_lines(&text, &mut out);
+                let (cut, _, _) = clean_lines(&text, &mut out);
                 let mut plain: Vec<Line<'_>> = text
                     .lines()
                     .enumerate()
@@ -1039,6 +1220,27 @@ mod scan_tests {
     }
 
     proptest! {
+        /// Every line left unclassified by the input scan is one that
+        /// `classify` finds no framing in, after cleaning, repairs and the
+        /// cut last word.
+        #[test]
+        fn lines_left_unclassified_are_not_framing(
+            text in prop_oneof![paste_of(framing_piece()), paste()],
+        ) {
+            let options = ReadOptions::default();
+            let mut out: Output<'_> = split_with("", &options, false);
+            let (mut lines, candidates, may_frame) = clean_lines(&text, &mut out);
+            repair::apply_to(&mut lines, &candidates);
+            prop_assert_eq!(may_frame.len(), lines.len());
+            for (line, may) in lines.iter().zip(&may_frame) {
+                if !may {
+                    prop_assert_eq!(classify(line.text()), None, "{:?}", line.text());
+                }
+            }
+        }
+    }
+
+    proptest! {
         #[test]
         fn line_ends_are_counted(text in "[a\n\r]{0,600}") {
             prop_assert_eq!(super::line_ends(&text), text.matches('\n').count());
@@ -1048,16 +1250,18 @@ mod scan_tests {
     #[test]
     fn clean_lines_stay_borrowed_and_untested_by_repairs() {
         let text = "CA 'mlx5_0'\n\tPort 1:\nPortXmitData:....1\n";
-        let (lines, candidates) =
+        let (lines, candidates, _) =
             clean_lines(text, &mut split_with("", &ReadOptions::default(), false));
         assert!(lines
             .iter()
             .all(|l| matches!(l.text, std::borrow::Cow::Borrowed(_))));
         assert!(candidates.is_empty());
-        let (_, candidates) = clean_lines(
-            "x\n> a\nGPU 0 (x)\n...\nb\u{1b}[0m\n",
+        // `(` alone makes a candidate only where `(= …)` or `(...)` may be
+        // undone: not in a header's `(UUID: …)`.
+        let (_, candidates, _) = clean_lines(
+            "x\n> a\nGPU 0 (x)\n...\nb\u{1b}[0m\nGPU 1 (= x)\n",
             &mut split_with("", &ReadOptions::default(), false),
         );
-        assert_eq!(candidates, [1, 2, 3]);
+        assert_eq!(candidates, [1, 3, 5]);
     }
 }
