@@ -73,12 +73,24 @@ fn fnv(text: &str) -> String {
 /// The subject as a canonical string: every field that names the thing,
 /// without the LID when a device or GUID names it.
 fn subject_key(s: &Subject, with_lane: bool) -> String {
+    let mut key = String::new();
+    let _ = write_subject_key(&mut key, s, with_lane);
+    key
+}
+
+/// Writes [`subject_key`]'s text to `w`.
+fn write_subject_key(
+    w: &mut impl std::fmt::Write,
+    s: &Subject,
+    with_lane: bool,
+) -> std::fmt::Result {
     let lid = if s.device.is_some() || s.guid.is_some() {
         None
     } else {
         s.lid
     };
-    format!(
+    write!(
+        w,
         "host={:?};device={:?};port={:?};lid={:?};guid={:?};gpu={:?};uuid={:?};bus={:?};link={:?};lane={:?};peer={:?};nic={:?}",
         s.host,
         s.device,
@@ -95,14 +107,29 @@ fn subject_key(s: &Subject, with_lane: bool) -> String {
     )
 }
 
-/// The stable fingerprint of a finding: its rule and subject.
+/// FNV-1a over text as it is written: [`fnv`] of the same text, without
+/// building it first.
+struct FnvWriter(u64);
+
+impl std::fmt::Write for FnvWriter {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        for b in text.bytes() {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+        Ok(())
+    }
+}
+
+/// The stable fingerprint of a finding: its rule and subject. Hashed as it
+/// is formatted (every finding of a fleet gets one).
 #[must_use]
 pub fn finding_fingerprint(f: &Finding) -> String {
-    fnv(&format!(
-        "finding;rule={};{}",
-        f.rule,
-        subject_key(&f.subject, true)
-    ))
+    use std::fmt::Write;
+    let mut h = FnvWriter(0xcbf2_9ce4_8422_2325);
+    let _ = write!(h, "finding;rule={};", f.rule);
+    let _ = write_subject_key(&mut h, &f.subject, true);
+    format!("{:016x}", h.0)
 }
 
 /// The stable fingerprint of an incident about `subject`.
@@ -625,6 +652,46 @@ mod tests {
                 ))
             })
             .unwrap()
+    }
+
+    #[test]
+    fn fingerprints_hash_the_text_they_always_hashed() {
+        // The hash as it was computed before it was streamed: the text
+        // built whole, then hashed.
+        let oracle = |f: &Finding| {
+            fnv(&format!(
+                "finding;rule={};{}",
+                f.rule,
+                subject_key(&f.subject, true)
+            ))
+        };
+        let subjects = [
+            Subject::default(),
+            port("gpu01", 12),
+            Subject {
+                host: Some("gpu02".into()),
+                device: Some("mlx5_0".into()),
+                lid: Some(3),
+                guid: Some(crate::model::ib::Guid(0xabcd)),
+                gpu: Some(1),
+                gpu_uuid: Some("GPU-1".into()),
+                bus_id: Some("00000000:18:00.0".into()),
+                link: Some(4),
+                lane: Some(2),
+                peer_gpu: Some(5),
+                nic: Some("NIC0".into()),
+                ..Subject::default()
+            },
+        ];
+        for subject in subjects {
+            let f = finding("NV003", subject, "m", "e");
+            assert_eq!(finding_fingerprint(&f), oracle(&f));
+        }
+        // A pinned value: fingerprints are stable across releases.
+        assert_eq!(
+            finding_fingerprint(&finding("IB001", Subject::default(), "m", "e")),
+            fnv("finding;rule=IB001;host=None;device=None;port=None;lid=None;guid=None;gpu=None;uuid=None;bus=None;link=None;lane=None;peer=None;nic=None")
+        );
     }
 
     fn port(host: &str, lid: u32) -> Subject {

@@ -401,6 +401,9 @@ pub struct Context<'a> {
     /// [`Context::nvlink_gpus`], built once: seven NVLink and topology
     /// rules read it (rebuilding it for each was a twentieth of a fleet run).
     nvlink_gpus: OnceCell<Vec<NvGpuRef<'a>>>,
+    /// [`Context::latest_ib_ports`], built once: six port, rail and fleet
+    /// rules read it.
+    latest_ib_ports: OnceCell<Vec<IbPortRef<'a>>>,
 }
 
 /// Link speeds by what finds them: (LID, port) for fabric-wide ones,
@@ -432,6 +435,7 @@ impl<'a> Context<'a> {
             capacities: OnceCell::new(),
             rates: OnceCell::new(),
             nvlink_gpus: OnceCell::new(),
+            latest_ib_ports: OnceCell::new(),
         }
     }
 
@@ -890,7 +894,12 @@ impl<'a> Context<'a> {
     /// change adapter between two commands, and without the type a fleet
     /// comparison would put the port in a group of its own.
     #[must_use]
-    pub fn latest_ib_ports(&self) -> Vec<IbPortRef<'a>> {
+    pub fn latest_ib_ports(&self) -> &[IbPortRef<'a>] {
+        self.latest_ib_ports
+            .get_or_init(|| self.build_latest_ib_ports())
+    }
+
+    fn build_latest_ib_ports(&self) -> Vec<IbPortRef<'a>> {
         let mut latest: BTreeMap<(HostKey<'a>, &'a str, u32), IbPortRef<'a>> = BTreeMap::new();
         let mut ca_types: BTreeMap<(HostKey<'a>, &'a str), String> = BTreeMap::new();
         for p in self.ib_ports() {

@@ -60,7 +60,7 @@ declare_rule! {
 fn check_rails(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports = ctx.latest_ib_ports();
     let mut ports_of: BTreeMap<(HostKey<'_>, &str), Vec<&IbPortRef<'_>>> = BTreeMap::new();
-    for p in &ports {
+    for p in ports {
         ports_of.entry((p.host(), p.device)).or_default().push(p);
     }
     let nv_gpus = ctx.nvlink_gpus();
@@ -105,16 +105,10 @@ fn check_rails(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             }
             checked += 1;
             let mut problems: Vec<(Severity, String)> = Vec::new();
-            let mut evidence: Vec<Evidence> = vec![Evidence::new(
-                format!(
-                    "nvidia-smi topo -m: {} ↔ {}: {}",
-                    gpu.name,
-                    cell.to,
-                    cell.value.label()
-                ),
-                LineSpan::line(cell.line),
-                at.source(),
-            )];
+            // Evidence of the problems found; the matrix cell that makes
+            // the NIC this GPU's rail leads it, written only when there is
+            // a problem (most rails are healthy).
+            let mut evidence: Vec<Evidence> = Vec::new();
             for p in &rail {
                 if !p.is_infiniband() {
                     continue;
@@ -209,6 +203,16 @@ fn check_rails(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     "fabricscope rail model (topo -m nearest NIC), NHC/gcm port checks, NV001 expectations",
                 ))
                 .remediation("Fix the parts named (see the IB and NVLink findings for the same devices); until then drain the node or keep jobs off this GPU.");
+            f = f.evidence(Evidence::new(
+                format!(
+                    "nvidia-smi topo -m: {} ↔ {}: {}",
+                    gpu.name,
+                    cell.to,
+                    cell.value.label()
+                ),
+                LineSpan::line(cell.line),
+                at.source(),
+            ));
             for e in evidence {
                 f = f.evidence(e);
             }

@@ -130,7 +130,7 @@ impl FleetFacts {
             .collect();
         let ports = ctx
             .latest_ib_ports()
-            .into_iter()
+            .iter()
             .filter(|p| p.is_infiniband() && p.is_active())
             .filter_map(|p| {
                 Some(PortFacts {

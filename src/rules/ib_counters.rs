@@ -832,7 +832,7 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         if r.counter != XMIT_WAIT || !r.source.is_perfquery() {
             continue;
         }
-        let key = (r.subject.host.clone(), r.subject.lid, r.subject.port);
+        let key = (r.subject.host.as_deref(), r.subject.lid, r.subject.port);
         if latest
             .get(&key)
             .is_none_or(|old| old.to_snapshot <= r.to_snapshot)
@@ -849,11 +849,11 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let (Some(increase), Some(seconds)) = (r.increase, r.interval_seconds) else {
             continue;
         };
-        judged.insert(key.clone());
+        judged.insert(*key);
         checked += 1;
-        let subject = subject_of(&r.subject);
-        let who = subject.describe();
         let Some(capacity) = link_capacity(ctx, &r.subject) else {
+            let subject = subject_of(&r.subject);
+            let who = subject.describe();
             let mut f = IB109
                 .finding(
                     subject,
@@ -880,6 +880,8 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         if share <= share_limit.0 {
             continue;
         }
+        let subject = subject_of(&r.subject);
+        let who = subject.describe();
         let mut f = IB109
             .finding(
                 subject,
@@ -913,14 +915,17 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let Some(reading) = port.counters.get(XMIT_WAIT) else {
             continue;
         };
-        let s = port.subject();
-        if judged.contains(&(s.host.clone(), s.lid, s.port)) {
+        // The port's subject as [`PerfPortRef::subject`] names it, borrowed:
+        // it is built only for a port that gets a finding.
+        let port_number = port.port.filter(|_| !port.all_ports);
+        if judged.contains(&(port.host.name(), port.lid, port_number)) {
             continue;
         }
         checked += 1;
         if !over(reading, limit_value) {
             continue;
         }
+        let s = port.subject();
         let stats_subject = crate::stats::Subject {
             host: s.host.clone(),
             device: s.device.clone(),

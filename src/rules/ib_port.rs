@@ -250,9 +250,10 @@ pub const LINK_LAYER_CUT_NOTE: &str =
 fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
-        .into_iter()
+        .iter()
         .filter(|p| p.is_infiniband() || p.link_layer_cut())
         .filter(|p| p.state.is_some() || p.physical_state.is_some())
+        .cloned()
         .collect();
     if ports.is_empty() {
         return Coverage::Skipped("no InfiniBand port state in the input (run ibstat)".to_owned());
@@ -313,8 +314,9 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
-        .into_iter()
+        .iter()
         .filter(|p| p.is_infiniband() && p.state.is_some())
+        .cloned()
         .collect();
     if ports.is_empty() {
         return Coverage::Skipped("no InfiniBand port state in the input (run ibstat)".to_owned());
@@ -367,11 +369,12 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports: Vec<IbPortRef<'_>> = ctx
         .latest_ib_ports()
-        .into_iter()
+        .iter()
         // A block cut before its link layer is judged below only when its
         // LIDs prove InfiniBand; otherwise it is listed as not judged.
         .filter(|p| (p.is_infiniband() || p.link_layer_cut()) && p.state == Some(PortState::Active))
         .filter(|p| p.base_lid.is_some() || p.sm_lid.is_some())
+        .cloned()
         .collect();
     if ports.is_empty() {
         return Coverage::Skipped(
@@ -471,7 +474,7 @@ fn check_rate_below_host_peers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cov
     // Active IB ports with a rate, grouped by host and adapter type.
     type Rated<'a> = Vec<(IbPortRef<'a>, f64)>;
     let mut groups: BTreeMap<(HostKey<'_>, Option<String>), Rated<'_>> = BTreeMap::new();
-    for p in ctx.latest_ib_ports() {
+    for p in ctx.latest_ib_ports().iter().cloned() {
         if !p.is_infiniband() || !p.is_active() {
             continue;
         }

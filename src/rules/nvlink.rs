@@ -578,8 +578,9 @@ fn counter_findings(
         ));
     }
     // Growth between snapshots.
-    type Judged = (Option<String>, Option<u32>, Option<u32>, String);
-    let mut judged: BTreeSet<Judged> = BTreeSet::new();
+    // Borrowed keys: most readings are looked up here and found unjudged.
+    type Judged<'k> = (Option<&'k str>, Option<u32>, Option<u32>, &'k str);
+    let mut judged: BTreeSet<Judged<'_>> = BTreeSet::new();
     for r in &ctx.measurements.counter_rates {
         if r.source != crate::stats::CounterSource::NvidiaSmiNvlink
             || !names.contains(&r.counter.as_str())
@@ -590,10 +591,10 @@ fn counter_findings(
             continue;
         }
         let key = (
-            r.subject.host.clone(),
+            r.subject.host.as_deref(),
             r.subject.gpu,
             r.subject.link,
-            r.counter.clone(),
+            r.counter.as_str(),
         );
         let Some(increase) = r.increase else {
             continue;
@@ -603,11 +604,9 @@ fn counter_findings(
             continue;
         };
         let subject = subject_of(&r.subject);
+        let message = format!("{}: {} {what}", subject.describe(), r.counter);
         let mut f = rule
-            .finding(
-                subject.clone(),
-                format!("{}: {} {what}", subject.describe(), r.counter),
-            )
+            .finding(subject, message)
             .severity(severity)
             .threshold(threshold)
             .remediation(remediation);
@@ -621,13 +620,9 @@ fn counter_findings(
         if reading.counter.value == 0 {
             continue; // nothing to say, whether growth was judged or not
         }
-        let key = (
-            g.host.name().map(str::to_owned),
-            g.subject().gpu,
-            Some(*link),
-            (*name).to_owned(),
-        );
-        if judged.contains(&key) {
+        // As `g.subject()` names the GPU.
+        let gpu = (!g.headerless).then_some(g.index);
+        if judged.contains(&(g.host.name(), gpu, Some(*link), *name)) {
             continue;
         }
         let subject = Subject {
@@ -651,18 +646,16 @@ fn counter_findings(
                 ),
             )
         };
+        let message = format!("{}: {name} {what}", subject.describe());
         out.push(
-            rule.finding(
-                subject.clone(),
-                format!("{}: {name} {what}", subject.describe()),
-            )
-            .severity(severity)
-            .evidence(reading.evidence(name))
-            .threshold(Threshold::new(
-                "growth between snapshots decides",
-                "DCGM judges NVLink error counters by their increase",
-            ))
-            .remediation(remediation),
+            rule.finding(subject, message)
+                .severity(severity)
+                .evidence(reading.evidence(name))
+                .threshold(Threshold::new(
+                    "growth between snapshots decides",
+                    "DCGM judges NVLink error counters by their increase",
+                ))
+                .remediation(remediation),
         );
     }
     Coverage::Checked(readings.len())

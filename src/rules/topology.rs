@@ -173,15 +173,6 @@ impl<'a> Matrix<'a> {
         self.m.cell(a, b).or_else(|| self.m.cell(b, a))
     }
 
-    /// Whether `gpu`'s connection to every other GPU is known (from its
-    /// own row or theirs): only then can its NVLink peers be counted.
-    fn knows_all_peers(&self, gpu: &Device) -> bool {
-        self.m
-            .gpus()
-            .filter(|o| o.name != gpu.name)
-            .all(|o| self.m.knows(&gpu.name, &o.name))
-    }
-
     /// Whether the usual value among the judged GPUs holds for `count` of
     /// them out of `total` GPUs. In a complete matrix the most common value
     /// is the usual one; in a cut one it must hold for more than half of
@@ -233,6 +224,10 @@ fn mode(values: &[usize]) -> Option<(usize, usize)> {
     best
 }
 
+/// A GPU's cells to each other GPU of its matrix (none where the paste
+/// lost the pair).
+type PeerCells<'m> = Vec<(&'m Device, Option<&'m Cell<Link>>)>;
+
 /// TP001.
 fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let matrices = nvlink_matrices(ctx);
@@ -242,25 +237,32 @@ fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cove
         );
     }
     for mx in &matrices {
-        // GPUs whose every pair is known; the others are not counted.
         let all = mx.gpus();
-        let gpus: Vec<&Device> = all
+        // Each GPU's cells to the others (none to itself), looked up once:
+        // the checks below read every pair two or three times, and a
+        // lookup by name walks the matrix.
+        let rows: Vec<PeerCells<'_>> = all
             .iter()
-            .copied()
-            .filter(|g| mx.knows_all_peers(g))
+            .map(|g| {
+                all.iter()
+                    .filter(|o| o.name != g.name)
+                    .map(|o| (*o, mx.cell(&g.name, &o.name)))
+                    .collect()
+            })
+            .collect();
+        // GPUs whose connection to every other GPU is known (from its own
+        // row or theirs): only their NVLink peers can be counted.
+        let gpus: Vec<(&Device, &PeerCells<'_>)> = all
+            .iter()
+            .zip(&rows)
+            .filter(|(_, row)| row.iter().all(|(_, c)| c.is_some()))
+            .map(|(g, row)| (*g, row))
             .collect();
         let peers: Vec<usize> = gpus
             .iter()
-            .map(|g| {
-                let gpus = &all;
-                gpus.iter()
-                    .filter(|o| o.name != g.name)
-                    .filter(|o| {
-                        matches!(
-                            mx.cell(&g.name, &o.name).map(|c| &c.value),
-                            Some(Link::Nvlink { .. })
-                        )
-                    })
+            .map(|(_, row)| {
+                row.iter()
+                    .filter(|(_, c)| matches!(c.map(|c| &c.value), Some(Link::Nvlink { .. })))
                     .count()
             })
             .collect();
@@ -270,14 +272,13 @@ fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cove
         if expected == 0 || !mx.baseline_holds(count, all.len()) {
             continue; // no NVLink in this system, or too little of the matrix
         }
-        for (g, n) in gpus.iter().zip(&peers) {
+        for ((g, row), n) in gpus.iter().zip(&peers) {
             if *n >= expected {
                 continue;
             }
-            let missing: Vec<(&Device, &Cell<Link>)> = all
+            let missing: Vec<(&Device, &Cell<Link>)> = row
                 .iter()
-                .filter(|o| o.name != g.name)
-                .filter_map(|o| mx.cell(&g.name, &o.name).map(|c| (*o, c)))
+                .filter_map(|(o, c)| c.map(|c| (*o, c)))
                 .filter(|(_, c)| !matches!(c.value, Link::Nvlink { .. }))
                 .collect();
             let list: Vec<String> = missing

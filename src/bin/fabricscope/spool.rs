@@ -5,8 +5,8 @@
 //! 1,000 hosts); holding them would make memory grow with the fleet. Each
 //! unit's records are written, already formatted as the pretty report
 //! prints them at their depth, to one temporary file per category, and
-//! copied into the report at the end ([`Spooled`] serialises as
-//! [`Measurements`], reading the files back one record at a time).
+//! copied into the report at the end as they are ([`Spooled`] serialises
+//! as [`Measurements`] too, reading the files back and parsing them).
 //!
 //! Findings ([`FindingSpool`]) are stored whole, formatted as the report
 //! prints them, while the analysis keeps a light copy for the fleet step
@@ -19,8 +19,9 @@ use fabricscope::rules::Finding;
 use fabricscope::stats::Measurements;
 use serde::ser::{Error as _, SerializeSeq, SerializeStruct};
 use serde::{Serialize, Serializer};
+use std::cell::RefCell;
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
 /// Records sit three levels deep in the report (root, `measurements`, the
@@ -102,7 +103,21 @@ pub struct FindingSpool {
     buffer: Vec<u8>,
     record: Vec<u8>,
     reader: Option<File>,
+    /// The part of the file read last: the report asks for the findings
+    /// in an order close to the one they were stored in (by severity, then
+    /// host), so most are read from here rather than with a read each.
+    window: RefCell<Window>,
 }
+
+/// Bytes of the findings file from `start` on.
+#[derive(Default)]
+struct Window {
+    start: u64,
+    bytes: Vec<u8>,
+}
+
+/// How much of the findings file is read at once.
+const WINDOW: u64 = 1 << 16;
 
 impl FindingSpool {
     /// An empty spool in the system's temporary directory.
@@ -113,6 +128,7 @@ impl FindingSpool {
             buffer: Vec::new(),
             record: Vec::new(),
             reader: None,
+            window: RefCell::default(),
         })
     }
 
@@ -137,26 +153,49 @@ impl FindingSpool {
         Ok(())
     }
 
-    /// The finding stored under `id`.
-    fn read(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<Finding> {
+    /// The message of the finding stored under `id`.
+    fn message(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<String> {
+        /// Only the message is read (the rest of the record is skipped).
+        #[derive(serde::Deserialize)]
+        struct Message {
+            message: String,
+        }
         self.read_raw(id, buffer)?;
-        Ok(serde_json::from_slice(buffer)?)
+        let record: Message = serde_json::from_slice(buffer)?;
+        Ok(record.message)
     }
 
     /// The text of the finding stored under `id`, into `buffer`.
     fn read_raw(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<()> {
         let i = usize::try_from(id).map_err(std::io::Error::other)?;
-        let (Some(&start), Some(&end), Some(mut file)) = (
+        let (Some(&start), Some(&end), Some(mut file), Some(&file_end)) = (
             self.offsets.get(i),
             self.offsets.get(i + 1),
             self.reader.as_ref(),
+            self.offsets.last(),
         ) else {
             return Err(std::io::Error::other(format!("no stored finding {id}")));
         };
-        let len = usize::try_from(end - start).map_err(std::io::Error::other)?;
-        buffer.resize(len, 0);
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(buffer)
+        let mut window = self.window.borrow_mut();
+        let window_end = window.start + window.bytes.len() as u64;
+        if start < window.start || end > window_end {
+            // The record and what follows it, up to the window's size.
+            let len = (end - start).max(WINDOW).min(file_end - start);
+            window
+                .bytes
+                .resize(usize::try_from(len).map_err(std::io::Error::other)?, 0);
+            file.seek(SeekFrom::Start(start))?;
+            file.read_exact(&mut window.bytes)?;
+            window.start = start;
+        }
+        let at = |offset: u64| usize::try_from(offset - window.start).unwrap_or(usize::MAX);
+        let record = window
+            .bytes
+            .get(at(start)..at(end))
+            .ok_or_else(|| std::io::Error::other(format!("stored finding {id} is cut")))?;
+        buffer.clear();
+        buffer.extend_from_slice(record);
+        Ok(())
     }
 }
 
@@ -180,9 +219,11 @@ impl Serialize for StoredIncidents<'_> {
             let headline = incident.findings.first();
             match headline.and_then(|&h| self.ids.get(h).copied().flatten()) {
                 Some(id) if incident.title.is_empty() => {
-                    let full = self.spool.read(id, &mut buffer).map_err(S::Error::custom)?;
                     let mut titled = incident.clone();
-                    titled.title = full.message;
+                    titled.title = self
+                        .spool
+                        .message(id, &mut buffer)
+                        .map_err(S::Error::custom)?;
                     seq.serialize_element(&titled)?;
                 }
                 _ => seq.serialize_element(incident)?,
@@ -276,9 +317,11 @@ impl Spool {
             return Ok(());
         };
         for r in records {
+            // Each record is written with what precedes it in the report's
+            // array, so that the file is copied into the report as it is.
+            w.write_all(if c.count == 0 { b"[" } else { b"," })?;
+            w.write_all(INDENT)?;
             write_indented(&r, INDENT, &mut self.buffer, w)?;
-            // A record ends with a NUL byte, which JSON text never holds.
-            w.write_all(b"\0")?;
             c.count += 1;
         }
         Ok(())
@@ -312,8 +355,9 @@ impl Drop for Spool {
     }
 }
 
-/// Writes `record` as the pretty report prints it at a record's depth
-/// ([`INDENT`]), using `buffer` as scratch.
+/// Writes `record` as the pretty report prints it at the depth `indent`
+/// gives (a newline and two spaces per level: [`INDENT`],
+/// [`FINDING_INDENT`]), using `buffer` as scratch.
 fn write_indented<T: Serialize>(
     record: &T,
     indent: &[u8],
@@ -321,15 +365,106 @@ fn write_indented<T: Serialize>(
     w: &mut dyn Write,
 ) -> std::io::Result<()> {
     buffer.clear();
-    serde_json::to_writer_pretty(&mut *buffer, record)?;
-    // JSON strings hold no raw newline: every newline is layout.
-    for (i, line) in buffer.split(|b| *b == b'\n').enumerate() {
-        if i > 0 {
-            w.write_all(indent)?;
+    let depth = indent.len().saturating_sub(1) / 2;
+    let mut serializer = serde_json::Serializer::with_formatter(&mut *buffer, Nested::at(depth));
+    record.serialize(&mut serializer)?;
+    w.write_all(buffer)
+}
+
+/// serde_json's pretty layout (two spaces a level) for a value that sits
+/// `depth` levels deep in the document: what `to_writer_pretty` prints
+/// with `depth` more levels of indent after every newline, written in one
+/// pass (formatting the value alone and re-indenting its lines was most
+/// of the cost of spooling a fleet's records).
+struct Nested {
+    /// Levels of indent after the next newline.
+    depth: usize,
+    /// Whether the innermost array or object has a value yet.
+    has_value: bool,
+}
+
+impl Nested {
+    fn at(depth: usize) -> Self {
+        Self {
+            depth,
+            has_value: false,
         }
-        w.write_all(line)?;
     }
-    Ok(())
+
+    /// A newline and the indent of the current depth.
+    fn newline<W: ?Sized + Write>(&self, w: &mut W, lead: &[u8]) -> std::io::Result<()> {
+        const SPACES: &[u8; 64] = &[b' '; 64];
+        w.write_all(lead)?;
+        let mut left = self.depth * 2;
+        while left > 0 {
+            let n = left.min(SPACES.len());
+            w.write_all(SPACES.get(..n).unwrap_or_default())?;
+            left -= n;
+        }
+        Ok(())
+    }
+}
+
+/// The same calls, in the same order, as `serde_json::ser::PrettyFormatter`
+/// with its default indent; every other piece of JSON is the default's.
+impl serde_json::ser::Formatter for Nested {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(b"[")
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.newline(w, b"\n")?;
+        }
+        w.write_all(b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.newline(w, if first { b"\n" } else { b",\n" })
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.newline(w, b"\n")?;
+        }
+        w.write_all(b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.newline(w, if first { b"\n" } else { b",\n" })
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// Writes what comes before the next element of a pretty array at a
@@ -341,40 +476,12 @@ fn element_start(first: &mut bool, w: &mut dyn Write) -> std::io::Result<()> {
     w.write_all(INDENT)
 }
 
-/// Copies the records of a category file as elements of a pretty array.
-fn copy_records(
-    path: &std::path::Path,
-    first: &mut bool,
-    w: &mut dyn Write,
-) -> std::io::Result<()> {
+/// Copies the records of a category file: the opening of a pretty array
+/// and its elements, each already preceded by its separator and indent.
+fn copy_records(path: &std::path::Path, w: &mut dyn Write) -> std::io::Result<()> {
     let mut file = File::open(path)?;
-    let mut chunk = vec![0u8; 1 << 16];
-    let mut at_start = true;
-    loop {
-        let n = file.read(&mut chunk)?;
-        if n == 0 {
-            return Ok(());
-        }
-        let mut rest = chunk.get(..n).unwrap_or_default();
-        while !rest.is_empty() {
-            let end = rest.iter().position(|b| *b == 0);
-            let (bytes, after) = match end {
-                Some(e) => (rest.get(..e).unwrap_or_default(), rest.get(e + 1..)),
-                None => (rest, None),
-            };
-            if at_start && !bytes.is_empty() {
-                element_start(first, w)?;
-                at_start = false;
-            }
-            w.write_all(bytes)?;
-            if let Some(after) = after {
-                at_start = true;
-                rest = after;
-            } else {
-                rest = &[];
-            }
-        }
-    }
+    std::io::copy(&mut file, w)?;
+    Ok(())
 }
 
 /// Writes `records` as further elements of a pretty array.
@@ -406,7 +513,8 @@ impl Spooled<'_> {
             w.write_all(b"\": ")?;
             let mut first = true;
             if let Some(c) = self.spool.categories.get(i).filter(|c| c.count > 0) {
-                copy_records(&c.path, &mut first, w)?;
+                copy_records(&c.path, w)?;
+                first = false;
             }
             let f = &mut first;
             match i {
@@ -594,25 +702,18 @@ impl<T: Serialize> Serialize for Seq<'_, T> {
         let spooled = self.category.map_or(0, |c| c.count);
         let mut seq = serializer.serialize_seq(Some(spooled + self.tail.len()))?;
         if let Some(c) = self.category.filter(|c| c.count > 0) {
-            let file = File::open(&c.path).map_err(S::Error::custom)?;
-            let mut reader = BufReader::with_capacity(1 << 16, file);
-            let mut record = Vec::new();
-            loop {
-                record.clear();
-                let n = reader
-                    .read_until(0, &mut record)
+            // Each record follows its separator (`[` or `,`) and indent.
+            let text = std::fs::read(&c.path).map_err(S::Error::custom)?;
+            let mut rest = text.as_slice();
+            while let Some(record) = rest.get(1 + INDENT.len()..).filter(|_| !rest.is_empty()) {
+                let mut values = serde_json::Deserializer::from_slice(record)
+                    .into_iter::<&serde_json::value::RawValue>();
+                let raw = values
+                    .next()
+                    .ok_or_else(|| S::Error::custom("a spooled record is missing"))?
                     .map_err(S::Error::custom)?;
-                if n == 0 {
-                    break;
-                }
-                if record.last() == Some(&0) {
-                    record.pop();
-                }
-                let text =
-                    String::from_utf8(std::mem::take(&mut record)).map_err(S::Error::custom)?;
-                let raw =
-                    serde_json::value::RawValue::from_string(text).map_err(S::Error::custom)?;
-                seq.serialize_element(&raw)?;
+                seq.serialize_element(raw)?;
+                rest = record.get(values.byte_offset()..).unwrap_or_default();
             }
         }
         for t in self.tail {
@@ -765,6 +866,41 @@ mod tests {
             got.extend_from_slice(b"\n}");
             assert_eq!(String::from_utf8_lossy(&got), want);
         }
+    }
+
+    /// Stored findings read back in any order, across the read window's
+    /// edges, are the text that was stored.
+    #[test]
+    fn stored_findings_read_back_in_any_order() {
+        let report = analyzed();
+        let mut spool = FindingSpool::new().unwrap_or_else(|e| unreachable!("{e}"));
+        let mut texts = Vec::new();
+        // Enough findings for several windows.
+        while texts.len() < 2_000 {
+            for f in &report.findings {
+                let (mut buffer, mut text) = (Vec::new(), Vec::new());
+                write_indented(f, FINDING_INDENT, &mut buffer, &mut text)
+                    .unwrap_or_else(|e| unreachable!("{e}"));
+                let id = spool.store(f).unwrap_or_else(|e| unreachable!("{e}"));
+                assert_eq!(id as usize, texts.len());
+                texts.push(text);
+            }
+        }
+        assert!(texts.iter().map(Vec::len).sum::<usize>() as u64 > 4 * WINDOW);
+        spool.finish().unwrap_or_else(|e| unreachable!("{e}"));
+        let n = texts.len();
+        // Forwards, backwards, and jumping about.
+        let order = (0..n)
+            .chain((0..n).rev())
+            .chain((0..n).map(|i| i * 7919 % n));
+        let mut buffer = Vec::new();
+        for i in order {
+            spool
+                .read_raw(i as u64, &mut buffer)
+                .unwrap_or_else(|e| unreachable!("{e}"));
+            assert_eq!(buffer, texts[i], "finding {i}");
+        }
+        assert!(spool.read_raw(n as u64, &mut buffer).is_err());
     }
 
     #[derive(Serialize)]
