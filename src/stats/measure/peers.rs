@@ -124,8 +124,385 @@ pub(super) fn group_keys(subject: &Subject) -> Vec<(PeerGroupKind, String)> {
 /// host, GPUs of a host), how many of them were left out because every
 /// member reads 0, and the values the fleet step compares across hosts.
 ///
-/// `rates` are in series order (as [`super::measure_unit`] makes them).
+/// `rates` are in series order (as [`super::measure_unit`] makes them:
+/// each series of n readings gives its n − 1 rates, one after the other).
+///
+/// Most groups of a unit are never judged: a port of a device with one
+/// port is a group of one, and most error counters read 0 everywhere. So
+/// the groups are filled in two passes: the first notes each member's
+/// group, and per group the size and largest value (all [`shortcut`]
+/// reads); the second builds members only for the groups to be judged.
 pub(super) fn peer_groups<'s>(
+    series: &'s Series<'s>,
+    rates: &'s [CounterRate],
+    options: &StatsOptions,
+) -> (Vec<PeerGroup>, usize, PeerValues) {
+    let mut words = GroupWords::default();
+    let mut groups = GroupFills::default();
+    // Where each member's value is, with its group.
+    let mut joins: Vec<(u32, MemberAt)> = Vec::with_capacity(series.len() * 2);
+    // Summed through a hash map, then walked in key order (as a tree would).
+    let mut gpu_sums: FxHashMap<GpuKey<'_>, (u64, LineSpan)> = FxHashMap::default();
+    // Sized once: a host hands the fleet step hundreds of values.
+    let mut across = PeerValuesBuilder::with_capacity(
+        series
+            .iter()
+            .filter(|((subject, _, _), points)| {
+                subject.host.is_some()
+                    && !subject.is_aggregate()
+                    && points
+                        .last()
+                        .is_some_and(|p| p.role.compared_across_peers())
+            })
+            .count(),
+    );
+    for (at, &((subject, source, name), points)) in series.iter().enumerate() {
+        let Some(last) = points.last() else { continue };
+        if !last.role.compared_across_peers() {
+            continue;
+        }
+        let value = last.counter.value;
+        for &(kind, words_id) in words.of(subject) {
+            #[allow(clippy::cast_precision_loss)]
+            let group = groups.join(
+                (kind, words_id, source, name, PeerStatistic::Value),
+                value as f64,
+            );
+            joins.push((group, MemberAt::Series(at)));
+        }
+        if let (Some(gpu), Some(_), None) = (subject.gpu, subject.link, subject.lane) {
+            let e = gpu_sums
+                .entry((subject.host.as_deref(), gpu, source, name))
+                .or_insert((0, last.span));
+            e.0 = e.0.saturating_add(value);
+            e.1 = e.1.join(last.span);
+        }
+        if subject.host.is_some() && !subject.is_aggregate() {
+            // LIDs differ from host to host (every port has its own); the CA
+            // name and port number do not, so they alone say "the same port".
+            let place = Subject {
+                host: None,
+                lid: None,
+                ..subject.clone()
+            };
+            if place != Subject::default() {
+                across.push(
+                    place,
+                    source,
+                    name,
+                    subject.host.as_deref().unwrap_or_default(),
+                    subject.lid,
+                    value,
+                    last.span,
+                );
+            }
+        }
+    }
+    let mut gpu_sums: Vec<_> = gpu_sums.into_iter().collect();
+    // Keys are unique (they were map keys), so an unstable sort is exact.
+    gpu_sums.sort_unstable_by_key(|(key, _)| *key);
+    for (at, ((host, _, source, name), (sum, _))) in gpu_sums.iter().enumerate() {
+        let words_id = words.id(format!(
+            "GPUs{}",
+            host.map_or_else(String::new, |h| format!(" on {h}"))
+        ));
+        #[allow(clippy::cast_precision_loss)]
+        let group = groups.join(
+            (
+                PeerGroupKind::GpusOfHost,
+                words_id,
+                source,
+                name,
+                PeerStatistic::Value,
+            ),
+            *sum as f64,
+        );
+        joins.push((group, MemberAt::GpuSum(at)));
+    }
+    // Latest measured rate of each counter: a series' rates are next to
+    // each other, in snapshot order, and named by the series' key.
+    let mut first_rate = 0usize;
+    for &((subject, source, name), points) in series {
+        let count = points.len().saturating_sub(1);
+        let chunk = rates
+            .get(first_rate..first_rate + count)
+            .unwrap_or_default();
+        let chunk_start = first_rate;
+        first_rate += count;
+        let Some((offset, r)) = chunk
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, r)| r.status == RateStatus::Measured && r.role.compared_across_peers())
+        else {
+            continue;
+        };
+        for &(kind, words_id) in words.of(subject) {
+            let group = groups.join(
+                (kind, words_id, source, name, PeerStatistic::CountsPerSecond),
+                r.counts_per_second.unwrap_or(f64::NAN),
+            );
+            joins.push((group, MemberAt::Rate(chunk_start + offset)));
+        }
+    }
+    // Skipped and quiet groups are counted here, before the sort: the
+    // order of the groups judged does not depend on them.
+    let mut quiet = 0usize;
+    let mut slots: Vec<Option<usize>> = vec![None; groups.fills.len()];
+    let mut judged: Vec<(UnitGroupKey<'_>, Vec<Member<'_>>)> = Vec::new();
+    for (slot, (key, fill)) in slots.iter_mut().zip(&groups.fills) {
+        match fill.shortcut() {
+            Shortcut::Skip => {}
+            Shortcut::Quiet => quiet += 1,
+            Shortcut::Judge => {
+                *slot = Some(judged.len());
+                judged.push((*key, Vec::with_capacity(fill.size)));
+            }
+        }
+    }
+    for (group, at) in joins {
+        let Some(Some(slot)) = slots.get(group as usize) else {
+            continue;
+        };
+        let Some((_, members)) = judged.get_mut(*slot) else {
+            continue;
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let member = match at {
+            MemberAt::Series(i) => series.get(i).and_then(|((subject, _, _), points)| {
+                let last = points.last()?;
+                Some(Member {
+                    subject: Who::Borrowed(subject),
+                    value: last.counter.value as f64,
+                    count: Some(last.counter.value),
+                    lines: last.span,
+                })
+            }),
+            MemberAt::GpuSum(i) => {
+                gpu_sums
+                    .get(i)
+                    .map(|((host, gpu, _, _), (sum, lines))| Member {
+                        subject: Who::Owned(Box::new(Subject {
+                            host: host.map(str::to_owned),
+                            gpu: Some(*gpu),
+                            ..Subject::default()
+                        })),
+                        value: *sum as f64,
+                        count: Some(*sum),
+                        lines: *lines,
+                    })
+            }
+            MemberAt::Rate(i) => rates.get(i).map(|r| Member {
+                subject: Who::Borrowed(&r.subject),
+                value: r.counts_per_second.unwrap_or(f64::NAN),
+                count: r.increase,
+                lines: r.lines[1],
+            }),
+        };
+        members.extend(member);
+    }
+    let rank = words.ranks();
+    let rank = |w: u32| rank.get(w as usize).copied().unwrap_or(u32::MAX);
+    judged.sort_unstable_by(|((k1, w1, s1, n1, t1), _), ((k2, w2, s2, n2, t2), _)| {
+        (k1, rank(*w1), s1, n1, t1).cmp(&(k2, rank(*w2), s2, n2, t2))
+    });
+    let ordered = judged
+        .into_iter()
+        .map(|((kind, at, source, name, statistic), members)| {
+            (
+                (
+                    kind,
+                    words.text(at).to_owned(),
+                    source.clone(),
+                    name.to_owned(),
+                    statistic,
+                ),
+                members,
+            )
+        });
+    let (out, judged_quiet) = judge_groups(ordered, options);
+    (out, quiet + judged_quiet, across.finish())
+}
+
+/// Where a member's value is: the latest reading of a series, a GPU's sum
+/// over its links, or a rate (each an index).
+#[derive(Clone, Copy)]
+enum MemberAt {
+    Series(usize),
+    GpuSum(usize),
+    Rate(usize),
+}
+
+/// A unit's groups while they are filled (see [`peer_groups`]): each key
+/// once, with an id, and what [`shortcut`] reads of its members.
+#[derive(Default)]
+struct GroupFills<'s> {
+    ids: FxHashMap<UnitGroupKey<'s>, u32>,
+    fills: Vec<(UnitGroupKey<'s>, Fill)>,
+}
+
+/// A group's size and the largest of its finite values (ordered by
+/// `total_cmp`, as [`shortcut`] orders them).
+struct Fill {
+    size: usize,
+    max: Option<f64>,
+}
+
+impl Fill {
+    /// What [`shortcut`] says of the group's members.
+    fn shortcut(&self) -> Shortcut {
+        if self.size < 2 {
+            return Shortcut::Skip;
+        }
+        match self.max {
+            None => Shortcut::Skip,
+            // `==`, as the summary's check: -0.0 is 0 too.
+            Some(0.0) => Shortcut::Quiet,
+            Some(_) => Shortcut::Judge,
+        }
+    }
+}
+
+impl<'s> GroupFills<'s> {
+    /// Adds a member with `value` to the group `key`; returns its id.
+    fn join(&mut self, key: UnitGroupKey<'s>, value: f64) -> u32 {
+        let id = match self.ids.get(&key) {
+            Some(id) => *id,
+            None => {
+                let id = u32::try_from(self.fills.len()).unwrap_or(u32::MAX);
+                self.fills.push((key, Fill { size: 0, max: None }));
+                self.ids.insert(key, id);
+                id
+            }
+        };
+        if let Some((_, fill)) = self.fills.get_mut(id as usize) {
+            fill.size += 1;
+            if value.is_finite() {
+                // `max_by` keeps the last of equal values: equal under
+                // `total_cmp` means the same value, so either will do.
+                fill.max = Some(match fill.max {
+                    Some(m) if m.total_cmp(&value).is_gt() => m,
+                    _ => value,
+                });
+            }
+        }
+        id
+    }
+}
+
+/// What [`group_keys`] reads of a subject: host, GPU, whether it names a
+/// link, a lane, a port, the all-ports aggregate, and the device (or, for
+/// a port without one, the LID). The links of a GPU share one.
+type GroupsOf<'s> = (
+    Option<&'s str>,
+    Option<u32>,
+    [bool; 4],
+    Option<&'s str>,
+    Option<u32>,
+);
+
+fn groups_of(subject: &Subject) -> GroupsOf<'_> {
+    (
+        subject.host.as_deref(),
+        subject.gpu,
+        [
+            subject.link.is_some(),
+            subject.lane.is_some(),
+            subject.port.is_some(),
+            subject.is_aggregate(),
+        ],
+        subject.device.as_deref(),
+        if subject.device.is_none() {
+            subject.lid
+        } else {
+            None
+        },
+    )
+}
+
+/// The words of a unit's groups, each kept once; each subject's groups,
+/// worked out once per [`GroupsOf`] (not once per link or port); and the
+/// groups of the subject seen last (series of one subject are next to
+/// each other).
+#[derive(Default)]
+struct GroupWords<'s> {
+    ids: FxHashMap<String, u32>,
+    texts: Vec<String>,
+    lists: Vec<Vec<(PeerGroupKind, u32)>>,
+    by_groups_of: FxHashMap<GroupsOf<'s>, usize>,
+    last: Option<(&'s Subject, usize)>,
+}
+
+impl<'s> GroupWords<'s> {
+    /// The groups `subject` belongs to, as (kind, words id).
+    fn of(&mut self, subject: &'s Subject) -> &[(PeerGroupKind, u32)] {
+        // Series of one subject borrow one key: most often the same reference.
+        let seen = self
+            .last
+            .filter(|(s, _)| std::ptr::eq(*s, subject) || *s == subject);
+        let list = match seen {
+            Some((_, list)) => list,
+            None => {
+                let key = groups_of(subject);
+                let list = match self.by_groups_of.get(&key) {
+                    Some(list) => *list,
+                    None => {
+                        let groups: Vec<(PeerGroupKind, u32)> = group_keys(subject)
+                            .into_iter()
+                            .map(|(kind, words)| (kind, self.id(words)))
+                            .collect();
+                        self.lists.push(groups);
+                        let list = self.lists.len() - 1;
+                        self.by_groups_of.insert(key, list);
+                        list
+                    }
+                };
+                self.last = Some((subject, list));
+                list
+            }
+        };
+        self.lists.get(list).map_or(&[], Vec::as_slice)
+    }
+
+    fn id(&mut self, words: String) -> u32 {
+        if let Some(id) = self.ids.get(words.as_str()) {
+            return *id;
+        }
+        let id = u32::try_from(self.texts.len()).unwrap_or(u32::MAX);
+        self.texts.push(words.clone());
+        self.ids.insert(words, id);
+        id
+    }
+
+    fn text(&self, id: u32) -> &str {
+        self.texts.get(id as usize).map_or("", String::as_str)
+    }
+
+    /// Each words id's rank among the words in their order: comparing
+    /// ranks compares the words.
+    fn ranks(&self) -> Vec<u32> {
+        let mut order: Vec<usize> = (0..self.texts.len()).collect();
+        order.sort_unstable_by(|a, b| self.texts.get(*a).cmp(&self.texts.get(*b)));
+        let mut ranks = vec![0; order.len()];
+        for (rank, id) in order.into_iter().enumerate() {
+            if let Some(r) = ranks.get_mut(id) {
+                *r = u32::try_from(rank).unwrap_or(u32::MAX);
+            }
+        }
+        ranks
+    }
+}
+
+/// The two-pass [`peer_groups`]' oracle: a vector of members per group,
+/// all of them (as before the two passes; kept for a test).
+///
+/// The peer groups within one unit (links of a GPU, ports of a device or
+/// host, GPUs of a host), how many of them were left out because every
+/// member reads 0, and the values the fleet step compares across hosts.
+///
+/// `rates` are in series order (as [`super::measure_unit`] makes them).
+#[cfg(test)]
+pub(super) fn peer_groups_oracle<'s>(
     series: &'s Series<'s>,
     rates: &'s [CounterRate],
     options: &StatsOptions,
@@ -295,109 +672,6 @@ pub(super) fn peer_groups<'s>(
         });
     let (out, judged_quiet) = judge_groups(ordered, options);
     (out, quiet + judged_quiet, across.finish())
-}
-
-/// What [`group_keys`] reads of a subject: host, GPU, whether it names a
-/// link, a lane, a port, the all-ports aggregate, and the device (or, for
-/// a port without one, the LID). The links of a GPU share one.
-type GroupsOf<'s> = (
-    Option<&'s str>,
-    Option<u32>,
-    [bool; 4],
-    Option<&'s str>,
-    Option<u32>,
-);
-
-fn groups_of(subject: &Subject) -> GroupsOf<'_> {
-    (
-        subject.host.as_deref(),
-        subject.gpu,
-        [
-            subject.link.is_some(),
-            subject.lane.is_some(),
-            subject.port.is_some(),
-            subject.is_aggregate(),
-        ],
-        subject.device.as_deref(),
-        if subject.device.is_none() {
-            subject.lid
-        } else {
-            None
-        },
-    )
-}
-
-/// The words of a unit's groups, each kept once; each subject's groups,
-/// worked out once per [`GroupsOf`] (not once per link or port); and the
-/// groups of the subject seen last (series of one subject are next to
-/// each other).
-#[derive(Default)]
-struct GroupWords<'s> {
-    ids: FxHashMap<String, u32>,
-    texts: Vec<String>,
-    lists: Vec<Vec<(PeerGroupKind, u32)>>,
-    by_groups_of: FxHashMap<GroupsOf<'s>, usize>,
-    last: Option<(&'s Subject, usize)>,
-}
-
-impl<'s> GroupWords<'s> {
-    /// The groups `subject` belongs to, as (kind, words id).
-    fn of(&mut self, subject: &'s Subject) -> &[(PeerGroupKind, u32)] {
-        // Series of one subject borrow one key: most often the same reference.
-        let seen = self
-            .last
-            .filter(|(s, _)| std::ptr::eq(*s, subject) || *s == subject);
-        let list = match seen {
-            Some((_, list)) => list,
-            None => {
-                let key = groups_of(subject);
-                let list = match self.by_groups_of.get(&key) {
-                    Some(list) => *list,
-                    None => {
-                        let groups: Vec<(PeerGroupKind, u32)> = group_keys(subject)
-                            .into_iter()
-                            .map(|(kind, words)| (kind, self.id(words)))
-                            .collect();
-                        self.lists.push(groups);
-                        let list = self.lists.len() - 1;
-                        self.by_groups_of.insert(key, list);
-                        list
-                    }
-                };
-                self.last = Some((subject, list));
-                list
-            }
-        };
-        self.lists.get(list).map_or(&[], Vec::as_slice)
-    }
-
-    fn id(&mut self, words: String) -> u32 {
-        if let Some(id) = self.ids.get(words.as_str()) {
-            return *id;
-        }
-        let id = u32::try_from(self.texts.len()).unwrap_or(u32::MAX);
-        self.texts.push(words.clone());
-        self.ids.insert(words, id);
-        id
-    }
-
-    fn text(&self, id: u32) -> &str {
-        self.texts.get(id as usize).map_or("", String::as_str)
-    }
-
-    /// Each words id's rank among the words in their order: comparing
-    /// ranks compares the words.
-    fn ranks(&self) -> Vec<u32> {
-        let mut order: Vec<usize> = (0..self.texts.len()).collect();
-        order.sort_unstable_by(|a, b| self.texts.get(*a).cmp(&self.texts.get(*b)));
-        let mut ranks = vec![0; order.len()];
-        for (rank, id) in order.into_iter().enumerate() {
-            if let Some(r) = ranks.get_mut(id) {
-                *r = u32::try_from(rank).unwrap_or(u32::MAX);
-            }
-        }
-        ranks
-    }
 }
 
 /// What a group's values say before any statistic is taken.
@@ -951,4 +1225,78 @@ pub(super) fn poisson_tail(k: u64, lambda: f64) -> f64 {
     }
     #[allow(clippy::cast_precision_loss)]
     statrs::function::gamma::gamma_lr(k as f64, lambda)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::sample::{CounterUnit, Role};
+    use super::super::rates::counter_rate;
+    use super::super::timeline::{Interval, Point, Readings};
+    use super::*;
+    use crate::model::perfquery::PerfAttribute;
+    use crate::model::port_index::PortIndex;
+    use crate::model::Counter;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The two passes give the groups, quiet count and peer values of
+        /// a vector of members per group: on GPU links and ports of one or
+        /// two hosts, over one to three snapshots, most readings 0.
+        #[test]
+        fn two_passes_judge_as_members_per_group(
+            readings in proptest::collection::vec(
+                (0usize..2, 0usize..6, 0usize..3, 0usize..3, prop_oneof![3 => Just(0u64), 1 => 0u64..50, 1 => 0u64..5_000]),
+                0..120,
+            ),
+            snapshots in 1usize..4,
+        ) {
+            let names = ["replay_errors", "SymbolErrorCounter", "data_tx_kib"];
+            let roles = [Role::Errors, Role::BitErrors, Role::Other];
+            let subject = |host: usize, who: usize| {
+                let host = Some(["a", "b"][host].to_owned());
+                if who < 4 {
+                    Subject { host, gpu: Some(u32::from(who >= 2)), link: Some(who as u32 % 2), ..Subject::default() }
+                } else {
+                    Subject { host, device: Some(format!("mlx5_{}", who - 4)), lid: Some(who as u32), port: Some(1), ..Subject::default() }
+                }
+            };
+            let sources = [
+                CounterSource::NvidiaSmiNvlink,
+                CounterSource::Perfquery(PerfAttribute::PortCountersExtended),
+            ];
+            let mut gathered = Readings::default();
+            for snapshot in 0..snapshots {
+                for (n, (host, who, name, bump, value)) in readings.iter().enumerate() {
+                    let s = subject(*host, *who);
+                    let point = Point {
+                        snapshot,
+                        counter: Counter::unknown_width(value + (*bump * snapshot * n) as u64),
+                        unit: CounterUnit::Events,
+                        role: roles[*name],
+                        span: crate::span::LineSpan::line(n + 1),
+                    };
+                    gathered.add(&s, &sources[usize::from(*who >= 4)], names[*name], point);
+                }
+            }
+            let (keys, ordered) = gathered.into_ordered(&PortIndex::of_documents([]));
+            let series = keys.series(&ordered);
+            let options = StatsOptions::default().with_interval(1.0);
+            let times = vec![None; snapshots];
+            let rates: Vec<CounterRate> = series
+                .iter()
+                .flat_map(|(key, points)| {
+                    points.windows(2).filter_map(|pair| {
+                        let [a, b] = pair else { return None };
+                        let between = Interval::new(a.snapshot, b.snapshot, &times, &options);
+                        Some(counter_rate(key, a, b, &between))
+                    }).collect::<Vec<_>>()
+                })
+                .collect();
+            let got = peer_groups(&series, &rates, &options);
+            let want = peer_groups_oracle(&series, &rates, &options);
+            prop_assert_eq!(&got.0, &want.0);
+            prop_assert_eq!(got.1, want.1);
+            prop_assert_eq!(&got.2, &want.2);
+        }
+    }
 }
