@@ -143,19 +143,7 @@ pub(super) fn peer_groups<'s>(
     let mut joins: Vec<(u32, MemberAt)> = Vec::with_capacity(series.len() * 2);
     // Summed through a hash map, then walked in key order (as a tree would).
     let mut gpu_sums: FxHashMap<GpuKey<'_>, (u64, LineSpan)> = FxHashMap::default();
-    // Sized once: a host hands the fleet step hundreds of values.
-    let mut across = PeerValuesBuilder::with_capacity(
-        series
-            .iter()
-            .filter(|((subject, _, _), points)| {
-                subject.host.is_some()
-                    && !subject.is_aggregate()
-                    && points
-                        .last()
-                        .is_some_and(|p| p.role.compared_across_peers())
-            })
-            .count(),
-    );
+    let mut across = PeerValuesBuilder::for_series(series);
     for (at, &((subject, source, name), points)) in series.iter().enumerate() {
         let Some(last) = points.last() else { continue };
         if !last.role.compared_across_peers() {
@@ -170,42 +158,14 @@ pub(super) fn peer_groups<'s>(
             );
             joins.push((group, MemberAt::Series(at)));
         }
-        if let (Some(gpu), Some(_), None) = (subject.gpu, subject.link, subject.lane) {
-            let e = gpu_sums
-                .entry((subject.host.as_deref(), gpu, source, name))
-                .or_insert((0, last.span));
-            e.0 = e.0.saturating_add(value);
-            e.1 = e.1.join(last.span);
-        }
-        if subject.host.is_some() && !subject.is_aggregate() {
-            // LIDs differ from host to host (every port has its own); the CA
-            // name and port number do not, so they alone say "the same port".
-            let place = Subject {
-                host: None,
-                lid: None,
-                ..subject.clone()
-            };
-            if place != Subject::default() {
-                across.push(
-                    place,
-                    source,
-                    name,
-                    subject.host.as_deref().unwrap_or_default(),
-                    subject.lid,
-                    value,
-                    last.span,
-                );
-            }
-        }
+        add_to_gpu_sum(&mut gpu_sums, subject, source, name, value, last.span);
+        across.add(subject, source, name, value, last.span);
     }
     let mut gpu_sums: Vec<_> = gpu_sums.into_iter().collect();
     // Keys are unique (they were map keys), so an unstable sort is exact.
     gpu_sums.sort_unstable_by_key(|(key, _)| *key);
     for (at, ((host, _, source, name), (sum, _))) in gpu_sums.iter().enumerate() {
-        let words_id = words.id(format!(
-            "GPUs{}",
-            host.map_or_else(String::new, |h| format!(" on {h}"))
-        ));
+        let words_id = words.id(gpus_of_host_words(*host));
         #[allow(clippy::cast_precision_loss)]
         let group = groups.join(
             (
@@ -278,20 +238,9 @@ pub(super) fn peer_groups<'s>(
                     lines: last.span,
                 })
             }),
-            MemberAt::GpuSum(i) => {
-                gpu_sums
-                    .get(i)
-                    .map(|((host, gpu, _, _), (sum, lines))| Member {
-                        subject: Who::Owned(Box::new(Subject {
-                            host: host.map(str::to_owned),
-                            gpu: Some(*gpu),
-                            ..Subject::default()
-                        })),
-                        value: *sum as f64,
-                        count: Some(*sum),
-                        lines: *lines,
-                    })
-            }
+            MemberAt::GpuSum(i) => gpu_sums
+                .get(i)
+                .map(|&((host, gpu, _, _), (sum, lines))| gpu_sum_member(host, gpu, sum, lines)),
             MemberAt::Rate(i) => rates.get(i).map(|r| Member {
                 subject: Who::Borrowed(&r.subject),
                 value: r.counts_per_second.unwrap_or(f64::NAN),
@@ -301,6 +250,18 @@ pub(super) fn peer_groups<'s>(
         };
         members.extend(member);
     }
+    let (out, judged_quiet) = judge_in_order(judged, &words, options);
+    (out, quiet + judged_quiet, across.finish())
+}
+
+/// Sorts a unit's groups to be judged into report order (kind, then the
+/// group words in their first-seen rank, source, name, statistic) and
+/// judges them; returns the groups and how many more turned out quiet.
+fn judge_in_order<'s>(
+    mut judged: Vec<(UnitGroupKey<'_>, Vec<Member<'s>>)>,
+    words: &GroupWords<'_>,
+    options: &StatsOptions,
+) -> (Vec<PeerGroup>, usize) {
     let rank = words.ranks();
     let rank = |w: u32| rank.get(w as usize).copied().unwrap_or(u32::MAX);
     judged.sort_unstable_by(|((k1, w1, s1, n1, t1), _), ((k2, w2, s2, n2, t2), _)| {
@@ -320,8 +281,46 @@ pub(super) fn peer_groups<'s>(
                 members,
             )
         });
-    let (out, judged_quiet) = judge_groups(ordered, options);
-    (out, quiet + judged_quiet, across.finish())
+    judge_groups(ordered, options)
+}
+
+/// Adds a link's latest value to its GPU's sum over its links (a GPU's
+/// links, not lanes, are summed; other subjects add nothing).
+fn add_to_gpu_sum<'s>(
+    gpu_sums: &mut FxHashMap<GpuKey<'s>, (u64, LineSpan)>,
+    subject: &'s Subject,
+    source: &'s CounterSource,
+    name: &'s str,
+    value: u64,
+    lines: LineSpan,
+) {
+    if let (Some(gpu), Some(_), None) = (subject.gpu, subject.link, subject.lane) {
+        let e = gpu_sums
+            .entry((subject.host.as_deref(), gpu, source, name))
+            .or_insert((0, lines));
+        e.0 = e.0.saturating_add(value);
+        e.1 = e.1.join(lines);
+    }
+}
+
+/// The words of the group of a host's GPUs (compared by their sums over links).
+fn gpus_of_host_words(host: Option<&str>) -> String {
+    host.map_or_else(|| "GPUs".to_owned(), |h| format!("GPUs on {h}"))
+}
+
+/// A GPU's sum over its links as a member of its host's GPUs.
+#[allow(clippy::cast_precision_loss)]
+fn gpu_sum_member<'s>(host: Option<&str>, gpu: u32, sum: u64, lines: LineSpan) -> Member<'s> {
+    Member {
+        subject: Who::Owned(Box::new(Subject {
+            host: host.map(str::to_owned),
+            gpu: Some(gpu),
+            ..Subject::default()
+        })),
+        value: sum as f64,
+        count: Some(sum),
+        lines,
+    }
 }
 
 /// Where a member's value is: the latest reading of a series, a GPU's sum
@@ -351,15 +350,7 @@ struct Fill {
 impl Fill {
     /// What [`shortcut`] says of the group's members.
     fn shortcut(&self) -> Shortcut {
-        if self.size < 2 {
-            return Shortcut::Skip;
-        }
-        match self.max {
-            None => Shortcut::Skip,
-            // `==`, as the summary's check: -0.0 is 0 too.
-            Some(0.0) => Shortcut::Quiet,
-            Some(_) => Shortcut::Judge,
-        }
+        Shortcut::of(self.size, self.max)
     }
 }
 
@@ -511,19 +502,7 @@ pub(super) fn peer_groups_oracle<'s>(
     let mut groups: FxHashMap<UnitGroupKey<'_>, Vec<Member<'_>>> = FxHashMap::default();
     // Summed through a hash map, then walked in key order (as a tree would).
     let mut gpu_sums: FxHashMap<GpuKey<'_>, (u64, LineSpan)> = FxHashMap::default();
-    // Sized once: a host hands the fleet step hundreds of values.
-    let mut across = PeerValuesBuilder::with_capacity(
-        series
-            .iter()
-            .filter(|((subject, _, _), points)| {
-                subject.host.is_some()
-                    && !subject.is_aggregate()
-                    && points
-                        .last()
-                        .is_some_and(|p| p.role.compared_across_peers())
-            })
-            .count(),
-    );
+    let mut across = PeerValuesBuilder::for_series(series);
     for &((subject, source, name), points) in series {
         let Some(last) = points.last() else { continue };
         if !last.role.compared_across_peers() {
@@ -543,43 +522,14 @@ pub(super) fn peer_groups_oracle<'s>(
                 .or_default()
                 .push(member());
         }
-        if let (Some(gpu), Some(_), None) = (subject.gpu, subject.link, subject.lane) {
-            let e = gpu_sums
-                .entry((subject.host.as_deref(), gpu, source, name))
-                .or_insert((0, last.span));
-            e.0 = e.0.saturating_add(value);
-            e.1 = e.1.join(last.span);
-        }
-        if subject.host.is_some() && !subject.is_aggregate() {
-            // LIDs differ from host to host (every port has its own); the CA
-            // name and port number do not, so they alone say "the same port".
-            let place = Subject {
-                host: None,
-                lid: None,
-                ..subject.clone()
-            };
-            if place != Subject::default() {
-                across.push(
-                    place,
-                    source,
-                    name,
-                    subject.host.as_deref().unwrap_or_default(),
-                    subject.lid,
-                    value,
-                    last.span,
-                );
-            }
-        }
+        add_to_gpu_sum(&mut gpu_sums, subject, source, name, value, last.span);
+        across.add(subject, source, name, value, last.span);
     }
     let mut gpu_sums: Vec<_> = gpu_sums.into_iter().collect();
     // Keys are unique (they were map keys), so an unstable sort is exact.
     gpu_sums.sort_unstable_by_key(|(key, _)| *key);
     for ((host, gpu, source, name), (sum, lines)) in gpu_sums {
-        let at = words.id(format!(
-            "GPUs{}",
-            host.map_or_else(String::new, |h| format!(" on {h}"))
-        ));
-        #[allow(clippy::cast_precision_loss)]
+        let at = words.id(gpus_of_host_words(host));
         groups
             .entry((
                 PeerGroupKind::GpusOfHost,
@@ -589,16 +539,7 @@ pub(super) fn peer_groups_oracle<'s>(
                 PeerStatistic::Value,
             ))
             .or_default()
-            .push(Member {
-                subject: Who::Owned(Box::new(Subject {
-                    host: host.map(str::to_owned),
-                    gpu: Some(gpu),
-                    ..Subject::default()
-                })),
-                value: sum as f64,
-                count: Some(sum),
-                lines,
-            });
+            .push(gpu_sum_member(host, gpu, sum, lines));
     }
     // Latest measured rate of each counter: a series' rates are next to
     // each other, in snapshot order.
@@ -640,7 +581,7 @@ pub(super) fn peer_groups_oracle<'s>(
     // Skipped and quiet groups are counted here, before the sort: the
     // order of the groups judged does not depend on them.
     let mut quiet = 0usize;
-    let mut ordered: Vec<_> = groups
+    let ordered: Vec<_> = groups
         .into_iter()
         .filter(|(_, members)| match shortcut(members) {
             Shortcut::Skip => false,
@@ -651,26 +592,7 @@ pub(super) fn peer_groups_oracle<'s>(
             Shortcut::Judge => true,
         })
         .collect();
-    let rank = words.ranks();
-    let rank = |w: u32| rank.get(w as usize).copied().unwrap_or(u32::MAX);
-    ordered.sort_unstable_by(|((k1, w1, s1, n1, t1), _), ((k2, w2, s2, n2, t2), _)| {
-        (k1, rank(*w1), s1, n1, t1).cmp(&(k2, rank(*w2), s2, n2, t2))
-    });
-    let ordered = ordered
-        .into_iter()
-        .map(|((kind, at, source, name, statistic), members)| {
-            (
-                (
-                    kind,
-                    words.text(at).to_owned(),
-                    source.clone(),
-                    name.to_owned(),
-                    statistic,
-                ),
-                members,
-            )
-        });
-    let (out, judged_quiet) = judge_groups(ordered, options);
+    let (out, judged_quiet) = judge_in_order(ordered, &words, options);
     (out, quiet + judged_quiet, across.finish())
 }
 
@@ -689,23 +611,24 @@ enum Shortcut {
 /// values, ordered by `total_cmp` as the summary orders them, is 0), so
 /// that such groups, most of them, are neither sorted nor summarised.
 fn shortcut(members: &[Member<'_>]) -> Shortcut {
-    if members.len() < 2 {
-        return Shortcut::Skip;
-    }
     let max = members
         .iter()
         .map(|m| m.value)
         .filter(|v| v.is_finite())
         .max_by(f64::total_cmp);
-    match max {
-        None => Shortcut::Skip,
-        // `==`, as the summary's check: -0.0 is 0 too.
-        Some(m) => {
-            if m == 0.0 {
-                Shortcut::Quiet
-            } else {
-                Shortcut::Judge
-            }
+    Shortcut::of(members.len(), max)
+}
+
+impl Shortcut {
+    /// The shortcut for a group of `size` members whose largest finite
+    /// value (by `total_cmp`) is `max`.
+    fn of(size: usize, max: Option<f64>) -> Self {
+        match max {
+            _ if size < 2 => Self::Skip,
+            None => Self::Skip,
+            // `==`, as the summary's check: -0.0 is 0 too.
+            Some(0.0) => Self::Quiet,
+            Some(_) => Self::Judge,
         }
     }
 }
@@ -978,6 +901,55 @@ struct PeerValuesBuilder<'s> {
 }
 
 impl<'s> PeerValuesBuilder<'s> {
+    /// Sized once for `series`: a host hands the fleet step hundreds of values.
+    fn for_series(series: &Series<'_>) -> Self {
+        Self::with_capacity(
+            series
+                .iter()
+                .filter(|((subject, _, _), points)| {
+                    subject.host.is_some()
+                        && !subject.is_aggregate()
+                        && points
+                            .last()
+                            .is_some_and(|p| p.role.compared_across_peers())
+                })
+                .count(),
+        )
+    }
+
+    /// Adds a host's latest value of a counter, named by its place on the
+    /// host; the fleet step compares it with the other hosts' values.
+    fn add(
+        &mut self,
+        subject: &'s Subject,
+        source: &CounterSource,
+        name: &'s str,
+        value: u64,
+        lines: LineSpan,
+    ) {
+        if subject.host.is_none() || subject.is_aggregate() {
+            return;
+        }
+        // LIDs differ from host to host (every port has its own); the CA
+        // name and port number do not, so they alone say "the same port".
+        let place = Subject {
+            host: None,
+            lid: None,
+            ..subject.clone()
+        };
+        if place != Subject::default() {
+            self.push(
+                place,
+                source,
+                name,
+                subject.host.as_deref().unwrap_or_default(),
+                subject.lid,
+                value,
+                lines,
+            );
+        }
+    }
+
     fn with_capacity(values: usize) -> Self {
         Self {
             out: PeerValues {
