@@ -69,6 +69,12 @@ pub(crate) fn hex_u32(text: &str) -> Result<u32, NumberError> {
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(NumberError::NotANumber);
     }
+    hex_digits_value(digits)
+}
+
+/// The value of hex `digits` (all hex digits, at least one): leading zeros
+/// do not count towards the 8 a `u32` holds.
+fn hex_digits_value(digits: &str) -> Result<u32, NumberError> {
     let trimmed = digits.trim_start_matches('0');
     if trimmed.len() > 8 {
         Err(NumberError::TooLarge)
@@ -294,16 +300,7 @@ mod tests {
         let parsed: IResult<&str, &str> =
             all_consuming(preceded(opt(alt_hex_prefix), hex_digit1)).parse(t);
         match parsed {
-            Ok((_, digits)) => {
-                let trimmed = digits.trim_start_matches('0');
-                if trimmed.len() > 8 {
-                    Err(NumberError::TooLarge)
-                } else if trimmed.is_empty() {
-                    Ok(0)
-                } else {
-                    u32::from_str_radix(trimmed, 16).map_err(|_| NumberError::TooLarge)
-                }
-            }
+            Ok((_, digits)) => hex_digits_value(digits),
             Err(_) => Err(NumberError::NotANumber),
         }
     }
