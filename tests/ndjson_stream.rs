@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{generated_fleet, run_ok};
+use common::{generated_fleet, host_dirs, run_ok};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -134,11 +134,7 @@ fn a_host_another_file_names_is_held_until_every_unit_is_known() {
 fn shards_merged_stream_the_lines_of_one_run() {
     let fleet = generated_fleet("ndjson-stream-shards", 8);
     let root = fleet.parent().unwrap();
-    let mut hosts: Vec<String> = std::fs::read_dir(&fleet)
-        .unwrap()
-        .map(|e| e.unwrap().path().to_str().unwrap().to_owned())
-        .collect();
-    hosts.sort();
+    let hosts = host_dirs(&fleet);
     let mut shards = Vec::new();
     for (i, slice) in hosts.chunks(3).enumerate() {
         let out = root.join(format!("shard{i}.ndjson"));

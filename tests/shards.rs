@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{generated_fleet, repo, run, run_ok, scratch};
+use common::{generated_fleet, host_dirs, repo, run, run_ok, scratch};
 
 /// The counter rates of a JSON report: report schema 3 writes them in rate
 /// sets, each with its `counters`.
@@ -25,11 +25,7 @@ fn rates(report: &serde_json::Value) -> usize {
 fn three_shards_merge_into_the_report_of_one_run() {
     let fleet = generated_fleet("shards-merge", 12);
     let root = fleet.parent().unwrap();
-    let mut hosts: Vec<String> = std::fs::read_dir(&fleet)
-        .unwrap()
-        .map(|e| e.unwrap().path().to_str().unwrap().to_owned())
-        .collect();
-    hosts.sort();
+    let hosts = host_dirs(&fleet);
     assert_eq!(hosts.len(), 12);
     let single = run_ok(&[
         "analyze",

@@ -69,3 +69,13 @@ pub fn generated_fleet(name: &str, nodes: usize) -> PathBuf {
     assert!(status.success());
     dir
 }
+
+/// The host directories of a generated fleet, as paths, sorted.
+pub fn host_dirs(fleet: &Path) -> Vec<String> {
+    let mut hosts: Vec<String> = std::fs::read_dir(fleet)
+        .unwrap()
+        .map(|e| e.unwrap().path().to_str().unwrap().to_owned())
+        .collect();
+    hosts.sort();
+    hosts
+}
