@@ -22,7 +22,7 @@ mod timeline;
 
 pub use records::*;
 
-use super::extract::{extract, Capacity, LinkKey};
+use super::extract::{extract, Capacities, LinkKey};
 use super::sample::{Direction, Subject};
 use super::StatsOptions;
 use crate::input::Document;
@@ -34,7 +34,7 @@ pub use peers::{AcrossHosts, PeerValue, PeerValues};
 use rates::{bit_error_rate, counter_rate, lanes_per_link, saturated, throughput, Received};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use timeline::{section_times, Clocked, Interval, Point, Readings, Series};
 
 /// Measures one document.
@@ -103,7 +103,8 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
     let mut m = Measurements::default();
     let mut notes: Vec<Note> = Vec::new();
     let mut times: Vec<Option<Clocked>> = Vec::new();
-    let mut capacities: BTreeMap<LinkKey, Capacity> = BTreeMap::new();
+    // In the order read; the last of a link's capacities wins.
+    let mut read_capacities = Vec::new();
     // Gathered through interned keys, then ordered once for a deterministic walk.
     let mut readings = Readings::default();
     // perfquery names ports by LID: the one port index (every port view,
@@ -123,9 +124,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
             .collect();
         let section_times = section_times(&extracted);
         for ((section, ex), time) in extracted.into_iter().zip(section_times) {
-            for (key, cap) in ex.capacities {
-                capacities.insert(key, cap);
-            }
+            read_capacities.extend(ex.capacities);
             if ex.samples.is_empty() {
                 continue;
             }
@@ -161,8 +160,11 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                 else {
                     continue;
                 };
+                let subject = *slot.get_or_insert_with(|| readings.subject_id(subject));
                 if sample.counter.saturated {
-                    m.saturated_counters.push(saturated(subject, sample, id));
+                    if let Some(subject) = readings.subject(subject) {
+                        m.saturated_counters.push(saturated(subject, sample, id));
+                    }
                 }
                 let point = Point {
                     snapshot: id,
@@ -171,11 +173,11 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                     role: sample.role,
                     span: sample.span,
                 };
-                let subject = *slot.get_or_insert_with(|| readings.subject_id(subject));
                 readings.add_to(subject, &sample.source, sample.name, point);
             }
         }
     }
+    let capacities = Capacities::from_read(read_capacities);
     m.link_capacities = capacities
         .iter()
         .map(|(key, cap)| LinkCapacity {
