@@ -115,13 +115,27 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
         notes.push(Note::Text(conflict.to_string()));
     }
 
-    for (input, src) in sources.iter().enumerate() {
-        let extracted: Vec<_> = src
-            .document
-            .sections
+    // Every input's sections extracted first, so that the readings' buffer
+    // is sized once for the unit (a host's inputs are a score of small
+    // files: growing it input by input copied it over and over).
+    let extracted: Vec<Vec<_>> = sources
+        .iter()
+        .map(|src| {
+            src.document
+                .sections
+                .iter()
+                .map(|section| (section, extract(section)))
+                .collect()
+        })
+        .collect();
+    readings.reserve(
+        extracted
             .iter()
-            .map(|section| (section, extract(section)))
-            .collect();
+            .flatten()
+            .map(|(_, ex)| ex.samples.len())
+            .sum(),
+    );
+    for (input, (src, extracted)) in sources.iter().zip(extracted).enumerate() {
         let section_times = section_times(&extracted);
         for ((section, ex), time) in extracted.into_iter().zip(section_times) {
             read_capacities.extend(ex.capacities);
@@ -151,7 +165,6 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                 time_source: time.as_ref().map(|t| t.source.clone()),
             });
             times.push(time);
-            readings.reserve(ex.samples.len());
             // The section's subjects, each looked up once.
             let mut ids: Vec<Option<u32>> = vec![None; ex.subjects.len()];
             for sample in &ex.samples {
