@@ -285,15 +285,7 @@ pub(crate) fn infiniband_message_level(t: &str) -> Option<MessageLevel> {
     // The first word ends at the first colon and holds no space: one scan
     // that stops at whichever comes first lets most lines go in a few
     // bytes (the input layer asks this of every line).
-    // A plain loop: `position` on the bytes was a call of its own.
-    let mut colon = None;
-    for (i, &b) in t.as_bytes().iter().enumerate() {
-        if b == b':' || b == b' ' {
-            colon = Some(i);
-            break;
-        }
-    }
-    let colon = colon?;
+    let colon = t.bytes().position(|b| b == b':' || b == b' ')?;
     if t.as_bytes().get(colon) != Some(&b':') {
         return None;
     }
