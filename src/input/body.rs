@@ -60,10 +60,7 @@ fn after_indent(text: &str) -> &str {
 /// line-keyed header-less fields here.
 fn perfquery_field(text: &str) -> bool {
     let t = after_indent(text).as_bytes();
-    let name_len = t
-        .iter()
-        .position(|b| !b.is_ascii_alphanumeric())
-        .unwrap_or(t.len());
+    let name_len = t.iter().position(|&b| !is(ALNUM, b)).unwrap_or(t.len());
     let (name, rest) = t.split_at(name_len);
     if !name.first().is_some_and(u8::is_ascii_uppercase)
         || name.starts_with(b"GPU")
@@ -75,9 +72,9 @@ fn perfquery_field(text: &str) -> bool {
     let Some(rest) = rest.strip_prefix(b":") else {
         return false;
     };
-    let dots = rest.iter().take_while(|&&b| b == b'.').count();
+    let dots = crate::parse::text::leading_count(rest, b'.');
     let value = rest.get(dots..).unwrap_or_default();
-    dots > 0 && !value.is_empty() && value.iter().all(u8::is_ascii_alphanumeric)
+    dots > 0 && !value.is_empty() && all_in(ALNUM, value)
 }
 
 /// nvidia-smi's `Link 3: Replay Errors: 0`, `Link 0: Data Tx: 5842 KiB`,
@@ -107,11 +104,15 @@ fn nvlink_link(text: &str) -> bool {
     let Some(rest) = rest.get(digits..).and_then(|r| r.strip_prefix(b": ")) else {
         return false;
     };
-    rest.iter().enumerate().all(|(i, &b)| match b {
-        b':' => rest.get(i + 1) == Some(&b' '),
-        b' ' | b'.' | b'/' | b'<' | b'>' | b'-' | b'_' => true,
-        b => b.is_ascii_alphanumeric(),
-    })
+    // Each colon must be followed by a space: the bytes after the colons
+    // are checked apart, so the scan of the rest is one table test a byte
+    // (one fold testing both, carrying three values a byte, cost more).
+    all_in(LINK_PAYLOAD, rest)
+        && rest
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b == b':')
+            .all(|(i, _)| rest.get(i + 1) == Some(&b' '))
 }
 
 /// The labels of ibstat's CA and port fields that [`ibstat_field`] takes
@@ -166,9 +167,7 @@ fn ibstat_field(text: &str) -> bool {
     IBSTAT_LABELS.contains(&label)
         && !value.is_empty()
         && !value.starts_with("ib")
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'.' | b'-'))
+        && all_in(IBSTAT_VALUE, value.as_bytes())
 }
 
 /// `nvidia-smi topo -m`'s rows, `GPU0\t X \tNV18\t…\tPIX\t0-55,112-167\t0\t\tN/A`
@@ -194,15 +193,195 @@ fn topo_row(text: &str) -> bool {
     if digits == 0 || rest.get(digits) != Some(&b'\t') {
         return false;
     }
-    rest.iter()
-        .skip(digits)
-        .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'\t' | b' ' | b',' | b'-' | b'/'))
+    all_in(TOPO_ROW, rest.get(digits..).unwrap_or_default())
+}
+
+/// Sets of bytes, one bit each in a table indexed by byte: the body-line
+/// shapes test every byte of nearly every line of a dump against a set,
+/// and a table look-up is one load where the chains of comparisons were
+/// several compares and branches a byte.
+const ALNUM: u8 = 1;
+/// [`nvlink_link`]'s payload: letters, digits, space, `: . / < > - _`.
+const LINK_PAYLOAD: u8 = 2;
+/// [`ibstat_field`]'s value: letters, digits, space, `.` and `-`.
+const IBSTAT_VALUE: u8 = 4;
+/// [`topo_row`]'s cells: letters, digits, tab, space, `,`, `-` and `/`.
+const TOPO_ROW: u8 = 8;
+
+/// The sets each byte is in.
+const SETS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut rest: &mut [u8] = &mut table;
+    let mut byte: u8 = 0;
+    while let [slot, tail @ ..] = rest {
+        let alnum = byte.is_ascii_alphanumeric();
+        let mut sets = 0;
+        if alnum {
+            sets |= ALNUM;
+        }
+        if alnum || matches!(byte, b':' | b' ' | b'.' | b'/' | b'<' | b'>' | b'-' | b'_') {
+            sets |= LINK_PAYLOAD;
+        }
+        if alnum || matches!(byte, b' ' | b'.' | b'-') {
+            sets |= IBSTAT_VALUE;
+        }
+        if alnum || matches!(byte, b'\t' | b' ' | b',' | b'-' | b'/') {
+            sets |= TOPO_ROW;
+        }
+        *slot = sets;
+        byte = byte.wrapping_add(1);
+        rest = tail;
+    }
+    table
+};
+
+/// Whether `byte` is in `set`.
+#[inline]
+fn is(set: u8, byte: u8) -> bool {
+    SETS.get(usize::from(byte))
+        .is_some_and(|&sets| sets & set != 0)
+}
+
+/// The sets `byte` is in.
+#[inline]
+fn sets_of(byte: u8) -> u8 {
+    SETS.get(usize::from(byte)).copied().unwrap_or(0)
+}
+
+/// Whether every byte of `bytes` is in `set`: the sets of all the bytes
+/// and-ed together, without a branch a byte.
+fn all_in(set: u8, bytes: &[u8]) -> bool {
+    bytes.iter().fold(set, |acc, &b| acc & sets_of(b)) & set != 0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The shapes as written before the byte-set table: comparisons byte
+    /// by byte, the oracle of the table-driven tests.
+    mod by_comparisons {
+        use super::super::{after_indent, IBSTAT_LABELS};
+
+        pub(super) fn perfquery_field(text: &str) -> bool {
+            let t = after_indent(text).as_bytes();
+            let name_len = t
+                .iter()
+                .position(|b| !b.is_ascii_alphanumeric())
+                .unwrap_or(t.len());
+            let (name, rest) = t.split_at(name_len);
+            if !name.first().is_some_and(u8::is_ascii_uppercase)
+                || name.starts_with(b"GPU")
+                || name.starts_with(b"NIC")
+                || name == b"Timestamp"
+            {
+                return false;
+            }
+            let Some(rest) = rest.strip_prefix(b":") else {
+                return false;
+            };
+            let dots = rest.iter().take_while(|&&b| b == b'.').count();
+            let value = rest.get(dots..).unwrap_or_default();
+            dots > 0 && !value.is_empty() && value.iter().all(u8::is_ascii_alphanumeric)
+        }
+
+        pub(super) fn nvlink_link(text: &str) -> bool {
+            let t = after_indent(text);
+            let Some(rest) = t.strip_prefix("Link ") else {
+                return false;
+            };
+            let rest = rest.as_bytes();
+            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+            if digits == 0 {
+                return false;
+            }
+            let Some(rest) = rest.get(digits..).and_then(|r| r.strip_prefix(b": ")) else {
+                return false;
+            };
+            rest.iter().enumerate().all(|(i, &b)| match b {
+                b':' => rest.get(i + 1) == Some(&b' '),
+                b' ' | b'.' | b'/' | b'<' | b'>' | b'-' | b'_' => true,
+                b => b.is_ascii_alphanumeric(),
+            })
+        }
+
+        pub(super) fn ibstat_field(text: &str) -> bool {
+            let t = after_indent(text);
+            if let Some(number) = t.strip_prefix("Port ").and_then(|r| r.strip_suffix(':')) {
+                return !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+            }
+            let Some((label, value)) = t.split_once(':') else {
+                return false;
+            };
+            let Some(value) = value.strip_prefix(' ') else {
+                return false;
+            };
+            IBSTAT_LABELS.contains(&label)
+                && !value.is_empty()
+                && !value.starts_with("ib")
+                && value
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'.' | b'-'))
+        }
+
+        pub(super) fn topo_row(text: &str) -> bool {
+            let t = text.as_bytes();
+            if !(t.starts_with(b"GPU") || t.starts_with(b"NIC")) {
+                return false;
+            }
+            let rest = t.get(3..).unwrap_or_default();
+            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+            if digits == 0 || rest.get(digits) != Some(&b'\t') {
+                return false;
+            }
+            rest.iter().skip(digits).all(|&b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'\t' | b' ' | b',' | b'-' | b'/')
+            })
+        }
+    }
+
+    /// Openings of the four shapes, for the generated lines below.
+    fn opening() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec![
+            "",
+            "\t ",
+            "  ",
+            "Link ",
+            "\t Link 1",
+            "Link 12: ",
+            "PortXmitData:",
+            "Port",
+            "GPU",
+            "NIC3",
+            "GPU0\t",
+            "\t\tState: ",
+            "\tCA type: ",
+            "\tPort 1",
+            "Timestamp:",
+            "ib",
+        ])
+    }
+
+    proptest! {
+        /// The byte-set table accepts exactly the lines the comparisons did.
+        #[test]
+        fn body_shapes_match_the_comparisons(
+            parts in prop::collection::vec(
+                prop_oneof![
+                    opening().prop_map(str::to_owned),
+                    "[A-Za-z0-9 \t.:/<>_,#'()|=é\u{a0}-]{0,8}",
+                ],
+                0..5,
+            )
+        ) {
+            let text = parts.concat();
+            prop_assert_eq!(perfquery_field(&text), by_comparisons::perfquery_field(&text), "{:?}", text);
+            prop_assert_eq!(nvlink_link(&text), by_comparisons::nvlink_link(&text), "{:?}", text);
+            prop_assert_eq!(ibstat_field(&text), by_comparisons::ibstat_field(&text), "{:?}", text);
+            prop_assert_eq!(topo_row(&text), by_comparisons::topo_row(&text), "{:?}", text);
+        }
+    }
 
     proptest! {
         /// The byte scan leaves what `trim_start_matches` did.

@@ -264,6 +264,7 @@ impl KnownCounter {
     /// known ids compare as their names do, without reading the names
     /// ([`Counters`] keeps its entries in name order and compares ids on
     /// every insert of every counter line).
+    #[inline]
     fn rank(self) -> u16 {
         ranks()
             .get(usize::from(self.0))
@@ -470,6 +471,9 @@ impl PartialOrd for CounterId {
 
 /// By name, as the string-keyed maps ordered them.
 impl Ord for CounterId {
+    /// Inlined: every counter line's insert compares ids, nearly always two
+    /// known ones, whose comparison is two table reads.
+    #[inline]
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         match (self, other) {
             // Known names are unique, so their ranks order them as their
@@ -489,7 +493,25 @@ pub trait CounterKey {
 impl CounterKey for KnownCounter {
     fn position(&self, entries: &[(CounterId, Counter)]) -> Option<usize> {
         let key = CounterId::Known(*self);
-        entries.binary_search_by(|(id, _)| id.cmp(&key)).ok()
+        let ranks = ranks();
+        entries
+            .binary_search_by(|(id, _)| cmp_ranked(ranks, id, &key))
+            .ok()
+    }
+}
+
+/// [`CounterId::cmp`] with the rank table fetched once by the caller: a
+/// search compares its key with several entries, every counter line of a
+/// dump pays for a search or two, and each `cmp` fetched the table (a
+/// `OnceLock`) again in a call of its own.
+#[inline]
+fn cmp_ranked(ranks: &[u16], a: &CounterId, b: &CounterId) -> std::cmp::Ordering {
+    match (a, b) {
+        (CounterId::Known(x), CounterId::Known(y)) => {
+            let rank = |k: &KnownCounter| ranks.get(usize::from(k.0)).copied().unwrap_or(u16::MAX);
+            rank(x).cmp(&rank(y))
+        }
+        _ => a.cmp(b),
     }
 }
 
@@ -581,9 +603,16 @@ impl Counters {
         let id = id.into();
         // Tools print many counters in name order: appending needs one
         // comparison with the last entry, not a search.
-        let at = match self.entries.last().map(|(last, _)| last.cmp(&id)) {
+        let ranks = ranks();
+        let at = match self
+            .entries
+            .last()
+            .map(|(last, _)| cmp_ranked(ranks, last, &id))
+        {
             None | Some(std::cmp::Ordering::Less) => Err(self.entries.len()),
-            Some(_) => self.entries.binary_search_by(|(have, _)| have.cmp(&id)),
+            Some(_) => self
+                .entries
+                .binary_search_by(|(have, _)| cmp_ranked(ranks, have, &id)),
         };
         match at {
             Ok(i) => self

@@ -307,11 +307,7 @@ fn dotted_field(t: &str) -> Option<(&str, &str)> {
     if bytes.get(name_len) != Some(&b':') {
         return None;
     }
-    let dots = bytes
-        .get(name_len + 1..)?
-        .iter()
-        .take_while(|b| **b == b'.')
-        .count();
+    let dots = crate::parse::text::leading_count(bytes.get(name_len + 1..)?, b'.');
     let name = t.get(..name_len)?;
     let value = t.get(name_len + 1 + dots..)?;
     // Dots pad every name shorter than the value column; a line cut right
@@ -595,14 +591,16 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     if !first.starts_with('#') {
         return detect_headless(lines);
     }
-    if first.contains(" counters:") && Header::parse(first).is_none_or(|h| h.port.is_none()) {
+    // Read once, for the wrapped-header test and the block's key.
+    let header = Header::parse(first);
+    if first.contains(" counters:") && header.as_ref().is_none_or(|h| h.port.is_none()) {
         // A header wrapped onto two lines: the parser joins them.
         let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
         if Header::parse(&format!("{first} {next}")).is_some_and(|h| h.port.is_some()) {
             return Some(Block::keyed(format!("wrapped header at line {line}")));
         }
     }
-    let header = Header::parse(first)?;
+    let header = header?;
     // stderr diagnostics can land between a header and its first line.
     let next = lines
         .iter()

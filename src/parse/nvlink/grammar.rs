@@ -356,10 +356,21 @@ fn counters(payload: &str) -> Result<LinkFact<'_>, Misfit> {
 /// those, and gives the same answer as this for what this reads.
 fn one_counter(payload: &str) -> Option<LinkFact<'_>> {
     let bytes = payload.as_bytes();
-    if bytes.contains(&b',') {
+    // A comma before the colon is refused here; one after it is refused by
+    // the value's shape (digits, then nothing, `KiB` or `KBytes`). Either
+    // way the line goes to `counters_in_parts`, with no search for a comma
+    // over the whole line first.
+    let mut colon = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b':' || b == b',' {
+            colon = Some(i);
+            break;
+        }
+    }
+    let colon = colon?;
+    if bytes.get(colon) == Some(&b',') {
         return None;
     }
-    let colon = bytes.iter().position(|&b| b == b':')?;
     let name = trim(payload.get(..colon)?);
     if name.is_empty() {
         return None;
@@ -368,10 +379,17 @@ fn one_counter(payload: &str) -> Option<LinkFact<'_>> {
     let value = bytes.get(colon + 1..)?;
     let start = value.iter().position(|b| !is_space(b))?;
     let digits = value.get(start..)?;
-    let len = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-    let number = digits.get(..len)?.iter().try_fold(0_u64, |n, d| {
-        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-    })?;
+    // The digits are counted and read in the same loop; an overflow
+    // refuses the line (the general reader reports it).
+    let mut len = 0;
+    let mut number = 0_u64;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            break;
+        }
+        number = number.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+        len += 1;
+    }
     let rest = digits.get(len..)?;
     let unit_start = rest.iter().position(|b| !is_space(b)).unwrap_or(rest.len());
     let unit = match rest.get(unit_start..)? {
