@@ -281,23 +281,13 @@ fn latest_per_key<K: Ord, V>(readings: Vec<(K, V)>) -> BTreeMap<K, V> {
     readings.into_iter().collect()
 }
 
-/// [`latest_per_key`] of the readings whose place `keep` accepts, as a
-/// list in key order: the other readings are dropped before sorting, and
-/// no tree is built (a stable sort, usually of readings already in order,
-/// then the last of each run of equal keys).
-fn latest_kept<K: Ord + Copy, V: Copy>(
-    readings: &[(K, V)],
-    keep: impl Fn(usize) -> bool,
-) -> Vec<(K, V)> {
-    let mut kept: Vec<(K, V)> = readings
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| keep(*i))
-        .map(|(_, r)| *r)
-        .collect();
-    kept.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut latest: Vec<(K, V)> = Vec::with_capacity(kept.len());
-    for r in kept {
+/// [`latest_per_key`] as a list in key order, without building a tree:
+/// a stable sort (of readings usually in order already), then the last
+/// of each run of equal keys.
+fn latest_in_key_order<K: Ord, V>(mut readings: Vec<(K, V)>) -> Vec<(K, V)> {
+    readings.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut latest: Vec<(K, V)> = Vec::with_capacity(readings.len());
+    for r in readings {
         match latest.last_mut() {
             Some(last) if last.0 == r.0 => *last = r,
             _ => latest.push(r),
@@ -406,16 +396,17 @@ impl<'a> NvGpuRef<'a> {
     /// without building the map of every counter.
     #[must_use]
     pub fn latest_of(&self, counters: &[KnownCounter]) -> Vec<CounterReading<'a>> {
-        let wanted = |i: usize| match self.reading_ids.get(i).copied().flatten() {
-            Some(id) => counters.contains(&id),
+        let wanted = |(((_, name), _), id): &(&CounterReading<'a>, &Option<KnownCounter>)| match id
+        {
+            Some(id) => counters.contains(id),
             // A name the tables do not know is never one of theirs
             // (`CounterId::from_name`); compared by name all the same.
-            None => self
-                .readings
-                .get(i)
-                .is_some_and(|((_, name), _)| counters.iter().any(|c| c.name() == *name)),
+            None => counters.iter().any(|c| c.name() == *name),
         };
-        latest_kept(&self.readings, wanted)
+        let readings = || self.readings.iter().zip(&self.reading_ids).filter(wanted);
+        let mut kept = Vec::with_capacity(readings().count());
+        kept.extend(readings().map(|(r, _)| *r));
+        latest_in_key_order(kept)
     }
 }
 
@@ -1094,7 +1085,7 @@ pub fn subject_of(s: &crate::stats::Subject) -> super::Subject {
 
 #[cfg(test)]
 mod tests {
-    use super::{latest_kept, latest_per_key};
+    use super::{latest_in_key_order, latest_per_key};
     use std::collections::BTreeMap;
 
     /// The old way: each reading inserted in turn, a later one replacing
@@ -1129,7 +1120,7 @@ mod tests {
         /// The latest readings of a few counters are those the map of all
         /// counters holds for them, in its order.
         #[test]
-        fn latest_kept_is_the_map_of_all_filtered(
+        fn latest_in_key_order_is_the_map_of_all_filtered(
             keys in proptest::collection::vec(
                 (0u32..4, proptest::sample::select(vec!["a", "ab", "b", "rx", "tx"])),
                 0..80,
@@ -1141,10 +1132,8 @@ mod tests {
                 .into_iter()
                 .filter(|((_, name), _)| names.contains(name))
                 .collect();
-            let kept = latest_kept(&readings, |i| {
-                readings.get(i).is_some_and(|((_, n), _)| names.contains(n))
-            });
-            proptest::prop_assert_eq!(kept, want);
+            let named = readings.iter().filter(|((_, n), _)| names.contains(n)).copied().collect();
+            proptest::prop_assert_eq!(latest_in_key_order(named), want);
         }
     }
 }
