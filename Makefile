@@ -26,7 +26,7 @@ bench:            ## print throughput figures
 
 bench-fleet:      ## analyze vs awk, peak RSS, files/s on generated 1,000- and 5,000-node fleets; wasm/native ratio
 	cargo build --release --quiet
-	python3 scripts/bench-fleet.py --nodes 1000 5000
+	python3 scripts/bench-fleet.py --nodes 1000 5000 --archive
 	bash scripts/bench-wasm.sh
 
 bench-paste:      ## parse a generated 12 MB pdsh paste of `nvidia-smi nvlink -e` against awk (CPU, MB/s, peak RSS)

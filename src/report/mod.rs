@@ -28,6 +28,7 @@ pub mod json;
 pub mod markdown;
 pub mod measurements;
 pub mod ndjson;
+pub mod notable;
 pub mod sarif;
 pub mod text;
 pub mod verdict;

@@ -15,10 +15,12 @@ use crate::model::ibstat::Ibstat;
 use crate::model::nvlink::Nvlink;
 use crate::model::perfquery::Perfquery;
 use crate::model::smi_query::SmiQuery;
-use crate::model::Counter;
+use crate::model::{Counter, CounterId, KnownCounter};
 use crate::parse::SectionData;
 use crate::span::LineSpan;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
+use std::sync::OnceLock;
 
 /// Where a link's capacity is known from.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -39,6 +41,90 @@ pub(crate) enum LinkKey {
     },
 }
 
+/// A [`LinkKey`] borrowing its names, ordered as the owned key is: what a
+/// look-up builds, without a copy of the host's name per look-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum LinkKeyRef<'a> {
+    /// See [`LinkKey::Lid`].
+    Lid { lid: u32, port: u32 },
+    /// See [`LinkKey::CaPort`].
+    CaPort {
+        host: Option<&'a str>,
+        ca: &'a str,
+        port: u32,
+    },
+    /// See [`LinkKey::Nvlink`].
+    Nvlink {
+        host: Option<&'a str>,
+        gpu: u32,
+        link: u32,
+    },
+}
+
+impl LinkKey {
+    /// The key with its names borrowed.
+    pub(crate) fn borrowed(&self) -> LinkKeyRef<'_> {
+        match self {
+            Self::Lid { lid, port } => LinkKeyRef::Lid {
+                lid: *lid,
+                port: *port,
+            },
+            Self::CaPort { host, ca, port } => LinkKeyRef::CaPort {
+                host: host.as_deref(),
+                ca,
+                port: *port,
+            },
+            Self::Nvlink { host, gpu, link } => LinkKeyRef::Nvlink {
+                host: host.as_deref(),
+                gpu: *gpu,
+                link: *link,
+            },
+        }
+    }
+}
+
+/// A unit's link capacities in key order, one per key: the last one read
+/// wins, as when each was inserted into a `BTreeMap`.
+///
+/// A sorted vector, not a tree: built once from the readings in the order
+/// read (which is mostly key order, so the one stable sort is close to a
+/// single pass), then only looked up and walked. Inserting each into a tree
+/// compared the owned keys' host names at every level.
+#[derive(Debug, Default)]
+pub(crate) struct Capacities {
+    entries: Vec<(LinkKey, Capacity)>,
+}
+
+impl Capacities {
+    /// The capacities `read` (in the order read) give.
+    pub(crate) fn from_read(mut read: Vec<(LinkKey, Capacity)>) -> Self {
+        // Stable: of equal keys, the one read last stays last.
+        read.sort_by(|(a, _), (b, _)| a.borrowed().cmp(&b.borrowed()));
+        let mut entries: Vec<(LinkKey, Capacity)> = Vec::with_capacity(read.len());
+        for (key, capacity) in read {
+            match entries.last_mut() {
+                Some((last, slot)) if *last == key => *slot = capacity,
+                _ => entries.push((key, capacity)),
+            }
+        }
+        Self { entries }
+    }
+
+    /// The capacity of the link `key` names.
+    pub(crate) fn get(&self, key: LinkKeyRef<'_>) -> Option<&Capacity> {
+        let at = self
+            .entries
+            .binary_search_by(|(k, _)| k.borrowed().cmp(&key))
+            .ok()?;
+        self.entries.get(at).map(|(_, c)| c)
+    }
+
+    /// Every key and capacity, in key order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &(LinkKey, Capacity)> + '_ {
+        self.entries.iter()
+    }
+}
+
 /// Capacity of one link in one direction.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Capacity {
@@ -48,6 +134,49 @@ pub(crate) struct Capacity {
     pub source: String,
     /// Lines it was read from.
     pub span: LineSpan,
+}
+
+/// Who a reading is about, with its names borrowed from the section: the
+/// neutral [`Subject`] without a copy of its host's (or device's) name per
+/// port and per link of every section. The unit's interner copies each
+/// distinct subject's names once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub(crate) struct SubjectRef<'d> {
+    pub host: Option<&'d str>,
+    pub device: Option<&'d str>,
+    pub lid: Option<u32>,
+    pub port: Option<u32>,
+    pub gpu: Option<u32>,
+    pub link: Option<u32>,
+    pub lane: Option<u32>,
+}
+
+impl<'d> SubjectRef<'d> {
+    /// `subject` with its names borrowed.
+    pub(crate) fn of(subject: &'d Subject) -> Self {
+        Self {
+            host: subject.host.as_deref(),
+            device: subject.device.as_deref(),
+            lid: subject.lid,
+            port: subject.port,
+            gpu: subject.gpu,
+            link: subject.link,
+            lane: subject.lane,
+        }
+    }
+
+    /// The owned subject.
+    pub(crate) fn to_subject(self) -> Subject {
+        Subject {
+            host: self.host.map(str::to_owned),
+            device: self.device.map(str::to_owned),
+            lid: self.lid,
+            port: self.port,
+            gpu: self.gpu,
+            link: self.link,
+            lane: self.lane,
+        }
+    }
 }
 
 /// One counter reading of a section in the neutral form: its subject an
@@ -75,16 +204,16 @@ pub(crate) struct Reading<'d> {
 #[derive(Debug, Default)]
 pub(crate) struct Extracted<'d> {
     /// The subjects the readings name, each once per place it is read.
-    pub subjects: Vec<Subject>,
+    pub subjects: Vec<SubjectRef<'d>>,
     pub samples: Vec<Reading<'d>>,
     pub capacities: Vec<(LinkKey, Capacity)>,
     /// `(wall-clock seconds, offset from UTC if known, text, span)`.
     pub time: Option<(f64, Option<f64>, String, LineSpan)>,
 }
 
-impl Extracted<'_> {
+impl<'d> Extracted<'d> {
     /// Adds a subject; its position names it in readings.
-    fn subject(&mut self, subject: Subject) -> usize {
+    fn subject(&mut self, subject: SubjectRef<'d>) -> usize {
         self.subjects.push(subject);
         self.subjects.len() - 1
     }
@@ -92,15 +221,15 @@ impl Extracted<'_> {
 
 /// Reads what a section offers to the statistics.
 pub(crate) fn extract(section: &Section) -> Extracted<'_> {
-    let host = section.host.clone();
+    let host = section.host.as_deref();
     let mut out = Extracted::default();
     match &section.data {
-        SectionData::Perfquery(p) => perfquery(p, host.as_ref(), &mut out),
-        SectionData::Nvlink(n) => nvlink(n, host.as_ref(), &mut out),
-        SectionData::Ibstat(i) => ibstat(i, host.as_ref(), &mut out),
+        SectionData::Perfquery(p) => perfquery(p, host, &mut out),
+        SectionData::Nvlink(n) => nvlink(n, host, &mut out),
+        SectionData::Ibstat(i) => ibstat(i, host, &mut out),
         SectionData::Iblinkinfo(i) => iblinkinfo(i, &mut out),
-        SectionData::Ibqueryerrors(q) => ibqueryerrors(q, host.as_ref(), &mut out),
-        SectionData::DcgmiNvlinkErrors(d) => dcgmi_nvlink(d, host.as_ref(), &mut out),
+        SectionData::Ibqueryerrors(q) => ibqueryerrors(q, host, &mut out),
+        SectionData::DcgmiNvlinkErrors(d) => dcgmi_nvlink(d, host, &mut out),
         SectionData::SmiQuery(q) => out.time = smi_query_time(q, section.span),
         SectionData::Date(d) => {
             out.time = d.stamp.as_ref().map(|s| {
@@ -134,18 +263,19 @@ fn smi_query_time(q: &SmiQuery, span: LineSpan) -> Option<(f64, Option<f64>, Str
 
 /// `ibqueryerrors` lists, per port, the counters above threshold (or all
 /// data counters with `--counters`); ports are named by node description.
-fn ibqueryerrors<'d>(q: &'d Ibqueryerrors, host: Option<&String>, out: &mut Extracted<'d>) {
+fn ibqueryerrors<'d>(q: &'d Ibqueryerrors, host: Option<&'d str>, out: &mut Extracted<'d>) {
     for node in &q.nodes {
         for port in &node.ports {
-            let subject = out.subject(Subject {
-                host: host.cloned(),
-                device: Some(node.desc.clone()),
+            let subject = out.subject(SubjectRef {
+                host,
+                device: Some(&node.desc),
                 lid: port.link.as_ref().map(|l| l.lid),
                 port: Some(port.port),
-                ..Subject::default()
+                ..SubjectRef::default()
             });
-            for (name, counter) in port.counters.iter().map(|(id, c)| (id.name(), c)) {
-                let (unit, role) = perf_unit_and_role(name);
+            for (id, counter) in port.counters.iter() {
+                let (name, words) = perf_words_of(id);
+                let (unit, role) = words.whole;
                 out.samples.push(Reading {
                     subject,
                     source: CounterSource::Ibqueryerrors,
@@ -161,14 +291,14 @@ fn ibqueryerrors<'d>(q: &'d Ibqueryerrors, host: Option<&String>, out: &mut Extr
 }
 
 /// `dcgmi nvlink -e`: per-link CRC, replay and recovery counts (width not printed).
-fn dcgmi_nvlink(d: &DcgmiNvlinkErrors, host: Option<&String>, out: &mut Extracted<'_>) {
+fn dcgmi_nvlink<'d>(d: &DcgmiNvlinkErrors, host: Option<&'d str>, out: &mut Extracted<'d>) {
     let Some(gpu) = d.gpu else { return };
     for link in &d.links {
-        let subject = out.subject(Subject {
-            host: host.cloned(),
+        let subject = out.subject(SubjectRef {
+            host,
             gpu: Some(gpu),
             link: Some(link.link),
-            ..Subject::default()
+            ..SubjectRef::default()
         });
         let counters = [
             ("crc_flit_errors", link.crc_flit, Role::BitErrors),
@@ -223,6 +353,53 @@ fn perf_unit_and_role(name: &str) -> (CounterUnit, Role) {
     (CounterUnit::Events, Role::Other)
 }
 
+/// What a perfquery or ibqueryerrors counter name says: the unit and role
+/// of the whole name (ibqueryerrors keeps lane suffixes), and the name
+/// without its lane suffix, the lane, and that base name's unit and role
+/// (perfquery's per-lane counters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PerfWords<'n> {
+    whole: (CounterUnit, Role),
+    base: &'n str,
+    lane: Option<u32>,
+    unit: CounterUnit,
+    role: Role,
+}
+
+/// Works out [`PerfWords`] from the name's text.
+fn perf_words(name: &str) -> PerfWords<'_> {
+    let (base, lane) = lane_suffix(name);
+    let (unit, role) = perf_unit_and_role(base);
+    PerfWords {
+        whole: perf_unit_and_role(name),
+        base,
+        lane,
+        unit,
+        role,
+    }
+}
+
+/// The name of `id` and its [`PerfWords`]: for a counter the tables know,
+/// read from a table worked out once. Classifying the name's text (a dozen
+/// substring searches) for each of a fleet's million readings was a third
+/// of the extraction's time.
+fn perf_words_of(id: &CounterId) -> (&str, PerfWords<'_>) {
+    let known = id
+        .known()
+        .and_then(|k| known_perf_words().get(&k).map(|w| (k.name(), *w)));
+    known.unwrap_or_else(|| (id.name(), perf_words(id.name())))
+}
+
+/// [`perf_words`] of every name the counter tables know.
+fn known_perf_words() -> &'static FxHashMap<KnownCounter, PerfWords<'static>> {
+    static WORDS: OnceLock<FxHashMap<KnownCounter, PerfWords<'static>>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        KnownCounter::all()
+            .map(|k| (k, perf_words(k.name())))
+            .collect()
+    })
+}
+
 /// Whether `haystack` contains `needle` (lower-case ASCII) when ASCII
 /// letters are compared without case: `to_ascii_lowercase().contains()`
 /// without a copy of the name per reading.
@@ -252,7 +429,7 @@ fn lane_suffix(name: &str) -> (&str, Option<u32>) {
     (name, None)
 }
 
-fn perfquery<'d>(p: &'d Perfquery, host: Option<&String>, out: &mut Extracted<'d>) {
+fn perfquery<'d>(p: &'d Perfquery, host: Option<&'d str>, out: &mut Extracted<'d>) {
     // A block without its header names no port: two of them in two
     // snapshots may be different ports, so no rate or peer group uses them.
     let headed = p.blocks.iter().filter(|b| {
@@ -260,34 +437,41 @@ fn perfquery<'d>(p: &'d Perfquery, host: Option<&String>, out: &mut Extracted<'d
             .as_ref()
             .is_none_or(|x| x.reason != crate::model::partial::PartialReason::NoHeader)
     });
+    // Room for every reading at once (see `nvlink`).
+    out.samples
+        .reserve(headed.clone().map(|b| b.counters.len()).sum::<usize>());
     for block in headed {
-        out.samples.reserve(block.counters.len());
         let source = CounterSource::Perfquery(block.attribute.clone());
-        let port = Subject {
-            host: host.cloned(),
+        let port = SubjectRef {
+            host,
             lid: block.lid,
             port: block.port,
             device: if block.lid.is_none() {
-                Some(block.port_id.clone())
+                Some(&block.port_id)
             } else {
                 None
             },
-            ..Subject::default()
+            ..SubjectRef::default()
         };
         // The block's subject, and one per lane its per-lane counters name.
         let mut whole: Option<usize> = None;
         let mut lanes: Vec<(u32, usize)> = Vec::new();
-        for (name, counter) in block.counters.iter().map(|(id, c)| (id.name(), c)) {
-            let (base, lane) = lane_suffix(name);
-            let (unit, role) = perf_unit_and_role(base);
+        for (id, counter) in block.counters.iter() {
+            let PerfWords {
+                base,
+                lane,
+                unit,
+                role,
+                ..
+            } = perf_words_of(id).1;
             let subject = match lane {
-                None => *whole.get_or_insert_with(|| out.subject(port.clone())),
+                None => *whole.get_or_insert_with(|| out.subject(port)),
                 Some(lane) => match lanes.iter().find(|(l, _)| *l == lane) {
                     Some((_, at)) => *at,
                     None => {
-                        let at = out.subject(Subject {
+                        let at = out.subject(SubjectRef {
                             lane: Some(lane),
-                            ..port.clone()
+                            ..port
                         });
                         lanes.push((lane, at));
                         at
@@ -324,19 +508,47 @@ fn nvlink_role(name: &str) -> (CounterUnit, Role) {
     }
 }
 
-fn nvlink<'d>(n: &'d Nvlink, host: Option<&String>, out: &mut Extracted<'d>) {
+/// The name of `id` and its [`nvlink_role`], for a known counter read from
+/// a table worked out once (see [`perf_words_of`]).
+fn nvlink_role_of(id: &CounterId) -> (&str, (CounterUnit, Role)) {
+    static ROLES: OnceLock<FxHashMap<KnownCounter, (CounterUnit, Role)>> = OnceLock::new();
+    let roles = ROLES.get_or_init(|| {
+        KnownCounter::all()
+            .map(|k| (k, nvlink_role(k.name())))
+            .collect()
+    });
+    let known = id
+        .known()
+        .and_then(|k| roles.get(&k).map(|r| (k.name(), *r)));
+    known.unwrap_or_else(|| (id.name(), nvlink_role(id.name())))
+}
+
+fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
     // The words of the last link speed: a host's links mostly share one.
     let mut speed_words: Option<(u64, String)> = None;
     // Links of an unknown GPU (no header in the paste) cannot be matched
     // with the same GPU in another snapshot: no rate is computed for them.
-    for gpu in n.gpus.iter().filter(|g| !g.headerless) {
+    let gpus = || n.gpus.iter().filter(|g| !g.headerless);
+    // Room for every reading and subject at once: growing the buffers link
+    // by link copied a section's readings several times over.
+    let (readings, subjects) =
+        gpus()
+            .flat_map(|g| &g.links)
+            .fold((0, 0), |(readings, subjects), link| {
+                (
+                    readings + link.counters.len() + link.lanes.len(),
+                    subjects + 1 + link.lanes.len(),
+                )
+            });
+    out.samples.reserve(readings);
+    out.subjects.reserve(subjects);
+    for gpu in gpus() {
         for link in &gpu.links {
-            out.samples.reserve(link.counters.len() + link.lanes.len());
-            let subject = Subject {
-                host: host.cloned(),
+            let subject = SubjectRef {
+                host,
                 gpu: Some(gpu.index),
                 link: Some(link.link),
-                ..Subject::default()
+                ..SubjectRef::default()
             };
             if let Some(speed) = link.speed_gb_per_s {
                 let source = match &speed_words {
@@ -350,7 +562,7 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&String>, out: &mut Extracted<'d>) {
                 };
                 out.capacities.push((
                     LinkKey::Nvlink {
-                        host: host.cloned(),
+                        host: host.map(str::to_owned),
                         gpu: gpu.index,
                         link: link.link,
                     },
@@ -361,9 +573,9 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&String>, out: &mut Extracted<'d>) {
                     },
                 ));
             }
-            let lanes = link.lanes.iter().map(|lane| Subject {
+            let lanes = link.lanes.iter().map(|lane| SubjectRef {
                 lane: Some(lane.lane),
-                ..subject.clone()
+                ..subject
             });
             let lanes: Vec<usize> = lanes.map(|s| out.subject(s)).collect();
             let at = if link.counters.is_empty() {
@@ -371,9 +583,9 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&String>, out: &mut Extracted<'d>) {
             } else {
                 Some(out.subject(subject))
             };
-            for (name, counter) in link.counters.iter().map(|(id, c)| (id.name(), c)) {
+            for (id, counter) in link.counters.iter() {
                 let Some(subject) = at else { break };
-                let (unit, role) = nvlink_role(name);
+                let (name, (unit, role)) = nvlink_role_of(id);
                 out.samples.push(Reading {
                     subject,
                     source: CounterSource::NvidiaSmiNvlink,
@@ -403,7 +615,7 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&String>, out: &mut Extracted<'d>) {
     }
 }
 
-fn ibstat(i: &Ibstat, host: Option<&String>, out: &mut Extracted<'_>) {
+fn ibstat(i: &Ibstat, host: Option<&str>, out: &mut Extracted<'_>) {
     for ca in &i.cas {
         for port in &ca.ports {
             let Some(rate) = port.rate_gbps else { continue };
@@ -432,7 +644,7 @@ fn ibstat(i: &Ibstat, host: Option<&String>, out: &mut Extracted<'_>) {
             }
             out.capacities.push((
                 LinkKey::CaPort {
-                    host: host.cloned(),
+                    host: host.map(str::to_owned),
                     ca: ca.name.clone(),
                     port: port.number,
                 },
@@ -530,6 +742,102 @@ mod tests {
                 hay.to_ascii_lowercase().contains(needle),
                 "{hay} {needle}"
             );
+        }
+    }
+
+    /// The table of known counters says what the name's text says, for
+    /// every name the tables know and for names they do not.
+    #[test]
+    fn known_counter_words_are_the_words_of_their_names() {
+        for k in KnownCounter::all() {
+            let id = CounterId::Known(k);
+            let (name, words) = perf_words_of(&id);
+            assert_eq!(name, k.name());
+            assert_eq!(words, perf_words(k.name()), "{name}");
+            assert_eq!(words.whole, perf_unit_and_role(name));
+        }
+        for k in KnownCounter::all() {
+            assert_eq!(
+                nvlink_role_of(&CounterId::Known(k)),
+                (k.name(), nvlink_role(k.name()))
+            );
+        }
+        for name in ["ErrorDetectionCounterLane[3]", "PortRcvDataSL[2]", "Vendor"] {
+            let id = CounterId::from_name(name);
+            assert_eq!(nvlink_role_of(&id), (name, nvlink_role(name)));
+            assert!(id.known().is_none(), "{name}");
+            let (got, words) = perf_words_of(&id);
+            assert_eq!(got, name);
+            assert_eq!(words, perf_words(name));
+        }
+        assert_eq!(
+            perf_words("ErrorDetectionCounterLane[3]"),
+            PerfWords {
+                whole: (CounterUnit::Events, Role::Errors),
+                base: "ErrorDetectionCounterLane",
+                lane: Some(3),
+                unit: CounterUnit::Events,
+                role: Role::Errors,
+            }
+        );
+    }
+
+    use proptest::prelude::*;
+
+    fn link_key(variant: u8, host: Option<&str>, a: u32, b: u32) -> LinkKey {
+        match variant % 3 {
+            0 => LinkKey::Lid { lid: a, port: b },
+            1 => LinkKey::CaPort {
+                host: host.map(str::to_owned),
+                ca: format!("mlx5_{a}"),
+                port: b,
+            },
+            _ => LinkKey::Nvlink {
+                host: host.map(str::to_owned),
+                gpu: a,
+                link: b,
+            },
+        }
+    }
+
+    proptest! {
+        /// The sorted capacities hold what inserting each into a
+        /// `BTreeMap` kept (the last of equal keys), in its order, and find
+        /// every key it holds and none it does not.
+        #[test]
+        fn capacities_are_the_tree_they_replaced(
+            read in proptest::collection::vec(
+                (0u8..3, prop_oneof![Just(None), Just(Some("a")), Just(Some("b")), Just(Some("ab"))], 0u32..3, 0u32..3),
+                0..40,
+            ),
+            probes in proptest::collection::vec(
+                (0u8..3, prop_oneof![Just(None), Just(Some("a")), Just(Some("b"))], 0u32..4, 0u32..4),
+                0..10,
+            ),
+        ) {
+            let mut tree: std::collections::BTreeMap<LinkKey, Capacity> = std::collections::BTreeMap::new();
+            let mut list = Vec::new();
+            for (at, (variant, host, a, b)) in read.into_iter().enumerate() {
+                let capacity = Capacity {
+                    gbit_per_second: at as f64,
+                    source: format!("read {at}"),
+                    span: LineSpan::line(at + 1),
+                };
+                let key = link_key(variant, host, a, b);
+                tree.insert(key.clone(), capacity.clone());
+                list.push((key, capacity));
+            }
+            let capacities = Capacities::from_read(list);
+            let got: Vec<&(LinkKey, Capacity)> = capacities.iter().collect();
+            let want: Vec<(LinkKey, Capacity)> = tree.clone().into_iter().collect();
+            prop_assert_eq!(got, want.iter().collect::<Vec<_>>());
+            for (key, capacity) in &tree {
+                prop_assert_eq!(capacities.get(key.borrowed()), Some(capacity));
+            }
+            for (variant, host, a, b) in probes {
+                let key = link_key(variant, host, a, b);
+                prop_assert_eq!(capacities.get(key.borrowed()), tree.get(&key));
+            }
         }
     }
 

@@ -71,6 +71,13 @@ pub struct AnalyzeArgs {
     /// `fabricscope parse` prints it too.
     #[arg(long)]
     include_sections: bool,
+    /// Which measurements the JSON report carries: `notable` (records that
+    /// deviate: links below their host's best rate, bit error rates with
+    /// errors, peer groups with outliers; every rate and throughput; what
+    /// is left out is counted in a note) or `all` (every record: on a fleet
+    /// most of the report, and mostly healthy links).
+    #[arg(long, value_enum, default_value_t = MeasurementDetail::Notable, value_name = "WHICH")]
+    measurements: MeasurementDetail,
     /// Text output: the verdict and the fleet summary only (lines cut at 120
     /// characters).
     #[arg(long, short)]
@@ -116,6 +123,16 @@ pub struct AnalyzeArgs {
     /// directory of them) merges shards into the report of one run.
     #[arg(long, conflicts_with_all = ["include_sections", "baseline", "redact"])]
     emit_records: bool,
+}
+
+/// Which measurements the JSON report carries
+/// ([`fabricscope::report::notable`]).
+#[derive(Clone, Copy, ValueEnum)]
+enum MeasurementDetail {
+    /// The records that deviate, and a note counting the rest.
+    Notable,
+    /// Every record.
+    All,
 }
 
 /// How to print the report.
@@ -238,6 +255,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         let sink = if json {
             Sink::Json {
                 store_findings: args.baseline.is_none(),
+                notable: matches!(args.measurements, MeasurementDetail::Notable),
             }
         } else {
             Sink::Report
@@ -290,6 +308,13 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         let old = Snapshot::from_json(&text)
             .map_err(|e| format!("--baseline {}: {e}", path.display()))?;
         report = report::diff::only_new(&report, &old);
+    }
+    if json && matches!(args.measurements, MeasurementDetail::Notable) {
+        // The units' records were sifted as they were spooled; these are
+        // the fleet step's (or, unspooled, the whole run's).
+        let mut omitted = spool.as_ref().map_or_else(Default::default, |s| s.omitted);
+        omitted.add(report::notable::keep_notable(&mut report.measurements));
+        report.measurements.notes.extend(omitted.note());
     }
     let width = (args.brief || args.quiet).then_some(120);
     let out = match args.format {
@@ -859,8 +884,11 @@ fn merge(
     }
     let mut analysis = Analysis::new(options);
     let mut spool = match out {
-        Sink::Json { store_findings } => Some(
-            Spool::new(store_findings)
+        Sink::Json {
+            store_findings,
+            notable,
+        } => Some(
+            Spool::new(store_findings, notable)
                 .map_err(|e| format!("cannot create a temporary file: {e}"))?,
         ),
         _ => None,
@@ -956,7 +984,7 @@ fn fold_unit(
         (Some(stored), _) => analysis.add_result_storing(unit, &mut |f| stored.store(f))?,
         (None, _) => analysis.add_result_taking_measurements(unit),
     };
-    spool.add(&m)
+    spool.add(m)
 }
 
 /// The fleet step; the findings it adds are stored like the units' when
@@ -981,8 +1009,9 @@ enum Sink {
     /// A report other than JSON: measurements are not printed.
     Report,
     /// A JSON report: measurements are spooled, and findings too when
-    /// `store_findings` (light copies kept for the fleet step).
-    Json { store_findings: bool },
+    /// `store_findings` (light copies kept for the fleet step); only the
+    /// notable measurements when `notable` (`--measurements notable`).
+    Json { store_findings: bool, notable: bool },
     /// Record shards (`--emit-records`): unit results, no fleet step.
     Records,
     /// Streamed NDJSON: each unit's findings printed as it is folded
@@ -1023,20 +1052,15 @@ struct Streamed {
     printed: Option<fabricscope::report::Summary>,
 }
 
-/// Groups the inputs into units: adjacent files of one host directory form
-/// one unit; any other input (a named file, an archive, standard input) is
-/// a unit of its own. Units that turn out to name the same host are merged
+/// Groups the inputs into units: adjacent files of one host directory (in
+/// a tree or an archive) form one unit; any other input (a named file, a
+/// gzipped file, standard input) is a unit of its own. Units that turn out to name the same host are merged
 /// later ([`stream`]).
 fn plan_units(sources: &[Source]) -> Vec<Vec<usize>> {
     let mut units: Vec<Vec<usize>> = Vec::new();
     let mut last_host: Option<&str> = None;
     for (i, source) in sources.iter().enumerate() {
-        let host = match source {
-            Source::File {
-                host: Some(named), ..
-            } => Some(named.host.as_str()),
-            _ => None,
-        };
+        let host = source.place_host();
         match (units.last_mut(), host) {
             (Some(unit), Some(h)) if last_host == Some(h) => unit.push(i),
             _ => units.push(vec![i]),
@@ -1096,6 +1120,9 @@ fn read_unit(
             }),
         }
     }
+    let (docs, times) = in_time_order(docs.into_iter().zip(times).collect(), |(_, t)| *t)
+        .into_iter()
+        .unzip::<_, _, Vec<Document>, Vec<Option<f64>>>();
     let hosts = document_hosts(&docs);
     let mut result = (!docs.is_empty()).then(|| {
         let mut r = if hosts_only {
@@ -1334,9 +1361,10 @@ impl Fold {
         Ok(Self {
             analysis: Analysis::new(options),
             spool: match out {
-                Sink::Json { store_findings } => {
-                    Some(Spool::new(store_findings).map_err(temp_error)?)
-                }
+                Sink::Json {
+                    store_findings,
+                    notable,
+                } => Some(Spool::new(store_findings, notable).map_err(temp_error)?),
                 _ => None,
             },
             records: match out {
@@ -1438,18 +1466,37 @@ fn read_all(sources: Vec<Source>) -> ReadResult {
     let mut times = Vec::new();
     let mut skipped = Vec::new();
     let mut named_failures = 0;
+    let mut read = Vec::new();
     for (input, modified, named_failure, result) in results {
         named_failures += usize::from(named_failure);
         match result {
-            Ok(doc) => {
-                names.push(input);
-                documents.push(doc);
-                times.push(modified);
-            }
+            Ok(doc) => read.push((input, doc, modified)),
             Err(reason) => skipped.push(SkippedInput { input, reason }),
         }
     }
+    for (input, doc, modified) in in_time_order(read, |(_, _, t)| *t) {
+        names.push(input);
+        documents.push(doc);
+        times.push(modified);
+    }
     (names, documents, times, skipped, named_failures)
+}
+
+/// The documents of one analysis in the order they were taken, when every
+/// one has a file time: snapshots pair in document order, and a directory
+/// walk (or an archive) gives name order, in which `perfquery_after.txt`
+/// comes before `perfquery_before.txt` — the later counters would be read
+/// first, their growth taken for a reset and rising errors missed. The sort
+/// is stable: files of the same second keep their name order, and without
+/// a time for each document the order given stands.
+fn in_time_order<T>(mut items: Vec<T>, time: impl Fn(&T) -> Option<f64>) -> Vec<T> {
+    if items.len() > 1 && items.iter().all(|i| time(i).is_some()) {
+        items.sort_by(|a, b| {
+            let (a, b) = (time(a).unwrap_or_default(), time(b).unwrap_or_default());
+            a.total_cmp(&b)
+        });
+    }
+    items
 }
 
 /// One input after reading: its name, file time, whether it was a named
@@ -1469,6 +1516,30 @@ type ReadResult = (
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn documents_go_in_time_order_only_when_each_has_a_time() {
+        let timed = vec![
+            ("after", Some(60.0)),
+            ("before", Some(0.0)),
+            ("same", Some(0.0)),
+        ];
+        let names = |v: Vec<(&'static str, Option<f64>)>| -> Vec<&'static str> {
+            in_time_order(v, |(_, t)| *t)
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect()
+        };
+        // Stable: two files of the same second keep their order.
+        assert_eq!(names(timed), ["before", "same", "after"]);
+        let untimed = vec![
+            ("after", Some(60.0)),
+            ("stdin", None),
+            ("before", Some(0.0)),
+        ];
+        assert_eq!(names(untimed), ["after", "stdin", "before"]);
+        assert_eq!(names(vec![("one", Some(5.0))]), ["one"]);
+    }
 
     #[test]
     fn durations() {

@@ -39,6 +39,7 @@ impl Default for InputOptions {
 }
 
 /// One input to analyse: its bytes, a display name and the host it belongs to.
+#[derive(Clone)]
 pub struct Input {
     /// Path as given (`archive.tar.gz:member` for archive members), or `-`.
     pub name: String,
@@ -95,7 +96,10 @@ pub enum Source {
         /// second stat per file when reading it would cost as much).
         modified_unix: Option<f64>,
     },
-    /// An archive, expanded when read.
+    /// A member of a tar or zip archive, read when the archive was listed
+    /// ([`expand_archives`]) so that its hosts form units of their own.
+    Member(std::sync::Arc<Input>),
+    /// A single gzipped file, expanded when read.
     Archive {
         /// The archive.
         path: PathBuf,
@@ -111,6 +115,18 @@ pub enum Source {
 }
 
 impl Source {
+    /// The host its place names (a host directory, in a tree or an
+    /// archive), which groups it with that host's other files.
+    pub fn place_host(&self) -> Option<&str> {
+        match self {
+            Source::File {
+                host: Some(named), ..
+            } => Some(named.host.as_str()),
+            Source::Member(member) => member.host.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Reads the input's bytes; an archive gives one input per member.
     pub fn read(self) -> Vec<Input> {
         match self {
@@ -121,6 +137,7 @@ impl Source {
                 named,
                 modified_unix,
             } => vec![file(&path, host, named, modified_unix)],
+            Source::Member(member) => vec![Input::clone(&member)],
             Source::Archive {
                 path,
                 kind,
@@ -179,7 +196,52 @@ pub fn list(paths: &[PathBuf], options: &InputOptions) -> Listing {
             }),
         }
     }
+    expand_archives(&mut listing.sources);
     listing
+}
+
+/// Reads every tar and zip archive among `sources` into its members, in
+/// the order a directory walk gives the same tree (by path), each member a
+/// source of its own. Read as one input, an archive of 1,000 hosts was one
+/// unit: analysed on one thread with every host's documents held at once
+/// (786 MB against 72 MB for the same files in a directory). Members are
+/// held until the run ends: memory still grows with the archive's size
+/// (its uncompressed bytes), not with the hosts in it.
+fn expand_archives(sources: &mut Vec<Source>) {
+    let expands = |s: &Source| {
+        matches!(
+            s,
+            Source::Archive {
+                kind: archive::Kind::Tar | archive::Kind::TarGz | archive::Kind::Zip,
+                ..
+            }
+        )
+    };
+    if !sources.iter().any(expands) {
+        return;
+    }
+    let mut expanded = Vec::with_capacity(sources.len());
+    for source in sources.drain(..) {
+        let Source::Archive {
+            path,
+            kind,
+            host,
+            named,
+            host_from,
+        } = source
+        else {
+            expanded.push(source);
+            continue;
+        };
+        let prefix = path.display().to_string().len() + 1;
+        let mut members = read_archive(&path, kind, host, named, &host_from);
+        fn member_path(i: &Input, prefix: usize) -> Option<&Path> {
+            i.name.get(prefix..).map(Path::new)
+        }
+        members.sort_by(|a, b| member_path(a, prefix).cmp(&member_path(b, prefix)));
+        expanded.extend(members.into_iter().map(|m| Source::Member(m.into())));
+    }
+    *sources = expanded;
 }
 
 /// `No such file or directory (os error 2)` → `no such file or directory`.

@@ -28,12 +28,7 @@ use std::io::Write;
 
 /// The host directory a listed file lies in, when it has one.
 fn path_host(source: &Source) -> Option<&str> {
-    match source {
-        Source::File {
-            host: Some(named), ..
-        } => Some(named.host.as_str()),
-        _ => None,
-    }
+    source.place_host()
 }
 
 /// The hosts whose units may be printed as soon as they are folded.
@@ -44,8 +39,8 @@ pub struct Safety {
 
 impl Safety {
     /// Scans every file for the host names of the others; `None` when
-    /// some input is not a file of a host directory (standard input, an
-    /// archive, a file named on its own): then any unit might name any
+    /// some input is not a file of a host directory (standard input, a
+    /// gzipped file, a file named on its own): then any unit might name any
     /// host, and every unit is held to the end.
     pub fn scan(sources: &[Source], units: &[Vec<usize>]) -> Option<Self> {
         let hosts: Vec<&str> = sources.iter().map(path_host).collect::<Option<_>>()?;
@@ -68,12 +63,17 @@ impl Safety {
             .map(|(source, own)| {
                 let own = index.get(own).copied();
                 let mut seen = Vec::new();
-                let Source::File { path, .. } = source else {
-                    return seen;
-                };
                 // An unreadable file names nothing (it is skipped).
-                let Ok(bytes) = std::fs::read(path) else {
-                    return seen;
+                let bytes = match source {
+                    Source::File { path, .. } => match std::fs::read(path) {
+                        Ok(bytes) => std::borrow::Cow::Owned(bytes),
+                        Err(_) => return seen,
+                    },
+                    Source::Member(member) => match &member.bytes {
+                        Ok(bytes) => std::borrow::Cow::Borrowed(bytes.as_slice()),
+                        Err(_) => return seen,
+                    },
+                    _ => return seen,
                 };
                 for m in automaton.find_overlapping_iter(&bytes) {
                     let i = m.pattern().as_usize();

@@ -14,6 +14,7 @@
 //! report in its order.
 
 use fabricscope::report::measurements::rate_sets;
+use fabricscope::report::notable::Omitted;
 use fabricscope::report::Incident;
 use fabricscope::rules::Finding;
 use fabricscope::stats::Measurements;
@@ -322,6 +323,11 @@ pub struct Spool {
     /// The store id of each of the report's findings (see
     /// [`fabricscope::analyze::Analysis::finish_storing`]).
     pub finding_ids: Vec<Option<u64>>,
+    /// Whether only the notable records are spooled
+    /// ([`fabricscope::report::notable`]).
+    notable: bool,
+    /// What the units' sifting left out so far.
+    pub omitted: Omitted,
 }
 
 /// The categories, in the order [`Measurements`] serialises them.
@@ -340,8 +346,8 @@ const NAMES: [&str; 10] = [
 
 impl Spool {
     /// Temporary files in the system's temporary directory; `findings`:
-    /// findings are stored too.
-    pub fn new(findings: bool) -> std::io::Result<Self> {
+    /// findings are stored too; `notable`: only the notable measurements.
+    pub fn new(findings: bool, notable: bool) -> std::io::Result<Self> {
         let mut categories = Vec::new();
         for name in NAMES {
             let path = temp_path(name);
@@ -361,11 +367,18 @@ impl Spool {
                 None
             },
             finding_ids: Vec::new(),
+            notable,
+            omitted: Omitted::default(),
         })
     }
 
-    /// Appends one unit's records (numbered as in the whole run).
-    pub fn add(&mut self, m: &Measurements) -> std::io::Result<()> {
+    /// Appends one unit's records (numbered as in the whole run), only the
+    /// notable ones when the spool was made for those.
+    pub fn add(&mut self, mut m: Measurements) -> std::io::Result<()> {
+        if self.notable {
+            self.omitted
+                .add(fabricscope::report::notable::keep_notable(&mut m));
+        }
         self.write(0, &m.snapshots)?;
         self.write(1, &m.link_capacities)?;
         self.write(2, rate_sets(&m.counter_rates))?;
@@ -1056,9 +1069,9 @@ mod tests {
     fn copied_records_print_as_the_pretty_printer_prints_them() {
         let m = measured();
         assert!(m.counter_rates.len() > 10 && !m.snapshots.is_empty());
-        let mut spool = Spool::new(false).unwrap_or_else(|e| unreachable!("{e}"));
-        spool.add(&m).unwrap_or_else(|e| unreachable!("{e}"));
-        spool.add(&m).unwrap_or_else(|e| unreachable!("{e}"));
+        let mut spool = Spool::new(false, false).unwrap_or_else(|e| unreachable!("{e}"));
+        spool.add(m.clone()).unwrap_or_else(|e| unreachable!("{e}"));
+        spool.add(m.clone()).unwrap_or_else(|e| unreachable!("{e}"));
         spool.close().unwrap_or_else(|e| unreachable!("{e}"));
         let tail = Measurements {
             notes: vec!["the fleet's note".to_owned()],

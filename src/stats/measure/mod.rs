@@ -22,7 +22,7 @@ mod timeline;
 
 pub use records::*;
 
-use super::extract::{extract, Capacity, LinkKey};
+use super::extract::{extract, Capacities, LinkKey};
 use super::sample::{Direction, Subject};
 use super::StatsOptions;
 use crate::input::Document;
@@ -34,7 +34,7 @@ pub use peers::{AcrossHosts, PeerValue, PeerValues};
 use rates::{bit_error_rate, counter_rate, lanes_per_link, saturated, throughput, Received};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use timeline::{section_times, Clocked, Interval, Point, Readings, Series};
 
 /// Measures one document.
@@ -103,7 +103,8 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
     let mut m = Measurements::default();
     let mut notes: Vec<Note> = Vec::new();
     let mut times: Vec<Option<Clocked>> = Vec::new();
-    let mut capacities: BTreeMap<LinkKey, Capacity> = BTreeMap::new();
+    // In the order read; the last of a link's capacities wins.
+    let mut read_capacities = Vec::new();
     // Gathered through interned keys, then ordered once for a deterministic walk.
     let mut readings = Readings::default();
     // perfquery names ports by LID: the one port index (every port view,
@@ -114,18 +115,30 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
         notes.push(Note::Text(conflict.to_string()));
     }
 
-    for (input, src) in sources.iter().enumerate() {
-        let extracted: Vec<_> = src
-            .document
-            .sections
+    // Every input's sections extracted first, so that the readings' buffer
+    // is sized once for the unit (a host's inputs are a score of small
+    // files: growing it input by input copied it over and over).
+    let extracted: Vec<Vec<_>> = sources
+        .iter()
+        .map(|src| {
+            src.document
+                .sections
+                .iter()
+                .map(|section| (section, extract(section)))
+                .collect()
+        })
+        .collect();
+    readings.reserve(
+        extracted
             .iter()
-            .map(|section| (section, extract(section)))
-            .collect();
+            .flatten()
+            .map(|(_, ex)| ex.samples.len())
+            .sum(),
+    );
+    for (input, (src, extracted)) in sources.iter().zip(extracted).enumerate() {
         let section_times = section_times(&extracted);
         for ((section, ex), time) in extracted.into_iter().zip(section_times) {
-            for (key, cap) in ex.capacities {
-                capacities.insert(key, cap);
-            }
+            read_capacities.extend(ex.capacities);
             if ex.samples.is_empty() {
                 continue;
             }
@@ -152,7 +165,6 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                 time_source: time.as_ref().map(|t| t.source.clone()),
             });
             times.push(time);
-            readings.reserve(ex.samples.len());
             // The section's subjects, each looked up once.
             let mut ids: Vec<Option<u32>> = vec![None; ex.subjects.len()];
             for sample in &ex.samples {
@@ -161,8 +173,11 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                 else {
                     continue;
                 };
+                let subject = *slot.get_or_insert_with(|| readings.subject_id(subject));
                 if sample.counter.saturated {
-                    m.saturated_counters.push(saturated(subject, sample, id));
+                    if let Some(subject) = readings.subject(subject) {
+                        m.saturated_counters.push(saturated(subject, sample, id));
+                    }
                 }
                 let point = Point {
                     snapshot: id,
@@ -171,11 +186,11 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                     role: sample.role,
                     span: sample.span,
                 };
-                let subject = *slot.get_or_insert_with(|| readings.subject_id(subject));
                 readings.add_to(subject, &sample.source, sample.name, point);
             }
         }
     }
+    let capacities = Capacities::from_read(read_capacities);
     m.link_capacities = capacities
         .iter()
         .map(|(key, cap)| LinkCapacity {

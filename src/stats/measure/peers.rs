@@ -57,6 +57,10 @@ static NOBODY: Subject = Subject {
 /// (host, GPU, counter source, counter name): a GPU's sum over its links.
 type GpuKey<'s> = (Option<&'s str>, u32, &'s CounterSource, &'s str);
 
+/// A [`GpuKey`] as [`peer_groups`] finds a GPU's sum: the counter set and
+/// name by address (see [`FillKey`]).
+type GpuSumAt<'s> = (Option<&'s str>, u32, usize, (usize, usize));
+
 /// (kind, group in words, counter source, counter name, statistic).
 pub(super) type GroupKey = (PeerGroupKind, String, CounterSource, String, PeerStatistic);
 
@@ -141,8 +145,10 @@ pub(super) fn peer_groups<'s>(
     let mut groups = GroupFills::default();
     // Where each member's value is, with its group.
     let mut joins: Vec<(u32, MemberAt)> = Vec::with_capacity(series.len() * 2);
-    // Summed through a hash map, then walked in key order (as a tree would).
-    let mut gpu_sums: FxHashMap<GpuKey<'_>, (u64, LineSpan)> = FxHashMap::default();
+    // Summed in order first seen (found through a hash map keyed as
+    // `FillKey` is), then walked in key order (as a tree would).
+    let mut gpu_sums: Vec<(GpuKey<'_>, (u64, LineSpan))> = Vec::new();
+    let mut gpu_at: FxHashMap<GpuSumAt<'_>, usize> = FxHashMap::default();
     let mut across = PeerValuesBuilder::for_series(series);
     for (at, &((subject, source, name), points)) in series.iter().enumerate() {
         let Some(last) = points.last() else { continue };
@@ -158,10 +164,21 @@ pub(super) fn peer_groups<'s>(
             );
             joins.push((group, MemberAt::Series(at)));
         }
-        add_to_gpu_sum(&mut gpu_sums, subject, source, name, value, last.span);
+        // As `add_to_gpu_sum`: a GPU's links, not lanes, are summed.
+        if let (Some(gpu), Some(_), None) = (subject.gpu, subject.link, subject.lane) {
+            let host = subject.host.as_deref();
+            let id = (host, gpu, address(source), name_address(name));
+            let slot = *gpu_at.entry(id).or_insert_with(|| {
+                gpu_sums.push(((host, gpu, source, name), (0, last.span)));
+                gpu_sums.len() - 1
+            });
+            if let Some((_, (sum, lines))) = gpu_sums.get_mut(slot) {
+                *sum = sum.saturating_add(value);
+                *lines = lines.join(last.span);
+            }
+        }
         across.add(subject, source, name, value, last.span);
     }
-    let mut gpu_sums: Vec<_> = gpu_sums.into_iter().collect();
     // Keys are unique (they were map keys), so an unstable sort is exact.
     gpu_sums.sort_unstable_by_key(|(key, _)| *key);
     for (at, ((host, _, source, name), (sum, _))) in gpu_sums.iter().enumerate() {
@@ -285,7 +302,9 @@ fn judge_in_order<'s>(
 }
 
 /// Adds a link's latest value to its GPU's sum over its links (a GPU's
-/// links, not lanes, are summed; other subjects add nothing).
+/// links, not lanes, are summed; other subjects add nothing). The oracle's
+/// way; [`peer_groups`] sums in a vector found through addresses.
+#[cfg(test)]
 fn add_to_gpu_sum<'s>(
     gpu_sums: &mut FxHashMap<GpuKey<'s>, (u64, LineSpan)>,
     subject: &'s Subject,
@@ -332,11 +351,31 @@ enum MemberAt {
     Rate(usize),
 }
 
+/// A [`UnitGroupKey`] as [`GroupFills`] finds it: the counter set and
+/// name by address.
+///
+/// Every series of a unit borrows its counter set and name from the unit's
+/// keys, which hold each distinct one once: within a unit, equal addresses
+/// are equal values and equal values share one address, so the groups are
+/// the same. A unit's tens of thousands of joins then hash and compare
+/// integers, not the counter names' text.
+type FillKey = (PeerGroupKind, u32, usize, (usize, usize), PeerStatistic);
+
+/// Where `value` is in memory (an identity within one unit's series keys).
+fn address<T>(value: &T) -> usize {
+    std::ptr::from_ref(value) as usize
+}
+
+/// Where `name`'s text is, and its length (see [`address`]).
+fn name_address(name: &str) -> (usize, usize) {
+    (name.as_ptr() as usize, name.len())
+}
+
 /// A unit's groups while they are filled (see [`peer_groups`]): each key
 /// once, with an id, and what [`shortcut`] reads of its members.
 #[derive(Default)]
 struct GroupFills<'s> {
-    ids: FxHashMap<UnitGroupKey<'s>, u32>,
+    ids: FxHashMap<FillKey, u32>,
     fills: Vec<(UnitGroupKey<'s>, Fill)>,
 }
 
@@ -357,12 +396,14 @@ impl Fill {
 impl<'s> GroupFills<'s> {
     /// Adds a member with `value` to the group `key`; returns its id.
     fn join(&mut self, key: UnitGroupKey<'s>, value: f64) -> u32 {
-        let id = match self.ids.get(&key) {
+        let (kind, words, source, name, statistic) = key;
+        let found = (kind, words, address(source), name_address(name), statistic);
+        let id = match self.ids.get(&found) {
             Some(id) => *id,
             None => {
                 let id = u32::try_from(self.fills.len()).unwrap_or(u32::MAX);
                 self.fills.push((key, Fill { size: 0, max: None }));
-                self.ids.insert(key, id);
+                self.ids.insert(found, id);
                 id
             }
         };
@@ -932,10 +973,16 @@ impl<'s> PeerValuesBuilder<'s> {
         }
         // LIDs differ from host to host (every port has its own); the CA
         // name and port number do not, so they alone say "the same port".
+        // Built field by field: cloning the subject would copy the host's
+        // name only to drop it.
         let place = Subject {
             host: None,
+            device: subject.device.clone(),
             lid: None,
-            ..subject.clone()
+            port: subject.port,
+            gpu: subject.gpu,
+            link: subject.link,
+            lane: subject.lane,
         };
         if place != Subject::default() {
             self.push(

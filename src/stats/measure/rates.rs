@@ -2,7 +2,7 @@
 //! carried against the link's capacity, and bit error rates.
 
 use super::super::ber::{self, Verdict};
-use super::super::extract::{Capacity, LinkKey, Reading};
+use super::super::extract::{Capacities, Capacity, LinkKeyRef, Reading};
 use super::super::rates::{self, Change};
 use super::super::sample::{CounterUnit, Role, Subject};
 use super::super::{CounterSource, StatsOptions};
@@ -73,7 +73,7 @@ pub(super) fn counter_rate(
                 RateStatus::Measured,
                 Some(by),
                 Some(r),
-                format!("({} − {}) / {} s", cb.value, ca.value, between.seconds_text),
+                measured_words(cb.value, ca.value, &between.seconds_text),
             ),
             _ => (
                 RateStatus::NoInterval,
@@ -104,37 +104,65 @@ pub(super) fn counter_rate(
     }
 }
 
+/// A measured rate's derivation, `(after − before) / seconds s`, as
+/// `format!` writes it. Every rate of a fleet has one: written straight into
+/// a buffer of the right size, without the formatting machinery (the
+/// `format!` was two thirds of a rate's cost).
+fn measured_words(after: u64, before: u64, seconds: &str) -> String {
+    // Two numbers of at most 20 digits, the words, the seconds' text.
+    let mut words = String::with_capacity(2 * 20 + 9 + seconds.len());
+    words.push('(');
+    push_decimal(&mut words, after);
+    words.push_str(" − ");
+    push_decimal(&mut words, before);
+    words.push_str(") / ");
+    words.push_str(seconds);
+    words.push_str(" s");
+    words
+}
+
+/// Appends `value` in decimal, as `Display` writes it.
+fn push_decimal(out: &mut String, value: u64) {
+    let mut digits = [b'0'; 20];
+    let mut rest = value;
+    let mut used = 0;
+    for slot in digits.iter_mut().rev() {
+        *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
+        rest /= 10;
+        used += 1;
+        if rest == 0 {
+            break;
+        }
+    }
+    let text = digits
+        .get(digits.len() - used..)
+        .and_then(|d| std::str::from_utf8(d).ok())
+        .unwrap_or_default();
+    out.push_str(text);
+}
+
 pub(super) fn capacity_of<'c>(
     subject: &Subject,
-    capacities: &'c BTreeMap<LinkKey, Capacity>,
+    capacities: &'c Capacities,
 ) -> Option<&'c Capacity> {
+    let host = subject.host.as_deref();
     if let (Some(gpu), Some(link)) = (subject.gpu, subject.link) {
-        return capacities.get(&LinkKey::Nvlink {
-            host: subject.host.clone(),
-            gpu,
-            link,
-        });
+        return capacities.get(LinkKeyRef::Nvlink { host, gpu, link });
     }
     let port = subject.port?;
     subject
         .lid
-        .and_then(|lid| capacities.get(&LinkKey::Lid { lid, port }))
+        .and_then(|lid| capacities.get(LinkKeyRef::Lid { lid, port }))
         .or_else(|| {
-            subject.device.as_ref().and_then(|ca| {
-                capacities.get(&LinkKey::CaPort {
-                    host: subject.host.clone(),
-                    ca: ca.clone(),
-                    port,
-                })
-            })
+            subject
+                .device
+                .as_deref()
+                .and_then(|ca| capacities.get(LinkKeyRef::CaPort { host, ca, port }))
         })
 }
 
 #[allow(clippy::cast_precision_loss)] // byte counts far below 2^100; f64 keeps 15 digits
-pub(super) fn throughput(
-    rate: &CounterRate,
-    capacities: &BTreeMap<LinkKey, Capacity>,
-) -> Option<Throughput> {
+pub(super) fn throughput(rate: &CounterRate, capacities: &Capacities) -> Option<Throughput> {
     let Role::Traffic { direction, layer } = rate.role else {
         return None;
     };
@@ -206,7 +234,7 @@ pub(super) fn is_corrected_count(name: &str) -> bool {
 
 pub(super) fn bit_error_rate(
     rate: &CounterRate,
-    capacities: &BTreeMap<LinkKey, Capacity>,
+    capacities: &Capacities,
     received: &Received<'_>,
     lanes: &BTreeMap<Subject, u32>,
     options: &StatsOptions,
@@ -282,4 +310,34 @@ pub(super) fn bit_error_rate(
             options.confidence * 100.0
         ),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn measured_words_are_the_formatted_words() {
+        assert_eq!(measured_words(0, 0, "60"), "(0 − 0) / 60 s");
+        assert_eq!(
+            measured_words(u64::MAX, 10, "2.5"),
+            "(18446744073709551615 − 10) / 2.5 s"
+        );
+    }
+
+    proptest! {
+        /// The hand-written derivation is the `format!` one it replaced.
+        #[test]
+        fn measured_words_match_format(
+            after in any::<u64>(),
+            before in prop_oneof![any::<u64>(), 0u64..1000],
+            seconds in "[0-9.]{0,8}",
+        ) {
+            prop_assert_eq!(
+                measured_words(after, before, &seconds),
+                format!("({after} − {before}) / {seconds} s")
+            );
+        }
+    }
 }

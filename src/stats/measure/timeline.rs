@@ -1,7 +1,7 @@
 //! Snapshots on a time line: when each counter-bearing section was read,
 //! which readings form one series, and the interval between two snapshots.
 
-use super::super::extract::Extracted;
+use super::super::extract::{Extracted, SubjectRef};
 use super::super::sample::{CounterUnit, Role, Subject};
 use super::super::{CounterSource, StatsOptions};
 use super::fmt_num;
@@ -160,7 +160,7 @@ impl SeriesKeys {
 /// (and their frees) per host.
 #[derive(Default)]
 pub(super) struct Readings {
-    subjects: Interner<Subject>,
+    subjects: Subjects,
     sources: Interner<CounterSource>,
     names: Interner<String>,
     /// Every reading with its key, in arrival order.
@@ -213,20 +213,92 @@ impl<T: Ord> Interner<T> {
     /// Each id's rank among the distinct values in their order: comparing
     /// ranks compares the values.
     fn ranks(&self) -> Vec<u32> {
-        let mut order: Vec<u32> =
-            (0..u32::try_from(self.values.len()).unwrap_or(u32::MAX)).collect();
-        order.sort_unstable_by(|a, b| {
-            self.values
-                .get(*a as usize)
-                .cmp(&self.values.get(*b as usize))
-        });
-        let mut ranks = vec![0; order.len()];
-        for (rank, id) in order.into_iter().enumerate() {
-            if let Some(r) = ranks.get_mut(id as usize) {
-                *r = u32::try_from(rank).unwrap_or(u32::MAX);
-            }
+        ranks(&self.values)
+    }
+}
+
+/// Each position's rank among `values` in their order.
+fn ranks<T: Ord>(values: &[T]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..u32::try_from(values.len()).unwrap_or(u32::MAX)).collect();
+    order.sort_unstable_by(|a, b| values.get(*a as usize).cmp(&values.get(*b as usize)));
+    let mut ranks = vec![0; order.len()];
+    for (rank, id) in order.into_iter().enumerate() {
+        if let Some(r) = ranks.get_mut(id as usize) {
+            *r = u32::try_from(rank).unwrap_or(u32::MAX);
         }
-        ranks
+    }
+    ranks
+}
+
+/// A subject with its host and device names as ids (0: none, else the
+/// name's id + 1) among the unit's names: hashed and compared as integers.
+type SubjectKey = (u32, u32, [Option<u32>; 5]);
+
+/// A unit's distinct subjects in the order first seen, found through their
+/// [`SubjectKey`]s.
+///
+/// The readings name their subjects with borrowed names ([`SubjectRef`]);
+/// a unit's subjects nearly all share one host name, so looking up its id
+/// is mostly one comparison with the name looked up last, and the subject
+/// itself is then a handful of integers. Each distinct subject's names are
+/// copied once, when it is first seen (hashing and comparing owned subjects,
+/// and copying each section's host name per subject, were a sixth of the
+/// measuring).
+#[derive(Default)]
+struct Subjects {
+    /// Host and device names.
+    names: Interner<String>,
+    /// The id of the host name looked up last.
+    last_host: Option<u32>,
+    /// The id of the device name looked up last.
+    last_device: Option<u32>,
+    ids: FxHashMap<SubjectKey, u32>,
+    /// Each subject's key, by id.
+    keys: Vec<SubjectKey>,
+    /// Each subject, by id.
+    values: Vec<Subject>,
+}
+
+impl Subjects {
+    /// The id + 1 of `name` (0 for none), `last` caching the id found last.
+    fn name_id(names: &mut Interner<String>, last: &mut Option<u32>, name: Option<&str>) -> u32 {
+        let Some(name) = name else { return 0 };
+        let id = match *last {
+            Some(id) if names.values.get(id as usize).map(String::as_str) == Some(name) => id,
+            _ => names.id(name),
+        };
+        *last = Some(id);
+        id.saturating_add(1)
+    }
+
+    /// The key of `subject`, its names interned.
+    fn key(&mut self, subject: &SubjectRef<'_>) -> SubjectKey {
+        let host = Self::name_id(&mut self.names, &mut self.last_host, subject.host);
+        let device = Self::name_id(&mut self.names, &mut self.last_device, subject.device);
+        (
+            host,
+            device,
+            [
+                subject.lid,
+                subject.port,
+                subject.gpu,
+                subject.link,
+                subject.lane,
+            ],
+        )
+    }
+
+    /// The id of the subject with key `key`, `subject` copied only the
+    /// first time it is seen.
+    fn id(&mut self, key: SubjectKey, subject: impl FnOnce() -> Subject) -> u32 {
+        if let Some(id) = self.ids.get(&key) {
+            return *id;
+        }
+        let id = u32::try_from(self.values.len()).unwrap_or(u32::MAX);
+        self.values.push(subject());
+        self.keys.push(key);
+        self.ids.insert(key, id);
+        id
     }
 }
 
@@ -246,20 +318,27 @@ impl Readings {
         name: &str,
         point: Point,
     ) {
-        let subject = self.subject_id(subject);
+        let subject = self.subject_id(&SubjectRef::of(subject));
         self.add_to(subject, source, name, point);
     }
 
     /// The id of `subject`, for [`add_to`](Self::add_to).
-    pub(super) fn subject_id(&mut self, subject: &Subject) -> u32 {
+    pub(super) fn subject_id(&mut self, subject: &SubjectRef<'_>) -> u32 {
+        let key = self.subjects.key(subject);
         // A tool prints a port's or a link's counters together: the subject
         // is most often the one just seen, found without hashing it.
         let subject = match self.last_subject {
-            Some(id) if self.subjects.values.get(id as usize) == Some(subject) => id,
-            _ => self.subjects.id(subject),
+            Some(id) if self.subjects.keys.get(id as usize) == Some(&key) => id,
+            _ => self.subjects.id(key, || subject.to_subject()),
         };
         self.last_subject = Some(subject);
         subject
+    }
+
+    /// The subject with id `id` (as read: LID-named ports get their CA
+    /// name only when the readings are ordered).
+    pub(super) fn subject(&self, id: u32) -> Option<&Subject> {
+        self.subjects.values.get(id as usize)
     }
 
     /// Adds one reading of the subject with id `subject` (see [`add`](Self::add)).
@@ -299,7 +378,7 @@ impl Readings {
             self.name_ports_by_ca(ports)
         };
         let (subject_rank, source_rank, name_rank) = (
-            self.subjects.ranks(),
+            ranks(&self.subjects.values),
             self.sources.ranks(),
             self.names.ranks(),
         );
@@ -322,7 +401,46 @@ impl Readings {
                 rank(&name_rank, name),
             )
         };
-        let order: Vec<u32> = if renamed.is_none() {
+        // Bits that hold every rank of `ranks` (every arrival position).
+        let width = |count: usize| {
+            u32::BITS
+                - u32::try_from(count.saturating_sub(1))
+                    .unwrap_or(u32::MAX)
+                    .leading_zeros()
+        };
+        let widths = [
+            width(subject_rank.len()),
+            width(source_rank.len()),
+            width(name_rank.len()),
+            width(self.points.len()),
+        ];
+        let order: Vec<u32> = if renamed.is_none() && widths.iter().sum::<u32>() <= u64::BITS {
+            // As below, packed in 64 bits: a host's few hundred subjects,
+            // few sources and dozens of names and thousand readings fit,
+            // and sorting words of half the size takes less work. Each
+            // field gets the bits its largest value needs, so comparing the
+            // words compares the fields in order.
+            let [_, source_bits, name_bits, arrival_bits] = widths;
+            let mut packed: Vec<u64> = self
+                .points
+                .iter()
+                .enumerate()
+                .map(|(at, (key, _))| {
+                    let (a, b, c) = key_ranks(*key);
+                    let key =
+                        (u64::from(a) << source_bits | u64::from(b)) << name_bits | u64::from(c);
+                    key << arrival_bits | u64::from(u32::try_from(at).unwrap_or(u32::MAX))
+                })
+                .collect();
+            // Stable (keys are unique, so the order is the same): it finds
+            // the runs a section's readings arrive in and merges them.
+            packed.sort();
+            let arrival = (1_u64 << arrival_bits) - 1;
+            packed
+                .into_iter()
+                .map(|k| u32::try_from(k & arrival).unwrap_or(u32::MAX))
+                .collect()
+        } else if renamed.is_none() {
             // No merge: readings of a series arrive in snapshot order, so
             // key and arrival alone order them, packed in one integer.
             let mut packed: Vec<u128> = self
@@ -337,7 +455,7 @@ impl Readings {
                         | u128::from(u32::try_from(at).unwrap_or(u32::MAX))
                 })
                 .collect();
-            packed.sort_unstable();
+            packed.sort();
             #[allow(clippy::cast_possible_truncation)] // the low 32 bits
             packed.into_iter().map(|k| k as u32).collect()
         } else {
@@ -385,8 +503,8 @@ impl Readings {
     /// names. When a new name is another subject's, the subjects are
     /// interned again: each old id's new id is returned (their series merge).
     fn name_ports_by_ca(&mut self, ports: &PortIndex<'_>) -> Option<Vec<u32>> {
-        let renames: Vec<(usize, Subject)> = self
-            .subjects
+        let subjects = &mut self.subjects;
+        let renames: Vec<(usize, SubjectKey, Subject)> = subjects
             .values
             .iter()
             .enumerate()
@@ -405,28 +523,36 @@ impl Readings {
                     },
                 ))
             })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|(at, subject)| (at, subjects.key(&SubjectRef::of(&subject)), subject))
             .collect();
         // A new name held by no other subject (renamed subjects had no
         // device, so no two of them take one name): renamed in place.
         if renames
             .iter()
-            .all(|(_, subject)| !self.subjects.ids.contains_key(subject))
+            .all(|(_, key, _)| !subjects.ids.contains_key(key))
         {
-            for (at, subject) in renames {
-                let Some(slot) = self.subjects.values.get_mut(at) else {
+            for (at, key, subject) in renames {
+                let (Some(slot), Some(old)) =
+                    (subjects.values.get_mut(at), subjects.keys.get_mut(at))
+                else {
                     continue;
                 };
-                let old = std::mem::replace(slot, subject.clone());
-                self.subjects.ids.remove(&old);
-                self.subjects
+                *slot = subject;
+                subjects.ids.remove(old);
+                *old = key;
+                subjects
                     .ids
-                    .insert(subject, u32::try_from(at).unwrap_or(u32::MAX));
+                    .insert(key, u32::try_from(at).unwrap_or(u32::MAX));
             }
             return None;
         }
-        let old = std::mem::take(&mut self.subjects);
-        let mut renamed: Vec<u32> = Vec::with_capacity(old.values.len());
-        for mut subject in old.values {
+        let old = std::mem::take(&mut subjects.values);
+        subjects.keys.clear();
+        subjects.ids.clear();
+        let mut renamed: Vec<u32> = Vec::with_capacity(old.len());
+        for mut subject in old {
             if subject.device.is_none() {
                 if let Some(owner) = subject
                     .lid
@@ -435,7 +561,8 @@ impl Readings {
                     subject.device = Some(owner.device.to_owned());
                 }
             }
-            renamed.push(self.subjects.id(&subject));
+            let key = subjects.key(&SubjectRef::of(&subject));
+            renamed.push(subjects.id(key, || subject));
         }
         self.last_subject = None;
         Some(renamed)

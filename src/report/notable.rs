@@ -1,0 +1,192 @@
+//! Which measurements a JSON report carries by default: the *notable* ones.
+//!
+//! A healthy port or link yields the same records as every other: its
+//! trained rate, a bit error rate with no errors, a peer group whose members
+//! agree. On 1,000 generated hosts those were 46 MB of a 180 MB report
+//! (144,000 NVLink capacities, all at the links' full rate), and at 10,000
+//! hosts they would be most of a 2 GB file nobody reads. The report keeps
+//! what deviates and *counts* what it leaves out, in a note, so an absent
+//! record is never mistaken for an unmeasured one; `--measurements all`
+//! keeps everything.
+//!
+//! Left out, by kind (everything else is kept whole):
+//! - **link capacities** at the best rate of their kind (NVLink links, or
+//!   InfiniBand ports) on their host: a link trained below its host's best
+//!   is kept, with every other capacity of a host whose links disagree;
+//! - **bit error rates** that counted no errors and are within the
+//!   threshold (inconclusive ones are kept: they ask for a longer interval);
+//! - **peer groups** without outliers.
+//!
+//! Snapshots, counter rates, throughput, saturated counters, traffic
+//! balance, trends and notes are always kept: rates between snapshots are
+//! the news a second snapshot was taken for.
+
+use crate::stats::ber::Verdict;
+use crate::stats::{BitErrorRate, LinkCapacity, Measurements, PeerGroup};
+
+/// How many records of each kind a report left out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Omitted {
+    /// Link capacities at their host's best rate.
+    pub link_capacities: usize,
+    /// Bit error rates with no errors, within the threshold.
+    pub bit_error_rates: usize,
+    /// Peer groups without outliers.
+    pub peer_groups: usize,
+}
+
+impl Omitted {
+    /// Adds another unit's counts.
+    pub fn add(&mut self, other: Self) {
+        self.link_capacities += other.link_capacities;
+        self.bit_error_rates += other.bit_error_rates;
+        self.peer_groups += other.peer_groups;
+    }
+
+    /// The note that says what was left out, or nothing when nothing was.
+    #[must_use]
+    pub fn note(&self) -> Option<String> {
+        let parts: Vec<String> = [
+            (
+                self.link_capacities,
+                "link capacity(ies) at their host's best rate",
+            ),
+            (
+                self.bit_error_rates,
+                "bit error rate(s) with no errors, within the threshold",
+            ),
+            (self.peer_groups, "peer group(s) without outliers"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        (!parts.is_empty()).then(|| {
+            format!(
+                "notable measurements only (`--measurements all` prints every one): left out {}",
+                parts.join(", ")
+            )
+        })
+    }
+}
+
+/// Keeps the notable records of `m` (see the module documentation) and
+/// says how many it left out. Capacities are compared within `m`, so call
+/// it on one unit's measurements (a host's, in a batch run) or on a whole
+/// run's: a host's links are in the same unit either way.
+pub fn keep_notable(m: &mut Measurements) -> Omitted {
+    let before = (
+        m.link_capacities.len(),
+        m.bit_error_rates.len(),
+        m.peer_groups.len(),
+    );
+    keep_notable_capacities(&mut m.link_capacities);
+    m.bit_error_rates.retain(notable_bit_error_rate);
+    m.peer_groups.retain(notable_peer_group);
+    Omitted {
+        link_capacities: before.0 - m.link_capacities.len(),
+        bit_error_rates: before.1 - m.bit_error_rates.len(),
+        peer_groups: before.2 - m.peer_groups.len(),
+    }
+}
+
+/// A bit error rate is news when it counted errors or is not clearly
+/// within its threshold.
+#[must_use]
+pub fn notable_bit_error_rate(b: &BitErrorRate) -> bool {
+    b.errors > 0 || b.verdict != Verdict::Within
+}
+
+/// A peer group is news when it has outliers.
+#[must_use]
+pub fn notable_peer_group(g: &PeerGroup) -> bool {
+    !g.outliers.is_empty()
+}
+
+/// Which capacities are compared with each other: one host's NVLink links,
+/// or one host's InfiniBand ports (ports named by LID alone have no host
+/// and are compared with the other LID-named ports of the same input).
+fn capacity_group(c: &LinkCapacity) -> (Option<&str>, bool) {
+    (c.subject.host.as_deref(), c.subject.gpu.is_some())
+}
+
+/// Keeps the capacities below the best of their group; a group whose
+/// members all agree is left out whole. Linear: one pass for the maxima
+/// (few groups per unit), one to keep.
+fn keep_notable_capacities(capacities: &mut Vec<LinkCapacity>) {
+    let mut best: Vec<((Option<String>, bool), f64)> = Vec::new();
+    for c in capacities.iter() {
+        let (host, nvlink) = capacity_group(c);
+        match best
+            .iter_mut()
+            .find(|((h, n), _)| h.as_deref() == host && *n == nvlink)
+        {
+            Some((_, max)) => *max = max.max(c.gbit_per_second),
+            None => best.push(((host.map(str::to_owned), nvlink), c.gbit_per_second)),
+        }
+    }
+    capacities.retain(|c| {
+        let (host, nvlink) = capacity_group(c);
+        best.iter()
+            .find(|((h, n), _)| h.as_deref() == host && *n == nvlink)
+            .is_some_and(|(_, max)| c.gbit_per_second < *max)
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::span::LineSpan;
+    use crate::stats::Subject;
+
+    fn capacity(host: Option<&str>, gpu: Option<u32>, gbit: f64) -> LinkCapacity {
+        LinkCapacity {
+            subject: Subject {
+                host: host.map(str::to_owned),
+                gpu,
+                link: gpu.map(|_| 0),
+                port: gpu.is_none().then_some(1),
+                ..Subject::default()
+            },
+            gbit_per_second: gbit,
+            source: "test".to_owned(),
+            lines: LineSpan::default(),
+        }
+    }
+
+    #[test]
+    fn capacities_below_their_hosts_best_are_kept_and_the_rest_counted() {
+        let mut m = Measurements {
+            link_capacities: vec![
+                capacity(Some("a"), Some(0), 212.5),
+                capacity(Some("a"), Some(1), 106.25),
+                capacity(Some("a"), None, 400.0),
+                capacity(Some("a"), None, 200.0),
+                // Host b's NVLinks are all slow: nothing to compare them
+                // with on b, and a's links are another host's.
+                capacity(Some("b"), Some(0), 106.25),
+                capacity(Some("b"), Some(1), 106.25),
+                capacity(None, None, 400.0),
+            ],
+            ..Measurements::default()
+        };
+        let omitted = keep_notable(&mut m);
+        let kept: Vec<(Option<&str>, f64)> = m
+            .link_capacities
+            .iter()
+            .map(|c| (c.subject.host.as_deref(), c.gbit_per_second))
+            .collect();
+        assert_eq!(kept, [(Some("a"), 106.25), (Some("a"), 200.0)]);
+        assert_eq!(omitted.link_capacities, 5);
+        let note = omitted.note().unwrap();
+        assert!(note.contains("left out 5 link capacity(ies)"), "{note}");
+        assert!(note.contains("--measurements all"), "{note}");
+    }
+
+    #[test]
+    fn nothing_left_out_says_nothing() {
+        let mut m = Measurements::default();
+        assert_eq!(keep_notable(&mut m), Omitted::default());
+        assert_eq!(Omitted::default().note(), None);
+    }
+}
