@@ -1213,7 +1213,8 @@ fn stream(
     let render_findings = matches!(
         out,
         Sink::Json {
-            store_findings: true
+            store_findings: true,
+            ..
         }
     );
     let progress = progress_bar(sources.len());
