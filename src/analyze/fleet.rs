@@ -17,8 +17,9 @@ use crate::stats::{AcrossHosts, Measurements, StatsOptions};
 use std::collections::BTreeSet;
 
 /// Keeps findings' full text out of memory: called with each finding of a
-/// batch run (fingerprinted: stored as the report prints it), stores it (a
-/// temporary file, say) and returns the id to read it back by. See
+/// batch run (fingerprinted: stored as the report prints it), once each and
+/// in the unit's order of its findings, stores it (a temporary file, say)
+/// and returns the id to read it back by. See
 /// [`Analysis::add_result_storing`].
 pub type FindingStore<'a> = dyn FnMut(&Finding) -> std::io::Result<u64> + 'a;
 
@@ -199,10 +200,21 @@ impl Analysis {
             facts,
         } = result;
         self.units += 1;
+        // Units list their outcomes in registry order, as `selected` is:
+        // each rule is looked for after the last one found first (ids are
+        // unique), not from the start, with a string compare per rule.
+        let mut from = 0;
         for outcome in rules {
-            let Some(i) = self.selected.iter().position(|r| r.id == outcome.rule) else {
+            let Some(i) = self
+                .selected
+                .get(from..)
+                .and_then(|rest| rest.iter().position(|r| r.id == outcome.rule))
+                .map(|p| p + from)
+                .or_else(|| self.selected.iter().position(|r| r.id == outcome.rule))
+            else {
                 continue;
             };
+            from = i + 1;
             let Some(slot) = self.outcomes.get_mut(i) else {
                 continue;
             };

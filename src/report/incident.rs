@@ -60,7 +60,9 @@ impl Incident {
 }
 
 /// FNV-1a, 64 bits: stable across runs, platforms and Rust versions (unlike
-/// `std`'s hasher).
+/// `std`'s hasher). The fingerprints hash as they write ([`FnvWriter`]);
+/// this is their test oracle.
+#[cfg(test)]
 fn fnv(text: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
@@ -111,6 +113,102 @@ fn write_subject_key(
 /// building it first.
 struct FnvWriter(u64);
 
+impl FnvWriter {
+    /// Hashes `bytes`.
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    /// Hashes what `{:?}` prints for `value`: `None`, or `Some("text")`
+    /// (text that `Debug` would escape goes through `fmt`).
+    fn debug_str(&mut self, value: Option<&str>) {
+        use std::fmt::Write;
+        match value {
+            None => self.bytes(b"None"),
+            Some(text)
+                if text
+                    .bytes()
+                    .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\') =>
+            {
+                self.bytes(b"Some(\"");
+                self.bytes(text.as_bytes());
+                self.bytes(b"\")");
+            }
+            Some(text) => {
+                let _ = write!(self, "{:?}", Some(text));
+            }
+        }
+    }
+
+    /// Hashes what `{:?}` prints for `value`: `None` or `Some(12)`.
+    fn debug_u32(&mut self, value: Option<u32>) {
+        let Some(n) = value else {
+            return self.bytes(b"None");
+        };
+        let mut digits = [0_u8; 10];
+        let mut at = digits.len();
+        let mut left = n;
+        loop {
+            at -= 1;
+            if let Some(d) = digits.get_mut(at) {
+                *d = b'0' + u8::try_from(left % 10).unwrap_or(0);
+            }
+            left /= 10;
+            if left == 0 {
+                break;
+            }
+        }
+        self.bytes(b"Some(");
+        self.bytes(digits.get(at..).unwrap_or_default());
+        self.bytes(b")");
+    }
+
+    /// Hashes [`write_subject_key`]'s text for `s`, byte for byte,
+    /// without formatting it.
+    fn subject_key(&mut self, s: &Subject, with_lane: bool) {
+        let lid = if s.device.is_some() || s.guid.is_some() {
+            None
+        } else {
+            s.lid
+        };
+        self.bytes(b"host=");
+        self.debug_str(s.host.as_deref());
+        self.bytes(b";device=");
+        self.debug_str(s.device.as_deref());
+        self.bytes(b";port=");
+        self.debug_u32(s.port);
+        self.bytes(b";lid=");
+        self.debug_u32(lid);
+        self.bytes(b";guid=");
+        match s.guid {
+            // `Guid`'s text: 0x and sixteen hex digits.
+            Some(g) => {
+                self.bytes(b"Some(\"0x");
+                self.bytes(hex16(g.0).as_bytes());
+                self.bytes(b"\")");
+            }
+            None => self.bytes(b"None"),
+        }
+        self.bytes(b";gpu=");
+        self.debug_u32(s.gpu);
+        self.bytes(b";uuid=");
+        self.debug_str(s.gpu_uuid.as_deref());
+        self.bytes(b";bus=");
+        self.debug_str(s.bus_id.as_deref());
+        self.bytes(b";link=");
+        self.debug_u32(s.link);
+        self.bytes(b";lane=");
+        self.debug_u32(if with_lane { s.lane } else { None });
+        self.bytes(b";peer=");
+        self.debug_u32(s.peer_gpu);
+        self.bytes(b";nic=");
+        self.debug_str(s.nic.as_deref());
+    }
+}
+
 impl std::fmt::Write for FnvWriter {
     fn write_str(&mut self, text: &str) -> std::fmt::Result {
         for b in text.bytes() {
@@ -122,20 +220,39 @@ impl std::fmt::Write for FnvWriter {
 }
 
 /// The stable fingerprint of a finding: its rule and subject. Hashed as it
-/// is formatted (every finding of a fleet gets one).
+/// is formatted (every finding of a fleet gets one), and formatted without
+/// `fmt`: the bytes of `finding;rule={rule};` and [`write_subject_key`]'s
+/// text written straight into the hash ([`FnvWriter::subject_key`]).
 #[must_use]
 pub fn finding_fingerprint(f: &Finding) -> String {
-    use std::fmt::Write;
     let mut h = FnvWriter(0xcbf2_9ce4_8422_2325);
-    let _ = write!(h, "finding;rule={};", f.rule);
-    let _ = write_subject_key(&mut h, &f.subject, true);
-    format!("{:016x}", h.0)
+    h.bytes(b"finding;rule=");
+    h.bytes(f.rule.as_bytes());
+    h.bytes(b";");
+    h.subject_key(&f.subject, true);
+    hex16(h.0)
 }
 
-/// The stable fingerprint of an incident about `subject`.
+/// `format!("{h:016x}")`.
+fn hex16(h: u64) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    (0..16)
+        .rev()
+        .map(|i| {
+            let digit = usize::try_from((h >> (i * 4)) & 0xf).unwrap_or(0);
+            char::from(DIGITS.get(digit).copied().unwrap_or(b'0'))
+        })
+        .collect()
+}
+
+/// The stable fingerprint of an incident about `subject`: the hash of
+/// `incident;` and [`subject_key`]'s text, hashed as written.
 #[must_use]
 pub fn incident_fingerprint(subject: &Subject) -> String {
-    fnv(&format!("incident;{}", subject_key(subject, false)))
+    let mut h = FnvWriter(0xcbf2_9ce4_8422_2325);
+    h.bytes(b"incident;");
+    h.subject_key(subject, false);
+    hex16(h.0)
 }
 
 /// Sets every finding's fingerprint.
@@ -639,6 +756,59 @@ fn is_switch_group(fs: &[&Finding]) -> Option<(Subject, usize)> {
 mod tests {
     use super::*;
     use crate::analyze::{analyze, AnalyzeOptions};
+
+    /// [`finding_fingerprint`] as it was: the key formatted with `fmt`.
+    fn finding_fingerprint_formatted(f: &Finding) -> String {
+        use std::fmt::Write;
+        let mut h = FnvWriter(0xcbf2_9ce4_8422_2325);
+        let _ = write!(h, "finding;rule={};", f.rule);
+        let _ = write_subject_key(&mut h, &f.subject, true);
+        format!("{:016x}", h.0)
+    }
+
+    fn any_text() -> impl proptest::strategy::Strategy<Value = Option<String>> {
+        proptest::option::of("(\\PC|[a-z0-9_.:-]|\"|\\\\|\t|\n|'|\u{301}){0,8}")
+    }
+
+    fn any_number() -> impl proptest::strategy::Strategy<Value = Option<u32>> {
+        proptest::option::of(proptest::prop_oneof![0u32..20, proptest::num::u32::ANY])
+    }
+
+    proptest::proptest! {
+        /// The fingerprint hashed byte by byte is the one hashed as `fmt`
+        /// formatted it, for any subject: quotes, escapes, accents and
+        /// control characters in its names, any numbers.
+        #[test]
+        fn fingerprint_is_the_formatted_one(
+            (host, device, gpu_uuid, bus_id, nic) in (any_text(), any_text(), any_text(), any_text(), any_text()),
+            (port, lid, gpu, link, lane, peer_gpu) in (any_number(), any_number(), any_number(), any_number(), any_number(), any_number()),
+            guid in proptest::option::of(proptest::num::u64::ANY),
+            gpu_unknown in proptest::bool::ANY,
+            rule in proptest::sample::select(vec!["IB001", "NV003", "FL004"]),
+        ) {
+            let subject = Subject {
+                host,
+                device,
+                port,
+                lid,
+                guid: guid.map(crate::model::ib::Guid),
+                gpu,
+                gpu_uuid,
+                gpu_unknown,
+                bus_id,
+                link,
+                lane,
+                peer_gpu,
+                nic,
+            };
+            let f = finding(rule, subject, "m", "e");
+            proptest::prop_assert_eq!(finding_fingerprint(&f), finding_fingerprint_formatted(&f));
+            proptest::prop_assert_eq!(
+                incident_fingerprint(&f.subject),
+                fnv(&format!("incident;{}", subject_key(&f.subject, false)))
+            );
+        }
+    }
     use crate::rules::{by_id, Evidence};
     use crate::span::LineSpan;
 

@@ -15,7 +15,7 @@ use crate::model::perfquery::PerfAttribute;
 use crate::model::port_index::PortIndex;
 use crate::model::smi_query::QueryGpu;
 use crate::model::topo::TopoMatrix;
-use crate::model::Counter;
+use crate::model::{Counter, KnownCounter};
 use crate::parse::SectionData;
 use crate::span::LineSpan;
 use crate::stats::{CounterRate, LinkCapacity, Measurements};
@@ -271,6 +271,31 @@ impl Reading<'_> {
     }
 }
 
+/// The last value given for each key of `readings` (in reading order):
+/// the map inserting them one by one gives, built with one stable sort
+/// and one pass instead. A GPU has hundreds of counter readings and a port
+/// dozens; inserting each into the tree (a search comparing names, then a
+/// shift of the node's entries) was most of building the context.
+fn latest_per_key<K: Ord, V>(readings: Vec<(K, V)>) -> BTreeMap<K, V> {
+    // `FromIterator` sorts stably and keeps the last of equal keys.
+    readings.into_iter().collect()
+}
+
+/// [`latest_per_key`] as a list in key order, without building a tree:
+/// a stable sort (of readings usually in order already), then the last
+/// of each run of equal keys.
+fn latest_in_key_order<K: Ord, V>(mut readings: Vec<(K, V)>) -> Vec<(K, V)> {
+    readings.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut latest: Vec<(K, V)> = Vec::with_capacity(readings.len());
+    for r in readings {
+        match latest.last_mut() {
+            Some(last) if last.0 == r.0 => *last = r,
+            _ => latest.push(r),
+        }
+    }
+    latest
+}
+
 /// The latest value of every counter `perfquery` printed for one port.
 #[derive(Debug, Clone)]
 pub struct PerfPortRef<'a> {
@@ -333,8 +358,16 @@ pub struct NvGpuRef<'a> {
     pub all_inactive: Option<(SectionRef<'a>, LineSpan)>,
     /// Latest `-s` reading per link (speed or `<inactive>`).
     pub status: BTreeMap<u32, (SectionRef<'a>, &'a NvlinkLink)>,
-    /// Latest reading per link and counter (`-e`, `-gt`).
-    pub counters: BTreeMap<(u32, &'a str), Reading<'a>>,
+    /// Every counter reading (`-e`, `-gt`) by link and counter, in
+    /// reading order: [`counters`](Self::counters) keeps the latest of each.
+    /// A GPU has hundreds, and the rules read a few counters of them: the
+    /// map of all is built only when asked for.
+    readings: Vec<CounterReading<'a>>,
+    /// The known counter each of `readings` is, if it is one: rules ask
+    /// for theirs by id, compared without reading names.
+    reading_ids: Vec<Option<KnownCounter>>,
+    /// [`counters`](Self::counters), built once when first asked for.
+    counters: OnceCell<BTreeMap<(u32, &'a str), Reading<'a>>>,
     /// Latest `-ec` reading per link.
     pub lanes: BTreeMap<u32, (SectionRef<'a>, &'a NvlinkLink)>,
     /// Set when the `-s` listing of this GPU looks cut: fewer links than
@@ -345,6 +378,36 @@ pub struct NvGpuRef<'a> {
     /// is unknown (`index` says nothing, `name` is empty), and each such
     /// block is a GPU of its own, never merged with a numbered one.
     pub headerless: bool,
+}
+
+/// One NVLink counter reading, keyed by link and counter name.
+type CounterReading<'a> = ((u32, &'a str), Reading<'a>);
+
+impl<'a> NvGpuRef<'a> {
+    /// Latest reading per link and counter (`-e`, `-gt`).
+    #[must_use]
+    pub fn counters(&self) -> &BTreeMap<(u32, &'a str), Reading<'a>> {
+        self.counters
+            .get_or_init(|| latest_per_key(self.readings.clone()))
+    }
+
+    /// The latest reading of each link's `counters`, in (link, name)
+    /// order: [`counters`](Self::counters) with only those counters,
+    /// without building the map of every counter.
+    #[must_use]
+    pub fn latest_of(&self, counters: &[KnownCounter]) -> Vec<CounterReading<'a>> {
+        let wanted = |(((_, name), _), id): &(&CounterReading<'a>, &Option<KnownCounter>)| match id
+        {
+            Some(id) => counters.contains(id),
+            // A name the tables do not know is never one of theirs
+            // (`CounterId::from_name`); compared by name all the same.
+            None => counters.iter().any(|c| c.name() == *name),
+        };
+        let readings = || self.readings.iter().zip(&self.reading_ids).filter(wanted);
+        let mut kept = Vec::with_capacity(readings().count());
+        kept.extend(readings().map(|(r, _)| *r));
+        latest_in_key_order(kept)
+    }
 }
 
 impl NvGpuRef<'_> {
@@ -560,7 +623,11 @@ impl<'a> Context<'a> {
             &'k str,
             Option<Guid>,
         );
-        let mut ports: BTreeMap<PortKey<'a>, PerfPortRef<'a>> = BTreeMap::new();
+        type CounterReadings<'k> = Vec<(&'k str, Reading<'k>)>;
+        // Each port's readings are gathered in reading order and made into
+        // its map once, at the end ([`latest_per_key`]).
+        let mut ports: BTreeMap<PortKey<'a>, (PerfPortRef<'a>, CounterReadings<'a>)> =
+            BTreeMap::new();
         for at in self.sections() {
             if let SectionData::Ibqueryerrors(iq) = &at.section.data {
                 for node in &iq.nodes {
@@ -576,27 +643,28 @@ impl<'a> Context<'a> {
                             node.desc.as_str(),
                             Some(p.guid),
                         );
-                        let entry = ports.entry(key).or_insert_with(|| PerfPortRef {
-                            host: HostKey::Fabric,
-                            lid,
-                            port: Some(p.port),
-                            all_ports: p.all_ports,
-                            // A port line pasted without its node header
-                            // names no node: none is invented.
-                            device: (!node.headerless).then_some(node.desc.as_str()),
-                            guid: Some(p.guid),
-                            counters: BTreeMap::new(),
+                        let (_, counters) = ports.entry(key).or_insert_with(|| {
+                            let port = PerfPortRef {
+                                host: HostKey::Fabric,
+                                lid,
+                                port: Some(p.port),
+                                all_ports: p.all_ports,
+                                // A port line pasted without its node header
+                                // names no node: none is invented.
+                                device: (!node.headerless).then_some(node.desc.as_str()),
+                                guid: Some(p.guid),
+                                counters: BTreeMap::new(),
+                            };
+                            (port, Vec::new())
                         });
-                        for (id, counter) in &p.counters {
-                            entry.counters.insert(
-                                id.name(),
-                                Reading {
-                                    counter: *counter,
-                                    at,
-                                    span: p.span,
-                                },
-                            );
-                        }
+                        counters.extend(p.counters.iter().map(|(id, counter)| {
+                            let reading = Reading {
+                                counter: *counter,
+                                at,
+                                span: p.span,
+                            };
+                            (id.name(), reading)
+                        }));
                     }
                 }
                 continue;
@@ -630,31 +698,38 @@ impl<'a> Context<'a> {
                     _ => at.host(),
                 };
                 let key = (host, block.lid, block.port, all_ports, path, None);
-                let entry = ports.entry(key).or_insert_with(|| PerfPortRef {
-                    host,
-                    lid: block.lid,
-                    port: block.port,
-                    all_ports,
-                    device: block
-                        .lid
-                        .and_then(|l| index.by_lid(named, l))
-                        .map(|owner| owner.device),
-                    guid: None,
-                    counters: BTreeMap::new(),
+                let (_, counters) = ports.entry(key).or_insert_with(|| {
+                    let port = PerfPortRef {
+                        host,
+                        lid: block.lid,
+                        port: block.port,
+                        all_ports,
+                        device: block
+                            .lid
+                            .and_then(|l| index.by_lid(named, l))
+                            .map(|owner| owner.device),
+                        guid: None,
+                        counters: BTreeMap::new(),
+                    };
+                    (port, Vec::new())
                 });
-                for (id, counter) in &block.counters {
-                    entry.counters.insert(
-                        id.name(),
-                        Reading {
-                            counter: *counter,
-                            at,
-                            span: block.span,
-                        },
-                    );
-                }
+                counters.extend(block.counters.iter().map(|(id, counter)| {
+                    let reading = Reading {
+                        counter: *counter,
+                        at,
+                        span: block.span,
+                    };
+                    (id.name(), reading)
+                }));
             }
         }
-        ports.into_values().collect()
+        ports
+            .into_values()
+            .map(|(mut port, counters)| {
+                port.counters = latest_per_key(counters);
+                port
+            })
+            .collect()
     }
 
     /// What `nvidia-smi nvlink` said about each GPU, per host, merging every
@@ -685,10 +760,15 @@ impl<'a> Context<'a> {
                         uuid: gpu.uuid.as_deref(),
                         all_inactive: None,
                         status: BTreeMap::new(),
-                        counters: BTreeMap::new(),
+                        readings: Vec::new(),
+                        reading_ids: Vec::new(),
+                        counters: OnceCell::new(),
                         lanes: BTreeMap::new(),
                         listing_cut: None,
                     });
+                let listed = gpu.links.iter().map(|l| l.counters.len()).sum();
+                entry.readings.reserve(listed);
+                entry.reading_ids.reserve(listed);
                 if gpu.all_links_inactive {
                     entry.all_inactive = Some((at, gpu.span));
                     entry.status.clear();
@@ -700,15 +780,14 @@ impl<'a> Context<'a> {
                         }
                         entry.status.insert(link.link, (at, link));
                     }
-                    for (id, counter) in &link.counters {
-                        entry.counters.insert(
-                            (link.link, id.name()),
-                            Reading {
-                                counter: *counter,
-                                at,
-                                span: link.span,
-                            },
-                        );
+                    for (id, counter) in link.counters.iter() {
+                        let reading = Reading {
+                            counter: *counter,
+                            at,
+                            span: link.span,
+                        };
+                        entry.readings.push(((link.link, id.name()), reading));
+                        entry.reading_ids.push(id.known());
                     }
                     if !link.lanes.is_empty() {
                         entry.lanes.insert(link.link, (at, link));
@@ -716,12 +795,13 @@ impl<'a> Context<'a> {
                 }
             }
         }
+        let mut gpus: Vec<NvGpuRef<'a>> = gpus.into_values().collect();
         let mut longest: BTreeMap<(HostKey<'a>, &'a str), usize> = BTreeMap::new();
-        for g in gpus.values() {
+        for g in &gpus {
             let e = longest.entry((g.host, g.name)).or_default();
             *e = (*e).max(g.status.len());
         }
-        for g in gpus.values_mut() {
+        for g in &mut gpus {
             if g.all_inactive.is_some() || g.status.is_empty() {
                 continue;
             }
@@ -748,7 +828,7 @@ impl<'a> Context<'a> {
                 ));
             }
         }
-        gpus.into_values().collect()
+        gpus
     }
 
     /// The latest `nvidia-smi topo -m` matrix of each host.
@@ -1000,5 +1080,60 @@ pub fn subject_of(s: &crate::stats::Subject) -> super::Subject {
         link: s.link,
         lane: s.lane,
         ..super::Subject::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{latest_in_key_order, latest_per_key};
+    use std::collections::BTreeMap;
+
+    /// The old way: each reading inserted in turn, a later one replacing
+    /// an earlier one of the same key.
+    fn inserted_one_by_one<K: Ord, V>(readings: Vec<(K, V)>) -> BTreeMap<K, V> {
+        let mut map = BTreeMap::new();
+        for (k, v) in readings {
+            map.insert(k, v);
+        }
+        map
+    }
+
+    proptest::proptest! {
+        /// Building a GPU's or port's counters at once gives the map the
+        /// one-by-one inserts gave, whatever the order and repeats of
+        /// (link, counter name) keys.
+        #[test]
+        fn latest_per_key_is_inserting_in_turn(
+            keys in proptest::collection::vec(
+                (0u32..4, proptest::sample::select(vec!["a", "ab", "b", "rx", "tx"])),
+                0..80,
+            ),
+        ) {
+            // Each reading's value is its place: which one was kept shows.
+            let readings: Vec<_> = keys.into_iter().enumerate().map(|(i, k)| (k, i)).collect();
+            proptest::prop_assert_eq!(
+                latest_per_key(readings.clone()),
+                inserted_one_by_one(readings.clone())
+            );
+        }
+
+        /// The latest readings of a few counters are those the map of all
+        /// counters holds for them, in its order.
+        #[test]
+        fn latest_in_key_order_is_the_map_of_all_filtered(
+            keys in proptest::collection::vec(
+                (0u32..4, proptest::sample::select(vec!["a", "ab", "b", "rx", "tx"])),
+                0..80,
+            ),
+            names in proptest::sample::subsequence(vec!["a", "ab", "rx", "zz"], 0..4),
+        ) {
+            let readings: Vec<_> = keys.into_iter().enumerate().map(|(i, k)| (k, i)).collect();
+            let want: Vec<_> = inserted_one_by_one(readings.clone())
+                .into_iter()
+                .filter(|((_, name), _)| names.contains(name))
+                .collect();
+            let named = readings.iter().filter(|((_, n), _)| names.contains(n)).copied().collect();
+            proptest::prop_assert_eq!(latest_in_key_order(named), want);
+        }
     }
 }

@@ -565,9 +565,8 @@ fn counter_findings(
     let readings: Vec<_> = gpus
         .iter()
         .flat_map(|g| {
-            g.counters
-                .iter()
-                .filter(|((_, name), _)| names.contains(name))
+            g.latest_of(counters)
+                .into_iter()
                 .map(move |(key, r)| (g, key, r))
         })
         .collect();

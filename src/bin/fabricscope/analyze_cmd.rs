@@ -14,7 +14,7 @@ use crate::inputs::{list, InputOptions, Listing, Problem, Source};
 use crate::naming::HostFrom;
 use crate::ndjson_stream::{NdjsonOut, Safety, UnitLines};
 use crate::parse_cmd::read_input;
-use crate::spool::{Spool, TempFile};
+use crate::spool::{RenderedFindings, Spool, TempFile};
 use clap::ValueEnum;
 use fabricscope::analyze::records::{
     RecordLine, RecordsHeader, RECORDS_KIND, RECORDS_SCHEMA_VERSION,
@@ -939,7 +939,7 @@ fn merge(
             drop(analysis.add_result_printed(unit));
             continue;
         }
-        fold_unit(&mut analysis, spool.as_mut(), unit).map_err(temp_error)?;
+        fold_unit(&mut analysis, spool.as_mut(), unit, None).map_err(temp_error)?;
     }
     hosts.sort_unstable();
     hosts.dedup();
@@ -958,11 +958,13 @@ fn merge(
 
 /// Adds one unit to the analysis; with a spool, its measurements (and
 /// findings, when the spool stores them) go to disk, without one they are
-/// dropped.
+/// dropped. `rendered`: the unit's findings already formatted for the
+/// spool (on the unit's thread), which then only copies them.
 fn fold_unit(
     analysis: &mut Analysis,
     spool: Option<&mut Spool>,
     unit: UnitResult,
+    rendered: Option<RenderedFindings>,
 ) -> std::io::Result<()> {
     let Some(spool) = spool else {
         // Reports other than JSON do not print measurements: keeping them
@@ -970,9 +972,17 @@ fn fold_unit(
         drop(analysis.add_result_taking_measurements(unit));
         return Ok(());
     };
-    let m = match spool.findings.as_mut() {
-        Some(stored) => analysis.add_result_storing(unit, &mut |f| stored.store(f))?,
-        None => analysis.add_result_taking_measurements(unit),
+    let m = match (spool.findings.as_mut(), rendered) {
+        (Some(stored), Some(rendered)) if rendered.len() == unit.findings.len() => {
+            // The store is called once per finding, in the unit's order.
+            let mut next = 0;
+            analysis.add_result_storing(unit, &mut |_| {
+                next += 1;
+                stored.store_record(rendered.record(next - 1))
+            })?
+        }
+        (Some(stored), _) => analysis.add_result_storing(unit, &mut |f| stored.store(f))?,
+        (None, _) => analysis.add_result_taking_measurements(unit),
     };
     spool.add(m)
 }
@@ -1065,6 +1075,9 @@ struct UnitRead {
     result: Option<UnitResult>,
     /// Streamed NDJSON: the unit's lines, rendered in parallel.
     lines: Option<UnitLines>,
+    /// A JSON report storing findings: the unit's findings formatted as
+    /// the spool stores them, in parallel.
+    rendered: Option<RenderedFindings>,
     /// Hosts of the documents' sections and set-aside lines (`--redact`).
     hosts: Vec<String>,
     skipped: Vec<SkippedInput>,
@@ -1072,7 +1085,8 @@ struct UnitRead {
 }
 
 /// Reads one unit and analyses it, or with `hosts_only` only learns which
-/// hosts it names ([`fabricscope::analyze::unit_hosts`]).
+/// hosts it names ([`fabricscope::analyze::unit_hosts`]). With
+/// `render_findings`, its findings are formatted for the finding spool here.
 fn read_unit(
     sources: &[Source],
     unit: &[usize],
@@ -1080,6 +1094,7 @@ fn read_unit(
     progress: Option<&ProgressBar>,
     hosts_only: bool,
     ndjson: Option<Option<&Safety>>,
+    render_findings: bool,
 ) -> UnitRead {
     let mut docs = Vec::new();
     let mut times = Vec::new();
@@ -1127,9 +1142,21 @@ fn read_unit(
         }
         _ => None,
     };
+    let rendered = match result.as_mut() {
+        Some(r) if render_findings && !hosts_only => {
+            // Stored as the report prints them: fingerprinted (the unit
+            // step fingerprints its findings; this is for any without).
+            for f in r.findings.iter_mut().filter(|f| f.fingerprint.is_empty()) {
+                f.fingerprint = fabricscope::report::incident::finding_fingerprint(f);
+            }
+            RenderedFindings::of(&r.findings).ok()
+        }
+        _ => None,
+    };
     UnitRead {
         result,
         lines,
+        rendered,
         hosts,
         skipped,
         named_failures,
@@ -1183,6 +1210,13 @@ fn stream(
         _ => None,
     };
     let lines_for = matches!(out, Sink::Ndjson).then_some(safety.as_ref());
+    let render_findings = matches!(
+        out,
+        Sink::Json {
+            store_findings: true,
+            ..
+        }
+    );
     let progress = progress_bar(sources.len());
     let chunk = rayon::current_num_threads().max(1) * UNITS_PER_THREAD;
     loop {
@@ -1214,6 +1248,7 @@ fn stream(
                                 progress.as_ref(),
                                 hosts_only,
                                 lines_for,
+                                render_findings,
                             )
                         })
                         .collect::<Vec<UnitRead>>()
@@ -1400,7 +1435,13 @@ impl Fold {
                 drop(self.analysis.add_result_printed(result));
                 continue;
             }
-            fold_unit(&mut self.analysis, self.spool.as_mut(), result).map_err(temp_error)?;
+            fold_unit(
+                &mut self.analysis,
+                self.spool.as_mut(),
+                result,
+                unit.rendered,
+            )
+            .map_err(temp_error)?;
         }
         if let Some(out) = ndjson {
             out.flush().map_err(output_error)?;

@@ -139,10 +139,19 @@ impl FindingSpool {
     pub fn store(&mut self, finding: &Finding) -> std::io::Result<u64> {
         self.record.clear();
         write_indented(finding, FINDING_INDENT, &mut self.buffer, &mut self.record)?;
-        self.file.writer()?.write_all(&self.record)?;
+        let record = std::mem::take(&mut self.record);
+        let id = self.store_record(&record);
+        self.record = record;
+        id
+    }
+
+    /// Writes one record formatted as [`store`](Self::store) formats a
+    /// finding (by [`RenderedFindings`], on a unit's thread); returns its id.
+    pub fn store_record(&mut self, record: &[u8]) -> std::io::Result<u64> {
+        self.file.writer()?.write_all(record)?;
         let start = self.offsets.last().copied().unwrap_or(0);
         let id = self.offsets.len() as u64 - 1;
-        self.offsets.push(start + self.record.len() as u64);
+        self.offsets.push(start + record.len() as u64);
         Ok(id)
     }
 
@@ -156,14 +165,8 @@ impl FindingSpool {
 
     /// The message of the finding stored under `id`.
     fn message(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<String> {
-        /// Only the message is read (the rest of the record is skipped).
-        #[derive(serde::Deserialize)]
-        struct Message {
-            message: String,
-        }
         self.read_raw(id, buffer)?;
-        let record: Message = serde_json::from_slice(buffer)?;
-        Ok(record.message)
+        record_message(buffer)
     }
 
     /// The text of the finding stored under `id`, into `buffer`.
@@ -197,6 +200,76 @@ impl FindingSpool {
         buffer.clear();
         buffer.extend_from_slice(record);
         Ok(())
+    }
+}
+
+/// The `message` of a finding record as [`FindingSpool::store`] formats
+/// it: only that string is parsed, found by its key at the depth of the
+/// record's own fields (a newline and six spaces: no string holds a raw
+/// newline, and nested fields sit deeper), rather than the whole record
+/// (skipping its evidence was most of reading an incident's title back).
+fn record_message(record: &[u8]) -> std::io::Result<String> {
+    use serde::Deserialize;
+    const KEY: &[u8] = b"\n      \"message\": ";
+    let Some(at) = record.windows(KEY.len()).position(|w| w == KEY) else {
+        return record_message_parsed(record);
+    };
+    let value = record.get(at + KEY.len()..).unwrap_or_default();
+    let mut de = serde_json::Deserializer::from_slice(value);
+    Ok(String::deserialize(&mut de)?)
+}
+
+/// [`record_message`] by parsing the whole record: for a record laid out
+/// otherwise, and the test oracle.
+fn record_message_parsed(record: &[u8]) -> std::io::Result<String> {
+    /// Only the message is read (the rest of the record is skipped).
+    #[derive(serde::Deserialize)]
+    struct Message {
+        message: String,
+    }
+    let record: Message = serde_json::from_slice(record)?;
+    Ok(record.message)
+}
+
+/// A unit's findings formatted as [`FindingSpool::store`] would format
+/// them, each record's end in `ends`: done on the unit's own thread, so the
+/// one thread folding units in order only copies the bytes
+/// ([`FindingSpool::store_record`]).
+#[derive(Debug, Default)]
+pub struct RenderedFindings {
+    text: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl RenderedFindings {
+    /// Formats `findings` (fingerprinted: stored as the report prints them).
+    pub fn of(findings: &[Finding]) -> std::io::Result<Self> {
+        let mut out = Self {
+            text: Vec::with_capacity(findings.len() * 1024),
+            ends: Vec::with_capacity(findings.len()),
+        };
+        let mut buffer = Vec::new();
+        for f in findings {
+            write_indented(f, FINDING_INDENT, &mut buffer, &mut out.text)?;
+            out.ends.push(out.text.len());
+        }
+        Ok(out)
+    }
+
+    /// How many findings were formatted.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The record of the `i`-th finding.
+    pub fn record(&self, i: usize) -> &[u8] {
+        let start = i
+            .checked_sub(1)
+            .and_then(|p| self.ends.get(p))
+            .copied()
+            .unwrap_or(0);
+        let end = self.ends.get(i).copied().unwrap_or(start);
+        self.text.get(start..end).unwrap_or_default()
     }
 }
 
@@ -914,6 +987,75 @@ mod tests {
             assert_eq!(buffer, texts[i], "finding {i}");
         }
         assert!(spool.read_raw(n as u64, &mut buffer).is_err());
+    }
+
+    /// Findings rendered on a unit's thread are stored as the very text
+    /// [`FindingSpool::store`] writes for them.
+    #[test]
+    fn rendered_findings_are_the_records_store_writes() {
+        let report = analyzed();
+        let rendered =
+            RenderedFindings::of(&report.findings).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(rendered.len(), report.findings.len());
+        let (mut stored, mut copied) = (
+            FindingSpool::new().unwrap_or_else(|e| unreachable!("{e}")),
+            FindingSpool::new().unwrap_or_else(|e| unreachable!("{e}")),
+        );
+        for (i, f) in report.findings.iter().enumerate() {
+            let a = stored.store(f).unwrap_or_else(|e| unreachable!("{e}"));
+            let b = copied
+                .store_record(rendered.record(i))
+                .unwrap_or_else(|e| unreachable!("{e}"));
+            assert_eq!(a, b);
+        }
+        stored.finish().unwrap_or_else(|e| unreachable!("{e}"));
+        copied.finish().unwrap_or_else(|e| unreachable!("{e}"));
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for id in 0..report.findings.len() as u64 {
+            stored
+                .read_raw(id, &mut a)
+                .unwrap_or_else(|e| unreachable!("{e}"));
+            copied
+                .read_raw(id, &mut b)
+                .unwrap_or_else(|e| unreachable!("{e}"));
+            assert_eq!(a, b, "finding {id}");
+            assert_eq!(
+                stored
+                    .message(id, &mut a)
+                    .unwrap_or_else(|e| unreachable!("{e}")),
+                report.findings[id as usize].message
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// A stored finding's message read by its key alone is the message
+        /// parsing the whole record gives, whatever the message and the
+        /// subject and evidence around it hold (quotes, newlines, the key's
+        /// own text, any character).
+        #[test]
+        fn message_by_key_is_the_parsed_message(
+            message in "(\\PC|\n|\"|\\\\|\"message\": |      ){0,12}",
+            host in "(\\PC|\"message\": ){0,6}",
+            evidence in "(\\PC|\n      \"message\": ){0,8}",
+        ) {
+            let report = analyzed();
+            let mut f = report.findings[0].clone();
+            f.message = message.clone();
+            f.subject.host = Some(host);
+            if let Some(e) = f.evidence.first_mut() {
+                e.text = evidence;
+            }
+            let (mut buffer, mut record) = (Vec::new(), Vec::new());
+            write_indented(&f, FINDING_INDENT, &mut buffer, &mut record)
+                .unwrap_or_else(|e| unreachable!("{e}"));
+            let parsed = record_message_parsed(&record).unwrap_or_else(|e| unreachable!("{e}"));
+            proptest::prop_assert_eq!(&parsed, &message);
+            proptest::prop_assert_eq!(
+                record_message(&record).unwrap_or_else(|e| unreachable!("{e}")),
+                parsed
+            );
+        }
     }
 
     #[derive(Serialize)]
