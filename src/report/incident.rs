@@ -221,8 +221,8 @@ impl std::fmt::Write for FnvWriter {
 
 /// The stable fingerprint of a finding: its rule and subject. Hashed as it
 /// is formatted (every finding of a fleet gets one), and formatted without
-/// `fmt`: the bytes of `finding;rule={rule};` and [`write_subject_key`]'s
-/// text written straight into the hash ([`FnvWriter::subject_key`]).
+/// `fmt`: the bytes of `finding;rule={rule};` and the subject's key text
+/// (each field that is set) written straight into the hash.
 #[must_use]
 pub fn finding_fingerprint(f: &Finding) -> String {
     let mut h = FnvWriter(0xcbf2_9ce4_8422_2325);
@@ -246,7 +246,7 @@ fn hex16(h: u64) -> String {
 }
 
 /// The stable fingerprint of an incident about `subject`: the hash of
-/// `incident;` and [`subject_key`]'s text, hashed as written.
+/// `incident;` and the subject's key text, hashed as written.
 #[must_use]
 pub fn incident_fingerprint(subject: &Subject) -> String {
     let mut h = FnvWriter(0xcbf2_9ce4_8422_2325);
