@@ -119,3 +119,39 @@ fn a_fleet_unit_by_unit_reports_what_one_run_reports() {
         .iter()
         .any(|g| g.kind == fabricscope::stats::PeerGroupKind::SamePortAcrossHosts));
 }
+
+/// Documents given out of the order of their file times are analysed in
+/// it: a host's dumps handed over backwards (each perfquery's second
+/// snapshot before its first) give the findings of the dumps in time order,
+/// rising errors included, not a counter reset.
+#[test]
+fn a_unit_given_backwards_is_analysed_in_time_order() {
+    let hosts = fleet(12);
+    let options = AnalyzeOptions::default();
+    let second = |d: &Document| {
+        d.sections
+            .iter()
+            .filter_map(|s| s.source.as_deref())
+            .any(|f| f.ends_with("_1.txt"))
+    };
+    let findings = |r: &fabricscope::analyze::UnitResult| -> Vec<String> {
+        r.findings
+            .iter()
+            .map(|f| format!("{} {:?} {:?} {}", f.rule, f.severity, f.subject, f.message))
+            .collect()
+    };
+    let mut rising = 0;
+    for docs in &hosts {
+        let times: Vec<Option<f64>> = docs
+            .iter()
+            .map(|d| Some(if second(d) { 1_060.0 } else { 1_000.0 }))
+            .collect();
+        let backwards: Vec<Document> = docs.iter().rev().cloned().collect();
+        let backwards_times: Vec<Option<f64>> = times.iter().rev().copied().collect();
+        let forwards = analyze_unit(docs, &times, &options);
+        let given_backwards = analyze_unit(&backwards, &backwards_times, &options);
+        assert_eq!(findings(&given_backwards), findings(&forwards));
+        rising += usize::from(forwards.findings.iter().any(|f| f.rule == "IB112"));
+    }
+    assert!(rising > 0, "the fleet has errors rising between snapshots");
+}

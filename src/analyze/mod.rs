@@ -26,7 +26,7 @@ pub mod records;
 mod unit;
 
 pub use fleet::{Analysis, FindingStore, PrintedFleet};
-pub use unit::{analyze_unit, unit_hosts, RuleOutcome, UnitResult};
+pub use unit::{analyze_unit, time_order, unit_hosts, RuleOutcome, UnitResult};
 
 use crate::input::Document;
 use crate::report::verdict::{Verdict, VerdictLevel};

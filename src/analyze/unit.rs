@@ -76,14 +76,52 @@ pub(super) fn selected_rules(options: &AnalyzeOptions) -> Vec<&'static Rule> {
         .collect()
 }
 
+/// The order to analyse a unit's documents in, when it is not the order
+/// given: by file time, when every document has one (stable, so files of
+/// the same second keep their order). Snapshots pair in document order, and
+/// names do not sort by time: read in name order, `perfquery_after.txt`
+/// came before `perfquery_before.txt`, the later counters were read first,
+/// their growth was taken for a reset and rising errors went unreported.
+#[must_use]
+pub fn time_order(documents: usize, modified_unix: &[Option<f64>]) -> Option<Vec<usize>> {
+    let times: Vec<f64> = modified_unix
+        .iter()
+        .take(documents)
+        .copied()
+        .collect::<Option<_>>()?;
+    if times.len() != documents || times.is_sorted_by(|a, b| a.total_cmp(b).is_le()) {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..documents).collect();
+    order.sort_by(|&a, &b| {
+        let time = |i: usize| times.get(i).copied().unwrap_or_default();
+        time(a).total_cmp(&time(b))
+    });
+    Some(order)
+}
+
 /// Measures one unit and runs every rule that needs only that unit.
 /// `modified_unix` holds the file time of each document (may be shorter).
+/// Documents given out of the order of their times are analysed in it
+/// ([`time_order`]; a copy is made then, so callers holding the documents
+/// sort them first).
 #[must_use]
 pub fn analyze_unit(
     documents: &[Document],
     modified_unix: &[Option<f64>],
     options: &AnalyzeOptions,
 ) -> UnitResult {
+    if let Some(order) = time_order(documents.len(), modified_unix) {
+        let in_order: Vec<Document> = order
+            .iter()
+            .filter_map(|&i| documents.get(i).cloned())
+            .collect();
+        let times: Vec<Option<f64>> = order
+            .iter()
+            .map(|&i| modified_unix.get(i).copied().flatten())
+            .collect();
+        return analyze_unit(&in_order, &times, options);
+    }
     let sources: Vec<stats::Source<'_>> = documents
         .iter()
         .enumerate()
@@ -152,5 +190,23 @@ pub fn unit_hosts(documents: &[Document]) -> UnitResult {
         host_names,
         unnamed_hosts,
         ..UnitResult::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_order;
+
+    #[test]
+    fn documents_are_reordered_only_by_a_time_each() {
+        // Already in order, or a document without a time: as given.
+        assert_eq!(time_order(3, &[Some(1.0), Some(1.0), Some(2.0)]), None);
+        assert_eq!(time_order(3, &[Some(2.0), None, Some(1.0)]), None);
+        assert_eq!(time_order(2, &[Some(2.0)]), None);
+        // Out of order: by time, files of the same second in their order.
+        assert_eq!(
+            time_order(4, &[Some(60.0), Some(0.0), Some(60.0), Some(0.0)]),
+            Some(vec![1, 3, 0, 2])
+        );
     }
 }

@@ -1054,8 +1054,8 @@ struct Streamed {
 
 /// Groups the inputs into units: adjacent files of one host directory (in
 /// a tree or an archive) form one unit; any other input (a named file, a
-/// gzipped file, standard input) is a unit of its own. Units that turn out to name the same host are merged
-/// later ([`stream`]).
+/// gzipped file, standard input) is a unit of its own. Units that turn
+/// out to name the same host are merged later ([`stream`]).
 fn plan_units(sources: &[Source]) -> Vec<Vec<usize>> {
     let mut units: Vec<Vec<usize>> = Vec::new();
     let mut last_host: Option<&str> = None;
@@ -1483,21 +1483,19 @@ fn read_all(sources: Vec<Source>) -> ReadResult {
     (names, documents, times, skipped, named_failures)
 }
 
-/// The documents of one analysis in the order they were taken, when every
-/// one has a file time: snapshots pair in document order, and a directory
-/// walk (or an archive) gives name order, in which `perfquery_after.txt`
-/// comes before `perfquery_before.txt` — the later counters would be read
-/// first, their growth taken for a reset and rising errors missed. The sort
-/// is stable: files of the same second keep their name order, and without
-/// a time for each document the order given stands.
-fn in_time_order<T>(mut items: Vec<T>, time: impl Fn(&T) -> Option<f64>) -> Vec<T> {
-    if items.len() > 1 && items.iter().all(|i| time(i).is_some()) {
-        items.sort_by(|a, b| {
-            let (a, b) = (time(a).unwrap_or_default(), time(b).unwrap_or_default());
-            a.total_cmp(&b)
-        });
-    }
-    items
+/// `items` in the order [`fabricscope::analyze::time_order`] gives (by file
+/// time, when each has one): the documents are owned here, so they are
+/// moved into that order rather than copied by `analyze_unit`.
+fn in_time_order<T>(items: Vec<T>, time: impl Fn(&T) -> Option<f64>) -> Vec<T> {
+    let times: Vec<Option<f64>> = items.iter().map(&time).collect();
+    let Some(order) = fabricscope::analyze::time_order(items.len(), &times) else {
+        return items;
+    };
+    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|i| slots.get_mut(i).and_then(Option::take))
+        .collect()
 }
 
 /// One input after reading: its name, file time, whether it was a named
