@@ -273,7 +273,10 @@ else describe("fabricscope page", () => {
     const allowed = Math.max(100, engineMs / 2);
     assert.ok(result.maxGap < allowed,
       `longest main-thread stall ${result.maxGap.toFixed(0)} ms (allowed ${allowed.toFixed(0)}) while the engine ran ${engineMs} ms`);
-    assert.ok(result.ticks >= Math.min(10, engineMs / 50), `main thread kept ticking (${result.ticks} ticks in ${engineMs} ms)`);
+    // On the main thread the engine would leave no tick between posting the
+    // text and rendering; a few prove the thread ran meanwhile. (Ten were
+    // asked before, and a loaded 2-core machine once gave six in 1.3 s.)
+    assert.ok(result.ticks >= Math.min(3, engineMs / 50), `main thread kept ticking (${result.ticks} ticks in ${engineMs} ms)`);
   });
 
   test("narrow and dark layouts render (screenshots)", async (t) => {
