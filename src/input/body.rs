@@ -77,6 +77,17 @@ fn perfquery_field(text: &str) -> bool {
     dots > 0 && !value.is_empty() && all_in(ALNUM, value)
 }
 
+/// What follows `Link N: ` on an indented line, or `None` for any other
+/// line: the part of a header-less `-s` link line [`nvlink_link`] judges.
+fn link_payload(text: &str) -> Option<&[u8]> {
+    let rest = after_indent(text).strip_prefix("Link ")?.as_bytes();
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 {
+        return None;
+    }
+    rest.get(digits..)?.strip_prefix(b": ")
+}
+
 /// nvidia-smi's `Link 3: Replay Errors: 0`, `Link 0: Data Tx: 5842 KiB`,
 /// `Link 5: 26.562 GB/s`, `Link 4: <inactive>`: optional indentation,
 /// `Link`, a space, a link number, a colon and a space, then letters,
@@ -92,16 +103,7 @@ fn perfquery_field(text: &str) -> bool {
 /// table, port arrow, quote or comment matches. nvlink's own detector finds
 /// only its line-keyed header-less `-s` links here.
 fn nvlink_link(text: &str) -> bool {
-    let t = after_indent(text);
-    let Some(rest) = t.strip_prefix("Link ") else {
-        return false;
-    };
-    let rest = rest.as_bytes();
-    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-    if digits == 0 {
-        return false;
-    }
-    let Some(rest) = rest.get(digits..).and_then(|r| r.strip_prefix(b": ")) else {
+    let Some(rest) = link_payload(text) else {
         return false;
     };
     // Each colon must be followed by a space: the bytes after the colons
@@ -287,16 +289,7 @@ mod tests {
         }
 
         pub(super) fn nvlink_link(text: &str) -> bool {
-            let t = after_indent(text);
-            let Some(rest) = t.strip_prefix("Link ") else {
-                return false;
-            };
-            let rest = rest.as_bytes();
-            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-            if digits == 0 {
-                return false;
-            }
-            let Some(rest) = rest.get(digits..).and_then(|r| r.strip_prefix(b": ")) else {
+            let Some(rest) = super::super::link_payload(text) else {
                 return false;
             };
             rest.iter().enumerate().all(|(i, &b)| match b {
