@@ -562,14 +562,14 @@ fn counter_findings(
 ) -> Coverage {
     let names: Vec<&str> = counters.iter().map(|c| c.name()).collect();
     let gpus = ctx.nvlink_gpus();
-    let readings: Vec<_> = gpus
-        .iter()
-        .flat_map(|g| {
+    let mut readings = Vec::new();
+    for g in gpus {
+        readings.extend(
             g.latest_of(counters)
                 .into_iter()
-                .map(move |(key, r)| (g, key, r))
-        })
-        .collect();
+                .map(|(key, r)| (g, key, r)),
+        );
+    }
     if readings.is_empty() {
         return Coverage::Skipped(format!(
             "no nvidia-smi nvlink -e counters ({}) in the input",
