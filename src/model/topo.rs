@@ -376,7 +376,8 @@ impl TopoMatrix {
                 by_rdma.entry(r.as_str().into()).or_insert(i);
             }
         }
-        let mut by_device = vec![Vec::new(); n];
+        // A row has a cell per device, or fewer where the paste was cut.
+        let mut by_device: Vec<Vec<usize>> = (0..n).map(|_| Vec::with_capacity(n)).collect();
         let mut grid = vec![None; n * n];
         // A device by name, trying first the one at `guess`: rows come in
         // device order and so do the cells of a row, so most names are

@@ -422,7 +422,8 @@ impl<'a> NvGpuRef<'a> {
     #[must_use]
     pub fn latest_of(&self, counters: &[KnownCounter]) -> Vec<CounterReading<'a>> {
         let wanted = Wanted::new(counters);
-        let mut kept = Vec::new();
+        // A record holds each counter once: at most this many are kept.
+        let mut kept = Vec::with_capacity(self.counter_links.len() * wanted.names.len());
         for &(at, link) in &self.counter_links {
             for (id, counter) in link.counters.iter() {
                 if let Some(rank) = wanted.rank(id) {

@@ -628,24 +628,24 @@ fn counter_findings(
             link: Some(*link),
             ..g.subject()
         };
-        let (severity, what) = if reading.counter.saturated {
+        // One message written at once: a fleet has a few of these per GPU.
+        let who = subject.describe();
+        let value = reading.counter.value;
+        let (severity, message) = if reading.counter.saturated {
             (
                 Severity::Warning,
                 format!(
-                    "is stuck at {}, its maximum: the real count and rate are unknown",
-                    reading.counter.value
+                    "{who}: {name} is stuck at {value}, its maximum: the real count and rate are unknown"
                 ),
             )
         } else {
             (
                 Severity::Info,
                 format!(
-                    "= {} since the last reset (history; a second snapshot tells whether it grows)",
-                    reading.counter.value
+                    "{who}: {name} = {value} since the last reset (history; a second snapshot tells whether it grows)"
                 ),
             )
         };
-        let message = format!("{}: {name} {what}", subject.describe());
         out.push(
             rule.finding(subject, message)
                 .severity(severity)

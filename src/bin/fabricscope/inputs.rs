@@ -733,3 +733,44 @@ mod hostname_prefilter_tests {
         assert!(may_ask_hostname(b"$ uname -n\nnode11\n"));
     }
 }
+
+#[cfg(test)]
+mod read_file_tests {
+    use super::read_file;
+
+    /// Whatever size the listing saw (none, the file's, less, more), a
+    /// file reads as `std::fs::read` reads it, and a missing one fails as
+    /// it does.
+    #[test]
+    fn reads_as_fs_read_whatever_the_size_hint() {
+        let dir =
+            std::env::temp_dir().join(format!("fabricscope-read-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        for len in [0usize, 1, 31, 32, 33, 4096, 70_000] {
+            let path = dir.join(format!("f{len}"));
+            let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            std::fs::write(&path, &bytes).expect("write");
+            let n = len as u64;
+            for hint in [
+                None,
+                Some(n),
+                Some(0),
+                Some(n / 2),
+                Some(n + 1),
+                Some(n * 2 + 7),
+            ] {
+                assert_eq!(
+                    read_file(&path, hint).expect("read"),
+                    bytes,
+                    "{len} {hint:?}"
+                );
+            }
+        }
+        let missing = dir.join("missing");
+        assert_eq!(
+            read_file(&missing, Some(3)).map_err(|e| e.kind()),
+            std::fs::read(&missing).map_err(|e| e.kind())
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
