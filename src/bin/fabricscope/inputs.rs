@@ -542,9 +542,10 @@ fn file(
 /// calls: `len` is the size the listing's stat saw, so the file is opened
 /// and read without a stat of its own (one is made only when the size is
 /// not known), into a buffer of that size, then one short read confirms
-/// the end. `std::fs::read` stats the open file again and, as
-/// `File::read_to_end` does, may read in several pieces: a 21,000-file fleet
-/// made ~8 calls a file where this makes 4 after the listing's stat.
+/// the end. `std::fs::read` stats the open file again (as `File`'s own
+/// `read_to_end` would, with a seek besides): after the listing's stat a
+/// file took five calls where this takes four (open, read, the read that
+/// finds the end, close), 21,000 fewer stats on a 1,000-host fleet.
 /// A file that grew or shrank since the listing is read to its end all
 /// the same.
 pub fn read_file(path: &Path, len: Option<u64>) -> std::io::Result<Vec<u8>> {
