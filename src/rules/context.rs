@@ -283,7 +283,8 @@ fn latest_per_key<K: Ord, V>(readings: Vec<(K, V)>) -> BTreeMap<K, V> {
 
 /// [`latest_per_key`] as a list in key order, without building a tree:
 /// a stable sort (of readings usually in order already), then the last
-/// of each run of equal keys.
+/// of each run of equal keys. The tests' oracle for [`latest_ranked`].
+#[cfg(test)]
 fn latest_in_key_order<K: Ord, V>(mut readings: Vec<(K, V)>) -> Vec<(K, V)> {
     readings.sort_by(|a, b| a.0.cmp(&b.0));
     let mut latest: Vec<(K, V)> = Vec::with_capacity(readings.len());
@@ -358,14 +359,13 @@ pub struct NvGpuRef<'a> {
     pub all_inactive: Option<(SectionRef<'a>, LineSpan)>,
     /// Latest `-s` reading per link (speed or `<inactive>`).
     pub status: BTreeMap<u32, (SectionRef<'a>, &'a NvlinkLink)>,
-    /// Every counter reading (`-e`, `-gt`) by link and counter, in
-    /// reading order: [`counters`](Self::counters) keeps the latest of each.
-    /// A GPU has hundreds, and the rules read a few counters of them: the
-    /// map of all is built only when asked for.
-    readings: Vec<CounterReading<'a>>,
-    /// The known counter each of `readings` is, if it is one: rules ask
-    /// for theirs by id, compared without reading names.
-    reading_ids: Vec<Option<KnownCounter>>,
+    /// Every link record with counters (`-e`, `-gt`), in reading order,
+    /// with where it was read: [`counters`](Self::counters) keeps the
+    /// latest reading of each counter. A GPU has hundreds of readings and
+    /// the rules read a few counters of them: readings are made only for
+    /// those asked for ([`latest_of`](Self::latest_of)), and the map of all
+    /// only when asked for.
+    counter_links: Vec<(SectionRef<'a>, &'a NvlinkLink)>,
     /// [`counters`](Self::counters), built once when first asked for.
     counters: OnceCell<BTreeMap<(u32, &'a str), Reading<'a>>>,
     /// Latest `-ec` reading per link.
@@ -383,12 +383,37 @@ pub struct NvGpuRef<'a> {
 /// One NVLink counter reading, keyed by link and counter name.
 type CounterReading<'a> = ((u32, &'a str), Reading<'a>);
 
+/// A counter of a link record: the record, where it was read, the
+/// counter's id and value.
+type LinkCounter<'a> = (
+    SectionRef<'a>,
+    &'a NvlinkLink,
+    &'a crate::model::CounterId,
+    &'a Counter,
+);
+
 impl<'a> NvGpuRef<'a> {
     /// Latest reading per link and counter (`-e`, `-gt`).
     #[must_use]
     pub fn counters(&self) -> &BTreeMap<(u32, &'a str), Reading<'a>> {
-        self.counters
-            .get_or_init(|| latest_per_key(self.readings.clone()))
+        self.counters.get_or_init(|| {
+            latest_per_key(
+                self.link_counters()
+                    .map(|(at, link, id, counter)| {
+                        ((link.link, id.name()), reading(at, link, counter))
+                    })
+                    .collect(),
+            )
+        })
+    }
+
+    /// Every counter of every link record, in reading order.
+    fn link_counters(&self) -> impl Iterator<Item = LinkCounter<'a>> + '_ {
+        self.counter_links.iter().flat_map(|&(at, link)| {
+            link.counters
+                .iter()
+                .map(move |(id, counter)| (at, link, id, counter))
+        })
     }
 
     /// The latest reading of each link's `counters`, in (link, name)
@@ -396,17 +421,88 @@ impl<'a> NvGpuRef<'a> {
     /// without building the map of every counter.
     #[must_use]
     pub fn latest_of(&self, counters: &[KnownCounter]) -> Vec<CounterReading<'a>> {
-        let wanted = |(((_, name), _), id): &(&CounterReading<'a>, &Option<KnownCounter>)| match id
-        {
-            Some(id) => counters.contains(id),
+        let wanted = Wanted::new(counters);
+        // A record holds each counter once: at most this many are kept.
+        let mut kept = Vec::with_capacity(self.counter_links.len() * wanted.names.len());
+        for &(at, link) in &self.counter_links {
+            for (id, counter) in link.counters.iter() {
+                if let Some(rank) = wanted.rank(id) {
+                    kept.push((link.link, rank, (at, link, id, counter)));
+                }
+            }
+        }
+        latest_ranked(kept)
+            .into_iter()
+            .map(|(at, link, id, counter)| ((link.link, id.name()), reading(at, link, counter)))
+            .collect()
+    }
+}
+
+/// The counters asked for, each with its name's place among theirs in
+/// byte order: a reading ordered by that place is ordered as by its name,
+/// without comparing names (sorting and comparing names was most of NV003
+/// and NV004).
+struct Wanted<'c> {
+    counters: &'c [KnownCounter],
+    /// The wanted names, in byte order, once each.
+    names: Vec<&'static str>,
+    /// The place of each of `counters`' names in `names`.
+    ranks: Vec<usize>,
+}
+
+impl<'c> Wanted<'c> {
+    fn new(counters: &'c [KnownCounter]) -> Self {
+        let mut names: Vec<&'static str> = counters.iter().map(|c| c.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        let ranks = counters
+            .iter()
+            .map(|c| names.binary_search(&c.name()).unwrap_or(usize::MAX))
+            .collect();
+        Self {
+            counters,
+            names,
+            ranks,
+        }
+    }
+
+    /// The place of `id`'s name among the wanted names; `None` for a
+    /// counter not asked for.
+    fn rank(&self, id: &crate::model::CounterId) -> Option<usize> {
+        match id.known() {
+            Some(k) => self
+                .counters
+                .iter()
+                .position(|c| *c == k)
+                .and_then(|i| self.ranks.get(i).copied()),
             // A name the tables do not know is never one of theirs
             // (`CounterId::from_name`); compared by name all the same.
-            None => counters.iter().any(|c| c.name() == *name),
-        };
-        let readings = || self.readings.iter().zip(&self.reading_ids).filter(wanted);
-        let mut kept = Vec::with_capacity(readings().count());
-        kept.extend(readings().map(|(r, _)| *r));
-        latest_in_key_order(kept)
+            None => self.names.binary_search(&id.name()).ok(),
+        }
+    }
+}
+
+/// The last of each (link, rank) among `kept` (in reading order), in
+/// (link, rank) order.
+fn latest_ranked<T>(mut kept: Vec<(u32, usize, T)>) -> Vec<T> {
+    // Stable: equal keys keep their reading order, and the last is kept.
+    kept.sort_by_key(|&(link, rank, _)| (link, rank));
+    let mut latest: Vec<(u32, usize, T)> = Vec::with_capacity(kept.len());
+    for k in kept {
+        match latest.last_mut() {
+            Some(last) if (last.0, last.1) == (k.0, k.1) => *last = k,
+            _ => latest.push(k),
+        }
+    }
+    latest.into_iter().map(|(_, _, t)| t).collect()
+}
+
+/// The reading of `counter` in `link`, read at `at`.
+fn reading<'a>(at: SectionRef<'a>, link: &'a NvlinkLink, counter: &Counter) -> Reading<'a> {
+    Reading {
+        counter: *counter,
+        at,
+        span: link.span,
     }
 }
 
@@ -760,15 +856,11 @@ impl<'a> Context<'a> {
                         uuid: gpu.uuid.as_deref(),
                         all_inactive: None,
                         status: BTreeMap::new(),
-                        readings: Vec::new(),
-                        reading_ids: Vec::new(),
+                        counter_links: Vec::new(),
                         counters: OnceCell::new(),
                         lanes: BTreeMap::new(),
                         listing_cut: None,
                     });
-                let listed = gpu.links.iter().map(|l| l.counters.len()).sum();
-                entry.readings.reserve(listed);
-                entry.reading_ids.reserve(listed);
                 if gpu.all_links_inactive {
                     entry.all_inactive = Some((at, gpu.span));
                     entry.status.clear();
@@ -780,14 +872,8 @@ impl<'a> Context<'a> {
                         }
                         entry.status.insert(link.link, (at, link));
                     }
-                    for (id, counter) in link.counters.iter() {
-                        let reading = Reading {
-                            counter: *counter,
-                            at,
-                            span: link.span,
-                        };
-                        entry.readings.push(((link.link, id.name()), reading));
-                        entry.reading_ids.push(id.known());
+                    if !link.counters.is_empty() {
+                        entry.counter_links.push((at, link));
                     }
                     if !link.lanes.is_empty() {
                         entry.lanes.insert(link.link, (at, link));
@@ -1085,7 +1171,8 @@ pub fn subject_of(s: &crate::stats::Subject) -> super::Subject {
 
 #[cfg(test)]
 mod tests {
-    use super::{latest_in_key_order, latest_per_key};
+    use super::{latest_in_key_order, latest_per_key, latest_ranked, Wanted};
+    use crate::model::{CounterId, KnownCounter};
     use std::collections::BTreeMap;
 
     /// The old way: each reading inserted in turn, a later one replacing
@@ -1134,6 +1221,64 @@ mod tests {
                 .collect();
             let named = readings.iter().filter(|((_, n), _)| names.contains(n)).copied().collect();
             proptest::prop_assert_eq!(latest_in_key_order(named), want);
+        }
+
+        /// Ordering by the wanted counters' places keeps the readings that
+        /// filtering by id and sorting by name keep (the way `latest_of`
+        /// went before), with unknown names and ids not asked for mixed in.
+        #[test]
+        fn latest_ranked_is_filtering_and_sorting_by_name(
+            keys in proptest::collection::vec(
+                (0u32..4, 0usize..7, proptest::bool::ANY),
+                0..80,
+            ),
+            wanted in proptest::sample::subsequence(vec![0usize, 1, 2, 3, 4], 0..5),
+        ) {
+            let known = [
+                "replay_errors", "recovery_errors", "crc_errors", "data_tx_kib",
+                "SymbolErrorCounter",
+            ];
+            let counters: Vec<KnownCounter> = wanted
+                .iter()
+                .filter_map(|&i| known.get(i).and_then(|n| KnownCounter::from_name(n)))
+                .collect();
+            // Names 5 and 6 are unknown to the tables; a known name may be
+            // held as another name (never so from the parsers).
+            let name_of = |i: usize| {
+                known
+                    .get(i)
+                    .copied()
+                    .unwrap_or(if i == 5 { "zz_other" } else { "crc" })
+            };
+            let readings: Vec<(u32, CounterId)> = keys
+                .iter()
+                .map(|&(link, n, as_known)| {
+                    let name = name_of(n);
+                    let id = match CounterId::from_name(name) {
+                        CounterId::Known(k) if as_known => CounterId::Known(k),
+                        _ => CounterId::Other(name.into()),
+                    };
+                    (link, id)
+                })
+                .collect();
+            let by_name: Vec<((u32, &str), usize)> = readings
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, id))| match id.known() {
+                    Some(k) => counters.contains(&k),
+                    None => counters.iter().any(|c| c.name() == id.name()),
+                })
+                .map(|(i, (link, id))| ((*link, id.name()), i))
+                .collect();
+            let want: Vec<usize> =
+                latest_in_key_order(by_name).into_iter().map(|(_, i)| i).collect();
+            let w = Wanted::new(&counters);
+            let kept = readings
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (link, id))| w.rank(id).map(|r| (*link, r, i)))
+                .collect();
+            proptest::prop_assert_eq!(latest_ranked(kept), want);
         }
     }
 }

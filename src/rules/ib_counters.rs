@@ -732,10 +732,12 @@ fn over_limits(
                 continue;
             };
             seen = true;
-            let (value, threshold) = limit(ctx, name);
-            if !over(reading, value) {
+            // The limit's words are written only for a port over it: most
+            // ports of a fleet are not, and each rule reads every port.
+            if !over(reading, ctx.thresholds.value(name)) {
                 continue;
             }
+            let (_, threshold) = limit(ctx, name);
             out.push(
                 rule.finding(
                     port.subject(),

@@ -248,12 +248,11 @@ pub const LINK_LAYER_CUT_NOTE: &str =
     " (the paste stops before its Link layer: if this is a RoCE port, it is not an InfiniBand fault)";
 
 fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let ports: Vec<IbPortRef<'_>> = ctx
+    let ports: Vec<&IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .iter()
         .filter(|p| p.is_infiniband() || p.link_layer_cut())
         .filter(|p| p.state.is_some() || p.physical_state.is_some())
-        .cloned()
         .collect();
     if ports.is_empty() {
         return Coverage::Skipped("no InfiniBand port state in the input (run ibstat)".to_owned());
@@ -312,11 +311,10 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 
 /// IB002.
 fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let ports: Vec<IbPortRef<'_>> = ctx
+    let ports: Vec<&IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .iter()
         .filter(|p| p.is_infiniband() && p.state.is_some())
-        .cloned()
         .collect();
     if ports.is_empty() {
         return Coverage::Skipped("no InfiniBand port state in the input (run ibstat)".to_owned());
@@ -367,14 +365,13 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 
 /// IB003.
 fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let ports: Vec<IbPortRef<'_>> = ctx
+    let ports: Vec<&IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .iter()
         // A block cut before its link layer is judged below only when its
         // LIDs prove InfiniBand; otherwise it is listed as not judged.
         .filter(|p| (p.is_infiniband() || p.link_layer_cut()) && p.state == Some(PortState::Active))
         .filter(|p| p.base_lid.is_some() || p.sm_lid.is_some())
-        .cloned()
         .collect();
     if ports.is_empty() {
         return Coverage::Skipped(

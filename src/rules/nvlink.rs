@@ -562,14 +562,14 @@ fn counter_findings(
 ) -> Coverage {
     let names: Vec<&str> = counters.iter().map(|c| c.name()).collect();
     let gpus = ctx.nvlink_gpus();
-    let readings: Vec<_> = gpus
-        .iter()
-        .flat_map(|g| {
+    let mut readings = Vec::new();
+    for g in gpus {
+        readings.extend(
             g.latest_of(counters)
                 .into_iter()
-                .map(move |(key, r)| (g, key, r))
-        })
-        .collect();
+                .map(|(key, r)| (g, key, r)),
+        );
+    }
     if readings.is_empty() {
         return Coverage::Skipped(format!(
             "no nvidia-smi nvlink -e counters ({}) in the input",
@@ -628,24 +628,24 @@ fn counter_findings(
             link: Some(*link),
             ..g.subject()
         };
-        let (severity, what) = if reading.counter.saturated {
+        // One message written at once: a fleet has a few of these per GPU.
+        let who = subject.describe();
+        let value = reading.counter.value;
+        let (severity, message) = if reading.counter.saturated {
             (
                 Severity::Warning,
                 format!(
-                    "is stuck at {}, its maximum: the real count and rate are unknown",
-                    reading.counter.value
+                    "{who}: {name} is stuck at {value}, its maximum: the real count and rate are unknown"
                 ),
             )
         } else {
             (
                 Severity::Info,
                 format!(
-                    "= {} since the last reset (history; a second snapshot tells whether it grows)",
-                    reading.counter.value
+                    "{who}: {name} = {value} since the last reset (history; a second snapshot tells whether it grows)"
                 ),
             )
         };
-        let message = format!("{}: {name} {what}", subject.describe());
         out.push(
             rule.finding(subject, message)
                 .severity(severity)

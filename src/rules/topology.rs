@@ -169,8 +169,10 @@ impl<'a> Matrix<'a> {
         self.m.gpus().collect()
     }
 
-    fn cell(&self, a: &str, b: &str) -> Option<&'a Cell<Link>> {
-        self.m.cell(a, b).or_else(|| self.m.cell(b, a))
+    fn cell(&self, a: &Device, b: &Device) -> Option<&'a Cell<Link>> {
+        self.m
+            .cell_between(a, b)
+            .or_else(|| self.m.cell_between(b, a))
     }
 
     /// Whether the usual value among the judged GPUs holds for `count` of
@@ -246,7 +248,7 @@ fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cove
             .map(|g| {
                 all.iter()
                     .filter(|o| o.name != g.name)
-                    .map(|o| (*o, mx.cell(&g.name, &o.name)))
+                    .map(|o| (*o, mx.cell(g, o)))
                     .collect()
             })
             .collect();
@@ -355,7 +357,7 @@ fn check_bond_count(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let mut unknown = 0;
         for (i, a) in gpus.iter().enumerate() {
             for b in gpus.iter().skip(i + 1) {
-                match mx.cell(&a.name, &b.name) {
+                match mx.cell(a, b) {
                     Some(c) => {
                         if let Link::Nvlink { count } = c.value {
                             pairs.push((a, b, c, count));
@@ -455,7 +457,7 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let nics: Vec<&Device> = mx.m.nics().collect();
         let nearest: Vec<(&Device, Vec<&Cell<Link>>)> = gpus
             .iter()
-            .filter(|g| nics.iter().all(|n| mx.m.cell(&g.name, &n.name).is_some()))
+            .filter(|g| nics.iter().all(|n| mx.m.cell_between(g, n).is_some()))
             .map(|g| (*g, mx.m.nearest_nics(&g.name)))
             .filter(|(_, cells)| !cells.is_empty())
             .collect();

@@ -65,7 +65,7 @@ impl Safety {
                 let mut seen = Vec::new();
                 // An unreadable file names nothing (it is skipped).
                 let bytes = match source {
-                    Source::File { path, .. } => match std::fs::read(path) {
+                    Source::File { path, len, .. } => match crate::inputs::read_file(path, *len) {
                         Ok(bytes) => std::borrow::Cow::Owned(bytes),
                         Err(_) => return seen,
                     },
