@@ -5,7 +5,7 @@ use super::super::ber::{self, Verdict};
 use super::super::extract::{Capacities, Capacity, LinkKeyRef, Reading};
 use super::super::rates::{self, Change};
 use super::super::sample::{CounterUnit, Role, Subject};
-use super::super::{CounterSource, StatsOptions};
+use super::super::{CounterSource, StatsError, StatsOptions};
 use super::fmt_num;
 use super::records::{BitErrorRate, CounterRate, RateStatus, SaturatedCounter, Throughput};
 use super::timeline::{Interval, Point, Series, SeriesKey};
@@ -232,12 +232,82 @@ pub(super) fn is_corrected_count(name: &str) -> bool {
     lower.contains("correct") || lower.starts_with("ecc")
 }
 
+/// What [`bit_error_rate`] works out again and again, kept per unit: a
+/// host's bit-error counters mostly read the same few counts (most often
+/// 0) over the same bits (one link speed, one interval), and each interval
+/// is two gamma quantiles found by iteration, each text a float formatted.
+/// The same inputs give the same outputs, so a kept one is the one that
+/// would be worked out.
+#[derive(Default)]
+pub(super) struct BerMemo {
+    /// Poisson interval by (count, confidence's bits).
+    intervals: Vec<((u64, u64), Result<(f64, f64), StatsError>)>,
+    /// Derivation words by (count, bits' bits, confidence's bits).
+    derivations: Vec<((u64, u64, u64), String)>,
+    /// Basis words by (capacity's source, share's bits, seconds' bits).
+    bases: Vec<((String, u64, u64), String)>,
+}
+
+/// The most entries a [`BerMemo`] list keeps (each is found by a scan).
+const MEMO_ENTRIES: usize = 16;
+
+impl BerMemo {
+    fn interval(&mut self, k: u64, confidence: f64) -> Result<(f64, f64), StatsError> {
+        let key = (k, confidence.to_bits());
+        if let Some((_, found)) = self.intervals.iter().find(|(at, _)| *at == key) {
+            return *found;
+        }
+        let found = ber::poisson_interval(k, confidence);
+        if self.intervals.len() < MEMO_ENTRIES {
+            self.intervals.push((key, found));
+        }
+        found
+    }
+
+    fn derivation(&mut self, errors: u64, bits: f64, confidence: f64) -> String {
+        let key = (errors, bits.to_bits(), confidence.to_bits());
+        if let Some((_, words)) = self.derivations.iter().find(|(at, _)| *at == key) {
+            return words.clone();
+        }
+        let words = format!(
+            "{errors} error(s) / {bits:.4e} bits; exact Poisson {:.0} % interval (Garwood)",
+            confidence * 100.0
+        );
+        if self.derivations.len() < MEMO_ENTRIES {
+            self.derivations.push((key, words.clone()));
+        }
+        words
+    }
+
+    fn basis(&mut self, source: &str, share: f64, seconds: f64) -> String {
+        let found = self.bases.iter().find(|((s, sh, se), _)| {
+            *sh == share.to_bits() && *se == seconds.to_bits() && s == source
+        });
+        if let Some((_, words)) = found {
+            return words.clone();
+        }
+        let words = if share > 1.0 {
+            format!("{source} / {share} lanes × {} s", fmt_num(seconds))
+        } else {
+            format!("{source} × {} s", fmt_num(seconds))
+        };
+        if self.bases.len() < MEMO_ENTRIES {
+            self.bases.push((
+                (source.to_owned(), share.to_bits(), seconds.to_bits()),
+                words.clone(),
+            ));
+        }
+        words
+    }
+}
+
 pub(super) fn bit_error_rate(
     rate: &CounterRate,
     capacities: &Capacities,
     received: &Received<'_>,
     lanes: &BTreeMap<Subject, u32>,
     options: &StatsOptions,
+    memo: &mut BerMemo,
 ) -> Result<Option<BitErrorRate>, String> {
     if rate.role != Role::BitErrors || rate.status != RateStatus::Measured {
         return Ok(None);
@@ -254,11 +324,7 @@ pub(super) fn bit_error_rate(
             Some(_) => f64::from(*lanes.get(&link).unwrap_or(&1)),
             None => 1.0,
         };
-        let basis = if share > 1.0 {
-            format!("{} / {share} lanes × {} s", cap.source, fmt_num(seconds))
-        } else {
-            format!("{} × {} s", cap.source, fmt_num(seconds))
-        };
+        let basis = memo.basis(&cap.source, share, seconds);
         (cap.gbit_per_second * 1e9 / share * seconds, basis)
     } else if let Some(t) = received.get(&(&link, rate.from_snapshot, rate.to_snapshot)) {
         #[allow(clippy::cast_precision_loss)]
@@ -283,10 +349,18 @@ pub(super) fn bit_error_rate(
     } else {
         options.ber_threshold
     };
-    let Ok(est) = ber::estimate(errors, bits, options.confidence) else {
+    let Ok(est) = ber::estimate_with(errors, bits, options.confidence, |k, c| memo.interval(k, c))
+    else {
         return Ok(None);
     };
     let verdict = est.judge(threshold);
+    // As `BerEstimate::bits_needed_for`, its interval kept.
+    let bits_needed = (verdict == Verdict::Inconclusive)
+        .then(|| {
+            let (_, hi) = memo.interval(est.errors, est.confidence).ok()?;
+            (threshold > 0.0).then(|| hi / threshold)
+        })
+        .flatten();
     Ok(Some(BitErrorRate {
         subject: rate.subject.clone(),
         counter: rate.counter.clone(),
@@ -302,13 +376,8 @@ pub(super) fn bit_error_rate(
         confidence: options.confidence,
         threshold,
         verdict,
-        bits_needed: (verdict == Verdict::Inconclusive)
-            .then(|| est.bits_needed_for(threshold))
-            .flatten(),
-        derivation: format!(
-            "{errors} error(s) / {bits:.4e} bits; exact Poisson {:.0} % interval (Garwood)",
-            options.confidence * 100.0
-        ),
+        bits_needed,
+        derivation: memo.derivation(errors, bits, options.confidence),
     }))
 }
 
@@ -327,6 +396,46 @@ mod tests {
     }
 
     proptest! {
+        /// What a [`BerMemo`] hands back, kept or not, is what it would
+        /// work out afresh: intervals, derivations and bases, over counts,
+        /// bits and shares that repeat (more than it keeps, too).
+        #[test]
+        fn ber_memo_gives_what_it_would_work_out(
+            asks in proptest::collection::vec(
+                (0u64..4, 0usize..3, 0usize..3, 0usize..2, 0usize..20),
+                1..60,
+            ),
+        ) {
+            let bits = [1e9, 2.5e12, 8e11];
+            let confidences = [0.95, 0.99];
+            let shares = [1.0, 2.0, 4.0];
+            let mut memo = BerMemo::default();
+            for (k, b, share, c, extra) in asks {
+                // `extra` spreads counts past the memo's room.
+                let k = k + 10 * extra as u64;
+                let confidence = confidences[c];
+                prop_assert_eq!(memo.interval(k, confidence), ber::poisson_interval(k, confidence));
+                prop_assert_eq!(
+                    memo.derivation(k, bits[b], confidence),
+                    format!(
+                        "{k} error(s) / {:.4e} bits; exact Poisson {:.0} % interval (Garwood)",
+                        bits[b],
+                        confidence * 100.0
+                    )
+                );
+                let seconds = bits[b] / 1e9;
+                let share = shares[share];
+                let want = if share > 1.0 {
+                    format!("ibstat mlx5_0 port 1 / {share} lanes × {} s", fmt_num(seconds))
+                } else {
+                    format!("ibstat mlx5_0 port 1 × {} s", fmt_num(seconds))
+                };
+                prop_assert_eq!(memo.basis("ibstat mlx5_0 port 1", share, seconds), want);
+                let est = ber::estimate_with(k, bits[b], confidence, |k, c| memo.interval(k, c));
+                prop_assert_eq!(est, ber::estimate(k, bits[b], confidence));
+            }
+        }
+
         /// The hand-written derivation is the `format!` one it replaced.
         #[test]
         fn measured_words_match_format(
