@@ -287,10 +287,11 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
             });
         }
     }
+    let mut seconds_text: rates::SecondsText = None;
     m.throughput = m
         .counter_rates
         .iter()
-        .filter_map(|r| throughput(r, &capacities))
+        .filter_map(|r| throughput(r, &capacities, &mut seconds_text))
         .collect();
     let over: Vec<&Throughput> = m
         .throughput

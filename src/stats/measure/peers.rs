@@ -154,7 +154,7 @@ pub(super) fn peer_groups<'s>(
     // Summed in order first seen (found through a table by the GPU's
     // number among the unit's and the pair), then walked in key order (as
     // a tree would).
-    let mut gpu_sums: Vec<(GpuKey<'_>, (u64, LineSpan), u32)> = Vec::new();
+    let mut gpu_sums: Vec<(GpuKey<'_>, (u64, LineSpan), u32)> = Vec::with_capacity(256);
     let mut gpu_ids: FxHashMap<(Option<&str>, u32), u32> = FxHashMap::default();
     let mut gpu_slots: Vec<u32> = Vec::new();
     // Each subject's GPU among `gpu_ids` (links only), by subject id.
@@ -282,7 +282,7 @@ pub(super) fn peer_groups<'s>(
     // order of the groups judged does not depend on them.
     let mut quiet = 0usize;
     let mut slots: Vec<Option<usize>> = vec![None; groups.fills.len()];
-    let mut judged: Vec<(UnitGroupKey<'_>, Vec<Member<'_>>)> = Vec::new();
+    let mut judged: Vec<(UnitGroupKey<'_>, Vec<Member<'_>>)> = Vec::with_capacity(64);
     for (slot, (key, fill)) in slots.iter_mut().zip(&groups.fills) {
         match fill.shortcut() {
             Shortcut::Skip => {}
@@ -624,7 +624,10 @@ struct GroupWords<'s> {
     by_groups_of: FxHashMap<GroupsOf<'s>, u32>,
     kws: FxHashMap<(PeerGroupKind, u32), u32>,
     /// The key and list looked up last.
-    last_key: Option<(GroupsOf<'s>, u32)>,
+    /// The keys and lists looked up last (a link's key and its lanes' key
+    /// alternate), in the slot `next_key` names next.
+    last_keys: [Option<(GroupsOf<'s>, u32)>; 4],
+    next_key: usize,
     #[cfg(test)]
     last: Option<(&'s Subject, u32)>,
 }
@@ -653,14 +656,12 @@ impl<'s> GroupWords<'s> {
         let key = groups_of(subject);
         // Subjects come in order: the links of a GPU, one after the other,
         // share one key (no hashing of the host's name per link).
-        if let Some((last, list)) = &self.last_key {
-            if *last == key {
-                return *list;
-            }
+        if let Some((_, list)) = self.last_keys.iter().flatten().find(|(k, _)| *k == key) {
+            return *list;
         }
         if let Some(list) = self.by_groups_of.get(&key) {
             let list = *list;
-            self.last_key = Some((key, list));
+            self.remember(key, list);
             return list;
         }
         let groups: Vec<(PeerGroupKind, u32, u32)> = group_keys(subject)
@@ -673,8 +674,15 @@ impl<'s> GroupWords<'s> {
         self.lists.push(groups);
         let list = u32::try_from(self.lists.len() - 1).unwrap_or(u32::MAX);
         self.by_groups_of.insert(key, list);
-        self.last_key = Some((key, list));
+        self.remember(key, list);
         list
+    }
+
+    fn remember(&mut self, key: GroupsOf<'s>, list: u32) {
+        if let Some(slot) = self.last_keys.get_mut(self.next_key) {
+            *slot = Some((key, list));
+        }
+        self.next_key = (self.next_key + 1) % self.last_keys.len();
     }
 
     /// The list with id `list`: (kind, words id, number) of each group.
@@ -1197,8 +1205,8 @@ impl<'de> Deserialize<'de> for PeerValues {
 /// often the one of the value before, and the counter set too.
 struct PeerValuesBuilder<'s> {
     out: PeerValues,
-    /// Each subject's place, by subject id (`UNSEEN`, or `NO_PLACE`).
-    place_of: Vec<u32>,
+    /// Each subject's place (`UNSEEN`, or `NO_PLACE`) and host, by subject id.
+    place_of: Vec<(u32, u32)>,
     place_ids: FxHashMap<PlaceKey<'s>, u32>,
     /// Each counter name's number, by name id (`UNSEEN`).
     counter_of: Vec<u32>,
@@ -1229,9 +1237,11 @@ impl<'s> PeerValuesBuilder<'s> {
         Self {
             out: PeerValues {
                 values: Vec::with_capacity(values),
+                places: Vec::with_capacity(ids.subjects),
+                counters: Vec::with_capacity(ids.names),
                 ..PeerValues::default()
             },
-            place_of: vec![UNSEEN; ids.subjects],
+            place_of: vec![(UNSEEN, UNSEEN); ids.subjects],
             place_ids: FxHashMap::with_capacity_and_hasher(ids.subjects, Default::default()),
             counter_of: vec![UNSEEN; ids.names],
             host_ids: FxHashMap::default(),
@@ -1253,14 +1263,20 @@ impl<'s> PeerValuesBuilder<'s> {
         lines: LineSpan,
     ) {
         let (subject_id, _, name_id) = key;
-        let place = match self.place_of.get(subject_id as usize) {
-            Some(&place) if place != UNSEEN => place,
+        // A subject's place and host, looked up at its first value.
+        let (place, host) = match self.place_of.get(subject_id as usize) {
+            Some(&(place, host)) if place != UNSEEN => (place, host),
             _ => {
                 let place = self.place(subject);
+                let host = if place == NO_PLACE {
+                    UNSEEN
+                } else {
+                    self.host(subject)
+                };
                 if let Some(slot) = self.place_of.get_mut(subject_id as usize) {
-                    *slot = place;
+                    *slot = (place, host);
                 }
-                place
+                (place, host)
             }
         };
         if place == NO_PLACE {
@@ -1271,15 +1287,6 @@ impl<'s> PeerValuesBuilder<'s> {
             _ => {
                 let id = source_id(&mut self.out.sources, source);
                 self.last_source = Some((source, id));
-                id
-            }
-        };
-        let host = subject.host.as_deref().unwrap_or_default();
-        let host = match self.last_host {
-            Some((last, id)) if last == host => id,
-            _ => {
-                let id = intern(&mut self.out.hosts, &mut self.host_ids, host);
-                self.last_host = Some((host, id));
                 id
             }
         };
@@ -1303,6 +1310,19 @@ impl<'s> PeerValuesBuilder<'s> {
             value,
             lines,
         });
+    }
+
+    /// The number of `subject`'s host.
+    fn host(&mut self, subject: &'s Subject) -> u32 {
+        let host = subject.host.as_deref().unwrap_or_default();
+        match self.last_host {
+            Some((last, id)) if last == host => id,
+            _ => {
+                let id = intern(&mut self.out.hosts, &mut self.host_ids, host);
+                self.last_host = Some((host, id));
+                id
+            }
+        }
     }
 
     /// The number of `subject`'s place, or `NO_PLACE`.

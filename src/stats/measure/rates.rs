@@ -161,8 +161,16 @@ pub(super) fn capacity_of<'c>(
         })
 }
 
+/// `fmt_num` of the seconds formatted last, with their bits: a unit's
+/// throughputs share a handful of intervals, each formatted once.
+pub(super) type SecondsText = Option<(u64, String)>;
+
 #[allow(clippy::cast_precision_loss)] // byte counts far below 2^100; f64 keeps 15 digits
-pub(super) fn throughput(rate: &CounterRate, capacities: &Capacities) -> Option<Throughput> {
+pub(super) fn throughput(
+    rate: &CounterRate,
+    capacities: &Capacities,
+    seconds_text: &mut SecondsText,
+) -> Option<Throughput> {
     let Role::Traffic { direction, layer } = rate.role else {
         return None;
     };
@@ -175,6 +183,10 @@ pub(super) fn throughput(rate: &CounterRate, capacities: &Capacities) -> Option<
     let bytes_per_second = bytes as f64 / seconds;
     let gbit_per_second = bytes_per_second * 8.0 / 1e9;
     let capacity = capacity_of(&rate.subject, capacities);
+    if !matches!(seconds_text, Some((bits, _)) if *bits == seconds.to_bits()) {
+        *seconds_text = Some((seconds.to_bits(), fmt_num(seconds)));
+    }
+    let seconds_words = seconds_text.as_ref().map_or("", |(_, text)| text.as_str());
     let unit_words = match rate.unit {
         CounterUnit::FourOctets => "× 4 octets (the counter counts 4-octet words)",
         CounterUnit::Kib => "× 1024 bytes (KiB)",
@@ -197,13 +209,25 @@ pub(super) fn throughput(rate: &CounterRate, capacities: &Capacities) -> Option<
         utilisation_percent: capacity
             .filter(|c| c.gbit_per_second > 0.0)
             .map(|c| gbit_per_second / c.gbit_per_second * 100.0),
-        derivation: format!(
-            "({} − {}) {unit_words} / {} s",
-            rate.after,
-            rate.before,
-            fmt_num(seconds)
-        ),
+        derivation: throughput_words(rate.after, rate.before, unit_words, seconds_words),
     })
+}
+
+/// A throughput's derivation, `(after − before) unit words / seconds s`,
+/// as `format!` writes it, written straight into a buffer of the right
+/// size (see [`measured_words`]).
+fn throughput_words(after: u64, before: u64, unit_words: &str, seconds: &str) -> String {
+    let mut words = String::with_capacity(2 * 20 + 12 + unit_words.len() + seconds.len());
+    words.push('(');
+    push_decimal(&mut words, after);
+    words.push_str(" − ");
+    push_decimal(&mut words, before);
+    words.push_str(") ");
+    words.push_str(unit_words);
+    words.push_str(" / ");
+    words.push_str(seconds);
+    words.push_str(" s");
+    words
 }
 
 /// Lanes seen per link, to split a link's capacity among its lanes.
@@ -241,18 +265,21 @@ pub(super) fn is_corrected_count(name: &str) -> bool {
 #[derive(Default)]
 pub(super) struct BerMemo {
     /// Poisson interval by (count, confidence's bits).
-    intervals: Vec<((u64, u64), Result<(f64, f64), StatsError>)>,
+    intervals: Vec<((u64, u64), PoissonInterval)>,
     /// Derivation words by (count, bits' bits, confidence's bits).
     derivations: Vec<((u64, u64, u64), String)>,
     /// Basis words by (capacity's source, share's bits, seconds' bits).
     bases: Vec<((String, u64, u64), String)>,
 }
 
+/// A Poisson interval, or why there is none.
+type PoissonInterval = Result<(f64, f64), StatsError>;
+
 /// The most entries a [`BerMemo`] list keeps (each is found by a scan).
 const MEMO_ENTRIES: usize = 16;
 
 impl BerMemo {
-    fn interval(&mut self, k: u64, confidence: f64) -> Result<(f64, f64), StatsError> {
+    fn interval(&mut self, k: u64, confidence: f64) -> PoissonInterval {
         let key = (k, confidence.to_bits());
         if let Some((_, found)) = self.intervals.iter().find(|(at, _)| *at == key) {
             return *found;
@@ -396,6 +423,21 @@ mod tests {
     }
 
     proptest! {
+        /// The hand-written throughput derivation is the `format!` one.
+        #[test]
+        fn throughput_words_match_format(
+            after in any::<u64>(),
+            before in prop_oneof![any::<u64>(), 0u64..1000],
+            unit in 0usize..3,
+            seconds in "[0-9.]{0,8}",
+        ) {
+            let unit_words = ["× 4 octets (the counter counts 4-octet words)", "× 1024 bytes (KiB)", ""][unit];
+            prop_assert_eq!(
+                throughput_words(after, before, unit_words, &seconds),
+                format!("({after} − {before}) {unit_words} / {seconds} s")
+            );
+        }
+
         /// What a [`BerMemo`] hands back, kept or not, is what it would
         /// work out afresh: intervals, derivations and bases, over counts,
         /// bits and shares that repeat (more than it keeps, too).

@@ -198,11 +198,17 @@ pub(super) struct Readings {
     /// Sound while every document read is alive (the whole of a unit's
     /// measuring): equal address and length mean equal text.
     name_at: FxHashMap<(usize, usize), u32>,
+    /// The latest name found in each slot (address, length, id); empty
+    /// until the first reading (see [`Readings::add_to`]).
+    name_slots: Vec<(usize, usize, u32)>,
     /// The id of the subject of the reading added last.
     last_subject: Option<u32>,
     /// The id of the counter set of the reading added last.
     last_source: Option<u32>,
 }
+
+/// Slots of the cache of counter names by address ([`Readings::add_to`]).
+const NAME_SLOTS: usize = 128;
 
 /// Distinct values in the order first seen, and each one's id.
 struct Interner<T> {
@@ -340,6 +346,10 @@ impl Readings {
         self.subjects.values.reserve(subjects);
         // A host reads a few dozen counter names.
         self.name_at.reserve(64);
+        if self.name_slots.is_empty() {
+            // Address 0 is no name's: every slot starts empty.
+            self.name_slots = vec![(0, usize::MAX, 0); NAME_SLOTS];
+        }
         self.names.ids.reserve(64);
     }
 
@@ -414,11 +424,23 @@ impl Readings {
         };
         self.last_source = Some(source);
         let at = (name.as_ptr() as usize, name.len());
-        let name = match self.name_at.get(&at) {
-            Some(id) => *id,
-            None => {
-                let id = self.names.id(name);
-                self.name_at.insert(at, id);
+        // A direct-mapped cache by address in front of the map: a unit's
+        // few dozen names mostly get a slot each, found without hashing.
+        let slot = ((at.0 >> 3) ^ at.1.rotate_left(5)) % NAME_SLOTS;
+        let name = match self.name_slots.get(slot) {
+            Some(&(ptr, len, id)) if (ptr, len) == at => id,
+            _ => {
+                let id = match self.name_at.get(&at) {
+                    Some(id) => *id,
+                    None => {
+                        let id = self.names.id(name);
+                        self.name_at.insert(at, id);
+                        id
+                    }
+                };
+                if let Some(cached) = self.name_slots.get_mut(slot) {
+                    *cached = (at.0, at.1, id);
+                }
                 id
             }
         };
