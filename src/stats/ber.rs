@@ -82,13 +82,25 @@ pub struct BerEstimate {
 /// assert!(ten_seconds.upper > 1e-12 && three_months.upper < 1e-16);
 /// ```
 pub fn estimate(errors: u64, bits: f64, confidence: f64) -> Result<BerEstimate, StatsError> {
+    estimate_with(errors, bits, confidence, poisson_interval)
+}
+
+/// [`estimate`] with the interval of a count found by `interval` (the
+/// measuring keeps the intervals of the counts it has seen: see
+/// `measure::rates::BerMemo`).
+pub(crate) fn estimate_with(
+    errors: u64,
+    bits: f64,
+    confidence: f64,
+    interval: impl FnOnce(u64, f64) -> Result<(f64, f64), StatsError>,
+) -> Result<BerEstimate, StatsError> {
     if bits.is_nan() || bits <= 0.0 {
         return Err(StatsError::NoBits);
     }
     if !bits.is_finite() {
         return Err(StatsError::NotFinite);
     }
-    let (lo, hi) = poisson_interval(errors, confidence)?;
+    let (lo, hi) = interval(errors, confidence)?;
     #[allow(clippy::cast_precision_loss)]
     let point = errors as f64 / bits;
     Ok(BerEstimate {

@@ -129,28 +129,34 @@ impl Scale {
         let median = percentile_sorted(&v, 50.0);
         let mut dev: Vec<f64> = v.iter().map(|x| (x - median).abs()).collect();
         dev.sort_by(f64::total_cmp);
-        let mad = percentile_sorted(&dev, 50.0);
+        Ok(Self::of_sorted(median, &dev))
+    }
+
+    /// The scale of values whose median is `median` and whose deviations
+    /// from it, sorted, are `dev`.
+    fn of_sorted(median: f64, dev: &[f64]) -> Self {
+        let mad = percentile_sorted(dev, 50.0);
         if mad > 0.0 {
-            return Ok(Self {
+            return Self {
                 median,
                 sigma: mad / MAD_TO_SIGMA,
                 method: ScaleMethod::Mad,
-            });
+            };
         }
         #[allow(clippy::cast_precision_loss)]
         let mean_ad = dev.iter().sum::<f64>() / dev.len() as f64;
         if mean_ad > 0.0 {
-            Ok(Self {
+            Self {
                 median,
                 sigma: mean_ad * MEAN_AD_TO_SIGMA,
                 method: ScaleMethod::MeanAbsoluteDeviation,
-            })
+            }
         } else {
-            Ok(Self {
+            Self {
                 median,
                 sigma: 0.0,
                 method: ScaleMethod::None,
-            })
+            }
         }
     }
 
@@ -219,6 +225,101 @@ pub fn summary(values: &[f64]) -> Result<Summary, StatsError> {
     })
 }
 
+/// The summary and the outliers of one group, as [`summary`] and
+/// [`outliers`] give them, from one sort of the values.
+///
+/// A peer group is summarised and then scored: each of the two sorted the
+/// values and their deviations again (four sorts of the same numbers). Here
+/// the values are sorted once, and their deviations from the median come
+/// out sorted by merging the two runs either side of the median (on each
+/// side `|x − median|` is monotone), so the figures are the same bit for
+/// bit. The outer error is [`summary`]'s; the inner one is [`outliers`]'.
+pub(crate) fn summary_and_outliers(
+    values: &[f64],
+    cutoff: f64,
+) -> Result<(Summary, OutliersResult), StatsError> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return Err(StatsError::Empty);
+    }
+    // Equal under `total_cmp` means the same bits: unstable is exact.
+    v.sort_unstable_by(f64::total_cmp);
+    let median = percentile_sorted(&v, 50.0);
+    let dev = sorted_deviations(&v, median);
+    let min = v.first().copied().unwrap_or(f64::NAN);
+    let max = v.last().copied().unwrap_or(f64::NAN);
+    let mad = percentile_sorted(&dev, 50.0);
+    let summary = Summary {
+        count: v.len(),
+        min,
+        p5: percentile_sorted(&v, 5.0),
+        p25: percentile_sorted(&v, 25.0),
+        median,
+        p75: percentile_sorted(&v, 75.0),
+        p95: percentile_sorted(&v, 95.0),
+        max,
+        mad,
+        spread_percent_of_median: (median != 0.0).then(|| (max - min) / median.abs() * 100.0),
+    };
+    if v.len() < MIN_GROUP_FOR_Z {
+        return Ok((summary, Err(StatsError::GroupTooSmall)));
+    }
+    let scale = Scale::of_sorted(median, &dev);
+    Ok((summary, Ok((flag(values, &scale, cutoff), scale.method))))
+}
+
+/// What [`outliers`] returns.
+pub(crate) type OutliersResult = Result<(Vec<Flagged>, ScaleMethod), StatsError>;
+
+/// `|x − median|` of the sorted `v`, sorted (as `sort_by(f64::total_cmp)`
+/// orders them): the values below the median give their deviations in
+/// falling order, the others in rising order, and the two runs are merged.
+fn sorted_deviations(v: &[f64], median: f64) -> Vec<f64> {
+    let split = v.partition_point(|x| x - median < 0.0);
+    let (below, above) = v.split_at(split);
+    let mut out = Vec::with_capacity(v.len());
+    let mut low = below.iter().rev().map(|x| (x - median).abs()).peekable();
+    let mut high = above.iter().map(|x| (x - median).abs()).peekable();
+    loop {
+        match (low.peek(), high.peek()) {
+            (Some(a), Some(b)) => {
+                if a.total_cmp(b).is_le() {
+                    out.extend(low.next());
+                } else {
+                    out.extend(high.next());
+                }
+            }
+            (Some(_), None) => {
+                out.extend(low);
+                break;
+            }
+            (None, _) => {
+                out.extend(high);
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The members of `values` whose |z| under `scale` is at least `cutoff`.
+fn flag(values: &[f64], scale: &Scale, cutoff: f64) -> Vec<Flagged> {
+    values
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.is_finite())
+        .filter_map(|(index, &value)| {
+            let z = scale.z(value);
+            (z.abs() >= cutoff).then(|| Flagged {
+                index,
+                value,
+                robust_z: z,
+                times_median: (scale.median != 0.0).then(|| value / scale.median),
+            })
+        })
+        .collect()
+}
+
 /// Groups smaller than this get a summary but no z-scores: with fewer
 /// members the median and MAD are too unstable to call anything an outlier.
 pub const MIN_GROUP_FOR_Z: usize = 5;
@@ -252,21 +353,7 @@ pub fn outliers(values: &[f64], cutoff: f64) -> Result<(Vec<Flagged>, ScaleMetho
         return Err(StatsError::GroupTooSmall);
     }
     let scale = Scale::of(values)?;
-    let flagged = values
-        .iter()
-        .enumerate()
-        .filter(|(_, x)| x.is_finite())
-        .filter_map(|(index, &value)| {
-            let z = scale.z(value);
-            (z.abs() >= cutoff).then(|| Flagged {
-                index,
-                value,
-                robust_z: z,
-                times_median: (scale.median != 0.0).then(|| value / scale.median),
-            })
-        })
-        .collect();
-    Ok((flagged, scale.method))
+    Ok((flag(values, &scale, cutoff), scale.method))
 }
 
 #[cfg(test)]
@@ -333,6 +420,43 @@ mod tests {
             let mut rv: Vec<f64> = r.iter().map(|f| f.value).collect();
             rv.sort_by(f64::total_cmp);
             prop_assert_eq!(rv, base_vals);
+        }
+
+        /// One sort gives what `summary` and `outliers` give, bit for bit:
+        /// on values with ties, zeros, signs, NaN and infinities.
+        #[test]
+        fn summary_and_outliers_match_the_two_calls(
+            v in proptest::collection::vec(
+                prop_oneof![
+                    3 => Just(0.0f64),
+                    1 => Just(-0.0f64),
+                    2 => 0.0f64..50.0,
+                    2 => (0u32..20).prop_map(f64::from),
+                    1 => -1e9f64..1e9,
+                    1 => Just(f64::NAN),
+                    1 => Just(f64::INFINITY),
+                    1 => any::<f64>(),
+                ],
+                0..40,
+            ),
+            cutoff in prop_oneof![Just(3.5f64), 0.0f64..10.0],
+        ) {
+            let bits = |s: &Summary| {
+                (s.count, [s.min, s.p5, s.p25, s.median, s.p75, s.p95, s.max, s.mad].map(f64::to_bits),
+                 s.spread_percent_of_median.map(f64::to_bits))
+            };
+            let flagged = |r: &OutliersResult| r.as_ref().map(|(f, m)| {
+                (f.iter().map(|f| (f.index, f.value.to_bits(), f.robust_z.to_bits(),
+                    f.times_median.map(f64::to_bits))).collect::<Vec<_>>(), *m)
+            }).map_err(Clone::clone);
+            match (summary_and_outliers(&v, cutoff), summary(&v)) {
+                (Ok((s, o)), Ok(want)) => {
+                    prop_assert_eq!(bits(&s), bits(&want));
+                    prop_assert_eq!(flagged(&o), flagged(&outliers(&v, cutoff)));
+                }
+                (Err(e), Err(want)) => prop_assert_eq!(e, want),
+                (got, want) => prop_assert!(false, "{:?} vs {:?}", got.is_ok(), want.is_ok()),
+            }
         }
 
         #[test]

@@ -31,11 +31,13 @@ pub use notes::Note;
 use peers::peer_groups;
 pub use peers::quiet_note;
 pub use peers::{AcrossHosts, PeerValue, PeerValues};
-use rates::{bit_error_rate, counter_rate, lanes_per_link, saturated, throughput, Received};
+use rates::{
+    bit_error_rate, counter_rate, lanes_per_link, saturated, throughput, BerMemo, Received,
+};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use timeline::{section_times, Clocked, Interval, Point, Readings, Series};
+use timeline::{section_times, Clocked, Interval, Point, Readings};
 
 /// Measures one document.
 #[must_use]
@@ -134,6 +136,11 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
             .flatten()
             .map(|(_, ex)| ex.samples.len())
             .sum(),
+        extracted
+            .iter()
+            .flatten()
+            .map(|(_, ex)| ex.subjects.len())
+            .sum(),
     );
     for (input, (src, extracted)) in sources.iter().zip(extracted).enumerate() {
         let section_times = section_times(&extracted);
@@ -219,7 +226,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
         })
         .collect();
     let (keys, ordered) = readings.into_ordered(&ports);
-    let series: Series<'_> = keys.series(&ordered);
+    let (series, series_ids) = keys.series_with_ids(&ordered);
 
     let mut missing_interval = BTreeSet::new();
     // Every counter of two snapshots shares their interval: worked out once.
@@ -280,10 +287,11 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
             });
         }
     }
+    let mut seconds_text: rates::SecondsText = None;
     m.throughput = m
         .counter_rates
         .iter()
-        .filter_map(|r| throughput(r, &capacities))
+        .filter_map(|r| throughput(r, &capacities, &mut seconds_text))
         .collect();
     let over: Vec<&Throughput> = m
         .throughput
@@ -308,15 +316,17 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
         .map(|t| ((&t.subject, t.from_snapshot, t.to_snapshot), t))
         .collect();
     let mut bers = Vec::new();
+    let mut memo = BerMemo::default();
     for rate in &m.counter_rates {
-        match bit_error_rate(rate, &capacities, &received, &lanes, options) {
+        match bit_error_rate(rate, &capacities, &received, &lanes, options, &mut memo) {
             Ok(Some(b)) => bers.push(b),
             Ok(None) => {}
             Err(note) => notes.push(Note::Text(note)),
         }
     }
     m.bit_error_rates = bers;
-    let (groups, quiet_groups, peer_values) = peer_groups(&series, &m.counter_rates, options);
+    let (groups, quiet_groups, peer_values) =
+        peer_groups(&series, &series_ids, &m.counter_rates, options);
     m.peer_groups = groups;
     m.traffic_balance = balance(&m.throughput);
     m.trends = trends(&series, &times, options);

@@ -9,7 +9,7 @@ use super::fmt_num;
 use super::records::{
     CounterRate, OutlierMember, PeerGroup, PeerGroupKind, PeerStatistic, RateStatus,
 };
-use super::timeline::Series;
+use super::timeline::{KeyIds, Series, SeriesIds};
 use crate::span::LineSpan;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -56,10 +56,6 @@ static NOBODY: Subject = Subject {
 
 /// (host, GPU, counter source, counter name): a GPU's sum over its links.
 type GpuKey<'s> = (Option<&'s str>, u32, &'s CounterSource, &'s str);
-
-/// A [`GpuKey`] as [`peer_groups`] finds a GPU's sum: the counter set and
-/// name by address (see [`FillKey`]).
-type GpuSumAt<'s> = (Option<&'s str>, u32, usize, (usize, usize));
 
 /// (kind, group in words, counter source, counter name, statistic).
 pub(super) type GroupKey = (PeerGroupKind, String, CounterSource, String, PeerStatistic);
@@ -129,36 +125,57 @@ pub(super) fn group_keys(subject: &Subject) -> Vec<(PeerGroupKind, String)> {
 /// member reads 0, and the values the fleet step compares across hosts.
 ///
 /// `rates` are in series order (as [`super::measure_unit`] makes them:
-/// each series of n readings gives its n − 1 rates, one after the other).
+/// each series of n readings gives its n − 1 rates, one after the other);
+/// `ids` are the series' keys as ids (one per series).
 ///
 /// Most groups of a unit are never judged: a port of a device with one
 /// port is a group of one, and most error counters read 0 everywhere. So
 /// the groups are filled in two passes: the first notes each member's
 /// group, and per group the size and largest value (all [`shortcut`]
 /// reads); the second builds members only for the groups to be judged.
+///
+/// Everything a member is filed under is a small integer: each subject's
+/// groups are worked out once (by its id), each (counter set, name) pair is
+/// numbered, and a group is found by indexing a table with (the group's
+/// kind and words, pair, statistic), not by hashing its key per member.
 pub(super) fn peer_groups<'s>(
     series: &'s Series<'s>,
+    ids: &SeriesIds,
     rates: &'s [CounterRate],
     options: &StatsOptions,
 ) -> (Vec<PeerGroup>, usize, PeerValues) {
     let mut words = GroupWords::default();
-    let mut groups = GroupFills::default();
+    // Each subject's list of groups in `words`, by subject id.
+    let mut lists: Vec<u32> = vec![u32::MAX; ids.subjects];
+    let pairs = Pairs::of(ids);
+    let mut groups = GroupFills::new(ids.subjects, pairs.count);
     // Where each member's value is, with its group.
     let mut joins: Vec<(u32, MemberAt)> = Vec::with_capacity(series.len() * 2);
-    // Summed in order first seen (found through a hash map keyed as
-    // `FillKey` is), then walked in key order (as a tree would).
-    let mut gpu_sums: Vec<(GpuKey<'_>, (u64, LineSpan))> = Vec::new();
-    let mut gpu_at: FxHashMap<GpuSumAt<'_>, usize> = FxHashMap::default();
-    let mut across = PeerValuesBuilder::for_series(series);
-    for (at, &((subject, source, name), points)) in series.iter().enumerate() {
+    // Summed in order first seen (found through a table by the GPU's
+    // number among the unit's and the pair), then walked in key order (as
+    // a tree would).
+    let mut gpu_sums: Vec<(GpuKey<'_>, (u64, LineSpan), u32)> = Vec::with_capacity(256);
+    let mut gpu_ids: FxHashMap<(Option<&str>, u32), u32> = FxHashMap::default();
+    let mut gpu_slots: Vec<u32> = Vec::new();
+    // Each subject's GPU among `gpu_ids` (links only), by subject id.
+    let mut gpu_of: Vec<u32> = vec![u32::MAX; ids.subjects];
+    let mut last_gpu: Option<(Option<&str>, u32, u32)> = None;
+    let mut across = PeerValuesBuilder::for_series(series, ids);
+    for (at, (&((subject, source, name), points), &key)) in series.iter().zip(&ids.keys).enumerate()
+    {
         let Some(last) = points.last() else { continue };
         if !last.role.compared_across_peers() {
             continue;
         }
+        let (subject_id, _, _) = key;
+        let pair = pairs.get(at);
         let value = last.counter.value;
-        for &(kind, words_id) in words.of(subject) {
+        let list = list_of(&mut lists, &mut words, subject_id, subject);
+        for &(kind, words_id, kw) in words.list(list) {
             #[allow(clippy::cast_precision_loss)]
             let group = groups.join(
+                kw,
+                pair,
                 (kind, words_id, source, name, PeerStatistic::Value),
                 value as f64,
             );
@@ -167,24 +184,57 @@ pub(super) fn peer_groups<'s>(
         // As `add_to_gpu_sum`: a GPU's links, not lanes, are summed.
         if let (Some(gpu), Some(_), None) = (subject.gpu, subject.link, subject.lane) {
             let host = subject.host.as_deref();
-            let id = (host, gpu, address(source), name_address(name));
-            let slot = *gpu_at.entry(id).or_insert_with(|| {
-                gpu_sums.push(((host, gpu, source, name), (0, last.span)));
-                gpu_sums.len() - 1
-            });
-            if let Some((_, (sum, lines))) = gpu_sums.get_mut(slot) {
-                *sum = sum.saturating_add(value);
-                *lines = lines.join(last.span);
+            let gpu_id = match gpu_of.get(subject_id as usize) {
+                Some(&id) if id != u32::MAX => id,
+                _ => {
+                    let next = u32::try_from(gpu_ids.len()).unwrap_or(u32::MAX);
+                    // A GPU's links come one after the other.
+                    let id = match last_gpu {
+                        Some((h, g, id)) if g == gpu && h == host => id,
+                        _ => *gpu_ids.entry((host, gpu)).or_insert(next),
+                    };
+                    last_gpu = Some((host, gpu, id));
+                    if id == next {
+                        gpu_slots.resize(gpu_slots.len() + pairs.count, u32::MAX);
+                    }
+                    if let Some(slot) = gpu_of.get_mut(subject_id as usize) {
+                        *slot = id;
+                    }
+                    id
+                }
+            };
+            let cell = (gpu_id as usize) * pairs.count + pair as usize;
+            if let Some(slot) = gpu_slots.get_mut(cell) {
+                if *slot == u32::MAX {
+                    *slot = u32::try_from(gpu_sums.len()).unwrap_or(u32::MAX);
+                    gpu_sums.push(((host, gpu, source, name), (0, last.span), pair));
+                }
+                if let Some((_, (sum, lines), _)) = gpu_sums.get_mut(*slot as usize) {
+                    *sum = sum.saturating_add(value);
+                    *lines = lines.join(last.span);
+                }
             }
         }
-        across.add(subject, source, name, value, last.span);
+        across.add(key, subject, source, name, value, last.span);
     }
     // Keys are unique (they were map keys), so an unstable sort is exact.
-    gpu_sums.sort_unstable_by_key(|(key, _)| *key);
-    for (at, ((host, _, source, name), (sum, _))) in gpu_sums.iter().enumerate() {
-        let words_id = words.id(gpus_of_host_words(*host));
+    gpu_sums.sort_unstable_by_key(|(key, _, _)| *key);
+    // The host's words, worked out once per host (its GPUs are together).
+    let mut host_kw: Option<(Option<&str>, u32, u32)> = None;
+    for (at, &((host, _, source, name), (sum, _), pair)) in gpu_sums.iter().enumerate() {
+        let (words_id, kw) = match host_kw {
+            Some((last, words_id, kw)) if last == host => (words_id, kw),
+            _ => {
+                let words_id = words.id(gpus_of_host_words(host));
+                let kw = words.kw(PeerGroupKind::GpusOfHost, words_id);
+                host_kw = Some((host, words_id, kw));
+                (words_id, kw)
+            }
+        };
         #[allow(clippy::cast_precision_loss)]
         let group = groups.join(
+            kw,
+            pair,
             (
                 PeerGroupKind::GpusOfHost,
                 words_id,
@@ -192,14 +242,16 @@ pub(super) fn peer_groups<'s>(
                 name,
                 PeerStatistic::Value,
             ),
-            *sum as f64,
+            sum as f64,
         );
         joins.push((group, MemberAt::GpuSum(at)));
     }
     // Latest measured rate of each counter: a series' rates are next to
     // each other, in snapshot order, and named by the series' key.
     let mut first_rate = 0usize;
-    for &((subject, source, name), points) in series {
+    for (at, (&((subject, source, name), points), &(subject_id, _, _))) in
+        series.iter().zip(&ids.keys).enumerate()
+    {
         let count = points.len().saturating_sub(1);
         let chunk = rates
             .get(first_rate..first_rate + count)
@@ -214,8 +266,12 @@ pub(super) fn peer_groups<'s>(
         else {
             continue;
         };
-        for &(kind, words_id) in words.of(subject) {
+        let pair = pairs.get(at);
+        let list = list_of(&mut lists, &mut words, subject_id, subject);
+        for &(kind, words_id, kw) in words.list(list) {
             let group = groups.join(
+                kw,
+                pair,
                 (kind, words_id, source, name, PeerStatistic::CountsPerSecond),
                 r.counts_per_second.unwrap_or(f64::NAN),
             );
@@ -226,7 +282,7 @@ pub(super) fn peer_groups<'s>(
     // order of the groups judged does not depend on them.
     let mut quiet = 0usize;
     let mut slots: Vec<Option<usize>> = vec![None; groups.fills.len()];
-    let mut judged: Vec<(UnitGroupKey<'_>, Vec<Member<'_>>)> = Vec::new();
+    let mut judged: Vec<(UnitGroupKey<'_>, Vec<Member<'_>>)> = Vec::with_capacity(64);
     for (slot, (key, fill)) in slots.iter_mut().zip(&groups.fills) {
         match fill.shortcut() {
             Shortcut::Skip => {}
@@ -257,7 +313,7 @@ pub(super) fn peer_groups<'s>(
             }),
             MemberAt::GpuSum(i) => gpu_sums
                 .get(i)
-                .map(|&((host, gpu, _, _), (sum, lines))| gpu_sum_member(host, gpu, sum, lines)),
+                .map(|&((host, gpu, _, _), (sum, lines), _)| gpu_sum_member(host, gpu, sum, lines)),
             MemberAt::Rate(i) => rates.get(i).map(|r| Member {
                 subject: Who::Borrowed(&r.subject),
                 value: r.counts_per_second.unwrap_or(f64::NAN),
@@ -269,6 +325,73 @@ pub(super) fn peer_groups<'s>(
     }
     let (out, judged_quiet) = judge_in_order(judged, &words, options);
     (out, quiet + judged_quiet, across.finish())
+}
+
+/// The list of groups (in `words`) of the subject with id `id`, worked out
+/// the first time it is asked for.
+fn list_of<'s>(
+    lists: &mut [u32],
+    words: &mut GroupWords<'s>,
+    id: u32,
+    subject: &'s Subject,
+) -> u32 {
+    match lists.get_mut(id as usize) {
+        Some(list) if *list != u32::MAX => *list,
+        Some(list) => {
+            *list = words.list_id(subject);
+            *list
+        }
+        None => words.list_id(subject),
+    }
+}
+
+/// Each series' (counter set, name) pair as a number among the unit's
+/// distinct pairs.
+struct Pairs {
+    of_series: Vec<u32>,
+    count: usize,
+}
+
+impl Pairs {
+    fn of(ids: &SeriesIds) -> Self {
+        let mut count = 0u32;
+        let mut next = |slot: &mut u32| {
+            if *slot == u32::MAX {
+                *slot = count;
+                count += 1;
+            }
+            *slot
+        };
+        // A table of every (source, name) when it is small (a host reads a
+        // few counter sets of a few dozen names), else a hash map.
+        let of_series = match ids.sources.checked_mul(ids.names) {
+            Some(cells) if cells <= 1 << 16 => {
+                let mut table = vec![u32::MAX; cells];
+                ids.keys
+                    .iter()
+                    .map(|&(_, source, name)| {
+                        let cell = source as usize * ids.names + name as usize;
+                        table.get_mut(cell).map_or(u32::MAX, &mut next)
+                    })
+                    .collect()
+            }
+            _ => {
+                let mut map: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+                ids.keys
+                    .iter()
+                    .map(|&(_, source, name)| next(map.entry((source, name)).or_insert(u32::MAX)))
+                    .collect()
+            }
+        };
+        Self {
+            of_series,
+            count: count as usize,
+        }
+    }
+
+    fn get(&self, series: usize) -> u32 {
+        self.of_series.get(series).copied().unwrap_or(u32::MAX)
+    }
 }
 
 /// Sorts a unit's groups to be judged into report order (kind, then the
@@ -303,7 +426,7 @@ fn judge_in_order<'s>(
 
 /// Adds a link's latest value to its GPU's sum over its links (a GPU's
 /// links, not lanes, are summed; other subjects add nothing). The oracle's
-/// way; [`peer_groups`] sums in a vector found through addresses.
+/// way; [`peer_groups`] sums in a vector found through a table.
 #[cfg(test)]
 fn add_to_gpu_sum<'s>(
     gpu_sums: &mut FxHashMap<GpuKey<'s>, (u64, LineSpan)>,
@@ -351,31 +474,19 @@ enum MemberAt {
     Rate(usize),
 }
 
-/// A [`UnitGroupKey`] as [`GroupFills`] finds it: the counter set and
-/// name by address.
-///
-/// Every series of a unit borrows its counter set and name from the unit's
-/// keys, which hold each distinct one once: within a unit, equal addresses
-/// are equal values and equal values share one address, so the groups are
-/// the same. A unit's tens of thousands of joins then hash and compare
-/// integers, not the counter names' text.
-type FillKey = (PeerGroupKind, u32, usize, (usize, usize), PeerStatistic);
-
-/// Where `value` is in memory (an identity within one unit's series keys).
-fn address<T>(value: &T) -> usize {
-    std::ptr::from_ref(value) as usize
-}
-
-/// Where `name`'s text is, and its length (see [`address`]).
-fn name_address(name: &str) -> (usize, usize) {
-    (name.as_ptr() as usize, name.len())
-}
-
 /// A unit's groups while they are filled (see [`peer_groups`]): each key
 /// once, with an id, and what [`shortcut`] reads of its members.
-#[derive(Default)]
+///
+/// A group is found by (its kind and words as one number, the counter
+/// pair's number, the statistic): in a table with a row per kind and words
+/// when the unit is small enough for one (a host: a few dozen rows of a
+/// few hundred cells), else in a hash map keyed by the same numbers.
 struct GroupFills<'s> {
-    ids: FxHashMap<FillKey, u32>,
+    /// Cells per row: two per counter pair (one per statistic).
+    row: usize,
+    /// The rows so far, one after the other (`u32::MAX`: no group yet).
+    table: Option<Vec<u32>>,
+    ids: FxHashMap<(u32, u32, PeerStatistic), u32>,
     fills: Vec<(UnitGroupKey<'s>, Fill)>,
 }
 
@@ -394,18 +505,52 @@ impl Fill {
 }
 
 impl<'s> GroupFills<'s> {
-    /// Adds a member with `value` to the group `key`; returns its id.
-    fn join(&mut self, key: UnitGroupKey<'s>, value: f64) -> u32 {
-        let (kind, words, source, name, statistic) = key;
-        let found = (kind, words, address(source), name_address(name), statistic);
-        let id = match self.ids.get(&found) {
-            Some(id) => *id,
-            None => {
+    /// Room for the groups of `subjects` subjects over `pairs` counter
+    /// pairs: a subject has at most two kinds and words of its own, and a
+    /// GPU's host one more.
+    fn new(subjects: usize, pairs: usize) -> Self {
+        let row = pairs.saturating_mul(2);
+        let most = subjects
+            .saturating_mul(3)
+            .saturating_add(1)
+            .saturating_mul(row);
+        Self {
+            row,
+            table: (most <= 1 << 22).then(Vec::new),
+            ids: FxHashMap::default(),
+            // A host fills a few hundred groups.
+            fills: Vec::with_capacity(256),
+        }
+    }
+
+    /// Adds a member with `value` to the group `key`, whose kind and words
+    /// are `kw` and counter pair `pair`; returns its id.
+    #[inline]
+    fn join(&mut self, kw: u32, pair: u32, key: UnitGroupKey<'s>, value: f64) -> u32 {
+        let statistic = key.4;
+        let column = (pair as usize)
+            .saturating_mul(2)
+            .saturating_add(usize::from(statistic == PeerStatistic::CountsPerSecond));
+        let cell = match &mut self.table {
+            Some(table) if column < self.row => {
+                let cell = kw as usize * self.row + column;
+                if table.len() <= cell {
+                    let rows = kw as usize + 1;
+                    table.resize(rows * self.row, u32::MAX);
+                }
+                table.get_mut(cell)
+            }
+            _ => None,
+        };
+        let id = match cell {
+            Some(id) if *id != u32::MAX => *id,
+            Some(slot) => {
                 let id = u32::try_from(self.fills.len()).unwrap_or(u32::MAX);
                 self.fills.push((key, Fill { size: 0, max: None }));
-                self.ids.insert(found, id);
+                *slot = id;
                 id
             }
+            None => self.hashed(kw, pair, key),
         };
         if let Some((_, fill)) = self.fills.get_mut(id as usize) {
             fill.size += 1;
@@ -418,6 +563,20 @@ impl<'s> GroupFills<'s> {
                 });
             }
         }
+        id
+    }
+
+    /// The id of a group outside the table (see [`GroupFills`]).
+    #[cold]
+    #[inline(never)]
+    fn hashed(&mut self, kw: u32, pair: u32, key: UnitGroupKey<'s>) -> u32 {
+        let statistic = key.4;
+        if let Some(id) = self.ids.get(&(kw, pair, statistic)) {
+            return *id;
+        }
+        let id = u32::try_from(self.fills.len()).unwrap_or(u32::MAX);
+        self.fills.push((key, Fill { size: 0, max: None }));
+        self.ids.insert((kw, pair, statistic), id);
         id
     }
 }
@@ -453,21 +612,30 @@ fn groups_of(subject: &Subject) -> GroupsOf<'_> {
 }
 
 /// The words of a unit's groups, each kept once; each subject's groups,
-/// worked out once per [`GroupsOf`] (not once per link or port); and the
-/// groups of the subject seen last (series of one subject are next to
-/// each other).
+/// worked out once per [`GroupsOf`] (not once per link or port); each
+/// (kind, words) numbered (a row of [`GroupFills`]); and, for the oracle,
+/// the groups of the subject seen last.
 #[derive(Default)]
 struct GroupWords<'s> {
     ids: FxHashMap<String, u32>,
     texts: Vec<String>,
-    lists: Vec<Vec<(PeerGroupKind, u32)>>,
-    by_groups_of: FxHashMap<GroupsOf<'s>, usize>,
-    last: Option<(&'s Subject, usize)>,
+    /// Lists of (kind, words id, kind and words' number).
+    lists: Vec<Vec<(PeerGroupKind, u32, u32)>>,
+    by_groups_of: FxHashMap<GroupsOf<'s>, u32>,
+    kws: FxHashMap<(PeerGroupKind, u32), u32>,
+    /// The key and list looked up last.
+    /// The keys and lists looked up last (a link's key and its lanes' key
+    /// alternate), in the slot `next_key` names next.
+    last_keys: [Option<(GroupsOf<'s>, u32)>; 4],
+    next_key: usize,
+    #[cfg(test)]
+    last: Option<(&'s Subject, u32)>,
 }
 
 impl<'s> GroupWords<'s> {
-    /// The groups `subject` belongs to, as (kind, words id).
-    fn of(&mut self, subject: &'s Subject) -> &[(PeerGroupKind, u32)] {
+    /// The groups `subject` belongs to, as (kind, words id, number).
+    #[cfg(test)]
+    fn of(&mut self, subject: &'s Subject) -> &[(PeerGroupKind, u32, u32)] {
         // Series of one subject borrow one key: most often the same reference.
         let seen = self
             .last
@@ -475,25 +643,57 @@ impl<'s> GroupWords<'s> {
         let list = match seen {
             Some((_, list)) => list,
             None => {
-                let key = groups_of(subject);
-                let list = match self.by_groups_of.get(&key) {
-                    Some(list) => *list,
-                    None => {
-                        let groups: Vec<(PeerGroupKind, u32)> = group_keys(subject)
-                            .into_iter()
-                            .map(|(kind, words)| (kind, self.id(words)))
-                            .collect();
-                        self.lists.push(groups);
-                        let list = self.lists.len() - 1;
-                        self.by_groups_of.insert(key, list);
-                        list
-                    }
-                };
+                let list = self.list_id(subject);
                 self.last = Some((subject, list));
                 list
             }
         };
-        self.lists.get(list).map_or(&[], Vec::as_slice)
+        self.list(list)
+    }
+
+    /// The id of the list of groups `subject` belongs to (see [`Self::list`]).
+    fn list_id(&mut self, subject: &'s Subject) -> u32 {
+        let key = groups_of(subject);
+        // Subjects come in order: the links of a GPU, one after the other,
+        // share one key (no hashing of the host's name per link).
+        if let Some((_, list)) = self.last_keys.iter().flatten().find(|(k, _)| *k == key) {
+            return *list;
+        }
+        if let Some(list) = self.by_groups_of.get(&key) {
+            let list = *list;
+            self.remember(key, list);
+            return list;
+        }
+        let groups: Vec<(PeerGroupKind, u32, u32)> = group_keys(subject)
+            .into_iter()
+            .map(|(kind, words)| {
+                let id = self.id(words);
+                (kind, id, self.kw(kind, id))
+            })
+            .collect();
+        self.lists.push(groups);
+        let list = u32::try_from(self.lists.len() - 1).unwrap_or(u32::MAX);
+        self.by_groups_of.insert(key, list);
+        self.remember(key, list);
+        list
+    }
+
+    fn remember(&mut self, key: GroupsOf<'s>, list: u32) {
+        if let Some(slot) = self.last_keys.get_mut(self.next_key) {
+            *slot = Some((key, list));
+        }
+        self.next_key = (self.next_key + 1) % self.last_keys.len();
+    }
+
+    /// The list with id `list`: (kind, words id, number) of each group.
+    fn list(&self, list: u32) -> &[(PeerGroupKind, u32, u32)] {
+        self.lists.get(list as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// The number of (`kind`, `words`), from 0 in the order first asked.
+    fn kw(&mut self, kind: PeerGroupKind, words: u32) -> u32 {
+        let next = u32::try_from(self.kws.len()).unwrap_or(u32::MAX);
+        *self.kws.entry((kind, words)).or_insert(next)
     }
 
     fn id(&mut self, words: String) -> u32 {
@@ -536,6 +736,7 @@ impl<'s> GroupWords<'s> {
 #[cfg(test)]
 pub(super) fn peer_groups_oracle<'s>(
     series: &'s Series<'s>,
+    ids: &SeriesIds,
     rates: &'s [CounterRate],
     options: &StatsOptions,
 ) -> (Vec<PeerGroup>, usize, PeerValues) {
@@ -543,8 +744,8 @@ pub(super) fn peer_groups_oracle<'s>(
     let mut groups: FxHashMap<UnitGroupKey<'_>, Vec<Member<'_>>> = FxHashMap::default();
     // Summed through a hash map, then walked in key order (as a tree would).
     let mut gpu_sums: FxHashMap<GpuKey<'_>, (u64, LineSpan)> = FxHashMap::default();
-    let mut across = PeerValuesBuilder::for_series(series);
-    for &((subject, source, name), points) in series {
+    let mut across = PeerValuesBuilder::for_series(series, ids);
+    for (&((subject, source, name), points), &key) in series.iter().zip(&ids.keys) {
         let Some(last) = points.last() else { continue };
         if !last.role.compared_across_peers() {
             continue;
@@ -557,14 +758,14 @@ pub(super) fn peer_groups_oracle<'s>(
             count: Some(value),
             lines: last.span,
         };
-        for &(kind, at) in words.of(subject) {
+        for &(kind, at, _) in words.of(subject) {
             groups
                 .entry((kind, at, source, name, PeerStatistic::Value))
                 .or_default()
                 .push(member());
         }
         add_to_gpu_sum(&mut gpu_sums, subject, source, name, value, last.span);
-        across.add(subject, source, name, value, last.span);
+        across.add(key, subject, source, name, value, last.span);
     }
     let mut gpu_sums: Vec<_> = gpu_sums.into_iter().collect();
     // Keys are unique (they were map keys), so an unstable sort is exact.
@@ -601,7 +802,7 @@ pub(super) fn peer_groups_oracle<'s>(
         }
     }
     for r in latest {
-        for &(kind, at) in words.of(&r.subject) {
+        for &(kind, at, _) in words.of(&r.subject) {
             groups
                 .entry((
                     kind,
@@ -693,30 +894,48 @@ fn judge_groups<'s>(
             Shortcut::Judge => {}
         }
         let values: Vec<f64> = members.iter().map(|m| m.value).collect();
-        let Ok(summary) = robust::summary(&values) else {
+        // Summary and scores from one sort (see `summary_and_outliers`).
+        let Ok((summary, scored)) = robust::summary_and_outliers(&values, options.outlier_z) else {
             continue;
         };
         if summary.max == 0.0 {
             quiet += 1;
             continue;
         }
-        let (flagged, scale, computed) = match robust::outliers(&values, options.outlier_z) {
+        let (flagged, scale, computed) = match scored {
             Ok((f, s)) => (f, Some(s), true),
             Err(_) => (Vec::new(), None, false),
         };
-        let counts: Vec<f64> = members
-            .iter()
-            .filter_map(|m| m.count)
-            .map(|c| c as f64)
-            .collect();
-        let count_median = robust::median(&counts).unwrap_or(0.0);
+        // The counts' median is read only for an outlier above its peers.
+        // When every member's value is its count (as a reading, a sum or a
+        // value across hosts is), the counts are the values, all finite,
+        // and their median is the summary's: no second sort.
+        let mut count_median: Option<f64> = None;
+        let mut count_median = || {
+            *count_median.get_or_insert_with(|| {
+                let counts_are_values = members
+                    .iter()
+                    .all(|m| m.count.map(|c| (c as f64).to_bits()) == Some(m.value.to_bits()));
+                if counts_are_values {
+                    return summary.median;
+                }
+                let counts: Vec<f64> = members
+                    .iter()
+                    .filter_map(|m| m.count)
+                    .map(|c| c as f64)
+                    .collect();
+                robust::median(&counts).unwrap_or(0.0)
+            })
+        };
         let size = members.len();
         let outliers = flagged
             .into_iter()
             .filter(|f| f.robust_z > 0.0)
             .filter_map(|f| {
                 let member = members.get(f.index)?;
-                let p = member.count.map(|c| poisson_tail(c, count_median.max(1.0)));
+                let p = member
+                    .count
+                    .map(|c| poisson_tail(c, count_median().max(1.0)));
                 if p.is_some_and(|p| p >= options.outlier_poisson_p) {
                     return None;
                 }
@@ -810,20 +1029,25 @@ pub struct PeerValue {
 /// The [`PeerValue`]s of one unit, compact: a host hands the fleet step
 /// about a thousand of them, which as owned values were two or three small
 /// allocations each (host, counter name, CA name) made, moved and freed per
-/// host. Here each host and counter name is kept once and values name them
-/// by index. JSON carries the same array of [`PeerValue`] objects.
+/// host. Here each host, counter name, place and counter set is kept once
+/// and values name them by index (in the order first seen): the fleet step
+/// looks each place up once per unit, not once per value. JSON carries the
+/// same array of [`PeerValue`] objects.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PeerValues {
     hosts: Vec<String>,
     counters: Vec<String>,
+    places: Vec<Subject>,
+    sources: Vec<CounterSource>,
     values: Vec<CompactValue>,
 }
 
-/// A [`PeerValue`] whose host and counter are indexes into [`PeerValues`].
-#[derive(Debug, Clone, PartialEq)]
+/// A [`PeerValue`] whose place, counter set, counter and host are indexes
+/// into [`PeerValues`].
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct CompactValue {
-    place: Subject,
-    source: CounterSource,
+    place: u32,
+    source: u32,
     counter: u32,
     host: u32,
     lid: Option<u32>,
@@ -847,14 +1071,24 @@ impl PeerValues {
     /// The values, as owned [`PeerValue`]s, in order.
     pub fn iter(&self) -> impl Iterator<Item = PeerValue> + '_ {
         self.values.iter().map(|v| PeerValue {
-            place: v.place.clone(),
-            source: v.source.clone(),
+            place: self.place(v.place).clone(),
+            source: self.source(v.source).clone(),
             counter: text_at(&self.counters, v.counter).to_owned(),
             host: text_at(&self.hosts, v.host).to_owned(),
             lid: v.lid,
             value: v.value,
             lines: v.lines,
         })
+    }
+
+    fn place(&self, at: u32) -> &Subject {
+        self.places.get(at as usize).unwrap_or(&NOBODY)
+    }
+
+    fn source(&self, at: u32) -> &CounterSource {
+        self.sources
+            .get(at as usize)
+            .unwrap_or(&CounterSource::NvidiaSmiNvlink)
     }
 }
 
@@ -873,6 +1107,29 @@ fn intern(texts: &mut Vec<String>, ids: &mut FxHashMap<String, u32>, text: &str)
     id
 }
 
+/// The id of `source` in `sources` (a handful: found by a scan), added when new.
+fn source_id(sources: &mut Vec<CounterSource>, source: &CounterSource) -> u32 {
+    let at = match sources.iter().position(|s| s == source) {
+        Some(at) => at,
+        None => {
+            sources.push(source.clone());
+            sources.len() - 1
+        }
+    };
+    u32::try_from(at).unwrap_or(u32::MAX)
+}
+
+/// What names a place within [`PeerValues`]: the place's fields, its CA
+/// name borrowed.
+type PlaceKey<'a> = (Option<&'a str>, [Option<u32>; 4]);
+
+fn place_key(place: &Subject) -> PlaceKey<'_> {
+    (
+        place.device.as_deref(),
+        [place.port, place.gpu, place.link, place.lane],
+    )
+}
+
 impl From<Vec<PeerValue>> for PeerValues {
     fn from(values: Vec<PeerValue>) -> Self {
         let mut out = Self {
@@ -880,12 +1137,23 @@ impl From<Vec<PeerValue>> for PeerValues {
             ..Self::default()
         };
         let (mut host_ids, mut counter_ids) = (FxHashMap::default(), FxHashMap::default());
+        let mut place_ids: FxHashMap<Subject, u32> = FxHashMap::default();
         for v in values {
             let host = intern(&mut out.hosts, &mut host_ids, &v.host);
             let counter = intern(&mut out.counters, &mut counter_ids, &v.counter);
+            let source = source_id(&mut out.sources, &v.source);
+            let place = match place_ids.get(&v.place) {
+                Some(id) => *id,
+                None => {
+                    let id = u32::try_from(out.places.len()).unwrap_or(u32::MAX);
+                    out.places.push(v.place.clone());
+                    place_ids.insert(v.place, id);
+                    id
+                }
+            };
             out.values.push(CompactValue {
-                place: v.place,
-                source: v.source,
+                place,
+                source,
                 counter,
                 host,
                 lid: v.lid,
@@ -914,8 +1182,8 @@ struct PeerValueRef<'a> {
 impl Serialize for PeerValues {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.values.iter().map(|v| PeerValueRef {
-            place: &v.place,
-            source: &v.source,
+            place: self.place(v.place),
+            source: self.source(v.source),
             counter: text_at(&self.counters, v.counter),
             host: text_at(&self.hosts, v.host),
             lid: v.lid,
@@ -931,51 +1199,150 @@ impl<'de> Deserialize<'de> for PeerValues {
     }
 }
 
-/// Fills [`PeerValues`] from a unit's series. Their counter names are the
-/// unit's distinct names, so a name's address identifies it (no hashing of
-/// the text); the host is most often the one of the value before.
+/// Fills [`PeerValues`] from a unit's series, given with their keys' ids:
+/// each subject's place and each counter name is numbered the first time
+/// its id is seen (no hashing of the text per value); the host is most
+/// often the one of the value before, and the counter set too.
 struct PeerValuesBuilder<'s> {
     out: PeerValues,
-    counter_at: FxHashMap<(usize, usize), u32>,
+    /// Each subject's place (`UNSEEN`, or `NO_PLACE`) and host, by subject id.
+    place_of: Vec<(u32, u32)>,
+    place_ids: FxHashMap<PlaceKey<'s>, u32>,
+    /// Each counter name's number, by name id (`UNSEEN`).
+    counter_of: Vec<u32>,
     host_ids: FxHashMap<String, u32>,
     last_host: Option<(&'s str, u32)>,
+    last_source: Option<(&'s CounterSource, u32)>,
 }
+
+/// Not looked up yet.
+const UNSEEN: u32 = u32::MAX;
+/// A subject without a place (no host, the all-ports aggregate, or none of
+/// device, port, GPU, link and lane).
+const NO_PLACE: u32 = u32::MAX - 1;
 
 impl<'s> PeerValuesBuilder<'s> {
     /// Sized once for `series`: a host hands the fleet step hundreds of values.
-    fn for_series(series: &Series<'_>) -> Self {
-        Self::with_capacity(
-            series
-                .iter()
-                .filter(|((subject, _, _), points)| {
-                    subject.host.is_some()
-                        && !subject.is_aggregate()
-                        && points
-                            .last()
-                            .is_some_and(|p| p.role.compared_across_peers())
-                })
-                .count(),
-        )
+    fn for_series(series: &Series<'_>, ids: &SeriesIds) -> Self {
+        let values = series
+            .iter()
+            .filter(|((subject, _, _), points)| {
+                subject.host.is_some()
+                    && !subject.is_aggregate()
+                    && points
+                        .last()
+                        .is_some_and(|p| p.role.compared_across_peers())
+            })
+            .count();
+        Self {
+            out: PeerValues {
+                values: Vec::with_capacity(values),
+                places: Vec::with_capacity(ids.subjects),
+                counters: Vec::with_capacity(ids.names),
+                ..PeerValues::default()
+            },
+            place_of: vec![(UNSEEN, UNSEEN); ids.subjects],
+            place_ids: FxHashMap::with_capacity_and_hasher(ids.subjects, Default::default()),
+            counter_of: vec![UNSEEN; ids.names],
+            host_ids: FxHashMap::default(),
+            last_host: None,
+            last_source: None,
+        }
     }
 
     /// Adds a host's latest value of a counter, named by its place on the
     /// host; the fleet step compares it with the other hosts' values.
+    /// `key` is the series' key as ids.
     fn add(
         &mut self,
+        key: KeyIds,
         subject: &'s Subject,
-        source: &CounterSource,
+        source: &'s CounterSource,
         name: &'s str,
         value: u64,
         lines: LineSpan,
     ) {
-        if subject.host.is_none() || subject.is_aggregate() {
+        let (subject_id, _, name_id) = key;
+        // A subject's place and host, looked up at its first value.
+        let (place, host) = match self.place_of.get(subject_id as usize) {
+            Some(&(place, host)) if place != UNSEEN => (place, host),
+            _ => {
+                let place = self.place(subject);
+                let host = if place == NO_PLACE {
+                    UNSEEN
+                } else {
+                    self.host(subject)
+                };
+                if let Some(slot) = self.place_of.get_mut(subject_id as usize) {
+                    *slot = (place, host);
+                }
+                (place, host)
+            }
+        };
+        if place == NO_PLACE {
             return;
+        }
+        let source = match self.last_source {
+            Some((last, id)) if std::ptr::eq(last, source) || last == source => id,
+            _ => {
+                let id = source_id(&mut self.out.sources, source);
+                self.last_source = Some((source, id));
+                id
+            }
+        };
+        let counter = match self.counter_of.get(name_id as usize) {
+            Some(&id) if id != UNSEEN => id,
+            _ => {
+                let id = u32::try_from(self.out.counters.len()).unwrap_or(u32::MAX);
+                self.out.counters.push(name.to_owned());
+                if let Some(slot) = self.counter_of.get_mut(name_id as usize) {
+                    *slot = id;
+                }
+                id
+            }
+        };
+        self.out.values.push(CompactValue {
+            place,
+            source,
+            counter,
+            host,
+            lid: subject.lid,
+            value,
+            lines,
+        });
+    }
+
+    /// The number of `subject`'s host.
+    fn host(&mut self, subject: &'s Subject) -> u32 {
+        let host = subject.host.as_deref().unwrap_or_default();
+        match self.last_host {
+            Some((last, id)) if last == host => id,
+            _ => {
+                let id = intern(&mut self.out.hosts, &mut self.host_ids, host);
+                self.last_host = Some((host, id));
+                id
+            }
+        }
+    }
+
+    /// The number of `subject`'s place, or `NO_PLACE`.
+    fn place(&mut self, subject: &'s Subject) -> u32 {
+        if subject.host.is_none() || subject.is_aggregate() {
+            return NO_PLACE;
         }
         // LIDs differ from host to host (every port has its own); the CA
         // name and port number do not, so they alone say "the same port".
+        let key = place_key(subject);
+        if key == (None, [None; 4]) {
+            return NO_PLACE;
+        }
+        if let Some(id) = self.place_ids.get(&key) {
+            return *id;
+        }
+        let id = u32::try_from(self.out.places.len()).unwrap_or(u32::MAX);
         // Built field by field: cloning the subject would copy the host's
         // name only to drop it.
-        let place = Subject {
+        self.out.places.push(Subject {
             host: None,
             device: subject.device.clone(),
             lid: None,
@@ -983,72 +1350,9 @@ impl<'s> PeerValuesBuilder<'s> {
             gpu: subject.gpu,
             link: subject.link,
             lane: subject.lane,
-        };
-        if place != Subject::default() {
-            self.push(
-                place,
-                source,
-                name,
-                subject.host.as_deref().unwrap_or_default(),
-                subject.lid,
-                value,
-                lines,
-            );
-        }
-    }
-
-    fn with_capacity(values: usize) -> Self {
-        Self {
-            out: PeerValues {
-                values: Vec::with_capacity(values),
-                ..PeerValues::default()
-            },
-            counter_at: FxHashMap::default(),
-            host_ids: FxHashMap::default(),
-            last_host: None,
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn push(
-        &mut self,
-        place: Subject,
-        source: &CounterSource,
-        counter: &'s str,
-        host: &'s str,
-        lid: Option<u32>,
-        value: u64,
-        lines: LineSpan,
-    ) {
-        let host = match self.last_host {
-            Some((last, id)) if last == host => id,
-            _ => {
-                let id = intern(&mut self.out.hosts, &mut self.host_ids, host);
-                self.last_host = Some((host, id));
-                id
-            }
-        };
-        let at = (counter.as_ptr() as usize, counter.len());
-        let counter = match self.counter_at.get(&at) {
-            Some(id) => *id,
-            None => {
-                // Distinct addresses are distinct names (see above), so a
-                // new address is a new name.
-                let id = u32::try_from(self.out.counters.len()).unwrap_or(u32::MAX);
-                self.out.counters.push(counter.to_owned());
-                self.counter_at.insert(at, id);
-                id
-            }
-        };
-        self.out.values.push(CompactValue {
-            place,
-            source: source.clone(),
-            counter,
-            host,
-            lid,
-            value,
-            lines,
         });
+        self.place_ids.insert(key, id);
+        id
     }
 
     fn finish(self) -> PeerValues {
@@ -1078,23 +1382,42 @@ struct PlaceReading {
     lines: LineSpan,
 }
 
+/// A unit's value as the fleet step keys it: (place, counter set, counter)
+/// as ids among every unit's, and the entry of `places` it joins.
+type Joined = ((u32, u32, u32), usize);
+
 /// The fleet step of the peer groups: every unit's [`PeerValue`]s, indexed
 /// by place, counter set and counter, compared across hosts at the end.
 ///
 /// Hosts must not be split over units (the engine merges units that name
 /// the same host), so a place's members of one host arrive together.
+///
+/// This runs on the one thread that folds the units, so its work per value
+/// is kept to integers: a unit's places, counter sets and counter names are
+/// each looked up once, and the hosts of a fleet mostly list the same
+/// values in the same order, so a value is first compared with the one at
+/// its position in the unit before (no hashing at all when they match).
 #[derive(Debug, Default)]
 pub struct AcrossHosts {
     /// Places by their words (the groups' key), as positions in `places`.
     index: FxHashMap<(String, CounterSource, String), usize>,
-    /// The same positions by place, counter set and counter (an index
-    /// into `counters`).
-    by_place: FxHashMap<(Subject, CounterSource, u32), usize>,
+    /// The same positions by (place, counter set, counter) ids.
+    by_ids: FxHashMap<(u32, u32, u32), usize>,
     places: Vec<Place>,
     hosts: Vec<String>,
     host_ids: FxHashMap<String, u32>,
     counters: Vec<String>,
     counter_ids: FxHashMap<String, u32>,
+    /// Every unit's distinct places (without host and LID), each with an id.
+    place_ids: FxHashMap<Subject, u32>,
+    place_subjects: Vec<Subject>,
+    sources: Vec<CounterSource>,
+    /// The unit before's places, with their ids, by position.
+    last_places: Vec<(Subject, u32)>,
+    /// The unit before's counter names, with their ids, by position.
+    last_counters: Vec<(String, u32)>,
+    /// The unit before's values, joined, by position.
+    last_joined: Vec<Joined>,
 }
 
 impl AcrossHosts {
@@ -1103,54 +1426,64 @@ impl AcrossHosts {
         let PeerValues {
             hosts,
             counters,
+            places,
+            sources,
             values,
         } = values;
-        // The unit's hosts and counter names, each looked up once.
+        // The unit's hosts, counter names, places and counter sets, each
+        // looked up once.
         let hosts: Vec<u32> = hosts
             .iter()
             .map(|h| intern(&mut self.hosts, &mut self.host_ids, h))
             .collect();
-        let counters: Vec<u32> = counters
+        // Hosts read the same counters in the same order: a name is first
+        // compared with the one at its place in the unit before.
+        let mut unit_counters: Vec<(String, u32)> = Vec::with_capacity(counters.len());
+        for (at, name) in counters.into_iter().enumerate() {
+            let id = match self.last_counters.get(at) {
+                Some((last, id)) if *last == name => *id,
+                _ => intern(&mut self.counters, &mut self.counter_ids, &name),
+            };
+            unit_counters.push((name, id));
+        }
+        let counters: Vec<u32> = unit_counters.iter().map(|(_, id)| *id).collect();
+        self.last_counters = unit_counters;
+        let sources: Vec<u32> = sources
             .iter()
-            .map(|c| intern(&mut self.counters, &mut self.counter_ids, c))
+            .map(|s| source_id(&mut self.sources, s))
             .collect();
-        for v in values {
-            let (Some(&host), Some(&counter)) =
-                (hosts.get(v.host as usize), counters.get(v.counter as usize))
-            else {
+        let mut unit_places: Vec<(Subject, u32)> = Vec::with_capacity(places.len());
+        for (at, place) in places.into_iter().enumerate() {
+            let id = match self.last_places.get(at) {
+                Some((last, id)) if *last == place => *id,
+                _ => match self.place_ids.get(&place) {
+                    Some(id) => *id,
+                    None => {
+                        let id = u32::try_from(self.place_subjects.len()).unwrap_or(u32::MAX);
+                        self.place_subjects.push(place.clone());
+                        self.place_ids.insert(place.clone(), id);
+                        id
+                    }
+                },
+            };
+            unit_places.push((place, id));
+        }
+        let mut joined: Vec<Joined> = Vec::with_capacity(values.len());
+        for (at, v) in values.into_iter().enumerate() {
+            let (Some(&host), Some(&counter), Some(&source), Some(&(_, place))) = (
+                hosts.get(v.host as usize),
+                counters.get(v.counter as usize),
+                sources.get(v.source as usize),
+                unit_places.get(v.place as usize),
+            ) else {
                 continue;
             };
-            let key = (v.place, v.source, counter);
-            let slot = match self.by_place.get(&key) {
-                Some(i) => *i,
-                None => {
-                    // Places are grouped by their words, as the report names
-                    // them: worked out once per place, not once per value.
-                    let words = format!("{} across hosts", key.0);
-                    let by_words = (
-                        words,
-                        key.1.clone(),
-                        text_at(&self.counters, counter).to_owned(),
-                    );
-                    let i = match self.index.get(&by_words) {
-                        Some(i) => *i,
-                        None => {
-                            let i = self.places.len();
-                            self.places.push(Place {
-                                place: key.0.clone(),
-                                members: 0,
-                                hosts: 0,
-                                last_host: None,
-                                nonzero: Vec::new(),
-                            });
-                            self.index.insert(by_words, i);
-                            i
-                        }
-                    };
-                    self.by_place.insert(key, i);
-                    i
-                }
+            let ids = (place, source, counter);
+            let slot = match self.last_joined.get(at) {
+                Some(&(last, slot)) if last == ids => slot,
+                _ => self.slot(ids),
             };
+            joined.push((ids, slot));
             let Some(p) = self.places.get_mut(slot) else {
                 continue;
             };
@@ -1169,6 +1502,51 @@ impl AcrossHosts {
             }
             p.members += 1;
         }
+        self.last_places = unit_places;
+        self.last_joined = joined;
+    }
+
+    /// The entry of `places` for (place, counter set, counter) `ids`,
+    /// added when new.
+    fn slot(&mut self, ids: (u32, u32, u32)) -> usize {
+        if let Some(i) = self.by_ids.get(&ids) {
+            return *i;
+        }
+        let (place, source, counter) = ids;
+        let place = self
+            .place_subjects
+            .get(place as usize)
+            .unwrap_or(&NOBODY)
+            .clone();
+        let source = self
+            .sources
+            .get(source as usize)
+            .cloned()
+            .unwrap_or(CounterSource::NvidiaSmiNvlink);
+        // Places are grouped by their words, as the report names them:
+        // worked out once per place, not once per value.
+        let by_words = (
+            format!("{place} across hosts"),
+            source,
+            text_at(&self.counters, counter).to_owned(),
+        );
+        let i = match self.index.get(&by_words) {
+            Some(i) => *i,
+            None => {
+                let i = self.places.len();
+                self.places.push(Place {
+                    place,
+                    members: 0,
+                    hosts: 0,
+                    last_host: None,
+                    nonzero: Vec::new(),
+                });
+                self.index.insert(by_words, i);
+                i
+            }
+        };
+        self.by_ids.insert(ids, i);
+        i
     }
 
     /// The groups of places read on two or more hosts, in the order of
@@ -1298,7 +1676,7 @@ mod tests {
                 }
             }
             let (keys, ordered) = gathered.into_ordered(&PortIndex::of_documents([]));
-            let series = keys.series(&ordered);
+            let (series, ids) = keys.series_with_ids(&ordered);
             let options = StatsOptions::default().with_interval(1.0);
             let times = vec![None; snapshots];
             let rates: Vec<CounterRate> = series
@@ -1311,8 +1689,8 @@ mod tests {
                     }).collect::<Vec<_>>()
                 })
                 .collect();
-            let got = peer_groups(&series, &rates, &options);
-            let want = peer_groups_oracle(&series, &rates, &options);
+            let got = peer_groups(&series, &ids, &rates, &options);
+            let want = peer_groups_oracle(&series, &ids, &rates, &options);
             prop_assert_eq!(&got.0, &want.0);
             prop_assert_eq!(got.1, want.1);
             prop_assert_eq!(&got.2, &want.2);

@@ -5,7 +5,7 @@ use super::super::ber::{self, Verdict};
 use super::super::extract::{Capacities, Capacity, LinkKeyRef, Reading};
 use super::super::rates::{self, Change};
 use super::super::sample::{CounterUnit, Role, Subject};
-use super::super::{CounterSource, StatsOptions};
+use super::super::{CounterSource, StatsError, StatsOptions};
 use super::fmt_num;
 use super::records::{BitErrorRate, CounterRate, RateStatus, SaturatedCounter, Throughput};
 use super::timeline::{Interval, Point, Series, SeriesKey};
@@ -161,8 +161,16 @@ pub(super) fn capacity_of<'c>(
         })
 }
 
+/// `fmt_num` of the seconds formatted last, with their bits: a unit's
+/// throughputs share a handful of intervals, each formatted once.
+pub(super) type SecondsText = Option<(u64, String)>;
+
 #[allow(clippy::cast_precision_loss)] // byte counts far below 2^100; f64 keeps 15 digits
-pub(super) fn throughput(rate: &CounterRate, capacities: &Capacities) -> Option<Throughput> {
+pub(super) fn throughput(
+    rate: &CounterRate,
+    capacities: &Capacities,
+    seconds_text: &mut SecondsText,
+) -> Option<Throughput> {
     let Role::Traffic { direction, layer } = rate.role else {
         return None;
     };
@@ -175,6 +183,10 @@ pub(super) fn throughput(rate: &CounterRate, capacities: &Capacities) -> Option<
     let bytes_per_second = bytes as f64 / seconds;
     let gbit_per_second = bytes_per_second * 8.0 / 1e9;
     let capacity = capacity_of(&rate.subject, capacities);
+    if !matches!(seconds_text, Some((bits, _)) if *bits == seconds.to_bits()) {
+        *seconds_text = Some((seconds.to_bits(), fmt_num(seconds)));
+    }
+    let seconds_words = seconds_text.as_ref().map_or("", |(_, text)| text.as_str());
     let unit_words = match rate.unit {
         CounterUnit::FourOctets => "× 4 octets (the counter counts 4-octet words)",
         CounterUnit::Kib => "× 1024 bytes (KiB)",
@@ -197,13 +209,25 @@ pub(super) fn throughput(rate: &CounterRate, capacities: &Capacities) -> Option<
         utilisation_percent: capacity
             .filter(|c| c.gbit_per_second > 0.0)
             .map(|c| gbit_per_second / c.gbit_per_second * 100.0),
-        derivation: format!(
-            "({} − {}) {unit_words} / {} s",
-            rate.after,
-            rate.before,
-            fmt_num(seconds)
-        ),
+        derivation: throughput_words(rate.after, rate.before, unit_words, seconds_words),
     })
+}
+
+/// A throughput's derivation, `(after − before) unit words / seconds s`,
+/// as `format!` writes it, written straight into a buffer of the right
+/// size (see [`measured_words`]).
+fn throughput_words(after: u64, before: u64, unit_words: &str, seconds: &str) -> String {
+    let mut words = String::with_capacity(2 * 20 + 12 + unit_words.len() + seconds.len());
+    words.push('(');
+    push_decimal(&mut words, after);
+    words.push_str(" − ");
+    push_decimal(&mut words, before);
+    words.push_str(") ");
+    words.push_str(unit_words);
+    words.push_str(" / ");
+    words.push_str(seconds);
+    words.push_str(" s");
+    words
 }
 
 /// Lanes seen per link, to split a link's capacity among its lanes.
@@ -232,12 +256,85 @@ pub(super) fn is_corrected_count(name: &str) -> bool {
     lower.contains("correct") || lower.starts_with("ecc")
 }
 
+/// What [`bit_error_rate`] works out again and again, kept per unit: a
+/// host's bit-error counters mostly read the same few counts (most often
+/// 0) over the same bits (one link speed, one interval), and each interval
+/// is two gamma quantiles found by iteration, each text a float formatted.
+/// The same inputs give the same outputs, so a kept one is the one that
+/// would be worked out.
+#[derive(Default)]
+pub(super) struct BerMemo {
+    /// Poisson interval by (count, confidence's bits).
+    intervals: Vec<((u64, u64), PoissonInterval)>,
+    /// Derivation words by (count, bits' bits, confidence's bits).
+    derivations: Vec<((u64, u64, u64), String)>,
+    /// Basis words by (capacity's source, share's bits, seconds' bits).
+    bases: Vec<((String, u64, u64), String)>,
+}
+
+/// A Poisson interval, or why there is none.
+type PoissonInterval = Result<(f64, f64), StatsError>;
+
+/// The most entries a [`BerMemo`] list keeps (each is found by a scan).
+const MEMO_ENTRIES: usize = 16;
+
+impl BerMemo {
+    fn interval(&mut self, k: u64, confidence: f64) -> PoissonInterval {
+        let key = (k, confidence.to_bits());
+        if let Some((_, found)) = self.intervals.iter().find(|(at, _)| *at == key) {
+            return *found;
+        }
+        let found = ber::poisson_interval(k, confidence);
+        if self.intervals.len() < MEMO_ENTRIES {
+            self.intervals.push((key, found));
+        }
+        found
+    }
+
+    fn derivation(&mut self, errors: u64, bits: f64, confidence: f64) -> String {
+        let key = (errors, bits.to_bits(), confidence.to_bits());
+        if let Some((_, words)) = self.derivations.iter().find(|(at, _)| *at == key) {
+            return words.clone();
+        }
+        let words = format!(
+            "{errors} error(s) / {bits:.4e} bits; exact Poisson {:.0} % interval (Garwood)",
+            confidence * 100.0
+        );
+        if self.derivations.len() < MEMO_ENTRIES {
+            self.derivations.push((key, words.clone()));
+        }
+        words
+    }
+
+    fn basis(&mut self, source: &str, share: f64, seconds: f64) -> String {
+        let found = self.bases.iter().find(|((s, sh, se), _)| {
+            *sh == share.to_bits() && *se == seconds.to_bits() && s == source
+        });
+        if let Some((_, words)) = found {
+            return words.clone();
+        }
+        let words = if share > 1.0 {
+            format!("{source} / {share} lanes × {} s", fmt_num(seconds))
+        } else {
+            format!("{source} × {} s", fmt_num(seconds))
+        };
+        if self.bases.len() < MEMO_ENTRIES {
+            self.bases.push((
+                (source.to_owned(), share.to_bits(), seconds.to_bits()),
+                words.clone(),
+            ));
+        }
+        words
+    }
+}
+
 pub(super) fn bit_error_rate(
     rate: &CounterRate,
     capacities: &Capacities,
     received: &Received<'_>,
     lanes: &BTreeMap<Subject, u32>,
     options: &StatsOptions,
+    memo: &mut BerMemo,
 ) -> Result<Option<BitErrorRate>, String> {
     if rate.role != Role::BitErrors || rate.status != RateStatus::Measured {
         return Ok(None);
@@ -254,11 +351,7 @@ pub(super) fn bit_error_rate(
             Some(_) => f64::from(*lanes.get(&link).unwrap_or(&1)),
             None => 1.0,
         };
-        let basis = if share > 1.0 {
-            format!("{} / {share} lanes × {} s", cap.source, fmt_num(seconds))
-        } else {
-            format!("{} × {} s", cap.source, fmt_num(seconds))
-        };
+        let basis = memo.basis(&cap.source, share, seconds);
         (cap.gbit_per_second * 1e9 / share * seconds, basis)
     } else if let Some(t) = received.get(&(&link, rate.from_snapshot, rate.to_snapshot)) {
         #[allow(clippy::cast_precision_loss)]
@@ -283,10 +376,18 @@ pub(super) fn bit_error_rate(
     } else {
         options.ber_threshold
     };
-    let Ok(est) = ber::estimate(errors, bits, options.confidence) else {
+    let Ok(est) = ber::estimate_with(errors, bits, options.confidence, |k, c| memo.interval(k, c))
+    else {
         return Ok(None);
     };
     let verdict = est.judge(threshold);
+    // As `BerEstimate::bits_needed_for`, its interval kept.
+    let bits_needed = (verdict == Verdict::Inconclusive)
+        .then(|| {
+            let (_, hi) = memo.interval(est.errors, est.confidence).ok()?;
+            (threshold > 0.0).then(|| hi / threshold)
+        })
+        .flatten();
     Ok(Some(BitErrorRate {
         subject: rate.subject.clone(),
         counter: rate.counter.clone(),
@@ -302,13 +403,8 @@ pub(super) fn bit_error_rate(
         confidence: options.confidence,
         threshold,
         verdict,
-        bits_needed: (verdict == Verdict::Inconclusive)
-            .then(|| est.bits_needed_for(threshold))
-            .flatten(),
-        derivation: format!(
-            "{errors} error(s) / {bits:.4e} bits; exact Poisson {:.0} % interval (Garwood)",
-            options.confidence * 100.0
-        ),
+        bits_needed,
+        derivation: memo.derivation(errors, bits, options.confidence),
     }))
 }
 
@@ -327,6 +423,61 @@ mod tests {
     }
 
     proptest! {
+        /// The hand-written throughput derivation is the `format!` one.
+        #[test]
+        fn throughput_words_match_format(
+            after in any::<u64>(),
+            before in prop_oneof![any::<u64>(), 0u64..1000],
+            unit in 0usize..3,
+            seconds in "[0-9.]{0,8}",
+        ) {
+            let unit_words = ["× 4 octets (the counter counts 4-octet words)", "× 1024 bytes (KiB)", ""][unit];
+            prop_assert_eq!(
+                throughput_words(after, before, unit_words, &seconds),
+                format!("({after} − {before}) {unit_words} / {seconds} s")
+            );
+        }
+
+        /// What a [`BerMemo`] hands back, kept or not, is what it would
+        /// work out afresh: intervals, derivations and bases, over counts,
+        /// bits and shares that repeat (more than it keeps, too).
+        #[test]
+        fn ber_memo_gives_what_it_would_work_out(
+            asks in proptest::collection::vec(
+                (0u64..4, 0usize..3, 0usize..3, 0usize..2, 0usize..20),
+                1..60,
+            ),
+        ) {
+            let bits = [1e9, 2.5e12, 8e11];
+            let confidences = [0.95, 0.99];
+            let shares = [1.0, 2.0, 4.0];
+            let mut memo = BerMemo::default();
+            for (k, b, share, c, extra) in asks {
+                // `extra` spreads counts past the memo's room.
+                let k = k + 10 * extra as u64;
+                let confidence = confidences[c];
+                prop_assert_eq!(memo.interval(k, confidence), ber::poisson_interval(k, confidence));
+                prop_assert_eq!(
+                    memo.derivation(k, bits[b], confidence),
+                    format!(
+                        "{k} error(s) / {:.4e} bits; exact Poisson {:.0} % interval (Garwood)",
+                        bits[b],
+                        confidence * 100.0
+                    )
+                );
+                let seconds = bits[b] / 1e9;
+                let share = shares[share];
+                let want = if share > 1.0 {
+                    format!("ibstat mlx5_0 port 1 / {share} lanes × {} s", fmt_num(seconds))
+                } else {
+                    format!("ibstat mlx5_0 port 1 × {} s", fmt_num(seconds))
+                };
+                prop_assert_eq!(memo.basis("ibstat mlx5_0 port 1", share, seconds), want);
+                let est = ber::estimate_with(k, bits[b], confidence, |k, c| memo.interval(k, c));
+                prop_assert_eq!(est, ber::estimate(k, bits[b], confidence));
+            }
+        }
+
         /// The hand-written derivation is the `format!` one it replaced.
         #[test]
         fn measured_words_match_format(

@@ -107,7 +107,7 @@ pub(super) type SeriesKey<'k> = (&'k Subject, &'k CounterSource, &'k str);
 pub(super) type Series<'k> = Vec<(SeriesKey<'k>, &'k [Point])>;
 
 /// A series' key as ids into [`SeriesKeys`]: (subject, source, name).
-type KeyIds = (u32, u32, u32);
+pub(super) type KeyIds = (u32, u32, u32);
 
 /// A reading's place when LID-named ports merge: its key's ranks, its
 /// snapshot, the subject id it was read as, its arrival position.
@@ -129,21 +129,48 @@ pub(super) struct Ordered {
     runs: Vec<(KeyIds, std::ops::Range<usize>)>,
 }
 
+/// Each series' key as ids into [`SeriesKeys`] (one per series, in the
+/// order of [`Series`]), and how many distinct subjects, counter sets and
+/// names there are: the peer groups index by these small integers instead
+/// of hashing the keys they stand for.
+pub(super) struct SeriesIds {
+    pub(super) keys: Vec<KeyIds>,
+    pub(super) subjects: usize,
+    pub(super) sources: usize,
+    pub(super) names: usize,
+}
+
 impl SeriesKeys {
     /// The series of `ordered`, their keys borrowed from `self`.
+    #[cfg(test)]
     pub(super) fn series<'k>(&'k self, ordered: &'k Ordered) -> Series<'k> {
+        self.series_with_ids(ordered).0
+    }
+
+    /// The series of `ordered`, their keys borrowed from `self`, and the
+    /// keys' ids.
+    pub(super) fn series_with_ids<'k>(&'k self, ordered: &'k Ordered) -> (Series<'k>, SeriesIds) {
         let mut series: Series<'k> = Vec::with_capacity(ordered.runs.len());
-        for ((subject, source, name), run) in &ordered.runs {
+        let mut keys: Vec<KeyIds> = Vec::with_capacity(ordered.runs.len());
+        for (ids, run) in &ordered.runs {
+            let (subject, source, name) = *ids;
             if let (Some(subject), Some(source), Some(name), Some(points)) = (
-                self.subjects.get(*subject as usize),
-                self.sources.get(*source as usize),
-                self.names.get(*name as usize),
+                self.subjects.get(subject as usize),
+                self.sources.get(source as usize),
+                self.names.get(name as usize),
                 ordered.points.get(run.clone()),
             ) {
                 series.push(((subject, source, name.as_str()), points));
+                keys.push(*ids);
             }
         }
-        series
+        let ids = SeriesIds {
+            keys,
+            subjects: self.subjects.len(),
+            sources: self.sources.len(),
+            names: self.names.len(),
+        };
+        (series, ids)
     }
 }
 
@@ -171,11 +198,17 @@ pub(super) struct Readings {
     /// Sound while every document read is alive (the whole of a unit's
     /// measuring): equal address and length mean equal text.
     name_at: FxHashMap<(usize, usize), u32>,
+    /// The latest name found in each slot (address, length, id); empty
+    /// until the first reading (see [`Readings::add_to`]).
+    name_slots: Vec<(usize, usize, u32)>,
     /// The id of the subject of the reading added last.
     last_subject: Option<u32>,
     /// The id of the counter set of the reading added last.
     last_source: Option<u32>,
 }
+
+/// Slots of the cache of counter names by address ([`Readings::add_to`]).
+const NAME_SLOTS: usize = 128;
 
 /// Distinct values in the order first seen, and each one's id.
 struct Interner<T> {
@@ -303,9 +336,44 @@ impl Subjects {
 }
 
 impl Readings {
-    /// Room for `more` readings (a section's count is known before they are added).
-    pub(super) fn reserve(&mut self, more: usize) {
+    /// Room for `more` readings (a section's count is known before they are
+    /// added) of at most `subjects` subjects: the maps are sized once, not
+    /// grown (rehashed) step by step as a unit's subjects arrive.
+    pub(super) fn reserve(&mut self, more: usize, subjects: usize) {
         self.points.reserve(more);
+        self.subjects.ids.reserve(subjects);
+        self.subjects.keys.reserve(subjects);
+        self.subjects.values.reserve(subjects);
+        // A host reads a few dozen counter names.
+        self.name_at.reserve(64);
+        if self.name_slots.is_empty() {
+            // Address 0 is no name's: every slot starts empty.
+            self.name_slots = vec![(0, usize::MAX, 0); NAME_SLOTS];
+        }
+        self.names.ids.reserve(64);
+    }
+
+    /// Each subject's rank among the unit's subjects in their order.
+    ///
+    /// A subject's key holds its host and device names as ids: with those
+    /// ids replaced by the names' ranks, comparing keys (integers) compares
+    /// the subjects (`None` before any name, as `Option` orders). Sorting
+    /// the owned subjects compared host names at every step.
+    fn subject_ranks(&self) -> Vec<u32> {
+        let names = self.subjects.names.ranks();
+        let rank = |id: u32| match id.checked_sub(1) {
+            None => 0,
+            Some(at) => names
+                .get(at as usize)
+                .map_or(u32::MAX, |r| r.saturating_add(1)),
+        };
+        let keys: Vec<(u32, u32, [Option<u32>; 5])> = self
+            .subjects
+            .keys
+            .iter()
+            .map(|&(host, device, rest)| (rank(host), rank(device), rest))
+            .collect();
+        ranks(&keys)
     }
 
     /// Adds one reading of `(subject, source, name)`; readings of a series
@@ -356,11 +424,23 @@ impl Readings {
         };
         self.last_source = Some(source);
         let at = (name.as_ptr() as usize, name.len());
-        let name = match self.name_at.get(&at) {
-            Some(id) => *id,
-            None => {
-                let id = self.names.id(name);
-                self.name_at.insert(at, id);
+        // A direct-mapped cache by address in front of the map: a unit's
+        // few dozen names mostly get a slot each, found without hashing.
+        let slot = ((at.0 >> 3) ^ at.1.rotate_left(5)) % NAME_SLOTS;
+        let name = match self.name_slots.get(slot) {
+            Some(&(ptr, len, id)) if (ptr, len) == at => id,
+            _ => {
+                let id = match self.name_at.get(&at) {
+                    Some(id) => *id,
+                    None => {
+                        let id = self.names.id(name);
+                        self.name_at.insert(at, id);
+                        id
+                    }
+                };
+                if let Some(cached) = self.name_slots.get_mut(slot) {
+                    *cached = (at.0, at.1, id);
+                }
                 id
             }
         };
@@ -378,7 +458,7 @@ impl Readings {
             self.name_ports_by_ca(ports)
         };
         let (subject_rank, source_rank, name_rank) = (
-            ranks(&self.subjects.values),
+            self.subject_ranks(),
             self.sources.ranks(),
             self.names.ranks(),
         );
@@ -476,20 +556,22 @@ impl Readings {
             keyed.into_iter().map(|(_, _, _, at)| at).collect()
         };
         let mut points = Vec::with_capacity(order.len());
-        let mut runs: Vec<(KeyIds, std::ops::Range<usize>)> = Vec::new();
-        let mut last_ranks = None;
+        // Most series of a host hold one or two readings: room for a run
+        // per reading is close, and never grown.
+        let mut runs: Vec<(KeyIds, std::ops::Range<usize>)> = Vec::with_capacity(order.len());
         for at in order {
             let Some(&(key, point)) = self.points.get(at as usize) else {
                 continue;
             };
-            let ranks = key_ranks(key);
+            // Ids (after the renaming) stand for their ranks one to one:
+            // a run ends where they change.
+            let ids = (new_id(key.0), key.1, key.2);
             let at = points.len();
             points.push(point);
             match runs.last_mut() {
-                Some((_, run)) if last_ranks == Some(ranks) => run.end = at + 1,
-                _ => runs.push(((new_id(key.0), key.1, key.2), at..at + 1)),
+                Some((last, run)) if *last == ids => run.end = at + 1,
+                _ => runs.push((ids, at..at + 1)),
             }
-            last_ranks = Some(ranks);
         }
         let keys = SeriesKeys {
             subjects: self.subjects.values,
@@ -797,6 +879,38 @@ mod tests {
     type Key = (Subject, CounterSource, String);
 
     proptest! {
+        /// Ranking subjects by their keys (names as their ranks) ranks them
+        /// as sorting the owned subjects does.
+        #[test]
+        fn subject_ranks_are_the_owned_subjects_ranks(
+            subjects in proptest::collection::vec(
+                (
+                    proptest::option::of(0usize..3),
+                    proptest::option::of(0usize..3),
+                    proptest::option::of(0u32..3),
+                    proptest::option::of(0u32..3),
+                    proptest::option::of(0u32..2),
+                ),
+                0..30,
+            ),
+        ) {
+            let hosts = ["node10", "node9", "a"];
+            let devices = ["mlx5_1", "mlx5_10", "node9"];
+            let mut gathered = Readings::default();
+            for (host, device, lid, port, gpu) in subjects {
+                let subject = Subject {
+                    host: host.map(|h| hosts[h].to_owned()),
+                    device: device.map(|d| devices[d].to_owned()),
+                    lid,
+                    port,
+                    gpu,
+                    ..Subject::default()
+                };
+                gathered.subject_id(&SubjectRef::of(&subject));
+            }
+            prop_assert_eq!(gathered.subject_ranks(), ranks(&gathered.subjects.values));
+        }
+
         /// The one sorted buffer gives every series the readings, and in
         /// the order, that the vector per series it replaced gave them: by
         /// owned key, merged LID-named ports (ibstat names LID 7 on `a`)
