@@ -578,6 +578,12 @@ impl Counters {
         }
     }
 
+    /// Makes room for exactly `additional` more counters (a parser that
+    /// knows how many a record will hold allocates once, without spare).
+    pub fn reserve_exact(&mut self, additional: usize) {
+        self.entries.reserve_exact(additional);
+    }
+
     /// The counter `key` names (an id or a name), if present.
     #[must_use]
     pub fn get<K: CounterKey>(&self, key: K) -> Option<&Counter> {
