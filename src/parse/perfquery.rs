@@ -679,7 +679,8 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     }
     // Read once, for the wrapped-header test and the block's key.
     let header = Header::parse(first);
-    if first.contains(" counters:") && header.as_ref().is_none_or(|h| h.port.is_none()) {
+    // The port test first: a whole header (nearly all) needs no search.
+    if header.as_ref().is_none_or(|h| h.port.is_none()) && first.contains(" counters:") {
         // A header wrapped onto two lines: the parser joins them.
         let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
         if Header::parse(&format!("{first} {next}")).is_some_and(|h| h.port.is_some()) {

@@ -338,16 +338,24 @@ fn fast_counter(payload: &str) -> Option<FastFact<'_>> {
     }
     let name = payload.get(..colon)?;
     let value = bytes.get(colon + 2..)?;
-    let len = value.iter().take_while(|d| d.is_ascii_digit()).count();
-    // Nineteen digits always fit in u64; longer values (and overflows) go
-    // the general way, which reports them.
-    if len == 0 || len > 19 {
+    // Counted and read in one loop. Nineteen digits always fit in u64;
+    // longer values (and overflows) go the general way, which reports them.
+    let mut number = 0_u64;
+    let mut len = 0;
+    for &d in value {
+        let digit = d.wrapping_sub(b'0');
+        if digit > 9 {
+            break;
+        }
+        if len == 19 {
+            return None;
+        }
+        number = number * 10 + u64::from(digit);
+        len += 1;
+    }
+    if len == 0 {
         return None;
     }
-    let number = value
-        .get(..len)?
-        .iter()
-        .fold(0_u64, |n, &d| n * 10 + u64::from(d - b'0'));
     let unit = match value.get(len..)? {
         b"" => CounterUnit::Count,
         b" KiB" => CounterUnit::Kib,
