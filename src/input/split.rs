@@ -17,15 +17,20 @@ use std::rc::Rc;
 
 /// A run of content lines between two framing lines, with what the framing said.
 #[derive(Default)]
-struct Chunk<'a> {
+struct Chunk {
     prompt: Option<(usize, Prompt)>,
     host: Option<String>,
     source: Option<String>,
-    lines: Vec<Line<'a>>,
-    /// The host of each line's pdsh/clush prefix, if any (shared, not
-    /// copied per line), beside `lines`; empty when the input has no
-    /// prefixed hosts (most inputs), whose chunks are then one stream each.
-    prefixes: Vec<Option<Rc<str>>>,
+    /// Where the chunk's lines sit in the one table of content lines
+    /// [`chunks`] leaves (the input's line table, compacted in place: a
+    /// table per chunk was a second copy of every line).
+    lines: Range<usize>,
+    /// The host of the pdsh/clush prefix of the chunk's lines, if any
+    /// (shared, not copied per line), as runs: each host with how many
+    /// lines in a row it prefixed (pdsh prints runs of lines from one
+    /// host). Empty when the input has no prefixed hosts (most inputs),
+    /// whose chunks are then one stream each.
+    prefixes: Vec<(Option<Rc<str>>, usize)>,
 }
 
 /// Everything the sectioner accumulates while walking the input.
@@ -65,10 +70,13 @@ fn split_with<'o>(text: &str, options: &'o ReadOptions, full_detection: bool) ->
     out.doc.repairs = super::repair::apply_to(&mut lines, &candidates);
     out.doc.line_count = lines.len();
     let may_frame = (!full_detection).then_some(may_frame.as_slice());
-    let (chunks, framing) = chunks(lines, may_frame, options);
+    let (chunks, mut lines, framing) = chunks(lines, may_frame, options);
     out.doc.framing = spans_of(framing);
     for chunk in chunks {
-        sectionize(chunk, &mut out);
+        let range = chunk.lines.clone();
+        if let Some(chunk_lines) = lines.get_mut(range) {
+            sectionize(chunk, chunk_lines, &mut out);
+        }
     }
     out.doc.unrecognised.sort_by_key(|u| u.span);
     out
@@ -238,25 +246,27 @@ fn line_ends(text: &str) -> usize {
 
 /// Cuts the input at framing lines and strips host prefixes. `may_frame`
 /// says which lines may be framing (the others are not classified); `None`
-/// classifies every line.
+/// classifies every line. Returns the chunks, the table of their lines
+/// (`lines` compacted in place: framing lines dropped, prefixes stripped;
+/// each chunk holds a range of it) and the framing line numbers.
 fn chunks<'a>(
     mut lines: Vec<Line<'a>>,
     may_frame: Option<&[bool]>,
     options: &ReadOptions,
-) -> (Vec<Chunk<'a>>, Vec<usize>) {
+) -> (Vec<Chunk>, Vec<Line<'a>>, Vec<usize>) {
     let mut framing_lines = Vec::new();
     let hosts: HashSet<Rc<str>> = prefixed_hosts(lines.iter().map(Line::text))
         .into_iter()
         .map(Rc::from)
         .collect();
-    // Sized for the whole input: most inputs are one chunk, whose lines
-    // then never move to a larger buffer; an empty chunk passes the buffer
-    // on (see `push_chunk`).
     let mut chunks = vec![Chunk {
         host: options.default_host.clone(),
-        lines: Vec::with_capacity(lines.len()),
         ..Chunk::default()
     }];
+    // Where the next content line goes: never past the line being read
+    // (each line read gives at most one content line), so the lines still
+    // to read, and the look-ahead at the next two, are never overwritten.
+    let mut kept = 0usize;
     let mut source: Option<String> = None;
     let mut banner_host: Option<String> = None;
     // The prefix host of the last prefixed line: pdsh prints runs of lines
@@ -278,6 +288,7 @@ fn chunks<'a>(
                 push_chunk(
                     &mut chunks,
                     new_chunk(None, banner_host.clone(), &source, options),
+                    kept,
                 );
                 framing_lines.extend([line.number, line.number + 1, line.number + 2]);
                 i += 3;
@@ -293,6 +304,7 @@ fn chunks<'a>(
                 push_chunk(
                     &mut chunks,
                     new_chunk(Some((line.number, prompt)), host, &source, options),
+                    kept,
                 );
             }
             Some(Framing::FileHeader(name)) => {
@@ -303,25 +315,23 @@ fn chunks<'a>(
                 push_chunk(
                     &mut chunks,
                     new_chunk(None, banner_host.clone(), &source, options),
+                    kept,
                 );
             }
             Some(Framing::ExitMarker) => {
                 push_chunk(
                     &mut chunks,
                     new_chunk(None, banner_host.clone(), &source, options),
+                    kept,
                 );
             }
             Some(Framing::Fence) => {}
             Some(Framing::Rule) | None if hosts.is_empty() => {
                 // No prefixes to strip: the line moves as it is (a repaired
-                // line's text is not copied). Only lines after it are read
-                // from here on.
-                if let (Some(line), Some(chunk)) = (lines.get_mut(i), chunks.last_mut()) {
-                    chunk.lines.push(Line {
-                        number: line.number,
-                        text: std::mem::take(&mut line.text),
-                    });
-                }
+                // line's text is not copied) to the end of the kept lines.
+                // Only lines after it are read from here on.
+                lines.swap(kept, i);
+                kept += 1;
             }
             Some(Framing::Rule) | None => {
                 let (host, stripped) = strip_prefix(line, &hosts, &mut last_host);
@@ -331,26 +341,33 @@ fn chunks<'a>(
                     framing_lines.push(line.number);
                 }
                 if let Some(chunk) = chunks.last_mut() {
-                    chunk.lines.push(stripped);
-                    chunk.prefixes.push(host);
+                    match chunk.prefixes.last_mut() {
+                        Some((last, n)) if same_host(last, &host) => *n += 1,
+                        _ => chunk.prefixes.push((host, 1)),
+                    }
                 }
+                if let Some(slot) = lines.get_mut(kept) {
+                    *slot = stripped;
+                }
+                kept += 1;
             }
         }
         i += 1;
     }
-    (chunks, framing_lines)
+    lines.truncate(kept);
+    if let Some(last) = chunks.last_mut() {
+        last.lines.end = kept;
+    }
+    (chunks, lines, framing_lines)
 }
 
-/// Adds a chunk. A chunk left without lines (the one before a prompt on the
-/// first line, a prompt right after another) hands its line buffer to the
-/// next, so that one command's output, the usual input, fills the buffer
-/// sized for the whole input instead of growing one.
-fn push_chunk<'a>(chunks: &mut Vec<Chunk<'a>>, mut chunk: Chunk<'a>) {
+/// Adds a chunk whose lines begin at `start` of the kept lines, ending the
+/// chunk before it there.
+fn push_chunk(chunks: &mut Vec<Chunk>, mut chunk: Chunk, start: usize) {
     if let Some(last) = chunks.last_mut() {
-        if last.lines.is_empty() {
-            chunk.lines = std::mem::take(&mut last.lines);
-        }
+        last.lines.end = start;
     }
+    chunk.lines = start..start;
     chunks.push(chunk);
 }
 
@@ -386,17 +403,17 @@ fn host_of_file(name: &str) -> Option<String> {
     ok.then(|| candidate.to_owned())
 }
 
-fn new_chunk<'a>(
+fn new_chunk(
     prompt: Option<(usize, Prompt)>,
     host: Option<String>,
     source: &Option<String>,
     options: &ReadOptions,
-) -> Chunk<'a> {
+) -> Chunk {
     Chunk {
         prompt,
         host: host.or_else(|| options.default_host.clone()),
         source: source.clone(),
-        lines: Vec::new(),
+        lines: 0..0,
         prefixes: Vec::new(),
     }
 }
@@ -439,50 +456,21 @@ fn strip_prefix<'a>(
     }
 }
 
-/// Splits one chunk into per-host streams and each stream into sections.
-fn sectionize(chunk: Chunk<'_>, out: &mut Output<'_>) {
+/// Splits one chunk, whose lines are `lines`, into per-host streams and
+/// each stream into sections.
+fn sectionize(chunk: Chunk, lines: &mut [Line<'_>], out: &mut Output<'_>) {
     let Chunk {
         prompt,
         host: chunk_host,
         source,
-        lines,
         prefixes,
+        ..
     } = chunk;
     let hint = prompt.as_ref().and_then(|(_, p)| {
         let argv: Vec<&str> = p.argv.iter().map(String::as_str).collect();
         FORMATS.iter().find(|f| (f.command)(&argv))
     });
-    // Group lines by their prefix host, keeping first-appearance order: pdsh
-    // interleaves hosts, and each host's output must be read on its own.
-    // Without prefixes (most inputs) the chunk is one stream as it stands.
-    let mut streams: Vec<(Option<Rc<str>>, Vec<Line<'_>>)> = Vec::new();
-    if prefixes.iter().all(Option::is_none) {
-        streams.push((None, lines));
-    } else {
-        let mut index: HashMap<Option<Rc<str>>, usize> = HashMap::new();
-        // The stream of the line before: pdsh prints runs of lines from one
-        // host, and a line of the same host needs no map look-up.
-        let mut last: Option<usize> = None;
-        for (host, line) in prefixes.into_iter().zip(lines) {
-            let same = last.and_then(|slot| {
-                let (h, _) = streams.get(slot)?;
-                same_host(h, &host).then_some(slot)
-            });
-            let slot = match same.or_else(|| index.get(&host).copied()) {
-                Some(slot) => slot,
-                None => {
-                    streams.push((host.clone(), Vec::new()));
-                    index.insert(host, streams.len() - 1);
-                    streams.len() - 1
-                }
-            };
-            if let Some((_, lines)) = streams.get_mut(slot) {
-                lines.push(line);
-            }
-            last = Some(slot);
-        }
-    }
-    for (prefix_host, stream) in streams {
+    let mut sectionize_one = |prefix_host: Option<Rc<str>>, stream: &[Line<'_>]| {
         let host = prefix_host
             .map(|h| h.to_string())
             .or_else(|| chunk_host.clone());
@@ -492,8 +480,94 @@ fn sectionize(chunk: Chunk<'_>, out: &mut Output<'_>) {
             host,
             source: source.clone(),
         };
-        sectionize_stream(&stream, &ctx, out);
+        sectionize_stream(stream, &ctx, out);
+    };
+    // Without prefixes (most inputs) the chunk is one stream as it stands.
+    if prefixes.iter().all(|(host, _)| host.is_none()) {
+        sectionize_one(None, lines);
+        return;
     }
+    // Group lines by their prefix host, keeping first-appearance order: pdsh
+    // interleaves hosts, and each host's output must be read on its own.
+    let (streams, grouped) = group_by_host(prefixes, lines);
+    let table: &[Line<'_>] = match &grouped {
+        Some(grouped) => grouped,
+        None => lines,
+    };
+    for (host, range) in streams {
+        sectionize_one(host, table.get(range).unwrap_or_default());
+    }
+}
+
+/// Each host's stream of `lines`, in order of first appearance, as a range
+/// of one table: of `lines` itself when every host's lines follow one
+/// another (`None`: nothing is copied; a paste of hosts one after another),
+/// else of the returned table, where the lines are regrouped (taken from
+/// `lines`) by host. `runs` are the prefix hosts of `lines` with how many
+/// lines in a row each prefixed.
+#[allow(clippy::type_complexity)]
+fn group_by_host<'a>(
+    runs: Vec<(Option<Rc<str>>, usize)>,
+    lines: &mut [Line<'a>],
+) -> (Vec<(Option<Rc<str>>, Range<usize>)>, Option<Vec<Line<'a>>>) {
+    // The stream of each run, and each stream's host and line count.
+    let mut index: HashMap<Option<Rc<str>>, usize> = HashMap::new();
+    let mut streams: Vec<(Option<Rc<str>>, usize)> = Vec::new();
+    let mut slots = Vec::with_capacity(runs.len());
+    let mut in_order = true;
+    for (host, n) in runs {
+        let slot = match index.get(&host) {
+            Some(&slot) => slot,
+            None => {
+                streams.push((host.clone(), 0));
+                index.insert(host, streams.len() - 1);
+                streams.len() - 1
+            }
+        };
+        // A run of a host seen before, after another host: interleaved.
+        in_order &= slots
+            .last()
+            .is_none_or(|&(last, _)| last == slot || slot == streams.len() - 1);
+        if let Some((_, count)) = streams.get_mut(slot) {
+            *count += n;
+        }
+        slots.push((slot, n));
+    }
+    // Where each stream begins in the (regrouped) table.
+    let mut starts = Vec::with_capacity(streams.len());
+    let mut at = 0;
+    let ranges = streams
+        .into_iter()
+        .map(|(host, count)| {
+            starts.push(at);
+            at += count;
+            (host, at - count..at)
+        })
+        .collect();
+    if in_order {
+        return (ranges, None);
+    }
+    // A counting sort of the runs into their streams' places.
+    let mut grouped: Vec<Line<'a>> = Vec::new();
+    grouped.resize_with(lines.len(), || Line::new(0, ""));
+    let mut from = 0;
+    for (slot, n) in slots {
+        let Some(start) = starts.get_mut(slot) else {
+            continue;
+        };
+        let (Some(src), Some(dst)) = (
+            lines.get_mut(from..from + n),
+            grouped.get_mut(*start..*start + n),
+        ) else {
+            continue;
+        };
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = std::mem::replace(s, Line::new(0, ""));
+        }
+        *start += n;
+        from += n;
+    }
+    (ranges, Some(grouped))
 }
 
 /// Whether two prefix hosts are the same host.
@@ -515,13 +589,69 @@ struct StreamContext<'c> {
 /// A section being collected.
 struct Open<'a> {
     format: &'static Format,
-    keys: HashSet<String>,
+    keys: Keys,
     lines: Collected<'a>,
     messages: Vec<ToolMessage>,
     /// The chunk's prompt line, for the first section of a chunk.
     prompt_line: Option<usize>,
     /// Non-blank lines still to come, for formats of fixed length.
     remaining: Option<usize>,
+}
+
+/// The block keys a section has met. A section meets a few (one per GPU
+/// of an nvlink listing, one per perfquery header), held in a short list
+/// searched in order; past [`Keys::LIST`] they move to a hash set, so a
+/// hostile paste of endless keys stays linear. (A set per section hashed
+/// every key and allocated its table, for sections of one or two keys.)
+#[derive(Default)]
+enum Keys {
+    #[default]
+    Empty,
+    List(Vec<String>),
+    Set(HashSet<String>),
+}
+
+impl Keys {
+    /// Keys held in the list before they move to a set.
+    const LIST: usize = 16;
+
+    /// The keys `[key]`.
+    fn of(key: String) -> Self {
+        Keys::List(vec![key])
+    }
+
+    /// Adds `key` when new (`None`); hands it back when it was met before,
+    /// as `HashSet::replace` hands back the equal key it held.
+    fn replace(&mut self, key: String) -> Option<String> {
+        match self {
+            Keys::Empty => {
+                *self = Keys::of(key);
+                None
+            }
+            Keys::List(list) if list.contains(&key) => Some(key),
+            Keys::List(list) if list.len() < Self::LIST => {
+                list.push(key);
+                None
+            }
+            Keys::List(list) => {
+                let mut set: HashSet<String> = std::mem::take(list).into_iter().collect();
+                set.insert(key);
+                *self = Keys::Set(set);
+                None
+            }
+            Keys::Set(set) => set.replace(key),
+        }
+    }
+
+    /// Whether `key` was met.
+    #[cfg(test)]
+    fn contains(&self, key: &String) -> bool {
+        match self {
+            Keys::Empty => false,
+            Keys::List(list) => list.contains(key),
+            Keys::Set(set) => set.contains(key),
+        }
+    }
 }
 
 /// A section's lines: a range of its stream while they follow one another
@@ -627,7 +757,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                     }
                     open = Some(Open {
                         format,
-                        keys: HashSet::from([key]),
+                        keys: Keys::of(key),
                         lines: Collected::Range(i..i),
                         messages: std::mem::take(&mut leading_messages),
                         prompt_line,
@@ -701,7 +831,7 @@ fn leftovers(
         Some(format) if has_text || produced == 0 => {
             let open = Open {
                 format,
-                keys: HashSet::new(),
+                keys: Keys::default(),
                 lines: Collected::Range(0..leading.len()),
                 messages,
                 prompt_line: ctx.prompt.map(|(n, _)| *n),
@@ -1263,5 +1393,73 @@ mod scan_tests {
             &mut split_with("", &ReadOptions::default(), false),
         );
         assert_eq!(candidates, [1, 3, 5]);
+    }
+}
+
+#[cfg(test)]
+mod group_tests {
+    use super::{group_by_host, same_host};
+    use crate::parse::Line;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+    use std::rc::Rc;
+
+    /// The grouping before streams were ranges of one table: a vector per
+    /// host, lines pushed in order, hosts in order of first appearance.
+    fn by_copying<'a>(
+        hosts: &[Option<Rc<str>>],
+        lines: &[Line<'a>],
+    ) -> Vec<(Option<Rc<str>>, Vec<Line<'a>>)> {
+        let mut streams: Vec<(Option<Rc<str>>, Vec<Line<'a>>)> = Vec::new();
+        let mut index: HashMap<Option<Rc<str>>, usize> = HashMap::new();
+        for (host, line) in hosts.iter().zip(lines) {
+            let slot = *index.entry(host.clone()).or_insert_with(|| {
+                streams.push((host.clone(), Vec::new()));
+                streams.len() - 1
+            });
+            if let Some((_, l)) = streams.get_mut(slot) {
+                l.push(line.clone());
+            }
+        }
+        streams
+    }
+
+    proptest! {
+        /// Streams as ranges (in place, or of a regrouped table) hold the
+        /// lines the copied streams held, for runs in order or interleaved.
+        #[test]
+        fn streams_are_the_copied_streams(picks in prop::collection::vec(0usize..5, 0..60)) {
+            let names: Vec<Option<Rc<str>>> = vec![
+                None,
+                Some(Rc::from("node01")),
+                Some(Rc::from("node02")),
+                Some(Rc::from("node03")),
+                Some(Rc::from("node04")),
+            ];
+            let hosts: Vec<Option<Rc<str>>> =
+                picks.iter().map(|&p| names.get(p).cloned().flatten()).collect();
+            let texts: Vec<String> = (0..hosts.len()).map(|i| format!("line {i}")).collect();
+            let lines: Vec<Line<'_>> = texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Line::new(i + 1, t))
+                .collect();
+            let mut runs: Vec<(Option<Rc<str>>, usize)> = Vec::new();
+            for host in &hosts {
+                match runs.last_mut() {
+                    Some((last, n)) if same_host(last, host) => *n += 1,
+                    _ => runs.push((host.clone(), 1)),
+                }
+            }
+            let expected = by_copying(&hosts, &lines);
+            let mut table = lines.clone();
+            let (streams, grouped) = group_by_host(runs, &mut table);
+            let table: &[Line<'_>] = grouped.as_deref().unwrap_or(&table);
+            let got: Vec<(Option<Rc<str>>, Vec<Line<'_>>)> = streams
+                .into_iter()
+                .map(|(h, r)| (h, table.get(r).unwrap_or_default().to_vec()))
+                .collect();
+            prop_assert_eq!(got, expected);
+        }
     }
 }

@@ -578,6 +578,12 @@ impl Counters {
         }
     }
 
+    /// Makes room for exactly `additional` more counters (a parser that
+    /// knows how many a record will hold allocates once, without spare).
+    pub fn reserve_exact(&mut self, additional: usize) {
+        self.entries.reserve_exact(additional);
+    }
+
     /// The counter `key` names (an id or a name), if present.
     #[must_use]
     pub fn get<K: CounterKey>(&self, key: K) -> Option<&Counter> {
@@ -604,12 +610,23 @@ impl Counters {
         // Tools print many counters in name order: appending needs one
         // comparison with the last entry, not a search.
         let ranks = ranks();
+        // Others print them in reverse name order (`nvidia-smi nvlink -e`:
+        // Replay, Recovery, CRC): a counter before the first needs one
+        // comparison more, not a search.
         let at = match self
             .entries
             .last()
             .map(|(last, _)| cmp_ranked(ranks, last, &id))
         {
             None | Some(std::cmp::Ordering::Less) => Err(self.entries.len()),
+            Some(_)
+                if self
+                    .entries
+                    .first()
+                    .is_some_and(|(first, _)| cmp_ranked(ranks, first, &id).is_gt()) =>
+            {
+                Err(0)
+            }
             Some(_) => self
                 .entries
                 .binary_search_by(|(have, _)| cmp_ranked(ranks, have, &id)),

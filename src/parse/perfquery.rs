@@ -121,6 +121,26 @@ pub const UNKNOWN_PORT: &str = "(header missing)";
 
 fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
     let t = trim(line.text());
+    // Nearly every line is a padded field (`PortXmitData:.....1234`), which
+    // none of the tests below takes: they want a `#` (an ibcheckerrors
+    // warning, a header), a space (`Error check on lid`) or a tool message,
+    // whose first word is a level word, whose text after the colon starts
+    // `ib`, or whose first word ends `.c`; a field's name holds no `.` and
+    // its colon is followed by a dot. Such a line goes straight to its
+    // field.
+    if let Some((name, value)) = dotted_field(t) {
+        let dot_after_colon = t.as_bytes().get(name.len() + 1) == Some(&b'.');
+        let level_word = matches!(name, "ibpanic" | "iberror" | "ibwarn" | "ibdebug");
+        if dot_after_colon && !level_word {
+            return read_dotted(line, name, value, out, unread);
+        }
+    }
+    read_other_line(line, t, out, unread);
+}
+
+/// [`read_line`] for any line, tried in turn as an ibcheckerrors warning,
+/// a verdict, a header, a tool message and a field.
+fn read_other_line(line: &Line<'_>, t: &str, out: &mut Perfquery, unread: &mut Unread) {
     if let Some(warn) = ibcheckerrors_warn(t) {
         return read_checkerrors_warn(line, &warn, out, unread);
     }
@@ -151,6 +171,12 @@ fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
     let Some((name, value)) = dotted_field(t) else {
         return unread.line(line, "not a perfquery `Name:....value` line");
     };
+    read_dotted(line, name, value, out, unread);
+}
+
+/// Reads one `Name:....value` field into the block it belongs to (a new
+/// header-less block if there is none).
+fn read_dotted(line: &Line<'_>, name: &str, value: &str, out: &mut Perfquery, unread: &mut Unread) {
     let name = crate::model::perf_fields::modern_name(name).unwrap_or(name);
     if out.blocks.last().is_none_or(|b| {
         b.partial.as_ref().is_some_and(|p| {
@@ -290,6 +316,20 @@ fn read_checkerrors_warn(
     }
 }
 
+/// The bytes of a field name (ASCII letters, digits, `_`), a table indexed
+/// by byte: one load a byte of every field line's name.
+const NAME_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut rest: &mut [bool] = &mut table;
+    let mut byte: u8 = 0;
+    while let [slot, tail @ ..] = rest {
+        *slot = byte.is_ascii_alphanumeric() || byte == b'_';
+        byte = byte.wrapping_add(1);
+        rest = tail;
+    }
+    table
+};
+
 /// `Name:.....value` → (`Name`, `value`); the value may be empty when the
 /// output was cut. The name is a letter, then letters, digits and `_`
 /// (`VL15Dropped`, `PortXmitData`). Read byte by byte: every line of every
@@ -300,9 +340,10 @@ fn dotted_field(t: &str) -> Option<(&str, &str)> {
     if !bytes.first()?.is_ascii_alphabetic() {
         return None;
     }
+    let in_name = |b: &u8| NAME_BYTES.get(usize::from(*b)).copied().unwrap_or(false);
     let name_len = bytes
         .iter()
-        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .position(|b| !in_name(b))
         .unwrap_or(bytes.len());
     if bytes.get(name_len) != Some(&b':') {
         return None;
@@ -411,18 +452,27 @@ fn read_field(
     }
     // The id is looked up once, for the duplicate test and the insert.
     let (id, kind) = id_and_kind(&block.attribute, name);
+    // The usual line, a counter whose value fits its field, is inserted
+    // at once: the insert says whether it was there before, so the
+    // counters are searched once, and no other warning comes before the
+    // duplicate's (the same warnings, in the same order, as below).
+    if let (Some(FieldKind::Counter(bits)), Ok(v)) = (kind, decimal_u64(value)) {
+        if max_for_bits(bits).is_none_or(|max| v <= max) {
+            let replaced = block
+                .counters
+                .insert(counter_id(name, id), Counter::new(v, bits));
+            if replaced.is_some() || block.fields.contains_key(name) {
+                warn_repeated(line, name, unread);
+            }
+            return;
+        }
+    }
     let repeated = match id {
         Some(k) => block.counters.contains_key(k),
         None => block.counters.contains_key(name),
     };
     if repeated || block.fields.contains_key(name) {
-        unread.warn(
-            WarningKind::Suspicious,
-            line.span(),
-            format!(
-                "`{name}` appears twice in one block (a header missing?); the later value is kept"
-            ),
-        );
+        warn_repeated(line, name, unread);
     }
     match kind {
         Some(FieldKind::Counter(bits)) => read_counter(line, name, id, value, bits, block, unread),
@@ -451,6 +501,15 @@ fn read_field(
             }
         },
     }
+}
+
+/// A field printed twice in one block.
+fn warn_repeated(line: &Line<'_>, name: &str, unread: &mut Unread) {
+    unread.warn(
+        WarningKind::Suspicious,
+        line.span(),
+        format!("`{name}` appears twice in one block (a header missing?); the later value is kept"),
+    );
 }
 
 /// The id of counter `name`, already looked up as `known`.
@@ -510,7 +569,13 @@ impl<'t> Header<'t> {
             }
         };
         let rest = rest.trim();
-        let (target, details) = match rest.strip_suffix(')').and_then(|r| r.rsplit_once('(')) {
+        // The last `(`, found by a byte search (`(` is ASCII, never part of
+        // a longer character; the char searcher set up per header showed).
+        let last_open = |r: &'t str| {
+            let at = r.as_bytes().iter().rposition(|&b| b == b'(')?;
+            Some((r.get(..at)?, r.get(at + 1..)?))
+        };
+        let (target, details) = match rest.strip_suffix(')').and_then(last_open) {
             Some((target, details)) => (target.trim_end(), details),
             None => (rest, ""),
         };
@@ -538,7 +603,28 @@ impl<'t> Header<'t> {
 
     /// `CapMask: 0x5300 CapMask2: 0x0000002`.
     fn read_details(&mut self, details: &str) {
-        let mut words = details.split_whitespace();
+        // ASCII details (all real ones) are cut at ASCII white space, byte
+        // by byte; `split_whitespace` decodes characters, and is kept for
+        // the rest (where it also cuts at other white space).
+        if details.is_ascii() {
+            // The white space `char::is_whitespace` knows among ASCII.
+            let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+            let bytes = details.as_bytes();
+            let mut at = 0;
+            let words = std::iter::from_fn(move || {
+                let start = at + bytes.get(at..)?.iter().position(|b| !is_space(b))?;
+                let rest = bytes.get(start..)?;
+                at = start + rest.iter().position(is_space).unwrap_or(rest.len());
+                details.get(start..at)
+            });
+            self.read_words(words);
+        } else {
+            self.read_words(details.split_whitespace());
+        }
+    }
+
+    /// The `Key: value` words of the details, in order.
+    fn read_words<'w>(&mut self, mut words: impl Iterator<Item = &'w str>) {
         while let Some(key) = words.next() {
             let value = words.next().map(hex_u32);
             match (key, value) {
@@ -593,7 +679,8 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     }
     // Read once, for the wrapped-header test and the block's key.
     let header = Header::parse(first);
-    if first.contains(" counters:") && header.as_ref().is_none_or(|h| h.port.is_none()) {
+    // The port test first: a whole header (nearly all) needs no search.
+    if header.as_ref().is_none_or(|h| h.port.is_none()) && first.contains(" counters:") {
         // A header wrapped onto two lines: the parser joins them.
         let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
         if Header::parse(&format!("{first} {next}")).is_some_and(|h| h.port.is_some()) {
@@ -979,6 +1066,29 @@ PortRcvData:.....................5
                 (7, WarningKind::Truncated),
             ]
         );
+    }
+
+    proptest::proptest! {
+        /// Header details cut byte by byte read as `split_whitespace` cut
+        /// them.
+        #[test]
+        fn details_read_as_split_whitespace(details in "[ \t\x0b\x0c\r\n\x1ca-zA-Z0-9:\u{a0}]{0,30}") {
+            let header = |read: &dyn Fn(&mut Header<'_>)| {
+                let mut h = Header {
+                    attribute: PerfAttribute::PortCounters,
+                    port_id: "",
+                    port: None,
+                    cap_mask: None,
+                    cap_mask2: None,
+                    unknown_keys: Vec::new(),
+                };
+                read(&mut h);
+                h
+            };
+            let fast = header(&|h| h.read_details(&details));
+            let old = header(&|h| h.read_words(details.split_whitespace()));
+            proptest::prop_assert_eq!(fast, old);
+        }
     }
 
     #[test]

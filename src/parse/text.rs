@@ -43,6 +43,13 @@ pub(crate) fn decimal_u64(text: &str) -> Result<u64, NumberError> {
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return Err(NumberError::NotANumber);
     }
+    // Nineteen digits always fit: no overflow test a digit (every value of
+    // a dump is read here; only a twenty-digit one needs the checks).
+    if digits.len() <= 19 {
+        return Ok(digits
+            .iter()
+            .fold(0_u64, |n, d| n * 10 + u64::from(d - b'0')));
+    }
     digits.iter().try_fold(0_u64, |n, d| {
         n.checked_mul(10)
             .and_then(|n| n.checked_add(u64::from(d - b'0')))
@@ -347,6 +354,14 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Up to nineteen digits are read without overflow checks: the
+        /// same value `str::parse` gives, and twenty or more as before.
+        #[test]
+        fn decimal_u64_reads_digits_as_parse(t in "[0-9]{1,22}") {
+            let std = t.parse::<u64>().map_err(|_| NumberError::TooLarge);
+            proptest::prop_assert_eq!(decimal_u64(&t), std);
+        }
+
         #[test]
         fn hex_u32_reads_as_the_combinators_did(t in "[ \t]{0,2}(0x|0X|0|x)?[0-9a-fA-FgxX ]{0,12}[ \t\u{a0}]{0,2}") {
             proptest::prop_assert_eq!(hex_u32(&t), hex_u32_nom(&t));

@@ -539,6 +539,10 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
         .filter(|name| !name.starts_with(UNNAMED))
         .map(|name| new_device(name, &raw.nic_legend))
         .collect();
+    // At most a cell per row and column: one allocation, not a doubling
+    // series (a 16-device matrix holds 256 cells).
+    out.cells
+        .reserve(raw.rows.len().saturating_mul(header.devices.len()));
     for (number, r) in &raw.rows {
         check_width(*number, r, &header, &mut unread);
         for (col, text) in header.devices.iter().zip(trusted_cells(r, &header)) {

@@ -8,10 +8,13 @@
 
 use crate::model::nvlink::NvlinkMode;
 use crate::parse::text::{decimal_f64, decimal_u32, decimal_u64, label_value, trim, NumberError};
-use nom::bytes::complete::tag;
-use nom::character::complete::{digit1, space1};
-use nom::sequence::preceded;
-use nom::{IResult, Parser};
+#[cfg(test)]
+use nom::{
+    bytes::complete::tag,
+    character::complete::{digit1, space1},
+    sequence::preceded,
+    IResult, Parser,
+};
 
 /// What one line says.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,8 +190,198 @@ pub(super) const INFO_LABELS: &[&str] = &[
     "NETIR DLN",
 ];
 
-/// Classifies one line (already known not to be blank).
+/// Classifies one line (already known not to be blank): the common link
+/// lines by [`fast_link`], any other by [`shape_general`], which gives the
+/// same answer for the lines `fast_link` reads (its test oracle).
 pub(super) fn shape(line: &str) -> Result<Shape<'_>, Misfit> {
+    match fast_link(line) {
+        Some((number, fact)) => Ok(Shape::Link(number, fact.into_fact())),
+        None => shape_general(line),
+    }
+}
+
+/// What a line [`fast_link`] reads says about its link: one counter, a
+/// speed, or inactive.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum FastFact<'a> {
+    /// `Replay Errors: 0`, `Data Tx: 12 KiB`.
+    Counter(&'a str, u64, CounterUnit),
+    /// `26.562 GB/s`.
+    Speed(f64),
+    /// `<inactive>`.
+    Inactive,
+}
+
+impl<'a> FastFact<'a> {
+    /// The same fact as the general reader's [`LinkFact`].
+    pub(super) fn into_fact(self) -> LinkFact<'a> {
+        match self {
+            Self::Counter(name, value, unit) => {
+                LinkFact::Counters(CounterList::of_one((name, value)), unit)
+            }
+            Self::Speed(speed) => LinkFact::Speed(speed),
+            Self::Inactive => LinkFact::Inactive,
+        }
+    }
+
+    /// The mode whose output has this shape: [`LinkFact::mode`] of the
+    /// same fact.
+    pub(super) fn mode(self) -> NvlinkMode {
+        match self {
+            Self::Speed(_) | Self::Inactive => NvlinkMode::Status,
+            Self::Counter(_, _, CounterUnit::Count) => NvlinkMode::ErrorCounters,
+            Self::Counter(_, _, CounterUnit::KBytes) => NvlinkMode::LegacyCounters,
+            Self::Counter(name, _, CounterUnit::Kib) => {
+                if name.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("raw")) {
+                    NvlinkMode::ThroughputRaw
+                } else {
+                    NvlinkMode::ThroughputData
+                }
+            }
+        }
+    }
+}
+
+/// The link lines nearly every listing is made of, read in one pass over
+/// the bytes straight to their shape: `Link N: <Name>: <digits>` with an
+/// optional ` KiB` or ` KBytes` (`-e`, `-gt`), `Link N: 26.562 GB/s` and
+/// `Link N: <inactive>` (`-s`), indented by spaces and tabs only, with
+/// single spaces where the tool prints them and nothing after the value.
+/// `None` for anything else, which [`shape_general`] reads (it took
+/// ~700 instructions a line: a trim of each end, the payload tests in
+/// turn, then the counter). For every line this reads, the answer is
+/// [`shape_general`]'s (see the proptest).
+pub(super) fn fast_link(line: &str) -> Option<(u32, FastFact<'_>)> {
+    let bytes = line.as_bytes();
+    let indent = bytes.iter().position(|&b| b != b' ' && b != b'\t')?;
+    let after_word = bytes.get(indent..)?.strip_prefix(b"Link ")?;
+    // At most nine digits: no overflow of the u32 (longer numbers go the
+    // general way, which refuses them).
+    let mut number = 0_u32;
+    let mut digits = 0;
+    for &b in after_word {
+        if !b.is_ascii_digit() {
+            break;
+        }
+        if digits == 9 {
+            return None;
+        }
+        number = number * 10 + u32::from(b - b'0');
+        digits += 1;
+    }
+    if digits == 0 || after_word.get(digits..digits + 2) != Some(b": ") {
+        return None;
+    }
+    let payload = line.get(indent + "Link ".len() + digits + 2..)?;
+    let fact = match payload.as_bytes().first()? {
+        b'0'..=b'9' => FastFact::Speed(fast_speed(payload)?),
+        b'<' if payload == "<inactive>" => FastFact::Inactive,
+        b'A'..=b'Z' => fast_counter(payload)?,
+        _ => return None,
+    };
+    Some((number, fact))
+}
+
+/// Powers of ten a [`fast_speed`] mantissa is divided by, all exact in f64.
+const POW10: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+
+/// `26.562 GB/s` → 26.562: digits, an optional `.` and digits, at most 15
+/// digits in all. The mantissa (below 2^53) and the power of ten are exact
+/// doubles, so their quotient is the correctly rounded value, which is
+/// what `str::parse` (the general path's [`decimal_f64`]) returns too.
+fn fast_speed(payload: &str) -> Option<f64> {
+    let number = payload.strip_suffix(" GB/s")?.as_bytes();
+    let mut mantissa = 0_u64;
+    let mut digits = 0;
+    let mut fraction: Option<usize> = None;
+    for &b in number {
+        match b {
+            b'0'..=b'9' => {
+                mantissa = mantissa * 10 + u64::from(b - b'0');
+                digits += 1;
+                if let Some(f) = fraction.as_mut() {
+                    *f += 1;
+                }
+                if digits > 15 {
+                    return None;
+                }
+            }
+            b'.' if fraction.is_none() && digits > 0 => fraction = Some(0),
+            _ => return None,
+        }
+    }
+    if digits == 0 {
+        return None;
+    }
+    // Exact integers up to 2^53: the conversion loses nothing.
+    #[allow(clippy::cast_precision_loss)]
+    let value = mantissa as f64;
+    Some(value / POW10.get(fraction.unwrap_or(0))?)
+}
+
+/// `Replay Errors: 0`, `Data Tx: 584268610202 KiB`, `Rx0: 0 KBytes`: a
+/// name of ASCII letters, digits and spaces starting with a capital and
+/// not ending with a space, `: `, digits that fit in u64, then nothing, ` KiB` or
+/// ` KBytes`. The `-R` and `-gLowPwrInfo` payloads (`Remote Device …`,
+/// `Low Power …`) are left to the general reader.
+fn fast_counter(payload: &str) -> Option<FastFact<'_>> {
+    let bytes = payload.as_bytes();
+    if bytes.starts_with(b"Remote Device") || bytes.starts_with(b"Low Power") {
+        return None;
+    }
+    let in_name = |b: &u8| NAME_BYTES.get(usize::from(*b)).copied().unwrap_or(false);
+    let colon = bytes.iter().position(|b| !in_name(b))?;
+    if bytes.get(colon..colon + 2) != Some(b": ") || bytes.get(colon - 1) == Some(&b' ') {
+        return None;
+    }
+    let name = payload.get(..colon)?;
+    let value = bytes.get(colon + 2..)?;
+    // Counted and read in one loop. Nineteen digits always fit in u64;
+    // longer values (and overflows) go the general way, which reports them.
+    let mut number = 0_u64;
+    let mut len = 0;
+    for &d in value {
+        let digit = d.wrapping_sub(b'0');
+        if digit > 9 {
+            break;
+        }
+        if len == 19 {
+            return None;
+        }
+        number = number * 10 + u64::from(digit);
+        len += 1;
+    }
+    if len == 0 {
+        return None;
+    }
+    let unit = match value.get(len..)? {
+        b"" => CounterUnit::Count,
+        b" KiB" => CounterUnit::Kib,
+        b" KBytes" => CounterUnit::KBytes,
+        _ => return None,
+    };
+    Some(FastFact::Counter(name, number, unit))
+}
+
+/// The bytes of a counter name [`fast_counter`] takes: ASCII letters,
+/// digits and space, a table indexed by byte.
+const NAME_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut rest: &mut [bool] = &mut table;
+    let mut byte: u8 = 0;
+    while let [slot, tail @ ..] = rest {
+        *slot = byte.is_ascii_alphanumeric() || byte == b' ';
+        byte = byte.wrapping_add(1);
+        rest = tail;
+    }
+    table
+};
+
+/// Classifies one line (already known not to be blank), every shape the
+/// general way.
+pub(super) fn shape_general(line: &str) -> Result<Shape<'_>, Misfit> {
     let t = trim(line);
     // `Link N` lines are nearly all of any output: tried first (a header
     // starts `GPU`, so the order of these two tests changes nothing).
@@ -228,8 +421,7 @@ pub(super) fn shape(line: &str) -> Result<Shape<'_>, Misfit> {
 /// `GPU 0: NAME (UUID: GPU-…)`; the UUID part is optional here (some pastes
 /// cut it), detection insists on it.
 pub(super) fn gpu_header(t: &str) -> Option<GpuHeader<'_>> {
-    let parsed: IResult<&str, &str> = preceded((tag("GPU"), space1), digit1).parse(t);
-    let (rest, digits) = parsed.ok()?;
+    let (rest, digits) = gpu_prefix(t)?;
     // `GPU 0: NAME`, not `GPU 00000000:18:00.0` (nvidia-smi -q's PCI headers).
     let rest = rest.strip_prefix(':')?;
     if !rest.starts_with([' ', '\t']) {
@@ -237,7 +429,7 @@ pub(super) fn gpu_header(t: &str) -> Option<GpuHeader<'_>> {
     }
     let rest = rest.trim();
     let index = digits.parse().ok()?;
-    let (name, uuid) = match rest.split_once("(UUID:") {
+    let (name, uuid) = match split_at_uuid(rest) {
         Some((name, uuid)) => {
             let uuid = uuid.trim().trim_end_matches(')').trim();
             (name.trim(), (!uuid.is_empty()).then_some(uuid))
@@ -245,6 +437,43 @@ pub(super) fn gpu_header(t: &str) -> Option<GpuHeader<'_>> {
         None => (rest, None),
     };
     (!name.is_empty()).then_some(GpuHeader { index, name, uuid })
+}
+
+/// `GPU`, spaces or tabs, digits → (the text after the digits, the
+/// digits). Read byte by byte: detection asks it of every `GPU` line and
+/// the lines after it (the combinator version was most of the header's
+/// cost).
+fn gpu_prefix(t: &str) -> Option<(&str, &str)> {
+    let after = t.strip_prefix("GPU")?;
+    let spaces = after
+        .bytes()
+        .take_while(|b| matches!(b, b' ' | b'\t'))
+        .count();
+    if spaces == 0 {
+        return None;
+    }
+    let from_digits = after.get(spaces..)?;
+    let digits = from_digits.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    Some((from_digits.get(digits..)?, from_digits.get(..digits)?))
+}
+
+/// `text.split_once("(UUID:")`, found by a byte search for the `(` (no
+/// substring searcher set up per header).
+fn split_at_uuid(text: &str) -> Option<(&str, &str)> {
+    const OPEN: &str = "(UUID:";
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(i) = bytes.get(from..)?.iter().position(|&b| b == b'(') {
+        let at = from + i;
+        if bytes.get(at..at + OPEN.len()) == Some(OPEN.as_bytes()) {
+            return Some((text.get(..at)?, text.get(at + OPEN.len()..)?));
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// A cheap necessary condition for a `-s` line (`… 26.562 GB/s`,
@@ -557,6 +786,40 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The fast path reads every line it takes as the general reader
+        /// does (and the dispatching `shape` equals the general one).
+        #[test]
+        fn fast_link_reads_as_the_general_reader(
+            t in "[ \t]{0,3}(Link|Lin|Link  )[ ]?[0-9]{0,11}(: |:|, |,)?(Replay Errors|CRC Errors|Data Tx|Raw Rx|Rx0|Remote Device|Low Power Mode|Low Power Threshold|P2P is supported|x|[A-Za-z0-9 ]{0,6})?(: |:|  )?([0-9]{0,22}|[0-9]{0,9}\\.[0-9]{0,9}|<inactive>|inactive|<Inactive>)?( KiB| KBytes| GB/s|GB/s| kib| us| )?[ \t]?"
+        ) {
+            if let Some((number, fact)) = fast_link(&t) {
+                proptest::prop_assert_eq!(fact.mode(), fact.into_fact().mode());
+                proptest::prop_assert_eq!(Ok(Shape::Link(number, fact.into_fact())), shape_general(&t));
+            }
+            proptest::prop_assert_eq!(shape(&t), shape_general(&t));
+        }
+
+        /// Speeds as printed, read by the fast path exactly as `str::parse`.
+        #[test]
+        fn fast_speed_is_parse(int in 0u64..100_000_000, frac in "[0-9]{0,9}") {
+            let text = if frac.is_empty() { format!("{int} GB/s") } else { format!("{int}.{frac} GB/s") };
+            if let Some(v) = fast_speed(&text) {
+                let number = text.strip_suffix(" GB/s").unwrap_or_default();
+                proptest::prop_assert_eq!(Some(v.to_bits()), decimal_f64(number).map(f64::to_bits));
+            }
+        }
+
+        /// The byte-wise `GPU N` prefix and `(UUID:` split read as the
+        /// combinators and the substring search did.
+        #[test]
+        fn gpu_prefix_reads_as_the_combinators_did(
+            t in "(GPU|GP|gpu|)[ \t\n]{0,3}[0-9]{0,12}[:,;. é]?[ (UUIDé:]{0,8}.{0,8}"
+        ) {
+            let nom: IResult<&str, &str> = preceded((tag("GPU"), space1), digit1).parse(t.as_str());
+            proptest::prop_assert_eq!(gpu_prefix(&t), nom.ok());
+            proptest::prop_assert_eq!(split_at_uuid(&t), t.split_once("(UUID:"));
+        }
+
         #[test]
         fn link_prefix_reads_as_the_combinators_did(t in "(Link|Lin|GPU|)[ \t\n]{0,3}[0-9]{0,12}[:,;. é]?.{0,6}") {
             proptest::prop_assert_eq!(link_prefix(&t), link_prefix_nom(&t));

@@ -43,7 +43,7 @@ use crate::model::nvlink::{
 use crate::model::Counter;
 use crate::parse::text::Unread;
 use crate::parse::{Block, Line, Parsed, Spec};
-use grammar::{CounterUnit, LinkFact, Misfit, Shape};
+use grammar::{CounterUnit, FastFact, LinkFact, Misfit, Shape};
 use std::collections::HashMap;
 
 pub(crate) const FORMAT: Spec<Nvlink> = Spec {
@@ -81,7 +81,23 @@ const CAPABILITIES: &[(&str, &str)] = &[
 /// Reads `nvidia-smi nvlink` output of any read-only mode.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Nvlink> {
-    let mut reader = Reader::default();
+    parse_with(lines, Reader::default())
+}
+
+/// [`parse`] with every line read the general way, without the fast path:
+/// its oracle.
+#[cfg(test)]
+pub(crate) fn parse_general(lines: &[Line<'_>]) -> Parsed<Nvlink> {
+    parse_with(
+        lines,
+        Reader {
+            general_only: true,
+            ..Reader::default()
+        },
+    )
+}
+
+fn parse_with(lines: &[Line<'_>], mut reader: Reader) -> Parsed<Nvlink> {
     for line in lines.iter().filter(|l| !l.is_blank()) {
         reader.read(line);
     }
@@ -112,6 +128,17 @@ struct Reader {
     /// prints the same three names for every link, so each line finds its
     /// id here instead of rebuilding and looking up its key.
     keys: CounterKeys,
+    /// The mode of the last link line: a listing prints one mode for
+    /// thousands of lines, which need no search of `modes`.
+    last_mode: Option<NvlinkMode>,
+    /// The most counters a link has held so far (at most
+    /// [`Reader::COUNTERS_HINT_MAX`]): a link's first counter makes room
+    /// for this many, exactly, as every link of a mode prints the same
+    /// counters (three for `-e`): one allocation a link, none wasted.
+    counters_hint: usize,
+    /// Reads every line the general way (the fast path's test oracle).
+    #[cfg(test)]
+    general_only: bool,
 }
 
 /// A few printed counter names and the ids of their keys. Bounded: a
@@ -120,6 +147,9 @@ struct Reader {
 #[derive(Default)]
 struct CounterKeys {
     seen: Vec<(String, CounterUnit, CounterId)>,
+    /// Where the next name is expected: the modes print their names in
+    /// the same order for every link, so one comparison usually finds it.
+    next: usize,
     /// Room for one key, reused on a miss.
     key: String,
 }
@@ -131,7 +161,13 @@ impl CounterKeys {
 
     /// The id of the counter printed as `name` in `unit`.
     fn id(&mut self, name: &str, unit: CounterUnit) -> CounterId {
-        if let Some((_, _, id)) = self.seen.iter().find(|(n, u, _)| *u == unit && n == name) {
+        let is = |(n, u, _): &(String, CounterUnit, CounterId)| *u == unit && n == name;
+        let at = match self.seen.get(self.next) {
+            Some(entry) if is(entry) => Some(self.next),
+            _ => self.seen.iter().position(is),
+        };
+        if let Some((i, (_, _, id))) = at.and_then(|i| Some((i, self.seen.get(i)?))) {
+            self.next = if i + 1 < self.seen.len() { i + 1 } else { 0 };
             return id.clone();
         }
         counter_key_into(&mut self.key, name, unit);
@@ -144,8 +180,25 @@ impl CounterKeys {
 }
 
 impl Reader {
+    /// The most room a link's first counter makes (`-e` prints three, the
+    /// widest mode a handful).
+    const COUNTERS_HINT_MAX: usize = 8;
+
     fn read(&mut self, line: &Line<'_>) {
-        let shape = match grammar::shape(line.text()) {
+        // The common link lines go straight to their link record; the
+        // general reader (its test oracle) reads the rest.
+        #[cfg(test)]
+        let fast = if self.general_only {
+            None
+        } else {
+            grammar::fast_link(line.text())
+        };
+        #[cfg(not(test))]
+        let fast = grammar::fast_link(line.text());
+        if let Some((number, fact)) = fast {
+            return self.fast_fact(line, number, fact);
+        }
+        let shape = match grammar::shape_general(line.text()) {
             Ok(shape) => shape,
             Err(Misfit::Unknown(why)) => return self.unread.line(line, why),
             Err(Misfit::TooLarge(what)) => {
@@ -241,7 +294,39 @@ impl Reader {
         }
     }
 
-    fn link_fact(&mut self, line: &Line<'_>, number: u32, fact: LinkFact<'_>) {
+    /// A link line read by [`grammar::fast_link`]: what [`Reader::link_fact`]
+    /// does with the same fact, without building it.
+    fn fast_fact(&mut self, line: &Line<'_>, number: u32, fact: FastFact<'_>) {
+        self.begin_link(line, number, fact.mode(), false);
+        let Some(gpu) = self.out.gpus.last_mut() else {
+            return;
+        };
+        let Some(link) = link_mut(gpu, &mut self.link_slots, number, line) else {
+            return;
+        };
+        let duplicate = match fact {
+            FastFact::Speed(speed) => set_status(link, Some(speed)),
+            FastFact::Inactive => set_status(link, None),
+            FastFact::Counter(name, value, unit) => {
+                if link.counters.is_empty() && self.counters_hint > 0 {
+                    link.counters.reserve_exact(self.counters_hint);
+                }
+                let id = self.keys.id(name, unit);
+                let counter = counter_of(&id, value, self.v100);
+                let duplicate = link.counters.insert(id, counter).is_some();
+                let held = link.counters.len().min(Self::COUNTERS_HINT_MAX);
+                self.counters_hint = self.counters_hint.max(held);
+                duplicate
+            }
+        };
+        if duplicate {
+            self.warn_twice(line, number);
+        }
+    }
+
+    /// What every link line does first: a GPU for header-less lines, the
+    /// mode seen, the `-ec` heading, the GPU's span.
+    fn begin_link(&mut self, line: &Line<'_>, number: u32, mode: NvlinkMode, heading: bool) {
         if self.out.gpus.is_empty() {
             // Link lines pasted without their GPU header (quoted by a health
             // check, or the paste starts below it): read them for an
@@ -258,12 +343,37 @@ impl Reader {
             });
             self.v100 = false;
         }
-        self.saw(fact.mode());
-        self.lane_link = matches!(fact, LinkFact::LaneHeading).then_some(number);
+        if self.last_mode != Some(mode) {
+            self.saw(mode);
+            self.last_mode = Some(mode);
+        }
+        self.lane_link = heading.then_some(number);
+        if let Some(gpu) = self.out.gpus.last_mut() {
+            gpu.span = gpu.span.join(line.span());
+        }
+    }
+
+    /// A link printed the same value twice in one GPU block.
+    fn warn_twice(&mut self, line: &Line<'_>, number: u32) {
+        self.unread.warn(
+            WarningKind::Suspicious,
+            line.span(),
+            format!(
+                "link {number} printed this value twice in one GPU block; the later one is kept"
+            ),
+        );
+    }
+
+    fn link_fact(&mut self, line: &Line<'_>, number: u32, fact: LinkFact<'_>) {
+        self.begin_link(
+            line,
+            number,
+            fact.mode(),
+            matches!(fact, LinkFact::LaneHeading),
+        );
         let Some(gpu) = self.out.gpus.last_mut() else {
             return;
         };
-        gpu.span = gpu.span.join(line.span());
         let v100 = self.v100;
         let Some(link) = link_mut(gpu, &mut self.link_slots, number, line) else {
             return;
@@ -271,16 +381,8 @@ impl Reader {
         let mut duplicate = false;
         match fact {
             LinkFact::LaneHeading => {}
-            LinkFact::Speed(speed) => {
-                duplicate = link.speed_gb_per_s.is_some() || link.inactive;
-                link.speed_gb_per_s = Some(speed);
-                link.inactive = false;
-            }
-            LinkFact::Inactive => {
-                duplicate = link.speed_gb_per_s.is_some() || link.inactive;
-                link.speed_gb_per_s = None;
-                link.inactive = true;
-            }
+            LinkFact::Speed(speed) => duplicate = set_status(link, Some(speed)),
+            LinkFact::Inactive => duplicate = set_status(link, None),
             LinkFact::Capability(label, supported) => {
                 duplicate = link
                     .capabilities
@@ -288,11 +390,16 @@ impl Reader {
                     .is_some();
             }
             LinkFact::Counters(counters, unit) => {
+                if link.counters.is_empty() && self.counters_hint > 0 {
+                    link.counters.reserve_exact(self.counters_hint);
+                }
                 for (name, value) in counters.iter() {
                     let id = self.keys.id(name, unit);
                     let counter = counter_of(&id, value, v100);
                     duplicate |= link.counters.insert(id, counter).is_some();
                 }
+                let held = link.counters.len().min(Self::COUNTERS_HINT_MAX);
+                self.counters_hint = self.counters_hint.max(held);
             }
             LinkFact::Remote(bus_id, remote_link) => {
                 let same_device = link
@@ -313,11 +420,7 @@ impl Reader {
             }
         }
         if duplicate {
-            self.unread.warn(
-                WarningKind::Suspicious,
-                line.span(),
-                format!("link {number} printed this value twice in one GPU block; the later one is kept"),
-            );
+            self.warn_twice(line, number);
         }
     }
 
@@ -342,6 +445,15 @@ impl Reader {
             });
         }
     }
+}
+
+/// Sets a link's `-s` status: a speed, or inactive (`None`). Returns
+/// whether the block had printed a status for it already.
+fn set_status(link: &mut NvlinkLink, speed: Option<f64>) -> bool {
+    let duplicate = link.speed_gb_per_s.is_some() || link.inactive;
+    link.speed_gb_per_s = speed;
+    link.inactive = speed.is_none();
+    duplicate
 }
 
 /// Where each link number of one GPU block sits in its `links`.

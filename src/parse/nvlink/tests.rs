@@ -524,3 +524,57 @@ fn doubling_links_listed_backwards_at_most_doubles_the_work() {
     assert_eq!((small_links, large_links), (5_000, 10_000));
     assert!(large <= 2 * small, "{small} → {large}");
 }
+
+/// The fast path (link lines straight to their record) reads every listing
+/// as the general reader does: same model, same warnings.
+mod fast_path {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn line() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-e3e70682)",
+                "GPU 1: Tesla V100-SXM2-16GB (UUID: GPU-f3e7)",
+                "\t Link 0: Replay Errors: 0",
+                "\t Link 0: Recovery Errors: 3",
+                "\t Link 1: CRC Errors: 65535",
+                "\t Link 1: Data Tx: 584268610202 KiB",
+                "\t Link 1: Raw Rx: 147 KiB",
+                "\t Link 2: Rx0: 0 KBytes, Tx0: 0 KBytes",
+                "\t Link 2: 26.562 GB/s",
+                "\t Link 3: <inactive>",
+                "\t Link 3: Inactive",
+                "\t Link 4: Remote Device 00000000:D5:00.0: Link 6",
+                "\t Link 5: Low Power Mode: Low Power State",
+                "\t Link 0, P2P is supported: true",
+                "\t Link 0:",
+                "\t\tLane 0 ECC Correction Count: 374 (Overflow=0)",
+                "Link 7: 25 GB/s",
+                "Link 99999999999: 25 GB/s",
+                "\t Link 1: CRC Errors: 99999999999999999999999",
+                "Not supported",
+                "",
+            ])
+            .prop_map(str::to_owned),
+            (
+                0u32..20,
+                "[A-Z][A-Za-z0-9 ]{0,10}",
+                0u64..u64::MAX,
+                prop::sample::select(vec!["", " KiB", " KBytes", " kib", "  KiB"])
+            )
+                .prop_map(|(n, name, v, unit)| format!("\t Link {n}: {name}: {v}{unit}")),
+            (0u32..20, 0u32..1000, "[0-9]{0,4}")
+                .prop_map(|(n, i, f)| format!(" Link {n}: {i}.{f} GB/s")),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn fast_path_reads_as_the_general_reader(lines in prop::collection::vec(line(), 0..40)) {
+            let text = lines.join("\n");
+            let lines = lines_of(&text);
+            prop_assert_eq!(parse(&lines), parse_general(&lines));
+        }
+    }
+}
