@@ -20,17 +20,7 @@ const MIN_COVERAGE: f64 = 0.4;
 /// The bytes a host name holds (ASCII letters, digits, `-`, `.`, `_`), a
 /// table indexed by byte: one load a byte where the tests were a chain of
 /// compares, on most lines of every input.
-const HOST_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut rest: &mut [bool] = &mut table;
-    let mut byte: u8 = 0;
-    while let [slot, tail @ ..] = rest {
-        *slot = byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_');
-        byte = byte.wrapping_add(1);
-        rest = tail;
-    }
-    table
-};
+const HOST_BYTES: [bool; 256] = crate::parse::text::alphanumeric_and(b"-._");
 
 /// The prefix before `: ` (or a bare trailing `:`) if it is shaped like a
 /// host name and starts at column 0.

@@ -318,17 +318,7 @@ fn read_checkerrors_warn(
 
 /// The bytes of a field name (ASCII letters, digits, `_`), a table indexed
 /// by byte: one load a byte of every field line's name.
-const NAME_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut rest: &mut [bool] = &mut table;
-    let mut byte: u8 = 0;
-    while let [slot, tail @ ..] = rest {
-        *slot = byte.is_ascii_alphanumeric() || byte == b'_';
-        byte = byte.wrapping_add(1);
-        rest = tail;
-    }
-    table
-};
+const NAME_BYTES: [bool; 256] = crate::parse::text::alphanumeric_and(b"_");
 
 /// `Name:.....value` → (`Name`, `value`); the value may be empty when the
 /// output was cut. The name is a letter, then letters, digits and `_`

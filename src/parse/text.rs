@@ -11,6 +11,28 @@ use nom::character::complete::{char, digit1, space0};
 use nom::combinator::all_consuming;
 use nom::sequence::delimited;
 use nom::{IResult, Parser};
+/// A table indexed by byte: true for ASCII letters and digits and for the
+/// bytes of `extra`. Scanners that test every byte of a name (host names,
+/// counter and field names) make one load a byte where a chain of compares
+/// was; built at compile time, since a lazily built table would be asked
+/// for on every line.
+pub(crate) const fn alphanumeric_and(extra: &[u8]) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut rest: &mut [bool] = &mut table;
+    let mut byte: u8 = 0;
+    while let [slot, tail @ ..] = rest {
+        let mut wanted = byte.is_ascii_alphanumeric();
+        let mut others = extra;
+        while let [other, more @ ..] = others {
+            wanted |= *other == byte;
+            others = more;
+        }
+        *slot = wanted;
+        byte = byte.wrapping_add(1);
+        rest = tail;
+    }
+    table
+}
 
 /// Splits `Label: value` (any indentation, value may be empty) into
 /// trimmed label and value. The label may contain spaces but not a colon.
@@ -335,6 +357,21 @@ pub(crate) fn tool_message_kind(t: &str) -> Option<WarningKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_tables_hold_letters_digits_and_the_extra_bytes_only() {
+        for extra in [&b""[..], b"_", b" ", b"-._"] {
+            let table = alphanumeric_and(extra);
+            for byte in 0..=u8::MAX {
+                let want = byte.is_ascii_alphanumeric() || extra.contains(&byte);
+                assert_eq!(
+                    table.get(usize::from(byte)),
+                    Some(&want),
+                    "{byte} with {extra:?}"
+                );
+            }
+        }
+    }
 
     /// The combinator version of [`hex_u32`], kept as its oracle.
     fn hex_u32_nom(text: &str) -> Result<u32, NumberError> {

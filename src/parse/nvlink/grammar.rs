@@ -367,17 +367,7 @@ fn fast_counter(payload: &str) -> Option<FastFact<'_>> {
 
 /// The bytes of a counter name [`fast_counter`] takes: ASCII letters,
 /// digits and space, a table indexed by byte.
-const NAME_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut rest: &mut [bool] = &mut table;
-    let mut byte: u8 = 0;
-    while let [slot, tail @ ..] = rest {
-        *slot = byte.is_ascii_alphanumeric() || byte == b' ';
-        byte = byte.wrapping_add(1);
-        rest = tail;
-    }
-    table
-};
+const NAME_BYTES: [bool; 256] = crate::parse::text::alphanumeric_and(b" ");
 
 /// Classifies one line (already known not to be blank), every shape the
 /// general way.
