@@ -209,20 +209,26 @@ pub fn summary(values: &[f64]) -> Result<Summary, StatsError> {
     let median = percentile_sorted(&v, 50.0);
     let mut dev: Vec<f64> = v.iter().map(|x| (x - median).abs()).collect();
     dev.sort_by(f64::total_cmp);
+    Ok(summary_of_sorted(&v, median, &dev))
+}
+
+/// The [`Summary`] of sorted finite `v`, given its median and its sorted
+/// absolute deviations from it (both callers have them already).
+fn summary_of_sorted(v: &[f64], median: f64, dev: &[f64]) -> Summary {
     let min = v.first().copied().unwrap_or(f64::NAN);
     let max = v.last().copied().unwrap_or(f64::NAN);
-    Ok(Summary {
+    Summary {
         count: v.len(),
         min,
-        p5: percentile_sorted(&v, 5.0),
-        p25: percentile_sorted(&v, 25.0),
+        p5: percentile_sorted(v, 5.0),
+        p25: percentile_sorted(v, 25.0),
         median,
-        p75: percentile_sorted(&v, 75.0),
-        p95: percentile_sorted(&v, 95.0),
+        p75: percentile_sorted(v, 75.0),
+        p95: percentile_sorted(v, 95.0),
         max,
-        mad: percentile_sorted(&dev, 50.0),
+        mad: percentile_sorted(dev, 50.0),
         spread_percent_of_median: (median != 0.0).then(|| (max - min) / median.abs() * 100.0),
-    })
+    }
 }
 
 /// The summary and the outliers of one group, as [`summary`] and
@@ -246,21 +252,7 @@ pub(crate) fn summary_and_outliers(
     v.sort_unstable_by(f64::total_cmp);
     let median = percentile_sorted(&v, 50.0);
     let dev = sorted_deviations(&v, median);
-    let min = v.first().copied().unwrap_or(f64::NAN);
-    let max = v.last().copied().unwrap_or(f64::NAN);
-    let mad = percentile_sorted(&dev, 50.0);
-    let summary = Summary {
-        count: v.len(),
-        min,
-        p5: percentile_sorted(&v, 5.0),
-        p25: percentile_sorted(&v, 25.0),
-        median,
-        p75: percentile_sorted(&v, 75.0),
-        p95: percentile_sorted(&v, 95.0),
-        max,
-        mad,
-        spread_percent_of_median: (median != 0.0).then(|| (max - min) / median.abs() * 100.0),
-    };
+    let summary = summary_of_sorted(&v, median, &dev);
     if v.len() < MIN_GROUP_FOR_Z {
         return Ok((summary, Err(StatsError::GroupTooSmall)));
     }
