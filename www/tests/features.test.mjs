@@ -317,7 +317,11 @@ else describe("fabricscope page features", () => {
       input.value = text;
       input.dispatchEvent(new Event("input", { bubbles: true }));
     }, big);
-    await page.waitForFunction(() => document.body.dataset.state === "busy");
+    // Laying out a 15 MB textarea holds the page's main thread, so the first
+    // poll can come tens of seconds late on a loaded 2-core CI machine (33 s
+    // of this test in one run, 30 s being Playwright's default wait). The
+    // state is still checked; only the wait is longer.
+    await page.waitForFunction(() => document.body.dataset.state === "busy", null, { timeout: 120_000 });
     assert.ok(await page.locator("#progress").isVisible(), "progress bar while busy");
     assert.match(await page.locator("#timing").textContent(), /^Analysing \d+(\.\d)? MB… \d+\.\d s$/);
     const workersBefore = workers.length;
