@@ -143,7 +143,18 @@ impl BerEstimate {
     /// `threshold` (how long to wait before a clean link is proven clean).
     #[must_use]
     pub fn bits_needed_for(&self, threshold: f64) -> Option<f64> {
-        let (_, hi) = poisson_interval(self.errors, self.confidence).ok()?;
+        self.bits_needed_with(threshold, poisson_interval)
+    }
+
+    /// [`bits_needed_for`](Self::bits_needed_for) with the Poisson
+    /// interval found by `interval` (a memo of [`poisson_interval`], as
+    /// [`estimate_with`] takes).
+    pub(crate) fn bits_needed_with(
+        &self,
+        threshold: f64,
+        interval: impl FnOnce(u64, f64) -> Result<(f64, f64), StatsError>,
+    ) -> Option<f64> {
+        let (_, hi) = interval(self.errors, self.confidence).ok()?;
         (threshold > 0.0).then(|| hi / threshold)
     }
 }

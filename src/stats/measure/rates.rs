@@ -105,17 +105,28 @@ pub(super) fn counter_rate(
 }
 
 /// A measured rate's derivation, `(after − before) / seconds s`, as
-/// `format!` writes it. Every rate of a fleet has one: written straight into
-/// a buffer of the right size, without the formatting machinery (the
-/// `format!` was two thirds of a rate's cost).
+/// `format!` writes it (see [`derivation_words`]).
 fn measured_words(after: u64, before: u64, seconds: &str) -> String {
+    derivation_words(after, before, &[], seconds)
+}
+
+/// `(after − before)`, the `between` parts, then ` / seconds s`: a rate's
+/// or a throughput's derivation. Every rate of a fleet has one: written
+/// straight into a buffer of the right size, without the formatting
+/// machinery (the `format!` was two thirds of a rate's cost).
+fn derivation_words(after: u64, before: u64, between: &[&str], seconds: &str) -> String {
     // Two numbers of at most 20 digits, the words, the seconds' text.
-    let mut words = String::with_capacity(2 * 20 + 9 + seconds.len());
+    let between_len: usize = between.iter().map(|part| part.len()).sum();
+    let mut words = String::with_capacity(2 * 20 + 9 + between_len + seconds.len());
     words.push('(');
     push_decimal(&mut words, after);
     words.push_str(" − ");
     push_decimal(&mut words, before);
-    words.push_str(") / ");
+    words.push(')');
+    for part in between {
+        words.push_str(part);
+    }
+    words.push_str(" / ");
     words.push_str(seconds);
     words.push_str(" s");
     words
@@ -214,20 +225,9 @@ pub(super) fn throughput(
 }
 
 /// A throughput's derivation, `(after − before) unit words / seconds s`,
-/// as `format!` writes it, written straight into a buffer of the right
-/// size (see [`measured_words`]).
+/// as `format!` writes it (see [`derivation_words`]).
 fn throughput_words(after: u64, before: u64, unit_words: &str, seconds: &str) -> String {
-    let mut words = String::with_capacity(2 * 20 + 12 + unit_words.len() + seconds.len());
-    words.push('(');
-    push_decimal(&mut words, after);
-    words.push_str(" − ");
-    push_decimal(&mut words, before);
-    words.push_str(") ");
-    words.push_str(unit_words);
-    words.push_str(" / ");
-    words.push_str(seconds);
-    words.push_str(" s");
-    words
+    derivation_words(after, before, &[" ", unit_words], seconds)
 }
 
 /// Lanes seen per link, to split a link's capacity among its lanes.
@@ -381,12 +381,8 @@ pub(super) fn bit_error_rate(
         return Ok(None);
     };
     let verdict = est.judge(threshold);
-    // As `BerEstimate::bits_needed_for`, its interval kept.
     let bits_needed = (verdict == Verdict::Inconclusive)
-        .then(|| {
-            let (_, hi) = memo.interval(est.errors, est.confidence).ok()?;
-            (threshold > 0.0).then(|| hi / threshold)
-        })
+        .then(|| est.bits_needed_with(threshold, |k, c| memo.interval(k, c)))
         .flatten();
     Ok(Some(BitErrorRate {
         subject: rate.subject.clone(),
