@@ -283,8 +283,7 @@ fn latest_per_key<K: Ord, V>(readings: Vec<(K, V)>) -> BTreeMap<K, V> {
 
 /// [`latest_per_key`] as a list in key order, without building a tree:
 /// a stable sort (of readings usually in order already), then the last
-/// of each run of equal keys. The tests' oracle for [`latest_ranked`].
-#[cfg(test)]
+/// of each run of equal keys (what [`latest_ranked`] keeps).
 fn latest_in_key_order<K: Ord, V>(mut readings: Vec<(K, V)>) -> Vec<(K, V)> {
     readings.sort_by(|a, b| a.0.cmp(&b.0));
     let mut latest: Vec<(K, V)> = Vec::with_capacity(readings.len());
@@ -484,17 +483,15 @@ impl<'c> Wanted<'c> {
 
 /// The last of each (link, rank) among `kept` (in reading order), in
 /// (link, rank) order.
-fn latest_ranked<T>(mut kept: Vec<(u32, usize, T)>) -> Vec<T> {
-    // Stable: equal keys keep their reading order, and the last is kept.
-    kept.sort_by_key(|&(link, rank, _)| (link, rank));
-    let mut latest: Vec<(u32, usize, T)> = Vec::with_capacity(kept.len());
-    for k in kept {
-        match latest.last_mut() {
-            Some(last) if (last.0, last.1) == (k.0, k.1) => *last = k,
-            _ => latest.push(k),
-        }
-    }
-    latest.into_iter().map(|(_, _, t)| t).collect()
+fn latest_ranked<T>(kept: Vec<(u32, usize, T)>) -> Vec<T> {
+    let keyed = kept
+        .into_iter()
+        .map(|(link, rank, t)| ((link, rank), t))
+        .collect();
+    latest_in_key_order(keyed)
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect()
 }
 
 /// The reading of `counter` in `link`, read at `at`.
