@@ -231,12 +231,12 @@ fn clean_each_line<'a>(text: &'a str, out: &mut Output<'_>) -> Cleaned<'a> {
     (lines, candidates, may_frame)
 }
 
-/// How many `\n` `text` holds, counted in byte-wide sums of 255 bytes at
-/// a time (which compile to vector adds; a count in `usize` widens every
-/// byte first).
+/// How many `\n` `text` holds, counted in byte-wide sums of
+/// [`SUM_CHUNK`](super::clean::SUM_CHUNK) bytes at a time (which compile
+/// to vector adds; a count in `usize` widens every byte first).
 fn line_ends(text: &str) -> usize {
     text.as_bytes()
-        .chunks(255)
+        .chunks(super::clean::SUM_CHUNK)
         .map(|chunk| {
             let ends = chunk.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n'));
             usize::from(ends)
