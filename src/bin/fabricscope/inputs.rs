@@ -594,13 +594,34 @@ fn name_from_text(input: &mut Input) {
 
 /// Whether the text could hold a `hostname` / `uname -n` command: every
 /// command [`naming::hostname_in_text`] takes has one of those words, in
-/// the first MiB it reads. One substring search instead of a look at the
-/// last word of every line, for the many dumps without a prompt.
+/// the first MiB it reads. One vector search of the bytes for `name`
+/// (and a look at what precedes each one) instead of a look at the last
+/// word of every line, for the many dumps without a prompt.
+///
+/// The bytes are searched as they are, without checking that they are
+/// UTF-8 (that check was a scan of every file's text of its own, made
+/// again when the text is read): the lossy decoding
+/// [`naming::hostname_in_text`] reads replaces bad bytes with U+FFFD,
+/// which is not ASCII, and keeps every other byte, so its text holds the
+/// ASCII word `hostname` or `uname` only where the bytes do.
 fn may_ask_hostname(bytes: &[u8]) -> bool {
+    static NAME: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    let head = bytes.get(..bytes.len().min(1 << 20)).unwrap_or(bytes);
+    NAME.get_or_init(|| memchr::memmem::Finder::new(b"name"))
+        .find_iter(head)
+        .any(|at| {
+            let before = head.get(..at).unwrap_or_default();
+            before.ends_with(b"host") || before.ends_with(b"u")
+        })
+}
+
+/// The prefilter as it was written first (the text decoded, then searched
+/// for both words): the oracle of [`may_ask_hostname`]'s tests.
+#[cfg(test)]
+fn may_ask_hostname_by_text(bytes: &[u8]) -> bool {
     let head = bytes.get(..bytes.len().min(1 << 20)).unwrap_or(bytes);
     match std::str::from_utf8(head) {
         Ok(text) => text.contains("hostname") || text.contains("uname"),
-        // Cut inside a character, or not UTF-8: let the full reading decide.
         Err(_) => true,
     }
 }
@@ -710,6 +731,7 @@ fn unix_seconds(m: &std::fs::Metadata) -> Option<f64> {
 #[cfg(test)]
 mod hostname_prefilter_tests {
     use super::{may_ask_hostname, naming};
+    use proptest::strategy::Strategy;
 
     /// The prefilter may only pass over texts in which the full reading
     /// finds no host.
@@ -732,6 +754,37 @@ mod hostname_prefilter_tests {
         }
         assert!(!may_ask_hostname(b"$ ibstat\nCA 'mlx5_0'\n"));
         assert!(may_ask_hostname(b"$ uname -n\nnode11\n"));
+        assert!(may_ask_hostname(b"\xff$ hostname\nnode12\n"));
+        assert!(!may_ask_hostname(b"\xff$ host name\nname\n"));
+    }
+
+    proptest::proptest! {
+        /// On valid UTF-8 the byte search answers as the text search did;
+        /// on any bytes, where it passes over a text, the full reading
+        /// finds no host (the text search passed over none that was not
+        /// UTF-8).
+        #[test]
+        fn the_byte_search_passes_over_what_names_no_host(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(vec![
+                        "hostname", "host", "name", "uname", "u", "$ ", "# ", "\n",
+                        " -n", " -s", "node07", "hostnam", "ame", "\u{fffd}", "\u{e9}",
+                    ]).prop_map(|s| s.as_bytes().to_vec()),
+                    proptest::collection::vec(proptest::prelude::any::<u8>(), 0..4),
+                ],
+                0..12,
+            )
+        ) {
+            let bytes = parts.concat();
+            let fast = may_ask_hostname(&bytes);
+            if std::str::from_utf8(&bytes).is_ok() {
+                proptest::prop_assert_eq!(fast, super::may_ask_hostname_by_text(&bytes));
+            }
+            if !fast {
+                proptest::prop_assert_eq!(naming::hostname_in_text(&bytes), None);
+            }
+        }
     }
 }
 
