@@ -255,7 +255,14 @@ fn cell_token(s: &str, vocabulary: Vocabulary) -> (&str, &str) {
             }
         }
     }
-    if let Some(w) = vocabulary.words().iter().find(|w| s.starts_with(**w)) {
+    // The first byte is compared before the word: most words differ
+    // there, and a whole-word comparison is a call of `memcmp` each.
+    let first = s.as_bytes().first();
+    if let Some(w) = vocabulary
+        .words()
+        .iter()
+        .find(|w| w.as_bytes().first() == first && s.starts_with(**w))
+    {
         return s.split_at(w.len());
     }
     let end = s.find(char::is_whitespace).unwrap_or(s.len());
@@ -1105,6 +1112,40 @@ nodes (e.g., QPI/UPI)
         assert_eq!(device_name("mlx5_x"), Some(("mlx5", "_x")));
         for no_name in ["GPU", "0GPU", " GPU0", "", "N/A", "_0"] {
             assert_eq!(device_name(no_name), None, "{no_name}");
+        }
+    }
+
+    /// [`cell_token`] as first written, every word compared whole: the
+    /// oracle of the first-byte test.
+    fn cell_token_by_words(s: &str, vocabulary: Vocabulary) -> (&str, &str) {
+        if vocabulary == Vocabulary::Links {
+            if let Some(digits) = s.strip_prefix("NV") {
+                let n = digits.bytes().take_while(u8::is_ascii_digit).count();
+                if n > 0 {
+                    return s.split_at(2 + n);
+                }
+            }
+        }
+        if let Some(w) = vocabulary.words().iter().find(|w| s.starts_with(**w)) {
+            return s.split_at(w.len());
+        }
+        let end = s.find(char::is_whitespace).unwrap_or(s.len());
+        s.split_at(end)
+    }
+
+    proptest::proptest! {
+        /// The first-byte test before each word cuts every cell as
+        /// comparing the words whole did.
+        #[test]
+        fn cells_are_cut_as_by_whole_words(
+            s in "(NODE|PIX|PXB|PHB|SYS|SOC|X|CNS|GNS|TNS|OK|NS|DR|U|NV|N|P|S|[0-9 \t?é]){0,4}"
+        ) {
+            for vocabulary in [Vocabulary::Links, Vocabulary::P2p] {
+                proptest::prop_assert_eq!(
+                    cell_token(&s, vocabulary),
+                    cell_token_by_words(&s, vocabulary)
+                );
+            }
         }
     }
 
