@@ -329,8 +329,11 @@ fn chunks<'a>(
             Some(Framing::Rule) | None if hosts.is_empty() => {
                 // No prefixes to strip: the line moves as it is (a repaired
                 // line's text is not copied) to the end of the kept lines.
-                // Only lines after it are read from here on.
-                lines.swap(kept, i);
+                // Only lines after it are read from here on. Until the
+                // first framing line, the line is already in its place.
+                if kept != i {
+                    lines.swap(kept, i);
+                }
                 kept += 1;
             }
             Some(Framing::Rule) | None => {
