@@ -362,28 +362,32 @@ fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
         false
     });
     // Plain files are named together (auto compares siblings); tar and zip
-    // archives name their own members when read.
-    let plain: Vec<usize> = files
-        .iter()
-        .enumerate()
-        .filter(|(_, (_, _, k, _))| {
-            !matches!(
-                k,
-                Some(archive::Kind::Tar | archive::Kind::TarGz | archive::Kind::Zip)
-            )
-        })
-        .map(|(i, _)| i)
-        .collect();
-    let places: Vec<Place> = plain
-        .iter()
-        .filter_map(|&i| files.get(i).map(|f| f.1.clone()))
-        .collect();
+    // archives name their own members when read. Naming is the places'
+    // last use: they move out of the list of files (a copy of each, and a
+    // map from file to name, were a fifth of the listing's time on the
+    // main thread, before any file could be read), and the names come back
+    // in the order of the plain files.
+    let plain = |kind: &Option<archive::Kind>| {
+        !matches!(
+            kind,
+            Some(archive::Kind::Tar | archive::Kind::TarGz | archive::Kind::Zip)
+        )
+    };
+    let mut places: Vec<Place> = Vec::with_capacity(files.len());
+    let mut unnamed = Vec::with_capacity(files.len());
+    for (path, place, kind, stat) in files {
+        if plain(&kind) {
+            places.push(place);
+        }
+        unnamed.push((path, kind, stat));
+    }
     let (mut names, warnings) = naming::name_all(&places, &options.host_from);
     naming::apply_sos_names(&places, &mut names, &sos_hostnames);
     listing.notes.extend(warnings);
-    let mut named_by_index: HashMap<usize, Named> = plain.into_iter().zip(names).collect();
-    for (i, (path, _, kind, stat)) in files.into_iter().enumerate() {
-        let host = named_by_index.remove(&i);
+    let mut names = names.into_iter();
+    listing.sources.reserve(unnamed.len());
+    for (path, kind, stat) in unnamed {
+        let host = if plain(&kind) { names.next() } else { None };
         listing.sources.push(match kind {
             Some(kind) => Source::Archive {
                 path,
