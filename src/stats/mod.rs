@@ -202,25 +202,6 @@ impl StatsOptions {
 #[cfg(test)]
 mod tests;
 
-/// Appends `value` in decimal, as `Display` (and `serde_json`) write it, to
-/// bytes being built: the derivations of rates and the report's records
-/// write a fleet's millions of counts this way, without the formatting
-/// machinery.
-pub(crate) fn push_decimal(out: &mut Vec<u8>, value: u64) {
-    let mut digits = [0u8; 20];
-    let mut rest = value;
-    let mut used = 0;
-    for slot in digits.iter_mut().rev() {
-        *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
-        rest /= 10;
-        used += 1;
-        if rest == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(digits.get(digits.len() - used..).unwrap_or_default());
-}
-
 /// Reads an interval as people type it: `30s`, `2.5 s`, `500ms`, `5m`, `1h`,
 /// `2d`, or a bare number of seconds (`30`). For the CLI's `--interval` and
 /// the web page's field.

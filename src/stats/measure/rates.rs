@@ -9,7 +9,6 @@ use super::super::{CounterSource, StatsError, StatsOptions};
 use super::fmt_num;
 use super::records::{BitErrorRate, CounterRate, RateStatus, SaturatedCounter, Throughput};
 use super::timeline::{Interval, Point, Series, SeriesKey};
-use crate::stats::push_decimal;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(super) fn saturated(
@@ -118,21 +117,39 @@ fn measured_words(after: u64, before: u64, seconds: &str) -> String {
 fn derivation_words(after: u64, before: u64, between: &[&str], seconds: &str) -> String {
     // Two numbers of at most 20 digits, the words, the seconds' text.
     let between_len: usize = between.iter().map(|part| part.len()).sum();
-    let mut words = Vec::with_capacity(2 * 20 + 9 + between_len + seconds.len());
-    words.push(b'(');
+    let mut words = String::with_capacity(2 * 20 + 9 + between_len + seconds.len());
+    words.push('(');
     push_decimal(&mut words, after);
-    words.extend_from_slice(" − ".as_bytes());
+    words.push_str(" − ");
     push_decimal(&mut words, before);
-    words.push(b')');
+    words.push(')');
     for part in between {
-        words.extend_from_slice(part.as_bytes());
+        words.push_str(part);
     }
-    words.extend_from_slice(b" / ");
-    words.extend_from_slice(seconds.as_bytes());
-    words.extend_from_slice(b" s");
-    // Whole strings and ASCII digits: valid UTF-8, checked once here
-    // rather than digit by digit.
-    String::from_utf8(words).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    words.push_str(" / ");
+    words.push_str(seconds);
+    words.push_str(" s");
+    words
+}
+
+/// Appends `value` in decimal, as `Display` writes it.
+fn push_decimal(out: &mut String, value: u64) {
+    let mut digits = [b'0'; 20];
+    let mut rest = value;
+    let mut used = 0;
+    for slot in digits.iter_mut().rev() {
+        *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
+        rest /= 10;
+        used += 1;
+        if rest == 0 {
+            break;
+        }
+    }
+    let text = digits
+        .get(digits.len() - used..)
+        .and_then(|d| std::str::from_utf8(d).ok())
+        .unwrap_or_default();
+    out.push_str(text);
 }
 
 pub(super) fn capacity_of<'c>(
