@@ -24,7 +24,11 @@
 //! entry, reads back too). Everything else is written as
 //! [`Measurements`] serialises it.
 
-use crate::stats::{CounterRate, CounterUnit, Measurements, RateStatus};
+use crate::span::LineSpan;
+use crate::stats::{
+    CounterRate, CounterSource, CounterUnit, IntervalSource, Measurements, RateStatus,
+    SnapshotInfo, Subject, Throughput,
+};
 use serde::ser::{SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -150,6 +154,365 @@ pub(super) fn serialize<S: Serializer>(m: &Measurements, serializer: S) -> Resul
     ReportMeasurements(m).serialize(serializer)
 }
 
+/// A record written as `serde_json`'s pretty printer prints it `depth`
+/// levels deep in a document (two spaces a level after every newline),
+/// without going through `serde`.
+///
+/// A fleet's JSON report is mostly snapshots, rate sets and throughput,
+/// written one unit at a time by the one thread that folds the units in:
+/// through `serde`, each key was a call chain and an escape scan, and
+/// writing those three records was half of that thread's time. The bytes
+/// are the ones `serde_json::to_writer_pretty` writes (a test compares
+/// them); numbers and the rare string that needs escaping still go through
+/// `serde_json`, so they are formatted by the same code.
+pub trait WritePretty {
+    /// Appends the record to `out`, its opening brace first (the caller
+    /// writes what precedes it), its fields `depth + 1` levels deep.
+    fn write_pretty(&self, depth: usize, out: &mut Vec<u8>);
+}
+
+impl<T: WritePretty + ?Sized> WritePretty for &T {
+    fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
+        (**self).write_pretty(depth, out);
+    }
+}
+
+/// A newline and `depth` levels of indent.
+fn newline(out: &mut Vec<u8>, depth: usize) {
+    /// A newline and 63 levels of indent: most indents are a slice of it.
+    const LINE: &[u8] = concat!(
+        "\n",
+        "                                                                ",
+        "                                                              "
+    )
+    .as_bytes();
+    match LINE.get(..1 + depth * 2) {
+        Some(line) => out.extend_from_slice(line),
+        None => {
+            out.push(b'\n');
+            out.resize(out.len() + depth * 2, b' ');
+        }
+    }
+}
+
+/// An object being written: its fields go one level deeper than it.
+struct Object<'o> {
+    out: &'o mut Vec<u8>,
+    /// The fields' depth.
+    depth: usize,
+    empty: bool,
+}
+
+impl<'o> Object<'o> {
+    fn begin(out: &'o mut Vec<u8>, depth: usize) -> Self {
+        out.push(b'{');
+        Self {
+            out,
+            depth: depth + 1,
+            empty: true,
+        }
+    }
+
+    /// Starts the field `key` (plain ASCII: no escapes) and hands the
+    /// writer for its value.
+    fn key(&mut self, key: &str) -> &mut Vec<u8> {
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+        newline(self.out, self.depth);
+        self.out.push(b'"');
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.extend_from_slice(b"\": ");
+        self.out
+    }
+
+    fn str(&mut self, key: &str, value: &str) {
+        push_str(self.key(key), value);
+    }
+
+    fn uint(&mut self, key: &str, value: usize) {
+        push_usize(self.key(key), value);
+    }
+
+    fn u64(&mut self, key: &str, value: u64) {
+        push_u64(self.key(key), value);
+    }
+
+    fn f64(&mut self, key: &str, value: f64) {
+        push_json(self.key(key), &value);
+    }
+
+    fn json<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) {
+        push_json(self.key(key), value);
+    }
+
+    fn subject(&mut self, key: &str, subject: &Subject) {
+        let depth = self.depth;
+        write_subject(self.key(key), depth, subject);
+    }
+
+    fn end(self) {
+        if !self.empty {
+            newline(self.out, self.depth - 1);
+        }
+        self.out.push(b'}');
+    }
+}
+
+/// `value` as compact JSON, which for a scalar is what the pretty printer
+/// writes too.
+fn push_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    // Writing to a vector does not fail, and these values serialise.
+    let _ = serde_json::to_writer(&mut *out, value);
+}
+
+/// Whether `text` needs no escape in a JSON string: no control character,
+/// quote or backslash (everything else, UTF-8 included, is written as is).
+fn plain(text: &str) -> bool {
+    // No early exit: the whole of a short string is checked in a few
+    // vector steps.
+    !text.bytes().fold(false, |seen, b| {
+        seen | (b < 0x20) | (b == b'"') | (b == b'\\')
+    })
+}
+
+/// `text` as a JSON string.
+fn push_str(out: &mut Vec<u8>, text: &str) {
+    if plain(text) {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        push_json(out, text);
+    }
+}
+
+/// A string of pieces, written as one JSON string.
+fn push_pieces(out: &mut Vec<u8>, pieces: &[&str]) {
+    if pieces.iter().all(|p| plain(p)) {
+        out.push(b'"');
+        for p in pieces {
+            out.extend_from_slice(p.as_bytes());
+        }
+        out.push(b'"');
+    } else {
+        push_json(out, &pieces.concat());
+    }
+}
+
+/// A word known to need no escape, as a JSON string.
+fn push_word(out: &mut Vec<u8>, word: &str) {
+    out.push(b'"');
+    out.extend_from_slice(word.as_bytes());
+    out.push(b'"');
+}
+
+/// A unit's name as its `Serialize` writes it (`rename_all = "snake_case"`).
+const fn unit_word(unit: CounterUnit) -> &'static str {
+    match unit {
+        CounterUnit::Events => "events",
+        CounterUnit::Packets => "packets",
+        CounterUnit::FourOctets => "four_octets",
+        CounterUnit::Kib => "kib",
+    }
+}
+
+/// A status's name as its `Serialize` writes it (`rename_all = "snake_case"`).
+const fn status_word(status: RateStatus) -> &'static str {
+    match status {
+        RateStatus::Measured => "measured",
+        RateStatus::CounterReset => "counter_reset",
+        RateStatus::Saturated => "saturated",
+        RateStatus::NoInterval => "no_interval",
+    }
+}
+
+/// `value` in decimal, as `serde_json` writes integers.
+fn push_u64(out: &mut Vec<u8>, value: u64) {
+    let mut digits = [0u8; 20];
+    let mut rest = value;
+    let mut used = 0;
+    for slot in digits.iter_mut().rev() {
+        *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
+        rest /= 10;
+        used += 1;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(digits.get(digits.len() - used..).unwrap_or_default());
+}
+
+fn push_usize(out: &mut Vec<u8>, value: usize) {
+    match u64::try_from(value) {
+        Ok(v) => push_u64(out, v),
+        Err(_) => push_json(out, &value),
+    }
+}
+
+/// A [`LineSpan`] whose opening brace is `depth` levels deep.
+fn write_span(out: &mut Vec<u8>, depth: usize, span: LineSpan) {
+    let mut o = Object::begin(out, depth);
+    o.uint("first_line", span.first_line);
+    o.uint("last_line", span.last_line);
+    o.end();
+}
+
+/// A [`Subject`] as its derived `Serialize` writes it (absent parts left out).
+fn write_subject(out: &mut Vec<u8>, depth: usize, subject: &Subject) {
+    let mut o = Object::begin(out, depth);
+    if let Some(host) = &subject.host {
+        o.str("host", host);
+    }
+    if let Some(device) = &subject.device {
+        o.str("device", device);
+    }
+    let numbers = [
+        ("lid", subject.lid),
+        ("port", subject.port),
+        ("gpu", subject.gpu),
+        ("link", subject.link),
+        ("lane", subject.lane),
+    ];
+    for (key, value) in numbers {
+        if let Some(v) = value {
+            o.u64(key, u64::from(v));
+        }
+    }
+    o.end();
+}
+
+/// A [`CounterSource`] as its `Display` words.
+fn push_source(out: &mut Vec<u8>, source: &CounterSource) {
+    let (tool, attribute) = source.words();
+    push_pieces(out, &[tool, attribute]);
+}
+
+impl WritePretty for RateSet<'_> {
+    fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
+        let Some(first) = self.0.first() else {
+            out.extend_from_slice(b"null");
+            return;
+        };
+        let mut o = Object::begin(out, depth);
+        o.subject("subject", &first.subject);
+        push_source(o.key("source"), &first.source);
+        o.uint("from_snapshot", first.from_snapshot);
+        o.uint("to_snapshot", first.to_snapshot);
+        {
+            let inner = o.depth;
+            let w = o.key("lines");
+            w.push(b'[');
+            for (i, span) in first.lines.iter().enumerate() {
+                if i > 0 {
+                    w.push(b',');
+                }
+                newline(w, inner + 1);
+                write_span(w, inner + 1, *span);
+            }
+            newline(w, inner);
+            w.push(b']');
+        }
+        if let Some(seconds) = first.interval_seconds {
+            o.f64("interval_seconds", seconds);
+        }
+        {
+            let w = o.key("interval_source");
+            match &first.interval_source {
+                IntervalSource::InputTimes { from, to } => {
+                    push_pieces(w, &["input times: ", from, " → ", to]);
+                }
+                other => push_json(w, other),
+            }
+        }
+        {
+            let inner = o.depth;
+            let w = o.key("counters");
+            w.push(b'[');
+            for (i, r) in self.0.iter().enumerate() {
+                if i > 0 {
+                    w.push(b',');
+                }
+                newline(w, inner + 1);
+                let mut c = Object::begin(w, inner + 1);
+                c.str("counter", &r.counter);
+                push_word(c.key("unit"), unit_word(r.unit));
+                c.u64("before", r.before);
+                c.u64("after", r.after);
+                push_word(c.key("status"), status_word(r.status));
+                if let Some(increase) = r.increase {
+                    c.u64("increase", increase);
+                }
+                if let Some(rate) = r.counts_per_second {
+                    c.f64("counts_per_second", rate);
+                }
+                c.str("derivation", &r.derivation);
+                c.end();
+            }
+            if !self.0.is_empty() {
+                newline(w, inner);
+            }
+            w.push(b']');
+        }
+        o.end();
+    }
+}
+
+impl WritePretty for Throughput {
+    fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
+        let mut o = Object::begin(out, depth);
+        o.subject("subject", &self.subject);
+        o.json("direction", &self.direction);
+        o.json("layer", &self.layer);
+        o.str("counter", &self.counter);
+        o.uint("from_snapshot", self.from_snapshot);
+        o.uint("to_snapshot", self.to_snapshot);
+        o.f64("interval_seconds", self.interval_seconds);
+        o.json("bytes", &self.bytes);
+        o.f64("bytes_per_second", self.bytes_per_second);
+        o.f64("gib_per_second", self.gib_per_second);
+        o.f64("gbit_per_second", self.gbit_per_second);
+        if let Some(capacity) = self.capacity_gbit_per_second {
+            o.f64("capacity_gbit_per_second", capacity);
+        }
+        if let Some(source) = &self.capacity_source {
+            o.str("capacity_source", source);
+        }
+        if let Some(percent) = self.utilisation_percent {
+            o.f64("utilisation_percent", percent);
+        }
+        o.str("derivation", &self.derivation);
+        o.end();
+    }
+}
+
+impl WritePretty for SnapshotInfo {
+    fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
+        let mut o = Object::begin(out, depth);
+        o.uint("id", self.id);
+        o.uint("input", self.input);
+        o.json("kind", &self.kind);
+        if let Some(host) = &self.host {
+            o.str("host", host);
+        }
+        if let Some(file) = &self.file {
+            o.str("file", file);
+        }
+        // The span is flattened into the snapshot's fields.
+        o.uint("first_line", self.span.first_line);
+        o.uint("last_line", self.span.last_line);
+        if let Some(seconds) = self.time_seconds {
+            o.f64("time_seconds", seconds);
+        }
+        o.json("time_is_unix", &self.time_is_unix);
+        if let Some(source) = &self.time_source {
+            o.str("time_source", source);
+        }
+        o.end();
+    }
+}
+
 /// The report's measurements as JSON holds them: rates still in sets.
 #[derive(Deserialize)]
 struct Wire {
@@ -208,4 +571,249 @@ pub(super) fn deserialize<'de, D: Deserializer<'de>>(
         trends: w.trends,
         notes: w.notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::Kind;
+    use crate::stats::{Direction, Layer};
+    use proptest::prelude::*;
+    use std::sync::Arc;
+
+    /// What `serde_json`'s pretty printer writes for `value` at `depth`:
+    /// the pretty text with `depth` more levels after every newline (the
+    /// spool's formatter, and the report's layout).
+    fn oracle<T: Serialize>(value: &T, depth: usize) -> String {
+        let pretty = serde_json::to_string_pretty(value).unwrap();
+        pretty.replace('\n', &format!("\n{}", "  ".repeat(depth)))
+    }
+
+    fn written<T: WritePretty>(value: &T, depth: usize) -> String {
+        let mut out = Vec::new();
+        value.write_pretty(depth, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Text with what JSON must escape (quotes, backslashes, control
+    /// characters) and what it must not (UTF-8), or plain words.
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-zA-Z0-9 ./:_-]{0,16}",
+            "[a-z\"\\\\\n\t\r\u{1}\u{1f}\u{7f}é−→ ]{0,12}",
+        ]
+    }
+
+    fn subject() -> impl Strategy<Value = Subject> {
+        (
+            proptest::option::of(text()),
+            proptest::option::of(text()),
+            proptest::array::uniform5(proptest::option::of(any::<u32>())),
+        )
+            .prop_map(|(host, device, [lid, port, gpu, link, lane])| Subject {
+                host,
+                device,
+                lid,
+                port,
+                gpu,
+                link,
+                lane,
+            })
+    }
+
+    fn span() -> impl Strategy<Value = LineSpan> {
+        (any::<usize>(), any::<usize>()).prop_map(|(first_line, last_line)| LineSpan {
+            first_line,
+            last_line,
+        })
+    }
+
+    /// Floats of every kind, non-finite ones (written as `null`) included.
+    fn float() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            any::<f64>(),
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(0.0),
+            Just(-0.0),
+            Just(60.0),
+            0.0..1e12f64,
+        ]
+    }
+
+    fn interval_source() -> impl Strategy<Value = IntervalSource> {
+        prop_oneof![
+            Just(IntervalSource::Given),
+            Just(IntervalSource::Unknown),
+            (text(), text()).prop_map(|(from, to)| IntervalSource::InputTimes {
+                from: Arc::from(from.as_str()),
+                to: Arc::from(to.as_str()),
+            }),
+        ]
+    }
+
+    /// One rate of a set: its own fields (the set's are the first's).
+    type OwnFields = (
+        String,
+        usize,
+        u64,
+        u64,
+        usize,
+        Option<u64>,
+        Option<f64>,
+        String,
+    );
+
+    fn own_fields() -> impl Strategy<Value = OwnFields> {
+        (
+            text(),
+            0usize..4,
+            any::<u64>(),
+            any::<u64>(),
+            0usize..4,
+            proptest::option::of(any::<u64>()),
+            proptest::option::of(float()),
+            text(),
+        )
+    }
+
+    /// A rate built through its deserializer (its private fields are the
+    /// measuring's), then given the fields JSON cannot carry (NaN).
+    #[allow(clippy::too_many_arguments)]
+    fn rate(
+        subject: &Subject,
+        source: &CounterSource,
+        snapshots: (usize, usize),
+        lines: [LineSpan; 2],
+        seconds: Option<f64>,
+        interval: &IntervalSource,
+        own: &OwnFields,
+    ) -> CounterRate {
+        let (counter, unit, before, after, status, increase, rate, derivation) = own;
+        let units = ["events", "packets", "four_octets", "kib"];
+        let statuses = ["measured", "counter_reset", "saturated", "no_interval"];
+        let mut r: CounterRate = serde_json::from_value(serde_json::json!({
+            "subject": {},
+            "source": "nvidia-smi nvlink",
+            "counter": counter,
+            "unit": units[*unit],
+            "from_snapshot": snapshots.0,
+            "to_snapshot": snapshots.1,
+            "lines": [{"first_line": 1, "last_line": 1}, {"first_line": 1, "last_line": 1}],
+            "interval_source": "unknown",
+            "status": statuses[*status],
+            "before": before,
+            "after": after,
+            "derivation": derivation,
+        }))
+        .unwrap();
+        r.subject = subject.clone();
+        r.source = source.clone();
+        r.lines = lines;
+        r.interval_seconds = seconds;
+        r.interval_source = interval.clone();
+        r.increase = *increase;
+        r.counts_per_second = *rate;
+        r
+    }
+
+    fn source() -> impl Strategy<Value = CounterSource> {
+        prop_oneof![
+            Just(CounterSource::NvidiaSmiNvlink),
+            Just(CounterSource::Ibqueryerrors),
+            Just(CounterSource::DcgmiNvlink),
+            "[A-Za-z \"\\\\é]{0,10}"
+                .prop_map(|h| CounterSource::parse(&format!("perfquery {h}")).unwrap()),
+        ]
+    }
+
+    proptest! {
+        /// A rate set written by hand is what `serde_json` writes of it.
+        #[test]
+        fn rate_sets_are_written_as_serde_writes_them(
+            subject in subject(),
+            source in source(),
+            snapshots in (any::<usize>(), any::<usize>()),
+            lines in (span(), span()),
+            seconds in proptest::option::of(float()),
+            interval in interval_source(),
+            owns in proptest::collection::vec(own_fields(), 1..5),
+            depth in 0usize..40,
+        ) {
+            let rates: Vec<CounterRate> = owns
+                .iter()
+                .map(|own| rate(&subject, &source, snapshots, [lines.0, lines.1], seconds, &interval, own))
+                .collect();
+            let set = RateSet(&rates);
+            prop_assert_eq!(written(&set, depth), oracle(&set, depth));
+        }
+
+        /// So is a throughput record.
+        #[test]
+        fn throughput_is_written_as_serde_writes_it(
+            subject in subject(),
+            tx in any::<bool>(),
+            raw in any::<bool>(),
+            counter in text(),
+            snapshots in (any::<usize>(), any::<usize>()),
+            floats in proptest::array::uniform4(float()),
+            bytes in prop_oneof![any::<u128>(), any::<u64>().prop_map(u128::from)],
+            capacity in proptest::option::of(float()),
+            capacity_source in proptest::option::of(text()),
+            utilisation in proptest::option::of(float()),
+            derivation in text(),
+            depth in 0usize..40,
+        ) {
+            let t = Throughput {
+                subject,
+                direction: if tx { Direction::Tx } else { Direction::Rx },
+                layer: if raw { Layer::Raw } else { Layer::Data },
+                counter,
+                from_snapshot: snapshots.0,
+                to_snapshot: snapshots.1,
+                interval_seconds: floats[0],
+                bytes,
+                bytes_per_second: floats[1],
+                gib_per_second: floats[2],
+                gbit_per_second: floats[3],
+                capacity_gbit_per_second: capacity,
+                capacity_source,
+                utilisation_percent: utilisation,
+                derivation,
+            };
+            prop_assert_eq!(written(&t, depth), oracle(&t, depth));
+        }
+
+        /// And a snapshot, its span flattened into its fields.
+        #[test]
+        fn snapshots_are_written_as_serde_writes_them(
+            ids in (any::<usize>(), any::<usize>()),
+            kind in prop_oneof![
+                Just(Kind::Perfquery),
+                Just(Kind::Ibstat),
+                Just(Kind::Nvlink),
+                Just(Kind::Date),
+            ],
+            host in proptest::option::of(text()),
+            file in proptest::option::of(text()),
+            span in span(),
+            seconds in proptest::option::of(float()),
+            unix in any::<bool>(),
+            time_source in proptest::option::of(text()),
+            depth in 0usize..40,
+        ) {
+            let s = SnapshotInfo {
+                id: ids.0,
+                input: ids.1,
+                kind,
+                host,
+                file,
+                span,
+                time_seconds: seconds,
+                time_is_unix: unix,
+                time_source,
+            };
+            prop_assert_eq!(written(&s, depth), oracle(&s, depth));
+        }
+    }
 }

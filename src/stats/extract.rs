@@ -19,10 +19,12 @@ use crate::model::{Counter, CounterId, KnownCounter};
 use crate::parse::SectionData;
 use crate::span::LineSpan;
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use std::rc::Rc;
 use std::sync::OnceLock;
 
-/// Where a link's capacity is known from.
+/// Where a link's capacity is known from, its names owned: the oracle's
+/// key (the measuring borrows them, [`LinkKeyRef`]).
+#[cfg(test)]
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum LinkKey {
     /// An InfiniBand port addressed by LID (fabric-wide).
@@ -41,19 +43,21 @@ pub(crate) enum LinkKey {
     },
 }
 
-/// A [`LinkKey`] borrowing its names, ordered as the owned key is: what a
-/// look-up builds, without a copy of the host's name per look-up.
+/// Where a link's capacity is known from, its names borrowed from the
+/// section that read it (ordered as the owned key is): a host's sections
+/// name a capacity per NVLink and per port, and a copy of the host's name
+/// per capacity was a thousand small allocations per host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum LinkKeyRef<'a> {
-    /// See [`LinkKey::Lid`].
+    /// An InfiniBand port addressed by LID (fabric-wide).
     Lid { lid: u32, port: u32 },
-    /// See [`LinkKey::CaPort`].
+    /// A CA port by name on a host.
     CaPort {
         host: Option<&'a str>,
         ca: &'a str,
         port: u32,
     },
-    /// See [`LinkKey::Nvlink`].
+    /// An NVLink of a GPU on a host.
     Nvlink {
         host: Option<&'a str>,
         gpu: u32,
@@ -61,6 +65,7 @@ pub(crate) enum LinkKeyRef<'a> {
     },
 }
 
+#[cfg(test)]
 impl LinkKey {
     /// The key with its names borrowed.
     pub(crate) fn borrowed(&self) -> LinkKeyRef<'_> {
@@ -91,16 +96,16 @@ impl LinkKey {
 /// single pass), then only looked up and walked. Inserting each into a tree
 /// compared the owned keys' host names at every level.
 #[derive(Debug, Default)]
-pub(crate) struct Capacities {
-    entries: Vec<(LinkKey, Capacity)>,
+pub(crate) struct Capacities<'d> {
+    entries: Vec<(LinkKeyRef<'d>, Capacity)>,
 }
 
-impl Capacities {
+impl<'d> Capacities<'d> {
     /// The capacities `read` (in the order read) give.
-    pub(crate) fn from_read(mut read: Vec<(LinkKey, Capacity)>) -> Self {
+    pub(crate) fn from_read(mut read: Vec<(LinkKeyRef<'d>, Capacity)>) -> Self {
         // Stable: of equal keys, the one read last stays last.
-        read.sort_by(|(a, _), (b, _)| a.borrowed().cmp(&b.borrowed()));
-        let mut entries: Vec<(LinkKey, Capacity)> = Vec::with_capacity(read.len());
+        read.sort_by_key(|(key, _)| *key);
+        let mut entries: Vec<(LinkKeyRef<'d>, Capacity)> = Vec::with_capacity(read.len());
         for (key, capacity) in read {
             match entries.last_mut() {
                 Some((last, slot)) if *last == key => *slot = capacity,
@@ -112,26 +117,24 @@ impl Capacities {
 
     /// The capacity of the link `key` names.
     pub(crate) fn get(&self, key: LinkKeyRef<'_>) -> Option<&Capacity> {
-        let at = self
-            .entries
-            .binary_search_by(|(k, _)| k.borrowed().cmp(&key))
-            .ok()?;
+        let at = self.entries.binary_search_by(|(k, _)| k.cmp(&key)).ok()?;
         self.entries.get(at).map(|(_, c)| c)
     }
 
     /// Every key and capacity, in key order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &(LinkKey, Capacity)> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &(LinkKeyRef<'d>, Capacity)> + '_ {
         self.entries.iter()
     }
 }
 
 /// Capacity of one link in one direction.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Capacity {
     /// Data rate per direction, Gb/s.
     pub gbit_per_second: f64,
     /// How it was found (`ibstat Rate`, `iblinkinfo 4X × 25.78125 Gb/s per lane`…).
-    pub source: String,
+    /// Shared: a host's NVLinks mostly share one speed, and so its words.
+    pub source: Rc<str>,
     /// Lines it was read from.
     pub span: LineSpan,
 }
@@ -206,7 +209,7 @@ pub(crate) struct Extracted<'d> {
     /// The subjects the readings name, each once per place it is read.
     pub subjects: Vec<SubjectRef<'d>>,
     pub samples: Vec<Reading<'d>>,
-    pub capacities: Vec<(LinkKey, Capacity)>,
+    pub capacities: Vec<(LinkKeyRef<'d>, Capacity)>,
     /// `(wall-clock seconds, offset from UTC if known, text, span)`.
     pub time: Option<(f64, Option<f64>, String, LineSpan)>,
 }
@@ -525,23 +528,25 @@ fn nvlink_role_of(id: &CounterId) -> (&str, (CounterUnit, Role)) {
 
 fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
     // The words of the last link speed: a host's links mostly share one.
-    let mut speed_words: Option<(u64, String)> = None;
+    let mut speed_words: Option<(u64, Rc<str>)> = None;
     // Links of an unknown GPU (no header in the paste) cannot be matched
     // with the same GPU in another snapshot: no rate is computed for them.
     let gpus = || n.gpus.iter().filter(|g| !g.headerless);
     // Room for every reading and subject at once: growing the buffers link
     // by link copied a section's readings several times over.
-    let (readings, subjects) =
+    let (readings, subjects, speeds) =
         gpus()
             .flat_map(|g| &g.links)
-            .fold((0, 0), |(readings, subjects), link| {
+            .fold((0, 0, 0), |(readings, subjects, speeds), link| {
                 (
                     readings + link.counters.len() + link.lanes.len(),
                     subjects + 1 + link.lanes.len(),
+                    speeds + usize::from(link.speed_gb_per_s.is_some()),
                 )
             });
     out.samples.reserve(readings);
     out.subjects.reserve(subjects);
+    out.capacities.reserve(speeds);
     for gpu in gpus() {
         for link in &gpu.links {
             let subject = SubjectRef {
@@ -554,15 +559,16 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
                 let source = match &speed_words {
                     Some((bits, words)) if *bits == speed.to_bits() => words.clone(),
                     _ => {
-                        let words =
-                            format!("nvidia-smi nvlink -s: {speed} GB/s per direction × 8 bits");
-                        speed_words = Some((speed.to_bits(), words.clone()));
+                        let words: Rc<str> = Rc::from(format!(
+                            "nvidia-smi nvlink -s: {speed} GB/s per direction × 8 bits"
+                        ));
+                        speed_words = Some((speed.to_bits(), Rc::clone(&words)));
                         words
                     }
                 };
                 out.capacities.push((
-                    LinkKey::Nvlink {
-                        host: host.map(str::to_owned),
+                    LinkKeyRef::Nvlink {
+                        host,
                         gpu: gpu.index,
                         link: link.link,
                     },
@@ -615,7 +621,7 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
     }
 }
 
-fn ibstat(i: &Ibstat, host: Option<&str>, out: &mut Extracted<'_>) {
+fn ibstat<'d>(i: &'d Ibstat, host: Option<&'d str>, out: &mut Extracted<'d>) {
     for ca in &i.cas {
         for port in &ca.ports {
             let Some(rate) = port.rate_gbps else { continue };
@@ -623,19 +629,19 @@ fn ibstat(i: &Ibstat, host: Option<&str>, out: &mut Extracted<'_>) {
             let eight_ten = rate <= 40.0 && !port.fdr10;
             let capacity = Capacity {
                 gbit_per_second: if eight_ten { rate * 0.8 } else { rate },
-                source: if eight_ten {
+                source: Rc::from(if eight_ten {
                     format!(
                         "ibstat {} port {} Rate: {rate} Gb/s × 0.8 (8b/10b)",
                         ca.name, port.number
                     )
                 } else {
                     format!("ibstat {} port {} Rate: {rate} Gb/s", ca.name, port.number)
-                },
+                }),
                 span: port.span,
             };
             if let Some(lid) = port.base_lid.filter(|l| *l != 0 && *l != 65_535) {
                 out.capacities.push((
-                    LinkKey::Lid {
+                    LinkKeyRef::Lid {
                         lid,
                         port: port.number,
                     },
@@ -643,9 +649,9 @@ fn ibstat(i: &Ibstat, host: Option<&str>, out: &mut Extracted<'_>) {
                 ));
             }
             out.capacities.push((
-                LinkKey::CaPort {
-                    host: host.map(str::to_owned),
-                    ca: ca.name.clone(),
+                LinkKeyRef::CaPort {
+                    host,
+                    ca: &ca.name,
                     port: port.number,
                 },
                 capacity,
@@ -677,14 +683,14 @@ fn iblinkinfo(info: &Iblinkinfo, out: &mut Extracted<'_>) {
             };
             let capacity = Capacity {
                 gbit_per_second: f64::from(lanes) * lane_data_gbps(speed),
-                source: format!(
+                source: Rc::from(format!(
                     "iblinkinfo {lanes}X × {speed} Gb/s per lane (line-code overhead removed)"
-                ),
+                )),
                 span: port.span,
             };
             if let Some(remote) = &port.remote {
                 out.capacities.push((
-                    LinkKey::Lid {
+                    LinkKeyRef::Lid {
                         lid: remote.lid,
                         port: remote.port,
                     },
@@ -692,7 +698,7 @@ fn iblinkinfo(info: &Iblinkinfo, out: &mut Extracted<'_>) {
                 ));
             }
             out.capacities.push((
-                LinkKey::Lid {
+                LinkKeyRef::Lid {
                     lid: port.lid,
                     port: port.port,
                 },
@@ -816,21 +822,23 @@ mod tests {
             ),
         ) {
             let mut tree: std::collections::BTreeMap<LinkKey, Capacity> = std::collections::BTreeMap::new();
-            let mut list = Vec::new();
+            let mut owned = Vec::new();
             for (at, (variant, host, a, b)) in read.into_iter().enumerate() {
                 let capacity = Capacity {
                     gbit_per_second: at as f64,
-                    source: format!("read {at}"),
+                    source: Rc::from(format!("read {at}")),
                     span: LineSpan::line(at + 1),
                 };
                 let key = link_key(variant, host, a, b);
                 tree.insert(key.clone(), capacity.clone());
-                list.push((key, capacity));
+                owned.push((key, capacity));
             }
+            // Read with their names borrowed, as the measuring reads them.
+            let list = owned.iter().map(|(key, capacity)| (key.borrowed(), capacity.clone())).collect();
             let capacities = Capacities::from_read(list);
-            let got: Vec<&(LinkKey, Capacity)> = capacities.iter().collect();
-            let want: Vec<(LinkKey, Capacity)> = tree.clone().into_iter().collect();
-            prop_assert_eq!(got, want.iter().collect::<Vec<_>>());
+            let got: Vec<(LinkKeyRef<'_>, &Capacity)> = capacities.iter().map(|(k, c)| (*k, c)).collect();
+            let want: Vec<(LinkKeyRef<'_>, &Capacity)> = tree.iter().map(|(k, c)| (k.borrowed(), c)).collect();
+            prop_assert_eq!(got, want);
             for (key, capacity) in &tree {
                 prop_assert_eq!(capacities.get(key.borrowed()), Some(capacity));
             }

@@ -49,7 +49,7 @@ impl CounterSource {
     /// The words before the attribute, and the attribute's header name:
     /// together they compare like the words, so sorting by source keeps the
     /// order the JSON had when sources were strings.
-    fn words(&self) -> (&'static str, &str) {
+    pub(crate) fn words(&self) -> (&'static str, &str) {
         match self {
             Self::DcgmiNvlink => ("dcgmi nvlink", ""),
             Self::Ibqueryerrors => ("ibqueryerrors", ""),

@@ -13,7 +13,7 @@
 //! (sort, incidents, verdict); [`write_findings`] copies them into the
 //! report in its order.
 
-use fabricscope::report::measurements::rate_sets;
+use fabricscope::report::measurements::{rate_sets, WritePretty};
 use fabricscope::report::notable::Omitted;
 use fabricscope::report::Incident;
 use fabricscope::rules::Finding;
@@ -439,10 +439,11 @@ impl Spool {
             self.omitted
                 .add(fabricscope::report::notable::keep_notable(&mut m));
         }
-        self.write(0, &m.snapshots)?;
+        // The three records most of a report is, written without serde.
+        self.write_pretty(0, &m.snapshots)?;
         self.write(1, &m.link_capacities)?;
-        self.write(2, rate_sets(&m.counter_rates))?;
-        self.write(3, &m.throughput)?;
+        self.write_pretty(2, rate_sets(&m.counter_rates))?;
+        self.write_pretty(3, &m.throughput)?;
         self.write(4, &m.saturated_counters)?;
         self.write(5, &m.bit_error_rates)?;
         self.write(6, &m.peer_groups)?;
@@ -468,6 +469,32 @@ impl Spool {
             w.write_all(if c.count == 0 { b"[" } else { b"," })?;
             w.write_all(INDENT)?;
             write_indented(&r, INDENT, &mut self.buffer, w)?;
+            c.count += 1;
+        }
+        Ok(())
+    }
+
+    /// As [`write`](Self::write), the records written by their
+    /// [`WritePretty`] (the same bytes, without serde's calls).
+    fn write_pretty<T: WritePretty>(
+        &mut self,
+        category: usize,
+        records: impl IntoIterator<Item = T>,
+    ) -> std::io::Result<()> {
+        let Some(c) = self.categories.get_mut(category) else {
+            return Ok(());
+        };
+        let Some(w) = c.writer.as_mut() else {
+            return Ok(());
+        };
+        let depth = INDENT.len().saturating_sub(1) / 2;
+        for r in records {
+            self.buffer.clear();
+            self.buffer
+                .extend_from_slice(if c.count == 0 { b"[" } else { b"," });
+            self.buffer.extend_from_slice(INDENT);
+            r.write_pretty(depth, &mut self.buffer);
+            w.write_all(&self.buffer)?;
             c.count += 1;
         }
         Ok(())

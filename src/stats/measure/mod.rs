@@ -22,7 +22,7 @@ mod timeline;
 
 pub use records::*;
 
-use super::extract::{extract, Capacities, LinkKey};
+use super::extract::{extract, Capacities, LinkKeyRef};
 use super::sample::{Direction, Subject};
 use super::StatsOptions;
 use crate::input::Document;
@@ -202,26 +202,26 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
         .iter()
         .map(|(key, cap)| LinkCapacity {
             subject: match key {
-                LinkKey::Lid { lid, port } => Subject {
+                LinkKeyRef::Lid { lid, port } => Subject {
                     lid: Some(*lid),
                     port: Some(*port),
                     ..Subject::default()
                 },
-                LinkKey::CaPort { host, ca, port } => Subject {
-                    host: host.clone(),
-                    device: Some(ca.clone()),
+                LinkKeyRef::CaPort { host, ca, port } => Subject {
+                    host: host.map(str::to_owned),
+                    device: Some((*ca).to_owned()),
                     port: Some(*port),
                     ..Subject::default()
                 },
-                LinkKey::Nvlink { host, gpu, link } => Subject {
-                    host: host.clone(),
+                LinkKeyRef::Nvlink { host, gpu, link } => Subject {
+                    host: host.map(str::to_owned),
                     gpu: Some(*gpu),
                     link: Some(*link),
                     ..Subject::default()
                 },
             },
             gbit_per_second: cap.gbit_per_second,
-            source: cap.source.clone(),
+            source: cap.source.as_ref().to_owned(),
             lines: cap.span,
         })
         .collect();

@@ -154,7 +154,7 @@ fn push_decimal(out: &mut String, value: u64) {
 
 pub(super) fn capacity_of<'c>(
     subject: &Subject,
-    capacities: &'c Capacities,
+    capacities: &'c Capacities<'_>,
 ) -> Option<&'c Capacity> {
     let host = subject.host.as_deref();
     if let (Some(gpu), Some(link)) = (subject.gpu, subject.link) {
@@ -179,7 +179,7 @@ pub(super) type SecondsText = Option<(u64, String)>;
 #[allow(clippy::cast_precision_loss)] // byte counts far below 2^100; f64 keeps 15 digits
 pub(super) fn throughput(
     rate: &CounterRate,
-    capacities: &Capacities,
+    capacities: &Capacities<'_>,
     seconds_text: &mut SecondsText,
 ) -> Option<Throughput> {
     let Role::Traffic { direction, layer } = rate.role else {
@@ -216,7 +216,7 @@ pub(super) fn throughput(
         gib_per_second: bytes_per_second / f64::from(1u32 << 30),
         gbit_per_second,
         capacity_gbit_per_second: capacity.map(|c| c.gbit_per_second),
-        capacity_source: capacity.map(|c| c.source.clone()),
+        capacity_source: capacity.map(|c| c.source.as_ref().to_owned()),
         utilisation_percent: capacity
             .filter(|c| c.gbit_per_second > 0.0)
             .map(|c| gbit_per_second / c.gbit_per_second * 100.0),
@@ -330,7 +330,7 @@ impl BerMemo {
 
 pub(super) fn bit_error_rate(
     rate: &CounterRate,
-    capacities: &Capacities,
+    capacities: &Capacities<'_>,
     received: &Received<'_>,
     lanes: &BTreeMap<Subject, u32>,
     options: &StatsOptions,
