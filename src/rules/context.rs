@@ -300,7 +300,7 @@ fn latest_in_key_order<K: Ord, V>(mut readings: Vec<(K, V)>) -> Vec<(K, V)> {
 /// name order with its name: [`latest_per_key`] of the readings by name,
 /// sorted by id (known ids compare by their place among the names, not by
 /// the names).
-fn latest_by_id<'a, V>(readings: Vec<(&'a crate::model::CounterId, V)>) -> Vec<(&'a str, V)> {
+fn latest_by_id<V>(readings: Vec<(&crate::model::CounterId, V)>) -> Vec<(&str, V)> {
     latest_in_key_order(readings)
         .into_iter()
         .map(|(id, v)| (id.name(), v))

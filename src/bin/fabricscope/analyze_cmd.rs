@@ -1349,8 +1349,50 @@ fn conclude(
             out.finish(&fleet.findings).map_err(output_error)?;
             Ok((None, Some(fleet.summary)))
         }
-        (true, None) => Ok((Some(finish(analysis, spool).map_err(temp_error)?), None)),
+        (true, None) => {
+            let report = match spool {
+                Some(spool) if spool.findings.is_some() => finish_rendering(analysis, spool),
+                spool => finish(analysis, spool),
+            };
+            Ok((Some(report.map_err(temp_error)?), None))
+        }
     }
+}
+
+/// The fleet rules' findings formatted for the spool at once, per thread.
+const FLEET_FINDINGS_PER_TASK: usize = 256;
+
+/// [`finish`] for a spool that stores findings, with the fleet rules'
+/// findings (thousands in a large fleet: an FL004 per odd port) formatted
+/// on every thread rather than one by one as the fleet step hands them
+/// over: they are held as handed over (each told the id it will be stored
+/// under, the spool's next ones in turn), then formatted in parallel and
+/// stored in that order.
+fn finish_rendering(analysis: Analysis, spool: &mut Spool) -> std::io::Result<fabricscope::Report> {
+    let Some(stored) = spool.findings.as_mut() else {
+        return finish(analysis, Some(spool));
+    };
+    let first = stored.next_id();
+    let mut held: Vec<fabricscope::rules::Finding> = Vec::new();
+    let (report, ids) = analysis.finish_storing(&mut |f| {
+        held.push(f.clone());
+        Ok(first + held.len() as u64 - 1)
+    })?;
+    let rendered = held
+        .par_chunks(FLEET_FINDINGS_PER_TASK)
+        .map(RenderedFindings::of)
+        .collect::<std::io::Result<Vec<RenderedFindings>>>()?;
+    let mut want = first;
+    for r in &rendered {
+        for i in 0..r.len() {
+            if stored.store_record(r.record(i))? != want {
+                return Err(std::io::Error::other("a fleet finding's store id moved"));
+            }
+            want += 1;
+        }
+    }
+    spool.finding_ids = ids;
+    Ok(report)
 }
 
 /// The ordered half of [`stream`]: units folded into the analysis (or the

@@ -183,6 +183,11 @@ impl FindingSpool {
         Ok(id)
     }
 
+    /// The id the next record stored will get.
+    pub fn next_id(&self) -> u64 {
+        self.offsets.len() as u64 - 1
+    }
+
     /// Finishes writing: records can be read from now on.
     pub fn finish(&mut self) -> std::io::Result<()> {
         if self.reader.is_none() {
