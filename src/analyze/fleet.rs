@@ -458,11 +458,7 @@ fn drop_repeats_and_sort(
     findings.retain(|_| flags.next().copied().unwrap_or(true));
     let mut flags = keep.iter();
     stored.retain(|_| flags.next().copied().unwrap_or(true));
-    let mut order: Vec<usize> = (0..findings.len()).collect();
-    order.sort_by(|&a, &b| match (findings.get(a), findings.get(b)) {
-        (Some(fa), Some(fb)) => finding_order(fa, fb),
-        _ => a.cmp(&b),
-    });
+    let order = worst_first(&findings);
     // `target[i]`: where the finding now at `i` goes.
     let mut target = vec![0; order.len()];
     for (to, &from) in order.iter().enumerate() {
@@ -482,6 +478,58 @@ fn drop_repeats_and_sort(
     }
     (findings, stored)
 }
+
+/// The indexes of `findings` in [`finding_order`] (a stable sort). A
+/// fleet's findings are sorted on one thread at the end of a batch run:
+/// each finding's severity and host are first made one small key (the
+/// host by its place among the run's host names), so most comparisons
+/// compare two integers, not two host names; only findings of one
+/// severity and host compare their subjects and rules.
+fn worst_first(findings: &[Finding]) -> Vec<usize> {
+    let mut hosts: rustc_hash::FxHashMap<&str, u32> = rustc_hash::FxHashMap::default();
+    for f in findings {
+        if let Some(h) = f.subject.host.as_deref() {
+            let next = u32::try_from(hosts.len()).unwrap_or(u32::MAX);
+            hosts.entry(h).or_insert(next);
+        }
+    }
+    // Each host's place in name order; no host (`None`) sorts first.
+    let mut names: Vec<(&str, u32)> = hosts.iter().map(|(h, i)| (*h, *i)).collect();
+    names.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut place = vec![0_u32; names.len()];
+    for (rank, (_, i)) in names.iter().enumerate() {
+        if let Some(slot) = place.get_mut(*i as usize) {
+            *slot = u32::try_from(rank + 1).unwrap_or(u32::MAX);
+        }
+    }
+    let keys: Vec<(std::cmp::Reverse<crate::rules::Severity>, u32)> = findings
+        .iter()
+        .map(|f| {
+            let host = f
+                .subject
+                .host
+                .as_deref()
+                .and_then(|h| hosts.get(h))
+                .and_then(|&i| place.get(i as usize).copied())
+                .unwrap_or(0);
+            (std::cmp::Reverse(f.severity), host)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..findings.len()).collect();
+    order.sort_by(|&a, &b| {
+        keys.get(a)
+            .cmp(&keys.get(b))
+            .then_with(|| match (findings.get(a), findings.get(b)) {
+                (Some(fa), Some(fb)) => fa
+                    .subject
+                    .cmp(&fb.subject)
+                    .then_with(|| fa.rule.cmp(fb.rule)),
+                _ => a.cmp(&b),
+            })
+    });
+    order
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -501,6 +549,38 @@ mod tests {
         };
         let healthy = "h0: CA 'mlx5_0'\nh0: \tCA type: MT4129\nh0: \tPort 1:\nh0: \t\tState: Active\nh0: \t\tPhysical state: LinkUp\nh0: \t\tRate: 200\nh0: \t\tBase lid: 4\nh0: \t\tSM lid: 1\nh0: \t\tLink layer: InfiniBand\n";
         vec![unit(&down("h9", 9)), unit(healthy), unit(&down("h2", 2))]
+    }
+
+    proptest::proptest! {
+        /// Findings sort worst first as [`finding_order`] sorts them (ties
+        /// in their order), whatever their severities, hosts and subjects.
+        #[test]
+        fn worst_first_is_the_finding_order(
+            picks in proptest::collection::vec(
+                (0usize..4, proptest::option::of(0usize..4), 0u32..3, 0usize..3),
+                0..60,
+            ),
+        ) {
+            let rules = ["IB001", "NV003", "FL004"];
+            let hosts = ["b", "a", "a0", "gpu10"];
+            let findings: Vec<Finding> = picks
+                .iter()
+                .map(|&(sev, host, port, rule)| {
+                    let subject = crate::rules::Subject {
+                        host: host.map(|h| hosts[h].to_owned()),
+                        port: Some(port),
+                        ..crate::rules::Subject::default()
+                    };
+                    crate::rules::by_id(rules[rule])
+                        .unwrap()
+                        .finding(subject, "m")
+                        .severity(crate::rules::Severity::WORST_FIRST[sev])
+                })
+                .collect();
+            let mut want: Vec<usize> = (0..findings.len()).collect();
+            want.sort_by(|&a, &b| finding_order(&findings[a], &findings[b]));
+            proptest::prop_assert_eq!(worst_first(&findings), want);
+        }
     }
 
     #[test]

@@ -332,7 +332,9 @@ fn keys(s: &Subject) -> Vec<Key<'_>> {
 /// told apart (the rare second one is held whole).
 #[derive(Default)]
 struct FirstWithKey<'a> {
-    by_hash: HashMap<u64, usize>,
+    /// Keyed by the FNV hash itself, mixed by Fx (one multiply), not
+    /// hashed again with SipHash.
+    by_hash: rustc_hash::FxHashMap<u64, usize>,
     collided: HashMap<Key<'a>, usize>,
 }
 
@@ -543,6 +545,37 @@ fn merged_subject(findings: &[&Finding]) -> Subject {
         s.bus_id = s.bus_id.or_else(|| o.bus_id.clone());
     }
     s.lane = None;
+    // Several links of one GPU: the incident is about the GPU (any two
+    // findings naming different links, or one a link and one none).
+    let first_link = findings.first().map(|f| f.subject.link);
+    if findings.iter().any(|f| Some(f.subject.link) != first_link) {
+        s.link = None;
+    }
+    s
+}
+
+/// [`merged_subject`] as it was (a set of the links): the test oracle.
+#[cfg(test)]
+fn merged_subject_reference(findings: &[&Finding]) -> Subject {
+    let mut s = findings
+        .first()
+        .map(|f| f.subject.clone())
+        .unwrap_or_default();
+    for f in findings.iter().skip(1) {
+        let o = &f.subject;
+        if o.host != s.host && o.host.is_some() && s.host.is_some() {
+            continue;
+        }
+        s.host = s.host.or_else(|| o.host.clone());
+        s.device = s.device.or_else(|| o.device.clone());
+        s.port = s.port.or(o.port);
+        s.lid = s.lid.or(o.lid);
+        s.guid = s.guid.or(o.guid);
+        s.gpu = s.gpu.or(o.gpu);
+        s.gpu_uuid = s.gpu_uuid.or_else(|| o.gpu_uuid.clone());
+        s.bus_id = s.bus_id.or_else(|| o.bus_id.clone());
+    }
+    s.lane = None;
     // Several links of one GPU: the incident is about the GPU.
     let links: std::collections::BTreeSet<Option<u32>> =
         findings.iter().map(|f| f.subject.link).collect();
@@ -612,8 +645,94 @@ fn probable_cause(findings: &[&Finding]) -> Option<String> {
 }
 
 /// Groups findings (already worst first) into incidents, worst first.
+///
+/// A fleet's report has tens of thousands of findings and incidents, and
+/// this runs on one thread at the end of a batch run: the groups are listed
+/// by their root (the first finding of each, so in the order a tree keyed by
+/// root gave), and each incident is built with no set or list of its own
+/// beyond its member indexes.
 #[must_use]
 pub fn group(findings: &[Finding]) -> Vec<Incident> {
+    let mut groups = Groups((0..findings.len()).collect());
+    let mut first_with_key = FirstWithKey::default();
+    for (i, f) in findings.iter().enumerate() {
+        for k in keys(&f.subject) {
+            if let Some(j) = first_with_key.get_or_insert(k, i, findings) {
+                groups.union(i, j);
+            }
+        }
+    }
+    // A group's root is its smallest index (a union keeps the lower root),
+    // so lists are opened in ascending root order.
+    let mut list_of_root: Vec<usize> = vec![usize::MAX; findings.len()];
+    let mut lists: Vec<Vec<usize>> = Vec::new();
+    for i in 0..findings.len() {
+        let root = groups.find(i);
+        let slot = match list_of_root.get(root).copied() {
+            Some(slot) if slot != usize::MAX => slot,
+            _ => {
+                lists.push(Vec::new());
+                if let Some(s) = list_of_root.get_mut(root) {
+                    *s = lists.len() - 1;
+                }
+                lists.len() - 1
+            }
+        };
+        if let Some(list) = lists.get_mut(slot) {
+            list.push(i);
+        }
+    }
+    drop(list_of_root);
+    merge_switches(findings, &mut lists);
+    let mut incidents: Vec<Incident> = Vec::with_capacity(lists.len());
+    let mut fs: Vec<&Finding> = Vec::new();
+    for mut list in lists {
+        if list.len() > 1 {
+            list.sort_by(|&a, &b| {
+                let (fa, fb) = (findings.get(a), findings.get(b));
+                fa.map(rank).cmp(&fb.map(rank)).then(a.cmp(&b))
+            });
+        }
+        fs.clear();
+        fs.extend(list.iter().filter_map(|&i| findings.get(i)));
+        let Some(&headline) = fs.first() else {
+            continue;
+        };
+        let switch = is_switch_group(&fs);
+        let (subject, cause) = if let Some((subject, ports)) = switch {
+            (
+                subject,
+                Some(format!(
+                    "{ports} ports of this switch degraded together: suspect the switch (its \
+                     ASIC, power, cooling or firmware) before {ports} separate cables"
+                )),
+            )
+        } else {
+            (merged_subject(&fs), probable_cause(&fs))
+        };
+        incidents.push(Incident {
+            fingerprint: incident_fingerprint(&subject),
+            severity: headline.severity,
+            subject,
+            title: headline.message.clone(),
+            rule: headline.rule.to_owned(),
+            findings: list,
+            probable_cause: cause,
+        });
+    }
+    incidents.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then_with(|| a.subject.host.cmp(&b.subject.host))
+            .then_with(|| a.findings.first().cmp(&b.findings.first()))
+    });
+    incidents
+}
+
+/// [`group`] as it was (a tree of groups by root, a set of links per
+/// incident, incidents collected without their count): the test oracle.
+#[cfg(test)]
+fn group_reference(findings: &[Finding]) -> Vec<Incident> {
     let mut groups = Groups((0..findings.len()).collect());
     let mut first_with_key = FirstWithKey::default();
     for (i, f) in findings.iter().enumerate() {
@@ -649,7 +768,7 @@ pub fn group(findings: &[Finding]) -> Vec<Incident> {
                     )),
                 )
             } else {
-                (merged_subject(&fs), probable_cause(&fs))
+                (merged_subject_reference(&fs), probable_cause(&fs))
             };
             Some(Incident {
                 fingerprint: incident_fingerprint(&subject),
@@ -870,6 +989,78 @@ mod tests {
             lid: Some(lid),
             port: Some(1),
             ..Subject::default()
+        }
+    }
+
+    /// A finding of `rule` about a subject drawn from few values, so that
+    /// subjects share ports, LIDs, GUIDs, GPUs, UUIDs, bus ids and switches.
+    fn any_finding() -> impl proptest::strategy::Strategy<Value = Finding> {
+        use proptest::prelude::*;
+        let small = || proptest::option::of(0u32..3);
+        let text = |values: &'static [&'static str]| {
+            proptest::option::of(proptest::sample::select(values).prop_map(str::to_owned))
+        };
+        (
+            (
+                text(&["h1", "h2"]),
+                text(&["mlx5_0", "Switch A", "h1 mlx5_1"]),
+                small(),
+                small(),
+                proptest::option::of(0u64..3),
+                small(),
+            ),
+            (
+                text(&["GPU-a", "GPU-b"]),
+                text(&["00:1a.0", "00:1A.0"]),
+                small(),
+                small(),
+                text(&["NIC0"]),
+            ),
+            proptest::sample::select(vec![
+                "IB001", "IB101", "IB102", "IB103", "IB112", "NV001", "NV002", "NV003", "NV007",
+                "FL004", "TP002",
+            ]),
+            proptest::sample::select(vec![
+                "GPU 1 has no active NVLink",
+                "thermal slowdown",
+                "SymbolErrorCounter 12 while peers",
+                "",
+            ]),
+        )
+            .prop_map(
+                |(
+                    (host, device, port, lid, guid, gpu),
+                    (uuid, bus, link, peer, nic),
+                    rule,
+                    message,
+                )| {
+                    let subject = Subject {
+                        host,
+                        device,
+                        port,
+                        lid,
+                        guid: guid.map(crate::model::ib::Guid),
+                        gpu,
+                        gpu_uuid: uuid,
+                        bus_id: bus,
+                        link,
+                        peer_gpu: peer.filter(|p| *p == 2),
+                        nic,
+                        ..Subject::default()
+                    };
+                    finding(rule, subject, message, "SymbolErrorCounter = 4")
+                },
+            )
+    }
+
+    proptest::proptest! {
+        /// Grouping gives the incidents it gave with a tree of groups and
+        /// a set of links per incident, whatever the findings share.
+        #[test]
+        fn group_is_the_reference_grouping(
+            findings in proptest::collection::vec(any_finding(), 0..40),
+        ) {
+            proptest::prop_assert_eq!(group(&findings), group_reference(&findings));
         }
     }
 

@@ -296,6 +296,17 @@ fn latest_in_key_order<K: Ord, V>(mut readings: Vec<(K, V)>) -> Vec<(K, V)> {
     latest
 }
 
+/// The last value of each counter of `readings` (in reading order), in
+/// name order with its name: [`latest_per_key`] of the readings by name,
+/// sorted by id (known ids compare by their place among the names, not by
+/// the names).
+fn latest_by_id<V>(readings: Vec<(&crate::model::CounterId, V)>) -> Vec<(&str, V)> {
+    latest_in_key_order(readings)
+        .into_iter()
+        .map(|(id, v)| (id.name(), v))
+        .collect()
+}
+
 /// The latest value of every counter `perfquery` printed for one port.
 #[derive(Debug, Clone)]
 pub struct PerfPortRef<'a> {
@@ -313,7 +324,57 @@ pub struct PerfPortRef<'a> {
     /// Port GUID (ibqueryerrors).
     pub guid: Option<Guid>,
     /// Latest reading per counter name.
-    pub counters: BTreeMap<&'a str, Reading<'a>>,
+    pub counters: PortReadings<'a>,
+}
+
+/// The latest reading of each counter of one port, in name order: a list
+/// looked up by name (as the map it replaced was), built from the port's
+/// blocks by comparing counter ids, not names, and without a tree (every
+/// port of every host builds one; building the map was most of building
+/// the ports).
+#[derive(Debug, Clone, Default)]
+pub struct PortReadings<'a> {
+    entries: Vec<(&'a str, Reading<'a>)>,
+}
+
+impl<'a> PortReadings<'a> {
+    /// The last reading of each counter of `readings` (given in reading
+    /// order: each block's counters in name order, as [`Counters`] holds
+    /// them, block after block).
+    ///
+    /// [`Counters`]: crate::model::Counters
+    fn latest(readings: Vec<(&'a crate::model::CounterId, Reading<'a>)>) -> Self {
+        Self {
+            entries: latest_by_id(readings),
+        }
+    }
+
+    /// The reading of the counter named `name`.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&Reading<'a>> {
+        self.entries
+            .binary_search_by(|(n, _)| (*n).cmp(name))
+            .ok()
+            .and_then(|i| self.entries.get(i))
+            .map(|(_, r)| r)
+    }
+
+    /// Whether no counter was read.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// How many counters were read.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Every counter's name and reading, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, &Reading<'a>)> + '_ {
+        self.entries.iter().map(|(n, r)| (*n, r))
+    }
 }
 
 impl PerfPortRef<'_> {
@@ -716,7 +777,7 @@ impl<'a> Context<'a> {
             &'k str,
             Option<Guid>,
         );
-        type CounterReadings<'k> = Vec<(&'k str, Reading<'k>)>;
+        type CounterReadings<'k> = Vec<(&'k crate::model::CounterId, Reading<'k>)>;
         // Each port's readings are gathered in reading order and made into
         // its map once, at the end ([`latest_per_key`]).
         let mut ports: BTreeMap<PortKey<'a>, (PerfPortRef<'a>, CounterReadings<'a>)> =
@@ -746,7 +807,7 @@ impl<'a> Context<'a> {
                                 // names no node: none is invented.
                                 device: (!node.headerless).then_some(node.desc.as_str()),
                                 guid: Some(p.guid),
-                                counters: BTreeMap::new(),
+                                counters: PortReadings::default(),
                             };
                             (port, Vec::new())
                         });
@@ -756,7 +817,7 @@ impl<'a> Context<'a> {
                                 at,
                                 span: p.span,
                             };
-                            (id.name(), reading)
+                            (id, reading)
                         }));
                     }
                 }
@@ -802,7 +863,7 @@ impl<'a> Context<'a> {
                             .and_then(|l| index.by_lid(named, l))
                             .map(|owner| owner.device),
                         guid: None,
-                        counters: BTreeMap::new(),
+                        counters: PortReadings::default(),
                     };
                     (port, Vec::new())
                 });
@@ -812,14 +873,14 @@ impl<'a> Context<'a> {
                         at,
                         span: block.span,
                     };
-                    (id.name(), reading)
+                    (id, reading)
                 }));
             }
         }
         ports
             .into_values()
             .map(|(mut port, counters)| {
-                port.counters = latest_per_key(counters);
+                port.counters = PortReadings::latest(counters);
                 port
             })
             .collect()
@@ -1168,7 +1229,7 @@ pub fn subject_of(s: &crate::stats::Subject) -> super::Subject {
 
 #[cfg(test)]
 mod tests {
-    use super::{latest_in_key_order, latest_per_key, latest_ranked, Wanted};
+    use super::{latest_by_id, latest_in_key_order, latest_per_key, latest_ranked, Wanted};
     use crate::model::{CounterId, KnownCounter};
     use std::collections::BTreeMap;
 
@@ -1199,6 +1260,41 @@ mod tests {
                 latest_per_key(readings.clone()),
                 inserted_one_by_one(readings.clone())
             );
+        }
+
+        /// A port's latest counters sorted by id are the map of its
+        /// readings by name: blocks of counters in name order (as parsed),
+        /// repeated or not, known and unknown names mixed.
+        #[test]
+        fn latest_by_id_is_the_map_by_name(
+            blocks in proptest::collection::vec(
+                proptest::sample::subsequence(
+                    vec![
+                        "PortXmitData", "PortRcvData", "SymbolErrorCounter", "PortXmitWait",
+                        "VL15Dropped", "AVendorCounter", "ZzCounter", "PortXmitData2",
+                    ],
+                    0..8,
+                ),
+                0..5,
+            ),
+        ) {
+            let ids: Vec<Vec<CounterId>> = blocks
+                .iter()
+                .map(|b| {
+                    let mut ids: Vec<CounterId> = b.iter().map(|n| CounterId::from_name(n)).collect();
+                    ids.sort();
+                    ids
+                })
+                .collect();
+            let readings: Vec<(&CounterId, usize)> = ids
+                .iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, id)| (id, i))
+                .collect();
+            let by_name: Vec<(&str, usize)> = readings.iter().map(|(id, i)| (id.name(), *i)).collect();
+            let want: Vec<(&str, usize)> = inserted_one_by_one(by_name).into_iter().collect();
+            proptest::prop_assert_eq!(latest_by_id(readings), want);
         }
 
         /// The latest readings of a few counters are those the map of all

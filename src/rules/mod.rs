@@ -29,7 +29,8 @@ pub mod topology;
 mod wording;
 
 pub use context::{
-    subject_of, AdapterRef, Context, HostKey, IbPortRef, NvGpuRef, PerfPortRef, Reading, SectionRef,
+    subject_of, AdapterRef, Context, HostKey, IbPortRef, NvGpuRef, PerfPortRef, PortReadings,
+    Reading, SectionRef,
 };
 pub use registry::{by_id, RULES};
 pub use thresholds::{ThresholdEntry, Thresholds, ThresholdsError};

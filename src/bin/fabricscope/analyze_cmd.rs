@@ -349,12 +349,15 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         }
         ReportFormat::Json => {
             write_json(&report, spool.as_mut(), &named, args.output.as_deref())?;
-            return Ok(exit_code(
-                &report,
-                args.fail_on,
-                named_failures,
-                args.keep_going,
-            ));
+            let code = exit_code(&report, args.fail_on, named_failures, args.keep_going);
+            // What is left of a fleet's run, its report and its spool (files
+            // whose removal frees their pages), is let go of on two threads:
+            // milliseconds each at a thousand hosts, after the output.
+            std::thread::scope(|scope| {
+                scope.spawn(move || drop(report));
+                drop(spool);
+            });
+            return Ok(code);
         }
         ReportFormat::Ndjson | ReportFormat::Sarif if !args.redact => {
             let sarif = matches!(args.format, ReportFormat::Sarif);
@@ -476,39 +479,49 @@ fn emit_json(
     match spool {
         Some(spool) => {
             spool.close()?;
+            // Taken: read for the findings and incidents, then let go of
+            // (its file removed) while the measurements are written.
+            let stored_findings = spool.findings.take();
             let spooled = spool.measurements(&report.measurements);
             // The report is written with `null` for its measurements (its
             // last value: a spooled run has no documents), which is cut
             // off and replaced by the spooled records, copied as they are.
             const PLACEHOLDER: &[u8] = b"null\n}";
             let mut head = crate::spool::HoldBack::new(&mut w, PLACEHOLDER.len());
-            match spool.findings.as_ref() {
+            match stored_findings.as_ref() {
                 Some(stored) => {
-                    // The findings too: written as `null`, replaced by the
-                    // stored findings' text.
+                    // The findings and the incidents are written as `null`,
+                    // each replaced by its text: the stored findings copied
+                    // here while the incidents are rendered on another
+                    // thread (the end of a run is otherwise one thread's).
                     const FINDINGS: &[u8] = b"\n  \"findings\": null";
+                    const INCIDENTS: &[u8] = b"\n  \"incidents\": null";
                     let ids = &spool.finding_ids;
-                    let mut splice = crate::spool::Splice::new(
-                        &mut head,
-                        FINDINGS,
-                        FINDINGS.len() - b"null".len(),
-                        |w| crate::spool::write_findings(&report.findings, ids, stored, w),
-                    );
-                    let incidents = crate::spool::StoredIncidents {
-                        incidents: &report.incidents,
-                        ids,
-                        spool: stored,
-                    };
-                    report::json::write_with(
-                        report,
-                        &(),
-                        &incidents,
-                        &(),
-                        named,
-                        true,
-                        &mut splice,
-                    )?;
-                    splice.finish()?;
+                    std::thread::scope(|scope| {
+                        let incidents = scope.spawn(|| {
+                            crate::spool::render_incidents(&report.incidents, ids, stored)
+                        });
+                        let mut findings = crate::spool::Splice::new(
+                            &mut head,
+                            FINDINGS,
+                            FINDINGS.len() - b"null".len(),
+                            |w| crate::spool::write_findings(&report.findings, ids, stored, w),
+                        );
+                        let mut splice = crate::spool::Splice::new(
+                            &mut findings,
+                            INCIDENTS,
+                            INCIDENTS.len() - b"null".len(),
+                            |w| {
+                                let text = incidents.join().map_err(|_| {
+                                    std::io::Error::other("rendering the incidents failed")
+                                })??;
+                                w.write_all(&text)
+                            },
+                        );
+                        report::json::write_with(report, &(), &(), &(), named, true, &mut splice)?;
+                        splice.finish()?;
+                        findings.finish()
+                    })?;
                 }
                 None => {
                     report::json::write_with_measurements(report, &(), named, true, &mut head)?;
@@ -519,7 +532,12 @@ fn emit_json(
                     "the report's measurements are not its last value",
                 ));
             }
-            spooled.write_pretty(&mut w)?;
+            // Removing the findings file frees its pages, milliseconds at
+            // a thousand hosts: done beside the copy of the measurements.
+            std::thread::scope(|scope| {
+                scope.spawn(move || drop(stored_findings));
+                spooled.write_pretty(&mut w)
+            })?;
             w.write_all(b"\n}")?;
         }
         None => report::json::write(report, named, true, &mut w)?,
@@ -1334,8 +1352,50 @@ fn conclude(
             out.finish(&fleet.findings).map_err(output_error)?;
             Ok((None, Some(fleet.summary)))
         }
-        (true, None) => Ok((Some(finish(analysis, spool).map_err(temp_error)?), None)),
+        (true, None) => {
+            let report = match spool {
+                Some(spool) if spool.findings.is_some() => finish_rendering(analysis, spool),
+                spool => finish(analysis, spool),
+            };
+            Ok((Some(report.map_err(temp_error)?), None))
+        }
     }
+}
+
+/// The fleet rules' findings formatted for the spool at once, per thread.
+const FLEET_FINDINGS_PER_TASK: usize = 256;
+
+/// [`finish`] for a spool that stores findings, with the fleet rules'
+/// findings (thousands in a large fleet: an FL004 per odd port) formatted
+/// on every thread rather than one by one as the fleet step hands them
+/// over: they are held as handed over (each told the id it will be stored
+/// under, the spool's next ones in turn), then formatted in parallel and
+/// stored in that order.
+fn finish_rendering(analysis: Analysis, spool: &mut Spool) -> std::io::Result<fabricscope::Report> {
+    let Some(stored) = spool.findings.as_mut() else {
+        return finish(analysis, Some(spool));
+    };
+    let first = stored.next_id();
+    let mut held: Vec<fabricscope::rules::Finding> = Vec::new();
+    let (report, ids) = analysis.finish_storing(&mut |f| {
+        held.push(f.clone());
+        Ok(first + held.len() as u64 - 1)
+    })?;
+    let rendered = held
+        .par_chunks(FLEET_FINDINGS_PER_TASK)
+        .map(RenderedFindings::of)
+        .collect::<std::io::Result<Vec<RenderedFindings>>>()?;
+    let mut want = first;
+    for r in &rendered {
+        for i in 0..r.len() {
+            if stored.store_record(r.record(i))? != want {
+                return Err(std::io::Error::other("a fleet finding's store id moved"));
+            }
+            want += 1;
+        }
+    }
+    spool.finding_ids = ids;
+    Ok(report)
 }
 
 /// The ordered half of [`stream`]: units folded into the analysis (or the
