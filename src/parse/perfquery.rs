@@ -51,8 +51,14 @@ const VALUE_COLUMN: usize = 33;
 /// Reads `perfquery` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Perfquery> {
-    let (lines, joined) = join_wrapped_headers(lines);
-    let mut parsed = read_each_line(&lines, read_line);
+    let mut seen = Vec::new();
+    let (lines, joined) = join_wrapped_headers(lines, &mut seen);
+    let mut seen = SeenHeaders {
+        headers: seen.into_iter().peekable(),
+    };
+    let mut parsed = read_each_line(&lines, |line, out, unread| {
+        read_line(line, out, unread, &mut seen);
+    });
     for (first, second) in joined {
         parsed.warnings.push(crate::diag::Warning::new(
             WarningKind::Suspicious,
@@ -70,13 +76,28 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Perfquery> {
 /// header alone lacks its port or its closing parenthesis. Returns the
 /// lines with each pair joined under the first line's number, and the
 /// joined pairs.
+///
+/// When no header is open (nearly always) the lines are kept, and `seen`
+/// gets the headers the test parsed, for [`read_line`] to take instead of
+/// parsing each a second time; otherwise `seen` is left empty.
 fn join_wrapped_headers<'l, 'a>(
     lines: &'l [Line<'a>],
+    seen: &mut Vec<SeenHeader<'l>>,
 ) -> (std::borrow::Cow<'l, [Line<'a>]>, Vec<(usize, usize)>) {
     // Almost every dump has no header that could be open: keep its lines.
-    let Some(first_open) = lines.iter().position(|l| is_open_header(trim(l.text()))) else {
+    let Some(first_open) = lines.iter().position(|l| {
+        let t = trim(l.text());
+        is_open_header_noting(t, &mut |header| {
+            seen.push(SeenHeader {
+                number: l.number,
+                text: t,
+                header,
+            });
+        })
+    }) else {
         return (std::borrow::Cow::Borrowed(lines), Vec::new());
     };
+    seen.clear();
     let mut out: Vec<Line<'a>> = Vec::with_capacity(lines.len());
     out.extend(lines.iter().take(first_open).cloned());
     let mut joined = Vec::new();
@@ -110,16 +131,64 @@ fn join_wrapped_headers<'l, 'a>(
 /// A `# … counters:` header that lacks its port or its closing
 /// parenthesis: the start of a header a mail client may have wrapped.
 fn is_open_header(t: &str) -> bool {
+    is_open_header_noting(t, &mut |_| {})
+}
+
+/// [`is_open_header`], handing `note` the header it parsed, if it did.
+fn is_open_header_noting<'t>(t: &'t str, note: &mut impl FnMut(Option<Header<'t>>)) -> bool {
     t.starts_with('#')
         && split_once_str(t, " counters:").is_some()
-        && (t.matches('(').count() > t.matches(')').count()
-            || Header::parse(t).is_some_and(|h| h.port.is_none()))
+        && (t.matches('(').count() > t.matches(')').count() || {
+            let header = Header::parse(t);
+            let open = header.as_ref().is_some_and(|h| h.port.is_none());
+            note(header);
+            open
+        })
+}
+
+/// A line's [`Header::parse`], made while looking for an open header.
+struct SeenHeader<'t> {
+    /// The line's number: lines are read in order, so older ones are dropped.
+    number: usize,
+    /// The trimmed text parsed; the header is reused only for this very
+    /// text (same address and length), so it is the parse of that text.
+    text: &'t str,
+    header: Option<Header<'t>>,
+}
+
+/// The [`SeenHeader`]s of a section, in line order.
+struct SeenHeaders<'t> {
+    headers: std::iter::Peekable<std::vec::IntoIter<SeenHeader<'t>>>,
+}
+
+impl<'t> SeenHeaders<'t> {
+    /// `Header::parse(t)` for the trimmed text `t` of the line numbered
+    /// `number`: the one already made, if that line's was, else a new one.
+    fn parse<'u>(&mut self, number: usize, t: &'u str) -> Option<Header<'u>>
+    where
+        't: 'u,
+    {
+        while self.headers.peek().is_some_and(|s| s.number < number) {
+            self.headers.next();
+        }
+        match self.headers.peek() {
+            Some(s) if s.number == number && std::ptr::eq(s.text, t) => {
+                self.headers.next().and_then(|s| s.header)
+            }
+            _ => Header::parse(t),
+        }
+    }
 }
 
 /// The port id given to counter lines pasted without their header.
 pub const UNKNOWN_PORT: &str = "(header missing)";
 
-fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
+fn read_line(
+    line: &Line<'_>,
+    out: &mut Perfquery,
+    unread: &mut Unread,
+    seen: &mut SeenHeaders<'_>,
+) {
     let t = trim(line.text());
     // Nearly every line is a padded field (`PortXmitData:.....1234`), which
     // none of the tests below takes: they want a `#` (an ibcheckerrors
@@ -135,19 +204,25 @@ fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
             return read_dotted(line, name, value, out, unread);
         }
     }
-    read_other_line(line, t, out, unread);
+    read_other_line(line, t, out, unread, seen);
 }
 
 /// [`read_line`] for any line, tried in turn as an ibcheckerrors warning,
 /// a verdict, a header, a tool message and a field.
-fn read_other_line(line: &Line<'_>, t: &str, out: &mut Perfquery, unread: &mut Unread) {
+fn read_other_line(
+    line: &Line<'_>,
+    t: &str,
+    out: &mut Perfquery,
+    unread: &mut Unread,
+    seen: &mut SeenHeaders<'_>,
+) {
     if let Some(warn) = ibcheckerrors_warn(t) {
         return read_checkerrors_warn(line, &warn, out, unread);
     }
     if t.starts_with("Error check on lid ") {
         return; // ibcheckerrors' verdict line: its #warn lines hold the values
     }
-    if let Some(header) = Header::parse(t) {
+    if let Some(header) = seen.parse(line.number, t) {
         if !header.unknown_keys.is_empty() {
             unread.warn(
                 WarningKind::Suspicious,
