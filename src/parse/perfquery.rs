@@ -51,8 +51,17 @@ const VALUE_COLUMN: usize = 33;
 /// Reads `perfquery` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Perfquery> {
+    parse_reusing(lines, true)
+}
+
+/// [`parse`], taking the headers the open-header test parsed if `reuse`
+/// (the tests read each text both ways).
+fn parse_reusing(lines: &[Line<'_>], reuse: bool) -> Parsed<Perfquery> {
     let mut seen = Vec::new();
     let (lines, joined) = join_wrapped_headers(lines, &mut seen);
+    if !reuse {
+        seen.clear();
+    }
     let mut seen = SeenHeaders {
         headers: seen.into_iter().peekable(),
     };
@@ -927,6 +936,49 @@ mod tests {
         }
     }
     use crate::parse::lines_of;
+
+    /// Lines of perfquery output and near it: headers whole, wrapped,
+    /// open, odd, with unknown details; ibcheckerrors lines; fields;
+    /// blanks.
+    fn perfquery_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let line = prop_oneof![
+            proptest::sample::select(vec![
+                "# Port counters: Lid 17 port 3 (CapMask: 0x5A00)",
+                "# Port extended counters: Lid 2 port 1 (CapMask: 0x5A00 CapMask2: 0x0000000)",
+                "# Port extended counters: Lid 2 port 1 (CapMask: 0x5A00 Odd: 1)",
+                "  # Port counters: Lid 4 port 255 (CapMask: 0x1)  ",
+                "# Port counters: Lid 17",
+                "port 3",
+                "# Port counters: Lid 17 port 3 (CapMask:",
+                "0x5A00)",
+                "# PortSamplesControl: Lid 1 port 1",
+                "# Port counters: Lid 17 port x",
+                "# comment: nothing",
+                "#warn: counter SymbolErrors = 65535 \t(threshold 10) lid 3 port 1",
+                "Error check on lid 3 (x) port 1:  FAILED ",
+                "PortSelect:......................3",
+                "SymbolErrorCounter:..............65535",
+                "PortXmitData:....................123",
+                "ibwarn: [1] mad_rpc: timeout",
+                "",
+                "   ",
+            ])
+            .prop_map(str::to_owned),
+            "#[ A-Za-z0-9:()x]{0,30}",
+        ];
+        proptest::collection::vec(line, 0..12).prop_map(|ls| ls.join("\n"))
+    }
+
+    proptest::proptest! {
+        /// Taking the headers the open-header test parsed reads every text
+        /// as parsing each header line afresh did.
+        #[test]
+        fn reused_headers_read_as_parsed_afresh(text in perfquery_text()) {
+            let lines = lines_of(&text);
+            proptest::prop_assert_eq!(parse_reusing(&lines, true), parse_reusing(&lines, false));
+        }
+    }
 
     /// Written from `perfquery` on an HDR switch port; counters chosen to
     /// exercise the narrow fields.
