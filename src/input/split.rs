@@ -2,7 +2,7 @@
 //! into per-host streams, and streams into recognised sections.
 
 use super::clean::{class, classified_lines, clean_classified};
-use super::framing::{classify, host_banner, may_open_framing, Framing, Prompt};
+use super::framing::{classify, host_banner, opening_may_frame, Framing, Prompt};
 use super::hosts::{candidate_after, prefixed_hosts};
 use super::repair;
 use super::{
@@ -230,7 +230,7 @@ fn clean_each_line<'a>(text: &'a str, out: &mut Output<'_>) -> Cleaned<'a> {
 /// A line the cleaning or a repair may change is classified as it ends
 /// up; any other is the bytes the scan saw. Such a line holds no `\r`,
 /// `\n`, vertical tab or form feed, so the indent that
-/// [`repair::may_change_plain`] skips and the one [`may_open_framing`]
+/// [`repair::may_change_plain`] skips and the one `may_open_framing`
 /// skips are the same spaces and tabs: they are skipped once, and the
 /// byte after them answers both (but for a byte that is not ASCII, maybe
 /// Unicode white space, which `may_change_plain` itself decides).
@@ -245,9 +245,7 @@ fn plain_line_tests(text: &str, bits: u8) -> (bool, bool) {
             Some(_) => repair::may_change_plain(text),
             None => false,
         };
-    let frame = candidate
-        || bits & class::PROMPT != 0
-        || matches!(first, Some(b'`' | b'~' | b'=' | b'[' | b'-' | 0x80..=0xff));
+    let frame = candidate || bits & class::PROMPT != 0 || opening_may_frame(first);
     (candidate, frame)
 }
 
@@ -1489,6 +1487,7 @@ mod group_tests {
 
 #[cfg(test)]
 mod plain_line_tests {
+    use super::super::framing::may_open_framing;
     use super::*;
     use proptest::prelude::*;
 

@@ -283,10 +283,11 @@ impl PhysState {
         if in_word {
             end_word(&mut len, word_start, word_digits, &name);
         }
-        if len > CAP {
+        // A name longer than `CAP` was not all stored, and names nothing.
+        let Some(name) = name.get(..len) else {
             return Self::Unknown;
-        }
-        match &name[..len] {
+        };
+        match name {
             b"nostatechange" | b"nochange" => Self::NoStateChange,
             b"sleep" => Self::Sleep,
             b"polling" => Self::Polling,
