@@ -83,8 +83,14 @@ fn may_frame(line: &str) -> bool {
 /// `class::CONTROL`): only its opening is left to test. A first byte past
 /// the spaces and tabs that is not ASCII may be Unicode white space before
 /// the opening, so it answers yes (and [`classify`] decides).
+#[cfg(test)]
 pub(crate) fn may_open_framing(line: &str) -> bool {
-    let first = line.bytes().find(|&b| b != b' ' && b != b'\t');
+    opening_may_frame(line.bytes().find(|&b| b != b' ' && b != b'\t'))
+}
+
+/// `may_open_framing` given the line's first byte past spaces and tabs
+/// (the input scan finds that byte once for this and the repair test).
+pub(crate) fn opening_may_frame(first: Option<u8>) -> bool {
     matches!(first, Some(b'`' | b'~' | b'=' | b'[' | b'-' | 0x80..=0xff))
 }
 

@@ -2,7 +2,7 @@
 //! into per-host streams, and streams into recognised sections.
 
 use super::clean::{class, classified_lines, clean_classified};
-use super::framing::{classify, host_banner, may_open_framing, Framing, Prompt};
+use super::framing::{classify, host_banner, opening_may_frame, Framing, Prompt};
 use super::hosts::{candidate_after, prefixed_hosts};
 use super::repair;
 use super::{
@@ -211,24 +211,42 @@ fn clean_each_line<'a>(text: &'a str, out: &mut Output<'_>) -> Cleaned<'a> {
             continue;
         }
         let text = clean_classified(raw, bits);
-        let candidate = if bits & class::CONTROL != 0 {
-            repair::may_change(&text)
+        let (candidate, frame) = if bits & class::CONTROL != 0 {
+            (repair::may_change(&text), true)
         } else {
-            bits & class::REPAIR_NOT_PAREN != 0
-                || (bits & class::REPAIR != 0 && repair::may_change_paren(&text))
-                || repair::may_change_plain(&text)
+            plain_line_tests(&text, bits)
         };
         if candidate {
             candidates.push(i);
         }
-        // A line the cleaning or a repair may change is classified as it
-        // ends up; any other is the bytes the scan saw.
-        may_frame.push(
-            candidate || bits & (class::CONTROL | class::PROMPT) != 0 || may_open_framing(&text),
-        );
+        may_frame.push(frame);
         lines.push(Line { number, text });
     }
     (lines, candidates, may_frame)
+}
+
+/// For a line with no control byte (no `class::CONTROL` in `bits`):
+/// whether a repair may change it, and whether it may be a framing line.
+/// A line the cleaning or a repair may change is classified as it ends
+/// up; any other is the bytes the scan saw. Such a line holds no `\r`,
+/// `\n`, vertical tab or form feed, so the indent that
+/// [`repair::may_change_plain`] skips and the one `may_open_framing`
+/// skips are the same spaces and tabs: they are skipped once, and the
+/// byte after them answers both (but for a byte that is not ASCII, maybe
+/// Unicode white space, which `may_change_plain` itself decides).
+fn plain_line_tests(text: &str, bits: u8) -> (bool, bool) {
+    let first = text.bytes().find(|&b| b != b' ' && b != b'\t');
+    let candidate = bits & class::REPAIR_NOT_PAREN != 0
+        || (bits & class::REPAIR != 0 && repair::may_change_paren(text))
+        || match first {
+            Some(b) if b.is_ascii() => {
+                matches!(b, b'.' | b'[') || (b == b'/' && text.starts_with("//"))
+            }
+            Some(_) => repair::may_change_plain(text),
+            None => false,
+        };
+    let frame = candidate || bits & class::PROMPT != 0 || opening_may_frame(first);
+    (candidate, frame)
 }
 
 /// How many `\n` `text` holds, counted in byte-wide sums of
@@ -1463,6 +1481,41 @@ mod group_tests {
                 .map(|(h, r)| (h, table.get(r).unwrap_or_default().to_vec()))
                 .collect();
             prop_assert_eq!(got, expected);
+        }
+    }
+}
+
+#[cfg(test)]
+mod plain_line_tests {
+    use super::super::framing::may_open_framing;
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The tests [`plain_line_tests`] replaced, one indent scan each.
+    fn oracle(text: &str, bits: u8) -> (bool, bool) {
+        let candidate = bits & class::REPAIR_NOT_PAREN != 0
+            || (bits & class::REPAIR != 0 && repair::may_change_paren(text))
+            || repair::may_change_plain(text);
+        let frame = candidate || bits & class::PROMPT != 0 || may_open_framing(text);
+        (candidate, frame)
+    }
+
+    proptest! {
+        /// One shared indent scan answers as the two did, on lines without
+        /// control bytes (indents of spaces, tabs and Unicode white space,
+        /// every opening either test looks for).
+        #[test]
+        fn one_indent_scan_answers_as_two(
+            text in "[ \t\u{a0}\u{3000}]{0,4}[./\\[`~=\\-(#$a\u{e9}\u{2014} ]{0,3}[ (=a/]{0,4}",
+            bits in proptest::sample::select(vec![
+                0,
+                class::REPAIR,
+                class::REPAIR | class::REPAIR_NOT_PAREN,
+                class::PROMPT,
+                class::REPAIR | class::PROMPT,
+            ]),
+        ) {
+            prop_assert_eq!(plain_line_tests(&text, bits), oracle(&text, bits));
         }
     }
 }

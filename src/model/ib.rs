@@ -16,8 +16,50 @@ pub struct Guid(pub u64);
 impl Guid {
     /// Reads `0x0002c90300a1b2c3`, `0002c90300a1b2c3` or ibv_devinfo's
     /// `0002:c903:00a1:b2c3`.
+    ///
+    /// Reads the bytes in one pass, without collecting the digits into a
+    /// `String` first (it runs for every port of every host); it accepts
+    /// exactly what `u64::from_str_radix` accepted of the colon-free digits,
+    /// a leading `+` included (see the `parse_oracle` test).
     #[must_use]
     pub fn parse(text: &str) -> Option<Self> {
+        let t = text.trim().as_bytes();
+        let digits = match t {
+            [b'0', b'x' | b'X', rest @ ..] => rest,
+            _ => t,
+        };
+        let mut value: u64 = 0;
+        // Bytes other than colons: at most 16, the first may be `+`.
+        let mut count = 0usize;
+        let mut plus = false;
+        for &b in digits {
+            let d = match b {
+                b':' => continue,
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                b'A'..=b'F' => b - b'A' + 10,
+                b'+' if count == 0 => {
+                    plus = true;
+                    count = 1;
+                    continue;
+                }
+                _ => return None,
+            };
+            count += 1;
+            if count > 16 {
+                return None;
+            }
+            value = (value << 4) | u64::from(d);
+        }
+        if count == usize::from(plus) {
+            return None;
+        }
+        Some(Guid(value))
+    }
+
+    /// The parse this one replaced, kept as the tests' oracle.
+    #[cfg(test)]
+    fn parse_oracle(text: &str) -> Option<Self> {
         let t = text.trim();
         let digits = t
             .strip_prefix("0x")
@@ -182,8 +224,98 @@ impl PhysState {
 
     /// Maps any tool's spelling: `LinkUp`, `5: LinkUp`, `LINK_UP (5)`,
     /// `PORT_CONFIGURATION TRAINNING` (sic, ibv_devinfo), `Polling`…
+    ///
+    /// The rule: ASCII letters and digits are kept (lowercased), spaces
+    /// part words, every other byte is dropped (so `LINK_UP` is one word,
+    /// `linkup`); the words that are not all digits, joined, name the
+    /// state; with none, a first word `0`–`7` numbers it. Done on bytes
+    /// in one pass into a small buffer, without the `String`s and `Vec`s
+    /// it used to build (it runs for every port of every host; see the
+    /// `parse_oracle` test).
     #[must_use]
     pub fn parse(text: &str) -> Self {
+        /// Longer than the longest name, `portconfigurationtrainning` (26).
+        const CAP: usize = 32;
+        let mut name = [0u8; CAP];
+        // Length of the name so far, counting the current word; bytes past
+        // `CAP` are not stored, and a name that long names nothing.
+        let mut len = 0usize;
+        let mut word_start = 0usize;
+        let mut word_digits = true;
+        // The first word, once ended: (its length, its first byte).
+        let mut first: Option<(usize, u8)> = None;
+        let mut in_word = false;
+        let mut end_word = |len: &mut usize, word_start: usize, word_digits: bool, name: &[u8]| {
+            if first.is_none() {
+                first = Some((
+                    *len - word_start,
+                    name.get(word_start).copied().unwrap_or(0),
+                ));
+            }
+            if word_digits {
+                *len = word_start;
+            }
+        };
+        for &b in text.as_bytes() {
+            let c = match b {
+                b'a'..=b'z' | b'0'..=b'9' => b,
+                b'A'..=b'Z' => b + (b'a' - b'A'),
+                b' ' => {
+                    if in_word {
+                        end_word(&mut len, word_start, word_digits, &name);
+                        in_word = false;
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            if !in_word {
+                in_word = true;
+                word_start = len;
+                word_digits = true;
+            }
+            word_digits &= c.is_ascii_digit();
+            if let Some(slot) = name.get_mut(len) {
+                *slot = c;
+            }
+            len += 1;
+        }
+        if in_word {
+            end_word(&mut len, word_start, word_digits, &name);
+        }
+        // A name longer than `CAP` was not all stored, and names nothing.
+        let Some(name) = name.get(..len) else {
+            return Self::Unknown;
+        };
+        match name {
+            b"nostatechange" | b"nochange" => Self::NoStateChange,
+            b"sleep" => Self::Sleep,
+            b"polling" => Self::Polling,
+            b"disabled" => Self::Disabled,
+            b"portconfigurationtraining" | b"portconfigurationtrainning" => {
+                Self::PortConfigurationTraining
+            }
+            b"linkup" => Self::LinkUp,
+            b"linkerrorrecovery" => Self::LinkErrorRecovery,
+            b"phytest" => Self::PhyTest,
+            b"" => match first {
+                Some((1, b'0')) => Self::NoStateChange,
+                Some((1, b'1')) => Self::Sleep,
+                Some((1, b'2')) => Self::Polling,
+                Some((1, b'3')) => Self::Disabled,
+                Some((1, b'4')) => Self::PortConfigurationTraining,
+                Some((1, b'5')) => Self::LinkUp,
+                Some((1, b'6')) => Self::LinkErrorRecovery,
+                Some((1, b'7')) => Self::PhyTest,
+                _ => Self::Unknown,
+            },
+            _ => Self::Unknown,
+        }
+    }
+
+    /// The parse this one replaced, kept as the tests' oracle.
+    #[cfg(test)]
+    fn parse_oracle(text: &str) -> Self {
         let t: String = text
             .trim()
             .to_ascii_lowercase()
@@ -324,5 +456,128 @@ mod tests {
         assert_eq!(want.to_string(), "0x0002c90300a1b2c3");
         assert_eq!(Guid::parse("0x1234567890abcdef12"), None);
         assert_eq!(Guid::parse("zz"), None);
+    }
+
+    /// Texts near the GUID forms: hex digits, colons, `0x`, signs,
+    /// whitespace (ASCII and not), other bytes.
+    fn guid_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            "[ \t]{0,2}(0x|0X|0|)[+\\-]?[0-9a-fA-F:]{0,20}[ \t\u{a0}]{0,2}",
+            "[0-9a-fA-FxX:+ \u{e9}\u{3000}g-]{0,24}",
+            ".{0,24}",
+        ]
+    }
+
+    /// Texts near the physical-state spellings: the names of every tool,
+    /// digits, separators, case changes, other bytes.
+    fn phys_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let word = prop_oneof![
+            proptest::sample::select(vec![
+                "LinkUp",
+                "LINK_UP",
+                "link",
+                "up",
+                "No",
+                "state",
+                "change",
+                "NoChange",
+                "Polling",
+                "Sleep",
+                "Disabled",
+                "PORT_CONFIGURATION",
+                "TRAINNING",
+                "Training",
+                "PortConfigurationTraining",
+                "LinkErrorRecovery",
+                "PhyTest",
+                "???",
+                "(5)",
+                "5:",
+                "0",
+                "7",
+                "8",
+                "05",
+                "12",
+            ])
+            .prop_map(str::to_owned),
+            "[0-9a-zA-Z_:()?\u{e9}\u{2014}]{0,6}",
+        ];
+        prop_oneof![
+            proptest::collection::vec((word, "[ \t:_()\u{a0}]{0,2}"), 0..5)
+                .prop_map(|ws| ws.into_iter().map(|(w, s)| w + &s).collect()),
+            ".{0,40}",
+        ]
+    }
+
+    proptest::proptest! {
+        /// The byte-level [`Guid::parse`] reads every text as the
+        /// `String`-collecting parse it replaced.
+        #[test]
+        fn guid_parse_matches_its_oracle(text in guid_text()) {
+            proptest::prop_assert_eq!(Guid::parse(&text), Guid::parse_oracle(&text));
+        }
+
+        /// The byte-level [`PhysState::parse`] reads every text as the
+        /// word-splitting parse it replaced.
+        #[test]
+        fn phys_state_parse_matches_its_oracle(text in phys_text()) {
+            proptest::prop_assert_eq!(PhysState::parse(&text), PhysState::parse_oracle(&text));
+        }
+    }
+
+    #[test]
+    fn guid_and_phys_state_edges_match_their_oracles() {
+        for text in [
+            "",
+            " ",
+            "+",
+            "0x",
+            "0x+",
+            "+1",
+            "0x+ffffffffffffffff",
+            "+fffffffffffffff",
+            "ffffffffffffffff",
+            "1ffffffffffffffff",
+            "::",
+            "0x:1",
+            "-1",
+            "0x0x1",
+            " 0X1a ",
+            "0002:c903:00a1:b2c3",
+            "\u{a0}12\u{a0}",
+            "1\u{e9}",
+        ] {
+            assert_eq!(Guid::parse(text), Guid::parse_oracle(text), "{text:?}");
+        }
+        let long = "a".repeat(40);
+        let digits = "9".repeat(40) + " 5";
+        for text in [
+            "",
+            " ",
+            "5",
+            "05",
+            "5 LinkUp",
+            "5:LinkUp",
+            "8",
+            "5 6",
+            "  7  ",
+            "No state change",
+            "PORT_CONFIGURATION TRAINNING (4)",
+            "LINK_UP (5)",
+            long.as_str(),
+            digits.as_str(),
+            "portconfigurationtrainningx",
+            "Link\tUp",
+            "Link\u{e9}Up",
+            "9 1",
+        ] {
+            assert_eq!(
+                PhysState::parse(text),
+                PhysState::parse_oracle(text),
+                "{text:?}"
+            );
+        }
     }
 }

@@ -51,8 +51,23 @@ const VALUE_COLUMN: usize = 33;
 /// Reads `perfquery` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Perfquery> {
-    let (lines, joined) = join_wrapped_headers(lines);
-    let mut parsed = read_each_line(&lines, read_line);
+    parse_reusing(lines, true)
+}
+
+/// [`parse`], taking the headers the open-header test parsed if `reuse`
+/// (the tests read each text both ways).
+fn parse_reusing(lines: &[Line<'_>], reuse: bool) -> Parsed<Perfquery> {
+    let mut seen = Vec::new();
+    let (lines, joined) = join_wrapped_headers(lines, &mut seen);
+    if !reuse {
+        seen.clear();
+    }
+    let mut seen = SeenHeaders {
+        headers: seen.into_iter().peekable(),
+    };
+    let mut parsed = read_each_line(&lines, |line, out, unread| {
+        read_line(line, out, unread, &mut seen);
+    });
     for (first, second) in joined {
         parsed.warnings.push(crate::diag::Warning::new(
             WarningKind::Suspicious,
@@ -70,13 +85,28 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Perfquery> {
 /// header alone lacks its port or its closing parenthesis. Returns the
 /// lines with each pair joined under the first line's number, and the
 /// joined pairs.
+///
+/// When no header is open (nearly always) the lines are kept, and `seen`
+/// gets the headers the test parsed, for [`read_line`] to take instead of
+/// parsing each a second time; otherwise `seen` is left empty.
 fn join_wrapped_headers<'l, 'a>(
     lines: &'l [Line<'a>],
+    seen: &mut Vec<SeenHeader<'l>>,
 ) -> (std::borrow::Cow<'l, [Line<'a>]>, Vec<(usize, usize)>) {
     // Almost every dump has no header that could be open: keep its lines.
-    let Some(first_open) = lines.iter().position(|l| is_open_header(trim(l.text()))) else {
+    let Some(first_open) = lines.iter().position(|l| {
+        let t = trim(l.text());
+        is_open_header_noting(t, &mut |header| {
+            seen.push(SeenHeader {
+                number: l.number,
+                text: t,
+                header,
+            });
+        })
+    }) else {
         return (std::borrow::Cow::Borrowed(lines), Vec::new());
     };
+    seen.clear();
     let mut out: Vec<Line<'a>> = Vec::with_capacity(lines.len());
     out.extend(lines.iter().take(first_open).cloned());
     let mut joined = Vec::new();
@@ -110,16 +140,64 @@ fn join_wrapped_headers<'l, 'a>(
 /// A `# … counters:` header that lacks its port or its closing
 /// parenthesis: the start of a header a mail client may have wrapped.
 fn is_open_header(t: &str) -> bool {
+    is_open_header_noting(t, &mut |_| {})
+}
+
+/// [`is_open_header`], handing `note` the header it parsed, if it did.
+fn is_open_header_noting<'t>(t: &'t str, note: &mut impl FnMut(Option<Header<'t>>)) -> bool {
     t.starts_with('#')
         && split_once_str(t, " counters:").is_some()
-        && (t.matches('(').count() > t.matches(')').count()
-            || Header::parse(t).is_some_and(|h| h.port.is_none()))
+        && (t.matches('(').count() > t.matches(')').count() || {
+            let header = Header::parse(t);
+            let open = header.as_ref().is_some_and(|h| h.port.is_none());
+            note(header);
+            open
+        })
+}
+
+/// A line's [`Header::parse`], made while looking for an open header.
+struct SeenHeader<'t> {
+    /// The line's number: lines are read in order, so older ones are dropped.
+    number: usize,
+    /// The trimmed text parsed; the header is reused only for this very
+    /// text (same address and length), so it is the parse of that text.
+    text: &'t str,
+    header: Option<Header<'t>>,
+}
+
+/// The [`SeenHeader`]s of a section, in line order.
+struct SeenHeaders<'t> {
+    headers: std::iter::Peekable<std::vec::IntoIter<SeenHeader<'t>>>,
+}
+
+impl<'t> SeenHeaders<'t> {
+    /// `Header::parse(t)` for the trimmed text `t` of the line numbered
+    /// `number`: the one already made, if that line's was, else a new one.
+    fn parse<'u>(&mut self, number: usize, t: &'u str) -> Option<Header<'u>>
+    where
+        't: 'u,
+    {
+        while self.headers.peek().is_some_and(|s| s.number < number) {
+            self.headers.next();
+        }
+        match self.headers.peek() {
+            Some(s) if s.number == number && std::ptr::eq(s.text, t) => {
+                self.headers.next().and_then(|s| s.header)
+            }
+            _ => Header::parse(t),
+        }
+    }
 }
 
 /// The port id given to counter lines pasted without their header.
 pub const UNKNOWN_PORT: &str = "(header missing)";
 
-fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
+fn read_line(
+    line: &Line<'_>,
+    out: &mut Perfquery,
+    unread: &mut Unread,
+    seen: &mut SeenHeaders<'_>,
+) {
     let t = trim(line.text());
     // Nearly every line is a padded field (`PortXmitData:.....1234`), which
     // none of the tests below takes: they want a `#` (an ibcheckerrors
@@ -135,19 +213,25 @@ fn read_line(line: &Line<'_>, out: &mut Perfquery, unread: &mut Unread) {
             return read_dotted(line, name, value, out, unread);
         }
     }
-    read_other_line(line, t, out, unread);
+    read_other_line(line, t, out, unread, seen);
 }
 
 /// [`read_line`] for any line, tried in turn as an ibcheckerrors warning,
 /// a verdict, a header, a tool message and a field.
-fn read_other_line(line: &Line<'_>, t: &str, out: &mut Perfquery, unread: &mut Unread) {
+fn read_other_line(
+    line: &Line<'_>,
+    t: &str,
+    out: &mut Perfquery,
+    unread: &mut Unread,
+    seen: &mut SeenHeaders<'_>,
+) {
     if let Some(warn) = ibcheckerrors_warn(t) {
         return read_checkerrors_warn(line, &warn, out, unread);
     }
     if t.starts_with("Error check on lid ") {
         return; // ibcheckerrors' verdict line: its #warn lines hold the values
     }
-    if let Some(header) = Header::parse(t) {
+    if let Some(header) = seen.parse(line.number, t) {
         if !header.unknown_keys.is_empty() {
             unread.warn(
                 WarningKind::Suspicious,
@@ -852,6 +936,49 @@ mod tests {
         }
     }
     use crate::parse::lines_of;
+
+    /// Lines of perfquery output and near it: headers whole, wrapped,
+    /// open, odd, with unknown details; ibcheckerrors lines; fields;
+    /// blanks.
+    fn perfquery_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let line = prop_oneof![
+            proptest::sample::select(vec![
+                "# Port counters: Lid 17 port 3 (CapMask: 0x5A00)",
+                "# Port extended counters: Lid 2 port 1 (CapMask: 0x5A00 CapMask2: 0x0000000)",
+                "# Port extended counters: Lid 2 port 1 (CapMask: 0x5A00 Odd: 1)",
+                "  # Port counters: Lid 4 port 255 (CapMask: 0x1)  ",
+                "# Port counters: Lid 17",
+                "port 3",
+                "# Port counters: Lid 17 port 3 (CapMask:",
+                "0x5A00)",
+                "# PortSamplesControl: Lid 1 port 1",
+                "# Port counters: Lid 17 port x",
+                "# comment: nothing",
+                "#warn: counter SymbolErrors = 65535 \t(threshold 10) lid 3 port 1",
+                "Error check on lid 3 (x) port 1:  FAILED ",
+                "PortSelect:......................3",
+                "SymbolErrorCounter:..............65535",
+                "PortXmitData:....................123",
+                "ibwarn: [1] mad_rpc: timeout",
+                "",
+                "   ",
+            ])
+            .prop_map(str::to_owned),
+            "#[ A-Za-z0-9:()x]{0,30}",
+        ];
+        proptest::collection::vec(line, 0..12).prop_map(|ls| ls.join("\n"))
+    }
+
+    proptest::proptest! {
+        /// Taking the headers the open-header test parsed reads every text
+        /// as parsing each header line afresh did.
+        #[test]
+        fn reused_headers_read_as_parsed_afresh(text in perfquery_text()) {
+            let lines = lines_of(&text);
+            proptest::prop_assert_eq!(parse_reusing(&lines, true), parse_reusing(&lines, false));
+        }
+    }
 
     /// Written from `perfquery` on an HDR switch port; counters chosen to
     /// exercise the narrow fields.
