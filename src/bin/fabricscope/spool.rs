@@ -526,21 +526,10 @@ impl Spool {
         category: usize,
         records: impl IntoIterator<Item = T>,
     ) -> std::io::Result<()> {
-        let Some(c) = self.categories.get_mut(category) else {
-            return Ok(());
-        };
-        let Some(w) = c.writer.as_mut() else {
-            return Ok(());
-        };
-        for r in records {
-            // Each record is written with what precedes it in the report's
-            // array, so that the file is copied into the report as it is.
-            w.write_all(if c.count == 0 { b"[" } else { b"," })?;
-            w.write_all(INDENT)?;
-            write_indented(&r, INDENT, &mut self.buffer, w)?;
-            c.count += 1;
-        }
-        Ok(())
+        self.write_each(category, records, |r, depth, buffer| {
+            let mut serializer = serde_json::Serializer::with_formatter(buffer, Nested::at(depth));
+            r.serialize(&mut serializer).map_err(std::io::Error::from)
+        })
     }
 
     /// As [`write`](Self::write), the records written by their
@@ -549,6 +538,21 @@ impl Spool {
         &mut self,
         category: usize,
         records: impl IntoIterator<Item = T>,
+    ) -> std::io::Result<()> {
+        self.write_each(category, records, |r, depth, buffer| {
+            r.write_pretty(depth, buffer);
+            Ok(())
+        })
+    }
+
+    /// Appends each record to its category's file, rendered by `render` at
+    /// the depth of the report's array and preceded by what comes before it
+    /// there, so that the file is copied into the report as it is.
+    fn write_each<T>(
+        &mut self,
+        category: usize,
+        records: impl IntoIterator<Item = T>,
+        mut render: impl FnMut(&T, usize, &mut Vec<u8>) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
         let Some(c) = self.categories.get_mut(category) else {
             return Ok(());
@@ -562,7 +566,7 @@ impl Spool {
             self.buffer
                 .extend_from_slice(if c.count == 0 { b"[" } else { b"," });
             self.buffer.extend_from_slice(INDENT);
-            r.write_pretty(depth, &mut self.buffer);
+            render(&r, depth, &mut self.buffer)?;
             w.write_all(&self.buffer)?;
             c.count += 1;
         }
