@@ -526,25 +526,7 @@ pub fn kept(findings: &[Finding]) -> Vec<bool> {
 /// Fills fields the headline's subject lacks from the supporting findings
 /// (same host only), and drops the lane: an incident is about a port or link.
 fn merged_subject(findings: &[&Finding]) -> Subject {
-    let mut s = findings
-        .first()
-        .map(|f| f.subject.clone())
-        .unwrap_or_default();
-    for f in findings.iter().skip(1) {
-        let o = &f.subject;
-        if o.host != s.host && o.host.is_some() && s.host.is_some() {
-            continue;
-        }
-        s.host = s.host.or_else(|| o.host.clone());
-        s.device = s.device.or_else(|| o.device.clone());
-        s.port = s.port.or(o.port);
-        s.lid = s.lid.or(o.lid);
-        s.guid = s.guid.or(o.guid);
-        s.gpu = s.gpu.or(o.gpu);
-        s.gpu_uuid = s.gpu_uuid.or_else(|| o.gpu_uuid.clone());
-        s.bus_id = s.bus_id.or_else(|| o.bus_id.clone());
-    }
-    s.lane = None;
+    let mut s = filled_subject(findings);
     // Several links of one GPU: the incident is about the GPU (any two
     // findings naming different links, or one a link and one none).
     let first_link = findings.first().map(|f| f.subject.link);
@@ -554,9 +536,9 @@ fn merged_subject(findings: &[&Finding]) -> Subject {
     s
 }
 
-/// [`merged_subject`] as it was (a set of the links): the test oracle.
-#[cfg(test)]
-fn merged_subject_reference(findings: &[&Finding]) -> Subject {
+/// The headline's subject with the fields it lacks taken from the
+/// supporting findings of its host, without a lane.
+fn filled_subject(findings: &[&Finding]) -> Subject {
     let mut s = findings
         .first()
         .map(|f| f.subject.clone())
@@ -576,7 +558,14 @@ fn merged_subject_reference(findings: &[&Finding]) -> Subject {
         s.bus_id = s.bus_id.or_else(|| o.bus_id.clone());
     }
     s.lane = None;
-    // Several links of one GPU: the incident is about the GPU.
+    s
+}
+
+/// [`merged_subject`] as it was (the link dropped when a set of the links
+/// has more than one): the test oracle for the scan that replaced the set.
+#[cfg(test)]
+fn merged_subject_reference(findings: &[&Finding]) -> Subject {
+    let mut s = filled_subject(findings);
     let links: std::collections::BTreeSet<Option<u32>> =
         findings.iter().map(|f| f.subject.link).collect();
     if links.len() > 1 {
