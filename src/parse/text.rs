@@ -79,6 +79,27 @@ pub(crate) fn decimal_u64(text: &str) -> Result<u64, NumberError> {
     })
 }
 
+/// `value` in decimal, as `Display` (and `serde_json`) write it, in
+/// `digits`: the inverse of [`decimal_u64`]. For the writers that put a
+/// number into every rate's derivation and every spooled record, where the
+/// formatting machinery was most of the cost.
+pub(crate) fn decimal_text(value: u64, digits: &mut [u8; 20]) -> &str {
+    let mut rest = value;
+    let mut used = 0;
+    for slot in digits.iter_mut().rev() {
+        *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
+        rest /= 10;
+        used += 1;
+        if rest == 0 {
+            break;
+        }
+    }
+    digits
+        .get(digits.len() - used..)
+        .and_then(|d| std::str::from_utf8(d).ok())
+        .unwrap_or_default()
+}
+
 /// A decimal number that must fit in `u32`.
 pub(crate) fn decimal_u32(text: &str) -> Result<u32, NumberError> {
     let v = decimal_u64(text)?;
@@ -397,6 +418,16 @@ mod tests {
         fn decimal_u64_reads_digits_as_parse(t in "[0-9]{1,22}") {
             let std = t.parse::<u64>().map_err(|_| NumberError::TooLarge);
             proptest::prop_assert_eq!(decimal_u64(&t), std);
+        }
+
+        /// Written as `Display` writes it, and read back to the value.
+        #[test]
+        fn decimal_text_writes_as_display(v in proptest::prelude::any::<u64>(), small in 0_u64..1000) {
+            for n in [v, small, 0, u64::MAX] {
+                let text = decimal_text(n, &mut [0; 20]).to_owned();
+                proptest::prop_assert_eq!(&text, &n.to_string());
+                proptest::prop_assert_eq!(decimal_u64(&text), Ok(n));
+            }
         }
 
         #[test]

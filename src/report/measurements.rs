@@ -330,18 +330,7 @@ const fn status_word(status: RateStatus) -> &'static str {
 
 /// `value` in decimal, as `serde_json` writes integers.
 fn push_u64(out: &mut Vec<u8>, value: u64) {
-    let mut digits = [0u8; 20];
-    let mut rest = value;
-    let mut used = 0;
-    for slot in digits.iter_mut().rev() {
-        *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
-        rest /= 10;
-        used += 1;
-        if rest == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(digits.get(digits.len() - used..).unwrap_or_default());
+    out.extend_from_slice(crate::parse::text::decimal_text(value, &mut [0; 20]).as_bytes());
 }
 
 fn push_usize(out: &mut Vec<u8>, value: usize) {

@@ -134,22 +134,7 @@ fn derivation_words(after: u64, before: u64, between: &[&str], seconds: &str) ->
 
 /// Appends `value` in decimal, as `Display` writes it.
 fn push_decimal(out: &mut String, value: u64) {
-    let mut digits = [b'0'; 20];
-    let mut rest = value;
-    let mut used = 0;
-    for slot in digits.iter_mut().rev() {
-        *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
-        rest /= 10;
-        used += 1;
-        if rest == 0 {
-            break;
-        }
-    }
-    let text = digits
-        .get(digits.len() - used..)
-        .and_then(|d| std::str::from_utf8(d).ok())
-        .unwrap_or_default();
-    out.push_str(text);
+    out.push_str(crate::parse::text::decimal_text(value, &mut [0; 20]));
 }
 
 pub(super) fn capacity_of<'c>(
