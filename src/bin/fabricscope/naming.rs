@@ -292,7 +292,19 @@ fn auto_names(places: &[Place]) -> Vec<Named> {
     // Stem hosts per directory, to see whether file names vary there.
     let mut per_dir: HashMap<&[String], BTreeSet<Option<String>>> = HashMap::new();
     let mut count: HashMap<&[String], usize> = HashMap::new();
-    let stems: Vec<Option<String>> = places.iter().map(|p| stem_host(&p.file)).collect();
+    // A fleet's files repeat a few names (`ibstat.txt` on every host) in
+    // many directories: each name's stem and each directory's host are
+    // worked out once (this runs serially before any file is read).
+    let mut stem_of: HashMap<&str, Option<String>> = HashMap::new();
+    let stems: Vec<Option<String>> = places
+        .iter()
+        .map(|p| {
+            stem_of
+                .entry(p.file.as_str())
+                .or_insert_with(|| stem_host(&p.file))
+                .clone()
+        })
+        .collect();
     for (p, s) in places.iter().zip(&stems) {
         let names = per_dir.entry(&p.dirs).or_default();
         if s.is_some() {
@@ -300,6 +312,7 @@ fn auto_names(places: &[Place]) -> Vec<Named> {
         }
         *count.entry(&p.dirs).or_default() += 1;
     }
+    let mut dir_of: HashMap<(&str, &[String]), Option<String>> = HashMap::new();
     places
         .iter()
         .zip(stems)
@@ -308,10 +321,16 @@ fn auto_names(places: &[Place]) -> Vec<Named> {
             // is named like a cluster node (letters and digits: `gpu00138/`,
             // a host's own dump directory); a collection's name (`fleet/`)
             // does not.
-            let dir = dir_host(&p.dirs).or_else(|| {
-                let root = &p.root_name;
-                (host_like(root) && root.chars().any(|c| c.is_ascii_digit())).then(|| root.clone())
-            });
+            let dir = dir_of
+                .entry((p.root_name.as_str(), p.dirs.as_slice()))
+                .or_insert_with(|| {
+                    dir_host(&p.dirs).or_else(|| {
+                        let root = &p.root_name;
+                        (host_like(root) && root.chars().any(|c| c.is_ascii_digit()))
+                            .then(|| root.clone())
+                    })
+                })
+                .clone();
             let varies = per_dir.get(p.dirs.as_slice()).map_or(0, BTreeSet::len) > 1
                 || count.get(p.dirs.as_slice()).copied().unwrap_or(0) == 1;
             match (stem, dir) {
@@ -346,7 +365,11 @@ fn auto_names(places: &[Place]) -> Vec<Named> {
 pub fn name_all(places: &[Place], rule: &HostFrom) -> (Vec<Named>, Vec<String>) {
     let auto = auto_names(places);
     let names: Vec<Named> = match rule {
-        HostFrom::Auto => auto.clone(),
+        // `auto`'s names are the answer: no copy of them.
+        HostFrom::Auto => {
+            let warnings = merge_warnings(places, &auto, &auto);
+            return (auto, warnings);
+        }
         HostFrom::Dir => places
             .iter()
             .map(|p| Named {
@@ -391,6 +414,13 @@ pub fn name_all(places: &[Place], rule: &HostFrom) -> (Vec<Named>, Vec<String>) 
             })
             .collect(),
     };
+    let warnings = merge_warnings(places, &auto, &names);
+    (names, warnings)
+}
+
+/// Warnings about files that `names` reads as one host: files `auto` would
+/// have kept apart, or same-named files from different directories.
+fn merge_warnings(places: &[Place], auto: &[Named], names: &[Named]) -> Vec<String> {
     let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, n) in names.iter().enumerate() {
         groups.entry(&n.host).or_default().push(i);
@@ -412,18 +442,22 @@ pub fn name_all(places: &[Place], rule: &HostFrom) -> (Vec<Named>, Vec<String>) 
         let by_name = members
             .iter()
             .all(|&i| names.get(i).is_some_and(|n| n.why.starts_with("file name")));
-        let example: Vec<String> = members
-            .iter()
-            .take(3)
-            .filter_map(|&i| get(i).map(Place::relative))
-            .collect();
+        // Built only for a warning: most groups are one host's files.
+        let example = || {
+            members
+                .iter()
+                .take(3)
+                .filter_map(|&i| get(i).map(Place::relative))
+                .collect::<Vec<String>>()
+                .join(", ")
+        };
         if distinct_auto.len() > 1 {
             warnings.push(format!(
                 "host {host}: {} files that look like {} different hosts are read as one ({}…); \
                  check --host-from",
                 members.len(),
                 distinct_auto.len(),
-                example.join(", ")
+                example()
             ));
         } else if by_name && dirs.len() > 1 {
             warnings.push(format!(
@@ -431,11 +465,11 @@ pub fn name_all(places: &[Place], rule: &HostFrom) -> (Vec<Named>, Vec<String>) 
                  (snapshots of one machine?) ({}…); --host-from dir keeps them apart",
                 members.len(),
                 dirs.len(),
-                example.join(", ")
+                example()
             ));
         }
     }
-    (names, warnings)
+    warnings
 }
 
 /// The host a `hostname` (or `uname -n`) command printed in a paste: the
