@@ -490,38 +490,31 @@ fn emit_json(
             let mut head = crate::spool::HoldBack::new(&mut w, PLACEHOLDER.len());
             match stored_findings.as_ref() {
                 Some(stored) => {
-                    // The findings and the incidents are written as `null`,
-                    // each replaced by its text: the stored findings copied
-                    // here while the incidents are rendered on another
-                    // thread (the end of a run is otherwise one thread's).
+                    // The findings too: written as `null`, replaced by the
+                    // stored findings' text.
                     const FINDINGS: &[u8] = b"\n  \"findings\": null";
-                    const INCIDENTS: &[u8] = b"\n  \"incidents\": null";
                     let ids = &spool.finding_ids;
-                    std::thread::scope(|scope| {
-                        let incidents = scope.spawn(|| {
-                            crate::spool::render_incidents(&report.incidents, ids, stored)
-                        });
-                        let mut findings = crate::spool::Splice::new(
-                            &mut head,
-                            FINDINGS,
-                            FINDINGS.len() - b"null".len(),
-                            |w| crate::spool::write_findings(&report.findings, ids, stored, w),
-                        );
-                        let mut splice = crate::spool::Splice::new(
-                            &mut findings,
-                            INCIDENTS,
-                            INCIDENTS.len() - b"null".len(),
-                            |w| {
-                                let text = incidents.join().map_err(|_| {
-                                    std::io::Error::other("rendering the incidents failed")
-                                })??;
-                                w.write_all(&text)
-                            },
-                        );
-                        report::json::write_with(report, &(), &(), &(), named, true, &mut splice)?;
-                        splice.finish()?;
-                        findings.finish()
-                    })?;
+                    let mut splice = crate::spool::Splice::new(
+                        &mut head,
+                        FINDINGS,
+                        FINDINGS.len() - b"null".len(),
+                        |w| crate::spool::write_findings(&report.findings, ids, stored, w),
+                    );
+                    let incidents = crate::spool::StoredIncidents {
+                        incidents: &report.incidents,
+                        ids,
+                        spool: stored,
+                    };
+                    report::json::write_with(
+                        report,
+                        &(),
+                        &incidents,
+                        &(),
+                        named,
+                        true,
+                        &mut splice,
+                    )?;
+                    splice.finish()?;
                 }
                 None => {
                     report::json::write_with_measurements(report, &(), named, true, &mut head)?;

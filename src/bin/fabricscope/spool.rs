@@ -20,6 +20,7 @@ use fabricscope::rules::Finding;
 use fabricscope::stats::Measurements;
 use serde::ser::{Error as _, SerializeSeq, SerializeStruct};
 use serde::{Serialize, Serializer};
+use std::cell::RefCell;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -105,10 +106,7 @@ pub struct FindingSpool {
     /// The part of the file read last: the report asks for the findings
     /// in an order close to the one they were stored in (by severity, then
     /// host), so most are read from here rather than with a read each.
-    /// Behind a lock so that the spool can be shared with the thread that
-    /// renders the incidents ([`render_incidents`], which reads through a
-    /// window of its own) while the findings are copied.
-    window: std::sync::Mutex<Window>,
+    window: RefCell<Window>,
 }
 
 /// Bytes of the findings file from `start` on.
@@ -150,7 +148,7 @@ impl FindingSpool {
             buffer: Vec::new(),
             record: Vec::new(),
             reader: None,
-            window: std::sync::Mutex::default(),
+            window: RefCell::default(),
         })
     }
 
@@ -190,40 +188,13 @@ impl FindingSpool {
     }
 
     /// The message of the finding stored under `id`.
-    #[cfg(test)]
     fn message(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<String> {
         self.read_raw(id, buffer)?;
         record_message(buffer)
     }
 
-    /// [`message`](Self::message) read through `window`.
-    fn message_in(
-        &self,
-        window: &mut Window,
-        id: u64,
-        buffer: &mut Vec<u8>,
-    ) -> std::io::Result<String> {
-        self.read_raw_in(window, id, buffer)?;
-        record_message(buffer)
-    }
-
     /// The text of the finding stored under `id`, into `buffer`.
     fn read_raw(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<()> {
-        let mut window = self
-            .window
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.read_raw_in(&mut window, id, buffer)
-    }
-
-    /// [`read_raw`](Self::read_raw) through `window` (each reading thread
-    /// keeps its own).
-    fn read_raw_in(
-        &self,
-        window: &mut Window,
-        id: u64,
-        buffer: &mut Vec<u8>,
-    ) -> std::io::Result<()> {
         let i = usize::try_from(id).map_err(std::io::Error::other)?;
         let (Some(&start), Some(&end), Some(file), Some(&file_end)) = (
             self.offsets.get(i),
@@ -233,6 +204,7 @@ impl FindingSpool {
         ) else {
             return Err(std::io::Error::other(format!("no stored finding {id}")));
         };
+        let mut window = self.window.borrow_mut();
         let window_end = window.start + window.len as u64;
         if start < window.start || end > window_end {
             // The record and what follows it, up to the window's size.
@@ -361,8 +333,7 @@ impl RenderedFindings {
 
 /// A report's incidents, with the titles light copies left empty read back
 /// from the headline's stored finding: serialises as the report's
-/// `incidents` (the test oracle of [`render_incidents`]).
-#[cfg(test)]
+/// `incidents`.
 pub struct StoredIncidents<'a> {
     /// The report's incidents.
     pub incidents: &'a [Incident],
@@ -372,7 +343,6 @@ pub struct StoredIncidents<'a> {
     pub spool: &'a FindingSpool,
 }
 
-#[cfg(test)]
 impl Serialize for StoredIncidents<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(Some(self.incidents.len()))?;
@@ -393,47 +363,6 @@ impl Serialize for StoredIncidents<'_> {
         }
         seq.end()
     }
-}
-
-/// The report's `incidents` value as the pretty report prints it (a key of
-/// the root object), the titles that light copies left empty read back from
-/// the headline's stored finding. Reads through a window of its own, so it
-/// can run on a thread of its own while the findings are copied out of the
-/// same spool: the end of a batch run is one thread's work otherwise.
-pub fn render_incidents(
-    incidents: &[Incident],
-    ids: &[Option<u64>],
-    spool: &FindingSpool,
-) -> std::io::Result<Vec<u8>> {
-    if incidents.is_empty() {
-        return Ok(b"[]".to_vec());
-    }
-    let mut out = Vec::with_capacity(incidents.len() * 512);
-    let (mut window, mut buffer, mut scratch) = (Window::default(), Vec::new(), Vec::new());
-    let mut titled: Option<Incident> = None;
-    for (i, incident) in incidents.iter().enumerate() {
-        out.extend_from_slice(if i == 0 { b"[" } else { b"," });
-        out.extend_from_slice(FINDING_INDENT);
-        let headline = incident.findings.first();
-        match headline.and_then(|&h| ids.get(h).copied().flatten()) {
-            Some(id) if incident.title.is_empty() => {
-                let title = spool.message_in(&mut window, id, &mut buffer)?;
-                // One clone kept and refilled, not one per incident.
-                let t = match titled.as_mut() {
-                    Some(t) => {
-                        t.clone_from(incident);
-                        t
-                    }
-                    None => titled.insert(incident.clone()),
-                };
-                t.title = title;
-                write_indented(&*t, FINDING_INDENT, &mut scratch, &mut out)?;
-            }
-            _ => write_indented(incident, FINDING_INDENT, &mut scratch, &mut out)?,
-        }
-    }
-    out.extend_from_slice(b"\n  ]");
-    Ok(out)
 }
 
 /// One category: its file and how many records it holds.
@@ -1108,62 +1037,6 @@ mod tests {
             let mut got = b"{\n  \"findings\": ".to_vec();
             write_findings(findings, &ids, &spool, &mut got)
                 .unwrap_or_else(|e| unreachable!("{e}"));
-            got.extend_from_slice(b"\n}");
-            assert_eq!(String::from_utf8_lossy(&got), want);
-        }
-    }
-
-    /// Incidents rendered on their own thread print as the report's
-    /// `incidents` serialised through [`StoredIncidents`]: light copies'
-    /// titles read back, the others as they are, none at all as `[]`.
-    #[test]
-    fn rendered_incidents_print_as_the_pretty_printer_prints_them() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt"
-        );
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        let doc =
-            fabricscope::read(&text, &Default::default()).unwrap_or_else(|e| unreachable!("{e}"));
-        let options = fabricscope::AnalyzeOptions::default().with_interval(30.0);
-        let mut spool = FindingSpool::new().unwrap_or_else(|e| unreachable!("{e}"));
-        let mut analysis = fabricscope::analyze::Analysis::new(&options);
-        let unit = fabricscope::analyze::analyze_unit(&[doc], &[], &options);
-        analysis
-            .add_result_storing(unit, &mut |f| spool.store(f))
-            .unwrap_or_else(|e| unreachable!("{e}"));
-        let (report, ids) = analysis
-            .finish_storing(&mut |f| spool.store(f))
-            .unwrap_or_else(|e| unreachable!("{e}"));
-        spool.finish().unwrap_or_else(|e| unreachable!("{e}"));
-        assert!(report.incidents.len() > 1, "{}", report.incidents.len());
-        assert!(report.incidents.iter().any(|i| i.title.is_empty()));
-        #[derive(Serialize)]
-        struct Incidents<'a> {
-            incidents: StoredIncidents<'a>,
-        }
-        // Every incident, none, and a stored id missing for a headline.
-        let mut unstored = ids.clone();
-        if let Some(first) = unstored.iter_mut().find(|i| i.is_some()) {
-            *first = None;
-        }
-        for (incidents, ids) in [
-            (&report.incidents[..], &ids),
-            (&[][..], &ids),
-            (&report.incidents[..], &unstored),
-        ] {
-            let want = serde_json::to_string_pretty(&Incidents {
-                incidents: StoredIncidents {
-                    incidents,
-                    ids,
-                    spool: &spool,
-                },
-            })
-            .unwrap_or_default();
-            let mut got = b"{\n  \"incidents\": ".to_vec();
-            got.extend(
-                render_incidents(incidents, ids, &spool).unwrap_or_else(|e| unreachable!("{e}")),
-            );
             got.extend_from_slice(b"\n}");
             assert_eq!(String::from_utf8_lossy(&got), want);
         }
