@@ -1363,32 +1363,55 @@ const FLEET_FINDINGS_PER_TASK: usize = 256;
 /// on every thread rather than one by one as the fleet step hands them
 /// over: they are held as handed over (each told the id it will be stored
 /// under, the spool's next ones in turn), then formatted in parallel and
-/// stored in that order.
+/// stored in that order, a batch at a time.
 fn finish_rendering(analysis: Analysis, spool: &mut Spool) -> std::io::Result<fabricscope::Report> {
     let Some(stored) = spool.findings.as_mut() else {
         return finish(analysis, Some(spool));
     };
     let first = stored.next_id();
+    // Held and formatted a batch at a time, so that memory stays flat
+    // however many fleet findings there are (5,000 hosts give ~32,000).
     let mut held: Vec<fabricscope::rules::Finding> = Vec::new();
+    let mut handed = 0_u64;
+    let mut want = first;
     let (report, ids) = analysis.finish_storing(&mut |f| {
         held.push(f.clone());
-        Ok(first + held.len() as u64 - 1)
+        handed += 1;
+        if held.len() >= FLEET_FINDINGS_PER_BATCH {
+            store_rendered(&held, stored, &mut want)?;
+            held.clear();
+        }
+        Ok(first + handed - 1)
     })?;
+    store_rendered(&held, stored, &mut want)?;
+    spool.finding_ids = ids;
+    Ok(report)
+}
+
+/// Fleet findings held together before they are formatted (in tasks of
+/// [`FLEET_FINDINGS_PER_TASK`]) and stored.
+const FLEET_FINDINGS_PER_BATCH: usize = 16 * FLEET_FINDINGS_PER_TASK;
+
+/// Formats `held` in parallel and stores it in order, checking that each
+/// finding lands under the id it was told (`want`, the spool's next).
+fn store_rendered(
+    held: &[fabricscope::rules::Finding],
+    stored: &mut crate::spool::FindingSpool,
+    want: &mut u64,
+) -> std::io::Result<()> {
     let rendered = held
         .par_chunks(FLEET_FINDINGS_PER_TASK)
         .map(RenderedFindings::of)
         .collect::<std::io::Result<Vec<RenderedFindings>>>()?;
-    let mut want = first;
     for r in &rendered {
         for i in 0..r.len() {
-            if stored.store_record(r.record(i))? != want {
+            if stored.store_record(r.record(i))? != *want {
                 return Err(std::io::Error::other("a fleet finding's store id moved"));
             }
-            want += 1;
+            *want += 1;
         }
     }
-    spool.finding_ids = ids;
-    Ok(report)
+    Ok(())
 }
 
 /// The ordered half of [`stream`]: units folded into the analysis (or the
