@@ -642,15 +642,7 @@ fn probable_cause(findings: &[&Finding]) -> Option<String> {
 /// beyond its member indexes.
 #[must_use]
 pub fn group(findings: &[Finding]) -> Vec<Incident> {
-    let mut groups = Groups((0..findings.len()).collect());
-    let mut first_with_key = FirstWithKey::default();
-    for (i, f) in findings.iter().enumerate() {
-        for k in keys(&f.subject) {
-            if let Some(j) = first_with_key.get_or_insert(k, i, findings) {
-                groups.union(i, j);
-            }
-        }
-    }
+    let mut groups = grouped_by_keys(findings);
     // A group's root is its smallest index (a union keeps the lower root),
     // so lists are opened in ascending root order.
     let mut list_of_root: Vec<usize> = vec![usize::MAX; findings.len()];
@@ -677,51 +669,18 @@ pub fn group(findings: &[Finding]) -> Vec<Incident> {
     let mut fs: Vec<&Finding> = Vec::new();
     for mut list in lists {
         if list.len() > 1 {
-            list.sort_by(|&a, &b| {
-                let (fa, fb) = (findings.get(a), findings.get(b));
-                fa.map(rank).cmp(&fb.map(rank)).then(a.cmp(&b))
-            });
+            sort_by_rank(findings, &mut list);
         }
         fs.clear();
         fs.extend(list.iter().filter_map(|&i| findings.get(i)));
-        let Some(&headline) = fs.first() else {
-            continue;
-        };
-        let switch = is_switch_group(&fs);
-        let (subject, cause) = if let Some((subject, ports)) = switch {
-            (
-                subject,
-                Some(format!(
-                    "{ports} ports of this switch degraded together: suspect the switch (its \
-                     ASIC, power, cooling or firmware) before {ports} separate cables"
-                )),
-            )
-        } else {
-            (merged_subject(&fs), probable_cause(&fs))
-        };
-        incidents.push(Incident {
-            fingerprint: incident_fingerprint(&subject),
-            severity: headline.severity,
-            subject,
-            title: headline.message.clone(),
-            rule: headline.rule.to_owned(),
-            findings: list,
-            probable_cause: cause,
-        });
+        incidents.extend(incident_of(&fs, list, merged_subject));
     }
-    incidents.sort_by(|a, b| {
-        b.severity
-            .cmp(&a.severity)
-            .then_with(|| a.subject.host.cmp(&b.subject.host))
-            .then_with(|| a.findings.first().cmp(&b.findings.first()))
-    });
+    sort_worst_first(&mut incidents);
     incidents
 }
 
-/// [`group`] as it was (a tree of groups by root, a set of links per
-/// incident, incidents collected without their count): the test oracle.
-#[cfg(test)]
-fn group_reference(findings: &[Finding]) -> Vec<Incident> {
+/// Findings joined when they share a key (port, LID, GUID, GPU, …).
+fn grouped_by_keys(findings: &[Finding]) -> Groups {
     let mut groups = Groups((0..findings.len()).collect());
     let mut first_with_key = FirstWithKey::default();
     for (i, f) in findings.iter().enumerate() {
@@ -731,6 +690,64 @@ fn group_reference(findings: &[Finding]) -> Vec<Incident> {
             }
         }
     }
+    groups
+}
+
+/// An incident's findings, worst first, then in input order.
+fn sort_by_rank(findings: &[Finding], list: &mut [usize]) {
+    list.sort_by(|&a, &b| {
+        let (fa, fb) = (findings.get(a), findings.get(b));
+        fa.map(rank).cmp(&fb.map(rank)).then(a.cmp(&b))
+    });
+}
+
+/// The incident of `fs` (its findings, headline first; `list` their
+/// indexes), its subject merged by `merged` unless it is a switch's.
+fn incident_of(
+    fs: &[&Finding],
+    list: Vec<usize>,
+    merged: fn(&[&Finding]) -> Subject,
+) -> Option<Incident> {
+    let headline = *fs.first()?;
+    let (subject, cause) = if let Some((subject, ports)) = is_switch_group(fs) {
+        (
+            subject,
+            Some(format!(
+                "{ports} ports of this switch degraded together: suspect the switch (its \
+                 ASIC, power, cooling or firmware) before {ports} separate cables"
+            )),
+        )
+    } else {
+        (merged(fs), probable_cause(fs))
+    };
+    Some(Incident {
+        fingerprint: incident_fingerprint(&subject),
+        severity: headline.severity,
+        subject,
+        title: headline.message.clone(),
+        rule: headline.rule.to_owned(),
+        findings: list,
+        probable_cause: cause,
+    })
+}
+
+/// Incidents worst first, then by host, then by their headline's place.
+fn sort_worst_first(incidents: &mut [Incident]) {
+    incidents.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then_with(|| a.subject.host.cmp(&b.subject.host))
+            .then_with(|| a.findings.first().cmp(&b.findings.first()))
+    });
+}
+
+/// [`group`] as it was (a tree of groups by root, a set of links per
+/// incident, incidents collected without their count): the test oracle.
+/// It shares the key union, the incident builder and the sorts, which did
+/// not change.
+#[cfg(test)]
+fn group_reference(findings: &[Finding]) -> Vec<Incident> {
+    let mut groups = grouped_by_keys(findings);
     let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for i in 0..findings.len() {
         let root = groups.find(i);
@@ -741,41 +758,12 @@ fn group_reference(findings: &[Finding]) -> Vec<Incident> {
     let mut incidents: Vec<Incident> = lists
         .into_iter()
         .filter_map(|mut list| {
-            list.sort_by(|&a, &b| {
-                let (fa, fb) = (findings.get(a), findings.get(b));
-                fa.map(rank).cmp(&fb.map(rank)).then(a.cmp(&b))
-            });
+            sort_by_rank(findings, &mut list);
             let fs: Vec<&Finding> = list.iter().filter_map(|&i| findings.get(i)).collect();
-            let headline = *fs.first()?;
-            let switch = is_switch_group(&fs);
-            let (subject, cause) = if let Some((subject, ports)) = switch {
-                (
-                    subject,
-                    Some(format!(
-                        "{ports} ports of this switch degraded together: suspect the switch (its \
-                         ASIC, power, cooling or firmware) before {ports} separate cables"
-                    )),
-                )
-            } else {
-                (merged_subject_reference(&fs), probable_cause(&fs))
-            };
-            Some(Incident {
-                fingerprint: incident_fingerprint(&subject),
-                severity: headline.severity,
-                subject,
-                title: headline.message.clone(),
-                rule: headline.rule.to_owned(),
-                findings: list,
-                probable_cause: cause,
-            })
+            incident_of(&fs, list, merged_subject_reference)
         })
         .collect();
-    incidents.sort_by(|a, b| {
-        b.severity
-            .cmp(&a.severity)
-            .then_with(|| a.subject.host.cmp(&b.subject.host))
-            .then_with(|| a.findings.first().cmp(&b.findings.first()))
-    });
+    sort_worst_first(&mut incidents);
     incidents
 }
 
