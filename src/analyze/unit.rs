@@ -144,17 +144,10 @@ pub fn analyze_unit(
     let ctx = Context::new(documents, &options.thresholds, &measured.measurements);
     let mut outcomes = Vec::with_capacity(unit_rules.len());
     let mut findings = Vec::new();
-    // Each check adds its findings to the unit's list itself (what
-    // `rules::run` does for a set of rules), with no list and run record
-    // of its own to copy them from.
+    // Each check adds its findings to the unit's list itself, with no
+    // list and run record of its own to copy them from.
     for rule in unit_rules {
-        let before = findings.len();
-        let coverage = (rule.check)(&ctx, &mut findings);
-        debug_assert!(findings
-            .get(before..)
-            .unwrap_or_default()
-            .iter()
-            .all(|f| f.rule == rule.id));
+        let coverage = rules::run_one(rule, &ctx, &mut findings);
         outcomes.push(RuleOutcome::of(rule.id, coverage));
     }
     // Fingerprints hash the rule and subject only: worked out here, on the
