@@ -398,6 +398,40 @@ mod tests {
     }
 
     proptest! {
+        /// Every line an nvlink section's streamed parser reads at once
+        /// (`split::Streamed`: the fast path) is a body line of nvlink:
+        /// the sectioner skips detection there as it does at body lines.
+        #[test]
+        fn lines_the_nvlink_stream_takes_are_body_lines(
+            t in "[ \t]{0,3}(Link|Lin|Link  )[ ]?[0-9]{0,11}(: |:|, |,)?(Replay Errors|CRC Errors|Data Tx|Raw Rx|Rx0|Remote Device|Low Power Mode|P2P is supported|x|[A-Za-z0-9 :_.<>\t]{0,6})?(: |:|  )?([0-9]{0,22}|[0-9]{0,9}\\.[0-9]{0,9}|<inactive>|inactive|<Inactive>)?( KiB| KBytes| GB/s|GB/s| kib| us| |:|\t)?[ \t:]?"
+        ) {
+            let line = crate::parse::Line::new(1, &t);
+            let mut stream = crate::parse::nvlink::Stream::new();
+            if stream.read_body(&line) {
+                prop_assert!(continues(Kind::Nvlink, &t), "{:?}", t);
+            }
+        }
+    }
+
+    #[test]
+    fn the_nvlink_stream_takes_the_common_link_lines() {
+        for t in [
+            "\t Link 0: 26.562 GB/s",
+            "\t Link 4: <inactive>",
+            "\t Link 17: Replay Errors: 0",
+            "\t Link 1: Data Tx: 584268610202 KiB",
+            "Link 2: Rx0: 0 KBytes",
+        ] {
+            let line = crate::parse::Line::new(1, t);
+            assert!(
+                crate::parse::nvlink::Stream::new().read_body(&line),
+                "{t:?}"
+            );
+            assert!(continues(Kind::Nvlink, t), "{t:?}");
+        }
+    }
+
+    proptest! {
         /// The byte-set table accepts exactly the lines the comparisons did.
         #[test]
         fn body_shapes_match_the_comparisons(

@@ -8,7 +8,7 @@ use super::repair;
 use super::{
     limit_warning, Document, MessageLevel, ReadOptions, Section, ToolMessage, Unrecognised,
 };
-use crate::parse::{first_byte, formats_starting_with, Block, Format, Line, FORMATS};
+use crate::parse::{first_byte, formats_starting_with, Block, Format, Kind, Line, FORMATS};
 use crate::span::{spans_of, LineSpan};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -617,6 +617,51 @@ struct Open<'a> {
     prompt_line: Option<usize>,
     /// Non-blank lines still to come, for formats of fixed length.
     remaining: Option<usize>,
+    /// The section's parser, fed its lines as they are collected, for the
+    /// formats whose parser is its own body-line test ([`Streamed`]).
+    stream: Option<Streamed>,
+}
+
+/// A parser that reads a section while it is collected: its fast path
+/// takes the section's common lines, each of them a body line (see
+/// [`super::body`]), and reads them as they are met, so the sectioner
+/// needs no shape test of its own there and the parser no second look at
+/// them when the section ends. Only `nvidia-smi nvlink` (nearly two lines
+/// in three of a fleet's dumps) reads this way; other formats are parsed
+/// from their collected lines in [`finish`].
+enum Streamed {
+    Nvlink(crate::parse::nvlink::Stream),
+}
+
+impl Streamed {
+    /// The stream of a new section of `format`, if its parser reads so.
+    fn of(format: &Format) -> Option<Self> {
+        match format.kind {
+            Kind::Nvlink => Some(Streamed::Nvlink(crate::parse::nvlink::Stream::new())),
+            _ => None,
+        }
+    }
+
+    /// Reads `line` if the fast path takes it: a body line, then.
+    fn read_body(&mut self, line: &Line<'_>) -> bool {
+        match self {
+            Streamed::Nvlink(s) => s.read_body(line),
+        }
+    }
+
+    /// Reads a non-blank line of the section the fast path did not take.
+    fn read(&mut self, line: &Line<'_>) {
+        match self {
+            Streamed::Nvlink(s) => s.read(line),
+        }
+    }
+
+    /// What the parser read: the format's `parse` of the lines fed.
+    fn finish(self) -> crate::parse::Parsed<crate::parse::SectionData> {
+        match self {
+            Streamed::Nvlink(s) => s.finish().map(crate::parse::SectionData::Nvlink),
+        }
+    }
 }
 
 /// The block keys a section has met. A section meets a few (one per GPU
@@ -713,10 +758,17 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
     let mut produced = 0usize;
     for (i, line) in stream.iter().enumerate() {
         // A body line of the open section continues it: no tool message,
-        // no block of any format begins there (see `body`).
-        let body = open
-            .as_ref()
-            .is_some_and(|o| super::body::continues(o.format.kind, line.text()));
+        // no block of any format begins there (see `body`). A streamed
+        // section's parser reads the lines its fast path takes, all body
+        // lines, at once; the others are tested for the shape.
+        let streamed = open
+            .as_mut()
+            .and_then(|o| o.stream.as_mut())
+            .is_some_and(|s| s.read_body(line));
+        let body = streamed
+            || open
+                .as_ref()
+                .is_some_and(|o| super::body::continues(o.format.kind, line.text()));
         let detect_here = !body || out.full_detection;
         #[cfg(test)]
         {
@@ -783,6 +835,13 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                         messages: std::mem::take(&mut leading_messages),
                         prompt_line,
                         remaining: lines,
+                        // Full detection is the tests' oracle: it reads
+                        // every section from its collected lines.
+                        stream: if out.full_detection {
+                            None
+                        } else {
+                            Streamed::of(format)
+                        },
                     });
                 }
             }
@@ -790,6 +849,9 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         match open.as_mut() {
             Some(o) => {
                 o.lines.push(i, stream);
+                if let (Some(s), false, false) = (o.stream.as_mut(), streamed, blank) {
+                    s.read(line);
+                }
                 if !blank {
                     o.remaining = o.remaining.map(|n| n.saturating_sub(1));
                 }
@@ -857,6 +919,7 @@ fn leftovers(
                 messages,
                 prompt_line: ctx.prompt.map(|(n, _)| *n),
                 remaining: None,
+                stream: None,
             };
             finish(open, &leading, ctx, out);
         }
@@ -942,7 +1005,10 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
         });
         return;
     }
-    let mut parsed = (open.format.parse)(lines);
+    let mut parsed = match open.stream {
+        Some(stream) => stream.finish(),
+        None => (open.format.parse)(lines),
+    };
     // Only the output the prompt's command printed learns from its words.
     if let (Some((_, prompt)), Some(hint)) = (ctx.prompt, ctx.hint) {
         if hint.kind == open.format.kind {

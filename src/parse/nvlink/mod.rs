@@ -101,14 +101,51 @@ fn parse_with(lines: &[Line<'_>], mut reader: Reader) -> Parsed<Nvlink> {
     for line in lines.iter().filter(|l| !l.is_blank()) {
         reader.read(line);
     }
-    // Link tables grew by doubling (18 links take room for 32): a fleet
-    // paste holds hundreds of thousands of links, so give the room back.
-    for gpu in &mut reader.out.gpus {
-        gpu.links.shrink_to_fit();
+    reader.finish()
+}
+
+/// An `nvidia-smi nvlink` section read line by line while the input layer
+/// collects it, so that the parser is its own body-line test: a link line
+/// the fast path reads is read once, as it is met, instead of being tested
+/// for its shape by the sectioner and read again by [`parse`] when the
+/// section ends. Fed the section's non-blank lines in order, it reads them
+/// exactly as [`parse`] reads the same lines (the same [`Reader`], the same
+/// calls), so [`Stream::finish`] is `parse` of the section's lines.
+pub(crate) struct Stream(Reader);
+
+impl Stream {
+    /// A stream for a section that has not read a line yet.
+    pub(crate) fn new() -> Self {
+        Self(Reader::default())
     }
-    Parsed {
-        value: reader.out,
-        warnings: reader.unread.finish(),
+
+    /// Reads `line` if it is a link line the fast path takes
+    /// (`Link 0: 26.562 GB/s`, `Link 3: Replay Errors: 0`, `<inactive>`,
+    /// `Data Tx: 5842 KiB`), and says whether it did. Every such line is a
+    /// body line of an nvlink section (`input::body`: an indent, `Link N: `
+    /// and a payload of letters, digits, space and `. / < > :` with each
+    /// colon followed by a space), so no detector begins a block there and
+    /// the caller adds it to the section without asking; any other line is
+    /// left for [`Stream::read`] once the caller has decided where it goes.
+    pub(crate) fn read_body(&mut self, line: &Line<'_>) -> bool {
+        match grammar::fast_link(line.text()) {
+            Some((number, fact)) => {
+                self.0.fast_fact(line, number, fact);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Reads a non-blank line of the section that [`Stream::read_body`]
+    /// did not take, as [`parse`] reads it.
+    pub(crate) fn read(&mut self, line: &Line<'_>) {
+        self.0.read(line);
+    }
+
+    /// The section as [`parse`] reads its lines.
+    pub(crate) fn finish(self) -> Parsed<Nvlink> {
+        self.0.finish()
     }
 }
 
@@ -180,6 +217,19 @@ impl CounterKeys {
 }
 
 impl Reader {
+    /// The model and warnings of the lines read.
+    fn finish(mut self) -> Parsed<Nvlink> {
+        // Link tables grew by doubling (18 links take room for 32): a fleet
+        // paste holds hundreds of thousands of links, so give the room back.
+        for gpu in &mut self.out.gpus {
+            gpu.links.shrink_to_fit();
+        }
+        Parsed {
+            value: self.out,
+            warnings: self.unread.finish(),
+        }
+    }
+
     /// The most room a link's first counter makes (`-e` prints three, the
     /// widest mode a handful).
     const COUNTERS_HINT_MAX: usize = 8;
