@@ -678,7 +678,7 @@ mod tests {
         usize,
         Option<u64>,
         Option<f64>,
-        String,
+        (String, usize, f64),
     );
 
     fn own_fields() -> impl Strategy<Value = OwnFields> {
@@ -690,7 +690,14 @@ mod tests {
             0usize..4,
             proptest::option::of(any::<u64>()),
             proptest::option::of(float()),
-            text(),
+            // The derivation: text (read back, a reset), or a measured
+            // rate's or a rate's without an interval, written from their
+            // numbers (the seconds of a set's rates mostly one interval).
+            (
+                text(),
+                0usize..3,
+                prop_oneof![Just(60.0), Just(2.5), Just(60.0), float()],
+            ),
         )
     }
 
@@ -721,9 +728,14 @@ mod tests {
             "status": statuses[*status],
             "before": before,
             "after": after,
-            "derivation": derivation,
+            "derivation": derivation.0,
         }))
         .unwrap();
+        match derivation.1 {
+            1 => r.derivation = Derivation::measured(*after, *before, derivation.2),
+            2 => r.derivation = Derivation::no_interval(*after),
+            _ => {}
+        }
         r.subject = subject.clone();
         r.source = source.clone();
         r.lines = lines;

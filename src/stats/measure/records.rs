@@ -241,7 +241,8 @@ enum DerivationWords {
 
 impl Derivation {
     /// A measured rate's: `(after − before) / seconds s`.
-    pub(super) fn measured(after: u64, before: u64, seconds: f64) -> Self {
+    #[must_use]
+    pub fn measured(after: u64, before: u64, seconds: f64) -> Self {
         Self(DerivationWords::Measured {
             after,
             before,
@@ -250,7 +251,8 @@ impl Derivation {
     }
 
     /// A rate without an interval: `grew by by; no interval known`.
-    pub(super) fn no_interval(by: u64) -> Self {
+    #[must_use]
+    pub fn no_interval(by: u64) -> Self {
         Self(DerivationWords::NoInterval { by })
     }
 
@@ -266,7 +268,7 @@ impl Derivation {
     /// `seconds` as a measured rate's words write them ([`fmt_num`]; a
     /// whole number of seconds, the usual interval, without `format!`).
     pub(crate) fn seconds_words(seconds: f64) -> String {
-        if seconds >= 1.0 && seconds < 1e15 && seconds.fract() == 0.0 {
+        if (1.0..1e15).contains(&seconds) && seconds.fract() == 0.0 {
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // whole, in range
             let whole = seconds as u64;
             let mut out = Vec::with_capacity(16);
