@@ -26,7 +26,7 @@
 
 use crate::span::LineSpan;
 use crate::stats::{
-    CounterRate, CounterSource, CounterUnit, IntervalSource, Measurements, RateStatus,
+    CounterRate, CounterSource, CounterUnit, Derivation, IntervalSource, Measurements, RateStatus,
     SnapshotInfo, Subject, Throughput,
 };
 use serde::ser::{SerializeSeq, SerializeStruct};
@@ -95,7 +95,7 @@ struct Counter<'a> {
     increase: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     counts_per_second: Option<f64>,
-    derivation: &'a str,
+    derivation: &'a Derivation,
 }
 
 impl Serialize for Counters<'_> {
@@ -301,6 +301,21 @@ fn push_pieces(out: &mut Vec<u8>, pieces: &[&str]) {
     }
 }
 
+/// A rate's derivation as a JSON string, `seconds` being its seconds'
+/// text (see [`Derivation::write_with`]).
+fn push_derivation(out: &mut Vec<u8>, derivation: &Derivation, seconds: &str) {
+    match derivation.as_text() {
+        // Text read back might need escapes.
+        Some(text) => push_str(out, text),
+        // Numbers and fixed words need none.
+        None => {
+            out.push(b'"');
+            derivation.write_with(seconds, out);
+            out.push(b'"');
+        }
+    }
+}
+
 /// A word known to need no escape, as a JSON string.
 fn push_word(out: &mut Vec<u8>, word: &str) {
     out.push(b'"');
@@ -330,7 +345,7 @@ const fn status_word(status: RateStatus) -> &'static str {
 
 /// `value` in decimal, as `serde_json` writes integers.
 fn push_u64(out: &mut Vec<u8>, value: u64) {
-    out.extend_from_slice(crate::parse::text::decimal_text(value, &mut [0; 20]).as_bytes());
+    crate::stats::push_decimal(out, value);
 }
 
 fn push_usize(out: &mut Vec<u8>, value: usize) {
@@ -419,6 +434,9 @@ impl WritePretty for RateSet<'_> {
             let inner = o.depth;
             let w = o.key("counters");
             w.push(b'[');
+            // A set's measured rates share its interval: its seconds are
+            // formatted once for their derivations.
+            let mut seconds_text: Option<(u64, String)> = None;
             for (i, r) in self.0.iter().enumerate() {
                 if i > 0 {
                     w.push(b',');
@@ -436,7 +454,17 @@ impl WritePretty for RateSet<'_> {
                 if let Some(rate) = r.counts_per_second {
                     c.f64("counts_per_second", rate);
                 }
-                c.str("derivation", &r.derivation);
+                let seconds = match r.derivation.seconds() {
+                    Some(seconds) => {
+                        if !matches!(&seconds_text, Some((bits, _)) if *bits == seconds.to_bits()) {
+                            seconds_text =
+                                Some((seconds.to_bits(), Derivation::seconds_words(seconds)));
+                        }
+                        seconds_text.as_ref().map_or("", |(_, text)| text.as_str())
+                    }
+                    None => "",
+                };
+                push_derivation(c.key("derivation"), &r.derivation, seconds);
                 c.end();
             }
             if !self.0.is_empty() {
@@ -650,7 +678,7 @@ mod tests {
         usize,
         Option<u64>,
         Option<f64>,
-        String,
+        (String, usize, f64),
     );
 
     fn own_fields() -> impl Strategy<Value = OwnFields> {
@@ -662,7 +690,14 @@ mod tests {
             0usize..4,
             proptest::option::of(any::<u64>()),
             proptest::option::of(float()),
-            text(),
+            // The derivation: text (read back, a reset), or a measured
+            // rate's or a rate's without an interval, written from their
+            // numbers (the seconds of a set's rates mostly one interval).
+            (
+                text(),
+                0usize..3,
+                prop_oneof![Just(60.0), Just(2.5), Just(60.0), float()],
+            ),
         )
     }
 
@@ -693,9 +728,14 @@ mod tests {
             "status": statuses[*status],
             "before": before,
             "after": after,
-            "derivation": derivation,
+            "derivation": derivation.0,
         }))
         .unwrap();
+        match derivation.1 {
+            1 => r.derivation = Derivation::measured(*after, *before, derivation.2),
+            2 => r.derivation = Derivation::no_interval(*after),
+            _ => {}
+        }
         r.subject = subject.clone();
         r.source = source.clone();
         r.lines = lines;

@@ -59,11 +59,13 @@ pub mod sample;
 mod source;
 pub mod trend;
 
+/// The report's writers' decimal numbers (see `measure::records`).
+pub(crate) use measure::records::push_decimal;
 pub use measure::{
     measure, measure_many, measure_sources, measure_unit, quiet_note, AcrossHosts, BitErrorRate,
-    CounterRate, CounterTrend, IntervalSource, LinkCapacity, Measurements, Note, OutlierMember,
-    PeerGroup, PeerGroupKind, PeerStatistic, PeerValue, PeerValues, RateStatus, SaturatedCounter,
-    SnapshotInfo, Source, Throughput, TrafficBalance, UnitMeasurements,
+    CounterRate, CounterTrend, Derivation, IntervalSource, LinkCapacity, Measurements, Note,
+    OutlierMember, PeerGroup, PeerGroupKind, PeerStatistic, PeerValue, PeerValues, RateStatus,
+    SaturatedCounter, SnapshotInfo, Source, Throughput, TrafficBalance, UnitMeasurements,
 };
 pub use sample::{CounterUnit, Direction, Layer, Role, Subject};
 pub use source::CounterSource;

@@ -7,7 +7,9 @@ use super::super::rates::{self, Change};
 use super::super::sample::{CounterUnit, Role, Subject};
 use super::super::{CounterSource, StatsError, StatsOptions};
 use super::fmt_num;
-use super::records::{BitErrorRate, CounterRate, RateStatus, SaturatedCounter, Throughput};
+use super::records::{
+    BitErrorRate, CounterRate, Derivation, RateStatus, SaturatedCounter, Throughput,
+};
 use super::timeline::{Interval, Point, Series, SeriesKey};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -57,29 +59,33 @@ pub(super) fn counter_rate(
             RateStatus::CounterReset,
             None,
             None,
-            format!("{after} < {before}: the counter was reset (or is another port's); no rate"),
+            Derivation::from(format!(
+                "{after} < {before}: the counter was reset (or is another port's); no rate"
+            )),
         ),
         Change::Saturated { at_least } => (
             RateStatus::Saturated,
             Some(at_least),
             None,
-            format!(
+            Derivation::from(format!(
                 "{} is the maximum of a {}-bit field: grew by at least {at_least}, rate unknown",
                 cb.value, cb.bits
-            ),
+            )),
         ),
-        Change::Increase { by } => match seconds.map(|s| rates::per_second(by, s)) {
-            Some(Ok(r)) => (
+        // The words of these two are written when the rate is (see
+        // `Derivation`): most rates of a fleet never are.
+        Change::Increase { by } => match seconds.map(|s| (s, rates::per_second(by, s))) {
+            Some((s, Ok(r))) => (
                 RateStatus::Measured,
                 Some(by),
                 Some(r),
-                measured_words(cb.value, ca.value, &between.seconds_text),
+                Derivation::measured(cb.value, ca.value, s),
             ),
             _ => (
                 RateStatus::NoInterval,
                 Some(by),
                 None,
-                format!("grew by {by}; no interval known"),
+                Derivation::no_interval(by),
             ),
         },
     };
@@ -104,14 +110,8 @@ pub(super) fn counter_rate(
     }
 }
 
-/// A measured rate's derivation, `(after − before) / seconds s`, as
-/// `format!` writes it (see [`derivation_words`]).
-fn measured_words(after: u64, before: u64, seconds: &str) -> String {
-    derivation_words(after, before, &[], seconds)
-}
-
-/// `(after − before)`, the `between` parts, then ` / seconds s`: a rate's
-/// or a throughput's derivation. Every rate of a fleet has one: written
+/// `(after − before)`, the `between` parts, then ` / seconds s`: a
+/// throughput's derivation. Every throughput of a fleet has one: written
 /// straight into a buffer of the right size, without the formatting
 /// machinery (the `format!` was two thirds of a rate's cost).
 fn derivation_words(after: u64, before: u64, between: &[&str], seconds: &str) -> String {
@@ -396,10 +396,14 @@ mod tests {
 
     #[test]
     fn measured_words_are_the_formatted_words() {
-        assert_eq!(measured_words(0, 0, "60"), "(0 − 0) / 60 s");
+        assert_eq!(Derivation::measured(0, 0, 60.0).to_text(), "(0 − 0) / 60 s");
         assert_eq!(
-            measured_words(u64::MAX, 10, "2.5"),
+            Derivation::measured(u64::MAX, 10, 2.5).to_string(),
             "(18446744073709551615 − 10) / 2.5 s"
+        );
+        assert_eq!(
+            Derivation::no_interval(7).to_string(),
+            "grew by 7; no interval known"
         );
     }
 
@@ -459,17 +463,67 @@ mod tests {
             }
         }
 
-        /// The hand-written derivation is the `format!` one it replaced.
+        /// Numbers are written as `Display` writes them.
         #[test]
-        fn measured_words_match_format(
+        fn decimals_are_written_as_display(v in any::<u64>(), small in 0u64..100_000) {
+            for n in [v, small, 0, 9, 10, 99, 100, 101, u64::MAX] {
+                let mut out = b"x".to_vec();
+                super::super::records::push_decimal(&mut out, n);
+                prop_assert_eq!(String::from_utf8(out).unwrap(), format!("x{n}"));
+            }
+        }
+
+        /// Whole seconds are written as `fmt_num` writes them.
+        #[test]
+        fn seconds_words_are_fmt_num(
+            seconds in prop_oneof![
+                (0u64..2_000_000).prop_map(|s| s as f64),
+                any::<f64>(),
+                Just(1e15 - 1.0),
+                Just(1e15),
+                Just(-0.0),
+                Just(0.5),
+            ],
+        ) {
+            prop_assert_eq!(Derivation::seconds_words(seconds), fmt_num(seconds));
+        }
+
+        /// A rate's derivation, written when the rate is, has the words
+        /// `counter_rate` formatted when it made the rate: the same text
+        /// displayed, serialised, and written into a buffer (as a rate set
+        /// writes it), and equal to the same text read back.
+        #[test]
+        fn derivations_are_the_words_formatted_before(
             after in any::<u64>(),
             before in prop_oneof![any::<u64>(), 0u64..1000],
-            seconds in "[0-9.]{0,8}",
+            seconds in prop_oneof![
+                (1u32..100_000).prop_map(f64::from),
+                1e-3f64..1e7,
+                Just(1e15),
+                Just(2.5e15),
+            ],
+            measured in any::<bool>(),
         ) {
-            prop_assert_eq!(
-                measured_words(after, before, &seconds),
-                format!("({after} − {before}) / {seconds} s")
-            );
+            let (derivation, want) = if measured {
+                (
+                    Derivation::measured(after, before, seconds),
+                    format!("({after} − {before}) / {} s", fmt_num(seconds)),
+                )
+            } else {
+                (
+                    Derivation::no_interval(after),
+                    format!("grew by {after}; no interval known"),
+                )
+            };
+            prop_assert_eq!(derivation.to_text(), want.clone());
+            prop_assert_eq!(derivation.to_string(), want.clone());
+            let mut written = Vec::new();
+            derivation.write_with(&derivation.seconds().map(fmt_num).unwrap_or_default(), &mut written);
+            prop_assert_eq!(String::from_utf8(written).unwrap(), want.clone());
+            prop_assert_eq!(serde_json::to_string(&derivation).unwrap(), serde_json::to_string(&want).unwrap());
+            let read: Derivation = serde_json::from_str(&serde_json::to_string(&want).unwrap()).unwrap();
+            prop_assert_eq!(&read, &derivation);
+            prop_assert_eq!(read.to_string(), want);
         }
     }
 }

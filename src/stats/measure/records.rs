@@ -5,6 +5,7 @@ use super::super::ber::Verdict;
 use super::super::robust::{ScaleMethod, Summary};
 use super::super::sample::{CounterUnit, Direction, Layer, Role, Subject};
 use super::super::CounterSource;
+use super::fmt_num;
 use crate::input::Document;
 use crate::parse::Kind;
 use crate::span::LineSpan;
@@ -198,12 +199,216 @@ pub struct CounterRate {
     /// Counts (in `unit`) per second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counts_per_second: Option<f64>,
-    /// How it was computed, in words.
-    pub derivation: String,
+    /// How it was computed, in words (`(after − before) / 60 s`): kept as
+    /// the numbers it is made of and written when the rate is (see
+    /// [`Derivation`]).
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
+    pub derivation: Derivation,
     #[serde(skip)]
     pub(super) role: Role,
     #[serde(skip)]
     pub(super) max: Option<u64>,
+}
+
+/// How a [`CounterRate`] was computed, in words: serialised and displayed
+/// as that text (`"(1200 − 200) / 60 s"`, `"grew by 7; no interval known"`).
+///
+/// A measured rate (or one without an interval) keeps the numbers its
+/// words are made of and writes the words only when the rate is written:
+/// every counter of every port gives a rate, and on a fleet most of them
+/// are of counters that did not move, which the notable report leaves
+/// out. Formatting each one's words into a `String` of its own was a
+/// third of the cost of a rate. Other rates (a reset, a saturated reading,
+/// one read back from a report) keep their text.
+///
+/// Two derivations are equal when their words are.
+#[derive(Debug, Clone)]
+pub struct Derivation(DerivationWords);
+
+#[derive(Debug, Clone)]
+enum DerivationWords {
+    /// `(after − before) / seconds s`, the seconds as [`fmt_num`] writes them.
+    Measured {
+        after: u64,
+        before: u64,
+        seconds: f64,
+    },
+    /// `grew by by; no interval known`.
+    NoInterval { by: u64 },
+    /// The words themselves.
+    Text(Box<str>),
+}
+
+impl Derivation {
+    /// A measured rate's: `(after − before) / seconds s`.
+    #[must_use]
+    pub fn measured(after: u64, before: u64, seconds: f64) -> Self {
+        Self(DerivationWords::Measured {
+            after,
+            before,
+            seconds,
+        })
+    }
+
+    /// A rate without an interval: `grew by by; no interval known`.
+    #[must_use]
+    pub fn no_interval(by: u64) -> Self {
+        Self(DerivationWords::NoInterval { by })
+    }
+
+    /// The seconds of a measured rate's words, written by [`fmt_num`]:
+    /// a writer of many rates over one interval formats them once.
+    pub(crate) fn seconds(&self) -> Option<f64> {
+        match self.0 {
+            DerivationWords::Measured { seconds, .. } => Some(seconds),
+            _ => None,
+        }
+    }
+
+    /// `seconds` as a measured rate's words write them ([`fmt_num`]; a
+    /// whole number of seconds, the usual interval, without `format!`).
+    pub(crate) fn seconds_words(seconds: f64) -> String {
+        if (1.0..1e15).contains(&seconds) && seconds.fract() == 0.0 {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // whole, in range
+            let whole = seconds as u64;
+            let mut out = Vec::with_capacity(16);
+            push_decimal(&mut out, whole);
+            return String::from_utf8(out).unwrap_or_default();
+        }
+        fmt_num(seconds)
+    }
+
+    /// The words, when they are kept as text (a reset, a saturated
+    /// reading, a rate read back): they may need escaping.
+    pub(crate) fn as_text(&self) -> Option<&str> {
+        match &self.0 {
+            DerivationWords::Text(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// Appends the words to `out`, `seconds_text` being [`fmt_num`] of
+    /// [`Self::seconds`] (when there are seconds).
+    pub(crate) fn write_with(&self, seconds_text: &str, out: &mut Vec<u8>) {
+        match &self.0 {
+            DerivationWords::Measured { after, before, .. } => {
+                out.reserve(2 * 20 + 12 + seconds_text.len());
+                out.push(b'(');
+                push_decimal(out, *after);
+                out.extend_from_slice(" − ".as_bytes());
+                push_decimal(out, *before);
+                out.extend_from_slice(b") / ");
+                out.extend_from_slice(seconds_text.as_bytes());
+                out.extend_from_slice(b" s");
+            }
+            DerivationWords::NoInterval { by } => {
+                out.extend_from_slice(b"grew by ");
+                push_decimal(out, *by);
+                out.extend_from_slice(b"; no interval known");
+            }
+            DerivationWords::Text(text) => out.extend_from_slice(text.as_bytes()),
+        }
+    }
+
+    /// The words as a string.
+    #[must_use]
+    pub fn to_text(&self) -> String {
+        match &self.0 {
+            DerivationWords::Text(text) => text.to_string(),
+            _ => {
+                let seconds = self.seconds().map(fmt_num).unwrap_or_default();
+                let mut out = Vec::with_capacity(64);
+                self.write_with(&seconds, &mut out);
+                // Only UTF-8 was written.
+                String::from_utf8(out).unwrap_or_default()
+            }
+        }
+    }
+}
+
+/// Two decimal digits for each number below 100.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Appends `value` in decimal, as `Display` writes it, two digits a step
+/// (the report's writers put several numbers into every record).
+pub(crate) fn push_decimal(out: &mut Vec<u8>, value: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = value;
+    while rest >= 100 {
+        let pair = (rest % 100) as usize * 2;
+        rest /= 100;
+        at -= 2;
+        if let (Some(slot), Some(pair)) =
+            (digits.get_mut(at..at + 2), DIGIT_PAIRS.get(pair..pair + 2))
+        {
+            slot.copy_from_slice(pair);
+        }
+    }
+    if rest >= 10 {
+        let pair = rest as usize * 2;
+        at -= 2;
+        if let (Some(slot), Some(pair)) =
+            (digits.get_mut(at..at + 2), DIGIT_PAIRS.get(pair..pair + 2))
+        {
+            slot.copy_from_slice(pair);
+        }
+    } else {
+        at -= 1;
+        if let Some(slot) = digits.get_mut(at) {
+            #[allow(clippy::cast_possible_truncation)] // below 10
+            let digit = rest as u8;
+            *slot = b'0' + digit;
+        }
+    }
+    out.extend_from_slice(digits.get(at..).unwrap_or_default());
+}
+
+impl From<String> for Derivation {
+    fn from(text: String) -> Self {
+        Self(DerivationWords::Text(text.into_boxed_str()))
+    }
+}
+
+impl From<&str> for Derivation {
+    fn from(text: &str) -> Self {
+        Self(DerivationWords::Text(Box::from(text)))
+    }
+}
+
+impl std::fmt::Display for Derivation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            DerivationWords::Text(text) => f.write_str(text),
+            _ => f.write_str(&self.to_text()),
+        }
+    }
+}
+
+impl PartialEq for Derivation {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_text() == other.to_text()
+    }
+}
+
+impl Serialize for Derivation {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            DerivationWords::Text(text) => serializer.serialize_str(text),
+            _ => serializer.serialize_str(&self.to_text()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Derivation {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
+    }
 }
 
 /// Data carried by one link or port in one direction between two snapshots.

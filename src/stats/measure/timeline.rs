@@ -4,7 +4,6 @@
 use super::super::extract::{Extracted, SubjectRef};
 use super::super::sample::{CounterUnit, Role, Subject};
 use super::super::{CounterSource, StatsOptions};
-use super::fmt_num;
 use super::records::IntervalSource;
 use crate::model::port_index::PortIndex;
 use crate::span::LineSpan;
@@ -656,8 +655,6 @@ impl Readings {
 pub(super) struct Interval {
     pub(super) seconds: Option<f64>,
     pub(super) source: IntervalSource,
-    /// `seconds` as a rate's derivation prints it.
-    pub(super) seconds_text: String,
 }
 
 impl Interval {
@@ -668,11 +665,7 @@ impl Interval {
         options: &StatsOptions,
     ) -> Self {
         let (seconds, source) = interval(a, b, times, options);
-        Self {
-            seconds,
-            source,
-            seconds_text: fmt_num(seconds.unwrap_or(f64::NAN)),
-        }
+        Self { seconds, source }
     }
 }
 
