@@ -216,6 +216,16 @@ impl FindingSpool {
 
     /// The text of the finding stored under `id`, into `buffer`.
     fn read_raw(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<()> {
+        self.with_raw(id, |record| {
+            buffer.clear();
+            buffer.extend_from_slice(record);
+        })
+    }
+
+    /// Hands the text of the finding stored under `id` to `use_record`,
+    /// straight from the window it was read into (copying a fleet's
+    /// findings into the report then copies each once, not twice).
+    fn with_raw<R>(&self, id: u64, use_record: impl FnOnce(&[u8]) -> R) -> std::io::Result<R> {
         let i = usize::try_from(id).map_err(std::io::Error::other)?;
         let (Some(&start), Some(&end), Some(file), Some(&file_end)) = (
             self.offsets.get(i),
@@ -309,9 +319,7 @@ impl FindingSpool {
             .get(..window.len)
             .and_then(|b| b.get(at(start)..at(end)))
             .ok_or_else(|| std::io::Error::other(format!("stored finding {id} is cut")))?;
-        buffer.clear();
-        buffer.extend_from_slice(record);
-        Ok(())
+        Ok(use_record(record))
     }
 }
 
@@ -877,15 +885,12 @@ pub fn write_findings(
     if findings.is_empty() {
         return w.write_all(b"[]");
     }
-    let (mut text, mut scratch) = (Vec::new(), Vec::new());
+    let mut scratch = Vec::new();
     for (i, light) in findings.iter().enumerate() {
         w.write_all(if i == 0 { b"[" } else { b"," })?;
         w.write_all(FINDING_INDENT)?;
         match ids.get(i).copied().flatten() {
-            Some(id) => {
-                spool.read_raw(id, &mut text)?;
-                w.write_all(&text)?;
-            }
+            Some(id) => spool.with_raw(id, |record| w.write_all(record))??,
             None => write_indented(light, FINDING_INDENT, &mut scratch, w)?,
         }
     }
