@@ -59,6 +59,187 @@ impl Incident {
     }
 }
 
+impl Incident {
+    /// Appends the incident as the pretty JSON report prints an element of
+    /// its `incidents` (`serde_json::to_writer_pretty`'s bytes, its opening
+    /// brace first, its fields `depth + 1` levels deep), with `title` in
+    /// place of its own when given (a batch run's light copies leave it
+    /// empty: it is the stored headline's message).
+    ///
+    /// A fleet's report has tens of thousands of incidents, written on one
+    /// thread at the end of the run: through `serde` each key was a call
+    /// chain and a scan for escapes, and most of the writing of the report
+    /// that is not copied from disk. Strings that need escaping still go
+    /// through `serde_json`; a test compares the bytes with serde's.
+    pub fn write_pretty(&self, depth: usize, title: Option<&str>, out: &mut Vec<u8>) {
+        let Incident {
+            fingerprint,
+            severity,
+            subject,
+            title: own_title,
+            rule,
+            findings,
+            probable_cause,
+        } = self;
+        let field = depth + 1;
+        out.push(b'{');
+        pretty::key(out, field, true, "fingerprint");
+        pretty::str(out, fingerprint);
+        pretty::key(out, field, false, "severity");
+        pretty::word(out, severity.name());
+        pretty::key(out, field, false, "subject");
+        pretty::subject(out, field, subject);
+        pretty::key(out, field, false, "title");
+        pretty::str(out, title.unwrap_or(own_title));
+        pretty::key(out, field, false, "rule");
+        pretty::str(out, rule);
+        pretty::key(out, field, false, "findings");
+        if findings.is_empty() {
+            out.extend_from_slice(b"[]");
+        } else {
+            out.push(b'[');
+            for (i, index) in findings.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                pretty::newline(out, field + 1);
+                pretty::usize(out, *index);
+            }
+            pretty::newline(out, field);
+            out.push(b']');
+        }
+        pretty::key(out, field, false, "probable_cause");
+        match probable_cause {
+            Some(cause) => pretty::str(out, cause),
+            None => out.extend_from_slice(b"null"),
+        }
+        pretty::newline(out, depth);
+        out.push(b'}');
+    }
+}
+
+/// The pieces of `serde_json`'s pretty layout (two spaces a level) that
+/// [`Incident::write_pretty`] writes by hand.
+mod pretty {
+    use crate::rules::Subject;
+
+    /// A newline and `depth` levels of indent.
+    pub(super) fn newline(out: &mut Vec<u8>, depth: usize) {
+        out.push(b'\n');
+        out.resize(out.len() + depth * 2, b' ');
+    }
+
+    /// The key of an object's field (`first`: no comma before it) at
+    /// `depth`, up to its value.
+    pub(super) fn key(out: &mut Vec<u8>, depth: usize, first: bool, key: &str) {
+        if !first {
+            out.push(b',');
+        }
+        newline(out, depth);
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\": ");
+    }
+
+    /// A word known to need no escape, as a JSON string.
+    pub(super) fn word(out: &mut Vec<u8>, word: &str) {
+        out.push(b'"');
+        out.extend_from_slice(word.as_bytes());
+        out.push(b'"');
+    }
+
+    /// `text` as a JSON string: as it is when nothing in it needs an
+    /// escape (a control character, quote or backslash), else by
+    /// `serde_json`.
+    pub(super) fn str(out: &mut Vec<u8>, text: &str) {
+        if text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+            // Writing to a vector does not fail.
+            let _ = serde_json::to_writer(&mut *out, text);
+        } else {
+            word(out, text);
+        }
+    }
+
+    /// A number as `serde_json` writes it.
+    pub(super) fn u64(out: &mut Vec<u8>, value: u64) {
+        out.extend_from_slice(crate::parse::text::decimal_text(value, &mut [0; 20]).as_bytes());
+    }
+
+    /// A number as `serde_json` writes it.
+    pub(super) fn usize(out: &mut Vec<u8>, value: usize) {
+        match u64::try_from(value) {
+            Ok(v) => u64(out, v),
+            Err(_) => {
+                let _ = serde_json::to_writer(&mut *out, &value);
+            }
+        }
+    }
+
+    /// A subject as its derived `Serialize` writes it pretty at `depth`
+    /// (absent parts left out; `{}` when none is set).
+    pub(super) fn subject(out: &mut Vec<u8>, depth: usize, subject: &Subject) {
+        // Every field named: a new one fails to compile here until it is
+        // written too.
+        let Subject {
+            host,
+            device,
+            port,
+            lid,
+            guid,
+            gpu,
+            gpu_uuid,
+            gpu_unknown,
+            bus_id,
+            link,
+            lane,
+            peer_gpu,
+            nic,
+        } = subject;
+        let field = depth + 1;
+        let mut first = true;
+        let text = |out: &mut Vec<u8>, name: &str, value: Option<&str>, first: &mut bool| {
+            if let Some(v) = value {
+                key(out, field, *first, name);
+                str(out, v);
+                *first = false;
+            }
+        };
+        let number = |out: &mut Vec<u8>, name: &str, value: Option<u32>, first: &mut bool| {
+            if let Some(v) = value {
+                key(out, field, *first, name);
+                u64(out, u64::from(v));
+                *first = false;
+            }
+        };
+        out.push(b'{');
+        text(out, "host", host.as_deref(), &mut first);
+        text(out, "device", device.as_deref(), &mut first);
+        number(out, "port", *port, &mut first);
+        number(out, "lid", *lid, &mut first);
+        if let Some(g) = guid {
+            key(out, field, first, "guid");
+            str(out, &g.to_string());
+            first = false;
+        }
+        number(out, "gpu", *gpu, &mut first);
+        text(out, "gpu_uuid", gpu_uuid.as_deref(), &mut first);
+        if *gpu_unknown {
+            key(out, field, first, "gpu_unknown");
+            out.extend_from_slice(b"true");
+            first = false;
+        }
+        text(out, "bus_id", bus_id.as_deref(), &mut first);
+        number(out, "link", *link, &mut first);
+        number(out, "lane", *lane, &mut first);
+        number(out, "peer_gpu", *peer_gpu, &mut first);
+        text(out, "nic", nic.as_deref(), &mut first);
+        if !first {
+            newline(out, depth);
+        }
+        out.push(b'}');
+    }
+}
+
 /// FNV-1a, 64 bits: stable across runs, platforms and Rust versions (unlike
 /// `std`'s hasher). The fingerprints hash as they write ([`FnvWriter`]);
 /// this is their test oracle.
@@ -905,6 +1086,69 @@ mod tests {
             );
         }
     }
+    proptest::proptest! {
+        /// An incident written by hand is the text serde's pretty printer
+        /// writes for it as an element of the report's `incidents`, with
+        /// or without a title in place of its own, whatever its subject,
+        /// strings (quotes, escapes, control characters, accents) and
+        /// findings.
+        #[test]
+        fn incident_written_by_hand_is_serdes(
+            (host, device, gpu_uuid, bus_id, nic) in (any_text(), any_text(), any_text(), any_text(), any_text()),
+            (port, lid, gpu, link, lane, peer_gpu) in (any_number(), any_number(), any_number(), any_number(), any_number(), any_number()),
+            guid in proptest::option::of(proptest::num::u64::ANY),
+            gpu_unknown in proptest::bool::ANY,
+            (fingerprint, title, rule, cause) in (any_text(), any_text(), any_text(), any_text()),
+            other_title in any_text(),
+            findings in proptest::collection::vec(proptest::prop_oneof![0usize..30, proptest::num::usize::ANY], 0..5),
+            severity in proptest::sample::select(Severity::WORST_FIRST.to_vec()),
+        ) {
+            #[derive(Serialize)]
+            struct Root<'a> {
+                incidents: &'a [Incident],
+            }
+            let mut incident = Incident {
+                fingerprint: fingerprint.unwrap_or_default(),
+                severity,
+                subject: Subject {
+                    host,
+                    device,
+                    port,
+                    lid,
+                    guid: guid.map(crate::model::ib::Guid),
+                    gpu,
+                    gpu_uuid,
+                    gpu_unknown,
+                    bus_id,
+                    link,
+                    lane,
+                    peer_gpu,
+                    nic,
+                },
+                title: title.unwrap_or_default(),
+                rule: rule.unwrap_or_default(),
+                findings,
+                probable_cause: cause,
+            };
+            let by_hand = |incident: &Incident, title: Option<&str>| {
+                let mut out = b"{\n  \"incidents\": [\n    ".to_vec();
+                incident.write_pretty(2, title, &mut out);
+                out.extend_from_slice(b"\n  ]\n}");
+                String::from_utf8(out).unwrap_or_default()
+            };
+            let by_serde = |incident: &Incident| {
+                serde_json::to_string_pretty(&Root { incidents: std::slice::from_ref(incident) })
+                    .unwrap_or_default()
+            };
+            proptest::prop_assert_eq!(by_hand(&incident, None), by_serde(&incident));
+            if let Some(other) = other_title {
+                let written = by_hand(&incident, Some(&other));
+                incident.title = other;
+                proptest::prop_assert_eq!(written, by_serde(&incident));
+            }
+        }
+    }
+
     use crate::rules::{by_id, Evidence};
     use crate::span::LineSpan;
 

@@ -430,13 +430,36 @@ fn status_exit_code(
 
 /// The JSON report, written to stdout (or `path`) as it is serialised: a
 /// fleet's report is hundreds of megabytes, no copy of it is built in memory.
+/// The writer is a concrete buffered file or standard output, so that the
+/// spooled measurements go into it by the kernel
+/// ([`crate::spool::Output`]). A closed pipe ends the program quietly.
 fn write_json(
     report: &fabricscope::Report,
     spool: Option<&mut Spool>,
     named: &[NamedDocument<'_>],
     path: Option<&std::path::Path>,
 ) -> Result<(), String> {
-    write_streamed(path, |w| emit_json(report, spool, named, w))
+    use std::io::Write;
+    match path {
+        Some(p) => std::fs::File::create(p)
+            .and_then(|file| {
+                let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
+                emit_json(report, spool, named, &mut w)?;
+                w.flush()
+            })
+            .map_err(|e| format!("cannot write {}: {e}", p.display())),
+        None => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            match emit_json(report, spool, named, &mut w).and_then(|()| w.flush()) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+                Err(e) => {
+                    eprintln!("fabricscope: cannot write output: {e}");
+                    std::process::exit(2);
+                }
+                Ok(()) => Ok(()),
+            }
+        }
+    }
 }
 
 /// Writes a report that `emit` produces piece by piece to `path` or stdout
@@ -467,15 +490,14 @@ fn write_streamed(
 }
 
 /// The JSON report, with the spooled measurements (when the run spooled
-/// them) in place of the report's own, and a final newline.
+/// them) in place of the report's own, and a final newline, to `w`
+/// (buffered by the caller).
 fn emit_json(
     report: &fabricscope::Report,
     spool: Option<&mut Spool>,
     named: &[NamedDocument<'_>],
-    w: &mut dyn std::io::Write,
+    w: &mut dyn crate::spool::Output,
 ) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, w);
     match spool {
         Some(spool) => {
             spool.close()?;
@@ -487,34 +509,30 @@ fn emit_json(
             // last value: a spooled run has no documents), which is cut
             // off and replaced by the spooled records, copied as they are.
             const PLACEHOLDER: &[u8] = b"null\n}";
-            let mut head = crate::spool::HoldBack::new(&mut w, PLACEHOLDER.len());
+            let mut head = crate::spool::HoldBack::new(w.writer(), PLACEHOLDER.len());
             match stored_findings.as_ref() {
                 Some(stored) => {
-                    // The findings too: written as `null`, replaced by the
-                    // stored findings' text.
+                    // The findings and incidents too: written as `null`,
+                    // replaced by the stored findings' text and by the
+                    // incidents written by hand (titles read back).
                     const FINDINGS: &[u8] = b"\n  \"findings\": null";
+                    const INCIDENTS: &[u8] = b"\n  \"incidents\": null";
                     let ids = &spool.finding_ids;
-                    let mut splice = crate::spool::Splice::new(
+                    let mut findings = crate::spool::Splice::new(
                         &mut head,
                         FINDINGS,
                         FINDINGS.len() - b"null".len(),
                         |w| crate::spool::write_findings(&report.findings, ids, stored, w),
                     );
-                    let incidents = crate::spool::StoredIncidents {
-                        incidents: &report.incidents,
-                        ids,
-                        spool: stored,
-                    };
-                    report::json::write_with(
-                        report,
-                        &(),
-                        &incidents,
-                        &(),
-                        named,
-                        true,
-                        &mut splice,
-                    )?;
-                    splice.finish()?;
+                    let mut incidents = crate::spool::Splice::new(
+                        &mut findings,
+                        INCIDENTS,
+                        INCIDENTS.len() - b"null".len(),
+                        |w| crate::spool::write_incidents(&report.incidents, ids, stored, w),
+                    );
+                    report::json::write_with(report, &(), &(), &(), named, true, &mut incidents)?;
+                    incidents.finish()?;
+                    findings.finish()?;
                 }
                 None => {
                     report::json::write_with_measurements(report, &(), named, true, &mut head)?;
@@ -529,11 +547,11 @@ fn emit_json(
             // a thousand hosts: done beside the copy of the measurements.
             std::thread::scope(|scope| {
                 scope.spawn(move || drop(stored_findings));
-                spooled.write_pretty(&mut w)
+                spooled.write_pretty(w)
             })?;
             w.write_all(b"\n}")?;
         }
-        None => report::json::write(report, named, true, &mut w)?,
+        None => report::json::write(report, named, true, w.writer())?,
     }
     w.write_all(b"\n")?;
     w.flush()
