@@ -201,7 +201,7 @@ impl<'a> AdapterRef<'a> {
     /// lines as evidence, since nothing about the adapter changed between
     /// them.
     fn replace_unless_port_only(&mut self, newer: Self) {
-        if !(newer.is_port_only() && !self.is_port_only()) {
+        if !newer.is_port_only() || self.is_port_only() {
             *self = newer;
         }
     }
