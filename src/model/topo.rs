@@ -265,9 +265,11 @@ struct Rows {
     /// `grid[row * devices + column]`: the first cell of the row's device
     /// whose column is the column's device (both by first position).
     grid: Vec<Option<usize>>,
-    /// Whether the last device of a name is a NIC, at the name's first
-    /// position (the last device of a name decides its kind).
-    nic: Vec<bool>,
+    /// For each cell, whether its column names a NIC (the last device of
+    /// a name decides its kind): found once here, where the column is
+    /// looked up anyway, rather than by name for every cell of every GPU's
+    /// row.
+    nic_column: Vec<bool>,
     cells: usize,
     devices: usize,
 }
@@ -279,14 +281,6 @@ impl Rows {
             .get(name)
             .or_else(|| self.by_rdma.get(name))
             .copied()
-    }
-
-    fn is_nic(&self, name: &str) -> bool {
-        self.by_name
-            .get(name)
-            .and_then(|&at| self.nic.get(at))
-            .copied()
-            .unwrap_or(false)
     }
 }
 
@@ -365,6 +359,8 @@ impl TopoMatrix {
         let mut by_name: FxHashMap<Box<str>, usize> = FxHashMap::default();
         let mut by_rdma: FxHashMap<Box<str>, usize> = FxHashMap::default();
         let mut first = Vec::with_capacity(n);
+        // Whether the last device of a name is a NIC, at the name's first
+        // position (the last device of a name decides its kind).
         let mut nic = vec![false; n];
         for (i, d) in self.devices.iter().enumerate() {
             let at = *by_name.entry(d.name.as_str().into()).or_insert(i);
@@ -379,6 +375,7 @@ impl TopoMatrix {
         // A row has a cell per device, or fewer where the paste was cut.
         let mut by_device: Vec<Vec<usize>> = (0..n).map(|_| Vec::with_capacity(n)).collect();
         let mut grid = vec![None; n * n];
+        let mut nic_column = vec![false; self.cells.len()];
         // A device by name, trying first the one at `guess`: rows come in
         // device order and so do the cells of a row, so most names are
         // found with one comparison instead of a hash look-up.
@@ -413,6 +410,9 @@ impl TopoMatrix {
                 continue;
             };
             next_column = column + 1;
+            if let (Some(slot), Some(&at)) = (nic_column.get_mut(i), first.get(column)) {
+                *slot = nic.get(at).copied().unwrap_or(false);
+            }
             if let Some(slot) = first
                 .get(column)
                 .and_then(|&column| grid.get_mut(row * n + column))
@@ -426,7 +426,7 @@ impl TopoMatrix {
             by_rdma,
             first,
             grid,
-            nic,
+            nic_column,
             cells: self.cells.len(),
             devices: n,
         }
@@ -523,12 +523,18 @@ impl TopoMatrix {
         else {
             return Vec::new();
         };
-        let cells: Vec<&Cell<Link>> = row
-            .iter()
-            .filter_map(|&i| self.cells.get(i))
-            .filter(|c| rows.is_nic(&c.to))
-            .collect();
-        nearest(cells)
+        // The row's NIC cells, by position: no name is looked up.
+        let nic_cells = || {
+            row.iter()
+                .filter(|&&i| rows.nic_column.get(i).copied().unwrap_or(false))
+                .filter_map(|&i| self.cells.get(i))
+        };
+        let Some(best) = nic_cells().map(|c| c.value.distance_rank()).min() else {
+            return Vec::new();
+        };
+        nic_cells()
+            .filter(|c| c.value.distance_rank() == best)
+            .collect()
     }
 
     /// [`TopoMatrix::nearest_nics`] without the index.

@@ -15,12 +15,13 @@ use crate::model::perfquery::PerfAttribute;
 use crate::model::port_index::PortIndex;
 use crate::model::smi_query::QueryGpu;
 use crate::model::topo::TopoMatrix;
-use crate::model::{Counter, KnownCounter};
+use crate::model::{Counter, CounterKey, Counters, KnownCounter};
 use crate::parse::SectionData;
 use crate::span::LineSpan;
 use crate::stats::{CounterRate, LinkCapacity, Measurements};
+use rustc_hash::FxHashMap;
 use std::cell::OnceCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Which machine something belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -195,14 +196,13 @@ impl<'a> AdapterRef<'a> {
         self.ca_type.is_none() && self.firmware_version.is_none() && self.node_guid.is_none()
     }
 
-    /// The adapter as a later view describes it, unless that view is port
-    /// only: then the earlier full description stays, with its own lines as
-    /// evidence, since nothing about the adapter changed between them.
-    fn newer_unless_port_only(self, earlier: Self) -> Self {
-        if self.is_port_only() && !earlier.is_port_only() {
-            earlier
-        } else {
-            self
+    /// Takes the adapter as a later view describes it, unless that view is
+    /// port only: then this earlier full description stays, with its own
+    /// lines as evidence, since nothing about the adapter changed between
+    /// them.
+    fn replace_unless_port_only(&mut self, newer: Self) {
+        if !newer.is_port_only() || self.is_port_only() {
+            *self = newer;
         }
     }
 }
@@ -259,15 +259,18 @@ impl Reading<'_> {
         } else {
             ""
         };
-        super::Evidence::new(
-            format!(
-                "{}: {name} = {}{sat}",
-                self.at.section.kind.name(),
-                self.counter.value
-            ),
-            self.span,
-            self.at.source(),
-        )
+        // Pushed piece by piece into a string of the right size: a fleet
+        // has a few of these per GPU, and `format!` cost several times
+        // the copies.
+        let kind = self.at.section.kind.name();
+        let mut text = String::with_capacity(kind.len() + name.len() + sat.len() + 25);
+        text.push_str(kind);
+        text.push_str(": ");
+        text.push_str(name);
+        text.push_str(" = ");
+        super::wording::push_u64(&mut text, self.counter.value);
+        text.push_str(sat);
+        super::Evidence::new(text, self.span, self.at.source())
     }
 }
 
@@ -327,53 +330,88 @@ pub struct PerfPortRef<'a> {
     pub counters: PortReadings<'a>,
 }
 
-/// The latest reading of each counter of one port, in name order: a list
-/// looked up by name (as the map it replaced was), built from the port's
-/// blocks by comparing counter ids, not names, and without a tree (every
-/// port of every host builds one; building the map was most of building
-/// the ports).
+/// The latest reading of each counter of one port: the blocks the port
+/// was read in, kept as they are and asked newest first. The latest reading
+/// of a counter is the one of the last block holding it, so a look-up reads
+/// one block or two (a port is read once per snapshot) by counter id, and
+/// nothing is copied or sorted to build a port (building each port's list
+/// of latest readings, a sort of every reading of every block, was most of
+/// building the ports).
 #[derive(Debug, Clone, Default)]
 pub struct PortReadings<'a> {
-    entries: Vec<(&'a str, Reading<'a>)>,
+    /// The port's blocks, in reading order.
+    blocks: Vec<PortBlock<'a>>,
+    /// Every counter's latest reading in name order, made only when
+    /// [`iter`](Self::iter) or [`len`](Self::len) asks (no rule does).
+    merged: OnceCell<Vec<(&'a str, Reading<'a>)>>,
+}
+
+/// One block of counters of a port: where it was read, its lines, and its
+/// counters (by id, in name order).
+#[derive(Debug, Clone, Copy)]
+struct PortBlock<'a> {
+    at: SectionRef<'a>,
+    span: LineSpan,
+    counters: &'a Counters,
 }
 
 impl<'a> PortReadings<'a> {
-    /// The last reading of each counter of `readings` (given in reading
-    /// order: each block's counters in name order, as [`Counters`] holds
-    /// them, block after block).
-    ///
-    /// [`Counters`]: crate::model::Counters
-    fn latest(readings: Vec<(&'a crate::model::CounterId, Reading<'a>)>) -> Self {
-        Self {
-            entries: latest_by_id(readings),
-        }
+    /// Adds a block read after the others.
+    fn push(&mut self, at: SectionRef<'a>, span: LineSpan, counters: &'a Counters) {
+        self.blocks.push(PortBlock { at, span, counters });
     }
 
-    /// The reading of the counter named `name`.
+    /// The latest reading of the counter `key` names: a typed id
+    /// ([`IbCounter`](crate::model::IbCounter), [`KnownCounter`], found
+    /// without comparing names) or a name.
     #[must_use]
-    pub fn get(&self, name: &str) -> Option<&Reading<'a>> {
-        self.entries
-            .binary_search_by(|(n, _)| (*n).cmp(name))
-            .ok()
-            .and_then(|i| self.entries.get(i))
-            .map(|(_, r)| r)
+    pub fn get<K: CounterKey>(&self, key: K) -> Option<Reading<'a>> {
+        self.blocks.iter().rev().find_map(|b| {
+            b.counters.get(&key).map(|counter| Reading {
+                counter: *counter,
+                at: b.at,
+                span: b.span,
+            })
+        })
     }
 
     /// Whether no counter was read.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.blocks.iter().all(|b| b.counters.is_empty())
     }
 
     /// How many counters were read.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.merged().len()
     }
 
-    /// Every counter's name and reading, in name order.
+    /// Every counter's name and latest reading, in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&'a str, &Reading<'a>)> + '_ {
-        self.entries.iter().map(|(n, r)| (*n, r))
+        self.merged().iter().map(|(n, r)| (*n, r))
+    }
+
+    /// Every reading of every block in reading order, the last of each
+    /// counter kept, in name order ([`latest_by_id`]).
+    fn merged(&self) -> &[(&'a str, Reading<'a>)] {
+        self.merged.get_or_init(|| {
+            let readings = self
+                .blocks
+                .iter()
+                .flat_map(|b| {
+                    b.counters.iter().map(move |(id, counter)| {
+                        let reading = Reading {
+                            counter: *counter,
+                            at: b.at,
+                            span: b.span,
+                        };
+                        (id, reading)
+                    })
+                })
+                .collect();
+            latest_by_id(readings)
+        })
     }
 }
 
@@ -419,12 +457,14 @@ pub struct NvGpuRef<'a> {
     pub all_inactive: Option<(SectionRef<'a>, LineSpan)>,
     /// Latest `-s` reading per link (speed or `<inactive>`).
     pub status: BTreeMap<u32, (SectionRef<'a>, &'a NvlinkLink)>,
-    /// Every link record with counters (`-e`, `-gt`), in reading order,
-    /// with where it was read: [`counters`](Self::counters) keeps the
+    /// Every link record with counters (`-e`, `-gt`), with where it was
+    /// read: [`counters`](Self::counters) keeps the
     /// latest reading of each counter. A GPU has hundreds of readings and
     /// the rules read a few counters of them: readings are made only for
     /// those asked for ([`latest_of`](Self::latest_of)), and the map of all
     /// only when asked for.
+    /// Kept in link order (stably: each link's records in reading order),
+    /// which [`latest_of`](Self::latest_of) reads a link at a time.
     counter_links: Vec<(SectionRef<'a>, &'a NvlinkLink)>,
     /// [`counters`](Self::counters), built once when first asked for.
     counters: OnceCell<BTreeMap<(u32, &'a str), Reading<'a>>>,
@@ -478,30 +518,74 @@ impl<'a> NvGpuRef<'a> {
 
     /// The latest reading of each link's `counters`, in (link, name)
     /// order: [`counters`](Self::counters) with only those counters,
-    /// without building the map of every counter.
+    /// without building the map of every counter. The link records are
+    /// kept by link number, so each link's latest reading of a counter is
+    /// its last record holding it, found by id ([`latest_by_link`]).
     #[must_use]
     pub fn latest_of(&self, counters: &[KnownCounter]) -> Vec<CounterReading<'a>> {
-        let wanted = Wanted::new(counters);
-        // A record holds each counter once: at most this many are kept.
-        let mut kept = Vec::with_capacity(self.counter_links.len() * wanted.names.len());
-        for &(at, link) in &self.counter_links {
-            for (id, counter) in link.counters.iter() {
-                if let Some(rank) = wanted.rank(id) {
-                    kept.push((link.link, rank, (at, link, id, counter)));
+        let mut out = Vec::new();
+        self.each_latest(counters, |link, name, r| out.push(((link, name), r)));
+        out
+    }
+
+    /// [`latest_of`](Self::latest_of) a reading at a time, in the same
+    /// order, to `f` (link, counter name, reading): for rules that keep
+    /// few of them (a GPU's error counters are mostly zero).
+    pub(crate) fn each_latest(
+        &self,
+        counters: &[KnownCounter],
+        mut f: impl FnMut(u32, &'static str, Reading<'a>),
+    ) {
+        latest_by_link(&self.counter_links, counters, |at, link, id, counter| {
+            f(link.link, id.name(), reading(at, link, counter));
+        });
+    }
+}
+
+/// For each link of `records` (link records in link order, each link's in
+/// reading order) and each of `counters` in name order, the last record of
+/// the link holding the counter, with the counter's reading: the latest
+/// reading of each (link, counter), in (link, name) order. A link has a
+/// record or two (`-e`, `-gt`) of a few counters each: one pass over them,
+/// comparing ids, keeps the last reading of each wanted counter, with no
+/// sort and no name compared. Each is given to `f` in turn.
+fn latest_by_link<'r, T: Copy>(
+    records: &[(T, &'r NvlinkLink)],
+    counters: &[KnownCounter],
+    mut f: impl FnMut(T, &'r NvlinkLink, KnownCounter, &'r Counter),
+) {
+    let mut wanted: Vec<KnownCounter> = counters.to_vec();
+    wanted.sort_unstable_by_key(|c| c.name());
+    wanted.dedup();
+    let mut latest: Vec<Option<(T, &'r NvlinkLink, &'r Counter)>> = vec![None; wanted.len()];
+    for link in records.chunk_by(|a, b| a.1.link == b.1.link) {
+        latest.fill(None);
+        for &(at, l) in link {
+            for (id, counter) in l.counters.iter() {
+                let slot = match id.known() {
+                    Some(k) => wanted.iter().position(|w| *w == k),
+                    // Never a name the tables know (`CounterId::from_name`);
+                    // compared by name all the same.
+                    None => wanted.iter().position(|w| w.name() == id.name()),
+                };
+                if let Some(slot) = slot.and_then(|i| latest.get_mut(i)) {
+                    *slot = Some((at, l, counter));
                 }
             }
         }
-        latest_ranked(kept)
-            .into_iter()
-            .map(|(at, link, id, counter)| ((link.link, id.name()), reading(at, link, counter)))
-            .collect()
+        for (&k, r) in wanted.iter().zip(&latest) {
+            if let Some((at, l, c)) = *r {
+                f(at, l, k, c);
+            }
+        }
     }
 }
 
 /// The counters asked for, each with its name's place among theirs in
 /// byte order: a reading ordered by that place is ordered as by its name,
-/// without comparing names (sorting and comparing names was most of NV003
-/// and NV004).
+/// without comparing names. The way [`NvGpuRef::latest_of`] went before
+/// its records were kept by link: the tests' oracle.
+#[cfg(test)]
 struct Wanted<'c> {
     counters: &'c [KnownCounter],
     /// The wanted names, in byte order, once each.
@@ -510,6 +594,7 @@ struct Wanted<'c> {
     ranks: Vec<usize>,
 }
 
+#[cfg(test)]
 impl<'c> Wanted<'c> {
     fn new(counters: &'c [KnownCounter]) -> Self {
         let mut names: Vec<&'static str> = counters.iter().map(|c| c.name()).collect();
@@ -544,6 +629,7 @@ impl<'c> Wanted<'c> {
 
 /// The last of each (link, rank) among `kept` (in reading order), in
 /// (link, rank) order.
+#[cfg(test)]
 fn latest_ranked<T>(kept: Vec<(u32, usize, T)>) -> Vec<T> {
     let keyed = kept
         .into_iter()
@@ -621,19 +707,24 @@ pub struct Context<'a> {
     /// [`Context::latest_ib_ports`], built once: six port, rail and fleet
     /// rules read it.
     latest_ib_ports: OnceCell<Vec<IbPortRef<'a>>>,
+    /// [`Context::latest_adapters`], built once.
+    latest_adapters: OnceCell<Vec<AdapterRef<'a>>>,
+    /// [`Context::topo_matrices`], built once.
+    topo_matrices: OnceCell<Vec<(SectionRef<'a>, &'a TopoMatrix)>>,
 }
 
 /// Link speeds by what finds them: (LID, port) for fabric-wide ones,
 /// (host, device, port) for a host's adapters. Values are positions in
 /// [`Measurements::link_capacities`], so the first match wins as before.
+/// Hashed with `FxHash`: the default SipHash was most of a look-up.
 #[derive(Debug, Clone, Default)]
 struct CapacityIndex<'a> {
-    by_lid: HashMap<(u32, u32), usize>,
-    by_device: HashMap<(Option<&'a str>, &'a str, u32), usize>,
+    by_lid: FxHashMap<(u32, u32), usize>,
+    by_device: FxHashMap<(Option<&'a str>, &'a str, u32), usize>,
 }
 
 /// Counter rates by (subject, counter, from, to): the first of each.
-type RateIndex<'a> = HashMap<(&'a crate::stats::Subject, &'a str, usize, usize), &'a CounterRate>;
+type RateIndex<'a> = FxHashMap<(&'a crate::stats::Subject, &'a str, usize, usize), &'a CounterRate>;
 
 impl<'a> Context<'a> {
     /// A context over `documents` judged against `thresholds`.
@@ -653,6 +744,8 @@ impl<'a> Context<'a> {
             rates: OnceCell::new(),
             nvlink_gpus: OnceCell::new(),
             latest_ib_ports: OnceCell::new(),
+            latest_adapters: OnceCell::new(),
+            topo_matrices: OnceCell::new(),
         }
     }
 
@@ -705,7 +798,7 @@ impl<'a> Context<'a> {
     ) -> Option<&'a CounterRate> {
         let rates = &self.measurements.counter_rates;
         let index = self.rates.get_or_init(|| {
-            let mut index = RateIndex::new();
+            let mut index = RateIndex::default();
             for r in rates {
                 index
                     .entry((
@@ -777,11 +870,8 @@ impl<'a> Context<'a> {
             &'k str,
             Option<Guid>,
         );
-        type CounterReadings<'k> = Vec<(&'k crate::model::CounterId, Reading<'k>)>;
-        // Each port's readings are gathered in reading order and made into
-        // its map once, at the end ([`latest_per_key`]).
-        let mut ports: BTreeMap<PortKey<'a>, (PerfPortRef<'a>, CounterReadings<'a>)> =
-            BTreeMap::new();
+        // Each port's blocks are gathered in reading order ([`PortReadings`]).
+        let mut ports: BTreeMap<PortKey<'a>, PerfPortRef<'a>> = BTreeMap::new();
         for at in self.sections() {
             if let SectionData::Ibqueryerrors(iq) = &at.section.data {
                 for node in &iq.nodes {
@@ -797,28 +887,18 @@ impl<'a> Context<'a> {
                             node.desc.as_str(),
                             Some(p.guid),
                         );
-                        let (_, counters) = ports.entry(key).or_insert_with(|| {
-                            let port = PerfPortRef {
-                                host: HostKey::Fabric,
-                                lid,
-                                port: Some(p.port),
-                                all_ports: p.all_ports,
-                                // A port line pasted without its node header
-                                // names no node: none is invented.
-                                device: (!node.headerless).then_some(node.desc.as_str()),
-                                guid: Some(p.guid),
-                                counters: PortReadings::default(),
-                            };
-                            (port, Vec::new())
+                        let port = ports.entry(key).or_insert_with(|| PerfPortRef {
+                            host: HostKey::Fabric,
+                            lid,
+                            port: Some(p.port),
+                            all_ports: p.all_ports,
+                            // A port line pasted without its node header
+                            // names no node: none is invented.
+                            device: (!node.headerless).then_some(node.desc.as_str()),
+                            guid: Some(p.guid),
+                            counters: PortReadings::default(),
                         });
-                        counters.extend(p.counters.iter().map(|(id, counter)| {
-                            let reading = Reading {
-                                counter: *counter,
-                                at,
-                                span: p.span,
-                            };
-                            (id, reading)
-                        }));
+                        port.counters.push(at, p.span, &p.counters);
                     }
                 }
                 continue;
@@ -852,38 +932,22 @@ impl<'a> Context<'a> {
                     _ => at.host(),
                 };
                 let key = (host, block.lid, block.port, all_ports, path, None);
-                let (_, counters) = ports.entry(key).or_insert_with(|| {
-                    let port = PerfPortRef {
-                        host,
-                        lid: block.lid,
-                        port: block.port,
-                        all_ports,
-                        device: block
-                            .lid
-                            .and_then(|l| index.by_lid(named, l))
-                            .map(|owner| owner.device),
-                        guid: None,
-                        counters: PortReadings::default(),
-                    };
-                    (port, Vec::new())
+                let port = ports.entry(key).or_insert_with(|| PerfPortRef {
+                    host,
+                    lid: block.lid,
+                    port: block.port,
+                    all_ports,
+                    device: block
+                        .lid
+                        .and_then(|l| index.by_lid(named, l))
+                        .map(|owner| owner.device),
+                    guid: None,
+                    counters: PortReadings::default(),
                 });
-                counters.extend(block.counters.iter().map(|(id, counter)| {
-                    let reading = Reading {
-                        counter: *counter,
-                        at,
-                        span: block.span,
-                    };
-                    (id, reading)
-                }));
+                port.counters.push(at, block.span, &block.counters);
             }
         }
-        ports
-            .into_values()
-            .map(|(mut port, counters)| {
-                port.counters = PortReadings::latest(counters);
-                port
-            })
-            .collect()
+        ports.into_values().collect()
     }
 
     /// What `nvidia-smi nvlink` said about each GPU, per host, merging every
@@ -940,6 +1004,10 @@ impl<'a> Context<'a> {
             }
         }
         let mut gpus: Vec<NvGpuRef<'a>> = gpus.into_values().collect();
+        for g in &mut gpus {
+            // Stable: a link's records stay in reading order.
+            g.counter_links.sort_by_key(|(_, l)| l.link);
+        }
         let mut longest: BTreeMap<(HostKey<'a>, &'a str), usize> = BTreeMap::new();
         for g in &gpus {
             let e = longest.entry((g.host, g.name)).or_default();
@@ -976,8 +1044,15 @@ impl<'a> Context<'a> {
     }
 
     /// The latest `nvidia-smi topo -m` matrix of each host.
+    ///
+    /// Built once: five topology and rail rules read it.
     #[must_use]
-    pub fn topo_matrices(&self) -> Vec<(SectionRef<'a>, &'a TopoMatrix)> {
+    pub fn topo_matrices(&self) -> &[(SectionRef<'a>, &'a TopoMatrix)] {
+        self.topo_matrices
+            .get_or_init(|| self.build_topo_matrices())
+    }
+
+    fn build_topo_matrices(&self) -> Vec<(SectionRef<'a>, &'a TopoMatrix)> {
         let mut latest: BTreeMap<HostKey<'a>, (SectionRef<'a>, &'a TopoMatrix)> = BTreeMap::new();
         for at in self.sections() {
             if let SectionData::TopoMatrix(m) = &at.section.data {
@@ -1144,22 +1219,32 @@ impl<'a> Context<'a> {
 
     /// The adapters read from `ibstat` or `ibv_devinfo`, latest snapshot per
     /// (host, device).
-    #[must_use]
     ///
     /// A port-only view (`ibstat mlx5_0 1` prints `CA: 'mlx5_0'` and one
     /// port, no type or firmware) does not hide what an earlier full view of
     /// the same adapter said: the full description, with its port list, is
     /// kept.
-    pub fn latest_adapters(&self) -> Vec<AdapterRef<'a>> {
+    ///
+    /// Built once: the firmware rule and the fleet facts both read it.
+    #[must_use]
+    pub fn latest_adapters(&self) -> &[AdapterRef<'a>] {
+        self.latest_adapters
+            .get_or_init(|| self.build_latest_adapters())
+    }
+
+    fn build_latest_adapters(&self) -> Vec<AdapterRef<'a>> {
         let mut latest: BTreeMap<(HostKey<'a>, &'a str), AdapterRef<'a>> = BTreeMap::new();
         let keep = |latest: &mut BTreeMap<(HostKey<'a>, &'a str), AdapterRef<'a>>,
                     key: (HostKey<'a>, &'a str),
                     a: AdapterRef<'a>| {
-            let merged = match latest.remove(&key) {
-                Some(earlier) => a.newer_unless_port_only(earlier),
-                None => a,
-            };
-            latest.insert(key, merged);
+            match latest.entry(key) {
+                std::collections::btree_map::Entry::Occupied(mut earlier) => {
+                    earlier.get_mut().replace_unless_port_only(a);
+                }
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(a);
+                }
+            }
         };
         for at in self.sections() {
             match &at.section.data {
@@ -1229,9 +1314,52 @@ pub fn subject_of(s: &crate::stats::Subject) -> super::Subject {
 
 #[cfg(test)]
 mod tests {
-    use super::{latest_by_id, latest_in_key_order, latest_per_key, latest_ranked, Wanted};
-    use crate::model::{CounterId, KnownCounter};
+    use super::{
+        latest_by_id, latest_by_link, latest_in_key_order, latest_per_key, latest_ranked, Wanted,
+    };
+    use crate::model::nvlink::NvlinkLink;
+    use crate::model::{Counter, CounterId, Counters, KnownCounter, NvCounter};
     use std::collections::BTreeMap;
+
+    /// [`super::NvGpuRef::latest_of`] as it went before its records were
+    /// kept by link: every counter of every record (in reading order)
+    /// ranked among the wanted names, the last of each (link, rank) kept.
+    fn latest_of_oracle<'r, T: Copy>(
+        records: &'r [(T, &'r NvlinkLink)],
+        counters: &[KnownCounter],
+    ) -> Vec<(T, u32, &'r str, Counter)> {
+        let wanted = Wanted::new(counters);
+        let mut kept = Vec::new();
+        for &(at, link) in records {
+            for (id, counter) in link.counters.iter() {
+                if let Some(rank) = wanted.rank(id) {
+                    kept.push((link.link, rank, (at, link.link, id.name(), *counter)));
+                }
+            }
+        }
+        latest_ranked(kept)
+    }
+
+    /// Link records from (link, counters as (name index, value)) pairs;
+    /// names past the NVLink table's are unknown to it.
+    fn link_records(records: &[(u32, Vec<(usize, u64)>)]) -> Vec<NvlinkLink> {
+        let names: Vec<&str> = NvCounter::ALL
+            .iter()
+            .map(|c| c.name())
+            .chain(["zz_other", "a_vendor"])
+            .collect();
+        records
+            .iter()
+            .map(|(link, counters)| {
+                let mut l = NvlinkLink::new(*link, crate::span::LineSpan::line(1));
+                l.counters = counters
+                    .iter()
+                    .map(|&(n, v)| (names.get(n).copied().unwrap_or("zz"), Counter::new(v, 64)))
+                    .collect::<Counters>();
+                l
+            })
+            .collect()
+    }
 
     /// The old way: each reading inserted in turn, a later one replacing
     /// an earlier one of the same key.
@@ -1244,6 +1372,93 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// A port's readings asked of its blocks newest first are those of
+        /// the list of every reading with the last of each counter kept (as
+        /// ports were built before): by name, by id, in full, in count.
+        #[test]
+        fn port_readings_are_the_latest_of_every_reading(
+            blocks in proptest::collection::vec(
+                proptest::collection::vec((0usize..8, 0u64..4), 0..8),
+                0..5,
+            ),
+        ) {
+            let names = [
+                "PortXmitData", "PortRcvData", "SymbolErrorCounter", "PortXmitWait",
+                "VL15Dropped", "AVendorCounter", "ZzCounter", "PortXmitData2",
+            ];
+            let doc = crate::input::read_all(
+                "CA 'mlx5_0'\n\tCA type: MT4129\n",
+                &crate::ReadOptions::default(),
+            )
+            .unwrap();
+            let docs = [doc];
+            let thresholds = crate::rules::Thresholds::default();
+            let m = crate::stats::Measurements::default();
+            let ctx = super::Context::new(&docs, &thresholds, &m);
+            let at = ctx.sections().next().unwrap();
+            let counters: Vec<Counters> = blocks
+                .iter()
+                .map(|b| {
+                    b.iter()
+                        .map(|&(n, v)| (names[n], Counter::new(v, 64)))
+                        .collect::<Counters>()
+                })
+                .collect();
+            let mut readings = super::PortReadings::default();
+            for (i, c) in counters.iter().enumerate() {
+                readings.push(at, crate::span::LineSpan::line(i + 1), c);
+            }
+            // The old way: every reading in reading order, the last of each
+            // counter kept, in name order.
+            let all: Vec<(&CounterId, (u64, usize))> = counters
+                .iter()
+                .enumerate()
+                .flat_map(|(i, c)| c.iter().map(move |(id, r)| (id, (r.value, i + 1))))
+                .collect();
+            let want = latest_by_id(all);
+            let got: Vec<(&str, (u64, usize))> = readings
+                .iter()
+                .map(|(n, r)| (n, (r.counter.value, r.span.first_line)))
+                .collect();
+            proptest::prop_assert_eq!(&got, &want);
+            proptest::prop_assert_eq!(readings.len(), want.len());
+            proptest::prop_assert_eq!(readings.is_empty(), want.is_empty());
+            let of = |r: Option<super::Reading<'_>>| r.map(|r| (r.counter.value, r.span.first_line));
+            for name in names {
+                let expected = want.iter().find(|(n, _)| *n == name).map(|(_, r)| *r);
+                proptest::prop_assert_eq!(of(readings.get(name)), expected);
+                if let Some(k) = KnownCounter::from_name(name) {
+                    proptest::prop_assert_eq!(of(readings.get(k)), expected);
+                }
+            }
+        }
+
+        /// Each link's latest readings, found a link at a time in records
+        /// kept by link, are those ranking every reading of the records in
+        /// reading order kept: the same readings of the same records, in
+        /// the same order, whatever the links' order, repeats and gaps.
+        #[test]
+        fn latest_by_link_is_ranking_every_reading(
+            records in proptest::collection::vec(
+                (0u32..5, proptest::collection::vec((0usize..15, 0u64..4), 0..6)),
+                0..12,
+            ),
+            wanted in proptest::collection::vec(0usize..13, 0..5),
+        ) {
+            let links = link_records(&records);
+            let counters: Vec<KnownCounter> = wanted
+                .iter()
+                .filter_map(|&i| NvCounter::ALL.get(i).map(|c| c.id()))
+                .collect();
+            let in_reading_order: Vec<(usize, &NvlinkLink)> = links.iter().enumerate().collect();
+            let want = latest_of_oracle(&in_reading_order, &counters);
+            let mut by_link = in_reading_order.clone();
+            by_link.sort_by_key(|(_, l)| l.link);
+            let mut got: Vec<(usize, u32, &str, Counter)> = Vec::new();
+            latest_by_link(&by_link, &counters, |at, l, k, c| got.push((at, l.link, k.name(), *c)));
+            proptest::prop_assert_eq!(got, want);
+        }
+
         /// Building a GPU's or port's counters at once gives the map the
         /// one-by-one inserts gave, whatever the order and repeats of
         /// (link, counter name) keys.

@@ -72,7 +72,7 @@ fn check_rails(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         *e = (*e).max(g.active_count());
     }
     let mut checked = 0;
-    for (at, m) in ctx.topo_matrices() {
+    for &(at, m) in ctx.topo_matrices() {
         let host = at.host();
         // Best rail rate on the host, among Active IB ports of the matrix's NICs.
         let rail_ports = |nic: &str| -> Vec<&IbPortRef<'_>> {

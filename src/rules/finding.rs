@@ -64,65 +64,93 @@ impl Subject {
     /// `mlx5_0 port 1`, `GPU 3 link 7`, `GPU 0 ↔ GPU 5`: the subject without its host.
     #[must_use]
     pub fn describe(&self) -> String {
-        use std::fmt::Write;
-        // The parts, space-separated, written into one string: most
-        // findings say their subject in their message, and a fleet has
-        // tens of thousands of findings.
-        let mut out = String::new();
+        let mut out = String::with_capacity(24);
+        self.write_description(&mut out);
+        out
+    }
+
+    /// Appends [`describe`](Self::describe)'s text to `out`: a finding's
+    /// message usually starts with its subject, written in place. The
+    /// parts are pushed as they are, numbers without the formatting
+    /// machinery: a fleet has tens of thousands of findings.
+    pub(crate) fn write_description(&self, out: &mut String) {
+        use super::wording::push_u64;
         let mut parts = 0usize;
-        let mut part = |args: std::fmt::Arguments<'_>| {
+        // Separates a part from the one before it.
+        let mut part = |out: &mut String| {
             if parts > 0 {
                 out.push(' ');
             }
             parts += 1;
-            let _ = out.write_fmt(args);
         };
         // `mlx5_0 port 1 LID 12` when the adapter is known, `LID 12 port 1`
         // when perfquery only gave the LID.
         match (&self.device, self.lid) {
-            (Some(d), _) => part(format_args!("{d}")),
-            (None, Some(l)) => part(format_args!("LID {l}")),
+            (Some(d), _) => {
+                part(out);
+                out.push_str(d);
+            }
+            (None, Some(l)) => {
+                part(out);
+                out.push_str("LID ");
+                push_u64(out, l.into());
+            }
             (None, None) => {}
         }
         if let Some(p) = self.port {
-            part(format_args!("port {p}"));
+            part(out);
+            out.push_str("port ");
+            push_u64(out, p.into());
         }
         if let (Some(_), Some(l)) = (&self.device, self.lid) {
-            part(format_args!("LID {l}"));
+            part(out);
+            out.push_str("LID ");
+            push_u64(out, l.into());
         }
         if self.device.is_none() && self.port.is_none() {
             if let Some(g) = &self.guid {
-                part(format_args!("{g}"));
+                use std::fmt::Write;
+                part(out);
+                let _ = write!(out, "{g}");
             }
         }
         if let Some(g) = self.gpu {
-            part(format_args!("GPU {g}"));
+            part(out);
+            out.push_str("GPU ");
+            push_u64(out, g.into());
         } else if self.gpu_unknown {
-            part(format_args!("unknown GPU"));
+            part(out);
+            out.push_str("unknown GPU");
         }
         if let Some(b) = &self.bus_id {
-            part(format_args!("GPU {b}"));
+            part(out);
+            out.push_str("GPU ");
+            out.push_str(b);
         }
         if let Some(l) = self.link {
-            part(format_args!("link {l}"));
+            part(out);
+            out.push_str("link ");
+            push_u64(out, l.into());
         }
         if let Some(l) = self.lane {
-            part(format_args!("lane {l}"));
+            part(out);
+            out.push_str("lane ");
+            push_u64(out, l.into());
         }
         if let Some(p) = self.peer_gpu {
-            part(format_args!("↔ GPU {p}"));
+            part(out);
+            out.push_str("↔ GPU ");
+            push_u64(out, p.into());
         }
         if let Some(n) = &self.nic {
-            if n.starts_with("NIC") {
-                part(format_args!("{n}"));
-            } else {
-                part(format_args!("NIC {n}"));
+            part(out);
+            if !n.starts_with("NIC") {
+                out.push_str("NIC ");
             }
+            out.push_str(n);
         }
         if parts == 0 {
-            "host".to_owned()
-        } else {
-            out
+            out.push_str("host");
         }
     }
 }
@@ -409,6 +437,9 @@ mod tests {
                 ..Subject::default()
             };
             assert_eq!(s.describe(), describe_oracle(&s), "{s:?}");
+            let mut after = "GPU 1: ".to_owned();
+            s.write_description(&mut after);
+            assert_eq!(after, format!("GPU 1: {}", describe_oracle(&s)), "{s:?}");
         }
     }
 }

@@ -125,8 +125,8 @@ impl FleetFacts {
     pub fn of(ctx: &Context<'_>) -> Self {
         let adapters = ctx
             .latest_adapters()
-            .into_iter()
-            .filter_map(|a| adapter_facts(ctx, &a))
+            .iter()
+            .filter_map(|a| adapter_facts(ctx, a))
             .collect();
         let ports = ctx
             .latest_ib_ports()

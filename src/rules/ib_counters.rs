@@ -79,7 +79,7 @@ declare_rule! {
                 |port| {
                     let retrained = port
                         .counters
-                        .get(IbCounter::LinkErrorRecoveryCounter.name())
+                        .get(IbCounter::LinkErrorRecoveryCounter)
                         .is_some_and(|r| r.counter.value > 0);
                     if retrained {
                         Severity::Error
@@ -727,14 +727,16 @@ fn over_limits(
     let mut checked = 0;
     for port in ports {
         let mut seen = false;
-        for name in rule.counters.iter().map(|c| c.name()) {
-            let Some(reading) = port.counters.get(name) else {
+        for &counter in rule.counters {
+            // Looked up by id: no name is compared.
+            let Some(reading) = port.counters.get(counter) else {
                 continue;
             };
+            let name = counter.name();
             seen = true;
             // The limit's words are written only for a port over it: most
             // ports of a fleet are not, and each rule reads every port.
-            if !over(reading, ctx.thresholds.value(name)) {
+            if !over(&reading, ctx.thresholds.value(name)) {
                 continue;
             }
             let (_, threshold) = limit(ctx, name);
@@ -914,7 +916,7 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     }
     let (limit_value, threshold) = limit(ctx, XMIT_WAIT);
     for port in ports {
-        let Some(reading) = port.counters.get(XMIT_WAIT) else {
+        let Some(reading) = port.counters.get(IbCounter::PortXmitWait) else {
             continue;
         };
         // The port's subject as [`PerfPortRef::subject`] names it, borrowed:
@@ -924,7 +926,7 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             continue;
         }
         checked += 1;
-        if !over(reading, limit_value) {
+        if !over(&reading, limit_value) {
             continue;
         }
         let s = port.subject();
@@ -986,10 +988,12 @@ fn check_saturated(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         Err(skip) => return skip,
     };
     for port in ports {
-        for name in ERROR_COUNTERS.iter().map(|c| c.name()) {
-            let Some(reading) = port.counters.get(name) else {
+        for &counter in ERROR_COUNTERS {
+            // Looked up by id: no name is compared.
+            let Some(reading) = port.counters.get(counter) else {
                 continue;
             };
+            let name = counter.name();
             if !reading.counter.saturated {
                 continue;
             }

@@ -262,13 +262,13 @@ fn adapter_subject(a: &AdapterRef<'_>) -> Subject {
 
 /// IB005.
 fn check_firmware_on_host(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let mut groups: BTreeMap<(HostKey<'_>, String), Vec<AdapterRef<'_>>> = BTreeMap::new();
+    let mut groups: BTreeMap<(HostKey<'_>, String), Vec<&AdapterRef<'_>>> = BTreeMap::new();
     for a in ctx.latest_adapters() {
-        let (Some(ty), Some(fw)) = (a.ca_type.clone(), a.firmware_version) else {
+        let (Some(ty), Some(fw)) = (a.ca_type.as_deref(), a.firmware_version) else {
             continue;
         };
         groups
-            .entry((a.at.host(), adapter_family(&ty, fw)))
+            .entry((a.at.host(), adapter_family(ty, fw)))
             .or_default()
             .push(a);
     }

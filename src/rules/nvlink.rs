@@ -562,15 +562,19 @@ fn counter_findings(
 ) -> Coverage {
     let names: Vec<&str> = counters.iter().map(|c| c.name()).collect();
     let gpus = ctx.nvlink_gpus();
+    // Every latest reading is counted, and only the non-zero ones kept
+    // (history findings come from them): most are zero.
+    let mut checked = 0;
     let mut readings = Vec::new();
     for g in gpus {
-        readings.extend(
-            g.latest_of(counters)
-                .into_iter()
-                .map(|(key, r)| (g, key, r)),
-        );
+        g.each_latest(counters, |link, name, r| {
+            checked += 1;
+            if r.counter.value != 0 {
+                readings.push((g, (link, name), r));
+            }
+        });
     }
-    if readings.is_empty() {
+    if checked == 0 {
         return Coverage::Skipped(format!(
             "no nvidia-smi nvlink -e counters ({}) in the input",
             names.join(", ")
@@ -615,10 +619,8 @@ fn counter_findings(
         out.push(f);
     }
     // History: non-zero since the last reset, where no growth was measured.
+    // (A zero reading has nothing to say, whether growth was judged or not.)
     for (g, (link, name), reading) in &readings {
-        if reading.counter.value == 0 {
-            continue; // nothing to say, whether growth was judged or not
-        }
         // As `g.subject()` names the GPU.
         let gpu = (!g.headerless).then_some(g.index);
         if judged.contains(&(g.host.name(), gpu, Some(*link), *name)) {
@@ -628,24 +630,28 @@ fn counter_findings(
             link: Some(*link),
             ..g.subject()
         };
-        // One message written at once: a fleet has a few of these per GPU.
-        let who = subject.describe();
-        let value = reading.counter.value;
-        let (severity, message) = if reading.counter.saturated {
+        // The message pushed piece by piece into one string, the subject
+        // written in place: a fleet has a few of these per GPU.
+        let (severity, said, tail) = if reading.counter.saturated {
             (
                 Severity::Warning,
-                format!(
-                    "{who}: {name} is stuck at {value}, its maximum: the real count and rate are unknown"
-                ),
+                " is stuck at ",
+                ", its maximum: the real count and rate are unknown",
             )
         } else {
             (
                 Severity::Info,
-                format!(
-                    "{who}: {name} = {value} since the last reset (history; a second snapshot tells whether it grows)"
-                ),
+                " = ",
+                " since the last reset (history; a second snapshot tells whether it grows)",
             )
         };
+        let mut message = String::with_capacity(48 + name.len() + said.len() + tail.len());
+        subject.write_description(&mut message);
+        message.push_str(": ");
+        message.push_str(name);
+        message.push_str(said);
+        super::wording::push_u64(&mut message, reading.counter.value);
+        message.push_str(tail);
         out.push(
             rule.finding(subject, message)
                 .severity(severity)
@@ -657,7 +663,7 @@ fn counter_findings(
                 .remediation(remediation),
         );
     }
-    Coverage::Checked(readings.len())
+    Coverage::Checked(checked)
 }
 
 /// NV003.

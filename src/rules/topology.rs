@@ -208,7 +208,8 @@ pub(crate) fn gpu_index(name: &str) -> Option<u32> {
 /// Matrices with NVLink information (not `-mp`) and at least two GPUs.
 fn nvlink_matrices<'a>(ctx: &Context<'a>) -> Vec<Matrix<'a>> {
     ctx.topo_matrices()
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|(_, m)| m.pci_only != Some(true) && m.gpus().count() >= 2)
         .map(|(at, m)| Matrix { at, m })
         .collect()
@@ -438,7 +439,8 @@ fn check_bond_count(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let matrices: Vec<Matrix<'_>> = ctx
         .topo_matrices()
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|(_, m)| m.nics().next().is_some() && m.gpus().count() >= 2)
         // Without the header some NIC columns may be unnamed: the nearest
         // NIC could be one of them.
@@ -561,7 +563,8 @@ fn cpus_of(d: &Device) -> Option<&str> {
 fn check_affinity(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let matrices: Vec<Matrix<'_>> = ctx
         .topo_matrices()
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|(_, m)| {
             m.gpus()
                 .filter(|g| g.cpu_affinity.is_some() || g.numa_affinity.is_some())
