@@ -520,7 +520,7 @@ impl<'a> NvGpuRef<'a> {
     /// order: [`counters`](Self::counters) with only those counters,
     /// without building the map of every counter. The link records are
     /// kept by link number, so each link's latest reading of a counter is
-    /// its last record holding it, found by id ([`latest_by_link`]).
+    /// its last record holding it, found by id in one pass over each link's records.
     #[must_use]
     pub fn latest_of(&self, counters: &[KnownCounter]) -> Vec<CounterReading<'a>> {
         let mut out = Vec::new();
