@@ -362,6 +362,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         ReportFormat::Ndjson | ReportFormat::Sarif if !args.redact => {
             let sarif = matches!(args.format, ReportFormat::Sarif);
             write_streamed(args.output.as_deref(), |w| {
+                let w = w.writer();
                 if sarif {
                     report::sarif::write(&report, w)?;
                     w.write_all(b"\n")
@@ -430,27 +431,36 @@ fn status_exit_code(
 
 /// The JSON report, written to stdout (or `path`) as it is serialised: a
 /// fleet's report is hundreds of megabytes, no copy of it is built in memory.
-/// The writer is a concrete buffered file or standard output, so that the
-/// spooled measurements go into it by the kernel
-/// ([`crate::spool::Output`]). A closed pipe ends the program quietly.
 fn write_json(
     report: &fabricscope::Report,
     spool: Option<&mut Spool>,
     named: &[NamedDocument<'_>],
     path: Option<&std::path::Path>,
 ) -> Result<(), String> {
-    use std::io::Write;
+    write_streamed(path, |w| emit_json(report, spool, named, w))
+}
+
+/// Writes a report that `emit` produces piece by piece to `path` or stdout
+/// (buffered), instead of building it as one string first. The writer is a
+/// concrete buffered file or standard output, so that spooled measurements
+/// go into it by the kernel ([`crate::spool::Output`]). A closed pipe ends
+/// the program quietly.
+fn write_streamed(
+    path: Option<&std::path::Path>,
+    emit: impl FnOnce(&mut dyn crate::spool::Output) -> std::io::Result<()>,
+) -> Result<(), String> {
+    use std::io::{BufWriter, Write};
     match path {
         Some(p) => std::fs::File::create(p)
             .and_then(|file| {
-                let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
-                emit_json(report, spool, named, &mut w)?;
+                let mut w = BufWriter::with_capacity(1 << 16, file);
+                emit(&mut w)?;
                 w.flush()
             })
             .map_err(|e| format!("cannot write {}: {e}", p.display())),
         None => {
-            let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-            match emit_json(report, spool, named, &mut w).and_then(|()| w.flush()) {
+            let mut w = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            match emit(&mut w).and_then(|()| w.flush()) {
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
                 Err(e) => {
                     eprintln!("fabricscope: cannot write output: {e}");
@@ -459,33 +469,6 @@ fn write_json(
                 Ok(()) => Ok(()),
             }
         }
-    }
-}
-
-/// Writes a report that `emit` produces piece by piece to `path` or stdout
-/// (buffered), instead of building it as one string first. A closed pipe
-/// ends the program quietly.
-fn write_streamed(
-    path: Option<&std::path::Path>,
-    emit: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-) -> Result<(), String> {
-    let emit = |w: &mut dyn std::io::Write| {
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, w);
-        emit(&mut w)?;
-        std::io::Write::flush(&mut w)
-    };
-    match path {
-        Some(p) => std::fs::File::create(p)
-            .and_then(|mut file| emit(&mut file))
-            .map_err(|e| format!("cannot write {}: {e}", p.display())),
-        None => match emit(&mut std::io::stdout().lock()) {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-            Err(e) => {
-                eprintln!("fabricscope: cannot write output: {e}");
-                std::process::exit(2);
-            }
-            Ok(()) => Ok(()),
-        },
     }
 }
 
