@@ -1051,33 +1051,58 @@ mod tests {
         proptest::option::of(proptest::prop_oneof![0u32..20, proptest::num::u32::ANY])
     }
 
+    /// Any subject: quotes, escapes, accents and control characters in its
+    /// names, any numbers.
+    fn any_subject() -> impl proptest::strategy::Strategy<Value = Subject> {
+        use proptest::strategy::Strategy;
+        (
+            (any_text(), any_text(), any_text(), any_text(), any_text()),
+            (
+                any_number(),
+                any_number(),
+                any_number(),
+                any_number(),
+                any_number(),
+                any_number(),
+            ),
+            proptest::option::of(proptest::num::u64::ANY),
+            proptest::bool::ANY,
+        )
+            .prop_map(
+                |(
+                    (host, device, gpu_uuid, bus_id, nic),
+                    (port, lid, gpu, link, lane, peer_gpu),
+                    guid,
+                    gpu_unknown,
+                )| {
+                    Subject {
+                        host,
+                        device,
+                        port,
+                        lid,
+                        guid: guid.map(crate::model::ib::Guid),
+                        gpu,
+                        gpu_uuid,
+                        gpu_unknown,
+                        bus_id,
+                        link,
+                        lane,
+                        peer_gpu,
+                        nic,
+                    }
+                },
+            )
+    }
+
     proptest::proptest! {
         /// The fingerprint hashed byte by byte is the one hashed as `fmt`
         /// formatted it, for any subject: quotes, escapes, accents and
         /// control characters in its names, any numbers.
         #[test]
         fn fingerprint_is_the_formatted_one(
-            (host, device, gpu_uuid, bus_id, nic) in (any_text(), any_text(), any_text(), any_text(), any_text()),
-            (port, lid, gpu, link, lane, peer_gpu) in (any_number(), any_number(), any_number(), any_number(), any_number(), any_number()),
-            guid in proptest::option::of(proptest::num::u64::ANY),
-            gpu_unknown in proptest::bool::ANY,
+            subject in any_subject(),
             rule in proptest::sample::select(vec!["IB001", "NV003", "FL004"]),
         ) {
-            let subject = Subject {
-                host,
-                device,
-                port,
-                lid,
-                guid: guid.map(crate::model::ib::Guid),
-                gpu,
-                gpu_uuid,
-                gpu_unknown,
-                bus_id,
-                link,
-                lane,
-                peer_gpu,
-                nic,
-            };
             let f = finding(rule, subject, "m", "e");
             proptest::prop_assert_eq!(finding_fingerprint(&f), finding_fingerprint_formatted(&f));
             proptest::prop_assert_eq!(
@@ -1094,10 +1119,7 @@ mod tests {
         /// findings.
         #[test]
         fn incident_written_by_hand_is_serdes(
-            (host, device, gpu_uuid, bus_id, nic) in (any_text(), any_text(), any_text(), any_text(), any_text()),
-            (port, lid, gpu, link, lane, peer_gpu) in (any_number(), any_number(), any_number(), any_number(), any_number(), any_number()),
-            guid in proptest::option::of(proptest::num::u64::ANY),
-            gpu_unknown in proptest::bool::ANY,
+            subject in any_subject(),
             (fingerprint, title, rule, cause) in (any_text(), any_text(), any_text(), any_text()),
             other_title in any_text(),
             findings in proptest::collection::vec(proptest::prop_oneof![0usize..30, proptest::num::usize::ANY], 0..5),
@@ -1110,21 +1132,7 @@ mod tests {
             let mut incident = Incident {
                 fingerprint: fingerprint.unwrap_or_default(),
                 severity,
-                subject: Subject {
-                    host,
-                    device,
-                    port,
-                    lid,
-                    guid: guid.map(crate::model::ib::Guid),
-                    gpu,
-                    gpu_uuid,
-                    gpu_unknown,
-                    bus_id,
-                    link,
-                    lane,
-                    peer_gpu,
-                    nic,
-                },
+                subject,
                 title: title.unwrap_or_default(),
                 rule: rule.unwrap_or_default(),
                 findings,
