@@ -235,6 +235,7 @@ const SERIES_BASE: usize = NV_BASE + NvCounter::ALL.len();
 
 /// How many names the tables know: the single counters, the NVLink ones and
 /// every member of every series.
+#[allow(clippy::indexing_slicing)] // evaluated by the compiler: a bad index fails the build
 const KNOWN: usize = {
     let mut n = SERIES_BASE;
     let mut s = 0;
@@ -248,6 +249,7 @@ const KNOWN: usize = {
 /// The name at table index `index` (declaration order: single counters,
 /// NVLink counters, series members) as a prefix and, for a series member,
 /// its number (`u8::MAX` for none): what [`name_byte`] reads.
+#[allow(clippy::indexing_slicing)] // evaluated by the compiler: a bad index fails the build
 const fn name_parts(index: usize) -> (&'static [u8], u8) {
     if index < NV_BASE {
         return (IbCounter::ALL[index].name().as_bytes(), u8::MAX);
@@ -272,6 +274,7 @@ const fn name_parts(index: usize) -> (&'static [u8], u8) {
 /// Byte `at` of the name `parts` spells (prefix, then the member's number
 /// in decimal), or `-1` past its end, which orders a name before any name
 /// it is a prefix of, as byte order does.
+#[allow(clippy::indexing_slicing)] // evaluated by the compiler: a bad index fails the build
 const fn name_byte(parts: (&'static [u8], u8), at: usize) -> i16 {
     let (prefix, member) = parts;
     if at < prefix.len() {
@@ -316,6 +319,7 @@ const fn name_before(a: usize, b: usize) -> bool {
 
 /// Table indices in name order: a bottom-up merge sort, run by the
 /// compiler (a few thousand name comparisons).
+#[allow(clippy::indexing_slicing)] // evaluated by the compiler: a bad index fails the build
 const ORDER: [u16; KNOWN] = {
     let mut a = [0_u16; KNOWN];
     let mut i = 0;
@@ -361,6 +365,7 @@ const ORDER: [u16; KNOWN] = {
 };
 
 /// Each table index's place in [`ORDER`]: the id of the counter.
+#[allow(clippy::indexing_slicing)] // evaluated by the compiler: a bad index fails the build
 const RANK: [u16; KNOWN] = {
     let mut rank = [0_u16; KNOWN];
     let mut i = 0;
@@ -384,8 +389,9 @@ pub struct KnownCounter(u16);
 
 impl KnownCounter {
     /// The counter at table index `index` (declaration order).
+    #[allow(clippy::indexing_slicing)] // guarded; `<[T]>::get` is not const
     const fn at(index: usize) -> Self {
-        Self(RANK[index])
+        Self(if index < KNOWN { RANK[index] } else { u16::MAX })
     }
 
     /// The counter printed as `name`, if the tables know it.
