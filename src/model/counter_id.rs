@@ -233,14 +233,165 @@ nv_counters! {
 const NV_BASE: usize = IbCounter::ALL.len();
 const SERIES_BASE: usize = NV_BASE + NvCounter::ALL.len();
 
-/// A counter the tables know: an index into one table of names, two bytes.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+/// How many names the tables know: the single counters, the NVLink ones and
+/// every member of every series.
+#[allow(clippy::indexing_slicing)] // evaluated by the compiler: a bad index fails the build
+const KNOWN: usize = {
+    let mut n = SERIES_BASE;
+    let mut s = 0;
+    while s < IbSeries::ALL.len() {
+        n += IbSeries::ALL[s].count() as usize;
+        s += 1;
+    }
+    n
+};
+
+/// The name at table index `index` (declaration order: single counters,
+/// NVLink counters, series members) as a prefix and, for a series member,
+/// its number (`u8::MAX` for none): what [`name_byte`] reads.
+#[allow(clippy::indexing_slicing)] // evaluated by the compiler: a bad index fails the build
+const fn name_parts(index: usize) -> (&'static [u8], u8) {
+    if index < NV_BASE {
+        return (IbCounter::ALL[index].name().as_bytes(), u8::MAX);
+    }
+    if index < SERIES_BASE {
+        return (NvCounter::ALL[index - NV_BASE].name().as_bytes(), u8::MAX);
+    }
+    let mut rest = index - SERIES_BASE;
+    let mut s = 0;
+    while s < IbSeries::ALL.len() {
+        let count = IbSeries::ALL[s].count() as usize;
+        if rest < count {
+            #[allow(clippy::cast_possible_truncation)]
+            return (IbSeries::ALL[s].prefix().as_bytes(), rest as u8);
+        }
+        rest -= count;
+        s += 1;
+    }
+    (b"", u8::MAX)
+}
+
+/// Byte `at` of the name `parts` spells (prefix, then the member's number
+/// in decimal), or `-1` past its end, which orders a name before any name
+/// it is a prefix of, as byte order does.
+#[allow(clippy::indexing_slicing)] // evaluated by the compiler: a bad index fails the build
+const fn name_byte(parts: (&'static [u8], u8), at: usize) -> i16 {
+    let (prefix, member) = parts;
+    if at < prefix.len() {
+        return prefix[at] as i16;
+    }
+    if member == u8::MAX {
+        return -1;
+    }
+    let digit = at - prefix.len();
+    let (digits, value) = if member < 10 {
+        (1, member)
+    } else {
+        (2, member)
+    };
+    if digit >= digits {
+        return -1;
+    }
+    let d = if digits == 2 && digit == 0 {
+        value / 10
+    } else {
+        value % 10
+    };
+    (b'0' + d) as i16
+}
+
+/// Whether the name at table index `a` sorts before the one at `b` (byte
+/// order, as the string-keyed maps had it).
+const fn name_before(a: usize, b: usize) -> bool {
+    let (pa, pb) = (name_parts(a), name_parts(b));
+    let mut at = 0;
+    loop {
+        let (x, y) = (name_byte(pa, at), name_byte(pb, at));
+        if x != y {
+            return x < y;
+        }
+        if x < 0 {
+            return false;
+        }
+        at += 1;
+    }
+}
+
+/// Table indices in name order: a bottom-up merge sort, run by the
+/// compiler (a few thousand name comparisons).
+#[allow(clippy::indexing_slicing)] // evaluated by the compiler: a bad index fails the build
+const ORDER: [u16; KNOWN] = {
+    let mut a = [0_u16; KNOWN];
+    let mut i = 0;
+    while i < KNOWN {
+        #[allow(clippy::cast_possible_truncation)]
+        {
+            a[i] = i as u16;
+        }
+        i += 1;
+    }
+    let mut b = [0_u16; KNOWN];
+    let mut width = 1;
+    while width < KNOWN {
+        let mut lo = 0;
+        while lo < KNOWN {
+            let mid = if lo + width < KNOWN {
+                lo + width
+            } else {
+                KNOWN
+            };
+            let hi = if lo + 2 * width < KNOWN {
+                lo + 2 * width
+            } else {
+                KNOWN
+            };
+            let (mut l, mut r, mut o) = (lo, mid, lo);
+            while o < hi {
+                if l < mid && (r >= hi || !name_before(a[r] as usize, a[l] as usize)) {
+                    b[o] = a[l];
+                    l += 1;
+                } else {
+                    b[o] = a[r];
+                    r += 1;
+                }
+                o += 1;
+            }
+            lo = hi;
+        }
+        a = b;
+        width *= 2;
+    }
+    a
+};
+
+/// Each table index's place in [`ORDER`]: the id of the counter.
+#[allow(clippy::indexing_slicing)] // evaluated by the compiler: a bad index fails the build
+const RANK: [u16; KNOWN] = {
+    let mut rank = [0_u16; KNOWN];
+    let mut i = 0;
+    while i < KNOWN {
+        #[allow(clippy::cast_possible_truncation)]
+        {
+            rank[ORDER[i] as usize] = i as u16;
+        }
+        i += 1;
+    }
+    rank
+};
+
+/// A counter the tables know, two bytes: its name's place among all known
+/// names in byte order. Two known ids compare as their names do without
+/// reading a table ([`Counters`] keeps its entries in name order, and every
+/// counter line of a dump inserts one; every rule's look-up searches them).
+/// So `Ord` orders known counters as their names do.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct KnownCounter(u16);
 
 impl KnownCounter {
-    #[allow(clippy::cast_possible_truncation)]
+    /// The counter at table index `index` (declaration order).
+    #[allow(clippy::indexing_slicing)] // guarded; `<[T]>::get` is not const
     const fn at(index: usize) -> Self {
-        Self(index as u16)
+        Self(if index < KNOWN { RANK[index] } else { u16::MAX })
     }
 
     /// The counter printed as `name`, if the tables know it.
@@ -257,19 +408,13 @@ impl KnownCounter {
 
     /// Every counter the tables know, in table order.
     pub fn all() -> impl Iterator<Item = Self> {
-        (0..names().len()).map(Self::at)
+        (0..KNOWN).map(Self::at)
     }
 
-    /// This counter's place among all known names in byte order: two
-    /// known ids compare as their names do, without reading the names
-    /// ([`Counters`] keeps its entries in name order and compares ids on
-    /// every insert of every counter line).
+    /// This counter's place among all known names in byte order: the id.
     #[inline]
-    fn rank(self) -> u16 {
-        ranks()
-            .get(usize::from(self.0))
-            .copied()
-            .unwrap_or(u16::MAX)
+    const fn rank(self) -> u16 {
+        self.0
     }
 }
 
@@ -299,8 +444,8 @@ impl KnownCounter {
     }
 }
 
-/// Every known name, by index. Built once: the series members' names are
-/// formatted here, so [`KnownCounter::name`] never allocates.
+/// Every known name, by id (name order). Built once: the series members'
+/// names are formatted here, so [`KnownCounter::name`] never allocates.
 fn names() -> &'static [String] {
     static NAMES: OnceLock<Vec<String>> = OnceLock::new();
     NAMES.get_or_init(|| {
@@ -309,7 +454,10 @@ fn names() -> &'static [String] {
         for s in IbSeries::ALL {
             names.extend((0..s.count()).map(|i| format!("{}{i}", s.prefix())));
         }
-        names
+        ORDER
+            .iter()
+            .map(|&i| names.get(usize::from(i)).cloned().unwrap_or_default())
+            .collect()
     })
 }
 
@@ -352,23 +500,6 @@ impl std::hash::Hasher for NameHasher {
     }
 }
 
-/// [`KnownCounter::rank`] of every known counter, by index.
-fn ranks() -> &'static [u16] {
-    static RANKS: OnceLock<Vec<u16>> = OnceLock::new();
-    RANKS.get_or_init(|| {
-        let names = names();
-        let mut order: Vec<usize> = (0..names.len()).collect();
-        order.sort_by_key(|&i| names.get(i).map(String::as_str));
-        let mut ranks = vec![0; names.len()];
-        for (rank, index) in order.into_iter().enumerate() {
-            if let (Some(slot), Ok(rank)) = (ranks.get_mut(index), u16::try_from(rank)) {
-                *slot = rank;
-            }
-        }
-        ranks
-    })
-}
-
 type ByName = HashMap<&'static str, KnownCounter, std::hash::BuildHasherDefault<NameHasher>>;
 
 /// The reverse of [`names`].
@@ -377,8 +508,8 @@ fn by_name() -> &'static ByName {
     BY_NAME.get_or_init(|| {
         names()
             .iter()
-            .enumerate()
-            .map(|(i, n)| (n.as_str(), KnownCounter::at(i)))
+            .zip(0_u16..)
+            .map(|(n, id)| (n.as_str(), KnownCounter(id)))
             .collect()
     })
 }
@@ -472,7 +603,7 @@ impl PartialOrd for CounterId {
 /// By name, as the string-keyed maps ordered them.
 impl Ord for CounterId {
     /// Inlined: every counter line's insert compares ids, nearly always two
-    /// known ones, whose comparison is two table reads.
+    /// known ones, whose comparison is of their two bytes.
     #[inline]
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         match (self, other) {
@@ -491,27 +622,16 @@ pub trait CounterKey {
 }
 
 impl CounterKey for KnownCounter {
+    /// A binary search comparing ids alone: every rule's look-up of a
+    /// counter is one, on every port and link.
+    #[inline]
     fn position(&self, entries: &[(CounterId, Counter)]) -> Option<usize> {
-        let key = CounterId::Known(*self);
-        let ranks = ranks();
         entries
-            .binary_search_by(|(id, _)| cmp_ranked(ranks, id, &key))
+            .binary_search_by(|(id, _)| match id {
+                CounterId::Known(k) => k.0.cmp(&self.0),
+                CounterId::Other(name) => (**name).cmp(self.name()),
+            })
             .ok()
-    }
-}
-
-/// [`CounterId::cmp`] with the rank table fetched once by the caller: a
-/// search compares its key with several entries, every counter line of a
-/// dump pays for a search or two, and each `cmp` fetched the table (a
-/// `OnceLock`) again in a call of its own.
-#[inline]
-fn cmp_ranked(ranks: &[u16], a: &CounterId, b: &CounterId) -> std::cmp::Ordering {
-    match (a, b) {
-        (CounterId::Known(x), CounterId::Known(y)) => {
-            let rank = |k: &KnownCounter| ranks.get(usize::from(k.0)).copied().unwrap_or(u16::MAX);
-            rank(x).cmp(&rank(y))
-        }
-        _ => a.cmp(b),
     }
 }
 
@@ -609,27 +729,20 @@ impl Counters {
         let id = id.into();
         // Tools print many counters in name order: appending needs one
         // comparison with the last entry, not a search.
-        let ranks = ranks();
         // Others print them in reverse name order (`nvidia-smi nvlink -e`:
         // Replay, Recovery, CRC): a counter before the first needs one
         // comparison more, not a search.
-        let at = match self
-            .entries
-            .last()
-            .map(|(last, _)| cmp_ranked(ranks, last, &id))
-        {
+        let at = match self.entries.last().map(|(last, _)| last.cmp(&id)) {
             None | Some(std::cmp::Ordering::Less) => Err(self.entries.len()),
             Some(_)
                 if self
                     .entries
                     .first()
-                    .is_some_and(|(first, _)| cmp_ranked(ranks, first, &id).is_gt()) =>
+                    .is_some_and(|(first, _)| first.cmp(&id).is_gt()) =>
             {
                 Err(0)
             }
-            Some(_) => self
-                .entries
-                .binary_search_by(|(have, _)| cmp_ranked(ranks, have, &id)),
+            Some(_) => self.entries.binary_search_by(|(have, _)| have.cmp(&id)),
         };
         match at {
             Ok(i) => self
@@ -770,10 +883,43 @@ mod tests {
         ));
     }
 
+    /// The ids the compiler ranked are the places of the names, formatted
+    /// at run time, in byte order: every table index's name is the one its
+    /// id names, and the ids, taken in name order, count 0, 1, 2 ….
+    #[test]
+    fn ids_are_places_in_name_order() {
+        let mut table: Vec<String> = IbCounter::ALL.iter().map(|c| c.name().to_owned()).collect();
+        table.extend(NvCounter::ALL.iter().map(|c| c.name().to_owned()));
+        for s in IbSeries::ALL {
+            table.extend((0..s.count()).map(|i| format!("{}{i}", s.prefix())));
+        }
+        assert_eq!(table.len(), KNOWN);
+        for (i, name) in table.iter().enumerate() {
+            assert_eq!(KnownCounter::at(i).name(), name.as_str());
+        }
+        let mut sorted = table.clone();
+        sorted.sort();
+        for (id, name) in sorted.iter().enumerate() {
+            assert_eq!(
+                usize::from(KnownCounter::from_name(name).map_or(u16::MAX, |k| k.0)),
+                id
+            );
+        }
+        for c in IbCounter::ALL {
+            assert_eq!(c.id().name(), c.name());
+        }
+        for c in NvCounter::ALL {
+            assert_eq!(c.id().name(), c.name());
+        }
+    }
+
     #[test]
     fn ranks_order_known_ids_as_their_names() {
         let mut by_rank: Vec<KnownCounter> = KnownCounter::all().collect();
         by_rank.sort_by_key(|k| k.rank());
+        let mut by_ord: Vec<KnownCounter> = KnownCounter::all().collect();
+        by_ord.sort();
+        assert_eq!(by_ord, by_rank);
         let mut by_name: Vec<KnownCounter> = KnownCounter::all().collect();
         by_name.sort_by_key(|k| k.name());
         assert_eq!(by_rank, by_name);

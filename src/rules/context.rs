@@ -554,16 +554,25 @@ fn latest_by_link<'r, T: Copy>(
     counters: &[KnownCounter],
     mut f: impl FnMut(T, &'r NvlinkLink, KnownCounter, &'r Counter),
 ) {
+    // Known ids order as their names: sorted, `wanted` is in name order.
     let mut wanted: Vec<KnownCounter> = counters.to_vec();
-    wanted.sort_unstable_by_key(|c| c.name());
+    wanted.sort_unstable();
     wanted.dedup();
     let mut latest: Vec<Option<(T, &'r NvlinkLink, &'r Counter)>> = vec![None; wanted.len()];
     for link in records.chunk_by(|a, b| a.1.link == b.1.link) {
         latest.fill(None);
         for &(at, l) in link {
+            // A record's known counters are in id order too: one cursor
+            // walks `wanted` alongside them (a merge), no search.
+            let mut next = 0;
             for (id, counter) in l.counters.iter() {
                 let slot = match id.known() {
-                    Some(k) => wanted.iter().position(|w| *w == k),
+                    Some(k) => {
+                        while wanted.get(next).is_some_and(|w| *w < k) {
+                            next += 1;
+                        }
+                        (wanted.get(next) == Some(&k)).then_some(next)
+                    }
                     // Never a name the tables know (`CounterId::from_name`);
                     // compared by name all the same.
                     None => wanted.iter().position(|w| w.name() == id.name()),
