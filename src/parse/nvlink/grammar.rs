@@ -331,11 +331,9 @@ fn fast_counter(payload: &str) -> Option<FastFact<'_>> {
     if bytes.starts_with(b"Remote Device") || bytes.starts_with(b"Low Power") {
         return None;
     }
-    // A name of letters, digits and spaces, scanned eight bytes at a time;
-    // a payload that is all name has no `: ` after it.
-    let colon = crate::parse::text::alphanumeric_run(bytes, Some(b' '));
-    let last = colon.checked_sub(1).and_then(|i| bytes.get(i));
-    if bytes.get(colon..colon + 2) != Some(b": ") || last == Some(&b' ') {
+    let in_name = |b: &u8| NAME_BYTES.get(usize::from(*b)).copied().unwrap_or(false);
+    let colon = bytes.iter().position(|b| !in_name(b))?;
+    if bytes.get(colon..colon + 2) != Some(b": ") || bytes.get(colon - 1) == Some(&b' ') {
         return None;
     }
     let name = payload.get(..colon)?;
@@ -366,6 +364,10 @@ fn fast_counter(payload: &str) -> Option<FastFact<'_>> {
     };
     Some(FastFact::Counter(name, number, unit))
 }
+
+/// The bytes of a counter name [`fast_counter`] takes: ASCII letters,
+/// digits and space, a table indexed by byte.
+const NAME_BYTES: [bool; 256] = crate::parse::text::alphanumeric_and(b" ");
 
 /// Classifies one line (already known not to be blank), every shape the
 /// general way.
