@@ -60,7 +60,7 @@ fn after_indent(text: &str) -> &str {
 /// line-keyed header-less fields here.
 fn perfquery_field(text: &str) -> bool {
     let t = after_indent(text).as_bytes();
-    let name_len = t.iter().position(|&b| !is(ALNUM, b)).unwrap_or(t.len());
+    let name_len = crate::parse::text::alphanumeric_run(t, None);
     let (name, rest) = t.split_at(name_len);
     if !name.first().is_some_and(u8::is_ascii_uppercase)
         || name.starts_with(b"GPU")
@@ -74,7 +74,9 @@ fn perfquery_field(text: &str) -> bool {
     };
     let dots = crate::parse::text::leading_count(rest, b'.');
     let value = rest.get(dots..).unwrap_or_default();
-    dots > 0 && !value.is_empty() && all_in(ALNUM, value)
+    dots > 0
+        && !value.is_empty()
+        && crate::parse::text::alphanumeric_run(value, None) == value.len()
 }
 
 /// What follows `Link N: ` on an indented line, or `None` for any other
@@ -159,7 +161,9 @@ fn bytes_equal(word: u64, byte: u8) -> u64 {
 }
 
 /// The labels of ibstat's CA and port fields that [`ibstat_field`] takes
-/// (`Link layer` is left out: nvlink's detector reads `Link …` lines).
+/// (`Link layer` is left out: nvlink's detector reads `Link …` lines): the
+/// tests' list, which [`is_ibstat_label`] matches.
+#[cfg(test)]
 const IBSTAT_LABELS: &[&str] = &[
     "CA type",
     "Number of ports",
@@ -177,8 +181,33 @@ const IBSTAT_LABELS: &[&str] = &[
     "Port GUID",
 ];
 
+/// Whether `label` is one of ibstat's CA and port field labels that
+/// [`ibstat_field`] takes (`Link layer` is left out: nvlink's detector
+/// reads `Link …` lines). A `match`, which the compiler turns into a test
+/// of the length and then at most a compare or two, where a search of the
+/// list compared each label in turn on every body line.
+fn is_ibstat_label(label: &str) -> bool {
+    matches!(
+        label,
+        "CA type"
+            | "Number of ports"
+            | "Firmware version"
+            | "Hardware version"
+            | "Node GUID"
+            | "System image GUID"
+            | "State"
+            | "Physical state"
+            | "Rate"
+            | "Base lid"
+            | "LMC"
+            | "SM lid"
+            | "Capability mask"
+            | "Port GUID"
+    )
+}
+
 /// ibstat's indented `\t\tState: Active`, `\tFirmware version: 28.39.1002`
-/// (a label of [`IBSTAT_LABELS`], a colon, a space, a value of letters,
+/// (a label [`is_ibstat_label`] takes, a colon, a space, a value of letters,
 /// digits, spaces, `.` and `-`, not starting `ib`), or its `\tPort 1:`.
 ///
 /// Why no detector begins a block at it: the labels are none of the
@@ -207,7 +236,7 @@ fn ibstat_field(text: &str) -> bool {
     let Some(value) = value.strip_prefix(' ') else {
         return false;
     };
-    IBSTAT_LABELS.contains(&label)
+    is_ibstat_label(label)
         && !value.is_empty()
         && !value.starts_with("ib")
         && all_in(IBSTAT_VALUE, value.as_bytes())
@@ -278,13 +307,6 @@ const SETS: [u8; 256] = {
     table
 };
 
-/// Whether `byte` is in `set`.
-#[inline]
-fn is(set: u8, byte: u8) -> bool {
-    SETS.get(usize::from(byte))
-        .is_some_and(|&sets| sets & set != 0)
-}
-
 /// The sets `byte` is in.
 #[inline]
 fn sets_of(byte: u8) -> u8 {
@@ -301,6 +323,35 @@ fn all_in(set: u8, bytes: &[u8]) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The `match` takes exactly the listed labels: each, and each one
+    /// byte short, one byte longer, or with a byte changed.
+    #[test]
+    fn ibstat_label_match_takes_the_list() {
+        for label in IBSTAT_LABELS {
+            assert!(is_ibstat_label(label), "{label}");
+            let mut variants = vec![
+                label[..label.len() - 1].to_owned(),
+                format!("{label} "),
+                format!(" {label}"),
+                label.to_lowercase(),
+            ];
+            for i in 0..label.len() {
+                let mut bytes = label.as_bytes().to_vec();
+                bytes[i] ^= 1;
+                variants.push(String::from_utf8(bytes).unwrap_or_default());
+            }
+            for v in variants {
+                assert_eq!(
+                    is_ibstat_label(&v),
+                    IBSTAT_LABELS.contains(&v.as_str()),
+                    "{v:?}"
+                );
+            }
+        }
+        assert!(!is_ibstat_label("Link layer"));
+        assert!(!is_ibstat_label(""));
+    }
 
     /// The shapes as written before the byte-set table: comparisons byte
     /// by byte, the oracle of the table-driven tests.

@@ -231,6 +231,54 @@ pub(crate) fn leading_count(bytes: &[u8], byte: u8) -> usize {
     count + rest.iter().position(|&b| b != byte).unwrap_or(rest.len())
 }
 
+/// How many of the first bytes of `bytes` are ASCII letters or digits, or
+/// `extra` (if ASCII; a non-ASCII `extra` is ignored), tested eight at a time: the name of every
+/// perfquery counter line (`PortXmitData:…`) is scanned by the body test
+/// and by the parser, and the byte-by-byte table scan it replaced was a
+/// load, a test and a branch a byte.
+#[inline]
+pub(crate) fn alphanumeric_run(bytes: &[u8], extra: Option<u8>) -> usize {
+    let extra = extra.filter(u8::is_ascii);
+    let mut words = bytes.chunks_exact(8);
+    let mut count = 0;
+    for word in &mut words {
+        let word = <[u8; 8]>::try_from(word).map_or(0, u64::from_le_bytes);
+        let others = not_alphanumeric(word, extra);
+        if others != 0 {
+            // Read as little-endian: the lowest flagged byte is the first.
+            return count + (others.trailing_zeros() / 8) as usize;
+        }
+        count += 8;
+    }
+    let rest = words.remainder();
+    count
+        + rest
+            .iter()
+            .position(|&b| !(b.is_ascii_alphanumeric() || Some(b) == extra))
+            .unwrap_or(rest.len())
+}
+
+/// The high bit of each byte of `word` that is not an ASCII letter, digit
+/// or `extra` (ASCII, or `None`). Each test adds a constant to the low seven bits of every
+/// byte (no carry crosses a byte) so that the high bit says `>= lo` or
+/// `> hi`; a byte with its own high bit set is never ASCII.
+#[inline]
+fn not_alphanumeric(word: u64, extra: Option<u8>) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    let low = word & !HIGH;
+    let between = |x: u64, lo: u8, hi: u8| {
+        let at_least = x + ONES * u64::from(0x80_u8.wrapping_sub(lo));
+        let above = x + ONES * u64::from(0x7f_u8.wrapping_sub(hi));
+        at_least & !above & HIGH
+    };
+    let digit = between(low, b'0', b'9');
+    // `| 0x20` lowers capitals and moves no other byte into `a..=z`.
+    let letter = between(low | ONES * 0x20, b'a', b'z');
+    let other = extra.map_or(0, |e| between(low, e, e));
+    !((digit | letter | other) & !word) & HIGH
+}
+
 /// [`trim`] of a text with white space or a non-ASCII byte at an end.
 fn trim_ends(text: &str) -> &str {
     let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
@@ -379,6 +427,29 @@ pub(crate) fn tool_message_kind(t: &str) -> Option<WarningKind> {
 mod tests {
     use super::*;
 
+    /// Every byte value, at every position of a word, with each extra.
+    #[test]
+    fn alphanumeric_word_test_takes_exactly_letters_digits_and_extra() {
+        for extra in [None, Some(b'_'), Some(b' '), Some(b'-'), Some(0xc3)] {
+            for byte in 0..=u8::MAX {
+                for at in 0..8 {
+                    let mut word = [b'a'; 8];
+                    word[at] = byte;
+                    let wanted =
+                        byte.is_ascii_alphanumeric() || (extra == Some(byte) && byte.is_ascii());
+                    let expected = if wanted { 8 } else { at };
+                    let mut text = word.to_vec();
+                    text.push(b':');
+                    assert_eq!(
+                        alphanumeric_run(&text, extra).min(8),
+                        expected,
+                        "{byte:#x} at {at}, extra {extra:?}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn byte_tables_hold_letters_digits_and_the_extra_bytes_only() {
         for extra in [&b""[..], b"_", b" ", b"-._"] {
@@ -433,6 +504,31 @@ mod tests {
         #[test]
         fn hex_u32_reads_as_the_combinators_did(t in "[ \t]{0,2}(0x|0X|0|x)?[0-9a-fA-FgxX ]{0,12}[ \t\u{a0}]{0,2}") {
             proptest::prop_assert_eq!(hex_u32(&t), hex_u32_nom(&t));
+        }
+
+        /// Scanning eight bytes at a time counts as the byte-by-byte
+        /// test does, for every byte value and each extra byte used.
+        #[test]
+        fn alphanumeric_run_counts_as_the_byte_test(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::prelude::any::<u8>(),
+                    proptest::sample::select(b"azAZ09_ .:@[`{/".to_vec()),
+                ],
+                0..40,
+            ),
+            name in "[A-Za-z0-9_]{0,30}",
+            extra in proptest::sample::select(vec![None, Some(b'_'), Some(b' '), Some(b'-')]),
+        ) {
+            let mut joined = name.into_bytes();
+            joined.extend_from_slice(&bytes);
+            for text in [&bytes[..], &joined[..]] {
+                let slow = text
+                    .iter()
+                    .position(|&b| !(b.is_ascii_alphanumeric() || Some(b) == extra))
+                    .unwrap_or(text.len());
+                proptest::prop_assert_eq!(alphanumeric_run(text, extra), slow);
+            }
         }
 
         /// Counting eight bytes at a time counts as `take_while` does.
