@@ -274,7 +274,7 @@ fn not_alphanumeric(word: u64, extra: Option<u8>) -> u64 {
     };
     let digit = between(low, b'0', b'9');
     // `| 0x20` lowers capitals and moves no other byte into `a..=z`.
-    let letter = between(low | ONES * 0x20, b'a', b'z');
+    let letter = between(low | (ONES * 0x20), b'a', b'z');
     let other = extra.map_or(0, |e| between(low, e, e));
     !((digit | letter | other) & !word) & HIGH
 }
