@@ -317,6 +317,15 @@ const fn name_before(a: usize, b: usize) -> bool {
     }
 }
 
+/// `n`, or [`KNOWN`] if that is smaller (`Ord::min` is not `const`).
+const fn at_most_known(n: usize) -> usize {
+    if n < KNOWN {
+        n
+    } else {
+        KNOWN
+    }
+}
+
 /// Table indices in name order: a bottom-up merge sort, run by the
 /// compiler (a few thousand name comparisons).
 #[allow(clippy::indexing_slicing)] // evaluated by the compiler: a bad index fails the build
@@ -335,16 +344,7 @@ const ORDER: [u16; KNOWN] = {
     while width < KNOWN {
         let mut lo = 0;
         while lo < KNOWN {
-            let mid = if lo + width < KNOWN {
-                lo + width
-            } else {
-                KNOWN
-            };
-            let hi = if lo + 2 * width < KNOWN {
-                lo + 2 * width
-            } else {
-                KNOWN
-            };
+            let (mid, hi) = (at_most_known(lo + width), at_most_known(lo + 2 * width));
             let (mut l, mut r, mut o) = (lo, mid, lo);
             while o < hi {
                 if l < mid && (r >= hi || !name_before(a[r] as usize, a[l] as usize)) {
