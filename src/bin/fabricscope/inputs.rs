@@ -545,13 +545,15 @@ fn file(
 /// A file's bytes, as [`std::fs::read`] gives them, with fewer system
 /// calls: `len` is the size the listing's stat saw, so the file is opened
 /// and read without a stat of its own (one is made only when the size is
-/// not known), into a buffer of that size, then one short read confirms
-/// the end. `std::fs::read` stats the open file again (as `File`'s own
-/// `read_to_end` would, with a seek besides): after the listing's stat a
-/// file took five calls where this takes four (open, read, the read that
-/// finds the end, close), 21,000 fewer stats on a 1,000-host fleet.
-/// A file that grew or shrank since the listing is read to its end all
-/// the same.
+/// not known), into a buffer one byte larger than that size. A read that
+/// asked for more and stopped exactly at the listed size has found the end
+/// (a regular file reads short only there), so most files take three calls
+/// (open, read, close) where `std::fs::read` takes five (it stats the open
+/// file again and makes a last read that returns nothing): 42,000 fewer
+/// calls on a 1,000-host fleet. A file that grew since the listing fills
+/// the buffer and is read on to its end; one that shrank, or a pseudo-file
+/// whose stat size means nothing (sysfs says 4096, procfs 0), reads short
+/// elsewhere and is read until a read returns nothing, as before.
 pub fn read_file(path: &Path, len: Option<u64>) -> std::io::Result<Vec<u8>> {
     let mut file = std::fs::File::open(path)?;
     let len = match len {
@@ -560,22 +562,29 @@ pub fn read_file(path: &Path, len: Option<u64>) -> std::io::Result<Vec<u8>> {
     };
     let size = len.and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
     let mut bytes = Vec::new();
-    bytes.try_reserve_exact(size)?;
-    bytes.resize(size, 0);
+    bytes.try_reserve_exact(size.saturating_add(1))?;
+    bytes.resize(size.saturating_add(1), 0);
     let mut filled = 0;
     while let Some(rest) = bytes.get_mut(filled..).filter(|r| !r.is_empty()) {
         match file.read(rest) {
             Ok(0) => break,
-            Ok(n) => filled += n,
+            Ok(n) => {
+                filled += n;
+                if filled == size {
+                    // Asked for at least one byte more than the listing saw
+                    // and got exactly its size: the end.
+                    bytes.truncate(filled);
+                    return Ok(bytes);
+                }
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
+    let full = filled == bytes.len();
     bytes.truncate(filled);
-    if filled == size {
-        // Whatever the file gained since its stat (and the end-of-file
-        // read that tells there is none), without the stat `File`'s own
-        // `read_to_end` makes.
+    if full {
+        // Larger than the listing saw: whatever else it holds, to its end.
         std::io::Read::by_ref(&mut file)
             .take(u64::MAX)
             .read_to_end(&mut bytes)?;
