@@ -369,12 +369,19 @@ struct PerfWords<'n> {
     role: Role,
 }
 
-/// Works out [`PerfWords`] from the name's text.
+/// Works out [`PerfWords`] from the name's text. A name without a lane
+/// suffix is its own base: classified once, not twice (the table of every
+/// known counter's words is built this way, a dozen substring searches per
+/// name).
 fn perf_words(name: &str) -> PerfWords<'_> {
     let (base, lane) = lane_suffix(name);
     let (unit, role) = perf_unit_and_role(base);
     PerfWords {
-        whole: perf_unit_and_role(name),
+        whole: if lane.is_none() {
+            (unit, role)
+        } else {
+            perf_unit_and_role(name)
+        },
         base,
         lane,
         unit,
@@ -846,6 +853,30 @@ mod tests {
                 let key = link_key(variant, host, a, b);
                 prop_assert_eq!(capacities.get(key.borrowed()), tree.get(&key));
             }
+        }
+    }
+
+    proptest! {
+        /// A name's words are what classifying its text says: the whole
+        /// name's (worked out once when it has no lane suffix), and its
+        /// base's after the suffix is taken off.
+        #[test]
+        fn perf_words_classify_the_whole_name_and_its_base(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    Just("PortXmitData"), Just("PortRcvData"), Just("Pkts"), Just("SymbolError"),
+                    Just("Wait"), Just("ERROR"), Just("Fec"), Just("Block"), Just("Lane"),
+                    Just("x"), Just("["), Just("]"), Just("[3]"), Just("[12]"), Just("[-1]"),
+                ],
+                0..5,
+            ),
+        ) {
+            let name = parts.concat();
+            let words = perf_words(&name);
+            let (base, lane) = lane_suffix(&name);
+            prop_assert_eq!(words.whole, perf_unit_and_role(&name));
+            prop_assert_eq!((words.base, words.lane), (base, lane));
+            prop_assert_eq!((words.unit, words.role), perf_unit_and_role(base));
         }
     }
 
