@@ -369,12 +369,19 @@ struct PerfWords<'n> {
     role: Role,
 }
 
-/// Works out [`PerfWords`] from the name's text.
+/// Works out [`PerfWords`] from the name's text. A name without a lane
+/// suffix is its own base: classified once, not twice (the table of every
+/// known counter's words is built this way, a dozen substring searches per
+/// name).
 fn perf_words(name: &str) -> PerfWords<'_> {
     let (base, lane) = lane_suffix(name);
     let (unit, role) = perf_unit_and_role(base);
     PerfWords {
-        whole: perf_unit_and_role(name),
+        whole: if lane.is_none() {
+            (unit, role)
+        } else {
+            perf_unit_and_role(name)
+        },
         base,
         lane,
         unit,
@@ -529,6 +536,9 @@ fn nvlink_role_of(id: &CounterId) -> (&str, (CounterUnit, Role)) {
 fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
     // The words of the last link speed: a host's links mostly share one.
     let mut speed_words: Option<(u64, Rc<str>)> = None;
+    // The known counter found at each position of a link's counters, with
+    // its name and words (see below).
+    let mut roles_at: Vec<(KnownCounter, &'d str, (CounterUnit, Role))> = Vec::new();
     // Links of an unknown GPU (no header in the paste) cannot be matched
     // with the same GPU in another snapshot: no rate is computed for them.
     let gpus = || n.gpus.iter().filter(|g| !g.headerless);
@@ -579,19 +589,42 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
                     },
                 ));
             }
-            let lanes = link.lanes.iter().map(|lane| SubjectRef {
-                lane: Some(lane.lane),
-                ..subject
-            });
-            let lanes: Vec<usize> = lanes.map(|s| out.subject(s)).collect();
+            // The lanes' subjects, one after the other from `first_lane`
+            // (no vector of their positions per link: most links have none).
+            let first_lane = out.subjects.len();
+            if !link.lanes.is_empty() {
+                out.subjects
+                    .extend(link.lanes.iter().map(|lane| SubjectRef {
+                        lane: Some(lane.lane),
+                        ..subject
+                    }));
+            }
             let at = if link.counters.is_empty() {
                 None
             } else {
                 Some(out.subject(subject))
             };
-            for (id, counter) in link.counters.iter() {
+            for (position, (id, counter)) in link.counters.iter().enumerate() {
                 let Some(subject) = at else { break };
-                let (name, (unit, role)) = nvlink_role_of(id);
+                // A section's links list the same counters in the same
+                // order: the one at this position on the link before is
+                // most often this one, found without a map look-up.
+                let known = id.known();
+                let cached = roles_at.get(position).copied();
+                let (name, (unit, role)) = match (known, cached) {
+                    (Some(k), Some((last, name, words))) if last == k => (name, words),
+                    _ => {
+                        let (name, words) = nvlink_role_of(id);
+                        if let Some(k) = known {
+                            if let Some(slot) = roles_at.get_mut(position) {
+                                *slot = (k, name, words);
+                            } else if roles_at.len() == position {
+                                roles_at.push((k, name, words));
+                            }
+                        }
+                        (name, words)
+                    }
+                };
                 out.samples.push(Reading {
                     subject,
                     source: CounterSource::NvidiaSmiNvlink,
@@ -602,7 +635,7 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
                     span: link.span,
                 });
             }
-            for (lane, subject) in link.lanes.iter().zip(lanes) {
+            for (lane, subject) in link.lanes.iter().zip(first_lane..) {
                 let counter = Counter {
                     saturated: lane.ecc_correction_count.saturated || lane.overflow,
                     ..lane.ecc_correction_count
@@ -846,6 +879,123 @@ mod tests {
                 let key = link_key(variant, host, a, b);
                 prop_assert_eq!(capacities.get(key.borrowed()), tree.get(&key));
             }
+        }
+    }
+
+    proptest! {
+        /// A name's words are what classifying its text says: the whole
+        /// name's (worked out once when it has no lane suffix), and its
+        /// base's after the suffix is taken off.
+        #[test]
+        fn perf_words_classify_the_whole_name_and_its_base(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    Just("PortXmitData"), Just("PortRcvData"), Just("Pkts"), Just("SymbolError"),
+                    Just("Wait"), Just("ERROR"), Just("Fec"), Just("Block"), Just("Lane"),
+                    Just("x"), Just("["), Just("]"), Just("[3]"), Just("[12]"), Just("[-1]"),
+                ],
+                0..5,
+            ),
+        ) {
+            let name = parts.concat();
+            let words = perf_words(&name);
+            let (base, lane) = lane_suffix(&name);
+            prop_assert_eq!(words.whole, perf_unit_and_role(&name));
+            prop_assert_eq!((words.base, words.lane), (base, lane));
+            prop_assert_eq!((words.unit, words.role), perf_unit_and_role(base));
+        }
+
+        /// nvlink readings name and classify each counter as its text says,
+        /// whatever counters (known to the tables or not) each link lists
+        /// (the words are found by position on the link before), and their
+        /// subjects are each link's lanes, then the link, in order.
+        #[test]
+        fn nvlink_readings_are_classified_by_their_names(
+            gpus in proptest::collection::vec(
+                (
+                    any::<bool>(),
+                    proptest::collection::vec(
+                        (proptest::collection::vec(any::<bool>(), 7), 0usize..3),
+                        0..5,
+                    ),
+                ),
+                0..3,
+            ),
+        ) {
+            let names = [
+                "replay_errors", "recovery_errors", "crc_errors", "data_tx_kib",
+                "data_rx_kib", "vendor_kib", "vendor_count",
+            ];
+            let mut n = Nvlink::default();
+            for (g, (headerless, links)) in gpus.iter().enumerate() {
+                let mut gpu = crate::model::nvlink::NvlinkGpu {
+                    index: g as u32,
+                    headerless: *headerless,
+                    ..Default::default()
+                };
+                for (l, (listed, lanes)) in links.iter().enumerate() {
+                    let mut link = crate::model::nvlink::NvlinkLink {
+                        link: l as u32,
+                        span: LineSpan::line(l + 1),
+                        ..Default::default()
+                    };
+                    for (at, name) in names.iter().enumerate() {
+                        if listed[at] {
+                            link.counters.insert(*name, Counter::unknown_width(at as u64));
+                        }
+                    }
+                    link.lanes = (0..*lanes as u32)
+                        .map(|lane| crate::model::nvlink::LaneEcc {
+                            lane,
+                            ecc_correction_count: Counter::unknown_width(u64::from(lane)),
+                            overflow: false,
+                        })
+                        .collect();
+                    gpu.links.push(link);
+                }
+                n.gpus.push(gpu);
+            }
+            let mut out = Extracted::default();
+            nvlink(&n, Some("h"), &mut out);
+            let mut subjects = Vec::new();
+            let mut readings = Vec::new();
+            for gpu in n.gpus.iter().filter(|g| !g.headerless) {
+                for link in &gpu.links {
+                    let subject = SubjectRef {
+                        host: Some("h"),
+                        gpu: Some(gpu.index),
+                        link: Some(link.link),
+                        ..SubjectRef::default()
+                    };
+                    let first_lane = subjects.len();
+                    for lane in &link.lanes {
+                        subjects.push(SubjectRef { lane: Some(lane.lane), ..subject });
+                    }
+                    if !link.counters.is_empty() {
+                        subjects.push(subject);
+                    }
+                    for (id, counter) in link.counters.iter() {
+                        let (unit, role) = nvlink_role(id.name());
+                        readings.push((subjects.len() - 1, id.name().to_owned(), counter.value, unit, role));
+                    }
+                    for (at, lane) in link.lanes.iter().enumerate() {
+                        readings.push((
+                            first_lane + at,
+                            "ecc_correction_count".to_owned(),
+                            lane.ecc_correction_count.value,
+                            CounterUnit::Events,
+                            Role::BitErrors,
+                        ));
+                    }
+                }
+            }
+            let got: Vec<_> = out
+                .samples
+                .iter()
+                .map(|r| (r.subject, r.name.to_owned(), r.counter.value, r.unit, r.role))
+                .collect();
+            prop_assert_eq!(&out.subjects, &subjects);
+            prop_assert_eq!(got, readings);
         }
     }
 

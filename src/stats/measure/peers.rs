@@ -148,7 +148,7 @@ pub(super) fn peer_groups<'s>(
     // Each subject's list of groups in `words`, by subject id.
     let mut lists: Vec<u32> = vec![u32::MAX; ids.subjects];
     let pairs = Pairs::of(ids);
-    let mut groups = GroupFills::new(ids.subjects, pairs.count);
+    let mut groups = GroupFills::new(ids.subjects, pairs.count, series.len());
     // Where each member's value is, with its group.
     let mut joins: Vec<(u32, MemberAt)> = Vec::with_capacity(series.len() * 2);
     // Summed in order first seen (found through a table by the GPU's
@@ -506,9 +506,9 @@ impl Fill {
 
 impl<'s> GroupFills<'s> {
     /// Room for the groups of `subjects` subjects over `pairs` counter
-    /// pairs: a subject has at most two kinds and words of its own, and a
-    /// GPU's host one more.
-    fn new(subjects: usize, pairs: usize) -> Self {
+    /// pairs (a subject has at most two kinds and words of its own, and a
+    /// GPU's host one more) and `series` series.
+    fn new(subjects: usize, pairs: usize, series: usize) -> Self {
         let row = pairs.saturating_mul(2);
         let most = subjects
             .saturating_mul(3)
@@ -518,8 +518,10 @@ impl<'s> GroupFills<'s> {
             row,
             table: (most <= 1 << 22).then(Vec::new),
             ids: FxHashMap::default(),
-            // A host fills a few hundred groups.
-            fills: Vec::with_capacity(256),
+            // A host fills a few hundred groups, about one for every two
+            // of its series: room for one per series is not grown (each
+            // doubling copied them all), and bounded for a huge unit.
+            fills: Vec::with_capacity(series.min(1 << 14)),
         }
     }
 
