@@ -29,6 +29,11 @@ use crate::stats::{
     CounterRate, CounterSource, CounterUnit, Derivation, IntervalSource, Measurements, RateStatus,
     SnapshotInfo, Subject, Throughput,
 };
+// The layout's pieces, the escape check and the number writer are the
+// incidents' and findings' too.
+use super::incident::pretty::{
+    newline, plain, str as push_str, u64 as push_u64, usize as push_usize, word as push_word,
+};
 use serde::ser::{SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -177,24 +182,6 @@ impl<T: WritePretty + ?Sized> WritePretty for &T {
     }
 }
 
-/// A newline and `depth` levels of indent.
-fn newline(out: &mut Vec<u8>, depth: usize) {
-    /// A newline and 63 levels of indent: most indents are a slice of it.
-    const LINE: &[u8] = concat!(
-        "\n",
-        "                                                                ",
-        "                                                              "
-    )
-    .as_bytes();
-    match LINE.get(..1 + depth * 2) {
-        Some(line) => out.extend_from_slice(line),
-        None => {
-            out.push(b'\n');
-            out.resize(out.len() + depth * 2, b' ');
-        }
-    }
-}
-
 /// An object being written: its fields go one level deeper than it.
 struct Object<'o> {
     out: &'o mut Vec<u8>,
@@ -267,27 +254,6 @@ fn push_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let _ = serde_json::to_writer(&mut *out, value);
 }
 
-/// Whether `text` needs no escape in a JSON string: no control character,
-/// quote or backslash (everything else, UTF-8 included, is written as is).
-fn plain(text: &str) -> bool {
-    // No early exit: the whole of a short string is checked in a few
-    // vector steps.
-    !text.bytes().fold(false, |seen, b| {
-        seen | (b < 0x20) | (b == b'"') | (b == b'\\')
-    })
-}
-
-/// `text` as a JSON string.
-fn push_str(out: &mut Vec<u8>, text: &str) {
-    if plain(text) {
-        out.push(b'"');
-        out.extend_from_slice(text.as_bytes());
-        out.push(b'"');
-    } else {
-        push_json(out, text);
-    }
-}
-
 /// A string of pieces, written as one JSON string.
 fn push_pieces(out: &mut Vec<u8>, pieces: &[&str]) {
     if pieces.iter().all(|p| plain(p)) {
@@ -316,13 +282,6 @@ fn push_derivation(out: &mut Vec<u8>, derivation: &Derivation, seconds: &str) {
     }
 }
 
-/// A word known to need no escape, as a JSON string.
-fn push_word(out: &mut Vec<u8>, word: &str) {
-    out.push(b'"');
-    out.extend_from_slice(word.as_bytes());
-    out.push(b'"');
-}
-
 /// A unit's name as its `Serialize` writes it (`rename_all = "snake_case"`).
 const fn unit_word(unit: CounterUnit) -> &'static str {
     match unit {
@@ -340,18 +299,6 @@ const fn status_word(status: RateStatus) -> &'static str {
         RateStatus::CounterReset => "counter_reset",
         RateStatus::Saturated => "saturated",
         RateStatus::NoInterval => "no_interval",
-    }
-}
-
-/// `value` in decimal, as `serde_json` writes integers.
-fn push_u64(out: &mut Vec<u8>, value: u64) {
-    crate::stats::push_decimal(out, value);
-}
-
-fn push_usize(out: &mut Vec<u8>, value: usize) {
-    match u64::try_from(value) {
-        Ok(v) => push_u64(out, v),
-        Err(_) => push_json(out, &value),
     }
 }
 
