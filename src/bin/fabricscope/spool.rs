@@ -549,14 +549,14 @@ impl Spool {
             self.omitted
                 .add(fabricscope::report::notable::keep_notable(&mut m));
         }
-        // The three records most of a report is, written without serde.
+        // The records most of a report is, written without serde.
         self.write_pretty(0, &m.snapshots)?;
         self.write(1, &m.link_capacities)?;
         self.write_pretty(2, rate_sets(&m.counter_rates))?;
         self.write_pretty(3, &m.throughput)?;
         self.write(4, &m.saturated_counters)?;
         self.write(5, &m.bit_error_rates)?;
-        self.write(6, &m.peer_groups)?;
+        self.write_pretty(6, &m.peer_groups)?;
         self.write(7, &m.traffic_balance)?;
         self.write(8, &m.trends)?;
         self.write(9, &m.notes)
@@ -834,6 +834,24 @@ fn tail_records<T: Serialize>(
     Ok(())
 }
 
+/// As [`tail_records`], the records written by their [`WritePretty`] (the
+/// fleet step's peer groups: one per port across the hosts).
+fn tail_records_pretty<T: WritePretty>(
+    records: impl IntoIterator<Item = T>,
+    first: &mut bool,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
+    let depth = INDENT.len().saturating_sub(1) / 2;
+    let mut buffer = Vec::new();
+    for r in records {
+        element_start(first, w)?;
+        buffer.clear();
+        r.write_pretty(depth, &mut buffer);
+        w.write_all(&buffer)?;
+    }
+    Ok(())
+}
+
 impl Spooled<'_> {
     /// Writes the measurements as the pretty report prints the value of its
     /// `measurements` key: the spooled records copied as they are (they
@@ -855,13 +873,13 @@ impl Spooled<'_> {
             let w = out.writer();
             let f = &mut first;
             match i {
-                0 => tail_records(&t.snapshots, f, w)?,
+                0 => tail_records_pretty(&t.snapshots, f, w)?,
                 1 => tail_records(&t.link_capacities, f, w)?,
-                2 => tail_records(rate_sets(&t.counter_rates), f, w)?,
-                3 => tail_records(&t.throughput, f, w)?,
+                2 => tail_records_pretty(rate_sets(&t.counter_rates), f, w)?,
+                3 => tail_records_pretty(&t.throughput, f, w)?,
                 4 => tail_records(&t.saturated_counters, f, w)?,
                 5 => tail_records(&t.bit_error_rates, f, w)?,
-                6 => tail_records(&t.peer_groups, f, w)?,
+                6 => tail_records_pretty(&t.peer_groups, f, w)?,
                 7 => tail_records(&t.traffic_balance, f, w)?,
                 8 => tail_records(&t.trends, f, w)?,
                 _ => tail_records(&t.notes, f, w)?,
