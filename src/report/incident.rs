@@ -119,19 +119,38 @@ impl Incident {
 }
 
 /// The pieces of `serde_json`'s pretty layout (two spaces a level) that
-/// [`Incident::write_pretty`] writes by hand.
-mod pretty {
+/// the report's hand writers share: [`Incident::write_pretty`],
+/// `Finding::write_pretty` and the measurements' `WritePretty`.
+pub(crate) mod pretty {
     use crate::rules::Subject;
 
     /// A newline and `depth` levels of indent.
-    pub(super) fn newline(out: &mut Vec<u8>, depth: usize) {
-        out.push(b'\n');
-        out.resize(out.len() + depth * 2, b' ');
+    // Inlined: a few instructions, called for every field of every record
+    // (a call from another module was not inlined otherwise).
+    #[inline]
+    pub(crate) fn newline(out: &mut Vec<u8>, depth: usize) {
+        /// A newline and 63 levels of indent: most indents are a slice of it.
+        const LINE: &[u8] = concat!(
+            "\n",
+            "                                                                ",
+            "                                                              "
+        )
+        .as_bytes();
+        match LINE.get(..1 + depth * 2) {
+            Some(line) => out.extend_from_slice(line),
+            None => {
+                out.push(b'\n');
+                out.resize(out.len() + depth * 2, b' ');
+            }
+        }
     }
 
     /// The key of an object's field (`first`: no comma before it) at
     /// `depth`, up to its value.
-    pub(super) fn key(out: &mut Vec<u8>, depth: usize, first: bool, key: &str) {
+    #[inline]
+    pub(crate) fn key(out: &mut Vec<u8>, depth: usize, first: bool, key: &str) {
+        // Room for all of it at once: the pushes below then do not grow.
+        out.reserve(key.len() + depth * 2 + 6);
         if !first {
             out.push(b',');
         }
@@ -142,31 +161,44 @@ mod pretty {
     }
 
     /// A word known to need no escape, as a JSON string.
-    pub(super) fn word(out: &mut Vec<u8>, word: &str) {
+    #[inline]
+    pub(crate) fn word(out: &mut Vec<u8>, word: &str) {
         out.push(b'"');
         out.extend_from_slice(word.as_bytes());
         out.push(b'"');
     }
 
+    /// Whether `text` needs no escape in a JSON string: no control
+    /// character, quote or backslash (everything else, UTF-8 included, is
+    /// written as is).
+    pub(crate) fn plain(text: &str) -> bool {
+        // No early exit: the whole string is checked in a few vector steps
+        // (a byte-by-byte search that stops at the first escape was most
+        // of the time spent writing a finding: its remediation and
+        // message are long, and need no escape).
+        !text.bytes().fold(false, |seen, b| {
+            seen | (b < 0x20) | (b == b'"') | (b == b'\\')
+        })
+    }
+
     /// `text` as a JSON string: as it is when nothing in it needs an
-    /// escape (a control character, quote or backslash), else by
-    /// `serde_json`.
-    pub(super) fn str(out: &mut Vec<u8>, text: &str) {
-        if text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+    /// escape, else by `serde_json`.
+    pub(crate) fn str(out: &mut Vec<u8>, text: &str) {
+        if plain(text) {
+            word(out, text);
+        } else {
             // Writing to a vector does not fail.
             let _ = serde_json::to_writer(&mut *out, text);
-        } else {
-            word(out, text);
         }
     }
 
     /// A number as `serde_json` writes it.
-    pub(super) fn u64(out: &mut Vec<u8>, value: u64) {
-        out.extend_from_slice(crate::parse::text::decimal_text(value, &mut [0; 20]).as_bytes());
+    pub(crate) fn u64(out: &mut Vec<u8>, value: u64) {
+        crate::stats::push_decimal(out, value);
     }
 
     /// A number as `serde_json` writes it.
-    pub(super) fn usize(out: &mut Vec<u8>, value: usize) {
+    pub(crate) fn usize(out: &mut Vec<u8>, value: usize) {
         match u64::try_from(value) {
             Ok(v) => u64(out, v),
             Err(_) => {
@@ -177,7 +209,7 @@ mod pretty {
 
     /// A subject as its derived `Serialize` writes it pretty at `depth`
     /// (absent parts left out; `{}` when none is set).
-    pub(super) fn subject(out: &mut Vec<u8>, depth: usize, subject: &Subject) {
+    pub(crate) fn subject(out: &mut Vec<u8>, depth: usize, subject: &Subject) {
         // Every field named: a new one fails to compile here until it is
         // written too.
         let Subject {
@@ -1030,7 +1062,7 @@ fn is_switch_group(fs: &[&Finding]) -> Option<(Subject, usize)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::analyze::{analyze, AnalyzeOptions};
 
@@ -1052,8 +1084,8 @@ mod tests {
     }
 
     /// Any subject: quotes, escapes, accents and control characters in its
-    /// names, any numbers.
-    fn any_subject() -> impl proptest::strategy::Strategy<Value = Subject> {
+    /// names, any numbers (the finding writer's test draws from it too).
+    pub(crate) fn any_subject() -> impl proptest::strategy::Strategy<Value = Subject> {
         use proptest::strategy::Strategy;
         (
             (any_text(), any_text(), any_text(), any_text(), any_text()),

@@ -25,9 +25,15 @@
 //! [`Measurements`] serialises it.
 
 use crate::span::LineSpan;
+use crate::stats::robust::{ScaleMethod, Summary};
 use crate::stats::{
-    CounterRate, CounterSource, CounterUnit, Derivation, IntervalSource, Measurements, RateStatus,
-    SnapshotInfo, Subject, Throughput,
+    CounterRate, CounterSource, CounterUnit, Derivation, IntervalSource, Measurements,
+    OutlierMember, PeerGroup, PeerGroupKind, RateStatus, SnapshotInfo, Subject, Throughput,
+};
+// The layout's pieces, the escape check and the number writer are the
+// incidents' and findings' too.
+use super::incident::pretty::{
+    newline, plain, str as push_str, u64 as push_u64, usize as push_usize, word as push_word,
 };
 use serde::ser::{SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -177,24 +183,6 @@ impl<T: WritePretty + ?Sized> WritePretty for &T {
     }
 }
 
-/// A newline and `depth` levels of indent.
-fn newline(out: &mut Vec<u8>, depth: usize) {
-    /// A newline and 63 levels of indent: most indents are a slice of it.
-    const LINE: &[u8] = concat!(
-        "\n",
-        "                                                                ",
-        "                                                              "
-    )
-    .as_bytes();
-    match LINE.get(..1 + depth * 2) {
-        Some(line) => out.extend_from_slice(line),
-        None => {
-            out.push(b'\n');
-            out.resize(out.len() + depth * 2, b' ');
-        }
-    }
-}
-
 /// An object being written: its fields go one level deeper than it.
 struct Object<'o> {
     out: &'o mut Vec<u8>,
@@ -267,27 +255,6 @@ fn push_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let _ = serde_json::to_writer(&mut *out, value);
 }
 
-/// Whether `text` needs no escape in a JSON string: no control character,
-/// quote or backslash (everything else, UTF-8 included, is written as is).
-fn plain(text: &str) -> bool {
-    // No early exit: the whole of a short string is checked in a few
-    // vector steps.
-    !text.bytes().fold(false, |seen, b| {
-        seen | (b < 0x20) | (b == b'"') | (b == b'\\')
-    })
-}
-
-/// `text` as a JSON string.
-fn push_str(out: &mut Vec<u8>, text: &str) {
-    if plain(text) {
-        out.push(b'"');
-        out.extend_from_slice(text.as_bytes());
-        out.push(b'"');
-    } else {
-        push_json(out, text);
-    }
-}
-
 /// A string of pieces, written as one JSON string.
 fn push_pieces(out: &mut Vec<u8>, pieces: &[&str]) {
     if pieces.iter().all(|p| plain(p)) {
@@ -316,13 +283,6 @@ fn push_derivation(out: &mut Vec<u8>, derivation: &Derivation, seconds: &str) {
     }
 }
 
-/// A word known to need no escape, as a JSON string.
-fn push_word(out: &mut Vec<u8>, word: &str) {
-    out.push(b'"');
-    out.extend_from_slice(word.as_bytes());
-    out.push(b'"');
-}
-
 /// A unit's name as its `Serialize` writes it (`rename_all = "snake_case"`).
 const fn unit_word(unit: CounterUnit) -> &'static str {
     match unit {
@@ -340,18 +300,6 @@ const fn status_word(status: RateStatus) -> &'static str {
         RateStatus::CounterReset => "counter_reset",
         RateStatus::Saturated => "saturated",
         RateStatus::NoInterval => "no_interval",
-    }
-}
-
-/// `value` in decimal, as `serde_json` writes integers.
-fn push_u64(out: &mut Vec<u8>, value: u64) {
-    crate::stats::push_decimal(out, value);
-}
-
-fn push_usize(out: &mut Vec<u8>, value: usize) {
-    match u64::try_from(value) {
-        Ok(v) => push_u64(out, v),
-        Err(_) => push_json(out, &value),
     }
 }
 
@@ -530,6 +478,140 @@ impl WritePretty for SnapshotInfo {
     }
 }
 
+/// A group kind's name as its `Serialize` writes it (`rename_all = "snake_case"`).
+const fn kind_word(kind: PeerGroupKind) -> &'static str {
+    match kind {
+        PeerGroupKind::LinksOfGpu => "links_of_gpu",
+        PeerGroupKind::LanesOfGpu => "lanes_of_gpu",
+        PeerGroupKind::GpusOfHost => "gpus_of_host",
+        PeerGroupKind::PortsOfDevice => "ports_of_device",
+        PeerGroupKind::PortsOnHost => "ports_on_host",
+        PeerGroupKind::SamePortAcrossHosts => "same_port_across_hosts",
+    }
+}
+
+/// A scale method's name as its `Serialize` writes it (`rename_all = "snake_case"`).
+const fn scale_word(scale: ScaleMethod) -> &'static str {
+    match scale {
+        ScaleMethod::Mad => "mad",
+        ScaleMethod::MeanAbsoluteDeviation => "mean_absolute_deviation",
+        ScaleMethod::None => "none",
+    }
+}
+
+/// `true` or `false`.
+fn push_bool(out: &mut Vec<u8>, value: bool) {
+    out.extend_from_slice(if value { b"true" } else { b"false" });
+}
+
+impl WritePretty for Summary {
+    fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
+        // Every field named: a new one fails to compile here until it is
+        // written too.
+        let Summary {
+            count,
+            min,
+            p5,
+            p25,
+            median,
+            p75,
+            p95,
+            max,
+            mad,
+            spread_percent_of_median,
+        } = *self;
+        let mut o = Object::begin(out, depth);
+        o.uint("count", count);
+        o.f64("min", min);
+        o.f64("p5", p5);
+        o.f64("p25", p25);
+        o.f64("median", median);
+        o.f64("p75", p75);
+        o.f64("p95", p95);
+        o.f64("max", max);
+        o.f64("mad", mad);
+        // `None` is written as `null`: the field is not skipped.
+        o.json("spread_percent_of_median", &spread_percent_of_median);
+        o.end();
+    }
+}
+
+impl WritePretty for OutlierMember {
+    fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
+        let OutlierMember {
+            subject,
+            value,
+            robust_z,
+            times_median,
+            poisson_tail_p,
+            lines,
+            explanation,
+        } = self;
+        let mut o = Object::begin(out, depth);
+        o.subject("subject", subject);
+        o.f64("value", *value);
+        o.f64("robust_z", *robust_z);
+        if let Some(times) = times_median {
+            o.f64("times_median", *times);
+        }
+        if let Some(p) = poisson_tail_p {
+            o.f64("poisson_tail_p", *p);
+        }
+        let inner = o.depth;
+        write_span(o.key("lines"), inner, *lines);
+        o.str("explanation", explanation);
+        o.end();
+    }
+}
+
+/// A peer group, its summary and outliers written by hand too: a fleet has
+/// a group per counter and host, and one per port across the hosts.
+impl WritePretty for PeerGroup {
+    fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
+        let PeerGroup {
+            kind,
+            group,
+            source,
+            counter,
+            statistic,
+            size,
+            summary,
+            z_scores_computed,
+            scale,
+            outliers,
+        } = self;
+        let mut o = Object::begin(out, depth);
+        push_word(o.key("kind"), kind_word(*kind));
+        o.str("group", group);
+        push_source(o.key("source"), source);
+        o.str("counter", counter);
+        push_word(o.key("statistic"), statistic.as_str());
+        o.uint("size", *size);
+        let inner = o.depth;
+        summary.write_pretty(inner, o.key("summary"));
+        push_bool(o.key("z_scores_computed"), *z_scores_computed);
+        if let Some(scale) = scale {
+            push_word(o.key("scale"), scale_word(*scale));
+        }
+        let w = o.key("outliers");
+        if outliers.is_empty() {
+            w.extend_from_slice(b"[]");
+        } else {
+            w.push(b'[');
+            for (i, member) in outliers.iter().enumerate() {
+                if i > 0 {
+                    w.push(b',');
+                }
+                newline(w, inner + 1);
+                member.write_pretty(inner + 1, w);
+            }
+            newline(w, inner);
+            w.push(b']');
+        }
+        o.end();
+    }
+}
+
 /// The report's measurements as JSON holds them: rates still in sets.
 #[derive(Deserialize)]
 struct Wire {
@@ -594,7 +676,7 @@ pub(super) fn deserialize<'de, D: Deserializer<'de>>(
 mod tests {
     use super::*;
     use crate::parse::Kind;
-    use crate::stats::{Direction, Layer};
+    use crate::stats::{Direction, Layer, PeerStatistic};
     use proptest::prelude::*;
     use std::sync::Arc;
 
@@ -811,6 +893,87 @@ mod tests {
                 derivation,
             };
             prop_assert_eq!(written(&t, depth), oracle(&t, depth));
+        }
+
+        /// A peer group, its summary and outliers too: with and without a
+        /// scale, no outliers or several, optional floats absent, and any
+        /// float (NaN and infinities written as `null`).
+        #[test]
+        fn peer_groups_are_written_as_serde_writes_them(
+            kind in proptest::sample::select(vec![
+                PeerGroupKind::LinksOfGpu,
+                PeerGroupKind::LanesOfGpu,
+                PeerGroupKind::GpusOfHost,
+                PeerGroupKind::PortsOfDevice,
+                PeerGroupKind::PortsOnHost,
+                PeerGroupKind::SamePortAcrossHosts,
+            ]),
+            (group, counter) in (text(), text()),
+            source in source(),
+            counts_per_second in any::<bool>(),
+            size in any::<usize>(),
+            (count, floats) in (any::<usize>(), proptest::array::uniform8(float())),
+            spread in proptest::option::of(float()),
+            z_scores_computed in any::<bool>(),
+            scale in proptest::option::of(proptest::sample::select(vec![
+                ScaleMethod::Mad,
+                ScaleMethod::MeanAbsoluteDeviation,
+                ScaleMethod::None,
+            ])),
+            outliers in proptest::collection::vec(
+                (
+                    subject(),
+                    (float(), float()),
+                    (proptest::option::of(float()), proptest::option::of(float())),
+                    span(),
+                    text(),
+                ),
+                0..4,
+            ),
+            depth in 0usize..40,
+        ) {
+            let [min, p5, p25, median, p75, p95, max, mad] = floats;
+            let g = PeerGroup {
+                kind,
+                group,
+                source,
+                counter,
+                statistic: if counts_per_second {
+                    PeerStatistic::CountsPerSecond
+                } else {
+                    PeerStatistic::Value
+                },
+                size,
+                summary: Summary {
+                    count,
+                    min,
+                    p5,
+                    p25,
+                    median,
+                    p75,
+                    p95,
+                    max,
+                    mad,
+                    spread_percent_of_median: spread,
+                },
+                z_scores_computed,
+                scale,
+                outliers: outliers
+                    .into_iter()
+                    .map(|(subject, (value, robust_z), (times_median, poisson_tail_p), lines, explanation)| {
+                        OutlierMember {
+                            subject,
+                            value,
+                            robust_z,
+                            times_median,
+                            poisson_tail_p,
+                            lines,
+                            explanation,
+                        }
+                    })
+                    .collect(),
+            };
+            prop_assert_eq!(written(&g, depth), oracle(&g, depth));
         }
 
         /// And a snapshot, its span flattened into its fields.

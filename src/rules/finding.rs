@@ -310,6 +310,116 @@ impl Finding {
     pub fn first_span(&self) -> Option<(&Option<String>, LineSpan)> {
         self.evidence.first().map(|e| (&e.source, e.span))
     }
+
+    /// Appends the finding as `serde_json`'s pretty printer prints it
+    /// `depth` levels deep in a document (the report's `findings` are at
+    /// depth 2): its opening brace first, its fields `depth + 1` levels
+    /// deep, the bytes its `Serialize` gives (a test compares them).
+    ///
+    /// A fleet's findings are formatted as they are stored, tens of
+    /// thousands of them: through `serde`, each key of the finding, its
+    /// subject, evidence and threshold was a call chain and an escape scan,
+    /// most of the time spent on findings after the rules ran. Strings that
+    /// need an escape still go through `serde_json`.
+    pub fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
+        use crate::report::incident::pretty::{key, newline, str, subject, word};
+        // Every field named: a new one fails to compile here until it is
+        // written too.
+        let Finding {
+            rule,
+            name,
+            severity,
+            subject: about,
+            message,
+            evidence,
+            threshold,
+            remediation,
+            fingerprint,
+        } = self;
+        let field = depth + 1;
+        out.push(b'{');
+        key(out, field, true, "rule");
+        str(out, rule);
+        key(out, field, false, "name");
+        str(out, name);
+        key(out, field, false, "severity");
+        word(out, severity.name());
+        key(out, field, false, "subject");
+        subject(out, field, about);
+        key(out, field, false, "message");
+        str(out, message);
+        key(out, field, false, "evidence");
+        if evidence.is_empty() {
+            out.extend_from_slice(b"[]");
+        } else {
+            out.push(b'[');
+            for (i, e) in evidence.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                newline(out, field + 1);
+                e.write_pretty(field + 1, out);
+            }
+            newline(out, field);
+            out.push(b']');
+        }
+        key(out, field, false, "threshold");
+        match threshold {
+            Some(t) => t.write_pretty(field, out),
+            None => out.extend_from_slice(b"null"),
+        }
+        key(out, field, false, "remediation");
+        str(out, remediation);
+        if !fingerprint.is_empty() {
+            key(out, field, false, "fingerprint");
+            str(out, fingerprint);
+        }
+        newline(out, depth);
+        out.push(b'}');
+    }
+}
+
+impl Evidence {
+    /// Appends the evidence as [`Finding::write_pretty`] writes it at
+    /// `depth`: its span's lines flattened into its fields.
+    fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
+        use crate::report::incident::pretty::{key, newline, str, usize};
+        let Evidence { text, span, source } = self;
+        let field = depth + 1;
+        out.push(b'{');
+        key(out, field, true, "text");
+        str(out, text);
+        let LineSpan {
+            first_line,
+            last_line,
+        } = *span;
+        key(out, field, false, "first_line");
+        usize(out, first_line);
+        key(out, field, false, "last_line");
+        usize(out, last_line);
+        if let Some(source) = source {
+            key(out, field, false, "source");
+            str(out, source);
+        }
+        newline(out, depth);
+        out.push(b'}');
+    }
+}
+
+impl Threshold {
+    /// Appends the threshold as [`Finding::write_pretty`] writes it at `depth`.
+    fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
+        use crate::report::incident::pretty::{key, newline, str};
+        let Threshold { value, source } = self;
+        let field = depth + 1;
+        out.push(b'{');
+        key(out, field, true, "value");
+        str(out, value);
+        key(out, field, false, "source");
+        str(out, source);
+        newline(out, depth);
+        out.push(b'}');
+    }
 }
 
 /// A rule that could not run, and why.
@@ -400,6 +510,61 @@ mod tests {
             "host".to_owned()
         } else {
             parts.join(" ")
+        }
+    }
+
+    /// Text with what JSON must escape (quotes, backslashes, control
+    /// characters), what it must not (accents, other scripts) and plain
+    /// words.
+    fn any_text() -> impl proptest::strategy::Strategy<Value = String> {
+        "(\\PC|[a-z0-9 _.:-]|\"|\\\\|[\t\n\r\u{0}\u{1}\u{1f}\u{7f}]|\u{301}|→){0,10}"
+    }
+
+    proptest::proptest! {
+        /// A finding written by hand is the text `serde_json`'s pretty
+        /// printer writes for it at the same depth, whatever its strings,
+        /// subject, evidence (none, several, with and without a source),
+        /// threshold and fingerprint (empty: left out).
+        #[test]
+        fn finding_written_by_hand_is_serdes(
+            subject in crate::report::incident::tests::any_subject(),
+            rule in proptest::sample::select(vec!["IB001", "FL004", "a\"b\\c", "é\u{1}\n"]),
+            severity in proptest::sample::select(Severity::WORST_FIRST.to_vec()),
+            (message, remediation) in (any_text(), any_text()),
+            fingerprint in proptest::prop_oneof![proptest::strategy::Just(String::new()), any_text()],
+            evidence in proptest::collection::vec(
+                (any_text(), proptest::num::usize::ANY, 0usize..100, proptest::option::of(any_text())),
+                0..4,
+            ),
+            threshold in proptest::option::of((any_text(), any_text())),
+            depth in 0usize..40,
+        ) {
+            let f = Finding {
+                rule,
+                name: rule,
+                severity,
+                subject,
+                message,
+                evidence: evidence
+                    .into_iter()
+                    .map(|(text, first_line, last_line, source)| Evidence {
+                        text,
+                        span: LineSpan { first_line, last_line },
+                        source,
+                    })
+                    .collect(),
+                threshold: threshold.map(|(value, source)| Threshold { value, source }),
+                remediation,
+                fingerprint,
+            };
+            let mut written = Vec::new();
+            f.write_pretty(depth, &mut written);
+            // The pretty text with `depth` more levels after every newline
+            // (no string holds a raw newline: JSON escapes it).
+            let want = serde_json::to_string_pretty(&f)
+                .unwrap_or_default()
+                .replace('\n', &format!("\n{}", "  ".repeat(depth)));
+            proptest::prop_assert_eq!(String::from_utf8(written).unwrap_or_default(), want);
         }
     }
 

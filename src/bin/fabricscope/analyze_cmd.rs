@@ -1162,7 +1162,7 @@ fn read_unit(
             for f in r.findings.iter_mut().filter(|f| f.fingerprint.is_empty()) {
                 f.fingerprint = fabricscope::report::incident::finding_fingerprint(f);
             }
-            RenderedFindings::of(&r.findings).ok()
+            Some(RenderedFindings::of(&r.findings))
         }
         _ => None,
     };
@@ -1403,7 +1403,7 @@ fn store_rendered(
     let rendered = held
         .par_chunks(FLEET_FINDINGS_PER_TASK)
         .map(RenderedFindings::of)
-        .collect::<std::io::Result<Vec<RenderedFindings>>>()?;
+        .collect::<Vec<RenderedFindings>>();
     for r in &rendered {
         for i in 0..r.len() {
             if stored.store_record(r.record(i))? != *want {

@@ -32,6 +32,9 @@ const INDENT: &[u8] = b"\n      ";
 /// Findings sit two levels deep (root, `findings`): four spaces.
 const FINDING_INDENT: &[u8] = b"\n    ";
 
+/// The depth [`FINDING_INDENT`] is, as [`Finding::write_pretty`] takes it.
+const FINDING_DEPTH: usize = (FINDING_INDENT.len() - 1) / 2;
+
 /// A temporary file, removed when dropped.
 pub struct TempFile {
     path: PathBuf,
@@ -100,7 +103,6 @@ pub struct FindingSpool {
     file: TempFile,
     /// Where each record starts; the last entry is the end of the file.
     offsets: Vec<u64>,
-    buffer: Vec<u8>,
     record: Vec<u8>,
     reader: Option<File>,
     /// Parts of the file read last: the report asks for the findings in
@@ -166,7 +168,6 @@ impl FindingSpool {
         Ok(Self {
             file: TempFile::new("findings")?,
             offsets: vec![0],
-            buffer: Vec::new(),
             record: Vec::new(),
             reader: None,
             windows: RefCell::default(),
@@ -174,11 +175,11 @@ impl FindingSpool {
     }
 
     /// Writes `finding` (fingerprinted), formatted as the pretty report
-    /// prints an element of its `findings`, so that writing the report
-    /// copies it ([`write_findings`]); returns its id.
+    /// prints an element of its `findings` ([`Finding::write_pretty`]), so
+    /// that writing the report copies it ([`write_findings`]); returns its id.
     pub fn store(&mut self, finding: &Finding) -> std::io::Result<u64> {
         self.record.clear();
-        write_indented(finding, FINDING_INDENT, &mut self.buffer, &mut self.record)?;
+        finding.write_pretty(FINDING_DEPTH, &mut self.record);
         let record = std::mem::take(&mut self.record);
         let id = self.store_record(&record);
         self.record = record;
@@ -376,17 +377,16 @@ pub struct RenderedFindings {
 
 impl RenderedFindings {
     /// Formats `findings` (fingerprinted: stored as the report prints them).
-    pub fn of(findings: &[Finding]) -> std::io::Result<Self> {
+    pub fn of(findings: &[Finding]) -> Self {
         let mut out = Self {
             text: Vec::with_capacity(findings.len() * 1024),
             ends: Vec::with_capacity(findings.len()),
         };
-        let mut buffer = Vec::new();
         for f in findings {
-            write_indented(f, FINDING_INDENT, &mut buffer, &mut out.text)?;
+            f.write_pretty(FINDING_DEPTH, &mut out.text);
             out.ends.push(out.text.len());
         }
-        Ok(out)
+        out
     }
 
     /// How many findings were formatted.
@@ -549,14 +549,14 @@ impl Spool {
             self.omitted
                 .add(fabricscope::report::notable::keep_notable(&mut m));
         }
-        // The three records most of a report is, written without serde.
+        // The records most of a report is, written without serde.
         self.write_pretty(0, &m.snapshots)?;
         self.write(1, &m.link_capacities)?;
         self.write_pretty(2, rate_sets(&m.counter_rates))?;
         self.write_pretty(3, &m.throughput)?;
         self.write(4, &m.saturated_counters)?;
         self.write(5, &m.bit_error_rates)?;
-        self.write(6, &m.peer_groups)?;
+        self.write_pretty(6, &m.peer_groups)?;
         self.write(7, &m.traffic_balance)?;
         self.write(8, &m.trends)?;
         self.write(9, &m.notes)
@@ -834,6 +834,24 @@ fn tail_records<T: Serialize>(
     Ok(())
 }
 
+/// As [`tail_records`], the records written by their [`WritePretty`] (the
+/// fleet step's peer groups: one per port across the hosts).
+fn tail_records_pretty<T: WritePretty>(
+    records: impl IntoIterator<Item = T>,
+    first: &mut bool,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
+    let depth = INDENT.len().saturating_sub(1) / 2;
+    let mut buffer = Vec::new();
+    for r in records {
+        element_start(first, w)?;
+        buffer.clear();
+        r.write_pretty(depth, &mut buffer);
+        w.write_all(&buffer)?;
+    }
+    Ok(())
+}
+
 impl Spooled<'_> {
     /// Writes the measurements as the pretty report prints the value of its
     /// `measurements` key: the spooled records copied as they are (they
@@ -855,13 +873,13 @@ impl Spooled<'_> {
             let w = out.writer();
             let f = &mut first;
             match i {
-                0 => tail_records(&t.snapshots, f, w)?,
+                0 => tail_records_pretty(&t.snapshots, f, w)?,
                 1 => tail_records(&t.link_capacities, f, w)?,
-                2 => tail_records(rate_sets(&t.counter_rates), f, w)?,
-                3 => tail_records(&t.throughput, f, w)?,
+                2 => tail_records_pretty(rate_sets(&t.counter_rates), f, w)?,
+                3 => tail_records_pretty(&t.throughput, f, w)?,
                 4 => tail_records(&t.saturated_counters, f, w)?,
                 5 => tail_records(&t.bit_error_rates, f, w)?,
-                6 => tail_records(&t.peer_groups, f, w)?,
+                6 => tail_records_pretty(&t.peer_groups, f, w)?,
                 7 => tail_records(&t.traffic_balance, f, w)?,
                 8 => tail_records(&t.trends, f, w)?,
                 _ => tail_records(&t.notes, f, w)?,
@@ -891,7 +909,11 @@ pub fn write_findings(
         w.write_all(FINDING_INDENT)?;
         match ids.get(i).copied().flatten() {
             Some(id) => spool.with_raw(id, |record| w.write_all(record))??,
-            None => write_indented(light, FINDING_INDENT, &mut scratch, w)?,
+            None => {
+                scratch.clear();
+                light.write_pretty(FINDING_DEPTH, &mut scratch);
+                w.write_all(&scratch)?;
+            }
         }
     }
     w.write_all(b"\n  ]")
@@ -1289,8 +1311,7 @@ mod tests {
     #[test]
     fn rendered_findings_are_the_records_store_writes() {
         let report = analyzed();
-        let rendered =
-            RenderedFindings::of(&report.findings).unwrap_or_else(|e| unreachable!("{e}"));
+        let rendered = RenderedFindings::of(&report.findings);
         assert_eq!(rendered.len(), report.findings.len());
         let (mut stored, mut copied) = (
             FindingSpool::new().unwrap_or_else(|e| unreachable!("{e}")),
