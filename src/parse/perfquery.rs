@@ -652,6 +652,16 @@ struct Header<'t> {
 
 impl<'t> Header<'t> {
     fn parse(t: &'t str) -> Option<Self> {
+        let (mut header, details) = Self::parse_target(t)?;
+        header.read_details(details);
+        Some(header)
+    }
+
+    /// [`Header::parse`] without reading the details (`CapMask: …`),
+    /// which never decide whether a line is a header, nor its attribute
+    /// and port: what the detector needs of every header, before the
+    /// parser reads it whole. Returns the header and its unread details.
+    fn parse_target(t: &'t str) -> Option<(Self, &'t str)> {
         let rest = t.strip_prefix('#')?.trim_start();
         let (attribute, rest) = match rest.strip_prefix("PortSamplesControl:") {
             Some(r) => (PerfAttribute::PortSamplesControl, r),
@@ -662,9 +672,10 @@ impl<'t> Header<'t> {
         };
         let rest = rest.trim();
         // The last `(`, found by a byte search (`(` is ASCII, never part of
-        // a longer character; the char searcher set up per header showed).
+        // a longer character; the char searcher set up per header showed,
+        // and then the byte-by-byte scan back over the details).
         let last_open = |r: &'t str| {
-            let at = r.as_bytes().iter().rposition(|&b| b == b'(')?;
+            let at = memchr::memrchr(b'(', r.as_bytes())?;
             Some((r.get(..at)?, r.get(at + 1..)?))
         };
         let (target, details) = match rest.strip_suffix(')').and_then(last_open) {
@@ -681,7 +692,7 @@ impl<'t> Header<'t> {
         if port_id.is_empty() {
             return None;
         }
-        let mut header = Header {
+        let header = Header {
             attribute,
             port_id,
             port,
@@ -689,8 +700,7 @@ impl<'t> Header<'t> {
             cap_mask2: None,
             unknown_keys: Vec::new(),
         };
-        header.read_details(details);
-        Some(header)
+        Some((header, details))
     }
 
     /// `CapMask: 0x5300 CapMask2: 0x0000002`.
@@ -769,13 +779,15 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     if !first.starts_with('#') {
         return detect_headless(lines);
     }
-    // Read once, for the wrapped-header test and the block's key.
-    let header = Header::parse(first);
+    // Read once, for the wrapped-header test and the block's key; the
+    // details (`CapMask: …`) decide neither, so they are left to the
+    // parser.
+    let header = Header::parse_target(first).map(|(h, _)| h);
     // The port test first: a whole header (nearly all) needs no search.
     if header.as_ref().is_none_or(|h| h.port.is_none()) && first.contains(" counters:") {
         // A header wrapped onto two lines: the parser joins them.
         let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
-        if Header::parse(&format!("{first} {next}")).is_some_and(|h| h.port.is_some()) {
+        if Header::parse_target(&format!("{first} {next}")).is_some_and(|(h, _)| h.port.is_some()) {
             return Some(Block::keyed(format!("wrapped header at line {line}")));
         }
     }
@@ -787,10 +799,32 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         .map(|l| l.text().trim())
         .find(|t| !t.is_empty() && tool_message_kind(t).is_none())?;
     dotted_field(next)?;
-    Some(Block::keyed(format!(
-        "{:?}|{}|{:?}",
-        header.attribute, header.port_id, header.port
-    )))
+    Some(Block::keyed(block_key(&header)))
+}
+
+/// `{attribute:?}|{port_id}|{port:?}`, the key of a header's block, written
+/// piece by piece: every section of a fleet starts with one, and the
+/// `format!` of the three (two of them through `Debug`) cost as much as
+/// the rest of the detector.
+fn block_key(header: &Header<'_>) -> String {
+    use std::fmt::Write;
+    let mut key = String::with_capacity(header.port_id.len() + 48);
+    // A known attribute's `Debug` is one `write_str` of its name.
+    let _ = write!(key, "{:?}", header.attribute);
+    key.push('|');
+    key.push_str(header.port_id);
+    match header.port {
+        Some(port) => {
+            key.push_str("|Some(");
+            key.push_str(crate::parse::text::decimal_text(
+                u64::from(port),
+                &mut [0; 20],
+            ));
+            key.push(')');
+        }
+        None => key.push_str("|None"),
+    }
+    key
 }
 
 /// Three dotted `Name:....value` lines in a row whose names are PortCounters
@@ -986,6 +1020,76 @@ mod tests {
             "#[ A-Za-z0-9:()x]{0,30}",
         ];
         proptest::collection::vec(line, 0..12).prop_map(|ls| ls.join("\n"))
+    }
+
+    /// [`detect`] as it was: every header read whole (details too), the
+    /// key written by `format!`.
+    fn detect_by_format(lines: &[Line<'_>]) -> Option<Block> {
+        let first = lines.first()?.text().trim();
+        let line = lines.first().map_or(0, |l| l.number);
+        if ibcheckerrors_warn(first).is_some() {
+            return Some(Block::keyed(format!("ibcheckerrors at line {line}")));
+        }
+        if !first.starts_with('#') {
+            return detect_headless(lines);
+        }
+        let header = Header::parse(first);
+        if header.as_ref().is_none_or(|h| h.port.is_none()) && first.contains(" counters:") {
+            let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
+            if Header::parse(&format!("{first} {next}")).is_some_and(|h| h.port.is_some()) {
+                return Some(Block::keyed(format!("wrapped header at line {line}")));
+            }
+        }
+        let header = header?;
+        let next = lines
+            .iter()
+            .skip(1)
+            .map(|l| l.text().trim())
+            .find(|t| !t.is_empty() && tool_message_kind(t).is_none())?;
+        dotted_field(next)?;
+        Some(Block::keyed(format!(
+            "{:?}|{}|{:?}",
+            header.attribute, header.port_id, header.port
+        )))
+    }
+
+    /// [`perfquery_text`]'s lines and headers of other attributes, ports
+    /// and port ids (unknown attributes, directed routes, no port, the
+    /// largest port, odd details).
+    fn detection_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let line = prop_oneof![
+            perfquery_text(),
+            proptest::sample::select(vec![
+                "# Odd-thing_2 counters: Lid 2 port 4294967295 (CapMask: 0x5A00 Odd: x)",
+                "# Port extended counters: DR path slid 65535; dlid 65535; 0,1 port 255 (CapMask: 0x5300 CapMask2: 0x0000002)",
+                "# PortXmitDataSL counters: Lid 9 port 0 (CapMask: zz)",
+                "# PortSamplesControl: Lid 1 port 1 (CapMask: 0x1",
+                "# Port counters: Lid 2",
+                "# Port counters: Lid 2 port 1 (",
+                "# Port counters: port 1",
+                "# Port counters: Lid 2 port 4294967296",
+                "PortXmitWait:....................",
+                "ibwarn: [1] mad_rpc: timeout",
+                "LinkDownedCounter:...............3",
+            ])
+            .prop_map(str::to_owned),
+        ];
+        proptest::collection::vec(line, 0..6).prop_map(|ls| ls.join("\n"))
+    }
+
+    proptest::proptest! {
+        /// Leaving the details to the parser and writing the key piece by
+        /// piece detects what reading the whole header and `format!` did,
+        /// from every line of a text.
+        #[test]
+        fn detection_reads_as_whole_headers_and_format(text in detection_text()) {
+            let lines = lines_of(&text);
+            for start in 0..=lines.len() {
+                let rest = lines.get(start..).unwrap_or_default();
+                proptest::prop_assert_eq!(detect(rest), detect_by_format(rest));
+            }
+        }
     }
 
     proptest::proptest! {
