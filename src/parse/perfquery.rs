@@ -65,9 +65,11 @@ fn parse_reusing(lines: &[Line<'_>], reuse: bool) -> Parsed<Perfquery> {
     let mut seen = SeenHeaders {
         headers: seen.into_iter().peekable(),
     };
+    let mut names = FieldNames::take();
     let mut parsed = read_each_line(&lines, |line, out, unread| {
-        read_line(line, out, unread, &mut seen);
+        read_line(line, out, unread, &mut seen, &mut names);
     });
+    names.give_back();
     for (first, second) in joined {
         parsed.warnings.push(crate::diag::Warning::new(
             WarningKind::Suspicious,
@@ -197,6 +199,7 @@ fn read_line(
     out: &mut Perfquery,
     unread: &mut Unread,
     seen: &mut SeenHeaders<'_>,
+    names: &mut FieldNames,
 ) {
     let t = trim(line.text());
     // Nearly every line is a padded field (`PortXmitData:.....1234`), which
@@ -210,10 +213,10 @@ fn read_line(
         let dot_after_colon = t.as_bytes().get(name.len() + 1) == Some(&b'.');
         let level_word = matches!(name, "ibpanic" | "iberror" | "ibwarn" | "ibdebug");
         if dot_after_colon && !level_word {
-            return read_dotted(line, name, value, out, unread);
+            return read_dotted(line, name, value, out, unread, names);
         }
     }
-    read_other_line(line, t, out, unread, seen);
+    read_other_line(line, t, out, unread, seen, names);
 }
 
 /// [`read_line`] for any line, tried in turn as an ibcheckerrors warning,
@@ -224,9 +227,10 @@ fn read_other_line(
     out: &mut Perfquery,
     unread: &mut Unread,
     seen: &mut SeenHeaders<'_>,
+    names: &mut FieldNames,
 ) {
     if let Some(warn) = ibcheckerrors_warn(t) {
-        return read_checkerrors_warn(line, &warn, out, unread);
+        return read_checkerrors_warn(line, &warn, out, unread, names);
     }
     if t.starts_with("Error check on lid ") {
         return; // ibcheckerrors' verdict line: its #warn lines hold the values
@@ -255,12 +259,19 @@ fn read_other_line(
     let Some((name, value)) = dotted_field(t) else {
         return unread.line(line, "not a perfquery `Name:....value` line");
     };
-    read_dotted(line, name, value, out, unread);
+    read_dotted(line, name, value, out, unread, names);
 }
 
 /// Reads one `Name:....value` field into the block it belongs to (a new
 /// header-less block if there is none).
-fn read_dotted(line: &Line<'_>, name: &str, value: &str, out: &mut Perfquery, unread: &mut Unread) {
+fn read_dotted(
+    line: &Line<'_>,
+    name: &str,
+    value: &str,
+    out: &mut Perfquery,
+    unread: &mut Unread,
+    names: &mut FieldNames,
+) {
     let name = crate::model::perf_fields::modern_name(name).unwrap_or(name);
     if out.blocks.last().is_none_or(|b| {
         b.partial.as_ref().is_some_and(|p| {
@@ -284,7 +295,7 @@ fn read_dotted(line: &Line<'_>, name: &str, value: &str, out: &mut Perfquery, un
     }
     if let Some(block) = out.blocks.last_mut() {
         block.span = block.span.join(line.span());
-        read_field(line, name, value, block, unread);
+        read_field(line, name, value, block, unread, names);
     }
 }
 
@@ -360,6 +371,7 @@ fn read_checkerrors_warn(
     warn: &CheckWarn<'_>,
     out: &mut Perfquery,
     unread: &mut Unread,
+    names: &mut FieldNames,
 ) {
     let CheckWarn {
         name,
@@ -392,7 +404,7 @@ fn read_checkerrors_warn(
         return;
     };
     block.span = block.span.join(line.span());
-    read_field(line, name, &value.to_string(), block, unread);
+    read_field(line, name, &value.to_string(), block, unread, names);
     if let Some(t) = threshold {
         block
             .fields
@@ -430,8 +442,10 @@ fn dotted_field(t: &str) -> Option<(&str, &str)> {
 /// found with one comparison instead of a hash of the name and a search of
 /// the attribute's layout. Both answers depend only on the name and the
 /// layout, so a remembered answer is the answer. Kept per thread across
-/// parses (a fleet holds thousands of one-block dumps). Bounded: a paste of
-/// endless distinct names misses (and pays a short scan), never grows.
+/// parses (a fleet holds thousands of one-block dumps), and taken by each
+/// parse for its whole run (the per-line look-up of the thread's copy and
+/// its borrow flag showed). Bounded: a paste of endless distinct names
+/// misses (and pays a short scan), never grows.
 #[derive(Default)]
 struct FieldNames {
     seen: Vec<FieldName>,
@@ -484,22 +498,23 @@ impl FieldNames {
 }
 
 thread_local! {
-    static FIELD_NAMES: std::cell::RefCell<FieldNames> = std::cell::RefCell::default();
+    static FIELD_NAMES: std::cell::Cell<FieldNames> = std::cell::Cell::default();
 }
 
-/// [`FieldNames::of`] through this thread's memo (looked up afresh in the
-/// unlikely case that it is in use).
-fn id_and_kind(attribute: &PerfAttribute, name: &str) -> (Option<KnownCounter>, Option<FieldKind>) {
-    FIELD_NAMES
-        .try_with(|names| {
-            names
-                .try_borrow_mut()
-                .ok()
-                .map(|mut n| n.of(attribute, name))
-        })
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| (KnownCounter::from_name(name), attribute.field_kind(name)))
+impl FieldNames {
+    /// This thread's memo, taken for one parse (an empty one if the thread
+    /// is being torn down).
+    fn take() -> Self {
+        FIELD_NAMES
+            .try_with(std::cell::Cell::take)
+            .unwrap_or_default()
+    }
+
+    /// Hands the memo back to this thread for the next parse.
+    fn give_back(self) {
+        // Only fails while the thread is torn down: the memo is dropped.
+        let _ = FIELD_NAMES.try_with(|names| names.set(self));
+    }
 }
 
 fn read_field(
@@ -508,6 +523,7 @@ fn read_field(
     value: &str,
     block: &mut PerfBlock,
     unread: &mut Unread,
+    names: &mut FieldNames,
 ) {
     if value.is_empty() {
         unread.warn(
@@ -518,7 +534,7 @@ fn read_field(
         return;
     }
     // The id is looked up once, for the duplicate test and the insert.
-    let (id, kind) = id_and_kind(&block.attribute, name);
+    let (id, kind) = names.of(&block.attribute, name);
     // The usual line, a counter whose value fits its field, is inserted
     // at once: the insert says whether it was there before, so the
     // counters are searched once, and no other warning comes before the
