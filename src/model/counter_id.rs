@@ -725,25 +725,41 @@ impl Counters {
     }
 
     /// Sets a counter; returns the value it replaced.
+    ///
+    /// The two usual places are tested here, inlined into every caller
+    /// (the call cost as much as the insert, and every counter line of a
+    /// dump makes one; a plain `#[inline]` was not taken): tools print many
+    /// counters in name order, and appending needs one comparison with the
+    /// last entry, not a search; others print them in reverse name order
+    /// (`nvidia-smi nvlink -e`: Replay, Recovery, CRC), and a counter
+    /// before the first needs one comparison more.
+    #[inline(always)]
     pub fn insert(&mut self, id: impl Into<CounterId>, counter: Counter) -> Option<Counter> {
         let id = id.into();
-        // Tools print many counters in name order: appending needs one
-        // comparison with the last entry, not a search.
-        // Others print them in reverse name order (`nvidia-smi nvlink -e`:
-        // Replay, Recovery, CRC): a counter before the first needs one
-        // comparison more, not a search.
-        let at = match self.entries.last().map(|(last, _)| last.cmp(&id)) {
-            None | Some(std::cmp::Ordering::Less) => Err(self.entries.len()),
-            Some(_)
-                if self
-                    .entries
-                    .first()
-                    .is_some_and(|(first, _)| first.cmp(&id).is_gt()) =>
-            {
-                Err(0)
-            }
-            Some(_) => self.entries.binary_search_by(|(have, _)| have.cmp(&id)),
-        };
+        if self
+            .entries
+            .last()
+            .is_none_or(|(last, _)| last.cmp(&id).is_lt())
+        {
+            self.entries.push((id, counter));
+            return None;
+        }
+        if self
+            .entries
+            .first()
+            .is_some_and(|(first, _)| first.cmp(&id).is_gt())
+        {
+            self.entries.insert(0, (id, counter));
+            return None;
+        }
+        self.insert_within(id, counter)
+    }
+
+    /// [`Counters::insert`] of a counter that sorts neither after the last
+    /// entry nor before the first: a search.
+    #[inline(never)]
+    fn insert_within(&mut self, id: CounterId, counter: Counter) -> Option<Counter> {
+        let at = self.entries.binary_search_by(|(have, _)| have.cmp(&id));
         match at {
             Ok(i) => self
                 .entries

@@ -65,9 +65,11 @@ fn parse_reusing(lines: &[Line<'_>], reuse: bool) -> Parsed<Perfquery> {
     let mut seen = SeenHeaders {
         headers: seen.into_iter().peekable(),
     };
+    let mut names = FieldNames::take();
     let mut parsed = read_each_line(&lines, |line, out, unread| {
-        read_line(line, out, unread, &mut seen);
+        read_line(line, out, unread, &mut seen, &mut names);
     });
+    names.give_back();
     for (first, second) in joined {
         parsed.warnings.push(crate::diag::Warning::new(
             WarningKind::Suspicious,
@@ -197,6 +199,7 @@ fn read_line(
     out: &mut Perfquery,
     unread: &mut Unread,
     seen: &mut SeenHeaders<'_>,
+    names: &mut FieldNames,
 ) {
     let t = trim(line.text());
     // Nearly every line is a padded field (`PortXmitData:.....1234`), which
@@ -210,10 +213,10 @@ fn read_line(
         let dot_after_colon = t.as_bytes().get(name.len() + 1) == Some(&b'.');
         let level_word = matches!(name, "ibpanic" | "iberror" | "ibwarn" | "ibdebug");
         if dot_after_colon && !level_word {
-            return read_dotted(line, name, value, out, unread);
+            return read_dotted(line, name, value, out, unread, names);
         }
     }
-    read_other_line(line, t, out, unread, seen);
+    read_other_line(line, t, out, unread, seen, names);
 }
 
 /// [`read_line`] for any line, tried in turn as an ibcheckerrors warning,
@@ -224,9 +227,10 @@ fn read_other_line(
     out: &mut Perfquery,
     unread: &mut Unread,
     seen: &mut SeenHeaders<'_>,
+    names: &mut FieldNames,
 ) {
     if let Some(warn) = ibcheckerrors_warn(t) {
-        return read_checkerrors_warn(line, &warn, out, unread);
+        return read_checkerrors_warn(line, &warn, out, unread, names);
     }
     if t.starts_with("Error check on lid ") {
         return; // ibcheckerrors' verdict line: its #warn lines hold the values
@@ -255,12 +259,19 @@ fn read_other_line(
     let Some((name, value)) = dotted_field(t) else {
         return unread.line(line, "not a perfquery `Name:....value` line");
     };
-    read_dotted(line, name, value, out, unread);
+    read_dotted(line, name, value, out, unread, names);
 }
 
 /// Reads one `Name:....value` field into the block it belongs to (a new
 /// header-less block if there is none).
-fn read_dotted(line: &Line<'_>, name: &str, value: &str, out: &mut Perfquery, unread: &mut Unread) {
+fn read_dotted(
+    line: &Line<'_>,
+    name: &str,
+    value: &str,
+    out: &mut Perfquery,
+    unread: &mut Unread,
+    names: &mut FieldNames,
+) {
     let name = crate::model::perf_fields::modern_name(name).unwrap_or(name);
     if out.blocks.last().is_none_or(|b| {
         b.partial.as_ref().is_some_and(|p| {
@@ -284,7 +295,7 @@ fn read_dotted(line: &Line<'_>, name: &str, value: &str, out: &mut Perfquery, un
     }
     if let Some(block) = out.blocks.last_mut() {
         block.span = block.span.join(line.span());
-        read_field(line, name, value, block, unread);
+        read_field(line, name, value, block, unread, names);
     }
 }
 
@@ -360,6 +371,7 @@ fn read_checkerrors_warn(
     warn: &CheckWarn<'_>,
     out: &mut Perfquery,
     unread: &mut Unread,
+    names: &mut FieldNames,
 ) {
     let CheckWarn {
         name,
@@ -392,7 +404,7 @@ fn read_checkerrors_warn(
         return;
     };
     block.span = block.span.join(line.span());
-    read_field(line, name, &value.to_string(), block, unread);
+    read_field(line, name, &value.to_string(), block, unread, names);
     if let Some(t) = threshold {
         block
             .fields
@@ -430,8 +442,10 @@ fn dotted_field(t: &str) -> Option<(&str, &str)> {
 /// found with one comparison instead of a hash of the name and a search of
 /// the attribute's layout. Both answers depend only on the name and the
 /// layout, so a remembered answer is the answer. Kept per thread across
-/// parses (a fleet holds thousands of one-block dumps). Bounded: a paste of
-/// endless distinct names misses (and pays a short scan), never grows.
+/// parses (a fleet holds thousands of one-block dumps), and taken by each
+/// parse for its whole run (the per-line look-up of the thread's copy and
+/// its borrow flag showed). Bounded: a paste of endless distinct names
+/// misses (and pays a short scan), never grows.
 #[derive(Default)]
 struct FieldNames {
     seen: Vec<FieldName>,
@@ -484,22 +498,23 @@ impl FieldNames {
 }
 
 thread_local! {
-    static FIELD_NAMES: std::cell::RefCell<FieldNames> = std::cell::RefCell::default();
+    static FIELD_NAMES: std::cell::Cell<FieldNames> = std::cell::Cell::default();
 }
 
-/// [`FieldNames::of`] through this thread's memo (looked up afresh in the
-/// unlikely case that it is in use).
-fn id_and_kind(attribute: &PerfAttribute, name: &str) -> (Option<KnownCounter>, Option<FieldKind>) {
-    FIELD_NAMES
-        .try_with(|names| {
-            names
-                .try_borrow_mut()
-                .ok()
-                .map(|mut n| n.of(attribute, name))
-        })
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| (KnownCounter::from_name(name), attribute.field_kind(name)))
+impl FieldNames {
+    /// This thread's memo, taken for one parse (an empty one if the thread
+    /// is being torn down).
+    fn take() -> Self {
+        FIELD_NAMES
+            .try_with(std::cell::Cell::take)
+            .unwrap_or_default()
+    }
+
+    /// Hands the memo back to this thread for the next parse.
+    fn give_back(self) {
+        // Only fails while the thread is torn down: the memo is dropped.
+        let _ = FIELD_NAMES.try_with(|names| names.set(self));
+    }
 }
 
 fn read_field(
@@ -508,6 +523,7 @@ fn read_field(
     value: &str,
     block: &mut PerfBlock,
     unread: &mut Unread,
+    names: &mut FieldNames,
 ) {
     if value.is_empty() {
         unread.warn(
@@ -518,7 +534,7 @@ fn read_field(
         return;
     }
     // The id is looked up once, for the duplicate test and the insert.
-    let (id, kind) = id_and_kind(&block.attribute, name);
+    let (id, kind) = names.of(&block.attribute, name);
     // The usual line, a counter whose value fits its field, is inserted
     // at once: the insert says whether it was there before, so the
     // counters are searched once, and no other warning comes before the
@@ -652,6 +668,16 @@ struct Header<'t> {
 
 impl<'t> Header<'t> {
     fn parse(t: &'t str) -> Option<Self> {
+        let (mut header, details) = Self::parse_target(t)?;
+        header.read_details(details);
+        Some(header)
+    }
+
+    /// [`Header::parse`] without reading the details (`CapMask: …`),
+    /// which never decide whether a line is a header, nor its attribute
+    /// and port: what the detector needs of every header, before the
+    /// parser reads it whole. Returns the header and its unread details.
+    fn parse_target(t: &'t str) -> Option<(Self, &'t str)> {
         let rest = t.strip_prefix('#')?.trim_start();
         let (attribute, rest) = match rest.strip_prefix("PortSamplesControl:") {
             Some(r) => (PerfAttribute::PortSamplesControl, r),
@@ -662,9 +688,10 @@ impl<'t> Header<'t> {
         };
         let rest = rest.trim();
         // The last `(`, found by a byte search (`(` is ASCII, never part of
-        // a longer character; the char searcher set up per header showed).
+        // a longer character; the char searcher set up per header showed,
+        // and then the byte-by-byte scan back over the details).
         let last_open = |r: &'t str| {
-            let at = r.as_bytes().iter().rposition(|&b| b == b'(')?;
+            let at = memchr::memrchr(b'(', r.as_bytes())?;
             Some((r.get(..at)?, r.get(at + 1..)?))
         };
         let (target, details) = match rest.strip_suffix(')').and_then(last_open) {
@@ -681,7 +708,7 @@ impl<'t> Header<'t> {
         if port_id.is_empty() {
             return None;
         }
-        let mut header = Header {
+        let header = Header {
             attribute,
             port_id,
             port,
@@ -689,8 +716,7 @@ impl<'t> Header<'t> {
             cap_mask2: None,
             unknown_keys: Vec::new(),
         };
-        header.read_details(details);
-        Some(header)
+        Some((header, details))
     }
 
     /// `CapMask: 0x5300 CapMask2: 0x0000002`.
@@ -769,13 +795,15 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     if !first.starts_with('#') {
         return detect_headless(lines);
     }
-    // Read once, for the wrapped-header test and the block's key.
-    let header = Header::parse(first);
+    // Read once, for the wrapped-header test and the block's key; the
+    // details (`CapMask: …`) decide neither, so they are left to the
+    // parser.
+    let header = Header::parse_target(first).map(|(h, _)| h);
     // The port test first: a whole header (nearly all) needs no search.
     if header.as_ref().is_none_or(|h| h.port.is_none()) && first.contains(" counters:") {
         // A header wrapped onto two lines: the parser joins them.
         let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
-        if Header::parse(&format!("{first} {next}")).is_some_and(|h| h.port.is_some()) {
+        if Header::parse_target(&format!("{first} {next}")).is_some_and(|(h, _)| h.port.is_some()) {
             return Some(Block::keyed(format!("wrapped header at line {line}")));
         }
     }
@@ -787,10 +815,32 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         .map(|l| l.text().trim())
         .find(|t| !t.is_empty() && tool_message_kind(t).is_none())?;
     dotted_field(next)?;
-    Some(Block::keyed(format!(
-        "{:?}|{}|{:?}",
-        header.attribute, header.port_id, header.port
-    )))
+    Some(Block::keyed(block_key(&header)))
+}
+
+/// `{attribute:?}|{port_id}|{port:?}`, the key of a header's block, written
+/// piece by piece: every section of a fleet starts with one, and the
+/// `format!` of the three (two of them through `Debug`) cost as much as
+/// the rest of the detector.
+fn block_key(header: &Header<'_>) -> String {
+    use std::fmt::Write;
+    let mut key = String::with_capacity(header.port_id.len() + 48);
+    // A known attribute's `Debug` is one `write_str` of its name.
+    let _ = write!(key, "{:?}", header.attribute);
+    key.push('|');
+    key.push_str(header.port_id);
+    match header.port {
+        Some(port) => {
+            key.push_str("|Some(");
+            key.push_str(crate::parse::text::decimal_text(
+                u64::from(port),
+                &mut [0; 20],
+            ));
+            key.push(')');
+        }
+        None => key.push_str("|None"),
+    }
+    key
 }
 
 /// Three dotted `Name:....value` lines in a row whose names are PortCounters
@@ -986,6 +1036,76 @@ mod tests {
             "#[ A-Za-z0-9:()x]{0,30}",
         ];
         proptest::collection::vec(line, 0..12).prop_map(|ls| ls.join("\n"))
+    }
+
+    /// [`detect`] as it was: every header read whole (details too), the
+    /// key written by `format!`.
+    fn detect_by_format(lines: &[Line<'_>]) -> Option<Block> {
+        let first = lines.first()?.text().trim();
+        let line = lines.first().map_or(0, |l| l.number);
+        if ibcheckerrors_warn(first).is_some() {
+            return Some(Block::keyed(format!("ibcheckerrors at line {line}")));
+        }
+        if !first.starts_with('#') {
+            return detect_headless(lines);
+        }
+        let header = Header::parse(first);
+        if header.as_ref().is_none_or(|h| h.port.is_none()) && first.contains(" counters:") {
+            let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
+            if Header::parse(&format!("{first} {next}")).is_some_and(|h| h.port.is_some()) {
+                return Some(Block::keyed(format!("wrapped header at line {line}")));
+            }
+        }
+        let header = header?;
+        let next = lines
+            .iter()
+            .skip(1)
+            .map(|l| l.text().trim())
+            .find(|t| !t.is_empty() && tool_message_kind(t).is_none())?;
+        dotted_field(next)?;
+        Some(Block::keyed(format!(
+            "{:?}|{}|{:?}",
+            header.attribute, header.port_id, header.port
+        )))
+    }
+
+    /// [`perfquery_text`]'s lines and headers of other attributes, ports
+    /// and port ids (unknown attributes, directed routes, no port, the
+    /// largest port, odd details).
+    fn detection_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let line = prop_oneof![
+            perfquery_text(),
+            proptest::sample::select(vec![
+                "# Odd-thing_2 counters: Lid 2 port 4294967295 (CapMask: 0x5A00 Odd: x)",
+                "# Port extended counters: DR path slid 65535; dlid 65535; 0,1 port 255 (CapMask: 0x5300 CapMask2: 0x0000002)",
+                "# PortXmitDataSL counters: Lid 9 port 0 (CapMask: zz)",
+                "# PortSamplesControl: Lid 1 port 1 (CapMask: 0x1",
+                "# Port counters: Lid 2",
+                "# Port counters: Lid 2 port 1 (",
+                "# Port counters: port 1",
+                "# Port counters: Lid 2 port 4294967296",
+                "PortXmitWait:....................",
+                "ibwarn: [1] mad_rpc: timeout",
+                "LinkDownedCounter:...............3",
+            ])
+            .prop_map(str::to_owned),
+        ];
+        proptest::collection::vec(line, 0..6).prop_map(|ls| ls.join("\n"))
+    }
+
+    proptest::proptest! {
+        /// Leaving the details to the parser and writing the key piece by
+        /// piece detects what reading the whole header and `format!` did,
+        /// from every line of a text.
+        #[test]
+        fn detection_reads_as_whole_headers_and_format(text in detection_text()) {
+            let lines = lines_of(&text);
+            for start in 0..=lines.len() {
+                let rest = lines.get(start..).unwrap_or_default();
+                proptest::prop_assert_eq!(detect(rest), detect_by_format(rest));
+            }
+        }
     }
 
     proptest::proptest! {

@@ -57,26 +57,39 @@ pub(crate) enum NumberError {
 }
 
 /// A decimal unsigned number, telling "too large" apart from "not a number".
-/// Surrounding white space is ignored. Digits are accumulated by hand
-/// (parsers call this for every counter line, and the fleet profile showed
-/// the combinator version and `str::parse` in it).
+/// Surrounding white space is ignored. Digits are accumulated by hand, each
+/// tested as it is added (parsers call this for every counter line, and the
+/// fleet profile showed the combinator version, `str::parse`, and then a
+/// test pass before the sum in it).
 pub(crate) fn decimal_u64(text: &str) -> Result<u64, NumberError> {
     let digits = trim(text).as_bytes();
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+    if digits.is_empty() {
         return Err(NumberError::NotANumber);
     }
     // Nineteen digits always fit: no overflow test a digit (every value of
     // a dump is read here; only a twenty-digit one needs the checks).
     if digits.len() <= 19 {
-        return Ok(digits
-            .iter()
-            .fold(0_u64, |n, d| n * 10 + u64::from(d - b'0')));
+        let mut n = 0_u64;
+        for &b in digits {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return Err(NumberError::NotANumber);
+            }
+            n = n * 10 + u64::from(d);
+        }
+        return Ok(n);
     }
-    digits.iter().try_fold(0_u64, |n, d| {
-        n.checked_mul(10)
-            .and_then(|n| n.checked_add(u64::from(d - b'0')))
-            .ok_or(NumberError::TooLarge)
-    })
+    // Longer: a non-digit anywhere makes it not a number, even after the
+    // sum has overflowed, so the scan goes on to the end either way.
+    let mut n = Some(0_u64);
+    for &b in digits {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return Err(NumberError::NotANumber);
+        }
+        n = n.and_then(|n| n.checked_mul(10)?.checked_add(u64::from(d)));
+    }
+    n.ok_or(NumberError::TooLarge)
 }
 
 /// `value` in decimal, as `Display` (and `serde_json`) write it, in
@@ -137,11 +150,22 @@ fn hex_digits_value(digits: &str) -> Result<u32, NumberError> {
 
 /// `text.split_once(needle)` for a short ASCII `needle`, by a byte scan:
 /// the substring searcher's set-up costs more than the whole search of a
-/// header line. Linear for a fixed needle.
+/// header line. Only the places holding the needle's first byte (found by
+/// `memchr`) are compared: a test at every place was most of the cost of
+/// each perfquery header. Linear for a fixed needle.
 pub(crate) fn split_once_str<'t>(text: &'t str, needle: &str) -> Option<(&'t str, &'t str)> {
     let (h, n) = (text.as_bytes(), needle.as_bytes());
-    let at = (0..=h.len().checked_sub(n.len())?)
-        .find(|&i| h.get(i..).is_some_and(|r| r.starts_with(n)))?;
+    let Some((&first, rest)) = n.split_first() else {
+        return Some(("", text));
+    };
+    let mut from = 0;
+    let at = loop {
+        let at = from + memchr::memchr(first, h.get(from..)?)?;
+        if h.get(at + 1..).is_some_and(|r| r.starts_with(rest)) {
+            break at;
+        }
+        from = at + 1;
+    };
     Some((text.get(..at)?, text.get(at + n.len()..)?))
 }
 
@@ -149,9 +173,17 @@ pub(crate) fn split_once_str<'t>(text: &'t str, needle: &str) -> Option<(&'t str
 /// [`split_once_str`]).
 pub(crate) fn rsplit_once_str<'t>(text: &'t str, needle: &str) -> Option<(&'t str, &'t str)> {
     let (h, n) = (text.as_bytes(), needle.as_bytes());
-    let at = (0..=h.len().checked_sub(n.len())?)
-        .rev()
-        .find(|&i| h.get(i..).is_some_and(|r| r.starts_with(n)))?;
+    let Some((&first, rest)) = n.split_first() else {
+        return Some((text, ""));
+    };
+    let mut end = h.len();
+    let at = loop {
+        let at = memchr::memrchr(first, h.get(..end)?)?;
+        if h.get(at + 1..).is_some_and(|r| r.starts_with(rest)) {
+            break at;
+        }
+        end = at;
+    };
     Some((text.get(..at)?, text.get(at + n.len()..)?))
 }
 
@@ -482,6 +514,24 @@ mod tests {
         }
     }
 
+    /// [`decimal_u64`] as it was: a test of every byte, then the sum.
+    fn decimal_u64_two_pass(text: &str) -> Result<u64, NumberError> {
+        let digits = trim(text).as_bytes();
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return Err(NumberError::NotANumber);
+        }
+        if digits.len() <= 19 {
+            return Ok(digits
+                .iter()
+                .fold(0_u64, |n, d| n * 10 + u64::from(d - b'0')));
+        }
+        digits.iter().try_fold(0_u64, |n, d| {
+            n.checked_mul(10)
+                .and_then(|n| n.checked_add(u64::from(d - b'0')))
+                .ok_or(NumberError::TooLarge)
+        })
+    }
+
     proptest::proptest! {
         /// Up to nineteen digits are read without overflow checks: the
         /// same value `str::parse` gives, and twenty or more as before.
@@ -551,9 +601,25 @@ mod tests {
             proptest::prop_assert_eq!(trim(&t), t.trim());
         }
 
+        /// The one-pass reading gives what the test-then-sum reading it
+        /// replaced gave: the same value, and the same error for empty
+        /// text, a non-digit anywhere (before or after an overflow),
+        /// white space around or inside, and twenty digits or more.
         #[test]
-        fn byte_splits_split_as_str_does(t in "[a-z ]{0,6}( port | counters:| p|é)?[a-z é]{0,6}( port )?[a-z0-9]{0,4}") {
-            for needle in [" port ", " counters:", "p"] {
+        fn decimal_u64_reads_as_the_two_pass_version(
+            t in "[ \t]{0,2}(0|1|9|18446744073709551615|18446744073709551616|99999999999999999999)?[0-9x. /:\u{a0}é]{0,24}[ \t\u{a0}]{0,2}",
+            n in proptest::prelude::any::<u64>(),
+        ) {
+            proptest::prop_assert_eq!(decimal_u64(&t), decimal_u64_two_pass(&t));
+            let n = n.to_string();
+            for text in [n.clone(), format!("{n}0"), format!("{n}9x"), format!("{n}00000000000000000000"), format!(" {n} ")] {
+                proptest::prop_assert_eq!(decimal_u64(&text), decimal_u64_two_pass(&text), "{:?}", text);
+            }
+        }
+
+        #[test]
+        fn byte_splits_split_as_str_does(t in "[a-z ]{0,6}( port | counters:| p|é)?[a-z é]{0,6}( port | counters)?[a-z0-9 ]{0,4}") {
+            for needle in [" port ", " counters:", "p", "", " ", "ééé"] {
                 proptest::prop_assert_eq!(split_once_str(&t, needle), t.split_once(needle));
                 proptest::prop_assert_eq!(rsplit_once_str(&t, needle), t.rsplit_once(needle));
             }
