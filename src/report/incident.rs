@@ -94,20 +94,9 @@ impl Incident {
         pretty::key(out, field, false, "rule");
         pretty::str(out, rule);
         pretty::key(out, field, false, "findings");
-        if findings.is_empty() {
-            out.extend_from_slice(b"[]");
-        } else {
-            out.push(b'[');
-            for (i, index) in findings.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                pretty::newline(out, field + 1);
-                pretty::usize(out, *index);
-            }
-            pretty::newline(out, field);
-            out.push(b']');
-        }
+        pretty::array(out, field, findings, |index, _, out| {
+            pretty::usize(out, *index)
+        });
         pretty::key(out, field, false, "probable_cause");
         match probable_cause {
             Some(cause) => pretty::str(out, cause),
@@ -158,6 +147,31 @@ pub(crate) mod pretty {
         out.push(b'"');
         out.extend_from_slice(key.as_bytes());
         out.extend_from_slice(b"\": ");
+    }
+
+    /// `items` as a JSON array whose elements sit `depth + 1` levels deep
+    /// (`[]` when empty, as `serde_json` writes it), each written by
+    /// `write` at that depth.
+    pub(crate) fn array<T>(
+        out: &mut Vec<u8>,
+        depth: usize,
+        items: &[T],
+        write: impl Fn(&T, usize, &mut Vec<u8>),
+    ) {
+        if items.is_empty() {
+            out.extend_from_slice(b"[]");
+            return;
+        }
+        out.push(b'[');
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            newline(out, depth + 1);
+            write(item, depth + 1, out);
+        }
+        newline(out, depth);
+        out.push(b']');
     }
 
     /// A word known to need no escape, as a JSON string.

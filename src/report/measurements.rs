@@ -33,7 +33,7 @@ use crate::stats::{
 // The layout's pieces, the escape check and the number writer are the
 // incidents' and findings' too.
 use super::incident::pretty::{
-    newline, plain, str as push_str, u64 as push_u64, usize as push_usize, word as push_word,
+    array, newline, plain, str as push_str, u64 as push_u64, usize as push_usize, word as push_word,
 };
 use serde::ser::{SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -593,21 +593,9 @@ impl WritePretty for PeerGroup {
         if let Some(scale) = scale {
             push_word(o.key("scale"), scale_word(*scale));
         }
-        let w = o.key("outliers");
-        if outliers.is_empty() {
-            w.extend_from_slice(b"[]");
-        } else {
-            w.push(b'[');
-            for (i, member) in outliers.iter().enumerate() {
-                if i > 0 {
-                    w.push(b',');
-                }
-                newline(w, inner + 1);
-                member.write_pretty(inner + 1, w);
-            }
-            newline(w, inner);
-            w.push(b']');
-        }
+        array(o.key("outliers"), inner, outliers, |member, depth, w| {
+            member.write_pretty(depth, w)
+        });
         o.end();
     }
 }

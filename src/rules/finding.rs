@@ -322,7 +322,7 @@ impl Finding {
     /// most of the time spent on findings after the rules ran. Strings that
     /// need an escape still go through `serde_json`.
     pub fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
-        use crate::report::incident::pretty::{key, newline, str, subject, word};
+        use crate::report::incident::pretty::{array, key, newline, str, subject, word};
         // Every field named: a new one fails to compile here until it is
         // written too.
         let Finding {
@@ -349,20 +349,7 @@ impl Finding {
         key(out, field, false, "message");
         str(out, message);
         key(out, field, false, "evidence");
-        if evidence.is_empty() {
-            out.extend_from_slice(b"[]");
-        } else {
-            out.push(b'[');
-            for (i, e) in evidence.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                newline(out, field + 1);
-                e.write_pretty(field + 1, out);
-            }
-            newline(out, field);
-            out.push(b']');
-        }
+        array(out, field, evidence, Evidence::write_pretty);
         key(out, field, false, "threshold");
         match threshold {
             Some(t) => t.write_pretty(field, out),
