@@ -81,29 +81,21 @@ impl Incident {
             findings,
             probable_cause,
         } = self;
-        let field = depth + 1;
-        out.push(b'{');
-        pretty::key(out, field, true, "fingerprint");
-        pretty::str(out, fingerprint);
-        pretty::key(out, field, false, "severity");
-        pretty::word(out, severity.name());
-        pretty::key(out, field, false, "subject");
-        pretty::subject(out, field, subject);
-        pretty::key(out, field, false, "title");
-        pretty::str(out, title.unwrap_or(own_title));
-        pretty::key(out, field, false, "rule");
-        pretty::str(out, rule);
-        pretty::key(out, field, false, "findings");
-        pretty::array(out, field, findings, |index, _, out| {
+        let mut o = pretty::Object::begin(out, depth);
+        o.str("fingerprint", fingerprint);
+        pretty::word(o.key("severity"), severity.name());
+        let field = o.depth;
+        pretty::subject(o.key("subject"), field, subject);
+        o.str("title", title.unwrap_or(own_title));
+        o.str("rule", rule);
+        pretty::array(o.key("findings"), field, findings, |index, _, out| {
             pretty::usize(out, *index)
         });
-        pretty::key(out, field, false, "probable_cause");
         match probable_cause {
-            Some(cause) => pretty::str(out, cause),
-            None => out.extend_from_slice(b"null"),
+            Some(cause) => o.str("probable_cause", cause),
+            None => o.key("probable_cause").extend_from_slice(b"null"),
         }
-        pretty::newline(out, depth);
-        out.push(b'}');
+        o.end();
     }
 }
 
@@ -147,6 +139,57 @@ pub(crate) mod pretty {
         out.push(b'"');
         out.extend_from_slice(key.as_bytes());
         out.extend_from_slice(b"\": ");
+    }
+
+    /// An object being written: its opening brace at [`Object::begin`],
+    /// its fields one level deeper than it, each started by
+    /// [`Object::key`] (the comma before all but the first), and its
+    /// closing brace at [`Object::end`] (`{}` when it has no field, as
+    /// `serde_json` writes it).
+    pub(crate) struct Object<'o> {
+        out: &'o mut Vec<u8>,
+        /// The fields' depth.
+        pub(crate) depth: usize,
+        empty: bool,
+    }
+
+    impl<'o> Object<'o> {
+        pub(crate) fn begin(out: &'o mut Vec<u8>, depth: usize) -> Self {
+            out.push(b'{');
+            Self {
+                out,
+                depth: depth + 1,
+                empty: true,
+            }
+        }
+
+        /// Starts the field `name` (plain ASCII: no escapes) and hands the
+        /// writer for its value.
+        #[inline]
+        pub(crate) fn key(&mut self, name: &str) -> &mut Vec<u8> {
+            key(self.out, self.depth, self.empty, name);
+            self.empty = false;
+            self.out
+        }
+
+        pub(crate) fn str(&mut self, name: &str, value: &str) {
+            str(self.key(name), value);
+        }
+
+        pub(crate) fn uint(&mut self, name: &str, value: usize) {
+            usize(self.key(name), value);
+        }
+
+        pub(crate) fn u64(&mut self, name: &str, value: u64) {
+            u64(self.key(name), value);
+        }
+
+        pub(crate) fn end(self) {
+            if !self.empty {
+                newline(self.out, self.depth - 1);
+            }
+            self.out.push(b'}');
+        }
     }
 
     /// `items` as a JSON array whose elements sit `depth + 1` levels deep
@@ -241,48 +284,35 @@ pub(crate) mod pretty {
             peer_gpu,
             nic,
         } = subject;
-        let field = depth + 1;
-        let mut first = true;
-        let text = |out: &mut Vec<u8>, name: &str, value: Option<&str>, first: &mut bool| {
+        let mut o = Object::begin(out, depth);
+        let text = |o: &mut Object<'_>, name: &str, value: &Option<String>| {
             if let Some(v) = value {
-                key(out, field, *first, name);
-                str(out, v);
-                *first = false;
+                o.str(name, v);
             }
         };
-        let number = |out: &mut Vec<u8>, name: &str, value: Option<u32>, first: &mut bool| {
+        let number = |o: &mut Object<'_>, name: &str, value: &Option<u32>| {
             if let Some(v) = value {
-                key(out, field, *first, name);
-                u64(out, u64::from(v));
-                *first = false;
+                o.u64(name, u64::from(*v));
             }
         };
-        out.push(b'{');
-        text(out, "host", host.as_deref(), &mut first);
-        text(out, "device", device.as_deref(), &mut first);
-        number(out, "port", *port, &mut first);
-        number(out, "lid", *lid, &mut first);
+        text(&mut o, "host", host);
+        text(&mut o, "device", device);
+        number(&mut o, "port", port);
+        number(&mut o, "lid", lid);
         if let Some(g) = guid {
-            key(out, field, first, "guid");
-            str(out, &g.to_string());
-            first = false;
+            o.str("guid", &g.to_string());
         }
-        number(out, "gpu", *gpu, &mut first);
-        text(out, "gpu_uuid", gpu_uuid.as_deref(), &mut first);
+        number(&mut o, "gpu", gpu);
+        text(&mut o, "gpu_uuid", gpu_uuid);
         if *gpu_unknown {
-            key(out, field, first, "gpu_unknown");
-            out.extend_from_slice(b"true");
-            first = false;
+            o.key("gpu_unknown").extend_from_slice(b"true");
         }
-        text(out, "bus_id", bus_id.as_deref(), &mut first);
-        number(out, "link", *link, &mut first);
-        number(out, "lane", *lane, &mut first);
-        number(out, "peer_gpu", *peer_gpu, &mut first);
-        text(out, "nic", nic.as_deref(), &mut first);
-        if !first {
-            newline(out, depth);
-        }
-        out.push(b'}');
+        text(&mut o, "bus_id", bus_id);
+        number(&mut o, "link", link);
+        number(&mut o, "lane", lane);
+        number(&mut o, "peer_gpu", peer_gpu);
+        text(&mut o, "nic", nic);
+        o.end();
     }
 }
 

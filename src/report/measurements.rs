@@ -32,9 +32,7 @@ use crate::stats::{
 };
 // The layout's pieces, the escape check and the number writer are the
 // incidents' and findings' too.
-use super::incident::pretty::{
-    array, newline, plain, str as push_str, u64 as push_u64, usize as push_usize, word as push_word,
-};
+use super::incident::pretty::{array, newline, plain, str as push_str, word as push_word, Object};
 use serde::ser::{SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -183,50 +181,10 @@ impl<T: WritePretty + ?Sized> WritePretty for &T {
     }
 }
 
-/// An object being written: its fields go one level deeper than it.
-struct Object<'o> {
-    out: &'o mut Vec<u8>,
-    /// The fields' depth.
-    depth: usize,
-    empty: bool,
-}
-
-impl<'o> Object<'o> {
-    fn begin(out: &'o mut Vec<u8>, depth: usize) -> Self {
-        out.push(b'{');
-        Self {
-            out,
-            depth: depth + 1,
-            empty: true,
-        }
-    }
-
-    /// Starts the field `key` (plain ASCII: no escapes) and hands the
-    /// writer for its value.
-    fn key(&mut self, key: &str) -> &mut Vec<u8> {
-        if !self.empty {
-            self.out.push(b',');
-        }
-        self.empty = false;
-        newline(self.out, self.depth);
-        self.out.push(b'"');
-        self.out.extend_from_slice(key.as_bytes());
-        self.out.extend_from_slice(b"\": ");
-        self.out
-    }
-
-    fn str(&mut self, key: &str, value: &str) {
-        push_str(self.key(key), value);
-    }
-
-    fn uint(&mut self, key: &str, value: usize) {
-        push_usize(self.key(key), value);
-    }
-
-    fn u64(&mut self, key: &str, value: u64) {
-        push_u64(self.key(key), value);
-    }
-
+/// The measurement writers' own fields of an [`Object`]: numbers and
+/// enums through `serde_json` (so they are formatted by the same code), and
+/// the statistics' subject.
+impl Object<'_> {
     fn f64(&mut self, key: &str, value: f64) {
         push_json(self.key(key), &value);
     }
@@ -238,13 +196,6 @@ impl<'o> Object<'o> {
     fn subject(&mut self, key: &str, subject: &Subject) {
         let depth = self.depth;
         write_subject(self.key(key), depth, subject);
-    }
-
-    fn end(self) {
-        if !self.empty {
-            newline(self.out, self.depth - 1);
-        }
-        self.out.push(b'}');
     }
 }
 

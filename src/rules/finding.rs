@@ -322,7 +322,7 @@ impl Finding {
     /// most of the time spent on findings after the rules ran. Strings that
     /// need an escape still go through `serde_json`.
     pub fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
-        use crate::report::incident::pretty::{array, key, newline, str, subject, word};
+        use crate::report::incident::pretty::{array, subject, word, Object};
         // Every field named: a new one fails to compile here until it is
         // written too.
         let Finding {
@@ -336,33 +336,23 @@ impl Finding {
             remediation,
             fingerprint,
         } = self;
-        let field = depth + 1;
-        out.push(b'{');
-        key(out, field, true, "rule");
-        str(out, rule);
-        key(out, field, false, "name");
-        str(out, name);
-        key(out, field, false, "severity");
-        word(out, severity.name());
-        key(out, field, false, "subject");
-        subject(out, field, about);
-        key(out, field, false, "message");
-        str(out, message);
-        key(out, field, false, "evidence");
-        array(out, field, evidence, Evidence::write_pretty);
-        key(out, field, false, "threshold");
+        let mut o = Object::begin(out, depth);
+        o.str("rule", rule);
+        o.str("name", name);
+        word(o.key("severity"), severity.name());
+        let field = o.depth;
+        subject(o.key("subject"), field, about);
+        o.str("message", message);
+        array(o.key("evidence"), field, evidence, Evidence::write_pretty);
         match threshold {
-            Some(t) => t.write_pretty(field, out),
-            None => out.extend_from_slice(b"null"),
+            Some(t) => t.write_pretty(field, o.key("threshold")),
+            None => o.key("threshold").extend_from_slice(b"null"),
         }
-        key(out, field, false, "remediation");
-        str(out, remediation);
+        o.str("remediation", remediation);
         if !fingerprint.is_empty() {
-            key(out, field, false, "fingerprint");
-            str(out, fingerprint);
+            o.str("fingerprint", fingerprint);
         }
-        newline(out, depth);
-        out.push(b'}');
+        o.end();
     }
 }
 
@@ -370,42 +360,30 @@ impl Evidence {
     /// Appends the evidence as [`Finding::write_pretty`] writes it at
     /// `depth`: its span's lines flattened into its fields.
     fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
-        use crate::report::incident::pretty::{key, newline, str, usize};
         let Evidence { text, span, source } = self;
-        let field = depth + 1;
-        out.push(b'{');
-        key(out, field, true, "text");
-        str(out, text);
+        let mut o = crate::report::incident::pretty::Object::begin(out, depth);
+        o.str("text", text);
         let LineSpan {
             first_line,
             last_line,
         } = *span;
-        key(out, field, false, "first_line");
-        usize(out, first_line);
-        key(out, field, false, "last_line");
-        usize(out, last_line);
+        o.uint("first_line", first_line);
+        o.uint("last_line", last_line);
         if let Some(source) = source {
-            key(out, field, false, "source");
-            str(out, source);
+            o.str("source", source);
         }
-        newline(out, depth);
-        out.push(b'}');
+        o.end();
     }
 }
 
 impl Threshold {
     /// Appends the threshold as [`Finding::write_pretty`] writes it at `depth`.
     fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
-        use crate::report::incident::pretty::{key, newline, str};
         let Threshold { value, source } = self;
-        let field = depth + 1;
-        out.push(b'{');
-        key(out, field, true, "value");
-        str(out, value);
-        key(out, field, false, "source");
-        str(out, source);
-        newline(out, depth);
-        out.push(b'}');
+        let mut o = crate::report::incident::pretty::Object::begin(out, depth);
+        o.str("value", value);
+        o.str("source", source);
+        o.end();
     }
 }
 
