@@ -592,13 +592,11 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
             // The lanes' subjects, one after the other from `first_lane`
             // (no vector of their positions per link: most links have none).
             let first_lane = out.subjects.len();
-            if !link.lanes.is_empty() {
-                out.subjects
-                    .extend(link.lanes.iter().map(|lane| SubjectRef {
-                        lane: Some(lane.lane),
-                        ..subject
-                    }));
-            }
+            out.subjects
+                .extend(link.lanes.iter().map(|lane| SubjectRef {
+                    lane: Some(lane.lane),
+                    ..subject
+                }));
             let at = if link.counters.is_empty() {
                 None
             } else {

@@ -29,6 +29,9 @@ use std::path::PathBuf;
 /// category's array): the pretty printer indents them by six spaces.
 const INDENT: &[u8] = b"\n      ";
 
+/// The depth [`INDENT`] is, as the record writers take it.
+const RECORD_DEPTH: usize = (INDENT.len() - 1) / 2;
+
 /// Findings sit two levels deep (root, `findings`): four spaces.
 const FINDING_INDENT: &[u8] = b"\n    ";
 
@@ -601,13 +604,12 @@ impl Spool {
         let Some(w) = c.writer.as_mut() else {
             return Ok(());
         };
-        let depth = INDENT.len().saturating_sub(1) / 2;
         for r in records {
             self.buffer.clear();
             self.buffer
                 .extend_from_slice(if c.count == 0 { b"[" } else { b"," });
             self.buffer.extend_from_slice(INDENT);
-            render(&r, depth, &mut self.buffer)?;
+            render(&r, RECORD_DEPTH, &mut self.buffer)?;
             w.write_all(&self.buffer)?;
             c.count += 1;
         }
@@ -841,12 +843,11 @@ fn tail_records_pretty<T: WritePretty>(
     first: &mut bool,
     w: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let depth = INDENT.len().saturating_sub(1) / 2;
     let mut buffer = Vec::new();
     for r in records {
         element_start(first, w)?;
         buffer.clear();
-        r.write_pretty(depth, &mut buffer);
+        r.write_pretty(RECORD_DEPTH, &mut buffer);
         w.write_all(&buffer)?;
     }
     Ok(())
