@@ -619,7 +619,7 @@ fn list_hosts(listing: Listing) -> ExitCode {
                         hosts.join(","),
                         "named in the text (prompt, pdsh prefix or file header)".to_owned(),
                     ),
-                    (_, false) => (hosts.join(","), input.host_why.clone()),
+                    (_, false) => (hosts.join(","), input.host_why.to_string()),
                 }
             }
         };

@@ -16,6 +16,8 @@
 use crate::archive;
 use crate::naming::{self, HostFrom, Named, Place};
 use rayon::iter::{ParallelBridge, ParallelIterator};
+use rustc_hash::FxHashSet;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -46,7 +48,7 @@ pub struct Input {
     /// Host implied by the file's place or by `hostname` output in it.
     pub host: Option<String>,
     /// Why that host (for `--list-hosts`).
-    pub host_why: String,
+    pub host_why: Cow<'static, str>,
     /// The raw bytes, or why they could not be read.
     pub bytes: Result<Vec<u8>, String>,
     /// The file's modification time (seconds since the Unix epoch): the
@@ -281,7 +283,7 @@ fn file_id(_: &std::fs::Metadata) -> Option<(u64, u64)> {
 
 fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
     let mut skipped_hidden = 0usize;
-    let mut seen: HashSet<(u64, u64)> = HashSet::new();
+    let mut seen: FxHashSet<(u64, u64)> = FxHashSet::default();
     let mut seen_paths: HashSet<PathBuf> = HashSet::new();
     let mut files: Vec<(PathBuf, Place, Option<archive::Kind>, Stat)> = Vec::new();
     let root_name = root
@@ -312,6 +314,8 @@ fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
         .map(|(i, entry)| (i, Found::of(entry, root, &root_name)))
         .collect();
     found.sort_unstable_by_key(|(i, _)| *i);
+    seen.reserve(found.len());
+    files.reserve(found.len());
     for (_, found) in found {
         let (path, id, stat, place, kind) = match found {
             Found::Directory => continue,
@@ -514,7 +518,7 @@ fn stdin() -> Input {
     let mut input = Input {
         name: "-".to_owned(),
         host: None,
-        host_why: String::new(),
+        host_why: Cow::Borrowed(""),
         bytes: result,
         modified_unix: None,
         named: true,
@@ -654,7 +658,7 @@ fn read_archive(
             return vec![Input {
                 name: display,
                 host: None,
-                host_why: String::new(),
+                host_why: Cow::Borrowed(""),
                 bytes: Err(reason),
                 modified_unix: modified,
                 named,

@@ -20,7 +20,10 @@
 //! Whatever the rule, a host that gathers files `auto` would have kept apart
 //! is reported as a warning.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::borrow::Cow;
+use std::collections::{BTreeSet, HashMap};
+
+use rustc_hash::FxHashMap;
 
 /// How to name hosts from paths.
 #[derive(Clone, Debug)]
@@ -79,8 +82,10 @@ impl Place {
 pub struct Named {
     /// The host.
     pub host: String,
-    /// Why, for `--list-hosts` (`file name`, `directory`, …).
-    pub why: String,
+    /// Why, for `--list-hosts` (`file name`, `directory`, …): one of a
+    /// few fixed texts for all but a regex's misses, so borrowed, not
+    /// allocated for each of a fleet's files.
+    pub why: Cow<'static, str>,
 }
 
 /// Words that name tools, formats or collections, never hosts.
@@ -234,6 +239,11 @@ fn sos_dir_host(dir: &str) -> Option<String> {
 /// The sosreport a place belongs to: the components up to the one before
 /// `sos_commands`, or up to a `sosreport-…` directory.
 pub fn sos_root(place: &Place) -> Option<Vec<String>> {
+    // Most places are in no sosreport: say so without collecting the path.
+    let in_sos = |c: &String| c == "sos_commands" || c.starts_with("sosreport");
+    if !in_sos(&place.root_name) && !place.dirs.iter().any(in_sos) {
+        return None;
+    }
     let all: Vec<&String> = std::iter::once(&place.root_name)
         .chain(&place.dirs)
         .collect();
@@ -276,12 +286,12 @@ pub fn apply_sos_names(
         if let Some(h) = hostnames.get(&root) {
             *n = Named {
                 host: h.clone(),
-                why: "sosreport hostname file".into(),
+                why: Cow::Borrowed("sosreport hostname file"),
             };
         } else if let Some(h) = root.iter().rev().find_map(|d| sos_dir_host(d)) {
             *n = Named {
                 host: h,
-                why: "sosreport directory name".into(),
+                why: Cow::Borrowed("sosreport directory name"),
             };
         }
     }
@@ -289,34 +299,34 @@ pub fn apply_sos_names(
 
 /// `auto`'s names, before collapse checks.
 fn auto_names(places: &[Place]) -> Vec<Named> {
-    // Stem hosts per directory, to see whether file names vary there.
-    let mut per_dir: HashMap<&[String], BTreeSet<Option<String>>> = HashMap::new();
-    let mut count: HashMap<&[String], usize> = HashMap::new();
     // A fleet's files repeat a few names (`ibstat.txt` on every host) in
     // many directories: each name's stem and each directory's host are
     // worked out once (this runs serially before any file is read).
-    let mut stem_of: HashMap<&str, Option<String>> = HashMap::new();
-    let stems: Vec<Option<String>> = places
-        .iter()
-        .map(|p| {
-            stem_of
-                .entry(p.file.as_str())
-                .or_insert_with(|| stem_host(&p.file))
-                .clone()
-        })
-        .collect();
-    for (p, s) in places.iter().zip(&stems) {
-        let names = per_dir.entry(&p.dirs).or_default();
-        if s.is_some() {
-            names.insert(s.clone());
-        }
-        *count.entry(&p.dirs).or_default() += 1;
+    let mut stem_of: FxHashMap<&str, Option<String>> = FxHashMap::default();
+    for p in places {
+        stem_of
+            .entry(p.file.as_str())
+            .or_insert_with(|| stem_host(&p.file));
     }
-    let mut dir_of: HashMap<(&str, &[String]), Option<String>> = HashMap::new();
+    let stem = |p: &Place| stem_of.get(p.file.as_str()).and_then(Option::as_deref);
+    // Whether file names vary in each directory: its files, and whether two
+    // of them have different stems (the first stem seen, and a flag once
+    // another turns up).
+    let mut per_dir: FxHashMap<&[String], DirStems<'_>> = FxHashMap::default();
+    for p in places {
+        let dir = per_dir.entry(&p.dirs).or_default();
+        dir.files += 1;
+        if let Some(s) = stem(p) {
+            match dir.first_stem {
+                None => dir.first_stem = Some(s),
+                Some(first) => dir.stems_differ |= first != s,
+            }
+        }
+    }
+    let mut dir_of: FxHashMap<(&str, &[String]), Option<String>> = FxHashMap::default();
     places
         .iter()
-        .zip(stems)
-        .map(|(p, stem)| {
+        .map(|p| {
             // The directory named on the command line counts too when it
             // is named like a cluster node (letters and digits: `gpu00138/`,
             // a host's own dump directory); a collection's name (`fleet/`)
@@ -329,34 +339,45 @@ fn auto_names(places: &[Place]) -> Vec<Named> {
                         (host_like(root) && root.chars().any(|c| c.is_ascii_digit()))
                             .then(|| root.clone())
                     })
-                })
-                .clone();
-            let varies = per_dir.get(p.dirs.as_slice()).map_or(0, BTreeSet::len) > 1
-                || count.get(p.dirs.as_slice()).copied().unwrap_or(0) == 1;
-            match (stem, dir) {
+                });
+            let varies = per_dir
+                .get(p.dirs.as_slice())
+                .is_some_and(|d| d.stems_differ || d.files == 1);
+            match (stem(p), dir) {
                 (Some(s), None) => Named {
-                    host: s,
-                    why: "file name".into(),
+                    host: s.to_owned(),
+                    why: Cow::Borrowed("file name"),
                 },
                 (Some(s), Some(_)) if varies => Named {
-                    host: s,
-                    why: "file name (names differ in its directory)".into(),
+                    host: s.to_owned(),
+                    why: Cow::Borrowed("file name (names differ in its directory)"),
                 },
                 (_, Some(d)) => Named {
-                    host: d,
-                    why: "directory".into(),
+                    host: d.clone(),
+                    why: Cow::Borrowed("directory"),
                 },
                 (None, None) => {
                     let rel = p.relative();
                     let base = rel.split('.').next().unwrap_or(&rel).to_owned();
                     Named {
                         host: if base.is_empty() { rel } else { base },
-                        why: "no host-like word in the path: named after the file".into(),
+                        why: Cow::Borrowed("no host-like word in the path: named after the file"),
                     }
                 }
             }
         })
         .collect()
+}
+
+/// What [`auto_names`] learns of one directory's files.
+#[derive(Default)]
+struct DirStems<'a> {
+    /// How many files it holds.
+    files: usize,
+    /// The first host-like file-name word among them.
+    first_stem: Option<&'a str>,
+    /// Whether another file's word differs from that first one.
+    stems_differ: bool,
 }
 
 /// Names every file by `rule`; returns the names and warnings about files
@@ -374,7 +395,7 @@ pub fn name_all(places: &[Place], rule: &HostFrom) -> (Vec<Named>, Vec<String>) 
             .iter()
             .map(|p| Named {
                 host: p.dirs.last().unwrap_or(&p.root_name).clone(),
-                why: "directory (--host-from dir)".into(),
+                why: Cow::Borrowed("directory (--host-from dir)"),
             })
             .collect(),
         HostFrom::Stem => places
@@ -384,7 +405,7 @@ pub fn name_all(places: &[Place], rule: &HostFrom) -> (Vec<Named>, Vec<String>) 
                 |(p, a)| match p.file.split('.').next().filter(|s| !s.is_empty()) {
                     Some(s) => Named {
                         host: s.to_owned(),
-                        why: "file name up to its first dot (--host-from stem)".into(),
+                        why: Cow::Borrowed("file name up to its first dot (--host-from stem)"),
                     },
                     None => a.clone(),
                 },
@@ -404,11 +425,11 @@ pub fn name_all(places: &[Place], rule: &HostFrom) -> (Vec<Named>, Vec<String>) 
                 match hit.filter(|h| !h.is_empty()) {
                     Some(h) => Named {
                         host: h,
-                        why: "--host-from regex".into(),
+                        why: Cow::Borrowed("--host-from regex"),
                     },
                     None => Named {
                         host: a.host.clone(),
-                        why: format!("{} (the regex did not match)", a.why),
+                        why: Cow::Owned(format!("{} (the regex did not match)", a.why)),
                     },
                 }
             })
@@ -419,26 +440,22 @@ pub fn name_all(places: &[Place], rule: &HostFrom) -> (Vec<Named>, Vec<String>) 
 }
 
 /// Warnings about files that `names` reads as one host: files `auto` would
-/// have kept apart, or same-named files from different directories.
+/// have kept apart, or same-named files from different directories. In the
+/// order of the hosts' names.
 fn merge_warnings(places: &[Place], auto: &[Named], names: &[Named]) -> Vec<String> {
-    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let mut groups: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
     for (i, n) in names.iter().enumerate() {
         groups.entry(&n.host).or_default().push(i);
     }
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<(&str, String)> = Vec::new();
     for (host, members) in groups {
         if members.len() < 2 {
             continue;
         }
         let get = |i: usize| places.get(i);
-        let distinct_auto: BTreeSet<&str> = members
-            .iter()
-            .filter_map(|&i| auto.get(i).map(|a| a.host.as_str()))
-            .collect();
-        let dirs: BTreeSet<&[String]> = members
-            .iter()
-            .filter_map(|&i| get(i).map(|p| p.dirs.as_slice()))
-            .collect();
+        let auto_host = |i: usize| auto.get(i).map(|a| a.host.as_str());
+        let dirs_of = |i: usize| get(i).map(|p| p.dirs.as_slice());
+        let distinct_auto = distinct(&members, auto_host);
         let by_name = members
             .iter()
             .all(|&i| names.get(i).is_some_and(|n| n.why.starts_with("file name")));
@@ -451,25 +468,49 @@ fn merge_warnings(places: &[Place], auto: &[Named], names: &[Named]) -> Vec<Stri
                 .collect::<Vec<String>>()
                 .join(", ")
         };
-        if distinct_auto.len() > 1 {
-            warnings.push(format!(
-                "host {host}: {} files that look like {} different hosts are read as one ({}…); \
-                 check --host-from",
-                members.len(),
-                distinct_auto.len(),
-                example()
+        if distinct_auto > 1 {
+            warnings.push((
+                host,
+                format!(
+                    "host {host}: {} files that look like {distinct_auto} different hosts are read \
+                     as one ({}…); check --host-from",
+                    members.len(),
+                    example()
+                ),
             ));
-        } else if by_name && dirs.len() > 1 {
-            warnings.push(format!(
-                "host {host}: {} files of that name in {} directories are read as one host \
-                 (snapshots of one machine?) ({}…); --host-from dir keeps them apart",
-                members.len(),
-                dirs.len(),
-                example()
-            ));
+        } else if by_name {
+            let dirs = distinct(&members, dirs_of);
+            if dirs > 1 {
+                warnings.push((
+                    host,
+                    format!(
+                        "host {host}: {} files of that name in {dirs} directories are read as one \
+                         host (snapshots of one machine?) ({}…); --host-from dir keeps them apart",
+                        members.len(),
+                        example()
+                    ),
+                ));
+            }
         }
     }
-    warnings
+    warnings.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    warnings.into_iter().map(|(_, w)| w).collect()
+}
+
+/// How many distinct `key`s the `members` have. Most groups are one host's
+/// files in one directory, told by comparing with the first member; the
+/// distinct ones are counted only when some member differs.
+fn distinct<T: Ord>(members: &[usize], key: impl Fn(usize) -> Option<T>) -> usize {
+    let first = members.first().and_then(|&i| key(i));
+    if members.iter().all(|&i| key(i) == first) {
+        usize::from(first.is_some())
+    } else {
+        members
+            .iter()
+            .filter_map(|&i| key(i))
+            .collect::<BTreeSet<T>>()
+            .len()
+    }
 }
 
 /// The host a `hostname` (or `uname -n`) command printed in a paste: the
@@ -641,5 +682,217 @@ mod tests {
         assert_eq!(hostname_in_text(text).as_deref(), Some("node07"));
         assert_eq!(hostname_in_text(b"$ hostname\nnot a host name\n"), None);
         assert_eq!(hostname_in_text(b"$ ibstat\nhostname\n"), None);
+    }
+
+    /// The naming code before its maps were keyed by the fast hasher and
+    /// its directory and warning checks stopped building sets for every
+    /// host: the oracle of the properties below.
+    mod before {
+        use super::super::{dir_host, host_like, stem_host, Named, Place};
+        use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+        /// The sosreport a place belongs to: the components up to the one before
+        /// `sos_commands`, or up to a `sosreport-…` directory.
+        pub fn sos_root(place: &Place) -> Option<Vec<String>> {
+            let all: Vec<&String> = std::iter::once(&place.root_name)
+                .chain(&place.dirs)
+                .collect();
+            if let Some(i) = all.iter().position(|c| *c == "sos_commands") {
+                return Some(all.get(..i)?.iter().map(|c| (*c).clone()).collect());
+            }
+            let i = all.iter().position(|c| c.starts_with("sosreport"))?;
+            Some(all.get(..=i)?.iter().map(|c| (*c).clone()).collect())
+        }
+
+        /// `auto`'s names, before collapse checks.
+        pub fn auto_names(places: &[Place]) -> Vec<Named> {
+            // Stem hosts per directory, to see whether file names vary there.
+            let mut per_dir: HashMap<&[String], BTreeSet<Option<String>>> = HashMap::new();
+            let mut count: HashMap<&[String], usize> = HashMap::new();
+            // A fleet's files repeat a few names (`ibstat.txt` on every host) in
+            // many directories: each name's stem and each directory's host are
+            // worked out once (this runs serially before any file is read).
+            let mut stem_of: HashMap<&str, Option<String>> = HashMap::new();
+            let stems: Vec<Option<String>> = places
+                .iter()
+                .map(|p| {
+                    stem_of
+                        .entry(p.file.as_str())
+                        .or_insert_with(|| stem_host(&p.file))
+                        .clone()
+                })
+                .collect();
+            for (p, s) in places.iter().zip(&stems) {
+                let names = per_dir.entry(&p.dirs).or_default();
+                if s.is_some() {
+                    names.insert(s.clone());
+                }
+                *count.entry(&p.dirs).or_default() += 1;
+            }
+            let mut dir_of: HashMap<(&str, &[String]), Option<String>> = HashMap::new();
+            places
+                .iter()
+                .zip(stems)
+                .map(|(p, stem)| {
+                    // The directory named on the command line counts too when it
+                    // is named like a cluster node (letters and digits: `gpu00138/`,
+                    // a host's own dump directory); a collection's name (`fleet/`)
+                    // does not.
+                    let dir = dir_of
+                        .entry((p.root_name.as_str(), p.dirs.as_slice()))
+                        .or_insert_with(|| {
+                            dir_host(&p.dirs).or_else(|| {
+                                let root = &p.root_name;
+                                (host_like(root) && root.chars().any(|c| c.is_ascii_digit()))
+                                    .then(|| root.clone())
+                            })
+                        })
+                        .clone();
+                    let varies = per_dir.get(p.dirs.as_slice()).map_or(0, BTreeSet::len) > 1
+                        || count.get(p.dirs.as_slice()).copied().unwrap_or(0) == 1;
+                    match (stem, dir) {
+                        (Some(s), None) => Named {
+                            host: s,
+                            why: "file name".into(),
+                        },
+                        (Some(s), Some(_)) if varies => Named {
+                            host: s,
+                            why: "file name (names differ in its directory)".into(),
+                        },
+                        (_, Some(d)) => Named {
+                            host: d,
+                            why: "directory".into(),
+                        },
+                        (None, None) => {
+                            let rel = p.relative();
+                            let base = rel.split('.').next().unwrap_or(&rel).to_owned();
+                            Named {
+                                host: if base.is_empty() { rel } else { base },
+                                why: "no host-like word in the path: named after the file".into(),
+                            }
+                        }
+                    }
+                })
+                .collect()
+        }
+
+        /// Warnings about files that `names` reads as one host: files `auto` would
+        /// have kept apart, or same-named files from different directories.
+        pub fn merge_warnings(places: &[Place], auto: &[Named], names: &[Named]) -> Vec<String> {
+            let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+            for (i, n) in names.iter().enumerate() {
+                groups.entry(&n.host).or_default().push(i);
+            }
+            let mut warnings = Vec::new();
+            for (host, members) in groups {
+                if members.len() < 2 {
+                    continue;
+                }
+                let get = |i: usize| places.get(i);
+                let distinct_auto: BTreeSet<&str> = members
+                    .iter()
+                    .filter_map(|&i| auto.get(i).map(|a| a.host.as_str()))
+                    .collect();
+                let dirs: BTreeSet<&[String]> = members
+                    .iter()
+                    .filter_map(|&i| get(i).map(|p| p.dirs.as_slice()))
+                    .collect();
+                let by_name = members
+                    .iter()
+                    .all(|&i| names.get(i).is_some_and(|n| n.why.starts_with("file name")));
+                // Built only for a warning: most groups are one host's files.
+                let example = || {
+                    members
+                        .iter()
+                        .take(3)
+                        .filter_map(|&i| get(i).map(Place::relative))
+                        .collect::<Vec<String>>()
+                        .join(", ")
+                };
+                if distinct_auto.len() > 1 {
+                    warnings.push(format!(
+                        "host {host}: {} files that look like {} different hosts are read as one ({}…); \
+                         check --host-from",
+                        members.len(),
+                        distinct_auto.len(),
+                        example()
+                    ));
+                } else if by_name && dirs.len() > 1 {
+                    warnings.push(format!(
+                        "host {host}: {} files of that name in {} directories are read as one host \
+                         (snapshots of one machine?) ({}…); --host-from dir keeps them apart",
+                        members.len(),
+                        dirs.len(),
+                        example()
+                    ));
+                }
+            }
+            warnings
+        }
+    }
+
+    /// Places drawn from a small vocabulary so that names collide: host
+    /// directories, tool files, stems that are hosts, dates, sosreports.
+    fn places_strategy() -> impl proptest::strategy::Strategy<Value = Vec<Place>> {
+        use proptest::prelude::*;
+        let dir = prop::sample::select(vec![
+            "node01",
+            "node02",
+            "gpu0007",
+            "rack1",
+            "dumps",
+            "2024-06-01",
+            "sosreport-node09-2024-06-01-x",
+            "sos_commands",
+            "infiniband",
+            "mlx5_0",
+        ]);
+        let file = prop::sample::select(vec![
+            "ibstat.txt",
+            "perfquery_mlx5_0_1.txt",
+            "node01.txt",
+            "node02.ibstat",
+            "ibstat.node03.txt",
+            "node07-ibstat.txt",
+            "hostname",
+            "nvlink_e.txt",
+            "a.txt",
+            ".txt",
+            "jun01.log",
+        ]);
+        let root = prop::sample::select(vec!["fleet", "gpu00138", "dumps"]);
+        prop::collection::vec(
+            (root, prop::collection::vec(dir, 0..3), file).prop_map(|(r, d, f)| Place {
+                root_name: r.to_owned(),
+                dirs: d.into_iter().map(str::to_owned).collect(),
+                file: f.to_owned(),
+            }),
+            0..24,
+        )
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn names_and_warnings_match_the_code_before(places in places_strategy()) {
+            for p in &places {
+                proptest::prop_assert_eq!(sos_root(p), before::sos_root(p));
+            }
+            let auto = auto_names(&places);
+            let was = before::auto_names(&places);
+            proptest::prop_assert_eq!(&auto, &was);
+            proptest::prop_assert_eq!(
+                merge_warnings(&places, &auto, &auto),
+                before::merge_warnings(&places, &was, &was)
+            );
+            // A rule that merges what `auto` keeps apart: every file one host.
+            let one: Vec<Named> = places
+                .iter()
+                .map(|_| Named { host: "h".into(), why: Cow::Borrowed("file name") })
+                .collect();
+            proptest::prop_assert_eq!(
+                merge_warnings(&places, &auto, &one),
+                before::merge_warnings(&places, &was, &one)
+            );
+        }
     }
 }
