@@ -2,8 +2,9 @@
 //!
 //! Batch runs stream: the inputs are grouped into units (the files of one
 //! host directory; any other input alone), and units are read, parsed,
-//! measured and judged in parallel (rayon) a bounded chunk at a time. Only
-//! each unit's compact result is kept: its text and documents are dropped,
+//! measured and judged on the pool's threads (rayon), a bounded number
+//! ahead of the one being folded in order on the main thread
+//! ([`crate::ordered`]). Only each unit's compact result is kept: its text and documents are dropped,
 //! and its measurements go to temporary files ([`crate::spool`]) when the
 //! report is JSON. The fleet rules then run over the results. Units whose
 //! documents turn out to name the same host (pdsh pastes, prompts) are
@@ -30,13 +31,14 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Below this many files a progress bar is noise.
 const PROGRESS_MIN_FILES: usize = 32;
 
-/// Units read at once (per thread): bounds how many hosts' texts and
-/// documents are in memory together.
-const UNITS_PER_THREAD: usize = 8;
+/// Units read ahead of the one being folded (per thread): bounds how many
+/// hosts' results wait in memory to be folded in order.
+const UNITS_AHEAD_PER_THREAD: usize = 8;
 
 /// Arguments of `fabricscope analyze`.
 #[derive(clap::Args)]
@@ -1202,14 +1204,15 @@ fn root(parent: &mut [usize], mut i: usize) -> usize {
     i
 }
 
-/// Reads, analyses and folds the units a chunk at a time, keeping only
+/// Reads and analyses the units in parallel and folds them in order as
+/// they finish ([`crate::ordered::for_each_in_order`]), keeping only
 /// their results (and spooling their measurements for a JSON report).
 ///
 /// A host's documents must be one unit; a unit's hosts are known only once
 /// it is parsed. When two units name the same host (a pdsh paste next to a
 /// host directory, two pdsh snapshots in two files), the pass goes on only
-/// to learn every unit's hosts (parsing, not analysing, the units of the
-/// chunks after), then the overlapping units are merged and everything is
+/// to learn every unit's hosts (parsing, not analysing, the units not yet
+/// started), then the overlapping units are merged and everything is
 /// read again — rare, and correct.
 fn stream(
     sources: Vec<Source>,
@@ -1231,48 +1234,38 @@ fn stream(
         }
     );
     let progress = progress_bar(sources.len());
-    let chunk = rayon::current_num_threads().max(1) * UNITS_PER_THREAD;
+    let ahead = rayon::current_num_threads().max(1) * UNITS_AHEAD_PER_THREAD;
     loop {
         if let Some(bar) = &progress {
             bar.set_position(0);
         }
         let mut fold = Fold::new(options, out, units.len())?;
-        // Folding a chunk (ordered, on one thread: ids, spool, records)
-        // runs while the next chunk is read and analysed on the others.
-        let mut pending: Option<(usize, Vec<UnitRead>)> = None;
-        for (c, batch) in units.chunks(chunk).enumerate() {
-            // Once two units named one host, everything is read again
-            // merged: the rest of this pass only learns each unit's hosts.
-            let hosts_only = fold.overlap;
-            let (folded, read) = rayon::join(
-                || {
-                    pending.take().map_or(Ok(()), |(at, read)| {
-                        fold.add(at, read, ndjson.as_deref_mut())
-                    })
-                },
-                || {
-                    batch
-                        .par_iter()
-                        .map(|unit| {
-                            read_unit(
-                                &sources,
-                                unit,
-                                options,
-                                progress.as_ref(),
-                                hosts_only,
-                                lines_for,
-                                render_findings,
-                            )
-                        })
-                        .collect::<Vec<UnitRead>>()
-                },
-            );
-            folded?;
-            pending = Some((c * chunk, read));
-        }
-        if let Some((at, read)) = pending.take() {
-            fold.add(at, read, ndjson.as_deref_mut())?;
-        }
+        // Once two units named one host, everything is read again merged:
+        // the rest of this pass only learns each unit's hosts (units
+        // already started are read whole, and folded the same way).
+        let hosts_only = AtomicBool::new(false);
+        crate::ordered::for_each_in_order(
+            units.len(),
+            ahead,
+            |u| {
+                read_unit(
+                    &sources,
+                    units.get(u).map_or(&[][..], Vec::as_slice),
+                    options,
+                    progress.as_ref(),
+                    hosts_only.load(Ordering::Relaxed),
+                    lines_for,
+                    render_findings,
+                )
+            },
+            |u, read| {
+                fold.add(u, read, ndjson.as_deref_mut())?;
+                if fold.overlap {
+                    hosts_only.store(true, Ordering::Relaxed);
+                }
+                Ok::<(), String>(())
+            },
+        )?;
         if fold.overlap {
             if let Some(out) = ndjson.as_deref_mut() {
                 out.restart();
@@ -1460,16 +1453,16 @@ impl Fold {
         })
     }
 
-    /// Folds the units read from index `at` on; streamed NDJSON prints
-    /// (or holds) each unit's lines as it is folded.
+    /// Folds unit number `index`, read; streamed NDJSON prints (or holds)
+    /// its lines.
     fn add(
         &mut self,
-        at: usize,
-        read: Vec<UnitRead>,
-        mut ndjson: Option<&mut NdjsonOut<'_>>,
+        index: usize,
+        unit: UnitRead,
+        ndjson: Option<&mut NdjsonOut<'_>>,
     ) -> Result<(), String> {
-        for (j, unit) in read.into_iter().enumerate() {
-            let index = at + j;
+        let mut ndjson = ndjson;
+        'unit: {
             self.hosts.extend(unit.hosts);
             self.named_failures += unit.named_failures;
             if self.records.is_none() {
@@ -1479,7 +1472,7 @@ impl Fold {
                 if let (Some(file), false) = (self.records.as_mut(), unit.skipped.is_empty()) {
                     write_record(file, None, unit.skipped).map_err(temp_error)?;
                 }
-                continue;
+                break 'unit;
             };
             self.any = true;
             for host in claimed_hosts(&result) {
@@ -1500,18 +1493,18 @@ impl Fold {
                 }
             }
             if self.overlap {
-                continue; // this pass only learns the hosts now
+                break 'unit; // this pass only learns the hosts now
             }
             if let Some(file) = self.records.as_mut() {
                 write_record(file, Some(result), unit.skipped).map_err(temp_error)?;
-                continue;
+                break 'unit;
             }
             if let Some(out) = ndjson.as_deref_mut() {
                 if let Some(lines) = unit.lines {
                     out.unit(lines).map_err(output_error)?;
                 }
                 drop(self.analysis.add_result_printed(result));
-                continue;
+                break 'unit;
             }
             fold_unit(
                 &mut self.analysis,

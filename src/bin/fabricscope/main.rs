@@ -11,6 +11,7 @@ mod diff_cmd;
 mod inputs;
 mod naming;
 mod ndjson_stream;
+mod ordered;
 mod parse_cmd;
 mod rules_cmd;
 mod spool;
