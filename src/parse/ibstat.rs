@@ -230,10 +230,13 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {
 
 /// `CA 'mlx5_0'` → (Some("CA"), "mlx5_0"); `CA: 'mlx5_0'` → (None, "mlx5_0").
 fn ca_header(t: &str) -> Option<(Option<&str>, &str)> {
-    let name = single_quoted(t)?;
+    // The closing quote first: one byte answers for nearly every line
+    // `read_line` asks about (ibstat's fields), where the search for a
+    // quote pair read the whole line.
     if !t.ends_with('\'') {
         return None;
     }
+    let name = single_quoted(t)?;
     let before = t.split('\'').next()?.trim_end();
     if before == "CA:" {
         return Some((None, name));

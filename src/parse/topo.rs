@@ -219,7 +219,9 @@ fn row<'t>(text: &'t str, columns: &[String], vocabulary: Vocabulary) -> Option<
     if !columns.iter().any(|c| c == name) {
         return None;
     }
-    let mut cells = Vec::new();
+    // Room for a cell per column at once: a full row (nearly every row)
+    // fills them all, where growing by doubling reallocated three times.
+    let mut cells = Vec::with_capacity(columns.len());
     while cells.len() < columns.len() {
         rest = rest.trim_start();
         if rest.is_empty() || starts_value(rest) {
