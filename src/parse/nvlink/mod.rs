@@ -703,7 +703,20 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         Ok(_) => false,
         Err(_) => next.starts_with("Link "),
     };
-    nvlink_only.then(|| Block::keyed(format!("GPU {}", header.index)))
+    nvlink_only.then(|| Block::keyed(gpu_key(header.index)))
+}
+
+/// `GPU {index}`, the block key of a GPU header, written piece by piece:
+/// detection keys every header of every listing, and `format!` cost as
+/// much as the rest of the key's making.
+fn gpu_key(index: u32) -> String {
+    let mut key = String::with_capacity(16);
+    key.push_str("GPU ");
+    key.push_str(crate::parse::text::decimal_text(
+        u64::from(index),
+        &mut [0; 20],
+    ));
+    key
 }
 
 /// `2 GPU(s), 36 link(s) (-s): 36 active, 0 inactive`.
