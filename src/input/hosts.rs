@@ -135,11 +135,24 @@ fn prefixed_hosts_within<'a>(
     // counted in the map when the run ends (one look-up a run, not a line).
     let mut run: Option<(&str, usize)> = None;
     for line in lines {
-        if crate::parse::is_blank(line) {
+        // Every host [`candidate`] accepts begins with a letter or digit,
+        // and so does every line `candidate_after` reads as the last host
+        // again: a line that does not (indented tool output, `#` headers,
+        // blank lines) is a miss or blank without that call, made for
+        // most lines of every input only to learn it is not prefixed.
+        let found = if line
+            .as_bytes()
+            .first()
+            .is_some_and(u8::is_ascii_alphanumeric)
+        {
+            candidate_after(line, run.map(|(h, _)| h))
+        } else if crate::parse::is_blank(line) {
             continue;
-        }
+        } else {
+            None
+        };
         non_blank += 1;
-        if let Some((host, _)) = candidate_after(line, run.map(|(h, _)| h)) {
+        if let Some((host, _)) = found {
             match run.as_mut() {
                 Some((h, n)) if *h == host => *n += 1,
                 _ => {
@@ -230,6 +243,23 @@ mod tests {
                 for next in [format!("{host}: {line}"), format!("{host}:"), format!("{host}:{line}")] {
                     prop_assert_eq!(candidate_after(&next, known), candidate(&next));
                 }
+            }
+        }
+    }
+
+    proptest! {
+        /// What lets `prefixed_hosts_within` skip the candidate test: a line
+        /// whose first byte is not an ASCII letter or digit has no
+        /// candidate prefix, whatever host the line before had.
+        #[test]
+        fn only_lines_opening_with_a_letter_or_digit_have_a_candidate(
+            before in "[a-zA-Z0-9._:-]{1,12}(: .{0,4})?",
+            line in "[ \t#:._é\u{a0}-]?[a-zA-Z0-9._: -]{0,16}",
+        ) {
+            let known = candidate(&before).map(|(host, _)| host);
+            if !line.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric) {
+                prop_assert_eq!(candidate_after(&line, known), None);
+                prop_assert_eq!(candidate(&line), None);
             }
         }
     }

@@ -1034,7 +1034,7 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
 /// `ibwarn: …`, `ibpanic: …`, `iberror: …`, `ibstat: iberror: …`,
 /// `src/query_smp.c:199; …`: diagnostics the tools print to stderr.
 fn tool_message(line: &Line<'_>) -> Option<ToolMessage> {
-    let t = line.text().trim();
+    let t = crate::parse::text::trim(line.text());
     let found = crate::parse::text::infiniband_message_level(t).or_else(|| nvidia_message(t))?;
     Some(ToolMessage {
         line: line.number,

@@ -17,7 +17,7 @@ use crate::model::ibstat::{Ca, Ibstat, Port};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
     decimal_f64, decimal_u32, hex_u32, label_value, numbered_heading, read_each_line,
-    single_quoted, Unread,
+    single_quoted, trim, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -170,7 +170,7 @@ fn missing_suffix(fields: &[&str], present: &[bool]) -> Option<Vec<String>> {
 }
 
 fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {
-    let t = line.text().trim();
+    let t = trim(line.text());
     if let Some((node_type, name)) = ca_header(t) {
         out.cas.push(Ca {
             name: name.to_owned(),
@@ -230,10 +230,13 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {
 
 /// `CA 'mlx5_0'` → (Some("CA"), "mlx5_0"); `CA: 'mlx5_0'` → (None, "mlx5_0").
 fn ca_header(t: &str) -> Option<(Option<&str>, &str)> {
-    let name = single_quoted(t)?;
+    // The closing quote first: one byte answers for nearly every line
+    // `read_line` asks about (ibstat's fields), where the search for a
+    // quote pair read the whole line.
     if !t.ends_with('\'') {
         return None;
     }
+    let name = single_quoted(t)?;
     let before = t.split('\'').next()?.trim_end();
     if before == "CA:" {
         return Some((None, name));
@@ -376,7 +379,7 @@ fn read_rate(value: &str) -> Option<(f64, bool)> {
 /// Recognises the start of ibstat output: a CA header followed by CA fields,
 /// or the single-port `CA: 'x'` header followed by a port block.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
-    let first = lines.first()?.text().trim();
+    let first = trim(lines.first()?.text());
     if numbered_heading(first, "Port").is_some() {
         return detect_headless_port(lines);
     }
@@ -384,7 +387,7 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         return detect_ca_list(lines);
     }
     let (node_type, name) = ca_header(first)?;
-    let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
+    let next = trim(lines.iter().skip(1).find(|l| !l.is_blank())?.text());
     let (label, _) = label_value(next)?;
     let follows = match node_type {
         Some(_) => label.ends_with(" type") || label == "Number of ports",

@@ -34,7 +34,7 @@
 //! typed. `--json` output is not read.
 
 use crate::model::mlxlink::{Mlxlink, MlxlinkField, MlxlinkSection};
-use crate::parse::text::{decimal_u64, is_help, Unread};
+use crate::parse::text::{decimal_u64, is_help, trim, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
 
 pub(crate) const FORMAT: Spec<Mlxlink> = Spec {
@@ -66,7 +66,7 @@ fn is_underline(t: &str) -> bool {
 /// A title with its underline, or with the ` #` a blog's heading anchors
 /// leave (then followed by a record): the title without the anchor.
 fn title_at<'t>(t: &'t str, next: Option<&str>) -> Option<&'t str> {
-    let t = t.trim();
+    let t = trim(t);
     if let Some(bare) = t.strip_suffix(" #").map(str::trim_end) {
         return (is_title(bare) && next.is_some_and(|n| record(n.trim()).is_some()))
             .then_some(bare);

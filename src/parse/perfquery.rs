@@ -683,10 +683,10 @@ impl<'t> Header<'t> {
             Some(r) => (PerfAttribute::PortSamplesControl, r),
             None => {
                 let (name, r) = split_once_str(rest, " counters:")?;
-                (attribute_named(name.trim())?, r)
+                (attribute_named(trim(name))?, r)
             }
         };
-        let rest = rest.trim();
+        let rest = trim(rest);
         // The last `(`, found by a byte search (`(` is ASCII, never part of
         // a longer character; the char searcher set up per header showed,
         // and then the byte-by-byte scan back over the details).
@@ -699,8 +699,8 @@ impl<'t> Header<'t> {
             None => (rest, ""),
         };
         let (port_id, port) = match rsplit_once_str(target, " port ") {
-            Some((id, n)) => match decimal_u32(n.trim()) {
-                Ok(n) => (id.trim(), Some(n)),
+            Some((id, n)) => match decimal_u32(trim(n)) {
+                Ok(n) => (trim(id), Some(n)),
                 Err(_) => (target, None),
             },
             None => (target, None),
@@ -787,7 +787,7 @@ fn lid_of(port_id: &str) -> Option<u32> {
 
 /// Recognises a header followed by a dotted field line.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
-    let first = lines.first()?.text().trim();
+    let first = trim(lines.first()?.text());
     let line = lines.first().map_or(0, |l| l.number);
     if ibcheckerrors_warn(first).is_some() {
         return Some(Block::keyed(format!("ibcheckerrors at line {line}")));
@@ -802,7 +802,7 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     // The port test first: a whole header (nearly all) needs no search.
     if header.as_ref().is_none_or(|h| h.port.is_none()) && first.contains(" counters:") {
         // A header wrapped onto two lines: the parser joins them.
-        let next = lines.iter().skip(1).find(|l| !l.is_blank())?.text().trim();
+        let next = trim(lines.iter().skip(1).find(|l| !l.is_blank())?.text());
         if Header::parse_target(&format!("{first} {next}")).is_some_and(|(h, _)| h.port.is_some()) {
             return Some(Block::keyed(format!("wrapped header at line {line}")));
         }
@@ -812,7 +812,7 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let next = lines
         .iter()
         .skip(1)
-        .map(|l| l.text().trim())
+        .map(|l| trim(l.text()))
         .find(|t| !t.is_empty() && tool_message_kind(t).is_none())?;
     dotted_field(next)?;
     Some(Block::keyed(block_key(&header)))
@@ -861,7 +861,7 @@ fn detect_headless(lines: &[Line<'_>]) -> Option<Block> {
     // Three known lines in a row; the first unknown one ends the look.
     let mut known_in_a_row = 0;
     for line in lines.iter().filter(|l| !l.is_blank()).take(3) {
-        if !known(line.text().trim()) {
+        if !known(trim(line.text())) {
             break;
         }
         known_in_a_row += 1;

@@ -21,7 +21,7 @@ use crate::model::smi_query::{
     active_flag, ClockEventCounter, ClockEventReason, ClockReason, Clocks, EccCount, Field, Power,
     QueryGpu, SmiQuery, Temperatures,
 };
-use crate::parse::text::{is_help, label_value, quantity, Unread};
+use crate::parse::text::{is_help, label_value, quantity, trim, Unread};
 use crate::parse::timestamp::asctime_to_unix;
 use crate::parse::{Block, Line, Parsed, Spec};
 use crate::span::LineSpan;
@@ -190,12 +190,12 @@ fn is_bus_id(t: &str) -> bool {
 
 /// `GPU 00000000:00:06.0` → the bus id.
 fn gpu_heading(t: &str) -> Option<&str> {
-    let id = t.trim().strip_prefix("GPU ")?.trim();
+    let id = trim(trim(t).strip_prefix("GPU ")?);
     is_bus_id(id).then_some(id)
 }
 
 fn is_banner(t: &str) -> bool {
-    let t = t.trim();
+    let t = trim(t);
     t.starts_with("=====") && t.contains("NVSMI LOG")
 }
 
@@ -634,10 +634,10 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     if is_banner(first) {
         return Some(Block::keyed("banner"));
     }
-    let t = first.trim();
+    let t = trim(first);
     if t.starts_with("<?xml") {
         let doc = rest.take(3).any(|l| {
-            let t = l.text().trim();
+            let t = trim(l.text());
             t.starts_with("<!DOCTYPE nvidia_smi_log") || t.starts_with("<nvidia_smi_log")
         });
         return doc.then(|| Block::keyed("xml"));
@@ -656,7 +656,13 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
             .all(|c| c.is_ascii_alphanumeric() || " :./-()_".contains(c));
         return (nested && field_like).then(|| Block::keyed(format!("gpu:{id}")));
     }
-    if let Some((label, _)) = label_value(t).filter(|_| t.starts_with("Timestamp")) {
+    // The cheap test first: most lines asked are not `Timestamp`.
+    let timestamp = if t.starts_with("Timestamp") {
+        label_value(t)
+    } else {
+        None
+    };
+    if let Some((label, _)) = timestamp {
         if label == "Timestamp" {
             let next = label_value(rest.next()?.text())?;
             return (next.0 == "Driver Version").then(|| Block::keyed("timestamp"));
@@ -763,10 +769,10 @@ const QUERY_TAGS: &[&str] = &[
 /// which ibstat's and ibv_devinfo's `key: value` never have), or a heading
 /// (words, no colon); `None` for anything else.
 fn query_line(t: &str) -> Option<(&str, bool)> {
-    let t = t.trim();
+    let t = trim(t);
     match t.split_once(':') {
-        Some((key, _)) if key.ends_with([' ', '\t']) && !key.trim().is_empty() => {
-            Some((key.trim(), false))
+        Some((key, _)) if key.ends_with([' ', '\t']) && !trim(key).is_empty() => {
+            Some((trim(key), false))
         }
         Some(_) => None,
         None => {

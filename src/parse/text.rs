@@ -336,7 +336,7 @@ fn trim_ends(text: &str) -> &str {
 
 /// `Word N:` (e.g. `Port 1:`, `Link 12:`) → N, for the given word.
 pub(crate) fn numbered_heading(line: &str, word: &str) -> Option<u32> {
-    let t = line.trim();
+    let t = trim(line);
     let parsed: IResult<&str, &str> = all_consuming(delimited(
         (tag(word), take_while1(|c: char| c == ' ' || c == '\t')),
         digit1,

@@ -23,7 +23,7 @@ use crate::model::partial::{Partial, PartialReason};
 use crate::model::topo::{
     Cell, Device, DeviceKind, LegendEntry, Link, P2pCapability, P2pStatus, TopoMatrix, TopoP2p,
 };
-use crate::parse::text::{is_help, Unread};
+use crate::parse::text::{is_help, trim, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
 use crate::span::LineSpan;
 use std::fmt::Write as _;
@@ -219,7 +219,9 @@ fn row<'t>(text: &'t str, columns: &[String], vocabulary: Vocabulary) -> Option<
     if !columns.iter().any(|c| c == name) {
         return None;
     }
-    let mut cells = Vec::new();
+    // Room for a cell per column at once: a full row (nearly every row)
+    // fills them all, where growing by doubling reallocated three times.
+    let mut cells = Vec::with_capacity(columns.len());
     while cells.len() < columns.len() {
         rest = rest.trim_start();
         if rest.is_empty() || starts_value(rest) {
@@ -271,14 +273,14 @@ fn cell_token(s: &str, vocabulary: Vocabulary) -> (&str, &str) {
 
 /// `SYM  = meaning` → (SYM, meaning).
 fn legend_entry(text: &str) -> Option<(&str, &str)> {
-    let (symbol, meaning) = text.trim().split_once('=')?;
-    let symbol = symbol.trim();
+    let (symbol, meaning) = trim(text).split_once('=')?;
+    let symbol = trim(symbol);
     let ok = !symbol.is_empty()
         && symbol.len() <= 6
         && symbol
             .chars()
             .all(|c| c.is_ascii_uppercase() || c == '#' || c.is_ascii_digit());
-    ok.then(|| (symbol, meaning.trim()))
+    ok.then(|| (symbol, trim(meaning)))
 }
 
 /// `NIC0: mlx5_0` → (NIC0, mlx5_0).
@@ -445,7 +447,7 @@ fn read<'t>(
     };
     let mut part = Part::Matrix;
     for line in lines.iter().filter(|l| !l.is_blank()) {
-        let t = line.text().trim();
+        let t = trim(line.text());
         if t == "Legend:" {
             part = Part::Legend;
             continue;

@@ -417,12 +417,12 @@ pub(super) fn gpu_header(t: &str) -> Option<GpuHeader<'_>> {
     if !rest.starts_with([' ', '\t']) {
         return None;
     }
-    let rest = rest.trim();
+    let rest = trim(rest);
     let index = digits.parse().ok()?;
     let (name, uuid) = match split_at_uuid(rest) {
         Some((name, uuid)) => {
-            let uuid = uuid.trim().trim_end_matches(')').trim();
-            (name.trim(), (!uuid.is_empty()).then_some(uuid))
+            let uuid = trim(trim(uuid).trim_end_matches(')'));
+            (trim(name), (!uuid.is_empty()).then_some(uuid))
         }
         None => (rest, None),
     };

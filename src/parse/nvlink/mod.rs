@@ -41,7 +41,7 @@ use crate::model::nvlink::{
     LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkNote, NvlinkRemote,
 };
 use crate::model::Counter;
-use crate::parse::text::Unread;
+use crate::parse::text::{trim, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
 use grammar::{CounterUnit, FastFact, LinkFact, Misfit, Shape};
 use std::collections::HashMap;
@@ -665,7 +665,7 @@ const MAX_BARE_HEADERS: usize = 64;
 /// has its headers they never start a section of their own.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first_line = lines.first()?;
-    let first = first_line.text().trim();
+    let first = trim(first_line.text());
     if first.starts_with("GPU NVLINK bandwidth mode:") {
         return Some(Block::keyed("bandwidth mode"));
     }
@@ -693,7 +693,7 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         .skip(1)
         .filter(|l| !l.is_blank())
         .take(MAX_BARE_HEADERS)
-        .map(|l| l.text().trim())
+        .map(|l| trim(l.text()))
         .find(|t| grammar::gpu_header(t).is_none_or(|h| h.uuid.is_none()))?;
     let nvlink_only = match grammar::shape(next) {
         Ok(
@@ -703,7 +703,20 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         Ok(_) => false,
         Err(_) => next.starts_with("Link "),
     };
-    nvlink_only.then(|| Block::keyed(format!("GPU {}", header.index)))
+    nvlink_only.then(|| Block::keyed(gpu_key(header.index)))
+}
+
+/// `GPU {index}`, the block key of a GPU header, written piece by piece:
+/// detection keys every header of every listing, and `format!` cost as
+/// much as the rest of the key's making.
+fn gpu_key(index: u32) -> String {
+    let mut key = String::with_capacity(16);
+    key.push_str("GPU ");
+    key.push_str(crate::parse::text::decimal_text(
+        u64::from(index),
+        &mut [0; 20],
+    ));
+    key
 }
 
 /// `2 GPU(s), 36 link(s) (-s): 36 active, 0 inactive`.

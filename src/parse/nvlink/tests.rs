@@ -578,3 +578,18 @@ mod fast_path {
         }
     }
 }
+
+proptest::proptest! {
+    /// A GPU header's block key is what `format!` wrote.
+    #[test]
+    fn gpu_keys_are_formatted_as_display_writes_them(index in proptest::prelude::any::<u32>()) {
+        proptest::prop_assert_eq!(gpu_key(index), format!("GPU {index}"));
+    }
+}
+
+#[test]
+fn gpu_keys_at_the_ends_of_the_range() {
+    for index in [0, 9, 10, u32::MAX] {
+        assert_eq!(gpu_key(index), format!("GPU {index}"));
+    }
+}
