@@ -42,49 +42,47 @@ pub struct Subject {
 impl fmt::Display for Subject {
     /// `node1 mlx5_0 lid 12 port 1`, `node1 GPU 0 link 14 lane 1`.
     ///
-    /// Written part by part, a space before every part but the first: the
-    /// explanations of outliers and notes name thousands of subjects, and a
-    /// vector of owned parts joined was an allocation per part.
+    /// Written part by part, a space before every part but the first, and
+    /// numbers as their digits (the formatter's flags are not applied, as
+    /// they were not to the parts this once joined): the explanations of
+    /// outliers and notes name thousands of subjects, and a vector of owned
+    /// parts joined was an allocation per part.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
-        let mut sep = |f: &mut fmt::Formatter<'_>| {
-            if std::mem::take(&mut first) {
-                Ok(())
-            } else {
-                f.write_str(" ")
+        let mut part = |f: &mut fmt::Formatter<'_>, words: &str, number: Option<u32>| {
+            if !std::mem::take(&mut first) {
+                f.write_str(" ")?;
+            }
+            f.write_str(words)?;
+            match number {
+                Some(n) => {
+                    f.write_str(crate::parse::text::decimal_text(u64::from(n), &mut [0; 20]))
+                }
+                None => Ok(()),
             }
         };
         if let Some(h) = &self.host {
-            sep(f)?;
-            f.write_str(h)?;
+            part(f, h, None)?;
         }
         if let Some(d) = &self.device {
-            sep(f)?;
-            f.write_str(d)?;
+            part(f, d, None)?;
         }
         if let Some(l) = self.lid {
-            sep(f)?;
-            write!(f, "lid {l}")?;
+            part(f, "lid ", Some(l))?;
         }
-        if let Some(p) = self.port {
-            sep(f)?;
-            if p == 255 {
-                f.write_str("all ports")?;
-            } else {
-                write!(f, "port {p}")?;
-            }
+        match self.port {
+            Some(255) => part(f, "all ports", None)?,
+            Some(p) => part(f, "port ", Some(p))?,
+            None => {}
         }
         if let Some(g) = self.gpu {
-            sep(f)?;
-            write!(f, "GPU {g}")?;
+            part(f, "GPU ", Some(g))?;
         }
         if let Some(l) = self.link {
-            sep(f)?;
-            write!(f, "link {l}")?;
+            part(f, "link ", Some(l))?;
         }
         if let Some(l) = self.lane {
-            sep(f)?;
-            write!(f, "lane {l}")?;
+            part(f, "lane ", Some(l))?;
         }
         if first {
             f.write_str("(unnamed)")?;

@@ -1641,20 +1641,39 @@ impl GroupAbout<'_> {
             words,
             scale,
         } = self;
-        let mut out = String::with_capacity(160);
-        let _ = write!(out, "{subject}: {counter} ");
+        // The fixed words are about a hundred bytes: room for them, the
+        // group's words and a subject, not grown.
+        let mut out = String::with_capacity(160 + counter.len() + 2 * median.len() + words.len());
+        let _ = write!(out, "{subject}");
+        out.push_str(": ");
+        out.push_str(counter);
+        out.push(' ');
         super::push_num(&mut out, f.value);
         out.push_str(unit);
-        let _ = match f.times_median {
-            None => write!(
-                out,
-                " while the median of the {size} {words} is {median}{unit}"
-            ),
-            Some(t) => write!(
-                out,
-                " is {t:.1}× the median ({median}{unit}) of the {size} {words}"
-            ),
-        };
+        let mut digits = [0; 20];
+        let size =
+            crate::parse::text::decimal_text(u64::try_from(*size).unwrap_or(u64::MAX), &mut digits);
+        match f.times_median {
+            None => {
+                for part in [
+                    " while the median of the ",
+                    size,
+                    " ",
+                    words,
+                    " is ",
+                    median,
+                    unit,
+                ] {
+                    out.push_str(part);
+                }
+            }
+            Some(t) => {
+                let _ = write!(out, " is {t:.1}× the median (");
+                for part in [median, unit, ") of the ", size, " ", words] {
+                    out.push_str(part);
+                }
+            }
+        }
         let _ = write!(out, " (robust z = {:.1}", f.robust_z);
         out.push_str(match scale {
             Some(ScaleMethod::MeanAbsoluteDeviation) => {
