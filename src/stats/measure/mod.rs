@@ -338,10 +338,88 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
     }
 }
 
+/// A number in words: whole numbers without a fraction, others to six
+/// places without trailing zeros.
 fn fmt_num(x: f64) -> String {
+    let mut out = String::new();
+    push_num(&mut out, x);
+    out
+}
+
+/// Appends [`fmt_num`] of `x` to `out`. A whole number (below 10¹⁵, so
+/// exact in an `f64`) is written as an integer, without the float
+/// formatting that `{:.0}` runs (an outlier's explanation writes two
+/// numbers, a fleet's peer groups thousands of explanations).
+fn push_num(out: &mut String, x: f64) {
+    use std::fmt::Write;
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        // `{:.0}` writes the sign of -0 too.
+        if x.is_sign_negative() {
+            out.push('-');
+        }
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // whole, in range
+        let whole = x.abs() as u64;
+        let _ = write!(out, "{whole}");
+    } else {
+        let start = out.len();
+        let _ = write!(out, "{x:.6}");
+        let kept = out
+            .get(start..)
+            .map_or(0, |written| written.trim_end_matches('0').len());
+        out.truncate(start + kept);
+    }
+}
+
+/// [`fmt_num`] as it was written before its whole numbers were written as
+/// integers (the oracle).
+#[cfg(test)]
+fn fmt_num_formatted(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{x:.0}")
     } else {
         format!("{x:.6}").trim_end_matches('0').to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn numbers() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            any::<f64>(),
+            any::<i64>().prop_map(|i| i as f64),
+            (0u64..10_000).prop_map(|i| i as f64),
+            (0u64..10_000).prop_map(|i| -(i as f64)),
+            (0u64..1_000_000).prop_map(|i| i as f64 / 1_000.0),
+            Just(0.0),
+            Just(-0.0),
+            Just(1e15),
+            Just(-1e15),
+            Just(1e15 - 1.0),
+            Just(1e15 - 0.5),
+            Just(999_999_999_999_999.9),
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(f64::NEG_INFINITY),
+            Just(f64::MIN_POSITIVE),
+            Just(0.000_000_4),
+            Just(2.5e-7),
+        ]
+    }
+
+    proptest! {
+        /// Whole numbers written as integers read as `{:.0}` wrote them,
+        /// and the rest as before: signs, -0, the 10¹⁵ bound, NaN and ∞,
+        /// tiny and huge values; appended after text already there.
+        #[test]
+        fn numbers_are_written_as_formatted(x in numbers()) {
+            let want = fmt_num_formatted(x);
+            prop_assert_eq!(fmt_num(x), want.clone());
+            let mut out = "a 10".to_owned();
+            push_num(&mut out, x);
+            prop_assert_eq!(out, format!("a 10{want}"));
+        }
     }
 }

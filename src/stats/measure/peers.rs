@@ -23,21 +23,33 @@ pub(super) struct Member<'s> {
     lines: LineSpan,
 }
 
-/// Who a member is: borrowed from the unit's series (most members), or
-/// owned (a GPU's sum over its links, a place on one host) and boxed, so
-/// that a member stays small: a unit fills thousands of them.
+/// Who a member is: borrowed from the unit's series (most members), a
+/// place on one host (a member of a group across hosts), or owned (a GPU's
+/// sum over its links) and boxed, so that a member stays small: a unit
+/// fills thousands of them. Only outliers are named, so a subject is built
+/// only for them ([`Who::to_subject`]).
 enum Who<'s> {
     Borrowed(&'s Subject),
+    /// A place (the subject without host and LID) with its host and LID.
+    OnHost {
+        place: &'s Subject,
+        host: Option<&'s str>,
+        lid: Option<u32>,
+    },
     Owned(Box<Subject>),
 }
 
-impl std::ops::Deref for Who<'_> {
-    type Target = Subject;
-
-    fn deref(&self) -> &Subject {
+impl Who<'_> {
+    /// The member's subject, owned.
+    fn to_subject(&self) -> Subject {
         match self {
-            Self::Borrowed(subject) => subject,
-            Self::Owned(subject) => subject,
+            Self::Borrowed(subject) => Subject::clone(subject),
+            Self::OnHost { place, host, lid } => Subject {
+                host: host.map(str::to_owned),
+                lid: *lid,
+                ..Subject::clone(place)
+            },
+            Self::Owned(subject) => Subject::clone(subject),
         }
     }
 }
@@ -930,6 +942,15 @@ fn judge_groups<'s>(
             })
         };
         let size = members.len();
+        // The group's words, the same for each of its outliers.
+        let about = GroupAbout {
+            counter: &counter,
+            unit: statistic.unit(),
+            median: &fmt_num(summary.median),
+            size,
+            words: &words,
+            scale,
+        };
         let outliers = flagged
             .into_iter()
             .filter(|f| f.robust_z > 0.0)
@@ -941,45 +962,15 @@ fn judge_groups<'s>(
                 if p.is_some_and(|p| p >= options.outlier_poisson_p) {
                     return None;
                 }
-                let unit = statistic.unit();
-                let against = f.times_median.map_or_else(
-                    || {
-                        format!(
-                            "while the median of the {size} {words} is {}{unit}",
-                            fmt_num(summary.median)
-                        )
-                    },
-                    |t| {
-                        format!(
-                            "is {t:.1}× the median ({}{unit}) of the {size} {words}",
-                            fmt_num(summary.median)
-                        )
-                    },
-                );
+                let subject = member.subject.to_subject();
                 Some(OutlierMember {
-                    subject: Subject::clone(&member.subject),
+                    explanation: about.explain(&subject, &f, p),
+                    subject,
                     value: f.value,
                     robust_z: f.robust_z,
                     times_median: f.times_median,
                     poisson_tail_p: p,
                     lines: member.lines,
-                    explanation: format!(
-                        "{}: {counter} {}{unit} {against} (robust z = {:.1}{}{})",
-                        *member.subject,
-                        fmt_num(f.value),
-                        f.robust_z,
-                        match scale {
-                            Some(ScaleMethod::MeanAbsoluteDeviation) =>
-                                ", mean-deviation based since most peers are equal",
-                            Some(ScaleMethod::None) => ", every other peer is equal",
-                            _ => "",
-                        },
-                        p.map_or_else(String::new, |p| if p < 1e-300 {
-                            "; Poisson tail p < 1e-300".to_owned()
-                        } else {
-                            format!("; Poisson tail p = {p:.1e}")
-                        }),
-                    ),
                 })
             })
             .collect();
@@ -1557,7 +1548,7 @@ impl AcrossHosts {
     pub fn finish(self, options: &StatsOptions) -> (Vec<PeerGroup>, usize) {
         let Self {
             index,
-            mut places,
+            places,
             hosts,
             ..
         } = self;
@@ -1569,7 +1560,7 @@ impl AcrossHosts {
         let groups = keys
             .into_iter()
             .filter_map(|((words, source, counter), i)| {
-                let p = places.get_mut(i)?;
+                let p = places.get(i)?;
                 if p.hosts < 2 {
                     return None;
                 }
@@ -1577,7 +1568,7 @@ impl AcrossHosts {
                     quiet += 1;
                     return None;
                 }
-                let mut members: Vec<Member<'static>> = (0..p.members)
+                let mut members: Vec<Member<'_>> = (0..p.members)
                     .map(|_| Member {
                         subject: Who::Borrowed(&NOBODY),
                         value: 0.0,
@@ -1585,16 +1576,17 @@ impl AcrossHosts {
                         lines: LineSpan::default(),
                     })
                     .collect();
-                for r in std::mem::take(&mut p.nonzero) {
+                for r in &p.nonzero {
                     if let Some(m) = members.get_mut(r.position as usize) {
                         #[allow(clippy::cast_precision_loss)]
                         let value = r.value as f64;
+                        // Named only if it is an outlier: no subject built here.
                         *m = Member {
-                            subject: Who::Owned(Box::new(Subject {
-                                host: hosts.get(r.host as usize).cloned(),
+                            subject: Who::OnHost {
+                                place: &p.place,
+                                host: hosts.get(r.host as usize).map(String::as_str),
                                 lid: r.lid,
-                                ..p.place.clone()
-                            })),
+                            },
                             value,
                             count: Some(r.value),
                             lines: r.lines,
@@ -1614,6 +1606,133 @@ impl AcrossHosts {
             });
         let (out, judged_quiet) = judge_groups(groups, options);
         (out, quiet + judged_quiet)
+    }
+}
+
+/// What an outlier's explanation says of its group: the counter, the
+/// statistic's unit, the median in words, the group's size and words, and
+/// the spread estimate used.
+struct GroupAbout<'a> {
+    counter: &'a str,
+    unit: &'a str,
+    median: &'a str,
+    size: usize,
+    words: &'a str,
+    scale: Option<ScaleMethod>,
+}
+
+impl GroupAbout<'_> {
+    /// The explanation of the outlier `f`, a member `subject` with Poisson
+    /// tail `p`: `node1 GPU 0 link 3: replay_errors 120 is 12.0× the median
+    /// (10) of the 12 links of GPU 0 on node1 (robust z = 25.3; Poisson
+    /// tail p = 1.2e-40)`.
+    ///
+    /// Written into one string, the group's median in words once per group
+    /// (a fleet's groups across hosts explain thousands of outliers: a
+    /// `format!` per part, and the median formatted per outlier, were most
+    /// of their cost).
+    fn explain(&self, subject: &Subject, f: &robust::Flagged, p: Option<f64>) -> String {
+        use std::fmt::Write;
+        let Self {
+            counter,
+            unit,
+            median,
+            size,
+            words,
+            scale,
+        } = self;
+        // The fixed words are about a hundred bytes: room for them, the
+        // group's words and a subject, not grown.
+        let mut out = String::with_capacity(160 + counter.len() + 2 * median.len() + words.len());
+        let _ = write!(out, "{subject}");
+        out.push_str(": ");
+        out.push_str(counter);
+        out.push(' ');
+        super::push_num(&mut out, f.value);
+        out.push_str(unit);
+        let mut digits = [0; 20];
+        let size =
+            crate::parse::text::decimal_text(u64::try_from(*size).unwrap_or(u64::MAX), &mut digits);
+        match f.times_median {
+            None => {
+                for part in [
+                    " while the median of the ",
+                    size,
+                    " ",
+                    words,
+                    " is ",
+                    median,
+                    unit,
+                ] {
+                    out.push_str(part);
+                }
+            }
+            Some(t) => {
+                let _ = write!(out, " is {t:.1}× the median (");
+                for part in [median, unit, ") of the ", size, " ", words] {
+                    out.push_str(part);
+                }
+            }
+        }
+        let _ = write!(out, " (robust z = {:.1}", f.robust_z);
+        out.push_str(match scale {
+            Some(ScaleMethod::MeanAbsoluteDeviation) => {
+                ", mean-deviation based since most peers are equal"
+            }
+            Some(ScaleMethod::None) => ", every other peer is equal",
+            _ => "",
+        });
+        match p {
+            Some(p) if p < 1e-300 => out.push_str("; Poisson tail p < 1e-300"),
+            Some(p) => {
+                let _ = write!(out, "; Poisson tail p = {p:.1e}");
+            }
+            None => {}
+        }
+        out.push(')');
+        out
+    }
+
+    /// The explanation as it was written before [`Self::explain`] wrote it
+    /// into one string (the oracle).
+    #[cfg(test)]
+    fn explain_formatted(
+        &self,
+        median: f64,
+        subject: &Subject,
+        f: &robust::Flagged,
+        p: Option<f64>,
+    ) -> String {
+        let Self {
+            counter,
+            unit,
+            size,
+            words,
+            scale,
+            ..
+        } = self;
+        let median = super::fmt_num_formatted(median);
+        let against = f.times_median.map_or_else(
+            || format!("while the median of the {size} {words} is {median}{unit}"),
+            |t| format!("is {t:.1}× the median ({median}{unit}) of the {size} {words}"),
+        );
+        format!(
+            "{}: {counter} {}{unit} {against} (robust z = {:.1}{}{})",
+            *subject,
+            super::fmt_num_formatted(f.value),
+            f.robust_z,
+            match scale {
+                Some(ScaleMethod::MeanAbsoluteDeviation) =>
+                    ", mean-deviation based since most peers are equal",
+                Some(ScaleMethod::None) => ", every other peer is equal",
+                _ => "",
+            },
+            p.map_or_else(String::new, |p| if p < 1e-300 {
+                "; Poisson tail p < 1e-300".to_owned()
+            } else {
+                format!("; Poisson tail p = {p:.1e}")
+            }),
+        )
     }
 }
 
@@ -1637,7 +1756,80 @@ mod tests {
     use crate::model::Counter;
     use proptest::prelude::*;
 
+    fn name() -> impl Strategy<Value = Option<String>> {
+        proptest::option::of("[a-z0-9_ é{}%\\n]{0,8}")
+    }
+
+    fn number() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            any::<f64>(),
+            (0u64..100_000).prop_map(|i| i as f64),
+            (0u64..100_000).prop_map(|i| i as f64 / 7.0),
+            Just(0.0),
+            Just(-0.0),
+            Just(1e15),
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(f64::NEG_INFINITY),
+        ]
+    }
+
     proptest! {
+        /// An outlier's explanation written into one string (the group's
+        /// median in words once) reads as the `format!`s it replaced: every
+        /// subject field there or not, whole and fractional numbers, NaN
+        /// and ∞, with and without a times-the-median, every spread
+        /// estimate, Poisson tails above, below and at 1e-300, and none.
+        #[test]
+        fn explanations_read_as_formatted(
+            (host, device) in (name(), name()),
+            (lid, port, gpu, link, lane) in (
+                proptest::option::of(0u32..300),
+                proptest::option::of(prop_oneof![Just(255u32), 0u32..300]),
+                proptest::option::of(any::<u32>()),
+                proptest::option::of(0u32..18),
+                proptest::option::of(0u32..4),
+            ),
+            counter in "[A-Za-z_ é]{0,12}",
+            per_second in any::<bool>(),
+            (median, value, robust_z) in (number(), number(), number()),
+            times_median in proptest::option::of(number()),
+            size in 0usize..5_000,
+            words in "[a-z0-9 é]{0,20}",
+            scale in proptest::option::of(prop_oneof![
+                Just(ScaleMethod::Mad),
+                Just(ScaleMethod::MeanAbsoluteDeviation),
+                Just(ScaleMethod::None),
+            ]),
+            p in proptest::option::of(prop_oneof![
+                Just(1e-300),
+                Just(0.0),
+                Just(9.99e-301),
+                (0.0f64..1.0),
+                number(),
+            ]),
+        ) {
+            let subject = Subject { host, device, lid, port, gpu, link, lane };
+            let statistic = if per_second {
+                PeerStatistic::CountsPerSecond
+            } else {
+                PeerStatistic::Value
+            };
+            let about = GroupAbout {
+                counter: &counter,
+                unit: statistic.unit(),
+                median: &fmt_num(median),
+                size,
+                words: &words,
+                scale,
+            };
+            let f = robust::Flagged { index: 0, value, robust_z, times_median };
+            prop_assert_eq!(
+                about.explain(&subject, &f, p),
+                about.explain_formatted(median, &subject, &f, p)
+            );
+        }
+
         /// The two passes give the groups, quiet count and peer values of
         /// a vector of members per group: on GPU links and ports of one or
         /// two hosts, over one to three snapshots, most readings 0.
