@@ -281,6 +281,18 @@ fn file_id(_: &std::fs::Metadata) -> Option<(u64, u64)> {
     None
 }
 
+/// Two entries of one directory in the order of their file names, as
+/// walkdir's `sort_by_file_name` puts them, without taking each path apart
+/// into components twice per comparison (54 M instructions of a 1,000-host
+/// listing, all of it on the walk's one thread): siblings' paths are the
+/// directory's path, byte for byte, joined with their names, so the first
+/// byte in which two of them differ is in their names, and a name that is
+/// the start of the other is the shorter path — whole paths compare as
+/// their names do (`OsStr` compares bytes).
+fn sibling_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+    a.as_os_str().cmp(b.as_os_str())
+}
+
 fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
     let mut skipped_hidden = 0usize;
     let mut seen: FxHashSet<(u64, u64)> = FxHashSet::default();
@@ -293,7 +305,7 @@ fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
         .unwrap_or_else(|| root.display().to_string());
     let walker = walkdir::WalkDir::new(root)
         .follow_links(true)
-        .sort_by_file_name()
+        .sort_by(|a, b| sibling_order(a.path(), b.path()))
         .into_iter()
         .filter_entry(|e| {
             let keep =
@@ -743,6 +755,39 @@ fn unix_seconds(m: &std::fs::Metadata) -> Option<f64> {
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?;
     Some(since.as_secs_f64())
+}
+
+#[cfg(test)]
+mod sibling_order_tests {
+    use super::sibling_order;
+    use proptest::strategy::Strategy;
+    use std::path::Path;
+
+    fn name() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            proptest::sample::select(vec![
+                "a", "b", "gpu", "0", "1", "9", ".", "-", "_", "txt", "A", "\u{e9}", "~", " ",
+            ]),
+            1..6,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    proptest::proptest! {
+        /// Siblings compare as their file names do (walkdir's
+        /// `sort_by_file_name`), under any directory, however written.
+        #[test]
+        fn siblings_compare_as_their_file_names(
+            dir in proptest::sample::select(vec!["", "/", "fleet", "fleet/", "./fleet", "/tmp/a b/c.d", "../x"]),
+            a in name(),
+            b in name(),
+        ) {
+            // `.` and `..` are not entries a directory lists.
+            proptest::prop_assume!(![&a, &b].iter().any(|n| *n == "." || *n == ".."));
+            let (a, b) = (Path::new(dir).join(&a), Path::new(dir).join(&b));
+            proptest::prop_assert_eq!(sibling_order(&a, &b), a.file_name().cmp(&b.file_name()));
+        }
+    }
 }
 
 #[cfg(test)]
