@@ -22,6 +22,7 @@ use fabricscope::analyze::records::{
 };
 use fabricscope::analyze::{analyze_unit, Analysis, UnitResult};
 use fabricscope::report::diff::Snapshot;
+use fabricscope::report::notable::Omitted;
 use fabricscope::report::{self, NamedDocument, SkippedInput};
 use fabricscope::rules::{Severity, Thresholds};
 use fabricscope::{AnalyzeOptions, Document};
@@ -954,7 +955,7 @@ fn merge(
             drop(analysis.add_result_printed(unit));
             continue;
         }
-        fold_unit(&mut analysis, spool.as_mut(), unit, None).map_err(temp_error)?;
+        fold_unit(&mut analysis, spool.as_mut(), unit, None, None).map_err(temp_error)?;
     }
     hosts.sort_unstable();
     hosts.dedup();
@@ -980,6 +981,7 @@ fn fold_unit(
     spool: Option<&mut Spool>,
     unit: UnitResult,
     rendered: Option<RenderedFindings>,
+    sifted: Option<Omitted>,
 ) -> std::io::Result<()> {
     let Some(spool) = spool else {
         // Reports other than JSON do not print measurements: keeping them
@@ -999,7 +1001,7 @@ fn fold_unit(
         (Some(stored), _) => analysis.add_result_storing(unit, &mut |f| stored.store(f))?,
         (None, _) => analysis.add_result_taking_measurements(unit),
     };
-    spool.add(m)
+    spool.add(m, sifted)
 }
 
 /// The fleet step; the findings it adds are stored like the units' when
@@ -1093,15 +1095,30 @@ struct UnitRead {
     /// A JSON report storing findings: the unit's findings formatted as
     /// the spool stores them, in parallel.
     rendered: Option<RenderedFindings>,
+    /// A JSON report of notable measurements: what sifting the unit's
+    /// measurements left out (they were sifted in parallel).
+    omitted: Option<Omitted>,
     /// Hosts of the documents' sections and set-aside lines (`--redact`).
     hosts: Vec<String>,
     skipped: Vec<SkippedInput>,
     named_failures: usize,
 }
 
+/// What a reading thread prepares of a unit's result for a JSON report,
+/// so that the one thread folding the results in order does not.
+#[derive(Clone, Copy, Default)]
+struct ForJson {
+    /// Format the findings as the finding spool stores them.
+    render_findings: bool,
+    /// Keep only the notable measurements (`--measurements notable`):
+    /// sifted where they were made, most of a unit's records are freed
+    /// there too, not handed to the folding thread to free.
+    notable: bool,
+}
+
 /// Reads one unit and analyses it, or with `hosts_only` only learns which
-/// hosts it names ([`fabricscope::analyze::unit_hosts`]). With
-/// `render_findings`, its findings are formatted for the finding spool here.
+/// hosts it names ([`fabricscope::analyze::unit_hosts`]), and prepares its
+/// result for a JSON report as `json` asks.
 fn read_unit(
     sources: &[Source],
     unit: &[usize],
@@ -1109,7 +1126,7 @@ fn read_unit(
     progress: Option<&ProgressBar>,
     hosts_only: bool,
     ndjson: Option<Option<&Safety>>,
-    render_findings: bool,
+    json: ForJson,
 ) -> UnitRead {
     let mut docs = Vec::new();
     let mut times = Vec::new();
@@ -1158,7 +1175,7 @@ fn read_unit(
         _ => None,
     };
     let rendered = match result.as_mut() {
-        Some(r) if render_findings && !hosts_only => {
+        Some(r) if json.render_findings && !hosts_only => {
             // Stored as the report prints them: fingerprinted (the unit
             // step fingerprints its findings; this is for any without).
             for f in r.findings.iter_mut().filter(|f| f.fingerprint.is_empty()) {
@@ -1168,10 +1185,17 @@ fn read_unit(
         }
         _ => None,
     };
+    let omitted = match result.as_mut() {
+        Some(r) if json.notable && !hosts_only => Some(fabricscope::report::notable::keep_notable(
+            &mut r.measured.measurements,
+        )),
+        _ => None,
+    };
     UnitRead {
         result,
         lines,
         rendered,
+        omitted,
         hosts,
         skipped,
         named_failures,
@@ -1226,13 +1250,16 @@ fn stream(
         _ => None,
     };
     let lines_for = matches!(out, Sink::Ndjson).then_some(safety.as_ref());
-    let render_findings = matches!(
-        out,
+    let for_json = match out {
         Sink::Json {
-            store_findings: true,
-            ..
-        }
-    );
+            store_findings,
+            notable,
+        } => ForJson {
+            render_findings: store_findings,
+            notable,
+        },
+        _ => ForJson::default(),
+    };
     let progress = progress_bar(sources.len());
     let ahead = rayon::current_num_threads().max(1) * UNITS_AHEAD_PER_THREAD;
     loop {
@@ -1255,7 +1282,7 @@ fn stream(
                     progress.as_ref(),
                     hosts_only.load(Ordering::Relaxed),
                     lines_for,
-                    render_findings,
+                    for_json,
                 )
             },
             |u, read| {
@@ -1511,6 +1538,7 @@ impl Fold {
                 self.spool.as_mut(),
                 result,
                 unit.rendered,
+                unit.omitted,
             )
             .map_err(temp_error)?;
         }

@@ -546,11 +546,12 @@ impl Spool {
     }
 
     /// Appends one unit's records (numbered as in the whole run), only the
-    /// notable ones when the spool was made for those.
-    pub fn add(&mut self, mut m: Measurements) -> std::io::Result<()> {
+    /// notable ones when the spool was made for those: `sifted` says what
+    /// sifting them already left out, or they are sifted here.
+    pub fn add(&mut self, mut m: Measurements, sifted: Option<Omitted>) -> std::io::Result<()> {
         if self.notable {
             self.omitted
-                .add(fabricscope::report::notable::keep_notable(&mut m));
+                .add(sifted.unwrap_or_else(|| fabricscope::report::notable::keep_notable(&mut m)));
         }
         // The records most of a report is, written without serde.
         self.write_pretty(0, &m.snapshots)?;
@@ -1387,8 +1388,12 @@ mod tests {
         let m = measured();
         assert!(m.counter_rates.len() > 10 && !m.snapshots.is_empty());
         let mut spool = Spool::new(false, false).unwrap_or_else(|e| unreachable!("{e}"));
-        spool.add(m.clone()).unwrap_or_else(|e| unreachable!("{e}"));
-        spool.add(m.clone()).unwrap_or_else(|e| unreachable!("{e}"));
+        spool
+            .add(m.clone(), None)
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        spool
+            .add(m.clone(), None)
+            .unwrap_or_else(|e| unreachable!("{e}"));
         spool.close().unwrap_or_else(|e| unreachable!("{e}"));
         let tail = Measurements {
             notes: vec!["the fleet's note".to_owned()],
