@@ -547,7 +547,10 @@ fn file(
     len: Option<u64>,
 ) -> Input {
     let mut input = Input {
-        name: path.display().to_string(),
+        // As `path.display()` writes it (an invalid sequence becomes one
+        // U+FFFD either way), without the formatting machinery: a copy
+        // after a UTF-8 check, for every file of a fleet.
+        name: path.to_string_lossy().into_owned(),
         host_why: host.as_ref().map(|n| n.why.clone()).unwrap_or_default(),
         host: host.map(|n| n.host),
         bytes: read_file(path, len).map_err(|e| format!("cannot read: {}", io_reason(&e))),
@@ -786,6 +789,32 @@ mod sibling_order_tests {
             proptest::prop_assume!(![&a, &b].iter().any(|n| *n == "." || *n == ".."));
             let (a, b) = (Path::new(dir).join(&a), Path::new(dir).join(&b));
             proptest::prop_assert_eq!(sibling_order(&a, &b), a.file_name().cmp(&b.file_name()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod path_name_tests {
+    proptest::proptest! {
+        /// A file's name is its path as `Path::display` shows it, whatever
+        /// its bytes.
+        #[cfg(unix)]
+        #[test]
+        fn a_files_name_is_its_path_as_displayed(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(vec![b'/', b'a', b'.', 0x80, 0xc3, 0xa9, 0xe2, 0xff]),
+                    proptest::prelude::any::<u8>(),
+                ],
+                0..24,
+            )
+        ) {
+            use std::os::unix::ffi::OsStrExt;
+            let path = std::path::Path::new(std::ffi::OsStr::from_bytes(&bytes));
+            proptest::prop_assert_eq!(
+                path.to_string_lossy().into_owned(),
+                path.display().to_string()
+            );
         }
     }
 }
