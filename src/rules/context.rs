@@ -996,6 +996,11 @@ impl<'a> Context<'a> {
                     entry.all_inactive = Some((at, gpu.span));
                     entry.status.clear();
                 }
+                // Most sections give every link counters (`-e`, `-gt`): room
+                // for them at once, not grown link by link.
+                if gpu.links.first().is_some_and(|l| !l.counters.is_empty()) {
+                    entry.counter_links.reserve(gpu.links.len());
+                }
                 for link in &gpu.links {
                     if link.speed_gb_per_s.is_some() || link.inactive {
                         if link.speed_gb_per_s.is_some() {
