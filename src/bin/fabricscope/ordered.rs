@@ -1,42 +1,51 @@
-//! Work on the pool's threads, results taken in order on the calling thread.
+//! Work on the pool's threads, results taken in order as they are ready.
 //!
 //! A batch run reads and analyses hosts in parallel but must fold their
-//! results in input order (ids, the spool, streamed NDJSON), on one thread.
+//! results in input order (ids, the spool, streamed NDJSON), one at a time.
 //! Doing that a chunk at a time left a thread idle at every chunk's end,
 //! waiting for the chunk's slowest host, and folding a chunk took a pool
 //! thread from the next. Here the pool's threads take items one at a time,
 //! in order, never more than `ahead` past the one being consumed (so memory
-//! stays bounded), while the calling thread consumes each result as soon as
-//! it and every one before it are ready.
+//! stays bounded), and the thread that finishes the next item in order
+//! consumes it, and every ready one after it, before it takes new work:
+//! results are folded as soon as they and every one before them are ready,
+//! by a thread that was running anyway, not by a third thread woken for
+//! each (one more thread than cores, and a wake-up per item).
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-/// What the workers and the consumer share.
-struct State<R> {
+/// What the workers share.
+struct State<R, E> {
     /// The next item a worker takes.
     next: usize,
-    /// How many items the consumer has taken (the first slot's item).
+    /// How many items have been consumed (the first slot's item).
     taken: usize,
     /// A slot for each item from `taken` up to `next`: its result once a
     /// worker has one.
     slots: VecDeque<Option<R>>,
-    /// Set when the consumer stopped early or a worker panicked: no item is
+    /// Whether a worker is consuming: results are consumed by one at a
+    /// time, and one that is ready is left to it.
+    consuming: bool,
+    /// Set when the consumer failed or a worker panicked: no item is
     /// started after it.
     stop: bool,
+    /// The consumer's first error.
+    error: Option<E>,
 }
 
-/// The shared state and its two wake-ups.
-struct Shared<R> {
-    state: Mutex<State<R>>,
-    /// Workers wait here for room ahead of the consumer.
+/// The shared state, its wake-up, and the consumer.
+struct Shared<R, E, C> {
+    state: Mutex<State<R, E>>,
+    /// Workers wait here for room ahead of the last item consumed.
     room: Condvar,
-    /// The consumer waits here for the next result.
-    ready: Condvar,
+    /// Taken by the worker consuming (never contended: `consuming` says
+    /// who may), so that it is lent to one thread at a time.
+    consume: Mutex<C>,
 }
 
-impl<R> Shared<R> {
-    fn lock(&self) -> MutexGuard<'_, State<R>> {
+impl<R, E, C> Shared<R, E, C> {
+    fn lock(&self) -> MutexGuard<'_, State<R, E>> {
         // A panic while the lock is held leaves the state whole (every
         // update is one assignment): go on with it.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -45,16 +54,14 @@ impl<R> Shared<R> {
     fn stop(&self) {
         self.lock().stop = true;
         self.room.notify_all();
-        self.ready.notify_all();
     }
 }
 
-/// Stops everything when a worker unwinds, so that the consumer does not
-/// wait for a result that will never come (the scope then re-raises the
-/// panic).
-struct StopOnPanic<'a, R>(&'a Shared<R>);
+/// Stops everything when a worker unwinds, so that no worker waits for
+/// room that will never come (the scope then re-raises the panic).
+struct StopOnPanic<'a, R, E, C>(&'a Shared<R, E, C>);
 
-impl<R> Drop for StopOnPanic<'_, R> {
+impl<R, E, C> Drop for StopOnPanic<'_, R, E, C> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             self.0.stop();
@@ -63,15 +70,15 @@ impl<R> Drop for StopOnPanic<'_, R> {
 }
 
 /// Runs `work` on items `0..items` on the pool's threads and hands each
-/// result to `consume` on the calling thread, in item order, with at most
-/// `ahead` items (at least one) started past the one being consumed. The
-/// first error of `consume` stops the run: items not yet started are not,
-/// and the error is returned.
-pub fn for_each_in_order<R: Send, E>(
+/// result to `consume`, in item order, one at a time, with at most `ahead`
+/// items (at least one) started past the last one consumed. The first
+/// error of `consume` stops the run: items not yet started are not, and the
+/// error is returned.
+pub fn for_each_in_order<R: Send, E: Send>(
     items: usize,
     ahead: usize,
     work: impl Fn(usize) -> R + Sync,
-    mut consume: impl FnMut(usize, R) -> Result<(), E>,
+    consume: impl FnMut(usize, R) -> Result<(), E> + Send,
 ) -> Result<(), E> {
     let ahead = ahead.max(1);
     let shared = Shared {
@@ -79,10 +86,12 @@ pub fn for_each_in_order<R: Send, E>(
             next: 0,
             taken: 0,
             slots: VecDeque::with_capacity(ahead),
+            consuming: false,
             stop: false,
+            error: None,
         }),
         room: Condvar::new(),
-        ready: Condvar::new(),
+        consume: Mutex::new(consume),
     };
     let workers = rayon::current_num_threads().clamp(1, items.max(1));
     rayon::in_place_scope(|scope| {
@@ -92,17 +101,23 @@ pub fn for_each_in_order<R: Send, E>(
                 worker(&shared, items, ahead, &work);
             });
         }
-        let outcome = consumer(&shared, items, &mut consume);
-        if outcome.is_err() {
-            shared.stop();
-        }
-        outcome
-    })
+    });
+    match shared.state.into_inner().unwrap_or_else(PoisonError::into_inner).error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// A pool thread: takes the next item while there is room, works on it
-/// outside the lock, and puts the result in its slot.
-fn worker<R>(shared: &Shared<R>, items: usize, ahead: usize, work: &impl Fn(usize) -> R) {
+/// outside the lock, and puts the result in its slot; when that makes the
+/// next result in order ready and no other worker is consuming, consumes
+/// the ready results itself.
+fn worker<R, E, C: FnMut(usize, R) -> Result<(), E>>(
+    shared: &Shared<R, E, C>,
+    items: usize,
+    ahead: usize,
+    work: &impl Fn(usize) -> R,
+) {
     loop {
         let item = {
             let mut state = shared.lock();
@@ -126,44 +141,41 @@ fn worker<R>(shared: &Shared<R>, items: usize, ahead: usize, work: &impl Fn(usiz
         if let Some(slot) = state.slots.get_mut(item - first) {
             *slot = Some(result);
         }
-        drop(state);
-        if item == first {
-            shared.ready.notify_one();
+        if item == first && !state.consuming {
+            state.consuming = true;
+            consume_ready(shared, state);
         }
     }
 }
 
-/// The calling thread: takes each result in order as soon as it is ready.
-fn consumer<R, E>(
-    shared: &Shared<R>,
-    items: usize,
-    consume: &mut impl FnMut(usize, R) -> Result<(), E>,
-) -> Result<(), E> {
-    for item in 0..items {
-        let result = {
-            let mut state = shared.lock();
-            loop {
-                if matches!(state.slots.front(), Some(Some(_))) {
-                    break;
-                }
-                if state.stop {
-                    // A worker panicked: the scope re-raises it.
-                    return Ok(());
-                }
-                state = shared
-                    .ready
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner);
-            }
-            state.taken += 1;
-            state.slots.pop_front().flatten()
-        };
+/// Consumes the ready results in order, the lock released while each is
+/// consumed (workers go on putting theirs in their slots), until the next
+/// is not ready; then leaves consuming to whoever finishes it.
+fn consume_ready<'s, R, E, C: FnMut(usize, R) -> Result<(), E>>(
+    shared: &'s Shared<R, E, C>,
+    mut state: MutexGuard<'s, State<R, E>>,
+) {
+    while !state.stop && matches!(state.slots.front(), Some(Some(_))) {
+        let item = state.taken;
+        state.taken += 1;
+        let result = state.slots.pop_front().flatten();
+        drop(state);
         shared.room.notify_all();
-        if let Some(result) = result {
-            consume(item, result)?;
+        let outcome = match result {
+            Some(result) => {
+                let mut consume = shared.consume.lock().unwrap_or_else(PoisonError::into_inner);
+                (*consume)(item, result)
+            }
+            None => Ok(()),
+        };
+        state = shared.lock();
+        if let Err(e) = outcome {
+            state.error = Some(e);
+            state.stop = true;
+            shared.room.notify_all();
         }
     }
-    Ok(())
+    state.consuming = false;
 }
 
 #[cfg(test)]
