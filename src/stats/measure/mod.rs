@@ -356,9 +356,9 @@ fn fmt_num(x: f64) -> String {
 }
 
 /// Appends [`fmt_num`] of `x` to `out`. A whole number (below 10¹⁵, so
-/// exact in an `f64`) is written as an integer, without the float
-/// formatting that `{:.0}` runs (an outlier's explanation writes two
-/// numbers, a fleet's peer groups thousands of explanations).
+/// exact in an `f64`) is written as an integer, digit by digit, without
+/// the formatting machinery (an outlier's explanation writes two numbers,
+/// a fleet's peer groups thousands of explanations).
 fn push_num(out: &mut String, x: f64) {
     use std::fmt::Write;
     if x.fract() == 0.0 && x.abs() < 1e15 {
@@ -368,7 +368,7 @@ fn push_num(out: &mut String, x: f64) {
         }
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // whole, in range
         let whole = x.abs() as u64;
-        let _ = write!(out, "{whole}");
+        out.push_str(crate::parse::text::decimal_text(whole, &mut [0; 20]));
     } else {
         let start = out.len();
         let _ = write!(out, "{x:.6}");

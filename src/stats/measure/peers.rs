@@ -82,35 +82,41 @@ type UnitGroupKey<'s> = (
     PeerStatistic,
 );
 
+/// ` on {host}`, or nothing without a host (the oracles' words).
+#[cfg(test)]
 pub(super) fn host_words(host: Option<&String>) -> String {
     host.map_or_else(String::new, |h| format!(" on {h}"))
 }
 
-/// The groups `subject` belongs to: (kind, words), the words written piece
-/// by piece into strings of their size. A unit works this out once per
-/// distinct [`GroupsOf`] (each perfquery port of a host has its own: a few
-/// hundred per fleet host), and the nested `format!` calls it made were
-/// most of that cost.
+/// `parts`, then `number` in decimal, then ` on {host}` when there is a
+/// host, written piece by piece into a string of their size: a group's
+/// words, without `format!`'s machinery.
+pub(super) fn words_on(parts: &[&str], number: Option<u32>, host: Option<&str>) -> String {
+    let mut digits = [0; 20];
+    let number = number.map_or("", |n| {
+        crate::parse::text::decimal_text(u64::from(n), &mut digits)
+    });
+    let size: usize = parts.iter().map(|p| p.len()).sum();
+    let on = host.map_or(0, |h| h.len() + 4);
+    let mut out = String::with_capacity(size + number.len() + on);
+    for part in parts {
+        out.push_str(part);
+    }
+    out.push_str(number);
+    if let Some(host) = host {
+        out.push_str(" on ");
+        out.push_str(host);
+    }
+    out
+}
+
+/// The groups `subject` belongs to: (kind, words), the words written by
+/// [`words_on`]. A unit works this out once per distinct [`GroupsOf`]
+/// (each perfquery port of a host has its own: a few hundred per fleet
+/// host), and the nested `format!` calls it made were most of that cost.
 pub(super) fn group_keys(subject: &Subject) -> Vec<(PeerGroupKind, String)> {
-    // `on` as `host_words` writes it: empty without a host.
-    let on = subject.host.as_deref().map_or(0, |h| h.len() + 4);
-    let words = |parts: &[&str], number: Option<u32>| {
-        let mut digits = [0; 20];
-        let number = number.map_or("", |n| {
-            crate::parse::text::decimal_text(u64::from(n), &mut digits)
-        });
-        let size: usize = parts.iter().map(|p| p.len()).sum();
-        let mut out = String::with_capacity(size + number.len() + on);
-        for part in parts {
-            out.push_str(part);
-        }
-        out.push_str(number);
-        if let Some(host) = subject.host.as_deref() {
-            out.push_str(" on ");
-            out.push_str(host);
-        }
-        out
-    };
+    let host = subject.host.as_deref();
+    let words = |parts: &[&str], number: Option<u32>| words_on(parts, number, host);
     let mut keys = Vec::with_capacity(2);
     match (subject.gpu, subject.link, subject.lane) {
         (Some(gpu), Some(_), None) => keys.push((
@@ -139,7 +145,7 @@ pub(super) fn group_keys(subject: &Subject) -> Vec<(PeerGroupKind, String)> {
             )),
             (None, None) => {}
         }
-        let read = if subject.host.is_some() {
+        let read = if host.is_some() {
             words(&["ports read"], None)
         } else {
             "ports read in the input".to_owned()
