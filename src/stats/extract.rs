@@ -182,15 +182,16 @@ impl<'d> SubjectRef<'d> {
     }
 }
 
-/// One counter reading of a section in the neutral form: its subject an
-/// index into the section's subjects and its name borrowed from the section (a host has a
-/// thousand readings but a few hundred subjects: neither is copied per reading).
+/// One counter reading of a section in the neutral form: its subject and
+/// counter set indexes into the section's, and its name borrowed from the
+/// section (a host has a thousand readings but a few hundred subjects and
+/// a handful of counter sets: none is copied per reading).
 #[derive(Debug)]
 pub(crate) struct Reading<'d> {
     /// Position of the subject in [`Extracted::subjects`].
     pub subject: usize,
-    /// Where the counter set comes from.
-    pub source: CounterSource,
+    /// Position of the counter set in [`Extracted::sources`].
+    pub source: usize,
     /// The counter's name as the model keys it (lane suffix removed).
     pub name: &'d str,
     /// Value, width, saturation.
@@ -208,6 +209,10 @@ pub(crate) struct Reading<'d> {
 pub(crate) struct Extracted<'d> {
     /// The subjects the readings name, each once per place it is read.
     pub subjects: Vec<SubjectRef<'d>>,
+    /// The counter sets the readings name (a section reads one, or one
+    /// per perfquery attribute): each reading's is one of these, not a
+    /// copy, and is looked up by the measuring once per section.
+    pub sources: Vec<CounterSource>,
     pub samples: Vec<Reading<'d>>,
     pub capacities: Vec<(LinkKeyRef<'d>, Capacity)>,
     /// `(wall-clock seconds, offset from UTC if known, text, span)`.
@@ -219,6 +224,18 @@ impl<'d> Extracted<'d> {
     fn subject(&mut self, subject: SubjectRef<'d>) -> usize {
         self.subjects.push(subject);
         self.subjects.len() - 1
+    }
+
+    /// The position of `source` among the section's counter sets, added
+    /// when new (a handful at most: found by a scan).
+    fn source(&mut self, source: CounterSource) -> usize {
+        match self.sources.iter().position(|s| *s == source) {
+            Some(at) => at,
+            None => {
+                self.sources.push(source);
+                self.sources.len() - 1
+            }
+        }
     }
 }
 
@@ -267,6 +284,7 @@ fn smi_query_time(q: &SmiQuery, span: LineSpan) -> Option<(f64, Option<f64>, Str
 /// `ibqueryerrors` lists, per port, the counters above threshold (or all
 /// data counters with `--counters`); ports are named by node description.
 fn ibqueryerrors<'d>(q: &'d Ibqueryerrors, host: Option<&'d str>, out: &mut Extracted<'d>) {
+    let source = out.source(CounterSource::Ibqueryerrors);
     for node in &q.nodes {
         for port in &node.ports {
             let subject = out.subject(SubjectRef {
@@ -281,7 +299,7 @@ fn ibqueryerrors<'d>(q: &'d Ibqueryerrors, host: Option<&'d str>, out: &mut Extr
                 let (unit, role) = words.whole;
                 out.samples.push(Reading {
                     subject,
-                    source: CounterSource::Ibqueryerrors,
+                    source,
                     name,
                     counter: *counter,
                     unit,
@@ -296,6 +314,7 @@ fn ibqueryerrors<'d>(q: &'d Ibqueryerrors, host: Option<&'d str>, out: &mut Extr
 /// `dcgmi nvlink -e`: per-link CRC, replay and recovery counts (width not printed).
 fn dcgmi_nvlink<'d>(d: &DcgmiNvlinkErrors, host: Option<&'d str>, out: &mut Extracted<'d>) {
     let Some(gpu) = d.gpu else { return };
+    let source = out.source(CounterSource::DcgmiNvlink);
     for link in &d.links {
         let subject = out.subject(SubjectRef {
             host,
@@ -313,7 +332,7 @@ fn dcgmi_nvlink<'d>(d: &DcgmiNvlinkErrors, host: Option<&'d str>, out: &mut Extr
             let Some(value) = value else { continue };
             out.samples.push(Reading {
                 subject,
-                source: CounterSource::DcgmiNvlink,
+                source,
                 name,
                 counter: Counter::unknown_width(value),
                 unit: CounterUnit::Events,
@@ -451,7 +470,7 @@ fn perfquery<'d>(p: &'d Perfquery, host: Option<&'d str>, out: &mut Extracted<'d
     out.samples
         .reserve(headed.clone().map(|b| b.counters.len()).sum::<usize>());
     for block in headed {
-        let source = CounterSource::Perfquery(block.attribute.clone());
+        let source = out.source(CounterSource::Perfquery(block.attribute.clone()));
         let port = SubjectRef {
             host,
             lid: block.lid,
@@ -490,7 +509,7 @@ fn perfquery<'d>(p: &'d Perfquery, host: Option<&'d str>, out: &mut Extracted<'d
             };
             out.samples.push(Reading {
                 subject,
-                source: source.clone(),
+                source,
                 name: base,
                 counter: *counter,
                 unit,
@@ -557,6 +576,7 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
     out.samples.reserve(readings);
     out.subjects.reserve(subjects);
     out.capacities.reserve(speeds);
+    let source = out.source(CounterSource::NvidiaSmiNvlink);
     for gpu in gpus() {
         for link in &gpu.links {
             let subject = SubjectRef {
@@ -625,7 +645,7 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
                 };
                 out.samples.push(Reading {
                     subject,
-                    source: CounterSource::NvidiaSmiNvlink,
+                    source,
                     name,
                     counter: *counter,
                     unit,
@@ -640,7 +660,7 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
                 };
                 out.samples.push(Reading {
                     subject,
-                    source: CounterSource::NvidiaSmiNvlink,
+                    source,
                     name: "ecc_correction_count",
                     counter,
                     unit: CounterUnit::Events,
@@ -819,6 +839,55 @@ mod tests {
         );
     }
 
+    /// Each reading names its block's counter set among its section's,
+    /// each set kept once: a `perfquery` paste of two attributes, the
+    /// plain one twice.
+    #[test]
+    fn readings_name_their_blocks_counter_set() {
+        let block = |header: &str, lid: u32, fields: &str| {
+            format!("# {header} counters: Lid {lid} port 1 (CapMask: 0x5A00)\nPortSelect:......................1\n{fields}")
+        };
+        let text = format!(
+            "$ perfquery -x 12 1\n{}{}{}",
+            block("Port", 12, "SymbolErrorCounter:..............3\n"),
+            block(
+                "Port extended",
+                12,
+                "PortXmitData:....................9\nPortRcvData:.....................8\n"
+            ),
+            block("Port", 13, "LinkDownedCounter:...............1\n"),
+        );
+        let document =
+            crate::input::read(&text, &crate::input::ReadOptions::default()).expect("recognised");
+        let mut got = Vec::new();
+        for section in &document.sections {
+            let out = extract(section);
+            for reading in &out.samples {
+                got.push((reading.name, out.sources.get(reading.source).cloned()));
+            }
+            for (at, source) in out.sources.iter().enumerate() {
+                assert!(!out.sources[..at].contains(source), "{source:?} kept twice");
+            }
+        }
+        let plain = Some(CounterSource::Perfquery(
+            crate::model::perfquery::PerfAttribute::PortCounters,
+        ));
+        let extended = Some(CounterSource::Perfquery(
+            crate::model::perfquery::PerfAttribute::PortCountersExtended,
+        ));
+        // By name: a block lists its counters in the model's order.
+        got.sort_by_key(|(name, _)| *name);
+        assert_eq!(
+            got,
+            [
+                ("LinkDownedCounter", plain.clone()),
+                ("PortRcvData", extended.clone()),
+                ("PortXmitData", extended),
+                ("SymbolErrorCounter", plain),
+            ]
+        );
+    }
+
     use proptest::prelude::*;
 
     fn link_key(variant: u8, host: Option<&str>, a: u32, b: u32) -> LinkKey {
@@ -994,6 +1063,9 @@ mod tests {
                 .collect();
             prop_assert_eq!(&out.subjects, &subjects);
             prop_assert_eq!(got, readings);
+            for reading in &out.samples {
+                prop_assert_eq!(out.sources.get(reading.source), Some(&CounterSource::NvidiaSmiNvlink));
+            }
         }
     }
 

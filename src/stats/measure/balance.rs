@@ -2,11 +2,11 @@
 //! counters that keep growing over three or more snapshots.
 
 use super::super::robust;
-use super::super::sample::{Direction, Layer, Role};
+use super::super::sample::{Direction, Layer, Role, Subject};
 use super::super::trend;
 use super::super::StatsOptions;
 use super::fmt_num;
-use super::peers::host_words;
+use super::peers::words_on;
 use super::records::{CounterTrend, Throughput, TrafficBalance};
 use super::timeline::{Clocked, Series};
 use std::collections::BTreeMap;
@@ -15,12 +15,8 @@ pub(super) fn balance(throughput: &[Throughput]) -> Vec<TrafficBalance> {
     let mut groups: BTreeMap<(String, Direction, Layer, usize, usize), Vec<&Throughput>> =
         BTreeMap::new();
     for t in throughput.iter().filter(|t| !t.subject.is_aggregate()) {
-        let on = host_words(t.subject.host.as_ref());
-        let words = match (t.subject.gpu, t.subject.lid, &t.subject.device) {
-            (Some(gpu), _, _) => format!("links of GPU {gpu}{on}"),
-            (None, Some(lid), _) => format!("ports of lid {lid}{on}"),
-            (None, None, Some(d)) => format!("ports of {d}{on}"),
-            _ => continue,
+        let Some(words) = balance_words(&t.subject) else {
+            continue;
         };
         groups
             .entry((words, t.direction, t.layer, t.from_snapshot, t.to_snapshot))
@@ -59,6 +55,32 @@ pub(super) fn balance(throughput: &[Throughput]) -> Vec<TrafficBalance> {
         });
     }
     out
+}
+
+/// The words of the group whose balance `subject`'s traffic counts in (a
+/// GPU's links, a LID's or a device's ports), if any: written piece by
+/// piece (every throughput of a unit asks, and two `format!`s each were
+/// most of the balance's cost).
+fn balance_words(subject: &Subject) -> Option<String> {
+    let host = subject.host.as_deref();
+    Some(match (subject.gpu, subject.lid, &subject.device) {
+        (Some(gpu), _, _) => words_on(&["links of GPU "], Some(gpu), host),
+        (None, Some(lid), _) => words_on(&["ports of lid "], Some(lid), host),
+        (None, None, Some(d)) => words_on(&["ports of ", d], None, host),
+        _ => return None,
+    })
+}
+
+/// [`balance_words`] as it was written with `format!` (the oracle).
+#[cfg(test)]
+fn balance_words_formatted(subject: &Subject) -> Option<String> {
+    let on = super::peers::host_words(subject.host.as_ref());
+    Some(match (subject.gpu, subject.lid, &subject.device) {
+        (Some(gpu), _, _) => format!("links of GPU {gpu}{on}"),
+        (None, Some(lid), _) => format!("ports of lid {lid}{on}"),
+        (None, None, Some(d)) => format!("ports of {d}{on}"),
+        _ => return None,
+    })
 }
 
 pub(super) fn trends(
@@ -127,4 +149,33 @@ pub(super) fn trends(
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A balance group's words written piece by piece are the
+        /// `format!`ed ones: GPUs, LIDs and devices there or not, names
+        /// with non-ASCII, braces, `%` and line breaks, numbers up to
+        /// `u32::MAX`.
+        #[test]
+        fn balance_words_read_as_formatted(
+            (host, device) in (
+                proptest::option::of("[a-z0-9_ é{}%\\n]{0,8}"),
+                proptest::option::of("[a-z0-9_ é{}%\\n]{0,8}"),
+            ),
+            (lid, port, gpu, link) in (
+                proptest::option::of(prop_oneof![any::<u32>(), 0u32..300]),
+                proptest::option::of(prop_oneof![Just(255u32), 0u32..300]),
+                proptest::option::of(prop_oneof![any::<u32>(), 0u32..10]),
+                proptest::option::of(0u32..18),
+            ),
+        ) {
+            let subject = Subject { host, device, lid, port, gpu, link, lane: None };
+            prop_assert_eq!(balance_words(&subject), balance_words_formatted(&subject));
+        }
+    }
 }

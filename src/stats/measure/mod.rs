@@ -142,6 +142,8 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
             .map(|(_, ex)| ex.subjects.len())
             .sum(),
     );
+    // Each counter set of the section at hand as an id among the unit's.
+    let mut source_ids: Vec<Option<u32>> = Vec::new();
     for (input, (src, extracted)) in sources.iter().zip(extracted).enumerate() {
         let section_times = section_times(&extracted);
         for ((section, ex), time) in extracted.into_iter().zip(section_times) {
@@ -172,18 +174,25 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                 time_source: time.as_ref().map(|t| t.source.clone()),
             });
             times.push(time);
-            // The section's subjects, each looked up once.
+            // The section's subjects and counter sets, each looked up once.
             let mut ids: Vec<Option<u32>> = vec![None; ex.subjects.len()];
+            source_ids.clear();
+            source_ids.resize(ex.sources.len(), None);
             for sample in &ex.samples {
-                let (Some(subject), Some(slot)) =
-                    (ex.subjects.get(sample.subject), ids.get_mut(sample.subject))
-                else {
+                let (Some(subject), Some(slot), Some(source), Some(source_slot)) = (
+                    ex.subjects.get(sample.subject),
+                    ids.get_mut(sample.subject),
+                    ex.sources.get(sample.source),
+                    source_ids.get_mut(sample.source),
+                ) else {
                     continue;
                 };
                 let subject = *slot.get_or_insert_with(|| readings.subject_id(subject));
+                let source_id = *source_slot.get_or_insert_with(|| readings.source_id(source));
                 if sample.counter.saturated {
                     if let Some(subject) = readings.subject(subject) {
-                        m.saturated_counters.push(saturated(subject, sample, id));
+                        m.saturated_counters
+                            .push(saturated(subject, source, sample, id));
                     }
                 }
                 let point = Point {
@@ -193,7 +202,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                     role: sample.role,
                     span: sample.span,
                 };
-                readings.add_to(subject, &sample.source, sample.name, point);
+                readings.add_to(subject, source_id, sample.name, point);
             }
         }
     }
@@ -347,9 +356,9 @@ fn fmt_num(x: f64) -> String {
 }
 
 /// Appends [`fmt_num`] of `x` to `out`. A whole number (below 10¹⁵, so
-/// exact in an `f64`) is written as an integer, without the float
-/// formatting that `{:.0}` runs (an outlier's explanation writes two
-/// numbers, a fleet's peer groups thousands of explanations).
+/// exact in an `f64`) is written as an integer, digit by digit, without
+/// the formatting machinery (an outlier's explanation writes two numbers,
+/// a fleet's peer groups thousands of explanations).
 fn push_num(out: &mut String, x: f64) {
     use std::fmt::Write;
     if x.fract() == 0.0 && x.abs() < 1e15 {
@@ -359,7 +368,7 @@ fn push_num(out: &mut String, x: f64) {
         }
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // whole, in range
         let whole = x.abs() as u64;
-        let _ = write!(out, "{whole}");
+        out.push_str(crate::parse::text::decimal_text(whole, &mut [0; 20]));
     } else {
         let start = out.len();
         let _ = write!(out, "{x:.6}");

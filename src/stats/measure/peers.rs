@@ -82,11 +82,82 @@ type UnitGroupKey<'s> = (
     PeerStatistic,
 );
 
+/// ` on {host}`, or nothing without a host (the oracles' words).
+#[cfg(test)]
 pub(super) fn host_words(host: Option<&String>) -> String {
     host.map_or_else(String::new, |h| format!(" on {h}"))
 }
 
+/// `parts`, then `number` in decimal, then ` on {host}` when there is a
+/// host, written piece by piece into a string of their size: a group's
+/// words, without `format!`'s machinery.
+pub(super) fn words_on(parts: &[&str], number: Option<u32>, host: Option<&str>) -> String {
+    let mut digits = [0; 20];
+    let number = number.map_or("", |n| {
+        crate::parse::text::decimal_text(u64::from(n), &mut digits)
+    });
+    let size: usize = parts.iter().map(|p| p.len()).sum();
+    let on = host.map_or(0, |h| h.len() + 4);
+    let mut out = String::with_capacity(size + number.len() + on);
+    for part in parts {
+        out.push_str(part);
+    }
+    out.push_str(number);
+    if let Some(host) = host {
+        out.push_str(" on ");
+        out.push_str(host);
+    }
+    out
+}
+
+/// The groups `subject` belongs to: (kind, words), the words written by
+/// [`words_on`]. A unit works this out once per distinct [`GroupsOf`]
+/// (each perfquery port of a host has its own: a few hundred per fleet
+/// host), and the nested `format!` calls it made were most of that cost.
 pub(super) fn group_keys(subject: &Subject) -> Vec<(PeerGroupKind, String)> {
+    let host = subject.host.as_deref();
+    let words = |parts: &[&str], number: Option<u32>| words_on(parts, number, host);
+    let mut keys = Vec::with_capacity(2);
+    match (subject.gpu, subject.link, subject.lane) {
+        (Some(gpu), Some(_), None) => keys.push((
+            PeerGroupKind::LinksOfGpu,
+            words(&["links of GPU "], Some(gpu)),
+        )),
+        (Some(gpu), Some(_), Some(_)) => keys.push((
+            PeerGroupKind::LanesOfGpu,
+            words(&["lanes of the links of GPU "], Some(gpu)),
+        )),
+        _ => {}
+    }
+    if subject.port.is_some()
+        && !subject.is_aggregate()
+        && subject.gpu.is_none()
+        && subject.lane.is_none()
+    {
+        match (&subject.device, subject.lid) {
+            (Some(device), _) => keys.push((
+                PeerGroupKind::PortsOfDevice,
+                words(&["ports of ", device], None),
+            )),
+            (None, Some(lid)) => keys.push((
+                PeerGroupKind::PortsOfDevice,
+                words(&["ports of lid "], Some(lid)),
+            )),
+            (None, None) => {}
+        }
+        let read = if host.is_some() {
+            words(&["ports read"], None)
+        } else {
+            "ports read in the input".to_owned()
+        };
+        keys.push((PeerGroupKind::PortsOnHost, read));
+    }
+    keys
+}
+
+/// [`group_keys`] as it was written with `format!` (the oracle).
+#[cfg(test)]
+fn group_keys_formatted(subject: &Subject) -> Vec<(PeerGroupKind, String)> {
     let mut keys = Vec::new();
     let on = host_words(subject.host.as_ref());
     match (subject.gpu, subject.link, subject.lane) {
@@ -104,30 +175,28 @@ pub(super) fn group_keys(subject: &Subject) -> Vec<(PeerGroupKind, String)> {
         && subject.gpu.is_none()
         && subject.lane.is_none()
     {
-        {
-            match (&subject.device, subject.lid) {
-                (Some(device), _) => keys.push((
-                    PeerGroupKind::PortsOfDevice,
-                    format!("ports of {device}{on}"),
-                )),
-                (None, Some(lid)) => keys.push((
-                    PeerGroupKind::PortsOfDevice,
-                    format!("ports of lid {lid}{on}"),
-                )),
-                (None, None) => {}
-            }
-            keys.push((
-                PeerGroupKind::PortsOnHost,
-                format!(
-                    "ports read{}",
-                    if on.is_empty() {
-                        " in the input".to_owned()
-                    } else {
-                        on.clone()
-                    }
-                ),
-            ));
+        match (&subject.device, subject.lid) {
+            (Some(device), _) => keys.push((
+                PeerGroupKind::PortsOfDevice,
+                format!("ports of {device}{on}"),
+            )),
+            (None, Some(lid)) => keys.push((
+                PeerGroupKind::PortsOfDevice,
+                format!("ports of lid {lid}{on}"),
+            )),
+            (None, None) => {}
         }
+        keys.push((
+            PeerGroupKind::PortsOnHost,
+            format!(
+                "ports read{}",
+                if on.is_empty() {
+                    " in the input".to_owned()
+                } else {
+                    on.clone()
+                }
+            ),
+        ));
     }
     keys
 }
@@ -1828,6 +1897,25 @@ mod tests {
                 about.explain(&subject, &f, p),
                 about.explain_formatted(median, &subject, &f, p)
             );
+        }
+
+        /// A subject's groups written piece by piece are the `format!`ed
+        /// ones: every field there or not, GPUs with links and lanes, the
+        /// all-ports aggregate (255), names with non-ASCII, braces, `%` and
+        /// line breaks, numbers up to `u32::MAX`.
+        #[test]
+        fn group_words_read_as_formatted(
+            (host, device) in (name(), name()),
+            (lid, port, gpu, link, lane) in (
+                proptest::option::of(prop_oneof![any::<u32>(), 0u32..300]),
+                proptest::option::of(prop_oneof![Just(255u32), 0u32..300]),
+                proptest::option::of(prop_oneof![any::<u32>(), 0u32..10]),
+                proptest::option::of(0u32..18),
+                proptest::option::of(0u32..4),
+            ),
+        ) {
+            let subject = Subject { host, device, lid, port, gpu, link, lane };
+            prop_assert_eq!(group_keys(&subject), group_keys_formatted(&subject));
         }
 
         /// The two passes give the groups, quiet count and peer values of

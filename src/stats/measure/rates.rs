@@ -15,19 +15,21 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub(super) fn saturated(
     subject: &Subject,
+    source: &CounterSource,
     sample: &Reading<'_>,
     snapshot: usize,
 ) -> SaturatedCounter {
-    let extended = matches!(&sample.source, CounterSource::Perfquery(a) if a.header_name().contains("extended"));
+    let extended =
+        matches!(source, CounterSource::Perfquery(a) if a.header_name().contains("extended"));
     let advice = if extended || sample.counter.bits == 64 {
         "the 64-bit counter is saturated: reset it (`perfquery -R`) before measuring"
     } else if matches!(
-        sample.source,
+        source,
         CounterSource::Perfquery(_) | CounterSource::Ibqueryerrors
     ) {
         "the real count is at least this and its rate is unknown: read the 64-bit counters with \
          `perfquery -x`, or reset (`perfquery -R`, `ibqueryerrors -k`) and measure again"
-    } else if sample.source == CounterSource::NvidiaSmiNvlink {
+    } else if *source == CounterSource::NvidiaSmiNvlink {
         "the counter can no longer show growth: reset the error counters (`nvidia-smi nvlink -re`; \
          `-r` is deprecated) and measure again"
     } else {
@@ -35,7 +37,7 @@ pub(super) fn saturated(
     };
     SaturatedCounter {
         subject: subject.clone(),
-        source: sample.source.clone(),
+        source: source.clone(),
         counter: sample.name.to_owned(),
         value_at_least: sample.counter.value,
         bits: sample.counter.bits,

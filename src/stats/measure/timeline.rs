@@ -202,7 +202,7 @@ pub(super) struct Readings {
     name_slots: Vec<(usize, usize, u32)>,
     /// The id of the subject of the reading added last.
     last_subject: Option<u32>,
-    /// The id of the counter set of the reading added last.
+    /// The id of the counter set looked up last.
     last_source: Option<u32>,
 }
 
@@ -386,6 +386,7 @@ impl Readings {
         point: Point,
     ) {
         let subject = self.subject_id(&SubjectRef::of(subject));
+        let source = self.source_id(source);
         self.add_to(subject, source, name, point);
     }
 
@@ -408,20 +409,20 @@ impl Readings {
         self.subjects.values.get(id as usize)
     }
 
-    /// Adds one reading of the subject with id `subject` (see [`add`](Self::add)).
-    pub(super) fn add_to(
-        &mut self,
-        subject: u32,
-        source: &CounterSource,
-        name: &str,
-        point: Point,
-    ) {
-        // A section's readings share one counter set.
+    /// The id of the counter set `source`, for [`add_to`](Self::add_to).
+    pub(super) fn source_id(&mut self, source: &CounterSource) -> u32 {
+        // A unit's sections mostly read the counter set read last.
         let source = match self.last_source {
             Some(id) if self.sources.values.get(id as usize) == Some(source) => id,
             _ => self.sources.id(source),
         };
         self.last_source = Some(source);
+        source
+    }
+
+    /// Adds one reading of the subject with id `subject` from the counter
+    /// set with id `source` (see [`add`](Self::add)).
+    pub(super) fn add_to(&mut self, subject: u32, source: u32, name: &str, point: Point) {
         let at = (name.as_ptr() as usize, name.len());
         // A direct-mapped cache by address in front of the map: a unit's
         // few dozen names mostly get a slot each, found without hashing.
