@@ -59,24 +59,35 @@ fn after_indent(text: &str) -> &str {
 /// holds `_`, excluded above). perfquery's own detector finds only its
 /// line-keyed header-less fields here.
 fn perfquery_field(text: &str) -> bool {
-    let t = after_indent(text).as_bytes();
-    let name_len = crate::parse::text::alphanumeric_run(t, None);
-    let (name, rest) = t.split_at(name_len);
+    perfquery_field_parts(text).is_some()
+}
+
+/// The name and value of a [`perfquery_field`] line (`PortXmitData` and
+/// `1234`), or `None` for any other line: a perfquery section's streamed
+/// parser reads the field from them, without scanning the line again.
+pub(super) fn perfquery_field_parts(text: &str) -> Option<(&str, &str)> {
+    let t = after_indent(text);
+    let bytes = t.as_bytes();
+    let name_len = crate::parse::text::alphanumeric_run(bytes, None);
+    let (name, rest) = bytes.split_at(name_len);
     if !name.first().is_some_and(u8::is_ascii_uppercase)
         || name.starts_with(b"GPU")
         || name.starts_with(b"NIC")
         || name == b"Timestamp"
     {
-        return false;
+        return None;
     }
-    let Some(rest) = rest.strip_prefix(b":") else {
-        return false;
-    };
+    let rest = rest.strip_prefix(b":")?;
     let dots = crate::parse::text::leading_count(rest, b'.');
     let value = rest.get(dots..).unwrap_or_default();
-    dots > 0
-        && !value.is_empty()
-        && crate::parse::text::alphanumeric_run(value, None) == value.len()
+    if dots == 0
+        || value.is_empty()
+        || crate::parse::text::alphanumeric_run(value, None) != value.len()
+    {
+        return None;
+    }
+    // The name and the value are ASCII, so both cuts are on characters.
+    Some((t.get(..name_len)?, t.get(name_len + 1 + dots..)?))
 }
 
 /// What follows `Link N: ` on an indented line, or `None` for any other
@@ -479,6 +490,105 @@ mod tests {
                 "{t:?}"
             );
             assert!(continues(Kind::Nvlink, t), "{t:?}");
+        }
+    }
+
+    /// perfquery lines: headers (whole, wrapped by a mail client, with a
+    /// parenthesis left open), fields as printed and near them, cut
+    /// values, repeats, values too large for their field, tool messages,
+    /// ibcheckerrors lines, blank lines and junk.
+    fn perfquery_vocabulary() -> Vec<&'static str> {
+        vec![
+            "# Port counters: Lid 2 port 1 (CapMask: 0x5A00)",
+            "# Port extended counters: Lid 2 port 1 (CapMask: 0x5A00 CapMask2: 0x0000000)",
+            "# Port counters: Lid 12",
+            "port 1",
+            "# Port extended counters: Lid 2 port 1 (CapMask: 0x5A00",
+            "CapMask2: 0x0000000)",
+            "# Port counters: Lid 2 port 1 (CapMask: 0x5A00) Bogus: 1",
+            "PortSelect:......................1",
+            "CounterSelect:...................0x0000",
+            "CounterSelect:...................x0000",
+            "PortXmitData:....................39045439878820",
+            "PortXmitData:....................",
+            "\tPortRcvData:.....................8250681009547",
+            "  PortRcvPkts:.....................10523827818",
+            "SymbolErrorCounter:..............0",
+            "SymbolErrorCounter:..............65536",
+            "SymbolErrorCounter:..............99999999999999999999999",
+            "LinkDownedCounter:...............abc",
+            "VL15Dropped:.....................0",
+            "PortXmitWait:....................13735974",
+            "Port_Xmit_Wait:..................1",
+            "PortRcvErrors:0",
+            "PortRcvErrors: ...... 7",
+            "PortLocalPhysicalErrors:.........0",
+            "MadeUpCounter:...................42",
+            "ibwarn: [1234] main: No extended counter support indicated",
+            "perfquery: iberror: failed: perfquery",
+            "Error check on lid 2 (node) port 1:  FAILED",
+            "#warn: counter SymbolErrorCounter = 100 \t(threshold 10) lid 2 port 1",
+            "",
+            "   ",
+            "something else entirely",
+        ]
+    }
+
+    proptest! {
+        /// A perfquery section's stream, fed its lines as the sectioner
+        /// feeds them (a body line's name and value, every other non-blank
+        /// line whole), reads them as `parse` reads the lines: the model
+        /// and the warnings, wrapped headers (which the stream leaves to
+        /// `parse`) included.
+        #[test]
+        fn the_perfquery_stream_reads_as_parse(
+            picks in prop::collection::vec(
+                prop_oneof![
+                    6 => prop::sample::select(perfquery_vocabulary()).prop_map(str::to_owned),
+                    1 => "[A-Za-z0-9:. \t#_()-]{0,24}",
+                ],
+                0..40,
+            )
+        ) {
+            let lines: Vec<crate::parse::Line<'_>> = picks
+                .iter()
+                .enumerate()
+                .map(|(i, t)| crate::parse::Line::new(i + 1, t))
+                .collect();
+            let mut stream = crate::parse::perfquery::Stream::new();
+            for line in lines.iter().filter(|l| !l.is_blank()) {
+                match perfquery_field_parts(line.text()) {
+                    Some((name, value)) => stream.read_field(line, name, value),
+                    None => stream.read(line),
+                }
+            }
+            let streamed = stream.finish(&lines);
+            let parsed = crate::parse::perfquery::parse(&lines);
+            prop_assert_eq!(streamed.value, parsed.value);
+            prop_assert_eq!(streamed.warnings, parsed.warnings);
+        }
+
+        /// The parts are found exactly on the body lines, and are the
+        /// name and value `perfquery`'s own `Name:....value` split finds.
+        #[test]
+        fn perfquery_field_parts_are_the_fields_name_and_value(
+            parts in prop::collection::vec(
+                prop_oneof![
+                    opening().prop_map(str::to_owned),
+                    "[A-Za-z0-9 \t.:_é-]{0,8}",
+                ],
+                0..5,
+            )
+        ) {
+            let text = parts.concat();
+            let found = perfquery_field_parts(&text);
+            prop_assert_eq!(found.is_some(), by_comparisons::perfquery_field(&text));
+            if let Some((name, value)) = found {
+                let t = text.trim_start_matches([' ', '\t']);
+                let (n, rest) = t.split_once(':').unwrap_or_default();
+                prop_assert_eq!(name, n);
+                prop_assert_eq!(value, rest.trim_start_matches('.'));
+            }
         }
     }
 

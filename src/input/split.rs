@@ -626,11 +626,15 @@ struct Open<'a> {
 /// takes the section's common lines, each of them a body line (see
 /// [`super::body`]), and reads them as they are met, so the sectioner
 /// needs no shape test of its own there and the parser no second look at
-/// them when the section ends. Only `nvidia-smi nvlink` (nearly two lines
-/// in three of a fleet's dumps) reads this way; other formats are parsed
-/// from their collected lines in [`finish`].
+/// them when the section ends. `nvidia-smi nvlink` (nearly two lines in
+/// three of a fleet's dumps) and perfquery (most of the rest) read this
+/// way; other formats are parsed from their collected lines in [`finish`].
 enum Streamed {
     Nvlink(crate::parse::nvlink::Stream),
+    /// perfquery's fast path is the body-line test itself
+    /// ([`super::body::perfquery_field_parts`]), whose name and value the
+    /// stream reads.
+    Perfquery(crate::parse::perfquery::Stream),
 }
 
 impl Streamed {
@@ -638,6 +642,7 @@ impl Streamed {
     fn of(format: &Format) -> Option<Self> {
         match format.kind {
             Kind::Nvlink => Some(Streamed::Nvlink(crate::parse::nvlink::Stream::new())),
+            Kind::Perfquery => Some(Streamed::Perfquery(crate::parse::perfquery::Stream::new())),
             _ => None,
         }
     }
@@ -646,6 +651,13 @@ impl Streamed {
     fn read_body(&mut self, line: &Line<'_>) -> bool {
         match self {
             Streamed::Nvlink(s) => s.read_body(line),
+            Streamed::Perfquery(s) => match super::body::perfquery_field_parts(line.text()) {
+                Some((name, value)) => {
+                    s.read_field(line, name, value);
+                    true
+                }
+                None => false,
+            },
         }
     }
 
@@ -653,13 +665,16 @@ impl Streamed {
     fn read(&mut self, line: &Line<'_>) {
         match self {
             Streamed::Nvlink(s) => s.read(line),
+            Streamed::Perfquery(s) => s.read(line),
         }
     }
 
-    /// What the parser read: the format's `parse` of the lines fed.
-    fn finish(self) -> crate::parse::Parsed<crate::parse::SectionData> {
+    /// What the parser read: the format's `parse` of the lines fed, which
+    /// are `lines`.
+    fn finish(self, lines: &[Line<'_>]) -> crate::parse::Parsed<crate::parse::SectionData> {
         match self {
             Streamed::Nvlink(s) => s.finish().map(crate::parse::SectionData::Nvlink),
+            Streamed::Perfquery(s) => s.finish(lines).map(crate::parse::SectionData::Perfquery),
         }
     }
 }
@@ -1006,7 +1021,7 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
         return;
     }
     let mut parsed = match open.stream {
-        Some(stream) => stream.finish(),
+        Some(stream) => stream.finish(lines),
         None => (open.format.parse)(lines),
     };
     // Only the output the prompt's command printed learns from its words.

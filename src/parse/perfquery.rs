@@ -81,6 +81,107 @@ fn parse_reusing(lines: &[Line<'_>], reuse: bool) -> Parsed<Perfquery> {
     parsed
 }
 
+/// A perfquery section read line by line while the input layer collects
+/// it, as `nvidia-smi nvlink`'s is: the input layer's body-line test of a
+/// perfquery section (`input::body`) finds a field line's name and value,
+/// and hands them here, so that the field is read once, as it is met,
+/// instead of being scanned by the body test and again by [`parse`] when
+/// the section ends (two scans of every counter line of a fleet's dumps).
+///
+/// Fed the section's non-blank lines in order, [`Stream::finish`] is
+/// [`parse`] of the section's lines: a field line is what [`read_line`]
+/// reads straight into its field, any other line is read by
+/// [`read_line`] itself; the one thing a line cannot be read for on its
+/// own, a header a mail client wrapped onto the next line, makes the
+/// stream stop reading and [`Stream::finish`] parse the lines whole.
+pub(crate) struct Stream {
+    out: Perfquery,
+    unread: Unread,
+    names: FieldNames,
+    /// A `# … counters:` header that may have been wrapped was met: the
+    /// section is parsed from its lines when it ends.
+    open_header: bool,
+}
+
+impl Stream {
+    /// A stream for a section that has not read a line yet.
+    pub(crate) fn new() -> Self {
+        Self {
+            out: Perfquery::default(),
+            unread: Unread::default(),
+            names: FieldNames::take(),
+            open_header: false,
+        }
+    }
+
+    /// Reads the field line `line`, whose name and value (`PortXmitData`,
+    /// `1234`) the input layer's body-line test found: an indent, a name
+    /// of ASCII letters and digits starting with a capital, a colon, dots
+    /// and a value of letters and digits ending the line. [`read_line`]
+    /// reads such a line straight into its field under the same name and
+    /// value.
+    pub(crate) fn read_field(&mut self, line: &Line<'_>, name: &str, value: &str) {
+        if !self.open_header {
+            read_dotted(
+                line,
+                name,
+                value,
+                &mut self.out,
+                &mut self.unread,
+                &mut self.names,
+            );
+        }
+    }
+
+    /// Reads a non-blank line of the section that is not a field line.
+    pub(crate) fn read(&mut self, line: &Line<'_>) {
+        if self.open_header {
+            return;
+        }
+        // A header is parsed once, by the open-header test, as `parse`
+        // parses it (see `join_wrapped_headers`).
+        let t = trim(line.text());
+        let mut seen = Vec::new();
+        let open = is_open_header_noting(t, &mut |header| {
+            seen.push(SeenHeader {
+                number: line.number,
+                text: t,
+                header,
+            });
+        });
+        if open {
+            self.open_header = true;
+            return;
+        }
+        let mut seen = SeenHeaders {
+            headers: seen.into_iter().peekable(),
+        };
+        read_line(
+            line,
+            &mut self.out,
+            &mut self.unread,
+            &mut seen,
+            &mut self.names,
+        );
+    }
+
+    /// The section, whose lines are `lines`, as [`parse`] reads them.
+    pub(crate) fn finish(self, lines: &[Line<'_>]) -> Parsed<Perfquery> {
+        self.names.give_back();
+        if self.open_header {
+            return parse(lines);
+        }
+        // What `parse_reusing` does once its lines are read, with no
+        // header joined.
+        let mut parsed = Parsed {
+            value: self.out,
+            warnings: self.unread.finish(),
+        };
+        parsed.warnings.sort_by_key(|w| w.span);
+        parsed
+    }
+}
+
 /// Joins a `# … counters:` header that a mail client wrapped onto the next
 /// line (`# Port counters: Lid 12` / `port 1`, or a `(CapMask:` left
 /// open): the continuation is not a dotted field, not a header, and the

@@ -36,7 +36,7 @@ mod render;
 pub use render::{render, render_mode};
 
 use crate::diag::WarningKind;
-use crate::model::counter_id::{CounterId, NvCounter};
+use crate::model::counter_id::{CounterId, Counters, NvCounter};
 use crate::model::nvlink::{
     LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkNote, NvlinkRemote,
 };
@@ -196,13 +196,31 @@ impl CounterKeys {
     /// handful per mode).
     const CAPACITY: usize = 16;
 
-    /// The id of the counter printed as `name` in `unit`.
+    /// The id of the counter printed as `name` in `unit`. Inlined into
+    /// every counter line's reading: the name where it is expected is
+    /// one comparison, cheaper than the call; any other is
+    /// [`CounterKeys::id_searched`]'s.
+    #[inline]
     fn id(&mut self, name: &str, unit: CounterUnit) -> CounterId {
+        if let Some((n, u, id)) = self.seen.get(self.next) {
+            if *u == unit && n == name {
+                self.next = if self.next + 1 < self.seen.len() {
+                    self.next + 1
+                } else {
+                    0
+                };
+                return id.clone();
+            }
+        }
+        self.id_searched(name, unit)
+    }
+
+    /// [`CounterKeys::id`] of a name not where it was expected: searched
+    /// for among those met, else its key built (and remembered).
+    #[inline(never)]
+    fn id_searched(&mut self, name: &str, unit: CounterUnit) -> CounterId {
         let is = |(n, u, _): &(String, CounterUnit, CounterId)| *u == unit && n == name;
-        let at = match self.seen.get(self.next) {
-            Some(entry) if is(entry) => Some(self.next),
-            _ => self.seen.iter().position(is),
-        };
+        let at = self.seen.iter().position(is);
         if let Some((i, (_, _, id))) = at.and_then(|i| Some((i, self.seen.get(i)?))) {
             self.next = if i + 1 < self.seen.len() { i + 1 } else { 0 };
             return id.clone();
@@ -359,7 +377,9 @@ impl Reader {
             FastFact::Inactive => set_status(link, None),
             FastFact::Counter(name, value, unit) => {
                 if link.counters.is_empty() && self.counters_hint > 0 {
-                    link.counters.reserve_exact(self.counters_hint);
+                    // Allocated as new, not grown from nothing: the same
+                    // room, without the growth path's checks.
+                    link.counters = Counters::with_capacity(self.counters_hint);
                 }
                 let id = self.keys.id(name, unit);
                 let counter = counter_of(&id, value, self.v100);
@@ -375,32 +395,48 @@ impl Reader {
     }
 
     /// What every link line does first: a GPU for header-less lines, the
-    /// mode seen, the `-ec` heading, the GPU's span.
+    /// mode seen, the `-ec` heading, the GPU's span. Inlined into every
+    /// link line's reading (a call cost as much as its usual work, a few
+    /// tests and the span): the rare cases, a GPU without its header and
+    /// a mode change, are calls of their own.
+    #[inline]
     fn begin_link(&mut self, line: &Line<'_>, number: u32, mode: NvlinkMode, heading: bool) {
         if self.out.gpus.is_empty() {
-            // Link lines pasted without their GPU header (quoted by a health
-            // check, or the paste starts below it): read them for an
-            // unknown GPU, and say that it is unknown. No index is invented.
-            self.unread.warn(
-                WarningKind::Truncated,
-                line.span(),
-                "`Link N` lines without their `GPU N:` header: the GPU they belong to is unknown",
-            );
-            self.out.gpus.push(NvlinkGpu {
-                span: line.span(),
-                headerless: true,
-                ..NvlinkGpu::default()
-            });
-            self.v100 = false;
+            self.headerless_gpu(line);
         }
         if self.last_mode != Some(mode) {
-            self.saw(mode);
-            self.last_mode = Some(mode);
+            self.mode_changed(mode);
         }
         self.lane_link = heading.then_some(number);
         if let Some(gpu) = self.out.gpus.last_mut() {
             gpu.span = gpu.span.join(line.span());
         }
+    }
+
+    /// Link lines pasted without their GPU header (quoted by a health
+    /// check, or the paste starts below it): read them for an unknown GPU,
+    /// and say that it is unknown. No index is invented.
+    #[cold]
+    #[inline(never)]
+    fn headerless_gpu(&mut self, line: &Line<'_>) {
+        self.unread.warn(
+            WarningKind::Truncated,
+            line.span(),
+            "`Link N` lines without their `GPU N:` header: the GPU they belong to is unknown",
+        );
+        self.out.gpus.push(NvlinkGpu {
+            span: line.span(),
+            headerless: true,
+            ..NvlinkGpu::default()
+        });
+        self.v100 = false;
+    }
+
+    /// A link line of another mode than the line before it.
+    #[inline(never)]
+    fn mode_changed(&mut self, mode: NvlinkMode) {
+        self.saw(mode);
+        self.last_mode = Some(mode);
     }
 
     /// A link printed the same value twice in one GPU block.
@@ -441,7 +477,7 @@ impl Reader {
             }
             LinkFact::Counters(counters, unit) => {
                 if link.counters.is_empty() && self.counters_hint > 0 {
-                    link.counters.reserve_exact(self.counters_hint);
+                    link.counters = Counters::with_capacity(self.counters_hint);
                 }
                 for (name, value) in counters.iter() {
                     let id = self.keys.id(name, unit);
@@ -532,6 +568,11 @@ impl LinkSlots {
 /// The link record for `number`, created on first mention; its span grows
 /// to cover `line`. `slots` indexes the GPU's links by number (see
 /// [`LinkSlots`]). (`None` cannot happen: the record is found or pushed.)
+///
+/// Inlined into every link line's reading: the usual answer is one or two
+/// comparisons, which cost less than the call; a link not found so is
+/// [`new_link_slot`]'s.
+#[inline]
 fn link_mut<'g>(
     gpu: &'g mut NvlinkGpu,
     slots: &mut LinkSlots,
@@ -551,30 +592,42 @@ fn link_mut<'g>(
         .or_else(|| at_number.filter(|&i| gpu.links.get(i).is_some_and(|l| l.link == number)));
     let slot = match found {
         Some(i) => i,
-        // Every link sits at its own number, and link `number` is not at
-        // its own: it is new.
-        None if !slots.indexed => {
-            let slot = push_link(gpu, number, line);
-            if at_number != Some(slot) {
-                // Out of order: index every link from here on.
-                slots.indexed = true;
-                slots.by_number = gpu
-                    .links
-                    .iter()
-                    .enumerate()
-                    .map(|(i, l)| (l.link, i))
-                    .collect();
-            }
-            slot
-        }
-        None => *slots
-            .by_number
-            .entry(number)
-            .or_insert_with(|| push_link(gpu, number, line)),
+        None => new_link_slot(gpu, slots, number, line),
     };
     let link = gpu.links.get_mut(slot)?;
     link.span = link.span.join(line.span());
     Some(link)
+}
+
+/// [`link_mut`]'s slot for a link found neither last nor at its own
+/// number: new while every link sits at its own number, else the index's.
+#[inline(never)]
+fn new_link_slot(
+    gpu: &mut NvlinkGpu,
+    slots: &mut LinkSlots,
+    number: u32,
+    line: &Line<'_>,
+) -> usize {
+    if slots.indexed {
+        return *slots
+            .by_number
+            .entry(number)
+            .or_insert_with(|| push_link(gpu, number, line));
+    }
+    // Every link sits at its own number, and link `number` is not at its
+    // own: it is new.
+    let slot = push_link(gpu, number, line);
+    if usize::try_from(number).ok() != Some(slot) {
+        // Out of order: index every link from here on.
+        slots.indexed = true;
+        slots.by_number = gpu
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.link, i))
+            .collect();
+    }
+    slot
 }
 
 /// Appends a new record for link `number`; returns its index.
