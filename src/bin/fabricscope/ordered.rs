@@ -102,7 +102,12 @@ pub fn for_each_in_order<R: Send, E: Send>(
             });
         }
     });
-    match shared.state.into_inner().unwrap_or_else(PoisonError::into_inner).error {
+    match shared
+        .state
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+        .error
+    {
         Some(e) => Err(e),
         None => Ok(()),
     }
@@ -163,7 +168,10 @@ fn consume_ready<'s, R, E, C: FnMut(usize, R) -> Result<(), E>>(
         shared.room.notify_all();
         let outcome = match result {
             Some(result) => {
-                let mut consume = shared.consume.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut consume = shared
+                    .consume
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
                 (*consume)(item, result)
             }
             None => Ok(()),
