@@ -3,8 +3,8 @@
 //! Batch runs stream: the inputs are grouped into units (the files of one
 //! host directory; any other input alone), and units are read, parsed,
 //! measured and judged on the pool's threads (rayon), a bounded number
-//! ahead of the one being folded in order on the main thread
-//! ([`crate::ordered`]). Only each unit's compact result is kept: its text and documents are dropped,
+//! ahead of the one being folded in order, by the pool thread that
+//! finishes it ([`crate::ordered`]). Only each unit's compact result is kept: its text and documents are dropped,
 //! and its measurements go to temporary files ([`crate::spool`]) when the
 //! report is JSON. The fleet rules then run over the results. Units whose
 //! documents turn out to name the same host (pdsh pastes, prompts) are
