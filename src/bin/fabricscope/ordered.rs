@@ -74,6 +74,10 @@ impl<R, E, C> Drop for StopOnPanic<'_, R, E, C> {
 /// items (at least one) started past the last one consumed. The first
 /// error of `consume` stops the run: items not yet started are not, and the
 /// error is returned.
+///
+/// Both run on the pool's threads, so neither may wait on the pool itself
+/// (a nested `par_iter`): a thread waiting there can be given another
+/// item, and that one can wait for room that only the first can make.
 pub fn for_each_in_order<R: Send, E: Send>(
     items: usize,
     ahead: usize,
