@@ -239,19 +239,14 @@ fn sos_dir_host(dir: &str) -> Option<String> {
 /// The sosreport a place belongs to: the components up to the one before
 /// `sos_commands`, or up to a `sosreport-…` directory.
 pub fn sos_root(place: &Place) -> Option<Vec<String>> {
-    // Most places are in no sosreport: say so without collecting the path.
-    let in_sos = |c: &String| c == "sos_commands" || c.starts_with("sosreport");
-    if !in_sos(&place.root_name) && !place.dirs.iter().any(in_sos) {
-        return None;
-    }
-    let all: Vec<&String> = std::iter::once(&place.root_name)
-        .chain(&place.dirs)
-        .collect();
-    if let Some(i) = all.iter().position(|c| *c == "sos_commands") {
-        return Some(all.get(..i)?.iter().map(|c| (*c).clone()).collect());
-    }
-    let i = all.iter().position(|c| c.starts_with("sosreport"))?;
-    Some(all.get(..=i)?.iter().map(|c| (*c).clone()).collect())
+    // The path's components are walked where they are, not collected first:
+    // most places are in no sosreport, and say so without an allocation.
+    let path = || std::iter::once(&place.root_name).chain(&place.dirs);
+    let len = match path().position(|c| c == "sos_commands") {
+        Some(i) => i,
+        None => path().position(|c| c.starts_with("sosreport"))? + 1,
+    };
+    Some(path().take(len).cloned().collect())
 }
 
 /// True for a sosreport's `hostname` file (read to name the host, not analysed).
