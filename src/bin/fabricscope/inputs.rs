@@ -539,6 +539,13 @@ fn stdin() -> Input {
     input
 }
 
+/// A file's input name: its path as `path.display()` writes it (an invalid
+/// sequence becomes one U+FFFD either way), without the formatting
+/// machinery: a copy after a UTF-8 check, for every file of a fleet.
+fn input_name(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
 fn file(
     path: &Path,
     host: Option<Named>,
@@ -547,10 +554,7 @@ fn file(
     len: Option<u64>,
 ) -> Input {
     let mut input = Input {
-        // As `path.display()` writes it (an invalid sequence becomes one
-        // U+FFFD either way), without the formatting machinery: a copy
-        // after a UTF-8 check, for every file of a fleet.
-        name: path.to_string_lossy().into_owned(),
+        name: input_name(path),
         host_why: host.as_ref().map(|n| n.why.clone()).unwrap_or_default(),
         host: host.map(|n| n.host),
         bytes: read_file(path, len).map_err(|e| format!("cannot read: {}", io_reason(&e))),
@@ -811,10 +815,7 @@ mod path_name_tests {
         ) {
             use std::os::unix::ffi::OsStrExt;
             let path = std::path::Path::new(std::ffi::OsStr::from_bytes(&bytes));
-            proptest::prop_assert_eq!(
-                path.to_string_lossy().into_owned(),
-                path.display().to_string()
-            );
+            proptest::prop_assert_eq!(super::input_name(path), path.display().to_string());
         }
     }
 }
