@@ -4,11 +4,12 @@
 //! host directory; any other input alone), and units are read, parsed,
 //! measured and judged on the pool's threads (rayon), a bounded number
 //! ahead of the one being folded in order, by the pool thread that
-//! finishes it ([`crate::ordered`]). Only each unit's compact result is kept: its text and documents are dropped,
-//! and its measurements go to temporary files ([`crate::spool`]) when the
-//! report is JSON. The fleet rules then run over the results. Units whose
-//! documents turn out to name the same host (pdsh pastes, prompts) are
-//! merged and read again together, so a host's snapshots always pair.
+//! finishes it ([`crate::ordered`]). Only each unit's compact result is
+//! kept: its text and documents are dropped, and its measurements go to
+//! temporary files ([`crate::spool`]) when the report is JSON. The fleet
+//! rules then run over the results. Units whose documents turn out to name
+//! the same host (pdsh pastes, prompts) are merged and read again together,
+//! so a host's snapshots always pair.
 //! Unreadable, binary or unrecognised files are listed as skipped, not fatal.
 
 use crate::inputs::{list, InputOptions, Listing, Problem, Source};
@@ -1481,71 +1482,80 @@ impl Fold {
     }
 
     /// Folds unit number `index`, read; streamed NDJSON prints (or holds)
-    /// its lines.
+    /// its lines, flushed once the unit is folded.
     fn add(
+        &mut self,
+        index: usize,
+        unit: UnitRead,
+        mut ndjson: Option<&mut NdjsonOut<'_>>,
+    ) -> Result<(), String> {
+        self.fold(index, unit, ndjson.as_deref_mut())?;
+        if let Some(out) = ndjson {
+            out.flush().map_err(output_error)?;
+        }
+        Ok(())
+    }
+
+    /// Folds unit number `index` in: its hosts and skipped inputs, and its
+    /// result into the record shard, the NDJSON output, or the analysis
+    /// and spool.
+    fn fold(
         &mut self,
         index: usize,
         unit: UnitRead,
         ndjson: Option<&mut NdjsonOut<'_>>,
     ) -> Result<(), String> {
-        let mut ndjson = ndjson;
-        'unit: {
-            self.hosts.extend(unit.hosts);
-            self.named_failures += unit.named_failures;
-            if self.records.is_none() {
-                self.skipped.extend(unit.skipped.iter().cloned());
+        self.hosts.extend(unit.hosts);
+        self.named_failures += unit.named_failures;
+        if self.records.is_none() {
+            self.skipped.extend(unit.skipped.iter().cloned());
+        }
+        let Some(result) = unit.result else {
+            if let (Some(file), false) = (self.records.as_mut(), unit.skipped.is_empty()) {
+                write_record(file, None, unit.skipped).map_err(temp_error)?;
             }
-            let Some(result) = unit.result else {
-                if let (Some(file), false) = (self.records.as_mut(), unit.skipped.is_empty()) {
-                    write_record(file, None, unit.skipped).map_err(temp_error)?;
-                }
-                break 'unit;
-            };
-            self.any = true;
-            for host in claimed_hosts(&result) {
-                let key = host.map(str::to_owned);
-                match self.owner.get(&key) {
-                    Some(&other) => {
-                        let (a, b) = (root(&mut self.parent, other), root(&mut self.parent, index));
-                        if a != b {
-                            if let Some(slot) = self.parent.get_mut(a.max(b)) {
-                                *slot = a.min(b);
-                            }
-                            self.overlap = true;
+            return Ok(());
+        };
+        self.any = true;
+        for host in claimed_hosts(&result) {
+            let key = host.map(str::to_owned);
+            match self.owner.get(&key) {
+                Some(&other) => {
+                    let (a, b) = (root(&mut self.parent, other), root(&mut self.parent, index));
+                    if a != b {
+                        if let Some(slot) = self.parent.get_mut(a.max(b)) {
+                            *slot = a.min(b);
                         }
-                    }
-                    None => {
-                        self.owner.insert(key, index);
+                        self.overlap = true;
                     }
                 }
-            }
-            if self.overlap {
-                break 'unit; // this pass only learns the hosts now
-            }
-            if let Some(file) = self.records.as_mut() {
-                write_record(file, Some(result), unit.skipped).map_err(temp_error)?;
-                break 'unit;
-            }
-            if let Some(out) = ndjson.as_deref_mut() {
-                if let Some(lines) = unit.lines {
-                    out.unit(lines).map_err(output_error)?;
+                None => {
+                    self.owner.insert(key, index);
                 }
-                drop(self.analysis.add_result_printed(result));
-                break 'unit;
             }
-            fold_unit(
-                &mut self.analysis,
-                self.spool.as_mut(),
-                result,
-                unit.rendered,
-                unit.omitted,
-            )
-            .map_err(temp_error)?;
+        }
+        if self.overlap {
+            return Ok(()); // this pass only learns the hosts now
+        }
+        if let Some(file) = self.records.as_mut() {
+            write_record(file, Some(result), unit.skipped).map_err(temp_error)?;
+            return Ok(());
         }
         if let Some(out) = ndjson {
-            out.flush().map_err(output_error)?;
+            if let Some(lines) = unit.lines {
+                out.unit(lines).map_err(output_error)?;
+            }
+            drop(self.analysis.add_result_printed(result));
+            return Ok(());
         }
-        Ok(())
+        fold_unit(
+            &mut self.analysis,
+            self.spool.as_mut(),
+            result,
+            unit.rendered,
+            unit.omitted,
+        )
+        .map_err(temp_error)
     }
 }
 
