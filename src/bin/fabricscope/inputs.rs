@@ -16,7 +16,7 @@
 use crate::archive;
 use crate::naming::{self, HostFrom, Named, Place};
 use rayon::iter::{ParallelBridge, ParallelIterator};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
@@ -94,12 +94,10 @@ pub enum Source {
         host: Option<Named>,
         /// Named on the command line.
         named: bool,
-        /// Its modification time, from the stat the listing made (a
-        /// second stat per file when reading it would cost as much).
-        modified_unix: Option<f64>,
-        /// Its size from the same stat: the read buffer's size, so that
-        /// reading needs no stat of its own ([`read_file`]).
-        len: Option<u64>,
+        /// Its modification time and size, when something already
+        /// stat'ed it (a path named on the command line); files found by a
+        /// walk are stat'ed when read, through the open file ([`read_file`]).
+        stat: Option<Stat>,
     },
     /// A member of a tar or zip archive, read when the archive was listed
     /// ([`expand_archives`]) so that its hosts form units of their own.
@@ -140,9 +138,8 @@ impl Source {
                 path,
                 host,
                 named,
-                modified_unix,
-                len,
-            } => vec![file(&path, host, named, modified_unix, len)],
+                stat,
+            } => vec![file(&path, host, named, stat)],
             Source::Member(member) => vec![Input::clone(&member)],
             Source::Archive {
                 path,
@@ -197,8 +194,7 @@ pub fn list(paths: &[PathBuf], options: &InputOptions) -> Listing {
                     path: path.clone(),
                     host: None,
                     named: true,
-                    modified_unix: unix_seconds(&m),
-                    len: Some(m.len()),
+                    stat: Some(Stat::of(&m)),
                 },
             }),
         }
@@ -269,6 +265,22 @@ fn is_hidden(name: &str) -> bool {
     (name.starts_with('.') && name != "." && name != "..") || VCS_DIRS.contains(&name)
 }
 
+#[cfg(unix)]
+fn identity(entry: &walkdir::DirEntry) -> Identity {
+    use walkdir::DirEntryExt;
+    Identity::Entry(entry.ino())
+}
+
+#[cfg(not(unix))]
+fn identity(entry: &walkdir::DirEntry) -> Identity {
+    Identity::Path(
+        entry
+            .path()
+            .canonicalize()
+            .unwrap_or_else(|_| entry.path().to_owned()),
+    )
+}
+
 /// The identity of a file, to read it once however many paths lead to it.
 #[cfg(unix)]
 fn file_id(m: &std::fs::Metadata) -> Option<(u64, u64)> {
@@ -295,9 +307,7 @@ fn sibling_order(a: &Path, b: &Path) -> std::cmp::Ordering {
 
 fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
     let mut skipped_hidden = 0usize;
-    let mut seen: FxHashSet<(u64, u64)> = FxHashSet::default();
-    let mut seen_paths: HashSet<PathBuf> = HashSet::new();
-    let mut files: Vec<(PathBuf, Place, Option<archive::Kind>, Stat)> = Vec::new();
+    let mut files: Vec<(PathBuf, Place, Option<archive::Kind>)> = Vec::new();
     let root_name = root
         .canonicalize()
         .ok()
@@ -315,47 +325,37 @@ fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
             }
             keep
         });
-    // The walk reads one directory at a time; what each file then needs (a
-    // stat for its identity and time, its place in the tree) runs on the
-    // other threads meanwhile, and the entries' numbers restore the walk's
-    // order. The stat was half of a 21,000-file listing, all of it before
-    // any file could be read.
+    // The walk reads one directory at a time; what each file then needs
+    // (its place in the tree) runs on the other threads meanwhile, and the
+    // entries' numbers restore the walk's order.
     let mut found: Vec<(usize, Found)> = walker
         .enumerate()
         .par_bridge()
         .map(|(i, entry)| (i, Found::of(entry, root, &root_name)))
         .collect();
     found.sort_unstable_by_key(|(i, _)| *i);
-    seen.reserve(found.len());
+    // A second path to a file already listed (a symlinked directory that
+    // is not a loop, a hard link) reads it once.
+    let first = first_paths(&found);
     files.reserve(found.len());
-    for (_, found) in found {
-        let (path, id, stat, place, kind) = match found {
+    for ((_, found), first) in found.into_iter().zip(first) {
+        let (path, place, kind) = match found {
             Found::Directory => continue,
             Found::Problem(problem) => {
                 listing.problems.push(problem);
                 continue;
             }
             Found::File {
-                path,
-                id,
-                stat,
-                place,
-                kind,
-            } => (path, id, stat, place, kind),
+                path, place, kind, ..
+            } => (path, place, kind),
         };
-        // A second path to a file already listed (a symlinked directory
-        // that is not a loop, a hard link) reads it once.
-        let fresh = match id {
-            Identity::Inode(id) => seen.insert(id),
-            Identity::Path(path) => seen_paths.insert(path),
-        };
-        if !fresh {
+        if !first {
             continue;
         }
         if naming::sos_skip(&place) && !naming::is_sos_hostname(&place) {
             continue;
         }
-        files.push((path, place, kind, stat));
+        files.push((path, place, kind));
     }
     if skipped_hidden > 0 {
         listing.notes.push(format!(
@@ -366,7 +366,7 @@ fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
     }
     // sosreport `hostname` files name their report and are not analysed.
     let mut sos_hostnames: HashMap<Vec<String>, String> = HashMap::new();
-    files.retain(|(path, place, _, _)| {
+    files.retain(|(path, place, _)| {
         if !naming::is_sos_hostname(place) {
             return true;
         }
@@ -391,18 +391,18 @@ fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
     };
     let mut places: Vec<Place> = Vec::with_capacity(files.len());
     let mut unnamed = Vec::with_capacity(files.len());
-    for (path, place, kind, stat) in files {
+    for (path, place, kind) in files {
         if plain(&kind) {
             places.push(place);
         }
-        unnamed.push((path, kind, stat));
+        unnamed.push((path, kind));
     }
     let (mut names, warnings) = naming::name_all(&places, &options.host_from);
     naming::apply_sos_names(&places, &mut names, &sos_hostnames);
     listing.notes.extend(warnings);
     let mut names = names.into_iter();
     listing.sources.reserve(unnamed.len());
-    for (path, kind, stat) in unnamed {
+    for (path, kind) in unnamed {
         let host = if plain(&kind) { names.next() } else { None };
         listing.sources.push(match kind {
             Some(kind) => Source::Archive {
@@ -416,8 +416,7 @@ fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
                 path,
                 host,
                 named: false,
-                modified_unix: stat.modified,
-                len: stat.len,
+                stat: None,
             },
         });
     }
@@ -431,28 +430,83 @@ enum Found {
     File {
         path: PathBuf,
         id: Identity,
-        /// Its modification time and size, from the same stat as `id`.
-        stat: Stat,
         place: Place,
         kind: Option<archive::Kind>,
     },
 }
 
-/// What the listing's stat of a file tells its reading.
+/// What a stat of a file tells its reading.
 #[derive(Clone, Copy)]
-struct Stat {
+pub struct Stat {
     /// Modification time, seconds since the Unix epoch.
-    modified: Option<f64>,
+    pub modified: Option<f64>,
     /// Size in bytes.
-    len: Option<u64>,
+    pub len: Option<u64>,
 }
 
-/// What tells two paths to one file apart from two files.
+impl Stat {
+    fn of(m: &std::fs::Metadata) -> Self {
+        Stat {
+            modified: unix_seconds(m),
+            len: Some(m.len()),
+        }
+    }
+}
+
+/// What tells two paths to one file apart from two files, without a stat
+/// of every file: a stat of each of 21,000 files by path was half of a
+/// 1,000-host listing, all of it before any file could be read.
 enum Identity {
-    /// Device and inode, from the file's stat.
-    Inode((u64, u64)),
-    /// Where there is no stat (or no inode): the canonical path.
+    /// The inode number its directory entry gives (a followed link's is
+    /// its target's, from the walk's own stat). Files with one number are
+    /// told apart by a stat of each ([`first_paths`]): a file system
+    /// mounted under the tree can reuse a number.
+    Entry(u64),
+    /// Where there are no inode numbers (not on Unix): the canonical path.
+    #[cfg_attr(unix, allow(dead_code))]
     Path(PathBuf),
+}
+
+/// For each entry of a walk, in order, whether it is a file that no
+/// earlier entry is another path to. Only files whose inode number came up
+/// before are stat'ed, with the first file that had it: on a tree without
+/// links, none.
+fn first_paths(found: &[(usize, Found)]) -> Vec<bool> {
+    let mut first_with: FxHashMap<u64, usize> = FxHashMap::default();
+    let mut stated: FxHashSet<(u64, u64)> = FxHashSet::default();
+    let mut canonical: HashSet<&Path> = HashSet::new();
+    first_with.reserve(found.len());
+    let path_of = |i: usize| match found.get(i) {
+        Some((_, Found::File { path, .. })) => Some(path.as_path()),
+        _ => None,
+    };
+    found
+        .iter()
+        .enumerate()
+        .map(|(i, (_, entry))| {
+            let Found::File { path, id, .. } = entry else {
+                return false;
+            };
+            let number = match id {
+                Identity::Path(p) => return canonical.insert(p),
+                Identity::Entry(n) => *n,
+            };
+            let first = *first_with.entry(number).or_insert(i);
+            if first == i {
+                return true;
+            }
+            if let Some(id) = path_of(first).and_then(device_and_inode) {
+                stated.insert(id);
+            }
+            // A file that cannot be stat'ed is kept: its read says why.
+            device_and_inode(path).is_none_or(|id| stated.insert(id))
+        })
+        .collect()
+}
+
+/// A file's device and inode, following links as the walk does.
+fn device_and_inode(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().as_ref().and_then(file_id)
 }
 
 impl Found {
@@ -480,20 +534,7 @@ impl Found {
         if entry.file_type().is_dir() {
             return Found::Directory;
         }
-        let metadata = entry.metadata().ok();
-        let id = match metadata.as_ref().and_then(file_id) {
-            Some(id) => Identity::Inode(id),
-            None => Identity::Path(
-                entry
-                    .path()
-                    .canonicalize()
-                    .unwrap_or_else(|_| entry.path().to_owned()),
-            ),
-        };
-        let stat = Stat {
-            modified: metadata.as_ref().and_then(unix_seconds),
-            len: metadata.as_ref().map(std::fs::Metadata::len),
-        };
+        let id = identity(&entry);
         let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
         let mut dirs: Vec<String> = rel
             .components()
@@ -514,7 +555,6 @@ impl Found {
         Found::File {
             path: entry.into_path(),
             id,
-            stat,
             place,
             kind,
         }
@@ -546,18 +586,16 @@ fn input_name(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-fn file(
-    path: &Path,
-    host: Option<Named>,
-    named: bool,
-    modified_unix: Option<f64>,
-    len: Option<u64>,
-) -> Input {
+fn file(path: &Path, host: Option<Named>, named: bool, stat: Option<Stat>) -> Input {
+    let (bytes, modified_unix) = match read_file(path, stat) {
+        Ok((bytes, modified)) => (Ok(bytes), modified),
+        Err(e) => (Err(format!("cannot read: {}", io_reason(&e))), None),
+    };
     let mut input = Input {
         name: input_name(path),
         host_why: host.as_ref().map(|n| n.why.clone()).unwrap_or_default(),
         host: host.map(|n| n.host),
-        bytes: read_file(path, len).map_err(|e| format!("cannot read: {}", io_reason(&e))),
+        bytes,
         modified_unix,
         named,
     };
@@ -565,25 +603,30 @@ fn file(
     input
 }
 
-/// A file's bytes, as [`std::fs::read`] gives them, with fewer system
-/// calls: `len` is the size the listing's stat saw, so the file is opened
-/// and read without a stat of its own (one is made only when the size is
-/// not known), into a buffer one byte larger than that size. A read that
-/// asked for more and stopped exactly at the listed size has found the end
-/// (a regular file reads short only there), so most files take three calls
-/// (open, read, close) where `std::fs::read` takes five (it stats the open
-/// file again and makes a last read that returns nothing): 42,000 fewer
-/// calls on a 1,000-host fleet. A file that grew since the listing fills
+/// A file's bytes, as [`std::fs::read`] gives them, and its modification
+/// time, with fewer system calls. The file is stat'ed through the open
+/// file (no second walk of its path), unless `stat` says what an earlier
+/// stat saw, and read into a buffer one byte larger than its size. A read
+/// that asked for more and stopped exactly at that size has found the end
+/// (a regular file reads short only there), so most files take four calls
+/// (open, stat, read, close) where `std::fs::read` takes five (it makes a
+/// last read that returns nothing). A file that grew since its stat fills
 /// the buffer and is read on to its end; one that shrank, or a pseudo-file
 /// whose stat size means nothing (sysfs says 4096, procfs 0), reads short
 /// elsewhere and is read until a read returns nothing, as before.
-pub fn read_file(path: &Path, len: Option<u64>) -> std::io::Result<Vec<u8>> {
+pub fn read_file(path: &Path, stat: Option<Stat>) -> std::io::Result<(Vec<u8>, Option<f64>)> {
     let mut file = std::fs::File::open(path)?;
-    let len = match len {
-        Some(n) => Some(n),
-        None => file.metadata().ok().map(|m| m.len()),
-    };
-    let size = len.and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
+    let stat = stat.or_else(|| file.metadata().ok().as_ref().map(Stat::of));
+    let size = stat
+        .and_then(|s| s.len)
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(0);
+    let bytes = read_sized(&mut file, size)?;
+    Ok((bytes, stat.and_then(|s| s.modified)))
+}
+
+/// The rest of `file`, expected to be `size` bytes ([`read_file`]).
+fn read_sized(file: &mut std::fs::File, size: usize) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     bytes.try_reserve_exact(size.saturating_add(1))?;
     bytes.resize(size.saturating_add(1), 0);
@@ -594,7 +637,7 @@ pub fn read_file(path: &Path, len: Option<u64>) -> std::io::Result<Vec<u8>> {
             Ok(n) => {
                 filled += n;
                 if filled == size {
-                    // Asked for at least one byte more than the listing saw
+                    // Asked for at least one byte more than the stat saw
                     // and got exactly its size: the end.
                     bytes.truncate(filled);
                     return Ok(bytes);
@@ -607,8 +650,8 @@ pub fn read_file(path: &Path, len: Option<u64>) -> std::io::Result<Vec<u8>> {
     let full = filled == bytes.len();
     bytes.truncate(filled);
     if full {
-        // Larger than the listing saw: whatever else it holds, to its end.
-        std::io::Read::by_ref(&mut file)
+        // Larger than the stat saw: whatever else it holds, to its end.
+        std::io::Read::by_ref(file)
             .take(u64::MAX)
             .read_to_end(&mut bytes)?;
     }
@@ -882,11 +925,11 @@ mod hostname_prefilter_tests {
 
 #[cfg(test)]
 mod read_file_tests {
-    use super::read_file;
+    use super::{read_file, Stat};
 
-    /// Whatever size the listing saw (none, the file's, less, more), a
+    /// Whatever size an earlier stat saw (none, the file's, less, more), a
     /// file reads as `std::fs::read` reads it, and a missing one fails as
-    /// it does.
+    /// it does. Its time is the earlier stat's, or else the file's own.
     #[test]
     fn reads_as_fs_read_whatever_the_size_hint() {
         let dir =
@@ -897,6 +940,12 @@ mod read_file_tests {
             let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
             std::fs::write(&path, &bytes).expect("write");
             let n = len as u64;
+            let own_time = super::unix_seconds(&std::fs::metadata(&path).expect("stat"));
+            assert!(own_time.is_some());
+            assert_eq!(
+                read_file(&path, None).expect("read"),
+                (bytes.clone(), own_time)
+            );
             for hint in [
                 None,
                 Some(n),
@@ -905,18 +954,118 @@ mod read_file_tests {
                 Some(n + 1),
                 Some(n * 2 + 7),
             ] {
+                let stat = Stat {
+                    modified: Some(1.5),
+                    len: hint,
+                };
                 assert_eq!(
-                    read_file(&path, hint).expect("read"),
-                    bytes,
+                    read_file(&path, Some(stat)).expect("read"),
+                    (bytes.clone(), Some(1.5)),
                     "{len} {hint:?}"
                 );
             }
         }
         let missing = dir.join("missing");
         assert_eq!(
-            read_file(&missing, Some(3)).map_err(|e| e.kind()),
-            std::fs::read(&missing).map_err(|e| e.kind())
+            read_file(&missing, None).map(|_| ()).map_err(|e| e.kind()),
+            std::fs::read(&missing).map(|_| ()).map_err(|e| e.kind())
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[cfg(all(test, unix))]
+mod second_path_tests {
+    use super::{first_paths, list, Found, Identity, InputOptions, Source};
+    use crate::naming::Place;
+    use std::path::{Path, PathBuf};
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "fabricscope-second-path-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+
+    fn listed(root: &Path) -> Vec<PathBuf> {
+        let listing = list(&[root.to_owned()], &InputOptions::default());
+        let mut paths: Vec<PathBuf> = listing
+            .sources
+            .iter()
+            .map(|s| match s {
+                Source::File { path, .. } => path.strip_prefix(root).expect("below").to_owned(),
+                _ => PathBuf::from("(not a file)"),
+            })
+            .collect();
+        paths.sort();
+        paths
+    }
+
+    /// A hard link, a link to a file and a linked directory that is not a
+    /// loop are second paths: each file is listed once, under the path
+    /// the walk meets first. Different files are all listed.
+    #[test]
+    fn each_file_is_listed_once_whatever_leads_to_it() {
+        let root = scratch("tree");
+        std::fs::create_dir_all(root.join("a")).expect("dir");
+        std::fs::create_dir_all(root.join("c")).expect("dir");
+        std::fs::write(root.join("a/one.txt"), "one").expect("write");
+        std::fs::write(root.join("a/two.txt"), "two").expect("write");
+        std::fs::write(root.join("c/three.txt"), "three").expect("write");
+        std::fs::hard_link(root.join("a/one.txt"), root.join("c/hard.txt")).expect("link");
+        std::os::unix::fs::symlink("../a/two.txt", root.join("c/soft.txt")).expect("link");
+        std::os::unix::fs::symlink("c", root.join("d")).expect("link");
+        assert_eq!(
+            listed(&root),
+            ["a/one.txt", "a/two.txt", "c/three.txt"]
+                .map(PathBuf::from)
+                .to_vec()
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    fn found(path: &Path, number: u64) -> (usize, Found) {
+        (
+            0,
+            Found::File {
+                path: path.to_owned(),
+                id: Identity::Entry(number),
+                place: Place {
+                    root_name: String::new(),
+                    dirs: Vec::new(),
+                    file: String::new(),
+                },
+                kind: None,
+            },
+        )
+    }
+
+    /// Entries with one inode number are told apart by a stat: two files
+    /// (as on two file systems that reuse a number) are both first, two
+    /// paths to one file are not; a file that cannot be stat'ed is kept,
+    /// for its read to say why.
+    #[test]
+    fn one_inode_number_is_checked_with_a_stat() {
+        let root = scratch("numbers");
+        let (a, b, link) = (root.join("a"), root.join("b"), root.join("link"));
+        std::fs::write(&a, "a").expect("write");
+        std::fs::write(&b, "b").expect("write");
+        std::fs::hard_link(&a, &link).expect("link");
+        let entries = [
+            found(&a, 7),
+            (0, Found::Directory),
+            found(&b, 7),
+            found(&link, 7),
+            found(&root.join("gone"), 7),
+            found(&b, 8),
+        ];
+        assert_eq!(
+            first_paths(&entries),
+            vec![true, false, true, false, true, true]
+        );
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

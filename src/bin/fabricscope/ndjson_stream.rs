@@ -65,10 +65,12 @@ impl Safety {
                 let mut seen = Vec::new();
                 // An unreadable file names nothing (it is skipped).
                 let bytes = match source {
-                    Source::File { path, len, .. } => match crate::inputs::read_file(path, *len) {
-                        Ok(bytes) => std::borrow::Cow::Owned(bytes),
-                        Err(_) => return seen,
-                    },
+                    Source::File { path, stat, .. } => {
+                        match crate::inputs::read_file(path, *stat) {
+                            Ok((bytes, _)) => std::borrow::Cow::Owned(bytes),
+                            Err(_) => return seen,
+                        }
+                    }
                     Source::Member(member) => match &member.bytes {
                         Ok(bytes) => std::borrow::Cow::Borrowed(bytes.as_slice()),
                         Err(_) => return seen,
