@@ -408,7 +408,11 @@ fn read_exact_at(mut file: &File, buffer: &mut [u8], offset: u64) -> std::io::Re
 fn record_message(record: &[u8]) -> std::io::Result<String> {
     use serde::Deserialize;
     const KEY: &[u8] = b"\n      \"message\": ";
-    let Some(at) = record.windows(KEY.len()).position(|w| w == KEY) else {
+    // Found among the record's line starts (a dozen before the message),
+    // not compared at every byte.
+    let at = memchr::memchr_iter(b'\n', record)
+        .find(|&at| record.get(at..).is_some_and(|rest| rest.starts_with(KEY)));
+    let Some(at) = at else {
         return record_message_parsed(record);
     };
     let value = record.get(at + KEY.len()..).unwrap_or_default();
