@@ -91,6 +91,14 @@ pub struct Analysis {
     printed: Summary,
 }
 
+/// The rules whose fleet check reads [`Fleet::peer_groups`] and nothing
+/// else of the fleet; the others read only [`Fleet::facts`].
+/// [`Analysis::run_fleet_rules`] runs the others while the peer groups
+/// across hosts are still being judged, giving them no groups, then lets go
+/// of the facts and runs these, giving them none (a test checks the list
+/// against every rule's check).
+const READING_PEER_GROUPS: &[&str] = &["FL004"];
+
 /// What [`Analysis::run_fleet_rules`] found out.
 struct FleetRun {
     checked: Vec<(&'static str, usize)>,
@@ -332,18 +340,56 @@ impl Analysis {
             interval_seconds: self.options.interval_seconds,
             ..StatsOptions::default()
         };
-        let (across_groups, quiet) = std::mem::take(&mut self.across).finish(&stats_options);
+        // The checks that read only the facts run while the peer groups
+        // across hosts are judged (the fleet step is on one thread, the
+        // other idle), each into a list of its own, appended below in the
+        // rules' order as if they had run in turn; then the facts go (the
+        // peak of a batch run's memory is to come: the findings sorted and
+        // grouped), and the checks that read the peer groups run.
+        let across = std::mem::take(&mut self.across);
+        let facts = std::mem::take(&mut self.facts);
+        let (thresholds, selected) = (&self.options.thresholds, &self.selected);
+        let ((across_groups, quiet), early) = super::parallel::join(
+            move || across.finish(&stats_options),
+            move || {
+                let fleet = Fleet {
+                    facts: &facts,
+                    peer_groups: &[],
+                    thresholds,
+                };
+                let early: Vec<_> = selected
+                    .iter()
+                    .map(|rule| {
+                        let check = rule
+                            .fleet_check()
+                            .filter(|_| !READING_PEER_GROUPS.contains(&rule.id))?;
+                        let mut found = Vec::new();
+                        let coverage = check(&fleet, &mut found);
+                        Some((coverage, found))
+                    })
+                    .collect();
+                drop(facts);
+                early
+            },
+        );
+        let no_facts = FleetFacts::default();
         let fleet = Fleet {
-            facts: &self.facts,
+            facts: &no_facts,
             peer_groups: &across_groups,
-            thresholds: &self.options.thresholds,
+            thresholds,
         };
         let mut checked = Vec::new();
         let mut skipped = Vec::new();
-        for (rule, outcome) in self.selected.iter().zip(&self.outcomes) {
-            let fleet_coverage = rule
-                .fleet_check()
-                .map(|check| check(&fleet, &mut self.findings));
+        for ((rule, outcome), early) in selected.iter().zip(&self.outcomes).zip(early) {
+            let fleet_coverage = match early {
+                Some((coverage, found)) => {
+                    self.findings.extend(found);
+                    Some(coverage)
+                }
+                None => rule
+                    .fleet_check()
+                    .map(|check| check(&fleet, &mut self.findings)),
+            };
             let unit_ran = rule.runs_per_unit();
             let coverage = match (fleet_coverage, unit_ran, outcome) {
                 (Some(Coverage::Checked(n)), true, o) => {
@@ -376,9 +422,6 @@ impl Analysis {
                 }),
             }
         }
-        // The fleet rules have run: their records go before the findings
-        // are sorted and grouped (the peak of a batch run's memory).
-        drop(std::mem::take(&mut self.facts));
         FleetRun {
             checked,
             skipped,
@@ -516,7 +559,7 @@ fn worst_first(findings: &[Finding]) -> Vec<usize> {
         })
         .collect();
     let mut order: Vec<usize> = (0..findings.len()).collect();
-    order.sort_by(|&a, &b| {
+    super::parallel::sort_by(&mut order, |&a, &b| {
         keys.get(a)
             .cmp(&keys.get(b))
             .then_with(|| match (findings.get(a), findings.get(b)) {
@@ -581,6 +624,74 @@ mod tests {
             want.sort_by(|&a, &b| finding_order(&findings[a], &findings[b]));
             proptest::prop_assert_eq!(worst_first(&findings), want);
         }
+    }
+
+    /// Hosts whose port 1 reads the same counters, one of them far more.
+    fn peers() -> Vec<UnitResult> {
+        let host = |name: &str, lid: u32, symbols: u32, firmware: &str| {
+            let text = format!(
+                "CA 'mlx5_0'\n\tCA type: MT4129\n\tFirmware version: {firmware}\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: {lid}\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n# Port counters: Lid {lid} port 1 (CapMask: 0x5A00)\nPortSelect:......................1\nSymbolErrorCounter:..............{symbols}\nPortRcvErrors:...................{symbols}\n"
+            );
+            unit(
+                &text
+                    .lines()
+                    .map(|l| format!("{name}: {l}\n"))
+                    .collect::<String>(),
+            )
+        };
+        vec![
+            host("h1", 1, 3, "28.39.1002"),
+            host("h2", 2, 4, "28.39.1002"),
+            host("h3", 3, 5, "28.39.1002"),
+            host("h4", 4, 90_000, "28.36.1010"),
+        ]
+    }
+
+    /// The rules left out of [`READING_PEER_GROUPS`] say the same without
+    /// the peer groups across hosts; the listed ones do not, and say the
+    /// same without the facts.
+    #[test]
+    fn only_the_listed_fleet_checks_read_the_peer_groups() {
+        let mut analysis = Analysis::new(&AnalyzeOptions::default());
+        for u in peers() {
+            analysis.add_result(u);
+        }
+        let (groups, _) = std::mem::take(&mut analysis.across).finish(&StatsOptions::default());
+        assert!(!groups.is_empty());
+        assert!(!analysis.facts.adapters.is_empty());
+        let no_facts = FleetFacts::default();
+        let whole = Fleet {
+            facts: &analysis.facts,
+            peer_groups: &groups,
+            thresholds: &analysis.options.thresholds,
+        };
+        let run = |fleet: &Fleet<'_>, check: crate::rules::FleetCheck| {
+            let mut found = Vec::new();
+            let coverage = check(fleet, &mut found);
+            (coverage, found)
+        };
+        let mut fleet_rules = 0;
+        for rule in crate::rules::registry::RULES {
+            let Some(check) = rule.fleet_check() else {
+                continue;
+            };
+            fleet_rules += 1;
+            let said = run(&whole, check);
+            let without_groups = Fleet {
+                peer_groups: &[],
+                ..whole
+            };
+            let listed = READING_PEER_GROUPS.contains(&rule.id);
+            assert_eq!(run(&without_groups, check) == said, !listed, "{}", rule.id);
+            if listed {
+                let without_facts = Fleet {
+                    facts: &no_facts,
+                    ..whole
+                };
+                assert_eq!(run(&without_facts, check), said, "{}", rule.id);
+            }
+        }
+        assert!(fleet_rules > READING_PEER_GROUPS.len());
     }
 
     #[test]

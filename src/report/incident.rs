@@ -757,7 +757,7 @@ pub fn drop_repeats(findings: Vec<Finding>) -> Vec<Finding> {
 /// findings and the message of FL004 ones only.
 #[must_use]
 pub fn kept(findings: &[Finding]) -> Vec<bool> {
-    let mut said: HashMap<Key<'_>, Vec<&str>> = HashMap::new();
+    let mut said: rustc_hash::FxHashMap<Key<'_>, Vec<&str>> = rustc_hash::FxHashMap::default();
     for f in findings.iter().filter(|f| reads_evidence(f.rule)) {
         for k in keys(&f.subject) {
             said.entry(k)
@@ -902,6 +902,11 @@ fn probable_cause(findings: &[&Finding]) -> Option<String> {
 /// beyond its member indexes.
 #[must_use]
 pub fn group(findings: &[Finding]) -> Vec<Incident> {
+    group_in_tasks(findings, INCIDENTS_PER_TASK)
+}
+
+/// [`group`], building the incidents of `per_task` groups per task.
+fn group_in_tasks(findings: &[Finding], per_task: usize) -> Vec<Incident> {
     let mut groups = grouped_by_keys(findings);
     // A group's root is its smallest index (a union keeps the lower root),
     // so lists are opened in ascending root order.
@@ -925,19 +930,29 @@ pub fn group(findings: &[Finding]) -> Vec<Incident> {
     }
     drop(list_of_root);
     merge_switches(findings, &mut lists);
-    let mut incidents: Vec<Incident> = Vec::with_capacity(lists.len());
-    let mut fs: Vec<&Finding> = Vec::new();
-    for mut list in lists {
-        if list.len() > 1 {
-            sort_by_rank(findings, &mut list);
+    // Each group becomes its incident on its own, so runs of them are
+    // built at once on the threads there are (the rest of the fleet step
+    // holds one), and joined in their order.
+    let mut incidents = crate::analyze::parallel::flat_map_chunks(&mut lists, per_task, |lists| {
+        let mut incidents: Vec<Incident> = Vec::with_capacity(lists.len());
+        let mut fs: Vec<&Finding> = Vec::new();
+        for list in lists {
+            let mut list = std::mem::take(list);
+            if list.len() > 1 {
+                sort_by_rank(findings, &mut list);
+            }
+            fs.clear();
+            fs.extend(list.iter().filter_map(|&i| findings.get(i)));
+            incidents.extend(incident_of(&fs, list, merged_subject));
         }
-        fs.clear();
-        fs.extend(list.iter().filter_map(|&i| findings.get(i)));
-        incidents.extend(incident_of(&fs, list, merged_subject));
-    }
+        incidents
+    });
     sort_worst_first(&mut incidents);
     incidents
 }
+
+/// Incidents [`group`] builds in one task.
+const INCIDENTS_PER_TASK: usize = 512;
 
 /// Findings joined when they share a key (port, LID, GUID, GPU, …).
 fn grouped_by_keys(findings: &[Finding]) -> Groups {
@@ -993,7 +1008,7 @@ fn incident_of(
 
 /// Incidents worst first, then by host, then by their headline's place.
 fn sort_worst_first(incidents: &mut [Incident]) {
-    incidents.sort_by(|a, b| {
+    crate::analyze::parallel::sort_by(incidents, |a, b| {
         b.severity
             .cmp(&a.severity)
             .then_with(|| a.subject.host.cmp(&b.subject.host))
@@ -1369,6 +1384,18 @@ pub(crate) mod tests {
             findings in proptest::collection::vec(any_finding(), 0..40),
         ) {
             proptest::prop_assert_eq!(group(&findings), group_reference(&findings));
+        }
+    }
+
+    proptest::proptest! {
+        /// The same with the groups built a few at a time: the tasks'
+        /// incidents are joined in order.
+        #[test]
+        fn group_in_tasks_is_the_reference_grouping(
+            findings in proptest::collection::vec(any_finding(), 0..60),
+            per_task in 1usize..5,
+        ) {
+            proptest::prop_assert_eq!(group_in_tasks(&findings, per_task), group_reference(&findings));
         }
     }
 

@@ -505,21 +505,39 @@ fn emit_json(
                     const FINDINGS: &[u8] = b"\n  \"findings\": null";
                     const INCIDENTS: &[u8] = b"\n  \"incidents\": null";
                     let ids = &spool.finding_ids;
-                    let mut findings = crate::spool::Splice::new(
-                        &mut head,
-                        FINDINGS,
-                        FINDINGS.len() - b"null".len(),
-                        |w| crate::spool::write_findings(&report.findings, ids, stored, w),
-                    );
-                    let mut incidents = crate::spool::Splice::new(
-                        &mut findings,
-                        INCIDENTS,
-                        INCIDENTS.len() - b"null".len(),
-                        |w| crate::spool::write_incidents(&report.incidents, ids, stored, w),
-                    );
-                    report::json::write_with(report, &(), &(), &(), named, true, &mut incidents)?;
-                    incidents.finish()?;
-                    findings.finish()?;
+                    let mut titles = stored.titles()?;
+                    std::thread::scope(|scope| {
+                        // The incidents are formatted, their titles read
+                        // back, on a thread of their own while the head and
+                        // the findings are written (the other core is idle
+                        // at the end of a run).
+                        let incidents_ahead = crate::spool::ahead(scope, move |w| {
+                            crate::spool::write_incidents(&report.incidents, ids, &mut titles, w)
+                        });
+                        let mut findings = crate::spool::Splice::new(
+                            &mut head,
+                            FINDINGS,
+                            FINDINGS.len() - b"null".len(),
+                            |w| crate::spool::write_findings(&report.findings, ids, stored, w),
+                        );
+                        let mut incidents = crate::spool::Splice::new(
+                            &mut findings,
+                            INCIDENTS,
+                            INCIDENTS.len() - b"null".len(),
+                            |w| crate::spool::copy_ahead(incidents_ahead, w),
+                        );
+                        report::json::write_with(
+                            report,
+                            &(),
+                            &(),
+                            &(),
+                            named,
+                            true,
+                            &mut incidents,
+                        )?;
+                        incidents.finish()?;
+                        findings.finish()
+                    })?;
                 }
                 None => {
                     report::json::write_with_measurements(report, &(), named, true, &mut head)?;

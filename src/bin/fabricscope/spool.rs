@@ -212,13 +212,16 @@ impl FindingSpool {
         Ok(())
     }
 
-    /// The message of the finding stored under `id`.
+    /// The message of the finding stored under `id` (the tests' reader;
+    /// the report reads titles through [`Titles`]).
+    #[cfg(test)]
     fn message(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<String> {
         self.read_raw(id, buffer)?;
         record_message(buffer)
     }
 
     /// The text of the finding stored under `id`, into `buffer`.
+    #[cfg(test)]
     fn read_raw(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<()> {
         self.with_raw(id, |record| {
             buffer.clear();
@@ -230,101 +233,158 @@ impl FindingSpool {
     /// straight from the window it was read into (copying a fleet's
     /// findings into the report then copies each once, not twice).
     fn with_raw<R>(&self, id: u64, use_record: impl FnOnce(&[u8]) -> R) -> std::io::Result<R> {
-        let i = usize::try_from(id).map_err(std::io::Error::other)?;
-        let (Some(&start), Some(&end), Some(file), Some(&file_end)) = (
-            self.offsets.get(i),
-            self.offsets.get(i + 1),
-            self.reader.as_ref(),
-            self.offsets.last(),
-        ) else {
-            return Err(std::io::Error::other(format!("no stored finding {id}")));
-        };
-        let mut windows = self.windows.borrow_mut();
-        windows.tick += 1;
-        let tick = windows.tick;
-        let end_of = |w: &Window| w.start + w.len as u64;
-        let hit = windows
-            .list
-            .iter()
-            .position(|w| start >= w.start && end <= end_of(w));
-        let i = match hit {
-            Some(i) => i,
-            None => {
-                // The window whose run this record goes on with (it starts
-                // in or a little after the window), read again from it at
-                // twice the size the window gave, within bounds: about as
-                // far ahead as the report has been reading there. Any other
-                // record starts a run: read small, in an unused window or
-                // the least recently used one.
-                let going_on = windows
-                    .list
-                    .iter()
-                    .position(|w| start >= w.start && start <= end_of(w) + WINDOW);
-                let (i, size) = match going_on {
-                    Some(i) => {
-                        let served = windows.list.get(i).map_or(0, |w| w.served);
-                        let size = u64::try_from(served)
-                            .unwrap_or(u64::MAX)
-                            .saturating_mul(2)
-                            .clamp(SPARSE_WINDOW, WINDOW);
-                        (i, size)
-                    }
-                    None if windows.list.len() < WINDOWS => {
-                        windows.list.push(Window::default());
-                        (windows.list.len() - 1, SPARSE_WINDOW)
-                    }
-                    None => {
-                        let lru = windows
-                            .list
-                            .iter()
-                            .enumerate()
-                            .min_by_key(|(_, w)| w.used)
-                            .map_or(0, |(i, _)| i);
-                        (lru, SPARSE_WINDOW)
-                    }
-                };
-                // A quarter of it before the record: the report reads a
-                // host's findings in another order than its unit stored
-                // them (by subject), a little back and forth.
-                let from = start.saturating_sub(size / 4);
-                let len = usize::try_from((end - from).max(size).min(file_end - from))
-                    .map_err(std::io::Error::other)?;
-                let window = windows
-                    .list
-                    .get_mut(i)
-                    .ok_or_else(|| std::io::Error::other("findings window"))?;
-                // The buffer only grows: a large window after a small one
-                // does not zero it again.
-                if window.bytes.len() < len {
-                    window.bytes.resize(len, 0);
-                }
-                let part = window
-                    .bytes
-                    .get_mut(..len)
-                    .ok_or_else(|| std::io::Error::other("findings window"))?;
-                read_exact_at(file, part, from)?;
-                window.start = from;
-                window.len = len;
-                window.served = 0;
-                i
-            }
-        };
-        let window = windows
-            .list
-            .get_mut(i)
-            .ok_or_else(|| std::io::Error::other("findings window"))?;
-        window.used = tick;
-        window.served = window
-            .served
-            .saturating_add(usize::try_from(end - start).unwrap_or(usize::MAX));
-        let at = |offset: u64| usize::try_from(offset - window.start).unwrap_or(usize::MAX);
-        let record = window
-            .bytes
-            .get(..window.len)
-            .and_then(|b| b.get(at(start)..at(end)))
-            .ok_or_else(|| std::io::Error::other(format!("stored finding {id} is cut")))?;
-        Ok(use_record(record))
+        let file = self
+            .reader
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other(format!("no stored finding {id}")))?;
+        read_record(
+            file,
+            &self.offsets,
+            &mut self.windows.borrow_mut(),
+            id,
+            use_record,
+        )
     }
+
+    /// A reader of the findings' messages with windows of its own, for
+    /// another thread to read beside this spool (after
+    /// [`finish`](Self::finish)).
+    pub fn titles(&self) -> std::io::Result<Titles<'_>> {
+        let file = self
+            .reader
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("the findings spool is not finished"))?;
+        Ok(Titles {
+            file,
+            offsets: &self.offsets,
+            windows: Windows::default(),
+        })
+    }
+}
+
+/// The messages of a finished [`FindingSpool`]'s findings, read through
+/// windows of the reader's own: [`write_incidents`] reads the incidents'
+/// titles on one thread while the findings are copied on another.
+pub struct Titles<'a> {
+    file: &'a File,
+    offsets: &'a [u64],
+    windows: Windows,
+}
+
+impl Titles<'_> {
+    /// The message of the finding stored under `id`, read from its record
+    /// where it lies in the window.
+    fn message(&mut self, id: u64) -> std::io::Result<String> {
+        read_record(
+            self.file,
+            self.offsets,
+            &mut self.windows,
+            id,
+            record_message,
+        )?
+    }
+}
+
+/// Hands the text of the record `id` of `file` (records ending at
+/// `offsets`, after a first 0) to `use_record`, from one of `windows` or
+/// read into one.
+fn read_record<R>(
+    file: &File,
+    offsets: &[u64],
+    windows: &mut Windows,
+    id: u64,
+    use_record: impl FnOnce(&[u8]) -> R,
+) -> std::io::Result<R> {
+    let i = usize::try_from(id).map_err(std::io::Error::other)?;
+    let (Some(&start), Some(&end), Some(&file_end)) =
+        (offsets.get(i), offsets.get(i + 1), offsets.last())
+    else {
+        return Err(std::io::Error::other(format!("no stored finding {id}")));
+    };
+    windows.tick += 1;
+    let tick = windows.tick;
+    let end_of = |w: &Window| w.start + w.len as u64;
+    let hit = windows
+        .list
+        .iter()
+        .position(|w| start >= w.start && end <= end_of(w));
+    let i = match hit {
+        Some(i) => i,
+        None => {
+            // The window whose run this record goes on with (it starts
+            // in or a little after the window), read again from it at
+            // twice the size the window gave, within bounds: about as
+            // far ahead as the report has been reading there. Any other
+            // record starts a run: read small, in an unused window or
+            // the least recently used one.
+            let going_on = windows
+                .list
+                .iter()
+                .position(|w| start >= w.start && start <= end_of(w) + WINDOW);
+            let (i, size) = match going_on {
+                Some(i) => {
+                    let served = windows.list.get(i).map_or(0, |w| w.served);
+                    let size = u64::try_from(served)
+                        .unwrap_or(u64::MAX)
+                        .saturating_mul(2)
+                        .clamp(SPARSE_WINDOW, WINDOW);
+                    (i, size)
+                }
+                None if windows.list.len() < WINDOWS => {
+                    windows.list.push(Window::default());
+                    (windows.list.len() - 1, SPARSE_WINDOW)
+                }
+                None => {
+                    let lru = windows
+                        .list
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(_, w)| w.used)
+                        .map_or(0, |(i, _)| i);
+                    (lru, SPARSE_WINDOW)
+                }
+            };
+            // A quarter of it before the record: the report reads a
+            // host's findings in another order than its unit stored
+            // them (by subject), a little back and forth.
+            let from = start.saturating_sub(size / 4);
+            let len = usize::try_from((end - from).max(size).min(file_end - from))
+                .map_err(std::io::Error::other)?;
+            let window = windows
+                .list
+                .get_mut(i)
+                .ok_or_else(|| std::io::Error::other("findings window"))?;
+            // The buffer only grows: a large window after a small one
+            // does not zero it again.
+            if window.bytes.len() < len {
+                window.bytes.resize(len, 0);
+            }
+            let part = window
+                .bytes
+                .get_mut(..len)
+                .ok_or_else(|| std::io::Error::other("findings window"))?;
+            read_exact_at(file, part, from)?;
+            window.start = from;
+            window.len = len;
+            window.served = 0;
+            i
+        }
+    };
+    let window = windows
+        .list
+        .get_mut(i)
+        .ok_or_else(|| std::io::Error::other("findings window"))?;
+    window.used = tick;
+    window.served = window
+        .served
+        .saturating_add(usize::try_from(end - start).unwrap_or(usize::MAX));
+    let at = |offset: u64| usize::try_from(offset - window.start).unwrap_or(usize::MAX);
+    let record = window
+        .bytes
+        .get(..window.len)
+        .and_then(|b| b.get(at(start)..at(end)))
+        .ok_or_else(|| std::io::Error::other(format!("stored finding {id} is cut")))?;
+    Ok(use_record(record))
 }
 
 /// Fills `buffer` from `file` at `offset`: one `pread` where the platform
@@ -348,7 +408,11 @@ fn read_exact_at(mut file: &File, buffer: &mut [u8], offset: u64) -> std::io::Re
 fn record_message(record: &[u8]) -> std::io::Result<String> {
     use serde::Deserialize;
     const KEY: &[u8] = b"\n      \"message\": ";
-    let Some(at) = record.windows(KEY.len()).position(|w| w == KEY) else {
+    // Found among the record's line starts (a dozen before the message),
+    // not compared at every byte.
+    let at = memchr::memchr_iter(b'\n', record)
+        .find(|&at| record.get(at..).is_some_and(|rest| rest.starts_with(KEY)));
+    let Some(at) = at else {
         return record_message_parsed(record);
     };
     let value = record.get(at + KEY.len()..).unwrap_or_default();
@@ -417,19 +481,19 @@ impl RenderedFindings {
 pub fn write_incidents(
     incidents: &[Incident],
     ids: &[Option<u64>],
-    spool: &FindingSpool,
+    titles: &mut Titles<'_>,
     w: &mut dyn Write,
 ) -> std::io::Result<()> {
     if incidents.is_empty() {
         return w.write_all(b"[]");
     }
-    let (mut out, mut record) = (Vec::with_capacity(1 << 17), Vec::new());
+    let mut out = Vec::with_capacity(1 << 17);
     for (i, incident) in incidents.iter().enumerate() {
         out.extend_from_slice(if i == 0 { b"[" } else { b"," });
         out.extend_from_slice(FINDING_INDENT);
         let headline = incident.findings.first();
         let title = match headline.and_then(|&h| ids.get(h).copied().flatten()) {
-            Some(id) if incident.title.is_empty() => Some(spool.message(id, &mut record)?),
+            Some(id) if incident.title.is_empty() => Some(titles.message(id)?),
             _ => None,
         };
         // Incidents sit two levels deep (root, `incidents`), as findings do.
@@ -441,6 +505,61 @@ pub fn write_incidents(
     }
     out.extend_from_slice(b"\n  ]");
     w.write_all(&out)
+}
+
+/// Chunks of the report written ahead on another thread, held at most
+/// [`AHEAD_CHUNKS`] at a time: what [`ahead`] writes.
+pub type Ahead = std::sync::mpsc::Receiver<Vec<u8>>;
+
+/// Chunks [`ahead`] holds before its writer waits: the writers of the
+/// report's parts write 64 KiB at a time, so a few MiB.
+const AHEAD_CHUNKS: usize = 64;
+
+/// Runs `write` on a thread of `scope`, its output held in chunks until
+/// [`copy_ahead`] copies them out: a part of the report (the incidents)
+/// is formatted while the parts before it (the findings) are written. The
+/// writer waits while [`AHEAD_CHUNKS`] chunks are held, and stops with an
+/// error when the receiver is gone.
+pub fn ahead<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()> + Send + 'scope,
+) -> (
+    Ahead,
+    std::thread::ScopedJoinHandle<'scope, std::io::Result<()>>,
+) {
+    /// Sends each write as a chunk.
+    struct Chunks(std::sync::mpsc::SyncSender<Vec<u8>>);
+    impl Write for Chunks {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .send(buf.to_vec())
+                .map_err(|_| std::io::Error::other("the report's writer is gone"))?;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let (send, receive) = std::sync::mpsc::sync_channel(AHEAD_CHUNKS);
+    let thread = scope.spawn(move || write(&mut Chunks(send)));
+    (receive, thread)
+}
+
+/// Copies to `w` what [`ahead`]'s `write` wrote, then hands back its
+/// result.
+pub fn copy_ahead(
+    (chunks, thread): (
+        Ahead,
+        std::thread::ScopedJoinHandle<'_, std::io::Result<()>>,
+    ),
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
+    for chunk in &chunks {
+        w.write_all(&chunk)?;
+    }
+    thread
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// A report's incidents, with the titles light copies left empty read back
@@ -1266,7 +1385,8 @@ mod tests {
             let want =
                 serde_json::to_string_pretty(&Root { incidents: &stored }).unwrap_or_default();
             let mut got = b"{\n  \"incidents\": ".to_vec();
-            write_incidents(incidents, &ids, &spool, &mut got)
+            let mut titles = spool.titles().unwrap_or_else(|e| unreachable!("{e}"));
+            write_incidents(incidents, &ids, &mut titles, &mut got)
                 .unwrap_or_else(|e| unreachable!("{e}"));
             got.extend_from_slice(b"\n}");
             assert_eq!(String::from_utf8_lossy(&got), want);
