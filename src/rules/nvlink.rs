@@ -585,8 +585,7 @@ fn counter_findings(
     type Judged<'k> = (Option<&'k str>, Option<u32>, Option<u32>, &'k str);
     let mut judged: BTreeSet<Judged<'_>> = BTreeSet::new();
     for r in &ctx.measurements.counter_rates {
-        if r.source != crate::stats::CounterSource::NvidiaSmiNvlink
-            || !names.contains(&r.counter.as_str())
+        if r.source != crate::stats::CounterSource::NvidiaSmiNvlink || !names.contains(&&*r.counter)
         {
             continue;
         }
@@ -597,7 +596,7 @@ fn counter_findings(
             r.subject.host.as_deref(),
             r.subject.gpu,
             r.subject.link,
-            r.counter.as_str(),
+            &*r.counter,
         );
         let Some(increase) = r.increase else {
             continue;
@@ -852,7 +851,7 @@ const LIFETIME_DEFAULT: f64 = 500.0;
 fn grew(ctx: &Context<'_>, counter: &str, who: &crate::stats::Subject) -> bool {
     ctx.measurements.counter_rates.iter().any(|r| {
         r.source == crate::stats::CounterSource::NvidiaSmiNvlink
-            && r.counter == counter
+            && *r.counter == *counter
             && r.status != RateStatus::CounterReset
             && r.increase.is_some_and(|i| i > 0)
             && r.subject.host == who.host
