@@ -757,7 +757,7 @@ mod tests {
             2 => r.derivation = Derivation::no_interval(*after),
             _ => {}
         }
-        r.subject = subject.clone();
+        r.subject = Arc::new(subject.clone());
         r.source = source.clone();
         r.lines = lines;
         r.interval_seconds = seconds;
@@ -815,10 +815,10 @@ mod tests {
             depth in 0usize..40,
         ) {
             let t = Throughput {
-                subject,
+                subject: Arc::new(subject),
                 direction: if tx { Direction::Tx } else { Direction::Rx },
                 layer: if raw { Layer::Raw } else { Layer::Data },
-                counter,
+                counter: Arc::from(counter),
                 from_snapshot: snapshots.0,
                 to_snapshot: snapshots.1,
                 interval_seconds: floats[0],
@@ -827,7 +827,7 @@ mod tests {
                 gib_per_second: floats[2],
                 gbit_per_second: floats[3],
                 capacity_gbit_per_second: capacity,
-                capacity_source,
+                capacity_source: capacity_source.map(Arc::from),
                 utilisation_percent: utilisation,
                 derivation,
             };

@@ -175,7 +175,7 @@ mod tests {
                 ..Subject::default()
             },
             gbit_per_second: gbit,
-            source: "test".to_owned(),
+            source: "test".into(),
             lines: LineSpan::default(),
         }
     }
@@ -245,7 +245,7 @@ mod tests {
             ..Measurements::default()
         };
         let omitted = keep_notable(&mut m);
-        let kept: Vec<&str> = m.counter_rates.iter().map(|r| r.counter.as_str()).collect();
+        let kept: Vec<&str> = m.counter_rates.iter().map(|r| &*r.counter).collect();
         assert_eq!(kept, ["PortRcvErrors", "PortXmitWait", "PortRcvData"]);
         assert_eq!(omitted.unchanged_counters, 2);
         let note = omitted.note().unwrap();

@@ -810,12 +810,7 @@ impl<'a> Context<'a> {
             let mut index = RateIndex::default();
             for r in rates {
                 index
-                    .entry((
-                        &r.subject,
-                        r.counter.as_str(),
-                        r.from_snapshot,
-                        r.to_snapshot,
-                    ))
+                    .entry((&r.subject, &*r.counter, r.from_snapshot, r.to_snapshot))
                     .or_insert(r);
             }
             index

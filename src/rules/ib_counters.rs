@@ -833,7 +833,7 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let mut latest: std::collections::BTreeMap<_, &crate::stats::CounterRate> =
         std::collections::BTreeMap::new();
     for r in &ctx.measurements.counter_rates {
-        if r.counter != XMIT_WAIT || !r.source.is_perfquery() {
+        if *r.counter != *XMIT_WAIT || !r.source.is_perfquery() {
             continue;
         }
         let key = (r.subject.host.as_deref(), r.subject.lid, r.subject.port);
@@ -1047,8 +1047,8 @@ fn check_errors_rising(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         .iter()
         .filter(|r| r.source.is_perfquery())
         .filter(|r| {
-            PHYSICAL.iter().any(|c| c.name() == r.counter)
-                || r.counter == IbCounter::LinkDownedCounter.name()
+            PHYSICAL.iter().any(|c| c.name() == &*r.counter)
+                || *r.counter == *IbCounter::LinkDownedCounter.name()
         })
         .collect();
     if rates.is_empty() {
@@ -1075,7 +1075,7 @@ fn check_errors_rising(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
         let subject = subject_of(&r.subject);
         let who = subject.describe();
-        let (severity, message, threshold) = if r.counter == IbCounter::LinkDownedCounter.name() {
+        let (severity, message, threshold) = if *r.counter == *IbCounter::LinkDownedCounter.name() {
             (
                 Severity::Error,
                 format!(

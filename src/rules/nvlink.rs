@@ -342,18 +342,48 @@ declare_rule! {
 }
 
 /// What a GPU should have, and where that comes from.
-pub(crate) struct Expected {
+pub(crate) struct Expected<'g> {
     /// Active links expected.
     pub active: usize,
+    /// Where the number comes from: its words are written only for a
+    /// finding (two rules ask for every GPU of a fleet, and most GPUs
+    /// have every link they should).
+    basis: ExpectedBasis<'g>,
+}
+
+/// Where an [`Expected`] count comes from.
+enum ExpectedBasis<'g> {
+    /// The knowledge base's entry for the product.
+    Kb(&'static crate::kb::GpuNvlinkSpec),
+    /// The best peer of the same product (named) on the host.
+    Peer(&'g str),
+}
+
+impl Expected<'_> {
     /// Why, for messages.
-    pub why: String,
+    pub fn why(&self) -> String {
+        match self.basis {
+            ExpectedBasis::Kb(spec) => {
+                format!("{} active links expected for {}", self.active, spec.family)
+            }
+            ExpectedBasis::Peer(name) => {
+                format!("{} active links on a peer {name} of this host", self.active)
+            }
+        }
+    }
+
     /// Where the number comes from.
-    pub source: String,
+    pub fn source(&self) -> String {
+        match self.basis {
+            ExpectedBasis::Kb(spec) => format!("fabricscope knowledge base: {}", spec.source),
+            ExpectedBasis::Peer(_) => "peer comparison on the host".to_owned(),
+        }
+    }
 }
 
 /// The active link count a GPU should show: the knowledge base's for its
 /// product (when SXM, or a bridged PCIe card), or its best peer's.
-pub(crate) fn expected_active(gpu: &NvGpuRef<'_>, peers_max: usize) -> Option<Expected> {
+pub(crate) fn expected_active<'g>(gpu: &NvGpuRef<'g>, peers_max: usize) -> Option<Expected<'g>> {
     let kb = gpu_nvlink_expectation(gpu.name);
     let kb_active = kb.and_then(|k| {
         let bridged_or_sxm = k.form_factor == FormFactor::Sxm || gpu.active_count() > 0;
@@ -362,13 +392,11 @@ pub(crate) fn expected_active(gpu: &NvGpuRef<'_>, peers_max: usize) -> Option<Ex
     match (kb_active, peers_max) {
         (Some(k), p) if k >= p => kb.map(|spec| Expected {
             active: k,
-            why: format!("{} active links expected for {}", k, spec.family),
-            source: format!("fabricscope knowledge base: {}", spec.source),
+            basis: ExpectedBasis::Kb(spec),
         }),
         (_, p) if p > 0 => Some(Expected {
             active: p,
-            why: format!("{p} active links on a peer {} of this host", gpu.name),
-            source: "peer comparison on the host".to_owned(),
+            basis: ExpectedBasis::Peer(gpu.name),
         }),
         _ => None,
     }
@@ -432,7 +460,7 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     "{} ({}) has no active NVLink ({}): GPU-to-GPU traffic falls back to PCIe",
                     g.label(),
                     g.name,
-                    expected.why
+                    expected.why()
                 ),
             )
         } else {
@@ -451,8 +479,8 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             .finding(g.subject(), message)
             .severity(severity)
             .threshold(Threshold::new(
-                format!("{} active links ({})", expected.active, expected.why),
-                expected.source.clone(),
+                format!("{} active links ({})", expected.active, expected.why()),
+                expected.source(),
             ))
             .remediation("Check dmesg and nvidia-smi -q for NVLink Xids; reset the GPU or reboot; if links stay down, reseat the GPU/bridge or NVSwitch tray and open a hardware case.");
         if let Some((at, span)) = g.all_inactive {
@@ -585,8 +613,7 @@ fn counter_findings(
     type Judged<'k> = (Option<&'k str>, Option<u32>, Option<u32>, &'k str);
     let mut judged: BTreeSet<Judged<'_>> = BTreeSet::new();
     for r in &ctx.measurements.counter_rates {
-        if r.source != crate::stats::CounterSource::NvidiaSmiNvlink
-            || !names.contains(&r.counter.as_str())
+        if r.source != crate::stats::CounterSource::NvidiaSmiNvlink || !names.contains(&&*r.counter)
         {
             continue;
         }
@@ -597,7 +624,7 @@ fn counter_findings(
             r.subject.host.as_deref(),
             r.subject.gpu,
             r.subject.link,
-            r.counter.as_str(),
+            &*r.counter,
         );
         let Some(increase) = r.increase else {
             continue;
@@ -677,11 +704,12 @@ fn check_replay_recovery(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage 
         out,
         NV003.counters,
         |increase, _| {
-            let (value, source) = limit
-                .as_ref()
-                .map_or((0.0, String::new()), |e| (e.value, e.source.clone()));
+            let value = limit.as_ref().map_or(0.0, |e| e.value);
+            // The threshold's words are made for a finding only: most
+            // links' counters do not grow.
             #[allow(clippy::cast_precision_loss)]
             (increase as f64 > value).then(|| {
+                let source = limit.as_ref().map_or_else(String::new, |e| e.source.clone());
                 (
                     Severity::Error,
                     format!("grew by {increase} between the snapshots: the link is unstable now"),
@@ -705,15 +733,18 @@ fn check_crc(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         out,
         NV004.counters,
         |increase, per_second| {
-            let (value, source) = limit
-                .as_ref()
-                .map_or((100.0, String::new()), |e| (e.value, e.source.clone()));
-            let threshold = Threshold::new(format!("≥ {value}/s"), source);
+            let value = limit.as_ref().map_or(100.0, |e| e.value);
+            // The threshold's words are made for a finding only: most
+            // links' counters do not grow.
+            let threshold = || {
+                let source = limit.as_ref().map_or_else(String::new, |e| e.source.clone());
+                Threshold::new(format!("≥ {value}/s"), source)
+            };
             match per_second {
                 Some(rate) if rate >= value => Some((
                     Severity::Error,
                     format!("grows at {rate:.1}/s (+{increase})"),
-                    threshold,
+                    threshold(),
                 )),
                 _ if increase > 0 => Some((
                     Severity::Warning,
@@ -723,7 +754,7 @@ fn check_crc(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                             .map(|p| format!(" ({p:.2}/s)"))
                             .unwrap_or_default()
                     ),
-                    threshold,
+                    threshold(),
                 )),
                 _ => None,
             }
@@ -852,7 +883,7 @@ const LIFETIME_DEFAULT: f64 = 500.0;
 fn grew(ctx: &Context<'_>, counter: &str, who: &crate::stats::Subject) -> bool {
     ctx.measurements.counter_rates.iter().any(|r| {
         r.source == crate::stats::CounterSource::NvidiaSmiNvlink
-            && r.counter == counter
+            && *r.counter == *counter
             && r.status != RateStatus::CounterReset
             && r.increase.is_some_and(|i| i > 0)
             && r.subject.host == who.host

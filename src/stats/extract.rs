@@ -19,7 +19,7 @@ use crate::model::{Counter, CounterId, KnownCounter};
 use crate::parse::SectionData;
 use crate::span::LineSpan;
 use rustc_hash::FxHashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::OnceLock;
 
 /// Where a link's capacity is known from, its names owned: the oracle's
@@ -134,7 +134,7 @@ pub(crate) struct Capacity {
     pub gbit_per_second: f64,
     /// How it was found (`ibstat Rate`, `iblinkinfo 4X × 25.78125 Gb/s per lane`…).
     /// Shared: a host's NVLinks mostly share one speed, and so its words.
-    pub source: Rc<str>,
+    pub source: Arc<str>,
     /// Lines it was read from.
     pub span: LineSpan,
 }
@@ -554,7 +554,7 @@ fn nvlink_role_of(id: &CounterId) -> (&str, (CounterUnit, Role)) {
 
 fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
     // The words of the last link speed: a host's links mostly share one.
-    let mut speed_words: Option<(u64, Rc<str>)> = None;
+    let mut speed_words: Option<(u64, Arc<str>)> = None;
     // The known counter found at each position of a link's counters, with
     // its name and words (see below).
     let mut roles_at: Vec<(KnownCounter, &'d str, (CounterUnit, Role))> = Vec::new();
@@ -589,10 +589,10 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
                 let source = match &speed_words {
                     Some((bits, words)) if *bits == speed.to_bits() => words.clone(),
                     _ => {
-                        let words: Rc<str> = Rc::from(format!(
+                        let words: Arc<str> = Arc::from(format!(
                             "nvidia-smi nvlink -s: {speed} GB/s per direction × 8 bits"
                         ));
-                        speed_words = Some((speed.to_bits(), Rc::clone(&words)));
+                        speed_words = Some((speed.to_bits(), Arc::clone(&words)));
                         words
                     }
                 };
@@ -680,7 +680,7 @@ fn ibstat<'d>(i: &'d Ibstat, host: Option<&'d str>, out: &mut Extracted<'d>) {
             let eight_ten = rate <= 40.0 && !port.fdr10;
             let capacity = Capacity {
                 gbit_per_second: if eight_ten { rate * 0.8 } else { rate },
-                source: Rc::from(if eight_ten {
+                source: Arc::from(if eight_ten {
                     format!(
                         "ibstat {} port {} Rate: {rate} Gb/s × 0.8 (8b/10b)",
                         ca.name, port.number
@@ -734,7 +734,7 @@ fn iblinkinfo(info: &Iblinkinfo, out: &mut Extracted<'_>) {
             };
             let capacity = Capacity {
                 gbit_per_second: f64::from(lanes) * lane_data_gbps(speed),
-                source: Rc::from(format!(
+                source: Arc::from(format!(
                     "iblinkinfo {lanes}X × {speed} Gb/s per lane (line-code overhead removed)"
                 )),
                 span: port.span,
@@ -926,7 +926,7 @@ mod tests {
             for (at, (variant, host, a, b)) in read.into_iter().enumerate() {
                 let capacity = Capacity {
                     gbit_per_second: at as f64,
-                    source: Rc::from(format!("read {at}")),
+                    source: Arc::from(format!("read {at}")),
                     span: LineSpan::line(at + 1),
                 };
                 let key = link_key(variant, host, a, b);

@@ -85,7 +85,7 @@ fn data_counters_are_four_octet_words_timed_by_date() {
     let rate = m
         .counter_rates
         .iter()
-        .find(|r| r.counter == "PortXmitData")
+        .find(|r| &*r.counter == "PortXmitData")
         .unwrap();
     assert!(
         matches!(rate.interval_source, IntervalSource::InputTimes { .. }),
@@ -109,7 +109,7 @@ fn dates_printed_after_each_reading_time_that_reading() {
     let r = m
         .counter_rates
         .iter()
-        .find(|r| r.counter == "SymbolErrorCounter")
+        .find(|r| &*r.counter == "SymbolErrorCounter")
         .unwrap();
     assert_eq!(r.interval_seconds, Some(30.0));
     assert_eq!(r.counts_per_second, Some(1.0));
@@ -180,7 +180,7 @@ fn saturation_and_resets_give_no_rate_and_say_why() {
     let sym = m
         .counter_rates
         .iter()
-        .find(|r| r.counter == "SymbolErrorCounter")
+        .find(|r| &*r.counter == "SymbolErrorCounter")
         .unwrap();
     assert_eq!(sym.status, RateStatus::Saturated);
     assert_eq!(sym.increase, Some(65_435));
@@ -188,7 +188,7 @@ fn saturation_and_resets_give_no_rate_and_say_why() {
     let down = m
         .counter_rates
         .iter()
-        .find(|r| r.counter == "LinkDownedCounter")
+        .find(|r| &*r.counter == "LinkDownedCounter")
         .unwrap();
     assert_eq!(down.status, RateStatus::CounterReset);
     assert_eq!((down.increase, down.counts_per_second), (None, None));

@@ -36,7 +36,7 @@ pub(super) fn balance(throughput: &[Throughput]) -> Vec<TrafficBalance> {
             members
                 .iter()
                 .filter(|t| t.bytes == 0)
-                .map(|t| t.subject.clone())
+                .map(|t| Subject::clone(&t.subject))
                 .collect()
         } else {
             Vec::new()

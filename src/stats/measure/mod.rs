@@ -37,7 +37,8 @@ use rates::{
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use timeline::{section_times, Clocked, Interval, Point, Readings};
+use std::sync::Arc;
+use timeline::{section_times, Clocked, Interval, Point, Readings, SharedKeys};
 
 /// Measures one document.
 #[must_use]
@@ -230,7 +231,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                 },
             },
             gbit_per_second: cap.gbit_per_second,
-            source: cap.source.as_ref().to_owned(),
+            source: Arc::clone(&cap.source),
             lines: cap.span,
         })
         .collect();
@@ -246,13 +247,21 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
             .map(|(_, points)| points.len().saturating_sub(1))
             .sum(),
     );
-    for (key, points) in &series {
+    let mut shared = SharedKeys::new(&keys);
+    for ((key, points), ids) in series.iter().zip(&series_ids.keys) {
+        if points.len() < 2 {
+            continue;
+        }
+        let (_, source, _) = *key;
+        let Some((subject, name)) = shared.get(*ids) else {
+            continue;
+        };
         for pair in points.windows(2) {
             let [a, b] = pair else { continue };
             let between = intervals
                 .entry((a.snapshot, b.snapshot))
                 .or_insert_with(|| Interval::new(a.snapshot, b.snapshot, &times, options));
-            let rate = counter_rate(key, a, b, between);
+            let rate = counter_rate((&subject, source, &name), a, b, between);
             if rate.status == RateStatus::NoInterval {
                 missing_interval.insert((a.snapshot, b.snapshot));
             }
@@ -322,7 +331,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
         .throughput
         .iter()
         .filter(|t| t.direction == Direction::Rx)
-        .map(|t| ((&t.subject, t.from_snapshot, t.to_snapshot), t))
+        .map(|t| ((&*t.subject, t.from_snapshot, t.to_snapshot), t))
         .collect();
     let mut bers = Vec::new();
     let mut memo = BerMemo::default();

@@ -1824,6 +1824,7 @@ mod tests {
     use crate::model::port_index::PortIndex;
     use crate::model::Counter;
     use proptest::prelude::*;
+    use std::sync::Arc;
 
     fn name() -> impl Strategy<Value = Option<String>> {
         proptest::option::of("[a-z0-9_ é{}%\\n]{0,8}")
@@ -1967,7 +1968,8 @@ mod tests {
                     points.windows(2).filter_map(|pair| {
                         let [a, b] = pair else { return None };
                         let between = Interval::new(a.snapshot, b.snapshot, &times, &options);
-                        Some(counter_rate(key, a, b, &between))
+                        let (subject, source, name) = *key;
+                        Some(counter_rate((&Arc::new(subject.clone()), source, &Arc::from(name)), a, b, &between))
                     }).collect::<Vec<_>>()
                 })
                 .collect();

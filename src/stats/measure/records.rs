@@ -141,8 +141,10 @@ pub struct LinkCapacity {
     pub subject: Subject,
     /// Gb/s per direction, line code removed.
     pub gbit_per_second: f64,
-    /// Where it was read and how it was converted.
-    pub source: String,
+    /// Where it was read and how it was converted: shared by the links
+    /// read at one speed (a host's NVLinks mostly are).
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
+    pub source: Arc<str>,
     /// Lines it was read from.
     pub lines: LineSpan,
 }
@@ -166,13 +168,16 @@ pub enum RateStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct CounterRate {
-    /// Whose counter.
-    pub subject: Subject,
+    /// Whose counter: shared by the subject's rates (and their throughput
+    /// and bit error rates), not copied per rate.
+    #[cfg_attr(feature = "wasm", tsify(type = "MeasurementSubject"))]
+    pub subject: Arc<Subject>,
     /// Counter set (`perfquery Port extended`, `nvidia-smi nvlink`).
     #[cfg_attr(feature = "wasm", tsify(type = "string"))]
     pub source: CounterSource,
-    /// Counter name.
-    pub counter: String,
+    /// Counter name: shared by the counter's rates of the unit.
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
+    pub counter: Arc<str>,
     /// Unit of one count.
     pub unit: CounterUnit,
     /// Earlier snapshot id.
@@ -415,14 +420,16 @@ impl<'de> Deserialize<'de> for Derivation {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Throughput {
-    /// Link or port.
-    pub subject: Subject,
+    /// Link or port (its rate's, shared).
+    #[cfg_attr(feature = "wasm", tsify(type = "MeasurementSubject"))]
+    pub subject: Arc<Subject>,
     /// Tx or Rx.
     pub direction: Direction,
     /// Payload or raw.
     pub layer: Layer,
-    /// Counter it was computed from.
-    pub counter: String,
+    /// Counter it was computed from (its rate's, shared).
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
+    pub counter: Arc<str>,
     /// Earlier snapshot id.
     pub from_snapshot: usize,
     /// Later snapshot id.
@@ -442,9 +449,10 @@ pub struct Throughput {
     /// Link capacity in that direction, Gb/s, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity_gbit_per_second: Option<f64>,
-    /// Where the capacity came from.
+    /// Where the capacity came from (the capacity's words, shared).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub capacity_source: Option<String>,
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
+    pub capacity_source: Option<Arc<str>>,
     /// `gbit_per_second / capacity × 100`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub utilisation_percent: Option<f64>,
@@ -479,10 +487,12 @@ pub struct SaturatedCounter {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct BitErrorRate {
-    /// Link, port or lane.
-    pub subject: Subject,
-    /// Counter of errors.
-    pub counter: String,
+    /// Link, port or lane (its rate's, shared).
+    #[cfg_attr(feature = "wasm", tsify(type = "MeasurementSubject"))]
+    pub subject: Arc<Subject>,
+    /// Counter of errors (its rate's, shared).
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
+    pub counter: Arc<str>,
     /// Earlier snapshot id.
     pub from_snapshot: usize,
     /// Later snapshot id.
@@ -738,5 +748,58 @@ impl<'de> Deserialize<'de> for IntervalSource {
         let text = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
         Self::parse(&text)
             .ok_or_else(|| serde::de::Error::custom(format!("unknown interval source {text:?}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The fields the records share, as they were (owned).
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Owned {
+        subject: Subject,
+        counter: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        capacity_source: Option<String>,
+    }
+
+    /// The same fields, shared as the records now hold them.
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Shared {
+        subject: Arc<Subject>,
+        counter: Arc<str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        capacity_source: Option<Arc<str>>,
+    }
+
+    proptest! {
+        /// Shared subjects, counter names and capacity words serialise as
+        /// the owned ones did, and read back as the same values.
+        #[test]
+        fn shared_fields_serialise_as_owned_ones(
+            host in proptest::option::of("[a-z0-9\"\\\\é ]{0,8}"),
+            device in proptest::option::of("[a-z0-9_]{0,8}"),
+            port in proptest::option::of(any::<u32>()),
+            lane in proptest::option::of(0u32..4),
+            counter in "[A-Za-z_\\[\\]0-9\"]{0,12}",
+            capacity_source in proptest::option::of("[a-z0-9 ×/\\n]{0,12}"),
+        ) {
+            let subject = Subject { host, device, port, lane, ..Subject::default() };
+            let owned = Owned {
+                subject: subject.clone(),
+                counter: counter.clone(),
+                capacity_source: capacity_source.clone(),
+            };
+            let shared = Shared {
+                subject: Arc::new(subject),
+                counter: Arc::from(counter),
+                capacity_source: capacity_source.map(Arc::from),
+            };
+            let json = serde_json::to_string(&owned).unwrap();
+            prop_assert_eq!(serde_json::to_string(&shared).unwrap(), json.clone());
+            prop_assert_eq!(serde_json::from_str::<Shared>(&json).unwrap(), shared);
+        }
     }
 }

@@ -11,6 +11,7 @@ use rustc_hash::FxHashMap;
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::hash::Hash;
+use std::sync::Arc;
 
 /// A snapshot's time on a clock.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,7 +118,8 @@ type MergeOrder = ((u32, u32, u32), usize, u32, u32);
 pub(super) struct SeriesKeys {
     subjects: Vec<Subject>,
     sources: Vec<CounterSource>,
-    names: Vec<String>,
+    /// Shared with the rates of the series that read them.
+    names: Vec<Arc<str>>,
 }
 
 /// A unit's readings ordered by series key, then snapshot, in one buffer,
@@ -159,7 +161,7 @@ impl SeriesKeys {
                 self.names.get(name as usize),
                 ordered.points.get(run.clone()),
             ) {
-                series.push(((subject, source, name.as_str()), points));
+                series.push(((subject, source, &**name), points));
                 keys.push(*ids);
             }
         }
@@ -170,6 +172,44 @@ impl SeriesKeys {
             names: self.names.len(),
         };
         (series, ids)
+    }
+}
+
+/// The subjects and counter names of a unit's rates as their records hold
+/// them, shared by the rates (and their throughput and bit error rates)
+/// instead of copied into every one: a host has hundreds of rates over a
+/// few dozen names, and a port's or link's rates share its subject.
+pub(super) struct SharedKeys<'k> {
+    keys: &'k SeriesKeys,
+    /// The subject made last, with its id: a subject's series are next to
+    /// each other, so each subject with rates is made once.
+    subject: Option<(u32, Arc<Subject>)>,
+}
+
+impl<'k> SharedKeys<'k> {
+    /// The shared subjects and names of the series of `keys`.
+    pub(super) fn new(keys: &'k SeriesKeys) -> Self {
+        Self {
+            keys,
+            subject: None,
+        }
+    }
+
+    /// The shared subject and name of the series whose key ids are `ids`.
+    pub(super) fn get(
+        &mut self,
+        (subject_id, _, name_id): KeyIds,
+    ) -> Option<(Arc<Subject>, Arc<str>)> {
+        let name = Arc::clone(self.keys.names.get(name_id as usize)?);
+        let subject = match &self.subject {
+            Some((id, made)) if *id == subject_id => Arc::clone(made),
+            _ => {
+                let made = Arc::new(self.keys.subjects.get(subject_id as usize)?.clone());
+                self.subject = Some((subject_id, Arc::clone(&made)));
+                made
+            }
+        };
+        Some((subject, name))
     }
 }
 
@@ -188,7 +228,7 @@ impl SeriesKeys {
 pub(super) struct Readings {
     subjects: Subjects,
     sources: Interner<CounterSource>,
-    names: Interner<String>,
+    names: Interner<Arc<str>>,
     /// Every reading with its key, in arrival order.
     points: Vec<(KeyIds, Point)>,
     /// Counter names already interned, by address and length: a model's
@@ -224,19 +264,40 @@ impl<T> Default for Interner<T> {
     }
 }
 
+/// How an [`Interner`] keeps a value it has not seen: names as shared
+/// text, so that the map and the list hold one copy (and a unit's rates
+/// share it), not a string each.
+trait Interned<Q: ?Sized>: Clone {
+    /// The kept value of `value`.
+    fn keep(value: &Q) -> Self;
+}
+
+impl Interned<str> for Arc<str> {
+    fn keep(value: &str) -> Self {
+        Arc::from(value)
+    }
+}
+
+impl Interned<CounterSource> for CounterSource {
+    fn keep(value: &CounterSource) -> Self {
+        value.clone()
+    }
+}
+
 impl<T: Eq + Hash> Interner<T> {
-    /// The id of `value`, copied only the first time it is seen.
+    /// The id of `value`, kept only the first time it is seen.
     fn id<Q>(&mut self, value: &Q) -> u32
     where
-        T: Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = T> + ?Sized,
+        T: Borrow<Q> + Interned<Q>,
+        Q: Hash + Eq + ?Sized,
     {
         if let Some(id) = self.ids.get(value) {
             return *id;
         }
         let id = u32::try_from(self.values.len()).unwrap_or(u32::MAX);
-        self.values.push(value.to_owned());
-        self.ids.insert(value.to_owned(), id);
+        let kept = T::keep(value);
+        self.values.push(kept.clone());
+        self.ids.insert(kept, id);
         id
     }
 }
@@ -279,7 +340,7 @@ type SubjectKey = (u32, u32, [Option<u32>; 5]);
 #[derive(Default)]
 struct Subjects {
     /// Host and device names.
-    names: Interner<String>,
+    names: Interner<Arc<str>>,
     /// The id of the host name looked up last.
     last_host: Option<u32>,
     /// The id of the device name looked up last.
@@ -293,10 +354,10 @@ struct Subjects {
 
 impl Subjects {
     /// The id + 1 of `name` (0 for none), `last` caching the id found last.
-    fn name_id(names: &mut Interner<String>, last: &mut Option<u32>, name: Option<&str>) -> u32 {
+    fn name_id(names: &mut Interner<Arc<str>>, last: &mut Option<u32>, name: Option<&str>) -> u32 {
         let Some(name) = name else { return 0 };
         let id = match *last {
-            Some(id) if names.values.get(id as usize).map(String::as_str) == Some(name) => id,
+            Some(id) if names.values.get(id as usize).map(|n| &**n) == Some(name) => id,
             _ => names.id(name),
         };
         *last = Some(id);
@@ -871,6 +932,49 @@ mod tests {
     use proptest::prelude::*;
 
     type Key = (Subject, CounterSource, String);
+
+    /// The shared subject and name of every series are its key's, and the
+    /// series of one subject, or of one name, share one copy.
+    #[test]
+    fn shared_keys_are_the_series_keys_shared() {
+        let nvlink = CounterSource::NvidiaSmiNvlink;
+        let link = |gpu, link| Subject {
+            host: Some("b".to_owned()),
+            gpu: Some(gpu),
+            link: Some(link),
+            ..Subject::default()
+        };
+        let mut gathered = Readings::default();
+        for snapshot in 0..2 {
+            for (gpu, l) in [(0, 1), (0, 2), (1, 1)] {
+                for name in ["replay_errors", "crc_errors"] {
+                    gathered.add(&link(gpu, l), &nvlink, name, point(snapshot));
+                }
+            }
+        }
+        let (keys, ordered) = gathered.into_ordered(&PortIndex::of_documents([]));
+        let (series, ids) = keys.series_with_ids(&ordered);
+        let mut shared = SharedKeys::new(&keys);
+        let got: Vec<(Arc<Subject>, Arc<str>)> = ids
+            .keys
+            .iter()
+            .map(|ids| shared.get(*ids).unwrap())
+            .collect();
+        assert_eq!(got.len(), 6);
+        for ((subject, name), ((want_subject, _, want_name), _)) in got.iter().zip(&series) {
+            assert_eq!(&**subject, *want_subject);
+            assert_eq!(&**name, *want_name);
+        }
+        for (a, b) in got.iter().zip(&got[1..]) {
+            assert_eq!(Arc::ptr_eq(&a.0, &b.0), a.0 == b.0);
+        }
+        let replay: Vec<&Arc<str>> = got
+            .iter()
+            .map(|(_, name)| name)
+            .filter(|name| &***name == "replay_errors")
+            .collect();
+        assert!(replay.len() == 3 && replay.iter().all(|n| Arc::ptr_eq(n, replay[0])));
+    }
 
     proptest! {
         /// Ranking subjects by their keys (names as their ranks) ranks them
