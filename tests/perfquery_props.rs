@@ -11,6 +11,7 @@ use fabricscope::parse::lines_of;
 use fabricscope::parse::perfquery::{parse, render};
 use fabricscope::LineSpan;
 use proptest::prelude::*;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 const KNOWN: &[PerfAttribute] = &[
@@ -127,13 +128,14 @@ fn block() -> impl Strategy<Value = PerfBlock> {
                     }
                     match printed(kind, seed) {
                         Ok(c) => b.counters.insert(name.into_owned(), c).map(|_| ()),
-                        Err(text) => b.fields.insert(name.into_owned(), text).map(|_| ()),
+                        Err(text) => b.fields.insert(name, text).map(|_| ()),
                     };
                 }
                 for (name, v) in xc {
                     b.counters.insert(name, Counter::unknown_width(v));
                 }
-                b.fields.extend(xf);
+                b.fields
+                    .extend(xf.into_iter().map(|(name, text)| (Cow::Owned(name), text)));
                 b
             },
         )

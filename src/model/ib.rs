@@ -140,26 +140,43 @@ impl PortState {
     /// `PORT_ACTIVE (4)`, `Initialize`, `INIT`, a bare `4`…
     #[must_use]
     pub fn parse(text: &str) -> Self {
-        let t = text.trim().to_ascii_lowercase();
-        let word = t
-            .trim_start_matches(|c: char| c.is_ascii_digit() || c == ':' || c == ' ')
-            .trim_start_matches("port_");
+        // Compared without regard to ASCII case rather than lowercased into
+        // a copy: ibstat prints a state for every port.
+        let t = text.trim();
+        let mut word = t.trim_start_matches(|c: char| c.is_ascii_digit() || c == ':' || c == ' ');
+        while let Some(rest) = strip_prefix_ignoring_case(word, "port_") {
+            word = rest;
+        }
         let word = word.split([' ', '(']).next().unwrap_or("");
-        match word {
-            "down" => Self::Down,
-            "init" | "initialize" | "initializing" => Self::Initializing,
-            "armed" => Self::Armed,
-            "active" | "active_defer" => Self::Active,
-            "" => match t.split([':', ' ']).next() {
+        let is = |words: &[&str]| words.iter().any(|w| word.eq_ignore_ascii_case(w));
+        if is(&["down"]) {
+            Self::Down
+        } else if is(&["init", "initialize", "initializing"]) {
+            Self::Initializing
+        } else if is(&["armed"]) {
+            Self::Armed
+        } else if is(&["active", "active_defer"]) {
+            Self::Active
+        } else if word.is_empty() {
+            match t.split([':', ' ']).next() {
                 Some("1") => Self::Down,
                 Some("2") => Self::Initializing,
                 Some("3") => Self::Armed,
                 Some("4") => Self::Active,
                 _ => Self::Unknown,
-            },
-            _ => Self::Unknown,
+            }
+        } else {
+            Self::Unknown
         }
     }
+}
+
+/// `text` without `prefix`, compared without regard to ASCII case.
+fn strip_prefix_ignoring_case<'t>(text: &'t str, prefix: &str) -> Option<&'t str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| text.get(prefix.len()..))
+        .flatten()
 }
 
 /// Physical port state (IBA PortInfo:PortPhysicalState).
@@ -374,10 +391,16 @@ impl LinkLayer {
     /// (`Ethernet\``, the end of an inline-code paste) is not part of it.
     #[must_use]
     pub fn parse(text: &str) -> Self {
-        match text.trim().trim_matches('`').to_ascii_lowercase().as_str() {
-            "infiniband" | "ib" => Self::Infiniband,
-            "ethernet" | "eth" => Self::Ethernet,
-            _ => Self::Unknown,
+        // Compared without regard to ASCII case rather than lowercased into
+        // a copy: ibstat prints a link layer for every port.
+        let t = text.trim().trim_matches('`');
+        let is = |words: &[&str]| words.iter().any(|w| t.eq_ignore_ascii_case(w));
+        if is(&["infiniband", "ib"]) {
+            Self::Infiniband
+        } else if is(&["ethernet", "eth"]) {
+            Self::Ethernet
+        } else {
+            Self::Unknown
         }
     }
 }
@@ -385,6 +408,51 @@ impl LinkLayer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`PortState::parse`] as first written, on a lowercased copy: the
+    /// oracle of the comparisons that ignore case.
+    fn port_state_by_lowercase(text: &str) -> PortState {
+        let t = text.trim().to_ascii_lowercase();
+        let word = t
+            .trim_start_matches(|c: char| c.is_ascii_digit() || c == ':' || c == ' ')
+            .trim_start_matches("port_");
+        let word = word.split([' ', '(']).next().unwrap_or("");
+        match word {
+            "down" => PortState::Down,
+            "init" | "initialize" | "initializing" => PortState::Initializing,
+            "armed" => PortState::Armed,
+            "active" | "active_defer" => PortState::Active,
+            "" => match t.split([':', ' ']).next() {
+                Some("1") => PortState::Down,
+                Some("2") => PortState::Initializing,
+                Some("3") => PortState::Armed,
+                Some("4") => PortState::Active,
+                _ => PortState::Unknown,
+            },
+            _ => PortState::Unknown,
+        }
+    }
+
+    /// [`LinkLayer::parse`] as first written, on a lowercased copy.
+    fn link_layer_by_lowercase(text: &str) -> LinkLayer {
+        match text.trim().trim_matches('`').to_ascii_lowercase().as_str() {
+            "infiniband" | "ib" => LinkLayer::Infiniband,
+            "ethernet" | "eth" => LinkLayer::Ethernet,
+            _ => LinkLayer::Unknown,
+        }
+    }
+
+    proptest::proptest! {
+        /// States and link layers read as they did from a lowercased copy,
+        /// whatever the case, prefixes, numbers and neighbours.
+        #[test]
+        fn states_read_as_from_a_lowercased_copy(
+            s in "[ \t]?([0-9]|:| |\\(|\\)|`|port_|PORT_|Port_|pOrT|down|DOWN|Init|INITIALIZE|initializing|Armed|ACTIVE|active_defer|Active_Defer|InfiniBand|IB|ib|Ethernet|ETH|é|ı|K){0,5}[ \t]?"
+        ) {
+            proptest::prop_assert_eq!(PortState::parse(&s), port_state_by_lowercase(&s));
+            proptest::prop_assert_eq!(LinkLayer::parse(&s), link_layer_by_lowercase(&s));
+        }
+    }
 
     #[test]
     fn libibmad_names_read_back_as_their_state() {

@@ -248,6 +248,16 @@ pub(crate) fn kind_in(layout: &[Spec], name: &str) -> Option<FieldKind> {
     })
 }
 
+/// The layout's own spelling of the single field `name`, to key a
+/// block's fields by without a copy; `None` for a member of a series and
+/// for a name the layout lacks.
+pub(crate) fn spelling_in(layout: &[Spec], name: &str) -> Option<&'static str> {
+    layout.iter().find_map(|spec| match *spec {
+        One(n, _) => (n == name).then_some(n),
+        Series(..) => None,
+    })
+}
+
 /// How many counters `layout` prints (to size a block's counters once).
 pub(crate) fn counter_count(layout: &[Spec]) -> usize {
     layout

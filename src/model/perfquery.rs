@@ -10,6 +10,7 @@ use super::perf_fields::{self, FieldKind, Spec};
 use super::{Counter, CounterKey, Counters, IbCounter};
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Everything one `perfquery` output holds.
@@ -200,8 +201,10 @@ pub struct PerfBlock {
     /// their widths.
     pub counters: Counters,
     /// Fields that are not counters (`PortSelect`, `CounterSelect` hex,
-    /// PortSamplesControl settings), as printed.
-    pub fields: BTreeMap<String, String>,
+    /// PortSamplesControl settings), as printed. A name the attribute's
+    /// layout spells is that spelling, not a copy of it (every dump prints
+    /// a few such fields); other names are owned.
+    pub fields: BTreeMap<Cow<'static, str>, String>,
     /// Lines of the block, header included.
     pub span: LineSpan,
     /// Set when the block was read without its `# … counters:` header
@@ -289,6 +292,42 @@ const CAP2_ADDITIONAL_COUNTERS: u32 = 1 << 1;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// A block's fields keyed by the layout's spellings are written,
+        /// in the same order, as the same fields keyed by owned names
+        /// were, and read back as themselves.
+        #[test]
+        fn fields_keyed_by_spellings_are_written_as_owned_names(
+            fields in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec![
+                        "PortSelect", "CounterSelect", "CounterSelect2", "OptionMask",
+                        "Tick", "Speed", "PortSelectX", "Port\"Select", "é",
+                    ]),
+                    proptest::bool::ANY,
+                    "[0-9a-fx ]{0,6}",
+                ),
+                0..8,
+            ),
+        ) {
+            let mut spelled: BTreeMap<Cow<'static, str>, String> = BTreeMap::new();
+            let mut owned: BTreeMap<String, String> = BTreeMap::new();
+            for (name, borrowed, value) in fields {
+                let key = if borrowed {
+                    Cow::Borrowed(name)
+                } else {
+                    Cow::Owned(name.to_owned())
+                };
+                spelled.insert(key, value.clone());
+                owned.insert(name.to_owned(), value);
+            }
+            let written = serde_json::to_string(&spelled).unwrap();
+            proptest::prop_assert_eq!(&written, &serde_json::to_string(&owned).unwrap());
+            let back: BTreeMap<Cow<'static, str>, String> = serde_json::from_str(&written).unwrap();
+            proptest::prop_assert_eq!(back, spelled);
+        }
+    }
 
     #[test]
     fn header_names_map_both_ways() {

@@ -8,8 +8,9 @@
 use crate::model::partial::Partial;
 use crate::span::LineSpan;
 use rustc_hash::FxHashMap;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// What kind of device a matrix row or column is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -188,16 +189,33 @@ impl P2pStatus {
 }
 
 /// One cell of a matrix, with the line it was read from.
+///
+/// The device names are shared with the matrix's other cells, not copied
+/// into each: a 16-device matrix has 256 cells, and two names per cell
+/// were most of the allocations made reading one. They are written as
+/// the strings they hold.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell<T> {
     /// Row device name.
-    pub from: String,
+    #[serde(serialize_with = "write_name", deserialize_with = "read_name")]
+    pub from: Arc<str>,
     /// Column device name.
-    pub to: String,
+    #[serde(serialize_with = "write_name", deserialize_with = "read_name")]
+    pub to: Arc<str>,
     /// The cell's value.
     pub value: T,
     /// Line number of the row.
     pub line: usize,
+}
+
+/// A shared name, written as a string is.
+fn write_name<S: Serializer>(name: &Arc<str>, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(name)
+}
+
+/// A shared name, read from a string.
+fn read_name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<str>, D::Error> {
+    String::deserialize(deserializer).map(Arc::from)
 }
 
 /// A `Legend:` entry (`NV#  = Connection traversing a bonded set of # NVLinks`).
@@ -345,7 +363,7 @@ impl TopoMatrix {
         let b = self.device(b)?;
         self.cells
             .iter()
-            .find(|c| c.from == a.name && c.to == b.name)
+            .find(|c| *c.from == *a.name && *c.to == *b.name)
     }
 
     /// The index, when it describes the current fields.
@@ -389,14 +407,14 @@ impl TopoMatrix {
         let mut next_column = 0;
         for (i, c) in self.cells.iter().enumerate() {
             let row = match last {
-                Some((name, at)) if name == c.from => at,
+                Some((name, at)) if name == &*c.from => at,
                 _ => {
                     let at = find(&c.from, next_row);
                     if let Some(at) = at {
                         next_row = at + 1;
                     }
                     next_column = 0;
-                    last = Some((c.from.as_str(), at));
+                    last = Some((&*c.from, at));
                     at
                 }
             };
@@ -463,8 +481,7 @@ impl TopoMatrix {
         // else the one from the upper GPU's row.
         let mut chosen: HashMap<(usize, usize), &Cell<Link>> = HashMap::new();
         for c in &self.cells {
-            let (Some(&a), Some(&b)) = (order.get(c.from.as_str()), order.get(c.to.as_str()))
-            else {
+            let (Some(&a), Some(&b)) = (order.get(&*c.from), order.get(&*c.to)) else {
                 continue;
             };
             if a == b {
@@ -473,7 +490,7 @@ impl TopoMatrix {
             let key = (a.min(b), a.max(b));
             let from_lower = a < b;
             match chosen.get(&key) {
-                Some(prev) if !from_lower || order.get(prev.from.as_str()) == Some(&key.0) => {}
+                Some(prev) if !from_lower || order.get(&*prev.from) == Some(&key.0) => {}
                 _ => {
                     chosen.insert(key, c);
                 }
@@ -554,7 +571,7 @@ impl TopoMatrix {
         let cells: Vec<&Cell<Link>> = self
             .cells
             .iter()
-            .filter(|c| c.from == gpu.name && is_nic(&c.to))
+            .filter(|c| *c.from == *gpu.name && is_nic(&c.to))
             .collect();
         nearest(cells)
     }
@@ -604,7 +621,7 @@ impl TopoP2p {
     /// The cell for row `a`, column `b`.
     #[must_use]
     pub fn cell(&self, a: &str, b: &str) -> Option<&Cell<P2pStatus>> {
-        self.cells.iter().find(|c| c.from == a && c.to == b)
+        self.cells.iter().find(|c| &*c.from == a && &*c.to == b)
     }
 
     /// Cells between two different GPUs whose status is not `OK`.
@@ -665,8 +682,8 @@ mod tests {
                 .into_iter()
                 .enumerate()
                 .map(|(line, (a, b, v))| Cell {
-                    from: name(a),
-                    to: name(b),
+                    from: name(a).into(),
+                    to: name(b).into(),
                     value: match v {
                         0 => Link::Pix,
                         1 => Link::Node,
@@ -680,7 +697,46 @@ mod tests {
         }
     }
 
+    /// [`Cell`] as it was, each cell owning copies of its names: the
+    /// oracle of the shared names' written form.
+    #[derive(Serialize)]
+    struct OwnedCell<T> {
+        from: String,
+        to: String,
+        value: T,
+        line: usize,
+    }
+
     proptest::proptest! {
+        /// A cell with shared names is written as one owning its names
+        /// was, and reads back as itself.
+        #[test]
+        fn shared_names_are_written_as_owned_ones(
+            from in "\\PC{0,12}",
+            to in "[\"\\\\a-z0-9_ é\t]{0,8}",
+            count in 0u32..40,
+            text in "\\PC{0,6}",
+            unknown in proptest::bool::ANY,
+            line in 0usize..100_000,
+        ) {
+            let value = if unknown {
+                Link::Unknown { text }
+            } else {
+                Link::Nvlink { count }
+            };
+            let shared = Cell {
+                from: Arc::from(from.as_str()),
+                to: Arc::from(to.as_str()),
+                value: value.clone(),
+                line,
+            };
+            let owned = OwnedCell { from, to, value, line };
+            let written = serde_json::to_string(&shared).unwrap();
+            proptest::prop_assert_eq!(&written, &serde_json::to_string(&owned).unwrap());
+            let back: Cell<Link> = serde_json::from_str(&written).unwrap();
+            proptest::prop_assert_eq!(back, shared);
+        }
+
         /// The index answers every look-up as the scans of the names and
         /// cells do, whatever the duplicates and RDMA names.
         #[test]

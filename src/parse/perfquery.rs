@@ -34,6 +34,7 @@ use crate::parse::text::{
     tool_message_kind, trim, NumberError, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
+use std::borrow::Cow;
 
 pub(crate) const FORMAT: Spec<Perfquery> = Spec {
     command: |argv| argv.first() == Some(&"perfquery"),
@@ -509,7 +510,7 @@ fn read_checkerrors_warn(
     if let Some(t) = threshold {
         block
             .fields
-            .insert(format!("{name}Threshold"), t.to_string());
+            .insert(Cow::Owned(format!("{name}Threshold")), t.to_string());
     }
 }
 
@@ -558,8 +559,30 @@ struct FieldName {
     /// The attribute's layout (by address: the tables are statics).
     layout: &'static [crate::model::perf_fields::Spec],
     name: Box<str>,
+    known: Known,
+}
+
+/// What the tables say of a field name in an attribute's layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Known {
+    /// The counter id the name has in any layout.
     id: Option<KnownCounter>,
+    /// The field's kind in this layout.
     kind: Option<FieldKind>,
+    /// The layout's spelling of the name, when it lists it as a single
+    /// field: a block's field is keyed by it instead of a copy.
+    spelling: Option<&'static str>,
+}
+
+impl Known {
+    /// Looked up in the tables.
+    fn of(layout: &'static [crate::model::perf_fields::Spec], name: &str) -> Self {
+        Self {
+            id: KnownCounter::from_name(name),
+            kind: crate::model::perf_fields::kind_in(layout, name),
+            spelling: crate::model::perf_fields::spelling_in(layout, name),
+        }
+    }
 }
 
 impl FieldNames {
@@ -567,12 +590,8 @@ impl FieldNames {
     /// dozen).
     const CAPACITY: usize = 64;
 
-    /// The id the tables give `name`, and its kind in `attribute`.
-    fn of(
-        &mut self,
-        attribute: &PerfAttribute,
-        name: &str,
-    ) -> (Option<KnownCounter>, Option<FieldKind>) {
+    /// What the tables say of `name` in `attribute`'s layout.
+    fn of(&mut self, attribute: &PerfAttribute, name: &str) -> Known {
         let layout = attribute.layout();
         let is = |f: &FieldName| std::ptr::eq(f.layout, layout) && *f.name == *name;
         let at = match self.seen.get(self.next) {
@@ -581,20 +600,18 @@ impl FieldNames {
         };
         if let Some((i, f)) = at.and_then(|i| Some((i, self.seen.get(i)?))) {
             self.next = i + 1;
-            return (f.id, f.kind);
+            return f.known;
         }
-        let id = KnownCounter::from_name(name);
-        let kind = crate::model::perf_fields::kind_in(layout, name);
+        let known = Known::of(layout, name);
         if self.seen.len() < Self::CAPACITY {
             self.seen.push(FieldName {
                 layout,
                 name: name.into(),
-                id,
-                kind,
+                known,
             });
             self.next = self.seen.len();
         }
-        (id, kind)
+        known
     }
 }
 
@@ -635,7 +652,8 @@ fn read_field(
         return;
     }
     // The id is looked up once, for the duplicate test and the insert.
-    let (id, kind) = names.of(&block.attribute, name);
+    let Known { id, kind, spelling } = names.of(&block.attribute, name);
+    let key = || spelling.map_or_else(|| Cow::Owned(name.to_owned()), Cow::Borrowed);
     // The usual line, a counter whose value fits its field, is inserted
     // at once: the insert says whether it was there before, so the
     // counters are searched once, and no other warning comes before the
@@ -668,14 +686,14 @@ fn read_field(
         Some(FieldKind::Counter(bits)) => read_counter(line, name, id, value, bits, block, unread),
         Some(FieldKind::Hex(_)) => {
             if is_hex(value) {
-                block.fields.insert(name.to_owned(), value.to_owned());
+                block.fields.insert(key(), value.to_owned());
             } else {
                 unread.line(line, &format!("`{name}` is not a hexadecimal number"));
             }
         }
         Some(FieldKind::Number) => match decimal_u64(value) {
             Ok(_) => {
-                block.fields.insert(name.to_owned(), value.to_owned());
+                block.fields.insert(key(), value.to_owned());
             }
             Err(e) => unread.number(line, name, e),
         },
@@ -687,7 +705,7 @@ fn read_field(
             }
             Err(NumberError::TooLarge) => unread.number(line, name, NumberError::TooLarge),
             Err(NumberError::NotANumber) => {
-                block.fields.insert(name.to_owned(), value.to_owned());
+                block.fields.insert(key(), value.to_owned());
             }
         },
     }
@@ -1019,7 +1037,7 @@ fn render_block(block: &PerfBlock, s: &mut String) {
         }
     }
     for (name, v) in &block.fields {
-        if !printed.contains(name.as_str()) && !block.counters.contains_key(name.as_str()) {
+        if !printed.contains(&**name) && !block.counters.contains_key(&**name) {
             push_field(s, name, v);
         }
     }
@@ -1097,9 +1115,16 @@ mod tests {
             let mut names = FieldNames::default();
             for (a, name) in asks {
                 let attribute = &attributes[a];
+                let known = names.of(attribute, name);
                 proptest::prop_assert_eq!(
-                    names.of(attribute, name),
+                    (known.id, known.kind),
                     (KnownCounter::from_name(name), attribute.field_kind(name))
+                );
+                // The spelling, when there is one, is the name's.
+                proptest::prop_assert!(known.spelling.is_none_or(|s| s == name));
+                proptest::prop_assert_eq!(
+                    known.spelling,
+                    crate::model::perf_fields::spelling_in(attribute.layout(), name)
                 );
             }
         }

@@ -26,7 +26,9 @@ use crate::model::topo::{
 use crate::parse::text::{is_help, trim, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
 use crate::span::LineSpan;
+use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 pub(crate) const FORMAT: Spec<TopoMatrix> = Spec {
     command: |argv| is_topo(argv) && argv.iter().any(|a| MATRIX_FLAGS.contains(a)),
@@ -95,9 +97,13 @@ enum MatrixKind {
 }
 
 /// The header row: device columns, then affinity column titles.
+///
+/// The names are borrowed from the line where they can be: detection reads
+/// a matrix's header twice before the parser reads it again, and only the
+/// parser keeps them.
 #[derive(Debug)]
-struct Header {
-    devices: Vec<String>,
+struct Header<'t> {
+    devices: Vec<Cow<'t, str>>,
     affinity: Vec<&'static str>,
     /// Line it was read from (0 until the reader sets it).
     line: usize,
@@ -113,7 +119,7 @@ fn may_be_header(text: &str) -> bool {
     text.contains('[') || text.contains("GPU0")
 }
 
-fn header(text: &str) -> Option<Header> {
+fn header(text: &str) -> Option<Header<'_>> {
     // Detection asks this of many lines (twice: matrix and p2p): those
     // without `GPU0` (or a `[` of the codes below, which could split it)
     // cannot be a header. One pass over the bytes decides.
@@ -121,14 +127,26 @@ fn header(text: &str) -> Option<Header> {
         return None;
     }
     // Pastes that lost the ESC byte keep the underline codes as text
-    // (`[4mGPU0\tGPU1…[0m`), as in many collect-env dumps.
-    let unescaped;
-    let t = if text.contains("[4m") || text.contains("[0m") {
-        unescaped = text.replace("[4m", "").replace("[0m", "");
-        unescaped.trim()
-    } else {
-        text.trim()
-    };
+    // (`[4mGPU0\tGPU1…[0m`), as in many collect-env dumps: their names
+    // are read from a copy without the codes, so they are copied out.
+    if text.contains("[4m") || text.contains("[0m") {
+        let unescaped = text.replace("[4m", "").replace("[0m", "");
+        let h = header_in(unescaped.trim())?;
+        return Some(Header {
+            devices: h
+                .devices
+                .into_iter()
+                .map(|d| Cow::Owned(d.into_owned()))
+                .collect(),
+            affinity: h.affinity,
+            line: h.line,
+        });
+    }
+    header_in(text.trim())
+}
+
+/// [`header`] of a line without underline codes, trimmed.
+fn header_in(t: &str) -> Option<Header<'_>> {
     let (device_part, affinity_part) = match t.find(AFFINITY_TITLES.first()?) {
         Some(i) => (t.get(..i)?, t.get(i..)?),
         None => (t, ""),
@@ -137,7 +155,7 @@ fn header(text: &str) -> Option<Header> {
     let mut rest = device_part.trim_start();
     while !rest.is_empty() {
         let (name, after) = device_name(rest)?;
-        devices.push(name.to_owned());
+        devices.push(Cow::Borrowed(name));
         rest = after.trim_start();
     }
     if !devices.iter().any(|d| d == "GPU0") {
@@ -214,7 +232,7 @@ struct Row<'t> {
 /// slower, and headerless rows 1.4–1.7× slower, in the same release run.
 /// The scanner is as small, and its pieces (`device_name`, `cell_token`,
 /// `starts_value`) are tested one by one.
-fn row<'t>(text: &'t str, columns: &[String], vocabulary: Vocabulary) -> Option<Row<'t>> {
+fn row<'t>(text: &'t str, columns: &[Cow<'_, str>], vocabulary: Vocabulary) -> Option<Row<'t>> {
     let (name, mut rest) = device_name(text.trim_start())?;
     if !columns.iter().any(|c| c == name) {
         return None;
@@ -337,14 +355,7 @@ fn headless_row(text: &str) -> Option<(&str, Vec<&str>, usize, &str)> {
             break;
         }
         let (cell, after) = cell_token(rest, Vocabulary::Links);
-        // A known word, or a cell the model reads as something other than
-        // itself (`NV18`); compared without building the unknown cell.
-        let known = LINK_WORDS.contains(&cell)
-            || match Link::parse(cell) {
-                Link::Unknown { text } => text != cell,
-                _ => true,
-            };
-        if !known {
+        if !is_link_cell(cell) {
             return None;
         }
         cells.push(cell);
@@ -358,11 +369,24 @@ fn headless_row(text: &str) -> Option<(&str, Vec<&str>, usize, &str)> {
     ok.then_some((name, cells, x, rest))
 }
 
+/// Whether `cell` is a known word, or a cell [`Link::parse`] reads as
+/// something other than itself (`NV18`, or text it trims), decided without
+/// building the unknown cell that parse would make of the rest (detection
+/// asks this of every line that starts with a device name: the `NIC0:` of
+/// each NIC legend line made one).
+fn is_link_cell(cell: &str) -> bool {
+    let t = cell.trim();
+    t.len() != cell.len()
+        || LINK_WORDS.contains(&t)
+        || t.strip_prefix("NV")
+            .is_some_and(|n| n.parse::<u32>().is_ok())
+}
+
 /// Column names recovered from rows pasted without their header: each
 /// row's `X` names its own column; GPU columns come first and in order
 /// (`GPU3`'s `X` in column 3 means columns 0–2 are `GPU0`–`GPU2`). Columns
 /// no row names stay unknown (`?` + position) and are not read.
-fn recover_header(lines: &[Line<'_>]) -> Option<Header> {
+fn recover_header(lines: &[Line<'_>]) -> Option<Header<'static>> {
     let rows: Vec<(&str, usize, usize)> = lines
         .iter()
         .filter(|l| !l.is_blank())
@@ -396,7 +420,7 @@ fn recover_header(lines: &[Line<'_>]) -> Option<Header> {
     let devices = columns
         .into_iter()
         .enumerate()
-        .map(|(i, c)| c.unwrap_or_else(|| format!("{UNNAMED}{i}")))
+        .map(|(i, c)| Cow::Owned(c.unwrap_or_else(|| format!("{UNNAMED}{i}"))))
         .collect();
     let values = lines
         .iter()
@@ -423,7 +447,7 @@ const UNNAMED: &str = "?";
 /// What the shared reader collects for either form.
 #[derive(Default)]
 struct Raw<'t> {
-    header: Option<Header>,
+    header: Option<Header<'t>>,
     rows: Vec<(usize, Row<'t>)>,
     legend: Vec<LegendEntry>,
     nic_legend: Vec<(String, String)>,
@@ -433,7 +457,7 @@ fn read<'t>(
     lines: &'t [Line<'t>],
     vocabulary: Vocabulary,
     unread: &mut Unread,
-    recovered: Option<Header>,
+    recovered: Option<Header<'t>>,
 ) -> Raw<'t> {
     #[derive(PartialEq)]
     enum Part {
@@ -552,15 +576,18 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
     // series (a 16-device matrix holds 256 cells).
     out.cells
         .reserve(raw.rows.len().saturating_mul(header.devices.len()));
+    let names = shared_names(&header);
     for (number, r) in &raw.rows {
         check_width(*number, r, &header, &mut unread);
-        for (col, text) in header.devices.iter().zip(trusted_cells(r, &header)) {
+        let from = row_name(&header, &names, r.name);
+        let columns = header.devices.iter().zip(&names);
+        for ((col, to), text) in columns.zip(trusted_cells(r, &header)) {
             if col.starts_with(UNNAMED) {
                 continue;
             }
             out.cells.push(Cell {
-                from: r.name.to_owned(),
-                to: col.clone(),
+                from: Arc::clone(&from),
+                to: Arc::clone(to),
                 value: Link::parse(text),
                 line: *number,
             });
@@ -601,10 +628,27 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
     }
 }
 
+/// Each column's name, made once for the cells of every row to share.
+fn shared_names(header: &Header<'_>) -> Vec<Arc<str>> {
+    header.devices.iter().map(|d| Arc::from(&**d)).collect()
+}
+
+/// The shared name of a row's device: its column's. Every row the reader
+/// keeps names a column, so the fallback, a name of its own, is never
+/// made in practice.
+fn row_name(header: &Header<'_>, names: &[Arc<str>], name: &str) -> Arc<str> {
+    header
+        .devices
+        .iter()
+        .position(|c| c == name)
+        .and_then(|i| names.get(i))
+        .map_or_else(|| Arc::from(name), Arc::clone)
+}
+
 /// The cells of a row that can be trusted. A row with fewer cells than
 /// columns and nothing after them was cut: its last cell may be cut
 /// mid-word (`NV1` of `NV18`) and is left out with the missing ones.
-fn trusted_cells<'r, 't>(r: &'r Row<'t>, header: &Header) -> &'r [&'t str] {
+fn trusted_cells<'r, 't>(r: &'r Row<'t>, header: &Header<'_>) -> &'r [&'t str] {
     let cut = r.cells.len() < header.devices.len() && r.values.is_empty();
     let keep = if cut {
         r.cells.len().saturating_sub(1)
@@ -617,9 +661,19 @@ fn trusted_cells<'r, 't>(r: &'r Row<'t>, header: &Header) -> &'r [&'t str] {
 /// What a row lacks: cells for the last columns, or (GPU rows) the
 /// affinity values the header announces. A row whose last value may be
 /// cut mid-word counts that value as missing too.
-fn row_partial(number: usize, r: &Row<'_>, header: &Header, kind: DeviceKind) -> Option<Partial> {
+fn row_partial(
+    number: usize,
+    r: &Row<'_>,
+    header: &Header<'_>,
+    kind: DeviceKind,
+) -> Option<Partial> {
     let cells = trusted_cells(r, header).len();
-    let mut missing: Vec<String> = header.devices.iter().skip(cells).cloned().collect();
+    let mut missing: Vec<String> = header
+        .devices
+        .iter()
+        .skip(cells)
+        .map(|d| (**d).to_owned())
+        .collect();
     if kind == DeviceKind::Gpu && r.values.len() < header.affinity.len() {
         // The last value read may be a cut one: count it missing too.
         let kept = r.values.len().saturating_sub(1);
@@ -630,7 +684,7 @@ fn row_partial(number: usize, r: &Row<'_>, header: &Header, kind: DeviceKind) ->
 
 /// Devices the header names with no row at all, once rows have begun:
 /// the paste stopped (or skipped) before them.
-fn mark_missing_rows(out: &mut TopoMatrix, rows: &[(usize, Row<'_>)], header: &Header) {
+fn mark_missing_rows(out: &mut TopoMatrix, rows: &[(usize, Row<'_>)], header: &Header<'_>) {
     let last = rows.last().map_or(header.line, |(n, _)| *n);
     for d in &mut out.devices {
         if d.line.is_none() {
@@ -678,7 +732,7 @@ fn new_device(name: &str, nic_legend: &[(String, String)]) -> Device {
 
 /// Warns about rows with fewer cells than columns, or more values than the
 /// affinity columns hold: a sign the paste lost or fused something.
-fn check_width(number: usize, r: &Row<'_>, header: &Header, unread: &mut Unread) {
+fn check_width(number: usize, r: &Row<'_>, header: &Header<'_>, unread: &mut Unread) {
     let span = LineSpan::line(number);
     if r.cells.len() < header.devices.len() {
         unread.warn(
@@ -716,18 +770,20 @@ pub fn parse_p2p(lines: &[Line<'_>]) -> Parsed<TopoP2p> {
         ..TopoP2p::default()
     };
     if let Some(header) = raw.header {
+        let names = shared_names(&header);
         for (number, r) in &raw.rows {
             check_width(*number, r, &header, &mut unread);
-            for (col, text) in header.devices.iter().zip(&r.cells) {
+            let from = row_name(&header, &names, r.name);
+            for (to, text) in names.iter().zip(&r.cells) {
                 out.cells.push(Cell {
-                    from: r.name.to_owned(),
-                    to: col.clone(),
+                    from: Arc::clone(&from),
+                    to: Arc::clone(to),
                     value: P2pStatus::parse(text),
                     line: *number,
                 });
             }
         }
-        out.gpus = header.devices;
+        out.gpus = header.devices.into_iter().map(Cow::into_owned).collect();
     }
     Parsed {
         value: out,
@@ -828,7 +884,7 @@ pub fn render(m: &TopoMatrix) -> String {
             let cell = m
                 .cells
                 .iter()
-                .find(|c| c.from == d.name && c.to == col.name);
+                .find(|c| *c.from == *d.name && *c.to == *col.name);
             let label = cell.map_or(String::new(), |c| c.value.label());
             let _ = write!(s, "\t{label}");
         }
@@ -917,11 +973,7 @@ NIC Legend:
         assert_eq!(m.device("NIC0").unwrap().cpu_affinity, None);
         assert_eq!(m.pci_only, Some(false));
         assert!(m.gpu_pairs_without_nvlink().is_empty());
-        let near: Vec<&str> = m
-            .nearest_nics("GPU0")
-            .iter()
-            .map(|c| c.to.as_str())
-            .collect();
+        let near: Vec<&str> = m.nearest_nics("GPU0").iter().map(|c| &*c.to).collect();
         assert_eq!(near, vec!["NIC0"]);
         assert_eq!(summary(m), "2 GPU(s), 2 NIC(s); GPU pairs: 1 NV18");
     }
@@ -978,11 +1030,7 @@ nodes (e.g., QPI/UPI)
         );
         assert!(m.legend[0].meaning.ends_with("NUMA nodes (e.g., QPI/UPI)"));
         assert_eq!(m.legend[0].span, LineSpan::new(9, 10));
-        let near: Vec<&str> = m
-            .nearest_nics("GPU2")
-            .iter()
-            .map(|c| c.to.as_str())
-            .collect();
+        let near: Vec<&str> = m.nearest_nics("GPU2").iter().map(|c| &*c.to).collect();
         assert_eq!(near, vec!["NIC10", "NIC11"]);
         // GPU0 row says NV18 to GPU2 while GPU2's row says NV17: rules see both.
         assert_eq!(
@@ -1135,7 +1183,26 @@ nodes (e.g., QPI/UPI)
         s.split_at(end)
     }
 
+    /// Whether a headerless row's cell is known, as first written: the
+    /// model's reading built, unknown text and all.
+    fn is_link_cell_by_parse(cell: &str) -> bool {
+        LINK_WORDS.contains(&cell)
+            || match Link::parse(cell) {
+                Link::Unknown { text } => text != cell,
+                _ => true,
+            }
+    }
+
     proptest::proptest! {
+        /// A cell is known to a headerless row as it was when the model's
+        /// reading of it was built.
+        #[test]
+        fn link_cells_are_known_as_by_parse(
+            s in "[ \t\u{a0}]?(NODE|PIX|PXB|PHB|SYS|SOC|X|NV|N|V|[0-9]|:|mlx5_0|\\+|-|é){0,4}[ \t]?"
+        ) {
+            proptest::prop_assert_eq!(is_link_cell(&s), is_link_cell_by_parse(&s));
+        }
+
         /// The first-byte test before each word cuts every cell as
         /// comparing the words whole did.
         #[test]
@@ -1170,7 +1237,7 @@ nodes (e.g., QPI/UPI)
 
     #[test]
     fn rows_read_label_cells_and_affinity() {
-        let columns: Vec<String> = ["GPU0", "GPU1", "NIC0"].map(String::from).into();
+        let columns: Vec<Cow<str>> = ["GPU0", "GPU1", "NIC0"].map(Cow::from).into();
         let r = row(
             "GPU0\t X \tNV18SYS\t0-47\t0\t\tN/A",
             &columns,

@@ -186,7 +186,7 @@ fn check_rails(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                         host: host.name().map(str::to_owned),
                         gpu: index,
                         gpu_uuid: nv.and_then(|g| g.uuid.map(str::to_owned)),
-                        nic: Some(cell.to.clone()),
+                        nic: Some(cell.to.to_string()),
                         ..Subject::default()
                     },
                     format!(

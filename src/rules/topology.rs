@@ -505,7 +505,7 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     let rdma =
                         mx.m.device(&c.to)
                             .and_then(|d| d.rdma_device.clone())
-                            .filter(|r| *r != c.to)
+                            .filter(|r| **r != *c.to)
                             .map(|r| format!(" ({r})"))
                             .unwrap_or_default();
                     format!("{}{rdma}", c.to)
@@ -514,7 +514,7 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             let mut f = TP003
                 .finding(
                     Subject {
-                        nic: cells.first().map(|c| c.to.clone()),
+                        nic: cells.first().map(|c| c.to.to_string()),
                         ..mx.subject(g)
                     },
                     format!(
