@@ -441,14 +441,14 @@ pub struct Stat {
     /// Modification time, seconds since the Unix epoch.
     pub modified: Option<f64>,
     /// Size in bytes.
-    pub len: Option<u64>,
+    pub len: u64,
 }
 
 impl Stat {
     fn of(m: &std::fs::Metadata) -> Self {
         Stat {
             modified: unix_seconds(m),
-            len: Some(m.len()),
+            len: m.len(),
         }
     }
 }
@@ -617,10 +617,7 @@ fn file(path: &Path, host: Option<Named>, named: bool, stat: Option<Stat>) -> In
 pub fn read_file(path: &Path, stat: Option<Stat>) -> std::io::Result<(Vec<u8>, Option<f64>)> {
     let mut file = std::fs::File::open(path)?;
     let stat = stat.or_else(|| file.metadata().ok().as_ref().map(Stat::of));
-    let size = stat
-        .and_then(|s| s.len)
-        .and_then(|n| usize::try_from(n).ok())
-        .unwrap_or(0);
+    let size = stat.and_then(|s| usize::try_from(s.len).ok()).unwrap_or(0);
     let bytes = read_sized(&mut file, size)?;
     Ok((bytes, stat.and_then(|s| s.modified)))
 }
@@ -946,14 +943,7 @@ mod read_file_tests {
                 read_file(&path, None).expect("read"),
                 (bytes.clone(), own_time)
             );
-            for hint in [
-                None,
-                Some(n),
-                Some(0),
-                Some(n / 2),
-                Some(n + 1),
-                Some(n * 2 + 7),
-            ] {
+            for hint in [n, 0, n / 2, n + 1, n * 2 + 7] {
                 let stat = Stat {
                     modified: Some(1.5),
                     len: hint,
