@@ -212,14 +212,6 @@ impl FindingSpool {
         Ok(())
     }
 
-    /// The message of the finding stored under `id` (the tests' reader;
-    /// the report reads titles through [`Titles`]).
-    #[cfg(test)]
-    fn message(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<String> {
-        self.read_raw(id, buffer)?;
-        record_message(buffer)
-    }
-
     /// The text of the finding stored under `id`, into `buffer`.
     #[cfg(test)]
     fn read_raw(&self, id: u64, buffer: &mut Vec<u8>) -> std::io::Result<()> {
@@ -580,16 +572,13 @@ struct StoredIncidents<'a> {
 impl Serialize for StoredIncidents<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(Some(self.incidents.len()))?;
-        let mut buffer = Vec::new();
+        let mut titles = self.spool.titles().map_err(S::Error::custom)?;
         for incident in self.incidents {
             let headline = incident.findings.first();
             match headline.and_then(|&h| self.ids.get(h).copied().flatten()) {
                 Some(id) if incident.title.is_empty() => {
                     let mut titled = incident.clone();
-                    titled.title = self
-                        .spool
-                        .message(id, &mut buffer)
-                        .map_err(S::Error::custom)?;
+                    titled.title = titles.message(id).map_err(S::Error::custom)?;
                     seq.serialize_element(&titled)?;
                 }
                 _ => seq.serialize_element(incident)?,
@@ -1449,6 +1438,7 @@ mod tests {
         stored.finish().unwrap_or_else(|e| unreachable!("{e}"));
         copied.finish().unwrap_or_else(|e| unreachable!("{e}"));
         let (mut a, mut b) = (Vec::new(), Vec::new());
+        let mut titles = stored.titles().unwrap_or_else(|e| unreachable!("{e}"));
         for id in 0..report.findings.len() as u64 {
             stored
                 .read_raw(id, &mut a)
@@ -1458,9 +1448,7 @@ mod tests {
                 .unwrap_or_else(|e| unreachable!("{e}"));
             assert_eq!(a, b, "finding {id}");
             assert_eq!(
-                stored
-                    .message(id, &mut a)
-                    .unwrap_or_else(|e| unreachable!("{e}")),
+                titles.message(id).unwrap_or_else(|e| unreachable!("{e}")),
                 report.findings[id as usize].message
             );
         }
