@@ -8,7 +8,7 @@
 use crate::model::partial::Partial;
 use crate::span::LineSpan;
 use rustc_hash::FxHashMap;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -193,29 +193,17 @@ impl P2pStatus {
 /// The device names are shared with the matrix's other cells, not copied
 /// into each: a 16-device matrix has 256 cells, and two names per cell
 /// were most of the allocations made reading one. They are written as
-/// the strings they hold.
+/// the strings they hold (serde's `rc` feature).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell<T> {
     /// Row device name.
-    #[serde(serialize_with = "write_name", deserialize_with = "read_name")]
     pub from: Arc<str>,
     /// Column device name.
-    #[serde(serialize_with = "write_name", deserialize_with = "read_name")]
     pub to: Arc<str>,
     /// The cell's value.
     pub value: T,
     /// Line number of the row.
     pub line: usize,
-}
-
-/// A shared name, written as a string is.
-fn write_name<S: Serializer>(name: &Arc<str>, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(name)
-}
-
-/// A shared name, read from a string.
-fn read_name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<str>, D::Error> {
-    String::deserialize(deserializer).map(Arc::from)
 }
 
 /// A `Legend:` entry (`NV#  = Connection traversing a bonded set of # NVLinks`).
