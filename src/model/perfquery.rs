@@ -293,42 +293,6 @@ const CAP2_ADDITIONAL_COUNTERS: u32 = 1 << 1;
 mod tests {
     use super::*;
 
-    proptest::proptest! {
-        /// A block's fields keyed by the layout's spellings are written,
-        /// in the same order, as the same fields keyed by owned names
-        /// were, and read back as themselves.
-        #[test]
-        fn fields_keyed_by_spellings_are_written_as_owned_names(
-            fields in proptest::collection::vec(
-                (
-                    proptest::sample::select(vec![
-                        "PortSelect", "CounterSelect", "CounterSelect2", "OptionMask",
-                        "Tick", "Speed", "PortSelectX", "Port\"Select", "é",
-                    ]),
-                    proptest::bool::ANY,
-                    "[0-9a-fx ]{0,6}",
-                ),
-                0..8,
-            ),
-        ) {
-            let mut spelled: BTreeMap<Cow<'static, str>, String> = BTreeMap::new();
-            let mut owned: BTreeMap<String, String> = BTreeMap::new();
-            for (name, borrowed, value) in fields {
-                let key = if borrowed {
-                    Cow::Borrowed(name)
-                } else {
-                    Cow::Owned(name.to_owned())
-                };
-                spelled.insert(key, value.clone());
-                owned.insert(name.to_owned(), value);
-            }
-            let written = serde_json::to_string(&spelled).unwrap();
-            proptest::prop_assert_eq!(&written, &serde_json::to_string(&owned).unwrap());
-            let back: BTreeMap<Cow<'static, str>, String> = serde_json::from_str(&written).unwrap();
-            proptest::prop_assert_eq!(back, spelled);
-        }
-    }
-
     #[test]
     fn header_names_map_both_ways() {
         for (attr, name) in HEADER_NAMES {
