@@ -143,7 +143,6 @@ pub struct LinkCapacity {
     pub gbit_per_second: f64,
     /// Where it was read and how it was converted: shared by the links
     /// read at one speed (a host's NVLinks mostly are).
-    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
     pub source: Arc<str>,
     /// Lines it was read from.
     pub lines: LineSpan,
@@ -170,13 +169,11 @@ pub enum RateStatus {
 pub struct CounterRate {
     /// Whose counter: shared by the subject's rates (and their throughput
     /// and bit error rates), not copied per rate.
-    #[cfg_attr(feature = "wasm", tsify(type = "MeasurementSubject"))]
     pub subject: Arc<Subject>,
     /// Counter set (`perfquery Port extended`, `nvidia-smi nvlink`).
     #[cfg_attr(feature = "wasm", tsify(type = "string"))]
     pub source: CounterSource,
     /// Counter name: shared by the counter's rates of the unit.
-    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
     pub counter: Arc<str>,
     /// Unit of one count.
     pub unit: CounterUnit,
@@ -421,14 +418,12 @@ impl<'de> Deserialize<'de> for Derivation {
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct Throughput {
     /// Link or port (its rate's, shared).
-    #[cfg_attr(feature = "wasm", tsify(type = "MeasurementSubject"))]
     pub subject: Arc<Subject>,
     /// Tx or Rx.
     pub direction: Direction,
     /// Payload or raw.
     pub layer: Layer,
     /// Counter it was computed from (its rate's, shared).
-    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
     pub counter: Arc<str>,
     /// Earlier snapshot id.
     pub from_snapshot: usize,
@@ -451,7 +446,6 @@ pub struct Throughput {
     pub capacity_gbit_per_second: Option<f64>,
     /// Where the capacity came from (the capacity's words, shared).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
     pub capacity_source: Option<Arc<str>>,
     /// `gbit_per_second / capacity × 100`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -488,10 +482,8 @@ pub struct SaturatedCounter {
 #[cfg_attr(feature = "wasm", derive(tsify_next::Tsify))]
 pub struct BitErrorRate {
     /// Link, port or lane (its rate's, shared).
-    #[cfg_attr(feature = "wasm", tsify(type = "MeasurementSubject"))]
     pub subject: Arc<Subject>,
     /// Counter of errors (its rate's, shared).
-    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
     pub counter: Arc<str>,
     /// Earlier snapshot id.
     pub from_snapshot: usize,
@@ -748,58 +740,5 @@ impl<'de> Deserialize<'de> for IntervalSource {
         let text = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
         Self::parse(&text)
             .ok_or_else(|| serde::de::Error::custom(format!("unknown interval source {text:?}")))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    /// The fields the records share, as they were (owned).
-    #[derive(Debug, PartialEq, Serialize, Deserialize)]
-    struct Owned {
-        subject: Subject,
-        counter: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        capacity_source: Option<String>,
-    }
-
-    /// The same fields, shared as the records now hold them.
-    #[derive(Debug, PartialEq, Serialize, Deserialize)]
-    struct Shared {
-        subject: Arc<Subject>,
-        counter: Arc<str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        capacity_source: Option<Arc<str>>,
-    }
-
-    proptest! {
-        /// Shared subjects, counter names and capacity words serialise as
-        /// the owned ones did, and read back as the same values.
-        #[test]
-        fn shared_fields_serialise_as_owned_ones(
-            host in proptest::option::of("[a-z0-9\"\\\\é ]{0,8}"),
-            device in proptest::option::of("[a-z0-9_]{0,8}"),
-            port in proptest::option::of(any::<u32>()),
-            lane in proptest::option::of(0u32..4),
-            counter in "[A-Za-z_\\[\\]0-9\"]{0,12}",
-            capacity_source in proptest::option::of("[a-z0-9 ×/\\n]{0,12}"),
-        ) {
-            let subject = Subject { host, device, port, lane, ..Subject::default() };
-            let owned = Owned {
-                subject: subject.clone(),
-                counter: counter.clone(),
-                capacity_source: capacity_source.clone(),
-            };
-            let shared = Shared {
-                subject: Arc::new(subject),
-                counter: Arc::from(counter),
-                capacity_source: capacity_source.map(Arc::from),
-            };
-            let json = serde_json::to_string(&owned).unwrap();
-            prop_assert_eq!(serde_json::to_string(&shared).unwrap(), json.clone());
-            prop_assert_eq!(serde_json::from_str::<Shared>(&json).unwrap(), shared);
-        }
     }
 }
