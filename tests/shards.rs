@@ -12,7 +12,8 @@ use common::{generated_fleet, host_dirs, repo, run, run_ok, scratch};
 
 /// The counter rates of a JSON report: report schema 3 writes them in rate
 /// sets, each with its `counters`, and the notable report (the default)
-/// counts the rates of unchanged counters it left out in a note.
+/// counts the rates it left out in a note (of unchanged counters, and the
+/// measured rates of traffic counters).
 fn rates(report: &serde_json::Value) -> usize {
     let measurements = &report["measurements"];
     let kept: usize = measurements["counter_rates"]
@@ -28,12 +29,13 @@ fn rates(report: &serde_json::Value) -> usize {
         .filter_map(serde_json::Value::as_str)
         .flat_map(|note| note.split(", "))
         .filter_map(|part| part.rsplit("left out ").next())
-        .find_map(|part| {
+        .filter_map(|part| {
             let (n, what) = part.split_once(' ')?;
-            what.starts_with("counter rate(s) of counters unchanged")
-                .then(|| n.parse::<usize>().unwrap())
+            (what.starts_with("counter rate(s) of counters unchanged")
+                || what.starts_with("measured counter rate(s) of traffic counters"))
+            .then(|| n.parse::<usize>().unwrap())
         })
-        .unwrap_or(0);
+        .sum::<usize>();
     kept + left_out
 }
 
