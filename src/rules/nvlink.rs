@@ -528,12 +528,11 @@ fn check_slow(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let mut checked = 0;
     for g in &gpus {
         let kb = gpu_nvlink_expectation(g.name);
-        let speeds: Vec<f64> = g
+        let best_sibling = g
             .status
             .values()
             .filter_map(|(_, l)| l.speed_gb_per_s)
-            .collect();
-        let best_sibling = speeds.iter().copied().fold(f64::MIN, f64::max);
+            .fold(f64::MIN, f64::max);
         let expected = kb
             .and_then(|k| k.speed_gb_per_s)
             .map_or(best_sibling, |k| k.max(best_sibling));
