@@ -789,8 +789,10 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         {
             out.body_lines += usize::from(body);
         }
-        // A blank line is no tool message and begins no block.
-        let blank = line.is_blank();
+        // A blank line is no tool message and begins no block. A line the
+        // streamed parser took holds its text (`Link N: …`, `Name:…value`):
+        // not blank, without a second look at its opening.
+        let blank = !streamed && line.is_blank();
         let message = if detect_here && !blank {
             tool_message(line)
         } else {

@@ -234,7 +234,12 @@ pub(crate) const PORT_SAMPLES_CONTROL: &[Spec] = &[
 
 /// The kind of `name` in `layout`, if the layout has it.
 pub(crate) fn kind_in(layout: &[Spec], name: &str) -> Option<FieldKind> {
-    layout.iter().find_map(|spec| match *spec {
+    layout.iter().find_map(|spec| kind_of(spec, name))
+}
+
+/// The kind of `name` if `spec` describes it.
+fn kind_of(spec: &Spec, name: &str) -> Option<FieldKind> {
+    match *spec {
         One(n, kind) => (n == name).then_some(kind),
         Series(prefix, count, kind) => {
             let index = name.strip_prefix(prefix)?;
@@ -245,12 +250,37 @@ pub(crate) fn kind_in(layout: &[Spec], name: &str) -> Option<FieldKind> {
             let n: u8 = index.parse().ok().filter(|_| canonical)?;
             (n < count).then_some(kind)
         }
-    })
+    }
 }
 
-/// The layout's own spelling of the single field `name`, to key a
-/// block's fields by without a copy; `None` for a member of a series and
-/// for a name the layout lacks.
+/// [`kind_in`], and the layout's own spelling of the single field `name`
+/// (to key a block's fields by without a copy; `None` for a member of a
+/// series and for a name the layout lacks), found in one pass over the
+/// layout: the kind is the first spec's that describes the name, the
+/// spelling the first single field's of that name.
+pub(crate) fn kind_and_spelling_in(
+    layout: &[Spec],
+    name: &str,
+) -> (Option<FieldKind>, Option<&'static str>) {
+    let mut kind = None;
+    for spec in layout {
+        if kind.is_none() {
+            kind = kind_of(spec, name);
+        }
+        if let One(n, _) = *spec {
+            if n == name {
+                // A single field of that name describes it: the kind is
+                // known by now (this spec's, or an earlier one's).
+                return (kind, Some(n));
+            }
+        }
+    }
+    (kind, None)
+}
+
+/// The spelling [`kind_and_spelling_in`] gives, searched on its own: its
+/// test oracle.
+#[cfg(test)]
 pub(crate) fn spelling_in(layout: &[Spec], name: &str) -> Option<&'static str> {
     layout.iter().find_map(|spec| match *spec {
         One(n, _) => (n == name).then_some(n),
@@ -317,6 +347,29 @@ pub fn modern_name(name: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The one pass finds the kind and spelling the two searches did,
+        /// for every layout, on names of every layout, near misses among
+        /// them (series members past the end, with leading zeros, cut).
+        #[test]
+        fn one_pass_finds_what_two_searches_did(
+            layout in proptest::sample::select(LAYOUTS.to_vec()),
+            other in proptest::sample::select(LAYOUTS.to_vec()),
+            pick in 0usize..200,
+            cut in 0usize..4,
+            suffix in proptest::sample::select(vec!["", "0", "1", "01", "15", "16", "99", "x"]),
+        ) {
+            let names: Vec<String> = fields(other).map(|(n, _)| n.into_owned()).collect();
+            let base = names.get(pick % names.len().max(1)).cloned().unwrap_or_default();
+            let base = base.get(..base.len().saturating_sub(cut)).unwrap_or_default();
+            let name = format!("{base}{suffix}");
+            proptest::prop_assert_eq!(
+                kind_and_spelling_in(layout, &name),
+                (kind_in(layout, &name), spelling_in(layout, &name))
+            );
+        }
+    }
 
     #[test]
     fn series_members_are_found_by_their_exact_spelling() {

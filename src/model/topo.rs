@@ -81,17 +81,29 @@ impl Link {
     /// Reads one cell; never fails (unknown text is kept).
     #[must_use]
     pub fn parse(text: &str) -> Self {
+        Self::known(text).unwrap_or_else(|| Self::Unknown {
+            text: text.trim().to_owned(),
+        })
+    }
+
+    /// The link a cell names when it is one of the vocabulary's words or
+    /// `NV<count>` (white space around it aside), else `None`: what
+    /// [`Link::parse`] reads as other than unknown, decided without
+    /// copying the text an unknown cell keeps (the topo parser asks this
+    /// of every cell of a matrix pasted without its header).
+    #[must_use]
+    pub(crate) fn known(text: &str) -> Option<Self> {
         match text.trim() {
-            "X" => Self::SelfCell,
-            "PIX" => Self::Pix,
-            "PXB" => Self::Pxb,
-            "PHB" => Self::Phb,
-            "NODE" => Self::Node,
-            "SYS" | "SOC" => Self::Sys,
-            t => match t.strip_prefix("NV").and_then(|n| n.parse().ok()) {
-                Some(count) => Self::Nvlink { count },
-                None => Self::Unknown { text: t.to_owned() },
-            },
+            "X" => Some(Self::SelfCell),
+            "PIX" => Some(Self::Pix),
+            "PXB" => Some(Self::Pxb),
+            "PHB" => Some(Self::Phb),
+            "NODE" => Some(Self::Node),
+            "SYS" | "SOC" => Some(Self::Sys),
+            t => t
+                .strip_prefix("NV")
+                .and_then(|n| n.parse().ok())
+                .map(|count| Self::Nvlink { count }),
         }
     }
 

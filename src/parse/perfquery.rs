@@ -577,10 +577,11 @@ struct Known {
 impl Known {
     /// Looked up in the tables.
     fn of(layout: &'static [crate::model::perf_fields::Spec], name: &str) -> Self {
+        let (kind, spelling) = crate::model::perf_fields::kind_and_spelling_in(layout, name);
         Self {
             id: KnownCounter::from_name(name),
-            kind: crate::model::perf_fields::kind_in(layout, name),
-            spelling: crate::model::perf_fields::spelling_in(layout, name),
+            kind,
+            spelling,
         }
     }
 }

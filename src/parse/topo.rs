@@ -216,6 +216,8 @@ fn device_name(s: &str) -> Option<(&str, &str)> {
 #[derive(Debug, PartialEq)]
 struct Row<'t> {
     name: &'t str,
+    /// The header column the name is in (the first, if it is in several).
+    column: usize,
     cells: Vec<&'t str>,
     values: Vec<&'t str>,
 }
@@ -234,9 +236,7 @@ struct Row<'t> {
 /// `starts_value`) are tested one by one.
 fn row<'t>(text: &'t str, columns: &[Cow<'_, str>], vocabulary: Vocabulary) -> Option<Row<'t>> {
     let (name, mut rest) = device_name(text.trim_start())?;
-    if !columns.iter().any(|c| c == name) {
-        return None;
-    }
+    let column = columns.iter().position(|c| c == name)?;
     // Room for a cell per column at once: a full row (nearly every row)
     // fills them all, where growing by doubling reallocated three times.
     let mut cells = Vec::with_capacity(columns.len());
@@ -254,6 +254,7 @@ fn row<'t>(text: &'t str, columns: &[Cow<'_, str>], vocabulary: Vocabulary) -> O
     }
     Some(Row {
         name,
+        column,
         cells,
         values: rest.split_whitespace().collect(),
     })
@@ -375,11 +376,7 @@ fn headless_row(text: &str) -> Option<(&str, Vec<&str>, usize, &str)> {
 /// asks this of every line that starts with a device name: the `NIC0:` of
 /// each NIC legend line made one).
 fn is_link_cell(cell: &str) -> bool {
-    let t = cell.trim();
-    t.len() != cell.len()
-        || LINK_WORDS.contains(&t)
-        || t.strip_prefix("NV")
-            .is_some_and(|n| n.parse::<u32>().is_ok())
+    cell.trim().len() != cell.len() || Link::known(cell).is_some()
 }
 
 /// Column names recovered from rows pasted without their header: each
@@ -579,7 +576,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
     let names = shared_names(&header);
     for (number, r) in &raw.rows {
         check_width(*number, r, &header, &mut unread);
-        let from = row_name(&header, &names, r.name);
+        let from = row_name(&names, r);
         let columns = header.devices.iter().zip(&names);
         for ((col, to), text) in columns.zip(trusted_cells(r, &header)) {
             if col.starts_with(UNNAMED) {
@@ -633,16 +630,14 @@ fn shared_names(header: &Header<'_>) -> Vec<Arc<str>> {
     header.devices.iter().map(|d| Arc::from(&**d)).collect()
 }
 
-/// The shared name of a row's device: its column's. Every row the reader
-/// keeps names a column, so the fallback, a name of its own, is never
-/// made in practice.
-fn row_name(header: &Header<'_>, names: &[Arc<str>], name: &str) -> Arc<str> {
-    header
-        .devices
-        .iter()
-        .position(|c| c == name)
-        .and_then(|i| names.get(i))
-        .map_or_else(|| Arc::from(name), Arc::clone)
+/// The shared name of a row's device: that of the column [`row`] found
+/// its name in (not searched for again). Every row the reader keeps names
+/// a column, so the fallback, a name of its own, is never made in
+/// practice.
+fn row_name(names: &[Arc<str>], row: &Row<'_>) -> Arc<str> {
+    names
+        .get(row.column)
+        .map_or_else(|| Arc::from(row.name), Arc::clone)
 }
 
 /// The cells of a row that can be trusted. A row with fewer cells than
@@ -773,7 +768,7 @@ pub fn parse_p2p(lines: &[Line<'_>]) -> Parsed<TopoP2p> {
         let names = shared_names(&header);
         for (number, r) in &raw.rows {
             check_width(*number, r, &header, &mut unread);
-            let from = row_name(&header, &names, r.name);
+            let from = row_name(&names, r);
             for (to, text) in names.iter().zip(&r.cells) {
                 out.cells.push(Cell {
                     from: Arc::clone(&from),
@@ -1247,6 +1242,7 @@ nodes (e.g., QPI/UPI)
             r,
             Some(Row {
                 name: "GPU0",
+                column: 0,
                 cells: vec!["X", "NV18", "SYS"],
                 values: vec!["0-47", "0", "N/A"],
             })

@@ -27,8 +27,9 @@
 use crate::span::LineSpan;
 use crate::stats::robust::{ScaleMethod, Summary};
 use crate::stats::{
-    CounterRate, CounterSource, CounterUnit, Derivation, IntervalSource, Measurements,
-    OutlierMember, PeerGroup, PeerGroupKind, RateStatus, SnapshotInfo, Subject, Throughput,
+    CounterRate, CounterSource, CounterUnit, Derivation, Direction, IntervalSource, Layer,
+    Measurements, OutlierMember, PeerGroup, PeerGroupKind, RateStatus, SnapshotInfo, Subject,
+    Throughput,
 };
 // The layout's pieces, the escape check and the number writer are the
 // incidents' and findings' too.
@@ -184,15 +185,20 @@ impl<T: WritePretty + ?Sized> WritePretty for &T {
 /// The measurement writers' own fields of an [`Object`]: numbers and
 /// enums through `serde_json` (so they are formatted by the same code), and
 /// the statistics' subject.
+///
+/// Inlined, as [`Object::key`]: the key is a literal where they are called.
 impl Object<'_> {
+    #[inline(always)]
     fn f64(&mut self, key: &str, value: f64) {
-        push_json(self.key(key), &value);
+        push_f64(self.key(key), value);
     }
 
+    #[inline(always)]
     fn json<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) {
         push_json(self.key(key), value);
     }
 
+    #[inline(always)]
     fn subject(&mut self, key: &str, subject: &Subject) {
         let depth = self.depth;
         write_subject(self.key(key), depth, subject);
@@ -204,6 +210,16 @@ impl Object<'_> {
 fn push_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     // Writing to a vector does not fail, and these values serialise.
     let _ = serde_json::to_writer(&mut *out, value);
+}
+
+/// A float as `serde_json` writes it: `0.0`, the rate of most counters
+/// (which do not move), written as it is, any other through `serde_json`.
+fn push_f64(out: &mut Vec<u8>, value: f64) {
+    if value.to_bits() == 0 {
+        out.extend_from_slice(b"0.0");
+    } else {
+        push_json(out, &value);
+    }
 }
 
 /// A string of pieces, written as one JSON string.
@@ -251,6 +267,22 @@ const fn status_word(status: RateStatus) -> &'static str {
         RateStatus::CounterReset => "counter_reset",
         RateStatus::Saturated => "saturated",
         RateStatus::NoInterval => "no_interval",
+    }
+}
+
+/// A direction's name as its `Serialize` writes it (`rename_all = "snake_case"`).
+const fn direction_word(direction: Direction) -> &'static str {
+    match direction {
+        Direction::Tx => "tx",
+        Direction::Rx => "rx",
+    }
+}
+
+/// A layer's name as its `Serialize` writes it (`rename_all = "snake_case"`).
+const fn layer_word(layer: Layer) -> &'static str {
+    match layer {
+        Layer::Data => "data",
+        Layer::Raw => "raw",
     }
 }
 
@@ -379,8 +411,8 @@ impl WritePretty for Throughput {
     fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
         let mut o = Object::begin(out, depth);
         o.subject("subject", &self.subject);
-        o.json("direction", &self.direction);
-        o.json("layer", &self.layer);
+        push_word(o.key("direction"), direction_word(self.direction));
+        push_word(o.key("layer"), layer_word(self.layer));
         o.str("counter", &self.counter);
         o.uint("from_snapshot", self.from_snapshot);
         o.uint("to_snapshot", self.to_snapshot);
@@ -408,7 +440,8 @@ impl WritePretty for SnapshotInfo {
         let mut o = Object::begin(out, depth);
         o.uint("id", self.id);
         o.uint("input", self.input);
-        o.json("kind", &self.kind);
+        // A kind's name is its serialised name.
+        push_str(o.key("kind"), self.kind.name());
         if let Some(host) = &self.host {
             o.str("host", host);
         }
@@ -421,7 +454,7 @@ impl WritePretty for SnapshotInfo {
         if let Some(seconds) = self.time_seconds {
             o.f64("time_seconds", seconds);
         }
-        o.json("time_is_unix", &self.time_is_unix);
+        push_bool(o.key("time_is_unix"), self.time_is_unix);
         if let Some(source) = &self.time_source {
             o.str("time_source", source);
         }
@@ -615,7 +648,7 @@ pub(super) fn deserialize<'de, D: Deserializer<'de>>(
 mod tests {
     use super::*;
     use crate::parse::Kind;
-    use crate::stats::{Direction, Layer, PeerStatistic};
+    use crate::stats::PeerStatistic;
     use proptest::prelude::*;
     use std::sync::Arc;
 

@@ -375,6 +375,16 @@ impl<'a> PortReadings<'a> {
         })
     }
 
+    /// Whether any reading of the port, latest or not, is saturated: a
+    /// port with none (most) has no latest reading that is, and a rule
+    /// after those passes it by without looking its counters up one by
+    /// one.
+    pub(crate) fn any_saturated(&self) -> bool {
+        self.blocks
+            .iter()
+            .any(|b| b.counters.values().any(|c| c.saturated))
+    }
+
     /// Whether no counter was read.
     #[must_use]
     pub fn is_empty(&self) -> bool {
@@ -1440,6 +1450,50 @@ mod tests {
                     proptest::prop_assert_eq!(of(readings.get(k)), expected);
                 }
             }
+        }
+
+        /// A port said to have no saturated reading has no saturated
+        /// latest reading (IB111 passes it by); one said to have one read
+        /// one, in some block.
+        #[test]
+        fn a_port_without_saturated_readings_has_no_saturated_latest(
+            blocks in proptest::collection::vec(
+                proptest::collection::vec((0usize..4, 0u64..5), 0..6),
+                0..4,
+            ),
+        ) {
+            let names = ["PortXmitWait", "SymbolErrorCounter", "VL15Dropped", "AVendorCounter"];
+            let doc = crate::input::read_all(
+                "CA 'mlx5_0'\n\tCA type: MT4129\n",
+                &crate::ReadOptions::default(),
+            )
+            .unwrap();
+            let docs = [doc];
+            let thresholds = crate::rules::Thresholds::default();
+            let m = crate::stats::Measurements::default();
+            let ctx = super::Context::new(&docs, &thresholds, &m);
+            let at = ctx.sections().next().unwrap();
+            // Two-bit counters: 3 and 4 are saturated.
+            let counters: Vec<Counters> = blocks
+                .iter()
+                .map(|b| {
+                    b.iter()
+                        .map(|&(n, v)| (names[n], Counter::new(v, 2)))
+                        .collect::<Counters>()
+                })
+                .collect();
+            let mut readings = super::PortReadings::default();
+            for (i, c) in counters.iter().enumerate() {
+                readings.push(at, crate::span::LineSpan::line(i + 1), c);
+            }
+            let any = readings.any_saturated();
+            if !any {
+                for name in names {
+                    proptest::prop_assert!(readings.get(name).is_none_or(|r| !r.counter.saturated));
+                }
+            }
+            let read_one = counters.iter().any(|c| c.values().any(|r| r.value >= 3));
+            proptest::prop_assert_eq!(any, read_one);
         }
 
         /// Each link's latest readings, found a link at a time in records

@@ -528,12 +528,11 @@ fn check_slow(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let mut checked = 0;
     for g in &gpus {
         let kb = gpu_nvlink_expectation(g.name);
-        let speeds: Vec<f64> = g
+        let best_sibling = g
             .status
             .values()
             .filter_map(|(_, l)| l.speed_gb_per_s)
-            .collect();
-        let best_sibling = speeds.iter().copied().fold(f64::MIN, f64::max);
+            .fold(f64::MIN, f64::max);
         let expected = kb
             .and_then(|k| k.speed_gb_per_s)
             .map_or(best_sibling, |k| k.max(best_sibling));
@@ -693,23 +692,26 @@ fn counter_findings(
     Coverage::Checked(checked)
 }
 
+/// A threshold's value (`default` when the thresholds lack it) and where
+/// it comes from, looked up once for a rule's every rate.
+fn limit<'t>(ctx: &Context<'t>, name: &str, default: f64) -> (f64, &'t str) {
+    ctx.thresholds
+        .get(name)
+        .map_or((default, ""), |e| (e.value, e.source.as_str()))
+}
+
 /// NV003.
 fn check_replay_recovery(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let limit = ctx
-        .thresholds
-        .get(super::thresholds::NVLINK_REPLAY)
-        .cloned();
+    let (value, source) = limit(ctx, super::thresholds::NVLINK_REPLAY, 0.0);
     counter_findings(
         ctx,
         out,
         NV003.counters,
         |increase, _| {
-            let value = limit.as_ref().map_or(0.0, |e| e.value);
             // The threshold's words are made for a finding only: most
             // links' counters do not grow.
             #[allow(clippy::cast_precision_loss)]
             (increase as f64 > value).then(|| {
-                let source = limit.as_ref().map_or_else(String::new, |e| e.source.clone());
                 (
                     Severity::Error,
                     format!("grew by {increase} between the snapshots: the link is unstable now"),
@@ -724,22 +726,15 @@ fn check_replay_recovery(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage 
 
 /// NV004.
 fn check_crc(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let limit = ctx
-        .thresholds
-        .get(super::thresholds::NVLINK_CRC_PER_SECOND)
-        .cloned();
+    let (value, source) = limit(ctx, super::thresholds::NVLINK_CRC_PER_SECOND, 100.0);
     counter_findings(
         ctx,
         out,
         NV004.counters,
         |increase, per_second| {
-            let value = limit.as_ref().map_or(100.0, |e| e.value);
             // The threshold's words are made for a finding only: most
             // links' counters do not grow.
-            let threshold = || {
-                let source = limit.as_ref().map_or_else(String::new, |e| e.source.clone());
-                Threshold::new(format!("≥ {value}/s"), source)
-            };
+            let threshold = || Threshold::new(format!("≥ {value}/s"), source);
             match per_second {
                 Some(rate) if rate >= value => Some((
                     Severity::Error,
@@ -814,7 +809,7 @@ fn check_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             }
         }
     }
-    let lifetime_limit = ctx.thresholds.get(LIFETIME_LIMIT).cloned();
+    let (lifetime_limit, lifetime_source) = limit(ctx, LIFETIME_LIMIT, LIFETIME_DEFAULT);
     for group in &groups {
         for o in &group.outliers {
             // Healthy NVLink4 lanes differ by several times in absolute
@@ -831,21 +826,18 @@ fn check_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             // history on a year-old cluster: a warning only when it is
             // large, or when the same counter grew between the snapshots.
             let error_counter = NV_ERROR_COUNTERS.iter().any(|c| c.name() == group.counter);
-            if !rate && error_counter {
-                let (limit, source) = lifetime_limit
-                    .as_ref()
-                    .map_or((LIFETIME_DEFAULT, String::new()), |e| {
-                        (e.value, e.source.clone())
-                    });
-                if o.value < limit && !grew(ctx, &group.counter, &o.subject) {
-                    severity = Severity::Info;
-                    threshold = Threshold::new(
-                        format!(
-                            "count since the last reset < {limit} and no growth between snapshots: history (info); outlier at robust z ≥ 3.5, Poisson tail < 0.001, ≥ 10× the median"
-                        ),
-                        source,
-                    );
-                }
+            if !rate
+                && error_counter
+                && o.value < lifetime_limit
+                && !grew(ctx, &group.counter, &o.subject)
+            {
+                severity = Severity::Info;
+                threshold = Threshold::new(
+                    format!(
+                        "count since the last reset < {lifetime_limit} and no growth between snapshots: history (info); outlier at robust z ≥ 3.5, Poisson tail < 0.001, ≥ 10× the median"
+                    ),
+                    lifetime_source,
+                );
             }
             let subject = subject_of(&o.subject);
             out.push(

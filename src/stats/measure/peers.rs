@@ -334,6 +334,10 @@ pub(super) fn peer_groups<'s>(
         series.iter().zip(&ids.keys).enumerate()
     {
         let count = points.len().saturating_sub(1);
+        // Most series of a host are read once: they have no rate.
+        if count == 0 {
+            continue;
+        }
         let chunk = rates
             .get(first_rate..first_rate + count)
             .unwrap_or_default();
@@ -702,15 +706,19 @@ fn groups_of(subject: &Subject) -> GroupsOf<'_> {
 struct GroupWords<'s> {
     ids: FxHashMap<String, u32>,
     texts: Vec<String>,
-    /// Lists of (kind, words id, kind and words' number).
-    lists: Vec<Vec<(PeerGroupKind, u32, u32)>>,
+    /// Each list's run of `groups`.
+    lists: Vec<std::ops::Range<usize>>,
+    /// The lists' (kind, words id, kind and words' number), one after the
+    /// other in one buffer (not a vector per list).
+    groups: Vec<(PeerGroupKind, u32, u32)>,
     by_groups_of: FxHashMap<GroupsOf<'s>, u32>,
     kws: FxHashMap<(PeerGroupKind, u32), u32>,
-    /// The key and list looked up last.
     /// The keys and lists looked up last (a link's key and its lanes' key
     /// alternate), in the slot `next_key` names next.
     last_keys: [Option<(GroupsOf<'s>, u32)>; 4],
     next_key: usize,
+    /// The slot of `last_keys` found or filled last.
+    last_hit: usize,
     #[cfg(test)]
     last: Option<(&'s Subject, u32)>,
 }
@@ -735,26 +743,40 @@ impl<'s> GroupWords<'s> {
     }
 
     /// The id of the list of groups `subject` belongs to (see [`Self::list`]).
+    /// Once per subject: kept out of [`peer_groups`]' loops over series.
+    #[inline(never)]
     fn list_id(&mut self, subject: &'s Subject) -> u32 {
         let key = groups_of(subject);
         // Subjects come in order: the links of a GPU, one after the other,
-        // share one key (no hashing of the host's name per link).
-        if let Some((_, list)) = self.last_keys.iter().flatten().find(|(k, _)| *k == key) {
-            return *list;
+        // share one key (no hashing of the host's name per link). The key
+        // found last is tried first, and the numbers of keys before their
+        // names (a host's keys mostly share its name).
+        let same = |k: &GroupsOf<'_>| {
+            (k.1, k.2, k.4) == (key.1, key.2, key.4) && k.0 == key.0 && k.3 == key.3
+        };
+        let slots = self.last_keys.len();
+        let found = (0..slots)
+            .map(|back| (self.last_hit + slots - back) % slots)
+            .find_map(|at| match self.last_keys.get(at) {
+                Some(Some((k, list))) if same(k) => Some((at, *list)),
+                _ => None,
+            });
+        if let Some((at, list)) = found {
+            self.last_hit = at;
+            return list;
         }
         if let Some(list) = self.by_groups_of.get(&key) {
             let list = *list;
             self.remember(key, list);
             return list;
         }
-        let groups: Vec<(PeerGroupKind, u32, u32)> = group_keys(subject)
-            .into_iter()
-            .map(|(kind, words)| {
-                let id = self.id(words);
-                (kind, id, self.kw(kind, id))
-            })
-            .collect();
-        self.lists.push(groups);
+        let start = self.groups.len();
+        for (kind, words) in group_keys(subject) {
+            let id = self.id(words);
+            let kw = self.kw(kind, id);
+            self.groups.push((kind, id, kw));
+        }
+        self.lists.push(start..self.groups.len());
         let list = u32::try_from(self.lists.len() - 1).unwrap_or(u32::MAX);
         self.by_groups_of.insert(key, list);
         self.remember(key, list);
@@ -765,12 +787,16 @@ impl<'s> GroupWords<'s> {
         if let Some(slot) = self.last_keys.get_mut(self.next_key) {
             *slot = Some((key, list));
         }
+        self.last_hit = self.next_key;
         self.next_key = (self.next_key + 1) % self.last_keys.len();
     }
 
     /// The list with id `list`: (kind, words id, number) of each group.
     fn list(&self, list: u32) -> &[(PeerGroupKind, u32, u32)] {
-        self.lists.get(list as usize).map_or(&[], Vec::as_slice)
+        self.lists
+            .get(list as usize)
+            .and_then(|run| self.groups.get(run.clone()))
+            .unwrap_or_default()
     }
 
     /// The number of (`kind`, `words`), from 0 in the order first asked.
@@ -1284,21 +1310,13 @@ const UNSEEN: u32 = u32::MAX;
 const NO_PLACE: u32 = u32::MAX - 1;
 
 impl<'s> PeerValuesBuilder<'s> {
-    /// Sized once for `series`: a host hands the fleet step hundreds of values.
+    /// Sized once for `series`: a host hands the fleet step hundreds of
+    /// values, at most one per series (room for one per series is a little
+    /// more than needed, and saves a pass counting them).
     fn for_series(series: &Series<'_>, ids: &SeriesIds) -> Self {
-        let values = series
-            .iter()
-            .filter(|((subject, _, _), points)| {
-                subject.host.is_some()
-                    && !subject.is_aggregate()
-                    && points
-                        .last()
-                        .is_some_and(|p| p.role.compared_across_peers())
-            })
-            .count();
         Self {
             out: PeerValues {
-                values: Vec::with_capacity(values),
+                values: Vec::with_capacity(series.len()),
                 places: Vec::with_capacity(ids.subjects),
                 counters: Vec::with_capacity(ids.names),
                 ..PeerValues::default()
@@ -1917,6 +1935,46 @@ mod tests {
         ) {
             let subject = Subject { host, device, lid, port, gpu, link, lane };
             prop_assert_eq!(group_keys(&subject), group_keys_formatted(&subject));
+        }
+
+        /// The list of groups found for a subject, through the keys looked
+        /// up last or the map, holds the subject's own groups: over the
+        /// links of GPUs and ports of devices of two hosts, in any order
+        /// (more keys than the look-up keeps).
+        #[test]
+        fn each_subject_gets_its_own_groups(
+            named in proptest::collection::vec(
+                (0usize..2, 0usize..3, 0u32..6, 0u32..3, any::<bool>()),
+                0..60,
+            ),
+        ) {
+            let subjects: Vec<Subject> = named
+                .into_iter()
+                .map(|(host, kind, number, at, lid)| {
+                    let host = Some(["a", "b"][host].to_owned());
+                    match kind {
+                        0 => Subject { host, gpu: Some(number), link: Some(at), ..Subject::default() },
+                        1 => Subject { host, gpu: Some(number), link: Some(at), lane: Some(0), ..Subject::default() },
+                        _ => Subject {
+                            host,
+                            device: (!lid).then(|| format!("mlx5_{number}")),
+                            lid: lid.then_some(number),
+                            port: Some(at),
+                            ..Subject::default()
+                        },
+                    }
+                })
+                .collect();
+            let mut words = GroupWords::default();
+            for subject in &subjects {
+                let list = words.list_id(subject);
+                let got: Vec<(PeerGroupKind, String)> = words
+                    .list(list)
+                    .iter()
+                    .map(|&(kind, at, _)| (kind, words.text(at).to_owned()))
+                    .collect();
+                prop_assert_eq!(got, group_keys_formatted(subject));
+            }
         }
 
         /// The two passes give the groups, quiet count and peer values of

@@ -9,6 +9,7 @@ use crate::model::port_index::PortIndex;
 use crate::span::LineSpan;
 use rustc_hash::FxHashMap;
 use std::borrow::Borrow;
+use std::collections::hash_map::Entry;
 use std::collections::BTreeMap;
 use std::hash::Hash;
 use std::sync::Arc;
@@ -384,14 +385,18 @@ impl Subjects {
     /// The id of the subject with key `key`, `subject` copied only the
     /// first time it is seen.
     fn id(&mut self, key: SubjectKey, subject: impl FnOnce() -> Subject) -> u32 {
-        if let Some(id) = self.ids.get(&key) {
-            return *id;
+        // One hash and probe, found or not (most subjects are new when
+        // they get here: the seen ones are mostly found without hashing).
+        let next = u32::try_from(self.values.len()).unwrap_or(u32::MAX);
+        match self.ids.entry(key) {
+            Entry::Occupied(found) => *found.get(),
+            Entry::Vacant(slot) => {
+                slot.insert(next);
+                self.values.push(subject());
+                self.keys.push(key);
+                next
+            }
         }
-        let id = u32::try_from(self.values.len()).unwrap_or(u32::MAX);
-        self.values.push(subject());
-        self.keys.push(key);
-        self.ids.insert(key, id);
-        id
     }
 }
 
@@ -455,9 +460,14 @@ impl Readings {
     pub(super) fn subject_id(&mut self, subject: &SubjectRef<'_>) -> u32 {
         let key = self.subjects.key(subject);
         // A tool prints a port's or a link's counters together: the subject
-        // is most often the one just seen, found without hashing it.
+        // is most often the one just seen, found without hashing it. A
+        // host's second section of the same links (`nvidia-smi nvlink -e`,
+        // then `-gt`) names them in the order the first did: then it is the
+        // one first seen after the one just seen.
+        let known = |id: u32| self.subjects.keys.get(id as usize) == Some(&key);
         let subject = match self.last_subject {
-            Some(id) if self.subjects.keys.get(id as usize) == Some(&key) => id,
+            Some(id) if known(id) => id,
+            Some(id) if known(id.wrapping_add(1)) => id.wrapping_add(1),
             _ => self.subjects.id(key, || subject.to_subject()),
         };
         self.last_subject = Some(subject);
@@ -555,7 +565,9 @@ impl Readings {
             width(name_rank.len()),
             width(self.points.len()),
         ];
-        let order: Vec<u32> = if renamed.is_none() && widths.iter().sum::<u32>() <= u64::BITS {
+        // The readings are gathered straight from the sorted words (no
+        // vector of positions in between).
+        let ordered = if renamed.is_none() && widths.iter().sum::<u32>() <= u64::BITS {
             // As below, packed in 64 bits: a host's few hundred subjects,
             // few sources and dozens of names and thousand readings fit,
             // and sorting words of half the size takes less work. Each
@@ -577,10 +589,13 @@ impl Readings {
             // the runs a section's readings arrive in and merges them.
             packed.sort();
             let arrival = (1_u64 << arrival_bits) - 1;
-            packed
-                .into_iter()
-                .map(|k| u32::try_from(k & arrival).unwrap_or(u32::MAX))
-                .collect()
+            gather(
+                &self.points,
+                packed
+                    .into_iter()
+                    .map(|k| u32::try_from(k & arrival).unwrap_or(u32::MAX)),
+                new_id,
+            )
         } else if renamed.is_none() {
             // No merge: readings of a series arrive in snapshot order, so
             // key and arrival alone order them, packed in one integer.
@@ -598,7 +613,7 @@ impl Readings {
                 .collect();
             packed.sort();
             #[allow(clippy::cast_possible_truncation)] // the low 32 bits
-            packed.into_iter().map(|k| k as u32).collect()
+            gather(&self.points, packed.into_iter().map(|k| k as u32), new_id)
         } else {
             let mut keyed: Vec<MergeOrder> = self
                 .points
@@ -614,32 +629,18 @@ impl Readings {
                 })
                 .collect();
             keyed.sort_unstable();
-            keyed.into_iter().map(|(_, _, _, at)| at).collect()
+            gather(
+                &self.points,
+                keyed.into_iter().map(|(_, _, _, at)| at),
+                new_id,
+            )
         };
-        let mut points = Vec::with_capacity(order.len());
-        // Most series of a host hold one or two readings: room for a run
-        // per reading is close, and never grown.
-        let mut runs: Vec<(KeyIds, std::ops::Range<usize>)> = Vec::with_capacity(order.len());
-        for at in order {
-            let Some(&(key, point)) = self.points.get(at as usize) else {
-                continue;
-            };
-            // Ids (after the renaming) stand for their ranks one to one:
-            // a run ends where they change.
-            let ids = (new_id(key.0), key.1, key.2);
-            let at = points.len();
-            points.push(point);
-            match runs.last_mut() {
-                Some((last, run)) if *last == ids => run.end = at + 1,
-                _ => runs.push((ids, at..at + 1)),
-            }
-        }
         let keys = SeriesKeys {
             subjects: self.subjects.values,
             sources: self.sources.values,
             names: self.names.values,
         };
-        (keys, Ordered { points, runs })
+        (keys, ordered)
     }
 
     /// Renames subjects without a device whose (host, LID) the port index
@@ -709,6 +710,38 @@ impl Readings {
         }
         self.last_subject = None;
         Some(renamed)
+    }
+}
+
+/// The readings of `points` at the positions `order` gives, in that
+/// order, in one buffer, with the run of each series (its key's ids, the
+/// subject's after `new_id`) in it.
+fn gather(
+    points: &[(KeyIds, Point)],
+    order: impl ExactSizeIterator<Item = u32>,
+    new_id: impl Fn(u32) -> u32,
+) -> Ordered {
+    let mut ordered = Vec::with_capacity(order.len());
+    // Most series of a host hold one or two readings: room for a run
+    // per reading is close, and never grown.
+    let mut runs: Vec<(KeyIds, std::ops::Range<usize>)> = Vec::with_capacity(order.len());
+    for at in order {
+        let Some(&(key, point)) = points.get(at as usize) else {
+            continue;
+        };
+        // Ids (after the renaming) stand for their ranks one to one:
+        // a run ends where they change.
+        let ids = (new_id(key.0), key.1, key.2);
+        let at = ordered.len();
+        ordered.push(point);
+        match runs.last_mut() {
+            Some((last, run)) if *last == ids => run.end = at + 1,
+            _ => runs.push((ids, at..at + 1)),
+        }
+    }
+    Ordered {
+        points: ordered,
+        runs,
     }
 }
 
@@ -1007,6 +1040,48 @@ mod tests {
                 gathered.subject_id(&SubjectRef::of(&subject));
             }
             prop_assert_eq!(gathered.subject_ranks(), ranks(&gathered.subjects.values));
+        }
+
+        /// Subjects are numbered in the order first seen, whether found as
+        /// the one just seen, as the one first seen after it, or by
+        /// hashing: over links and ports named again in the order first
+        /// seen (as `nvidia-smi nvlink -gt` names the links `-e` named),
+        /// reversed, or at random.
+        #[test]
+        fn subjects_are_numbered_in_the_order_first_seen(
+            named in proptest::collection::vec(
+                (0usize..2, any::<bool>(), 0u32..3, 0u32..3),
+                0..30,
+            ),
+            again in 0usize..3,
+        ) {
+            let subject = |(host, link, gpu, at): (usize, bool, u32, u32)| Subject {
+                host: Some(["a", "b"][host].to_owned()),
+                gpu: link.then_some(gpu),
+                link: link.then_some(at),
+                device: (!link).then(|| format!("mlx5_{gpu}")),
+                port: (!link).then_some(at),
+                ..Subject::default()
+            };
+            let mut subjects: Vec<Subject> = named.into_iter().map(subject).collect();
+            let mut first_seen: Vec<Subject> = Vec::new();
+            for s in &subjects {
+                if !first_seen.contains(s) {
+                    first_seen.push(s.clone());
+                }
+            }
+            match again {
+                0 => subjects.extend(first_seen.iter().cloned()),
+                1 => subjects.extend(first_seen.iter().rev().cloned()),
+                _ => {}
+            }
+            let mut gathered = Readings::default();
+            for s in &subjects {
+                let want = first_seen.iter().position(|f| f == s).unwrap();
+                let got = gathered.subject_id(&SubjectRef::of(s));
+                prop_assert_eq!(got as usize, want);
+                prop_assert_eq!(gathered.subject(got), Some(s));
+            }
         }
 
         /// The one sorted buffer gives every series the readings, and in
