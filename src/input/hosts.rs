@@ -30,10 +30,16 @@ pub(crate) fn candidate(line: &str) -> Option<(&str, &str)> {
     // other byte must be that colon, within 65 bytes. Tool output lines
     // (indented, or `Name:....value`, or tab-separated) end the scan in a
     // few bytes instead of a search of the whole line.
-    // A plain loop: the `take(65).position` chain was a call of its own,
-    // made for most lines of every input (see `prefixed_hosts_within`).
+    // Letters and digits are skipped eight at a time
+    // ([`alphanumeric_run`](crate::parse::text::alphanumeric_run)): a
+    // byte-a-look-up loop over the whole name (perfquery's
+    // `PortXmitData:…` on most lines of a dump) showed in the fleet
+    // profile. A plain loop goes on from a `-`, `.` or `_` that stops the
+    // run; a `take(65).position` chain was a call of its own.
+    let head = line.as_bytes().get(..65).unwrap_or(line.as_bytes());
+    let run = crate::parse::text::alphanumeric_run(head, None);
     let mut colon = None;
-    for (i, &b) in line.as_bytes().iter().take(65).enumerate() {
+    for (i, &b) in head.iter().enumerate().skip(run) {
         if !HOST_BYTES.get(usize::from(b)).copied().unwrap_or(false) {
             colon = Some(i);
             break;
