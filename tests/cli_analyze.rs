@@ -241,3 +241,103 @@ fn file_modification_times_give_the_interval_between_dumps() {
         assert_eq!(t["subject"]["host"], "gpu01");
     }
 }
+
+/// Two dumps of one host copied without their times (`cp`, an unpacked
+/// archive) have modification times microseconds apart: that is when they
+/// were written, not the time between the snapshots, and 9 symbol errors
+/// over it are no error rate. With `--interval` the given time is used.
+#[test]
+fn file_modification_times_written_together_give_no_interval() {
+    use std::time::{Duration, UNIX_EPOCH};
+    let text = std::fs::read_to_string(repo(
+        "tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt",
+    ))
+    .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (before, after) = lines.split_at(184);
+    let dir = scratch("mtime-together").join("node1");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, part, nanos) in [
+        ("perfquery_1.txt", before, 0),
+        ("perfquery_2.txt", after, 73_000),
+    ] {
+        let to = dir.join(name);
+        std::fs::write(&to, part.join("\n") + "\n").unwrap();
+        let file = std::fs::File::options().write(true).open(&to).unwrap();
+        file.set_modified(UNIX_EPOCH + Duration::new(1_000_000_000, nanos))
+            .unwrap();
+    }
+    let report = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "analyze",
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+            "--measurements",
+            "all",
+        ];
+        args.extend(extra);
+        args.push(dir.parent().unwrap().to_str().unwrap());
+        serde_json::from_str(&stdout(&run(&args))).unwrap()
+    };
+    let rates_of = |r: &serde_json::Value| -> Vec<serde_json::Value> {
+        r["measurements"]["counter_rates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|set| {
+                let mut counters = set["counters"].as_array().unwrap().clone();
+                for c in &mut counters {
+                    c["interval_seconds"] = set["interval_seconds"].clone();
+                }
+                counters
+            })
+            .collect()
+    };
+    // IB112's messages about the port: growth is growth whatever the
+    // interval, but a rate needs one.
+    let rising = |r: &serde_json::Value| -> Vec<String> {
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "IB112")
+            .map(|f| f["message"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let unknown = report(&[]);
+    let rates = rates_of(&unknown);
+    assert!(!rates.is_empty(), "the two dumps pair up");
+    assert!(
+        rates.iter().all(|r| r["status"] == "no_interval"),
+        "{rates:?}"
+    );
+    let messages = rising(&unknown);
+    assert!(!messages.is_empty(), "the symbol errors grew");
+    for m in &messages {
+        assert!(m.contains("grew by") && !m.contains("/s"), "{m}");
+    }
+    let notes = unknown["measurements"]["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .contains("modification times are 0.000073 s apart")),
+        "{notes:?}"
+    );
+
+    let given = report(&["--interval", "30s"]);
+    let rates = rates_of(&given);
+    assert!(
+        rates.iter().all(|r| r["interval_seconds"] == 30.0),
+        "{rates:?}"
+    );
+    assert!(rates.iter().any(|r| r["status"] == "measured"));
+    // 9 errors in the 30 s given.
+    let messages = rising(&given);
+    assert!(!messages.is_empty());
+    for m in &messages {
+        assert!(m.contains("(0.300/s)"), "{m}");
+    }
+}

@@ -60,7 +60,8 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "FILE")]
     thresholds: Option<PathBuf>,
     /// Time between two snapshots in the input when it does not say
-    /// (`30s`, `5m`, `500ms`, or seconds).
+    /// (`30s`, `5m`, `500ms`, or seconds). Times the input prints win over
+    /// it; it wins over the files' modification times.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     interval: Option<f64>,
     /// Rule ids not to run (comma-separated or repeated).

@@ -108,9 +108,16 @@ pub(super) fn trends(
             .iter()
             .map(|p| times.get(p.snapshot).and_then(Option::as_ref))
             .collect();
+        // One clock; file modification times only where rates take them
+        // as an interval too (far enough apart, and no interval given).
         let same_clock = clocks.as_ref().is_some_and(|c| {
-            c.windows(2)
-                .all(|w| matches!(w, [a, b] if a.wall_clock_of == b.wall_clock_of))
+            c.windows(2).all(|w| match w {
+                [a, b] if a.file_time || b.file_time => {
+                    super::timeline::gap(a, b, options).is_some()
+                }
+                [a, b] => a.wall_clock_of == b.wall_clock_of,
+                _ => false,
+            })
         });
         #[allow(clippy::cast_precision_loss)]
         let (xy, time_source): (Vec<(f64, f64)>, String) =

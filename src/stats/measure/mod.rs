@@ -161,6 +161,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                         "modification time of {}",
                         section.source.as_deref().unwrap_or("the input file")
                     ),
+                    file_time: true,
                 })
             });
             m.snapshots.push(SnapshotInfo {
@@ -268,8 +269,15 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
             m.counter_rates.push(rate);
         }
     }
-    for (a, b) in &missing_interval {
-        notes.push(Note::NoInterval { from: *a, to: *b });
+    for &(a, b) in &missing_interval {
+        notes.push(match timeline::file_times_too_close(a, b, &times) {
+            Some(seconds) => Note::FileTimesTooClose {
+                from: a,
+                to: b,
+                seconds,
+            },
+            None => Note::NoInterval { from: a, to: b },
+        });
     }
     if let Some(given) = options.interval_seconds {
         let disagreeing: BTreeSet<(usize, usize, u64)> = m

@@ -21,6 +21,17 @@ pub enum Note {
         /// Later snapshot id.
         to: usize,
     },
+    /// Two snapshots' times are their files' modification times, too close
+    /// together to be the time between them (the files were written by one
+    /// copy or unpacking), and no `--interval`.
+    FileTimesTooClose {
+        /// Earlier snapshot id.
+        from: usize,
+        /// Later snapshot id.
+        to: usize,
+        /// Seconds between the modification times.
+        seconds: f64,
+    },
     /// The input's times disagree with the given interval.
     IntervalDisagrees {
         /// Earlier snapshot id.
@@ -59,6 +70,11 @@ impl Note {
                 from: from + by,
                 to: to + by,
             },
+            Self::FileTimesTooClose { from, to, seconds } => Self::FileTimesTooClose {
+                from: from + by,
+                to: to + by,
+                seconds,
+            },
             Self::IntervalDisagrees {
                 from,
                 to,
@@ -94,6 +110,11 @@ impl std::fmt::Display for Note {
             Self::NoInterval { from, to } => write!(
                 f,
                 "snapshots {from} and {to}: no time in the input and no interval given, so no rates (give --interval)"
+            ),
+            Self::FileTimesTooClose { from, to, seconds } => write!(
+                f,
+                "snapshots {from} and {to}: their files' modification times are {} s apart, when the files were written (a copy or an unpacked archive), not when the snapshots were taken; no rates (give --interval)",
+                fmt_num(*seconds)
             ),
             Self::IntervalDisagrees {
                 from,

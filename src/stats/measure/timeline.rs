@@ -21,6 +21,9 @@ pub(super) struct Clocked {
     /// `None` for Unix time; the host for a wall clock of unknown zone.
     pub(super) wall_clock_of: Option<Option<String>>,
     pub(super) source: String,
+    /// Whether the time is the input file's modification time, not a time
+    /// the input prints: the weakest clock (see [`gap`]).
+    pub(super) file_time: bool,
 }
 
 /// One reading of a series. Whose counter it is (subject, source, name) is
@@ -53,6 +56,7 @@ pub(super) fn section_times(
                 Some(section.host.clone())
             },
             source: format!("`{text}` ({span})"),
+            file_time: false,
         })
     };
     let mut first_date: BTreeMap<&Option<String>, usize> = BTreeMap::new();
@@ -776,8 +780,7 @@ pub(super) fn interval(
     options: &StatsOptions,
 ) -> (Option<f64>, IntervalSource) {
     if let (Some(Some(ta)), Some(Some(tb))) = (times.get(a), times.get(b)) {
-        let seconds = tb.seconds - ta.seconds;
-        if ta.wall_clock_of == tb.wall_clock_of && seconds > 0.0 && seconds.is_finite() {
+        if let Some(seconds) = gap(ta, tb, options) {
             return (
                 Some(seconds),
                 IntervalSource::InputTimes {
@@ -787,13 +790,59 @@ pub(super) fn interval(
             );
         }
     }
-    match options
-        .interval_seconds
-        .filter(|s| *s > 0.0 && s.is_finite())
-    {
+    match given_interval(options) {
         Some(s) => (Some(s), IntervalSource::Given),
         None => (None, IntervalSource::Unknown),
     }
+}
+
+/// `--interval`, when it is a usable number of seconds.
+pub(super) fn given_interval(options: &StatsOptions) -> Option<f64> {
+    options
+        .interval_seconds
+        .filter(|s| *s > 0.0 && s.is_finite())
+}
+
+/// Modification times of two snapshots' files closer than this are when
+/// the files were written, not when the snapshots were taken: a copy (`cp`
+/// without `-p`) or an unpacked archive writes every file of a host within
+/// microseconds, and snapshots taken for a rate are seconds to minutes
+/// apart. Read as an interval, 9 symbol errors over 73 µs were 123,000
+/// errors a second.
+pub(super) const MIN_FILE_TIME_GAP_SECONDS: f64 = 1.0;
+
+/// The seconds from `earlier` to `later` as the interval between their
+/// snapshots, when those times can be one: on one clock and increasing.
+/// File modification times are the weakest clock: a given `--interval`
+/// wins over them (the person who took the snapshots knows), and files
+/// written under [`MIN_FILE_TIME_GAP_SECONDS`] apart give no interval.
+pub(super) fn gap(earlier: &Clocked, later: &Clocked, options: &StatsOptions) -> Option<f64> {
+    let seconds = later.seconds - earlier.seconds;
+    if earlier.wall_clock_of != later.wall_clock_of || !(seconds > 0.0 && seconds.is_finite()) {
+        return None;
+    }
+    let file_time = earlier.file_time || later.file_time;
+    if file_time && (given_interval(options).is_some() || seconds < MIN_FILE_TIME_GAP_SECONDS) {
+        return None;
+    }
+    Some(seconds)
+}
+
+/// The seconds between snapshots `a` and `b` when their times are two
+/// files' modification times too close to be an interval (see
+/// [`MIN_FILE_TIME_GAP_SECONDS`]): the note says so rather than that the
+/// input has no time.
+pub(super) fn file_times_too_close(a: usize, b: usize, times: &[Option<Clocked>]) -> Option<f64> {
+    let (Some(Some(ta)), Some(Some(tb))) = (times.get(a), times.get(b)) else {
+        return None;
+    };
+    let seconds = tb.seconds - ta.seconds;
+    // Two snapshots of one file share its time: that is no copy.
+    ((ta.file_time || tb.file_time)
+        && ta.source != tb.source
+        && ta.wall_clock_of == tb.wall_clock_of
+        && (0.0..MIN_FILE_TIME_GAP_SECONDS).contains(&seconds))
+    .then_some(seconds)
 }
 
 #[cfg(test)]
@@ -810,6 +859,45 @@ mod tests {
             role: Role::Errors,
             span: LineSpan::line(snapshot + 1),
         }
+    }
+
+    fn clocked(seconds: f64, file_time: bool) -> Clocked {
+        Clocked {
+            seconds,
+            wall_clock_of: None,
+            source: format!("{seconds}"),
+            file_time,
+        }
+    }
+
+    /// A time the input prints is an interval at any positive gap, and
+    /// wins over `--interval`; file modification times are one only when
+    /// no interval is given and they are a second or more apart.
+    #[test]
+    fn file_times_are_the_weakest_clock() {
+        let none = StatsOptions::default();
+        let given = StatsOptions::default().with_interval(30.0);
+        let printed = |s| clocked(s, false);
+        let file = |s| clocked(s, true);
+        assert_eq!(gap(&printed(10.0), &printed(10.5), &none), Some(0.5));
+        assert_eq!(gap(&printed(10.0), &printed(10.5), &given), Some(0.5));
+        assert_eq!(gap(&printed(10.0), &printed(10.0), &none), None);
+        assert_eq!(gap(&file(10.0), &file(70.0), &none), Some(60.0));
+        assert_eq!(gap(&file(10.0), &file(11.0), &none), Some(1.0));
+        assert_eq!(gap(&file(10.0), &file(10.999), &none), None);
+        assert_eq!(gap(&file(10.0), &file(70.0), &given), None);
+        assert_eq!(gap(&printed(10.0), &file(70.0), &given), None);
+        let times = [
+            Some(file(10.0)),
+            Some(file(10.000_073)),
+            Some(printed(10.5)),
+        ];
+        assert!(file_times_too_close(0, 1, &times).is_some_and(|s| (s - 0.000_073).abs() < 1e-9));
+        assert_eq!(file_times_too_close(1, 0, &times), None);
+        // Two snapshots of one file: the same time, and no copy.
+        assert_eq!(file_times_too_close(0, 0, &times), None);
+        assert_eq!(interval(0, 1, &times, &none).0, None);
+        assert_eq!(interval(0, 1, &times, &given).0, Some(30.0));
     }
 
     fn port(host: &str, device: Option<&str>, lid: Option<u32>, port: u32) -> Subject {
