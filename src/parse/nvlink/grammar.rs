@@ -332,7 +332,16 @@ fn fast_counter(payload: &str) -> Option<FastFact<'_>> {
         return None;
     }
     // The name: ASCII letters, digits and spaces, eight bytes a step.
-    let colon = crate::parse::text::alphanumeric_run(bytes, Some(b' '));
+    counter_after_name(
+        payload,
+        crate::parse::text::alphanumeric_run(bytes, Some(b' ')),
+    )
+}
+
+/// The rest of [`fast_counter`] once the name is scanned: its bytes end
+/// at `colon`, which must be `: ` after a name not ending in a space.
+fn counter_after_name(payload: &str, colon: usize) -> Option<FastFact<'_>> {
+    let bytes = payload.as_bytes();
     if bytes.get(colon..colon + 2) != Some(b": ") || bytes.get(colon.checked_sub(1)?) == Some(&b' ')
     {
         return None;
@@ -366,8 +375,8 @@ fn fast_counter(payload: &str) -> Option<FastFact<'_>> {
     Some(FastFact::Counter(name, number, unit))
 }
 
-/// [`fast_counter`] as first written, with a table test a byte of the
-/// name: its test oracle.
+/// [`fast_counter`] with the name scanned as first written, a table test
+/// a byte: its test oracle.
 #[cfg(test)]
 fn fast_counter_by_bytes(payload: &str) -> Option<FastFact<'_>> {
     let bytes = payload.as_bytes();
@@ -375,35 +384,7 @@ fn fast_counter_by_bytes(payload: &str) -> Option<FastFact<'_>> {
         return None;
     }
     let in_name = |b: &u8| NAME_BYTES.get(usize::from(*b)).copied().unwrap_or(false);
-    let colon = bytes.iter().position(|b| !in_name(b))?;
-    if bytes.get(colon..colon + 2) != Some(b": ") || bytes.get(colon - 1) == Some(&b' ') {
-        return None;
-    }
-    let name = payload.get(..colon)?;
-    let value = bytes.get(colon + 2..)?;
-    let mut number = 0_u64;
-    let mut len = 0;
-    for &d in value {
-        let digit = d.wrapping_sub(b'0');
-        if digit > 9 {
-            break;
-        }
-        if len == 19 {
-            return None;
-        }
-        number = number * 10 + u64::from(digit);
-        len += 1;
-    }
-    if len == 0 {
-        return None;
-    }
-    let unit = match value.get(len..)? {
-        b"" => CounterUnit::Count,
-        b" KiB" => CounterUnit::Kib,
-        b" KBytes" => CounterUnit::KBytes,
-        _ => return None,
-    };
-    Some(FastFact::Counter(name, number, unit))
+    counter_after_name(payload, bytes.iter().position(|b| !in_name(b))?)
 }
 
 /// The bytes of a counter name the oracle of [`fast_counter`] takes:
