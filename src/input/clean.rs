@@ -250,7 +250,7 @@ pub fn decode(bytes: &[u8]) -> Result<(Cow<'_, str>, Vec<Warning>), Error> {
 /// count must fit a `u8`), and a multiple of 32 so that each chunk is
 /// whole vector steps. 255 left a 15-byte tail per chunk for a scalar
 /// loop, which cost a third of the count.
-pub(crate) const SUM_CHUNK: usize = 224;
+const SUM_CHUNK: usize = 224;
 
 /// How many bytes of `sample` are odd (see [`odd_bytes`]) when they are
 /// more than [`BINARY_FRACTION`] of it: a binary file, then; `None` for
@@ -268,12 +268,21 @@ fn binary_odd_bytes(sample: &[u8]) -> Option<usize> {
     too_many(odd).then_some(odd)
 }
 
-/// How many bytes of `sample` are C0 controls (below 0x20), counted like
-/// [`odd_bytes`] in byte-wide sums: at least as many as the odd bytes.
+/// How many bytes of `sample` are C0 controls (below 0x20): at least as
+/// many as the odd bytes.
 fn control_bytes(sample: &[u8]) -> usize {
-    sample
+    count_bytes(sample, |b| b < 0x20)
+}
+
+/// How many bytes of `bytes` pass `test`, counted branch-free in byte-wide
+/// sums of [`SUM_CHUNK`] bytes at a time, which compile to vector compares
+/// and adds (a count in `usize` widens every byte first). Inlined, so that
+/// each `test` is compiled into its own loop.
+#[inline(always)]
+pub(crate) fn count_bytes(bytes: &[u8], test: impl Fn(u8) -> bool) -> usize {
+    bytes
         .chunks(SUM_CHUNK)
-        .map(|chunk| usize::from(chunk.iter().fold(0u8, |n, &b| n + u8::from(b < 0x20))))
+        .map(|chunk| usize::from(chunk.iter().fold(0u8, |n, &b| n + u8::from(test(b)))))
         .sum()
 }
 
@@ -286,16 +295,10 @@ fn control_bytes(sample: &[u8]) -> usize {
 /// every small file's whole text costs a fraction of an instruction per
 /// byte.
 fn odd_bytes(sample: &[u8]) -> usize {
-    sample
-        .chunks(SUM_CHUNK)
-        .map(|chunk| {
-            let odd = chunk.iter().fold(0u8, |n, &b| {
-                let allowed = (b == 0x09) | (b == 0x0a) | (b == 0x0d) | (b == 0x1b) | (b == 0x08);
-                n + u8::from((b < 0x20) & !allowed)
-            });
-            usize::from(odd)
-        })
-        .sum()
+    count_bytes(sample, |b| {
+        let allowed = (b == 0x09) | (b == 0x0a) | (b == 0x0d) | (b == 0x1b) | (b == 0x08);
+        (b < 0x20) & !allowed
+    })
 }
 
 /// 1-based numbers of the lines for which `test` holds.

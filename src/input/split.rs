@@ -249,17 +249,10 @@ fn plain_line_tests(text: &str, bits: u8) -> (bool, bool) {
     (candidate, frame)
 }
 
-/// How many `\n` `text` holds, counted in byte-wide sums of
-/// [`SUM_CHUNK`](super::clean::SUM_CHUNK) bytes at a time (which compile
-/// to vector adds; a count in `usize` widens every byte first).
+/// How many `\n` `text` holds, counted in vector adds
+/// ([`count_bytes`](super::clean::count_bytes)).
 fn line_ends(text: &str) -> usize {
-    text.as_bytes()
-        .chunks(super::clean::SUM_CHUNK)
-        .map(|chunk| {
-            let ends = chunk.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n'));
-            usize::from(ends)
-        })
-        .sum()
+    super::clean::count_bytes(text.as_bytes(), |b| b == b'\n')
 }
 
 /// Cuts the input at framing lines and strips host prefixes. `may_frame`
