@@ -700,10 +700,7 @@ fn perf_ports_or_skip<'c, 'a>(ctx: &'c Context<'a>) -> Result<&'c [PerfPortRef<'
 }
 
 fn limit(ctx: &Context<'_>, name: &str) -> (f64, Threshold) {
-    let (value, source) = ctx.thresholds.get(name).map_or_else(
-        || (0.0, "default".to_owned()),
-        |e| (e.value, e.source.clone()),
-    );
+    let (value, source) = ctx.thresholds.value_and_source(name, (0.0, "default"));
     (value, Threshold::new(format!("{name} > {value}"), source))
 }
 

@@ -692,17 +692,11 @@ fn counter_findings(
     Coverage::Checked(checked)
 }
 
-/// A threshold's value (`default` when the thresholds lack it) and where
-/// it comes from, looked up once for a rule's every rate.
-fn limit<'t>(ctx: &Context<'t>, name: &str, default: f64) -> (f64, &'t str) {
-    ctx.thresholds
-        .get(name)
-        .map_or((default, ""), |e| (e.value, e.source.as_str()))
-}
-
 /// NV003.
 fn check_replay_recovery(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let (value, source) = limit(ctx, super::thresholds::NVLINK_REPLAY, 0.0);
+    let (value, source) = ctx
+        .thresholds
+        .value_and_source(super::thresholds::NVLINK_REPLAY, (0.0, ""));
     counter_findings(
         ctx,
         out,
@@ -726,7 +720,9 @@ fn check_replay_recovery(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage 
 
 /// NV004.
 fn check_crc(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let (value, source) = limit(ctx, super::thresholds::NVLINK_CRC_PER_SECOND, 100.0);
+    let (value, source) = ctx
+        .thresholds
+        .value_and_source(super::thresholds::NVLINK_CRC_PER_SECOND, (100.0, ""));
     counter_findings(
         ctx,
         out,
@@ -809,7 +805,9 @@ fn check_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             }
         }
     }
-    let (lifetime_limit, lifetime_source) = limit(ctx, LIFETIME_LIMIT, LIFETIME_DEFAULT);
+    let (lifetime_limit, lifetime_source) = ctx
+        .thresholds
+        .value_and_source(LIFETIME_LIMIT, (LIFETIME_DEFAULT, ""));
     for group in &groups {
         for o in &group.outliers {
             // Healthy NVLink4 lanes differ by several times in absolute

@@ -169,6 +169,15 @@ impl Thresholds {
         self.get(name).map_or(0.0, |e| e.value)
     }
 
+    /// The limit for `name` and where it comes from, or `default` when
+    /// the name is unknown: looked up once where a rule judges many
+    /// readings, the source borrowed until a finding needs it.
+    #[must_use]
+    pub fn value_and_source<'a>(&'a self, name: &str, default: (f64, &'a str)) -> (f64, &'a str) {
+        self.get(name)
+            .map_or(default, |e| (e.value, e.source.as_str()))
+    }
+
     /// Every limit, by name.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &ThresholdEntry)> {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))
