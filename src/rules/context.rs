@@ -1390,6 +1390,53 @@ mod tests {
         map
     }
 
+    /// Counter blocks of `width`-bit counters, `(name index, value)` each.
+    fn counter_blocks(
+        blocks: &[Vec<(usize, u64)>],
+        names: &[&'static str],
+        width: u8,
+    ) -> Vec<Counters> {
+        blocks
+            .iter()
+            .map(|b| {
+                b.iter()
+                    .map(|&(n, v)| (names[n], Counter::new(v, width)))
+                    .collect::<Counters>()
+            })
+            .collect()
+    }
+
+    /// What a [`Context`](super::Context) of one CA's section is made of.
+    fn port_context() -> (
+        [crate::input::Document; 1],
+        crate::rules::Thresholds,
+        crate::stats::Measurements,
+    ) {
+        let doc = crate::input::read_all(
+            "CA 'mlx5_0'\n\tCA type: MT4129\n",
+            &crate::ReadOptions::default(),
+        )
+        .unwrap();
+        (
+            [doc],
+            crate::rules::Thresholds::default(),
+            crate::stats::Measurements::default(),
+        )
+    }
+
+    /// One port's readings of `counters`, a block a line, in `ctx`'s section.
+    fn port_readings<'a>(
+        ctx: &super::Context<'a>,
+        counters: &'a [Counters],
+    ) -> super::PortReadings<'a> {
+        let at = ctx.sections().next().unwrap();
+        let mut readings = super::PortReadings::default();
+        for (i, c) in counters.iter().enumerate() {
+            readings.push(at, crate::span::LineSpan::line(i + 1), c);
+        }
+        readings
+    }
+
     proptest::proptest! {
         /// A port's readings asked of its blocks newest first are those of
         /// the list of every reading with the last of each counter kept (as
@@ -1405,28 +1452,10 @@ mod tests {
                 "PortXmitData", "PortRcvData", "SymbolErrorCounter", "PortXmitWait",
                 "VL15Dropped", "AVendorCounter", "ZzCounter", "PortXmitData2",
             ];
-            let doc = crate::input::read_all(
-                "CA 'mlx5_0'\n\tCA type: MT4129\n",
-                &crate::ReadOptions::default(),
-            )
-            .unwrap();
-            let docs = [doc];
-            let thresholds = crate::rules::Thresholds::default();
-            let m = crate::stats::Measurements::default();
+            let counters = counter_blocks(&blocks, &names, 64);
+            let (docs, thresholds, m) = port_context();
             let ctx = super::Context::new(&docs, &thresholds, &m);
-            let at = ctx.sections().next().unwrap();
-            let counters: Vec<Counters> = blocks
-                .iter()
-                .map(|b| {
-                    b.iter()
-                        .map(|&(n, v)| (names[n], Counter::new(v, 64)))
-                        .collect::<Counters>()
-                })
-                .collect();
-            let mut readings = super::PortReadings::default();
-            for (i, c) in counters.iter().enumerate() {
-                readings.push(at, crate::span::LineSpan::line(i + 1), c);
-            }
+            let readings = port_readings(&ctx, &counters);
             // The old way: every reading in reading order, the last of each
             // counter kept, in name order.
             let all: Vec<(&CounterId, (u64, usize))> = counters
@@ -1463,29 +1492,11 @@ mod tests {
             ),
         ) {
             let names = ["PortXmitWait", "SymbolErrorCounter", "VL15Dropped", "AVendorCounter"];
-            let doc = crate::input::read_all(
-                "CA 'mlx5_0'\n\tCA type: MT4129\n",
-                &crate::ReadOptions::default(),
-            )
-            .unwrap();
-            let docs = [doc];
-            let thresholds = crate::rules::Thresholds::default();
-            let m = crate::stats::Measurements::default();
-            let ctx = super::Context::new(&docs, &thresholds, &m);
-            let at = ctx.sections().next().unwrap();
             // Two-bit counters: 3 and 4 are saturated.
-            let counters: Vec<Counters> = blocks
-                .iter()
-                .map(|b| {
-                    b.iter()
-                        .map(|&(n, v)| (names[n], Counter::new(v, 2)))
-                        .collect::<Counters>()
-                })
-                .collect();
-            let mut readings = super::PortReadings::default();
-            for (i, c) in counters.iter().enumerate() {
-                readings.push(at, crate::span::LineSpan::line(i + 1), c);
-            }
+            let counters = counter_blocks(&blocks, &names, 2);
+            let (docs, thresholds, m) = port_context();
+            let ctx = super::Context::new(&docs, &thresholds, &m);
+            let readings = port_readings(&ctx, &counters);
             let any = readings.any_saturated();
             if !any {
                 for name in names {
