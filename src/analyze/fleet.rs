@@ -8,6 +8,7 @@
 //! what a single run always did: drop repeats, sort, fingerprint, group
 //! incidents, count, and write the verdict.
 
+use super::packed::PackedFindings;
 use super::unit::{analyze_unit, selected_rules, UnitResult};
 use super::{finding_order, verdict, AnalyzeOptions};
 use crate::input::Document;
@@ -73,7 +74,10 @@ pub struct Analysis {
     selected: Vec<&'static Rule>,
     units: usize,
     outcomes: Vec<Outcome>,
-    findings: Vec<Finding>,
+    /// The units' findings (light copies when stored), packed until the
+    /// report is built: the fleet rules' facts and these are the two large
+    /// parts of a batch run's memory, and they are never whole at once.
+    findings: PackedFindings,
     /// For each finding, its id in the [`FindingStore`] when it is a light
     /// copy kept there in full.
     stored: Vec<Option<u64>>,
@@ -101,6 +105,8 @@ const READING_PEER_GROUPS: &[&str] = &["FL004"];
 
 /// What [`Analysis::run_fleet_rules`] found out.
 struct FleetRun {
+    /// The fleet rules' findings, in the rules' order.
+    found: Vec<Finding>,
     checked: Vec<(&'static str, usize)>,
     skipped: Vec<SkippedRule>,
     across_groups: Vec<crate::stats::PeerGroup>,
@@ -129,7 +135,7 @@ impl Analysis {
             outcomes: vec![Outcome::default(); selected.len()],
             selected,
             units: 0,
-            findings: Vec::new(),
+            findings: PackedFindings::default(),
             stored: Vec::new(),
             host_names: BTreeSet::new(),
             unnamed_hosts: 0,
@@ -184,7 +190,7 @@ impl Analysis {
                 f.fingerprint = crate::report::incident::finding_fingerprint(&f);
             }
             let id = store(&f)?;
-            self.findings.push(light(f));
+            self.findings.push(&light(f));
             self.stored.push(Some(id));
         }
         Ok(self.add_result_taking_measurements(result))
@@ -234,7 +240,9 @@ impl Analysis {
             }
         }
         self.stored.extend(findings.iter().map(|_| None));
-        self.findings.extend(findings);
+        for f in &findings {
+            self.findings.push(f);
+        }
         self.host_names.extend(host_names);
         self.unnamed_hosts += unnamed_hosts;
         self.sections += sections;
@@ -268,7 +276,7 @@ impl Analysis {
         self.printed.add(&Summary::of(&findings));
         for f in findings {
             if crate::report::incident::reads_evidence(f.rule) {
-                self.findings.push(light(f));
+                self.findings.push(&light(f));
                 self.stored.push(None);
             }
         }
@@ -281,11 +289,12 @@ impl Analysis {
     /// the run.
     #[must_use]
     pub fn finish_printed(mut self) -> PrintedFleet {
-        let kept_before = self.findings.len();
-        drop(self.run_fleet_rules());
-        let keep = crate::report::incident::kept(&self.findings);
-        let mut findings: Vec<Finding> = self
-            .findings
+        let fleet = self.run_fleet_rules().found;
+        let mut all = self.findings.unpack(fleet.len());
+        let kept_before = all.len();
+        all.extend(fleet);
+        let keep = crate::report::incident::kept(&all);
+        let mut findings: Vec<Finding> = all
             .into_iter()
             .zip(keep)
             .skip(kept_before)
@@ -327,8 +336,7 @@ impl Analysis {
         self.finish_inner(&mut Some(store))
     }
 
-    /// Runs the fleet rules (their findings are appended to
-    /// `self.findings`) and works out every rule's coverage over the run:
+    /// Runs the fleet rules (their findings are handed back) and works out every rule's coverage over the run:
     /// the rules that ran with the subjects they checked, the rules skipped,
     /// and the peer groups measured across hosts with the quiet ones counted.
     fn run_fleet_rules(&mut self) -> FleetRun {
@@ -380,15 +388,16 @@ impl Analysis {
         };
         let mut checked = Vec::new();
         let mut skipped = Vec::new();
+        let mut all_found = Vec::new();
         for ((rule, outcome), early) in selected.iter().zip(&self.outcomes).zip(early) {
             let fleet_coverage = match early {
                 Some((coverage, found)) => {
-                    self.findings.extend(found);
+                    all_found.extend(found);
                     Some(coverage)
                 }
                 None => rule
                     .fleet_check()
-                    .map(|check| check(&fleet, &mut self.findings)),
+                    .map(|check| check(&fleet, &mut all_found)),
             };
             let unit_ran = rule.runs_per_unit();
             let coverage = match (fleet_coverage, unit_ran, outcome) {
@@ -423,6 +432,7 @@ impl Analysis {
             }
         }
         FleetRun {
+            found: all_found,
             checked,
             skipped,
             across_groups,
@@ -435,6 +445,7 @@ impl Analysis {
         store: &mut Option<&mut FindingStore<'_>>,
     ) -> std::io::Result<(Report, Vec<Option<u64>>)> {
         let FleetRun {
+            found: mut fleet_findings,
             checked,
             skipped,
             across_groups,
@@ -445,22 +456,22 @@ impl Analysis {
         measurements
             .notes
             .extend(crate::stats::quiet_note(self.quiet_groups + quiet));
-        // The fleet rules' findings, stored like the units'.
-        let mut fleet_findings = self.findings.split_off(self.stored.len());
+        // The fleet rules' findings, stored like the units', after them.
         crate::report::incident::fingerprint_all(&mut fleet_findings);
+        let mut findings = self.findings.unpack(fleet_findings.len());
         for f in fleet_findings {
             match store.as_mut() {
                 Some(store) => {
                     self.stored.push(Some(store(&f)?));
-                    self.findings.push(light(f));
+                    findings.push(light(f));
                 }
                 None => {
                     self.stored.push(None);
-                    self.findings.push(f);
+                    findings.push(f);
                 }
             }
         }
-        let (mut findings, stored) = drop_repeats_and_sort(self.findings, self.stored);
+        let (mut findings, stored) = drop_repeats_and_sort(findings, self.stored);
         // The units' findings were fingerprinted in parallel (phase A);
         // the fleet rules' are, and those of records written without.
         for f in findings.iter_mut().filter(|f| f.fingerprint.is_empty()) {

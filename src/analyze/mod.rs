@@ -22,6 +22,7 @@
 //! ```
 
 mod fleet;
+mod packed;
 pub(crate) mod parallel;
 pub mod records;
 mod unit;

@@ -45,6 +45,12 @@ where
 
 /// What `each` makes of every run of `per_task` items of `items` (the
 /// last run shorter), concatenated in the items' order.
+///
+/// The runs are mapped a wave at a time (a few per thread), each wave's
+/// results moved into the one vector and let go of before the next wave:
+/// the results are never held twice over (the incidents of a 5,000-host
+/// fleet are 17 MB). The vector starts with room for one result per item,
+/// what the callers make, so that it is not copied as it grows.
 pub(crate) fn flat_map_chunks<T, R, F>(items: &mut [T], per_task: usize, each: F) -> Vec<R>
 where
     T: Send,
@@ -53,18 +59,29 @@ where
 {
     let per_task = per_task.max(1);
     #[cfg(feature = "cli")]
-    let parts: Vec<Vec<R>> = {
-        use rayon::prelude::*;
-        items.par_chunks_mut(per_task).map(&each).collect()
-    };
+    let per_wave = per_task.saturating_mul(rayon::current_num_threads().max(1) * TASKS_PER_THREAD);
     #[cfg(not(feature = "cli"))]
-    let parts: Vec<Vec<R>> = items.chunks_mut(per_task).map(&each).collect();
-    let mut all = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-    for part in parts {
-        all.extend(part);
+    let per_wave = per_task;
+    let mut all = Vec::with_capacity(items.len());
+    for wave in items.chunks_mut(per_wave) {
+        #[cfg(feature = "cli")]
+        let parts: Vec<Vec<R>> = {
+            use rayon::prelude::*;
+            wave.par_chunks_mut(per_task).map(&each).collect()
+        };
+        #[cfg(not(feature = "cli"))]
+        let parts: Vec<Vec<R>> = wave.chunks_mut(per_task).map(&each).collect();
+        for part in parts {
+            all.extend(part);
+        }
     }
     all
 }
+
+/// Tasks of [`flat_map_chunks`] per thread in a wave: enough for the
+/// threads to even out uneven tasks.
+#[cfg(feature = "cli")]
+const TASKS_PER_THREAD: usize = 4;
 
 #[cfg(test)]
 mod tests {
@@ -91,6 +108,18 @@ mod tests {
             let want: Vec<u64> = items.iter().map(|x| u64::from(*x + 1) * 2).collect();
             proptest::prop_assert_eq!(got, want);
             proptest::prop_assert_eq!(work, items.iter().map(|x| x + 1).collect::<Vec<_>>());
+        }
+
+        /// Items that make no result or several (more than the room the
+        /// vector starts with) come back in order too, over many waves.
+        #[test]
+        fn uneven_results_come_back_in_order(items in proptest::collection::vec(0u32..1000, 0..3000), per_task in 0usize..20) {
+            let mut work = items.clone();
+            let got = flat_map_chunks(&mut work, per_task, |run| {
+                run.iter().flat_map(|&x| std::iter::repeat_n(x, (x % 3) as usize)).collect()
+            });
+            let want: Vec<u32> = items.iter().flat_map(|&x| std::iter::repeat_n(x, (x % 3) as usize)).collect();
+            proptest::prop_assert_eq!(got, want);
         }
     }
 
