@@ -456,21 +456,23 @@ impl Analysis {
         measurements
             .notes
             .extend(crate::stats::quiet_note(self.quiet_groups + quiet));
-        // The fleet rules' findings, stored like the units', after them.
+        // The fleet rules' findings, stored like the units' and packed
+        // after them (each let go of as it is packed, not held whole beside
+        // the unpacked ones: 60,000 at 10,000 hosts), then all unpacked.
         crate::report::incident::fingerprint_all(&mut fleet_findings);
-        let mut findings = self.findings.unpack(fleet_findings.len());
         for f in fleet_findings {
             match store.as_mut() {
                 Some(store) => {
                     self.stored.push(Some(store(&f)?));
-                    findings.push(light(f));
+                    self.findings.push(&light(f));
                 }
                 None => {
                     self.stored.push(None);
-                    findings.push(f);
+                    self.findings.push(&f);
                 }
             }
         }
+        let findings = self.findings.unpack(0);
         let (mut findings, stored) = drop_repeats_and_sort(findings, self.stored);
         // The units' findings were fingerprinted in parallel (phase A);
         // the fleet rules' are, and those of records written without.
