@@ -5,6 +5,7 @@
 
 #[macro_use]
 mod out;
+mod allocator;
 mod analyze_cmd;
 mod archive;
 mod diff_cmd;
@@ -15,12 +16,6 @@ mod ordered;
 mod parse_cmd;
 mod rules_cmd;
 mod spool;
-
-/// mimalloc instead of the system allocator: batch runs allocate millions
-/// of small strings and maps, and glibc's malloc and free were a quarter of
-/// the profile of a 1,000-host run.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -108,6 +103,9 @@ enum Format {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Analyze(_)) {
+        allocator::give_back_freed_memory_sooner();
+    }
     let result = match cli.command {
         Command::Parse(args) => parse_cmd::run(&args),
         Command::Analyze(args) => analyze_cmd::run(&args),
