@@ -134,8 +134,16 @@ def ibstat(rng, node, fault):
     return "\n".join(out) + "\n"
 
 
+# Unicast LIDs are 1..0xBFFF (49151): a subnet has at most 49,151 ports.
+# Past 6,143 hosts of 8 HCAs the fleet is several subnets (pods), each with
+# its LIDs from 2 again (LID 1 is each subnet's SM); LIDs repeat across
+# hosts, never within one. (Numbering on to 65535 made a healthy host's
+# port show ibstat's "no LID yet" value at 8,191 hosts.)
+MAX_UNICAST_LID = 0xBFFF
+
+
 def lid_of(node, hca):
-    return 2 + node * HCAS + hca
+    return 2 + (node * HCAS + hca) % (MAX_UNICAST_LID - 1)
 
 
 def perf_counters(rng):
