@@ -11,8 +11,9 @@
 //! only after the fleet rules have let go of the facts.
 //!
 //! The layout is private to this module and lives only in memory: numbers
-//! as LEB128 varints, strings as their length then their bytes, an absent
-//! optional value as 0 and a present one as its encoding plus one.
+//! as LEB128 varints, strings as their length then their bytes, the
+//! subject's fields after a bitmask of those present, a threshold after a
+//! 0 or 1 byte, and an evidence's file as 0 (none) or its length plus one.
 
 use crate::rules::{Evidence, Finding, Severity, Subject, Threshold};
 use crate::span::LineSpan;
