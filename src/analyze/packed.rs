@@ -227,61 +227,42 @@ impl Reader<'_> {
         self.bytes.get(start..end).unwrap_or_default()
     }
 
+    /// The next `len` bytes as text (pushed from a `&str`: valid UTF-8).
+    fn text(&mut self, len: usize) -> String {
+        String::from_utf8_lossy(self.bytes_of(len)).into_owned()
+    }
+
     fn string(&mut self) -> String {
         let len = self.usize();
-        // Pushed from a `&str`: valid UTF-8.
-        String::from_utf8_lossy(self.bytes_of(len)).into_owned()
+        self.text(len)
     }
 
     fn optional_string(&mut self) -> Option<String> {
         match self.usize() {
             0 => None,
-            n => Some(String::from_utf8_lossy(self.bytes_of(n - 1)).into_owned()),
+            n => Some(self.text(n - 1)),
         }
     }
 
     fn subject(&mut self) -> Subject {
         let mask = u16::try_from(self.varint()).unwrap_or(0);
         let on = |bit: u16| mask & bit != 0;
-        let mut s = Subject::default();
-        if on(has::HOST) {
-            s.host = Some(self.string());
+        // In the order `subject` wrote them.
+        Subject {
+            host: on(has::HOST).then(|| self.string()),
+            device: on(has::DEVICE).then(|| self.string()),
+            port: on(has::PORT).then(|| self.u32()),
+            lid: on(has::LID).then(|| self.u32()),
+            guid: on(has::GUID).then(|| crate::model::ib::Guid(self.varint())),
+            gpu: on(has::GPU).then(|| self.u32()),
+            gpu_uuid: on(has::GPU_UUID).then(|| self.string()),
+            gpu_unknown: on(has::GPU_UNKNOWN),
+            bus_id: on(has::BUS_ID).then(|| self.string()),
+            link: on(has::LINK).then(|| self.u32()),
+            lane: on(has::LANE).then(|| self.u32()),
+            peer_gpu: on(has::PEER_GPU).then(|| self.u32()),
+            nic: on(has::NIC).then(|| self.string()),
         }
-        if on(has::DEVICE) {
-            s.device = Some(self.string());
-        }
-        if on(has::PORT) {
-            s.port = Some(self.u32());
-        }
-        if on(has::LID) {
-            s.lid = Some(self.u32());
-        }
-        if on(has::GUID) {
-            s.guid = Some(crate::model::ib::Guid(self.varint()));
-        }
-        if on(has::GPU) {
-            s.gpu = Some(self.u32());
-        }
-        if on(has::GPU_UUID) {
-            s.gpu_uuid = Some(self.string());
-        }
-        s.gpu_unknown = on(has::GPU_UNKNOWN);
-        if on(has::BUS_ID) {
-            s.bus_id = Some(self.string());
-        }
-        if on(has::LINK) {
-            s.link = Some(self.u32());
-        }
-        if on(has::LANE) {
-            s.lane = Some(self.u32());
-        }
-        if on(has::PEER_GPU) {
-            s.peer_gpu = Some(self.u32());
-        }
-        if on(has::NIC) {
-            s.nic = Some(self.string());
-        }
-        s
     }
 
     fn finding(&mut self, rules: &[(&'static str, &'static str)]) -> Finding {
@@ -339,49 +320,14 @@ mod tests {
         prop_oneof![Just(String::new()), "[a-z0-9_ ]{1,12}", "\\PC{0,20}"]
     }
 
-    fn any_subject() -> impl Strategy<Value = Subject> {
-        let text = || proptest::option::of(any_text());
-        let number = || proptest::option::of(any::<u32>());
-        (
-            (
-                text(),
-                text(),
-                number(),
-                number(),
-                proptest::option::of(any::<u64>()),
-            ),
-            (number(), text(), any::<bool>(), text()),
-            (number(), number(), number(), text()),
-        )
-            .prop_map(
-                |(
-                    (host, device, port, lid, guid),
-                    (gpu, gpu_uuid, gpu_unknown, bus_id),
-                    (link, lane, peer_gpu, nic),
-                )| Subject {
-                    host,
-                    device,
-                    port,
-                    lid,
-                    guid: guid.map(crate::model::ib::Guid),
-                    gpu,
-                    gpu_uuid,
-                    gpu_unknown,
-                    bus_id,
-                    link,
-                    lane,
-                    peer_gpu,
-                    nic,
-                },
-            )
-    }
-
     fn any_finding() -> impl Strategy<Value = Finding> {
         let rules = crate::rules::RULES;
         (
             0..rules.len(),
             0usize..4,
-            any_subject(),
+            // The subject strategy the incident and finding writer tests draw
+            // from: quotes, escapes, accents, any numbers.
+            crate::report::incident::tests::any_subject(),
             any_text(),
             proptest::collection::vec(
                 (
