@@ -31,15 +31,17 @@
 //! ```
 //!
 //! Every section is kept as records; the fields the rules read are also
-//! typed. `--json` output is not read.
+//! typed. `--json` output gives the same records ([`json`]).
 
 use crate::model::mlxlink::{Mlxlink, MlxlinkField, MlxlinkSection};
 use crate::parse::text::{decimal_u64, is_help, trim, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
 
+mod json;
+
 pub(crate) const FORMAT: Spec<Mlxlink> = Spec {
     command: |argv| argv.first() == Some(&"mlxlink") && !is_help(argv),
-    starts: |b| b.is_ascii_alphanumeric() || matches!(b, b'(' | b'/' | b'-'),
+    starts: |b| b.is_ascii_alphanumeric() || matches!(b, b'(' | b'/' | b'-' | b'{'),
     detect,
     parse,
     summary,
@@ -75,6 +77,14 @@ fn title_at<'t>(t: &'t str, next: Option<&str>) -> Option<&'t str> {
 }
 
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
+    if let Some(count) = json::detect(lines) {
+        // Each object is its own section, ending where it closes.
+        let key = format!("json@{}", lines.first().map_or(0, |l| l.number));
+        return Some(match count {
+            Some(n) => Block::of_lines(key, n),
+            None => Block::keyed(key),
+        });
+    }
     let mut it = lines.iter().filter(|l| !l.is_blank());
     let first = it.next()?.text();
     // Each title is its own key: a second `Operational Info` is a second
@@ -104,6 +114,18 @@ pub fn ber(text: &str) -> Option<f64> {
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Mlxlink> {
     let mut unread = Unread::default();
     let mut out = Mlxlink::default();
+    if lines
+        .iter()
+        .find(|l| !l.is_blank())
+        .is_some_and(|l| l.text().trim_start().starts_with('{'))
+    {
+        out.sections = json::sections(lines, &mut unread);
+        type_fields(&mut out, &mut unread, lines);
+        return Parsed {
+            value: out,
+            warnings: unread.finish(),
+        };
+    }
     let non_blank: Vec<&Line<'_>> = lines.iter().filter(|l| !l.is_blank()).collect();
     let mut i = 0;
     while let Some(line) = non_blank.get(i) {
