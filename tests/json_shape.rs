@@ -59,6 +59,10 @@ fn inputs() -> Vec<String> {
             .to_owned(),
     );
     texts.push(
+        "$ rdma link show\nlink mlx5_0/1 subnet_prefix fe80:0000:0000:0000 lid 17 sm_lid 1 lmc 0 state ACTIVE physical_state LINK_UP netdev ibp12s0\n"
+            .to_owned(),
+    );
+    texts.push(
         "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t20.36.1010\n\tnode_guid:\t\t\t0c42:a103:00a1:b2c3\n\tsys_image_guid:\t\t\t0c42:a103:00a1:b2c3\n\tvendor_id:\t\t\t0x02c9\n\tvendor_part_id:\t\t\t4123\n\thw_ver:\t\t\t\t0x0\n\tboard_id:\t\t\tMT_0000000223\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n\t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t1\n\t\t\tport_lid:\t\t17\n\t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n"
             .to_owned(),
     );

@@ -128,6 +128,7 @@ const COMMANDS: &[&str] = &[
     "ibhosts",
     "ibdiagnet",
     "mlxlink",
+    "rdma",
     "sminfo",
     "nvidia-smi",
     "dcgmi",

@@ -32,3 +32,4 @@ pub mod mlxlink;
 pub mod perf_fields;
 pub mod perfquery;
 pub mod port_index;
+pub mod rdma_link;

@@ -138,6 +138,15 @@ impl<'a> PortIndex<'a> {
                     );
                 }
             }
+            SectionData::RdmaLink(rdma) => {
+                for p in &rdma.ports {
+                    self.add(
+                        host,
+                        p.lid,
+                        owner(&p.device, p.port, None, "rdma link", doc, p.span),
+                    );
+                }
+            }
             SectionData::IbvDevinfo(devinfo) => {
                 for dev in &devinfo.devices {
                     for p in &dev.ports {

@@ -32,6 +32,7 @@ pub mod ibv_devinfo;
 pub mod mlxlink;
 pub mod nvlink;
 pub mod perfquery;
+pub mod rdma_link;
 pub mod smi_csv;
 pub mod smi_list;
 pub mod smi_query;
@@ -247,6 +248,8 @@ formats! {
     Ibstat = "ibstat", crate::model::ibstat::Ibstat, ibstat::FORMAT;
     /// `ibstatus`.
     Ibstatus = "ibstatus", crate::model::ibstatus::Ibstatus, ibstatus::FORMAT;
+    /// `rdma link show`.
+    RdmaLink = "rdma_link", crate::model::rdma_link::RdmaLink, rdma_link::FORMAT;
     /// `ibv_devinfo`, plain, `-v` or `-l`.
     IbvDevinfo = "ibv_devinfo", crate::model::ibv_devinfo::IbvDevinfo, ibv_devinfo::FORMAT;
     /// `iblinkinfo` in any form.

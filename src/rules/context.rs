@@ -1137,8 +1137,8 @@ impl<'a> Context<'a> {
         })
     }
 
-    /// Every InfiniBand port read from `ibstat`, `ibstatus` or
-    /// `ibv_devinfo`, in input order. When the same port of the same host
+    /// Every InfiniBand port read from `ibstat`, `ibstatus`, `rdma link`
+    /// or `ibv_devinfo`, in input order. When the same port of the same host
     /// appears in several snapshots, each is listed.
     #[must_use]
     pub fn ib_ports(&self) -> Vec<IbPortRef<'a>> {
@@ -1166,6 +1166,25 @@ impl<'a> Context<'a> {
                             base_lid: port.base_lid,
                             sm_lid: port.sm_lid,
                             link_layer: port.link_layer,
+                            port_guid: None,
+                            span: port.span,
+                            partial: false,
+                        });
+                    }
+                }
+                SectionData::RdmaLink(rdma) => {
+                    for port in &rdma.ports {
+                        out.push(IbPortRef {
+                            at,
+                            device: &port.device,
+                            ca_type: None,
+                            number: port.port,
+                            state: port.state,
+                            physical_state: port.physical_state,
+                            rate_gbps: None,
+                            base_lid: port.lid,
+                            sm_lid: port.sm_lid,
+                            link_layer: port.link_layer(),
                             port_guid: None,
                             span: port.span,
                             partial: false,

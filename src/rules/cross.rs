@@ -51,7 +51,7 @@ declare_rule! {
         family: Cross,
         severity: Error,
         summary: "GPU's rail (nearest NIC port, NVLinks) impaired: one verdict per GPU",
-        needs: "nvidia-smi topo -m with a NIC legend, and ibstat/ibstatus/ibv_devinfo from the same host",
+        needs: "nvidia-smi topo -m with a NIC legend, and ibstat/ibstatus/ibv_devinfo/rdma link from the same host",
         check: check_rails,
     }
 }

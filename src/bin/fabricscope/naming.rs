@@ -102,6 +102,7 @@ const NOT_HOSTS: &[&str] = &[
     "ibhosts",
     "ibswitches",
     "ibdiagnet",
+    "rdma",
     "nvidia",
     "smi",
     "nvidia-smi",
