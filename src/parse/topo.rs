@@ -154,6 +154,11 @@ fn header_in(t: &str) -> Option<Header<'_>> {
     let mut devices = Vec::new();
     let mut rest = device_part.trim_start();
     while !rest.is_empty() {
+        if let Some(after) = elision(rest) {
+            devices.push(Cow::Borrowed(ELIDED));
+            rest = after.trim_start();
+            continue;
+        }
         let (name, after) = device_name(rest)?;
         devices.push(Cow::Borrowed(name));
         rest = after.trim_start();
@@ -236,7 +241,12 @@ struct Row<'t> {
 /// `starts_value`) are tested one by one.
 fn row<'t>(text: &'t str, columns: &[Cow<'_, str>], vocabulary: Vocabulary) -> Option<Row<'t>> {
     let (name, mut rest) = device_name(text.trim_start())?;
-    let column = columns.iter().position(|c| c == name)?;
+    // A device the header's `...` hides has a row of its own, in no column.
+    let column = match columns.iter().position(|c| c == name) {
+        Some(column) => column,
+        None if columns.iter().any(|c| c == ELIDED) => usize::MAX,
+        None => return None,
+    };
     // Room for a cell per column at once: a full row (nearly every row)
     // fills them all, where growing by doubling reallocated three times.
     let mut cells = Vec::with_capacity(columns.len());
@@ -441,6 +451,20 @@ fn row_values_count(text: &str) -> Option<usize> {
 /// Prefix of the names given to columns no row names.
 const UNNAMED: &str = "?";
 
+/// The column a header's `...` stands for: columns a person cut out of a
+/// wide matrix (`GPU0  ...  CPU Affinity`). Named like an unnamed column,
+/// so that its cells are skipped and it is no device.
+const ELIDED: &str = "?...";
+
+/// The text after an elision mark (`...`, `…`) at the start of `s`.
+fn elision(s: &str) -> Option<&str> {
+    let dots = s.bytes().take_while(|&b| b == b'.').count();
+    if dots >= 3 {
+        return s.get(dots..);
+    }
+    s.strip_prefix('\u{2026}')
+}
+
 /// What the shared reader collects for either form.
 #[derive(Default)]
 struct Raw<'t> {
@@ -569,6 +593,25 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
         .filter(|name| !name.starts_with(UNNAMED))
         .map(|name| new_device(name, &raw.nic_legend))
         .collect();
+    if header.devices.iter().any(|d| d == ELIDED) {
+        // The devices behind the `...` that have rows are known; their
+        // links to the elided columns, and devices without rows, are not.
+        for (_, r) in raw.rows.iter().filter(|(_, r)| r.column == usize::MAX) {
+            if !out.devices.iter().any(|d| d.name == r.name) {
+                out.devices.push(new_device(r.name, &raw.nic_legend));
+            }
+        }
+        out.partial = Some(Partial::new(
+            PartialReason::MissingFields,
+            vec!["the columns elided by `...`".to_owned()],
+            header.line,
+        ));
+        unread.warn(
+            crate::diag::WarningKind::Truncated,
+            LineSpan::line(header.line),
+            "the header elides columns with `...`: the links to the devices it hides are unknown",
+        );
+    }
     // At most a cell per row and column: one allocation, not a doubling
     // series (a 16-device matrix holds 256 cells).
     out.cells
@@ -1116,6 +1159,52 @@ nodes (e.g., QPI/UPI)
         ] {
             assert_eq!(may_be_header(text), expected, "{text:?}");
         }
+    }
+
+    #[test]
+    fn columns_elided_with_dots_are_unknown_and_the_rest_is_read() {
+        for mark in ["...", "\u{2026}", "....."] {
+            let text = format!(
+                "        GPU0    {mark}    GPU7    CPU Affinity    NUMA Affinity\n\
+                 GPU0     X      {mark}    NV18    0-47            0\n\
+                 GPU3    NV18    {mark}    NV18    0-47            0\n\
+                 GPU7    NV18    {mark}     X      48-95           1\n"
+            );
+            let p = parse(&lines_of(&text));
+            let m = p.value;
+            let names: Vec<&str> = m.devices.iter().map(|d| d.name.as_str()).collect();
+            // GPU3 is behind the dots: known from its own row.
+            assert_eq!(names, ["GPU0", "GPU7", "GPU3"], "{mark}");
+            assert_eq!(
+                m.cell("GPU3", "GPU7").map(|c| &c.value),
+                Some(&Link::Nvlink { count: 18 }),
+                "{mark}"
+            );
+            assert_eq!(
+                m.cell("GPU0", "GPU7").map(|c| &c.value),
+                Some(&Link::Nvlink { count: 18 }),
+                "{mark}"
+            );
+            assert_eq!(m.cells.len(), 6, "no cell for the elided columns: {mark}");
+            let gpu3 = m.devices.iter().find(|d| d.name == "GPU3");
+            assert_eq!(gpu3.and_then(|d| d.cpu_affinity.as_deref()), Some("0-47"));
+            assert_eq!(
+                m.partial.as_ref().map(|p| p.reason),
+                Some(PartialReason::MissingFields)
+            );
+            assert!(!m.is_complete());
+            assert!(
+                p.warnings.iter().any(|w| w.span.first_line == 1),
+                "the header line is warned about: {:?}",
+                p.warnings
+            );
+        }
+        // Without dots, a row the header does not name is not a row.
+        let p = parse(&lines_of(
+            "        GPU0    GPU1    CPU Affinity\nGPU0     X      NV18    0-47\nGPU5    NV18     X      0-47\n",
+        ));
+        assert_eq!(p.value.devices.len(), 2);
+        assert!(p.value.partial.is_none());
     }
 
     #[test]
