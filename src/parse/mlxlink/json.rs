@@ -44,54 +44,22 @@ use crate::parse::Line;
 use crate::span::LineSpan;
 
 /// Whether `lines` begin an `mlxlink --json` object: `{` alone and then
-/// the `"result"` member, or the whole object on one line. Returns how
-/// many non-blank lines it spans, `None` when it does not close (cut).
-pub(super) fn detect(lines: &[Line<'_>]) -> Option<Option<usize>> {
+/// the `"result"` member, or the whole object on one line. Looks at two
+/// lines only (detection runs at every line that opens with `{`: looking
+/// for where the object closes would make a paste of unclosed objects
+/// quadratic); lines after the object are the section's and reported.
+pub(super) fn detect(lines: &[Line<'_>]) -> bool {
     let mut non_blank = lines.iter().filter(|l| !l.is_blank());
-    let first = non_blank.next()?.text().trim();
-    let opens = if first == "{" {
+    let Some(first) = non_blank.next().map(|l| l.text().trim()) else {
+        return false;
+    };
+    if first == "{" {
         non_blank
             .next()
             .is_some_and(|l| l.text().trim_start().starts_with("\"result\""))
     } else {
         first.starts_with('{') && first.contains("\"result\"") && first.contains("\"output\"")
-    };
-    if !opens {
-        return None;
     }
-    let mut depth = 0usize;
-    for (count, line) in lines.iter().filter(|l| !l.is_blank()).enumerate() {
-        depth = depth_after(line.text(), depth);
-        if depth == 0 {
-            return Some(Some(count + 1));
-        }
-    }
-    Some(None)
-}
-
-/// The nesting depth after `text`, from `depth` before it: braces and
-/// brackets outside strings.
-fn depth_after(text: &str, mut depth: usize) -> usize {
-    let mut in_string = false;
-    let mut escaped = false;
-    for b in text.bytes() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    depth
 }
 
 /// Reads the sections of an `mlxlink --json` object.
@@ -108,7 +76,8 @@ pub(super) fn sections(lines: &[Line<'_>], unread: &mut Unread) -> Vec<MlxlinkSe
             continue;
         }
         match member(t) {
-            Some(m) => reader.member(m, line.number),
+            Some(m) if reader.takes(&m) => reader.member(m, line.number),
+            Some(_) => unread.line(line, "outside mlxlink's JSON object"),
             None => unread.line(line, "not a line of mlxlink's JSON output"),
         }
     }
@@ -216,6 +185,11 @@ struct PendingRecord {
 const SECTION_DEPTH: usize = 4;
 
 impl Reader {
+    /// Whether `m` belongs to an object: one is open, or `m` opens one.
+    fn takes(&self, m: &Member) -> bool {
+        !self.path.is_empty() || *m == Member::Open(None)
+    }
+
     fn member(&mut self, m: Member, line: usize) {
         match m {
             Member::Open(key) => {
@@ -509,7 +483,7 @@ Link Down Counter                  : 7
         let value: serde_json::Value = serde_json::from_str(JSON).expect("the sample is JSON");
         let one_line = serde_json::to_string(&value).expect("serialises");
         let lines = lines_of(&one_line);
-        assert_eq!(super::detect(&lines), Some(Some(1)));
+        assert!(super::detect(&lines));
         let json = super::super::parse(&lines);
         let text = super::super::parse(&lines_of(TEXT));
         assert!(json.warnings.is_empty(), "{:?}", json.warnings);
@@ -518,16 +492,41 @@ Link Down Counter                  : 7
     }
 
     #[test]
-    fn detection_spans_the_object_and_runs_on_when_it_is_cut() {
-        let text = format!("{JSON}after the object\n");
-        let lines = lines_of(&text);
-        let json_lines = JSON.lines().filter(|l| !l.trim().is_empty()).count();
-        assert_eq!(super::detect(&lines), Some(Some(json_lines)));
-        let cut: String = JSON.lines().take(12).map(|l| format!("{l}\n")).collect();
-        assert_eq!(super::detect(&lines_of(&cut)), Some(None));
+    fn detection_wants_the_result_member_and_text_after_the_object_is_reported() {
+        assert!(super::detect(&lines_of(JSON)));
         // Other JSON is not mlxlink's.
-        assert_eq!(super::detect(&lines_of("{\n  \"sections\": []\n}\n")), None);
-        assert_eq!(super::detect(&lines_of("{\"schema_version\": 3}\n")), None);
+        assert!(!super::detect(&lines_of("{\n  \"sections\": []\n}\n")));
+        assert!(!super::detect(&lines_of("{\"schema_version\": 3}\n")));
+        let text = format!("{JSON}\"State\" : \"Down\",\nafter the object\n");
+        let p = super::super::parse(&lines_of(&text));
+        assert_eq!(p.value.state.as_deref(), Some("Polling"));
+        let after = JSON.lines().count() + 1;
+        for n in [after, after + 1] {
+            assert!(
+                p.warnings.iter().any(|w| w.span.contains(n)),
+                "line {n}: {:?}",
+                p.warnings
+            );
+        }
+    }
+
+    #[test]
+    fn two_objects_are_two_snapshots() {
+        let down = JSON.replace("\"Polling\"", "\"Disable\"");
+        let doc =
+            crate::input::read(&format!("{JSON}{down}"), &Default::default()).expect("recognised");
+        let states: Vec<_> = doc
+            .sections
+            .iter()
+            .map(|s| match &s.data {
+                crate::parse::SectionData::Mlxlink(m) => m.state.clone(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            states,
+            [Some("Polling".to_owned()), Some("Disable".to_owned())]
+        );
     }
 
     #[test]

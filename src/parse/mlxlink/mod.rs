@@ -77,13 +77,9 @@ fn title_at<'t>(t: &'t str, next: Option<&str>) -> Option<&'t str> {
 }
 
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
-    if let Some(count) = json::detect(lines) {
-        // Each object is its own section, ending where it closes.
-        let key = format!("json@{}", lines.first().map_or(0, |l| l.number));
-        return Some(match count {
-            Some(n) => Block::of_lines(key, n),
-            None => Block::keyed(key),
-        });
+    if json::detect(lines) {
+        // One key for every object: a second one is a second snapshot.
+        return Some(Block::keyed("json"));
     }
     let mut it = lines.iter().filter(|l| !l.is_blank());
     let first = it.next()?.text();
