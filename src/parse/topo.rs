@@ -221,7 +221,8 @@ fn device_name(s: &str) -> Option<(&str, &str)> {
 #[derive(Debug, PartialEq)]
 struct Row<'t> {
     name: &'t str,
-    /// The header column the name is in (the first, if it is in several).
+    /// The header column the name is in (the first, if it is in several);
+    /// `usize::MAX` for a device the header's `...` hides.
     column: usize,
     cells: Vec<&'t str>,
     values: Vec<&'t str>,
@@ -674,9 +675,8 @@ fn shared_names(header: &Header<'_>) -> Vec<Arc<str>> {
 }
 
 /// The shared name of a row's device: that of the column [`row`] found
-/// its name in (not searched for again). Every row the reader keeps names
-/// a column, so the fallback, a name of its own, is never made in
-/// practice.
+/// its name in (not searched for again), or, for a device hidden behind a
+/// header's `...` (in no column), a name of its own.
 fn row_name(names: &[Arc<str>], row: &Row<'_>) -> Arc<str> {
     names
         .get(row.column)
