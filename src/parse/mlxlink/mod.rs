@@ -31,7 +31,7 @@
 //! ```
 //!
 //! Every section is kept as records; the fields the rules read are also
-//! typed. `--json` output gives the same records ([`json`]).
+//! typed. `--json` output gives the same records (read in `json.rs`).
 
 use crate::model::mlxlink::{Mlxlink, MlxlinkField, MlxlinkSection};
 use crate::parse::text::{decimal_u64, is_help, trim, Unread};
