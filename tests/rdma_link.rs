@@ -148,3 +148,46 @@ link mlx5_0/1 lqpn 261 type UD state RTS sq-psn 0 comm ib_core
     }
     assert!(problems(doc).is_empty());
 }
+
+#[test]
+fn a_rail_down_in_rdma_link_impairs_the_gpu_nearest_to_it() {
+    let doc = read(
+        "$ nvidia-smi topo -m
+\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID
+GPU0\t X \tNV18\tPIX\tSYS\t0-47\t0\t\tN/A
+GPU1\tNV18\t X \tSYS\tPIX\t48-95\t1\t\tN/A
+NIC0\tPIX\tSYS\t X \tSYS
+NIC1\tSYS\tPIX\tSYS\t X 
+
+Legend:
+
+  X    = Self
+  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)
+  PIX  = Connection traversing at most a single PCIe bridge
+  NV#  = Connection traversing a bonded set of # NVLinks
+
+NIC Legend:
+
+  NIC0: mlx5_0
+  NIC1: mlx5_1
+
+$ rdma link show
+link mlx5_0/1 subnet_prefix fe80:0000:0000:0000 lid 11 sm_lid 1 lmc 0 state ACTIVE physical_state LINK_UP netdev ibp24s0
+link mlx5_1/1 subnet_prefix fe80:0000:0000:0000 lid 65535 sm_lid 0 lmc 0 state DOWN physical_state POLLING netdev ibp64s0
+",
+    );
+    let report = analyze(&[doc], &AnalyzeOptions::default());
+    let serious: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity >= Severity::Warning)
+        .map(|f| (f.rule.to_string(), f.subject.gpu, f.subject.device.clone()))
+        .collect();
+    assert_eq!(
+        serious,
+        vec![
+            ("XS001".to_owned(), Some(1), None),
+            ("IB001".to_owned(), None, Some("mlx5_1".to_owned())),
+        ]
+    );
+}
