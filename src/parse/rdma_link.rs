@@ -61,8 +61,9 @@ const FIELDS: [&str; 7] = [
 fn header(t: &str) -> Option<(&str, u32, &str)> {
     let (port_word, rest) = match t.strip_prefix("link ") {
         Some(rest) => rest.trim_start().split_once(' ').unwrap_or((rest, "")),
-        None => {
-            // `IDX/PORT: DEV/PORT: …`: the index pair must be numbers.
+        // `IDX/PORT: DEV/PORT: …`: the index pair must be numbers (a line
+        // opening with a letter is looked at no further).
+        None if t.starts_with(|c: char| c.is_ascii_digit()) => {
             let (index, rest) = t.split_once(": ")?;
             let (i, p) = index.split_once('/')?;
             if !(i.bytes().all(|b| b.is_ascii_digit()) && p.bytes().all(|b| b.is_ascii_digit())) {
@@ -70,6 +71,7 @@ fn header(t: &str) -> Option<(&str, u32, &str)> {
             }
             rest.trim_start().split_once(' ').unwrap_or((rest, ""))
         }
+        None => return None,
     };
     let port_word = port_word.strip_suffix(':').unwrap_or(port_word);
     let (device, port) = port_word.rsplit_once('/')?;

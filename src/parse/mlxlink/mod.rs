@@ -109,26 +109,35 @@ pub fn ber(text: &str) -> Option<f64> {
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Mlxlink> {
     let mut unread = Unread::default();
-    let mut out = Mlxlink::default();
-    if lines
+    let is_json = lines
         .iter()
         .find(|l| !l.is_blank())
-        .is_some_and(|l| l.text().trim_start().starts_with('{'))
-    {
-        out.sections = json::sections(lines, &mut unread);
-        type_fields(&mut out, &mut unread, lines);
-        return Parsed {
-            value: out,
-            warnings: unread.finish(),
-        };
+        .is_some_and(|l| l.text().trim_start().starts_with('{'));
+    let mut out = Mlxlink {
+        sections: if is_json {
+            json::sections(lines, &mut unread)
+        } else {
+            text_sections(lines, &mut unread)
+        },
+        ..Mlxlink::default()
+    };
+    type_fields(&mut out, &mut unread, lines);
+    Parsed {
+        value: out,
+        warnings: unread.finish(),
     }
+}
+
+/// The titled sections of the text form, records in order.
+fn text_sections(lines: &[Line<'_>], unread: &mut Unread) -> Vec<MlxlinkSection> {
+    let mut sections: Vec<MlxlinkSection> = Vec::new();
     let non_blank: Vec<&Line<'_>> = lines.iter().filter(|l| !l.is_blank()).collect();
     let mut i = 0;
     while let Some(line) = non_blank.get(i) {
         let t = line.text().trim();
         let next = non_blank.get(i + 1).map(|n| n.text());
         if let Some(title) = title_at(t, next) {
-            out.sections.push(MlxlinkSection {
+            sections.push(MlxlinkSection {
                 title: title.to_owned(),
                 fields: Vec::new(),
                 span: line.span(),
@@ -138,7 +147,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Mlxlink> {
             continue;
         }
         i += 1;
-        let Some(section) = out.sections.last_mut() else {
+        let Some(section) = sections.last_mut() else {
             unread.line(line, "mlxlink output before its first section title");
             continue;
         };
@@ -154,11 +163,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Mlxlink> {
             None => unread.line(line, "not a `Name : value` line of mlxlink"),
         }
     }
-    type_fields(&mut out, &mut unread, lines);
-    Parsed {
-        value: out,
-        warnings: unread.finish(),
-    }
+    sections
 }
 
 /// Fills the typed fields from the records.
