@@ -15,7 +15,6 @@
 
 use crate::archive;
 use crate::naming::{self, HostFrom, Named, Place};
-use rayon::iter::{ParallelBridge, ParallelIterator};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -306,39 +305,18 @@ fn sibling_order(a: &Path, b: &Path) -> std::cmp::Ordering {
 }
 
 fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
-    let mut skipped_hidden = 0usize;
     let mut files: Vec<(PathBuf, Place, Option<archive::Kind>)> = Vec::new();
     let root_name = root
         .canonicalize()
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| root.display().to_string());
-    let walker = walkdir::WalkDir::new(root)
-        .follow_links(true)
-        .sort_by(|a, b| sibling_order(a.path(), b.path()))
-        .into_iter()
-        .filter_entry(|e| {
-            let keep =
-                e.depth() == 0 || options.hidden || !is_hidden(&e.file_name().to_string_lossy());
-            if !keep {
-                skipped_hidden += 1;
-            }
-            keep
-        });
-    // The walk reads one directory at a time; what each file then needs
-    // (its place in the tree) runs on the other threads meanwhile, and the
-    // entries' numbers restore the walk's order.
-    let mut found: Vec<(usize, Found)> = walker
-        .enumerate()
-        .par_bridge()
-        .map(|(i, entry)| (i, Found::of(entry, root, &root_name)))
-        .collect();
-    found.sort_unstable_by_key(|(i, _)| *i);
+    let (found, skipped_hidden) = walk_tree(root, &root_name, options.hidden);
     // A second path to a file already listed (a symlinked directory that
     // is not a loop, a hard link) reads it once.
     let first = first_paths(&found);
     files.reserve(found.len());
-    for ((_, found), first) in found.into_iter().zip(first) {
+    for (found, first) in found.into_iter().zip(first) {
         let (path, place, kind) = match found {
             Found::Directory => continue,
             Found::Problem(problem) => {
@@ -422,6 +400,36 @@ fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
     }
 }
 
+/// The entries of a walk of `root` (each directory's entries in
+/// [`sibling_order`], a directory's tree after its entry, links followed)
+/// as [`Found`]s, with their places in the tree (named `root_name`), and
+/// how many hidden entries were skipped.
+fn walk_tree(root: &Path, root_name: &str, hidden: bool) -> (Vec<Found>, usize) {
+    let mut skipped_hidden = 0usize;
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by(|a, b| sibling_order(a.path(), b.path()));
+    // Each entry's place in the tree is worked out as the walk gives it, on
+    // this thread. Handed to the other threads (`par_bridge`), the entries
+    // were pulled from the walk under a lock, one at a time, the threads
+    // mostly waiting on each other for work of a microsecond: at 1,000
+    // hosts the walk took 39 ms against 24, with 1,256 context switches in
+    // the run against 130. (Walking the root's directories on every thread
+    // took 32 ms: directory reads do not go faster side by side.)
+    let found = walker
+        .into_iter()
+        .filter_entry(|e| {
+            let keep = e.depth() == 0 || hidden || !is_hidden(&e.file_name().to_string_lossy());
+            if !keep {
+                skipped_hidden += 1;
+            }
+            keep
+        })
+        .map(|entry| Found::of(entry, root, root_name))
+        .collect();
+    (found, skipped_hidden)
+}
+
 /// One entry of a directory walk, read apart from the walk ([`walk`]).
 enum Found {
     Directory,
@@ -471,19 +479,19 @@ enum Identity {
 /// earlier entry is another path to. Only files whose inode number came up
 /// before are stat'ed, with the first file that had it: on a tree without
 /// links, none.
-fn first_paths(found: &[(usize, Found)]) -> Vec<bool> {
+fn first_paths(found: &[Found]) -> Vec<bool> {
     let mut first_with: FxHashMap<u64, usize> = FxHashMap::default();
     let mut stated: FxHashSet<(u64, u64)> = FxHashSet::default();
     let mut canonical: HashSet<&Path> = HashSet::new();
     first_with.reserve(found.len());
     let path_of = |i: usize| match found.get(i) {
-        Some((_, Found::File { path, .. })) => Some(path.as_path()),
+        Some(Found::File { path, .. }) => Some(path.as_path()),
         _ => None,
     };
     found
         .iter()
         .enumerate()
-        .map(|(i, (_, entry))| {
+        .map(|(i, entry)| {
             let Found::File { path, id, .. } = entry else {
                 return false;
             };
@@ -1017,20 +1025,17 @@ mod second_path_tests {
         let _ = std::fs::remove_dir_all(&root);
     }
 
-    fn found(path: &Path, number: u64) -> (usize, Found) {
-        (
-            0,
-            Found::File {
-                path: path.to_owned(),
-                id: Identity::Entry(number),
-                place: Place {
-                    root_name: String::new(),
-                    dirs: Vec::new(),
-                    file: String::new(),
-                },
-                kind: None,
+    fn found(path: &Path, number: u64) -> Found {
+        Found::File {
+            path: path.to_owned(),
+            id: Identity::Entry(number),
+            place: Place {
+                root_name: String::new(),
+                dirs: Vec::new(),
+                file: String::new(),
             },
-        )
+            kind: None,
+        }
     }
 
     /// Entries with one inode number are told apart by a stat: two files
@@ -1046,7 +1051,7 @@ mod second_path_tests {
         std::fs::hard_link(&a, &link).expect("link");
         let entries = [
             found(&a, 7),
-            (0, Found::Directory),
+            Found::Directory,
             found(&b, 7),
             found(&link, 7),
             found(&root.join("gone"), 7),
