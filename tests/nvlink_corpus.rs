@@ -154,7 +154,7 @@ fn filtered_and_invalid_link_queries() {
     let caps = only(X2, "nvlink_i1_l5_c.txt");
     assert_eq!(caps.gpus[0].index, 1);
     assert_eq!(caps.gpus[0].links[0].link, 5);
-    assert_eq!(caps.gpus[0].links[0].capabilities.len(), 6);
+    assert_eq!(caps.gpus[0].links[0].capabilities().len(), 6);
 
     for dir in [X2, X1] {
         let none = only(dir, "nvlink_badgpu.txt");
@@ -187,7 +187,7 @@ fn lane_ecc_counts_are_real_and_non_zero() {
     assert_eq!(m.modes, [NvlinkMode::LaneEcc]);
     let g0 = &m.gpus[0];
     let count = |gpu: usize, link: u32, lane: usize| {
-        m.gpus[gpu].link(link).unwrap().lanes[lane]
+        m.gpus[gpu].link(link).unwrap().lanes()[lane]
             .ecc_correction_count
             .value
     };
@@ -201,7 +201,7 @@ fn lane_ecc_counts_are_real_and_non_zero() {
         .gpus
         .iter()
         .flat_map(|g| &g.links)
-        .all(|l| l.lanes.len() == 2 && l.lanes.iter().all(|lane| !lane.overflow)));
+        .all(|l| l.lanes().len() == 2 && l.lanes().iter().all(|lane| !lane.overflow)));
 }
 
 #[test]
@@ -264,7 +264,7 @@ fn remote_ends_capabilities_and_other_modes() {
             .gpus
             .iter()
             .flat_map(|g| &g.links)
-            .map(|l| l.remote.clone().unwrap())
+            .map(|l| l.remote().cloned().unwrap())
             .collect();
         assert_eq!(remotes.len(), 36);
         assert!(remotes.iter().all(|r| r.is_unknown()));
@@ -272,21 +272,20 @@ fn remote_ends_capabilities_and_other_modes() {
     assert!(r.gpus[1]
         .links
         .iter()
-        .all(|l| l.remote.as_ref().unwrap().link == Some(0)));
+        .all(|l| l.remote().unwrap().link == Some(0)));
 
     let c = only(X2, "nvlink_c.txt");
     assert!(c
         .gpus
         .iter()
         .flat_map(|g| &g.links)
-        .all(|l| l.capabilities.len() == 6 && l.capabilities.values().all(|v| *v)));
+        .all(|l| l.capabilities().len() == 6 && l.capabilities().values().all(|v| *v)));
 
     let lp = only(X2, "nvlink_gLowPwrInfo.txt");
     assert_eq!(lp.gpus[1].low_power_threshold_unit_us, Some(100));
     assert_eq!(lp.gpus[1].low_power_threshold_range, Some((1, 8191)));
     assert!(lp.gpus.iter().flat_map(|g| &g.links).all(|l| {
-        l.low_power_mode.as_deref() == Some("Low Power State")
-            && l.low_power_threshold_us == Some(50_000)
+        l.low_power_mode() == Some("Low Power State") && l.low_power_threshold_us() == Some(50_000)
     }));
 
     let info = only(X2, "nvlink_info.txt");
@@ -360,7 +359,7 @@ fn public_samples_values() {
         assert_eq!(gpu.active_links().count(), 12);
     }
     let remote = get("nvlink-R__hpe-jp-elearning-h100pcie__1.txt");
-    let l4 = remote.gpus[0].link(4).unwrap().remote.clone().unwrap();
+    let l4 = remote.gpus[0].link(4).unwrap().remote().cloned().unwrap();
     assert_eq!(
         (l4.pci_bus_id.as_str(), l4.link),
         ("00000000:D5:00.0", Some(6))

@@ -5,7 +5,7 @@
 #![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
 
 use fabricscope::model::nvlink::{
-    LaneEcc, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkNote, NvlinkRemote,
+    LaneEcc, LinkDetail, Nvlink, NvlinkGpu, NvlinkLink, NvlinkMode, NvlinkNote, NvlinkRemote,
 };
 use fabricscope::model::Counter;
 use fabricscope::parse::lines_of;
@@ -93,22 +93,26 @@ fn link(v100: bool) -> impl Strategy<Value = NvlinkLink> {
                     };
                     link.counters.insert(name.to_owned(), counter);
                 }
-                link.lanes = lanes
-                    .into_iter()
-                    .zip(0u32..)
-                    .map(|((count, overflow), lane)| LaneEcc {
-                        lane,
-                        ecc_correction_count: Counter::unknown_width(count),
-                        overflow,
-                    })
-                    .collect();
-                link.capabilities = caps.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-                link.remote = remote.map(|(bus, far)| NvlinkRemote {
-                    pci_bus_id: bus.to_owned(),
-                    link: far,
-                });
-                link.low_power_mode = mode.map(str::to_owned);
-                link.low_power_threshold_us = threshold;
+                let detail = LinkDetail {
+                    lanes: lanes
+                        .into_iter()
+                        .zip(0u32..)
+                        .map(|((count, overflow), lane)| LaneEcc {
+                            lane,
+                            ecc_correction_count: Counter::unknown_width(count),
+                            overflow,
+                        })
+                        .collect(),
+                    capabilities: caps.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+                    remote: remote.map(|(bus, far)| NvlinkRemote {
+                        pci_bus_id: bus.to_owned(),
+                        link: far,
+                    }),
+                    low_power_mode: mode.map(str::to_owned),
+                    low_power_threshold_us: threshold,
+                };
+                // As the parser leaves it: no detail unless one was printed.
+                link.detail = (detail != LinkDetail::default()).then(|| Box::new(detail));
                 link
             },
         )
@@ -175,11 +179,11 @@ fn has_content(l: &NvlinkLink) -> bool {
     l.speed_gb_per_s.is_some()
         || l.inactive
         || !l.counters.is_empty()
-        || !l.lanes.is_empty()
-        || !l.capabilities.is_empty()
-        || l.remote.is_some()
-        || l.low_power_mode.is_some()
-        || l.low_power_threshold_us.is_some()
+        || !l.lanes().is_empty()
+        || !l.capabilities().is_empty()
+        || l.remote().is_some()
+        || l.low_power_mode().is_some()
+        || l.low_power_threshold_us().is_some()
 }
 
 fn model() -> impl Strategy<Value = Nvlink> {
@@ -225,7 +229,7 @@ fn modes_with_content(m: &Nvlink) -> Vec<NvlinkMode> {
         NvlinkMode::Status,
     );
     add(
-        links.iter().any(|l| !l.capabilities.is_empty()),
+        links.iter().any(|l| !l.capabilities().is_empty()),
         NvlinkMode::Capabilities,
     );
     add(
@@ -233,7 +237,7 @@ fn modes_with_content(m: &Nvlink) -> Vec<NvlinkMode> {
         NvlinkMode::ErrorCounters,
     );
     add(
-        links.iter().any(|l| !l.lanes.is_empty()),
+        links.iter().any(|l| !l.lanes().is_empty()),
         NvlinkMode::LaneEcc,
     );
     add(
@@ -248,19 +252,19 @@ fn modes_with_content(m: &Nvlink) -> Vec<NvlinkMode> {
     add(
         links
             .iter()
-            .any(|l| l.remote.as_ref().is_some_and(|r| r.link.is_none())),
+            .any(|l| l.remote().is_some_and(|r| r.link.is_none())),
         NvlinkMode::RemotePciBusId,
     );
     add(
         links
             .iter()
-            .any(|l| l.remote.as_ref().is_some_and(|r| r.link.is_some())),
+            .any(|l| l.remote().is_some_and(|r| r.link.is_some())),
         NvlinkMode::RemoteLinkInfo,
     );
     add(
         links
             .iter()
-            .any(|l| l.low_power_mode.is_some() || l.low_power_threshold_us.is_some())
+            .any(|l| l.low_power_mode().is_some() || l.low_power_threshold_us().is_some())
             || m.gpus.iter().any(|g| {
                 g.low_power_threshold_unit_us.is_some() || g.low_power_threshold_range.is_some()
             }),

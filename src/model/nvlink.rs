@@ -223,43 +223,62 @@ impl NvlinkGpu {
 }
 
 /// One NVLink of one GPU, with what every mode said about it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+///
+/// What only a few modes print (`-ec`, `-c`, `-p`/`-R`, `-gLowPwrInfo`) is
+/// kept apart in a [`LinkDetail`], boxed and absent unless printed: an
+/// `nvidia-smi nvlink -e` paste of 100,000 links (a pdsh run over a fleet)
+/// held 112 bytes per link of empty lists and options inline, the largest
+/// part of its memory after the text. In JSON the detail's members stand
+/// among the link's own, as they always have.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(from = "FlatLink")]
 pub struct NvlinkLink {
     /// Link number (`Link 12:` → 12).
     pub link: u32,
     /// `-s`: per-direction speed in GB/s exactly as printed (`26.562`, `25`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed_gb_per_s: Option<f64>,
     /// `-s`: the link printed `<inactive>`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub inactive: bool,
     /// Counters by snake_case name: `replay_errors`, `recovery_errors`,
     /// `crc_errors` (`-e`); `data_tx_kib`, `data_rx_kib` (`-gt d`);
     /// `raw_tx_kib`, `raw_rx_kib` (`-gt r`); `rx0_kib`, `tx0_kib` (`-g 0`,
     /// whose `KBytes` are taken as KiB). Unknown counters keep their
     /// snake-cased label.
-    #[serde(default, skip_serializing_if = "Counters::is_empty")]
     pub counters: Counters,
+    /// What `-ec`, `-c`, `-p`/`-R` and `-gLowPwrInfo` said of the link;
+    /// `None` when none of them did (read it through [`Self::lanes`],
+    /// [`Self::capabilities`], [`Self::remote`], …; fill it through
+    /// [`Self::detail_mut`]).
+    pub detail: Option<Box<LinkDetail>>,
+    /// Lines that described this link.
+    pub span: LineSpan,
+}
+
+/// What only some modes of `nvidia-smi nvlink` print about a link.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LinkDetail {
     /// `-ec`: per-lane ECC correction counts.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lanes: Vec<LaneEcc>,
     /// `-c`: capability → supported, keyed `p2p_supported`,
     /// `system_memory_access_supported`, `p2p_atomics_supported`,
     /// `system_memory_atomics_supported`, `sli_supported`, `link_supported`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub capabilities: BTreeMap<String, bool>,
     /// `-p` / `-R`: the device at the other end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<NvlinkRemote>,
     /// `-gLowPwrInfo`: `Low Power Mode: Low Power State` → `Low Power State`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub low_power_mode: Option<String>,
     /// `-gLowPwrInfo`: `Low Power Threshold: 50000 us` → 50000.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub low_power_threshold_us: Option<u64>,
-    /// Lines that described this link.
-    pub span: LineSpan,
 }
+
+impl LinkDetail {
+    fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+}
+
+/// No capabilities: what [`NvlinkLink::capabilities`] lends a link without.
+static NO_CAPABILITIES: BTreeMap<String, bool> = BTreeMap::new();
 
 impl NvlinkLink {
     /// An empty link record for link `link`.
@@ -277,6 +296,131 @@ impl NvlinkLink {
     #[must_use]
     pub fn counter<K: CounterKey>(&self, key: K) -> Option<Counter> {
         self.counters.get(key).copied()
+    }
+
+    /// `-ec`: per-lane ECC correction counts (none when not printed).
+    #[must_use]
+    pub fn lanes(&self) -> &[LaneEcc] {
+        self.detail.as_deref().map_or(&[], |d| &d.lanes)
+    }
+
+    /// `-c`: capability → supported (empty when not printed).
+    #[must_use]
+    pub fn capabilities(&self) -> &BTreeMap<String, bool> {
+        self.detail
+            .as_deref()
+            .map_or(&NO_CAPABILITIES, |d| &d.capabilities)
+    }
+
+    /// `-p` / `-R`: the device at the other end.
+    #[must_use]
+    pub fn remote(&self) -> Option<&NvlinkRemote> {
+        self.detail.as_deref().and_then(|d| d.remote.as_ref())
+    }
+
+    /// `-gLowPwrInfo`: the low power mode as printed.
+    #[must_use]
+    pub fn low_power_mode(&self) -> Option<&str> {
+        self.detail
+            .as_deref()
+            .and_then(|d| d.low_power_mode.as_deref())
+    }
+
+    /// `-gLowPwrInfo`: the low power threshold in microseconds.
+    #[must_use]
+    pub fn low_power_threshold_us(&self) -> Option<u64> {
+        self.detail
+            .as_deref()
+            .and_then(|d| d.low_power_threshold_us)
+    }
+
+    /// The link's detail, made (empty) if it has none yet.
+    pub fn detail_mut(&mut self) -> &mut LinkDetail {
+        self.detail.get_or_insert_with(Box::default)
+    }
+}
+
+/// A link as JSON has it: every member at one level.
+#[derive(Serialize)]
+struct FlatLinkRef<'a> {
+    link: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    speed_gb_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    inactive: bool,
+    #[serde(skip_serializing_if = "Counters::is_empty")]
+    counters: &'a Counters,
+    #[serde(skip_serializing_if = "<[LaneEcc]>::is_empty")]
+    lanes: &'a [LaneEcc],
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    capabilities: &'a BTreeMap<String, bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remote: Option<&'a NvlinkRemote>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    low_power_mode: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    low_power_threshold_us: Option<u64>,
+    span: LineSpan,
+}
+
+impl Serialize for NvlinkLink {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        FlatLinkRef {
+            link: self.link,
+            speed_gb_per_s: self.speed_gb_per_s,
+            inactive: self.inactive,
+            counters: &self.counters,
+            lanes: self.lanes(),
+            capabilities: self.capabilities(),
+            remote: self.remote(),
+            low_power_mode: self.low_power_mode(),
+            low_power_threshold_us: self.low_power_threshold_us(),
+            span: self.span,
+        }
+        .serialize(serializer)
+    }
+}
+
+/// [`FlatLinkRef`] read back.
+#[derive(Deserialize)]
+struct FlatLink {
+    link: u32,
+    #[serde(default)]
+    speed_gb_per_s: Option<f64>,
+    #[serde(default)]
+    inactive: bool,
+    #[serde(default)]
+    counters: Counters,
+    #[serde(default)]
+    lanes: Vec<LaneEcc>,
+    #[serde(default)]
+    capabilities: BTreeMap<String, bool>,
+    #[serde(default)]
+    remote: Option<NvlinkRemote>,
+    #[serde(default)]
+    low_power_mode: Option<String>,
+    #[serde(default)]
+    low_power_threshold_us: Option<u64>,
+    span: LineSpan,
+}
+
+impl From<FlatLink> for NvlinkLink {
+    fn from(f: FlatLink) -> Self {
+        let detail = LinkDetail {
+            lanes: f.lanes,
+            capabilities: f.capabilities,
+            remote: f.remote,
+            low_power_mode: f.low_power_mode,
+            low_power_threshold_us: f.low_power_threshold_us,
+        };
+        Self {
+            link: f.link,
+            speed_gb_per_s: f.speed_gb_per_s,
+            inactive: f.inactive,
+            counters: f.counters,
+            detail: (!detail.is_empty()).then(|| Box::new(detail)),
+            span: f.span,
+        }
     }
 }
 
@@ -393,5 +537,18 @@ mod tests {
                 NvlinkNote::Message(text.to_owned())
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::NvlinkLink;
+
+    /// What a link costs is what an `-e` paste of a fleet costs per link:
+    /// the modes few pastes hold stay out of line ([`super::LinkDetail`]).
+    /// 184 bytes when they were inline.
+    #[test]
+    fn a_link_without_detail_is_small() {
+        assert!(std::mem::size_of::<NvlinkLink>() <= 72);
     }
 }

@@ -1016,7 +1016,7 @@ impl<'a> Context<'a> {
                     if !link.counters.is_empty() {
                         entry.counter_links.push((at, link));
                     }
-                    if !link.lanes.is_empty() {
+                    if !link.lanes().is_empty() {
                         entry.lanes.insert(link.link, (at, link));
                     }
                 }

@@ -777,7 +777,7 @@ fn check_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     }
     for g in gpus {
         for (n, (at, link)) in &g.lanes {
-            for lane in link.lanes.iter().filter(|l| l.overflow) {
+            for lane in link.lanes().iter().filter(|l| l.overflow) {
                 out.push(
                     NV005
                         .finding(

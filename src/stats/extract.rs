@@ -568,8 +568,8 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
             .flat_map(|g| &g.links)
             .fold((0, 0, 0), |(readings, subjects, speeds), link| {
                 (
-                    readings + link.counters.len() + link.lanes.len(),
-                    subjects + 1 + link.lanes.len(),
+                    readings + link.counters.len() + link.lanes().len(),
+                    subjects + 1 + link.lanes().len(),
                     speeds + usize::from(link.speed_gb_per_s.is_some()),
                 )
             });
@@ -613,7 +613,7 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
             // (no vector of their positions per link: most links have none).
             let first_lane = out.subjects.len();
             out.subjects
-                .extend(link.lanes.iter().map(|lane| SubjectRef {
+                .extend(link.lanes().iter().map(|lane| SubjectRef {
                     lane: Some(lane.lane),
                     ..subject
                 }));
@@ -653,7 +653,7 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
                     span: link.span,
                 });
             }
-            for (lane, subject) in link.lanes.iter().zip(first_lane..) {
+            for (lane, subject) in link.lanes().iter().zip(first_lane..) {
                 let counter = Counter {
                     saturated: lane.ecc_correction_count.saturated || lane.overflow,
                     ..lane.ecc_correction_count
@@ -1011,7 +1011,7 @@ mod tests {
                             link.counters.insert(*name, Counter::unknown_width(at as u64));
                         }
                     }
-                    link.lanes = (0..*lanes as u32)
+                    link.detail_mut().lanes = (0..*lanes as u32)
                         .map(|lane| crate::model::nvlink::LaneEcc {
                             lane,
                             ecc_correction_count: Counter::unknown_width(u64::from(lane)),
@@ -1035,7 +1035,7 @@ mod tests {
                         ..SubjectRef::default()
                     };
                     let first_lane = subjects.len();
-                    for lane in &link.lanes {
+                    for lane in link.lanes() {
                         subjects.push(SubjectRef { lane: Some(lane.lane), ..subject });
                     }
                     if !link.counters.is_empty() {
@@ -1045,7 +1045,7 @@ mod tests {
                         let (unit, role) = nvlink_role(id.name());
                         readings.push((subjects.len() - 1, id.name().to_owned(), counter.value, unit, role));
                     }
-                    for (at, lane) in link.lanes.iter().enumerate() {
+                    for (at, lane) in link.lanes().iter().enumerate() {
                         readings.push((
                             first_lane + at,
                             "ecc_correction_count".to_owned(),

@@ -471,6 +471,7 @@ impl Reader {
             LinkFact::Inactive => duplicate = set_status(link, None),
             LinkFact::Capability(label, supported) => {
                 duplicate = link
+                    .detail_mut()
                     .capabilities
                     .insert(capability_key(label), supported)
                     .is_some();
@@ -489,20 +490,27 @@ impl Reader {
             }
             LinkFact::Remote(bus_id, remote_link) => {
                 let same_device = link
-                    .remote
-                    .as_ref()
+                    .remote()
                     .filter(|r| r.pci_bus_id == bus_id)
                     .and_then(|r| r.link);
-                link.remote = Some(NvlinkRemote {
+                link.detail_mut().remote = Some(NvlinkRemote {
                     pci_bus_id: bus_id.to_owned(),
                     link: remote_link.or(same_device),
                 });
             }
             LinkFact::LowPowerMode(mode) => {
-                duplicate = link.low_power_mode.replace(mode.to_owned()).is_some();
+                duplicate = link
+                    .detail_mut()
+                    .low_power_mode
+                    .replace(mode.to_owned())
+                    .is_some();
             }
             LinkFact::LowPowerThreshold(us) => {
-                duplicate = link.low_power_threshold_us.replace(us).is_some();
+                duplicate = link
+                    .detail_mut()
+                    .low_power_threshold_us
+                    .replace(us)
+                    .is_some();
             }
         }
         if duplicate {
@@ -524,7 +532,7 @@ impl Reader {
         };
         gpu.span = gpu.span.join(line.span());
         if let Some(link) = link_mut(gpu, &mut self.link_slots, number, line) {
-            link.lanes.push(LaneEcc {
+            link.detail_mut().lanes.push(LaneEcc {
                 lane,
                 ecc_correction_count: Counter::unknown_width(count),
                 overflow: overflow != 0,

@@ -126,7 +126,7 @@ fn link_lines(s: &mut String, link: &NvlinkLink, mode: NvlinkMode) {
         }
         NvlinkMode::Capabilities => {
             let keys: Vec<&str> = CAPABILITIES.iter().map(|(_, key)| *key).collect();
-            let mut caps: Vec<(&String, &bool)> = link.capabilities.iter().collect();
+            let mut caps: Vec<(&String, &bool)> = link.capabilities().iter().collect();
             caps.sort_by_key(|(key, _)| position(&keys, key.as_str()));
             for (key, supported) in caps {
                 let _ = writeln!(s, "\t Link {n}, {}: {supported}", capability_label(key));
@@ -157,10 +157,10 @@ fn link_lines(s: &mut String, link: &NvlinkLink, mode: NvlinkMode) {
             }
         }
         NvlinkMode::LaneEcc => {
-            if !link.lanes.is_empty() {
+            if !link.lanes().is_empty() {
                 let _ = writeln!(s, "\t Link {n}:");
             }
-            for lane in &link.lanes {
+            for lane in link.lanes() {
                 let _ = writeln!(
                     s,
                     "\t\t Lane {} ECC Correction Count: {} (Overflow={})",
@@ -171,12 +171,12 @@ fn link_lines(s: &mut String, link: &NvlinkLink, mode: NvlinkMode) {
             }
         }
         NvlinkMode::RemotePciBusId => {
-            if let Some(remote) = link.remote.as_ref().filter(|r| r.link.is_none()) {
+            if let Some(remote) = link.remote().filter(|r| r.link.is_none()) {
                 let _ = writeln!(s, "\t Link {n}: {}", remote.pci_bus_id);
             }
         }
         NvlinkMode::RemoteLinkInfo => {
-            if let Some(remote) = &link.remote {
+            if let Some(remote) = link.remote() {
                 if let Some(far) = remote.link {
                     let _ = writeln!(
                         s,
@@ -187,10 +187,10 @@ fn link_lines(s: &mut String, link: &NvlinkLink, mode: NvlinkMode) {
             }
         }
         NvlinkMode::LowPowerInfo => {
-            if let Some(mode) = &link.low_power_mode {
+            if let Some(mode) = link.low_power_mode() {
                 let _ = writeln!(s, "\t Link {n}: Low Power Mode: {mode}");
             }
-            if let Some(us) = link.low_power_threshold_us {
+            if let Some(us) = link.low_power_threshold_us() {
                 let _ = writeln!(s, "\t Link {n}: Low Power Threshold: {us} us");
             }
         }

@@ -100,12 +100,12 @@ fn lane_ecc_blocks_attach_to_their_link_heading() {
     assert_eq!(m.modes, [NvlinkMode::LaneEcc]);
     let links = &m.gpus[0].links;
     assert_eq!(links.len(), 2);
-    assert_eq!(links[0].lanes.len(), 2);
-    assert_eq!(links[0].lanes[1].lane, 1);
-    assert_eq!(links[0].lanes[1].ecc_correction_count.value, 275);
+    assert_eq!(links[0].lanes().len(), 2);
+    assert_eq!(links[0].lanes()[1].lane, 1);
+    assert_eq!(links[0].lanes()[1].ecc_correction_count.value, 275);
     assert_eq!(links[1].link, 9);
-    assert!(links[1].lanes[0].overflow);
-    assert!(!links[0].lanes[0].overflow);
+    assert!(links[1].lanes()[0].overflow);
+    assert!(!links[0].lanes()[0].overflow);
 }
 
 #[test]
@@ -164,7 +164,7 @@ fn capabilities_use_stable_keys() {
 \t Link 5, Link is supported: true
 ";
     let m = clean(text);
-    let caps = &m.gpus[0].links[0].capabilities;
+    let caps = &m.gpus[0].links[0].capabilities();
     assert_eq!(caps.len(), 6);
     assert_eq!(caps.get("p2p_supported"), Some(&true));
     assert_eq!(caps.get("system_memory_access_supported"), Some(&true));
@@ -185,12 +185,12 @@ fn remote_pci_and_remote_link_info_merge_on_one_link() {
         m.modes,
         [NvlinkMode::RemoteLinkInfo, NvlinkMode::RemotePciBusId]
     );
-    let l4 = m.gpus[0].links[0].remote.as_ref().unwrap();
+    let l4 = m.gpus[0].links[0].remote().unwrap();
     assert_eq!(
         (l4.pci_bus_id.as_str(), l4.link),
         ("00000000:D5:00.0", Some(6))
     );
-    let l5 = m.gpus[0].links[1].remote.as_ref().unwrap();
+    let l5 = m.gpus[0].links[1].remote().unwrap();
     assert!(l5.is_unknown());
     assert_eq!(l5.link, None);
 }
@@ -226,8 +226,8 @@ GPU 0: NVIDIA H200 (UUID: GPU-d4a1)
     assert_eq!(gpu.low_power_threshold_unit_us, Some(100));
     assert_eq!(gpu.low_power_threshold_range, Some((1, 8191)));
     let l0 = &gpu.links[0];
-    assert_eq!(l0.low_power_mode.as_deref(), Some("Low Power State"));
-    assert_eq!(l0.low_power_threshold_us, Some(50_000));
+    assert_eq!(l0.low_power_mode(), Some("Low Power State"));
+    assert_eq!(l0.low_power_threshold_us(), Some(50_000));
 }
 
 #[test]
