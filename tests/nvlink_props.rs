@@ -93,7 +93,8 @@ fn link(v100: bool) -> impl Strategy<Value = NvlinkLink> {
                     };
                     link.counters.insert(name.to_owned(), counter);
                 }
-                let detail = LinkDetail {
+                // As the parser leaves it: no detail unless one was printed.
+                link.set_detail(LinkDetail {
                     lanes: lanes
                         .into_iter()
                         .zip(0u32..)
@@ -110,9 +111,7 @@ fn link(v100: bool) -> impl Strategy<Value = NvlinkLink> {
                     }),
                     low_power_mode: mode.map(str::to_owned),
                     low_power_threshold_us: threshold,
-                };
-                // As the parser leaves it: no detail unless one was printed.
-                link.detail = (detail != LinkDetail::default()).then(|| Box::new(detail));
+                });
                 link
             },
         )

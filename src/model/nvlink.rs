@@ -338,6 +338,12 @@ impl NvlinkLink {
     pub fn detail_mut(&mut self) -> &mut LinkDetail {
         self.detail.get_or_insert_with(Box::default)
     }
+
+    /// Sets the link's detail: none when `detail` is empty, as a parsed
+    /// link has (so that it compares equal to one).
+    pub fn set_detail(&mut self, detail: LinkDetail) {
+        self.detail = (!detail.is_empty()).then(|| Box::new(detail));
+    }
 }
 
 /// A link as JSON has it: every member at one level.
@@ -406,21 +412,22 @@ struct FlatLink {
 
 impl From<FlatLink> for NvlinkLink {
     fn from(f: FlatLink) -> Self {
-        let detail = LinkDetail {
+        let mut link = Self {
+            link: f.link,
+            speed_gb_per_s: f.speed_gb_per_s,
+            inactive: f.inactive,
+            counters: f.counters,
+            detail: None,
+            span: f.span,
+        };
+        link.set_detail(LinkDetail {
             lanes: f.lanes,
             capabilities: f.capabilities,
             remote: f.remote,
             low_power_mode: f.low_power_mode,
             low_power_threshold_us: f.low_power_threshold_us,
-        };
-        Self {
-            link: f.link,
-            speed_gb_per_s: f.speed_gb_per_s,
-            inactive: f.inactive,
-            counters: f.counters,
-            detail: (!detail.is_empty()).then(|| Box::new(detail)),
-            span: f.span,
-        }
+        });
+        link
     }
 }
 

@@ -1011,13 +1011,16 @@ mod tests {
                             link.counters.insert(*name, Counter::unknown_width(at as u64));
                         }
                     }
-                    link.detail_mut().lanes = (0..*lanes as u32)
-                        .map(|lane| crate::model::nvlink::LaneEcc {
-                            lane,
-                            ecc_correction_count: Counter::unknown_width(u64::from(lane)),
-                            overflow: false,
-                        })
-                        .collect();
+                    link.set_detail(crate::model::nvlink::LinkDetail {
+                        lanes: (0..*lanes as u32)
+                            .map(|lane| crate::model::nvlink::LaneEcc {
+                                lane,
+                                ecc_correction_count: Counter::unknown_width(u64::from(lane)),
+                                overflow: false,
+                            })
+                            .collect(),
+                        ..Default::default()
+                    });
                     gpu.links.push(link);
                 }
                 n.gpus.push(gpu);

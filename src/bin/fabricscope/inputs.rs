@@ -413,9 +413,10 @@ fn walk_tree(root: &Path, root_name: &str, hidden: bool) -> (Vec<Found>, usize) 
     // this thread. Handed to the other threads (`par_bridge`), the entries
     // were pulled from the walk under a lock, one at a time, the threads
     // mostly waiting on each other for work of a microsecond: at 1,000
-    // hosts the walk took 39 ms against 24, with 1,256 context switches in
-    // the run against 130. (Walking the root's directories on every thread
-    // took 32 ms: directory reads do not go faster side by side.)
+    // hosts the walk took 39 ms against 24, with about 1,160 context
+    // switches in the run against 150. (Walking the root's directories on
+    // every thread took 32 ms: directory reads do not go faster side by
+    // side.)
     let found = walker
         .into_iter()
         .filter_entry(|e| {
