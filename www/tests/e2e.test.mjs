@@ -263,20 +263,23 @@ else describe("fabricscope page", () => {
         if (during === "busy") gaps.push(now - last);
         last = now;
       }
-      gaps.shift(); // posting the text to the worker
-      gaps.pop(); // rendering the report, main-thread work by design
-      return { state: state(), ticks: gaps.length, maxGap: Math.max(0, ...gaps), timing: document.getElementById("timing").textContent };
+      return { state: state(), gaps, timing: document.getElementById("timing").textContent };
     });
     assert.equal(result.state, "done");
-    const engineMs = Number(result.timing.match(/engine ([\d.]+) ms/)[1]);
-    // Were the engine on the main thread, one stall would last as long as the engine ran.
-    const allowed = Math.max(100, engineMs / 2);
-    assert.ok(result.maxGap < allowed,
-      `longest main-thread stall ${result.maxGap.toFixed(0)} ms (allowed ${allowed.toFixed(0)}) while the engine ran ${engineMs} ms`);
-    // On the main thread the engine would leave no tick between posting the
-    // text and rendering; a few prove the thread ran meanwhile. (Ten were
-    // asked before, and a loaded 2-core machine once gave six in 1.3 s.)
-    assert.ok(result.ticks >= Math.min(3, engineMs / 50), `main thread kept ticking (${result.ticks} ticks in ${engineMs} ms)`);
+    assert.ok(page.workers().some((w) => w.url().endsWith("/worker.js")), "the engine runs in worker.js");
+    const [, engine, rendering] = result.timing.match(/engine ([\d.]+) ms, page (\d+) ms/).map(Number);
+    // The last gap ends with the page rendering the report, main-thread work
+    // by design, which the page times itself.
+    const stalls = result.gaps.slice();
+    stalls.push(Math.max(0, stalls.pop() - rendering));
+    // Were the engine on the main thread, one stall would last at least the
+    // whole engine run. That is the bound, not a tick rate or a fraction of
+    // the run: the page's own work on a multi-megabyte textarea stalls the
+    // thread for 100-300 ms at a time, and a loaded 2-core machine once gave
+    // two ticks in 483 ms, so how often a busy thread ticks proves nothing.
+    const longest = Math.max(...stalls);
+    assert.ok(longest < engine,
+      `longest main-thread stall ${longest.toFixed(0)} ms, shorter than the engine's ${engine} ms run (stalls ${stalls.map(Math.round).join(", ")})`);
   });
 
   test("narrow and dark layouts render (screenshots)", async (t) => {
