@@ -73,6 +73,10 @@ check "cargo deny (licenses, bans, sources)" cargo deny --log-level error check 
 check "rustdoc (no broken links)" env RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --all-features
 check "library builds without default features" cargo build --locked --lib --no-default-features
 counted "cargo test" cargo_counts cargo test --locked
+# `cargo test` builds with proptest's num-traits/std; the shipped build must
+# too, or the float functions the tests check are not the ones it prints.
+check "shipped build has the tested float functions (num-traits std)" \
+  bash -c "cargo tree --locked -e normal,build,features -i num-traits | grep -q 'num-traits feature \"std\"'"
 # The README's first command, exactly as written there, must keep working.
 readme_demo=$(awk '/^```sh/ {inside=1; next} inside {print; exit}' README.md)
 check "README demo: $readme_demo" bash -c "$readme_demo"
