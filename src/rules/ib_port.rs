@@ -25,19 +25,31 @@ declare_rule! {
     /// the pace of the missing rail. `Polling` means the port is looking for a
     /// peer and finds none (unplugged or broken cable, failed transceiver, or
     /// the switch port is down); `Disabled` means it was switched off, locally
-    /// or by the subnet manager.
+    /// or by the subnet manager. `Down` with `Physical state: LinkUp` is not a
+    /// cable fault: the link trained, but the logical port is down. That is
+    /// what an SR-IOV virtual function shows when its virtual port is held
+    /// down on the host, has no GUID, or the subnet manager does not serve
+    /// virtual ports; on a physical port, the port was taken down or no SM
+    /// has brought it up.
     ///
     /// ### Evidence
-    /// `State` and `Physical state` of the port in `ibstat`. The `Rate` of a
-    /// down port is not shown: ibstat keeps printing a stale or default rate.
-    /// The finding is `critical` when no InfiniBand port of the host is Active.
+    /// `State` and `Physical state` of the port in `ibstat`; for
+    /// `Down/LinkUp` also `Base lid` (65535 or 0: none assigned) and `SM lid`.
+    /// The `Rate` of a down port is not shown: ibstat keeps printing a stale
+    /// or default rate. The finding is `critical` when no InfiniBand port of
+    /// the host is Active, whatever the cause: the host (or pod) has no
+    /// InfiniBand path at all.
     ///
     /// ### What to do
     /// For `Polling`: reseat or replace the cable/transceiver and check the
     /// switch port (`iblinkinfo`, switch logs). For `Disabled`: find who
     /// disabled it (`ibportstate <lid> <port> enable` re-enables it; the SM may
-    /// disable ports it considers flapping). Ports unused by design can be
-    /// ignored with care.
+    /// disable ports it considers flapping). For `Down/LinkUp`: the cable is
+    /// not the suspect; check the subnet manager (`sminfo`, its log) and, for a
+    /// virtual function, the VF's state and GUIDs on the host
+    /// (`ip link show <pf>`) and that the SM runs with virtualisation enabled
+    /// (opensm `virt_enabled 2`). Ports unused by design can be ignored with
+    /// care.
     ///
     /// ### Thresholds and sources
     /// Healthy = `Active` + `LinkUp` (IBA PortInfo states; LBNL NHC
@@ -60,18 +72,28 @@ declare_rule! {
     ///
     /// ### Why it matters
     /// The link trained, but no subnet manager has finished configuring it:
-    /// `Initializing` means no SM has assigned it a LID (no SM running, or the
-    /// SM cannot reach it); `Armed` means the SM configured it but has not
-    /// activated it. Either way it carries no traffic.
+    /// `Initializing` with no SM LID (0, or not printed) means no SM has
+    /// configured it (no SM running, or the SM cannot reach it);
+    /// `Initializing` with an SM LID means an SM is known but has not
+    /// activated this port (a sweep that fails on it, a partition, or on an
+    /// SR-IOV virtual function a virtual port the SM does not serve or a VF
+    /// with no GUID: an all-zero node GUID says so); `Armed` means the SM
+    /// configured it but has not activated it. Either way it carries no
+    /// traffic.
     ///
     /// ### Evidence
     /// `State`, `Physical state` and `SM lid` of the port in `ibstat`.
+    /// `ibv_devinfo` without `-v` prints no physical state: the message says
+    /// so (a port leaves `Down` only once its link is up).
     ///
     /// ### What to do
     /// Check that a subnet manager (opensm, UFM) runs on this fabric
-    /// (`sminfo`) and sees this port. If other ports of the fabric are Active,
-    /// look for a partition or SM sweep problem. A port freshly cabled may
-    /// become Active at the next SM sweep: check again after a minute.
+    /// (`sminfo`) and sees this port. If an SM is known or other ports of the
+    /// fabric are Active, read the SM log for this port's GUID and look for a
+    /// partition or SM sweep problem; for a virtual function, check its GUIDs
+    /// on the host and that the SM runs with virtualisation enabled. A port
+    /// freshly cabled may become Active at the next SM sweep: check again
+    /// after a minute.
     ///
     /// ### Thresholds and sources
     /// Healthy = `Active`. Meta gcm `check_iblink` reports LinkUp-but-not-Active
@@ -81,7 +103,7 @@ declare_rule! {
         name: "port-waiting-for-sm",
         family: IbPort,
         severity: Error,
-        summary: "InfiniBand port LinkUp but Initializing/Armed (no subnet manager)",
+        summary: "InfiniBand port LinkUp but Initializing/Armed (not activated by a subnet manager)",
         needs: "ibstat",
         check: check_waiting_for_sm,
     }
@@ -212,6 +234,64 @@ fn is_down(state: Option<PortState>, phys: Option<PhysState>) -> bool {
         )
 }
 
+/// What to check on an SR-IOV virtual function that no subnet manager has
+/// brought up: the host holds the VF's virtual port and its GUIDs, the SM
+/// must serve virtual ports.
+const VF_CHECK: &str = "for an SR-IOV virtual function, check the VF's link state and GUIDs on the host (`ip link show <pf>`; `ip link set <pf> vf <n> state auto`, `node_guid`, `port_guid`, or the SR-IOV network operator's settings) and that the SM runs with virtualisation enabled (opensm `virt_enabled 2`)";
+
+/// Whether the adapter type is an SR-IOV virtual function (`MT4124`,
+/// `MT4126`…), as the HCA table names it.
+fn is_virtual_function(ca_type: Option<&str>) -> bool {
+    ca_type
+        .and_then(crate::kb::hca_expected_rate)
+        .is_some_and(|h| h.product.ends_with("Virtual Function"))
+}
+
+/// A LID as evidence: 0 and 65535 are ibstat's "none assigned".
+fn lid_text(lid: u32) -> String {
+    if matches!(lid, 0 | 0xffff) {
+        format!("{lid} (none assigned)")
+    } else {
+        lid.to_string()
+    }
+}
+
+/// `, Base lid: …, SM lid: …` for what the input printed.
+fn lids_evidence(p: &IbPortRef<'_>) -> String {
+    let mut s = String::new();
+    if let Some(l) = p.base_lid {
+        s.push_str(&format!(", Base lid: {}", lid_text(l)));
+    }
+    if let Some(l) = p.sm_lid {
+        s.push_str(&format!(", SM lid: {l}"));
+    }
+    s
+}
+
+/// IB001's cause and remedy for `Down/LinkUp`: the physical link is up, so
+/// the cable is not the suspect; what the SM LID says narrows it down.
+fn down_linkup_cause(p: &IbPortRef<'_>) -> (String, String) {
+    let mut cause = "the link is up, so not a cable fault, but the logical port is down".to_owned();
+    let no_lid = p.base_lid.is_none_or(|l| matches!(l, 0 | 0xffff));
+    match p.sm_lid {
+        Some(0) => cause.push_str("; SM lid 0: no subnet manager has reached it"),
+        Some(sm) if no_lid => {
+            cause.push_str(&format!("; the SM (lid {sm}) has assigned it no LID"));
+        }
+        _ => {}
+    }
+    match p.ca_type.as_deref().filter(|t| is_virtual_function(Some(t))) {
+        Some(vf) => cause.push_str(&format!(
+            "; {vf} is an SR-IOV virtual function, whose port stays down while the host holds it down, it has no GUID, or the SM does not serve virtual ports"
+        )),
+        None => cause.push_str(" (taken down, or not brought up by a subnet manager)"),
+    }
+    let todo = format!(
+        "The cable is not the suspect: check that a subnet manager runs and sees this port (`sminfo`, the SM log for its GUID) and the port's own state (`ibportstate`); {VF_CHECK}."
+    );
+    (cause, todo)
+}
+
 /// What a down port's physical state says, and what to do.
 fn down_cause(phys: Option<PhysState>) -> (&'static str, &'static str) {
     match phys {
@@ -268,7 +348,13 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         if !is_down(state, phys) {
             continue;
         }
-        let (cause, todo) = down_cause(phys);
+        let linkup = phys == Some(PhysState::LinkUp);
+        let (cause, todo) = if linkup {
+            down_linkup_cause(p)
+        } else {
+            let (c, t) = down_cause(phys);
+            (c.to_owned(), t.to_owned())
+        };
         let host_dark = !any_active.get(&p.host()).copied().unwrap_or(false);
         let mut message = format!(
             "{} port {} is {}/{}: {cause}",
@@ -290,9 +376,16 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let mut f = IB001
             .finding(p.subject(), message)
             .evidence(p.evidence(format!(
-                "State: {}, Physical state: {}",
+                "State: {}, Physical state: {}{}",
                 state.map_or("(not printed)", PortState::ibstat_name),
-                phys.map_or("(not printed)", PhysState::ibstat_name)
+                phys.map_or("(not printed)", PhysState::ibstat_name),
+                // The LIDs say what the SM did; on a port without a link
+                // they are stale or default, not evidence.
+                if linkup {
+                    lids_evidence(p)
+                } else {
+                    String::new()
+                }
             )))
             .threshold(Threshold::new(
                 "State Active and Physical state LinkUp",
@@ -326,41 +419,83 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         if matches!(p.physical_state, Some(ps) if ps != PhysState::LinkUp) {
             continue; // IB001 reports it
         }
-        let why = if state == PortState::Armed {
-            "the subnet manager configured it but has not activated it"
-        } else {
-            "no subnet manager has configured it (no SM running, or it cannot reach this port)"
+        // An SM LID other than 0 is only set by a subnet manager that
+        // reached the port: "no SM" would then be wrong.
+        let sm_known = p.sm_lid.filter(|l| *l != 0);
+        // Zeros on a physical function may be a redaction: only a virtual
+        // function's are read as "no GUID assigned".
+        let unnamed_vf = zero_guid(ctx, p).filter(|_| is_virtual_function(p.ca_type.as_deref()));
+        let (why, todo) = match (state, sm_known) {
+            (PortState::Armed, _) => (
+                "the subnet manager configured it but has not activated it".to_owned(),
+                "Check that a subnet manager runs (`sminfo`) and sees this port; check again after the next SM sweep.".to_owned(),
+            ),
+            (_, Some(sm)) => (
+                format!("a subnet manager is known (SM lid {sm}) and has not activated this port"),
+                format!("Read the SM's log for this port's GUID (opensm.log, UFM events): a failing sweep or a partition that leaves it out; {VF_CHECK}."),
+            ),
+            _ => (
+                "no subnet manager has configured it (no SM running, or it cannot reach this port)".to_owned(),
+                "Check that a subnet manager runs (`sminfo`) and sees this port; check again after the next SM sweep.".to_owned(),
+            ),
         };
-        let sm = p
-            .sm_lid
-            .map(|l| format!(", SM lid: {l}"))
-            .unwrap_or_default();
+        // ibv_devinfo without -v prints no physical state; a port leaves
+        // Down only once its link is up, so LinkUp is inferred, not read.
+        let link = match p.physical_state {
+            Some(ps) => format!(
+                "{}/{}: the cable is up",
+                state.ibstat_name(),
+                ps.ibstat_name()
+            ),
+            None => format!(
+                "{} (physical state not printed; {} implies the link trained)",
+                state.ibstat_name(),
+                state.ibstat_name()
+            ),
+        };
+        let mut message = format!("{} port {} is {link}, but {why}", p.device, p.number);
+        if let Some(which) = unnamed_vf {
+            message.push_str(&format!(
+                "; its {which} is all zeros: a virtual function with no GUID assigned"
+            ));
+        }
+        let mut evidence = format!(
+            "State: {}, Physical state: {}{}",
+            state.ibstat_name(),
+            p.physical_state
+                .map_or("(not printed)", PhysState::ibstat_name),
+            lids_evidence(p)
+        );
+        if let Some(which) = unnamed_vf {
+            evidence.push_str(&format!(", {which}: 0x0000000000000000"));
+        }
         out.push(
             IB002
-                .finding(
-                    p.subject(),
-                    format!(
-                        "{} port {} is {}/LinkUp: the cable is up but {why}",
-                        p.device,
-                        p.number,
-                        state.ibstat_name()
-                    ),
-                )
-                .evidence(p.evidence(format!(
-                    "State: {}, Physical state: {}{sm}",
-                    state.ibstat_name(),
-                    p.physical_state.map_or("(not printed)", PhysState::ibstat_name)
-                )))
+                .finding(p.subject(), message)
+                .evidence(p.evidence(evidence))
                 .threshold(Threshold::new(
                     "State Active",
                     "IBA PortInfo; Meta gcm check_iblink (LINK_BAD_STATE)",
                 ))
-                .remediation(
-                    "Check that a subnet manager runs (`sminfo`) and sees this port; check again after the next SM sweep.",
-                ),
+                .remediation(todo),
         );
     }
     Coverage::Checked(ports.len())
+}
+
+/// Which GUID of the port was printed as all zeros (`port GUID`, or its
+/// adapter's `node GUID`), as an SR-IOV virtual function shows before one
+/// is assigned. A redacted or missing GUID is not zero.
+fn zero_guid(ctx: &Context<'_>, p: &IbPortRef<'_>) -> Option<&'static str> {
+    if p.port_guid.is_some_and(|g| g.0 == 0) {
+        return Some("port GUID");
+    }
+    ctx.latest_adapters()
+        .iter()
+        .any(|a| {
+            a.at.host() == p.host() && a.name == p.device && a.node_guid.is_some_and(|g| g.0 == 0)
+        })
+        .then_some("node GUID")
 }
 
 /// IB003.
@@ -677,6 +812,48 @@ mod tests {
     }
 
     #[test]
+    fn down_with_the_link_up_points_at_the_sm_and_the_vf_not_the_cable() {
+        // An SR-IOV virtual function (MT4124) in a pod: the link trained,
+        // the logical port is down, an SM is known, no LID assigned.
+        let vf = "CA 'mlx5_3'\n\tCA type: MT4124\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: LinkUp\n\t\tRate: 100\n\t\tBase lid: 65535\n\t\tSM lid: 7\n\t\tLink layer: InfiniBand\n";
+        let f = findings_of(&IB001, vf);
+        assert_eq!(f.len(), 1);
+        // The host has no Active InfiniBand port: critical, as for any cause.
+        assert_eq!(f[0].severity, Severity::Critical);
+        let m = &f[0].message;
+        assert!(
+            m.contains("Down/LinkUp") && m.contains("not a cable fault"),
+            "{m}"
+        );
+        assert!(
+            m.contains("SM (lid 7)") && m.contains("virtual function"),
+            "{m}"
+        );
+        let fix = &f[0].remediation;
+        assert!(!fix.starts_with("Check the cable"), "{fix}");
+        assert!(fix.contains("virt_enabled"), "{fix}");
+        assert!(
+            f[0].evidence[0]
+                .text
+                .contains("Base lid: 65535 (none assigned), SM lid: 7"),
+            "{}",
+            f[0].evidence[0].text
+        );
+        // A physical function's port: no VF clause; a Polling port keeps
+        // the cable advice and shows no stale LIDs.
+        let pf = vf.replace("MT4124", "MT4123");
+        let m = &findings_of(&IB001, &pf)[0].message;
+        assert!(
+            m.contains("not brought up by a subnet manager") && !m.contains("virtual"),
+            "{m}"
+        );
+        let polling = vf.replace("LinkUp", "Polling");
+        let f = findings_of(&IB001, &polling);
+        assert!(f[0].message.contains("cable"));
+        assert!(!f[0].evidence[0].text.contains("Base lid"));
+    }
+
+    #[test]
     fn active_and_ethernet_ports_are_not_down() {
         assert!(findings_of(&IB001, ACTIVE).is_empty());
         let roce = "CA 'mlx5_2'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Disabled\n\t\tLink layer: Ethernet\n";
@@ -692,6 +869,33 @@ mod tests {
         // The missing LID is the consequence, not a second problem.
         assert!(findings_of(&IB003, text).is_empty());
         assert!(findings_of(&IB002, ACTIVE).is_empty());
+    }
+
+    #[test]
+    fn initializing_with_a_known_sm_says_the_sm_has_not_activated_it() {
+        // ibv_devinfo without -v: no physical state printed, SM lid 5, a
+        // virtual function (vendor_part_id 4126) whose node GUID is zeros.
+        let text = "hca_id:\tmlx5_4\n\ttransport:\t\t\tInfiniBand (0)\n\tnode_guid:\t\t\t0000:0000:0000:0000\n\tvendor_part_id:\t\t\t4126\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_INIT (2)\n\t\t\tsm_lid:\t\t\t5\n\t\t\tport_lid:\t\t65535\n\t\t\tlink_layer:\t\tInfiniBand\n";
+        let f = findings_of(&IB002, text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        let m = &f[0].message;
+        assert!(m.contains("subnet manager is known (SM lid 5)"), "{m}");
+        assert!(
+            !m.contains("no subnet manager") && !m.contains("LinkUp"),
+            "{m}"
+        );
+        assert!(m.contains("physical state not printed"), "{m}");
+        assert!(m.contains("node GUID is all zeros"), "{m}");
+        let fix = &f[0].remediation;
+        assert!(fix.contains("SM's log"), "{fix}");
+        // SM lid 0 keeps "no subnet manager"; zeros on a physical function
+        // (perhaps a redaction) are not read as a missing GUID.
+        let no_sm = text
+            .replace("sm_lid:\t\t\t5", "sm_lid:\t\t\t0")
+            .replace("4126", "4123");
+        let m = &findings_of(&IB002, &no_sm)[0].message;
+        assert!(m.contains("no subnet manager has configured it"), "{m}");
+        assert!(!m.contains("GUID"), "{m}");
     }
 
     #[test]

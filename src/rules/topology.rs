@@ -111,6 +111,11 @@ declare_rule! {
     /// ### Thresholds and sources
     /// The best distance most GPUs of the host have to a NIC. Research notes
     /// (NIC–GPU affinity: each GPU should have a `PIX`/`PXB` NIC on DGX/HGX).
+    /// Not judged on a host with a single NIC, or with fewer NICs than NUMA
+    /// nodes holding GPUs (from `NUMA Affinity`): some GPU is then far from
+    /// every NIC by the count alone, and the matrix cannot tell a missing
+    /// NIC from a host built with fewer (a cloud VM with one NIC for two
+    /// sockets' GPUs); with one NIC there is no nearer one to pin to.
     pub static TP003 = {
         id: "TP003",
         name: "nic-far-from-gpu",
@@ -452,7 +457,16 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             "no nvidia-smi topo -m matrix with NICs and two or more GPUs".to_owned(),
         );
     }
-    for mx in &matrices {
+    let matrices: Vec<&Matrix<'_>> = matrices
+        .iter()
+        .filter(|mx| nics_can_serve_every_numa_node(mx.m))
+        .collect();
+    if matrices.is_empty() {
+        return Coverage::Skipped(
+            "every topo -m matrix has a single NIC, or fewer NICs than NUMA nodes with GPUs: some GPU is far from every NIC by the count alone, so comparing GPUs' nearest NICs tells nothing".to_owned(),
+        );
+    }
+    for mx in matrices.iter().copied() {
         let gpus = mx.gpus();
         // Only GPUs whose row shows every NIC: a cut row's nearest NIC
         // may be the one it lost.
@@ -541,6 +555,24 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
     }
     Coverage::Checked(matrices.len())
+}
+
+/// Whether the matrix's NICs could give every GPU a near NIC, so that a GPU
+/// whose nearest NIC is farther than its siblings' says something (TP003).
+///
+/// Not with a single NIC: every GPU's nearest NIC is that one, and the
+/// comparison only says where the GPUs sit. Not with fewer NICs than the
+/// NUMA nodes the GPUs sit on (when every GPU row names its node): at least
+/// one node has no NIC, so its GPUs are `SYS` (or `NODE`) from every NIC
+/// by the count alone, and a missing NIC looks the same as a host built
+/// with fewer. Unknown NUMA nodes leave the comparison on.
+fn nics_can_serve_every_numa_node(m: &TopoMatrix) -> bool {
+    let nics = m.nics().count();
+    if nics <= 1 {
+        return false;
+    }
+    let nodes: Option<std::collections::BTreeSet<&str>> = m.gpus().map(numa_node).collect();
+    nodes.is_none_or(|n| nics >= n.len())
 }
 
 /// A NUMA affinity cell that names a node (not `N/A`, not empty).
@@ -710,6 +742,47 @@ mod tests {
         let f = findings_of(&TP001, &mesh);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
+    }
+
+    #[test]
+    fn nic_distance_is_not_compared_when_the_nics_cannot_cover_every_numa_node() {
+        use crate::rules::testing::{findings_of, skipped_reason};
+        // Two GPUs on two sockets and one NIC beside GPU1: GPU0 is SYS from
+        // the only NIC there is.
+        let one_nic = "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\n\
+            GPU0\t X \tSYS\tSYS\t0-23\t0\n\
+            GPU1\tSYS\t X \tPIX\t24-47\t1\n\
+            NIC0\tSYS\tPIX\t X \n";
+        let why = skipped_reason(&TP003, one_nic);
+        assert!(
+            why.as_deref().is_some_and(|r| r.contains("single NIC")),
+            "{why:?}"
+        );
+        // Three GPU NUMA nodes, two NICs: one node has none by the count.
+        let two_nics = "\tGPU0\tGPU1\tGPU2\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\n\
+            GPU0\t X \tSYS\tSYS\tPIX\tSYS\t0-15\t0\n\
+            GPU1\tSYS\t X \tSYS\tSYS\tPIX\t16-31\t1\n\
+            GPU2\tSYS\tSYS\t X \tSYS\tSYS\t32-47\t2\n\
+            NIC0\tPIX\tSYS\tSYS\t X \tSYS\n\
+            NIC1\tSYS\tPIX\tSYS\tSYS\t X \n";
+        assert!(skipped_reason(&TP003, two_nics).is_some());
+        // The same matrix without NUMA Affinity: the nodes are unknown, so
+        // the comparison stays on and GPU2's far NICs are reported.
+        let unknown_nodes: String = two_nics
+            .lines()
+            .map(|l| {
+                let cells: Vec<&str> = l.split('\t').collect();
+                let keep = if cells.len() > 7 {
+                    &cells[..7]
+                } else {
+                    &cells[..]
+                };
+                format!("{}\n", keep.join("\t"))
+            })
+            .collect();
+        let f = findings_of(&TP003, &unknown_nodes);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].subject.gpu, Some(2));
     }
 
     #[test]
