@@ -57,9 +57,15 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<SmiQuery> {
         ..SmiQuery::default()
     };
     let fragment = is_fragment(lines, &roots, xml);
-    let mut orphans = Vec::new();
+    // Pieces of GPU blocks without their heading, split at grep's `--`:
+    // the groups grep printed may come from different GPUs.
+    let mut pieces: Vec<Vec<Field>> = vec![Vec::new()];
     for f in roots {
-        if is_gpu_node(&f, xml) {
+        if is_separator_field(&f) {
+            if pieces.last().is_some_and(|p| !p.is_empty()) {
+                pieces.push(Vec::new());
+            }
+        } else if is_gpu_node(&f, xml) {
             out.gpus.push(gpu_from(f));
         } else if fragment && !is_top_level(&f.name) {
             // Around a fragment, prose such as `Previously: PASSED` is not
@@ -72,13 +78,18 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<SmiQuery> {
                 Some(l) if !xml && f.children.is_empty() && query_line(l.text()).is_none() => {
                     unread.line(l, "not nvidia-smi's padded `Key : value` line");
                 }
-                _ => orphans.push(f),
+                _ => {
+                    if let Some(piece) = pieces.last_mut() {
+                        piece.push(f);
+                    }
+                }
             }
         } else {
             out.fields.push(f);
         }
     }
-    if let Some(first) = orphans.first() {
+    pieces.retain(|p| !p.is_empty());
+    if let Some(first) = pieces.first().and_then(|p| p.first()) {
         // A piece of one GPU's block: read for what it holds, as a GPU
         // whose identity is unknown.
         let line = first.line;
@@ -93,21 +104,32 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<SmiQuery> {
         } else {
             ""
         };
+        let split = if pieces.len() > 1 {
+            format!(
+                "; grep's `--` separates {} pieces, each read as a GPU of its own (they may be the same GPU)",
+                pieces.len()
+            )
+        } else {
+            String::new()
+        };
         unread.warn(
             WarningKind::Truncated,
             LineSpan::line(line),
             format!(
-                "a fragment of `nvidia-smi -q` without its banner and GPU heading{nested}: the GPU it describes is unknown, and only the fields shown are read"
+                "a fragment of `nvidia-smi -q` without its banner and GPU heading{nested}: the GPU it describes is unknown, and only the fields shown are read{split}"
             ),
         );
-        let mut gpu = gpu_from(Field {
-            name: if xml { "gpu" } else { "GPU" }.to_owned(),
-            value: None,
-            line,
-            children: orphans,
-        });
-        gpu.headerless = true;
-        out.gpus.push(gpu);
+        for piece in pieces {
+            let line = piece.first().map_or(line, |f| f.line);
+            let mut gpu = gpu_from(Field {
+                name: if xml { "gpu" } else { "GPU" }.to_owned(),
+                value: None,
+                line,
+                children: piece,
+            });
+            gpu.headerless = true;
+            out.gpus.push(gpu);
+        }
     }
     let top = |names: &[&str]| Field::find_in(&out.fields, &[names]).and_then(|f| f.value.clone());
     out.timestamp = top(&["Timestamp", "timestamp"]);
@@ -217,6 +239,20 @@ fn text_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
         if is_banner(text) {
             continue;
         }
+        if is_grep_separator(text) {
+            // Column 0 whatever the paste did to it: it closes every block
+            // open above it, as the lines grep left out would have.
+            items.push(Item {
+                indent: 0,
+                field: Field {
+                    name: GREP_SEPARATOR.to_owned(),
+                    value: None,
+                    line: line.number,
+                    children: Vec::new(),
+                },
+            });
+            continue;
+        }
         let indent = indent_of(text);
         let field = if let Some(id) = gpu_heading(text) {
             Field {
@@ -268,7 +304,7 @@ fn text_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
             let mut inner = pos;
             field.children = nest(&mut items, &mut inner, end, None, 0, last, unread);
             pos = end;
-        } else {
+        } else if !is_separator_field(&field) {
             field.children = nest(&mut items, &mut pos, end, Some(indent), 0, last, unread);
             check_heading(&field, last, unread);
         }
@@ -312,6 +348,11 @@ fn nest(
         let indent = item.indent;
         let mut field = std::mem::replace(&mut item.field, empty_field());
         *pos += 1;
+        if is_separator_field(&field) {
+            // Only a GPU's own level (no parent indent) gets here: the
+            // groups after it are still that GPU's, up to its next heading.
+            continue;
+        }
         if depth < MAX_DEPTH {
             field.children = nest(items, pos, end, Some(indent), depth + 1, last, unread);
         }
@@ -319,6 +360,21 @@ fn nest(
         out.push(field);
     }
     out
+}
+
+/// The line `grep -A/-B/-C` prints between two groups of context lines
+/// (`nvidia-smi -q | grep -C3 CliqueId`): lines were left out there. It is
+/// neither a field nor a heading cut from its value.
+fn is_grep_separator(text: &str) -> bool {
+    text.trim() == GREP_SEPARATOR
+}
+
+const GREP_SEPARATOR: &str = "--";
+
+/// A field made from grep's group separator (a real field always has a
+/// value, children, or a name that is not `--`).
+fn is_separator_field(f: &Field) -> bool {
+    f.name == GREP_SEPARATOR && f.value.is_none() && f.children.is_empty()
 }
 
 /// A line without `:` is a heading only if something is nested under it.
@@ -1259,6 +1315,84 @@ GPU 00000000:0F:00.0
             .gpus
             .iter()
             .any(|g| g.headerless));
+    }
+
+    /// `nvidia-smi -q | grep -C3 CliqueId`: groups of context lines with
+    /// grep's `--` between them (and after the last, when the paste stops
+    /// there).
+    const GREP_GROUPS: &str = "    Fabric
+        State                             : Completed
+        Status                            : Success
+        CliqueId                          : 4
+        Health
+            Summary                       : Healthy
+--
+    Fabric
+        State                             : In Progress
+        Status                            : N/A
+        CliqueId                          : 4
+--
+";
+
+    #[test]
+    fn grep_separators_are_not_cut_values_and_split_the_groups() {
+        let p = parse(&lines_of(GREP_GROUPS));
+        assert!(
+            !p.warnings
+                .iter()
+                .any(|w| w.message.contains("`--`") && w.message.contains("without its value")),
+            "{:?}",
+            p.warnings
+        );
+        assert!(
+            !p.warnings.iter().any(|w| w.kind == WarningKind::Unreadable),
+            "{:?}",
+            p.warnings
+        );
+        // Each group is a GPU of its own: grep does not say whose it is.
+        let gpus = &p.value.gpus;
+        assert_eq!(gpus.len(), 2, "{gpus:?}");
+        assert!(gpus.iter().all(|g| g.headerless));
+        let state = |g: &QueryGpu| {
+            g.field(&[&["Fabric"], &["State"]])
+                .and_then(|f| f.value.clone())
+        };
+        assert_eq!(state(&gpus[0]).as_deref(), Some("Completed"));
+        assert_eq!(state(&gpus[1]).as_deref(), Some("In Progress"));
+        assert_eq!(gpus[1].span.first_line, 8);
+        assert!(gpus.iter().all(|g| g.fields.iter().all(|f| f.name != "--")));
+
+        // Inside a GPU's block, the groups are still that GPU's.
+        let text = format!(
+            "GPU 00000000:1B:00.0\n    Product Name : NVIDIA H100 80GB HBM3\n--\n{GREP_GROUPS}"
+        );
+        let p = parse(&lines_of(&text));
+        assert_eq!(p.value.gpus.len(), 1, "{:?}", p.value.gpus);
+        let fabrics = p.value.gpus[0].fields.iter().filter(|f| f.name == "Fabric");
+        assert_eq!(fabrics.count(), 2);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    }
+
+    #[test]
+    fn a_genuine_cut_after_grep_groups_is_still_said() {
+        // A heading left without anything under it at the end is cut,
+        // `--` or not before it.
+        let text = format!("{GREP_GROUPS}    Fabric\n        State                             : Completed\n        Health\n");
+        let p = parse(&lines_of(&text));
+        assert!(
+            p.warnings.iter().any(|w| w.kind == WarningKind::Truncated
+                && w.message.contains("`Health` without its value")),
+            "{:?}",
+            p.warnings
+        );
+        // So is `--` written as a field's value: only the bare line is grep's.
+        let p = parse(&lines_of(
+            "    Fabric\n        State                             : Completed\n        CliqueId                          : 4\n        Status                            :\n",
+        ));
+        assert!(p
+            .warnings
+            .iter()
+            .any(|w| w.kind == WarningKind::Truncated && w.span.first_line == 4));
     }
 
     #[test]

@@ -581,6 +581,16 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
     out.pci_only = (!raw.legend.is_empty()).then(|| !raw.legend.iter().any(|e| e.symbol == "NV#"));
     out.legend = raw.legend;
     let Some(header) = raw.header else {
+        // Rows without a header and without a GPU row to recover it from
+        // (a paste that starts at `NIC9 …`): nothing was judged, and the
+        // report must say so rather than find the matrix healthy.
+        if let Some(first) = lines.iter().find(|l| !l.is_blank()) {
+            out.partial = Some(Partial::new(
+                PartialReason::NoHeader,
+                vec!["header line".to_owned(), "GPU rows".to_owned()],
+                first.number,
+            ));
+        }
         return Parsed {
             value: out,
             warnings: unread.finish(),

@@ -203,6 +203,24 @@ mod tests {
     }
 
     #[test]
+    fn nic_rows_without_header_or_gpu_rows_are_said_not_judged() {
+        // A paste that starts at the NIC rows of a wide matrix: nothing in
+        // it can be judged, and that is not health.
+        let text = "NIC6    NODE    NODE    SYS     SYS     PIX     PIX      X      PIX     SYS\n\
+                    NIC7    NODE    NODE    SYS     SYS     PIX     PIX     PIX      X      SYS\n\
+                    NIC8    SYS     SYS     PXB     NODE    SYS     SYS     SYS     SYS      X\n";
+        let f = findings_of(&IN001, text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, crate::rules::Severity::Info);
+        assert!(f[0].message.contains("topo -m matrix"), "{}", f[0].message);
+        assert!(
+            f[0].evidence[0].text.contains("GPU rows"),
+            "{:?}",
+            f[0].evidence
+        );
+    }
+
+    #[test]
     fn a_complete_matrix_says_nothing() {
         let text = "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n\
                     GPU0\t X \tNV12\t0-7\t0\n\

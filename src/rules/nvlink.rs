@@ -345,6 +345,62 @@ declare_rule! {
     }
 }
 
+declare_rule! {
+    /// ### What it detects
+    /// A GPU whose `Fabric` block in `nvidia-smi -q` says its NVLink fabric
+    /// is not usable: registration with the fabric not finished (`State : In
+    /// Progress`, `warning`) or not begun (`Not Started`, `error`),
+    /// registration finished with an error (`Status` other than `Success`,
+    /// `error`), or a `Health` sub-block reporting trouble: `Summary :
+    /// Unhealthy`, `Bandwidth : Degraded`, `Route Unhealthy : True` or an
+    /// `Incorrect Configuration` (`error`); `Summary : Limited Capacity`,
+    /// `Route Recovery in progress : True` or `Access Timeout Recovery :
+    /// True` (`warning`, the fabric is recovering).
+    ///
+    /// ### Why it matters
+    /// On NVSwitch systems (HGX/DGX, GB200/GB300 NVL racks) a GPU joins the
+    /// NVLink fabric through the fabric manager. Until its registration
+    /// completes with `Success`, CUDA work on it fails to start or runs
+    /// without its NVLink peers; an unhealthy fabric loses bandwidth or
+    /// routes between GPUs (and, on multi-node NVLink, between trays). DCGM
+    /// and per-GPU telemetry can look normal meanwhile: a stopped fabric
+    /// manager has gone unnoticed for weeks this way (NVSentinel#883, #889).
+    /// GPUs without NVSwitch print `N/A` or `Not Supported` in every field,
+    /// and those are never reported; neither is a field the paste does not
+    /// show (a cut block says nothing about the lines after the cut).
+    ///
+    /// ### Evidence
+    /// The `Fabric` block's lines that are not healthy (`State`, `Status`,
+    /// `Summary`, `Bandwidth`, the route and configuration lines). `Status`
+    /// counts only when `State` is `Completed`, as NVML documents.
+    ///
+    /// ### What to do
+    /// Check the fabric manager (`systemctl status nvidia-fabricmanager`,
+    /// `/var/log/fabricmanager.log`; on NVL racks the NVLink switch trays'
+    /// NMX/IMEX services), the NVSwitches (`nvidia-smi nvlink -s`, `dcgmi
+    /// nvlink -s`) and `dmesg` for NVLink/NVSwitch Xids; read the fields
+    /// again with `nvidia-smi --query-gpu=fabric.state,fabric.status,fabric.health.summary --format=csv`.
+    /// Restart the fabric manager or reset the GPU; drain the node if the
+    /// fabric stays unhealthy.
+    ///
+    /// ### Thresholds and sources
+    /// `State : Completed`, `Status : Success`, `Summary : Healthy`,
+    /// `Bandwidth : Full`, the route and recovery lines `False`: NVML
+    /// `nvmlGpuFabricInfo_v3_t` (`state`, `status` "must be checked only if
+    /// state returns complete", `healthSummary`, `healthMask`,
+    /// `NVML_GPU_FABRIC_HEALTH_*`) and `nvidia-smi --help-query-gpu`
+    /// (`fabric.state`, `fabric.status`, `fabric.health.*`).
+    pub static NV010 = {
+        id: "NV010",
+        name: "nvlink-fabric-unhealthy",
+        family: Nvlink,
+        severity: Error,
+        summary: "GPU's NVLink fabric registration unfinished or failed, or its fabric health not healthy",
+        needs: "nvidia-smi -q (its Fabric block)",
+        check: check_fabric,
+    }
+}
+
 /// What a GPU should have, and where that comes from.
 pub(crate) struct Expected<'g> {
     /// Active links expected.
@@ -1209,4 +1265,315 @@ fn check_dcgm_link_status(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage
         return Coverage::Skipped("no dcgmi nvlink -s output in the input".to_owned());
     }
     Coverage::Checked(checked)
+}
+
+/// What one line of a `Fabric` block says, when it says something is wrong.
+struct FabricProblem {
+    severity: Severity,
+    /// `health Summary Unhealthy`.
+    what: String,
+    line: usize,
+    /// The line as evidence: `Summary : Unhealthy`.
+    text: String,
+}
+
+/// The problems one `Fabric` block shows. Values are matched whole (any
+/// case): a value the paste cut short, `N/A` and `Not Supported` say
+/// nothing.
+fn fabric_problems(fabric: &crate::model::smi_query::Field) -> Vec<FabricProblem> {
+    use crate::model::smi_query::Field;
+    fn value(f: &Field) -> &str {
+        f.value.as_deref().map(str::trim).unwrap_or_default()
+    }
+    let child = |names: &[&str]| {
+        fabric
+            .children
+            .iter()
+            .find(|c| names.iter().any(|n| c.name.eq_ignore_ascii_case(n)))
+    };
+    let mut out = Vec::new();
+    let mut push = |f: &Field, severity: Severity, what: String| {
+        out.push(FabricProblem {
+            severity,
+            what,
+            line: f.line,
+            text: format!("{} : {}", f.name, value(f)),
+        });
+    };
+    let is = |f: &Field, v: &str| value(f).eq_ignore_ascii_case(v);
+    if let Some(state) = child(&["State"]) {
+        if is(state, "In Progress") {
+            push(
+                state,
+                Severity::Warning,
+                "registration with the fabric still in progress".to_owned(),
+            );
+        } else if is(state, "Not Started") {
+            push(
+                state,
+                Severity::Error,
+                "registration with the fabric not started".to_owned(),
+            );
+        } else if is(state, "Completed") {
+            // NVML: the status counts only once the state is complete.
+            if let Some(status) = child(&["Status"]) {
+                let v = value(status);
+                let said = !v.is_empty()
+                    && !["N/A", "Not Supported"]
+                        .iter()
+                        .any(|n| v.eq_ignore_ascii_case(n))
+                    // A prefix of `Success` may be `Success` cut short.
+                    && !"success".starts_with(&v.to_ascii_lowercase());
+                if said {
+                    push(
+                        status,
+                        Severity::Error,
+                        format!("registration finished with status {v}"),
+                    );
+                }
+            }
+        }
+    }
+    let Some(health) = child(&["Health"]) else {
+        return out;
+    };
+    let truthy = |f: &Field| is(f, "True") || is(f, "Yes");
+    for f in &health.children {
+        let name = f.name.to_ascii_lowercase().replace('_', " ");
+        let v = value(f);
+        match name.as_str() {
+            "summary" if is(f, "Unhealthy") => {
+                push(f, Severity::Error, "health summary Unhealthy".to_owned());
+            }
+            "summary" if is(f, "Limited Capacity") => {
+                push(
+                    f,
+                    Severity::Warning,
+                    "health summary Limited Capacity".to_owned(),
+                );
+            }
+            "bandwidth" if is(f, "Degraded") => {
+                push(f, Severity::Error, "bandwidth degraded".to_owned());
+            }
+            "route unhealthy" if truthy(f) => {
+                push(f, Severity::Error, "a route unhealthy".to_owned());
+            }
+            "route recovery in progress" if truthy(f) => {
+                push(
+                    f,
+                    Severity::Warning,
+                    "route recovery in progress".to_owned(),
+                );
+            }
+            "access timeout recovery" if truthy(f) => {
+                push(
+                    f,
+                    Severity::Warning,
+                    "access timeout recovery in progress".to_owned(),
+                );
+            }
+            "incorrect configuration"
+                if !v.is_empty()
+                    && !["N/A", "Not Supported", "None", "False", "No"]
+                        .iter()
+                        .any(|n| v.eq_ignore_ascii_case(n)) =>
+            {
+                push(f, Severity::Error, format!("incorrect configuration ({v})"));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// NV010.
+fn check_fabric(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let mut checked = 0;
+    for (at, gpu) in ctx.smi_gpus() {
+        let blocks = gpu
+            .fields
+            .iter()
+            .filter(|f| f.name.eq_ignore_ascii_case("Fabric") && !f.children.is_empty());
+        for fabric in blocks {
+            checked += 1;
+            let problems = fabric_problems(fabric);
+            let Some(severity) = problems.iter().map(|p| p.severity).max() else {
+                continue;
+            };
+            // A fragment without its heading: which GPU is unknown.
+            let subject = Subject {
+                host: at.host().name().map(str::to_owned),
+                gpu_uuid: gpu.uuid.clone(),
+                bus_id: (!gpu.headerless).then(|| gpu.bus_id.clone()),
+                gpu_unknown: gpu.headerless,
+                ..Subject::default()
+            };
+            let label = if gpu.headerless {
+                "unknown GPU".to_owned()
+            } else {
+                format!("GPU {}", gpu.bus_id)
+            };
+            let what: Vec<&str> = problems.iter().map(|p| p.what.as_str()).collect();
+            let mut f = NV010
+                .finding(
+                    subject,
+                    format!("{label}: NVLink fabric {}", what.join("; ")),
+                )
+                .severity(severity)
+                .threshold(Threshold::new(
+                    "State Completed, Status Success, health Summary Healthy, Bandwidth Full, route and recovery lines False",
+                    "NVML nvmlGpuFabricInfo_v3_t and NVML_GPU_FABRIC_HEALTH_*; nvidia-smi --help-query-gpu fabric.*",
+                ))
+                .remediation(
+                    "Check the fabric manager (systemctl status nvidia-fabricmanager, its log; on NVL racks the switch trays' NMX/IMEX services), the NVSwitch links (nvidia-smi nvlink -s, dcgmi nvlink -s) and dmesg for NVLink Xids; restart the fabric manager or reset the GPU, and drain the node if the fabric stays unhealthy.",
+                );
+            for p in &problems {
+                f = f.evidence(Evidence::new(
+                    format!("nvidia-smi -q: Fabric: {}", p.text),
+                    crate::span::LineSpan::line(p.line),
+                    at.source(),
+                ));
+            }
+            out.push(f);
+        }
+    }
+    if checked == 0 {
+        return Coverage::Skipped("no Fabric block of nvidia-smi -q in the input".to_owned());
+    }
+    Coverage::Checked(checked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{findings_of, skipped_reason};
+
+    /// A `grep -C3` paste of one GPU's Fabric block, as issue threads show it.
+    const GREPPED: &str = "# nvidia-smi -q | grep -E -C3 \"ClusterUUID|CliqueId\"
+    Fabric
+        State                             : Completed
+        Status                            : Success
+        CliqueId                          : 5
+        ClusterUUID                       : 0a9b8c7d-1111-4e2e-9f3f-44aa55bb66cc
+        Health
+            Summary                       : Unhealthy
+            Bandwidth                     : Full
+--
+";
+
+    #[test]
+    fn an_unhealthy_fabric_is_an_error_with_its_line() {
+        let f = findings_of(&NV010, GREPPED);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].message.contains("Unhealthy"), "{}", f[0].message);
+        assert!(f[0].subject.gpu_unknown, "a fragment's GPU is unknown");
+        assert_eq!(f[0].evidence.len(), 1, "{:?}", f[0].evidence);
+        assert_eq!(f[0].evidence[0].span.first_line, 8);
+    }
+
+    #[test]
+    fn each_grep_group_is_judged_as_its_own_gpu() {
+        let healthy = GREPPED.replace("Unhealthy", "Healthy");
+        // grep's `--` between the groups, as `grep -C` prints it.
+        let text = format!("{healthy}{}", GREPPED.split_once('\n').unwrap().1);
+        assert_eq!(text.matches("\n--\n").count(), 2, "{text}");
+        let f = findings_of(&NV010, &text);
+        assert_eq!(f.len(), 1, "one of the two blocks is unhealthy: {f:?}");
+        assert!(f[0].evidence[0].span.first_line > 10, "{:?}", f[0].evidence);
+    }
+
+    #[test]
+    fn registration_state_and_status() {
+        let block = |state: &str, status: &str| {
+            format!(
+                "Fabric\n    State                             : {state}\n    Status                            : {status}\n    CliqueId                          : 0\n"
+            )
+        };
+        let sev = |state: &str, status: &str| {
+            findings_of(&NV010, &block(state, status))
+                .iter()
+                .map(|f| f.severity)
+                .max()
+        };
+        assert_eq!(sev("In Progress", "N/A"), Some(Severity::Warning));
+        assert_eq!(sev("Not Started", "N/A"), Some(Severity::Error));
+        assert_eq!(
+            sev("Completed", "Insufficient Resources"),
+            Some(Severity::Error)
+        );
+        // NVML: the status is read only once the state is Completed.
+        assert_eq!(sev("In Progress", "Unknown Error"), Some(Severity::Warning));
+        assert_eq!(sev("Completed", "Success"), None);
+        assert_eq!(sev("Not Supported", "N/A"), None);
+        assert_eq!(sev("N/A", "N/A"), None);
+    }
+
+    #[test]
+    fn health_lines_each_count() {
+        let with = |line: &str| {
+            let text = format!(
+                "Fabric\n    State                             : Completed\n    Status                            : Success\n    Health\n        {line}\n        Partition Assigned            : N/A\n"
+            );
+            findings_of(&NV010, &text).iter().map(|f| f.severity).max()
+        };
+        assert_eq!(
+            with("Summary                       : Unhealthy"),
+            Some(Severity::Error)
+        );
+        assert_eq!(
+            with("Summary                       : Limited Capacity"),
+            Some(Severity::Warning)
+        );
+        assert_eq!(
+            with("Bandwidth                     : Degraded"),
+            Some(Severity::Error)
+        );
+        assert_eq!(
+            with("Route Unhealthy               : True"),
+            Some(Severity::Error)
+        );
+        assert_eq!(
+            with("Route Recovery in progress    : True"),
+            Some(Severity::Warning)
+        );
+        assert_eq!(
+            with("Access Timeout Recovery       : True"),
+            Some(Severity::Warning)
+        );
+        assert_eq!(
+            with("Incorrect Configuration       : Incorrect SysGUID"),
+            Some(Severity::Error)
+        );
+        for quiet in [
+            "Summary                       : Healthy",
+            "Summary                       : N/A",
+            "Summary                       : Not Supported",
+            "Bandwidth                     : Full",
+            "Route Unhealthy               : False",
+            "Incorrect Configuration       : None",
+            "Incorrect Configuration       : N/A",
+        ] {
+            assert_eq!(with(quiet), None, "{quiet}");
+        }
+    }
+
+    #[test]
+    fn a_cut_block_never_warns() {
+        // Cut inside the last word (no line end): the value is not read.
+        let cut = "Fabric\n    State                             : Completed\n    Status                            : Success\n    Health\n        Summary                       : Unhea";
+        assert!(findings_of(&NV010, cut).is_empty());
+        // Cut before the Health lines: nothing said about them.
+        let short = "Fabric\n    State                             : Completed\n    Status                            : Success\n    CliqueId                          : 0\n";
+        assert!(findings_of(&NV010, short).is_empty());
+        // A status cut short of `Success`.
+        let status = "Fabric\n    State                             : Completed\n    Status                            : Succ\n    CliqueId                          : 0\n";
+        assert!(findings_of(&NV010, status).is_empty());
+    }
+
+    #[test]
+    fn skipped_without_a_fabric_block() {
+        let text = "GPU 00000000:1B:00.0\n    Product Name                      : NVIDIA H100 80GB HBM3\n    Performance State                 : P0\n    Persistence Mode                  : Enabled\n";
+        assert!(skipped_reason(&NV010, text).is_some());
+    }
 }

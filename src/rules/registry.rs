@@ -54,6 +54,7 @@ pub static RULES: &[&Rule] = &[
     &nvlink::NV007,
     &nvlink::NV008,
     &nvlink::NV009,
+    &nvlink::NV010,
     &topology::TP001,
     &topology::TP002,
     &topology::TP003,
