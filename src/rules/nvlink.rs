@@ -30,11 +30,7 @@ declare_rule! {
     /// with no NVLink falls back to PCIe. On SXM boards every link is wired:
     /// an inactive one is a fault (training failure, Xid 74/149, baseboard).
     /// PCIe cards without a bridge have every link inactive by design and are
-    /// not reported, unless their peers are bridged. SXM2 modules (P100,
-    /// V100) are the exception to "every link is wired": boards of 2 or 4
-    /// GPUs leave links unwired, so when every GPU of the host shows the same
-    /// fewer active links the finding is `info` (the board's design; a lost
-    /// link takes one GPU below its peers).
+    /// not reported, unless their peers are bridged.
     ///
     /// ### Evidence
     /// `nvidia-smi nvlink -s` lines (`<inactive>`, or the all-inactive
@@ -482,28 +478,15 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             )
         });
     }
-    // Per host and product: the most and fewest active links, and how many
-    // GPUs were read.
-    let mut peers: BTreeMap<(super::HostKey<'_>, &str), Peers> = BTreeMap::new();
+    let mut peers_max: BTreeMap<(super::HostKey<'_>, &str), usize> = BTreeMap::new();
     for g in &gpus {
-        let active = g.active_count();
-        peers
-            .entry((g.host, g.name))
-            .and_modify(|p| {
-                p.most = p.most.max(active);
-                p.fewest = p.fewest.min(active);
-                p.gpus += 1;
-            })
-            .or_insert(Peers {
-                most: active,
-                fewest: active,
-                gpus: 1,
-            });
+        let e = peers_max.entry((g.host, g.name)).or_default();
+        *e = (*e).max(g.active_count());
     }
     for g in &gpus {
         let active = g.active_count();
-        let peers = peers.get(&(g.host, g.name)).copied().unwrap_or_default();
-        let Some(expected) = expected_active(g, peers.most) else {
+        let peers = peers_max.get(&(g.host, g.name)).copied().unwrap_or(0);
+        let Some(expected) = expected_active(g, peers) else {
             continue;
         };
         // A listing of fewer links than expected (`-l N`), or cut short,
@@ -522,57 +505,6 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             .filter(|(_, (_, l))| l.inactive)
             .map(|(n, _)| *n)
             .collect();
-        let spec = gpu_nvlink_expectation(g.name);
-        // Every GPU of the host with the same number, on a board that may
-        // wire fewer links than the GPU has: the board's design, not a
-        // lost link (a link that fails takes one GPU's count below its
-        // peers'). Said as info, with what would confirm it.
-        let block = g
-            .status
-            .values()
-            .map(|(at, l)| (at.source(), l.span))
-            .reduce(|(source, a), (_, b)| (source, a.join(b)));
-        if let (true, Some((source, span))) = (
-            active > 0
-                && peers.gpus >= 2
-                && peers.fewest == peers.most
-                && spec.is_some_and(|k| k.wiring_varies_by_board(g.name)),
-            block,
-        ) {
-            out.push(
-                NV001
-                    .finding(
-                        g.subject(),
-                        format!(
-                            "{} ({}) has {active} of {} NVLinks active, as every {} read on this host: how this board is wired (SXM2 boards of 2 or 4 GPUs leave links unwired), not a lost link",
-                            g.label(),
-                            g.name,
-                            expected.active,
-                            g.name
-                        ),
-                    )
-                    .severity(Severity::Info)
-                    .threshold(Threshold::new(
-                        format!(
-                            "{} active links ({}), unless every GPU of the host has the same fewer",
-                            expected.active,
-                            expected.why()
-                        ),
-                        expected.source(),
-                    ))
-                    .remediation("Nothing to do if the platform's documentation wires this many links per GPU (`nvidia-smi topo -m` shows NV# between the GPUs); if the board should be fully connected, check as for a lost link (dmesg NVLink Xids, reseat, hardware case).")
-                    .evidence(Evidence::new(
-                        format!(
-                            "nvidia-smi nvlink -s: {active} of {} links active on each of {} GPUs",
-                            g.status.len(),
-                            peers.gpus
-                        ),
-                        span,
-                        source,
-                    )),
-            );
-            continue;
-        }
         let (severity, message) = if active == 0 {
             (
                 if sxm {
@@ -626,14 +558,6 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         out.push(f);
     }
     Coverage::Checked(gpus.len())
-}
-
-/// The GPUs of one product on one host, as NV001 compares them.
-#[derive(Clone, Copy, Default)]
-struct Peers {
-    most: usize,
-    fewest: usize,
-    gpus: usize,
 }
 
 fn list(numbers: &[u32]) -> String {
