@@ -50,8 +50,8 @@ pub(crate) mod class {
     /// (the first byte of a C1 control): [`clean_line`](super::clean_line)
     /// may change a line holding one.
     pub(crate) const CONTROL: u8 = 1;
-    /// `&` `<` `>` `(` `` ` `` and `E2` (the first byte of `←`, `…`, `—`):
-    /// a per-line repair needs one (see `repair::may_need_repair`).
+    /// `&` `<` `>` `(` `` ` `` `\` and `E2` (the first byte of `←`, `…`,
+    /// `—`): a per-line repair needs one (see `repair::may_need_repair`).
     pub(crate) const REPAIR: u8 = 2;
     /// `\n`.
     pub(crate) const NEWLINE: u8 = 4;
@@ -70,10 +70,10 @@ const fn class_of(byte: u8) -> u8 {
     if (byte < 0x20 && byte != b'\t' && byte != b'\n') || byte == 0x7f || byte == 0xc2 {
         bits |= class::CONTROL;
     }
-    if matches!(byte, b'&' | b'<' | b'>' | b'(' | b'`' | 0xe2) {
+    if matches!(byte, b'&' | b'<' | b'>' | b'(' | b'`' | b'\\' | 0xe2) {
         bits |= class::REPAIR;
     }
-    if matches!(byte, b'&' | b'<' | b'>' | b'`' | 0xe2) {
+    if matches!(byte, b'&' | b'<' | b'>' | b'`' | b'\\' | 0xe2) {
         bits |= class::REPAIR_NOT_PAREN;
     }
     if matches!(byte, b'$' | b'#' | b'%') {
@@ -321,7 +321,7 @@ mod tests {
         /// finds no control byte in is what `clean_line` would leave it.
         #[test]
         fn classified_lines_read_like_lines_and_clean_line(
-            text in "([\u{0}-\u{1f}\u{7f}\u{80}-\u{a0}\u{fffd}é←… a-z&<>(`.\\[\\]/$#%]|\u{1b}\\[0m|\r\n){0,40}",
+            text in "([\u{0}-\u{1f}\u{7f}\u{80}-\u{a0}\u{fffd}é←… a-z&<>(`\\\\.\\[\\]/$#%|]|\u{1b}\\[0m|\r\n){0,40}",
         ) {
             let scanned: Vec<(&str, u8)> = classified_lines(&text).collect();
             let lines: Vec<&str> = text.lines().collect();
@@ -332,9 +332,9 @@ mod tests {
                 if bits & class::CONTROL == 0 {
                     prop_assert!(matches!(cleaned, Cow::Borrowed(_)));
                 }
-                let repair_byte = raw.bytes().any(|b| matches!(b, b'&' | b'<' | b'>' | b'(' | b'`' | 0xe2));
+                let repair_byte = raw.bytes().any(|b| matches!(b, b'&' | b'<' | b'>' | b'(' | b'`' | b'\\' | 0xe2));
                 prop_assert_eq!(bits & class::REPAIR != 0, repair_byte);
-                let strong = raw.bytes().any(|b| matches!(b, b'&' | b'<' | b'>' | b'`' | 0xe2));
+                let strong = raw.bytes().any(|b| matches!(b, b'&' | b'<' | b'>' | b'`' | b'\\' | 0xe2));
                 prop_assert_eq!(bits & class::REPAIR_NOT_PAREN != 0, strong);
                 let prompt = raw.bytes().any(|b| matches!(b, b'$' | b'#' | b'%'));
                 prop_assert_eq!(bits & class::PROMPT != 0, prompt);

@@ -240,7 +240,7 @@ fn plain_line_tests(text: &str, bits: u8) -> (bool, bool) {
         || (bits & class::REPAIR != 0 && repair::may_change_paren(text))
         || match first {
             Some(b) if b.is_ascii() => {
-                matches!(b, b'.' | b'[') || (b == b'/' && text.starts_with("//"))
+                matches!(b, b'.' | b'[' | b'|') || (b == b'/' && text.starts_with("//"))
             }
             Some(_) => repair::may_change_plain(text),
             None => false,
@@ -1305,6 +1305,19 @@ mod scan_tests {
             "<pre>",
             "</pre>",
             "<br>",
+            "<span class=\"q\">",
+            "</span>",
+            "<!-- c -->",
+            "&gt;&gt; ",
+            "&#62;",
+            "<inactive>",
+            "\\#",
+            "mlx5\\_0",
+            "\\",
+            "| GPU0 ",
+            "|",
+            "|---|:-:|",
+            "+---+",
             "> ",
             ">",
             ">> ",
