@@ -239,6 +239,10 @@ fn is_down(state: Option<PortState>, phys: Option<PhysState>) -> bool {
 /// must serve virtual ports.
 const VF_CHECK: &str = "for an SR-IOV virtual function, check the VF's link state and GUIDs on the host (`ip link show <pf>`; `ip link set <pf> vf <n> state auto`, `node_guid`, `port_guid`, or the SR-IOV network operator's settings) and that the SM runs with virtualisation enabled (opensm `virt_enabled 2`)";
 
+/// IB002's remedy when no subnet manager is known to have reached the port.
+const NO_SM_CHECK: &str =
+    "Check that a subnet manager runs (`sminfo`) and sees this port; check again after the next SM sweep.";
+
 /// Whether the adapter type is an SR-IOV virtual function (`MT4124`,
 /// `MT4126`…), as the HCA table names it.
 fn is_virtual_function(ca_type: Option<&str>) -> bool {
@@ -247,9 +251,14 @@ fn is_virtual_function(ca_type: Option<&str>) -> bool {
         .is_some_and(|h| h.product.ends_with("Virtual Function"))
 }
 
-/// A LID as evidence: 0 and 65535 are ibstat's "none assigned".
+/// 0 and 65535: ibstat's "no LID assigned".
+fn unassigned(lid: u32) -> bool {
+    matches!(lid, 0 | 0xffff)
+}
+
+/// A LID as evidence, saying when none is assigned.
 fn lid_text(lid: u32) -> String {
-    if matches!(lid, 0 | 0xffff) {
+    if unassigned(lid) {
         format!("{lid} (none assigned)")
     } else {
         lid.to_string()
@@ -272,7 +281,7 @@ fn lids_evidence(p: &IbPortRef<'_>) -> String {
 /// the cable is not the suspect; what the SM LID says narrows it down.
 fn down_linkup_cause(p: &IbPortRef<'_>) -> (String, String) {
     let mut cause = "the link is up, so not a cable fault, but the logical port is down".to_owned();
-    let no_lid = p.base_lid.is_none_or(|l| matches!(l, 0 | 0xffff));
+    let no_lid = p.base_lid.is_none_or(unassigned);
     match p.sm_lid {
         Some(0) => cause.push_str("; SM lid 0: no subnet manager has reached it"),
         Some(sm) if no_lid => {
@@ -428,7 +437,7 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let (why, todo) = match (state, sm_known) {
             (PortState::Armed, _) => (
                 "the subnet manager configured it but has not activated it".to_owned(),
-                "Check that a subnet manager runs (`sminfo`) and sees this port; check again after the next SM sweep.".to_owned(),
+                NO_SM_CHECK.to_owned(),
             ),
             (_, Some(sm)) => (
                 format!("a subnet manager is known (SM lid {sm}) and has not activated this port"),
@@ -436,7 +445,7 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             ),
             _ => (
                 "no subnet manager has configured it (no SM running, or it cannot reach this port)".to_owned(),
-                "Check that a subnet manager runs (`sminfo`) and sees this port; check again after the next SM sweep.".to_owned(),
+                NO_SM_CHECK.to_owned(),
             ),
         };
         // ibv_devinfo without -v prints no physical state; a port leaves
@@ -514,7 +523,7 @@ fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         );
     }
     for p in &ports {
-        let base_bad = matches!(p.base_lid, Some(0 | 0xffff));
+        let base_bad = p.base_lid.is_some_and(unassigned);
         let sm_bad = p.sm_lid == Some(0);
         if !base_bad && !sm_bad {
             continue;

@@ -1016,6 +1016,27 @@ fn check_imbalance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     Coverage::Checked(balances.len())
 }
 
+/// The subject and label of a GPU `nvidia-smi -q` printed: by its bus id,
+/// or, for a fragment without its `GPU …` heading, an unknown GPU.
+fn smi_gpu_named(
+    at: &super::context::SectionRef<'_>,
+    gpu: &crate::model::smi_query::QueryGpu,
+) -> (Subject, String) {
+    let subject = Subject {
+        host: at.host().name().map(str::to_owned),
+        gpu_uuid: gpu.uuid.clone(),
+        bus_id: (!gpu.headerless).then(|| gpu.bus_id.clone()),
+        gpu_unknown: gpu.headerless,
+        ..Subject::default()
+    };
+    let label = if gpu.headerless {
+        "unknown GPU".to_owned()
+    } else {
+        format!("GPU {}", gpu.bus_id)
+    };
+    (subject, label)
+}
+
 /// NV007.
 fn check_slowdown(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let gpus = ctx.smi_gpus();
@@ -1042,19 +1063,7 @@ fn check_slowdown(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 .gpu_c
                 .map(|t| format!(" at {t} °C"))
                 .unwrap_or_default();
-            // A fragment without its heading: which GPU is unknown.
-            let subject = Subject {
-                host: at.host().name().map(str::to_owned),
-                gpu_uuid: gpu.uuid.clone(),
-                bus_id: (!gpu.headerless).then(|| gpu.bus_id.clone()),
-                gpu_unknown: gpu.headerless,
-                ..Subject::default()
-            };
-            let label = if gpu.headerless {
-                "unknown GPU".to_owned()
-            } else {
-                format!("GPU {}", gpu.bus_id)
-            };
+            let (subject, label) = smi_gpu_named(at, gpu);
             out.push(
                 NV007
                     .finding(
@@ -1324,19 +1333,7 @@ fn check_fabric(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             let Some(severity) = problems.iter().map(|p| p.severity).max() else {
                 continue;
             };
-            // A fragment without its heading: which GPU is unknown.
-            let subject = Subject {
-                host: at.host().name().map(str::to_owned),
-                gpu_uuid: gpu.uuid.clone(),
-                bus_id: (!gpu.headerless).then(|| gpu.bus_id.clone()),
-                gpu_unknown: gpu.headerless,
-                ..Subject::default()
-            };
-            let label = if gpu.headerless {
-                "unknown GPU".to_owned()
-            } else {
-                format!("GPU {}", gpu.bus_id)
-            };
+            let (subject, label) = smi_gpu_named(&at, gpu);
             let what: Vec<&str> = problems.iter().map(|p| p.what.as_str()).collect();
             let mut f = NV010
                 .finding(
@@ -1441,34 +1438,23 @@ mod tests {
             );
             findings_of(&NV010, &text).iter().map(|f| f.severity).max()
         };
-        assert_eq!(
-            with("Summary                       : Unhealthy"),
-            Some(Severity::Error)
-        );
-        assert_eq!(
-            with("Summary                       : Limited Capacity"),
-            Some(Severity::Warning)
-        );
-        assert_eq!(
-            with("Bandwidth                     : Degraded"),
-            Some(Severity::Error)
-        );
-        assert_eq!(
-            with("Route Unhealthy               : True"),
-            Some(Severity::Error)
-        );
-        assert_eq!(
-            with("Route Recovery in progress    : True"),
-            Some(Severity::Warning)
-        );
-        assert_eq!(
-            with("Access Timeout Recovery       : True"),
-            Some(Severity::Warning)
-        );
-        assert_eq!(
-            with("Incorrect Configuration       : Incorrect SysGUID"),
-            Some(Severity::Error)
-        );
+        for (line, severity) in [
+            ("Summary                       : Unhealthy", Severity::Error),
+            (
+                "Summary                       : Limited Capacity",
+                Severity::Warning,
+            ),
+            ("Bandwidth                     : Degraded", Severity::Error),
+            ("Route Unhealthy               : True", Severity::Error),
+            ("Route Recovery in progress    : True", Severity::Warning),
+            ("Access Timeout Recovery       : True", Severity::Warning),
+            (
+                "Incorrect Configuration       : Incorrect SysGUID",
+                Severity::Error,
+            ),
+        ] {
+            assert_eq!(with(line), Some(severity), "{line}");
+        }
         for quiet in [
             "Summary                       : Healthy",
             "Summary                       : N/A",
