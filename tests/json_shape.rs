@@ -55,6 +55,10 @@ fn inputs() -> Vec<String> {
         .collect();
     texts.push("$ date\nMon Nov 30 00:53:23 UTC 2026\n".to_owned());
     texts.push(
+        "0000:3b:00.0 mlx5_0 (MT4123 - MCX653105A-HDAT) ConnectX-6 VPI adapter card fw 20.31.1014 port 1 (ACTIVE) ==> ib0 (Up)\nmlx5_1 port 1 ==> ens1f0np0 (Down)\n"
+            .to_owned(),
+    );
+    texts.push(
         "Infiniband device 'mlx5_0' port 1 status:\n\tdefault gid:\t fe80:0000:0000:0000:0002:c903:00a1:b2c3\n\tbase lid:\t 0x11\n\tsm lid:\t\t 0x1\n\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\trate:\t\t 200 Gb/sec (4X HDR)\n\tlink_layer:\t InfiniBand\n"
             .to_owned(),
     );

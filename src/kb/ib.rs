@@ -42,6 +42,9 @@ pub fn hca_expected_rate(ca_type: &str) -> Option<&'static HcaSpec> {
 
 const TYPES: &str = "research notes ib-formats-and-heuristics (CA type table)";
 
+/// The virtual functions' device ids (vendor 15b3, `MT4116` = 0x1014 …).
+const PCI_IDS: &str = "PCI ID repository (pci.ids), vendor 15b3 Mellanox Technologies";
+
 /// Known HCAs, by device id.
 pub static HCAS: &[HcaSpec] = &[
     HcaSpec {
@@ -85,12 +88,28 @@ pub static HCAS: &[HcaSpec] = &[
         note: "",
     },
     HcaSpec {
+        ca_type: "MT4116",
+        product: "ConnectX-4 Virtual Function",
+        generation: Some("EDR"),
+        max_ib_rate_gbps: Some(100.0),
+        source: PCI_IDS,
+        note: "A virtual function: on a hypervisor its port stays Down until a guest uses it.",
+    },
+    HcaSpec {
         ca_type: "MT4117",
         product: "ConnectX-4 Lx",
         generation: None,
         max_ib_rate_gbps: None,
         source: "research notes (CA type table); Mellanox ConnectX-4 Lx EN product brief",
         note: "Ethernet only: ports are RoCE (`Link layer: Ethernet`).",
+    },
+    HcaSpec {
+        ca_type: "MT4118",
+        product: "ConnectX-4 Lx Virtual Function",
+        generation: None,
+        max_ib_rate_gbps: None,
+        source: PCI_IDS,
+        note: "A virtual function: on a hypervisor its port stays Down until a guest uses it. Ethernet only.",
     },
     HcaSpec {
         ca_type: "MT4119",
@@ -101,12 +120,28 @@ pub static HCAS: &[HcaSpec] = &[
         note: "",
     },
     HcaSpec {
+        ca_type: "MT4120",
+        product: "ConnectX-5 Virtual Function",
+        generation: Some("EDR"),
+        max_ib_rate_gbps: Some(100.0),
+        source: PCI_IDS,
+        note: "A virtual function: on a hypervisor its port stays Down until a guest uses it.",
+    },
+    HcaSpec {
         ca_type: "MT4121",
         product: "ConnectX-5 Ex",
         generation: Some("EDR"),
         max_ib_rate_gbps: Some(100.0),
         source: "research notes (CA type table); Mellanox ConnectX-5 Ex VPI product brief",
         note: "",
+    },
+    HcaSpec {
+        ca_type: "MT4122",
+        product: "ConnectX-5 Ex Virtual Function",
+        generation: Some("EDR"),
+        max_ib_rate_gbps: Some(100.0),
+        source: PCI_IDS,
+        note: "A virtual function: on a hypervisor its port stays Down until a guest uses it.",
     },
     HcaSpec {
         ca_type: "MT4123",

@@ -24,6 +24,7 @@ pub use counter_id::{
     CounterId, CounterKey, Counters, IbCounter, IbSeries, KnownCounter, NvCounter,
 };
 pub use partial::{Partial, PartialReason};
+pub mod ibdev2netdev;
 pub mod iblinkinfo;
 pub mod ibqueryerrors;
 pub mod ibstatus;

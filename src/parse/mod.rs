@@ -24,6 +24,7 @@ pub mod date;
 pub mod dcgmi_diag;
 pub mod dcgmi_nvlink;
 pub mod dmon;
+pub mod ibdev2netdev;
 pub mod iblinkinfo;
 pub mod ibqueryerrors;
 pub mod ibstat;
@@ -250,6 +251,8 @@ formats! {
     Ibstatus = "ibstatus", crate::model::ibstatus::Ibstatus, ibstatus::FORMAT;
     /// `rdma link show`.
     RdmaLink = "rdma_link", crate::model::rdma_link::RdmaLink, rdma_link::FORMAT;
+    /// `ibdev2netdev`, plain or `-v`.
+    Ibdev2netdev = "ibdev2netdev", crate::model::ibdev2netdev::Ibdev2netdev, ibdev2netdev::FORMAT;
     /// `ibv_devinfo`, plain, `-v` or `-l`.
     IbvDevinfo = "ibv_devinfo", crate::model::ibv_devinfo::IbvDevinfo, ibv_devinfo::FORMAT;
     /// `iblinkinfo` in any form.

@@ -1191,6 +1191,27 @@ impl<'a> Context<'a> {
                         });
                     }
                 }
+                // Only `-v` prints the port's state; `(Up)`/`(Down)` is
+                // the interface's carrier and says nothing of the port.
+                SectionData::Ibdev2netdev(map) => {
+                    for port in map.ports.iter().filter(|p| p.port_state.is_some()) {
+                        out.push(IbPortRef {
+                            at,
+                            device: &port.device,
+                            ca_type: port.ca_type.clone(),
+                            number: port.port,
+                            state: port.port_state,
+                            physical_state: None,
+                            rate_gbps: None,
+                            base_lid: None,
+                            sm_lid: None,
+                            link_layer: Some(port.link_layer()),
+                            port_guid: None,
+                            span: port.span,
+                            partial: false,
+                        });
+                    }
+                }
                 SectionData::IbvDevinfo(devinfo) => {
                     for dev in &devinfo.devices {
                         let ibv_devinfo_partial = dev.partial.is_some();
@@ -1243,7 +1264,14 @@ impl<'a> Context<'a> {
             if let Some(t) = &p.ca_type {
                 ca_types.insert((p.host(), p.device), t.clone());
             }
-            latest.insert((p.host(), p.device, p.number), p);
+            let key = (p.host(), p.device, p.number);
+            // `ibdev2netdev -v` tells a port's state and nothing else: it
+            // stands for a port no other tool described, and never hides
+            // the rate, LIDs and physical state another view read.
+            if p.at.section.kind == crate::parse::Kind::Ibdev2netdev && latest.contains_key(&key) {
+                continue;
+            }
+            latest.insert(key, p);
         }
         for p in latest.values_mut() {
             if p.ca_type.is_none() {

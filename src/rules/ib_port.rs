@@ -12,7 +12,7 @@ use super::{gbps, Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::model::ib::{LinkLayer, PhysState, PortState};
 use crate::parse::SectionData;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 declare_rule! {
     /// ### What it detects
@@ -348,31 +348,51 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     }
     let mut any_active: BTreeMap<HostKey<'_>, bool> = BTreeMap::new();
     for p in &ports {
-        let active =
-            p.state == Some(PortState::Active) && p.physical_state == Some(PhysState::LinkUp);
+        // A port is Active only over a trained link: where the tool prints
+        // no physical state (`ibv_devinfo` without `-v`, `ibdev2netdev -v`)
+        // the state alone says so.
+        let active = p.state == Some(PortState::Active)
+            && p.physical_state.is_none_or(|ps| ps == PhysState::LinkUp);
         *any_active.entry(p.host()).or_default() |= active;
     }
+    // A host listing physical functions beside virtual ones is their
+    // hypervisor, where a VF's port is Down until a guest uses it. Inside
+    // a guest (only the VF listed), a Down VF is the guest's link.
+    let hosts_with_pf: BTreeSet<HostKey<'_>> = ports
+        .iter()
+        .filter(|p| p.ca_type.is_some() && !is_virtual_function(p.ca_type.as_deref()))
+        .map(|p| p.host())
+        .collect();
     for p in &ports {
         let (state, phys) = (p.state, p.physical_state);
         if !is_down(state, phys) {
             continue;
         }
         let linkup = phys == Some(PhysState::LinkUp);
-        let (cause, todo) = if linkup {
+        let idle_vf = !linkup
+            && is_virtual_function(p.ca_type.as_deref())
+            && hosts_with_pf.contains(&p.host());
+        let (cause, todo) = if idle_vf {
+            (
+                "a virtual function (SR-IOV) listed beside this host's physical functions: its port stays Down until a guest binds it and brings it up".to_owned(),
+                "Nothing to do unless a guest uses this VF; then check the VF's policy (/sys/class/infiniband/<PF>/device/sriov/<N>/policy) and the guest's driver.".to_owned(),
+            )
+        } else if linkup {
             down_linkup_cause(p)
         } else {
             let (c, t) = down_cause(phys);
             (c.to_owned(), t.to_owned())
         };
         let host_dark = !any_active.get(&p.host()).copied().unwrap_or(false);
+        // `Down/Polling`, or `Down` where the tool prints no physical state.
         let mut message = format!(
-            "{} port {} is {}/{}: {cause}",
+            "{} port {} is {}{}: {cause}",
             p.device,
             p.number,
             state.map_or("?", PortState::ibstat_name),
-            phys.map_or("?", PhysState::ibstat_name),
+            phys.map_or(String::new(), |ps| format!("/{}", ps.ibstat_name())),
         );
-        if host_dark {
+        if host_dark && !idle_vf {
             message.push_str("; no InfiniBand port of this host is Active");
         }
         // A present `State: Down` is still reported: the state is in the
@@ -401,7 +421,9 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 "IBA PortInfo; LBNL NHC check_hw_ib; Meta gcm check_ibstat",
             ))
             .remediation(todo);
-        if roce_possible {
+        if idle_vf {
+            f = f.severity(Severity::Info);
+        } else if roce_possible {
             f = f.severity(Severity::Warning);
         } else if host_dark {
             f = f.severity(Severity::Critical);
@@ -796,6 +818,68 @@ mod tests {
     use crate::rules::testing::{findings_of, skipped_reason};
 
     const ACTIVE: &str = "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 12\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n";
+
+    #[test]
+    fn an_active_port_without_a_printed_physical_state_keeps_its_host_lit() {
+        // ibv_devinfo without -v prints no physical state: an Active sibling
+        // still carries traffic, so the Down port is an error, not critical.
+        let port = |dev: &str, state: &str| {
+            format!("hca_id:\t{dev}\n\tvendor_part_id:\t\t4129\n\tphys_port_cnt:\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\t{state}\n\t\t\tsm_lid:\t\t\t1\n\t\t\tport_lid:\t\t7\n\t\t\tlink_layer:\t\tInfiniBand\n\n")
+        };
+        let text = port("mlx5_0", "PORT_DOWN (1)") + &port("mlx5_1", "PORT_ACTIVE (4)");
+        let f = findings_of(&IB001, &text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            !f[0].message.contains("no InfiniBand port"),
+            "{}",
+            f[0].message
+        );
+        assert!(
+            f[0].message.contains("is Down:"),
+            "no `/?` for an unprinted state: {}",
+            f[0].message
+        );
+        // Alone, the Down port leaves the host dark.
+        let alone = findings_of(&IB001, &port("mlx5_0", "PORT_DOWN (1)"));
+        assert_eq!(alone[0].severity, Severity::Critical);
+    }
+
+    #[test]
+    fn a_down_virtual_function_is_idle_beside_its_physical_function_only() {
+        let line = |pci: &str, dev: &str, ca: &str, state: &str| {
+            format!("{pci} {dev} ({ca} - NA)  fw 16.35.2000 port 1 ({state}) ==> {dev}ib (Down)\n")
+        };
+        let vf = line("0000:05:00.2", "mlx5_2", "MT4120", "DOWN  ").replace("mlx5_2ib", "ib2");
+        let pf = line("0000:05:00.0", "mlx5_0", "MT4119", "ACTIVE").replace("mlx5_0ib", "ib0");
+        // On the hypervisor (a physical function listed too): information.
+        let f = findings_of(&IB001, &(pf + &vf));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(
+            f[0].message.contains("virtual function"),
+            "{}",
+            f[0].message
+        );
+        // Inside a guest (the VF alone): its link is down.
+        let f = findings_of(&IB001, &vf);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].severity >= Severity::Error, "{f:?}");
+    }
+
+    #[test]
+    fn ibdev2netdev_carrier_is_not_the_port_state() {
+        // `(Down)` is the interface's carrier: a port with only that is not judged.
+        let text = "mlx5_0 port 1 ==> ib0 (Down)\nmlx5_1 port 1 ==> ib1 (Down)\n";
+        assert!(findings_of(&IB001, text).is_empty());
+        assert!(skipped_reason(&IB001, text).is_some());
+        // `-v` prints the port's own state; an Ethernet interface is not judged.
+        let v = "0000:3b:00.0 mlx5_0 (MT4123 - MCX653105A-HDAT) ConnectX-6 VPI adapter card fw 20.31.1014 port 1 (DOWN  ) ==> ib0 (Down)\n\
+                 0000:3c:00.0 mlx5_1 (MT4125 - MCX623106AN-CDAT) ConnectX-6 Dx EN adapter card fw 22.31.1014 port 1 (DOWN  ) ==> ens3f0np0 (Down)\n";
+        let f = findings_of(&IB001, v);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].subject.device.as_deref(), Some("mlx5_0"));
+    }
 
     #[test]
     fn polling_port_is_down_and_critical_when_nothing_else_is_active() {
