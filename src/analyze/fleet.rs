@@ -482,7 +482,8 @@ impl Analysis {
         let incidents = crate::report::incident::group(&findings);
         let summary = Summary::of(&findings);
         let hosts = self.host_names.len() + self.unnamed_hosts;
-        let verdict = verdict(&findings, &summary, hosts, checked.len(), skipped.len());
+        let rules = super::RulesRun::of(checked.iter().map(|(id, _)| *id));
+        let verdict = verdict(&findings, &summary, hosts, rules, skipped.len());
         let report = Report {
             schema_version: crate::report::SCHEMA_VERSION,
             verdict,

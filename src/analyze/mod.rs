@@ -33,7 +33,7 @@ pub use unit::{analyze_unit, time_order, unit_hosts, RuleOutcome, UnitResult};
 use crate::input::Document;
 use crate::report::verdict::{Verdict, VerdictLevel};
 use crate::report::{Report, Summary};
-use crate::rules::{Finding, Severity, Thresholds};
+use crate::rules::{Family, Finding, Severity, Thresholds};
 
 /// How to analyse.
 ///
@@ -150,25 +150,61 @@ fn finding_order(a: &Finding, b: &Finding) -> std::cmp::Ordering {
         .then_with(|| a.rule.cmp(b.rule))
 }
 
+/// How many rules ran, and how many of them judged the fabric: the input
+/// rules (`IN0xx`) say how far the paste can be trusted, not whether
+/// anything in it is healthy.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RulesRun {
+    /// Every rule that had its data.
+    pub all: usize,
+    /// Those of them outside the input family.
+    pub judging: usize,
+}
+
+impl RulesRun {
+    /// The count for the rules with these ids.
+    pub(crate) fn of<'i>(ids: impl IntoIterator<Item = &'i str>) -> Self {
+        let mut run = Self { all: 0, judging: 0 };
+        for id in ids {
+            run.all += 1;
+            let input = crate::rules::by_id(id).is_some_and(|r| r.family == Family::Input);
+            run.judging += usize::from(!input);
+        }
+        run
+    }
+}
+
 /// `critical: 1 critical, 2 errors on 2 of 8 hosts` or `healthy: …`.
+///
+/// Absence of data is never evidence: when no rule but the input rules
+/// ran, nothing was judged and the verdict says so, not `healthy`; a
+/// healthy verdict over a paste that looks cut (`IN001`) says that only
+/// what the paste holds was judged.
 pub(crate) fn verdict(
     findings: &[Finding],
     summary: &Summary,
     hosts: usize,
-    rules_run: usize,
+    rules: RulesRun,
     rules_skipped: usize,
 ) -> Verdict {
+    let rules_run = rules.all;
     let coverage = format!("{rules_run} rules run, {rules_skipped} skipped for lack of data");
-    let Some(worst) = summary.worst() else {
-        if rules_run == 0 {
-            // Absence of data is never evidence: nothing judged is not healthy.
-            return Verdict::new(
-                VerdictLevel::NotEnoughToJudge,
-                format!(
-                    "no rule had the data it needs on {hosts} host(s) ({rules_skipped} skipped for lack of data)"
-                ),
-            );
-        }
+    let looks_cut = findings.iter().any(|f| f.rule == "IN001");
+    let worst = summary.worst();
+    if rules.judging == 0 && worst.is_none_or(|w| w == Severity::Info) {
+        let cut = if looks_cut {
+            "; the paste looks cut (IN001 lists what is missing)"
+        } else {
+            ""
+        };
+        return Verdict::new(
+            VerdictLevel::NotEnoughToJudge,
+            format!(
+                "no rule had the data it needs on {hosts} host(s) ({rules_skipped} skipped for lack of data){cut}"
+            ),
+        );
+    }
+    let Some(worst) = worst else {
         return Verdict::new(
             VerdictLevel::Healthy,
             format!("no problems found on {hosts} host(s) ({coverage})"),
@@ -194,7 +230,12 @@ pub(crate) fn verdict(
         VerdictLevel::Problem(worst)
     };
     if affected.is_empty() {
-        Verdict::new(level, format!("{} ({coverage})", parts.join(", ")))
+        let judged = if looks_cut && level == VerdictLevel::Healthy {
+            "; no problems found in what the paste holds, but it looks cut and what it lacks was not judged (IN001)"
+        } else {
+            ""
+        };
+        Verdict::new(level, format!("{}{judged} ({coverage})", parts.join(", ")))
     } else {
         Verdict::new(
             level,

@@ -303,7 +303,18 @@ pub fn only_new(report: &Report, baseline: &Snapshot) -> Report {
         &out.findings,
         &out.summary,
         out.hosts,
-        out.rules_run,
+        // The report says how many rules ran, not which: the baseline's
+        // comparison judged as much as the run it compares.
+        crate::analyze::RulesRun {
+            all: out.rules_run,
+            judging: if report.verdict.level
+                == crate::report::verdict::VerdictLevel::NotEnoughToJudge
+            {
+                0
+            } else {
+                out.rules_run
+            },
+        },
         out.skipped_rules.len(),
     );
     out.verdict = verdict.with_note(&format!(

@@ -1,0 +1,56 @@
+//! The verdict line says how much was judged: `not enough to judge` when
+//! only the input rules (`IN0xx`) had data, and a healthy verdict over a
+//! paste that looks cut says that only what the paste holds was judged.
+
+#![allow(clippy::panic, clippy::expect_used)]
+
+use fabricscope::report::verdict::VerdictLevel;
+use fabricscope::{analyze, read, AnalyzeOptions, ReadOptions};
+use std::path::Path;
+
+fn verdict_of(text: &str) -> fabricscope::report::verdict::Verdict {
+    let doc = read(text, &ReadOptions::default()).expect("a supported tool's output");
+    analyze(&[doc], &AnalyzeOptions::default()).verdict
+}
+
+fn wild(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/wild")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn a_fragment_only_the_input_rules_could_read_is_not_healthy() {
+    // NIC rows of a topo matrix without its header or any GPU row: IN001
+    // says it looks cut, and no rule had anything to judge.
+    let v = verdict_of(&wild("sglang36018-topo-nicrows-noheader.txt"));
+    assert_eq!(v.level, VerdictLevel::NotEnoughToJudge, "{v}");
+    assert!(v.detail.contains("looks cut"), "{v}");
+}
+
+#[test]
+fn a_healthy_verdict_over_a_cut_paste_says_what_was_judged() {
+    let v = verdict_of(&wild("deepep303-ibstat-unfenced-cut.txt"));
+    assert_eq!(v.level, VerdictLevel::Healthy, "{v}");
+    assert!(v.detail.contains("in what the paste holds"), "{v}");
+    assert!(v.detail.contains("IN001"), "{v}");
+}
+
+#[test]
+fn a_whole_healthy_paste_says_nothing_of_cuts() {
+    let ibstat = "CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tFirmware version: 28.39.1002\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 12\n\t\tLMC: 0\n\t\tSM lid: 1\n\t\tCapability mask: 0xa651e848\n\t\tPort GUID: 0x1070fd0300a1b2c3\n\t\tLink layer: InfiniBand\n";
+    let v = verdict_of(ibstat);
+    assert_eq!(v.level, VerdictLevel::Healthy, "{v}");
+    assert!(!v.detail.contains("cut"), "{v}");
+}
+
+#[test]
+fn ports_no_rule_judges_leave_nothing_judged() {
+    // RoCE ports only: the InfiniBand port rules do not judge Ethernet ports.
+    let v = verdict_of(&wild("deepep150-ibstatus-bond-tmux.txt"));
+    assert_eq!(v.level, VerdictLevel::NotEnoughToJudge, "{v}");
+    // Interface carriers only (`ibdev2netdev` without -v): not port states.
+    let v = verdict_of(&wild("stepmesh15-ibdev2netdev-ibs-bond.txt"));
+    assert_eq!(v.level, VerdictLevel::NotEnoughToJudge, "{v}");
+}
