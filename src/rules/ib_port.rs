@@ -84,7 +84,10 @@ declare_rule! {
     /// ### Evidence
     /// `State`, `Physical state` and `SM lid` of the port in `ibstat`.
     /// `ibv_devinfo` without `-v` prints no physical state: the message says
-    /// so (a port leaves `Down` only once its link is up).
+    /// so (a port leaves `Down` only once its link is up). From `iblinkinfo`
+    /// (the whole fabric): when none of its trained links is Active, one
+    /// finding for the fabric with a few of the waiting links' lines; when
+    /// others are Active, the waiting ports one by one.
     ///
     /// ### What to do
     /// Check that a subnet manager (opensm, UFM) runs on this fabric
@@ -104,7 +107,7 @@ declare_rule! {
         family: IbPort,
         severity: Error,
         summary: "InfiniBand port LinkUp but Initializing/Armed (not activated by a subnet manager)",
-        needs: "ibstat",
+        needs: "ibstat (or iblinkinfo for the whole fabric)",
         check: check_waiting_for_sm,
     }
 }
@@ -440,7 +443,11 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         .iter()
         .filter(|p| p.is_infiniband() && p.state.is_some())
         .collect();
+    let fabric_links = waiting_links_in_iblinkinfo(ctx, out);
     if ports.is_empty() {
+        if fabric_links > 0 {
+            return Coverage::Checked(fabric_links);
+        }
         return Coverage::Skipped("no InfiniBand port state in the input (run ibstat)".to_owned());
     }
     for p in &ports {
@@ -511,7 +518,123 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 .remediation(todo),
         );
     }
-    Coverage::Checked(ports.len())
+    Coverage::Checked(ports.len() + fabric_links)
+}
+
+/// Port lines of a waiting fabric shown as evidence; the rest are counted.
+const WAITING_LINKS_SHOWN: usize = 4;
+
+/// IB002 over `iblinkinfo`, the fabric as one node sees it: every trained
+/// link (`LinkUp`) that is `Initialize` or `Armed`. When no trained link
+/// of the listing is Active, the cause is one, the subnet manager, and it
+/// is one finding for the fabric with a few of its lines as evidence (a
+/// 2,000-port fabric without an SM is not 2,000 findings). When other
+/// links are Active an SM runs, and each waiting port is its own finding.
+/// Returns the trained links judged.
+fn waiting_links_in_iblinkinfo(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
+    use crate::model::iblinkinfo::{LinkNode, LinkPort};
+    // Each host's latest listing: `iblinkinfo` and `iblinkinfo -l` taken
+    // one after the other are one fabric seen twice.
+    let mut latest: BTreeMap<HostKey<'_>, _> = BTreeMap::new();
+    for at in ctx.sections() {
+        if let SectionData::Iblinkinfo(info) = &at.section.data {
+            latest.insert(at.host(), (at, info));
+        }
+    }
+    let mut listings: Vec<_> = latest.into_values().collect();
+    listings.sort_by_key(|(at, _)| (at.doc, at.section.span));
+    let mut judged = 0;
+    for (at, info) in listings {
+        let trained: Vec<(&LinkNode, &LinkPort)> = info
+            .ports()
+            .filter(|(_, p)| p.physical_state == PhysState::LinkUp && !p.port_not_available)
+            .collect();
+        judged += trained.len();
+        let waiting: Vec<&(&LinkNode, &LinkPort)> = trained
+            .iter()
+            .filter(|(_, p)| matches!(p.state, PortState::Initializing | PortState::Armed))
+            .collect();
+        let Some(&&(_, first)) = waiting.first() else {
+            continue;
+        };
+        let name = |node: &LinkNode| node.desc.as_deref().map_or("node", str::trim).to_owned();
+        let line = |node: &LinkNode, p: &LinkPort| {
+            Evidence::new(
+                format!(
+                    "iblinkinfo: {} port {}: {}/LinkUp, LID {}",
+                    name(node),
+                    p.port,
+                    p.state.ibstat_name(),
+                    p.lid
+                ),
+                p.span,
+                at.source(),
+            )
+        };
+        let threshold = Threshold::new(
+            "State Active",
+            "IBA PortInfo; Meta gcm check_iblink (LINK_BAD_STATE)",
+        );
+        if trained.iter().any(|(_, p)| p.state == PortState::Active) {
+            for &&(node, p) in &waiting {
+                out.push(
+                    IB002
+                        .finding(
+                            Subject {
+                                device: Some(name(node)),
+                                port: Some(p.port),
+                                lid: Some(p.lid).filter(|l| !unassigned(*l)),
+                                guid: p.guid.or(node.guid),
+                                ..Subject::default()
+                            },
+                            format!(
+                                "{} port {} is {}/LinkUp while other links of the fabric are Active: a subnet manager runs but has not activated this port",
+                                name(node),
+                                p.port,
+                                p.state.ibstat_name()
+                            ),
+                        )
+                        .evidence(line(node, p))
+                        .threshold(threshold.clone())
+                        .remediation(format!("Read the SM's log for this port's GUID (opensm.log, UFM events): a failing sweep or a partition that leaves it out; {VF_CHECK}.")),
+                );
+            }
+            continue;
+        }
+        // The fabric has no port of its own to name: the subject is the
+        // host the listing was taken on, where one is named.
+        let from = Subject {
+            host: at.host().name().map(str::to_owned),
+            ..Subject::default()
+        };
+        let mut f = IB002
+            .finding(
+                from,
+                format!(
+                    "none of the {} trained links in this iblinkinfo is Active ({} {}/LinkUp): no subnet manager has configured the fabric (no SM running, or it reaches none of these ports)",
+                    trained.len(),
+                    waiting.len(),
+                    first.state.ibstat_name()
+                ),
+            )
+            .threshold(threshold)
+            .remediation(NO_SM_CHECK);
+        for &&(node, p) in waiting.iter().take(WAITING_LINKS_SHOWN) {
+            f = f.evidence(line(node, p));
+        }
+        if waiting.len() > WAITING_LINKS_SHOWN {
+            f = f.evidence(Evidence::new(
+                format!(
+                    "iblinkinfo: and {} more links waiting",
+                    waiting.len() - WAITING_LINKS_SHOWN
+                ),
+                at.section.span,
+                at.source(),
+            ));
+        }
+        out.push(f);
+    }
+    judged
 }
 
 /// Which GUID of the port was printed as all zeros (`port GUID`, or its
@@ -818,6 +941,68 @@ mod tests {
     use crate::rules::testing::{findings_of, skipped_reason};
 
     const ACTIVE: &str = "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 12\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n";
+
+    /// An iblinkinfo listing: a switch with the given port states, each
+    /// port linked to a CA.
+    fn iblinkinfo(states: &[&str]) -> String {
+        let mut text = String::from("Switch: 0x0000000000200000 MF0;sw1:MQM8700/U1:\n");
+        for (i, state) in states.iter().enumerate() {
+            let n = i + 1;
+            let lid = if *state == "Active" { n + 10 } else { 0 };
+            text.push_str(&format!(
+                "           {lid}    {n}[  ] ==( 4X          25.78125 Gbps {state}/  LinkUp)==>       {lid}    1[  ] \"node{n:02} mlx5_0\" ( )\n"
+            ));
+        }
+        text.push_str("           0    9[  ] ==(                Down/ Polling)==>             [  ] \"\" ( )\n");
+        text
+    }
+
+    #[test]
+    fn a_fabric_with_no_active_link_in_iblinkinfo_is_one_finding() {
+        let f = findings_of(&IB002, &iblinkinfo(&["Initialize"; 7]));
+        assert_eq!(f.len(), 1, "one cause, one finding: {f:?}");
+        assert!(
+            f[0].message.contains("none of the 7 trained links"),
+            "{}",
+            f[0].message
+        );
+        assert!(
+            f[0].message.contains("no subnet manager"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(
+            f[0].evidence.len(),
+            WAITING_LINKS_SHOWN + 1,
+            "{:?}",
+            f[0].evidence
+        );
+        // An unused (Down/Polling) switch port is not a waiting link.
+        assert!(!f[0].evidence.iter().any(|e| e.text.contains("port 9")));
+    }
+
+    #[test]
+    fn a_waiting_port_beside_active_links_is_its_own_finding() {
+        let f = findings_of(
+            &IB002,
+            &iblinkinfo(&["Active", "Initialize", "Active", "Armed"]),
+        );
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert_eq!(f[0].subject.port, Some(2));
+        assert!(
+            f[0].message.contains("a subnet manager runs"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(f[1].subject.port, Some(4));
+        // A fabric whose trained links are all Active: judged, nothing found.
+        let text = iblinkinfo(&["Active"; 3]);
+        assert!(findings_of(&IB002, &text).is_empty());
+        assert!(
+            skipped_reason(&IB002, &text).is_none(),
+            "the links were judged"
+        );
+    }
 
     #[test]
     fn an_active_port_without_a_printed_physical_state_keeps_its_host_lit() {
