@@ -55,6 +55,10 @@ fn inputs() -> Vec<String> {
         .collect();
     texts.push("$ date\nMon Nov 30 00:53:23 UTC 2026\n".to_owned());
     texts.push(
+        "sminfo: sm lid 1 sm guid 0x98039b03009fcfd6, activity count 5209141 priority 15 state 3 SMINFO_MASTER\n"
+            .to_owned(),
+    );
+    texts.push(
         "0000:3b:00.0 mlx5_0 (MT4123 - MCX653105A-HDAT) ConnectX-6 VPI adapter card fw 20.31.1014 port 1 (ACTIVE) ==> ib0 (Up)\nmlx5_1 port 1 ==> ens1f0np0 (Down)\n"
             .to_owned(),
     );

@@ -34,3 +34,4 @@ pub mod perf_fields;
 pub mod perfquery;
 pub mod port_index;
 pub mod rdma_link;
+pub mod sminfo;

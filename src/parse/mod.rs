@@ -37,6 +37,7 @@ pub mod rdma_link;
 pub mod smi_csv;
 pub mod smi_list;
 pub mod smi_query;
+pub mod sminfo;
 pub(crate) mod text;
 pub mod timestamp;
 pub mod topo;
@@ -253,6 +254,8 @@ formats! {
     RdmaLink = "rdma_link", crate::model::rdma_link::RdmaLink, rdma_link::FORMAT;
     /// `ibdev2netdev`, plain or `-v`.
     Ibdev2netdev = "ibdev2netdev", crate::model::ibdev2netdev::Ibdev2netdev, ibdev2netdev::FORMAT;
+    /// `sminfo`: the subnet manager a port reaches.
+    Sminfo = "sminfo", crate::model::sminfo::Sminfo, sminfo::FORMAT;
     /// `ibv_devinfo`, plain, `-v` or `-l`.
     IbvDevinfo = "ibv_devinfo", crate::model::ibv_devinfo::IbvDevinfo, ibv_devinfo::FORMAT;
     /// `iblinkinfo` in any form.

@@ -24,6 +24,7 @@ pub mod nvlink;
 pub mod registry;
 mod rule;
 mod run;
+pub mod subnet_manager;
 pub mod thresholds;
 pub mod topology;
 mod wording;

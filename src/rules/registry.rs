@@ -9,7 +9,9 @@
 //!    and `quiet_*.txt` (a near miss that must not).
 //! 4. Regenerate the catalogue: `UPDATE_DOCS=1 cargo test --lib registry`.
 
-use super::{cross, diag, ib_counters, ib_fleet, ib_port, input, nvlink, topology, Rule};
+use super::{
+    cross, diag, ib_counters, ib_fleet, ib_port, input, nvlink, subnet_manager, topology, Rule,
+};
 use std::fmt::Write as _;
 
 /// Every rule, sorted by id.
@@ -26,6 +28,7 @@ pub static RULES: &[&Rule] = &[
     &ib_port::IB004,
     &ib_fleet::IB005,
     &ib_port::IB006,
+    &subnet_manager::IB007,
     &ib_counters::IB101,
     &ib_counters::IB102,
     &ib_counters::IB103,
