@@ -273,6 +273,9 @@ fn read_field(line: &Line<'_>, label: &str, value: &str, out: &mut Ibstat, unrea
         return;
     };
     ca.span = ca.span.join(line.span());
+    if ca.ports.is_empty() && PORT_FIELDS.contains(&label) {
+        open_filtered_port(line, ca, unread);
+    }
     if let Some(port) = ca.ports.last_mut() {
         port.span = port.span.join(line.span());
         if read_port_field(line, label, value, port, unread) {
@@ -282,6 +285,35 @@ fn read_field(line: &Line<'_>, label: &str, value: &str, out: &mut Ibstat, unrea
     if !read_ca_field(line, label, value, ca, unread) {
         unread.line(line, "unknown ibstat field");
     }
+}
+
+/// A port field under a CA before any `Port N:` line: a filtered paste
+/// (`ibstat | grep -E "CA |State"`). The port is read when the adapter has
+/// one port, so that its number is known: `Number of ports: 1`, or an
+/// `mlx5_*` device (mlx5 makes each port of a card a device of its own).
+/// The port is marked as lacking its header, so it is judged only on what
+/// the paste shows; otherwise the line stays unread.
+fn open_filtered_port(line: &Line<'_>, ca: &mut Ca, unread: &mut Unread) {
+    let single = ca.number_of_ports == Some(1)
+        || (ca.number_of_ports.is_none() && ca.name.starts_with("mlx5_"));
+    if !single {
+        return;
+    }
+    let mut port = Port::new(1, line.span());
+    port.partial = Some(Partial::new(
+        PartialReason::NoHeader,
+        vec!["`Port 1:` line and the fields filtered out".to_owned()],
+        line.number,
+    ));
+    ca.ports.push(port);
+    unread.warn(
+        WarningKind::Truncated,
+        line.span(),
+        format!(
+            "port fields of {} without a `Port 1:` line (a filtered paste): read as its only port",
+            ca.name
+        ),
+    );
 }
 
 /// Returns false when `label` is not a port field.
@@ -593,6 +625,39 @@ pub fn summary(ibstat: &Ibstat) -> String {
 mod tests {
     use super::*;
     use crate::parse::lines_of;
+
+    #[test]
+    fn a_filtered_paste_reads_the_only_port_of_a_single_port_adapter() {
+        // `ibstat | grep -E "CA |State"`: no `Port 1:` lines.
+        let p = parse(&lines_of(
+            "CA 'mlx5_0'\n\t\tState: Active\n\t\tPhysical state: LinkUp\nCA 'mlx5_1'\n\t\tState: Down\n\t\tPhysical state: Polling\n",
+        ));
+        let cas = &p.value.cas;
+        assert_eq!(cas.len(), 2);
+        let port = &cas[1].ports[0];
+        assert_eq!(port.number, 1);
+        assert_eq!(port.state, Some(PortState::Down));
+        assert_eq!(port.physical_state, Some(PhysState::Polling));
+        assert!(port.partial.is_some(), "the port lacks its header");
+        assert!(
+            p.warnings.iter().any(|w| w.span.contains(5)),
+            "{:?}",
+            p.warnings
+        );
+        // An adapter with more ports (or none known): the number is not
+        // invented, the line stays unread.
+        let p = parse(&lines_of(
+            "CA 'mlx4_0'\n\tNumber of ports: 2\n\t\tState: Down\n",
+        ));
+        assert!(p.value.cas[0].ports.is_empty());
+        let p = parse(&lines_of("CA 'hfi1_0'\n\t\tState: Down\n"));
+        assert!(p.value.cas[0].ports.is_empty());
+        assert!(
+            p.warnings.iter().any(|w| w.span.contains(2)),
+            "{:?}",
+            p.warnings
+        );
+    }
 
     const TWO_CAS: &str = "CA 'mlx5_0'
 \tCA type: MT4123

@@ -120,6 +120,15 @@ fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
             Err(e) => unread.number(line, "port", e),
         },
         Some(("Device ports", "")) if device.ports.is_empty() => device.device_ports_heading = true,
+        Some((label, value))
+            if device.ports.is_empty() && FILTERED_PORT_LABELS.contains(&label) =>
+        {
+            open_filtered_port(line, device, unread);
+            match device.ports.last_mut() {
+                Some(port) => read_port_field(line, label, value, port, unread),
+                None => read_device_field(line, label, value, device, unread),
+            }
+        }
         Some((label, value)) => match device.ports.last_mut() {
             Some(port) => {
                 port.span = port.span.join(line.span());
@@ -195,6 +204,55 @@ fn heading_takes_items(heading: &ExtraField) -> bool {
 /// devinfo.c's sentences: `core clock not supported`, `tag matching not supported`.
 fn is_statement(t: &str) -> bool {
     t.ends_with(" not supported")
+}
+
+/// Port fields that never appear among a device's own: under a device
+/// with no `port:` line yet they come from a filtered paste
+/// (`ibv_devinfo | grep -E "hca_id|state"`).
+const FILTERED_PORT_LABELS: &[&str] = &[
+    "state",
+    "phys_state",
+    "sm_lid",
+    "port_lid",
+    "port_lmc",
+    "link_layer",
+    "active_width",
+    "active_speed",
+    "max_mtu",
+    "active_mtu",
+];
+
+/// A port field under a device before any `port:` line: read as the
+/// device's only port when it has one (`phys_port_cnt: 1`, or an `mlx5_*`
+/// device: mlx5 makes each port of a card a device of its own), with the
+/// device marked as lacking the port's header; otherwise nothing is opened
+/// and the field is kept with the device's.
+fn open_filtered_port(line: &Line<'_>, device: &mut IbvDevice, unread: &mut Unread) {
+    let single = device.phys_port_cnt == Some(1)
+        || (device.phys_port_cnt.is_none() && device.hca_id.starts_with("mlx5_"));
+    if !single {
+        return;
+    }
+    device.ports.push(IbvPort {
+        number: 1,
+        span: line.span(),
+        ..IbvPort::default()
+    });
+    if device.partial.is_none() {
+        device.partial = Some(Partial::new(
+            PartialReason::NoHeader,
+            vec!["`port: 1` line and the fields filtered out".to_owned()],
+            line.number,
+        ));
+    }
+    unread.warn(
+        WarningKind::Truncated,
+        line.span(),
+        format!(
+            "port fields of {} without a `port:` line (a filtered paste): read as its only port",
+            device.hca_id
+        ),
+    );
 }
 
 fn read_device_field(
@@ -601,6 +659,25 @@ pub fn summary(info: &IbvDevinfo) -> String {
 mod tests {
     use super::*;
     use crate::parse::lines_of;
+
+    #[test]
+    fn a_filtered_paste_reads_the_only_port_of_a_single_port_device() {
+        // `ibv_devinfo | grep -E "hca_id|state|link_layer"`.
+        let p = parse(&lines_of(
+            "hca_id:\tmlx5_0\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tlink_layer:\t\tInfiniBand\nhca_id:\tmlx5_1\n\t\t\tstate:\t\t\tPORT_DOWN (1)\n\t\t\tlink_layer:\t\tInfiniBand\n",
+        ));
+        let devices = &p.value.devices;
+        assert_eq!(devices.len(), 2);
+        let port = &devices[1].ports[0];
+        assert_eq!((port.number, port.state), (1, Some(PortState::Down)));
+        assert_eq!(port.link_layer, Some(LinkLayer::Infiniband));
+        assert!(devices[1].partial.is_some(), "the port lacks its header");
+        // A device of several ports: nothing opened, the field kept with the device's.
+        let p = parse(&lines_of(
+            "hca_id:\tmlx4_0\n\tphys_port_cnt:\t\t2\n\t\t\tstate:\t\t\tPORT_DOWN (1)\n",
+        ));
+        assert!(p.value.devices[0].ports.is_empty());
+    }
 
     const PLAIN: &str = "hca_id:\tmlx5_0
 \ttransport:\t\t\tInfiniBand (0)
