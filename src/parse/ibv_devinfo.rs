@@ -52,7 +52,31 @@ pub(crate) const FORMAT: Spec<IbvDevinfo> = Spec {
 /// Reads `ibv_devinfo` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<IbvDevinfo> {
-    read_each_line(lines, read_line)
+    // ibv_devinfo indents everything under `hca_id:`. Once a device's
+    // fields came indented, an unindented line other than a new `hca_id:`
+    // or a failure is text after the output (`sminfo: …`, the author's
+    // prose), not a field of the last port. A paste that lost all its
+    // indentation never sets this.
+    let mut indented_seen = false;
+    read_each_line(lines, |line, out: &mut IbvDevinfo, unread: &mut Unread| {
+        let raw = line.text();
+        let indented = raw.starts_with([' ', '\t']);
+        let t = raw.trim();
+        if !indented
+            && indented_seen
+            && !t.starts_with("hca_id:")
+            && !is_failure(t)
+            && list_heading(t).is_none()
+        {
+            unread.line(
+                line,
+                "an unindented line after ibv_devinfo's indented fields: not its output",
+            );
+            return;
+        }
+        indented_seen |= indented && !out.devices.is_empty();
+        read_line(line, out, unread);
+    })
 }
 
 fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
@@ -659,6 +683,34 @@ pub fn summary(info: &IbvDevinfo) -> String {
 mod tests {
     use super::*;
     use crate::parse::lines_of;
+
+    #[test]
+    fn text_after_the_indented_output_is_not_a_field_of_its_last_port() {
+        let p = parse(&lines_of(
+            "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\nsminfo: sm lid 1 sm guid 0x1, activity count 3 priority 0 state 3 SMINFO_MASTER\nhca_id:\tmlx5_1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_DOWN (1)\n",
+        ));
+        let devices = &p.value.devices;
+        assert_eq!(devices.len(), 2, "a later hca_id still opens a device");
+        assert!(
+            devices[0].ports[0].extra.is_empty(),
+            "{:?}",
+            devices[0].ports[0].extra
+        );
+        assert!(
+            p.warnings.iter().any(|w| w.span.contains(6)),
+            "{:?}",
+            p.warnings
+        );
+        // Output that lost all its indentation is read as before.
+        let flat = parse(&lines_of(
+            "hca_id: mlx5_0\ntransport: InfiniBand (0)\nport: 1\nstate: PORT_ACTIVE (4)\nlink_layer: InfiniBand\n",
+        ));
+        assert!(flat.warnings.is_empty(), "{:?}", flat.warnings);
+        assert_eq!(
+            flat.value.devices[0].ports[0].state,
+            Some(PortState::Active)
+        );
+    }
 
     #[test]
     fn a_filtered_paste_reads_the_only_port_of_a_single_port_device() {

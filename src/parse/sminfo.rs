@@ -93,25 +93,49 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let rest = t.strip_prefix(OPENING)?;
     let lid = rest.split(|c: char| c.is_whitespace() || c == ',').next()?;
     decimal_u32(lid).ok()?;
+    // A reply wrapped by a mail or chat client goes on with its `state …`
+    // on the next line.
+    let wrapped = !rest.contains(" state ")
+        && lines
+            .iter()
+            .skip(1)
+            .find(|l| !l.is_blank())
+            .is_some_and(|l| continuation(l.text().trim()).is_some());
     // Each reply is a reading of its own: the same SM again is a second
     // snapshot (its activity count tells whether it sweeps).
     Some(Block::of_lines(
         format!("sm lid {lid} at line {}", first.number),
-        1,
+        1 + usize::from(wrapped),
     ))
+}
+
+/// `state 3 SMINFO_MASTER`: the end of a reply wrapped onto a line of its
+/// own.
+fn continuation(t: &str) -> Option<(u32, Option<&str>)> {
+    let mut words = t.strip_prefix("state ")?.split_whitespace();
+    let state = decimal_u32(words.next()?).ok()?;
+    let name = words.next();
+    words.next().is_none().then_some((state, name))
 }
 
 /// Reads `sminfo` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Sminfo> {
-    read_each_line(
-        lines,
-        |line, out: &mut Sminfo, unread: &mut Unread| match reply(line.text().trim(), line, unread)
-        {
-            Some(r) => out.replies.push(r),
-            None => unread.line(line, "not an `sminfo` reply line"),
-        },
-    )
+    read_each_line(lines, |line, out: &mut Sminfo, unread: &mut Unread| {
+        let t = line.text().trim();
+        if let Some(r) = reply(t, line, unread) {
+            out.replies.push(r);
+            return;
+        }
+        match (out.replies.last_mut(), continuation(t)) {
+            (Some(last), Some((state, name))) if last.state.is_none() => {
+                last.state = Some(state);
+                last.state_name = name.map(str::to_owned);
+                last.span = last.span.join(line.span());
+            }
+            _ => unread.line(line, "not an `sminfo` reply line"),
+        }
+    })
 }
 
 /// `SM at LID 1: SMINFO_MASTER, priority 15` for people.
@@ -156,6 +180,24 @@ mod tests {
         let r = &p.value.replies[0];
         assert_eq!((r.lid, r.guid), (4, Some(Guid(0x0002_c903_0001_e3f1))));
         assert_eq!((r.activity_count, r.state), (None, None));
+    }
+
+    #[test]
+    fn a_reply_wrapped_before_its_state_is_joined() {
+        let text = "sminfo: sm lid 1 sm guid 0x2c90200317a21, activity count 1207 priority 0\nstate 3 SMINFO_MASTER\n";
+        let lines = lines_of(text);
+        assert_eq!(detect(&lines).and_then(|b| b.lines), Some(2));
+        let p = parse(&lines);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let r = &p.value.replies[0];
+        assert_eq!(
+            (r.state, r.state_name.as_deref()),
+            (Some(3), Some("SMINFO_MASTER"))
+        );
+        assert_eq!(r.span.last_line, 2);
+        // A whole reply is one line; a stray `state` line is not joined to it.
+        let whole = "sminfo: sm lid 1 sm guid 0x1, activity count 3 priority 0 state 2 SMINFO_STANDBY\nstate 3 SMINFO_MASTER\n";
+        assert_eq!(detect(&lines_of(whole)).and_then(|b| b.lines), Some(1));
     }
 
     #[test]
