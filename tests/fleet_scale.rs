@@ -16,7 +16,12 @@ use std::path::Path;
 /// pipeline that held every document in memory (before per-host streaming).
 /// Re-recorded once after merging main's "FL004 no longer repeats an IB1xx
 /// counter" (58 FL004 findings fewer, every other finding unchanged apart
-/// from main's new `fingerprint` field). `UPDATE_GOLDEN=1` rewrites it — only when a rule change is meant to
+/// from main's new `fingerprint` field), and once when a counter with a
+/// measured growth rate stopped being compared by its count since reset
+/// too (67 FL004 `info` findings fewer) and NV003's history became one
+/// finding per GPU (247 per-link `info` findings became 89, the same
+/// readings as their evidence); every other finding unchanged.
+/// `UPDATE_GOLDEN=1` rewrites it — only when a rule change is meant to
 /// change findings.
 const GOLDEN: &str = "tests/golden/fleet12_findings.ndjson";
 

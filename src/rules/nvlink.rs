@@ -8,7 +8,7 @@
 //! last reset are history (`info`); growth between two snapshots is judged
 //! with DCGM's rules.
 
-use super::context::{subject_of, Context, NvGpuRef};
+use super::context::{subject_of, Context, NvGpuRef, Reading};
 use super::ib_counters::ber_findings;
 use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
@@ -92,7 +92,10 @@ declare_rule! {
 declare_rule! {
     /// ### What it detects
     /// NVLink replay or recovery errors: any increase between two snapshots
-    /// (`error`), or non-zero counts since the last reset (`info`).
+    /// (`error`), or non-zero counts since the last reset (`info`, one
+    /// finding per GPU listing its links: on a healthy, year-old fleet most
+    /// GPUs have a few replays somewhere, and a finding per link was twenty
+    /// per host of the same history).
     ///
     /// ### Why it matters
     /// A replay is a retransmission after a bad flit; a recovery is a link
@@ -127,7 +130,8 @@ declare_rule! {
     /// ### What it detects
     /// NVLink CRC errors: growing at 100/s or more (`error`), growing more
     /// slowly (`warning`), stuck at the counter's maximum (`warning`), or
-    /// non-zero since the last reset (`info`).
+    /// non-zero since the last reset (`info`, one finding per GPU listing
+    /// its links).
     ///
     /// ### Why it matters
     /// CRC errors are corrupted flits that get replayed. NVIDIA's guidance
@@ -173,7 +177,10 @@ declare_rule! {
     /// the ratio to the median and the Poisson tail probability from the
     /// statistics. Only outliers in growth rates, or in absolute counts ten
     /// times the median, are reported: healthy H200 lanes differ by up to
-    /// 5.4× in absolute corrected counts.
+    /// 5.4× in absolute corrected counts. A counter whose growth was
+    /// measured (two snapshots and their interval) is compared by that
+    /// growth alone: its count since the last reset is history, and the
+    /// same link is not reported once for each.
     ///
     /// ### What to do
     /// Watch the lane's growth; if it keeps standing out, plan a hardware
@@ -702,10 +709,25 @@ fn counter_findings(
     }
     // History: non-zero since the last reset, where no growth was measured.
     // (A zero reading has nothing to say, whether growth was judged or not.)
+    // A counter stuck at its maximum is a warning of its own link; the
+    // other counts are one `info` finding per GPU, its links listed: on a
+    // healthy year-old fleet most GPUs have a few replays somewhere, and a
+    // finding per link would be twenty per host of the same history.
+    let mut history: Vec<(&Reading<'_>, u32, &str)> = Vec::new();
+    let mut history_gpu: Option<&NvGpuRef<'_>> = None;
     for (g, (link, name), reading) in &readings {
         // As `g.subject()` names the GPU.
         let gpu = (!g.headerless).then_some(g.index);
         if judged.contains(&(g.host.name(), gpu, Some(*link), *name)) {
+            continue;
+        }
+        if !reading.counter.saturated {
+            if history_gpu.is_some_and(|h| !std::ptr::eq(h, *g)) {
+                push_history(out, rule, history_gpu, &history, remediation);
+                history.clear();
+            }
+            history_gpu = Some(g);
+            history.push((reading, *link, name));
             continue;
         }
         let subject = Subject {
@@ -713,39 +735,103 @@ fn counter_findings(
             ..g.subject()
         };
         // The message pushed piece by piece into one string, the subject
-        // written in place: a fleet has a few of these per GPU.
-        let (severity, said, tail) = if reading.counter.saturated {
-            (
-                Severity::Warning,
-                " is stuck at ",
-                ", its maximum: the real count and rate are unknown",
-            )
-        } else {
-            (
-                Severity::Info,
-                " = ",
-                " since the last reset (history; a second snapshot tells whether it grows)",
-            )
-        };
-        let mut message = String::with_capacity(48 + name.len() + said.len() + tail.len());
+        // written in place.
+        let mut message = String::with_capacity(96 + name.len());
         subject.write_description(&mut message);
         message.push_str(": ");
         message.push_str(name);
-        message.push_str(said);
+        message.push_str(" is stuck at ");
         super::wording::push_u64(&mut message, reading.counter.value);
-        message.push_str(tail);
+        message.push_str(", its maximum: the real count and rate are unknown");
         out.push(
             rule.finding(subject, message)
-                .severity(severity)
+                .severity(Severity::Warning)
                 .evidence(reading.evidence(name))
-                .threshold(Threshold::new(
-                    "growth between snapshots decides",
-                    "DCGM judges NVLink error counters by their increase",
-                ))
+                .threshold(history_threshold())
                 .remediation(remediation),
         );
     }
+    push_history(out, rule, history_gpu, &history, remediation);
     Coverage::Checked(checked)
+}
+
+/// How many of a GPU's non-zero counters its history finding names in
+/// its message; the evidence lists them all.
+const HISTORY_NAMED: usize = 4;
+
+/// The threshold of a count since the last reset: none, growth decides.
+fn history_threshold() -> Threshold {
+    Threshold::new(
+        "growth between snapshots decides",
+        "DCGM judges NVLink error counters by their increase",
+    )
+}
+
+/// One `info` finding for the non-zero counts since the last reset of one
+/// GPU's links (`history`, in link order): its subject is the GPU, or the
+/// link when only one link has counts.
+fn push_history(
+    out: &mut Vec<Finding>,
+    rule: &'static super::Rule,
+    gpu: Option<&NvGpuRef<'_>>,
+    history: &[(&Reading<'_>, u32, &str)],
+    remediation: &str,
+) {
+    let (Some(g), Some(&(_, first_link, _))) = (gpu, history.first()) else {
+        return;
+    };
+    let one_link = history.iter().all(|&(_, link, _)| link == first_link);
+    let subject = Subject {
+        link: one_link.then_some(first_link),
+        ..g.subject()
+    };
+    let mut message = String::with_capacity(128);
+    subject.write_description(&mut message);
+    message.push_str(": ");
+    for (at, &(reading, link, name)) in history.iter().take(HISTORY_NAMED).enumerate() {
+        if at > 0 {
+            message.push_str(", ");
+        }
+        if !one_link {
+            message.push_str("link ");
+            super::wording::push_u64(&mut message, u64::from(link));
+            message.push(' ');
+        }
+        message.push_str(name);
+        message.push_str(" = ");
+        super::wording::push_u64(&mut message, reading.counter.value);
+    }
+    if let Some(more) = history.len().checked_sub(HISTORY_NAMED).filter(|&m| m > 0) {
+        message.push_str(" and ");
+        super::wording::push_u64(&mut message, more as u64);
+        message.push_str(" more");
+    }
+    message.push_str(" since the last reset (history; a second snapshot tells whether it grows)");
+    let mut finding = rule
+        .finding(subject, message)
+        .severity(Severity::Info)
+        .threshold(history_threshold())
+        .remediation(remediation);
+    for &(reading, link, name) in history {
+        let evidence = if one_link {
+            reading.evidence(name)
+        } else {
+            // `nvlink: link 7 replay_errors = 5`: the link is not in the
+            // subject, so each line names its own.
+            let kind = reading.at.section.kind.name();
+            let mut text = String::with_capacity(kind.len() + name.len() + 40);
+            text.push_str(kind);
+            text.push_str(": link ");
+            super::wording::push_u64(&mut text, u64::from(link));
+            text.push(' ');
+            text.push_str(name);
+            text.push_str(" = ");
+            super::wording::push_u64(&mut text, reading.counter.value);
+            Evidence::new(text, reading.span, reading.at.source())
+        };
+        finding = finding.evidence(evidence);
+    }
+    out.push(finding);
 }
 
 /// NV003.
@@ -826,7 +912,15 @@ fn check_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         })
         .collect();
     let lanes: usize = gpus.iter().map(|g| g.lanes.len()).sum();
-    if groups.is_empty() && lanes == 0 {
+    // Links compared by growth whose groups all read 0 are checked too:
+    // the statistics leave such groups out.
+    let rates = ctx
+        .measurements
+        .counter_rates
+        .iter()
+        .filter(|r| r.subject.gpu.is_some() && r.compared_by_rate())
+        .count();
+    if groups.is_empty() && lanes == 0 && rates == 0 {
         return Coverage::Skipped(
             "no NVLink lane (-ec) or per-link error counters to compare".to_owned(),
         );
@@ -907,7 +1001,7 @@ fn check_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             );
         }
     }
-    Coverage::Checked(groups.len() + lanes)
+    Coverage::Checked(groups.len() + lanes + rates)
 }
 
 /// The NVLink error counters (`-e`) whose lifetime outliers NV005 judges
@@ -1485,5 +1579,41 @@ mod tests {
     fn skipped_without_a_fabric_block() {
         let text = "GPU 00000000:1B:00.0\n    Product Name                      : NVIDIA H100 80GB HBM3\n    Performance State                 : P0\n    Persistence Mode                  : Enabled\n";
         assert!(skipped_reason(&NV010, text).is_some());
+    }
+
+    /// A GPU's history is one finding: its subject the GPU, the first four
+    /// counts named and the rest counted in its message, every reading in
+    /// its evidence; a GPU with counts on one link names that link.
+    #[test]
+    fn history_is_one_finding_per_gpu() {
+        let mut text = String::from(
+            "GPU 3: NVIDIA H100 80GB HBM3 (UUID: GPU-00000000-0000-0000-0000-000000000003)\n",
+        );
+        for link in 0..8 {
+            let replay = if link < 6 { link + 1 } else { 0 };
+            text.push_str(&format!(
+                "\t Link {link}: Replay Errors: {replay}\n\t Link {link}: Recovery Errors: 0\n\t Link {link}: CRC Errors: {}\n",
+                if link == 7 { 65535 } else { 0 }
+            ));
+        }
+        let f = findings_of(&NV003, &text);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert_eq!(f[0].subject.gpu, Some(3));
+        assert_eq!(f[0].subject.link, None);
+        assert_eq!(f[0].evidence.len(), 6);
+        assert!(f[0].message.starts_with("GPU 3: link 0 replay_errors = 1, link 1 replay_errors = 2, link 2 replay_errors = 3, link 3 replay_errors = 4 and 2 more since the last reset"), "{}", f[0].message);
+        assert_eq!(f[0].evidence[5].text, "nvlink: link 5 replay_errors = 6");
+        let crc = findings_of(&NV004, &text);
+        assert_eq!(crc.len(), 1, "{crc:#?}");
+        assert_eq!(crc[0].severity, Severity::Info);
+        assert_eq!(crc[0].subject.link, Some(7));
+        assert!(
+            crc[0]
+                .message
+                .starts_with("GPU 3 link 7: crc_errors = 65535 since"),
+            "{}",
+            crc[0].message
+        );
     }
 }

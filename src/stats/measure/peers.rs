@@ -6,9 +6,7 @@ use super::super::sample::Subject;
 use super::super::CounterSource;
 use super::super::StatsOptions;
 use super::fmt_num;
-use super::records::{
-    CounterRate, OutlierMember, PeerGroup, PeerGroupKind, PeerStatistic, RateStatus,
-};
+use super::records::{CounterRate, OutlierMember, PeerGroup, PeerGroupKind, PeerStatistic};
 use super::timeline::{KeyIds, Series, SeriesIds};
 use crate::span::LineSpan;
 use rustc_hash::FxHashMap;
@@ -242,10 +240,15 @@ pub(super) fn peer_groups<'s>(
     let mut gpu_of: Vec<u32> = vec![u32::MAX; ids.subjects];
     let mut last_gpu: Option<(Option<&str>, u32, u32)> = None;
     let mut across = PeerValuesBuilder::for_series(series, ids);
+    // Where each series' rates start in `rates` (n readings, n − 1 rates).
+    let mut next_rate = 0usize;
     for (at, (&((subject, source, name), points), &key)) in series.iter().zip(&ids.keys).enumerate()
     {
+        let count = points.len().saturating_sub(1);
+        let chunk = rates.get(next_rate..next_rate + count).unwrap_or_default();
+        next_rate += count;
         let Some(last) = points.last() else { continue };
-        if !last.role.compared_across_peers() {
+        if !last.role.compared_across_peers() || chunk.iter().any(news) {
             continue;
         }
         let (subject_id, _, _) = key;
@@ -343,12 +346,7 @@ pub(super) fn peer_groups<'s>(
             .unwrap_or_default();
         let chunk_start = first_rate;
         first_rate += count;
-        let Some((offset, r)) = chunk
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(_, r)| r.status == RateStatus::Measured && r.role.compared_across_peers())
-        else {
+        let Some((offset, r)) = chunk.iter().enumerate().rev().find(|(_, r)| news(r)) else {
             continue;
         };
         let pair = pairs.get(at);
@@ -410,6 +408,11 @@ pub(super) fn peer_groups<'s>(
     }
     let (out, judged_quiet) = judge_in_order(judged, &words, options);
     (out, quiet + judged_quiet, across.finish())
+}
+
+/// Whether a rate is news ([`CounterRate::compared_by_rate`]).
+fn news(rate: &CounterRate) -> bool {
+    rate.compared_by_rate()
 }
 
 /// The list of groups (in `words`) of the subject with id `id`, worked out
@@ -854,9 +857,15 @@ pub(super) fn peer_groups_oracle<'s>(
     // Summed through a hash map, then walked in key order (as a tree would).
     let mut gpu_sums: FxHashMap<GpuKey<'_>, (u64, LineSpan)> = FxHashMap::default();
     let mut across = PeerValuesBuilder::for_series(series, ids);
+    // Series with news are compared by their rate alone.
+    let with_news: std::collections::HashSet<(&Subject, &CounterSource, &str)> = rates
+        .iter()
+        .filter(|r| news(r))
+        .map(|r| (&*r.subject, &r.source, &*r.counter))
+        .collect();
     for (&((subject, source, name), points), &key) in series.iter().zip(&ids.keys) {
         let Some(last) = points.last() else { continue };
-        if !last.role.compared_across_peers() {
+        if !last.role.compared_across_peers() || with_news.contains(&(subject, source, name)) {
             continue;
         }
         let value = last.counter.value;
@@ -895,10 +904,7 @@ pub(super) fn peer_groups_oracle<'s>(
     // Latest measured rate of each counter: a series' rates are next to
     // each other, in snapshot order.
     let mut latest: Vec<&CounterRate> = Vec::new();
-    for r in rates
-        .iter()
-        .filter(|r| r.status == RateStatus::Measured && r.role.compared_across_peers())
-    {
+    for r in rates.iter().filter(|r| news(r)) {
         match latest.last_mut() {
             Some(last)
                 if last.subject == r.subject

@@ -212,6 +212,21 @@ pub struct CounterRate {
     pub(super) max: Option<u64>,
 }
 
+impl CounterRate {
+    /// Whether this rate is news that peers are compared by: growth
+    /// measured over a known interval, of a counter compared across peers
+    /// (error and congestion counters, not traffic). A series with such a
+    /// rate is compared by it alone, not by its count since the last reset
+    /// as well: the count is history that differs with uptime and traffic
+    /// (on a busy, year-old fleet one port's lifetime `PortXmitWait` is
+    /// routinely 30× its sibling's), and it would call "outlier" a port
+    /// whose counter the two snapshots show standing still.
+    #[must_use]
+    pub fn compared_by_rate(&self) -> bool {
+        self.status == RateStatus::Measured && self.role.compared_across_peers()
+    }
+}
+
 /// How a [`CounterRate`] was computed, in words: serialised and displayed
 /// as that text (`"(1200 − 200) / 60 s"`, `"grew by 7; no interval known"`).
 ///
