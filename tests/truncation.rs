@@ -56,7 +56,11 @@ fn coarser_or_equal(cut: &Subject, whole: &Subject) -> bool {
     c.iter().all(|(k, v)| v.is_null() || w.get(k) == Some(v))
 }
 
-fn warnings(text: &str, host: Option<&str>) -> Vec<(String, Subject, String)> {
+/// A warning: rule, subject (as [`key`] makes it), message, and the input
+/// lines of its evidence (first, last).
+type Warning = (String, Subject, String, Vec<(usize, usize)>);
+
+fn warnings(text: &str, host: Option<&str>) -> Vec<Warning> {
     let options = ReadOptions::default().with_default_host(host.map(str::to_owned));
     let Ok(doc) = read_all(text, &options) else {
         return Vec::new();
@@ -71,7 +75,12 @@ fn warnings(text: &str, host: Option<&str>) -> Vec<(String, Subject, String)> {
         .filter(|f| f.severity >= Severity::Warning)
         .map(|f| {
             let (r, s) = key(f);
-            (r, s, f.message.clone())
+            let lines = f
+                .evidence
+                .iter()
+                .map(|e| (e.span.first_line, e.span.last_line))
+                .collect();
+            (r, s, f.message.clone(), lines)
         })
         .collect()
 }
@@ -142,25 +151,37 @@ impl Tally {
         if !recognised {
             return;
         }
-        let intact: BTreeSet<(String, Subject)> = warnings(text, host)
-            .into_iter()
-            .map(|(r, s, _)| (r, s))
+        let whole = warnings(text, host);
+        let intact: BTreeSet<(String, Subject)> = whole
+            .iter()
+            .map(|(r, s, _, _)| (r.clone(), s.clone()))
+            .collect();
+        // The lines each rule's intact warnings cite: a warning the cut
+        // copy makes of lines the intact copy cites under the same rule
+        // (one port of a fabric-wide finding, standing alone once the rest
+        // of the fabric is cut off) is the same conclusion, not a new one.
+        let cited: BTreeSet<(&str, (usize, usize))> = whole
+            .iter()
+            .flat_map(|(r, _, _, lines)| lines.iter().map(move |l| (r.as_str(), *l)))
             .collect();
         for cut in cut_points(text, mid, max_cuts) {
             self.copies += 1;
             let new: Vec<(String, String)> = warnings(&text[..cut], host)
                 .into_iter()
-                .filter(|(r, s, _)| {
+                .filter(|(r, s, _, _)| {
                     !intact
                         .iter()
                         .any(|(ir, is)| ir == r && coarser_or_equal(s, is))
+                })
+                .filter(|(r, _, _, lines)| {
+                    lines.is_empty() || !lines.iter().all(|l| cited.contains(&(r.as_str(), *l)))
                 })
                 // The one conclusion drawn from what IS there that a cut can
                 // make new: a present `State: Down` whose block lost its
                 // `Link layer` (RoCE ports are not IB001's). The finding says
                 // so, and stays a warning.
-                .filter(|(r, _, m)| !(r == "IB001" && m.contains(LINK_LAYER_CUT_NOTE)))
-                .map(|(r, s, m)| (r, format!("{}: {m}", s.describe())))
+                .filter(|(r, _, m, _)| !(r == "IB001" && m.contains(LINK_LAYER_CUT_NOTE)))
+                .map(|(r, s, m, _)| (r, format!("{}: {m}", s.describe())))
                 .collect();
             if !new.is_empty() {
                 self.bad_copies += 1;

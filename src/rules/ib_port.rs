@@ -86,8 +86,10 @@ declare_rule! {
     /// `ibv_devinfo` without `-v` prints no physical state: the message says
     /// so (a port leaves `Down` only once its link is up). From `iblinkinfo`
     /// (the whole fabric): when none of its trained links is Active, one
-    /// finding for the fabric with a few of the waiting links' lines; when
-    /// others are Active, the waiting ports one by one.
+    /// finding for the fabric with a few of the waiting links' lines, and
+    /// the `Initializing` ports with no SM LID of the same host's `ibstat`
+    /// added to it as evidence (one cause, one finding); when others are
+    /// Active, the waiting ports one by one.
     ///
     /// ### What to do
     /// Check that a subnet manager (opensm, UFM) runs on this fabric
@@ -443,7 +445,7 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         .iter()
         .filter(|p| p.is_infiniband() && p.state.is_some())
         .collect();
-    let fabric_links = waiting_links_in_iblinkinfo(ctx, out);
+    let (fabric_links, no_sm) = waiting_links_in_iblinkinfo(ctx, out);
     if ports.is_empty() {
         if fabric_links > 0 {
             return Coverage::Checked(fabric_links);
@@ -507,6 +509,20 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         if let Some(which) = unnamed_vf {
             evidence.push_str(&format!(", {which}: 0x0000000000000000"));
         }
+        // The host's own iblinkinfo already says no SM configured the
+        // fabric: this port is more of the same evidence, not a second
+        // finding about the same cause.
+        if state == PortState::Initializing && sm_known.is_none() && unnamed_vf.is_none() {
+            let fabric = no_sm
+                .iter()
+                .find(|(host, _)| *host == p.host())
+                .and_then(|&(_, at)| out.get_mut(at));
+            if let Some(fabric) = fabric {
+                let text = format!("{} port {}: {evidence}", p.device, p.number);
+                fabric.evidence.push(p.evidence(text));
+                continue;
+            }
+        }
         out.push(
             IB002
                 .finding(p.subject(), message)
@@ -530,8 +546,13 @@ const WAITING_LINKS_SHOWN: usize = 4;
 /// is one finding for the fabric with a few of its lines as evidence (a
 /// 2,000-port fabric without an SM is not 2,000 findings). When other
 /// links are Active an SM runs, and each waiting port is its own finding.
-/// Returns the trained links judged.
-fn waiting_links_in_iblinkinfo(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
+/// Returns the trained links judged, and the host and place in `out` of
+/// each fabric finding (no subnet manager), for the host's own ports to
+/// join.
+fn waiting_links_in_iblinkinfo<'c>(
+    ctx: &Context<'c>,
+    out: &mut Vec<Finding>,
+) -> (usize, Vec<(HostKey<'c>, usize)>) {
     use crate::model::iblinkinfo::{LinkNode, LinkPort};
     // Each host's latest listing: `iblinkinfo` and `iblinkinfo -l` taken
     // one after the other are one fabric seen twice.
@@ -544,6 +565,7 @@ fn waiting_links_in_iblinkinfo(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usi
     let mut listings: Vec<_> = latest.into_values().collect();
     listings.sort_by_key(|(at, _)| (at.doc, at.section.span));
     let mut judged = 0;
+    let mut no_sm = Vec::new();
     for (at, info) in listings {
         let trained: Vec<(&LinkNode, &LinkPort)> = info
             .ports()
@@ -632,9 +654,10 @@ fn waiting_links_in_iblinkinfo(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usi
                 at.source(),
             ));
         }
+        no_sm.push((at.host(), out.len()));
         out.push(f);
     }
-    judged
+    (judged, no_sm)
 }
 
 /// Which GUID of the port was printed as all zeros (`port GUID`, or its
