@@ -806,7 +806,11 @@ fn push_history(
         super::wording::push_u64(&mut message, more as u64);
         message.push_str(" more");
     }
-    message.push_str(" since the last reset (history; a second snapshot tells whether it grows)");
+    message.push_str(if history.len() == 1 {
+        " since the last reset (history; a second snapshot tells whether it grows)"
+    } else {
+        " since the last reset (history; a second snapshot tells whether they grow)"
+    });
     let mut finding = rule
         .finding(subject, message)
         .severity(Severity::Info)
