@@ -405,6 +405,16 @@ impl LinkLayer {
     }
 }
 
+/// Whether an adapter has exactly one port, as far as its output tells:
+/// its port count says 1, or no count is printed and it is an `mlx5_*`
+/// device (mlx5 makes each port of a card a device of its own). A
+/// filtered paste's port fields without their `Port N:` line can then be
+/// read as that port without inventing its number.
+#[must_use]
+pub(crate) fn has_one_port(port_count: Option<u32>, device: &str) -> bool {
+    port_count == Some(1) || (port_count.is_none() && device.starts_with("mlx5_"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -294,9 +294,7 @@ fn read_field(line: &Line<'_>, label: &str, value: &str, out: &mut Ibstat, unrea
 /// The port is marked as lacking its header, so it is judged only on what
 /// the paste shows; otherwise the line stays unread.
 fn open_filtered_port(line: &Line<'_>, ca: &mut Ca, unread: &mut Unread) {
-    let single = ca.number_of_ports == Some(1)
-        || (ca.number_of_ports.is_none() && ca.name.starts_with("mlx5_"));
-    if !single {
+    if !crate::model::ib::has_one_port(ca.number_of_ports, &ca.name) {
         return;
     }
     let mut port = Port::new(1, line.span());

@@ -252,9 +252,7 @@ const FILTERED_PORT_LABELS: &[&str] = &[
 /// device marked as lacking the port's header; otherwise nothing is opened
 /// and the field is kept with the device's.
 fn open_filtered_port(line: &Line<'_>, device: &mut IbvDevice, unread: &mut Unread) {
-    let single = device.phys_port_cnt == Some(1)
-        || (device.phys_port_cnt.is_none() && device.hca_id.starts_with("mlx5_"));
-    if !single {
+    if !crate::model::ib::has_one_port(device.phys_port_cnt, &device.hca_id) {
         return;
     }
     device.ports.push(IbvPort {

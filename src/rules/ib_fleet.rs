@@ -641,12 +641,7 @@ fn outlier_severity(statistic: PeerStatistic, value: f64, limit: Option<f64>) ->
 fn check_counter_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     // Ports compared by growth whose groups all read 0 are checked too:
     // the statistics leave such groups out.
-    let rates = ctx
-        .measurements
-        .counter_rates
-        .iter()
-        .filter(|r| r.subject.gpu.is_none() && r.compared_by_rate())
-        .count();
+    let rates = super::rates_compared(ctx, false);
     counter_outliers(&ctx.measurements.peer_groups, ctx.thresholds, rates, out)
 }
 

@@ -244,6 +244,19 @@ fn is_down(state: Option<PortState>, phys: Option<PhysState>) -> bool {
 /// must serve virtual ports.
 const VF_CHECK: &str = "for an SR-IOV virtual function, check the VF's link state and GUIDs on the host (`ip link show <pf>`; `ip link set <pf> vf <n> state auto`, `node_guid`, `port_guid`, or the SR-IOV network operator's settings) and that the SM runs with virtualisation enabled (opensm `virt_enabled 2`)";
 
+/// IB002's threshold: a trained link's port is Active.
+fn state_active() -> Threshold {
+    Threshold::new(
+        "State Active",
+        "IBA PortInfo; Meta gcm check_iblink (LINK_BAD_STATE)",
+    )
+}
+
+/// IB002's remedy when a subnet manager runs but has not activated the port.
+fn sm_log_check() -> String {
+    format!("Read the SM's log for this port's GUID (opensm.log, UFM events): a failing sweep or a partition that leaves it out; {VF_CHECK}.")
+}
+
 /// IB002's remedy when no subnet manager is known to have reached the port.
 const NO_SM_CHECK: &str =
     "Check that a subnet manager runs (`sminfo`) and sees this port; check again after the next SM sweep.";
@@ -472,10 +485,11 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             ),
             (_, Some(sm)) => (
                 format!("a subnet manager is known (SM lid {sm}) and has not activated this port"),
-                format!("Read the SM's log for this port's GUID (opensm.log, UFM events): a failing sweep or a partition that leaves it out; {VF_CHECK}."),
+                sm_log_check(),
             ),
             _ => (
-                "no subnet manager has configured it (no SM running, or it cannot reach this port)".to_owned(),
+                "no subnet manager has configured it (no SM running, or it cannot reach this port)"
+                    .to_owned(),
                 NO_SM_CHECK.to_owned(),
             ),
         };
@@ -527,10 +541,7 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             IB002
                 .finding(p.subject(), message)
                 .evidence(p.evidence(evidence))
-                .threshold(Threshold::new(
-                    "State Active",
-                    "IBA PortInfo; Meta gcm check_iblink (LINK_BAD_STATE)",
-                ))
+                .threshold(state_active())
                 .remediation(todo),
         );
     }
@@ -593,10 +604,6 @@ fn waiting_links_in_iblinkinfo<'c>(
                 at.source(),
             )
         };
-        let threshold = Threshold::new(
-            "State Active",
-            "IBA PortInfo; Meta gcm check_iblink (LINK_BAD_STATE)",
-        );
         if trained.iter().any(|(_, p)| p.state == PortState::Active) {
             for &&(node, p) in &waiting {
                 out.push(
@@ -617,8 +624,8 @@ fn waiting_links_in_iblinkinfo<'c>(
                             ),
                         )
                         .evidence(line(node, p))
-                        .threshold(threshold.clone())
-                        .remediation(format!("Read the SM's log for this port's GUID (opensm.log, UFM events): a failing sweep or a partition that leaves it out; {VF_CHECK}.")),
+                        .threshold(state_active())
+                        .remediation(sm_log_check()),
                 );
             }
             continue;
@@ -639,7 +646,7 @@ fn waiting_links_in_iblinkinfo<'c>(
                     first.state.ibstat_name()
                 ),
             )
-            .threshold(threshold)
+            .threshold(state_active())
             .remediation(NO_SM_CHECK);
         for &&(node, p) in waiting.iter().take(WAITING_LINKS_SHOWN) {
             f = f.evidence(line(node, p));

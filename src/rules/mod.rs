@@ -43,6 +43,18 @@ pub use run::{run, run_one, RuleRun};
 pub(crate) use wording::{gbps, outlier_evidence, outlier_threshold};
 
 /// Helpers for rule unit tests: read a paste, run one rule.
+/// How many counters of the unit were compared with their peers by growth
+/// rate (NVLink ones with `nvlink`, InfiniBand ones without): the peer
+/// outlier rules (FL004, NV005) checked these even where every group read
+/// 0 and the statistics left it out.
+pub(crate) fn rates_compared(ctx: &Context<'_>, nvlink: bool) -> usize {
+    ctx.measurements
+        .counter_rates
+        .iter()
+        .filter(|r| r.subject.gpu.is_some() == nvlink && r.compared_by_rate())
+        .count()
+}
+
 #[cfg(test)]
 pub(crate) mod testing {
     use super::{run, Context, Coverage, Finding, Rule, Thresholds};

@@ -817,23 +817,12 @@ fn push_history(
         .threshold(history_threshold())
         .remediation(remediation);
     for &(reading, link, name) in history {
-        let evidence = if one_link {
+        // The link is in the subject, or else each line names its own.
+        finding = finding.evidence(if one_link {
             reading.evidence(name)
         } else {
-            // `nvlink: link 7 replay_errors = 5`: the link is not in the
-            // subject, so each line names its own.
-            let kind = reading.at.section.kind.name();
-            let mut text = String::with_capacity(kind.len() + name.len() + 40);
-            text.push_str(kind);
-            text.push_str(": link ");
-            super::wording::push_u64(&mut text, u64::from(link));
-            text.push(' ');
-            text.push_str(name);
-            text.push_str(" = ");
-            super::wording::push_u64(&mut text, reading.counter.value);
-            Evidence::new(text, reading.span, reading.at.source())
-        };
-        finding = finding.evidence(evidence);
+            reading.link_evidence(link, name)
+        });
     }
     out.push(finding);
 }
@@ -918,12 +907,7 @@ fn check_outliers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let lanes: usize = gpus.iter().map(|g| g.lanes.len()).sum();
     // Links compared by growth whose groups all read 0 are checked too:
     // the statistics leave such groups out.
-    let rates = ctx
-        .measurements
-        .counter_rates
-        .iter()
-        .filter(|r| r.subject.gpu.is_some() && r.compared_by_rate())
-        .count();
+    let rates = super::rates_compared(ctx, true);
     if groups.is_empty() && lanes == 0 && rates == 0 {
         return Coverage::Skipped(
             "no NVLink lane (-ec) or per-link error counters to compare".to_owned(),

@@ -248,7 +248,7 @@ pub(super) fn peer_groups<'s>(
         let chunk = rates.get(next_rate..next_rate + count).unwrap_or_default();
         next_rate += count;
         let Some(last) = points.last() else { continue };
-        if !last.role.compared_across_peers() || chunk.iter().any(news) {
+        if !last.role.compared_across_peers() || chunk.iter().any(CounterRate::compared_by_rate) {
             continue;
         }
         let (subject_id, _, _) = key;
@@ -346,7 +346,12 @@ pub(super) fn peer_groups<'s>(
             .unwrap_or_default();
         let chunk_start = first_rate;
         first_rate += count;
-        let Some((offset, r)) = chunk.iter().enumerate().rev().find(|(_, r)| news(r)) else {
+        let Some((offset, r)) = chunk
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, r)| r.compared_by_rate())
+        else {
             continue;
         };
         let pair = pairs.get(at);
@@ -408,11 +413,6 @@ pub(super) fn peer_groups<'s>(
     }
     let (out, judged_quiet) = judge_in_order(judged, &words, options);
     (out, quiet + judged_quiet, across.finish())
-}
-
-/// Whether a rate is news ([`CounterRate::compared_by_rate`]).
-fn news(rate: &CounterRate) -> bool {
-    rate.compared_by_rate()
 }
 
 /// The list of groups (in `words`) of the subject with id `id`, worked out
@@ -860,7 +860,7 @@ pub(super) fn peer_groups_oracle<'s>(
     // Series with news are compared by their rate alone.
     let with_news: std::collections::HashSet<(&Subject, &CounterSource, &str)> = rates
         .iter()
-        .filter(|r| news(r))
+        .filter(|r| r.compared_by_rate())
         .map(|r| (&*r.subject, &r.source, &*r.counter))
         .collect();
     for (&((subject, source, name), points), &key) in series.iter().zip(&ids.keys) {
@@ -904,7 +904,7 @@ pub(super) fn peer_groups_oracle<'s>(
     // Latest measured rate of each counter: a series' rates are next to
     // each other, in snapshot order.
     let mut latest: Vec<&CounterRate> = Vec::new();
-    for r in rates.iter().filter(|r| news(r)) {
+    for r in rates.iter().filter(|r| r.compared_by_rate()) {
         match latest.last_mut() {
             Some(last)
                 if last.subject == r.subject
