@@ -12,6 +12,7 @@ mod body;
 pub mod clean;
 mod framing;
 mod hosts;
+mod kept;
 pub mod repair;
 mod split;
 

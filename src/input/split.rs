@@ -4,6 +4,7 @@
 use super::clean::{class, classified_lines, clean_classified};
 use super::framing::{classify, host_banner, opening_may_frame, Framing, Prompt};
 use super::hosts::{candidate_after, prefixed_hosts};
+use super::kept::{Kept, COMPACT_FROM_BYTES};
 use super::repair;
 use super::{
     limit_warning, Document, MessageLevel, ReadOptions, Section, ToolMessage, Unrecognised,
@@ -57,6 +58,17 @@ pub(super) fn split(text: &str, options: &ReadOptions) -> Document {
 }
 
 fn split_with<'o>(text: &str, options: &'o ReadOptions, full_detection: bool) -> Output<'o> {
+    split_compact_from(text, options, full_detection, COMPACT_FROM_BYTES)
+}
+
+/// [`split_with`], holding the kept lines compact when the input is
+/// `compact_from` bytes or more (the tests compact every input).
+fn split_compact_from<'o>(
+    text: &str,
+    options: &'o ReadOptions,
+    full_detection: bool,
+    compact_from: usize,
+) -> Output<'o> {
     let mut out = Output {
         options,
         doc: Document::default(),
@@ -70,13 +82,12 @@ fn split_with<'o>(text: &str, options: &'o ReadOptions, full_detection: bool) ->
     out.doc.repairs = super::repair::apply_to(&mut lines, &candidates);
     out.doc.line_count = lines.len();
     let may_frame = (!full_detection).then_some(may_frame.as_slice());
-    let (chunks, mut lines, framing) = chunks(lines, may_frame, options);
+    let compact = text.len() >= compact_from;
+    let (chunks, mut kept, framing) = chunks(text, lines, may_frame, options, compact);
     out.doc.framing = spans_of(framing);
+    out.doc.framing.shrink_to_fit();
     for chunk in chunks {
-        let range = chunk.lines.clone();
-        if let Some(chunk_lines) = lines.get_mut(range) {
-            sectionize(chunk, chunk_lines, &mut out);
-        }
+        sectionize(chunk, &mut kept, &mut out);
     }
     out.doc.unrecognised.sort_by_key(|u| u.span);
     out
@@ -255,16 +266,20 @@ fn line_ends(text: &str) -> usize {
     super::clean::count_bytes(text.as_bytes(), |b| b == b'\n')
 }
 
-/// Cuts the input at framing lines and strips host prefixes. `may_frame`
-/// says which lines may be framing (the others are not classified); `None`
-/// classifies every line. Returns the chunks, the table of their lines
-/// (`lines` compacted in place: framing lines dropped, prefixes stripped;
-/// each chunk holds a range of it) and the framing line numbers.
+/// Cuts the input `text` at framing lines and strips host prefixes.
+/// `may_frame` says which of `lines` may be framing (the others are not
+/// classified); `None` classifies every line. Returns the chunks, the
+/// table of their lines (framing lines dropped, prefixes stripped, held
+/// compact; each chunk holds a range of it) and the framing line numbers.
+/// With `compact`, `lines` is let go of here and only the compact table
+/// is held from now on.
 fn chunks<'a>(
+    text: &'a str,
     mut lines: Vec<Line<'a>>,
     may_frame: Option<&[bool]>,
     options: &ReadOptions,
-) -> (Vec<Chunk>, Vec<Line<'a>>, Vec<usize>) {
+    compact: bool,
+) -> (Vec<Chunk>, Kept<'a>, Vec<usize>) {
     let mut framing_lines = Vec::new();
     let hosts: HashSet<Rc<str>> = prefixed_hosts(lines.iter().map(Line::text))
         .into_iter()
@@ -274,10 +289,9 @@ fn chunks<'a>(
         host: options.default_host.clone(),
         ..Chunk::default()
     }];
-    // Where the next content line goes: never past the line being read
-    // (each line read gives at most one content line), so the lines still
-    // to read, and the look-ahead at the next two, are never overwritten.
-    let mut kept = 0usize;
+    // Each line read gives at most one kept line; the look-ahead at the
+    // next two lines reads lines not yet taken.
+    let mut kept = Kept::with_capacity(text, lines.len(), compact);
     let mut source: Option<String> = None;
     let mut banner_host: Option<String> = None;
     // The prefix host of the last prefixed line: pdsh prints runs of lines
@@ -299,7 +313,7 @@ fn chunks<'a>(
                 push_chunk(
                     &mut chunks,
                     new_chunk(None, banner_host.clone(), &source, options),
-                    kept,
+                    kept.len(),
                 );
                 framing_lines.extend([line.number, line.number + 1, line.number + 2]);
                 i += 3;
@@ -315,7 +329,7 @@ fn chunks<'a>(
                 push_chunk(
                     &mut chunks,
                     new_chunk(Some((line.number, prompt)), host, &source, options),
-                    kept,
+                    kept.len(),
                 );
             }
             Some(Framing::FileHeader(name)) => {
@@ -326,26 +340,24 @@ fn chunks<'a>(
                 push_chunk(
                     &mut chunks,
                     new_chunk(None, banner_host.clone(), &source, options),
-                    kept,
+                    kept.len(),
                 );
             }
             Some(Framing::ExitMarker) => {
                 push_chunk(
                     &mut chunks,
                     new_chunk(None, banner_host.clone(), &source, options),
-                    kept,
+                    kept.len(),
                 );
             }
             Some(Framing::Fence) => {}
             Some(Framing::Rule) | None if hosts.is_empty() => {
                 // No prefixes to strip: the line moves as it is (a repaired
-                // line's text is not copied) to the end of the kept lines.
-                // Only lines after it are read from here on. Until the
-                // first framing line, the line is already in its place.
-                if kept != i {
-                    lines.swap(kept, i);
+                // line's text is not copied) to the kept lines. Only lines
+                // after it are read from here on.
+                if let Some(line) = lines.get_mut(i) {
+                    kept.push(std::mem::replace(line, Line::new(0, "")));
                 }
-                kept += 1;
             }
             Some(Framing::Rule) | None => {
                 let (host, stripped) = strip_prefix(line, &hosts, &mut last_host);
@@ -360,19 +372,17 @@ fn chunks<'a>(
                         _ => chunk.prefixes.push((host, 1)),
                     }
                 }
-                if let Some(slot) = lines.get_mut(kept) {
-                    *slot = stripped;
-                }
-                kept += 1;
+                kept.push(stripped);
             }
         }
         i += 1;
     }
-    lines.truncate(kept);
+    drop(lines);
+    kept.shrink_to_fit();
     if let Some(last) = chunks.last_mut() {
-        last.lines.end = kept;
+        last.lines.end = kept.len();
     }
-    (chunks, lines, framing_lines)
+    (chunks, kept, framing_lines)
 }
 
 /// Adds a chunk whose lines begin at `start` of the kept lines, ending the
@@ -470,15 +480,16 @@ fn strip_prefix<'a>(
     }
 }
 
-/// Splits one chunk, whose lines are `lines`, into per-host streams and
-/// each stream into sections.
-fn sectionize(chunk: Chunk, lines: &mut [Line<'_>], out: &mut Output<'_>) {
+/// Splits one chunk, whose lines are `chunk.lines` of `kept`, into
+/// per-host streams and each stream into sections. Each stream's lines
+/// are taken from the compact table as it is read, and let go of after.
+fn sectionize(chunk: Chunk, kept: &mut Kept<'_>, out: &mut Output<'_>) {
     let Chunk {
         prompt,
         host: chunk_host,
         source,
         prefixes,
-        ..
+        lines,
     } = chunk;
     let hint = prompt.as_ref().and_then(|(_, p)| {
         let argv: Vec<&str> = p.argv.iter().map(String::as_str).collect();
@@ -498,32 +509,34 @@ fn sectionize(chunk: Chunk, lines: &mut [Line<'_>], out: &mut Output<'_>) {
     };
     // Without prefixes (most inputs) the chunk is one stream as it stands.
     if prefixes.iter().all(|(host, _)| host.is_none()) {
-        sectionize_one(None, lines);
+        sectionize_one(None, &kept.take_range(lines));
         return;
     }
     // Group lines by their prefix host, keeping first-appearance order: pdsh
     // interleaves hosts, and each host's output must be read on its own.
-    let (streams, grouped) = group_by_host(prefixes, lines);
-    let table: &[Line<'_>] = match &grouped {
-        Some(grouped) => grouped,
-        None => lines,
-    };
+    let (streams, grouped) = group_by_host(prefixes, lines.clone());
     for (host, range) in streams {
-        sectionize_one(host, table.get(range).unwrap_or_default());
+        match &grouped {
+            Some(table) => sectionize_one(host, &kept.take(table.get(range).unwrap_or_default())),
+            None => sectionize_one(
+                host,
+                &kept.take_range(lines.start + range.start..lines.start + range.end),
+            ),
+        }
     }
 }
 
-/// Each host's stream of `lines`, in order of first appearance, as a range
-/// of one table: of `lines` itself when every host's lines follow one
-/// another (`None`: nothing is copied; a paste of hosts one after another),
-/// else of the returned table, where the lines are regrouped (taken from
-/// `lines`) by host. `runs` are the prefix hosts of `lines` with how many
-/// lines in a row each prefixed.
+/// Each host's stream of the kept lines `lines`, in order of first
+/// appearance, as a range of one table: of `lines` itself when every
+/// host's lines follow one another (`None`: a paste of hosts one after
+/// another; the range is relative to `lines.start`), else of the returned
+/// table of line indexes, regrouped by host. `runs` are the prefix hosts
+/// of `lines` with how many lines in a row each prefixed.
 #[allow(clippy::type_complexity)]
-fn group_by_host<'a>(
+fn group_by_host(
     runs: Vec<(Option<Rc<str>>, usize)>,
-    lines: &mut [Line<'a>],
-) -> (Vec<(Option<Rc<str>>, Range<usize>)>, Option<Vec<Line<'a>>>) {
+    lines: Range<usize>,
+) -> (Vec<(Option<Rc<str>>, Range<usize>)>, Option<Vec<usize>>) {
     // The stream of each run, and each stream's host and line count.
     let mut index: HashMap<Option<Rc<str>>, usize> = HashMap::new();
     let mut streams: Vec<(Option<Rc<str>>, usize)> = Vec::new();
@@ -562,21 +575,17 @@ fn group_by_host<'a>(
         return (ranges, None);
     }
     // A counting sort of the runs into their streams' places.
-    let mut grouped: Vec<Line<'a>> = Vec::new();
-    grouped.resize_with(lines.len(), || Line::new(0, ""));
-    let mut from = 0;
+    let mut grouped: Vec<usize> = lines.clone().collect();
+    let mut from = lines.start;
     for (slot, n) in slots {
         let Some(start) = starts.get_mut(slot) else {
             continue;
         };
-        let (Some(src), Some(dst)) = (
-            lines.get_mut(from..from + n),
-            grouped.get_mut(*start..*start + n),
-        ) else {
+        let Some(dst) = grouped.get_mut(*start..*start + n) else {
             continue;
         };
-        for (d, s) in dst.iter_mut().zip(src) {
-            *d = std::mem::replace(s, Line::new(0, ""));
+        for (d, i) in dst.iter_mut().zip(from..from + n) {
+            *d = i;
         }
         *start += n;
         from += n;
@@ -1133,7 +1142,7 @@ mod collected_tests {
 
 #[cfg(test)]
 mod body_line_tests {
-    use super::split_with;
+    use super::{split_compact_from, split_with};
     use crate::input::ReadOptions;
     use proptest::prelude::*;
 
@@ -1170,11 +1179,9 @@ mod body_line_tests {
         fast.body_lines
     }
 
-    /// On every fixture, example, fuzz seed and shared corpus file (the
-    /// latter when present beside the repository), skipping detection at
-    /// body lines changes nothing.
-    #[test]
-    fn body_lines_skip_only_what_detection_would_not_use() {
+    /// Every fixture, example, fuzz seed and shared corpus file (the
+    /// latter when present beside the repository).
+    fn every_sample() -> Vec<(String, String)> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut texts = Vec::new();
         for dir in [
@@ -1186,6 +1193,28 @@ mod body_line_tests {
             texts_under(&root.join(dir), &mut texts);
         }
         assert!(texts.len() > 100, "fixtures not found");
+        texts
+    }
+
+    /// On every sample, holding the kept lines compact (as large inputs
+    /// are) reads the same document as holding them as they are.
+    #[test]
+    fn compact_lines_read_as_lines_held_whole() {
+        let options = ReadOptions::default();
+        let mut compacted = 0;
+        for (name, text) in every_sample() {
+            let whole = split_compact_from(&text, &options, false, usize::MAX);
+            let compact = split_compact_from(&text, &options, false, 0);
+            assert!(compact.doc == whole.doc, "{name}: documents differ");
+            compacted += usize::from(!whole.doc.sections.is_empty());
+        }
+        assert!(compacted > 100, "only {compacted} samples had sections");
+    }
+
+    /// On every sample, skipping detection at body lines changes nothing.
+    #[test]
+    fn body_lines_skip_only_what_detection_would_not_use() {
+        let texts = every_sample();
         let body: usize = texts
             .iter()
             .map(|(name, text)| same_with_and_without_shortcut(name, text))
@@ -1562,12 +1591,15 @@ mod group_tests {
                 }
             }
             let expected = by_copying(&hosts, &lines);
-            let mut table = lines.clone();
-            let (streams, grouped) = group_by_host(runs, &mut table);
-            let table: &[Line<'_>] = grouped.as_deref().unwrap_or(&table);
+            let indexes: Vec<usize> = (0..lines.len()).collect();
+            let (streams, grouped) = group_by_host(runs, 0..lines.len());
+            let table: &[usize] = grouped.as_deref().unwrap_or(&indexes);
             let got: Vec<(Option<Rc<str>>, Vec<Line<'_>>)> = streams
                 .into_iter()
-                .map(|(h, r)| (h, table.get(r).unwrap_or_default().to_vec()))
+                .map(|(h, r)| {
+                    let picked = table.get(r).unwrap_or_default();
+                    (h, picked.iter().filter_map(|&i| lines.get(i).cloned()).collect())
+                })
                 .collect();
             prop_assert_eq!(got, expected);
         }

@@ -27,9 +27,10 @@ const PURGE_DELAY_MS: &str = "10";
 /// process id, arguments, streams and exit code) costs a millisecond. When
 /// that fails, the command goes on with the default delay.
 ///
-/// `analyze` calls it: a batch run frees most of what it allocates as it
-/// goes. One paste's `parse` holds what it read to the end and peaks as
-/// high either way.
+/// `analyze` and `parse` call it: a batch run frees most of what it
+/// allocates as it goes, and a large paste's table of cleaned lines is let
+/// go of once it is held compact, before the sections are parsed (12 MB
+/// pdsh paste: peak RSS 50 MB with the default delay, 46 MB with this).
 pub fn give_back_freed_memory_sooner() {
     #[cfg(unix)]
     {

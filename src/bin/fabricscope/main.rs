@@ -103,7 +103,7 @@ enum Format {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Analyze(_)) {
+    if matches!(cli.command, Command::Analyze(_) | Command::Parse(_)) {
         allocator::give_back_freed_memory_sooner();
     }
     let result = match cli.command {

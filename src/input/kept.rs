@@ -1,0 +1,254 @@
+//! The input's content lines, held compact while they wait to be read.
+//!
+//! Cleaning makes one [`Line`] per input line (32 bytes: a number and a
+//! `Cow` text). Held for the whole input until every section is parsed,
+//! that table was as large as a pdsh paste itself (12 MB for a 12 MB
+//! paste, next to the models parsed from it). Once framing lines and
+//! prefixes are gone, the kept lines are stored here instead: 16 bytes a
+//! line, a number and where the text sits in the input. A text the
+//! cleaning or a repair changed is owned, and moved here as it is. The
+//! lines of one stream at a time (a host's, or a chunk's) are made into
+//! [`Line`]s again to be read, and let go of when it is read.
+
+use crate::parse::Line;
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// Inputs from this size on keep their lines compact. Below it (every
+/// file of a dump tree, most pastes) the table is small, and compacting it
+/// would cost a second pass over every line (2-3 % of a fleet run's CPU)
+/// to save nothing that matters.
+pub(super) const COMPACT_FROM_BYTES: usize = 1 << 20;
+
+/// A kept line: its number, and its text as a range of the input, or (at
+/// [`OWNED`]) the index of its owned text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Row {
+    number: usize,
+    start: u32,
+    len: u32,
+}
+
+/// `Row::start` of a line whose text is owned; `Row::len` is then its
+/// index in the owned texts.
+const OWNED: u32 = u32::MAX;
+
+/// The kept lines of one input.
+pub(super) struct Kept<'a> {
+    store: Store<'a>,
+}
+
+enum Store<'a> {
+    /// A small input's lines as they are.
+    Lines(Vec<Line<'a>>),
+    /// A large input's lines, compact.
+    Rows {
+        input: &'a str,
+        rows: Vec<Row>,
+        /// The texts that are not a slice of the input, taken when read.
+        owned: Vec<String>,
+    },
+}
+
+impl<'a> Kept<'a> {
+    /// No lines yet, with room for `lines` of `input`; held `compact` or
+    /// as they are (the sectioner compacts inputs of
+    /// [`COMPACT_FROM_BYTES`] or more).
+    pub(super) fn with_capacity(input: &'a str, lines: usize, compact: bool) -> Self {
+        let store = if compact {
+            Store::Rows {
+                input,
+                rows: Vec::with_capacity(lines),
+                owned: Vec::new(),
+            }
+        } else {
+            Store::Lines(Vec::with_capacity(lines))
+        };
+        Self { store }
+    }
+
+    /// How many lines are kept.
+    pub(super) fn len(&self) -> usize {
+        match &self.store {
+            Store::Lines(lines) => lines.len(),
+            Store::Rows { rows, .. } => rows.len(),
+        }
+    }
+
+    /// Keeps `line`. Compact, a slice of the input is kept as its place in
+    /// it; any other text (owned, borrowed from elsewhere, or past 4 GiB)
+    /// is moved to the owned texts.
+    pub(super) fn push(&mut self, line: Line<'a>) {
+        let (input, rows, owned) = match &mut self.store {
+            Store::Lines(lines) => return lines.push(line),
+            Store::Rows { input, rows, owned } => (*input, rows, owned),
+        };
+        let Line { number, text } = line;
+        let place = match &text {
+            Cow::Borrowed("") => Some((0, 0)),
+            Cow::Borrowed(s) => place_in(input, s),
+            Cow::Owned(_) => None,
+        };
+        let (start, len) = place.unwrap_or_else(|| {
+            let index = u32::try_from(owned.len()).unwrap_or(u32::MAX);
+            owned.push(text.into_owned());
+            (OWNED, index)
+        });
+        rows.push(Row { number, start, len });
+    }
+
+    /// Gives back memory the table no longer needs (after the last push).
+    pub(super) fn shrink_to_fit(&mut self) {
+        if let Store::Rows { rows, owned, .. } = &mut self.store {
+            rows.shrink_to_fit();
+            owned.shrink_to_fit();
+        }
+    }
+
+    /// The lines `range`, to be read once: borrowed when the lines are
+    /// held as they are, else made (their owned texts moved out).
+    pub(super) fn take_range(&mut self, range: Range<usize>) -> Cow<'_, [Line<'a>]> {
+        match &mut self.store {
+            Store::Lines(lines) => Cow::Borrowed(lines.get(range).unwrap_or_default()),
+            Store::Rows { input, rows, owned } => Cow::Owned(
+                rows.get(range)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|&row| line_of(input, owned, row))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The lines at `indexes` (each taken once), in that order: moved out
+    /// of the table, or made from its rows.
+    pub(super) fn take(&mut self, indexes: &[usize]) -> Vec<Line<'a>> {
+        match &mut self.store {
+            Store::Lines(lines) => indexes
+                .iter()
+                .filter_map(|&i| {
+                    lines
+                        .get_mut(i)
+                        .map(|l| std::mem::replace(l, Line::new(0, "")))
+                })
+                .collect(),
+            Store::Rows { input, rows, owned } => indexes
+                .iter()
+                .filter_map(|&i| rows.get(i).map(|&row| line_of(input, owned, row)))
+                .collect(),
+        }
+    }
+}
+
+/// Where `s` sits in `input`, if it is a slice of it that a row can name
+/// (both ends below [`OWNED`]).
+fn place_in(input: &str, s: &str) -> Option<(u32, u32)> {
+    let start = (s.as_ptr() as usize).checked_sub(input.as_ptr() as usize)?;
+    let end = start.checked_add(s.len())?;
+    let same = input
+        .get(start..end)
+        .is_some_and(|t| std::ptr::eq(t.as_ptr(), s.as_ptr()));
+    match (same, u32::try_from(start), u32::try_from(s.len())) {
+        (true, Ok(start), Ok(len)) if end < OWNED as usize => Some((start, len)),
+        _ => None,
+    }
+}
+
+/// The line `row` names, in `input` or (moved out) in `owned`.
+fn line_of<'a>(input: &'a str, owned: &mut [String], row: Row) -> Line<'a> {
+    let text = if row.start == OWNED {
+        Cow::Owned(
+            owned
+                .get_mut(row.len as usize)
+                .map(std::mem::take)
+                .unwrap_or_default(),
+        )
+    } else {
+        let start = row.start as usize;
+        Cow::Borrowed(
+            input
+                .get(start..start + row.len as usize)
+                .unwrap_or_default(),
+        )
+    };
+    Line {
+        number: row.number,
+        text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_row_is_half_a_line_s_size_or_less() {
+        assert!(std::mem::size_of::<Row>() * 2 <= std::mem::size_of::<Line<'_>>());
+    }
+
+    #[test]
+    fn slices_of_the_input_are_places_and_other_texts_are_owned() {
+        let input = "alpha\nbeta gamma\n";
+        let elsewhere = String::from("beta");
+        let mut kept = Kept::with_capacity(input, 4, true);
+        kept.push(Line::new(1, &input[0..5]));
+        kept.push(Line::new(2, &elsewhere)); // equal text, not the input's
+        kept.push(Line {
+            number: 3,
+            text: Cow::Owned("repaired".to_owned()),
+        });
+        kept.push(Line::new(4, ""));
+        let Store::Rows { rows, .. } = &kept.store else {
+            panic!("held compact");
+        };
+        assert_eq!(rows.iter().filter(|r| r.start == OWNED).count(), 2);
+        let lines = kept.take(&[3, 0, 2, 1]);
+        let texts: Vec<(usize, &str)> = lines.iter().map(|l| (l.number, l.text())).collect();
+        assert_eq!(texts, [(4, ""), (1, "alpha"), (3, "repaired"), (2, "beta")]);
+        assert!(matches!(lines[1].text, Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn lines_held_whole_are_lent() {
+        let input = "alpha\n";
+        let mut kept = Kept::with_capacity(input, 1, false);
+        kept.push(Line::new(1, &input[0..5]));
+        assert!(matches!(kept.store, Store::Lines(_)));
+        assert!(matches!(kept.take_range(0..1), Cow::Borrowed([_])));
+    }
+
+    proptest! {
+        /// Whatever mix of input slices and owned texts goes in, the same
+        /// lines come out, compact or not.
+        #[test]
+        fn lines_come_back_as_they_went_in(
+            input in "[a-c\n ]{0,40}",
+            compact in any::<bool>(),
+            picks in prop::collection::vec((0usize..40, 0usize..40, any::<bool>()), 0..20),
+        ) {
+            let mut kept = Kept::with_capacity(&input, picks.len(), compact);
+            let mut expected = Vec::new();
+            for (i, &(a, b, owned)) in picks.iter().enumerate() {
+                let (lo, hi) = (a.min(b).min(input.len()), a.max(b).min(input.len()));
+                let slice = &input[lo..hi];
+                let line = if owned {
+                    Line { number: i + 1, text: Cow::Owned(slice.to_owned()) }
+                } else {
+                    Line::new(i + 1, slice)
+                };
+                expected.push(line.clone());
+                kept.push(line);
+            }
+            prop_assert_eq!(kept.take_range(0..picks.len()).into_owned(), expected.clone());
+            let backwards: Vec<usize> = (0..picks.len()).rev().collect();
+            let mut reversed = expected;
+            reversed.reverse();
+            let mut kept_again = Kept::with_capacity(&input, 0, compact);
+            for line in reversed.iter().rev() {
+                kept_again.push(line.clone());
+            }
+            prop_assert_eq!(kept_again.take(&backwards), reversed);
+        }
+    }
+}
