@@ -22,9 +22,9 @@ struct Chunk {
     prompt: Option<(usize, Prompt)>,
     host: Option<String>,
     source: Option<String>,
-    /// Where the chunk's lines sit in the one table of content lines
-    /// [`chunks`] leaves (the input's line table, compacted in place: a
-    /// table per chunk was a second copy of every line).
+    /// Where the chunk's lines sit in the one table of kept lines
+    /// [`chunks`] leaves (a table per chunk was a second copy of every
+    /// line).
     lines: Range<usize>,
     /// The host of the pdsh/clush prefix of the chunk's lines, if any
     /// (shared, not copied per line), as runs: each host with how many
@@ -269,10 +269,9 @@ fn line_ends(text: &str) -> usize {
 /// Cuts the input `text` at framing lines and strips host prefixes.
 /// `may_frame` says which of `lines` may be framing (the others are not
 /// classified); `None` classifies every line. Returns the chunks, the
-/// table of their lines (framing lines dropped, prefixes stripped, held
-/// compact; each chunk holds a range of it) and the framing line numbers.
-/// With `compact`, `lines` is let go of here and only the compact table
-/// is held from now on.
+/// table of their lines (framing lines dropped, prefixes stripped; each
+/// chunk holds a range of it) and the framing line numbers. With
+/// `compact`, that table is compact and `lines` is let go of here.
 fn chunks<'a>(
     text: &'a str,
     mut lines: Vec<Line<'a>>,
