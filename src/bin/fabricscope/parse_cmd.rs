@@ -40,12 +40,15 @@ pub fn run(args: &InputArgs) -> Result<ExitCode, String> {
         eprintln!("fabricscope: {e}");
     }
     let recognised = documents.iter().any(|(_, d)| !d.sections.is_empty());
+    let lines: usize = documents.iter().map(|(_, d)| d.line_count).sum();
     match args.format {
         Format::Json => print_json(&documents)?,
         Format::Text => print_text(&documents),
     }
+    // The documents end with the process, not freed one link and counter
+    // at a time first: for a 12 MB paste that was about 4 % of `parse`.
+    std::mem::forget(documents);
     if !recognised {
-        let lines: usize = documents.iter().map(|(_, d)| d.line_count).sum();
         return Err(format!(
             "no output of a supported tool found in {lines} line(s) (supported: {})",
             fabricscope::parse::supported_formats().join(", ")
