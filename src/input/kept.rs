@@ -111,40 +111,33 @@ impl<'a> Kept<'a> {
     /// The lines `range`, to be read once: borrowed when the lines are
     /// held as they are, else made (their owned texts moved out).
     pub(super) fn take_range(&mut self, range: Range<usize>) -> Cow<'_, [Line<'a>]> {
-        match &mut self.store {
-            Store::Lines(lines) => Cow::Borrowed(lines.get(range).unwrap_or_default()),
-            Store::Rows { input, rows, owned } => Cow::Owned(
-                rows.get(range)
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|&row| line_of(input, owned, row))
-                    .collect(),
-            ),
+        match self.store {
+            Store::Lines(ref lines) => Cow::Borrowed(lines.get(range).unwrap_or_default()),
+            Store::Rows { .. } => Cow::Owned(self.take(range)),
         }
     }
 
     /// The lines at `indexes` (each taken once), in that order: moved out
     /// of the table, or made from its rows.
-    pub(super) fn take(&mut self, indexes: &[usize]) -> Vec<Line<'a>> {
+    pub(super) fn take(&mut self, indexes: impl IntoIterator<Item = usize>) -> Vec<Line<'a>> {
+        let indexes = indexes.into_iter();
         match &mut self.store {
             Store::Lines(lines) => indexes
-                .iter()
-                .filter_map(|&i| {
+                .filter_map(|i| {
                     lines
                         .get_mut(i)
                         .map(|l| std::mem::replace(l, Line::new(0, "")))
                 })
                 .collect(),
             Store::Rows { input, rows, owned } => indexes
-                .iter()
-                .filter_map(|&i| rows.get(i).map(|&row| line_of(input, owned, row)))
+                .filter_map(|i| rows.get(i).map(|&row| line_of(input, owned, row)))
                 .collect(),
         }
     }
 }
 
-/// Where `s` sits in `input`, if it is a slice of it (whose ends, in an
-/// input below 4 GiB, fit a row).
+/// Where `s` sits in `input`, if it is a slice of it (a compact input is
+/// below 4 GiB, so its places fit a row and never start at [`OWNED`]).
 fn place_in(input: &str, s: &str) -> Option<(u32, u32)> {
     let start = (s.as_ptr() as usize).checked_sub(input.as_ptr() as usize)?;
     let end = start.checked_add(s.len())?;
@@ -152,7 +145,7 @@ fn place_in(input: &str, s: &str) -> Option<(u32, u32)> {
         .get(start..end)
         .is_some_and(|t| std::ptr::eq(t.as_ptr(), s.as_ptr()));
     match (same, u32::try_from(start), u32::try_from(s.len())) {
-        (true, Ok(start), Ok(len)) if end < OWNED as usize => Some((start, len)),
+        (true, Ok(start), Ok(len)) => Some((start, len)),
         _ => None,
     }
 }
@@ -206,7 +199,7 @@ mod tests {
             panic!("held compact");
         };
         assert_eq!(rows.iter().filter(|r| r.start == OWNED).count(), 2);
-        let lines = kept.take(&[3, 0, 2, 1]);
+        let lines = kept.take([3, 0, 2, 1]);
         let texts: Vec<(usize, &str)> = lines.iter().map(|l| (l.number, l.text())).collect();
         assert_eq!(texts, [(4, ""), (1, "alpha"), (3, "repaired"), (2, "beta")]);
         assert!(matches!(lines[1].text, Cow::Borrowed(_)));
@@ -244,14 +237,13 @@ mod tests {
                 kept.push(line);
             }
             prop_assert_eq!(kept.take_range(0..picks.len()).into_owned(), expected.clone());
-            let backwards: Vec<usize> = (0..picks.len()).rev().collect();
-            let mut reversed = expected;
-            reversed.reverse();
             let mut kept_again = Kept::with_capacity(&input, 0, compact);
-            for line in reversed.iter().rev() {
+            for line in &expected {
                 kept_again.push(line.clone());
             }
-            prop_assert_eq!(kept_again.take(&backwards), reversed);
+            let mut reversed = expected;
+            reversed.reverse();
+            prop_assert_eq!(kept_again.take((0..picks.len()).rev()), reversed);
         }
     }
 }

@@ -516,7 +516,10 @@ fn sectionize(chunk: Chunk, kept: &mut Kept<'_>, out: &mut Output<'_>) {
     let (streams, grouped) = group_by_host(prefixes, lines.clone());
     for (host, range) in streams {
         match &grouped {
-            Some(table) => sectionize_one(host, &kept.take(table.get(range).unwrap_or_default())),
+            Some(table) => sectionize_one(
+                host,
+                &kept.take(table.get(range).unwrap_or_default().iter().copied()),
+            ),
             None => sectionize_one(
                 host,
                 &kept.take_range(lines.start + range.start..lines.start + range.end),
@@ -574,7 +577,7 @@ fn group_by_host(
         return (ranges, None);
     }
     // A counting sort of the runs into their streams' places.
-    let mut grouped: Vec<usize> = lines.clone().collect();
+    let mut grouped: Vec<usize> = vec![0; lines.len()];
     let mut from = lines.start;
     for (slot, n) in slots {
         let Some(start) = starts.get_mut(slot) else {

@@ -42,7 +42,6 @@ pub use rule::{Check, Coverage, Family, Rule, Scope, Severity};
 pub use run::{run, run_one, RuleRun};
 pub(crate) use wording::{gbps, outlier_evidence, outlier_threshold};
 
-/// Helpers for rule unit tests: read a paste, run one rule.
 /// How many counters of the unit were compared with their peers by growth
 /// rate (NVLink ones with `nvlink`, InfiniBand ones without): the peer
 /// outlier rules (FL004, NV005) checked these even where every group read
@@ -55,6 +54,7 @@ pub(crate) fn rates_compared(ctx: &Context<'_>, nvlink: bool) -> usize {
         .count()
 }
 
+/// Helpers for rule unit tests: read a paste, run one rule.
 #[cfg(test)]
 pub(crate) mod testing {
     use super::{run, Context, Coverage, Finding, Rule, Thresholds};
