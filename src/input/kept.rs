@@ -1,13 +1,17 @@
-//! The input's content lines, held compact while they wait to be read.
+//! The input's lines, held compact while they wait to be read.
 //!
-//! Cleaning makes one [`Line`] per input line (32 bytes: a number and a
-//! `Cow` text). Held for the whole input until every section is parsed,
-//! that table was as large as a pdsh paste itself (12 MB for a 12 MB
-//! paste, next to the models parsed from it). Once framing lines and
-//! prefixes are gone, the kept lines are stored here instead: 12 bytes a
-//! line, a number and where the text sits in the input. A text the
-//! cleaning or a repair changed is owned, and moved here as it is. The
-//! lines of one stream at a time (a host's, or a chunk's) are made into
+//! A [`Line`] is 32 bytes: a number and a `Cow` text. A table of them for
+//! every input line was as large as a pdsh paste itself (12 MB for a 12 MB
+//! paste), and was held beside the input, then beside the lines kept of
+//! it. A large input's lines are stored here instead from the start: 12
+//! bytes a line, a number and where the text sits in the input. A text the
+//! cleaning or a repair changed is owned, and moved here as it is.
+//!
+//! One table serves the whole reading: cleaning pushes every line; repairs
+//! take the lines they may change and set them back; framing lines and
+//! prefixes are then dropped in place, each line read giving at most one
+//! kept line at or before its own place ([`Kept::set`], [`Kept::truncate`]).
+//! The lines of one stream at a time (a host's, or a chunk's) are made into
 //! [`Line`]s again to be read, and let go of when it is read.
 
 use crate::parse::Line;
@@ -33,7 +37,7 @@ struct Row {
 /// index in the owned texts.
 const OWNED: u32 = u32::MAX;
 
-/// The kept lines of one input.
+/// The lines of one input.
 pub(super) struct Kept<'a> {
     store: Store<'a>,
 }
@@ -80,31 +84,80 @@ impl<'a> Kept<'a> {
     /// it; any other text (owned, or borrowed from elsewhere) is moved to
     /// the owned texts.
     pub(super) fn push(&mut self, line: Line<'a>) {
-        let (input, rows, owned) = match &mut self.store {
-            Store::Lines(lines) => return lines.push(line),
-            Store::Rows { input, rows, owned } => (*input, rows, owned),
-        };
-        let Line { number, text } = line;
-        let place = match &text {
-            Cow::Borrowed("") => Some((0, 0)),
-            Cow::Borrowed(s) => place_in(input, s),
-            Cow::Owned(_) => None,
-        };
-        let (start, len) = place.unwrap_or_else(|| {
-            let index = u32::try_from(owned.len()).unwrap_or(u32::MAX);
-            owned.push(text.into_owned());
-            (OWNED, index)
-        });
-        // Below 4 GiB of input, a line number fits (a line is a byte at least).
-        let number = u32::try_from(number).unwrap_or(u32::MAX);
-        rows.push(Row { number, start, len });
+        match &mut self.store {
+            Store::Lines(lines) => lines.push(line),
+            Store::Rows { input, rows, owned } => rows.push(row_of(input, owned, line, None)),
+        }
     }
 
-    /// Gives back memory the table no longer needs (after the last push).
-    pub(super) fn shrink_to_fit(&mut self) {
-        if let Store::Rows { rows, owned, .. } = &mut self.store {
-            rows.shrink_to_fit();
-            owned.shrink_to_fit();
+    /// The text of line `i`.
+    pub(super) fn text(&self, i: usize) -> Option<&str> {
+        match &self.store {
+            Store::Lines(lines) => lines.get(i).map(Line::text),
+            Store::Rows { input, rows, owned } => {
+                let row = rows.get(i)?;
+                if row.start == OWNED {
+                    owned.get(row.len as usize).map(String::as_str)
+                } else {
+                    let start = row.start as usize;
+                    input.get(start..start + row.len as usize)
+                }
+            }
+        }
+    }
+
+    /// Every line's text, in order.
+    pub(super) fn texts(&self) -> impl ExactSizeIterator<Item = &str> {
+        (0..self.len()).map(|i| self.text(i).unwrap_or_default())
+    }
+
+    /// Line `i`, moved out (its place left blank), to be changed or kept.
+    pub(super) fn take_one(&mut self, i: usize) -> Option<Line<'a>> {
+        match &mut self.store {
+            Store::Lines(lines) => lines
+                .get_mut(i)
+                .map(|l| std::mem::replace(l, Line::new(0, ""))),
+            Store::Rows { input, rows, owned } => {
+                let row = rows.get(i).copied()?;
+                Some(line_of(input, owned, row))
+            }
+        }
+    }
+
+    /// Puts `line` at `i`, a place that holds a line (one taken, or one
+    /// already read that a line read later replaces). An owned text is
+    /// moved in, not copied.
+    pub(super) fn set(&mut self, i: usize, line: Line<'a>) {
+        let (input, rows, owned) = match &mut self.store {
+            Store::Lines(lines) => {
+                if let Some(place) = lines.get_mut(i) {
+                    *place = line;
+                }
+                return;
+            }
+            Store::Rows { input, rows, owned } => (*input, rows, owned),
+        };
+        let Some(place) = rows.get_mut(i) else {
+            return;
+        };
+        // The row's own owned slot, if it has one (emptied when taken), is
+        // reused for an owned text.
+        let slot = (place.start == OWNED).then_some(place.len as usize);
+        *place = row_of(input, owned, line, slot);
+    }
+
+    /// Keeps the first `len` lines, giving back the memory of the rest.
+    pub(super) fn truncate(&mut self, len: usize) {
+        match &mut self.store {
+            Store::Lines(lines) => {
+                lines.truncate(len);
+                lines.shrink_to_fit();
+            }
+            Store::Rows { rows, owned, .. } => {
+                rows.truncate(len);
+                rows.shrink_to_fit();
+                owned.shrink_to_fit();
+            }
         }
     }
 
@@ -134,6 +187,34 @@ impl<'a> Kept<'a> {
                 .collect(),
         }
     }
+}
+
+/// The row of `line`: its place in `input`, or its text moved to `owned`
+/// (into `slot` when given, else at the end).
+fn row_of<'a>(input: &'a str, owned: &mut Vec<String>, line: Line<'a>, slot: Option<usize>) -> Row {
+    let Line { number, text } = line;
+    let place = match &text {
+        Cow::Borrowed("") => Some((0, 0)),
+        Cow::Borrowed(s) => place_in(input, s),
+        Cow::Owned(_) => None,
+    };
+    let (start, len) = place.unwrap_or_else(|| {
+        let text = text.into_owned();
+        let index = match slot.and_then(|i| owned.get_mut(i).map(|place| (i, place))) {
+            Some((i, place)) => {
+                *place = text;
+                i
+            }
+            None => {
+                owned.push(text);
+                owned.len() - 1
+            }
+        };
+        (OWNED, u32::try_from(index).unwrap_or(u32::MAX))
+    });
+    // Below 4 GiB of input, a line number fits (a line is a byte at least).
+    let number = u32::try_from(number).unwrap_or(u32::MAX);
+    Row { number, start, len }
 }
 
 /// Where `s` sits in `input`, if it is a slice of it (a compact input is
@@ -244,6 +325,47 @@ mod tests {
             let mut reversed = expected;
             reversed.reverse();
             prop_assert_eq!(kept_again.take((0..picks.len()).rev()), reversed);
+        }
+
+        /// Lines kept in place (each read line set at or before its own
+        /// place, some changed to owned texts, the rest dropped) come back
+        /// as they were kept, compact or not.
+        #[test]
+        fn lines_kept_in_place_are_the_lines_kept(
+            input in "[a-c\n ]{0,40}",
+            compact in any::<bool>(),
+            picks in prop::collection::vec((0usize..40, 0usize..40, 0u8..4), 0..20),
+        ) {
+            let mut kept = Kept::with_capacity(&input, picks.len(), compact);
+            for (i, &(a, b, how)) in picks.iter().enumerate() {
+                let (lo, hi) = (a.min(b).min(input.len()), a.max(b).min(input.len()));
+                let slice = &input[lo..hi];
+                kept.push(if how == 0 {
+                    Line { number: i + 1, text: Cow::Owned(slice.to_owned()) }
+                } else {
+                    Line::new(i + 1, slice)
+                });
+            }
+            // Keeps lines whose `how` is not 3; those with `how` 2 are
+            // changed to owned texts on the way.
+            let mut expected = Vec::new();
+            let mut next = 0;
+            for (i, &(_, _, how)) in picks.iter().enumerate() {
+                prop_assert_eq!(kept.text(i).map(str::len), kept.texts().nth(i).map(str::len));
+                if how == 3 {
+                    continue;
+                }
+                let mut line = kept.take_one(i).unwrap();
+                if how == 2 {
+                    line.text = Cow::Owned(format!("{}!", line.text()));
+                }
+                expected.push(line.clone());
+                kept.set(next, line);
+                next += 1;
+            }
+            kept.truncate(next);
+            prop_assert_eq!(kept.len(), next);
+            prop_assert_eq!(kept.take(0..next), expected);
         }
     }
 }

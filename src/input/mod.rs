@@ -23,6 +23,7 @@ use crate::error::Error;
 use crate::parse::{supported_formats, Kind, SectionData};
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// Limits and context for reading one input.
 ///
@@ -305,13 +306,8 @@ pub fn read(text: &str, options: &ReadOptions) -> Result<Document, Error> {
 /// assert_eq!(doc.unrecognised.len(), 1);
 /// ```
 pub fn read_all(text: &str, options: &ReadOptions) -> Result<Document, Error> {
-    if text.len() > options.max_input_bytes {
-        return Err(Error::InputTooLarge {
-            size: text.len(),
-            limit: options.max_input_bytes,
-        });
-    }
-    Ok(split::split(text, options))
+    refuse_oversized(text.len(), options)?;
+    Ok(with_sections(|each| split::split(text, options, each)))
 }
 
 /// Reads raw bytes: invalid UTF-8 and NUL bytes are reported, not fatal.
@@ -328,16 +324,85 @@ pub fn read_all(text: &str, options: &ReadOptions) -> Result<Document, Error> {
 /// assert!(fabricscope::read_bytes(&[0u8; 64], &Default::default()).is_err());
 /// ```
 pub fn read_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Document, Error> {
-    if bytes.len() > options.max_input_bytes {
+    let decoded = Decoded::new(bytes, options)?;
+    Ok(with_sections(|each| decoded.read_each(options, each)))
+}
+
+/// An input's bytes made text, ready to be read: the step of
+/// [`read_bytes`] that can fail, apart from the reading, which cannot.
+///
+/// [`Decoded::read_each`] hands each section over as soon as it is read
+/// and keeps none, so that a caller that writes or folds sections one at a
+/// time holds one section, not the whole document: `fabricscope parse`
+/// prints a 12 MB paste this way. Deciding first whether an input can be
+/// read lets such a caller refuse it before it has written anything.
+///
+/// ```
+/// use fabricscope::input::Decoded;
+/// let paste = b"CA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Active\n\
+///   [root@node07 ~]# nvidia-smi nvlink -s\nGPU 0: NVIDIA A100 (UUID: GPU-1)\n\t Link 0: 25 GB/s\n";
+/// let options = fabricscope::ReadOptions::default();
+/// let mut kinds = Vec::new();
+/// let rest = Decoded::new(paste, &options)
+///     .unwrap()
+///     .read_each(&options, &mut |section| kinds.push(section.kind));
+/// assert_eq!(kinds, [fabricscope::Kind::Ibstat, fabricscope::Kind::Nvlink]);
+/// assert!(rest.sections.is_empty());
+/// assert_eq!(rest.line_count, 7);
+/// assert!(Decoded::new(&[0u8; 64], &options).is_err());
+/// ```
+#[derive(Debug)]
+pub struct Decoded<'a> {
+    text: Cow<'a, str>,
+    /// Bytes that were not UTF-8, NUL bytes removed.
+    warnings: Vec<Warning>,
+}
+
+impl<'a> Decoded<'a> {
+    /// Decodes `bytes` (see [`read_bytes`]).
+    ///
+    /// # Errors
+    /// [`Error::Binary`] for binary data; [`Error::InputTooLarge`] when the
+    /// bytes, or the text they become, exceed `max_input_bytes`.
+    pub fn new(bytes: &'a [u8], options: &ReadOptions) -> Result<Self, Error> {
+        refuse_oversized(bytes.len(), options)?;
+        let (text, warnings) = clean::decode(bytes)?;
+        refuse_oversized(text.len(), options)?;
+        Ok(Self { text, warnings })
+    }
+
+    /// The text that is read.
+    #[must_use]
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Reads the text, handing each section to `each` in document order as
+    /// soon as it is read; returns the document without its sections.
+    pub fn read_each(&self, options: &ReadOptions, each: &mut dyn FnMut(Section)) -> Document {
+        let mut doc = split::split(&self.text, options, each);
+        doc.warnings.splice(0..0, self.warnings.iter().cloned());
+        doc
+    }
+}
+
+/// The document a reading returns, with the sections it handed over.
+fn with_sections(read: impl FnOnce(&mut dyn FnMut(Section)) -> Document) -> Document {
+    let mut sections = Vec::new();
+    let mut doc = read(&mut |s| sections.push(s));
+    doc.sections = sections;
+    doc
+}
+
+/// [`Error::InputTooLarge`] when `size` exceeds `max_input_bytes`.
+fn refuse_oversized(size: usize, options: &ReadOptions) -> Result<(), Error> {
+    if size > options.max_input_bytes {
         return Err(Error::InputTooLarge {
-            size: bytes.len(),
+            size,
             limit: options.max_input_bytes,
         });
     }
-    let (text, warnings) = clean::decode(bytes)?;
-    let mut doc = read_all(&text, options)?;
-    doc.warnings.splice(0..0, warnings);
-    Ok(doc)
+    Ok(())
 }
 
 /// A limit warning for the document.

@@ -208,6 +208,16 @@ pub(crate) fn apply_to(lines: &mut [Line<'_>], candidates: &[usize]) -> Vec<Repa
     repairs
 }
 
+/// Whether any of `candidates` (the texts of the lines a repair may
+/// change) is mail-quoted, or may be once its HTML is undone: then
+/// [`apply_to`] must be given every line, not only the candidates, for it
+/// tells a quoted run by the lines around it. Otherwise the candidates
+/// alone are repaired as they would be among all lines.
+pub(crate) fn may_be_quoted<'t>(mut candidates: impl Iterator<Item = &'t str>) -> bool {
+    candidates
+        .any(|t| quote_depth(t).is_some() || unhtml(t).is_some_and(|u| quote_depth(&u).is_some()))
+}
+
 fn record(repairs: &mut Vec<Repair>, kind: RepairKind, changed: Vec<usize>) {
     for span in spans_of(changed) {
         repairs.push(Repair {
@@ -592,7 +602,13 @@ fn unpipe(lines: &mut [Line<'_>], candidates: &[usize]) -> Vec<usize> {
         if !lines.get(i).is_some_and(|l| opens_with_pipe(l.text())) {
             continue;
         }
-        if run.last().is_some_and(|&last| last + 1 != i) {
+        // A table's rows are lines in a row (by number: `lines` may be
+        // the candidates alone).
+        let number = |i: usize| lines.get(i).map(|l| l.number);
+        if run
+            .last()
+            .is_some_and(|&last| number(last).map(|n| n + 1) != number(i))
+        {
             flush(&mut run, lines);
         }
         run.push(i);

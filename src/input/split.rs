@@ -37,7 +37,12 @@ struct Chunk {
 /// Everything the sectioner accumulates while walking the input.
 struct Output<'o> {
     options: &'o ReadOptions,
+    /// The document; without its sections when they go to `each`.
     doc: Document,
+    /// Where each section goes as soon as it is read, if not to `doc`.
+    each: Option<&'o mut dyn FnMut(Section)>,
+    /// How many sections have gone to `each` (for `max_sections`).
+    sections: usize,
     /// Runs detection on body lines too ([`super::body`]) and classifies
     /// every line as framing or not (not only those the input scan left
     /// in doubt): the reading the shortcuts must equal, for the tests that
@@ -53,12 +58,16 @@ struct Output<'o> {
     body_lines: usize,
 }
 
-pub(super) fn split(text: &str, options: &ReadOptions) -> Document {
-    split_with(text, options, false).doc
+/// The document of `text`, each section handed to `each` as soon as it is
+/// read rather than kept in the document.
+pub(super) fn split(text: &str, options: &ReadOptions, each: &mut dyn FnMut(Section)) -> Document {
+    split_compact_from(text, options, false, COMPACT_FROM_BYTES, Some(each)).doc
 }
 
+/// [`split`] with its sections in the document.
+#[cfg(test)]
 fn split_with<'o>(text: &str, options: &'o ReadOptions, full_detection: bool) -> Output<'o> {
-    split_compact_from(text, options, full_detection, COMPACT_FROM_BYTES)
+    split_compact_from(text, options, full_detection, COMPACT_FROM_BYTES, None)
 }
 
 /// [`split_with`], holding the kept lines compact when the input is
@@ -68,22 +77,25 @@ fn split_compact_from<'o>(
     options: &'o ReadOptions,
     full_detection: bool,
     compact_from: usize,
+    each: Option<&'o mut dyn FnMut(Section)>,
 ) -> Output<'o> {
     let mut out = Output {
         options,
         doc: Document::default(),
+        each,
+        sections: 0,
         full_detection,
         #[cfg(test)]
         body_misses: Vec::new(),
         #[cfg(test)]
         body_lines: 0,
     };
-    let (mut lines, candidates, may_frame) = clean_lines(text, &mut out);
-    out.doc.repairs = super::repair::apply_to(&mut lines, &candidates);
+    let compact = text.len() >= compact_from;
+    let (mut lines, candidates, may_frame) = clean_lines(text, compact, &mut out);
+    out.doc.repairs = repair_lines(&mut lines, &candidates);
     out.doc.line_count = lines.len();
     let may_frame = (!full_detection).then_some(may_frame.as_slice());
-    let compact = text.len() >= compact_from;
-    let (chunks, mut kept, framing) = chunks(text, lines, may_frame, options, compact);
+    let (chunks, mut kept, framing) = chunks(lines, may_frame, options);
     out.doc.framing = spans_of(framing);
     out.doc.framing.shrink_to_fit();
     for chunk in chunks {
@@ -96,47 +108,69 @@ fn split_compact_from<'o>(
 /// Cleaned lines as the input scan gives them: the lines, the ascending
 /// indexes of those a repair may change, and for each line whether it may
 /// be a framing line (see [`clean_each_line`]).
-type Cleaned<'a> = (Vec<Line<'a>>, Vec<usize>, Vec<bool>);
+type Cleaned<'a> = (Kept<'a>, Vec<usize>, Vec<bool>);
 
 /// Numbered, cleaned lines, with over-long lines blanked and reported, and
 /// the last word of an unterminated last line set aside; with the indexes
 /// of the lines a repair may change and which lines may be framing (see
 /// [`clean_each_line`]).
-fn clean_lines<'a>(text: &'a str, out: &mut Output<'_>) -> Cleaned<'a> {
-    let (mut lines, mut candidates, mut may_frame) = clean_each_line(text, out);
+fn clean_lines<'a>(text: &'a str, compact: bool, out: &mut Output<'_>) -> Cleaned<'a> {
+    let (mut lines, mut candidates, mut may_frame) = clean_each_line(text, compact, out);
     if !text.ends_with('\n') {
         if let Some(last) = may_frame.last_mut() {
             *last = true; // its text may change: classify what is left
         }
-        if let Some((last, earlier)) = lines.split_last_mut() {
-            if !word_seen_at_line_end(last, earlier) {
-                set_aside_cut_word(last, out);
+        let index = lines.len().saturating_sub(1);
+        let earlier = lines.texts().take(index);
+        if !lines
+            .text(index)
+            .is_some_and(|t| word_seen_at_line_end(t, earlier))
+        {
+            if let Some(mut last) = lines.take_one(index) {
+                set_aside_cut_word(&mut last, out);
                 // The line is shorter now; a candidate still, or newly one.
-                let index = earlier.len();
                 if candidates.last() != Some(&index) && repair::may_change(last.text()) {
                     candidates.push(index);
                 }
+                lines.set(index, last);
             }
         }
     }
     (lines, candidates, may_frame)
 }
 
+/// Undoes paste damage ([`repair::apply_to`]). Only the lines a repair may
+/// change are taken from a compact table and set back (a mail-quoted
+/// input's every line: a quoted run is told by the lines around it).
+fn repair_lines(lines: &mut Kept<'_>, candidates: &[usize]) -> Vec<repair::Repair> {
+    let quoted = repair::may_be_quoted(candidates.iter().filter_map(|&i| lines.text(i)));
+    // The lines taken, and where the candidates are among them.
+    let (taken, positions): (Vec<usize>, Vec<usize>) = if quoted {
+        ((0..lines.len()).collect(), candidates.to_vec())
+    } else {
+        (candidates.to_vec(), (0..candidates.len()).collect())
+    };
+    let mut some = lines.take(taken.iter().copied());
+    let repairs = repair::apply_to(&mut some, &positions);
+    for (i, line) in taken.into_iter().zip(some) {
+        lines.set(i, line);
+    }
+    repairs
+}
+
 /// Whether the last word of `last` also ends one of the lines before it
 /// (`… Link layer: InfiniBand` after other ports printed the same): then it
 /// is a whole word the tool prints, not a cut one, and is kept. A cut word
 /// (`Infini`, `NV1`, `40`) almost never ends another line.
-fn word_seen_at_line_end(last: &Line<'_>, earlier: &[Line<'_>]) -> bool {
+fn word_seen_at_line_end<'t>(last: &str, mut earlier: impl Iterator<Item = &'t str>) -> bool {
     let last_word = |t: &str| t.split_whitespace().last().map(str::to_owned);
-    let Some(word) = last_word(last.text()) else {
+    let Some(word) = last_word(last) else {
         return false;
     };
-    if last.text().ends_with(char::is_whitespace) {
+    if last.ends_with(char::is_whitespace) {
         return false;
     }
-    earlier
-        .iter()
-        .any(|l| last_word(l.text()).is_some_and(|w| w == word))
+    earlier.any(|l| last_word(l).is_some_and(|w| w == word))
 }
 
 /// How the warning about a last word set aside begins.
@@ -198,12 +232,12 @@ fn set_aside_cut_word(line: &mut Line<'_>, out: &mut Output<'_>) {
 /// some repair looks for or a prompt's `$` `#` `%`; lines with none of
 /// these (most tool output) are borrowed as they stand and only their
 /// opening is tested for repairs and framing.
-fn clean_each_line<'a>(text: &'a str, out: &mut Output<'_>) -> Cleaned<'a> {
+fn clean_each_line<'a>(text: &'a str, compact: bool, out: &mut Output<'_>) -> Cleaned<'a> {
     let max = out.options.max_line_bytes;
     // One allocation for the line table: counting line ends is cheap next to
     // growing a table of a million lines by doubling.
     let capacity = line_ends(text) + 1;
-    let mut lines = Vec::with_capacity(capacity);
+    let mut lines = Kept::with_capacity(text, capacity, compact);
     let mut may_frame = Vec::with_capacity(capacity);
     let mut candidates = Vec::new();
     for (i, (raw, bits)) in classified_lines(text).enumerate() {
@@ -266,21 +300,19 @@ fn line_ends(text: &str) -> usize {
     super::clean::count_bytes(text.as_bytes(), |b| b == b'\n')
 }
 
-/// Cuts the input `text` at framing lines and strips host prefixes.
-/// `may_frame` says which of `lines` may be framing (the others are not
-/// classified); `None` classifies every line. Returns the chunks, the
-/// table of their lines (framing lines dropped, prefixes stripped; each
-/// chunk holds a range of it) and the framing line numbers. With
-/// `compact`, that table is compact and `lines` is let go of here.
+/// Cuts the input at framing lines and strips host prefixes. `may_frame`
+/// says which of `lines` may be framing (the others are not classified);
+/// `None` classifies every line. Returns the chunks, the table of their
+/// lines (framing lines dropped, prefixes stripped; each chunk holds a
+/// range of it: `lines` itself, its kept lines moved up in place) and the
+/// framing line numbers.
 fn chunks<'a>(
-    text: &'a str,
-    mut lines: Vec<Line<'a>>,
+    mut lines: Kept<'a>,
     may_frame: Option<&[bool]>,
     options: &ReadOptions,
-    compact: bool,
 ) -> (Vec<Chunk>, Kept<'a>, Vec<usize>) {
     let mut framing_lines = Vec::new();
-    let hosts: HashSet<Rc<str>> = prefixed_hosts(lines.iter().map(Line::text))
+    let hosts: HashSet<Rc<str>> = prefixed_hosts(lines.texts())
         .into_iter()
         .map(Rc::from)
         .collect();
@@ -288,47 +320,49 @@ fn chunks<'a>(
         host: options.default_host.clone(),
         ..Chunk::default()
     }];
-    // Each line read gives at most one kept line; the look-ahead at the
-    // next two lines reads lines not yet taken.
-    let mut kept = Kept::with_capacity(text, lines.len(), compact);
+    // How many lines are kept so far: line `i` read gives at most one kept
+    // line, set at `kept`, never after `i`; the look-ahead at the next two
+    // lines reads lines not yet read.
+    let mut kept = 0;
     let mut source: Option<String> = None;
     let mut banner_host: Option<String> = None;
     // The prefix host of the last prefixed line: pdsh prints runs of lines
     // from one host, and a line that repeats it needs no set look-up.
     let mut last_host: Option<Rc<str>> = None;
     let mut i = 0;
-    while let Some(line) = lines.get(i) {
+    while let Some(text) = lines.text(i) {
         let framing = if may_frame.is_none_or(|m| m.get(i).copied().unwrap_or(true)) {
-            classify(line.text())
+            classify(text)
         } else {
             None
         };
+        let number = i + 1;
         if let Some(Framing::Rule) = framing {
             if let (Some(name), Some(Some(Framing::Rule))) = (
-                lines.get(i + 1).and_then(|l| host_banner(l.text())),
-                lines.get(i + 2).map(|l| classify(l.text())),
+                lines.text(i + 1).and_then(host_banner),
+                lines.text(i + 2).map(classify),
             ) {
                 banner_host = Some(name);
                 push_chunk(
                     &mut chunks,
                     new_chunk(None, banner_host.clone(), &source, options),
-                    kept.len(),
+                    kept,
                 );
-                framing_lines.extend([line.number, line.number + 1, line.number + 2]);
+                framing_lines.extend([number, number + 1, number + 2]);
                 i += 3;
                 continue;
             }
         }
         if matches!(framing, Some(ref f) if *f != Framing::Rule) {
-            framing_lines.push(line.number);
+            framing_lines.push(number);
         }
         match framing {
             Some(Framing::Prompt(prompt)) => {
                 let host = prompt.host.clone().or_else(|| banner_host.clone());
                 push_chunk(
                     &mut chunks,
-                    new_chunk(Some((line.number, prompt)), host, &source, options),
-                    kept.len(),
+                    new_chunk(Some((number, prompt)), host, &source, options),
+                    kept,
                 );
             }
             Some(Framing::FileHeader(name)) => {
@@ -339,49 +373,48 @@ fn chunks<'a>(
                 push_chunk(
                     &mut chunks,
                     new_chunk(None, banner_host.clone(), &source, options),
-                    kept.len(),
+                    kept,
                 );
             }
             Some(Framing::ExitMarker) => {
                 push_chunk(
                     &mut chunks,
                     new_chunk(None, banner_host.clone(), &source, options),
-                    kept.len(),
+                    kept,
                 );
             }
             Some(Framing::Fence) => {}
-            Some(Framing::Rule) | None if hosts.is_empty() => {
-                // No prefixes to strip: the line moves as it is (a repaired
-                // line's text is not copied) to the kept lines. Only lines
-                // after it are read from here on.
-                if let Some(line) = lines.get_mut(i) {
-                    kept.push(std::mem::replace(line, Line::new(0, "")));
-                }
-            }
             Some(Framing::Rule) | None => {
+                // The line moves as it is (a repaired line's text is not
+                // copied), its prefix, if any, stripped.
+                let Some(line) = lines.take_one(i) else {
+                    break;
+                };
                 let (host, stripped) = strip_prefix(line, &hosts, &mut last_host);
-                // `node03: ` alone is a host's empty output line: only its
-                // prefix is text, and that prefix is framing.
-                if host.is_some() && stripped.is_blank() {
-                    framing_lines.push(line.number);
-                }
-                if let Some(chunk) = chunks.last_mut() {
-                    match chunk.prefixes.last_mut() {
-                        Some((last, n)) if same_host(last, &host) => *n += 1,
-                        _ => chunk.prefixes.push((host, 1)),
+                if !hosts.is_empty() {
+                    // `node03: ` alone is a host's empty output line: only
+                    // its prefix is text, and that prefix is framing.
+                    if host.is_some() && stripped.is_blank() {
+                        framing_lines.push(number);
+                    }
+                    if let Some(chunk) = chunks.last_mut() {
+                        match chunk.prefixes.last_mut() {
+                            Some((last, n)) if same_host(last, &host) => *n += 1,
+                            _ => chunk.prefixes.push((host, 1)),
+                        }
                     }
                 }
-                kept.push(stripped);
+                lines.set(kept, stripped);
+                kept += 1;
             }
         }
         i += 1;
     }
-    drop(lines);
-    kept.shrink_to_fit();
+    lines.truncate(kept);
     if let Some(last) = chunks.last_mut() {
-        last.lines.end = kept.len();
+        last.lines.end = kept;
     }
-    (chunks, kept, framing_lines)
+    (chunks, lines, framing_lines)
 }
 
 /// Adds a chunk whose lines begin at `start` of the kept lines, ending the
@@ -444,12 +477,12 @@ fn new_chunk(
 /// Removes an accepted `host: ` prefix, returning the host. `last` is the
 /// host of the last prefixed line, updated here.
 fn strip_prefix<'a>(
-    line: &Line<'a>,
+    line: Line<'a>,
     hosts: &HashSet<Rc<str>>,
     last: &mut Option<Rc<str>>,
 ) -> (Option<Rc<str>>, Line<'a>) {
     if hosts.is_empty() {
-        return (None, line.clone());
+        return (None, line);
     }
     let found = match candidate_after(line.text(), last.as_deref()) {
         // The line begins with the last host's prefix: that host again.
@@ -457,26 +490,16 @@ fn strip_prefix<'a>(
         Some((host, rest)) => hosts.get(host).map(|h| (h, rest)),
         None => None,
     };
-    let found = found.map(|(host, rest)| (Rc::clone(host), rest));
-    if let Some((host, _)) = &found {
-        *last = Some(Rc::clone(host));
-    }
-    match found {
-        Some((host, rest)) => {
-            let text = match &line.text {
-                Cow::Borrowed(s) => Cow::Borrowed(s.get(s.len() - rest.len()..).unwrap_or("")),
-                Cow::Owned(_) => Cow::Owned(rest.to_owned()),
-            };
-            (
-                Some(host),
-                Line {
-                    number: line.number,
-                    text,
-                },
-            )
-        }
-        _ => (None, line.clone()),
-    }
+    let Some((host, rest)) = found.map(|(host, rest)| (Rc::clone(host), rest.len())) else {
+        return (None, line);
+    };
+    *last = Some(Rc::clone(&host));
+    let Line { number, text } = line;
+    let text = match text {
+        Cow::Borrowed(s) => Cow::Borrowed(s.get(s.len() - rest..).unwrap_or("")),
+        Cow::Owned(s) => Cow::Owned(s.get(s.len() - rest..).unwrap_or("").to_owned()),
+    };
+    (Some(host), Line { number, text })
 }
 
 /// Splits one chunk, whose lines are `chunk.lines` of `kept`, into
@@ -1009,8 +1032,8 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
     } else {
         LineSpan::new(first, last)
     };
-    if out.doc.sections.len() >= out.options.max_sections {
-        if out.doc.sections.len() == out.options.max_sections {
+    if out.sections >= out.options.max_sections {
+        if out.sections == out.options.max_sections {
             out.doc.warnings.push(limit_warning(
                 span,
                 format!(
@@ -1037,7 +1060,8 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
             parsed.value.attach_command(&argv);
         }
     }
-    out.doc.sections.push(Section {
+    out.sections += 1;
+    let section = Section {
         kind: open.format.kind,
         host: ctx.host.clone(),
         command: ctx
@@ -1049,7 +1073,11 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
         data: parsed.value,
         warnings: parsed.warnings,
         messages: open.messages,
-    });
+    };
+    match &mut out.each {
+        Some(each) => each(section),
+        None => out.doc.sections.push(section),
+    }
 }
 
 /// `ibwarn: …`, `ibpanic: …`, `iberror: …`, `ibstat: iberror: …`,
@@ -1204,11 +1232,14 @@ mod body_line_tests {
     fn compact_lines_read_as_lines_held_whole() {
         let options = ReadOptions::default();
         let mut compacted = 0;
+        let read = |text: &str, compact_from: usize| {
+            split_compact_from(text, &options, false, compact_from, None).doc
+        };
         for (name, text) in every_sample() {
-            let whole = split_compact_from(&text, &options, false, usize::MAX);
-            let compact = split_compact_from(&text, &options, false, 0);
-            assert!(compact.doc == whole.doc, "{name}: documents differ");
-            compacted += usize::from(!whole.doc.sections.is_empty());
+            let whole = read(&text, usize::MAX);
+            let compact = read(&text, 0);
+            assert!(compact == whole, "{name}: documents differ");
+            compacted += usize::from(!whole.sections.is_empty());
         }
         assert!(compacted > 100, "only {compacted} samples had sections");
     }
@@ -1293,7 +1324,7 @@ mod body_line_tests {
 
 #[cfg(test)]
 mod scan_tests {
-    use super::{classify, clean_lines, split_with, Output};
+    use super::{classify, clean_lines, repair_lines, split_with, Output};
     use crate::input::clean::clean_line;
     use crate::input::{repair, ReadOptions};
     use crate::parse::Line;
@@ -1449,27 +1480,52 @@ mod scan_tests {
             })
     }
 
-    fn read_fast(text: &str) -> (Vec<Line<'_>>, Vec<repair::Repair>) {
+    /// The lines and repairs of the one scan, with the lines held compact
+    /// or as they are.
+    fn read_fast(text: &str, compact: bool) -> (Vec<Line<'_>>, Vec<repair::Repair>) {
         let options = ReadOptions::default();
         let mut out: Output<'_> = split_with("", &options, false);
-        let (mut lines, candidates, _) = clean_lines(text, &mut out);
-        let repairs = repair::apply_to(&mut lines, &candidates);
-        (lines, repairs)
+        let (mut lines, candidates, _) = clean_lines(text, compact, &mut out);
+        let repairs = repair_lines(&mut lines, &candidates);
+        let len = lines.len();
+        (lines.take(0..len), repairs)
+    }
+
+    /// Quoted runs are told by every line around them, HTML-escaped
+    /// quoting too (`&gt;` is a quote mark only once decoded): lines apart
+    /// are not taken for a run. Each text here has three quoted lines with
+    /// an unquoted line between them, so no run of three.
+    #[test]
+    fn quoted_lines_apart_are_repaired_as_among_all_lines() {
+        for text in [
+            "> a\nx\n> b\n> c\n",
+            "&gt; a\nx\n&gt; b\n&gt; c\n",
+            "<span>&gt; a</span>\nx\n&gt;&gt; b\n&gt; c\n",
+        ] {
+            let (every, every_repairs) = by_every_line(text);
+            for compact in [false, true] {
+                let (fast, repairs) = read_fast(text, compact);
+                assert_eq!(fast, every, "{text:?}");
+                assert_eq!(repairs, every_repairs, "{text:?}");
+                assert!(fast.iter().any(|l| l.text().contains('>')), "{text:?}");
+            }
+        }
     }
 
     proptest! {
         /// The one scan's lines, cleaning and repair candidates give the
         /// same lines and repairs as cleaning and testing every line.
         #[test]
-        fn one_scan_reads_like_every_line(text in paste()) {
-            let (fast, fast_repairs) = read_fast(&text);
+        fn one_scan_reads_like_every_line(text in paste(), compact in any::<bool>()) {
+            let (fast, fast_repairs) = read_fast(&text, compact);
             let (mut slow, slow_repairs) = by_every_line(&text);
             // The cut-word rule changes the last line on both paths alike;
             // compare with it applied to the slow lines too.
             if !text.ends_with('\n') && !text.is_empty() {
                 let options = ReadOptions::default();
                 let mut out: Output<'_> = split_with("", &options, false);
-                let (cut, _, _) = clean_lines(&text, &mut out);
+                let (mut cut, _, _) = clean_lines(&text, false, &mut out);
+                let cut = cut.take(0..cut.len());
                 let mut plain: Vec<Line<'_>> = text
                     .lines()
                     .enumerate()
@@ -1500,12 +1556,12 @@ mod scan_tests {
         ) {
             let options = ReadOptions::default();
             let mut out: Output<'_> = split_with("", &options, false);
-            let (mut lines, candidates, may_frame) = clean_lines(&text, &mut out);
-            repair::apply_to(&mut lines, &candidates);
+            let (mut lines, candidates, may_frame) = clean_lines(&text, false, &mut out);
+            repair_lines(&mut lines, &candidates);
             prop_assert_eq!(may_frame.len(), lines.len());
-            for (line, may) in lines.iter().zip(&may_frame) {
+            for (text, may) in lines.texts().zip(&may_frame) {
                 if !may {
-                    prop_assert_eq!(classify(line.text()), None, "{:?}", line.text());
+                    prop_assert_eq!(classify(text), None, "{:?}", text);
                 }
             }
         }
@@ -1521,9 +1577,13 @@ mod scan_tests {
     #[test]
     fn clean_lines_stay_borrowed_and_untested_by_repairs() {
         let text = "CA 'mlx5_0'\n\tPort 1:\nPortXmitData:....1\n";
-        let (lines, candidates, _) =
-            clean_lines(text, &mut split_with("", &ReadOptions::default(), false));
+        let (mut lines, candidates, _) = clean_lines(
+            text,
+            false,
+            &mut split_with("", &ReadOptions::default(), false),
+        );
         assert!(lines
+            .take(0..lines.len())
             .iter()
             .all(|l| matches!(l.text, std::borrow::Cow::Borrowed(_))));
         assert!(candidates.is_empty());
@@ -1531,6 +1591,7 @@ mod scan_tests {
         // undone: not in a header's `(UUID: …)`.
         let (_, candidates, _) = clean_lines(
             "x\n> a\nGPU 0 (x)\n...\nb\u{1b}[0m\nGPU 1 (= x)\n",
+            false,
             &mut split_with("", &ReadOptions::default(), false),
         );
         assert_eq!(candidates, [1, 3, 5]);

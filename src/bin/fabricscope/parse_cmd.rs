@@ -1,8 +1,13 @@
 //! `fabricscope parse`: print what was read.
+//!
+//! Sections are printed as they are read, one at a time, not gathered into
+//! a document first: a 12 MB pdsh paste of NVLink counters is 16 MB of
+//! sections, more than the paste itself.
 
 use crate::inputs::{gather, Input, InputOptions};
 use crate::{Format, InputArgs};
-use fabricscope::{read_bytes, Document, ReadOptions};
+use fabricscope::input::Decoded;
+use fabricscope::{Document, ReadOptions, Section};
 use serde::Serialize;
 use std::io::Write;
 use std::process::ExitCode;
@@ -16,12 +21,19 @@ struct FileResult<'a> {
     document: &'a Document,
 }
 
+/// What was read of all inputs, for the exit status.
+#[derive(Default)]
+struct Tally {
+    sections: usize,
+    lines: usize,
+}
+
 pub fn run(args: &InputArgs) -> Result<ExitCode, String> {
     let (mut inputs, listing) = gather(&args.paths, &InputOptions::default());
     if args.redact {
         redact_inputs(&mut inputs);
     }
-    let mut documents = Vec::new();
+    let mut readable = Vec::new();
     let mut errors: Vec<String> = listing
         .problems
         .iter()
@@ -31,26 +43,22 @@ pub fn run(args: &InputArgs) -> Result<ExitCode, String> {
         eprintln!("fabricscope: {note}");
     }
     for input in &inputs {
-        match read_input(input) {
-            Ok(doc) => documents.push((input, doc)),
+        match prepare(input) {
+            Ok(r) => readable.push((input, r)),
             Err(e) => errors.push(format!("{}: {e}", input.name)),
         }
     }
     for e in &errors {
         eprintln!("fabricscope: {e}");
     }
-    let recognised = documents.iter().any(|(_, d)| !d.sections.is_empty());
-    let lines: usize = documents.iter().map(|(_, d)| d.line_count).sum();
-    match args.format {
-        Format::Json => print_json(&documents)?,
-        Format::Text => print_text(&documents),
-    }
-    // The documents end with the process, not freed one link and counter
-    // at a time first: for a 12 MB paste that was about 4 % of `parse`.
-    std::mem::forget(documents);
-    if !recognised {
+    let tally = match args.format {
+        Format::Json => print_json(readable)?,
+        Format::Text => print_text(readable),
+    };
+    if tally.sections == 0 {
         return Err(format!(
-            "no output of a supported tool found in {lines} line(s) (supported: {})",
+            "no output of a supported tool found in {} line(s) (supported: {})",
+            tally.lines,
             fabricscope::parse::supported_formats().join(", ")
         ));
     }
@@ -90,20 +98,53 @@ fn redact_inputs(inputs: &mut [Input]) {
     }
 }
 
-pub(crate) fn read_input(input: &Input) -> Result<Document, String> {
+/// An input ready to be read: a saved document, or text.
+enum Readable<'a> {
+    Saved(Document),
+    Text(Decoded<'a>),
+}
+
+/// Decides how an input is read, or why it cannot be.
+fn prepare(input: &Input) -> Result<Readable<'_>, String> {
     let bytes = input.bytes.as_ref().map_err(Clone::clone)?;
-    let options = ReadOptions::default().with_default_host(input.host.clone());
     if let Some(saved) = document_from_json(bytes) {
-        return saved.map_err(|e| format!("JSON input: {e}"));
+        return saved
+            .map(Readable::Saved)
+            .map_err(|e| format!("JSON input: {e}"));
     }
-    let mut doc = read_bytes(bytes, &options).map_err(|e| e.to_string())?;
-    if input.name != "-" {
-        for s in &mut doc.sections {
-            s.source.get_or_insert_with(|| input.name.clone());
-        }
-    }
-    name_from_file_headers(&mut doc, input);
+    Decoded::new(bytes, &read_options(input))
+        .map(Readable::Text)
+        .map_err(|e| e.to_string())
+}
+
+fn read_options(input: &Input) -> ReadOptions {
+    ReadOptions::default().with_default_host(input.host.clone())
+}
+
+/// Reads an input whole.
+pub(crate) fn read_input(input: &Input) -> Result<Document, String> {
+    let mut sections = Vec::new();
+    let mut doc = read_each(prepare(input)?, input, &mut |s| sections.push(s));
+    doc.sections = sections;
     Ok(doc)
+}
+
+/// Reads an input, handing each section to `each` as soon as it is read
+/// (a saved document's as they were saved); returns the rest.
+fn read_each(readable: Readable<'_>, input: &Input, each: &mut dyn FnMut(Section)) -> Document {
+    match readable {
+        Readable::Saved(mut doc) => {
+            std::mem::take(&mut doc.sections).into_iter().for_each(each);
+            doc
+        }
+        Readable::Text(decoded) => decoded.read_each(&read_options(input), &mut |mut s| {
+            if input.name != "-" {
+                s.source.get_or_insert_with(|| input.name.clone());
+            }
+            name_from_file_header(&mut s, input);
+            each(s);
+        }),
+    }
 }
 
 /// The document of a saved parse: the JSON `fabricscope parse --format json`
@@ -151,30 +192,28 @@ fn join(docs: Vec<Document>) -> Document {
 
 /// A section after a `==> node07/ibstat.txt <==` header (`tail` of several
 /// files) that the text does not otherwise name is named after that file.
-fn name_from_file_headers(doc: &mut Document, input: &Input) {
-    for s in &mut doc.sections {
-        let Some(source) = s.source.as_deref().filter(|src| *src != input.name) else {
-            continue;
-        };
-        if s.host.is_some() && s.host != input.host {
-            continue;
-        }
-        let mut dirs: Vec<String> = source.split('/').map(str::to_owned).collect();
-        let file = dirs.pop().unwrap_or_default();
-        let place = crate::naming::Place {
-            root_name: String::new(),
-            dirs,
-            file,
-        };
-        let (names, _) =
-            crate::naming::name_all(std::slice::from_ref(&place), &crate::naming::HostFrom::Auto);
-        if let Some(n) = names
-            .into_iter()
-            .next()
-            .filter(|n| !n.why.starts_with("no host-like"))
-        {
-            s.host = Some(n.host);
-        }
+fn name_from_file_header(s: &mut Section, input: &Input) {
+    let Some(source) = s.source.as_deref().filter(|src| *src != input.name) else {
+        return;
+    };
+    if s.host.is_some() && s.host != input.host {
+        return;
+    }
+    let mut dirs: Vec<String> = source.split('/').map(str::to_owned).collect();
+    let file = dirs.pop().unwrap_or_default();
+    let place = crate::naming::Place {
+        root_name: String::new(),
+        dirs,
+        file,
+    };
+    let (names, _) =
+        crate::naming::name_all(std::slice::from_ref(&place), &crate::naming::HostFrom::Auto);
+    if let Some(n) = names
+        .into_iter()
+        .next()
+        .filter(|n| !n.why.starts_with("no host-like"))
+    {
+        s.host = Some(n.host);
     }
 }
 
@@ -186,102 +225,399 @@ struct Versioned<'a, T: Serialize> {
     inner: &'a T,
 }
 
-/// Writes the JSON straight to stdout as it is serialised: the text of a
-/// 12 MB paste's document is 75 MB, and holding it in a `String` first (and
-/// growing that string by doubling) doubled `parse`'s peak memory.
-fn print_json(documents: &[(&Input, Document)]) -> Result<(), String> {
-    let schema_version = fabricscope::report::SCHEMA_VERSION;
+/// Writes the JSON to stdout as it is read and serialised: one input's
+/// sections as they come (the text of a 12 MB paste's document is 75 MB,
+/// its sections 16 MB in memory), several inputs' one input at a time.
+///
+/// The output is the pretty JSON of the whole: `{"schema_version", …}`
+/// over one input's document, or `{"schema_version", "files": […]}` with
+/// each input's object, whose keys have always been in sorted order (each
+/// was made a `serde_json::Value` first).
+fn print_json(readable: Vec<(&Input, Readable<'_>)>) -> Result<Tally, String> {
+    let mut tally = Tally::default();
     let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = if let [(_, doc)] = documents {
-        serde_json::to_writer_pretty(
-            &mut w,
-            &Versioned {
-                schema_version,
-                inner: doc,
-            },
-        )
-    } else {
-        serde_json::to_writer_pretty(
-            &mut w,
-            &Versioned {
-                schema_version,
-                inner: &Files {
-                    files: EachAsValue(documents),
-                },
-            },
-        )
-    }
-    .map_err(std::io::Error::from)
-    .and_then(|()| {
+    let written = write_json(&mut w, readable, &mut tally).and_then(|()| {
         w.write_all(b"\n")?;
         w.flush()
     });
     match written {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(tally),
         // `fabricscope parse … | head`: end quietly, as Unix filters do.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
         Err(e) => Err(format!("cannot write output: {e}")),
     }
 }
 
-/// The output of several inputs: `{"files": [...]}`.
-#[derive(Serialize)]
-struct Files<'a> {
-    files: EachAsValue<'a>,
+fn write_json(
+    w: &mut impl Write,
+    readable: Vec<(&Input, Readable<'_>)>,
+    tally: &mut Tally,
+) -> std::io::Result<()> {
+    if let [_] = readable.as_slice() {
+        let Some((input, one)) = readable.into_iter().next() else {
+            return Ok(());
+        };
+        let head = head_of(&versioned(&Document::default()), "sections")?;
+        w.write_all(head.as_bytes())?;
+        let mut list = NestedList::new(&mut *w);
+        let mut failed = Ok(());
+        let rest = read_each(one, input, &mut |section| {
+            tally.sections += 1;
+            if failed.is_ok() {
+                failed = list.push(&section);
+            }
+        });
+        failed?;
+        list.end()?;
+        tally.lines += rest.line_count;
+        return write_tail(w, &versioned(&rest), &head);
+    }
+    let frame = versioned(&Files { files: [] });
+    let head = head_of(&frame, "files")?;
+    w.write_all(head.as_bytes())?;
+    let mut list = NestedList::new(&mut *w);
+    for (input, one) in readable {
+        let mut sections = Vec::new();
+        let mut document = read_each(one, input, &mut |s| sections.push(s));
+        document.sections = sections;
+        tally.sections += document.sections.len();
+        tally.lines += document.line_count;
+        let value = serde_json::to_value(FileResult {
+            input: &input.name,
+            document: &document,
+        })?;
+        list.push(&value)?;
+    }
+    list.end()?;
+    write_tail(w, &frame, &head)
 }
 
-/// Each input's result, serialised through a `serde_json::Value` one input
-/// at a time: the output of several inputs has always had the keys of each
-/// file's object in sorted order (it was built as one `Value` of all of
-/// them), and keeps that shape without holding every file's tree at once.
-struct EachAsValue<'a>(&'a [(&'a Input, Document)]);
-
-impl Serialize for EachAsValue<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{Error, SerializeSeq};
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for (input, document) in self.0 {
-            let value = serde_json::to_value(FileResult {
-                input: &input.name,
-                document,
-            })
-            .map_err(S::Error::custom)?;
-            seq.serialize_element(&value)?;
-        }
-        seq.end()
+/// `inner` with the report shape's version in front.
+fn versioned<T: Serialize>(inner: &T) -> Versioned<'_, T> {
+    Versioned {
+        schema_version: fabricscope::report::SCHEMA_VERSION,
+        inner,
     }
 }
 
-fn print_text(documents: &[(&Input, Document)]) {
-    for (input, doc) in documents {
-        if documents.len() > 1 {
+/// The pretty JSON of `frame` up to the `[` of its top-level field `key`,
+/// an empty list whose elements [`NestedList`] writes.
+fn head_of(frame: &impl Serialize, key: &str) -> std::io::Result<String> {
+    let text = serde_json::to_string_pretty(frame)?;
+    let field = format!("\n  \"{key}\": [");
+    let open = text
+        .find(&field)
+        .map(|at| at + field.len())
+        .filter(|&at| text.get(at..at + 1) == Some("]"))
+        .ok_or_else(|| std::io::Error::other(format!("no empty list {key} in the JSON frame")))?;
+    Ok(text.get(..open).unwrap_or_default().to_owned())
+}
+
+/// Writes the pretty JSON of `frame` that follows `head` and the `]` of
+/// its empty list: the rest of the output once the list's elements are
+/// written. Streamed: a 12 MB paste's framing lines alone are 6 MB of it.
+fn write_tail(w: &mut impl Write, frame: &impl Serialize, head: &str) -> std::io::Result<()> {
+    let mut after = AfterPrefix {
+        prefix: format!("{head}]").into_bytes(),
+        seen: 0,
+        inner: w,
+    };
+    // Buffered: the serialiser writes a token at a time.
+    let mut buffered = std::io::BufWriter::new(&mut after);
+    serde_json::to_writer_pretty(&mut buffered, frame)?;
+    buffered.flush()?;
+    drop(buffered);
+    if after.seen < after.prefix.len() {
+        return Err(std::io::Error::other("the JSON frame changed"));
+    }
+    Ok(())
+}
+
+/// Passes on what is written after `prefix`, which must come first.
+struct AfterPrefix<W: Write> {
+    prefix: Vec<u8>,
+    /// How much of `prefix` has been written.
+    seen: usize,
+    inner: W,
+}
+
+impl<W: Write> Write for AfterPrefix<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let expected = self.prefix.get(self.seen..).unwrap_or_default();
+        let skip = expected.len().min(buf.len());
+        if buf.get(..skip) != expected.get(..skip) {
+            return Err(std::io::Error::other("the JSON frame changed"));
+        }
+        self.seen += skip;
+        self.inner.write_all(buf.get(skip..).unwrap_or_default())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The elements of a list that is the value of a top-level field, written
+/// one at a time as `serde_json`'s pretty printer writes them there.
+struct NestedList<W: Write> {
+    w: W,
+    written: usize,
+}
+
+impl<W: Write> NestedList<W> {
+    fn new(w: W) -> Self {
+        Self { w, written: 0 }
+    }
+
+    fn push(&mut self, item: &impl Serialize) -> std::io::Result<()> {
+        let separator: &[u8] = if self.written == 0 { b"\n" } else { b",\n" };
+        self.w.write_all(separator)?;
+        self.w.write_all(b"    ")?;
+        let mut nested = serde_json::Serializer::with_formatter(&mut self.w, Nested::default());
+        item.serialize(&mut nested)?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Closes the list: `]` on its own line after elements, else `[]`.
+    fn end(mut self) -> std::io::Result<()> {
+        if self.written > 0 {
+            self.w.write_all(b"\n  ")?;
+        }
+        self.w.write_all(b"]")
+    }
+}
+
+/// `serde_json`'s `PrettyFormatter` (two spaces a level) for a value two
+/// levels deep: an element of a list that is a top-level field's value.
+/// The pretty printer's depth cannot be set, and indenting its text after
+/// the fact cost half of `parse --format json`.
+struct Nested {
+    depth: usize,
+    has_value: bool,
+}
+
+impl Default for Nested {
+    fn default() -> Self {
+        Self {
+            depth: 2,
+            has_value: false,
+        }
+    }
+}
+
+impl Nested {
+    fn new_line<W: ?Sized + Write>(&self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b"\n")?;
+        (0..self.depth).try_for_each(|_| w.write_all(b"  "))
+    }
+
+    fn open<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(bracket)
+    }
+
+    fn close<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.new_line(w)?;
+        }
+        w.write_all(bracket)
+    }
+
+    fn next<W: ?Sized + Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
+        if !first {
+            w.write_all(b",")?;
+        }
+        self.new_line(w)
+    }
+}
+
+impl serde_json::ser::Formatter for Nested {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"[")
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.next(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"{")
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.next(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+/// The output of several inputs: `{"files": [...]}` (the frame of it:
+/// the files are written one at a time).
+#[derive(Serialize)]
+struct Files {
+    files: [(); 0],
+}
+
+fn print_text(readable: Vec<(&Input, Readable<'_>)>) -> Tally {
+    let mut tally = Tally::default();
+    let several = readable.len() > 1;
+    for (input, one) in readable {
+        if several {
             outln!("== {}", input.name);
         }
-        for s in &doc.sections {
-            let host = s
-                .host
-                .as_deref()
-                .map(|h| format!(" host {h}"))
-                .unwrap_or_default();
-            outln!(
-                "{:<14} {}{}: {}",
-                s.kind.name(),
-                s.span,
-                host,
-                s.data.summary()
-            );
-            for w in &s.warnings {
-                outln!("    warning: {w}");
-            }
-            for m in &s.messages {
-                outln!("    line {}: {}", m.line, m.text);
-            }
-        }
+        let doc = read_each(one, input, &mut |s| {
+            tally.sections += 1;
+            print_section(&s);
+        });
+        tally.lines += doc.line_count;
         for u in &doc.unrecognised {
             outln!("{:<14} {}: {}", "unrecognised", u.span, u.reason);
         }
         for w in &doc.warnings {
             outln!("warning: {w}");
         }
+    }
+    tally
+}
+
+fn print_section(s: &Section) {
+    let host = s
+        .host
+        .as_deref()
+        .map(|h| format!(" host {h}"))
+        .unwrap_or_default();
+    outln!(
+        "{:<14} {}{}: {}",
+        s.kind.name(),
+        s.span,
+        host,
+        s.data.summary()
+    );
+    for w in &s.warnings {
+        outln!("    warning: {w}");
+    }
+    for m in &s.messages {
+        outln!("    line {}: {}", m.line, m.text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every text input the tests keep, as the CLI would gather it.
+    fn inputs() -> Vec<Input> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let (inputs, _) = gather(
+            &[root.join("tests/fixtures"), root.join("examples")],
+            &InputOptions::default(),
+        );
+        assert!(inputs.len() > 100, "only {} inputs", inputs.len());
+        inputs
+    }
+
+    fn streamed(inputs: &[Input]) -> String {
+        let readable = inputs
+            .iter()
+            .filter_map(|i| Some((i, prepare(i).ok()?)))
+            .collect();
+        let mut out = Vec::new();
+        write_json(&mut out, readable, &mut Tally::default()).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// One input's JSON, written a section at a time, is the pretty JSON
+    /// of its whole document.
+    #[test]
+    fn one_input_streamed_is_its_whole_document() {
+        let mut with_sections = 0;
+        for input in inputs() {
+            let Ok(doc) = read_input(&input) else {
+                continue;
+            };
+            with_sections += usize::from(!doc.sections.is_empty());
+            let whole = serde_json::to_string_pretty(&versioned(&doc)).unwrap();
+            assert_eq!(
+                streamed(std::slice::from_ref(&input)),
+                whole,
+                "{}",
+                input.name
+            );
+        }
+        assert!(with_sections > 100, "only {with_sections} with sections");
+    }
+
+    /// Several inputs' JSON, written an input at a time, is the pretty
+    /// JSON of all their objects, each with its keys sorted.
+    #[test]
+    fn several_inputs_streamed_are_the_whole_list() {
+        #[derive(Serialize)]
+        struct Whole {
+            schema_version: u32,
+            files: Vec<serde_json::Value>,
+        }
+        let inputs = inputs();
+        for some in [&inputs[..3], &inputs[..]] {
+            let files = some
+                .iter()
+                .filter_map(|input| {
+                    let document = read_input(input).ok()?;
+                    serde_json::to_value(FileResult {
+                        input: &input.name,
+                        document: &document,
+                    })
+                    .ok()
+                })
+                .collect();
+            let whole = Whole {
+                schema_version: fabricscope::report::SCHEMA_VERSION,
+                files,
+            };
+            assert_eq!(
+                streamed(some),
+                serde_json::to_string_pretty(&whole).unwrap()
+            );
+        }
+    }
+
+    /// A list with no elements is written `[]`, as the pretty printer does.
+    #[test]
+    fn nothing_read_is_an_empty_list() {
+        assert_eq!(
+            streamed(&[]),
+            serde_json::to_string_pretty(&versioned(&Files { files: [] })).unwrap()
+        );
     }
 }
