@@ -41,7 +41,7 @@ struct Output<'o> {
     doc: Document,
     /// Where each section goes as soon as it is read, if not to `doc`.
     each: Option<&'o mut dyn FnMut(Section)>,
-    /// How many sections have gone to `each` (for `max_sections`).
+    /// How many sections were found, read or past `max_sections`.
     sections: usize,
     /// Runs detection on body lines too ([`super::body`]) and classifies
     /// every line as framing or not (not only those the input scan left
@@ -1032,8 +1032,11 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
     } else {
         LineSpan::new(first, last)
     };
-    if out.sections >= out.options.max_sections {
-        if out.sections == out.options.max_sections {
+    // Every section found is counted, read or not, so that the limit is
+    // reported once, at the first section past it.
+    out.sections += 1;
+    if out.sections > out.options.max_sections {
+        if out.sections == out.options.max_sections + 1 {
             out.doc.warnings.push(limit_warning(
                 span,
                 format!(
@@ -1060,7 +1063,6 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
             parsed.value.attach_command(&argv);
         }
     }
-    out.sections += 1;
     let section = Section {
         kind: open.format.kind,
         host: ctx.host.clone(),
