@@ -146,13 +146,11 @@ impl<'a> Kept<'a> {
         *place = row_of(input, owned, line, slot);
     }
 
-    /// Keeps the first `len` lines, giving back the memory of the rest.
+    /// Keeps the first `len` lines; a compact table gives back the memory
+    /// of the rest (a small input's table ends with its reading anyway).
     pub(super) fn truncate(&mut self, len: usize) {
         match &mut self.store {
-            Store::Lines(lines) => {
-                lines.truncate(len);
-                lines.shrink_to_fit();
-            }
+            Store::Lines(lines) => lines.truncate(len),
             Store::Rows { rows, owned, .. } => {
                 rows.truncate(len);
                 rows.shrink_to_fit();

@@ -70,8 +70,9 @@ fn split_with<'o>(text: &str, options: &'o ReadOptions, full_detection: bool) ->
     split_compact_from(text, options, full_detection, COMPACT_FROM_BYTES, None)
 }
 
-/// [`split_with`], holding the kept lines compact when the input is
-/// `compact_from` bytes or more (the tests compact every input).
+/// [`split`], holding the lines compact when the input is `compact_from`
+/// bytes or more (the tests compact every input), each section handed to
+/// `each` or, without it, kept in the document.
 fn split_compact_from<'o>(
     text: &str,
     options: &'o ReadOptions,
@@ -140,8 +141,8 @@ fn clean_lines<'a>(text: &'a str, compact: bool, out: &mut Output<'_>) -> Cleane
 }
 
 /// Undoes paste damage ([`repair::apply_to`]). Only the lines a repair may
-/// change are taken from a compact table and set back (a mail-quoted
-/// input's every line: a quoted run is told by the lines around it).
+/// change are taken out of the table and set back (a mail-quoted input's
+/// every line: a quoted run is told by the lines around it).
 fn repair_lines(lines: &mut Kept<'_>, candidates: &[usize]) -> Vec<repair::Repair> {
     let quoted = repair::may_be_quoted(candidates.iter().filter_map(|&i| lines.text(i)));
     // The lines taken, and where the candidates are among them.
@@ -336,6 +337,8 @@ fn chunks<'a>(
         } else {
             None
         };
+        // Every input line was cleaned into the table: line `i` is the
+        // input's line `i + 1` until kept lines are moved up (behind `i`).
         let number = i + 1;
         if let Some(Framing::Rule) = framing {
             if let (Some(name), Some(Some(Framing::Rule))) = (

@@ -250,28 +250,48 @@ fn print_json(readable: Vec<(&Input, Readable<'_>)>) -> Result<Tally, String> {
 
 fn write_json(
     w: &mut impl Write,
+    mut readable: Vec<(&Input, Readable<'_>)>,
+    tally: &mut Tally,
+) -> std::io::Result<()> {
+    match readable.pop() {
+        Some((input, one)) if readable.is_empty() => write_one(w, input, one, tally),
+        last => {
+            readable.extend(last);
+            write_files(w, readable, tally)
+        }
+    }
+}
+
+/// One input's document, its sections written as they are read.
+fn write_one(
+    w: &mut impl Write,
+    input: &Input,
+    one: Readable<'_>,
+    tally: &mut Tally,
+) -> std::io::Result<()> {
+    let head = head_of(&versioned(&Document::default()), "sections")?;
+    w.write_all(head.as_bytes())?;
+    let mut list = NestedList::new(&mut *w);
+    // A write that fails ends the writing; the reading goes on to its end.
+    let mut written = Ok(());
+    let rest = read_each(one, input, &mut |section| {
+        tally.sections += 1;
+        if written.is_ok() {
+            written = list.push(&section);
+        }
+    });
+    written?;
+    list.end()?;
+    tally.lines += rest.line_count;
+    write_tail(w, &versioned(&rest), &head)
+}
+
+/// Several inputs' objects (or none), one input at a time.
+fn write_files(
+    w: &mut impl Write,
     readable: Vec<(&Input, Readable<'_>)>,
     tally: &mut Tally,
 ) -> std::io::Result<()> {
-    if let [_] = readable.as_slice() {
-        let Some((input, one)) = readable.into_iter().next() else {
-            return Ok(());
-        };
-        let head = head_of(&versioned(&Document::default()), "sections")?;
-        w.write_all(head.as_bytes())?;
-        let mut list = NestedList::new(&mut *w);
-        let mut failed = Ok(());
-        let rest = read_each(one, input, &mut |section| {
-            tally.sections += 1;
-            if failed.is_ok() {
-                failed = list.push(&section);
-            }
-        });
-        failed?;
-        list.end()?;
-        tally.lines += rest.line_count;
-        return write_tail(w, &versioned(&rest), &head);
-    }
     let frame = versioned(&Files { files: [] });
     let head = head_of(&frame, "files")?;
     w.write_all(head.as_bytes())?;
