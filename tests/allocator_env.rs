@@ -1,7 +1,8 @@
 //! `analyze` and `parse` run with mimalloc's purge delay set
 //! (`MIMALLOC_PURGE_DELAY`, see `src/bin/fabricscope/allocator.rs`): they
-//! replace themselves once with the variable set, unless the caller set it. Seen from outside through
-//! the running process's environment (Linux `/proc`).
+//! replace themselves once with the variable set, unless the caller set
+//! it. Seen from outside through the running process's environment
+//! (Linux `/proc`).
 
 #![cfg(target_os = "linux")]
 
@@ -9,16 +10,12 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `analyze -` (or `parse -`) started with `extra` in its environment,
-/// held open on its standard input until its environment shows
-/// `MIMALLOC_PURGE_DELAY` (or a few seconds pass): the value it runs with,
-/// and its exit status.
-fn purge_delay_seen(subcommand: &str, extra: Option<&str>) -> (Option<String>, bool) {
+/// The command `args` (reading standard input) started with `extra` in
+/// its environment, held open on its standard input until its environment
+/// shows `MIMALLOC_PURGE_DELAY` (or a few seconds pass): the value it runs
+/// with, and its exit status.
+fn purge_delay_seen(args: &[&str], extra: Option<&str>) -> (Option<String>, bool) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_fabricscope"));
-    let args: &[&str] = match subcommand {
-        "analyze" => &["analyze", "-", "--fail-on", "never"],
-        _ => &["parse", "-"],
-    };
     command
         .args(args)
         .env_remove("MIMALLOC_PURGE_DELAY")
@@ -51,21 +48,24 @@ fn purge_delay_seen(subcommand: &str, extra: Option<&str>) -> (Option<String>, b
     (seen, status.success())
 }
 
+const ANALYZE: &[&str] = &["analyze", "-", "--fail-on", "never"];
+const PARSE: &[&str] = &["parse", "-"];
+
 #[test]
 fn the_command_runs_with_a_short_purge_delay() {
-    for subcommand in ["analyze", "parse"] {
-        let (seen, ok) = purge_delay_seen(subcommand, None);
-        assert_eq!(seen.as_deref(), Some("10"), "{subcommand}");
+    for args in [ANALYZE, PARSE] {
+        let (seen, ok) = purge_delay_seen(args, None);
+        assert_eq!(seen.as_deref(), Some("10"), "{args:?}");
         assert!(
             ok,
-            "{subcommand}: the replaced process read its input and succeeded"
+            "{args:?}: the replaced process read its input and succeeded"
         );
     }
 }
 
 #[test]
 fn a_purge_delay_the_caller_set_is_kept() {
-    let (seen, ok) = purge_delay_seen("analyze", Some("250"));
+    let (seen, ok) = purge_delay_seen(ANALYZE, Some("250"));
     assert_eq!(seen.as_deref(), Some("250"));
     assert!(ok);
 }

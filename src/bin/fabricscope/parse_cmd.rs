@@ -5,6 +5,7 @@
 //! sections, more than the paste itself.
 
 use crate::inputs::{gather, Input, InputOptions};
+use crate::spool::Nested;
 use crate::{Format, InputArgs};
 use fabricscope::input::Decoded;
 use fabricscope::{Document, ReadOptions, Section};
@@ -123,10 +124,15 @@ fn read_options(input: &Input) -> ReadOptions {
 
 /// Reads an input whole.
 pub(crate) fn read_input(input: &Input) -> Result<Document, String> {
+    Ok(read_whole(prepare(input)?, input))
+}
+
+/// Reads a prepared input whole: the document with its sections.
+fn read_whole(readable: Readable<'_>, input: &Input) -> Document {
     let mut sections = Vec::new();
-    let mut doc = read_each(prepare(input)?, input, &mut |s| sections.push(s));
+    let mut doc = read_each(readable, input, &mut |s| sections.push(s));
     doc.sections = sections;
-    Ok(doc)
+    doc
 }
 
 /// Reads an input, handing each section to `each` as soon as it is read
@@ -297,9 +303,7 @@ fn write_files(
     w.write_all(head.as_bytes())?;
     let mut list = NestedList::new(&mut *w);
     for (input, one) in readable {
-        let mut sections = Vec::new();
-        let mut document = read_each(one, input, &mut |s| sections.push(s));
-        document.sections = sections;
+        let document = read_whole(one, input);
         tally.sections += document.sections.len();
         tally.lines += document.line_count;
         let value = serde_json::to_value(FileResult {
@@ -394,7 +398,8 @@ impl<W: Write> NestedList<W> {
         let separator: &[u8] = if self.written == 0 { b"\n" } else { b",\n" };
         self.w.write_all(separator)?;
         self.w.write_all(b"    ")?;
-        let mut nested = serde_json::Serializer::with_formatter(&mut self.w, Nested::default());
+        // Two levels deep: the root, then the list.
+        let mut nested = serde_json::Serializer::with_formatter(&mut self.w, Nested::at(2));
         item.serialize(&mut nested)?;
         self.written += 1;
         Ok(())
@@ -406,100 +411,6 @@ impl<W: Write> NestedList<W> {
             self.w.write_all(b"\n  ")?;
         }
         self.w.write_all(b"]")
-    }
-}
-
-/// `serde_json`'s `PrettyFormatter` (two spaces a level) for a value two
-/// levels deep: an element of a list that is a top-level field's value.
-/// The pretty printer's depth cannot be set, and indenting its text after
-/// the fact cost half of `parse --format json`.
-struct Nested {
-    depth: usize,
-    has_value: bool,
-}
-
-impl Default for Nested {
-    fn default() -> Self {
-        Self {
-            depth: 2,
-            has_value: false,
-        }
-    }
-}
-
-impl Nested {
-    fn new_line<W: ?Sized + Write>(&self, w: &mut W) -> std::io::Result<()> {
-        w.write_all(b"\n")?;
-        (0..self.depth).try_for_each(|_| w.write_all(b"  "))
-    }
-
-    fn open<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
-        self.depth += 1;
-        self.has_value = false;
-        w.write_all(bracket)
-    }
-
-    fn close<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
-        self.depth -= 1;
-        if self.has_value {
-            self.new_line(w)?;
-        }
-        w.write_all(bracket)
-    }
-
-    fn next<W: ?Sized + Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
-        if !first {
-            w.write_all(b",")?;
-        }
-        self.new_line(w)
-    }
-}
-
-impl serde_json::ser::Formatter for Nested {
-    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.open(w, b"[")
-    }
-
-    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.close(w, b"]")
-    }
-
-    fn begin_array_value<W: ?Sized + Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.next(w, first)
-    }
-
-    fn end_array_value<W: ?Sized + Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-
-    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.open(w, b"{")
-    }
-
-    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.close(w, b"}")
-    }
-
-    fn begin_object_key<W: ?Sized + Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.next(w, first)
-    }
-
-    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        w.write_all(b": ")
-    }
-
-    fn end_object_value<W: ?Sized + Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
     }
 }
 

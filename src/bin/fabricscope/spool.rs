@@ -773,8 +773,9 @@ fn write_indented<T: Serialize>(
 /// `depth` levels deep in the document: what `to_writer_pretty` prints
 /// with `depth` more levels of indent after every newline, written in one
 /// pass (formatting the value alone and re-indenting its lines was most
-/// of the cost of spooling a fleet's records).
-struct Nested {
+/// of the cost of spooling a fleet's records). `parse` writes each
+/// section of its JSON with it too.
+pub struct Nested {
     /// Levels of indent after the next newline.
     depth: usize,
     /// Whether the innermost array or object has a value yet.
@@ -782,7 +783,8 @@ struct Nested {
 }
 
 impl Nested {
-    fn at(depth: usize) -> Self {
+    /// The layout of a value `depth` levels deep.
+    pub fn at(depth: usize) -> Self {
         Self {
             depth,
             has_value: false,
