@@ -190,12 +190,14 @@ pub(crate) fn verdict(
     let rules_run = rules.all;
     let coverage = format!("{rules_run} rules run, {rules_skipped} skipped for lack of data");
     let looks_cut = findings.iter().any(|f| f.rule == "IN001");
+    let unread = findings.iter().any(|f| f.rule == "IN002");
     let worst = summary.worst();
     if rules.judging == 0 && worst.is_none_or(|w| w == Severity::Info) {
-        let cut = if looks_cut {
-            "; the paste looks cut (IN001 lists what is missing)"
-        } else {
-            ""
+        let cut = match (looks_cut, unread) {
+            (true, true) => "; the paste looks cut and some of its lines could not be read (IN001, IN002 list them)",
+            (true, false) => "; the paste looks cut (IN001 lists what is missing)",
+            (false, true) => "; some lines could not be read (IN002 lists them)",
+            (false, false) => "",
         };
         return Verdict::new(
             VerdictLevel::NotEnoughToJudge,
@@ -230,10 +232,11 @@ pub(crate) fn verdict(
         VerdictLevel::Problem(worst)
     };
     if affected.is_empty() {
-        let judged = if looks_cut && level == VerdictLevel::Healthy {
-            "; no problems found in what the paste holds, but it looks cut and what it lacks was not judged (IN001)"
-        } else {
-            ""
+        let judged = match (level == VerdictLevel::Healthy, looks_cut, unread) {
+            (true, true, true) => "; no problems found in what the paste holds, but it looks cut and some of its lines could not be read: neither was judged (IN001, IN002)",
+            (true, true, false) => "; no problems found in what the paste holds, but it looks cut and what it lacks was not judged (IN001)",
+            (true, false, true) => "; no problems found in what could be read, but some lines could not be read and were not judged (IN002)",
+            _ => "",
         };
         Verdict::new(level, format!("{}{judged} ({coverage})", parts.join(", ")))
     } else {

@@ -256,6 +256,12 @@ fn read_list_line(line: &Line<'_>, t: &str, out: &mut Ibstat, unread: &mut Unrea
         }
     } else if is_device_name(t) {
         out.ca_names.push(t.to_owned());
+    } else if label_value(t).is_some_and(|(label, _)| PORT_FIELDS.contains(&label)) {
+        // `ibstat | grep State`: the fields are there, whose they are not.
+        unread.line(
+            line,
+            "a port field with no `CA '…'` or `Port N:` line before it: which port it belongs to is not in the paste",
+        );
     } else {
         unread.line(line, "not ibstat output (expected `CA '…'`)");
     }
@@ -416,11 +422,20 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     if is_hca_name(lines.first()?.text()) {
         return detect_ca_list(lines);
     }
+    if first.starts_with("State: ") {
+        return detect_fields_alone(lines);
+    }
     let (node_type, name) = ca_header(first)?;
     let next = trim(lines.iter().skip(1).find(|l| !l.is_blank())?.text());
     let (label, _) = label_value(next)?;
+    // A CA header followed straight by a port field is a filtered paste
+    // (`ibstat | grep -E "CA '|State"`): ibstat's spelling of both lines
+    // is unmistakable, and the parser reads what it can of it
+    // ([`open_filtered_port`]).
     let follows = match node_type {
-        Some(_) => label.ends_with(" type") || label == "Number of ports",
+        Some(_) => {
+            label.ends_with(" type") || label == "Number of ports" || PORT_FIELDS.contains(&label)
+        }
         None => label.starts_with("Port ") || label == "State",
     };
     follows.then(|| Block::keyed(name))
@@ -488,6 +503,32 @@ fn detect_ca_list(lines: &[Line<'_>]) -> Option<Block> {
         .count();
     let line = lines.first().map_or(0, |l| l.number);
     (n > 0).then(|| Block::of_lines(format!("ibstat -l at line {line}"), n))
+}
+
+/// Port fields with neither a CA header nor a `Port N:` line before them
+/// (`ibstat | grep -i state`): a `State:` line with one of ibstat's port
+/// states, then `Physical state:` or another such `State:` line. They are
+/// ibstat's, so the parser says why it cannot read them (whose port each
+/// is, is not in the paste) instead of the paste being unrecognised.
+fn detect_fields_alone(lines: &[Line<'_>]) -> Option<Block> {
+    let is_state = |t: &str| {
+        t.strip_prefix("State: ").is_some_and(|v| {
+            let state = PortState::parse(v);
+            state != PortState::Unknown && state.ibstat_name() == v.trim()
+        })
+    };
+    let mut texts = lines
+        .iter()
+        .filter(|l| !l.is_blank())
+        .map(|l| trim(l.text()));
+    let ok = texts.next().is_some_and(is_state)
+        && texts
+            .next()
+            .is_some_and(|t| is_state(t) || t.starts_with("Physical state: "));
+    // Keyed by line, as a headless `Port N:` block: inside a whole section
+    // these lines continue it.
+    let line = lines.first().map_or(0, |l| l.number);
+    ok.then(|| Block::keyed(format!("ibstat port fields at line {line}")))
 }
 
 /// A `Port N:` block without its CA header: unmistakable when its next
@@ -759,6 +800,59 @@ CA 'mlx5_1'
             m
         };
         assert_eq!(strip(first), strip(again));
+    }
+
+    #[test]
+    fn a_filtered_paste_is_found_in_a_whole_input() {
+        // `ibstat | grep -E "CA '|State"` pasted on its own: the parser
+        // reads it (above), and the split must hand it to the parser.
+        let text = "CA 'mlx5_0'\n\t\tState: Active\n\t\tPhysical state: LinkUp\nCA 'mlx5_1'\n\t\tState: Down\n\t\tPhysical state: Polling\n";
+        let doc = crate::input::read(text, &crate::ReadOptions::default()).expect("recognised");
+        let ports: Vec<_> = doc
+            .sections
+            .iter()
+            .filter_map(|s| match &s.data {
+                crate::parse::SectionData::Ibstat(i) => Some(i),
+                _ => None,
+            })
+            .flat_map(|i| {
+                i.cas
+                    .iter()
+                    .flat_map(|c| c.ports.iter().map(move |p| (c.name.as_str(), p.state)))
+            })
+            .collect();
+        assert_eq!(
+            ports,
+            [
+                ("mlx5_0", Some(PortState::Active)),
+                ("mlx5_1", Some(PortState::Down))
+            ]
+        );
+        // So is one filtered for rates, and a switch's.
+        for text in [
+            "CA 'mlx5_0'\n\t\tRate: 200\n",
+            "Switch 'sw1'\n\t\tLink layer: InfiniBand\n",
+        ] {
+            assert!(detect(&lines_of(text)).is_some(), "{text}");
+        }
+        // A CA header followed by anything else is not ibstat.
+        assert!(detect(&lines_of("CA 'mlx5_0'\nStatus: fine\n")).is_none());
+        // Port fields alone (`ibstat | grep -i state`) are ibstat's, with
+        // ibstat's states; one `State:` line of anything else is not.
+        for text in [
+            "\t\tState: Active\n\t\tPhysical state: LinkUp\n",
+            "State: Down\nState: Active\n",
+        ] {
+            assert!(detect(&lines_of(text)).is_some(), "{text}");
+        }
+        for text in [
+            "State: running\nJobs: 0 queued\n",
+            "State: Active\nUptime: 3 days\n",
+            "State: Active\n",
+            "State: PORT_ACTIVE (4)\nState: PORT_DOWN (1)\n",
+        ] {
+            assert!(detect(&lines_of(text)).is_none(), "{text}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 use super::context::{Context, HostKey, SectionRef};
 use super::{Coverage, Evidence, Finding, Subject, Threshold};
 use crate::declare_rule;
+use crate::diag::{Warning, WarningKind};
 use crate::model::partial::Partial;
 use crate::parse::SectionData;
 use crate::span::LineSpan;
@@ -52,6 +53,46 @@ declare_rule! {
         check: check_cut,
     }
 }
+
+declare_rule! {
+    /// ### What it detects
+    /// Lines inside a supported tool's output that could not be read: a
+    /// field before the header that says whose it is (`ibstat | grep
+    /// State` keeps the `State:` lines and drops the `CA '…'` and `Port N:`
+    /// lines), a value in a form the parser does not know, a tool's error
+    /// in place of its table.
+    ///
+    /// ### Why it matters
+    /// Absence of data is never evidence, and neither is data that could not
+    /// be read: a `State: Down` line that cannot be tied to a port is not
+    /// judged. A verdict of "not enough to judge", or "healthy", over such a
+    /// paste must say which lines it left out and why.
+    ///
+    /// ### Evidence
+    /// Each run of unread lines, with why it could not be read.
+    ///
+    /// ### What to do
+    /// Paste the tool's whole output, or filter it so that the headers stay
+    /// (`ibstat | grep -E "CA '|Port |State"`); for a tool's error, run the
+    /// command again as it asks.
+    ///
+    /// ### Thresholds and sources
+    /// Any line a parser could not read: the layouts of infiniband-diags,
+    /// rdma-core and `nvidia-smi` as documented in the parsers.
+    pub static IN002 = {
+        id: "IN002",
+        name: "input-unread",
+        family: Input,
+        severity: Info,
+        summary: "Lines of a tool's output could not be read: listed, not judged",
+        needs: "any supported tool output",
+        check: check_unread,
+    }
+}
+
+/// Runs of unread lines listed as evidence at most, per input: the rest
+/// are counted in the message (a garbled file can have thousands).
+const UNREAD_EVIDENCE: usize = 20;
 
 /// One part of the input that is not judged, and where it was read.
 pub(crate) struct PartialPart<'a> {
@@ -182,6 +223,67 @@ fn check_cut(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     Coverage::Checked(ctx.sections().count())
 }
 
+fn check_unread(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    if ctx.sections().next().is_none() {
+        return Coverage::Skipped("no tool output in the input".to_owned());
+    }
+    let mut by_input: BTreeMap<(usize, HostKey<'_>), Vec<(SectionRef<'_>, &Warning)>> =
+        BTreeMap::new();
+    for at in ctx.sections() {
+        for w in at
+            .section
+            .warnings
+            .iter()
+            .filter(|w| w.kind == WarningKind::Unreadable)
+        {
+            by_input
+                .entry((at.doc, at.host()))
+                .or_default()
+                .push((at, w));
+        }
+    }
+    for ((_, host), unread) in &by_input {
+        let lines: usize = unread.iter().map(|(_, w)| w.span.len()).sum();
+        let mut tools: Vec<&str> = unread
+            .iter()
+            .map(|(at, _)| at.section.kind.name())
+            .collect();
+        tools.dedup();
+        let more = unread.len().saturating_sub(UNREAD_EVIDENCE);
+        let mut f = IN002
+            .finding(
+                Subject::host(host.name()),
+                format!(
+                    "{lines} line{} of {} output could not be read and {} not judged{}",
+                    if lines == 1 { "" } else { "s" },
+                    tools.join(", "),
+                    if lines == 1 { "was" } else { "were" },
+                    if more > 0 {
+                        format!(" ({more} more runs of lines than the evidence lists)")
+                    } else {
+                        String::new()
+                    }
+                ),
+            )
+            .threshold(Threshold::new(
+                "every line of a tool's output read",
+                "the tool's output layout",
+            ))
+            .remediation(
+                "Paste the tool's whole output, or filter it so that its headers stay (`ibstat | grep -E \"CA '|Port |State\"`); for a tool's error, run the command again as it asks.",
+            );
+        for (at, w) in unread.iter().take(UNREAD_EVIDENCE) {
+            f = f.evidence(Evidence::new(
+                format!("{}: {}", at.section.kind.name(), w.message),
+                w.span,
+                at.source(),
+            ));
+        }
+        out.push(f);
+    }
+    Coverage::Checked(ctx.sections().count())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,6 +320,39 @@ mod tests {
             "{:?}",
             f[0].evidence
         );
+    }
+
+    #[test]
+    fn state_lines_without_their_headers_are_listed_as_unread() {
+        // `ibstat | grep State`: a Down port whose adapter and number are
+        // not in the paste is not judged, and the report says so.
+        let text = "$ ibstat | grep State\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tState: Down\n\t\tPhysical state: Polling\n";
+        let f = findings_of(&IN002, text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message.starts_with("4 lines of ibstat output"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(f[0].evidence.len(), 1, "{:?}", f[0].evidence);
+        assert_eq!(f[0].evidence[0].span, LineSpan::new(2, 5));
+        assert!(
+            f[0].evidence[0].text.contains("which port"),
+            "{:?}",
+            f[0].evidence
+        );
+        let v = crate::analyze(
+            &[crate::input::read(text, &crate::ReadOptions::default()).unwrap()],
+            &crate::AnalyzeOptions::default(),
+        )
+        .verdict;
+        assert!(v.detail.contains("IN002"), "{v}");
+    }
+
+    #[test]
+    fn lines_read_whole_say_nothing() {
+        let text = "CA 'mlx5_0'\n\tCA type: MT4123\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 200\n";
+        assert!(findings_of(&IN002, text).is_empty());
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub static RULES: &[&Rule] = &[
     &ib_counters::IB114,
     &ib_counters::IB115,
     &input::IN001,
+    &input::IN002,
     &diag::ML001,
     &diag::ML002,
     &diag::ML003,
