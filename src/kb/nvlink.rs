@@ -76,6 +76,20 @@ impl GpuNvlinkSpec {
             && !self.none_of.iter().any(has)
     }
 
+    /// Whether boards carrying this GPU wire fewer links than it has, so
+    /// that fewer active links than [`Self::active_links`] can be the
+    /// board's design: SXM2 modules (P100, V100) sit on 2-, 4- and 8-GPU
+    /// boards without NVSwitch, and the smaller ones leave links unwired
+    /// (a 2-GPU V100-SXM2 node shows 2 of 6 active on each GPU, presented
+    /// as normal by its operator's documentation, RWTH help pages). SXM3
+    /// and later sit on NVSwitch baseboards that wire every link.
+    #[must_use]
+    pub fn wiring_varies_by_board(&self, gpu_name: &str) -> bool {
+        self.form_factor == FormFactor::Sxm
+            && self.nvlink_generation <= 2
+            && contains_word(&gpu_name.to_ascii_uppercase(), "SXM2")
+    }
+
     /// Whether a speed printed by `-s` is this product's full speed; `None`
     /// when the entry has no printed speed. Allows for the three-decimal
     /// truncation only.
@@ -166,8 +180,8 @@ pub static GPUS: &[GpuNvlinkSpec] = &[
             "Tesla V100-SXM3-32GB",
         ],
         source: "Azure/azhpc-diagnostics#73, RWTH help pages, a DGX-1 capture (research notes)",
-        note:
-            "Some 4-GPU V100 systems leave links uncabled (2 of 6 inactive seen): compare peers. \
+        note: "Boards of 2 or 4 GPUs leave links unwired (2 of 6 active on each GPU of a 2-GPU \
+               node, 4 of 6 on some 4-GPU systems): see `wiring_varies_by_board`. \
                CRC counters were seen stuck at 65535 (16 bits).",
     },
     GpuNvlinkSpec {

@@ -30,7 +30,12 @@ declare_rule! {
     /// with no NVLink falls back to PCIe. On SXM boards every link is wired:
     /// an inactive one is a fault (training failure, Xid 74/149, baseboard).
     /// PCIe cards without a bridge have every link inactive by design and are
-    /// not reported, unless their peers are bridged.
+    /// not reported, unless their peers are bridged. SXM2 modules (P100,
+    /// V100) are the exception to "every link is wired": boards of 2 or 4
+    /// GPUs leave links unwired, so a GPU of such a host (at most 4 read)
+    /// with as many active links as its peers is `info` (the board's
+    /// design; a lost link takes one GPU below its peers, an `error`).
+    /// Eight SXM2 GPUs sit on a board that wires every link.
     ///
     /// ### Evidence
     /// `nvidia-smi nvlink -s` lines (`<inactive>`, or the all-inactive
@@ -485,15 +490,32 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             )
         });
     }
-    let mut peers_max: BTreeMap<(super::HostKey<'_>, &str), usize> = BTreeMap::new();
+    // Per host and product: the most and fewest active links, and how many
+    // GPUs there are at least (those read, and those the highest index
+    // read implies: a paste that elides GPUs 0 to 4 still shows GPU 5).
+    let mut peers: BTreeMap<(super::HostKey<'_>, &str), Peers> = BTreeMap::new();
     for g in &gpus {
-        let e = peers_max.entry((g.host, g.name)).or_default();
-        *e = (*e).max(g.active_count());
+        let active = g.active_count();
+        let numbered = usize::try_from(g.index).map_or(usize::MAX, |i| i.saturating_add(1));
+        peers
+            .entry((g.host, g.name))
+            .and_modify(|p| {
+                p.most = p.most.max(active);
+                p.fewest = p.fewest.min(active);
+                p.gpus += 1;
+                p.at_least = p.at_least.max(numbered);
+            })
+            .or_insert(Peers {
+                most: active,
+                fewest: active,
+                gpus: 1,
+                at_least: numbered,
+            });
     }
     for g in &gpus {
         let active = g.active_count();
-        let peers = peers_max.get(&(g.host, g.name)).copied().unwrap_or(0);
-        let Some(expected) = expected_active(g, peers) else {
+        let peers = peers.get(&(g.host, g.name)).copied().unwrap_or_default();
+        let Some(expected) = expected_active(g, peers.most) else {
             continue;
         };
         // A listing of fewer links than expected (`-l N`), or cut short,
@@ -512,6 +534,69 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             .filter(|(_, (_, l))| l.inactive)
             .map(|(n, _)| *n)
             .collect();
+        let spec = gpu_nvlink_expectation(g.name);
+        // As many links as any GPU of its product read on the host, on a
+        // board that may wire fewer links than the GPU has: possibly the
+        // board's design (a link that fails takes one GPU's count below its
+        // peers'). Said as info, with what would confirm it. A GPU read
+        // alone is judged so too: its peers may be cut from the paste, and
+        // a shortfall that peers would show as the board's is no evidence.
+        let block = g
+            .status
+            .values()
+            .map(|(at, l)| (at.source(), l.span))
+            .reduce(|(source, a), (_, b)| (source, a.join(b)));
+        if let (true, Some((source, span))) = (
+            active > 0
+                && peers.gpus.max(peers.at_least) <= MOST_GPUS_ON_A_PARTLY_WIRED_BOARD
+                && active == peers.most
+                && spec.is_some_and(|k| k.wiring_varies_by_board(g.name)),
+            block,
+        ) {
+            let peer_words = if peers.gpus == 1 {
+                format!("the only {} read on this host", g.name)
+            } else if peers.fewest == peers.most {
+                format!("as every {} read on this host", g.name)
+            } else {
+                format!(
+                    "the most of the {} {}s read on this host",
+                    peers.gpus, g.name
+                )
+            };
+            out.push(
+                NV001
+                    .finding(
+                        g.subject(),
+                        format!(
+                            "{} ({}) has {active} of {} NVLinks active, {peer_words}: SXM2 boards of 2 or 4 GPUs leave links unwired, so this may be how the board is wired rather than a lost link",
+                            g.label(),
+                            g.name,
+                            expected.active,
+                        ),
+                    )
+                    .severity(Severity::Info)
+                    .threshold(Threshold::new(
+                        format!(
+                            "{} active links ({}); SXM2 boards of at most {MOST_GPUS_ON_A_PARTLY_WIRED_BOARD} GPUs may wire fewer",
+                            expected.active,
+                            expected.why()
+                        ),
+                        expected.source(),
+                    ))
+                    .remediation("Nothing to do if the platform's documentation wires this many links per GPU (`nvidia-smi topo -m` shows NV# between the GPUs); if the board should be fully connected, check as for a lost link (dmesg NVLink Xids, reseat, hardware case).")
+                    .evidence(Evidence::new(
+                        format!(
+                            "nvidia-smi nvlink -s: {active} of {} links active; {} GPU(s) of this product read on the host, at most {} active",
+                            g.status.len(),
+                            peers.gpus,
+                            peers.most
+                        ),
+                        span,
+                        source,
+                    )),
+            );
+            continue;
+        }
         let (severity, message) = if active == 0 {
             (
                 if sxm {
@@ -565,6 +650,23 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         out.push(f);
     }
     Coverage::Checked(gpus.len())
+}
+
+/// The most GPUs of an SXM2 product on a board that leaves links unwired:
+/// boards of 2 and 4 GPUs do; the 8-GPU boards (DGX-1, HGX-1, a hybrid
+/// cube-mesh) wire all six links of every GPU, so the same shortfall on
+/// eight GPUs is a fault shared by all of them, not the board's design.
+const MOST_GPUS_ON_A_PARTLY_WIRED_BOARD: usize = 4;
+
+/// The GPUs of one product on one host, as NV001 compares them.
+#[derive(Clone, Copy, Default)]
+struct Peers {
+    most: usize,
+    fewest: usize,
+    /// GPUs read.
+    gpus: usize,
+    /// GPUs the host has at least: those read, or the highest index + 1.
+    at_least: usize,
 }
 
 fn list(numbers: &[u32]) -> String {
