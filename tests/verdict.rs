@@ -1,6 +1,7 @@
 //! The verdict line says how much was judged: `not enough to judge` when
 //! only the input rules (`IN0xx`) had data, and a healthy verdict over a
-//! paste that looks cut says that only what the paste holds was judged.
+//! paste that looks cut, or holds lines that could not be read, says that
+//! only what was read was judged.
 
 #![allow(clippy::panic, clippy::expect_used)]
 
@@ -53,4 +54,16 @@ fn ports_no_rule_judges_leave_nothing_judged() {
     // Interface carriers only (`ibdev2netdev` without -v): not port states.
     let v = verdict_of(&wild("stepmesh15-ibdev2netdev-ibs-bond.txt"));
     assert_eq!(v.level, VerdictLevel::NotEnoughToJudge, "{v}");
+}
+
+#[test]
+fn a_healthy_verdict_over_unread_lines_says_they_were_not_judged() {
+    // A whole port block with one line no ibstat prints in it: the port is
+    // judged healthy, the line is listed (IN002), and the verdict says so.
+    let ibstat = "CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tFirmware version: 28.39.1002\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 12\n\t\tLMC: 0\n\t\tSM lid: 1\n\t\tthis line is not ibstat's\n\t\tCapability mask: 0xa651e848\n\t\tPort GUID: 0x1070fd0300a1b2c3\n\t\tLink layer: InfiniBand\n";
+    let v = verdict_of(ibstat);
+    assert_eq!(v.level, VerdictLevel::Healthy, "{v}");
+    assert!(v.detail.contains("could not be read"), "{v}");
+    assert!(v.detail.contains("IN002"), "{v}");
+    assert!(!v.detail.contains("cut"), "{v}");
 }

@@ -244,12 +244,13 @@ fn check_unread(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     }
     for ((_, host), unread) in &by_input {
         let lines: usize = unread.iter().map(|(_, w)| w.span.len()).sum();
-        let mut tools: Vec<&str> = unread
-            .iter()
-            .map(|(at, _)| at.section.kind.name())
-            .collect();
-        tools.dedup();
-        let more = unread.len().saturating_sub(UNREAD_EVIDENCE);
+        let mut tools: Vec<&str> = Vec::new();
+        for (at, _) in unread {
+            let tool = at.section.kind.name();
+            if !tools.contains(&tool) {
+                tools.push(tool);
+            }
+        }
         let mut f = IN002
             .finding(
                 Subject::host(host.name()),
@@ -258,8 +259,11 @@ fn check_unread(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     if lines == 1 { "" } else { "s" },
                     tools.join(", "),
                     if lines == 1 { "was" } else { "were" },
-                    if more > 0 {
-                        format!(" ({more} more runs of lines than the evidence lists)")
+                    if unread.len() > UNREAD_EVIDENCE {
+                        format!(
+                            " (the first {UNREAD_EVIDENCE} of {} runs of lines are listed)",
+                            unread.len()
+                        )
                     } else {
                         String::new()
                     }
@@ -347,6 +351,23 @@ mod tests {
         )
         .verdict;
         assert!(v.detail.contains("IN002"), "{v}");
+    }
+
+    #[test]
+    fn many_runs_of_unread_lines_list_the_first_and_count_all() {
+        let mut text = "CA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Active\n".to_owned();
+        for _ in 0..25 {
+            text.push_str("\t\tnot a field\n\t\tRate: 200\n");
+        }
+        let f = findings_of(&IN002, &text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].evidence.len(), UNREAD_EVIDENCE);
+        assert!(
+            f[0].message.starts_with("25 lines of ibstat output")
+                && f[0].message.contains("the first 20 of 25 runs"),
+            "{}",
+            f[0].message
+        );
     }
 
     #[test]

@@ -527,14 +527,14 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         if active >= expected.active {
             continue;
         }
-        let sxm = gpu_nvlink_expectation(g.name).is_some_and(|k| k.form_factor == FormFactor::Sxm);
+        let spec = gpu_nvlink_expectation(g.name);
+        let sxm = spec.is_some_and(|k| k.form_factor == FormFactor::Sxm);
         let inactive: Vec<u32> = g
             .status
             .iter()
             .filter(|(_, (_, l))| l.inactive)
             .map(|(n, _)| *n)
             .collect();
-        let spec = gpu_nvlink_expectation(g.name);
         // As many links as any GPU of its product read on the host, on a
         // board that may wire fewer links than the GPU has: possibly the
         // board's design (a link that fails takes one GPU's count below its
