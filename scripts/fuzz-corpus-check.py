@@ -6,7 +6,8 @@ The campaign seeds the fuzzers with public samples (read-only, from
 the original. Those samples may not be redistributed in this repository, so
 any corpus file containing a public sample line longer than 30 characters
 (after trimming surrounding whitespace) is reported, and removed with --delete.
-Short lines are skipped: `Port 1:` or `State: Active` is vocabulary, not a copy.
+Short lines are skipped: `Port 1:` or `State: Active` is vocabulary, not a copy;
+so are lines without a letter or digit (a rule of dashes under a heading).
 Lines that also occur in the project's own captures and fixtures
 (tests/fixtures/) are skipped too: they are what the tools print everywhere
 (a legend, `PortSelect:......1`), so they say nothing about where a file came from.
@@ -29,7 +30,8 @@ def public_lines(public: Path) -> set[bytes]:
         if path.is_file():
             for line in path.read_bytes().splitlines():
                 line = line.strip()
-                if len(line) >= MIN_LEN:
+                # A rule of dashes or `=` is layout, not a copy.
+                if len(line) >= MIN_LEN and any(chr(b).isalnum() for b in line):
                     lines.add(line)
     return lines
 

@@ -1,4 +1,4 @@
-//! ibstatus, iblinkinfo and ibv_devinfo read through the whole input layer:
+//! ibstatus, iblinkinfo, ibnetdiscover and ibv_devinfo read through the whole input layer:
 //! the public corpus (read in place, never copied) and the ibsim fixtures,
 //! whose expectations come from each scenario's `scenario.json`, not from
 //! the parser.
@@ -368,4 +368,130 @@ fn ibstatus_without_sysfs_reports_the_failure() {
         assert!(status.fatal_error.is_some(), "{file}");
         assert_eq!(doc.sections[0].warnings.len(), 1);
     }
+}
+
+/// The public `ibnetdiscover` samples: a 582-adapter NDR fabric's topology
+/// file, one that reached only its own adapter, and two `-p` listings. Every
+/// line is read, and the healthy fabric's links give no IB008 finding.
+#[test]
+fn public_ibnetdiscover_samples() {
+    let dir = Path::new("../shared/corpus/public/ib");
+    if !dir.is_dir() {
+        println!("skipped: {} not present", dir.display());
+        return;
+    }
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with("ibnetdiscover__") {
+            continue;
+        }
+        seen += 1;
+        let doc = read(&std::fs::read_to_string(&path).unwrap());
+        assert_clean(&doc, &name);
+        let listings: Vec<&fabricscope::model::ibnetdiscover::Ibnetdiscover> = doc
+            .sections
+            .iter()
+            .filter_map(|s| match &s.data {
+                SectionData::Ibnetdiscover(d) => Some(d),
+                _ => None,
+            })
+            .collect();
+        assert!(!listings.is_empty(), "{name}: no ibnetdiscover section");
+        let ports: usize = listings.iter().map(|d| d.ports.len()).sum();
+        let nodes: usize = listings.iter().map(|d| d.nodes.len()).sum();
+        // What each sample holds, counted from the files with grep.
+        match name.as_str() {
+            "ibnetdiscover__nvidia-topograph__1.txt" => {
+                assert_eq!((nodes, ports), (622, 2228), "{name}");
+            }
+            "ibnetdiscover__nvidia-topograph__2.txt" => {
+                assert_eq!((nodes, ports), (1, 0), "{name}");
+            }
+            "ibnetdiscover__treydock-infiniband_exporter__1.txt" => {
+                assert_eq!(ports, 9, "{name}");
+            }
+            "ibnetdiscover__treydock-infiniband_exporter__2.txt" => {
+                assert_eq!(ports, 6, "{name}");
+            }
+            _ => {}
+        }
+        let report = fabricscope::analyze(&[doc], &Default::default());
+        assert!(
+            report.findings.iter().all(|f| f.rule != "IB008"),
+            "{name}: {:?}",
+            report.findings
+        );
+    }
+    assert!(seen >= 4, "the four ibnetdiscover samples");
+}
+
+/// ibsim's `ibnetdiscover` captures: IB008 names exactly the links each
+/// scenario trained at 1X (its `links` in scenario.json), by the host end's
+/// description, and nothing in the scenarios whose links all trained whole.
+#[test]
+fn ibsim_ibnetdiscover_names_the_links_trained_narrow() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(ibsim_dir()).unwrap() {
+        let dir = entry.unwrap().path();
+        let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        if !dir.join("scenario.json").is_file() {
+            continue;
+        }
+        let s = scenario(&name);
+        let desc = |id: &str| {
+            s["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|n| n["id"] == id)
+                .and_then(|n| n["desc"].as_str())
+                .unwrap()
+                .to_owned()
+        };
+        let is_host = |id: &str| {
+            s["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n["id"] == id && n["type"] == "Hca")
+        };
+        let mut want: Vec<String> = s["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["width"] == "1X")
+            .map(|l| {
+                let (a, b) = (l["a"][0].as_str().unwrap(), l["b"][0].as_str().unwrap());
+                desc(if is_host(b) { b } else { a })
+            })
+            .collect();
+        want.sort();
+        for capture in ["ibnetdiscover.txt", "ibnetdiscover_p.txt"] {
+            let path = dir.join(capture);
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            checked += 1;
+            let doc = read(&text);
+            assert_eq!(
+                doc.sections.first().map(|s| s.kind),
+                Some(Kind::Ibnetdiscover),
+                "{name}/{capture}"
+            );
+            let report = fabricscope::analyze(&[doc], &Default::default());
+            let mut got: Vec<String> = report
+                .findings
+                .iter()
+                .filter(|f| f.rule == "IB008")
+                .map(|f| f.subject.device.clone().unwrap_or_default())
+                .collect();
+            got.sort();
+            assert_eq!(got, want, "{name}/{capture}");
+        }
+    }
+    assert!(checked >= 5, "the ibsim ibnetdiscover captures ({checked})");
 }

@@ -253,6 +253,23 @@ impl LaneGeneration {
             .map(|(_, generation)| *generation)
     }
 
+    /// The generation by its name as the tools print it (`EDR`, `FDR10`).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "SDR" => Self::Sdr,
+            "DDR" => Self::Ddr,
+            "QDR" => Self::Qdr,
+            "FDR10" => Self::Fdr10,
+            "FDR" => Self::Fdr,
+            "EDR" => Self::Edr,
+            "HDR" => Self::Hdr,
+            "NDR" => Self::Ndr,
+            "XDR" => Self::Xdr,
+            _ => return None,
+        })
+    }
+
     /// The lane rate the industry quotes (EDR 25, HDR 50, NDR 100), from
     /// which ibstat's `Rate` is computed.
     #[must_use]

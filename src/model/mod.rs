@@ -26,6 +26,7 @@ pub use counter_id::{
 pub use partial::{Partial, PartialReason};
 pub mod ibdev2netdev;
 pub mod iblinkinfo;
+pub mod ibnetdiscover;
 pub mod ibqueryerrors;
 pub mod ibstatus;
 pub mod ibv_devinfo;

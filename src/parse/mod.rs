@@ -26,6 +26,7 @@ pub mod dcgmi_nvlink;
 pub mod dmon;
 pub mod ibdev2netdev;
 pub mod iblinkinfo;
+pub mod ibnetdiscover;
 pub mod ibqueryerrors;
 pub mod ibstat;
 pub mod ibstatus;
@@ -260,6 +261,8 @@ formats! {
     IbvDevinfo = "ibv_devinfo", crate::model::ibv_devinfo::IbvDevinfo, ibv_devinfo::FORMAT;
     /// `iblinkinfo` in any form.
     Iblinkinfo = "iblinkinfo", crate::model::iblinkinfo::Iblinkinfo, iblinkinfo::FORMAT;
+    /// `ibnetdiscover`: topology file or `-p`.
+    Ibnetdiscover = "ibnetdiscover", crate::model::ibnetdiscover::Ibnetdiscover, ibnetdiscover::FORMAT;
     /// `nvidia-smi nvlink` in any read-only mode.
     Nvlink = "nvlink", crate::model::nvlink::Nvlink, nvlink::FORMAT;
     /// `perfquery`, any attribute.

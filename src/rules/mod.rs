@@ -14,6 +14,7 @@
 mod context;
 pub mod cross;
 pub mod diag;
+pub mod fabric_links;
 mod finding;
 mod fleet;
 pub mod ib_counters;

@@ -10,7 +10,8 @@
 //! 4. Regenerate the catalogue: `UPDATE_DOCS=1 cargo test --lib registry`.
 
 use super::{
-    cross, diag, ib_counters, ib_fleet, ib_port, input, nvlink, subnet_manager, topology, Rule,
+    cross, diag, fabric_links, ib_counters, ib_fleet, ib_port, input, nvlink, subnet_manager,
+    topology, Rule,
 };
 use std::fmt::Write as _;
 
@@ -29,6 +30,7 @@ pub static RULES: &[&Rule] = &[
     &ib_fleet::IB005,
     &ib_port::IB006,
     &subnet_manager::IB007,
+    &fabric_links::IB008,
     &ib_counters::IB101,
     &ib_counters::IB102,
     &ib_counters::IB103,

@@ -1,0 +1,548 @@
+//! `ibnetdiscover` (infiniband-diags `ibnetdiscover.c`), in its two
+//! layouts.
+//!
+//! The topology file (the default; tabs between the fields):
+//!
+//! ```text
+//! # Topology file: generated on Wed Aug  6 16:11:23 2025
+//! vendid=0x2c9
+//! devid=0xd2f2
+//! switchguid=0x2c5eab0300b87b40(2c5eab0300b87b40)
+//! Switch    65 "S-2c5eab0300b87b40"        # "MF0;leaf-04:MQM9701/U1" enhanced port 0 lid 73 lmc 0
+//! [1]    "H-e09d7303007a4bd8"[1](e09d7303007a4bd8)         # "node01 mlx5_5" lid 647 4xNDR
+//!
+//! Ca    1 "H-e09d7303007a4bd8"        # "node01 mlx5_5"
+//! [1](e09d7303007a4bd8)     "S-2c5eab0300b87b40"[1]        # lid 647 lmc 0 "MF0;leaf-04:MQM9701/U1" lid 73 4xNDR
+//! ```
+//!
+//! and `-p` (`--ports`), one line per port, connected or not:
+//!
+//! ```text
+//! CA   134  1 0x7cfe9003003b4bde 4x EDR - SW  1719 10 0x7cfe9003009ce5b0 ( 'o0001 HCA-1' - 'leaf-01' )
+//! SW  1781 80 0x08c0eb0300add20e 4x SDR                                    'leaf-02'
+//! ```
+//!
+//! The `key=value` lines before each node header (`vendid=`, `devid=`,
+//! `sysimgguid=`, `switchguid=`, `caguid=`, `rtguid=`) and `#` comments are
+//! read and carry nothing the rules use.
+
+use crate::model::ib::Guid;
+use crate::model::iblinkinfo::{LaneGeneration, LinkWidth, NodeType};
+use crate::model::ibnetdiscover::{Ibnetdiscover, NetEnd, NetNode, NetPort};
+use crate::parse::text::{decimal_u32, read_each_line, trim, Unread};
+use crate::parse::{Block, Line, Parsed, Spec};
+
+pub(crate) const FORMAT: Spec<Ibnetdiscover> = Spec {
+    command: |argv| argv.first() == Some(&"ibnetdiscover"),
+    starts: |b| matches!(b, b'#' | b'v' | b'S' | b'C' | b'R' | b'['),
+    detect,
+    parse,
+    summary,
+    attach_command: None,
+    labels: &[],
+};
+
+/// The comment that opens a topology file.
+const TOPOLOGY_HEADER: &str = "# Topology file:";
+
+/// The comment that ends a topology file's preamble.
+const INITIATED_FROM: &str = "# Initiated from node ";
+
+/// The `key=value` lines ibnetdiscover prints before a node header.
+const NODE_KEYS: &[&str] = &[
+    "vendid",
+    "devid",
+    "sysimgguid",
+    "switchguid",
+    "caguid",
+    "rtguid",
+];
+
+/// Reads `ibnetdiscover` output.
+#[must_use]
+pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibnetdiscover> {
+    read_each_line(lines, read_line)
+}
+
+fn read_line(line: &Line<'_>, out: &mut Ibnetdiscover, unread: &mut Unread) {
+    let t = trim(line.text());
+    if t.starts_with('#') {
+        return;
+    }
+    if let Some((key, _)) = t.split_once('=') {
+        if NODE_KEYS.contains(&key) {
+            return;
+        }
+    }
+    if let Some(node) = node_header(t, line) {
+        out.nodes.push(node);
+        return;
+    }
+    if t.starts_with('[') {
+        match out.nodes.last() {
+            Some(node) => match topology_port(t, node, line) {
+                Some(port) => out.ports.push(port),
+                None => unread.line(line, "not an ibnetdiscover port line"),
+            },
+            None => unread.line(
+                line,
+                "a port line with no node header (`Switch`, `Ca`) before it: whose port it is, is not in the paste",
+            ),
+        }
+        return;
+    }
+    match ports_line(t, line) {
+        Some(port) => out.ports.push(port),
+        None => unread.line(line, "not a line of ibnetdiscover output"),
+    }
+}
+
+/// A node header's type word in the topology file.
+fn header_type(word: &str) -> Option<NodeType> {
+    match word {
+        "Switch" => Some(NodeType::Switch),
+        "Ca" => Some(NodeType::Ca),
+        "Rt" => Some(NodeType::Router),
+        _ => None,
+    }
+}
+
+/// A port's type word in the `-p` layout.
+fn ports_type(word: &str) -> Option<NodeType> {
+    match word {
+        "SW" => Some(NodeType::Switch),
+        "CA" => Some(NodeType::Ca),
+        "RT" => Some(NodeType::Router),
+        _ => None,
+    }
+}
+
+/// `"S-2c5eab0300b87b40"` → the node's type and GUID, with the text after
+/// it (`S-` switch, `H-` host adapter, `R-` router).
+fn node_name(t: &str) -> Option<(NodeType, Guid, &str)> {
+    let rest = t.strip_prefix('"')?;
+    let (name, after) = rest.split_once('"')?;
+    let (kind, hex) = name.split_at_checked(2)?;
+    let node_type = match kind {
+        "S-" => NodeType::Switch,
+        "H-" => NodeType::Ca,
+        "R-" => NodeType::Router,
+        _ => return None,
+    };
+    Some((node_type, Guid::parse(hex)?, after))
+}
+
+/// The first double-quoted text: a node description.
+fn double_quoted(t: &str) -> Option<(&str, &str)> {
+    let (_, rest) = t.split_once('"')?;
+    rest.split_once('"')
+}
+
+/// `Switch    65 "S-…"        # "desc" enhanced port 0 lid 73 lmc 0`.
+fn node_header(t: &str, line: &Line<'_>) -> Option<NetNode> {
+    let (word, rest) = t.split_once(char::is_whitespace)?;
+    let node_type = header_type(word)?;
+    let rest = rest.trim_start();
+    let (count, rest) = rest.split_once(char::is_whitespace)?;
+    let port_count = decimal_u32(count).ok()?;
+    let (_, guid, rest) = node_name(rest.trim_start())?;
+    let comment = rest.split_once('#').map(|(_, c)| c);
+    let (desc, after) = match comment.and_then(double_quoted) {
+        Some((d, after)) => (Some(d.to_owned()), after),
+        None => (None, ""),
+    };
+    Some(NetNode {
+        node_type,
+        guid: Some(guid),
+        port_count,
+        desc,
+        lid: after_word(after, "lid"),
+        span: line.span(),
+    })
+}
+
+/// The number after `word` among the words of `t`.
+fn after_word(t: &str, word: &str) -> Option<u32> {
+    let mut words = t.split_whitespace();
+    words.find(|w| *w == word)?;
+    decimal_u32(words.next()?).ok()
+}
+
+/// `[7]` at the start of `t`: the number and the rest.
+fn bracketed(t: &str) -> Option<(u32, &str)> {
+    let rest = t.strip_prefix('[')?;
+    let (n, after) = rest.split_once(']')?;
+    Some((decimal_u32(n).ok()?, after))
+}
+
+/// `(e09d7303007a4bd8)` at the start of `t`: the GUID and the rest.
+fn parenthesised_guid(t: &str) -> Option<(Guid, &str)> {
+    let rest = t.strip_prefix('(')?;
+    let (g, after) = rest.split_once(')')?;
+    Some((Guid::parse(g)?, after))
+}
+
+/// `4xNDR` (topology file) or `4x` and `NDR` (`-p`): the width, and the
+/// speed unless it is `???`.
+fn width_speed(width: &str, speed: &str) -> Option<(LinkWidth, Option<LaneGeneration>)> {
+    let lanes = width.strip_suffix(['x', 'X'])?;
+    decimal_u32(lanes).ok()?;
+    let speed = match speed {
+        "???" => None,
+        name => Some(LaneGeneration::from_name(name)?),
+    };
+    Some((LinkWidth::parse(width), speed))
+}
+
+/// `4xNDR` as one word.
+fn joined_width_speed(word: &str) -> Option<(LinkWidth, Option<LaneGeneration>)> {
+    let x = word.find(['x', 'X'])?;
+    let (width, speed) = word.split_at(x + 1);
+    width_speed(width, speed)
+}
+
+/// A port line of the topology file, under the node block `node`:
+/// `[1]    "H-…"[1](guid)         # "desc" lid 647 4xNDR` under a switch,
+/// `[1](guid)     "S-…"[1]        # lid 647 lmc 0 "desc" lid 73 4xNDR` under a CA.
+fn topology_port(t: &str, node: &NetNode, line: &Line<'_>) -> Option<NetPort> {
+    let (port, rest) = bracketed(t)?;
+    let rest = parenthesised_guid(rest).map_or(rest, |(_, after)| after);
+    // An external port number (`[1][ext 2]`-style suffixes) is skipped.
+    let rest = rest
+        .strip_prefix('[')
+        .and_then(|r| r.split_once(']'))
+        .map_or(rest, |(_, after)| after);
+    let (remote_type, remote_guid, rest) = node_name(rest.trim_start())?;
+    let (remote_port, rest) = bracketed(rest)?;
+    let (_, comment) = rest.split_once('#')?;
+    // Under a CA the comment starts with the port's own `lid N lmc M`.
+    let (local_lid, comment) = match comment.trim_start().strip_prefix("lid ") {
+        Some(after) => {
+            let (lid, after) = after.split_once(char::is_whitespace)?;
+            (decimal_u32(lid).ok(), after)
+        }
+        None => (node.lid, comment),
+    };
+    let (desc, after) = double_quoted(comment)?;
+    let mut words = after.split_whitespace();
+    let remote_lid = match (words.next(), words.next()) {
+        (Some("lid"), Some(lid)) => decimal_u32(lid).ok(),
+        _ => None,
+    };
+    let (width, speed) = words.next().and_then(joined_width_speed)?;
+    Some(NetPort {
+        local: NetEnd {
+            node_type: Some(node.node_type),
+            guid: node.guid,
+            lid: local_lid,
+            port,
+            desc: node.desc.clone(),
+        },
+        remote: Some(NetEnd {
+            node_type: Some(remote_type),
+            guid: Some(remote_guid),
+            lid: remote_lid,
+            port: remote_port,
+            desc: Some(desc.to_owned()),
+        }),
+        width: Some(width),
+        speed,
+        span: line.span(),
+    })
+}
+
+/// `TYPE LID PORT GUID`: the words of one end in `-p`.
+fn ports_end<'t>(words: &mut impl Iterator<Item = &'t str>) -> Option<NetEnd> {
+    let node_type = ports_type(words.next()?)?;
+    let lid = decimal_u32(words.next()?).ok()?;
+    let port = decimal_u32(words.next()?).ok()?;
+    let guid = Guid::parse(words.next()?.strip_prefix("0x")?)?;
+    Some(NetEnd {
+        node_type: Some(node_type),
+        guid: Some(guid),
+        lid: Some(lid),
+        port,
+        desc: None,
+    })
+}
+
+/// A `-p` line: `CA 134 1 0x… 4x EDR - SW 1719 10 0x… ( 'desc' - 'desc' )`,
+/// or an unconnected port `SW 1781 80 0x… 4x SDR 'desc'`.
+fn ports_line(t: &str, line: &Line<'_>) -> Option<NetPort> {
+    let (head, quoted) = match t.find(['(', '\'']) {
+        Some(at) => t.split_at(at),
+        None => (t, ""),
+    };
+    let mut words = head.split_whitespace();
+    let mut local = ports_end(&mut words)?;
+    let (width, speed) = width_speed(words.next()?, words.next()?)?;
+    let remote = match words.next() {
+        Some("-") => Some(ports_end(&mut words)?),
+        Some(_) => return None,
+        None => None,
+    };
+    if words.next().is_some() {
+        return None;
+    }
+    // The descriptions: `( 'local' - 'remote' )` for a link, `'local'` alone
+    // for an unconnected port. Descriptions may hold spaces and dashes: the
+    // first and last quoted texts are taken.
+    let quotes: Vec<usize> = quoted.match_indices('\'').map(|(i, _)| i).collect();
+    let text = |a: usize, b: usize| quoted.get(a + 1..b).map(str::to_owned);
+    let mut remote = remote;
+    match (remote.as_mut(), quotes.as_slice()) {
+        (Some(r), [a, b, .., c, d])
+            if quoted.starts_with('(') && quoted.trim_end().ends_with(')') =>
+        {
+            local.desc = text(*a, *b);
+            r.desc = text(*c, *d);
+        }
+        (None, [a, b]) if !quoted.starts_with('(') => local.desc = text(*a, *b),
+        (_, []) => {}
+        _ => return None,
+    }
+    Some(NetPort {
+        local,
+        remote,
+        width: Some(width),
+        speed,
+        span: line.span(),
+    })
+}
+
+/// Recognises the start of ibnetdiscover output: the topology file's
+/// header comment, the `vendid=`/`devid=` lines of a node block, a node
+/// header, a port line of the topology file, or a `-p` line read whole.
+fn detect(lines: &[Line<'_>]) -> Option<Block> {
+    let first = lines.first()?;
+    let t = trim(first.text());
+    let line = first.number;
+    if t.starts_with(TOPOLOGY_HEADER) {
+        // A second topology file is a second snapshot: a new section.
+        return Some(Block::keyed("topology file"));
+    }
+    if t.starts_with(INITIATED_FROM) {
+        // The preamble's last comment: a lone `#` line before it reads as
+        // a bare root prompt, which ends the section the header opened.
+        return Some(Block::keyed(format!("ibnetdiscover at line {line}")));
+    }
+    let at_line = || Block::keyed(format!("ibnetdiscover at line {line}"));
+    if t.starts_with("vendid=0x") {
+        let next = lines.iter().skip(1).find(|l| !l.is_blank())?;
+        return trim(next.text()).starts_with("devid=0x").then(at_line);
+    }
+    if node_header(t, first).is_some() {
+        return Some(at_line());
+    }
+    if t.starts_with('[') {
+        // A port line with its node header cut off: unmistakable by its
+        // quoted `S-`/`H-` node name followed by `[port]`.
+        let (_, rest) = bracketed(t)?;
+        let rest = parenthesised_guid(rest).map_or(rest, |(_, after)| after);
+        let (_, _, rest) = node_name(rest.trim_start())?;
+        bracketed(rest)?;
+        return Some(at_line());
+    }
+    ports_line(t, first).map(|_| at_line())
+}
+
+/// `12 nodes, 40 links (3 ports unconnected)`.
+fn summary(d: &Ibnetdiscover) -> String {
+    let connected = d.ports.iter().filter(|p| p.connected()).count();
+    let unconnected = d.ports.len() - connected;
+    let mut s = format!(
+        "{} node(s), {connected} connected port line(s)",
+        d.nodes.len()
+    );
+    if unconnected > 0 {
+        s.push_str(&format!(" ({unconnected} unconnected)"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::lines_of;
+
+    const TOPOLOGY: &str = "#
+# Topology file: generated on Mon Mar  2 10:00:00 2026
+#
+# Initiated from node 0c42a10300b1c2d0 port 0c42a10300b1c2d0
+
+vendid=0x2c9
+devid=0xd2f0
+sysimgguid=0x1070fd0300aa0010
+switchguid=0x1070fd0300aa0010(1070fd0300aa0010)
+Switch\t41 \"S-1070fd0300aa0010\"\t\t# \"MF0;leaf-07:MQM8700/U1\" enhanced port 0 lid 12 lmc 0
+[1]\t\"H-0c42a10300b1c2d0\"[1](c42a10300b1c2d0) \t\t# \"gn01 mlx5_0\" lid 31 4xHDR
+[2]\t\"H-0c42a10300b1c2e0\"[1](c42a10300b1c2e0) \t\t# \"gn02 mlx5_0\" lid 32 1xHDR
+[40]\t\"S-1070fd0300aa0020\"[3]\t\t# \"MF0;spine-01:MQM8700/U1\" lid 5 4xHDR
+
+vendid=0x2c9
+devid=0x101b
+sysimgguid=0x0c42a10300b1c2d0
+caguid=0x0c42a10300b1c2d0
+Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"
+[1](c42a10300b1c2d0) \t\"S-1070fd0300aa0010\"[1]\t\t# lid 31 lmc 0 \"MF0;leaf-07:MQM8700/U1\" lid 12 4xHDR
+";
+
+    #[test]
+    fn reads_the_topology_file() {
+        let p = parse(&lines_of(TOPOLOGY));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let d = p.value;
+        assert_eq!(d.nodes.len(), 2);
+        assert_eq!(d.nodes[0].node_type, NodeType::Switch);
+        assert_eq!(d.nodes[0].port_count, 41);
+        assert_eq!(d.nodes[0].lid, Some(12));
+        assert_eq!(d.nodes[0].desc.as_deref(), Some("MF0;leaf-07:MQM8700/U1"));
+        assert_eq!(d.ports.len(), 4);
+        let narrow = &d.ports[1];
+        assert_eq!(narrow.local.port, 2);
+        assert_eq!(narrow.local.lid, Some(12));
+        assert_eq!(narrow.width.as_ref().and_then(|w| w.lanes), Some(1));
+        assert_eq!(narrow.speed, Some(LaneGeneration::Hdr));
+        let remote = narrow.remote.as_ref().unwrap();
+        assert_eq!(remote.desc.as_deref(), Some("gn02 mlx5_0"));
+        assert_eq!((remote.lid, remote.port), (Some(32), 1));
+        assert_eq!(remote.node_type, Some(NodeType::Ca));
+        // Under the CA: its own LID first, then the switch's.
+        let ca_port = &d.ports[3];
+        assert_eq!(ca_port.local.node_type, Some(NodeType::Ca));
+        assert_eq!(ca_port.local.lid, Some(31));
+        let sw = ca_port.remote.as_ref().unwrap();
+        assert_eq!((sw.lid, sw.port), (Some(12), 1));
+        assert_eq!(sw.node_type, Some(NodeType::Switch));
+        assert_eq!(sw.guid, Guid::parse("1070fd0300aa0010"));
+    }
+
+    #[test]
+    fn reads_the_ports_layout() {
+        let text = "CA   201  1 0x0c42a10300c0ffee 4x EDR - SW  1801 10 0x1070fd0300bb0001 ( 'x0001 HCA-1' - 'ib-leaf-1' )\n\
+                    SW  1801 37 0x1070fd0300bb0001 4x ???                                    'ib-leaf-1'\n\
+                    SW    51 81 0x1070fd0300bb0002 4x HDR - CA    60  1 0x0c42a10300c0ff00 ( ' spine-IB03 ' - 'Aggregation Node' )\n";
+        let p = parse(&lines_of(text));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let d = p.value;
+        assert_eq!(d.ports.len(), 3);
+        assert_eq!(d.ports[0].local.desc.as_deref(), Some("x0001 HCA-1"));
+        assert_eq!(d.ports[0].remote.as_ref().unwrap().port, 10);
+        assert_eq!(d.ports[0].speed, Some(LaneGeneration::Edr));
+        assert!(!d.ports[1].connected());
+        assert_eq!(d.ports[1].speed, None, "`???` is no speed");
+        assert_eq!(d.ports[2].local.desc.as_deref(), Some(" spine-IB03 "));
+        assert_eq!(
+            d.ports[2].remote.as_ref().unwrap().desc.as_deref(),
+            Some("Aggregation Node")
+        );
+    }
+
+    #[test]
+    fn detects_each_layout_and_nothing_else() {
+        for text in [
+            "# Topology file: generated on Mon Mar  2 10:00:00 2026\n",
+            "# Initiated from node 0c42a10300b1c2d0 port 0c42a10300b1c2d0\n",
+            "vendid=0x2c9\ndevid=0xd2f0\n",
+            "Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"\n",
+            "[2]\t\"H-0c42a10300b1c2e0\"[1](c42a10300b1c2e0) \t\t# \"gn02 mlx5_0\" lid 32 4xHDR\n",
+            "CA   201  1 0x0c42a10300c0ffee 4x EDR - SW  1801 10 0x1070fd0300bb0001 ( 'a' - 'b' )\n",
+        ] {
+            assert!(detect(&lines_of(text)).is_some(), "{text}");
+        }
+        for text in [
+            "# a comment\n",
+            "vendid=0x2c9\nsomething else\n",
+            "CA 'mlx5_0'\n",
+            "[1] some note\n",
+            "SW is a switch\n",
+            "Switch: 0x1070fd0300aa0010 MF0;leaf-07:MQM8700/U1:\n",
+        ] {
+            assert!(detect(&lines_of(text)).is_none(), "{text}");
+        }
+    }
+
+    /// A generated fabric: a switch and its host links, as the topology
+    /// file and as `-p` print them.
+    fn fabric(links: &[(u32, &str)]) -> (String, String) {
+        let mut topology =
+            "Switch\t41 \"S-1070fd0300aa0010\"\t\t# \"leaf\" enhanced port 0 lid 12 lmc 0\n"
+                .to_owned();
+        let mut ports = String::new();
+        for (i, (lanes, speed)) in links.iter().enumerate() {
+            let n = i + 1;
+            topology.push_str(&format!(
+                "[{n}]\t\"H-0c42a10300b1{n:04x}\"[1](c42a10300b1{n:04x}) \t\t# \"gn{n:03} mlx5_0\" lid {} {lanes}x{speed}\n",
+                100 + n
+            ));
+            ports.push_str(&format!(
+                "SW    12 {n:>2} 0x1070fd0300aa0010 {lanes}x {speed} - CA   {:>3}  1 0x0c42a10300b1{n:04x} ( 'leaf' - 'gn{n:03} mlx5_0' )\n",
+                100 + n
+            ));
+        }
+        (topology, ports)
+    }
+
+    proptest::proptest! {
+        /// Both layouts of one fabric read as the same links, whatever
+        /// their widths and speeds.
+        #[test]
+        fn both_layouts_read_as_the_same_links(
+            links in proptest::collection::vec(
+                (proptest::sample::select(vec![1u32, 2, 4, 8, 12]),
+                 proptest::sample::select(vec!["SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR", "???"])),
+                1..40,
+            )
+        ) {
+            let (topology, ports) = fabric(&links);
+            let seen = |text: &str| {
+                let p = parse(&lines_of(text));
+                proptest::prop_assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+                Ok(p.value.ports.iter().map(|p| (
+                    p.remote.as_ref().and_then(|r| r.lid),
+                    p.width.as_ref().and_then(|w| w.lanes),
+                    p.speed,
+                )).collect::<Vec<_>>())
+            };
+            let want: Vec<_> = links.iter().enumerate().map(|(i, (lanes, speed))| (
+                u32::try_from(101 + i).ok(),
+                Some(*lanes),
+                LaneGeneration::from_name(speed),
+            )).collect();
+            proptest::prop_assert_eq!(seen(&topology)?, want.clone());
+            proptest::prop_assert_eq!(seen(&ports)?, want);
+        }
+
+        /// Any line is read or said unread, never lost, and never panics.
+        #[test]
+        fn every_line_is_read_or_said(lines in proptest::collection::vec("[ -~\t]{0,90}", 0..30)) {
+            let text = lines.join("\n");
+            let input = lines_of(&text);
+            let p = parse(&input);
+            for line in input.iter().filter(|l| !l.is_blank()) {
+                let t = trim(line.text());
+                let read = t.starts_with('#')
+                    || t.split_once('=').is_some_and(|(k, _)| NODE_KEYS.contains(&k))
+                    || p.value.nodes.iter().any(|n| n.span.contains(line.number))
+                    || p.value.ports.iter().any(|n| n.span.contains(line.number));
+                let said = p.warnings.iter().any(|w| w.span.contains(line.number));
+                proptest::prop_assert!(read || said, "line {} lost: {:?}", line.number, t);
+            }
+        }
+    }
+
+    #[test]
+    fn lines_it_cannot_read_are_said_and_the_rest_kept() {
+        let text =
+            "[1]\t\"H-0c42a10300b1c2d0\"[1](c42a10300b1c2d0) \t\t# \"gn01 mlx5_0\" lid 31 4xHDR\n\
+                    Switch\t41 \"S-1070fd0300aa0010\"\t\t# \"leaf\" enhanced port 0 lid 12 lmc 0\n\
+                    [1]\t\"H-0c42a10300b1c2d0\"[1]\t\t# \"gn01 mlx5_0\" lid 31 4xWHAT\n\
+                    [2]\t\"H-0c42a10300b1c2e0\"[1]\t\t# \"gn02 mlx5_0\" lid 32 4xHDR\n";
+        let p = parse(&lines_of(text));
+        assert_eq!(p.value.ports.len(), 1);
+        assert_eq!(p.value.ports[0].local.port, 2);
+        let lines: Vec<usize> = p.warnings.iter().map(|w| w.span.first_line).collect();
+        assert_eq!(lines, [1, 3], "{:?}", p.warnings);
+        assert!(p.warnings[0].message.contains("no node header"));
+    }
+}

@@ -1,0 +1,307 @@
+//! Links of the fabric as `ibnetdiscover` lists them: each cable with the
+//! width and speed it trained at.
+
+use super::context::Context;
+use super::{Coverage, Evidence, Finding, Subject, Threshold};
+use crate::declare_rule;
+use crate::model::ib::Guid;
+use crate::model::iblinkinfo::{LaneGeneration, NodeType};
+use crate::model::ibnetdiscover::{NetEnd, NetPort};
+use crate::parse::SectionData;
+use std::collections::BTreeMap;
+
+declare_rule! {
+    /// ### What it detects
+    /// A link that `ibnetdiscover` shows trained at 1X width while the
+    /// fabric's links usually run 4X or wider, or at SDR speed while they
+    /// usually run FDR or faster.
+    ///
+    /// ### Why it matters
+    /// Two ports train their link to the widest width and fastest speed both
+    /// can hold. A 4X link that came up 1X carries a quarter of the traffic,
+    /// one at SDR a tenth or less: a failed lane, a damaged cable or
+    /// transceiver, or a dirty connector. Jobs whose traffic crosses it slow
+    /// down without any error. Narrower or slower links that are not this
+    /// extreme are not judged: split ports (2X) and adapters of an older
+    /// generation are normal in many fabrics.
+    ///
+    /// ### Evidence
+    /// The link's `ibnetdiscover` line (both ends' lines in the topology
+    /// file), and the fabric's usual width and speed.
+    ///
+    /// ### What to do
+    /// Reseat or replace the cable or transceiver of the link; read the port
+    /// with `mlxlink -d <device> -p <port>` (lanes, BER, cable) and
+    /// `iblinkinfo` (`Could be`); move the cable to another switch port to
+    /// tell a cable from a port.
+    ///
+    /// ### Thresholds and sources
+    /// The fabric's most common width and speed among the links listed; 1X
+    /// against 4X or wider, SDR against FDR or faster. IBA link training
+    /// (width and speed are negotiated down when lanes or signal fail);
+    /// infiniband-diags `iblinkinfo` prints the same condition as
+    /// `Could be 4X`.
+    pub static IB008 = {
+        id: "IB008",
+        name: "link-trained-down",
+        family: IbPort,
+        severity: Warning,
+        summary: "Link trained at 1X or SDR while the fabric's links run 4X and FDR or faster (ibnetdiscover)",
+        needs: "ibnetdiscover (topology file or -p)",
+        check: check_trained_down,
+    }
+}
+
+/// One end of a link, as the pair of ends is keyed: the node's (or the
+/// port's) GUID, else its LID, and the port number.
+type EndKey = (Option<Guid>, Option<u32>, u32);
+
+fn end_key(end: &NetEnd) -> EndKey {
+    (
+        end.guid,
+        end.guid.is_none().then_some(end.lid).flatten(),
+        end.port,
+    )
+}
+
+/// A link, its lines (one from each end in the topology file).
+struct Link<'a> {
+    first: &'a NetPort,
+    lines: Vec<&'a NetPort>,
+}
+
+/// The connected links of one listing, each once, in the order first seen.
+fn links(ports: &[NetPort]) -> Vec<Link<'_>> {
+    let mut at: BTreeMap<(EndKey, EndKey), usize> = BTreeMap::new();
+    let mut out: Vec<Link<'_>> = Vec::new();
+    for p in ports {
+        let Some(remote) = &p.remote else {
+            continue;
+        };
+        let (a, b) = (end_key(&p.local), end_key(remote));
+        let key = if a <= b { (a, b) } else { (b, a) };
+        match at.get(&key).and_then(|&i| out.get_mut(i)) {
+            Some(link) => link.lines.push(p),
+            None => {
+                at.insert(key, out.len());
+                out.push(Link {
+                    first: p,
+                    lines: vec![p],
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The most common value, ties to the larger.
+fn usual<T: Ord + Copy>(values: impl Iterator<Item = T>) -> Option<T> {
+    let mut counts: BTreeMap<T, usize> = BTreeMap::new();
+    for v in values {
+        *counts.entry(v).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)))
+        .map(|(v, _)| v)
+}
+
+/// A speed's place in the order of generations (SDR first).
+fn speed_rank(g: LaneGeneration) -> u8 {
+    match g {
+        LaneGeneration::Sdr => 0,
+        LaneGeneration::Ddr => 1,
+        LaneGeneration::Qdr => 2,
+        LaneGeneration::Fdr10 => 3,
+        LaneGeneration::Fdr => 4,
+        LaneGeneration::Edr => 5,
+        LaneGeneration::Hdr => 6,
+        LaneGeneration::Ndr => 7,
+        LaneGeneration::Xdr => 8,
+    }
+}
+
+/// The generation of a rank ([`speed_rank`]).
+fn rank_name(rank: u8) -> &'static str {
+    [
+        "SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR",
+    ]
+    .get(usize::from(rank))
+    .copied()
+    .unwrap_or("?")
+}
+
+/// `"gn02 mlx5_0" port 1`.
+fn end_words(end: &NetEnd) -> String {
+    let name = end.desc.as_deref().map_or_else(
+        || {
+            end.guid
+                .map_or_else(|| "a node".to_owned(), |g| g.to_string())
+        },
+        |d| format!("\"{}\"", d.trim()),
+    );
+    format!("{name} port {}", end.port)
+}
+
+/// The end a finding is about: the host adapter's, which a host's
+/// operator can act on, else the first listed.
+fn subject_end(p: &NetPort) -> &NetEnd {
+    match &p.remote {
+        Some(r) if r.node_type == Some(NodeType::Ca) && p.local.node_type != Some(NodeType::Ca) => {
+            r
+        }
+        _ => &p.local,
+    }
+}
+
+/// IB008.
+fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let mut judged = 0;
+    for at in ctx.sections() {
+        let SectionData::Ibnetdiscover(d) = &at.section.data else {
+            continue;
+        };
+        let links = links(&d.ports);
+        let widths = links
+            .iter()
+            .filter_map(|l| l.first.width.as_ref().and_then(|w| w.lanes));
+        let speeds = links.iter().filter_map(|l| l.first.speed.map(speed_rank));
+        let (Some(width), Some(speed)) = (usual(widths), usual(speeds)) else {
+            continue;
+        };
+        judged += links.len();
+        for link in &links {
+            let p = link.first;
+            let lanes = p.width.as_ref().and_then(|w| w.lanes);
+            let rank = p.speed.map(speed_rank);
+            let narrow = lanes == Some(1) && width >= 4;
+            let slow = rank == Some(0) && speed >= speed_rank(LaneGeneration::Fdr);
+            if !narrow && !slow {
+                continue;
+            }
+            let trained = format!(
+                "{}{}",
+                p.width.as_ref().map_or("?", |w| w.text.as_str()),
+                p.speed.map_or("???", |s| rank_name(speed_rank(s)))
+            );
+            let remote = p.remote.as_ref().map(end_words).unwrap_or_default();
+            let what = match (narrow, slow) {
+                (true, true) => format!("one lane of {width}, at the slowest speed"),
+                (true, false) => format!("one lane of {width}"),
+                _ => "the slowest speed InfiniBand trains at".to_owned(),
+            };
+            let end = subject_end(p);
+            let mut f = IB008
+                .finding(
+                    Subject {
+                        device: end.desc.as_deref().map(|d| d.trim().to_owned()),
+                        port: Some(end.port),
+                        lid: end.lid,
+                        guid: end.guid,
+                        ..Subject::default()
+                    },
+                    format!(
+                        "link {} ↔ {remote} trained at {trained} ({what}); the fabric's links usually run {width}x{}",
+                        end_words(&p.local),
+                        rank_name(speed),
+                    ),
+                )
+                .threshold(Threshold::new(
+                    format!(
+                        "the fabric's usual width and speed ({width}x{}): 1X against 4X or wider, SDR against FDR or faster",
+                        rank_name(speed)
+                    ),
+                    "IBA link training; infiniband-diags iblinkinfo `Could be`",
+                ))
+                .remediation("Reseat or replace the link's cable or transceiver; read the port with `mlxlink -d <device> -p <port>` (lanes, BER, cable) and `iblinkinfo` (`Could be`); move the cable to another switch port to tell a cable from a port.");
+            for line in &link.lines {
+                f = f.evidence(Evidence::new(
+                    format!(
+                        "ibnetdiscover: {} ↔ {}: {trained}",
+                        end_words(&line.local),
+                        line.remote.as_ref().map(end_words).unwrap_or_default()
+                    ),
+                    line.span,
+                    at.source(),
+                ));
+            }
+            out.push(f);
+        }
+    }
+    if judged == 0 {
+        return Coverage::Skipped(
+            "no ibnetdiscover link with a known width and speed in the input".to_owned(),
+        );
+    }
+    Coverage::Checked(judged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::findings_of;
+
+    fn ports_line(lanes: u32, speed: &str, n: u32) -> String {
+        format!(
+            "CA  {lid:>4}  1 0x0c42a10300c0{n:04x} {lanes}x {speed} - SW  1801 {n:>2} 0x1070fd0300bb0001 ( 'gn{n:02} mlx5_0' - 'leaf-01' )\n",
+            lid = 200 + n
+        )
+    }
+
+    #[test]
+    fn a_one_lane_link_among_four_lane_ones_is_named_once() {
+        let mut text = String::new();
+        for n in 1..=6 {
+            text.push_str(&ports_line(if n == 4 { 1 } else { 4 }, "HDR", n));
+        }
+        let f = findings_of(&IB008, &text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].subject.device.as_deref(), Some("gn04 mlx5_0"));
+        assert!(f[0].message.contains("1xHDR"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("usually run 4xHDR"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn sdr_among_fast_links_is_named_and_split_or_older_links_are_not() {
+        let mut text = String::new();
+        for n in 1..=6 {
+            let (lanes, speed) = match n {
+                2 => (4, "SDR"),
+                3 => (2, "NDR"), // a split port
+                5 => (4, "HDR"), // an older adapter
+                _ => (4, "NDR"),
+            };
+            text.push_str(&ports_line(lanes, speed, n));
+        }
+        let f = findings_of(&IB008, &text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("4xSDR"), "{}", f[0].message);
+    }
+
+    #[test]
+    fn a_link_seen_from_both_ends_is_one_finding_with_both_lines() {
+        let text = "Switch\t41 \"S-1070fd0300aa0010\"\t\t# \"leaf-07\" enhanced port 0 lid 12 lmc 0\n\
+            [1]\t\"H-0c42a10300b1c2d0\"[1](c42a10300b1c2d0) \t\t# \"gn01 mlx5_0\" lid 31 4xHDR\n\
+            [2]\t\"H-0c42a10300b1c2e0\"[1](c42a10300b1c2e0) \t\t# \"gn02 mlx5_0\" lid 32 1xHDR\n\
+            [3]\t\"H-0c42a10300b1c2f0\"[1](c42a10300b1c2f0) \t\t# \"gn03 mlx5_0\" lid 33 4xHDR\n\
+            \n\
+            Ca\t1 \"H-0c42a10300b1c2e0\"\t\t# \"gn02 mlx5_0\"\n\
+            [1](c42a10300b1c2e0) \t\"S-1070fd0300aa0010\"[2]\t\t# lid 32 lmc 0 \"leaf-07\" lid 12 1xHDR\n";
+        let f = findings_of(&IB008, text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].evidence.len(), 2, "{:?}", f[0].evidence);
+        assert_eq!(f[0].subject.device.as_deref(), Some("gn02 mlx5_0"));
+        assert_eq!(f[0].subject.lid, Some(32));
+    }
+
+    #[test]
+    fn unconnected_ports_and_unknown_speeds_are_not_judged() {
+        let text = "SW  1801 37 0x1070fd0300bb0001 1x SDR                                    'leaf-01'\n\
+                    CA   201  1 0x0c42a10300c0ffee 4x ??? - SW  1801 10 0x1070fd0300bb0001 ( 'gn01 mlx5_0' - 'leaf-01' )\n";
+        assert!(findings_of(&IB008, text).is_empty());
+    }
+}
