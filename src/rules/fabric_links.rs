@@ -66,6 +66,8 @@ fn end_key(end: &NetEnd) -> EndKey {
 
 /// A link, its lines (one from each end in the topology file).
 struct Link<'a> {
+    /// Its two ends, in order.
+    key: (EndKey, EndKey),
     first: &'a NetPort,
     lines: Vec<&'a NetPort>,
 }
@@ -85,6 +87,7 @@ fn links(ports: &[NetPort]) -> Vec<Link<'_>> {
             None => {
                 at.insert(key, out.len());
                 out.push(Link {
+                    key,
                     first: p,
                     lines: vec![p],
                 });
@@ -157,6 +160,9 @@ fn subject_end(p: &NetPort) -> &NetEnd {
 /// IB008.
 fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let mut judged = 0;
+    // A link named once, whatever number of listings show it (each host of
+    // a fabric sees the same cables).
+    let mut named: std::collections::BTreeSet<(EndKey, EndKey)> = std::collections::BTreeSet::new();
     for at in ctx.sections() {
         let SectionData::Ibnetdiscover(d) = &at.section.data else {
             continue;
@@ -176,7 +182,7 @@ fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             let rank = p.speed.map(speed_rank);
             let narrow = lanes == Some(1) && width >= 4;
             let slow = rank == Some(0) && speed >= speed_rank(LaneGeneration::Fdr);
-            if !narrow && !slow {
+            if (!narrow && !slow) || !named.insert(link.key) {
                 continue;
             }
             let trained = format!(
@@ -296,6 +302,17 @@ mod tests {
         assert_eq!(f[0].evidence.len(), 2, "{:?}", f[0].evidence);
         assert_eq!(f[0].subject.device.as_deref(), Some("gn02 mlx5_0"));
         assert_eq!(f[0].subject.lid, Some(32));
+    }
+
+    #[test]
+    fn a_link_in_two_listings_is_named_once() {
+        let mut listing = String::new();
+        for n in 1..=4 {
+            listing.push_str(&ports_line(if n == 2 { 1 } else { 4 }, "EDR", n));
+        }
+        let text = format!("$ ibnetdiscover -p\n{listing}$ ibnetdiscover -p\n{listing}");
+        let f = findings_of(&IB008, &text);
+        assert_eq!(f.len(), 1, "{f:?}");
     }
 
     #[test]
