@@ -495,3 +495,44 @@ fn ibsim_ibnetdiscover_names_the_links_trained_narrow() {
     }
     assert!(checked >= 5, "the ibsim ibnetdiscover captures ({checked})");
 }
+
+/// The public `ibswinfo` samples (an EDR and two HDR unmanaged switches):
+/// every line is read, and IB009 says what the sources list says of each
+/// (SOURCES.md): a chassis fan alarm on the EDR switch, PSU1 without DC
+/// power and with its fan failed on one HDR switch, nothing on the other.
+#[test]
+fn public_ibswinfo_samples() {
+    let dir = Path::new("../shared/corpus/public/ib");
+    if !dir.is_dir() {
+        println!("skipped: {} not present", dir.display());
+        return;
+    }
+    let want: [(&str, &[&str]); 3] = [
+        (
+            "ibswinfo__treydock-infiniband_exporter__1.txt",
+            &["a fan runs out of its range"],
+        ),
+        ("ibswinfo__treydock-infiniband_exporter__2.txt", &[]),
+        (
+            "ibswinfo__treydock-infiniband_exporter__3.txt",
+            &["PSU1: no DC power, its fan failed"],
+        ),
+    ];
+    for (name, messages) in want {
+        let doc = read(&std::fs::read_to_string(dir.join(name)).unwrap());
+        assert_clean(&doc, name);
+        assert_eq!(doc.sections.len(), 1, "{name}");
+        assert_eq!(doc.sections[0].kind, Kind::Ibswinfo, "{name}");
+        let report = fabricscope::analyze(&[doc], &Default::default());
+        let got: Vec<&str> = report
+            .findings
+            .iter()
+            .filter(|f| f.rule == "IB009")
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(got.len(), messages.len(), "{name}: {got:?}");
+        for (g, m) in got.iter().zip(messages) {
+            assert!(g.contains(m), "{name}: {g}");
+        }
+    }
+}

@@ -50,6 +50,8 @@ fn inputs() -> Vec<String> {
         "rules/ML002/fires_effective_ber_above_spec.txt",
         "rules/IB008/fires_topology_one_lane_link.txt",
         "rules/IB008/fires_ports_sdr_link.txt",
+        "rules/IB009/fires_fans_out_of_range_and_hot.txt",
+        "rules/IB009/fires_psu_without_dc_power.txt",
     ];
     let mut texts: Vec<String> = files
         .iter()

@@ -103,7 +103,18 @@ fn is_exit_marker(t: &str) -> bool {
 /// `node[01-04] (4)` or `node07` between two rules of dashes (clush -b).
 pub(crate) fn host_banner(line: &str) -> Option<String> {
     let t = line.trim();
-    let name = t.split(" (").next()?.trim();
+    // After the name only clush's host count may follow: `ibswinfo`'s
+    // `uptime (d-h:m:s)   | 12d-…` between its rules is no banner.
+    let name = match t.split_once(" (") {
+        Some((name, count)) => {
+            let digits = count.strip_suffix(')')?;
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            name.trim()
+        }
+        None => t,
+    };
     let ok = !name.is_empty()
         && name.len() <= 128
         && !name.contains(' ')
@@ -496,5 +507,15 @@ mod tests {
             host_banner("node[01-04] (4)").as_deref(),
             Some("node[01-04]")
         );
+        assert_eq!(host_banner("node07").as_deref(), Some("node07"));
+        // After the name only a host count: a tool's line between two rules
+        // (`ibswinfo`'s uptime) is no banner.
+        for line in [
+            "uptime (d-h:m:s)   | 12d-03:04:05",
+            "node07 (x)",
+            "node07 ()",
+        ] {
+            assert_eq!(host_banner(line), None, "{line}");
+        }
     }
 }

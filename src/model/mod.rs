@@ -29,6 +29,7 @@ pub mod iblinkinfo;
 pub mod ibnetdiscover;
 pub mod ibqueryerrors;
 pub mod ibstatus;
+pub mod ibswinfo;
 pub mod ibv_devinfo;
 pub mod mlxlink;
 pub mod perf_fields;

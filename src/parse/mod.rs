@@ -30,6 +30,7 @@ pub mod ibnetdiscover;
 pub mod ibqueryerrors;
 pub mod ibstat;
 pub mod ibstatus;
+pub mod ibswinfo;
 pub mod ibv_devinfo;
 pub mod mlxlink;
 pub mod nvlink;
@@ -263,6 +264,8 @@ formats! {
     Iblinkinfo = "iblinkinfo", crate::model::iblinkinfo::Iblinkinfo, iblinkinfo::FORMAT;
     /// `ibnetdiscover`: topology file or `-p`.
     Ibnetdiscover = "ibnetdiscover", crate::model::ibnetdiscover::Ibnetdiscover, ibnetdiscover::FORMAT;
+    /// `ibswinfo`: an unmanaged switch's vitals.
+    Ibswinfo = "ibswinfo", crate::model::ibswinfo::Ibswinfo, ibswinfo::FORMAT;
     /// `nvidia-smi nvlink` in any read-only mode.
     Nvlink = "nvlink", crate::model::nvlink::Nvlink, nvlink::FORMAT;
     /// `perfquery`, any attribute.

@@ -26,6 +26,7 @@ pub mod registry;
 mod rule;
 mod run;
 pub mod subnet_manager;
+pub mod switch_vitals;
 pub mod thresholds;
 pub mod topology;
 mod wording;

@@ -11,7 +11,7 @@
 
 use super::{
     cross, diag, fabric_links, ib_counters, ib_fleet, ib_port, input, nvlink, subnet_manager,
-    topology, Rule,
+    switch_vitals, topology, Rule,
 };
 use std::fmt::Write as _;
 
@@ -31,6 +31,7 @@ pub static RULES: &[&Rule] = &[
     &ib_port::IB006,
     &subnet_manager::IB007,
     &fabric_links::IB008,
+    &switch_vitals::IB009,
     &ib_counters::IB101,
     &ib_counters::IB102,
     &ib_counters::IB103,

@@ -1,0 +1,386 @@
+//! `ibswinfo -d <device>` (Stanford's `ibswinfo.sh`): `label | value`
+//! lines (labels padded to 18 columns) between `=` and `-` rules:
+//!
+//! ```text
+//! =================================================
+//!  MF0;leaf-02:MQM8790/U1
+//! =================================================
+//! part number        | MQM8790-HS2F
+//! ports              | 80
+//! -------------------------------------------------
+//! PSU0 status        | OK
+//!      P/N           | MTEF-PSF-AC-C
+//!      DC power      | OK
+//!      fan status    | OK
+//!      power (W)     | 287
+//! -------------------------------------------------
+//! temperature (C)    | 47
+//! max temp (C)       | 52
+//! warn threshold (C) | 70/75 (low/high)
+//! -------------------------------------------------
+//! fan status         | OK
+//! fan#1 (rpm)        | 5959
+//! ```
+//!
+//! The `-o inventory|status|vitals` forms (`psu0.status : OK`) are other
+//! layouts and are not read.
+
+use crate::model::ib::Guid;
+use crate::model::ibswinfo::{Ibswinfo, Psu, SwitchVitals};
+use crate::parse::text::{decimal_u32, read_each_line, trim, Unread};
+use crate::parse::{Block, Line, Parsed, Spec};
+
+pub(crate) const FORMAT: Spec<Ibswinfo> = Spec {
+    command: |argv| {
+        argv.first()
+            .is_some_and(|c| *c == "ibswinfo" || *c == "ibswinfo.sh")
+    },
+    starts: |b| matches!(b, b'=' | b'p'),
+    detect,
+    parse,
+    summary,
+    attach_command: None,
+    labels: &[],
+};
+
+/// A rule of `=` (around the description) or `-` (between groups).
+fn is_rule(t: &str, c: char) -> bool {
+    t.len() >= 20 && t.chars().all(|x| x == c)
+}
+
+/// `label | value`, the label trimmed; `None` for other lines.
+fn label_value(raw: &str) -> Option<(&str, &str)> {
+    let (label, value) = raw.split_once(" | ")?;
+    Some((label.trim(), value.trim()))
+}
+
+/// Reads `ibswinfo` output.
+#[must_use]
+pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibswinfo> {
+    // Whether the line before was the opening `=` rule of a block, so
+    // that this one is the switch's description.
+    let mut after_opening = false;
+    read_each_line(lines, |line, out: &mut Ibswinfo, unread: &mut Unread| {
+        let raw = line.text();
+        let t = trim(raw);
+        if is_rule(t, '=') {
+            // The first `=` of a block opens it; the second closes the
+            // description.
+            let opens = out.switches.last().is_none_or(has_fields) && !after_opening;
+            if opens {
+                out.switches.push(SwitchVitals {
+                    span: line.span(),
+                    ..SwitchVitals::default()
+                });
+            }
+            after_opening = opens;
+            extend(out, line);
+            return;
+        }
+        if is_rule(t, '-') {
+            after_opening = false;
+            extend(out, line);
+            return;
+        }
+        if std::mem::take(&mut after_opening) {
+            if let Some(s) = out.switches.last_mut() {
+                s.description = Some(t.to_owned());
+                s.span = s.span.join(line.span());
+            }
+            return;
+        }
+        let Some((label, value)) = label_value(raw) else {
+            unread.line(line, "not an ibswinfo `label | value` line");
+            return;
+        };
+        if out.switches.is_empty() {
+            // Pasted from below its opening rules.
+            out.switches.push(SwitchVitals {
+                span: line.span(),
+                ..SwitchVitals::default()
+            });
+        }
+        let indented = raw.starts_with(' ');
+        if let Some(s) = out.switches.last_mut() {
+            s.span = s.span.join(line.span());
+            read_field(s, label, value, indented, line, unread);
+        }
+    })
+}
+
+/// Whether a block has read a `label | value` line: an `=` rule after it
+/// opens the next block, one before it closes the description.
+fn has_fields(s: &SwitchVitals) -> bool {
+    s.part_number.is_some()
+        || s.serial_number.is_some()
+        || s.product_name.is_some()
+        || s.ports.is_some()
+        || s.guid.is_some()
+        || s.firmware.is_some()
+        || !s.other.is_empty()
+        || !s.psus.is_empty()
+        || s.temperature_c.is_some()
+        || s.fan_status.is_some()
+        || !s.fans_rpm.is_empty()
+}
+
+/// Stretches the last switch's span over a rule line.
+fn extend(out: &mut Ibswinfo, line: &Line<'_>) {
+    if let Some(s) = out.switches.last_mut() {
+        s.span = s.span.join(line.span());
+    }
+}
+
+fn number(value: &str, label: &str, line: &Line<'_>, unread: &mut Unread) -> Option<u32> {
+    match decimal_u32(value) {
+        Ok(n) => Some(n),
+        Err(e) => {
+            unread.number(line, label, e);
+            None
+        }
+    }
+}
+
+fn read_field(
+    s: &mut SwitchVitals,
+    label: &str,
+    value: &str,
+    indented: bool,
+    line: &Line<'_>,
+    unread: &mut Unread,
+) {
+    if indented {
+        let Some(psu) = s.psus.last_mut() else {
+            unread.line(
+                line,
+                "a power supply's line with no `PSUn status` line before it",
+            );
+            return;
+        };
+        psu.span = psu.span.join(line.span());
+        let v = Some(value.to_owned());
+        match label {
+            "P/N" => psu.part_number = v,
+            "S/N" => psu.serial_number = v,
+            "DC power" => psu.dc_power = v,
+            "fan status" => psu.fan_status = v,
+            "power (W)" => psu.power_w = number(value, label, line, unread),
+            _ => unread.line(line, "unknown power supply field"),
+        }
+        return;
+    }
+    if let Some(index) = label
+        .strip_prefix("PSU")
+        .and_then(|r| r.strip_suffix(" status"))
+    {
+        match decimal_u32(index) {
+            Ok(index) => s.psus.push(Psu {
+                index,
+                status: Some(value.to_owned()),
+                span: line.span(),
+                ..Psu::default()
+            }),
+            Err(_) => unread.line(line, "`PSUn status` without a number"),
+        }
+        return;
+    }
+    if let Some(n) = label
+        .strip_prefix("fan#")
+        .and_then(|r| r.strip_suffix(" (rpm)"))
+    {
+        let here = line.span();
+        s.fans_span = Some(s.fans_span.map_or(here, |f| f.join(here)));
+        match (decimal_u32(n), number(value, label, line, unread)) {
+            (Ok(n), Some(rpm)) => s.fans_rpm.push((n, rpm)),
+            (Err(_), _) => unread.line(line, "`fan#N` without a number"),
+            _ => {}
+        }
+        return;
+    }
+    if let Some(n) = label
+        .strip_prefix("QSFP#")
+        .and_then(|r| r.strip_suffix(" (C)"))
+    {
+        let here = line.span();
+        s.temperature_span = Some(s.temperature_span.map_or(here, |t| t.join(here)));
+        match (decimal_u32(n.trim()), number(value, label, line, unread)) {
+            (Ok(n), Some(c)) => s.module_temperatures_c.push((n, c)),
+            (Err(_), _) => unread.line(line, "`QSFP#N` without a number"),
+            _ => {}
+        }
+        return;
+    }
+    let v = Some(value.to_owned());
+    let here = line.span();
+    let grow = |span: &mut Option<crate::span::LineSpan>| {
+        *span = Some(span.map_or(here, |s| s.join(here)));
+    };
+    match label {
+        "temperature (C)" | "max temp (C)" | "warn threshold (C)" => grow(&mut s.temperature_span),
+        "fan status" => grow(&mut s.fans_span),
+        _ => {}
+    }
+    match label {
+        "part number" => s.part_number = v,
+        "serial number" => s.serial_number = v,
+        "product name" => s.product_name = v,
+        "ports" => s.ports = number(value, label, line, unread),
+        "GUID" => match Guid::parse(value) {
+            Some(g) => s.guid = Some(g),
+            None => unread.line(line, "`GUID` is not a GUID"),
+        },
+        "firmware version" => s.firmware = v,
+        "temperature (C)" => s.temperature_c = number(value, label, line, unread),
+        "max temp (C)" => s.max_temperature_c = number(value, label, line, unread),
+        "warn threshold (C)" => {
+            let pair = value
+                .split_whitespace()
+                .next()
+                .and_then(|p| p.split_once('/'))
+                .and_then(|(lo, hi)| Some((decimal_u32(lo).ok()?, decimal_u32(hi).ok()?)));
+            match pair {
+                Some(p) => s.warn_threshold_c = Some(p),
+                None => unread.line(line, "`warn threshold (C)` is not `low/high`"),
+            }
+        }
+        "fan status" => s.fan_status = v,
+        "revision" | "PSID" | "CPLD" | "uptime (d-h:m:s)" => {
+            s.other.push((label.to_owned(), value.to_owned()));
+        }
+        _ => unread.line(line, "unknown ibswinfo field"),
+    }
+}
+
+/// The opening `=` rule of a block with its description and `=` rule
+/// after it, or a `part number | …` line of a block whose rules were cut.
+fn detect(lines: &[Line<'_>]) -> Option<Block> {
+    let first = lines.first()?;
+    let t = trim(first.text());
+    let key = || Block::keyed(format!("ibswinfo at line {}", first.number));
+    if is_rule(t, '=') {
+        let mut next = lines
+            .iter()
+            .skip(1)
+            .filter(|l| !l.is_blank())
+            .map(|l| trim(l.text()));
+        let (_, closing, field) = (next.next()?, next.next()?, next.next()?);
+        return (is_rule(closing, '=') && label_value(field).is_some()).then(key);
+    }
+    label_value(first.text())
+        .is_some_and(|(label, _)| label == "part number")
+        .then(key)
+}
+
+/// `MQM8790-HS2F: 2 PSUs, 9 fans, 47 °C`.
+fn summary(d: &Ibswinfo) -> String {
+    let parts: Vec<String> = d
+        .switches
+        .iter()
+        .map(|s| {
+            let name = s
+                .description
+                .as_deref()
+                .or(s.part_number.as_deref())
+                .unwrap_or("switch");
+            let temp = s
+                .temperature_c
+                .map(|t| format!(", {t} °C"))
+                .unwrap_or_default();
+            format!(
+                "{name}: {} PSU(s), {} fan(s){temp}",
+                s.psus.len(),
+                s.fans_rpm.len()
+            )
+        })
+        .collect();
+    parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::lines_of;
+
+    const RULE: &str = "-------------------------------------------------";
+    const DOUBLE: &str = "=================================================";
+
+    fn sample(psu1_dc: &str, fans: &str, threshold: bool) -> String {
+        let mut s = format!(
+            "{DOUBLE}\n MF0;ib-leaf-09:MSB7790/U1\n{DOUBLE}\npart number        | MSB7790-ES2F\nserial number      | MT1900X01234\nproduct name       | Scorpion IB EDR Unmanaged\nrevision           | AN\nports              | 36\nPSID               | MT_1880110032\nGUID               | 0x1c34da0300aa0101\nfirmware version   | 11.2008.2102\n{RULE}\nuptime (d-h:m:s)   | 12d-03:04:05\n{RULE}\n"
+        );
+        for (i, dc) in [(0, "OK"), (1, psu1_dc)] {
+            s.push_str(&format!("PSU{i} status        | OK\n     P/N           | MTEF-PSF-AC-A\n     S/N           | MT1900X0999{i}\n     DC power      | {dc}\n     fan status    | OK\n     power (W)     | 7{i}\n"));
+        }
+        s.push_str(&format!(
+            "{RULE}\ntemperature (C)    | 44\nmax temp (C)       | 55\n"
+        ));
+        if threshold {
+            s.push_str("warn threshold (C) | 70/75 (low/high)\n");
+        }
+        s.push_str(&format!("{RULE}\nfan status         | {fans}\nfan#1 (rpm)        | 8400\nfan#2 (rpm)        | 7300\n{RULE}\n"));
+        s
+    }
+
+    #[test]
+    fn reads_a_switch_block() {
+        let text = sample("ERROR", "OK", true);
+        let p = parse(&lines_of(&text));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let s = &p.value.switches[..];
+        assert_eq!(s.len(), 1);
+        let s = &s[0];
+        assert_eq!(s.description.as_deref(), Some("MF0;ib-leaf-09:MSB7790/U1"));
+        assert_eq!(s.part_number.as_deref(), Some("MSB7790-ES2F"));
+        assert_eq!(s.ports, Some(36));
+        assert_eq!(s.guid, Guid::parse("0x1c34da0300aa0101"));
+        assert_eq!(s.psus.len(), 2);
+        assert_eq!(s.psus[1].dc_power.as_deref(), Some("ERROR"));
+        assert_eq!(s.psus[1].power_w, Some(71));
+        assert_eq!((s.temperature_c, s.max_temperature_c), (Some(44), Some(55)));
+        assert_eq!(s.warn_threshold_c, Some((70, 75)));
+        assert_eq!(s.fans_rpm, [(1, 8400), (2, 7300)]);
+        assert_eq!(s.fan_status.as_deref(), Some("OK"));
+        assert_eq!(s.other.len(), 3);
+    }
+
+    #[test]
+    fn two_runs_are_two_switches_and_odd_lines_are_said() {
+        let text = format!(
+            "{}{}\nsomething else\n",
+            sample("OK", "OK", false),
+            sample("OK", "ERROR", false)
+        );
+        let p = parse(&lines_of(&text));
+        assert_eq!(p.value.switches.len(), 2);
+        assert_eq!(p.value.switches[1].fan_status.as_deref(), Some("ERROR"));
+        assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    }
+
+    #[test]
+    fn detects_the_block_and_nothing_else() {
+        assert!(detect(&lines_of(&sample("OK", "OK", false))).is_some());
+        assert!(detect(&lines_of("part number        | MQM8790-HS2F\n")).is_some());
+        for text in [
+            "=================================================\nTitle\n=================================================\nplain text\n",
+            "==========\n",
+            "part number: 123\n",
+        ] {
+            assert!(detect(&lines_of(text)).is_none(), "{text}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any line is read or said unread, never lost, and never panics.
+        #[test]
+        fn every_line_is_read_or_said(lines in proptest::collection::vec("[ -~]{0,60}", 0..30)) {
+            let text = lines.join("\n");
+            let input = lines_of(&text);
+            let p = parse(&input);
+            for line in input.iter().filter(|l| !l.is_blank()) {
+                let read = p.value.switches.iter().any(|s| s.span.contains(line.number));
+                let said = p.warnings.iter().any(|w| w.span.contains(line.number));
+                proptest::prop_assert!(read || said, "line {} lost: {:?}", line.number, line.text());
+            }
+        }
+    }
+}

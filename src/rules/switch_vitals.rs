@@ -1,0 +1,264 @@
+//! An unmanaged switch's own alarms, as `ibswinfo` reads them from its
+//! registers: power supplies, fans and temperature.
+
+use super::context::Context;
+use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
+use crate::declare_rule;
+use crate::model::ibswinfo::SwitchVitals;
+use crate::parse::SectionData;
+
+declare_rule! {
+    /// ### What it detects
+    /// A switch whose `ibswinfo` shows a power supply absent or unpowered
+    /// (`PSUn status`), delivering no DC power, or with its fan failed; its
+    /// chassis fans out of their range (`fan status | ERROR`); or its
+    /// temperature at its own warning thresholds (`warn threshold (C)`,
+    /// newer versions of the script).
+    ///
+    /// ### Why it matters
+    /// An unmanaged switch has no management controller to raise an alarm:
+    /// its LEDs turn red and nobody sees them. A switch that lost one of
+    /// its two supplies runs on, without redundancy: the next failure takes
+    /// every link of the switch down. Failed fans let the ASIC and the
+    /// optics heat until links flap or the switch shuts down.
+    ///
+    /// ### Evidence
+    /// The supply's lines, the fan group (with each fan's speed), the
+    /// temperature lines.
+    ///
+    /// ### What to do
+    /// Replace the power supply or reseat its cord (a supply with `DC power
+    /// ERROR` may only lack AC input); replace the fan module; check the
+    /// rack's airflow and the switch's temperature again; until then, watch
+    /// the switch's links (`iblinkinfo`, `ibqueryerrors`).
+    ///
+    /// ### Thresholds and sources
+    /// The switch's own status bits as `ibswinfo` decodes them (MSPS
+    /// power-supply register, FORE fan under/over-limit alerts) and its
+    /// MTMP warning thresholds: `ERROR` where `OK` is expected; at or above
+    /// the high threshold is an error, at or above the low one a warning.
+    pub static IB009 = {
+        id: "IB009",
+        name: "switch-hardware-alarm",
+        family: IbPort,
+        severity: Warning,
+        summary: "Unmanaged switch reports a power supply, fan or temperature alarm (ibswinfo)",
+        needs: "ibswinfo",
+        check: check_switch_vitals,
+    }
+}
+
+/// `OK`, as ibswinfo prints a healthy status.
+fn is_ok(status: Option<&str>) -> bool {
+    status.is_none_or(|s| s == "OK")
+}
+
+fn subject(s: &SwitchVitals) -> Subject {
+    Subject {
+        device: s
+            .description
+            .clone()
+            .or_else(|| s.part_number.clone())
+            .map(|d| d.trim().to_owned()),
+        guid: s.guid,
+        ..Subject::default()
+    }
+}
+
+/// `"MF0;leaf-02:MQM8790/U1"`, or the part number.
+fn name(s: &SwitchVitals) -> String {
+    s.description
+        .as_deref()
+        .or(s.part_number.as_deref())
+        .map_or_else(
+            || "the switch".to_owned(),
+            |d| format!("switch {}", d.trim()),
+        )
+}
+
+const REMEDY: &str = "Replace the power supply or reseat its cord (`DC power ERROR` may only mean no AC input); replace a failed fan module; check the rack's airflow; until then watch the switch's links (`iblinkinfo`, `ibqueryerrors`).";
+
+/// IB009.
+fn check_switch_vitals(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let mut checked = 0;
+    for at in ctx.sections() {
+        let SectionData::Ibswinfo(info) = &at.section.data else {
+            continue;
+        };
+        for s in &info.switches {
+            checked += 1;
+            for psu in &s.psus {
+                let mut wrong = Vec::new();
+                if !is_ok(psu.status.as_deref()) {
+                    wrong.push("absent or unpowered (status ERROR)");
+                }
+                if !is_ok(psu.dc_power.as_deref()) {
+                    wrong.push("no DC power");
+                }
+                if !is_ok(psu.fan_status.as_deref()) {
+                    wrong.push("its fan failed");
+                }
+                if wrong.is_empty() {
+                    continue;
+                }
+                out.push(
+                    IB009
+                        .finding(
+                            subject(s),
+                            format!(
+                                "{} PSU{}: {}; the switch runs without power redundancy",
+                                name(s),
+                                psu.index,
+                                wrong.join(", ")
+                            ),
+                        )
+                        .evidence(Evidence::new(
+                            format!(
+                                "ibswinfo: PSU{} status {}, DC power {}, fan status {}",
+                                psu.index,
+                                psu.status.as_deref().unwrap_or("?"),
+                                psu.dc_power.as_deref().unwrap_or("?"),
+                                psu.fan_status.as_deref().unwrap_or("?")
+                            ),
+                            psu.span,
+                            at.source(),
+                        ))
+                        .threshold(Threshold::new(
+                            "status, DC power and fan status OK",
+                            "the switch's power-supply register (MSPS) as ibswinfo decodes it",
+                        ))
+                        .remediation(REMEDY),
+                );
+            }
+            if let (false, Some(span)) = (is_ok(s.fan_status.as_deref()), s.fans_span) {
+                let speeds: Vec<String> = s
+                    .fans_rpm
+                    .iter()
+                    .map(|(n, rpm)| format!("#{n} {rpm}"))
+                    .collect();
+                out.push(
+                    IB009
+                        .finding(
+                            subject(s),
+                            format!(
+                                "{}: a fan runs out of its range (fan status {})",
+                                name(s),
+                                s.fan_status.as_deref().unwrap_or("?")
+                            ),
+                        )
+                        .evidence(Evidence::new(
+                            format!(
+                                "ibswinfo: fan status {}; fans (rpm): {}",
+                                s.fan_status.as_deref().unwrap_or("?"),
+                                if speeds.is_empty() {
+                                    "none listed".to_owned()
+                                } else {
+                                    speeds.join(", ")
+                                }
+                            ),
+                            span,
+                            at.source(),
+                        ))
+                        .threshold(Threshold::new(
+                            "fan status OK",
+                            "the switch's fan under/over-limit alerts (FORE register) as ibswinfo decodes them",
+                        ))
+                        .remediation(REMEDY),
+                );
+            }
+            let (Some(t), Some((low, high)), Some(span)) =
+                (s.temperature_c, s.warn_threshold_c, s.temperature_span)
+            else {
+                continue;
+            };
+            let severity = if t >= high {
+                Severity::Error
+            } else if t >= low {
+                Severity::Warning
+            } else {
+                continue;
+            };
+            out.push(
+                IB009
+                    .finding(
+                        subject(s),
+                        format!(
+                            "{} runs at {t} °C, at or above its {} warning threshold ({} °C)",
+                            name(s),
+                            if t >= high { "high" } else { "low" },
+                            if t >= high { high } else { low }
+                        ),
+                    )
+                    .severity(severity)
+                    .evidence(Evidence::new(
+                        format!("ibswinfo: temperature {t} °C, warn threshold {low}/{high} °C (low/high)"),
+                        span,
+                        at.source(),
+                    ))
+                    .threshold(Threshold::new(
+                        format!("below {low} °C (warning) and {high} °C (error)"),
+                        "the switch's own thresholds (MTMP register) as ibswinfo prints them",
+                    ))
+                    .remediation(REMEDY),
+            );
+        }
+    }
+    if checked == 0 {
+        return Coverage::Skipped("no ibswinfo output in the input".to_owned());
+    }
+    Coverage::Checked(checked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::findings_of;
+
+    fn switch(temperature: u32, threshold: Option<&str>, fans: &str) -> String {
+        let rule = "-".repeat(49);
+        let mut s = format!(
+            "{d}\n MF0;ib-leaf-11:MSB7790/U1\n{d}\npart number        | MSB7790-ES2F\nGUID               | 0x1c34da0300cc0011\n{rule}\nPSU0 status        | OK\n     DC power      | OK\n     fan status    | OK\n{rule}\ntemperature (C)    | {temperature}\n",
+            d = "=".repeat(49)
+        );
+        if let Some(t) = threshold {
+            s.push_str(&format!("warn threshold (C) | {t} (low/high)\n"));
+        }
+        s.push_str(&format!(
+            "{rule}\nfan status         | {fans}\nfan#1 (rpm)        | 8100\n{rule}\n"
+        ));
+        s
+    }
+
+    #[test]
+    fn temperature_is_judged_by_the_switch_own_thresholds() {
+        let f = findings_of(&IB009, &switch(72, Some("70/75"), "OK"));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(
+            f[0].message.contains("low warning threshold (70 °C)"),
+            "{}",
+            f[0].message
+        );
+        let f = findings_of(&IB009, &switch(75, Some("70/75"), "OK"));
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(findings_of(&IB009, &switch(69, Some("70/75"), "OK")).is_empty());
+        // Without thresholds (older script versions) a temperature is not
+        // judged: no number of our own stands in for the switch's.
+        assert!(findings_of(&IB009, &switch(95, None, "OK")).is_empty());
+    }
+
+    #[test]
+    fn a_fan_alarm_lists_the_fans_it_saw() {
+        let f = findings_of(&IB009, &switch(50, None, "ERROR"));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].evidence[0].text.contains("#1 8100"),
+            "{:?}",
+            f[0].evidence
+        );
+        assert_eq!(
+            f[0].subject.device.as_deref(),
+            Some("MF0;ib-leaf-11:MSB7790/U1")
+        );
+    }
+}
