@@ -208,9 +208,12 @@ fn bracket_prompt(rest: &str) -> Option<(Option<String>, &str)> {
     is_hostname(host).then(|| (Some(host.to_owned()), command))
 }
 
-/// `$ cmd`, `$`, `# ibstat`.
+/// `$ cmd`, `$`, `# ibstat`. A `#` alone is not one: it is the comment
+/// line that frames `ibnetdiscover`'s topology header (read as a prompt,
+/// it cut the output into pieces and dropped the host of the prompt above
+/// it), and a root prompt shows its command or its `user@host`.
 fn bare_prompt(t: &str) -> Option<&str> {
-    if t == "$" || t == "#" {
+    if t == "$" {
         return Some("");
     }
     if let Some(cmd) = t.strip_prefix("$ ") {

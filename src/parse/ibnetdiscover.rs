@@ -317,16 +317,17 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?;
     let t = trim(first.text());
     let line = first.number;
-    if t.starts_with(TOPOLOGY_HEADER) {
-        // A second topology file is a second snapshot: a new section.
-        return Some(Block::keyed("topology file"));
-    }
-    if t.starts_with(INITIATED_FROM) {
-        // The preamble's last comment: a lone `#` line before it reads as
-        // a bare root prompt, which ends the section the header opened.
-        return Some(Block::keyed(format!("ibnetdiscover at line {line}")));
-    }
+    // Keyed by line: every piece of one listing continues its section (a
+    // second run is told apart by the prompt before it).
     let at_line = || Block::keyed(format!("ibnetdiscover at line {line}"));
+    if t == "#" {
+        // The comment line that opens the topology file's header.
+        let next = lines.iter().skip(1).find(|l| !l.is_blank())?;
+        return trim(next.text()).starts_with(TOPOLOGY_HEADER).then(at_line);
+    }
+    if t.starts_with(TOPOLOGY_HEADER) || t.starts_with(INITIATED_FROM) {
+        return Some(at_line());
+    }
     if t.starts_with("vendid=0x") {
         let next = lines.iter().skip(1).find(|l| !l.is_blank())?;
         return trim(next.text()).starts_with("devid=0x").then(at_line);
@@ -442,6 +443,7 @@ Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"
     fn detects_each_layout_and_nothing_else() {
         for text in [
             "# Topology file: generated on Mon Mar  2 10:00:00 2026\n",
+            "#\n# Topology file: generated on Mon Mar  2 10:00:00 2026\n",
             "# Initiated from node 0c42a10300b1c2d0 port 0c42a10300b1c2d0\n",
             "vendid=0x2c9\ndevid=0xd2f0\n",
             "Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"\n",
@@ -452,6 +454,7 @@ Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"
         }
         for text in [
             "# a comment\n",
+            "#\n# a comment\n",
             "vendid=0x2c9\nsomething else\n",
             "CA 'mlx5_0'\n",
             "[1] some note\n",

@@ -2,7 +2,7 @@
 //! width and speed it trained at.
 
 use super::context::Context;
-use super::{Coverage, Evidence, Finding, Subject, Threshold};
+use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::model::ib::Guid;
 use crate::model::iblinkinfo::{LaneGeneration, NodeType};
@@ -49,6 +49,42 @@ declare_rule! {
         summary: "Link trained at 1X or SDR while the fabric's links run 4X and FDR or faster (ibnetdiscover)",
         needs: "ibnetdiscover (topology file or -p)",
         check: check_trained_down,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// An `ibnetdiscover` topology file that lists only host adapters and
+    /// no link at all: discovery from this host's port found no switch and
+    /// no other node.
+    ///
+    /// ### Why it matters
+    /// `ibnetdiscover` walks the subnet from the local port. A port cabled
+    /// to a working switch port always finds at least that switch, so an
+    /// output with only the local adapter means its link is down: no cable,
+    /// a failed cable or transceiver, a disabled switch port, or a port the
+    /// host brought down. The host is cut off from the fabric.
+    ///
+    /// ### Evidence
+    /// The adapter's node line, and whether anything follows the listing:
+    /// a paste that ends right after the adapter may have been cut there,
+    /// so that case is said at `info` only.
+    ///
+    /// ### What to do
+    /// Check the port with `ibstat` (State, Physical state), reseat or
+    /// replace the cable, check the switch port's state and LEDs.
+    ///
+    /// ### Thresholds and sources
+    /// At least one link from the local port (infiniband-diags
+    /// `ibnetdiscover` discovers through the local port's link).
+    pub static IB010 = {
+        id: "IB010",
+        name: "no-link-discovered",
+        family: IbPort,
+        severity: Error,
+        summary: "ibnetdiscover found only this host's adapter and no link: its port reaches no switch",
+        needs: "ibnetdiscover (topology file)",
+        check: check_nothing_discovered,
     }
 }
 
@@ -242,6 +278,64 @@ fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     Coverage::Checked(judged)
 }
 
+/// IB010.
+fn check_nothing_discovered(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let mut checked = 0;
+    for at in ctx.sections() {
+        let SectionData::Ibnetdiscover(d) = &at.section.data else {
+            continue;
+        };
+        // The topology file's layout only: `-p` lines say nothing of the
+        // nodes a listing holds.
+        let Some(first) = d.nodes.first() else {
+            continue;
+        };
+        checked += 1;
+        let alone = d.ports.is_empty() && d.nodes.iter().all(|n| n.node_type == NodeType::Ca);
+        if !alone {
+            continue;
+        }
+        let cut_possible = ctx.ends_input(at);
+        let desc = first.desc.as_deref().map_or("this adapter", str::trim);
+        let mut f = IB010
+            .finding(
+                // The host whose port this is: the listing starts from it.
+                Subject {
+                    host: at.section.host.clone(),
+                    device: first.desc.as_deref().map(|d| d.trim().to_owned()),
+                    guid: first.guid,
+                    ..Subject::default()
+                },
+                if cut_possible {
+                    format!("ibnetdiscover lists only \"{desc}\" and no link; the paste ends right after it, so it may be cut there: if not, its port reaches no switch")
+                } else {
+                    format!("ibnetdiscover from \"{desc}\" found no switch and no link: its port reaches nothing")
+                },
+            )
+            .evidence(Evidence::new(
+                format!(
+                    "ibnetdiscover: {} node(s), all host adapters, no port line",
+                    d.nodes.len()
+                ),
+                first.span,
+                at.source(),
+            ))
+            .threshold(Threshold::new(
+                "at least one link from the local port",
+                "infiniband-diags ibnetdiscover discovers the subnet through the local port's link",
+            ))
+            .remediation("Check the port with `ibstat` (State, Physical state); reseat or replace the cable; check the switch port's state and LEDs.");
+        if cut_possible {
+            f = f.severity(Severity::Info);
+        }
+        out.push(f);
+    }
+    if checked == 0 {
+        return Coverage::Skipped("no ibnetdiscover topology file in the input".to_owned());
+    }
+    Coverage::Checked(checked)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,6 +407,33 @@ mod tests {
         let text = format!("$ ibnetdiscover -p\n{listing}$ ibnetdiscover -p\n{listing}");
         let f = findings_of(&IB008, &text);
         assert_eq!(f.len(), 1, "{f:?}");
+    }
+
+    const ALONE: &str = "vendid=0x2c9\ndevid=0x1021\nsysimgguid=0xb8e92403aa000101\ncaguid=0xb8e92403aa000101\nCa\t1 \"H-b8e92403aa000101\"\t\t# \"gn17 HCA-1\"\n";
+
+    #[test]
+    fn an_adapter_alone_is_an_error_when_output_follows_and_info_at_the_end() {
+        let text = format!("$ ibnetdiscover\n{ALONE}$ date\nMon Nov 30 00:53:23 UTC 2026\n");
+        let f = findings_of(&IB010, &text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].subject.device.as_deref(), Some("gn17 HCA-1"));
+        let f = findings_of(&IB010, &format!("$ ibnetdiscover\n{ALONE}"));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            f[0].severity,
+            Severity::Info,
+            "a paste may be cut after the adapter"
+        );
+        assert!(f[0].message.contains("may be cut"), "{}", f[0].message);
+    }
+
+    #[test]
+    fn a_listing_with_a_switch_or_a_link_is_not_alone() {
+        let text =
+            "Switch\t41 \"S-1070fd0300aa0010\"\t\t# \"leaf-07\" enhanced port 0 lid 12 lmc 0\n\
+            [1]\t\"H-0c42a10300b1c2d0\"[1](c42a10300b1c2d0) \t\t# \"gn01 mlx5_0\" lid 31 4xHDR\n";
+        assert!(findings_of(&IB010, text).is_empty());
     }
 
     #[test]

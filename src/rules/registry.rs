@@ -32,6 +32,7 @@ pub static RULES: &[&Rule] = &[
     &subnet_manager::IB007,
     &fabric_links::IB008,
     &switch_vitals::IB009,
+    &fabric_links::IB010,
     &ib_counters::IB101,
     &ib_counters::IB102,
     &ib_counters::IB103,
