@@ -29,23 +29,37 @@ fn assert_clean(doc: &Document, what: &str) {
     );
 }
 
-#[test]
-fn public_ibstatus_sample() {
+/// The public InfiniBand samples whose file names start with `prefix`, as
+/// (file name, document), each read whole without a warning; `None` where
+/// the shared corpus is absent.
+fn public_samples(prefix: &str) -> Option<Vec<(String, Document)>> {
     let dir = Path::new("../shared/corpus/public/ib");
     if !dir.is_dir() {
         println!("skipped: {} not present", dir.display());
-        return;
+        return None;
     }
-    let mut seen = 0;
+    let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if !name.starts_with("ibstatus__") {
-            continue;
+        if name.starts_with(prefix) {
+            let doc = read(&std::fs::read_to_string(&path).unwrap());
+            assert_clean(&doc, &name);
+            out.push((name, doc));
         }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Some(out)
+}
+
+#[test]
+fn public_ibstatus_sample() {
+    let Some(samples) = public_samples("ibstatus__") else {
+        return;
+    };
+    let mut seen = 0;
+    for (name, doc) in samples {
         seen += 1;
-        let doc = read(&std::fs::read_to_string(&path).unwrap());
-        assert_clean(&doc, &name);
         assert_eq!(doc.sections.len(), 1, "{name}");
         assert_eq!(doc.sections[0].kind, Kind::Ibstatus);
         if name != "ibstatus__gpud-testdata__1.txt" {
@@ -81,7 +95,7 @@ fn public_ibstatus_sample() {
             Some("QDR")
         );
     }
-    assert!(seen > 0, "no ibstatus__*.txt in {}", dir.display());
+    assert!(seen > 0, "no ibstatus__*.txt among the public samples");
 }
 
 fn ibsim_dir() -> PathBuf {
@@ -375,21 +389,12 @@ fn ibstatus_without_sysfs_reports_the_failure() {
 /// line is read, and the healthy fabric's links give no IB008 finding.
 #[test]
 fn public_ibnetdiscover_samples() {
-    let dir = Path::new("../shared/corpus/public/ib");
-    if !dir.is_dir() {
-        println!("skipped: {} not present", dir.display());
+    let Some(samples) = public_samples("ibnetdiscover__") else {
         return;
-    }
+    };
     let mut seen = 0;
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if !name.starts_with("ibnetdiscover__") {
-            continue;
-        }
+    for (name, doc) in samples {
         seen += 1;
-        let doc = read(&std::fs::read_to_string(&path).unwrap());
-        assert_clean(&doc, &name);
         let listings: Vec<&fabricscope::model::ibnetdiscover::Ibnetdiscover> = doc
             .sections
             .iter()
@@ -456,16 +461,6 @@ fn ibsim_ibnetdiscover_names_the_links_trained_narrow() {
             continue;
         }
         let s = scenario(&name);
-        let desc = |id: &str| {
-            s["nodes"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|n| n["id"] == id)
-                .and_then(|n| n["desc"].as_str())
-                .unwrap()
-                .to_owned()
-        };
         let is_host = |id: &str| {
             s["nodes"]
                 .as_array()
@@ -480,7 +475,7 @@ fn ibsim_ibnetdiscover_names_the_links_trained_narrow() {
             .filter(|l| l["width"] == "1X")
             .map(|l| {
                 let (a, b) = (l["a"][0].as_str().unwrap(), l["b"][0].as_str().unwrap());
-                desc(if is_host(b) { b } else { a })
+                desc_of(&s, if is_host(b) { b } else { a })
             })
             .collect();
         want.sort();
@@ -516,11 +511,9 @@ fn ibsim_ibnetdiscover_names_the_links_trained_narrow() {
 /// power and with its fan failed on one HDR switch, nothing on the other.
 #[test]
 fn public_ibswinfo_samples() {
-    let dir = Path::new("../shared/corpus/public/ib");
-    if !dir.is_dir() {
-        println!("skipped: {} not present", dir.display());
+    let Some(samples) = public_samples("ibswinfo__") else {
         return;
-    }
+    };
     let want: [(&str, &[&str]); 3] = [
         (
             "ibswinfo__treydock-infiniband_exporter__1.txt",
@@ -532,9 +525,9 @@ fn public_ibswinfo_samples() {
             &["PSU1: no DC power, its fan failed"],
         ),
     ];
-    for (name, messages) in want {
-        let doc = read(&std::fs::read_to_string(dir.join(name)).unwrap());
-        assert_clean(&doc, name);
+    assert_eq!(samples.len(), want.len(), "the three ibswinfo samples");
+    for ((name, doc), (want_name, messages)) in samples.into_iter().zip(want) {
+        assert_eq!(name, want_name);
         assert_eq!(doc.sections.len(), 1, "{name}");
         assert_eq!(doc.sections[0].kind, Kind::Ibswinfo, "{name}");
         let report = fabricscope::analyze(&[doc], &Default::default());

@@ -208,8 +208,9 @@ impl LinkWidth {
     }
 }
 
-/// InfiniBand generations, by the per-lane speed libibmad prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// InfiniBand generations, by the per-lane speed libibmad prints; ordered
+/// slowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum LaneGeneration {
     /// 2.5 Gb/s lanes.
@@ -256,19 +257,37 @@ impl LaneGeneration {
     /// The generation by its name as the tools print it (`EDR`, `FDR10`).
     #[must_use]
     pub fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "SDR" => Self::Sdr,
-            "DDR" => Self::Ddr,
-            "QDR" => Self::Qdr,
-            "FDR10" => Self::Fdr10,
-            "FDR" => Self::Fdr,
-            "EDR" => Self::Edr,
-            "HDR" => Self::Hdr,
-            "NDR" => Self::Ndr,
-            "XDR" => Self::Xdr,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|g| g.name() == name)
     }
+
+    /// The name the tools print (`EDR`, `FDR10`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sdr => "SDR",
+            Self::Ddr => "DDR",
+            Self::Qdr => "QDR",
+            Self::Fdr10 => "FDR10",
+            Self::Fdr => "FDR",
+            Self::Edr => "EDR",
+            Self::Hdr => "HDR",
+            Self::Ndr => "NDR",
+            Self::Xdr => "XDR",
+        }
+    }
+
+    /// Every generation, slowest first.
+    pub const ALL: [Self; 9] = [
+        Self::Sdr,
+        Self::Ddr,
+        Self::Qdr,
+        Self::Fdr10,
+        Self::Fdr,
+        Self::Edr,
+        Self::Hdr,
+        Self::Ndr,
+        Self::Xdr,
+    ];
 
     /// The lane rate the industry quotes (EDR 25, HDR 50, NDR 100), from
     /// which ibstat's `Rate` is computed.

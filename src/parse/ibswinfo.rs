@@ -29,6 +29,7 @@ use crate::model::ib::Guid;
 use crate::model::ibswinfo::{Ibswinfo, Psu, SwitchVitals};
 use crate::parse::text::{decimal_u32, read_each_line, trim, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
+use crate::span::LineSpan;
 
 pub(crate) const FORMAT: Spec<Ibswinfo> = Spec {
     command: |argv| {
@@ -184,40 +185,23 @@ fn read_field(
         }
         return;
     }
-    if let Some(n) = label
-        .strip_prefix("fan#")
-        .and_then(|r| r.strip_suffix(" (rpm)"))
-    {
-        let here = line.span();
-        s.fans_span = Some(s.fans_span.map_or(here, |f| f.join(here)));
-        match (decimal_u32(n), number(value, label, line, unread)) {
-            (Ok(n), Some(rpm)) => s.fans_rpm.push((n, rpm)),
-            (Err(_), _) => unread.line(line, "`fan#N` without a number"),
-            _ => {}
-        }
+    let here = line.span();
+    if let Some(reading) = numbered(label, value, ("fan#", " (rpm)"), line, unread) {
+        grow(&mut s.fans_span, here);
+        s.fans_rpm.extend(reading);
         return;
     }
-    if let Some(n) = label
-        .strip_prefix("QSFP#")
-        .and_then(|r| r.strip_suffix(" (C)"))
-    {
-        let here = line.span();
-        s.temperature_span = Some(s.temperature_span.map_or(here, |t| t.join(here)));
-        match (decimal_u32(n.trim()), number(value, label, line, unread)) {
-            (Ok(n), Some(c)) => s.module_temperatures_c.push((n, c)),
-            (Err(_), _) => unread.line(line, "`QSFP#N` without a number"),
-            _ => {}
-        }
+    if let Some(reading) = numbered(label, value, ("QSFP#", " (C)"), line, unread) {
+        grow(&mut s.temperature_span, here);
+        s.module_temperatures_c.extend(reading);
         return;
     }
     let v = Some(value.to_owned());
-    let here = line.span();
-    let grow = |span: &mut Option<crate::span::LineSpan>| {
-        *span = Some(span.map_or(here, |s| s.join(here)));
-    };
     match label {
-        "temperature (C)" | "max temp (C)" | "warn threshold (C)" => grow(&mut s.temperature_span),
-        "fan status" => grow(&mut s.fans_span),
+        "temperature (C)" | "max temp (C)" | "warn threshold (C)" => {
+            grow(&mut s.temperature_span, here);
+        }
+        "fan status" => grow(&mut s.fans_span, here),
         _ => {}
     }
     match label {
@@ -249,6 +233,34 @@ fn read_field(
         }
         _ => unread.line(line, "unknown ibswinfo field"),
     }
+}
+
+/// Stretches a group's span over one more line.
+fn grow(span: &mut Option<LineSpan>, line: LineSpan) {
+    *span = Some(span.map_or(line, |s| s.join(line)));
+}
+
+/// A numbered reading, `fan#3 (rpm) | 5959` → `(3, 5959)`, for labels
+/// between `affixes`; `None` for other labels, and `Some(None)` for one
+/// whose numbers could not be read (said unread).
+fn numbered(
+    label: &str,
+    value: &str,
+    affixes: (&str, &str),
+    line: &Line<'_>,
+    unread: &mut Unread,
+) -> Option<Option<(u32, u32)>> {
+    let n = label.strip_prefix(affixes.0)?.strip_suffix(affixes.1)?;
+    Some(
+        match (decimal_u32(n.trim()), number(value, label, line, unread)) {
+            (Ok(n), Some(v)) => Some((n, v)),
+            (Err(_), _) => {
+                unread.line(line, &format!("`{}N` without a number", affixes.0));
+                None
+            }
+            _ => None,
+        },
+    )
 }
 
 /// The opening `=` rule of a block with its description and `=` rule
@@ -369,7 +381,52 @@ mod tests {
         }
     }
 
+    /// A switch block in the script's layout (`%-18s | %s`), from values.
+    fn render(psus: &[(bool, bool, bool, u32)], temperature: u32, fans: &[u32]) -> String {
+        let ok = |b: bool| if b { "OK" } else { "ERROR" };
+        let kv = |k: &str, v: &str| format!("{k:<18} | {v}\n");
+        let mut s = format!("{DOUBLE}\n MF0;leaf:MQM8790/U1\n{DOUBLE}\n");
+        s.push_str(&kv("part number", "MQM8790-HS2F"));
+        s.push_str(&format!("{RULE}\n"));
+        for (i, (present, dc, fan, watts)) in psus.iter().enumerate() {
+            s.push_str(&kv(&format!("PSU{i} status"), ok(*present)));
+            s.push_str(&kv("     DC power", ok(*dc)));
+            s.push_str(&kv("     fan status", ok(*fan)));
+            s.push_str(&kv("     power (W)", &watts.to_string()));
+        }
+        s.push_str(&format!("{RULE}\n"));
+        s.push_str(&kv("temperature (C)", &temperature.to_string()));
+        s.push_str(&format!("{RULE}\n"));
+        s.push_str(&kv("fan status", "OK"));
+        for (n, rpm) in fans.iter().enumerate() {
+            s.push_str(&kv(&format!("fan#{} (rpm)", n + 1), &rpm.to_string()));
+        }
+        s
+    }
+
     proptest::proptest! {
+        /// Whatever the supplies, temperature and fans, the block reads
+        /// back as the values it was written from, without a warning.
+        #[test]
+        fn a_rendered_block_reads_back(
+            psus in proptest::collection::vec((proptest::bool::ANY, proptest::bool::ANY, proptest::bool::ANY, 0u32..2000), 0..4),
+            temperature in 0u32..120,
+            fans in proptest::collection::vec(0u32..30000, 0..12),
+        ) {
+            let p = parse(&lines_of(&render(&psus, temperature, &fans)));
+            proptest::prop_assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+            proptest::prop_assert_eq!(p.value.switches.len(), 1);
+            let s = &p.value.switches[0];
+            let status = |o: &Option<String>| o.as_deref() == Some("OK");
+            let got: Vec<(bool, bool, bool, u32)> = s.psus.iter().map(|p| (
+                status(&p.status), status(&p.dc_power), status(&p.fan_status), p.power_w.unwrap_or(u32::MAX),
+            )).collect();
+            proptest::prop_assert_eq!(got, psus);
+            proptest::prop_assert_eq!(s.temperature_c, Some(temperature));
+            let want: Vec<(u32, u32)> = (1..).zip(fans).collect();
+            proptest::prop_assert_eq!(&s.fans_rpm, &want);
+        }
+
         /// Any line is read or said unread, never lost, and never panics.
         #[test]
         fn every_line_is_read_or_said(lines in proptest::collection::vec("[ -~]{0,60}", 0..30)) {

@@ -145,31 +145,6 @@ fn usual<T: Ord + Copy>(values: impl Iterator<Item = T>) -> Option<T> {
         .map(|(v, _)| v)
 }
 
-/// A speed's place in the order of generations (SDR first).
-fn speed_rank(g: LaneGeneration) -> u8 {
-    match g {
-        LaneGeneration::Sdr => 0,
-        LaneGeneration::Ddr => 1,
-        LaneGeneration::Qdr => 2,
-        LaneGeneration::Fdr10 => 3,
-        LaneGeneration::Fdr => 4,
-        LaneGeneration::Edr => 5,
-        LaneGeneration::Hdr => 6,
-        LaneGeneration::Ndr => 7,
-        LaneGeneration::Xdr => 8,
-    }
-}
-
-/// The generation of a rank ([`speed_rank`]).
-fn rank_name(rank: u8) -> &'static str {
-    [
-        "SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR",
-    ]
-    .get(usize::from(rank))
-    .copied()
-    .unwrap_or("?")
-}
-
 /// `"gn02 mlx5_0" port 1`.
 fn end_words(end: &NetEnd) -> String {
     let name = end.desc.as_deref().map_or_else(
@@ -207,7 +182,7 @@ fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let widths = links
             .iter()
             .filter_map(|l| l.first.width.as_ref().and_then(|w| w.lanes));
-        let speeds = links.iter().filter_map(|l| l.first.speed.map(speed_rank));
+        let speeds = links.iter().filter_map(|l| l.first.speed);
         let (Some(width), Some(speed)) = (usual(widths), usual(speeds)) else {
             continue;
         };
@@ -215,16 +190,16 @@ fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         for link in &links {
             let p = link.first;
             let lanes = p.width.as_ref().and_then(|w| w.lanes);
-            let rank = p.speed.map(speed_rank);
+
             let narrow = lanes == Some(1) && width >= 4;
-            let slow = rank == Some(0) && speed >= speed_rank(LaneGeneration::Fdr);
+            let slow = p.speed == Some(LaneGeneration::Sdr) && speed >= LaneGeneration::Fdr;
             if (!narrow && !slow) || !named.insert(link.key) {
                 continue;
             }
             let trained = format!(
                 "{}{}",
                 p.width.as_ref().map_or("?", |w| w.text.as_str()),
-                p.speed.map_or("???", |s| rank_name(speed_rank(s)))
+                p.speed.map_or("???", LaneGeneration::name)
             );
             let remote = p.remote.as_ref().map(end_words).unwrap_or_default();
             let what = match (narrow, slow) {
@@ -245,13 +220,13 @@ fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     format!(
                         "link {} ↔ {remote} trained at {trained} ({what}); the fabric's links usually run {width}x{}",
                         end_words(&p.local),
-                        rank_name(speed),
+                        speed.name(),
                     ),
                 )
                 .threshold(Threshold::new(
                     format!(
                         "the fabric's usual width and speed ({width}x{}): 1X against 4X or wider, SDR against FDR or faster",
-                        rank_name(speed)
+                        speed.name()
                     ),
                     "IBA link training; infiniband-diags iblinkinfo `Could be`",
                 ))

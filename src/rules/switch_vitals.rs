@@ -1,11 +1,12 @@
 //! An unmanaged switch's own alarms, as `ibswinfo` reads them from its
 //! registers: power supplies, fans and temperature.
 
-use super::context::Context;
+use super::context::{Context, SectionRef};
 use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
-use crate::model::ibswinfo::SwitchVitals;
+use crate::model::ibswinfo::{Psu, SwitchVitals};
 use crate::parse::SectionData;
+use crate::span::LineSpan;
 
 declare_rule! {
     /// ### What it detects
@@ -78,6 +79,128 @@ fn name(s: &SwitchVitals) -> String {
 
 const REMEDY: &str = "Replace the power supply or reseat its cord (`DC power ERROR` may only mean no AC input); replace a failed fan module; check the rack's airflow; until then watch the switch's links (`iblinkinfo`, `ibqueryerrors`).";
 
+/// An IB009 finding on switch `s`: its words, the lines that show it, and
+/// the status it was held to. Every alarm has the same remedy.
+fn alarm(
+    s: &SwitchVitals,
+    at: SectionRef<'_>,
+    message: String,
+    evidence: (String, LineSpan),
+    threshold: Threshold,
+) -> Finding {
+    IB009
+        .finding(subject(s), message)
+        .evidence(Evidence::new(evidence.0, evidence.1, at.source()))
+        .threshold(threshold)
+        .remediation(REMEDY)
+}
+
+/// A power supply absent, without DC power or with its fan failed.
+fn psu_alarm(s: &SwitchVitals, psu: &Psu, at: SectionRef<'_>) -> Option<Finding> {
+    let checks = [
+        (&psu.status, "absent or unpowered (status ERROR)"),
+        (&psu.dc_power, "no DC power"),
+        (&psu.fan_status, "its fan failed"),
+    ];
+    let wrong: Vec<&str> = checks
+        .iter()
+        .filter(|(status, _)| !is_ok(status.as_deref()))
+        .map(|(_, words)| *words)
+        .collect();
+    if wrong.is_empty() {
+        return None;
+    }
+    let shown = |v: &Option<String>| v.as_deref().unwrap_or("?").to_owned();
+    Some(alarm(
+        s,
+        at,
+        format!(
+            "{} PSU{}: {}; the switch runs without power redundancy",
+            name(s),
+            psu.index,
+            wrong.join(", ")
+        ),
+        (
+            format!(
+                "ibswinfo: PSU{} status {}, DC power {}, fan status {}",
+                psu.index,
+                shown(&psu.status),
+                shown(&psu.dc_power),
+                shown(&psu.fan_status)
+            ),
+            psu.span,
+        ),
+        Threshold::new(
+            "status, DC power and fan status OK",
+            "the switch's power-supply register (MSPS) as ibswinfo decodes it",
+        ),
+    ))
+}
+
+/// The chassis fans out of their range.
+fn fan_alarm(s: &SwitchVitals, at: SectionRef<'_>) -> Option<Finding> {
+    let span = s.fans_span.filter(|_| !is_ok(s.fan_status.as_deref()))?;
+    let status = s.fan_status.as_deref().unwrap_or("?");
+    let speeds: Vec<String> = s
+        .fans_rpm
+        .iter()
+        .map(|(n, rpm)| format!("#{n} {rpm}"))
+        .collect();
+    let speeds = if speeds.is_empty() {
+        "none listed".to_owned()
+    } else {
+        speeds.join(", ")
+    };
+    Some(alarm(
+        s,
+        at,
+        format!(
+            "{}: a fan runs out of its range (fan status {status})",
+            name(s)
+        ),
+        (
+            format!("ibswinfo: fan status {status}; fans (rpm): {speeds}"),
+            span,
+        ),
+        Threshold::new(
+            "fan status OK",
+            "the switch's fan under/over-limit alerts (FORE register) as ibswinfo decodes them",
+        ),
+    ))
+}
+
+/// The temperature at or above the switch's own warning thresholds (not
+/// judged where the script prints none).
+fn temperature_alarm(s: &SwitchVitals, at: SectionRef<'_>) -> Option<Finding> {
+    let (t, (low, high), span) = (s.temperature_c?, s.warn_threshold_c?, s.temperature_span?);
+    let (severity, which, limit) = if t >= high {
+        (Severity::Error, "high", high)
+    } else if t >= low {
+        (Severity::Warning, "low", low)
+    } else {
+        return None;
+    };
+    Some(
+        alarm(
+            s,
+            at,
+            format!(
+                "{} runs at {t} °C, at or above its {which} warning threshold ({limit} °C)",
+                name(s)
+            ),
+            (
+                format!("ibswinfo: temperature {t} °C, warn threshold {low}/{high} °C (low/high)"),
+                span,
+            ),
+            Threshold::new(
+                format!("below {low} °C (warning) and {high} °C (error)"),
+                "the switch's own thresholds (MTMP register) as ibswinfo prints them",
+            ),
+        )
+        .severity(severity),
+    )
+}
+
 /// IB009.
 fn check_switch_vitals(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let mut checked = 0;
@@ -87,120 +210,9 @@ fn check_switch_vitals(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         };
         for s in &info.switches {
             checked += 1;
-            for psu in &s.psus {
-                let mut wrong = Vec::new();
-                if !is_ok(psu.status.as_deref()) {
-                    wrong.push("absent or unpowered (status ERROR)");
-                }
-                if !is_ok(psu.dc_power.as_deref()) {
-                    wrong.push("no DC power");
-                }
-                if !is_ok(psu.fan_status.as_deref()) {
-                    wrong.push("its fan failed");
-                }
-                if wrong.is_empty() {
-                    continue;
-                }
-                out.push(
-                    IB009
-                        .finding(
-                            subject(s),
-                            format!(
-                                "{} PSU{}: {}; the switch runs without power redundancy",
-                                name(s),
-                                psu.index,
-                                wrong.join(", ")
-                            ),
-                        )
-                        .evidence(Evidence::new(
-                            format!(
-                                "ibswinfo: PSU{} status {}, DC power {}, fan status {}",
-                                psu.index,
-                                psu.status.as_deref().unwrap_or("?"),
-                                psu.dc_power.as_deref().unwrap_or("?"),
-                                psu.fan_status.as_deref().unwrap_or("?")
-                            ),
-                            psu.span,
-                            at.source(),
-                        ))
-                        .threshold(Threshold::new(
-                            "status, DC power and fan status OK",
-                            "the switch's power-supply register (MSPS) as ibswinfo decodes it",
-                        ))
-                        .remediation(REMEDY),
-                );
-            }
-            if let (false, Some(span)) = (is_ok(s.fan_status.as_deref()), s.fans_span) {
-                let speeds: Vec<String> = s
-                    .fans_rpm
-                    .iter()
-                    .map(|(n, rpm)| format!("#{n} {rpm}"))
-                    .collect();
-                out.push(
-                    IB009
-                        .finding(
-                            subject(s),
-                            format!(
-                                "{}: a fan runs out of its range (fan status {})",
-                                name(s),
-                                s.fan_status.as_deref().unwrap_or("?")
-                            ),
-                        )
-                        .evidence(Evidence::new(
-                            format!(
-                                "ibswinfo: fan status {}; fans (rpm): {}",
-                                s.fan_status.as_deref().unwrap_or("?"),
-                                if speeds.is_empty() {
-                                    "none listed".to_owned()
-                                } else {
-                                    speeds.join(", ")
-                                }
-                            ),
-                            span,
-                            at.source(),
-                        ))
-                        .threshold(Threshold::new(
-                            "fan status OK",
-                            "the switch's fan under/over-limit alerts (FORE register) as ibswinfo decodes them",
-                        ))
-                        .remediation(REMEDY),
-                );
-            }
-            let (Some(t), Some((low, high)), Some(span)) =
-                (s.temperature_c, s.warn_threshold_c, s.temperature_span)
-            else {
-                continue;
-            };
-            let severity = if t >= high {
-                Severity::Error
-            } else if t >= low {
-                Severity::Warning
-            } else {
-                continue;
-            };
-            out.push(
-                IB009
-                    .finding(
-                        subject(s),
-                        format!(
-                            "{} runs at {t} °C, at or above its {} warning threshold ({} °C)",
-                            name(s),
-                            if t >= high { "high" } else { "low" },
-                            if t >= high { high } else { low }
-                        ),
-                    )
-                    .severity(severity)
-                    .evidence(Evidence::new(
-                        format!("ibswinfo: temperature {t} °C, warn threshold {low}/{high} °C (low/high)"),
-                        span,
-                        at.source(),
-                    ))
-                    .threshold(Threshold::new(
-                        format!("below {low} °C (warning) and {high} °C (error)"),
-                        "the switch's own thresholds (MTMP register) as ibswinfo prints them",
-                    ))
-                    .remediation(REMEDY),
-            );
+            out.extend(s.psus.iter().filter_map(|psu| psu_alarm(s, psu, at)));
+            out.extend(fan_alarm(s, at));
+            out.extend(temperature_alarm(s, at));
         }
     }
     if checked == 0 {
