@@ -8,6 +8,7 @@
 //! - `must_not_warn`: rule ids that must not appear at warning or worse;
 //! - `max_severity`: no finding may be worse than this;
 //! - `kinds`: section kinds that must be recognised;
+//! - `hosts`: the hosts the sections name, every one (sorted, once each);
 //! - `exit_ok`: `read` must not fail with an input error (default true);
 //! - `pending`: why the fixture fails today. A pending fixture must *still*
 //!   fail, so fixing the code forces removing the mark.
@@ -123,6 +124,7 @@ struct Expect {
     must_not_warn: Vec<String>,
     max_severity: Option<Severity>,
     kinds: Vec<String>,
+    hosts: Option<Vec<String>>,
     exit_ok: bool,
     pending: Option<String>,
 }
@@ -187,6 +189,7 @@ fn load_expect(path: &Path) -> Result<Expect, String> {
                 }
                 e.kinds = kinds.clone();
             }
+            ("hosts", Value::List(hosts)) => e.hosts = Some(hosts.clone()),
             ("exit_ok", Value::Bool(b)) => e.exit_ok = *b,
             ("pending", Value::Str(s)) if !s.trim().is_empty() => e.pending = Some(s.clone()),
             _ => return Err(format!("unexpected key or value type: {key}")),
@@ -220,6 +223,18 @@ fn check(text: &str, e: &Expect) -> Vec<String> {
     for k in &e.kinds {
         if !kinds.contains(&k.as_str()) {
             problems.push(format!("kind {k} not recognised (read: {kinds:?})"));
+        }
+    }
+    if let Some(want) = &e.hosts {
+        let mut hosts: Vec<&str> = doc
+            .sections
+            .iter()
+            .filter_map(|s| s.host.as_deref())
+            .collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        if hosts != *want {
+            problems.push(format!("sections name hosts {hosts:?}, not {want:?}"));
         }
     }
     let report = analyze(&[doc], &AnalyzeOptions::default());

@@ -18,6 +18,9 @@ pub(crate) enum Framing {
     ExitMarker,
     /// A line of dashes; around a host name it is a `clush -b` banner.
     Rule,
+    /// A heading naming the host whose output follows, as a loop over
+    /// hosts prints it (`==== node07 ====`, `[node07]`).
+    HostHeading(String),
 }
 
 /// A shell prompt and the command typed at it.
@@ -63,18 +66,21 @@ fn classify_any(line: &str) -> Option<Framing> {
     if t.len() >= 3 && t.chars().all(|c| c == '-') {
         return Some(Framing::Rule);
     }
-    prompt(line).map(Framing::Prompt)
+    if let Some(prompt) = prompt(line).or_else(|| command_label(t)) {
+        return Some(Framing::Prompt(prompt));
+    }
+    host_heading(t).map(Framing::HostHeading)
 }
 
-/// Whether `line` could be a framing line: fences, headers, exit markers
-/// and rules begin (after white space) with `` ` `` `~` `=` `[` `-`, and
-/// every prompt holds its `$`, `#` or `%` (see [`prompt_tail`],
-/// [`bare_prompt`]). One scan rules out most lines of tool output, which
-/// this runs on one by one.
+/// Whether `line` could be a framing line: fences, headers, exit markers,
+/// rules and command labels begin (after white space) with `` ` `` `~`
+/// `=` `[` `-` `*` `>` `+` (or `#`), and every prompt holds its `$`, `#`
+/// or `%` (see [`prompt_tail`], [`bare_prompt`]). One scan rules out most
+/// lines of tool output, which this runs on one by one.
 fn may_frame(line: &str) -> bool {
     matches!(
         line.trim_start().as_bytes().first(),
-        Some(b'`' | b'~' | b'=' | b'[' | b'-')
+        Some(b'`' | b'~' | b'=' | b'[' | b'-' | b'*' | b'>' | b'+')
     ) || line.bytes().any(|b| matches!(b, b'$' | b'#' | b'%'))
 }
 
@@ -91,7 +97,10 @@ pub(crate) fn may_open_framing(line: &str) -> bool {
 /// `may_open_framing` given the line's first byte past spaces and tabs
 /// (the input scan finds that byte once for this and the repair test).
 pub(crate) fn opening_may_frame(first: Option<u8>) -> bool {
-    matches!(first, Some(b'`' | b'~' | b'=' | b'[' | b'-' | 0x80..=0xff))
+    matches!(
+        first,
+        Some(b'`' | b'~' | b'=' | b'[' | b'-' | b'*' | b'>' | b'+' | 0x80..=0xff)
+    )
 }
 
 fn is_exit_marker(t: &str) -> bool {
@@ -222,6 +231,186 @@ fn bare_prompt(t: &str) -> Option<&str> {
     let cmd = t.strip_prefix("# ")?;
     let word = cmd.split_whitespace().next()?;
     is_known_command(word).then_some(cmd)
+}
+
+/// The command of a line a collection script prints before a command's
+/// output in place of a prompt: `### ibstat`, `===== perfquery -x =====`,
+/// `+ nvidia-smi topo -m` (`set -x`), `[ibstat]`, `*** ibstat ***`,
+/// `>>> ibstat`, `## Command: ibstat ##`. Read as output, such a line was
+/// an unreadable line of the tool before it (a warning, and IN002 saying
+/// lines went unjudged) on every section of such a dump. Only a known
+/// command counts ([`is_known_command`], or one a parser names), so
+/// headings of tool output (`# Port counters: …`, `====NVSMI LOG====`,
+/// `+----+` table borders, `[1]` port numbers) are not labels.
+fn command_label(t: &str) -> Option<Prompt> {
+    let inner = heading_text(t, true)?;
+    let command = without_label(
+        inner,
+        &["command:", "cmd:", "running:", "executing:", "output of"],
+    );
+    let command = command.trim_matches('`').trim();
+    if command.is_empty() || command.len() > 512 {
+        return None;
+    }
+    // Most headings name no program (perfquery's `# Port counters: …` on
+    // every dump): turned away on their first word, before it is split.
+    let first = command.split_whitespace().next()?;
+    let program = first.rsplit('/').next().unwrap_or(first);
+    if !is_known_command(program)
+        && !crate::parse::FORMATS
+            .iter()
+            .any(|f| (f.command)(&[program]))
+    {
+        return None;
+    }
+    let (argv, host) = command_words(command);
+    let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let known = words.first().is_some_and(|w| is_known_command(w))
+        || crate::parse::FORMATS.iter().any(|f| (f.command)(&words));
+    known.then(|| Prompt {
+        host,
+        command: command.to_owned(),
+        argv,
+    })
+}
+
+/// The text of a decorated heading line: inside `[…]`, or between an
+/// opening run of `#` `=` `-` `*` `>` (and `+`, `set -x`'s, where
+/// `set_x` allows) and a closing run of `#` `=` `-` `*` `<` `:`. One `-`,
+/// `*` or `>` opens a list item or a quote (`- ibstat shows port 1
+/// down`), not a heading.
+fn heading_text(t: &str, set_x: bool) -> Option<&str> {
+    const CLOSING: &[char] = &['#', '=', '-', '*', '<', ':'];
+    if let Some(rest) = t.strip_prefix('[') {
+        return rest.strip_suffix(']').map(str::trim);
+    }
+    let opening: &[char] = if set_x {
+        &['#', '=', '-', '*', '>', '+']
+    } else {
+        &['#', '=', '-', '*', '>']
+    };
+    let rest = t.trim_start_matches(opening);
+    match t.get(..t.len() - rest.len()) {
+        None | Some("" | "-" | "*" | ">") => None,
+        Some(_) => Some(rest.trim_end_matches(CLOSING).trim()),
+    }
+}
+
+/// `text` without the first of `labels` (ASCII case ignored) it begins with.
+fn without_label<'t>(text: &'t str, labels: &[&str]) -> &'t str {
+    for label in labels {
+        if let Some(head) = text.get(..label.len()) {
+            if head.eq_ignore_ascii_case(label) {
+                return text.get(label.len()..).unwrap_or_default().trim_start();
+            }
+        }
+    }
+    text
+}
+
+/// The host named by a heading that a loop over hosts prints before each
+/// host's output (`for h in …; do echo "==== $h ===="; ssh $h ibstat;
+/// done`): `==== node07 ====`, `### node07`, `[node07]`, `>>> node07`,
+/// `== node07 (10.0.0.7) ==`, `### Host: node07`. Read as output, such a
+/// paste was one host, and a port down on the first was hidden by the
+/// same port up on the next. The name must look like a machine's: one
+/// word of letters, digits, dots and dashes, with a letter and a digit
+/// (`node07`, `gpu-a100-12.cluster`), that names no device or step
+/// ([`names_no_host`]): headings such as `## Notes ##`, `[global]`,
+/// `=== GPU0 ===` or `=== snapshot2 ===` are not hosts.
+fn host_heading(t: &str) -> Option<String> {
+    let inner = heading_text(t, false)?;
+    let name = without_label(inner, &["host:", "hostname:", "node:", "server:"]);
+    // A trailing `(10.0.0.7)` or `(3)`: the address or a count.
+    let name = match name.split_once(" (") {
+        Some((name, rest)) if rest.ends_with(')') && !rest.contains(' ') => name,
+        Some(_) => return None,
+        None => name,
+    };
+    let is_host = name.len() <= 253
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+        && name.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+        && name.bytes().any(|b| b.is_ascii_alphabetic())
+        && name.bytes().any(|b| b.is_ascii_digit())
+        // `node07.cluster` ends in a domain; `v1.2.3` is a version.
+        && name
+            .rsplit('.')
+            .next()
+            .is_some_and(|last| last.bytes().any(|b| b.is_ascii_alphabetic()))
+        && !names_no_host(name)
+        && !is_known_command(name);
+    is_host.then(|| name.to_owned())
+}
+
+/// `GPU0`, `nic-1`, `mlx5`, `port12`, `H100`, `MT4129`, `CX7`: a device,
+/// port or model named as the subject of a heading; `snapshot2`, `run1`,
+/// `t0`, `step3`: a step of the collection. Not a host. A device word
+/// takes a small index as written (`gpu3`); a zero-padded or longer number
+/// is a host's (`gpu001`, `gpu00038`, `gpu-07`).
+fn names_no_host(name: &str) -> bool {
+    const DEVICES: &[&str] = &[
+        "gpu", "nic", "hca", "mlx", "ib", "eth", "port", "link", "lane", "cpu", "numa", "socket",
+        "card", "ca", "bus", "slot", "rail",
+    ];
+    const MODELS: &[&str] = &["a", "b", "h", "l", "v", "mt", "cx"];
+    const STEPS: &[&str] = &[
+        "snapshot",
+        "snap",
+        "run",
+        "iter",
+        "iteration",
+        "round",
+        "test",
+        "try",
+        "attempt",
+        "sample",
+        "before",
+        "after",
+        "step",
+        "pass",
+        "t",
+        "time",
+        "loop",
+        "part",
+        "section",
+        "case",
+        "table",
+        "figure",
+        "fig",
+        "page",
+        "line",
+        "row",
+        "level",
+        "phase",
+        "stage",
+        "day",
+        "week",
+        "rev",
+        "gen",
+        "cycle",
+        "batch",
+        "job",
+        "task",
+        "check",
+        "probe",
+        "poll",
+        "interval",
+        "min",
+        "sec",
+    ];
+    let lower = name.to_ascii_lowercase();
+    let word = lower.trim_end_matches(|c: char| c.is_ascii_digit());
+    let digits = lower.get(word.len()..).unwrap_or_default();
+    let word = word.trim_end_matches(['-', '_']);
+    if digits.is_empty() || word.is_empty() {
+        return false;
+    }
+    let padded = digits.len() > 1 && digits.starts_with('0');
+    STEPS.contains(&word)
+        || (MODELS.contains(&word) && !padded)
+        || (DEVICES.contains(&word) && digits.len() <= 2 && !padded)
 }
 
 /// `user@host:~/dir$ cmd`, `root@host# cmd`, `node07:~ # cmd`.
@@ -381,7 +570,9 @@ mod tests {
         #[test]
         fn the_quick_test_agrees_with_full_classification(
             line in prop_oneof![
-                "[ \t\u{a0}\u{3000}]{0,2}[-`~=\\[\\]$#%@:() a-z0-9./\u{e9}]{0,24}",
+                "[ \t\u{a0}\u{3000}]{0,2}[-`~=\\[\\]$#%@:()*>+< a-z0-9./\u{e9}]{0,24}",
+                // Label-shaped: `### ibstat`, `== perfquery -x ==`, `[ibstat]`…
+                "[ \t]?[-#=*>+\\[]{0,4} ?(ibstat|perfquery -x|nvidia-smi topo -m|uptime|notes|cmd: date)? ?[-#=*<:\\]]{0,4}",
                 // Prompt-shaped: `(venv) [user@host dir]# cmd`, `host:~% cmd`…
                 "[ \t]?(\\(v\\) )?\\[?[a-z]{1,3}(@[a-z0-9]{1,3})?(:[~a-z]{0,2})?( [~a-z]{0,2})?\\]?[$#%]( [a-z]{0,6})?",
             ],
@@ -393,7 +584,7 @@ mod tests {
         /// the opening alone turns away no line the quick test keeps.
         #[test]
         fn the_opening_test_keeps_what_the_quick_test_keeps(
-            line in "[ \t\u{a0}\u{2003}\u{3000}]{0,2}[-`~=\\[\\]@:() a-zA-Z0-9./\u{e9}]{0,24}",
+            line in "[ \t\u{a0}\u{2003}\u{3000}]{0,2}[-`~=\\[\\]@:()*>+< a-zA-Z0-9./\u{e9}]{0,24}",
         ) {
             if may_frame(&line) {
                 prop_assert!(may_open_framing(&line));
@@ -434,6 +625,108 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    /// The command a line labels, through the full classification.
+    fn label(line: &str) -> Option<Vec<String>> {
+        match classify(line) {
+            Some(Framing::Prompt(p)) => Some(p.argv),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn collection_scripts_labels_name_the_command_that_follows() {
+        for (line, want) in [
+            ("### ibstat", "ibstat"),
+            ("## ibstat ##", "ibstat"),
+            (
+                "===== perfquery -x -C mlx5_0 -P 1 =====",
+                "perfquery -x -C mlx5_0 -P 1",
+            ),
+            ("+ nvidia-smi topo -m", "nvidia-smi topo -m"),
+            ("++ sudo nvidia-smi nvlink -e", "nvidia-smi nvlink -e"),
+            ("[ibstat]", "ibstat"),
+            ("*** ibstat ***", "ibstat"),
+            (">>> iblinkinfo", "iblinkinfo"),
+            ("---- ibstat ----", "ibstat"),
+            ("# Command: ibv_devinfo -v", "ibv_devinfo -v"),
+            ("## Running: `date` ##", "date"),
+            ("=== uptime ===", "uptime"),
+            ("### /usr/sbin/ibstat:", "ibstat"),
+        ] {
+            assert_eq!(label(line), Some(words(want)), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn headings_of_tool_output_and_list_items_are_no_labels() {
+        for line in [
+            "# Port extended counters: Lid 2 port 1 (CapMask: 0x5A00)",
+            "# Topology file: generated on Thu Dec  4 2026",
+            "==============NVSMI LOG==============",
+            "+-----------------------------------------------------------------------------+",
+            "+----+-------+",
+            "[1]\t\"H-0002c9030045ab12\"[1](2c9030045ab13)",
+            "## Notes ##",
+            "- ibstat shows port 1 down",
+            "* perfquery is in the attachment",
+            "> ibstat",
+            "###",
+            "[]",
+        ] {
+            assert_eq!(label(line), None, "{line:?}");
+        }
+    }
+
+    fn host(line: &str) -> Option<String> {
+        match classify(line) {
+            Some(Framing::HostHeading(h)) => Some(h),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn headings_of_a_loop_over_hosts_name_the_host() {
+        for (line, want) in [
+            ("==== node07 ====", "node07"),
+            ("### gpu00038", "gpu00038"),
+            ("[dgx-a100-03]", "dgx-a100-03"),
+            (">>> c001", "c001"),
+            ("*** n12.cluster.local ***", "n12.cluster.local"),
+            ("== node07 (10.0.0.7) ==", "node07"),
+            ("### Host: node07 ###", "node07"),
+            ("----- gpu-07 -----", "gpu-07"),
+            ("#### gpu001:", "gpu001"),
+        ] {
+            assert_eq!(host(line), Some(want.to_owned()), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn headings_of_devices_sections_and_versions_name_no_host() {
+        for line in [
+            "## Notes ##",
+            "[global]",
+            "=== GPU0 ===",
+            "### nic1",
+            "[mlx5_0]",
+            "==== H100 ====",
+            "== MT4129 ==",
+            "[1]",
+            "==== 2026-12-01 ====",
+            "### v1.2.3",
+            "### Step 1",
+            "=== snapshot2 ===",
+            "### run-01",
+            "[t0]",
+            "=== Errors (3 found) ===",
+            "- node07",
+            "+ node07",
+            "### ibstat",
+        ] {
+            assert_eq!(host(line), None, "{line:?}");
+        }
     }
 
     #[test]

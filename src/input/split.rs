@@ -379,6 +379,16 @@ fn chunks<'a>(
                     kept,
                 );
             }
+            Some(Framing::HostHeading(name)) => {
+                // Like a `clush -b` banner: the host of what follows, and
+                // of prompts after it that name none.
+                banner_host = Some(name);
+                push_chunk(
+                    &mut chunks,
+                    new_chunk(None, banner_host.clone(), &source, options),
+                    kept,
+                );
+            }
             Some(Framing::ExitMarker) => {
                 push_chunk(
                     &mut chunks,

@@ -1,0 +1,188 @@
+//! Dumps made by collection scripts: each command's output after a line
+//! that names the command (`### ibstat`, `===== perfquery -x =====`, the
+//! `+ ibstat` of `set -x`, `[ibstat]`) instead of a shell prompt. Such a
+//! dump is read as the same dump with prompts: the same sections, nothing
+//! unrecognised, no unreadable line, the same findings. Before these lines
+//! were framing, each was an unreadable line of the section above it (and
+//! IN002 said lines went unjudged on every host of such a fleet).
+
+// Test helpers: a broken fixture should fail loudly.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
+
+use fabricscope::{analyze, read, AnalyzeOptions, Document, ReadOptions};
+use std::path::Path;
+
+/// Fixtures that each begin with a `$ command` prompt: ibstat, perfquery
+/// (with a finding) and `nvidia-smi nvlink -e` (with lifetime errors).
+const PARTS: &[&str] = &[
+    "fleet-nine/2024-06-01/ibstat.node03.txt",
+    "rules/IB101/fires_symbol_errors_alone.txt",
+    "rules/NV005/fires_lifetime_history.txt",
+];
+
+/// Label styles seen in collection scripts' output, `{}` for the command.
+const STYLES: &[&str] = &[
+    "### {}",
+    "## {} ##",
+    "===== {} =====",
+    "+ {}",
+    "[{}]",
+    "*** {} ***",
+    ">>> {}",
+    "---- {} ----",
+    "# Command: {}",
+    "#### Running: `{}` ####",
+];
+
+/// The parts joined, each prompt line rewritten by `style` (`None`: kept).
+fn dump(style: Option<&str>) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut text = String::new();
+    for part in PARTS {
+        let body = std::fs::read_to_string(root.join(part)).unwrap();
+        let (first, rest) = body.split_once('\n').unwrap();
+        let command = first.strip_prefix("$ ").unwrap();
+        match style {
+            Some(style) => text.push_str(&style.replace("{}", command)),
+            None => text.push_str(first),
+        }
+        text.push('\n');
+        text.push_str(rest);
+        if !rest.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// Each section's kind and lines, and every warning's line and message.
+fn shape(doc: &Document) -> (Vec<String>, Vec<String>) {
+    let sections = doc
+        .sections
+        .iter()
+        .map(|s| format!("{:?} {:?}", s.kind, s.span))
+        .collect();
+    let warnings = doc
+        .all_warnings()
+        .iter()
+        .map(|w| format!("{:?} {}", w.span, w.message))
+        .collect();
+    (sections, warnings)
+}
+
+/// Every finding as rule, severity, subject and message.
+fn findings(doc: Document) -> Vec<String> {
+    analyze(&[doc], &AnalyzeOptions::default())
+        .findings
+        .iter()
+        .map(|f| format!("{} {:?} {:?} {}", f.rule, f.severity, f.subject, f.message))
+        .collect()
+}
+
+#[test]
+fn a_labelled_dump_reads_as_the_same_dump_with_prompts() {
+    let prompted = dump(None);
+    let want = read(&prompted, &ReadOptions::default()).unwrap();
+    assert!(want.sections.len() >= PARTS.len());
+    assert!(want.unrecognised.is_empty(), "{:?}", want.unrecognised);
+    let want_findings = findings(want.clone());
+    assert!(
+        want_findings.iter().any(|f| f.starts_with("IB101")),
+        "{want_findings:?}"
+    );
+    for style in STYLES {
+        let text = dump(Some(style));
+        let doc = read(&text, &ReadOptions::default()).unwrap();
+        assert!(
+            doc.unrecognised.is_empty(),
+            "{style}: {:?}",
+            doc.unrecognised
+        );
+        assert!(
+            doc.unaccounted_lines(&text).is_empty(),
+            "{style}: lines unaccounted for"
+        );
+        assert_eq!(shape(&doc), shape(&want), "{style}");
+        assert_eq!(findings(doc), want_findings, "{style}");
+    }
+}
+
+#[test]
+fn a_heading_that_names_no_command_stays_a_line_of_its_section() {
+    // `## Notes ##` is no label: the section above keeps it as a line it
+    // could not read, and the prompt after it still starts its own.
+    let text = dump(None).replacen("$ perfquery -x", "## Notes ##\n$ perfquery -x", 1);
+    let notes = text.lines().position(|l| l == "## Notes ##").unwrap() + 1;
+    let doc = read(&text, &ReadOptions::default()).unwrap();
+    let want = read(&dump(None), &ReadOptions::default()).unwrap();
+    let kinds = |d: &Document| d.sections.iter().map(|s| s.kind).collect::<Vec<_>>();
+    assert_eq!(kinds(&doc), kinds(&want));
+    assert_eq!(doc.sections[0].span.last_line, notes);
+    let warnings = shape(&doc).1;
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains(&format!("last_line: {notes} }}")) && w.contains("not an ibstat")),
+        "{warnings:?}"
+    );
+}
+
+/// Three hosts' dumps, each after a heading in `style` naming its host
+/// (`node05`, whose port is down, first), with or without their prompts.
+fn hosts_dump(style: &str, prompts: bool) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fleet-nine/2024-06-01");
+    let mut text = String::new();
+    for host in ["node05", "node06", "node04"] {
+        text.push_str(&style.replace("{}", host));
+        text.push('\n');
+        let body = std::fs::read_to_string(root.join(format!("ibstat.{host}.txt"))).unwrap();
+        for line in body.lines().filter(|l| prompts || !l.starts_with("$ ")) {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+#[test]
+fn a_loop_over_hosts_reads_each_host_apart() {
+    for style in [
+        "==== {} ====",
+        "### {}",
+        "[{}]",
+        ">>> {}",
+        "== {} (10.0.0.5) ==",
+    ] {
+        for prompts in [true, false] {
+            let text = hosts_dump(style, prompts);
+            let doc = read(&text, &ReadOptions::default()).unwrap();
+            let mut hosts: Vec<&str> = doc
+                .sections
+                .iter()
+                .filter_map(|s| s.host.as_deref())
+                .collect();
+            hosts.dedup();
+            assert_eq!(hosts, ["node05", "node06", "node04"], "{style} {prompts}");
+            assert_eq!(
+                doc.sections.iter().filter(|s| s.host.is_none()).count(),
+                0,
+                "{style} {prompts}"
+            );
+            assert!(
+                doc.unrecognised.is_empty(),
+                "{style}: {:?}",
+                doc.unrecognised
+            );
+            // One host's port down is not hidden by the same port up on the
+            // hosts after it (read as one host, the paste was healthy).
+            let report = analyze(&[doc], &AnalyzeOptions::default());
+            let down: Vec<_> = report
+                .findings
+                .iter()
+                .filter(|f| f.rule == "IB001")
+                .map(|f| f.subject.host.as_deref())
+                .collect();
+            assert_eq!(down, [Some("node05")], "{style} {prompts}");
+        }
+    }
+}
