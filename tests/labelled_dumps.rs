@@ -128,8 +128,9 @@ fn a_heading_that_names_no_command_stays_a_line_of_its_section() {
 }
 
 /// Three hosts' dumps, each after a heading in `style` naming its host
-/// (`node05`, whose port is down, first), with or without their prompts.
-fn hosts_dump(style: &str, prompts: bool) -> String {
+/// (`node05`, whose port is down, first), with or without their prompts,
+/// each output line after `indent`.
+fn hosts_dump(style: &str, prompts: bool, indent: &str) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fleet-nine/2024-06-01");
     let mut text = String::new();
     for host in ["node05", "node06", "node04"] {
@@ -137,6 +138,9 @@ fn hosts_dump(style: &str, prompts: bool) -> String {
         text.push('\n');
         let body = std::fs::read_to_string(root.join(format!("ibstat.{host}.txt"))).unwrap();
         for line in body.lines().filter(|l| prompts || !l.starts_with("$ ")) {
+            if !line.is_empty() {
+                text.push_str(indent);
+            }
             text.push_str(line);
             text.push('\n');
         }
@@ -146,43 +150,71 @@ fn hosts_dump(style: &str, prompts: bool) -> String {
 
 #[test]
 fn a_loop_over_hosts_reads_each_host_apart() {
-    for style in [
-        "==== {} ====",
-        "### {}",
-        "[{}]",
-        ">>> {}",
-        "== {} (10.0.0.5) ==",
-    ] {
-        for prompts in [true, false] {
-            let text = hosts_dump(style, prompts);
-            let doc = read(&text, &ReadOptions::default()).unwrap();
-            let mut hosts: Vec<&str> = doc
-                .sections
-                .iter()
-                .filter_map(|s| s.host.as_deref())
-                .collect();
-            hosts.dedup();
-            assert_eq!(hosts, ["node05", "node06", "node04"], "{style} {prompts}");
-            assert_eq!(
-                doc.sections.iter().filter(|s| s.host.is_none()).count(),
-                0,
-                "{style} {prompts}"
-            );
-            assert!(
-                doc.unrecognised.is_empty(),
-                "{style}: {:?}",
-                doc.unrecognised
-            );
-            // One host's port down is not hidden by the same port up on the
-            // hosts after it (read as one host, the paste was healthy).
-            let report = analyze(&[doc], &AnalyzeOptions::default());
-            let down: Vec<_> = report
-                .findings
-                .iter()
-                .filter(|f| f.rule == "IB001")
-                .map(|f| f.subject.host.as_deref())
-                .collect();
-            assert_eq!(down, [Some("node05")], "{style} {prompts}");
+    let shapes = [
+        ("==== {} ====", true, ""),
+        ("==== {} ====", false, ""),
+        ("### {}", true, ""),
+        ("### {}", false, ""),
+        ("[{}]", false, ""),
+        (">>> {}", false, ""),
+        ("== {} (10.0.0.5) ==", false, ""),
+        // Ansible's ad-hoc command, and Salt's `cmd.run` (output indented).
+        ("{} | CHANGED | rc=0 >>", false, ""),
+        ("{}:", false, "    "),
+    ];
+    for (style, prompts, indent) in shapes {
+        let text = hosts_dump(style, prompts, indent);
+        let doc = read(&text, &ReadOptions::default()).unwrap();
+        let mut hosts: Vec<&str> = doc.sections.iter().filter_map(|s| s.host.as_deref()).collect();
+        hosts.dedup();
+        assert_eq!(hosts, ["node05", "node06", "node04"], "{style} {prompts}");
+        assert_eq!(
+            doc.sections.iter().filter(|s| s.host.is_none()).count(),
+            0,
+            "{style} {prompts}"
+        );
+        assert!(doc.unrecognised.is_empty(), "{style}: {:?}", doc.unrecognised);
+        // One host's port down is not hidden by the same port up on the
+        // hosts after it (read as one host, the paste was healthy).
+        let report = analyze(&[doc], &AnalyzeOptions::default());
+        let down: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.rule == "IB001")
+            .map(|f| f.subject.host.as_deref())
+            .collect();
+        assert_eq!(down, [Some("node05")], "{style} {prompts}");
+    }
+}
+
+#[test]
+fn pdsh_empty_output_lines_are_no_host_headings() {
+    // pdsh prints a host's empty output line as `node05: `; a chat tool
+    // drops the space. Either way the host's output stays one section.
+    let ibstat = |host: &str, cas: &[(&str, &str)], end: &str| {
+        let mut text = String::new();
+        for (i, (ca, state)) in cas.iter().enumerate() {
+            if i > 0 {
+                text.push_str(&format!("{host}{end}\n"));
+            }
+            for line in [
+                format!("CA '{ca}'"),
+                "\tCA type: MT4129".to_owned(),
+                "\tNumber of ports: 1".to_owned(),
+                "\tPort 1:".to_owned(),
+                format!("\t\tState: {state}"),
+            ] {
+                text.push_str(&format!("{host}: {line}\n"));
+            }
         }
+        text
+    };
+    for end in [": ", ":"] {
+        let text = ibstat("node05", &[("mlx5_0", "Down"), ("mlx5_1", "Active")], end)
+            + &ibstat("node06", &[("mlx5_0", "Active"), ("mlx5_1", "Active")], end);
+        let doc = read(&text, &ReadOptions::default()).unwrap();
+        let hosts: Vec<&str> = doc.sections.iter().filter_map(|s| s.host.as_deref()).collect();
+        assert_eq!(hosts, ["node05", "node06"], "{end:?}");
+        assert!(doc.unrecognised.is_empty(), "{end:?}: {:?}", doc.unrecognised);
     }
 }

@@ -69,7 +69,9 @@ fn classify_any(line: &str) -> Option<Framing> {
     if let Some(prompt) = prompt(line).or_else(|| command_label(t)) {
         return Some(Framing::Prompt(prompt));
     }
-    host_heading(t).map(Framing::HostHeading)
+    host_heading(t)
+        .or_else(|| tool_host_heading(line))
+        .map(Framing::HostHeading)
 }
 
 /// Whether `line` could be a framing line: fences, headers, exit markers,
@@ -81,17 +83,24 @@ fn may_frame(line: &str) -> bool {
     matches!(
         line.trim_start().as_bytes().first(),
         Some(b'`' | b'~' | b'=' | b'[' | b'-' | b'*' | b'>' | b'+')
-    ) || line.bytes().any(|b| matches!(b, b'$' | b'#' | b'%'))
+    ) || closing_may_frame(line)
+        || line.bytes().any(|b| matches!(b, b'$' | b'#' | b'%'))
+}
+
+/// Whether `line` ends as a fleet tool's host heading may: in `:` (Salt)
+/// or `>>` (Ansible).
+pub(crate) fn closing_may_frame(line: &str) -> bool {
+    matches!(line.trim_end().as_bytes().last(), Some(b':' | b'>'))
 }
 
 /// [`may_frame`] for a line whose bytes are known to hold no `$`, `#` or
 /// `%` and no control byte (the input scan's `class::PROMPT` and
-/// `class::CONTROL`): only its opening is left to test. A first byte past
+/// `class::CONTROL`): only its opening and its end are left to test. A first byte past
 /// the spaces and tabs that is not ASCII may be Unicode white space before
 /// the opening, so it answers yes (and [`classify`] decides).
 #[cfg(test)]
 pub(crate) fn may_open_framing(line: &str) -> bool {
-    opening_may_frame(line.bytes().find(|&b| b != b' ' && b != b'\t'))
+    opening_may_frame(line.bytes().find(|&b| b != b' ' && b != b'\t')) || closing_may_frame(line)
 }
 
 /// `may_open_framing` given the line's first byte past spaces and tabs
@@ -327,14 +336,51 @@ fn host_heading(t: &str) -> Option<String> {
         Some(_) => return None,
         None => name,
     };
+    machine_name(name)
+}
+
+/// The host of a line that fleet tools print before each host's output:
+/// Ansible's ad-hoc `node07 | CHANGED | rc=0 >>` and Salt's `node07:` (at
+/// the start of the line, its output indented below it).
+fn tool_host_heading(line: &str) -> Option<String> {
+    if line.starts_with([' ', '\t']) {
+        return None;
+    }
+    let t = line.trim_end();
+    if let Some(name) = t.strip_suffix(':') {
+        return machine_name(name);
+    }
+    let mut parts = t.strip_suffix(">>")?.split(" | ");
+    let (name, status, rc) = (parts.next()?, parts.next()?, parts.next()?);
+    let ok = parts.next().is_none()
+        && !status.is_empty()
+        && status.bytes().all(|b| b.is_ascii_uppercase() || b == b'!')
+        && rc
+            .trim_end()
+            .strip_prefix("rc=")
+            .is_some_and(|n| n.parse::<i32>().is_ok());
+    if ok {
+        machine_name(name)
+    } else {
+        None
+    }
+}
+
+/// `name` if it looks like a machine's name: one word of letters, digits,
+/// dots and dashes, with a letter and a digit, ending in a domain rather
+/// than a number (`node07.cluster`, not the version `v1.2.3`), naming no
+/// device or step ([`names_no_host`]) and no command.
+fn machine_name(name: &str) -> Option<String> {
     let is_host = name.len() <= 253
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
-        && name.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphanumeric())
         && name.bytes().any(|b| b.is_ascii_alphabetic())
         && name.bytes().any(|b| b.is_ascii_digit())
-        // `node07.cluster` ends in a domain; `v1.2.3` is a version.
         && name
             .rsplit('.')
             .next()
@@ -698,6 +744,9 @@ mod tests {
             ("### Host: node07 ###", "node07"),
             ("----- gpu-07 -----", "gpu-07"),
             ("#### gpu001:", "gpu001"),
+            ("node07 | CHANGED | rc=0 >>", "node07"),
+            ("gpu001 | FAILED | rc=127 >>", "gpu001"),
+            ("node07:", "node07"),
         ] {
             assert_eq!(host(line), Some(want.to_owned()), "{line:?}");
         }
@@ -724,6 +773,16 @@ mod tests {
             "- node07",
             "+ node07",
             "### ibstat",
+            "\tPort 1:",
+            "  node07:",
+            "Port1:",
+            "GPU 0:",
+            "Errors:",
+            "mlx5_0:",
+            "ibstat:",
+            "a | CHANGED | rc=0 >>",
+            "node07 | changed | rc=0 >>",
+            "node07 | CHANGED >>",
         ] {
             assert_eq!(host(line), None, "{line:?}");
         }

@@ -2,7 +2,9 @@
 //! into per-host streams, and streams into recognised sections.
 
 use super::clean::{class, classified_lines, clean_classified};
-use super::framing::{classify, host_banner, opening_may_frame, Framing, Prompt};
+use super::framing::{
+    classify, closing_may_frame, host_banner, opening_may_frame, Framing, Prompt,
+};
 use super::hosts::{candidate_after, prefixed_hosts};
 use super::kept::{Kept, COMPACT_FROM_BYTES};
 use super::repair;
@@ -291,7 +293,10 @@ fn plain_line_tests(text: &str, bits: u8) -> (bool, bool) {
             Some(_) => repair::may_change_plain(text),
             None => false,
         };
-    let frame = candidate || bits & class::PROMPT != 0 || opening_may_frame(first);
+    let frame = candidate
+        || bits & class::PROMPT != 0
+        || opening_may_frame(first)
+        || closing_may_frame(text);
     (candidate, frame)
 }
 
@@ -333,7 +338,12 @@ fn chunks<'a>(
     let mut i = 0;
     while let Some(text) = lines.text(i) {
         let framing = if may_frame.is_none_or(|m| m.get(i).copied().unwrap_or(true)) {
-            classify(text)
+            match classify(text) {
+                // `node07:` alone is pdsh's empty output line of a host
+                // that prefixes the paste's lines, not Salt's heading.
+                Some(Framing::HostHeading(name)) if hosts.contains(name.as_str()) => None,
+                framing => framing,
+            }
         } else {
             None
         };
