@@ -295,6 +295,28 @@ fn main() {
         let doc = fabricscope::read_all(t, &options).expect("within limits");
         black_box(doc.sections.len());
     });
+    // Linear time in the engine too: one paste of many hosts is one unit,
+    // and doubling its hosts must about double the time of its analysis
+    // (the ratio was ~4 when finding whether a section ends the input
+    // walked the whole paste for each section).
+    let analyze = |t: &str| {
+        let doc = fabricscope::read_all(t, &options).expect("within limits");
+        let report = fabricscope::analyze(&[doc], &fabricscope::AnalyzeOptions::default());
+        black_box(report.findings.len());
+    };
+    let half_paste: String = mixed
+        .split_inclusive('\n')
+        .take(mixed.lines().count() / 2)
+        .collect();
+    let half = seconds_per_run(&half_paste, analyze);
+    let full = seconds_per_run(&mixed, analyze);
+    println!(
+        "{:<40} 80 hosts {:.3} s, 160 hosts {:.3} s: ×{:.2} for ×2 input",
+        "analyze, one paste of many hosts",
+        half,
+        full,
+        full / half
+    );
     let fleet = pdsh_ibstat(512);
     measure("input::read, pdsh ibstat x512 hosts", &fleet, |t| {
         let doc = fabricscope::read_all(t, &options).expect("within limits");

@@ -32,6 +32,7 @@ const STYLES: &[&str] = &[
     "---- {} ----",
     "# Command: {}",
     "#### Running: `{}` ####",
+    "{}:",
 ];
 
 /// The parts joined, each prompt line rewritten by `style` (`None`: kept).
@@ -165,7 +166,11 @@ fn a_loop_over_hosts_reads_each_host_apart() {
     for (style, prompts, indent) in shapes {
         let text = hosts_dump(style, prompts, indent);
         let doc = read(&text, &ReadOptions::default()).unwrap();
-        let mut hosts: Vec<&str> = doc.sections.iter().filter_map(|s| s.host.as_deref()).collect();
+        let mut hosts: Vec<&str> = doc
+            .sections
+            .iter()
+            .filter_map(|s| s.host.as_deref())
+            .collect();
         hosts.dedup();
         assert_eq!(hosts, ["node05", "node06", "node04"], "{style} {prompts}");
         assert_eq!(
@@ -173,7 +178,11 @@ fn a_loop_over_hosts_reads_each_host_apart() {
             0,
             "{style} {prompts}"
         );
-        assert!(doc.unrecognised.is_empty(), "{style}: {:?}", doc.unrecognised);
+        assert!(
+            doc.unrecognised.is_empty(),
+            "{style}: {:?}",
+            doc.unrecognised
+        );
         // One host's port down is not hidden by the same port up on the
         // hosts after it (read as one host, the paste was healthy).
         let report = analyze(&[doc], &AnalyzeOptions::default());
@@ -213,8 +222,16 @@ fn pdsh_empty_output_lines_are_no_host_headings() {
         let text = ibstat("node05", &[("mlx5_0", "Down"), ("mlx5_1", "Active")], end)
             + &ibstat("node06", &[("mlx5_0", "Active"), ("mlx5_1", "Active")], end);
         let doc = read(&text, &ReadOptions::default()).unwrap();
-        let hosts: Vec<&str> = doc.sections.iter().filter_map(|s| s.host.as_deref()).collect();
+        let hosts: Vec<&str> = doc
+            .sections
+            .iter()
+            .filter_map(|s| s.host.as_deref())
+            .collect();
         assert_eq!(hosts, ["node05", "node06"], "{end:?}");
-        assert!(doc.unrecognised.is_empty(), "{end:?}: {:?}", doc.unrecognised);
+        assert!(
+            doc.unrecognised.is_empty(),
+            "{end:?}: {:?}",
+            doc.unrecognised
+        );
     }
 }

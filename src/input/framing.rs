@@ -66,7 +66,7 @@ fn classify_any(line: &str) -> Option<Framing> {
     if t.len() >= 3 && t.chars().all(|c| c == '-') {
         return Some(Framing::Rule);
     }
-    if let Some(prompt) = prompt(line).or_else(|| command_label(t)) {
+    if let Some(prompt) = prompt(line).or_else(|| command_label(line)) {
         return Some(Framing::Prompt(prompt));
     }
     host_heading(t)
@@ -75,10 +75,11 @@ fn classify_any(line: &str) -> Option<Framing> {
 }
 
 /// Whether `line` could be a framing line: fences, headers, exit markers,
-/// rules and command labels begin (after white space) with `` ` `` `~`
-/// `=` `[` `-` `*` `>` `+` (or `#`), and every prompt holds its `$`, `#`
-/// or `%` (see [`prompt_tail`], [`bare_prompt`]). One scan rules out most
-/// lines of tool output, which this runs on one by one.
+/// rules, command labels and host headings begin (after white space) with
+/// `` ` `` `~` `=` `[` `-` `*` `>` `+` (or `#`) or end in `:` or `>>`,
+/// and every prompt holds its `$`, `#` or `%` (see [`prompt_tail`],
+/// [`bare_prompt`]). One scan rules out most lines of tool output, which
+/// this runs on one by one.
 fn may_frame(line: &str) -> bool {
     matches!(
         line.trim_start().as_bytes().first(),
@@ -95,9 +96,10 @@ pub(crate) fn closing_may_frame(line: &str) -> bool {
 
 /// [`may_frame`] for a line whose bytes are known to hold no `$`, `#` or
 /// `%` and no control byte (the input scan's `class::PROMPT` and
-/// `class::CONTROL`): only its opening and its end are left to test. A first byte past
-/// the spaces and tabs that is not ASCII may be Unicode white space before
-/// the opening, so it answers yes (and [`classify`] decides).
+/// `class::CONTROL`): only its opening and its end are left to test. A
+/// first byte past the spaces and tabs that is not ASCII may be Unicode
+/// white space before the opening, so it answers yes (and [`classify`]
+/// decides).
 #[cfg(test)]
 pub(crate) fn may_open_framing(line: &str) -> bool {
     opening_may_frame(line.bytes().find(|&b| b != b' ' && b != b'\t')) || closing_may_frame(line)
@@ -245,14 +247,21 @@ fn bare_prompt(t: &str) -> Option<&str> {
 /// The command of a line a collection script prints before a command's
 /// output in place of a prompt: `### ibstat`, `===== perfquery -x =====`,
 /// `+ nvidia-smi topo -m` (`set -x`), `[ibstat]`, `*** ibstat ***`,
-/// `>>> ibstat`, `## Command: ibstat ##`. Read as output, such a line was
-/// an unreadable line of the tool before it (a warning, and IN002 saying
-/// lines went unjudged) on every section of such a dump. Only a known
+/// `>>> ibstat`, `## Command: ibstat ##`, `ibstat:`. Read as output, such
+/// a line was an unreadable line of the tool before it (a warning, and
+/// IN002 saying lines went unjudged) on every section of such a dump. Only a known
 /// command counts ([`is_known_command`], or one a parser names), so
 /// headings of tool output (`# Port counters: …`, `====NVSMI LOG====`,
 /// `+----+` table borders, `[1]` port numbers) are not labels.
-fn command_label(t: &str) -> Option<Prompt> {
-    let inner = heading_text(t, true)?;
+fn command_label(line: &str) -> Option<Prompt> {
+    let t = line.trim();
+    // Undecorated, a label ends in a colon at the start of its line
+    // (`ibstat:`, `perfquery -x:`).
+    let inner = heading_text(t, true).or_else(|| {
+        (!line.starts_with([' ', '\t']))
+            .then(|| t.strip_suffix(':'))
+            .flatten()
+    })?;
     let command = without_label(
         inner,
         &["command:", "cmd:", "running:", "executing:", "output of"],
@@ -700,6 +709,11 @@ mod tests {
             ("## Running: `date` ##", "date"),
             ("=== uptime ===", "uptime"),
             ("### /usr/sbin/ibstat:", "ibstat"),
+            ("ibstat:", "ibstat"),
+            (
+                "perfquery -x -C mlx5_0 -P 1:",
+                "perfquery -x -C mlx5_0 -P 1",
+            ),
         ] {
             assert_eq!(label(line), Some(words(want)), "{line:?}");
         }
@@ -720,6 +734,9 @@ mod tests {
             "> ibstat",
             "###",
             "[]",
+            "  ibstat:",
+            "Errors:",
+            "ibstat: iberror: failed: ibstat",
         ] {
             assert_eq!(label(line), None, "{line:?}");
         }

@@ -747,6 +747,28 @@ pub struct Context<'a> {
     latest_adapters: OnceCell<Vec<AdapterRef<'a>>>,
     /// [`Context::topo_matrices`], built once.
     topo_matrices: OnceCell<Vec<(SectionRef<'a>, &'a TopoMatrix)>>,
+    /// [`Context::ends_input`]'s last output line of each document, found
+    /// once: asked of every section, a walk of the document each time was
+    /// quadratic (half of a 1,000-host paste's run).
+    last_output_lines: OnceCell<Vec<usize>>,
+}
+
+/// The last line of `doc` that is output: of a section, an unrecognised
+/// range or a tool message (a last word set aside as possibly cut is not
+/// output).
+fn last_output_line(doc: &Document) -> usize {
+    doc.sections
+        .iter()
+        .map(|s| s.span.last_line)
+        .chain(
+            doc.unrecognised
+                .iter()
+                .filter(|u| !u.reason.starts_with(crate::input::CUT_WORD))
+                .map(|u| u.span.last_line),
+        )
+        .chain(doc.messages.iter().map(|m| m.line))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Link speeds by what finds them: (LID, port) for fabric-wide ones,
@@ -782,6 +804,7 @@ impl<'a> Context<'a> {
             latest_ib_ports: OnceCell::new(),
             latest_adapters: OnceCell::new(),
             topo_matrices: OnceCell::new(),
+            last_output_lines: OnceCell::new(),
         }
     }
 
@@ -1125,24 +1148,12 @@ impl<'a> Context<'a> {
     /// be cut and end with any of them.
     #[must_use]
     pub fn ends_input(&self, at: SectionRef<'_>) -> bool {
-        let Some(doc) = self.documents.get(at.doc) else {
-            return false;
-        };
-        let last = doc
-            .sections
-            .iter()
-            .map(|s| s.span.last_line)
-            .chain(
-                doc.unrecognised
-                    .iter()
-                    // A last word set aside as possibly cut is not output.
-                    .filter(|u| !u.reason.starts_with(crate::input::CUT_WORD))
-                    .map(|u| u.span.last_line),
-            )
-            .chain(doc.messages.iter().map(|m| m.line))
-            .max()
-            .unwrap_or(0);
-        at.section.span.last_line >= last
+        let lasts = self
+            .last_output_lines
+            .get_or_init(|| self.documents.iter().map(last_output_line).collect());
+        lasts
+            .get(at.doc)
+            .is_some_and(|&last| at.section.span.last_line >= last)
     }
 
     /// Every section of every document.
