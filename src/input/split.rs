@@ -337,13 +337,10 @@ fn chunks<'a>(
     let mut last_host: Option<Rc<str>> = None;
     let mut i = 0;
     while let Some(text) = lines.text(i) {
-        let framing = if may_frame.is_none_or(|m| m.get(i).copied().unwrap_or(true)) {
-            match classify(text) {
-                // `node07:` alone is pdsh's empty output line of a host
-                // that prefixes the paste's lines, not Salt's heading.
-                Some(Framing::HostHeading(name)) if hosts.contains(name.as_str()) => None,
-                framing => framing,
-            }
+        let framing = if may_frame.is_none_or(|m| m.get(i).copied().unwrap_or(true))
+            && !empty_prefixed_line(text, &hosts)
+        {
+            classify(text)
         } else {
             None
         };
@@ -438,6 +435,17 @@ fn chunks<'a>(
         last.lines.end = kept;
     }
     (chunks, lines, framing_lines)
+}
+
+/// `node07:` alone, where `node07` prefixes the paste's lines: pdsh's
+/// empty output line of that host, not Salt's heading (and not worth a
+/// classification: every blank line of a pdsh paste is one).
+fn empty_prefixed_line(text: &str, hosts: &HashSet<Rc<str>>) -> bool {
+    !hosts.is_empty()
+        && text
+            .trim_end()
+            .strip_suffix(':')
+            .is_some_and(|host| hosts.contains(host))
 }
 
 /// Adds a chunk whose lines begin at `start` of the kept lines, ending the
