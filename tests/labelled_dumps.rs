@@ -1,10 +1,17 @@
-//! Dumps made by collection scripts: each command's output after a line
-//! that names the command (`### ibstat`, `===== perfquery -x =====`, the
-//! `+ ibstat` of `set -x`, `[ibstat]`) instead of a shell prompt. Such a
-//! dump is read as the same dump with prompts: the same sections, nothing
-//! unrecognised, no unreadable line, the same findings. Before these lines
-//! were framing, each was an unreadable line of the section above it (and
-//! IN002 said lines went unjudged on every host of such a fleet).
+//! Dumps made by collection scripts and loops over hosts.
+//!
+//! - Each command's output after a line that names the command (`###
+//!   ibstat`, `===== perfquery -x =====`, the `+ ibstat` of `set -x`,
+//!   `[ibstat]`) instead of a shell prompt is read as the same dump with
+//!   prompts: the same sections, nothing unrecognised, no unreadable line,
+//!   the same findings. Before, each such line was an unreadable line of
+//!   the section above it (and IN002 said lines went unjudged on every
+//!   host of such a fleet).
+//! - Each host's output after a heading that names the host (`====
+//!   node05 ====`, Ansible's `node05 | CHANGED | rc=0 >>`, Salt's
+//!   `node05:`) is read as that host's. Before, the paste was one host, and
+//!   a port down on the first host was hidden by the same port up on the
+//!   next.
 
 // Test helpers: a broken fixture should fail loudly.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
