@@ -226,13 +226,7 @@ fn check(text: &str, e: &Expect) -> Vec<String> {
         }
     }
     if let Some(want) = &e.hosts {
-        let mut hosts: Vec<&str> = doc
-            .sections
-            .iter()
-            .filter_map(|s| s.host.as_deref())
-            .collect();
-        hosts.sort_unstable();
-        hosts.dedup();
+        let hosts = doc.section_hosts();
         if hosts != *want {
             problems.push(format!("sections name hosts {hosts:?}, not {want:?}"));
         }

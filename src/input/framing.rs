@@ -1,9 +1,13 @@
 //! Lines that frame tool output rather than belong to it: shell prompts,
-//! markdown fences, `==> file <==` headers, `clush -b` host banners and the
-//! `[exit N]` markers of our capture scripts.
+//! markdown fences, `==> file <==` headers, `clush -b` host banners, the
+//! `[exit N]` markers of our capture scripts, and the command labels and
+//! host headings that collection scripts and fleet tools print
+//! (`### ibstat`, `==== node07 ====`, `node07 | CHANGED | rc=0 >>`).
 //!
 //! A prompt also tells which command ran (a hint for recognising the output)
 //! and often on which host (`[root@node07 ~]#`, `user@node07:~$`, `ssh node07 …`).
+
+use crate::parse::format_of_command;
 
 /// What a framing line means.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -274,17 +278,13 @@ fn command_label(line: &str) -> Option<Prompt> {
     // every dump): turned away on their first word, before it is split.
     let first = command.split_whitespace().next()?;
     let program = first.rsplit('/').next().unwrap_or(first);
-    if !is_known_command(program)
-        && !crate::parse::FORMATS
-            .iter()
-            .any(|f| (f.command)(&[program]))
-    {
+    if !is_known_command(program) && format_of_command(&[program]).is_none() {
         return None;
     }
     let (argv, host) = command_words(command);
     let words: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let known = words.first().is_some_and(|w| is_known_command(w))
-        || crate::parse::FORMATS.iter().any(|f| (f.command)(&words));
+    let known =
+        words.first().is_some_and(|w| is_known_command(w)) || format_of_command(&words).is_some();
     known.then(|| Prompt {
         host,
         command: command.to_owned(),

@@ -138,6 +138,19 @@ impl Document {
         all
     }
 
+    /// The hosts the sections name, sorted, each once.
+    #[must_use]
+    pub fn section_hosts(&self) -> Vec<&str> {
+        let mut hosts: Vec<&str> = self
+            .sections
+            .iter()
+            .filter_map(|s| s.host.as_deref())
+            .collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        hosts
+    }
+
     /// Input lines (non-blank) that no section, unrecognised range, framing
     /// line or tool message accounts for. Always empty unless the input layer
     /// has a bug: this is the "nothing silently lost" check the tests run.

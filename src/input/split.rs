@@ -11,7 +11,9 @@ use super::repair;
 use super::{
     limit_warning, Document, MessageLevel, ReadOptions, Section, ToolMessage, Unrecognised,
 };
-use crate::parse::{first_byte, formats_starting_with, Block, Format, Kind, Line, FORMATS};
+use crate::parse::{
+    first_byte, format_of_command, formats_starting_with, Block, Format, Kind, Line, FORMATS,
+};
 use crate::span::{spans_of, LineSpan};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -546,7 +548,7 @@ fn sectionize(chunk: Chunk, kept: &mut Kept<'_>, out: &mut Output<'_>) {
     } = chunk;
     let hint = prompt.as_ref().and_then(|(_, p)| {
         let argv: Vec<&str> = p.argv.iter().map(String::as_str).collect();
-        FORMATS.iter().find(|f| (f.command)(&argv))
+        format_of_command(&argv)
     });
     let mut sectionize_one = |prefix_host: Option<Rc<str>>, stream: &[Line<'_>]| {
         let host = prefix_host

@@ -445,6 +445,12 @@ fn fuzz_one(kind: Kind, lines: &[Line<'_>]) {
     }
 }
 
+/// The format whose tool `argv` runs (a prompt's or a label's command,
+/// wrappers removed), if any: the first of [`FORMATS`] that claims it.
+pub(crate) fn format_of_command(argv: &[&str]) -> Option<&'static Format> {
+    FORMATS.iter().find(|f| (f.command)(argv))
+}
+
 /// Names of all supported formats, for messages.
 #[must_use]
 pub fn supported_formats() -> Vec<&'static str> {

@@ -622,13 +622,7 @@ fn list_hosts(listing: Listing) -> ExitCode {
         let (host, why) = match read_input(input) {
             Err(e) => ("-".to_owned(), format!("not read: {e}")),
             Ok(doc) => {
-                let mut hosts: Vec<&str> = doc
-                    .sections
-                    .iter()
-                    .filter_map(|s| s.host.as_deref())
-                    .collect();
-                hosts.sort_unstable();
-                hosts.dedup();
+                let hosts = doc.section_hosts();
                 let from_text = hosts.iter().any(|h| Some(*h) != input.host.as_deref());
                 match (hosts.as_slice(), from_text) {
                     _ if doc.sections.is_empty() => {
