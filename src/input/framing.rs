@@ -89,7 +89,55 @@ fn may_frame(line: &str) -> bool {
         line.trim_start().as_bytes().first(),
         Some(b'`' | b'~' | b'=' | b'[' | b'-' | b'*' | b'>' | b'+')
     ) || closing_may_frame(line)
+        || labelled_may_frame(line)
         || line.bytes().any(|b| matches!(b, b'$' | b'#' | b'%'))
+}
+
+/// Words that open a collection script's undecorated label line at the
+/// start of a line: `Running: ibstat`, `Command: perfquery -x`, `Output
+/// of nvidia-smi topo -m`.
+const COMMAND_LABELS: &[&str] = &["command:", "cmd:", "running:", "executing:", "output of"];
+
+/// Words that open an undecorated line naming the host whose output
+/// follows: `Host: node07`, `Hostname: gpu-a`, `Node: c012`.
+const HOST_LABELS: &[&str] = &["host:", "hostname:", "node:", "server:"];
+
+/// Of [`HOST_LABELS`], those that name a host plainly enough that its
+/// name needs no digit (`Hostname: alpha`): `Node:` and `Server:` also
+/// head other things' values.
+const PLAIN_HOST_LABELS: &[&str] = &["host:", "hostname:"];
+
+/// Whether `line` opens, at its first byte, with one of the label words
+/// of [`COMMAND_LABELS`] or [`HOST_LABELS`] (ASCII case ignored): the one
+/// letter-led framing. An indented line is a field of tool output.
+pub(crate) fn labelled_may_frame(line: &str) -> bool {
+    matches!(
+        line.as_bytes().first(),
+        Some(
+            b'c' | b'C'
+                | b'r'
+                | b'R'
+                | b'e'
+                | b'E'
+                | b'o'
+                | b'O'
+                | b'h'
+                | b'H'
+                | b'n'
+                | b'N'
+                | b's'
+                | b'S'
+        )
+    ) && COMMAND_LABELS
+        .iter()
+        .chain(HOST_LABELS)
+        .any(|label| starts_with_label(line, label))
+}
+
+/// Whether `text` begins with `label`, ASCII case ignored.
+fn starts_with_label(text: &str, label: &str) -> bool {
+    text.get(..label.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(label))
 }
 
 /// Whether `line` ends as a fleet tool's host heading may: in `:` (Salt)
@@ -106,7 +154,9 @@ pub(crate) fn closing_may_frame(line: &str) -> bool {
 /// decides).
 #[cfg(test)]
 pub(crate) fn may_open_framing(line: &str) -> bool {
-    opening_may_frame(line.bytes().find(|&b| b != b' ' && b != b'\t')) || closing_may_frame(line)
+    opening_may_frame(line.bytes().find(|&b| b != b' ' && b != b'\t'))
+        || closing_may_frame(line)
+        || labelled_may_frame(line)
 }
 
 /// `may_open_framing` given the line's first byte past spaces and tabs
@@ -260,16 +310,18 @@ fn bare_prompt(t: &str) -> Option<&str> {
 fn command_label(line: &str) -> Option<Prompt> {
     let t = line.trim();
     // Undecorated, a label ends in a colon at the start of its line
-    // (`ibstat:`, `perfquery -x:`).
+    // (`ibstat:`, `perfquery -x:`) or begins there with a label word
+    // (`Running: ibstat`).
     let inner = heading_text(t, true).or_else(|| {
-        (!line.starts_with([' ', '\t']))
-            .then(|| t.strip_suffix(':'))
-            .flatten()
+        if line.starts_with([' ', '\t']) {
+            None
+        } else if COMMAND_LABELS.iter().any(|l| starts_with_label(t, l)) {
+            Some(t.strip_suffix(':').unwrap_or(t))
+        } else {
+            t.strip_suffix(':')
+        }
     })?;
-    let command = without_label(
-        inner,
-        &["command:", "cmd:", "running:", "executing:", "output of"],
-    );
+    let command = without_label(inner, COMMAND_LABELS);
     let command = command.trim_matches('`').trim();
     if command.is_empty() || command.len() > 512 {
         return None;
@@ -338,7 +390,7 @@ fn without_label<'t>(text: &'t str, labels: &[&str]) -> &'t str {
 /// `=== GPU0 ===` or `=== snapshot2 ===` are not hosts.
 fn host_heading(t: &str) -> Option<String> {
     let inner = heading_text(t, false)?;
-    let name = without_label(inner, &["host:", "hostname:", "node:", "server:"]);
+    let name = without_label(inner, HOST_LABELS);
     // A trailing `(10.0.0.7)` or `(3)`: the address or a count.
     let name = match name.split_once(" (") {
         Some((name, rest)) if rest.ends_with(')') && !rest.contains(' ') => name,
@@ -350,12 +402,16 @@ fn host_heading(t: &str) -> Option<String> {
 
 /// The host of a line that fleet tools print before each host's output:
 /// Ansible's ad-hoc `node07 | CHANGED | rc=0 >>` and Salt's `node07:` (at
-/// the start of the line, its output indented below it).
+/// the start of the line, its output indented below it), and a collection
+/// script's `Host: node07` ([`labelled_host`]).
 fn tool_host_heading(line: &str) -> Option<String> {
     if line.starts_with([' ', '\t']) {
         return None;
     }
     let t = line.trim_end();
+    if labelled_may_frame(t) {
+        return labelled_host(t);
+    }
     if let Some(name) = t.strip_suffix(':') {
         return machine_name(name);
     }
@@ -375,11 +431,35 @@ fn tool_host_heading(line: &str) -> Option<String> {
     }
 }
 
+/// The host of an undecorated `Host: node07` line (`echo "Host:
+/// $(hostname)"` in a loop over hosts): after a [`PLAIN_HOST_LABELS`]
+/// word any name that [`machine_name`] would take but for a digit
+/// (`Hostname: alpha`); after `Node:` or `Server:`, what it takes.
+fn labelled_host(t: &str) -> Option<String> {
+    let label = HOST_LABELS.iter().find(|l| starts_with_label(t, l))?;
+    let name = t.get(label.len()..)?.trim();
+    let name = match name.split_once(" (") {
+        Some((name, rest)) if rest.ends_with(')') && !rest.contains(' ') => name,
+        Some(_) => return None,
+        None => name,
+    };
+    if PLAIN_HOST_LABELS.contains(label) {
+        machine_name_of(name, false)
+    } else {
+        machine_name(name)
+    }
+}
+
 /// `name` if it looks like a machine's name: one word of letters, digits,
 /// dots and dashes, with a letter and a digit, ending in a domain rather
 /// than a number (`node07.cluster`, not the version `v1.2.3`), naming no
 /// device or step ([`names_no_host`]) and no command.
 fn machine_name(name: &str) -> Option<String> {
+    machine_name_of(name, true)
+}
+
+/// [`machine_name`], the digit asked for only where `with_digit` says.
+fn machine_name_of(name: &str, with_digit: bool) -> Option<String> {
     let is_host = name.len() <= 253
         && name
             .bytes()
@@ -389,7 +469,7 @@ fn machine_name(name: &str) -> Option<String> {
             .next()
             .is_some_and(|b| b.is_ascii_alphanumeric())
         && name.bytes().any(|b| b.is_ascii_alphabetic())
-        && name.bytes().any(|b| b.is_ascii_digit())
+        && (!with_digit || name.bytes().any(|b| b.is_ascii_digit()))
         && name
             .rsplit('.')
             .next()
@@ -628,6 +708,8 @@ mod tests {
                 "[ \t\u{a0}\u{3000}]{0,2}[-`~=\\[\\]$#%@:()*>+< a-z0-9./\u{e9}]{0,24}",
                 // Label-shaped: `### ibstat`, `== perfquery -x ==`, `[ibstat]`…
                 "[ \t]?[-#=*>+\\[]{0,4} ?(ibstat|perfquery -x|nvidia-smi topo -m|uptime|notes|cmd: date)? ?[-#=*<:\\]]{0,4}",
+                // Letter-led labels: `Running: ibstat`, `Host: node07`…
+                "[ \t]?(Running|running|CMD|Output of|Host|hostname|Node|SERVER|Hosts)?:? ?(ibstat|perfquery -x|node07|alpha|c01|10.0.0.1)?:?",
                 // Prompt-shaped: `(venv) [user@host dir]# cmd`, `host:~% cmd`…
                 "[ \t]?(\\(v\\) )?\\[?[a-z]{1,3}(@[a-z0-9]{1,3})?(:[~a-z]{0,2})?( [~a-z]{0,2})?\\]?[$#%]( [a-z]{0,6})?",
             ],
@@ -714,6 +796,16 @@ mod tests {
                 "perfquery -x -C mlx5_0 -P 1:",
                 "perfquery -x -C mlx5_0 -P 1",
             ),
+            ("Running: ibstat", "ibstat"),
+            ("running: nvidia-smi topo -m", "nvidia-smi topo -m"),
+            ("Command: perfquery -x", "perfquery -x"),
+            ("CMD: sudo ibstatus", "ibstatus"),
+            (
+                "Executing: /usr/bin/nvidia-smi nvlink -s",
+                "nvidia-smi nvlink -s",
+            ),
+            ("Output of ibv_devinfo -v", "ibv_devinfo -v"),
+            ("Running: `iblinkinfo`:", "iblinkinfo"),
         ] {
             assert_eq!(label(line), Some(words(want)), "{line:?}");
         }
@@ -737,6 +829,11 @@ mod tests {
             "  ibstat:",
             "Errors:",
             "ibstat: iberror: failed: ibstat",
+            "Running: the job on 8 nodes",
+            "Command: unknown",
+            "  Running: ibstat",
+            "\tCommand: ibstat",
+            "Runningibstat",
         ] {
             assert_eq!(label(line), None, "{line:?}");
         }
@@ -764,6 +861,12 @@ mod tests {
             ("node07 | CHANGED | rc=0 >>", "node07"),
             ("gpu001 | FAILED | rc=127 >>", "gpu001"),
             ("node07:", "node07"),
+            ("Host: node07", "node07"),
+            ("HOSTNAME: gpu-a100-12.cluster", "gpu-a100-12.cluster"),
+            ("Hostname: alpha", "alpha"),
+            ("host: dgx-b (10.0.0.7)", "dgx-b"),
+            ("Node: c012", "c012"),
+            ("Server: n12.cluster.local", "n12.cluster.local"),
         ] {
             assert_eq!(host(line), Some(want.to_owned()), "{line:?}");
         }
@@ -800,6 +903,17 @@ mod tests {
             "a | CHANGED | rc=0 >>",
             "node07 | changed | rc=0 >>",
             "node07 | CHANGED >>",
+            // Indented: a field of tool output.
+            "  Host: node07",
+            "\tNode: c012",
+            // `Node:` and `Server:` head other values too: a digit is asked.
+            "Node: alpha",
+            "Server: Running",
+            "Server:  10.0.0.1",
+            "Host: GPU0",
+            "Host: node07 and node08",
+            "Hostname: ibstat",
+            "Hosts: node07",
         ] {
             assert_eq!(host(line), None, "{line:?}");
         }

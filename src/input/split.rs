@@ -3,7 +3,8 @@
 
 use super::clean::{class, classified_lines, clean_classified};
 use super::framing::{
-    classify, closing_may_frame, host_banner, opening_may_frame, Framing, Prompt,
+    classify, closing_may_frame, host_banner, labelled_may_frame, opening_may_frame, Framing,
+    Prompt,
 };
 use super::hosts::{candidate_after, prefixed_hosts};
 use super::kept::{Kept, COMPACT_FROM_BYTES};
@@ -298,7 +299,8 @@ fn plain_line_tests(text: &str, bits: u8) -> (bool, bool) {
     let frame = candidate
         || bits & class::PROMPT != 0
         || opening_may_frame(first)
-        || closing_may_frame(text);
+        || closing_may_frame(text)
+        || labelled_may_frame(text);
     (candidate, frame)
 }
 
@@ -334,6 +336,8 @@ fn chunks<'a>(
     let mut kept = 0;
     let mut source: Option<String> = None;
     let mut banner_host: Option<String> = None;
+    // Whether a markdown fence opened a block that no fence closed yet.
+    let mut fence_open = false;
     // The prefix host of the last prefixed line: pdsh prints runs of lines
     // from one host, and a line that repeats it needs no set look-up.
     let mut last_host: Option<Rc<str>> = None;
@@ -405,7 +409,31 @@ fn chunks<'a>(
                     kept,
                 );
             }
-            Some(Framing::Fence) => {}
+            Some(Framing::Fence) => {
+                // Fences come in pairs: the one that closes a block ends
+                // the output in it (the prose, commands and logs after a
+                // pasted block are not that tool's), and what follows is
+                // read for what it is. One that opens a block goes on with
+                // the command before it (`$ ibstat` above the fence). A
+                // fence naming a language (```` ```text ````) always opens.
+                let t = text.trim_start();
+                let names_language = t
+                    .trim_start_matches(['`', '~'])
+                    .trim()
+                    .bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_alphabetic());
+                if fence_open && !names_language {
+                    fence_open = false;
+                    push_chunk(
+                        &mut chunks,
+                        new_chunk(None, banner_host.clone(), &source, options),
+                        kept,
+                    );
+                } else {
+                    fence_open = true;
+                }
+            }
             Some(Framing::Rule) | None => {
                 // The line moves as it is (a repaired line's text is not
                 // copied), its prefix, if any, stripped.

@@ -1013,17 +1013,39 @@ impl<'a> Context<'a> {
 
     fn build_nvlink_gpus(&self) -> Vec<NvGpuRef<'a>> {
         // Headerless blocks are keyed by where they were read, so that
-        // they never merge with a numbered GPU or with each other.
-        type GpuKey<'k> = (HostKey<'k>, u32, Option<(usize, usize)>);
+        // they never merge with a numbered GPU or with each other. GPUs of
+        // one number whose UUIDs differ are two machines' GPUs under one
+        // host name (a loop over hosts pasted without a heading we read):
+        // each UUID is a GPU of its own (the last number of the key), so
+        // that the next machine's links never hide this one's.
+        type Numbered<'k> = (HostKey<'k>, u32, Option<(usize, usize)>);
+        type GpuKey<'k> = (HostKey<'k>, u32, Option<(usize, usize)>, usize);
         let mut gpus: BTreeMap<GpuKey<'a>, NvGpuRef<'a>> = BTreeMap::new();
+        // The UUID of each GPU of a number, in the order they came.
+        let mut uuids: BTreeMap<Numbered<'a>, Vec<Option<&'a str>>> = BTreeMap::new();
         for at in self.sections() {
             let SectionData::Nvlink(nv) = &at.section.data else {
                 continue;
             };
             for gpu in &nv.gpus {
                 let place = gpu.headerless.then_some((at.doc, gpu.span.first_line));
+                let uuid = gpu.uuid.as_deref();
+                let seen = uuids.entry((at.host(), gpu.index, place)).or_default();
+                let slot = match seen
+                    .iter()
+                    .rposition(|u| u.is_none() || uuid.is_none() || *u == uuid)
+                {
+                    Some(slot) => slot,
+                    None => {
+                        seen.push(uuid);
+                        seen.len() - 1
+                    }
+                };
+                if let Some(known) = seen.get_mut(slot) {
+                    *known = known.or(uuid);
+                }
                 let entry = gpus
-                    .entry((at.host(), gpu.index, place))
+                    .entry((at.host(), gpu.index, place, slot))
                     .or_insert_with(|| NvGpuRef {
                         headerless: gpu.headerless,
                         host: at.host(),
@@ -1037,6 +1059,7 @@ impl<'a> Context<'a> {
                         lanes: BTreeMap::new(),
                         listing_cut: None,
                     });
+                entry.uuid = entry.uuid.or(uuid);
                 if gpu.all_links_inactive {
                     entry.all_inactive = Some((at, gpu.span));
                     entry.status.clear();
@@ -1286,27 +1309,40 @@ impl<'a> Context<'a> {
     }
 
     fn build_latest_ib_ports(&self) -> Vec<IbPortRef<'a>> {
-        let mut latest: BTreeMap<(HostKey<'a>, &'a str, u32), IbPortRef<'a>> = BTreeMap::new();
+        // Each (host, adapter, port) holds one view per physical port:
+        // views whose port GUIDs differ are two machines' ports under one
+        // name (a loop over hosts pasted without a heading we read, an
+        // unnamed paste of two nodes), never two snapshots of one port,
+        // so the later one must not hide the earlier (a Down port on the
+        // first node read as the Active one of the next).
+        let mut latest: BTreeMap<(HostKey<'a>, &'a str, u32), Vec<IbPortRef<'a>>> = BTreeMap::new();
         let mut ca_types: BTreeMap<(HostKey<'a>, &'a str), String> = BTreeMap::new();
         for p in self.ib_ports() {
             if let Some(t) = &p.ca_type {
                 ca_types.insert((p.host(), p.device), t.clone());
             }
-            let key = (p.host(), p.device, p.number);
-            // `ibdev2netdev -v` tells a port's state and nothing else: it
-            // stands for a port no other tool described, and never hides
-            // the rate, LIDs and physical state another view read.
-            if p.at.section.kind == crate::parse::Kind::Ibdev2netdev && latest.contains_key(&key) {
-                continue;
+            let views = latest.entry((p.host(), p.device, p.number)).or_default();
+            let same_port = views
+                .iter()
+                .rposition(|v| match (v.port_guid, p.port_guid) {
+                    (Some(a), Some(b)) => a == b,
+                    _ => true,
+                });
+            match same_port.and_then(|i| views.get_mut(i)) {
+                // `ibdev2netdev -v` tells a port's state and nothing else:
+                // it stands for a port no other tool described, and never
+                // hides the rate, LIDs and physical state another view read.
+                Some(_) if p.at.section.kind == crate::parse::Kind::Ibdev2netdev => {}
+                Some(view) => *view = p,
+                None => views.push(p),
             }
-            latest.insert(key, p);
         }
-        for p in latest.values_mut() {
+        let mut out: Vec<IbPortRef<'a>> = latest.into_values().flatten().collect();
+        for p in &mut out {
             if p.ca_type.is_none() {
                 p.ca_type = ca_types.get(&(p.host(), p.device)).cloned();
             }
         }
-        let mut out: Vec<IbPortRef<'a>> = latest.into_values().collect();
         out.sort_by_key(|p| (p.at.doc, p.span));
         out
     }

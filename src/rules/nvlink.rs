@@ -519,9 +519,13 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             continue;
         };
         // A listing of fewer links than expected (`-l N`), or cut short,
-        // cannot show them all.
+        // cannot show them all: only the links it does show inactive are
+        // judged (on an SXM board that wires every link).
         if g.all_inactive.is_none() && (g.status.len() < expected.active || g.listing_cut.is_some())
         {
+            if let Some(f) = shown_inactive(g, &expected) {
+                out.push(f);
+            }
             continue;
         }
         if active >= expected.active {
@@ -650,6 +654,51 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         out.push(f);
     }
     Coverage::Checked(gpus.len())
+}
+
+/// NV001 for the links a short or cut `-s` listing shows `<inactive>`, on
+/// an SXM GPU whose boards wire every link: what the listing lacks is not
+/// judged (the paste may be cut, or filtered with `-l`), but a link it
+/// prints inactive is one (a cut paste showing link 1 inactive was called
+/// healthy). `None` where no link shown is inactive, or the product is
+/// a PCIe card (a bridge wires some links) or a board that may leave
+/// links unwired.
+fn shown_inactive(g: &NvGpuRef<'_>, expected: &Expected<'_>) -> Option<Finding> {
+    let spec = gpu_nvlink_expectation(g.name)?;
+    if spec.form_factor != FormFactor::Sxm || spec.wiring_varies_by_board(g.name) {
+        return None;
+    }
+    let inactive: Vec<_> = g.status.iter().filter(|(_, (_, l))| l.inactive).collect();
+    if inactive.is_empty() {
+        return None;
+    }
+    let numbers: Vec<u32> = inactive.iter().map(|(n, _)| **n).collect();
+    let mut f = NV001
+        .finding(
+            g.subject(),
+            format!(
+                "{} ({}) shows link(s) {} inactive; its listing shows {} of {} links (cut or filtered), so the links it lacks were not judged",
+                g.label(),
+                g.name,
+                list(&numbers),
+                g.status.len(),
+                expected.active,
+            ),
+        )
+        .severity(Severity::Error)
+        .threshold(Threshold::new(
+            format!("{} active links ({})", expected.active, expected.why()),
+            expected.source(),
+        ))
+        .remediation("Check dmesg and nvidia-smi -q for NVLink Xids; reset the GPU or reboot; if links stay down, reseat the GPU/bridge or NVSwitch tray and open a hardware case. Paste the whole `nvidia-smi nvlink -s` to judge the other links.");
+    for (n, (at, link)) in inactive {
+        f = f.evidence(Evidence::new(
+            format!("nvidia-smi nvlink -s: Link {n}: <inactive>"),
+            link.span,
+            at.source(),
+        ));
+    }
+    Some(f)
 }
 
 /// The most GPUs of an SXM2 product on a board that leaves links unwired:

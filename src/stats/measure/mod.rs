@@ -145,6 +145,8 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
     );
     // Each counter set of the section at hand as an id among the unit's.
     let mut source_ids: Vec<Option<u32>> = Vec::new();
+    // The GPU UUIDs each snapshot printed, by GPU number (NVLink sections).
+    let mut gpu_uuids: Vec<Vec<(u32, &str)>> = Vec::new();
     for (input, (src, extracted)) in sources.iter().zip(extracted).enumerate() {
         let section_times = section_times(&extracted);
         for ((section, ex), time) in extracted.into_iter().zip(section_times) {
@@ -176,6 +178,14 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                 time_source: time.as_ref().map(|t| t.source.clone()),
             });
             times.push(time);
+            gpu_uuids.push(match &section.data {
+                crate::parse::SectionData::Nvlink(nv) => nv
+                    .gpus
+                    .iter()
+                    .filter_map(|g| Some((g.index, g.uuid.as_deref()?)))
+                    .collect(),
+                _ => Vec::new(),
+            });
             // The section's subjects and counter sets, each looked up once.
             let mut ids: Vec<Option<u32>> = vec![None; ex.subjects.len()];
             source_ids.clear();
@@ -240,6 +250,9 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
     let (series, series_ids) = keys.series_with_ids(&ordered);
 
     let mut missing_interval = BTreeSet::new();
+    // Snapshot pairs that show one GPU number with two UUIDs: two
+    // machines' output under one host name, not one GPU twice.
+    let mut two_machines = BTreeSet::new();
     // Every counter of two snapshots shares their interval: worked out once.
     let mut intervals: FxHashMap<(usize, usize), Interval> = FxHashMap::default();
     m.counter_rates.reserve(
@@ -259,6 +272,20 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
         };
         for pair in points.windows(2) {
             let [a, b] = pair else { continue };
+            if let Some(gpu) = subject.gpu {
+                let uuid_in = |snapshot: usize| {
+                    gpu_uuids
+                        .get(snapshot)
+                        .and_then(|u| u.iter().find(|(g, _)| *g == gpu))
+                        .map(|(_, u)| *u)
+                };
+                if let (Some(x), Some(y)) = (uuid_in(a.snapshot), uuid_in(b.snapshot)) {
+                    if x != y {
+                        two_machines.insert((a.snapshot, b.snapshot, gpu));
+                        continue;
+                    }
+                }
+            }
             let between = intervals
                 .entry((a.snapshot, b.snapshot))
                 .or_insert_with(|| Interval::new(a.snapshot, b.snapshot, &times, options));
@@ -278,6 +305,13 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
             },
             None => Note::NoInterval { from: a, to: b },
         });
+    }
+    for (a, b, gpu) in two_machines {
+        notes.push(Note::Text(format!(
+            "snapshots {a} and {b} show GPU {gpu} with two different UUIDs: two machines' output \
+             under one host name (name each host's output), not two readings of one GPU; no \
+             rates between them"
+        )));
     }
     if let Some(given) = options.interval_seconds {
         let disagreeing: BTreeSet<(usize, usize, u64)> = m

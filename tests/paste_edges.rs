@@ -1,0 +1,221 @@
+//! The edges of a paste, where real ones went wrong: the prose after a
+//! closing markdown fence, a collection script's letter-led `Host:` and
+//! `Running:` lines, two machines' output under one name (told apart by
+//! their port GUIDs and GPU UUIDs), and a cut `nvlink -s` listing that
+//! still shows a link inactive. Texts are written for these tests in the
+//! tools' layouts.
+
+// Test helpers: a broken fixture should fail loudly.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
+
+use fabricscope::{analyze, read, Document, Kind, ReadOptions, Report, Severity};
+
+fn doc(text: &str) -> Document {
+    let doc = read(text, &ReadOptions::default()).unwrap_or_else(|e| panic!("not read: {e}"));
+    let lost = doc.unaccounted_lines(text);
+    assert!(lost.is_empty(), "lines {lost:?} unaccounted for");
+    doc
+}
+
+fn report(text: &str) -> Report {
+    analyze(&[doc(text)], &Default::default())
+}
+
+/// Rule ids of findings at `at_least` or worse.
+fn fired(report: &Report, at_least: Severity) -> Vec<&str> {
+    report
+        .findings
+        .iter()
+        .filter(|f| f.severity >= at_least)
+        .map(|f| f.rule)
+        .collect()
+}
+
+/// One ibstat CA block of one port.
+fn ibstat(guid: &str, state: &str, phys: &str, rate: u32) -> String {
+    format!(
+        "CA 'mlx5_0'\n\tCA type: MT4123\n\tNumber of ports: 1\n\tFirmware version: 20.31.1014\n\
+         \tHardware version: 0\n\tNode GUID: {guid}\n\tSystem image GUID: {guid}\n\tPort 1:\n\
+         \t\tState: {state}\n\t\tPhysical state: {phys}\n\t\tRate: {rate}\n\t\tBase lid: 12\n\
+         \t\tLMC: 0\n\t\tSM lid: 1\n\t\tCapability mask: 0x2651e848\n\t\tPort GUID: {guid}\n\
+         \t\tLink layer: InfiniBand\n"
+    )
+}
+
+/// `nvidia-smi nvlink -s` of one H100 SXM GPU, `inactive` links down.
+fn nvlink_s(gpu: u32, uuid: &str, links: u32, inactive: &[u32]) -> String {
+    let mut out = format!("GPU {gpu}: NVIDIA H100 80GB HBM3 (UUID: {uuid})\n");
+    for l in 0..links {
+        if inactive.contains(&l) {
+            out.push_str(&format!("\t Link {l}: <inactive>\n"));
+        } else {
+            out.push_str(&format!("\t Link {l}: 26.562 GB/s\n"));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_closing_fence_ends_the_output_and_the_prose_after_it_is_not_the_tools() {
+    let text = "Here is the topology:\n```\n$ nvidia-smi topo -m\n\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n\
+                GPU0\t X \tSYS\t0-23\t0\nGPU1\tSYS\t X \t24-47\t1\n```\n\
+                All of the connectivity is `SYS`, and inference is slow.\n\
+                GPU0 and GPU1 columns are the devices.\n\n#### What is available:\n```go\nfunc main() {}\n```\n";
+    let d = doc(text);
+    let topo: Vec<_> = d
+        .sections
+        .iter()
+        .filter(|s| s.kind == Kind::TopoMatrix)
+        .collect();
+    assert_eq!(topo.len(), 1);
+    assert_eq!(
+        (topo[0].span.first_line, topo[0].span.last_line),
+        (3, 6),
+        "the matrix ends at its closing fence"
+    );
+    assert!(
+        topo[0].warnings.is_empty(),
+        "no line after the fence is read as a matrix row: {:?}",
+        topo[0].warnings
+    );
+    let r = analyze(&[d], &Default::default());
+    assert!(
+        !r.findings.iter().any(|f| f.rule == "IN002"),
+        "{:?}",
+        fired(&r, Severity::Info)
+    );
+}
+
+#[test]
+fn an_opening_fence_goes_on_with_the_command_above_it() {
+    // The prompt above the fence names the command of what is in it.
+    let text = format!(
+        "$ ibstat\n```\n{}```\nThe port is down.\n",
+        ibstat("0x0c42a10300a1b2c4", "Down", "Polling", 10)
+    );
+    let r = report(&text);
+    assert!(fired(&r, Severity::Error).contains(&"IB001"));
+    assert!(!r.findings.iter().any(|f| f.rule == "IN002"));
+}
+
+#[test]
+fn letter_led_host_and_command_labels_split_a_collection_scripts_dump() {
+    let text = format!(
+        "Host: node07\nRunning: ibstat\n{}Host: node08\nRunning: ibstat\n{}",
+        ibstat("0x0c42a10300a1b2c4", "Down", "Polling", 10),
+        ibstat("0x0c42a10300a1b2c5", "Active", "LinkUp", 200)
+    );
+    let d = doc(&text);
+    assert_eq!(d.section_hosts(), ["node07", "node08"]);
+    let r = analyze(&[d], &Default::default());
+    let down: Vec<_> = r.findings.iter().filter(|f| f.rule == "IB001").collect();
+    assert_eq!(down.len(), 1, "{:?}", fired(&r, Severity::Info));
+    assert_eq!(down[0].subject.host.as_deref(), Some("node07"));
+    assert!(!r.findings.iter().any(|f| f.rule == "IN002"));
+}
+
+#[test]
+fn one_port_name_with_two_port_guids_is_two_machines_and_neither_hides_the_other() {
+    // Two hosts' ibstat under one name, split by a line we cannot read:
+    // the second (Active) must not stand for the first (Down).
+    let text = format!(
+        "Results for alpha01\n{}Results for alpha02\n{}",
+        ibstat("0x0c42a10300a1b2c4", "Down", "Polling", 10),
+        ibstat("0x0c42a10300a1b2c5", "Active", "LinkUp", 200)
+    );
+    let r = report(&text);
+    assert!(
+        fired(&r, Severity::Error).contains(&"IB001"),
+        "{:?}",
+        fired(&r, Severity::Info)
+    );
+    // The same GUID twice is one port read twice: the later reading wins.
+    let text = format!(
+        "{}\n{}",
+        ibstat("0x0c42a10300a1b2c4", "Down", "Polling", 10),
+        ibstat("0x0c42a10300a1b2c4", "Active", "LinkUp", 200)
+    );
+    let r = report(&text);
+    assert!(!fired(&r, Severity::Warning).contains(&"IB001"));
+}
+
+#[test]
+fn one_gpu_number_with_two_uuids_is_two_gpus_and_neither_hides_the_other() {
+    let text = format!(
+        "Results for alpha01\n{}{}Results for alpha02\n{}{}",
+        nvlink_s(0, "GPU-aaaaaaaa-0000-0000-0000-000000000000", 18, &[]),
+        nvlink_s(1, "GPU-aaaaaaaa-0000-0000-0000-000000000001", 18, &[3]),
+        nvlink_s(0, "GPU-bbbbbbbb-0000-0000-0000-000000000000", 18, &[]),
+        nvlink_s(1, "GPU-bbbbbbbb-0000-0000-0000-000000000001", 18, &[]),
+    );
+    let r = report(&text);
+    let nv001: Vec<_> = r.findings.iter().filter(|f| f.rule == "NV001").collect();
+    assert_eq!(nv001.len(), 1, "{:?}", fired(&r, Severity::Info));
+    assert!(
+        nv001[0].message.contains("inactive: 3"),
+        "{}",
+        nv001[0].message
+    );
+}
+
+#[test]
+fn counters_of_two_gpus_with_one_number_are_not_a_growth_between_snapshots() {
+    let gpu = |uuid: &str, replays: u32| {
+        let mut out = format!("GPU 0: NVIDIA H100 80GB HBM3 (UUID: {uuid})\n");
+        for l in 0..2 {
+            out.push_str(&format!(
+                "\t Link {l}: Replay Errors: {replays}\n\t Link {l}: Recovery Errors: 0\n\t Link {l}: CRC Errors: 0\n"
+            ));
+        }
+        out
+    };
+    let text = format!(
+        "Results for alpha01\n{}Results for alpha02\n{}",
+        gpu("GPU-aaaaaaaa-0000-0000-0000-000000000000", 3),
+        gpu("GPU-bbbbbbbb-0000-0000-0000-000000000000", 9)
+    );
+    let r = report(&text);
+    assert!(
+        !fired(&r, Severity::Warning).contains(&"NV003"),
+        "3 on one GPU and 9 on another is no growth: {:?}",
+        fired(&r, Severity::Info)
+    );
+    assert!(r.measurements.counter_rates.is_empty());
+    // Each GPU's history is still said, as info.
+    assert_eq!(
+        r.findings
+            .iter()
+            .filter(|f| f.rule == "NV003" && f.severity == Severity::Info)
+            .count(),
+        2
+    );
+    // The same UUID twice is two snapshots of one GPU: growth is news.
+    let text = format!(
+        "{}{}",
+        gpu("GPU-aaaaaaaa-0000-0000-0000-000000000000", 3),
+        gpu("GPU-aaaaaaaa-0000-0000-0000-000000000000", 9)
+    );
+    let r = report(&text);
+    assert!(fired(&r, Severity::Error).contains(&"NV003"));
+}
+
+#[test]
+fn a_cut_listing_still_judges_the_link_it_shows_inactive() {
+    let text = nvlink_s(0, "GPU-1111aaaa-2222-3333-4444-555566667777", 2, &[1]);
+    let r = report(&text);
+    let nv001: Vec<_> = r.findings.iter().filter(|f| f.rule == "NV001").collect();
+    assert_eq!(nv001.len(), 1, "{:?}", fired(&r, Severity::Info));
+    assert_eq!(nv001[0].severity, Severity::Error);
+    assert!(
+        nv001[0].message.contains("not judged"),
+        "{}",
+        nv001[0].message
+    );
+    // Cut with every link shown active: nothing concluded.
+    let text = nvlink_s(0, "GPU-1111aaaa-2222-3333-4444-555566667777", 2, &[]);
+    assert!(!fired(&report(&text), Severity::Info).contains(&"NV001"));
+    // A PCIe card: a bridge wires some links, so an inactive one is no fault.
+    let text =
+        "GPU 0: NVIDIA A100-PCIE-40GB (UUID: GPU-1)\n\t Link 0: 25 GB/s\n\t Link 1: <inactive>\n";
+    assert!(!fired(&report(text), Severity::Warning).contains(&"NV001"));
+}
