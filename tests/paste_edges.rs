@@ -219,3 +219,44 @@ fn a_cut_listing_still_judges_the_link_it_shows_inactive() {
         "GPU 0: NVIDIA A100-PCIE-40GB (UUID: GPU-1)\n\t Link 0: 25 GB/s\n\t Link 1: <inactive>\n";
     assert!(!fired(&report(text), Severity::Warning).contains(&"NV001"));
 }
+
+#[test]
+fn a_command_run_on_other_hosts_is_no_output_of_the_admin_node() {
+    let text = format!(
+        "[root@mgmt01 ~]# clush -w node[07-08] -b \"ibstat mlx5_0\"\n---------------\nnode07\n---------------\n{}\
+         ---------------\nnode08\n---------------\n{}",
+        ibstat("0x0c42a10300a1b2c4", "Active", "LinkUp", 200),
+        ibstat("0x0c42a10300a1b2c5", "Down", "Polling", 10)
+    );
+    let d = doc(&text);
+    assert_eq!(d.section_hosts(), ["node07", "node08"]);
+    // A command with no output on the prompt's own host still says so.
+    let d = doc("[root@node07 ~]# ibstat\n");
+    assert_eq!(d.section_hosts(), ["node07"]);
+}
+
+#[test]
+fn pssh_and_ansible_result_headings_name_the_host_of_what_follows() {
+    let text = format!(
+        "[1] 10:12:01 [SUCCESS] node07\n{}[2] 10:12:01 [SUCCESS] node08\n{}\
+         [3] 10:12:02 [FAILURE] node09 Exited with error code 255\n",
+        ibstat("0x0c42a10300a1b2c4", "Active", "LinkUp", 200),
+        ibstat("0x0c42a10300a1b2c5", "Down", "Polling", 10)
+    );
+    let r = report(&text);
+    let down: Vec<_> = r.findings.iter().filter(|f| f.rule == "IB001").collect();
+    assert_eq!(down.len(), 1);
+    assert_eq!(down[0].subject.host.as_deref(), Some("node08"));
+    assert!(!r.findings.iter().any(|f| f.rule == "IN002"));
+    let text = format!(
+        "node08 | CHANGED | rc=0 >>\n{}node09 | UNREACHABLE! => {{\n    \"changed\": false,\n    \
+         \"msg\": \"Failed to connect to the host via ssh\",\n    \"unreachable\": true\n}}\n",
+        ibstat("0x0c42a10300a1b2c5", "Down", "Polling", 10)
+    );
+    let r = report(&text);
+    assert!(
+        !r.findings.iter().any(|f| f.rule == "IN002"),
+        "node09's JSON is not node08's ibstat: {:?}",
+        fired(&r, Severity::Info)
+    );
+}

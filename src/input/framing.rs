@@ -80,7 +80,7 @@ fn classify_any(line: &str) -> Option<Framing> {
 
 /// Whether `line` could be a framing line: fences, headers, exit markers,
 /// rules, command labels and host headings begin (after white space) with
-/// `` ` `` `~` `=` `[` `-` `*` `>` `+` (or `#`) or end in `:` or `>>`,
+/// `` ` `` `~` `=` `[` `-` `*` `>` `+` (or `#`) or end in `:`, `>>` or `{`,
 /// and every prompt holds its `$`, `#` or `%` (see [`prompt_tail`],
 /// [`bare_prompt`]). One scan rules out most lines of tool output, which
 /// this runs on one by one.
@@ -141,9 +141,9 @@ fn starts_with_label(text: &str, label: &str) -> bool {
 }
 
 /// Whether `line` ends as a fleet tool's host heading may: in `:` (Salt)
-/// or `>>` (Ansible).
+/// or `>>` or `=> {` (Ansible).
 pub(crate) fn closing_may_frame(line: &str) -> bool {
-    matches!(line.trim_end().as_bytes().last(), Some(b':' | b'>'))
+    matches!(line.trim_end().as_bytes().last(), Some(b':' | b'>' | b'{'))
 }
 
 /// [`may_frame`] for a line whose bytes are known to hold no `$`, `#` or
@@ -415,11 +415,21 @@ fn tool_host_heading(line: &str) -> Option<String> {
     if let Some(name) = t.strip_suffix(':') {
         return machine_name(name);
     }
+    if let Some(name) = pssh_heading(t) {
+        return machine_name(name);
+    }
+    let ansible_status = |status: &str| {
+        !status.is_empty() && status.bytes().all(|b| b.is_ascii_uppercase() || b == b'!')
+    };
+    // A module's result: `node07 | SUCCESS => {`, `node09 | UNREACHABLE! => {`.
+    if let Some(head) = t.strip_suffix(" => {") {
+        let (name, status) = head.split_once(" | ")?;
+        return ansible_status(status).then(|| machine_name(name)).flatten();
+    }
     let mut parts = t.strip_suffix(">>")?.split(" | ");
     let (name, status, rc) = (parts.next()?, parts.next()?, parts.next()?);
     let ok = parts.next().is_none()
-        && !status.is_empty()
-        && status.bytes().all(|b| b.is_ascii_uppercase() || b == b'!')
+        && ansible_status(status)
         && rc
             .trim_end()
             .strip_prefix("rc=")
@@ -429,6 +439,30 @@ fn tool_host_heading(line: &str) -> Option<String> {
     } else {
         None
     }
+}
+
+/// The host of parallel-ssh's (`pssh -i`) line before each host's output:
+/// `[1] 10:12:01 [SUCCESS] node07`, `[3] 10:12:02 [FAILURE] node09 Exited
+/// with error code 255`.
+fn pssh_heading(t: &str) -> Option<&str> {
+    let rest = t.strip_prefix('[')?;
+    let (number, rest) = rest.split_once("] ")?;
+    if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (time, rest) = rest.split_once(" [")?;
+    let clock = time.len() == 8
+        && time.bytes().enumerate().all(|(i, b)| {
+            if i == 2 || i == 5 {
+                b == b':'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    let (status, rest) = rest.split_once("] ")?;
+    (clock && matches!(status, "SUCCESS" | "FAILURE"))
+        .then(|| rest.split_whitespace().next())
+        .flatten()
 }
 
 /// The host of an undecorated `Host: node07` line (`echo "Host:
@@ -599,6 +633,37 @@ fn is_hostname(s: &str) -> bool {
 fn is_known_command(word: &str) -> bool {
     let base = word.rsplit('/').next().unwrap_or(word);
     COMMANDS.contains(&base)
+}
+
+/// Programs that run a command on other hosts and print their output
+/// under each host's prefix or banner.
+const FAN_OUT: &[&str] = &[
+    "pdsh",
+    "clush",
+    "pssh",
+    "parallel-ssh",
+    "srun",
+    "mpirun",
+    "ansible",
+    "salt",
+    "xdsh",
+    "cexec",
+];
+
+/// Whether the prompt's command runs on other hosts (`clush -w node[07-08]
+/// -b ibstat`, `pdsh … | dshbak -c`): its output comes under their
+/// prefixes or banners, and the prompt's own host (the admin node) printed
+/// nothing of it.
+pub(crate) fn fans_out(prompt: &Prompt) -> bool {
+    let first = prompt
+        .command
+        .split(['|', ';', '&'])
+        .next()
+        .unwrap_or_default();
+    first
+        .split_whitespace()
+        .map(|w| w.rsplit('/').next().unwrap_or(w))
+        .any(|w| FAN_OUT.contains(&w))
 }
 
 /// Words of the first command of a pipeline, without wrappers; and the host
@@ -861,6 +926,13 @@ mod tests {
             ("node07 | CHANGED | rc=0 >>", "node07"),
             ("gpu001 | FAILED | rc=127 >>", "gpu001"),
             ("node07:", "node07"),
+            ("node07 | SUCCESS => {", "node07"),
+            ("node09 | UNREACHABLE! => {", "node09"),
+            ("[1] 10:12:01 [SUCCESS] node07", "node07"),
+            (
+                "[3] 10:12:02 [FAILURE] node09 Exited with error code 255",
+                "node09",
+            ),
             ("Host: node07", "node07"),
             ("HOSTNAME: gpu-a100-12.cluster", "gpu-a100-12.cluster"),
             ("Hostname: alpha", "alpha"),
@@ -914,6 +986,11 @@ mod tests {
             "Host: node07 and node08",
             "Hostname: ibstat",
             "Hosts: node07",
+            "node07 | success => {",
+            "node07 => {",
+            "[1] 10:12 [SUCCESS] node07",
+            "[x] 10:12:01 [SUCCESS] node07",
+            "[1] 10:12:01 [PENDING] node07",
         ] {
             assert_eq!(host(line), None, "{line:?}");
         }

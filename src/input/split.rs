@@ -3,8 +3,8 @@
 
 use super::clean::{class, classified_lines, clean_classified};
 use super::framing::{
-    classify, closing_may_frame, host_banner, labelled_may_frame, opening_may_frame, Framing,
-    Prompt,
+    classify, closing_may_frame, fans_out, host_banner, labelled_may_frame, opening_may_frame,
+    Framing, Prompt,
 };
 use super::hosts::{candidate_after, prefixed_hosts};
 use super::kept::{Kept, COMPACT_FROM_BYTES};
@@ -1015,8 +1015,12 @@ fn leftovers(
     out: &mut Output<'_>,
 ) {
     let has_text = leading.iter().any(|l| !l.is_blank());
+    // A command run on other hosts prints under their prefixes or banners:
+    // its prompt alone is no output of the prompt's host (an admin node
+    // read as a host with nothing to judge).
+    let printed_elsewhere = ctx.prompt.is_some_and(|(_, p)| fans_out(p));
     match ctx.hint {
-        Some(format) if has_text || produced == 0 => {
+        Some(format) if has_text || (produced == 0 && !printed_elsewhere) => {
             let open = Open {
                 format,
                 keys: Keys::default(),
