@@ -48,9 +48,10 @@ fn a_whole_healthy_paste_says_nothing_of_cuts() {
 
 #[test]
 fn ports_no_rule_judges_leave_nothing_judged() {
-    // RoCE ports only: the InfiniBand port rules do not judge Ethernet ports.
+    // RoCE ports only, all Active: their states are judged (IB001 asks
+    // that a host have an RDMA port up), and nothing is wrong.
     let v = verdict_of(&wild("deepep150-ibstatus-bond-tmux.txt"));
-    assert_eq!(v.level, VerdictLevel::NotEnoughToJudge, "{v}");
+    assert_eq!(v.level, VerdictLevel::Healthy, "{v}");
     // Interface carriers only (`ibdev2netdev` without -v): not port states.
     let v = verdict_of(&wild("stepmesh15-ibdev2netdev-ibs-bond.txt"));
     assert_eq!(v.level, VerdictLevel::NotEnoughToJudge, "{v}");

@@ -38,7 +38,14 @@ declare_rule! {
     /// The `Rate` of a down port is not shown: ibstat keeps printing a stale
     /// or default rate. The finding is `critical` when no InfiniBand port of
     /// the host is Active, whatever the cause: the host (or pod) has no
-    /// InfiniBand path at all.
+    /// InfiniBand path at all; only `error` where the paste lists the
+    /// host's adapters from the middle (`mlx5_3`, `mlx5_4` … without
+    /// `mlx5_0`), as the ports before them are not shown.
+    ///
+    /// RDMA ports over Ethernet (RoCE: `Link layer: Ethernet`) are judged
+    /// only when none of the host's RDMA ports is Active: a `warning` on
+    /// each, as the host can do no RDMA. A Down RoCE port beside an Active
+    /// one is most often a NIC not in use, and is not reported.
     ///
     /// ### What to do
     /// For `Polling`: reseat or replace the cable/transceiver and check the
@@ -355,6 +362,7 @@ pub const LINK_LAYER_CUT_NOTE: &str =
     " (the paste stops before its Link layer: if this is a RoCE port, it is not an InfiniBand fault)";
 
 fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let roce = roce_ports_down(ctx, out);
     let ports: Vec<&IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .iter()
@@ -362,8 +370,12 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         .filter(|p| p.state.is_some() || p.physical_state.is_some())
         .collect();
     if ports.is_empty() {
+        if roce > 0 {
+            return Coverage::Checked(roce);
+        }
         return Coverage::Skipped("no InfiniBand port state in the input (run ibstat)".to_owned());
     }
+    let from_the_middle = listed_from_the_middle(ctx);
     let mut any_active: BTreeMap<HostKey<'_>, bool> = BTreeMap::new();
     for p in &ports {
         // A port is Active only over a trained link: where the tool prints
@@ -401,7 +413,8 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             let (c, t) = down_cause(phys);
             (c.to_owned(), t.to_owned())
         };
-        let host_dark = !any_active.get(&p.host()).copied().unwrap_or(false);
+        let host_dark = !any_active.get(&p.host()).copied().unwrap_or(false)
+            && !from_the_middle.contains(&p.host());
         // `Down/Polling`, or `Down` where the tool prints no physical state.
         let mut message = format!(
             "{} port {} is {}{}: {cause}",
@@ -448,7 +461,109 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
         out.push(f);
     }
-    Coverage::Checked(ports.len())
+    Coverage::Checked(ports.len() + roce)
+}
+
+/// Hosts whose adapters are numbered from above 0 (`mlx5_11`, `mlx5_3`
+/// … and no `mlx5_0`): the tools list a host's adapters from `_0`, so
+/// the paste starts in the middle of the list, and "no port of this host
+/// is Active" would be said of ports it does not show. A single adapter
+/// is not enough to say so: a pod or VM sees its one function under
+/// whatever number the host gave it.
+fn listed_from_the_middle<'a>(ctx: &Context<'a>) -> BTreeSet<HostKey<'a>> {
+    // The lowest number of each family, and how many adapters it has.
+    let mut lowest: BTreeMap<(HostKey<'a>, &'a str), (u32, usize)> = BTreeMap::new();
+    let mut seen: BTreeSet<(HostKey<'a>, &'a str)> = BTreeSet::new();
+    for p in ctx.latest_ib_ports() {
+        let Some((family, number)) = p.device.rsplit_once('_') else {
+            continue;
+        };
+        let Ok(number) = number.parse::<u32>() else {
+            continue;
+        };
+        let (low, count) = lowest.entry((p.host(), family)).or_insert((number, 0));
+        *low = (*low).min(number);
+        if seen.insert((p.host(), p.device)) {
+            *count += 1;
+        }
+    }
+    lowest
+        .into_iter()
+        .filter(|(_, (low, count))| *low > 0 && *count >= 2)
+        .map(|((host, _), _)| host)
+        .collect()
+}
+
+/// IB001 for RDMA ports over Ethernet (RoCE), returning how many port
+/// states were read. A Down RoCE port beside an Active one is most often
+/// a NIC not cabled or not in use (a management port, the second port of
+/// a card): not judged, as on a fleet every host would say it. But a host
+/// none of whose RDMA ports (InfiniBand or RoCE) is Active can do no RDMA
+/// at all: a warning on each. Before, a RoCE host with every port
+/// Down/Disabled was called healthy, and its ports "no InfiniBand port
+/// state in the input".
+fn roce_ports_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
+    let ports: Vec<&IbPortRef<'_>> = ctx
+        .latest_ib_ports()
+        .iter()
+        .filter(|p| p.link_layer == Some(LinkLayer::Ethernet))
+        .filter(|p| p.state.is_some() || p.physical_state.is_some())
+        .collect();
+    if ports.is_empty() {
+        return 0;
+    }
+    let from_the_middle = listed_from_the_middle(ctx);
+    // Every RDMA port read, whatever its link layer.
+    let mut any_active: BTreeMap<HostKey<'_>, bool> = BTreeMap::new();
+    for p in ctx.latest_ib_ports() {
+        let active = p.state == Some(PortState::Active)
+            && p.physical_state.is_none_or(|ps| ps == PhysState::LinkUp);
+        *any_active.entry(p.host()).or_default() |= active;
+    }
+    for p in &ports {
+        let (state, phys) = (p.state, p.physical_state);
+        if !is_down(state, phys) || is_virtual_function(p.ca_type.as_deref()) {
+            continue;
+        }
+        let cause = match phys {
+            Some(PhysState::Disabled) => {
+                "its network interface is down (`ip link` shows it DOWN) or the port is turned off"
+            }
+            Some(PhysState::Polling) => "no Ethernet link partner: not cabled, or the cable, transceiver or switch port is down",
+            Some(PhysState::LinkUp) => "the Ethernet link is up but the RDMA port is not active (the interface, or its RoCE configuration)",
+            _ => "no Ethernet link",
+        };
+        let host_dark = !any_active.get(&p.host()).copied().unwrap_or(false)
+            && !from_the_middle.contains(&p.host());
+        if !host_dark {
+            continue;
+        }
+        let message = format!(
+            "{} port {} (RoCE: Ethernet link layer) is {}{}: {cause}; no RDMA port of this host is Active",
+            p.device,
+            p.number,
+            state.map_or("?", PortState::ibstat_name),
+            phys.map_or(String::new(), |ps| format!("/{}", ps.ibstat_name())),
+        );
+        out.push(
+            IB001
+                .finding(p.subject(), message)
+                .severity(Severity::Warning)
+                .evidence(p.evidence(format!(
+                    "State: {}, Physical state: {}, Link layer: Ethernet",
+                    state.map_or("(not printed)", PortState::ibstat_name),
+                    phys.map_or("(not printed)", PhysState::ibstat_name),
+                )))
+                .threshold(Threshold::new(
+                    "at least one RDMA port of the host Active and LinkUp",
+                    "IBA PortInfo (RoCE ports report the same states); NCCL and UCX use only Active RDMA ports",
+                ))
+                .remediation(
+                    "If jobs on this host use RDMA, bring the NIC's interface up (`ibdev2netdev` names it; `ip link set <if> up`) and check the cable and the switch port; if the host uses no RDMA, nothing to do.",
+                ),
+        );
+    }
+    ports.len()
 }
 
 /// IB002.
@@ -1092,8 +1207,16 @@ mod tests {
         let v = "0000:3b:00.0 mlx5_0 (MT4123 - MCX653105A-HDAT) ConnectX-6 VPI adapter card fw 20.31.1014 port 1 (DOWN  ) ==> ib0 (Down)\n\
                  0000:3c:00.0 mlx5_1 (MT4125 - MCX623106AN-CDAT) ConnectX-6 Dx EN adapter card fw 22.31.1014 port 1 (DOWN  ) ==> ens3f0np0 (Down)\n";
         let f = findings_of(&IB001, v);
-        assert_eq!(f.len(), 1, "{f:?}");
-        assert_eq!(f[0].subject.device.as_deref(), Some("mlx5_0"));
+        assert_eq!(f.len(), 2, "{f:?}");
+        let of = |device: &str| {
+            f.iter()
+                .find(|f| f.subject.device.as_deref() == Some(device))
+                .unwrap()
+        };
+        assert!(!of("mlx5_0").message.contains("RoCE"));
+        // The Ethernet port is judged as RoCE: the host has no RDMA port up.
+        assert_eq!(of("mlx5_1").severity, Severity::Warning);
+        assert!(of("mlx5_1").message.contains("RoCE"));
     }
 
     #[test]
@@ -1165,7 +1288,38 @@ mod tests {
     fn active_and_ethernet_ports_are_not_down() {
         assert!(findings_of(&IB001, ACTIVE).is_empty());
         let roce = "CA 'mlx5_2'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Disabled\n\t\tLink layer: Ethernet\n";
-        assert!(skipped_reason(&IB001, roce).is_some());
+        // Beside an Active port, a Down RoCE port is most often one not in use.
+        assert!(findings_of(&IB001, &format!("{ACTIVE}{roce}")).is_empty());
+        // Alone, the host can do no RDMA: a warning, naming the link layer.
+        let f = findings_of(&IB001, roce);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(
+            f[0].message.contains("RoCE")
+                && f[0].message.contains("no RDMA port of this host is Active"),
+            "{}",
+            f[0].message
+        );
+        // Active RoCE ports are judged (not "no port state in the input").
+        let up = roce
+            .replace("State: Down", "State: Active")
+            .replace("Disabled", "LinkUp");
+        assert!(findings_of(&IB001, &up).is_empty());
+        assert!(skipped_reason(&IB001, &up).is_none());
+    }
+
+    #[test]
+    fn a_list_of_adapters_from_the_middle_says_nothing_of_those_above_it() {
+        // ibstatus pasted from mlx5_3 on: the host's first adapters are not
+        // shown, so "no port of this host is Active" is not said.
+        let port = |n: u32| {
+            format!("CA 'mlx5_{n}'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Disabled\n\t\tLink layer: InfiniBand\n")
+        };
+        let f = findings_of(&IB001, &format!("{}{}", port(3), port(4)));
+        assert_eq!(f.len(), 2);
+        assert!(f.iter().all(|f| f.severity == Severity::Error), "{f:?}");
+        let f = findings_of(&IB001, &format!("{}{}", port(0), port(1)));
+        assert!(f.iter().all(|f| f.severity == Severity::Critical), "{f:?}");
     }
 
     #[test]
