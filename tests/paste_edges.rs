@@ -260,3 +260,29 @@ fn pssh_and_ansible_result_headings_name_the_host_of_what_follows() {
         fired(&r, Severity::Info)
     );
 }
+
+#[test]
+fn an_elided_listing_is_partial_and_no_port_of_it_speaks_for_the_host() {
+    // Two CAs of many, the rest elided: what was left out is not judged,
+    // and "no InfiniBand port of this host is Active" is not said.
+    let one = ibstat("0x0c42a10300a1b2c4", "Down", "Polling", 10);
+    let text = format!("$ ibstat\n{one}...\n");
+    let r = report(&text);
+    let cut: Vec<_> = r.findings.iter().filter(|f| f.rule == "IN001").collect();
+    assert_eq!(cut.len(), 1, "{:?}", fired(&r, Severity::Info));
+    assert!(cut[0].message.contains("left out"), "{}", cut[0].message);
+    let down: Vec<_> = r.findings.iter().filter(|f| f.rule == "IB001").collect();
+    assert_eq!(down.len(), 1);
+    assert_eq!(down[0].severity, Severity::Error, "{}", down[0].message);
+    // The same listing whole: the host has no Active port, critical.
+    let r = report(&format!("$ ibstat\n{one}"));
+    assert!(!r.findings.iter().any(|f| f.rule == "IN001"));
+    assert_eq!(
+        r.findings
+            .iter()
+            .find(|f| f.rule == "IB001")
+            .unwrap()
+            .severity,
+        Severity::Critical
+    );
+}

@@ -26,6 +26,10 @@ pub enum PartialReason {
     /// The block's last line ends the input without a line end, so its
     /// last value may be cut mid-word and was not used.
     CutLine,
+    /// The author left lines out (`...`, `[snip]`) at its start, in it or
+    /// right after it: what they held is unknown. Said by IN001 of a
+    /// section next to an elision; no parsed part carries it.
+    Elided,
 }
 
 impl PartialReason {
@@ -38,6 +42,7 @@ impl PartialReason {
             Self::MissingFields => "fields missing",
             Self::NoHeader => "header missing",
             Self::CutLine => "last line cut",
+            Self::Elided => "lines left out by the author",
         }
     }
 }

@@ -375,7 +375,7 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
         return Coverage::Skipped("no InfiniBand port state in the input (run ibstat)".to_owned());
     }
-    let from_the_middle = listed_from_the_middle(ctx);
+    let incomplete = port_listing_incomplete(ctx);
     let mut any_active: BTreeMap<HostKey<'_>, bool> = BTreeMap::new();
     for p in &ports {
         // A port is Active only over a trained link: where the tool prints
@@ -413,8 +413,8 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             let (c, t) = down_cause(phys);
             (c.to_owned(), t.to_owned())
         };
-        let host_dark = !any_active.get(&p.host()).copied().unwrap_or(false)
-            && !from_the_middle.contains(&p.host());
+        let host_dark =
+            !any_active.get(&p.host()).copied().unwrap_or(false) && !incomplete.contains(&p.host());
         // `Down/Polling`, or `Down` where the tool prints no physical state.
         let mut message = format!(
             "{} port {} is {}{}: {cause}",
@@ -469,8 +469,9 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 /// the paste starts in the middle of the list, and "no port of this host
 /// is Active" would be said of ports it does not show. A single adapter
 /// is not enough to say so: a pod or VM sees its one function under
-/// whatever number the host gave it.
-fn listed_from_the_middle<'a>(ctx: &Context<'a>) -> BTreeSet<HostKey<'a>> {
+/// whatever number the host gave it. Hosts whose port listing holds an
+/// elision (`...`) are among them too.
+fn port_listing_incomplete<'a>(ctx: &Context<'a>) -> BTreeSet<HostKey<'a>> {
     // The lowest number of each family, and how many adapters it has.
     let mut lowest: BTreeMap<(HostKey<'a>, &'a str), (u32, usize)> = BTreeMap::new();
     let mut seen: BTreeSet<(HostKey<'a>, &'a str)> = BTreeSet::new();
@@ -487,11 +488,30 @@ fn listed_from_the_middle<'a>(ctx: &Context<'a>) -> BTreeSet<HostKey<'a>> {
             *count += 1;
         }
     }
-    lowest
+    let mut hosts: BTreeSet<HostKey<'a>> = lowest
         .into_iter()
         .filter(|(_, (low, count))| *low > 0 && *count >= 2)
         .map(|((host, _), _)| host)
-        .collect()
+        .collect();
+    // And hosts whose port listing the author elided (`...`): the ports
+    // left out may be the Active ones.
+    hosts.extend(
+        super::input::partial_parts(ctx)
+            .into_iter()
+            .filter(|p| p.partial.reason == crate::model::partial::PartialReason::Elided)
+            .filter(|p| {
+                matches!(
+                    p.at.section.data,
+                    SectionData::Ibstat(_)
+                        | SectionData::Ibstatus(_)
+                        | SectionData::IbvDevinfo(_)
+                        | SectionData::RdmaLink(_)
+                        | SectionData::Ibdev2netdev(_)
+                )
+            })
+            .map(|p| p.at.host()),
+    );
+    hosts
 }
 
 /// IB001 for RDMA ports over Ethernet (RoCE), returning how many port
@@ -512,7 +532,7 @@ fn roce_ports_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
     if ports.is_empty() {
         return 0;
     }
-    let from_the_middle = listed_from_the_middle(ctx);
+    let incomplete = port_listing_incomplete(ctx);
     // Every RDMA port read, whatever its link layer.
     let mut any_active: BTreeMap<HostKey<'_>, bool> = BTreeMap::new();
     for p in ctx.latest_ib_ports() {
@@ -533,8 +553,8 @@ fn roce_ports_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
             Some(PhysState::LinkUp) => "the Ethernet link is up but the RDMA port is not active (the interface, or its RoCE configuration)",
             _ => "no Ethernet link",
         };
-        let host_dark = !any_active.get(&p.host()).copied().unwrap_or(false)
-            && !from_the_middle.contains(&p.host());
+        let host_dark =
+            !any_active.get(&p.host()).copied().unwrap_or(false) && !incomplete.contains(&p.host());
         if !host_dark {
             continue;
         }

@@ -173,8 +173,46 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
             });
         }
     }
+    elided_parts(ctx, &mut out);
     out.sort_by_key(|p| (p.at.doc, p.partial.line));
     out
+}
+
+/// How far from a section an elision line may be and still stand for its
+/// lines: the line before its first (`ibstat`, `...`, then `CA 'mlx5_5'`)
+/// or after its last (`...` closing the block), a blank line between.
+const ELISION_REACH: usize = 2;
+
+/// A part for each elision (`...`, `[snip]`: lines the author left out)
+/// in a section or next to it: the section shows only some of the output,
+/// and what the left-out lines held was not judged. Before, an ibstat of
+/// two CAs closed by `...` (of sixteen) was judged as the whole.
+fn elided_parts<'a>(ctx: &Context<'a>, out: &mut Vec<PartialPart<'a>>) {
+    use crate::input::repair::RepairKind;
+    use crate::model::partial::PartialReason;
+    for (doc, d) in ctx.documents.iter().enumerate() {
+        for r in d.repairs.iter().filter(|r| r.kind == RepairKind::Elision) {
+            let line = r.span.first_line;
+            let near = ctx
+                .sections()
+                .filter(|at| at.doc == doc)
+                .filter(|at| {
+                    let s = at.section.span;
+                    line + ELISION_REACH >= s.first_line && line <= s.last_line + ELISION_REACH
+                })
+                .min_by_key(|at| {
+                    let s = at.section.span;
+                    s.first_line.abs_diff(line).min(s.last_line.abs_diff(line))
+                });
+            if let Some(at) = near {
+                out.push(PartialPart {
+                    at,
+                    what: format!("{} output left out", at.section.kind.name()),
+                    partial: Partial::new(PartialReason::Elided, Vec::new(), line),
+                });
+            }
+        }
+    }
 }
 
 fn check_cut(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
@@ -190,7 +228,12 @@ fn check_cut(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             continue;
         };
         let cut_line = parts.iter().map(|p| p.partial.line).min().unwrap_or(0);
-        let names: Vec<&str> = parts.iter().map(|p| p.what.as_str()).collect();
+        let mut names: Vec<&str> = Vec::new();
+        for p in parts {
+            if !names.contains(&p.what.as_str()) {
+                names.push(&p.what);
+            }
+        }
         let mut f = IN001
             .finding(
                 Subject::host(host.name()),
