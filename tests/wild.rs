@@ -6,6 +6,8 @@
 //!
 //! - `must_fire`: rule ids that must appear at warning or worse;
 //! - `must_not_warn`: rule ids that must not appear at warning or worse;
+//! - `must_not_report`: rule ids that must not appear at all (the `info`
+//!   rules: IN002 says lines of tool output went unread);
 //! - `max_severity`: no finding may be worse than this;
 //! - `kinds`: section kinds that must be recognised;
 //! - `hosts`: the hosts the sections name, every one (sorted, once each);
@@ -122,6 +124,7 @@ fn parse_string(s: &str) -> Result<(String, &str), String> {
 struct Expect {
     must_fire: Vec<String>,
     must_not_warn: Vec<String>,
+    must_not_report: Vec<String>,
     max_severity: Option<Severity>,
     kinds: Vec<String>,
     hosts: Option<Vec<String>>,
@@ -175,9 +178,14 @@ fn load_expect(path: &Path) -> Result<Expect, String> {
     };
     e.must_fire = rule_list("must_fire")?;
     e.must_not_warn = rule_list("must_not_warn")?;
+    e.must_not_report = rule_list("must_not_report")?;
     for (key, value) in &map {
         match (key.as_str(), value) {
-            ("source" | "tool" | "shape" | "verdict" | "must_fire" | "must_not_warn", _) => {}
+            (
+                "source" | "tool" | "shape" | "verdict" | "must_fire" | "must_not_warn"
+                | "must_not_report",
+                _,
+            ) => {}
             ("max_severity", Value::Str(s)) => {
                 e.max_severity = Some(severity(s).ok_or_else(|| format!("unknown severity {s}"))?);
             }
@@ -195,8 +203,11 @@ fn load_expect(path: &Path) -> Result<Expect, String> {
             _ => return Err(format!("unexpected key or value type: {key}")),
         }
     }
-    if e.must_fire.iter().any(|id| e.must_not_warn.contains(id)) {
-        return Err("a rule is both in must_fire and must_not_warn".into());
+    if e.must_fire
+        .iter()
+        .any(|id| e.must_not_warn.contains(id) || e.must_not_report.contains(id))
+    {
+        return Err("a rule is both in must_fire and must_not_warn or must_not_report".into());
     }
     Ok(e)
 }
@@ -251,6 +262,11 @@ fn check(text: &str, e: &Expect) -> Vec<String> {
             .find(|f| f.rule == id && f.severity >= Severity::Warning)
         {
             problems.push(format!("{id} warned ({}): {}", f.severity, f.message));
+        }
+    }
+    for id in &e.must_not_report {
+        if let Some(f) = report.findings.iter().find(|f| f.rule == id) {
+            problems.push(format!("{id} reported ({}): {}", f.severity, f.message));
         }
     }
     if let Some(max) = e.max_severity {
