@@ -7,7 +7,7 @@
 //! the operator knows what was not judged and why.
 
 use super::context::{Context, HostKey, SectionRef};
-use super::{Coverage, Evidence, Finding, Subject, Threshold};
+use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::diag::{Warning, WarningKind};
 use crate::model::partial::Partial;
@@ -88,6 +88,192 @@ declare_rule! {
         needs: "any supported tool output",
         check: check_unread,
     }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A tool that stopped with an error instead of printing what it reads:
+    /// `ibstatus`'s `Fatal error: … sys files not found`, `ibpanic:` and
+    /// `iberror:` lines, `Failed to open device`, `NVIDIA-SMI has failed
+    /// because it couldn't communicate with the NVIDIA driver`, `Failed to
+    /// initialize NVML: …`.
+    ///
+    /// ### Why it matters
+    /// In a support thread the tool's failure is often the fault itself: no
+    /// RDMA device registered (the driver not loaded, the adapter not
+    /// detected, a container without the device), a GPU the driver cannot
+    /// reach. Without this rule the message was a line of the section (or
+    /// an unread line) and the verdict "not enough to judge".
+    ///
+    /// ### Evidence
+    /// The tool's message and its line. A `warning` where the message says
+    /// the tool found no device or could not reach its driver; `info` where
+    /// it says the command line was wrong, permission was denied or a query
+    /// got no answer (no fault of the host, or another rule's), and where
+    /// it says nothing we know (or is cut short).
+    ///
+    /// ### What to do
+    /// As the cause says: check that the device is present (`lspci`), its
+    /// driver loaded (`lsmod | grep -e mlx5_ib -e nvidia`), and for a
+    /// container that the device is passed in; rerun as root, or with the
+    /// options the tool's help shows.
+    ///
+    /// ### Thresholds and sources
+    /// Any error-level message of a supported tool: infiniband-diags'
+    /// `ibpanic`/`iberror` (`ibdiag_common.c`), `ibstatus`'s `Fatal error`,
+    /// nvidia-smi's and NVML's error lines.
+    pub static IN003 = {
+        id: "IN003",
+        name: "tool-failed",
+        family: Input,
+        severity: Warning,
+        summary: "A tool stopped with an error instead of printing what it reads",
+        needs: "any supported tool output",
+        check: check_tool_failed,
+    }
+}
+
+/// What a tool's error message says went wrong: how serious, why, and
+/// what to do. Matched on the words tools print (ASCII case ignored).
+fn tool_failure_cause(text: &str) -> (Severity, &'static str, &'static str) {
+    let lower = text.to_ascii_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    if has(&[
+        "permission denied",
+        "operation not permitted",
+        "must be root",
+        "insufficient permissions",
+    ]) {
+        (
+            Severity::Info,
+            "the tool was denied access to the device: not a fault of the host",
+            "Run the command again as root (sudo).",
+        )
+    } else if has(&[
+        "not recognized",
+        "unrecognized option",
+        "invalid option",
+        "is missing its value",
+        "invalid combination",
+        "usage:",
+        "failed to process command line",
+        "failed to find any metric",
+    ]) {
+        (
+            Severity::Info,
+            "the command line was not one the tool accepts: nothing was read",
+            "Run the command again with the options its help (`-h`) shows.",
+        )
+    } else if has(&[
+        "_do_madrpc failed",
+        "mad_rpc failed",
+        "cannot query",
+        "query failed",
+        "classportinfo query",
+        "timed out",
+    ]) {
+        (
+            Severity::Info,
+            "its query got no answer: the port asked is down or unreachable, or does not support what was asked",
+            "Check the state of the port asked (ibstat, iblinkinfo) and that its LID is right; a counter set a port does not support is no fault.",
+        )
+    } else if has(&[
+        "sys files not found",
+        "no ib devices",
+        "no devices",
+        "no such device",
+        "failed to open device",
+        "can't open umad",
+        "couldn't communicate with the nvidia driver",
+        "failed to initialize nvml",
+        "driver/library version mismatch",
+        "no such file or directory",
+    ]) {
+        (
+            Severity::Warning,
+            "the tool found no device to read, or could not reach its driver: the driver is not loaded, the adapter or GPU is not detected, or a container does not see it",
+            "Check that the device is present (`lspci`), its driver loaded (`lsmod | grep -e mlx5_ib -e nvidia`; `dmesg` for its errors), and for a container that the device is passed in; then run the tool again.",
+        )
+    } else {
+        // A message we do not know (or one cut short) says nothing of the
+        // host we could stand behind: said, not judged.
+        (
+            Severity::Info,
+            "the tool stopped before printing what it reads",
+            "Read the message, check `dmesg` for the device's errors, and run the tool again.",
+        )
+    }
+}
+
+fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    if ctx.sections().next().is_none() && ctx.documents.iter().all(|d| d.messages.is_empty()) {
+        return Coverage::Skipped("no tool output in the input".to_owned());
+    }
+    // (document, host, tool, line, message), each message once per host.
+    let mut failures: Vec<(usize, HostKey<'_>, &str, usize, &str)> = Vec::new();
+    for at in ctx.sections() {
+        let tool = at.section.kind.name();
+        for m in at
+            .section
+            .messages
+            .iter()
+            .filter(|m| m.level == crate::input::MessageLevel::Error)
+        {
+            failures.push((at.doc, at.host(), tool, m.line, &m.text));
+        }
+        if let SectionData::Ibstatus(s) = &at.section.data {
+            if let Some(reason) = &s.fatal_error {
+                // The parser's warning about it holds the line.
+                let line = at
+                    .section
+                    .warnings
+                    .iter()
+                    .find(|w| w.message.contains(reason.as_str()))
+                    .map_or(at.section.span.first_line, |w| w.span.first_line);
+                failures.push((at.doc, at.host(), tool, line, reason));
+            }
+        }
+    }
+    for (doc, d) in ctx.documents.iter().enumerate() {
+        for m in d
+            .messages
+            .iter()
+            .filter(|m| m.level == crate::input::MessageLevel::Error)
+        {
+            failures.push((doc, HostKey::Unnamed(doc), "a tool", m.line, &m.text));
+        }
+    }
+    let mut said: Vec<(HostKey<'_>, &str)> = Vec::new();
+    for (doc, host, tool, line, text) in failures {
+        if said.contains(&(host, text)) {
+            continue;
+        }
+        said.push((host, text));
+        let (severity, cause, todo) = tool_failure_cause(text);
+        let source = ctx
+            .sections()
+            .find(|at| at.doc == doc)
+            .and_then(|at| at.source());
+        out.push(
+            IN003
+                .finding(
+                    Subject::host(host.name()),
+                    format!("{tool} failed: {cause}"),
+                )
+                .severity(severity)
+                .evidence(Evidence::new(
+                    format!("{tool}: {text}"),
+                    LineSpan::line(line),
+                    source,
+                ))
+                .threshold(Threshold::new(
+                    "no error-level message from the tool",
+                    "infiniband-diags ibpanic/iberror, ibstatus Fatal error, nvidia-smi and NVML errors",
+                ))
+                .remediation(todo),
+        );
+    }
+    Coverage::Checked(ctx.sections().count())
 }
 
 /// Runs of unread lines listed as evidence at most, per input: the rest

@@ -50,6 +50,7 @@ pub static RULES: &[&Rule] = &[
     &ib_counters::IB115,
     &input::IN001,
     &input::IN002,
+    &input::IN003,
     &diag::ML001,
     &diag::ML002,
     &diag::ML003,
