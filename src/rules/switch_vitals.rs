@@ -33,6 +33,11 @@ declare_rule! {
     /// rack's airflow and the switch's temperature again; until then, watch
     /// the switch's links (`iblinkinfo`, `ibqueryerrors`).
     ///
+    /// Not judged: the PSU lines of one ASIC of a director chassis
+    /// (`…/S01/U1`, `…/L05/U2`: the chassis' supplies, which it reports
+    /// as ERROR), and every status of a switch whose firmware reads
+    /// `0.0000.0000` (its register queries failed: an `info` says so).
+    ///
     /// ### Thresholds and sources
     /// The switch's own status bits as `ibswinfo` decodes them (MSPS
     /// power-supply register, FORE fan under/over-limit alerts) and its
@@ -93,6 +98,63 @@ fn alarm(
         .evidence(Evidence::new(evidence.0, evidence.1, at.source()))
         .threshold(threshold)
         .remediation(REMEDY)
+}
+
+/// Whether the switch's registers could not be read: ibswinfo prints
+/// firmware `0.0000.0000` when its register queries failed (an MFT
+/// release's bug, stanford-rc/ibswinfo#8), and every status it decodes
+/// after that is noise, not an alarm.
+fn registers_unread(s: &SwitchVitals) -> bool {
+    s.firmware
+        .as_deref()
+        .is_some_and(|f| f.bytes().any(|b| b == b'0') && f.bytes().all(|b| b == b'0' || b == b'.'))
+}
+
+/// One `info` for a switch whose registers could not be read: its PSU,
+/// fan and temperature lines are not judged.
+fn unread_registers(s: &SwitchVitals, at: SectionRef<'_>) -> Finding {
+    IB009
+        .finding(
+            subject(s),
+            format!(
+                "{}: firmware reads {}, so its registers could not be read: the PSU, fan and temperature lines are not judged",
+                name(s),
+                s.firmware.as_deref().unwrap_or_default()
+            ),
+        )
+        .severity(Severity::Info)
+        .evidence(Evidence::new(
+            format!(
+                "ibswinfo: firmware version | {}",
+                s.firmware.as_deref().unwrap_or_default()
+            ),
+            s.span,
+            at.source(),
+        ))
+        .threshold(Threshold::new(
+            "register data read (a firmware version other than 0.0000.0000)",
+            "stanford-rc/ibswinfo#8: register queries failing under MFT 4.16",
+        ))
+        .remediation("Run ibswinfo again with a working MFT release (mlxreg/flint able to read the switch); judge the supplies from the switch's LEDs until then.")
+}
+
+/// Whether the switch is one ASIC of a director chassis (`CS7500/S01/U1`,
+/// `…/L05/U2`: spine or leaf, unit): its PSU lines are the chassis' supplies,
+/// which it is not wired to (stanford-rc/ibswinfo#14: ERROR on every PSU of
+/// running spines and leaves).
+fn director_member(s: &SwitchVitals) -> bool {
+    let Some(d) = s.description.as_deref() else {
+        return false;
+    };
+    let slot = |part: &str, letter: char| {
+        part.strip_prefix(letter)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let parts: Vec<&str> = d.trim().split('/').collect();
+    parts.windows(2).any(|w| match w {
+        [board, unit] => (slot(board, 'S') || slot(board, 'L')) && slot(unit, 'U'),
+        _ => false,
+    })
 }
 
 /// A power supply absent, without DC power or with its fan failed.
@@ -210,7 +272,15 @@ fn check_switch_vitals(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         };
         for s in &info.switches {
             checked += 1;
-            out.extend(s.psus.iter().filter_map(|psu| psu_alarm(s, psu, at)));
+            if registers_unread(s) {
+                out.push(unread_registers(s, at));
+                continue;
+            }
+            // A director's spine or leaf ASIC reports the chassis supplies
+            // it is not wired to: ERROR on every PSU of a unit that runs.
+            if !director_member(s) {
+                out.extend(s.psus.iter().filter_map(|psu| psu_alarm(s, psu, at)));
+            }
             out.extend(fan_alarm(s, at));
             out.extend(temperature_alarm(s, at));
         }
@@ -257,6 +327,40 @@ mod tests {
         // Without thresholds (older script versions) a temperature is not
         // judged: no number of our own stands in for the switch's.
         assert!(findings_of(&IB009, &switch(95, None, "OK")).is_empty());
+    }
+
+    #[test]
+    fn a_director_units_chassis_supplies_are_not_its_own() {
+        // A spine ASIC of a CS7500 reports ERROR on supplies it is not
+        // wired to; its own fans and temperature are still judged.
+        let psu_error = |s: String| {
+            s.replace("PSU0 status        | OK", "PSU0 status        | ERROR")
+                .replace("DC power      | OK", "DC power      | ERROR")
+        };
+        let spine = psu_error(switch(50, None, "OK")).replace("MSB7790/U1", "CS7500/S01/U1");
+        assert!(findings_of(&IB009, &spine).is_empty());
+        let spine_fan = psu_error(switch(50, None, "ERROR")).replace("MSB7790/U1", "CS7500/L05/U2");
+        let f = findings_of(&IB009, &spine_fan);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("fan"), "{}", f[0].message);
+        // A standalone switch's own supply in ERROR is an alarm.
+        let f = findings_of(&IB009, &psu_error(switch(50, None, "OK")));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn statuses_read_with_failed_register_queries_are_not_alarms() {
+        let s = switch(80, Some("70/75"), "ERROR")
+            .replace("PSU0 status        | OK", "PSU0 status        | ERROR")
+            .replace(
+                "GUID               | 0x1c34da0300cc0011\n",
+                "GUID               | 0x1c34da0300cc0011\nfirmware version   | 0.0000.0000\n",
+            );
+        let f = findings_of(&IB009, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(f[0].message.contains("not judged"), "{}", f[0].message);
     }
 
     #[test]
