@@ -42,6 +42,10 @@ declare_rule! {
     /// host's adapters from the middle (`mlx5_3`, `mlx5_4` … without
     /// `mlx5_0`), as the ports before them are not shown.
     ///
+    /// A port Active in its last reading but down in an earlier one of the
+    /// same paste is reported too: `info` where it came up, a `warning`
+    /// where it was Active before it went down (it flapped while watched).
+    ///
     /// RDMA ports over Ethernet (RoCE: `Link layer: Ethernet`) are judged
     /// only when none of the host's RDMA ports is Active: a `warning` on
     /// each, as the host can do no RDMA. A Down RoCE port beside an Active
@@ -363,6 +367,7 @@ pub const LINK_LAYER_CUT_NOTE: &str =
 
 fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let roce = roce_ports_down(ctx, out);
+    came_back_up(ctx, out);
     let ports: Vec<&IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .iter()
@@ -462,6 +467,102 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         out.push(f);
     }
     Coverage::Checked(ports.len() + roce)
+}
+
+/// Whether a port's state pair is Active over a trained link (where the
+/// tool prints a physical state).
+fn is_up(p: &IbPortRef<'_>) -> bool {
+    p.state == Some(PortState::Active) && p.physical_state.is_none_or(|ps| ps == PhysState::LinkUp)
+}
+
+/// IB001 for a port that is up in its last reading but was down in an
+/// earlier one of the same paste (`rdma link` run three times: DOWN
+/// POLLING, DOWN LINK_UP, ACTIVE LINK_UP): the last reading wins, and it
+/// hid that the link had been down. Down then up is `info` (the link came
+/// up: a reboot, a reseat, or a flap); up, down and up again is a
+/// `warning`: the link flapped while it was watched. Readings are one
+/// port's where their Port GUIDs agree (as for the latest reading).
+fn came_back_up(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+    /// One port's readings so far: its GUID, whether it was up before its
+    /// first down reading, that reading, and its last reading.
+    struct History<'a> {
+        guid: Option<crate::model::ib::Guid>,
+        up_before_down: bool,
+        down: Option<IbPortRef<'a>>,
+        last: IbPortRef<'a>,
+    }
+    let mut ports: BTreeMap<(HostKey<'_>, &str, u32), Vec<History<'_>>> = BTreeMap::new();
+    for p in ctx.ib_ports() {
+        // `ibdev2netdev` says little of a port's state, in no order.
+        if p.at.section.kind == crate::parse::Kind::Ibdev2netdev
+            || (p.state.is_none() && p.physical_state.is_none())
+        {
+            continue;
+        }
+        let views = ports.entry((p.host(), p.device, p.number)).or_default();
+        let same = views.iter().rposition(|h| match (h.guid, p.port_guid) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        });
+        let down = is_down(p.state, p.physical_state);
+        match same.and_then(|i| views.get_mut(i)) {
+            Some(h) => {
+                if down && h.down.is_none() {
+                    h.up_before_down = is_up(&h.last);
+                    h.down = Some(p.clone());
+                }
+                h.guid = h.guid.or(p.port_guid);
+                h.last = p;
+            }
+            None => views.push(History {
+                guid: p.port_guid,
+                up_before_down: false,
+                down: down.then(|| p.clone()),
+                last: p,
+            }),
+        }
+    }
+    for h in ports.into_values().flatten() {
+        let Some(down) = h.down else { continue };
+        if !is_up(&h.last) {
+            continue;
+        }
+        let was = format!(
+            "{}{}",
+            down.state.map_or("?", PortState::ibstat_name),
+            down.physical_state
+                .map_or(String::new(), |ps| format!("/{}", ps.ibstat_name()))
+        );
+        let (severity, message) = if h.up_before_down {
+            (
+                Severity::Warning,
+                format!(
+                    "{} port {} flapped while it was watched: Active, then {was}, then Active again",
+                    h.last.device, h.last.number
+                ),
+            )
+        } else {
+            (
+                Severity::Info,
+                format!(
+                    "{} port {} was {was} in an earlier reading and is Active now: the link came up (after a reboot or a reseat, or between two flaps)",
+                    h.last.device, h.last.number
+                ),
+            )
+        };
+        out.push(
+            IB001
+                .finding(h.last.subject(), message)
+                .severity(severity)
+                .evidence(down.evidence(format!("earlier: State: {was}")))
+                .evidence(h.last.evidence("later: State: Active, Physical state: LinkUp".to_owned()))
+                .threshold(Threshold::new(
+                    "State Active and Physical state LinkUp in every reading",
+                    "IBA PortInfo; LBNL NHC check_hw_ib; Meta gcm check_ibstat",
+                ))
+                .remediation("Read the port's LinkDownedCounter and LinkErrorRecoveryCounter (perfquery) and watch it: a link that goes down again needs its cable or transceiver checked (mlxlink -d <dev> -c for its BER).".to_owned()),
+        );
+    }
 }
 
 /// Hosts whose adapters are numbered from above 0 (`mlx5_11`, `mlx5_3`
@@ -1326,6 +1427,42 @@ mod tests {
             .replace("Disabled", "LinkUp");
         assert!(findings_of(&IB001, &up).is_empty());
         assert!(skipped_reason(&IB001, &up).is_none());
+    }
+
+    #[test]
+    fn a_port_down_in_an_earlier_reading_is_not_hidden_by_the_last() {
+        let link = |state: &str, phys: &str| {
+            format!("link mlx5_7/1 subnet_prefix fe80:0000:0000:0000 lid 3403 sm_lid 1 lmc 0 state {state} physical_state {phys}\n")
+        };
+        // Down, then up: the link came up (info).
+        let text = format!(
+            "{}{}{}",
+            link("DOWN", "POLLING"),
+            link("DOWN", "LINK_UP"),
+            link("ACTIVE", "LINK_UP")
+        );
+        let f = findings_of(&IB001, &text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert_eq!(f[0].evidence.len(), 2);
+        assert_eq!(f[0].evidence[0].span.first_line, 1);
+        // Up, down, up: it flapped while watched (warning).
+        let text = format!(
+            "{}{}{}",
+            link("ACTIVE", "LINK_UP"),
+            link("DOWN", "POLLING"),
+            link("ACTIVE", "LINK_UP")
+        );
+        let f = findings_of(&IB001, &text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].message.contains("flapped"), "{}", f[0].message);
+        // Up throughout, or down at the end (the usual finding): no history.
+        let up = link("ACTIVE", "LINK_UP");
+        assert!(findings_of(&IB001, &format!("{up}{up}")).is_empty());
+        let f = findings_of(&IB001, &format!("{up}{}", link("DOWN", "POLLING")));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(!f[0].message.contains("earlier"), "{}", f[0].message);
     }
 
     #[test]
