@@ -293,6 +293,12 @@ fn bare_prompt(t: &str) -> Option<&str> {
     if let Some(cmd) = t.strip_prefix("$ ") {
         return Some(cmd);
     }
+    // `$nvidia-smi topo -m`: a blog's prompt without its space, taken
+    // only before a known command (`$HOME/…`, `$1` are no prompts).
+    if let Some(cmd) = t.strip_prefix('$') {
+        let word = cmd.split_whitespace().next()?;
+        return is_known_command(word).then_some(cmd);
+    }
     let cmd = t.strip_prefix("# ")?;
     let word = cmd.split_whitespace().next()?;
     is_known_command(word).then_some(cmd)
@@ -1024,6 +1030,12 @@ mod tests {
             p("node07: # perfquery -x"),
             Some((Some("node07".into()), words("perfquery -x")))
         );
+        assert_eq!(
+            p("$nvidia-smi topo -m"),
+            Some((None, words("nvidia-smi topo -m")))
+        );
+        assert_eq!(p("$HOME/bin/run.sh"), None);
+        assert_eq!(p("$1 = 0x1f"), None);
     }
 
     #[test]
