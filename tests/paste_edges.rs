@@ -286,3 +286,28 @@ fn an_elided_listing_is_partial_and_no_port_of_it_speaks_for_the_host() {
         Severity::Critical
     );
 }
+
+#[test]
+fn a_diag_without_a_gpu_test_result_is_not_healthy() {
+    // DCGM 2/3 table cut after its software checks: they passed, the GPU
+    // tests are not in the paste.
+    let cut = "+---------------------------+------------------------------------------------+\n\
+               | Diagnostic                | Result                                         |\n\
+               +===========================+================================================+\n\
+               |-----  Deployment  --------+------------------------------------------------|\n\
+               | Blacklist                 | Pass                                           |\n\
+               | NVML Library              | Pass                                           |\n\
+               | Permissions and OS Blocks | Pass                                           |\n";
+    let d = doc(cut);
+    assert!(d.sections.iter().any(|s| s.kind == Kind::DcgmiDiag));
+    let r = analyze(&[d], &Default::default());
+    assert!(
+        r.skipped_rules.iter().any(|s| s.rule == "DG001"),
+        "software checks alone judge no GPU: {:?}",
+        r.skipped_rules
+    );
+    assert_ne!(
+        r.verdict.level,
+        fabricscope::report::verdict::VerdictLevel::Healthy
+    );
+}

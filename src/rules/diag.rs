@@ -224,19 +224,44 @@ fn check_diag(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     if sections.is_empty() {
         return Coverage::Skipped("no dcgmi diag output in the input".to_owned());
     }
-    let mut checked = 0;
+    let mut gpu_results = 0;
+    let mut reported = 0;
     for (at, d) in &sections {
-        checked += d.tests.len();
+        gpu_results += d.tests.iter().filter(|t| tests_the_gpus(t)).count();
         for test in &d.tests {
             let severity = match test.outcome {
                 Some(DiagOutcome::Fail) => Severity::Error,
                 Some(DiagOutcome::Warn) => Severity::Warning,
                 _ => continue,
             };
+            reported += 1;
             out.push(diag_finding(*at, d, test, severity));
         }
     }
-    Coverage::Checked(checked)
+    // Only the software checks passed, every test was skipped, or the
+    // table is cut before its GPU tests: the run says nothing of the GPUs,
+    // and "healthy" would be concluded from tests that are not there.
+    if gpu_results == 0 && reported == 0 {
+        return Coverage::Skipped(
+            "dcgmi diag output holds no GPU test result (only software checks or skipped tests, or the table is cut before its GPU tests)"
+                .to_owned(),
+        );
+    }
+    Coverage::Checked(gpu_results + reported)
+}
+
+/// Whether a diag test's result says something of the GPUs: a test that
+/// ran (passed, warned or failed) outside the software checks (DCGM 2/3's
+/// `Metadata` and `Deployment` groups, DCGM 4's `software` test).
+fn tests_the_gpus(t: &DiagTest) -> bool {
+    let software = t.category.as_deref().is_some_and(|c| {
+        c.eq_ignore_ascii_case("Metadata") || c.eq_ignore_ascii_case("Deployment")
+    }) || t.name.eq_ignore_ascii_case("software");
+    !software
+        && matches!(
+            t.outcome,
+            Some(DiagOutcome::Pass | DiagOutcome::Warn | DiagOutcome::Fail)
+        )
 }
 
 fn diag_finding(at: SectionRef<'_>, d: &DcgmiDiag, test: &DiagTest, severity: Severity) -> Finding {
