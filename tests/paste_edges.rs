@@ -311,3 +311,30 @@ fn a_diag_without_a_gpu_test_result_is_not_healthy() {
         fabricscope::report::verdict::VerdictLevel::Healthy
     );
 }
+
+#[test]
+fn hostname_and_an_interactive_ssh_name_the_host_of_what_follows() {
+    // Two machines' perfquery of the same LID, told apart only by
+    // `hostname`: two hosts, and no growth from one to the other.
+    let pq = |symbol: u32| {
+        format!(
+            "# Port extended counters: Lid 1 port 1 (CapMask: 0x5A00)\nPortSelect:......................1\n\
+             CounterSelect:...................0x0000\nPortXmitData:....................1000000\n\
+             PortRcvData:.....................2000000\nPortXmitPkts:....................3000\n\
+             PortRcvPkts:.....................4000\nSymbolErrorCounter:..............{symbol}\n"
+        )
+    };
+    let text = format!(
+        "$ hostname\nnodeA\n$ perfquery -x\n{}$ ssh nodeB\nLast login: Mon Feb  3 08:00:00 2025\n$ hostname\nnodeB\n$ perfquery -x\n{}",
+        pq(0),
+        pq(40)
+    );
+    let d = doc(&text);
+    assert_eq!(d.section_hosts(), ["nodeA", "nodeB"]);
+    let r = analyze(&[d], &Default::default());
+    assert!(r.measurements.counter_rates.is_empty());
+    assert!(!r.findings.iter().any(|f| f.rule == "IB112"));
+    // An interactive `ssh` alone names the host of the prompts after it.
+    let text = format!("$ ssh nodeB\n$ perfquery -x\n{}", pq(0));
+    assert_eq!(doc(&text).section_hosts(), ["nodeB"]);
+}

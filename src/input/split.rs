@@ -374,6 +374,26 @@ fn chunks<'a>(
         }
         match framing {
             Some(Framing::Prompt(prompt)) => {
+                // `$ hostname` and the name it printed: the host of what
+                // follows, as a heading is (a paste of two machines' runs
+                // told apart only so was one host, and their counters a
+                // growth).
+                if let Some(name) = hostname_answer(&prompt, lines.text(i + 1)) {
+                    banner_host = Some(name);
+                    push_chunk(
+                        &mut chunks,
+                        new_chunk(None, banner_host.clone(), &source, options),
+                        kept,
+                    );
+                    framing_lines.push(number + 1);
+                    i += 2;
+                    continue;
+                }
+                // `$ ssh nodeB` with no command: the prompts after it are
+                // nodeB's, until another names its host.
+                if prompt.argv.is_empty() && prompt.host.is_some() {
+                    banner_host.clone_from(&prompt.host);
+                }
                 let host = prompt.host.clone().or_else(|| banner_host.clone());
                 push_chunk(
                     &mut chunks,
@@ -465,6 +485,31 @@ fn chunks<'a>(
         last.lines.end = kept;
     }
     (chunks, lines, framing_lines)
+}
+
+/// The host `hostname` (or `uname -n`) printed on the line after its
+/// prompt: one word of letters, digits, dots and dashes, with a letter,
+/// named by its first label (`node07.cluster.local` → `node07`, as the
+/// CLI names a file's host from the same line and prompts name hosts).
+fn hostname_answer(prompt: &Prompt, next: Option<&str>) -> Option<String> {
+    let words: Vec<&str> = prompt.argv.iter().map(String::as_str).collect();
+    let asks = matches!(
+        words.as_slice(),
+        ["hostname"] | ["hostname", "-s" | "-f" | "--short" | "--fqdn"] | ["uname", "-n"]
+    );
+    if !asks {
+        return None;
+    }
+    let answer = next?.trim();
+    let name = answer.split('.').next().unwrap_or(answer);
+    let ok = !name.is_empty()
+        && answer.len() <= 253
+        && answer
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.'))
+        && name.bytes().any(|b| b.is_ascii_alphabetic())
+        && classify(answer).is_none();
+    ok.then(|| name.to_owned())
 }
 
 /// `node07:` alone, where `node07` prefixes the paste's lines: pdsh's
