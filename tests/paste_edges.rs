@@ -338,3 +338,29 @@ fn hostname_and_an_interactive_ssh_name_the_host_of_what_follows() {
     let text = format!("$ ssh nodeB\n$ perfquery -x\n{}", pq(0));
     assert_eq!(doc(&text).section_hosts(), ["nodeB"]);
 }
+
+#[test]
+fn a_lifetime_count_over_its_limit_that_did_not_grow_is_history() {
+    // The same port a minute apart: SymbolErrorCounter 120 both times is
+    // history (info); grown to 160 it stays a finding, and IB112 says so.
+    let run = |time: &str, symbol: u32| {
+        format!(
+            "[root@gpu04 ~]# date; perfquery -x 31 1\nWed Oct  2 {time} UTC 2024\n\
+             # Port extended counters: Lid 31 port 1 (CapMask: 0x5A00)\nPortSelect:......................1\n\
+             CounterSelect:...................0x0000\nPortXmitData:....................77777777777\n\
+             PortRcvData:.....................66666666666\nSymbolErrorCounter:..............{symbol}\n\
+             LinkErrorRecoveryCounter:........0\nLinkDownedCounter:...............0\n"
+        )
+    };
+    let r = report(&format!("{}{}", run("16:40:11", 120), run("16:41:11", 120)));
+    let ib101: Vec<_> = r.findings.iter().filter(|f| f.rule == "IB101").collect();
+    assert_eq!(ib101.len(), 1, "{:?}", fired(&r, Severity::Info));
+    assert_eq!(ib101[0].severity, Severity::Info, "{}", ib101[0].message);
+    assert!(ib101[0].message.contains("unchanged over the 60 s"));
+    let r = report(&format!("{}{}", run("16:40:11", 120), run("16:41:11", 160)));
+    assert!(fired(&r, Severity::Warning).contains(&"IB101"));
+    assert!(fired(&r, Severity::Warning).contains(&"IB112"));
+    // One snapshot: the count since the reset is judged by its limit.
+    let r = report(&run("16:40:11", 120));
+    assert!(fired(&r, Severity::Warning).contains(&"IB101"));
+}

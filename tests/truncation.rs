@@ -13,13 +13,17 @@
 //! 40 per healthy sample), each line also in its middle, so the whole test
 //! stays around a minute in a debug build.
 //!
-//! One conclusion drawn from what *is* in the paste is allowed to be new: a
-//! present `State: Down` whose port block lost its `Link layer` is still
-//! IB001, a warning that says the port may be RoCE.
+//! Two conclusions drawn from what *is* in the paste are allowed to be new:
+//! a present `State: Down` whose port block lost its `Link layer` is still
+//! IB001, a warning that says the port may be RoCE; and a count over its
+//! limit that the intact copy's two snapshots showed unchanged (`info`,
+//! "history, not news") is a warning again once the later snapshot is cut
+//! away: the count is judged as one snapshot's.
 
 // Test helpers: a broken fixture should fail loudly.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
 
+use fabricscope::rules::ib_counters::UNCHANGED_NOTE;
 use fabricscope::rules::ib_port::LINK_LAYER_CUT_NOTE;
 use fabricscope::rules::{Finding, Subject};
 use fabricscope::{analyze, read_all, AnalyzeOptions, ReadOptions, Severity};
@@ -61,6 +65,18 @@ fn coarser_or_equal(cut: &Subject, whole: &Subject) -> bool {
 type Warning = (String, Subject, String, Vec<(usize, usize)>);
 
 fn warnings(text: &str, host: Option<&str>) -> Vec<Warning> {
+    findings_at(text, host, |f| f.severity >= Severity::Warning)
+}
+
+/// The counts over their limits that two snapshots showed unchanged
+/// (`info`, [`UNCHANGED_NOTE`]).
+fn unchanged_history(text: &str, host: Option<&str>) -> Vec<Warning> {
+    findings_at(text, host, |f| {
+        f.severity == Severity::Info && f.message.ends_with(UNCHANGED_NOTE)
+    })
+}
+
+fn findings_at(text: &str, host: Option<&str>, keep: impl Fn(&Finding) -> bool) -> Vec<Warning> {
     let options = ReadOptions::default().with_default_host(host.map(str::to_owned));
     let Ok(doc) = read_all(text, &options) else {
         return Vec::new();
@@ -72,7 +88,7 @@ fn warnings(text: &str, host: Option<&str>) -> Vec<Warning> {
     report
         .findings
         .iter()
-        .filter(|f| f.severity >= Severity::Warning)
+        .filter(|f| keep(f))
         .map(|f| {
             let (r, s) = key(f);
             let lines = f
@@ -154,6 +170,7 @@ impl Tally {
         let whole = warnings(text, host);
         let intact: BTreeSet<(String, Subject)> = whole
             .iter()
+            .chain(&unchanged_history(text, host))
             .map(|(r, s, _, _)| (r.clone(), s.clone()))
             .collect();
         // The lines each rule's intact warnings cite: a warning the cut

@@ -4,7 +4,9 @@
 //! Counters printed once count since the last reset, which may be a minute
 //! or a year ago; the limits below are the ones `ibqueryerrors` applies to
 //! such values (infiniband-diags `error_thresholds`). Two snapshots give
-//! rates, which say what is happening now ([`IB112`], [`IB113`]).
+//! rates, which say what is happening now ([`IB112`], [`IB113`]); a count
+//! over its limit that two snapshots show unchanged is history, and its
+//! IB101–IB110 finding `info` ([`UNCHANGED_NOTE`]).
 
 use super::context::{subject_of, Context, PerfPortRef, Reading};
 use super::{Coverage, Evidence, Finding, Rule, Severity, Threshold};
@@ -709,6 +711,34 @@ fn over(reading: &Reading<'_>, limit: f64) -> bool {
     reading.counter.value as f64 > limit
 }
 
+/// What IB101–IB110 add to a count over its limit that two snapshots
+/// showed unchanged, the finding then `info`: cut the later snapshot away
+/// and the same count, judged as one snapshot's, is a warning again.
+pub const UNCHANGED_NOTE: &str = ": history, not news";
+
+/// Seconds over which the latest measured pair of snapshots of `port`
+/// saw `counter` not grow, if it was measured so. Asked only of a
+/// counter over its limit (few), so the rates are scanned, not indexed.
+fn unchanged_for(ctx: &Context<'_>, port: &PerfPortRef<'_>, counter: &str) -> Option<f64> {
+    ctx.measurements
+        .counter_rates
+        .iter()
+        .filter(|r| {
+            &*r.counter == counter
+                && matches!(
+                    r.source,
+                    crate::stats::CounterSource::Perfquery(_)
+                        | crate::stats::CounterSource::Ibqueryerrors
+                )
+                && r.subject.host.as_deref() == port.host.name()
+                && r.subject.lid == port.lid
+                && r.subject.port == port.port
+        })
+        .max_by_key(|r| r.to_snapshot)
+        .filter(|r| r.status == RateStatus::Measured && r.increase == Some(0))
+        .and_then(|r| r.interval_seconds)
+}
+
 /// The shared shape of IB101–IB110: each named counter over its limit.
 fn over_limits(
     ctx: &Context<'_>,
@@ -737,11 +767,14 @@ fn over_limits(
                 continue;
             }
             let (_, threshold) = limit(ctx, name);
+            // Measured still between two snapshots, the count is history
+            // (the limits are for counts since a reset, not for news).
+            let still = unchanged_for(ctx, port, name);
             out.push(
                 rule.finding(
                     port.subject(),
                     format!(
-                        "{}: {name} = {}{}: {}",
+                        "{}: {name} = {}{}: {}{}",
                         port.describe(),
                         reading.counter.value,
                         if reading.counter.saturated {
@@ -749,10 +782,17 @@ fn over_limits(
                         } else {
                             ""
                         },
-                        meaning.what
+                        meaning.what,
+                        still.map_or_else(String::new, |seconds| format!(
+                            "; unchanged over the {seconds:.0} s between the snapshots{UNCHANGED_NOTE}"
+                        ))
                     ),
                 )
-                .severity(severity_of(port))
+                .severity(if still.is_some() {
+                    Severity::Info
+                } else {
+                    severity_of(port)
+                })
                 .evidence(reading.evidence(name))
                 .threshold(threshold)
                 .remediation(meaning.todo),
