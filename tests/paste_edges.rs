@@ -21,6 +21,11 @@ fn report(text: &str) -> Report {
     analyze(&[doc(text)], &Default::default())
 }
 
+/// The findings of `rule`.
+fn of<'r>(report: &'r Report, rule: &str) -> Vec<&'r fabricscope::rules::Finding> {
+    report.findings.iter().filter(|f| f.rule == rule).collect()
+}
+
 /// Rule ids of findings at `at_least` or worse.
 fn fired(report: &Report, at_least: Severity) -> Vec<&str> {
     report
@@ -80,7 +85,7 @@ fn a_closing_fence_ends_the_output_and_the_prose_after_it_is_not_the_tools() {
     );
     let r = analyze(&[d], &Default::default());
     assert!(
-        !r.findings.iter().any(|f| f.rule == "IN002"),
+        of(&r, "IN002").is_empty(),
         "{:?}",
         fired(&r, Severity::Info)
     );
@@ -95,7 +100,7 @@ fn an_opening_fence_goes_on_with_the_command_above_it() {
     );
     let r = report(&text);
     assert!(fired(&r, Severity::Error).contains(&"IB001"));
-    assert!(!r.findings.iter().any(|f| f.rule == "IN002"));
+    assert!(of(&r, "IN002").is_empty());
 }
 
 #[test]
@@ -108,10 +113,10 @@ fn letter_led_host_and_command_labels_split_a_collection_scripts_dump() {
     let d = doc(&text);
     assert_eq!(d.section_hosts(), ["node07", "node08"]);
     let r = analyze(&[d], &Default::default());
-    let down: Vec<_> = r.findings.iter().filter(|f| f.rule == "IB001").collect();
+    let down = of(&r, "IB001");
     assert_eq!(down.len(), 1, "{:?}", fired(&r, Severity::Info));
     assert_eq!(down[0].subject.host.as_deref(), Some("node07"));
-    assert!(!r.findings.iter().any(|f| f.rule == "IN002"));
+    assert!(of(&r, "IN002").is_empty());
 }
 
 #[test]
@@ -149,7 +154,7 @@ fn one_gpu_number_with_two_uuids_is_two_gpus_and_neither_hides_the_other() {
         nvlink_s(1, "GPU-bbbbbbbb-0000-0000-0000-000000000001", 18, &[]),
     );
     let r = report(&text);
-    let nv001: Vec<_> = r.findings.iter().filter(|f| f.rule == "NV001").collect();
+    let nv001 = of(&r, "NV001");
     assert_eq!(nv001.len(), 1, "{:?}", fired(&r, Severity::Info));
     assert!(
         nv001[0].message.contains("inactive: 3"),
@@ -203,7 +208,7 @@ fn counters_of_two_gpus_with_one_number_are_not_a_growth_between_snapshots() {
 fn a_cut_listing_still_judges_the_link_it_shows_inactive() {
     let text = nvlink_s(0, "GPU-1111aaaa-2222-3333-4444-555566667777", 2, &[1]);
     let r = report(&text);
-    let nv001: Vec<_> = r.findings.iter().filter(|f| f.rule == "NV001").collect();
+    let nv001 = of(&r, "NV001");
     assert_eq!(nv001.len(), 1, "{:?}", fired(&r, Severity::Info));
     assert_eq!(nv001[0].severity, Severity::Error);
     assert!(
@@ -244,10 +249,10 @@ fn pssh_and_ansible_result_headings_name_the_host_of_what_follows() {
         ibstat("0x0c42a10300a1b2c5", "Down", "Polling", 10)
     );
     let r = report(&text);
-    let down: Vec<_> = r.findings.iter().filter(|f| f.rule == "IB001").collect();
+    let down = of(&r, "IB001");
     assert_eq!(down.len(), 1);
     assert_eq!(down[0].subject.host.as_deref(), Some("node08"));
-    assert!(!r.findings.iter().any(|f| f.rule == "IN002"));
+    assert!(of(&r, "IN002").is_empty());
     let text = format!(
         "node08 | CHANGED | rc=0 >>\n{}node09 | UNREACHABLE! => {{\n    \"changed\": false,\n    \
          \"msg\": \"Failed to connect to the host via ssh\",\n    \"unreachable\": true\n}}\n",
@@ -255,7 +260,7 @@ fn pssh_and_ansible_result_headings_name_the_host_of_what_follows() {
     );
     let r = report(&text);
     assert!(
-        !r.findings.iter().any(|f| f.rule == "IN002"),
+        of(&r, "IN002").is_empty(),
         "node09's JSON is not node08's ibstat: {:?}",
         fired(&r, Severity::Info)
     );
@@ -268,15 +273,15 @@ fn an_elided_listing_is_partial_and_no_port_of_it_speaks_for_the_host() {
     let one = ibstat("0x0c42a10300a1b2c4", "Down", "Polling", 10);
     let text = format!("$ ibstat\n{one}...\n");
     let r = report(&text);
-    let cut: Vec<_> = r.findings.iter().filter(|f| f.rule == "IN001").collect();
+    let cut = of(&r, "IN001");
     assert_eq!(cut.len(), 1, "{:?}", fired(&r, Severity::Info));
     assert!(cut[0].message.contains("left out"), "{}", cut[0].message);
-    let down: Vec<_> = r.findings.iter().filter(|f| f.rule == "IB001").collect();
+    let down = of(&r, "IB001");
     assert_eq!(down.len(), 1);
     assert_eq!(down[0].severity, Severity::Error, "{}", down[0].message);
     // The same listing whole: the host has no Active port, critical.
     let r = report(&format!("$ ibstat\n{one}"));
-    assert!(!r.findings.iter().any(|f| f.rule == "IN001"));
+    assert!(of(&r, "IN001").is_empty());
     assert_eq!(
         r.findings
             .iter()
@@ -333,7 +338,7 @@ fn hostname_and_an_interactive_ssh_name_the_host_of_what_follows() {
     assert_eq!(d.section_hosts(), ["nodeA", "nodeB"]);
     let r = analyze(&[d], &Default::default());
     assert!(r.measurements.counter_rates.is_empty());
-    assert!(!r.findings.iter().any(|f| f.rule == "IB112"));
+    assert!(of(&r, "IB112").is_empty());
     // An interactive `ssh` alone names the host of the prompts after it.
     let text = format!("$ ssh nodeB\n$ perfquery -x\n{}", pq(0));
     assert_eq!(doc(&text).section_hosts(), ["nodeB"]);
@@ -353,7 +358,7 @@ fn a_lifetime_count_over_its_limit_that_did_not_grow_is_history() {
         )
     };
     let r = report(&format!("{}{}", run("16:40:11", 120), run("16:41:11", 120)));
-    let ib101: Vec<_> = r.findings.iter().filter(|f| f.rule == "IB101").collect();
+    let ib101 = of(&r, "IB101");
     assert_eq!(ib101.len(), 1, "{:?}", fired(&r, Severity::Info));
     assert_eq!(ib101[0].severity, Severity::Info, "{}", ib101[0].message);
     assert!(ib101[0].message.contains("unchanged over the 60 s"));

@@ -366,7 +366,8 @@ pub const LINK_LAYER_CUT_NOTE: &str =
     " (the paste stops before its Link layer: if this is a RoCE port, it is not an InfiniBand fault)";
 
 fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let roce = roce_ports_down(ctx, out);
+    let incomplete = port_listing_incomplete(ctx);
+    let roce = roce_ports_down(ctx, &incomplete, out);
     came_back_up(ctx, out);
     let ports: Vec<&IbPortRef<'_>> = ctx
         .latest_ib_ports()
@@ -380,16 +381,10 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
         return Coverage::Skipped("no InfiniBand port state in the input (run ibstat)".to_owned());
     }
-    let incomplete = port_listing_incomplete(ctx);
-    let mut any_active: BTreeMap<HostKey<'_>, bool> = BTreeMap::new();
-    for p in &ports {
-        // A port is Active only over a trained link: where the tool prints
-        // no physical state (`ibv_devinfo` without `-v`, `ibdev2netdev -v`)
-        // the state alone says so.
-        let active = p.state == Some(PortState::Active)
-            && p.physical_state.is_none_or(|ps| ps == PhysState::LinkUp);
-        *any_active.entry(p.host()).or_default() |= active;
-    }
+    // A port is Active only over a trained link: where the tool prints
+    // no physical state (`ibv_devinfo` without `-v`, `ibdev2netdev -v`)
+    // the state alone says so.
+    let lit = hosts_with_an_active_port(ports.iter().copied());
     // A host listing physical functions beside virtual ones is their
     // hypervisor, where a VF's port is Down until a guest uses it. Inside
     // a guest (only the VF listed), a Down VF is the guest's link.
@@ -418,8 +413,7 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             let (c, t) = down_cause(phys);
             (c.to_owned(), t.to_owned())
         };
-        let host_dark =
-            !any_active.get(&p.host()).copied().unwrap_or(false) && !incomplete.contains(&p.host());
+        let host_dark = !lit.contains(&p.host()) && !incomplete.contains(&p.host());
         // `Down/Polling`, or `Down` where the tool prints no physical state.
         let mut message = format!(
             "{} port {} is {}{}: {cause}",
@@ -469,12 +463,6 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     Coverage::Checked(ports.len() + roce)
 }
 
-/// Whether a port's state pair is Active over a trained link (where the
-/// tool prints a physical state).
-fn is_up(p: &IbPortRef<'_>) -> bool {
-    p.state == Some(PortState::Active) && p.physical_state.is_none_or(|ps| ps == PhysState::LinkUp)
-}
-
 /// IB001 for a port that is up in its last reading but was down in an
 /// earlier one of the same paste (`rdma link` run three times: DOWN
 /// POLLING, DOWN LINK_UP, ACTIVE LINK_UP): the last reading wins, and it
@@ -508,7 +496,7 @@ fn came_back_up(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         match same.and_then(|i| views.get_mut(i)) {
             Some(h) => {
                 if down && h.down.is_none() {
-                    h.up_before_down = is_up(&h.last);
+                    h.up_before_down = h.last.is_active();
                     h.down = Some(p.clone());
                 }
                 h.guid = h.guid.or(p.port_guid);
@@ -524,7 +512,7 @@ fn came_back_up(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     }
     for h in ports.into_values().flatten() {
         let Some(down) = h.down else { continue };
-        if !is_up(&h.last) {
+        if !h.last.is_active() {
             continue;
         }
         let was = format!(
@@ -565,6 +553,13 @@ fn came_back_up(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     }
 }
 
+/// The hosts with at least one of `ports` Active over a trained link.
+fn hosts_with_an_active_port<'p, 'a: 'p>(
+    ports: impl Iterator<Item = &'p IbPortRef<'a>>,
+) -> BTreeSet<HostKey<'a>> {
+    ports.filter(|p| p.is_active()).map(|p| p.host()).collect()
+}
+
 /// Hosts whose adapters are numbered from above 0 (`mlx5_11`, `mlx5_3`
 /// … and no `mlx5_0`): the tools list a host's adapters from `_0`, so
 /// the paste starts in the middle of the list, and "no port of this host
@@ -596,10 +591,11 @@ fn port_listing_incomplete<'a>(ctx: &Context<'a>) -> BTreeSet<HostKey<'a>> {
         .collect();
     // And hosts whose port listing the author elided (`...`): the ports
     // left out may be the Active ones.
+    let mut elided = Vec::new();
+    super::input::elided_parts(ctx, &mut elided);
     hosts.extend(
-        super::input::partial_parts(ctx)
+        elided
             .into_iter()
-            .filter(|p| p.partial.reason == crate::model::partial::PartialReason::Elided)
             .filter(|p| {
                 matches!(
                     p.at.section.data,
@@ -623,7 +619,11 @@ fn port_listing_incomplete<'a>(ctx: &Context<'a>) -> BTreeSet<HostKey<'a>> {
 /// at all: a warning on each. Before, a RoCE host with every port
 /// Down/Disabled was called healthy, and its ports "no InfiniBand port
 /// state in the input".
-fn roce_ports_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
+fn roce_ports_down<'a>(
+    ctx: &Context<'a>,
+    incomplete: &BTreeSet<HostKey<'a>>,
+    out: &mut Vec<Finding>,
+) -> usize {
     let ports: Vec<&IbPortRef<'_>> = ctx
         .latest_ib_ports()
         .iter()
@@ -633,14 +633,8 @@ fn roce_ports_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
     if ports.is_empty() {
         return 0;
     }
-    let incomplete = port_listing_incomplete(ctx);
     // Every RDMA port read, whatever its link layer.
-    let mut any_active: BTreeMap<HostKey<'_>, bool> = BTreeMap::new();
-    for p in ctx.latest_ib_ports() {
-        let active = p.state == Some(PortState::Active)
-            && p.physical_state.is_none_or(|ps| ps == PhysState::LinkUp);
-        *any_active.entry(p.host()).or_default() |= active;
-    }
+    let lit = hosts_with_an_active_port(ctx.latest_ib_ports().iter());
     for p in &ports {
         let (state, phys) = (p.state, p.physical_state);
         if !is_down(state, phys) || is_virtual_function(p.ca_type.as_deref()) {
@@ -654,8 +648,7 @@ fn roce_ports_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
             Some(PhysState::LinkUp) => "the Ethernet link is up but the RDMA port is not active (the interface, or its RoCE configuration)",
             _ => "no Ethernet link",
         };
-        let host_dark =
-            !any_active.get(&p.host()).copied().unwrap_or(false) && !incomplete.contains(&p.host());
+        let host_dark = !lit.contains(&p.host()) && !incomplete.contains(&p.host());
         if !host_dark {
             continue;
         }

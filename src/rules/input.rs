@@ -373,15 +373,25 @@ const ELISION_REACH: usize = 2;
 /// in a section or next to it: the section shows only some of the output,
 /// and what the left-out lines held was not judged. Before, an ibstat of
 /// two CAs closed by `...` (of sixteen) was judged as the whole.
-fn elided_parts<'a>(ctx: &Context<'a>, out: &mut Vec<PartialPart<'a>>) {
+pub(crate) fn elided_parts<'a>(ctx: &Context<'a>, out: &mut Vec<PartialPart<'a>>) {
     use crate::input::repair::RepairKind;
     use crate::model::partial::PartialReason;
     for (doc, d) in ctx.documents.iter().enumerate() {
-        for r in d.repairs.iter().filter(|r| r.kind == RepairKind::Elision) {
+        let mut elisions = d
+            .repairs
+            .iter()
+            .filter(|r| r.kind == RepairKind::Elision)
+            .peekable();
+        if elisions.peek().is_none() {
+            continue;
+        }
+        // The document's sections, gathered once for all its elisions.
+        let sections: Vec<SectionRef<'a>> = ctx.sections().filter(|at| at.doc == doc).collect();
+        for r in elisions {
             let line = r.span.first_line;
-            let near = ctx
-                .sections()
-                .filter(|at| at.doc == doc)
+            let near = sections
+                .iter()
+                .copied()
                 .filter(|at| {
                     let s = at.section.span;
                     line + ELISION_REACH >= s.first_line && line <= s.last_line + ELISION_REACH
