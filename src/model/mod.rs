@@ -10,6 +10,7 @@ pub mod date;
 pub mod dcgmi_diag;
 pub mod dcgmi_nvlink;
 pub mod dmon;
+pub mod gpu_pcie;
 pub mod ib;
 pub mod ibstat;
 pub mod nvlink;

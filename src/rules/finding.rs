@@ -123,9 +123,16 @@ impl Subject {
             out.push_str("unknown GPU");
         }
         if let Some(b) = &self.bus_id {
-            part(out);
-            out.push_str("GPU ");
-            out.push_str(b);
+            // `GPU 3 (00000000:4E:00.0)` when the index is known too.
+            if self.gpu.is_some() {
+                out.push_str(" (");
+                out.push_str(b);
+                out.push(')');
+            } else {
+                part(out);
+                out.push_str("GPU ");
+                out.push_str(b);
+            }
         }
         if let Some(l) = self.link {
             part(out);
@@ -453,7 +460,10 @@ mod tests {
             parts.push("unknown GPU".to_owned());
         }
         if let Some(b) = &s.bus_id {
-            parts.push(format!("GPU {b}"));
+            match (s.gpu, parts.last_mut()) {
+                (Some(_), Some(gpu)) => gpu.push_str(&format!(" ({b})")),
+                _ => parts.push(format!("GPU {b}")),
+            }
         }
         if let Some(l) = s.link {
             parts.push(format!("link {l}"));

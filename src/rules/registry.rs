@@ -10,8 +10,8 @@
 //! 4. Regenerate the catalogue: `UPDATE_DOCS=1 cargo test --lib registry`.
 
 use super::{
-    cross, diag, fabric_links, ib_counters, ib_fleet, ib_port, input, nvlink, subnet_manager,
-    switch_vitals, topology, Rule,
+    cross, diag, fabric_links, gpu_pcie, ib_counters, ib_fleet, ib_port, input, nvlink,
+    subnet_manager, switch_vitals, topology, Rule,
 };
 use std::fmt::Write as _;
 
@@ -68,6 +68,7 @@ pub static RULES: &[&Rule] = &[
     &topology::TP002,
     &topology::TP003,
     &topology::TP004,
+    &gpu_pcie::TP005,
     &cross::XS001,
 ];
 
