@@ -892,6 +892,11 @@ fn check_xmit_wait(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         };
         judged.insert(*key);
         checked += 1;
+        if increase == 0 {
+            // No wait between the snapshots: nothing to measure the rate
+            // against, and no congestion to report.
+            continue;
+        }
         let Some(capacity) = link_capacity(ctx, &r.subject) else {
             let subject = subject_of(&r.subject);
             let who = subject.describe();

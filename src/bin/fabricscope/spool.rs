@@ -1276,14 +1276,21 @@ mod tests {
 
     /// The report of a real paste with counter rates and findings.
     fn analyzed() -> fabricscope::Report {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt"
-        );
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        let doc = fabricscope::read(&text, &Default::default()).ok();
+        // Counter rates from the first, a dozen findings and incidents
+        // from the second.
+        let docs: Vec<_> = [
+            "/tests/fixtures/rules/FL004/fires_rail_errors_growing_now.txt",
+            "/tests/fixtures/rules/NV005/fires_lifetime_history.txt",
+        ]
+        .iter()
+        .filter_map(|rel| {
+            let path = format!("{}{rel}", env!("CARGO_MANIFEST_DIR"));
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            fabricscope::read(&text, &Default::default()).ok()
+        })
+        .collect();
         let options = fabricscope::AnalyzeOptions::default().with_interval(30.0);
-        fabricscope::analyze(doc.as_slice(), &options)
+        fabricscope::analyze(&docs, &options)
     }
 
     /// The measurements of that paste.
