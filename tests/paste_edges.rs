@@ -369,3 +369,85 @@ fn a_lifetime_count_over_its_limit_that_did_not_grow_is_history() {
     let r = report(&run("16:40:11", 120));
     assert!(fired(&r, Severity::Warning).contains(&"IB101"));
 }
+
+/// `perfquery -x` of LID 12 port 1 with the error and data counters given.
+fn perfquery_x(rcv_errors: u64, xmit_words: u64) -> String {
+    format!(
+        "# Port extended counters: Lid 12 port 1 (CapMask: 0x5A00)\n\
+         PortSelect:......................1\nCounterSelect:...................0x0000\n\
+         PortXmitData:....................{xmit_words}\nPortRcvData:.....................{xmit_words}\n\
+         PortXmitPkts:....................1000\nPortRcvPkts:.....................1000\n\
+         SymbolErrorCounter:..............0\nLinkErrorRecoveryCounter:........0\n\
+         LinkDownedCounter:...............0\nPortRcvErrors:...................{rcv_errors}\n\
+         PortXmitDiscards:................0\nPortXmitWait:....................0\n"
+    )
+}
+
+/// The interval of the first PortRcvErrors rate, and what it came from.
+fn rcv_errors_interval(report: &Report) -> (Option<f64>, String) {
+    let r = report
+        .measurements
+        .counter_rates
+        .iter()
+        .find(|r| &*r.counter == "PortRcvErrors")
+        .expect("a PortRcvErrors rate");
+    (r.interval_seconds, r.interval_source.to_string())
+}
+
+#[test]
+fn a_sleep_between_two_readings_on_one_line_is_their_interval() {
+    let text = format!(
+        "[root@gpu07 ~]# perfquery -x; sleep 60; perfquery -x\n{}{}",
+        perfquery_x(10, 1_000_000),
+        perfquery_x(250, 9_000_000)
+    );
+    let r = report(&text);
+    let (seconds, source) = rcv_errors_interval(&r);
+    assert_eq!(seconds, Some(60.0), "{source}");
+    assert!(source.contains("sleep"), "{source}");
+    let growth = of(&r, "IB112");
+    assert_eq!(growth.len(), 1, "{:#?}", r.findings);
+    assert!(
+        growth[0].message.contains("4.000/s"),
+        "{}",
+        growth[0].message
+    );
+}
+
+#[test]
+fn a_short_sleep_or_an_unmatched_output_count_gives_no_interval() {
+    // Five seconds is mostly the tools' own run time.
+    let short = format!(
+        "$ perfquery -x; sleep 5; perfquery -x\n{}{}",
+        perfquery_x(10, 1_000_000),
+        perfquery_x(250, 9_000_000)
+    );
+    assert_eq!(rcv_errors_interval(&report(&short)).0, None);
+    // Three commands, two outputs: which output is whose is unknown.
+    let unmatched = format!(
+        "$ perfquery -x; sleep 60; perfquery -x; sleep 60; perfquery -x\n{}{}",
+        perfquery_x(10, 1_000_000),
+        perfquery_x(250, 9_000_000)
+    );
+    assert_eq!(rcv_errors_interval(&report(&unmatched)).0, None);
+}
+
+#[test]
+fn a_loop_with_a_sleep_spaces_its_readings() {
+    let text = format!(
+        "$ for i in $(seq 3); do perfquery -x; sleep 30; done\n{}{}{}",
+        perfquery_x(10, 1_000_000),
+        perfquery_x(20, 2_000_000),
+        perfquery_x(40, 3_000_000)
+    );
+    let r = report(&text);
+    let intervals: Vec<Option<f64>> = r
+        .measurements
+        .counter_rates
+        .iter()
+        .filter(|r| &*r.counter == "PortRcvErrors")
+        .map(|r| r.interval_seconds)
+        .collect();
+    assert!(!intervals.is_empty());
+    assert!(intervals.iter().all(|s| *s == Some(30.0)), "{intervals:?}");
+}

@@ -969,7 +969,11 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                     _ => Some(key),
                 };
                 if let Some(key) = starts_section {
-                    let prompt_line = if produced == 0 && leading.iter().all(Line::is_blank) {
+                    // Only the chunk's first output begins at its prompt:
+                    // a second one (a repeated header after `sleep 60`)
+                    // begins at its own first line.
+                    let first_output = produced == 0 && open.is_none();
+                    let prompt_line = if first_output && leading.iter().all(Line::is_blank) {
                         ctx.prompt.map(|(n, _)| *n)
                     } else {
                         None

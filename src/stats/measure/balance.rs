@@ -115,7 +115,7 @@ pub(super) fn trends(
                 [a, b] if a.file_time || b.file_time => {
                     super::timeline::gap(a, b, options).is_some()
                 }
-                [a, b] => a.wall_clock_of == b.wall_clock_of,
+                [a, b] => a.clock == b.clock,
                 _ => false,
             })
         });

@@ -18,6 +18,7 @@ mod notes;
 mod peers;
 mod rates;
 pub mod records;
+mod sleeps;
 mod timeline;
 
 pub use records::*;
@@ -38,7 +39,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use timeline::{section_times, Clocked, Interval, Point, Readings, SharedKeys};
+use timeline::{section_times, Clock, Clocked, Interval, Point, Readings, SharedKeys};
 
 /// Measures one document.
 #[must_use]
@@ -148,7 +149,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
     // The GPU UUIDs each snapshot printed, by GPU number (NVLink sections).
     let mut gpu_uuids: Vec<Vec<(u32, &str)>> = Vec::new();
     for (input, (src, extracted)) in sources.iter().zip(extracted).enumerate() {
-        let section_times = section_times(&extracted);
+        let section_times = section_times(input, &src.document.framing, &extracted);
         for ((section, ex), time) in extracted.into_iter().zip(section_times) {
             read_capacities.extend(ex.capacities);
             if ex.samples.is_empty() {
@@ -158,7 +159,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
             let time = time.or_else(|| {
                 src.modified_unix.map(|t| Clocked {
                     seconds: t,
-                    wall_clock_of: None,
+                    clock: Clock::Unix,
                     source: format!(
                         "modification time of {}",
                         section.source.as_deref().unwrap_or("the input file")
@@ -174,7 +175,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                 file: section.source.clone(),
                 span: section.span,
                 time_seconds: time.as_ref().map(|t| t.seconds),
-                time_is_unix: time.as_ref().is_some_and(|t| t.wall_clock_of.is_none()),
+                time_is_unix: time.as_ref().is_some_and(|t| t.clock == Clock::Unix),
                 time_source: time.as_ref().map(|t| t.source.clone()),
             });
             times.push(time);

@@ -14,12 +14,23 @@ use std::collections::BTreeMap;
 use std::hash::Hash;
 use std::sync::Arc;
 
+/// Which clock a time is on: times on two clocks give no interval.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Clock {
+    /// Unix time (a date with its zone, a file's modification time).
+    Unix,
+    /// The wall clock of this host, its zone unknown.
+    WallOf(Option<String>),
+    /// Seconds of `sleep` into the command typed at this line of this
+    /// input (see [`super::sleeps`]).
+    Sleeps { input: usize, prompt_line: usize },
+}
+
 /// A snapshot's time on a clock.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Clocked {
     pub(super) seconds: f64,
-    /// `None` for Unix time; the host for a wall clock of unknown zone.
-    pub(super) wall_clock_of: Option<Option<String>>,
+    pub(super) clock: Clock,
     pub(super) source: String,
     /// Whether the time is the input file's modification time, not a time
     /// the input prints: the weakest clock (see [`gap`]).
@@ -44,16 +55,28 @@ pub(super) struct Point {
 /// after it (`perfquery; date`). If a host's first reading comes before its
 /// first date, dates are taken to follow their readings: each reading gets the
 /// next date. Otherwise each reading gets the latest date before it.
+///
+/// Readings with no date get the times their command line's `sleep`s give
+/// ([`sleep_times`]), when it has any.
 pub(super) fn section_times(
+    input: usize,
+    framing: &[LineSpan],
     sections: &[(&crate::input::Section, Extracted)],
 ) -> Vec<Option<Clocked>> {
+    let mut out = date_times(sections);
+    sleep_times(input, framing, sections, &mut out);
+    out
+}
+
+/// [`section_times`] from dates.
+fn date_times(sections: &[(&crate::input::Section, Extracted)]) -> Vec<Option<Clocked>> {
     let clocked = |section: &crate::input::Section, ex: &Extracted| {
         ex.time.as_ref().map(|(wall, unix, text, span)| Clocked {
             seconds: unix.unwrap_or(*wall),
-            wall_clock_of: if unix.is_some() {
-                None
+            clock: if unix.is_some() {
+                Clock::Unix
             } else {
-                Some(section.host.clone())
+                Clock::WallOf(section.host.clone())
             },
             source: format!("`{text}` ({span})"),
             file_time: false,
@@ -97,6 +120,68 @@ pub(super) fn section_times(
         }
     }
     out
+}
+
+/// Times for the readings of one command line with `sleep`s in it
+/// (`perfquery -x; sleep 60; perfquery -x`), when none of them has a time
+/// from a date. The outputs of one prompt are its first section, which
+/// begins at the prompt's line (a framing line), and the sections of the
+/// same command after it that do not begin at a prompt of their own.
+fn sleep_times(
+    input: usize,
+    framing: &[LineSpan],
+    sections: &[(&crate::input::Section, Extracted)],
+    out: &mut [Option<Clocked>],
+) {
+    // Framing spans ascend: whether a line is one is a binary search.
+    let at_prompt = |line: usize| {
+        let i = framing.partition_point(|f| f.last_line < line);
+        framing.get(i).is_some_and(|f| f.contains(line))
+    };
+    let mut start = 0;
+    while let Some((first, _)) = sections.get(start) {
+        let continues = |(s, _): &&(&crate::input::Section, Extracted)| {
+            s.command == first.command && !at_prompt(s.span.first_line)
+        };
+        let len = 1 + sections
+            .get(start + 1..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(continues)
+            .count();
+        let group = start..start + len;
+        start += len;
+        let dated = out
+            .get(group.clone())
+            .unwrap_or_default()
+            .iter()
+            .any(Option::is_some)
+            || sections
+                .get(group.clone())
+                .unwrap_or_default()
+                .iter()
+                .any(|(_, ex)| ex.time.is_some());
+        let from_prompt = at_prompt(first.span.first_line);
+        let Some(command) = first.command.as_deref().filter(|_| from_prompt && !dated) else {
+            continue;
+        };
+        let Some(offsets) = super::sleeps::output_offsets(command, len) else {
+            continue;
+        };
+        let prompt_line = first.span.first_line;
+        for ((i, seconds), run) in group.zip(offsets).zip(1..) {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = Some(Clocked {
+                    seconds,
+                    clock: Clock::Sleeps { input, prompt_line },
+                    source: format!(
+                        "output {run} of `{command}` (line {prompt_line}), {seconds} s of sleep in"
+                    ),
+                    file_time: false,
+                });
+            }
+        }
+    }
 }
 
 /// Whose counter a series is: subject, source and counter name, borrowed
@@ -818,7 +903,10 @@ pub(super) const MIN_FILE_TIME_GAP_SECONDS: f64 = 1.0;
 /// written under [`MIN_FILE_TIME_GAP_SECONDS`] apart give no interval.
 pub(super) fn gap(earlier: &Clocked, later: &Clocked, options: &StatsOptions) -> Option<f64> {
     let seconds = later.seconds - earlier.seconds;
-    if earlier.wall_clock_of != later.wall_clock_of || !(seconds > 0.0 && seconds.is_finite()) {
+    if earlier.clock != later.clock || !(seconds > 0.0 && seconds.is_finite()) {
+        return None;
+    }
+    if matches!(later.clock, Clock::Sleeps { .. }) && seconds < super::sleeps::MIN_SECONDS {
         return None;
     }
     let file_time = earlier.file_time || later.file_time;
@@ -840,7 +928,7 @@ pub(super) fn file_times_too_close(a: usize, b: usize, times: &[Option<Clocked>]
     // Two snapshots of one file share its time: that is no copy.
     ((ta.file_time || tb.file_time)
         && ta.source != tb.source
-        && ta.wall_clock_of == tb.wall_clock_of
+        && ta.clock == tb.clock
         && (0.0..MIN_FILE_TIME_GAP_SECONDS).contains(&seconds))
     .then_some(seconds)
 }
@@ -864,7 +952,7 @@ mod tests {
     fn clocked(seconds: f64, file_time: bool) -> Clocked {
         Clocked {
             seconds,
-            wall_clock_of: None,
+            clock: Clock::Unix,
             source: format!("{seconds}"),
             file_time,
         }
