@@ -451,3 +451,30 @@ fn a_loop_with_a_sleep_spaces_its_readings() {
     assert!(!intervals.is_empty());
     assert!(intervals.iter().all(|s| *s == Some(30.0)), "{intervals:?}");
 }
+
+#[test]
+fn date_plus_s_in_a_compound_command_times_the_readings_after_it() {
+    // Before, the prompt's first command (`date`) claimed the whole
+    // output: perfquery's lines were unread lines of a date.
+    let text = format!(
+        "$ date +%s; perfquery -x\n1764583964\n{}$ date +%s; perfquery -x\n1764584024\n{}",
+        perfquery_x(10, 1_000_000),
+        perfquery_x(250, 9_000_000)
+    );
+    let d = doc(&text);
+    let kinds: Vec<Kind> = d.sections.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [Kind::Date, Kind::Perfquery, Kind::Date, Kind::Perfquery]
+    );
+    assert!(d.all_warnings().is_empty(), "{:#?}", d.all_warnings());
+    let (seconds, source) = rcv_errors_interval(&report(&text));
+    assert_eq!(seconds, Some(60.0), "{source}");
+    // One line, both dates in it: the second follows the first reading.
+    let one_line = format!(
+        "$ date +%s; perfquery -x; sleep 60; date +%s; perfquery -x\n1764583964\n{}1764584024\n{}",
+        perfquery_x(10, 1_000_000),
+        perfquery_x(250, 9_000_000)
+    );
+    assert_eq!(rcv_errors_interval(&report(&one_line)).0, Some(60.0));
+}

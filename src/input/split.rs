@@ -623,12 +623,16 @@ fn sectionize(chunk: Chunk, kept: &mut Kept<'_>, out: &mut Output<'_>) {
         let argv: Vec<&str> = p.argv.iter().map(String::as_str).collect();
         format_of_command(&argv)
     });
+    let epoch_dates = prompt
+        .as_ref()
+        .is_some_and(|(_, p)| crate::parse::date::command_prints_epoch(&p.command));
     let mut sectionize_one = |prefix_host: Option<Rc<str>>, stream: &[Line<'_>]| {
         let host = prefix_host
             .map(|h| h.to_string())
             .or_else(|| chunk_host.clone());
         let ctx = StreamContext {
             hint,
+            epoch_dates,
             prompt: prompt.as_ref(),
             host,
             source: source.clone(),
@@ -735,6 +739,9 @@ fn same_host(a: &Option<Rc<str>>, b: &Option<Rc<str>>) -> bool {
 
 struct StreamContext<'c> {
     hint: Option<&'static Format>,
+    /// The prompt runs `date +%s` in one of its steps: a bare number of
+    /// seconds is its output (a time), wherever it comes.
+    epoch_dates: bool,
     prompt: Option<&'c (usize, Prompt)>,
     host: Option<String>,
     source: Option<String>,
@@ -950,7 +957,9 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
             // the bare GPU lines of `nvidia-smi -L`). Other formats are
             // recognised once the named tool's output has begun.
             let only_hint = ctx.hint.is_some() && open.is_none() && produced == 0;
-            let found = if only_hint {
+            let found = if ctx.epoch_dates && crate::parse::date::is_epoch_line(line.text()) {
+                crate::parse::format_of_kind(Kind::Date).map(|f| (f, Block::of_lines("date", 1)))
+            } else if only_hint {
                 ctx.hint
                     .and_then(|f| (f.detect)(stream.get(i..).unwrap_or_default()).map(|b| (f, b)))
             } else {

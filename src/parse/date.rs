@@ -94,6 +94,28 @@ pub fn parse_stamp(text: &str, span: LineSpan) -> Option<DateStamp> {
     })
 }
 
+/// Whether the command line runs `date +%s` (or `+%s.%N`) in one of its
+/// steps (`date +%s; perfquery -x`): its bare numbers are then times.
+#[must_use]
+pub(crate) fn command_prints_epoch(command: &str) -> bool {
+    command.split([';', '\n', '&', '|']).any(|step| {
+        let mut words = step.split_whitespace();
+        words.next() == Some("date")
+            && words.any(|w| w.trim_matches(['"', '\'']).starts_with("+%s"))
+    })
+}
+
+/// A `date +%s` line of such a command: a bare number of seconds between
+/// 2000 and 2100 (a counter value or an index is no time).
+#[must_use]
+pub(crate) fn is_epoch_line(text: &str) -> bool {
+    let t = text.trim();
+    let int = t.split_once('.').map_or(t, |(int, _)| int);
+    (9..=10).contains(&int.len())
+        && epoch_seconds(t, LineSpan::line(1))
+            .is_some_and(|s| (946_684_800.0..4_102_444_800.0).contains(&s.wall_clock_seconds))
+}
+
 /// `date +%s` or `+%s.%N`: seconds since the epoch, UTC by definition.
 fn epoch_seconds(t: &str, span: LineSpan) -> Option<DateStamp> {
     let (int, frac) = t.split_once('.').unwrap_or((t, ""));
@@ -292,6 +314,19 @@ pub fn summary(date: &Date) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn epoch_lines_belong_to_a_date_plus_s_step() {
+        assert!(command_prints_epoch("date +%s; perfquery -x"));
+        assert!(command_prints_epoch("perfquery -x && date '+%s.%N'"));
+        assert!(!command_prints_epoch("date; perfquery -x"));
+        assert!(!command_prints_epoch("perfquery -x +%s"));
+        assert!(is_epoch_line("1764583964"));
+        assert!(is_epoch_line(" 1764583964.123456789 "));
+        assert!(!is_epoch_line("65535"));
+        assert!(!is_epoch_line("99999999999"));
+        assert!(!is_epoch_line("1764583964 bytes"));
+    }
     use crate::parse::lines_of;
 
     /// `date -d @1796000003 -u` printed `Mon Nov 30 00:53:23 UTC 2026`.

@@ -451,6 +451,11 @@ pub(crate) fn format_of_command(argv: &[&str]) -> Option<&'static Format> {
     FORMATS.iter().find(|f| (f.command)(argv))
 }
 
+/// The format that reads sections of `kind`.
+pub(crate) fn format_of_kind(kind: Kind) -> Option<&'static Format> {
+    FORMATS.iter().find(|f| f.kind == kind)
+}
+
 /// Names of all supported formats, for messages.
 #[must_use]
 pub fn supported_formats() -> Vec<&'static str> {
