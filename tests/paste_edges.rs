@@ -478,3 +478,18 @@ fn date_plus_s_in_a_compound_command_times_the_readings_after_it() {
     );
     assert_eq!(rcv_errors_interval(&report(&one_line)).0, Some(60.0));
 }
+
+#[test]
+fn the_next_step_of_a_compound_command_is_read_when_the_first_printed_no_output_of_its_own() {
+    // `ibstatus` failed; what follows is ibstat's, not unread ibstatus lines.
+    let text = format!(
+        "$ ibstatus; ibstat\nFatal error:  device '*': sys files not found (/sys/class/infiniband/*/ports)\n{}",
+        ibstat("0x1c34da0300a1b2c4", "Down", "Disabled", 10)
+    );
+    let d = doc(&text);
+    let mut kinds: Vec<Kind> = d.sections.iter().map(|s| s.kind).collect();
+    kinds.sort_by_key(|k| k.name());
+    assert_eq!(kinds, [Kind::Ibstat, Kind::Ibstatus], "{:#?}", d.sections);
+    let r = report(&text);
+    assert_eq!(of(&r, "IB001").len(), 1, "{:#?}", r.findings);
+}

@@ -626,12 +626,19 @@ fn sectionize(chunk: Chunk, kept: &mut Kept<'_>, out: &mut Output<'_>) {
     let epoch_dates = prompt
         .as_ref()
         .is_some_and(|(_, p)| crate::parse::date::command_prints_epoch(&p.command));
+    // `ibstatus; ibstat`: the hint is the first step's tool, and the
+    // output may be the next step's (the first printed an error, or
+    // nothing a parser reads).
+    let one_step = prompt.as_ref().is_none_or(|(_, p)| {
+        !p.command.contains([';', '\n']) && !p.command.contains("&&") && !p.command.contains("||")
+    });
     let mut sectionize_one = |prefix_host: Option<Rc<str>>, stream: &[Line<'_>]| {
         let host = prefix_host
             .map(|h| h.to_string())
             .or_else(|| chunk_host.clone());
         let ctx = StreamContext {
             hint,
+            one_step,
             epoch_dates,
             prompt: prompt.as_ref(),
             host,
@@ -739,6 +746,9 @@ fn same_host(a: &Option<Rc<str>>, b: &Option<Rc<str>>) -> bool {
 
 struct StreamContext<'c> {
     hint: Option<&'static Format>,
+    /// The prompt's command is one step: its first output is the hinted
+    /// tool's, whatever other format it looks like.
+    one_step: bool,
     /// The prompt runs `date +%s` in one of its steps: a bare number of
     /// seconds is its output (a time), wherever it comes.
     epoch_dates: bool,
@@ -956,7 +966,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
             // output looks the same (`nvidia-smi nvlink -cBridge` prints
             // the bare GPU lines of `nvidia-smi -L`). Other formats are
             // recognised once the named tool's output has begun.
-            let only_hint = ctx.hint.is_some() && open.is_none() && produced == 0;
+            let only_hint = ctx.one_step && ctx.hint.is_some() && open.is_none() && produced == 0;
             let found = if ctx.epoch_dates && crate::parse::date::is_epoch_line(line.text()) {
                 crate::parse::format_of_kind(Kind::Date).map(|f| (f, Block::of_lines("date", 1)))
             } else if only_hint {
