@@ -493,3 +493,17 @@ fn the_next_step_of_a_compound_command_is_read_when_the_first_printed_no_output_
     let r = report(&text);
     assert_eq!(of(&r, "IB001").len(), 1, "{:#?}", r.findings);
 }
+
+#[test]
+fn two_screens_of_watch_are_two_snapshots_with_their_times() {
+    let text = format!(
+        "Every 60.0s: perfquery -x                          gpu07: Tue Dec  1 10:00:00 2026\n\n{}\n\
+         Every 60.0s: perfquery -x                          gpu07: Tue Dec  1 10:01:00 2026\n\n{}",
+        perfquery_x(10, 1_000_000),
+        perfquery_x(250, 9_000_000)
+    );
+    let d = doc(&text);
+    assert!(d.all_warnings().is_empty(), "{:#?}", d.all_warnings());
+    let (seconds, source) = rcv_errors_interval(&report(&text));
+    assert_eq!(seconds, Some(60.0), "{source}");
+}

@@ -5,7 +5,8 @@
 //! - `date -R`: `Mon, 30 Nov 2026 00:53:23 +0000`;
 //! - `date -Iseconds` / `--rfc-3339=seconds` / `-Ins`: `2026-11-30T00:53:23+00:00`,
 //!   `2026-11-30 00:53:23.123456789+00:00`, `2026-11-30T00:53:23,123456789Z`;
-//! - `date +%s` (and `+%s.%N`): a bare number of seconds, recognised only after a `$ date` prompt
+//! - `watch` headers: `Every 60.0s: perfquery -x   gpu07: Tue Dec  1 10:00:00 2026`;
+//! - `date +%s` (and `+%s.%N`): a bare number of seconds, recognised only under a prompt running it
 //!   because a bare number could be anything;
 //! - the same layout without a zone, as in nvidia-smi's `Timestamp : Mon Nov 30 00:53:23 2026`
 //!   ([`parse_stamp`] is shared for that).
@@ -41,7 +42,10 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Date> {
             continue;
         }
         let text = line.text().trim();
-        match parse_stamp(text, line.span()).or_else(|| epoch_seconds(text, line.span())) {
+        match parse_stamp(text, line.span())
+            .or_else(|| epoch_seconds(text, line.span()))
+            .or_else(|| watch_stamp(text, line.span()))
+        {
             Some(stamp) => out.stamp = Some(stamp),
             None => unread.line(line, "not a date and time"),
         }
@@ -59,7 +63,23 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     if !has_clock(first.text()) {
         return None;
     }
-    parse_stamp(first.text().trim(), first.span()).map(|_| Block::of_lines("date", 1))
+    parse_stamp(first.text().trim(), first.span())
+        .or_else(|| watch_stamp(first.text(), first.span()))
+        .map(|_| Block::of_lines("date", 1))
+}
+
+/// The time in the header `watch` prints above each screen of output
+/// (`Every 60.0s: perfquery -x      gpu07: Tue Dec  1 10:00:00 2026`,
+/// with or without the host): two screens of a watched command pasted one
+/// after the other are two snapshots with their times.
+fn watch_stamp(text: &str, span: LineSpan) -> Option<DateStamp> {
+    let rest = text.trim().strip_prefix("Every ")?;
+    let (interval, _) = rest.split_once("s: ")?;
+    interval.parse::<f64>().ok()?;
+    // The time is the header's last five words (`%a %b %e %H:%M:%S %Y`).
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let time = words.get(words.len().checked_sub(5)?..)?.join(" ");
+    parse_stamp(&time, span)
 }
 
 /// Whether `text` holds `D:DD:DD`, the clock every form [`parse_stamp`]
@@ -314,6 +334,23 @@ pub fn summary(date: &Date) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn watch_headers_give_their_time() {
+        let span = LineSpan::line(1);
+        let with_host = watch_stamp(
+            "Every 60.0s: perfquery -x                  gpu07: Tue Dec  1 10:00:00 2026",
+            span,
+        );
+        let without = watch_stamp("Every 2.0s: ibstat      Tue Dec  1 10:01:00 2026", span);
+        let (Some(a), Some(b)) = (with_host, without) else {
+            unreachable!("both headers read")
+        };
+        assert_eq!(b.wall_clock_seconds - a.wall_clock_seconds, 60.0);
+        assert_eq!(a.utc_offset_seconds, None);
+        assert!(watch_stamp("Every day: check the fabric", span).is_none());
+        assert!(watch_stamp("Every 60.0s: perfquery -x", span).is_none());
+    }
 
     #[test]
     fn epoch_lines_belong_to_a_date_plus_s_step() {
