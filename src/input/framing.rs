@@ -270,13 +270,14 @@ pub(crate) fn prompt(line: &str) -> Option<Prompt> {
     })
 }
 
-/// `[root@node07 ~]# cmd` → (node07, cmd).
+/// `[root@node07 ~]# cmd` → (node07, cmd); also with a time or other
+/// words before `user@host` (`[10:14:02 root@node07 ~]#`, bash's `\t`).
 fn bracket_prompt(rest: &str) -> Option<(Option<String>, &str)> {
     let close = rest.find(']')?;
     let inside = rest.get(..close)?;
     let after = rest.get(close + 1..)?;
     let command = prompt_tail(after)?;
-    let user_host = inside.split_whitespace().next()?;
+    let user_host = inside.split_whitespace().find(|w| w.contains('@'))?;
     let (_, host) = user_host.split_once('@')?;
     let host = host.split(':').next().unwrap_or(host);
     is_hostname(host).then(|| (Some(host.to_owned()), command))
@@ -1026,6 +1027,10 @@ mod tests {
             Some((Some("box".into()), words("date")))
         );
         assert_eq!(p("[root@node07 ~]#"), Some((Some("node07".into()), vec![])));
+        assert_eq!(
+            p("[10:14:02 root@node17 ~]# perfquery -x 12 1"),
+            Some((Some("node17".into()), words("perfquery -x 12 1")))
+        );
         assert_eq!(
             p("node07: # perfquery -x"),
             Some((Some("node07".into()), words("perfquery -x")))
