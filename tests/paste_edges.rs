@@ -507,3 +507,15 @@ fn two_screens_of_watch_are_two_snapshots_with_their_times() {
     let (seconds, source) = rcv_errors_interval(&report(&text));
     assert_eq!(seconds, Some(60.0), "{source}");
 }
+
+#[test]
+fn a_usage_error_of_nvidia_smi_is_the_tool_failing_not_an_unreadable_line() {
+    let text = "(base) root@epyc:~/build# nvidia-smi topo -p2p -p\nOption \"-p2p\" is missing its value.\n\
+                Please run 'nvidia-smi -h' for help.\n\
+                (base) root@epyc:~/build# nvidia-smi topo -p2p p\n \tGPU0\tGPU1\t\n GPU0\tX\tOK\t\n GPU1\tOK\tX\t\n";
+    let r = report(text);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    let failed = of(&r, "IN003");
+    assert_eq!(failed.len(), 1, "{:#?}", r.findings);
+    assert_eq!(failed[0].severity, Severity::Info);
+}

@@ -1238,6 +1238,11 @@ fn nvidia_message(t: &str) -> Option<MessageLevel> {
         "Failed to ",
         "NVIDIA-SMI has failed",
         "Unable to determine the device handle",
+        // Usage errors: `Option "-p2p" is missing its value.`, then
+        // `Please run 'nvidia-smi -h' for help.`
+        "Option \"",
+        "Invalid combination of input arguments",
+        "Please run 'nvidia-smi -h'",
     ];
     const WARNINGS: &[&str] = &["Warning: Unable to retrieve"];
     if ERRORS.iter().any(|p| t.starts_with(p)) {
