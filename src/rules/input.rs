@@ -133,6 +133,9 @@ declare_rule! {
     }
 }
 
+/// The cause of a message [`tool_failure_cause`] does not know.
+const GENERIC_FAILURE: &str = "the tool stopped before printing what it reads";
+
 /// What a tool's error message says went wrong: how serious, why, and
 /// what to do. Matched on the words tools print (ASCII case ignored).
 fn tool_failure_cause(text: &str) -> (Severity, &'static str, &'static str) {
@@ -199,7 +202,7 @@ fn tool_failure_cause(text: &str) -> (Severity, &'static str, &'static str) {
         // host we could stand behind: said, not judged.
         (
             Severity::Info,
-            "the tool stopped before printing what it reads",
+            GENERIC_FAILURE,
             "Read the message, check `dmesg` for the device's errors, and run the tool again.",
         )
     }
@@ -209,18 +212,24 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     if ctx.sections().next().is_none() && ctx.documents.iter().all(|d| d.messages.is_empty()) {
         return Coverage::Skipped("no tool output in the input".to_owned());
     }
-    // (document, host, tool, line, message), each message once per host.
-    let mut failures: Vec<(usize, HostKey<'_>, &str, usize, &str)> = Vec::new();
+    // One failure per section (a usage error and the `Please run … -h`
+    // line after it are one failure), and per document-level message.
+    struct Failure<'a> {
+        doc: usize,
+        host: HostKey<'a>,
+        tool: &'a str,
+        messages: Vec<(usize, &'a str)>,
+    }
+    let mut failures: Vec<Failure<'_>> = Vec::new();
     for at in ctx.sections() {
         let tool = at.section.kind.name();
-        for m in at
+        let mut messages: Vec<(usize, &str)> = at
             .section
             .messages
             .iter()
             .filter(|m| m.level == crate::input::MessageLevel::Error)
-        {
-            failures.push((at.doc, at.host(), tool, m.line, &m.text));
-        }
+            .map(|m| (m.line, m.text.as_str()))
+            .collect();
         if let SectionData::Ibstatus(s) = &at.section.data {
             if let Some(reason) = &s.fatal_error {
                 // The parser's warning about it holds the line.
@@ -230,8 +239,16 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     .iter()
                     .find(|w| w.message.contains(reason.as_str()))
                     .map_or(at.section.span.first_line, |w| w.span.first_line);
-                failures.push((at.doc, at.host(), tool, line, reason));
+                messages.push((line, reason));
             }
+        }
+        if !messages.is_empty() {
+            failures.push(Failure {
+                doc: at.doc,
+                host: at.host(),
+                tool,
+                messages,
+            });
         }
     }
     for (doc, d) in ctx.documents.iter().enumerate() {
@@ -240,32 +257,54 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             .iter()
             .filter(|m| m.level == crate::input::MessageLevel::Error)
         {
-            failures.push((doc, HostKey::Unnamed(doc), "a tool", m.line, &m.text));
+            failures.push(Failure {
+                doc,
+                host: HostKey::Unnamed(doc),
+                tool: "a tool",
+                messages: vec![(m.line, &m.text)],
+            });
         }
     }
     let mut said: Vec<(HostKey<'_>, &str)> = Vec::new();
-    for (doc, host, tool, line, text) in failures {
-        if said.contains(&(host, text)) {
+    for mut failure in failures {
+        let host = failure.host;
+        failure
+            .messages
+            .retain(|(_, text)| !said.contains(&(host, *text)));
+        said.extend(failure.messages.iter().map(|(_, text)| (host, *text)));
+        // The most serious cause the messages name; of equals, the first
+        // that names one (the generic cause is the last resort).
+        let Some((severity, cause, todo)) = failure
+            .messages
+            .iter()
+            .map(|(_, text)| tool_failure_cause(text))
+            .enumerate()
+            .max_by_key(|(i, (severity, cause, _))| {
+                (*severity, *cause != GENERIC_FAILURE, std::cmp::Reverse(*i))
+            })
+            .map(|(_, c)| c)
+        else {
             continue;
-        }
-        said.push((host, text));
-        let (severity, cause, todo) = tool_failure_cause(text);
+        };
         let source = ctx
             .sections()
-            .find(|at| at.doc == doc)
+            .find(|at| at.doc == failure.doc)
             .and_then(|at| at.source());
+        let mut finding = IN003
+            .finding(
+                Subject::host(host.name()),
+                format!("{} failed: {cause}", failure.tool),
+            )
+            .severity(severity);
+        for (line, text) in &failure.messages {
+            finding = finding.evidence(Evidence::new(
+                format!("{}: {text}", failure.tool),
+                LineSpan::line(*line),
+                source,
+            ));
+        }
         out.push(
-            IN003
-                .finding(
-                    Subject::host(host.name()),
-                    format!("{tool} failed: {cause}"),
-                )
-                .severity(severity)
-                .evidence(Evidence::new(
-                    format!("{tool}: {text}"),
-                    LineSpan::line(line),
-                    source,
-                ))
+            finding
                 .threshold(Threshold::new(
                     "no error-level message from the tool",
                     "infiniband-diags ibpanic/iberror, ibstatus Fatal error, nvidia-smi and NVML errors",
