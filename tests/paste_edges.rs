@@ -519,3 +519,17 @@ fn a_usage_error_of_nvidia_smi_is_the_tool_failing_not_an_unreadable_line() {
     assert_eq!(failed.len(), 1, "{:#?}", r.findings);
     assert_eq!(failed[0].severity, Severity::Info);
 }
+
+#[test]
+fn a_date_before_a_sleeping_command_does_not_hide_its_interval() {
+    // The date gives both readings one time; the sleep between them is
+    // their interval.
+    let text = format!(
+        "$ date\nTue Dec  1 10:00:00 UTC 2026\n$ perfquery -x; sleep 60; perfquery -x\n{}{}",
+        perfquery_x(10, 1_000_000),
+        perfquery_x(250, 9_000_000)
+    );
+    let (seconds, source) = rcv_errors_interval(&report(&text));
+    assert_eq!(seconds, Some(60.0), "{source}");
+    assert!(source.contains("after 60 s of sleep"), "{source}");
+}

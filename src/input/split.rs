@@ -961,11 +961,14 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
             continue;
         }
         if detect_here && !blank {
-            // A prompt naming a supported tool says what its output is: the
-            // first section is that tool's, even where another format's
-            // output looks the same (`nvidia-smi nvlink -cBridge` prints
-            // the bare GPU lines of `nvidia-smi -L`). Other formats are
-            // recognised once the named tool's output has begun.
+            // A one-step prompt naming a supported tool says what its
+            // output is: the first section is that tool's, even where
+            // another format's output looks the same (`nvidia-smi nvlink
+            // -cBridge` prints the bare GPU lines of `nvidia-smi -L`).
+            // Other formats are recognised once the named tool's output
+            // has begun, or at once after a compound command's prompt
+            // (its hint tried first). Under a prompt running `date +%s`,
+            // a bare number of seconds is a date.
             let only_hint = ctx.one_step && ctx.hint.is_some() && open.is_none() && produced == 0;
             let found = if ctx.epoch_dates && crate::parse::date::is_epoch_line(line.text()) {
                 crate::parse::format_of_kind(Kind::Date).map(|f| (f, Block::of_lines("date", 1)))

@@ -141,7 +141,7 @@ fn sleep_times(
     let mut start = 0;
     while let Some((first, _)) = sections.get(start) {
         let continues = |(s, _): &&(&crate::input::Section, Extracted)| {
-            s.command == first.command && !at_prompt(s.span.first_line)
+            s.command == first.command && s.host == first.host && !at_prompt(s.span.first_line)
         };
         let len = 1 + sections
             .get(start + 1..)
@@ -151,16 +151,14 @@ fn sleep_times(
             .count();
         let group = start..start + len;
         start += len;
-        let dated = out
+        // A date the command printed between its readings times them; a
+        // date before or after the command gives every reading of it the
+        // same time, which is no interval: the sleeps are.
+        let dated = sections
             .get(group.clone())
             .unwrap_or_default()
             .iter()
-            .any(Option::is_some)
-            || sections
-                .get(group.clone())
-                .unwrap_or_default()
-                .iter()
-                .any(|(_, ex)| ex.time.is_some());
+            .any(|(_, ex)| ex.time.is_some());
         let from_prompt = at_prompt(first.span.first_line);
         let Some(command) = first.command.as_deref().filter(|_| from_prompt && !dated) else {
             continue;
@@ -174,9 +172,13 @@ fn sleep_times(
                 *slot = Some(Clocked {
                     seconds,
                     clock: Clock::Sleeps { input, prompt_line },
-                    source: format!(
-                        "output {run} of `{command}` (line {prompt_line}), {seconds} s of sleep in"
-                    ),
+                    source: if run == 1 {
+                        format!("`{command}` (line {prompt_line}), output 1")
+                    } else {
+                        format!(
+                            "`{command}` (line {prompt_line}), output {run}, after {seconds} s of sleep"
+                        )
+                    },
                     file_time: false,
                 });
             }
