@@ -122,8 +122,9 @@ pub struct SnapshotInfo {
     /// Lines of the section.
     #[serde(flatten)]
     pub span: LineSpan,
-    /// Time of the snapshot in seconds (Unix time when `time_is_unix`, else
-    /// the host's wall clock read as UTC).
+    /// Time of the snapshot in seconds: Unix time when `time_is_unix`, else
+    /// the host's wall clock read as UTC, or the seconds of `sleep` into
+    /// the command line that printed it (`time_source` says which).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_seconds: Option<f64>,
     /// Whether `time_seconds` is an absolute Unix time.
