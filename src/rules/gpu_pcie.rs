@@ -188,18 +188,7 @@ fn gpu_links<'a>(ctx: &Context<'a>) -> Vec<GpuLink<'a>> {
         let Some(link) = PcieLink::of_query(gpu) else {
             continue;
         };
-        let subject = Subject {
-            host: at.host().name().map(str::to_owned),
-            gpu_uuid: gpu.uuid.clone(),
-            bus_id: (!gpu.headerless).then(|| gpu.bus_id.clone()),
-            gpu_unknown: gpu.headerless,
-            ..Subject::default()
-        };
-        let label = if gpu.headerless {
-            "unknown GPU".to_owned()
-        } else {
-            format!("GPU {}", gpu.bus_id)
-        };
+        let (subject, label) = super::nvlink::smi_gpu_named(&at, gpu);
         links.push(GpuLink {
             at,
             subject,

@@ -1250,8 +1250,9 @@ fn check_imbalance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 }
 
 /// The subject and label of a GPU `nvidia-smi -q` printed: by its bus id,
-/// or, for a fragment without its `GPU …` heading, an unknown GPU.
-fn smi_gpu_named(
+/// or, for a fragment without its `GPU …` heading, an unknown GPU (NV007,
+/// TP005).
+pub(super) fn smi_gpu_named(
     at: &super::context::SectionRef<'_>,
     gpu: &crate::model::smi_query::QueryGpu,
 ) -> (Subject, String) {
