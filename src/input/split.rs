@@ -630,7 +630,9 @@ fn sectionize(chunk: Chunk, kept: &mut Kept<'_>, out: &mut Output<'_>) {
     // output may be the next step's (the first printed an error, or
     // nothing a parser reads).
     let one_step = prompt.as_ref().is_none_or(|(_, p)| {
-        !p.command.contains([';', '\n']) && !p.command.contains("&&") && !p.command.contains("||")
+        crate::parse::text::command_steps(&p.command)
+            .nth(1)
+            .is_none()
     });
     let mut sectionize_one = |prefix_host: Option<Rc<str>>, stream: &[Line<'_>]| {
         let host = prefix_host

@@ -118,7 +118,7 @@ pub fn parse_stamp(text: &str, span: LineSpan) -> Option<DateStamp> {
 /// steps (`date +%s; perfquery -x`): its bare numbers are then times.
 #[must_use]
 pub(crate) fn command_prints_epoch(command: &str) -> bool {
-    command.split([';', '\n', '&', '|']).any(|step| {
+    crate::parse::text::command_steps(command).any(|step| {
         let mut words = step.split_whitespace();
         words.next() == Some("date")
             && words.any(|w| w.trim_matches(['"', '\'']).starts_with("+%s"))

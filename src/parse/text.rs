@@ -11,6 +11,19 @@ use nom::character::complete::{char, digit1, space0};
 use nom::combinator::all_consuming;
 use nom::sequence::delimited;
 use nom::{IResult, Parser};
+
+/// The steps of a shell command line: split at `;`, `&&`, `||` and
+/// newlines, trimmed, empty ones dropped (`perfquery -x; sleep 60;
+/// perfquery -x` is three). A pipe stays inside its step: it is one tool's
+/// output, filtered.
+pub(crate) fn command_steps(command: &str) -> impl Iterator<Item = &str> {
+    command
+        .split([';', '\n'])
+        .flat_map(|s| s.split("&&"))
+        .flat_map(|s| s.split("||"))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
 /// A table indexed by byte: true for ASCII letters and digits and for the
 /// bytes of `extra`. Scanners that test every byte of a name (host names,
 /// counter and field names) make one load a byte where a chain of compares

@@ -38,7 +38,7 @@ pub fn output_offsets(command: &str, outputs: usize) -> Option<Vec<f64>> {
     if outputs < 2 {
         return None;
     }
-    let parts = split_steps(command);
+    let parts: Vec<&str> = crate::parse::text::command_steps(command).collect();
     let offsets = match parts.iter().position(|p| is_loop_head(p)) {
         Some(0) => loop_offsets(&parts, outputs)?,
         Some(_) => return None,
@@ -51,18 +51,6 @@ pub fn output_offsets(command: &str, outputs: usize) -> Option<Vec<f64>> {
     let first = *offsets.first()?;
     let last = *offsets.last()?;
     (last > first).then(|| offsets.iter().map(|o| o - first).collect())
-}
-
-/// The steps of a command line, split at `;`, `&&`, `||` and newlines,
-/// trimmed, empty ones dropped.
-fn split_steps(command: &str) -> Vec<&str> {
-    command
-        .split([';', '\n'])
-        .flat_map(|s| s.split("&&"))
-        .flat_map(|s| s.split("||"))
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect()
 }
 
 fn is_loop_head(step: &str) -> bool {
