@@ -549,11 +549,23 @@ fn emit_json(
                     "the report's measurements are not its last value",
                 ));
             }
-            // Removing the findings file frees its pages, milliseconds at
-            // a thousand hosts: done beside the copy of the measurements.
+            // Removing the spool's files frees their pages, milliseconds
+            // at a thousand hosts: done beside the copy of the
+            // measurements, the findings file at once and each category's
+            // file as soon as it is copied (the spool removes them after
+            // the run otherwise, on the run's last, single-threaded step).
             std::thread::scope(|scope| {
-                scope.spawn(move || drop(stored_findings));
-                spooled.write_pretty(w)
+                let (copied, to_remove) = std::sync::mpsc::channel::<std::path::PathBuf>();
+                scope.spawn(move || {
+                    drop(stored_findings);
+                    for path in to_remove {
+                        let _ = std::fs::remove_file(path);
+                    }
+                });
+                spooled.write_pretty(w, &mut |path| {
+                    // The remover ends only when this sender is dropped.
+                    let _ = copied.send(path.to_owned());
+                })
             })?;
             w.write_all(b"\n}")?;
         }

@@ -26,14 +26,22 @@ pub enum Kind {
 
 /// The archive kind of a path, by its name.
 pub fn kind_of(path: &Path) -> Option<Kind> {
-    let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
-    if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
+    // Compared as bytes, case aside, without a lower-cased copy of every
+    // name: a fleet's listing asks this of each of its files.
+    let name = path.file_name()?.as_encoded_bytes();
+    let ends_with = |ext: &str| {
+        name.len()
+            .checked_sub(ext.len())
+            .and_then(|start| name.get(start..))
+            .is_some_and(|tail| tail.eq_ignore_ascii_case(ext.as_bytes()))
+    };
+    if ends_with(".tar.gz") || ends_with(".tgz") {
         Some(Kind::TarGz)
-    } else if name.ends_with(".tar") {
+    } else if ends_with(".tar") {
         Some(Kind::Tar)
-    } else if name.ends_with(".gz") {
+    } else if ends_with(".gz") {
         Some(Kind::Gz)
-    } else if name.ends_with(".zip") {
+    } else if ends_with(".zip") {
         Some(Kind::Zip)
     } else {
         None

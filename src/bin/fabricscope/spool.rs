@@ -970,7 +970,15 @@ impl Spooled<'_> {
     /// were formatted when spooled), then the tail's. The same text as
     /// serialising [`Spooled`], without parsing every record back to
     /// check it (a fleet's measurements are hundreds of megabytes).
-    pub fn write_pretty(&self, out: &mut dyn Output) -> std::io::Result<()> {
+    ///
+    /// `copied` is told each category file's path once it is copied: the
+    /// caller may remove it then (see [`Spool::drop`]), freeing its pages
+    /// on another thread while the next category is copied.
+    pub fn write_pretty(
+        &self,
+        out: &mut dyn Output,
+        copied: &mut dyn FnMut(&std::path::Path),
+    ) -> std::io::Result<()> {
         let t = self.tail;
         out.write_all(b"{")?;
         for (i, name) in NAMES.iter().enumerate() {
@@ -980,6 +988,7 @@ impl Spooled<'_> {
             let mut first = true;
             if let Some(c) = self.spool.categories.get(i).filter(|c| c.count > 0) {
                 copy_records(&c.path, out)?;
+                copied(&c.path);
                 first = false;
             }
             let w = out.writer();
@@ -1523,11 +1532,52 @@ mod tests {
             })
             .unwrap_or_default();
             let mut got = b"{\n  \"measurements\": ".to_vec();
+            let mut copied = Vec::new();
             spooled
-                .write_pretty(&mut got)
+                .write_pretty(&mut got, &mut |path| copied.push(path.to_owned()))
                 .unwrap_or_else(|e| unreachable!("{e}"));
             got.extend_from_slice(b"\n}");
             assert_eq!(String::from_utf8_lossy(&got), want);
+            // Each file with records is said to be copied once, in order,
+            // after its records are out (the caller may remove it then).
+            let with_records: Vec<PathBuf> = spool
+                .categories
+                .iter()
+                .filter(|c| c.count > 0)
+                .map(|c| c.path.clone())
+                .collect();
+            assert!(with_records.len() >= 3);
+            assert_eq!(copied, with_records);
         }
+    }
+
+    /// Removed as soon as it is said to be copied, a category's file is
+    /// not needed again: the measurements are whole, and dropping the
+    /// spool afterwards is quiet.
+    #[test]
+    fn category_files_may_go_once_copied() {
+        let m = measured();
+        let mut spool = Spool::new(false, false).unwrap_or_else(|e| unreachable!("{e}"));
+        spool
+            .add(m.clone(), None)
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        spool.close().unwrap_or_else(|e| unreachable!("{e}"));
+        let tail = Measurements::default();
+        let spooled = spool.measurements(&tail);
+        let mut kept = Vec::new();
+        spooled
+            .write_pretty(&mut kept, &mut |_| {})
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let mut removed = Vec::new();
+        let mut gone = Vec::new();
+        spooled
+            .write_pretty(&mut removed, &mut |path| {
+                std::fs::remove_file(path).unwrap_or_else(|e| unreachable!("{e}"));
+                gone.push(path.to_owned());
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(removed, kept);
+        assert!(!gone.is_empty() && gone.iter().all(|p| !p.exists()));
+        drop(spool);
     }
 }
