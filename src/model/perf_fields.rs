@@ -288,6 +288,51 @@ pub(crate) fn spelling_in(layout: &[Spec], name: &str) -> Option<&'static str> {
     })
 }
 
+/// The fields of `layout` that a block holding `present` (by name) lacks
+/// after the last of them, up to the end of the part of the layout that
+/// perfquery prints whole (`parts` names where each part that it may leave
+/// out begins): a block holding every field up to there lacks nothing.
+///
+/// Only what comes after the last field present counts: versions of
+/// infiniband-diags leave out fields in the middle (no `QP1Dropped` before
+/// rdma-core added it) but print each part to its end. A block that stops
+/// inside a part was cut there (by the end of a paste, `head`, an elision).
+pub(crate) fn missing_after_last(
+    layout: &[Spec],
+    parts: &[&str],
+    present: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let names: Vec<Cow<'static, str>> = fields(layout).map(|(n, _)| n).collect();
+    let Some(last) = names.iter().rposition(|n| present(n)) else {
+        return Vec::new();
+    };
+    let part_end = parts
+        .iter()
+        .filter_map(|start| names.iter().position(|n| n == start))
+        .filter(|&start| start > last)
+        .min()
+        .unwrap_or(names.len());
+    names
+        .get(last + 1..part_end)
+        .unwrap_or_default()
+        .iter()
+        .map(|n| n.to_string())
+        .collect()
+}
+
+/// Where PortCounters' part that perfquery may leave out begins:
+/// `PortXmitWait`, which infiniband-diags before rdma-core printed only
+/// when CapMask bit 12 (`IB_PM_PC_XMIT_WAIT_SUP`) says the port counts it
+/// (perfquery.c, `dump_perfcounters`); its dumps end at `PortRcvPkts`.
+pub(crate) const BASIC_OPTIONAL_PARTS: &[&str] = &["PortXmitWait"];
+
+/// Where PortCountersExtended's parts that perfquery may leave out begin:
+/// the unicast and multicast counters (CapMask bit 9; older libibmad) and
+/// the AdditionalPortCountersExtended error counters from `CounterSelect2`
+/// (libibmad before rdma-core did not print them); the data counters
+/// before them are always printed.
+pub(crate) const EXTENDED_OPTIONAL_PARTS: &[&str] = &["PortUnicastXmitPkts", "CounterSelect2"];
+
 /// How many counters `layout` prints (to size a block's counters once).
 pub(crate) fn counter_count(layout: &[Spec]) -> usize {
     layout

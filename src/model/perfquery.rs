@@ -149,6 +149,16 @@ impl PerfAttribute {
         perf_fields::fields(self.layout())
     }
 
+    /// Where the parts of [`layout`](Self::layout) that perfquery may
+    /// leave out begin (see [`perf_fields::missing_after_last`]).
+    pub(crate) fn optional_parts(&self) -> &'static [&'static str] {
+        match self {
+            Self::PortCounters => perf_fields::BASIC_OPTIONAL_PARTS,
+            Self::PortCountersExtended => perf_fields::EXTENDED_OPTIONAL_PARTS,
+            _ => &[],
+        }
+    }
+
     pub(crate) fn layout(&self) -> &'static [Spec] {
         use perf_fields as f;
         match self {
@@ -209,7 +219,8 @@ pub struct PerfBlock {
     pub span: LineSpan,
     /// Set when the block was read without its `# … counters:` header
     /// (port unknown), holds only what `ibcheckerrors` flagged, or stops
-    /// before a value.
+    /// inside a part of its layout that perfquery prints whole (at a cut
+    /// value, or before the part's last fields).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partial: Option<crate::model::partial::Partial>,
 }

@@ -26,7 +26,7 @@ use crate::diag::WarningKind;
 use crate::model::counter::max_for_bits;
 use crate::model::counter_id::{CounterId, KnownCounter};
 use crate::model::partial::{Partial, PartialReason};
-use crate::model::perf_fields::FieldKind;
+use crate::model::perf_fields::{self, FieldKind};
 use crate::model::perfquery::{PerfAttribute, PerfBlock, Perfquery};
 use crate::model::Counter;
 use crate::parse::text::{
@@ -71,6 +71,7 @@ fn parse_reusing(lines: &[Line<'_>], reuse: bool) -> Parsed<Perfquery> {
         read_line(line, out, unread, &mut seen, &mut names);
     });
     names.give_back();
+    mark_cut_blocks(&mut parsed.value);
     for (first, second) in joined {
         parsed.warnings.push(crate::diag::Warning::new(
             WarningKind::Suspicious,
@@ -174,12 +175,52 @@ impl Stream {
         }
         // What `parse_reusing` does once its lines are read, with no
         // header joined.
+        let mut out = self.out;
+        mark_cut_blocks(&mut out);
         let mut parsed = Parsed {
-            value: self.out,
+            value: out,
             warnings: self.unread.finish(),
         };
         parsed.warnings.sort_by_key(|w| w.span);
         parsed
+    }
+}
+
+/// Marks each block that stops inside a part of its attribute's layout
+/// that perfquery prints whole (cut by the end of a paste, by `head`, by a
+/// value cut off mid-word) as partial, with the fields it lacks: `IN001`
+/// says so. What the block does hold is read and judged as usual. Blocks
+/// already partial for another reason (no header, ibcheckerrors) keep it;
+/// one cut at a value lacks that field and the rest of its part.
+fn mark_cut_blocks(out: &mut Perfquery) {
+    for block in &mut out.blocks {
+        // A field printed without its value was cut there: it is where
+        // the block stops, though it holds no value.
+        let cut_value = match &block.partial {
+            None => None,
+            Some(p) if p.reason == PartialReason::CutLine => p.missing.first().cloned(),
+            Some(_) => continue,
+        };
+        let missing = perf_fields::missing_after_last(
+            block.attribute.layout(),
+            block.attribute.optional_parts(),
+            |name| {
+                block.counters.contains_key(name)
+                    || block.fields.contains_key(name)
+                    || cut_value.as_deref() == Some(name)
+            },
+        );
+        match block.partial.as_mut() {
+            Some(cut) => cut.missing.extend(missing),
+            None if !missing.is_empty() => {
+                block.partial = Some(Partial::new(
+                    PartialReason::MissingFields,
+                    missing,
+                    block.span.last_line,
+                ));
+            }
+            None => {}
+        }
     }
 }
 
@@ -650,6 +691,15 @@ fn read_field(
             line.span(),
             format!("`{name}` has no value (output cut short?)"),
         );
+        // Cut where the value was: what the layout prints after it is
+        // added when the block is done ([`mark_cut_blocks`]).
+        if block.partial.is_none() {
+            block.partial = Some(Partial::new(
+                PartialReason::CutLine,
+                vec![name.to_owned()],
+                line.number,
+            ));
+        }
         return;
     }
     // The id is looked up once, for the duplicate test and the insert.
@@ -719,6 +769,12 @@ fn read_field(
 const fn fields_checked_always() -> bool {
     false
 }
+
+/// The fields perfquery prints after `PortRcvErrors` in a PortCounters
+/// block, all zero: tests that write a block's first counters by hand end
+/// it with these, so that it is whole (a block that stops early is cut).
+#[cfg(test)]
+pub(crate) const PORT_COUNTERS_AFTER_RCV_ERRORS: &str = "PortRcvRemotePhysicalErrors:.....0\nPortRcvSwitchRelayErrors:........0\nPortXmitDiscards:................0\nPortXmitConstraintErrors:........0\nPortRcvConstraintErrors:.........0\nCounterSelect2:..................0x00\nLocalLinkIntegrityErrors:........0\nExcessiveBufferOverrunErrors:....0\nQP1Dropped:......................0\nVL15Dropped:.....................0\nPortXmitData:....................0\nPortRcvData:.....................0\nPortXmitPkts:....................0\nPortRcvPkts:.....................0\nPortXmitWait:....................0\n";
 
 #[cfg(test)]
 thread_local! {
@@ -1604,5 +1660,61 @@ PortRcvData:.....................5
         assert_eq!(dotted_field("Lid 3: x"), None);
         assert_eq!(dotted_field("Note: x"), None);
         assert_eq!(dotted_field("PortRcvData:"), Some(("PortRcvData", "")));
+    }
+
+    fn cut_of(text: &str) -> Option<(PartialReason, Vec<String>, usize)> {
+        let parsed = parse(&lines_of(text));
+        let block = parsed.value.blocks.first()?;
+        block.partial.clone().map(|p| (p.reason, p.missing, p.line))
+    }
+
+    /// A block that stops inside a part its layout prints whole is cut,
+    /// and lacks the rest of that part; one that ends where a part that
+    /// perfquery may leave out begins is whole, as are old dumps that
+    /// end at `RcvPkts` (no PortXmitWait support) and leave out fields in
+    /// the middle (no `QP1Dropped`, no `CounterSelect2`).
+    #[test]
+    fn blocks_that_stop_inside_a_part_are_cut() {
+        let head = "# Port counters: Lid 9 port 2 (CapMask: 0x1400)\nPortSelect:......................2\nCounterSelect:...................0x0000\nSymbolErrorCounter:..............3\nLinkErrorRecoveryCounter:........0\nLinkDownedCounter:...............1\nPortRcvErrors:...................0\n";
+        let (reason, missing, line) = cut_of(head).expect("cut");
+        assert_eq!(reason, PartialReason::MissingFields);
+        assert_eq!(
+            missing.first().map(String::as_str),
+            Some("PortRcvRemotePhysicalErrors")
+        );
+        assert_eq!(missing.last().map(String::as_str), Some("PortRcvPkts"));
+        assert!(!missing
+            .iter()
+            .any(|m| m == "PortXmitWait" || m == "SymbolErrorCounter"));
+        assert_eq!(line, 7);
+        let whole = format!("{head}{PORT_COUNTERS_AFTER_RCV_ERRORS}");
+        assert_eq!(cut_of(&whole), None);
+        // Without PortXmitWait (a port that does not count it, old tools).
+        let no_wait = whole.replace("PortXmitWait:....................0\n", "");
+        assert_eq!(cut_of(&no_wait), None);
+        let old = "# Port counters: Lid 30 port 1\nPortSelect:......................1\nCounterSelect:...................0x0000\nSymbolErrors:....................0\nLinkRecovers:....................2\nLinkDowned:......................0\nRcvErrors:.......................0\nRcvRemotePhysErrors:.............0\nRcvSwRelayErrors:................0\nXmtDiscards:.....................4\nXmtConstraintErrors:.............0\nRcvConstraintErrors:.............0\nLinkIntegrityErrors:.............0\nExcBufOverrunErrors:.............0\nVL15Dropped:.....................0\nXmtData:.........................91822\nRcvData:.........................82731\nXmtPkts:.........................1207\nRcvPkts:.........................1198\n";
+        assert_eq!(cut_of(old), None);
+        // Extended: the data counters alone, or with the unicast and
+        // multicast ones, are whole; the error counters cut are not.
+        let data = "# Port extended counters: Lid 2 port 1 (CapMask: 0x1400)\nPortSelect:......................1\nCounterSelect:...................0x0000\nPortXmitData:....................10\nPortRcvData:.....................20\nPortXmitPkts:....................3\nPortRcvPkts:.....................4\n";
+        assert_eq!(cut_of(data), None);
+        let (_, missing, _) =
+            cut_of(&data.replace("PortRcvPkts:.....................4\n", "")).expect("cut");
+        assert_eq!(missing, ["PortRcvPkts"]);
+        let errors = format!("{data}PortUnicastXmitPkts:.............3\nPortUnicastRcvPkts:..............4\nPortMulticastXmitPkts:...........0\nPortMulticastRcvPkts:............0\nCounterSelect2:..................0x00000000\nSymbolErrorCounter:..............0\n");
+        let (_, missing, line) = cut_of(&errors).expect("cut");
+        assert_eq!(
+            missing.first().map(String::as_str),
+            Some("LinkErrorRecoveryCounter")
+        );
+        assert_eq!(missing.last().map(String::as_str), Some("QP1Dropped"));
+        assert_eq!(line, 13);
+        // A value cut off with the paste (`Name:....` left) is missing too.
+        let (_, missing, _) =
+            cut_of(&format!("{data}PortUnicastXmitPkts:.............")).expect("cut");
+        assert_eq!(
+            missing.first().map(String::as_str),
+            Some("PortUnicastXmitPkts")
+        );
     }
 }

@@ -374,7 +374,7 @@ mod tests {
     #[test]
     fn a_counter_that_grew_on_a_persisting_port_is_listed() {
         let paste = |n: u32| {
-            format!("# Port counters: Lid 4 port 1 (CapMask: 0x5A00)\nPortSelect:......................1\nSymbolErrorCounter:..............{n}\nLinkErrorRecoveryCounter:........0\nLinkDownedCounter:...............0\nPortRcvErrors:...................0\n")
+            format!("# Port counters: Lid 4 port 1 (CapMask: 0x5A00)\nPortSelect:......................1\nSymbolErrorCounter:..............{n}\nLinkErrorRecoveryCounter:........0\nLinkDownedCounter:...............0\nPortRcvErrors:...................0\n{}", crate::parse::perfquery::PORT_COUNTERS_AFTER_RCV_ERRORS)
         };
         let old = Snapshot::of(&report(&paste(40)));
         let new = Snapshot::of(&report(&paste(95)));

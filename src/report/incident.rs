@@ -1496,8 +1496,9 @@ pub(crate) mod tests {
 
     #[test]
     fn a_down_port_and_its_counters_are_one_incident_with_a_cause() {
-        let text = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tRate: 400\n\t\tBase lid: 7\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n$ perfquery\n# Port counters: Lid 7 port 1 (CapMask: 0x5A00)\nPortSelect:......................1\nSymbolErrorCounter:..............4000\nLinkErrorRecoveryCounter:........40\nLinkDownedCounter:...............40\nPortRcvErrors:...................400\n";
-        let doc = crate::input::read_all(text, &crate::ReadOptions::default()).unwrap();
+        let text = "$ ibstat\nCA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tRate: 400\n\t\tBase lid: 7\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n$ perfquery\n# Port counters: Lid 7 port 1 (CapMask: 0x5A00)\nPortSelect:......................1\nSymbolErrorCounter:..............4000\nLinkErrorRecoveryCounter:........40\nLinkDownedCounter:...............40\nPortRcvErrors:...................400\n".to_owned()
+            + crate::parse::perfquery::PORT_COUNTERS_AFTER_RCV_ERRORS;
+        let doc = crate::input::read_all(&text, &crate::ReadOptions::default()).unwrap();
         let r = analyze(&[doc], &AnalyzeOptions::default());
         assert!(r.findings.len() >= 5, "{:#?}", r.findings);
         assert_eq!(r.incidents.len(), 1, "{:#?}", r.incidents);

@@ -518,7 +518,8 @@ mod tests {
         for lid in 1..=6 {
             let n = if lid == 6 { 9 } else { 0 };
             text.push_str(&format!(
-                "# Port counters: Lid {lid} port 1 (CapMask: 0x5A00)\nPortSelect:......................1\nSymbolErrorCounter:..............{n}\nLinkErrorRecoveryCounter:........{n}\nLinkDownedCounter:...............{n}\nPortRcvErrors:...................{n}\n"
+                "# Port counters: Lid {lid} port 1 (CapMask: 0x5A00)\nPortSelect:......................1\nSymbolErrorCounter:..............{n}\nLinkErrorRecoveryCounter:........{n}\nLinkDownedCounter:...............{n}\nPortRcvErrors:...................{n}\n{}",
+                crate::parse::perfquery::PORT_COUNTERS_AFTER_RCV_ERRORS
             ));
         }
         let r = report(&text);
