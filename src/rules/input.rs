@@ -367,6 +367,11 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     push(&|| dev.hca_id.clone(), &dev.partial);
                 }
             }
+            SectionData::Nvlink(nv) if ctx.ends_input(at) => {
+                if let Some((what, partial)) = counter_listing_cut(nv) {
+                    out.push(PartialPart { at, what, partial });
+                }
+            }
             SectionData::Perfquery(pq) => {
                 // ibcheckerrors lists only what is over its threshold: its
                 // blocks are partial by design, not cut.
@@ -401,6 +406,45 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
     elided_parts(ctx, &mut out);
     out.sort_by_key(|p| (p.at.doc, p.partial.line));
     out
+}
+
+/// The last GPU of an `nvidia-smi nvlink` counter listing (`-e`, `-gt`,
+/// `-c`) that the input ends in, when it lists fewer links than a GPU of
+/// the same model before it in the same listing: the paste was cut inside
+/// it, and its links after the last one listed were not judged. (Status
+/// listings, `-s`, are checked across the whole run: see
+/// [`Context::nvlink_gpus`].) Only the last GPU: a GPU in the middle of a
+/// listing that shows fewer links is what the tool printed.
+fn counter_listing_cut(nv: &crate::model::nvlink::Nvlink) -> Option<(String, Partial)> {
+    let last = nv.gpus.last()?;
+    let counters = |g: &crate::model::nvlink::NvlinkGpu| {
+        !g.links.is_empty() && g.links.iter().all(|l| !l.counters.is_empty())
+    };
+    if !counters(last) {
+        return None;
+    }
+    let before = nv.gpus.len().checked_sub(1)?;
+    let longest = nv
+        .gpus
+        .iter()
+        .take(before)
+        .filter(|g| g.name == last.name && counters(g))
+        .map(|g| g.links.len())
+        .max()?;
+    let shown = last.links.iter().map(|l| l.link).max()?;
+    (last.links.len() < longest).then(|| {
+        (
+            format!("GPU {} link counters", last.index),
+            Partial::new(
+                crate::model::partial::PartialReason::MissingFields,
+                vec![format!(
+                    "links after Link {shown}: {} of {longest} listed",
+                    last.links.len()
+                )],
+                last.span.last_line,
+            ),
+        )
+    })
 }
 
 /// How far from a section an elision line may be and still stand for its
