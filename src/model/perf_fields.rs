@@ -302,7 +302,24 @@ pub(crate) fn missing_after_last(
     parts: &[&str],
     present: impl Fn(&str) -> bool,
 ) -> Vec<String> {
-    let names: Vec<Cow<'static, str>> = fields(layout).map(|(n, _)| n).collect();
+    // Every perfquery block of a run is asked: names are borrowed, not
+    // copied, except a numbered series' (its members are made up).
+    let names: Vec<Cow<'static, str>> = layout
+        .iter()
+        .flat_map(|spec| {
+            let (name, count, series) = match *spec {
+                One(name, _) => (name, 1, false),
+                Series(prefix, count, _) => (prefix, count, true),
+            };
+            (0..count).map(move |i| {
+                if series {
+                    Cow::Owned(format!("{name}{i}"))
+                } else {
+                    Cow::Borrowed(name)
+                }
+            })
+        })
+        .collect();
     let Some(last) = names.iter().rposition(|n| present(n)) else {
         return Vec::new();
     };
