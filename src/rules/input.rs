@@ -19,8 +19,10 @@ declare_rule! {
     /// ### What it detects
     /// An input that looks cut: a `topo -m` row with fewer cells than the
     /// header has columns, a device the header names without a row, a port
-    /// or counter block that stops before fields the tool always prints, a
-    /// block pasted without its header, a last line cut mid-word.
+    /// or counter block that stops before fields the tool always prints, an
+    /// `nvidia-smi nvlink` listing whose last GPU shows fewer links than a
+    /// GPU of its model before it, a block pasted without its header, a
+    /// last line cut mid-word.
     ///
     /// ### Why it matters
     /// Issue threads, chat tools and `…` elisions cut pastes constantly. A
