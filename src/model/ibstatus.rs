@@ -45,6 +45,10 @@ pub struct IbstatusPort {
     pub link_layer: Option<LinkLayer>,
     /// Lines this port was read from.
     pub span: LineSpan,
+    /// Set when the block stops before fields the script always prints
+    /// (cut by the end of a paste, or an elision): what it lacks is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<crate::model::partial::Partial>,
 }
 
 impl IbstatusPort {
@@ -62,6 +66,7 @@ impl IbstatusPort {
             rate: None,
             link_layer: None,
             span,
+            partial: None,
         }
     }
 }

@@ -12,6 +12,7 @@
 use crate::diag::WarningKind;
 use crate::model::ib::{LinkLayer, PhysState, PortState};
 use crate::model::ibstatus::{Ibstatus, IbstatusPort, SysfsRate};
+use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
     decimal_f64, hex_u32, label_value, read_each_line, single_quoted, Unread,
 };
@@ -33,7 +34,58 @@ const UNKNOWN: &str = "unknown";
 /// Reads `ibstatus` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstatus> {
-    read_each_line(lines, read_line)
+    let mut parsed = read_each_line(lines, read_line);
+    mark_cut_ports(&mut parsed.value, lines);
+    parsed
+}
+
+/// The fields the script prints for a port, in order. `link_layer` came
+/// later than the rest (with RoCE and its sysfs file), so a block may end
+/// at `rate` whole.
+const FIELDS: [&str; 7] = [
+    "default gid",
+    "base lid",
+    "sm lid",
+    "state",
+    "phys state",
+    "rate",
+    "link_layer",
+];
+
+/// Where the fields every version prints end ([`FIELDS`]).
+const ALWAYS_PRINTED: usize = 6;
+
+/// Marks each port block that stops before `rate` as partial, with the
+/// fields it lacks after the last one printed (a field printed `unknown`
+/// counts as printed): the paste was cut inside it. One pass over the
+/// lines: the blocks are in line order.
+fn mark_cut_ports(out: &mut Ibstatus, lines: &[Line<'_>]) {
+    let mut lines = lines.iter().peekable();
+    for port in &mut out.ports {
+        let mut last: Option<usize> = None;
+        while let Some(line) = lines.next_if(|l| l.number <= port.span.last_line) {
+            if line.number < port.span.first_line {
+                continue;
+            }
+            let printed = label_value(line.text().trim())
+                .and_then(|(label, _)| FIELDS.iter().position(|f| *f == label));
+            last = last.max(printed);
+        }
+        let from = last.map_or(0, |i| i + 1);
+        let missing: Vec<String> = FIELDS
+            .get(from..ALWAYS_PRINTED)
+            .unwrap_or_default()
+            .iter()
+            .map(|f| (*f).to_owned())
+            .collect();
+        if !missing.is_empty() {
+            port.partial = Some(Partial::new(
+                PartialReason::MissingFields,
+                missing,
+                port.span.last_line,
+            ));
+        }
+    }
 }
 
 fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread) {

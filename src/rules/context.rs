@@ -1219,7 +1219,7 @@ impl<'a> Context<'a> {
                             link_layer: port.link_layer,
                             port_guid: None,
                             span: port.span,
-                            partial: false,
+                            partial: port.partial.is_some(),
                         });
                     }
                 }

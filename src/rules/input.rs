@@ -364,6 +364,14 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     }
                 }
             }
+            SectionData::Ibstatus(status) => {
+                for port in &status.ports {
+                    push(
+                        &|| format!("{} port {}", port.device, port.port),
+                        &port.partial,
+                    );
+                }
+            }
             SectionData::IbvDevinfo(info) => {
                 for dev in &info.devices {
                     push(&|| dev.hca_id.clone(), &dev.partial);
