@@ -302,24 +302,7 @@ pub(crate) fn missing_after_last(
     parts: &[&str],
     present: impl Fn(&str) -> bool,
 ) -> Vec<String> {
-    // Every perfquery block of a run is asked: names are borrowed, not
-    // copied, except a numbered series' (its members are made up).
-    let names: Vec<Cow<'static, str>> = layout
-        .iter()
-        .flat_map(|spec| {
-            let (name, count, series) = match *spec {
-                One(name, _) => (name, 1, false),
-                Series(prefix, count, _) => (prefix, count, true),
-            };
-            (0..count).map(move |i| {
-                if series {
-                    Cow::Owned(format!("{name}{i}"))
-                } else {
-                    Cow::Borrowed(name)
-                }
-            })
-        })
-        .collect();
+    let names: Vec<Cow<'static, str>> = fields(layout).map(|(name, _)| name).collect();
     let Some(last) = names.iter().rposition(|n| present(n)) else {
         return Vec::new();
     };
@@ -363,15 +346,23 @@ pub(crate) fn counter_count(layout: &[Spec]) -> usize {
 }
 
 /// Every field name of `layout`, in print order, with its kind.
+///
+/// A single field's name is borrowed, a series member's made up; no list
+/// is built per entry ([`missing_after_last`] asks this of every block).
 pub(crate) fn fields(layout: &[Spec]) -> impl Iterator<Item = (Cow<'static, str>, FieldKind)> + '_ {
     layout.iter().flat_map(|spec| {
-        let names: Vec<(Cow<'static, str>, FieldKind)> = match *spec {
-            One(n, kind) => vec![(Cow::Borrowed(n), kind)],
-            Series(prefix, count, kind) => (0..count)
-                .map(|i| (Cow::Owned(format!("{prefix}{i}")), kind))
-                .collect(),
+        let (name, count, kind, series) = match *spec {
+            One(name, kind) => (name, 1, kind, false),
+            Series(prefix, count, kind) => (prefix, count, kind, true),
         };
-        names
+        (0..count).map(move |i| {
+            let name = if series {
+                Cow::Owned(format!("{name}{i}"))
+            } else {
+                Cow::Borrowed(name)
+            };
+            (name, kind)
+        })
     })
 }
 

@@ -142,10 +142,7 @@ fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread) {
 }
 
 fn is_field(label: &str) -> bool {
-    matches!(
-        label,
-        "default gid" | "base lid" | "sm lid" | "state" | "phys state" | "rate" | "link_layer"
-    )
+    FIELDS.contains(&label)
 }
 
 /// `Infiniband device 'mlx5_0' port 1 status:` → ("mlx5_0", 1).
