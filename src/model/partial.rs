@@ -23,8 +23,11 @@ pub enum PartialReason {
     /// The block was pasted without its header line: what the header says
     /// (a device name, a LID) is unknown.
     NoHeader,
-    /// The block's last line ends the input without a line end, so its
-    /// last value may be cut mid-word and was not used.
+    /// A field printed without its value on the output's last line: the
+    /// paste ended mid-line (the input layer sets a cut-off last word
+    /// aside), and what the block prints after it is missing too. A value
+    /// left blank where the output goes on was hidden, not cut: its line
+    /// is unread and the block whole.
     CutLine,
     /// The author left lines out (`...`, `[snip]`) at its start, in it or
     /// right after it: what they held is unknown. Said by IN001 of a

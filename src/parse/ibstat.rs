@@ -16,8 +16,8 @@ use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibstat::{Ca, Ibstat, Port};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
-    decimal_f64, decimal_u32, hex_u32, label_value, numbered_heading, read_each_line,
-    single_quoted, trim, Unread,
+    blank_value, decimal_f64, decimal_u32, hex_u32, label_value, numbered_heading, read_each_line,
+    settle_blank_value, single_quoted, trim, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -50,8 +50,29 @@ const NODE_TYPES: &[&str] = &["CA", "Switch", "Router", "iWARP RNIC", "???"];
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstat> {
     let mut parsed = read_each_line(lines, read_line);
+    settle_blank_values(&mut parsed, lines);
     mark_partial(&mut parsed.value);
     parsed
+}
+
+/// A port field left without its value is a port cut by the end of the
+/// paste only on the output's last line; anywhere else the value was
+/// blanked (a GUID hidden before sharing), the line stays unread and the
+/// port is whole but for it ([`settle_blank_value`]).
+fn settle_blank_values(parsed: &mut Parsed<Ibstat>, lines: &[Line<'_>]) {
+    for port in parsed.value.cas.iter_mut().flat_map(|ca| &mut ca.ports) {
+        let Some((line, name)) = port
+            .partial
+            .as_ref()
+            .filter(|p| p.reason == PartialReason::CutLine)
+            .map(|p| (p.line, p.missing.first().cloned().unwrap_or_default()))
+        else {
+            continue;
+        };
+        if !settle_blank_value(lines, line, &name, &mut parsed.warnings) {
+            port.partial = None;
+        }
+    }
 }
 
 /// Port fields every ibstat since infiniband-diags 1.4 prints, in order.
@@ -329,12 +350,21 @@ fn read_port_field(
     unread: &mut Unread,
 ) -> bool {
     if value.is_empty() && PORT_FIELDS.contains(&label) {
-        // ibstat always prints a value: an empty one was cut off.
-        port.partial = Some(Partial::new(
-            PartialReason::CutLine,
-            vec![label.to_owned()],
-            line.number,
-        ));
+        // ibstat always prints a value: an empty one was cut off by the
+        // end of the paste, or blanked. The block's latest is recorded;
+        // [`settle_blank_values`] tells which once every line is read.
+        blank_value(line, label, unread);
+        if port
+            .partial
+            .as_ref()
+            .is_none_or(|p| p.reason == PartialReason::CutLine)
+        {
+            port.partial = Some(Partial::new(
+                PartialReason::CutLine,
+                vec![label.to_owned()],
+                line.number,
+            ));
+        }
         return true;
     }
     match label {
@@ -767,6 +797,59 @@ CA 'mlx5_1'
         let lines: Vec<usize> = parsed.warnings.iter().map(|w| w.span.first_line).collect();
         assert_eq!(lines, vec![4, 5, 6]);
         assert_eq!(parsed.warnings[2].kind, WarningKind::OutOfRange);
+    }
+
+    /// A port field left blank (a GUID hidden before sharing) is an unread
+    /// line and the port is whole but for it; only on the output's last
+    /// line is a blank value a cut, and the port partial.
+    #[test]
+    fn a_blank_value_cuts_its_port_only_on_the_last_line() {
+        let port = "\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 7\n\t\tLMC: 0\n\t\tSM lid: 1\n\t\tCapability mask: 0xa751e848\n\t\tPort GUID: \n\t\tLink layer: InfiniBand\n";
+        let text = format!(
+            "CA 'mlx5_0'\n{port}CA 'mlx5_1'\n{}",
+            port.replace("lid: 7", "lid: 8")
+        );
+        let parsed = parse(&lines_of(&text));
+        for ca in &parsed.value.cas {
+            assert_eq!(ca.ports[0].partial, None, "{}", ca.name);
+            assert_eq!(ca.ports[0].rate_gbps, Some(400.0));
+            assert_eq!(ca.ports[0].port_guid, None);
+        }
+        let warnings: Vec<(usize, WarningKind, &str)> = parsed
+            .warnings
+            .iter()
+            .map(|w| (w.span.first_line, w.kind, w.message.as_str()))
+            .collect();
+        assert_eq!(
+            warnings,
+            [
+                (10, WarningKind::Unreadable, "`Port GUID` has no value"),
+                (21, WarningKind::Unreadable, "`Port GUID` has no value"),
+            ]
+        );
+        // Cut after `Port GUID:` by the end of the paste: that port is cut.
+        let cut = text
+            .strip_suffix("\t\tLink layer: InfiniBand\n")
+            .unwrap_or_default();
+        let parsed = parse(&lines_of(cut));
+        assert_eq!(parsed.value.cas[0].ports[0].partial, None);
+        assert_eq!(
+            parsed.value.cas[1].ports[0].partial,
+            Some(Partial::new(
+                PartialReason::CutLine,
+                vec!["Port GUID".to_owned()],
+                21
+            ))
+        );
+        let kinds: Vec<(usize, WarningKind)> = parsed
+            .warnings
+            .iter()
+            .map(|w| (w.span.first_line, w.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            [(10, WarningKind::Unreadable), (21, WarningKind::Truncated)]
+        );
     }
 
     #[test]

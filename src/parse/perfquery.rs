@@ -30,8 +30,8 @@ use crate::model::perf_fields::{self, FieldKind};
 use crate::model::perfquery::{PerfAttribute, PerfBlock, Perfquery};
 use crate::model::Counter;
 use crate::parse::text::{
-    decimal_u32, decimal_u64, hex_u32, read_each_line, rsplit_once_str, split_once_str,
-    tool_message_kind, trim, NumberError, Unread,
+    blank_value, decimal_u32, decimal_u64, hex_u32, read_each_line, rsplit_once_str,
+    settle_blank_value, split_once_str, tool_message_kind, trim, NumberError, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 use std::borrow::Cow;
@@ -71,6 +71,7 @@ fn parse_reusing(lines: &[Line<'_>], reuse: bool) -> Parsed<Perfquery> {
         read_line(line, out, unread, &mut seen, &mut names);
     });
     names.give_back();
+    settle_blank_values(&mut parsed, &lines);
     mark_cut_blocks(&mut parsed.value);
     for (first, second) in joined {
         parsed.warnings.push(crate::diag::Warning::new(
@@ -175,14 +176,33 @@ impl Stream {
         }
         // What `parse_reusing` does once its lines are read, with no
         // header joined.
-        let mut out = self.out;
-        mark_cut_blocks(&mut out);
         let mut parsed = Parsed {
-            value: out,
+            value: self.out,
             warnings: self.unread.finish(),
         };
+        settle_blank_values(&mut parsed, lines);
+        mark_cut_blocks(&mut parsed.value);
         parsed.warnings.sort_by_key(|w| w.span);
         parsed
+    }
+}
+
+/// A field left without its value cuts its block only on the output's
+/// last line; anywhere else the value was blanked, the line stays unread
+/// and the block is whole but for it ([`settle_blank_value`]).
+fn settle_blank_values(parsed: &mut Parsed<Perfquery>, lines: &[Line<'_>]) {
+    for block in &mut parsed.value.blocks {
+        let Some((line, name)) = block
+            .partial
+            .as_ref()
+            .filter(|p| p.reason == PartialReason::CutLine)
+            .map(|p| (p.line, p.missing.first().cloned().unwrap_or_default()))
+        else {
+            continue;
+        };
+        if !settle_blank_value(lines, line, &name, &mut parsed.warnings) {
+            block.partial = None;
+        }
     }
 }
 
@@ -686,14 +706,16 @@ fn read_field(
     names: &mut FieldNames,
 ) {
     if value.is_empty() {
-        unread.warn(
-            WarningKind::Truncated,
-            line.span(),
-            format!("`{name}` has no value (output cut short?)"),
-        );
-        // Cut where the value was: what the layout prints after it is
-        // added when the block is done ([`mark_cut_blocks`]).
-        if block.partial.is_none() {
+        // Cut by the end of the paste, or blanked: the block's latest is
+        // recorded, and [`settle_blank_values`] tells which once the
+        // section is read. Cut where the value was, the block lacks what
+        // the layout prints after it ([`mark_cut_blocks`]).
+        blank_value(line, name, unread);
+        if block
+            .partial
+            .as_ref()
+            .is_none_or(|p| p.reason == PartialReason::CutLine)
+        {
             block.partial = Some(Partial::new(
                 PartialReason::CutLine,
                 vec![name.to_owned()],
@@ -1666,6 +1688,54 @@ PortRcvData:.....................5
         let parsed = parse(&lines_of(text));
         let block = parsed.value.blocks.first()?;
         block.partial.clone().map(|p| (p.reason, p.missing, p.line))
+    }
+
+    /// A value left blank inside a block (hidden before sharing) is an
+    /// unread line and the block is whole but for it; only on the output's
+    /// last line is a blank value a cut, with the rest of its part.
+    #[test]
+    fn a_blank_value_cuts_its_block_only_on_the_last_line() {
+        let data = "# Port extended counters: Lid 2 port 1 (CapMask: 0x1400)\nPortSelect:......................1\nCounterSelect:...................0x0000\nPortXmitData:....................10\nPortRcvData:.....................20\nPortXmitPkts:....................3\nPortRcvPkts:.....................4\n";
+        let blanked = data.replace("....20\n", "....\n");
+        let parsed = parse(&lines_of(&blanked));
+        let block = &parsed.value.blocks[0];
+        assert_eq!(block.partial, None);
+        assert_eq!(block.counter("PortRcvData"), None);
+        assert_eq!(block.counter("PortRcvPkts").map(|c| c.value), Some(4));
+        let warnings: Vec<(usize, WarningKind, &str)> = parsed
+            .warnings
+            .iter()
+            .map(|w| (w.span.first_line, w.kind, w.message.as_str()))
+            .collect();
+        assert_eq!(
+            warnings,
+            [(5, WarningKind::Unreadable, "`PortRcvData` has no value")]
+        );
+        // The same blank, and another on the last line: that one is a cut.
+        let cut = blanked.replace("....4\n", "....\n");
+        let parsed = parse(&lines_of(&cut));
+        assert_eq!(
+            parsed.value.blocks[0].partial,
+            Some(Partial::new(
+                PartialReason::CutLine,
+                vec!["PortRcvPkts".to_owned()],
+                7
+            ))
+        );
+        let warnings: Vec<(usize, WarningKind)> = parsed
+            .warnings
+            .iter()
+            .map(|w| (w.span.first_line, w.kind))
+            .collect();
+        assert_eq!(
+            warnings,
+            [(5, WarningKind::Unreadable), (7, WarningKind::Truncated)]
+        );
+        // A blank line after the cut one changes nothing.
+        assert_eq!(
+            parse(&lines_of(&format!("{cut}\n"))).value.blocks[0].partial,
+            parsed.value.blocks[0].partial
+        );
     }
 
     /// A block that stops inside a part its layout prints whole is cut,

@@ -359,6 +359,60 @@ pub(crate) fn numbered_heading(line: &str, word: &str) -> Option<u32> {
     parsed.ok().and_then(|(_, n)| n.parse().ok())
 }
 
+/// A field a tool always prints with a value, printed without one: the
+/// line is unread where it stands. Only on the output's last line was it
+/// cut mid-line by the end of the paste (the input layer sets a cut-off
+/// last word aside); anywhere else the value was blanked, by hand before
+/// sharing (a GUID, a LID) or by a tool in between, and the rest of the
+/// block is there. [`settle_blank_value`] tells the two apart once the
+/// section is read.
+pub(crate) fn blank_value(line: &Line<'_>, name: &str, unread: &mut Unread) {
+    unread.line(line, &blank_value_message(name));
+}
+
+fn blank_value_message(name: &str) -> String {
+    format!("`{name}` has no value")
+}
+
+/// Whether a field left without its value on `line` ([`blank_value`]),
+/// recorded as the part's [`PartialReason::CutLine`](crate::model::partial::PartialReason::CutLine),
+/// was cut by the end of the paste: `line` is the last non-blank one of
+/// `lines`. Then the line's warning says it was cut, not unread (the part
+/// is partial, and `IN001` says so); otherwise the value was blanked, the
+/// unread warning stands (`IN002`), and the caller drops the partial mark:
+/// the block is whole but for that value.
+pub(crate) fn settle_blank_value(
+    lines: &[Line<'_>],
+    line: usize,
+    name: &str,
+    warnings: &mut Vec<Warning>,
+) -> bool {
+    let last = lines.iter().rev().find(|l| !l.is_blank()).map(|l| l.number);
+    if last != Some(line) {
+        return false;
+    }
+    let message = blank_value_message(name);
+    let unread = warnings.iter().position(|w| {
+        w.kind == WarningKind::Unreadable && w.message == message && w.span.last_line == line
+    });
+    if let Some(w) = unread.and_then(|i| warnings.get_mut(i)) {
+        let cut = Warning::new(
+            WarningKind::Truncated,
+            LineSpan::line(line),
+            format!("{message} (output cut short?)"),
+        );
+        if w.span.first_line == line {
+            *w = cut;
+        } else {
+            // Merged with the same field left blank on the line before.
+            w.span = LineSpan::new(w.span.first_line, line - 1);
+            warnings.push(cut);
+            warnings.sort_by_key(|w| w.span);
+        }
+    }
+    true
+}
+
 /// The driver shared by the line-at-a-time parsers: feeds every non-blank
 /// line to `read_line`, which fills the model or records what it could not
 /// read, and returns the model with the merged warnings.

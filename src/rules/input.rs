@@ -61,8 +61,9 @@ declare_rule! {
     /// Lines inside a supported tool's output that could not be read: a
     /// field before the header that says whose it is (`ibstat | grep
     /// State` keeps the `State:` lines and drops the `CA '…'` and `Port N:`
-    /// lines), a value in a form the parser does not know, a tool's error
-    /// in place of its table.
+    /// lines), a value in a form the parser does not know, a field printed
+    /// without its value where the output goes on (a GUID blanked before
+    /// sharing: not a cut paste), a tool's error in place of its table.
     ///
     /// ### Why it matters
     /// Absence of data is never evidence, and neither is data that could not
