@@ -1,5 +1,10 @@
 //! Absence of data is never evidence: cutting an input anywhere must never
-//! produce a warning-or-worse finding that the intact input does not.
+//! produce a warning-or-worse finding that the intact input does not, nor
+//! make one it does draw more severe (a Down port beside ports the cut
+//! hid is not "no port of this host is Active"). One limit no reader can
+//! lift: a cut exactly between two adapters' blocks leaves no trace in
+//! the text, so a Down adapter listed before an Active one and cut there
+//! reads as the host's only one.
 //!
 //! Two properties, over every input the project trusts:
 //! - every `fires_*` rule fixture, cut after each line and in the middle of
@@ -60,9 +65,9 @@ fn coarser_or_equal(cut: &Subject, whole: &Subject) -> bool {
     c.iter().all(|(k, v)| v.is_null() || w.get(k) == Some(v))
 }
 
-/// A warning: rule, subject (as [`key`] makes it), message, and the input
-/// lines of its evidence (first, last).
-type Warning = (String, Subject, String, Vec<(usize, usize)>);
+/// A warning: rule, subject (as [`key`] makes it), message, the input
+/// lines of its evidence (first, last), and its severity.
+type Warning = (String, Subject, String, Vec<(usize, usize)>, Severity);
 
 fn warnings(text: &str, host: Option<&str>) -> Vec<Warning> {
     findings_at(text, host, |f| f.severity >= Severity::Warning)
@@ -96,7 +101,7 @@ fn findings_at(text: &str, host: Option<&str>, keep: impl Fn(&Finding) -> bool) 
                 .iter()
                 .map(|e| (e.span.first_line, e.span.last_line))
                 .collect();
-            (r, s, f.message.clone(), lines)
+            (r, s, f.message.clone(), lines, f.severity)
         })
         .collect()
 }
@@ -168,37 +173,65 @@ impl Tally {
             return;
         }
         let whole = warnings(text, host);
+        let history = unchanged_history(text, host);
         let intact: BTreeSet<(String, Subject)> = whole
             .iter()
-            .chain(&unchanged_history(text, host))
-            .map(|(r, s, _, _)| (r.clone(), s.clone()))
+            .chain(&history)
+            .map(|(r, s, _, _, _)| (r.clone(), s.clone()))
             .collect();
+        // A conclusion the intact copy draws as well may not grow more
+        // severe once cut: a port Down beside ports the cut hides is not
+        // "no port of this host is Active". Counts the intact copy showed
+        // unchanged are the exception above.
+        let more_severe = |r: &str, s: &Subject, severity: Severity| {
+            let same: Vec<Severity> = whole
+                .iter()
+                .filter(|(ir, is, _, _, _)| ir == r && coarser_or_equal(s, is))
+                .map(|w| w.4)
+                .collect();
+            !same.is_empty()
+                && same.iter().all(|&intact| intact < severity)
+                && !history
+                    .iter()
+                    .any(|(hr, hs, _, _, _)| hr == r && coarser_or_equal(s, hs))
+        };
         // The lines each rule's intact warnings cite: a warning the cut
         // copy makes of lines the intact copy cites under the same rule
         // (one port of a fabric-wide finding, standing alone once the rest
         // of the fabric is cut off) is the same conclusion, not a new one.
         let cited: BTreeSet<(&str, (usize, usize))> = whole
             .iter()
-            .flat_map(|(r, _, _, lines)| lines.iter().map(move |l| (r.as_str(), *l)))
+            .flat_map(|(r, _, _, lines, _)| lines.iter().map(move |l| (r.as_str(), *l)))
             .collect();
         for cut in cut_points(text, mid, max_cuts) {
             self.copies += 1;
-            let new: Vec<(String, String)> = warnings(&text[..cut], host)
-                .into_iter()
-                .filter(|(r, s, _, _)| {
+            let cut_warnings = warnings(&text[..cut], host);
+            let worse = cut_warnings
+                .iter()
+                .filter(|(r, s, _, _, sev)| more_severe(r, s, *sev))
+                .map(|(r, s, m, _, sev)| {
+                    (
+                        r.clone(),
+                        format!("more severe ({sev:?}): {}: {m}", s.describe()),
+                    )
+                });
+            let new: Vec<(String, String)> = cut_warnings
+                .iter()
+                .filter(|(r, s, _, _, _)| {
                     !intact
                         .iter()
                         .any(|(ir, is)| ir == r && coarser_or_equal(s, is))
                 })
-                .filter(|(r, _, _, lines)| {
+                .filter(|(r, _, _, lines, _)| {
                     lines.is_empty() || !lines.iter().all(|l| cited.contains(&(r.as_str(), *l)))
                 })
                 // The one conclusion drawn from what IS there that a cut can
                 // make new: a present `State: Down` whose block lost its
                 // `Link layer` (RoCE ports are not IB001's). The finding says
                 // so, and stays a warning.
-                .filter(|(r, _, m, _)| !(r == "IB001" && m.contains(LINK_LAYER_CUT_NOTE)))
-                .map(|(r, s, m, _)| (r, format!("{}: {m}", s.describe())))
+                .filter(|(r, _, m, _, _)| !(r == "IB001" && m.contains(LINK_LAYER_CUT_NOTE)))
+                .map(|(r, s, m, _, _)| (r.clone(), format!("{}: {m}", s.describe())))
+                .chain(worse)
                 .collect();
             if !new.is_empty() {
                 self.bad_copies += 1;

@@ -566,7 +566,10 @@ fn hosts_with_an_active_port<'p, 'a: 'p>(
 /// is Active" would be said of ports it does not show. A single adapter
 /// is not enough to say so: a pod or VM sees its one function under
 /// whatever number the host gave it. Hosts whose port listing holds an
-/// elision (`...`) are among them too.
+/// elision (`...`) or a cut (a port or adapter block stopping short: the
+/// ports after it are not in the paste) are among them too, and hosts
+/// with a port whose state is not in the paste (its `State:` blanked):
+/// that port may be the Active one.
 fn port_listing_incomplete<'a>(ctx: &Context<'a>) -> BTreeSet<HostKey<'a>> {
     // The lowest number of each family, and how many adapters it has.
     let mut lowest: BTreeMap<(HostKey<'a>, &'a str), (u32, usize)> = BTreeMap::new();
@@ -589,12 +592,10 @@ fn port_listing_incomplete<'a>(ctx: &Context<'a>) -> BTreeSet<HostKey<'a>> {
         .filter(|(_, (low, count))| *low > 0 && *count >= 2)
         .map(|((host, _), _)| host)
         .collect();
-    // And hosts whose port listing the author elided (`...`): the ports
-    // left out may be the Active ones.
-    let mut elided = Vec::new();
-    super::input::elided_parts(ctx, &mut elided);
+    // And hosts whose port listing the author elided (`...`) or the paste
+    // cut: the ports left out may be the Active ones.
     hosts.extend(
-        elided
+        super::input::partial_parts(ctx)
             .into_iter()
             .filter(|p| {
                 matches!(
@@ -607,6 +608,12 @@ fn port_listing_incomplete<'a>(ctx: &Context<'a>) -> BTreeSet<HostKey<'a>> {
                 )
             })
             .map(|p| p.at.host()),
+    );
+    hosts.extend(
+        ctx.latest_ib_ports()
+            .iter()
+            .filter(|p| p.state.is_none())
+            .map(|p| p.host()),
     );
     hosts
 }
@@ -1469,6 +1476,30 @@ mod tests {
         assert_eq!(f.len(), 2);
         assert!(f.iter().all(|f| f.severity == Severity::Error), "{f:?}");
         let f = findings_of(&IB001, &format!("{}{}", port(0), port(1)));
+        assert!(f.iter().all(|f| f.severity == Severity::Critical), "{f:?}");
+    }
+
+    #[test]
+    fn a_port_whose_state_is_not_in_the_paste_may_be_the_active_one() {
+        // mlx5_0 is Down; mlx5_1's block is cut after its header, or its
+        // state blanked: "no port of this host is Active" is not said.
+        let down = "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tLink layer: InfiniBand\n";
+        let cut = format!("{down}CA 'mlx5_1'\n\tCA type: MT4129\n\tPort 1:\n");
+        let blanked =
+            format!("{cut}\t\tState: \n\t\tPhysical state: LinkUp\n\t\tLink layer: InfiniBand\n");
+        for text in [&cut, &blanked] {
+            let f = findings_of(&IB001, text);
+            assert_eq!(f.len(), 1, "{f:?}");
+            assert_eq!(f[0].severity, Severity::Error, "{text}");
+            assert!(
+                !f[0].message.contains("no InfiniBand port"),
+                "{}",
+                f[0].message
+            );
+        }
+        // Both states read and neither Active: the host is dark.
+        let dark = blanked.replace("State: \n", "State: Down\n");
+        let f = findings_of(&IB001, &dark);
         assert!(f.iter().all(|f| f.severity == Severity::Critical), "{f:?}");
     }
 

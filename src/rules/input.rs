@@ -467,7 +467,7 @@ const ELISION_REACH: usize = 2;
 /// in a section or next to it: the section shows only some of the output,
 /// and what the left-out lines held was not judged. Before, an ibstat of
 /// two CAs closed by `...` (of sixteen) was judged as the whole.
-pub(crate) fn elided_parts<'a>(ctx: &Context<'a>, out: &mut Vec<PartialPart<'a>>) {
+fn elided_parts<'a>(ctx: &Context<'a>, out: &mut Vec<PartialPart<'a>>) {
     use crate::input::repair::RepairKind;
     use crate::model::partial::PartialReason;
     for (doc, d) in ctx.documents.iter().enumerate() {
