@@ -302,21 +302,32 @@ pub(crate) fn missing_after_last(
     parts: &[&str],
     present: impl Fn(&str) -> bool,
 ) -> Vec<String> {
-    let names: Vec<Cow<'static, str>> = fields(layout).map(|(name, _)| name).collect();
-    let Some(last) = names.iter().rposition(|n| present(n)) else {
+    // One pass finds the last field present and where the part it is in
+    // ends; a whole block (nearly every one) lacks nothing and the names
+    // are not listed. Only a cut block's missing names are read again.
+    let mut last = None;
+    let mut part_end = None;
+    let mut count = 0;
+    for (i, (name, _)) in fields(layout).enumerate() {
+        count = i + 1;
+        if present(&name) {
+            last = Some(i);
+            part_end = None;
+        } else if last.is_some() && part_end.is_none() && parts.contains(&&*name) {
+            part_end = Some(i);
+        }
+    }
+    let Some(last) = last else {
         return Vec::new();
     };
-    let part_end = parts
-        .iter()
-        .filter_map(|start| names.iter().position(|n| n == start))
-        .filter(|&start| start > last)
-        .min()
-        .unwrap_or(names.len());
-    names
-        .get(last + 1..part_end)
-        .unwrap_or_default()
-        .iter()
-        .map(|n| n.to_string())
+    let part_end = part_end.unwrap_or(count);
+    if part_end <= last + 1 {
+        return Vec::new();
+    }
+    fields(layout)
+        .take(part_end)
+        .skip(last + 1)
+        .map(|(name, _)| name.into_owned())
         .collect()
 }
 

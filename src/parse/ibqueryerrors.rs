@@ -920,11 +920,7 @@ Errors for "host-c mlx5_0"
             parsed.value.messages,
             vec!["Failed to reset errors x port 2"]
         );
-        let kinds: Vec<(usize, WarningKind)> = parsed
-            .warnings
-            .iter()
-            .map(|w| (w.span.first_line, w.kind))
-            .collect();
+        let kinds = parsed.warning_lines();
         assert_eq!(
             kinds,
             vec![

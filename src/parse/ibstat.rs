@@ -50,29 +50,11 @@ const NODE_TYPES: &[&str] = &["CA", "Switch", "Router", "iWARP RNIC", "???"];
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstat> {
     let mut parsed = read_each_line(lines, read_line);
-    settle_blank_values(&mut parsed, lines);
+    for port in parsed.value.cas.iter_mut().flat_map(|ca| &mut ca.ports) {
+        settle_blank_value(&mut port.partial, lines, &mut parsed.warnings);
+    }
     mark_partial(&mut parsed.value);
     parsed
-}
-
-/// A port field left without its value is a port cut by the end of the
-/// paste only on the output's last line; anywhere else the value was
-/// blanked (a GUID hidden before sharing), the line stays unread and the
-/// port is whole but for it ([`settle_blank_value`]).
-fn settle_blank_values(parsed: &mut Parsed<Ibstat>, lines: &[Line<'_>]) {
-    for port in parsed.value.cas.iter_mut().flat_map(|ca| &mut ca.ports) {
-        let Some((line, name)) = port
-            .partial
-            .as_ref()
-            .filter(|p| p.reason == PartialReason::CutLine)
-            .map(|p| (p.line, p.missing.first().cloned().unwrap_or_default()))
-        else {
-            continue;
-        };
-        if !settle_blank_value(lines, line, &name, &mut parsed.warnings) {
-            port.partial = None;
-        }
-    }
 }
 
 /// Port fields every ibstat since infiniband-diags 1.4 prints, in order.
@@ -351,20 +333,8 @@ fn read_port_field(
 ) -> bool {
     if value.is_empty() && PORT_FIELDS.contains(&label) {
         // ibstat always prints a value: an empty one was cut off by the
-        // end of the paste, or blanked. The block's latest is recorded;
-        // [`settle_blank_values`] tells which once every line is read.
-        blank_value(line, label, unread);
-        if port
-            .partial
-            .as_ref()
-            .is_none_or(|p| p.reason == PartialReason::CutLine)
-        {
-            port.partial = Some(Partial::new(
-                PartialReason::CutLine,
-                vec![label.to_owned()],
-                line.number,
-            ));
-        }
+        // end of the paste, or blanked ([`blank_value`]).
+        blank_value(line, label, unread, &mut port.partial);
         return true;
     }
     match label {
@@ -841,11 +811,7 @@ CA 'mlx5_1'
                 21
             ))
         );
-        let kinds: Vec<(usize, WarningKind)> = parsed
-            .warnings
-            .iter()
-            .map(|w| (w.span.first_line, w.kind))
-            .collect();
+        let kinds = parsed.warning_lines();
         assert_eq!(
             kinds,
             [(10, WarningKind::Unreadable), (21, WarningKind::Truncated)]

@@ -891,11 +891,7 @@ hca_id:\tmlx5_1
         assert_eq!(p.port_lid, None);
         assert_eq!(p.active_speed_gbps, None);
         assert_eq!(p.extra[0].value.as_deref(), Some("invalid speed (0)"));
-        let found: Vec<(usize, WarningKind)> = parsed
-            .warnings
-            .iter()
-            .map(|w| (w.span.first_line, w.kind))
-            .collect();
+        let found = parsed.warning_lines();
         assert_eq!(
             found,
             [

@@ -124,6 +124,16 @@ pub struct Parsed<T> {
 }
 
 impl<T> Parsed<T> {
+    /// Each warning's first line and kind, in order: what the parsers'
+    /// tests compare.
+    #[cfg(test)]
+    pub(crate) fn warning_lines(&self) -> Vec<(usize, crate::diag::WarningKind)> {
+        self.warnings
+            .iter()
+            .map(|w| (w.span.first_line, w.kind))
+            .collect()
+    }
+
     /// A value with no warnings.
     pub fn clean(value: T) -> Self {
         Self {

@@ -187,22 +187,11 @@ impl Stream {
     }
 }
 
-/// A field left without its value cuts its block only on the output's
-/// last line; anywhere else the value was blanked, the line stays unread
-/// and the block is whole but for it ([`settle_blank_value`]).
+/// Settles each block's blank value ([`settle_blank_value`]): a cut on
+/// the output's last line, blanked anywhere else.
 fn settle_blank_values(parsed: &mut Parsed<Perfquery>, lines: &[Line<'_>]) {
     for block in &mut parsed.value.blocks {
-        let Some((line, name)) = block
-            .partial
-            .as_ref()
-            .filter(|p| p.reason == PartialReason::CutLine)
-            .map(|p| (p.line, p.missing.first().cloned().unwrap_or_default()))
-        else {
-            continue;
-        };
-        if !settle_blank_value(lines, line, &name, &mut parsed.warnings) {
-            block.partial = None;
-        }
+        settle_blank_value(&mut block.partial, lines, &mut parsed.warnings);
     }
 }
 
@@ -706,22 +695,10 @@ fn read_field(
     names: &mut FieldNames,
 ) {
     if value.is_empty() {
-        // Cut by the end of the paste, or blanked: the block's latest is
-        // recorded, and [`settle_blank_values`] tells which once the
-        // section is read. Cut where the value was, the block lacks what
-        // the layout prints after it ([`mark_cut_blocks`]).
-        blank_value(line, name, unread);
-        if block
-            .partial
-            .as_ref()
-            .is_none_or(|p| p.reason == PartialReason::CutLine)
-        {
-            block.partial = Some(Partial::new(
-                PartialReason::CutLine,
-                vec![name.to_owned()],
-                line.number,
-            ));
-        }
+        // Cut by the end of the paste, or blanked ([`blank_value`]). Cut
+        // where the value was, the block lacks what the layout prints
+        // after it ([`mark_cut_blocks`]).
+        blank_value(line, name, unread, &mut block.partial);
         return;
     }
     // The id is looked up once, for the duplicate test and the insert.
@@ -1509,11 +1486,7 @@ PortRcvData:.....................5
         let parsed = parse(&lines_of(text));
         let b = &parsed.value.blocks[0];
         assert!(b.counters.is_empty());
-        let kinds: Vec<(usize, WarningKind)> = parsed
-            .warnings
-            .iter()
-            .map(|w| (w.span.first_line, w.kind))
-            .collect();
+        let kinds = parsed.warning_lines();
         assert_eq!(
             kinds,
             vec![
@@ -1603,11 +1576,7 @@ PortRcvData:.....................5
                 .value,
             1
         );
-        let kinds: Vec<(usize, WarningKind)> = parsed
-            .warnings
-            .iter()
-            .map(|w| (w.span.first_line, w.kind))
-            .collect();
+        let kinds = parsed.warning_lines();
         assert_eq!(
             kinds,
             vec![
@@ -1722,11 +1691,7 @@ PortRcvData:.....................5
                 7
             ))
         );
-        let warnings: Vec<(usize, WarningKind)> = parsed
-            .warnings
-            .iter()
-            .map(|w| (w.span.first_line, w.kind))
-            .collect();
+        let warnings = parsed.warning_lines();
         assert_eq!(
             warnings,
             [(5, WarningKind::Unreadable), (7, WarningKind::Truncated)]

@@ -1156,11 +1156,7 @@ GPU 00000000:0F:00.0
     fn broken_xml_is_reported_not_misread() {
         let text = "<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n<gpu id=\"00000000:00:06.0\">\n<a>1</a><b>2</b>\n</nvidia_smi_log>\n";
         let p = parse(&lines_of(text));
-        let kinds: Vec<(usize, WarningKind)> = p
-            .warnings
-            .iter()
-            .map(|w| (w.span.first_line, w.kind))
-            .collect();
+        let kinds = p.warning_lines();
         assert_eq!(
             kinds,
             vec![
@@ -1256,11 +1252,7 @@ GPU 00000000:0F:00.0
         assert_eq!(g.active_slowdowns().count(), 0);
         // No `ECC Errors` heading: the counters are not lifted as ECC counts.
         assert!(g.ecc_errors.is_empty());
-        let w: Vec<(usize, WarningKind)> = p
-            .warnings
-            .iter()
-            .map(|w| (w.span.first_line, w.kind))
-            .collect();
+        let w = p.warning_lines();
         assert_eq!(
             w,
             [(1, WarningKind::Truncated), (9, WarningKind::Truncated)]

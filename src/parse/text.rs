@@ -4,6 +4,7 @@
 
 use crate::diag::{merge_adjacent, Warning, WarningKind};
 use crate::input::MessageLevel;
+use crate::model::partial::{Partial, PartialReason};
 use crate::parse::{Line, Parsed};
 use crate::span::LineSpan;
 use nom::bytes::complete::{tag, take_while1};
@@ -360,36 +361,59 @@ pub(crate) fn numbered_heading(line: &str, word: &str) -> Option<u32> {
 }
 
 /// A field a tool always prints with a value, printed without one: the
-/// line is unread where it stands. Only on the output's last line was it
-/// cut mid-line by the end of the paste (the input layer sets a cut-off
-/// last word aside); anywhere else the value was blanked, by hand before
-/// sharing (a GUID, a LID) or by a tool in between, and the rest of the
-/// block is there. [`settle_blank_value`] tells the two apart once the
-/// section is read.
-pub(crate) fn blank_value(line: &Line<'_>, name: &str, unread: &mut Unread) {
+/// line is unread where it stands, and `partial` (the port's or block's)
+/// records it as [`PartialReason::CutLine`] unless the part is partial for
+/// another reason (the latest blank of a part is the one kept). Only on
+/// the output's last line was it cut mid-line by the end of the paste (the
+/// input layer sets a cut-off last word aside); anywhere else the value
+/// was blanked, by hand before sharing (a GUID, a LID) or by a tool in
+/// between, and the rest of the part is there. [`settle_blank_value`]
+/// tells the two apart once the section is read.
+pub(crate) fn blank_value(
+    line: &Line<'_>,
+    name: &str,
+    unread: &mut Unread,
+    partial: &mut Option<Partial>,
+) {
     unread.line(line, &blank_value_message(name));
+    if partial
+        .as_ref()
+        .is_none_or(|p| p.reason == PartialReason::CutLine)
+    {
+        *partial = Some(Partial::new(
+            PartialReason::CutLine,
+            vec![name.to_owned()],
+            line.number,
+        ));
+    }
 }
 
 fn blank_value_message(name: &str) -> String {
     format!("`{name}` has no value")
 }
 
-/// Whether a field left without its value on `line` ([`blank_value`]),
-/// recorded as the part's [`PartialReason::CutLine`](crate::model::partial::PartialReason::CutLine),
-/// was cut by the end of the paste: `line` is the last non-blank one of
-/// `lines`. Then the line's warning says it was cut, not unread (the part
-/// is partial, and `IN001` says so); otherwise the value was blanked, the
-/// unread warning stands (`IN002`), and the caller drops the partial mark:
-/// the block is whole but for that value.
+/// Settles a part's blank value ([`blank_value`]) once its section's
+/// `lines` are read. On the last non-blank line it was cut by the end of
+/// the paste: the part stays partial (`IN001` says so) and the line's
+/// warning says it was cut, not unread. Anywhere else it was blanked: the
+/// unread warning stands (`IN002`) and the part is whole but for that
+/// value.
 pub(crate) fn settle_blank_value(
+    partial: &mut Option<Partial>,
     lines: &[Line<'_>],
-    line: usize,
-    name: &str,
     warnings: &mut Vec<Warning>,
-) -> bool {
+) {
+    let Some((line, name)) = partial
+        .as_ref()
+        .filter(|p| p.reason == PartialReason::CutLine)
+        .and_then(|p| Some((p.line, p.missing.first()?)))
+    else {
+        return;
+    };
     let last = lines.iter().rev().find(|l| !l.is_blank()).map(|l| l.number);
     if last != Some(line) {
-        return false;
+        *partial = None;
+        return;
     }
     let message = blank_value_message(name);
     let unread = warnings.iter().position(|w| {
@@ -410,7 +434,6 @@ pub(crate) fn settle_blank_value(
             warnings.sort_by_key(|w| w.span);
         }
     }
-    true
 }
 
 /// The driver shared by the line-at-a-time parsers: feeds every non-blank

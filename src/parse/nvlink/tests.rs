@@ -272,11 +272,7 @@ GPU 0: NVIDIA H200 (UUID: GPU-d4a1)
 \t Link 3: 26.562 GB/s
 ";
     let parsed = read(text);
-    let kinds: Vec<(usize, WarningKind)> = parsed
-        .warnings
-        .iter()
-        .map(|w| (w.span.first_line, w.kind))
-        .collect();
+    let kinds = parsed.warning_lines();
     assert_eq!(
         kinds,
         [
@@ -299,11 +295,7 @@ GPU 0: NVIDIA H200 (UUID: GPU-d4a1)
     // A GPU field with no link line above it has no GPU to belong to; after
     // a headerless link line it belongs to that (unknown) GPU.
     let orphan = read("\t NVLE: disabled\n\t Link 0: Replay Errors: 1\n\t NVLE: disabled\n");
-    let kinds: Vec<(usize, WarningKind)> = orphan
-        .warnings
-        .iter()
-        .map(|w| (w.span.first_line, w.kind))
-        .collect();
+    let kinds = orphan.warning_lines();
     assert_eq!(
         kinds,
         [(1, WarningKind::Unreadable), (2, WarningKind::Truncated)]
