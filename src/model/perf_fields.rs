@@ -302,33 +302,22 @@ pub(crate) fn missing_after_last(
     parts: &[&str],
     present: impl Fn(&str) -> bool,
 ) -> Vec<String> {
-    // One pass finds the last field present and where the part it is in
-    // ends; a whole block (nearly every one) lacks nothing and the names
-    // are not listed. Only a cut block's missing names are read again.
-    let mut last = None;
-    let mut part_end = None;
-    let mut count = 0;
-    for (i, (name, _)) in fields(layout).enumerate() {
-        count = i + 1;
+    // Read from the end: the last field present is found with a look-up
+    // per field after it (one, in a whole block: nearly every one), and
+    // the names after it, up to the nearest part that may be left out, are
+    // held only on the way (none in a whole block).
+    let mut after: Vec<Cow<'static, str>> = Vec::new();
+    for (name, _) in fields(layout).rev() {
         if present(&name) {
-            last = Some(i);
-            part_end = None;
-        } else if last.is_some() && part_end.is_none() && parts.contains(&&*name) {
-            part_end = Some(i);
+            return after.into_iter().rev().map(Cow::into_owned).collect();
+        }
+        if parts.contains(&&*name) {
+            after.clear();
+        } else {
+            after.push(name);
         }
     }
-    let Some(last) = last else {
-        return Vec::new();
-    };
-    let part_end = part_end.unwrap_or(count);
-    if part_end <= last + 1 {
-        return Vec::new();
-    }
-    fields(layout)
-        .take(part_end)
-        .skip(last + 1)
-        .map(|(name, _)| name.into_owned())
-        .collect()
+    Vec::new()
 }
 
 /// Where PortCounters' part that perfquery may leave out begins:
@@ -360,7 +349,9 @@ pub(crate) fn counter_count(layout: &[Spec]) -> usize {
 ///
 /// A single field's name is borrowed, a series member's made up; no list
 /// is built per entry ([`missing_after_last`] asks this of every block).
-pub(crate) fn fields(layout: &[Spec]) -> impl Iterator<Item = (Cow<'static, str>, FieldKind)> + '_ {
+pub(crate) fn fields(
+    layout: &[Spec],
+) -> impl DoubleEndedIterator<Item = (Cow<'static, str>, FieldKind)> + '_ {
     layout.iter().flat_map(|spec| {
         let (name, count, kind, series) = match *spec {
             One(name, kind) => (name, 1, kind, false),
