@@ -1,5 +1,5 @@
 # The few commands people run. Everything CI does is `make test`.
-.PHONY: check test wasm site serve fuzz bench bench-fleet bench-paste docs
+.PHONY: check test wasm site serve fuzz bench bench-fleet bench-paste docs pgo
 
 check:            ## format, lint, unit + integration tests
 	cargo fmt --all -- --check
@@ -24,9 +24,14 @@ fuzz:             ## run every fuzz target for 60 s
 bench:            ## print throughput figures
 	cargo bench --bench throughput
 
-bench-fleet:      ## analyze vs awk, peak RSS, files/s on generated 1,000- and 5,000-node fleets; wasm/native ratio
+pgo:              ## profile-guided release build: target/pgo/release/fabricscope (~10 min)
+	bash scripts/build-pgo.sh
+
+bench-fleet:      ## analyze vs awk, peak RSS, files/s on generated 1,000- and 5,000-node fleets, PGO and plain builds; wasm/native ratio
 	cargo build --release --quiet
-	python3 scripts/bench-fleet.py --nodes 1000 5000 --archive
+	bash scripts/build-pgo.sh
+	python3 scripts/bench-fleet.py --nodes 1000 5000 --archive --repeat 3 \
+		--bin target/pgo/release/fabricscope --bin target/release/fabricscope
 	bash scripts/bench-wasm.sh
 
 bench-paste:      ## parse a generated 12 MB pdsh paste of `nvidia-smi nvlink -e` against awk (CPU, MB/s, peak RSS)

@@ -15,7 +15,7 @@ many injected faults got a finding at warning or worse on their host (and
 how many healthy hosts did). Timings on a shared machine are noisy: read
 the ratio, not the seconds.
 
-    python3 scripts/bench-fleet.py [--nodes 1000 5000] [--bin target/release/fabricscope]
+    python3 scripts/bench-fleet.py [--nodes 1000 5000] [--repeat 3] [--bin BIN]...
 """
 
 import argparse
@@ -82,44 +82,65 @@ def fault_recall(report_bytes, truth_path):
     return found, len(faulty), false_hosts, flagged
 
 
-def peer_time(cmd, repeat):
-    """The peer's best wall and CPU seconds over `repeat` runs, after one
-    run that warms the page cache."""
-    timed(cmd)
-    runs = [timed(cmd) for _ in range(repeat)]
-    return min(r[0] for r in runs), min(r[1] for r in runs)
-
-
-def best_analyze(a, path, report_dir):
-    """`fabricscope analyze PATH --format json -o FILE`: the fastest of
-    `a.repeat` runs as (wall, cpu, rss, report bytes).
+def analyze_once(binary, path, report_dir, a):
+    """One `fabricscope analyze PATH --format json -o FILE` run of
+    `binary`: (wall, cpu, rss, report bytes).
 
     The report goes to a file, as a fleet run keeps it, and is read back
     after the clock stops: captured through a pipe, the time would include
-    this script reading ~80 MB per 1,000 hosts into memory (`--pipe` times
+    this script reading ~40 MB per 1,000 hosts into memory (`--pipe` times
     that instead)."""
+    cmd = [binary, "analyze", path, "--format", "json", "--fail-on", "never"] + a.args.split()
+    if a.pipe:
+        return timed(cmd, stdout=subprocess.PIPE)
     report = os.path.join(report_dir, "report.json")
-    cmd = [a.bin, "analyze", path, "--format", "json", "--fail-on", "never"] + a.args.split()
-    best = None
-    for _ in range(a.repeat):  # one report held at a time: 5,000 hosts print ~400 MB
-        if a.pipe:
-            run = timed(cmd, stdout=subprocess.PIPE)
-        else:
-            wall, cpu, rss, _ = timed(cmd + ["-o", report])
-            with open(report, "rb") as f:
-                run = (wall, cpu, rss, f.read())
-            os.remove(report)
-        if best is None or run[0] < best[0]:
-            best = run
-    return best
+    wall, cpu, rss, _ = timed(cmd + ["-o", report])
+    with open(report, "rb") as f:
+        out = f.read()
+    os.remove(report)
+    return wall, cpu, rss, out
+
+
+def race(a, peer_cmd, path, report_dir):
+    """The peer and every binary of `a.bin`, `a.repeat` rounds, each round
+    one run of each in turn (so a busy spell of the machine falls on all of
+    them), after one run of the peer that warms the page cache. Returns the
+    peer's best (wall, cpu), each binary's fastest run as (wall, cpu, rss,
+    report length), and the first binary's report, to count the faults it
+    found."""
+    timed(peer_cmd)
+    peer = []
+    best = [None] * len(a.bin)
+    report = b""
+    for _ in range(a.repeat):
+        peer.append(timed(peer_cmd))
+        for i, binary in enumerate(a.bin):
+            wall, cpu, rss, out = analyze_once(binary, path, report_dir, a)
+            if best[i] is None or wall < best[i][0]:
+                best[i] = (wall, cpu, rss, len(out))
+            if i == 0:
+                report = out  # one report held at a time: 5,000 hosts print ~200 MB
+    return (min(r[0] for r in peer), min(r[1] for r in peer)), best, report
+
+
+def label(binary):
+    """A short name for a binary: `plain` for target/release (`cargo build
+    --release`), `pgo` for target/pgo/release (scripts/build-pgo.sh), the
+    path for any other."""
+    parts = os.path.normpath(binary).split(os.sep)
+    if len(parts) >= 3 and parts[-2] == "release":
+        return "plain" if parts[-3] == "target" else parts[-3]
+    return binary
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--nodes", type=int, nargs="+", default=[1000, 5000])
-    p.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "fabricscope"))
+    p.add_argument("--bin", action="append",
+                   help="a fabricscope binary to time (repeat to time several in the same run; "
+                        "default target/release/fabricscope)")
     p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--repeat", type=int, default=1, help="runs per tool; the fastest counts")
+    p.add_argument("--repeat", type=int, default=1, help="rounds; each tool's fastest run counts")
     p.add_argument("--keep", help="generate into this directory and keep it")
     p.add_argument("--args", default="", help="extra arguments for fabricscope analyze")
     p.add_argument("--pipe", action="store_true",
@@ -127,10 +148,31 @@ def main():
     p.add_argument("--archive", action="store_true",
                    help="also time the fleet packed as one .tar.gz (against tar -xzO | awk)")
     a = p.parse_args()
-    if not os.path.exists(a.bin):
-        raise SystemExit(f"{a.bin} not found: run `cargo build --release` first")
+    a.bin = a.bin or [os.path.join(HERE, "..", "target", "release", "fabricscope")]
+    for binary in a.bin:
+        if not os.path.exists(binary):
+            raise SystemExit(f"{binary} not found: run `cargo build --release` (or scripts/build-pgo.sh) first")
     base = a.keep or tempfile.mkdtemp(prefix="fabricscope-fleet-")
     rows = []
+
+    def measure(what, peer_cmd, path, files, size, truth):
+        (awk_s, awk_cpu), best, report = race(a, peer_cmd, path, base)
+        found, faults, false_hosts, _ = fault_recall(report, truth)
+        for binary, (wall, cpu, rss, out_len) in zip(a.bin, best):
+            rows.append((what, label(binary), files, size, awk_s, wall, awk_cpu, cpu, rss, out_len))
+            print(
+                f"{what} nodes, {label(binary)}: {files} files, {size / 1e6:.1f} MB; peer {awk_s:.3f} s, "
+                f"analyze {wall:.3f} s = {wall / awk_s:.2f}x (CPU: peer {awk_cpu:.2f} s, analyze {cpu:.2f} s "
+                f"= {cpu / max(awk_cpu, 1e-3):.1f}x); peak RSS {rss / 1024 if rss else float('nan'):.0f} MB; "
+                f"{files / wall:.0f} files/s, {size / wall / 1e6:.1f} MB/s; report {out_len / 1e6:.1f} MB",
+                flush=True,
+            )
+        print(
+            f"{what} nodes ({label(a.bin[0])}): faults flagged {found}/{faults}, healthy hosts flagged "
+            f"{len(false_hosts)}" + (f" (e.g. {', '.join(false_hosts[:3])})" if false_hosts else ""),
+            flush=True,
+        )
+
     try:
         for n in a.nodes:
             root = os.path.join(base, f"fleet{n}")
@@ -142,46 +184,30 @@ def main():
                     check=True,
                 )
             files, size = tree_size(root)
-            awk_s, awk_cpu = peer_time(["sh", "-c", f"find '{root}' -type f -exec awk 'END {{ }}' {{}} +"], a.repeat)
-            wall, cpu, rss, out = best_analyze(a, root, base)
-            found, faults, false_hosts, _ = fault_recall(out, truth)
-            rows.append((str(n), files, size, awk_s, wall, awk_cpu, cpu, rss, len(out)))
-            print(
-                f"{n} nodes: {files} files, {size / 1e6:.1f} MB; awk {awk_s:.2f} s, analyze {wall:.2f} s "
-                f"= {wall / awk_s:.1f}x awk (CPU: awk {awk_cpu:.2f} s, analyze {cpu:.2f} s = {cpu / awk_cpu:.1f}x); peak RSS {rss / 1024 if rss else float('nan'):.0f} MB; "
-                f"{files / wall:.0f} files/s, {size / wall / 1e6:.1f} MB/s; report {len(out) / 1e6:.1f} MB; "
-                f"faults flagged {found}/{faults}, healthy hosts flagged {len(false_hosts)}"
-                + (f" (e.g. {', '.join(false_hosts[:3])})" if false_hosts else ""),
-                flush=True,
-            )
+            awk = ["sh", "-c", f"find '{root}' -type f -exec awk 'END {{ }}' {{}} +"]
+            measure(str(n), awk, root, files, size, truth)
             if a.archive:
                 # The same fleet as one .tar.gz, read in place; the peer
                 # decompresses it and awk reads every member once.
                 arch = root + ".tar.gz"
                 if not os.path.exists(arch):
                     subprocess.run(["tar", "-C", base, "-czf", arch, os.path.basename(root)], check=True)
-                awk_s, awk_cpu = peer_time(["sh", "-c", f"tar -xzOf '{arch}' | awk 'END {{ }}'"], a.repeat)
-                wall, cpu, rss, out = best_analyze(a, arch, base)
-                found, faults, false_hosts, _ = fault_recall(out, truth)
-                rows.append((f"{n} (.tar.gz)", files, size, awk_s, wall, awk_cpu, cpu, rss, len(out)))
-                print(
-                    f"{n} nodes as .tar.gz: tar|awk {awk_s:.2f} s, analyze {wall:.2f} s = {wall / awk_s:.1f}x; "
-                    f"peak RSS {rss / 1024 if rss else float('nan'):.0f} MB; faults flagged {found}/{faults}, "
-                    f"healthy hosts flagged {len(false_hosts)}",
-                    flush=True,
-                )
+                tar_awk = ["sh", "-c", f"tar -xzOf '{arch}' | awk 'END {{ }}'"]
+                measure(f"{n} (.tar.gz)", tar_awk, arch, files, size, truth)
     finally:
         if not a.keep:
             shutil.rmtree(base, ignore_errors=True)
     print()
-    print("| nodes | files | MB | awk s | analyze s | analyze/awk | CPU analyze/awk | peak RSS MB | files/s | report MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for n, files, size, awk_s, wall, awk_cpu, cpu, rss, out_len in rows:
+    print("| nodes | build | files | MB | peer s | analyze s | analyze/peer | CPU analyze/peer | peak RSS MB | files/s | report MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for what, build, files, size, awk_s, wall, awk_cpu, cpu, rss, out_len in rows:
         rss_mb = f"{rss / 1024:.0f}" if rss else "?"
         print(
-            f"| {n} | {files} | {size / 1e6:.1f} | {awk_s:.2f} | {wall:.2f} | {wall / awk_s:.1f} | "
+            f"| {what} | {build} | {files} | {size / 1e6:.1f} | {awk_s:.3f} | {wall:.3f} | {wall / awk_s:.2f} | "
             f"{cpu / max(awk_cpu, 1e-3):.1f} | {rss_mb} | {files / wall:.0f} | {out_len / 1e6:.1f} |"
         )
+    print("\npeer: awk reading every file once (`tar -xzO | awk` for the .tar.gz); "
+          "build: plain = `cargo build --release`, pgo = scripts/build-pgo.sh (profile-guided)")
 
 
 if __name__ == "__main__":
