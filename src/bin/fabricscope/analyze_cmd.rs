@@ -1159,10 +1159,11 @@ fn read_unit(
     let mut key: Option<String> = None;
     let mut skipped = Vec::new();
     let mut named_failures = 0;
+    let mut dir = crate::inputs::OpenDir::default();
     for input in unit
         .iter()
         .filter_map(|i| sources.get(*i))
-        .flat_map(|s| s.clone().read())
+        .flat_map(|s| s.clone().read_in(&mut dir))
     {
         let (name, modified, named_failure, doc) = read_one(input, progress);
         named_failures += usize::from(named_failure);
