@@ -1,12 +1,13 @@
 //! Measurements and findings of finished hosts kept on disk until the
 //! report is written.
 //!
-//! A fleet's measurements are most of its JSON report (hundreds of MB at
-//! 1,000 hosts); holding them would make memory grow with the fleet. Each
-//! unit's records are written, already formatted as the pretty report
-//! prints them at their depth, to one temporary file per category, and
-//! copied into the report at the end as they are ([`Spooled`] serialises
-//! as [`Measurements`] too, reading the files back and parsing them).
+//! A fleet's measurements are most of its JSON report (tens of MB per
+//! 1,000 hosts); holding them all would make memory grow with the fleet.
+//! Each unit's records are formatted as the pretty report prints them at
+//! their depth and held in memory up to [`HELD_BYTES`], beyond which they
+//! go to one temporary file per category; either way they are copied into
+//! the report at the end as they are ([`Spooled`] serialises as
+//! [`Measurements`] too, reading them back and parsing them).
 //!
 //! Findings ([`FindingSpool`]) are stored whole, formatted as the report
 //! prints them, while the analysis keeps a light copy for the fleet step
@@ -588,17 +589,49 @@ impl Serialize for StoredIncidents<'_> {
     }
 }
 
-/// One category: its file and how many records it holds.
+/// One category: its records, each after its separator and indent (as
+/// they are copied into the report), and how many there are.
 struct Category {
-    path: PathBuf,
-    writer: Option<BufWriter<File>>,
+    /// What its file is called after.
+    name: &'static str,
+    /// The records, in memory while the spool holds them there: in blocks
+    /// of about [`BLOCK`] bytes, never moved as they grow.
+    held: Vec<Vec<u8>>,
+    /// Where the records went once the spool spilled ([`Spool::spill`]).
+    file: Option<CategoryFile>,
     count: usize,
 }
+
+/// A category's temporary file.
+struct CategoryFile {
+    path: PathBuf,
+    writer: Option<BufWriter<File>>,
+}
+
+/// The size of a category's blocks in memory.
+const BLOCK: usize = 1 << 20;
+
+/// How many bytes of records the spool holds in memory before it moves
+/// them all to files and writes every further record there.
+///
+/// Held in memory, a record is copied once into the heap and once into the
+/// report. Spooled to a file, it was also written into the page cache,
+/// copied from there into the report at the end of the run (on one thread,
+/// while the other core idled) and its pages dropped when the file went:
+/// at 1,000 generated hosts (21 MB of notable records), 3 % of the run's
+/// wall time. The limit keeps memory flat beyond it: a fleet whose records
+/// outgrow it (about 1,500 such hosts, or fewer with `--measurements
+/// all`) spills, its peak higher by at most this much.
+const HELD_BYTES: usize = 32 << 20;
 
 /// The spooled measurements of every unit so far, in unit order.
 pub struct Spool {
     categories: Vec<Category>,
     buffer: Vec<u8>,
+    /// Bytes of records held in memory ([`HELD_BYTES`]).
+    held_bytes: usize,
+    /// How many may be held before the spool spills.
+    held_limit: usize,
     /// The findings, when they are stored too.
     pub findings: Option<FindingSpool>,
     /// The store id of each of the report's findings (see
@@ -626,22 +659,31 @@ const NAMES: [&str; 10] = [
 ];
 
 impl Spool {
-    /// Temporary files in the system's temporary directory; `findings`:
-    /// findings are stored too; `notable`: only the notable measurements.
+    /// A spool holding its records in memory up to [`HELD_BYTES`], in
+    /// temporary files in the system's temporary directory beyond;
+    /// `findings`: findings are stored too (in a file); `notable`: only
+    /// the notable measurements.
     pub fn new(findings: bool, notable: bool) -> std::io::Result<Self> {
-        let mut categories = Vec::new();
-        for name in NAMES {
-            let path = temp_path(name);
-            let writer = BufWriter::with_capacity(1 << 16, File::create(&path)?);
-            categories.push(Category {
-                path,
-                writer: Some(writer),
+        Self::holding(findings, notable, HELD_BYTES)
+    }
+
+    /// [`Spool::new`], spilling to files once more than `held_limit`
+    /// bytes of records are held.
+    fn holding(findings: bool, notable: bool, held_limit: usize) -> std::io::Result<Self> {
+        let categories = NAMES
+            .iter()
+            .map(|&name| Category {
+                name,
+                held: Vec::new(),
+                file: None,
                 count: 0,
-            });
-        }
+            })
+            .collect();
         Ok(Self {
             categories,
             buffer: Vec::new(),
+            held_bytes: 0,
+            held_limit,
             findings: if findings {
                 Some(FindingSpool::new()?)
             } else {
@@ -671,7 +713,32 @@ impl Spool {
         self.write_pretty(6, &m.peer_groups)?;
         self.write(7, &m.traffic_balance)?;
         self.write(8, &m.trends)?;
-        self.write(9, &m.notes)
+        self.write(9, &m.notes)?;
+        if self.held_bytes > self.held_limit {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Moves every category's records to a temporary file of its own, to
+    /// which further records are written: the spool holds none in memory
+    /// from then on.
+    fn spill(&mut self) -> std::io::Result<()> {
+        for c in &mut self.categories {
+            if c.file.is_some() {
+                continue;
+            }
+            let path = temp_path(c.name);
+            let mut writer = BufWriter::with_capacity(1 << 16, File::create(&path)?);
+            // Made at once: dropping the spool removes it, whatever fails.
+            let file = c.file.insert(CategoryFile { path, writer: None });
+            for block in std::mem::take(&mut c.held) {
+                writer.write_all(&block)?;
+            }
+            file.writer = Some(writer);
+        }
+        self.held_bytes = 0;
+        Ok(())
     }
 
     fn write<T: Serialize>(
@@ -710,16 +777,32 @@ impl Spool {
         let Some(c) = self.categories.get_mut(category) else {
             return Ok(());
         };
-        let Some(w) = c.writer.as_mut() else {
-            return Ok(());
-        };
         for r in records {
             self.buffer.clear();
             self.buffer
                 .extend_from_slice(if c.count == 0 { b"[" } else { b"," });
             self.buffer.extend_from_slice(INDENT);
             render(&r, RECORD_DEPTH, &mut self.buffer)?;
-            w.write_all(&self.buffer)?;
+            match c.file.as_mut() {
+                Some(file) => match file.writer.as_mut() {
+                    Some(w) => w.write_all(&self.buffer)?,
+                    None => return Ok(()), // closed: nothing more is spooled
+                },
+                None => {
+                    let room = c
+                        .held
+                        .last()
+                        .map_or(0, |block| block.capacity() - block.len());
+                    if room < self.buffer.len() {
+                        c.held
+                            .push(Vec::with_capacity(BLOCK.max(self.buffer.len())));
+                    }
+                    if let Some(block) = c.held.last_mut() {
+                        block.extend_from_slice(&self.buffer);
+                    }
+                    self.held_bytes += self.buffer.len();
+                }
+            }
             c.count += 1;
         }
         Ok(())
@@ -727,8 +810,8 @@ impl Spool {
 
     /// Finishes writing: the spool can be read from now on.
     pub fn close(&mut self) -> std::io::Result<()> {
-        for c in &mut self.categories {
-            if let Some(mut w) = c.writer.take() {
+        for file in self.categories.iter_mut().filter_map(|c| c.file.as_mut()) {
+            if let Some(mut w) = file.writer.take() {
                 w.flush()?;
             }
         }
@@ -747,8 +830,8 @@ impl Spool {
 
 impl Drop for Spool {
     fn drop(&mut self) {
-        for c in &self.categories {
-            let _ = std::fs::remove_file(&c.path);
+        for file in self.categories.iter().filter_map(|c| c.file.as_ref()) {
+            let _ = std::fs::remove_file(&file.path);
         }
     }
 }
@@ -987,8 +1070,17 @@ impl Spooled<'_> {
             out.write_all(b"\": ")?;
             let mut first = true;
             if let Some(c) = self.spool.categories.get(i).filter(|c| c.count > 0) {
-                copy_records(&c.path, out)?;
-                copied(&c.path);
+                match &c.file {
+                    Some(file) => {
+                        copy_records(&file.path, out)?;
+                        copied(&file.path);
+                    }
+                    None => {
+                        for block in &c.held {
+                            out.write_all(block)?;
+                        }
+                    }
+                }
                 first = false;
             }
             let w = out.writer();
@@ -1180,7 +1272,10 @@ impl<T: Serialize> Serialize for Seq<'_, T> {
         let mut seq = serializer.serialize_seq(Some(spooled + self.tail.len()))?;
         if let Some(c) = self.category.filter(|c| c.count > 0) {
             // Each record follows its separator (`[` or `,`) and indent.
-            let text = std::fs::read(&c.path).map_err(S::Error::custom)?;
+            let text = match &c.file {
+                Some(file) => std::fs::read(&file.path).map_err(S::Error::custom)?,
+                None => c.held.concat(),
+            };
             let mut rest = text.as_slice();
             while let Some(record) = rest.get(1 + INDENT.len()..).filter(|_| !rest.is_empty()) {
                 let mut values = serde_json::Deserializer::from_slice(record)
@@ -1508,12 +1603,26 @@ mod tests {
     }
 
     /// Records copied from the spool print as serde's pretty printer prints
-    /// them, spooled and tail alike, empty categories too.
+    /// them, spooled and tail alike, empty categories too: held in memory,
+    /// spilled to files at once, and spilled after the first unit.
     #[test]
     fn copied_records_print_as_the_pretty_printer_prints_them() {
         let m = measured();
         assert!(m.counter_rates.len() > 10 && !m.snapshots.is_empty());
-        let mut spool = Spool::new(false, false).unwrap_or_else(|e| unreachable!("{e}"));
+        let mut one = Spool::new(false, false).unwrap_or_else(|e| unreachable!("{e}"));
+        one.add(m.clone(), None)
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let after_one = one.held_bytes;
+        assert!(after_one > 0);
+        for limit in [usize::MAX, 0, after_one] {
+            copied_records_print_as_serde(&m, limit);
+        }
+    }
+
+    /// [`copied_records_print_as_the_pretty_printer_prints_them`] for a
+    /// spool that spills beyond `limit` bytes, with two units of `m`.
+    fn copied_records_print_as_serde(m: &Measurements, limit: usize) {
+        let mut spool = Spool::holding(false, false, limit).unwrap_or_else(|e| unreachable!("{e}"));
         spool
             .add(m.clone(), None)
             .unwrap_or_else(|e| unreachable!("{e}"));
@@ -1521,6 +1630,13 @@ mod tests {
             .add(m.clone(), None)
             .unwrap_or_else(|e| unreachable!("{e}"));
         spool.close().unwrap_or_else(|e| unreachable!("{e}"));
+        let spilled = limit < usize::MAX;
+        assert_eq!(
+            spool.categories.iter().all(|c| c.file.is_some()),
+            spilled,
+            "{limit}"
+        );
+        assert_eq!(spool.held_bytes == 0, spilled);
         let tail = Measurements {
             notes: vec!["the fleet's note".to_owned()],
             ..m.clone()
@@ -1539,14 +1655,15 @@ mod tests {
             got.extend_from_slice(b"\n}");
             assert_eq!(String::from_utf8_lossy(&got), want);
             // Each file with records is said to be copied once, in order,
-            // after its records are out (the caller may remove it then).
+            // after its records are out (the caller may remove it then);
+            // records held in memory have no file.
             let with_records: Vec<PathBuf> = spool
                 .categories
                 .iter()
                 .filter(|c| c.count > 0)
-                .map(|c| c.path.clone())
+                .filter_map(|c| c.file.as_ref().map(|f| f.path.clone()))
                 .collect();
-            assert!(with_records.len() >= 3);
+            assert_eq!(with_records.len() >= 3, spilled);
             assert_eq!(copied, with_records);
         }
     }
@@ -1557,7 +1674,7 @@ mod tests {
     #[test]
     fn category_files_may_go_once_copied() {
         let m = measured();
-        let mut spool = Spool::new(false, false).unwrap_or_else(|e| unreachable!("{e}"));
+        let mut spool = Spool::holding(false, false, 0).unwrap_or_else(|e| unreachable!("{e}"));
         spool
             .add(m.clone(), None)
             .unwrap_or_else(|e| unreachable!("{e}"));
