@@ -707,6 +707,7 @@ fn read_file_in(
 #[derive(Default)]
 pub struct OpenDir {
     /// The directory of the last file opened.
+    #[cfg(target_os = "linux")]
     last: std::path::PathBuf,
     /// That directory, held once a second file of it was opened.
     #[cfg(target_os = "linux")]
@@ -717,37 +718,37 @@ impl OpenDir {
     /// Opens `path` for reading, relative to the held directory when it
     /// is the file's.
     pub fn open(&mut self, path: &Path) -> std::io::Result<std::fs::File> {
-        let Some((parent, name)) = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .zip(path.file_name())
-        else {
-            return std::fs::File::open(path);
-        };
+        #[cfg(target_os = "linux")]
+        if let Some(opened) = self.open_in_held(path) {
+            return opened;
+        }
+        std::fs::File::open(path)
+    }
+
+    /// `path` opened relative to its directory, held (and opened first if
+    /// need be) when the last file was in it too; nothing when it is
+    /// opened by path instead.
+    #[cfg(target_os = "linux")]
+    fn open_in_held(&mut self, path: &Path) -> Option<std::io::Result<std::fs::File>> {
+        use rustix::fs::{Mode, OFlags};
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty())?;
+        let name = path.file_name()?;
         if parent != self.last {
             self.last = parent.to_path_buf();
-            #[cfg(target_os = "linux")]
-            {
-                self.held = None;
-            }
-            return std::fs::File::open(path);
+            self.held = None;
+            return None;
         }
-        #[cfg(target_os = "linux")]
-        {
-            use rustix::fs::{Mode, OFlags};
-            if self.held.is_none() {
-                let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-                self.held = rustix::fs::open(parent, flags, Mode::empty()).ok();
-            }
-            if let Some(dir) = &self.held {
-                let flags = OFlags::RDONLY | OFlags::CLOEXEC;
-                return rustix::fs::openat(dir, name, flags, Mode::empty())
-                    .map(std::fs::File::from)
-                    .map_err(std::io::Error::from);
-            }
+        if self.held.is_none() {
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            self.held = rustix::fs::open(parent, flags, Mode::empty()).ok();
         }
-        let _ = name;
-        std::fs::File::open(path)
+        let dir = self.held.as_ref()?;
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC;
+        Some(
+            rustix::fs::openat(dir, name, flags, Mode::empty())
+                .map(std::fs::File::from)
+                .map_err(std::io::Error::from),
+        )
     }
 }
 
