@@ -6,7 +6,9 @@
 //! `base lid` and `sm lid` (hex), `state` (`4: ACTIVE`), `phys state`
 //! (`5: LinkUp`), `rate` (`200 Gb/sec (4X HDR)`) and `link_layer`, then a
 //! blank line. A missing sysfs file prints `unknown`, which becomes `None`
-//! without a warning. The script writes tabs then one space; pastes often turn
+//! without a warning; a field printed without any value (blanked before
+//! sharing, or cut by the end of the paste) is an unread line
+//! ([`blank_value`]). The script writes tabs then one space; pastes often turn
 //! the tabs into spaces, so the parser keys on the labels, not the layout.
 
 use crate::diag::WarningKind;
@@ -14,7 +16,8 @@ use crate::model::ib::{LinkLayer, PhysState, PortState};
 use crate::model::ibstatus::{Ibstatus, IbstatusPort, SysfsRate};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
-    decimal_f64, hex_u32, label_value, read_each_line, single_quoted, Unread,
+    blank_value, decimal_f64, hex_u32, label_value, read_each_line, settle_blank_value,
+    single_quoted, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -35,6 +38,9 @@ const UNKNOWN: &str = "unknown";
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstatus> {
     let mut parsed = read_each_line(lines, read_line);
+    for port in &mut parsed.value.ports {
+        settle_blank_value(&mut port.partial, lines, &mut parsed.warnings);
+    }
     mark_cut_ports(&mut parsed.value, lines);
     parsed
 }
@@ -57,8 +63,10 @@ const ALWAYS_PRINTED: usize = 6;
 
 /// Marks each port block that stops before `rate` as partial, with the
 /// fields it lacks after the last one printed (a field printed `unknown`
-/// counts as printed): the paste was cut inside it. One pass over the
-/// lines: the blocks are in line order.
+/// or without a value counts as printed): the paste was cut inside it. A
+/// block whose last line was cut mid-value stays partial for that
+/// ([`settle_blank_value`]). One pass over the lines: the blocks are in
+/// line order.
 fn mark_cut_ports(out: &mut Ibstatus, lines: &[Line<'_>]) {
     let mut lines = lines.iter().peekable();
     for port in &mut out.ports {
@@ -78,7 +86,7 @@ fn mark_cut_ports(out: &mut Ibstatus, lines: &[Line<'_>]) {
             .iter()
             .map(|f| (*f).to_owned())
             .collect();
-        if !missing.is_empty() {
+        if !missing.is_empty() && port.partial.is_none() {
             port.partial = Some(Partial::new(
                 PartialReason::MissingFields,
                 missing,
@@ -117,6 +125,12 @@ fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread) {
         return;
     };
     port.span = port.span.join(line.span());
+    if value.is_empty() && is_field(label) {
+        // The script prints `unknown` for a file it cannot read: nothing
+        // at all was blanked, or cut by the end of the paste.
+        blank_value(line, label, unread, &mut port.partial);
+        return;
+    }
     if value == UNKNOWN {
         if !is_field(label) {
             unread.line(line, "unknown ibstatus field");
@@ -390,6 +404,33 @@ Infiniband device 'mlx5_1' port 1 status:
             .warnings
             .iter()
             .all(|w| w.kind == WarningKind::Unreadable));
+    }
+
+    /// A field printed without a value (a state blanked before sharing)
+    /// is an unread line, and the port is whole but for it; on the
+    /// output's last line it was cut, and the port is partial.
+    #[test]
+    fn a_blank_value_is_unread_and_cuts_its_port_only_on_the_last_line() {
+        let port = "Infiniband device 'mlx5_0' port 1 status:\n\tdefault gid:\t fe80::1\n\tbase lid:\t 0x5\n\tsm lid:\t\t 0x1\n\tstate:\t\t \n\tphys state:\t 5: LinkUp\n\trate:\t\t 200 Gb/sec (4X HDR)\n\tlink_layer:\t InfiniBand\n\n";
+        let parsed = parse(&lines_of(port));
+        let p = &parsed.value.ports[0];
+        assert_eq!((p.state, p.partial.as_ref()), (None, None));
+        assert_eq!(p.physical_state, Some(PhysState::LinkUp));
+        assert_eq!(parsed.warning_lines(), [(5, WarningKind::Unreadable)]);
+        assert_eq!(parsed.warnings[0].message, "`state` has no value");
+        // Cut after `state:` by the end of the paste.
+        let cut = port.split_inclusive('\n').take(5).collect::<String>();
+        let parsed = parse(&lines_of(&cut));
+        let p = &parsed.value.ports[0];
+        assert_eq!(
+            p.partial,
+            Some(Partial::new(
+                PartialReason::CutLine,
+                vec!["state".to_owned()],
+                5
+            ))
+        );
+        assert_eq!(parsed.warning_lines(), [(5, WarningKind::Truncated)]);
     }
 
     #[test]
