@@ -119,7 +119,7 @@ def race(a, peer_cmd, path, report_dir):
             if best[i] is None or wall < best[i][0]:
                 best[i] = (wall, cpu, rss, len(out))
             if i == 0:
-                report = out  # one report held at a time: 5,000 hosts print ~200 MB
+                report = out  # only this one is kept: 5,000 hosts print ~200 MB
     return (min(r[0] for r in peer), min(r[1] for r in peer)), best, report
 
 
