@@ -8,8 +8,9 @@
 //! blank line. A missing sysfs file prints `unknown`, which becomes `None`
 //! without a warning; a field printed without any value (blanked before
 //! sharing, or cut by the end of the paste) is an unread line
-//! ([`blank_value`]). The script writes tabs then one space; pastes often turn
-//! the tabs into spaces, so the parser keys on the labels, not the layout.
+//! (`parse::text::blank_value`). The script writes tabs then one space;
+//! pastes often turn the tabs into spaces, so the parser keys on the
+//! labels, not the layout.
 
 use crate::diag::WarningKind;
 use crate::model::ib::{LinkLayer, PhysState, PortState};
