@@ -678,7 +678,7 @@ fn file(
 /// whose stat size means nothing (sysfs says 4096, procfs 0), reads short
 /// elsewhere and is read until a read returns nothing, as before.
 pub fn read_file(path: &Path, stat: Option<Stat>) -> std::io::Result<(Vec<u8>, Option<f64>)> {
-    read_file_in(&mut OpenDir::default(), path, stat)
+    read_opened(std::fs::File::open(path)?, stat)
 }
 
 /// [`read_file`], opening the file through `dir` ([`OpenDir::open`]).
@@ -687,7 +687,14 @@ fn read_file_in(
     path: &Path,
     stat: Option<Stat>,
 ) -> std::io::Result<(Vec<u8>, Option<f64>)> {
-    let mut file = dir.open(path)?;
+    read_opened(dir.open(path)?, stat)
+}
+
+/// The bytes and time of an opened file ([`read_file`]).
+fn read_opened(
+    mut file: std::fs::File,
+    stat: Option<Stat>,
+) -> std::io::Result<(Vec<u8>, Option<f64>)> {
     let stat = stat.or_else(|| file.metadata().ok().as_ref().map(Stat::of));
     let size = stat.and_then(|s| usize::try_from(s.len).ok()).unwrap_or(0);
     let bytes = read_sized(&mut file, size)?;

@@ -608,6 +608,52 @@ struct CategoryFile {
     writer: Option<BufWriter<File>>,
 }
 
+impl Category {
+    /// Appends one record: to the file once there is one (nothing once it
+    /// is closed), else to the last block in memory or a new one.
+    fn append(&mut self, record: &[u8]) -> std::io::Result<()> {
+        match self.file.as_mut() {
+            Some(file) => match file.writer.as_mut() {
+                Some(w) => w.write_all(record)?,
+                None => return Ok(()),
+            },
+            None => {
+                let room = self.held.last().map_or(0, |b| b.capacity() - b.len());
+                if room < record.len() {
+                    self.held.push(Vec::with_capacity(BLOCK.max(record.len())));
+                }
+                if let Some(block) = self.held.last_mut() {
+                    block.extend_from_slice(record);
+                }
+            }
+        }
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Bytes of records held in memory.
+    fn held_bytes(&self) -> usize {
+        self.held.iter().map(Vec::len).sum()
+    }
+
+    /// Moves the records held in memory to a new temporary file, to which
+    /// further records are written.
+    fn spill(&mut self) -> std::io::Result<()> {
+        if self.file.is_some() {
+            return Ok(());
+        }
+        let path = temp_path(self.name);
+        let mut writer = BufWriter::with_capacity(1 << 16, File::create(&path)?);
+        // Made at once: dropping the spool removes it, whatever fails.
+        let file = self.file.insert(CategoryFile { path, writer: None });
+        for block in std::mem::take(&mut self.held) {
+            writer.write_all(&block)?;
+        }
+        file.writer = Some(writer);
+        Ok(())
+    }
+}
+
 /// The size of a category's blocks in memory.
 const BLOCK: usize = 1 << 20;
 
@@ -628,9 +674,7 @@ const HELD_BYTES: usize = 32 << 20;
 pub struct Spool {
     categories: Vec<Category>,
     buffer: Vec<u8>,
-    /// Bytes of records held in memory ([`HELD_BYTES`]).
-    held_bytes: usize,
-    /// How many may be held before the spool spills.
+    /// How many bytes of records may be held before the spool spills.
     held_limit: usize,
     /// The findings, when they are stored too.
     pub findings: Option<FindingSpool>,
@@ -682,7 +726,6 @@ impl Spool {
         Ok(Self {
             categories,
             buffer: Vec::new(),
-            held_bytes: 0,
             held_limit,
             findings: if findings {
                 Some(FindingSpool::new()?)
@@ -714,31 +757,19 @@ impl Spool {
         self.write(7, &m.traffic_balance)?;
         self.write(8, &m.trends)?;
         self.write(9, &m.notes)?;
-        if self.held_bytes > self.held_limit {
-            self.spill()?;
+        if self.held_bytes() > self.held_limit {
+            // Every category to a file of its own: the spool holds no
+            // record in memory from then on.
+            for c in &mut self.categories {
+                c.spill()?;
+            }
         }
         Ok(())
     }
 
-    /// Moves every category's records to a temporary file of its own, to
-    /// which further records are written: the spool holds none in memory
-    /// from then on.
-    fn spill(&mut self) -> std::io::Result<()> {
-        for c in &mut self.categories {
-            if c.file.is_some() {
-                continue;
-            }
-            let path = temp_path(c.name);
-            let mut writer = BufWriter::with_capacity(1 << 16, File::create(&path)?);
-            // Made at once: dropping the spool removes it, whatever fails.
-            let file = c.file.insert(CategoryFile { path, writer: None });
-            for block in std::mem::take(&mut c.held) {
-                writer.write_all(&block)?;
-            }
-            file.writer = Some(writer);
-        }
-        self.held_bytes = 0;
-        Ok(())
+    /// Bytes of records held in memory ([`HELD_BYTES`]).
+    fn held_bytes(&self) -> usize {
+        self.categories.iter().map(Category::held_bytes).sum()
     }
 
     fn write<T: Serialize>(
@@ -783,27 +814,7 @@ impl Spool {
                 .extend_from_slice(if c.count == 0 { b"[" } else { b"," });
             self.buffer.extend_from_slice(INDENT);
             render(&r, RECORD_DEPTH, &mut self.buffer)?;
-            match c.file.as_mut() {
-                Some(file) => match file.writer.as_mut() {
-                    Some(w) => w.write_all(&self.buffer)?,
-                    None => return Ok(()), // closed: nothing more is spooled
-                },
-                None => {
-                    let room = c
-                        .held
-                        .last()
-                        .map_or(0, |block| block.capacity() - block.len());
-                    if room < self.buffer.len() {
-                        c.held
-                            .push(Vec::with_capacity(BLOCK.max(self.buffer.len())));
-                    }
-                    if let Some(block) = c.held.last_mut() {
-                        block.extend_from_slice(&self.buffer);
-                    }
-                    self.held_bytes += self.buffer.len();
-                }
-            }
-            c.count += 1;
+            c.append(&self.buffer)?;
         }
         Ok(())
     }
@@ -1612,7 +1623,7 @@ mod tests {
         let mut one = Spool::new(false, false).unwrap_or_else(|e| unreachable!("{e}"));
         one.add(m.clone(), None)
             .unwrap_or_else(|e| unreachable!("{e}"));
-        let after_one = one.held_bytes;
+        let after_one = one.held_bytes();
         assert!(after_one > 0);
         for limit in [usize::MAX, 0, after_one] {
             copied_records_print_as_serde(&m, limit);
@@ -1636,7 +1647,7 @@ mod tests {
             spilled,
             "{limit}"
         );
-        assert_eq!(spool.held_bytes == 0, spilled);
+        assert_eq!(spool.held_bytes() == 0, spilled);
         let tail = Measurements {
             notes: vec!["the fleet's note".to_owned()],
             ..m.clone()
