@@ -34,6 +34,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// Below this many files a progress bar is noise.
 const PROGRESS_MIN_FILES: usize = 32;
@@ -208,15 +209,25 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
             ));
         }
     }
-    let listing = list(
-        &args.paths,
-        &InputOptions {
-            hidden: args.hidden,
-            host_from: args.host_from.clone(),
-        },
-    );
-    for note in &listing.notes {
-        eprintln!("fabricscope: {note}");
+    let input_options = InputOptions {
+        hidden: args.hidden,
+        host_from: args.host_from.clone(),
+    };
+    // NDJSON streams as hosts finish, unless the whole report is needed
+    // first (--baseline compares it; --include-sections reads every
+    // document as one unit): those print the whole report's lines.
+    let ndjson_streams = matches!(args.format, ReportFormat::Ndjson)
+        && !args.include_sections
+        && args.baseline.is_none();
+    // These need every input listed before the first is read; any other
+    // run reads the first hosts while the listing goes on ([`stream`]).
+    let listed_first = args.list_hosts || args.include_sections || ndjson_streams;
+    let mut listing = Listing::default();
+    if listed_first {
+        listing = list(&args.paths, &input_options);
+        for note in &listing.notes {
+            eprintln!("fabricscope: {note}");
+        }
     }
     if args.list_hosts {
         return Ok(list_hosts(listing));
@@ -228,30 +239,16 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         .ignore_all(args.ignore.iter().cloned());
     let json = matches!(args.format, ReportFormat::Json);
     if args.emit_records {
-        return emit_records(args, listing, &options, named_failures);
+        return emit_records(args, &input_options, &options);
     }
-    let shards = record_shards(&listing.sources)?;
-    let unread = unread_inputs(&listing.problems);
-    // NDJSON streams as hosts finish, unless the whole report is needed
-    // first (--baseline compares it; --include-sections reads every
-    // document as one unit): those print the whole report's lines.
-    if matches!(args.format, ReportFormat::Ndjson)
-        && !args.include_sections
-        && args.baseline.is_none()
-    {
-        return ndjson_streamed(
-            args,
-            listing.sources,
-            shards,
-            unread,
-            &options,
-            named_failures,
-        );
+    if ndjson_streams {
+        return ndjson_streamed(args, listing, &options, named_failures);
     }
     // --include-sections prints every document: they are held anyway, so
     // the documents are analysed as one unit, as before streaming.
     let (mut report, mut spool, docs, names, hosts, skipped, failed) = if args.include_sections {
-        let (names, docs, modified_unix, skipped, failed) = read_all(listing.sources);
+        let (names, docs, modified_unix, skipped, failed) =
+            read_all(std::mem::take(&mut listing.sources));
         let options = options.with_modified_unix(modified_unix);
         let report = (!docs.is_empty()).then(|| fabricscope::analyze(&docs, &options));
         let hosts = document_hosts(&docs);
@@ -266,10 +263,17 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         } else {
             Sink::Report
         };
-        let streamed = match shards {
-            Some(paths) => merge(&paths, &options, sink, None)?,
-            None => stream(listing.sources, &options, sink, None)?,
+        let walk = Inputs::Walk {
+            paths: &args.paths,
+            options: &input_options,
+            listing: &mut listing,
         };
+        let streamed = match stream(walk, &options, sink, None)? {
+            Streaming::Done(streamed) => *streamed,
+            Streaming::Shards(sources) => merge(&shard_paths(&sources)?, &options, sink, None)?,
+        };
+        // The walk's problems were said on stderr as it ended.
+        let failed = named_count(&listing.problems) + streamed.named_failures;
         (
             streamed.report,
             streamed.spool,
@@ -277,9 +281,10 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
             Vec::new(),
             streamed.hosts,
             streamed.skipped,
-            streamed.named_failures,
+            failed,
         )
     };
+    let unread = unread_inputs(&listing.problems);
     let mut skipped = skipped;
     skipped.extend(unread);
     let named_failures = named_failures + failed;
@@ -355,13 +360,16 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         ReportFormat::Json => {
             write_json(&report, spool.as_mut(), &named, args.output.as_deref())?;
             let code = exit_code(&report, args.fail_on, named_failures, args.keep_going);
-            // What is left of a fleet's run, its report and its spool (files
-            // whose removal frees their pages), is let go of on two threads:
-            // milliseconds each at a thousand hosts, after the output.
-            std::thread::scope(|scope| {
-                scope.spawn(move || drop(report));
-                drop(spool);
-            });
+            // What is left of a fleet's run is let go of without freeing
+            // it: the process ends now, and the system takes its memory
+            // back whole. Freed, the report and the records held in memory
+            // went back to the system page by page (`madvise`), about 3 ms
+            // of the run's last step at a thousand hosts. The spool's files
+            // are removed.
+            std::mem::forget(report);
+            if let Some(spool) = spool {
+                spool.end_of_run();
+            }
             return Ok(code);
         }
         ReportFormat::Ndjson | ReportFormat::Sarif if !args.redact => {
@@ -620,6 +628,11 @@ fn report_problems(problems: &[Problem]) -> usize {
     for p in problems {
         eprintln!("fabricscope: {}: {}", p.input, p.reason);
     }
+    named_count(problems)
+}
+
+/// How many of `problems` are paths named on the command line.
+fn named_count(problems: &[Problem]) -> usize {
     problems.iter().filter(|p| p.named).count()
 }
 
@@ -675,9 +688,12 @@ fn list_hosts(listing: Listing) -> ExitCode {
 }
 
 /// A progress bar over `files` files, on a terminal and for enough files.
-fn progress_bar(files: usize) -> Option<ProgressBar> {
-    (files >= PROGRESS_MIN_FILES && std::io::stderr().is_terminal()).then(|| {
-        let bar = ProgressBar::new(files as u64);
+/// `None` files: not known yet (the walk goes on while files are read),
+/// the bar's length is set as they are listed.
+fn progress_bar(files: Option<usize>) -> Option<ProgressBar> {
+    let enough = files.is_none_or(|f| f >= PROGRESS_MIN_FILES);
+    (enough && std::io::stderr().is_terminal()).then(|| {
+        let bar = ProgressBar::new(files.unwrap_or(0) as u64);
         if let Ok(style) =
             ProgressStyle::with_template("{spinner} reading {pos}/{len} files {wide_bar} {eta}")
         {
@@ -730,12 +746,11 @@ fn unread_inputs(problems: &[Problem]) -> Vec<SkippedInput> {
 /// once every host is known).
 fn ndjson_streamed(
     args: &AnalyzeArgs,
-    sources: Vec<Source>,
-    shards: Option<Vec<PathBuf>>,
-    unread: Vec<SkippedInput>,
+    listing: Listing,
     options: &AnalyzeOptions,
     named_failures: usize,
 ) -> Result<ExitCode, String> {
+    let unread = unread_inputs(&listing.problems);
     let mut memory: Vec<u8> = Vec::new();
     let target: Box<dyn std::io::Write + Send + '_> = match (&args.output, args.redact) {
         (_, true) => Box::new(&mut memory),
@@ -746,9 +761,15 @@ fn ndjson_streamed(
     };
     let mut writer = std::io::BufWriter::with_capacity(1 << 16, target);
     let mut out = NdjsonOut::new(&mut writer);
-    let streamed = match shards {
-        Some(paths) => merge(&paths, options, Sink::Ndjson, Some(&mut out))?,
-        None => stream(sources, options, Sink::Ndjson, Some(&mut out))?,
+    let listed = Inputs::Listed(listing.sources);
+    let streamed = match stream(listed, options, Sink::Ndjson, Some(&mut out))? {
+        Streaming::Done(streamed) => *streamed,
+        Streaming::Shards(sources) => merge(
+            &shard_paths(&sources)?,
+            options,
+            Sink::Ndjson,
+            Some(&mut out),
+        )?,
     };
     drop(out);
     drop(writer);
@@ -788,13 +809,23 @@ fn output_error(e: std::io::Error) -> String {
 /// `--emit-records`: the header, then one line per unit, to the output.
 fn emit_records(
     args: &AnalyzeArgs,
-    listing: Listing,
+    input_options: &InputOptions,
     options: &AnalyzeOptions,
-    named_failures: usize,
 ) -> Result<ExitCode, String> {
     use std::io::Write;
+    let mut listing = Listing::default();
+    let walk = Inputs::Walk {
+        paths: &args.paths,
+        options: input_options,
+        listing: &mut listing,
+    };
+    let Streaming::Done(mut streamed) = stream(walk, options, Sink::Records, None)? else {
+        return Err("these are record shards already (--emit-records output): \
+                    merge them with `fabricscope analyze SHARD...`"
+            .to_owned());
+    };
     let unread = unread_inputs(&listing.problems);
-    let mut streamed = stream(listing.sources, options, Sink::Records, None)?;
+    let named_failures = named_count(&listing.problems);
     let header = RecordsHeader::new(options.interval_seconds, options.ignore.clone());
     let mut write = |w: &mut dyn Write| -> std::io::Result<()> {
         let mut w = std::io::BufWriter::with_capacity(1 << 16, w);
@@ -829,25 +860,26 @@ fn emit_records(
     })
 }
 
-/// The record shards among the inputs: when the first input is a shard
-/// (its first line is a records header), every input must be one.
-fn record_shards(sources: &[Source]) -> Result<Option<Vec<PathBuf>>, String> {
-    let shard_path = |s: &Source| -> Option<PathBuf> {
-        let Source::File { path, .. } = s else {
-            return None;
-        };
-        let mut head = [0u8; 200];
-        let n = std::fs::File::open(path)
-            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-            .ok()?;
-        RecordsHeader::starts(head.get(..n)?).then(|| path.clone())
+/// Whether `source` is a record shard (`--emit-records` output): a file
+/// whose first line is a records header. A run whose first input is one
+/// merges shards ([`merge`]).
+fn is_record_shard(source: &Source) -> bool {
+    shard_path(source).is_some()
+}
+
+fn shard_path(source: &Source) -> Option<PathBuf> {
+    let Source::File { path, .. } = source else {
+        return None;
     };
-    let Some(first) = sources.first() else {
-        return Ok(None);
-    };
-    if shard_path(first).is_none() {
-        return Ok(None);
-    }
+    let mut head = [0u8; 200];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .ok()?;
+    RecordsHeader::starts(head.get(..n)?).then(|| path.clone())
+}
+
+/// The paths of record shards to merge: every input must be one.
+fn shard_paths(sources: &[Source]) -> Result<Vec<PathBuf>, String> {
     sources
         .iter()
         .map(|s| {
@@ -856,8 +888,7 @@ fn record_shards(sources: &[Source]) -> Result<Option<Vec<PathBuf>>, String> {
                     .to_owned()
             })
         })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
+        .collect()
 }
 
 /// Orders unit keys (paths) directory by directory, as listing sorts them.
@@ -1095,22 +1126,74 @@ struct Streamed {
     printed: Option<fabricscope::report::Summary>,
 }
 
-/// Groups the inputs into units: adjacent files of one host directory (in
-/// a tree or an archive) form one unit; any other input (a named file, a
-/// gzipped file, standard input) is a unit of its own. Units that turn
-/// out to name the same host are merged later ([`stream`]).
-fn plan_units(sources: &[Source]) -> Vec<Vec<usize>> {
-    let mut units: Vec<Vec<usize>> = Vec::new();
-    let mut last_host: Option<&str> = None;
-    for (i, source) in sources.iter().enumerate() {
-        let host = source.place_host();
-        match (units.last_mut(), host) {
-            (Some(unit), Some(h)) if last_host == Some(h) => unit.push(i),
-            _ => units.push(vec![i]),
-        }
-        last_host = host;
+/// The inputs of a run grouped into units: adjacent files of one host
+/// directory (in a tree or an archive) form one unit; any other input (a
+/// named file, a gzipped file, standard input) is a unit of its own. Units
+/// that turn out to name the same host are merged later ([`stream`]).
+#[derive(Default)]
+struct Plan {
+    sources: Vec<Source>,
+    units: Vec<Vec<usize>>,
+}
+
+impl Plan {
+    fn of(sources: Vec<Source>) -> Self {
+        let mut plan = Plan::default();
+        plan.add(sources);
+        plan
     }
-    units
+
+    /// Adds sources listed after the ones already planned.
+    fn add(&mut self, sources: Vec<Source>) {
+        for source in sources {
+            let i = self.sources.len();
+            let last_host = self.sources.last().and_then(Source::place_host);
+            match (self.units.last_mut(), source.place_host()) {
+                (Some(unit), Some(h)) if last_host == Some(h) => unit.push(i),
+                _ => self.units.push(vec![i]),
+            }
+            self.sources.push(source);
+        }
+    }
+
+    /// How many units are complete while the listing goes on: all but the
+    /// last, which the host's next file may still join.
+    fn settled(&self) -> usize {
+        self.units.len().saturating_sub(1)
+    }
+
+    /// Unit `u`'s sources (copies: the plan is shared with the listing)
+    /// and the number of its first.
+    fn unit(&self, u: usize) -> (Vec<Source>, usize) {
+        let unit = self.units.get(u).map_or(&[][..], Vec::as_slice);
+        let sources = unit
+            .iter()
+            .filter_map(|&i| self.sources.get(i))
+            .cloned()
+            .collect();
+        (sources, unit.first().copied().unwrap_or(0))
+    }
+}
+
+/// Where a streamed run's inputs come from.
+enum Inputs<'a> {
+    /// Listed already.
+    Listed(Vec<Source>),
+    /// Listed on the calling thread while the pool analyses the units
+    /// listed first ([`crate::inputs::list_each`]); the listing's notes
+    /// and problems are said on stderr as it ends, and left in `listing`.
+    Walk {
+        paths: &'a [PathBuf],
+        options: &'a InputOptions,
+        listing: &'a mut Listing,
+    },
+}
+
+/// A streamed run: its result, or, when its first input is a record shard
+/// (`--emit-records` output), the listed inputs, to merge instead.
+enum Streaming {
+    Done(Box<Streamed>),
+    Shards(Vec<Source>),
 }
 
 /// One unit read and analysed (phase A).
@@ -1146,8 +1229,7 @@ struct ForJson {
 /// hosts it names ([`fabricscope::analyze::unit_hosts`]), and prepares its
 /// result for a JSON report as `json` asks.
 fn read_unit(
-    sources: &[Source],
-    unit: &[usize],
+    (sources, first): (Vec<Source>, usize),
     options: &AnalyzeOptions,
     progress: Option<&ProgressBar>,
     hosts_only: bool,
@@ -1160,11 +1242,14 @@ fn read_unit(
     let mut skipped = Vec::new();
     let mut named_failures = 0;
     let mut dir = crate::inputs::OpenDir::default();
-    for input in unit
-        .iter()
-        .filter_map(|i| sources.get(*i))
-        .flat_map(|s| s.clone().read_in(&mut dir))
-    {
+    let place_host = match ndjson {
+        Some(_) => sources
+            .first()
+            .and_then(Source::place_host)
+            .map(str::to_owned),
+        None => None,
+    };
+    for input in sources.into_iter().flat_map(|s| s.read_in(&mut dir)) {
         let (name, modified, named_failure, doc) = read_one(input, progress);
         named_failures += usize::from(named_failure);
         match doc {
@@ -1195,8 +1280,7 @@ fn read_unit(
     drop(docs);
     let lines = match (ndjson, result.as_mut()) {
         (Some(safety), Some(r)) if !hosts_only => {
-            let at_once = safety.is_some_and(|s| s.prints_at_once(sources, unit, r));
-            let first = unit.first().copied().unwrap_or(0);
+            let at_once = safety.is_some_and(|s| s.prints_at_once(place_host.as_deref(), r));
             Some(UnitLines::render(&mut r.findings, at_once, first))
         }
         _ => None,
@@ -1240,6 +1324,12 @@ fn claimed_hosts(result: &UnitResult) -> impl Iterator<Item = Option<&str>> {
         .chain((result.unnamed_hosts > 0).then_some(None))
 }
 
+/// The value behind `mutex` (a panic while it was held leaves it whole:
+/// every update is a push or an assignment).
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// The root of `i` in a union-find forest.
 fn root(parent: &mut [usize], mut i: usize) -> usize {
     while let Some(&p) = parent.get(i) {
@@ -1256,8 +1346,10 @@ fn root(parent: &mut [usize], mut i: usize) -> usize {
 }
 
 /// Reads and analyses the units in parallel and folds them in order as
-/// they finish ([`crate::ordered::for_each_in_order`]), keeping only
+/// they finish ([`crate::ordered::for_each_fed_in_order`]), keeping only
 /// their results (and spooling their measurements for a JSON report).
+/// [`Inputs::Walk`] lists the inputs meanwhile, on the calling thread: a
+/// unit is read as soon as the walk has left its directory.
 ///
 /// A host's documents must be one unit; a unit's hosts are known only once
 /// it is parsed. When two units name the same host (a pdsh paste next to a
@@ -1265,17 +1357,34 @@ fn root(parent: &mut [usize], mut i: usize) -> usize {
 /// to learn every unit's hosts (parsing, not analysing, the units not yet
 /// started), then the overlapping units are merged and everything is
 /// read again — rare, and correct.
+///
+/// When the first input is a record shard, nothing is read: the inputs
+/// come back to be merged as shards.
 fn stream(
-    sources: Vec<Source>,
+    inputs: Inputs<'_>,
     options: &AnalyzeOptions,
     out: Sink,
     mut ndjson: Option<&mut NdjsonOut<'_>>,
-) -> Result<Streamed, String> {
-    let mut units = plan_units(&sources);
-    let safety = match out {
-        Sink::Ndjson => Safety::scan(&sources, &units),
+) -> Result<Streaming, String> {
+    let (plan, mut walk) = match inputs {
+        Inputs::Listed(sources) => {
+            if sources.first().is_some_and(is_record_shard) {
+                return Ok(Streaming::Shards(sources));
+            }
+            (Plan::of(sources), None)
+        }
+        Inputs::Walk {
+            paths,
+            options,
+            listing,
+        } => (Plan::default(), Some((paths, options, listing))),
+    };
+    // Streamed NDJSON scans every input first, so it is given them listed.
+    let safety = match (out, &walk) {
+        (Sink::Ndjson, None) => Safety::scan(&plan.sources, &plan.units),
         _ => None,
     };
+    let mut plan = Mutex::new(plan);
     let lines_for = matches!(out, Sink::Ndjson).then_some(safety.as_ref());
     let for_json = match out {
         Sink::Json {
@@ -1287,24 +1396,28 @@ fn stream(
         },
         _ => ForJson::default(),
     };
-    let progress = progress_bar(sources.len());
+    let progress = progress_bar(match walk {
+        Some(_) => None,
+        None => Some(locked(&plan).sources.len()),
+    });
     let ahead = rayon::current_num_threads().max(1) * UNITS_AHEAD_PER_THREAD;
     loop {
         if let Some(bar) = &progress {
             bar.set_position(0);
         }
-        let mut fold = Fold::new(options, out, units.len())?;
+        let mut fold = Fold::new(options, out)?;
         // Once two units named one host, everything is read again merged:
         // the rest of this pass only learns each unit's hosts (units
         // already started are read whole, and folded the same way).
         let hosts_only = AtomicBool::new(false);
-        crate::ordered::for_each_in_order(
-            units.len(),
+        let mut shards_first = false;
+        crate::ordered::for_each_fed_in_order(
             ahead,
             |u| {
+                // The lock is let go of before the unit is read.
+                let unit = locked(&plan).unit(u);
                 read_unit(
-                    &sources,
-                    units.get(u).map_or(&[][..], Vec::as_slice),
+                    unit,
                     options,
                     progress.as_ref(),
                     hosts_only.load(Ordering::Relaxed),
@@ -1319,24 +1432,56 @@ fn stream(
                 }
                 Ok::<(), String>(())
             },
+            |feeder| {
+                let Some((paths, input_options, listing)) = walk.take() else {
+                    feeder.extend_to(locked(&plan).units.len());
+                    return;
+                };
+                *listing = crate::inputs::list_each(paths, input_options, &mut |batch| {
+                    let mut plan = locked(&plan);
+                    if plan.sources.is_empty() && batch.first().is_some_and(is_record_shard) {
+                        shards_first = true;
+                    }
+                    plan.add(batch);
+                    let (settled, files) = (plan.settled(), plan.sources.len());
+                    drop(plan);
+                    if let Some(bar) = &progress {
+                        bar.set_length(files as u64);
+                    }
+                    if !shards_first {
+                        feeder.extend_to(settled);
+                    }
+                });
+                for note in &listing.notes {
+                    eprintln!("fabricscope: {note}");
+                }
+                report_problems(&listing.problems);
+                if !shards_first {
+                    feeder.extend_to(locked(&plan).units.len());
+                }
+            },
         )?;
+        let planned = plan.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if shards_first {
+            return Ok(Streaming::Shards(std::mem::take(&mut planned.sources)));
+        }
         if fold.overlap {
             if let Some(out) = ndjson.as_deref_mut() {
                 out.restart();
             }
             let mut merged: Vec<Vec<usize>> = Vec::new();
             let mut slot_of_root: HashMap<usize, usize> = HashMap::new();
-            for i in 0..units.len() {
+            for i in 0..planned.units.len() {
                 let r = root(&mut fold.parent, i);
                 let slot = *slot_of_root.entry(r).or_insert_with(|| {
                     merged.push(Vec::new());
                     merged.len() - 1
                 });
-                if let (Some(m), Some(u)) = (merged.get_mut(slot), units.get(i)) {
+                if let (Some(m), Some(u)) = (merged.get_mut(slot), planned.units.get(i)) {
                     m.extend(u.iter().copied());
                 }
             }
-            units = merged;
+            planned.units = merged;
             continue;
         }
         if let Some(bar) = &progress {
@@ -1345,8 +1490,7 @@ fn stream(
         // Every input is read: their list (a path and host per file, 20 MB
         // at 5,000 hosts) goes before the fleet step, the peak of the run.
         drop(safety);
-        drop(units);
-        drop(sources);
+        drop(plan);
         let Fold {
             analysis,
             spool,
@@ -1362,7 +1506,7 @@ fn stream(
         let mut spool = spool;
         let (report, printed) =
             conclude(analysis, any && records.is_none(), ndjson, spool.as_mut())?;
-        return Ok(Streamed {
+        return Ok(Streaming::Done(Box::new(Streamed {
             report,
             any,
             records,
@@ -1371,7 +1515,7 @@ fn stream(
             skipped,
             named_failures,
             printed,
-        });
+        })));
     }
 }
 
@@ -1488,7 +1632,7 @@ fn temp_error(e: std::io::Error) -> String {
 }
 
 impl Fold {
-    fn new(options: &AnalyzeOptions, out: Sink, units: usize) -> Result<Self, String> {
+    fn new(options: &AnalyzeOptions, out: Sink) -> Result<Self, String> {
         Ok(Self {
             analysis: Analysis::new(options),
             spool: match out {
@@ -1503,7 +1647,7 @@ impl Fold {
                 _ => None,
             },
             owner: HashMap::new(),
-            parent: (0..units).collect(),
+            parent: Vec::new(),
             overlap: false,
             hosts: Vec::new(),
             skipped: Vec::new(),
@@ -1548,6 +1692,11 @@ impl Fold {
             return Ok(());
         };
         self.any = true;
+        // Units come in order, and are counted as they come (the walk may
+        // still be listing them): each is its own root until merged.
+        while self.parent.len() <= index {
+            self.parent.push(self.parent.len());
+        }
         for host in claimed_hosts(&result) {
             let key = host.map(str::to_owned);
             match self.owner.get(&key) {
@@ -1593,7 +1742,7 @@ impl Fold {
 /// Reads and parses every input in parallel; inputs that give nothing are
 /// returned as skipped with the reason.
 fn read_all(sources: Vec<Source>) -> ReadResult {
-    let progress = progress_bar(sources.len());
+    let progress = progress_bar(Some(sources.len()));
     let results: Vec<ReadOne> = sources
         .into_par_iter()
         .flat_map_iter(Source::read)

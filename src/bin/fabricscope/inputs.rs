@@ -174,14 +174,35 @@ pub fn gather(paths: &[PathBuf], options: &InputOptions) -> (Vec<Input>, Listing
 
 /// Expands paths (directories recursively, sorted) without reading them.
 pub fn list(paths: &[PathBuf], options: &InputOptions) -> Listing {
+    let mut sources = Vec::new();
+    let mut listing = list_each(paths, options, &mut |batch| sources.extend(batch));
+    listing.sources = sources;
+    listing
+}
+
+/// [`list`], handing the sources over in order as soon as they are named,
+/// a batch at a time (a tree's files a directory or so at a time, as the
+/// walk leaves their directories), so that the first hosts can be read
+/// while the walk goes on. The listing returned has the problems and
+/// notes, and no sources.
+pub fn list_each(
+    paths: &[PathBuf],
+    options: &InputOptions,
+    each: &mut dyn FnMut(Vec<Source>),
+) -> Listing {
     let mut listing = Listing::default();
     if paths.is_empty() {
-        listing.sources.push(Source::Stdin);
+        each(vec![Source::Stdin]);
         return listing;
     }
+    // Tar and zip archives are read into their members as they come.
+    let mut expanded = |mut batch: Vec<Source>| {
+        expand_archives(&mut batch);
+        each(batch);
+    };
     for path in paths {
         if path.as_os_str() == "-" {
-            listing.sources.push(Source::Stdin);
+            expanded(vec![Source::Stdin]);
             continue;
         }
         match std::fs::metadata(path) {
@@ -190,8 +211,8 @@ pub fn list(paths: &[PathBuf], options: &InputOptions) -> Listing {
                 reason: io_reason(&e),
                 named: true,
             }),
-            Ok(m) if m.is_dir() => walk(path, options, &mut listing),
-            Ok(m) => listing.sources.push(match archive::kind_of(path) {
+            Ok(m) if m.is_dir() => walk(path, options, &mut listing, &mut expanded),
+            Ok(m) => expanded(vec![match archive::kind_of(path) {
                 Some(kind) => Source::Archive {
                     path: path.clone(),
                     kind,
@@ -205,10 +226,9 @@ pub fn list(paths: &[PathBuf], options: &InputOptions) -> Listing {
                     named: true,
                     stat: Some(Stat::of(&m)),
                 },
-            }),
+            }]),
         }
     }
-    expand_archives(&mut listing.sources);
     listing
 }
 
@@ -314,37 +334,49 @@ fn sibling_order(a: &Path, b: &Path) -> std::cmp::Ordering {
     a.as_os_str().cmp(b.as_os_str())
 }
 
-fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
-    let mut files: Vec<(PathBuf, Place, Option<archive::Kind>)> = Vec::new();
+/// Walks the tree at `root` (each directory's entries in [`sibling_order`],
+/// a directory's tree after its entry, links followed), handing its files'
+/// sources to `each` as soon as they can be named: `auto` compares the
+/// file names of a directory, so a file is named once the walk has left
+/// its directory. In a tree of host directories that is each host's
+/// directory as the next one starts.
+fn walk(
+    root: &Path,
+    options: &InputOptions,
+    listing: &mut Listing,
+    each: &mut dyn FnMut(Vec<Source>),
+) {
     let root_name = root
         .canonicalize()
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| root.display().to_string());
-    let (found, skipped_hidden) = walk_tree(root, &root_name, options.hidden);
-    // A second path to a file already listed (a symlinked directory that
-    // is not a loop, a hard link) reads it once.
-    let first = first_paths(&found);
-    files.reserve(found.len());
-    for (found, first) in found.into_iter().zip(first) {
-        let (path, place, kind) = match found {
-            Found::Directory => continue,
-            Found::Problem(problem) => {
-                listing.problems.push(problem);
-                continue;
-            }
-            Found::File {
-                path, place, kind, ..
-            } => (path, place, kind),
+    let mut tree = Tree::new(options);
+    let mut last_dir = LastDir::default();
+    let mut skipped_hidden = 0usize;
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by(|a, b| sibling_order(a.path(), b.path()));
+    for entry in walker.into_iter().filter_entry(|e| {
+        let keep = e.depth() == 0 || options.hidden || !is_hidden(&e.file_name().to_string_lossy());
+        if !keep {
+            skipped_hidden += 1;
+        }
+        keep
+    }) {
+        let depth = match &entry {
+            Ok(e) => e.depth(),
+            Err(e) => e.depth(),
         };
-        if !first {
-            continue;
+        // Every directory deeper than this entry is done with.
+        tree.hand_over_deeper_than(depth, each);
+        match Found::of(entry, root, &root_name, &mut last_dir) {
+            Found::Directory => {}
+            Found::Problem(problem) => listing.problems.push(problem),
+            found => tree.pending.push((depth, found)),
         }
-        if naming::sos_skip(&place) && !naming::is_sos_hostname(&place) {
-            continue;
-        }
-        files.push((path, place, kind));
     }
+    tree.hand_over_deeper_than(0, each);
     if skipped_hidden > 0 {
         listing.notes.push(format!(
             "{}: skipped {skipped_hidden} hidden or version-control entr{} (--hidden reads them)",
@@ -352,132 +384,131 @@ fn walk(root: &Path, options: &InputOptions, listing: &mut Listing) {
             if skipped_hidden == 1 { "y" } else { "ies" }
         ));
     }
-    // sosreport `hostname` files name their report and are not analysed.
-    let mut sos_hostnames: HashMap<Vec<String>, String> = HashMap::new();
-    files.retain(|(path, place, _)| {
-        if !naming::is_sos_hostname(place) {
-            return true;
+    listing.notes.extend(tree.namer.warnings());
+}
+
+/// What a walk ([`walk`]) keeps between the batches it hands over.
+struct Tree<'o> {
+    options: &'o InputOptions,
+    /// Files found and not yet named, with their depth below the root.
+    pending: Vec<(usize, Found)>,
+    first: FirstPaths,
+    namer: naming::Namer<'o>,
+    /// sosreport `hostname` files read so far, by report root.
+    sos_hostnames: HashMap<Vec<String>, String>,
+}
+
+impl<'o> Tree<'o> {
+    fn new(options: &'o InputOptions) -> Self {
+        Self {
+            options,
+            pending: Vec::new(),
+            first: FirstPaths::default(),
+            namer: naming::Namer::new(&options.host_from),
+            sos_hostnames: HashMap::new(),
         }
-        if let (Some(root), Ok(text)) = (naming::sos_root(place), std::fs::read_to_string(path)) {
-            if let Some(h) = text.lines().next().map(str::trim).filter(|h| !h.is_empty()) {
-                sos_hostnames.insert(root, h.split('.').next().unwrap_or(h).to_owned());
-            }
-        }
-        false
-    });
-    // Plain files are named together (auto compares siblings); tar and zip
-    // archives name their own members when read. Naming is the places'
-    // last use: they move out of the list of files (a copy of each, and a
-    // map from file to name, were a fifth of the listing's time on the
-    // main thread, before any file could be read), and the names come back
-    // in the order of the plain files.
-    let plain = |kind: &Option<archive::Kind>| {
-        !matches!(
-            kind,
-            Some(archive::Kind::Tar | archive::Kind::TarGz | archive::Kind::Zip)
-        )
-    };
-    let mut places: Vec<Place> = Vec::with_capacity(files.len());
-    let mut unnamed = Vec::with_capacity(files.len());
-    for (path, place, kind) in files {
-        if plain(&kind) {
-            places.push(place);
-        }
-        unnamed.push((path, kind));
     }
-    let (mut names, warnings) = naming::name_all(&places, &options.host_from);
-    naming::apply_sos_names(&places, &mut names, &sos_hostnames);
-    listing.notes.extend(warnings);
-    let mut names = names.into_iter();
-    listing.sources.reserve(unnamed.len());
-    for (path, kind) in unnamed {
-        let host = if plain(&kind) { names.next() } else { None };
-        listing.sources.push(match kind {
-            Some(kind) => Source::Archive {
+
+    /// Names and hands over the pending files deeper than `depth`, up to
+    /// the first that is not: once the walk is at `depth`, every
+    /// directory below it that it left is complete. Files are handed over
+    /// in walk order, so a file in a directory the walk is still in holds
+    /// back those after it.
+    fn hand_over_deeper_than(&mut self, depth: usize, each: &mut dyn FnMut(Vec<Source>)) {
+        let ready = self.pending.iter().take_while(|(d, _)| *d > depth).count();
+        if ready == 0 {
+            return;
+        }
+        let batch: Vec<(usize, Found)> = self.pending.drain(..ready).collect();
+        let sources = self.name(batch);
+        if !sources.is_empty() {
+            each(sources);
+        }
+    }
+
+    /// The sources of `batch`: one path per file, sosreports' own files
+    /// left out and their `hostname` files read (a report's `hostname`
+    /// comes before its `sos_commands` in the walk), the rest named.
+    fn name(&mut self, batch: Vec<(usize, Found)>) -> Vec<Source> {
+        let mut files: Vec<(PathBuf, Place, Option<archive::Kind>)> =
+            Vec::with_capacity(batch.len());
+        for (_, found) in batch {
+            let Found::File {
                 path,
+                id,
+                place,
                 kind,
-                host,
-                named: false,
-                host_from: options.host_from.clone(),
-            },
-            None => Source::File {
-                path,
-                host,
-                named: false,
-                stat: None,
-            },
-        });
-    }
-}
-
-/// The entries of a walk of `root` (each directory's entries in
-/// [`sibling_order`], a directory's tree after its entry, links followed)
-/// as [`Found`]s, with their places in the tree (named `root_name`), and
-/// how many hidden entries were skipped.
-fn walk_tree(root: &Path, root_name: &str, hidden: bool) -> (Vec<Found>, usize) {
-    let mut skipped_hidden = 0usize;
-    let walker = walkdir::WalkDir::new(root)
-        .follow_links(true)
-        .sort_by(|a, b| sibling_order(a.path(), b.path()));
-    // The walk itself (directory reads, in order) is this thread's; each
-    // entry's place in the tree is worked out on the pool's threads, a
-    // batch of entries at a time, while the walk goes on. Worked out
-    // here, one by one after the walk, the places were 13 of 29 ms of a
-    // 1,000-host listing, with the other core idle and no file read
-    // until the listing ends. (Handed over an entry at a time through
-    // `par_bridge`, the threads mostly waited on each other: 39 ms
-    // against 24, with ~1,160 context switches in the run against 150;
-    // walking the root's directories on every thread took 32 ms.)
-    let (sent, received) = std::sync::mpsc::channel::<(usize, Vec<Found>)>();
-    rayon::in_place_scope(|scope| {
-        let mut batches = 0;
-        let mut batch = Vec::with_capacity(WALK_BATCH);
-        let mut hand_over = |batch: Vec<_>| {
-            let sent = sent.clone();
-            let number = batches;
-            batches += 1;
-            scope.spawn(move |_| {
-                let found = batch
-                    .into_iter()
-                    .map(|entry| Found::of(entry, root, root_name))
-                    .collect();
-                // The receiver outlives the scope: a send cannot fail.
-                let _ = sent.send((number, found));
-            });
+            } = found
+            else {
+                continue;
+            };
+            // A second path to a file already listed (a symlinked
+            // directory that is not a loop, a hard link) reads it once.
+            if !self.first.is_first(&path, id) {
+                continue;
+            }
+            if naming::is_sos_hostname(&place) {
+                // sosreport `hostname` files name their report and are
+                // not analysed.
+                if let (Some(root), Ok(text)) =
+                    (naming::sos_root(&place), std::fs::read_to_string(&path))
+                {
+                    if let Some(h) = text.lines().next().map(str::trim).filter(|h| !h.is_empty()) {
+                        self.sos_hostnames
+                            .insert(root, h.split('.').next().unwrap_or(h).to_owned());
+                    }
+                }
+                continue;
+            }
+            if naming::sos_skip(&place) {
+                continue;
+            }
+            files.push((path, place, kind));
+        }
+        // Plain files are named together (auto compares siblings); tar and
+        // zip archives name their own members when read. Naming is the
+        // places' last use: they move out of the list of files, and the
+        // names come back in the order of the plain files.
+        let plain = |kind: &Option<archive::Kind>| {
+            !matches!(
+                kind,
+                Some(archive::Kind::Tar | archive::Kind::TarGz | archive::Kind::Zip)
+            )
         };
-        for entry in walker.into_iter().filter_entry(|e| {
-            let keep = e.depth() == 0 || hidden || !is_hidden(&e.file_name().to_string_lossy());
-            if !keep {
-                skipped_hidden += 1;
+        let mut places: Vec<Place> = Vec::with_capacity(files.len());
+        let mut unnamed = Vec::with_capacity(files.len());
+        for (path, place, kind) in files {
+            if plain(&kind) {
+                places.push(place);
             }
-            keep
-        }) {
-            batch.push(entry);
-            if batch.len() == WALK_BATCH {
-                hand_over(std::mem::replace(
-                    &mut batch,
-                    Vec::with_capacity(WALK_BATCH),
-                ));
-            }
+            unnamed.push((path, kind));
         }
-        if !batch.is_empty() {
-            hand_over(batch);
-        }
-    });
-    drop(sent);
-    let mut batches: Vec<(usize, Vec<Found>)> = received.into_iter().collect();
-    batches.sort_unstable_by_key(|(number, _)| *number);
-    let mut found = Vec::with_capacity(batches.iter().map(|(_, b)| b.len()).sum());
-    for (_, batch) in batches {
-        found.extend(batch);
+        let mut names = self.namer.name(&places);
+        naming::apply_sos_names(&places, &mut names, &self.sos_hostnames);
+        let mut names = names.into_iter();
+        unnamed
+            .into_iter()
+            .map(|(path, kind)| {
+                let host = if plain(&kind) { names.next() } else { None };
+                match kind {
+                    Some(kind) => Source::Archive {
+                        path,
+                        kind,
+                        host,
+                        named: false,
+                        host_from: self.options.host_from.clone(),
+                    },
+                    None => Source::File {
+                        path,
+                        host,
+                        named: false,
+                        stat: None,
+                    },
+                }
+            })
+            .collect()
     }
-    (found, skipped_hidden)
 }
-
-/// Entries of a walk handed to the pool together ([`walk_tree`]): enough
-/// that a hand-over costs little beside the work, few enough that the
-/// last batch does not keep the pool waiting long.
-const WALK_BATCH: usize = 512;
 
 /// One entry of a directory walk, read apart from the walk ([`walk`]).
 enum Found {
@@ -516,7 +547,7 @@ impl Stat {
 enum Identity {
     /// The inode number its directory entry gives (a followed link's is
     /// its target's, from the walk's own stat). Files with one number are
-    /// told apart by a stat of each ([`first_paths`]): a file system
+    /// told apart by a stat of each ([`FirstPaths`]): a file system
     /// mounted under the tree can reuse a number.
     Entry(u64),
     /// Where there are no inode numbers (not on Unix): the canonical path.
@@ -524,41 +555,40 @@ enum Identity {
     Path(PathBuf),
 }
 
-/// For each entry of a walk, in order, whether it is a file that no
-/// earlier entry is another path to. Only files whose inode number came up
-/// before are stat'ed, with the first file that had it: on a tree without
-/// links, none.
-fn first_paths(found: &[Found]) -> Vec<bool> {
-    let mut first_with: FxHashMap<u64, usize> = FxHashMap::default();
-    let mut stated: FxHashSet<(u64, u64)> = FxHashSet::default();
-    let mut canonical: HashSet<&Path> = HashSet::new();
-    first_with.reserve(found.len());
-    let path_of = |i: usize| match found.get(i) {
-        Some(Found::File { path, .. }) => Some(path.as_path()),
-        _ => None,
-    };
-    found
-        .iter()
-        .enumerate()
-        .map(|(i, entry)| {
-            let Found::File { path, id, .. } = entry else {
-                return false;
-            };
-            let number = match id {
-                Identity::Path(p) => return canonical.insert(p),
-                Identity::Entry(n) => *n,
-            };
-            let first = *first_with.entry(number).or_insert(i);
-            if first == i {
+/// Which of a walk's files no earlier file of it is another path to. Only
+/// files whose inode number came up before are stat'ed, with the first
+/// file that had it: on a tree without links, none.
+#[derive(Default)]
+struct FirstPaths {
+    /// The first path found with each inode number.
+    first_with: FxHashMap<u64, PathBuf>,
+    /// The devices and inodes of the files stat'ed so far.
+    stated: FxHashSet<(u64, u64)>,
+    /// Where there are no inode numbers: the canonical paths so far.
+    canonical: HashSet<PathBuf>,
+}
+
+impl FirstPaths {
+    /// Whether the file at `path` is not another path to a file already
+    /// seen (each file is asked once, in walk order).
+    fn is_first(&mut self, path: &Path, id: Identity) -> bool {
+        let number = match id {
+            Identity::Path(p) => return self.canonical.insert(p),
+            Identity::Entry(n) => n,
+        };
+        let first = match self.first_with.entry(number) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(path.to_owned());
                 return true;
             }
-            if let Some(id) = path_of(first).and_then(device_and_inode) {
-                stated.insert(id);
-            }
-            // A file that cannot be stat'ed is kept: its read says why.
-            device_and_inode(path).is_none_or(|id| stated.insert(id))
-        })
-        .collect()
+            std::collections::hash_map::Entry::Occupied(first) => first.into_mut(),
+        };
+        if let Some(id) = device_and_inode(first) {
+            self.stated.insert(id);
+        }
+        // A file that cannot be stat'ed is kept: its read says why.
+        device_and_inode(path).is_none_or(|id| self.stated.insert(id))
+    }
 }
 
 /// A file's device and inode, following links as the walk does.
@@ -567,7 +597,12 @@ fn device_and_inode(path: &Path) -> Option<(u64, u64)> {
 }
 
 impl Found {
-    fn of(entry: walkdir::Result<walkdir::DirEntry>, root: &Path, root_name: &str) -> Self {
+    fn of(
+        entry: walkdir::Result<walkdir::DirEntry>,
+        root: &Path,
+        root_name: &str,
+        last_dir: &mut LastDir,
+    ) -> Self {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
@@ -592,12 +627,8 @@ impl Found {
             return Found::Directory;
         }
         let id = identity(&entry);
-        let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
-        let mut dirs: Vec<String> = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        let file = dirs.pop().unwrap_or_default();
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let dirs = last_dir.dirs_of(&entry, root);
         let kind = archive::kind_of(entry.path());
         // A `.gz` of one dump is named as the dump would be.
         let naming_file = match kind {
@@ -615,6 +646,31 @@ impl Found {
             place,
             kind,
         }
+    }
+}
+
+/// The directories between a walk's root and the last file's directory:
+/// a directory's files come one after the other, and take their
+/// directories apart once, not each.
+#[derive(Default)]
+struct LastDir {
+    path: PathBuf,
+    dirs: Vec<String>,
+}
+
+impl LastDir {
+    /// The directory names between `root` and `entry`'s directory.
+    fn dirs_of(&mut self, entry: &walkdir::DirEntry, root: &Path) -> Vec<String> {
+        let parent = entry.path().parent().unwrap_or(root);
+        if parent != self.path {
+            let rel = parent.strip_prefix(root).unwrap_or(parent);
+            self.dirs = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            self.path = parent.to_owned();
+        }
+        self.dirs.clone()
     }
 }
 
@@ -1142,8 +1198,7 @@ mod read_file_tests {
 
 #[cfg(all(test, unix))]
 mod second_path_tests {
-    use super::{first_paths, list, Found, Identity, InputOptions, Source};
-    use crate::naming::Place;
+    use super::{list, list_each, FirstPaths, Identity, InputOptions, Source};
     use std::path::{Path, PathBuf};
 
     fn scratch(name: &str) -> PathBuf {
@@ -1193,48 +1248,75 @@ mod second_path_tests {
         let _ = std::fs::remove_dir_all(&root);
     }
 
-    /// A tree of more entries than a walk hands over at once lists every
-    /// file once, in the walk's order (each directory's entries by name,
-    /// a directory's tree after it): the batches come back in order.
+    fn below(root: &Path, sources: &[Source]) -> Vec<PathBuf> {
+        sources
+            .iter()
+            .map(|s| match s {
+                Source::File { path, .. } => path.strip_prefix(root).expect("below").to_owned(),
+                _ => PathBuf::from("(not a file)"),
+            })
+            .collect()
+    }
+
+    /// The walk hands each host directory's files over as it leaves the
+    /// directory, in walk order (each directory's entries by name, a
+    /// directory's tree after it); the batches together are the listing.
     #[test]
-    fn a_walk_of_many_batches_lists_in_walk_order() {
+    fn a_walk_hands_over_each_directory_as_it_leaves_it() {
         let root = scratch("batches");
         let mut expected = Vec::new();
         for d in 0..7 {
             let dir = root.join(format!("node{d:02}"));
             std::fs::create_dir_all(dir.join("sub")).expect("dir");
-            for f in 0..(super::WALK_BATCH / 3 + d) {
+            for f in 0..(20 + d) {
                 std::fs::write(dir.join(format!("f{f:04}.txt")), "x").expect("write");
                 expected.push(PathBuf::from(format!("node{d:02}/f{f:04}.txt")));
             }
             std::fs::write(dir.join("sub/last.txt"), "x").expect("write");
             expected.push(PathBuf::from(format!("node{d:02}/sub/last.txt")));
         }
+        let mut batches: Vec<Vec<PathBuf>> = Vec::new();
+        list_each(
+            std::slice::from_ref(&root),
+            &InputOptions::default(),
+            &mut |b| {
+                batches.push(below(&root, &b));
+            },
+        );
+        // node00's tree, as node01 starts; ...; node06's at the end.
+        assert_eq!(batches.len(), 7, "{batches:?}");
+        assert_eq!(batches.concat(), expected);
         let listing = list(std::slice::from_ref(&root), &InputOptions::default());
-        let walked: Vec<PathBuf> = listing
-            .sources
-            .iter()
-            .map(|s| match s {
-                Source::File { path, .. } => path.strip_prefix(&root).expect("below").to_owned(),
-                _ => PathBuf::from("(not a file)"),
-            })
-            .collect();
-        assert!(expected.len() > 2 * super::WALK_BATCH);
-        assert_eq!(walked, expected);
+        assert_eq!(below(&root, &listing.sources), expected);
         let _ = std::fs::remove_dir_all(&root);
     }
 
-    fn found(path: &Path, number: u64) -> Found {
-        Found::File {
-            path: path.to_owned(),
-            id: Identity::Entry(number),
-            place: Place {
-                root_name: String::new(),
-                dirs: Vec::new(),
-                file: String::new(),
-            },
-            kind: None,
+    /// A file of a directory the walk is still in holds back what comes
+    /// after it (files are handed over in order, and named only once
+    /// their directory is complete): a file at the root, before the host
+    /// directories, is handed over with them at the end.
+    #[test]
+    fn a_file_of_an_unfinished_directory_holds_back_the_rest() {
+        let root = scratch("held");
+        std::fs::write(root.join("a.txt"), "x").expect("write");
+        std::fs::write(root.join("z.txt"), "x").expect("write");
+        for d in ["node01", "node02"] {
+            std::fs::create_dir_all(root.join(d)).expect("dir");
+            std::fs::write(root.join(d).join("ibstat.txt"), "x").expect("write");
         }
+        let mut batches: Vec<Vec<PathBuf>> = Vec::new();
+        list_each(
+            std::slice::from_ref(&root),
+            &InputOptions::default(),
+            &mut |b| {
+                batches.push(below(&root, &b));
+            },
+        );
+        let want: Vec<PathBuf> = ["a.txt", "node01/ibstat.txt", "node02/ibstat.txt", "z.txt"]
+            .map(PathBuf::from)
+            .to_vec();
+        assert_eq!(batches, vec![want]);
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     /// Entries with one inode number are told apart by a stat: two files
@@ -1248,18 +1330,13 @@ mod second_path_tests {
         std::fs::write(&a, "a").expect("write");
         std::fs::write(&b, "b").expect("write");
         std::fs::hard_link(&a, &link).expect("link");
-        let entries = [
-            found(&a, 7),
-            Found::Directory,
-            found(&b, 7),
-            found(&link, 7),
-            found(&root.join("gone"), 7),
-            found(&b, 8),
-        ];
-        assert_eq!(
-            first_paths(&entries),
-            vec![true, false, true, false, true, true]
-        );
+        let mut first = FirstPaths::default();
+        let gone = root.join("gone");
+        let firsts: Vec<bool> = [(&a, 7), (&b, 7), (&link, 7), (&gone, 7), (&b, 8)]
+            .into_iter()
+            .map(|(path, number)| first.is_first(path, Identity::Entry(number)))
+            .collect();
+        assert_eq!(firsts, vec![true, true, false, true, true]);
         let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -112,15 +112,12 @@ impl Safety {
         Some(Self { alone })
     }
 
-    /// Whether the unit of `sources` whose result is `result` can be
-    /// printed now: the files of one host directory whose text names that
-    /// host only, a host no other unit can name.
-    pub fn prints_at_once(&self, sources: &[Source], unit: &[usize], result: &UnitResult) -> bool {
-        let Some(host) = unit
-            .first()
-            .and_then(|&i| sources.get(i))
-            .and_then(path_host)
-        else {
+    /// Whether the unit whose first input's place names `host` and whose
+    /// result is `result` can be printed now: the files of one host
+    /// directory whose text names that host only, a host no other unit can
+    /// name.
+    pub fn prints_at_once(&self, host: Option<&str>, result: &UnitResult) -> bool {
+        let Some(host) = host else {
             return false;
         };
         result.unnamed_hosts == 0

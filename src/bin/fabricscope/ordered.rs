@@ -17,6 +17,10 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 /// What the workers share.
 struct State<R, E> {
+    /// How many items there are so far ([`Feeder::extend_to`]).
+    items: usize,
+    /// Whether no more items will come.
+    closed: bool,
     /// The next item a worker takes.
     next: usize,
     /// How many items have been consumed (the first slot's item).
@@ -69,24 +73,35 @@ impl<R, E, C> Drop for StopOnPanic<'_, R, E, C> {
     }
 }
 
-/// Runs `work` on items `0..items` on the pool's threads and hands each
+/// Runs `work` on items `0, 1, …` on the pool's threads and hands each
 /// result to `consume`, in item order, one at a time, with at most `ahead`
 /// items (at least one) started past the last one consumed. The first
 /// error of `consume` stops the run: items not yet started are not, and the
 /// error is returned.
 ///
-/// Both run on the pool's threads, so neither may wait on the pool itself
-/// (a nested `par_iter`): a thread waiting there can be given another
-/// item, and that one can wait for room that only the first can make.
-pub fn for_each_in_order<R: Send, E: Send>(
-    items: usize,
+/// The items are made known by `feed` while the workers already run: it
+/// is called on the calling thread once the workers are started, and says
+/// through its [`Feeder`] how many items there are so far; when it
+/// returns, there are no more. A batch run lists
+/// a dump tree this way while the first hosts are analysed: listed first,
+/// the walk of a 1,000-host tree kept the other core idle for its ~25 ms.
+///
+/// `work` and `consume` run on the pool's threads, so neither may wait on
+/// the pool itself (a nested `par_iter`): a thread waiting there can be
+/// given another item, and that one can wait for room that only the first
+/// can make. Nor may `feed`: the pool's threads are the workers', busy
+/// until the feed ends.
+pub fn for_each_fed_in_order<R: Send, E: Send>(
     ahead: usize,
     work: impl Fn(usize) -> R + Sync,
     consume: impl FnMut(usize, R) -> Result<(), E> + Send,
+    feed: impl FnOnce(&Feeder<'_, R, E>),
 ) -> Result<(), E> {
     let ahead = ahead.max(1);
     let shared = Shared {
         state: Mutex::new(State {
+            items: 0,
+            closed: false,
             next: 0,
             taken: 0,
             slots: VecDeque::with_capacity(ahead),
@@ -97,14 +112,21 @@ pub fn for_each_in_order<R: Send, E: Send>(
         room: Condvar::new(),
         consume: Mutex::new(consume),
     };
-    let workers = rayon::current_num_threads().clamp(1, items.max(1));
     rayon::in_place_scope(|scope| {
-        for _ in 0..workers {
+        for _ in 0..rayon::current_num_threads().max(1) {
             scope.spawn(|_| {
                 let _guard = StopOnPanic(&shared);
-                worker(&shared, items, ahead, &work);
+                worker(&shared, ahead, &work);
             });
         }
+        // Closed however the feed ends (a panic too), so that no worker
+        // waits for items that will never come.
+        let feeder = Feeder {
+            room: &shared.room,
+            state: &shared.state,
+        };
+        let _close = CloseOnDrop(&feeder);
+        feed(&feeder);
     });
     match shared
         .state
@@ -117,27 +139,66 @@ pub fn for_each_in_order<R: Send, E: Send>(
     }
 }
 
+/// How a feed ([`for_each_fed_in_order`]) makes items known to the workers.
+pub struct Feeder<'a, R, E> {
+    room: &'a Condvar,
+    state: &'a Mutex<State<R, E>>,
+}
+
+impl<R, E> Feeder<'_, R, E> {
+    fn lock(&self) -> MutexGuard<'_, State<R, E>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// There are `items` items so far (fewer than before is ignored).
+    pub fn extend_to(&self, items: usize) {
+        let mut state = self.lock();
+        state.items = state.items.max(items);
+        drop(state);
+        self.room.notify_all();
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.room.notify_all();
+    }
+}
+
+/// Closes a feed when it ends.
+struct CloseOnDrop<'f, 'a, R, E>(&'f Feeder<'a, R, E>);
+
+impl<R, E> Drop for CloseOnDrop<'_, '_, R, E> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 /// A pool thread: takes the next item while there is room, works on it
 /// outside the lock, and puts the result in its slot; when that makes the
 /// next result in order ready and no other worker is consuming, consumes
 /// the ready results itself.
 fn worker<R, E, C: FnMut(usize, R) -> Result<(), E>>(
     shared: &Shared<R, E, C>,
-    items: usize,
     ahead: usize,
     work: &impl Fn(usize) -> R,
 ) {
     loop {
         let item = {
             let mut state = shared.lock();
-            while !state.stop && state.next < items && state.next >= state.taken + ahead {
+            // Waits for the next item to be known and for room for it; ends
+            // when the run stops or no more items will come.
+            loop {
+                let known = state.next < state.items;
+                if state.stop || (!known && state.closed) {
+                    return;
+                }
+                if known && state.next < state.taken + ahead {
+                    break;
+                }
                 state = shared
                     .room
                     .wait(state)
                     .unwrap_or_else(PoisonError::into_inner);
-            }
-            if state.stop || state.next >= items {
-                return;
             }
             let item = state.next;
             state.next += 1;
@@ -195,6 +256,16 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    /// Items `0..items`, all known at once.
+    fn for_each_in_order<R: Send, E: Send>(
+        items: usize,
+        ahead: usize,
+        work: impl Fn(usize) -> R + Sync,
+        consume: impl FnMut(usize, R) -> Result<(), E> + Send,
+    ) -> Result<(), E> {
+        for_each_fed_in_order(ahead, work, consume, |feeder| feeder.extend_to(items))
+    }
+
     proptest::proptest! {
         /// Every item is consumed once, in order, with its own result, and
         /// no worker runs further ahead than allowed.
@@ -249,6 +320,59 @@ mod tests {
                 proptest::prop_assert_eq!(consumed, items);
             }
         }
+    }
+
+    proptest::proptest! {
+        /// Items made known a few at a time while the workers run (with
+        /// pauses, so that workers wait for them) are each consumed once,
+        /// in order, with their own result.
+        #[test]
+        fn items_fed_while_running_come_in_order(
+            steps in proptest::collection::vec(0usize..9, 0..40),
+            ahead in 1usize..6,
+        ) {
+            let mut seen = Vec::new();
+            let done: Result<(), ()> = for_each_fed_in_order(
+                ahead,
+                |i| i * 5,
+                |i, r| {
+                    seen.push((i, r));
+                    Ok(())
+                },
+                |feeder| {
+                    let mut known = 0;
+                    for step in &steps {
+                        known += step;
+                        feeder.extend_to(known);
+                        // Fewer than before is ignored.
+                        feeder.extend_to(known / 2);
+                        std::thread::sleep(std::time::Duration::from_micros(50));
+                    }
+                },
+            );
+            proptest::prop_assert!(done.is_ok());
+            let total: usize = steps.iter().sum();
+            let want: Vec<(usize, usize)> = (0..total).map(|i| (i, i * 5)).collect();
+            proptest::prop_assert_eq!(seen, want);
+        }
+    }
+
+    /// A feed that panics closes the run: the workers end instead of
+    /// waiting for items that will never come, and the panic goes on.
+    #[test]
+    fn a_panicking_feed_ends_the_run_instead_of_hanging_it() {
+        let run = std::panic::catch_unwind(|| {
+            let _: Result<(), ()> = for_each_fed_in_order(
+                4,
+                |i| i,
+                |_, _| Ok(()),
+                |feeder| {
+                    feeder.extend_to(3);
+                    panic!("the listing failed");
+                },
+            );
+        });
+        assert!(run.is_err());
     }
 
     #[test]

@@ -839,11 +839,26 @@ impl Spool {
     }
 }
 
-impl Drop for Spool {
-    fn drop(&mut self) {
+impl Spool {
+    /// Removes the spool's files and lets go of the rest without freeing
+    /// it, for a run that ends as soon as its report is written: the
+    /// system takes the process's memory back whole as it exits.
+    pub fn end_of_run(mut self) {
+        drop(self.findings.take());
+        self.remove_files();
+        std::mem::forget(self);
+    }
+
+    fn remove_files(&mut self) {
         for file in self.categories.iter().filter_map(|c| c.file.as_ref()) {
             let _ = std::fs::remove_file(&file.path);
         }
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        self.remove_files();
     }
 }
 
