@@ -271,7 +271,7 @@ fn clean_each_line<'a>(text: &'a str, compact: bool, out: &mut Output<'_>) -> Cl
             candidates.push(i);
         }
         may_frame.push(frame);
-        lines.push(Line { number, text });
+        lines.push_line(number, text);
     }
     (lines, candidates, may_frame)
 }

@@ -1340,3 +1340,113 @@ mod second_path_tests {
         let _ = std::fs::remove_dir_all(&root);
     }
 }
+
+#[cfg(all(test, unix))]
+mod walk_naming_tests {
+    use super::{list, InputOptions, Source};
+    use crate::naming::{self, HostFrom, Place};
+    use proptest::prelude::*;
+    use std::path::{Path, PathBuf};
+
+    /// Relative file paths from a small vocabulary, so that names collide:
+    /// host directories, tool files, files named after hosts, dates, files
+    /// directly under the root before and after the directories.
+    fn trees() -> impl Strategy<Value = Vec<String>> {
+        let dir = prop::sample::select(vec![
+            "node01",
+            "node02",
+            "gpu0007",
+            "rack1",
+            "2024-06-01",
+            "dumps",
+        ]);
+        let file = prop::sample::select(vec![
+            "ibstat.txt",
+            "perfquery_mlx5_0_1.txt",
+            "node01.txt",
+            "node02.ibstat",
+            "ibstat.node03.txt",
+            "node07-ibstat.txt",
+            "nvlink_e.txt",
+            "a.txt",
+            "zz.log",
+        ]);
+        prop::collection::vec(
+            (prop::collection::vec(dir, 0..3), file).prop_map(|(dirs, file)| {
+                let mut parts: Vec<&str> = dirs;
+                parts.push(file);
+                parts.join("/")
+            }),
+            1..30,
+        )
+    }
+
+    fn place(root_name: &str, rel: &Path) -> Place {
+        let mut dirs: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let file = dirs.pop().unwrap_or_default();
+        Place {
+            root_name: root_name.to_owned(),
+            dirs,
+            file,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Named batch by batch as the walk leaves each directory, every
+        /// file gets the host (and the run the warnings) that naming all of
+        /// the tree's files at once gives, in walk order.
+        #[test]
+        fn a_walk_names_as_naming_the_whole_tree_at_once(
+            files in trees(),
+            rule in prop::sample::select(vec!["auto", "dir", "stem"]),
+        ) {
+            static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let root = std::env::temp_dir().join(format!(
+                "fabricscope-walk-naming-{}-{}",
+                std::process::id(),
+                RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ));
+            let _ = std::fs::remove_dir_all(&root);
+            for f in &files {
+                let path = root.join(f);
+                if let Some(parent) = path.parent() {
+                    // A file and a directory of one name: the first wins.
+                    if std::fs::create_dir_all(parent).is_err() {
+                        continue;
+                    }
+                }
+                let _ = std::fs::write(&path, "x");
+            }
+            let options = InputOptions {
+                host_from: HostFrom::parse(rule).unwrap(),
+                ..InputOptions::default()
+            };
+            let listing = list(std::slice::from_ref(&root), &options);
+            let root_name = root.file_name().unwrap().to_string_lossy().into_owned();
+            let mut paths: Vec<PathBuf> = Vec::new();
+            let mut hosts: Vec<String> = Vec::new();
+            for s in &listing.sources {
+                let Source::File { path, host, .. } = s else {
+                    panic!("only files are listed here");
+                };
+                paths.push(path.strip_prefix(&root).unwrap().to_owned());
+                hosts.push(host.as_ref().map(|n| n.host.clone()).unwrap_or_default());
+            }
+            let places: Vec<Place> = paths.iter().map(|p| place(&root_name, p)).collect();
+            let (names, warnings) = naming::name_all(&places, &options.host_from);
+            let want: Vec<String> = names.into_iter().map(|n| n.host).collect();
+            let _ = std::fs::remove_dir_all(&root);
+            prop_assert_eq!(hosts, want);
+            prop_assert_eq!(listing.notes, warnings);
+            // Walk order: each directory's entries by name, a directory's
+            // tree after its entry.
+            let mut sorted = paths.clone();
+            sorted.sort_by(|a, b| a.components().cmp(b.components()));
+            prop_assert_eq!(paths, sorted);
+        }
+    }
+}
