@@ -92,7 +92,11 @@ impl Default for Limits {
         Self {
             member_bytes: fabricscope::ReadOptions::default().max_input_bytes,
             total_bytes: 4 << 30,
-            members: 100_000,
+            // A fleet's dumps are many small files: 5,000 GPU hosts of 21
+            // files each are 105,000 members, which a limit of 100,000
+            // turned away whole. Each member costs its bytes and ~150
+            // more, so the 4 GiB above binds first for any real dump.
+            members: 1_000_000,
         }
     }
 }

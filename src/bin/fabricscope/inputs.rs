@@ -510,7 +510,7 @@ impl<'o> Tree<'o> {
     }
 }
 
-/// One entry of a directory walk, read apart from the walk ([`walk`]).
+/// One entry of a directory walk ([`walk`]).
 enum Found {
     Directory,
     /// The walk could not read it (or it loops back).
