@@ -27,7 +27,7 @@ use fabricscope::report::notable::Omitted;
 use fabricscope::report::{self, NamedDocument, SkippedInput};
 use fabricscope::rules::{Severity, Thresholds};
 use fabricscope::{AnalyzeOptions, Document};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -688,12 +688,15 @@ fn list_hosts(listing: Listing) -> ExitCode {
 }
 
 /// A progress bar over `files` files, on a terminal and for enough files.
-/// `None` files: not known yet (the walk goes on while files are read),
-/// the bar's length is set as they are listed.
+/// `None` files: not known yet (the walk goes on while files are read):
+/// the bar is hidden until [`show_progress`] has seen enough listed.
 fn progress_bar(files: Option<usize>) -> Option<ProgressBar> {
     let enough = files.is_none_or(|f| f >= PROGRESS_MIN_FILES);
     (enough && std::io::stderr().is_terminal()).then(|| {
-        let bar = ProgressBar::new(files.unwrap_or(0) as u64);
+        let bar = match files {
+            Some(files) => ProgressBar::new(files as u64),
+            None => ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden()),
+        };
         if let Ok(style) =
             ProgressStyle::with_template("{spinner} reading {pos}/{len} files {wide_bar} {eta}")
         {
@@ -701,6 +704,15 @@ fn progress_bar(files: Option<usize>) -> Option<ProgressBar> {
         }
         bar
     })
+}
+
+/// A walk has listed `files` so far: the bar's length, shown once there
+/// are enough files for a bar (a hidden bar's draws cost nothing).
+fn show_progress(bar: &ProgressBar, files: usize) {
+    bar.set_length(files as u64);
+    if files >= PROGRESS_MIN_FILES && bar.is_hidden() {
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+    }
 }
 
 /// Parses one input; an input that gives nothing comes back with the reason.
@@ -1446,7 +1458,7 @@ fn stream(
                     let (settled, files) = (plan.settled(), plan.sources.len());
                     drop(plan);
                     if let Some(bar) = &progress {
-                        bar.set_length(files as u64);
+                        show_progress(bar, files);
                     }
                     if !shards_first {
                         feeder.extend_to(settled);
