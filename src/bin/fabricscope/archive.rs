@@ -24,6 +24,14 @@ pub enum Kind {
     Zip,
 }
 
+impl Kind {
+    /// Whether it holds members of its own (tar, zip), each a file of a
+    /// tree, named by its path in the archive; a `.gz` holds one dump.
+    pub fn has_members(self) -> bool {
+        matches!(self, Kind::Tar | Kind::TarGz | Kind::Zip)
+    }
+}
+
 /// The archive kind of a path, by its name.
 pub fn kind_of(path: &Path) -> Option<Kind> {
     // Compared as bytes, case aside, without a lower-cased copy of every

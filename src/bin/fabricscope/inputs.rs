@@ -240,15 +240,7 @@ pub fn list_each(
 /// held until the run ends: memory still grows with the archive's size
 /// (its uncompressed bytes), not with the hosts in it.
 fn expand_archives(sources: &mut Vec<Source>) {
-    let expands = |s: &Source| {
-        matches!(
-            s,
-            Source::Archive {
-                kind: archive::Kind::Tar | archive::Kind::TarGz | archive::Kind::Zip,
-                ..
-            }
-        )
-    };
+    let expands = |s: &Source| matches!(s, Source::Archive { kind, .. } if kind.has_members());
     if !sources.iter().any(expands) {
         return;
     }
@@ -430,8 +422,12 @@ impl<'o> Tree<'o> {
     /// left out and their `hostname` files read (a report's `hostname`
     /// comes before its `sos_commands` in the walk), the rest named.
     fn name(&mut self, batch: Vec<(usize, Found)>) -> Vec<Source> {
-        let mut files: Vec<(PathBuf, Place, Option<archive::Kind>)> =
-            Vec::with_capacity(batch.len());
+        // Plain files are named together (auto compares siblings); tar and
+        // zip archives name their own members when read. Naming is the
+        // places' last use: they go to the namer, and the names come back
+        // in the order of the plain files.
+        let mut places: Vec<Place> = Vec::with_capacity(batch.len());
+        let mut unnamed = Vec::with_capacity(batch.len());
         for (_, found) in batch {
             let Found::File {
                 path,
@@ -453,9 +449,8 @@ impl<'o> Tree<'o> {
                 if let (Some(root), Ok(text)) =
                     (naming::sos_root(&place), std::fs::read_to_string(&path))
                 {
-                    if let Some(h) = text.lines().next().map(str::trim).filter(|h| !h.is_empty()) {
-                        self.sos_hostnames
-                            .insert(root, h.split('.').next().unwrap_or(h).to_owned());
+                    if let Some(h) = naming::sos_hostname(&text) {
+                        self.sos_hostnames.insert(root, h);
                     }
                 }
                 continue;
@@ -463,22 +458,7 @@ impl<'o> Tree<'o> {
             if naming::sos_skip(&place) {
                 continue;
             }
-            files.push((path, place, kind));
-        }
-        // Plain files are named together (auto compares siblings); tar and
-        // zip archives name their own members when read. Naming is the
-        // places' last use: they move out of the list of files, and the
-        // names come back in the order of the plain files.
-        let plain = |kind: &Option<archive::Kind>| {
-            !matches!(
-                kind,
-                Some(archive::Kind::Tar | archive::Kind::TarGz | archive::Kind::Zip)
-            )
-        };
-        let mut places: Vec<Place> = Vec::with_capacity(files.len());
-        let mut unnamed = Vec::with_capacity(files.len());
-        for (path, place, kind) in files {
-            if plain(&kind) {
+            if !kind.is_some_and(archive::Kind::has_members) {
                 places.push(place);
             }
             unnamed.push((path, kind));
@@ -488,23 +468,24 @@ impl<'o> Tree<'o> {
         let mut names = names.into_iter();
         unnamed
             .into_iter()
-            .map(|(path, kind)| {
-                let host = if plain(&kind) { names.next() } else { None };
-                match kind {
-                    Some(kind) => Source::Archive {
-                        path,
-                        kind,
-                        host,
-                        named: false,
-                        host_from: self.options.host_from.clone(),
+            .map(|(path, kind)| match kind {
+                Some(kind) => Source::Archive {
+                    path,
+                    kind,
+                    host: if kind.has_members() {
+                        None
+                    } else {
+                        names.next()
                     },
-                    None => Source::File {
-                        path,
-                        host,
-                        named: false,
-                        stat: None,
-                    },
-                }
+                    named: false,
+                    host_from: self.options.host_from.clone(),
+                },
+                None => Source::File {
+                    path,
+                    host: names.next(),
+                    named: false,
+                    stat: None,
+                },
             })
             .collect()
     }
@@ -940,9 +921,8 @@ fn read_archive(
     for (m, p) in members.iter().zip(&places) {
         if naming::is_sos_hostname(p) {
             if let (Some(root), Ok(bytes)) = (naming::sos_root(p), &m.bytes) {
-                let text = String::from_utf8_lossy(bytes);
-                if let Some(h) = text.lines().next().map(str::trim).filter(|h| !h.is_empty()) {
-                    sos_hostnames.insert(root, h.split('.').next().unwrap_or(h).to_owned());
+                if let Some(h) = naming::sos_hostname(&String::from_utf8_lossy(bytes)) {
+                    sos_hostnames.insert(root, h);
                 }
             }
         }
@@ -1258,6 +1238,15 @@ mod second_path_tests {
             .collect()
     }
 
+    /// The batches a walk of `root` hands over, as paths below it.
+    fn batches_of(root: &Path) -> Vec<Vec<PathBuf>> {
+        let mut batches = Vec::new();
+        list_each(&[root.to_owned()], &InputOptions::default(), &mut |b| {
+            batches.push(below(root, &b))
+        });
+        batches
+    }
+
     /// The walk hands each host directory's files over as it leaves the
     /// directory, in walk order (each directory's entries by name, a
     /// directory's tree after it); the batches together are the listing.
@@ -1275,14 +1264,7 @@ mod second_path_tests {
             std::fs::write(dir.join("sub/last.txt"), "x").expect("write");
             expected.push(PathBuf::from(format!("node{d:02}/sub/last.txt")));
         }
-        let mut batches: Vec<Vec<PathBuf>> = Vec::new();
-        list_each(
-            std::slice::from_ref(&root),
-            &InputOptions::default(),
-            &mut |b| {
-                batches.push(below(&root, &b));
-            },
-        );
+        let batches = batches_of(&root);
         // node00's tree, as node01 starts; ...; node06's at the end.
         assert_eq!(batches.len(), 7, "{batches:?}");
         assert_eq!(batches.concat(), expected);
@@ -1304,14 +1286,7 @@ mod second_path_tests {
             std::fs::create_dir_all(root.join(d)).expect("dir");
             std::fs::write(root.join(d).join("ibstat.txt"), "x").expect("write");
         }
-        let mut batches: Vec<Vec<PathBuf>> = Vec::new();
-        list_each(
-            std::slice::from_ref(&root),
-            &InputOptions::default(),
-            &mut |b| {
-                batches.push(below(&root, &b));
-            },
-        );
+        let batches = batches_of(&root);
         let want: Vec<PathBuf> = ["a.txt", "node01/ibstat.txt", "node02/ibstat.txt", "z.txt"]
             .map(PathBuf::from)
             .to_vec();

@@ -250,6 +250,17 @@ pub fn sos_root(place: &Place) -> Option<Vec<String>> {
     Some(path().take(len).cloned().collect())
 }
 
+/// The host a sosreport's `hostname` file names: its first line, up to
+/// the first dot (`node07.cluster.local` → `node07`).
+pub fn sos_hostname(text: &str) -> Option<String> {
+    let h = text
+        .lines()
+        .next()
+        .map(str::trim)
+        .filter(|h| !h.is_empty())?;
+    Some(h.split('.').next().unwrap_or(h).to_owned())
+}
+
 /// True for a sosreport's `hostname` file (read to name the host, not analysed).
 pub fn is_sos_hostname(place: &Place) -> bool {
     place.file == "hostname"
@@ -755,6 +766,19 @@ mod tests {
         );
         apply_sos_names(std::slice::from_ref(&p), &mut names, &map);
         assert_eq!(names[0].host, "gpu-07");
+    }
+
+    #[test]
+    fn a_sosreport_hostname_file_names_its_short_host() {
+        assert_eq!(
+            sos_hostname("node07.cluster.local\n").as_deref(),
+            Some("node07")
+        );
+        assert_eq!(
+            sos_hostname("  gpu-12 \nignored\n").as_deref(),
+            Some("gpu-12")
+        );
+        assert_eq!(sos_hostname("\nnode07\n"), None);
     }
 
     #[test]
