@@ -454,6 +454,11 @@ fn chunks<'a>(
                     fence_open = true;
                 }
             }
+            Some(Framing::Rule) | None if hosts.is_empty() => {
+                // No host prefixes to strip: the line stays as it is.
+                lines.keep_at(i, kept);
+                kept += 1;
+            }
             Some(Framing::Rule) | None => {
                 // The line moves as it is (a repaired line's text is not
                 // copied), its prefix, if any, stripped.
