@@ -39,7 +39,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use timeline::{section_times, Clock, Clocked, Interval, Point, Readings, SharedKeys};
+use timeline::{section_times, Clock, Clocked, Interval, Readings, SharedKeys};
 
 /// Measures one document.
 #[must_use]
@@ -208,14 +208,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                             .push(saturated(subject, source, sample, id));
                     }
                 }
-                let point = Point {
-                    snapshot: id,
-                    counter: sample.counter,
-                    unit: sample.unit,
-                    role: sample.role,
-                    span: sample.span,
-                };
-                readings.add_to(subject, source_id, sample.name, point);
+                readings.add_reading(subject, source_id, id, sample);
             }
         }
     }
