@@ -98,11 +98,17 @@ impl LinkKey {
 #[derive(Debug, Default)]
 pub(crate) struct Capacities<'d> {
     entries: Vec<(LinkKeyRef<'d>, Capacity)>,
+    /// The words of the capacities, by [`Capacity::source`].
+    words: Vec<Arc<str>>,
 }
 
 impl<'d> Capacities<'d> {
-    /// The capacities `read` (in the order read) give.
-    pub(crate) fn from_read(mut read: Vec<(LinkKeyRef<'d>, Capacity)>) -> Self {
+    /// The capacities `read` (in the order read) give, their words in
+    /// `words`.
+    pub(crate) fn from_read(
+        mut read: Vec<(LinkKeyRef<'d>, Capacity)>,
+        words: Vec<Arc<str>>,
+    ) -> Self {
         // Stable: of equal keys, the one read last stays last.
         read.sort_by_key(|(key, _)| *key);
         let mut entries: Vec<(LinkKeyRef<'d>, Capacity)> = Vec::with_capacity(read.len());
@@ -112,7 +118,12 @@ impl<'d> Capacities<'d> {
                 _ => entries.push((key, capacity)),
             }
         }
-        Self { entries }
+        Self { entries, words }
+    }
+
+    /// How `capacity` was found, in words.
+    pub(crate) fn words_of(&self, capacity: &Capacity) -> Option<&Arc<str>> {
+        self.words.get(capacity.source as usize)
     }
 
     /// The capacity of the link `key` names.
@@ -128,13 +139,18 @@ impl<'d> Capacities<'d> {
 }
 
 /// Capacity of one link in one direction.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Capacity {
     /// Data rate per direction, Gb/s.
     pub gbit_per_second: f64,
-    /// How it was found (`ibstat Rate`, `iblinkinfo 4X × 25.78125 Gb/s per lane`…).
-    /// Shared: a host's NVLinks mostly share one speed, and so its words.
-    pub source: Arc<str>,
+    /// How it was found (`ibstat Rate`, `iblinkinfo 4X × 25.78125 Gb/s per
+    /// lane`…): the position of its words in its section's
+    /// [`Extracted::capacity_words`] (then in its unit's, see
+    /// [`Capacities::words_of`]). A host's NVLinks mostly share one speed,
+    /// and so its words; shared as an `Arc` per link, they cost an atomic
+    /// count up and down each (a stall on every link: a tenth of the
+    /// measuring's own time).
+    pub source: u32,
     /// Lines it was read from.
     pub span: LineSpan,
 }
@@ -215,6 +231,8 @@ pub(crate) struct Extracted<'d> {
     pub sources: Vec<CounterSource>,
     pub samples: Vec<Reading<'d>>,
     pub capacities: Vec<(LinkKeyRef<'d>, Capacity)>,
+    /// The words of the section's capacities, by [`Capacity::source`].
+    pub capacity_words: Vec<Arc<str>>,
     /// `(wall-clock seconds, offset from UTC if known, text, span)`.
     pub time: Option<(f64, Option<f64>, String, LineSpan)>,
 }
@@ -224,6 +242,12 @@ impl<'d> Extracted<'d> {
     fn subject(&mut self, subject: SubjectRef<'d>) -> usize {
         self.subjects.push(subject);
         self.subjects.len() - 1
+    }
+
+    /// The position of new capacity words among the section's.
+    fn capacity_words(&mut self, words: String) -> u32 {
+        self.capacity_words.push(Arc::from(words));
+        u32::try_from(self.capacity_words.len() - 1).unwrap_or(u32::MAX)
     }
 
     /// The position of `source` among the section's counter sets, added
@@ -554,7 +578,7 @@ fn nvlink_role_of(id: &CounterId) -> (&str, (CounterUnit, Role)) {
 
 fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
     // The words of the last link speed: a host's links mostly share one.
-    let mut speed_words: Option<(u64, Arc<str>)> = None;
+    let mut speed_words: Option<(u64, u32)> = None;
     // The known counter found at each position of a link's counters, with
     // its name and words (see below).
     let mut roles_at: Vec<(KnownCounter, &'d str, (CounterUnit, Role))> = Vec::new();
@@ -586,13 +610,13 @@ fn nvlink<'d>(n: &'d Nvlink, host: Option<&'d str>, out: &mut Extracted<'d>) {
                 ..SubjectRef::default()
             };
             if let Some(speed) = link.speed_gb_per_s {
-                let source = match &speed_words {
-                    Some((bits, words)) if *bits == speed.to_bits() => words.clone(),
+                let source = match speed_words {
+                    Some((bits, words)) if bits == speed.to_bits() => words,
                     _ => {
-                        let words: Arc<str> = Arc::from(format!(
+                        let words = out.capacity_words(format!(
                             "nvidia-smi nvlink -s: {speed} GB/s per direction × 8 bits"
                         ));
-                        speed_words = Some((speed.to_bits(), Arc::clone(&words)));
+                        speed_words = Some((speed.to_bits(), words));
                         words
                     }
                 };
@@ -680,7 +704,7 @@ fn ibstat<'d>(i: &'d Ibstat, host: Option<&'d str>, out: &mut Extracted<'d>) {
             let eight_ten = rate <= 40.0 && !port.fdr10;
             let capacity = Capacity {
                 gbit_per_second: if eight_ten { rate * 0.8 } else { rate },
-                source: Arc::from(if eight_ten {
+                source: out.capacity_words(if eight_ten {
                     format!(
                         "ibstat {} port {} Rate: {rate} Gb/s × 0.8 (8b/10b)",
                         ca.name, port.number
@@ -734,7 +758,7 @@ fn iblinkinfo(info: &Iblinkinfo, out: &mut Extracted<'_>) {
             };
             let capacity = Capacity {
                 gbit_per_second: f64::from(lanes) * lane_data_gbps(speed),
-                source: Arc::from(format!(
+                source: out.capacity_words(format!(
                     "iblinkinfo {lanes}X × {speed} Gb/s per lane (line-code overhead removed)"
                 )),
                 span: port.span,
@@ -923,10 +947,12 @@ mod tests {
         ) {
             let mut tree: std::collections::BTreeMap<LinkKey, Capacity> = std::collections::BTreeMap::new();
             let mut owned = Vec::new();
+            let mut words: Vec<Arc<str>> = Vec::new();
             for (at, (variant, host, a, b)) in read.into_iter().enumerate() {
+                words.push(Arc::from(format!("read {at}")));
                 let capacity = Capacity {
                     gbit_per_second: at as f64,
-                    source: Arc::from(format!("read {at}")),
+                    source: at as u32,
                     span: LineSpan::line(at + 1),
                 };
                 let key = link_key(variant, host, a, b);
@@ -935,12 +961,15 @@ mod tests {
             }
             // Read with their names borrowed, as the measuring reads them.
             let list = owned.iter().map(|(key, capacity)| (key.borrowed(), capacity.clone())).collect();
-            let capacities = Capacities::from_read(list);
+            let capacities = Capacities::from_read(list, words.clone());
             let got: Vec<(LinkKeyRef<'_>, &Capacity)> = capacities.iter().map(|(k, c)| (*k, c)).collect();
             let want: Vec<(LinkKeyRef<'_>, &Capacity)> = tree.iter().map(|(k, c)| (k.borrowed(), c)).collect();
             prop_assert_eq!(got, want);
             for (key, capacity) in &tree {
-                prop_assert_eq!(capacities.get(key.borrowed()), Some(capacity));
+                let got = capacities.get(key.borrowed());
+                prop_assert_eq!(got, Some(capacity));
+                let read_as = format!("read {}", capacity.source);
+                prop_assert_eq!(got.and_then(|c| capacities.words_of(c)).map(|w| &**w), Some(read_as.as_str()));
             }
             for (variant, host, a, b) in probes {
                 let key = link_key(variant, host, a, b);

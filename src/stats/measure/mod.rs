@@ -23,7 +23,7 @@ mod timeline;
 
 pub use records::*;
 
-use super::extract::{extract, Capacities, LinkKeyRef};
+use super::extract::{extract, Capacities, Capacity, LinkKeyRef};
 use super::sample::{Direction, Subject};
 use super::StatsOptions;
 use crate::input::Document;
@@ -109,6 +109,8 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
     let mut times: Vec<Option<Clocked>> = Vec::new();
     // In the order read; the last of a link's capacities wins.
     let mut read_capacities = Vec::new();
+    // Their words, each capacity's found by its position.
+    let mut capacity_words: Vec<Arc<str>> = Vec::new();
     // Gathered through interned keys, then ordered once for a deterministic walk.
     let mut readings = Readings::default();
     // perfquery names ports by LID: the one port index (every port view,
@@ -151,7 +153,14 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
     for (input, (src, extracted)) in sources.iter().zip(extracted).enumerate() {
         let section_times = section_times(input, &src.document.framing, &extracted);
         for ((section, ex), time) in extracted.into_iter().zip(section_times) {
-            read_capacities.extend(ex.capacities);
+            // A section's capacities name its words by their positions
+            // among its own: here, among the unit's.
+            let base = u32::try_from(capacity_words.len()).unwrap_or(u32::MAX);
+            capacity_words.extend(ex.capacity_words);
+            read_capacities.extend(ex.capacities.into_iter().map(|(key, capacity)| {
+                let source = capacity.source.saturating_add(base);
+                (key, Capacity { source, ..capacity })
+            }));
             if ex.samples.is_empty() {
                 continue;
             }
@@ -212,7 +221,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
             }
         }
     }
-    let capacities = Capacities::from_read(read_capacities);
+    let capacities = Capacities::from_read(read_capacities, capacity_words);
     m.link_capacities = capacities
         .iter()
         .map(|(key, cap)| LinkCapacity {
@@ -236,7 +245,7 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
                 },
             },
             gbit_per_second: cap.gbit_per_second,
-            source: Arc::clone(&cap.source),
+            source: capacities.words_of(cap).cloned().unwrap_or_default(),
             lines: cap.span,
         })
         .collect();

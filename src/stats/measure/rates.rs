@@ -207,7 +207,7 @@ pub(super) fn throughput(
         gib_per_second: bytes_per_second / f64::from(1u32 << 30),
         gbit_per_second,
         capacity_gbit_per_second: capacity.map(|c| c.gbit_per_second),
-        capacity_source: capacity.map(|c| Arc::clone(&c.source)),
+        capacity_source: capacity.and_then(|c| capacities.words_of(c)).cloned(),
         utilisation_percent: capacity
             .filter(|c| c.gbit_per_second > 0.0)
             .map(|c| gbit_per_second / c.gbit_per_second * 100.0),
@@ -363,7 +363,8 @@ pub(super) fn bit_error_rate(
             Some(_) => f64::from(*lanes.get(link).unwrap_or(&1)),
             None => 1.0,
         };
-        let basis = memo.basis(&cap.source, share, seconds);
+        let words = capacities.words_of(cap).map_or("", |w| &**w);
+        let basis = memo.basis(words, share, seconds);
         (cap.gbit_per_second * 1e9 / share * seconds, basis)
     } else if let Some(t) = received.get(&(link, rate.from_snapshot, rate.to_snapshot)) {
         #[allow(clippy::cast_precision_loss)]
