@@ -720,7 +720,7 @@ fn ibstat<'d>(i: &'d Ibstat, host: Option<&'d str>, out: &mut Extracted<'d>) {
                         lid,
                         port: port.number,
                     },
-                    capacity.clone(),
+                    capacity,
                 ));
             }
             out.capacities.push((
@@ -769,7 +769,7 @@ fn iblinkinfo(info: &Iblinkinfo, out: &mut Extracted<'_>) {
                         lid: remote.lid,
                         port: remote.port,
                     },
-                    capacity.clone(),
+                    capacity,
                 ));
             }
             out.capacities.push((
@@ -956,11 +956,11 @@ mod tests {
                     span: LineSpan::line(at + 1),
                 };
                 let key = link_key(variant, host, a, b);
-                tree.insert(key.clone(), capacity.clone());
+                tree.insert(key.clone(), capacity);
                 owned.push((key, capacity));
             }
             // Read with their names borrowed, as the measuring reads them.
-            let list = owned.iter().map(|(key, capacity)| (key.borrowed(), capacity.clone())).collect();
+            let list = owned.iter().map(|(key, capacity)| (key.borrowed(), *capacity)).collect();
             let capacities = Capacities::from_read(list, words.clone());
             let got: Vec<(LinkKeyRef<'_>, &Capacity)> = capacities.iter().map(|(k, c)| (*k, c)).collect();
             let want: Vec<(LinkKeyRef<'_>, &Capacity)> = tree.iter().map(|(k, c)| (k.borrowed(), c)).collect();
