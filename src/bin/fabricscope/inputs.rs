@@ -1323,29 +1323,13 @@ mod walk_naming_tests {
     use proptest::prelude::*;
     use std::path::{Path, PathBuf};
 
-    /// Relative file paths from a small vocabulary, so that names collide:
-    /// host directories, tool files, files named after hosts, dates, files
-    /// directly under the root before and after the directories.
+    /// Relative file paths from the naming properties' vocabulary, so
+    /// that names collide, with files directly under the root before and
+    /// after the directories. No sosreports: a real `hostname` file names
+    /// its report from its text, which naming the places alone cannot.
     fn trees() -> impl Strategy<Value = Vec<String>> {
-        let dir = prop::sample::select(vec![
-            "node01",
-            "node02",
-            "gpu0007",
-            "rack1",
-            "2024-06-01",
-            "dumps",
-        ]);
-        let file = prop::sample::select(vec![
-            "ibstat.txt",
-            "perfquery_mlx5_0_1.txt",
-            "node01.txt",
-            "node02.ibstat",
-            "ibstat.node03.txt",
-            "node07-ibstat.txt",
-            "nvlink_e.txt",
-            "a.txt",
-            "zz.log",
-        ]);
+        let dir = prop::sample::select(naming::vocabulary::DIRS.to_vec());
+        let file = prop::sample::select([&naming::vocabulary::FILES[..], &["zz.log"]].concat());
         prop::collection::vec(
             (prop::collection::vec(dir, 0..3), file).prop_map(|(dirs, file)| {
                 let mut parts: Vec<&str> = dirs;

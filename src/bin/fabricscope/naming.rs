@@ -649,6 +649,34 @@ pub fn hostname_in_text(bytes: &[u8]) -> Option<String> {
     None
 }
 
+/// The names the naming properties draw paths from, so that names
+/// collide: host directories, tool files, files named after hosts, dates.
+/// Each property adds its own (sosreports where their `hostname` files
+/// are not read from disk).
+#[cfg(test)]
+pub(crate) mod vocabulary {
+    /// Directory names.
+    pub(crate) const DIRS: [&str; 6] = [
+        "node01",
+        "node02",
+        "gpu0007",
+        "rack1",
+        "dumps",
+        "2024-06-01",
+    ];
+    /// File names.
+    pub(crate) const FILES: [&str; 8] = [
+        "ibstat.txt",
+        "perfquery_mlx5_0_1.txt",
+        "node01.txt",
+        "node02.ibstat",
+        "ibstat.node03.txt",
+        "node07-ibstat.txt",
+        "nvlink_e.txt",
+        "a.txt",
+    ];
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -936,35 +964,25 @@ mod tests {
         }
     }
 
-    /// Places drawn from a small vocabulary so that names collide: host
-    /// directories, tool files, stems that are hosts, dates, sosreports.
+    /// Places drawn from [`vocabulary`] and sosreports, so that names
+    /// collide.
     fn places_strategy() -> impl proptest::strategy::Strategy<Value = Vec<Place>> {
         use proptest::prelude::*;
-        let dir = prop::sample::select(vec![
-            "node01",
-            "node02",
-            "gpu0007",
-            "rack1",
-            "dumps",
-            "2024-06-01",
-            "sosreport-node09-2024-06-01-x",
-            "sos_commands",
-            "infiniband",
-            "mlx5_0",
-        ]);
-        let file = prop::sample::select(vec![
-            "ibstat.txt",
-            "perfquery_mlx5_0_1.txt",
-            "node01.txt",
-            "node02.ibstat",
-            "ibstat.node03.txt",
-            "node07-ibstat.txt",
-            "hostname",
-            "nvlink_e.txt",
-            "a.txt",
-            ".txt",
-            "jun01.log",
-        ]);
+        let dir = prop::sample::select(
+            [
+                &vocabulary::DIRS[..],
+                &[
+                    "sosreport-node09-2024-06-01-x",
+                    "sos_commands",
+                    "infiniband",
+                    "mlx5_0",
+                ],
+            ]
+            .concat(),
+        );
+        let file = prop::sample::select(
+            [&vocabulary::FILES[..], &["hostname", ".txt", "jun01.log"]].concat(),
+        );
         let root = prop::sample::select(vec!["fleet", "gpu00138", "dumps"]);
         prop::collection::vec(
             (root, prop::collection::vec(dir, 0..3), file).prop_map(|(r, d, f)| Place {
