@@ -559,8 +559,9 @@ fn emit_json(
             }
             // Removing the spool's files frees their pages, milliseconds
             // at a thousand hosts: done beside the copy of the
-            // measurements, the findings file at once and each category's
-            // file as soon as it is copied (the spool removes them after
+            // measurements, the findings (their file, or the memory that
+            // held them) at once and each category's file as soon as it is
+            // copied (the spool removes them after
             // the run otherwise, on the run's last, single-threaded step).
             std::thread::scope(|scope| {
                 let (copied, to_remove) = std::sync::mpsc::channel::<std::path::PathBuf>();

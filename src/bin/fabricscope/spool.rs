@@ -10,7 +10,8 @@
 //! [`Measurements`] too, reading them back and parsing them).
 //!
 //! Findings ([`FindingSpool`]) are stored whole, formatted as the report
-//! prints them, while the analysis keeps a light copy for the fleet step
+//! prints them (in memory up to [`FINDINGS_HELD_BYTES`], in a temporary
+//! file beyond), while the analysis keeps a light copy for the fleet step
 //! (sort, incidents, verdict); [`write_findings`] copies them into the
 //! report in its order.
 
@@ -101,11 +102,18 @@ fn temp_path(what: &str) -> PathBuf {
     ))
 }
 
-/// Findings kept whole on disk, one compact JSON record each, read back by
-/// the id [`store`](Self::store) gave them.
+/// Findings kept whole, one record each as the report prints it, read back
+/// by the id [`store`](Self::store) gave them: in memory up to
+/// [`FINDINGS_HELD_BYTES`], all on disk beyond.
 pub struct FindingSpool {
-    file: TempFile,
-    /// Where each record starts; the last entry is the end of the file.
+    /// The records while they are held in memory (empty once they went to
+    /// `file`).
+    held: Vec<u8>,
+    /// How many bytes of records may be held before they go to `file`.
+    held_limit: usize,
+    /// Where the records went once they outgrew `held_limit`.
+    file: Option<TempFile>,
+    /// Where each record starts; the last entry is the end of the records.
     offsets: Vec<u64>,
     record: Vec<u8>,
     reader: Option<File>,
@@ -166,16 +174,38 @@ fn copy_file(from: &mut File, to: &mut dyn Write) -> std::io::Result<()> {
     std::io::copy(&mut reader, to).map(drop)
 }
 
+/// How many bytes of findings a [`FindingSpool`] holds in memory before it
+/// moves them all to a file in the system's temporary directory and writes
+/// every further one there.
+///
+/// Held, a record is copied once into the heap and once into the report.
+/// On disk it was also written into the page cache, read back at the end
+/// of the run (the single-threaded part) and its pages dropped when the
+/// file went: 9.6 MB of findings at 1,000 generated hosts. The limit keeps
+/// memory flat beyond it (about 1,700 such hosts): a spool that moved its
+/// findings to disk lets go of what it held long before the fleet step,
+/// where a run's memory peaks.
+const FINDINGS_HELD_BYTES: usize = 16 << 20;
+
 impl FindingSpool {
-    /// An empty spool in the system's temporary directory.
-    pub fn new() -> std::io::Result<Self> {
-        Ok(Self {
-            file: TempFile::new("findings")?,
+    /// An empty spool, holding its findings in memory up to
+    /// [`FINDINGS_HELD_BYTES`], in the system's temporary directory beyond.
+    pub fn new() -> Self {
+        Self::holding(FINDINGS_HELD_BYTES)
+    }
+
+    /// [`FindingSpool::new`], moving its findings to a file once they
+    /// would be more than `held_limit` bytes.
+    fn holding(held_limit: usize) -> Self {
+        Self {
+            held: Vec::new(),
+            held_limit,
+            file: None,
             offsets: vec![0],
             record: Vec::new(),
             reader: None,
             windows: RefCell::default(),
-        })
+        }
     }
 
     /// Writes `finding` (fingerprinted), formatted as the pretty report
@@ -193,7 +223,17 @@ impl FindingSpool {
     /// Writes one record formatted as [`store`](Self::store) formats a
     /// finding (by [`RenderedFindings`], on a unit's thread); returns its id.
     pub fn store_record(&mut self, record: &[u8]) -> std::io::Result<u64> {
-        self.file.writer()?.write_all(record)?;
+        match self.file.as_mut() {
+            Some(file) => file.writer()?.write_all(record)?,
+            None if self.held.len() + record.len() > self.held_limit => {
+                let mut file = TempFile::new("findings")?;
+                file.writer()?.write_all(&self.held)?;
+                file.writer()?.write_all(record)?;
+                self.held = Vec::new();
+                self.file = Some(file);
+            }
+            None => self.held.extend_from_slice(record),
+        }
         let start = self.offsets.last().copied().unwrap_or(0);
         let id = self.offsets.len() as u64 - 1;
         self.offsets.push(start + record.len() as u64);
@@ -207,10 +247,18 @@ impl FindingSpool {
 
     /// Finishes writing: records can be read from now on.
     pub fn finish(&mut self) -> std::io::Result<()> {
-        if self.reader.is_none() {
-            self.reader = Some(self.file.read_back()?);
+        if let (None, Some(file)) = (self.reader.as_ref(), self.file.as_mut()) {
+            self.reader = Some(file.read_back()?);
         }
         Ok(())
+    }
+
+    /// Where the records are read from: the file once they went there.
+    fn records(&self) -> Records<'_> {
+        match (self.file.as_ref(), self.reader.as_ref()) {
+            (None, _) => Records::Held(&self.held),
+            (Some(_), reader) => Records::File(reader),
+        }
     }
 
     /// The text of the finding stored under `id`, into `buffer`.
@@ -226,12 +274,7 @@ impl FindingSpool {
     /// straight from the window it was read into (copying a fleet's
     /// findings into the report then copies each once, not twice).
     fn with_raw<R>(&self, id: u64, use_record: impl FnOnce(&[u8]) -> R) -> std::io::Result<R> {
-        let file = self
-            .reader
-            .as_ref()
-            .ok_or_else(|| std::io::Error::other(format!("no stored finding {id}")))?;
-        read_record(
-            file,
+        self.records().read(
             &self.offsets,
             &mut self.windows.borrow_mut(),
             id,
@@ -243,15 +286,51 @@ impl FindingSpool {
     /// another thread to read beside this spool (after
     /// [`finish`](Self::finish)).
     pub fn titles(&self) -> std::io::Result<Titles<'_>> {
-        let file = self
-            .reader
-            .as_ref()
-            .ok_or_else(|| std::io::Error::other("the findings spool is not finished"))?;
+        let records = self.records();
+        if let Records::File(None) = records {
+            return Err(std::io::Error::other("the findings spool is not finished"));
+        }
         Ok(Titles {
-            file,
+            records,
             offsets: &self.offsets,
             windows: Windows::default(),
         })
+    }
+}
+
+/// Where a [`FindingSpool`]'s records are read from.
+#[derive(Clone, Copy)]
+enum Records<'a> {
+    /// In memory.
+    Held(&'a [u8]),
+    /// In its file (nothing before the spool is finished).
+    File(Option<&'a File>),
+}
+
+impl Records<'_> {
+    /// Hands the text of the record `id` (records ending at `offsets`,
+    /// after a first 0) to `use_record`: from memory, or from one of
+    /// `windows` on the file ([`read_record`]).
+    fn read<R>(
+        self,
+        offsets: &[u64],
+        windows: &mut Windows,
+        id: u64,
+        use_record: impl FnOnce(&[u8]) -> R,
+    ) -> std::io::Result<R> {
+        match self {
+            Records::Held(held) => {
+                let i = usize::try_from(id).map_err(std::io::Error::other)?;
+                let at = |offset: Option<&u64>| offset.and_then(|&o| usize::try_from(o).ok());
+                let record = at(offsets.get(i))
+                    .zip(at(offsets.get(i + 1)))
+                    .and_then(|(start, end)| held.get(start..end))
+                    .ok_or_else(|| std::io::Error::other(format!("no stored finding {id}")))?;
+                Ok(use_record(record))
+            }
+            Records::File(Some(file)) => read_record(file, offsets, windows, id, use_record),
+            Records::File(None) => Err(std::io::Error::other(format!("no stored finding {id}"))),
+        }
     }
 }
 
@@ -259,22 +338,17 @@ impl FindingSpool {
 /// windows of the reader's own: [`write_incidents`] reads the incidents'
 /// titles on one thread while the findings are copied on another.
 pub struct Titles<'a> {
-    file: &'a File,
+    records: Records<'a>,
     offsets: &'a [u64],
     windows: Windows,
 }
 
 impl Titles<'_> {
     /// The message of the finding stored under `id`, read from its record
-    /// where it lies in the window.
+    /// where it lies in memory or in the window.
     fn message(&mut self, id: u64) -> std::io::Result<String> {
-        read_record(
-            self.file,
-            self.offsets,
-            &mut self.windows,
-            id,
-            record_message,
-        )?
+        self.records
+            .read(self.offsets, &mut self.windows, id, record_message)?
     }
 }
 
@@ -705,8 +779,8 @@ const NAMES: [&str; 10] = [
 impl Spool {
     /// A spool holding its records in memory up to [`HELD_BYTES`], in
     /// temporary files in the system's temporary directory beyond;
-    /// `findings`: findings are stored too (in a file); `notable`: only
-    /// the notable measurements.
+    /// `findings`: findings are stored too ([`FindingSpool`]); `notable`:
+    /// only the notable measurements.
     pub fn new(findings: bool, notable: bool) -> std::io::Result<Self> {
         Self::holding(findings, notable, HELD_BYTES)
     }
@@ -728,7 +802,7 @@ impl Spool {
             buffer: Vec::new(),
             held_limit,
             findings: if findings {
-                Some(FindingSpool::new()?)
+                Some(FindingSpool::new())
             } else {
                 None
             },
@@ -1456,21 +1530,47 @@ mod tests {
         struct Findings<'a> {
             findings: &'a [Finding],
         }
-        let mut spool = FindingSpool::new().unwrap_or_else(|e| unreachable!("{e}"));
-        let mut ids: Vec<Option<u64>> = Vec::new();
-        for (i, f) in report.findings.iter().enumerate() {
-            let id = spool.store(f).unwrap_or_else(|e| unreachable!("{e}"));
-            ids.push((i != 1).then_some(id));
+        for (mut spool, kept) in finding_spools(&report.findings) {
+            let mut ids: Vec<Option<u64>> = Vec::new();
+            for (i, f) in report.findings.iter().enumerate() {
+                let id = spool.store(f).unwrap_or_else(|e| unreachable!("{e}"));
+                ids.push((i != 1).then_some(id));
+            }
+            spool.finish().unwrap_or_else(|e| unreachable!("{e}"));
+            assert_eq!(spool.file.is_some(), kept == Kept::OnDisk, "{kept:?}");
+            for findings in [&report.findings[..], &[]] {
+                let want = serde_json::to_string_pretty(&Findings { findings }).unwrap_or_default();
+                let mut got = b"{\n  \"findings\": ".to_vec();
+                write_findings(findings, &ids, &spool, &mut got)
+                    .unwrap_or_else(|e| unreachable!("{e}"));
+                got.extend_from_slice(b"\n}");
+                assert_eq!(String::from_utf8_lossy(&got), want, "{kept:?}");
+            }
         }
-        spool.finish().unwrap_or_else(|e| unreachable!("{e}"));
-        for findings in [&report.findings[..], &[]] {
-            let want = serde_json::to_string_pretty(&Findings { findings }).unwrap_or_default();
-            let mut got = b"{\n  \"findings\": ".to_vec();
-            write_findings(findings, &ids, &spool, &mut got)
-                .unwrap_or_else(|e| unreachable!("{e}"));
-            got.extend_from_slice(b"\n}");
-            assert_eq!(String::from_utf8_lossy(&got), want);
+    }
+
+    /// Where a test's [`FindingSpool`] keeps the findings.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Kept {
+        /// In memory throughout.
+        Held,
+        /// Moved to disk: from the first finding, or once half of them
+        /// were stored.
+        OnDisk,
+    }
+
+    /// Empty finding spools for `findings`: one that holds them all, one
+    /// that writes each to disk, and one that moves them there halfway.
+    fn finding_spools(findings: &[Finding]) -> [(FindingSpool, Kept); 3] {
+        let mut text = Vec::new();
+        for f in findings {
+            f.write_pretty(FINDING_DEPTH, &mut text);
         }
+        [
+            (FindingSpool::new(), Kept::Held),
+            (FindingSpool::holding(0), Kept::OnDisk),
+            (FindingSpool::holding(text.len() / 2), Kept::OnDisk),
+        ]
     }
 
     /// Incidents written by hand, titles read back from the store, print
@@ -1481,13 +1581,25 @@ mod tests {
     fn incidents_written_by_hand_print_as_stored_incidents_serialise() {
         let report = analyzed();
         assert!(report.incidents.len() > 1, "{}", report.incidents.len());
-        let mut spool = FindingSpool::new().unwrap_or_else(|e| unreachable!("{e}"));
+        for (mut spool, kept) in finding_spools(&report.findings) {
+            incidents_print_as_stored_incidents_serialise(&report, &mut spool, kept);
+        }
+    }
+
+    /// [`incidents_written_by_hand_print_as_stored_incidents_serialise`]
+    /// with `spool`, empty, storing the findings.
+    fn incidents_print_as_stored_incidents_serialise(
+        report: &fabricscope::Report,
+        spool: &mut FindingSpool,
+        kept: Kept,
+    ) {
         let mut ids: Vec<Option<u64>> = Vec::new();
         for (i, f) in report.findings.iter().enumerate() {
             let id = spool.store(f).unwrap_or_else(|e| unreachable!("{e}"));
             ids.push((i != 1).then_some(id));
         }
         spool.finish().unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(spool.file.is_some(), kept == Kept::OnDisk, "{kept:?}");
         // Every other incident's title left empty, as a light copy's is.
         let mut incidents = report.incidents.clone();
         for (n, i) in incidents.iter_mut().enumerate() {
@@ -1508,7 +1620,7 @@ mod tests {
             let stored = StoredIncidents {
                 incidents,
                 ids: &ids,
-                spool: &spool,
+                spool,
             };
             let want =
                 serde_json::to_string_pretty(&Root { incidents: &stored }).unwrap_or_default();
@@ -1517,7 +1629,7 @@ mod tests {
             write_incidents(incidents, &ids, &mut titles, &mut got)
                 .unwrap_or_else(|e| unreachable!("{e}"));
             got.extend_from_slice(b"\n}");
-            assert_eq!(String::from_utf8_lossy(&got), want);
+            assert_eq!(String::from_utf8_lossy(&got), want, "{kept:?}");
         }
     }
 
@@ -1526,7 +1638,17 @@ mod tests {
     #[test]
     fn stored_findings_read_back_in_any_order() {
         let report = analyzed();
-        let mut spool = FindingSpool::new().unwrap_or_else(|e| unreachable!("{e}"));
+        for (spool, kept) in finding_spools(&report.findings) {
+            findings_read_back_in_any_order(&report, spool, kept);
+        }
+    }
+
+    /// [`stored_findings_read_back_in_any_order`] with `spool`, empty.
+    fn findings_read_back_in_any_order(
+        report: &fabricscope::Report,
+        mut spool: FindingSpool,
+        kept: Kept,
+    ) {
         let mut texts = Vec::new();
         // Enough findings for several windows.
         while texts.len() < 2_000 {
@@ -1541,6 +1663,7 @@ mod tests {
         }
         assert!(texts.iter().map(Vec::len).sum::<usize>() as u64 > 4 * WINDOW);
         spool.finish().unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(spool.file.is_some(), kept == Kept::OnDisk, "{kept:?}");
         let n = texts.len();
         // Forwards, backwards, and jumping about.
         let order = (0..n)
@@ -1551,7 +1674,7 @@ mod tests {
             spool
                 .read_raw(i as u64, &mut buffer)
                 .unwrap_or_else(|e| unreachable!("{e}"));
-            assert_eq!(buffer, texts[i], "finding {i}");
+            assert_eq!(buffer, texts[i], "finding {i}, {kept:?}");
         }
         assert!(spool.read_raw(n as u64, &mut buffer).is_err());
     }
@@ -1563,10 +1686,22 @@ mod tests {
         let report = analyzed();
         let rendered = RenderedFindings::of(&report.findings);
         assert_eq!(rendered.len(), report.findings.len());
-        let (mut stored, mut copied) = (
-            FindingSpool::new().unwrap_or_else(|e| unreachable!("{e}")),
-            FindingSpool::new().unwrap_or_else(|e| unreachable!("{e}")),
-        );
+        // Each kind of spool stores, another copies (held against on disk).
+        let [held, on_disk, moved] = finding_spools(&report.findings);
+        let [(held_too, _), ..] = finding_spools(&[]);
+        for ((stored, _), (copied, _)) in [(held, on_disk), (moved, (held_too, Kept::Held))] {
+            rendered_findings_are_stored_as_written(&report, &rendered, stored, copied);
+        }
+    }
+
+    /// [`rendered_findings_are_the_records_store_writes`] with `stored`
+    /// storing the findings and `copied` their rendered records, both empty.
+    fn rendered_findings_are_stored_as_written(
+        report: &fabricscope::Report,
+        rendered: &RenderedFindings,
+        mut stored: FindingSpool,
+        mut copied: FindingSpool,
+    ) {
         for (i, f) in report.findings.iter().enumerate() {
             let a = stored.store(f).unwrap_or_else(|e| unreachable!("{e}"));
             let b = copied
