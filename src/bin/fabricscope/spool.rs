@@ -106,9 +106,9 @@ fn temp_path(what: &str) -> PathBuf {
 /// by the id [`store`](Self::store) gave them: in memory up to
 /// [`FINDINGS_HELD_BYTES`], all on disk beyond.
 pub struct FindingSpool {
-    /// The records while they are held in memory (empty once they went to
+    /// The records while they are held in memory (none once they went to
     /// `file`).
-    held: Vec<u8>,
+    held: HeldRecords,
     /// How many bytes of records may be held before they go to `file`.
     held_limit: usize,
     /// Where the records went once they outgrew `held_limit`.
@@ -198,7 +198,7 @@ impl FindingSpool {
     /// would be more than `held_limit` bytes.
     fn holding(held_limit: usize) -> Self {
         Self {
-            held: Vec::new(),
+            held: HeldRecords::default(),
             held_limit,
             file: None,
             offsets: vec![0],
@@ -227,12 +227,12 @@ impl FindingSpool {
             Some(file) => file.writer()?.write_all(record)?,
             None if self.held.len() + record.len() > self.held_limit => {
                 let mut file = TempFile::new("findings")?;
-                file.writer()?.write_all(&self.held)?;
-                file.writer()?.write_all(record)?;
-                self.held = Vec::new();
+                let w = file.writer()?;
+                std::mem::take(&mut self.held).write_to(w)?;
+                w.write_all(record)?;
                 self.file = Some(file);
             }
-            None => self.held.extend_from_slice(record),
+            None => self.held.push(record),
         }
         let start = self.offsets.last().copied().unwrap_or(0);
         let id = self.offsets.len() as u64 - 1;
@@ -298,11 +298,89 @@ impl FindingSpool {
     }
 }
 
+/// Records held in memory, one after the other, in blocks of about
+/// [`BLOCK`] bytes that never move as they grow: no record straddles two
+/// blocks. (One vector that doubled as it grew copied what it held at each
+/// step, into fresh pages the kernel had to fault in and clear.)
+struct HeldRecords {
+    /// How large a new block is made (a record larger makes its own).
+    block: usize,
+    blocks: Vec<Vec<u8>>,
+    /// Where each block starts among all the records' bytes.
+    starts: Vec<usize>,
+    /// Bytes of records held.
+    len: usize,
+}
+
+impl Default for HeldRecords {
+    fn default() -> Self {
+        Self::in_blocks_of(BLOCK)
+    }
+}
+
+impl HeldRecords {
+    /// No records, to be held in blocks of `block` bytes.
+    fn in_blocks_of(block: usize) -> Self {
+        Self {
+            block,
+            blocks: Vec::new(),
+            starts: Vec::new(),
+            len: 0,
+        }
+    }
+
+    /// Appends `record`: to the last block, or to a new one when it does
+    /// not fit there.
+    fn push(&mut self, record: &[u8]) {
+        let room = self.blocks.last().map_or(0, |b| b.capacity() - b.len());
+        if room < record.len() {
+            self.blocks
+                .push(Vec::with_capacity(self.block.max(record.len())));
+            self.starts.push(self.len);
+        }
+        if let Some(block) = self.blocks.last_mut() {
+            block.extend_from_slice(record);
+        }
+        self.len += record.len();
+    }
+
+    /// Bytes of records held.
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The bytes from `start` to `end` (of all the records'), if they are
+    /// held and in one block (as every record is).
+    fn get(&self, start: usize, end: usize) -> Option<&[u8]> {
+        if start == end {
+            return Some(&[]);
+        }
+        let i = self
+            .starts
+            .partition_point(|&s| s <= start)
+            .checked_sub(1)?;
+        let base = *self.starts.get(i)?;
+        self.blocks
+            .get(i)?
+            .get(start - base..end.checked_sub(base)?)
+    }
+
+    /// Writes every record held, in order.
+    fn write_to(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        self.blocks.iter().try_for_each(|b| w.write_all(b))
+    }
+
+    /// All the records held, as one vector.
+    fn concat(&self) -> Vec<u8> {
+        self.blocks.concat()
+    }
+}
+
 /// Where a [`FindingSpool`]'s records are read from.
 #[derive(Clone, Copy)]
 enum Records<'a> {
     /// In memory.
-    Held(&'a [u8]),
+    Held(&'a HeldRecords),
     /// In its file (nothing before the spool is finished).
     File(Option<&'a File>),
 }
@@ -324,7 +402,7 @@ impl Records<'_> {
                 let at = |offset: Option<&u64>| offset.and_then(|&o| usize::try_from(o).ok());
                 let record = at(offsets.get(i))
                     .zip(at(offsets.get(i + 1)))
-                    .and_then(|(start, end)| held.get(start..end))
+                    .and_then(|(start, end)| held.get(start, end))
                     .ok_or_else(|| std::io::Error::other(format!("no stored finding {id}")))?;
                 Ok(use_record(record))
             }
@@ -668,9 +746,8 @@ impl Serialize for StoredIncidents<'_> {
 struct Category {
     /// What its file is called after.
     name: &'static str,
-    /// The records, in memory while the spool holds them there: in blocks
-    /// of about [`BLOCK`] bytes, never moved as they grow.
-    held: Vec<Vec<u8>>,
+    /// The records, in memory while the spool holds them there.
+    held: HeldRecords,
     /// Where the records went once the spool spilled ([`Spool::spill`]).
     file: Option<CategoryFile>,
     count: usize,
@@ -691,15 +768,7 @@ impl Category {
                 Some(w) => w.write_all(record)?,
                 None => return Ok(()),
             },
-            None => {
-                let room = self.held.last().map_or(0, |b| b.capacity() - b.len());
-                if room < record.len() {
-                    self.held.push(Vec::with_capacity(BLOCK.max(record.len())));
-                }
-                if let Some(block) = self.held.last_mut() {
-                    block.extend_from_slice(record);
-                }
-            }
+            None => self.held.push(record),
         }
         self.count += 1;
         Ok(())
@@ -707,7 +776,7 @@ impl Category {
 
     /// Bytes of records held in memory.
     fn held_bytes(&self) -> usize {
-        self.held.iter().map(Vec::len).sum()
+        self.held.len()
     }
 
     /// Moves the records held in memory to a new temporary file, to which
@@ -720,15 +789,13 @@ impl Category {
         let mut writer = BufWriter::with_capacity(1 << 16, File::create(&path)?);
         // Made at once: dropping the spool removes it, whatever fails.
         let file = self.file.insert(CategoryFile { path, writer: None });
-        for block in std::mem::take(&mut self.held) {
-            writer.write_all(&block)?;
-        }
+        std::mem::take(&mut self.held).write_to(&mut writer)?;
         file.writer = Some(writer);
         Ok(())
     }
 }
 
-/// The size of a category's blocks in memory.
+/// The size of the blocks records are held in ([`HeldRecords`]).
 const BLOCK: usize = 1 << 20;
 
 /// How many bytes of records the spool holds in memory before it moves
@@ -792,7 +859,7 @@ impl Spool {
             .iter()
             .map(|&name| Category {
                 name,
-                held: Vec::new(),
+                held: HeldRecords::default(),
                 file: None,
                 count: 0,
             })
@@ -1175,11 +1242,7 @@ impl Spooled<'_> {
                         copy_records(&file.path, out)?;
                         copied(&file.path);
                     }
-                    None => {
-                        for block in &c.held {
-                            out.write_all(block)?;
-                        }
-                    }
+                    None => c.held.write_to(out.writer())?,
                 }
                 first = false;
             }
@@ -1725,6 +1788,35 @@ mod tests {
                 titles.message(id).unwrap_or_else(|e| unreachable!("{e}")),
                 report.findings[id as usize].message
             );
+        }
+    }
+
+    proptest::proptest! {
+        /// Records held in blocks read back as they were pushed, each
+        /// alone and all together, however the blocks fall (records larger
+        /// than a block, empty ones, many per block).
+        #[test]
+        fn held_records_read_back_as_pushed(
+            records in proptest::collection::vec(proptest::collection::vec(0_u8..=255, 0..40), 0..60),
+            block in 1_usize..64,
+        ) {
+            let mut held = HeldRecords::in_blocks_of(block);
+            let mut at = vec![0];
+            for r in &records {
+                held.push(r);
+                at.push(at.last().copied().unwrap_or(0) + r.len());
+            }
+            let all = records.concat();
+            proptest::prop_assert_eq!(held.len(), all.len());
+            proptest::prop_assert_eq!(held.concat(), all.clone());
+            let mut written = Vec::new();
+            held.write_to(&mut written).unwrap_or_else(|e| unreachable!("{e}"));
+            proptest::prop_assert_eq!(written, all);
+            for (i, r) in records.iter().enumerate() {
+                proptest::prop_assert_eq!(held.get(at[i], at[i + 1]), Some(r.as_slice()));
+            }
+            let longest = records.iter().map(Vec::len).max().unwrap_or(0);
+            proptest::prop_assert!(held.blocks.iter().all(|b| b.len() <= block.max(longest)));
         }
     }
 
