@@ -244,7 +244,10 @@ pub(crate) fn summary_and_outliers(
     values: &[f64],
     cutoff: f64,
 ) -> Result<(Summary, OutliersResult), StatsError> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    // Room for every value at once: collected through the filter, the
+    // vector grew (and was copied) a few times per peer group.
+    let mut v: Vec<f64> = Vec::with_capacity(values.len());
+    v.extend(values.iter().copied().filter(|x| x.is_finite()));
     if v.is_empty() {
         return Err(StatsError::Empty);
     }
