@@ -1594,13 +1594,7 @@ mod tests {
             findings: &'a [Finding],
         }
         for (mut spool, kept) in finding_spools(&report.findings) {
-            let mut ids: Vec<Option<u64>> = Vec::new();
-            for (i, f) in report.findings.iter().enumerate() {
-                let id = spool.store(f).unwrap_or_else(|e| unreachable!("{e}"));
-                ids.push((i != 1).then_some(id));
-            }
-            spool.finish().unwrap_or_else(|e| unreachable!("{e}"));
-            assert_eq!(spool.file.is_some(), kept == Kept::OnDisk, "{kept:?}");
+            let ids = store_but_the_second(&mut spool, &report.findings, kept);
             for findings in [&report.findings[..], &[]] {
                 let want = serde_json::to_string_pretty(&Findings { findings }).unwrap_or_default();
                 let mut got = b"{\n  \"findings\": ".to_vec();
@@ -1625,15 +1619,31 @@ mod tests {
     /// Empty finding spools for `findings`: one that holds them all, one
     /// that writes each to disk, and one that moves them there halfway.
     fn finding_spools(findings: &[Finding]) -> [(FindingSpool, Kept); 3] {
-        let mut text = Vec::new();
-        for f in findings {
-            f.write_pretty(FINDING_DEPTH, &mut text);
-        }
+        let half = RenderedFindings::of(findings).text.len() / 2;
         [
             (FindingSpool::new(), Kept::Held),
             (FindingSpool::holding(0), Kept::OnDisk),
-            (FindingSpool::holding(text.len() / 2), Kept::OnDisk),
+            (FindingSpool::holding(half), Kept::OnDisk),
         ]
+    }
+
+    /// Stores every one of `findings` in `spool` (empty, keeping them as
+    /// `kept` says) and finishes it; the store ids, as the report holds
+    /// them, with none for the second finding (a light copy without a
+    /// stored one).
+    fn store_but_the_second(
+        spool: &mut FindingSpool,
+        findings: &[Finding],
+        kept: Kept,
+    ) -> Vec<Option<u64>> {
+        let mut ids: Vec<Option<u64>> = Vec::new();
+        for (i, f) in findings.iter().enumerate() {
+            let id = spool.store(f).unwrap_or_else(|e| unreachable!("{e}"));
+            ids.push((i != 1).then_some(id));
+        }
+        spool.finish().unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(spool.file.is_some(), kept == Kept::OnDisk, "{kept:?}");
+        ids
     }
 
     /// Incidents written by hand, titles read back from the store, print
@@ -1656,13 +1666,7 @@ mod tests {
         spool: &mut FindingSpool,
         kept: Kept,
     ) {
-        let mut ids: Vec<Option<u64>> = Vec::new();
-        for (i, f) in report.findings.iter().enumerate() {
-            let id = spool.store(f).unwrap_or_else(|e| unreachable!("{e}"));
-            ids.push((i != 1).then_some(id));
-        }
-        spool.finish().unwrap_or_else(|e| unreachable!("{e}"));
-        assert_eq!(spool.file.is_some(), kept == Kept::OnDisk, "{kept:?}");
+        let ids = store_but_the_second(spool, &report.findings, kept);
         // Every other incident's title left empty, as a light copy's is.
         let mut incidents = report.incidents.clone();
         for (n, i) in incidents.iter_mut().enumerate() {
