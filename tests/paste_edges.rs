@@ -533,3 +533,36 @@ fn a_date_before_a_sleeping_command_does_not_hide_its_interval() {
     assert_eq!(seconds, Some(60.0), "{source}");
     assert!(source.contains("after 60 s of sleep"), "{source}");
 }
+
+#[test]
+fn a_root_prompt_of_a_tool_we_do_not_read_ends_the_section_before_it() {
+    // ibstatus has no last line of its own: a perftest run after it under a
+    // bare `# ` root prompt was read as its unreadable lines (IN002).
+    let text = "# ibstatus\nInfiniband device 'mlx4_0' port 1 status:\n\
+                \tdefault gid:\t fe80:0000:0000:0000:0002:c903:0010:a1b1\n\tbase lid:\t 0x7\n\
+                \tsm lid:\t\t 0x1\n\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\
+                \trate:\t\t 56 Gb/sec (4X FDR)\n\tlink_layer:\t InfiniBand\n\n\
+                # ib_read_lat -d mlx4_0 -i 1 10.1.0.2\n\
+                ---------------------------------------------------------------------------------------\n\
+                                    RDMA_Read Latency Test\n\
+                 Dual-port       : OFF\t\tDevice         : mlx4_0\n\
+                 #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]\n\
+                 2       1000          1.98           8.41         2.03\n";
+    let d = doc(text);
+    let status: Vec<_> = d
+        .sections
+        .iter()
+        .filter(|s| s.kind == Kind::Ibstatus)
+        .collect();
+    assert_eq!(status.len(), 1, "{:#?}", d.sections);
+    assert_eq!(
+        status[0].span.last_line, 9,
+        "the ibstatus block ends before the next root prompt"
+    );
+    let r = analyze(&[d], &Default::default());
+    assert!(
+        of(&r, "IN002").is_empty(),
+        "{:?}",
+        fired(&r, Severity::Info)
+    );
+}

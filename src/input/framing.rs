@@ -242,16 +242,54 @@ const COMMANDS: &[&str] = &[
     "dmesg",
     "journalctl",
     "uname",
+    // Tools pasted beside the fabric's in the same session: their output
+    // is not read, but their `# cmd` root prompt must end the section
+    // before it (`ibstatus` has no last line of its own, and took a whole
+    // `ib_read_lat` run as its unread lines).
+    "ib_write_bw",
+    "ib_write_lat",
+    "ib_read_bw",
+    "ib_read_lat",
+    "ib_send_bw",
+    "ib_send_lat",
+    "ib_atomic_bw",
+    "ib_atomic_lat",
+    "ibv_devices",
+    "ibv_rc_pingpong",
+    "ibping",
+    "ibaddr",
+    "ibroute",
+    "ibtracert",
+    "ibcheckerrors",
+    "saquery",
+    "smpquery",
+    "show_gids",
+    "ibdev2netdev",
+    "mst",
+    "mlxconfig",
+    "mlxfwmanager",
+    "ofed_info",
+    "ethtool",
+    "ifconfig",
+    "lsmod",
+    "modinfo",
+    "ucx_info",
+    "nvcc",
 ];
 
 /// Recognises the common prompt shapes:
 /// `$ cmd`, `# cmd` (known commands only), `[user@host dir]# cmd`,
-/// `user@host:dir$ cmd`, `host:~ # cmd`, each optionally after `(venv) `.
+/// `user@host:dir$ cmd`, `host:~ # cmd`, each optionally after `(venv) `
+/// or a site's `(cluster)-` decoration.
 pub(crate) fn prompt(line: &str) -> Option<Prompt> {
     let mut t = line.trim_start();
     if t.starts_with('(') {
         if let Some(close) = t.find(") ") {
             t = t.get(close + 2..)?.trim_start();
+        } else if let Some(close) = t.find(")-[") {
+            // `(baobab)-[root@gpu048 ~]$`: what follows must still be a
+            // whole bracket prompt.
+            t = t.get(close + 2..)?;
         }
     }
     let (host, command) = if let Some(rest) = t.strip_prefix('[') {
@@ -1038,6 +1076,15 @@ mod tests {
         assert_eq!(
             p("$nvidia-smi topo -m"),
             Some((None, words("nvidia-smi topo -m")))
+        );
+        assert_eq!(
+            p("(baobab)-[root@gpu048 ~]$ nvidia-smi nvlink -s"),
+            Some((Some("gpu048".into()), words("nvidia-smi nvlink -s")))
+        );
+        assert_eq!(p("(note)-[see above]"), None);
+        assert_eq!(
+            p("# ib_read_lat -d mlx4_0 -i 1"),
+            Some((None, words("ib_read_lat -d mlx4_0 -i 1")))
         );
         assert_eq!(p("$HOME/bin/run.sh"), None);
         assert_eq!(p("$1 = 0x1f"), None);

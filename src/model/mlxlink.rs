@@ -1,6 +1,7 @@
 //! `mlxlink -d <device>` (with `-m`, `-c`, `-e`): sections of `Name : value`
 //! records, and the fields the rules read, typed.
 
+use crate::model::partial::Partial;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 
@@ -67,6 +68,10 @@ pub struct Mlxlink {
     /// `Link Error Recovery Counter`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_error_recovery_counter: Option<u64>,
+    /// Set when the output's last line is cut mid-record (`Enabled Link S`):
+    /// the paste ended there, and what the tool prints after it is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
 }
 
 impl Mlxlink {

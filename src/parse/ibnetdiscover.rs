@@ -66,7 +66,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibnetdiscover> {
 
 fn read_line(line: &Line<'_>, out: &mut Ibnetdiscover, unread: &mut Unread) {
     let t = trim(line.text());
-    if t.starts_with('#') {
+    if t.starts_with('#') || is_group_heading(t) {
         return;
     }
     if let Some((key, _)) = t.split_once('=') {
@@ -95,6 +95,24 @@ fn read_line(line: &Line<'_>, out: &mut Ibnetdiscover, unread: &mut Unread) {
         Some(port) => out.ports.push(port),
         None => unread.line(line, "not a line of ibnetdiscover output"),
     }
+}
+
+/// The headings `ibnetdiscover -g` prints between its groups of nodes:
+/// `Non-Chassis Nodes`, and `Chassis 3`, with the chassis' GUID after it
+/// when known (`Chassis 3 (guid 0x8f104004122fc)`): infiniband-diags
+/// `ibnetdiscover.c` (`out_chassis`, `dump_topology`). Read as output
+/// lines, each was an unread line (IN002) of every grouped topology.
+fn is_group_heading(t: &str) -> bool {
+    if t == "Non-Chassis Nodes" {
+        return true;
+    }
+    let Some(rest) = t.strip_prefix("Chassis ") else {
+        return false;
+    };
+    let (number, after) = rest.split_once(' ').unwrap_or((rest, ""));
+    !number.is_empty()
+        && number.bytes().all(|b| b.is_ascii_digit())
+        && (after.is_empty() || (after.starts_with('(') && after.ends_with(')')))
 }
 
 /// A node header's type word in the topology file.
@@ -387,6 +405,32 @@ caguid=0x0c42a10300b1c2d0
 Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"
 [1](c42a10300b1c2d0) \t\"S-1070fd0300aa0010\"[1]\t\t# lid 31 lmc 0 \"MF0;leaf-07:MQM8700/U1\" lid 12 4xHDR
 ";
+
+    #[test]
+    fn group_headings_are_read_and_nothing_else_like_them() {
+        let grouped = format!(
+            "#\n# Topology file: generated on Mon Mar  2 10:00:00 2026\n#\n\nChassis 2 (guid 0x8f104004122fc)\n\nNon-Chassis Nodes\n\n{TOPOLOGY}"
+        );
+        let p = parse(&lines_of(&grouped));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert_eq!(p.value.nodes.len(), 2);
+        for line in [
+            "Chassis 2",
+            "Chassis 12 (guid 0x8f104004122fc)",
+            "Non-Chassis Nodes",
+        ] {
+            assert!(is_group_heading(line), "{line}");
+        }
+        for line in [
+            "Chassis",
+            "Chassis two",
+            "Chassis 2 of 4",
+            "Non-Chassis Nodes:",
+            "Chassis 2 (guid",
+        ] {
+            assert!(!is_group_heading(line), "{line}");
+        }
+    }
 
     #[test]
     fn reads_the_topology_file() {

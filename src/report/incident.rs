@@ -918,6 +918,17 @@ fn probable_cause(findings: &[&Finding]) -> Option<String> {
     let all_links_down = findings
         .iter()
         .any(|f| f.rule == "NV001" && f.message.contains("has no active NVLink"));
+    let card_links_down = findings
+        .iter()
+        .any(|f| f.rule == "NV001" && f.message.contains(", a PCIe card) has no active NVLink"));
+    if card_links_down {
+        return Some(
+            "every NVLink of this PCIe card is down while an odd number of its peers have \
+             theirs up, so some bridged card lacks its partner: the bridge (unseated or failed) \
+             or the card — reseat the bridge, then open a hardware case"
+                .to_owned(),
+        );
+    }
     if all_links_down {
         return Some(
             "every NVLink of this GPU is down: the GPU or its baseboard/NVSwitch tray, not the \

@@ -22,7 +22,10 @@ declare_rule! {
     /// or counter block that stops before fields the tool always prints, an
     /// `nvidia-smi nvlink` listing whose last GPU shows fewer links than a
     /// GPU of its model before it, a block pasted without its header, a
-    /// last line cut mid-word.
+    /// last line cut mid-word, a `dcgmi diag` table that the input ends in
+    /// before its closing rule (its last row, cut without its closing `|`,
+    /// is not read), an `mlxlink` output whose last line stops inside a
+    /// record's name.
     ///
     /// ### Why it matters
     /// Issue threads, chat tools and `…` elisions cut pastes constantly. A
@@ -377,6 +380,22 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                 for dev in &info.devices {
                     push(&|| dev.hca_id.clone(), &dev.partial);
                 }
+            }
+            SectionData::Mlxlink(m) if ctx.ends_input(at) => {
+                push(&|| "mlxlink output".to_owned(), &m.partial);
+            }
+            // A table without its closing rule at the end of the input: the
+            // paste ended inside it (its last row, if cut, is not read).
+            SectionData::DcgmiDiag(d) if !d.complete && ctx.ends_input(at) => {
+                out.push(PartialPart {
+                    at,
+                    what: "dcgmi diag rows after the last one read".to_owned(),
+                    partial: Partial::new(
+                        crate::model::partial::PartialReason::MissingFields,
+                        vec!["the table's closing rule".to_owned()],
+                        at.section.span.last_line,
+                    ),
+                });
             }
             SectionData::Nvlink(nv) if ctx.ends_input(at) => {
                 if let Some((what, partial)) = counter_listing_cut(nv) {

@@ -30,7 +30,12 @@ declare_rule! {
     /// with no NVLink falls back to PCIe. On SXM boards every link is wired:
     /// an inactive one is a fault (training failure, Xid 74/149, baseboard).
     /// PCIe cards without a bridge have every link inactive by design and are
-    /// not reported, unless their peers are bridged. SXM2 modules (P100,
+    /// not reported when none of their peers is bridged. Beside bridged
+    /// peers, a card with every link inactive is `info` when the cards with
+    /// links pair off (a bridge joins two cards: three cards and one bridge
+    /// leave one out, as can cards the paste lacks), and an `error` when
+    /// they do not (an odd number with links: a bridge whose other card
+    /// shows none). SXM2 modules (P100,
     /// V100) are the exception to "every link is wired": boards of 2 or 4
     /// GPUs leave links unwired, so a GPU of such a host (at most 4 read)
     /// with as many active links as its peers is `info` (the board's
@@ -503,12 +508,14 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 p.most = p.most.max(active);
                 p.fewest = p.fewest.min(active);
                 p.gpus += 1;
+                p.linked += usize::from(active > 0);
                 p.at_least = p.at_least.max(numbered);
             })
             .or_insert(Peers {
                 most: active,
                 fewest: active,
                 gpus: 1,
+                linked: usize::from(active > 0),
                 at_least: numbered,
             });
     }
@@ -533,6 +540,21 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
         let spec = gpu_nvlink_expectation(g.name);
         let sxm = spec.is_some_and(|k| k.form_factor == FormFactor::Sxm);
+        let pcie_card = spec.is_some_and(|k| k.form_factor == FormFactor::PcieBridge);
+        // A bridge joins two PCIe cards: cards with links that pair off
+        // among themselves leave the rest unbridged, which is how hosts
+        // with an odd number of cards (or fewer bridges) are built. A
+        // failed or unseated bridge reads the same, so the data says no
+        // more than "check the bridge if there should be one". So too when
+        // the paste lacks some of the host's cards (GPU numbers skipped):
+        // a partner may be among them.
+        let pairs_off = peers.linked % 2 == 0 || peers.at_least > peers.gpus;
+        if active == 0 && pcie_card && pairs_off {
+            if let Some(f) = unbridged_card(g, peers) {
+                out.push(f);
+            }
+            continue;
+        }
         let inactive: Vec<u32> = g
             .status
             .iter()
@@ -609,9 +631,10 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     Severity::Error
                 },
                 format!(
-                    "{} ({}) has no active NVLink ({}): GPU-to-GPU traffic falls back to PCIe",
+                    "{} ({}{}) has no active NVLink ({}): GPU-to-GPU traffic falls back to PCIe",
                     g.label(),
                     g.name,
+                    if pcie_card { ", a PCIe card" } else { "" },
                     expected.why()
                 ),
             )
@@ -654,6 +677,53 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         out.push(f);
     }
     Coverage::Checked(gpus.len())
+}
+
+/// NV001 (`info`) for a PCIe card with every link inactive beside cards
+/// of its product whose links pair off (an even number with links
+/// active): most likely a card without a bridge. `None` when the listing
+/// shows no line of it (nothing to cite).
+fn unbridged_card(g: &NvGpuRef<'_>, peers: Peers) -> Option<Finding> {
+    let mut evidence: Vec<Evidence> = Vec::new();
+    if let Some((at, span)) = g.all_inactive {
+        evidence.push(Evidence::new(
+            "nvidia-smi nvlink: all links are inactive",
+            span,
+            at.source(),
+        ));
+    }
+    for (n, (at, link)) in &g.status {
+        evidence.push(Evidence::new(
+            format!("nvidia-smi nvlink -s: Link {n}: <inactive>"),
+            link.span,
+            at.source(),
+        ));
+    }
+    if evidence.is_empty() {
+        return None;
+    }
+    let mut f = NV001
+        .finding(
+            g.subject(),
+            format!(
+                "{} ({}) shows every NVLink inactive while {} of the {} {}s read on this host have theirs active: bridges join PCIe cards in pairs, so this is most likely a card without a bridge (by design), not a lost link",
+                g.label(),
+                g.name,
+                peers.linked,
+                peers.gpus,
+                g.name,
+            ),
+        )
+        .severity(Severity::Info)
+        .threshold(Threshold::new(
+            "cards with active links pair off (an even number): the rest have no bridge",
+            "NVLink bridges join two PCIe cards (fabricscope knowledge base)",
+        ))
+        .remediation("Nothing to repair if the card was installed without a bridge. If it should have one, check that the bridge is seated on both cards and that `nvidia-smi nvlink -s` shows its links active.");
+    for e in evidence {
+        f = f.evidence(e);
+    }
+    Some(f)
 }
 
 /// NV001 for the links a short or cut `-s` listing shows `<inactive>`, on
@@ -714,6 +784,8 @@ struct Peers {
     fewest: usize,
     /// GPUs read.
     gpus: usize,
+    /// GPUs read with at least one active link.
+    linked: usize,
     /// GPUs the host has at least: those read, or the highest index + 1.
     at_least: usize,
 }

@@ -34,6 +34,7 @@
 //! typed. `--json` output gives the same records (read in `json.rs`).
 
 use crate::model::mlxlink::{Mlxlink, MlxlinkField, MlxlinkSection};
+use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{decimal_u64, is_help, trim, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -113,12 +114,14 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Mlxlink> {
         .iter()
         .find(|l| !l.is_blank())
         .is_some_and(|l| l.text().trim_start().starts_with('{'));
+    let mut partial = None;
     let mut out = Mlxlink {
         sections: if is_json {
             json::sections(lines, &mut unread)
         } else {
-            text_sections(lines, &mut unread)
+            text_sections(lines, &mut unread, &mut partial)
         },
+        partial,
         ..Mlxlink::default()
     };
     type_fields(&mut out, &mut unread, lines);
@@ -129,7 +132,14 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Mlxlink> {
 }
 
 /// The titled sections of the text form, records in order.
-fn text_sections(lines: &[Line<'_>], unread: &mut Unread) -> Vec<MlxlinkSection> {
+///
+/// A last line that is neither a record nor a title is where the paste
+/// ended mid-record: it is not read, and `partial` says so.
+fn text_sections(
+    lines: &[Line<'_>],
+    unread: &mut Unread,
+    partial: &mut Option<Partial>,
+) -> Vec<MlxlinkSection> {
     let mut sections: Vec<MlxlinkSection> = Vec::new();
     let non_blank: Vec<&Line<'_>> = lines.iter().filter(|l| !l.is_blank()).collect();
     let mut i = 0;
@@ -160,10 +170,27 @@ fn text_sections(lines: &[Line<'_>], unread: &mut Unread) -> Vec<MlxlinkSection>
                 });
                 section.span = section.span.join(line.span());
             }
+            None if i == non_blank.len() && looks_like_cut_name(t) => {
+                *partial = Some(Partial::new(
+                    PartialReason::CutLine,
+                    vec![format!("the rest of `{t}` and what follows it")],
+                    line.number,
+                ));
+            }
             None => unread.line(line, "not a `Name : value` line of mlxlink"),
         }
     }
     sections
+}
+
+/// Whether a last line without `:` reads as the start of a record's name
+/// (`Enabled Link S`): words of a name, not a tool's `-E-` message or a
+/// sentence.
+fn looks_like_cut_name(t: &str) -> bool {
+    !t.starts_with('-')
+        && t.len() <= 64
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '(' | ')' | '/' | '_'))
 }
 
 /// Fills the typed fields from the records.
