@@ -378,6 +378,16 @@ fn command_label(line: &str) -> Option<Prompt> {
     if !is_known_command(program) && format_of_command(&[program]).is_none() {
         return None;
     }
+    // `### iblinkinfo - View link information on IB network`: a page's
+    // section heading, the tool's name then a dash and what it does, is
+    // not the command line of what follows (the next line is prose, or
+    // the command itself under its prompt).
+    if command
+        .split_whitespace()
+        .any(|w| matches!(w, "-" | "–" | "—"))
+    {
+        return None;
+    }
     let (argv, host) = command_words(command);
     let words: Vec<&str> = argv.iter().map(String::as_str).collect();
     let known =
@@ -944,6 +954,8 @@ mod tests {
             "  Running: ibstat",
             "\tCommand: ibstat",
             "Runningibstat",
+            "### iblinkinfo - View link information on IB network",
+            "## ibswitches — list the switches",
         ] {
             assert_eq!(label(line), None, "{line:?}");
         }

@@ -428,6 +428,18 @@ fn xml_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
                     unread.line(line, "closing tag does not match the open element");
                     stack.push(open);
                 }
+                // A fragment that starts inside an element closes it
+                // without having opened it: what was read since the last
+                // such close (the roots) is its content, under its name.
+                None if !roots.is_empty() => {
+                    let children = std::mem::take(&mut roots);
+                    roots.push(Field {
+                        name: name.trim().to_owned(),
+                        value: None,
+                        line: children.first().map_or(line.number, |c| c.line),
+                        children,
+                    });
+                }
                 None => unread.line(line, "closing tag with no open element"),
             }
             continue;
@@ -1288,6 +1300,33 @@ GPU 00000000:0F:00.0
         assert_eq!(g.clock_event_counters[0].microseconds, Some(0.0));
         let kinds: Vec<WarningKind> = p.warnings.iter().map(|w| w.kind).collect();
         assert_eq!(kinds, [WarningKind::Truncated, WarningKind::Truncated]);
+
+        // XML from deeper inside: the elements it closes without opening
+        // hold what came before (no unread line), and are read in place.
+        let deeper = "				<bridge_chip_fw>N/A</bridge_chip_fw>
+			</pci_bridge_chip>
+			<replay_counter>0</replay_counter>
+		</pci>
+		<fan_speed>30 %</fan_speed>
+		<temperature>
+			<gpu_temp>41 C</gpu_temp>
+		</temperature>
+";
+        let p = parse(&lines_of(deeper));
+        assert!(
+            p.warnings.iter().all(|w| w.kind != WarningKind::Unreadable),
+            "{:?}",
+            p.warnings
+        );
+        let g = &p.value.gpus[0];
+        assert_eq!(g.temperature.gpu_c, Some(41.0));
+        let pci = g
+            .fields
+            .iter()
+            .find(|f| f.name == "pci")
+            .expect("pci rebuilt");
+        assert_eq!(pci.children.len(), 2, "{pci:?}");
+        assert_eq!(pci.children[0].name, "pci_bridge_chip");
 
         // Prose after a fragment is not one of its fields.
         let p = parse(&lines_of(
