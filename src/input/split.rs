@@ -1229,12 +1229,28 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
 /// `src/query_smp.c:199; …`: diagnostics the tools print to stderr.
 fn tool_message(line: &Line<'_>) -> Option<ToolMessage> {
     let t = crate::parse::text::trim(line.text());
-    let found = crate::parse::text::infiniband_message_level(t).or_else(|| nvidia_message(t))?;
+    let found = crate::parse::text::infiniband_message_level(t)
+        .or_else(|| nvidia_message(t))
+        .or_else(|| firmware_tools_message(t))?;
     Some(ToolMessage {
         line: line.number,
         level: found,
         text: t.to_owned(),
     })
+}
+
+/// Error and warning lines of NVIDIA's firmware tools (mlxlink, mstflint,
+/// mlxconfig print `-E- …` and `-W- …`, mstflint `mft_utils`): an option
+/// the device does not support, a device that cannot be opened. Read as
+/// output, each was an unread line of the block above it.
+fn firmware_tools_message(t: &str) -> Option<MessageLevel> {
+    if t.starts_with("-E- ") {
+        Some(MessageLevel::Error)
+    } else if t.starts_with("-W- ") {
+        Some(MessageLevel::Warning)
+    } else {
+        None
+    }
 }
 
 /// Error lines of nvidia-smi and dcgmi (`ERROR: Option … is not
@@ -1253,6 +1269,8 @@ fn nvidia_message(t: &str) -> Option<MessageLevel> {
         "Option \"",
         "Invalid combination of input arguments",
         "Please run 'nvidia-smi -h'",
+        // `nvidia-smi dmon` and `pmon` on a GPU without the feature.
+        "Not supported on the device",
     ];
     const WARNINGS: &[&str] = &["Warning: Unable to retrieve"];
     if ERRORS.iter().any(|p| t.starts_with(p)) {

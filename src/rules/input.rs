@@ -102,7 +102,8 @@ declare_rule! {
     /// `ibstatus`'s `Fatal error: … sys files not found`, `ibpanic:` and
     /// `iberror:` lines, `Failed to open device`, `NVIDIA-SMI has failed
     /// because it couldn't communicate with the NVIDIA driver`, `Failed to
-    /// initialize NVML: …`.
+    /// initialize NVML: …`, the firmware tools' `-E- …` (mlxlink), `Not
+    /// supported on the device(s)` (`nvidia-smi dmon`).
     ///
     /// ### Why it matters
     /// In a support thread the tool's failure is often the fault itself: no
@@ -114,8 +115,9 @@ declare_rule! {
     /// ### Evidence
     /// The tool's message and its line. A `warning` where the message says
     /// the tool found no device or could not reach its driver; `info` where
-    /// it says the command line was wrong, permission was denied or a query
-    /// got no answer (no fault of the host, or another rule's), and where
+    /// it says the command line was wrong, permission was denied, the
+    /// device does not support what was asked, or a query got no answer
+    /// (no fault of the host, or another rule's), and where
     /// it says nothing we know (or is cut short).
     ///
     /// ### What to do
@@ -127,7 +129,8 @@ declare_rule! {
     /// ### Thresholds and sources
     /// Any error-level message of a supported tool: infiniband-diags'
     /// `ibpanic`/`iberror` (`ibdiag_common.c`), `ibstatus`'s `Fatal error`,
-    /// nvidia-smi's and NVML's error lines.
+    /// nvidia-smi's and NVML's error lines, the firmware tools' `-E-`
+    /// (mlxlink, mstflint).
     pub static IN003 = {
         id: "IN003",
         name: "tool-failed",
@@ -172,6 +175,16 @@ fn tool_failure_cause(text: &str) -> (Severity, &'static str, &'static str) {
             Severity::Info,
             "the command line was not one the tool accepts: nothing was read",
             "Run the command again with the options its help (`-h`) shows.",
+        )
+    } else if has(&[
+        "is not supported for",
+        "not supported on the device",
+        "not supported by the device",
+    ]) {
+        (
+            Severity::Info,
+            "the device does not support what was asked (an option, a monitor): nothing was read of it, and that is no fault",
+            "Leave the option out, or use the tool's other options for the same reading (`mlxlink -c` for counters, `nvidia-smi -q` for what `dmon` samples).",
         )
     } else if has(&[
         "_do_madrpc failed",
@@ -313,7 +326,7 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             finding
                 .threshold(Threshold::new(
                     "no error-level message from the tool",
-                    "infiniband-diags ibpanic/iberror, ibstatus Fatal error, nvidia-smi and NVML errors",
+                    "infiniband-diags ibpanic/iberror, ibstatus Fatal error, nvidia-smi and NVML errors, firmware tools' -E-",
                 ))
                 .remediation(todo),
         );
