@@ -44,6 +44,7 @@
 //!
 //! The `-j` JSON forms are not read.
 
+use crate::diag::WarningKind;
 use crate::model::dcgmi_diag::{
     DcgmiDiag, DcgmiHealth, DiagEntityResult, DiagField, DiagMessage, DiagOutcome, DiagTest,
     HealthEntity, HealthIncident, HealthState,
@@ -271,7 +272,13 @@ pub fn parse_diag(lines: &[Line<'_>]) -> Parsed<DcgmiDiag> {
             // The output's last row without its closing `|`: the paste
             // ended inside it. Its value may be cut too, so it is not read,
             // and the table stays open (`complete` false): IN001 says so.
-            if !(t.starts_with('|') && Some(line.number) == last) {
+            if t.starts_with('|') && Some(line.number) == last {
+                unread.warn(
+                    WarningKind::Truncated,
+                    line.span(),
+                    "the table's last row ends without its closing `|`: cut here, its value is unknown",
+                );
+            } else {
                 unread.line(line, "not a row of the dcgmi diag table");
             }
             continue;

@@ -33,6 +33,7 @@
 //! Every section is kept as records; the fields the rules read are also
 //! typed. `--json` output gives the same records (read in `json.rs`).
 
+use crate::diag::WarningKind;
 use crate::model::mlxlink::{Mlxlink, MlxlinkField, MlxlinkSection};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{decimal_u64, is_help, trim, Unread};
@@ -171,6 +172,11 @@ fn text_sections(
                 section.span = section.span.join(line.span());
             }
             None if i == non_blank.len() && looks_like_cut_name(t) => {
+                unread.warn(
+                    WarningKind::Truncated,
+                    line.span(),
+                    format!("the output ends inside a record (`{t}`): cut here"),
+                );
                 *partial = Some(Partial::new(
                     PartialReason::CutLine,
                     vec![format!("the rest of `{t}` and what follows it")],
