@@ -429,8 +429,8 @@ fn xml_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
                     stack.push(open);
                 }
                 // A fragment that starts inside an element closes it
-                // without having opened it: what was read since the last
-                // such close (the roots) is its content, under its name.
+                // without having opened it: everything read so far at the
+                // top level (the roots) is its content, under its name.
                 None if !roots.is_empty() => {
                     let children = std::mem::take(&mut roots);
                     roots.push(Field {
@@ -1303,15 +1303,7 @@ GPU 00000000:0F:00.0
 
         // XML from deeper inside: the elements it closes without opening
         // hold what came before (no unread line), and are read in place.
-        let deeper = "				<bridge_chip_fw>N/A</bridge_chip_fw>
-			</pci_bridge_chip>
-			<replay_counter>0</replay_counter>
-		</pci>
-		<fan_speed>30 %</fan_speed>
-		<temperature>
-			<gpu_temp>41 C</gpu_temp>
-		</temperature>
-";
+        let deeper = "\t\t\t\t<bridge_chip_fw>N/A</bridge_chip_fw>\n\t\t\t</pci_bridge_chip>\n\t\t\t<replay_counter>0</replay_counter>\n\t\t</pci>\n\t\t<fan_speed>30 %</fan_speed>\n\t\t<temperature>\n\t\t\t<gpu_temp>41 C</gpu_temp>\n\t\t</temperature>\n";
         let p = parse(&lines_of(deeper));
         assert!(
             p.warnings.iter().all(|w| w.kind != WarningKind::Unreadable),

@@ -716,7 +716,7 @@ fn unbridged_card(g: &NvGpuRef<'_>, peers: Peers) -> Option<Finding> {
         )
         .severity(Severity::Info)
         .threshold(Threshold::new(
-            "cards with active links pair off (an even number): the rest have no bridge",
+            "the cards with active links pair off (an even number of them), or the paste lacks some of the host's cards",
             "NVLink bridges join two PCIe cards (fabricscope knowledge base)",
         ))
         .remediation("Nothing to repair if the card was installed without a bridge. If it should have one, check that the bridge is seated on both cards and that `nvidia-smi nvlink -s` shows its links active.");

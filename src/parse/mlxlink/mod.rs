@@ -134,7 +134,8 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Mlxlink> {
 
 /// The titled sections of the text form, records in order.
 ///
-/// A last line that is neither a record nor a title is where the paste
+/// A last line that is neither a record nor a title, and reads as the
+/// start of a record's name ([`looks_like_cut_name`]), is where the paste
 /// ended mid-record: it is not read, and `partial` says so.
 fn text_sections(
     lines: &[Line<'_>],
