@@ -26,6 +26,11 @@ fn of<'r>(report: &'r Report, rule: &str) -> Vec<&'r fabricscope::rules::Finding
     report.findings.iter().filter(|f| f.rule == rule).collect()
 }
 
+/// The sections of `kind`, in input order.
+fn sections_of(d: &Document, kind: Kind) -> Vec<&fabricscope::Section> {
+    d.sections.iter().filter(|s| s.kind == kind).collect()
+}
+
 /// Rule ids of findings at `at_least` or worse.
 fn fired(report: &Report, at_least: Severity) -> Vec<&str> {
     report
@@ -67,11 +72,7 @@ fn a_closing_fence_ends_the_output_and_the_prose_after_it_is_not_the_tools() {
                 All of the connectivity is `SYS`, and inference is slow.\n\
                 GPU0 and GPU1 columns are the devices.\n\n#### What is available:\n```go\nfunc main() {}\n```\n";
     let d = doc(text);
-    let topo: Vec<_> = d
-        .sections
-        .iter()
-        .filter(|s| s.kind == Kind::TopoMatrix)
-        .collect();
+    let topo = sections_of(&d, Kind::TopoMatrix);
     assert_eq!(topo.len(), 1);
     assert_eq!(
         (topo[0].span.first_line, topo[0].span.last_line),
@@ -549,11 +550,7 @@ fn a_root_prompt_of_a_tool_we_do_not_read_ends_the_section_before_it() {
                  #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]\n\
                  2       1000          1.98           8.41         2.03\n";
     let d = doc(text);
-    let status: Vec<_> = d
-        .sections
-        .iter()
-        .filter(|s| s.kind == Kind::Ibstatus)
-        .collect();
+    let status = sections_of(&d, Kind::Ibstatus);
     assert_eq!(status.len(), 1, "{:#?}", d.sections);
     assert_eq!(
         status[0].span.last_line, 9,

@@ -918,9 +918,11 @@ fn probable_cause(findings: &[&Finding]) -> Option<String> {
     let all_links_down = findings
         .iter()
         .any(|f| f.rule == "NV001" && f.message.contains("has no active NVLink"));
-    let card_links_down = findings
-        .iter()
-        .any(|f| f.rule == "NV001" && f.message.contains(", a PCIe card) has no active NVLink"));
+    let card_links_down = findings.iter().any(|f| {
+        f.rule == "NV001"
+            && f.message.contains("has no active NVLink")
+            && f.message.contains(crate::rules::nvlink::PCIE_CARD)
+    });
     if card_links_down {
         return Some(
             "every NVLink of this PCIe card is down while an odd number of its peers have \

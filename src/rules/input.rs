@@ -10,7 +10,7 @@ use super::context::{Context, HostKey, SectionRef};
 use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::diag::{Warning, WarningKind};
-use crate::model::partial::Partial;
+use crate::model::partial::{Partial, PartialReason};
 use crate::parse::SectionData;
 use crate::span::LineSpan;
 use std::collections::BTreeMap;
@@ -404,7 +404,7 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     at,
                     what: "dcgmi diag rows after the last one read".to_owned(),
                     partial: Partial::new(
-                        crate::model::partial::PartialReason::MissingFields,
+                        PartialReason::MissingFields,
                         vec!["the table's closing rule".to_owned()],
                         at.section.span.last_line,
                     ),
@@ -479,7 +479,7 @@ fn counter_listing_cut(nv: &crate::model::nvlink::Nvlink) -> Option<(String, Par
         (
             format!("GPU {} link counters", last.index),
             Partial::new(
-                crate::model::partial::PartialReason::MissingFields,
+                PartialReason::MissingFields,
                 vec![format!(
                     "links after Link {shown}: {} of {longest} listed",
                     last.links.len()
@@ -501,7 +501,6 @@ const ELISION_REACH: usize = 2;
 /// two CAs closed by `...` (of sixteen) was judged as the whole.
 fn elided_parts<'a>(ctx: &Context<'a>, out: &mut Vec<PartialPart<'a>>) {
     use crate::input::repair::RepairKind;
-    use crate::model::partial::PartialReason;
     for (doc, d) in ctx.documents.iter().enumerate() {
         let mut elisions = d
             .repairs

@@ -634,7 +634,7 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     "{} ({}{}) has no active NVLink ({}): GPU-to-GPU traffic falls back to PCIe",
                     g.label(),
                     g.name,
-                    if pcie_card { ", a PCIe card" } else { "" },
+                    if pcie_card { PCIE_CARD } else { "" },
                     expected.why()
                 ),
             )
@@ -658,47 +658,25 @@ fn check_inactive(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 expected.source(),
             ))
             .remediation("Check dmesg and nvidia-smi -q for NVLink Xids; reset the GPU or reboot; if links stay down, reseat the GPU/bridge or NVSwitch tray and open a hardware case.");
-        if let Some((at, span)) = g.all_inactive {
-            f = f.evidence(Evidence::new(
-                "nvidia-smi nvlink: all links are inactive",
-                span,
-                at.source(),
-            ));
-        }
-        for (n, (at, link)) in &g.status {
-            if link.inactive {
-                f = f.evidence(Evidence::new(
-                    format!("nvidia-smi nvlink -s: Link {n}: <inactive>"),
-                    link.span,
-                    at.source(),
-                ));
-            }
+        for e in inactive_evidence(g) {
+            f = f.evidence(e);
         }
         out.push(f);
     }
     Coverage::Checked(gpus.len())
 }
 
+/// Written after the product in NV001's message for a PCIe card with no
+/// active link (an `error`): the incident's probable cause then names the
+/// bridge, not a baseboard.
+pub(crate) const PCIE_CARD: &str = ", a PCIe card";
+
 /// NV001 (`info`) for a PCIe card with every link inactive beside cards
 /// of its product whose links pair off (an even number with links
 /// active): most likely a card without a bridge. `None` when the listing
 /// shows no line of it (nothing to cite).
 fn unbridged_card(g: &NvGpuRef<'_>, peers: Peers) -> Option<Finding> {
-    let mut evidence: Vec<Evidence> = Vec::new();
-    if let Some((at, span)) = g.all_inactive {
-        evidence.push(Evidence::new(
-            "nvidia-smi nvlink: all links are inactive",
-            span,
-            at.source(),
-        ));
-    }
-    for (n, (at, link)) in &g.status {
-        evidence.push(Evidence::new(
-            format!("nvidia-smi nvlink -s: Link {n}: <inactive>"),
-            link.span,
-            at.source(),
-        ));
-    }
+    let evidence = inactive_evidence(g);
     if evidence.is_empty() {
         return None;
     }
@@ -761,14 +739,34 @@ fn shown_inactive(g: &NvGpuRef<'_>, expected: &Expected<'_>) -> Option<Finding> 
             expected.source(),
         ))
         .remediation("Check dmesg and nvidia-smi -q for NVLink Xids; reset the GPU or reboot; if links stay down, reseat the GPU/bridge or NVSwitch tray and open a hardware case. Paste the whole `nvidia-smi nvlink -s` to judge the other links.");
-    for (n, (at, link)) in inactive {
-        f = f.evidence(Evidence::new(
-            format!("nvidia-smi nvlink -s: Link {n}: <inactive>"),
-            link.span,
-            at.source(),
-        ));
+    for e in inactive_evidence(g) {
+        f = f.evidence(e);
     }
     Some(f)
+}
+
+/// What a GPU's `-s` listing shows inactive: the all-inactive message, and
+/// each `<inactive>` link line.
+fn inactive_evidence(g: &NvGpuRef<'_>) -> Vec<Evidence> {
+    let all = g.all_inactive.map(|(at, span)| {
+        Evidence::new(
+            "nvidia-smi nvlink: all links are inactive",
+            span,
+            at.source(),
+        )
+    });
+    let links = g
+        .status
+        .iter()
+        .filter(|(_, (_, l))| l.inactive)
+        .map(|(n, (at, link))| {
+            Evidence::new(
+                format!("nvidia-smi nvlink -s: Link {n}: <inactive>"),
+                link.span,
+                at.source(),
+            )
+        });
+    all.into_iter().chain(links).collect()
 }
 
 /// The most GPUs of an SXM2 product on a board that leaves links unwired:
