@@ -116,22 +116,27 @@ fn a_labelled_dump_reads_as_the_same_dump_with_prompts() {
 }
 
 #[test]
-fn a_heading_that_names_no_command_stays_a_line_of_its_section() {
-    // `## Notes ##` is no label: the section above keeps it as a line it
-    // could not read, and the prompt after it still starts its own.
+fn a_heading_that_names_no_command_ends_the_section_above_it() {
+    // `## Notes ##` is no label, and no line of ibstat's either: a
+    // script's heading, which ends the section above it unread, and the
+    // prompt after it still starts its own.
     let text = dump(None).replacen("$ perfquery -x", "## Notes ##\n$ perfquery -x", 1);
     let notes = text.lines().position(|l| l == "## Notes ##").unwrap() + 1;
     let doc = read(&text, &ReadOptions::default()).unwrap();
     let want = read(&dump(None), &ReadOptions::default()).unwrap();
     let kinds = |d: &Document| d.sections.iter().map(|s| s.kind).collect::<Vec<_>>();
     assert_eq!(kinds(&doc), kinds(&want));
-    assert_eq!(doc.sections[0].span.last_line, notes);
-    let warnings = shape(&doc).1;
+    assert!(doc.sections[0].span.last_line < notes);
     assert!(
-        warnings
-            .iter()
-            .any(|w| w.contains(&format!("last_line: {notes} }}")) && w.contains("not an ibstat")),
-        "{warnings:?}"
+        doc.framing.iter().any(|f| f.contains(notes)),
+        "{:?}",
+        doc.framing
+    );
+    assert!(doc.unaccounted_lines(&text).is_empty());
+    assert!(
+        !doc.all_warnings().iter().any(|w| w.span.contains(notes)),
+        "{:?}",
+        shape(&doc).1
     );
 }
 

@@ -563,3 +563,73 @@ fn a_root_prompt_of_a_tool_we_do_not_read_ends_the_section_before_it() {
         fired(&r, Severity::Info)
     );
 }
+
+#[test]
+fn a_time_in_a_scripts_heading_is_the_time_of_the_snapshot_under_it() {
+    // `echo "==== $(date) ===="` before each reading, and a heading that
+    // names a device between them: neither is perfquery output.
+    let text = format!(
+        "==== Tue Dec  1 10:00:00 UTC 2026 ====\n{}==== mt4123_pciconf0 ====\n\
+         ==== Tue Dec  1 10:01:00 UTC 2026 ====\n{}=== end of run ===\n",
+        perfquery_x(10, 1_000_000),
+        perfquery_x(250, 9_000_000)
+    );
+    let d = doc(&text);
+    assert_eq!(sections_of(&d, Kind::Date).len(), 2, "{d:#?}");
+    assert!(d.sections.iter().all(|s| s.warnings.is_empty()), "{d:#?}");
+    let r = report(&text);
+    let (seconds, source) = rcv_errors_interval(&r);
+    assert_eq!(seconds, Some(60.0), "{source}");
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", of(&r, "IN002"));
+}
+
+#[test]
+fn a_host_heading_with_a_step_and_a_time_names_the_host_and_times_its_snapshot() {
+    // A collection script's banner: host, step, time.
+    let text = format!(
+        "===== gn05 | before | 2026-12-01T10:00:00Z =====\n$ perfquery -x\n{}\
+         ===== gn05 | after | 2026-12-01T10:02:00Z =====\n$ perfquery -x\n{}",
+        perfquery_x(10, 1_000_000),
+        perfquery_x(250, 9_000_000)
+    );
+    let d = doc(&text);
+    assert!(
+        d.sections.iter().all(|s| s.host.as_deref() == Some("gn05")),
+        "{d:#?}"
+    );
+    let (seconds, source) = rcv_errors_interval(&report(&text));
+    assert_eq!(seconds, Some(120.0), "{source}");
+}
+
+#[test]
+fn a_prompt_that_lost_its_bracket_still_names_its_host() {
+    let text = format!(
+        "[root@gn01 ~]# ibstat\n{}root@gn02 ~]# ibstat\n{}",
+        ibstat("0x946dae0300a1b200", "Active", "LinkUp", 400),
+        ibstat("0x946dae0300a1b2f0", "Down", "Polling", 10)
+    );
+    let d = doc(&text);
+    let hosts: Vec<Option<&str>> = d.sections.iter().map(|s| s.host.as_deref()).collect();
+    assert_eq!(hosts, [Some("gn01"), Some("gn02")], "{d:#?}");
+}
+
+#[test]
+fn a_last_line_cut_inside_a_row_is_a_cut_and_prose_at_the_end_is_not() {
+    // `nvidia-smi nvlink -R`, the paste ending inside its third row.
+    let cut = "$ nvidia-smi nvlink -R\nGPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-a1)\n\
+               \t Link 0: Remote Device 00000000:08:00.0: Link 47\n\
+               \t Link 1: Remote Device 00000000:08:00.0: Link 46\n\
+               \t Link 2: Remote Device 00";
+    let r = report(cut);
+    assert_eq!(of(&r, "IN001").len(), 1, "{:#?}", r.findings);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", of(&r, "IN002"));
+    // The same with a line end: the row is still the beginning of one.
+    let r = report(&format!("{cut}\n"));
+    assert_eq!(of(&r, "IN001").len(), 1, "{:#?}", r.findings);
+    // A question after the output begins like none of its rows.
+    let prose = "$ nvidia-smi nvlink -R\nGPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-a1)\n\
+                 \t Link 0: Remote Device 00000000:08:00.0: Link 47\nAny idea why";
+    let r = report(prose);
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
+    assert_eq!(of(&r, "IN002").len(), 1, "{:#?}", r.findings);
+}

@@ -68,3 +68,17 @@ fn a_healthy_verdict_over_unread_lines_says_they_were_not_judged() {
     assert!(v.detail.contains("IN002"), "{v}");
     assert!(!v.detail.contains("cut"), "{v}");
 }
+
+#[test]
+fn hosts_nothing_judged_are_not_called_healthy_in_the_summary() {
+    // Two hosts' interface carriers only (`ibdev2netdev` without -v): no
+    // rule had data, so the fleet summary must not count them healthy.
+    let text = "[root@gn01 ~]# ibdev2netdev\nmlx5_0 port 1 ==> ib0 (Up)\n\
+                [root@gn02 ~]# ibdev2netdev\nmlx5_0 port 1 ==> ib0 (Down)\n";
+    let doc = read(text, &ReadOptions::default()).expect("ibdev2netdev output");
+    let report = analyze(&[doc], &AnalyzeOptions::default());
+    assert_eq!(report.verdict.level, VerdictLevel::NotEnoughToJudge);
+    let shown = fabricscope::report::text::render(&report, &Default::default());
+    assert!(shown.contains("2 not judged"), "{shown}");
+    assert!(!shown.contains("healthy"), "{shown}");
+}

@@ -25,6 +25,10 @@ pub(crate) enum Framing {
     /// A heading naming the host whose output follows, as a loop over
     /// hosts prints it (`==== node07 ====`, `[node07]`).
     HostHeading(String),
+    /// A script's heading naming no host, command or time (`====
+    /// mt4123_pciconf0 ====`, `### after the test ###`): it ends the output
+    /// before it, and what follows is read for what it is.
+    Heading,
 }
 
 /// A shell prompt and the command typed at it.
@@ -76,6 +80,19 @@ fn classify_any(line: &str) -> Option<Framing> {
     host_heading(t)
         .or_else(|| tool_host_heading(line))
         .map(Framing::HostHeading)
+        .or_else(|| script_heading(t).then_some(Framing::Heading))
+}
+
+/// Whether `t` is a script's heading ([`Framing::Heading`]): a title
+/// decorated alike on both sides ([`decorated_title`]) that is neither a
+/// time (`==== $(date) ====` is read as `date` output: the time of the
+/// snapshot after it) nor nvidia-smi's own `==============NVSMI
+/// LOG==============` (which opens `nvidia-smi -q` output).
+///
+/// [`decorated_title`]: crate::parse::text::decorated_title
+fn script_heading(t: &str) -> bool {
+    crate::parse::text::decorated_title(t)
+        .is_some_and(|title| title != "NVSMI LOG" && !crate::parse::date::heading_has_stamp(t))
 }
 
 /// Whether `line` could be a framing line: fences, headers, exit markers,
@@ -297,7 +314,7 @@ pub(crate) fn prompt(line: &str) -> Option<Prompt> {
     } else if let Some(cmd) = bare_prompt(t) {
         (None, cmd)
     } else {
-        user_host_prompt(t)?
+        user_host_prompt(t).or_else(|| lost_bracket_prompt(t))?
     };
     let command = command.trim().to_owned();
     let (argv, ssh_host) = command_words(&command);
@@ -319,6 +336,17 @@ fn bracket_prompt(rest: &str) -> Option<(Option<String>, &str)> {
     let (_, host) = user_host.split_once('@')?;
     let host = host.split(':').next().unwrap_or(host);
     is_hostname(host).then(|| (Some(host.to_owned()), command))
+}
+
+/// `root@node07 ~]# cmd`: a bracket prompt whose `[` the paste lost (a
+/// mail quoting it, a selection starting one character late). Before,
+/// the command's output went to the host of the prompt above it.
+fn lost_bracket_prompt(t: &str) -> Option<(Option<String>, &str)> {
+    let first = t.split_whitespace().next()?;
+    if !first.contains('@') || t.get(..t.find(']')?)?.contains('[') {
+        return None;
+    }
+    bracket_prompt(t)
 }
 
 /// `$ cmd`, `$`, `# ibstat`. A `#` alone is not one: it is the comment
@@ -446,6 +474,12 @@ fn without_label<'t>(text: &'t str, labels: &[&str]) -> &'t str {
 fn host_heading(t: &str) -> Option<String> {
     let inner = heading_text(t, false)?;
     let name = without_label(inner, HOST_LABELS);
+    // `===== node01 | before | 2026-08-13T07:53:30Z =====`: the host, then
+    // one-word fields a collection script adds (the step, the time).
+    let name = match name.split_once(" | ") {
+        Some((host, fields)) if fields.split(" | ").all(|f| !f.trim().contains(' ')) => host,
+        _ => name,
+    };
     // A trailing `(10.0.0.7)` or `(3)`: the address or a count.
     let name = match name.split_once(" (") {
         Some((name, rest)) if rest.ends_with(')') && !rest.contains(' ') => name,
@@ -1094,6 +1128,14 @@ mod tests {
             Some((Some("gpu048".into()), words("nvidia-smi nvlink -s")))
         );
         assert_eq!(p("(note)-[see above]"), None);
+        // A bracket prompt that lost its `[`; a `]` in a word with no
+        // `user@host` before it is no prompt.
+        assert_eq!(
+            p("root@rhel-storage-103 ~]# ibstat"),
+            Some((Some("rhel-storage-103".into()), words("ibstat")))
+        );
+        assert_eq!(p("see a[1]# ibstat"), None);
+        assert_eq!(p("a@b c[1]# ibstat"), None);
         assert_eq!(
             p("# ib_read_lat -d mlx4_0 -i 1"),
             Some((None, words("ib_read_lat -d mlx4_0 -i 1")))

@@ -16,7 +16,7 @@ mod kept;
 pub mod repair;
 mod split;
 
-pub(crate) use split::CUT_WORD;
+pub(crate) use split::{CUT_LINE, CUT_WORD};
 
 use crate::diag::{Warning, WarningKind};
 use crate::error::Error;

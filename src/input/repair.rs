@@ -685,11 +685,29 @@ fn unelide(t: &str) -> Option<String> {
     if !opens.is_some_and(|b| matches!(b, b'.' | b'[' | b'(' | b'<' | 0xe2)) {
         return None;
     }
-    matches!(
-        t.trim(),
+    let t = t.trim();
+    (matches!(
+        t,
         "..." | "…" | "[...]" | "[…]" | "(...)" | "[snip]" | "<snip>" | "...snip..." | "[ ... ]"
-    )
+    ) || elision_with_remark(t))
     .then(String::new)
+}
+
+/// An elision marker with the author's remark on what was left out: `...
+/// (12 more links, all true)`, `[... 40 lines omitted ...]`, `(... output
+/// truncated ...)`. Before, such a line was an unread line of the output
+/// it cut short, and the output was judged as if whole.
+fn elision_with_remark(t: &str) -> bool {
+    let dots = |s: &str| s.starts_with("...") || s.starts_with('…');
+    let wrapped = t
+        .strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .or_else(|| t.strip_prefix('(').and_then(|r| r.strip_suffix(')')));
+    if let Some(inner) = wrapped {
+        return dots(inner.trim_start());
+    }
+    let remark = t.trim_start_matches(['.', '…']).trim_start();
+    dots(t) && remark.starts_with('(') && remark.ends_with(')')
 }
 
 #[cfg(test)]
@@ -823,6 +841,28 @@ mod tests {
             None
         );
         assert_eq!(unannotate("+-----------+------+"), None);
+    }
+
+    #[test]
+    fn elisions_with_a_remark_are_elisions() {
+        for line in [
+            "   ... (12 more links, all true)",
+            "… (truncated)",
+            "[... 40 lines omitted ...]",
+            "[…snip…]",
+            "(... output truncated ...)",
+        ] {
+            assert_eq!(unelide(line).as_deref(), Some(""), "{line:?}");
+        }
+        for line in [
+            "... and then it failed (again)",
+            "(see above)",
+            "[PortXmitWait == 5]",
+            "......",
+            "...(",
+        ] {
+            assert_eq!(unelide(line), None, "{line:?}");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ use super::kept::{Kept, COMPACT_FROM_BYTES};
 use super::repair;
 use super::{
     limit_warning, Document, MessageLevel, ReadOptions, Section, ToolMessage, Unrecognised,
+    Warning, WarningKind,
 };
 use crate::parse::{
     first_byte, format_of_command, formats_starting_with, Block, Format, Kind, Line, FORMATS,
@@ -61,6 +62,10 @@ struct Output<'o> {
     /// Body lines met (with or without `full_detection`).
     #[cfg(test)]
     body_lines: usize,
+    /// The input's last line with text, and the word set aside from it
+    /// when the input ends inside it ([`set_aside_cut_word`]; empty
+    /// otherwise): where a paste cut inside a line of output ends.
+    last_line: Option<(usize, String)>,
 }
 
 /// The document of `text`, each section handed to `each` as soon as it is
@@ -95,10 +100,18 @@ fn split_compact_from<'o>(
         body_misses: Vec::new(),
         #[cfg(test)]
         body_lines: 0,
+        last_line: None,
     };
     let compact = text.len() >= compact_from;
     let (mut lines, candidates, may_frame) = clean_lines(text, compact, &mut out);
     out.doc.repairs = repair_lines(&mut lines, &candidates);
+    if out.last_line.is_none() {
+        // Line `i` is the input's line `i + 1` until lines are kept.
+        out.last_line = (0..lines.len())
+            .rev()
+            .find(|&i| lines.text(i).is_some_and(|t| !t.trim().is_empty()))
+            .map(|i| (i + 1, String::new()));
+    }
     out.doc.line_count = lines.len();
     let may_frame = (!full_detection).then_some(may_frame.as_slice());
     let (chunks, mut kept, framing) = chunks(lines, may_frame, options);
@@ -215,6 +228,7 @@ fn set_aside_cut_word(line: &mut Line<'_>, out: &mut Output<'_>) {
     }
     let kept = text.get(..keep).unwrap_or_default().to_owned();
     let message = format!("{CUT_WORD} (`{dropped}`) may be cut and was not read");
+    out.last_line = Some((line.number, dropped.clone()));
     out.doc.warnings.push(super::Warning::new(
         super::WarningKind::Truncated,
         line.span(),
@@ -421,8 +435,16 @@ fn chunks<'a>(
                     new_chunk(None, banner_host.clone(), &source, options),
                     kept,
                 );
+                // A heading that gives the time too (`===== node01 | before
+                // | 2026-08-13T07:53:30Z =====`) is also read as `date`
+                // output: the time of the snapshot under it.
+                if hosts.is_empty() && crate::parse::date::heading_has_stamp(text) {
+                    framing_lines.pop();
+                    lines.keep_at(i, kept);
+                    kept += 1;
+                }
             }
-            Some(Framing::ExitMarker) => {
+            Some(Framing::ExitMarker | Framing::Heading) => {
                 push_chunk(
                     &mut chunks,
                     new_chunk(None, banner_host.clone(), &source, options),
@@ -1199,6 +1221,9 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
         Some(stream) => stream.finish(lines),
         None => (open.format.parse)(lines),
     };
+    if let Some((number, word)) = &out.last_line {
+        mark_cut_line(&mut parsed.warnings, lines, *number, word);
+    }
     // Only the output the prompt's command printed learns from its words.
     if let (Some((_, prompt)), Some(hint)) = (ctx.prompt, ctx.hint) {
         if hint.kind == open.format.kind {
@@ -1223,6 +1248,80 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
         Some(each) => each(section),
         None => out.doc.sections.push(section),
     }
+}
+
+/// What a section's warning about a line says when the input ends inside
+/// that line of the tool's output ([`mark_cut_line`]).
+pub(crate) const CUT_LINE: &str = "the input ends inside this line of the tool's output";
+
+/// Marks the input's last line with text (`word`: the word set aside from
+/// it when the input ends inside it, see [`set_aside_cut_word`]) as cut
+/// rather than unreadable when the section's parser could not read it and
+/// the line begins like the line before it (`Link 2: Remote Device 00` under `Link
+/// 1: Remote Device 00000000:08:00.0: Link 46`, `  NI` under `  NIC3:
+/// mlx5_3`): the paste stopped inside one of the tool's lines, a cut that
+/// IN001 names, not a line the tool does not print (IN002). A last line of
+/// prose (`Any ideas?`) begins like no line of the output and stays unread.
+fn mark_cut_line(warnings: &mut Vec<Warning>, lines: &[Line<'_>], number: usize, word: &str) {
+    // Most sections have no unread line there: the warnings first.
+    let Some(unread) = warnings
+        .iter()
+        .position(|w| w.kind == WarningKind::Unreadable && w.span.contains(number))
+    else {
+        return;
+    };
+    let Some(at) = lines.iter().position(|l| l.number == number) else {
+        return;
+    };
+    let (Some(cut), Some(before)) = (
+        lines.get(at),
+        lines
+            .get(..at)
+            .and_then(|b| b.iter().rev().find(|l| !l.is_blank())),
+    ) else {
+        return;
+    };
+    let whole = format!("{}{word}", cut.text());
+    if !begins_alike(before.text(), &whole) {
+        return;
+    }
+    // An unread run ending in the cut line keeps its lines before it.
+    if let Some(w) = warnings.get_mut(unread) {
+        if w.span.first_line < number {
+            w.span = LineSpan::new(w.span.first_line, number - 1);
+        } else {
+            warnings.remove(unread);
+        }
+    }
+    warnings.push(Warning::new(
+        WarningKind::Truncated,
+        LineSpan::line(number),
+        format!("{CUT_LINE} (`{}`): not read", whole.trim()),
+    ));
+}
+
+/// Whether `cut` begins like `before`: its words but the last have the
+/// shapes of `before`'s first words (digits standing for any number), and
+/// its last word is the beginning of `before`'s next one.
+fn begins_alike(before: &str, cut: &str) -> bool {
+    fn shape(word: &str) -> String {
+        let mut out = String::with_capacity(word.len());
+        for c in word.chars() {
+            if !(c.is_ascii_digit() && out.ends_with('9')) {
+                out.push(if c.is_ascii_digit() { '9' } else { c });
+            }
+        }
+        out
+    }
+    let before: Vec<&str> = before.split_whitespace().collect();
+    let cut: Vec<&str> = cut.split_whitespace().collect();
+    let Some((last, whole)) = cut.split_last() else {
+        return false;
+    };
+    whole.iter().zip(&before).all(|(a, b)| shape(a) == shape(b))
+        && before
+            .get(whole.len())
+            .is_some_and(|next| shape(next).starts_with(&shape(last)))
 }
 
 /// `ibwarn: …`, `ibpanic: …`, `iberror: …`, `ibstat: iberror: …`,

@@ -8,6 +8,7 @@
 //! - `watch` headers: `Every 60.0s: perfquery -x   gpu07: Tue Dec  1 10:00:00 2026`;
 //! - `date +%s` (and `+%s.%N`): a bare number of seconds, recognised only under a prompt running it
 //!   because a bare number could be anything;
+//! - any of these decorated as a script's heading: `==== Mon Nov 30 00:53:23 UTC 2026 ====`;
 //! - the same layout without a zone, as in nvidia-smi's `Timestamp : Mon Nov 30 00:53:23 2026`
 //!   ([`parse_stamp`] is shared for that).
 //!
@@ -21,7 +22,8 @@ use crate::span::LineSpan;
 
 pub(crate) const FORMAT: Spec<Date> = Spec {
     command: |argv| argv.first() == Some(&"date"),
-    starts: |b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-',
+    // `=` `#` `*` `>` open a stamp decorated as a script's heading.
+    starts: |b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'=' | b'#' | b'*' | b'>'),
     detect,
     parse,
     summary,
@@ -41,7 +43,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Date> {
             unread.line(line, "a second time stamp in one `date` output");
             continue;
         }
-        let text = line.text().trim();
+        let text = stamp_text(line.text());
         match parse_stamp(text, line.span())
             .or_else(|| epoch_seconds(text, line.span()))
             .or_else(|| watch_stamp(text, line.span()))
@@ -63,9 +65,34 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     if !has_clock(first.text()) {
         return None;
     }
-    parse_stamp(first.text().trim(), first.span())
+    parse_stamp(stamp_text(first.text()), first.span())
         .or_else(|| watch_stamp(first.text(), first.span()))
         .map(|_| Block::of_lines("date", 1))
+}
+
+/// The text of a stamp line: a stamp decorated as a script's heading
+/// (`echo "==== $(date) ===="` between two snapshots) without its
+/// decoration ([`decorated_title`]) and the fields before it, otherwise
+/// the trimmed line.
+///
+/// [`decorated_title`]: crate::parse::text::decorated_title
+fn stamp_text(line: &str) -> &str {
+    match crate::parse::text::decorated_title(line) {
+        // `===== node01 | before | 2026-08-13T07:53:30Z =====`: a host
+        // heading's last field.
+        Some(title) => title.rsplit(" | ").next().unwrap_or(title),
+        None => line.trim(),
+    }
+}
+
+/// Whether a decorated heading gives a time (`==== $(date) ====`, or a
+/// host heading's last field: `===== node01 | before |
+/// 2026-08-13T07:53:30Z =====`): such a line is read as `date` output, the
+/// time of the snapshot under it.
+pub(crate) fn heading_has_stamp(line: &str) -> bool {
+    crate::parse::text::decorated_title(line).is_some()
+        && has_clock(line)
+        && parse_stamp(stamp_text(line), LineSpan::line(1)).is_some()
 }
 
 /// The time in the header `watch` prints above each screen of output

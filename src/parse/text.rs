@@ -348,6 +348,31 @@ fn trim_ends(text: &str) -> &str {
     }
 }
 
+/// The title of a line decorated alike on both sides, as a script prints
+/// one between the steps or snapshots it runs (`echo "==== $(date) ===="`):
+/// `==== Tue Dec  1 10:00:00 UTC 2026 ====`, `### after the test ###`,
+/// `*** mt4123_pciconf0 ***`, `-- run 2 --`, `>>> node07 <<<`. Each side is
+/// a run of at least two of one character (`>` opens, `<` closes), and the
+/// title between them is not empty. One-sided lines are not titles: `#
+/// Port counters: …` is perfquery's header, `## Summary: …` a tool's.
+pub(crate) fn decorated_title(line: &str) -> Option<&str> {
+    let t = line.trim();
+    let (open, close) = match t.as_bytes().first()? {
+        b'=' => ('=', '='),
+        b'#' => ('#', '#'),
+        b'*' => ('*', '*'),
+        b'-' => ('-', '-'),
+        b'>' => ('>', '<'),
+        _ => return None,
+    };
+    let after_open = t.trim_start_matches(open);
+    let title = after_open.trim_end_matches(close);
+    let opened = t.len() - after_open.len();
+    let closed = after_open.len() - title.len();
+    let title = title.trim();
+    (opened >= 2 && closed >= 2 && !title.is_empty()).then_some(title)
+}
+
 /// `Word N:` (e.g. `Port 1:`, `Link 12:`) → N, for the given word.
 pub(crate) fn numbered_heading(line: &str, word: &str) -> Option<u32> {
     let t = trim(line);
@@ -548,6 +573,38 @@ pub(crate) fn tool_message_kind(t: &str) -> Option<WarningKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn titles_are_decorated_alike_on_both_sides() {
+        for (line, title) in [
+            (
+                "==== Tue Dec  1 10:00:00 UTC 2026 ====",
+                "Tue Dec  1 10:00:00 UTC 2026",
+            ),
+            ("  ### after the test ###", "after the test"),
+            ("***mt4123_pciconf0***", "mt4123_pciconf0"),
+            ("-- run 2 --", "run 2"),
+            (">>> node07 <<<", "node07"),
+            ("== a =========", "a"),
+        ] {
+            assert_eq!(decorated_title(line), Some(title), "{line:?}");
+        }
+        for line in [
+            "# Port counters: Lid 1 port 1 (CapMask: 0x1600)",
+            "## Summary: 5 nodes checked, 0 bad nodes found",
+            "= a =",
+            "==== a",
+            "a ====",
+            "========",
+            "==== ====",
+            "=== a ---",
+            ">>> a >>>",
+            "- a -",
+            "",
+        ] {
+            assert_eq!(decorated_title(line), None, "{line:?}");
+        }
+    }
 
     /// Every byte value, at every position of a word, with each extra.
     #[test]

@@ -209,12 +209,19 @@ fn summary(
         .iter()
         .filter(|h| !with_findings.contains(h.as_str()))
         .collect();
+    // Where no rule had its data, a host without findings was not judged:
+    // calling it healthy contradicted the verdict above.
+    let quiet = if report.verdict.level == VerdictLevel::NotEnoughToJudge {
+        "not judged"
+    } else {
+        "healthy"
+    };
     let _ = writeln!(
         s,
         "{}",
         p.bold(&fit(
             &format!(
-                "== summary: {} incident(s) from {} finding(s) on {with_problems} host(s); {} healthy",
+                "== summary: {} incident(s) from {} finding(s) on {with_problems} host(s); {} {quiet}",
                 report.incidents.len(),
                 report.findings.len(),
                 healthy.len()
@@ -273,9 +280,9 @@ fn summary(
     if !healthy.is_empty() {
         let names: Vec<&str> = healthy.iter().map(|h| h.as_str()).collect();
         let line = if options.list_healthy {
-            format!("  healthy: {}", names.join(", "))
+            format!("  {quiet}: {}", names.join(", "))
         } else {
-            format!("  healthy: {} host(s) (--verbose lists them)", names.len())
+            format!("  {quiet}: {} host(s) (--verbose lists them)", names.len())
         };
         let _ = writeln!(s, "{}", fit(&line, width));
     }

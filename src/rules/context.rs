@@ -1110,11 +1110,21 @@ impl<'a> Context<'a> {
             let listed = g.status.len();
             if listed < expected {
                 let last = g.status.values().map(|(_, l)| l.span.last_line).max();
-                let missing = g
-                    .status
-                    .keys()
-                    .max()
-                    .map_or_else(Vec::new, |n| vec![format!("links after Link {n}")]);
+                // The numbers below the expected count that the listing
+                // lacks (`Link 0`, `[...]`, `Link 17`: links 1–16), else
+                // what comes after its last.
+                let expected_numbers = u32::try_from(expected).unwrap_or(u32::MAX);
+                let absent: Vec<u32> = (0..expected_numbers)
+                    .filter(|n| !g.status.contains_key(n))
+                    .collect();
+                let missing = if absent.is_empty() {
+                    g.status
+                        .keys()
+                        .max()
+                        .map_or_else(Vec::new, |n| vec![format!("links after Link {n}")])
+                } else {
+                    vec![format!("links {}", number_ranges(&absent))]
+                };
                 g.listing_cut = Some(Partial::new(
                     crate::model::partial::PartialReason::MissingFields,
                     missing,
@@ -1442,14 +1452,53 @@ pub fn subject_of(s: &crate::stats::Subject) -> super::Subject {
     }
 }
 
+/// Ascending numbers as ranges: `1–16`, `3, 5–7`.
+fn number_ranges(numbers: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut run: Option<(u32, u32)> = None;
+    for &n in numbers {
+        run = match run {
+            Some((first, last)) if last.checked_add(1) == Some(n) => Some((first, n)),
+            Some(done) => {
+                out.push(range_text(done));
+                Some((n, n))
+            }
+            None => Some((n, n)),
+        };
+    }
+    out.extend(run.map(range_text));
+    out.join(", ")
+}
+
+fn range_text((first, last): (u32, u32)) -> String {
+    if first == last {
+        first.to_string()
+    } else {
+        format!("{first}–{last}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{
-        latest_by_id, latest_by_link, latest_in_key_order, latest_per_key, latest_ranked, Wanted,
+        latest_by_id, latest_by_link, latest_in_key_order, latest_per_key, latest_ranked,
+        number_ranges, Wanted,
     };
     use crate::model::nvlink::NvlinkLink;
     use crate::model::{Counter, CounterId, Counters, KnownCounter, NvCounter};
     use std::collections::BTreeMap;
+
+    #[test]
+    fn numbers_are_written_as_ranges() {
+        assert_eq!(number_ranges(&[]), "");
+        assert_eq!(number_ranges(&[4]), "4");
+        assert_eq!(number_ranges(&(1..=16).collect::<Vec<_>>()), "1–16");
+        assert_eq!(number_ranges(&[0, 3, 5, 6, 7, 9]), "0, 3, 5–7, 9");
+        assert_eq!(
+            number_ranges(&[u32::MAX - 1, u32::MAX]),
+            "4294967294–4294967295"
+        );
+    }
 
     /// [`super::NvGpuRef::latest_of`] as it went before its records were
     /// kept by link: every counter of every record (in reading order)

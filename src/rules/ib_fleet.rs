@@ -118,7 +118,9 @@ declare_rule! {
 declare_rule! {
     /// ### What it detects
     /// A host that lists fewer InfiniBand adapters than most hosts of the
-    /// fleet.
+    /// fleet. Only hosts with an adapter of the usual hosts' type are
+    /// compared: a host whose adapters are all of another type (a storage
+    /// server beside GPU nodes) is other hardware, not one that lost cards.
     ///
     /// ### Why it matters
     /// An adapter missing from `ibstat` is invisible to the driver: failed
@@ -525,6 +527,44 @@ pub(crate) fn lists_every_adapter(command: Option<&str>) -> bool {
     }
 }
 
+/// Whether the command that printed a port listing lists every port of
+/// the host: not when it names one adapter ([`lists_every_adapter`]), nor
+/// one port of each (`ibv_devinfo -i 2`, `--ib-port=2`), nor one link
+/// (`rdma link show mlx5_0/1`). Output without a prompt is taken as
+/// complete.
+pub(crate) fn lists_every_port(command: Option<&str>) -> bool {
+    if !lists_every_adapter(command) {
+        return false;
+    }
+    let Some(command) = command else {
+        return true;
+    };
+    let words: Vec<&str> = command
+        .split(['|', ';', '&'])
+        .next()
+        .unwrap_or(command)
+        .split_whitespace()
+        .collect();
+    let program = |w: &str| w.rsplit('/').next().unwrap_or(w).to_owned();
+    let Some(at) = words
+        .iter()
+        .position(|w| matches!(program(w).as_str(), "ibv_devinfo" | "rdma"))
+    else {
+        return true;
+    };
+    let args = words.get(at + 1..).unwrap_or_default();
+    if words.get(at).is_some_and(|w| program(w) == "rdma") {
+        // `rdma link [show]` lists every link; a `dev/port` after it names one.
+        let mut words = args.iter().filter(|a| !a.starts_with('-'));
+        let names_one = words.next().is_some_and(|object| object.starts_with('l'))
+            && words.any(|a| !matches!(*a, "show" | "list"));
+        return !names_one;
+    }
+    !args
+        .iter()
+        .any(|a| a.starts_with("-i") || a.starts_with("--ib-port"))
+}
+
 /// FL003.
 fn check_adapter_count_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Coverage {
     // Channel adapters listed with their ports, per named host.
@@ -560,8 +600,22 @@ fn check_adapter_count_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Cover
         .filter(|cas| cas.len() == expected)
         .flat_map(|cas| cas.iter().map(|a| a.name.as_str()))
         .collect();
+    // Adapter types the usual hosts carry: a host none of whose adapters
+    // is of one of them is other hardware (a storage server's one ConnectX-3
+    // beside GPU nodes' four ConnectX-5), not a host that lost adapters.
+    let usual_types: std::collections::BTreeSet<&str> = per_host
+        .values()
+        .filter(|cas| cas.len() == expected)
+        .flat_map(|cas| cas.iter().filter_map(|a| a.ca_type.as_deref()))
+        .collect();
+    let other_hardware = |cas: &[&AdapterFacts]| {
+        let types: Vec<&str> = cas.iter().filter_map(|a| a.ca_type.as_deref()).collect();
+        !usual_types.is_empty()
+            && !types.is_empty()
+            && types.iter().all(|t| !usual_types.contains(t))
+    };
     for (host, cas) in &per_host {
-        if cas.len() >= expected {
+        if cas.len() >= expected || other_hardware(cas) {
             continue;
         }
         let names: Vec<&str> = cas.iter().map(|a| a.name.as_str()).collect();
@@ -867,6 +921,31 @@ mod tests {
     }
 
     #[test]
+    fn a_list_asked_for_one_port_is_not_a_full_list() {
+        for every in [
+            None,
+            Some("ibstat"),
+            Some("ibv_devinfo -v"),
+            Some("rdma link"),
+            Some("rdma link show"),
+            Some("rdma -j link show"),
+        ] {
+            assert!(lists_every_port(every), "{every:?}");
+        }
+        for one in [
+            Some("ibstat mlx5_0 1"),
+            Some("ibv_devinfo -d mlx4_1 -i 2 -v"),
+            Some("ibv_devinfo -i 2"),
+            Some("ibv_devinfo --ib-port=2"),
+            Some("rdma link show mlx5_0/1"),
+            Some("sudo rdma link show dev mlx5_0"),
+            Some("rdma -j link show mlx5_0/1"),
+        ] {
+            assert!(!lists_every_port(one), "{one:?}");
+        }
+    }
+
+    #[test]
     fn fl003_ignores_a_host_that_asked_for_one_adapter() {
         let full = |host: &str| {
             let mut t = format!("[root@{host} ~]# ibstat\n");
@@ -883,5 +962,38 @@ mod tests {
         let cut = "[root@n3 ~]# ibstat\nCA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n";
         let text = format!("{}{}{cut}", full("n1"), full("n2"));
         assert_eq!(findings_of(&FL003, &text).len(), 1);
+    }
+
+    #[test]
+    fn fl003_compares_a_host_only_with_hosts_of_its_adapter_type() {
+        let host = |name: &str, ca_type: &str, adapters: usize| {
+            let mut t = format!("[root@{name} ~]# ibstat\n");
+            for i in 0..adapters {
+                t.push_str(&format!(
+                    "CA 'mlx5_{i}'\n\tCA type: {ca_type}\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 100\n"
+                ));
+            }
+            t
+        };
+        // Two storage servers with four ConnectX-5 beside two clients with
+        // one ConnectX-3 each: other hardware, not lost adapters.
+        let lab = format!(
+            "{}{}{}{}",
+            host("s1", "MT4119", 4),
+            host("s2", "MT4119", 4),
+            host("c1", "MT4099", 1),
+            host("c2", "MT4099", 1)
+        );
+        assert!(findings_of(&FL003, &lab).is_empty());
+        // A host of the same type with one adapter fewer is still named.
+        let fleet = format!(
+            "{}{}{}",
+            host("s1", "MT4119", 4),
+            host("s2", "MT4119", 4),
+            host("s3", "MT4119", 3)
+        );
+        let f = findings_of(&FL003, &fleet);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].subject.host.as_deref(), Some("s3"));
     }
 }

@@ -626,7 +626,31 @@ fn port_listing_incomplete<'a>(ctx: &Context<'a>) -> BTreeSet<HostKey<'a>> {
             .filter(|p| p.state.is_none())
             .map(|p| p.host()),
     );
+    // And hosts whose every listing shows only some ports on purpose: a
+    // command naming one adapter or port (`ibv_devinfo -d mlx4_1 -i 2`),
+    // or an `ibv_devinfo` device with fewer port blocks than its
+    // `phys_port_cnt`. A full `ibstat` of the same host beside an `ibstat
+    // mlx5_0 1` still shows all its ports.
+    let mut some: BTreeSet<HostKey<'a>> = BTreeSet::new();
+    let mut every: BTreeSet<HostKey<'a>> = BTreeSet::new();
+    for p in ctx.ib_ports() {
+        if lists_some_ports(p.at.section) {
+            some.insert(p.host());
+        } else {
+            every.insert(p.host());
+        }
+    }
+    hosts.extend(some.difference(&every).copied());
     hosts
+}
+
+/// Whether a port listing shows only some of its host's ports on purpose
+/// ([`port_listing_incomplete`]).
+fn lists_some_ports(section: &crate::input::Section) -> bool {
+    !super::ib_fleet::lists_every_port(section.command.as_deref())
+        || matches!(&section.data, SectionData::IbvDevinfo(d)
+            if d.devices.iter().any(|dev| dev.phys_port_cnt
+                .is_some_and(|n| dev.ports.len() < n as usize)))
 }
 
 /// IB001 for RDMA ports over Ethernet (RoCE), returning how many port

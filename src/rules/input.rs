@@ -25,7 +25,10 @@ declare_rule! {
     /// last line cut mid-word, a `dcgmi diag` table that the input ends in
     /// before its closing rule (its last row, cut without its closing `|`,
     /// is not read), an `mlxlink` output whose last line stops inside a
-    /// record's name.
+    /// record's name, an input whose last line no parser could read but
+    /// which begins like the line before it (`Link 2: Remote Device 00`
+    /// under whole `nvlink -R` rows), an elision (`...`, `[... 40 lines
+    /// omitted ...]`) in or next to a section.
     ///
     /// ### Why it matters
     /// Issue threads, chat tools and `…` elisions cut pastes constantly. A
@@ -353,6 +356,21 @@ pub(crate) struct PartialPart<'a> {
 pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
     let mut out = Vec::new();
     for at in ctx.sections() {
+        // A line of the tool's the input ends inside: the section's parser
+        // read none of it (each parser's own cut parts are below).
+        for w in at.section.warnings.iter().filter(|w| {
+            w.kind == WarningKind::Truncated && w.message.starts_with(crate::input::CUT_LINE)
+        }) {
+            out.push(PartialPart {
+                at,
+                what: format!("cut line {}", w.span.first_line),
+                partial: Partial::new(
+                    PartialReason::CutLine,
+                    vec!["the rest of the line".to_owned()],
+                    w.span.first_line,
+                ),
+            });
+        }
         // Most parts are whole: their words are written only for the cut ones.
         let mut push = |what: &dyn Fn() -> String, partial: &Option<Partial>| {
             if let Some(partial) = partial {

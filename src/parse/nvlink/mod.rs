@@ -717,7 +717,8 @@ fn snake_case_into(out: &mut String, label: &str) {
 const MAX_BARE_HEADERS: usize = 64;
 
 /// A GPU header with its UUID, followed (possibly after more bare headers)
-/// by a line only `nvidia-smi nvlink` prints; or the `-gBwMode` line. Keyed by GPU index, so a second snapshot
+/// by a line only `nvidia-smi nvlink` prints, or without its UUID followed
+/// at once by a link line; or the `-gBwMode` line. Keyed by GPU index, so a second snapshot
 /// of the same GPU starts a new section.
 ///
 /// Also `-s` link lines without their header (`Link 4: <inactive>`,
@@ -746,7 +747,13 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         return None;
     }
     let header = grammar::gpu_header(first)?;
-    header.uuid?;
+    if header.uuid.is_none() {
+        // A header pasted without its UUID (redacted, or trimmed by hand)
+        // heads nvidia-smi's listing only when a link line follows at once.
+        let next = lines.iter().skip(1).find(|l| !l.is_blank())?;
+        return matches!(grammar::shape(trim(next.text())), Ok(Shape::Link(..)))
+            .then(|| Block::keyed(gpu_key(header.index)));
+    }
     // Headers with nothing under them (`-cBridge`, or a GPU without links)
     // may precede the first link line: look past them, but not far.
     let next = lines

@@ -353,8 +353,22 @@ fn detection_wants_nvlink_lines_after_a_uuid_header() {
     assert!(det("GPU 1: NVIDIA H200 (UUID: GPU-46ba)\n\t Link 0: <inactive>").is_some());
     assert!(det("").is_none());
     assert!(det("Not supported").is_none());
-    // No UUID: too weak a header to claim the text without a prompt.
-    assert!(detect(&lines_of("GPU 0: Tesla V100\n\t Link 0: 25.781 GB/s")).is_none());
+    // No UUID (redacted, or trimmed by hand): a header only with a link
+    // line right under it. Before, its links were read as an unknown
+    // GPU's, and a lone `-e` line as nothing.
+    assert_eq!(
+        detect(&lines_of("GPU 0: Tesla V100\n\t Link 0: 25.781 GB/s")).map(|b| b.key),
+        Some("GPU 0".into())
+    );
+    assert!(detect(&lines_of(
+        "GPU 3: NVIDIA GB300\n\t Link 0: Replay Errors: 0"
+    ))
+    .is_some());
+    assert!(detect(&lines_of("GPU 0: Tesla V100\n\tPower: 300 W")).is_none());
+    assert!(detect(&lines_of(
+        "GPU 0: Tesla V100\nGPU 1: Tesla V100\n\t Link 0: <inactive>"
+    ))
+    .is_none());
     // `nvidia-smi -q` prints `GPU 00000000:18:00.0`.
     assert!(detect(&lines_of(
         "GPU 00000000:18:00.0\n    Product Name: NVIDIA H200"
