@@ -437,7 +437,8 @@ fn chunks<'a>(
                 );
                 // A heading that gives the time too (`===== node01 | before
                 // | 2026-08-13T07:53:30Z =====`) is also read as `date`
-                // output: the time of the snapshot under it.
+                // output: the time of the snapshot under it. (Not among
+                // host-prefixed lines, whose count per prefix it would skew.)
                 if hosts.is_empty() && crate::parse::date::heading_has_stamp(text) {
                     framing_lines.pop();
                     lines.keep_at(i, kept);
@@ -1257,11 +1258,12 @@ pub(crate) const CUT_LINE: &str = "the input ends inside this line of the tool's
 /// Marks the input's last line with text (`word`: the word set aside from
 /// it when the input ends inside it, see [`set_aside_cut_word`]) as cut
 /// rather than unreadable when the section's parser could not read it and
-/// the line begins like the line before it (`Link 2: Remote Device 00` under `Link
-/// 1: Remote Device 00000000:08:00.0: Link 46`, `  NI` under `  NIC3:
-/// mlx5_3`): the paste stopped inside one of the tool's lines, a cut that
-/// IN001 names, not a line the tool does not print (IN002). A last line of
-/// prose (`Any ideas?`) begins like no line of the output and stays unread.
+/// the line begins like the line before it (`Link 2: Remote Device 00`
+/// under `Link 1: Remote Device 00000000:08:00.0: Link 46`, `  NI` under
+/// `  NIC3: mlx5_3`): the paste stopped inside one of the tool's lines, a
+/// cut that IN001 names, not a line the tool does not print (IN002). A
+/// last line of prose (`Any ideas?`) begins like no line of the output
+/// and stays unread.
 fn mark_cut_line(warnings: &mut Vec<Warning>, lines: &[Line<'_>], number: usize, word: &str) {
     // Most sections have no unread line there: the warnings first.
     let Some(unread) = warnings

@@ -8,7 +8,8 @@
 //! - `watch` headers: `Every 60.0s: perfquery -x   gpu07: Tue Dec  1 10:00:00 2026`;
 //! - `date +%s` (and `+%s.%N`): a bare number of seconds, recognised only under a prompt running it
 //!   because a bare number could be anything;
-//! - any of these decorated as a script's heading: `==== Mon Nov 30 00:53:23 UTC 2026 ====`;
+//! - a stamp decorated as a script's heading, `==== Mon Nov 30 00:53:23 UTC 2026 ====`, or the
+//!   last field of a host heading, `===== node01 | before | 2026-11-30T00:53:23Z =====`;
 //! - the same layout without a zone, as in nvidia-smi's `Timestamp : Mon Nov 30 00:53:23 2026`
 //!   ([`parse_stamp`] is shared for that).
 //!
