@@ -626,6 +626,15 @@ fn a_last_line_cut_inside_a_row_is_a_cut_and_prose_at_the_end_is_not() {
     // The same with a line end: the row is still the beginning of one.
     let r = report(&format!("{cut}\n"));
     assert_eq!(of(&r, "IN001").len(), 1, "{:#?}", r.findings);
+    // `ibqueryerrors`, the input ending inside a port line's last entry:
+    // the entries before it are read, the line is cut.
+    let entries = "$ ibqueryerrors --details\nErrors for 0x0002c90300a1b2c0 \"leaf07\"\n   \
+                   GUID 0x0002c90300a1b2c0 port 12: [SymbolErrorCounter == 812] \
+                   [LinkDownedCounter == 3] [PortXmitWait == 91552] [PortRcvData ==";
+    let r = report(entries);
+    assert_eq!(of(&r, "IN001").len(), 1, "{:#?}", r.findings);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", of(&r, "IN002"));
+    assert!(!of(&r, "IB101").is_empty(), "{:#?}", r.findings);
     // A question after the output begins like none of its rows.
     let prose = "$ nvidia-smi nvlink -R\nGPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-a1)\n\
                  \t Link 0: Remote Device 00000000:08:00.0: Link 47\nAny idea why";

@@ -1261,8 +1261,9 @@ pub(crate) const CUT_LINE: &str = "the input ends inside this line of the tool's
 /// the line begins like the line before it (`Link 2: Remote Device 00`
 /// under `Link 1: Remote Device 00000000:08:00.0: Link 46`, `  NI` under
 /// `  NIC3: mlx5_3`): the paste stopped inside one of the tool's lines, a
-/// cut that IN001 names, not a line the tool does not print (IN002). A
-/// last line of prose (`Any ideas?`) begins like no line of the output
+/// cut that IN001 names, not a line the tool does not print (IN002); so
+/// is a last line that ends inside a `[` it opened ([`ends_inside_bracket`]).
+/// A last line of prose (`Any ideas?`) begins like no line of the output
 /// and stays unread.
 fn mark_cut_line(warnings: &mut Vec<Warning>, lines: &[Line<'_>], number: usize, word: &str) {
     // Most sections have no unread line there: the warnings first.
@@ -1284,7 +1285,7 @@ fn mark_cut_line(warnings: &mut Vec<Warning>, lines: &[Line<'_>], number: usize,
         return;
     };
     let whole = format!("{}{word}", cut.text());
-    if !begins_alike(before.text(), &whole) {
+    if !begins_alike(before.text(), &whole) && !ends_inside_bracket(&whole) {
         return;
     }
     // An unread run ending in the cut line keeps its lines before it.
@@ -1300,6 +1301,14 @@ fn mark_cut_line(warnings: &mut Vec<Warning>, lines: &[Line<'_>], number: usize,
         LineSpan::line(number),
         format!("{CUT_LINE} (`{}`): not read", whole.trim()),
     ));
+}
+
+/// Whether `line` ends inside a `[` it opened: `… [PortXmitWait == 12]
+/// [PortRcvData ==`, an `ibqueryerrors` port line the input ends in, whose
+/// entries before the cut one were read.
+fn ends_inside_bracket(line: &str) -> bool {
+    line.rfind('[')
+        .is_some_and(|open| line.get(open..).is_some_and(|rest| !rest.contains(']')))
 }
 
 /// Whether `cut` begins like `before`: its words but the last have the

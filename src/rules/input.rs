@@ -27,7 +27,8 @@ declare_rule! {
     /// is not read), an `mlxlink` output whose last line stops inside a
     /// record's name, an input whose last line no parser could read but
     /// which begins like the line before it (`Link 2: Remote Device 00`
-    /// under whole `nvlink -R` rows), an elision (`...`, `[... 40 lines
+    /// under whole `nvlink -R` rows) or ends inside a `[` it opened (an
+    /// `ibqueryerrors` entry, `[PortRcvData ==`), an elision (`...`, `[... 40 lines
     /// omitted ...]`) in or next to a section.
     ///
     /// ### Why it matters
