@@ -42,6 +42,11 @@ declare_rule! {
     /// link, so it is reported as info. `topo -m` alone cannot tell a
     /// missing bridge from a failed one; `nvidia-smi nvlink -s` can.
     ///
+    /// A GPU whose row shows no NVLink to peers whose own rows show NVLink
+    /// to it is in a matrix that disagrees with itself, which nvidia-smi
+    /// never prints (a matrix edited by hand, or rows of two captures):
+    /// reported as info, with both cells, and not judged.
+    ///
     /// ### Thresholds and sources
     /// The most common number of NVLink peers among the system's GPUs.
     /// Research notes (topology heuristics, vllm#16336; nccl-tests#320 for a
@@ -308,7 +313,32 @@ fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cove
                     "peer comparison in the topology matrix",
                 ))
                 .remediation("Check the GPU's links (nvidia-smi nvlink -s) and dmesg for NVLink Xids (and the fabric manager on NVSwitch systems); reset the GPU or reboot; then open a hardware case.");
-            if expected == 1 {
+            // The other GPUs' own rows, for the pairs this row says have
+            // no NVLink: a row that shows NVLink back to this GPU makes the
+            // matrix disagree with itself, which nvidia-smi never prints
+            // (edited by hand, or rows of two captures pasted together).
+            let contradicted: Vec<(&Device, &Cell<Link>)> = missing
+                .iter()
+                .filter_map(|(o, _)| mx.m.cell_between(o, g).map(|c| (*o, c)))
+                .filter(|(_, c)| matches!(c.value, Link::Nvlink { .. }))
+                .collect();
+            if !contradicted.is_empty() {
+                let names: Vec<&str> = contradicted.iter().map(|(o, _)| o.name.as_str()).collect();
+                f.message.push_str(&format!(
+                    "; but the rows of {} show NVLink to {}: the matrix disagrees with itself (edited by hand, or rows of two captures), so this is not judged",
+                    names.join(", "),
+                    g.name
+                ));
+                for (o, c) in &contradicted {
+                    f = f.evidence(mx.evidence(
+                        format!("{} ↔ {}: {}", o.name, g.name, c.value.label()),
+                        Some(c.line),
+                    ));
+                }
+                f = f.severity(Severity::Info).remediation(
+                    "Run nvidia-smi topo -m again and paste its whole output unedited; check the GPU's links with nvidia-smi nvlink -s.",
+                );
+            } else if expected == 1 {
                 // Bridges join PCIe cards in pairs: one GPU without a peer
                 // beside bridged pairs is how such hosts are built.
                 f.message.push_str(
@@ -742,6 +772,21 @@ mod tests {
         let f = findings_of(&TP001, &mesh);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
+        // The same GPU's row edited to SYS while the other rows still show
+        // NV18 to it: a matrix nvidia-smi never prints, not judged.
+        let edited = header(4)
+            + &row("GPU0", &[" X ", "NV18", "NV18", "NV18"])
+            + &row("GPU1", &["NV18", " X ", "NV18", "NV18"])
+            + &row("GPU2", &["NV18", "NV18", " X ", "NV18"])
+            + &row("GPU3", &["SYS", "SYS", "SYS", " X "]);
+        let f = findings_of(&TP001, &edited);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(
+            f[0].message.contains("disagrees with itself"),
+            "{}",
+            f[0].message
+        );
     }
 
     #[test]
