@@ -1452,30 +1452,21 @@ pub fn subject_of(s: &crate::stats::Subject) -> super::Subject {
     }
 }
 
-/// Ascending numbers as ranges: `1–16`, `3, 5–7`.
+/// Ascending numbers as ranges: `1–16`, `3, 5–7` (the runs
+/// [`crate::span::spans_of`] finds, written without their `lines`).
 fn number_ranges(numbers: &[u32]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut run: Option<(u32, u32)> = None;
-    for &n in numbers {
-        run = match run {
-            Some((first, last)) if last.checked_add(1) == Some(n) => Some((first, n)),
-            Some(done) => {
-                out.push(range_text(done));
-                Some((n, n))
+    let runs = crate::span::spans_of(numbers.iter().map(|&n| n as usize));
+    let written: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            if r.first_line == r.last_line {
+                r.first_line.to_string()
+            } else {
+                format!("{}–{}", r.first_line, r.last_line)
             }
-            None => Some((n, n)),
-        };
-    }
-    out.extend(run.map(range_text));
-    out.join(", ")
-}
-
-fn range_text((first, last): (u32, u32)) -> String {
-    if first == last {
-        first.to_string()
-    } else {
-        format!("{first}–{last}")
-    }
+        })
+        .collect();
+    written.join(", ")
 }
 
 #[cfg(test)]

@@ -505,26 +505,26 @@ pub(crate) fn lists_every_adapter(command: Option<&str>) -> bool {
         return true;
     };
     let words: Vec<&str> = command.split_whitespace().collect();
-    let Some(program) = words
-        .iter()
-        .position(|w| {
-            let base = w.rsplit('/').next().unwrap_or(w);
-            matches!(base, "ibstat" | "ibstatus" | "ibv_devinfo")
-        })
-        .and_then(|i| words.get(i..))
-    else {
-        return true;
-    };
-    let (name, args) = match program.split_first() {
-        Some((name, args)) => (name.rsplit('/').next().unwrap_or(name), args),
-        None => return true,
-    };
-    match name {
-        "ibv_devinfo" => !args
+    match program_run(&words, &["ibstat", "ibstatus", "ibv_devinfo"]) {
+        Some(("ibv_devinfo", args)) => !args
             .iter()
             .any(|a| a.starts_with("-d") || a.starts_with("--ib-dev")),
-        _ => args.iter().all(|a| a.starts_with('-')),
+        Some((_, args)) => args.iter().all(|a| a.starts_with('-')),
+        None => true,
     }
+}
+
+/// The first of `words` that runs one of `programs` (by its base name,
+/// `/usr/sbin/ibstat` too), as that name and the words after it.
+fn program_run<'w>(
+    words: &'w [&'w str],
+    programs: &[&'static str],
+) -> Option<(&'static str, &'w [&'w str])> {
+    words.iter().enumerate().find_map(|(i, w)| {
+        let base = w.rsplit('/').next().unwrap_or(w);
+        let name = programs.iter().find(|p| **p == base)?;
+        Some((*name, words.get(i + 1..).unwrap_or_default()))
+    })
 }
 
 /// Whether the command that printed a port listing lists every port of
@@ -539,30 +539,21 @@ pub(crate) fn lists_every_port(command: Option<&str>) -> bool {
     let Some(command) = command else {
         return true;
     };
-    let words: Vec<&str> = command
-        .split(['|', ';', '&'])
-        .next()
-        .unwrap_or(command)
-        .split_whitespace()
-        .collect();
-    let program = |w: &str| w.rsplit('/').next().unwrap_or(w).to_owned();
-    let Some(at) = words
-        .iter()
-        .position(|w| matches!(program(w).as_str(), "ibv_devinfo" | "rdma"))
-    else {
-        return true;
-    };
-    let args = words.get(at + 1..).unwrap_or_default();
-    if words.get(at).is_some_and(|w| program(w) == "rdma") {
-        // `rdma link [show]` lists every link; a `dev/port` after it names one.
-        let mut words = args.iter().filter(|a| !a.starts_with('-'));
-        let names_one = words.next().is_some_and(|object| object.starts_with('l'))
-            && words.any(|a| !matches!(*a, "show" | "list"));
-        return !names_one;
+    let first_step = command.split(['|', ';', '&']).next().unwrap_or(command);
+    let words: Vec<&str> = first_step.split_whitespace().collect();
+    match program_run(&words, &["ibv_devinfo", "rdma"]) {
+        Some(("rdma", args)) => {
+            // `rdma link [show]` lists every link; a `dev/port` after it names one.
+            let mut words = args.iter().filter(|a| !a.starts_with('-'));
+            let names_one = words.next().is_some_and(|object| object.starts_with('l'))
+                && words.any(|a| !matches!(*a, "show" | "list"));
+            !names_one
+        }
+        Some((_, args)) => !args
+            .iter()
+            .any(|a| a.starts_with("-i") || a.starts_with("--ib-port")),
+        None => true,
     }
-    !args
-        .iter()
-        .any(|a| a.starts_with("-i") || a.starts_with("--ib-port"))
 }
 
 /// FL003.
@@ -945,17 +936,21 @@ mod tests {
         }
     }
 
+    /// `ibstat` at `host`'s prompt: `adapters` one-port adapters of
+    /// `ca_type`, each port Active at 400.
+    fn ibstat_listing(host: &str, ca_type: &str, adapters: usize) -> String {
+        let mut t = format!("[root@{host} ~]# ibstat\n");
+        for i in 0..adapters {
+            t.push_str(&format!(
+                "CA 'mlx5_{i}'\n\tCA type: {ca_type}\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n"
+            ));
+        }
+        t
+    }
+
     #[test]
     fn fl003_ignores_a_host_that_asked_for_one_adapter() {
-        let full = |host: &str| {
-            let mut t = format!("[root@{host} ~]# ibstat\n");
-            for i in 0..4 {
-                t.push_str(&format!(
-                    "CA 'mlx5_{i}'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n"
-                ));
-            }
-            t
-        };
+        let full = |host: &str| ibstat_listing(host, "MT4129", 4);
         let one = "[root@n3 ~]# ibstat mlx5_0\nCA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n";
         let text = format!("{}{}{one}", full("n1"), full("n2"));
         assert!(findings_of(&FL003, &text).is_empty());
@@ -966,31 +961,22 @@ mod tests {
 
     #[test]
     fn fl003_compares_a_host_only_with_hosts_of_its_adapter_type() {
-        let host = |name: &str, ca_type: &str, adapters: usize| {
-            let mut t = format!("[root@{name} ~]# ibstat\n");
-            for i in 0..adapters {
-                t.push_str(&format!(
-                    "CA 'mlx5_{i}'\n\tCA type: {ca_type}\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 100\n"
-                ));
-            }
-            t
-        };
         // Two storage servers with four ConnectX-5 beside two clients with
         // one ConnectX-3 each: other hardware, not lost adapters.
         let lab = format!(
             "{}{}{}{}",
-            host("s1", "MT4119", 4),
-            host("s2", "MT4119", 4),
-            host("c1", "MT4099", 1),
-            host("c2", "MT4099", 1)
+            ibstat_listing("s1", "MT4119", 4),
+            ibstat_listing("s2", "MT4119", 4),
+            ibstat_listing("c1", "MT4099", 1),
+            ibstat_listing("c2", "MT4099", 1)
         );
         assert!(findings_of(&FL003, &lab).is_empty());
         // A host of the same type with one adapter fewer is still named.
         let fleet = format!(
             "{}{}{}",
-            host("s1", "MT4119", 4),
-            host("s2", "MT4119", 4),
-            host("s3", "MT4119", 3)
+            ibstat_listing("s1", "MT4119", 4),
+            ibstat_listing("s2", "MT4119", 4),
+            ibstat_listing("s3", "MT4119", 3)
         );
         let f = findings_of(&FL003, &fleet);
         assert_eq!(f.len(), 1);
