@@ -30,6 +30,7 @@ fn inputs() -> Vec<String> {
         "ibsim/counters/node02_perfquery_E.txt",
         "ibsim/counters/ibqueryerrors_thresholds.txt",
         "ibsim/counters/ibqueryerrors_r.txt",
+        "rules/IB006/fires_ibportstate_port_and_peer_at_1x.txt",
         "own/h200-x2-driver580/nvlink_s.txt",
         "own/h200-x2-driver580/nvlink_e.txt",
         "own/h200-x2-driver580/nvlink_ec.txt",

@@ -642,3 +642,55 @@ fn a_last_line_cut_inside_a_row_is_a_cut_and_prose_at_the_end_is_not() {
     assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
     assert_eq!(of(&r, "IN002").len(), 1, "{:#?}", r.findings);
 }
+
+/// A paste cut where the output itself says more follows: an adapter that
+/// announces a port and shows none (ibstat among CAs that show theirs,
+/// ibv_devinfo's `phys_port_cnt`), a device cut at a GUID label, a GPU
+/// header cut to `GP` after a listing. Each is IN001 naming what was not
+/// judged; before, the first two were "healthy" with nothing said.
+#[test]
+fn an_adapter_or_gpu_the_output_announces_and_does_not_show_is_a_cut() {
+    let wild = |id: &str| {
+        let path = format!(
+            "{}/tests/fixtures/wild/{id}.txt",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        report(&std::fs::read_to_string(path).unwrap())
+    };
+    for (id, part) in [
+        ("geerling92-ibstat-last-ca-cut-before-port", "rocep2s0f1"),
+        ("ompi6184-ibv-devinfo-v-cut-before-ports", "mlx5_2"),
+        ("deepep223-ibv-devinfo-cut-at-guid-label", "mlx5_3"),
+        ("bottlerocket4418-nvlink-s-cut-in-gpu-header", "cut line 42"),
+    ] {
+        let r = wild(id);
+        let cut = of(&r, "IN001");
+        assert_eq!(cut.len(), 1, "{id}: {:#?}", r.findings);
+        assert!(cut[0].message.contains(part), "{id}: {}", cut[0].message);
+        assert!(of(&r, "IN002").is_empty(), "{id}: {:#?}", r.findings);
+    }
+    // `ibstat -s` prints CAs without ports: a listing where no CA shows
+    // one is not cut.
+    let short = "CA 'mlx5_0'\n\tCA type: MT4123\n\tNumber of ports: 1\n\tFirmware version: 20.41.1000\n\tHardware version: 0\n\tNode GUID: 0x1070fd0300a1b2c4\n\tSystem image GUID: 0x1070fd0300a1b2c4\n";
+    assert!(of(&report(short), "IN001").is_empty());
+}
+
+/// A tool's command line pasted alone in a fence (`nvidia-smi topo -m`, no
+/// prompt) is the command, not a matrix row: nothing is missing above the
+/// header. Prose that begins with a tool's name is not a command.
+#[test]
+fn a_bare_command_line_heads_its_output_and_prose_naming_a_tool_does_not() {
+    let matrix = "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tNV8\t0-27\t0\nGPU1\tNV8\t X \t0-27\t0\n";
+    let r = report(&format!("```\nnvidia-smi topo -m\n{matrix}```\n"));
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    let d = doc(&format!("```\nnvidia-smi topo -m\n{matrix}```\n"));
+    assert_eq!(sections_of(&d, Kind::TopoMatrix).len(), 1);
+    // A sentence: not a command, so the ibstat below stays where it was.
+    let prose = format!(
+        "ibstat shows the port is down\n{}",
+        ibstat("0x0002c90300a1b2c3", "Down", "Polling", 100)
+    );
+    let d = doc(&prose);
+    assert_eq!(sections_of(&d, Kind::Ibstat).len(), 1);
+}

@@ -74,7 +74,10 @@ fn classify_any(line: &str) -> Option<Framing> {
     if t.len() >= 3 && t.chars().all(|c| c == '-') {
         return Some(Framing::Rule);
     }
-    if let Some(prompt) = prompt(line).or_else(|| command_label(line)) {
+    if let Some(prompt) = prompt(line)
+        .or_else(|| command_label(line))
+        .or_else(|| bare_command(line))
+    {
         return Some(Framing::Prompt(prompt));
     }
     host_heading(t)
@@ -107,6 +110,7 @@ fn may_frame(line: &str) -> bool {
         Some(b'`' | b'~' | b'=' | b'[' | b'-' | b'*' | b'>' | b'+')
     ) || closing_may_frame(line)
         || labelled_may_frame(line)
+        || command_may_frame(line)
         || line.bytes().any(|b| matches!(b, b'$' | b'#' | b'%'))
 }
 
@@ -151,6 +155,77 @@ pub(crate) fn labelled_may_frame(line: &str) -> bool {
         .any(|label| starts_with_label(line, label))
 }
 
+/// Tools whose command line, pasted alone without a prompt (`nvidia-smi
+/// topo -m` inside a code fence, under a sentence naming it), stands for
+/// the prompt: [`bare_command`].
+const BARE_COMMANDS: &[&str] = &[
+    "ibstat",
+    "ibstatus",
+    "perfquery",
+    "iblinkinfo",
+    "ibqueryerrors",
+    "ibv_devinfo",
+    "ibnetdiscover",
+    "ibportstate",
+    "smpquery",
+    "sminfo",
+    "ibdev2netdev",
+    "mlxlink",
+    "nvidia-smi",
+    "dcgmi",
+    "sudo",
+];
+
+/// Whether `line` may be a bare command line ([`bare_command`]): at its
+/// first byte, a lower-case letter opening one of [`BARE_COMMANDS`]. Tool
+/// output rarely opens so (its rows are indented, or open with a capital
+/// or a digit), and the word test ends at the first byte that differs.
+pub(crate) fn command_may_frame(line: &str) -> bool {
+    line.as_bytes().first().is_some_and(u8::is_ascii_lowercase) && {
+        let first = line.split([' ', '\t']).next().unwrap_or(line);
+        BARE_COMMANDS.contains(&first)
+    }
+}
+
+/// A tool's command line pasted alone, without a prompt: `nvidia-smi topo
+/// -m`, `ibstat`, `sudo perfquery -x 12 1`. Read as output it was an
+/// unreadable row of the tool's section, which then claimed a header was
+/// missing (IN001) above the real one. Only a command line that cannot be
+/// prose: the program alone, or with an option among its words, every
+/// word free of sentence punctuation and quotes, at most eight words, and
+/// a program a parser reads (after `sudo`).
+fn bare_command(line: &str) -> Option<Prompt> {
+    if !command_may_frame(line) {
+        return None;
+    }
+    let t = line.trim_end();
+    let words: Vec<&str> = t.split_whitespace().collect();
+    let command_word = |w: &&str| {
+        w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./:=,+-".contains(&b))
+    };
+    if words.len() > 8 || !words.iter().all(command_word) {
+        return None;
+    }
+    let program_at = usize::from(words.first() == Some(&"sudo"));
+    let program = *words.get(program_at)?;
+    if program == "sudo" || !BARE_COMMANDS.contains(&program) {
+        return None;
+    }
+    let args = words.get(program_at + 1..).unwrap_or_default();
+    if !args.is_empty() && !args.iter().any(|w| w.starts_with('-')) {
+        return None;
+    }
+    let (argv, host) = command_words(t);
+    let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+    format_of_command(&words)?;
+    Some(Prompt {
+        host,
+        command: t.to_owned(),
+        argv,
+    })
+}
+
 /// Whether `text` begins with `label`, ASCII case ignored.
 fn starts_with_label(text: &str, label: &str) -> bool {
     text.get(..label.len())
@@ -174,6 +249,7 @@ pub(crate) fn may_open_framing(line: &str) -> bool {
     opening_may_frame(line.bytes().find(|&b| b != b' ' && b != b'\t'))
         || closing_may_frame(line)
         || labelled_may_frame(line)
+        || command_may_frame(line)
 }
 
 /// `may_open_framing` given the line's first byte past spaces and tabs

@@ -3,8 +3,8 @@
 
 use super::clean::{class, classified_lines, clean_classified};
 use super::framing::{
-    classify, closing_may_frame, fans_out, host_banner, labelled_may_frame, opening_may_frame,
-    Framing, Prompt,
+    classify, closing_may_frame, command_may_frame, fans_out, host_banner, labelled_may_frame,
+    opening_may_frame, Framing, Prompt,
 };
 use super::hosts::{candidate_after, prefixed_hosts};
 use super::kept::{Kept, COMPACT_FROM_BYTES};
@@ -314,7 +314,8 @@ fn plain_line_tests(text: &str, bits: u8) -> (bool, bool) {
         || bits & class::PROMPT != 0
         || opening_may_frame(first)
         || closing_may_frame(text)
-        || labelled_may_frame(text);
+        || labelled_may_frame(text)
+        || command_may_frame(text);
     (candidate, frame)
 }
 
@@ -1258,7 +1259,8 @@ pub(crate) const CUT_LINE: &str = "the input ends inside this line of the tool's
 /// Marks the input's last line with text (`word`: the word set aside from
 /// it when the input ends inside it, see [`set_aside_cut_word`]) as cut
 /// rather than unreadable when the section's parser could not read it and
-/// the line begins like the line before it (`Link 2: Remote Device 00`
+/// the line begins like the line before it or an earlier line of its
+/// section (`GP` after an nvlink GPU's links; `Link 2: Remote Device 00`
 /// under `Link 1: Remote Device 00000000:08:00.0: Link 46`, `  NI` under
 /// `  NIC3: mlx5_3`): the paste stopped inside one of the tool's lines, a
 /// cut that IN001 names, not a line the tool does not print (IN002); so
@@ -1276,16 +1278,18 @@ fn mark_cut_line(warnings: &mut Vec<Warning>, lines: &[Line<'_>], number: usize,
     let Some(at) = lines.iter().position(|l| l.number == number) else {
         return;
     };
-    let (Some(cut), Some(before)) = (
-        lines.get(at),
-        lines
-            .get(..at)
-            .and_then(|b| b.iter().rev().find(|l| !l.is_blank())),
-    ) else {
+    let (Some(cut), Some(earlier)) = (lines.get(at), lines.get(..at)) else {
         return;
     };
     let whole = format!("{}{word}", cut.text());
-    if !begins_alike(before.text(), &whole) && !ends_inside_bracket(&whole) {
+    // The line before first, then the section's earlier lines: `GP` after
+    // a GPU's link lines begins like the listing's `GPU 0: …` header.
+    let begins_like_earlier = earlier
+        .iter()
+        .rev()
+        .filter(|l| !l.is_blank())
+        .any(|l| begins_alike(l.text(), &whole));
+    if !begins_like_earlier && !ends_inside_bracket(&whole) {
         return;
     }
     // An unread run ending in the cut line keeps its lines before it.

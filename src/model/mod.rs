@@ -36,5 +36,6 @@ pub mod mlxlink;
 pub mod perf_fields;
 pub mod perfquery;
 pub mod port_index;
+pub mod portinfo;
 pub mod rdma_link;
 pub mod sminfo;

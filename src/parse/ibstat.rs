@@ -98,6 +98,10 @@ fn mark_partial(out: &mut Ibstat) {
         .iter()
         .flat_map(|c| &c.ports)
         .any(|p| p.link_layer.is_some());
+    // A listing that shows some CA's ports is no `ibstat -s`: a CA in it
+    // that shows none of the ports it announces lacks them (cut by the end
+    // of the paste, or trimmed by hand).
+    let lists_ports = out.cas.iter().any(|c| !c.ports.is_empty());
     for ca in &mut out.cas {
         for port in &mut ca.ports {
             let present = [
@@ -124,11 +128,12 @@ fn mark_partial(out: &mut Ibstat) {
             }
         }
         // `ibstat -s` prints CA fields and no ports: only a CA that began
-        // its ports and stopped short, or stopped inside its own fields, is cut.
+        // its ports and stopped short, or stopped inside its own fields, or
+        // shows no port where other CAs show theirs, is cut.
         let announced = ca.number_of_ports.unwrap_or(0) as usize;
         let listed = ca.ports.len();
         let mut missing: Vec<String> = Vec::new();
-        if listed > 0 && listed < announced {
+        if (listed > 0 || lists_ports) && listed < announced {
             let numbers: Vec<u32> = ca.ports.iter().map(|p| p.number).collect();
             missing.extend(
                 (1..=u32::try_from(announced).unwrap_or(u32::MAX))

@@ -19,7 +19,10 @@ use crate::diag::WarningKind;
 use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibv_devinfo::{ExtraField, GidEntry, IbvDevice, IbvDevinfo, IbvPort};
 use crate::model::partial::{Partial, PartialReason};
-use crate::parse::text::{decimal_f64, decimal_u32, hex_u32, label_value, read_each_line, Unread};
+use crate::parse::text::{
+    blank_value, decimal_f64, decimal_u32, hex_u32, label_value, read_each_line,
+    settle_blank_value, Unread,
+};
 use crate::parse::{Block, Line, Parsed, Spec};
 
 pub(crate) const FORMAT: Spec<IbvDevinfo> = Spec {
@@ -58,7 +61,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<IbvDevinfo> {
     // prose), not a field of the last port. A paste that lost all its
     // indentation never sets this.
     let mut indented_seen = false;
-    read_each_line(lines, |line, out: &mut IbvDevinfo, unread: &mut Unread| {
+    let mut parsed = read_each_line(lines, |line, out: &mut IbvDevinfo, unread: &mut Unread| {
         let raw = line.text();
         let indented = raw.starts_with([' ', '\t']);
         let t = raw.trim();
@@ -76,7 +79,31 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<IbvDevinfo> {
         }
         indented_seen |= indented && !out.devices.is_empty();
         read_line(line, out, unread);
-    })
+    });
+    for device in &mut parsed.value.devices {
+        settle_blank_value(&mut device.partial, lines, &mut parsed.warnings);
+    }
+    parsed.map(mark_portless_devices)
+}
+
+/// A device that announces ports (`phys_port_cnt`) and shows none lacks
+/// them: ibv_devinfo prints every port (or, with `-i`, the one asked for)
+/// after the device's fields, so the paste stopped before them (or they
+/// were filtered out). Its ports are unknown, not absent.
+fn mark_portless_devices(mut out: IbvDevinfo) -> IbvDevinfo {
+    for device in &mut out.devices {
+        let announced = device.phys_port_cnt.unwrap_or(0);
+        if device.ports.is_empty() && announced > 0 && device.partial.is_none() {
+            device.partial = Some(Partial::new(
+                PartialReason::MissingFields,
+                (1..=announced.min(64))
+                    .map(|n| format!("port {n}"))
+                    .collect(),
+                device.span.last_line,
+            ));
+        }
+    }
+    out
 }
 
 fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
@@ -284,6 +311,17 @@ fn read_device_field(
     device: &mut IbvDevice,
     unread: &mut Unread,
 ) {
+    let needs_value = matches!(
+        label,
+        "node_guid" | "sys_image_guid" | "vendor_id" | "vendor_part_id" | "phys_port_cnt"
+    );
+    if value.is_empty() && needs_value {
+        // Cut by the end of the paste, or blanked by hand: told apart once
+        // the section is read (`settle_blank_value`). Text fields keep an
+        // empty value as they did.
+        blank_value(line, label, unread, &mut device.partial);
+        return;
+    }
     let owned = || Some(value.to_owned());
     match label {
         "transport" => device.transport = owned(),

@@ -35,6 +35,7 @@ pub mod ibv_devinfo;
 pub mod mlxlink;
 pub mod nvlink;
 pub mod perfquery;
+pub mod portinfo;
 pub mod rdma_link;
 pub mod smi_csv;
 pub mod smi_list;
@@ -280,6 +281,8 @@ formats! {
     Nvlink = "nvlink", crate::model::nvlink::Nvlink, nvlink::FORMAT;
     /// `perfquery`, any attribute.
     Perfquery = "perfquery", crate::model::perfquery::Perfquery, perfquery::FORMAT;
+    /// `ibportstate` and `smpquery portinfo`: one port's PortInfo.
+    Portinfo = "portinfo", crate::model::portinfo::Portinfo, portinfo::FORMAT;
     /// `ibqueryerrors` node reports and summary.
     Ibqueryerrors = "ibqueryerrors", crate::model::ibqueryerrors::Ibqueryerrors, ibqueryerrors::FORMAT;
     /// `nvidia-smi topo -m` / `-mp`.

@@ -570,7 +570,7 @@ fn read_checkerrors_warn(
 /// line of every dump goes through here, and the nom version and then the
 /// byte-by-byte scan it replaced were the parser's largest self cost in
 /// the fleet profile.
-fn dotted_field(t: &str) -> Option<(&str, &str)> {
+pub(crate) fn dotted_field(t: &str) -> Option<(&str, &str)> {
     let bytes = t.as_bytes();
     if !bytes.first()?.is_ascii_alphabetic() {
         return None;

@@ -203,7 +203,14 @@ declare_rule! {
     /// ### What it detects
     /// An Active link that trained narrower or slower than both of its ends
     /// support: iblinkinfo's `Could be 4X` / `Could be 53.125 Gbps` hint (also
-    /// printed by `ibqueryerrors -r` in its link info).
+    /// printed by `ibqueryerrors -r` in its link info), or `ibportstate`'s
+    /// port and peer blocks whose `LinkWidthActive`/`LinkSpeed…Active` are
+    /// below what both ends support and enable. From a port's block alone
+    /// (`smpquery portinfo`, or `ibportstate` without its peer) only a 1X
+    /// link on a port that supports 4X is judged: the far end's abilities
+    /// are not in the input, and a narrower width can be by design (an
+    /// NDR200 split cable runs 2X); a port whose `LinkWidthEnabled` leaves
+    /// out its wider widths is said to be limited by configuration.
     ///
     /// ### Why it matters
     /// The link works at a fraction of its bandwidth (a 4X link at 1X carries
@@ -213,7 +220,8 @@ declare_rule! {
     ///
     /// ### Evidence
     /// The link's active width and speed and the hint, from the iblinkinfo
-    /// line.
+    /// line; from ibportstate, the supported and enabled widths of the port
+    /// and of its peer.
     ///
     /// ### What to do
     /// Replace the cable or transceiver (check lane errors with `mlxlink -m`
@@ -222,14 +230,16 @@ declare_rule! {
     ///
     /// ### Thresholds and sources
     /// iblinkinfo's own rule (`get_max_msg`): the widest width and fastest
-    /// speed both ends' Supported masks allow.
+    /// speed both ends' Supported masks allow; ibportstate's own
+    /// (`validate_width`, `validate_speed`): both ends' Supported and
+    /// Enabled masks.
     pub static IB006 = {
         id: "IB006",
         name: "link-below-capability",
         family: IbPort,
         severity: Warning,
         summary: "Link trained narrower or slower than both ends support (iblinkinfo \"Could be\")",
-        needs: "iblinkinfo (or ibqueryerrors -r)",
+        needs: "iblinkinfo (or ibqueryerrors -r, ibportstate, smpquery portinfo)",
         check: check_could_be,
     }
 }
@@ -1225,12 +1235,16 @@ fn check_could_be(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     }
                 }
             }
+            SectionData::Portinfo(info) => {
+                checked += super::port_info::check_below_capability(at, info, out);
+            }
             _ => {}
         }
     }
     if checked == 0 {
         return Coverage::Skipped(
-            "no Active link from iblinkinfo or ibqueryerrors -r in the input".to_owned(),
+            "no Active link from iblinkinfo, ibqueryerrors -r or ibportstate in the input"
+                .to_owned(),
         );
     }
     Coverage::Checked(checked)

@@ -413,6 +413,11 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     push(&|| dev.hca_id.clone(), &dev.partial);
                 }
             }
+            SectionData::Portinfo(info) => {
+                for p in &info.ports {
+                    push(&|| format!("{} port {}", p.target, p.port), &p.partial);
+                }
+            }
             SectionData::Mlxlink(m) if ctx.ends_input(at) => {
                 push(&|| "mlxlink output".to_owned(), &m.partial);
             }

@@ -23,6 +23,7 @@ pub mod ib_fleet;
 pub mod ib_port;
 pub mod input;
 pub mod nvlink;
+mod port_info;
 pub mod registry;
 mod rule;
 mod run;

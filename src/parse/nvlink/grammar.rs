@@ -41,7 +41,8 @@ pub(super) enum Shape<'a> {
     LowPowerUnit(u64),
     /// `Range of Low Power Threshold values are 1 to 8191`.
     LowPowerRange(u64, u64),
-    /// One-line answers under a header: `Invalid Link`, `Not supported`.
+    /// One-line answers under a header: `Invalid Link`, `Not supported`,
+    /// `Device does not have or support Nvlink`.
     GpuMessage(&'a str),
     /// `...`, `[...]`: the person who pasted left lines out.
     Elision,
@@ -427,7 +428,15 @@ pub(super) fn shape_general(line: &str) -> Result<Shape<'_>, Misfit> {
     if let Some(shape) = low_power_info(t) {
         return shape;
     }
-    if matches!(t, "Invalid Link" | "Not supported" | "Not Supported") {
+    // `Device does not have or support Nvlink`: a board (or a VM's
+    // passed-through GPU) that exposes no NVLink at all.
+    if matches!(
+        t,
+        "Invalid Link"
+            | "Not supported"
+            | "Not Supported"
+            | "Device does not have or support Nvlink"
+    ) {
         return Ok(Shape::GpuMessage(t));
     }
     if is_elision(t) {

@@ -767,7 +767,11 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         Ok(
             Shape::Link(..) | Shape::AllLinksInactive | Shape::Info(..) | Shape::LowPowerUnit(_),
         ) => true,
-        Ok(Shape::GpuMessage(m)) => m == "Invalid Link",
+        // Messages only `nvidia-smi nvlink` prints (`Not supported` is
+        // printed by many tools and says nothing of which).
+        Ok(Shape::GpuMessage(m)) => {
+            matches!(m, "Invalid Link" | "Device does not have or support Nvlink")
+        }
         Ok(_) => false,
         Err(_) => next.starts_with("Link "),
     };

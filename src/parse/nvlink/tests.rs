@@ -345,6 +345,9 @@ fn detection_wants_nvlink_lines_after_a_uuid_header() {
     assert!(det("NVML: Unable to retrieve NVLink information as all links are inActive").is_some());
     assert!(det("\t NVLE: disabled").is_some());
     assert!(det("\t Invalid Link").is_some());
+    // A GPU that exposes no NVLink (a VM's passed-through SXM board):
+    // nvidia-smi nvlink's own answer, before read as no tool's output.
+    assert!(det("Device does not have or support Nvlink").is_some());
     assert!(det("\t Link 0: something new").is_some());
     // `nvidia-smi -L`: headers and nothing else.
     assert!(det("GPU 1: NVIDIA H200 (UUID: GPU-46ba)").is_none());
