@@ -83,7 +83,7 @@ fn classify_any(line: &str) -> Option<Framing> {
     host_heading(t)
         .or_else(|| tool_host_heading(line))
         .map(Framing::HostHeading)
-        .or_else(|| script_heading(t).then_some(Framing::Heading))
+        .or_else(|| (script_heading(t) || non_ascii_comment(t)).then_some(Framing::Heading))
 }
 
 /// Whether `t` is a script's heading ([`Framing::Heading`]): a title
@@ -182,8 +182,11 @@ const BARE_COMMANDS: &[&str] = &[
 /// or a digit), and the word test ends at the first byte that differs.
 pub(crate) fn command_may_frame(line: &str) -> bool {
     line.as_bytes().first().is_some_and(u8::is_ascii_lowercase) && {
-        let first = line.split([' ', '\t']).next().unwrap_or(line);
+        let mut words = line.split([' ', '\t']);
+        let first = words.next().unwrap_or(line);
+        // `sulu> ibstatus` ([`angle_prompt`]).
         BARE_COMMANDS.contains(&first)
+            || (first.ends_with('>') && words.next().is_some_and(is_known_command))
     }
 }
 
@@ -302,6 +305,8 @@ const COMMANDS: &[&str] = &[
     "ibv_devinfo",
     "ibnetdiscover",
     "ibportstate",
+    "smpquery",
+    "saquery",
     "ibswitches",
     "ibhosts",
     "ibdiagnet",
@@ -390,7 +395,9 @@ pub(crate) fn prompt(line: &str) -> Option<Prompt> {
     } else if let Some(cmd) = bare_prompt(t) {
         (None, cmd)
     } else {
-        user_host_prompt(t).or_else(|| lost_bracket_prompt(t))?
+        user_host_prompt(t)
+            .or_else(|| lost_bracket_prompt(t))
+            .or_else(|| angle_prompt(t))?
     };
     let command = command.trim().to_owned();
     let (argv, ssh_host) = command_words(&command);
@@ -412,6 +419,20 @@ fn bracket_prompt(rest: &str) -> Option<(Option<String>, &str)> {
     let (_, host) = user_host.split_once('@')?;
     let host = host.split(':').next().unwrap_or(host);
     is_hostname(host).then(|| (Some(host.to_owned()), command))
+}
+
+/// `sulu> ibstatus`: a csh-style prompt naming the host, taken only
+/// before a known command and for a host name with a lower-case letter
+/// (old mail quoting puts a writer's initials before `>`: `JS> text`).
+fn angle_prompt(t: &str) -> Option<(Option<String>, &str)> {
+    let (first, command) = t.split_once("> ")?;
+    let host_like =
+        first.len() >= 2 && is_hostname(first) && first.bytes().any(|b| b.is_ascii_lowercase());
+    let known = command
+        .split_whitespace()
+        .next()
+        .is_some_and(is_known_command);
+    (host_like && known).then(|| (Some(first.to_owned()), command))
 }
 
 /// `root@node07 ~]# cmd`: a bracket prompt whose `[` the paste lost (a
@@ -442,9 +463,29 @@ fn bare_prompt(t: &str) -> Option<&str> {
         let word = cmd.split_whitespace().next()?;
         return is_known_command(word).then_some(cmd);
     }
+    // `> nvidia-smi nvlink -gt d`: the prompt of Chinese docs, taken only
+    // before a known command with an option (a quoted reply's `> text`,
+    // or `> ibstat` quoted alone, is none).
+    if let Some(cmd) = t.strip_prefix("> ") {
+        let mut words = cmd.split_whitespace();
+        let known = words.next().is_some_and(is_known_command);
+        return (known && words.any(|w| w.starts_with('-'))).then_some(cmd);
+    }
     let cmd = t.strip_prefix("# ")?;
     let word = cmd.split_whitespace().next()?;
     is_known_command(word).then_some(cmd)
+}
+
+/// `# 模型训练时`, `## ECCが有効か確認`: a markdown heading or shell comment
+/// written in letters that are not ASCII. No tool we read prints one
+/// (their `#` headers are English), so it ends the output above it
+/// ([`Framing::Heading`]) instead of being an unreadable line of it, or a
+/// key without its value.
+fn non_ascii_comment(t: &str) -> bool {
+    let rest = t.trim_start_matches('#');
+    rest.len() < t.len()
+        && rest.starts_with(' ')
+        && rest.chars().any(|c| !c.is_ascii() && c.is_alphabetic())
 }
 
 /// The command of a line a collection script prints before a command's
@@ -1054,6 +1095,7 @@ mod tests {
             "- ibstat shows port 1 down",
             "* perfquery is in the attachment",
             "> ibstat",
+            "> ibstat is what I ran",
             "###",
             "[]",
             "  ibstat:",
@@ -1166,6 +1208,20 @@ mod tests {
     #[test]
     fn prompt_shapes() {
         assert_eq!(p("$ ibstat"), Some((None, words("ibstat"))));
+        // Chinese docs' `> ` prompt, before a known command with an option.
+        assert_eq!(
+            p("> nvidia-smi nvlink -i 0 -gt d"),
+            Some((None, words("nvidia-smi nvlink -i 0 -gt d")))
+        );
+        assert_eq!(p("> ibstat"), None);
+        // A csh-style `host> ` prompt before a known command; mail quoting's
+        // initials and prose are none.
+        assert_eq!(
+            p("sulu> ibstatus"),
+            Some((Some("sulu".into()), words("ibstatus")))
+        );
+        assert_eq!(p("JS> ibstatus"), None);
+        assert_eq!(p("sulu> the port was down"), None);
         assert_eq!(
             p("[root@node07 ~]# perfquery -x"),
             Some((Some("node07".into()), words("perfquery -x")))
@@ -1260,6 +1316,35 @@ mod tests {
         );
         assert_eq!(classify("[exit 0]"), Some(Framing::ExitMarker));
         assert_eq!(classify("---------------"), Some(Framing::Rule));
+        // A heading or comment in letters no tool prints ends the output
+        // above it; English ones and tools' own `#` headers do not.
+        for line in [
+            "# 模型训练时（LLaMA-13B）",
+            "## ECCが有効か確認",
+            "# Überblick",
+        ] {
+            assert_eq!(classify(line), Some(Framing::Heading), "{line}");
+        }
+        for line in ["# Port counters: Lid 2 port 1", "# GPU 0 → NIC", "#模型"] {
+            assert_ne!(classify(line), Some(Framing::Heading), "{line}");
+        }
+        // A tool's command line alone is its prompt; prose naming it is not.
+        assert!(matches!(
+            classify("nvidia-smi topo -m"),
+            Some(Framing::Prompt(_))
+        ));
+        assert!(matches!(
+            classify("sudo perfquery -x 12 1"),
+            Some(Framing::Prompt(_))
+        ));
+        assert!(matches!(classify("ibstat"), Some(Framing::Prompt(_))));
+        for line in [
+            "ibstat shows the port is down",
+            "nvidia-smi says: -m failed?",
+            "ibstat mlx5_0",
+        ] {
+            assert_eq!(classify(line), None, "{line}");
+        }
         assert_eq!(
             host_banner("node[01-04] (4)").as_deref(),
             Some("node[01-04]")
