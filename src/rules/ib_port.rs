@@ -204,8 +204,9 @@ declare_rule! {
     /// An Active link that trained narrower or slower than both of its ends
     /// support: iblinkinfo's `Could be 4X` / `Could be 53.125 Gbps` hint (also
     /// printed by `ibqueryerrors -r` in its link info), or `ibportstate`'s
-    /// port and peer blocks whose `LinkWidthActive`/`LinkSpeed…Active` are
-    /// below what both ends support and enable. From a port's block alone
+    /// port and peer blocks whose `LinkWidthActive` is below what both ends
+    /// support, or whose `LinkSpeed…Active` is below what both support and
+    /// enable. From a port's block alone
     /// (`smpquery portinfo`, or `ibportstate` without its peer) only a 1X
     /// link on a port that supports 4X is judged: the far end's abilities
     /// are not in the input, and a narrower width can be by design (an

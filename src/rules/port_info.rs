@@ -3,7 +3,9 @@
 //!
 //! With the peer's block (`ibportstate` prints it when the link is up) the
 //! test is infiniband-diags' own (`validate_width`, `validate_speed`): the
-//! widest width and fastest lane speed both ends support and enable. Without
+//! widest width and fastest lane speed both ends support and enable; a
+//! width this port supports but leaves out of its own enabled set is
+//! reported too, as a port limited by configuration. Without
 //! it the far end's abilities are unknown, and a port narrower than it
 //! supports may be cabled so by design (an NDR200 split cable runs 2X): only
 //! a 1X link on a port that supports 4X is judged, since no fabric is built
@@ -40,15 +42,21 @@ pub(super) fn check_below_capability(
     checked
 }
 
-/// The widest width the link could run at. With the peer: the widest both
-/// ends support and enable. Without: 4X for a 1X link whose port supports
-/// 4X (or more), else nothing.
+/// The widest width the link could run at. With the peer: the widest this
+/// port supports and the peer supports and enables (this port's own
+/// enabled set is what the finding then points at, when it leaves that
+/// width out). Without: 4X for a 1X link whose port supports 4X (or more),
+/// else nothing.
 fn could_be_width(port: &PortInfoBlock, peer: Option<&PortInfoBlock>) -> Option<u32> {
     match peer {
         Some(peer) => {
-            let ours = port.usable_widths()?;
             let theirs = peer.usable_widths()?;
-            ours.into_iter().filter(|w| theirs.contains(w)).max()
+            port.widths_supported
+                .as_ref()?
+                .iter()
+                .copied()
+                .filter(|w| theirs.contains(w))
+                .max()
         }
         None => {
             let supports_4x = port.widths_supported.as_ref()?.iter().any(|&w| w >= 4);
@@ -93,7 +101,7 @@ fn finding(
     }
     let could = could.join(" at ");
     let mut message = match peer {
-        Some(_) => format!("{name} runs at {runs}; both ends support and enable {could}"),
+        Some(_) => format!("{name} runs at {runs}; both ends support {could}"),
         None => format!(
             "{name} runs at {runs}; the port supports {could} (its peer is not in the input)"
         ),
@@ -142,7 +150,7 @@ fn finding(
         "Replace the cable or transceiver (mlxlink -m shows lane errors); check that neither end limits its enabled widths or speeds."
     };
     f.threshold(Threshold::new(
-        "the widest width and fastest speed both ends support and enable",
+        "the widest width both ends support; the fastest lane speed both ends support and enable",
         "infiniband-diags ibportstate (validate_width, validate_speed)",
     ))
     .remediation(remedy)
