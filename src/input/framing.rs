@@ -176,8 +176,10 @@ const BARE_COMMANDS: &[&str] = &[
     "sudo",
 ];
 
-/// Whether `line` may be a bare command line ([`bare_command`]): at its
-/// first byte, a lower-case letter opening one of [`BARE_COMMANDS`]. Tool
+/// Whether `line` may be a bare command line ([`bare_command`]) or a
+/// csh-style prompt ([`angle_prompt`]): at its first byte, a lower-case
+/// letter opening one of [`BARE_COMMANDS`], or a word ending in `>` before
+/// a known command. Tool
 /// output rarely opens so (its rows are indented, or open with a capital
 /// or a digit), and the word test ends at the first byte that differs.
 pub(crate) fn command_may_frame(line: &str) -> bool {
