@@ -120,7 +120,11 @@ fn finding(
     }
     let mut f = IB006
         .finding(
+            // The host whose paste it is: ibportstate runs there (most
+            // often on its own port's LID), and the verdict counts hosts by
+            // the findings' hosts.
             Subject {
+                host: at.host().name().map(str::to_owned),
                 port: Some(port.port),
                 lid: port.lid.filter(|l| !matches!(l, 0 | 0xffff)),
                 ..Subject::default()
