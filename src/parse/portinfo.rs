@@ -318,34 +318,26 @@ fn speeds(text: &str) -> Option<Vec<f64>> {
     text.split(" or ").map(lane_speed).collect()
 }
 
-/// The fields `ibportstate` prints for every port; a last block without
-/// them was cut by the end of the paste.
-const ALWAYS_PRINTED: [&str; 5] = [
-    "LinkState",
-    "PhysLinkState",
-    "LinkWidthEnabled",
-    "LinkWidthActive",
-    "LinkSpeedActive",
-];
-
-/// The last block of a section that lacks a field every block has was cut
-/// where the paste ends: what it lacks is unknown, not absent. (A block
-/// followed by another is whole: ibportstate prints a block in one piece.)
+/// The last block of a section that lacks a field `ibportstate` prints for
+/// every port was cut where the paste ends: what it lacks is unknown, not
+/// absent. (A block followed by another is whole: ibportstate prints a
+/// block in one piece.)
 fn mark_cut_last_block(out: &mut Portinfo) {
     let Some(last) = out.ports.last_mut().filter(|b| b.partial.is_none()) else {
         return;
     };
-    let has = |name: &str| match name {
-        "LinkState" => last.state.is_some(),
-        "PhysLinkState" => last.physical_state.is_some(),
-        "LinkWidthEnabled" => last.widths_enabled.is_some(),
-        "LinkWidthActive" => last.width_active.is_some(),
-        _ => last.speed_fields.base_active,
-    };
-    let missing: Vec<String> = ALWAYS_PRINTED
+    // Each field every block prints, and whether this one printed it.
+    let printed = [
+        ("LinkState", last.state.is_some()),
+        ("PhysLinkState", last.physical_state.is_some()),
+        ("LinkWidthEnabled", last.widths_enabled.is_some()),
+        ("LinkWidthActive", last.width_active.is_some()),
+        ("LinkSpeedActive", last.speed_fields.base_active),
+    ];
+    let missing: Vec<String> = printed
         .iter()
-        .filter(|n| !has(n))
-        .map(|n| (*n).to_owned())
+        .filter(|(_, present)| !present)
+        .map(|(name, _)| (*name).to_owned())
         .collect();
     if !missing.is_empty() {
         last.partial = Some(Partial::new(
@@ -563,8 +555,17 @@ Port is already in enable state
             let lines = lines_of(&text);
             let p = parse(&lines);
             let _ = detect(&lines);
-            for block in &p.value.ports {
-                proptest::prop_assert!(block.span.first_line >= 1);
+            // Every non-blank line is in a block, is a label, a remark or
+            // a Mellanox header, or has a warning: none is dropped silently.
+            let warned = |n: usize| p.warnings.iter().any(|w| w.span.contains(n));
+            let in_block = |n: usize| p.value.ports.iter().any(|b| b.span.contains(n));
+            for line in lines.iter().filter(|l| !l.is_blank()) {
+                let t = trim(line.text());
+                let framing = label(t).is_some() || remark(t) || t.starts_with(MLNX_HEADER);
+                proptest::prop_assert!(
+                    framing || in_block(line.number) || warned(line.number),
+                    "line {} dropped: {t:?}", line.number
+                );
             }
         }
     }
