@@ -694,3 +694,131 @@ fn a_bare_command_line_heads_its_output_and_prose_naming_a_tool_does_not() {
     let d = doc(&prose);
     assert_eq!(sections_of(&d, Kind::Ibstat).len(), 1);
 }
+
+#[test]
+fn notes_after_ibstat_values_are_notes_not_prompts_or_values() {
+    // Blogs annotate ibstat line by line (`State: Active # 端口状态`): the
+    // `#` is no root prompt (which had cut the port block off and called
+    // the paste cut), and the note is not part of the value.
+    let text = "$ ibstat\nCA 'mlx4_1'\n    CA type: MT4099 # 型号\n    Number of ports: 1 # 端口数\n\
+                \x20   Firmware version: 2.42.5000 # 固件版本\n    Hardware version: 1\n\
+                \x20   Node GUID: 0x0002c90300a1b2c0 # 节点 GUID\n    System image GUID: 0x0002c90300a1b2c3\n\
+                \x20   Port 1:\n        State: Down # 端口状态（Down - 没有连接）\n\
+                \x20       Physical state: Polling # 物理状态\n        Rate: 10 # 速率 Gb/s\n\
+                \x20       Base lid: 0\n        LMC: 0\n        SM lid: 0 # 子网管理器 lid\n\
+                \x20       Capability mask: 0x02514868\n        Port GUID: 0x0002c90300a1b2c1\n\
+                \x20       Link layer: InfiniBand\n";
+    let d = doc(text);
+    let ibstat = sections_of(&d, Kind::Ibstat);
+    assert_eq!(ibstat.len(), 1);
+    assert!(ibstat[0].warnings.is_empty(), "{:?}", ibstat[0].warnings);
+    assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);
+    let r = analyze(&[d], &Default::default());
+    assert_eq!(of(&r, "IB001").len(), 1, "{:?}", r.findings);
+    assert!(of(&r, "IN001").is_empty() && of(&r, "IN002").is_empty());
+    // A SUSE prompt's directory is a path: still a prompt.
+    let suse = format!("node07:~ # ibstat\n{}", ibstat_block());
+    let d = doc(&suse);
+    assert_eq!(d.sections[0].host.as_deref(), Some("node07"));
+}
+
+fn ibstat_block() -> String {
+    ibstat("0x0002c90300a1b2c1", "Active", "LinkUp", 56)
+}
+
+#[test]
+fn a_last_line_that_is_one_cut_word_is_a_cut_line_of_the_output() {
+    // The paste ends inside a field's name, with no line end: the word
+    // alone was the line. It begins like the other devices' `max_mtu:`
+    // lines, so the output was cut there (IN001), not followed by a word
+    // of prose.
+    let device = |name: &str, state: &str| {
+        format!(
+            "hca_id:\t{name}\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t20.35.1012\n\
+             \tnode_guid:\t\t\t0c42:a103:00b1:2c40\n\tsys_image_guid:\t\t\t0c42:a103:00b1:2c40\n\
+             \tvendor_id:\t\t\t0x02c9\n\tvendor_part_id:\t\t\t4123\n\thw_ver:\t\t\t\t0x0\n\
+             \tboard_id:\t\t\tMT_0000000223\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\
+             \t\t\tstate:\t\t\t{state}\n"
+        )
+    };
+    let full = |state: &str| {
+        format!("\t\t\tmax_mtu:\t\t4096 (5)\n\t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t1\n\t\t\tport_lid:\t\t7\n\t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n{state}")
+    };
+    let text = format!(
+        "{}{}\n{}\t\t\tmax_mtu",
+        device("mlx5_0", "PORT_ACTIVE (4)"),
+        full(""),
+        device("mlx5_1", "PORT_ACTIVE (4)")
+    );
+    let d = doc(&text);
+    assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);
+    let r = analyze(&[d], &Default::default());
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:?}", r.findings);
+    // A last word of prose after whole output is no cut line.
+    let prose = format!(
+        "{}{}\nThanks",
+        device("mlx5_0", "PORT_ACTIVE (4)"),
+        full("")
+    );
+    let r = report(&prose);
+    assert!(of(&r, "IN001").is_empty(), "{:?}", r.findings);
+}
+
+#[test]
+fn devices_ibv_devinfo_could_not_open_beside_one_it_read_are_counted_not_called_all() {
+    // In a container given one of a card's virtual functions, ibv_devinfo
+    // fails on the others and reads that one: the tool did reach its
+    // driver, so "found no device" would be false.
+    let text = std::fs::read_to_string(
+        "tests/fixtures/rules/IN003/fires_ibv_devinfo_some_devices_unopened.txt",
+    )
+    .unwrap();
+    let r = report(&text);
+    let failed = of(&r, "IN003");
+    assert_eq!(failed.len(), 1);
+    assert!(
+        failed[0]
+            .message
+            .contains("could not open 5 device(s) and read 1"),
+        "{}",
+        failed[0].message
+    );
+    assert!(of(&r, "IB001").is_empty());
+}
+
+#[test]
+fn a_fence_after_a_commands_output_closes_it_when_its_opening_is_not_in_the_paste() {
+    // An excerpt that starts inside a code block: the prompt and its
+    // output, then the closing fence, then the asker's prose and a second
+    // run. The prose is not the CSV's lines.
+    let text = "[ana@ws-17 ~]$ nvidia-smi --query-gpu=pcie.link.gen.current,pcie.link.width.current --format=csv\n\
+                pcie.link.gen.current, pcie.link.width.current\n2, 8\n```\n\
+                Why gen 2 at x8?\nThe slot is x16 gen 4.\n\n\
+                Under load:\n\n```\n\
+                nvidia-smi --query-gpu=pcie.link.gen.current,pcie.link.width.current --format=csv\n\
+                pcie.link.gen.current, pcie.link.width.current\n4, 8\n```\n";
+    let d = doc(text);
+    let csv = sections_of(&d, Kind::SmiCsv);
+    assert_eq!(csv.len(), 2);
+    for s in &csv {
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    }
+    let r = analyze(&[d], &Default::default());
+    assert!(of(&r, "IN002").is_empty(), "{:?}", r.findings);
+}
+
+#[test]
+fn a_switchs_all_ports_aggregate_is_not_judged_beside_its_ports() {
+    // ibqueryerrors prints `port ALL` (AllPortSelect) and then the port
+    // that makes it up: one fault, on that port.
+    let text = "$ ibqueryerrors\nErrors for 0x7cfe900300a1b2c0 \"leaf-r3\"\n   \
+                GUID 0x7cfe900300a1b2c0 port ALL: [SymbolErrorCounter == 480]\n   \
+                GUID 0x7cfe900300a1b2c0 port 17: [SymbolErrorCounter == 480]\n\n\
+                ## Summary: 12 nodes checked, 1 bad nodes found\n\
+                ##          140 ports checked, 1 ports have errors beyond threshold\n";
+    let r = report(text);
+    let symbol = of(&r, "IB101");
+    assert_eq!(symbol.len(), 1, "{:?}", r.findings);
+    assert_eq!(symbol[0].subject.port, Some(17));
+}

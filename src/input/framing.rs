@@ -83,7 +83,29 @@ fn classify_any(line: &str) -> Option<Framing> {
     host_heading(t)
         .or_else(|| tool_host_heading(line))
         .map(Framing::HostHeading)
-        .or_else(|| (script_heading(t) || non_ascii_comment(t)).then_some(Framing::Heading))
+        .or_else(|| {
+            (script_heading(t) || non_ascii_comment(t) || env_assignment(line))
+                .then_some(Framing::Heading)
+        })
+}
+
+/// `NCCL_VERSION=2.21.5-1`, `CUDA_VISIBLE_DEVICES=0,1`: an environment
+/// variable as `env` and report scripts print them (vLLM's and PyTorch's
+/// `collect_env` list them under the `nvidia-smi topo -m` matrix). No tool
+/// we read prints an upper-case name and `=` at the start of a line
+/// (ibnetdiscover's `vendid=0x2c9` is lower case), so it ends the output
+/// above it ([`Framing::Heading`]) instead of being an unreadable line of
+/// it.
+fn env_assignment(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    if !bytes.first().is_some_and(u8::is_ascii_uppercase) {
+        return false;
+    }
+    let name = bytes
+        .iter()
+        .take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || **b == b'_')
+        .count();
+    name >= 2 && bytes.get(name) == Some(&b'=')
 }
 
 /// Whether `t` is a script's heading ([`Framing::Heading`]): a title
@@ -176,20 +198,22 @@ const BARE_COMMANDS: &[&str] = &[
     "sudo",
 ];
 
-/// Whether `line` may be a bare command line ([`bare_command`]) or a
-/// csh-style prompt ([`angle_prompt`]): at its first byte, a lower-case
-/// letter opening one of [`BARE_COMMANDS`], or a word ending in `>` before
-/// a known command. Tool
-/// output rarely opens so (its rows are indented, or open with a capital
-/// or a digit), and the word test ends at the first byte that differs.
+/// Whether `line` may be a bare command line ([`bare_command`]), a
+/// csh-style prompt ([`angle_prompt`]) or an environment variable
+/// ([`env_assignment`]): at its first byte, a lower-case letter opening
+/// one of [`BARE_COMMANDS`], a word ending in `>` before a known command,
+/// or an upper-case name and `=`. Tool output rarely opens so (its rows
+/// are indented, or open with a capital or a digit and no `=` after the
+/// name), and the word test ends at the first byte that differs.
 pub(crate) fn command_may_frame(line: &str) -> bool {
-    line.as_bytes().first().is_some_and(u8::is_ascii_lowercase) && {
-        let mut words = line.split([' ', '\t']);
-        let first = words.next().unwrap_or(line);
-        // `sulu> ibstatus` ([`angle_prompt`]).
-        BARE_COMMANDS.contains(&first)
-            || (first.ends_with('>') && words.next().is_some_and(is_known_command))
-    }
+    env_assignment(line)
+        || line.as_bytes().first().is_some_and(u8::is_ascii_lowercase) && {
+            let mut words = line.split([' ', '\t']);
+            let first = words.next().unwrap_or(line);
+            // `sulu> ibstatus` ([`angle_prompt`]).
+            BARE_COMMANDS.contains(&first)
+                || (first.ends_with('>') && words.next().is_some_and(is_known_command))
+        }
 }
 
 /// A tool's command line pasted alone, without a prompt: `nvidia-smi topo
@@ -473,9 +497,18 @@ fn bare_prompt(t: &str) -> Option<&str> {
         let known = words.next().is_some_and(is_known_command);
         return (known && words.any(|w| w.starts_with('-'))).then_some(cmd);
     }
+    // `# ibv_devinfo -d mlx4_0 #查看设备具体信息`: a blog's comment naming
+    // the command it shows (the prompt and output follow) is no prompt of
+    // its own, which would be a second run that printed nothing
+    // ([`non_ascii_comment`] makes it a heading).
     let cmd = t.strip_prefix("# ")?;
     let word = cmd.split_whitespace().next()?;
-    is_known_command(word).then_some(cmd)
+    (is_known_command(word) && !has_non_ascii_letter(cmd)).then_some(cmd)
+}
+
+/// Whether `t` holds a letter outside ASCII: prose, not a command line.
+fn has_non_ascii_letter(t: &str) -> bool {
+    t.chars().any(|c| !c.is_ascii() && c.is_alphabetic())
 }
 
 /// `# 模型训练时`, `## ECCが有効か確認`: a markdown heading or shell comment
@@ -485,9 +518,7 @@ fn bare_prompt(t: &str) -> Option<&str> {
 /// key without its value.
 fn non_ascii_comment(t: &str) -> bool {
     let rest = t.trim_start_matches('#');
-    rest.len() < t.len()
-        && rest.starts_with(' ')
-        && rest.chars().any(|c| !c.is_ascii() && c.is_alphabetic())
+    rest.len() < t.len() && rest.starts_with(' ') && has_non_ascii_letter(rest)
 }
 
 /// The command of a line a collection script prints before a command's
@@ -516,6 +547,11 @@ fn command_label(line: &str) -> Option<Prompt> {
     let command = without_label(inner, COMMAND_LABELS);
     let command = command.trim_matches('`').trim();
     if command.is_empty() || command.len() > 512 {
+        return None;
+    }
+    // `# ibv_devinfo -d mlx4_0 #查看设备具体信息`: a comment in words no
+    // command line holds, naming the command the prompt below runs.
+    if has_non_ascii_letter(command) {
         return None;
     }
     // Most headings name no program (perfquery's `# Port counters: …` on
@@ -807,13 +843,22 @@ fn user_host_prompt(t: &str) -> Option<(Option<String>, &str)> {
                 .then(|| (Some(user_host.to_owned()), command))
                 .filter(|_| is_hostname(user_host));
         }
-        None if head.contains(':') => user_host,
+        // `node07:~ # cmd` (SUSE): the directory is a path. A `key: value`
+        // line with a `#` comment (`State: Active # 端口状态`, annotated
+        // docs) is no prompt.
+        None if head.contains(':') && is_prompt_directory(dir) => user_host,
         None => return None,
     };
     if head.contains(' ') && !head.contains(':') {
         return None;
     }
     is_hostname(host).then(|| (Some(host.to_owned()), command))
+}
+
+/// The directory of a `host:dir #` prompt: a path right after the colon
+/// (`~`, `~/runs`, `/tmp`).
+fn is_prompt_directory(dir: &str) -> bool {
+    dir.starts_with(['~', '/']) && !dir.trim_end().contains(char::is_whitespace)
 }
 
 /// After the prompt's closing part: `# cmd`, `$ cmd`, `% cmd`, or nothing.
@@ -1327,7 +1372,30 @@ mod tests {
         ] {
             assert_eq!(classify(line), Some(Framing::Heading), "{line}");
         }
+        assert_eq!(
+            classify("# ibv_devinfo -d mlx4_0 #查看设备具体信息"),
+            Some(Framing::Heading)
+        );
         for line in ["# Port counters: Lid 2 port 1", "# GPU 0 → NIC", "#模型"] {
+            assert_ne!(classify(line), Some(Framing::Heading), "{line}");
+        }
+        // An environment variable ends the output above it; tools' own
+        // `name=value` (ibnetdiscover, lower case), a lone letter and an
+        // indented or spaced `=` are not one.
+        for line in [
+            "NCCL_VERSION=2.21.5-1",
+            "CUDA_VISIBLE_DEVICES=0,1",
+            "LD_PRELOAD=",
+        ] {
+            assert_eq!(classify(line), Some(Framing::Heading), "{line}");
+        }
+        for line in [
+            "vendid=0x2c9",
+            "X=1",
+            "  NCCL_DEBUG=INFO",
+            "PortXmitData:....................4294967295",
+            "GPU0 = X",
+        ] {
             assert_ne!(classify(line), Some(Framing::Heading), "{line}");
         }
         // A tool's command line alone is its prompt; prose naming it is not.

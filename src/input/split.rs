@@ -467,7 +467,21 @@ fn chunks<'a>(
                     .bytes()
                     .next()
                     .is_some_and(|b| b.is_ascii_alphabetic());
-                if fence_open && !names_language {
+                // A fence after text of the chunk: a prompt's output, where
+                // the fence that opened its block is not in the paste (a
+                // quote or excerpt that begins inside it), is closed by it
+                // too; prose before an opening fence is read apart from the
+                // block.
+                let chunk = chunks.last();
+                let has_text = chunk.is_some_and(|c| {
+                    (c.lines.start..kept)
+                        .any(|k| lines.text(k).is_some_and(|t| !t.trim().is_empty()))
+                });
+                let lost_opening = !fence_open
+                    && !names_language
+                    && has_text
+                    && chunk.is_some_and(|c| c.prompt.is_some());
+                if (fence_open && !names_language) || lost_opening {
                     fence_open = false;
                     push_chunk(
                         &mut chunks,
@@ -475,6 +489,13 @@ fn chunks<'a>(
                         kept,
                     );
                 } else {
+                    if has_text {
+                        push_chunk(
+                            &mut chunks,
+                            new_chunk(None, banner_host.clone(), &source, options),
+                            kept,
+                        );
+                    }
                     fence_open = true;
                 }
             }
@@ -1191,7 +1212,7 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
         .chain(open.prompt_line)
         .chain(open.messages.iter().map(|m| m.line));
     let (first, last) = numbers.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
-    let span = if last == 0 {
+    let mut span = if last == 0 {
         match lines.first() {
             Some(l) => l.span(),
             None => return,
@@ -1224,7 +1245,13 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
         None => (open.format.parse)(lines),
     };
     if let Some((number, word)) = &out.last_line {
-        mark_cut_line(&mut parsed.warnings, lines, *number, word);
+        if mark_cut_line(&mut parsed.warnings, lines, *number, word) {
+            // The line is this section's now: not also unrecognised.
+            out.doc
+                .unrecognised
+                .retain(|u| u.span != LineSpan::line(*number));
+            span = span.join(LineSpan::line(*number));
+        }
     }
     // Only the output the prompt's command printed learns from its words.
     if let (Some((_, prompt)), Some(hint)) = (ctx.prompt, ctx.hint) {
@@ -1267,20 +1294,27 @@ pub(crate) const CUT_LINE: &str = "the input ends inside this line of the tool's
 /// is a last line that ends inside a `[` it opened ([`ends_inside_bracket`]).
 /// A last line of prose (`Any ideas?`) begins like no line of the output
 /// and stays unread.
-fn mark_cut_line(warnings: &mut Vec<Warning>, lines: &[Line<'_>], number: usize, word: &str) {
-    // Most sections have no unread line there: the warnings first.
-    let Some(unread) = warnings
+fn mark_cut_line(
+    warnings: &mut Vec<Warning>,
+    lines: &[Line<'_>],
+    number: usize,
+    word: &str,
+) -> bool {
+    // Most sections have no unread line there: the warnings first. A line
+    // that was its cut word alone (`\t\t\tmax_mtu`) is blank once the word
+    // is set aside: the section has it, but no warning on it.
+    let unread = warnings
         .iter()
-        .position(|w| w.kind == WarningKind::Unreadable && w.span.contains(number))
-    else {
-        return;
-    };
+        .position(|w| w.kind == WarningKind::Unreadable && w.span.contains(number));
     let Some(at) = lines.iter().position(|l| l.number == number) else {
-        return;
+        return false;
     };
     let (Some(cut), Some(earlier)) = (lines.get(at), lines.get(..at)) else {
-        return;
+        return false;
     };
+    if unread.is_none() && !(cut.is_blank() && earlier.iter().any(|l| !l.is_blank())) {
+        return false;
+    }
     let whole = format!("{}{word}", cut.text());
     // The line before first, then the section's earlier lines: `GP` after
     // a GPU's link lines begins like the listing's `GPU 0: …` header.
@@ -1290,14 +1324,14 @@ fn mark_cut_line(warnings: &mut Vec<Warning>, lines: &[Line<'_>], number: usize,
         .filter(|l| !l.is_blank())
         .any(|l| begins_alike(l.text(), &whole));
     if !begins_like_earlier && !ends_inside_bracket(&whole) {
-        return;
+        return false;
     }
     // An unread run ending in the cut line keeps its lines before it.
-    if let Some(w) = warnings.get_mut(unread) {
+    if let Some(w) = unread.and_then(|i| warnings.get_mut(i)) {
         if w.span.first_line < number {
             w.span = LineSpan::new(w.span.first_line, number - 1);
-        } else {
-            warnings.remove(unread);
+        } else if let Some(i) = unread {
+            warnings.remove(i);
         }
     }
     warnings.push(Warning::new(
@@ -1305,6 +1339,7 @@ fn mark_cut_line(warnings: &mut Vec<Warning>, lines: &[Line<'_>], number: usize,
         LineSpan::line(number),
         format!("{CUT_LINE} (`{}`): not read", whole.trim()),
     ));
+    true
 }
 
 /// Whether `line` ends inside a `[` it opened: `… [PortXmitWait == 12]

@@ -231,8 +231,18 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {
         return;
     }
     match label_value(t) {
-        Some((label, value)) => read_field(line, label, value, out, unread),
+        Some((label, value)) => read_field(line, label, without_comment(value), out, unread),
         None => unread.line(line, "not an ibstat `Label: value` line"),
+    }
+}
+
+/// A value without the ` # note` annotated pastes add after it
+/// (`Number of ports: 1 # 端口号`, from docs and blogs). ibstat prints no
+/// `#` in its values, so the note is not part of one.
+fn without_comment(value: &str) -> &str {
+    match value.find(" #") {
+        Some(at) => trim(value.get(..at).unwrap_or(value)),
+        None => value,
     }
 }
 

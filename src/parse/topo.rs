@@ -220,6 +220,8 @@ fn device_name(s: &str) -> Option<(&str, &str)> {
 /// A row: device name, cell texts, and the values after the cells.
 #[derive(Debug, PartialEq)]
 struct Row<'t> {
+    /// The whole line, for where its values stand ([`placed_values`]).
+    line: &'t str,
     name: &'t str,
     /// The header column the name is in (the first, if it is in several);
     /// `usize::MAX` for a device the header's `...` hides.
@@ -264,6 +266,7 @@ fn row<'t>(text: &'t str, columns: &[Cow<'_, str>], vocabulary: Vocabulary) -> O
         return None;
     }
     Some(Row {
+        line: text,
         name,
         column,
         cells,
@@ -648,12 +651,13 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
             d.partial = row_partial(*number, r, &header, d.kind);
             // A row that stops before its last affinity column may have
             // lost the end of the last value it shows: that one is not kept.
-            let trusted = if r.values.len() < header.affinity.len() {
-                r.values.len().saturating_sub(1)
+            let placed = placed_values(r, &header);
+            let trusted = if placed.reaches_last {
+                placed.values.len()
             } else {
-                r.values.len()
+                placed.values.len().saturating_sub(1)
             };
-            for (title, value) in header.affinity.iter().zip(r.values.iter().take(trusted)) {
+            for (title, value) in placed.values.iter().take(trusted) {
                 let slot = match *title {
                     "CPU Affinity" => &mut d.cpu_affinity,
                     "NUMA Affinity" => &mut d.numa_affinity,
@@ -722,12 +726,120 @@ fn row_partial(
         .skip(cells)
         .map(|d| (**d).to_owned())
         .collect();
-    if kind == DeviceKind::Gpu && r.values.len() < header.affinity.len() {
-        // The last value read may be a cut one: count it missing too.
-        let kept = r.values.len().saturating_sub(1);
-        missing.extend(header.affinity.iter().skip(kept).map(|t| (*t).to_owned()));
+    if kind == DeviceKind::Gpu {
+        let placed = placed_values(r, header);
+        if !placed.reaches_last {
+            // The last value read may be a cut one: count it missing too,
+            // with every column after the one before it.
+            let kept = placed
+                .values
+                .len()
+                .checked_sub(2)
+                .and_then(|i| placed.values.get(i))
+                .map_or(0, |(title, _)| {
+                    header
+                        .affinity
+                        .iter()
+                        .position(|t| t == title)
+                        .map_or(0, |i| i + 1)
+                });
+            missing.extend(header.affinity.iter().skip(kept).map(|t| (*t).to_owned()));
+        }
     }
     (!missing.is_empty()).then(|| Partial::new(PartialReason::ShortRow, missing, number))
+}
+
+/// A row's affinity values, each with the title of its column.
+struct Placed<'t> {
+    values: Vec<(&'static str, &'t str)>,
+    /// The row has a value in the header's last affinity column: it was
+    /// printed to its end, and a column it has no value in is blank (what
+    /// nvidia-smi prints where the driver knows no affinity, as in many
+    /// virtual machines), not cut off.
+    reaches_last: bool,
+}
+
+/// Places a row's affinity values under the header's titles.
+///
+/// A row with a value per title takes them in order. A row with fewer
+/// either lost its end or printed some columns blank: where the driver
+/// knows no CPU or NUMA affinity (many virtual machines) nvidia-smi
+/// prints nothing between their tabs (`PXB<TAB><TAB><TAB><TAB>N/A`).
+/// The tabs tell the two apart: nvidia-smi ends the cells with one tab
+/// and separates the values with one, plus an empty field before `GPU
+/// NUMA ID` (`0-47<TAB>0<TAB><TAB>N/A`), so every further tab is a blank
+/// column. A paste that turned the tabs into spaces keeps their stops
+/// (every value starts at a multiple of 8 on the screen), and the
+/// spaces count as the tabs they were. A short row whose values do not
+/// all stand on tab stops, or do not fit the layout, is read in order:
+/// its missing columns are the last ones.
+fn placed_values<'t>(r: &Row<'t>, header: &Header<'_>) -> Placed<'t> {
+    let titles = &header.affinity;
+    if r.values.len() < titles.len() {
+        if let Some(placed) = placed_by_tabs(r, titles) {
+            return placed;
+        }
+    }
+    Placed {
+        values: titles
+            .iter()
+            .copied()
+            .zip(r.values.iter().copied())
+            .collect(),
+        reaches_last: r.values.len() >= titles.len(),
+    }
+}
+
+/// [`placed_values`] by the row's tab stops; `None` where they do not
+/// say.
+fn placed_by_tabs<'t>(r: &Row<'t>, titles: &[&'static str]) -> Option<Placed<'t>> {
+    // The fields nvidia-smi prints after the cells: a title each, and the
+    // empty one before `GPU NUMA ID`.
+    let layout: Vec<Option<&'static str>> = titles
+        .iter()
+        .flat_map(|&t| {
+            let pad = (t == "GPU NUMA ID").then_some(None);
+            pad.into_iter().chain([Some(t)])
+        })
+        .collect();
+    let last_cell = r.cells.last()?;
+    let mut end = screen_column(r.line, last_cell) + last_cell.chars().count();
+    let mut field = 0usize;
+    let mut values = Vec::with_capacity(r.values.len());
+    for value in &r.values {
+        let start = screen_column(r.line, value);
+        if start % 8 != 0 || start <= end {
+            return None;
+        }
+        // One tab separates; each further one is an empty field.
+        let tabs = start / 8 - end / 8;
+        field += tabs.checked_sub(1)?;
+        let title = (*layout.get(field)?)?;
+        values.push((title, *value));
+        field += 1;
+        end = start + value.chars().count();
+    }
+    Some(Placed {
+        reaches_last: field == layout.len(),
+        values,
+    })
+}
+
+/// The screen column `part` (a slice of `line`) starts at.
+fn screen_column(line: &str, part: &str) -> usize {
+    let offset = (part.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
+    screen_width(line.get(..offset).unwrap_or_default())
+}
+
+/// How wide `text` is on a terminal: tabs move to the next stop of 8.
+fn screen_width(text: &str) -> usize {
+    text.chars().fold(0, |col, c| {
+        if c == '\t' {
+            (col / 8 + 1) * 8
+        } else {
+            col + 1
+        }
+    })
 }
 
 /// Devices the header names with no row at all, once rows have begun:
@@ -1088,6 +1200,82 @@ nodes (e.g., QPI/UPI)
     }
 
     #[test]
+    fn blank_affinity_columns_are_blank_not_cut() {
+        // A VM's driver knows no CPU or NUMA affinity: nvidia-smi prints
+        // nothing between their tabs and `N/A` under GPU NUMA ID. Tabs as
+        // printed, and turned into spaces by the paste, read alike.
+        let tabs = "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n\
+                    GPU0\t X \tNV8\tPIX\t\t\t\tN/A\n\
+                    GPU1\tNV8\t X \tPIX\t\t\t\tN/A\n\
+                    NIC0\tPIX\tPIX\t X \n";
+        let spaces: String = tabs.lines().map(|l| expand_tabs(l) + "\n").collect();
+        for text in [tabs.to_owned(), spaces] {
+            let p = parse(&lines_of(&text));
+            let gpu0 = &p.value.devices[0];
+            assert_eq!(gpu0.partial, None, "{text}");
+            assert_eq!(gpu0.gpu_numa_id.as_deref(), Some("N/A"));
+            assert_eq!(
+                (gpu0.cpu_affinity.as_ref(), gpu0.numa_affinity.as_ref()),
+                (None, None)
+            );
+            assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        }
+        // Rows cut before their last column stay cut, whatever their tabs.
+        for (row, missing) in [
+            (
+                "GPU0\t X \tNV8\tPIX\t0-47\t0",
+                vec!["NUMA Affinity", "GPU NUMA ID"],
+            ),
+            (
+                "GPU0\t X \tNV8\tPIX\t\t\t",
+                vec!["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"],
+            ),
+            (
+                "GPU0\t X \tNV8\tPIX\t0-4",
+                vec!["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"],
+            ),
+            // Not on tab stops: read in order, the last ones missing.
+            (
+                "GPU0 X NV8 PIX    N/A",
+                vec!["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"],
+            ),
+        ] {
+            let text =
+                format!("\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n{row}\n");
+            let p = parse(&lines_of(&text));
+            let partial = p.value.devices[0].partial.as_ref().expect(row);
+            assert_eq!(partial.missing, missing, "{row}");
+        }
+        // A full row is read in order, as printed.
+        let full = "\tGPU0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \t0-15\t0\t\tN/A\n";
+        let d = &parse(&lines_of(full)).value.devices[0];
+        assert_eq!(
+            (
+                d.cpu_affinity.as_deref(),
+                d.numa_affinity.as_deref(),
+                d.gpu_numa_id.as_deref()
+            ),
+            (Some("0-15"), Some("0"), Some("N/A"))
+        );
+    }
+
+    /// `line` with its tabs turned into spaces to stops of 8.
+    fn expand_tabs(line: &str) -> String {
+        let mut out = String::new();
+        for c in line.chars() {
+            if c == '\t' {
+                out.push(' ');
+                while out.chars().count() % 8 != 0 {
+                    out.push(' ');
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    #[test]
     fn damaged_rows_are_warned_about_and_kept() {
         let text = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \t0-7\nGPU1\tNV4\t X \t0-7\t9\tjunk\nsomething else\n";
         let p = parse(&lines_of(text));
@@ -1340,6 +1528,7 @@ nodes (e.g., QPI/UPI)
         assert_eq!(
             r,
             Some(Row {
+                line: "GPU0\t X \tNV18SYS\t0-47\t0\t\tN/A",
                 name: "GPU0",
                 column: 0,
                 cells: vec!["X", "NV18", "SYS"],

@@ -21,7 +21,7 @@ use crate::span::LineSpan;
 use crate::stats::{CounterRate, LinkCapacity, Measurements};
 use rustc_hash::FxHashMap;
 use std::cell::OnceCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Which machine something belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -1001,6 +1001,16 @@ impl<'a> Context<'a> {
                 port.counters.push(at, block.span, &block.counters);
             }
         }
+        // ibqueryerrors prints a switch's `port ALL` aggregate (read with
+        // AllPortSelect) before the ports that make it up: where those are
+        // listed too, the aggregate repeats their counts, and judging it
+        // as well made the switch's one fault two, led by "(all ports)".
+        let listed: BTreeSet<(&str, Guid)> = ports
+            .keys()
+            .filter(|k| !k.3)
+            .filter_map(|k| Some((k.4, k.5?)))
+            .collect();
+        ports.retain(|k, _| !(k.3 && k.5.is_some_and(|g| listed.contains(&(k.4, g)))));
         ports.into_values().collect()
     }
 

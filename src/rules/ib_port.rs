@@ -47,9 +47,14 @@ declare_rule! {
     /// where it was Active before it went down (it flapped while watched).
     ///
     /// RDMA ports over Ethernet (RoCE: `Link layer: Ethernet`) are judged
-    /// only when none of the host's RDMA ports is Active: a `warning` on
-    /// each, as the host can do no RDMA. A Down RoCE port beside an Active
-    /// one is most often a NIC not in use, and is not reported.
+    /// when none of the host's RDMA ports is Active: a `warning` on each,
+    /// as the host can do no RDMA; and when the port is one of a set of
+    /// identical NICs whose others are Active (at least 4 of its adapter
+    /// type Active on the host, at most half as many down): a `warning`,
+    /// as a GPU server's rails are such a set and one of them has no
+    /// link. Any other Down RoCE port beside an Active one is most often a
+    /// NIC not in use (the second port of each card, a management port),
+    /// and is not reported.
     ///
     /// ### What to do
     /// For `Polling`: reseat or replace the cable/transceiver and check the
@@ -665,7 +670,8 @@ fn lists_some_ports(section: &crate::input::Section) -> bool {
 }
 
 /// IB001 for RDMA ports over Ethernet (RoCE), returning how many port
-/// states were read. A Down RoCE port beside an Active one is most often
+/// states were read. A Down RoCE port of a set of Active rails is judged
+/// ([`rail_down`]). Any other Down RoCE port beside an Active one is most often
 /// a NIC not cabled or not in use (a management port, the second port of
 /// a card): not judged, as on a fleet every host would say it. But a host
 /// none of whose RDMA ports (InfiniBand or RoCE) is Active can do no RDMA
@@ -688,6 +694,19 @@ fn roce_ports_down<'a>(
     }
     // Every RDMA port read, whatever its link layer.
     let lit = hosts_with_an_active_port(ctx.latest_ib_ports().iter());
+    // Active and down Ethernet ports per host and adapter type: a set of
+    // identical NICs (a GPU server's rails) with a few of them down.
+    let mut by_type: BTreeMap<(HostKey<'_>, &str), (usize, usize)> = BTreeMap::new();
+    for p in &ports {
+        if let Some(ty) = p.ca_type.as_deref() {
+            let counts = by_type.entry((p.host(), ty)).or_default();
+            if p.state == Some(PortState::Active) {
+                counts.0 += 1;
+            } else if is_down(p.state, p.physical_state) {
+                counts.1 += 1;
+            }
+        }
+    }
     for p in &ports {
         let (state, phys) = (p.state, p.physical_state);
         if !is_down(state, phys) || is_virtual_function(p.ca_type.as_deref()) {
@@ -703,6 +722,9 @@ fn roce_ports_down<'a>(
         };
         let host_dark = !lit.contains(&p.host()) && !incomplete.contains(&p.host());
         if !host_dark {
+            if let Some(f) = rail_down(p, &by_type, cause) {
+                out.push(f);
+            }
             continue;
         }
         let message = format!(
@@ -731,6 +753,56 @@ fn roce_ports_down<'a>(
         );
     }
     ports.len()
+}
+
+/// Identical Active ports a down RoCE port needs beside it on its host
+/// to be judged: a set of rails, not a spare port.
+const RAIL_SET: usize = 4;
+
+/// IB001 for a RoCE port down beside a set of identical ones that are
+/// Active: at least [`RAIL_SET`] ports of its adapter type Active on the
+/// host, and at most half as many down. A GPU server's RDMA rails are a
+/// set of identical NICs all in use, so one of them without a link is a
+/// rail missing; a second port of each card, unused by design, is down
+/// as often as the first is up, and is not judged. A lone Down RoCE port
+/// beside an Active one stays unjudged, as before.
+fn rail_down(
+    p: &IbPortRef<'_>,
+    by_type: &BTreeMap<(HostKey<'_>, &str), (usize, usize)>,
+    cause: &str,
+) -> Option<Finding> {
+    let ty = p.ca_type.as_deref()?;
+    let &(active, down) = by_type.get(&(p.host(), ty))?;
+    if active < RAIL_SET || down * 2 > active {
+        return None;
+    }
+    let (state, phys) = (p.state, p.physical_state);
+    Some(
+        IB001
+            .finding(
+                p.subject(),
+                format!(
+                    "{} port {} (RoCE: Ethernet link layer) is {}{} while {active} other {ty} port(s) of this host are Active: one of a set of identical NICs (a GPU server's rails) has no link: {cause}",
+                    p.device,
+                    p.number,
+                    state.map_or("?", PortState::ibstat_name),
+                    phys.map_or(String::new(), |ps| format!("/{}", ps.ibstat_name())),
+                ),
+            )
+            .severity(Severity::Warning)
+            .evidence(p.evidence(format!(
+                "State: {}, Physical state: {}, Link layer: Ethernet; {active} Active and {down} down {ty} port(s) on the host",
+                state.map_or("(not printed)", PortState::ibstat_name),
+                phys.map_or("(not printed)", PhysState::ibstat_name),
+            )))
+            .threshold(Threshold::new(
+                format!("every port of a set of at least {RAIL_SET} identical RDMA NICs Active, at most half as many down"),
+                "NCCL and UCX use only Active RDMA ports; GPU servers pair each GPU with a NIC of one type (rail-optimised designs)",
+            ))
+            .remediation(
+                "If this NIC is one of the host's GPU rails, bring its interface up (`ibdev2netdev` names it; `ip link set <if> up`) and check the cable, transceiver and switch port; a NIC left unused by design can be ignored.",
+            ),
+    )
 }
 
 /// IB002.

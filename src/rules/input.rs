@@ -149,6 +149,9 @@ declare_rule! {
 /// The cause of a message [`tool_failure_cause`] does not know.
 const GENERIC_FAILURE: &str = "the tool stopped before printing what it reads";
 
+/// The cause of a tool that found no device or could not reach its driver.
+const NO_DEVICE: &str = "the tool found no device to read, or could not reach its driver: the driver is not loaded, the adapter or GPU is not detected, or a container does not see it";
+
 /// What a tool's error message says went wrong: how serious, why, and
 /// what to do. Matched on the words tools print (ASCII case ignored).
 fn tool_failure_cause(text: &str) -> (Severity, &'static str, &'static str) {
@@ -217,7 +220,7 @@ fn tool_failure_cause(text: &str) -> (Severity, &'static str, &'static str) {
     ]) {
         (
             Severity::Warning,
-            "the tool found no device to read, or could not reach its driver: the driver is not loaded, the adapter or GPU is not detected, or a container does not see it",
+            NO_DEVICE,
             "Check that the device is present (`lspci`), its driver loaded (`lsmod | grep -e mlx5_ib -e nvidia`; `dmesg` for its errors), and for a container that the device is passed in; then run the tool again.",
         )
     } else {
@@ -242,6 +245,9 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         host: HostKey<'a>,
         tool: &'a str,
         messages: Vec<(usize, &'a str)>,
+        /// Devices the tool read beside the ones it failed on
+        /// (`ibv_devinfo` goes on after `Failed to open device`).
+        devices_read: usize,
     }
     let mut failures: Vec<Failure<'_>> = Vec::new();
     for at in ctx.sections() {
@@ -266,11 +272,16 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             }
         }
         if !messages.is_empty() {
+            let devices_read = match &at.section.data {
+                SectionData::IbvDevinfo(d) => d.devices.len(),
+                _ => 0,
+            };
             failures.push(Failure {
                 doc: at.doc,
                 host: at.host(),
                 tool,
                 messages,
+                devices_read,
             });
         }
     }
@@ -285,6 +296,7 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 host: HostKey::Unnamed(doc),
                 tool: "a tool",
                 messages: vec![(m.line, &m.text)],
+                devices_read: 0,
             });
         }
     }
@@ -313,11 +325,20 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             .sections()
             .find(|at| at.doc == failure.doc)
             .and_then(|at| at.source());
-        let mut finding = IN003
-            .finding(
-                Subject::host(host.name()),
-                format!("{} failed: {cause}", failure.tool),
+        // Devices read beside the failed ones: the tool did reach its
+        // driver, and what it read is judged as usual.
+        let message = if cause == NO_DEVICE && failure.devices_read > 0 {
+            format!(
+                "{} could not open {} device(s) and read {}: those it could not open are not judged (a container or VM not given them, such as SR-IOV virtual functions, or a device whose driver failed)",
+                failure.tool,
+                failure.messages.len(),
+                failure.devices_read
             )
+        } else {
+            format!("{} failed: {cause}", failure.tool)
+        };
+        let mut finding = IN003
+            .finding(Subject::host(host.name()), message)
             .severity(severity);
         for (line, text) in &failure.messages {
             finding = finding.evidence(Evidence::new(
