@@ -229,7 +229,7 @@ fn gpu_links<'a>(ctx: &Context<'a>) -> Vec<GpuLink<'a>> {
 }
 
 /// A CSV value's text, unless the tool could not give one.
-fn text_of(csv: &SmiCsv, row: &CsvRow, name: &str) -> Option<String> {
+pub(super) fn text_of(csv: &SmiCsv, row: &CsvRow, name: &str) -> Option<String> {
     csv.value(row, name)
         .filter(|v| !v.is_missing() && !v.text.trim().is_empty())
         .map(|v| v.text.trim().to_owned())
@@ -238,7 +238,12 @@ fn text_of(csv: &SmiCsv, row: &CsvRow, name: &str) -> Option<String> {
 /// The subject, label and identity of the GPU of a CSV row: its UUID, bus
 /// id or index, as the query asked for them; a row with none of them is a
 /// GPU of its own (row `n` of the section).
-fn csv_gpu(csv: &SmiCsv, row: &CsvRow, at: SectionRef<'_>, n: usize) -> (Subject, String, String) {
+pub(super) fn csv_gpu(
+    csv: &SmiCsv,
+    row: &CsvRow,
+    at: SectionRef<'_>,
+    n: usize,
+) -> (Subject, String, String) {
     let uuid = text_of(csv, row, "uuid").or_else(|| text_of(csv, row, "gpu_uuid"));
     let bus_id = text_of(csv, row, "pci.bus_id").or_else(|| text_of(csv, row, "gpu_bus_id"));
     let index = text_of(csv, row, "index").and_then(|i| i.parse::<u32>().ok());

@@ -17,6 +17,7 @@ pub mod diag;
 pub mod fabric_links;
 mod finding;
 mod fleet;
+pub mod gpu_memory;
 pub mod gpu_pcie;
 pub mod ib_counters;
 pub mod ib_fleet;

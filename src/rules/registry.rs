@@ -10,7 +10,7 @@
 //! 4. Regenerate the catalogue: `UPDATE_DOCS=1 cargo test --lib registry`.
 
 use super::{
-    cross, diag, fabric_links, gpu_pcie, ib_counters, ib_fleet, ib_port, input, nvlink,
+    cross, diag, fabric_links, gpu_memory, gpu_pcie, ib_counters, ib_fleet, ib_port, input, nvlink,
     subnet_manager, switch_vitals, topology, Rule,
 };
 use std::fmt::Write as _;
@@ -19,6 +19,7 @@ use std::fmt::Write as _;
 pub static RULES: &[&Rule] = &[
     &diag::DG001,
     &diag::DG002,
+    &gpu_memory::DG003,
     &ib_fleet::FL001,
     &ib_fleet::FL002,
     &ib_fleet::FL003,

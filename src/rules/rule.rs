@@ -81,7 +81,8 @@ pub enum Family {
     Topology,
     /// Verdicts joining several tools' output (`XS0xx`).
     Cross,
-    /// `dcgmi diag` and `dcgmi health` verdicts (`DG0xx`).
+    /// GPU health verdicts: `dcgmi diag` and `dcgmi health`, and the
+    /// driver's memory flags (row remapping) (`DG0xx`).
     Diagnostics,
     /// `mlxlink` port diagnostics (`ML0xx`).
     LinkDiagnostics,
@@ -114,7 +115,7 @@ impl Family {
             Family::Nvlink => "NVLink",
             Family::Topology => "GPU and NIC topology",
             Family::Cross => "Cross-source verdicts",
-            Family::Diagnostics => "DCGM diagnostics and health",
+            Family::Diagnostics => "GPU diagnostics and health",
             Family::LinkDiagnostics => "Link diagnostics (mlxlink)",
         }
     }
