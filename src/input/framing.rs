@@ -425,13 +425,27 @@ pub(crate) fn prompt(line: &str) -> Option<Prompt> {
             .or_else(|| lost_bracket_prompt(t))
             .or_else(|| angle_prompt(t))?
     };
+    // `$ sonata@coyote2:~$ nvidia-smi`: a prompt copied with the prompt
+    // before it (a blog's `$ ` added to a pasted line). The inner prompt
+    // names the host and the command.
+    if host.is_none() {
+        if let Some(inner) = user_host_prompt(command.trim_start()).filter(|(h, _)| h.is_some()) {
+            let (inner_host, inner_command) = inner;
+            return Some(prompt_of(inner_host, inner_command));
+        }
+    }
+    Some(prompt_of(host, command))
+}
+
+/// A prompt of `host` (or of the `ssh HOST` its command runs) and `command`.
+fn prompt_of(host: Option<String>, command: &str) -> Prompt {
     let command = command.trim().to_owned();
     let (argv, ssh_host) = command_words(&command);
-    Some(Prompt {
+    Prompt {
         host: ssh_host.or(host),
         command,
         argv,
-    })
+    }
 }
 
 /// `[root@node07 ~]# cmd` → (node07, cmd); also with a time or other
@@ -1371,6 +1385,16 @@ mod tests {
             "# Überblick",
         ] {
             assert_eq!(classify(line), Some(Framing::Heading), "{line}");
+        }
+        // A prompt copied behind another: the inner one names the host.
+        match classify("$ sonata@coyote2:~/runs$ nvidia-smi topo -m") {
+            Some(Framing::Prompt(p)) => {
+                assert_eq!(
+                    (p.host.as_deref(), p.command.as_str()),
+                    (Some("coyote2"), "nvidia-smi topo -m")
+                );
+            }
+            other => panic!("{other:?}"),
         }
         assert_eq!(
             classify("# ibv_devinfo -d mlx4_0 #查看设备具体信息"),
