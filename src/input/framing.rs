@@ -41,6 +41,10 @@ pub(crate) struct Prompt {
     /// The command's words after wrappers (`sudo`, `timeout 10`, `ssh host`)
     /// are removed, the program reduced to its base name.
     pub argv: Vec<String>,
+    /// The working directory the prompt shows, when it shows a path
+    /// (`root@h:/sys/class/infiniband/mlx5_0/ports/1/counters#`): what
+    /// relative file names in the output are relative to.
+    pub dir: Option<String>,
 }
 
 /// The file named by a `tail`/`head` header line, `==> name <==`.
@@ -64,6 +68,12 @@ fn classify_any(line: &str) -> Option<Framing> {
     let t = line.trim();
     if t.starts_with("```") || t.starts_with("~~~") {
         return Some(Framing::Fence);
+    }
+    // `==> port_rcv_errors <==`, `=== ./link_downed ===`: a sysfs counter
+    // file's name over its value is that output's own line, not a file
+    // header or a script's heading.
+    if crate::parse::sysfs_counters::counter_banner(t) {
+        return None;
     }
     if let Some(name) = file_header(t) {
         return Some(Framing::FileHeader(name.to_owned()));
@@ -228,6 +238,7 @@ fn bare_command(line: &str) -> Option<Prompt> {
         host,
         command: t.to_owned(),
         argv,
+        dir: None,
     })
 }
 
@@ -401,12 +412,20 @@ pub(crate) fn prompt(line: &str) -> Option<Prompt> {
             .or_else(|| lost_bracket_prompt(t))
             .or_else(|| angle_prompt(t))?
     };
+    let head = t
+        .get(..t.len().saturating_sub(command.len()))
+        .unwrap_or_default();
+    let dir = head
+        .split([' ', '[', ']', ':'])
+        .rfind(|w| w.contains('/'))
+        .map(|w| w.trim_end_matches(['$', '#', '%']).to_owned());
     let command = command.trim().to_owned();
     let (argv, ssh_host) = command_words(&command);
     Some(Prompt {
         host: ssh_host.or(host),
         command,
         argv,
+        dir,
     })
 }
 
@@ -543,6 +562,7 @@ fn command_label(line: &str) -> Option<Prompt> {
         host,
         command: command.to_owned(),
         argv,
+        dir: None,
     })
 }
 
