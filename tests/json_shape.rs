@@ -31,6 +31,7 @@ fn inputs() -> Vec<String> {
         "ibsim/counters/ibqueryerrors_thresholds.txt",
         "ibsim/counters/ibqueryerrors_r.txt",
         "rules/IB006/fires_ibportstate_port_and_peer_at_1x.txt",
+        "wild/gpud943-sysfs-counters-loop-saturated.txt",
         "own/h200-x2-driver580/nvlink_s.txt",
         "own/h200-x2-driver580/nvlink_e.txt",
         "own/h200-x2-driver580/nvlink_ec.txt",
@@ -107,6 +108,7 @@ fn inputs() -> Vec<String> {
         "fragments/perfquery_header_lost.txt",
         "rules/IN001/fires_topo_cut_mid_row.txt",
         "rules/IN001/fires_ibstat_cut_in_port.txt",
+        "rules/IN001/fires_sysfs_cut_in_value.txt",
     ] {
         texts.push(std::fs::read_to_string(root.join(f)).unwrap_or_else(|e| panic!("{f}: {e}")));
     }

@@ -822,3 +822,42 @@ fn a_switchs_all_ports_aggregate_is_not_judged_beside_its_ports() {
     assert_eq!(symbol.len(), 1, "{:?}", r.findings);
     assert_eq!(symbol[0].subject.port, Some(17));
 }
+
+#[test]
+fn sysfs_counter_files_relative_to_a_prompts_directory_name_its_port() {
+    // `grep . *` inside a port's counters directory prints bare file
+    // names: the prompt's directory names the device and port.
+    let text = "root@gpu07:/sys/class/infiniband/mlx5_2/ports/1/counters# grep . *\n\
+                link_downed:0\n\
+                port_rcv_errors:0\n\
+                symbol_error:25\n\
+                root@gpu07:/sys/class/infiniband/mlx5_2/ports/1/counters# head -n 5 *\n\
+                ==> link_downed <==\n\
+                0\n\
+                \n\
+                ==> symbol_error <==\n\
+                31\n";
+    let d = doc(text);
+    let sections = sections_of(&d, Kind::SysfsCounters);
+    assert_eq!(sections.len(), 2, "{:?}", d.sections);
+    for s in &sections {
+        assert_eq!(s.host.as_deref(), Some("gpu07"));
+        let fabricscope::parse::SectionData::SysfsCounters(p) = &s.data else {
+            panic!("{:?}", s.data)
+        };
+        let b = &p.blocks[0];
+        assert_eq!((b.port_id.as_str(), b.port), ("mlx5_2", Some(1)));
+        assert!(b.partial.is_none(), "{:?}", b.partial);
+    }
+    // `==> name <==` of a counter file is the value's banner, not a file
+    // header: both snapshots are judged, and the count is the port's.
+    let r = report(text);
+    let ib101 = of(&r, "IB101");
+    assert_eq!(ib101.len(), 1, "{:?}", r.findings);
+    assert!(
+        ib101[0].message.contains("mlx5_2 port 1"),
+        "{}",
+        ib101[0].message
+    );
+    assert!(of(&r, "IN001").is_empty());
+}

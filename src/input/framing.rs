@@ -41,6 +41,10 @@ pub(crate) struct Prompt {
     /// The command's words after wrappers (`sudo`, `timeout 10`, `ssh host`)
     /// are removed, the program reduced to its base name.
     pub argv: Vec<String>,
+    /// The working directory the prompt shows, when it shows a path
+    /// (`root@h:/sys/class/infiniband/mlx5_0/ports/1/counters#`): what
+    /// relative file names in the output are relative to.
+    pub dir: Option<String>,
 }
 
 /// The file named by a `tail`/`head` header line, `==> name <==`.
@@ -64,6 +68,12 @@ fn classify_any(line: &str) -> Option<Framing> {
     let t = line.trim();
     if t.starts_with("```") || t.starts_with("~~~") {
         return Some(Framing::Fence);
+    }
+    // `==> port_rcv_errors <==`, `=== ./link_downed ===`: a sysfs counter
+    // file's name over its value is that output's own line, not a file
+    // header or a script's heading.
+    if crate::parse::sysfs_counters::counter_banner(t) {
+        return None;
     }
     if let Some(name) = file_header(t) {
         return Some(Framing::FileHeader(name.to_owned()));
@@ -252,6 +262,7 @@ fn bare_command(line: &str) -> Option<Prompt> {
         host,
         command: t.to_owned(),
         argv,
+        dir: None,
     })
 }
 
@@ -429,22 +440,39 @@ pub(crate) fn prompt(line: &str) -> Option<Prompt> {
     // before it (a blog's `$ ` added to a pasted line). The inner prompt
     // names the host and the command.
     if host.is_none() {
-        if let Some(inner) = user_host_prompt(command.trim_start()).filter(|(h, _)| h.is_some()) {
-            let (inner_host, inner_command) = inner;
-            return Some(prompt_of(inner_host, inner_command));
+        let inner_t = command.trim_start();
+        if let Some((inner_host, inner_command)) =
+            user_host_prompt(inner_t).filter(|(h, _)| h.is_some())
+        {
+            let dir = prompt_dir(inner_t, inner_command);
+            return Some(prompt_of(inner_host, inner_command, dir));
         }
     }
-    Some(prompt_of(host, command))
+    let dir = prompt_dir(t, command);
+    Some(prompt_of(host, command, dir))
 }
 
-/// A prompt of `host` (or of the `ssh HOST` its command runs) and `command`.
-fn prompt_of(host: Option<String>, command: &str) -> Prompt {
+/// The working directory a prompt `t` shows before its `command`, when it
+/// shows a path (`root@h:/sys/class/infiniband/mlx5_0/ports/1/counters#`).
+fn prompt_dir(t: &str, command: &str) -> Option<String> {
+    let head = t
+        .get(..t.len().saturating_sub(command.len()))
+        .unwrap_or_default();
+    head.split([' ', '[', ']', ':'])
+        .rfind(|w| w.contains('/'))
+        .map(|w| w.trim_end_matches(['$', '#', '%']).to_owned())
+}
+
+/// A prompt of `host` (or of the `ssh HOST` its command runs), `command`
+/// and the directory it shows.
+fn prompt_of(host: Option<String>, command: &str, dir: Option<String>) -> Prompt {
     let command = command.trim().to_owned();
     let (argv, ssh_host) = command_words(&command);
     Prompt {
         host: ssh_host.or(host),
         command,
         argv,
+        dir,
     }
 }
 
@@ -593,6 +621,7 @@ fn command_label(line: &str) -> Option<Prompt> {
         host,
         command: command.to_owned(),
         argv,
+        dir: None,
     })
 }
 

@@ -1260,6 +1260,14 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
             parsed.value.attach_command(&argv);
         }
     }
+    // Relative file names in the output are the prompt's directory's.
+    if let (Some((_, prompt)), crate::parse::SectionData::SysfsCounters(perf)) =
+        (ctx.prompt, &mut parsed.value)
+    {
+        if let Some(dir) = &prompt.dir {
+            crate::parse::sysfs_counters::attach_dir(perf, dir);
+        }
+    }
     let section = Section {
         kind: open.format.kind,
         host: ctx.host.clone(),

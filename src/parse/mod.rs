@@ -41,6 +41,7 @@ pub mod smi_csv;
 pub mod smi_list;
 pub mod smi_query;
 pub mod sminfo;
+pub mod sysfs_counters;
 pub(crate) mod text;
 pub mod timestamp;
 pub mod topo;
@@ -283,6 +284,9 @@ formats! {
     Perfquery = "perfquery", crate::model::perfquery::Perfquery, perfquery::FORMAT;
     /// `ibportstate` and `smpquery portinfo`: one port's PortInfo.
     Portinfo = "portinfo", crate::model::portinfo::Portinfo, portinfo::FORMAT;
+    /// Linux sysfs port counter files (`grep -H . /sys/class/infiniband/*/ports/*/counters/*`,
+    /// `head`/`tail` banners, a shell loop's `=== file ===`), read as perfquery's PortCounters.
+    SysfsCounters = "sysfs_counters", crate::model::perfquery::Perfquery, sysfs_counters::FORMAT;
     /// `ibqueryerrors` node reports and summary.
     Ibqueryerrors = "ibqueryerrors", crate::model::ibqueryerrors::Ibqueryerrors, ibqueryerrors::FORMAT;
     /// `nvidia-smi topo -m` / `-mp`.

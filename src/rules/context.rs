@@ -442,6 +442,16 @@ impl<'a> PortReadings<'a> {
     }
 }
 
+/// The device a sysfs counter block names (its path's), unless the paste
+/// did not show it (relative paths without a prompt).
+fn sysfs_device(block: &crate::model::perfquery::PerfBlock) -> Option<&str> {
+    let unknown = block.partial.as_ref().is_some_and(|p| {
+        p.reason == crate::model::partial::PartialReason::NoHeader
+            && p.missing.iter().any(|m| m == "device")
+    });
+    (!unknown).then_some(block.port_id.as_str())
+}
+
 impl PerfPortRef<'_> {
     /// The subject of a finding about this port.
     #[must_use]
@@ -957,8 +967,12 @@ impl<'a> Context<'a> {
                 }
                 continue;
             }
-            let SectionData::Perfquery(pq) = &at.section.data else {
-                continue;
+            // sysfs counter files are PortCounters read by the kernel,
+            // named by device and port instead of LID.
+            let (pq, sysfs) = match &at.section.data {
+                SectionData::Perfquery(pq) => (pq, false),
+                SectionData::SysfsCounters(pq) => (pq, true),
+                _ => continue,
             };
             for block in &pq.blocks {
                 if !matches!(
@@ -991,10 +1005,14 @@ impl<'a> Context<'a> {
                     lid: block.lid,
                     port: block.port,
                     all_ports,
-                    device: block
-                        .lid
-                        .and_then(|l| index.by_lid(named, l))
-                        .map(|owner| owner.device),
+                    device: if sysfs {
+                        sysfs_device(block)
+                    } else {
+                        block
+                            .lid
+                            .and_then(|l| index.by_lid(named, l))
+                            .map(|owner| owner.device)
+                    },
                     guid: None,
                     counters: PortReadings::default(),
                 });

@@ -733,6 +733,11 @@ fn unchanged_for(ctx: &Context<'_>, port: &PerfPortRef<'_>, counter: &str) -> Op
                 && r.subject.host.as_deref() == port.host.name()
                 && r.subject.lid == port.lid
                 && r.subject.port == port.port
+                // Ports without a LID (sysfs counters) are told apart by
+                // their device: two adapters' port 1 are not one port.
+                && (port.lid.is_some()
+                    || port.device.is_none()
+                    || r.subject.device.as_deref() == port.device)
         })
         .max_by_key(|r| r.to_snapshot)
         .filter(|r| r.status == RateStatus::Measured && r.increase == Some(0))

@@ -460,6 +460,29 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     out.push(PartialPart { at, what, partial });
                 }
             }
+            SectionData::SysfsCounters(pq) => {
+                // A port's PortCountersExtended block follows its
+                // PortCounters block with the same partial: said once.
+                let mut last: Option<(&str, Option<u32>)> = None;
+                for b in &pq.blocks {
+                    let port = (b.port_id.as_str(), b.port);
+                    if last.replace(port) == Some(port) {
+                        continue;
+                    }
+                    let what = || {
+                        let port = b.port.map_or_else(|| "?".to_owned(), |p| p.to_string());
+                        format!("sysfs counters of {} port {port}", b.port_id)
+                    };
+                    push(&what, &b.partial);
+                }
+                if let Some((line, word)) = cut_word_after(ctx, at) {
+                    out.push(PartialPart {
+                        at,
+                        what: format!("the sysfs counter file of line {line}"),
+                        partial: Partial::new(PartialReason::CutLine, vec![word], line),
+                    });
+                }
+            }
             SectionData::Perfquery(pq) => {
                 // ibcheckerrors lists only what is over its threshold: its
                 // blocks are partial by design, not cut.
@@ -494,6 +517,24 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
     elided_parts(ctx, &mut out);
     out.sort_by_key(|p| (p.at.doc, p.partial.line));
     out
+}
+
+/// The line the input ends in, when its only word was set aside as cut
+/// right after the sysfs counter section `at` and begins like a counter
+/// file's line (`…/counters/port_rcv_er`): the paste stopped inside the
+/// next file's name, which the section's parser never saw.
+fn cut_word_after(ctx: &Context<'_>, at: SectionRef<'_>) -> Option<(usize, String)> {
+    if !ctx.ends_input(at) {
+        return None;
+    }
+    let doc = ctx.documents.get(at.doc)?;
+    let cut = doc.unrecognised.iter().find(|u| {
+        u.span.first_line > at.section.span.last_line
+            && u.reason.starts_with(crate::input::CUT_WORD)
+    })?;
+    let word = cut.reason.split_once("(`")?.1.rsplit_once("`)")?.0;
+    crate::parse::sysfs_counters::may_begin_file_line(word)
+        .then(|| (cut.span.first_line, word.to_owned()))
 }
 
 /// The last GPU of an `nvidia-smi nvlink` counter listing (`-e`, `-gt`,

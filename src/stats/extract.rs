@@ -268,7 +268,7 @@ pub(crate) fn extract(section: &Section) -> Extracted<'_> {
     let host = section.host.as_deref();
     let mut out = Extracted::default();
     match &section.data {
-        SectionData::Perfquery(p) => perfquery(p, host, &mut out),
+        SectionData::Perfquery(p) | SectionData::SysfsCounters(p) => perfquery(p, host, &mut out),
         SectionData::Nvlink(n) => nvlink(n, host, &mut out),
         SectionData::Ibstat(i) => ibstat(i, host, &mut out),
         SectionData::Iblinkinfo(i) => iblinkinfo(i, &mut out),
