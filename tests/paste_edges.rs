@@ -861,3 +861,41 @@ fn sysfs_counter_files_relative_to_a_prompts_directory_name_its_port() {
     );
     assert!(of(&r, "IN001").is_empty());
 }
+
+#[test]
+fn a_comment_between_a_prompt_and_its_output_leaves_the_output_to_the_prompt() {
+    // A blog's note under the command (`# 실행 결과`) is no end of output:
+    // nothing was printed yet. Before, the prompt became a section of its
+    // own with nothing in it (its host "healthy") and the output was an
+    // unnamed host's.
+    let text = format!(
+        "admin@gpu-node-b:~$ ibstat\n# 실행 결과 — 포트 상태\n{}",
+        ibstat("0x0c42a10300b1c2d0", "Down", "Polling", 400)
+    );
+    let d = doc(&text);
+    let ibstat = sections_of(&d, Kind::Ibstat);
+    assert_eq!(ibstat.len(), 1);
+    assert_eq!(ibstat[0].host.as_deref(), Some("gpu-node-b"));
+    let r = analyze(&[d], &Default::default());
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 1);
+    assert_eq!(down[0].subject.host.as_deref(), Some("gpu-node-b"));
+}
+
+#[test]
+fn an_ibv_devinfo_device_cut_at_a_field_it_always_fills_is_cut() {
+    // `fw_ver:` with nothing after it on the paste's last line: the end
+    // of the paste cut it (ibv_devinfo prints a version for every device).
+    let text = "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t28.39.1002\n\
+                \tnode_guid:\t\t\tb83f:d203:00a1:b2c0\n\tsys_image_guid:\t\t\tb83f:d203:00a1:b2c0\n\
+                \tvendor_id:\t\t\t0x02c9\n\tvendor_part_id:\t\t\t4129\n\thw_ver:\t\t\t\t0x0\n\
+                \tboard_id:\t\t\tMT_0000000838\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\
+                \t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n\
+                \t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t1\n\t\t\tport_lid:\t\t44\n\
+                \t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n\n\
+                hca_id:\tmlx5_1\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\n";
+    let r = report(text);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:?}", r.findings);
+    assert!(cut[0].message.contains("mlx5_1"), "{}", cut[0].message);
+}

@@ -446,6 +446,13 @@ fn chunks<'a>(
                     kept += 1;
                 }
             }
+            // A comment between a prompt and its output (`# 실행 결과 — …`
+            // under `$ nvidia-smi -q -d ROW_REMAPPER`) leaves the command
+            // its output: it ends only output already printed.
+            Some(Framing::Heading)
+                if chunks
+                    .last()
+                    .is_some_and(|c| c.prompt.is_some() && !chunk_has_text(c, &lines, kept)) => {}
             Some(Framing::ExitMarker | Framing::Heading) => {
                 push_chunk(
                     &mut chunks,
@@ -473,10 +480,7 @@ fn chunks<'a>(
                 // too; prose before an opening fence is read apart from the
                 // block.
                 let chunk = chunks.last();
-                let has_text = chunk.is_some_and(|c| {
-                    (c.lines.start..kept)
-                        .any(|k| lines.text(k).is_some_and(|t| !t.trim().is_empty()))
-                });
+                let has_text = chunk.is_some_and(|c| chunk_has_text(c, &lines, kept));
                 let lost_opening = !fence_open
                     && !names_language
                     && has_text
@@ -535,6 +539,12 @@ fn chunks<'a>(
         last.lines.end = kept;
     }
     (chunks, lines, framing_lines)
+}
+
+/// Whether `chunk` holds a line with text among the `kept` lines so far
+/// (it begins at its first, and stops at the first with text).
+fn chunk_has_text(chunk: &Chunk, lines: &Kept<'_>, kept: usize) -> bool {
+    (chunk.lines.start..kept).any(|k| lines.text(k).is_some_and(|t| !t.trim().is_empty()))
 }
 
 /// The host `hostname` (or `uname -n`) printed on the line after its

@@ -311,9 +311,19 @@ fn read_device_field(
     device: &mut IbvDevice,
     unread: &mut Unread,
 ) {
+    // ibv_devinfo prints these from the device's attributes, never empty
+    // (soft-RoCE prints `fw_ver: 0.0.0`, `hw_ver: 0x0`); `board_id` is
+    // empty where the driver has none, and is not among them.
     let needs_value = matches!(
         label,
-        "node_guid" | "sys_image_guid" | "vendor_id" | "vendor_part_id" | "phys_port_cnt"
+        "transport"
+            | "fw_ver"
+            | "hw_ver"
+            | "node_guid"
+            | "sys_image_guid"
+            | "vendor_id"
+            | "vendor_part_id"
+            | "phys_port_cnt"
     );
     if value.is_empty() && needs_value {
         // Cut by the end of the paste, or blanked by hand: told apart once

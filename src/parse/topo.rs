@@ -631,7 +631,8 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
     out.cells
         .reserve(raw.rows.len().saturating_mul(header.devices.len()));
     let names = shared_names(&header);
-    for (number, r) in &raw.rows {
+    let wider_whole_after = wider_whole_rows_after(&raw.rows, &header);
+    for ((number, r), wider_after) in raw.rows.iter().zip(wider_whole_after) {
         check_width(*number, r, &header, &mut unread);
         let from = row_name(&names, r);
         let columns = header.devices.iter().zip(&names);
@@ -648,10 +649,34 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
         }
         if let Some(d) = out.devices.iter_mut().find(|d| d.name == r.name) {
             d.line = Some(*number);
+            let placed = placed_values(r, &header);
+            // A row whose values stop short while a wider row below it is
+            // whole was not cut (neither the paste's end nor a terminal's
+            // width cuts a line and spares a longer one after it): its
+            // values ran together as printed (`0-45,92-1370` where the
+            // CPU affinity filled its column and the NUMA node followed).
+            // Which value is which is unknown: none is read.
+            let cells_whole = r.cells.len() >= header.devices.len();
+            if d.kind == DeviceKind::Gpu
+                && cells_whole
+                && !placed.reaches_last
+                && wider_after > screen_width(r.line.trim_end())
+            {
+                unread.warn(
+                    crate::diag::WarningKind::Unreadable,
+                    LineSpan::line(*number),
+                    format!(
+                        "{}'s affinity values (`{}`) do not fill the header's {} column(s), and a wider row below is whole: they ran together as printed and are not read",
+                        r.name,
+                        r.values.join(" "),
+                        header.affinity.len()
+                    ),
+                );
+                continue;
+            }
             d.partial = row_partial(*number, r, &header, d.kind);
             // A row that stops before its last affinity column may have
             // lost the end of the last value it shows: that one is not kept.
-            let placed = placed_values(r, &header);
             let trusted = if placed.reaches_last {
                 placed.values.len()
             } else {
@@ -708,6 +733,24 @@ fn trusted_cells<'r, 't>(r: &'r Row<'t>, header: &Header<'_>) -> &'r [&'t str] {
         r.cells.len()
     };
     r.cells.get(..keep).unwrap_or_default()
+}
+
+/// For each row, the screen width of the widest GPU row after it with a
+/// cell per column and a value per affinity title (0 if none): one pass
+/// from the last row up.
+fn wider_whole_rows_after(rows: &[(usize, Row<'_>)], header: &Header<'_>) -> Vec<usize> {
+    let mut widest = 0;
+    let mut out = vec![0; rows.len()];
+    for (slot, (_, r)) in out.iter_mut().zip(rows).rev() {
+        *slot = widest;
+        let whole = r.name.starts_with("GPU")
+            && r.cells.len() >= header.devices.len()
+            && r.values.len() >= header.affinity.len();
+        if whole {
+            widest = widest.max(screen_width(r.line.trim_end()));
+        }
+    }
+    out
 }
 
 /// What a row lacks: cells for the last columns, or (GPU rows) the
@@ -1257,6 +1300,32 @@ nodes (e.g., QPI/UPI)
             ),
             (Some("0-15"), Some("0"), Some("N/A"))
         );
+    }
+
+    #[test]
+    fn values_run_together_above_a_wider_whole_row_are_unread_not_cut() {
+        // The CPU affinity filled its column and the NUMA node followed it
+        // with no space (`0-45,92-1370`); the rows below are whole and
+        // wider: no cut, the values are unknown.
+        let text = "        GPU0    GPU1    CPU Affinity       NUMA Affinity   GPU NUMA ID\n\
+                    GPU0     X      NV18    0-45,92-1370               N/A\n\
+                    GPU1    NV18     X      46-91,138-183      1               N/A\n";
+        let p = parse(&lines_of(text));
+        let gpu0 = &p.value.devices[0];
+        assert_eq!(gpu0.partial, None);
+        assert_eq!(
+            (gpu0.cpu_affinity.as_ref(), gpu0.numa_affinity.as_ref()),
+            (None, None)
+        );
+        assert_eq!(p.value.devices[1].numa_affinity.as_deref(), Some("1"));
+        assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+        assert_eq!(p.warnings[0].span, LineSpan::line(2));
+        // The same short row as the matrix's last is cut.
+        let last = "        GPU0    GPU1    CPU Affinity       NUMA Affinity   GPU NUMA ID\n\
+                    GPU1    NV18     X      46-91,138-183      1               N/A\n\
+                    GPU0     X      NV18    0-45,92-1370               N/A\n";
+        let p = parse(&lines_of(last));
+        assert!(p.value.devices[0].partial.is_some());
     }
 
     /// `line` with its tabs turned into spaces to stops of 8.
