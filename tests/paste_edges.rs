@@ -899,3 +899,25 @@ fn an_ibv_devinfo_device_cut_at_a_field_it_always_fills_is_cut() {
     assert_eq!(cut.len(), 1, "{:?}", r.findings);
     assert!(cut[0].message.contains("mlx5_1"), "{}", cut[0].message);
 }
+
+#[test]
+fn output_a_command_filtered_is_partial_and_a_piped_bare_command_heads_its_output() {
+    // `iblinkinfo | grep Up` shows only the Up links: the others are not
+    // in the paste, so "healthy" would conclude from what is not there.
+    let text = "[root@n07 ~]# iblinkinfo | grep Up\n\
+                \x20     0xec0d9a03003d62be      4    1[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>       2   17[  ] \"MF0;SB7700:MSB7700/U1\" ( )\n\
+                \x20          2   17[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>       4    1[  ] \"n07 HCA-1\" ( )\n";
+    let r = report(text);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:?}", r.findings);
+    assert!(
+        cut[0].message.contains("`grep Up` left out"),
+        "{}",
+        cut[0].message
+    );
+    // A bare command line piped into a filter heads its output and is
+    // read for the hint: a two-field `-q` fragment is read as `-q`.
+    let fabric = "nvidia-smi -q -i 0 | grep -A 2 -i Fabric\n\nFabric\n    State                             : In Progress\n    Status                            : N/A\n";
+    let d = doc(fabric);
+    assert_eq!(sections_of(&d, Kind::SmiQuery).len(), 1, "{:?}", d.sections);
+}

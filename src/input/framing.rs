@@ -208,6 +208,10 @@ const BARE_COMMANDS: &[&str] = &[
     "sudo",
 ];
 
+/// Programs a bare command line may pipe its output into
+/// ([`bare_command`]): filters that print some of its lines.
+const PIPE_FILTERS: &[&str] = &["grep", "egrep", "head", "tail", "sort", "uniq", "column"];
+
 /// Whether `line` may be a bare command line ([`bare_command`]), a
 /// csh-style prompt ([`angle_prompt`]) or an environment variable
 /// ([`env_assignment`]): at its first byte, a lower-case letter opening
@@ -238,12 +242,25 @@ fn bare_command(line: &str) -> Option<Prompt> {
         return None;
     }
     let t = line.trim_end();
-    let words: Vec<&str> = t.split_whitespace().collect();
+    let all_words: Vec<&str> = t.split_whitespace().collect();
     let command_word = |w: &&str| {
         w.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"_./:=,+-".contains(&b))
     };
-    if words.len() > 8 || !words.iter().all(command_word) {
+    // `nvidia-smi -q -i 0 | grep -A 2 -i Fabric`: the command, piped into
+    // a filter of the same plain words.
+    let (words, filter) = match all_words.iter().position(|w| *w == "|") {
+        Some(at) => (
+            all_words.get(..at).unwrap_or_default(),
+            all_words.get(at + 1..).unwrap_or_default(),
+        ),
+        None => (all_words.as_slice(), &[][..]),
+    };
+    let filter_ok = filter.is_empty()
+        || (filter.len() <= 8
+            && filter.first().is_some_and(|f| PIPE_FILTERS.contains(f))
+            && filter.iter().all(command_word));
+    if words.len() > 8 || !words.iter().all(command_word) || !filter_ok {
         return None;
     }
     let program_at = usize::from(words.first() == Some(&"sudo"));
@@ -1461,10 +1478,15 @@ mod tests {
             Some(Framing::Prompt(_))
         ));
         assert!(matches!(classify("ibstat"), Some(Framing::Prompt(_))));
+        assert!(matches!(
+            classify("nvidia-smi -q -i 0 | grep -A 2 -i Fabric"),
+            Some(Framing::Prompt(_))
+        ));
         for line in [
             "ibstat shows the port is down",
             "nvidia-smi says: -m failed?",
             "ibstat mlx5_0",
+            "ibstat | then I saw the port down",
         ] {
             assert_eq!(classify(line), None, "{line}");
         }

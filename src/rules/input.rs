@@ -29,7 +29,9 @@ declare_rule! {
     /// which begins like the line before it (`Link 2: Remote Device 00`
     /// under whole `nvlink -R` rows) or ends inside a `[` it opened (an
     /// `ibqueryerrors` entry, `[PortRcvData ==`), an elision (`...`, `[... 40 lines
-    /// omitted ...]`) in or next to a section.
+    /// omitted ...]`) in or next to a section, or output its prompt's
+    /// command filtered (`iblinkinfo | grep Up`, `nvidia-smi -q | head`):
+    /// a listing of the Up links says nothing of the others.
     ///
     /// ### Why it matters
     /// Issue threads, chat tools and `…` elisions cut pastes constantly. A
@@ -378,6 +380,20 @@ pub(crate) struct PartialPart<'a> {
 pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
     let mut out = Vec::new();
     for at in ctx.sections() {
+        // Output the command line filtered (`iblinkinfo | grep Up`): the
+        // lines the filter hid are not in the paste, and a listing of the
+        // Up links says nothing of the others.
+        if let Some(filter) = at.section.command.as_deref().and_then(output_filter) {
+            out.push(PartialPart {
+                at,
+                what: format!("lines `{filter}` left out"),
+                partial: Partial::new(
+                    PartialReason::Elided,
+                    Vec::new(),
+                    at.section.span.first_line,
+                ),
+            });
+        }
         // A line of the tool's the input ends inside: the section's parser
         // read none of it (each parser's own cut parts are below).
         for w in at.section.warnings.iter().filter(|w| {
@@ -620,6 +636,23 @@ fn elided_parts<'a>(ctx: &Context<'a>, out: &mut Vec<PartialPart<'a>>) {
             }
         }
     }
+}
+
+/// Programs that print only some of the lines piped into them.
+const LINE_FILTERS: &[&str] = &[
+    "grep", "egrep", "fgrep", "zgrep", "rg", "head", "tail", "awk", "sed", "cut",
+];
+
+/// The filter a command line pipes its output through (`grep Up` of
+/// `iblinkinfo | grep Up`), if any: the first stage after a `|` whose
+/// program prints only some of its input ([`LINE_FILTERS`]).
+fn output_filter(command: &str) -> Option<&str> {
+    command.split('|').skip(1).map(str::trim).find(|stage| {
+        stage
+            .split_whitespace()
+            .next()
+            .is_some_and(|p| LINE_FILTERS.contains(&p.rsplit('/').next().unwrap_or(p)))
+    })
 }
 
 fn check_cut(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
