@@ -321,7 +321,11 @@ fn file<'t>(path: &'t str, cwd: Option<&Cwd>) -> Option<File<'t>> {
 
 /// `PATH:VALUE`, as `grep -H . files` prints it: the path and the value.
 fn path_value(t: &str) -> Option<(&str, &str)> {
-    let (path, value) = t.split_once(':')?;
+    // A device path (`/sys/devices/pci0000:05/…/infiniband/i40iw0/…`)
+    // holds colons of its own: the value's is the first after them.
+    let from = t.find("/infiniband/").unwrap_or(0);
+    let colon = from + t.get(from..)?.find(':')?;
+    let (path, value) = (t.get(..colon)?, t.get(colon + 1..)?);
     (!path.is_empty() && !path.bytes().any(|b| b.is_ascii_whitespace())).then_some((path, value))
 }
 
@@ -417,6 +421,13 @@ fn all_digits(t: &str) -> bool {
     !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// `N/A (no PMA)`: the kernel's answer for a counter the device cannot
+/// read (iWARP and software devices have no PMA). No value, and no
+/// unreadable line either.
+fn not_available(t: &str) -> bool {
+    trim(t).starts_with("N/A")
+}
+
 /// A line of a counter file, a banner with the value under it, or a prompt
 /// in a port's directory with such a line within the next few.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
@@ -433,7 +444,7 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         let name = path.rsplit('/').next()?;
         let known =
             counter_file(name).is_some() || hw_counter_file(name) || path.contains("/hw_counters/");
-        if known && all_digits(value) && file(path, None).is_some() {
+        if known && (all_digits(value) || not_available(value)) && file(path, None).is_some() {
             return Some(Block::keyed(format!("sysfs|{path}")));
         }
         if !t.contains("counters") {
@@ -602,6 +613,8 @@ fn record(ports: &mut Ports, f: &File<'_>, value: &str, span: LineSpan, unread: 
         Group::Hw | Group::Port => None,
     };
     let parsed = match counter {
+        // Kept as printed, as the files no rule reads are.
+        Some(_) if not_available(value) => None,
         // A value that is not read leaves its banner unread too: the
         // warning covers both lines.
         Some(_) => match decimal_u64(value) {
@@ -790,6 +803,25 @@ mod tests {
             Some("7")
         );
         assert!(b.iter().all(|b| b.partial.is_none()));
+    }
+
+    #[test]
+    fn device_paths_with_colons_and_counters_without_a_pma_are_read() {
+        // The PCI path holds colons before the value's; an iWARP device
+        // answers `N/A (no PMA)`: kept as printed, no reading, no warning.
+        let text = "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3c:00.0/infiniband/irdma1/ports/1/counters/link_downed:N/A (no PMA)
+                    /sys/devices/pci0000:3a/0000:3a:02.0/0000:3c:00.0/infiniband/irdma1/ports/1/counters/symbol_error:N/A (no PMA)
+";
+        assert!(detect(&lines_of(text)).is_some());
+        let p = read(text);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let b = &p.value.blocks[0];
+        assert_eq!((b.port_id.as_str(), b.port), ("irdma1", Some(1)));
+        assert_eq!(value(b, IbCounter::LinkDownedCounter), None);
+        assert_eq!(
+            b.fields.get("counters/link_downed").map(String::as_str),
+            Some("N/A (no PMA)")
+        );
     }
 
     #[test]
