@@ -921,3 +921,22 @@ fn output_a_command_filtered_is_partial_and_a_piped_bare_command_heads_its_outpu
     let d = doc(fabric);
     assert_eq!(sections_of(&d, Kind::SmiQuery).len(), 1, "{:?}", d.sections);
 }
+
+#[test]
+fn nvidia_smi_q_cut_inside_its_last_key_is_cut() {
+    let text = "[gpu6001 ~]# nvidia-smi -q -d PERFORMANCE\n\n==============NVSMI LOG==============\n\n\
+                Timestamp                                 : Tue Jan 13 09:12:44 2026\n\
+                Driver Version                            : 580.95.05\n\
+                CUDA Version                              : 13.0\n\n\
+                Attached GPUs                             : 2\n\
+                GPU 00000000:3B:00.0\n\
+                \x20   Performance State                     : P0\n\
+                \x20   Clocks Event Reasons\n\
+                \x20       Idle                              : Not Active\n\
+                \x20       Applications Clocks Setting       : Not Active\n\
+                \x20   Spars\n";
+    let r = report(text);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:?}", r.findings);
+    assert_eq!(cut[0].subject.host.as_deref(), Some("gpu6001"));
+}

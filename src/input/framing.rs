@@ -500,7 +500,9 @@ fn bracket_prompt(rest: &str) -> Option<(Option<String>, &str)> {
     let inside = rest.get(..close)?;
     let after = rest.get(close + 1..)?;
     let command = prompt_tail(after)?;
-    let user_host = inside.split_whitespace().find(|w| w.contains('@'))?;
+    let Some(user_host) = inside.split_whitespace().find(|w| w.contains('@')) else {
+        return host_dir_prompt(inside, command);
+    };
     let (_, host) = user_host.split_once('@')?;
     let host = host.split(':').next().unwrap_or(host);
     is_hostname(host).then(|| (Some(host.to_owned()), command))
@@ -518,6 +520,30 @@ fn angle_prompt(t: &str) -> Option<(Option<String>, &str)> {
         .next()
         .is_some_and(is_known_command);
     (host_like && known).then(|| (Some(first.to_owned()), command))
+}
+
+/// `[gpu6000 ~]# nvidia-smi -q`: a bracket prompt of a host and its
+/// directory without the user (`PS1='[\h \W]\$ '`), taken only before a
+/// known command (`[exit 0]`, `[1]`, `[ 3.2]` are no prompts).
+fn host_dir_prompt<'t>(inside: &str, command: &'t str) -> Option<(Option<String>, &'t str)> {
+    let mut words = inside.split_whitespace();
+    let (host, dir) = (words.next()?, words.next()?);
+    // A directory's name, not a number (`[exit 0]` is a capture script's).
+    let dir_like = dir.starts_with(['~', '/'])
+        || (dir
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+            && dir.bytes().any(|b| b.is_ascii_alphabetic()));
+    let known = command
+        .split_whitespace()
+        .next()
+        .is_some_and(is_known_command);
+    (words.next().is_none()
+        && is_hostname(host)
+        && host.bytes().any(|b| b.is_ascii_lowercase())
+        && dir_like
+        && known)
+        .then(|| (Some(host.to_owned()), command))
 }
 
 /// `root@node07 ~]# cmd`: a bracket prompt whose `[` the paste lost (a
@@ -1432,6 +1458,18 @@ mod tests {
         ] {
             assert_eq!(classify(line), Some(Framing::Heading), "{line}");
         }
+        // `[host dir]#` before a known command names the host.
+        match classify("[gpu6000 ~]# nvidia-smi -q -d MEMORY") {
+            Some(Framing::Prompt(p)) => assert_eq!(p.host.as_deref(), Some("gpu6000")),
+            other => panic!("{other:?}"),
+        }
+        assert_ne!(
+            classify("[exit 0]# ibstat").and_then(|f| match f {
+                Framing::Prompt(p) => p.host,
+                _ => None,
+            }),
+            Some("exit".to_owned())
+        );
         // A prompt copied behind another: the inner one names the host.
         match classify("$ sonata@coyote2:~/runs$ nvidia-smi topo -m") {
             Some(Framing::Prompt(p)) => {

@@ -386,8 +386,11 @@ fn check_heading(field: &Field, last: usize, unread: &mut Unread) {
         unread.warn(
             WarningKind::Truncated,
             LineSpan::line(field.line),
+            // Said as the input layer says a cut line, so that IN001
+            // names it.
             format!(
-                "the output ends on `{}` without its value: cut here, the value is unknown",
+                "{}: the output ends on `{}` without its value: cut here, the value is unknown",
+                crate::input::CUT_LINE,
                 field.name
             ),
         );
