@@ -924,7 +924,8 @@ fn output_a_command_filtered_is_partial_and_a_piped_bare_command_heads_its_outpu
 
 #[test]
 fn nvidia_smi_q_cut_inside_its_last_key_is_cut() {
-    let text = "[gpu6001 ~]# nvidia-smi -q -d PERFORMANCE\n\n==============NVSMI LOG==============\n\n\
+    let text =
+        "[gpu6001 ~]# nvidia-smi -q -d PERFORMANCE\n\n==============NVSMI LOG==============\n\n\
                 Timestamp                                 : Tue Jan 13 09:12:44 2026\n\
                 Driver Version                            : 580.95.05\n\
                 CUDA Version                              : 13.0\n\n\

@@ -130,6 +130,9 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<SmiCsv> {
                 continue;
             }
         }
+        // `…, No, No     # pending Yes -> No`: a note an author added
+        // after the row (nvidia-smi prints no `#` in a value).
+        let t = t.find(" #").and_then(|at| t.get(..at)).unwrap_or(t);
         let cells: Vec<&str> = t.split(',').map(str::trim).collect();
         let expected = out
             .fields
@@ -266,6 +269,16 @@ mod tests {
 2026/11/30 00:10:31.123, 0, NVIDIA H200, 100 %, 1551 MiB, 194.20 W, 35, Not Active
 2026/11/30 00:10:32.125, 1, NVIDIA H200, [N/A], [Not Supported], 180.00 W, 37, Active
 ";
+
+    #[test]
+    fn a_note_after_a_row_is_not_a_value() {
+        let text = "gpu_uuid, remapped_rows.pending, remapped_rows.failure\n\
+                    GPU-1f2e3d4c-0000-1111-2222-333344445555, Yes, No     # before the reset, row 1, 2\n";
+        let p = parse(&lines_of(text));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert_eq!(p.value.rows[0].values.len(), 3);
+        assert_eq!(p.value.rows[0].values[2].text, "No");
+    }
 
     #[test]
     fn header_names_units_and_missing_values() {
