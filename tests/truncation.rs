@@ -18,9 +18,12 @@
 //! 40 per healthy sample), each line also in its middle, so the whole test
 //! stays around a minute in a debug build.
 //!
-//! Two conclusions drawn from what *is* in the paste are allowed to be new:
+//! Three conclusions drawn from what *is* in the paste are allowed to be new:
 //! a present `State: Down` whose port block lost its `Link layer` is still
-//! IB001, a warning that says the port may be RoCE; and a count over its
+//! IB001, a warning that says the port may be RoCE; an `Active` clock event
+//! reason whose GPU block lost its `Clocks` section is still NV007, taken as
+//! printed and saying the clock was not in the paste (with the clock at its
+//! maximum, the intact copy calls the flag stale, `info`); and a count over its
 //! limit that the intact copy's two snapshots showed unchanged (`info`,
 //! "history, not news") is a warning again once the later snapshot is cut
 //! away: the count is judged as one snapshot's.
@@ -30,6 +33,7 @@
 
 use fabricscope::rules::ib_counters::UNCHANGED_NOTE;
 use fabricscope::rules::ib_port::LINK_LAYER_CUT_NOTE;
+use fabricscope::rules::nvlink::CLOCK_NOT_IN_PASTE_NOTE;
 use fabricscope::rules::{Finding, Subject};
 use fabricscope::{analyze, read_all, AnalyzeOptions, ReadOptions, Severity};
 use std::collections::BTreeSet;
@@ -206,9 +210,11 @@ impl Tally {
         for cut in cut_points(text, mid, max_cuts) {
             self.copies += 1;
             let cut_warnings = warnings(&text[..cut], host);
+            // NV007 without the clock takes the flags as printed, and says so.
+            let clockless = |r: &str, m: &str| r == "NV007" && m.contains(CLOCK_NOT_IN_PASTE_NOTE);
             let worse = cut_warnings
                 .iter()
-                .filter(|(r, s, _, _, sev)| more_severe(r, s, *sev))
+                .filter(|(r, s, m, _, sev)| more_severe(r, s, *sev) && !clockless(r, m))
                 .map(|(r, s, m, _, sev)| {
                     (
                         r.clone(),
@@ -230,6 +236,7 @@ impl Tally {
                 // `Link layer` (RoCE ports are not IB001's). The finding says
                 // so, and stays a warning.
                 .filter(|(r, _, m, _, _)| !(r == "IB001" && m.contains(LINK_LAYER_CUT_NOTE)))
+                .filter(|(r, _, m, _, _)| !clockless(r, m))
                 .map(|(r, s, m, _, _)| (r.clone(), format!("{}: {m}", s.describe())))
                 .chain(worse)
                 .collect();

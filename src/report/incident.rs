@@ -905,9 +905,11 @@ fn probable_cause(findings: &[&Finding]) -> Option<String> {
                 .to_owned(),
         );
     }
-    let thermal = findings
-        .iter()
-        .any(|f| f.rule == "NV007" && f.message.to_ascii_lowercase().contains("thermal"));
+    let thermal = findings.iter().any(|f| {
+        f.rule == "NV007"
+            && f.severity >= Severity::Warning
+            && f.message.to_ascii_lowercase().contains("thermal")
+    });
     if thermal && (has("NV002") || has("NV006")) {
         return Some(
             "cooling: the GPU's clocks are held down by heat and its NVLink throughput dropped \

@@ -261,25 +261,40 @@ declare_rule! {
 declare_rule! {
     /// ### What it detects
     /// A GPU whose clocks are being slowed right now by heat or power
-    /// trouble (`nvidia-smi -q` clock event reasons).
+    /// trouble (`nvidia-smi -q` clock event reasons), when the clocks show
+    /// it.
     ///
     /// ### Why it matters
     /// A throttled GPU computes and communicates slower, and in a collective
-    /// job every other GPU waits for it. Hardware slowdowns (thermal, power
-    /// brake) point at cooling or power delivery faults.
+    /// job every other GPU waits for it. Hardware slowdowns point at cooling
+    /// (HW thermal) or at the chassis' power (HW power brake: a signal from
+    /// the baseboard or power supplies, not the GPU).
     ///
     /// ### Evidence
-    /// The `Active` clock event reasons and the GPU temperature.
+    /// The `Active` clock event reasons, the parent `HW Slowdown` line, the
+    /// current and maximum SM clock (`Clocks`, `Max Clocks`) and the GPU
+    /// temperature. `HW Slowdown` is the parent of `HW Thermal Slowdown` and
+    /// `HW Power Brake Slowdown`: the sub-reason is reported, once. A reason
+    /// whose effect is not visible (SM clock within 3 % of its maximum, or
+    /// a HW sub-reason under a `Not Active` `HW Slowdown`) is a momentary or
+    /// stale flag: one `info` finding per GPU, to sample again. Without the
+    /// `Clocks` section the flags are taken as printed, and the message says
+    /// the clock was not in the paste. When the same hardware slowdown holds
+    /// every GPU of a host, the message says so (a chassis-level cause).
     ///
     /// ### What to do
-    /// Hardware slowdown: check fans, airflow, inlet temperature and PSUs.
-    /// Software thermal slowdown: check cooling. Power capping under full
-    /// load is normal (`info`).
+    /// HW power brake: check the power supplies (redundancy, input feed),
+    /// the BMC's SEL/event log and the chassis power policy. HW thermal:
+    /// check fans, airflow, inlet temperature. SW thermal slowdown: check
+    /// cooling. Power capping under full load is normal (`info`).
     ///
     /// ### Thresholds and sources
-    /// NVML clock event reasons: HW slowdown, HW thermal slowdown and HW
-    /// power brake are `error`, SW thermal slowdown `warning`, SW power cap
-    /// `info`.
+    /// NVML `nvmlClocksEventReasons`: HW slowdown (engaged by HW thermal
+    /// slowdown or the external power brake, e.g. from the system power
+    /// supply; core clocks cut by a factor of 2 or more), HW thermal
+    /// slowdown and HW power brake are `error`, SW thermal slowdown
+    /// `warning`, SW power cap `info`. At maximum clock: SM clock ≥ 97 % of
+    /// `Max Clocks` (fabricscope's margin).
     pub static NV007 = {
         id: "NV007",
         name: "gpu-slowdown",
@@ -1341,8 +1356,143 @@ pub(super) fn smi_gpu_named(
     (subject, label)
 }
 
+/// What an NV007 message says when the GPU's `Clocks` section is not in the
+/// paste: the flags are taken as printed, since nothing shows them stale
+/// (a conclusion drawn from the flag lines that are there).
+pub const CLOCK_NOT_IN_PASTE_NOTE: &str = " (the SM clock or its maximum was not in the paste)";
+
+/// Share of the maximum clock at or above which a clock event reason's
+/// flag has no visible effect: the GPU runs at (or within 3 % of) its
+/// `Max Clocks`, so the flag is momentary or stale (NV007).
+const CLOCK_AT_MAX_SHARE: f64 = 0.97;
+
+/// The current and maximum SM clock of a GPU (Graphics when `SM` is not
+/// printed), with the lines they were read on.
+struct ClockReading {
+    domain: &'static str,
+    current_mhz: f64,
+    max_mhz: f64,
+    current_line: Option<usize>,
+    max_line: Option<usize>,
+}
+
+impl ClockReading {
+    fn of(gpu: &crate::model::smi_query::QueryGpu) -> Option<Self> {
+        /// Domain, its `-q`/`-q -x` names, current and maximum MHz.
+        type Pair<'n> = (&'static str, &'n [&'n str], Option<f64>, Option<f64>);
+        let pairs: [Pair<'_>; 2] = [
+            (
+                "SM",
+                &["SM", "sm_clock"],
+                gpu.clocks.sm_mhz,
+                gpu.max_clocks.sm_mhz,
+            ),
+            (
+                "Graphics",
+                &["Graphics", "graphics_clock"],
+                gpu.clocks.graphics_mhz,
+                gpu.max_clocks.graphics_mhz,
+            ),
+        ];
+        pairs.into_iter().find_map(|(domain, names, current, max)| {
+            let (current_mhz, max_mhz) = (current?, max?);
+            (max_mhz > 0.0).then(|| Self {
+                domain,
+                current_mhz,
+                max_mhz,
+                current_line: gpu.field(&[&["Clocks", "clocks"], names]).map(|f| f.line),
+                max_line: gpu
+                    .field(&[&["Max Clocks", "max_clocks"], names])
+                    .map(|f| f.line),
+            })
+        })
+    }
+
+    fn at_max(&self) -> bool {
+        self.current_mhz >= CLOCK_AT_MAX_SHARE * self.max_mhz
+    }
+
+    /// `SM 86 of 1980 MHz`.
+    fn describe(&self) -> String {
+        format!(
+            "{} {} of {} MHz",
+            self.domain, self.current_mhz, self.max_mhz
+        )
+    }
+
+    fn evidence(&self, source: Option<&str>) -> Vec<Evidence> {
+        let mut out = Vec::new();
+        if let Some(line) = self.current_line {
+            out.push(Evidence::new(
+                format!(
+                    "nvidia-smi -q: Clocks: {} {} MHz",
+                    self.domain, self.current_mhz
+                ),
+                crate::span::LineSpan::line(line),
+                source,
+            ));
+        }
+        if let Some(line) = self.max_line {
+            out.push(Evidence::new(
+                format!(
+                    "nvidia-smi -q: Max Clocks: {} {} MHz",
+                    self.domain, self.max_mhz
+                ),
+                crate::span::LineSpan::line(line),
+                source,
+            ));
+        }
+        out
+    }
+}
+
+/// Whether a reason is one of the hardware slowdowns (NVML: `HW Slowdown`
+/// is engaged by `HW Thermal Slowdown` or `HW Power Brake Slowdown`).
+fn is_hw(reason: ClockReason) -> bool {
+    matches!(
+        reason,
+        ClockReason::HwSlowdown
+            | ClockReason::HwThermalSlowdown
+            | ClockReason::HwPowerBrakeSlowdown
+    )
+}
+
+/// The slowdowns NV007 reports for one GPU: each active reason once, the
+/// parent `HW Slowdown` left out when a sub-reason under it says why; each
+/// with whether its flag is stale (no visible effect on the clocks).
+fn slowdowns_of<'g>(
+    gpu: &'g crate::model::smi_query::QueryGpu,
+    clock: Option<&ClockReading>,
+) -> Vec<(&'g crate::model::smi_query::ClockEventReason, bool)> {
+    let parent = gpu
+        .clock_event_reasons
+        .iter()
+        .find(|r| r.reason == ClockReason::HwSlowdown);
+    let active: Vec<_> = gpu.active_slowdowns().collect();
+    let sub_active = active.iter().any(|r| {
+        matches!(
+            r.reason,
+            ClockReason::HwThermalSlowdown | ClockReason::HwPowerBrakeSlowdown
+        )
+    });
+    let at_max = clock.is_some_and(ClockReading::at_max);
+    active
+        .into_iter()
+        .filter(|r| !(r.reason == ClockReason::HwSlowdown && sub_active))
+        .map(|r| {
+            let orphan = matches!(
+                r.reason,
+                ClockReason::HwThermalSlowdown | ClockReason::HwPowerBrakeSlowdown
+            ) && parent.is_some_and(|p| p.active == Some(false));
+            (r, at_max || orphan)
+        })
+        .collect()
+}
+
 /// NV007.
 fn check_slowdown(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    use std::collections::HashMap;
+    use std::fmt::Write as _;
     let gpus = ctx.smi_gpus();
     let with_reasons: Vec<_> = gpus
         .iter()
@@ -1353,8 +1503,109 @@ fn check_slowdown(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             "no clock event reasons in the input (run nvidia-smi -q -d PERFORMANCE)".to_owned(),
         );
     }
+    // How many GPUs of each host show each hardware slowdown for real: the
+    // same one on every GPU points at the chassis (power, cooling).
+    let mut on_host: HashMap<(super::context::HostKey<'_>, ClockReason), usize> = HashMap::new();
+    let mut gpus_on_host: BTreeMap<super::context::HostKey<'_>, usize> = BTreeMap::new();
+    for (at, gpu) in &gpus {
+        *gpus_on_host.entry(at.host()).or_default() += 1;
+        let clock = ClockReading::of(gpu);
+        for (r, stale) in slowdowns_of(gpu, clock.as_ref()) {
+            if !stale && is_hw(r.reason) {
+                *on_host.entry((at.host(), r.reason)).or_default() += 1;
+            }
+        }
+    }
     for (at, gpu) in &with_reasons {
-        for r in gpu.active_slowdowns() {
+        let clock = ClockReading::of(gpu);
+        let temp = gpu
+            .temperature
+            .gpu_c
+            .map(|t| format!(" at {t} °C"))
+            .unwrap_or_default();
+        let (subject, label) = smi_gpu_named(at, gpu);
+        let head = format!(
+            "{label}{}{temp}",
+            gpu.product_name
+                .as_deref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        );
+        let clock_evidence = clock
+            .as_ref()
+            .map(|c| c.evidence(at.source()))
+            .unwrap_or_default();
+        let flag_evidence = |r: &crate::model::smi_query::ClockEventReason| {
+            Evidence::new(
+                format!("nvidia-smi -q: {}: Active", r.name),
+                crate::span::LineSpan::line(r.line),
+                at.source(),
+            )
+        };
+        let parent = gpu
+            .clock_event_reasons
+            .iter()
+            .find(|r| r.reason == ClockReason::HwSlowdown);
+        let slowdowns = slowdowns_of(gpu, clock.as_ref());
+
+        // Flags without a visible effect: one info finding per GPU.
+        let stale: Vec<_> = slowdowns
+            .iter()
+            .filter(|(_, s)| *s)
+            .map(|(r, _)| *r)
+            .collect();
+        if !stale.is_empty() {
+            let names: Vec<&str> = stale.iter().map(|r| r.name.as_str()).collect();
+            let mut why = Vec::new();
+            if let Some(c) = clock.as_ref().filter(|c| c.at_max()) {
+                why.push(format!("clocks at maximum ({})", c.describe()));
+            }
+            if let Some(p) = parent.filter(|p| {
+                p.active == Some(false)
+                    && stale
+                        .iter()
+                        .any(|r| r.reason != ClockReason::HwSlowdown && is_hw(r.reason))
+            }) {
+                why.push(format!("{} Not Active", p.name));
+            }
+            let mut finding = NV007
+                .finding(
+                    subject.clone(),
+                    format!(
+                        "{head}: reason flag set ({}) but {}; a momentary or stale flag, sample again",
+                        names.join(", "),
+                        why.join(" and ")
+                    ),
+                )
+                .severity(Severity::Info);
+            for r in &stale {
+                finding = finding.evidence(flag_evidence(r));
+            }
+            if let Some(p) = parent.filter(|p| p.active == Some(false)) {
+                finding = finding.evidence(Evidence::new(
+                    format!("nvidia-smi -q: {}: Not Active", p.name),
+                    crate::span::LineSpan::line(p.line),
+                    at.source(),
+                ));
+            }
+            for e in &clock_evidence {
+                finding = finding.evidence(e.clone());
+            }
+            out.push(
+                finding
+                    .threshold(Threshold::new(
+                        format!(
+                            "flag Active with the {} clock below {:.0} % of Max Clocks and, for a HW sub-reason, HW Slowdown Active",
+                            clock.as_ref().map_or("SM", |c| c.domain),
+                            CLOCK_AT_MAX_SHARE * 100.0
+                        ),
+                        "NVML nvmlClocksEventReasons: HW Slowdown (HW Thermal or HW Power Brake) cuts core clocks by a factor of 2 or more, and may be reported during a P-state or clock change; 3 % margin: fabricscope",
+                    ))
+                    .remediation("Sample again (nvidia-smi -q -d PERFORMANCE,CLOCK a few times, or dmon/counters over a minute); act only if the flag stays set while the clock is below its maximum."),
+            );
+        }
+
+        for (r, _) in slowdowns.iter().filter(|(_, s)| !*s) {
             let severity = match r.reason {
                 ClockReason::HwSlowdown
                 | ClockReason::HwThermalSlowdown
@@ -1362,40 +1613,67 @@ fn check_slowdown(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 ClockReason::SwThermalSlowdown => Severity::Warning,
                 _ => Severity::Info,
             };
-            let temp = gpu
-                .temperature
-                .gpu_c
-                .map(|t| format!(" at {t} °C"))
-                .unwrap_or_default();
-            let (subject, label) = smi_gpu_named(at, gpu);
+            let mut message = format!("{head}: clocks slowed by {} right now", r.name);
+            match clock.as_ref() {
+                Some(c) => {
+                    let _ = write!(message, " ({})", c.describe());
+                }
+                None => message.push_str(CLOCK_NOT_IN_PASTE_NOTE),
+            }
+            if r.reason == ClockReason::HwPowerBrakeSlowdown {
+                message.push_str(
+                    ", a power-brake signal from outside the GPU (baseboard, BMC or power supplies)",
+                );
+            }
+            let total = gpus_on_host.get(&at.host()).copied().unwrap_or(0);
+            let same = on_host.get(&(at.host(), r.reason)).copied().unwrap_or(0);
+            if is_hw(r.reason) && total >= 2 && same == total {
+                let _ = write!(
+                    message,
+                    "; on {same} of {total} GPUs of the host: a chassis-level cause"
+                );
+            }
+            let mut finding = NV007
+                .finding(subject.clone(), message)
+                .severity(severity)
+                .evidence(flag_evidence(r));
+            if is_hw(r.reason) && r.reason != ClockReason::HwSlowdown {
+                if let Some(p) = parent.filter(|p| p.active == Some(true)) {
+                    finding = finding.evidence(flag_evidence(p));
+                }
+            }
+            for e in &clock_evidence {
+                finding = finding.evidence(e.clone());
+            }
+            let (threshold_source, remediation) = match r.reason {
+                ClockReason::HwPowerBrakeSlowdown => (
+                    "NVML nvmlClocksEventReasons: HW Power Brake Slowdown, an external power brake assertion (e.g. by the system power supply)",
+                    "Power brake is asserted from outside the GPU: check the power supplies (failed PSU, lost redundancy, input feed), the BMC's SEL/event log and the chassis power-capping policy; cooling is not the cause.",
+                ),
+                ClockReason::HwThermalSlowdown => (
+                    "NVML nvmlClocksEventReasons: HW Thermal Slowdown (temperature too high)",
+                    "Check fans, airflow, inlet temperature and the heatsink; the GPU is protecting itself from heat.",
+                ),
+                ClockReason::HwSlowdown => (
+                    "NVML nvmlClocksEventReasons: HW Slowdown (temperature too high, external power brake, or power draw too high)",
+                    "Check cooling (fans, airflow, inlet temperature) and power delivery (PSUs, BMC SEL log); the hardware is protecting itself.",
+                ),
+                ClockReason::SwThermalSlowdown => (
+                    "NVML nvmlClocksEventReasons (nvidia-smi -q)",
+                    "Check cooling and the GPU's temperature under load.",
+                ),
+                _ => (
+                    "NVML nvmlClocksEventReasons (nvidia-smi -q)",
+                    "Normal under full load; check power limits if the GPU should not be capped.",
+                ),
+            };
             out.push(
-                NV007
-                    .finding(
-                        subject,
-                        format!(
-                            "{label}{}{temp}: clocks slowed by {} right now",
-                            gpu.product_name
-                                .as_deref()
-                                .map(|n| format!(" ({n})"))
-                                .unwrap_or_default(),
-                            r.name
-                        ),
-                    )
-                    .severity(severity)
-                    .evidence(Evidence::new(
-                        format!("nvidia-smi -q: {}: Active", r.name),
-                        crate::span::LineSpan::line(r.line),
-                        at.source(),
-                    ))
+                finding
                     .threshold(Threshold::new(
                         "clock event reason Not Active",
-                        "NVML clock event reasons (nvidia-smi -q)",
+                        threshold_source,
                     ))
-                    .remediation(match severity {
-                        Severity::Error => "Check fans, airflow, inlet temperature and power supplies; the hardware is protecting itself.",
-                        Severity::Warning => "Check cooling and the GPU's temperature under load.",
-                        _ => "Normal under full load; check power limits if the GPU should not be capped.",
-                    }),
+                    .remediation(remediation),
             );
         }
     }
@@ -1685,6 +1963,181 @@ mod tests {
             Bandwidth                     : Full
 --
 ";
+
+    /// One GPU's `-q -d PERFORMANCE,CLOCK` block: `reasons` are the
+    /// `(name, indent, Active?)` lines, `clocks` the current and maximum SM
+    /// clock (no `Clocks` sections when `None`).
+    fn smi_gpu(bus: &str, reasons: &[(&str, usize, bool)], clocks: Option<(u32, u32)>) -> String {
+        let mut s = format!(
+            "GPU {bus}\n    Performance State                     : P0\n    Clocks Event Reasons\n"
+        );
+        for (name, indent, active) in reasons {
+            let key = format!("{}{name}", " ".repeat(*indent));
+            let value = if *active { "Active" } else { "Not Active" };
+            s.push_str(&format!("{key:<42}: {value}\n"));
+        }
+        if let Some((sm, max)) = clocks {
+            s.push_str(&format!(
+                "    Clocks\n        Graphics                          : {sm} MHz\n        SM                                : {sm} MHz\n    Max Clocks\n        Graphics                          : {max} MHz\n        SM                                : {max} MHz\n"
+            ));
+        }
+        s
+    }
+
+    fn smi_doc(gpus: &[String]) -> String {
+        format!(
+            "==============NVSMI LOG==============\n\nTimestamp                                 : Tue Oct 13 04:51:09 2026\nDriver Version                            : 535.154.05\n\nAttached GPUs                             : {}\n{}",
+            gpus.len(),
+            gpus.concat()
+        )
+    }
+
+    /// `HW Slowdown` with the two sub-reasons under it.
+    fn hw(parent: bool, thermal: bool, brake: bool) -> Vec<(&'static str, usize, bool)> {
+        vec![
+            ("Idle", 8, false),
+            ("SW Power Cap", 8, false),
+            ("HW Slowdown", 8, parent),
+            ("HW Thermal Slowdown", 12, thermal),
+            ("HW Power Brake Slowdown", 12, brake),
+            ("SW Thermal Slowdown", 8, false),
+        ]
+    }
+
+    #[test]
+    fn a_power_brake_is_reported_once_per_gpu_with_a_power_remedy() {
+        let text = smi_doc(&[
+            smi_gpu(
+                "00000000:1B:00.0",
+                &hw(true, false, true),
+                Some((112, 1980)),
+            ),
+            smi_gpu(
+                "00000000:43:00.0",
+                &hw(true, false, true),
+                Some((112, 1980)),
+            ),
+        ]);
+        let f = findings_of(&NV007, &text);
+        assert_eq!(f.len(), 2, "{f:?}");
+        for f in &f {
+            assert_eq!(f.severity, Severity::Error);
+            assert!(
+                f.message.contains("HW Power Brake Slowdown"),
+                "{}",
+                f.message
+            );
+            assert!(f.message.contains("SM 112 of 1980 MHz"), "{}", f.message);
+            assert!(f.message.contains("on 2 of 2 GPUs"), "{}", f.message);
+            assert!(
+                f.remediation.contains("power supplies"),
+                "{}",
+                f.remediation
+            );
+            assert!(!f.remediation.contains("fans"), "{}", f.remediation);
+        }
+    }
+
+    #[test]
+    fn the_chassis_note_needs_every_gpu_of_the_host() {
+        let text = smi_doc(&[
+            smi_gpu(
+                "00000000:1B:00.0",
+                &hw(true, true, false),
+                Some((700, 1980)),
+            ),
+            smi_gpu(
+                "00000000:43:00.0",
+                &hw(false, false, false),
+                Some((1980, 1980)),
+            ),
+        ]);
+        let f = findings_of(&NV007, &text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message.contains("HW Thermal Slowdown"),
+            "{}",
+            f[0].message
+        );
+        assert!(
+            !f[0].message.contains("GPUs of the host"),
+            "{}",
+            f[0].message
+        );
+        assert!(f[0].remediation.contains("fans"), "{}", f[0].remediation);
+    }
+
+    #[test]
+    fn a_flag_without_effect_on_the_clocks_is_info() {
+        // At the maximum clock (within 3 %).
+        let text = smi_doc(&[smi_gpu(
+            "00000000:75:00.0",
+            &hw(true, false, true),
+            Some((1935, 1980)),
+        )]);
+        let f = findings_of(&NV007, &text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(
+            f[0].message.contains("clocks at maximum"),
+            "{}",
+            f[0].message
+        );
+        assert!(f[0].message.contains("sample again"), "{}", f[0].message);
+        // A sub-reason under a Not Active HW Slowdown: info even with low
+        // clocks, while a real SW thermal slowdown beside it stays a warning.
+        let mut reasons = hw(false, false, true);
+        reasons.push(("SW Thermal Slowdown", 8, true));
+        reasons.retain(|r| r.0 != "SW Thermal Slowdown" || r.2);
+        let f = findings_of(
+            &NV007,
+            &smi_doc(&[smi_gpu("00000000:75:00.0", &reasons, Some((1200, 1980)))]),
+        );
+        let mut got: Vec<_> = f.iter().map(|f| f.severity).collect();
+        got.sort();
+        assert_eq!(got, [Severity::Info, Severity::Warning], "{f:?}");
+        let info = f.iter().find(|f| f.severity == Severity::Info).unwrap();
+        assert!(
+            info.message.contains("HW Slowdown Not Active"),
+            "{}",
+            info.message
+        );
+        assert!(
+            !info.message.contains("clocks at maximum"),
+            "{}",
+            info.message
+        );
+    }
+
+    #[test]
+    fn without_the_clocks_the_flags_stand_and_the_message_says_so() {
+        let text = smi_doc(&[smi_gpu("00000000:1B:00.0", &hw(true, false, true), None)]);
+        let f = findings_of(&NV007, &text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].message.contains(CLOCK_NOT_IN_PASTE_NOTE),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn a_hw_slowdown_without_a_sub_reason_is_reported_itself() {
+        let text = smi_doc(&[smi_gpu(
+            "00000000:1B:00.0",
+            &hw(true, false, false),
+            Some((900, 1980)),
+        )]);
+        let f = findings_of(&NV007, &text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].message.contains("by HW Slowdown right now"),
+            "{}",
+            f[0].message
+        );
+    }
 
     #[test]
     fn an_unhealthy_fabric_is_an_error_with_its_line() {
