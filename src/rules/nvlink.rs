@@ -275,11 +275,13 @@ declare_rule! {
     /// current and maximum SM clock (`Clocks`, `Max Clocks`) and the GPU
     /// temperature. `HW Slowdown` is the parent of `HW Thermal Slowdown` and
     /// `HW Power Brake Slowdown`: the sub-reason is reported, once. A reason
-    /// whose effect is not visible (SM clock within 3 % of its maximum, or
-    /// a HW sub-reason under a `Not Active` `HW Slowdown`) is a momentary or
-    /// stale flag: one `info` finding per GPU, to sample again. Without the
-    /// `Clocks` section the flags are taken as printed, and the message says
-    /// the clock was not in the paste. When the same hardware slowdown holds
+    /// whose effect is not visible (SM clock within 3 % of its maximum) is a
+    /// momentary or stale flag: one `info` finding per GPU, to sample
+    /// again. A clock below its maximum shows the slowdown, and the flag is
+    /// trusted. Without the `Clocks` section a HW sub-reason under a `Not
+    /// Active` `HW Slowdown` is taken as stale (the two flags disagree and
+    /// no clock says which is right); other flags are taken as printed, and
+    /// the message says the clock was not in the paste. When the same hardware slowdown holds
     /// every GPU of a host, the message says so (a chassis-level cause).
     ///
     /// ### What to do
@@ -1484,7 +1486,10 @@ fn slowdowns_of<'g>(
                 r.reason,
                 ClockReason::HwThermalSlowdown | ClockReason::HwPowerBrakeSlowdown
             ) && parent.is_some_and(|p| p.active == Some(false));
-            (r, at_max || orphan)
+            // A clock below its maximum shows a slowdown: the flag is
+            // trusted whatever its parent says. Without the clock, a
+            // sub-reason under a `Not Active` parent is the stale one.
+            (r, at_max || (clock.is_none() && orphan))
         })
         .collect()
 }
@@ -2084,14 +2089,23 @@ mod tests {
             f[0].message
         );
         assert!(f[0].message.contains("sample again"), "{}", f[0].message);
-        // A sub-reason under a Not Active HW Slowdown: info even with low
-        // clocks, while a real SW thermal slowdown beside it stays a warning.
+        // A sub-reason under a Not Active HW Slowdown with no clock in the
+        // paste: info, while a real SW thermal slowdown beside it stays a
+        // warning.
         let mut reasons = hw(false, false, true);
         reasons.push(("SW Thermal Slowdown", 8, true));
         reasons.retain(|r| r.0 != "SW Thermal Slowdown" || r.2);
+        // With the clock below its maximum the flag is trusted: an error.
+        let low = findings_of(
+            &NV007,
+            &smi_doc(&[smi_gpu("00000000:75:00.0", &reasons, Some((800, 1980)))]),
+        );
+        let mut got: Vec<_> = low.iter().map(|f| f.severity).collect();
+        got.sort();
+        assert_eq!(got, [Severity::Warning, Severity::Error], "{low:?}");
         let f = findings_of(
             &NV007,
-            &smi_doc(&[smi_gpu("00000000:75:00.0", &reasons, Some((1200, 1980)))]),
+            &smi_doc(&[smi_gpu("00000000:75:00.0", &reasons, None)]),
         );
         let mut got: Vec<_> = f.iter().map(|f| f.severity).collect();
         got.sort();
