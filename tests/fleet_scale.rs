@@ -20,7 +20,10 @@ use std::path::Path;
 /// measured growth rate stopped being compared by its count since reset
 /// too (67 FL004 `info` findings fewer) and NV003's history became one
 /// finding per GPU (247 per-link `info` findings became 89, the same
-/// readings as their evidence); every other finding unchanged.
+/// readings as their evidence); every other finding unchanged. Re-recorded
+/// once more when FL001 became one finding per host and adapter family:
+/// its one finding is about the host (no `device`/`guid` in its subject,
+/// hence a new fingerprint), message and evidence unchanged.
 /// `UPDATE_GOLDEN=1` rewrites it — only when a rule change is meant to
 /// change findings.
 const GOLDEN: &str = "tests/golden/fleet12_findings.ndjson";

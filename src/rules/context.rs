@@ -187,6 +187,9 @@ pub struct AdapterRef<'a> {
     pub span: LineSpan,
     /// True when the adapter's block, or one of its ports, is cut.
     pub partial: bool,
+    /// True when every port listed with it runs Ethernet (RoCE), or it is
+    /// a bond (`mlx5_bond_0`): a NIC, not an InfiniBand adapter.
+    pub ethernet: bool,
 }
 
 impl<'a> AdapterRef<'a> {
@@ -1429,6 +1432,10 @@ impl<'a> Context<'a> {
                             span: ca.span,
                             partial: ca.partial.is_some()
                                 || ca.ports.iter().any(|p| p.partial.is_some()),
+                            ethernet: is_ethernet_adapter(
+                                &ca.name,
+                                ca.ports.iter().map(|p| p.link_layer),
+                            ),
                         };
                         keep(&mut latest, (at.host(), a.name), a);
                     }
@@ -1445,6 +1452,10 @@ impl<'a> Context<'a> {
                             ports_listed: dev.ports.len(),
                             span: dev.span,
                             partial: false,
+                            ethernet: is_ethernet_adapter(
+                                &dev.hca_id,
+                                dev.ports.iter().map(|p| p.link_layer),
+                            ),
                         };
                         keep(&mut latest, (at.host(), a.name), a);
                     }
@@ -1463,6 +1474,20 @@ impl<'a> Context<'a> {
         hosts.dedup();
         hosts.len()
     }
+}
+
+/// Whether an adapter is an Ethernet NIC rather than an InfiniBand adapter:
+/// a bond (`mlx5_bond_0`, two RoCE ports folded into one device), or one
+/// whose listed ports all say `Link layer: Ethernet`. An adapter whose link
+/// layer is not printed (older tools, a cut paste) stays InfiniBand.
+fn is_ethernet_adapter(name: &str, layers: impl Iterator<Item = Option<LinkLayer>>) -> bool {
+    let mut any = false;
+    let mut all_ethernet = true;
+    for layer in layers {
+        any = true;
+        all_ethernet &= layer == Some(LinkLayer::Ethernet);
+    }
+    name.contains("_bond") || (any && all_ethernet)
 }
 
 /// A statistics subject in the rules' vocabulary.

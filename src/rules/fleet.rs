@@ -45,6 +45,10 @@ pub struct AdapterFacts {
     pub lists_every_adapter: bool,
     /// Whether its section ends its input (a listing may be cut after it).
     pub ends_input: bool,
+    /// True for an Ethernet NIC (every port's link layer Ethernet, or a
+    /// bond device): not one of the host's InfiniBand adapters.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ethernet: bool,
     /// The tool that listed it.
     pub kind: Kind,
     /// Its lines.
@@ -168,6 +172,7 @@ fn adapter_facts(ctx: &Context<'_>, a: &AdapterRef<'_>) -> Option<AdapterFacts> 
         partial: a.partial,
         lists_every_adapter: super::ib_fleet::lists_every_adapter(a.at.section.command.as_deref()),
         ends_input: ctx.ends_input(a.at),
+        ethernet: a.ethernet,
         kind: a.at.section.kind,
         span: a.span,
         file: a.at.source().map(str::to_owned),

@@ -3,8 +3,9 @@
 //!
 //! A fleet is built alike, so the most common value among peers is the
 //! expected one: a host whose firmware, rate or adapter count differs from
-//! its peers is the odd one out. Ties between values go to the newer firmware
-//! and the higher rate or count, since a fleet is upgraded, not downgraded.
+//! its peers is the odd one out. Ties between rates or counts go to the
+//! higher one, since a fleet is upgraded, not downgraded; firmware needs a
+//! version run by most hosts before a host is called drifted (FL001).
 
 use super::context::{subject_of, AdapterRef, Context, HostKey};
 use super::fleet::{over_context, AdapterFacts, Fleet, PortFacts};
@@ -51,7 +52,9 @@ declare_rule! {
 declare_rule! {
     /// ### What it detects
     /// A host whose adapters run a firmware version different from the one
-    /// most hosts of the fleet run for the same adapter type.
+    /// most hosts of the fleet run for the same adapter family. One finding
+    /// per host and family, naming its adapters off that version (a host's
+    /// eight rails on old firmware are one partial upgrade, not eight).
     ///
     /// ### Why it matters
     /// Odd firmware out is a partial upgrade or a replaced card; it can
@@ -59,16 +62,22 @@ declare_rule! {
     /// slow" reports.
     ///
     /// ### Evidence
-    /// `Firmware version` of the host's adapters and the fleet's most common
-    /// version (with how many hosts run it).
+    /// `Firmware version` of the host's adapters and the version most hosts
+    /// run (with how many hosts run it).
     ///
     /// ### What to do
     /// Bring the host to the fleet's firmware version (`mlxfwmanager`).
     ///
     /// ### Thresholds and sources
-    /// The most common version among hosts with that adapter family (`CA
-    /// type` and firmware major; ties go to the newest version). Needs two or
-    /// more hosts.
+    /// Each host votes with its most common version for the adapter family
+    /// (`CA type` and firmware major). A `warning` needs a version run by
+    /// more than half of the hosts with that family (9 of 10, 2 of 3): the
+    /// hosts off it drifted. Without such a majority (2 hosts against 2, a
+    /// fleet halfway through an upgrade) nobody is the odd one out: the
+    /// hosts not on the newest version get an `info` finding listing the
+    /// versions and how many hosts run each, and no verdict. Needs two or
+    /// more hosts. Fleet practice (NVIDIA's DGX/HGX firmware bundles ship
+    /// one version per adapter type).
     pub static FL001 = {
         id: "FL001",
         name: "firmware-differs-from-fleet",
@@ -117,10 +126,15 @@ declare_rule! {
 
 declare_rule! {
     /// ### What it detects
-    /// A host that lists fewer InfiniBand adapters than most hosts of the
-    /// fleet. Only hosts with an adapter of the usual hosts' type are
-    /// compared: a host whose adapters are all of another type (a storage
-    /// server beside GPU nodes) is other hardware, not one that lost cards.
+    /// A host that lists fewer InfiniBand adapters of a type than most hosts
+    /// of the same build. Only InfiniBand adapters count: an adapter whose
+    /// ports all run Ethernet (RoCE, a BlueField's or ConnectX-6 Dx's
+    /// Ethernet port) or a bond device (`mlx5_bond_0`, two Ethernet ports
+    /// folded into one) is not one, so a host whose compute rails are all
+    /// there is never reported for its other NICs. Hosts are peers when
+    /// they carry the same set of InfiniBand adapter types: a storage
+    /// server's ConnectX-3 beside GPU nodes' ConnectX-7s, or a RoCE build
+    /// with no InfiniBand port, is other hardware, not one that lost cards.
     ///
     /// ### Why it matters
     /// An adapter missing from `ibstat` is invisible to the driver: failed
@@ -128,22 +142,25 @@ declare_rule! {
     /// port-state rules cannot see it because there is no port to judge.
     ///
     /// ### Evidence
-    /// The adapters the host lists and the fleet's usual count.
+    /// The host's InfiniBand adapters of that type and its peers' usual
+    /// count.
     ///
     /// ### What to do
     /// Check `lspci`, `dmesg` (mlx5_core errors, PCIe AER) and the adapter's
     /// firmware; reboot or reseat the card.
     ///
     /// ### Thresholds and sources
-    /// The most common adapter count across hosts (ties go to the higher
-    /// count). Azure and Imbue health checks require a fixed per-SKU count of
-    /// Active ports (8 on H100/H200 nodes).
+    /// Per adapter type, the most common count of InfiniBand adapters among
+    /// hosts with the same set of InfiniBand adapter types (ties go to the
+    /// higher count; two or more such hosts). Azure and Imbue health checks
+    /// require a fixed per-SKU count of Active InfiniBand ports (8 on
+    /// H100/H200 nodes), not of every RDMA device.
     pub static FL003 = {
         id: "FL003",
         name: "adapter-missing-vs-fleet",
         family: Fleet,
         severity: Error,
-        summary: "Host lists fewer InfiniBand adapters than the fleet's usual count",
+        summary: "Host lists fewer InfiniBand adapters than its peers of the same build",
         needs: "ibstat from two or more hosts",
         check: adapter_count_fleet_in_context,
         scope: Scope::Fleet(check_adapter_count_fleet),
@@ -379,47 +396,98 @@ fn check_firmware_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
         checked += hosts.len();
         // One vote per host: its most common version.
-        let votes: Vec<&str> = hosts
-            .values()
-            .filter_map(|cas| {
+        let votes: BTreeMap<&str, &str> = hosts
+            .iter()
+            .filter_map(|(host, cas)| {
                 let vs: Vec<&str> = cas
                     .iter()
                     .filter_map(|a| a.firmware_version.as_deref())
                     .collect();
-                usual(&vs, |v| *v, |a, b| compare_versions(a, b)).map(|(v, _)| v)
+                usual(&vs, |v| *v, |a, b| compare_versions(a, b)).map(|(v, _)| (*host, v))
             })
             .collect();
-        let Some((expected, count)) = usual(&votes, |v| *v, |a, b| compare_versions(a, b)) else {
+        let all: Vec<&str> = votes.values().copied().collect();
+        let Some((expected, count)) = usual(&all, |v| *v, |a, b| compare_versions(a, b)) else {
             continue;
         };
-        for cas in hosts.values() {
-            for a in cas {
-                let Some(fw) = a.firmware_version.as_deref() else {
-                    continue;
-                };
-                if fw == expected {
+        if count * 2 > hosts.len() {
+            // A true majority: the hosts off it drifted.
+            for cas in hosts.values() {
+                let odd: Vec<&AdapterFacts> = cas
+                    .iter()
+                    .copied()
+                    .filter(|a| a.firmware_version.as_deref() != Some(expected))
+                    .collect();
+                if odd.is_empty() {
                     continue;
                 }
+                let message = format!(
+                    "{}; {count} of {} hosts run {expected}",
+                    runs_firmware(ty, &odd),
+                    hosts.len()
+                );
+                let remediation = if odd.len() == 1 {
+                    "Bring the adapter to the fleet's firmware version (mlxfwmanager)."
+                } else {
+                    "Bring the adapters to the fleet's firmware version (mlxfwmanager)."
+                };
                 out.push(
-                    FL001
-                        .finding(
-                            a.subject(),
-                            format!(
-                                "{} ({ty}) runs firmware {fw}; {count} of {} hosts run {expected}",
-                                a.name,
-                                hosts.len()
-                            ),
-                        )
-                        .evidence(a.evidence(format!("{}: Firmware version: {fw}", a.name)))
+                    firmware_finding(&odd, message)
                         .threshold(Threshold::new(
                             format!("{expected} (most common across hosts)"),
                             "fleet peer comparison",
                         ))
-                        .remediation(
-                            "Bring the adapter to the fleet's firmware version (mlxfwmanager).",
-                        ),
+                        .remediation(remediation),
                 );
             }
+            continue;
+        }
+        // No version runs on most hosts (a 2-vs-2 tie, a fleet halfway
+        // through an upgrade): nobody is the odd one out, so the hosts not
+        // on the newest version are told so as `info`, without a verdict.
+        let mut spread: BTreeMap<&str, usize> = BTreeMap::new();
+        for v in votes.values() {
+            *spread.entry(v).or_default() += 1;
+        }
+        let Some(newest) = spread.keys().copied().max_by(|a, b| compare_versions(a, b)) else {
+            continue;
+        };
+        let mut ranked: Vec<(&str, usize)> = spread.into_iter().collect();
+        ranked.sort_by(|(va, ca), (vb, cb)| cb.cmp(ca).then_with(|| compare_versions(vb, va)));
+        let listed: Vec<String> = ranked
+            .iter()
+            .map(|(v, c)| format!("{v} on {c} host(s)"))
+            .collect();
+        let listed = listed.join(", ");
+        for (host, cas) in hosts {
+            if votes.get(host) == Some(&newest) {
+                continue;
+            }
+            let odd: Vec<&AdapterFacts> = cas
+                .iter()
+                .copied()
+                .filter(|a| a.firmware_version.as_deref() != Some(newest))
+                .collect();
+            if odd.is_empty() {
+                continue;
+            }
+            let message = format!(
+                "{}; the fleet runs {} firmware versions of {ty}, none on most of its {} hosts: {listed}",
+                runs_firmware(ty, &odd),
+                ranked.len(),
+                hosts.len()
+            );
+            out.push(
+                firmware_finding(&odd, message)
+                    .severity(Severity::Info)
+                    .threshold(Threshold::new(
+                        format!("a version run by most hosts (none: {listed})"),
+                        "fleet peer comparison",
+                    ))
+                    .remediation(
+                        "Choose the fleet's firmware version for this adapter type and bring every host to it (mlxfwmanager).",
+                    ),
+            );
         }
     }
     if checked == 0 {
@@ -428,6 +496,68 @@ fn check_firmware_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Coverage {
         );
     }
     Coverage::Checked(checked)
+}
+
+/// `mlx5_6 (MT4129 fw 28.x) runs firmware 28.36.1010`, or for several
+/// adapters of one host `8 MT4129 fw 28.x adapters run firmware …`.
+fn runs_firmware(ty: &str, odd: &[&AdapterFacts]) -> String {
+    let mut versions: Vec<&str> = odd
+        .iter()
+        .filter_map(|a| a.firmware_version.as_deref())
+        .collect();
+    versions.sort_by(|a, b| compare_versions(a, b));
+    versions.dedup();
+    match odd {
+        [one] => format!("{} ({ty}) runs firmware {}", one.name, versions.join(", ")),
+        _ => format!(
+            "{} {ty} adapters run firmware {}",
+            odd.len(),
+            versions.join(", ")
+        ),
+    }
+}
+
+/// One FL001 finding about a host's `odd` adapters (one host, at least
+/// one adapter): about the host, since it is the host that is off the
+/// fleet's version (a paste cut after the first of them draws the same
+/// conclusion), with the adapters named in the evidence (one line per
+/// version and file).
+fn firmware_finding(odd: &[&AdapterFacts], message: String) -> Finding {
+    let subject = Subject::host(odd.first().map(|a| a.host.as_str()));
+    let mut f = FL001.finding(subject, message);
+    if let [one] = odd {
+        let fw = one.firmware_version.as_deref().unwrap_or_default();
+        return f.evidence(one.evidence(format!("{}: Firmware version: {fw}", one.name)));
+    }
+    type Group<'a> = (Vec<&'a str>, crate::span::LineSpan, &'a AdapterFacts);
+    let mut groups: BTreeMap<(&str, Option<&str>), Group<'_>> = BTreeMap::new();
+    for a in odd {
+        let key = (
+            a.firmware_version.as_deref().unwrap_or_default(),
+            a.file.as_deref(),
+        );
+        let g = groups.entry(key).or_insert((Vec::new(), a.span, a));
+        g.0.push(a.name.as_str());
+        g.1 = g.1.join(a.span);
+    }
+    for ((fw, _), (mut names, span, first)) in groups {
+        names.sort_by(|a, b| compare_versions(a, b));
+        f = f.evidence(lines_of_adapters(
+            first,
+            span,
+            format!("{}: Firmware version: {fw}", names.join(", ")),
+        ));
+    }
+    f
+}
+
+/// Evidence over `span` of the file and tool that listed `a`.
+fn lines_of_adapters(a: &AdapterFacts, span: crate::span::LineSpan, text: String) -> Evidence {
+    Evidence::new(
+        format!("{}: {text}", a.kind.name()),
+        span,
+        a.file.as_deref(),
+    )
 }
 
 /// FL002.
@@ -558,11 +688,16 @@ pub(crate) fn lists_every_port(command: Option<&str>) -> bool {
 
 /// FL003.
 fn check_adapter_count_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Coverage {
-    // Channel adapters listed with their ports, per named host.
+    // InfiniBand channel adapters listed with their ports, per named host.
+    // Ethernet NICs and bonds are left out: RoCE cards, a bond folding two
+    // of them into one device and a BlueField's management port vary with
+    // the host's network build, not with a lost rail.
     let mut per_host: BTreeMap<&str, Vec<&AdapterFacts>> = BTreeMap::new();
+    // Every adapter of those lists, Ethernet ones too.
+    let mut listed: BTreeMap<&str, Vec<&AdapterFacts>> = BTreeMap::new();
     // Hosts whose listing shows an adapter cut before its ports: it counts
     // for nothing, and the host's list may go on past the cut.
-    let mut cut_hosts: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    let mut cut_hosts: BTreeSet<&str> = BTreeSet::new();
     for a in &fleet.facts.adapters {
         let host = a.host.as_str();
         if a.partial && a.ports_listed == 0 {
@@ -574,82 +709,129 @@ fn check_adapter_count_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Cover
         {
             continue;
         }
-        per_host.entry(host).or_default().push(a);
+        listed.entry(host).or_default().push(a);
+        if !a.ethernet {
+            per_host.entry(host).or_default().push(a);
+        }
     }
     if per_host.len() < 2 {
         return Coverage::Skipped(
-            "full adapter lists (ibstat, ibv_devinfo) from fewer than two named hosts".to_owned(),
+            "full InfiniBand adapter lists (ibstat, ibv_devinfo) from fewer than two named hosts"
+                .to_owned(),
         );
     }
-    let counts: Vec<usize> = per_host.values().map(Vec::len).collect();
-    let Some((expected, count)) = usual(&counts, |v| *v, Ord::cmp) else {
-        return Coverage::Skipped("no adapter counts".to_owned());
-    };
-    // The adapter names the usual hosts list, to tell a gap from a tail.
-    let usual_names: std::collections::BTreeSet<&str> = per_host
-        .values()
-        .filter(|cas| cas.len() == expected)
-        .flat_map(|cas| cas.iter().map(|a| a.name.as_str()))
-        .collect();
-    // Adapter types the usual hosts carry: a host none of whose adapters
-    // is of one of them is other hardware (a storage server's one ConnectX-3
-    // beside GPU nodes' four ConnectX-5), not a host that lost adapters.
-    let usual_types: std::collections::BTreeSet<&str> = per_host
-        .values()
-        .filter(|cas| cas.len() == expected)
-        .flat_map(|cas| cas.iter().filter_map(|a| a.ca_type.as_deref()))
-        .collect();
-    let other_hardware = |cas: &[&AdapterFacts]| {
-        let types: Vec<&str> = cas.iter().filter_map(|a| a.ca_type.as_deref()).collect();
-        !usual_types.is_empty()
-            && !types.is_empty()
-            && types.iter().all(|t| !usual_types.contains(t))
-    };
+    // Per host, its InfiniBand adapters by type; hosts are peers when they
+    // carry the same set of types (the same build): a storage server's one
+    // ConnectX-3 beside GPU nodes' ConnectX-7s is other hardware, not a
+    // host that lost adapters.
+    type ByType<'a> = BTreeMap<&'a str, Vec<&'a AdapterFacts>>;
+    let mut builds: BTreeMap<Vec<&str>, BTreeMap<&str, ByType<'_>>> = BTreeMap::new();
     for (host, cas) in &per_host {
-        if cas.len() >= expected || other_hardware(cas) {
+        let mut by_type: ByType<'_> = BTreeMap::new();
+        for a in cas {
+            by_type
+                .entry(a.ca_type.as_deref().unwrap_or(""))
+                .or_default()
+                .push(a);
+        }
+        let build: Vec<&str> = by_type.keys().copied().collect();
+        builds.entry(build).or_default().insert(host, by_type);
+    }
+    for hosts in builds.values() {
+        if hosts.len() < 2 {
             continue;
         }
-        let names: Vec<&str> = cas.iter().map(|a| a.name.as_str()).collect();
-        let mut message = format!(
-            "{host} lists {} InfiniBand adapter(s); {count} of {} hosts list {expected}",
-            cas.len(),
-            per_host.len()
-        );
-        let cut = may_be_cut_after(cas, &usual_names).or_else(|| {
-            cut_hosts
-                .contains(host)
-                .then(|| cas.iter().map(|a| a.name.as_str()).max())
-                .flatten()
-        });
-        if let Some(last) = cut {
-            message.push_str(&format!(
-                "; its listing ends the input after {last}, so the rest may simply not be in the paste"
-            ));
+        let types: BTreeSet<&str> = hosts.values().flat_map(|t| t.keys().copied()).collect();
+        for ty in types {
+            let counts: Vec<usize> = hosts
+                .values()
+                .map(|t| t.get(ty).map_or(0, Vec::len))
+                .collect();
+            let Some((expected, count)) = usual(&counts, |v| *v, Ord::cmp) else {
+                continue;
+            };
+            // The adapter names the usual hosts list, to tell a gap from a tail.
+            let usual_names: BTreeSet<&str> = hosts
+                .values()
+                .filter_map(|t| t.get(ty))
+                .filter(|cas| cas.len() == expected)
+                .flat_map(|cas| cas.iter().map(|a| a.name.as_str()))
+                .collect();
+            for (host, by_type) in hosts {
+                let Some(cas) = by_type.get(ty) else {
+                    continue;
+                };
+                if cas.len() >= expected {
+                    continue;
+                }
+                out.push(missing_adapter_finding(
+                    host,
+                    ty,
+                    cas,
+                    (expected, count, hosts.len()),
+                    may_be_cut_after(
+                        listed.get(host).map_or(&[][..], Vec::as_slice),
+                        cas,
+                        &usual_names,
+                    )
+                    .or_else(|| {
+                        cut_hosts
+                            .contains(host)
+                            .then(|| cas.iter().map(|a| a.name.as_str()).max())
+                            .flatten()
+                    }),
+                ));
+            }
         }
-        let mut f = FL003.finding(Subject::host(Some(host)), message);
-        if cut.is_some() {
-            f = f.severity(Severity::Info);
-        }
-        let span = cas
-            .iter()
-            .map(|a| a.span)
-            .reduce(crate::span::LineSpan::join);
-        if let (Some(span), Some(first)) = (span, cas.first()) {
-            f = f.evidence(Evidence::new(
-                format!("adapters listed: {}", names.join(", ")),
-                span,
-                first.file.as_deref(),
-            ));
-        }
-        out.push(
-            f.threshold(Threshold::new(
-                format!("{expected} adapters (most common across hosts)"),
-                "fleet peer comparison (Azure/Imbue per-SKU port counts)",
-            ))
-            .remediation("Check lspci and dmesg (mlx5_core, PCIe AER) for the missing adapter; reseat or replace it."),
-        );
     }
     Coverage::Checked(per_host.len())
+}
+
+/// An FL003 finding: `host` lists `cas` of type `ty` where `count` of its
+/// `peers` hosts of the same build list `expected`; `cut` names the last
+/// adapter when the listing may simply be cut after it.
+fn missing_adapter_finding(
+    host: &str,
+    ty: &str,
+    cas: &[&AdapterFacts],
+    (expected, count, peers): (usize, usize, usize),
+    cut: Option<&str>,
+) -> Finding {
+    let names: Vec<&str> = cas.iter().map(|a| a.name.as_str()).collect();
+    let kind = if ty.is_empty() {
+        "InfiniBand".to_owned()
+    } else {
+        format!("{ty} InfiniBand")
+    };
+    let mut message = format!(
+        "{host} lists {} {kind} adapter(s); {count} of {peers} hosts with the same InfiniBand adapter types list {expected}",
+        cas.len(),
+    );
+    if let Some(last) = cut {
+        message.push_str(&format!(
+            "; its listing ends the input after {last}, so the rest may simply not be in the paste"
+        ));
+    }
+    let mut f = FL003.finding(Subject::host(Some(host)), message);
+    if cut.is_some() {
+        f = f.severity(Severity::Info);
+    }
+    let span = cas
+        .iter()
+        .map(|a| a.span)
+        .reduce(crate::span::LineSpan::join);
+    if let (Some(span), Some(first)) = (span, cas.first()) {
+        f = f.evidence(Evidence::new(
+            format!("{kind} adapters listed: {}", names.join(", ")),
+            span,
+            first.file.as_deref(),
+        ));
+    }
+    f.threshold(Threshold::new(
+        format!("{expected} {kind} adapters (most common among hosts with the same InfiniBand adapter types)"),
+        "fleet peer comparison (Azure/Imbue per-SKU port counts)",
+    ))
+    .remediation("Check lspci and dmesg (mlx5_core, PCIe AER) for the missing adapter; reseat or replace it.")
 }
 
 /// The last adapter a host lists, when its listing may have been cut
@@ -657,15 +839,22 @@ fn check_adapter_count_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Cover
 /// block is itself cut), and every adapter the usual hosts list that this
 /// one lacks would come after it in ibstat's name order. A gap in the
 /// middle (`mlx5_0`, `mlx5_2`) is never a cut.
+/// `listed` is everything the host's listing shows (its Ethernet NICs too:
+/// a listing that goes on past the adapter is not cut after it), `cas` the
+/// adapters compared.
 fn may_be_cut_after<'a>(
+    listed: &[&'a AdapterFacts],
     cas: &[&'a AdapterFacts],
-    usual_names: &std::collections::BTreeSet<&str>,
+    usual_names: &BTreeSet<&str>,
 ) -> Option<&'a str> {
-    let last = cas.iter().max_by(|a, b| a.name.cmp(&b.name))?;
+    let last = listed
+        .iter()
+        .chain(cas)
+        .max_by(|a, b| a.name.cmp(&b.name))?;
     let ends = last.ends_input || last.partial;
     let tail_only = usual_names
         .iter()
-        .filter(|n| !cas.iter().any(|a| a.name == **n))
+        .filter(|n| !listed.iter().chain(cas).any(|a| a.name == **n))
         .all(|n| *n > last.name.as_str());
     (ends && tail_only).then_some(last.name.as_str())
 }
@@ -833,9 +1022,12 @@ mod tests {
             pdsh("n4", &slow),
             pdsh("n5", &missing)
         );
+        // One finding for the host's two adapters, naming both.
         let fw = findings_of(&FL001, &text);
-        assert_eq!(fw.len(), 2, "{fw:#?}");
-        assert!(fw.iter().all(|f| f.subject.host.as_deref() == Some("n3")));
+        assert_eq!(fw.len(), 1, "{fw:#?}");
+        assert_eq!(fw[0].subject.host.as_deref(), Some("n3"));
+        assert_eq!(fw[0].severity, Severity::Warning);
+        assert!(fw[0].evidence[0].text.contains("mlx5_0, mlx5_1"), "{fw:#?}");
         let rate = findings_of(&FL002, &text);
         assert_eq!(rate.len(), 2);
         assert!(rate.iter().all(|f| f.subject.host.as_deref() == Some("n4")));
@@ -981,5 +1173,99 @@ mod tests {
         let f = findings_of(&FL003, &fleet);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].subject.host.as_deref(), Some("s3"));
+    }
+
+    /// `ibstat` at `host`'s prompt: `ib` MT4129 adapters on InfiniBand at
+    /// `fw`, then `eth` (name, type) adapters whose port runs Ethernet.
+    fn mixed_listing(host: &str, fw: &str, ib: usize, eth: &[(&str, &str)]) -> String {
+        let mut t = format!("[root@{host} ~]# ibstat\n");
+        for i in 0..ib {
+            t.push_str(&format!(
+                "CA 'mlx5_{i}'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tFirmware version: {fw}\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tLink layer: InfiniBand\n"
+            ));
+        }
+        for (name, ty) in eth {
+            t.push_str(&format!(
+                "CA '{name}'\n\tCA type: {ty}\n\tNumber of ports: 1\n\tFirmware version: 22.39.1002\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 100\n\t\tLink layer: Ethernet\n"
+            ));
+        }
+        t
+    }
+
+    #[test]
+    fn fl003_counts_only_infiniband_adapters_of_the_same_build() {
+        let dx = [
+            ("mlx5_8", "MT4125"),
+            ("mlx5_9", "MT4125"),
+            ("mlx5_10", "MT4125"),
+            ("mlx5_11", "MT4125"),
+        ];
+        // Eight rails everywhere; a bond, four Ethernet cards or none beside
+        // them, and a RoCE-only build: nobody lost an adapter.
+        let fleet = format!(
+            "{}{}{}{}",
+            mixed_listing("h1", "28.41.1000", 8, &[("mlx5_bond_0", "MT41692")]),
+            mixed_listing("h2", "28.41.1000", 8, &dx),
+            mixed_listing("h3", "28.39.1002", 8, &dx),
+            mixed_listing("h4", "28.39.1002", 0, &dx),
+        );
+        assert!(findings_of(&FL003, &fleet).is_empty());
+        // Seven rails where the peers have eight is still an error, whatever
+        // Ethernet devices each host has.
+        let fleet = format!(
+            "{}{}{}",
+            mixed_listing("h1", "28.41.1000", 8, &[("mlx5_bond_0", "MT41692")]),
+            mixed_listing("h2", "28.41.1000", 8, &dx),
+            mixed_listing("h3", "28.41.1000", 7, &dx),
+        );
+        let f = findings_of(&FL003, &fleet);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].subject.host.as_deref(), Some("h3"));
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].message.contains("7 MT4129 InfiniBand"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn fl001_calls_nobody_drifted_on_a_tie_and_names_a_true_minority_once() {
+        let tie = format!(
+            "{}{}{}{}",
+            mixed_listing("h1", "28.41.1000", 4, &[]),
+            mixed_listing("h2", "28.41.1000", 4, &[]),
+            mixed_listing("h3", "28.39.1002", 4, &[]),
+            mixed_listing("h4", "28.39.1002", 4, &[]),
+        );
+        let f = findings_of(&FL001, &tie);
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert!(f.iter().all(|f| f.severity == Severity::Info));
+        let hosts: Vec<_> = f.iter().filter_map(|f| f.subject.host.as_deref()).collect();
+        assert_eq!(hosts, ["h3", "h4"], "the hosts not on the newest version");
+        assert!(
+            f[0].message.contains("2 firmware versions"),
+            "{}",
+            f[0].message
+        );
+        // One host of four on old firmware: one warning, not one per adapter.
+        let minority = format!(
+            "{}{}{}{}",
+            mixed_listing("h1", "28.41.1000", 4, &[]),
+            mixed_listing("h2", "28.41.1000", 4, &[]),
+            mixed_listing("h3", "28.41.1000", 4, &[]),
+            mixed_listing("h4", "28.39.1002", 4, &[]),
+        );
+        let f = findings_of(&FL001, &minority);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert_eq!(f[0].subject.host.as_deref(), Some("h4"));
+        assert!(
+            f[0].evidence[0]
+                .text
+                .contains("mlx5_0, mlx5_1, mlx5_2, mlx5_3"),
+            "{:#?}",
+            f[0].evidence
+        );
     }
 }
