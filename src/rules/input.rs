@@ -647,12 +647,42 @@ const LINE_FILTERS: &[&str] = &[
 /// `iblinkinfo | grep Up`), if any: the first stage after a `|` whose
 /// program prints only some of its input ([`LINE_FILTERS`]).
 fn output_filter(command: &str) -> Option<&str> {
-    command.split('|').skip(1).map(str::trim).find(|stage| {
+    pipe_stages(command).skip(1).map(str::trim).find(|stage| {
         stage
             .split_whitespace()
             .next()
             .is_some_and(|p| LINE_FILTERS.contains(&p.rsplit('/').next().unwrap_or(p)))
     })
+}
+
+/// The stages of a shell pipeline: `command` split at each `|` outside
+/// quotes (`grep -E "CA '|Port |State"` is one stage) and not part of
+/// `||`.
+fn pipe_stages(command: &str) -> impl Iterator<Item = &str> {
+    let bytes = command.as_bytes();
+    let mut quote: Option<u8> = None;
+    let mut cuts = Vec::new();
+    for (i, &b) in bytes.iter().enumerate() {
+        match (quote, b) {
+            (Some(q), _) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'"' | b'\'') => quote = Some(b),
+            (None, b'|')
+                if bytes.get(i + 1) != Some(&b'|')
+                    && (i == 0 || bytes.get(i - 1) != Some(&b'|')) =>
+            {
+                cuts.push(i);
+            }
+            _ => {}
+        }
+    }
+    let starts = std::iter::once(0).chain(cuts.iter().map(|c| c + 1));
+    let ends = cuts.iter().copied().chain(std::iter::once(command.len()));
+    let stages: Vec<&str> = starts
+        .zip(ends)
+        .map(|(a, b)| command.get(a..b).unwrap_or_default())
+        .collect();
+    stages.into_iter()
 }
 
 fn check_cut(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
@@ -775,6 +805,21 @@ fn check_unread(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 mod tests {
     use super::*;
     use crate::rules::testing::findings_of;
+
+    #[test]
+    fn a_filter_is_the_first_line_filtering_stage_of_the_pipeline() {
+        assert_eq!(
+            output_filter(r#"ibstat | grep -E "CA '|Port |State""#),
+            Some(r#"grep -E "CA '|Port |State""#)
+        );
+        assert_eq!(
+            output_filter("iblinkinfo | tee out.txt | grep Up"),
+            Some("grep Up")
+        );
+        assert_eq!(output_filter("nvidia-smi -q | less"), None);
+        assert_eq!(output_filter("ibstat || echo failed"), None);
+        assert_eq!(output_filter("ibstat"), None);
+    }
 
     #[test]
     fn a_cut_matrix_is_said_once_with_its_rows() {
