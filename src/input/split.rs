@@ -1324,6 +1324,11 @@ fn mark_cut_line(
     let unread = warnings
         .iter()
         .position(|w| w.kind == WarningKind::Unreadable && w.span.contains(number));
+    // Without an unread line there, only the section that ends in the
+    // set-aside line can hold it: the others are not scanned.
+    if unread.is_none() && lines.last().map(|l| l.number) != Some(number) {
+        return false;
+    }
     let Some(at) = lines.iter().position(|l| l.number == number) else {
         return false;
     };

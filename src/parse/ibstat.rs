@@ -17,7 +17,7 @@ use crate::model::ibstat::{Ca, Ibstat, Port};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
     blank_value, decimal_f64, decimal_u32, hex_u32, label_value, numbered_heading, read_each_line,
-    settle_blank_value, single_quoted, trim, Unread,
+    settle_blank_value, single_quoted, trim, without_note, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -231,18 +231,8 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {
         return;
     }
     match label_value(t) {
-        Some((label, value)) => read_field(line, label, without_comment(value), out, unread),
+        Some((label, value)) => read_field(line, label, without_note(value), out, unread),
         None => unread.line(line, "not an ibstat `Label: value` line"),
-    }
-}
-
-/// A value without the ` # note` annotated pastes add after it
-/// (`Number of ports: 1 # 端口号`, from docs and blogs). ibstat prints no
-/// `#` in its values, so the note is not part of one.
-fn without_comment(value: &str) -> &str {
-    match value.find(" #") {
-        Some(at) => trim(value.get(..at).unwrap_or(value)),
-        None => value,
     }
 }
 

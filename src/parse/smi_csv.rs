@@ -131,8 +131,8 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<SmiCsv> {
             }
         }
         // `…, No, No     # pending Yes -> No`: a note an author added
-        // after the row (nvidia-smi prints no `#` in a value).
-        let t = t.find(" #").and_then(|at| t.get(..at)).unwrap_or(t);
+        // after the row.
+        let t = crate::parse::text::without_note(t);
         let cells: Vec<&str> = t.split(',').map(str::trim).collect();
         let expected = out
             .fields

@@ -61,6 +61,17 @@ pub(crate) fn label_value(line: &str) -> Option<(&str, &str)> {
     Some((label, trim(value)))
 }
 
+/// `text` without the ` # note` an author added after a tool's value or
+/// row (`Number of ports: 1 # 端口号`, `…, No, No     # pending Yes -> No`),
+/// trimmed. For tools that print no ` #` in their values (ibstat,
+/// nvidia-smi's CSV).
+pub(crate) fn without_note(text: &str) -> &str {
+    match text.find(" #") {
+        Some(at) => trim(text.get(..at).unwrap_or(text)),
+        None => text,
+    }
+}
+
 /// Why a number could not be taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NumberError {

@@ -674,7 +674,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
                 );
                 continue;
             }
-            d.partial = row_partial(*number, r, &header, d.kind);
+            d.partial = row_partial(*number, r, &header, d.kind, &placed);
             // A row that stops before its last affinity column may have
             // lost the end of the last value it shows: that one is not kept.
             let trusted = if placed.reaches_last {
@@ -761,6 +761,7 @@ fn row_partial(
     r: &Row<'_>,
     header: &Header<'_>,
     kind: DeviceKind,
+    placed: &Placed<'_>,
 ) -> Option<Partial> {
     let cells = trusted_cells(r, header).len();
     let mut missing: Vec<String> = header
@@ -769,25 +770,22 @@ fn row_partial(
         .skip(cells)
         .map(|d| (**d).to_owned())
         .collect();
-    if kind == DeviceKind::Gpu {
-        let placed = placed_values(r, header);
-        if !placed.reaches_last {
-            // The last value read may be a cut one: count it missing too,
-            // with every column after the one before it.
-            let kept = placed
-                .values
-                .len()
-                .checked_sub(2)
-                .and_then(|i| placed.values.get(i))
-                .map_or(0, |(title, _)| {
-                    header
-                        .affinity
-                        .iter()
-                        .position(|t| t == title)
-                        .map_or(0, |i| i + 1)
-                });
-            missing.extend(header.affinity.iter().skip(kept).map(|t| (*t).to_owned()));
-        }
+    if kind == DeviceKind::Gpu && !placed.reaches_last {
+        // The last value read may be a cut one: count it missing too,
+        // with every column after the one before it.
+        let kept = placed
+            .values
+            .len()
+            .checked_sub(2)
+            .and_then(|i| placed.values.get(i))
+            .map_or(0, |(title, _)| {
+                header
+                    .affinity
+                    .iter()
+                    .position(|t| t == title)
+                    .map_or(0, |i| i + 1)
+            });
+        missing.extend(header.affinity.iter().skip(kept).map(|t| (*t).to_owned()));
     }
     (!missing.is_empty()).then(|| Partial::new(PartialReason::ShortRow, missing, number))
 }
