@@ -941,3 +941,71 @@ fn nvidia_smi_q_cut_inside_its_last_key_is_cut() {
     assert_eq!(cut.len(), 1, "{:?}", r.findings);
     assert_eq!(cut[0].subject.host.as_deref(), Some("gpu6001"));
 }
+
+#[test]
+fn prose_in_other_letters_under_a_command_heading_is_not_a_cut_matrix() {
+    // A blog's `## `nvidia-smi topo -m`` heading, a line of Chinese prose,
+    // then the matrix in a fence: the prose is no matrix line, so the
+    // matrix is not "cut: header missing".
+    let text = "## `nvidia-smi topo -m`\n\n\
+                下面对比两台机器的 `nvidia-smi topo -m` 输出：\n\n\
+                ```bash\n\
+                \tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n\
+                GPU0\t X \tNV12\t0-31\t0\t\tN/A\n\
+                GPU1\tNV12\t X \t0-31\t0\t\tN/A\n\
+                ```\n";
+    let r = report(text);
+    assert!(of(&r, "IN001").is_empty(), "{:?}", r.findings);
+    assert!(of(&r, "IN002").is_empty(), "{:?}", r.findings);
+    let d = doc(text);
+    assert_eq!(
+        sections_of(&d, Kind::TopoMatrix).len(),
+        1,
+        "{:?}",
+        d.sections
+    );
+}
+
+#[test]
+fn a_watch_header_under_its_prompt_is_the_time_not_a_csv_row() {
+    let text = "ops@gpu9:~$ watch -n 5 nvidia-smi --query-gpu=index,temperature.gpu,power.draw --format=csv\n\
+                Every 5.0s: nvidia-smi --query-gpu=index,temperature.gpu,power.draw --format=csv      gpu9: Mon Mar  2 11:04:09 2026\n\n\
+                index, temperature.gpu, power.draw [W]\n\
+                0, 61, 402.10 W\n\
+                1, 63, 398.75 W\n";
+    let d = doc(text);
+    assert_eq!(sections_of(&d, Kind::Date).len(), 1, "{:?}", d.sections);
+    let csv = sections_of(&d, Kind::SmiCsv);
+    assert_eq!(csv.len(), 1, "{:?}", d.sections);
+    assert_eq!(csv[0].span.first_line, 4, "{:?}", csv[0].span);
+    let r = report(text);
+    assert!(of(&r, "IN002").is_empty(), "{:?}", r.findings);
+}
+
+#[test]
+fn a_tool_the_shell_did_not_find_never_ran_and_is_said_once() {
+    // Ubuntu's command-not-found handler and bash's own line: the tools
+    // never ran. Their lines are no unread output of them, and the host is
+    // not "healthy" on their account.
+    let text = "ops@gpu9:~$ ibstat\n\
+                Command 'ibstat' not found, but can be installed with:\n\n\
+                sudo apt install infiniband-diags\n\n\
+                ops@gpu9:~$ ibv_devinfo\n\
+                -bash: ibv_devinfo: command not found\n\
+                ops@gpu9:~$ mlxfwmanager\n\
+                mlxfwmanager: command not found\n";
+    let r = report(text);
+    let failed = of(&r, "IN003");
+    assert_eq!(failed.len(), 2, "{:?}", r.findings);
+    assert!(
+        failed.iter().all(|f| f.message.contains("not installed")),
+        "{failed:?}"
+    );
+    assert!(
+        failed
+            .iter()
+            .all(|f| f.subject.host.as_deref() == Some("gpu9")),
+        "{failed:?}"
+    );
+    assert!(of(&r, "IN002").is_empty(), "{:?}", r.findings);
+}

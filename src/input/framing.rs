@@ -94,8 +94,11 @@ fn classify_any(line: &str) -> Option<Framing> {
         .or_else(|| tool_host_heading(line))
         .map(Framing::HostHeading)
         .or_else(|| {
-            (script_heading(t) || non_ascii_comment(t) || env_assignment(line))
-                .then_some(Framing::Heading)
+            (script_heading(t)
+                || non_ascii_comment(t)
+                || non_ascii_prose(t)
+                || env_assignment(line))
+            .then_some(Framing::Heading)
         })
 }
 
@@ -144,6 +147,11 @@ fn may_frame(line: &str) -> bool {
         || labelled_may_frame(line)
         || command_may_frame(line)
         || line.bytes().any(|b| matches!(b, b'$' | b'#' | b'%'))
+        || line
+            .trim_start()
+            .as_bytes()
+            .first()
+            .is_some_and(|b| !b.is_ascii())
 }
 
 /// Words that open a collection script's undecorated label line at the
@@ -604,6 +612,18 @@ fn has_non_ascii_letter(t: &str) -> bool {
 fn non_ascii_comment(t: &str) -> bool {
     let rest = t.trim_start_matches('#');
     rest.len() < t.len() && rest.starts_with(' ') && has_non_ascii_letter(rest)
+}
+
+/// `最典型的当然有 nvidia-smi 和 …`, `ここでは ibstat の …`: a line of prose
+/// that opens with a letter outside ASCII. Every line of every tool we read
+/// opens with ASCII (a field name, a device, a number, a table border), so
+/// like [`non_ascii_comment`] it ends the output above it. Before, the
+/// prose under a `` ## `nvidia-smi topo -m` `` heading was read as a
+/// matrix line without its header, and the paste was called cut.
+fn non_ascii_prose(t: &str) -> bool {
+    t.chars()
+        .next()
+        .is_some_and(|c| !c.is_ascii() && c.is_alphabetic())
 }
 
 /// The command of a line a collection script prints before a command's
@@ -1485,6 +1505,22 @@ mod tests {
             Some(Framing::Heading)
         );
         for line in ["# Port counters: Lid 2 port 1", "# GPU 0 → NIC", "#模型"] {
+            assert_ne!(classify(line), Some(Framing::Heading), "{line}");
+        }
+        // Prose that opens with a letter outside ASCII ends the output
+        // above it; a tool's line with such a letter further on does not.
+        for line in [
+            "最典型的当然有 `nvidia-smi` 和 `nvidia-smi topo -m`。",
+            "ここでは ibstat の出力を確認する",
+            "  Проверка состояния порта",
+        ] {
+            assert_eq!(classify(line), Some(Framing::Heading), "{line}");
+        }
+        for line in [
+            "\tNode description: nœud-07 HCA-1",
+            "GPU0\t X \tNV18",
+            "“quoted” 123",
+        ] {
             assert_ne!(classify(line), Some(Framing::Heading), "{line}");
         }
         // An environment variable ends the output above it; tools' own

@@ -1031,7 +1031,15 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
             // has begun, or at once after a compound command's prompt
             // (its hint tried first). Under a prompt running `date +%s`,
             // a bare number of seconds is a date.
-            let only_hint = ctx.one_step && ctx.hint.is_some() && open.is_none() && produced == 0;
+            // `watch`'s `Every 2.0s: nvidia-smi --query-gpu=… host: date`
+            // header comes first under `watch …`'s prompt: it is the time
+            // of the screen under it, not the named tool's first line (a
+            // CSV row of the query's words, before).
+            let only_hint = ctx.one_step
+                && ctx.hint.is_some()
+                && open.is_none()
+                && produced == 0
+                && !crate::parse::date::is_watch_header(line.text());
             let found = if ctx.epoch_dates && crate::parse::date::is_epoch_line(line.text()) {
                 crate::parse::format_of_kind(Kind::Date).map(|f| (f, Block::of_lines("date", 1)))
             } else if only_hint {
@@ -1403,7 +1411,8 @@ fn tool_message(line: &Line<'_>) -> Option<ToolMessage> {
     let t = crate::parse::text::trim(line.text());
     let found = crate::parse::text::infiniband_message_level(t)
         .or_else(|| nvidia_message(t))
-        .or_else(|| firmware_tools_message(t))?;
+        .or_else(|| firmware_tools_message(t))
+        .or_else(|| shell_message(t))?;
     Some(ToolMessage {
         line: line.number,
         level: found,
@@ -1423,6 +1432,61 @@ fn firmware_tools_message(t: &str) -> Option<MessageLevel> {
     } else {
         None
     }
+}
+
+/// What the shell prints when the command is not installed: `-bash:
+/// ibstat: command not found`, `zsh: command not found: ibstat`, dash's
+/// `sh: 1: ibstat: not found`, and Ubuntu's `Command 'ibv_devinfo' not
+/// found, but can be installed with:` (an error: the tool never ran), with
+/// the `sudo apt install ibverbs-utils` advice under it (a warning line of
+/// the same message). Read as output, they were unread lines of the tool
+/// that was not there, and the paste's verdict did not say it never ran.
+fn shell_message(t: &str) -> Option<MessageLevel> {
+    const INSTALL_ADVICE: &[&str] = &[
+        "sudo apt install ",
+        "sudo apt-get install ",
+        "sudo snap install ",
+        "sudo dnf install ",
+        "sudo yum install ",
+        "apt install ",
+        "Try: sudo apt install ",
+        "See 'snap info ",
+    ];
+    if missing_command(t).is_some_and(is_supported_program) {
+        Some(MessageLevel::Error)
+    } else if INSTALL_ADVICE.iter().any(|p| t.starts_with(p)) && t.split_whitespace().count() <= 6 {
+        Some(MessageLevel::Warning)
+    } else {
+        None
+    }
+}
+
+/// The command a shell's "not found" line names. Only one of the tools
+/// we read (or their wrappers) makes it a message of the paste: another
+/// program's (`mlxfwmanager: command not found`) stays what it was, a line
+/// of that program's unsupported output.
+fn missing_command(t: &str) -> Option<&str> {
+    let word = if let Some(rest) = t.strip_suffix(": command not found") {
+        rest.rsplit(": ").next()
+    } else if let Some(rest) = t.strip_prefix("zsh: command not found: ") {
+        Some(rest)
+    } else if t.starts_with("sh: ") {
+        t.strip_suffix(": not found")?.rsplit(": ").next()
+    } else {
+        let rest = t.strip_prefix("Command '")?;
+        let (name, after) = rest.split_once('\'')?;
+        after.starts_with(" not found").then_some(name)
+    }?;
+    let word = word.trim();
+    (!word.is_empty() && !word.contains(' ')).then_some(word)
+}
+
+/// Whether `program` is one whose output a format reads (`nvidia-smi`,
+/// `dcgmi` and `rdma` need their subcommand for that).
+fn is_supported_program(program: &str) -> bool {
+    let base = program.rsplit('/').next().unwrap_or(program);
+    matches!(base, "nvidia-smi" | "dcgmi" | "rdma")
+        || crate::parse::format_of_command(&[base]).is_some()
 }
 
 /// Error lines of nvidia-smi and dcgmi (`ERROR: Option … is not
@@ -1451,6 +1515,45 @@ fn nvidia_message(t: &str) -> Option<MessageLevel> {
         Some(MessageLevel::Warning)
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod shell_message_tests {
+    use super::{missing_command, shell_message};
+    use crate::input::MessageLevel;
+
+    #[test]
+    fn the_shells_not_found_lines_name_their_command() {
+        for (line, name) in [
+            ("-bash: ibstat: command not found", "ibstat"),
+            ("bash: line 1: perfquery: command not found", "perfquery"),
+            ("sudo: ibv_devinfo: command not found", "ibv_devinfo"),
+            ("zsh: command not found: nvidia-smi", "nvidia-smi"),
+            ("sh: 1: iblinkinfo: not found", "iblinkinfo"),
+            (
+                "Command 'ibv_devinfo' not found, but can be installed with:",
+                "ibv_devinfo",
+            ),
+            ("Command 'ibstat' not found, did you mean:", "ibstat"),
+        ] {
+            assert_eq!(missing_command(line), Some(name), "{line}");
+            assert_eq!(shell_message(line), Some(MessageLevel::Error), "{line}");
+        }
+        // Another program's is not a message of the paste; nor is a tool
+        // line that happens to end alike.
+        for line in [
+            "mlxfwmanager: command not found",
+            "ibstat shows the port is not found",
+            "\tNode description: not found",
+            "Command 'ibstat' was run",
+        ] {
+            assert_eq!(shell_message(line), None, "{line}");
+        }
+        assert_eq!(
+            shell_message("sudo apt install ibverbs-utils"),
+            Some(MessageLevel::Warning)
+        );
     }
 }
 

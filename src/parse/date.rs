@@ -110,6 +110,12 @@ fn watch_stamp(text: &str, span: LineSpan) -> Option<DateStamp> {
     parse_stamp(&time, span)
 }
 
+/// Whether `text` is the header `watch` prints above each screen, with
+/// its time ([`watch_stamp`]).
+pub(crate) fn is_watch_header(text: &str) -> bool {
+    text.trim_start().starts_with("Every ") && watch_stamp(text, LineSpan::line(1)).is_some()
+}
+
 /// Whether `text` holds `D:DD:DD`, the clock every form [`parse_stamp`]
 /// reads has: a byte scan that spares the full reading of the many lines
 /// detection asks about that are not dates.

@@ -109,7 +109,10 @@ declare_rule! {
     /// `iberror:` lines, `Failed to open device`, `NVIDIA-SMI has failed
     /// because it couldn't communicate with the NVIDIA driver`, `Failed to
     /// initialize NVML: …`, the firmware tools' `-E- …` (mlxlink), `Not
-    /// supported on the device(s)` (`nvidia-smi dmon`).
+    /// supported on the device(s)` (`nvidia-smi dmon`); and a tool that
+    /// never ran, as the shell says (`-bash: ibstat: command not found`,
+    /// Ubuntu's `Command 'ibv_devinfo' not found, but can be installed
+    /// with:`).
     ///
     /// ### Why it matters
     /// In a support thread the tool's failure is often the fault itself: no
@@ -122,21 +125,24 @@ declare_rule! {
     /// The tool's message and its line. A `warning` where the message says
     /// the tool found no device or could not reach its driver; `info` where
     /// it says the command line was wrong, permission was denied, the
-    /// device does not support what was asked, or a query got no answer
-    /// (no fault of the host, or another rule's), and where
+    /// device does not support what was asked, a query got no answer, or
+    /// the tool is not installed (no fault of the host, or another rule's),
+    /// and where
     /// it says nothing we know (or is cut short).
     ///
     /// ### What to do
     /// As the cause says: check that the device is present (`lspci`), its
     /// driver loaded (`lsmod | grep -e mlx5_ib -e nvidia`), and for a
     /// container that the device is passed in; rerun as root, or with the
-    /// options the tool's help shows.
+    /// options the tool's help shows; install a tool the shell did not
+    /// find.
     ///
     /// ### Thresholds and sources
     /// Any error-level message of a supported tool: infiniband-diags'
     /// `ibpanic`/`iberror` (`ibdiag_common.c`), `ibstatus`'s `Fatal error`,
     /// nvidia-smi's and NVML's error lines, the firmware tools' `-E-`
-    /// (mlxlink, mstflint).
+    /// (mlxlink, mstflint), the shell's `command not found` (bash, zsh,
+    /// dash, Ubuntu's `command-not-found`).
     pub static IN003 = {
         id: "IN003",
         name: "tool-failed",
@@ -159,7 +165,15 @@ const NO_DEVICE: &str = "the tool found no device to read, or could not reach it
 fn tool_failure_cause(text: &str) -> (Severity, &'static str, &'static str) {
     let lower = text.to_ascii_lowercase();
     let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
-    if has(&[
+    if has(&["command not found", ": not found"])
+        || (lower.starts_with("command '") && lower.contains("' not found"))
+    {
+        (
+            Severity::Info,
+            "the tool is not installed on the host (or not on the PATH): it never ran, and nothing was read of what it shows",
+            "Install it (`infiniband-diags` for ibstat, perfquery and iblinkinfo; `ibverbs-utils` for ibv_devinfo; the NVIDIA driver for nvidia-smi) or run it by its full path, then paste its output.",
+        )
+    } else if has(&[
         "permission denied",
         "operation not permitted",
         "must be root",
@@ -819,6 +833,34 @@ mod tests {
         assert_eq!(output_filter("nvidia-smi -q | less"), None);
         assert_eq!(output_filter("ibstat || echo failed"), None);
         assert_eq!(output_filter("ibstat"), None);
+    }
+
+    /// A tool the shell did not find never ran: one IN003 info per tool,
+    /// and its lines (the install advice too) are not unread output.
+    #[test]
+    fn a_command_the_shell_did_not_find_is_said_not_unread() {
+        let text = "admin@gpu3:~$ ibv_devinfo\n\
+                    Command 'ibv_devinfo' not found, but can be installed with:\n\
+                    sudo apt install ibverbs-utils\n\
+                    admin@gpu3:~$ ibstat\n\
+                    -bash: ibstat: command not found\n\
+                    admin@gpu3:~$ perfquery\n\
+                    zsh: command not found: perfquery\n";
+        let f = findings_of(&IN003, text);
+        assert_eq!(f.len(), 3, "{f:#?}");
+        for finding in &f {
+            assert_eq!(finding.severity, crate::rules::Severity::Info);
+            assert!(
+                finding.message.contains("not installed"),
+                "{}",
+                finding.message
+            );
+        }
+        assert!(findings_of(&IN002, text).is_empty());
+        // A device the tool did not find is no missing command.
+        let (severity, cause, _) = tool_failure_cause("ibstat: iberror: Device 'mlx5_9' not found");
+        assert!(!cause.contains("not installed"), "{cause}");
+        assert_eq!(severity, crate::rules::Severity::Info);
     }
 
     #[test]

@@ -139,7 +139,8 @@ declare_rule! {
 declare_rule! {
     /// ### What it detects
     /// NVLink CRC errors: growing at 100/s or more (`error`), growing more
-    /// slowly (`warning`), stuck at the counter's maximum (`warning`), or
+    /// slowly or at a rate the input cannot tell, for want of the readings'
+    /// times (`warning`, saying so), stuck at the counter's maximum (`warning`), or
     /// non-zero since the last reset (`info`, one finding per GPU listing
     /// its links).
     ///
@@ -1110,13 +1111,19 @@ fn check_crc(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     format!("grows at {rate:.1}/s (+{increase})"),
                     threshold(),
                 )),
-                _ if increase > 0 => Some((
+                Some(rate) if increase > 0 => Some((
+                    Severity::Warning,
+                    format!("grew by {increase} ({rate:.2}/s): below the failure rate, monitor"),
+                    threshold(),
+                )),
+                // Without the readings' times the rate is unknown: it may
+                // be far above the limit (a stress test between two
+                // readings) or far below it (a week apart). Absence of the
+                // interval is not evidence of a low rate.
+                None if increase > 0 => Some((
                     Severity::Warning,
                     format!(
-                        "grew by {increase}{}: below the failure rate, monitor",
-                        per_second
-                            .map(|p| format!(" ({p:.2}/s)"))
-                            .unwrap_or_default()
+                        "grew by {increase} between two readings whose times are not in the input: the rate, and so whether it reaches the failure rate, is unknown"
                     ),
                     threshold(),
                 )),
@@ -1124,7 +1131,7 @@ fn check_crc(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             }
         },
         &NV004,
-        "At 100/s or more drain the node and have the link checked; below, monitor. Record and reset a saturated counter.",
+        "At 100/s or more drain the node and have the link checked; below, monitor. Where the rate is unknown, take two readings a minute apart under load with their times (`date; nvidia-smi nvlink -e`). Record and reset a saturated counter.",
     )
 }
 
@@ -2291,6 +2298,29 @@ mod tests {
                 .starts_with("GPU 3 link 7: crc_errors = 65535 since"),
             "{}",
             crc[0].message
+        );
+    }
+
+    /// Two untimed readings (a README's "before" and "after" a stress test)
+    /// show that a counter grew, not how fast: the finding says the rate is
+    /// unknown instead of calling it below the failure rate.
+    #[test]
+    fn growth_without_the_readings_times_leaves_the_rate_unknown() {
+        let reading = |crc: u32| {
+            format!(
+                "GPU 2: Tesla V100-SXM2-32GB (UUID: GPU-00000000-0000-0000-0000-000000000002)\n\t Link 0: Replay Errors: 0\n\t Link 0: Recovery Errors: 0\n\t Link 0: CRC Errors: {crc}\n"
+            )
+        };
+        let text = format!("{}\n{}", reading(1_907), reading(38_114));
+        let f = findings_of(&NV004, &text);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].message.contains("grew by 36207"), "{}", f[0].message);
+        assert!(f[0].message.contains("is unknown"), "{}", f[0].message);
+        assert!(
+            !f[0].message.contains("below the failure rate"),
+            "{}",
+            f[0].message
         );
     }
 }

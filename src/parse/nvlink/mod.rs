@@ -802,7 +802,9 @@ pub fn summary(nvlink: &Nvlink) -> String {
             let notes: Vec<String> = nvlink.notes.iter().map(ToString::to_string).collect();
             return notes.join("; ");
         }
-        return "no NVLink output (no NVLink-capable GPU)".to_owned();
+        // Not "no NVLink-capable GPU": a command quoted in a script or a
+        // fence, with its output elsewhere or not at all, also has none.
+        return "no NVLink output under the command".to_owned();
     }
     let links: usize = nvlink.gpus.iter().map(|g| g.links.len()).sum();
     let modes: Vec<&str> = nvlink.modes.iter().map(|m| m.option()).collect();
