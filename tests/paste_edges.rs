@@ -941,3 +941,67 @@ fn nvidia_smi_q_cut_inside_its_last_key_is_cut() {
     assert_eq!(cut.len(), 1, "{:?}", r.findings);
     assert_eq!(cut[0].subject.host.as_deref(), Some("gpu6001"));
 }
+
+/// An ibv_devinfo paste that begins inside a port block: the port's
+/// fields come before any `hca_id:` or `port:` line. Before, they were
+/// unrecognised lines and nothing said the paste was cut. The port names
+/// neither its device nor its number, so it is said to be cut at the top,
+/// with its state (a Down one is not lost), and never judged or paired
+/// with a port of another snapshot.
+#[test]
+fn an_ibv_devinfo_paste_that_begins_inside_a_port_is_cut_at_the_top() {
+    let path = format!(
+        "{}/tests/fixtures/wild/deepep55-ibv-devinfo-starts-inside-port.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let r = report(&std::fs::read_to_string(path).unwrap());
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    for part in [
+        "cut at line 1",
+        "the port before the first hca_id (state PORT_ACTIVE (4))",
+        "mlx5_7",
+    ] {
+        assert!(cut[0].message.contains(part), "{}", cut[0].message);
+    }
+    assert!(cut[0].evidence[0].text.contains("cut at the top"));
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    assert!(fired(&r, Severity::Warning).is_empty(), "{:#?}", r.findings);
+
+    // A Down port cut at the top, then a whole second snapshot of the
+    // host's one port, Active: the Down state is said, not judged, and
+    // not taken for the other snapshot's port 1.
+    let tail = "\t\t\tstate:\t\t\tPORT_DOWN (1)\n\t\t\tmax_mtu:\t\t4096 (5)\n\
+                \t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t0\n\t\t\tport_lid:\t\t0\n\
+                \t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n";
+    let whole = "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t28.39.2048\n\
+                 \tvendor_part_id:\t\t\t4129\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\
+                 \t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tsm_lid:\t\t\t3\n\t\t\tport_lid:\t\t61\n\
+                 \t\t\tlink_layer:\t\tInfiniBand\n";
+    let text = format!(
+        "[root@gpu-c7 ~]# ibv_devinfo\n{tail}\n{whole}\n[root@gpu-c7 ~]# ibv_devinfo\n{whole}"
+    );
+    let d = doc(&text);
+    assert!(
+        sections_of(&d, Kind::IbvDevinfo).len() >= 2,
+        "{:?}",
+        d.sections
+    );
+    let r = report(&text);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    assert!(
+        cut[0].message.contains("(state PORT_DOWN (1))"),
+        "{}",
+        cut[0].message
+    );
+    assert!(of(&r, "IB001").is_empty(), "{:#?}", r.findings);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+
+    // One port field in prose is not ibv_devinfo.
+    let prose =
+        "The adapter reports\nlink_layer: InfiniBand\nstate: PORT_ACTIVE (4)\nso the link is up.\n";
+    let read_as_devinfo = read(prose, &ReadOptions::default())
+        .is_ok_and(|d| !sections_of(&d, Kind::IbvDevinfo).is_empty());
+    assert!(!read_as_devinfo);
+}

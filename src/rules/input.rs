@@ -447,7 +447,7 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
             }
             SectionData::IbvDevinfo(info) => {
                 for dev in &info.devices {
-                    push(&|| dev.hca_id.clone(), &dev.partial);
+                    push(&|| ibv_devinfo_part(dev), &dev.partial);
                 }
             }
             SectionData::Portinfo(info) => {
@@ -533,6 +533,23 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
     elided_parts(ctx, &mut out);
     out.sort_by_key(|p| (p.at.doc, p.partial.line));
     out
+}
+
+/// An `ibv_devinfo` device as IN001 names it: a port the paste begins
+/// inside has no name, so it is named by where it stands, with its state
+/// (a `PORT_DOWN` there is not judged, and must not go unsaid).
+fn ibv_devinfo_part(dev: &crate::model::ibv_devinfo::IbvDevice) -> String {
+    match dev.ports.first().filter(|_| dev.begins_inside_a_port()) {
+        Some(port) => {
+            let state = match port.state {
+                None => "no state shown".to_owned(),
+                Some(crate::model::ib::PortState::Unknown) => "state not read".to_owned(),
+                Some(s) => format!("state {}", crate::parse::ibv_devinfo::state_text(s)),
+            };
+            format!("the port before the first hca_id ({state})")
+        }
+        None => dev.hca_id.clone(),
+    }
 }
 
 /// The line the input ends in, when its only word was set aside as cut
