@@ -1005,3 +1005,95 @@ fn an_ibv_devinfo_paste_that_begins_inside_a_port_is_cut_at_the_top() {
         .is_ok_and(|d| !sections_of(&d, Kind::IbvDevinfo).is_empty());
     assert!(!read_as_devinfo);
 }
+
+/// A `topo -m` whose NIC columns were cut out of the header, its NIC rows
+/// holding a cell per GPU column, and whose CPU Affinity lost its first
+/// characters (`-27,56-83`). Before, the NIC rows were unread lines and
+/// nothing said the matrix was partial. Now the NIC rows are read (their
+/// GPU cells are judged as in a whole matrix), IN001 says the NIC columns
+/// are missing, and a CPU list cut at the left is not read as one.
+#[test]
+fn a_topo_matrix_whose_nic_columns_were_cut_from_the_header_is_read_and_cut() {
+    let path = format!(
+        "{}/tests/fixtures/wild/llmaction-topo-nic-columns-cut.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let d = doc(&text);
+    let fabricscope::SectionData::TopoMatrix(m) = &d.sections[0].data else {
+        panic!("{:?}", d.sections[0].kind);
+    };
+    assert_eq!(m.nics().count(), 4);
+    let nic0 = m.device("mlx5_4").unwrap();
+    let gpu0 = m.device("GPU0").unwrap();
+    assert_eq!(
+        m.cell_between(nic0, gpu0).map(|c| c.value.label()),
+        Some("PIX".to_owned())
+    );
+    assert_eq!(
+        gpu0.cpu_affinity, None,
+        "a CPU list cut at the left is not read"
+    );
+    assert_eq!(gpu0.numa_affinity.as_deref(), Some("0"));
+    let r = report(&text);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    let evidence: Vec<&str> = cut[0].evidence.iter().map(|e| e.text.as_str()).collect();
+    assert!(
+        evidence
+            .iter()
+            .any(|e| e.contains("header columns NIC0, NIC1, NIC2, NIC3")),
+        "{evidence:?}"
+    );
+    assert!(
+        evidence
+            .iter()
+            .any(|e| e.contains("GPU0 row") && e.contains("`-27,56-83` cut at the left")),
+        "{evidence:?}"
+    );
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    // PIX/NODE to the NICs of a GPU's socket and SYS to the other's is
+    // how the node is built: nothing to report, and the NIC distances
+    // were judged, not skipped.
+    assert!(
+        fired(&r, Severity::Info).iter().all(|id| *id == "IN001"),
+        "{:#?}",
+        r.findings
+    );
+    assert!(
+        !r.skipped_rules.iter().any(|s| s.rule == "TP003"),
+        "{:?}",
+        r.skipped_rules
+    );
+
+    // A GPU far from every NIC is found as in the whole matrix.
+    let whole = "\tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\n\
+                 GPU0\t X \tNV4\tNV4\tNV4\tPIX\tSYS\t0-15\t0\n\
+                 GPU1\tNV4\t X \tNV4\tNV4\tPIX\tSYS\t0-15\t0\n\
+                 GPU2\tNV4\tNV4\t X \tNV4\tSYS\tPIX\t16-31\t1\n\
+                 GPU3\tNV4\tNV4\tNV4\t X \tSYS\tSYS\t16-31\t1\n\
+                 NIC0\tPIX\tPIX\tSYS\tSYS\t X \tSYS\n\
+                 NIC1\tSYS\tSYS\tPIX\tSYS\tSYS\t X \n\n\
+                 Legend:\n\n  X    = Self\n";
+    let cut = "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\n\
+               GPU0\t X \tNV4\tNV4\tNV4\t0-15\t0\n\
+               GPU1\tNV4\t X \tNV4\tNV4\t0-15\t0\n\
+               GPU2\tNV4\tNV4\t X \tNV4\t16-31\t1\n\
+               GPU3\tNV4\tNV4\tNV4\t X \t16-31\t1\n\
+               NIC0\tPIX\tPIX\tSYS\tSYS\n\
+               NIC1\tSYS\tSYS\tPIX\tSYS\n\n\
+               Legend:\n\n  X    = Self\n";
+    let far = |text: &str| -> Vec<Option<u32>> {
+        of(&report(text), "TP003")
+            .iter()
+            .filter(|f| f.severity >= Severity::Warning)
+            .map(|f| f.subject.gpu)
+            .collect()
+    };
+    assert_eq!(far(whole), [Some(3)]);
+    assert_eq!(far(cut), far(whole));
+    // Without a legend after them, the NIC rows may be cut too: the NIC
+    // distances are not judged.
+    let unended = cut.split("\n\n").next().unwrap();
+    assert!(far(&format!("{unended}\n")).is_empty());
+}

@@ -18,10 +18,15 @@ use std::collections::BTreeMap;
 declare_rule! {
     /// ### What it detects
     /// An input that looks cut: a `topo -m` row with fewer cells than the
-    /// header has columns, a device the header names without a row, a port
+    /// header has columns, a device the header names without a row, a
+    /// header that lost its NIC columns above NIC rows with a cell per GPU
+    /// column (the NIC-to-NIC cells are unknown; the GPU–NIC ones are
+    /// judged), a CPU affinity cut at the left (`-31,64-95`), a port
     /// or counter block that stops before fields the tool always prints, an
     /// `nvidia-smi nvlink` listing whose last GPU shows fewer links than a
-    /// GPU of its model before it, a block pasted without its header, a
+    /// GPU of its model before it, a block pasted without its header (an
+    /// `ibv_devinfo` that begins inside a port block: that port names no
+    /// device or number and is not judged), a
     /// last line cut mid-word, a `dcgmi diag` table that the input ends in
     /// before its closing rule (its last row, cut without its closing `|`,
     /// is not read), an `mlxlink` output whose last line stops inside a
