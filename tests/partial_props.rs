@@ -5,7 +5,7 @@
 //! matrix does not give.
 
 // Test helpers: a failing case should fail loudly.
-#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+#![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
 
 use fabricscope::{analyze, read_all, AnalyzeOptions, ReadOptions, Severity};
 use proptest::prelude::*;
@@ -71,6 +71,46 @@ fn matrix(gpus: usize, nics: usize, links: &[u8], near: &[u8], header: bool) -> 
     s
 }
 
+/// `matrix` with the NIC columns cut out of the header and of every row
+/// (the NIC rows keep their cell for each GPU column), as a screen cut
+/// at its width or a hand edit leaves it.
+fn without_nic_columns(text: &str, gpus: usize, nics: usize) -> String {
+    let mut in_matrix = true;
+    text.lines()
+        .map(|line| {
+            in_matrix &= !line.is_empty();
+            if !in_matrix {
+                return format!("{line}\n");
+            }
+            let fields: Vec<&str> = line.split('\t').collect();
+            let kept: Vec<&str> = fields
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !(1 + gpus..1 + gpus + nics).contains(i))
+                .map(|(_, f)| *f)
+                .collect();
+            format!("{}\n", kept.join("\t"))
+        })
+        .collect()
+}
+
+/// Every GPU–NIC cell of the document's matrix, by names and label.
+fn gpu_nic_cells(text: &str) -> BTreeSet<(String, String, String)> {
+    let doc = fabricscope::read(text, &ReadOptions::default()).unwrap();
+    let fabricscope::SectionData::TopoMatrix(m) = &doc.sections[0].data else {
+        panic!("{:?}", doc.sections[0].kind);
+    };
+    let mut out = BTreeSet::new();
+    for g in m.gpus() {
+        for n in m.nics() {
+            if let Some(c) = m.cell_between(g, n).or_else(|| m.cell_between(n, g)) {
+                out.insert((g.name.clone(), n.name.clone(), c.value.label()));
+            }
+        }
+    }
+    out
+}
+
 fn warnings(text: &str) -> BTreeSet<(String, Option<u32>)> {
     let doc = read_all(text, &ReadOptions::default()).unwrap();
     let report = analyze(&[doc], &AnalyzeOptions::default());
@@ -104,6 +144,34 @@ proptest! {
         prop_assert!(doc.unaccounted_lines(part).is_empty());
         let extra: Vec<_> = warnings(part).difference(&whole).cloned().collect();
         prop_assert!(extra.is_empty(), "cut at byte {}: {:?}\n{}", at, extra, part);
+    }
+
+    /// A header that lost its NIC columns, above NIC rows that kept a
+    /// cell per GPU column: every GPU–NIC cell of the whole matrix is
+    /// read, the matrix is marked as lacking the NIC columns, and nothing
+    /// warns that the whole matrix does not warn of.
+    #[test]
+    fn a_header_without_its_nic_columns_keeps_every_gpu_nic_cell(
+        gpus in 2usize..9,
+        nics in 1usize..5,
+        links in proptest::collection::vec(prop_oneof![Just(0u8), Just(12u8), Just(18u8), 1u8..18], 1..12),
+        near in proptest::collection::vec(any::<u8>(), 1..8),
+    ) {
+        let whole = matrix(gpus, nics, &links, &near, true);
+        let text = without_nic_columns(&whole, gpus, nics);
+        let doc = fabricscope::read(&text, &ReadOptions::default()).unwrap();
+        prop_assert!(doc.unaccounted_lines(&text).is_empty());
+        let fabricscope::SectionData::TopoMatrix(m) = &doc.sections[0].data else {
+            panic!("{:?}", doc.sections[0].kind);
+        };
+        prop_assert_eq!(
+            m.partial.as_ref().map(|p| p.reason),
+            Some(fabricscope::model::partial::PartialReason::MissingColumns),
+            "{}", text
+        );
+        prop_assert_eq!(gpu_nic_cells(&text), gpu_nic_cells(&whole), "{}", text);
+        let extra: Vec<_> = warnings(&text).difference(&warnings(&whole)).cloned().collect();
+        prop_assert!(extra.is_empty(), "{:?}\n{}", extra, text);
     }
 
     #[test]

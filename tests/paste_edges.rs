@@ -1009,3 +1009,159 @@ fn a_tool_the_shell_did_not_find_never_ran_and_is_said_once() {
     );
     assert!(of(&r, "IN002").is_empty(), "{:?}", r.findings);
 }
+
+/// An ibv_devinfo paste that begins inside a port block: the port's
+/// fields come before any `hca_id:` or `port:` line. Before, they were
+/// unrecognised lines and nothing said the paste was cut. The port names
+/// neither its device nor its number, so it is said to be cut at the top,
+/// with its state (a Down one is not lost), and never judged or paired
+/// with a port of another snapshot.
+#[test]
+fn an_ibv_devinfo_paste_that_begins_inside_a_port_is_cut_at_the_top() {
+    let path = format!(
+        "{}/tests/fixtures/wild/deepep55-ibv-devinfo-starts-inside-port.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let r = report(&std::fs::read_to_string(path).unwrap());
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    for part in [
+        "cut at line 1",
+        "the port before the first hca_id (state PORT_ACTIVE (4))",
+        "mlx5_7",
+    ] {
+        assert!(cut[0].message.contains(part), "{}", cut[0].message);
+    }
+    assert!(cut[0].evidence[0].text.contains("cut at the top"));
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    assert!(fired(&r, Severity::Warning).is_empty(), "{:#?}", r.findings);
+
+    // A Down port cut at the top, then a whole second snapshot of the
+    // host's one port, Active: the Down state is said, not judged, and
+    // not taken for the other snapshot's port 1.
+    let tail = "\t\t\tstate:\t\t\tPORT_DOWN (1)\n\t\t\tmax_mtu:\t\t4096 (5)\n\
+                \t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t0\n\t\t\tport_lid:\t\t0\n\
+                \t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n";
+    let whole = "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t28.39.2048\n\
+                 \tvendor_part_id:\t\t\t4129\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\
+                 \t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tsm_lid:\t\t\t3\n\t\t\tport_lid:\t\t61\n\
+                 \t\t\tlink_layer:\t\tInfiniBand\n";
+    let text = format!(
+        "[root@gpu-c7 ~]# ibv_devinfo\n{tail}\n{whole}\n[root@gpu-c7 ~]# ibv_devinfo\n{whole}"
+    );
+    let d = doc(&text);
+    assert!(
+        sections_of(&d, Kind::IbvDevinfo).len() >= 2,
+        "{:?}",
+        d.sections
+    );
+    let r = report(&text);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    assert!(
+        cut[0].message.contains("(state PORT_DOWN (1))"),
+        "{}",
+        cut[0].message
+    );
+    assert!(of(&r, "IB001").is_empty(), "{:#?}", r.findings);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+
+    // One port field in prose is not ibv_devinfo.
+    let prose =
+        "The adapter reports\nlink_layer: InfiniBand\nstate: PORT_ACTIVE (4)\nso the link is up.\n";
+    let read_as_devinfo = read(prose, &ReadOptions::default())
+        .is_ok_and(|d| !sections_of(&d, Kind::IbvDevinfo).is_empty());
+    assert!(!read_as_devinfo);
+}
+
+/// A `topo -m` whose NIC columns were cut out of the header, its NIC rows
+/// holding a cell per GPU column, and whose CPU Affinity lost its first
+/// characters (`-27,56-83`). Before, the NIC rows were unread lines and
+/// nothing said the matrix was partial. Now the NIC rows are read (their
+/// GPU cells are judged as in a whole matrix), IN001 says the NIC columns
+/// are missing, and a CPU list cut at the left is not read as one.
+#[test]
+fn a_topo_matrix_whose_nic_columns_were_cut_from_the_header_is_read_and_cut() {
+    let path = format!(
+        "{}/tests/fixtures/wild/llmaction-topo-nic-columns-cut.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let d = doc(&text);
+    let fabricscope::SectionData::TopoMatrix(m) = &d.sections[0].data else {
+        panic!("{:?}", d.sections[0].kind);
+    };
+    assert_eq!(m.nics().count(), 4);
+    let nic0 = m.device("mlx5_4").unwrap();
+    let gpu0 = m.device("GPU0").unwrap();
+    assert_eq!(
+        m.cell_between(nic0, gpu0).map(|c| c.value.label()),
+        Some("PIX".to_owned())
+    );
+    assert_eq!(
+        gpu0.cpu_affinity, None,
+        "a CPU list cut at the left is not read"
+    );
+    assert_eq!(gpu0.numa_affinity.as_deref(), Some("0"));
+    let r = report(&text);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    let evidence: Vec<&str> = cut[0].evidence.iter().map(|e| e.text.as_str()).collect();
+    assert!(
+        evidence
+            .iter()
+            .any(|e| e.contains("header columns NIC0, NIC1, NIC2, NIC3")),
+        "{evidence:?}"
+    );
+    assert!(
+        evidence
+            .iter()
+            .any(|e| e.contains("GPU0 row") && e.contains("`-27,56-83` cut at the left")),
+        "{evidence:?}"
+    );
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    // PIX/NODE to the NICs of a GPU's socket and SYS to the other's is
+    // how the node is built: nothing to report, and the NIC distances
+    // were judged, not skipped.
+    assert!(
+        fired(&r, Severity::Info).iter().all(|id| *id == "IN001"),
+        "{:#?}",
+        r.findings
+    );
+    assert!(
+        !r.skipped_rules.iter().any(|s| s.rule == "TP003"),
+        "{:?}",
+        r.skipped_rules
+    );
+
+    // A GPU far from every NIC is found as in the whole matrix.
+    let whole = "\tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\n\
+                 GPU0\t X \tNV4\tNV4\tNV4\tPIX\tSYS\t0-15\t0\n\
+                 GPU1\tNV4\t X \tNV4\tNV4\tPIX\tSYS\t0-15\t0\n\
+                 GPU2\tNV4\tNV4\t X \tNV4\tSYS\tPIX\t16-31\t1\n\
+                 GPU3\tNV4\tNV4\tNV4\t X \tSYS\tSYS\t16-31\t1\n\
+                 NIC0\tPIX\tPIX\tSYS\tSYS\t X \tSYS\n\
+                 NIC1\tSYS\tSYS\tPIX\tSYS\tSYS\t X \n\n\
+                 Legend:\n\n  X    = Self\n";
+    let cut = "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\n\
+               GPU0\t X \tNV4\tNV4\tNV4\t0-15\t0\n\
+               GPU1\tNV4\t X \tNV4\tNV4\t0-15\t0\n\
+               GPU2\tNV4\tNV4\t X \tNV4\t16-31\t1\n\
+               GPU3\tNV4\tNV4\tNV4\t X \t16-31\t1\n\
+               NIC0\tPIX\tPIX\tSYS\tSYS\n\
+               NIC1\tSYS\tSYS\tPIX\tSYS\n\n\
+               Legend:\n\n  X    = Self\n";
+    let far = |text: &str| -> Vec<Option<u32>> {
+        of(&report(text), "TP003")
+            .iter()
+            .filter(|f| f.severity >= Severity::Warning)
+            .map(|f| f.subject.gpu)
+            .collect()
+    };
+    assert_eq!(far(whole), [Some(3)]);
+    assert_eq!(far(cut), far(whole));
+    // Without a legend after them, the NIC rows may be cut too: the NIC
+    // distances are not judged.
+    let unended = cut.split("\n\n").next().unwrap();
+    assert!(far(&format!("{unended}\n")).is_empty());
+}

@@ -498,6 +498,46 @@ proptest! {
         prop_assert_eq!(unspan_ibv(parsed.value), model, "{}", text);
     }
 
+    /// A paste that begins inside a device's first port block, below its
+    /// `port:` line: the port is read whole under a device with no name
+    /// and a port with no number, marked cut at the top; every port and
+    /// device after it is read as the whole output reads it; no line is
+    /// unread.
+    #[test]
+    fn ibv_devinfo_cut_inside_its_first_port_keeps_every_field(
+        devices in vec(ibv_device(), 1..3),
+    ) {
+        prop_assume!(!devices[0].ports.is_empty());
+        let model = IbvDevinfo { devices, ..IbvDevinfo::default() };
+        let text = ibv_devinfo::render(&model);
+        let first_field = text
+            .find("\t\tport:\t")
+            .and_then(|at| text[at..].find('\n').map(|end| at + end + 1));
+        prop_assume!(first_field.is_some());
+        let tail = &text[first_field.unwrap_or_default()..];
+        prop_assume!(["state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "port_lmc", "link_layer"]
+            .iter()
+            .any(|l| tail.starts_with(&format!("\t\t\t{l}:"))));
+        let parsed = ibv_devinfo::parse(&lines_of(tail));
+        prop_assert!(
+            parsed.warnings.iter().all(|w| w.kind == fabricscope::WarningKind::Truncated),
+            "{:?}\n{}", parsed.warnings, tail
+        );
+        let got = unspan_ibv(parsed.value);
+        prop_assert_eq!(got.devices.len(), model.devices.len(), "{}", tail);
+        let cut = &got.devices[0];
+        prop_assert!(cut.begins_inside_a_port());
+        prop_assert_eq!(cut.hca_id.as_str(), ibv_devinfo::UNKNOWN_HCA);
+        let whole = &model.devices[0].ports;
+        prop_assert_eq!(
+            &cut.ports[0],
+            &IbvPort { number: IbvPort::UNKNOWN_NUMBER, ..whole[0].clone() },
+            "{}", tail
+        );
+        prop_assert_eq!(&cut.ports[1..], &whole[1..], "{}", tail);
+        prop_assert_eq!(&got.devices[1..], &model.devices[1..], "{}", tail);
+    }
+
     #[test]
     fn iblinkinfo_round_trip(model in iblinkinfo_model()) {
         let text = iblinkinfo::render(&model);

@@ -65,10 +65,22 @@ pub struct IbvDevice {
     pub partial: Option<crate::model::partial::Partial>,
 }
 
+impl IbvDevice {
+    /// Whether the device was read from a paste that begins inside one of
+    /// its port blocks: its name, its fields and the port's number were
+    /// cut from the top, so its port cannot be told from any other port
+    /// (of this host or another snapshot) and is not judged.
+    #[must_use]
+    pub fn begins_inside_a_port(&self) -> bool {
+        self.ports.first().is_some_and(|p| !p.number_known())
+    }
+}
+
 /// One `port:` block.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IbvPort {
-    /// Port number (from 1).
+    /// Port number (from 1); [`IbvPort::UNKNOWN_NUMBER`] for a port
+    /// whose block the paste begins inside, below its `port:` line.
     pub number: u32,
     /// `state` (`PORT_ACTIVE (4)`).
     pub state: Option<PortState>,
@@ -105,6 +117,16 @@ pub struct IbvPort {
 }
 
 impl IbvPort {
+    /// The number of a port read from a paste that begins inside its
+    /// block: ibv_devinfo numbers ports from 1, so 0 is never printed.
+    pub const UNKNOWN_NUMBER: u32 = 0;
+
+    /// Whether the paste showed the port's `port:` line.
+    #[must_use]
+    pub fn number_known(&self) -> bool {
+        self.number != Self::UNKNOWN_NUMBER
+    }
+
     /// Link rate in Gb/s: `effective_speed` when printed, otherwise lanes ×
     /// per-lane speed (4 × 25.0 = 100 for EDR).
     #[must_use]

@@ -17,6 +17,11 @@ pub enum PartialReason {
     ShortRow,
     /// A device the matrix header names has no row of its own.
     MissingRow,
+    /// A matrix header without the columns of devices whose rows it shows
+    /// (a `topo -m` whose NIC columns were cut out of the header, its NIC
+    /// rows holding a cell per GPU column): the cells between those
+    /// devices are unknown; every other cell was read.
+    MissingColumns,
     /// A block stops before fields the tool always prints (cut by the end
     /// of the paste or by an elision).
     MissingFields,
@@ -42,6 +47,7 @@ impl PartialReason {
         match self {
             Self::ShortRow => "row cut short",
             Self::MissingRow => "row missing",
+            Self::MissingColumns => "columns missing",
             Self::MissingFields => "fields missing",
             Self::NoHeader => "header missing",
             Self::CutLine => "last line cut",

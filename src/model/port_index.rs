@@ -149,7 +149,7 @@ impl<'a> PortIndex<'a> {
             }
             SectionData::IbvDevinfo(devinfo) => {
                 for dev in &devinfo.devices {
-                    for p in &dev.ports {
+                    for p in dev.ports.iter().filter(|p| p.number_known()) {
                         self.add(
                             host,
                             p.port_lid,

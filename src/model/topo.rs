@@ -234,7 +234,10 @@ pub struct LegendEntry {
 pub struct TopoMatrix {
     /// Devices in column order (GPUs first, then NICs, as printed).
     pub devices: Vec<Device>,
-    /// Every cell read, row by row.
+    /// Every cell read, row by row. Where the header lost the NIC
+    /// columns (`partial` says so), each GPU's cells to the NICs follow,
+    /// taken from the NIC rows (one path, printed in both rows), with the
+    /// NIC row's line.
     pub cells: Vec<Cell<Link>>,
     /// Titles of the columns after the device columns, as printed
     /// (`CPU Affinity`, `NUMA Affinity`, `GPU NUMA ID`): which ones appear

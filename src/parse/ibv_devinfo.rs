@@ -132,6 +132,27 @@ fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
     }
     if out.devices.is_empty()
         && out.listed_count.is_none()
+        && labelled.is_some_and(|(label, value)| {
+            is_port_field_line(line.text()) || (label == "state" && value.starts_with("PORT_"))
+        })
+    {
+        open_port_cut_at_the_top(line, out, unread);
+    }
+    if let (Some((label, _)), Some(port)) = (labelled, cut_port_of(out)) {
+        if port_field_is_set(port, label) {
+            // `ibv_devinfo | grep state` without its `hca_id:` lines, or
+            // the next port of a cut paste: another port's field, whose
+            // port is not in the paste. Read into the first, it would
+            // hide the state that port showed.
+            unread.line(
+                line,
+                &format!("a second `{label}` before the first `hca_id:`: whose port it is is not in the paste"),
+            );
+            return;
+        }
+    }
+    if out.devices.is_empty()
+        && out.listed_count.is_none()
         && labelled.is_some_and(|(label, _)| is_devinfo_label(label))
     {
         // Output pasted from the middle of a device: read it under a
@@ -188,6 +209,65 @@ fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
             None => read_device_field(line, label, value, device, unread),
         },
         None => read_bare_line(line, t, device, unread),
+    }
+}
+
+/// A port field before any `hca_id:` or device field: the paste begins
+/// inside a port block, its `hca_id:`, the device's fields and the
+/// `port:` line cut from the top. Read as the only port of a device whose
+/// name is unknown, numbered [`IbvPort::UNKNOWN_NUMBER`]: kept (a
+/// `PORT_DOWN` there is said by IN001), not judged, since nothing tells
+/// it from any other port of this host or of another snapshot.
+fn open_port_cut_at_the_top(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
+    out.devices.push(IbvDevice {
+        hca_id: UNKNOWN_HCA.to_owned(),
+        span: line.span(),
+        ports: vec![IbvPort {
+            number: IbvPort::UNKNOWN_NUMBER,
+            span: line.span(),
+            ..IbvPort::default()
+        }],
+        partial: Some(Partial::new(
+            PartialReason::NoHeader,
+            vec![CUT_AT_THE_TOP.to_owned()],
+            line.number,
+        )),
+        ..IbvDevice::default()
+    });
+    unread.warn(
+        WarningKind::Truncated,
+        line.span(),
+        "ibv_devinfo output that begins inside a port block (cut at the top): its device and port number are unknown, and it is not judged",
+    );
+}
+
+/// What a paste that begins inside a port block lacks.
+pub const CUT_AT_THE_TOP: &str = "`hca_id:`, device and `port:` lines: cut at the top";
+
+/// The port of a paste that begins inside its block, while it is the
+/// last thing read (no `hca_id:` or `port:` line after it yet).
+fn cut_port_of(out: &IbvDevinfo) -> Option<&IbvPort> {
+    match out.devices.as_slice() {
+        [device] => device.ports.last().filter(|p| !p.number_known()),
+        _ => None,
+    }
+}
+
+/// Whether `port` already holds the field `label` names (only the fields
+/// every port block prints once).
+fn port_field_is_set(port: &IbvPort, label: &str) -> bool {
+    match label {
+        "state" => port.state.is_some(),
+        "phys_state" => port.phys_state.is_some(),
+        "max_mtu" => port.max_mtu.is_some(),
+        "active_mtu" => port.active_mtu.is_some(),
+        "sm_lid" => port.sm_lid.is_some(),
+        "port_lid" => port.port_lid.is_some(),
+        "port_lmc" => port.port_lmc.is_some(),
+        "link_layer" => port.link_layer.is_some(),
+        "active_width" => port.active_width_lanes.is_some(),
+        "active_speed" => port.active_speed_gbps.is_some(),
+        _ => false,
     }
 }
 
@@ -465,12 +545,13 @@ const DEVINFO_LABELS: &[&str] = &[
 ];
 
 /// First bytes a block can start with: the `N HCAs found:` list, `hca_id:`,
-/// or a device label of a block pasted without its `hca_id:`.
+/// or a device or port label of a block pasted without its `hca_id:`.
 fn may_start(b: u8) -> bool {
     b.is_ascii_digit()
         || b == b'h'
         || DEVINFO_LABELS
             .iter()
+            .chain(FILTERED_PORT_LABELS)
             .any(|l| l.as_bytes().first() == Some(&b))
 }
 
@@ -478,9 +559,36 @@ fn is_devinfo_label(label: &str) -> bool {
     DEVINFO_LABELS.contains(&label)
 }
 
+/// A port field in ibv_devinfo's own shape (`\t\t\tstate:\t\t\tPORT_ACTIVE (4)`):
+/// indented, a port label, tabs (or a run of spaces where a paste turned
+/// them into spaces) before the value, and a state spelled `PORT_…`. A
+/// `link_layer: InfiniBand` in prose is none of this.
+fn is_port_field_line(raw: &str) -> bool {
+    if !raw.starts_with([' ', '\t']) {
+        return false;
+    }
+    let t = raw.trim();
+    let Some((label, rest)) = t.split_once(':') else {
+        return false;
+    };
+    let value = rest.trim();
+    FILTERED_PORT_LABELS.contains(&label)
+        && (rest.starts_with('\t') || rest.starts_with("  "))
+        && !value.is_empty()
+        && (label != "state" || value.starts_with("PORT_"))
+}
+
 /// Output starting mid-way (no `hca_id:`): two ibv_devinfo device labels in
-/// a row, or `port:` followed by `state:` with a `PORT_` value.
+/// a row, `port:` followed by `state:` with a `PORT_` value, or two port
+/// fields in a row in the tool's shape ([`is_port_field_line`]): a paste
+/// that begins inside a port block.
 fn detect_headless(lines: &[Line<'_>]) -> Option<Block> {
+    let line = lines.first().map_or(0, |l| l.number);
+    if let [a, b, ..] = lines {
+        if is_port_field_line(a.text()) && is_port_field_line(b.text()) {
+            return Some(Block::keyed(format!("{UNKNOWN_HCA} at line {line}")));
+        }
+    }
     let mut labels = lines
         .iter()
         .filter(|l| !l.is_blank())
@@ -492,7 +600,6 @@ fn detect_headless(lines: &[Line<'_>]) -> Option<Block> {
         "port" => second.0 == "state" && second.1.starts_with("PORT_"),
         l => is_devinfo_label(l) && l != "port" && is_devinfo_label(second.0),
     };
-    let line = lines.first().map_or(0, |l| l.number);
     ok.then(|| Block::keyed(format!("{UNKNOWN_HCA} at line {line}")))
 }
 
@@ -663,7 +770,8 @@ fn mtu_code(bytes: u32) -> u32 {
     }
 }
 
-fn state_text(s: PortState) -> &'static str {
+/// A port state as ibv_devinfo prints it (`PORT_ACTIVE (4)`).
+pub(crate) fn state_text(s: PortState) -> &'static str {
     match s {
         PortState::Down => "PORT_DOWN (1)",
         PortState::Initializing => "PORT_INIT (2)",
@@ -729,6 +837,82 @@ pub fn summary(info: &IbvDevinfo) -> String {
 mod tests {
     use super::*;
     use crate::parse::lines_of;
+
+    /// Port fields as the tool prints them, the paste's first lines.
+    const PORT_TAIL: &str = "\t\t\tstate:\t\t\tPORT_DOWN (1)\n\t\t\tmax_mtu:\t\t4096 (5)\n\t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t0\n\t\t\tport_lid:\t\t0\n\t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n\nhca_id:\tmlx5_7\n\ttransport:\t\t\tInfiniBand (0)\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n";
+
+    #[test]
+    fn a_paste_that_begins_inside_a_port_block_keeps_the_port_unnamed() {
+        let lines = lines_of(PORT_TAIL);
+        assert!(detect(&lines).is_some());
+        let p = parse(&lines);
+        let devices = &p.value.devices;
+        assert_eq!(devices.len(), 2, "{devices:?}");
+        let cut = &devices[0];
+        assert!(cut.begins_inside_a_port());
+        assert_eq!(cut.hca_id, UNKNOWN_HCA);
+        assert_eq!(cut.ports.len(), 1);
+        assert!(!cut.ports[0].number_known());
+        // The Down state is kept, with every other field of the port.
+        assert_eq!(cut.ports[0].state, Some(PortState::Down));
+        assert_eq!(cut.ports[0].link_layer, Some(LinkLayer::Infiniband));
+        assert_eq!(cut.span.first_line, 1);
+        let partial = cut.partial.as_ref().unwrap();
+        assert_eq!(partial.reason, PartialReason::NoHeader);
+        assert_eq!(partial.missing, [CUT_AT_THE_TOP]);
+        assert!(!devices[1].begins_inside_a_port());
+        assert_eq!(devices[1].ports[0].number, 1);
+        // Said once, as a cut; no line unread.
+        assert!(
+            p.warnings
+                .iter()
+                .all(|w| w.kind == WarningKind::Truncated && w.span.first_line == 1),
+            "{:?}",
+            p.warnings
+        );
+        // Spaces for the tool's tabs are its shape too.
+        let spaced = PORT_TAIL.replace("\t\t\t", "                        ");
+        assert!(detect(&lines_of(&spaced)).is_some());
+    }
+
+    #[test]
+    fn one_port_field_or_port_fields_in_prose_are_not_ibv_devinfo() {
+        for text in [
+            "\t\t\tlink_layer:\t\tInfiniBand\n",
+            "link_layer: InfiniBand\nstate: PORT_ACTIVE (4)\n",
+            "  link_layer: InfiniBand\n  active_mtu: 4096\n",
+            "\t\t\tstate:\t\t\tup\n\t\t\tlink_layer:\t\tInfiniBand\n",
+            "\t\t\tlink_layer:\t\tInfiniBand\n\n\t\t\tstate:\t\t\tPORT_DOWN (1)\n",
+        ] {
+            assert!(detect(&lines_of(text)).is_none(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_second_port_field_before_any_hca_id_is_unread_not_merged() {
+        // `ibv_devinfo | grep state` without the `hca_id:` lines: the
+        // second state is another port's, not the first's.
+        let p = parse(&lines_of(
+            "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tstate:\t\t\tPORT_DOWN (1)\n",
+        ));
+        assert_eq!(p.value.devices.len(), 1);
+        assert_eq!(p.value.devices[0].ports[0].state, Some(PortState::Active));
+        assert!(
+            p.warnings
+                .iter()
+                .any(|w| w.kind == WarningKind::Unreadable && w.span.first_line == 2),
+            "{:?}",
+            p.warnings
+        );
+        // A `port:` line after the cut port opens the device's next port.
+        let p = parse(&lines_of(
+            "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tlink_layer:\t\tInfiniBand\n\t\tport:\t2\n\t\t\tstate:\t\t\tPORT_DOWN (1)\n",
+        ));
+        let ports = &p.value.devices[0].ports;
+        assert_eq!(ports.len(), 2);
+        assert_eq!(ports[1].number, 2);
+        assert_eq!(ports[1].state, Some(PortState::Down));
+    }
 
     #[test]
     fn text_after_the_indented_output_is_not_a_field_of_its_last_port() {

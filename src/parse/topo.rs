@@ -274,6 +274,48 @@ fn row<'t>(text: &'t str, columns: &[Cow<'_, str>], vocabulary: Vocabulary) -> O
     })
 }
 
+/// A row of a device the header has no column for, with a cell for each
+/// of the header's columns: a `topo -m` whose NIC columns were cut out of
+/// the header (a screen cut at its width, or by hand), its NIC rows still
+/// holding a cell per GPU column (`NIC0  NODE  PIX  NODE …`). Read only
+/// under a header of GPUs alone, none hidden by `...`; the row must hold
+/// exactly one link word per column, no `X` (its own cell was in a column
+/// the header lacks) and nothing after them. Its name is in no column
+/// (`usize::MAX`), as a device behind a header's `...`.
+fn row_without_column<'t>(
+    text: &'t str,
+    columns: &[Cow<'_, str>],
+    vocabulary: Vocabulary,
+) -> Option<Row<'t>> {
+    if vocabulary != Vocabulary::Links || !columns.iter().all(|c| c.starts_with("GPU")) {
+        return None;
+    }
+    let (name, mut rest) = device_name(text.trim_start())?;
+    if name.starts_with("GPU") || columns.iter().any(|c| c == name) {
+        return None;
+    }
+    let mut cells = Vec::with_capacity(columns.len());
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            break;
+        }
+        let (cell, after) = cell_token(rest, vocabulary);
+        if cells.len() == columns.len() || cell == "X" || !is_link_cell(cell) {
+            return None;
+        }
+        cells.push(cell);
+        rest = after;
+    }
+    (cells.len() == columns.len()).then(|| Row {
+        line: text,
+        name,
+        column: usize::MAX,
+        cells,
+        values: Vec::new(),
+    })
+}
+
 /// Affinity values start with a digit or are `N/A`.
 fn starts_value(s: &str) -> bool {
     s.starts_with(|c: char| c.is_ascii_digit()) || s.starts_with("N/A")
@@ -528,7 +570,9 @@ fn read<'t>(
             }
         }
         if let Some(h) = &raw.header {
-            if let Some(r) = row(line.text(), &h.devices, vocabulary) {
+            if let Some(r) = row(line.text(), &h.devices, vocabulary)
+                .or_else(|| row_without_column(line.text(), &h.devices, vocabulary))
+            {
                 raw.rows.push((line.number, r));
                 continue;
             }
@@ -626,6 +670,18 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
             "the header elides columns with `...`: the links to the devices it hides are unknown",
         );
     }
+    let elided = header.devices.iter().any(|d| d == ELIDED);
+    let columns_cut = !elided && raw.rows.iter().any(|(_, r)| r.column == usize::MAX);
+    if columns_cut {
+        let legend_seen = !out.legend.is_empty() || !raw.nic_legend.is_empty();
+        mark_columns_cut(
+            &mut out,
+            &raw.rows,
+            (&raw.nic_legend, legend_seen),
+            &header,
+            &mut unread,
+        );
+    }
     // At most a cell per row and column: one allocation, not a doubling
     // series (a 16-device matrix holds 256 cells).
     out.cells
@@ -683,6 +739,29 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
                 placed.values.len().saturating_sub(1)
             };
             for (title, value) in placed.values.iter().take(trusted) {
+                if cut_at_the_left(title, value) {
+                    // `-31,64-95` of `0-31,64-95`: the paste lost the
+                    // value's first characters, and what is left is no
+                    // CPU list of the GPU's.
+                    let what = format!("CPU Affinity: `{value}` cut at the left");
+                    match &mut d.partial {
+                        Some(p) => p.missing.push(what),
+                        None => {
+                            d.partial =
+                                Some(Partial::new(PartialReason::ShortRow, vec![what], *number));
+                        }
+                    }
+                    unread.warn(
+                        crate::diag::WarningKind::Truncated,
+                        LineSpan::line(*number),
+                        format!(
+                            "{}'s CPU Affinity `{value}` begins with `{}`: its first characters were cut off, and it is not read",
+                            r.name,
+                            value.chars().next().unwrap_or('-')
+                        ),
+                    );
+                    continue;
+                }
                 let slot = match *title {
                     "CPU Affinity" => &mut d.cpu_affinity,
                     "NUMA Affinity" => &mut d.numa_affinity,
@@ -691,6 +770,9 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
                 *slot = Some((*value).to_owned());
             }
         }
+    }
+    if columns_cut {
+        mirror_columnless_cells(&mut out, &raw.rows);
     }
     mark_missing_rows(&mut out, &raw.rows, &header);
     for (nic, _) in &raw.nic_legend {
@@ -881,6 +963,91 @@ fn screen_width(text: &str) -> usize {
             col + 1
         }
     })
+}
+
+/// Whether an affinity value lost its first characters: a CPU list never
+/// begins with `-` or `,` (`-31,64-95` is what is left of `0-31,64-95`).
+fn cut_at_the_left(title: &str, value: &str) -> bool {
+    title == "CPU Affinity" && value.starts_with(['-', ','])
+}
+
+/// A header of GPU columns alone above rows of devices it has no column
+/// for ([`row_without_column`]): the NIC columns were cut out of the
+/// header. The rows' devices are read, with their cells to each GPU; the
+/// cells between them are unknown, and the matrix says so. A NIC the NIC
+/// legend names without a row is a device whose row is missing. The NIC
+/// rows are all there when a legend follows them (nvidia-smi prints every
+/// row before it); otherwise rows after the last may be cut too, and the
+/// matrix says that as well.
+fn mark_columns_cut(
+    out: &mut TopoMatrix,
+    rows: &[(usize, Row<'_>)],
+    (nic_legend, legend_seen): (&[(String, String)], bool),
+    header: &Header<'_>,
+    unread: &mut Unread,
+) {
+    let mut names: Vec<&str> = Vec::new();
+    for (_, r) in rows.iter().filter(|(_, r)| r.column == usize::MAX) {
+        if !names.contains(&r.name) {
+            names.push(r.name);
+        }
+    }
+    for name in names
+        .iter()
+        .copied()
+        .chain(nic_legend.iter().map(|(nic, _)| nic.as_str()))
+    {
+        if !out.devices.iter().any(|d| d.name == name) {
+            out.devices.push(new_device(name, nic_legend));
+        }
+    }
+    let list = names.join(", ");
+    let mut missing = vec![format!(
+        "header columns {list}: the cells between them not read"
+    )];
+    let rows_whole = legend_seen;
+    if !rows_whole {
+        missing.push("rows after the last one read (no legend after them)".to_owned());
+    }
+    let reason = if rows_whole {
+        PartialReason::MissingColumns
+    } else {
+        PartialReason::MissingFields
+    };
+    out.partial = Some(Partial::new(reason, missing, header.line));
+    unread.warn(
+        crate::diag::WarningKind::Truncated,
+        LineSpan::line(header.line),
+        format!(
+            "the header has no column for {list}, whose rows hold a cell per GPU column: their columns were cut out of the header; their cells to the GPUs are read, those between them are unknown"
+        ),
+    );
+}
+
+/// Each GPU's cells to the devices whose columns the header lost, taken
+/// from those devices' rows: nvidia-smi prints one path between two
+/// devices in both of their rows, so a NIC row's `PIX` under `GPU1` is
+/// GPU1's cell to that NIC. Each keeps the line of the row it was read
+/// from. The rules that read a GPU's row (its nearest NIC) then find its
+/// NICs as in a whole matrix.
+fn mirror_columnless_cells(out: &mut TopoMatrix, rows: &[(usize, Row<'_>)]) {
+    let columnless: Vec<&str> = rows
+        .iter()
+        .filter(|(_, r)| r.column == usize::MAX)
+        .map(|(_, r)| r.name)
+        .collect();
+    let mirrored: Vec<Cell<Link>> = out
+        .cells
+        .iter()
+        .filter(|c| columnless.contains(&&*c.from) && !columnless.contains(&&*c.to))
+        .map(|c| Cell {
+            from: Arc::clone(&c.to),
+            to: Arc::clone(&c.from),
+            value: c.value.clone(),
+            line: c.line,
+        })
+        .collect();
+    out.cells.extend(mirrored);
 }
 
 /// Devices the header names with no row at all, once rows have begun:
@@ -1470,6 +1637,103 @@ nodes (e.g., QPI/UPI)
         ));
         assert_eq!(p.value.devices.len(), 2);
         assert!(p.value.partial.is_none());
+    }
+
+    #[test]
+    fn nic_rows_under_a_header_that_lost_its_nic_columns_are_read() {
+        let text = "        GPU0    GPU1    GPU2    CPU Affinity    NUMA Affinity\n\
+                    GPU0     X      NV12    NV12  -23,48-71       0\n\
+                    GPU1    NV12     X      NV12  ,48-71          0\n\
+                    GPU2    NV12    NV12     X    24-47,72-95     1\n\
+                    NIC0    PIX     NODE    SYS\n\
+                    NIC1    SYS     SYS     PIX\n\
+                    \nNIC Legend:\n\n  NIC0: mlx5_2\n  NIC1: mlx5_3\n";
+        let p = parse(&lines_of(text));
+        let m = &p.value;
+        assert!(
+            p.warnings
+                .iter()
+                .all(|w| w.kind == crate::diag::WarningKind::Truncated),
+            "no line unread: {:?}",
+            p.warnings
+        );
+        let nics: Vec<(&str, Option<&str>)> = m
+            .nics()
+            .map(|d| (d.name.as_str(), d.rdma_device.as_deref()))
+            .collect();
+        assert_eq!(nics, [("NIC0", Some("mlx5_2")), ("NIC1", Some("mlx5_3"))]);
+        // Read from the NIC's row, found from the GPU's side as well.
+        assert_eq!(m.cell("NIC0", "GPU0").map(|c| &c.value), Some(&Link::Pix));
+        assert_eq!(
+            m.cell("GPU0", "NIC0").map(|c| (&c.value, c.line)),
+            Some((&Link::Pix, 5))
+        );
+        let near: Vec<&str> = m.nearest_nics("GPU2").iter().map(|c| &*c.to).collect();
+        assert_eq!(near, ["NIC1"]);
+        assert!(
+            m.cell("NIC0", "NIC1").is_none(),
+            "the NIC-to-NIC cells are unknown"
+        );
+        let partial = m.partial.as_ref().unwrap();
+        assert_eq!(partial.reason, PartialReason::MissingColumns);
+        assert_eq!(partial.line, 1);
+        assert!(partial.missing[0].contains("NIC0, NIC1"), "{partial:?}");
+        assert!(m.nics().all(|d| d.partial.is_none()));
+        // CPU lists cut at the left are not read; the NUMA node is.
+        for gpu in ["GPU0", "GPU1"] {
+            let d = m.device(gpu).unwrap();
+            assert_eq!(d.cpu_affinity, None, "{gpu}");
+            assert_eq!(d.numa_affinity.as_deref(), Some("0"), "{gpu}");
+            let partial = d.partial.as_ref().unwrap();
+            assert!(
+                partial.missing[0].contains("cut at the left"),
+                "{partial:?}"
+            );
+        }
+        let gpu2 = m.device("GPU2").unwrap();
+        assert_eq!(gpu2.cpu_affinity.as_deref(), Some("24-47,72-95"));
+        assert!(gpu2.partial.is_none());
+
+        // Without a legend after them, rows after the last may be cut.
+        let unended = text.split("\n\n").next().unwrap();
+        let m = parse(&lines_of(unended)).value;
+        let partial = m.partial.unwrap();
+        assert_eq!(partial.reason, PartialReason::MissingFields);
+        assert_eq!(partial.missing.len(), 2);
+    }
+
+    #[test]
+    fn rows_the_header_has_no_column_for_need_a_cell_per_column() {
+        let header = "        GPU0    GPU1    CPU Affinity\n\
+                      GPU0     X      NV18    0-47\n\
+                      GPU1    NV18     X      0-47\n";
+        for row in [
+            "NIC0    PIX\n",                 // a cell short
+            "NIC0    PIX     SYS     SYS\n", // a cell over
+            "NIC0    PIX      X\n",          // its own cell: its column existed
+            "NIC0    PIX     SYS     0-47\n",
+            "NIC0    PIX     fine\n",
+            "GPU5    NV18    NV18\n", // a GPU the header lacks is no NIC
+        ] {
+            let p = parse(&lines_of(&format!("{header}{row}")));
+            assert_eq!(p.value.devices.len(), 2, "{row}");
+            assert!(p.value.partial.is_none(), "{row}");
+            assert!(
+                p.warnings
+                    .iter()
+                    .any(|w| w.kind == crate::diag::WarningKind::Unreadable),
+                "{row}"
+            );
+        }
+        // A header with a NIC column keeps the rule of the whole matrix.
+        let p = parse(&lines_of(
+            "        GPU0    GPU1    NIC0    CPU Affinity\n\
+             GPU0     X      NV18    PIX     0-47\n\
+             GPU1    NV18     X      PIX     0-47\n\
+             NIC0    PIX     PIX      X\n\
+             NIC1    PIX     PIX\n",
+        ));
+        assert_eq!(p.value.nics().count(), 1);
     }
 
     #[test]

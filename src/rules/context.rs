@@ -1307,7 +1307,10 @@ impl<'a> Context<'a> {
                 SectionData::IbvDevinfo(devinfo) => {
                     for dev in &devinfo.devices {
                         let ibv_devinfo_partial = dev.partial.is_some();
-                        for port in &dev.ports {
+                        // A port the paste begins inside names neither its
+                        // device nor its number: nothing tells it from
+                        // another port, so it is not judged (IN001 says so).
+                        for port in dev.ports.iter().filter(|p| p.number_known()) {
                             out.push(IbPortRef {
                                 at,
                                 device: &dev.hca_id,
@@ -1441,7 +1444,7 @@ impl<'a> Context<'a> {
                     }
                 }
                 SectionData::IbvDevinfo(devinfo) => {
-                    for dev in &devinfo.devices {
+                    for dev in devinfo.devices.iter().filter(|d| !d.begins_inside_a_port()) {
                         let a = AdapterRef {
                             at,
                             name: &dev.hca_id,

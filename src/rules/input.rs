@@ -18,10 +18,15 @@ use std::collections::BTreeMap;
 declare_rule! {
     /// ### What it detects
     /// An input that looks cut: a `topo -m` row with fewer cells than the
-    /// header has columns, a device the header names without a row, a port
+    /// header has columns, a device the header names without a row, a
+    /// header that lost its NIC columns above NIC rows with a cell per GPU
+    /// column (the NIC-to-NIC cells are unknown; the GPU–NIC ones are
+    /// judged), a CPU affinity cut at the left (`-31,64-95`), a port
     /// or counter block that stops before fields the tool always prints, an
     /// `nvidia-smi nvlink` listing whose last GPU shows fewer links than a
-    /// GPU of its model before it, a block pasted without its header, a
+    /// GPU of its model before it, a block pasted without its header (an
+    /// `ibv_devinfo` that begins inside a port block: that port names no
+    /// device or number and is not judged), a
     /// last line cut mid-word, a `dcgmi diag` table that the input ends in
     /// before its closing rule (its last row, cut without its closing `|`,
     /// is not read), an `mlxlink` output whose last line stops inside a
@@ -461,7 +466,7 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
             }
             SectionData::IbvDevinfo(info) => {
                 for dev in &info.devices {
-                    push(&|| dev.hca_id.clone(), &dev.partial);
+                    push(&|| ibv_devinfo_part(dev), &dev.partial);
                 }
             }
             SectionData::Portinfo(info) => {
@@ -547,6 +552,23 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
     elided_parts(ctx, &mut out);
     out.sort_by_key(|p| (p.at.doc, p.partial.line));
     out
+}
+
+/// An `ibv_devinfo` device as IN001 names it: a port the paste begins
+/// inside has no name, so it is named by where it stands, with its state
+/// (a `PORT_DOWN` there is not judged, and must not go unsaid).
+fn ibv_devinfo_part(dev: &crate::model::ibv_devinfo::IbvDevice) -> String {
+    match dev.ports.first().filter(|_| dev.begins_inside_a_port()) {
+        Some(port) => {
+            let state = match port.state {
+                None => "no state shown".to_owned(),
+                Some(crate::model::ib::PortState::Unknown) => "state not read".to_owned(),
+                Some(s) => format!("state {}", crate::parse::ibv_devinfo::state_text(s)),
+            };
+            format!("the port before the first hca_id ({state})")
+        }
+        None => dev.hca_id.clone(),
+    }
 }
 
 /// The line the input ends in, when its only word was set aside as cut

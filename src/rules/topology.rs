@@ -10,6 +10,7 @@ use super::context::{Context, HostKey, SectionRef};
 use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::kb::pair_nvlink_expectation;
+use crate::model::partial::PartialReason;
 use crate::model::topo::{Cell, Device, Link, TopoMatrix};
 use crate::span::LineSpan;
 use std::collections::BTreeMap;
@@ -478,8 +479,14 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         .copied()
         .filter(|(_, m)| m.nics().next().is_some() && m.gpus().count() >= 2)
         // Without the header some NIC columns may be unnamed: the nearest
-        // NIC could be one of them.
-        .filter(|(_, m)| m.partial.is_none())
+        // NIC could be one of them. A header that lost only the NIC
+        // columns, above every NIC's row (a legend after them), still
+        // shows each GPU–NIC cell: the GPU–NIC distances are all there.
+        .filter(|(_, m)| {
+            m.partial
+                .as_ref()
+                .is_none_or(|p| p.reason == PartialReason::MissingColumns)
+        })
         .map(|(at, m)| Matrix { at, m })
         .collect();
     if matrices.is_empty() {
