@@ -381,7 +381,10 @@ fn classify(lines: &[Line<'_>]) -> Option<MatrixKind> {
     let Some(h) = header(first) else {
         return headless_row(first).map(|_| MatrixKind::Links);
     };
-    let first_row = lines.iter().skip(1).find(|l| !l.is_blank())?;
+    let first_row = lines
+        .iter()
+        .skip(1)
+        .find(|l| !l.is_blank() && !is_ruler(trim(l.text())))?;
     if !h.affinity.is_empty() {
         row(first_row.text(), &h.devices, Vocabulary::Links)?;
         return Some(MatrixKind::Links);
@@ -397,6 +400,13 @@ fn classify(lines: &[Line<'_>]) -> Option<MatrixKind> {
     } else {
         row(first_row.text(), &h.devices, Vocabulary::Links).map(|_| MatrixKind::Links)
     }
+}
+
+/// A line of `-` or `=` under a header (a page's or a report's rule, as
+/// in `GPU0  GPU1 …` over `-------`): nvidia-smi prints none, and the rows
+/// follow it.
+fn is_ruler(t: &str) -> bool {
+    t.len() >= 3 && (t.bytes().all(|b| b == b'-') || t.bytes().all(|b| b == b'='))
 }
 
 /// A `topo -m` row pasted without the header above it: `GPU3`, then at
@@ -568,6 +578,11 @@ fn read<'t>(
                 raw.header = Some(h);
                 continue;
             }
+        }
+        if raw.header.is_some() && raw.rows.is_empty() && is_ruler(t) {
+            // The rule a blog or a report put under the header: layout,
+            // as a blank line is.
+            continue;
         }
         if let Some(h) = &raw.header {
             if let Some(r) = row(line.text(), &h.devices, vocabulary)
@@ -1745,6 +1760,26 @@ nodes (e.g., QPI/UPI)
             None
         );
         assert_eq!(classify(&lines_of("# gpu pwr\n# Idx W\n")), None);
+    }
+
+    /// A rule under the header (a page's reformatted table) is layout:
+    /// the matrix is whole, with no unread line and no recovered header.
+    #[test]
+    fn a_rule_under_the_header_is_layout() {
+        let text = "      GPU0  GPU1  NIC0  CPU Affinity   NUMA Affinity\n\
+                    ------------------------------------------------------\n\
+                    GPU0   X    NV12  PIX   0-23           0\n\
+                    GPU1  NV12   X    SYS   24-47          1\n\
+                    NIC0  PIX   SYS    X\n";
+        let lines = lines_of(text);
+        assert_eq!(classify(&lines), Some(MatrixKind::Links));
+        let p = parse(&lines);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert_eq!(p.value.devices.len(), 3);
+        assert!(p.value.partial.is_none(), "{:?}", p.value.partial);
+        // A rule after the rows is no part of them.
+        let after = format!("{text}-----\n");
+        assert!(!parse(&lines_of(&after)).warnings.is_empty());
     }
 
     #[test]

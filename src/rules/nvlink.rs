@@ -2312,9 +2312,15 @@ mod tests {
             )
         };
         let text = format!("{}\n{}", reading(1_907), reading(38_114));
-        let f = findings_of(&NV004, &text);
+        // `findings_of` assumes an interval; analyze as the CLI does.
+        let doc = crate::input::read(&text, &crate::ReadOptions::default()).unwrap();
+        let f: Vec<Finding> = crate::analyze(&[doc], &crate::AnalyzeOptions::default())
+            .findings
+            .into_iter()
+            .filter(|f| f.rule == NV004.id)
+            .collect();
         assert_eq!(f.len(), 1, "{f:#?}");
-        assert_eq!(f[0].severity, Severity::Warning);
+        assert_eq!(f[0].severity, Severity::Warning, "{f:#?}");
         assert!(f[0].message.contains("grew by 36207"), "{}", f[0].message);
         assert!(f[0].message.contains("is unknown"), "{}", f[0].message);
         assert!(
