@@ -13,7 +13,8 @@
 //!
 //! The most severe finding is the headline (port and link state rules before
 //! counters, fleet comparisons last), the rest support it. Several ports of
-//! one switch in trouble together become one incident about the switch.
+//! one switch in trouble together become one incident about the switch, and
+//! three or more down ports of one host one incident about the host.
 //!
 //! Fingerprints ([`finding_fingerprint`], [`Incident::fingerprint`]) hash
 //! the rule and subject only, never line numbers or input order, so two runs
@@ -980,6 +981,7 @@ fn group_in_tasks(findings: &[Finding], per_task: usize) -> Vec<Incident> {
     }
     drop(list_of_root);
     merge_switches(findings, &mut lists);
+    merge_host_ports_down(findings, &mut lists);
     // Each group becomes its incident on its own, so runs of them are
     // built at once on the threads there are (the rest of the fleet step
     // holds one), and joined in their order.
@@ -1034,6 +1036,7 @@ fn incident_of(
     merged: fn(&[&Finding]) -> Subject,
 ) -> Option<Incident> {
     let headline = *fs.first()?;
+    let mut fingerprint = None;
     let (subject, cause) = if let Some((subject, ports)) = is_switch_group(fs) {
         (
             subject,
@@ -1042,11 +1045,24 @@ fn incident_of(
                  ASIC, power, cooling or firmware) before {ports} separate cables"
             )),
         )
+    } else if let Some((subject, ports)) = is_host_ports_down_group(fs) {
+        // Told apart from an incident about the host itself (a fleet
+        // comparison, a tool's failure), whose subject is the same.
+        fingerprint = Some(host_ports_down_fingerprint(&subject));
+        (
+            subject,
+            Some(format!(
+                "{ports} ports of this host are down together: a cause they share before \
+                 {ports} separate cables or adapters — the switch they reach or the cable \
+                 bundle to it, the adapters disabled in firmware, or a host whose ports were \
+                 never cabled (not yet on the fabric)"
+            )),
+        )
     } else {
         (merged(fs), probable_cause(fs))
     };
     Some(Incident {
-        fingerprint: incident_fingerprint(&subject),
+        fingerprint: fingerprint.unwrap_or_else(|| incident_fingerprint(&subject)),
         severity: headline.severity,
         subject,
         title: headline.message.clone(),
@@ -1082,6 +1098,7 @@ fn group_reference(findings: &[Finding]) -> Vec<Incident> {
     }
     let mut lists: Vec<Vec<usize>> = members.into_values().collect();
     merge_switches(findings, &mut lists);
+    merge_host_ports_down(findings, &mut lists);
     let mut incidents: Vec<Incident> = lists
         .into_iter()
         .filter_map(|mut list| {
@@ -1119,20 +1136,60 @@ fn switch_of(s: &Subject) -> Option<String> {
 
 /// Joins the incidents of three or more ports of one switch.
 fn merge_switches(findings: &[Finding], lists: &mut Vec<Vec<usize>>) {
-    let mut by_switch: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (n, list) in lists.iter().enumerate() {
-        let switch = list
-            .first()
-            .and_then(|&i| findings.get(i))
-            .and_then(|f| switch_of(&f.subject));
-        if let Some(sw) = switch {
-            by_switch.entry(sw).or_default().push(n);
+    let keys: Vec<Option<String>> = lists
+        .iter()
+        .map(|list| {
+            list.first()
+                .and_then(|&i| findings.get(i))
+                .and_then(|f| switch_of(&f.subject))
+        })
+        .collect();
+    join_lists(lists, keys, SWITCH_MIN_PORTS);
+}
+
+/// Ports of one host down together, each an incident of its own, that
+/// make one incident about the host: a GPU server's rails, all down.
+const HOST_MIN_DOWN_PORTS: usize = 3;
+
+/// The host of a port that is down (an IB001 `warning` or `error`: the
+/// `info` of a port that came up is not one).
+fn host_of_port_down(f: &Finding) -> Option<&str> {
+    (f.rule == "IB001" && f.severity >= Severity::Warning && f.subject.port.is_some())
+        .then_some(())?;
+    f.subject.host.as_deref()
+}
+
+/// Joins the incidents of three or more down ports of one host, each
+/// headed by its port's IB001: one cause is likelier than that many
+/// cables, and one incident instead of eight is what an on-call engineer
+/// reads first.
+fn merge_host_ports_down(findings: &[Finding], lists: &mut Vec<Vec<usize>>) {
+    let keys: Vec<Option<String>> = lists
+        .iter()
+        .map(|list| {
+            let headline = list
+                .iter()
+                .filter_map(|&i| findings.get(i))
+                .min_by_key(|f| rank(f))?;
+            host_of_port_down(headline).map(str::to_owned)
+        })
+        .collect();
+    join_lists(lists, keys, HOST_MIN_DOWN_PORTS);
+}
+
+/// Joins into one the lists that share a key, where at least `min` do;
+/// the others are kept as they are, in their order, the joined ones after.
+fn join_lists(lists: &mut Vec<Vec<usize>>, keys: Vec<Option<String>>, min: usize) {
+    let mut by_key: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (n, key) in keys.into_iter().enumerate() {
+        if let Some(key) = key {
+            by_key.entry(key).or_default().push(n);
         }
     }
     let mut merged: Vec<Vec<usize>> = Vec::new();
     let mut gone = vec![false; lists.len()];
-    for group in by_switch.into_values() {
-        if group.len() < SWITCH_MIN_PORTS {
+    for group in by_key.into_values() {
+        if group.len() < min {
             continue;
         }
         let mut all = Vec::new();
@@ -1152,6 +1209,37 @@ fn merge_switches(findings: &[Finding], lists: &mut Vec<Vec<usize>>) {
         .collect();
     kept.extend(merged);
     *lists = kept;
+}
+
+/// A group of several down ports of one host ([`merge_host_ports_down`]):
+/// the host's subject and the number of ports.
+fn is_host_ports_down_group(fs: &[&Finding]) -> Option<(Subject, usize)> {
+    let host = host_of_port_down(fs.first()?)?;
+    let mut ports: Vec<(Option<&str>, Option<u32>)> = fs
+        .iter()
+        .filter(|f| host_of_port_down(f) == Some(host))
+        .map(|f| (f.subject.device.as_deref(), f.subject.port))
+        .collect();
+    ports.sort_unstable();
+    ports.dedup();
+    (ports.len() >= HOST_MIN_DOWN_PORTS).then(|| {
+        (
+            Subject {
+                host: Some(host.to_owned()),
+                ..Subject::default()
+            },
+            ports.len(),
+        )
+    })
+}
+
+/// The fingerprint of a host's down-ports incident: `incident;ports-down;`
+/// and the host's subject key.
+fn host_ports_down_fingerprint(subject: &Subject) -> String {
+    let mut h = FnvWriter(0xcbf2_9ce4_8422_2325);
+    h.bytes(b"incident;ports-down;");
+    h.subject_key(subject, false);
+    hex16(h.0)
 }
 
 /// A group spanning several ports of one switch: the switch's subject and
@@ -1655,5 +1743,79 @@ pub(crate) mod tests {
         assert_eq!(inc[0].subject.port, None);
         // Two ports are two incidents.
         assert_eq!(group(fs.get(..2).unwrap()).len(), 2);
+    }
+
+    #[test]
+    fn several_down_ports_of_one_host_are_one_incident() {
+        let port = |host: &str, dev: &str| Subject {
+            host: Some(host.into()),
+            device: Some(dev.into()),
+            port: Some(1),
+            ..Subject::default()
+        };
+        let mut fs: Vec<Finding> = ["mlx5_0", "mlx5_1", "mlx5_3", "mlx5_4"]
+            .iter()
+            .map(|d| {
+                let mut f = finding("IB001", port("gpu07", d), "is Down/Disabled", "ibstat");
+                f.severity = Severity::Error;
+                f
+            })
+            .collect();
+        // A counter of one of them joins it; a port of another host, and a
+        // fleet finding about the host itself, stay apart.
+        fs.push(finding(
+            "IB103",
+            port("gpu07", "mlx5_0"),
+            "link downed 40",
+            "perfquery",
+        ));
+        let mut other = finding(
+            "IB001",
+            port("gpu08", "mlx5_0"),
+            "is Down/Polling",
+            "ibstat",
+        );
+        other.severity = Severity::Error;
+        fs.push(other);
+        fs.push(finding(
+            "FL003",
+            Subject {
+                host: Some("gpu07".into()),
+                ..Subject::default()
+            },
+            "fewer adapters",
+            "ibstat",
+        ));
+        let inc = group(&fs);
+        assert_eq!(inc.len(), 3, "{inc:#?}");
+        let host = inc
+            .iter()
+            .find(|i| i.findings.len() == 5)
+            .expect("one incident of gpu07's down ports");
+        assert_eq!(host.subject.host.as_deref(), Some("gpu07"));
+        assert_eq!(host.subject.device, None);
+        assert!(host
+            .probable_cause
+            .as_deref()
+            .unwrap()
+            .contains("4 ports of this host"));
+        let fleet = inc.iter().find(|i| i.rule == "FL003").unwrap();
+        assert_eq!(fleet.subject, host.subject);
+        assert_ne!(fleet.fingerprint, host.fingerprint);
+        // Two down ports are two incidents; an info (a port that came up) is none.
+        assert_eq!(group(fs.get(..2).unwrap()).len(), 2);
+        let came_up: Vec<Finding> = (0..4)
+            .map(|n| {
+                let mut f = finding(
+                    "IB001",
+                    port("gpu09", &format!("mlx5_{n}")),
+                    "came up",
+                    "ibstat",
+                );
+                f.severity = Severity::Info;
+                f
+            })
+            .collect();
+        assert_eq!(group(&came_up).len(), 4);
     }
 }

@@ -348,14 +348,21 @@ fn incident_block(
             )
         );
     }
+    // An incident about a switch or a host (several of its ports) keeps
+    // each port's name in its members' lines; one about a port says it
+    // once, in the headline.
+    let about_ports = incident.subject.port.is_none();
     for f in members {
         let subject = f.subject.describe();
-        let message = f
-            .message
-            .strip_prefix(&subject)
-            .map_or(f.message.as_str(), |m| {
-                m.trim_start_matches(':').trim_start()
-            });
+        let message = if about_ports && f.subject.port.is_some() {
+            f.message.as_str()
+        } else {
+            f.message
+                .strip_prefix(&subject)
+                .map_or(f.message.as_str(), |m| {
+                    m.trim_start_matches(':').trim_start()
+                })
+        };
         let line = format!(
             "           {} {} {} {message}",
             p.dim("+"),
