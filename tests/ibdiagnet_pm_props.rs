@@ -142,7 +142,7 @@ fn reads_back(parsed: &Parsed<Perfquery>, port: &Port) -> Result<(), String> {
         .filter(|b| {
             b.port == Some(*number)
                 && b.lid == Some(*lid)
-                && b.fields.get("GUID").is_none_or(|g| *g == guid(*low))
+                && b.fields.get("GUID") == Some(&guid(*low))
         })
         .collect();
     if blocks.is_empty() || blocks.iter().any(|b| b.partial.is_some()) {

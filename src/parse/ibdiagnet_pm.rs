@@ -30,7 +30,7 @@
 //!
 //! Each block's `port_id` is the `Port Name` (the GUID when that is
 //! empty), with its LID and port number; the header's `GUID`, `Device` and
-//! `Port Name` are kept in `fields`. A name this reader does not know
+//! `Port Name` are kept in every block's `fields`. A name this reader does not know
 //! (`max_retransmission_rate`, `sync_header_error_counter`) is kept as
 //! printed in the PortCounters block's `fields`, read and not judged.
 //!
@@ -743,11 +743,15 @@ fn blocks_of(p: PortRead) -> Vec<PerfBlock> {
         p.partial
     };
     let mut by_attr: BTreeMap<Attr, PerfBlock> = BTreeMap::new();
+    // Every block carries the header's fields: each names its port (the
+    // rules gather a port's blocks by its GUID).
+    let header_fields = fields.clone();
     let new_block = |attr: Attr| {
         let mut b = PerfBlock::new(attr.attribute(), id.clone(), p.span);
         b.port = port;
         b.lid = lid;
         b.partial.clone_from(&partial);
+        b.fields.clone_from(&header_fields);
         b
     };
     let mut basic = new_block(Attr::Basic);
@@ -856,6 +860,9 @@ mod tests {
         assert!(basic.counter(IbCounter::PortXmitWait).unwrap().saturated);
         assert_eq!(ext.attribute, PerfAttribute::PortCountersExtended);
         assert_eq!(ext.xmit_data_octets(), Some(1_000_000 * 4));
+        // Each block names its port; names no rule knows stay in one.
+        assert_eq!(ext.fields.get("GUID"), basic.fields.get("GUID"));
+        assert!(!ext.fields.contains_key("max_retransmission_rate"));
         assert_eq!(b[3].port_id, "SW-L1-03/P17");
         assert_eq!(
             b[3].counter(IbCounter::PortRcvErrors).copied(),
