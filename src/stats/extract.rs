@@ -271,9 +271,11 @@ pub(crate) fn extract(section: &Section) -> Extracted<'_> {
         SectionData::Perfquery(p) | SectionData::SysfsCounters(p) => {
             perfquery(p, host, false, &mut out);
         }
-        // Its ports are named by their Port Name, as ibqueryerrors' by
-        // their node description.
-        SectionData::IbdiagnetPm(p) => perfquery(p, host, true, &mut out),
+        // The fabric's ports, not the host's where the file was read (as
+        // the rules see them: a count two dumps show unchanged is then
+        // history whatever prompt the dumps were pasted under), named by
+        // their Port Name.
+        SectionData::IbdiagnetPm(p) => perfquery(p, None, true, &mut out),
         SectionData::Nvlink(n) => nvlink(n, host, &mut out),
         SectionData::Ibstat(i) => ibstat(i, host, &mut out),
         SectionData::Iblinkinfo(i) => iblinkinfo(i, &mut out),
