@@ -32,6 +32,7 @@ fn inputs() -> Vec<String> {
         "ibsim/counters/ibqueryerrors_r.txt",
         "rules/IB006/fires_ibportstate_port_and_peer_at_1x.txt",
         "wild/gpud943-sysfs-counters-loop-saturated.txt",
+        "wild/gcm-ibdiagnet2-pm-multi-block.txt",
         "own/h200-x2-driver580/nvlink_s.txt",
         "own/h200-x2-driver580/nvlink_e.txt",
         "own/h200-x2-driver580/nvlink_ec.txt",

@@ -1744,6 +1744,10 @@ mod body_line_tests {
             "CA: 'mlx5_1'",
             "\tFirmware version: 28.39.1002",
             "Tue Dec  1 22:41:52 UTC 2026",
+            "-------------------------------------------------------",
+            "Port=1 Lid=0x0012 GUID=0x0002c903000a0b0c Device=4123 Port Name=node007/U1/HCA-1/P1",
+            "symbol_error_counter=0x0000",
+            "port_rcv_errors_extended=0x0000000000000005",
             "",
         ]
     }

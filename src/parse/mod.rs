@@ -25,6 +25,7 @@ pub mod dcgmi_diag;
 pub mod dcgmi_nvlink;
 pub mod dmon;
 pub mod ibdev2netdev;
+pub mod ibdiagnet_pm;
 pub mod iblinkinfo;
 pub mod ibnetdiscover;
 pub mod ibqueryerrors;
@@ -287,6 +288,9 @@ formats! {
     /// Linux sysfs port counter files (`grep -H . /sys/class/infiniband/*/ports/*/counters/*`,
     /// `head`/`tail` banners, a shell loop's `=== file ===`), read as perfquery's PortCounters.
     SysfsCounters = "sysfs_counters", crate::model::perfquery::Perfquery, sysfs_counters::FORMAT;
+    /// ibdiagnet's port counter dump `ibdiagnet2.pm` (`Port=N Lid=… GUID=…` blocks of
+    /// `name=value` lines) for the whole fabric, read as perfquery's PortCounters.
+    IbdiagnetPm = "ibdiagnet_pm", crate::model::perfquery::Perfquery, ibdiagnet_pm::FORMAT;
     /// `ibqueryerrors` node reports and summary.
     Ibqueryerrors = "ibqueryerrors", crate::model::ibqueryerrors::Ibqueryerrors, ibqueryerrors::FORMAT;
     /// `nvidia-smi topo -m` / `-mp`.

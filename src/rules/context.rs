@@ -970,6 +970,42 @@ impl<'a> Context<'a> {
                 }
                 continue;
             }
+            // ibdiagnet2.pm, like ibqueryerrors, holds the whole fabric's
+            // ports: they get no host, and are named by their Port Name and
+            // GUID.
+            if let SectionData::IbdiagnetPm(pq) = &at.section.data {
+                for block in &pq.blocks {
+                    if !matches!(
+                        block.attribute,
+                        PerfAttribute::PortCounters | PerfAttribute::PortCountersExtended
+                    ) {
+                        continue;
+                    }
+                    let guid = block.fields.get("GUID").and_then(|g| Guid::parse(g));
+                    let headed = block.lid.is_some() || block.port.is_some();
+                    let key = (
+                        HostKey::Fabric,
+                        block.lid,
+                        block.port,
+                        false,
+                        block.port_id.as_str(),
+                        guid,
+                    );
+                    let port = ports.entry(key).or_insert_with(|| PerfPortRef {
+                        host: HostKey::Fabric,
+                        lid: block.lid,
+                        port: block.port,
+                        all_ports: false,
+                        // A block pasted without its header names no port:
+                        // none is invented.
+                        device: headed.then_some(block.port_id.as_str()),
+                        guid,
+                        counters: PortReadings::default(),
+                    });
+                    port.counters.push(at, block.span, &block.counters);
+                }
+                continue;
+            }
             // sysfs counter files are PortCounters read by the kernel,
             // named by device and port instead of LID.
             let (pq, sysfs) = match &at.section.data {

@@ -1242,6 +1242,33 @@ mod tests {
         )
     }
 
+    /// An ibdiagnet2.pm port is the fabric's, named by its Port Name, LID,
+    /// port and GUID, its PortCounters and extended blocks one port: the
+    /// 64-bit reading (later) judged, with the 8-bit retraining count of
+    /// the same port.
+    #[test]
+    fn ibdiagnet_pm_ports_are_the_fabrics() {
+        let rule = "-------------------------------------------------------";
+        let text = format!(
+            "[root@mgmt01 ~]# cat /var/tmp/ibdiagnet2/ibdiagnet2.pm\n{rule}\nPort=4 Lid=0x0031 GUID=0x98039b0300aa0204 Device=54002 Port Name=Sleaf03/P4\n{rule}\nsymbol_error_counter=0x000c\nlink_error_recovery_counter=0x01\nsymbol_error_counter_extended=0x0000000000000040\n{rule}\n"
+        );
+        let f = findings_of(&IB101, &text);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].subject.host, None);
+        assert_eq!(f[0].subject.device.as_deref(), Some("Sleaf03/P4"));
+        assert_eq!((f[0].subject.lid, f[0].subject.port), (Some(0x31), Some(4)));
+        assert_eq!(
+            f[0].subject.guid,
+            crate::model::ib::Guid::parse("0x98039b0300aa0204")
+        );
+        assert!(
+            f[0].message.contains("SymbolErrorCounter = 64"),
+            "{}",
+            f[0].message
+        );
+    }
+
     #[test]
     fn symbol_errors_are_a_warning_alone_and_an_error_with_retraining() {
         let f = findings_of(&IB101, &perf(3, 11, 0, 0));

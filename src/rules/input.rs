@@ -495,6 +495,22 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     out.push(PartialPart { at, what, partial });
                 }
             }
+            SectionData::IbdiagnetPm(pq) => {
+                // A port's blocks (one per attribute) share its partial:
+                // said once.
+                let mut last: Option<(&str, Option<u32>, Option<u32>)> = None;
+                for b in &pq.blocks {
+                    let port = (b.port_id.as_str(), b.lid, b.port);
+                    if last.replace(port) == Some(port) {
+                        continue;
+                    }
+                    let what = || {
+                        let port = b.port.map_or_else(|| "?".to_owned(), |p| p.to_string());
+                        format!("ibdiagnet2.pm counters of {} port {port}", b.port_id)
+                    };
+                    push(&what, &b.partial);
+                }
+            }
             SectionData::SysfsCounters(pq) => {
                 // A port's PortCountersExtended block follows its
                 // PortCounters block with the same partial: said once.

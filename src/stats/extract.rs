@@ -268,7 +268,14 @@ pub(crate) fn extract(section: &Section) -> Extracted<'_> {
     let host = section.host.as_deref();
     let mut out = Extracted::default();
     match &section.data {
-        SectionData::Perfquery(p) | SectionData::SysfsCounters(p) => perfquery(p, host, &mut out),
+        SectionData::Perfquery(p) | SectionData::SysfsCounters(p) => {
+            perfquery(p, host, false, &mut out);
+        }
+        // The fabric's ports, not the host's where the file was read (as
+        // the rules see them: a count two dumps show unchanged is then
+        // history whatever prompt the dumps were pasted under), named by
+        // their Port Name.
+        SectionData::IbdiagnetPm(p) => perfquery(p, None, true, &mut out),
         SectionData::Nvlink(n) => nvlink(n, host, &mut out),
         SectionData::Ibstat(i) => ibstat(i, host, &mut out),
         SectionData::Iblinkinfo(i) => iblinkinfo(i, &mut out),
@@ -482,7 +489,9 @@ fn lane_suffix(name: &str) -> (&str, Option<u32>) {
     (name, None)
 }
 
-fn perfquery<'d>(p: &'d Perfquery, host: Option<&'d str>, out: &mut Extracted<'d>) {
+/// Perfquery-model blocks; `named` ports (ibdiagnet2.pm's) keep their
+/// `port_id` as the subject's device even with a LID.
+fn perfquery<'d>(p: &'d Perfquery, host: Option<&'d str>, named: bool, out: &mut Extracted<'d>) {
     // A block without its header names no port: two of them in two
     // snapshots may be different ports, so no rate or peer group uses them.
     let headed = p.blocks.iter().filter(|b| {
@@ -499,7 +508,7 @@ fn perfquery<'d>(p: &'d Perfquery, host: Option<&'d str>, out: &mut Extracted<'d
             host,
             lid: block.lid,
             port: block.port,
-            device: if block.lid.is_none() {
+            device: if named || block.lid.is_none() {
                 Some(&block.port_id)
             } else {
                 None
