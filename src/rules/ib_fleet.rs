@@ -366,6 +366,14 @@ fn adapter_count_fleet_in_context(ctx: &Context<'_>, out: &mut Vec<Finding>) -> 
 }
 
 /// FL001.
+/// A host's adapters that do not run `version`.
+fn off_version<'a>(cas: &[&'a AdapterFacts], version: &str) -> Vec<&'a AdapterFacts> {
+    cas.iter()
+        .copied()
+        .filter(|a| a.firmware_version.as_deref() != Some(version))
+        .collect()
+}
+
 fn check_firmware_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Coverage {
     let adapters = &fleet.facts.adapters;
     if named_hosts(adapters).len() < 2 {
@@ -413,11 +421,7 @@ fn check_firmware_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Coverage {
         if count * 2 > hosts.len() {
             // A true majority: the hosts off it drifted.
             for cas in hosts.values() {
-                let odd: Vec<&AdapterFacts> = cas
-                    .iter()
-                    .copied()
-                    .filter(|a| a.firmware_version.as_deref() != Some(expected))
-                    .collect();
+                let odd = off_version(cas, expected);
                 if odd.is_empty() {
                     continue;
                 }
@@ -463,11 +467,7 @@ fn check_firmware_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Coverage {
             if votes.get(host) == Some(&newest) {
                 continue;
             }
-            let odd: Vec<&AdapterFacts> = cas
-                .iter()
-                .copied()
-                .filter(|a| a.firmware_version.as_deref() != Some(newest))
-                .collect();
+            let odd = off_version(cas, newest);
             if odd.is_empty() {
                 continue;
             }
