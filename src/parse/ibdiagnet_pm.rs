@@ -98,300 +98,190 @@ impl Attr {
     }
 }
 
-/// ibdiagnet's counter names, the perfquery counter each is, its attribute
-/// and its field's width in bits. Names seen in published dumps and in the
-/// tools that read them (`port_xmit_discard`, `excessive_buffer_errors`,
-/// `link_down_counter` are spellings of those tools).
-const COUNTERS: &[(&str, IbCounter, Attr, u8)] = &[
-    (
-        "symbol_error_counter",
-        IbCounter::SymbolErrorCounter,
-        Attr::Basic,
-        16,
-    ),
-    (
-        "link_error_recovery_counter",
-        IbCounter::LinkErrorRecoveryCounter,
-        Attr::Basic,
-        8,
-    ),
-    (
-        "link_downed_counter",
-        IbCounter::LinkDownedCounter,
-        Attr::Basic,
-        8,
-    ),
-    (
-        "link_down_counter",
-        IbCounter::LinkDownedCounter,
-        Attr::Basic,
-        8,
-    ),
-    ("port_rcv_errors", IbCounter::PortRcvErrors, Attr::Basic, 16),
-    (
-        "port_rcv_remote_physical_errors",
-        IbCounter::PortRcvRemotePhysicalErrors,
-        Attr::Basic,
-        16,
-    ),
-    (
-        "port_rcv_switch_relay_errors",
-        IbCounter::PortRcvSwitchRelayErrors,
-        Attr::Basic,
-        16,
-    ),
-    (
-        "port_xmit_discard",
-        IbCounter::PortXmitDiscards,
-        Attr::Basic,
-        16,
-    ),
-    (
-        "port_xmit_discards",
-        IbCounter::PortXmitDiscards,
-        Attr::Basic,
-        16,
-    ),
-    (
-        "port_xmit_constraint_errors",
-        IbCounter::PortXmitConstraintErrors,
-        Attr::Basic,
-        8,
-    ),
-    (
-        "port_rcv_constraint_errors",
-        IbCounter::PortRcvConstraintErrors,
-        Attr::Basic,
-        8,
-    ),
-    (
-        "local_link_integrity_errors",
-        IbCounter::LocalLinkIntegrityErrors,
-        Attr::Basic,
-        4,
-    ),
-    (
-        "excessive_buffer_overrun_errors",
-        IbCounter::ExcessiveBufferOverrunErrors,
-        Attr::Basic,
-        4,
-    ),
-    (
-        "excessive_buffer_errors",
-        IbCounter::ExcessiveBufferOverrunErrors,
-        Attr::Basic,
-        4,
-    ),
-    ("vl15_dropped", IbCounter::VL15Dropped, Attr::Basic, 16),
-    ("port_xmit_wait", IbCounter::PortXmitWait, Attr::Basic, 32),
-    ("port_xmit_data", IbCounter::PortXmitData, Attr::Basic, 32),
-    ("port_rcv_data", IbCounter::PortRcvData, Attr::Basic, 32),
-    ("port_xmit_pkts", IbCounter::PortXmitPkts, Attr::Basic, 32),
-    ("port_rcv_pkts", IbCounter::PortRcvPkts, Attr::Basic, 32),
-    (
-        "port_xmit_data_extended",
-        IbCounter::PortXmitData,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_rcv_data_extended",
-        IbCounter::PortRcvData,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_xmit_pkts_extended",
-        IbCounter::PortXmitPkts,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_rcv_pkts_extended",
-        IbCounter::PortRcvPkts,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_unicast_xmit_pkts",
-        IbCounter::PortUnicastXmitPkts,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_unicast_rcv_pkts",
-        IbCounter::PortUnicastRcvPkts,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_multicast_xmit_pkts",
-        IbCounter::PortMulticastXmitPkts,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_multicast_rcv_pkts",
-        IbCounter::PortMulticastRcvPkts,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "symbol_error_counter_extended",
-        IbCounter::SymbolErrorCounter,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "link_error_recovery_counter_extended",
-        IbCounter::LinkErrorRecoveryCounter,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "link_downed_counter_extended",
-        IbCounter::LinkDownedCounter,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_rcv_errors_extended",
-        IbCounter::PortRcvErrors,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_rcv_remote_physical_errors_extended",
-        IbCounter::PortRcvRemotePhysicalErrors,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_rcv_switch_relay_errors_extended",
-        IbCounter::PortRcvSwitchRelayErrors,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_xmit_discards_extended",
-        IbCounter::PortXmitDiscards,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_xmit_constraint_errors_extended",
-        IbCounter::PortXmitConstraintErrors,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_rcv_constraint_errors_extended",
-        IbCounter::PortRcvConstraintErrors,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "local_link_integrity_errors_extended",
-        IbCounter::LocalLinkIntegrityErrors,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "excessive_buffer_overrun_errors_extended",
-        IbCounter::ExcessiveBufferOverrunErrors,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "vl15_dropped_extended",
-        IbCounter::VL15Dropped,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_xmit_wait_extended",
-        IbCounter::PortXmitWait,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "qp1_dropped_extended",
-        IbCounter::QP1Dropped,
-        Attr::Extended,
-        64,
-    ),
-    (
-        "port_local_physical_errors",
-        IbCounter::PortLocalPhysicalErrors,
-        Attr::RcvErrorDetails,
-        16,
-    ),
-    (
-        "port_malformed_packet_errors",
-        IbCounter::PortMalformedPktErrors,
-        Attr::RcvErrorDetails,
-        16,
-    ),
-    (
-        "port_buffer_overrun_errors",
-        IbCounter::PortBufferOverrunErrors,
-        Attr::RcvErrorDetails,
-        16,
-    ),
-    (
-        "port_dlid_mapping_errors",
-        IbCounter::PortDLIDMappingErrors,
-        Attr::RcvErrorDetails,
-        16,
-    ),
-    (
-        "port_vl_mapping_errors",
-        IbCounter::PortVLMappingErrors,
-        Attr::RcvErrorDetails,
-        16,
-    ),
-    (
-        "port_looping_errors",
-        IbCounter::PortLoopingErrors,
-        Attr::RcvErrorDetails,
-        16,
-    ),
-    (
-        "port_inactive_discards",
-        IbCounter::PortInactiveDiscards,
-        Attr::XmitDiscardDetails,
-        16,
-    ),
-    (
-        "port_neighbor_mtu_discards",
-        IbCounter::PortNeighborMTUDiscards,
-        Attr::XmitDiscardDetails,
-        16,
-    ),
-    (
-        "port_sw_lifetime_limit_discards",
-        IbCounter::PortSwLifetimeLimitDiscards,
-        Attr::XmitDiscardDetails,
-        16,
-    ),
-    (
-        "port_sw_hoq_lifetime_limit_discards",
-        IbCounter::PortSwHOQLifetimeLimitDiscards,
-        Attr::XmitDiscardDetails,
-        16,
-    ),
-];
+/// ibdiagnet's counter names, the perfquery counter each is and its
+/// attribute. Names seen in published dumps and in the tools that read
+/// them (`port_xmit_discard`, `excessive_buffer_errors`, `link_down_counter`
+/// are spellings of those tools). Widths are the attribute's, from
+/// [`perf_fields`](crate::model::perf_fields), as perfquery's are.
+const COUNTERS: &[(&str, IbCounter, Attr)] = {
+    use Attr::{Basic, Extended, RcvErrorDetails, XmitDiscardDetails};
+    use IbCounter as I;
+    &[
+        ("symbol_error_counter", I::SymbolErrorCounter, Basic),
+        (
+            "link_error_recovery_counter",
+            I::LinkErrorRecoveryCounter,
+            Basic,
+        ),
+        ("link_downed_counter", I::LinkDownedCounter, Basic),
+        ("link_down_counter", I::LinkDownedCounter, Basic),
+        ("port_rcv_errors", I::PortRcvErrors, Basic),
+        (
+            "port_rcv_remote_physical_errors",
+            I::PortRcvRemotePhysicalErrors,
+            Basic,
+        ),
+        (
+            "port_rcv_switch_relay_errors",
+            I::PortRcvSwitchRelayErrors,
+            Basic,
+        ),
+        ("port_xmit_discard", I::PortXmitDiscards, Basic),
+        ("port_xmit_discards", I::PortXmitDiscards, Basic),
+        (
+            "port_xmit_constraint_errors",
+            I::PortXmitConstraintErrors,
+            Basic,
+        ),
+        (
+            "port_rcv_constraint_errors",
+            I::PortRcvConstraintErrors,
+            Basic,
+        ),
+        (
+            "local_link_integrity_errors",
+            I::LocalLinkIntegrityErrors,
+            Basic,
+        ),
+        (
+            "excessive_buffer_overrun_errors",
+            I::ExcessiveBufferOverrunErrors,
+            Basic,
+        ),
+        (
+            "excessive_buffer_errors",
+            I::ExcessiveBufferOverrunErrors,
+            Basic,
+        ),
+        ("vl15_dropped", I::VL15Dropped, Basic),
+        ("port_xmit_wait", I::PortXmitWait, Basic),
+        ("port_xmit_data", I::PortXmitData, Basic),
+        ("port_rcv_data", I::PortRcvData, Basic),
+        ("port_xmit_pkts", I::PortXmitPkts, Basic),
+        ("port_rcv_pkts", I::PortRcvPkts, Basic),
+        ("port_xmit_data_extended", I::PortXmitData, Extended),
+        ("port_rcv_data_extended", I::PortRcvData, Extended),
+        ("port_xmit_pkts_extended", I::PortXmitPkts, Extended),
+        ("port_rcv_pkts_extended", I::PortRcvPkts, Extended),
+        ("port_unicast_xmit_pkts", I::PortUnicastXmitPkts, Extended),
+        ("port_unicast_rcv_pkts", I::PortUnicastRcvPkts, Extended),
+        (
+            "port_multicast_xmit_pkts",
+            I::PortMulticastXmitPkts,
+            Extended,
+        ),
+        ("port_multicast_rcv_pkts", I::PortMulticastRcvPkts, Extended),
+        (
+            "symbol_error_counter_extended",
+            I::SymbolErrorCounter,
+            Extended,
+        ),
+        (
+            "link_error_recovery_counter_extended",
+            I::LinkErrorRecoveryCounter,
+            Extended,
+        ),
+        (
+            "link_downed_counter_extended",
+            I::LinkDownedCounter,
+            Extended,
+        ),
+        ("port_rcv_errors_extended", I::PortRcvErrors, Extended),
+        (
+            "port_rcv_remote_physical_errors_extended",
+            I::PortRcvRemotePhysicalErrors,
+            Extended,
+        ),
+        (
+            "port_rcv_switch_relay_errors_extended",
+            I::PortRcvSwitchRelayErrors,
+            Extended,
+        ),
+        ("port_xmit_discards_extended", I::PortXmitDiscards, Extended),
+        (
+            "port_xmit_constraint_errors_extended",
+            I::PortXmitConstraintErrors,
+            Extended,
+        ),
+        (
+            "port_rcv_constraint_errors_extended",
+            I::PortRcvConstraintErrors,
+            Extended,
+        ),
+        (
+            "local_link_integrity_errors_extended",
+            I::LocalLinkIntegrityErrors,
+            Extended,
+        ),
+        (
+            "excessive_buffer_overrun_errors_extended",
+            I::ExcessiveBufferOverrunErrors,
+            Extended,
+        ),
+        ("vl15_dropped_extended", I::VL15Dropped, Extended),
+        ("port_xmit_wait_extended", I::PortXmitWait, Extended),
+        ("qp1_dropped_extended", I::QP1Dropped, Extended),
+        (
+            "port_local_physical_errors",
+            I::PortLocalPhysicalErrors,
+            RcvErrorDetails,
+        ),
+        (
+            "port_malformed_packet_errors",
+            I::PortMalformedPktErrors,
+            RcvErrorDetails,
+        ),
+        (
+            "port_buffer_overrun_errors",
+            I::PortBufferOverrunErrors,
+            RcvErrorDetails,
+        ),
+        (
+            "port_dlid_mapping_errors",
+            I::PortDLIDMappingErrors,
+            RcvErrorDetails,
+        ),
+        (
+            "port_vl_mapping_errors",
+            I::PortVLMappingErrors,
+            RcvErrorDetails,
+        ),
+        ("port_looping_errors", I::PortLoopingErrors, RcvErrorDetails),
+        (
+            "port_inactive_discards",
+            I::PortInactiveDiscards,
+            XmitDiscardDetails,
+        ),
+        (
+            "port_neighbor_mtu_discards",
+            I::PortNeighborMTUDiscards,
+            XmitDiscardDetails,
+        ),
+        (
+            "port_sw_lifetime_limit_discards",
+            I::PortSwLifetimeLimitDiscards,
+            XmitDiscardDetails,
+        ),
+        (
+            "port_sw_hoq_lifetime_limit_discards",
+            I::PortSwHOQLifetimeLimitDiscards,
+            XmitDiscardDetails,
+        ),
+    ]
+};
 
+/// The counter `name` is, its attribute and its field's width in bits.
 fn counter(name: &str) -> Option<(IbCounter, Attr, u8)> {
-    COUNTERS
-        .iter()
-        .find(|(n, _, _, _)| *n == name)
-        .map(|(_, c, a, w)| (*c, *a, *w))
+    let (_, c, a) = COUNTERS.iter().find(|(n, _, _)| *n == name)?;
+    match crate::model::perf_fields::kind_in(a.attribute().layout(), c.name())? {
+        crate::model::perf_fields::FieldKind::Counter(bits) => Some((*c, *a, bits)),
+        _ => None,
+    }
 }
 
 /// A rule between blocks: dashes only, at least five.
 fn is_rule(t: &str) -> bool {
-    t.len() >= 5 && t.bytes().all(|b| b == b'-')
+    crate::parse::text::is_rule_of(t, 5, b'-')
 }
 
 /// What a `Port=` header says.
@@ -969,6 +859,18 @@ mod tests {
                 .map(|c| c.value),
             Some(1)
         );
+    }
+
+    /// Every name of the table is a counter of its attribute's layout, so
+    /// none is kept unjudged for want of a width.
+    #[test]
+    fn every_counter_name_has_its_attributes_width() {
+        for (name, c, a) in COUNTERS {
+            assert!(
+                counter(name).is_some(),
+                "{name}: {c:?} not in {a:?}'s layout"
+            );
+        }
     }
 
     #[test]

@@ -45,8 +45,8 @@ pub(crate) const FORMAT: Spec<Ibswinfo> = Spec {
 };
 
 /// A rule of `=` (around the description) or `-` (between groups).
-fn is_rule(t: &str, c: char) -> bool {
-    t.len() >= 20 && t.chars().all(|x| x == c)
+fn is_rule(t: &str, c: u8) -> bool {
+    crate::parse::text::is_rule_of(t, 20, c)
 }
 
 /// `label | value`, the label trimmed; `None` for other lines.
@@ -64,7 +64,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibswinfo> {
     read_each_line(lines, |line, out: &mut Ibswinfo, unread: &mut Unread| {
         let raw = line.text();
         let t = trim(raw);
-        if is_rule(t, '=') {
+        if is_rule(t, b'=') {
             // The first `=` of a block opens it; the second closes the
             // description.
             let opens = out.switches.last().is_none_or(has_fields) && !after_opening;
@@ -78,7 +78,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibswinfo> {
             extend(out, line);
             return;
         }
-        if is_rule(t, '-') {
+        if is_rule(t, b'-') {
             after_opening = false;
             extend(out, line);
             return;
@@ -269,14 +269,14 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?;
     let t = trim(first.text());
     let key = || Block::keyed(format!("ibswinfo at line {}", first.number));
-    if is_rule(t, '=') {
+    if is_rule(t, b'=') {
         let mut next = lines
             .iter()
             .skip(1)
             .filter(|l| !l.is_blank())
             .map(|l| trim(l.text()));
         let (_, closing, field) = (next.next()?, next.next()?, next.next()?);
-        return (is_rule(closing, '=') && label_value(field).is_some()).then(key);
+        return (is_rule(closing, b'=') && label_value(field).is_some()).then(key);
     }
     label_value(first.text())
         .is_some_and(|(label, _)| label == "part number")

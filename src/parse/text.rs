@@ -250,6 +250,13 @@ pub(crate) fn single_quoted(text: &str) -> Option<&str> {
     Some(name)
 }
 
+/// Whether `t` is a rule: at least `min` bytes, every one `c` (`-----`
+/// between ibdiagnet's blocks, `=====` around ibswinfo's description, a
+/// page's rule under a `topo -m` header).
+pub(crate) fn is_rule_of(t: &str, min: usize, c: u8) -> bool {
+    t.len() >= min && t.bytes().all(|b| b == c)
+}
+
 /// [`str::trim`], with a fast path for the ASCII white space that
 /// surrounds nearly every value: the Unicode tables are consulted only when
 /// a non-ASCII byte sits at either end. Inlined with a first test of the

@@ -406,7 +406,8 @@ fn classify(lines: &[Line<'_>]) -> Option<MatrixKind> {
 /// in `GPU0  GPU1 …` over `-------`): nvidia-smi prints none, and the rows
 /// follow it.
 fn is_ruler(t: &str) -> bool {
-    t.len() >= 3 && (t.bytes().all(|b| b == b'-') || t.bytes().all(|b| b == b'='))
+    use crate::parse::text::is_rule_of;
+    is_rule_of(t, 3, b'-') || is_rule_of(t, 3, b'=')
 }
 
 /// A `topo -m` row pasted without the header above it: `GPU3`, then at
