@@ -687,12 +687,21 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
         );
     }
     let elided = header.devices.iter().any(|d| d == ELIDED);
-    let columns_cut = !elided && raw.rows.iter().any(|(_, r)| r.column == usize::MAX);
+    // The devices whose columns the header lost, once each, in row order.
+    let mut columnless: Vec<&str> = Vec::new();
+    if !elided {
+        for (_, r) in raw.rows.iter().filter(|(_, r)| r.column == usize::MAX) {
+            if !columnless.contains(&r.name) {
+                columnless.push(r.name);
+            }
+        }
+    }
+    let columns_cut = !columnless.is_empty();
     if columns_cut {
         let legend_seen = !out.legend.is_empty() || !raw.nic_legend.is_empty();
         mark_columns_cut(
             &mut out,
-            &raw.rows,
+            &columnless,
             (&raw.nic_legend, legend_seen),
             &header,
             &mut unread,
@@ -788,7 +797,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
         }
     }
     if columns_cut {
-        mirror_columnless_cells(&mut out, &raw.rows);
+        mirror_columnless_cells(&mut out, &columnless);
     }
     mark_missing_rows(&mut out, &raw.rows, &header);
     for (nic, _) in &raw.nic_legend {
@@ -997,17 +1006,11 @@ fn cut_at_the_left(title: &str, value: &str) -> bool {
 /// matrix says that as well.
 fn mark_columns_cut(
     out: &mut TopoMatrix,
-    rows: &[(usize, Row<'_>)],
+    names: &[&str],
     (nic_legend, legend_seen): (&[(String, String)], bool),
     header: &Header<'_>,
     unread: &mut Unread,
 ) {
-    let mut names: Vec<&str> = Vec::new();
-    for (_, r) in rows.iter().filter(|(_, r)| r.column == usize::MAX) {
-        if !names.contains(&r.name) {
-            names.push(r.name);
-        }
-    }
     for name in names
         .iter()
         .copied()
@@ -1046,12 +1049,7 @@ fn mark_columns_cut(
 /// GPU1's cell to that NIC. Each keeps the line of the row it was read
 /// from. The rules that read a GPU's row (its nearest NIC) then find its
 /// NICs as in a whole matrix.
-fn mirror_columnless_cells(out: &mut TopoMatrix, rows: &[(usize, Row<'_>)]) {
-    let columnless: Vec<&str> = rows
-        .iter()
-        .filter(|(_, r)| r.column == usize::MAX)
-        .map(|(_, r)| r.name)
-        .collect();
+fn mirror_columnless_cells(out: &mut TopoMatrix, columnless: &[&str]) {
     let mirrored: Vec<Cell<Link>> = out
         .cells
         .iter()
