@@ -11,6 +11,7 @@ use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::diag::{Warning, WarningKind};
 use crate::model::partial::{Partial, PartialReason};
+use crate::model::topo::{Device, TopoMatrix};
 use crate::parse::SectionData;
 use crate::span::LineSpan;
 use std::collections::BTreeMap;
@@ -384,6 +385,20 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 /// are counted in the message (a garbled file can have thousands).
 const UNREAD_EVIDENCE: usize = 20;
 
+/// What of a `topo -m` row is not judged: its affinity cells when they
+/// are all it lost (its link cells were read and judged), else the row.
+fn topo_row_part(m: &TopoMatrix, d: &Device) -> String {
+    let missing = d.partial.as_ref().map(|p| p.missing.as_slice());
+    match missing {
+        Some(titles)
+            if !titles.is_empty() && titles.iter().all(|t| m.affinity_columns.contains(t)) =>
+        {
+            format!("{}'s affinity cells ({})", d.name, titles.join("; "))
+        }
+        _ => format!("{} row", d.name),
+    }
+}
+
 /// One part of the input that is not judged, and where it was read.
 pub(crate) struct PartialPart<'a> {
     /// Where it was read.
@@ -442,7 +457,7 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
             SectionData::TopoMatrix(m) => {
                 push(&|| "topo -m matrix".to_owned(), &m.partial);
                 for d in &m.devices {
-                    push(&|| format!("{} row", d.name), &d.partial);
+                    push(&|| topo_row_part(m, d), &d.partial);
                 }
             }
             SectionData::Ibstat(ibstat) => {
@@ -911,6 +926,27 @@ mod tests {
         assert!(f[0].message.contains("cut at line 3"), "{}", f[0].message);
         assert!(
             f[0].message.contains("GPU1 row, GPU2 row"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn a_row_cut_in_its_affinity_cells_names_those_cells() {
+        // GPU1's link cells were read (and are judged); its affinity cells,
+        // which a cut last line cannot vouch for, and the GPU2 row are not.
+        let text = "\tGPU0\tGPU1\tGPU2\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n\
+                    GPU0\t X \tNV12\tNV12\t0-7\t0\tN/A\n\
+                    GPU1\tNV12\t X \tNV12\t0-7\t0";
+        let f = findings_of(&IN001, text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message.contains("not judged: GPU1's affinity cells ("),
+            "{}",
+            f[0].message
+        );
+        assert!(
+            f[0].message.ends_with("GPU NUMA ID), GPU2 row"),
             "{}",
             f[0].message
         );

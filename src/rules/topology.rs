@@ -122,6 +122,9 @@ declare_rule! {
     /// every NIC by the count alone, and the matrix cannot tell a missing
     /// NIC from a host built with fewer (a cloud VM with one NIC for two
     /// sockets' GPUs); with one NIC there is no nearer one to pin to.
+    /// A cut matrix is judged when every GPU row shows every NIC the header
+    /// names (the NIC rows only repeat those cells), or when the usual
+    /// distance holds for more than half of the GPUs.
     pub static TP003 = {
         id: "TP003",
         name: "nic-far-from-gpu",
@@ -529,7 +532,9 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let Some((usual_rank, count)) = usual else {
             continue;
         };
-        if !mx.baseline_holds(count, gpus.len()) {
+        if !(every_gpu_row_shows_every_nic(mx.m, nearest.len(), gpus.len())
+            || mx.baseline_holds(count, gpus.len()))
+        {
             continue;
         }
         for (g, cells) in &nearest {
@@ -592,6 +597,18 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
     }
     Coverage::Checked(matrices.len())
+}
+
+/// Whether all `judged` GPUs of `gpus` show a cell to every NIC, in a
+/// header that names every NIC: then the GPU–NIC distances TP003 compares
+/// are all there, and it judges as on a whole matrix whatever else the
+/// paste lost. The NIC rows only repeat the GPU rows' cells (a paste cut
+/// after the GPU rows, as `collect_env` reports print it, loses just
+/// them), and a GPU row cut in its affinity cells kept its NIC cells. The
+/// header must reach the affinity titles: one cut at the right could have
+/// lost a NIC column, and with it a GPU's nearest NIC.
+fn every_gpu_row_shows_every_nic(m: &TopoMatrix, judged: usize, gpus: usize) -> bool {
+    judged == gpus && m.partial.is_none() && !m.affinity_columns.is_empty()
 }
 
 /// Whether the matrix's NICs could give every GPU a near NIC, so that a GPU
@@ -835,6 +852,53 @@ mod tests {
         let f = findings_of(&TP003, &unknown_nodes);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].subject.gpu, Some(2));
+    }
+
+    /// An 8-GPU matrix whose NICs sit on the second socket: GPUs 0-2 are
+    /// SYS from both, GPUs 3-7 NODE or PHB (four NODE, the usual distance,
+    /// held by no majority). `gpu_rows` of the GPU rows are
+    /// kept and the NIC rows dropped, as a paste cut after the GPU rows.
+    fn far_socket_nics(gpu_rows: usize, affinity: bool) -> String {
+        let titles = if affinity {
+            "\tCPU Affinity\tNUMA Affinity"
+        } else {
+            ""
+        };
+        let mut text =
+            format!("\tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tNIC0\tNIC1{titles}\n");
+        for g in 0..gpu_rows {
+            let mut cells: Vec<&str> = (0..8)
+                .map(|p| if p == g { " X " } else { "NV18" })
+                .collect();
+            let (nic, cpus, node) = match g {
+                0..=2 => ("SYS", "0-47", "0"),
+                6 => ("PHB", "48-95", "1"),
+                _ => ("NODE", "48-95", "1"),
+            };
+            cells.extend([nic, nic]);
+            if affinity {
+                cells.extend([cpus, node]);
+            }
+            text.push_str(&format!("GPU{g}\t{}\n", cells.join("\t")));
+        }
+        text
+    }
+
+    #[test]
+    fn nic_distance_is_judged_when_only_the_nic_rows_are_missing() {
+        use crate::rules::testing::findings_of;
+        // Every GPU row, no NIC row: the GPU-NIC cells are all there, and
+        // GPUs 0-2 are far, as in the whole matrix.
+        let f = findings_of(&TP003, &far_socket_nics(8, true));
+        let gpus: Vec<Option<u32>> = f.iter().map(|f| f.subject.gpu).collect();
+        assert_eq!(gpus, vec![Some(0), Some(1), Some(2)], "{f:?}");
+        assert!(f.iter().all(|f| f.severity == Severity::Warning));
+        // Two GPU rows lost as well: three NODE against three SYS, no
+        // majority of eight, and the lost rows could have made SYS usual.
+        assert!(findings_of(&TP003, &far_socket_nics(6, true)).is_empty());
+        // A header without its affinity titles may have been cut at the
+        // right, and with it a NIC column: not judged on the lost NIC rows.
+        assert!(findings_of(&TP003, &far_socket_nics(8, false)).is_empty());
     }
 
     #[test]
