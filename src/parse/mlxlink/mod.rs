@@ -85,9 +85,35 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     }
     let mut it = lines.iter().filter(|l| !l.is_blank());
     let first = it.next()?.text();
+    if let Some(name) = untitled_record(first) {
+        // Keyed by the record: the same record again is a second reading
+        // (the command run twice), while the other records of a titled
+        // section never split it.
+        return Some(Block::keyed(format!("record {name}")));
+    }
     // Each title is its own key: a second `Operational Info` is a second
     // snapshot (or another port) and starts a new section.
     title_at(first, it.next().map(Line::text)).map(Block::keyed)
+}
+
+/// The title of records read without their section title.
+const UNTITLED: &str = "";
+
+/// Record names only `mlxlink`'s counter section prints
+/// (`showBer`, `showTroubleshootingInfo`: `Effective Physical BER`,
+/// `Raw Physical Errors Per Lane`, …).
+const OWN_NAME_PREFIXES: &[&str] = &["Effective Physical ", "Raw Physical "];
+
+/// A record no other tool prints, read without its title: what
+/// `mlxlink -c | grep BER` (or `grep -e Effective -e Raw`, the way people
+/// post the counters) leaves of the output. Its records are read as they
+/// are, and the output is partial: the filter dropped the rest.
+fn untitled_record(t: &str) -> Option<&str> {
+    record(trim(t))
+        .filter(|(name, value)| {
+            !value.is_empty() && OWN_NAME_PREFIXES.iter().any(|p| name.starts_with(p))
+        })
+        .map(|(name, _)| name)
 }
 
 /// `State                : Active` → (`State`, `Active`).
@@ -159,6 +185,21 @@ fn text_sections(
             continue;
         }
         i += 1;
+        if sections.is_empty() && untitled_record(t).is_some() {
+            sections.push(MlxlinkSection {
+                title: UNTITLED.to_owned(),
+                fields: Vec::new(),
+                span: line.span(),
+            });
+            *partial = Some(Partial::new(
+                PartialReason::NoHeader,
+                vec![
+                    "the section titles and the records a filter (`grep`) or the paste left out"
+                        .to_owned(),
+                ],
+                line.number,
+            ));
+        }
         let Some(section) = sections.last_mut() else {
             unread.line(line, "mlxlink output before its first section title");
             continue;
@@ -351,5 +392,41 @@ Link Error Recovery Counter        : 0
         for cut in 0..SAMPLE.len() {
             let _ = parse(&lines_of(&SAMPLE[..cut]));
         }
+    }
+
+    #[test]
+    fn counter_records_without_their_title_are_read_as_partial() {
+        // What `mlxlink -c | grep -e Effective -e Raw` leaves.
+        let text = "Effective Physical Errors          : 12\n\
+                    Effective Physical BER             : 3E-13\n\
+                    Raw Physical Errors Per Lane       : 5,0,7,1\n\
+                    Raw Physical BER                   : 4E-9\n";
+        let lines = lines_of(text);
+        assert_eq!(
+            detect(&lines).map(|b| b.key),
+            Some("record Effective Physical Errors".to_owned())
+        );
+        let p = parse(&lines);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert_eq!(p.value.effective_errors, Some(12));
+        assert_eq!(p.value.effective_ber, Some(3e-13));
+        assert_eq!(p.value.raw_ber, Some(4e-9));
+        assert_eq!(p.value.state, None);
+        let partial = p.value.partial.as_ref().map(|p| p.reason);
+        assert_eq!(partial, Some(PartialReason::NoHeader));
+        // Records other tools print too do not open a block on their own,
+        // and a record with no value is not mlxlink's for sure.
+        assert!(detect(&lines_of("State                : Active\n")).is_none());
+        assert!(detect(&lines_of("Raw Physical BER :\n")).is_none());
+    }
+
+    #[test]
+    fn a_titled_counter_section_is_one_section() {
+        // Its records of mlxlink's own names do not split it.
+        assert!(SAMPLE.contains("\nEffective Physical BER"));
+        let sections = crate::read(SAMPLE, &crate::ReadOptions::default())
+            .map(|d| d.sections.len())
+            .ok();
+        assert_eq!(sections, Some(1));
     }
 }
