@@ -388,12 +388,16 @@ pub enum LinkLayer {
 
 impl LinkLayer {
     /// `InfiniBand`, `IB`, `Ethernet`. A markdown backtick left on the value
-    /// (`Ethernet\``, the end of an inline-code paste) is not part of it.
+    /// (`Ethernet\``, the end of an inline-code paste) is not part of it,
+    /// nor a note in brackets an author wrote after it (`Ethernet (RoCE
+    /// mode)`, `Ethernet （IP模式）`): the known word opens the value, and
+    /// a value whose first word is known but which goes on with anything
+    /// else (`Ethernet bond`) stays unknown.
     #[must_use]
     pub fn parse(text: &str) -> Self {
         // Compared without regard to ASCII case rather than lowercased into
         // a copy: ibstat prints a link layer for every port.
-        let t = text.trim().trim_matches('`');
+        let t = without_bracket_note(text.trim()).trim_matches('`');
         let is = |words: &[&str]| words.iter().any(|w| t.eq_ignore_ascii_case(w));
         if is(&["infiniband", "ib"]) {
             Self::Infiniband
@@ -402,6 +406,26 @@ impl LinkLayer {
         } else {
             Self::Unknown
         }
+    }
+}
+
+/// `text` without a trailing note in brackets (ASCII `(…)` or full-width
+/// `（…）`) after white space, trimmed: what a value's own word is when
+/// an author explained it. Only for values no tool prints with brackets
+/// (a link layer): elsewhere brackets are the tool's (`(4X HDR)`,
+/// `(FDR10)`, `PORT_ACTIVE (4)`).
+pub(crate) fn without_bracket_note(text: &str) -> &str {
+    let t = text.trim_end();
+    let open = if t.ends_with(')') {
+        t.rfind('(')
+    } else if t.ends_with('）') {
+        t.rfind('（')
+    } else {
+        None
+    };
+    match open.and_then(|at| t.get(..at)) {
+        Some(before) if before.ends_with(char::is_whitespace) => before.trim_end(),
+        _ => t,
     }
 }
 
@@ -443,9 +467,11 @@ mod tests {
         }
     }
 
-    /// [`LinkLayer::parse`] as first written, on a lowercased copy.
+    /// [`LinkLayer::parse`] as first written, on a lowercased copy (after
+    /// the author's bracket note is set aside, which case does not touch).
     fn link_layer_by_lowercase(text: &str) -> LinkLayer {
-        match text.trim().trim_matches('`').to_ascii_lowercase().as_str() {
+        let t = without_bracket_note(text.trim());
+        match t.trim_matches('`').to_ascii_lowercase().as_str() {
             "infiniband" | "ib" => LinkLayer::Infiniband,
             "ethernet" | "eth" => LinkLayer::Ethernet,
             _ => LinkLayer::Unknown,
@@ -524,6 +550,22 @@ mod tests {
         assert_eq!(LinkLayer::parse(" IB "), LinkLayer::Infiniband);
         assert_eq!(LinkLayer::parse("Ethernet`"), LinkLayer::Ethernet);
         assert_eq!(LinkLayer::parse("Ethernet?"), LinkLayer::Unknown);
+    }
+
+    #[test]
+    fn a_bracket_note_after_the_link_layer_is_the_authors() {
+        for (text, want) in [
+            ("Ethernet    （工作模式：IP模式）", LinkLayer::Ethernet),
+            ("Ethernet (RoCE mode)", LinkLayer::Ethernet),
+            ("InfiniBand\t(IB mode) ", LinkLayer::Infiniband),
+            // A note is set off by white space and closes the value.
+            ("Ethernet(RoCE)", LinkLayer::Unknown),
+            ("Ethernet (RoCE) bond", LinkLayer::Unknown),
+            ("Ethernet bond", LinkLayer::Unknown),
+            ("(IB mode)", LinkLayer::Unknown),
+        ] {
+            assert_eq!(LinkLayer::parse(text), want, "{text}");
+        }
     }
 
     #[test]

@@ -16,10 +16,12 @@ use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibstat::{Ca, Ibstat, Port};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
-    blank_value, decimal_f64, decimal_u32, hex_u32, label_value, numbered_heading, read_each_line,
-    settle_blank_value, single_quoted, trim, without_note, Unread,
+    blank_identifier, blank_value, decimal_f64, decimal_u32, hex_u32, label_value,
+    numbered_heading, read_each_line, settle_blank_value, single_quoted, trim, without_note,
+    Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
+use crate::span::LineSpan;
 
 pub(crate) const FORMAT: Spec<Ibstat> = Spec {
     command: |argv| argv.first() == Some(&"ibstat"),
@@ -50,10 +52,13 @@ const NODE_TYPES: &[&str] = &["CA", "Switch", "Router", "iWARP RNIC", "???"];
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstat> {
     let mut parsed = read_each_line(lines, read_line);
-    for port in parsed.value.cas.iter_mut().flat_map(|ca| &mut ca.ports) {
-        settle_blank_value(&mut port.partial, lines, &mut parsed.warnings);
+    for ca in &mut parsed.value.cas {
+        settle_blank_value(&mut ca.partial, lines, &mut parsed.warnings);
+        for port in &mut ca.ports {
+            settle_blank_value(&mut port.partial, lines, &mut parsed.warnings);
+        }
     }
-    mark_partial(&mut parsed.value);
+    mark_partial(&mut parsed.value, lines);
     parsed
 }
 
@@ -70,6 +75,15 @@ const PORT_FIELDS: &[&str] = &[
     "Capability mask",
     "Port GUID",
     "Link layer",
+];
+
+/// Identifier fields: printed empty, they were left out before sharing
+/// ([`blank_identifier`]), not garbled.
+const IDENTIFIERS: &[&str] = &[
+    "Node GUID",
+    "System image GUID",
+    "Capability mask",
+    "Port GUID",
 ];
 
 /// CA fields printed before the ports.
@@ -92,7 +106,7 @@ const CA_FIELDS: &[&str] = &[
 /// lacks is every field after the last one it shows. A block that ends
 /// with its last field but skips some in between is whole (hand-trimmed
 /// pastes do that); the skipped fields are just not printed.
-fn mark_partial(out: &mut Ibstat) {
+fn mark_partial(out: &mut Ibstat, lines: &[Line<'_>]) {
     let has_link_layer = out
         .cas
         .iter()
@@ -112,7 +126,7 @@ fn mark_partial(out: &mut Ibstat) {
                 port.lmc.is_some(),
                 port.sm_lid.is_some(),
                 port.capability_mask.is_some(),
-                port.port_guid.is_some(),
+                port.port_guid.is_some() || ends_with(lines, port.span, "Port GUID"),
                 port.link_layer.is_some(),
             ];
             let fields = if has_link_layer {
@@ -148,7 +162,7 @@ fn mark_partial(out: &mut Ibstat) {
                 ca.firmware_version.is_some(),
                 ca.hardware_version.is_some(),
                 ca.node_guid.is_some(),
-                ca.system_image_guid.is_some(),
+                ca.system_image_guid.is_some() || ends_with(lines, ca.span, "System image GUID"),
             ];
             missing.extend(missing_suffix(CA_FIELDS, &present).unwrap_or_default());
         }
@@ -160,6 +174,18 @@ fn mark_partial(out: &mut Ibstat) {
             ));
         }
     }
+}
+
+/// Whether the block read from `span` ends with `label` printed: an
+/// identifier printed without a value ([`blank_identifier`]) is known to
+/// be printed only from its line, as its value stays unknown.
+fn ends_with(lines: &[Line<'_>], span: LineSpan, label: &str) -> bool {
+    lines
+        .binary_search_by_key(&span.last_line, |l| l.number)
+        .ok()
+        .and_then(|i| lines.get(i))
+        .and_then(|l| label_value(trim(l.text())))
+        .is_some_and(|(l, _)| l == label)
 }
 
 /// The fields after the last one present, when the last of `fields` is
@@ -338,8 +364,13 @@ fn read_port_field(
 ) -> bool {
     if value.is_empty() && PORT_FIELDS.contains(&label) {
         // ibstat always prints a value: an empty one was cut off by the
-        // end of the paste, or blanked ([`blank_value`]).
-        blank_value(line, label, unread, &mut port.partial);
+        // end of the paste, or blanked ([`blank_value`]); an identifier
+        // is blanked on purpose ([`blank_identifier`]).
+        if IDENTIFIERS.contains(&label) {
+            blank_identifier(line, label, &mut port.partial);
+        } else {
+            blank_value(line, label, unread, &mut port.partial);
+        }
         return true;
     }
     match label {
@@ -382,6 +413,10 @@ fn read_ca_field(
     unread: &mut Unread,
 ) -> bool {
     let owned = || (!value.is_empty()).then(|| value.to_owned());
+    if value.is_empty() && IDENTIFIERS.contains(&label) {
+        blank_identifier(line, label, &mut ca.partial);
+        return true;
+    }
     match label {
         "Number of ports" => set_u32(line, label, value, &mut ca.number_of_ports, unread),
         "Firmware version" => ca.firmware_version = owned(),
@@ -774,34 +809,26 @@ CA 'mlx5_1'
         assert_eq!(parsed.warnings[2].kind, WarningKind::OutOfRange);
     }
 
-    /// A port field left blank (a GUID hidden before sharing) is an unread
-    /// line and the port is whole but for it; only on the output's last
-    /// line is a blank value a cut, and the port partial.
+    /// An identifier left blank (a GUID hidden before sharing) is unknown,
+    /// not an unread line, and the port is whole but for it; only on the
+    /// output's last line is a blank value a cut, and the port partial.
     #[test]
-    fn a_blank_value_cuts_its_port_only_on_the_last_line() {
-        let port = "\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 7\n\t\tLMC: 0\n\t\tSM lid: 1\n\t\tCapability mask: 0xa751e848\n\t\tPort GUID: \n\t\tLink layer: InfiniBand\n";
+    fn a_blank_identifier_is_unknown_and_a_cut_only_on_the_last_line() {
+        let port = "\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 7\n\t\tLMC: 0\n\t\tSM lid: 1\n\t\tCapability mask: \n\t\tPort GUID: \n\t\tLink layer: InfiniBand\n";
         let text = format!(
-            "CA 'mlx5_0'\n{port}CA 'mlx5_1'\n{}",
+            "CA 'mlx5_0'\n\tNode GUID: \n\tSystem image GUID: \n{port}CA 'mlx5_1'\n{}",
             port.replace("lid: 7", "lid: 8")
         );
         let parsed = parse(&lines_of(&text));
         for ca in &parsed.value.cas {
+            assert_eq!(ca.partial, None, "{}", ca.name);
+            assert_eq!(ca.node_guid, None);
             assert_eq!(ca.ports[0].partial, None, "{}", ca.name);
             assert_eq!(ca.ports[0].rate_gbps, Some(400.0));
             assert_eq!(ca.ports[0].port_guid, None);
+            assert_eq!(ca.ports[0].capability_mask, None);
         }
-        let warnings: Vec<(usize, WarningKind, &str)> = parsed
-            .warnings
-            .iter()
-            .map(|w| (w.span.first_line, w.kind, w.message.as_str()))
-            .collect();
-        assert_eq!(
-            warnings,
-            [
-                (10, WarningKind::Unreadable, "`Port GUID` has no value"),
-                (21, WarningKind::Unreadable, "`Port GUID` has no value"),
-            ]
-        );
+        assert_eq!(parsed.warnings, []);
         // Cut after `Port GUID:` by the end of the paste: that port is cut.
         let cut = text
             .strip_suffix("\t\tLink layer: InfiniBand\n")
@@ -813,14 +840,25 @@ CA 'mlx5_1'
             Some(Partial::new(
                 PartialReason::CutLine,
                 vec!["Port GUID".to_owned()],
-                21
+                23
             ))
         );
-        let kinds = parsed.warning_lines();
-        assert_eq!(
-            kinds,
-            [(10, WarningKind::Unreadable), (21, WarningKind::Truncated)]
-        );
+        assert_eq!(parsed.warning_lines(), [(23, WarningKind::Truncated)]);
+        // Very old ibstat prints no link layer: a blank Port GUID, its
+        // last field, is blanked, not where the block was cut.
+        let old = text.replace("\t\tLink layer: InfiniBand\n", "");
+        let parsed = parse(&lines_of(&format!("{old}\n$ hostname\n")));
+        for ca in &parsed.value.cas {
+            assert_eq!(ca.ports[0].partial, None, "{}", ca.name);
+        }
+        // A value that is not an identifier, left blank, stays unread;
+        // a garbled identifier too.
+        let blank_rate = text.replacen("Rate: 400", "Rate: ", 1);
+        let parsed = parse(&lines_of(&blank_rate));
+        assert_eq!(parsed.warning_lines(), [(7, WarningKind::Unreadable)]);
+        let garbled = text.replacen("Port GUID: ", "Port GUID: 0xzz", 1);
+        let parsed = parse(&lines_of(&garbled));
+        assert_eq!(parsed.warning_lines(), [(12, WarningKind::Unreadable)]);
     }
 
     #[test]

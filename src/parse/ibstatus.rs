@@ -17,8 +17,8 @@ use crate::model::ib::{LinkLayer, PhysState, PortState};
 use crate::model::ibstatus::{Ibstatus, IbstatusPort, SysfsRate};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
-    blank_value, decimal_f64, hex_u32, label_value, read_each_line, settle_blank_value,
-    single_quoted, Unread,
+    blank_identifier, blank_value, decimal_f64, hex_u32, label_value, read_each_line,
+    settle_blank_value, single_quoted, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -128,8 +128,13 @@ fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread) {
     port.span = port.span.join(line.span());
     if value.is_empty() && is_field(label) {
         // The script prints `unknown` for a file it cannot read: nothing
-        // at all was blanked, or cut by the end of the paste.
-        blank_value(line, label, unread, &mut port.partial);
+        // at all was blanked, or cut by the end of the paste. The GID is
+        // an identifier: blanked on purpose, unknown but not unread.
+        if label == "default gid" {
+            blank_identifier(line, label, &mut port.partial);
+        } else {
+            blank_value(line, label, unread, &mut port.partial);
+        }
         return;
     }
     if value == UNKNOWN {

@@ -20,7 +20,7 @@ use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibv_devinfo::{ExtraField, GidEntry, IbvDevice, IbvDevinfo, IbvPort};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
-    blank_value, decimal_f64, decimal_u32, hex_u32, label_value, read_each_line,
+    blank_identifier, blank_value, decimal_f64, decimal_u32, hex_u32, label_value, read_each_line,
     settle_blank_value, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
@@ -408,8 +408,13 @@ fn read_device_field(
     if value.is_empty() && needs_value {
         // Cut by the end of the paste, or blanked by hand: told apart once
         // the section is read (`settle_blank_value`). Text fields keep an
-        // empty value as they did.
-        blank_value(line, label, unread, &mut device.partial);
+        // empty value as they did. A GUID left empty was blanked on
+        // purpose: unknown, not unread (`blank_identifier`).
+        if matches!(label, "node_guid" | "sys_image_guid") {
+            blank_identifier(line, label, &mut device.partial);
+        } else {
+            blank_value(line, label, unread, &mut device.partial);
+        }
         return;
     }
     let owned = || Some(value.to_owned());

@@ -431,6 +431,26 @@ pub(crate) fn blank_value(
     }
 }
 
+/// An identifier field (a GUID, a GID, a capability mask) printed without
+/// a value: left out on purpose before sharing (people blank their GUIDs
+/// as they would a serial number), so the identifier is unknown, and no
+/// line is unread: asking for the whole output would not bring it back.
+/// On the last line of the paste it may have been cut instead: like
+/// [`blank_value`], the part is marked until [`settle_blank_value`]
+/// tells the two apart, and only a cut is then reported.
+pub(crate) fn blank_identifier(line: &Line<'_>, name: &str, partial: &mut Option<Partial>) {
+    if partial
+        .as_ref()
+        .is_none_or(|p| p.reason == PartialReason::CutLine)
+    {
+        *partial = Some(Partial::new(
+            PartialReason::CutLine,
+            vec![name.to_owned()],
+            line.number,
+        ));
+    }
+}
+
 fn blank_value_message(name: &str) -> String {
     format!("`{name}` has no value")
 }
@@ -439,8 +459,8 @@ fn blank_value_message(name: &str) -> String {
 /// `lines` are read. On the last non-blank line it was cut by the end of
 /// the paste: the part stays partial (`IN001` says so) and the line's
 /// warning says it was cut, not unread. Anywhere else it was blanked: the
-/// unread warning stands (`IN002`) and the part is whole but for that
-/// value.
+/// unread warning stands (`IN002`; none for an identifier) and the part is
+/// whole but for that value.
 pub(crate) fn settle_blank_value(
     partial: &mut Option<Partial>,
     lines: &[Line<'_>],
@@ -462,20 +482,24 @@ pub(crate) fn settle_blank_value(
     let unread = warnings.iter().position(|w| {
         w.kind == WarningKind::Unreadable && w.message == message && w.span.last_line == line
     });
-    if let Some(w) = unread.and_then(|i| warnings.get_mut(i)) {
-        let cut = Warning::new(
-            WarningKind::Truncated,
-            LineSpan::line(line),
-            format!("{message} (output cut short?)"),
-        );
-        if w.span.first_line == line {
-            *w = cut;
-        } else {
-            // Merged with the same field left blank on the line before.
-            w.span = LineSpan::new(w.span.first_line, line - 1);
-            warnings.push(cut);
-            warnings.sort_by_key(|w| w.span);
-        }
+    let cut = Warning::new(
+        WarningKind::Truncated,
+        LineSpan::line(line),
+        format!("{message} (output cut short?)"),
+    );
+    let Some(w) = unread.and_then(|i| warnings.get_mut(i)) else {
+        // A blank identifier ([`blank_identifier`]) left no unread line.
+        warnings.push(cut);
+        warnings.sort_by_key(|w| w.span);
+        return;
+    };
+    if w.span.first_line == line {
+        *w = cut;
+    } else {
+        // Merged with the same field left blank on the line before.
+        w.span = LineSpan::new(w.span.first_line, line - 1);
+        warnings.push(cut);
+        warnings.sort_by_key(|w| w.span);
     }
 }
 

@@ -91,6 +91,13 @@ pub struct IbPortRef<'a> {
     pub physical_state: Option<PhysState>,
     /// Rate in Gb/s as ibstat prints it (4X EDR = 100).
     pub rate_gbps: Option<f64>,
+    /// Lanes of the active width where the tool prints it (`ibstatus`'s
+    /// `(4X HDR)`, `ibv_devinfo -v`'s `active_width`); ibstat prints only
+    /// the rate.
+    pub width_lanes: Option<u32>,
+    /// True when the rate is tagged FDR10 (ibstat's `Rate: 40 (FDR10)`,
+    /// ibstatus's `(4X FDR10)`): 10 Gb/s a lane, not QDR.
+    pub fdr10: bool,
     /// Base LID.
     pub base_lid: Option<u32>,
     /// SM LID.
@@ -219,6 +226,8 @@ fn from_ibstat<'a>(at: SectionRef<'a>, ca: &'a Ca, port: &'a Port) -> IbPortRef<
         state: port.state,
         physical_state: port.physical_state,
         rate_gbps: port.rate_gbps,
+        width_lanes: None,
+        fdr10: port.fdr10,
         base_lid: port.base_lid,
         sm_lid: port.sm_lid,
         link_layer: port.link_layer,
@@ -1291,6 +1300,11 @@ impl<'a> Context<'a> {
                             state: port.state,
                             physical_state: port.physical_state,
                             rate_gbps: port.rate.as_ref().map(|r| r.rate_gbps),
+                            width_lanes: port.rate.as_ref().and_then(|r| r.lanes),
+                            fdr10: port
+                                .rate
+                                .as_ref()
+                                .is_some_and(|r| r.generation.as_deref() == Some("FDR10")),
                             base_lid: port.base_lid,
                             sm_lid: port.sm_lid,
                             link_layer: port.link_layer,
@@ -1310,6 +1324,8 @@ impl<'a> Context<'a> {
                             state: port.state,
                             physical_state: port.physical_state,
                             rate_gbps: None,
+                            width_lanes: None,
+                            fdr10: false,
                             base_lid: port.lid,
                             sm_lid: port.sm_lid,
                             link_layer: port.link_layer(),
@@ -1331,6 +1347,8 @@ impl<'a> Context<'a> {
                             state: port.port_state,
                             physical_state: None,
                             rate_gbps: None,
+                            width_lanes: None,
+                            fdr10: false,
                             base_lid: None,
                             sm_lid: None,
                             link_layer: Some(port.link_layer()),
@@ -1355,6 +1373,8 @@ impl<'a> Context<'a> {
                                 state: port.state,
                                 physical_state: port.phys_state,
                                 rate_gbps: port.rate_gbps(),
+                                width_lanes: port.active_width_lanes,
+                                fdr10: false,
                                 base_lid: port.port_lid,
                                 sm_lid: port.sm_lid,
                                 link_layer: port.link_layer,

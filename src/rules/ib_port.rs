@@ -56,6 +56,14 @@ declare_rule! {
     /// NIC not in use (the second port of each card, a management port),
     /// and is not reported.
     ///
+    /// An InfiniBand port `Down` (`Polling`, or no physical state printed)
+    /// that no subnet manager has given a LID since its adapter started
+    /// (`Base lid` 0 or 65535, `SM lid` 0) while another port of the same
+    /// adapter is Active is a `warning`: it never linked, which is what the
+    /// second port of a dual-port card left uncabled shows, on a fleet often
+    /// every host's. A port that had a LID lost its link and stays an
+    /// `error`, as does a down port of an adapter with no Active port.
+    ///
     /// ### What to do
     /// For `Polling`: reseat or replace the cable/transceiver and check the
     /// switch port (`iblinkinfo`, switch logs). For `Disabled`: find who
@@ -64,8 +72,9 @@ declare_rule! {
     /// not the suspect; check the subnet manager (`sminfo`, its log) and, for a
     /// virtual function, the VF's state and GUIDs on the host
     /// (`ip link show <pf>`) and that the SM runs with virtualisation enabled
-    /// (opensm `virt_enabled 2`). Ports unused by design can be ignored with
-    /// care.
+    /// (opensm `virt_enabled 2`). For a port that never linked beside an
+    /// Active one: ignore it if it is meant to be unused, else cable it.
+    /// Ports unused by design can be ignored with care.
     ///
     /// ### Thresholds and sources
     /// Healthy = `Active` + `LinkUp` (IBA PortInfo states; LBNL NHC
@@ -218,6 +227,17 @@ declare_rule! {
     /// NDR200 split cable runs 2X); a port whose `LinkWidthEnabled` leaves
     /// out its wider widths is said to be limited by configuration.
     ///
+    /// From a port's rate (`ibstat`, `ibstatus`, `ibv_devinfo -v`): an
+    /// Active InfiniBand port whose printed width is 1X (ibstatus's `(1X
+    /// EDR)`), or whose `Rate` only a 1X link gives: 14 (1X FDR), 25 (1X
+    /// EDR), 2.5 (1X SDR), 10 tagged `(FDR10)` (1X FDR10; 4X FDR10 is 40).
+    /// A rate some wider link gives is not judged: 100 is 4X EDR as well
+    /// as an HDR100 port's 2X HDR by design, 200 is 4X HDR and NDR200's 2X
+    /// NDR, 50 is 2X EDR, 10 is 4X SDR; nor is a RoCE port (25 and 50 Gb/s
+    /// are Ethernet lane rates) or one whose link layer is not printed. A
+    /// port that ibportstate or iblinkinfo describes (same LID and port) is
+    /// left to their finding.
+    ///
     /// ### Why it matters
     /// The link works at a fraction of its bandwidth (a 4X link at 1X carries
     /// a quarter), usually because of a damaged cable, a bad lane or a
@@ -238,14 +258,17 @@ declare_rule! {
     /// iblinkinfo's own rule (`get_max_msg`): the widest width and fastest
     /// speed both ends' Supported masks allow; ibportstate's own
     /// (`validate_width`, `validate_speed`): both ends' Supported and
-    /// Enabled masks.
+    /// Enabled masks. From a rate: the IBTA widths (1X, 2X, 4X, 8X, 12X)
+    /// times the lane speeds (SDR 2.5, DDR 5, QDR and FDR10 10, FDR 14,
+    /// EDR 25, HDR 50, NDR 100, XDR 200 Gb/s): judged only when every pair
+    /// that gives the rate is 1X.
     pub static IB006 = {
         id: "IB006",
         name: "link-below-capability",
         family: IbPort,
         severity: Warning,
         summary: "Link trained narrower or slower than both ends support (iblinkinfo \"Could be\")",
-        needs: "iblinkinfo (or ibqueryerrors -r, ibportstate, smpquery portinfo)",
+        needs: "iblinkinfo (or ibqueryerrors -r, ibportstate, smpquery portinfo; an Active port's rate from ibstat, ibstatus or ibv_devinfo -v)",
         check: check_could_be,
     }
 }
@@ -429,6 +452,7 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let idle_vf = !linkup
             && is_virtual_function(p.ca_type.as_deref())
             && hosts_with_pf.contains(&p.host());
+        let never_linked = !linkup && !idle_vf && never_linked_beside_active(p, &ports);
         let (cause, todo) = if idle_vf {
             (
                 "a virtual function (SR-IOV) listed beside this host's physical functions: its port stays Down until a guest binds it and brings it up".to_owned(),
@@ -436,6 +460,11 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             )
         } else if linkup {
             down_linkup_cause(p)
+        } else if never_linked {
+            (
+                "never linked since the adapter started (no LID, no SM LID) while another port of the adapter is Active: port unused or never cabled?".to_owned(),
+                "If the port is meant to be unused, ignore this; otherwise cable it (check the cable/transceiver and the switch port with iblinkinfo).".to_owned(),
+            )
         } else {
             let (c, t) = down_cause(phys);
             (c.to_owned(), t.to_owned())
@@ -466,8 +495,9 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 state.map_or("(not printed)", PortState::ibstat_name),
                 phys.map_or("(not printed)", PhysState::ibstat_name),
                 // The LIDs say what the SM did; on a port without a link
-                // they are stale or default, not evidence.
-                if linkup {
+                // they are stale or default, not evidence, unless none was
+                // ever assigned (what `never_linked` rests on).
+                if linkup || never_linked {
                     lids_evidence(p)
                 } else {
                     String::new()
@@ -480,7 +510,7 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             .remediation(todo);
         if idle_vf {
             f = f.severity(Severity::Info);
-        } else if roce_possible {
+        } else if roce_possible || never_linked {
             f = f.severity(Severity::Warning);
         } else if host_dark {
             f = f.severity(Severity::Critical);
@@ -488,6 +518,25 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         out.push(f);
     }
     Coverage::Checked(ports.len() + roce)
+}
+
+/// Whether a down port (`Polling`, or `Down` where no physical state is
+/// printed) has never been given a LID by a subnet manager since its
+/// adapter started (`Base lid` 0 or 65535, `SM lid` 0 or not printed)
+/// while another port of the same adapter is Active: the second port of a
+/// dual-port card that is not cabled, on a fleet most often every host's.
+/// A port that had a LID lost its link (the LID stays after the link
+/// goes), and a down port on an adapter with no Active port leaves that
+/// adapter without a path: both stay errors.
+fn never_linked_beside_active(p: &IbPortRef<'_>, ports: &[&IbPortRef<'_>]) -> bool {
+    let no_link = p.state == Some(PortState::Down)
+        && matches!(p.physical_state, None | Some(PhysState::Polling));
+    let never_assigned = p.base_lid.is_some_and(unassigned) && p.sm_lid.is_none_or(|sm| sm == 0);
+    no_link
+        && never_assigned
+        && ports.iter().any(|o| {
+            o.host() == p.host() && o.device == p.device && o.number != p.number && o.is_active()
+        })
 }
 
 /// IB001 for a port that is up in its last reading but was down in an
@@ -1314,9 +1363,10 @@ fn check_could_be(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             _ => {}
         }
     }
+    checked += super::port_info::check_narrow_rate(ctx, out);
     if checked == 0 {
         return Coverage::Skipped(
-            "no Active link from iblinkinfo, ibqueryerrors -r or ibportstate in the input"
+            "no Active link from iblinkinfo, ibqueryerrors -r or ibportstate, nor an Active InfiniBand port's rate, in the input"
                 .to_owned(),
         );
     }
@@ -1343,6 +1393,124 @@ mod tests {
         }
         text.push_str("           0    9[  ] ==(                Down/ Polling)==>             [  ] \"\" ( )\n");
         text
+    }
+
+    /// A dual-port ibstat CA: port 1 Active, port 2 as given.
+    fn dual_port(state: &str, phys: &str, lid: u32, sm: u32) -> String {
+        format!("CA 'mlx4_0'\n\tCA type: MT4099\n\tNumber of ports: 2\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 56\n\t\tBase lid: 4\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n\tPort 2:\n\t\tState: {state}\n\t\tPhysical state: {phys}\n\t\tRate: 10\n\t\tBase lid: {lid}\n\t\tSM lid: {sm}\n\t\tLink layer: InfiniBand\n")
+    }
+
+    #[test]
+    fn a_second_port_never_linked_beside_an_active_one_is_a_warning() {
+        for lid in [0, 65535] {
+            let f = findings_of(&IB001, &dual_port("Down", "Polling", lid, 0));
+            assert_eq!(f.len(), 1, "{f:?}");
+            assert_eq!(f[0].severity, Severity::Warning);
+            assert!(f[0].message.contains("never linked"), "{}", f[0].message);
+            assert!(f[0].remediation.contains("unused"), "{}", f[0].remediation);
+            assert!(
+                f[0].evidence[0].text.contains(&format!("Base lid: {lid}")),
+                "{:?}",
+                f[0].evidence
+            );
+        }
+        // It had a LID: it lost its link.
+        let f = findings_of(&IB001, &dual_port("Down", "Polling", 9, 1));
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(!f[0].message.contains("never linked"), "{}", f[0].message);
+        // Disabled is someone's doing, not an unused port.
+        let f = findings_of(&IB001, &dual_port("Down", "Disabled", 0, 0));
+        assert_eq!(f[0].severity, Severity::Error);
+        // No Active port on the adapter: its only path is down.
+        let both = dual_port("Down", "Polling", 0, 0)
+            .replacen("State: Active", "State: Down", 1)
+            .replacen("LinkUp", "Polling", 1);
+        let f = findings_of(&IB001, &both);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(f.iter().all(|f| f.severity == Severity::Critical), "{f:?}");
+        // The Active port is another adapter's: not this card's unused port.
+        let other = dual_port("Down", "Polling", 0, 0);
+        let text = format!(
+            "{ACTIVE}{}",
+            other
+                .replacen("State: Active", "State: Down", 1)
+                .replacen("LinkUp", "Polling", 1)
+        );
+        let f = findings_of(&IB001, &text);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(f.iter().all(|f| f.severity == Severity::Error), "{f:?}");
+    }
+
+    #[test]
+    fn a_rate_only_one_lane_gives_is_a_narrow_link() {
+        let port = |rate: &str, layer: &str| {
+            format!("CA 'mlx4_0'\n\tCA type: MT4099\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: {rate}\n\t\tBase lid: 6\n\t\tSM lid: 3\n\t\tLink layer: {layer}\n")
+        };
+        for rate in ["14", "25", "2.5", "10 (FDR10)"] {
+            let f = findings_of(&IB006, &port(rate, "InfiniBand"));
+            assert_eq!(f.len(), 1, "{rate}: {f:?}");
+            assert_eq!(f[0].severity, Severity::Warning);
+            assert!(f[0].message.contains("1X"), "{}", f[0].message);
+            assert!(f[0].evidence[0].text.contains(&format!("Rate: {rate}")));
+            assert!(f[0].threshold.as_ref().unwrap().source.contains("IBTA"));
+        }
+        // 4X, 2X by design (HDR100, NDR200), 4X FDR10, 4X SDR, 2X EDR; and
+        // 2X FDR, which no rate tells from a 2X port by design.
+        for rate in [
+            "100",
+            "200",
+            "400",
+            "56",
+            "40 (FDR10)",
+            "10",
+            "50",
+            "28",
+            "20",
+        ] {
+            let text = port(rate, "InfiniBand");
+            assert!(findings_of(&IB006, &text).is_empty(), "{rate}");
+            assert!(skipped_reason(&IB006, &text).is_none(), "{rate}");
+        }
+        // RoCE lane rates; a link layer not printed; a Down port's stale rate.
+        assert!(findings_of(&IB006, &port("25", "Ethernet")).is_empty());
+        let no_layer = port("14", "InfiniBand").replace("\t\tLink layer: InfiniBand\n", "");
+        assert!(findings_of(&IB006, &no_layer).is_empty());
+        let down = port("14", "InfiniBand")
+            .replace("State: Active", "State: Down")
+            .replace("LinkUp", "Polling");
+        assert!(findings_of(&IB006, &down).is_empty());
+        // ibstatus prints the width: 1X is judged, 2X HDR (HDR100) is not.
+        let ibstatus = |rate: &str| {
+            format!("Infiniband device 'mlx5_2' port 1 status:\n\tdefault gid:\t fe80::1\n\tbase lid:\t 0x1c\n\tsm lid:\t\t 0x1\n\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\trate:\t\t {rate}\n\tlink_layer:\t InfiniBand\n\n")
+        };
+        assert_eq!(
+            findings_of(&IB006, &ibstatus("25 Gb/sec (1X EDR)")).len(),
+            1
+        );
+        assert_eq!(
+            findings_of(&IB006, &ibstatus("50 Gb/sec (1X HDR)")).len(),
+            1
+        );
+        assert!(findings_of(&IB006, &ibstatus("100 Gb/sec (2X HDR)")).is_empty());
+    }
+
+    #[test]
+    fn a_narrow_rate_ibportstate_already_describes_is_one_finding() {
+        let ibstat = "CA 'mlx4_0'\n\tCA type: MT4099\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 14\n\t\tBase lid: 9\n\t\tSM lid: 2\n\t\tLink layer: InfiniBand\n";
+        let portinfo = "# Port info: Lid 9 port 1\nLinkState:.......................Active\nPhysLinkState:...................LinkUp\nLid:.............................9\nSMLid:...........................2\nLinkWidthSupported:..............1X or 4X\nLinkWidthEnabled:................1X or 4X\nLinkWidthActive:.................1X\n";
+        let f = findings_of(&IB006, &format!("{ibstat}\n{portinfo}"));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].evidence[0].text.starts_with("portinfo"),
+            "{:?}",
+            f[0].evidence
+        );
+        // On another LID, the ibstat port is a port of its own.
+        let f = findings_of(
+            &IB006,
+            &format!("{}\n{portinfo}", ibstat.replace("lid: 9", "lid: 19")),
+        );
+        assert_eq!(f.len(), 2, "{f:?}");
     }
 
     #[test]

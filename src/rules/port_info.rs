@@ -11,9 +11,11 @@
 //! a 1X link on a port that supports 4X is judged, since no fabric is built
 //! of 1X links, and a speed is never judged.
 
+use super::context::Context;
 use super::ib_port::IB006;
+use super::wording::gbps;
 use super::{Evidence, Finding, SectionRef, Subject, Threshold};
-use crate::model::ib::PortState;
+use crate::model::ib::{LinkLayer, PortState};
 use crate::model::portinfo::{same_speed, PortInfoBlock, Portinfo};
 
 /// Judges every Active port asked about in `info`; returns how many.
@@ -177,4 +179,157 @@ fn list_widths(widths: Option<&Vec<u32>>) -> String {
             .collect::<Vec<_>>()
             .join(" or ")
     })
+}
+
+/// Lane widths the IBTA defines, in lanes.
+const IB_WIDTHS: [u32; 5] = [1, 2, 4, 8, 12];
+
+/// Lane speeds the IBTA defines and the per-lane rate the kernel (and so
+/// ibstat and ibstatus) multiplies by the width to print `Rate`. FDR10
+/// is printed 10 a lane, as QDR.
+const IB_LANE_SPEEDS: [(&str, f64); 9] = [
+    ("SDR", 2.5),
+    ("DDR", 5.0),
+    ("QDR", 10.0),
+    ("FDR10", 10.0),
+    ("FDR", 14.0),
+    ("EDR", 25.0),
+    ("HDR", 50.0),
+    ("NDR", 100.0),
+    ("XDR", 200.0),
+];
+
+/// Every (width, speed) pair of the IBTA table whose product is `rate`,
+/// only FDR10's where the rate is tagged FDR10.
+fn width_speed_pairs(rate: f64, fdr10: bool) -> Vec<(u32, &'static str)> {
+    let mut pairs = Vec::new();
+    for &(name, lane) in IB_LANE_SPEEDS
+        .iter()
+        .filter(|(name, _)| !fdr10 || *name == "FDR10")
+    {
+        for &w in &IB_WIDTHS {
+            if (f64::from(w) * lane - rate).abs() < 0.01 {
+                pairs.push((w, name));
+            }
+        }
+    }
+    pairs
+}
+
+/// The speeds of a rate that only a 1X link gives (`14` → `FDR`; `25` →
+/// `EDR`; `10` tagged FDR10 → `FDR10`), or `None` when some wider width
+/// gives it too: `100` is 4X EDR as well as 1X NDR or an HDR100 port's 2X
+/// HDR by design, `50` is 2X EDR, `10` is 4X SDR. A rate no pair gives is
+/// not judged either.
+pub(super) fn only_one_lane(rate: f64, fdr10: bool) -> Option<Vec<&'static str>> {
+    let pairs = width_speed_pairs(rate, fdr10);
+    (!pairs.is_empty() && pairs.iter().all(|&(w, _)| w == 1))
+        .then(|| pairs.into_iter().map(|(_, s)| s).collect())
+}
+
+/// IB006 from a port's `Rate` (ibstat, ibstatus, ibv_devinfo -v): an
+/// Active InfiniBand port whose printed width is 1X, or whose rate only a
+/// 1X link gives. Only 1X is judged: 2X is what HDR100 and NDR200 ports
+/// run by design, and no rate tells a 2X port from a degraded 4X one.
+/// RoCE ports are never judged (25 and 50 Gb/s are Ethernet lane rates),
+/// nor ports whose link layer is not printed. A port another IB006
+/// finding already describes (ibportstate, iblinkinfo: same LID and port)
+/// is left to it. Returns how many ports were judged.
+pub(super) fn check_narrow_rate(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
+    let mut checked = 0;
+    let mut found = Vec::new();
+    for p in ctx.latest_ib_ports() {
+        if !p.is_active() || p.link_layer != Some(LinkLayer::Infiniband) {
+            continue;
+        }
+        let Some(rate) = p.rate_gbps else { continue };
+        checked += 1;
+        let tag = if p.fdr10 { " (FDR10)" } else { "" };
+        let (why, evidence) = match p.width_lanes {
+            Some(1) => (
+                format!("its width is printed 1X (rate {}{tag})", gbps(rate)),
+                format!(
+                    "State: Active, Rate: {}{tag}, width 1X, Link layer: InfiniBand",
+                    gbps(rate)
+                ),
+            ),
+            Some(_) => continue,
+            None => match only_one_lane(rate, p.fdr10) {
+                Some(speeds) => (
+                    format!(
+                        "rate {}{tag} is what only a 1X link gives ({})",
+                        gbps(rate),
+                        speeds
+                            .iter()
+                            .map(|s| format!("1X {s}"))
+                            .collect::<Vec<_>>()
+                            .join(" or ")
+                    ),
+                    format!(
+                        "State: Active, Rate: {}{tag}, Link layer: InfiniBand",
+                        gbps(rate)
+                    ),
+                ),
+                None => continue,
+            },
+        };
+        let told = out.iter().any(|f| {
+            f.rule == IB006.id
+                && f.subject.port == Some(p.number)
+                && f.subject.lid.is_some()
+                && f.subject.lid == p.base_lid
+                && (f.subject.host.is_none() || f.subject.host.as_deref() == p.host().name())
+        });
+        if told {
+            continue;
+        }
+        found.push(
+            IB006
+                .finding(
+                    p.subject(),
+                    format!(
+                        "{} port {} is Active on one lane: {why}; a 4X link carries four times as much",
+                        p.device, p.number
+                    ),
+                )
+                .evidence(p.evidence(evidence))
+                .threshold(Threshold::new(
+                    "a rate some link of 2X or wider gives (HDR100 and NDR200 ports are 2X by design)",
+                    "IBTA width × lane speed: 1X/2X/4X/8X/12X × SDR 2.5, DDR 5, QDR and FDR10 10, FDR 14, EDR 25, HDR 50, NDR 100, XDR 200 Gb/s",
+                ))
+                .remediation("Check the link's width on both ends (`iblinkinfo` names what both support; `ibportstate <lid> <port>` shows LinkWidthEnabled): if it was limited by hand, restore it (`ibportstate <lid> <port> width 255`) and reset the link; otherwise replace the cable or transceiver (`mlxlink -d <dev> -m` shows lane errors)."),
+        );
+    }
+    out.extend(found);
+    checked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::only_one_lane;
+
+    #[test]
+    fn rates_only_one_lane_gives() {
+        // 1X FDR (14.0625 Gb/s, printed 14), 1X EDR, 1X SDR, 1X FDR10.
+        assert_eq!(only_one_lane(14.0, false), Some(vec!["FDR"]));
+        assert_eq!(only_one_lane(25.0, false), Some(vec!["EDR"]));
+        assert_eq!(only_one_lane(2.5, false), Some(vec!["SDR"]));
+        assert_eq!(only_one_lane(10.0, true), Some(vec!["FDR10"]));
+        // 10 is 4X SDR (and 2X DDR), 5 is 2X SDR, 50 is 2X EDR, 100 4X EDR
+        // or 2X HDR, 200 4X HDR or 2X NDR, 28 2X FDR, 40 (FDR10) 4X; 13 no
+        // pair at all.
+        for (rate, fdr10) in [
+            (10.0, false),
+            (5.0, false),
+            (50.0, false),
+            (100.0, false),
+            (200.0, false),
+            (28.0, false),
+            (40.0, true),
+            (20.0, true),
+            (13.0, false),
+        ] {
+            assert_eq!(only_one_lane(rate, fdr10), None, "{rate} {fdr10}");
+        }
+    }
 }
