@@ -1165,3 +1165,45 @@ fn a_topo_matrix_whose_nic_columns_were_cut_from_the_header_is_read_and_cut() {
     let unended = cut.split("\n\n").next().unwrap();
     assert!(far(&format!("{unended}\n")).is_empty());
 }
+
+/// `ibqueryerrors --data` (or any run) pasted without its closing `##
+/// Summary:` line: it prints only some ports, so the ones it did not list
+/// are unknown, not clean. Before, such a paste was "healthy: no problems
+/// found" though the parser said the summary was missing.
+#[test]
+fn ibqueryerrors_without_its_summary_is_said_partial() {
+    let ports = "$ ibqueryerrors --data -r\n\
+                 Data Counters for 0x98039b0300fa1e10 \"gw-07 HCA-1\"\n   \
+                 GUID 0x98039b0300fa1e10 port 1: [PortXmitData == 81234 (317.320KB)] \
+                 [PortRcvData == 7 (28.000B)]\n       \
+                 Link info:    310   1[  ] ==( 4X          14.0625 Gbps Active/  LinkUp)==>  \
+                 0x98039b0300fa2000      4   12[  ] \"sw-a IS5030\" ( )\n";
+    let r = report(ports);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    assert!(
+        cut[0].message.contains("did not list")
+            && cut[0].message.contains("cannot be called clean"),
+        "{}",
+        cut[0].message
+    );
+    assert_eq!(
+        cut[0].evidence[0].span.first_line, 4,
+        "{:?}",
+        cut[0].evidence
+    );
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    // The same run with its summary: whole, nothing said.
+    let whole = format!(
+        "{ports}\n## Summary: 30 nodes checked, 0 bad nodes found\n\
+         ##          88 ports checked, 0 ports have errors beyond threshold\n"
+    );
+    let r = report(&whole);
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
+    // A listed bad port is still judged when the summary is missing.
+    let bad = "$ ibqueryerrors\nErrors for 0x7cfe900300a1b2c0 \"leaf-r9\"\n   \
+               GUID 0x7cfe900300a1b2c0 port 5: [SymbolErrorCounter == 9120]\n";
+    let r = report(bad);
+    assert_eq!(of(&r, "IN001").len(), 1, "{:#?}", r.findings);
+    assert!(!of(&r, "IB101").is_empty(), "{:#?}", r.findings);
+}
