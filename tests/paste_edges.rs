@@ -1207,3 +1207,27 @@ fn ibqueryerrors_without_its_summary_is_said_partial() {
     assert_eq!(of(&r, "IN001").len(), 1, "{:#?}", r.findings);
     assert!(!of(&r, "IB101").is_empty(), "{:#?}", r.findings);
 }
+
+/// `nvidia-smi -q -x` cut inside its elements: the tool closes every
+/// element it opens, so the paste stopped there and what followed is not
+/// judged. Before, the parser warned that elements were not closed and the
+/// report said nothing of a cut.
+#[test]
+fn query_xml_cut_inside_its_elements_is_said_partial() {
+    let head = "$ nvidia-smi -q -x\n<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n\
+                <driver_version>535.161.08</driver_version>\n<attached_gpus>2</attached_gpus>\n\
+                <gpu id=\"00000000:3B:00.0\">\n<product_name>NVIDIA L40S</product_name>\n\
+                <temperature>\n<gpu_temp>52 C</gpu_temp>\n";
+    let r = report(head);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    assert!(cut[0].message.contains("XML"), "{}", cut[0].message);
+    assert_eq!(
+        cut[0].evidence[0].span.first_line, 9,
+        "{:?}",
+        cut[0].evidence
+    );
+    let whole = format!("{head}</temperature>\n</gpu>\n</nvidia_smi_log>\n");
+    let r = report(&whole);
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
+}

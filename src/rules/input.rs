@@ -34,7 +34,8 @@ declare_rule! {
     /// which begins like the line before it (`Link 2: Remote Device 00`
     /// under whole `nvlink -R` rows) or ends inside a `[` it opened (an
     /// `ibqueryerrors` entry, `[PortRcvData ==`), an elision (`...`, `[... 40 lines
-    /// omitted ...]`) in or next to a section, `ibqueryerrors` output
+    /// omitted ...]`) in or next to a section, `nvidia-smi -q -x` XML that
+    /// ends with elements still open, `ibqueryerrors` output
     /// without its closing `## Summary:` line (it lists only the ports
     /// beyond its thresholds, so without the summary that says the run
     /// finished, a port it does not list is unknown, not clean), or output its prompt's
@@ -488,6 +489,12 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                             .to_owned()
                     },
                     &iq.partial,
+                );
+            }
+            SectionData::SmiQuery(q) => {
+                push(
+                    &|| "nvidia-smi -q XML after the last element read".to_owned(),
+                    &q.partial,
                 );
             }
             SectionData::Mlxlink(m) if ctx.ends_input(at) => {
