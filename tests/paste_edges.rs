@@ -1231,3 +1231,76 @@ fn query_xml_cut_inside_its_elements_is_said_partial() {
     let r = report(&whole);
     assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
 }
+
+/// The author's notes after (or between) indented tool output: `from
+/// n1:` between two hosts' `ibv_devinfo -v`, `Other stuff:` and sentences
+/// under the last one. ibv_devinfo, ibstat and ibstatus print no such
+/// unindented line after their indented fields, so the notes are not
+/// their output: set aside as unrecognised, not unread lines of the tool
+/// (IN002). A field of the tool's after the notes is still read, and a
+/// line that is no prose stays unread.
+#[test]
+fn prose_after_indented_tool_output_is_not_the_tools() {
+    let device = |port_state: &str| {
+        format!(
+            "hca_id:\trxe0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t0.0.0\n\
+             \tnode_guid:\t\t\t0a00:27ff:fe11:2233\n\tphys_port_cnt:\t\t\t1\n\
+             \t\tport:\t1\n\t\t\tstate:\t\t\t{port_state}\n\t\t\tmax_mtu:\t\t4096 (5)\n\
+             \t\t\tactive_mtu:\t\t1024 (3)\n\t\t\tsm_lid:\t\t\t0\n\t\t\tport_lid:\t\t0\n\
+             \t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tEthernet\n"
+        )
+    };
+    let text = format!(
+        "Device attributes, captured on both VMs:\n\nfrom vm-a:\n{}\nfrom vm-b:\n{}\n\
+         Notes:\nsoftroce0 is bound to eth1\nsudo rdma link add softroce0 type rxe netdev eth1\n",
+        device("PORT_ACTIVE (4)"),
+        device("PORT_ACTIVE (4)")
+    );
+    let d = doc(&text);
+    assert_eq!(
+        sections_of(&d, Kind::IbvDevinfo).len(),
+        2,
+        "{:?}",
+        d.sections
+    );
+    for s in &d.sections {
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    }
+    // Line 3 `from vm-a:` and the three notes lines at the end.
+    let set_aside: Vec<(usize, usize)> = d
+        .unrecognised
+        .iter()
+        .map(|u| (u.span.first_line, u.span.last_line))
+        .collect();
+    assert!(set_aside.contains(&(18, 18)), "{set_aside:?}"); // `from vm-b:`
+    assert!(set_aside.contains(&(33, 35)), "{set_aside:?}");
+    let r = analyze(&[d], &Default::default());
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", of(&r, "IN002"));
+
+    // The same under ibstat.
+    let text = format!(
+        "{}\nOther stuff:\nthe subnet manager runs on the switch\n",
+        ibstat("0x98039b0300001111", "Active", "LinkUp", 100)
+    );
+    let r = report(&text);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", of(&r, "IN002"));
+
+    // A port field after a note is still read (the section goes on), and
+    // a line that is no prose stays an unread line of the tool.
+    let text = format!(
+        "{}then I waited a bit\n\t\t\tphys_state:\t\tDISABLED (3)\nzz 0x44\n",
+        device("PORT_DOWN (1)")
+    );
+    let d = doc(&text);
+    let s = sections_of(&d, Kind::IbvDevinfo);
+    assert_eq!(s.len(), 1, "{:?}", d.sections);
+    let fabricscope::parse::SectionData::IbvDevinfo(info) = &s[0].data else {
+        panic!("{:?}", s[0].data)
+    };
+    let port = &info.devices[0].ports[0];
+    assert!(port.phys_state.is_some(), "{port:?}");
+    let unread: Vec<usize> = s[0].warnings.iter().map(|w| w.span.first_line).collect();
+    assert_eq!(unread, [16], "{:?}", s[0].warnings);
+    let r = analyze(&[d], &Default::default());
+    assert!(!of(&r, "IB001").is_empty(), "{:#?}", r.findings);
+}
