@@ -1304,3 +1304,30 @@ fn prose_after_indented_tool_output_is_not_the_tools() {
     let r = analyze(&[d], &Default::default());
     assert!(!of(&r, "IB001").is_empty(), "{:#?}", r.findings);
 }
+
+/// Notes that name commands in code blocks of their own, without output
+/// (`ibstat`, then a fence; `iblinkinfo` then the next command): each names
+/// a command, it shows no run. Before, each became an empty section ("0
+/// port(s)"). The same command with its output is read as before, and a
+/// prompt (`$ ibstat`) with nothing after it still says the tool printed
+/// nothing.
+#[test]
+fn a_command_named_alone_without_output_is_no_section() {
+    let notes = "- check the ports\n\n```\nibstat\n```\n\n- the links\n\n```\niblinkinfo\n```\n\n\
+                 ```\nibdev2netdev\nibstatus\n```\n\n```\n$ sminfo\nsminfo: sm lid 12 sm guid \
+                 0x98039b0300003333, activity count 9120 priority 15 state 3 SMINFO_MASTER\n```\n";
+    let d = doc(notes);
+    let kinds: Vec<Kind> = d.sections.iter().map(|s| s.kind).collect();
+    assert_eq!(kinds, [Kind::Sminfo], "{:?}", d.sections);
+    // Named, then its output after the next command line.
+    let text = format!(
+        "```\niblinkinfo\nibstat\n{}```\n",
+        ibstat("0x98039b0300002222", "Active", "LinkUp", 200)
+    );
+    let d = doc(&text);
+    let kinds: Vec<Kind> = d.sections.iter().map(|s| s.kind).collect();
+    assert_eq!(kinds, [Kind::Ibstat], "{:?}", d.sections);
+    // A prompt run that printed nothing is still the tool's (empty) run.
+    let d = doc("$ ibstat\n$ hostname\ngpu-17\n");
+    assert_eq!(sections_of(&d, Kind::Ibstat).len(), 1, "{:?}", d.sections);
+}

@@ -45,6 +45,11 @@ pub(crate) struct Prompt {
     /// (`root@h:/sys/class/infiniband/mlx5_0/ports/1/counters#`): what
     /// relative file names in the output are relative to.
     pub dir: Option<String>,
+    /// The command line stands alone, without a prompt sign (`ibstat` on
+    /// a line of its own, [`bare_command`]): notes name commands so, often
+    /// without their output. Followed by nothing, it is a mention, not a
+    /// run that printed nothing.
+    pub bare: bool,
 }
 
 /// The file named by a `tail`/`head` header line, `==> name <==`.
@@ -288,6 +293,7 @@ fn bare_command(line: &str) -> Option<Prompt> {
         command: t.to_owned(),
         argv,
         dir: None,
+        bare: true,
     })
 }
 
@@ -498,6 +504,7 @@ fn prompt_of(host: Option<String>, command: &str, dir: Option<String>) -> Prompt
         command,
         argv,
         dir,
+        bare: false,
     }
 }
 
@@ -738,6 +745,7 @@ fn command_label(line: &str) -> Option<Prompt> {
         command: command.to_owned(),
         argv,
         dir: None,
+        bare: false,
     })
 }
 

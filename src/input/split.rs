@@ -1188,8 +1188,13 @@ fn leftovers(
     // its prompt alone is no output of the prompt's host (an admin node
     // read as a host with nothing to judge).
     let printed_elsewhere = ctx.prompt.is_some_and(|(_, p)| fans_out(p));
+    // A command line alone without a prompt sign and nothing under it
+    // (`ibstat` in a notes' code block, then the next command) names the
+    // command; it shows no run that printed nothing. Before, it became an
+    // empty section ("0 port(s)") of a tool the paste holds no output of.
+    let mentioned_only = ctx.prompt.is_some_and(|(_, p)| p.bare);
     match ctx.hint {
-        Some(format) if has_text || (produced == 0 && !printed_elsewhere) => {
+        Some(format) if has_text || (produced == 0 && !printed_elsewhere && !mentioned_only) => {
             let open = Open {
                 format,
                 keys: Keys::default(),
