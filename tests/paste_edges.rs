@@ -1331,3 +1331,26 @@ fn a_command_named_alone_without_output_is_no_section() {
     let d = doc("$ ibstat\n$ hostname\ngpu-17\n");
     assert_eq!(sections_of(&d, Kind::Ibstat).len(), 1, "{:?}", d.sections);
 }
+
+/// A note's `from gpu07:` before a host's output names that host, as
+/// Salt's `gpu07:` does: two machines' ibstat are two hosts, and the port
+/// down is the second's.
+#[test]
+fn a_notes_from_host_line_names_the_host_of_what_follows() {
+    let text = format!(
+        "from gpu07:\n{}\nfrom gpu08:\n{}",
+        ibstat("0x98039b0300004444", "Active", "LinkUp", 200),
+        ibstat("0x98039b0300005555", "Down", "Disabled", 10)
+    );
+    let d = doc(&text);
+    let hosts: Vec<Option<&str>> = d.sections.iter().map(|s| s.host.as_deref()).collect();
+    assert_eq!(hosts, [Some("gpu07"), Some("gpu08")], "{:?}", d.sections);
+    let r = analyze(&[d], &Default::default());
+    let down = of(&r, "IB001");
+    assert!(!down.is_empty(), "{:#?}", r.findings);
+    assert!(
+        down.iter()
+            .all(|f| f.subject.host.as_deref() == Some("gpu08")),
+        "{down:#?}"
+    );
+}

@@ -813,7 +813,8 @@ fn host_heading(t: &str) -> Option<String> {
 
 /// The host of a line that fleet tools print before each host's output:
 /// Ansible's ad-hoc `node07 | CHANGED | rc=0 >>` and Salt's `node07:` (at
-/// the start of the line, its output indented below it), and a collection
+/// the start of the line, its output indented below it; also a note's
+/// `from node07:`), and a collection
 /// script's `Host: node07` ([`labelled_host`]).
 fn tool_host_heading(line: &str) -> Option<String> {
     if line.starts_with([' ', '\t']) {
@@ -824,7 +825,13 @@ fn tool_host_heading(line: &str) -> Option<String> {
         return labelled_host(t);
     }
     if let Some(name) = t.strip_suffix(':') {
-        return machine_name(name);
+        // `from n1:`, `on gpu07:`: notes that name the machine the output
+        // under them came from, as Salt's `node07:` does.
+        let from = ["from ", "on "]
+            .iter()
+            .find(|w| starts_with_label(name, w))
+            .and_then(|w| name.get(w.len()..));
+        return machine_name(from.unwrap_or(name));
     }
     if let Some(name) = pssh_heading(t) {
         return machine_name(name);
@@ -1349,6 +1356,8 @@ mod tests {
             ("node07 | CHANGED | rc=0 >>", "node07"),
             ("gpu001 | FAILED | rc=127 >>", "gpu001"),
             ("node07:", "node07"),
+            ("from n1:", "n1"),
+            ("On gpu-07.lab:", "gpu-07.lab"),
             ("node07 | SUCCESS => {", "node07"),
             ("node09 | UNREACHABLE! => {", "node09"),
             ("[1] 10:12:01 [SUCCESS] node07", "node07"),
@@ -1394,6 +1403,10 @@ mod tests {
             "GPU 0:",
             "Errors:",
             "mlx5_0:",
+            "from mlx5_0:",
+            "from GPU0:",
+            "on port 1:",
+            "from the switch:",
             "ibstat:",
             "a | CHANGED | rc=0 >>",
             "node07 | changed | rc=0 >>",
