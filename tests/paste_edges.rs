@@ -1165,3 +1165,192 @@ fn a_topo_matrix_whose_nic_columns_were_cut_from_the_header_is_read_and_cut() {
     let unended = cut.split("\n\n").next().unwrap();
     assert!(far(&format!("{unended}\n")).is_empty());
 }
+
+/// `ibqueryerrors --data` (or any run) pasted without its closing `##
+/// Summary:` line: it prints only some ports, so the ones it did not list
+/// are unknown, not clean. Before, such a paste was "healthy: no problems
+/// found" though the parser said the summary was missing.
+#[test]
+fn ibqueryerrors_without_its_summary_is_said_partial() {
+    let ports = "$ ibqueryerrors --data -r\n\
+                 Data Counters for 0x98039b0300fa1e10 \"gw-07 HCA-1\"\n   \
+                 GUID 0x98039b0300fa1e10 port 1: [PortXmitData == 81234 (317.320KB)] \
+                 [PortRcvData == 7 (28.000B)]\n       \
+                 Link info:    310   1[  ] ==( 4X          14.0625 Gbps Active/  LinkUp)==>  \
+                 0x98039b0300fa2000      4   12[  ] \"sw-a IS5030\" ( )\n";
+    let r = report(ports);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    assert!(
+        cut[0].message.contains("did not list")
+            && cut[0].message.contains("cannot be called clean"),
+        "{}",
+        cut[0].message
+    );
+    assert_eq!(
+        cut[0].evidence[0].span.first_line, 4,
+        "{:?}",
+        cut[0].evidence
+    );
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    // The same run with its summary: whole, nothing said.
+    let whole = format!(
+        "{ports}\n## Summary: 30 nodes checked, 0 bad nodes found\n\
+         ##          88 ports checked, 0 ports have errors beyond threshold\n"
+    );
+    let r = report(&whole);
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
+    // A listed bad port is still judged when the summary is missing.
+    let bad = "$ ibqueryerrors\nErrors for 0x7cfe900300a1b2c0 \"leaf-r9\"\n   \
+               GUID 0x7cfe900300a1b2c0 port 5: [SymbolErrorCounter == 9120]\n";
+    let r = report(bad);
+    assert_eq!(of(&r, "IN001").len(), 1, "{:#?}", r.findings);
+    assert!(!of(&r, "IB101").is_empty(), "{:#?}", r.findings);
+}
+
+/// `nvidia-smi -q -x` cut inside its elements: the tool closes every
+/// element it opens, so the paste stopped there and what followed is not
+/// judged. Before, the parser warned that elements were not closed and the
+/// report said nothing of a cut.
+#[test]
+fn query_xml_cut_inside_its_elements_is_said_partial() {
+    let head = "$ nvidia-smi -q -x\n<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n\
+                <driver_version>535.161.08</driver_version>\n<attached_gpus>2</attached_gpus>\n\
+                <gpu id=\"00000000:3B:00.0\">\n<product_name>NVIDIA L40S</product_name>\n\
+                <temperature>\n<gpu_temp>52 C</gpu_temp>\n";
+    let r = report(head);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    assert!(cut[0].message.contains("XML"), "{}", cut[0].message);
+    assert_eq!(
+        cut[0].evidence[0].span.first_line, 9,
+        "{:?}",
+        cut[0].evidence
+    );
+    let whole = format!("{head}</temperature>\n</gpu>\n</nvidia_smi_log>\n");
+    let r = report(&whole);
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
+}
+
+/// The author's notes after (or between) indented tool output: `from
+/// n1:` between two hosts' `ibv_devinfo -v`, `Other stuff:` and sentences
+/// under the last one. ibv_devinfo, ibstat and ibstatus print no such
+/// unindented line after their indented fields, so the notes are not
+/// their output: set aside as unrecognised, not unread lines of the tool
+/// (IN002). A field of the tool's after the notes is still read, and a
+/// line that is no prose stays unread.
+#[test]
+fn prose_after_indented_tool_output_is_not_the_tools() {
+    let device = |port_state: &str| {
+        format!(
+            "hca_id:\trxe0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t0.0.0\n\
+             \tnode_guid:\t\t\t0a00:27ff:fe11:2233\n\tphys_port_cnt:\t\t\t1\n\
+             \t\tport:\t1\n\t\t\tstate:\t\t\t{port_state}\n\t\t\tmax_mtu:\t\t4096 (5)\n\
+             \t\t\tactive_mtu:\t\t1024 (3)\n\t\t\tsm_lid:\t\t\t0\n\t\t\tport_lid:\t\t0\n\
+             \t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tEthernet\n"
+        )
+    };
+    let text = format!(
+        "Device attributes, captured on both VMs:\n\nfrom vm-a:\n{}\nfrom vm-b:\n{}\n\
+         Notes:\nsoftroce0 is bound to eth1\nsudo rdma link add softroce0 type rxe netdev eth1\n",
+        device("PORT_ACTIVE (4)"),
+        device("PORT_ACTIVE (4)")
+    );
+    let d = doc(&text);
+    assert_eq!(
+        sections_of(&d, Kind::IbvDevinfo).len(),
+        2,
+        "{:?}",
+        d.sections
+    );
+    for s in &d.sections {
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    }
+    // Line 3 `from vm-a:` and the three notes lines at the end.
+    let set_aside: Vec<(usize, usize)> = d
+        .unrecognised
+        .iter()
+        .map(|u| (u.span.first_line, u.span.last_line))
+        .collect();
+    assert!(set_aside.contains(&(18, 18)), "{set_aside:?}"); // `from vm-b:`
+    assert!(set_aside.contains(&(33, 35)), "{set_aside:?}");
+    let r = analyze(&[d], &Default::default());
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", of(&r, "IN002"));
+
+    // The same under ibstat.
+    let text = format!(
+        "{}\nOther stuff:\nthe subnet manager runs on the switch\n",
+        ibstat("0x98039b0300001111", "Active", "LinkUp", 100)
+    );
+    let r = report(&text);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", of(&r, "IN002"));
+
+    // A port field after a note is still read (the section goes on), and
+    // a line that is no prose stays an unread line of the tool.
+    let text = format!(
+        "{}then I waited a bit\n\t\t\tphys_state:\t\tDISABLED (3)\nzz 0x44\n",
+        device("PORT_DOWN (1)")
+    );
+    let d = doc(&text);
+    let s = sections_of(&d, Kind::IbvDevinfo);
+    assert_eq!(s.len(), 1, "{:?}", d.sections);
+    let fabricscope::parse::SectionData::IbvDevinfo(info) = &s[0].data else {
+        panic!("{:?}", s[0].data)
+    };
+    let port = &info.devices[0].ports[0];
+    assert!(port.phys_state.is_some(), "{port:?}");
+    let unread: Vec<usize> = s[0].warnings.iter().map(|w| w.span.first_line).collect();
+    assert_eq!(unread, [16], "{:?}", s[0].warnings);
+    let r = analyze(&[d], &Default::default());
+    assert!(!of(&r, "IB001").is_empty(), "{:#?}", r.findings);
+}
+
+/// Notes that name commands in code blocks of their own, without output
+/// (`ibstat`, then a fence; `iblinkinfo` then the next command): each names
+/// a command, it shows no run. Before, each became an empty section ("0
+/// port(s)"). The same command with its output is read as before, and a
+/// prompt (`$ ibstat`) with nothing after it still says the tool printed
+/// nothing.
+#[test]
+fn a_command_named_alone_without_output_is_no_section() {
+    let notes = "- check the ports\n\n```\nibstat\n```\n\n- the links\n\n```\niblinkinfo\n```\n\n\
+                 ```\nibdev2netdev\nibstatus\n```\n\n```\n$ sminfo\nsminfo: sm lid 12 sm guid \
+                 0x98039b0300003333, activity count 9120 priority 15 state 3 SMINFO_MASTER\n```\n";
+    let d = doc(notes);
+    let kinds: Vec<Kind> = d.sections.iter().map(|s| s.kind).collect();
+    assert_eq!(kinds, [Kind::Sminfo], "{:?}", d.sections);
+    // Named, then its output after the next command line.
+    let text = format!(
+        "```\niblinkinfo\nibstat\n{}```\n",
+        ibstat("0x98039b0300002222", "Active", "LinkUp", 200)
+    );
+    let d = doc(&text);
+    let kinds: Vec<Kind> = d.sections.iter().map(|s| s.kind).collect();
+    assert_eq!(kinds, [Kind::Ibstat], "{:?}", d.sections);
+    // A prompt run that printed nothing is still the tool's (empty) run.
+    let d = doc("$ ibstat\n$ hostname\ngpu-17\n");
+    assert_eq!(sections_of(&d, Kind::Ibstat).len(), 1, "{:?}", d.sections);
+}
+
+/// A note's `from gpu07:` before a host's output names that host, as
+/// Salt's `gpu07:` does: two machines' ibstat are two hosts, and the port
+/// down is the second's.
+#[test]
+fn a_notes_from_host_line_names_the_host_of_what_follows() {
+    let text = format!(
+        "from gpu07:\n{}\nfrom gpu08:\n{}",
+        ibstat("0x98039b0300004444", "Active", "LinkUp", 200),
+        ibstat("0x98039b0300005555", "Down", "Disabled", 10)
+    );
+    let d = doc(&text);
+    let hosts: Vec<Option<&str>> = d.sections.iter().map(|s| s.host.as_deref()).collect();
+    assert_eq!(hosts, [Some("gpu07"), Some("gpu08")], "{:?}", d.sections);
+    let r = analyze(&[d], &Default::default());
+    let down = of(&r, "IB001");
+    assert!(!down.is_empty(), "{:#?}", r.findings);
+    assert!(
+        down.iter()
+            .all(|f| f.subject.host.as_deref() == Some("gpu08")),
+        "{down:#?}"
+    );
+}

@@ -45,6 +45,11 @@ pub(crate) struct Prompt {
     /// (`root@h:/sys/class/infiniband/mlx5_0/ports/1/counters#`): what
     /// relative file names in the output are relative to.
     pub dir: Option<String>,
+    /// The command line stands alone, without a prompt sign (`ibstat` on
+    /// a line of its own, [`bare_command`]): notes name commands so, often
+    /// without their output. Followed by nothing, it is a mention, not a
+    /// run that printed nothing.
+    pub bare: bool,
 }
 
 /// The file named by a `tail`/`head` header line, `==> name <==`.
@@ -288,6 +293,7 @@ fn bare_command(line: &str) -> Option<Prompt> {
         command: t.to_owned(),
         argv,
         dir: None,
+        bare: true,
     })
 }
 
@@ -498,6 +504,7 @@ fn prompt_of(host: Option<String>, command: &str, dir: Option<String>) -> Prompt
         command,
         argv,
         dir,
+        bare: false,
     }
 }
 
@@ -626,6 +633,59 @@ fn non_ascii_prose(t: &str) -> bool {
         .is_some_and(|c| !c.is_ascii() && c.is_alphabetic())
 }
 
+/// Whether `line`, met unindented in a section of `kind` after that
+/// section's indented lines, is the author's text rather than the tool's
+/// output: the tool prints no such line there (its parser says so) and it
+/// reads as prose ([`reads_as_prose`]). `from n1:` between two hosts'
+/// `ibv_devinfo -v`, `Other stuff:` and `rxe0 is bound to enp0s8` under
+/// it: read as output, each was an unread line of the tool (IN002) though
+/// the tool never printed it. The sectioner sets such a line aside as
+/// unrecognised and the section goes on, so a field of the tool's after
+/// it is still read; a line the tool does not print that does not read as
+/// prose (`0x1c4`, `foo=bar`) stays in the section and is reported unread.
+pub(crate) fn prose_after_output(kind: crate::parse::Kind, line: &str) -> bool {
+    use crate::parse::Kind;
+    if line.starts_with([' ', '\t']) {
+        return false;
+    }
+    let t = line.trim();
+    let not_the_tools = match kind {
+        Kind::IbvDevinfo => !crate::parse::ibv_devinfo::may_be_its_unindented_line(t),
+        Kind::Ibstat => !crate::parse::ibstat::may_be_its_unindented_line(t),
+        Kind::Ibstatus => !crate::parse::ibstatus::may_be_its_unindented_line(t),
+        _ => false,
+    };
+    not_the_tools && reads_as_prose(t)
+}
+
+/// Whether `t` reads as a person's words: it opens with an ASCII letter
+/// and is either a heading of two or more words ending in a colon with
+/// nothing after it (`Other stuff:`, `from n1:`, `To re-create the link
+/// (rxe0):`; one capitalised word, `Notes:`, will do), or a line of three or more words at least two of which are
+/// plain lower-case words (`rxe0 is bound to enp0s8`, `disabled the
+/// firewall`, `sudo rdma link add rxe0 type rxe netdev enp0s8`). The
+/// `Label: value` lines of the tools we read are neither: their one
+/// colon is followed by a value, and their words are capitalised,
+/// numbers or joined by `_`.
+pub(crate) fn reads_as_prose(t: &str) -> bool {
+    if !t.as_bytes().first().is_some_and(u8::is_ascii_alphabetic) {
+        return false;
+    }
+    if let Some(head) = t.strip_suffix(':') {
+        let capitalised_word = head.bytes().skip(1).all(|b| b.is_ascii_lowercase())
+            && head.as_bytes().first().is_some_and(u8::is_ascii_uppercase);
+        return !head.contains(':')
+            && (head.split_whitespace().nth(1).is_some() || capitalised_word);
+    }
+    let mut words = 0usize;
+    let mut plain = 0usize;
+    for w in t.split_whitespace() {
+        words += 1;
+        plain += usize::from(w.bytes().all(|b| b.is_ascii_lowercase()));
+    }
+    words >= 3 && plain >= 2
+}
+
 /// The command of a line a collection script prints before a command's
 /// output in place of a prompt: `### ibstat`, `===== perfquery -x =====`,
 /// `+ nvidia-smi topo -m` (`set -x`), `[ibstat]`, `*** ibstat ***`,
@@ -685,6 +745,7 @@ fn command_label(line: &str) -> Option<Prompt> {
         command: command.to_owned(),
         argv,
         dir: None,
+        bare: false,
     })
 }
 
@@ -752,7 +813,8 @@ fn host_heading(t: &str) -> Option<String> {
 
 /// The host of a line that fleet tools print before each host's output:
 /// Ansible's ad-hoc `node07 | CHANGED | rc=0 >>` and Salt's `node07:` (at
-/// the start of the line, its output indented below it), and a collection
+/// the start of the line, its output indented below it; also a note's
+/// `from node07:`), and a collection
 /// script's `Host: node07` ([`labelled_host`]).
 fn tool_host_heading(line: &str) -> Option<String> {
     if line.starts_with([' ', '\t']) {
@@ -763,7 +825,13 @@ fn tool_host_heading(line: &str) -> Option<String> {
         return labelled_host(t);
     }
     if let Some(name) = t.strip_suffix(':') {
-        return machine_name(name);
+        // `from n1:`, `on gpu07:`: notes that name the machine the output
+        // under them came from, as Salt's `node07:` does.
+        let from = ["from ", "on "]
+            .iter()
+            .find(|w| starts_with_label(name, w))
+            .and_then(|w| name.get(w.len()..));
+        return machine_name(from.unwrap_or(name));
     }
     if let Some(name) = pssh_heading(t) {
         return machine_name(name);
@@ -1288,6 +1356,8 @@ mod tests {
             ("node07 | CHANGED | rc=0 >>", "node07"),
             ("gpu001 | FAILED | rc=127 >>", "gpu001"),
             ("node07:", "node07"),
+            ("from n1:", "n1"),
+            ("On gpu-07.lab:", "gpu-07.lab"),
             ("node07 | SUCCESS => {", "node07"),
             ("node09 | UNREACHABLE! => {", "node09"),
             ("[1] 10:12:01 [SUCCESS] node07", "node07"),
@@ -1333,6 +1403,10 @@ mod tests {
             "GPU 0:",
             "Errors:",
             "mlx5_0:",
+            "from mlx5_0:",
+            "from GPU0:",
+            "on port 1:",
+            "from the switch:",
             "ibstat:",
             "a | CHANGED | rc=0 >>",
             "node07 | changed | rc=0 >>",
@@ -1577,6 +1651,59 @@ mod tests {
             "node07 ()",
         ] {
             assert_eq!(host_banner(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn prose_after_a_tools_indented_output_is_told_from_its_lines() {
+        use crate::parse::Kind;
+        // The author's headings and sentences.
+        for line in [
+            "from n1:",
+            "Other stuff:",
+            "Notes:",
+            "To re-create the link (rxe0):",
+            "rxe0 is bound to enp0s8",
+            "disabled the firewall",
+            "sudo rdma link add rxe0 type rxe netdev enp0s8",
+        ] {
+            assert!(reads_as_prose(line), "{line}");
+            for kind in [Kind::IbvDevinfo, Kind::Ibstat, Kind::Ibstatus] {
+                assert!(prose_after_output(kind, line), "{kind:?}: {line}");
+            }
+            // Indented, it is inside the tool's output: never set aside.
+            assert!(!prose_after_output(Kind::IbvDevinfo, &format!("\t{line}")));
+            // Other formats do not set lines aside.
+            assert!(!prose_after_output(Kind::Nvlink, line), "{line}");
+        }
+        // Lines that are no prose: one or two words, a label with a value,
+        // numbers.
+        for line in [
+            "Any ideas?",
+            "0x1c4",
+            "foo=bar",
+            "Rate: 100",
+            "n1:",
+            "x: y z:",
+        ] {
+            assert!(!reads_as_prose(line), "{line}");
+        }
+        // The tool's own lines, even unindented, stay the tool's.
+        for (kind, line) in [
+            (Kind::IbvDevinfo, "hca_id:\tmlx5_0"),
+            (Kind::IbvDevinfo, "state:\t\t\tPORT_DOWN (1)"),
+            (Kind::IbvDevinfo, "core clock not supported"),
+            (Kind::IbvDevinfo, "GID[  0]:\t\tfe80::1, RoCE v2"),
+            (Kind::IbvDevinfo, "No IB devices found"),
+            (Kind::Ibstat, "CA 'mlx5_0'"),
+            (Kind::Ibstat, "Port 1:"),
+            (Kind::Ibstat, "Physical state: Polling"),
+            (Kind::Ibstat, "Link layer: InfiniBand"),
+            (Kind::Ibstatus, "Infiniband device 'mlx5_0' port 1 status:"),
+            (Kind::Ibstatus, "phys state:\t 3: Disabled"),
+            (Kind::Ibstatus, "Fatal error: device mlx5_9 not found"),
+        ] {
+            assert!(!prose_after_output(kind, line), "{kind:?}: {line}");
         }
     }
 }

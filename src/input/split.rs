@@ -829,6 +829,9 @@ struct Open<'a> {
     prompt_line: Option<usize>,
     /// Non-blank lines still to come, for formats of fixed length.
     remaining: Option<usize>,
+    /// Whether an indented line with text was collected: after one, an
+    /// unindented line of prose is the author's, not the tool's.
+    indented: bool,
     /// The section's parser, fed its lines as they are collected, for the
     /// formats whose parser is its own body-line test ([`Streamed`]).
     stream: Option<Streamed>,
@@ -983,6 +986,9 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
     let mut leading_messages: Vec<ToolMessage> = Vec::new();
     let mut open: Option<Open<'_>> = None;
     let mut produced = 0usize;
+    // The author's lines set aside between or after a section's lines
+    // ([`super::framing::prose_after_output`]).
+    let mut aside: Vec<usize> = Vec::new();
     for (i, line) in stream.iter().enumerate() {
         // A body line of the open section continues it: no tool message,
         // no block of any format begins there (see `body`). A streamed
@@ -1022,6 +1028,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
             }
             continue;
         }
+        let mut block_here = false;
         if detect_here && !blank {
             // A one-step prompt naming a supported tool says what its
             // output is: the first section is that tool's, even where
@@ -1052,6 +1059,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
             if body {
                 check_body_line(line, found.as_ref(), open.as_ref(), out);
             }
+            block_here = found.is_some();
             if let Some((format, Block { key, lines })) = found {
                 // A new key continues the open section; a key seen before
                 // starts another. `replace` hashes once and hands back the
@@ -1081,6 +1089,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                         messages: std::mem::take(&mut leading_messages),
                         prompt_line,
                         remaining: lines,
+                        indented: false,
                         // Full detection is the tests' oracle: it reads
                         // every section from its collected lines.
                         stream: if out.full_detection {
@@ -1092,8 +1101,20 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                 }
             }
         }
+        // The author's prose after a section's indented lines is not the
+        // tool's: set aside, the section going on. Only where detection
+        // ran and found nothing (a body line continues its section).
+        if !body && !blank && !block_here {
+            if let Some(o) = open.as_ref() {
+                if o.indented && super::framing::prose_after_output(o.format.kind, line.text()) {
+                    aside.push(line.number);
+                    continue;
+                }
+            }
+        }
         match open.as_mut() {
             Some(o) => {
+                o.indented |= !blank && line.text().starts_with([' ', '\t']);
                 o.lines.push(i, stream);
                 if let (Some(s), false, false) = (o.stream.as_mut(), streamed, blank) {
                     s.read(line);
@@ -1116,6 +1137,13 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         produced += 1;
     }
     leftovers(leading, leading_messages, produced, ctx, out);
+    for span in spans_of(aside) {
+        out.doc.unrecognised.push(Unrecognised {
+            span,
+            host: ctx.host.clone(),
+            reason: "not the output of a supported tool (text after a tool's output)".to_owned(),
+        });
+    }
 }
 
 /// What full detection found at a body line of `open`: nothing, or a block
@@ -1160,8 +1188,13 @@ fn leftovers(
     // its prompt alone is no output of the prompt's host (an admin node
     // read as a host with nothing to judge).
     let printed_elsewhere = ctx.prompt.is_some_and(|(_, p)| fans_out(p));
+    // A command line alone without a prompt sign and nothing under it
+    // (`ibstat` in a notes' code block, then the next command) names the
+    // command; it shows no run that printed nothing. Before, it became an
+    // empty section ("0 port(s)") of a tool the paste holds no output of.
+    let mentioned_only = ctx.prompt.is_some_and(|(_, p)| p.bare);
     match ctx.hint {
-        Some(format) if has_text || (produced == 0 && !printed_elsewhere) => {
+        Some(format) if has_text || (produced == 0 && !printed_elsewhere && !mentioned_only) => {
             let open = Open {
                 format,
                 keys: Keys::default(),
@@ -1169,6 +1202,7 @@ fn leftovers(
                 messages,
                 prompt_line: ctx.prompt.map(|(n, _)| *n),
                 remaining: None,
+                indented: false,
                 stream: None,
             };
             finish(open, &leading, ctx, out);

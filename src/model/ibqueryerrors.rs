@@ -22,6 +22,14 @@ pub struct Ibqueryerrors {
     /// Error lines the tool printed about its own work (`Failed to reset
     /// errors …`, `discover failed`), as printed.
     pub messages: Vec<String>,
+    /// Set when the output has no `## Summary:` line. ibqueryerrors always
+    /// ends with it and lists only the ports beyond its thresholds (or,
+    /// with `--counters`, those it reached): without it the output was cut
+    /// or the run stopped early, so a port not listed may be one the paste
+    /// lost or the run never reached, and cannot be called clean. The
+    /// listed ports are still judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<crate::model::partial::Partial>,
 }
 
 impl Ibqueryerrors {

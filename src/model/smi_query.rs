@@ -323,6 +323,12 @@ pub struct SmiQuery {
     pub gpus: Vec<QueryGpu>,
     /// Fields outside the GPU blocks (the ones above are also here).
     pub fields: Vec<Field>,
+    /// Set when `-q -x` XML ends with elements still open: the tool closes
+    /// every element it opens, so the output was cut there, and what the
+    /// open elements held after the cut is unknown (the closing tags it
+    /// lacks are listed, innermost first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<crate::model::partial::Partial>,
 }
 
 #[cfg(test)]

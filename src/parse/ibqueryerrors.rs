@@ -30,6 +30,7 @@ use crate::model::ib::{Guid, PhysState, PortState};
 use crate::model::ibqueryerrors::{
     ErrorSummary, Ibqueryerrors, LinkInfo, NodeReport, PortReport, RemotePort, ReportKind,
 };
+use crate::model::partial::{Partial, PartialReason};
 use crate::model::perf_fields::FieldKind;
 use crate::model::perfquery::PerfAttribute;
 use crate::model::{Counter, Counters};
@@ -71,7 +72,34 @@ const OWN_ERRORS: &[&str] = &[
 /// Reads `ibqueryerrors` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibqueryerrors> {
-    read_each_line(lines, read_line)
+    read_each_line(lines, read_line).map(|mut out| {
+        mark_without_summary(&mut out, lines);
+        out
+    })
+}
+
+/// What IN001 names when the output has no `## Summary:` line.
+pub const NO_SUMMARY: &str = "the `## Summary:` line";
+
+/// Marks output without its `## Summary:` line partial. ibqueryerrors
+/// prints the summary last on every run that finishes (`print_summary`),
+/// and prints a port only when it is beyond a threshold: without the
+/// summary the paste stopped before the end, or the run did, and a port
+/// it does not list is unknown, not clean. Said where the output stops.
+fn mark_without_summary(out: &mut Ibqueryerrors, lines: &[Line<'_>]) {
+    if out.summary.is_some() {
+        return;
+    }
+    let last = lines
+        .iter()
+        .rev()
+        .find(|l| !l.is_blank())
+        .map_or(0, |l| l.number);
+    out.partial = Some(Partial::new(
+        PartialReason::MissingFields,
+        vec![NO_SUMMARY.to_owned()],
+        last,
+    ));
 }
 
 fn read_line(line: &Line<'_>, out: &mut Ibqueryerrors, unread: &mut Unread) {
@@ -882,6 +910,30 @@ Errors for "host-c mlx5_0"
         assert_eq!((s.bad_nodes, s.bad_ports), (0, Some(0)));
         assert!(s.thresholds.is_empty());
         assert!(s.suppressed.is_empty());
+    }
+
+    #[test]
+    fn output_without_its_summary_is_partial_where_it_stops() {
+        // Written for the test: a node report, its link line, a blank line
+        // and then nothing: the run's summary never came.
+        let text = "Errors for 0x7cfe900300c0ffee \"spine-2\"\n   \
+                    GUID 0x7cfe900300c0ffee port 9: [SymbolErrorCounter == 77]\n       \
+                    Link info:     41   9[  ] ==( 4X 25.78125 Gbps Active/  LinkUp)==>  \
+                    0x0002c90300c0ffee     17    1[  ] \"node-b mlx5_0\" ( )\n\n";
+        let parsed = parse(&lines_of(text));
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let partial = parsed.value.partial.clone().expect("no summary: partial");
+        assert_eq!(partial.reason, PartialReason::MissingFields);
+        assert_eq!(partial.line, 3, "the last line with text");
+        assert_eq!(partial.missing, ["the `## Summary:` line"]);
+        // The listed port is still read.
+        assert_eq!(parsed.value.bad_ports().count(), 1);
+        // With its summary the same output is whole.
+        let whole = format!(
+            "{text}## Summary: 9 nodes checked, 1 bad nodes found\n\
+             ##          60 ports checked, 1 ports have errors beyond threshold\n"
+        );
+        assert_eq!(parse(&lines_of(&whole)).value.partial, None);
     }
 
     #[test]

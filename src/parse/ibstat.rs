@@ -96,6 +96,22 @@ const CA_FIELDS: &[&str] = &[
     "System image GUID",
 ];
 
+/// Whether `t`, an unindented line met after ibstat's indented fields, may
+/// still be the tool's: a `CA '…'` header, a `Port N:` line or one of its
+/// fields that lost its indentation. Anything else is not its output; the
+/// input layer sets such a line aside when it reads as the author's prose.
+pub(crate) fn may_be_its_unindented_line(t: &str) -> bool {
+    t.starts_with("CA ")
+        || t.starts_with("CA:")
+        || label_value(t).is_some_and(|(label, _)| {
+            CA_FIELDS.contains(&label)
+                || PORT_FIELDS.contains(&label)
+                || label
+                    .strip_prefix("Port ")
+                    .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+}
+
 /// Marks port blocks that stop before fields ibstat always prints, and CA
 /// blocks that stop before their fields or announced ports: the paste was
 /// cut there, and what is missing is unknown rather than absent.

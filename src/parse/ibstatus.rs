@@ -59,6 +59,16 @@ const FIELDS: [&str; 7] = [
     "link_layer",
 ];
 
+/// Whether `t`, an unindented line met after ibstatus's indented fields,
+/// may still be the script's: a port header, its `Fatal error:`, or a
+/// field that lost its indentation. Anything else is not its output; the
+/// input layer sets such a line aside when it reads as the author's prose.
+pub(crate) fn may_be_its_unindented_line(t: &str) -> bool {
+    t.starts_with("Infiniband device ")
+        || t.starts_with("Fatal error:")
+        || label_value(t).is_some_and(|(label, _)| FIELDS.contains(&label))
+}
+
 /// Where the fields every version prints end ([`FIELDS`]).
 const ALWAYS_PRINTED: usize = 6;
 

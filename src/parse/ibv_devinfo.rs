@@ -86,6 +86,27 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<IbvDevinfo> {
     parsed.map(mark_portless_devices)
 }
 
+/// Whether `t`, an unindented line met after ibv_devinfo's indented
+/// fields, may still be the tool's: a new `hca_id:`, a failure, the `-l`
+/// heading, or a field or statement that lost its indentation
+/// (`state: PORT_DOWN (1)`, `GID[  0]: …`, `core clock not supported`:
+/// its labels are lower case, digits and `_`).
+/// Anything else is not its output; the input layer sets such a line aside
+/// when it reads as the author's prose ([`crate::input`]'s
+/// `prose_after_output`), and this parser reports the rest unread.
+pub(crate) fn may_be_its_unindented_line(t: &str) -> bool {
+    t.starts_with("hca_id:")
+        || is_failure(t)
+        || list_heading(t).is_some()
+        || t.ends_with(" not supported")
+        || label_value(t).is_some_and(|(label, _)| {
+            gid_index(label).is_some()
+                || label
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        })
+}
+
 /// A device that announces ports (`phys_port_cnt`) and shows none lacks
 /// them: ibv_devinfo prints every port (or, with `-i`, the one asked for)
 /// after the device's fields, so the paste stopped before them (or they

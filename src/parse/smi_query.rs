@@ -17,6 +17,7 @@
 //! one line is reported line by line, not misread.
 
 use crate::diag::WarningKind;
+use crate::model::partial::{Partial, PartialReason};
 use crate::model::smi_query::{
     active_flag, ClockEventCounter, ClockEventReason, ClockReason, Clocks, EccCount, Field, Power,
     QueryGpu, SmiQuery, Temperatures,
@@ -47,13 +48,15 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<SmiQuery> {
     let mut unread = Unread::default();
     let first = lines.iter().find(|l| !l.is_blank());
     let xml = first.is_some_and(|l| l.text().trim_start().starts_with('<'));
+    let mut cut = None;
     let roots = if xml {
-        xml_tree(lines, &mut unread)
+        xml_tree(lines, &mut unread, &mut cut)
     } else {
         text_tree(lines, &mut unread)
     };
     let mut out = SmiQuery {
         xml,
+        partial: cut,
         ..SmiQuery::default()
     };
     let fragment = is_fragment(lines, &roots, xml);
@@ -412,7 +415,7 @@ fn indent_of(text: &str) -> usize {
         .sum()
 }
 
-fn xml_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
+fn xml_tree(lines: &[Line<'_>], unread: &mut Unread, cut: &mut Option<Partial>) -> Vec<Field> {
     let mut stack: Vec<Field> = Vec::new();
     let mut roots: Vec<Field> = Vec::new();
     let attach = |stack: &mut Vec<Field>, roots: &mut Vec<Field>, f: Field| match stack.last_mut() {
@@ -502,6 +505,17 @@ fn xml_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
                 stack.len()
             ),
         );
+        // nvidia-smi closes every element it opens: the output was cut
+        // here, and IN001 names what the open elements lacked.
+        *cut = Some(Partial::new(
+            PartialReason::MissingFields,
+            stack
+                .iter()
+                .rev()
+                .map(|f| format!("`</{}>`", f.name))
+                .collect(),
+            last,
+        ));
         while let Some(open) = stack.pop() {
             attach(&mut stack, &mut roots, open);
         }
@@ -1180,6 +1194,31 @@ GPU 00000000:0F:00.0
                 (5, WarningKind::Truncated)
             ]
         );
+    }
+
+    #[test]
+    fn xml_cut_inside_its_elements_is_partial_naming_the_closing_tags() {
+        let head = "<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n<attached_gpus>1</attached_gpus>\n\
+                    <gpu id=\"00000000:1A:00.0\">\n<product_name>NVIDIA A100</product_name>\n\
+                    <temperature>\n<gpu_temp>44 C</gpu_temp>\n";
+        let p = parse(&lines_of(head));
+        let cut = p
+            .value
+            .partial
+            .clone()
+            .expect("elements left open: partial");
+        assert_eq!(cut.reason, PartialReason::MissingFields);
+        assert_eq!(
+            cut.missing,
+            ["`</temperature>`", "`</gpu>`", "`</nvidia_smi_log>`"]
+        );
+        assert_eq!(cut.line, 7);
+        // What it shows is still read.
+        assert_eq!(p.value.gpus.len(), 1);
+        let whole = format!("{head}</temperature>\n</gpu>\n</nvidia_smi_log>\n");
+        let p = parse(&lines_of(&whole));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert_eq!(p.value.partial, None);
     }
 
     #[test]

@@ -35,7 +35,11 @@ declare_rule! {
     /// which begins like the line before it (`Link 2: Remote Device 00`
     /// under whole `nvlink -R` rows) or ends inside a `[` it opened (an
     /// `ibqueryerrors` entry, `[PortRcvData ==`), an elision (`...`, `[... 40 lines
-    /// omitted ...]`) in or next to a section, or output its prompt's
+    /// omitted ...]`) in or next to a section, `nvidia-smi -q -x` XML that
+    /// ends with elements still open, `ibqueryerrors` output
+    /// without its closing `## Summary:` line (it lists only the ports
+    /// beyond its thresholds, so without the summary that says the run
+    /// finished, a port it does not list is unknown, not clean), or output its prompt's
     /// command filtered (`iblinkinfo | grep Up`, `nvidia-smi -q | head`):
     /// a listing of the Up links says nothing of the others.
     ///
@@ -488,6 +492,25 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                 for p in &info.ports {
                     push(&|| format!("{} port {}", p.target, p.port), &p.partial);
                 }
+            }
+            // ibqueryerrors lists only some ports and always ends with its
+            // summary: without it, the ports it did not list are unknown.
+            SectionData::Ibqueryerrors(iq) => {
+                push(
+                    &|| {
+                        "ports ibqueryerrors did not list (no summary line: the output \
+                         was cut or the run failed, so only the listed ports were judged \
+                         and the others cannot be called clean)"
+                            .to_owned()
+                    },
+                    &iq.partial,
+                );
+            }
+            SectionData::SmiQuery(q) => {
+                push(
+                    &|| "nvidia-smi -q XML after the last element read".to_owned(),
+                    &q.partial,
+                );
             }
             SectionData::Mlxlink(m) if ctx.ends_input(at) => {
                 push(&|| "mlxlink output".to_owned(), &m.partial);
