@@ -86,15 +86,16 @@ pub const NO_SUMMARY: &str = "the `## Summary:` line";
 /// and prints a port only when it is beyond a threshold: without the
 /// summary the paste stopped before the end, or the run did, and a port
 /// it does not list is unknown, not clean. Said where the output stops.
+/// Output that listed nothing is not cut: the run failed before it
+/// reached the fabric (`ibwarn: … No SM/SA found`), and its own message
+/// says so.
 fn mark_without_summary(out: &mut Ibqueryerrors, lines: &[Line<'_>]) {
-    if out.summary.is_some() {
+    if out.summary.is_some() || out.nodes.is_empty() {
         return;
     }
-    let last = lines
-        .iter()
-        .rev()
-        .find(|l| !l.is_blank())
-        .map_or(0, |l| l.number);
+    let Some(last) = lines.iter().rev().find(|l| !l.is_blank()).map(|l| l.number) else {
+        return;
+    };
     out.partial = Some(Partial::new(
         PartialReason::MissingFields,
         vec![NO_SUMMARY.to_owned()],
@@ -934,6 +935,9 @@ Errors for "host-c mlx5_0"
              ##          60 ports checked, 1 ports have errors beyond threshold\n"
         );
         assert_eq!(parse(&lines_of(&whole)).value.partial, None);
+        // A run that failed before listing anything is not a cut paste.
+        let failed = "ibwarn: [4242] sa_get_handle: No SM/SA found on port (null):0\n";
+        assert_eq!(parse(&lines_of(failed)).value.partial, None);
     }
 
     #[test]
