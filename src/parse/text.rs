@@ -419,16 +419,7 @@ pub(crate) fn blank_value(
     partial: &mut Option<Partial>,
 ) {
     unread.line(line, &blank_value_message(name));
-    if partial
-        .as_ref()
-        .is_none_or(|p| p.reason == PartialReason::CutLine)
-    {
-        *partial = Some(Partial::new(
-            PartialReason::CutLine,
-            vec![name.to_owned()],
-            line.number,
-        ));
-    }
+    blank_identifier(line, name, partial);
 }
 
 /// An identifier field (a GUID, a GID, a capability mask) printed without
