@@ -435,6 +435,11 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     // no physical state (`ibv_devinfo` without `-v`, `ibdev2netdev -v`)
     // the state alone says so.
     let lit = hosts_with_an_active_port(ports.iter().copied());
+    let lit_adapters: BTreeSet<(HostKey<'_>, &str)> = ports
+        .iter()
+        .filter(|p| p.is_active())
+        .map(|p| (p.host(), p.device))
+        .collect();
     // A host listing physical functions beside virtual ones is their
     // hypervisor, where a VF's port is Down until a guest uses it. Inside
     // a guest (only the VF listed), a Down VF is the guest's link.
@@ -452,7 +457,7 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let idle_vf = !linkup
             && is_virtual_function(p.ca_type.as_deref())
             && hosts_with_pf.contains(&p.host());
-        let never_linked = !linkup && !idle_vf && never_linked_beside_active(p, &ports);
+        let never_linked = !linkup && !idle_vf && never_linked_beside_active(p, &lit_adapters);
         let (cause, todo) = if idle_vf {
             (
                 "a virtual function (SR-IOV) listed beside this host's physical functions: its port stays Down until a guest binds it and brings it up".to_owned(),
@@ -528,15 +533,18 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 /// A port that had a LID lost its link (the LID stays after the link
 /// goes), and a down port on an adapter with no Active port leaves that
 /// adapter without a path: both stay errors.
-fn never_linked_beside_active(p: &IbPortRef<'_>, ports: &[&IbPortRef<'_>]) -> bool {
+///
+/// `lit_adapters` holds the adapters (host, device) with an Active port:
+/// this port is not Active, so such a port is another one of its adapter
+/// (one reading per port: the latest).
+fn never_linked_beside_active<'a>(
+    p: &IbPortRef<'a>,
+    lit_adapters: &BTreeSet<(HostKey<'a>, &'a str)>,
+) -> bool {
     let no_link = p.state == Some(PortState::Down)
         && matches!(p.physical_state, None | Some(PhysState::Polling));
     let never_assigned = p.base_lid.is_some_and(unassigned) && p.sm_lid.is_none_or(|sm| sm == 0);
-    no_link
-        && never_assigned
-        && ports.iter().any(|o| {
-            o.host() == p.host() && o.device == p.device && o.number != p.number && o.is_active()
-        })
+    no_link && never_assigned && lit_adapters.contains(&(p.host(), p.device))
 }
 
 /// IB001 for a port that is up in its last reading but was down in an

@@ -238,6 +238,13 @@ pub(super) fn only_one_lane(rate: f64, fdr10: bool) -> Option<Vec<&'static str>>
 pub(super) fn check_narrow_rate(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
     let mut checked = 0;
     let mut found = Vec::new();
+    // The ports IB006 already describes, by host (none: any host), LID and
+    // port: gathered once, not searched for each port.
+    let told: std::collections::BTreeSet<(Option<&str>, u32, u32)> = out
+        .iter()
+        .filter(|f| f.rule == IB006.id)
+        .filter_map(|f| Some((f.subject.host.as_deref(), f.subject.lid?, f.subject.port?)))
+        .collect();
     for p in ctx.latest_ib_ports() {
         if !p.is_active() || p.link_layer != Some(LinkLayer::Infiniband) {
             continue;
@@ -273,14 +280,11 @@ pub(super) fn check_narrow_rate(ctx: &Context<'_>, out: &mut Vec<Finding>) -> us
                 None => continue,
             },
         };
-        let told = out.iter().any(|f| {
-            f.rule == IB006.id
-                && f.subject.port == Some(p.number)
-                && f.subject.lid.is_some()
-                && f.subject.lid == p.base_lid
-                && (f.subject.host.is_none() || f.subject.host.as_deref() == p.host().name())
-        });
-        if told {
+        let is_told = |host| {
+            p.base_lid
+                .is_some_and(|lid| told.contains(&(host, lid, p.number)))
+        };
+        if is_told(None) || p.host().name().is_some_and(|h| is_told(Some(h))) {
             continue;
         }
         found.push(
