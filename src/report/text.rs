@@ -8,7 +8,7 @@ use super::hosts::{self, HostList};
 use super::{Incident, Report};
 use crate::report::verdict::VerdictLevel;
 use crate::rules::{Finding, Severity};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 /// How to print.
@@ -168,6 +168,9 @@ type HostIncidents = Vec<(Option<String>, Vec<usize>)>;
 
 fn by_host(report: &Report, hide_info: bool) -> HostIncidents {
     let mut hosts: HostIncidents = Vec::new();
+    // Each host's place in `hosts`: a fleet's incidents are thousands, and
+    // searching the list for each one made the table quadratic.
+    let mut place: HashMap<Option<String>, usize> = HashMap::new();
     for (n, i) in report.incidents.iter().enumerate() {
         if hide_info && i.severity == Severity::Info {
             continue;
@@ -176,9 +179,12 @@ fn by_host(report: &Report, hide_info: bool) -> HostIncidents {
             continue;
         };
         let host = i.subject.host.clone().or_else(|| host_label(head));
-        match hosts.iter_mut().find(|(h, _)| *h == host) {
-            Some((_, list)) => list.push(n),
-            None => hosts.push((host, vec![n])),
+        match place.get(&host) {
+            Some(&at) => hosts[at].1.push(n),
+            None => {
+                place.insert(host.clone(), hosts.len());
+                hosts.push((host, vec![n]));
+            }
         }
     }
     let worst = |list: &Vec<usize>| {
@@ -216,19 +222,25 @@ fn summary(
     } else {
         "healthy"
     };
-    let _ = writeln!(
-        s,
-        "{}",
-        p.bold(&fit(
-            &format!(
-                "== summary: {} incident(s) from {} finding(s) on {with_problems} host(s); {} {quiet}",
-                report.incidents.len(),
-                report.findings.len(),
-                healthy.len()
-            ),
-            width
-        ))
-    );
+    // With the info incidents left out of the table below, the count says
+    // so: "7,510 incidents on 20 hosts" read as 7,510 problems when 7,481
+    // of them were lifetime counters' history spread over every host.
+    let listed: usize = hosts.iter().map(|(_, list)| list.len()).sum();
+    let counted = if listed < report.incidents.len() {
+        format!(
+            "== summary: {listed} incident(s) on {with_problems} host(s); {} {quiet}; {} info incident(s) not listed",
+            healthy.len(),
+            report.incidents.len() - listed
+        )
+    } else {
+        format!(
+            "== summary: {} incident(s) from {} finding(s) on {with_problems} host(s); {} {quiet}",
+            report.incidents.len(),
+            report.findings.len(),
+            healthy.len()
+        )
+    };
+    let _ = writeln!(s, "{}", p.bold(&fit(&counted, width)));
     // Per rule: findings and the hosts they are on (`--verbose` names all).
     let mut per_rule: BTreeMap<&str, (usize, HostList)> = BTreeMap::new();
     for f in &report.findings {
@@ -546,6 +558,44 @@ mod tests {
             "{summed}"
         );
         assert!(!summed.contains("PortRcvErrors 9"), "{summed}");
+    }
+
+    #[test]
+    fn the_fleet_summary_counts_only_the_incidents_it_lists() {
+        // n1: four ports' counters stand out under their limits (four
+        // info incidents); n2: one port down (an error).
+        let mut text = String::new();
+        for lid in 1..=6 {
+            let n = if lid == 6 { 9 } else { 0 };
+            let block = format!(
+                "# Port counters: Lid {lid} port 1 (CapMask: 0x5A00)\nPortSelect:......................1\nSymbolErrorCounter:..............{n}\nLinkErrorRecoveryCounter:........{n}\nLinkDownedCounter:...............{n}\nPortRcvErrors:...................{n}\n{}",
+                crate::parse::perfquery::PORT_COUNTERS_AFTER_RCV_ERRORS
+            );
+            for line in block.lines() {
+                text.push_str(&format!("n1: {line}\n"));
+            }
+        }
+        text.push_str("n2: CA 'mlx5_0'\nn2: \tCA type: MT4129\nn2: \tPort 1:\nn2: \t\tState: Down\nn2: \t\tPhysical state: Polling\nn2: \t\tBase lid: 7\nn2: \t\tSM lid: 1\nn2: \t\tLink layer: InfiniBand\n");
+        let r = report(&text);
+        let info = r
+            .incidents
+            .iter()
+            .filter(|i| i.severity == Severity::Info)
+            .count();
+        assert!(info >= 1, "{r:#?}");
+        let problems = r.incidents.len() - info;
+        let summed = render(&r, &TextOptions::default().with_max_info(1));
+        let want = format!(
+            "== summary: {problems} incident(s) on 1 host(s); 1 healthy; {info} info incident(s) not listed"
+        );
+        assert!(summed.contains(&want), "{want}\n{summed}");
+        let listed = render(&r, &TextOptions::default());
+        let want = format!(
+            "== summary: {} incident(s) from {} finding(s) on 2 host(s); 0 healthy",
+            r.incidents.len(),
+            r.findings.len()
+        );
+        assert!(listed.contains(&want), "{want}\n{listed}");
     }
 
     #[test]
