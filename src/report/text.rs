@@ -180,7 +180,11 @@ fn by_host(report: &Report, hide_info: bool) -> HostIncidents {
         };
         let host = i.subject.host.clone().or_else(|| host_label(head));
         match place.get(&host) {
-            Some(&at) => hosts[at].1.push(n),
+            Some(&at) => {
+                if let Some((_, list)) = hosts.get_mut(at) {
+                    list.push(n);
+                }
+            }
             None => {
                 place.insert(host.clone(), hosts.len());
                 hosts.push((host, vec![n]));

@@ -14,7 +14,7 @@ use crate::model::partial::{Partial, PartialReason};
 use crate::model::topo::{Device, TopoMatrix};
 use crate::parse::SectionData;
 use crate::span::LineSpan;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 declare_rule! {
     /// ### What it detects
@@ -397,11 +397,61 @@ fn topo_row_part(m: &TopoMatrix, d: &Device) -> String {
         Some(titles)
             if !titles.is_empty() && titles.iter().all(|t| m.affinity_columns.contains(t)) =>
         {
-            format!("{}'s affinity cells ({})", d.name, titles.join("; "))
+            format!(
+                "{}{ROW_CELLS}{AFFINITY_CELLS} ({})",
+                d.name,
+                titles.join("; ")
+            )
         }
         _ => format!("{} row", d.name),
     }
 }
+
+/// The parts named once each, in input order, and the same cells of
+/// several rows (`GPU0's affinity cells (…)`, `GPU1's affinity cells (…)`)
+/// named once with their rows: a mangled matrix whose every row lost its
+/// affinity cells reads as one clause, not eight.
+fn list_parts<'p>(names: impl Iterator<Item = &'p str>) -> String {
+    // Each clause: the cells (or the whole part) and the rows that lack them.
+    let mut clauses: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    for name in names {
+        if !seen.insert(name) {
+            continue;
+        }
+        let row_cells = name
+            .split_once(ROW_CELLS)
+            .filter(|(_, cells)| cells.starts_with(AFFINITY_CELLS));
+        let (owner, part) = match row_cells {
+            Some((owner, cells)) => (Some(owner), cells),
+            None => (None, name),
+        };
+        let slot = *at.entry(part).or_insert_with(|| {
+            clauses.push((part, Vec::new()));
+            clauses.len() - 1
+        });
+        if let (Some(owner), Some((_, owners))) = (owner, clauses.get_mut(slot)) {
+            owners.push(owner);
+        }
+    }
+    let texts: Vec<String> = clauses
+        .into_iter()
+        .map(|(part, owners)| match owners.as_slice() {
+            [] => part.to_owned(),
+            [one] => format!("{one}{ROW_CELLS}{part}"),
+            many => format!("{part} of {}", many.join(", ")),
+        })
+        .collect();
+    texts.join(", ")
+}
+
+/// Between a row's name and the cells of it that were cut, in the parts
+/// [`topo_row_part`] names.
+const ROW_CELLS: &str = "'s ";
+
+/// The cells [`topo_row_part`] names: a row's affinity cells.
+const AFFINITY_CELLS: &str = "affinity cells";
 
 /// One part of the input that is not judged, and where it was read.
 pub(crate) struct PartialPart<'a> {
@@ -788,18 +838,12 @@ fn check_cut(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             continue;
         };
         let cut_line = parts.iter().map(|p| p.partial.line).min().unwrap_or(0);
-        let mut names: Vec<&str> = Vec::new();
-        for p in parts {
-            if !names.contains(&p.what.as_str()) {
-                names.push(&p.what);
-            }
-        }
         let mut f = IN001
             .finding(
                 Subject::host(host.name()),
                 format!(
                     "the paste looks cut at line {cut_line}; not judged: {}",
-                    names.join(", ")
+                    list_parts(parts.iter().map(|p| p.what.as_str()))
                 ),
             )
             .threshold(Threshold::new(
@@ -909,6 +953,30 @@ mod tests {
         assert_eq!(output_filter("nvidia-smi -q | less"), None);
         assert_eq!(output_filter("ibstat || echo failed"), None);
         assert_eq!(output_filter("ibstat"), None);
+    }
+
+    #[test]
+    fn rows_that_lost_the_same_cells_are_named_in_one_clause() {
+        let cells = "affinity cells (NUMA Affinity; GPU NUMA ID)";
+        let names = [
+            "topo -m matrix".to_owned(),
+            format!("GPU0's {cells}"),
+            format!("GPU1's {cells}"),
+            "GPU2 row".to_owned(),
+            format!("GPU1's {cells}"),
+            "GPU3's affinity cells (GPU NUMA ID)".to_owned(),
+        ];
+        assert_eq!(
+            list_parts(names.iter().map(String::as_str)),
+            format!(
+                "topo -m matrix, {cells} of GPU0, GPU1, GPU2 row, GPU3's affinity cells (GPU NUMA ID)"
+            )
+        );
+        // One row keeps its own wording; other parts are left whole.
+        assert_eq!(
+            list_parts([format!("GPU7's {cells}").as_str(), "mlx5_0's port 1"].into_iter()),
+            format!("GPU7's {cells}, mlx5_0's port 1")
+        );
     }
 
     /// A tool the shell did not find never ran: one IN003 info per tool,
