@@ -1354,3 +1354,30 @@ fn a_notes_from_host_line_names_the_host_of_what_follows() {
         "{down:#?}"
     );
 }
+
+/// A quote that lost its line breaks ran `nvidia-smi -q`'s fields together
+/// on one line: the fields cannot be told apart, so the line is unread
+/// (IN002), not a timestamp that is no date or a GPU count of "4 GPU …".
+#[test]
+fn nvidia_smi_q_fields_run_together_on_one_line_are_unread() {
+    let text = "> $ nvidia-smi -q -d CLOCK\n> \n> ==============NVSMI LOG==============\n> \n\
+                > Timestamp : Mon Mar  3 10:15:00 2025 Driver Version : 550.54.15 CUDA Version : 12.4\n> \n\
+                > Attached GPUs : 2 GPU 00000000:17:00.0 Clocks Graphics : 1980 MHz SM : 1980 MHz Memory : 2619 MHz\n";
+    let r = report(text);
+    let unread = of(&r, "IN002");
+    assert_eq!(unread.len(), 1, "{:#?}", r.findings);
+    assert!(unread[0].message.starts_with("2 lines of"), "{:#?}", unread);
+    let d = doc(text);
+    let q = sections_of(&d, Kind::SmiQuery);
+    assert_eq!(q.len(), 1, "{:?}", d.sections);
+    assert!(
+        q[0].warnings
+            .iter()
+            .all(|w| !w.message.contains("not a date")),
+        "{:?}",
+        q[0].warnings
+    );
+    // One field per line, as nvidia-smi prints it, is read.
+    let whole = "==============NVSMI LOG==============\n\nTimestamp                                 : Mon Mar  3 10:15:00 2025\nDriver Version                            : 550.54.15\nCUDA Version                              : 12.4\n\nAttached GPUs                             : 1\n";
+    assert!(of(&report(whole), "IN002").is_empty());
+}

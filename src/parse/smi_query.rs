@@ -157,6 +157,17 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<SmiQuery> {
     }
 }
 
+/// A line holding more than one padded `Key : value` field: what a chat
+/// tool or a rendered quote leaves when it drops the line breaks
+/// (`Timestamp : Wed Jan 10 … Driver Version : 535.129.03`). nvidia-smi
+/// prints one field per line, and no value of its holds ` : `, so the
+/// fields' boundaries are lost: read as one, the first field's value would
+/// carry the others (a timestamp that is not a date, a GPU count that is
+/// not a number).
+fn runs_fields_together(text: &str) -> bool {
+    label_value(text).is_some_and(|(_, value)| value.contains(" : "))
+}
+
 fn is_gpu_node(f: &Field, xml: bool) -> bool {
     if xml {
         f.name == "gpu"
@@ -257,6 +268,13 @@ fn text_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
             continue;
         }
         let indent = indent_of(text);
+        if runs_fields_together(text) {
+            unread.line(
+                line,
+                "several `Key : value` fields run together on one line (the paste lost its line breaks)",
+            );
+            continue;
+        }
         let field = if let Some(id) = gpu_heading(text) {
             Field {
                 name: "GPU".to_owned(),
