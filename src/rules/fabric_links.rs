@@ -14,7 +14,9 @@ declare_rule! {
     /// ### What it detects
     /// A link that `ibnetdiscover` shows trained at 1X width while the
     /// fabric's links usually run 4X or wider, or at SDR speed while they
-    /// usually run FDR or faster.
+    /// usually run FDR or faster; or a link between two switches trained two
+    /// or more speed generations below the fabric's usual switch-to-switch
+    /// speed (4xDDR among 4xEDR inter-switch links).
     ///
     /// ### Why it matters
     /// Two ports train their link to the widest width and fastest speed both
@@ -23,7 +25,11 @@ declare_rule! {
     /// transceiver, or a dirty connector. Jobs whose traffic crosses it slow
     /// down without any error. Narrower or slower links that are not this
     /// extreme are not judged: split ports (2X) and adapters of an older
-    /// generation are normal in many fabrics.
+    /// generation are normal in many fabrics. Switches are another matter:
+    /// the switches of a fabric are bought together, so an inter-switch link
+    /// two generations slow (FDR10 and FDR counted as one) is a link that
+    /// failed to train, while one generation is left alone (a fabric grown
+    /// with a newer spine).
     ///
     /// ### Evidence
     /// The link's `ibnetdiscover` line (both ends' lines in the topology
@@ -37,7 +43,8 @@ declare_rule! {
     ///
     /// ### Thresholds and sources
     /// The fabric's most common width and speed among the links listed; 1X
-    /// against 4X or wider, SDR against FDR or faster. IBA link training
+    /// against 4X or wider, SDR against FDR or faster; between switches, two
+    /// generations below the most common switch-to-switch speed. IBA link training
     /// (width and speed are negotiated down when lanes or signal fail);
     /// infiniband-diags `iblinkinfo` prints the same condition as
     /// `Could be 4X`.
@@ -46,7 +53,7 @@ declare_rule! {
         name: "link-trained-down",
         family: IbPort,
         severity: Warning,
-        summary: "Link trained at 1X or SDR while the fabric's links run 4X and FDR or faster (ibnetdiscover)",
+        summary: "Link trained at 1X or SDR while the fabric's links run 4X and FDR or faster, or a switch-to-switch link two speed generations slow (ibnetdiscover)",
         needs: "ibnetdiscover (topology file or -p)",
         check: check_trained_down,
     }
@@ -168,6 +175,29 @@ fn subject_end(p: &NetPort) -> &NetEnd {
     }
 }
 
+/// Both ends of the link are switches: an inter-switch link.
+fn between_switches(p: &NetPort) -> bool {
+    p.local.node_type == Some(NodeType::Switch)
+        && p.remote
+            .as_ref()
+            .is_some_and(|r| r.node_type == Some(NodeType::Switch))
+}
+
+/// A speed's generation, FDR10 and FDR counted as one (the same switches
+/// and adapters train either): how far apart two speeds are.
+fn generation(speed: LaneGeneration) -> u8 {
+    match speed {
+        LaneGeneration::Sdr => 0,
+        LaneGeneration::Ddr => 1,
+        LaneGeneration::Qdr => 2,
+        LaneGeneration::Fdr10 | LaneGeneration::Fdr => 3,
+        LaneGeneration::Edr => 4,
+        LaneGeneration::Hdr => 5,
+        LaneGeneration::Ndr => 6,
+        LaneGeneration::Xdr => 7,
+    }
+}
+
 /// IB008.
 fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let mut judged = 0;
@@ -186,6 +216,12 @@ fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let (Some(width), Some(speed)) = (usual(widths), usual(speeds)) else {
             continue;
         };
+        let switch_speed = usual(
+            links
+                .iter()
+                .filter(|l| between_switches(l.first))
+                .filter_map(|l| l.first.speed),
+        );
         judged += links.len();
         for link in &links {
             let p = link.first;
@@ -193,7 +229,10 @@ fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 
             let narrow = lanes == Some(1) && width >= 4;
             let slow = p.speed == Some(LaneGeneration::Sdr) && speed >= LaneGeneration::Fdr;
-            if (!narrow && !slow) || !named.insert(link.key) {
+            let slow_between_switches = between_switches(p)
+                && matches!((p.speed, switch_speed), (Some(got), Some(usual))
+                    if generation(usual) >= generation(got) + 2);
+            if (!narrow && !slow && !slow_between_switches) || !named.insert(link.key) {
                 continue;
             }
             let trained = format!(
@@ -205,7 +244,11 @@ fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             let what = match (narrow, slow) {
                 (true, true) => format!("one lane of {width}, at the slowest speed"),
                 (true, false) => format!("one lane of {width}"),
-                _ => "the slowest speed InfiniBand trains at".to_owned(),
+                (false, true) => "the slowest speed InfiniBand trains at".to_owned(),
+                (false, false) => format!(
+                    "between two switches whose links usually run {}",
+                    switch_speed.map_or("???", LaneGeneration::name)
+                ),
             };
             let end = subject_end(p);
             let mut f = IB008
@@ -225,7 +268,7 @@ fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 )
                 .threshold(Threshold::new(
                     format!(
-                        "the fabric's usual width and speed ({width}x{}): 1X against 4X or wider, SDR against FDR or faster",
+                        "the fabric's usual width and speed ({width}x{}): 1X against 4X or wider, SDR against FDR or faster; between switches, two generations below their usual speed",
                         speed.name()
                     ),
                     "IBA link training; infiniband-diags iblinkinfo `Could be`",
@@ -355,6 +398,47 @@ mod tests {
         let f = findings_of(&IB008, &text);
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(f[0].message.contains("4xSDR"), "{}", f[0].message);
+    }
+
+    fn switch_link(port: u32, lanes: u32, speed: &str) -> String {
+        format!(
+            "SW  {lid:>4} {port:>2} 0x1070fd0300bb0001 {lanes}x {speed} - SW  {peer:>4} {port:>2} 0x1070fd0300cc0002 ( 'leaf-01' - 'spine-01' )\n",
+            lid = 1801,
+            peer = 1901
+        )
+    }
+
+    #[test]
+    fn an_inter_switch_link_two_generations_slow_is_named_one_is_not() {
+        let mut text = String::new();
+        for n in 1..=4 {
+            text.push_str(&ports_line(4, "EDR", n));
+        }
+        for port in 20..=25 {
+            let speed = match port {
+                21 => "DDR",
+                23 => "FDR", // one generation: a spine of the last generation
+                _ => "EDR",
+            };
+            text.push_str(&switch_link(port, 4, speed));
+        }
+        let f = findings_of(&IB008, &text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("4xDDR"), "{}", f[0].message);
+        assert!(
+            f[0].message
+                .contains("between two switches whose links usually run EDR"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(f[0].subject.port, Some(21));
+        // A host adapter two generations slow is an older adapter: not judged.
+        let mut text = String::new();
+        for n in 1..=4 {
+            text.push_str(&ports_line(4, if n == 2 { "QDR" } else { "EDR" }, n));
+        }
+        text.push_str(&switch_link(20, 4, "EDR"));
+        assert!(findings_of(&IB008, &text).is_empty());
     }
 
     #[test]
