@@ -1381,3 +1381,24 @@ fn nvidia_smi_q_fields_run_together_on_one_line_are_unread() {
     let whole = "==============NVSMI LOG==============\n\nTimestamp                                 : Mon Mar  3 10:15:00 2025\nDriver Version                            : 550.54.15\nCUDA Version                              : 12.4\n\nAttached GPUs                             : 1\n";
     assert!(of(&report(whole), "IN002").is_empty());
 }
+
+/// A page's heading naming a tool (`## ibv_devinfo`) over a transcript of
+/// its own prompts is no run of that tool: no empty ibv_devinfo section
+/// (and no host of its own). A collection script's label with nothing
+/// under it, then the next label, is still the tool's run that printed
+/// nothing.
+#[test]
+fn a_heading_over_a_transcript_is_no_empty_run() {
+    let text = "## ibv_devinfo\n\n```\nroot@gn05:~# rdma link\nlink mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ib0\n```\n";
+    let d = doc(text);
+    let kinds: Vec<Kind> = d.sections.iter().map(|s| s.kind).collect();
+    assert_eq!(kinds, [Kind::RdmaLink], "{:?}", d.sections);
+    assert_eq!(report(text).hosts, 1);
+    let dump = format!(
+        "### ibstat\n### ibstatus\n{}",
+        "Infiniband device 'mlx5_0' port 1 status:\n\tdefault gid:\t fe80:0000:0000:0000:0c42:a103:0065:1234\n\tbase lid:\t 0x5\n\tsm lid:\t\t 0x1\n\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\trate:\t\t 200 Gb/sec (4X HDR)\n\tlink_layer:\t InfiniBand\n"
+    );
+    let d = doc(&dump);
+    let kinds: Vec<Kind> = d.sections.iter().map(|s| s.kind).collect();
+    assert_eq!(kinds, [Kind::Ibstat, Kind::Ibstatus], "{:?}", d.sections);
+}

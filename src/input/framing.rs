@@ -50,6 +50,11 @@ pub(crate) struct Prompt {
     /// without their output. Followed by nothing, it is a mention, not a
     /// run that printed nothing.
     pub bare: bool,
+    /// The command is named by a label line ([`command_label`]: `###
+    /// ibstat`, `== perfquery ==`, `ibstat:`), not typed at a prompt: a
+    /// collection script's label of the output below, or a page's heading
+    /// over a transcript of its own prompts.
+    pub label: bool,
 }
 
 /// The file named by a `tail`/`head` header line, `==> name <==`.
@@ -294,6 +299,7 @@ fn bare_command(line: &str) -> Option<Prompt> {
         argv,
         dir: None,
         bare: true,
+        label: false,
     })
 }
 
@@ -505,6 +511,7 @@ fn prompt_of(host: Option<String>, command: &str, dir: Option<String>) -> Prompt
         argv,
         dir,
         bare: false,
+        label: false,
     }
 }
 
@@ -746,6 +753,7 @@ fn command_label(line: &str) -> Option<Prompt> {
         argv,
         dir: None,
         bare: false,
+        label: true,
     })
 }
 

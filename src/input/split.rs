@@ -117,8 +117,10 @@ fn split_compact_from<'o>(
     let (chunks, mut kept, framing) = chunks(lines, may_frame, options);
     out.doc.framing = spans_of(framing);
     out.doc.framing.shrink_to_fit();
-    for chunk in chunks {
-        sectionize(chunk, &mut kept, &mut out);
+    let mut chunks = chunks.into_iter().peekable();
+    while let Some(chunk) = chunks.next() {
+        let heading = names_a_transcript(&chunk, chunks.peek());
+        sectionize(chunk, heading, &mut kept, &mut out);
     }
     out.doc.unrecognised.sort_by_key(|u| u.span);
     out
@@ -671,7 +673,22 @@ fn strip_prefix<'a>(
 /// Splits one chunk, whose lines are `chunk.lines` of `kept`, into
 /// per-host streams and each stream into sections. Each stream's lines
 /// are taken from the compact table as it is read, and let go of after.
-fn sectionize(chunk: Chunk, kept: &mut Kept<'_>, out: &mut Output<'_>) {
+/// A label (`## ibv_devinfo`) with nothing under it, then a command typed
+/// at a prompt: a page's heading over a transcript of its own prompts, not
+/// a run that printed nothing. A collection script's label followed by the
+/// next label (`### ibstat`, `### ibstatus`) is still such a run.
+fn names_a_transcript(chunk: &Chunk, next: Option<&Chunk>) -> bool {
+    let typed = |c: &Chunk| {
+        c.prompt
+            .as_ref()
+            .is_some_and(|(_, p)| !p.label && !p.bare && !p.command.is_empty())
+    };
+    chunk.prompt.as_ref().is_some_and(|(_, p)| p.label) && next.is_some_and(typed)
+}
+
+/// `heading`: the chunk's prompt is a heading over the transcript of the
+/// next ([`names_a_transcript`]).
+fn sectionize(chunk: Chunk, heading: bool, kept: &mut Kept<'_>, out: &mut Output<'_>) {
     let Chunk {
         prompt,
         host: chunk_host,
@@ -702,6 +719,7 @@ fn sectionize(chunk: Chunk, kept: &mut Kept<'_>, out: &mut Output<'_>) {
             hint,
             one_step,
             epoch_dates,
+            heading,
             prompt: prompt.as_ref(),
             host,
             source: source.clone(),
@@ -814,6 +832,9 @@ struct StreamContext<'c> {
     /// The prompt runs `date +%s` in one of its steps: a bare number of
     /// seconds is its output (a time), wherever it comes.
     epoch_dates: bool,
+    /// The prompt is a label heading the next chunk's transcript: with
+    /// nothing under it, no section ([`names_a_transcript`]).
+    heading: bool,
     prompt: Option<&'c (usize, Prompt)>,
     host: Option<String>,
     source: Option<String>,
@@ -1192,7 +1213,7 @@ fn leftovers(
     // (`ibstat` in a notes' code block, then the next command) names the
     // command; it shows no run that printed nothing. Before, it became an
     // empty section ("0 port(s)") of a tool the paste holds no output of.
-    let mentioned_only = ctx.prompt.is_some_and(|(_, p)| p.bare);
+    let mentioned_only = ctx.prompt.is_some_and(|(_, p)| p.bare) || ctx.heading;
     match ctx.hint {
         Some(format) if has_text || (produced == 0 && !printed_elsewhere && !mentioned_only) => {
             let open = Open {
