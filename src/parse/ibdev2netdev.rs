@@ -163,7 +163,18 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibdev2netdev> {
 #[must_use]
 pub fn summary(m: &Ibdev2netdev) -> String {
     let up = m.ports.iter().filter(|p| p.carrier == Some(true)).count();
-    let mut s = format!("{} port(s): {up} interface(s) Up", m.ports.len());
+    // Lines without `(Up)`/`(Down)` (an old ibdev2netdev, or one trimmed
+    // in a note) say nothing of the interface: "0 Up" would read as all
+    // down.
+    let told = m.ports.iter().filter(|p| p.carrier.is_some()).count();
+    let mut s = match told {
+        0 => format!("{} port(s), interface states not printed", m.ports.len()),
+        n if n == m.ports.len() => format!("{n} port(s): {up} interface(s) Up"),
+        n => format!(
+            "{} port(s): {up} interface(s) Up of the {n} whose state is printed",
+            m.ports.len()
+        ),
+    };
     let with_state = m.ports.iter().filter(|p| p.port_state.is_some()).count();
     if with_state > 0 {
         let active = m
@@ -181,6 +192,19 @@ mod tests {
     use super::*;
     use crate::model::ib::LinkLayer;
     use crate::parse::lines_of;
+
+    #[test]
+    fn the_summary_does_not_count_unprinted_states_as_down() {
+        let p = parse(&lines_of("mlx5_0 port 1 ==> ib0\nmlx5_1 port 1 ==> ib1\n"));
+        assert_eq!(summary(&p.value), "2 port(s), interface states not printed");
+        let p = parse(&lines_of(
+            "mlx5_0 port 1 ==> ib0 (Up)\nmlx5_1 port 1 ==> ib1\n",
+        ));
+        assert_eq!(
+            summary(&p.value),
+            "2 port(s): 1 interface(s) Up of the 1 whose state is printed"
+        );
+    }
 
     #[test]
     fn reads_both_forms() {
