@@ -144,6 +144,17 @@ impl PcieLink {
         })
     }
 
+    /// Generation and width both read, each at its max: the link runs as
+    /// fast as it can, whatever the GPU's load (an idle GPU's link is
+    /// lowered, never raised).
+    #[must_use]
+    pub fn is_at_max(&self) -> bool {
+        let at = |current: Option<u32>, max: Option<u32>| {
+            current.zip(max).is_some_and(|(c, m)| c >= m && c > 0)
+        };
+        at(self.gen_current, self.gen_max) && at(self.width_current, self.width_max)
+    }
+
     /// Whether the link runs below what the GPU and the system allow, in
     /// generation or in width (only where both values were read).
     #[must_use]

@@ -36,7 +36,8 @@ declare_rule! {
     /// x8 slot reports x8), so a lower current value is not the platform's
     /// design. An idle GPU lowers its link to save power ("may be reduced
     /// when the GPU is not in use", `nvidia-smi --help-query-gpu`): an idle
-    /// or unknown utilization is not judged.
+    /// or unknown utilization is not judged when its link is below its max;
+    /// a link at its max generation and width is sound at any load.
     ///
     /// ### Evidence
     /// The link's `Current`/`Max` lines and the utilization line.
@@ -83,18 +84,23 @@ fn check_pcie_link(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 .to_owned(),
         );
     }
-    let busy: Vec<&GpuLink<'_>> = links
+    let is_busy = |g: &GpuLink<'_>| {
+        g.link
+            .utilization_percent
+            .is_some_and(|u| u >= BUSY_PERCENT)
+    };
+    let busy: Vec<&GpuLink<'_>> = links.iter().filter(|g| is_busy(g)).collect();
+    // A link at its max generation and width is judged sound whatever the
+    // load: the driver lowers an idle link, it never raises one.
+    let at_max = links
         .iter()
-        .filter(|g| {
-            g.link
-                .utilization_percent
-                .is_some_and(|u| u >= BUSY_PERCENT)
-        })
-        .collect();
-    if busy.is_empty() {
+        .filter(|g| g.link.is_at_max() && !is_busy(g))
+        .count();
+    if busy.is_empty() && at_max == 0 {
         return Coverage::Skipped(format!(
-            "no reading shows a GPU busy (utilization ≥ {BUSY_PERCENT} %): an idle GPU's \
-             driver lowers its PCIe link, so the link is judged only under load"
+            "no reading shows a GPU busy (utilization ≥ {BUSY_PERCENT} %) or its link at its max: \
+             an idle GPU's driver lowers its PCIe link, so a link below its max is judged only \
+             under load"
         ));
     }
     for g in &busy {
@@ -102,7 +108,7 @@ fn check_pcie_link(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             out.push(finding);
         }
     }
-    Coverage::Checked(busy.len())
+    Coverage::Checked(busy.len() + at_max)
 }
 
 /// The finding for a busy GPU's link below its max, if it is.
@@ -332,6 +338,18 @@ mod tests {
         assert!(findings_of(&TP005, &text).is_empty());
         let why = skipped_reason(&TP005, &text).unwrap_or_default();
         assert!(why.contains("idle"), "{why}");
+    }
+
+    #[test]
+    fn an_idle_gpu_at_its_max_link_is_checked_and_quiet() {
+        // Gen3 x16 of Gen3 x16 with no utilization read (a `-q` fragment):
+        // nothing was lowered, so the link is sound at any load.
+        let text = query((3, 3), ("16x", "16x"), "0 %");
+        assert!(findings_of(&TP005, &text).is_empty());
+        assert_eq!(skipped_reason(&TP005, &text), None);
+        // Width at max but generation lowered: still not judged idle.
+        let text = query((1, 4), ("16x", "16x"), "0 %");
+        assert!(skipped_reason(&TP005, &text).is_some());
     }
 
     #[test]
