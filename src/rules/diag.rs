@@ -438,8 +438,12 @@ fn check_mlxlink_state(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 state.unwrap_or("?"),
                 m.physical_state.as_deref().unwrap_or("?")
             )
-        } else {
+        } else if state.is_some() {
             format!("mlxlink: {who} is Active but the firmware recommends action")
+        } else {
+            // Only the recommendation was pasted (`mlxlink -m`, a grep):
+            // the port's state is not known, and not said.
+            format!("mlxlink: the firmware recommends action on {who} (port state not shown)")
         };
         if let Some(r) = advice {
             message.push_str(&format!(": \"{r}\""));
@@ -648,6 +652,22 @@ mod tests {
         let f = findings_of(&ML002, &mlx("Active", NO_ISSUE, "15E-255", "3E-4"));
         assert_eq!(f[0].severity, Severity::Error);
         assert!(skipped_reason(&ML002, "CA 'x'\n\tCA type: MT4129\n").is_some());
+    }
+
+    #[test]
+    fn a_recommendation_without_the_state_does_not_say_active() {
+        let text = "$ mlxlink -d mlx5_4 -m\n\nTroubleshooting Info\n--------------------\nStatus Opcode                      : 49\nGroup Opcode                       : N/A\nRecommendation                     : Bad signal integrity\n";
+        let f = findings_of(&ML001, text);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(!f[0].message.contains("Active"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("port state not shown"),
+            "{}",
+            f[0].message
+        );
+        let f = findings_of(&ML001, &mlx("Active", "Bad signal integrity", "N/A", "N/A"));
+        assert!(f[0].message.contains("is Active but"), "{}", f[0].message);
     }
 
     #[test]
