@@ -1402,3 +1402,22 @@ fn a_heading_over_a_transcript_is_no_empty_run() {
     let kinds: Vec<Kind> = d.sections.iter().map(|s| s.kind).collect();
     assert_eq!(kinds, [Kind::Ibstat, Kind::Ibstatus], "{:?}", d.sections);
 }
+
+/// A blog's trimmed `ibstat` (no `CA type`, the port's block cut to two
+/// fields) with a mark after the link layer (`Ethernet  ❌`) and the
+/// author's prose under it: the port is a RoCE port down (a warning, not
+/// an InfiniBand port's critical), and the prose is set aside, not unread
+/// ibstat lines.
+#[test]
+fn a_trimmed_ibstat_with_a_marked_link_layer_and_prose_under_it() {
+    let text = "$ ibstat\nCA 'mlx4_1'\n    Port 1:\n        State: Down\n        Link layer: Ethernet  ❌\n\n\
+                The ports were stuck in Ethernet mode after the update.\n\nChecking the firmware next:\n";
+    let r = report(text);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 1, "{:#?}", r.findings);
+    assert_eq!(down[0].severity, Severity::Warning, "{:#?}", down);
+    assert!(down[0].message.contains("Ethernet"), "{}", down[0].message);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    let d = doc(text);
+    assert_eq!(d.unrecognised.len(), 2, "{:?}", d.unrecognised);
+}

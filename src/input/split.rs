@@ -1216,10 +1216,43 @@ fn leftovers(
     let mentioned_only = ctx.prompt.is_some_and(|(_, p)| p.bare) || ctx.heading;
     match ctx.hint {
         Some(format) if has_text || (produced == 0 && !printed_elsewhere && !mentioned_only) => {
+            // The author's prose after the tool's indented lines is set
+            // aside here too, as in a section whose block was recognised
+            // (a trimmed `ibstat` with no `CA type` line lands here).
+            let mut indented = false;
+            let mut aside: Vec<usize> = Vec::new();
+            for line in &leading {
+                if indented
+                    && !line.is_blank()
+                    && super::framing::prose_after_output(format.kind, line.text())
+                {
+                    aside.push(line.number);
+                }
+                indented |= !line.is_blank() && line.text().starts_with([' ', '\t']);
+            }
+            let lines = if aside.is_empty() {
+                Collected::Range(0..leading.len())
+            } else {
+                Collected::Copied(
+                    leading
+                        .iter()
+                        .filter(|l| aside.binary_search(&l.number).is_err())
+                        .cloned()
+                        .collect(),
+                )
+            };
+            for span in spans_of(aside) {
+                out.doc.unrecognised.push(Unrecognised {
+                    span,
+                    host: ctx.host.clone(),
+                    reason: "not the output of a supported tool (text after a tool's output)"
+                        .to_owned(),
+                });
+            }
             let open = Open {
                 format,
                 keys: Keys::default(),
-                lines: Collected::Range(0..leading.len()),
+                lines,
                 messages,
                 prompt_line: ctx.prompt.map(|(n, _)| *n),
                 remaining: None,

@@ -397,7 +397,7 @@ impl LinkLayer {
     pub fn parse(text: &str) -> Self {
         // Compared without regard to ASCII case rather than lowercased into
         // a copy: ibstat prints a link layer for every port.
-        let t = without_bracket_note(text.trim()).trim_matches('`');
+        let t = without_symbol_note(without_bracket_note(text.trim())).trim_matches('`');
         let is = |words: &[&str]| words.iter().any(|w| t.eq_ignore_ascii_case(w));
         if is(&["infiniband", "ib"]) {
             Self::Infiniband
@@ -407,6 +407,22 @@ impl LinkLayer {
             Self::Unknown
         }
     }
+}
+
+/// `text` without a trailing mark an author set after white space, made
+/// of symbols alone (`Ethernet  ❌`, `InfiniBand ✓`, `Ethernet <--`):
+/// no letter or digit in it, so it names nothing. Only for values no tool
+/// prints with such marks (a link layer).
+pub(crate) fn without_symbol_note(text: &str) -> &str {
+    let mut t = text.trim_end();
+    // From the end, one mark at a time: each step reads only its mark.
+    while let Some((before, mark)) = t.rsplit_once(char::is_whitespace) {
+        if mark.is_empty() || before.trim().is_empty() || mark.chars().any(char::is_alphanumeric) {
+            break;
+        }
+        t = before.trim_end();
+    }
+    t
 }
 
 /// `text` without a trailing note in brackets (ASCII `(…)` or full-width
@@ -556,6 +572,10 @@ mod tests {
     fn a_bracket_note_after_the_link_layer_is_the_authors() {
         for (text, want) in [
             ("Ethernet    （工作模式：IP模式）", LinkLayer::Ethernet),
+            ("Ethernet  ❌", LinkLayer::Ethernet),
+            ("InfiniBand ✓ <--", LinkLayer::Infiniband),
+            ("Ethernet <-- this one", LinkLayer::Unknown),
+            ("❌", LinkLayer::Unknown),
             ("Ethernet (RoCE mode)", LinkLayer::Ethernet),
             ("InfiniBand\t(IB mode) ", LinkLayer::Infiniband),
             // A note is set off by white space and closes the value.
