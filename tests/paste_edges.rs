@@ -823,6 +823,295 @@ fn a_switchs_all_ports_aggregate_is_not_judged_beside_its_ports() {
     assert_eq!(symbol[0].subject.port, Some(17));
 }
 
+/// Notes in Chinese after tools' header lines as after their values
+/// (`CA 'mlx4_1' # 驱动名称`, `… port 2 status: # 该网卡未连接`,
+/// `hca_id: mlx4_1 # …`, `port: 2 # 断开`, `CA: node: # …`): each tool
+/// is read whole, nothing is unread or cut, and the second port's
+/// Down/Polling is judged. Before, the adapter was "unknown", ibstatus
+/// read no port, ibv_devinfo's `port` was no number, and the paste was
+/// called cut.
+#[test]
+fn notes_after_tool_headers_leave_every_tool_read() {
+    let text = r#"# IB 命令笔记
+
+* ibstat
+
+```sh
+$ ibstat
+CA 'mlx4_1' # 驱动名称
+    CA type: MT4099 # 型号
+    Number of ports: 2 # 端口数量
+    Firmware version: 2.42.5000 # 固件版本
+    Hardware version: 1
+    Node GUID: 0xf4521403007e1b20 # 节点 GUID
+    System image GUID: 0xf4521403007e1b23
+    Port 1: # 已连接
+        State: Active # 端口状态
+        Physical state: LinkUp
+        Rate: 56 # 单位 Gb/s
+        Base lid: 17
+        LMC: 0
+        SM lid: 2 # SM 的 lid
+        Capability mask: 0x02514868
+        Port GUID: 0xf4521403007e1b21
+        Link layer: InfiniBand
+    Port 2:
+        State: Down
+        Physical state: Polling
+        Rate: 10
+        Base lid: 0
+        LMC: 0
+        SM lid: 0
+        Capability mask: 0x02514868
+        Port GUID: 0xf4521403007e1b22
+        Link layer: InfiniBand
+```
+
+* ibstatus
+
+```sh
+$ ibstatus
+Infiniband device 'mlx4_1' port 1 status: # 该网卡已连接
+    default gid: fe80:0000:0000:0000:f452:1403:007e:1b21
+    base lid:    0x11
+    sm lid:      0x2
+    state:       4: ACTIVE
+    phys state:  5: LinkUp
+    rate:        56 Gb/sec (4X FDR) # 正确速率
+    link_layer:  InfiniBand
+
+Infiniband device 'mlx4_1' port 2 status: # 该网卡未连接
+    default gid: fe80:0000:0000:0000:f452:1403:007e:1b22
+    base lid:    0x0
+    sm lid:      0x0
+    state:       1: DOWN
+    phys state:  2: Polling
+    rate:        10 Gb/sec (4X) # 未协商
+    link_layer:  InfiniBand
+```
+
+* iblinkinfo
+
+```sh
+CA: lab-n07 mlx4_1: # 计算节点
+      0xf4521403007e1b21     17    1[  ] ==( 4X          14.0625 Gbps Active/  LinkUp)==>       2    9[  ] "MF0;sw-lab:SX6036/U1" ( )
+Switch: 0x0002c9020051a3c0 MF0;sw-lab:SX6036/U1: # 交换机
+           2    9[  ] ==( 4X          14.0625 Gbps Active/  LinkUp)==>      17    1[  ] "lab-n07 mlx4_1" ( )
+```
+
+* ibnetdiscover
+
+```sh
+vendid=0x2c9
+devid=0xc738
+sysimgguid=0x2c9020051a3c3
+switchguid=0x2c9020051a3c0(2c9020051a3c0)
+Switch  36 "S-0002c9020051a3c0"                     # "MF0;sw-lab:SX6036/U1" enhanced port 0 lid 2 lmc 0
+[9]     "H-f4521403007e1b20"[1](f4521403007e1b21)      # "lab-n07 mlx4_1" lid 17 4xFDR
+```
+
+* ibv_devinfo
+
+```sh
+$ ibv_devinfo
+hca_id: mlx4_1 # 驱动名称
+    transport:          InfiniBand (0)
+    fw_ver:             2.42.5000 # Firmware version
+    node_guid:          f452:1403:007e:1b20
+    sys_image_guid:     f452:1403:007e:1b23
+    vendor_id:          0x02c9
+    vendor_part_id:     4099
+    hw_ver:             0x1
+    board_id:           MT_1090120019 # 卡的 PSID
+    phys_port_cnt:      2
+        port:   1 # 连接
+            state:          PORT_ACTIVE (4)
+            max_mtu:        4096 (5)
+            active_mtu:     4096 (5)
+            sm_lid:         2
+            port_lid:       17
+            port_lmc:       0x00
+            link_layer:     InfiniBand # RoCE 时为 Ethernet
+
+        port:   2 # 断开
+            state:          PORT_DOWN (1)
+            max_mtu:        4096 (5)
+            active_mtu:     4096 (5)
+            sm_lid:         0
+            port_lid:       0
+            port_lmc:       0x00
+            link_layer:     InfiniBand
+```
+"#;
+    let d = doc(text);
+    for kind in [
+        Kind::Ibstat,
+        Kind::Ibstatus,
+        Kind::Iblinkinfo,
+        Kind::Ibnetdiscover,
+        Kind::IbvDevinfo,
+    ] {
+        let sections = sections_of(&d, kind);
+        assert_eq!(sections.len(), 1, "{kind:?}: {:#?}", d.sections);
+        assert!(
+            sections[0].warnings.is_empty(),
+            "{kind:?}: {:?}",
+            sections[0].warnings
+        );
+    }
+    match &sections_of(&d, Kind::Ibstat)[0].data {
+        fabricscope::SectionData::Ibstat(s) => {
+            assert_eq!(s.cas.len(), 1);
+            assert_eq!(s.cas[0].name, "mlx4_1");
+            assert_eq!(s.cas[0].ports.len(), 2);
+        }
+        other => panic!("{other:?}"),
+    }
+    match &sections_of(&d, Kind::Ibstatus)[0].data {
+        fabricscope::SectionData::Ibstatus(s) => {
+            let ports: Vec<(&str, u32)> = s
+                .ports
+                .iter()
+                .map(|p| (p.device.as_str(), p.port))
+                .collect();
+            assert_eq!(ports, [("mlx4_1", 1), ("mlx4_1", 2)]);
+        }
+        other => panic!("{other:?}"),
+    }
+    match &sections_of(&d, Kind::IbvDevinfo)[0].data {
+        fabricscope::SectionData::IbvDevinfo(s) => {
+            assert_eq!(s.devices[0].hca_id, "mlx4_1");
+            let numbers: Vec<u32> = s.devices[0].ports.iter().map(|p| p.number).collect();
+            assert_eq!(numbers, [1, 2]);
+        }
+        other => panic!("{other:?}"),
+    }
+    match &sections_of(&d, Kind::Iblinkinfo)[0].data {
+        fabricscope::SectionData::Iblinkinfo(s) => {
+            let descs: Vec<Option<&str>> = s.nodes.iter().map(|n| n.desc.as_deref()).collect();
+            assert_eq!(
+                descs,
+                [Some("lab-n07 mlx4_1"), Some("MF0;sw-lab:SX6036/U1")]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let r = analyze(&[d], &Default::default());
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", of(&r, "IN001"));
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", of(&r, "IN002"));
+    let down = of(&r, "IB001");
+    assert!(
+        !down.is_empty()
+            && down.iter().all(|f| f.severity >= Severity::Warning
+                && f.subject.device.as_deref() == Some("mlx4_1")
+                && f.subject.port == Some(2)),
+        "{:#?}",
+        r.findings
+    );
+}
+
+/// ibnetdiscover whose GUIDs the author hid (`"S-7c12<redacted>"`,
+/// `(a1b2<redacted>)`) and ended with a worded elision (`...omitted`):
+/// the node and its port lines are read, the GUIDs unknown, and the
+/// listing is partial (IN001 at the marker), with no line unread. Before,
+/// the node header was unread, every port line lacked its node, and the
+/// marker was one more unread line. Each worded marker is an elision.
+#[test]
+fn redacted_guids_and_a_worded_elision_leave_a_partial_listing_read() {
+    let listing = "```console\nroot@lab-h20-n41:/# ibnetdiscover\n#\n\
+# Topology file: generated on Tue Mar  4 08:12:40 2025\n#\n# Initiated from node <redacted> port <redacted>\n\n\
+vendid=0x2c9\ndevid=0xd2f2\nsysimgguid=0x7c12<redacted>\nswitchguid=0x7c12<redacted>(7c12<redacted>)\n\
+Switch\t65 \"S-7c12<redacted>\"\t\t# \"MF0;lab-leaf-07:MQM9700/U1\" enhanced port 0 lid 3 lmc 0\n\
+[1]\t\"H-a1b2<redacted>\"[1](a1b2<redacted>) \t\t# \"lab-n41 mlx5_4\" lid 31 2xNDR\n\
+[2]\t\"H-5e0f<redacted>\"[1](5e0f<redacted>) \t\t# \"lab-n42 mlx5_4\" lid 36 2xNDR\n\
+[5]\t\"H-5e0f<redacted>\"[1](5e0f<redacted>) \t\t# \"lab-n45 mlx5_4\" lid 19 2xNDR\n";
+    for marker in [
+        "...omitted",
+        "... (omitted)",
+        "(snip)",
+        "<snip>",
+        "[truncated]",
+        "...省略...",
+        "… 120 more lines",
+    ] {
+        let text = format!("{listing}{marker}\n```\n");
+        let d = doc(&text);
+        let net = sections_of(&d, Kind::Ibnetdiscover);
+        assert_eq!(net.len(), 1, "{marker}: {:#?}", d.sections);
+        assert!(
+            net[0].warnings.is_empty(),
+            "{marker}: {:?}",
+            net[0].warnings
+        );
+        match &net[0].data {
+            fabricscope::SectionData::Ibnetdiscover(n) => {
+                assert_eq!(n.nodes.len(), 1, "{marker}");
+                assert_eq!(n.nodes[0].guid, None, "{marker}");
+                let lids: Vec<Option<u32>> = n
+                    .ports
+                    .iter()
+                    .map(|p| p.remote.as_ref().and_then(|r| r.lid))
+                    .collect();
+                assert_eq!(lids, [Some(31), Some(36), Some(19)], "{marker}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let r = analyze(&[d], &Default::default());
+        assert!(
+            of(&r, "IN002").is_empty(),
+            "{marker}: {:#?}",
+            of(&r, "IN002")
+        );
+        let cut = of(&r, "IN001");
+        assert_eq!(cut.len(), 1, "{marker}: {:#?}", r.findings);
+        assert_eq!(cut[0].evidence[0].span.first_line, 16, "{marker}");
+        assert!(fired(&r, Severity::Warning).is_empty(), "{marker}");
+    }
+}
+
+/// A mail archive's flattened cexec (C3) paste: `ibv_devinfo on the
+/// nodes:` and `sminfo on the nodes:` are sentences that introduce the
+/// listings under the cluster banner, not runs of the tools that printed
+/// nothing, and `etc. for the other nodes.` after a paragraph break is the
+/// author's. Before, an `sminfo` section with no reply stood at the
+/// sentence, under the host of the block above it, and the sentence
+/// after the port was an unread line.
+#[test]
+fn a_sentence_naming_a_tool_before_its_listing_is_no_run_of_it() {
+    let text = "the usual checks look fine:\n\nibv_devinfo on the nodes:\n\n\
+***************** lab_cluster *****************\n--------- c07---------\n\
+hca_id: mthca0\nfw_ver: 1.2.0\nnode_guid: 0002:c902:0031:4a10\nsys_image_guid: 0002:c902:0031:4a13\n\
+vendor_id: 0x02c9\nvendor_part_id: 25204\nhw_ver: 0xA0\nboard_id: MT_03B0140001\nphys_port_cnt: 1\n\
+port: 1\nstate: PORT_ACTIVE (4)\nmax_mtu: 2048 (4)\nactive_mtu: 2048 (4)\nsm_lid: 4\nport_lid: 9\nport_lmc: 0x00\n\n\
+etc. for the other nodes.\n\nsminfo on the nodes:\n\n\
+***************** lab_cluster *****************\n--------- c07---------\n\
+sminfo: sm lid 4 sm guid 0x2c90200311a07, activity count 1402 priority 0 \nstate 3 SMINFO_MASTER\n\
+--------- c08---------\n\
+sminfo: sm lid 4 sm guid 0x2c90200311a07, activity count 1403 priority 0 \nstate 3 SMINFO_MASTER\n\n\
+but MPI finds no NICs.\n";
+    let d = doc(text);
+    let sminfo = sections_of(&d, Kind::Sminfo);
+    let replies: Vec<(Option<&str>, usize)> = sminfo
+        .iter()
+        .map(|s| match &s.data {
+            fabricscope::SectionData::Sminfo(m) => (s.host.as_deref(), m.replies.len()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        replies,
+        [(Some("c07"), 1), (Some("c08"), 1)],
+        "{:#?}",
+        d.sections
+    );
+    let devinfo = sections_of(&d, Kind::IbvDevinfo);
+    assert_eq!(devinfo.len(), 1, "{:#?}", d.sections);
+    assert!(devinfo[0].warnings.is_empty(), "{:?}", devinfo[0].warnings);
+    assert_eq!(devinfo[0].host.as_deref(), Some("c07"));
+    let r = analyze(&[d], &Default::default());
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+}
+
 #[test]
 fn sysfs_counter_files_relative_to_a_prompts_directory_name_its_port() {
     // `grep . *` inside a port's counters directory prints bare file

@@ -107,7 +107,8 @@ fn classify_any(line: &str) -> Option<Framing> {
             (script_heading(t)
                 || non_ascii_comment(t)
                 || non_ascii_prose(t)
-                || env_assignment(line))
+                || env_assignment(line)
+                || introduces_output(line))
             .then_some(Framing::Heading)
         })
 }
@@ -707,18 +708,21 @@ fn command_label(line: &str) -> Option<Prompt> {
     // Undecorated, a label ends in a colon at the start of its line
     // (`ibstat:`, `perfquery -x:`) or begins there with a label word
     // (`Running: ibstat`).
-    let inner = heading_text(t, true).or_else(|| {
-        if line.starts_with([' ', '\t']) {
-            None
-        } else if COMMAND_LABELS.iter().any(|l| starts_with_label(t, l)) {
-            Some(t.strip_suffix(':').unwrap_or(t))
-        } else {
-            t.strip_suffix(':')
+    let (inner, bare_colon) = match heading_text(t, true) {
+        Some(inner) => (inner, false),
+        None if line.starts_with([' ', '\t']) => return None,
+        None if COMMAND_LABELS.iter().any(|l| starts_with_label(t, l)) => {
+            (t.strip_suffix(':').unwrap_or(t), false)
         }
-    })?;
+        None => (t.strip_suffix(':')?, true),
+    };
     let command = without_label(inner, COMMAND_LABELS);
     let command = command.trim_matches('`').trim();
     if command.is_empty() || command.len() > 512 {
+        return None;
+    }
+    // A sentence introducing output is no label ([`introduces_output`]).
+    if bare_colon && introduces_output(line) {
         return None;
     }
     // `# ibv_devinfo -d mlx4_0 #查看设备具体信息`: a comment in words no
@@ -755,6 +759,52 @@ fn command_label(line: &str) -> Option<Prompt> {
         bare: false,
         label: true,
     })
+}
+
+/// `sminfo on the nodes:`, `ibstatus is ok:`: a sentence that opens with
+/// the name of a tool a parser reads and ends in a colon, its other words
+/// reading as prose ([`arguments_read_as_prose`]), introduces the output
+/// below; it is no command line. Read as a label, it was a run of the
+/// tool that printed nothing (an `sminfo` with no reply, under the host
+/// of the block above). A heading ([`Framing::Heading`]): it ends the
+/// output above it. For another program (`ib_send_bw shows:`) the label
+/// only names what follows as that program's output, which it is.
+fn introduces_output(line: &str) -> bool {
+    if line.starts_with([' ', '\t']) {
+        return false;
+    }
+    let Some(head) = line.trim().strip_suffix(':') else {
+        return false;
+    };
+    let Some(first) = head.split_whitespace().next() else {
+        return false;
+    };
+    let program = first.rsplit('/').next().unwrap_or(first);
+    arguments_read_as_prose(head) && format_of_command(&[program]).is_some()
+}
+
+/// Words of a sentence that no tool takes as an argument.
+const PROSE_WORDS: &[&str] = &[
+    "on", "of", "the", "for", "from", "in", "at", "with", "and", "to", "is", "are", "was", "all",
+    "each", "every", "other", "these", "those", "this", "that", "my", "our", "a", "an", "shows",
+    "gives", "says",
+];
+
+/// Whether the words after a command's program read as a sentence: no
+/// option among them, and a word of [`PROSE_WORDS`] or two plain
+/// lower-case words (`on the nodes`, `for both hosts`). A command's
+/// arguments are options, device names, numbers and GUIDs (`ibstat
+/// mlx5_0 1`, `perfquery -x 12 1`).
+fn arguments_read_as_prose(command: &str) -> bool {
+    let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+    if args.iter().any(|w| w.starts_with('-')) {
+        return false;
+    }
+    let plain = args
+        .iter()
+        .filter(|w| w.bytes().all(|b| b.is_ascii_lowercase()))
+        .count();
+    plain >= 2 || args.iter().any(|w| PROSE_WORDS.contains(w))
 }
 
 /// The text of a decorated heading line: inside `[…]`, or between an
@@ -1306,6 +1356,8 @@ mod tests {
             ),
             ("Output of ibv_devinfo -v", "ibv_devinfo -v"),
             ("Running: `iblinkinfo`:", "iblinkinfo"),
+            ("ibstat mlx5_0 1:", "ibstat mlx5_0 1"),
+            ("ibstat output:", "ibstat output"),
         ] {
             assert_eq!(label(line), Some(words(want)), "{line:?}");
         }
@@ -1337,6 +1389,12 @@ mod tests {
             "Runningibstat",
             "### iblinkinfo - View link information on IB network",
             "## ibswitches — list the switches",
+            "sminfo on the nodes:",
+            "/usr/sbin/sminfo on the nodes:",
+            "ibv_devinfo on the nodes:",
+            "ibstat of both hosts:",
+            "ibstat for node n01:",
+            "perfquery counters before and after:",
         ] {
             assert_eq!(label(line), None, "{line:?}");
         }
@@ -1614,6 +1672,24 @@ mod tests {
             "LD_PRELOAD=",
         ] {
             assert_eq!(classify(line), Some(Framing::Heading), "{line}");
+        }
+        // A sentence naming a tool we read and ending in a colon
+        // introduces output: it ends the output above it. A label of a
+        // command line, or a field of the tool's, does not.
+        for line in [
+            "sminfo on the nodes:",
+            "ibstatus is ok:",
+            "ibv_devinfo for all the nodes:",
+        ] {
+            assert_eq!(classify(line), Some(Framing::Heading), "{line}");
+        }
+        for line in [
+            "ibstat mlx5_0 1:",
+            "ib_send_bw shows:",
+            "  sminfo on the nodes:",
+            "perfquery -x on the nodes:",
+        ] {
+            assert_ne!(classify(line), Some(Framing::Heading), "{line}");
         }
         for line in [
             "vendid=0x2c9",

@@ -30,7 +30,9 @@
 //!   `(= 12.5 GB/s)` at the end of a line;
 //! - **inline code**: a lone backtick opening or closing a line (a block
 //!   wrapped in single-backtick inline code);
-//! - **elisions**: a line holding only `...`, `[...]`, `…` or `[snip]`.
+//! - **elisions**: a line holding only `...`, `[...]`, `…` or `[snip]`, or
+//!   a remark in words saying lines were left out (`...omitted`, `(snip)`,
+//!   `[truncated]`, `… 12 more lines`, `...省略...`).
 //!
 //! Not undone (left to the parsers' warnings): indentation lost in markdown,
 //! redacted ids (`GPU-...`, `0x...`), ranges condensed by hand (`Link 0-17:`).
@@ -689,8 +691,82 @@ fn unelide(t: &str) -> Option<String> {
     (matches!(
         t,
         "..." | "…" | "[...]" | "[…]" | "(...)" | "[snip]" | "<snip>" | "...snip..." | "[ ... ]"
-    ) || elision_with_remark(t))
+    ) || elision_with_remark(t)
+        || worded_elision(t))
     .then(String::new)
+}
+
+/// Words that say lines were left out, as a whole remark (lower case).
+const ELISION_WORDS: &[&str] = &[
+    "snip",
+    "snipped",
+    "omitted",
+    "omit",
+    "truncated",
+    "elided",
+    "trimmed",
+    "skipped",
+    "cut",
+    "省略",
+    "略",
+    "中略",
+    "以下省略",
+    "后略",
+    "後略",
+    "省略若干行",
+    "此处省略",
+];
+
+/// What a worded remark may say was left out (`40 lines omitted`,
+/// `output truncated`, `12 more ports`).
+const ELIDED_THINGS: &[&str] = &[
+    "line", "lines", "row", "rows", "port", "ports", "link", "links", "node", "nodes", "entries",
+    "entry", "output", "rest", "others",
+];
+
+/// An elision marker in words, the whole line: a remark saying lines were
+/// left out ([`elision_remark`]) after dots (`...omitted`, `... 12 more
+/// lines`, `...省略...`) or in brackets (`(snip)`, `<omitted>`,
+/// `[truncated]`). Before, such a line was an unread line of the output it
+/// cut short (IN002) where a bare `...` made the output partial (IN001).
+/// Narrow on purpose: only such a remark makes the line an elision, so a
+/// sentence after dots (`... and then it failed`) stays the author's.
+fn worded_elision(t: &str) -> bool {
+    let wrapped = [('(', ')'), ('[', ']'), ('<', '>')]
+        .iter()
+        .find_map(|&(open, close)| t.strip_prefix(open)?.strip_suffix(close));
+    let inner = match wrapped {
+        Some(inner) => inner,
+        None if t.starts_with("...") || t.starts_with('…') => t,
+        None => return false,
+    };
+    elision_remark(inner.trim_matches(['.', '…', ' ', '\t']))
+}
+
+/// Whether `remark` says lines were left out: one of [`ELISION_WORDS`],
+/// or at most four words, an optional count, an optional thing
+/// ([`ELIDED_THINGS`]) and an elision word (`40 lines omitted`, `output
+/// truncated`), or `more` and a thing (`12 more lines`).
+fn elision_remark(remark: &str) -> bool {
+    let lower = remark.to_lowercase();
+    if ELISION_WORDS.contains(&lower.as_str()) {
+        return true;
+    }
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    if words.len() > 4 {
+        return false;
+    }
+    let rest = match words.split_first() {
+        Some((n, rest)) if n.bytes().all(|b| b.is_ascii_digit()) => rest,
+        _ => words.as_slice(),
+    };
+    match rest {
+        ["more", thing] => ELIDED_THINGS.contains(thing),
+        [thing, word] | [thing, "were" | "are", word] => {
+            ELIDED_THINGS.contains(thing) && ELISION_WORDS.contains(word)
+        }
+        _ => false,
+    }
 }
 
 /// An elision marker with the author's remark on what was left out: `...
@@ -860,6 +936,45 @@ mod tests {
             "[PortXmitWait == 5]",
             "......",
             "...(",
+        ] {
+            assert_eq!(unelide(line), None, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn elisions_in_words_are_elisions_and_sentences_are_not() {
+        for line in [
+            "...omitted",
+            "... omitted ...",
+            "... (omitted)",
+            "(snip)",
+            "<snip>",
+            "<omitted>",
+            "[truncated]",
+            "[Truncated]",
+            "...省略...",
+            "…省略…",
+            "… more lines",
+            "... 37 more lines",
+            "...40 lines omitted...",
+            "[output truncated]",
+            "(12 more ports)",
+            "  ...snipped",
+        ] {
+            assert_eq!(unelide(line).as_deref(), Some(""), "{line:?}");
+        }
+        for line in [
+            "... and then it failed",
+            "...omitted the second port on purpose",
+            "(see above)",
+            "omitted",
+            "snip",
+            "<hostname>",
+            "[Switch]",
+            "... more",
+            "...1 2 3",
+            "(output)",
+            "[lines omitted by the tool were 3]",
         ] {
             assert_eq!(unelide(line), None, "{line:?}");
         }

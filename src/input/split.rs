@@ -1124,10 +1124,19 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         }
         // The author's prose after a section's indented lines is not the
         // tool's: set aside, the section going on. Only where detection
-        // ran and found nothing (a body line continues its section).
+        // ran and found nothing (a body line continues its section). Where
+        // the paste lost all indentation (a mail archive), a paragraph
+        // break before the line stands for it: `etc. for the other
+        // nodes.` under a flattened `ibv_devinfo`, after its blank line.
         if !body && !blank && !block_here {
             if let Some(o) = open.as_ref() {
-                if o.indented && super::framing::prose_after_output(o.format.kind, line.text()) {
+                let after_break = i
+                    .checked_sub(1)
+                    .and_then(|p| stream.get(p))
+                    .is_some_and(Line::is_blank);
+                if (o.indented || after_break)
+                    && super::framing::prose_after_output(o.format.kind, line.text())
+                {
                     aside.push(line.number);
                     continue;
                 }

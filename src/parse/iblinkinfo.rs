@@ -123,7 +123,14 @@ fn header(t: &str) -> Option<(NodeType, Option<Guid>, &str)> {
     if rest.contains("==(") {
         return None;
     }
-    let rest = rest.strip_suffix(':')?;
+    // An author's ` # note` after the header's closing colon (`CA: node01
+    // mlx5_0: # 计算节点`) is not part of the description. A description
+    // may hold `#` and `:` (switch names `MF0;sw-a:MQM8700/U1`), never the
+    // closing colon then ` #`.
+    let rest = match rest.strip_suffix(':') {
+        Some(rest) => rest,
+        None => rest.split_once(": #").map(|(header, _)| header)?,
+    };
     if node_type == NodeType::Switch {
         let (guid, desc) = rest.split_once(' ').unwrap_or((rest, ""));
         if let Some(g) = guid.starts_with("0x").then(|| Guid::parse(guid)).flatten() {
@@ -527,6 +534,32 @@ Switch: 0x0c42a103006f0000 MF0;leaf01:MQM8700/U1:
         let rate = p.rate_gbps().unwrap();
         assert!((rate - 103.125).abs() < 1e-9, "{rate}");
         assert_eq!(p.nominal_rate_gbps(), Some(100.0));
+    }
+
+    #[test]
+    fn a_note_after_a_headers_colon_is_not_its_description() {
+        assert_eq!(
+            header("CA: lab-n07 mlx4_0: # 计算节点"),
+            Some((NodeType::Ca, None, "lab-n07 mlx4_0"))
+        );
+        assert_eq!(
+            header("Switch: 0x0002c9020046d111 MF0;sw#3:IS5030/U1: # 接入交换机"),
+            Some((
+                NodeType::Switch,
+                Some(Guid(0x0002_c902_0046_d111)),
+                "MF0;sw#3:IS5030/U1"
+            ))
+        );
+        // A `#` and colons inside the description stay in it.
+        assert_eq!(
+            header("Switch: 0x0002c9020046d111 MF0;sw #3:IS5030/U1:"),
+            Some((
+                NodeType::Switch,
+                Some(Guid(0x0002_c902_0046_d111)),
+                "MF0;sw #3:IS5030/U1"
+            ))
+        );
+        assert_eq!(header("CA: lab-n07 mlx4_0 # no colon"), None);
     }
 
     #[test]

@@ -29,7 +29,7 @@
 use crate::model::ib::Guid;
 use crate::model::iblinkinfo::{LaneGeneration, LinkWidth, NodeType};
 use crate::model::ibnetdiscover::{Ibnetdiscover, NetEnd, NetNode, NetPort};
-use crate::parse::text::{decimal_u32, read_each_line, trim, Unread};
+use crate::parse::text::{decimal_u32, read_each_line, redacted_identifier, trim, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
 
 pub(crate) const FORMAT: Spec<Ibnetdiscover> = Spec {
@@ -136,8 +136,10 @@ fn ports_type(word: &str) -> Option<NodeType> {
 }
 
 /// `"S-2c5eab0300b87b40"` → the node's type and GUID, with the text after
-/// it (`S-` switch, `H-` host adapter, `R-` router).
-fn node_name(t: &str) -> Option<(NodeType, Guid, &str)> {
+/// it (`S-` switch, `H-` host adapter, `R-` router). A GUID the author
+/// hid before sharing (`"S-9c05<redacted>"`) leaves the GUID unknown
+/// ([`guid_or_redacted`]).
+fn node_name(t: &str) -> Option<(NodeType, Option<Guid>, &str)> {
     let rest = t.strip_prefix('"')?;
     let (name, after) = rest.split_once('"')?;
     let (kind, hex) = name.split_at_checked(2)?;
@@ -147,7 +149,19 @@ fn node_name(t: &str) -> Option<(NodeType, Guid, &str)> {
         "R-" => NodeType::Router,
         _ => return None,
     };
-    Some((node_type, Guid::parse(hex)?, after))
+    Some((node_type, guid_or_redacted(hex)?, after))
+}
+
+/// A GUID as printed: `Some(Some(guid))`; `Some(None)` for one an author
+/// replaced with a placeholder before sharing (`9c05<redacted>`,
+/// `b83fxxxxxxxx`: [`redacted_identifier`]), unknown on purpose, its line
+/// read all the same (before, such a node header was an unread line and
+/// every port line under it had no node); `None` for anything else.
+fn guid_or_redacted(text: &str) -> Option<Option<Guid>> {
+    match Guid::parse(text) {
+        Some(g) => Some(Some(g)),
+        None => redacted_identifier(text).then_some(None),
+    }
 }
 
 /// The first double-quoted text: a node description.
@@ -171,7 +185,7 @@ fn node_header(t: &str, line: &Line<'_>) -> Option<NetNode> {
     };
     Some(NetNode {
         node_type,
-        guid: Some(guid),
+        guid,
         port_count,
         desc,
         lid: after_word(after, "lid"),
@@ -193,11 +207,12 @@ fn bracketed(t: &str) -> Option<(u32, &str)> {
     Some((decimal_u32(n).ok()?, after))
 }
 
-/// `(e09d7303007a4bd8)` at the start of `t`: the GUID and the rest.
-fn parenthesised_guid(t: &str) -> Option<(Guid, &str)> {
+/// `(e09d7303007a4bd8)` at the start of `t`: the GUID (unknown when
+/// redacted, [`guid_or_redacted`]) and the rest.
+fn parenthesised_guid(t: &str) -> Option<(Option<Guid>, &str)> {
     let rest = t.strip_prefix('(')?;
     let (g, after) = rest.split_once(')')?;
-    Some((Guid::parse(g)?, after))
+    Some((guid_or_redacted(g)?, after))
 }
 
 /// `4xNDR` (topology file) or `4x` and `NDR` (`-p`): the width, and the
@@ -258,7 +273,7 @@ fn topology_port(t: &str, node: &NetNode, line: &Line<'_>) -> Option<NetPort> {
         },
         remote: Some(NetEnd {
             node_type: Some(remote_type),
-            guid: Some(remote_guid),
+            guid: remote_guid,
             lid: remote_lid,
             port: remote_port,
             desc: Some(desc.to_owned()),
@@ -274,10 +289,10 @@ fn ports_end<'t>(words: &mut impl Iterator<Item = &'t str>) -> Option<NetEnd> {
     let node_type = ports_type(words.next()?)?;
     let lid = decimal_u32(words.next()?).ok()?;
     let port = decimal_u32(words.next()?).ok()?;
-    let guid = Guid::parse(words.next()?.strip_prefix("0x")?)?;
+    let guid = guid_or_redacted(words.next()?.strip_prefix("0x")?)?;
     Some(NetEnd {
         node_type: Some(node_type),
-        guid: Some(guid),
+        guid,
         lid: Some(lid),
         port,
         desc: None,
@@ -460,6 +475,42 @@ Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"
         assert_eq!((sw.lid, sw.port), (Some(12), 1));
         assert_eq!(sw.node_type, Some(NodeType::Switch));
         assert_eq!(sw.guid, Guid::parse("1070fd0300aa0010"));
+    }
+
+    #[test]
+    fn guids_an_author_hid_are_unknown_and_their_lines_read() {
+        // A blog's listing with every GUID cut to a prefix and a
+        // placeholder; the `-p` layout with one masked by `x`.
+        let text = "sysimgguid=0x7c12<redacted>\n\
+                    switchguid=0x7c12<redacted>(7c12<redacted>)\n\
+                    Switch\t65 \"S-7c12<redacted>\"\t\t# \"MF0;sw-lab-02:MQM9700/U1\" enhanced port 0 lid 3 lmc 0\n\
+                    [1]\t\"H-a1b2<redacted>\"[1](a1b2<redacted>) \t\t# \"lab-n14 mlx5_1\" lid 41 2xNDR\n\
+                    [2]\t\"H-a1b3<redacted>\"[1](a1b3<redacted>) \t\t# \"lab-n15 mlx5_1\" lid 44 2xNDR\n\
+                    CA    41  1 0xa1b2xxxxxxxxxxxx 2x NDR - SW     3  1 0x7c12xxxxxxxxxxxx ( 'lab-n14 mlx5_1' - 'sw-lab-02' )\n";
+        let p = parse(&lines_of(text));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let d = p.value;
+        assert_eq!(d.nodes.len(), 1);
+        assert_eq!(
+            (d.nodes[0].node_type, d.nodes[0].guid, d.nodes[0].lid),
+            (NodeType::Switch, None, Some(3))
+        );
+        assert_eq!(d.ports.len(), 3);
+        let remote = d.ports[1].remote.as_ref().unwrap();
+        assert_eq!(
+            (remote.guid, remote.lid, remote.desc.as_deref()),
+            (None, Some(44), Some("lab-n15 mlx5_1"))
+        );
+        assert_eq!(d.ports[0].local.lid, Some(3));
+        assert_eq!(d.ports[2].local.guid, None);
+        assert_eq!(d.ports[2].remote.as_ref().unwrap().lid, Some(3));
+        // A node name that is neither hex nor a placeholder stays unread.
+        let p = parse(&lines_of("Switch\t65 \"S-7c12zz\"\t\t# \"sw\"\n"));
+        assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+        assert!(detect(&lines_of(
+            "Switch\t65 \"S-7c12<redacted>\"\t\t# \"sw\" enhanced port 0 lid 3 lmc 0\n"
+        ))
+        .is_some());
     }
 
     #[test]

@@ -17,8 +17,8 @@ use crate::model::ibstat::{Ca, Ibstat, Port};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
     blank_identifier, blank_value, decimal_f64, decimal_u32, hex_u32, label_value,
-    numbered_heading, read_each_line, settle_blank_value, single_quoted, trim, without_note,
-    Unread,
+    numbered_heading, read_each_line, redacted_identifier, settle_blank_value, single_quoted, trim,
+    without_note, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 use crate::span::LineSpan;
@@ -220,7 +220,9 @@ fn missing_suffix(fields: &[&str], present: &[bool]) -> Option<Vec<String>> {
 }
 
 fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {
-    let t = trim(line.text());
+    // An author's ` # note` after a header (`CA 'mlx4_0' # 驱动名称`,
+    // `Port 1: # 连接`) as after a value: ibstat prints no ` #` itself.
+    let t = without_note(trim(line.text()));
     if let Some((node_type, name)) = ca_header(t) {
         out.cas.push(Ca {
             name: name.to_owned(),
@@ -273,7 +275,7 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {
         return;
     }
     match label_value(t) {
-        Some((label, value)) => read_field(line, label, without_note(value), out, unread),
+        Some((label, value)) => read_field(line, label, value, out, unread),
         None => unread.line(line, "not an ibstat `Label: value` line"),
     }
 }
@@ -412,6 +414,8 @@ fn read_port_field(
         },
         "Port GUID" => match Guid::parse(value) {
             Some(g) => port.port_guid = Some(g),
+            // Hidden before sharing: unknown, not unread.
+            None if redacted_identifier(value) => {}
             None => unread.line(line, "`Port GUID` is not a GUID"),
         },
         "Link layer" => port.link_layer = Some(LinkLayer::parse(value)),
@@ -440,6 +444,7 @@ fn read_ca_field(
         "Node GUID" | "System image GUID" => match Guid::parse(value) {
             Some(g) if label == "Node GUID" => ca.node_guid = Some(g),
             Some(g) => ca.system_image_guid = Some(g),
+            None if redacted_identifier(value) => {}
             None => unread.line(line, &format!("`{label}` is not a GUID")),
         },
         l if l.ends_with(" type") && NODE_TYPES.iter().any(|t| l == format!("{t} type")) => {
@@ -471,7 +476,7 @@ fn read_rate(value: &str) -> Option<(f64, bool)> {
 /// Recognises the start of ibstat output: a CA header followed by CA fields,
 /// or the single-port `CA: 'x'` header followed by a port block.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
-    let first = trim(lines.first()?.text());
+    let first = without_note(trim(lines.first()?.text()));
     if numbered_heading(first, "Port").is_some() {
         return detect_headless_port(lines);
     }
@@ -779,6 +784,34 @@ CA 'mlx5_1'
                 Physical state: Disabled
                 Rate: 40 (FDR10)
 ";
+
+    #[test]
+    fn notes_after_headers_and_hidden_guids_leave_the_adapter_read() {
+        // Annotated notes: a ` # note` after the CA header, a port heading
+        // and values; a GUID masked before sharing.
+        let text = "CA 'mlx4_3' # 网卡名\n\tCA type: MT4099 # 型号\n\tNumber of ports: 2\n\
+                    \tNode GUID: 0xf452xxxxxxxxxxxx # 节点\n\tSystem image GUID: <redacted>\n\
+                    \tPort 2: # 未接线\n\t\tState: Down\n\t\tPhysical state: Polling # 等待\n\
+                    \t\tRate: 10\n\t\tBase lid: 0\n\t\tLMC: 0\n\t\tSM lid: 0\n\
+                    \t\tCapability mask: 0x02514868\n\t\tPort GUID: 0xf452****\n\t\tLink layer: InfiniBand\n";
+        let lines = lines_of(text);
+        assert_eq!(detect(&lines).map(|b| b.key).as_deref(), Some("mlx4_3"));
+        let p = parse(&lines);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let ca = &p.value.cas[0];
+        assert_eq!(
+            (ca.name.as_str(), ca.node_type.as_deref()),
+            ("mlx4_3", Some("CA"))
+        );
+        assert_eq!((ca.node_guid, ca.system_image_guid), (None, None));
+        let port = &ca.ports[0];
+        assert_eq!(port.number, 2);
+        assert_eq!(port.physical_state, Some(PhysState::Polling));
+        assert_eq!((port.port_guid, port.partial.as_ref()), (None, None));
+        // A GUID that is neither hex nor a placeholder is still unread.
+        let p = parse(&lines_of("CA 'mlx4_3'\n\tNode GUID: 0xf452zz\n"));
+        assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    }
 
     #[test]
     fn reads_cas_and_ports_whatever_the_indentation() {

@@ -18,7 +18,7 @@ use crate::model::ibstatus::{Ibstatus, IbstatusPort, SysfsRate};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
     blank_identifier, blank_value, decimal_f64, hex_u32, label_value, read_each_line,
-    settle_blank_value, single_quoted, Unread,
+    settle_blank_value, single_quoted, without_note, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -108,7 +108,11 @@ fn mark_cut_ports(out: &mut Ibstatus, lines: &[Line<'_>]) {
 }
 
 fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread) {
-    let t = line.text().trim();
+    // An author's ` # note` after a port header (`… port 1 status: # 已连接`)
+    // or a value (`rate: 40 Gb/sec (4X QDR) # 正确速率`): the script prints
+    // sysfs files, none with a ` #`. Before, such a header was no header
+    // and its port's lines were all unread.
+    let t = without_note(line.text().trim());
     if let Some((device, port)) = header(t) {
         out.ports.push(IbstatusPort::new(device, port, line.span()));
         return;
@@ -216,7 +220,7 @@ pub(crate) fn parse_rate(value: &str) -> Option<SysfsRate> {
 
 /// Recognises a port header; the key is `device:port`.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
-    let (device, port) = header(lines.first()?.text().trim())?;
+    let (device, port) = header(without_note(lines.first()?.text().trim()))?;
     Some(Block::keyed(format!("{device}:{port}")))
 }
 
@@ -404,6 +408,24 @@ Infiniband device 'mlx5_1' port 1 status:
         assert_eq!(r.rate_gbps, 400.0);
         assert!(parse_rate("fast").is_none());
         assert!(parse_rate("200 Gb/sec (four HDR)").is_none());
+    }
+
+    #[test]
+    fn notes_after_a_port_header_and_its_values_are_not_read_as_them() {
+        let text = "Infiniband device 'mlx4_2' port 2 status: # 未连接\n\
+                    \tdefault gid:\t fe80:0000:0000:0000:f452:1403:0011:a2b4\n\
+                    \tbase lid:\t 0x0\n\tsm lid:\t\t 0x0\n\tstate:\t\t 1: DOWN\n\
+                    \tphys state:\t 2: Polling # 等待对端\n\
+                    \trate:\t\t 10 Gb/sec (4X) # 不对\n\tlink_layer:\t InfiniBand\n";
+        let lines = lines_of(text);
+        assert_eq!(detect(&lines).map(|b| b.key).as_deref(), Some("mlx4_2:2"));
+        let parsed = parse(&lines);
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        let p = &parsed.value.ports[0];
+        assert_eq!((p.device.as_str(), p.port), ("mlx4_2", 2));
+        assert_eq!(p.physical_state, Some(PhysState::Polling));
+        assert_eq!(p.rate.as_ref().and_then(|r| r.lanes), Some(4));
+        assert_eq!(p.partial, None);
     }
 
     #[test]

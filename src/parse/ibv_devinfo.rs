@@ -21,7 +21,7 @@ use crate::model::ibv_devinfo::{ExtraField, GidEntry, IbvDevice, IbvDevinfo, Ibv
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
     blank_identifier, blank_value, decimal_f64, decimal_u32, hex_u32, label_value, read_each_line,
-    settle_blank_value, Unread,
+    redacted_identifier, settle_blank_value, without_note, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -128,7 +128,11 @@ fn mark_portless_devices(mut out: IbvDevinfo) -> IbvDevinfo {
 }
 
 fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
-    let t = line.text().trim();
+    // An author's ` # note` after a header (`hca_id: mlx4_0 # 驱动名称`,
+    // `port: 1 # 连接`) or a value (`link_layer: InfiniBand # …`):
+    // ibv_devinfo prints no ` #` itself. Before, the note made `port` no
+    // number and the link layer unknown.
+    let t = without_note(line.text().trim());
     if let Some(count) = list_heading(t) {
         out.listed_count = Some(count);
         return;
@@ -447,6 +451,8 @@ fn read_device_field(
         "node_guid" | "sys_image_guid" => match Guid::parse(value) {
             Some(g) if label == "node_guid" => device.node_guid = Some(g),
             Some(g) => device.sys_image_guid = Some(g),
+            // Hidden before sharing: unknown, not unread.
+            None if redacted_identifier(value) => {}
             None => unread.line(line, &format!("`{label}` is not a GUID")),
         },
         "vendor_id" => match hex_u32(value) {
@@ -630,7 +636,7 @@ fn detect_headless(lines: &[Line<'_>]) -> Option<Block> {
 }
 
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
-    let t = lines.first()?.text().trim();
+    let t = without_note(lines.first()?.text().trim());
     if list_heading(t).is_some() {
         return Some(Block::keyed("HCAs found"));
     }
@@ -899,6 +905,29 @@ mod tests {
         // Spaces for the tool's tabs are its shape too.
         let spaced = PORT_TAIL.replace("\t\t\t", "                        ");
         assert!(detect(&lines_of(&spaced)).is_some());
+    }
+
+    #[test]
+    fn notes_after_headers_and_values_and_hidden_guids_leave_the_device_read() {
+        let text = "hca_id: mlx4_2 # 网卡\n\ttransport:\t\t\tInfiniBand (0)\n\
+                    \tfw_ver:\t\t\t\t2.42.5000 # 固件\n\tnode_guid:\t\t\tf452:14ff:****:****\n\
+                    \tsys_image_guid:\t\t\t[hidden]\n\tphys_port_cnt:\t\t\t2\n\
+                    \t\tport:\t1 # 已连接\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\
+                    \t\t\tlink_layer:\t\tInfiniBand # 若为 RoCE 则是 Ethernet\n\n\
+                    \t\tport:\t2 # 断开\n\t\t\tstate:\t\t\tPORT_DOWN (1)\n\
+                    \t\t\tlink_layer:\t\tInfiniBand\n";
+        let lines = lines_of(text);
+        assert_eq!(detect(&lines).map(|b| b.key).as_deref(), Some("mlx4_2"));
+        let p = parse(&lines);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let d = &p.value.devices[0];
+        assert_eq!(d.hca_id, "mlx4_2");
+        assert_eq!(d.fw_ver.as_deref(), Some("2.42.5000"));
+        assert_eq!((d.node_guid, d.sys_image_guid), (None, None));
+        let numbers: Vec<u32> = d.ports.iter().map(|p| p.number).collect();
+        assert_eq!(numbers, [1, 2]);
+        assert_eq!(d.ports[0].link_layer, Some(LinkLayer::Infiniband));
+        assert_eq!(d.ports[1].state, Some(PortState::Down));
     }
 
     #[test]

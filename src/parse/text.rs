@@ -72,6 +72,56 @@ pub(crate) fn without_note(text: &str) -> &str {
     }
 }
 
+/// Words authors put in place of an identifier they hide before sharing
+/// (`<redacted>`, `[hidden]`, `(masked)`), lower case.
+const REDACTION_WORDS: &[&str] = &[
+    "redacted",
+    "hidden",
+    "masked",
+    "removed",
+    "censored",
+    "anonymized",
+    "anonymised",
+    "omitted",
+];
+
+/// Whether `text`, where a tool prints an identifier (a GUID, an
+/// ibnetdiscover node name built from one), holds a placeholder an author
+/// put in its place before sharing: such a word alone (`REDACTED`) or in
+/// brackets (`9c05<redacted>`, `[hidden]`, `(masked)`), or a run of three or more `x`, `*` or `.`
+/// (`0x9c05xxxxxxxx`, `****`, `0x...`), or `…`. Like a blanked identifier
+/// ([`blank_identifier`]), it is unknown on purpose: asking for the whole
+/// output would not bring it back, so the line is read and the id left
+/// unknown, not reported unread. No identifier a tool prints holds any of
+/// these (GUIDs are hex digits, `x` only in their `0x`). Called where an
+/// identifier did not parse, so the rare case pays for the scan.
+pub(crate) fn redacted_identifier(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut run = (0u8, 0usize);
+    for &b in bytes {
+        run = if b == run.0 { (b, run.1 + 1) } else { (b, 1) };
+        if matches!(run.0, b'x' | b'X' | b'*' | b'.') && run.1 >= 3 {
+            return true;
+        }
+    }
+    if text.contains('…') {
+        return true;
+    }
+    let lower = text.to_ascii_lowercase();
+    if REDACTION_WORDS.contains(&lower.trim()) {
+        return true;
+    }
+    [('<', '>'), ('[', ']'), ('(', ')')]
+        .iter()
+        .any(|&(open, close)| {
+            lower.split(open).skip(1).any(|after| {
+                after
+                    .split_once(close)
+                    .is_some_and(|(inside, _)| REDACTION_WORDS.contains(&inside.trim()))
+            })
+        })
+}
+
 /// Why a number could not be taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NumberError {
@@ -606,6 +656,37 @@ pub(crate) fn tool_message_kind(t: &str) -> Option<WarningKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn placeholders_in_identifiers_are_redactions_and_real_ids_are_not() {
+        for text in [
+            "S-9c05<redacted>",
+            "b83f<REDACTED>",
+            "0x0002c903[hidden]",
+            "(masked)",
+            "0x9c05xxxxxxxxxxxx",
+            "H-XXXXXXXXXXXXXXXX",
+            "0x****",
+            "0x...",
+            "fe80::…",
+            "<anonymized>",
+            "REDACTED",
+        ] {
+            assert!(redacted_identifier(text), "{text:?}");
+        }
+        for text in [
+            "S-9c0503000a1b2c3d",
+            "0x0002c90300293e1e",
+            "0002:c903:0029:3e1e",
+            "b83f03000aa1",
+            "0xx12",
+            "redacted-01",
+            "<snip>",
+            "",
+        ] {
+            assert!(!redacted_identifier(text), "{text:?}");
+        }
+    }
 
     #[test]
     fn titles_are_decorated_alike_on_both_sides() {
