@@ -662,6 +662,10 @@ fn an_adapter_or_gpu_the_output_announces_and_does_not_show_is_a_cut() {
         ("ompi6184-ibv-devinfo-v-cut-before-ports", "mlx5_2"),
         ("deepep223-ibv-devinfo-cut-at-guid-label", "mlx5_3"),
         ("bottlerocket4418-nvlink-s-cut-in-gpu-header", "cut line 42"),
+        (
+            "nccl1608-topo-nvlink-s-cut-in-gpu-header",
+            "GPU 1 link listing",
+        ),
     ] {
         let r = wild(id);
         let cut = of(&r, "IN001");
@@ -1709,4 +1713,187 @@ fn a_trimmed_ibstat_with_a_marked_link_layer_and_prose_under_it() {
     assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
     let d = doc(text);
     assert_eq!(d.unrecognised.len(), 2, "{:?}", d.unrecognised);
+}
+
+/// One GPU block of `nvidia-smi nvlink` in `mode`'s layout, `links` links.
+fn nvlink_block(mode: &str, gpu: u32, links: u32) -> String {
+    let mut out = format!(
+        "GPU {gpu}: NVIDIA H100 80GB HBM3 (UUID: GPU-5e6f7a8b-1c2d-4e3f-a4b5-c6d7e8f9a0{gpu:02})\n"
+    );
+    for l in 0..links {
+        let line = match mode {
+            "-s" => format!("\t Link {l}: 26.562 GB/s\n"),
+            "-e" => format!(
+                "\t Link {l}: Replay Errors: 0\n\t Link {l}: Recovery Errors: 0\n\t Link {l}: CRC Errors: 0\n"
+            ),
+            "-c" => format!(
+                "\t Link {l}, P2P is supported: true\n\t Link {l}, Access to system memory supported: true\n"
+            ),
+            _ => format!("\t Link {l}: Data Tx: 1024 KiB\n\t Link {l}: Data Rx: 2048 KiB\n"),
+        };
+        out.push_str(&line);
+    }
+    out
+}
+
+/// A paste that ends right after (or inside) a GPU header of an
+/// `nvidia-smi nvlink` listing, in every mode: that GPU's links are not in
+/// the paste. IN001 names its listing, no rule judges it, and the header
+/// is the listing's (before, a whole header there was read as a second,
+/// `nvidia-smi -L` section, and a header cut before its `)` counted the GPU
+/// with no links; either way "healthy" with nothing said).
+#[test]
+fn an_nvlink_listing_the_paste_ends_at_a_gpu_header_is_cut_there() {
+    let header = "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-5e6f7a8b-1c2d-4e3f-a4b5-c6d7e8f9a001)";
+    let cut_header = header.trim_end_matches(')');
+    for mode in ["-s", "-e", "-c", "-gt d"] {
+        for last in [header, cut_header] {
+            let text = format!(
+                "$ nvidia-smi nvlink {mode}\n{}{last}\n",
+                nvlink_block(mode, 0, 18)
+            );
+            let d = doc(&text);
+            let kinds: Vec<Kind> = d.sections.iter().map(|s| s.kind).collect();
+            assert_eq!(kinds, [Kind::Nvlink], "{mode} {last}");
+            let r = analyze(&[d], &Default::default());
+            let cut = of(&r, "IN001");
+            assert_eq!(cut.len(), 1, "{mode} {last}: {:#?}", r.findings);
+            assert!(
+                cut[0].message.contains("GPU 1 link listing"),
+                "{mode}: {}",
+                cut[0].message
+            );
+            assert!(of(&r, "IN002").is_empty(), "{mode}: {:#?}", r.findings);
+            let judged: Vec<&str> = r
+                .findings
+                .iter()
+                .filter(|f| f.rule != "IN001" && f.subject.gpu == Some(1))
+                .map(|f| f.rule)
+                .collect();
+            assert!(judged.is_empty(), "{mode}: GPU 1 judged by {judged:?}");
+            // The same listing with the shell's next prompt after it ran to
+            // its end: GPU 1 printed no NVLink lines (a GPU without NVLink).
+            for after in [
+                "$ \n",
+                "$ nvidia-smi topo -m\n\tGPU0\tGPU1\nGPU0\t X \tNV18\nGPU1\tNV18\t X \n",
+            ] {
+                let r = report(&format!("{text}{after}"));
+                assert!(
+                    of(&r, "IN001")
+                        .iter()
+                        .all(|f| !f.message.contains("GPU 1 link")),
+                    "{mode} then {after:?}: {:#?}",
+                    of(&r, "IN001")
+                );
+            }
+        }
+    }
+    // A header with nothing under it in the middle of a listing is a GPU
+    // without NVLink, printed so by nvidia-smi: whole.
+    let middle = format!(
+        "{}{header}\n{}",
+        nvlink_block("-e", 0, 18),
+        nvlink_block("-e", 2, 18)
+    );
+    assert!(of(&report(&middle), "IN001").is_empty());
+    // Headers alone (`-cBridge`): nothing is cut.
+    let bridge =
+        format!("$ nvidia-smi nvlink -cBridge\nGPU 0: NVIDIA H100 NVL (UUID: GPU-a)\n{header}\n");
+    assert!(of(&report(&bridge), "IN001").is_empty());
+}
+
+/// An `nvidia-smi -L` line that lost the `)` after its (whole) UUID is
+/// read; as the input's last line it is where the paste was cut (the GPUs
+/// after it are unknown), elsewhere a slip, not an unread line.
+#[test]
+fn an_smi_list_line_without_its_closing_paren_is_read_and_cut_only_at_the_end() {
+    let line = "GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b";
+    let r = report(&format!("```\nnvidia-smi -L\n\n{line}\n```\n"));
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    assert!(
+        cut[0].message.contains("GPUs after GPU 0"),
+        "{}",
+        cut[0].message
+    );
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    let d = doc(&format!("$ nvidia-smi -L\n{line}\n$ nvidia-smi topo -m\n"));
+    let list = sections_of(&d, Kind::SmiList);
+    assert_eq!(list.len(), 1);
+    let fabricscope::SectionData::SmiList(l) = &list[0].data else {
+        panic!("{:?}", list[0].data)
+    };
+    assert_eq!(
+        l.gpus[0].uuid.as_deref(),
+        Some("GPU-0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b")
+    );
+    let r = analyze(&[d], &Default::default());
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    // Prose after the fence: the list is not where the paste ends.
+    let r = report(&format!(
+        "```\nnvidia-smi -L\n{line}\n```\nThe card is not found by CUDA.\n"
+    ));
+    assert!(
+        of(&r, "IN001").is_empty() && of(&r, "IN002").is_empty(),
+        "{:#?}",
+        r.findings
+    );
+}
+
+/// `nvidia-smi nvlink -c` lines quoted without their GPU header, in a
+/// fence below prose that follows the command's own fence: read as
+/// capability output of an unnamed GPU and named by IN001. Before, they
+/// were prose, dropped without a word.
+#[test]
+fn capability_lines_without_their_gpu_header_are_read_and_named() {
+    let mut lines = String::new();
+    for l in 0..4 {
+        for (label, v) in [
+            ("P2P is supported", "true"),
+            ("Access to system memory supported", "true"),
+            ("P2P atomics supported", "true"),
+            ("System memory atomics supported", "false"),
+            ("SLI is supported", "false"),
+            ("Link is supported", "false"),
+        ] {
+            lines.push_str(&format!("Link {l}, {label}: {v}\n"));
+        }
+    }
+    let text = format!(
+        "```\nnvidia-smi nvlink --capabilities -i 1\n```\nexample output\n```\n{lines}```\n"
+    );
+    let d = doc(&text);
+    let nv = sections_of(&d, Kind::Nvlink);
+    assert_eq!(nv.len(), 1, "{:?}", d.sections);
+    assert_eq!((nv[0].span.first_line, nv[0].span.last_line), (6, 29));
+    let fabricscope::SectionData::Nvlink(m) = &nv[0].data else {
+        panic!("{:?}", nv[0].data)
+    };
+    assert_eq!(m.gpus.len(), 1);
+    assert!(m.gpus[0].headerless);
+    assert_eq!(m.gpus[0].links.len(), 4);
+    assert!(d
+        .unrecognised
+        .iter()
+        .all(|u| u.span.last_line < 6 || u.span.first_line > 29));
+    let r = analyze(&[d], &Default::default());
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    assert!(cut[0].message.contains("unnamed GPU"), "{}", cut[0].message);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    // Right under its prompt, the command's `-i 1` says which GPU they
+    // are; its product and UUID are still not in the paste.
+    let r = report(&format!(
+        "$ nvidia-smi nvlink --capabilities -i 1
+{lines}"
+    ));
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    assert!(
+        cut[0].message.contains("links of GPU 1"),
+        "{}",
+        cut[0].message
+    );
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
 }

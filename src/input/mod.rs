@@ -123,6 +123,11 @@ pub struct Document {
     pub repairs: Vec<repair::Repair>,
     /// Number of lines in the input.
     pub line_count: usize,
+    /// The line of the input's last shell prompt, if any. Output above it
+    /// ran to its end (the shell printed its next prompt): a listing that
+    /// stops before it stopped there itself, the paste was not cut in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_prompt: Option<usize>,
 }
 
 impl Document {

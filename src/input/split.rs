@@ -114,7 +114,8 @@ fn split_compact_from<'o>(
     }
     out.doc.line_count = lines.len();
     let may_frame = (!full_detection).then_some(may_frame.as_slice());
-    let (chunks, mut kept, framing) = chunks(lines, may_frame, options);
+    let (chunks, mut kept, framing, last_prompt) = chunks(lines, may_frame, options);
+    out.doc.last_prompt = last_prompt;
     out.doc.framing = spans_of(framing);
     out.doc.framing.shrink_to_fit();
     let mut chunks = chunks.into_iter().peekable();
@@ -331,14 +332,15 @@ fn line_ends(text: &str) -> usize {
 /// says which of `lines` may be framing (the others are not classified);
 /// `None` classifies every line. Returns the chunks, the table of their
 /// lines (framing lines dropped, prefixes stripped; each chunk holds a
-/// range of it: `lines` itself, its kept lines moved up in place) and the
-/// framing line numbers.
+/// range of it: `lines` itself, its kept lines moved up in place), the
+/// framing line numbers and the line of the last shell prompt.
 fn chunks<'a>(
     mut lines: Kept<'a>,
     may_frame: Option<&[bool]>,
     options: &ReadOptions,
-) -> (Vec<Chunk>, Kept<'a>, Vec<usize>) {
+) -> (Vec<Chunk>, Kept<'a>, Vec<usize>, Option<usize>) {
     let mut framing_lines = Vec::new();
+    let mut last_prompt = None;
     let hosts: HashSet<Rc<str>> = prefixed_hosts(lines.texts())
         .into_iter()
         .map(Rc::from)
@@ -391,6 +393,7 @@ fn chunks<'a>(
         }
         match framing {
             Some(Framing::Prompt(prompt)) => {
+                last_prompt = Some(number);
                 // `$ hostname` and the name it printed: the host of what
                 // follows, as a heading is (a paste of two machines' runs
                 // told apart only so was one host, and their counters a
@@ -540,7 +543,7 @@ fn chunks<'a>(
     if let Some(last) = chunks.last_mut() {
         last.lines.end = kept;
     }
-    (chunks, lines, framing_lines)
+    (chunks, lines, framing_lines, last_prompt)
 }
 
 /// Whether `chunk` holds a line with text among the `kept` lines so far
@@ -1075,7 +1078,8 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                     .and_then(|f| (f.detect)(stream.get(i..).unwrap_or_default()).map(|b| (f, b)))
             } else {
                 detect(stream.get(i..).unwrap_or_default(), ctx.hint)
-            };
+            }
+            .filter(|(format, _)| !gpu_header_of_open_listing(open.as_ref(), format, line));
             #[cfg(test)]
             if body {
                 check_body_line(line, found.as_ref(), open.as_ref(), out);
@@ -1288,6 +1292,20 @@ fn leftovers(
             }
         }
     }
+}
+
+/// Whether `line`, where `format` would begin a block, is a GPU header of
+/// the open `nvidia-smi nvlink` listing instead: `nvidia-smi -L` prints the
+/// same `GPU N: NAME (UUID: …)` line, and a header with nothing under it
+/// at the end of a listing (a GPU without NVLink, or the paste cut right
+/// after it) read as `-L` output hid the cut and counted the GPU twice.
+/// nvidia-smi prints no `-L` list inside its nvlink output: a new command
+/// has a prompt, which ends the section. (nvlink's own detector still
+/// begins a new listing at a GPU it has seen.)
+fn gpu_header_of_open_listing(open: Option<&Open<'_>>, format: &Format, line: &Line<'_>) -> bool {
+    format.kind == Kind::SmiList
+        && open.is_some_and(|o| o.format.kind == Kind::Nvlink)
+        && crate::parse::nvlink::is_gpu_header(line.text())
 }
 
 /// The format whose block starts here; the prompt's hint is tried first,

@@ -205,6 +205,22 @@ pub struct NvlinkGpu {
 }
 
 impl NvlinkGpu {
+    /// Whether the block is its header alone: no link, message or field
+    /// under it. nvidia-smi prints that for a GPU without NVLink (and
+    /// `-cBridge` for every GPU); as the last block of a listing whose
+    /// other GPUs show their lines, at the end of a paste, it is where the
+    /// paste was cut.
+    #[must_use]
+    pub fn header_only(&self) -> bool {
+        !self.headerless
+            && self.links.is_empty()
+            && self.messages.is_empty()
+            && !self.all_links_inactive
+            && self.info.is_empty()
+            && self.low_power_threshold_unit_us.is_none()
+            && self.low_power_threshold_range.is_none()
+    }
+
     /// The link with this number, if the output listed it.
     #[must_use]
     pub fn link(&self, link: u32) -> Option<&NvlinkLink> {

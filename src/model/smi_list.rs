@@ -16,6 +16,11 @@ pub struct ListedGpu {
     pub mig_devices: Vec<ListedMig>,
     /// Line number.
     pub line: usize,
+    /// The line stops before the `)` closing its UUID (which is whole):
+    /// where the input ends, the paste was cut there, and GPUs listed
+    /// after it are unknown (IN001 says so); elsewhere a harmless slip.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unclosed: bool,
 }
 
 /// A MIG line of `nvidia-smi -L` (`  MIG 1g.10gb     Device  0: (UUID: MIG-…)`).

@@ -27,17 +27,36 @@ pub(crate) const FORMAT: Spec<SmiList> = Spec {
     labels: &["gpu"],
 };
 
-/// `GPU 0: NVIDIA H200 (UUID: GPU-…)` → (0, name, uuid).
-pub(crate) fn gpu_line(t: &str) -> Option<(u32, &str, Option<&str>)> {
+/// A GPU line of `nvidia-smi -L`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GpuLine<'a> {
+    pub index: u32,
+    pub name: &'a str,
+    pub uuid: &'a str,
+    /// The line stops before the `)` that closes its UUID.
+    pub unclosed: bool,
+}
+
+/// `GPU 0: NVIDIA H200 (UUID: GPU-…)`. A line that lost its closing `)`
+/// (a paste cut there, an editor's wrap) is read when its UUID is whole
+/// (`GPU-` and the five hex groups): what it says is all there.
+pub(crate) fn gpu_line(t: &str) -> Option<GpuLine<'_>> {
     let rest = t.trim().strip_prefix("GPU ")?;
     let (index, rest) = rest.split_once(':')?;
     let index: u32 = index.trim().parse().ok()?;
-    let rest = rest.trim();
-    let (name, uuid) = match rest.rsplit_once(" (UUID: ") {
-        Some((name, uuid)) => (name.trim(), Some(uuid.strip_suffix(')')?.trim())),
-        None => (rest, None),
+    let (name, uuid) = rest.trim().rsplit_once(" (UUID: ")?;
+    let (uuid, unclosed) = match uuid.strip_suffix(')') {
+        Some(closed) => (closed.trim(), false),
+        None if crate::parse::nvlink::is_whole_uuid(uuid) => (uuid, true),
+        None => return None,
     };
-    (!name.is_empty() && uuid.is_some()).then_some((index, name, uuid))
+    let name = name.trim();
+    (!name.is_empty()).then_some(GpuLine {
+        index,
+        name,
+        uuid,
+        unclosed,
+    })
 }
 
 /// `MIG 1g.10gb     Device  0: (UUID: MIG-…)` → (profile, device, uuid).
@@ -56,7 +75,7 @@ fn mig_line(t: &str) -> Option<(&str, u32, Option<&str>)> {
 }
 
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
-    let (index, _, _) = gpu_line(lines.first()?.text())?;
+    let index = gpu_line(lines.first()?.text())?.index;
     let next = lines.iter().skip(1).find(|l| !l.is_blank());
     let ok = match next {
         None => true,
@@ -71,13 +90,14 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<SmiList> {
     let mut unread = Unread::default();
     let mut out = SmiList::default();
     for line in lines.iter().filter(|l| !l.is_blank()) {
-        if let Some((index, name, uuid)) = gpu_line(line.text()) {
+        if let Some(gpu) = gpu_line(line.text()) {
             out.gpus.push(ListedGpu {
-                index,
-                name: name.to_owned(),
-                uuid: uuid.map(str::to_owned),
+                index: gpu.index,
+                name: gpu.name.to_owned(),
+                uuid: Some(gpu.uuid.to_owned()),
                 mig_devices: Vec::new(),
                 line: line.number,
+                unclosed: gpu.unclosed,
             });
         } else if let Some((profile, device, uuid)) = mig_line(line.text()) {
             match out.gpus.last_mut() {
@@ -163,6 +183,28 @@ GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-aaaa)
             "2 GPU(s): NVIDIA A100-SXM4-40GB; 2 MIG device(s)"
         );
         assert_eq!(parse(&lines_of(&render(l))).value, *l);
+    }
+
+    /// A GPU line that lost its `)` is read, its whole UUID kept and the
+    /// line marked; one whose UUID is cut short too is not a GPU line.
+    #[test]
+    fn a_line_without_its_closing_paren_is_read_when_its_uuid_is_whole() {
+        let text = "GPU 0: GeForce RTX 2080 Ti (UUID: GPU-9f8e7d6c-5b4a-3928-1706-f5e4d3c2b1a0\n";
+        let p = parse(&lines_of(text));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let g = &p.value.gpus[0];
+        assert_eq!(g.name, "GeForce RTX 2080 Ti");
+        assert_eq!(
+            g.uuid.as_deref(),
+            Some("GPU-9f8e7d6c-5b4a-3928-1706-f5e4d3c2b1a0")
+        );
+        assert!(g.unclosed);
+        assert!(detect(&lines_of(text)).is_some());
+        let closed = parse(&lines_of(&render(&p.value)));
+        assert!(!closed.value.gpus[0].unclosed);
+        let cut = "GPU 0: GeForce RTX 2080 Ti (UUID: GPU-9f8e7d6c-5b4a\n";
+        assert!(gpu_line(cut).is_none());
+        assert_eq!(parse(&lines_of(cut)).warnings.len(), 1);
     }
 
     #[test]

@@ -523,6 +523,11 @@ pub struct NvGpuRef<'a> {
     /// another listing of the same product on the host, or than the
     /// product has link slots. Its link count is then unknown.
     pub listing_cut: Option<Partial>,
+    /// Where the listing stops at this GPU's header: the last block of an
+    /// nvlink listing that the input ends in is the header alone, while
+    /// GPUs before it show their lines (the paste was cut right after the
+    /// header, or inside it). Its links are unknown, none is judged.
+    pub cut_at_header: Option<SectionRef<'a>>,
     /// True for link lines pasted without their `GPU N:` header: the GPU
     /// is unknown (`index` says nothing, `name` is empty), and each such
     /// block is a GPU of its own, never merged with a numbered one.
@@ -791,6 +796,19 @@ fn last_output_line(doc: &Document) -> usize {
         .chain(doc.messages.iter().map(|m| m.line))
         .max()
         .unwrap_or(0)
+}
+
+/// The last GPU of an nvlink listing when it is its header alone
+/// ([`NvlinkGpu::header_only`]) below a GPU that shows its lines: if the
+/// input ends there, the paste was cut after (or inside) that header. A
+/// listing of headers only (`-cBridge`, or GPUs without NVLink) is whole,
+/// and so is a bare header in the middle of a listing: nvidia-smi prints
+/// that for a GPU without NVLink.
+///
+/// [`NvlinkGpu::header_only`]: crate::model::nvlink::NvlinkGpu::header_only
+fn header_cut_off(nv: &crate::model::nvlink::Nvlink) -> Option<&crate::model::nvlink::NvlinkGpu> {
+    let (last, before) = nv.gpus.split_last()?;
+    (last.header_only() && before.iter().any(|g| !g.header_only())).then_some(last)
 }
 
 /// Link speeds by what finds them: (LID, port) for fabric-wide ones,
@@ -1103,6 +1121,7 @@ impl<'a> Context<'a> {
             let SectionData::Nvlink(nv) = &at.section.data else {
                 continue;
             };
+            let cut_header = header_cut_off(nv).filter(|_| self.ends_input_mid_output(at));
             for gpu in &nv.gpus {
                 let place = gpu.headerless.then_some((at.doc, gpu.span.first_line));
                 let uuid = gpu.uuid.as_deref();
@@ -1134,8 +1153,17 @@ impl<'a> Context<'a> {
                         counters: OnceCell::new(),
                         lanes: BTreeMap::new(),
                         listing_cut: None,
+                        cut_at_header: None,
                     });
                 entry.uuid = entry.uuid.or(uuid);
+                if cut_header.is_some_and(|cut| std::ptr::eq(cut, gpu)) {
+                    entry.cut_at_header = Some(at);
+                    entry.listing_cut = Some(Partial::new(
+                        crate::model::partial::PartialReason::MissingFields,
+                        vec!["its links: the input ends at its header".to_owned()],
+                        gpu.span.last_line,
+                    ));
+                }
                 if gpu.all_links_inactive {
                     entry.all_inactive = Some((at, gpu.span));
                     entry.status.clear();
@@ -1172,7 +1200,7 @@ impl<'a> Context<'a> {
             *e = (*e).max(g.status.len());
         }
         for g in &mut gpus {
-            if g.all_inactive.is_some() || g.status.is_empty() {
+            if g.all_inactive.is_some() || g.status.is_empty() || g.listing_cut.is_some() {
                 continue;
             }
             let slots = crate::kb::gpu_nvlink_expectation(g.name)
@@ -1263,6 +1291,20 @@ impl<'a> Context<'a> {
         lasts
             .get(at.doc)
             .is_some_and(|&last| at.section.span.last_line >= last)
+    }
+
+    /// Whether the input ends in the section `at` ([`Self::ends_input`])
+    /// without a shell prompt after it: the paste stops where the output
+    /// stops, and nothing says the tool had finished. (A prompt after the
+    /// output, even one that ran nothing, is the shell's sign that it had.)
+    #[must_use]
+    pub fn ends_input_mid_output(&self, at: SectionRef<'_>) -> bool {
+        self.ends_input(at)
+            && self
+                .documents
+                .get(at.doc)
+                .and_then(|d| d.last_prompt)
+                .is_none_or(|prompt| prompt <= at.section.span.last_line)
     }
 
     /// Every section of every document.

@@ -25,9 +25,14 @@ declare_rule! {
     /// judged), a CPU affinity cut at the left (`-31,64-95`), a port
     /// or counter block that stops before fields the tool always prints, an
     /// `nvidia-smi nvlink` listing whose last GPU shows fewer links than a
-    /// GPU of its model before it, a block pasted without its header (an
+    /// GPU of its model before it, or that the input ends in right after a
+    /// GPU header (its links are unknown; a header with nothing under it in
+    /// the middle of a listing is a GPU without NVLink and is whole), a
+    /// block pasted without its header (an
     /// `ibv_devinfo` that begins inside a port block: that port names no
-    /// device or number and is not judged), a
+    /// device or number and is not judged; `nvlink` link lines without
+    /// their `GPU N:` line: the GPU is unknown), an `nvidia-smi -L` whose
+    /// last line the input ends in before its closing `)`, a
     /// last line cut mid-word, a `dcgmi diag` table that the input ends in
     /// before its closing rule (its last row, cut without its closing `|`,
     /// is not read), an `mlxlink` output whose last line stops inside a
@@ -578,9 +583,50 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     ),
                 });
             }
-            SectionData::Nvlink(nv) if ctx.ends_input(at) => {
-                if let Some((what, partial)) = counter_listing_cut(nv) {
-                    out.push(PartialPart { at, what, partial });
+            SectionData::Nvlink(nv) => {
+                // Link lines pasted without their `GPU N:` header: which
+                // GPU they belong to (its product, and so how many links
+                // it has) is unknown; a prompt's `-i N` names its index.
+                let named = at.section.command.as_deref().and_then(gpu_option);
+                for g in nv.gpus.iter().filter(|g| g.headerless) {
+                    let gpu = named.map_or_else(
+                        || "an unnamed GPU".to_owned(),
+                        |i| format!("GPU {i} (named by the command's `-i`)"),
+                    );
+                    out.push(PartialPart {
+                        at,
+                        what: format!("links of {gpu} without its header ({})", g.span),
+                        partial: Partial::new(
+                            PartialReason::NoHeader,
+                            vec!["the `GPU N: NAME (UUID: …)` line".to_owned()],
+                            g.span.first_line,
+                        ),
+                    });
+                }
+                if ctx.ends_input(at) {
+                    if let Some((what, partial)) = counter_listing_cut(nv) {
+                        out.push(PartialPart { at, what, partial });
+                    }
+                }
+            }
+            // A last GPU line that stops before the `)` closing its UUID,
+            // at the end of the input: the paste was cut there, and GPUs
+            // listed after it are unknown.
+            SectionData::SmiList(list) if ctx.ends_input_mid_output(at) => {
+                if let Some(g) = list
+                    .gpus
+                    .last()
+                    .filter(|g| g.unclosed && g.line >= at.section.span.last_line)
+                {
+                    out.push(PartialPart {
+                        at,
+                        what: format!("nvidia-smi -L GPUs after GPU {}", g.index),
+                        partial: Partial::new(
+                            PartialReason::CutLine,
+                            vec![format!("the `)` closing GPU {}'s line", g.index)],
+                            g.line,
+                        ),
+                    });
                 }
             }
             SectionData::IbdiagnetPm(pq) => {
@@ -644,7 +690,9 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
         let Some(partial) = g.listing_cut.clone() else {
             continue;
         };
-        let at = g.status.values().map(|(at, _)| *at).next();
+        let at = g
+            .cut_at_header
+            .or_else(|| g.status.values().map(|(at, _)| *at).next());
         if let Some(at) = at {
             out.push(PartialPart {
                 at,
@@ -656,6 +704,22 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
     elided_parts(ctx, &mut out);
     out.sort_by_key(|p| (p.at.doc, p.partial.line));
     out
+}
+
+/// The GPU index an `nvidia-smi nvlink` command line selects (`-i 1`,
+/// `--id 1`, `--id=1`); `None` without one, or for a bus id or UUID.
+fn gpu_option(command: &str) -> Option<u32> {
+    let mut words = command.split_whitespace();
+    while let Some(word) = words.next() {
+        let value = match word {
+            "-i" | "--id" => words.next(),
+            _ => word.strip_prefix("--id="),
+        };
+        if let Some(value) = value {
+            return value.parse().ok();
+        }
+    }
+    None
 }
 
 /// An `ibv_devinfo` device as IN001 names it: a port the paste begins
@@ -939,6 +1003,16 @@ fn check_unread(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 mod tests {
     use super::*;
     use crate::rules::testing::findings_of;
+
+    #[test]
+    fn the_gpu_an_nvlink_command_selects() {
+        assert_eq!(gpu_option("nvidia-smi nvlink --capabilities -i 1"), Some(1));
+        assert_eq!(gpu_option("nvidia-smi nvlink -s --id 3"), Some(3));
+        assert_eq!(gpu_option("nvidia-smi nvlink --id=12 -e"), Some(12));
+        assert_eq!(gpu_option("nvidia-smi nvlink -s"), None);
+        assert_eq!(gpu_option("nvidia-smi nvlink -c -i 00000000:18:00.0"), None);
+        assert_eq!(gpu_option("nvidia-smi nvlink -c -i"), None);
+    }
 
     #[test]
     fn a_filter_is_the_first_line_filtering_stage_of_the_pipeline() {

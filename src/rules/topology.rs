@@ -373,8 +373,13 @@ fn gpu_names<'a>(ctx: &Context<'a>) -> BTreeMap<HostKey<'a>, String> {
             names.insert(at.host(), n.clone());
         }
     }
-    // Link lines without their GPU header name no product.
-    for g in ctx.nvlink_gpus().iter().filter(|g| !g.headerless) {
+    // Link lines without their GPU header name no product, and a header
+    // the input ends in alone may have lost the end of its name.
+    for g in ctx
+        .nvlink_gpus()
+        .iter()
+        .filter(|g| !g.headerless && (g.cut_at_header.is_none() || !g.status.is_empty()))
+    {
         names.insert(g.host, g.name.to_owned());
     }
     names

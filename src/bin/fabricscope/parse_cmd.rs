@@ -192,6 +192,7 @@ fn join(docs: Vec<Document>) -> Document {
         all.framing.extend(d.framing);
         all.repairs.extend(d.repairs);
         all.line_count = all.line_count.max(d.line_count);
+        all.last_prompt = all.last_prompt.max(d.last_prompt);
     }
     all
 }

@@ -461,12 +461,34 @@ pub(super) fn gpu_header(t: &str) -> Option<GpuHeader<'_>> {
     let index = digits.parse().ok()?;
     let (name, uuid) = match split_at_uuid(rest) {
         Some((name, uuid)) => {
-            let uuid = trim(trim(uuid).trim_end_matches(')'));
-            (trim(name), (!uuid.is_empty()).then_some(uuid))
+            let uuid = trim(uuid);
+            // A header whose line stops before its `)` (a paste cut there,
+            // or a hand edit) keeps its UUID only when the UUID is whole:
+            // a UUID cut short would read as another GPU's.
+            let uuid = match uuid.strip_suffix(')') {
+                Some(closed) => Some(trim(closed)),
+                None => is_whole_uuid(uuid).then_some(uuid),
+            };
+            (trim(name), uuid.filter(|u| !u.is_empty()))
         }
         None => (rest, None),
     };
     (!name.is_empty()).then_some(GpuHeader { index, name, uuid })
+}
+
+/// `GPU-d4a16625-4536-2b66-d7f0-0060bf86bff4`: `GPU-` and the five groups
+/// of 8, 4, 4, 4 and 12 hex digits nvidia-smi prints (the UUID of a header
+/// that lost its closing `)` is kept only when it is this whole).
+pub(crate) fn is_whole_uuid(uuid: &str) -> bool {
+    let Some(hex) = uuid.strip_prefix("GPU-") else {
+        return false;
+    };
+    let mut groups = hex.split('-');
+    [8, 4, 4, 4, 12].iter().all(|&len| {
+        groups
+            .next()
+            .is_some_and(|g| g.len() == len && g.bytes().all(|b| b.is_ascii_hexdigit()))
+    }) && groups.next().is_none()
 }
 
 /// `GPU`, spaces or tabs, digits → (the text after the digits, the
@@ -916,6 +938,37 @@ mod tests {
         assert!(gpu_header("GPU 00000000:18:00.0").is_none());
         assert!(gpu_header("GPU NVLINK bandwidth mode: FULL").is_none());
         assert!(gpu_header("GPU 1:").is_none());
+    }
+
+    /// A header whose line lost its closing `)` (the paste ended there, or
+    /// an editor wrapped it) is read: its UUID is kept when whole, and
+    /// dropped when it is cut short (it would name another GPU).
+    #[test]
+    fn gpu_headers_without_their_closing_paren() {
+        let h =
+            gpu_header("GPU 3: NVIDIA H100 NVL (UUID: GPU-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9")
+                .unwrap();
+        assert_eq!(
+            (h.index, h.name, h.uuid),
+            (
+                3,
+                "NVIDIA H100 NVL",
+                Some("GPU-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9")
+            )
+        );
+        let h = gpu_header("GPU 3: NVIDIA H100 NVL (UUID: GPU-0a1b2c3d-4e5f-60").unwrap();
+        assert_eq!((h.name, h.uuid), ("NVIDIA H100 NVL", None));
+        let h = gpu_header("GPU 3: NVIDIA H100 NVL (UUID: ").unwrap();
+        assert_eq!((h.name, h.uuid), ("NVIDIA H100 NVL", None));
+        // Closed, any UUID is kept as printed (redacted ones too).
+        let h = gpu_header("GPU 3: NVIDIA H100 NVL (UUID: GPU-xxxx)").unwrap();
+        assert_eq!(h.uuid, Some("GPU-xxxx"));
+        assert!(!is_whole_uuid("GPU-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f"));
+        assert!(!is_whole_uuid(
+            "GPU-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9-00"
+        ));
+        assert!(!is_whole_uuid("MIG-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9"));
+        assert!(!is_whole_uuid("GPU-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8fg"));
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! - `-s`/`--status`: `Link 0: 26.562 GB/s`, `25 GB/s`, `<inactive>`, and
 //!   `NVML: Unable to retrieve NVLink information as all links are inActive`
 //!   (or `inactive`) under a GPU header;
-//! - `-c`: `Link 0, P2P is supported: true`;
+//! - `-c`/`--capabilities`: `Link 0, P2P is supported: true` (also
+//!   without its GPU header, two lines in a row, as `-s` lines);
 //! - `-e`: `Link 0: Replay Errors: 0` (any `Link N: <Name>: <int>` counter);
 //! - `-ec`: `Link 0:` then `Lane 0 ECC Correction Count: 374 (Overflow=0)`;
 //! - `-gt d` / `-gt r`: `Link 0: Data Tx: 0 KiB`, `Raw Rx: 147 KiB`;
@@ -34,6 +35,8 @@ mod grammar;
 mod render;
 
 pub use render::{render, render_mode};
+
+pub(crate) use grammar::is_whole_uuid;
 
 use crate::diag::WarningKind;
 use crate::model::counter_id::{CounterId, Counters, NvCounter};
@@ -682,6 +685,21 @@ fn counter_key_into(key: &mut String, name: &str, unit: CounterUnit) {
     }
 }
 
+/// Whether `label` is one of the `-c` labels nvidia-smi prints.
+fn is_capability_label(label: &str) -> bool {
+    CAPABILITIES
+        .iter()
+        .any(|(printed, _)| printed.eq_ignore_ascii_case(label))
+}
+
+/// Whether `text` is a `GPU N: NAME (UUID: …)` header as `nvidia-smi
+/// nvlink` prints it above each GPU's lines (its UUID may be missing or
+/// cut): inside an nvlink listing such a line is the listing's, even where
+/// nothing follows it (a GPU without NVLink, or a paste that ends there).
+pub(crate) fn is_gpu_header(text: &str) -> bool {
+    grammar::gpu_header(trim(text)).is_some()
+}
+
 /// The model key of a `-c` label.
 fn capability_key(label: &str) -> String {
     CAPABILITIES
@@ -721,8 +739,9 @@ const MAX_BARE_HEADERS: usize = 64;
 /// at once by a link line; or the `-gBwMode` line. Keyed by GPU index, so a second snapshot
 /// of the same GPU starts a new section.
 ///
-/// Also `-s` link lines without their header (`Link 4: <inactive>`,
-/// `Link 0: 26.562 GB/s`): two in a row, so that one quoted line in prose
+/// Also `-s` and `-c` link lines without their header (`Link 4:
+/// <inactive>`, `Link 0: 26.562 GB/s`, `Link 0, P2P is supported: true`):
+/// two of one mode in a row, so that one quoted line in prose
 /// is not taken for output. Keyed by line number, so inside a listing that
 /// has its headers they never start a section of their own.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
@@ -739,8 +758,20 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
                     Ok(Shape::Link(_, LinkFact::Speed(_) | LinkFact::Inactive))
                 )
         };
+        // `-c` lines without their header (`Link 0, P2P is supported:
+        // true`), as people quote them under a command run in another
+        // fence: one of the labels nvidia-smi prints, so that prose with a
+        // comma after `Link 2` is not taken for them.
+        let capability = |t: &str| {
+            matches!(
+                grammar::shape(t),
+                Ok(Shape::Link(_, LinkFact::Capability(label, _))) if is_capability_label(label)
+            )
+        };
         let next = lines.iter().skip(1).find(|l| !l.is_blank());
-        return (status(first) && next.is_some_and(|l| status(l.text())))
+        let pair =
+            |shape: &dyn Fn(&str) -> bool| shape(first) && next.is_some_and(|l| shape(l.text()));
+        return (pair(&status) || pair(&capability))
             .then(|| Block::keyed(format!("line {}", first_line.number)));
     }
     if !first.starts_with("GPU ") {

@@ -331,6 +331,71 @@ fn link_lines_without_a_gpu_header_belong_to_an_unknown_gpu() {
 }
 
 #[test]
+fn capability_lines_without_a_gpu_header_belong_to_an_unknown_gpu() {
+    // `nvidia-smi nvlink --capabilities -i 1` output quoted in a fence of
+    // its own, below the command's: no GPU header, no indent.
+    let text = "Link 0, P2P is supported: true\nLink 0, SLI is supported: false\n\
+                Link 1, P2P is supported: true\nLink 1, Link is supported: false\n";
+    let lines = lines_of(text);
+    assert_eq!(detect(&lines).map(|b| b.key).as_deref(), Some("line 1"));
+    // One quoted line is not a listing; a label nvidia-smi does not print
+    // after `Link 2,` is prose.
+    assert!(detect(&lines[3..]).is_none());
+    assert!(detect(&lines_of("Link 0, P2P is supported: true\nsome prose")).is_none());
+    assert!(detect(&lines_of(
+        "Link 2, as I said, is down: true\nLink 3, as I said, is up: true"
+    ))
+    .is_none());
+    // Not a pair of one mode: a status line and a capability line.
+    assert!(detect(&lines_of(
+        "Link 0: 26.562 GB/s\nLink 0, P2P is supported: true"
+    ))
+    .is_none());
+    let parsed = read(text);
+    let m = &parsed.value;
+    assert_eq!(m.gpus.len(), 1);
+    let g = &m.gpus[0];
+    assert!(g.headerless);
+    assert_eq!(m.modes, [NvlinkMode::Capabilities]);
+    assert_eq!(g.links.len(), 2);
+    assert_eq!(g.links[0].capabilities().get("sli_supported"), Some(&false));
+    assert_eq!(
+        g.links[1].capabilities().get("link_supported"),
+        Some(&false)
+    );
+    assert_eq!(parsed.warnings.len(), 1);
+    assert_eq!(parsed.warnings[0].kind, WarningKind::Truncated);
+}
+
+#[test]
+fn a_header_without_its_closing_paren_is_read() {
+    // The line lost its `)`: the header is read, its whole UUID kept.
+    let text = "GPU 0: NVIDIA H100 NVL (UUID: GPU-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9\n\
+                \t Link 0: 26.562 GB/s\n";
+    let m = clean(text);
+    assert_eq!(
+        m.gpus[0].uuid.as_deref(),
+        Some("GPU-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9")
+    );
+    assert_eq!(m.gpus[0].name, "NVIDIA H100 NVL");
+    assert!(is_gpu_header("GPU 1: NVIDIA H100 NVL (UUID: GPU-0a1b"));
+    assert!(is_gpu_header("  GPU 1: NVIDIA H100 NVL (UUID: GPU-0a1b)"));
+    assert!(!is_gpu_header("GPU 00000000:18:00.0"));
+    assert!(!is_gpu_header("\t Link 0: 26.562 GB/s"));
+}
+
+#[test]
+fn a_header_alone_says_it_shows_nothing() {
+    let text = "GPU 0: NVIDIA H100 NVL (UUID: GPU-a)\n\t Link 0: 26.562 GB/s\n\
+                GPU 1: NVIDIA H100 NVL (UUID: GPU-b)\n\
+                GPU 2: NVIDIA H100 NVL (UUID: GPU-c)\n\
+                \tNVML: Unable to retrieve NVLink information as all links are inActive\n";
+    let m = clean(text);
+    let alone: Vec<bool> = m.gpus.iter().map(NvlinkGpu::header_only).collect();
+    assert_eq!(alone, [false, true, false]);
+}
+
+#[test]
 fn detection_wants_nvlink_lines_after_a_uuid_header() {
     let header = "GPU 0: NVIDIA H200 (UUID: GPU-d4a1)\n";
     let det = |next: &str| detect(&lines_of(&format!("{header}{next}")));
@@ -384,6 +449,21 @@ fn detection_wants_nvlink_lines_after_a_uuid_header() {
 fn command_hint_covers_nvlink_but_not_its_help() {
     assert!(is_nvlink_command(&["nvidia-smi", "nvlink", "-s"]));
     assert!(is_nvlink_command(&["nvidia-smi", "nvlink", "-gt", "r"]));
+    // The long options are the same commands.
+    assert!(is_nvlink_command(&[
+        "nvidia-smi",
+        "nvlink",
+        "--capabilities",
+        "-i",
+        "1"
+    ]));
+    assert!(is_nvlink_command(&[
+        "nvidia-smi",
+        "nvlink",
+        "--status",
+        "--id",
+        "0"
+    ]));
     assert!(!is_nvlink_command(&["nvidia-smi", "nvlink", "-h"]));
     assert!(!is_nvlink_command(&["nvidia-smi", "-L"]));
     assert!(!is_nvlink_command(&["nvidia-smi", "topo", "-m"]));
