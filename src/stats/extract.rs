@@ -282,7 +282,12 @@ pub(crate) fn extract(section: &Section) -> Extracted<'_> {
         SectionData::Nvlink(n) => nvlink(n, host, &mut out),
         SectionData::Ibstat(i) => ibstat(i, host, &mut out),
         SectionData::Iblinkinfo(i) => iblinkinfo(i, &mut out),
-        SectionData::Ibqueryerrors(q) => ibqueryerrors(q, host, &mut out),
+        // The fabric's ports too, as the rules see them (they key an
+        // ibqueryerrors port by its GUID and port, with no host): a count
+        // two runs show unchanged is history whatever prompt each run was
+        // pasted under. Keyed by the host that ran it, no rate matched a
+        // port the rules judge.
+        SectionData::Ibqueryerrors(q) => ibqueryerrors(q, &mut out),
         SectionData::DcgmiNvlinkErrors(d) => dcgmi_nvlink(d, host, &mut out),
         SectionData::SmiQuery(q) => out.time = smi_query_time(q, section.span),
         SectionData::Date(d) => {
@@ -322,12 +327,11 @@ fn smi_query_time(q: &SmiQuery, span: LineSpan) -> Option<(f64, Option<f64>, Str
 /// header that names the node (`grep SymbolErrorCounter` keeps only port
 /// lines): two such lines of different GUIDs are two ports, never two
 /// snapshots of one.
-fn ibqueryerrors<'d>(q: &'d Ibqueryerrors, host: Option<&'d str>, out: &mut Extracted<'d>) {
+fn ibqueryerrors<'d>(q: &'d Ibqueryerrors, out: &mut Extracted<'d>) {
     let source = out.source(CounterSource::Ibqueryerrors);
     for node in &q.nodes {
         for port in &node.ports {
             let subject = out.subject(SubjectRef {
-                host,
                 // A node the paste does not name is no device named "".
                 device: (!node.headerless).then_some(node.desc.as_str()),
                 guid: Some(port.guid),
