@@ -1897,3 +1897,70 @@ fn capability_lines_without_their_gpu_header_are_read_and_named() {
     );
     assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
 }
+
+/// `grep SymbolErrorCounter` over saved ibqueryerrors output keeps the port
+/// lines and drops the `Errors for` headers naming their nodes. The GUID
+/// on each line is then all that tells the ports apart: two GUIDs are two
+/// ports, whose counts are no growth between snapshots, and each finding
+/// names its port by its GUID.
+#[test]
+fn ibqueryerrors_port_lines_of_two_guids_without_headers_are_two_ports() {
+    let text = "$ grep SymbolErrorCounter ibqueryerrors.txt\n\
+                GUID 0x0c42a10300bc0101 port 1: [SymbolErrorCounter == 5] [PortXmitWait == 61234567]\n\
+                GUID 0x0c42a10300bc0202 port 1: [SymbolErrorCounter == 9] [PortXmitWait == 912345678]\n";
+    let r = analyze(
+        &[doc(text)],
+        &fabricscope::AnalyzeOptions::default().with_interval(60.0),
+    );
+    assert!(
+        r.measurements.counter_rates.is_empty(),
+        "two ports read as one port's snapshots: {:?}",
+        r.measurements.counter_rates
+    );
+    let waits = of(&r, "IB109");
+    assert_eq!(waits.len(), 2, "{:?}", fired(&r, Severity::Info));
+    assert!(
+        waits[0].message.starts_with("0x0c42a10300bc0101 port 1:"),
+        "{}",
+        waits[0].message
+    );
+    assert!(
+        waits[1].message.starts_with("0x0c42a10300bc0202 port 1:"),
+        "{}",
+        waits[1].message
+    );
+    assert_ne!(waits[0].subject, waits[1].subject);
+    assert!(waits.iter().all(|f| !f.message.contains("grew")));
+
+    // One GUID in two runs is one port read twice: its growth is measured.
+    let text = "$ ibqueryerrors | grep SymbolErrorCounter\n\
+                GUID 0x0c42a10300bc0101 port 1: [SymbolErrorCounter == 5]\n\
+                $ ibqueryerrors | grep SymbolErrorCounter\n\
+                GUID 0x0c42a10300bc0101 port 1: [SymbolErrorCounter == 9]\n";
+    let r = analyze(
+        &[doc(text)],
+        &fabricscope::AnalyzeOptions::default().with_interval(60.0),
+    );
+    let rates = &r.measurements.counter_rates;
+    assert_eq!(rates.len(), 1, "{rates:?}");
+    assert_eq!(rates[0].increase, Some(4));
+}
+
+/// Older infiniband-diags print an unconnected port of `ibnetdiscover -p`
+/// with its description unquoted; a paste of that one line is ibnetdiscover
+/// output, not "no supported tool".
+#[test]
+fn an_ibnetdiscover_ports_line_with_an_unquoted_description_is_read() {
+    let text = "SW   312 17 0x0008f10400d2c7a0 4x DDR                                   ISR9288 Voltaire\n";
+    let d = doc(text);
+    let net = sections_of(&d, Kind::Ibnetdiscover);
+    assert_eq!(net.len(), 1, "{d:#?}");
+    assert!(net[0].warnings.is_empty(), "{:?}", net[0].warnings);
+    let fabricscope::SectionData::Ibnetdiscover(n) = &net[0].data else {
+        panic!("{:?}", net[0].data)
+    };
+    assert_eq!(n.ports[0].local.desc.as_deref(), Some("ISR9288 Voltaire"));
+    // Prose that starts the same way is not.
+    let prose = "SW 312 17 is the port that runs 4x DDR on the ISR9288 Voltaire\n";
+    assert!(read(prose, &ReadOptions::default()).is_err());
+}

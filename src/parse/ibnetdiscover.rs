@@ -22,6 +22,10 @@
 //! SW  1781 80 0x08c0eb0300add20e 4x SDR                                    'leaf-02'
 //! ```
 //!
+//! (older infiniband-diags print an unconnected port's description without
+//! the quotes: `SW 479 22 0x0002c9020040f161 4x QDR      Infiniscale-IV
+//! Mellanox Technologies`).
+//!
 //! The `key=value` lines before each node header (`vendid=`, `devid=`,
 //! `sysimgguid=`, `switchguid=`, `caguid=`, `rtguid=`) and `#` comments are
 //! read and carry nothing the rules use.
@@ -91,7 +95,7 @@ fn read_line(line: &Line<'_>, out: &mut Ibnetdiscover, unread: &mut Unread) {
         }
         return;
     }
-    match ports_line(t, line) {
+    match ports_line(t, line).or_else(|| unquoted_unconnected_port(t, line)) {
         Some(port) => out.ports.push(port),
         None => unread.line(line, "not a line of ibnetdiscover output"),
     }
@@ -343,6 +347,58 @@ fn ports_line(t: &str, line: &Line<'_>) -> Option<NetPort> {
     })
 }
 
+/// The next whitespace-separated word of `rest`, `rest` moved past it.
+fn next_word<'t>(rest: &mut &'t str) -> Option<&'t str> {
+    let t = rest.trim_start();
+    if t.is_empty() {
+        return None;
+    }
+    let end = t.find(char::is_whitespace).unwrap_or(t.len());
+    let (word, after) = t.split_at(end);
+    *rest = after;
+    Some(word)
+}
+
+/// A `-p` line of an unconnected port whose description is printed without
+/// quotes, as older infiniband-diags print it:
+/// `SW   479 22 0x0002c9020040f161 4x QDR      Infiniscale-IV Mellanox Technologies`.
+///
+/// The text after the speed is free, so the fixed fields before it must
+/// be exactly what the tool prints: a type word, a decimal LID and port,
+/// the GUID as `0x` and 16 hex digits (`0x%016` in `ibnetdiscover.c`), a
+/// width and a known speed. A description that starts like a link (`-`,
+/// `(`) or a quote is another layout's (read, or said unread, by
+/// [`ports_line`]).
+fn unquoted_unconnected_port(t: &str, line: &Line<'_>) -> Option<NetPort> {
+    let mut rest = t;
+    let node_type = ports_type(next_word(&mut rest)?)?;
+    let lid = decimal_u32(next_word(&mut rest)?).ok()?;
+    let port = decimal_u32(next_word(&mut rest)?).ok()?;
+    let hex = next_word(&mut rest)?.strip_prefix("0x")?;
+    if hex.len() != 16 {
+        return None;
+    }
+    let guid = Guid::parse(hex)?;
+    let (width, speed) = width_speed(next_word(&mut rest)?, next_word(&mut rest)?)?;
+    let desc = rest.trim();
+    if desc.is_empty() || desc.starts_with(['-', '(', '\'', ')']) {
+        return None;
+    }
+    Some(NetPort {
+        local: NetEnd {
+            node_type: Some(node_type),
+            guid: Some(guid),
+            lid: Some(lid),
+            port,
+            desc: Some(desc.to_owned()),
+        },
+        remote: None,
+        width: Some(width),
+        speed,
+        span: line.span(),
+    })
+}
+
 /// Recognises the start of ibnetdiscover output: the topology file's
 /// header comment, the `vendid=`/`devid=` lines of a node block, a node
 /// header, a port line of the topology file, or a `-p` line read whole.
@@ -377,7 +433,9 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         bracketed(rest)?;
         return Some(at_line());
     }
-    ports_line(t, first).map(|_| at_line())
+    ports_line(t, first)
+        .or_else(|| unquoted_unconnected_port(t, first))
+        .map(|_| at_line())
 }
 
 /// `12 nodes, 40 links (3 ports unconnected)`.
@@ -534,6 +592,48 @@ Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"
         );
     }
 
+    /// Older infiniband-diags print an unconnected port's description
+    /// without quotes after the padding: it is the description, spaces and
+    /// all, and the port is read as the quoted form is.
+    #[test]
+    fn an_unconnected_port_described_without_quotes_is_read() {
+        let text = "SW   312 17 0x0008f10400d2c7a0 4x DDR                                   ISR9288 Voltaire\n\
+                    SW   312 18 0x0008f10400d2c7a0 1x SDR       spine's spare (rack 4)\n\
+                    SW   312 19 0x0008f10400d2c7a0 4x DDR                                   'ISR9288 Voltaire'\n";
+        let p = parse(&lines_of(text));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let ports = &p.value.ports;
+        assert_eq!(ports.len(), 3);
+        assert!(ports.iter().all(|p| !p.connected()));
+        let p0 = &ports[0];
+        assert_eq!(p0.local.desc.as_deref(), Some("ISR9288 Voltaire"));
+        assert_eq!(p0.local.guid, Some(Guid(0x0008_f104_00d2_c7a0)));
+        assert_eq!((p0.local.lid, p0.local.port), (Some(312), 17));
+        assert_eq!(p0.local.node_type, Some(NodeType::Switch));
+        assert_eq!(p0.width.as_ref().and_then(|w| w.lanes), Some(4));
+        assert_eq!(p0.speed, Some(LaneGeneration::Ddr));
+        // A quote or parentheses inside the description are its own.
+        assert_eq!(
+            ports[1].local.desc.as_deref(),
+            Some("spine's spare (rack 4)")
+        );
+        // The quoted form reads the same description.
+        assert_eq!(ports[2].local.desc, p0.local.desc);
+        // A link line cut after its dash, or a quote left open, is not a
+        // description: said unread.
+        let text = "SW   312 20 0x0008f10400d2c7a0 4x DDR - SW\n\
+                    SW   312 21 0x0008f10400d2c7a0 4x DDR 'ISR9288\n";
+        let p = parse(&lines_of(text));
+        assert!(p.value.ports.is_empty(), "{:?}", p.value.ports);
+        assert!(
+            [1, 2]
+                .iter()
+                .all(|l| p.warnings.iter().any(|w| w.span.contains(*l))),
+            "{:?}",
+            p.warnings
+        );
+    }
+
     #[test]
     fn detects_each_layout_and_nothing_else() {
         for text in [
@@ -544,6 +644,7 @@ Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"
             "Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"\n",
             "[2]\t\"H-0c42a10300b1c2e0\"[1](c42a10300b1c2e0) \t\t# \"gn02 mlx5_0\" lid 32 4xHDR\n",
             "CA   201  1 0x0c42a10300c0ffee 4x EDR - SW  1801 10 0x1070fd0300bb0001 ( 'a' - 'b' )\n",
+            "SW   312 17 0x0008f10400d2c7a0 4x DDR                                   ISR9288 Voltaire\n",
         ] {
             assert!(detect(&lines_of(text)).is_some(), "{text}");
         }
@@ -555,6 +656,10 @@ Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"
             "[1] some note\n",
             "SW is a switch\n",
             "Switch: 0x1070fd0300aa0010 MF0;leaf-07:MQM8700/U1:\n",
+            // Prose about a port: no 16-digit GUID, or no width and speed.
+            "SW 312 17 0x8f10400d2c7a0 4x DDR is the slow one\n",
+            "SW 312 17 0x0008f10400d2c7a0 runs at DDR, see the ISR9288\n",
+            "CA 12 1 0x0008f10400d2c7a0 4 lanes at DDR\n",
         ] {
             assert!(detect(&lines_of(text)).is_none(), "{text}");
         }

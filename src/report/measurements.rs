@@ -303,6 +303,9 @@ fn write_subject(out: &mut Vec<u8>, depth: usize, subject: &Subject) {
     if let Some(device) = &subject.device {
         o.str("device", device);
     }
+    if let Some(guid) = &subject.guid {
+        o.str("guid", &guid.to_string());
+    }
     let numbers = [
         ("lid", subject.lid),
         ("port", subject.port),
@@ -680,16 +683,20 @@ mod tests {
             proptest::option::of(text()),
             proptest::option::of(text()),
             proptest::array::uniform5(proptest::option::of(any::<u32>())),
+            proptest::option::of(any::<u64>()),
         )
-            .prop_map(|(host, device, [lid, port, gpu, link, lane])| Subject {
-                host,
-                device,
-                lid,
-                port,
-                gpu,
-                link,
-                lane,
-            })
+            .prop_map(
+                |(host, device, [lid, port, gpu, link, lane], guid)| Subject {
+                    host,
+                    device,
+                    guid: guid.map(crate::model::ib::Guid),
+                    lid,
+                    port,
+                    gpu,
+                    link,
+                    lane,
+                },
+            )
     }
 
     fn span() -> impl Strategy<Value = LineSpan> {

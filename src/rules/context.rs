@@ -1598,6 +1598,7 @@ pub fn subject_of(s: &crate::stats::Subject) -> super::Subject {
         host: s.host.clone(),
         device: s.device.clone(),
         lid: s.lid,
+        guid: s.guid,
         port: s.port.filter(|p| *p != 255),
         gpu: s.gpu,
         link: s.link,

@@ -33,7 +33,11 @@ declare_rule! {
     ///
     /// ### Evidence
     /// The link's `ibnetdiscover` line (both ends' lines in the topology
-    /// file), and the fabric's usual width and speed.
+    /// file, each with the width and speed it reads), and the fabric's
+    /// usual width and speed. Each end's line is that port's own reading;
+    /// when the two disagree (one end 4X, the other 1X), the link is judged
+    /// by the narrower and slower one, since a lane or a speed one end has
+    /// lost is lost to the link, and the message says both readings.
     ///
     /// ### What to do
     /// Reseat or replace the cable or transceiver of the link; read the port
@@ -42,9 +46,11 @@ declare_rule! {
     /// tell a cable from a port.
     ///
     /// ### Thresholds and sources
-    /// The fabric's most common width and speed among the links listed; 1X
-    /// against 4X or wider, SDR against FDR or faster; between switches, two
-    /// generations below the most common switch-to-switch speed. IBA link training
+    /// The fabric's most common width and speed among the links listed (each
+    /// link counted once, at its wider and faster end's reading, so that
+    /// degraded ends do not lower the usual); 1X against 4X or wider, SDR
+    /// against FDR or faster; between switches, two generations below the
+    /// most common switch-to-switch speed. IBA link training
     /// (width and speed are negotiated down when lanes or signal fail);
     /// infiniband-diags `iblinkinfo` prints the same condition as
     /// `Could be 4X`.
@@ -113,6 +119,64 @@ struct Link<'a> {
     key: (EndKey, EndKey),
     first: &'a NetPort,
     lines: Vec<&'a NetPort>,
+}
+
+/// `4xSDR`: a line's width and speed as ibnetdiscover prints them.
+fn trained_words(p: &NetPort) -> String {
+    format!(
+        "{}{}",
+        p.width.as_ref().map_or("?", |w| w.text.as_str()),
+        p.speed.map_or("???", LaneGeneration::name)
+    )
+}
+
+impl Link<'_> {
+    /// The narrowest width and slowest speed any of the link's lines
+    /// reads: what the link is judged by. Each end's line is that port's
+    /// own PortInfo; when the two disagree (one end 1X, the other 4X), a
+    /// lane or a speed one end has lost is lost to the link, and judging
+    /// the first line read alone let the other end's 1X go unsaid.
+    fn narrowest(&self) -> (Option<u32>, Option<LaneGeneration>) {
+        let lanes = self
+            .lines
+            .iter()
+            .filter_map(|l| l.width.as_ref().and_then(|w| w.lanes))
+            .min();
+        let speed = self.lines.iter().filter_map(|l| l.speed).min();
+        (lanes, speed)
+    }
+
+    /// The widest width and fastest speed any of the link's lines reads:
+    /// what the link counts for in the fabric's usual width and speed (a
+    /// degraded end does not pull the usual down).
+    fn widest(&self) -> (Option<u32>, Option<LaneGeneration>) {
+        let lanes = self
+            .lines
+            .iter()
+            .filter_map(|l| l.width.as_ref().and_then(|w| w.lanes))
+            .max();
+        let speed = self.lines.iter().filter_map(|l| l.speed).max();
+        (lanes, speed)
+    }
+
+    /// The narrowest reading in words (`1xSDR`): the width as the line
+    /// that reads it prints it.
+    fn narrowest_words(&self) -> String {
+        let (lanes, speed) = self.narrowest();
+        let width = self
+            .lines
+            .iter()
+            .filter_map(|l| l.width.as_ref())
+            .find(|w| w.lanes == lanes)
+            .map_or("?", |w| w.text.as_str());
+        format!("{width}{}", speed.map_or("???", LaneGeneration::name))
+    }
+
+    /// True when the link's lines do not all read the same width and speed.
+    fn ends_disagree(&self) -> bool {
+        let reading = |p: &NetPort| (p.width.as_ref().and_then(|w| w.lanes), p.speed);
+        self.lines.iter().any(|l| reading(l) != reading(self.first))
+    }
 }
 
 /// The connected links of one listing, each once, in the order first seen.
@@ -209,10 +273,9 @@ fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             continue;
         };
         let links = links(&d.ports);
-        let widths = links
-            .iter()
-            .filter_map(|l| l.first.width.as_ref().and_then(|w| w.lanes));
-        let speeds = links.iter().filter_map(|l| l.first.speed);
+        // Each link counts once, at its widest and fastest end's reading.
+        let widths = links.iter().filter_map(|l| l.widest().0);
+        let speeds = links.iter().filter_map(|l| l.widest().1);
         let (Some(width), Some(speed)) = (usual(widths), usual(speeds)) else {
             continue;
         };
@@ -220,26 +283,38 @@ fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             links
                 .iter()
                 .filter(|l| between_switches(l.first))
-                .filter_map(|l| l.first.speed),
+                .filter_map(|l| l.widest().1),
         );
         judged += links.len();
         for link in &links {
             let p = link.first;
-            let lanes = p.width.as_ref().and_then(|w| w.lanes);
+            // Judged by its narrowest and slowest end.
+            let (lanes, slowest) = link.narrowest();
 
             let narrow = lanes == Some(1) && width >= 4;
-            let slow = p.speed == Some(LaneGeneration::Sdr) && speed >= LaneGeneration::Fdr;
+            let slow = slowest == Some(LaneGeneration::Sdr) && speed >= LaneGeneration::Fdr;
             let slow_between_switches = between_switches(p)
-                && matches!((p.speed, switch_speed), (Some(got), Some(usual))
+                && matches!((slowest, switch_speed), (Some(got), Some(usual))
                     if generation(usual) >= generation(got) + 2);
             if (!narrow && !slow && !slow_between_switches) || !named.insert(link.key) {
                 continue;
             }
-            let trained = format!(
-                "{}{}",
-                p.width.as_ref().map_or("?", |w| w.text.as_str()),
-                p.speed.map_or("???", LaneGeneration::name)
-            );
+            let trained = link.narrowest_words();
+            // When the ends disagree, each end's reading is said: which end
+            // saw the link narrower or slower is where to look first.
+            let disagreement = if link.ends_disagree() {
+                let readings: Vec<String> = link
+                    .lines
+                    .iter()
+                    .map(|l| format!("{} reads {}", end_words(&l.local), trained_words(l)))
+                    .collect();
+                format!(
+                    "; its ends disagree ({}): the link is judged by the narrower, slower reading",
+                    readings.join(", ")
+                )
+            } else {
+                String::new()
+            };
             let remote = p.remote.as_ref().map(end_words).unwrap_or_default();
             let what = match (narrow, slow) {
                 (true, true) => format!("one lane of {width}, at the slowest speed"),
@@ -261,14 +336,14 @@ fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                         ..Subject::default()
                     },
                     format!(
-                        "link {} ↔ {remote} trained at {trained} ({what}); the fabric's links usually run {width}x{}",
+                        "link {} ↔ {remote} trained at {trained} ({what}); the fabric's links usually run {width}x{}{disagreement}",
                         end_words(&p.local),
                         speed.name(),
                     ),
                 )
                 .threshold(Threshold::new(
                     format!(
-                        "the fabric's usual width and speed ({width}x{}): 1X against 4X or wider, SDR against FDR or faster; between switches, two generations below their usual speed",
+                        "the fabric's usual width and speed ({width}x{}): 1X against 4X or wider, SDR against FDR or faster; between switches, two generations below their usual speed; a link judged by its narrowest, slowest end",
                         speed.name()
                     ),
                     "IBA link training; infiniband-diags iblinkinfo `Could be`",
@@ -277,9 +352,10 @@ fn check_trained_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             for line in &link.lines {
                 f = f.evidence(Evidence::new(
                     format!(
-                        "ibnetdiscover: {} ↔ {}: {trained}",
+                        "ibnetdiscover: {} ↔ {}: {}",
                         end_words(&line.local),
-                        line.remote.as_ref().map(end_words).unwrap_or_default()
+                        line.remote.as_ref().map(end_words).unwrap_or_default(),
+                        trained_words(line)
                     ),
                     line.span,
                     at.source(),
@@ -455,6 +531,65 @@ mod tests {
         assert_eq!(f[0].evidence.len(), 2, "{:?}", f[0].evidence);
         assert_eq!(f[0].subject.device.as_deref(), Some("gn02 mlx5_0"));
         assert_eq!(f[0].subject.lid, Some(32));
+    }
+
+    /// The two ends of a link each print their own port's width and speed.
+    /// When one says 1X and the other 4X, the link is judged by the 1X,
+    /// whichever end is read first, both readings are said, and the
+    /// degraded ends do not pull the fabric's usual width down.
+    #[test]
+    fn a_link_whose_ends_disagree_is_judged_by_its_narrowest_end() {
+        let switch = |lanes: [u32; 3]| {
+            format!(
+                "Switch\t36 \"S-1070fd0300aa0010\"\t\t# \"leaf-07\" enhanced port 0 lid 12 lmc 0\n\
+                 [1]\t\"H-0c42a10300b1c2d0\"[1](c42a10300b1c2d0) \t\t# \"gn01 mlx5_0\" lid 31 {}xHDR\n\
+                 [2]\t\"H-0c42a10300b1c2e0\"[1](c42a10300b1c2e0) \t\t# \"gn02 mlx5_0\" lid 32 {}xHDR\n\
+                 [3]\t\"H-0c42a10300b1c2f0\"[1](c42a10300b1c2f0) \t\t# \"gn03 mlx5_0\" lid 33 {}xHDR\n\n",
+                lanes[0], lanes[1], lanes[2]
+            )
+        };
+        // Host `n` (1–3): its GUID ends in d0, e0, f0, on switch port `n`.
+        let ca = |n: u32, lanes: u32| {
+            let g = ["d0", "e0", "f0"][n as usize - 1];
+            format!(
+                "Ca\t1 \"H-0c42a10300b1c2{g}\"\t\t# \"gn0{n} mlx5_0\"\n\
+                 [1](c42a10300b1c2{g}) \t\"S-1070fd0300aa0010\"[{n}]\t\t# lid 3{n} lmc 0 \"leaf-07\" lid 12 {lanes}xHDR\n\n"
+            )
+        };
+        // gn01 and gn02 read 1X at the adapter, 4X at the switch; gn03 4X
+        // at both. The switch's lines come first.
+        let text = format!("{}{}{}{}", switch([4, 4, 4]), ca(1, 1), ca(2, 1), ca(3, 4));
+        let f = findings_of(&IB008, &text);
+        assert_eq!(f.len(), 2, "{f:?}");
+        for (finding, name) in f.iter().zip(["gn01 mlx5_0", "gn02 mlx5_0"]) {
+            assert_eq!(finding.subject.device.as_deref(), Some(name));
+            let m = &finding.message;
+            assert!(m.contains("trained at 1xHDR"), "{m}");
+            assert!(m.contains("usually run 4xHDR"), "{m}");
+            assert!(m.contains("ends disagree"), "{m}");
+            assert!(m.contains("\"leaf-07\" port"), "{m}");
+            let said: Vec<bool> = finding
+                .evidence
+                .iter()
+                .map(|e| e.text.ends_with("1xHDR"))
+                .collect();
+            assert_eq!(
+                said,
+                [false, true],
+                "each line with its own reading: {:?}",
+                finding.evidence
+            );
+        }
+        // Read the other way round (the 1X end first), the same links.
+        let text = format!("{}{}{}{}", ca(1, 4), ca(2, 4), ca(3, 4), switch([1, 1, 4]));
+        let f = findings_of(&IB008, &text);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(f.iter().all(|f| f.message.contains("trained at 1xHDR")));
+        // Ends that agree say nothing of a disagreement.
+        let text = format!("{}{}{}{}", switch([1, 4, 4]), ca(1, 1), ca(2, 4), ca(3, 4));
+        let f = findings_of(&IB008, &text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(!f[0].message.contains("disagree"), "{}", f[0].message);
     }
 
     #[test]

@@ -95,7 +95,17 @@ impl Subject {
                 out.push_str("LID ");
                 push_u64(out, l.into());
             }
-            (None, None) => {}
+            // Neither the node nor the LID is known (ibqueryerrors port
+            // lines pasted without their `Errors for` header): the GUID
+            // printed on the line is what names the port, and `port 1`
+            // alone would read as one port for all of them.
+            (None, None) => {
+                if let (Some(g), Some(_)) = (&self.guid, self.port) {
+                    use std::fmt::Write;
+                    part(out);
+                    let _ = write!(out, "{g}");
+                }
+            }
         }
         if let Some(p) = self.port {
             part(out);
@@ -441,7 +451,11 @@ mod tests {
         match (&s.device, s.lid) {
             (Some(d), _) => parts.push(d.clone()),
             (None, Some(l)) => parts.push(format!("LID {l}")),
-            (None, None) => {}
+            (None, None) => {
+                if let (Some(g), Some(_)) = (&s.guid, s.port) {
+                    parts.push(g.to_string());
+                }
+            }
         }
         if let Some(p) = s.port {
             parts.push(format!("port {p}"));
@@ -541,6 +555,34 @@ mod tests {
                 .replace('\n', &format!("\n{}", "  ".repeat(depth)));
             proptest::prop_assert_eq!(String::from_utf8(written).unwrap_or_default(), want);
         }
+    }
+
+    /// A port known by its GUID alone (ibqueryerrors port lines pasted
+    /// without the header naming their node) is named by it: `port 1`
+    /// alone would say the same of every such port.
+    #[test]
+    fn a_port_known_only_by_its_guid_is_named_by_it() {
+        let port = |guid| Subject {
+            port: Some(1),
+            guid: Some(crate::model::ib::Guid(guid)),
+            ..Subject::default()
+        };
+        assert_eq!(
+            port(0x0c42_a103_00dc_f8e2).describe(),
+            "0x0c42a10300dcf8e2 port 1"
+        );
+        assert_ne!(port(1).describe(), port(2).describe());
+        // A node or LID names the port: the GUID is not repeated.
+        let named = Subject {
+            device: Some("leaf-01".to_owned()),
+            ..port(1)
+        };
+        assert_eq!(named.describe(), "leaf-01 port 1");
+        let by_lid = Subject {
+            lid: Some(12),
+            ..port(1)
+        };
+        assert_eq!(by_lid.describe(), "LID 12 port 1");
     }
 
     #[test]

@@ -738,6 +738,10 @@ fn unchanged_for(ctx: &Context<'_>, port: &PerfPortRef<'_>, counter: &str) -> Op
                 && (port.lid.is_some()
                     || port.device.is_none()
                     || r.subject.device.as_deref() == port.device)
+                // Nor are two GUIDs (ibqueryerrors port lines pasted
+                // without the header naming their node: no LID, no
+                // device, only the GUID tells them apart).
+                && (port.guid.is_none() || r.subject.guid.is_none() || r.subject.guid == port.guid)
         })
         .max_by_key(|r| r.to_snapshot)
         .filter(|r| r.status == RateStatus::Measured && r.increase == Some(0))

@@ -1333,20 +1333,22 @@ fn check_could_be(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                         else {
                             continue;
                         };
+                        let subject = Subject {
+                            // A port line pasted without its `Errors for`
+                            // header names no node: none is invented.
+                            device: (!node.headerless).then(|| node.desc.clone()),
+                            port: Some(p.port),
+                            lid: Some(link.lid),
+                            guid: Some(p.guid),
+                            ..Subject::default()
+                        };
+                        let who = subject.describe();
                         out.push(
                             IB006
                                 .finding(
-                                    Subject {
-                                        device: Some(node.desc.clone()),
-                                        port: Some(p.port),
-                                        lid: Some(link.lid),
-                                        guid: Some(p.guid),
-                                        ..Subject::default()
-                                    },
+                                    subject,
                                     format!(
-                                        "{} port {} runs at {} {}; {could}",
-                                        node.desc,
-                                        p.port,
+                                        "{who} runs at {} {}; {could}",
                                         link.width.as_deref().unwrap_or("?"),
                                         link.speed.as_deref().unwrap_or("?")
                                     ),

@@ -163,6 +163,7 @@ pub(crate) struct Capacity {
 pub(crate) struct SubjectRef<'d> {
     pub host: Option<&'d str>,
     pub device: Option<&'d str>,
+    pub guid: Option<crate::model::ib::Guid>,
     pub lid: Option<u32>,
     pub port: Option<u32>,
     pub gpu: Option<u32>,
@@ -176,6 +177,7 @@ impl<'d> SubjectRef<'d> {
         Self {
             host: subject.host.as_deref(),
             device: subject.device.as_deref(),
+            guid: subject.guid,
             lid: subject.lid,
             port: subject.port,
             gpu: subject.gpu,
@@ -189,6 +191,7 @@ impl<'d> SubjectRef<'d> {
         Subject {
             host: self.host.map(str::to_owned),
             device: self.device.map(str::to_owned),
+            guid: self.guid,
             lid: self.lid,
             port: self.port,
             gpu: self.gpu,
@@ -279,7 +282,12 @@ pub(crate) fn extract(section: &Section) -> Extracted<'_> {
         SectionData::Nvlink(n) => nvlink(n, host, &mut out),
         SectionData::Ibstat(i) => ibstat(i, host, &mut out),
         SectionData::Iblinkinfo(i) => iblinkinfo(i, &mut out),
-        SectionData::Ibqueryerrors(q) => ibqueryerrors(q, host, &mut out),
+        // The fabric's ports too, as the rules see them (they key an
+        // ibqueryerrors port by its GUID and port, with no host): a count
+        // two runs show unchanged is history whatever prompt each run was
+        // pasted under. Keyed by the host that ran it, no rate matched a
+        // port the rules judge.
+        SectionData::Ibqueryerrors(q) => ibqueryerrors(q, &mut out),
         SectionData::DcgmiNvlinkErrors(d) => dcgmi_nvlink(d, host, &mut out),
         SectionData::SmiQuery(q) => out.time = smi_query_time(q, section.span),
         SectionData::Date(d) => {
@@ -313,14 +321,20 @@ fn smi_query_time(q: &SmiQuery, span: LineSpan) -> Option<(f64, Option<f64>, Str
 }
 
 /// `ibqueryerrors` lists, per port, the counters above threshold (or all
-/// data counters with `--counters`); ports are named by node description.
-fn ibqueryerrors<'d>(q: &'d Ibqueryerrors, host: Option<&'d str>, out: &mut Extracted<'d>) {
+/// data counters with `--counters`); ports are named by node description
+/// and by the port GUID every port line prints. The GUID is what tells
+/// ports apart when their lines were pasted without the `Errors for`
+/// header that names the node (`grep SymbolErrorCounter` keeps only port
+/// lines): two such lines of different GUIDs are two ports, never two
+/// snapshots of one.
+fn ibqueryerrors<'d>(q: &'d Ibqueryerrors, out: &mut Extracted<'d>) {
     let source = out.source(CounterSource::Ibqueryerrors);
     for node in &q.nodes {
         for port in &node.ports {
             let subject = out.subject(SubjectRef {
-                host,
-                device: Some(&node.desc),
+                // A node the paste does not name is no device named "".
+                device: (!node.headerless).then_some(node.desc.as_str()),
+                guid: Some(port.guid),
                 lid: port.link.as_ref().map(|l| l.lid),
                 port: Some(port.port),
                 ..SubjectRef::default()

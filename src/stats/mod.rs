@@ -37,7 +37,7 @@
 //! - `trends`: least-squares slope, `still_rising`, `seconds_to_saturation`.
 //! - `notes`: what could not be computed and why (no interval, reset, no link speed).
 //!
-//! Every record names its [`Subject`] (host, device, lid, port, GPU, link, lane) and the
+//! Every record names its [`Subject`] (host, device, port GUID, lid, port, GPU, link, lane) and the
 //! snapshot ids or input lines it came from.
 //!
 //! # Example

@@ -22,6 +22,12 @@ pub struct Subject {
     /// Device name (`mlx5_0`) when the tool names one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    /// The port's GUID, when the tool prints one per port (ibqueryerrors):
+    /// ports whose lines name no node (pasted without their `Errors for`
+    /// header) are told apart by it, not merged into one series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
+    pub guid: Option<crate::model::ib::Guid>,
     /// InfiniBand LID of the port's node (perfquery addresses ports this way).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lid: Option<u32>,
@@ -70,6 +76,12 @@ impl fmt::Display for Subject {
         if let Some(l) = self.lid {
             part(f, "lid ", Some(l))?;
         }
+        // The GUID names the port only when nothing else does (written
+        // as a finding's subject writes it).
+        if let (None, None, Some(g)) = (&self.device, self.lid, self.guid) {
+            part(f, "", None)?;
+            write!(f, "{g}")?;
+        }
         match self.port {
             Some(255) => part(f, "all ports", None)?,
             Some(p) => part(f, "port ", Some(p))?,
@@ -104,6 +116,9 @@ pub(crate) fn subject_words_joined(subject: &Subject) -> String {
     }
     if let Some(l) = subject.lid {
         parts.push(format!("lid {l}"));
+    }
+    if let (None, None, Some(g)) = (&subject.device, subject.lid, subject.guid) {
+        parts.push(g.to_string());
     }
     if let Some(p) = subject.port {
         parts.push(if p == 255 {
@@ -253,8 +268,10 @@ mod tests {
             gpu in number(),
             link in number(),
             lane in number(),
+            guid in proptest::option::of(any::<u64>()),
         ) {
-            let subject = Subject { host, device, lid, port, gpu, link, lane };
+            let guid = guid.map(crate::model::ib::Guid);
+            let subject = Subject { host, device, guid, lid, port, gpu, link, lane };
             let want = subject_words_joined(&subject);
             prop_assert_eq!(subject.to_string(), want.clone());
             prop_assert_eq!(format!("{subject:>80}"), want);

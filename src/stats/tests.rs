@@ -552,3 +552,41 @@ fn compact_peer_values_keep_their_json() {
     assert_eq!(back, unit.peer_values);
     assert_eq!(PeerValues::from(values), unit.peer_values);
 }
+
+/// `grep SymbolErrorCounter` over ibqueryerrors output keeps the port lines
+/// and drops the `Errors for` headers that name their nodes. Each line still
+/// prints its port GUID: lines of different GUIDs are different ports,
+/// never two snapshots of one (their values are unrelated, so a "growth"
+/// between them is invented); lines of one GUID are two readings of it.
+#[test]
+fn ibqueryerrors_port_lines_without_their_headers_are_told_apart_by_guid() {
+    let two_ports = "GUID 0x0c42a10300aa0001 port 1: [SymbolErrorCounter == 3] [PortXmitWait == 1200]\n\
+                     GUID 0x0c42a10300aa0002 port 1: [SymbolErrorCounter == 9] [PortXmitWait == 880000]\n";
+    let m = measure(
+        &doc(two_ports),
+        &StatsOptions::default().with_interval(10.0),
+    );
+    assert!(
+        m.counter_rates.is_empty(),
+        "two ports read as one: {:?}",
+        m.counter_rates
+    );
+
+    let one_port_twice = "$ ibqueryerrors\n\
+                          GUID 0x0c42a10300aa0001 port 1: [SymbolErrorCounter == 3]\n\
+                          $ ibqueryerrors\n\
+                          GUID 0x0c42a10300aa0001 port 1: [SymbolErrorCounter == 9]\n";
+    let m = measure(
+        &doc(one_port_twice),
+        &StatsOptions::default().with_interval(10.0),
+    );
+    assert_eq!(m.counter_rates.len(), 1, "{:?}", m.counter_rates);
+    let r = &m.counter_rates[0];
+    assert_eq!((r.before, r.after, r.increase), (3, 9, Some(6)));
+    assert_eq!(
+        r.subject.guid,
+        Some(crate::model::ib::Guid(0x0c42_a103_00aa_0001))
+    );
+    assert_eq!(r.subject.device, None, "the paste names no node");
+    assert_eq!(r.subject.to_string(), "0x0c42a10300aa0001 port 1");
+}

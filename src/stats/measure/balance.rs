@@ -181,7 +181,7 @@ mod tests {
                 proptest::option::of(0u32..18),
             ),
         ) {
-            let subject = Subject { host, device, lid, port, gpu, link, lane: None };
+            let subject = Subject { host, device, guid: None, lid, port, gpu, link, lane: None };
             prop_assert_eq!(balance_words(&subject), balance_words_formatted(&subject));
         }
     }

@@ -8,6 +8,7 @@ use super::super::StatsOptions;
 use super::fmt_num;
 use super::records::{CounterRate, OutlierMember, PeerGroup, PeerGroupKind, PeerStatistic};
 use super::timeline::{KeyIds, Series, SeriesIds};
+use crate::model::ib::Guid;
 use crate::span::LineSpan;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -57,6 +58,7 @@ impl Who<'_> {
 static NOBODY: Subject = Subject {
     host: None,
     device: None,
+    guid: None,
     lid: None,
     port: None,
     gpu: None,
@@ -1214,12 +1216,14 @@ fn source_id(sources: &mut Vec<CounterSource>, source: &CounterSource) -> u32 {
 }
 
 /// What names a place within [`PeerValues`]: the place's fields, its CA
-/// name borrowed.
-type PlaceKey<'a> = (Option<&'a str>, [Option<u32>; 4]);
+/// name borrowed, and the port GUID when the tool printed one (a port of
+/// a node the paste does not name is told apart by it alone).
+type PlaceKey<'a> = (Option<&'a str>, Option<Guid>, [Option<u32>; 4]);
 
 fn place_key(place: &Subject) -> PlaceKey<'_> {
     (
         place.device.as_deref(),
+        place.guid,
         [place.port, place.gpu, place.link, place.lane],
     )
 }
@@ -1419,7 +1423,7 @@ impl<'s> PeerValuesBuilder<'s> {
         // LIDs differ from host to host (every port has its own); the CA
         // name and port number do not, so they alone say "the same port".
         let key = place_key(subject);
-        if key == (None, [None; 4]) {
+        if key == (None, None, [None; 4]) {
             return NO_PLACE;
         }
         if let Some(id) = self.place_ids.get(&key) {
@@ -1431,6 +1435,7 @@ impl<'s> PeerValuesBuilder<'s> {
         self.out.places.push(Subject {
             host: None,
             device: subject.device.clone(),
+            guid: subject.guid,
             lid: None,
             port: subject.port,
             gpu: subject.gpu,
@@ -1903,7 +1908,7 @@ mod tests {
                 number(),
             ]),
         ) {
-            let subject = Subject { host, device, lid, port, gpu, link, lane };
+            let subject = Subject { host, device, guid: None, lid, port, gpu, link, lane };
             let statistic = if per_second {
                 PeerStatistic::CountsPerSecond
             } else {
@@ -1939,7 +1944,7 @@ mod tests {
                 proptest::option::of(0u32..4),
             ),
         ) {
-            let subject = Subject { host, device, lid, port, gpu, link, lane };
+            let subject = Subject { host, device, guid: None, lid, port, gpu, link, lane };
             prop_assert_eq!(group_keys(&subject), group_keys_formatted(&subject));
         }
 

@@ -5,6 +5,7 @@ use super::super::extract::{Extracted, SubjectRef};
 use super::super::sample::{CounterUnit, Role, Subject};
 use super::super::{CounterSource, StatsOptions};
 use super::records::IntervalSource;
+use crate::model::ib::Guid;
 use crate::model::port_index::PortIndex;
 use crate::span::LineSpan;
 use rustc_hash::FxHashMap;
@@ -417,7 +418,9 @@ fn ranks<T: Ord>(values: &[T]) -> Vec<u32> {
 
 /// A subject with its host and device names as ids (0: none, else the
 /// name's id + 1) among the unit's names: hashed and compared as integers.
-type SubjectKey = (u32, u32, [Option<u32>; 5]);
+/// In [`Subject`]'s field order (host, device, GUID, then the numbers), so
+/// that keys compare as the subjects do.
+type SubjectKey = (u32, u32, Option<Guid>, [Option<u32>; 5]);
 
 /// A unit's distinct subjects in the order first seen, found through their
 /// [`SubjectKey`]s.
@@ -463,6 +466,7 @@ impl Subjects {
         (
             host,
             device,
+            subject.guid,
             [
                 subject.lid,
                 subject.port,
@@ -523,11 +527,11 @@ impl Readings {
                 .get(at as usize)
                 .map_or(u32::MAX, |r| r.saturating_add(1)),
         };
-        let keys: Vec<(u32, u32, [Option<u32>; 5])> = self
+        let keys: Vec<SubjectKey> = self
             .subjects
             .keys
             .iter()
-            .map(|&(host, device, rest)| (rank(host), rank(device), rest))
+            .map(|&(host, device, guid, rest)| (rank(host), rank(device), guid, rest))
             .collect();
         ranks(&keys)
     }
