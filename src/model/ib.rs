@@ -484,9 +484,10 @@ mod tests {
     }
 
     /// [`LinkLayer::parse`] as first written, on a lowercased copy (after
-    /// the author's bracket note is set aside, which case does not touch).
+    /// the author's bracket note and marks are set aside, which case does
+    /// not touch).
     fn link_layer_by_lowercase(text: &str) -> LinkLayer {
-        let t = without_bracket_note(text.trim());
+        let t = without_symbol_note(without_bracket_note(text.trim()));
         match t.trim_matches('`').to_ascii_lowercase().as_str() {
             "infiniband" | "ib" => LinkLayer::Infiniband,
             "ethernet" | "eth" => LinkLayer::Ethernet,
