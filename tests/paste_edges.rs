@@ -1964,3 +1964,57 @@ fn an_ibnetdiscover_ports_line_with_an_unquoted_description_is_read() {
     let prose = "SW 312 17 is the port that runs 4x DDR on the ISR9288 Voltaire\n";
     assert!(read(prose, &ReadOptions::default()).is_err());
 }
+
+/// `pdsh … | dshbak -c` (and `clush -b`) fold the hosts whose output is
+/// the same under one banner, `gpu[01-06]`: that output is each of those
+/// hosts'. Six hosts are six, and a fleet rule's majority is one of hosts,
+/// not of banners: the seventh host's other firmware is 1 of 7.
+#[test]
+fn a_folded_host_list_banner_is_each_of_its_hosts() {
+    let ca = |fw: &str, lid: u32| {
+        format!(
+            "CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tFirmware version: {fw}\n\tHardware version: 0\n\
+             \tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: {lid}\n\
+             \t\tLMC: 0\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n"
+        )
+    };
+    let text = format!(
+        "$ pdsh -w gpu[01-07] ibstat | dshbak -c\n----------------\ngpu[01-06]\n----------------\n{}\
+         ----------------\ngpu07\n----------------\n{}",
+        ca("28.39.1002", 11),
+        ca("28.36.1010", 17)
+    );
+    let d = doc(&text);
+    let hosts: Vec<Option<&str>> = d.sections.iter().map(|s| s.host.as_deref()).collect();
+    assert_eq!(
+        hosts,
+        ["gpu01", "gpu02", "gpu03", "gpu04", "gpu05", "gpu06", "gpu07"].map(Some),
+        "{:?}",
+        d.sections
+    );
+    let r = report(&text);
+    assert_eq!(r.hosts, 7);
+    let odd = of(&r, "FL001");
+    assert_eq!(odd.len(), 1, "{:#?}", r.findings);
+    assert_eq!(odd[0].subject.host.as_deref(), Some("gpu07"));
+    assert!(
+        odd[0].message.contains("6 of 7 hosts"),
+        "{}",
+        odd[0].message
+    );
+    // clush -b's banner with its count: the same.
+    let clush = text.replace("\ngpu[01-06]\n", "\ngpu[01-06] (6)\n");
+    assert_eq!(report(&clush).hosts, 7);
+}
+
+/// A banner naming more hosts than the section limit leaves room for is
+/// one section under its banner's name: copies count against the limit.
+#[test]
+fn a_host_list_past_the_section_limit_stays_one_section() {
+    let text = "----------------\nn[1-4000]\n----------------\nCA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tLink layer: InfiniBand\n";
+    let options = fabricscope::ReadOptions::default().with_max_sections(100);
+    let d = fabricscope::read(text, &options).unwrap();
+    assert_eq!(d.sections.len(), 1, "{}", d.sections.len());
+    assert_eq!(d.sections[0].host.as_deref(), Some("n[1-4000]"));
+    assert_eq!(doc(text).sections.len(), 4000);
+}

@@ -194,8 +194,141 @@ fn prefixed_hosts_within<'a>(
     }
 }
 
+/// The most hosts one host list may name ([`expand_hostlist`]): more is
+/// no banner of a paste anyone reads (and a hostile `n[1-99999999]` would
+/// copy a section a hundred million times).
+pub(crate) const MAX_GROUP: usize = 4096;
+
+/// The hosts a pdsh/clush host list names: `gpu[01-03]` (`dshbak -c` and
+/// `clush -b` fold hosts whose output is the same under one banner),
+/// `node[1,4-5]`, `rack[1-2]-n[01-02]`, `gpu[01-02],login1`. Ranges keep
+/// the zero padding of their first number, as pdsh writes them. `None`
+/// for one host, for anything that is not a well-formed list, and for
+/// lists of more than [`MAX_GROUP`] hosts.
+pub(crate) fn expand_hostlist(name: &str) -> Option<Vec<String>> {
+    if !name.contains(['[', ',']) {
+        return None;
+    }
+    let mut hosts: Vec<String> = Vec::new();
+    for term in top_level_terms(name)? {
+        let mut expanded = vec![String::new()];
+        let mut rest = term;
+        while !rest.is_empty() {
+            let (literal, group) = match rest.split_once('[') {
+                Some((literal, after)) => {
+                    let (inside, tail) = after.split_once(']')?;
+                    rest = tail;
+                    (literal, Some(inside))
+                }
+                None => (std::mem::take(&mut rest), None),
+            };
+            if literal.contains([']', ',']) {
+                return None;
+            }
+            for h in &mut expanded {
+                h.push_str(literal);
+            }
+            if let Some(inside) = group {
+                let members = range_members(inside)?;
+                if expanded.len().saturating_mul(members.len()) + hosts.len() > MAX_GROUP {
+                    return None;
+                }
+                expanded = expanded
+                    .iter()
+                    .flat_map(|h| members.iter().map(move |m| format!("{h}{m}")))
+                    .collect();
+            }
+        }
+        if expanded.iter().any(String::is_empty) || hosts.len() + expanded.len() > MAX_GROUP {
+            return None;
+        }
+        hosts.extend(expanded);
+    }
+    (hosts.len() > 1).then_some(hosts)
+}
+
+/// `name` split at the commas outside brackets; `None` when a bracket is
+/// left open or closed twice.
+fn top_level_terms(name: &str) -> Option<Vec<&str>> {
+    let mut terms = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, b) in name.bytes().enumerate() {
+        match b {
+            b'[' if depth == 0 => depth = 1,
+            b']' if depth == 1 => depth = 0,
+            b'[' | b']' => return None,
+            b',' if depth == 0 => {
+                terms.push(name.get(start..i)?);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return None;
+    }
+    terms.push(name.get(start..)?);
+    Some(terms)
+}
+
+/// The numbers inside one pair of brackets: `01-03,7` is 01, 02, 03, 7.
+fn range_members(inside: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    for item in inside.split(',') {
+        let (low, high) = item.split_once('-').unwrap_or((item, item));
+        let digits =
+            |t: &str| !t.is_empty() && t.len() <= 9 && t.bytes().all(|b| b.is_ascii_digit());
+        if !digits(low) || !digits(high) {
+            return None;
+        }
+        let (a, b): (u32, u32) = (low.parse().ok()?, high.parse().ok()?);
+        if b < a || out.len() + (b - a) as usize >= MAX_GROUP {
+            return None;
+        }
+        let width = if low.starts_with('0') { low.len() } else { 0 };
+        out.extend((a..=b).map(|n| format!("{n:0width$}")));
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn host_lists_expand_as_pdsh_writes_them() {
+        let e = |n: &str| expand_hostlist(n);
+        assert_eq!(e("gpu[01-03]").unwrap(), ["gpu01", "gpu02", "gpu03"]);
+        assert_eq!(e("node[1,4-5]").unwrap(), ["node1", "node4", "node5"]);
+        assert_eq!(
+            e("r[1-2]-n[08-09]").unwrap(),
+            ["r1-n08", "r1-n09", "r2-n08", "r2-n09"]
+        );
+        assert_eq!(
+            e("gpu[09-10],login1").unwrap(),
+            ["gpu09", "gpu10", "login1"]
+        );
+        assert_eq!(e("n[098-101]").unwrap(), ["n098", "n099", "n100", "n101"]);
+        // One host, or no list at all.
+        for one in [
+            "gpu07",
+            "gpu[07]",
+            "gpu[0-x]",
+            "gpu[3-1]",
+            "gpu[01-03",
+            "gpu]01[",
+            "a,,b",
+            "n[1-99999999]",
+            "[1-2]x[",
+            "gpu[[1-2]]",
+        ] {
+            assert_eq!(e(one), None, "{one}");
+        }
+        assert_eq!(
+            e(&format!("n[1-{MAX_GROUP}]")).map(|h| h.len()),
+            Some(MAX_GROUP)
+        );
+        assert_eq!(e(&format!("n[0-{MAX_GROUP}]")), None);
+    }
+
     use proptest::prelude::*;
 
     /// [`candidate`] as first written (a search for the first colon, then

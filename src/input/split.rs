@@ -1414,6 +1414,43 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
         warnings: parsed.warnings,
         messages: open.messages,
     };
+    // `dshbak -c` and `clush -b` fold the hosts whose output is the same
+    // under one banner (`gpu[01-03]`): it is each of those hosts' output.
+    // Read as one host, three hosts counted as one, and a fleet rule's
+    // majority (firmware, peers) was a majority of banners, not of hosts.
+    // Each copy counts against the section limit: past it, the section
+    // stays one, named by its banner.
+    let group = ctx
+        .host
+        .as_deref()
+        .and_then(super::hosts::expand_hostlist)
+        .filter(|hosts| out.sections + hosts.len() - 1 <= out.options.max_sections);
+    if let Some(hosts) = &group {
+        out.sections += hosts.len() - 1;
+    }
+    match group {
+        Some(hosts) => {
+            let last = hosts.len().saturating_sub(1);
+            let mut section = Some(section);
+            for (i, host) in hosts.into_iter().enumerate() {
+                // A copy for each host but the last, which takes the section.
+                let each_host = if i == last {
+                    section.take()
+                } else {
+                    section.clone()
+                };
+                if let Some(mut each_host) = each_host {
+                    each_host.host = Some(host);
+                    emit(out, each_host);
+                }
+            }
+        }
+        None => emit(out, section),
+    }
+}
+
+/// Hands `section` to the reader's callback, or keeps it in the document.
+fn emit(out: &mut Output<'_>, section: Section) {
     match &mut out.each {
         Some(each) => each(section),
         None => out.doc.sections.push(section),
