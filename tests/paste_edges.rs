@@ -2018,3 +2018,26 @@ fn a_host_list_past_the_section_limit_stays_one_section() {
     assert_eq!(d.sections[0].host.as_deref(), Some("n[1-4000]"));
     assert_eq!(doc(text).sections.len(), 4000);
 }
+
+/// ibswinfo with a power supply's status printed without its value (a
+/// fixture trimmed by hand, or a register not read): the status is
+/// unknown and said unread, never "absent or unpowered (status ERROR)".
+/// Its DC power and fan read OK under it.
+#[test]
+fn an_ibswinfo_status_without_its_value_is_no_alarm() {
+    let rule = "-------------------------------------------------";
+    let text = format!(
+        "=================================================\nMF0;ib-leaf-12:MSB7800/U1\n=================================================\n\
+         part number        | MSB7800-ES2F\nserial number      | MT2001X04321\nports              | 36\n\
+         GUID               | 0x98039b0300aa7788\nfirmware version   | 11.2010.1204\n{rule}\n\
+         PSU0 status        | OK\n     DC power      | OK\n     fan status    | OK\n     power (W)     | 80\n\
+         PSU1 status        | \n     DC power      | OK\n     fan status    | OK\n     power (W)     | 77\n{rule}\n\
+         fan status         | OK\nfan#1 (rpm)        | 8100\n{rule}\n"
+    );
+    let r = report(&text);
+    assert!(of(&r, "IB009").is_empty(), "{:#?}", r.findings);
+    assert_eq!(of(&r, "IN002").len(), 1, "{:#?}", r.findings);
+    // An ERROR printed is still an alarm.
+    let r = report(&text.replace("PSU1 status        | \n", "PSU1 status        | ERROR\n"));
+    assert_eq!(of(&r, "IB009").len(), 1, "{:#?}", r.findings);
+}

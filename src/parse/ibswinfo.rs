@@ -159,6 +159,12 @@ fn read_field(
             return;
         };
         psu.span = psu.span.join(line.span());
+        // A field printed without its value (blanked, or a register
+        // ibswinfo could not read) is unknown, never a failed state.
+        if value.trim().is_empty() {
+            unread.line(line, "a power supply's field with no value");
+            return;
+        }
         let v = Some(value.to_owned());
         match label {
             "P/N" => psu.part_number = v,
@@ -175,12 +181,21 @@ fn read_field(
         .and_then(|r| r.strip_suffix(" status"))
     {
         match decimal_u32(index) {
-            Ok(index) => s.psus.push(Psu {
-                index,
-                status: Some(value.to_owned()),
-                span: line.span(),
-                ..Psu::default()
-            }),
+            Ok(index) => {
+                // `PSU1 status        | ` with nothing after it: the status
+                // is unknown (the lines under it still belong to this PSU),
+                // not the ERROR that a missing supply prints.
+                let status = (!value.trim().is_empty()).then(|| value.to_owned());
+                if status.is_none() {
+                    unread.line(line, "a power supply's status with no value");
+                }
+                s.psus.push(Psu {
+                    index,
+                    status,
+                    span: line.span(),
+                    ..Psu::default()
+                });
+            }
             Err(_) => unread.line(line, "`PSUn status` without a number"),
         }
         return;
@@ -226,6 +241,10 @@ fn read_field(
                 Some(p) => s.warn_threshold_c = Some(p),
                 None => unread.line(line, "`warn threshold (C)` is not `low/high`"),
             }
+        }
+        // Nothing after the bar: unknown, not a fan alarm.
+        "fan status" if value.trim().is_empty() => {
+            unread.line(line, "`fan status` with no value");
         }
         "fan status" => s.fan_status = v,
         "revision" | "PSID" | "CPLD" | "uptime (d-h:m:s)" => {
@@ -353,6 +372,29 @@ mod tests {
         assert_eq!(s.fans_rpm, [(1, 8400), (2, 7300)]);
         assert_eq!(s.fan_status.as_deref(), Some("OK"));
         assert_eq!(s.other.len(), 3);
+    }
+
+    #[test]
+    fn a_status_printed_without_its_value_is_unknown_and_unread() {
+        let text = sample("OK", "OK", false)
+            .replace("PSU1 status        | OK", "PSU1 status        | ")
+            .replace("fan status         | OK", "fan status         |")
+            .replace(
+                "     DC power      | OK\n     fan status    | OK\n     power (W)     | 70",
+                "     DC power      | \n     fan status    | OK\n     power (W)     | 70",
+            );
+        let p = parse(&lines_of(&text));
+        let s = &p.value.switches[0];
+        assert_eq!(s.psus.len(), 2);
+        assert_eq!(s.psus[1].status, None);
+        assert_eq!(
+            s.psus[1].dc_power.as_deref(),
+            Some("OK"),
+            "its lines stay its own"
+        );
+        assert_eq!(s.psus[0].dc_power, None);
+        assert_eq!(s.fan_status, None);
+        assert_eq!(p.warnings.len(), 3, "{:?}", p.warnings);
     }
 
     #[test]
