@@ -1139,12 +1139,23 @@ fn merge_switches(findings: &[Finding], lists: &mut Vec<Vec<usize>>) {
     let keys: Vec<Option<String>> = lists
         .iter()
         .map(|list| {
-            list.first()
-                .and_then(|&i| findings.get(i))
-                .and_then(|f| switch_of(&f.subject))
+            let headline = list
+                .iter()
+                .filter_map(|&i| findings.get(i))
+                .min_by_key(|f| rank(f))?;
+            degraded_switch_port(headline).then(|| switch_of(&headline.subject))?
         })
         .collect();
     join_lists(lists, keys, SWITCH_MIN_PORTS);
+}
+
+/// A finding that says a switch port is degraded: a `warning` or worse
+/// (a port whose only finding is an `info`, lifetime PortXmitWait say, is
+/// history, not damage) about a port other than 0, the switch's own
+/// management port, which no cable reaches. Only such ports make "ports
+/// of this switch degraded together".
+fn degraded_switch_port(f: &Finding) -> bool {
+    f.severity >= Severity::Warning && f.subject.port.is_some_and(|p| p != 0)
 }
 
 /// Ports of one host down together, each an incident of its own, that
@@ -1247,7 +1258,11 @@ fn host_ports_down_fingerprint(subject: &Subject) -> String {
 fn is_switch_group(fs: &[&Finding]) -> Option<(Subject, usize)> {
     let first = fs.first()?;
     switch_of(&first.subject)?;
-    let mut ports: Vec<u32> = fs.iter().filter_map(|f| f.subject.port).collect();
+    let mut ports: Vec<u32> = fs
+        .iter()
+        .filter(|f| degraded_switch_port(f))
+        .filter_map(|f| f.subject.port)
+        .collect();
     ports.sort_unstable();
     ports.dedup();
     (ports.len() >= SWITCH_MIN_PORTS).then(|| {
@@ -1743,6 +1758,44 @@ pub(crate) mod tests {
         assert_eq!(inc[0].subject.port, None);
         // Two ports are two incidents.
         assert_eq!(group(fs.get(..2).unwrap()).len(), 2);
+    }
+
+    #[test]
+    fn only_degraded_ports_make_a_switch_incident() {
+        let sw = |p: u32| Subject {
+            device: Some("MF0;spine02:SX6036/U1".into()),
+            guid: Some(crate::model::ib::Guid(3)),
+            lid: Some(3),
+            port: Some(p),
+            ..Subject::default()
+        };
+        let warn = |p: u32| {
+            let mut f = finding("IB108", sw(p), "discards", "ibqueryerrors");
+            f.severity = Severity::Warning;
+            f
+        };
+        let info = |p: u32| {
+            let mut f = finding("IB109", sw(p), "PortXmitWait history", "ibqueryerrors");
+            f.severity = Severity::Info;
+            f
+        };
+        // Two degraded ports among congestion history and the switch's
+        // management port 0: no "ports degraded together".
+        let mut fs = vec![warn(5), warn(6), info(0), info(1), info(2), info(3)];
+        let inc = group(&fs);
+        assert!(inc.iter().all(|i| i.probable_cause.is_none()), "{inc:#?}");
+        assert_eq!(inc.len(), 6, "{inc:#?}");
+        // A third degraded port: one incident of the three, the history apart.
+        fs.push(warn(8));
+        let inc = group(&fs);
+        let switch: Vec<&Incident> = inc.iter().filter(|i| i.probable_cause.is_some()).collect();
+        assert_eq!(switch.len(), 1, "{inc:#?}");
+        assert_eq!(switch[0].findings.len(), 3);
+        assert!(switch[0]
+            .probable_cause
+            .as_deref()
+            .unwrap()
+            .starts_with("3 ports of this switch"));
     }
 
     #[test]
