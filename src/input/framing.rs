@@ -105,6 +105,7 @@ fn classify_any(line: &str) -> Option<Framing> {
         .map(Framing::HostHeading)
         .or_else(|| {
             (script_heading(t)
+                || rst_directive(t)
                 || non_ascii_comment(t)
                 || non_ascii_prose(t)
                 || env_assignment(line)
@@ -144,6 +145,17 @@ fn script_heading(t: &str) -> bool {
         .is_some_and(|title| title != "NVSMI LOG" && !crate::parse::date::heading_has_stamp(t))
 }
 
+/// `.. code-block:: bash`, `.. note::`: a reStructuredText directive of
+/// a documentation page, which opens a block as a Markdown fence does.
+/// Read as output, it was an unread line of the tool above it.
+fn rst_directive(t: &str) -> bool {
+    t.strip_prefix(".. ")
+        .and_then(|rest| rest.split_once("::"))
+        .is_some_and(|(name, _)| {
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-')
+        })
+}
+
 /// Whether `line` could be a framing line: fences, headers, exit markers,
 /// rules, command labels and host headings begin (after white space) with
 /// `` ` `` `~` `=` `[` `-` `*` `>` `+` (or `#`) or end in `:`, `>>` or `{`,
@@ -155,6 +167,7 @@ fn may_frame(line: &str) -> bool {
         line.trim_start().as_bytes().first(),
         Some(b'`' | b'~' | b'=' | b'[' | b'-' | b'*' | b'>' | b'+')
     ) || closing_may_frame(line)
+        || line.trim_start().starts_with(".. ")
         || labelled_may_frame(line)
         || command_may_frame(line)
         || line.bytes().any(|b| matches!(b, b'$' | b'#' | b'%'))
@@ -1661,6 +1674,14 @@ mod tests {
             "GPU0\t X \tNV18",
             "“quoted” 123",
         ] {
+            assert_ne!(classify(line), Some(Framing::Heading), "{line}");
+        }
+        // A reStructuredText directive opens a block, as a fence does;
+        // dots that are a tool's own (perfquery's leaders, an elision) do not.
+        for line in [".. code-block:: bash", ".. note::", "  .. code:: console"] {
+            assert_eq!(classify(line), Some(Framing::Heading), "{line}");
+        }
+        for line in [".. ", "...", ".. 12:30::", "..code-block:: bash"] {
             assert_ne!(classify(line), Some(Framing::Heading), "{line}");
         }
         // An environment variable ends the output above it; tools' own
