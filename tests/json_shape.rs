@@ -89,6 +89,12 @@ fn inputs() -> Vec<String> {
         "$ dcgmi dmon -e 1009,1010\n# Entity           PCITX           PCIRX           NVLTX           NVLRX\n      Id               B               B               B               B\n    GPU 0     1234567.000        2000.000  51234567890.000             N/A\n"
             .to_owned(),
     );
+    // A topo -m of PCIe GPUs pasted without its legend: whether it is the
+    // `-mp` view is unknown (`pci_only` null; an NVLink cell would say no).
+    texts.push(
+        "$ nvidia-smi topo -m\n\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tSYS\t0-15\nGPU1\tSYS\t X \t16-31\n"
+            .to_owned(),
+    );
     let errors = fabricscope::model::dcgmi_nvlink::DcgmiNvlinkErrors {
         gpu: Some(0),
         links: vec![fabricscope::model::dcgmi_nvlink::DcgmiLinkErrors {

@@ -2041,3 +2041,53 @@ fn an_ibswinfo_status_without_its_value_is_no_alarm() {
     let r = report(&text.replace("PSU1 status        | \n", "PSU1 status        | ERROR\n"));
     assert_eq!(of(&r, "IB009").len(), 1, "{:#?}", r.findings);
 }
+
+/// A `topo -m` printed with the short legend of old drivers, which names
+/// `NV2 = Connected via NVLink with 2 hops` rather than `NV#`: bridged
+/// pairs over NVLink, SYS between them. Before, the missing `NV#` line made
+/// it the PCIe-only view (`-mp`), so TP001/TP002 were skipped with "no
+/// matrix in the input" although it was read. Now the NVLink cells decide:
+/// both rules judge it, and a pair whose bridge is gone is reported.
+#[test]
+fn a_topo_matrix_with_the_old_short_legend_is_judged_for_nvlink() {
+    let matrix = |pair: &str| {
+        format!(
+            "        GPU0    GPU1    GPU2    GPU3    CPU Affinity\n\
+             GPU0     X      SYS     NV2     SYS     0-11\n\
+             GPU1    SYS      X      SYS     {pair}     12-23\n\
+             GPU2    NV2     SYS      X      SYS     0-11\n\
+             GPU3    SYS     {pair}     SYS      X      12-23\n\
+             \n\
+             Legend:\n\
+             \x20 X   = Self\n\
+             \x20 NV2 = Connected via NVLink with 2 hops\n\
+             \x20 SYS = Connected via the PCIe or CPU subsystem\n"
+        )
+    };
+    let healthy = matrix("NV2");
+    let d = doc(&healthy);
+    let fabricscope::SectionData::TopoMatrix(m) = &d.sections[0].data else {
+        panic!("{:?}", d.sections[0].kind);
+    };
+    assert_eq!(m.gpus().count(), 4);
+    assert_eq!(m.pci_only, Some(false), "NVLink cells are not the -mp view");
+    let r = report(&healthy);
+    for rule in ["TP001", "TP002"] {
+        assert!(
+            !r.skipped_rules.iter().any(|s| s.rule == rule),
+            "{rule} skipped: {:?}",
+            r.skipped_rules
+        );
+    }
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    // GPU1 ↔ GPU3 lost their bridge: each now reaches no peer where the
+    // others reach one (info: a card may be installed without a bridge).
+    let r = report(&matrix("SYS"));
+    let lost = of(&r, "TP001");
+    let gpus: Vec<Option<u32>> = lost.iter().map(|f| f.subject.gpu).collect();
+    assert_eq!(gpus.len(), 2, "{:#?}", r.findings);
+    assert!(
+        gpus.contains(&Some(1)) && gpus.contains(&Some(3)),
+        "{gpus:?}"
+    );
+}

@@ -245,8 +245,11 @@ pub struct TopoMatrix {
     pub affinity_columns: Vec<String>,
     /// Legend entries.
     pub legend: Vec<LegendEntry>,
-    /// Whether this is the PCIe-only view (`-mp`): its legend has no `NV#`.
-    /// `None` when no legend was printed.
+    /// Whether this is the PCIe-only view (`-mp`), whose paths are not
+    /// NVLink verdicts: `false` when any cell is `NV<n>` (whatever the
+    /// legend says: old drivers print `NV1 = …`, not `NV#`), else `true`
+    /// when the legend lists no `NV#`/`NV<n>` entry. `None` when there is
+    /// neither an NVLink cell nor a legend.
     pub pci_only: Option<bool>,
     /// Set when the matrix was pasted without its header line: column
     /// names were recovered from the row labels and the `X` diagonal, and

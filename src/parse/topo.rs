@@ -641,7 +641,6 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
         }
     }
     let mut out = TopoMatrix::default();
-    out.pci_only = (!raw.legend.is_empty()).then(|| !raw.legend.iter().any(|e| e.symbol == "NV#"));
     out.legend = raw.legend;
     let Some(header) = raw.header else {
         // Rows without a header and without a GPU row to recover it from
@@ -654,6 +653,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
                 first.number,
             ));
         }
+        out.pci_only = pci_only(&out.legend, &out.cells);
         return Parsed {
             value: out,
             warnings: unread.finish(),
@@ -800,6 +800,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
         mirror_columnless_cells(&mut out, &columnless);
     }
     mark_missing_rows(&mut out, &raw.rows, &header);
+    out.pci_only = pci_only(&out.legend, &out.cells);
     for (nic, _) in &raw.nic_legend {
         if !out.devices.iter().any(|d| &d.name == nic) {
             unread.warn(
@@ -813,6 +814,30 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
         value: out,
         warnings: in_line_order(unread),
     }
+}
+
+/// Whether a matrix is the PCIe-only view (`nvidia-smi topo -mp`), whose
+/// legend has no NVLink entry and whose cells never name NVLink: NVLink
+/// rules must not read its PCIe paths as links lost. The cells decide
+/// first: any `NV<n>` cell is NVLink shown, whatever the legend says
+/// (drivers of 2017 and earlier, and hand-shortened pastes, print
+/// `NV1 = Connected via NVLink …` instead of `NV#`). Without an NVLink
+/// cell, a legend that lists `NV#` or `NV<n>` says the view could show
+/// NVLink (none is there); one that lists neither says it is `-mp`.
+/// `None` when there is neither an NVLink cell nor a legend to tell.
+fn pci_only(legend: &[LegendEntry], cells: &[Cell<Link>]) -> Option<bool> {
+    if cells.iter().any(|c| matches!(c.value, Link::Nvlink { .. })) {
+        return Some(false);
+    }
+    if legend.is_empty() {
+        return None;
+    }
+    let nvlink_entry = legend.iter().any(|e| {
+        e.symbol
+            .strip_prefix("NV")
+            .is_some_and(|n| n == "#" || (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+    });
+    Some(!nvlink_entry)
 }
 
 /// Each column's name, made once for the cells of every row to share.
@@ -1380,6 +1405,60 @@ mlx5_0  PHB     SOC      X
         assert_eq!(missing[0].value, Link::Sys);
         assert_eq!(m.device("GPU1").unwrap().numa_affinity, None);
         assert_eq!(m.pci_only, None);
+    }
+
+    /// The legend of 2017-era drivers (and of hand-shortened pastes)
+    /// names `NV1`/`NV2`, not `NV#`: the matrix still shows NVLink.
+    #[test]
+    fn an_old_legend_naming_nv_n_is_not_the_pcie_only_view() {
+        let text = "        GPU0    GPU1    GPU2    CPU Affinity
+GPU0     X      NV2     SYS     0-11
+GPU1    NV2      X      SYS     0-11
+GPU2    SYS     SYS      X      12-23
+
+Legend:
+  X   = Self
+  NV2 = Connected via NVLink with 2 hops
+  SYS = Connected via the PCIe or CPU subsystem
+";
+        let p = parse(&lines_of(text));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let m = &p.value;
+        assert_eq!(m.pci_only, Some(false));
+        assert_eq!(summary(m), "3 GPU(s), 0 NIC(s); GPU pairs: 1 NV2, 2 SYS");
+    }
+
+    /// What decides the view: an NVLink cell first, then the legend.
+    #[test]
+    fn the_pcie_only_view_follows_the_cells_then_the_legend() {
+        let matrix = |cell: &str| {
+            format!(
+                "        GPU0    GPU1    CPU Affinity
+GPU0     X      {cell}     0-7
+GPU1    {cell}      X      0-7
+"
+            )
+        };
+        let pci = |text: String| parse(&lines_of(&text)).value.pci_only;
+        let legend_mp = "
+Legend:
+  X    = Self
+  SYS  = Connection traversing PCIe as well as the SMP interconnect
+  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge
+";
+        let legend_nv = "  NV#  = Connection traversing a bonded set of # NVLinks\n";
+        let legend_nv_old = "  NV4 = Connected via NVLink with 4 hops\n";
+        // `-mp`: no NVLink entry and no NVLink cell.
+        assert_eq!(pci(matrix("PHB") + legend_mp), Some(true));
+        // `-m` on a host without NVLink: the legend still lists NV#.
+        assert_eq!(pci(matrix("PHB") + legend_mp + legend_nv), Some(false));
+        assert_eq!(pci(matrix("SYS") + legend_mp + legend_nv_old), Some(false));
+        // An NVLink cell is NVLink shown, even where the legend was cut
+        // before its NV# line (the last one modern drivers print).
+        assert_eq!(pci(matrix("NV12") + legend_mp), Some(false));
+        assert_eq!(pci(matrix("NV12")), Some(false));
+        // Neither a legend nor an NVLink cell: unknown.
+        assert_eq!(pci(matrix("PHB")), None);
     }
 
     #[test]

@@ -219,14 +219,39 @@ pub(crate) fn gpu_index(name: &str) -> Option<u32> {
     name.strip_prefix("GPU").and_then(|n| n.parse().ok())
 }
 
-/// Matrices with NVLink information (not `-mp`) and at least two GPUs.
-fn nvlink_matrices<'a>(ctx: &Context<'a>) -> Vec<Matrix<'a>> {
-    ctx.topo_matrices()
+/// Matrices with NVLink information (not `-mp`) and at least two GPUs,
+/// or, when there are none, why: a skip reason must tell a reader whose
+/// matrix was read but set aside (a single GPU, the PCIe-only view) that
+/// it was seen, not that the input has no matrix.
+fn nvlink_matrices<'a>(ctx: &Context<'a>) -> Result<Vec<Matrix<'a>>, String> {
+    let all = ctx.topo_matrices();
+    let multi: Vec<_> = all
         .iter()
         .copied()
-        .filter(|(_, m)| m.pci_only != Some(true) && m.gpus().count() >= 2)
+        .filter(|(_, m)| m.gpus().count() >= 2)
+        .collect();
+    let judged: Vec<Matrix<'a>> = multi
+        .iter()
+        .copied()
+        .filter(|(_, m)| m.pci_only != Some(true))
         .map(|(at, m)| Matrix { at, m })
-        .collect()
+        .collect();
+    if !judged.is_empty() {
+        return Ok(judged);
+    }
+    Err(if all.is_empty() {
+        "no nvidia-smi topo -m matrix with a GPU in the input".to_owned()
+    } else if multi.is_empty() {
+        format!(
+            "{} nvidia-smi topo -m matrix(es) read, none with two or more GPUs",
+            all.len()
+        )
+    } else {
+        format!(
+            "{} topology matrix(es) with two or more GPUs read, all the PCIe-only view (nvidia-smi topo -mp: no NV# in the legend or the cells), which does not show NVLink",
+            multi.len()
+        )
+    })
 }
 
 /// The most common value; ties go to the larger.
@@ -247,12 +272,10 @@ type PeerCells<'m> = Vec<(&'m Device, Option<&'m Cell<Link>>)>;
 
 /// TP001.
 fn check_pairs_without_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let matrices = nvlink_matrices(ctx);
-    if matrices.is_empty() {
-        return Coverage::Skipped(
-            "no nvidia-smi topo -m matrix with two or more GPUs in the input".to_owned(),
-        );
-    }
+    let matrices = match nvlink_matrices(ctx) {
+        Ok(m) => m,
+        Err(why) => return Coverage::Skipped(why),
+    };
     for mx in &matrices {
         let all = mx.gpus();
         // Each GPU's cells to the others (none to itself), looked up once:
@@ -387,12 +410,10 @@ fn gpu_names<'a>(ctx: &Context<'a>) -> BTreeMap<HostKey<'a>, String> {
 
 /// TP002.
 fn check_bond_count(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let matrices = nvlink_matrices(ctx);
-    if matrices.is_empty() {
-        return Coverage::Skipped(
-            "no nvidia-smi topo -m matrix with two or more GPUs in the input".to_owned(),
-        );
-    }
+    let matrices = match nvlink_matrices(ctx) {
+        Ok(m) => m,
+        Err(why) => return Coverage::Skipped(why),
+    };
     let names = gpu_names(ctx);
     let mut checked = 0;
     for mx in &matrices {
@@ -815,6 +836,56 @@ mod tests {
             f[0].message.contains("disagrees with itself"),
             "{}",
             f[0].message
+        );
+    }
+
+    /// The short legend of old drivers (`NV1 = Connected via NVLink with
+    /// 1 hop`) has no `NV#` line: the matrix is still judged, and a
+    /// matrix that is not judged is named in the skip reason as read.
+    #[test]
+    fn an_old_legend_is_judged_and_an_unjudged_matrix_is_named_in_the_reason() {
+        use crate::rules::testing::{findings_of, skipped_reason};
+        let old_legend = "\nLegend:\n  X   = Self\n  NV2 = Connected via NVLink with 2 hops\n  SYS = Connected via the PCIe or CPU subsystem\n";
+        let row = |name: &str, cells: &[&str]| format!("{name}\t{}\t0-15\n", cells.join("\t"));
+        let head = "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\n";
+        // GPU3 lost its links to a mesh of NV2 pairs; GPU0 ↔ GPU1 lost one.
+        let lost = head.to_owned()
+            + &row("GPU0", &[" X ", "NV1", "NV2", "SYS"])
+            + &row("GPU1", &["NV1", " X ", "NV2", "SYS"])
+            + &row("GPU2", &["NV2", "NV2", " X ", "SYS"])
+            + &row("GPU3", &["SYS", "SYS", "SYS", " X "])
+            + old_legend;
+        let f = findings_of(&TP001, &lost);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].subject.gpu, Some(3));
+        let f = findings_of(&TP002, &lost);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            (f[0].subject.gpu, f[0].subject.peer_gpu),
+            (Some(0), Some(1))
+        );
+        // The PCIe-only view: read, but it cannot show NVLink.
+        let mp = head.to_owned()
+            + &row("GPU0", &[" X ", "PHB", "SYS", "SYS"])
+            + &row("GPU1", &["PHB", " X ", "SYS", "SYS"])
+            + &row("GPU2", &["SYS", "SYS", " X ", "PHB"])
+            + &row("GPU3", &["SYS", "SYS", "PHB", " X "])
+            + "\nLegend:\n  X    = Self\n  SYS  = Connection traversing PCIe as well as the SMP interconnect\n  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge\n";
+        for rule in [&TP001, &TP002] {
+            let why = skipped_reason(rule, &mp);
+            assert!(
+                why.as_deref().is_some_and(|r| r.contains("PCIe-only")),
+                "{}: {why:?}",
+                rule.id
+            );
+        }
+        // One GPU: a matrix, but no pair to judge.
+        let single = "\tGPU0\tCPU Affinity\nGPU0\t X \t0-15\n".to_owned() + old_legend;
+        let why = skipped_reason(&TP001, &single);
+        assert!(
+            why.as_deref()
+                .is_some_and(|r| r.contains("none with two or more GPUs")),
+            "{why:?}"
         );
     }
 
