@@ -1171,6 +1171,12 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         produced += 1;
     }
     leftovers(leading, leading_messages, produced, ctx, out);
+    set_aside(aside, ctx, out);
+}
+
+/// Lists the author's lines set aside after a tool's output (`aside`, in
+/// ascending order) as unrecognised, in runs.
+fn set_aside(aside: Vec<usize>, ctx: &StreamContext<'_>, out: &mut Output<'_>) {
     for span in spans_of(aside) {
         out.doc.unrecognised.push(Unrecognised {
             span,
@@ -1254,14 +1260,7 @@ fn leftovers(
                         .collect(),
                 )
             };
-            for span in spans_of(aside) {
-                out.doc.unrecognised.push(Unrecognised {
-                    span,
-                    host: ctx.host.clone(),
-                    reason: "not the output of a supported tool (text after a tool's output)"
-                        .to_owned(),
-                });
-            }
+            set_aside(aside, ctx, out);
             let open = Open {
                 format,
                 keys: Keys::default(),

@@ -157,15 +157,15 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<SmiQuery> {
     }
 }
 
-/// A line holding more than one padded `Key : value` field: what a chat
+/// A field's value holding more padded `Key : value` fields: what a chat
 /// tool or a rendered quote leaves when it drops the line breaks
 /// (`Timestamp : Wed Jan 10 … Driver Version : 535.129.03`). nvidia-smi
 /// prints one field per line, and no value of its holds ` : `, so the
 /// fields' boundaries are lost: read as one, the first field's value would
 /// carry the others (a timestamp that is not a date, a GPU count that is
 /// not a number).
-fn runs_fields_together(text: &str) -> bool {
-    label_value(text).is_some_and(|(_, value)| value.contains(" : "))
+fn runs_fields_together(value: &str) -> bool {
+    value.contains(" : ")
 }
 
 fn is_gpu_node(f: &Field, xml: bool) -> bool {
@@ -268,7 +268,8 @@ fn text_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
             continue;
         }
         let indent = indent_of(text);
-        if runs_fields_together(text) {
+        let label = label_value(text);
+        if label.is_some_and(|(_, value)| runs_fields_together(value)) {
             unread.line(
                 line,
                 "several `Key : value` fields run together on one line (the paste lost its line breaks)",
@@ -282,7 +283,7 @@ fn text_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
                 line: line.number,
                 children: Vec::new(),
             }
-        } else if let Some((name, value)) = label_value(text) {
+        } else if let Some((name, value)) = label {
             Field {
                 name: name.to_owned(),
                 value: Some(value.to_owned()),

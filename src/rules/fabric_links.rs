@@ -137,26 +137,26 @@ impl Link<'_> {
     /// lane or a speed one end has lost is lost to the link, and judging
     /// the first line read alone let the other end's 1X go unsaid.
     fn narrowest(&self) -> (Option<u32>, Option<LaneGeneration>) {
-        let lanes = self
-            .lines
-            .iter()
-            .filter_map(|l| l.width.as_ref().and_then(|w| w.lanes))
-            .min();
-        let speed = self.lines.iter().filter_map(|l| l.speed).min();
-        (lanes, speed)
+        (self.lanes().min(), self.speeds().min())
     }
 
     /// The widest width and fastest speed any of the link's lines reads:
     /// what the link counts for in the fabric's usual width and speed (a
     /// degraded end does not pull the usual down).
     fn widest(&self) -> (Option<u32>, Option<LaneGeneration>) {
-        let lanes = self
-            .lines
+        (self.lanes().max(), self.speeds().max())
+    }
+
+    /// The lane counts the link's lines read.
+    fn lanes(&self) -> impl Iterator<Item = u32> + '_ {
+        self.lines
             .iter()
             .filter_map(|l| l.width.as_ref().and_then(|w| w.lanes))
-            .max();
-        let speed = self.lines.iter().filter_map(|l| l.speed).max();
-        (lanes, speed)
+    }
+
+    /// The lane speeds the link's lines read.
+    fn speeds(&self) -> impl Iterator<Item = LaneGeneration> + '_ {
+        self.lines.iter().filter_map(|l| l.speed)
     }
 
     /// The narrowest reading in words (`1xSDR`): the width as the line
