@@ -341,3 +341,70 @@ fn file_modification_times_written_together_give_no_interval() {
         assert!(m.contains("(0.300/s)"), "{m}");
     }
 }
+
+/// A report written into the directory being analysed is no input of the
+/// next run: the second run over the directory reads the same dumps and
+/// prints the same report (before, the first report was read as one more
+/// input and listed as skipped).
+#[test]
+fn a_report_written_into_the_analysed_directory_is_not_read_back() {
+    let dir = scratch("cli-report-in-input-dir");
+    std::fs::copy(
+        fixture("IB001/fires_polling_next_to_active.txt"),
+        dir.join("ibstat.txt"),
+    )
+    .unwrap();
+    let report = dir.join("report.json");
+    let args = [
+        "analyze",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+        "-o",
+        report.to_str().unwrap(),
+    ];
+    assert_eq!(code(&run(&args)), 1);
+    let first = std::fs::read_to_string(&report).unwrap();
+    assert!(first.contains("\"IB001\""), "{first}");
+    assert_eq!(code(&run(&args)), 1);
+    let second = std::fs::read_to_string(&report).unwrap();
+    assert!(!second.contains("report.json"), "{second}");
+    assert_eq!(first, second);
+}
+
+/// `-o` into a directory that does not exist fails with status 2 and
+/// says why, without a report anywhere.
+#[test]
+fn an_output_path_that_cannot_be_written_fails_the_run() {
+    let dir = scratch("cli-output-unwritable");
+    let out = dir.join("missing").join("report.json");
+    let o = run(&[
+        "analyze",
+        fixture("IB001/fires_polling_next_to_active.txt")
+            .to_str()
+            .unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("cannot write"), "{err}");
+    assert!(!out.exists());
+}
+
+/// A run with nothing to analyse leaves no empty report file behind.
+#[test]
+fn a_run_with_nothing_to_analyse_leaves_no_report_file() {
+    let dir = scratch("cli-output-nothing");
+    let input = dir.join("notes.txt");
+    std::fs::write(&input, "just a sentence, no tool output\n").unwrap();
+    let out = dir.join("report.json");
+    let o = run(&[
+        "analyze",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(!out.exists());
+}

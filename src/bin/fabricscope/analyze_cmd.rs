@@ -15,6 +15,7 @@
 use crate::inputs::{list, InputOptions, Listing, Problem, Source};
 use crate::naming::HostFrom;
 use crate::ndjson_stream::{NdjsonOut, Safety, UnitLines};
+use crate::output_file::OutputFile;
 use crate::parse_cmd::read_input;
 use crate::spool::{RenderedFindings, Spool, TempFile};
 use clap::ValueEnum;
@@ -209,9 +210,16 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
             ));
         }
     }
+    // Opened before any input is read (see [`OutputFile`]); the host list
+    // of `--list-hosts` is no report.
+    let mut output = match &args.output {
+        Some(path) if !args.list_hosts => Some(OutputFile::open(path)?),
+        _ => None,
+    };
     let input_options = InputOptions {
         hidden: args.hidden,
         host_from: args.host_from.clone(),
+        exclude: output.as_ref().and_then(OutputFile::id),
     };
     // NDJSON streams as hosts finish, unless the whole report is needed
     // first (--baseline compares it; --include-sections reads every
@@ -239,10 +247,10 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         .ignore_all(args.ignore.iter().cloned());
     let json = matches!(args.format, ReportFormat::Json);
     if args.emit_records {
-        return emit_records(args, &input_options, &options);
+        return emit_records(args, &input_options, &options, output.as_mut());
     }
     if ndjson_streams {
-        return ndjson_streamed(args, listing, &options, named_failures);
+        return ndjson_streamed(args, listing, &options, named_failures, output.as_mut());
     }
     // --include-sections prints every document: they are held anyway, so
     // the documents are analysed as one unit, as before streaming.
@@ -358,7 +366,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
             String::from_utf8_lossy(&text).into_owned()
         }
         ReportFormat::Json => {
-            write_json(&report, spool.as_mut(), &named, args.output.as_deref())?;
+            write_json(&report, spool.as_mut(), &named, output.as_mut())?;
             let code = exit_code(&report, args.fail_on, named_failures, args.keep_going);
             // What is left of a fleet's run is let go of without freeing
             // it: the process ends now, and the system takes its memory
@@ -374,7 +382,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
         }
         ReportFormat::Ndjson | ReportFormat::Sarif if !args.redact => {
             let sarif = matches!(args.format, ReportFormat::Sarif);
-            write_streamed(args.output.as_deref(), |w| {
+            write_streamed(output.as_mut(), |w| {
                 let w = w.writer();
                 if sarif {
                     report::sarif::write(&report, w)?;
@@ -401,7 +409,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, String> {
     } else {
         out
     };
-    write_output(args.output.as_deref(), &out)?;
+    write_report_text(output.as_mut(), &out)?;
     Ok(exit_code(
         &report,
         args.fail_on,
@@ -448,9 +456,9 @@ fn write_json(
     report: &fabricscope::Report,
     spool: Option<&mut Spool>,
     named: &[NamedDocument<'_>],
-    path: Option<&std::path::Path>,
+    output: Option<&mut OutputFile>,
 ) -> Result<(), String> {
-    write_streamed(path, |w| emit_json(report, spool, named, w))
+    write_streamed(output, |w| emit_json(report, spool, named, w))
 }
 
 /// Writes a report that `emit` produces piece by piece to `path` or stdout
@@ -459,18 +467,20 @@ fn write_json(
 /// go into it by the kernel ([`crate::spool::Output`]). A closed pipe ends
 /// the program quietly.
 fn write_streamed(
-    path: Option<&std::path::Path>,
+    output: Option<&mut OutputFile>,
     emit: impl FnOnce(&mut dyn crate::spool::Output) -> std::io::Result<()>,
 ) -> Result<(), String> {
     use std::io::{BufWriter, Write};
-    match path {
-        Some(p) => std::fs::File::create(p)
-            .and_then(|file| {
-                let mut w = BufWriter::with_capacity(1 << 16, file);
-                emit(&mut w)?;
-                w.flush()
-            })
-            .map_err(|e| format!("cannot write {}: {e}", p.display())),
+    match output {
+        Some(out) => {
+            let path = out.path().to_owned();
+            let cannot = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+            let file = out
+                .take()
+                .ok_or_else(|| cannot(std::io::Error::other("written already")))?;
+            let mut w = BufWriter::with_capacity(1 << 16, file);
+            emit(&mut w).and_then(|()| w.flush()).map_err(cannot)
+        }
         None => {
             let mut w = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
             match emit(&mut w).and_then(|()| w.flush()) {
@@ -607,6 +617,14 @@ fn redact_output(out: &str, hosts: Vec<String>) -> String {
     let mut redactor = fabricscope::redact::Redactor::default();
     redactor.add_hosts(hosts);
     redactor.redact(out)
+}
+
+/// Prints `text` to standard output, or writes it to the report's file.
+fn write_report_text(output: Option<&mut OutputFile>, text: &str) -> Result<(), String> {
+    match output {
+        None => write_output(None, text),
+        Some(out) => write_streamed(Some(out), |w| w.writer().write_all(text.as_bytes())),
+    }
 }
 
 /// Prints `text` to standard output, or writes it to `path`.
@@ -762,14 +780,17 @@ fn ndjson_streamed(
     listing: Listing,
     options: &AnalyzeOptions,
     named_failures: usize,
+    mut output: Option<&mut OutputFile>,
 ) -> Result<ExitCode, String> {
     let unread = unread_inputs(&listing.problems);
     let mut memory: Vec<u8> = Vec::new();
-    let target: Box<dyn std::io::Write + Send + '_> = match (&args.output, args.redact) {
+    let file = match (output.as_deref_mut(), args.redact) {
+        (Some(out), false) => Some(out.take().ok_or("the report's file is written already")?),
+        _ => None,
+    };
+    let target: Box<dyn std::io::Write + Send + '_> = match (file, args.redact) {
         (_, true) => Box::new(&mut memory),
-        (Some(p), false) => Box::new(
-            std::fs::File::create(p).map_err(|e| format!("cannot write {}: {e}", p.display()))?,
-        ),
+        (Some(file), false) => Box::new(file),
         (None, false) => Box::new(std::io::stdout()),
     };
     let mut writer = std::io::BufWriter::with_capacity(1 << 16, target);
@@ -800,7 +821,7 @@ fn ndjson_streamed(
     }
     if args.redact {
         let text = redact_output(&String::from_utf8_lossy(&memory), streamed.hosts);
-        write_output(args.output.as_deref(), &text)?;
+        write_report_text(output, &text)?;
     }
     Ok(status_exit_code(
         summary.worst(),
@@ -824,6 +845,7 @@ fn emit_records(
     args: &AnalyzeArgs,
     input_options: &InputOptions,
     options: &AnalyzeOptions,
+    output: Option<&mut OutputFile>,
 ) -> Result<ExitCode, String> {
     use std::io::Write;
     let mut listing = Listing::default();
@@ -857,8 +879,8 @@ fn emit_records(
         }
         w.flush()
     };
-    let result = match args.output.as_deref() {
-        Some(p) => std::fs::File::create(p).and_then(|mut f| write(&mut f)),
+    let result = match output.and_then(OutputFile::take) {
+        Some(mut file) => write(&mut file),
         None => write(&mut std::io::stdout().lock()),
     };
     result.map_err(|e| format!("cannot write the records: {e}"))?;

@@ -28,6 +28,9 @@ pub struct InputOptions {
     pub hidden: bool,
     /// How to name hosts from paths.
     pub host_from: HostFrom,
+    /// A file a walk leaves out, by device and inode: the report being
+    /// written (`-o` into the directory analysed is no input).
+    pub exclude: Option<(u64, u64)>,
 }
 
 impl Default for InputOptions {
@@ -35,6 +38,7 @@ impl Default for InputOptions {
         Self {
             hidden: false,
             host_from: HostFrom::Auto,
+            exclude: None,
         }
     }
 }
@@ -350,6 +354,9 @@ fn walk(
         .follow_links(true)
         .sort_by(|a, b| sibling_order(a.path(), b.path()));
     for entry in walker.into_iter().filter_entry(|e| {
+        if options.exclude.is_some_and(|id| is_file(e, id)) {
+            return false;
+        }
         let keep = e.depth() == 0 || options.hidden || !is_hidden(&e.file_name().to_string_lossy());
         if !keep {
             skipped_hidden += 1;
@@ -377,6 +384,24 @@ fn walk(
         ));
     }
     listing.notes.extend(tree.namer.warnings());
+}
+
+/// Whether the walk's entry `e` is the file `(device, inode)`. The inode
+/// comes with the directory entry; the device is looked up only when the
+/// inode is the same.
+#[cfg(unix)]
+fn is_file(e: &walkdir::DirEntry, (device, inode): (u64, u64)) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    use walkdir::DirEntryExt;
+    e.ino() == inode
+        && e.metadata()
+            .is_ok_and(|m| m.dev() == device && m.ino() == inode)
+}
+
+/// Not on this platform: no file is left out.
+#[cfg(not(unix))]
+fn is_file(_: &walkdir::DirEntry, _: (u64, u64)) -> bool {
+    false
 }
 
 /// What a walk ([`walk`]) keeps between the batches it hands over.

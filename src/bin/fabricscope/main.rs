@@ -13,6 +13,7 @@ mod inputs;
 mod naming;
 mod ndjson_stream;
 mod ordered;
+mod output_file;
 mod parse_cmd;
 mod rules_cmd;
 mod spool;
