@@ -133,6 +133,8 @@ fn known(t: &str) -> Option<String> {
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?;
     let t = first.text().trim();
+    // Most lines asked about hold no `>`: a byte search before the arrow's.
+    memchr::memchr(b'>', t.as_bytes())?;
     let (_, right) = t.split_once("==>")?;
     let carrier = right.split_whitespace().nth(1)?;
     if !matches!(carrier, "(Up)" | "(Down)" | "(NA)") {

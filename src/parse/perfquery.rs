@@ -291,6 +291,12 @@ fn join_wrapped_headers<'l, 'a>(
     (std::borrow::Cow::Owned(out), joined)
 }
 
+/// Whether the trimmed line `t` is a whole perfquery header: an attribute's
+/// `# … counters:`, its port id and its port number.
+pub(crate) fn is_whole_header(t: &str) -> bool {
+    t.starts_with('#') && Header::parse_target(t).is_some_and(|(h, _)| h.port.is_some())
+}
+
 /// A `# … counters:` header that lacks its port or its closing
 /// parenthesis: the start of a header a mail client may have wrapped.
 fn is_open_header(t: &str) -> bool {

@@ -323,7 +323,11 @@ fn file<'t>(path: &'t str, cwd: Option<&Cwd>) -> Option<File<'t>> {
 fn path_value(t: &str) -> Option<(&str, &str)> {
     // A device path (`/sys/devices/pci0000:05/…/infiniband/i40iw0/…`)
     // holds colons of its own: the value's is the first after them.
-    let from = t.find("/infiniband/").unwrap_or(0);
+    // (A line without a `/` holds no path: no search for the word.)
+    let from = match memchr::memchr(b'/', t.as_bytes()) {
+        Some(_) => t.find("/infiniband/").unwrap_or(0),
+        None => 0,
+    };
     let colon = from + t.get(from..)?.find(':')?;
     let (path, value) = (t.get(..colon)?, t.get(colon + 1..)?);
     (!path.is_empty() && !path.bytes().any(|b| b.is_ascii_whitespace())).then_some((path, value))
@@ -366,6 +370,9 @@ pub(crate) fn may_begin_file_line(word: &str) -> bool {
 /// A prompt whose working directory is a port's (`…/mlx5_1/ports/1/counters$
 /// cmd`, `root@h:/sys/…/counters# cmd`): that directory.
 fn cwd_prompt(t: &str) -> Option<Cwd> {
+    // Every prompt holds its `$` or `#`: a byte search rules out the
+    // lines of output before the word's.
+    memchr::memchr2(b'$', b'#', t.as_bytes())?;
     let at = t.find("counters")?;
     let after = t.get(at + "counters".len()..)?;
     let after = after.strip_prefix('/').unwrap_or(after);

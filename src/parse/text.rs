@@ -66,7 +66,14 @@ pub(crate) fn label_value(line: &str) -> Option<(&str, &str)> {
 /// trimmed. For tools that print no ` #` in their values (ibstat,
 /// nvidia-smi's CSV).
 pub(crate) fn without_note(text: &str) -> &str {
-    match text.find(" #") {
+    // A `#` found by a byte search first: most lines hold none, and the
+    // two-byte pattern's searcher was set up for every line read (ibstat
+    // reads every line through here).
+    let bytes = text.as_bytes();
+    let at = memchr::memchr_iter(b'#', bytes)
+        .find(|&i| i > 0 && bytes.get(i - 1) == Some(&b' '))
+        .map(|i| i - 1);
+    match at {
         Some(at) => trim(text.get(..at).unwrap_or(text)),
         None => text,
     }
@@ -794,6 +801,16 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The note is cut where `str::find(" #")` finds it.
+        #[test]
+        fn without_note_cuts_at_the_first_space_hash(t in "[ #a-z\u{7aef}]{0,24}") {
+            let want = match t.find(" #") {
+                Some(at) => trim(&t[..at]),
+                None => t.as_str(),
+            };
+            proptest::prop_assert_eq!(without_note(&t), want);
+        }
+
         /// Up to nineteen digits are read without overflow checks: the
         /// same value `str::parse` gives, and twenty or more as before.
         #[test]

@@ -118,6 +118,8 @@ fn untitled_record(t: &str) -> Option<&str> {
 
 /// `State                : Active` → (`State`, `Active`).
 fn record(t: &str) -> Option<(&str, &str)> {
+    // No colon, no record: a byte search before the three-byte one.
+    memchr::memchr(b':', t.as_bytes())?;
     let (name, value) = match t.find(" : ") {
         Some(i) => (t.get(..i)?, t.get(i + 3..)?),
         None => t.split_once(':')?,
