@@ -116,6 +116,8 @@ fn inputs() -> Vec<String> {
         "rules/IN001/fires_topo_cut_mid_row.txt",
         "rules/IN001/fires_ibstat_cut_in_port.txt",
         "rules/IN001/fires_sysfs_cut_in_value.txt",
+        "rules/IB001/fires_ibstat_grep_state_no_headers.txt",
+        "rules/IB001/fires_ibstatus_block_without_header.txt",
     ] {
         texts.push(std::fs::read_to_string(root.join(f)).unwrap_or_else(|e| panic!("{f}: {e}")));
     }

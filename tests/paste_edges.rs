@@ -2091,3 +2091,193 @@ fn a_topo_matrix_with_the_old_short_legend_is_judged_for_nvlink() {
         "{gpus:?}"
     );
 }
+
+/// `ibstat | grep -i -E "state|rate"` as operators paste it: no `CA '…'`
+/// or `Port N:` line. The second `State:` begins a second port; that port
+/// is Down/Disabled and is judged, named by its place among the
+/// header-less ports, never by an adapter or number the paste lacks. The
+/// grep dropped `Link layer`: the port may be RoCE, so a warning.
+#[test]
+fn a_grep_of_ibstat_states_without_headers_finds_the_down_port() {
+    let text = "$ ibstat | grep -i -E \"state|rate\"\n\
+                \t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 100\n\
+                \t\tState: Down\n\t\tPhysical state: Disabled\n\t\tRate: 10\n";
+    let d = doc(text);
+    let ibstat = sections_of(&d, Kind::Ibstat);
+    let fabricscope::SectionData::Ibstat(data) = &ibstat[0].data else {
+        panic!("{:?}", ibstat[0].kind);
+    };
+    assert!(data.cas.is_empty());
+    assert_eq!(data.headerless_ports.len(), 2);
+    let r = report(text);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 1, "{:#?}", r.findings);
+    assert_eq!(down[0].severity, Severity::Warning);
+    assert_eq!(
+        down[0].message,
+        "header-less port #2 is Down/Disabled: the port is disabled, locally or by the \
+         subnet manager (the paste does not show its Link layer: if this is a RoCE port, \
+         it is not an InfiniBand fault)"
+    );
+    let s = &down[0].subject;
+    assert_eq!((s.device.as_deref(), s.port), (None, None));
+    assert_eq!(s.headerless_port, Some(2));
+    assert_eq!(
+        (
+            down[0].evidence[0].span.first_line,
+            down[0].evidence[0].span.last_line
+        ),
+        (5, 7)
+    );
+    // Every line read; IN001 says what the grep took away.
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1);
+    assert!(
+        cut[0]
+            .message
+            .contains("which adapter and port number the 2 header-less ports (lines 2–7) are"),
+        "{}",
+        cut[0].message
+    );
+}
+
+/// The "relevant part" of an `ibstatus` block, without its `Infiniband
+/// device '…' port N status:` line: one port, Down/Disabled on
+/// InfiniBand, an error. Not critical: the paste shows one port of the
+/// host, and the others may be Active.
+#[test]
+fn an_ibstatus_block_without_its_header_is_judged() {
+    let text = "\tdefault gid:\t fe80:0000:0000:0000:0c42:a103:0065:1234\n\
+                \tbase lid:\t 0x5\n\tsm lid:\t\t 0x1\n\tstate:\t\t 1: DOWN\n\
+                \tphys state:\t 3: Disabled\n\trate:\t\t 40 Gb/sec (4X QDR)\n\
+                \tlink_layer:\t InfiniBand\n";
+    let r = report(text);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 1, "{:#?}", r.findings);
+    assert_eq!(down[0].severity, Severity::Error);
+    assert_eq!(
+        down[0].message,
+        "header-less port #1 is Down/Disabled: the port is disabled, locally or by the subnet manager"
+    );
+    assert_eq!(down[0].subject.headerless_port, Some(1));
+    assert_eq!(
+        down[0].evidence[0].text,
+        "ibstatus: State: Down, Physical state: Disabled"
+    );
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    assert!(
+        cut[0].evidence[0]
+            .text
+            .contains("header missing (missing the `Infiniband device '…' port N status:` line)"),
+        "{:?}",
+        cut[0].evidence
+    );
+}
+
+/// Reduced rates in header-less pastes: a grep of states, rates and link
+/// layers whose third port runs at half its peers' rate (IB004), and an
+/// ibstatus fragment of an Active port trained to one lane (IB006).
+#[test]
+fn a_reduced_rate_in_a_headerless_paste_is_found() {
+    let mut text = "[root@gpu07 ~]# ibstat | grep -E \"State|Rate|Link layer\"\n".to_owned();
+    for rate in [400, 400, 200, 400] {
+        text.push_str(&format!(
+            "\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: {rate}\n\t\tLink layer: InfiniBand\n"
+        ));
+    }
+    let r = report(&text);
+    assert_eq!(fired(&r, Severity::Warning), ["IB004"], "{:#?}", r.findings);
+    let slow = of(&r, "IB004");
+    assert_eq!(
+        slow[0].message,
+        "header-less port #3 runs at 200 Gb/s while 3 sibling port(s) run at 400 Gb/s"
+    );
+    assert_eq!(slow[0].subject.host.as_deref(), Some("gpu07"));
+    assert_eq!(slow[0].subject.headerless_port, Some(3));
+    // Lines 10–13 are the third port's four fields.
+    assert_eq!(
+        (
+            slow[0].evidence[0].span.first_line,
+            slow[0].evidence[0].span.last_line
+        ),
+        (10, 13)
+    );
+    let one_lane = "\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\
+                    \trate:\t\t 25 Gb/sec (1X EDR)\n\tlink_layer:\t InfiniBand\n";
+    let r = report(one_lane);
+    assert_eq!(fired(&r, Severity::Warning), ["IB006"], "{:#?}", r.findings);
+    assert!(
+        of(&r, "IB006")[0]
+            .message
+            .starts_with("header-less port #1 is Active on one lane: its width is printed 1X"),
+        "{}",
+        of(&r, "IB006")[0].message
+    );
+}
+
+/// Header-less ports of Active links are healthy for the port rules, and
+/// IN001 still says the headers are missing; two header-less ports are
+/// never one port read twice (a Down one followed by an Active one is no
+/// link that "came up"), nor one of a named adapter; a whole `ibstat` is
+/// read and judged as before.
+#[test]
+fn headerless_ports_are_never_merged_and_a_whole_ibstat_is_unchanged() {
+    let active = "$ ibstat | grep -E \"State|Link layer\"\n\
+                  \t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tLink layer: InfiniBand\n\
+                  \t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tLink layer: InfiniBand\n";
+    let r = report(active);
+    assert!(fired(&r, Severity::Warning).is_empty(), "{:#?}", r.findings);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    assert!(
+        cut[0].evidence[1].text.contains(
+            "missing the `CA '…'` and `Port N:` lines, Rate, Base lid, LMC, SM lid, \
+             Capability mask, Port GUID)"
+        ),
+        "{:?}",
+        cut[0].evidence
+    );
+    // Down, then Active: two ports, the first one Down.
+    let guid = "0x0c42a10300a1b2c3";
+    let text = format!(
+        "[root@n1 ~]# ibstat | grep -i state\n\t\tState: Down\n\t\tPhysical state: Polling\n\
+         \t\tState: Active\n\t\tPhysical state: LinkUp\n[root@n1 ~]# ibstat\n{}",
+        ibstat(guid, "Active", "LinkUp", 200)
+    );
+    let r = report(&text);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 1, "{:#?}", r.findings);
+    assert_eq!(down[0].subject.headerless_port, Some(1));
+    assert_eq!(down[0].severity, Severity::Warning);
+    assert!(
+        down[0]
+            .message
+            .starts_with("header-less port #1 is Down/Polling"),
+        "{}",
+        down[0].message
+    );
+    // The whole ibstat alone: read and judged as ever.
+    let whole = ibstat(guid, "Down", "Polling", 200);
+    let d = doc(&whole);
+    let fabricscope::SectionData::Ibstat(data) = &d.sections[0].data else {
+        panic!("{:?}", d.sections[0].kind);
+    };
+    assert!(data.headerless_ports.is_empty());
+    let r = report(&whole);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 1, "{:#?}", r.findings);
+    assert_eq!(down[0].severity, Severity::Critical);
+    let s = &down[0].subject;
+    assert_eq!(
+        (s.device.as_deref(), s.port, s.headerless_port),
+        (Some("mlx5_0"), Some(1), None)
+    );
+    assert!(
+        down[0].message.starts_with("mlx5_0 port 1 is Down/Polling"),
+        "{}",
+        down[0].message
+    );
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
+}

@@ -115,7 +115,11 @@ fn ibstatus_model() -> impl Strategy<Value = Ibstatus> {
         vec(ibstatus_port(), 0..6),
         option::of("[A-Za-z][A-Za-z0-9 '/()]{0,30}".prop_map(|s| s.trim().to_owned())),
     )
-        .prop_map(|(ports, fatal_error)| Ibstatus { ports, fatal_error })
+        .prop_map(|(ports, fatal_error)| Ibstatus {
+            ports,
+            fatal_error,
+            headerless_ports: Vec::new(),
+        })
 }
 
 fn unspan_ibstatus(mut m: Ibstatus) -> Ibstatus {

@@ -42,6 +42,7 @@ mod has {
     pub const LANE: u16 = 1 << 10;
     pub const PEER_GPU: u16 = 1 << 11;
     pub const NIC: u16 = 1 << 12;
+    pub const HEADERLESS_PORT: u16 = 1 << 13;
 }
 
 impl PackedFindings {
@@ -150,6 +151,7 @@ fn subject(out: &mut Vec<u8>, s: &Subject) {
         (s.lane.is_some(), has::LANE),
         (s.peer_gpu.is_some(), has::PEER_GPU),
         (s.nic.is_some(), has::NIC),
+        (s.headerless_port.is_some(), has::HEADERLESS_PORT),
     ] {
         if present {
             mask |= bit;
@@ -180,6 +182,7 @@ fn subject(out: &mut Vec<u8>, s: &Subject) {
     number(out, s.lane);
     number(out, s.peer_gpu);
     text(out, &s.nic);
+    number(out, s.headerless_port);
 }
 
 /// Reads back what [`PackedFindings::push`] wrote. Total: past the end it
@@ -262,6 +265,7 @@ impl Reader<'_> {
             lane: on(has::LANE).then(|| self.u32()),
             peer_gpu: on(has::PEER_GPU).then(|| self.u32()),
             nic: on(has::NIC).then(|| self.string()),
+            headerless_port: on(has::HEADERLESS_PORT).then(|| self.u32()),
         }
     }
 

@@ -16,6 +16,13 @@ pub struct Ibstat {
     /// Port GUIDs from `ibstat -p`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub port_guids: Vec<Guid>,
+    /// Ports read from port fields pasted with neither a `CA '…'` nor a
+    /// `Port N:` line before them (`ibstat | grep -E "State|Rate"`), one a
+    /// run of fields in ibstat's order. Which adapter and port each is,
+    /// is not in the paste: their `number` is 0 and means nothing, and no
+    /// rule takes two of them, or one of them and a named port, for one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headerless_ports: Vec<Port>,
 }
 
 /// One channel adapter (or switch/router) as ibstat describes it.

@@ -17,6 +17,14 @@ pub struct Ibstatus {
     /// files not found`), after which it printed nothing more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fatal_error: Option<String>,
+    /// Ports read from fields pasted without their `Infiniband device '…'
+    /// port N status:` header (the "relevant part" of a block, or a
+    /// `grep`), one a run of fields in the script's order. Which device
+    /// and port each is, is not in the paste: their `device` is empty and
+    /// their `port` 0, and no rule takes two of them, or one of them and
+    /// a named port, for one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headerless_ports: Vec<IbstatusPort>,
 }
 
 /// One `Infiniband device 'mlx5_0' port 1 status:` block.

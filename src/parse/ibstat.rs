@@ -51,7 +51,14 @@ const NODE_TYPES: &[&str] = &["CA", "Switch", "Router", "iWARP RNIC", "???"];
 /// Reads `ibstat` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstat> {
-    let mut parsed = read_each_line(lines, read_line);
+    // Where the open header-less port stands in ibstat's field order.
+    let mut run: Option<usize> = None;
+    let mut parsed = read_each_line(lines, |line, out, unread| {
+        read_line(line, out, unread, &mut run);
+    });
+    for port in &mut parsed.value.headerless_ports {
+        settle_blank_value(&mut port.partial, lines, &mut parsed.warnings);
+    }
     for ca in &mut parsed.value.cas {
         settle_blank_value(&mut ca.partial, lines, &mut parsed.warnings);
         for port in &mut ca.ports {
@@ -219,7 +226,58 @@ fn missing_suffix(fields: &[&str], present: &[bool]) -> Option<Vec<String>> {
     Some(fields.iter().skip(after).map(|f| (*f).to_owned()).collect())
 }
 
-fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {
+/// ibstat's port fields in the order it prints them, `Effective speed`
+/// (newer rdma-core) after `Rate`: where a header-less port's runs of
+/// fields break ([`read_headerless_field`]).
+const PORT_FIELD_ORDER: &[&str] = &[
+    "State",
+    "Physical state",
+    "Rate",
+    "Effective speed",
+    "Base lid",
+    "LMC",
+    "SM lid",
+    "Capability mask",
+    "Port GUID",
+    "Link layer",
+];
+
+/// What a header-less port lacks: whose it is. Its fields the paste
+/// does not show are said by IN001 for the whole run, not port by port.
+pub const HEADERLESS_MISSING: &str = "the adapter and port number (`CA '…'` and `Port N:` lines)";
+
+/// A port field with neither a `CA '…'` nor a `Port N:` line before it
+/// (`ibstat | grep -E "State|Rate"`): read into a port whose adapter and
+/// number are unknown. ibstat prints a port's fields in a fixed order,
+/// so a field at or before the last one read (a second `State:` after
+/// `State:`, `Physical state:` and `Rate:`; each `Rate:` of a grep that
+/// kept only rates) begins the next port. `run` is where the open port
+/// stands in that order.
+fn read_headerless_field(
+    line: &Line<'_>,
+    (label, value): (&str, &str),
+    order: usize,
+    out: &mut Ibstat,
+    run: &mut Option<usize>,
+    unread: &mut Unread,
+) {
+    if run.is_none_or(|last| order <= last) || out.headerless_ports.is_empty() {
+        let mut port = Port::new(0, line.span());
+        port.partial = Some(Partial::new(
+            PartialReason::NoHeader,
+            vec![HEADERLESS_MISSING.to_owned()],
+            line.number,
+        ));
+        out.headerless_ports.push(port);
+    }
+    *run = Some(order);
+    if let Some(port) = out.headerless_ports.last_mut() {
+        port.span = port.span.join(line.span());
+        read_port_field(line, label, value, port, unread);
+    }
+}
+
+fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread, run: &mut Option<usize>) {
     // An author's ` # note` after a header (`CA 'mlx4_0' # 驱动名称`,
     // `Port 1: # 连接`) as after a value: ibstat prints no ` #` itself.
     let t = without_note(trim(line.text()));
@@ -271,7 +329,14 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread) {
         return;
     }
     if out.cas.is_empty() {
-        read_list_line(line, t, out, unread);
+        let field = label_value(t).and_then(|(label, value)| {
+            let order = PORT_FIELD_ORDER.iter().position(|f| *f == label)?;
+            Some(((label, value), order))
+        });
+        match field {
+            Some((field, order)) => read_headerless_field(line, field, order, out, run, unread),
+            None => read_list_line(line, t, out, unread),
+        }
         return;
     }
     match label_value(t) {
@@ -308,12 +373,6 @@ fn read_list_line(line: &Line<'_>, t: &str, out: &mut Ibstat, unread: &mut Unrea
         }
     } else if is_device_name(t) {
         out.ca_names.push(t.to_owned());
-    } else if label_value(t).is_some_and(|(label, _)| PORT_FIELDS.contains(&label)) {
-        // `ibstat | grep State`: the fields are there, whose they are not.
-        unread.line(
-            line,
-            "a port field with no `CA '…'` or `Port N:` line before it: which port it belongs to is not in the paste",
-        );
     } else {
         unread.line(line, "not ibstat output (expected `CA '…'`)");
     }
@@ -483,7 +542,10 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     if is_hca_name(lines.first()?.text()) {
         return detect_ca_list(lines);
     }
-    if first.starts_with("State: ") {
+    if first.starts_with("State: ")
+        || first.starts_with("Physical state: ")
+        || first.starts_with("Rate: ")
+    {
         return detect_fields_alone(lines);
     }
     let (node_type, name) = ca_header(first)?;
@@ -567,29 +629,45 @@ fn detect_ca_list(lines: &[Line<'_>]) -> Option<Block> {
 }
 
 /// Port fields with neither a CA header nor a `Port N:` line before them
-/// (`ibstat | grep -i state`): a `State:` line with one of ibstat's port
-/// states, then `Physical state:` or another such `State:` line. They are
-/// ibstat's, so the parser says why it cannot read them (whose port each
-/// is, is not in the paste) instead of the paste being unrecognised.
+/// (`ibstat | grep -i state`, `ibstat | grep Rate`): two `State:`,
+/// `Physical state:` or `Rate:` lines in a row, valued as ibstat prints
+/// them. The parser reads them as ports whose adapter and number are
+/// unknown ([`read_headerless_field`]). Other fields are not enough to
+/// begin a block: inside a port block whose `CA '…'` and `Port N:` lines
+/// no detector took (read as the prompt's tool), a `State:` followed by
+/// `Link layer:` would cut the block in two.
 fn detect_fields_alone(lines: &[Line<'_>]) -> Option<Block> {
-    let is_state = |t: &str| {
-        t.strip_prefix("State: ").is_some_and(|v| {
-            let state = PortState::parse(v);
-            state != PortState::Unknown && state.ibstat_name() == v.trim()
-        })
-    };
     let mut texts = lines
         .iter()
         .filter(|l| !l.is_blank())
         .map(|l| trim(l.text()));
-    let ok = texts.next().is_some_and(is_state)
-        && texts
-            .next()
-            .is_some_and(|t| is_state(t) || t.starts_with("Physical state: "));
+    let ok = texts.next().is_some_and(is_valued_port_field)
+        && texts.next().is_some_and(is_valued_port_field);
     // Keyed by line, as a headless `Port N:` block: inside a whole section
     // these lines continue it.
     let line = lines.first().map_or(0, |l| l.number);
     ok.then(|| Block::keyed(format!("ibstat port fields at line {line}")))
+}
+
+/// A `State:`, `Physical state:` or `Rate:` line with a value spelled as
+/// ibstat spells it (`Active`, `LinkUp`, `100`, `40 (FDR10)`): other
+/// tools print these labels too, with other values.
+fn is_valued_port_field(t: &str) -> bool {
+    let Some((label, value)) = label_value(t) else {
+        return false;
+    };
+    match label {
+        "State" => {
+            let state = PortState::parse(value);
+            state != PortState::Unknown && state.ibstat_name() == value
+        }
+        "Physical state" => {
+            let state = PhysState::parse(value);
+            state != PhysState::Unknown && state.ibstat_name() == value
+        }
+        "Rate" => read_rate(value).is_some(),
+        _ => false,
+    }
 }
 
 /// A `Port N:` block without its CA header: unmistakable when its next
@@ -693,18 +771,46 @@ pub fn render(ibstat: &Ibstat) -> String {
     s
 }
 
-/// `2 CAs, 3 ports: 2 Active, 1 Down`.
+/// `2 CAs, 3 ports: 2 Active, 1 Down`; `2 header-less port(s): 1 Active,
+/// 1 Down` for port fields without any header.
 #[must_use]
 pub fn summary(ibstat: &Ibstat) -> String {
     if ibstat.cas.is_empty() {
+        if !ibstat.headerless_ports.is_empty() {
+            let ports = &ibstat.headerless_ports;
+            return format!(
+                "{} header-less port(s){}",
+                ports.len(),
+                states_of(ports.iter())
+            );
+        }
         if !ibstat.ca_names.is_empty() {
             return format!("{} CA name(s)", ibstat.ca_names.len());
         }
         return format!("{} port GUID(s)", ibstat.port_guids.len());
     }
     let ports: Vec<&Port> = ibstat.cas.iter().flat_map(|c| &c.ports).collect();
+    let mut s = format!(
+        "{} CA(s), {} port(s){}",
+        ibstat.cas.len(),
+        ports.len(),
+        states_of(ports.iter().copied())
+    );
+    if !ibstat.headerless_ports.is_empty() {
+        let more = &ibstat.headerless_ports;
+        s.push_str(&format!(
+            "; {} header-less port(s){}",
+            more.len(),
+            states_of(more.iter())
+        ));
+    }
+    s
+}
+
+/// `: 2 Active, 1 Down` for `ports` (nothing for none).
+fn states_of<'a>(ports: impl Iterator<Item = &'a Port>) -> String {
     let mut states: Vec<(&str, usize)> = Vec::new();
-    for p in &ports {
+    for p in ports {
         let name = p.state.map_or("no state", PortState::ibstat_name);
         match states.iter_mut().find(|(n, _)| *n == name) {
             Some((_, count)) => *count += 1,
@@ -712,13 +818,11 @@ pub fn summary(ibstat: &Ibstat) -> String {
         }
     }
     let states: Vec<String> = states.iter().map(|(n, c)| format!("{c} {n}")).collect();
-    format!(
-        "{} CA(s), {} port(s){}{}",
-        ibstat.cas.len(),
-        ports.len(),
-        if states.is_empty() { "" } else { ": " },
-        states.join(", ")
-    )
+    if states.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", states.join(", "))
+    }
 }
 
 #[cfg(test)]
@@ -757,6 +861,111 @@ mod tests {
             "{:?}",
             p.warnings
         );
+    }
+
+    /// `ibstat | grep -i -E "state|rate"`: no `CA '…'` or `Port N:` line.
+    /// Each second `State:` begins a port: two ports, named by nothing.
+    #[test]
+    fn port_fields_without_any_header_are_ports_whose_adapter_is_unknown() {
+        let text = "\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 100\n\
+                    \t\tState: Down\n\t\tPhysical state: Disabled\n\t\tRate: 10\n";
+        let p = parse(&lines_of(text));
+        assert_eq!(p.warnings, [], "every line is read");
+        assert!(p.value.cas.is_empty(), "no adapter is invented");
+        let ports = &p.value.headerless_ports;
+        assert_eq!(ports.len(), 2);
+        let (a, b) = (&ports[0], &ports[1]);
+        assert_eq!(
+            (a.state, a.physical_state, a.rate_gbps),
+            (
+                Some(PortState::Active),
+                Some(PhysState::LinkUp),
+                Some(100.0)
+            )
+        );
+        assert_eq!(
+            (b.state, b.physical_state, b.rate_gbps),
+            (Some(PortState::Down), Some(PhysState::Disabled), Some(10.0))
+        );
+        assert_eq!((a.span.first_line, a.span.last_line), (1, 3));
+        assert_eq!((b.span.first_line, b.span.last_line), (4, 6));
+        // Whose each is, is unknown: not a number, and said on the port.
+        assert_eq!((a.number, b.number), (0, 0));
+        assert_eq!(
+            b.partial,
+            Some(Partial::new(
+                PartialReason::NoHeader,
+                vec![HEADERLESS_MISSING.to_owned()],
+                4
+            ))
+        );
+        assert_eq!(a.base_lid, None, "a field the grep dropped is unknown");
+    }
+
+    /// A grep that kept one field: each line is a port of its own, since
+    /// ibstat prints each field once a port. Fields out of ibstat's order
+    /// (`Rate` before `State`) begin a port too.
+    #[test]
+    fn each_line_of_a_one_field_grep_is_a_port() {
+        let p = parse(&lines_of("Rate: 200\nRate: 200\nRate: 100\n"));
+        assert_eq!(p.warnings, []);
+        let rates: Vec<_> = p
+            .value
+            .headerless_ports
+            .iter()
+            .map(|p| p.rate_gbps)
+            .collect();
+        assert_eq!(rates, [Some(200.0), Some(200.0), Some(100.0)]);
+        let p = parse(&lines_of(
+            "Rate: 200\nState: Active\nLink layer: InfiniBand\nState: Down\n",
+        ));
+        let states: Vec<_> = p
+            .value
+            .headerless_ports
+            .iter()
+            .map(|p| (p.rate_gbps, p.state, p.link_layer))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                (Some(200.0), None, None),
+                (None, Some(PortState::Active), Some(LinkLayer::Infiniband)),
+                (None, Some(PortState::Down), None),
+            ]
+        );
+    }
+
+    /// Header-less fields before a whole listing: the listing is read as
+    /// ever, and the fields are a port of their own, not the first CA's.
+    #[test]
+    fn headerless_fields_before_a_listing_leave_the_listing_as_it_was() {
+        let alone = parse(&lines_of(TWO_CAS));
+        let text = format!("\t\tState: Down\n\t\tPhysical state: Polling\n{TWO_CAS}");
+        let p = parse(&lines_of(&text));
+        assert_eq!(p.warnings, []);
+        assert_eq!(p.value.headerless_ports.len(), 1);
+        // The same model, two lines lower.
+        let shifted = |m: Ibstat, by: usize| {
+            let mut cas = m.cas;
+            for ca in &mut cas {
+                ca.span.first_line -= by;
+                ca.span.last_line -= by;
+                for port in &mut ca.ports {
+                    port.span.first_line -= by;
+                    port.span.last_line -= by;
+                    if let Some(partial) = &mut port.partial {
+                        partial.line -= by;
+                    }
+                }
+            }
+            cas
+        };
+        assert_eq!(shifted(p.value, 2), shifted(alone.value, 0));
+        // A field under a CA stays that CA's: never a header-less port.
+        let p = parse(&lines_of(
+            "CA 'mlx4_0'\n\tNumber of ports: 2\n\t\tState: Down\n",
+        ));
+        assert!(p.value.headerless_ports.is_empty());
     }
 
     const TWO_CAS: &str = "CA 'mlx5_0'
@@ -978,11 +1187,15 @@ CA 'mlx5_1'
         }
         // A CA header followed by anything else is not ibstat.
         assert!(detect(&lines_of("CA 'mlx5_0'\nStatus: fine\n")).is_none());
-        // Port fields alone (`ibstat | grep -i state`) are ibstat's, with
-        // ibstat's states; one `State:` line of anything else is not.
+        // Port fields alone (`ibstat | grep -i state`, `grep Rate`) are
+        // ibstat's, with ibstat's values; one `State:` line of anything
+        // else is not.
         for text in [
             "\t\tState: Active\n\t\tPhysical state: LinkUp\n",
             "State: Down\nState: Active\n",
+            "Rate: 400\nRate: 200\n",
+            "Physical state: Polling\nRate: 10\n",
+            "Rate: 40 (FDR10)\nState: Down\n",
         ] {
             assert!(detect(&lines_of(text)).is_some(), "{text}");
         }
@@ -991,6 +1204,10 @@ CA 'mlx5_1'
             "State: Active\nUptime: 3 days\n",
             "State: Active\n",
             "State: PORT_ACTIVE (4)\nState: PORT_DOWN (1)\n",
+            "Rate: fast\nRate: 10\n",
+            "Rate: 10\n",
+            "Rate: 10 MB/s\nRate: 10 MB/s\n",
+            "State: Down\nLink layer: Ethernet\n",
         ] {
             assert!(detect(&lines_of(text)).is_none(), "{text}");
         }

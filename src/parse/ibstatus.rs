@@ -24,7 +24,7 @@ use crate::parse::{Block, Line, Parsed, Spec};
 
 pub(crate) const FORMAT: Spec<Ibstatus> = Spec {
     command: |argv| argv.first() == Some(&"ibstatus"),
-    starts: |b| b == b'I',
+    starts: may_start,
     detect,
     parse,
     summary,
@@ -38,7 +38,14 @@ const UNKNOWN: &str = "unknown";
 /// Reads `ibstatus` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstatus> {
-    let mut parsed = read_each_line(lines, read_line);
+    // Where the open header-less port stands in the script's field order.
+    let mut run: Option<usize> = None;
+    let mut parsed = read_each_line(lines, |line, out, unread| {
+        read_line(line, out, unread, &mut run);
+    });
+    for port in &mut parsed.value.headerless_ports {
+        settle_blank_value(&mut port.partial, lines, &mut parsed.warnings);
+    }
     for port in &mut parsed.value.ports {
         settle_blank_value(&mut port.partial, lines, &mut parsed.warnings);
     }
@@ -107,7 +114,36 @@ fn mark_cut_ports(out: &mut Ibstatus, lines: &[Line<'_>]) {
     }
 }
 
-fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread) {
+/// What a header-less port lacks: whose it is. Its fields the paste
+/// does not show are said by IN001 for the whole run, not port by port.
+pub const HEADERLESS_MISSING: &str =
+    "the device and port number (`Infiniband device '…' port N status:` line)";
+
+/// The header-less port a field with no port header before it belongs
+/// to (a block pasted from its fields down, `ibstatus | grep state`).
+/// The script prints a port's fields in a fixed order ([`FIELDS`]), so a
+/// field at or before the last one read begins the next port. `run` is
+/// where the open port stands in that order.
+fn headerless_port<'a>(
+    line: &Line<'_>,
+    order: usize,
+    out: &'a mut Ibstatus,
+    run: &mut Option<usize>,
+) -> Option<&'a mut IbstatusPort> {
+    if run.is_none_or(|last| order <= last) || out.headerless_ports.is_empty() {
+        let mut port = IbstatusPort::new(String::new(), 0, line.span());
+        port.partial = Some(Partial::new(
+            PartialReason::NoHeader,
+            vec![HEADERLESS_MISSING.to_owned()],
+            line.number,
+        ));
+        out.headerless_ports.push(port);
+    }
+    *run = Some(order);
+    out.headerless_ports.last_mut()
+}
+
+fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread, run: &mut Option<usize>) {
     // An author's ` # note` after a port header (`… port 1 status: # 已连接`)
     // or a value (`rate: 40 Gb/sec (4X QDR) # 正确速率`): the script prints
     // sysfs files, none with a ` #`. Before, such a header was no header
@@ -128,14 +164,23 @@ fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread) {
         out.fatal_error = Some(reason);
         return;
     }
-    let Some(port) = out.ports.last_mut() else {
+    let field = label_value(t);
+    let port = match (out.ports.is_empty(), field) {
+        (false, _) => out.ports.last_mut(),
+        (true, Some((label, _))) => match FIELDS.iter().position(|f| *f == label) {
+            Some(order) => headerless_port(line, order, out, run),
+            None => None,
+        },
+        (true, None) => None,
+    };
+    let Some(port) = port else {
         unread.line(
             line,
             "not ibstatus output (expected `Infiniband device '…' port N status:`)",
         );
         return;
     };
-    let Some((label, value)) = label_value(t) else {
+    let Some((label, value)) = field else {
         unread.line(line, "not an ibstatus `label: value` line");
         return;
     };
@@ -218,10 +263,60 @@ pub(crate) fn parse_rate(value: &str) -> Option<SysfsRate> {
     })
 }
 
-/// Recognises a port header; the key is `device:port`.
+/// Recognises a port header (the key is `device:port`), or the script's
+/// port fields pasted without one ([`detect_fields_alone`]).
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
-    let (device, port) = header(without_note(lines.first()?.text().trim()))?;
-    Some(Block::keyed(format!("{device}:{port}")))
+    let first = without_note(lines.first()?.text().trim());
+    if first.starts_with('I') {
+        let (device, port) = header(first)?;
+        return Some(Block::keyed(format!("{device}:{port}")));
+    }
+    detect_fields_alone(lines)
+}
+
+/// First bytes of a block: a port header's `I`, or a field's first letter.
+fn may_start(b: u8) -> bool {
+    b == b'I' || FIELDS.iter().any(|f| f.as_bytes().first() == Some(&b))
+}
+
+/// The script's port fields with no port header before them: two lines
+/// in a row, each one of its labels with a value spelled as the script
+/// prints it (`state: 1: DOWN`, `rate: 40 Gb/sec (4X QDR)`, `base lid:
+/// 0x5`). The labels alone are not enough: `ibv_devinfo` prints
+/// `state:` and `link_layer:` too, with other values. Keyed by line: inside
+/// a whole ibstatus section these lines continue it.
+fn detect_fields_alone(lines: &[Line<'_>]) -> Option<Block> {
+    let mut texts = lines
+        .iter()
+        .filter(|l| !l.is_blank())
+        .map(|l| without_note(l.text().trim()));
+    let ok = texts.next().is_some_and(is_valued_field) && texts.next().is_some_and(is_valued_field);
+    let line = lines.first().map_or(0, |l| l.number);
+    ok.then(|| Block::keyed(format!("ibstatus port fields at line {line}")))
+}
+
+/// An ibstatus field line whose value is spelled as the script prints it.
+fn is_valued_field(t: &str) -> bool {
+    let Some((label, value)) = label_value(t) else {
+        return false;
+    };
+    // `4: ACTIVE`, `5: LinkUp`: the sysfs number, then its name.
+    let numbered = |v: &str| {
+        v.split_once(": ").is_some_and(|(n, name)| {
+            !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !name.is_empty()
+        })
+    };
+    match label {
+        "default gid" => {
+            value.contains(':') && value.bytes().all(|b| b == b':' || b.is_ascii_hexdigit())
+        }
+        "base lid" | "sm lid" => value.starts_with("0x") && hex_u32(value).is_ok(),
+        "state" => numbered(value) && PortState::parse(value) != PortState::Unknown,
+        "phys state" => numbered(value) && PhysState::parse(value) != PhysState::Unknown,
+        "rate" => parse_rate(value).is_some(),
+        "link_layer" => matches!(value, "InfiniBand" | "Ethernet" | "IB"),
+        _ => false,
+    }
 }
 
 /// Renders a model in ibstatus' own layout. Used by the round-trip tests.
@@ -312,27 +407,40 @@ fn rate_text(rate: &SysfsRate) -> String {
 /// `8 port(s): 7 ACTIVE, 1 DOWN`.
 #[must_use]
 pub fn summary(ibstatus: &Ibstatus) -> String {
-    let mut states: Vec<(String, usize)> = Vec::new();
-    for p in &ibstatus.ports {
-        let name = p
-            .state
-            .map_or_else(|| "no state".to_owned(), |s| state_name(s).to_owned());
+    let (ports, more) = (&ibstatus.ports, &ibstatus.headerless_ports);
+    let mut parts = Vec::new();
+    if !ports.is_empty() || more.is_empty() {
+        parts.push(format!("{} port(s){}", ports.len(), states_of(ports)));
+    }
+    if !more.is_empty() {
+        parts.push(format!(
+            "{} header-less port(s){}",
+            more.len(),
+            states_of(more)
+        ));
+    }
+    if let Some(reason) = &ibstatus.fatal_error {
+        parts.push(format!("failed: {reason}"));
+    }
+    parts.join("; ")
+}
+
+/// `: 7 ACTIVE, 1 DOWN` for `ports` (nothing for none).
+fn states_of(ports: &[IbstatusPort]) -> String {
+    let mut states: Vec<(&str, usize)> = Vec::new();
+    for p in ports {
+        let name = p.state.map_or("no state", state_name);
         match states.iter_mut().find(|(n, _)| *n == name) {
             Some((_, count)) => *count += 1,
             None => states.push((name, 1)),
         }
     }
     let states: Vec<String> = states.iter().map(|(n, c)| format!("{c} {n}")).collect();
-    let mut s = format!(
-        "{} port(s){}{}",
-        ibstatus.ports.len(),
-        if states.is_empty() { "" } else { ": " },
-        states.join(", ")
-    );
-    if let Some(reason) = &ibstatus.fatal_error {
-        s.push_str(&format!("; failed: {reason}"));
+    if states.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", states.join(", "))
     }
-    s
 }
 
 fn state_name(state: PortState) -> &'static str {
@@ -484,11 +592,125 @@ Infiniband device 'mlx5_1' port 1 status:
         assert_eq!(parsed.warnings[0].kind, WarningKind::Truncated);
     }
 
+    /// Before any header, a line that is none of the script's fields is
+    /// unread; a field is a header-less port's (below).
     #[test]
     fn lines_before_any_header_are_warnings() {
-        let parsed = parse(&lines_of("\tstate:\t 4: ACTIVE\n"));
+        let parsed = parse(&lines_of("\tcolour:\t blue\n\tstate:\t 4: ACTIVE\n"));
         assert!(parsed.value.ports.is_empty());
-        assert_eq!(parsed.warnings.len(), 1);
+        assert_eq!(parsed.warning_lines(), [(1, WarningKind::Unreadable)]);
+        assert_eq!(parsed.value.headerless_ports.len(), 1);
+    }
+
+    /// The "relevant part" of a block: its fields without the
+    /// `Infiniband device '…' port N status:` line above them.
+    const RELEVANT_PART: &str = "\tdefault gid:\t fe80:0000:0000:0000:0c42:a103:0065:1234
+\tbase lid:\t 0x5
+\tsm lid:\t\t 0x1
+\tstate:\t\t 1: DOWN
+\tphys state:\t 3: Disabled
+\trate:\t\t 40 Gb/sec (4X QDR)
+\tlink_layer:\t InfiniBand
+";
+
+    #[test]
+    fn fields_without_their_header_are_a_port_whose_device_is_unknown() {
+        let lines = lines_of(RELEVANT_PART);
+        assert_eq!(
+            detect(&lines).map(|b| b.key).as_deref(),
+            Some("ibstatus port fields at line 1")
+        );
+        let parsed = parse(&lines);
+        assert_eq!(parsed.warnings, [], "every line is read");
+        assert!(parsed.value.ports.is_empty(), "no device is invented");
+        let [p] = parsed.value.headerless_ports.as_slice() else {
+            panic!("{:?}", parsed.value.headerless_ports);
+        };
+        assert_eq!((p.device.as_str(), p.port), ("", 0));
+        assert_eq!((p.base_lid, p.sm_lid), (Some(5), Some(1)));
+        assert_eq!(p.state, Some(PortState::Down));
+        assert_eq!(p.physical_state, Some(PhysState::Disabled));
+        let rate = p.rate.as_ref().unwrap();
+        assert_eq!((rate.rate_gbps, rate.lanes), (40.0, Some(4)));
+        assert_eq!(rate.generation.as_deref(), Some("QDR"));
+        assert_eq!(p.link_layer, Some(LinkLayer::Infiniband));
+        assert_eq!((p.span.first_line, p.span.last_line), (1, 7));
+        assert_eq!(
+            p.partial,
+            Some(Partial::new(
+                PartialReason::NoHeader,
+                vec![HEADERLESS_MISSING.to_owned()],
+                1
+            ))
+        );
+    }
+
+    /// `ibstatus | grep -E "state|rate"`: a field at or before the last
+    /// one read (the second `state:`) begins the next port; the fields
+    /// under a header that follows are that header's port, as ever.
+    #[test]
+    fn a_grep_of_several_ports_is_split_where_the_fields_start_over() {
+        let text =
+            "\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\trate:\t\t 100 Gb/sec (4X EDR)\n\
+                    \tstate:\t\t 1: DOWN\n\tphys state:\t 2: Polling\n\trate:\t\t 10 Gb/sec (4X)\n";
+        let parsed = parse(&lines_of(&format!("{text}{TWO_PORTS}")));
+        assert_eq!(parsed.warnings, []);
+        let states: Vec<_> = parsed
+            .value
+            .headerless_ports
+            .iter()
+            .map(|p| {
+                (
+                    p.state,
+                    p.rate.as_ref().map(|r| r.rate_gbps),
+                    p.span.last_line,
+                )
+            })
+            .collect();
+        assert_eq!(
+            states,
+            [
+                (Some(PortState::Active), Some(100.0), 3),
+                (Some(PortState::Down), Some(10.0), 6)
+            ]
+        );
+        let alone = parse(&lines_of(TWO_PORTS)).value.ports;
+        let named = parsed.value.ports;
+        assert_eq!(named.len(), 2);
+        assert_eq!(
+            named
+                .iter()
+                .map(|p| (&p.device, p.port, p.state))
+                .collect::<Vec<_>>(),
+            alone
+                .iter()
+                .map(|p| (&p.device, p.port, p.state))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(named[0].span.first_line, 7);
+    }
+
+    /// Only the script's values make its fields: `ibv_devinfo` prints
+    /// `state:` and `link_layer:` labels too, with its own values.
+    #[test]
+    fn detects_fields_alone_only_with_the_scripts_values() {
+        for text in [
+            "state: 4: ACTIVE\nphys state: 5: LinkUp\n",
+            "rate: 200 Gb/sec (4X HDR)\nrate: 100 Gb/sec (2X HDR)\n",
+            "base lid: 0x0\nsm lid: 0x0\n",
+        ] {
+            assert!(detect(&lines_of(text)).is_some(), "{text}");
+        }
+        for text in [
+            "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n",
+            "\t\t\tlink_layer:\t\tInfiniBand\n\tport:\t2\n",
+            "state: PORT_DOWN (1)\nlink_layer: InfiniBand\n",
+            "state: 4: ACTIVE\n",
+            "state: running\nrate: fast\n",
+            "base lid: 12\nsm lid: 1\n",
+        ] {
+            assert!(detect(&lines_of(text)).is_none(), "{text}");
+        }
     }
 
     #[test]

@@ -309,6 +309,7 @@ pub(crate) mod pretty {
             host,
             device,
             port,
+            headerless_port,
             lid,
             guid,
             gpu,
@@ -334,6 +335,7 @@ pub(crate) mod pretty {
         text(&mut o, "host", host);
         text(&mut o, "device", device);
         number(&mut o, "port", port);
+        number(&mut o, "headerless_port", headerless_port);
         number(&mut o, "lid", lid);
         if let Some(g) = guid {
             o.str("guid", &g.to_string());
@@ -399,7 +401,13 @@ fn write_subject_key(
         if with_lane { s.lane } else { None },
         s.peer_gpu,
         s.nic
-    )
+    )?;
+    // Written only when set: the keys of every other subject, and so
+    // their fingerprints, stay as they were.
+    if let Some(n) = s.headerless_port {
+        write!(w, ";headerless_port={n}")?;
+    }
+    Ok(())
 }
 
 /// FNV-1a over text as it is written: [`fnv`] of the same text, without
@@ -499,6 +507,10 @@ impl FnvWriter {
         self.debug_u32(s.peer_gpu);
         self.bytes(b";nic=");
         self.debug_str(s.nic.as_deref());
+        if let Some(n) = s.headerless_port {
+            use std::fmt::Write;
+            let _ = write!(self, ";headerless_port={n}");
+        }
     }
 }
 
@@ -1163,10 +1175,10 @@ fn degraded_switch_port(f: &Finding) -> bool {
 const HOST_MIN_DOWN_PORTS: usize = 3;
 
 /// The host of a port that is down (an IB001 `warning` or `error`: the
-/// `info` of a port that came up is not one).
+/// `info` of a port that came up is not one), named or header-less.
 fn host_of_port_down(f: &Finding) -> Option<&str> {
-    (f.rule == "IB001" && f.severity >= Severity::Warning && f.subject.port.is_some())
-        .then_some(())?;
+    let port = f.subject.port.is_some() || f.subject.headerless_port.is_some();
+    (f.rule == "IB001" && f.severity >= Severity::Warning && port).then_some(())?;
     f.subject.host.as_deref()
 }
 
@@ -1226,10 +1238,13 @@ fn join_lists(lists: &mut Vec<Vec<usize>>, keys: Vec<Option<String>>, min: usize
 /// the host's subject and the number of ports.
 fn is_host_ports_down_group(fs: &[&Finding]) -> Option<(Subject, usize)> {
     let host = host_of_port_down(fs.first()?)?;
-    let mut ports: Vec<(Option<&str>, Option<u32>)> = fs
+    let mut ports: Vec<(Option<&str>, Option<u32>, Option<u32>)> = fs
         .iter()
         .filter(|f| host_of_port_down(f) == Some(host))
-        .map(|f| (f.subject.device.as_deref(), f.subject.port))
+        .map(|f| {
+            let s = &f.subject;
+            (s.device.as_deref(), s.port, s.headerless_port)
+        })
         .collect();
     ports.sort_unstable();
     ports.dedup();
@@ -1328,6 +1343,7 @@ pub(crate) mod tests {
                         host,
                         device,
                         port,
+                        headerless_port: None,
                         lid,
                         guid: guid.map(crate::model::ib::Guid),
                         gpu,
@@ -1540,6 +1556,7 @@ pub(crate) mod tests {
                         host,
                         device,
                         port,
+                        headerless_port: None,
                         lid,
                         guid: guid.map(crate::model::ib::Guid),
                         gpu,

@@ -367,10 +367,11 @@ fn incident_block(
     // An incident about a switch or a host (several of its ports) keeps
     // each port's name in its members' lines; one about a port says it
     // once, in the headline.
-    let about_ports = incident.subject.port.is_none();
+    let names_port = |s: &crate::rules::Subject| s.port.is_some() || s.headerless_port.is_some();
+    let about_ports = !names_port(&incident.subject);
     for f in members {
         let subject = f.subject.describe();
-        let message = if about_ports && f.subject.port.is_some() {
+        let message = if about_ports && names_port(&f.subject) {
             f.message.as_str()
         } else {
             f.message

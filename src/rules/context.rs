@@ -9,6 +9,7 @@ use super::thresholds::Thresholds;
 use crate::input::{Document, Section};
 use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibstat::{Ca, Port};
+use crate::model::ibstatus::IbstatusPort;
 use crate::model::nvlink::NvlinkLink;
 use crate::model::partial::Partial;
 use crate::model::perfquery::PerfAttribute;
@@ -110,9 +111,34 @@ pub struct IbPortRef<'a> {
     pub span: LineSpan,
     /// True when the port block is cut: fields it lacks are unknown.
     pub partial: bool,
+    /// For a port read from fields pasted without their headers (`ibstat
+    /// | grep State`, an ibstatus block without its `Infiniband device`
+    /// line): its place among such ports of the host, from 1 in input
+    /// order. Its `device` (empty) and `number` (0) are then unknown: a
+    /// rule never matches it with another port by them.
+    pub headerless: Option<u32>,
 }
 
 impl<'a> IbPortRef<'a> {
+    /// What tells this port from the host's others: its adapter and
+    /// number, or for a header-less port its place among those
+    /// ([`headerless`](Self::headerless)), so that two of them, or one
+    /// and a named port, are never taken for one.
+    #[must_use]
+    pub fn key(&self) -> (HostKey<'a>, &'a str, u32, Option<u32>) {
+        (self.host(), self.device, self.number, self.headerless)
+    }
+
+    /// `mlx5_0 port 1`, or `header-less port #2` for a port whose adapter
+    /// and number the paste does not show: how findings name it.
+    #[must_use]
+    pub fn name(&self) -> String {
+        match self.headerless {
+            Some(n) => format!("header-less port #{n}"),
+            None => format!("{} port {}", self.device, self.number),
+        }
+    }
+
     /// The host the port belongs to.
     #[must_use]
     pub fn host(&self) -> HostKey<'a> {
@@ -122,6 +148,15 @@ impl<'a> IbPortRef<'a> {
     /// The subject of a finding about this port.
     #[must_use]
     pub fn subject(&self) -> super::Subject {
+        if let Some(n) = self.headerless {
+            // Nothing else names it: a LID or GUID on its lines would join
+            // it with ports other tools read, which it may not be.
+            return super::Subject {
+                host: self.host().name().map(str::to_owned),
+                headerless_port: Some(n),
+                ..super::Subject::default()
+            };
+        }
         super::Subject {
             host: self.host().name().map(str::to_owned),
             device: Some(self.device.to_owned()),
@@ -217,11 +252,13 @@ impl<'a> AdapterRef<'a> {
     }
 }
 
-fn from_ibstat<'a>(at: SectionRef<'a>, ca: &'a Ca, port: &'a Port) -> IbPortRef<'a> {
+/// An `ibstat` port as the port rules see it; `ca` is `None` for a port
+/// read without its adapter's header (its device is then empty).
+fn from_ibstat<'a>(at: SectionRef<'a>, ca: Option<&'a Ca>, port: &'a Port) -> IbPortRef<'a> {
     IbPortRef {
         at,
-        device: &ca.name,
-        ca_type: ca.ca_type.clone(),
+        device: ca.map_or("", |c| c.name.as_str()),
+        ca_type: ca.and_then(|c| c.ca_type.clone()),
         number: port.number,
         state: port.state,
         physical_state: port.physical_state,
@@ -233,8 +270,41 @@ fn from_ibstat<'a>(at: SectionRef<'a>, ca: &'a Ca, port: &'a Port) -> IbPortRef<
         link_layer: port.link_layer,
         port_guid: port.port_guid,
         span: port.span,
-        partial: port.partial.is_some() || ca.partial.is_some(),
+        partial: port.partial.is_some() || ca.is_some_and(|c| c.partial.is_some()),
+        headerless: None,
     }
+}
+
+/// An `ibstatus` port as the port rules see it.
+fn from_ibstatus<'a>(at: SectionRef<'a>, port: &'a IbstatusPort) -> IbPortRef<'a> {
+    IbPortRef {
+        at,
+        device: &port.device,
+        ca_type: None,
+        number: port.port,
+        state: port.state,
+        physical_state: port.physical_state,
+        rate_gbps: port.rate.as_ref().map(|r| r.rate_gbps),
+        width_lanes: port.rate.as_ref().and_then(|r| r.lanes),
+        fdr10: port
+            .rate
+            .as_ref()
+            .is_some_and(|r| r.generation.as_deref() == Some("FDR10")),
+        base_lid: port.base_lid,
+        sm_lid: port.sm_lid,
+        link_layer: port.link_layer,
+        port_guid: None,
+        span: port.span,
+        partial: port.partial.is_some(),
+        headerless: None,
+    }
+}
+
+/// The place of the next header-less port of `at`'s host (from 1).
+fn next_headerless<'a>(counts: &mut BTreeMap<HostKey<'a>, u32>, at: SectionRef<'a>) -> u32 {
+    let n = counts.entry(at.host()).or_insert(0);
+    *n += 1;
+    *n
 }
 
 /// Marks the ports of one section whose `Link layer` the paste lost: the
@@ -1322,38 +1392,33 @@ impl<'a> Context<'a> {
     #[must_use]
     pub fn ib_ports(&self) -> Vec<IbPortRef<'a>> {
         let mut out = Vec::new();
+        // Header-less ports read so far, per host.
+        let mut headerless: BTreeMap<HostKey<'a>, u32> = BTreeMap::new();
         for at in self.sections() {
             let first_of_section = out.len();
             match &at.section.data {
                 SectionData::Ibstat(ibstat) => {
+                    // Header-less ports come first: the parser reads them
+                    // only before the first `CA '…'` line.
+                    for port in &ibstat.headerless_ports {
+                        let mut p = from_ibstat(at, None, port);
+                        p.headerless = Some(next_headerless(&mut headerless, at));
+                        out.push(p);
+                    }
                     for ca in &ibstat.cas {
                         for port in &ca.ports {
-                            out.push(from_ibstat(at, ca, port));
+                            out.push(from_ibstat(at, Some(ca), port));
                         }
                     }
                 }
                 SectionData::Ibstatus(ibstatus) => {
+                    for port in &ibstatus.headerless_ports {
+                        let mut p = from_ibstatus(at, port);
+                        p.headerless = Some(next_headerless(&mut headerless, at));
+                        out.push(p);
+                    }
                     for port in &ibstatus.ports {
-                        out.push(IbPortRef {
-                            at,
-                            device: &port.device,
-                            ca_type: None,
-                            number: port.port,
-                            state: port.state,
-                            physical_state: port.physical_state,
-                            rate_gbps: port.rate.as_ref().map(|r| r.rate_gbps),
-                            width_lanes: port.rate.as_ref().and_then(|r| r.lanes),
-                            fdr10: port
-                                .rate
-                                .as_ref()
-                                .is_some_and(|r| r.generation.as_deref() == Some("FDR10")),
-                            base_lid: port.base_lid,
-                            sm_lid: port.sm_lid,
-                            link_layer: port.link_layer,
-                            port_guid: None,
-                            span: port.span,
-                            partial: port.partial.is_some(),
-                        });
+                        out.push(from_ibstatus(at, port));
                     }
                 }
                 SectionData::RdmaLink(rdma) => {
@@ -1374,6 +1439,7 @@ impl<'a> Context<'a> {
                             port_guid: None,
                             span: port.span,
                             partial: false,
+                            headerless: None,
                         });
                     }
                 }
@@ -1397,6 +1463,7 @@ impl<'a> Context<'a> {
                             port_guid: None,
                             span: port.span,
                             partial: false,
+                            headerless: None,
                         });
                     }
                 }
@@ -1423,6 +1490,7 @@ impl<'a> Context<'a> {
                                 port_guid: None,
                                 span: port.span,
                                 partial: ibv_devinfo_partial,
+                                headerless: None,
                             });
                         }
                     }
@@ -1457,13 +1525,15 @@ impl<'a> Context<'a> {
         // unnamed paste of two nodes), never two snapshots of one port,
         // so the later one must not hide the earlier (a Down port on the
         // first node read as the Active one of the next).
-        let mut latest: BTreeMap<(HostKey<'a>, &'a str, u32), Vec<IbPortRef<'a>>> = BTreeMap::new();
+        // Keyed by [`IbPortRef::key`]: header-less ports each by their own.
+        type Key<'a> = (HostKey<'a>, &'a str, u32, Option<u32>);
+        let mut latest: BTreeMap<Key<'a>, Vec<IbPortRef<'a>>> = BTreeMap::new();
         let mut ca_types: BTreeMap<(HostKey<'a>, &'a str), String> = BTreeMap::new();
         for p in self.ib_ports() {
-            if let Some(t) = &p.ca_type {
+            if let Some(t) = p.ca_type.as_ref().filter(|_| p.headerless.is_none()) {
                 ca_types.insert((p.host(), p.device), t.clone());
             }
-            let views = latest.entry((p.host(), p.device, p.number)).or_default();
+            let views = latest.entry(p.key()).or_default();
             let same_port = views
                 .iter()
                 .rposition(|v| match (v.port_guid, p.port_guid) {
@@ -1481,7 +1551,7 @@ impl<'a> Context<'a> {
         }
         let mut out: Vec<IbPortRef<'a>> = latest.into_values().flatten().collect();
         for p in &mut out {
-            if p.ca_type.is_none() {
+            if p.ca_type.is_none() && p.headerless.is_none() {
                 p.ca_type = ca_types.get(&(p.host(), p.device)).cloned();
             }
         }

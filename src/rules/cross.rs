@@ -60,7 +60,8 @@ declare_rule! {
 fn check_rails(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let ports = ctx.latest_ib_ports();
     let mut ports_of: BTreeMap<(HostKey<'_>, &str), Vec<&IbPortRef<'_>>> = BTreeMap::new();
-    for p in ports {
+    // A header-less port's adapter is unknown: no NIC of the matrix is it.
+    for p in ports.iter().filter(|p| p.headerless.is_none()) {
         ports_of.entry((p.host(), p.device)).or_default().push(p);
     }
     let nv_gpus = ctx.nvlink_gpus();
@@ -117,9 +118,8 @@ fn check_rails(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     problems.push((
                         Severity::Error,
                         format!(
-                            "{} port {} is {}/{}",
-                            p.device,
-                            p.number,
+                            "{} is {}/{}",
+                            p.name(),
                             p.state.map_or("?", PortState::ibstat_name),
                             p.physical_state.map_or("?", PhysState::ibstat_name)
                         ),
@@ -134,9 +134,8 @@ fn check_rails(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                         problems.push((
                             Severity::Warning,
                             format!(
-                                "{} port {} runs at {} Gb/s, other rails at {}",
-                                p.device,
-                                p.number,
+                                "{} runs at {} Gb/s, other rails at {}",
+                                p.name(),
                                 gbps(rate),
                                 gbps(best)
                             ),

@@ -17,6 +17,13 @@ pub struct Subject {
     /// InfiniBand port number.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<u32>,
+    /// An InfiniBand port whose adapter and number the input does not show
+    /// (its fields pasted without the `CA '…'`/`Port N:` or ibstatus
+    /// header lines): its place among such ports of the host, from 1 in
+    /// input order. `device` and `port` are then empty: they are not
+    /// guessed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headerless_port: Option<u32>,
     /// InfiniBand LID.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lid: Option<u32>,
@@ -111,6 +118,12 @@ impl Subject {
             part(out);
             out.push_str("port ");
             push_u64(out, p.into());
+        }
+        // `#`: a place among the header-less ports, not a port number.
+        if let Some(n) = self.headerless_port {
+            part(out);
+            out.push_str("header-less port #");
+            push_u64(out, n.into());
         }
         if let (Some(_), Some(l)) = (&self.device, self.lid) {
             part(out);

@@ -135,7 +135,9 @@ impl FleetFacts {
         let ports = ctx
             .latest_ib_ports()
             .iter()
-            .filter(|p| p.is_infiniband() && p.is_active())
+            // A header-less port's adapter (and so its type) is unknown:
+            // it has no place in a comparison by adapter type.
+            .filter(|p| p.is_infiniband() && p.is_active() && p.headerless.is_none())
             .filter_map(|p| {
                 Some(PortFacts {
                     host: p.host().name()?.to_owned(),

@@ -64,6 +64,14 @@ declare_rule! {
     /// every host's. A port that had a LID lost its link and stays an
     /// `error`, as does a down port of an adapter with no Active port.
     ///
+    /// Port fields pasted without their headers (`ibstat | grep State`,
+    /// an `ibstatus` block without its `Infiniband device` line) are
+    /// judged too, each port named by its place among them (`header-less
+    /// port #2`): its adapter and number are not in the paste and are not
+    /// guessed. Such a paste may leave ports out, so it is never
+    /// `critical`; one whose `Link layer` the paste does not show may be
+    /// RoCE, a `warning`.
+    ///
     /// ### What to do
     /// For `Polling`: reseat or replace the cable/transceiver and check the
     /// switch port (`iblinkinfo`, switch logs). For `Disabled`: find who
@@ -399,7 +407,11 @@ fn down_cause(phys: Option<PhysState>) -> (&'static str, &'static str) {
     }
 }
 
-/// IB001.
+/// What IB001 adds for a header-less port whose fields do not include
+/// its `Link layer` (a grep that did not keep it).
+pub const LINK_LAYER_NOT_SHOWN_NOTE: &str =
+    " (the paste does not show its Link layer: if this is a RoCE port, it is not an InfiniBand fault)";
+
 /// What IB001 adds when the port block was cut before its `Link layer`.
 pub const LINK_LAYER_CUT_NOTE: &str =
     " (the paste stops before its Link layer: if this is a RoCE port, it is not an InfiniBand fault)";
@@ -437,7 +449,8 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let lit = hosts_with_an_active_port(ports.iter().copied());
     let lit_adapters: BTreeSet<(HostKey<'_>, &str)> = ports
         .iter()
-        .filter(|p| p.is_active())
+        // A header-less port's adapter is unknown: it lights none.
+        .filter(|p| p.is_active() && p.headerless.is_none())
         .map(|p| (p.host(), p.device))
         .collect();
     // A host listing physical functions beside virtual ones is their
@@ -477,9 +490,8 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let host_dark = !lit.contains(&p.host()) && !incomplete.contains(&p.host());
         // `Down/Polling`, or `Down` where the tool prints no physical state.
         let mut message = format!(
-            "{} port {} is {}{}: {cause}",
-            p.device,
-            p.number,
+            "{} is {}{}: {cause}",
+            p.name(),
             state.map_or("?", PortState::ibstat_name),
             phys.map_or(String::new(), |ps| format!("/{}", ps.ibstat_name())),
         );
@@ -490,7 +502,9 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         // paste. But a block cut before its `Link layer` may be a RoCE port,
         // which this rule does not judge: a warning, never more, that says so.
         let roce_possible = p.link_layer_cut();
-        if roce_possible {
+        if roce_possible && p.headerless.is_some() {
+            message.push_str(LINK_LAYER_NOT_SHOWN_NOTE);
+        } else if roce_possible {
             message.push_str(LINK_LAYER_CUT_NOTE);
         }
         let mut f = IB001
@@ -563,7 +577,9 @@ fn came_back_up(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         down: Option<IbPortRef<'a>>,
         last: IbPortRef<'a>,
     }
-    let mut ports: BTreeMap<(HostKey<'_>, &str, u32), Vec<History<'_>>> = BTreeMap::new();
+    // By [`IbPortRef::key`]: two header-less readings are never one port's.
+    type Key<'a> = (HostKey<'a>, &'a str, u32, Option<u32>);
+    let mut ports: BTreeMap<Key<'_>, Vec<History<'_>>> = BTreeMap::new();
     for p in ctx.ib_ports() {
         // `ibdev2netdev` says little of a port's state, in no order.
         if p.at.section.kind == crate::parse::Kind::Ibdev2netdev
@@ -571,7 +587,7 @@ fn came_back_up(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         {
             continue;
         }
-        let views = ports.entry((p.host(), p.device, p.number)).or_default();
+        let views = ports.entry(p.key()).or_default();
         let same = views.iter().rposition(|h| match (h.guid, p.port_guid) {
             (Some(a), Some(b)) => a == b,
             _ => true,
@@ -609,16 +625,16 @@ fn came_back_up(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             (
                 Severity::Warning,
                 format!(
-                    "{} port {} flapped while it was watched: Active, then {was}, then Active again",
-                    h.last.device, h.last.number
+                    "{} flapped while it was watched: Active, then {was}, then Active again",
+                    h.last.name()
                 ),
             )
         } else {
             (
                 Severity::Info,
                 format!(
-                    "{} port {} was {was} in an earlier reading and is Active now: the link came up (after a reboot or a reseat, or between two flaps)",
-                    h.last.device, h.last.number
+                    "{} was {was} in an earlier reading and is Active now: the link came up (after a reboot or a reseat, or between two flaps)",
+                    h.last.name()
                 ),
             )
         };
@@ -785,9 +801,8 @@ fn roce_ports_down<'a>(
             continue;
         }
         let message = format!(
-            "{} port {} (RoCE: Ethernet link layer) is {}{}: {cause}; no RDMA port of this host is Active",
-            p.device,
-            p.number,
+            "{} (RoCE: Ethernet link layer) is {}{}: {cause}; no RDMA port of this host is Active",
+            p.name(),
             state.map_or("?", PortState::ibstat_name),
             phys.map_or(String::new(), |ps| format!("/{}", ps.ibstat_name())),
         );
@@ -839,9 +854,8 @@ fn rail_down(
             .finding(
                 p.subject(),
                 format!(
-                    "{} port {} (RoCE: Ethernet link layer) is {}{} while {active} other {ty} port(s) of this host are Active: one of a set of identical NICs (a GPU server's rails) has no link: {cause}",
-                    p.device,
-                    p.number,
+                    "{} (RoCE: Ethernet link layer) is {}{} while {active} other {ty} port(s) of this host are Active: one of a set of identical NICs (a GPU server's rails) has no link: {cause}",
+                    p.name(),
                     state.map_or("?", PortState::ibstat_name),
                     phys.map_or(String::new(), |ps| format!("/{}", ps.ibstat_name())),
                 ),
@@ -918,7 +932,7 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 state.ibstat_name()
             ),
         };
-        let mut message = format!("{} port {} is {link}, but {why}", p.device, p.number);
+        let mut message = format!("{} is {link}, but {why}", p.name());
         if let Some(which) = unnamed_vf {
             message.push_str(&format!(
                 "; its {which} is all zeros: a virtual function with no GUID assigned"
@@ -943,7 +957,7 @@ fn check_waiting_for_sm(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 .find(|(host, _)| *host == p.host())
                 .and_then(|&(_, at)| out.get_mut(at));
             if let Some(fabric) = fabric {
-                let text = format!("{} port {}: {evidence}", p.device, p.number);
+                let text = format!("{}: {evidence}", p.name());
                 fabric.evidence.push(p.evidence(text));
                 continue;
             }
@@ -1128,7 +1142,7 @@ fn check_lid_unassigned(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             IB003
                 .finding(
                     p.subject(),
-                    format!("{} port {} is Active but {what}", p.device, p.number),
+                    format!("{} is Active but {what}", p.name()),
                 )
                 .evidence(p.evidence(format!(
                     "State: Active, Base lid: {}, SM lid: {}",
@@ -1174,9 +1188,8 @@ fn not_judged_without_link_layer(p: &IbPortRef<'_>) -> Finding {
         .finding(
             p.subject(),
             format!(
-                "{} port {} is Active with LID {} and SM LID {}, but {layer}: on RoCE (Ethernet) that is normal, so it is not judged; on InfiniBand it would mean no subnet manager has assigned it",
-                p.device,
-                p.number,
+                "{} is Active with LID {} and SM LID {}, but {layer}: on RoCE (Ethernet) that is normal, so it is not judged; on InfiniBand it would mean no subnet manager has assigned it",
+                p.name(),
                 lid(p.base_lid),
                 lid(p.sm_lid)
             ),
@@ -1233,9 +1246,8 @@ fn check_rate_below_host_peers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cov
                     .finding(
                         p.subject(),
                         format!(
-                            "{} port {} runs at {} Gb/s while {at_best} sibling port(s) run at {} Gb/s",
-                            p.device,
-                            p.number,
+                            "{} runs at {} Gb/s while {at_best} sibling port(s) run at {} Gb/s",
+                            p.name(),
                             gbps(*rate),
                             gbps(best)
                         ),
@@ -1243,9 +1255,8 @@ fn check_rate_below_host_peers(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Cov
                     .evidence(p.evidence(format!("Rate: {}", gbps(*rate))))
                     .evidence(match ports.iter().find(|(_, r)| *r >= best) {
                         Some((peer, _)) => peer.evidence(format!(
-                            "{} port {} Rate: {}",
-                            peer.device,
-                            peer.number,
+                            "{} Rate: {}",
+                            peer.name(),
                             gbps(best)
                         )),
                         None => p.evidence(format!("Rate: {}", gbps(*rate))),

@@ -502,6 +502,7 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                 ),
             });
         }
+        out.extend(headerless_ports_part(at));
         // Most parts are whole: their words are written only for the cut ones.
         let mut push = |what: &dyn Fn() -> String, partial: &Option<Partial>| {
             if let Some(partial) = partial {
@@ -704,6 +705,95 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
     elided_parts(ctx, &mut out);
     out.sort_by_key(|p| (p.at.doc, p.partial.line));
     out
+}
+
+/// IN001's part for the header-less ports of an `ibstat` or `ibstatus`
+/// section ([`headerless_part`]).
+fn headerless_ports_part<'a>(at: SectionRef<'a>) -> Option<PartialPart<'a>> {
+    match &at.section.data {
+        SectionData::Ibstat(ibstat) => {
+            let ports = &ibstat.headerless_ports;
+            let shown = |has: fn(&crate::model::ibstat::Port) -> bool| ports.iter().any(has);
+            let fields = [
+                ("State", shown(|p| p.state.is_some())),
+                ("Physical state", shown(|p| p.physical_state.is_some())),
+                ("Rate", shown(|p| p.rate_gbps.is_some())),
+                ("Base lid", shown(|p| p.base_lid.is_some())),
+                ("LMC", shown(|p| p.lmc.is_some())),
+                ("SM lid", shown(|p| p.sm_lid.is_some())),
+                ("Capability mask", shown(|p| p.capability_mask.is_some())),
+                ("Port GUID", shown(|p| p.port_guid.is_some())),
+                ("Link layer", shown(|p| p.link_layer.is_some())),
+            ];
+            headerless_part(
+                at,
+                "the `CA '…'` and `Port N:` lines",
+                ports.iter().map(|p| p.span),
+                &fields,
+            )
+        }
+        SectionData::Ibstatus(status) => {
+            let ports = &status.headerless_ports;
+            let shown =
+                |has: fn(&crate::model::ibstatus::IbstatusPort) -> bool| ports.iter().any(has);
+            let fields = [
+                ("default gid", shown(|p| p.default_gid.is_some())),
+                ("base lid", shown(|p| p.base_lid.is_some())),
+                ("sm lid", shown(|p| p.sm_lid.is_some())),
+                ("state", shown(|p| p.state.is_some())),
+                ("phys state", shown(|p| p.physical_state.is_some())),
+                ("rate", shown(|p| p.rate.is_some())),
+                ("link_layer", shown(|p| p.link_layer.is_some())),
+            ];
+            headerless_part(
+                at,
+                "the `Infiniband device '…' port N status:` line",
+                ports.iter().map(|p| p.span),
+                &fields,
+            )
+        }
+        _ => None,
+    }
+}
+
+/// IN001's part for the ports of a section read from fields pasted
+/// without their headers (`ibstat | grep State`): which adapter and port
+/// each is, and the port fields (`(label, shown)`, in the tool's order)
+/// none of them shows. A field the paste lacks is unknown, never absent:
+/// a grep that kept the `State` lines says nothing of rates or LIDs.
+/// `None` when the section has no such port.
+fn headerless_part<'a>(
+    at: SectionRef<'a>,
+    header: &str,
+    spans: impl Iterator<Item = LineSpan>,
+    fields: &[(&str, bool)],
+) -> Option<PartialPart<'a>> {
+    let (count, span) = spans.fold((0usize, None::<LineSpan>), |(n, all), s| {
+        (n + 1, Some(all.map_or(s, |a| a.join(s))))
+    });
+    let span = span?;
+    let mut missing = vec![header.to_owned()];
+    missing.extend(
+        fields
+            .iter()
+            .filter(|(_, shown)| !shown)
+            .map(|(label, _)| (*label).to_owned()),
+    );
+    let ports = if count == 1 {
+        format!("the header-less port ({span}) is")
+    } else {
+        format!("the {count} header-less ports ({span}) are")
+    };
+    let fields = if missing.len() > 1 {
+        ", and the port fields the paste does not show"
+    } else {
+        ""
+    };
+    Some(PartialPart {
+        at,
+        what: format!("which adapter and port number {ports}{fields}"),
+        partial: Partial::new(PartialReason::NoHeader, missing, span.first_line),
+    })
 }
 
 /// The GPU index an `nvidia-smi nvlink` command line selects (`-i 1`,
@@ -1136,30 +1226,30 @@ mod tests {
     }
 
     #[test]
-    fn state_lines_without_their_headers_are_listed_as_unread() {
-        // `ibstat | grep State`: a Down port whose adapter and number are
-        // not in the paste is not judged, and the report says so.
+    fn state_lines_without_their_headers_are_ports_and_the_headers_are_said_missing() {
+        // `ibstat | grep State`: two ports whose adapter and number are not
+        // in the paste. Every line is read (no IN002); IN001 says what
+        // the grep took away: the headers, and every field but the states.
         let text = "$ ibstat | grep State\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tState: Down\n\t\tPhysical state: Polling\n";
-        let f = findings_of(&IN002, text);
+        assert_eq!(findings_of(&IN002, text), []);
+        let f = findings_of(&IN001, text);
         assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            f[0].message,
+            "the paste looks cut at line 1; not judged: lines `grep State` left out, \
+             which adapter and port number the 2 header-less ports (lines 2–5) are, \
+             and the port fields the paste does not show"
+        );
+        let headers = &f[0].evidence[1];
+        assert_eq!(headers.span, LineSpan::line(2));
         assert!(
-            f[0].message.starts_with("4 lines of ibstat output"),
+            headers.text.ends_with(
+                "header missing (missing the `CA '…'` and `Port N:` lines, Rate, Base lid, \
+                 LMC, SM lid, Capability mask, Port GUID, Link layer)"
+            ),
             "{}",
-            f[0].message
+            headers.text
         );
-        assert_eq!(f[0].evidence.len(), 1, "{:?}", f[0].evidence);
-        assert_eq!(f[0].evidence[0].span, LineSpan::new(2, 5));
-        assert!(
-            f[0].evidence[0].text.contains("which port"),
-            "{:?}",
-            f[0].evidence
-        );
-        let v = crate::analyze(
-            &[crate::input::read(text, &crate::ReadOptions::default()).unwrap()],
-            &crate::AnalyzeOptions::default(),
-        )
-        .verdict;
-        assert!(v.detail.contains("IN002"), "{v}");
     }
 
     #[test]

@@ -280,9 +280,11 @@ pub(super) fn check_narrow_rate(ctx: &Context<'_>, out: &mut Vec<Finding>) -> us
                 None => continue,
             },
         };
+        // A header-less port's number is unknown: no finding tells it.
         let is_told = |host| {
-            p.base_lid
-                .is_some_and(|lid| told.contains(&(host, lid, p.number)))
+            p.headerless.is_none()
+                && p.base_lid
+                    .is_some_and(|lid| told.contains(&(host, lid, p.number)))
         };
         if is_told(None) || p.host().name().is_some_and(|h| is_told(Some(h))) {
             continue;
@@ -292,8 +294,8 @@ pub(super) fn check_narrow_rate(ctx: &Context<'_>, out: &mut Vec<Finding>) -> us
                 .finding(
                     p.subject(),
                     format!(
-                        "{} port {} is Active on one lane: {why}; a 4X link carries four times as much",
-                        p.device, p.number
+                        "{} is Active on one lane: {why}; a 4X link carries four times as much",
+                        p.name()
                     ),
                 )
                 .evidence(p.evidence(evidence))
