@@ -51,6 +51,7 @@ fn inputs() -> Vec<String> {
         "rules/DG001/fires_pcie_fail_dcgm3.txt",
         "rules/DG002/fires_nvlink_failure_pcie_warning.txt",
         "rules/ML002/fires_effective_ber_above_spec.txt",
+        "rules/ML004/fires_rx_low_one_lane.txt",
         "rules/IB008/fires_topology_one_lane_link.txt",
         "rules/IB008/fires_ports_sdr_link.txt",
         "rules/IB009/fires_fans_out_of_range_and_hot.txt",
