@@ -123,6 +123,11 @@ fn inputs() -> Vec<String> {
     texts.push(
         "\tport:\t1\n\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\tlink_layer:\t\tInfiniBand\n".to_owned(),
     );
+    // A Module Info lane printed N/A: `values` holds null in its place.
+    texts.push(
+        "Module Info\n-----------\nRx Power Current [dBm]             : 1.2,N/A,0.9,1.1 [-10.41..6]\n"
+            .to_owned(),
+    );
     texts
 }
 
