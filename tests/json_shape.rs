@@ -51,6 +51,7 @@ fn inputs() -> Vec<String> {
         "rules/DG001/fires_pcie_fail_dcgm3.txt",
         "rules/DG002/fires_nvlink_failure_pcie_warning.txt",
         "rules/ML002/fires_effective_ber_above_spec.txt",
+        "rules/ML004/fires_rx_low_one_lane.txt",
         "rules/IB008/fires_topology_one_lane_link.txt",
         "rules/IB008/fires_ports_sdr_link.txt",
         "rules/IB009/fires_fans_out_of_range_and_hot.txt",
@@ -123,6 +124,11 @@ fn inputs() -> Vec<String> {
     }
     texts.push(
         "\tport:\t1\n\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\tlink_layer:\t\tInfiniBand\n".to_owned(),
+    );
+    // A Module Info lane printed N/A: `values` holds null in its place.
+    texts.push(
+        "Module Info\n-----------\nRx Power Current [dBm]             : 1.2,N/A,0.9,1.1 [-10.41..6]\n"
+            .to_owned(),
     );
     texts
 }

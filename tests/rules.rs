@@ -1,6 +1,7 @@
 //! Accuracy of every rule on its fixtures: `fires_*` inputs must give exactly
 //! the findings listed in `expected.txt`, `quiet_*` near misses must be
-//! checked and give none. Healthy real captures must give no warning.
+//! checked and give none, `unjudged_*` inputs must be skipped. Healthy real
+//! captures must give no warning.
 
 // Test helpers: a broken fixture should fail loudly.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
@@ -86,6 +87,16 @@ fn every_rule_fires_on_its_fixtures_and_stays_quiet_on_near_misses() {
                             ));
                         }
                     }
+                }
+            } else if name.starts_with("unjudged_") {
+                // Input the rule has nothing to judge in: it must say so
+                // (skip), not pass it as checked and sound.
+                if let Some(f) = check(rule, document(&path)) {
+                    problems.push(format!(
+                        "{}/{name}: checked, not skipped ({} findings)",
+                        rule.id,
+                        f.len()
+                    ));
                 }
             } else if name.starts_with("quiet_") {
                 quiet += 1;

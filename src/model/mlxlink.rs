@@ -68,10 +68,110 @@ pub struct Mlxlink {
     /// `Link Error Recovery Counter`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_error_recovery_counter: Option<u64>,
+    /// The module's live readings from `Module Info` (`mlxlink -m`), with
+    /// the module's own alarm range when mlxlink printed one; absent when
+    /// none was printed or every one was `N/A` (no DDM: passive copper).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub module: Vec<ModuleReading>,
     /// Set when the output's last line is cut mid-record (`Enabled Link S`):
     /// the paste ended there, and what the tool prints after it is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial: Option<Partial>,
+}
+
+/// What a `Module Info` reading measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModuleQuantity {
+    /// `Temperature [C]`: the module's case temperature.
+    Temperature,
+    /// `Voltage [mV]`: the module's supply voltage.
+    Voltage,
+    /// `Bias Current [mA]`: each lane's laser bias current.
+    BiasCurrent,
+    /// `Rx Power Current [dBm]`: the light each lane receives.
+    RxPower,
+    /// `Tx Power Current [dBm]`: the light each lane sends.
+    TxPower,
+}
+
+impl ModuleQuantity {
+    /// The quantity a record name starts with (`Rx Power Current [dBm]`).
+    #[must_use]
+    pub fn of_name(name: &str) -> Option<Self> {
+        let n = name.trim();
+        [
+            ("Temperature", Self::Temperature),
+            ("Voltage", Self::Voltage),
+            ("Bias Current", Self::BiasCurrent),
+            ("Rx Power Current", Self::RxPower),
+            ("Tx Power Current", Self::TxPower),
+        ]
+        .into_iter()
+        .find(|(prefix, _)| {
+            n.get(..prefix.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+                && n.get(prefix.len()..)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '[']))
+        })
+        .map(|(_, q)| q)
+    }
+
+    /// How a report names it (`Rx power`).
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Temperature => "temperature",
+            Self::Voltage => "voltage",
+            Self::BiasCurrent => "laser bias current",
+            Self::RxPower => "Rx power",
+            Self::TxPower => "Tx power",
+        }
+    }
+
+    /// Whether mlxlink prints one value per lane (else one for the module).
+    #[must_use]
+    pub fn per_lane(self) -> bool {
+        matches!(self, Self::BiasCurrent | Self::RxPower | Self::TxPower)
+    }
+}
+
+/// A range printed in brackets after a reading: `[-10.41..6]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ModuleRange {
+    /// Low alarm threshold.
+    pub low: f64,
+    /// High alarm threshold.
+    pub high: f64,
+}
+
+impl ModuleRange {
+    /// Whether the range says anything: a module without thresholds (passive
+    /// copper) makes mlxlink print `[0..0]`, which no reading can be judged
+    /// against.
+    #[must_use]
+    pub fn is_set(self) -> bool {
+        self.low < self.high
+    }
+}
+
+/// One `Module Info` reading: `Rx Power Current [dBm] : 1.9,-14.2 [-10.4..6]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModuleReading {
+    /// What it measures.
+    pub quantity: ModuleQuantity,
+    /// The unit in the record's name (`C`, `mV`, `mA`, `dBm`); empty when
+    /// the name has none.
+    pub unit: String,
+    /// The values in the order printed: one for temperature and voltage,
+    /// one per lane (from lane 0) for the others; `None` for a lane printed
+    /// `N/A`.
+    pub values: Vec<Option<f64>>,
+    /// The module's alarm range as printed, when the line has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<ModuleRange>,
+    /// Line.
+    pub line: usize,
 }
 
 impl Mlxlink {

@@ -9,7 +9,7 @@ use super::context::{Context, SectionRef};
 use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::model::dcgmi_diag::{DcgmiDiag, DcgmiHealth, DiagOutcome, DiagTest, HealthState};
-use crate::model::mlxlink::Mlxlink;
+use crate::model::mlxlink::{Mlxlink, ModuleQuantity, ModuleRange, ModuleReading};
 use crate::parse::SectionData;
 use crate::span::LineSpan;
 
@@ -185,6 +185,64 @@ declare_rule! {
         summary: "mlxlink port runs slower than both the port and its cable support",
         needs: "mlxlink -d <device> (Operational and Supported Info)",
         check: check_mlxlink_speed,
+    }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A reading of `mlxlink -m`'s `Module Info` (temperature, supply
+    /// voltage, each lane's laser bias current, Rx and Tx optical power)
+    /// outside the range the module itself prints after it in brackets
+    /// (`[low..high]`, its alarm thresholds). Lanes are counted from 0, as
+    /// mlxlink counts them.
+    ///
+    /// ### Why it matters
+    /// A failing cable or transceiver shows here before the link drops.
+    /// Readings past the point where light stops getting through are an
+    /// `error`: Rx power below the low alarm (the receiver is short of
+    /// light: dirty or damaged fibre, a failing far-end laser), Tx power
+    /// below it or a bias current out of range (the module's own laser is
+    /// failing), temperature above the high alarm (the laser runs outside
+    /// its rating, and modules shut down there). Readings the link still
+    /// runs through are a `warning`: Rx or Tx power above the high alarm
+    /// (too much light: a short single-mode link without an attenuator),
+    /// temperature below the low alarm, supply voltage out of range (the
+    /// host's cage, not the light path).
+    ///
+    /// Only the module's printed range is used: no default range is
+    /// assumed, so a reading printed without one, `N/A` (no diagnostics,
+    /// passive copper) or against `[0..0]` (a module that stores no
+    /// thresholds) is not judged, and its absence is not a fault. On a port
+    /// that is not Active, a dark lane (`-40` dBm, mlxlink's floor for no
+    /// light, or zero bias: the laser is off) is the down port's symptom,
+    /// which ML001 reports, not a second finding; light that is there but
+    /// weak is still named, as the likely cause. One finding per module,
+    /// at its worst reading's severity.
+    ///
+    /// ### Evidence
+    /// The `Module Info` lines out of range.
+    ///
+    /// ### What to do
+    /// Rx power low: clean and inspect both fibre ends, reseat both ends,
+    /// read the far end's Tx power (`mlxlink -m` there), then replace the
+    /// cable or the far-end transceiver. Tx power or bias: replace the
+    /// transceiver (or the active cable). Temperature: check the cooling
+    /// (fans, airflow, blanking panels), then the module. Voltage: reseat,
+    /// try another port, check the adapter's or switch's power.
+    ///
+    /// ### Thresholds and sources
+    /// The module's own alarm thresholds (SFF-8636 / CMIS, as the firmware's
+    /// PDDR module info page reports them: `temperature_high_th`,
+    /// `rx_power_low_th`, …), printed by mlxlink (mstflint
+    /// `mlxlink_commander.cpp` `prepareDDMSection`).
+    pub static ML004 = {
+        id: "ML004",
+        name: "mlxlink-module-out-of-range",
+        family: LinkDiagnostics,
+        severity: Error,
+        summary: "a cable or transceiver reading in mlxlink -m is outside the module's own alarm range",
+        needs: "mlxlink -d <device> -m",
+        check: check_mlxlink_module,
     }
 }
 
@@ -620,6 +678,212 @@ fn check_mlxlink_speed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     Coverage::Checked(checked)
 }
 
+/// mlxlink's optical power for no light at all (`getPower` of 0 µW).
+const DARK_DBM: f64 = -40.0;
+
+/// Which side of its range a reading fell.
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Low,
+    High,
+}
+
+/// How bad a reading past one side of its range is (see ML004's doc).
+fn module_severity(quantity: ModuleQuantity, side: Side) -> Severity {
+    match (quantity, side) {
+        (ModuleQuantity::RxPower | ModuleQuantity::TxPower, Side::Low)
+        | (ModuleQuantity::BiasCurrent, _)
+        | (ModuleQuantity::Temperature, Side::High) => Severity::Error,
+        _ => Severity::Warning,
+    }
+}
+
+/// What a reading past one side of its range most often means.
+fn module_cause(quantity: ModuleQuantity, side: Side) -> &'static str {
+    match (quantity, side) {
+        (ModuleQuantity::RxPower, Side::Low) => {
+            "too little light arrives: dirty or damaged fibre, or a failing far-end laser"
+        }
+        (ModuleQuantity::RxPower, Side::High) => {
+            "too much light arrives: the receiver is overloaded"
+        }
+        (ModuleQuantity::TxPower, Side::Low) => "the module's laser sends too little light",
+        (ModuleQuantity::TxPower, Side::High) => "the module's laser sends too much light",
+        (ModuleQuantity::BiasCurrent, _) => "the module's laser is failing",
+        (ModuleQuantity::Temperature, Side::High) => "the module runs too hot",
+        (ModuleQuantity::Temperature, Side::Low) => "the module reads too cold",
+        (ModuleQuantity::Voltage, _) => "the module's supply voltage is out of its range",
+    }
+}
+
+/// What to do about a reading past one side of its range.
+fn module_remedy(quantity: ModuleQuantity, side: Side) -> &'static str {
+    match (quantity, side) {
+        (ModuleQuantity::RxPower, Side::Low) => "Rx power low: clean and inspect both fibre ends, reseat both ends of the cable, read the far end's Tx power and bias (mlxlink -m there); replace the cable, or the far-end transceiver if its Tx is low.",
+        (ModuleQuantity::RxPower, Side::High) => "Rx power high: on a short single-mode link add an attenuator or use an optic rated for the length.",
+        (ModuleQuantity::TxPower | ModuleQuantity::BiasCurrent, _) => "Tx power or bias out of range: replace the transceiver (or the active cable).",
+        (ModuleQuantity::Temperature, _) => "Temperature: check the cooling (fans, airflow, blanking panels, hot neighbours), reseat the module, replace it if it alone runs out of range.",
+        (ModuleQuantity::Voltage, _) => "Voltage: reseat the module and try another port; if several modules show it, check the adapter's or switch's power.",
+    }
+}
+
+/// Whether a value is the reading of a lane with its light or laser off.
+fn is_dark(quantity: ModuleQuantity, value: f64) -> bool {
+    match quantity {
+        ModuleQuantity::RxPower | ModuleQuantity::TxPower => value <= DARK_DBM,
+        ModuleQuantity::BiasCurrent => value <= 0.0,
+        _ => false,
+    }
+}
+
+/// `Rx power -14.31 dBm on lane 1 is below the module's low alarm -10.41
+/// dBm: …`: the values of one reading past one side of its range.
+fn describe_out_of_range(
+    r: &ModuleReading,
+    range: ModuleRange,
+    side: Side,
+    lanes: &[(usize, f64)],
+) -> String {
+    let unit = if r.unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", r.unit)
+    };
+    let values = lanes
+        .iter()
+        .map(|(lane, v)| {
+            if r.quantity.per_lane() {
+                format!("{v}{unit} on lane {lane}")
+            } else {
+                format!("{v}{unit}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (word, limit) = match side {
+        Side::Low => ("below the module's low alarm", range.low),
+        Side::High => ("above the module's high alarm", range.high),
+    };
+    format!(
+        "{} {values} is {word} {limit}{unit}: {}",
+        r.quantity.label(),
+        module_cause(r.quantity, side)
+    )
+}
+
+/// One reading past one side of its range, as ML004 reports it.
+struct OutOfRange {
+    severity: Severity,
+    text: String,
+    quantity: ModuleQuantity,
+    side: Side,
+    line: usize,
+}
+
+/// The readings of one module outside their printed range. On a port known
+/// not to be Active, dark lanes are the down port's (ML001), not the
+/// module's.
+fn out_of_range(m: &Mlxlink) -> Vec<OutOfRange> {
+    let down = m
+        .state
+        .as_deref()
+        .is_some_and(|s| !s.eq_ignore_ascii_case("Active"));
+    let mut found = Vec::new();
+    for r in &m.module {
+        let Some(range) = r.range.filter(|range| range.is_set()) else {
+            continue;
+        };
+        for side in [Side::Low, Side::High] {
+            let lanes: Vec<(usize, f64)> = r
+                .values
+                .iter()
+                .enumerate()
+                .filter_map(|(lane, v)| v.map(|v| (lane, v)))
+                .filter(|(_, v)| !(down && is_dark(r.quantity, *v)))
+                .filter(|(_, v)| match side {
+                    Side::Low => *v < range.low,
+                    Side::High => *v > range.high,
+                })
+                .collect();
+            if !lanes.is_empty() {
+                found.push(OutOfRange {
+                    severity: module_severity(r.quantity, side),
+                    text: describe_out_of_range(r, range, side, &lanes),
+                    quantity: r.quantity,
+                    side,
+                    line: r.line,
+                });
+            }
+        }
+    }
+    found
+}
+
+/// ML004.
+fn check_mlxlink_module(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let mut checked = 0;
+    for (at, m) in mlxlink_sections(ctx) {
+        if !m
+            .module
+            .iter()
+            .any(|r| r.range.is_some_and(ModuleRange::is_set))
+        {
+            continue;
+        }
+        checked += 1;
+        let problems = out_of_range(m);
+        let Some(severity) = problems.iter().map(|p| p.severity).max() else {
+            continue;
+        };
+        let who = m.device.as_deref().unwrap_or("the port");
+        let message = format!(
+            "mlxlink: {who}'s module: {}",
+            problems
+                .iter()
+                .map(|p| p.text.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        let mut f = ML004
+            .finding(mlx_subject(at, m), message)
+            .severity(severity);
+        let lines: Vec<usize> = problems.iter().map(|p| p.line).collect();
+        for field in m
+            .sections
+            .iter()
+            .flat_map(|s| &s.fields)
+            .filter(|field| lines.contains(&field.line))
+        {
+            f = f.evidence(evidence(
+                at,
+                format!("{}: {}", field.name, field.value),
+                LineSpan::line(field.line),
+            ));
+        }
+        let mut remedies: Vec<&str> = Vec::new();
+        for p in &problems {
+            let remedy = module_remedy(p.quantity, p.side);
+            if !remedies.contains(&remedy) {
+                remedies.push(remedy);
+            }
+        }
+        out.push(
+            f.threshold(Threshold::new(
+                "the module's own range, printed after each reading as [low..high]",
+                "the module's alarm thresholds (SFF-8636 / CMIS, printed by mlxlink)",
+            ))
+            .remediation(remedies.join(" ")),
+        );
+    }
+    if checked == 0 {
+        return Coverage::Skipped(
+            "no mlxlink Module Info reading with the module's range (run mlxlink -m; modules without diagnostics print none)"
+                .to_owned(),
+        );
+    }
+    Coverage::Checked(checked)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -668,6 +932,133 @@ mod tests {
         );
         let f = findings_of(&ML001, &mlx("Active", "Bad signal integrity", "N/A", "N/A"));
         assert!(f[0].message.contains("is Active but"), "{}", f[0].message);
+    }
+
+    fn module(state: &str, temp: &str, bias: &str, rx: &str, tx: &str) -> String {
+        format!(
+            "$ mlxlink -d mlx5_3 -m\n\nOperational Info\n----------------\nState                              : {state}\nPhysical state                     : LinkUp\n\nModule Info\n-----------\nTemperature [C]                    : {temp}\nVoltage [mV]                       : 3301.5 [2970..3630]\nBias Current [mA]                  : {bias}\nRx Power Current [dBm]             : {rx}\nTx Power Current [dBm]             : {tx}\n"
+        )
+    }
+
+    const TEMP: &str = "44 [-5..75]";
+    const BIAS: &str = "7.9,8.1,8,7.7 [2..15]";
+    const RX: &str = "1.1,0.8,1.3,0.9 [-10.41..6]";
+    const TX: &str = "1,1.2,0.9,1.1 [-8.508..5]";
+
+    #[test]
+    fn a_lane_below_the_modules_rx_alarm_is_an_error_with_its_line() {
+        assert!(findings_of(&ML004, &module("Active", TEMP, BIAS, RX, TX)).is_empty());
+        let rx = "1.1,-13.5,1.3,0.9 [-10.41..6]";
+        let f = findings_of(&ML004, &module("Active", TEMP, BIAS, rx, TX));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].subject.device.as_deref(), Some("mlx5_3"));
+        assert!(
+            f[0].message.contains(
+                "Rx power -13.5 dBm on lane 1 is below the module's low alarm -10.41 dBm"
+            ),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(f[0].evidence.len(), 1);
+        assert_eq!(f[0].evidence[0].span, LineSpan::line(13));
+        assert!(f[0].remediation.contains("far end"));
+        // Exactly at the alarm is still inside the range.
+        let rx = "1.1,-10.41,1.3,0.9 [-10.41..6]";
+        assert!(findings_of(&ML004, &module("Active", TEMP, BIAS, rx, TX)).is_empty());
+    }
+
+    #[test]
+    fn severity_follows_the_light_path_and_one_module_is_one_finding() {
+        let f = findings_of(&ML004, &module("Active", "81 [-5..75]", BIAS, RX, TX));
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].message.contains("temperature 81 C is above"),
+            "{}",
+            f[0].message
+        );
+        let f = findings_of(&ML004, &module("Active", "-7 [-5..75]", BIAS, RX, TX));
+        assert_eq!(f[0].severity, Severity::Warning);
+        let f = findings_of(
+            &ML004,
+            &module("Active", TEMP, BIAS, "6.5,0.8,1.3,0.9 [-10.41..6]", TX),
+        );
+        assert_eq!(f[0].severity, Severity::Warning);
+        let f = findings_of(
+            &ML004,
+            &module("Active", TEMP, "7.9,16.2,8,1.1 [2..15]", RX, TX),
+        );
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].message.contains("1.1 mA on lane 3 is below"),
+            "{}",
+            f[0].message
+        );
+        assert!(
+            f[0].message.contains("16.2 mA on lane 1 is above"),
+            "{}",
+            f[0].message
+        );
+        // Hot and overloaded: one finding at the worse of the two.
+        let f = findings_of(
+            &ML004,
+            &module(
+                "Active",
+                "80 [-5..75]",
+                BIAS,
+                "6.5,0.8,1.3,0.9 [-10.41..6]",
+                TX,
+            ),
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].evidence.len(), 2);
+    }
+
+    #[test]
+    fn dark_lanes_of_a_down_port_are_ml001s_but_weak_light_is_named() {
+        let dark = "-40,-40,-40,-40 [-10.41..6]";
+        let off = "0,0,0,0 [2..15]";
+        let tx_off = "-40,-40,-40,-40 [-8.508..5]";
+        let down = module("Polling", TEMP, off, dark, tx_off);
+        assert!(findings_of(&ML004, &down).is_empty());
+        assert_eq!(findings_of(&ML001, &down).len(), 1);
+        // The same dark lane on an Active port is this module's fault.
+        let f = findings_of(
+            &ML004,
+            &module("Active", TEMP, BIAS, "1,1,1,-40.000 [-10.41..6]", TX),
+        );
+        assert!(
+            f[0].message.contains("-40 dBm on lane 3"),
+            "{}",
+            f[0].message
+        );
+        // Some light, too little: the likely cause of the port being down.
+        let f = findings_of(
+            &ML004,
+            &module(
+                "Polling",
+                TEMP,
+                off,
+                "-18.2,-40,-40,-40 [-10.41..6]",
+                tx_off,
+            ),
+        );
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(
+            f[0].message.contains("-18.2 dBm on lane 0"),
+            "{}",
+            f[0].message
+        );
+        assert!(!f[0].message.contains("lane 1"), "{}", f[0].message);
+    }
+
+    #[test]
+    fn no_printed_range_is_not_judged() {
+        let copper = "$ mlxlink -d mlx5_0 -m\n\nModule Info\n-----------\nTemperature [C]                    : 0 [0..0]\nRx Power Current [dBm]             : 0,0,0,0 [0..0]\nBias Current [mA]                  : N/A\n";
+        assert!(skipped_reason(&ML004, copper).is_some());
+        let bare = "$ mlxlink -d mlx5_0 -m\n\nModule Info\n-----------\nRx Power Current [dBm]             : -30,-30,-30,-30\n";
+        assert!(skipped_reason(&ML004, bare).is_some());
     }
 
     #[test]

@@ -55,6 +55,7 @@ pub static RULES: &[&Rule] = &[
     &diag::ML001,
     &diag::ML002,
     &diag::ML003,
+    &diag::ML004,
     &nvlink::NV001,
     &nvlink::NV002,
     &nvlink::NV003,

@@ -30,14 +30,38 @@
 //! Link Down Counter                  : 1
 //! ```
 //!
+//! `-m` adds `Module Info`, whose first records are the module's live
+//! readings, each followed by the module's alarm range in brackets
+//! (`prepareDDMSection`, `getValueAndThresholdsStr`): one value for the
+//! module, or one per lane joined by `,` (`getStringFromVector`: three
+//! decimals, none for a whole number), and `N/A` for the whole record when
+//! the module has no digital diagnostics (passive copper, `Digital
+//! Diagnostic Monitoring : No`):
+//!
+//! ```text
+//! Module Info
+//! -----------
+//! Temperature [C]                    : 47 [-5..75]
+//! Voltage [mV]                       : 3288.4 [2970..3630]
+//! Bias Current [mA]                  : 7.912,8.004,7.950,8.120 [2..15]
+//! Rx Power Current [dBm]             : 1.204,-14.310,0.987,1.330 [-10.41..6]
+//! Tx Power Current [dBm]             : 1.012,1.230,0.998,1.105 [-8.508..5]
+//! ```
+//!
+//! A lane with no light reads `-40` dBm (`getPower`'s floor for 0 µW); a
+//! module that stores no thresholds prints `[0..0]`.
+//!
 //! Every section is kept as records; the fields the rules read are also
 //! typed. `--json` output gives the same records (read in `json.rs`).
 
 use crate::diag::WarningKind;
-use crate::model::mlxlink::{Mlxlink, MlxlinkField, MlxlinkSection};
+use crate::model::mlxlink::{
+    Mlxlink, MlxlinkField, MlxlinkSection, ModuleQuantity, ModuleRange, ModuleReading,
+};
 use crate::model::partial::{Partial, PartialReason};
-use crate::parse::text::{decimal_u64, is_help, trim, Unread};
+use crate::parse::text::{decimal_f64, decimal_u64, is_help, trim, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
+use crate::span::LineSpan;
 
 mod json;
 
@@ -294,6 +318,111 @@ fn type_fields(out: &mut Mlxlink, unread: &mut Unread, lines: &[Line<'_>]) {
             }
         }
     }
+    out.module = module_readings(&out.sections, unread);
+}
+
+/// The title of the section `-m` prints.
+const MODULE_INFO: &str = "Module Info";
+
+/// The typed readings of `Module Info`, in the order printed.
+fn module_readings(sections: &[MlxlinkSection], unread: &mut Unread) -> Vec<ModuleReading> {
+    sections
+        .iter()
+        .filter(|s| s.title.eq_ignore_ascii_case(MODULE_INFO))
+        .flat_map(|s| &s.fields)
+        .filter_map(|f| {
+            let quantity = ModuleQuantity::of_name(&f.name)?;
+            module_reading(quantity, f, unread)
+        })
+        .collect()
+}
+
+/// `1.2,-40,N/A [-10.41..6]` → the values and the range. `None` for a
+/// record printed `N/A` (no diagnostics: nothing was measured) and for one
+/// that cannot be read, which is reported: a reading is judged whole or not
+/// at all.
+fn module_reading(
+    quantity: ModuleQuantity,
+    f: &MlxlinkField,
+    unread: &mut Unread,
+) -> Option<ModuleReading> {
+    let text = f.value.trim();
+    if text.is_empty() || text.eq_ignore_ascii_case("N/A") {
+        return None;
+    }
+    let span = LineSpan::line(f.line);
+    let (values_text, range_text) = match text.split_once('[') {
+        Some((values, range)) => (values, Some(range.trim())),
+        None => (text, None),
+    };
+    let mut values = Vec::new();
+    for lane in values_text.split(',').map(str::trim) {
+        if lane.eq_ignore_ascii_case("N/A") {
+            values.push(None);
+        } else if let Some(v) = signed_decimal(lane) {
+            values.push(Some(v));
+        } else {
+            unread.warn(
+                WarningKind::Unreadable,
+                span,
+                format!("`{}`: `{lane}` is not a number like -2.514", f.name),
+            );
+            return None;
+        }
+    }
+    let range = match range_text {
+        None => None,
+        Some(r) => match r.strip_suffix(']') {
+            Some(inner) => {
+                let bounds = inner
+                    .split_once("..")
+                    .and_then(|(low, high)| Some((signed_decimal(low)?, signed_decimal(high)?)));
+                if bounds.is_none() {
+                    unread.warn(
+                        WarningKind::Unreadable,
+                        span,
+                        format!("`{}`: `[{r}` is not a range like [-10.41..6]", f.name),
+                    );
+                }
+                bounds.map(|(low, high)| ModuleRange { low, high })
+            }
+            None => {
+                // `Rx Power Current [dBm] : 1.2,1.3 [-10.4` : the paste
+                // ended inside the range; the values are whole.
+                unread.warn(
+                    WarningKind::Truncated,
+                    span,
+                    format!("`{}` ends inside the module's range (`[{r}`): cut here, the reading is not judged", f.name),
+                );
+                None
+            }
+        },
+    };
+    Some(ModuleReading {
+        quantity,
+        unit: unit_of(&f.name).to_owned(),
+        values,
+        range,
+        line: f.line,
+    })
+}
+
+/// `Rx Power Current [dBm]` → `dBm`; empty when the name has no unit.
+fn unit_of(name: &str) -> &str {
+    name.split_once('[')
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map_or("", |(unit, _)| unit.trim())
+}
+
+/// `-40.000`, `3288.4`, `6` → the number.
+fn signed_decimal(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let (negative, digits) = match t.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, t),
+    };
+    let v = decimal_f64(digits)?;
+    Some(if negative { -v } else { v })
 }
 
 /// `mlx5_0: Active IB-NDR 4x, effective BER 1.5e-254` for people.
@@ -430,5 +559,188 @@ Link Error Recovery Counter        : 0
             .map(|d| d.sections.len())
             .ok();
         assert_eq!(sections, Some(1));
+    }
+
+    const MODULE: &str = "
+Operational Info
+----------------
+State                              : Active
+Physical state                     : LinkUp
+
+Module Info
+-----------
+Temperature [C]                    : 47 [-5..75]
+Voltage [mV]                       : 3288.4 [2970..3630]
+Bias Current [mA]                  : 7.912,8.004,7.950,8.120 [2..15]
+Rx Power Current [dBm]             : 1.204,-14.310,0.987,-40.000 [-10.41..6]
+Tx Power Current [dBm]             : 1,1.230,N/A,1.105 [-8.508..5]
+Identifier                         : OSFP
+";
+
+    fn module_of(text: &str) -> Parsed<Mlxlink> {
+        parse(&lines_of(text))
+    }
+
+    #[test]
+    fn module_readings_are_typed_per_lane_with_the_modules_range() {
+        let p = module_of(MODULE);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let r = &p.value.module;
+        let quantities: Vec<ModuleQuantity> = r.iter().map(|r| r.quantity).collect();
+        assert_eq!(
+            quantities,
+            [
+                ModuleQuantity::Temperature,
+                ModuleQuantity::Voltage,
+                ModuleQuantity::BiasCurrent,
+                ModuleQuantity::RxPower,
+                ModuleQuantity::TxPower
+            ]
+        );
+        assert_eq!(r[0].values, [Some(47.0)]);
+        assert_eq!(r[0].unit, "C");
+        assert_eq!(
+            r[0].range,
+            Some(ModuleRange {
+                low: -5.0,
+                high: 75.0
+            })
+        );
+        assert_eq!(r[1].values, [Some(3288.4)]);
+        assert_eq!(r[1].unit, "mV");
+        assert_eq!(r[2].values.len(), 4);
+        assert_eq!(
+            r[2].range,
+            Some(ModuleRange {
+                low: 2.0,
+                high: 15.0
+            })
+        );
+        // The dark lane reads -40: a value, judged by the rule, not here.
+        assert_eq!(
+            r[3].values,
+            [Some(1.204), Some(-14.31), Some(0.987), Some(-40.0)]
+        );
+        assert_eq!(r[3].unit, "dBm");
+        assert_eq!(
+            r[3].range,
+            Some(ModuleRange {
+                low: -10.41,
+                high: 6.0
+            })
+        );
+        // A lane printed N/A is kept as unknown, in its place.
+        assert_eq!(r[4].values, [Some(1.0), Some(1.23), None, Some(1.105)]);
+        assert_eq!(r[4].line, 13);
+        // The records stay as printed.
+        assert_eq!(
+            p.value.field("Identifier").map(|f| f.value.as_str()),
+            Some("OSFP")
+        );
+    }
+
+    #[test]
+    fn no_diagnostics_no_range_and_empty_thresholds_are_not_invented() {
+        // Passive copper without DDM: every reading N/A, nothing typed.
+        let text = "Module Info\n-----------\nTemperature [C]                    : N/A\nRx Power Current [dBm]             : N/A\nDigital Diagnostic Monitoring      : No\n";
+        let p = module_of(text);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert!(p.value.module.is_empty());
+        assert_eq!(p.value.sections[0].fields.len(), 3);
+        // Passive copper with DDM but no thresholds: `[0..0]`, not a range.
+        let p = module_of(
+            "Module Info\n-----------\nBias Current [mA]                  : 0,0,0,0 [0..0]\n",
+        );
+        let range = p.value.module[0].range;
+        assert_eq!(
+            range,
+            Some(ModuleRange {
+                low: 0.0,
+                high: 0.0
+            })
+        );
+        assert!(!range.is_some_and(ModuleRange::is_set));
+        // Values without brackets: read, with no range.
+        let p = module_of(
+            "Module Info\n-----------\nRx Power Current [dBm]             : -2,-3,-2,-1\n",
+        );
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert_eq!(
+            p.value.module[0].values,
+            [Some(-2.0), Some(-3.0), Some(-2.0), Some(-1.0)]
+        );
+        assert_eq!(p.value.module[0].range, None);
+        // The same names outside Module Info are not the module's readings.
+        let p = module_of(
+            "Device Info\n-----------\nTemperature [C]                    : 60 [0..100]\n",
+        );
+        assert!(p.value.module.is_empty());
+    }
+
+    #[test]
+    fn cut_or_unreadable_readings_are_reported_not_guessed() {
+        // Cut inside the range: the values are kept, the range is not.
+        let p = module_of(
+            "Module Info\n-----------\nRx Power Current [dBm]             : 1.2,-14.3 [-10.4\n",
+        );
+        assert_eq!(p.value.module[0].values, [Some(1.2), Some(-14.3)]);
+        assert_eq!(p.value.module[0].range, None);
+        assert!(
+            p.warnings
+                .iter()
+                .any(|w| w.kind == WarningKind::Truncated && w.span.contains(3)),
+            "{:?}",
+            p.warnings
+        );
+        // A value that is not a number: no reading, and the line is named.
+        let p = module_of("Module Info\n-----------\nBias Current [mA]                  : 7.9,x,8 [2..15]\nVoltage [mV]                       : 3300 [low..high]\n");
+        assert!(p
+            .value
+            .module
+            .iter()
+            .all(|r| r.quantity != ModuleQuantity::BiasCurrent));
+        assert_eq!(p.value.module[0].range, None);
+        let covered = |n| p.warnings.iter().any(|w| w.span.contains(n));
+        assert!(covered(3) && covered(4), "{:?}", p.warnings);
+        for cut in 0..MODULE.len() {
+            let _ = module_of(&MODULE[..cut]);
+        }
+    }
+
+    #[test]
+    fn json_module_info_gives_the_same_readings() {
+        let text = "{\n   \"result\" : {\n      \"output\" : {\n         \"Module Info\" : {\n            \"Rx Power Current [dBm]\" : \"0.512,-12.870 [-10.41..6]\",\n            \"Temperature [C]\" : \"52 [-5..75]\"\n         }\n      }\n   }\n}\n";
+        let p = module_of(text);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let r = &p.value.module;
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].quantity, ModuleQuantity::RxPower);
+        assert_eq!(r[0].values, [Some(0.512), Some(-12.87)]);
+        assert_eq!(
+            r[1].range,
+            Some(ModuleRange {
+                low: -5.0,
+                high: 75.0
+            })
+        );
+    }
+
+    #[test]
+    fn quantity_names_need_the_whole_word() {
+        assert_eq!(
+            ModuleQuantity::of_name("Rx Power Current [dBm]"),
+            Some(ModuleQuantity::RxPower)
+        );
+        assert_eq!(
+            ModuleQuantity::of_name("Voltage"),
+            Some(ModuleQuantity::Voltage)
+        );
+        assert_eq!(ModuleQuantity::of_name("Rx Power Type"), None);
+        assert_eq!(ModuleQuantity::of_name("Temperatures"), None);
+        assert_eq!(unit_of("Bias Current [mA]"), "mA");
+        assert_eq!(unit_of("Voltage"), "");
+        assert_eq!(signed_decimal("-40.000"), Some(-40.0));
+        assert_eq!(signed_decimal("--4"), None);
+        assert_eq!(signed_decimal("-"), None);
     }
 }
