@@ -226,21 +226,16 @@ fn missing_suffix(fields: &[&str], present: &[bool]) -> Option<Vec<String>> {
     Some(fields.iter().skip(after).map(|f| (*f).to_owned()).collect())
 }
 
-/// ibstat's port fields in the order it prints them, `Effective speed`
-/// (newer rdma-core) after `Rate`: where a header-less port's runs of
-/// fields break ([`read_headerless_field`]).
-const PORT_FIELD_ORDER: &[&str] = &[
-    "State",
-    "Physical state",
-    "Rate",
-    "Effective speed",
-    "Base lid",
-    "LMC",
-    "SM lid",
-    "Capability mask",
-    "Port GUID",
-    "Link layer",
-];
+/// Where `label` stands in ibstat's port field order ([`PORT_FIELDS`]),
+/// `Effective speed` (newer rdma-core) right after `Rate`: where a
+/// header-less port's runs of fields break ([`read_headerless_field`]).
+fn port_field_order(label: &str) -> Option<usize> {
+    let at = |name: &str| PORT_FIELDS.iter().position(|f| *f == name);
+    match label {
+        "Effective speed" => at("Rate").map(|i| 2 * i + 1),
+        _ => at(label).map(|i| 2 * i),
+    }
+}
 
 /// What a header-less port lacks: whose it is. Its fields the paste
 /// does not show are said by IN001 for the whole run, not port by port.
@@ -330,7 +325,7 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread, run: &mut O
     }
     if out.cas.is_empty() {
         let field = label_value(t).and_then(|(label, value)| {
-            let order = PORT_FIELD_ORDER.iter().position(|f| *f == label)?;
+            let order = port_field_order(label)?;
             Some(((label, value), order))
         });
         match field {
