@@ -161,7 +161,7 @@ fn env_assignment(line: &str) -> bool {
 /// LOG==============` (which opens `nvidia-smi -q` output).
 ///
 /// [`decorated_title`]: crate::parse::text::decorated_title
-fn script_heading(t: &str) -> bool {
+pub(crate) fn script_heading(t: &str) -> bool {
     crate::parse::text::decorated_title(t)
         .is_some_and(|title| title != "NVSMI LOG" && !crate::parse::date::heading_has_stamp(t))
 }

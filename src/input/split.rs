@@ -4,7 +4,7 @@
 use super::clean::{class, classified_lines, clean_classified};
 use super::framing::{
     classify, closing_may_frame, command_may_frame, fans_out, host_banner, labelled_may_frame,
-    opening_may_frame, Framing, Prompt,
+    opening_may_frame, script_heading, Framing, Prompt,
 };
 use super::hosts::{candidate_after, prefixed_hosts};
 use super::kept::{Kept, COMPACT_FROM_BYTES};
@@ -459,11 +459,18 @@ fn chunks<'a>(
                     .last()
                     .is_some_and(|c| c.prompt.is_some() && !chunk_has_text(c, &lines, kept)) => {}
             Some(Framing::ExitMarker | Framing::Heading) => {
-                push_chunk(
-                    &mut chunks,
-                    new_chunk(None, banner_host.clone(), &source, options),
-                    kept,
-                );
+                // `echo "===== mlx5_1 ====="` in a loop over devices: a
+                // decorated title inside a command's output does not move
+                // that output to another machine (a host's name would be a
+                // host heading), so it keeps the host of the output it
+                // sits in. Other headings (prose, an exit marker) name no
+                // host, as before.
+                let host = banner_host.clone().or_else(|| {
+                    (matches!(framing, Some(Framing::Heading)) && script_heading(text.trim()))
+                        .then(|| chunks.last().and_then(|c| c.host.clone()))
+                        .flatten()
+                });
+                push_chunk(&mut chunks, new_chunk(None, host, &source, options), kept);
             }
             Some(Framing::Fence) => {
                 // Fences come in pairs: the one that closes a block ends
