@@ -2357,3 +2357,53 @@ fn a_loops_echo_banners_keep_the_prompts_host_and_its_link_counters_are_judged()
         .collect();
     assert_eq!(hosts, [Some("gpu-d11"), None]);
 }
+
+/// An ibstat pasted in a mail, then the sign-off, the name and the quoted
+/// reply: none of it is the tool's, so none of it is an unread ibstat line
+/// (IN002) and the section ends at the last field. A quoted ibstat in the
+/// reply stays the tool's (its port is judged), and a field cut right under
+/// the last one (no break before it) still marks the paste cut.
+#[test]
+fn a_mails_sign_off_and_quoted_reply_after_ibstat_are_not_the_tools() {
+    let guid = "0x0c42a10300d4e5f6";
+    let text = format!(
+        "Here is ibstat from the node:\n\n{}\n\nCheers,\nDana Park\n\n\
+         > On Fri, Jan 09, 2026 at 14:03:55 +0000, Lee Chan wrote:\n\
+         > > Hi,\n> >\n> > can you post the ibstat output?\n",
+        ibstat(guid, "Down", "Polling", 200)
+    );
+    let d = doc(&text);
+    let s = sections_of(&d, Kind::Ibstat);
+    assert_eq!(s.len(), 1, "{:?}", d.sections);
+    // The ibstat is lines 3–19; the rest is the mail's.
+    assert_eq!(s[0].span.last_line, 19, "{:?}", s[0].span);
+    let r = report(&text);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    assert_eq!(of(&r, "IB001").len(), 1, "{:#?}", r.findings);
+
+    // A quoted ibstat in the reply is read and its Down port named.
+    let text = format!(
+        "{}\n\nThanks,\nDana\n\n> On Fri, Jan 09, 2026 at 14:03:55 +0000, Lee Chan wrote:\n\
+         > CA 'mlx5_3'\n>         Port 1:\n>                 State: Down\n\
+         >                 Physical state: Polling\n",
+        ibstat(guid, "Active", "LinkUp", 200)
+    );
+    let r = report(&text);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 1, "{:#?}", r.findings);
+    assert!(
+        down[0].message.starts_with("mlx5_3 port 1"),
+        "{}",
+        down[0].message
+    );
+
+    // A colon-less line right under the last field (no break before it)
+    // is no sign-off: it stays in the section and is reported unread.
+    let cut =
+        ibstat(guid, "Active", "LinkUp", 200).replace("\t\tLink layer: InfiniBand\n", "Link lay\n");
+    let r = report(&cut);
+    let unread = of(&r, "IN002");
+    assert_eq!(unread.len(), 1, "{:#?}", r.findings);
+    assert_eq!(unread[0].evidence[0].span.first_line, 17);
+}

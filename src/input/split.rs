@@ -1020,6 +1020,9 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
     // The author's lines set aside between or after a section's lines
     // ([`super::framing::prose_after_output`]).
     let mut aside: Vec<usize> = Vec::new();
+    // The stream index of the last line set aside: a sign-off goes on
+    // from it ([`super::framing::sign_off_after_output`]).
+    let mut aside_at: Option<usize> = None;
     for (i, line) in stream.iter().enumerate() {
         // A body line of the open section continues it: no tool message,
         // no block of any format begins there (see `body`). A streamed
@@ -1145,10 +1148,15 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                     .checked_sub(1)
                     .and_then(|p| stream.get(p))
                     .is_some_and(Line::is_blank);
-                if (o.indented || after_break)
-                    && super::framing::prose_after_output(o.format.kind, line.text())
+                let after_aside = aside_at.is_some() && aside_at == i.checked_sub(1);
+                if ((o.indented || after_break)
+                    && super::framing::prose_after_output(o.format.kind, line.text()))
+                    || (o.indented
+                        && (after_break || after_aside)
+                        && super::framing::sign_off_after_output(o.format.kind, line.text()))
                 {
                     aside.push(line.number);
+                    aside_at = Some(i);
                     continue;
                 }
             }
@@ -1247,13 +1255,19 @@ fn leftovers(
             // (a trimmed `ibstat` with no `CA type` line lands here).
             let mut indented = false;
             let mut aside: Vec<usize> = Vec::new();
+            // Whether the line before was blank or set aside: where a
+            // sign-off may begin ([`super::framing::sign_off_after_output`]).
+            let mut after_break_or_aside = false;
             for line in &leading {
-                if indented
+                let set_aside = indented
                     && !line.is_blank()
-                    && super::framing::prose_after_output(format.kind, line.text())
-                {
+                    && (super::framing::prose_after_output(format.kind, line.text())
+                        || (after_break_or_aside
+                            && super::framing::sign_off_after_output(format.kind, line.text())));
+                if set_aside {
                     aside.push(line.number);
                 }
+                after_break_or_aside = line.is_blank() || set_aside;
                 indented |= !line.is_blank() && line.text().starts_with([' ', '\t']);
             }
             let lines = if aside.is_empty() {
