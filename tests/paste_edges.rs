@@ -2281,3 +2281,129 @@ fn headerless_ports_are_never_merged_and_a_whole_ibstat_is_unchanged() {
     );
     assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
 }
+
+/// `mlxlink -c | grep` over every device in one shell loop, each device's
+/// lines under the `echo "===== … ====="` banner the loop prints: the
+/// banners are the loop's own output, so every device stays on the host
+/// the prompt names (a banner that starts a new block used to leave the
+/// devices after the first on no host: a second, unnamed host), and a
+/// link counter over its limit in the filtered lines is judged (it used
+/// to be read and never judged).
+#[test]
+fn a_loops_echo_banners_keep_the_prompts_host_and_its_link_counters_are_judged() {
+    let block = |dev: &str, recoveries: u32| {
+        format!(
+            "===== {dev} counters =====\n\
+             Effective Physical Errors          : 0\n\
+             Effective Physical BER             : 15E-255\n\
+             Raw Physical BER                   : 2E-9\n\
+             Link Error Recovery Counter        : {recoveries}\n"
+        )
+    };
+    let text = format!(
+        "[ops@gpu-d11 ~]$ for i in 0 1 2; do echo \"===== mlx5_$i counters =====\"; \
+         sudo mlxlink -d mlx5_$i -c | grep -e Effective -e Raw -e Recovery; done\n{}{}{}",
+        block("mlx5_0", 0),
+        block("mlx5_1", 0),
+        block("mlx5_2", 23)
+    );
+    let d = doc(&text);
+    let mlxlink = sections_of(&d, Kind::Mlxlink);
+    assert_eq!(mlxlink.len(), 3, "{:?}", d.sections);
+    for s in &mlxlink {
+        assert_eq!(s.host.as_deref(), Some("gpu-d11"), "{s:?}");
+    }
+    let r = report(&text);
+    assert_eq!(r.host_names, ["gpu-d11"], "{:#?}", r.findings);
+    let flaps = of(&r, "ML005");
+    assert_eq!(flaps.len(), 1, "{:#?}", r.findings);
+    assert_eq!(flaps[0].severity, Severity::Warning);
+    assert_eq!(flaps[0].subject.host.as_deref(), Some("gpu-d11"));
+    assert!(
+        flaps[0]
+            .message
+            .contains("Link Error Recovery Counter = 23 (limit 10)"),
+        "{}",
+        flaps[0].message
+    );
+    // The third block's counter line: 1 + 3 × 5 = line 16.
+    assert_eq!(flaps[0].evidence[0].span.first_line, 16);
+    assert!(of(&r, "ML002").is_empty(), "{:#?}", r.findings);
+
+    // A banner that names a host still moves what follows to that host,
+    // and a banner after a closing fence (the prose's) names none.
+    let text = "[ops@gpu-d11 ~]$ mlxlink -d mlx5_0 -c | grep -e Effective -e Recovery\n\
+                Effective Physical BER             : 15E-255\n\
+                Link Error Recovery Counter        : 0\n\
+                ===== gpu-d12 =====\n\
+                Effective Physical BER             : 15E-255\n\
+                Link Error Recovery Counter        : 31\n";
+    let d = doc(text);
+    let hosts: Vec<Option<&str>> = sections_of(&d, Kind::Mlxlink)
+        .iter()
+        .map(|s| s.host.as_deref())
+        .collect();
+    assert_eq!(hosts, [Some("gpu-d11"), Some("gpu-d12")]);
+    let text = "```\n[ops@gpu-d11 ~]$ mlxlink -d mlx5_0 -c | grep -e Effective -e Recovery\n\
+                Effective Physical BER             : 15E-255\n\
+                Link Error Recovery Counter        : 0\n```\n\
+                ===== from the other rack =====\n\
+                Effective Physical BER             : 15E-255\n\
+                Link Error Recovery Counter        : 31\n";
+    let d = doc(text);
+    let hosts: Vec<Option<&str>> = sections_of(&d, Kind::Mlxlink)
+        .iter()
+        .map(|s| s.host.as_deref())
+        .collect();
+    assert_eq!(hosts, [Some("gpu-d11"), None]);
+}
+
+/// An ibstat pasted in a mail, then the sign-off, the name and the quoted
+/// reply: none of it is the tool's, so none of it is an unread ibstat line
+/// (IN002) and the section ends at the last field. A quoted ibstat in the
+/// reply stays the tool's (its port is judged), and a field cut right under
+/// the last one (no break before it) still marks the paste cut.
+#[test]
+fn a_mails_sign_off_and_quoted_reply_after_ibstat_are_not_the_tools() {
+    let guid = "0x0c42a10300d4e5f6";
+    let text = format!(
+        "Here is ibstat from the node:\n\n{}\n\nCheers,\nDana Park\n\n\
+         > On Fri, Jan 09, 2026 at 14:03:55 +0000, Lee Chan wrote:\n\
+         > > Hi,\n> >\n> > can you post the ibstat output?\n",
+        ibstat(guid, "Down", "Polling", 200)
+    );
+    let d = doc(&text);
+    let s = sections_of(&d, Kind::Ibstat);
+    assert_eq!(s.len(), 1, "{:?}", d.sections);
+    // The ibstat is lines 3–19; the rest is the mail's.
+    assert_eq!(s[0].span.last_line, 19, "{:?}", s[0].span);
+    let r = report(&text);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    assert_eq!(of(&r, "IB001").len(), 1, "{:#?}", r.findings);
+
+    // A quoted ibstat in the reply is read and its Down port named.
+    let text = format!(
+        "{}\n\nThanks,\nDana\n\n> On Fri, Jan 09, 2026 at 14:03:55 +0000, Lee Chan wrote:\n\
+         > CA 'mlx5_3'\n>         Port 1:\n>                 State: Down\n\
+         >                 Physical state: Polling\n",
+        ibstat(guid, "Active", "LinkUp", 200)
+    );
+    let r = report(&text);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 1, "{:#?}", r.findings);
+    assert!(
+        down[0].message.starts_with("mlx5_3 port 1"),
+        "{}",
+        down[0].message
+    );
+
+    // A colon-less line right under the last field (no break before it)
+    // is no sign-off: it stays in the section and is reported unread.
+    let cut =
+        ibstat(guid, "Active", "LinkUp", 200).replace("\t\tLink layer: InfiniBand\n", "Link lay\n");
+    let r = report(&cut);
+    let unread = of(&r, "IN002");
+    assert_eq!(unread.len(), 1, "{:#?}", r.findings);
+    assert_eq!(unread[0].evidence[0].span.first_line, 17);
+}

@@ -161,7 +161,7 @@ fn env_assignment(line: &str) -> bool {
 /// LOG==============` (which opens `nvidia-smi -q` output).
 ///
 /// [`decorated_title`]: crate::parse::text::decorated_title
-fn script_heading(t: &str) -> bool {
+pub(crate) fn script_heading(t: &str) -> bool {
     crate::parse::text::decorated_title(t)
         .is_some_and(|title| title != "NVSMI LOG" && !crate::parse::date::heading_has_stamp(t))
 }
@@ -698,6 +698,45 @@ pub(crate) fn prose_after_output(kind: crate::parse::Kind, line: &str) -> bool {
         _ => false,
     };
     not_the_tools && reads_as_prose(t)
+}
+
+/// Whether `line`, met unindented in a section of `kind` right after a
+/// paragraph break or after a line already set aside, is the tail of the
+/// author's mail or post rather than the tool's output: a sign-off
+/// (`Best Regards`, `Thanks,`, a name: a few words and no colon), a mail
+/// attribution (`> On Thu, Feb 20, 2020 at 08:57AM, Ann wrote:`, whose
+/// times hold colons), or the quoted message under it (`> > Hello!`,
+/// `> >`, quoted prose), quote markers aside. The tool prints none of
+/// them (its parser says so, of the line without its quote markers, so a
+/// quoted `> CA 'mlx5_0'` stays the tool's). Read as output, each was an
+/// unread line (IN002) of an ibstat pasted in a mail, and the section ran
+/// on to the end of the quoted reply. Only after a break or an aside line:
+/// a colon-less line right under the tool's fields is more likely a field
+/// cut by the paste, which must stay in the section to be reported.
+pub(crate) fn sign_off_after_output(kind: crate::parse::Kind, line: &str) -> bool {
+    use crate::parse::Kind;
+    if line.starts_with([' ', '\t']) {
+        return false;
+    }
+    let t = line
+        .trim()
+        .trim_start_matches(|c: char| c == '>' || c.is_whitespace());
+    let not_the_tools = match kind {
+        Kind::IbvDevinfo => !crate::parse::ibv_devinfo::may_be_its_unindented_line(t),
+        Kind::Ibstat => !crate::parse::ibstat::may_be_its_unindented_line(t),
+        Kind::Ibstatus => !crate::parse::ibstatus::may_be_its_unindented_line(t),
+        _ => return false,
+    };
+    if !not_the_tools {
+        return false;
+    }
+    let attribution = t.starts_with("On ") && t.ends_with(" wrote:");
+    // A few words opening with a letter, no colon, no `=`: a sign-off or a
+    // name, never a `Label: value` or `key=value` line of these tools.
+    let sign_off = t.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
+        && t.split_whitespace().count() <= 4
+        && !t.contains([':', '=']);
+    t.is_empty() || attribution || sign_off || reads_as_prose(t)
 }
 
 /// Whether `t` reads as a person's words: it opens with an ASCII letter
@@ -1811,6 +1850,41 @@ mod tests {
             "node07 ()",
         ] {
             assert_eq!(host_banner(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_mails_sign_off_and_quoted_reply_are_told_from_the_tools_lines() {
+        use crate::parse::Kind;
+        for line in [
+            "Best Regards",
+            "Thanks,",
+            "Dana Park",
+            "> On Thu, Feb 20, 2020 at 08:57:29AM -0500, Lee Chan wrote:",
+            "> > Hello!",
+            "> >",
+            "> > Thanks for your bug report.",
+        ] {
+            for kind in [Kind::IbvDevinfo, Kind::Ibstat, Kind::Ibstatus] {
+                assert!(sign_off_after_output(kind, line), "{kind:?}: {line}");
+            }
+            // Indented, it is inside the tool's output; other formats
+            // set nothing aside.
+            assert!(!sign_off_after_output(Kind::Ibstat, &format!("\t{line}")));
+            assert!(!sign_off_after_output(Kind::Mlxlink, line), "{line}");
+        }
+        // The tool's lines, quoted or not, and lines with a value.
+        for (kind, line) in [
+            (Kind::Ibstat, "> CA 'mlx5_0'"),
+            (Kind::Ibstat, "> >         Port 1:"),
+            (Kind::Ibstat, "Physical state: Polling"),
+            (Kind::Ibstat, "Rate: 100"),
+            (Kind::Ibstat, "foo=bar"),
+            (Kind::Ibstat, "0x1c4"),
+            (Kind::IbvDevinfo, "No IB devices found"),
+            (Kind::Ibstatus, "Infiniband device 'mlx5_0' port 1 status:"),
+        ] {
+            assert!(!sign_off_after_output(kind, line), "{kind:?}: {line}");
         }
     }
 

@@ -4,7 +4,7 @@
 use super::clean::{class, classified_lines, clean_classified};
 use super::framing::{
     classify, closing_may_frame, command_may_frame, fans_out, host_banner, labelled_may_frame,
-    opening_may_frame, Framing, Prompt,
+    opening_may_frame, script_heading, Framing, Prompt,
 };
 use super::hosts::{candidate_after, prefixed_hosts};
 use super::kept::{Kept, COMPACT_FROM_BYTES};
@@ -459,11 +459,18 @@ fn chunks<'a>(
                     .last()
                     .is_some_and(|c| c.prompt.is_some() && !chunk_has_text(c, &lines, kept)) => {}
             Some(Framing::ExitMarker | Framing::Heading) => {
-                push_chunk(
-                    &mut chunks,
-                    new_chunk(None, banner_host.clone(), &source, options),
-                    kept,
-                );
+                // `echo "===== mlx5_1 ====="` in a loop over devices: a
+                // decorated title inside a command's output does not move
+                // that output to another machine (a host's name would be a
+                // host heading), so it keeps the host of the output it
+                // sits in. Other headings (prose, an exit marker) name no
+                // host, as before.
+                let host = banner_host.clone().or_else(|| {
+                    (matches!(framing, Some(Framing::Heading)) && script_heading(text.trim()))
+                        .then(|| chunks.last().and_then(|c| c.host.clone()))
+                        .flatten()
+                });
+                push_chunk(&mut chunks, new_chunk(None, host, &source, options), kept);
             }
             Some(Framing::Fence) => {
                 // Fences come in pairs: the one that closes a block ends
@@ -1013,6 +1020,9 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
     // The author's lines set aside between or after a section's lines
     // ([`super::framing::prose_after_output`]).
     let mut aside: Vec<usize> = Vec::new();
+    // The stream index of the last line set aside: a sign-off goes on
+    // from it ([`super::framing::sign_off_after_output`]).
+    let mut aside_at: Option<usize> = None;
     for (i, line) in stream.iter().enumerate() {
         // A body line of the open section continues it: no tool message,
         // no block of any format begins there (see `body`). A streamed
@@ -1138,10 +1148,15 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                     .checked_sub(1)
                     .and_then(|p| stream.get(p))
                     .is_some_and(Line::is_blank);
-                if (o.indented || after_break)
-                    && super::framing::prose_after_output(o.format.kind, line.text())
+                let after_aside = aside_at.is_some() && aside_at == i.checked_sub(1);
+                if ((o.indented || after_break)
+                    && super::framing::prose_after_output(o.format.kind, line.text()))
+                    || (o.indented
+                        && (after_break || after_aside)
+                        && super::framing::sign_off_after_output(o.format.kind, line.text()))
                 {
                     aside.push(line.number);
+                    aside_at = Some(i);
                     continue;
                 }
             }
@@ -1240,13 +1255,19 @@ fn leftovers(
             // (a trimmed `ibstat` with no `CA type` line lands here).
             let mut indented = false;
             let mut aside: Vec<usize> = Vec::new();
+            // Whether the line before was blank or set aside: where a
+            // sign-off may begin ([`super::framing::sign_off_after_output`]).
+            let mut after_break_or_aside = false;
             for line in &leading {
-                if indented
+                let set_aside = indented
                     && !line.is_blank()
-                    && super::framing::prose_after_output(format.kind, line.text())
-                {
+                    && (super::framing::prose_after_output(format.kind, line.text())
+                        || (after_break_or_aside
+                            && super::framing::sign_off_after_output(format.kind, line.text())));
+                if set_aside {
                     aside.push(line.number);
                 }
+                after_break_or_aside = line.is_blank() || set_aside;
                 indented |= !line.is_blank() && line.text().starts_with([' ', '\t']);
             }
             let lines = if aside.is_empty() {

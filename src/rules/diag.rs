@@ -246,6 +246,49 @@ declare_rule! {
     }
 }
 
+declare_rule! {
+    /// ### What it detects
+    /// A port whose `mlxlink -c` `Link Down Counter` or `Link Error
+    /// Recovery Counter` is above the limit perfquery's `LinkDownedCounter`
+    /// and `LinkErrorRecoveryCounter` are held to.
+    ///
+    /// ### Why it matters
+    /// They count the same events perfquery's counters do, read by the
+    /// adapter firmware from the physical layer: each `Link Down` is the
+    /// link dropping (jobs lose their connections, the subnet manager
+    /// reroutes), each recovery the link retraining to survive errors, the
+    /// step before it drops. A few are reboots and maintenance; more point
+    /// at a flapping link or a marginal cable even when the BER, measured
+    /// over the whole time since the counters were cleared, still looks
+    /// fine. Counts since a clear are history (of unknown age unless
+    /// `Time Since Last Clear` is printed), so this is a `warning`.
+    ///
+    /// ### Evidence
+    /// `Link Down Counter`, `Link Error Recovery Counter` and, when printed,
+    /// `Time Since Last Clear [Min]`.
+    ///
+    /// ### What to do
+    /// Correlate with reboots and maintenance; clear the counters
+    /// (`mlxlink -d <dev> -pc`) and read them again: if they grow, check the
+    /// cable and module (`mlxlink -m`) and the switch port, then reseat or
+    /// replace the cable.
+    ///
+    /// ### Thresholds and sources
+    /// The `LinkDownedCounter` and `LinkErrorRecoveryCounter` limits
+    /// (infiniband-diags `error_thresholds`; `--thresholds` overrides both
+    /// tools at once): mlxlink prints the firmware's physical-layer counts
+    /// of the same events (mstflint `mlxlink_commander.cpp` `showBer`).
+    pub static ML005 = {
+        id: "ML005",
+        name: "mlxlink-link-counters",
+        family: LinkDiagnostics,
+        severity: Warning,
+        summary: "mlxlink -c shows the link went down or retrained more often than the perfquery limits",
+        needs: "mlxlink -d <device> -c",
+        check: check_mlxlink_counters,
+    }
+}
+
 /// Effective (post-FEC) BER limit: IBTA.
 const EFFECTIVE_BER_LIMIT: f64 = 1e-12;
 /// Pre-FEC BER a KP4 RS(544,514) FEC corrects (IEEE 802.3).
@@ -884,6 +927,95 @@ fn check_mlxlink_module(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     Coverage::Checked(checked)
 }
 
+/// The mlxlink link counters ML005 reads: the record's name, the
+/// perfquery counter whose limit it is held to, and what a count means.
+const LINK_COUNTERS: &[(&str, &str, &str)] = &[
+    (
+        "Link Down Counter",
+        "LinkDownedCounter",
+        "the link went down repeatedly (flapping, unless reboots explain it)",
+    ),
+    (
+        "Link Error Recovery Counter",
+        "LinkErrorRecoveryCounter",
+        "the link retrained repeatedly to survive errors (a marginal cable or port)",
+    ),
+];
+
+/// ML005.
+fn check_mlxlink_counters(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let mut checked = 0;
+    for (at, m) in mlxlink_sections(ctx) {
+        let counts = [m.link_down_counter, m.link_error_recovery_counter];
+        if counts.iter().all(Option::is_none) {
+            continue;
+        }
+        checked += 1;
+        // Each counter over its limit: (record, value, limit, source, meaning).
+        let over: Vec<(&str, u64, f64, &str, &str)> = LINK_COUNTERS
+            .iter()
+            .zip(counts)
+            .filter_map(|(&(record, limit_name, meaning), count)| {
+                let count = count?;
+                let (limit, source) = ctx
+                    .thresholds
+                    .value_and_source(limit_name, (10.0, super::thresholds::IB_DIAGS_SOURCE));
+                #[allow(clippy::cast_precision_loss)]
+                let is_over = count as f64 > limit;
+                is_over.then_some((record, count, limit, source, meaning))
+            })
+            .collect();
+        if over.is_empty() {
+            continue;
+        }
+        let who = m.device.as_deref().unwrap_or("the port");
+        // The age of the counts, when printed: a reader weighs 12 downs in
+        // a day differently from 12 in a year.
+        let since = m
+            .field("Time Since Last Clear [Min]")
+            .map(|f| format!(" in the {} min since the counters were cleared", f.value))
+            .unwrap_or_default();
+        let message = format!(
+            "mlxlink: {who}: {}{since}",
+            over.iter()
+                .map(|(record, count, limit, _, meaning)| format!(
+                    "{record} = {count} (limit {limit}): {meaning}"
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        let mut f = ML005.finding(mlx_subject(at, m), message);
+        for (record, ..) in &over {
+            if let Some(e) = field_evidence(at, m, record) {
+                f = f.evidence(e);
+            }
+        }
+        if let Some(e) = field_evidence(at, m, "Time Since Last Clear [Min]") {
+            f = f.evidence(e);
+        }
+        let limits = over
+            .iter()
+            .map(|(record, _, limit, ..)| format!("{record} > {limit}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let source = over.first().map_or("", |o| o.3);
+        out.push(
+            f.threshold(Threshold::new(
+                format!("{limits} (the perfquery LinkDownedCounter / LinkErrorRecoveryCounter limits)"),
+                source,
+            ))
+            .remediation("Correlate with reboots and maintenance; clear the counters (mlxlink -d <dev> -pc) and read them again; if they grow, check the cable and module (mlxlink -m) and the switch port, then reseat or replace the cable."),
+        );
+    }
+    if checked == 0 {
+        return Coverage::Skipped(
+            "no mlxlink Link Down or Link Error Recovery counter in the input (run mlxlink -c)"
+                .to_owned(),
+        );
+    }
+    Coverage::Checked(checked)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -916,6 +1048,46 @@ mod tests {
         let f = findings_of(&ML002, &mlx("Active", NO_ISSUE, "15E-255", "3E-4"));
         assert_eq!(f[0].severity, Severity::Error);
         assert!(skipped_reason(&ML002, "CA 'x'\n\tCA type: MT4129\n").is_some());
+    }
+
+    /// `mlxlink -c`'s counter section with the link counters given.
+    fn counters(down: u64, recoveries: u64) -> String {
+        format!(
+            "$ mlxlink -d mlx5_5 -c\n\nPhysical Counters and BER Info\n------------------------------\nTime Since Last Clear [Min]        : 1440.0\nEffective Physical Errors          : 0\nEffective Physical BER             : 15E-255\nRaw Physical BER                   : 3E-9\nLink Down Counter                  : {down}\nLink Error Recovery Counter        : {recoveries}\n"
+        )
+    }
+
+    #[test]
+    fn link_counters_over_the_perfquery_limits_are_a_warning_with_their_age() {
+        // At the limits (10 each, as perfquery's): quiet, but checked.
+        assert!(findings_of(&ML005, &counters(10, 10)).is_empty());
+        let f = findings_of(&ML005, &counters(11, 0));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert_eq!(f[0].subject.device.as_deref(), Some("mlx5_5"));
+        assert!(
+            f[0].message.contains("Link Down Counter = 11 (limit 10)")
+                && f[0]
+                    .message
+                    .contains("in the 1440.0 min since the counters were cleared"),
+            "{}",
+            f[0].message
+        );
+        // The counter's line and the age line (lines 9 and 5).
+        let lines: Vec<LineSpan> = f[0].evidence.iter().map(|e| e.span).collect();
+        assert_eq!(lines, [LineSpan::line(9), LineSpan::line(5)]);
+        // Both over: one finding naming both.
+        let f = findings_of(&ML005, &counters(12, 40));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(
+            f[0].message.contains("Link Error Recovery Counter = 40"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(f[0].evidence.len(), 3);
+        // Without the counters (a BER-only grep) there is nothing to judge.
+        let ber_only = "$ mlxlink -d mlx5_5 -c | grep BER\nEffective Physical BER             : 15E-255\nRaw Physical BER                   : 3E-9\n";
+        assert!(skipped_reason(&ML005, ber_only).is_some());
     }
 
     #[test]

@@ -56,6 +56,7 @@ pub static RULES: &[&Rule] = &[
     &diag::ML002,
     &diag::ML003,
     &diag::ML004,
+    &diag::ML005,
     &nvlink::NV001,
     &nvlink::NV002,
     &nvlink::NV003,
