@@ -2366,3 +2366,33 @@ fn a_topo_matrix_labelled_as_a_report_field_is_read_and_the_fields_after_it_are_
     };
     assert_eq!(m.devices[2].rdma_device.as_deref(), Some("mlx5_0"));
 }
+
+/// `dcgmi dmon -l` prints the catalogue of fields dmon can watch (long
+/// name, short name, field id), not a reading. Under its command line it
+/// was taken for dmon's output: every line an unread line with "no monitor
+/// header" (IN002), and the advice to paste the whole output. It is no
+/// output to judge; a `dcgmi dmon -e …` reading after it still is.
+#[test]
+fn the_field_list_of_dcgmi_dmon_is_no_reading() {
+    let list = "$ dcgmi dmon -l\n\
+                ___________________________________________________________________\n\
+                \x20                    Long Name          Short Name       Field Id\n\
+                ___________________________________________________________________\n\
+                pcie_link_gen                        PCILG            237\n\
+                nvlink_bandwidth_total               NBWLT            449\n\
+                nvlink_flit_crc_error_count_l10     NFEL10            460\n";
+    // Alone, the paste holds no output of a tool to judge.
+    assert!(read(list, &ReadOptions::default()).is_err());
+
+    let text = format!(
+        "{list}$ dcgmi dmon -e 1011,1012 -c 1\n\
+         #Entity   NVLTX                       NVLRX\n\
+         ID\n\
+         GPU 0     1048576                     2097152\n"
+    );
+    let d = doc(&text);
+    let dmon = sections_of(&d, Kind::DcgmiDmon);
+    assert_eq!(dmon.len(), 1, "{:?}", d.sections);
+    assert_eq!(dmon[0].span.first_line, 8, "from its prompt");
+    assert!(dmon[0].warnings.is_empty(), "{:?}", dmon[0].warnings);
+}
