@@ -2407,3 +2407,118 @@ fn a_mails_sign_off_and_quoted_reply_after_ibstat_are_not_the_tools() {
     assert_eq!(unread.len(), 1, "{:#?}", r.findings);
     assert_eq!(unread[0].evidence[0].span.first_line, 17);
 }
+
+/// Environment reports print `nvidia-smi topo -m` as one of their fields:
+/// ScaleLLM's `GPU topology: ` label takes the place of the header's
+/// leading tab on the header line itself, and the report's next fields
+/// (`Nvidia driver version: …`, SGLang's `ulimit soft: …`) follow the
+/// legend at column 0 with no blank line. The labelled header went
+/// unread: a one-GPU matrix was not recognised at all, and a larger one
+/// was read as header-less, the paste called cut (IN001, "header
+/// missing") though nothing was; and the fields after the legend were
+/// glued to the last legend entry's meaning as if it had wrapped, lost
+/// without a word. Now the header is read after its label, and the
+/// report's fields are set aside as not the tool's.
+#[test]
+fn a_topo_matrix_labelled_as_a_report_field_is_read_and_the_fields_after_it_are_not_the_tools() {
+    let legend = "\nLegend:\n\n  X    = Self\n  SYS  = Connection traversing PCIe as well as the SMP \
+                  interconnect between NUMA nodes (e.g., QPI/UPI)\n  PIX  = Connection traversing \
+                  at most a single PCIe bridge\n  NV#  = Connection traversing a bonded set of # NVLinks\n";
+    // Four GPUs, GPU3 without NVLink to any peer: TP001.
+    let text = format!(
+        "Collecting environment information...\n\
+         Is CUDA available: True\n\
+         GPU topology: GPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n\
+         GPU0\t X \tNV8\tNV8\tSYS\t0-23\t0\t\tN/A\n\
+         GPU1\tNV8\t X \tNV8\tSYS\t0-23\t0\t\tN/A\n\
+         GPU2\tNV8\tNV8\t X \tSYS\t24-47\t1\t\tN/A\n\
+         GPU3\tSYS\tSYS\tSYS\t X \t24-47\t1\t\tN/A\n\
+         {legend}\
+         Nvidia driver version: 560.35.03\n\
+         ulimit soft: 65535\n\
+         CPU:\n"
+    );
+    let d = doc(&text);
+    let topo = sections_of(&d, Kind::TopoMatrix);
+    assert_eq!(topo.len(), 1, "{:?}", d.unrecognised);
+    assert_eq!(
+        (topo[0].span.first_line, topo[0].span.last_line),
+        (3, 14),
+        "the matrix runs from its labelled header to the legend's last entry"
+    );
+    assert!(topo[0].warnings.is_empty(), "{:?}", topo[0].warnings);
+    let fabricscope::SectionData::TopoMatrix(m) = &topo[0].data else {
+        panic!("{:?}", topo[0].kind);
+    };
+    assert_eq!(m.devices.len(), 4);
+    let last = m.legend.last().unwrap();
+    assert_eq!(
+        (last.symbol.as_str(), last.meaning.as_str()),
+        ("NV#", "Connection traversing a bonded set of # NVLinks")
+    );
+    let aside: Vec<(usize, usize)> = d
+        .unrecognised
+        .iter()
+        .map(|u| (u.span.first_line, u.span.last_line))
+        .collect();
+    assert!(aside.contains(&(15, 17)), "{aside:?}");
+    let r = analyze(&[d], &Default::default());
+    let lone = of(&r, "TP001");
+    assert_eq!(lone.len(), 1, "{:#?}", r.findings);
+    assert_eq!(lone[0].subject.gpu, Some(3), "{:?}", lone[0].subject);
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", of(&r, "IN001"));
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", of(&r, "IN002"));
+
+    // The one-GPU matrix of the same report, space-aligned: recognised.
+    let d = doc("GPU models and configuration: GPU 0: NVIDIA L40S\n\
+         GPU topology: GPU0      CPU Affinity    NUMA Affinity   GPU NUMA ID\n\
+         GPU0     X      0-31,64-95      0               N/A\n\nLegend:\n\n  X    = Self\n\
+         NCCL version: 2.21.5\n");
+    let topo = sections_of(&d, Kind::TopoMatrix);
+    assert_eq!(topo.len(), 1, "{:?}", d.unrecognised);
+    assert_eq!((topo[0].span.first_line, topo[0].span.last_line), (2, 7));
+
+    // A NIC legend whose lines lost their indent is still the matrix's,
+    // not a report's `Label: value` field.
+    let d = doc("\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\n\
+         GPU0\t X \tNV4\tPIX\t0-15\t0\nGPU1\tNV4\t X \tPIX\t0-15\t0\nNIC0\tPIX\tPIX\t X \n\n\
+         Legend:\n\n  X    = Self\n  NV#  = Connection traversing a bonded set of # NVLinks\n\n\
+         NIC Legend:\n\nNIC0: mlx5_0\n");
+    let topo = sections_of(&d, Kind::TopoMatrix);
+    assert_eq!(topo.len(), 1);
+    assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);
+    let fabricscope::SectionData::TopoMatrix(m) = &topo[0].data else {
+        panic!("{:?}", topo[0].kind);
+    };
+    assert_eq!(m.devices[2].rdma_device.as_deref(), Some("mlx5_0"));
+}
+
+/// `dcgmi dmon -l` prints the catalogue of fields dmon can watch (long
+/// name, short name, field id), not a reading. Under its command line it
+/// was taken for dmon's output: every line an unread line with "no monitor
+/// header" (IN002), and the advice to paste the whole output. It is no
+/// output to judge; a `dcgmi dmon -e …` reading after it still is.
+#[test]
+fn the_field_list_of_dcgmi_dmon_is_no_reading() {
+    let list = "$ dcgmi dmon -l\n\
+                ___________________________________________________________________\n\
+                \x20                    Long Name          Short Name       Field Id\n\
+                ___________________________________________________________________\n\
+                pcie_link_gen                        PCILG            237\n\
+                nvlink_bandwidth_total               NBWLT            449\n\
+                nvlink_flit_crc_error_count_l10     NFEL10            460\n";
+    // Alone, the paste holds no output of a tool to judge.
+    assert!(read(list, &ReadOptions::default()).is_err());
+
+    let text = format!(
+        "{list}$ dcgmi dmon -e 1011,1012 -c 1\n\
+         #Entity   NVLTX                       NVLRX\n\
+         ID\n\
+         GPU 0     1048576                     2097152\n"
+    );
+    let d = doc(&text);
+    let dmon = sections_of(&d, Kind::DcgmiDmon);
+    assert_eq!(dmon.len(), 1, "{:?}", d.sections);
+    assert_eq!(dmon[0].span.first_line, 8, "from its prompt");
+    assert!(dmon[0].warnings.is_empty(), "{:?}", dmon[0].warnings);
+}

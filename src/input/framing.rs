@@ -685,12 +685,17 @@ fn non_ascii_prose(t: &str) -> bool {
 /// unrecognised and the section goes on, so a field of the tool's after
 /// it is still read; a line the tool does not print that does not read as
 /// prose (`0x1c4`, `foo=bar`) stays in the section and is reported unread.
+/// After a `topo -m` matrix, another report's `Label: value` line is set
+/// aside too ([`crate::parse::topo::foreign_label_line`]).
 pub(crate) fn prose_after_output(kind: crate::parse::Kind, line: &str) -> bool {
     use crate::parse::Kind;
     if line.starts_with([' ', '\t']) {
         return false;
     }
     let t = line.trim();
+    if kind == Kind::TopoMatrix && crate::parse::topo::foreign_label_line(t) {
+        return true;
+    }
     let not_the_tools = match kind {
         Kind::IbvDevinfo => !crate::parse::ibv_devinfo::may_be_its_unindented_line(t),
         Kind::Ibstat => !crate::parse::ibstat::may_be_its_unindented_line(t),

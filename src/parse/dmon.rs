@@ -46,8 +46,15 @@ pub(crate) const SMI_FORMAT: Spec<Monitor> = Spec {
 };
 
 pub(crate) const DCGMI_FORMAT: Spec<Monitor> = Spec {
+    // `dcgmi dmon -l` lists the fields dmon could watch (long name, short
+    // name, id): a catalogue, not a reading. Taken for dmon's output, each
+    // of its lines was an unread line with "no monitor header", and the
+    // advice was to paste the whole output.
     command: |argv| {
-        argv.first() == Some(&"dcgmi") && argv.get(1) == Some(&"dmon") && !is_help(argv)
+        argv.first() == Some(&"dcgmi")
+            && argv.get(1) == Some(&"dmon")
+            && !is_help(argv)
+            && !argv.iter().any(|a| *a == "-l" || *a == "--list")
     },
     starts: |b| b == b'#',
     detect: |lines| detect(lines, true),

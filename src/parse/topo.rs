@@ -131,7 +131,7 @@ fn header(text: &str) -> Option<Header<'_>> {
     // are read from a copy without the codes, so they are copied out.
     if text.contains("[4m") || text.contains("[0m") {
         let unescaped = text.replace("[4m", "").replace("[0m", "");
-        let h = header_in(unescaped.trim())?;
+        let h = labelled_header(unescaped.trim())?;
         return Some(Header {
             devices: h
                 .devices
@@ -142,7 +142,58 @@ fn header(text: &str) -> Option<Header<'_>> {
             line: h.line,
         });
     }
-    header_in(text.trim())
+    labelled_header(text.trim())
+}
+
+/// [`header_in`] of `t`, or of what follows a report's label before it:
+/// environment reports print the matrix as the value of a `Label: `
+/// (`GPU topology: GPU0    CPU Affinity …`, the header's leading tab
+/// replaced by the label), and without this the whole matrix under it
+/// went unrecognised. Only a header that reads whole after the label
+/// counts, so `Label: value` lines of other tools stay what they are.
+fn labelled_header(t: &str) -> Option<Header<'_>> {
+    header_in(t).or_else(|| header_in(after_label(t)?))
+}
+
+/// The text after a leading `Label:` of words (letters, digits, spaces,
+/// `-`, `_`, `.`), starting with a letter and followed by white space;
+/// `None` when `t` has no such label.
+fn after_label(t: &str) -> Option<&str> {
+    let (label, rest) = t.split_once(':')?;
+    (is_label(label) && rest.starts_with([' ', '\t'])).then(|| rest.trim_start())
+}
+
+/// Whether `label` (the text before a colon) is a label of words: it
+/// starts with a letter and holds only letters, digits, spaces, `-`, `_`
+/// and `.`.
+fn is_label(label: &str) -> bool {
+    label
+        .as_bytes()
+        .first()
+        .is_some_and(u8::is_ascii_alphabetic)
+        && label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'-' | b'_' | b'.'))
+}
+
+/// Whether `t`, a line at column 0 after a matrix, is another report's
+/// `Label: value` line or `Label:` heading (`Nvidia driver version:
+/// 550.90.07`, `ulimit soft: 1048576`, `CPU:`), as environment reports
+/// (vLLM's and PyTorch's collect_env, SGLang's check_env, ScaleLLM's)
+/// print right under the legend. `topo -m` prints no such line: its only
+/// colons are in the `Legend:` titles and the NIC legend's `NIC0: mlx5_0`.
+/// Left in the section, the line was glued to the last legend entry's
+/// meaning as if the entry had wrapped, and so lost without a word.
+pub(crate) fn foreign_label_line(t: &str) -> bool {
+    let t = trim(t);
+    let Some((label, rest)) = t.split_once(':') else {
+        return false;
+    };
+    is_label(label)
+        && (rest.is_empty() || rest.starts_with([' ', '\t']))
+        && !matches!(t, "Legend:" | "NIC Legend:")
+        && nic_legend_entry(t).is_none()
+        && header(t).is_none()
 }
 
 /// [`header`] of a line without underline codes, trimmed.
@@ -1683,6 +1734,46 @@ nodes (e.g., QPI/UPI)
             ("xxGPU0", true),
         ] {
             assert_eq!(may_be_header(text), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_header_is_read_after_a_report_label_and_report_fields_are_foreign() {
+        for labelled in [
+            "GPU topology: GPU0      CPU Affinity    NUMA Affinity   GPU NUMA ID",
+            "NVIDIA Topology:\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity",
+            "Topology: [4mGPU0\tGPU1\tCPU Affinity[0m",
+        ] {
+            let h = header(labelled).unwrap_or_else(|| panic!("{labelled:?}"));
+            assert_eq!(h.devices[0], "GPU0", "{labelled:?}");
+        }
+        for no in [
+            "GPU topology:GPU0 CPU Affinity",
+            "GPU 0: NVIDIA L40S (UUID: GPU-0a1b)",
+            "GPU topology: GPU0 is on NVLink",
+            "1x: GPU0 CPU Affinity",
+        ] {
+            assert!(header(no).is_none(), "{no:?}");
+        }
+        for foreign in [
+            "Nvidia driver version: 560.35.03",
+            "ulimit soft: 1048576",
+            "cuDNN version: Probably one of the following:",
+            "CPU:",
+        ] {
+            assert!(foreign_label_line(foreign), "{foreign:?}");
+        }
+        for own in [
+            "Legend:",
+            "NIC Legend:",
+            "NIC0: mlx5_0",
+            "X = Self",
+            "nodes (e.g., QPI/UPI)",
+            "GPU0\t X \tNV18\t0-23\t0",
+            "GPU topology: GPU0\tCPU Affinity",
+            "12:30:05 GPU0",
+        ] {
+            assert!(!foreign_label_line(own), "{own:?}");
         }
     }
 
