@@ -119,13 +119,17 @@ pub struct IbPortRef<'a> {
     pub headerless: Option<u32>,
 }
 
+/// What tells a port from its host's others ([`IbPortRef::key`]): host,
+/// adapter, number, and the place of a header-less port.
+pub type PortKey<'a> = (HostKey<'a>, &'a str, u32, Option<u32>);
+
 impl<'a> IbPortRef<'a> {
     /// What tells this port from the host's others: its adapter and
     /// number, or for a header-less port its place among those
     /// ([`headerless`](Self::headerless)), so that two of them, or one
     /// and a named port, are never taken for one.
     #[must_use]
-    pub fn key(&self) -> (HostKey<'a>, &'a str, u32, Option<u32>) {
+    pub fn key(&self) -> PortKey<'a> {
         (self.host(), self.device, self.number, self.headerless)
     }
 
@@ -1526,8 +1530,7 @@ impl<'a> Context<'a> {
         // so the later one must not hide the earlier (a Down port on the
         // first node read as the Active one of the next).
         // Keyed by [`IbPortRef::key`]: header-less ports each by their own.
-        type Key<'a> = (HostKey<'a>, &'a str, u32, Option<u32>);
-        let mut latest: BTreeMap<Key<'a>, Vec<IbPortRef<'a>>> = BTreeMap::new();
+        let mut latest: BTreeMap<PortKey<'a>, Vec<IbPortRef<'a>>> = BTreeMap::new();
         let mut ca_types: BTreeMap<(HostKey<'a>, &'a str), String> = BTreeMap::new();
         for p in self.ib_ports() {
             if let Some(t) = p.ca_type.as_ref().filter(|_| p.headerless.is_none()) {

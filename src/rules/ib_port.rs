@@ -7,7 +7,7 @@
 //! not judged here: LIDs and the SM do not apply to them, and adapters often
 //! carry unused Ethernet ports.
 
-use super::context::{Context, HostKey, IbPortRef};
+use super::context::{Context, HostKey, IbPortRef, PortKey};
 use super::{gbps, Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::model::ib::{LinkLayer, PhysState, PortState};
@@ -578,8 +578,7 @@ fn came_back_up(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         last: IbPortRef<'a>,
     }
     // By [`IbPortRef::key`]: two header-less readings are never one port's.
-    type Key<'a> = (HostKey<'a>, &'a str, u32, Option<u32>);
-    let mut ports: BTreeMap<Key<'_>, Vec<History<'_>>> = BTreeMap::new();
+    let mut ports: BTreeMap<PortKey<'_>, Vec<History<'_>>> = BTreeMap::new();
     for p in ctx.ib_ports() {
         // `ibdev2netdev` says little of a port's state, in no order.
         if p.at.section.kind == crate::parse::Kind::Ibdev2netdev

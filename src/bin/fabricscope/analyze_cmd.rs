@@ -473,13 +473,10 @@ fn write_streamed(
     use std::io::{BufWriter, Write};
     match output {
         Some(out) => {
-            let path = out.path().to_owned();
-            let cannot = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
-            let file = out
-                .take()
-                .ok_or_else(|| cannot(std::io::Error::other("written already")))?;
-            let mut w = BufWriter::with_capacity(1 << 16, file);
-            emit(&mut w).and_then(|()| w.flush()).map_err(cannot)
+            let mut w = BufWriter::with_capacity(1 << 16, out.take_for_writing()?);
+            emit(&mut w)
+                .and_then(|()| w.flush())
+                .map_err(|e| format!("cannot write {}: {e}", out.path().display()))
         }
         None => {
             let mut w = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
@@ -784,14 +781,11 @@ fn ndjson_streamed(
 ) -> Result<ExitCode, String> {
     let unread = unread_inputs(&listing.problems);
     let mut memory: Vec<u8> = Vec::new();
-    let file = match (output.as_deref_mut(), args.redact) {
-        (Some(out), false) => Some(out.take().ok_or("the report's file is written already")?),
-        _ => None,
-    };
-    let target: Box<dyn std::io::Write + Send + '_> = match (file, args.redact) {
-        (_, true) => Box::new(&mut memory),
-        (Some(file), false) => Box::new(file),
-        (None, false) => Box::new(std::io::stdout()),
+    // `--redact` rewrites the whole text at the end: rendered in memory.
+    let target: Box<dyn std::io::Write + Send + '_> = match output.as_deref_mut() {
+        _ if args.redact => Box::new(&mut memory),
+        Some(out) => Box::new(out.take_for_writing()?),
+        None => Box::new(std::io::stdout()),
     };
     let mut writer = std::io::BufWriter::with_capacity(1 << 16, target);
     let mut out = NdjsonOut::new(&mut writer);
@@ -879,8 +873,8 @@ fn emit_records(
         }
         w.flush()
     };
-    let result = match output.and_then(OutputFile::take) {
-        Some(mut file) => write(&mut file),
+    let result = match output {
+        Some(out) => write(&mut out.take_for_writing()?),
         None => write(&mut std::io::stdout().lock()),
     };
     result.map_err(|e| format!("cannot write the records: {e}"))?;

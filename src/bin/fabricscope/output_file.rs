@@ -73,6 +73,13 @@ impl OutputFile {
         self.file.take()
     }
 
+    /// [`take`](Self::take), or the error to report when the report was
+    /// written to it already (each run writes one report).
+    pub fn take_for_writing(&mut self) -> Result<File, String> {
+        self.take()
+            .ok_or_else(|| format!("cannot write {}: written already", self.path.display()))
+    }
+
     /// Which file it is, so that a walk of the inputs can leave it out: a
     /// report written into the directory being analysed is no input.
     #[cfg(unix)]
