@@ -491,8 +491,99 @@ impl<'r> Namer<'r> {
     /// Warnings about files read as one host that `auto` would have kept
     /// apart, or same-named files from different directories, over every
     /// file named so far, in the order of the hosts' names.
+    ///
+    /// Same-named files in several directories on more than
+    /// [`ALIKE_LISTED`] hosts are one warning: a fleet collected one
+    /// directory per command (`ibstat/node01.txt`, `perfquery/node01.txt`)
+    /// or per snapshot gives it for every host, and a thousand lines of one
+    /// remark hide the others.
     pub fn warnings(self) -> Vec<String> {
-        self.merged.finish()
+        fold_alike(self.merged.finish())
+    }
+}
+
+/// How many hosts' same-name warnings are listed one by one.
+const ALIKE_LISTED: usize = 3;
+
+/// [`MergeWarnings::finish`]'s warnings, those about same-named files in
+/// several directories folded into one when more than [`ALIKE_LISTED`]
+/// hosts have one (at the first's place), naming the first as the example.
+fn fold_alike(warnings: Vec<MergeWarning>) -> Vec<String> {
+    let same_name = warnings
+        .iter()
+        .filter(|w| matches!(w, MergeWarning::SameName { .. }))
+        .count();
+    if same_name <= ALIKE_LISTED {
+        return warnings.iter().map(ToString::to_string).collect();
+    }
+    let mut out = Vec::with_capacity(warnings.len() - same_name + 1);
+    let mut folded = false;
+    for w in warnings {
+        match w {
+            MergeWarning::SameName {
+                host,
+                files,
+                dirs,
+                example,
+            } => {
+                if !folded {
+                    folded = true;
+                    out.push(format!(
+                        "{same_name} hosts: each host's files of one name in several directories \
+                         are read as one host (a directory per snapshot or per command?), e.g. host \
+                         {host}: {files} files in {dirs} directories ({example}…); --host-from dir \
+                         keeps them apart"
+                    ));
+                }
+            }
+            other @ MergeWarning::LookLikeHosts { .. } => out.push(other.to_string()),
+        }
+    }
+    out
+}
+
+/// A remark about files read as one host.
+enum MergeWarning {
+    /// Files `auto` would have named as several hosts.
+    LookLikeHosts {
+        host: String,
+        files: usize,
+        hosts: usize,
+        example: String,
+    },
+    /// Files of one name in several directories.
+    SameName {
+        host: String,
+        files: usize,
+        dirs: usize,
+        example: String,
+    },
+}
+
+impl std::fmt::Display for MergeWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MergeWarning::LookLikeHosts {
+                host,
+                files,
+                hosts,
+                example,
+            } => write!(
+                f,
+                "host {host}: {files} files that look like {hosts} different hosts are read \
+                 as one ({example}…); check --host-from"
+            ),
+            MergeWarning::SameName {
+                host,
+                files,
+                dirs,
+                example,
+            } => write!(
+                f,
+                "host {host}: {files} files of that name in {dirs} directories are read as one \
+                 host (snapshots of one machine?) ({example}…); --host-from dir keeps them apart"
+            ),
+        }
     }
 }
 
@@ -575,8 +666,8 @@ impl MergeWarnings {
         }
     }
 
-    fn finish(self) -> Vec<String> {
-        let mut warnings: Vec<(String, String)> = Vec::new();
+    fn finish(self) -> Vec<MergeWarning> {
+        let mut warnings: Vec<MergeWarning> = Vec::new();
         for (host, merged) in self.hosts {
             if merged.files < 2 {
                 continue;
@@ -584,24 +675,31 @@ impl MergeWarnings {
             let example = merged.examples.join(", ");
             let distinct_auto = merged.auto_hosts.len();
             if distinct_auto > 1 {
-                let text = format!(
-                    "host {host}: {} files that look like {distinct_auto} different hosts are read \
-                     as one ({example}…); check --host-from",
-                    merged.files,
-                );
-                warnings.push((host, text));
+                warnings.push(MergeWarning::LookLikeHosts {
+                    host,
+                    files: merged.files,
+                    hosts: distinct_auto,
+                    example,
+                });
             } else if merged.by_name && merged.dirs.len() > 1 {
-                let text = format!(
-                    "host {host}: {} files of that name in {} directories are read as one \
-                     host (snapshots of one machine?) ({example}…); --host-from dir keeps them apart",
-                    merged.files,
-                    merged.dirs.len(),
-                );
-                warnings.push((host, text));
+                warnings.push(MergeWarning::SameName {
+                    host,
+                    files: merged.files,
+                    dirs: merged.dirs.len(),
+                    example,
+                });
             }
         }
-        warnings.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        warnings.into_iter().map(|(_, w)| w).collect()
+        warnings.sort_unstable_by(|a, b| a.host().cmp(b.host()));
+        warnings
+    }
+}
+
+impl MergeWarning {
+    fn host(&self) -> &str {
+        match self {
+            MergeWarning::LookLikeHosts { host, .. } | MergeWarning::SameName { host, .. } => host,
+        }
     }
 }
 
@@ -769,6 +867,61 @@ mod tests {
         assert!(w[0].contains("snapshots"), "{w:?}");
         assert!(HostFrom::parse("regex:(").is_err());
         assert!(HostFrom::parse("name").is_err());
+    }
+
+    /// A fleet collected one directory per command gives every host the
+    /// same remark: past three hosts it is said once, with an example and
+    /// the count; a remark of another kind is still said for its host.
+    #[test]
+    fn same_name_warnings_of_many_hosts_are_one() {
+        let per_command = |hosts: &[&str]| -> Vec<String> {
+            hosts
+                .iter()
+                .flat_map(|h| {
+                    ["ibstat", "perfquery", "topo"]
+                        .into_iter()
+                        .map(move |tool| format!("{tool}/{h}.txt"))
+                })
+                .collect()
+        };
+        let three = per_command(&["node01", "node02", "node03"]);
+        let three: Vec<&str> = three.iter().map(String::as_str).collect();
+        let (_, w) = hosts(&three, &HostFrom::Auto);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w.iter().all(|w| w.contains("snapshots")), "{w:?}");
+
+        let files = per_command(&["node01", "node02", "node03", "node04", "node05"]);
+        let files: Vec<&str> = files.iter().map(String::as_str).collect();
+        let (h, w) = hosts(&files, &HostFrom::Auto);
+        assert_eq!(h.iter().filter(|h| *h == "node04").count(), 3);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with("5 hosts: "), "{w:?}");
+        assert!(
+            w[0].contains("host node01: 3 files in 3 directories (ibstat/node01.txt"),
+            "{w:?}"
+        );
+        assert!(w[0].contains("--host-from dir"), "{w:?}");
+
+        // A remark of the other kind keeps its place and its host.
+        let same = |host: &str| MergeWarning::SameName {
+            host: host.to_owned(),
+            files: 2,
+            dirs: 2,
+            example: format!("a/{host}.txt, b/{host}.txt"),
+        };
+        let looks = MergeWarning::LookLikeHosts {
+            host: "n2".to_owned(),
+            files: 2,
+            hosts: 2,
+            example: "x, y".to_owned(),
+        };
+        let w = fold_alike(vec![same("n1"), looks, same("n3"), same("n4"), same("n5")]);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("4 hosts: "), "{w:?}");
+        assert!(
+            w[1].starts_with("host n2: 2 files that look like 2"),
+            "{w:?}"
+        );
     }
 
     #[test]
@@ -1050,6 +1203,6 @@ mod tests {
         for ((p, a), n) in places.iter().zip(auto).zip(names) {
             merged.add(p, a, n);
         }
-        merged.finish()
+        merged.finish().iter().map(ToString::to_string).collect()
     }
 }
