@@ -2522,3 +2522,65 @@ fn the_field_list_of_dcgmi_dmon_is_no_reading() {
     assert_eq!(dmon[0].span.first_line, 8, "from its prompt");
     assert!(dmon[0].warnings.is_empty(), "{:?}", dmon[0].warnings);
 }
+
+/// `ibdev2netdev` names the interface on each RDMA port: `ib1` is the
+/// kernel's IPoIB interface, so the port under it is InfiniBand, and
+/// `ens3f0np0` an Ethernet one. An ibstat block cut before its `Link
+/// layer` is then judged as the port it is, with the line that told it
+/// as evidence; without that line it stays "may be RoCE".
+#[test]
+fn ibdev2netdev_tells_the_link_layer_a_cut_ibstat_block_lost() {
+    let netdev = "$ ibdev2netdev\n\
+                  mlx5_0 port 1 ==> ib0 (Up)\n\
+                  mlx5_1 port 1 ==> ib1 (Down)\n\
+                  mlx5_2 port 1 ==> ens3f0np0 (Down)\n";
+    let cut = |ca: &str| {
+        format!(
+            "$ ibstat {ca}\nCA '{ca}'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tFirmware version: 28.39.1002\n\
+             \tPort 1:\n\t\tState: Down\n\t\tPhysical state: Disabled\n\t\tRate: 10\n\t\tBase lid: 65535\n\
+             \t\tLMC: 0\n\t\tSM lid: 0\n"
+        )
+    };
+    let active = "$ ibstat mlx5_0\nCA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\
+                  \tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\
+                  \t\tBase lid: 7\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n";
+
+    // Without ibdev2netdev: a warning that says the link layer is unknown.
+    let alone = report(&format!("{active}{}", cut("mlx5_1")));
+    let ib001 = of(&alone, "IB001");
+    assert_eq!(ib001.len(), 1, "{ib001:#?}");
+    assert_eq!(ib001[0].severity, Severity::Warning);
+    assert!(
+        ib001[0].message.contains("stops before its Link layer"),
+        "{ib001:#?}"
+    );
+
+    // With it: an InfiniBand port disabled, an error, and the line as evidence.
+    let told = report(&format!("{netdev}{active}{}", cut("mlx5_1")));
+    let ib001 = of(&told, "IB001");
+    assert_eq!(ib001.len(), 1, "{ib001:#?}");
+    assert_eq!(ib001[0].severity, Severity::Error, "{ib001:#?}");
+    assert!(!ib001[0].message.contains("Link layer"), "{ib001:#?}");
+    let evidence: Vec<&str> = ib001[0].evidence.iter().map(|e| e.text.as_str()).collect();
+    assert!(
+        evidence
+            .iter()
+            .any(|e| e.starts_with("ibdev2netdev: mlx5_1 port 1 ==> ib1 (an IPoIB interface")),
+        "{evidence:?}"
+    );
+    assert!(
+        ib001[0].evidence.iter().any(|e| e.span.first_line == 3),
+        "{ib001:#?}"
+    );
+
+    // An Ethernet interface: a RoCE port, never an InfiniBand fault.
+    let roce = report(&format!("{netdev}{active}{}", cut("mlx5_2")));
+    assert!(
+        of(&roce, "IB001")
+            .iter()
+            .all(|f| f.severity < Severity::Error
+                && !f.message.contains("stops before its Link layer")),
+        "{:#?}",
+        of(&roce, "IB001")
+    );
+}

@@ -8,6 +8,7 @@
 use super::thresholds::Thresholds;
 use crate::input::{Document, Section};
 use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
+use crate::model::ibdev2netdev::NetdevPort;
 use crate::model::ibstat::{Ca, Port};
 use crate::model::ibstatus::IbstatusPort;
 use crate::model::nvlink::NvlinkLink;
@@ -117,6 +118,11 @@ pub struct IbPortRef<'a> {
     /// order. Its `device` (empty) and `number` (0) are then unknown: a
     /// rule never matches it with another port by them.
     pub headerless: Option<u32>,
+    /// The `ibdev2netdev` line that told the link layer, when the port's
+    /// own view did not (a block cut before its `Link layer`, `ibstat`
+    /// older than the line): `mlx5_1 port 1 ==> ib1` is InfiniBand, the
+    /// kernel's IPoIB interface; `==> ens3f0np0` is Ethernet (RoCE).
+    pub link_layer_from: Option<(SectionRef<'a>, &'a NetdevPort)>,
 }
 
 /// What tells a port from its host's others ([`IbPortRef::key`]): host,
@@ -179,6 +185,25 @@ impl<'a> IbPortRef<'a> {
             self.span,
             self.at.source(),
         )
+    }
+
+    /// The `ibdev2netdev` line that told the port's link layer, as
+    /// evidence, when the port's own view did not tell it.
+    #[must_use]
+    pub fn link_layer_evidence(&self) -> Option<super::Evidence> {
+        let (at, netdev) = self.link_layer_from?;
+        let layer = match netdev.link_layer() {
+            LinkLayer::Infiniband => "an IPoIB interface: the port is InfiniBand",
+            _ => "not an IPoIB interface: the port is Ethernet (RoCE)",
+        };
+        Some(super::Evidence::new(
+            format!(
+                "ibdev2netdev: {} port {} ==> {} ({layer})",
+                netdev.device, netdev.port, netdev.netdev
+            ),
+            netdev.span,
+            at.source(),
+        ))
     }
 
     /// True when the port speaks native InfiniBand (or does not say, as very
@@ -276,6 +301,7 @@ fn from_ibstat<'a>(at: SectionRef<'a>, ca: Option<&'a Ca>, port: &'a Port) -> Ib
         span: port.span,
         partial: port.partial.is_some() || ca.is_some_and(|c| c.partial.is_some()),
         headerless: None,
+        link_layer_from: None,
     }
 }
 
@@ -301,6 +327,7 @@ fn from_ibstatus<'a>(at: SectionRef<'a>, port: &'a IbstatusPort) -> IbPortRef<'a
         span: port.span,
         partial: port.partial.is_some(),
         headerless: None,
+        link_layer_from: None,
     }
 }
 
@@ -1444,6 +1471,7 @@ impl<'a> Context<'a> {
                             span: port.span,
                             partial: false,
                             headerless: None,
+                            link_layer_from: None,
                         });
                     }
                 }
@@ -1468,6 +1496,7 @@ impl<'a> Context<'a> {
                             span: port.span,
                             partial: false,
                             headerless: None,
+                            link_layer_from: None,
                         });
                     }
                 }
@@ -1495,6 +1524,7 @@ impl<'a> Context<'a> {
                                 span: port.span,
                                 partial: ibv_devinfo_partial,
                                 headerless: None,
+                                link_layer_from: None,
                             });
                         }
                     }
@@ -1520,6 +1550,23 @@ impl<'a> Context<'a> {
     pub fn latest_ib_ports(&self) -> &[IbPortRef<'a>] {
         self.latest_ib_ports
             .get_or_init(|| self.build_latest_ib_ports())
+    }
+
+    /// Each port `ibdev2netdev` names, by host, adapter and number (the
+    /// last line wins): the interface on it tells its link layer.
+    #[allow(clippy::type_complexity)] // a map built and read in one place
+    fn netdev_ports(
+        &self,
+    ) -> BTreeMap<(HostKey<'a>, &'a str, u32), (SectionRef<'a>, &'a NetdevPort)> {
+        let mut out = BTreeMap::new();
+        for at in self.sections() {
+            if let SectionData::Ibdev2netdev(map) = &at.section.data {
+                for port in &map.ports {
+                    out.insert((at.host(), port.device.as_str(), port.port), (at, port));
+                }
+            }
+        }
+        out
     }
 
     fn build_latest_ib_ports(&self) -> Vec<IbPortRef<'a>> {
@@ -1552,10 +1599,21 @@ impl<'a> Context<'a> {
                 None => views.push(p),
             }
         }
+        let netdevs = self.netdev_ports();
         let mut out: Vec<IbPortRef<'a>> = latest.into_values().flatten().collect();
         for p in &mut out {
             if p.ca_type.is_none() && p.headerless.is_none() {
                 p.ca_type = ca_types.get(&(p.host(), p.device)).cloned();
+            }
+            let told = matches!(
+                p.link_layer,
+                Some(LinkLayer::Infiniband | LinkLayer::Ethernet)
+            );
+            if !told && p.headerless.is_none() {
+                if let Some(&(at, netdev)) = netdevs.get(&(p.host(), p.device, p.number)) {
+                    p.link_layer = Some(netdev.link_layer());
+                    p.link_layer_from = Some((at, netdev));
+                }
             }
         }
         out.sort_by_key(|p| (p.at.doc, p.span));

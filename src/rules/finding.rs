@@ -321,6 +321,13 @@ impl Finding {
         self
     }
 
+    /// Adds evidence when there is some.
+    #[must_use]
+    pub fn evidence_opt(mut self, evidence: Option<Evidence>) -> Self {
+        self.evidence.extend(evidence);
+        self
+    }
+
     /// Sets the threshold.
     #[must_use]
     pub fn threshold(mut self, threshold: Threshold) -> Self {

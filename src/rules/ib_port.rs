@@ -522,6 +522,7 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     String::new()
                 }
             )))
+            .evidence_opt(p.link_layer_evidence())
             .threshold(Threshold::new(
                 "State Active and Physical state LinkUp",
                 "IBA PortInfo; LBNL NHC check_hw_ib; Meta gcm check_ibstat",
@@ -810,10 +811,18 @@ fn roce_ports_down<'a>(
                 .finding(p.subject(), message)
                 .severity(Severity::Warning)
                 .evidence(p.evidence(format!(
-                    "State: {}, Physical state: {}, Link layer: Ethernet",
+                    "State: {}, Physical state: {}{}",
                     state.map_or("(not printed)", PortState::ibstat_name),
                     phys.map_or("(not printed)", PhysState::ibstat_name),
+                    // Told by ibdev2netdev (its own evidence below), or
+                    // printed with the port.
+                    if p.link_layer_from.is_some() {
+                        ""
+                    } else {
+                        ", Link layer: Ethernet"
+                    },
                 )))
+                .evidence_opt(p.link_layer_evidence())
                 .threshold(Threshold::new(
                     "at least one RDMA port of the host Active and LinkUp",
                     "IBA PortInfo (RoCE ports report the same states); NCCL and UCX use only Active RDMA ports",
