@@ -2584,3 +2584,36 @@ fn ibdev2netdev_tells_the_link_layer_a_cut_ibstat_block_lost() {
         of(&roce, "IB001")
     );
 }
+
+/// `mlxlink -c | grep -E "State|…|BER"` keeps records of several sections
+/// and none of their titles: every record the filter kept is read and
+/// judged (the port's state too, not only the counters that name mlxlink),
+/// and IN001 says the rest of the output is what was not judged.
+#[test]
+fn a_grep_of_mlxlink_reads_every_record_it_kept() {
+    let text = "$ mlxlink -d mlx5_0 -c | grep -E \"State|Speed|Counter|BER\"\n\
+                State                              : Polling\n\
+                Physical state                     : Polling\n\
+                Speed                              : IB-NDR\n\
+                Symbol BER                         : 15E-255\n\
+                Effective Physical Errors          : 0\n\
+                Effective Physical BER             : 15E-255\n\
+                Raw Physical BER                   : 3E-12\n\
+                Link Down Counter                  : 23\n";
+    let r = report(text);
+    assert!(
+        !r.findings.iter().any(|f| f.rule == "IN002"),
+        "{:#?}",
+        of(&r, "IN002")
+    );
+    let ml001 = of(&r, "ML001");
+    assert_eq!(ml001.len(), 1, "{:#?}", r.findings);
+    assert!(ml001[0].message.contains("Polling"), "{ml001:#?}");
+    assert_eq!(of(&r, "ML005").len(), 1, "{:#?}", r.findings);
+    let in001 = of(&r, "IN001");
+    assert_eq!(in001.len(), 1, "{:#?}", r.findings);
+    assert!(
+        in001[0].message.contains("the rest of the mlxlink output"),
+        "{in001:#?}"
+    );
+}

@@ -569,7 +569,7 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                 );
             }
             SectionData::Mlxlink(m) if ctx.ends_input(at) => {
-                push(&|| "mlxlink output".to_owned(), &m.partial);
+                push(&|| "the rest of the mlxlink output".to_owned(), &m.partial);
             }
             // A table without its closing rule at the end of the input: the
             // paste ended inside it (its last row, if cut, is not read).

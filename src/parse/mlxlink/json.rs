@@ -580,10 +580,13 @@ Link Down Counter                  : 7
             let lines = lines_of(&text);
             let _ = super::detect(&lines);
             let m = super::super::parse(&lines).value;
+            // A soup not opening with `{` goes to the text reader, whose
+            // records' names are bare.
+            let json = text.lines().find(|l| !l.trim().is_empty()).is_some_and(|l| l.trim_start().starts_with('{'));
             for s in &m.sections {
                 for f in &s.fields {
                     let line = lines.iter().find(|l| l.number == f.line);
-                    let key = format!("\"{}\"", f.name);
+                    let key = if json { format!("\"{}\"", f.name) } else { f.name.clone() };
                     proptest::prop_assert!(
                         line.is_some_and(|l| l.text().contains(&key)),
                         "{} at line {} of {:?}", f.name, f.line, text

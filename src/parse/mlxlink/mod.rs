@@ -211,7 +211,16 @@ fn text_sections(
             continue;
         }
         i += 1;
-        if sections.is_empty() && untitled_record(t).is_some() {
+        // Records before any title: what a filter (`mlxlink -c | grep -E
+        // "State|BER|Counter"`) leaves. This section is mlxlink's (its
+        // command said so, or a record only mlxlink prints began it), so
+        // any record of it is read, not only those that recognise it.
+        // A record's name starts with a letter (`State`, `Symbol BER`): a
+        // JSON member's quoted key is no text record.
+        let text_record = record(trim(t)).is_some_and(|(name, value)| {
+            !value.is_empty() && name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+        });
+        if sections.is_empty() && text_record {
             sections.push(MlxlinkSection {
                 title: UNTITLED.to_owned(),
                 fields: Vec::new(),
