@@ -111,11 +111,19 @@ declare_rule! {
     ///
     /// ### Thresholds and sources
     /// > {limit:LinkErrorRecoveryCounter} (infiniband-diags `error_thresholds`).
+    ///
+    /// Reviewed for a healthy, year-old cluster: the count is a lifetime
+    /// since the last reset, and each reboot, cable move or switch
+    /// firmware upgrade can retrain a link, so more than 10 over a year is
+    /// history of unknown age: a `warning`, as `LinkDownedCounter`
+    /// ([`IB103`]) and mlxlink's count of the same event ([`ML005`]) are.
+    /// A link that retrained *between two snapshots* is news: [`IB112`],
+    /// an `error`.
     pub static IB102 = {
         id: "IB102",
         name: "link-error-recovery",
         family: IbCounters,
-        severity: Error,
+        severity: Warning,
         summary: "Link retrained after errors more often than the limit",
         needs: "perfquery",
         counters: [IbCounter::LinkErrorRecoveryCounter],
