@@ -2567,3 +2567,24 @@ fn a_firmware_tools_error_line_is_still_a_tool_failure() {
     assert!(sections_of(&d, Kind::IbdiagnetLog).is_empty());
     assert_eq!(of(&report(text), "IN003").len(), 1);
 }
+
+/// ibdiagnet's summary alone, counting errors whose lines the paste does
+/// not hold: what they said is unknown (IN001 names the stages), never
+/// read as a clean fabric; a stage with nothing counted is not named.
+#[test]
+fn an_ibdiagnet_summary_counting_errors_without_their_lines_is_partial() {
+    let text = "$ ibdiagnet\n---------------------------------------------\nSummary\n\
+                -I- Stage                     Warnings   Errors     Comment\n\
+                -I- Discovery                 0          0\n\
+                -I- Speed / Width checks      0          2\n";
+    let r = report(text);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:?}", r.findings);
+    assert!(
+        cut[0].message.contains("Speed / Width checks"),
+        "{}",
+        cut[0].message
+    );
+    assert!(!cut[0].message.contains("Discovery"), "{}", cut[0].message);
+    assert!(of(&r, "IN002").is_empty());
+}
