@@ -532,6 +532,23 @@ mod tests {
     }
 
     #[test]
+    fn check_lines_are_told_from_firmware_tool_failures() {
+        assert!(is_check_line(SPEED));
+        assert!(is_check_line("-W- lid=0x0021 dev=54000 leaf02/P17"));
+        assert!(is_check_line(
+            "-E- gpu-b14/U1/P1 - \"symbol_error_counter\" increased during the run (difference value=31,difference allowed threshold=1)"
+        ));
+        for failure in [
+            "-E- Failed to open device: mlx5_0",
+            "-W- Unknown option -x",
+            "-I- Discovering ... 3 nodes",
+            "-E- Link: sw1/P1 - Logical state is different",
+        ] {
+            assert!(!is_check_line(failure), "{failure}");
+        }
+    }
+
+    #[test]
     fn prose_inside_is_unread() {
         let p = parse(&lines_of("-I- Discovering ...\nso I rebooted the switch\n"));
         assert_eq!(p.warnings.len(), 1);
