@@ -2617,3 +2617,69 @@ fn a_grep_of_mlxlink_reads_every_record_it_kept() {
         "{in001:#?}"
     );
 }
+
+/// ibdiagnet's `-E-`/`-W-` check lines are its report on the fabric, not
+/// a firmware tool's failure: a link below the speed both ends enable is
+/// IB006's `warning`, as from ibportstate or iblinkinfo, whether
+/// ibdiagnet marked it `-E-` or the paste is a bare `grep` of its log
+/// with no prompt; a counter that grew during the run is IB116's; the
+/// summary table is read, not unread text.
+#[test]
+fn ibdiagnets_link_and_counter_lines_are_its_findings_not_a_tool_failure() {
+    let grep = "-E- Link: S0002c90300f1a2b0/N0002c90300f1a2b0/P3<-->gpu-k02/U1/P1 - Unexpected actual link speed 14 (enable_speed1=\"14 or 25\", enable_speed2=\"14 or 25\" therefore final speed should be 25)\n\
+                -W- Link: gpu-k05/U1/P1<-->S0002c90300f1a2b0/N0002c90300f1a2b0/P6 - Unexpected actual link width 1x (enable_width1=\"1x or 4x\", enable_width2=\"1x or 4x\" therefore final width should be 4x)\n\
+                -E- gpu-k07/U1/P1 - \"link_down_counter\" increased during the run (difference value=2,difference allowed threshold=1)\n\
+                \n\
+                Summary\n\
+                -I- Stage                     Warnings   Errors     Comment\n\
+                -I- Speed / Width checks      1          1\n\
+                -I- PM Counters               0          1\n";
+    let d = doc(grep);
+    assert_eq!(sections_of(&d, Kind::IbdiagnetLog).len(), 1);
+    let r = report(grep);
+    let links = of(&r, "IB006");
+    assert_eq!(links.len(), 2, "{:?}", r.findings);
+    assert!(links.iter().all(|f| f.severity == Severity::Warning));
+    assert!(
+        links[0].message.contains("should run at 25"),
+        "{}",
+        links[0].message
+    );
+    let counters = of(&r, "IB116");
+    assert_eq!(counters.len(), 1);
+    assert_eq!(counters[0].severity, Severity::Error);
+    for quiet in ["IN002", "IN003"] {
+        assert!(of(&r, quiet).is_empty(), "{quiet}: {:?}", of(&r, quiet));
+    }
+}
+
+/// A firmware tool's own `-E-` failure after its output is still the
+/// tool's failure (IN003), not an ibdiagnet section.
+#[test]
+fn a_firmware_tools_error_line_is_still_a_tool_failure() {
+    let text = "$ sudo mlxlink -d mlx5_0 -c\n-E- Failed to open device: mlx5_0\n";
+    let d = doc(text);
+    assert!(sections_of(&d, Kind::IbdiagnetLog).is_empty());
+    assert_eq!(of(&report(text), "IN003").len(), 1);
+}
+
+/// ibdiagnet's summary alone, counting errors whose lines the paste does
+/// not hold: what they said is unknown (IN001 names the stages), never
+/// read as a clean fabric; a stage with nothing counted is not named.
+#[test]
+fn an_ibdiagnet_summary_counting_errors_without_their_lines_is_partial() {
+    let text = "$ ibdiagnet\n---------------------------------------------\nSummary\n\
+                -I- Stage                     Warnings   Errors     Comment\n\
+                -I- Discovery                 0          0\n\
+                -I- Speed / Width checks      0          2\n";
+    let r = report(text);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:?}", r.findings);
+    assert!(
+        cut[0].message.contains("Speed / Width checks"),
+        "{}",
+        cut[0].message
+    );
+    assert!(!cut[0].message.contains("Discovery"), "{}", cut[0].message);
+    assert!(of(&r, "IN002").is_empty());
+}

@@ -1045,8 +1045,14 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         // streamed parser took holds its text (`Link N: …`, `Name:…value`):
         // not blank, without a second look at its opening.
         let blank = !streamed && line.is_blank();
+        // ibdiagnet marks its own findings `-E-`/`-W-` as the firmware
+        // tools mark their failures: inside its output they are its lines.
+        let in_ibdiagnet = open
+            .as_ref()
+            .is_some_and(|o| o.format.kind == Kind::IbdiagnetLog)
+            || ctx.hint.is_some_and(|h| h.kind == Kind::IbdiagnetLog);
         let message = if detect_here && !blank {
-            tool_message(line)
+            tool_message(line, in_ibdiagnet)
         } else {
             None
         };
@@ -1579,11 +1585,17 @@ fn begins_alike(before: &str, cut: &str) -> bool {
 
 /// `ibwarn: …`, `ibpanic: …`, `iberror: …`, `ibstat: iberror: …`,
 /// `src/query_smp.c:199; …`: diagnostics the tools print to stderr.
-fn tool_message(line: &Line<'_>) -> Option<ToolMessage> {
+/// `in_ibdiagnet`: the line is in ibdiagnet's output, whose `-E-`/`-W-`
+/// lines are its report, not the firmware tools' failures.
+fn tool_message(line: &Line<'_>, in_ibdiagnet: bool) -> Option<ToolMessage> {
     let t = crate::parse::text::trim(line.text());
     let found = crate::parse::text::infiniband_message_level(t)
         .or_else(|| nvidia_message(t))
-        .or_else(|| firmware_tools_message(t))
+        .or_else(|| {
+            (!in_ibdiagnet && !crate::parse::ibdiagnet_log::is_check_line(t))
+                .then(|| firmware_tools_message(t))
+                .flatten()
+        })
         .or_else(|| shell_message(t))?;
     Some(ToolMessage {
         line: line.number,

@@ -26,6 +26,7 @@ pub use counter_id::{
 };
 pub use partial::{Partial, PartialReason};
 pub mod ibdev2netdev;
+pub mod ibdiagnet_log;
 pub mod iblinkinfo;
 pub mod ibnetdiscover;
 pub mod ibqueryerrors;

@@ -270,6 +270,15 @@ const COUNTERS: &[(&str, IbCounter, Attr)] = {
     ]
 };
 
+/// Whether `name` is one of ibdiagnet's counter names, and the perfquery
+/// counter it is: for the counter lines of ibdiagnet's log.
+pub(crate) fn known_counter(name: &str) -> Option<IbCounter> {
+    COUNTERS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, c, _)| *c)
+}
+
 /// The counter `name` is, its attribute and its field's width in bits.
 fn counter(name: &str) -> Option<(IbCounter, Attr, u8)> {
     let (_, c, a) = COUNTERS.iter().find(|(n, _, _)| *n == name)?;

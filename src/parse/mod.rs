@@ -25,6 +25,7 @@ pub mod dcgmi_diag;
 pub mod dcgmi_nvlink;
 pub mod dmon;
 pub mod ibdev2netdev;
+pub mod ibdiagnet_log;
 pub mod ibdiagnet_pm;
 pub mod iblinkinfo;
 pub mod ibnetdiscover;
@@ -291,6 +292,9 @@ formats! {
     /// ibdiagnet's port counter dump `ibdiagnet2.pm` (`Port=N Lid=… GUID=…` blocks of
     /// `name=value` lines) for the whole fabric, read as perfquery's PortCounters.
     IbdiagnetPm = "ibdiagnet_pm", crate::model::perfquery::Perfquery, ibdiagnet_pm::FORMAT;
+    /// ibdiagnet's console output or `ibdiagnet2.log`: links below their enabled
+    /// speed/width, counters it flagged, its summary table.
+    IbdiagnetLog = "ibdiagnet_log", crate::model::ibdiagnet_log::IbdiagnetLog, ibdiagnet_log::FORMAT;
     /// `ibqueryerrors` node reports and summary.
     Ibqueryerrors = "ibqueryerrors", crate::model::ibqueryerrors::Ibqueryerrors, ibqueryerrors::FORMAT;
     /// `nvidia-smi topo -m` / `-mp`.

@@ -111,11 +111,19 @@ declare_rule! {
     ///
     /// ### Thresholds and sources
     /// > {limit:LinkErrorRecoveryCounter} (infiniband-diags `error_thresholds`).
+    ///
+    /// Reviewed for a healthy, year-old cluster: the count is a lifetime
+    /// since the last reset, and each reboot, cable move or switch
+    /// firmware upgrade can retrain a link, so more than 10 over a year is
+    /// history of unknown age: a `warning`, as `LinkDownedCounter`
+    /// ([`IB103`]) and mlxlink's count of the same event ([`ML005`]) are.
+    /// A link that retrained *between two snapshots* is news: [`IB112`],
+    /// an `error`.
     pub static IB102 = {
         id: "IB102",
         name: "link-error-recovery",
         family: IbCounters,
-        severity: Error,
+        severity: Warning,
         summary: "Link retrained after errors more often than the limit",
         needs: "perfquery",
         counters: [IbCounter::LinkErrorRecoveryCounter],
@@ -682,6 +690,154 @@ declare_rule! {
             )
         },
     }
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// A port counter ibdiagnet flagged in its console output or
+    /// `ibdiagnet2.log`: one that grew between its two readings during the
+    /// run (`"symbol_error_counter" increased during the run (difference
+    /// value=27,difference allowed threshold=1)`), or a counter value over
+    /// its threshold (a `lid=0x… dev=…` port's counter lines).
+    ///
+    /// ### Why it matters
+    /// ibdiagnet reads every port of the fabric twice, a run apart: an
+    /// error counter that grew in between is a fault happening now, on a
+    /// port the hosts' own perfquery never sees (switch ports, other
+    /// hosts). A value over a threshold is history since the counters were
+    /// last cleared, judged as perfquery's is.
+    ///
+    /// ### Evidence
+    /// The ibdiagnet line, with the growth and ibdiagnet's allowed
+    /// difference, or the value and ibdiagnet's threshold.
+    ///
+    /// ### What to do
+    /// Treat growth as a live fault: check the cable and transceiver of
+    /// the port and of its peer (`mlxlink -m`), and the switch port; for a
+    /// link that went down during the run, correlate with reboots first.
+    ///
+    /// ### Thresholds and sources
+    /// Growth during the run, as [`IB112`] judges growth between two
+    /// snapshots: any `link_down_counter` growth is an `error` (the link
+    /// went down during the run: Azure's flap check); growth of another
+    /// error counter is a `warning` (ibdiagnet prints no interval, so no
+    /// rate can be held to {limit:ErrorsPerSecond}/s). A value is held to
+    /// the same limit as perfquery's counter of that name (infiniband-diags
+    /// `error_thresholds`; `--thresholds` overrides), at the severity of
+    /// that counter's rule ([`IB101`]…[`IB115`]); below it, ibdiagnet's own
+    /// lower threshold is not reported. Traffic and congestion counters
+    /// (data, packets, `port_xmit_wait`) are not judged here.
+    pub static IB116 = {
+        id: "IB116",
+        name: "ibdiagnet-counters",
+        family: IbCounters,
+        severity: Warning,
+        summary: "Port counter ibdiagnet flagged: grew during its run, or over the limit",
+        needs: "ibdiagnet console output or ibdiagnet2.log",
+        check: check_ibdiagnet_counters,
+    }
+}
+
+/// The counter rule that judges `counter`'s value, when one does: its
+/// severity and meaning are the ones an ibdiagnet value is given.
+fn counter_rule(counter: IbCounter) -> Option<&'static Rule> {
+    super::registry::RULES
+        .iter()
+        .copied()
+        .find(|r| r.id.starts_with("IB1") && r.id != IB116.id && r.counters == [counter.id()])
+}
+
+/// IB116.
+fn check_ibdiagnet_counters(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let mut checked = 0;
+    let mut seen_log = false;
+    for at in ctx.sections() {
+        let crate::parse::SectionData::IbdiagnetLog(log) = &at.section.data else {
+            continue;
+        };
+        seen_log = true;
+        for c in &log.counters {
+            let Some(counter) = crate::parse::ibdiagnet_pm::known_counter(&c.counter) else {
+                continue;
+            };
+            // Only the error counters a rule judges: data, packets and
+            // waiting are traffic, not faults.
+            let Some(rule) = counter_rule(counter).filter(|_| counter != IbCounter::PortXmitWait)
+            else {
+                continue;
+            };
+            checked += 1;
+            let (lid, end) = crate::parse::ibdiagnet_log::counter_port(&c.port);
+            let subject = super::Subject {
+                device: end.node_guid.is_none().then(|| end.node.clone()),
+                port: end.port,
+                lid,
+                guid: end.node_guid,
+                ..super::Subject::default()
+            };
+            let evidence = Evidence::new(
+                format!("ibdiagnet: {} {}", c.port, c.counter),
+                c.span,
+                at.source(),
+            );
+            let finding = if c.during_run {
+                let downed = counter == IbCounter::LinkDownedCounter;
+                let allowed = c
+                    .threshold
+                    .map(|t| format!(" (ibdiagnet allows a difference of {t})"))
+                    .unwrap_or_default();
+                IB116
+                    .finding(
+                        subject,
+                        format!(
+                            "ibdiagnet: {} {} grew by {} during the run{allowed}: {}",
+                            c.port,
+                            counter.name(),
+                            c.value,
+                            if downed {
+                                "the link went down while ibdiagnet ran"
+                            } else {
+                                "errors are happening now"
+                            }
+                        ),
+                    )
+                    .severity(if downed { Severity::Error } else { Severity::Warning })
+                    .threshold(Threshold::new(
+                        if downed {
+                            format!("{} growth > 0", counter.name())
+                        } else {
+                            format!("{} growth during the run", counter.name())
+                        },
+                        "growth is news, as IB112 judges two snapshots (any LinkDownedCounter increase: Azure flap check)",
+                    ))
+                    .remediation("Treat as a live fault: check the cable and transceiver of this port and its peer (mlxlink -m) and the switch port; for a link that went down, correlate with reboots first.")
+            } else {
+                let (limit, threshold) = limit(ctx, counter.name());
+                #[allow(clippy::cast_precision_loss)]
+                if c.value as f64 <= limit {
+                    continue;
+                }
+                IB116
+                    .finding(
+                        subject,
+                        format!(
+                            "ibdiagnet: {} {} = {} (limit {limit}), counted since the last reset",
+                            c.port,
+                            counter.name(),
+                            c.value
+                        ),
+                    )
+                    .severity(rule.severity)
+                    .threshold(threshold)
+                    .remediation("Clear the counters (perfquery -R, or ibdiagnet --pc), read them again, and check the cable and transceiver if they grow.")
+            };
+            out.push(finding.evidence(evidence));
+        }
+    }
+    if !seen_log {
+        return Coverage::Skipped("no ibdiagnet output in the input".to_owned());
+    }
+    Coverage::Checked(checked)
 }
 
 /// What a counter means and what to do, for messages.

@@ -8,7 +8,7 @@
 //! carry unused Ethernet ports.
 
 use super::context::{Context, HostKey, IbPortRef, PortKey};
-use super::{gbps, Coverage, Evidence, Finding, Severity, Subject, Threshold};
+use super::{gbps, Coverage, Evidence, Finding, SectionRef, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::model::ib::{LinkLayer, PhysState, PortState};
 use crate::parse::SectionData;
@@ -1389,6 +1389,9 @@ fn check_could_be(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             SectionData::Portinfo(info) => {
                 checked += super::port_info::check_below_capability(at, info, out);
             }
+            SectionData::IbdiagnetLog(log) => {
+                checked += ibdiagnet_links(at, log, out);
+            }
             _ => {}
         }
     }
@@ -1400,6 +1403,74 @@ fn check_could_be(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         );
     }
     Coverage::Checked(checked)
+}
+
+/// IB006 over ibdiagnet's `Link: … - Unexpected actual link speed|width`
+/// lines: ibdiagnet's own check that a link trained at the speed and width
+/// both ends enable (`therefore final speed should be 10`), the condition
+/// ibportstate's `validate_speed`/`validate_width` judge. A `warning`
+/// whether ibdiagnet marked the line `-E-` or `-W-`: a link below its
+/// capability is the same fault whichever tool reports it. Returns the
+/// links judged: each flagged one, and one for a run whose summary shows
+/// its speed/width stage.
+fn ibdiagnet_links(
+    at: SectionRef<'_>,
+    log: &crate::model::ibdiagnet_log::IbdiagnetLog,
+    out: &mut Vec<Finding>,
+) -> usize {
+    use crate::model::ibdiagnet_log::LinkProperty;
+    for link in &log.links {
+        let (what, unit) = match link.property {
+            LinkProperty::Speed => ("speed", " Gb/s per lane"),
+            LinkProperty::Width => ("width", ""),
+        };
+        let peer = link
+            .peer
+            .as_ref()
+            .map(|p| format!(" to {}", p.name))
+            .unwrap_or_default();
+        let expected = link.expected.as_deref().map_or_else(
+            || "the value both ends enable (the line was cut before it)".to_owned(),
+            |e| format!("{e}{unit}, what both ends enable"),
+        );
+        out.push(
+            IB006
+                .finding(
+                    Subject {
+                        device: link.end.node_guid.is_none().then(|| link.end.node.clone()),
+                        port: link.end.port,
+                        guid: link.end.node_guid,
+                        ..Subject::default()
+                    },
+                    format!(
+                        "ibdiagnet: link {}{peer} trained at {what} {}{unit}; it should run at {expected}",
+                        link.end.name, link.actual
+                    ),
+                )
+                .evidence(Evidence::new(
+                    format!(
+                        "ibdiagnet: Unexpected actual link {what} {}{}",
+                        link.actual,
+                        link.detail
+                            .as_deref()
+                            .map(|d| format!(" ({d})"))
+                            .unwrap_or_default()
+                    ),
+                    link.span,
+                    at.source(),
+                ))
+                .threshold(Threshold::new(
+                    format!("link {what} = the best both ends enable"),
+                    "ibdiagnet's speed/width check (both ends' enabled values), as ibportstate's validate_speed/validate_width",
+                ))
+                .remediation("Replace the cable or transceiver (mlxlink -m shows lane errors); check that neither end limits its enabled speeds or widths."),
+        );
+    }
+    let stage_ran = log.stages.iter().any(|s| {
+        let name = s.stage.to_ascii_lowercase();
+        name.contains("speed") || name.contains("width")
+    });
+    log.links.len() + usize::from(stage_ran && log.links.is_empty())
 }
 
 #[cfg(test)]

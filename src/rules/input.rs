@@ -630,6 +630,28 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     });
                 }
             }
+            // ibdiagnet's summary counts problems whose `-E-`/`-W-` lines
+            // the paste does not hold (they are in ibdiagnet2.log): what
+            // they said is unknown, and the fabric cannot be called clean.
+            SectionData::IbdiagnetLog(log) if !log.has_problem_lines() => {
+                for s in log.stages.iter().filter(|s| s.errors + s.warnings > 0) {
+                    out.push(PartialPart {
+                        at,
+                        what: format!(
+                            "ibdiagnet's {} error(s) and {} warning(s) of stage \"{}\"",
+                            s.errors, s.warnings, s.stage
+                        ),
+                        partial: Partial::new(
+                            PartialReason::MissingFields,
+                            vec![format!(
+                                "the -E-/-W- lines of \"{}\" (in ibdiagnet2.log)",
+                                s.stage
+                            )],
+                            s.span.first_line,
+                        ),
+                    });
+                }
+            }
             SectionData::IbdiagnetPm(pq) => {
                 // A port's blocks (one per attribute) share its partial:
                 // said once.

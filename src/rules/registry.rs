@@ -49,6 +49,7 @@ pub static RULES: &[&Rule] = &[
     &ib_counters::IB113,
     &ib_counters::IB114,
     &ib_counters::IB115,
+    &ib_counters::IB116,
     &input::IN001,
     &input::IN002,
     &input::IN003,
