@@ -706,8 +706,8 @@ pub(crate) fn prose_after_output(
         return true;
     }
     if matches!(kind, Kind::TopoMatrix | Kind::TopoP2p) {
-        return !crate::parse::topo::may_be_its_line(above, t)
-            && (reads_as_prose(t) || nccl_log_line(t));
+        return (reads_as_prose(t) || nccl_log_line(t))
+            && !crate::parse::topo::may_be_its_line(above, t);
     }
     let not_the_tools = match kind {
         Kind::IbvDevinfo => !crate::parse::ibv_devinfo::may_be_its_unindented_line(t),

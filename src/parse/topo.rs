@@ -432,6 +432,7 @@ const KNOWN_MEANINGS: &[&str] = &[
     "GPU not supported",
     "Topology not supported",
     "Not supported",
+    "Disabled by regkey",
     "Unknown",
 ];
 
@@ -1833,6 +1834,10 @@ nodes (e.g., QPI/UPI)
             "GPU0 and GPU1 are on one switch",
         ] {
             assert!(!may_be_its_line(&whole, authors), "{authors:?}");
+        }
+        // Under the `-p2p` legend's last entries too.
+        for whole in ["Disabled by regkey", "Unknown", "Self"] {
+            assert_eq!(wrapped_meaning(whole, "So why is P2P off?"), None);
         }
         // Across a blank line nothing wraps.
         let broken_text = format!("{above_text}\n");
