@@ -463,7 +463,8 @@ fn against(known: &str, text: &str) -> Option<bool> {
 /// and GPU1 should be on NVLink but show SYS, why?`) was glued to the
 /// `NV#` entry's meaning as if it had wrapped, and lost without a word. A
 /// meaning none of the known ones begins with (a driver's new entry) takes
-/// the line as before.
+/// the line as before, and so does a beginning of one whose rest departs
+/// from it, unless the line reads as prose.
 pub(crate) fn wrapped_meaning(meaning: &str, t: &str) -> Option<String> {
     let t = trim(t);
     let states: Vec<Option<bool>> = KNOWN_MEANINGS.iter().map(|k| against(k, meaning)).collect();
@@ -477,7 +478,10 @@ pub(crate) fn wrapped_meaning(meaning: &str, t: &str) -> Option<String> {
             .iter()
             .zip(&states)
             .any(|(k, s)| s.is_some() && against(k, &joined).is_some());
-        if !goes_on {
+        // A meaning the terminal cut whose rest departs from every known
+        // one may be a driver's wording we do not know: the line is its
+        // rest unless it reads as the author's.
+        if !goes_on && crate::input::framing::reads_as_prose(t) {
             return None;
         }
     }
@@ -1802,6 +1806,11 @@ nodes (e.g., QPI/UPI)
             .map(|e| (e.span.first_line, e.span.last_line))
             .collect();
         assert_eq!(spans, vec![(7, 7), (8, 9), (10, 12), (13, 14)]);
+        // A known beginning whose rest is worded otherwise (a driver we do
+        // not know) takes it too, unless it reads as the author's.
+        let sys = "Connection traversing PCIe as well as the SMP interconnect between NUMA";
+        assert!(wrapped_meaning(sys, "nodes (e.g., QPI/UPI/xGMI)").is_some());
+        assert_eq!(wrapped_meaning(sys, "so why is this slow"), None);
         // An entry no driver we know prints takes the line under it, as
         // before.
         let new =
