@@ -2683,3 +2683,55 @@ fn an_ibdiagnet_summary_counting_errors_without_their_lines_is_partial() {
     assert!(!cut[0].message.contains("Discovery"), "{}", cut[0].message);
     assert!(of(&r, "IN002").is_empty());
 }
+
+/// The author's question under an unfenced `topo -m` (after the legend, a
+/// blank line, then a sentence), and an NCCL log line pasted under it,
+/// were read as the rest of the last legend entry (`NV# = Connection
+/// traversing a bonded set of # NVLinks So GPU0 and GPU1 …`), lost
+/// without a word. They are the author's, set aside; a legend line the
+/// terminal wrapped is still the entry's, even where it reads as prose.
+#[test]
+fn prose_under_a_topo_legend_is_the_authors_and_a_wrapped_entry_is_not() {
+    let matrix = "$ nvidia-smi topo -m\n\
+         \tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n\
+         GPU0\t X \tSYS\t0-23\t0\n\
+         GPU1\tSYS\t X \t24-47\t1\n\n\
+         Legend:\n\n\
+         \x20 X    = Self\n\
+         \x20 NODE = Connection traversing PCIe as well as the interconnect between PCIe Host\n\
+         Bridges within a NUMA node\n\
+         \x20 NV#  = Connection traversing a bonded set of # NVLinks\n";
+    for tail in [
+        "\nSo GPU0 and GPU1 should be on NVLink but show SYS, why?\n",
+        "So GPU0 and GPU1 should be on NVLink but show SYS, why?\n",
+        "\ngpu1:4113:4160 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via SHM/direct/direct\n",
+    ] {
+        let text = format!("{matrix}{tail}");
+        let d = doc(&text);
+        let topo = sections_of(&d, Kind::TopoMatrix);
+        assert_eq!(topo.len(), 1, "{tail}");
+        let fabricscope::SectionData::TopoMatrix(m) = &topo[0].data else {
+            panic!("{:?}", topo[0].kind);
+        };
+        let meanings: Vec<&str> = m.legend.iter().map(|e| e.meaning.as_str()).collect();
+        assert_eq!(
+            meanings,
+            vec![
+                "Self",
+                "Connection traversing PCIe as well as the interconnect between PCIe Host \
+                 Bridges within a NUMA node",
+                "Connection traversing a bonded set of # NVLinks",
+            ],
+            "{tail}"
+        );
+        let last = text.lines().count();
+        let aside: Vec<(usize, usize)> = d
+            .unrecognised
+            .iter()
+            .map(|u| (u.span.first_line, u.span.last_line))
+            .collect();
+        assert_eq!(aside, vec![(last, last)], "{tail}");
+        let r = report(&text);
+        assert!(of(&r, "IN002").is_empty(), "{tail}: {:#?}", of(&r, "IN002"));
+    }
+}

@@ -686,8 +686,17 @@ fn non_ascii_prose(t: &str) -> bool {
 /// it is still read; a line the tool does not print that does not read as
 /// prose (`0x1c4`, `foo=bar`) stays in the section and is reported unread.
 /// After a `topo -m` matrix, another report's `Label: value` line is set
-/// aside too ([`crate::parse::topo::foreign_label_line`]).
-pub(crate) fn prose_after_output(kind: crate::parse::Kind, line: &str) -> bool {
+/// aside too ([`crate::parse::topo::foreign_label_line`]), and so is a
+/// line nvidia-smi could not have printed there (`above`: the lines
+/// before it; [`crate::parse::topo::may_be_its_line`]) that reads as prose
+/// or is an NCCL log line ([`nccl_log_line`]): the question under the
+/// legend, which was glued to its last entry's meaning, or reported as an
+/// unread line of the matrix.
+pub(crate) fn prose_after_output(
+    kind: crate::parse::Kind,
+    line: &str,
+    above: &[crate::parse::Line<'_>],
+) -> bool {
     use crate::parse::Kind;
     if line.starts_with([' ', '\t']) {
         return false;
@@ -696,6 +705,10 @@ pub(crate) fn prose_after_output(kind: crate::parse::Kind, line: &str) -> bool {
     if kind == Kind::TopoMatrix && crate::parse::topo::foreign_label_line(t) {
         return true;
     }
+    if matches!(kind, Kind::TopoMatrix | Kind::TopoP2p) {
+        return (reads_as_prose(t) || nccl_log_line(t))
+            && !crate::parse::topo::may_be_its_line(above, t);
+    }
     let not_the_tools = match kind {
         Kind::IbvDevinfo => !crate::parse::ibv_devinfo::may_be_its_unindented_line(t),
         Kind::Ibstat => !crate::parse::ibstat::may_be_its_unindented_line(t),
@@ -703,6 +716,19 @@ pub(crate) fn prose_after_output(kind: crate::parse::Kind, line: &str) -> bool {
         _ => false,
     };
     not_the_tools && reads_as_prose(t)
+}
+
+/// `gpu1:1341:1346 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via P2P/IPC`:
+/// a line of NCCL's debug log (`NCCL_DEBUG=INFO`), with or without the
+/// `host:pid:tid [dev]` it opens with, which a post pastes under the
+/// topology it ran on. None of the GPU tools we read prints one.
+fn nccl_log_line(t: &str) -> bool {
+    let mut before = "";
+    t.split_whitespace().any(|w| {
+        let level = before == "NCCL" && matches!(w, "INFO" | "WARN" | "TRACE" | "ABORT");
+        before = w;
+        level
+    })
 }
 
 /// Whether `line`, met unindented in a section of `kind` right after a
@@ -1908,12 +1934,16 @@ mod tests {
         ] {
             assert!(reads_as_prose(line), "{line}");
             for kind in [Kind::IbvDevinfo, Kind::Ibstat, Kind::Ibstatus] {
-                assert!(prose_after_output(kind, line), "{kind:?}: {line}");
+                assert!(prose_after_output(kind, line, &[]), "{kind:?}: {line}");
             }
             // Indented, it is inside the tool's output: never set aside.
-            assert!(!prose_after_output(Kind::IbvDevinfo, &format!("\t{line}")));
+            assert!(!prose_after_output(
+                Kind::IbvDevinfo,
+                &format!("\t{line}"),
+                &[]
+            ));
             // Other formats do not set lines aside.
-            assert!(!prose_after_output(Kind::Nvlink, line), "{line}");
+            assert!(!prose_after_output(Kind::Nvlink, line, &[]), "{line}");
         }
         // Lines that are no prose: one or two words, a label with a value,
         // numbers.
@@ -1942,7 +1972,7 @@ mod tests {
             (Kind::Ibstatus, "phys state:\t 3: Disabled"),
             (Kind::Ibstatus, "Fatal error: device mlx5_9 not found"),
         ] {
-            assert!(!prose_after_output(kind, line), "{kind:?}: {line}");
+            assert!(!prose_after_output(kind, line, &[]), "{kind:?}: {line}");
         }
     }
 }

@@ -10,7 +10,7 @@
 
 mod body;
 pub mod clean;
-mod framing;
+pub(crate) mod framing;
 mod hosts;
 mod kept;
 pub mod repair;

@@ -1156,7 +1156,11 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                     .is_some_and(Line::is_blank);
                 let after_aside = aside_at.is_some() && aside_at == i.checked_sub(1);
                 if ((o.indented || after_break)
-                    && super::framing::prose_after_output(o.format.kind, line.text()))
+                    && super::framing::prose_after_output(
+                        o.format.kind,
+                        line.text(),
+                        stream.get(..i).unwrap_or_default(),
+                    ))
                     || (o.indented
                         && (after_break || after_aside)
                         && super::framing::sign_off_after_output(o.format.kind, line.text()))
@@ -1264,10 +1268,11 @@ fn leftovers(
             // Whether the line before was blank or set aside: where a
             // sign-off may begin ([`super::framing::sign_off_after_output`]).
             let mut after_break_or_aside = false;
-            for line in &leading {
+            for (at, line) in leading.iter().enumerate() {
+                let above = leading.get(..at).unwrap_or_default();
                 let set_aside = indented
                     && !line.is_blank()
-                    && (super::framing::prose_after_output(format.kind, line.text())
+                    && (super::framing::prose_after_output(format.kind, line.text(), above)
                         || (after_break_or_aside
                             && super::framing::sign_off_after_output(format.kind, line.text())));
                 if set_aside {

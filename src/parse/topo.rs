@@ -409,6 +409,128 @@ fn legend_entry(text: &str) -> Option<(&str, &str)> {
     ok.then(|| (symbol, trim(meaning)))
 }
 
+/// What the legends of `topo -m` and `topo -p2p` say, by driver: today's
+/// `NV#` / `SYS` … `PIX`, the older `SOC` and `PCIe switch` forms, and
+/// the short legend of 2017 drivers (`NV2 = Connected via NVLink with 2
+/// hops`). `#` stands for the number of an `NV<n>` entry. A meaning that
+/// is one of these whole is ended: the line under it is not its rest.
+const KNOWN_MEANINGS: &[&str] = &[
+    "Self",
+    "Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)",
+    "Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node",
+    "Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)",
+    "Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)",
+    "Connection traversing multiple PCIe switches (without traversing the PCIe Host Bridge)",
+    "Connection traversing at most a single PCIe bridge",
+    "Connection traversing a single PCIe switch",
+    "Connection traversing a bonded set of # NVLinks",
+    "Connection traversing PCIe as well as the SMP link between CPU sockets(e.g. QPI)",
+    "Connected via NVLink with # hops",
+    "Connected via the PCIe or CPU subsystem",
+    "Status Ok",
+    "Chipset not supported",
+    "GPU not supported",
+    "Topology not supported",
+    "Not supported",
+    "Disabled by regkey",
+    "Unknown",
+];
+
+/// How `text` stands against `known`, white space aside (a terminal wraps
+/// a line anywhere, in a word too) and `#` in `known` standing for `#` or
+/// a number: `None` where it departs from it, `Some(true)` when it is all
+/// of it, `Some(false)` when it is a beginning of it.
+fn against(known: &str, text: &str) -> Option<bool> {
+    let mut k = known
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace())
+        .peekable();
+    let mut t = text.bytes().filter(|b| !b.is_ascii_whitespace()).peekable();
+    while let Some(b) = t.next() {
+        match k.next() {
+            Some(b'#') if b.is_ascii_digit() => while t.next_if(u8::is_ascii_digit).is_some() {},
+            Some(kb) if kb == b => {}
+            _ => return None,
+        }
+    }
+    Some(k.peek().is_none())
+}
+
+/// The meaning of a legend entry with `t`, the line under it, taken as its
+/// wrapped rest; `None` when `t` cannot be that. A meaning nvidia-smi
+/// prints whole is ended, and a beginning of one goes on only with what
+/// completes it further: the author's question under the legend (`So GPU0
+/// and GPU1 should be on NVLink but show SYS, why?`) was glued to the
+/// `NV#` entry's meaning as if it had wrapped, and lost without a word. A
+/// meaning none of the known ones begins with (a driver's new entry) takes
+/// the line as before, and so does a beginning of one whose rest departs
+/// from it, unless the line reads as prose.
+pub(crate) fn wrapped_meaning(meaning: &str, t: &str) -> Option<String> {
+    let t = trim(t);
+    let states: Vec<Option<bool>> = KNOWN_MEANINGS.iter().map(|k| against(k, meaning)).collect();
+    if states.contains(&Some(true)) {
+        return None;
+    }
+    let known_start = states.iter().any(Option::is_some);
+    if known_start {
+        let joined = format!("{meaning}{t}");
+        let goes_on = KNOWN_MEANINGS
+            .iter()
+            .zip(&states)
+            .any(|(k, s)| s.is_some() && against(k, &joined).is_some());
+        // A meaning the terminal cut whose rest departs from every known
+        // one may be a driver's wording we do not know: the line is its
+        // rest unless it reads as the author's.
+        if !goes_on && crate::input::framing::reads_as_prose(t) {
+            return None;
+        }
+    }
+    Some(format!("{meaning} {t}"))
+}
+
+/// The meaning of the legend entry `above` ends in, its wrapped lines
+/// under it included; `None` when `above` does not end in a legend entry
+/// and its rest (a blank line between is a paragraph break: nothing
+/// wraps across it). At most a few wrapped lines are looked back over.
+fn meaning_above(above: &[Line<'_>]) -> Option<String> {
+    const MAX_WRAPPED: usize = 3;
+    let back = above
+        .iter()
+        .rev()
+        .take(MAX_WRAPPED + 1)
+        .take_while(|l| !l.is_blank())
+        .position(|l| legend_entry(l.text()).is_some())?;
+    let at = above.len().checked_sub(back + 1)?;
+    let (_, first) = legend_entry(above.get(at)?.text())?;
+    above
+        .get(at + 1..)?
+        .iter()
+        .try_fold(first.to_owned(), |m, l| wrapped_meaning(&m, l.text()))
+}
+
+/// Whether `t`, an unindented line met in a `topo -m` or `topo -p2p`
+/// section after the lines `above` it, may be nvidia-smi's: a header, a
+/// row (a device name then a cell), a legend title or entry, a NIC legend
+/// entry, a rule under the header, or the wrapped rest of the legend
+/// entry right above ([`wrapped_meaning`]). The input layer sets aside
+/// the author's prose that is none of these
+/// ([`crate::input::framing::prose_after_output`]).
+pub(crate) fn may_be_its_line(above: &[Line<'_>], t: &str) -> bool {
+    let t = trim(t);
+    let starts_row = device_name(t).is_some_and(|(_, rest)| {
+        let rest = rest.trim_start();
+        let (cell, _) = cell_token(rest, Vocabulary::Links);
+        is_link_cell(cell) || P2P_WORDS.contains(&cell_token(rest, Vocabulary::P2p).0)
+    });
+    matches!(t, "Legend:" | "NIC Legend:")
+        || starts_row
+        || legend_entry(t).is_some()
+        || nic_legend_entry(t).is_some()
+        || is_ruler(t)
+        || header(t).is_some()
+        || meaning_above(above).is_some_and(|m| wrapped_meaning(&m, t).is_some())
+}
+
 /// `NIC0: mlx5_0` → (NIC0, mlx5_0).
 fn nic_legend_entry(text: &str) -> Option<(&str, &str)> {
     let (nic, name) = text.trim().split_once(':')?;
@@ -599,7 +721,15 @@ fn read<'t>(
         ..Raw::default()
     };
     let mut part = Part::Matrix;
-    for line in lines.iter().filter(|l| !l.is_blank()) {
+    // Whether a blank line came right before: a paragraph break, which
+    // no legend entry wraps across.
+    let mut after_break = false;
+    for line in lines {
+        if line.is_blank() {
+            after_break = true;
+            continue;
+        }
+        let broken = std::mem::replace(&mut after_break, false);
         let t = trim(line.text());
         if t == "Legend:" {
             part = Part::Legend;
@@ -644,12 +774,13 @@ fn read<'t>(
                 continue;
             }
         }
-        if part == Part::Legend {
+        if part == Part::Legend && !broken {
             if let Some(last) = raw.legend.last_mut() {
-                last.meaning.push(' ');
-                last.meaning.push_str(t);
-                last.span = last.span.join(line.span());
-                continue;
+                if let Some(meaning) = wrapped_meaning(&last.meaning, t) {
+                    last.meaning = meaning;
+                    last.span = last.span.join(line.span());
+                    continue;
+                }
             }
         }
         let why = if raw.header.is_none() {
@@ -1635,6 +1766,92 @@ nodes (e.g., QPI/UPI)
                     GPU0     X      NV18    0-45,92-1370               N/A\n";
         let p = parse(&lines_of(last));
         assert!(p.value.devices[0].partial.is_some());
+    }
+
+    #[test]
+    fn a_legend_entry_ends_where_its_known_meaning_does_and_at_a_break() {
+        let matrix = "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n\
+                      GPU0\t X \tSYS\t0-23\t0\n\
+                      GPU1\tSYS\t X \t24-47\t1\n\nLegend:\n\n  X    = Self\n";
+        let nv = "  NV#  = Connection traversing a bonded set of # NVLinks\n";
+        // Right under a meaning printed whole, or after a blank line: the
+        // line is no rest of the entry, and is reported, not glued.
+        for tail in [
+            format!("{nv}So GPU0 and GPU1 should be on NVLink but show SYS, why?\n"),
+            format!("{nv}\n0x1c4\n"),
+            "  SYS  = Connection traversing PCIe as well as the SMP interconnect\n\nbetween NUMA nodes (e.g., QPI/UPI)\n".to_owned(),
+            "  PIX  = Connection traversing at most a single PCIe bridge\nbridges within a NUMA node\n".to_owned(),
+        ] {
+            let text = format!("{matrix}{tail}");
+            let p = parse(&lines_of(&text));
+            let last = p.value.legend.last().unwrap();
+            assert_eq!(last.span.first_line, last.span.last_line, "{tail}");
+            let unread: Vec<usize> = p.warnings.iter().map(|w| w.span.first_line).collect();
+            assert_eq!(unread, vec![text.lines().count()], "{tail}");
+        }
+        // A wrapped meaning still reads whole, wrapped mid-word or twice.
+        let wrapped = "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host\n\
+                       Bridges within a NUMA node\n\
+                       \x20 SYS  = Connection traversing PCIe as well as the SMP interconnect between NUM\n\
+                       A nodes (e.g., QPI/\n\
+                       UPI)\n\
+                       \x20 NV4 = Connected via NVLink with 4\n\
+                       hops\n";
+        let p = parse(&lines_of(&format!("{matrix}{wrapped}")));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let spans: Vec<(usize, usize)> = p
+            .value
+            .legend
+            .iter()
+            .map(|e| (e.span.first_line, e.span.last_line))
+            .collect();
+        assert_eq!(spans, vec![(7, 7), (8, 9), (10, 12), (13, 14)]);
+        // A known beginning whose rest is worded otherwise (a driver we do
+        // not know) takes it too, unless it reads as the author's.
+        let sys = "Connection traversing PCIe as well as the SMP interconnect between NUMA";
+        assert!(wrapped_meaning(sys, "nodes (e.g., QPI/UPI/xGMI)").is_some());
+        assert_eq!(wrapped_meaning(sys, "so why is this slow"), None);
+        // An entry no driver we know prints takes the line under it, as
+        // before.
+        let new =
+            "  C2C  = Connection traversing a chip-to-chip link between the\nCPU and the GPU\n";
+        let p = parse(&lines_of(&format!("{matrix}{new}")));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert!(p.value.legend[1].meaning.ends_with("the CPU and the GPU"));
+    }
+
+    #[test]
+    fn the_tools_own_lines_are_told_from_the_authors() {
+        let above_text = "Legend:\n  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host\n";
+        let above = lines_of(above_text);
+        for own in [
+            "Bridges within a NUMA node",
+            "Legend:",
+            "NIC Legend:",
+            "X    = Self",
+            "NIC0: mlx5_0",
+            "GPU0 X NV18 0-47 0",
+            "mlx5_0 PIX SYS",
+            "GPU0\tGPU1\tCPU Affinity",
+            "-----",
+        ] {
+            assert!(may_be_its_line(&above, own), "{own:?}");
+        }
+        let whole = lines_of("  NV#  = Connection traversing a bonded set of # NVLinks\n");
+        for authors in [
+            "So GPU0 and GPU1 should be on NVLink but show SYS, why?",
+            "GPU0 and GPU1 are on one switch",
+        ] {
+            assert!(!may_be_its_line(&whole, authors), "{authors:?}");
+        }
+        // Under the `-p2p` legend's last entries too.
+        for whole in ["Disabled by regkey", "Unknown", "Self"] {
+            assert_eq!(wrapped_meaning(whole, "So why is P2P off?"), None);
+        }
+        // Across a blank line nothing wraps.
+        let broken_text = format!("{above_text}\n");
+        let broken = lines_of(&broken_text);
+        assert!(!may_be_its_line(&broken, "Bridges within a NUMA node"));
     }
 
     /// `line` with its tabs turned into spaces to stops of 8.

@@ -104,10 +104,21 @@ declare_rule! {
     /// switch (`PIX`/`PXB`). Across the host bridge (`PHB`, `NODE`) or the
     /// socket interconnect (`SYS`) the traffic is slower and loads the CPU:
     /// that GPU's inter-node bandwidth drops. It is a `warning` across
-    /// sockets and `info` otherwise.
+    /// sockets and `info` otherwise. One finding per host lists every such
+    /// GPU (one cause, a NIC missing or in the wrong slot, usually moves
+    /// several).
+    ///
+    /// Not reported where the host's design explains it: fewer NICs than
+    /// GPUs, each NIC the nearest of as many GPUs (2 NICs for 8 GPUs: 4
+    /// each), so that some GPUs reach their shared NIC across a PCIe
+    /// switch or the host bridge (`PXB`, `NODE`) while its neighbours sit
+    /// by it. A GPU whose nearest NIC is across sockets (`SYS`) is never
+    /// taken for design. On one host a NIC missing from an even share
+    /// looks like the design; the fleet rules comparing adapter lists
+    /// find it.
     ///
     /// ### Evidence
-    /// The GPU's NIC cells in `nvidia-smi topo -m`.
+    /// The GPUs' nearest-NIC cells in `nvidia-smi topo -m`.
     ///
     /// ### What to do
     /// Check that the NIC meant for this GPU is present and in the right
@@ -563,66 +574,155 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         {
             continue;
         }
-        for (g, cells) in &nearest {
-            let Some(first) = cells.first() else {
-                continue;
-            };
-            let rank = usize::from(first.value.distance_rank());
-            if rank <= usual_rank {
-                continue;
-            }
-            let usual_label = nearest
-                .iter()
-                .filter_map(|(_, c)| c.first())
-                .find(|c| usize::from(c.value.distance_rank()) == usual_rank)
-                .map_or_else(String::new, |c| c.value.label());
-            let severity = if matches!(first.value, Link::Sys) {
-                Severity::Warning
-            } else {
-                Severity::Info
-            };
-            let nic_names: Vec<String> = cells
-                .iter()
-                .map(|c| {
-                    let rdma =
-                        mx.m.device(&c.to)
-                            .and_then(|d| d.rdma_device.clone())
-                            .filter(|r| **r != *c.to)
-                            .map(|r| format!(" ({r})"))
-                            .unwrap_or_default();
-                    format!("{}{rdma}", c.to)
-                })
-                .collect();
-            let mut f = TP003
-                .finding(
-                    Subject {
-                        nic: cells.first().map(|c| c.to.to_string()),
-                        ..mx.subject(g)
-                    },
-                    format!(
-                        "{}'s nearest NIC is {} away ({}), while {count} of {} GPUs have a NIC at {usual_label}",
-                        g.name,
-                        first.value.label(),
-                        nic_names.join(", "),
-                        nearest.len()
-                    ),
-                )
-                .severity(severity)
-                .threshold(Threshold::new(
-                    format!("{usual_label} (most GPUs' nearest NIC)"),
-                    "peer comparison in the topology matrix; GPUDirect RDMA wants PIX/PXB",
-                ))
-                .remediation("Check that the NIC meant for this GPU is present and in the right slot; pin each GPU's NIC (NCCL_IB_HCA, UCX_NET_DEVICES) to the nearest one.");
-            for c in cells {
-                f = f.evidence(mx.evidence(
-                    format!("{} ↔ {}: {}", g.name, c.to, c.value.label()),
-                    Some(c.line),
-                ));
-            }
-            out.push(f);
+        let usual_label = nearest
+            .iter()
+            .filter_map(|(_, c)| c.first())
+            .find(|c| usize::from(c.value.distance_rank()) == usual_rank)
+            .map_or_else(String::new, |c| c.value.label());
+        let far: Vec<&(&Device, Vec<&Cell<Link>>)> = nearest
+            .iter()
+            .filter(|(_, cells)| {
+                cells
+                    .first()
+                    .is_some_and(|c| usize::from(c.value.distance_rank()) > usual_rank)
+            })
+            .collect();
+        if far.is_empty() || shared_by_design(&nearest, &far, nics.len(), gpus.len()) {
+            continue;
         }
+        out.push(far_gpus_finding(
+            mx,
+            &far,
+            (&usual_label, count, nearest.len()),
+        ));
     }
     Coverage::Checked(matrices.len())
+}
+
+/// Whether the GPUs farther from a NIC than their siblings are so by the
+/// host's design: fewer NICs than GPUs, each NIC shared by as many GPUs
+/// (`gpus / nics`, a whole number), each GPU with one nearest NIC, every
+/// NIC the nearest of exactly its share, and none of the farther GPUs
+/// across sockets (`SYS`). A host built with 2 NICs for 8 GPUs puts each
+/// NIC by two GPUs (`PIX`) and reaches it from two more on the same
+/// socket (`NODE`, `PXB`): four findings on every such host before, pages
+/// of noise on a fleet of them, and nothing to fix. A NIC missing from a
+/// host built with more breaks the even share (3 NICs for 4 GPUs) or
+/// leaves a socket's GPUs with only `SYS`, and is still reported; one
+/// that leaves an even share behind looks like the design on this host
+/// alone, and the fleet rules comparing adapter lists find it.
+fn shared_by_design(
+    nearest: &[(&Device, Vec<&Cell<Link>>)],
+    far: &[&(&Device, Vec<&Cell<Link>>)],
+    nics: usize,
+    gpus: usize,
+) -> bool {
+    if nics == 0 || gpus <= nics || gpus % nics != 0 || nearest.len() != gpus {
+        return false;
+    }
+    if far
+        .iter()
+        .any(|(_, cells)| cells.iter().any(|c| matches!(c.value, Link::Sys)))
+    {
+        return false;
+    }
+    let share = gpus / nics;
+    let mut per_nic: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, cells) in nearest {
+        let [only] = cells.as_slice() else {
+            return false;
+        };
+        *per_nic.entry(&only.to).or_default() += 1;
+    }
+    per_nic.len() == nics && per_nic.values().all(|n| *n == share)
+}
+
+/// The one finding of a matrix whose `far` GPUs' nearest NICs are
+/// farther than the `usual` distance (its label, how many GPUs have it,
+/// of how many judged): one per host, listing the GPUs, rather than one
+/// per GPU, as one cause (a NIC missing, a riser in the wrong slot)
+/// usually moves several. A `warning` when any of them reaches its
+/// nearest NIC only across sockets (`SYS`), `info` otherwise. The subject
+/// is the GPU and its nearest NIC when there is one GPU, the host
+/// otherwise.
+fn far_gpus_finding(
+    mx: &Matrix<'_>,
+    far: &[&(&Device, Vec<&Cell<Link>>)],
+    (usual_label, count, judged): (&str, usize, usize),
+) -> Finding {
+    let across_sockets = far
+        .iter()
+        .any(|(_, cells)| cells.first().is_some_and(|c| matches!(c.value, Link::Sys)));
+    let severity = if across_sockets {
+        Severity::Warning
+    } else {
+        Severity::Info
+    };
+    let nic_names = |cells: &[&Cell<Link>]| -> String {
+        cells
+            .iter()
+            .map(|c| {
+                let rdma =
+                    mx.m.device(&c.to)
+                        .and_then(|d| d.rdma_device.clone())
+                        .filter(|r| **r != *c.to)
+                        .map(|r| format!(" ({r})"))
+                        .unwrap_or_default();
+                format!("{}{rdma}", c.to)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (subject, message) = match far {
+        [(g, cells)] => (
+            Subject {
+                nic: cells.first().map(|c| c.to.to_string()),
+                ..mx.subject(g)
+            },
+            format!(
+                "{}'s nearest NIC is {} away ({}), while {count} of {judged} GPUs have a NIC at {usual_label}",
+                g.name,
+                cells.first().map_or_else(String::new, |c| c.value.label()),
+                nic_names(cells)
+            ),
+        ),
+        _ => (
+            Subject {
+                host: mx.at.host().name().map(str::to_owned),
+                ..Subject::default()
+            },
+            format!(
+                "{} GPUs' nearest NICs are farther than their siblings': {}; while {count} of {judged} GPUs have a NIC at {usual_label}",
+                far.len(),
+                far.iter()
+                    .map(|(g, cells)| format!(
+                        "{} at {} ({})",
+                        g.name,
+                        cells.first().map_or_else(String::new, |c| c.value.label()),
+                        nic_names(cells)
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+    };
+    let mut f = TP003
+        .finding(subject, message)
+        .severity(severity)
+        .threshold(Threshold::new(
+            format!("{usual_label} (most GPUs' nearest NIC)"),
+            "peer comparison in the topology matrix; GPUDirect RDMA wants PIX/PXB",
+        ))
+        .remediation("Check that the NIC meant for these GPUs is present and in the right slot; pin each GPU's NIC (NCCL_IB_HCA, UCX_NET_DEVICES) to the nearest one.");
+    for (g, cells) in far {
+        for c in cells {
+            f = f.evidence(mx.evidence(
+                format!("{} ↔ {}: {}", g.name, c.to, c.value.label()),
+                Some(c.line),
+            ));
+        }
+    }
+    f
 }
 
 /// Whether all `judged` GPUs of `gpus` show a cell to every NIC, in a
@@ -839,6 +939,51 @@ mod tests {
         );
     }
 
+    /// GPUs far from every NIC are one finding of the host, their cells
+    /// its evidence; GPUs sharing a NIC by the host's design are none.
+    #[test]
+    fn far_gpus_are_one_finding_per_host_and_a_shared_nic_by_design_none() {
+        use crate::rules::testing::findings_of;
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/rules/TP003/");
+        let read = |name: &str| std::fs::read_to_string(format!("{dir}{name}")).unwrap();
+        let f = findings_of(&TP003, &read("fires_eight_gpus_socket1_nics_missing.txt"));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert_eq!(f[0].subject.gpu, None);
+        for gpu in ["GPU4 at SYS", "GPU5 at SYS", "GPU6 at SYS", "GPU7 at SYS"] {
+            assert!(f[0].message.contains(gpu), "{}", f[0].message);
+        }
+        assert!(!f[0].message.contains("GPU3"), "{}", f[0].message);
+        // Each far GPU's two NIC cells, and nothing else.
+        assert_eq!(f[0].evidence.len(), 8, "{:?}", f[0].evidence);
+        let lines: std::collections::BTreeSet<usize> =
+            f[0].evidence.iter().map(|e| e.span.first_line).collect();
+        assert_eq!(lines, (7..=10).collect());
+        for by_design in [
+            "quiet_two_nics_for_eight_gpus.txt",
+            "quiet_gpu_pairs_share_a_nic_across_a_switch.txt",
+        ] {
+            assert!(
+                findings_of(&TP003, &read(by_design)).is_empty(),
+                "{by_design}"
+            );
+        }
+        // GPU4 and GPU5 reach every NIC only across sockets while their
+        // siblings of socket 1 sit by NIC1: never taken for design.
+        let moved = read("quiet_two_nics_for_eight_gpus.txt")
+            .replace(
+                "GPU4\tNV18\tNV18\tNV18\tNV18\t X \tNV18\tNV18\tNV18\tSYS\tPIX",
+                "GPU4\tNV18\tNV18\tNV18\tNV18\t X \tNV18\tNV18\tNV18\tSYS\tSYS",
+            )
+            .replace(
+                "GPU5\tNV18\tNV18\tNV18\tNV18\tNV18\t X \tNV18\tNV18\tSYS\tPIX",
+                "GPU5\tNV18\tNV18\tNV18\tNV18\tNV18\t X \tNV18\tNV18\tSYS\tSYS",
+            );
+        let f = findings_of(&TP003, &moved);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+    }
+
     /// The short legend of old drivers (`NV1 = Connected via NVLink with
     /// 1 hop`) has no `NV#` line: the matrix is still judged, and a
     /// matrix that is not judged is named in the skip reason as read.
@@ -964,11 +1109,15 @@ mod tests {
     fn nic_distance_is_judged_when_only_the_nic_rows_are_missing() {
         use crate::rules::testing::findings_of;
         // Every GPU row, no NIC row: the GPU-NIC cells are all there, and
-        // GPUs 0-2 are far, as in the whole matrix.
+        // GPUs 0-2 are far, as in the whole matrix: one finding names them.
         let f = findings_of(&TP003, &far_socket_nics(8, true));
-        let gpus: Vec<Option<u32>> = f.iter().map(|f| f.subject.gpu).collect();
-        assert_eq!(gpus, vec![Some(0), Some(1), Some(2)], "{f:?}");
-        assert!(f.iter().all(|f| f.severity == Severity::Warning));
+        assert_eq!(f.len(), 1, "{f:?}");
+        for gpu in ["GPU0 at SYS", "GPU1 at SYS", "GPU2 at SYS"] {
+            assert!(f[0].message.contains(gpu), "{}", f[0].message);
+        }
+        let lines: Vec<usize> = f[0].evidence.iter().map(|e| e.span.first_line).collect();
+        assert_eq!(lines, vec![2, 2, 3, 3, 4, 4]);
+        assert_eq!(f[0].severity, Severity::Warning);
         // Two GPU rows lost as well: three NODE against three SYS, no
         // majority of eight, and the lost rows could have made SYS usual.
         assert!(findings_of(&TP003, &far_socket_nics(6, true)).is_empty());
