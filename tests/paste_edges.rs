@@ -2522,3 +2522,104 @@ fn the_field_list_of_dcgmi_dmon_is_no_reading() {
     assert_eq!(dmon[0].span.first_line, 8, "from its prompt");
     assert!(dmon[0].warnings.is_empty(), "{:?}", dmon[0].warnings);
 }
+
+/// One ibstat port block cut at `cut` bytes into its `line`-th field
+/// line, the paste ending with a line end (an editor or chat tool adds
+/// one): what is left of the value is no value.
+fn ibstat_cut_in(field: &str, whole: &str, kept: usize) -> String {
+    let full = ibstat("0x0c42a10300a1b2c3", "Active", "LinkUp", 200);
+    let line = format!("{field}: {whole}\n");
+    let at = full.find(&line).unwrap() + field.len() + 2 + kept;
+    format!("$ ibstat\n{}\n", &full[..at])
+}
+
+/// A last line cut inside its value (`State: Acti`, `Physical state:
+/// Lin`, `Rate: 1`): before, `Acti` was read as a state no rule knew and
+/// IN001 said only that the fields after it were missing, and `Rate: 1`
+/// was a 1 Gb/s port. Now IN001 names the cut field itself, and no rule
+/// judges the port on it.
+#[test]
+fn an_ibstat_value_cut_on_the_last_line_is_the_cut_field() {
+    for (field, whole, kept) in [
+        ("State", "Active", 4),
+        ("Physical state", "LinkUp", 3),
+        ("Rate", "200", 1),
+        ("State", "Active", 1),
+    ] {
+        let text = ibstat_cut_in(field, whole, kept);
+        let r = report(&text);
+        let cut = of(&r, "IN001");
+        assert_eq!(cut.len(), 1, "{text}\n{:#?}", r.findings);
+        let said = &cut[0].evidence[0].text;
+        assert!(
+            said.contains(&format!("last line cut (missing {field})")),
+            "{field}: {said}"
+        );
+        assert!(of(&r, "IN002").is_empty(), "{field}: {:#?}", r.findings);
+        assert!(
+            fired(&r, Severity::Warning).is_empty(),
+            "{field}: {:#?}",
+            r.findings
+        );
+    }
+    // A whole value on the last line is read as ever: `Rate: 20` is a
+    // rate (2X SDR… and 8X/DDR), though it begins `200`.
+    let r = report(&ibstat_cut_in("Rate", "200", 2));
+    let said = &of(&r, "IN001")[0].evidence[0].text;
+    assert!(said.contains("fields missing"), "{said}");
+}
+
+/// The same word in the middle of a block is no cut: the paste goes on.
+/// It is not a state either: the line is unread (IN002), the port's
+/// other fields are read, and the port is not called Down or unknown.
+#[test]
+fn a_value_cut_in_the_middle_of_a_block_is_an_unread_line() {
+    let whole = ibstat("0x0c42a10300a1b2c3", "Active", "LinkUp", 200);
+    let text = format!(
+        "$ ibstat\n{}",
+        whole.replace("State: Active", "State: Acti")
+    );
+    let r = report(&text);
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
+    let unread = of(&r, "IN002");
+    assert_eq!(unread.len(), 1, "{:#?}", r.findings);
+    assert!(unread[0].evidence[0].text.contains("`State` value `Acti`"));
+    assert!(fired(&r, Severity::Warning).is_empty(), "{:#?}", r.findings);
+}
+
+/// ibstatus and ibv_devinfo cut inside a state or rate on the last line:
+/// the cut field is named, as for ibstat.
+#[test]
+fn ibstatus_and_ibv_devinfo_values_cut_on_the_last_line_are_the_cut_field() {
+    let status = "$ ibstatus\nInfiniband device 'mlx5_0' port 1 status:\n\
+                  \tdefault gid:\t fe80:0000:0000:0000:0c42:a103:00a1:b2c3\n\
+                  \tbase lid:\t 0x11\n\tsm lid:\t\t 0x1\n";
+    let devinfo = "$ ibv_devinfo\nhca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\
+                   \tfw_ver:\t\t\t\t20.36.1010\n\tnode_guid:\t\t\t0c42:a103:00a1:b2c3\n\
+                   \tsys_image_guid:\t\t\t0c42:a103:00a1:b2c3\n\tvendor_id:\t\t\t0x02c9\n\
+                   \tvendor_part_id:\t\t\t4123\n\thw_ver:\t\t\t\t0x0\n\
+                   \tboard_id:\t\t\tMT_0000000223\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n";
+    for (text, field) in [
+        (format!("{status}\tstate:\t\t 1: DO\n"), "state"),
+        (
+            format!("{status}\tstate:\t\t 4: ACTIVE\n\tphys state:\t 3: Disa\n"),
+            "phys state",
+        ),
+        (
+            format!("{status}\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\trate:\t\t 100 Gb/sec (4X ED\n"),
+            "rate",
+        ),
+        (format!("{devinfo}\t\t\tstate:\t\t\tPORT_DO\n"), "state"),
+    ] {
+        let r = report(&text);
+        let cut = of(&r, "IN001");
+        assert_eq!(cut.len(), 1, "{text}\n{:#?}", r.findings);
+        let said = &cut[0].evidence[0].text;
+        assert!(
+            said.contains(&format!("last line cut (missing {field})")),
+            "{said}"
+        );
+        assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+        assert!(fired(&r, Severity::Warning).is_empty(), "{:#?}", r.findings);
+    }
+}

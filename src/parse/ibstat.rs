@@ -16,9 +16,9 @@ use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibstat::{Ca, Ibstat, Port};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
-    blank_identifier, blank_value, decimal_f64, decimal_u32, hex_u32, label_value,
-    numbered_heading, read_each_line, redacted_identifier, settle_blank_value, single_quoted, trim,
-    without_note, Unread,
+    begins_only, blank_identifier, blank_value, cut_value, decimal_f64, decimal_u32, hex_u32,
+    label_value, numbered_heading, read_each_line, redacted_identifier, settle_blank_value,
+    single_quoted, trim, without_note, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 use crate::span::LineSpan;
@@ -445,6 +445,10 @@ fn read_port_field(
         }
         return true;
     }
+    if is_cut_value(label, value) {
+        cut_value(line, label, value, unread, &mut port.partial);
+        return true;
+    }
     match label {
         "State" => port.state = Some(PortState::parse(value)),
         "Physical state" => port.physical_state = Some(PhysState::parse(value)),
@@ -476,6 +480,32 @@ fn read_port_field(
         _ => return false,
     }
     true
+}
+
+/// Whether `value`, which ibstat printed for `label`, is only the
+/// beginning of a value it prints (`State: Acti`, `Physical state: Lin`,
+/// `Rate: 1`, `Rate: 40 (FDR`): a value cut short, read as none
+/// ([`cut_value`]). A whole value is never one: `Rate: 10` may be the
+/// beginning of `100` but is a rate of its own.
+fn is_cut_value(label: &str, value: &str) -> bool {
+    match label {
+        "State" => {
+            PortState::parse(value) == PortState::Unknown
+                && begins_only(value, PortState::KNOWN.map(PortState::ibstat_name))
+        }
+        "Physical state" => {
+            PhysState::parse(value) == PhysState::Unknown
+                && begins_only(value, PhysState::KNOWN.map(PhysState::ibstat_name))
+        }
+        "Rate" => begins_only(
+            value,
+            crate::model::ib::ibta_rates().map(|(_, lane, rate)| match lane {
+                "FDR10" => format!("{rate} (FDR10)"),
+                _ => rate.to_string(),
+            }),
+        ),
+        _ => false,
+    }
 }
 
 /// Returns false when `label` is not a CA field.

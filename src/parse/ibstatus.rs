@@ -17,8 +17,8 @@ use crate::model::ib::{LinkLayer, PhysState, PortState};
 use crate::model::ibstatus::{Ibstatus, IbstatusPort, SysfsRate};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
-    blank_identifier, blank_value, decimal_f64, hex_u32, label_value, read_each_line,
-    settle_blank_value, single_quoted, without_note, Unread,
+    begins_only, blank_identifier, blank_value, cut_value, decimal_f64, hex_u32, label_value,
+    read_each_line, settle_blank_value, single_quoted, without_note, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -196,6 +196,10 @@ fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread, run: &mut
         }
         return;
     }
+    if is_cut_value(label, value) {
+        cut_value(line, label, value, unread, &mut port.partial);
+        return;
+    }
     if value == UNKNOWN {
         if !is_field(label) {
             unread.line(line, "unknown ibstatus field");
@@ -217,6 +221,37 @@ fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread, run: &mut
         },
         "link_layer" => port.link_layer = Some(LinkLayer::parse(value)),
         _ => unread.line(line, "unknown ibstatus field"),
+    }
+}
+
+/// Whether `value`, which the script printed for `label`, is only the
+/// beginning of a value it prints (`state: 4: ACTI`, `phys state: 5: Lin`,
+/// `rate: 100 Gb/sec (4X ED`, `rate: 10`): a value cut short, read as
+/// none ([`cut_value`]). A state whose word is whole (`4: ACTIVE`), or
+/// that is only its number (`4`), is read: the number names the state.
+fn is_cut_value(label: &str, value: &str) -> bool {
+    match label {
+        "state" => {
+            PortState::parse(value) == PortState::Unknown
+                && begins_only(value, PortState::KNOWN.map(state_text))
+        }
+        "phys state" => {
+            PhysState::parse(value) == PhysState::Unknown
+                && begins_only(value, PhysState::KNOWN.map(phys_text))
+        }
+        "rate" => {
+            parse_rate(value).is_none()
+                && begins_only(
+                    value,
+                    crate::model::ib::ibta_rates().flat_map(|(width, lane, rate)| {
+                        [
+                            format!("{rate} Gb/sec ({width}X {lane})"),
+                            format!("{rate} Gb/sec ({width}X)"),
+                        ]
+                    }),
+                )
+        }
+        _ => false,
     }
 }
 
