@@ -2623,3 +2623,50 @@ fn ibstatus_and_ibv_devinfo_values_cut_on_the_last_line_are_the_cut_field() {
         assert!(fired(&r, Severity::Warning).is_empty(), "{:#?}", r.findings);
     }
 }
+
+/// Two `Port 1:` blocks pasted without their `CA '…'` lines are the
+/// first ports of two adapters: before, both were filed under one
+/// adapter named `(unknown CA)`, so the Down one was softened to "port
+/// unused?" because "another port of the adapter is Active", and IN001
+/// named `(unknown CA)`. Now each is a port of its own, named by its
+/// place and its number, and IN001 says only the adapter is unknown.
+#[test]
+fn port_blocks_without_their_ca_lines_are_ports_of_adapters_not_shown() {
+    let block = |state: &str, phys: &str, lid: u32, guid: &str| {
+        format!(
+            "\tPort 1:\n\t\tState: {state}\n\t\tPhysical state: {phys}\n\t\tRate: 200\n\
+             \t\tBase lid: {lid}\n\t\tLMC: 0\n\t\tSM lid: {}\n\t\tCapability mask: 0x2651e848\n\
+             \t\tPort GUID: {guid}\n\t\tLink layer: InfiniBand\n",
+            if lid == 65535 { 0 } else { 1 }
+        )
+    };
+    let text = format!(
+        "$ ibstat\n{}{}",
+        block("Down", "Polling", 65535, "0x0c42a10300a1b2c3"),
+        block("Active", "LinkUp", 12, "0x0c42a10300a1b2d4")
+    );
+    let r = report(&text);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 1, "{:#?}", r.findings);
+    assert_eq!(down[0].severity, Severity::Error, "no sibling is known");
+    assert!(
+        down[0]
+            .message
+            .starts_with("header-less port #1 (port 1 of an adapter not shown) is Down"),
+        "{}",
+        down[0].message
+    );
+    assert!(
+        !down[0].message.contains("another port"),
+        "{}",
+        down[0].message
+    );
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    let said = &cut[0].evidence[0].text;
+    assert!(
+        said.contains("which adapter the 2 header-less ports (lines 2–21) are"),
+        "{said}"
+    );
+    assert!(!said.contains("unknown CA"), "{said}");
+}

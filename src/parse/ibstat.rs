@@ -241,13 +241,36 @@ fn port_field_order(label: &str) -> Option<usize> {
 /// does not show are said by IN001 for the whole run, not port by port.
 pub const HEADERLESS_MISSING: &str = "the adapter and port number (`CA '…'` and `Port N:` lines)";
 
+/// What a `Port N:` block pasted without its `CA '…'` line lacks: whose
+/// it is. Its number is shown.
+pub const HEADERLESS_CA_MISSING: &str = "the adapter (`CA '…'` line)";
+
+/// A `Port N:` line before any `CA '…'` line: a port block pasted without
+/// its adapter's header. It opens a header-less port ([`read_headerless_field`])
+/// whose number is known and whose adapter is not: two such blocks (each
+/// `Port 1:` of two adapters, cut from a longer listing) are two ports,
+/// never one adapter's. Before, they were filed under one adapter named
+/// `(unknown CA)`, which rules then took for siblings.
+fn open_headerless_block(line: &Line<'_>, number: u32, out: &mut Ibstat, run: &mut Option<usize>) {
+    let mut port = Port::new(number, line.span());
+    port.partial = Some(Partial::new(
+        PartialReason::NoHeader,
+        vec![HEADERLESS_CA_MISSING.to_owned()],
+        line.number,
+    ));
+    out.headerless_ports.push(port);
+    // Every field of ibstat's order may follow.
+    *run = Some(0);
+}
+
 /// A port field with neither a `CA '…'` nor a `Port N:` line before it
 /// (`ibstat | grep -E "State|Rate"`): read into a port whose adapter and
 /// number are unknown. ibstat prints a port's fields in a fixed order,
 /// so a field at or before the last one read (a second `State:` after
 /// `State:`, `Physical state:` and `Rate:`; each `Rate:` of a grep that
 /// kept only rates) begins the next port. `run` is where the open port
-/// stands in that order.
+/// stands in that order: the first order its next field may have (0 right
+/// after a `Port N:` line, [`open_headerless_block`]).
 fn read_headerless_field(
     line: &Line<'_>,
     (label, value): (&str, &str),
@@ -256,7 +279,7 @@ fn read_headerless_field(
     run: &mut Option<usize>,
     unread: &mut Unread,
 ) {
-    if run.is_none_or(|last| order <= last) || out.headerless_ports.is_empty() {
+    if run.is_none_or(|next| order < next) || out.headerless_ports.is_empty() {
         let mut port = Port::new(0, line.span());
         port.partial = Some(Partial::new(
             PartialReason::NoHeader,
@@ -265,7 +288,7 @@ fn read_headerless_field(
         ));
         out.headerless_ports.push(port);
     }
-    *run = Some(order);
+    *run = Some(order + 1);
     if let Some(port) = out.headerless_ports.last_mut() {
         port.span = port.span.join(line.span());
         read_port_field(line, label, value, port, unread);
@@ -299,27 +322,7 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread, run: &mut O
                 ca.span = ca.span.join(line.span());
                 ca.ports.push(Port::new(number, line.span()));
             }
-            None => {
-                // A port block pasted without its `CA '…'` header: read it
-                // under an adapter whose name is unknown, and say so.
-                let mut ca = Ca {
-                    name: UNKNOWN_CA.to_owned(),
-                    span: line.span(),
-                    partial: Some(Partial::new(
-                        PartialReason::NoHeader,
-                        vec!["CA name (no `CA '…'` line before this port)".to_owned()],
-                        line.number,
-                    )),
-                    ..Ca::default()
-                };
-                ca.ports.push(Port::new(number, line.span()));
-                out.cas.push(ca);
-                unread.warn(
-                    WarningKind::Truncated,
-                    line.span(),
-                    "port block without its `CA '…'` header: the adapter is unknown",
-                );
-            }
+            None => open_headerless_block(line, number, out, run),
         }
         return;
     }

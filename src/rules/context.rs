@@ -134,10 +134,16 @@ impl<'a> IbPortRef<'a> {
     }
 
     /// `mlx5_0 port 1`, or `header-less port #2` for a port whose adapter
-    /// and number the paste does not show: how findings name it.
+    /// and number the paste does not show, `header-less port #2 (port 1 of
+    /// an adapter not shown)` for a `Port 1:` block pasted without its
+    /// `CA '…'` line: how findings name it.
     #[must_use]
     pub fn name(&self) -> String {
         match self.headerless {
+            Some(n) if self.number != 0 => format!(
+                "header-less port #{n} (port {} of an adapter not shown)",
+                self.number
+            ),
             Some(n) => format!("header-less port #{n}"),
             None => format!("{} port {}", self.device, self.number),
         }
