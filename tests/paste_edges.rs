@@ -2670,3 +2670,34 @@ fn port_blocks_without_their_ca_lines_are_ports_of_adapters_not_shown() {
     );
     assert!(!said.contains("unknown CA"), "{said}");
 }
+
+/// `ibstat | grep State` output appended below a whole `ibstat`, with no
+/// prompt between: before, its `State: Down` overwrote the listed port's
+/// own (an Active port read Down: a `critical` IB001 for a port the paste
+/// shows Active). Now the appended lines are header-less ports, as they
+/// are after a prompt: the listed port stays Active, the Down one is named
+/// by its place, and IN001 says whose it is is not shown.
+#[test]
+fn state_lines_appended_below_a_whole_ibstat_are_not_its_ports() {
+    let whole = ibstat("0x0c42a10300a1b2c3", "Active", "LinkUp", 200);
+    for gap in ["", "\n"] {
+        let text = format!(
+            "$ ibstat\n{whole}{gap}State: Active\nPhysical state: LinkUp\n\
+             State: Down\nPhysical state: Polling\n"
+        );
+        let r = report(&text);
+        let down = of(&r, "IB001");
+        assert_eq!(down.len(), 1, "{:#?}", r.findings);
+        assert!(
+            down[0].message.starts_with("header-less port #2 is Down"),
+            "{}",
+            down[0].message
+        );
+        assert_eq!(down[0].subject.device, None);
+        assert!(down[0].severity < Severity::Critical);
+        let cut = of(&r, "IN001");
+        assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+        assert!(cut[0].evidence[0].text.contains("2 header-less ports"));
+        assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    }
+}

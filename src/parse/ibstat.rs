@@ -51,10 +51,9 @@ const NODE_TYPES: &[&str] = &["CA", "Switch", "Router", "iWARP RNIC", "???"];
 /// Reads `ibstat` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstat> {
-    // Where the open header-less port stands in ibstat's field order.
-    let mut run: Option<usize> = None;
+    let mut open = Open::default();
     let mut parsed = read_each_line(lines, |line, out, unread| {
-        read_line(line, out, unread, &mut run);
+        read_line(line, out, unread, &mut open);
     });
     for port in &mut parsed.value.headerless_ports {
         settle_blank_value(&mut port.partial, lines, &mut parsed.warnings);
@@ -295,7 +294,32 @@ fn read_headerless_field(
     }
 }
 
-fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread, run: &mut Option<usize>) {
+/// The port the next port field may belong to.
+#[derive(Debug, Default)]
+struct Open {
+    /// Where the open port stands in ibstat's field order: the first
+    /// order its next field may have ([`read_headerless_field`]).
+    next: Option<usize>,
+    /// Port fields after a CA's port block that are not its (fields read
+    /// already, [`is_stray_field`]) opened header-less ports: the fields
+    /// after them are theirs, until the next `CA '…'` or `Port N:` line.
+    stray: bool,
+}
+
+/// Whether a port field of `order`, under the listing's last CA, comes
+/// after that CA's last port shows it already, or a field after it: the
+/// fields a user appended below a whole listing (`ibstat | grep State`
+/// pasted after `ibstat`), or a block whose `Port N:` line was trimmed.
+/// ibstat prints each field once a port, in a fixed order, so such a
+/// field is not that port's. Before, it overwrote the port's own: an
+/// Active port followed by a grep's `State: Down` was read Down.
+fn is_stray_field(out: &Ibstat, open: &Open, order: usize) -> bool {
+    open.stray
+        || (out.cas.last().is_some_and(|ca| !ca.ports.is_empty())
+            && open.next.is_some_and(|next| order < next))
+}
+
+fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread, open: &mut Open) {
     // An author's ` # note` after a header (`CA 'mlx4_0' # 驱动名称`,
     // `Port 1: # 连接`) as after a value: ibstat prints no ` #` itself.
     let t = without_note(trim(line.text()));
@@ -306,6 +330,7 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread, run: &mut O
             span: line.span(),
             ..Ca::default()
         });
+        *open = Open::default();
         return;
     }
     if crate::parse::text::tool_message_kind(t).is_some() {
@@ -321,24 +346,49 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread, run: &mut O
             Some(ca) => {
                 ca.span = ca.span.join(line.span());
                 ca.ports.push(Port::new(number, line.span()));
+                *open = Open {
+                    next: Some(0),
+                    stray: false,
+                };
             }
-            None => open_headerless_block(line, number, out, run),
+            None => open_headerless_block(line, number, out, &mut open.next),
         }
         return;
     }
+    let field = label_value(t);
+    let port_field = field.and_then(|(label, value)| {
+        let order = port_field_order(label)?;
+        Some(((label, value), order))
+    });
     if out.cas.is_empty() {
-        let field = label_value(t).and_then(|(label, value)| {
-            let order = port_field_order(label)?;
-            Some(((label, value), order))
-        });
-        match field {
-            Some((field, order)) => read_headerless_field(line, field, order, out, run, unread),
+        match port_field {
+            Some((field, order)) => {
+                read_headerless_field(line, field, order, out, &mut open.next, unread);
+            }
             None => read_list_line(line, t, out, unread),
         }
         return;
     }
-    match label_value(t) {
-        Some((label, value)) => read_field(line, label, value, out, unread),
+    if let Some((field, order)) = port_field.filter(|(_, order)| is_stray_field(out, open, *order))
+    {
+        if !open.stray {
+            // The first of them begins a port of its own.
+            *open = Open {
+                next: None,
+                stray: true,
+            };
+        }
+        read_headerless_field(line, field, order, out, &mut open.next, unread);
+        return;
+    }
+    match field {
+        Some((label, value)) => {
+            read_field(line, label, value, out, unread);
+            let has_port = out.cas.last().is_some_and(|ca| !ca.ports.is_empty());
+            if let Some((_, order)) = port_field.filter(|_| has_port) {
+                open.next = Some(order + 1);
+            }
+        }
         None => unread.line(line, "not an ibstat `Label: value` line"),
     }
 }
@@ -994,6 +1044,47 @@ mod tests {
             "CA 'mlx4_0'\n\tNumber of ports: 2\n\t\tState: Down\n",
         ));
         assert!(p.value.headerless_ports.is_empty());
+    }
+
+    /// `ibstat | grep State` appended below a whole listing: the fields
+    /// come after the port's own, so they are not its; they are ports of
+    /// their own (each second `State:` begins one), and the listing's port
+    /// keeps what it showed. So is a field its port shows already, where a
+    /// `Port 2:` line was trimmed; a `Port N:` line after them is the
+    /// CA's again.
+    #[test]
+    fn port_fields_after_a_whole_port_block_are_not_its() {
+        let text = format!(
+            "{TWO_CAS}\t\tState: Active\n\t\tPhysical state: LinkUp\n\
+             \t\tState: Down\n\t\tPhysical state: Polling\n"
+        );
+        let p = parse(&lines_of(&text));
+        assert_eq!(p.warnings, []);
+        let alone = parse(&lines_of(TWO_CAS)).value;
+        assert_eq!(p.value.cas, alone.cas, "the listing is read as it was");
+        let states: Vec<_> = p
+            .value
+            .headerless_ports
+            .iter()
+            .map(|p| (p.state, p.physical_state, p.span.first_line))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                (Some(PortState::Active), Some(PhysState::LinkUp), 25),
+                (Some(PortState::Down), Some(PhysState::Polling), 27),
+            ]
+        );
+        let trimmed = "CA 'mlx4_0'\n\tNumber of ports: 2\n\tPort 1:\n\t\tState: Active\n\
+                       \t\tRate: 40\n\t\tState: Down\n\t\tRate: 10\n\tPort 2:\n\t\tState: Down\n";
+        let p = parse(&lines_of(trimmed));
+        let ca = &p.value.cas[0];
+        assert_eq!(ca.ports[0].state, Some(PortState::Active));
+        assert_eq!(ca.ports[0].rate_gbps, Some(40.0));
+        assert_eq!(p.value.headerless_ports.len(), 1);
+        assert_eq!(p.value.headerless_ports[0].rate_gbps, Some(10.0));
+        assert_eq!(ca.ports[1].number, 2);
+        assert_eq!(ca.ports[1].state, Some(PortState::Down));
     }
 
     const TWO_CAS: &str = "CA 'mlx5_0'

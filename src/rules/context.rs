@@ -1408,17 +1408,26 @@ impl<'a> Context<'a> {
             let first_of_section = out.len();
             match &at.section.data {
                 SectionData::Ibstat(ibstat) => {
-                    // Header-less ports come first: the parser reads them
-                    // only before the first `CA '…'` line.
-                    for port in &ibstat.headerless_ports {
-                        let mut p = from_ibstat(at, None, port);
-                        p.headerless = Some(next_headerless(&mut headerless, at));
-                        out.push(p);
-                    }
+                    // In input order: header-less ports stand before the
+                    // first `CA '…'` line, or after a CA's port block
+                    // (fields appended below a whole listing).
+                    let mut headerless_ports = ibstat.headerless_ports.iter().peekable();
                     for ca in &ibstat.cas {
                         for port in &ca.ports {
+                            while let Some(h) = headerless_ports
+                                .next_if(|h| h.span.first_line < port.span.first_line)
+                            {
+                                let mut p = from_ibstat(at, None, h);
+                                p.headerless = Some(next_headerless(&mut headerless, at));
+                                out.push(p);
+                            }
                             out.push(from_ibstat(at, Some(ca), port));
                         }
+                    }
+                    for h in headerless_ports {
+                        let mut p = from_ibstat(at, None, h);
+                        p.headerless = Some(next_headerless(&mut headerless, at));
+                        out.push(p);
                     }
                 }
                 SectionData::Ibstatus(ibstatus) => {
