@@ -764,8 +764,9 @@ fn detect_headless_port(lines: &[Line<'_>]) -> Option<Block> {
     ok.then(|| Block::keyed(format!("{UNKNOWN_CA} at line {line}")))
 }
 
-/// Renders a model in ibstat's own layout (full form). Used by the
-/// round-trip property tests and by anyone who wants ibstat-shaped text back.
+/// Renders a model in ibstat's own layout (full form), header-less ports
+/// first ([`write_headerless_ports`]). Used by the round-trip property
+/// tests and by anyone who wants ibstat-shaped text back.
 #[must_use]
 pub fn render(ibstat: &Ibstat) -> String {
     use std::fmt::Write as _;
@@ -776,6 +777,7 @@ pub fn render(ibstat: &Ibstat) -> String {
     for guid in &ibstat.port_guids {
         let _ = writeln!(s, "{guid}");
     }
+    write_headerless_ports(&mut s, &ibstat.headerless_ports);
     for ca in &ibstat.cas {
         let ty = ca.node_type.as_deref();
         match ty {
@@ -808,45 +810,66 @@ pub fn render(ibstat: &Ibstat) -> String {
         let pindent = if ty.is_some() { "\t\t" } else { "" };
         for p in &ca.ports {
             let _ = writeln!(s, "{indent}Port {}:", p.number);
-            if let Some(v) = p.state {
-                let _ = writeln!(s, "{pindent}State: {}", v.ibstat_name());
-            }
-            if let Some(v) = p.physical_state {
-                let _ = writeln!(s, "{pindent}Physical state: {}", v.ibstat_name());
-            }
-            if let Some(v) = p.rate_gbps {
-                let fdr10 = if p.fdr10 { " (FDR10)" } else { "" };
-                let _ = writeln!(s, "{pindent}Rate: {v}{fdr10}");
-            }
-            if let Some(v) = p.effective_speed_gbps {
-                let _ = writeln!(s, "{pindent}Effective speed: {v}");
-            }
-            if let Some(v) = p.base_lid {
-                let _ = writeln!(s, "{pindent}Base lid: {v}");
-            }
-            if let Some(v) = p.lmc {
-                let _ = writeln!(s, "{pindent}LMC: {v}");
-            }
-            if let Some(v) = p.sm_lid {
-                let _ = writeln!(s, "{pindent}SM lid: {v}");
-            }
-            if let Some(v) = p.capability_mask {
-                let _ = writeln!(s, "{pindent}Capability mask: 0x{v:08x}");
-            }
-            if let Some(v) = p.port_guid {
-                let _ = writeln!(s, "{pindent}Port GUID: {v}");
-            }
-            if let Some(v) = p.link_layer {
-                let name = match v {
-                    LinkLayer::Infiniband => "InfiniBand",
-                    LinkLayer::Ethernet => "Ethernet",
-                    LinkLayer::Unknown => "???",
-                };
-                let _ = writeln!(s, "{pindent}Link layer: {name}");
-            }
+            write_port_fields(&mut s, pindent, p);
         }
     }
     s
+}
+
+/// Header-less ports ([`Ibstat::headerless_ports`]) as they are pasted,
+/// before any `CA '…'` line: a `Port N:` block where the number is known,
+/// the bare fields otherwise. Written first, as the parser reads fields
+/// only until a `CA '…'` line as header-less; the model read back is the
+/// same, lines aside.
+fn write_headerless_ports(s: &mut String, ports: &[Port]) {
+    use std::fmt::Write as _;
+    for p in ports {
+        if p.number != 0 {
+            let _ = writeln!(s, "\tPort {}:", p.number);
+        }
+        write_port_fields(s, "\t\t", p);
+    }
+}
+
+/// A port's fields in ibstat's order, each after `indent`.
+fn write_port_fields(s: &mut String, pindent: &str, p: &Port) {
+    use std::fmt::Write as _;
+    if let Some(v) = p.state {
+        let _ = writeln!(s, "{pindent}State: {}", v.ibstat_name());
+    }
+    if let Some(v) = p.physical_state {
+        let _ = writeln!(s, "{pindent}Physical state: {}", v.ibstat_name());
+    }
+    if let Some(v) = p.rate_gbps {
+        let fdr10 = if p.fdr10 { " (FDR10)" } else { "" };
+        let _ = writeln!(s, "{pindent}Rate: {v}{fdr10}");
+    }
+    if let Some(v) = p.effective_speed_gbps {
+        let _ = writeln!(s, "{pindent}Effective speed: {v}");
+    }
+    if let Some(v) = p.base_lid {
+        let _ = writeln!(s, "{pindent}Base lid: {v}");
+    }
+    if let Some(v) = p.lmc {
+        let _ = writeln!(s, "{pindent}LMC: {v}");
+    }
+    if let Some(v) = p.sm_lid {
+        let _ = writeln!(s, "{pindent}SM lid: {v}");
+    }
+    if let Some(v) = p.capability_mask {
+        let _ = writeln!(s, "{pindent}Capability mask: 0x{v:08x}");
+    }
+    if let Some(v) = p.port_guid {
+        let _ = writeln!(s, "{pindent}Port GUID: {v}");
+    }
+    if let Some(v) = p.link_layer {
+        let name = match v {
+            LinkLayer::Infiniband => "InfiniBand",
+            LinkLayer::Ethernet => "Ethernet",
+            LinkLayer::Unknown => "???",
+        };
+        let _ = writeln!(s, "{pindent}Link layer: {name}");
+    }
 }
 
 /// `2 CAs, 3 ports: 2 Active, 1 Down`; `2 header-less port(s): 1 Active,
@@ -1253,6 +1276,46 @@ CA 'mlx5_1'
         assert_eq!(parsed.value.ca_names, vec!["mlx5_0", "mlx5_1"]);
         let parsed = parse(&lines_of("0x0c42a10300a1b2c3\n"));
         assert_eq!(parsed.value.port_guids, vec![Guid(0x0c42_a103_00a1_b2c3)]);
+    }
+
+    /// Header-less ports are written too, before the adapters: fields
+    /// pasted alone, a `Port N:` block without its `CA '…'` line, and
+    /// fields appended below the listing read back as the same ports.
+    /// Before, `render` left them out.
+    #[test]
+    fn render_writes_header_less_ports_and_reads_back_the_same() {
+        let text = format!(
+            "\t\tState: Down\n\t\tPhysical state: Polling\n\tPort 2:\n\t\tState: Active\n\
+             \t\tRate: 100\n{TWO_CAS}\t\tState: Down\n\t\tRate: 10\n"
+        );
+        let first = parse(&lines_of(&text)).value;
+        let numbers: Vec<u32> = first.headerless_ports.iter().map(|p| p.number).collect();
+        assert_eq!(numbers, [0, 2, 0]);
+        let rendered = render(&first);
+        assert!(
+            rendered.contains("\tPort 2:\n\t\tState: Active\n"),
+            "{rendered}"
+        );
+        let again = parse(&lines_of(&rendered));
+        assert_eq!(again.warnings, []);
+        let strip = |mut m: Ibstat| {
+            let ports = m
+                .cas
+                .iter_mut()
+                .flat_map(|c| {
+                    c.span = crate::span::LineSpan::line(1);
+                    c.ports.iter_mut()
+                })
+                .chain(m.headerless_ports.iter_mut());
+            for p in ports {
+                p.span = crate::span::LineSpan::line(1);
+                if let Some(partial) = &mut p.partial {
+                    partial.line = 1;
+                }
+            }
+            m
+        };
+        assert_eq!(strip(first), strip(again.value));
     }
 
     #[test]
