@@ -2701,3 +2701,27 @@ fn state_lines_appended_below_a_whole_ibstat_are_not_its_ports() {
         assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
     }
 }
+
+/// The same for `ibstatus`: `state:` lines after a whole port block are
+/// header-less ports. Before, `state: 1: DOWN` overwrote the block's
+/// `4: ACTIVE` and the port was a `critical` IB001.
+#[test]
+fn state_lines_appended_below_a_whole_ibstatus_are_not_its_ports() {
+    let text = "$ ibstatus\nInfiniband device 'mlx5_0' port 1 status:\n\
+                \tdefault gid:\t fe80:0000:0000:0000:0c42:a103:00a1:b2c3\n\tbase lid:\t 0x11\n\
+                \tsm lid:\t\t 0x1\n\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\
+                \trate:\t\t 200 Gb/sec (4X HDR)\n\tlink_layer:\t InfiniBand\n\n\
+                \tstate:\t\t 4: ACTIVE\n\tstate:\t\t 1: DOWN\n";
+    let r = report(text);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 1, "{:#?}", r.findings);
+    assert!(
+        down[0].message.starts_with("header-less port #2 is Down"),
+        "{}",
+        down[0].message
+    );
+    assert!(down[0].severity < Severity::Critical);
+    assert!(of(&r, "IN001")[0].evidence[0]
+        .text
+        .contains("2 header-less ports (lines 11–12)"));
+}

@@ -1431,13 +1431,22 @@ impl<'a> Context<'a> {
                     }
                 }
                 SectionData::Ibstatus(ibstatus) => {
-                    for port in &ibstatus.headerless_ports {
-                        let mut p = from_ibstatus(at, port);
+                    // In input order, as for ibstat.
+                    let mut headerless_ports = ibstatus.headerless_ports.iter().peekable();
+                    for port in &ibstatus.ports {
+                        while let Some(h) =
+                            headerless_ports.next_if(|h| h.span.first_line < port.span.first_line)
+                        {
+                            let mut p = from_ibstatus(at, h);
+                            p.headerless = Some(next_headerless(&mut headerless, at));
+                            out.push(p);
+                        }
+                        out.push(from_ibstatus(at, port));
+                    }
+                    for h in headerless_ports {
+                        let mut p = from_ibstatus(at, h);
                         p.headerless = Some(next_headerless(&mut headerless, at));
                         out.push(p);
-                    }
-                    for port in &ibstatus.ports {
-                        out.push(from_ibstatus(at, port));
                     }
                 }
                 SectionData::RdmaLink(rdma) => {
