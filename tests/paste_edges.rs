@@ -2725,3 +2725,26 @@ fn state_lines_appended_below_a_whole_ibstatus_are_not_its_ports() {
         .text
         .contains("2 header-less ports (lines 11–12)"));
 }
+
+/// The same for `ibv_devinfo`, whose ports have no header-less form: a
+/// second `state:` after a whole port block is another port's, an unread
+/// line (IN002) that says so. Before, `state: PORT_DOWN (1)` overwrote the
+/// block's `PORT_ACTIVE (4)` and the port was a `critical` IB001.
+#[test]
+fn a_state_line_appended_below_a_whole_ibv_devinfo_is_not_its_port() {
+    let text = "$ ibv_devinfo\nhca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\
+                \tfw_ver:\t\t\t\t20.36.1010\n\tnode_guid:\t\t\t0c42:a103:00a1:b2c3\n\
+                \tsys_image_guid:\t\t\t0c42:a103:00a1:b2c3\n\tvendor_id:\t\t\t0x02c9\n\
+                \tvendor_part_id:\t\t\t4123\n\thw_ver:\t\t\t\t0x0\n\
+                \tboard_id:\t\t\tMT_0000000223\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\
+                \t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n\
+                \t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t1\n\t\t\tport_lid:\t\t17\n\
+                \t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n\
+                \t\t\tstate:\t\t\tPORT_DOWN (1)\n";
+    let r = report(text);
+    assert!(of(&r, "IB001").is_empty(), "{:#?}", r.findings);
+    let unread = of(&r, "IN002");
+    assert_eq!(unread.len(), 1, "{:#?}", r.findings);
+    assert!(unread[0].evidence[0].text.contains("a second `state`"));
+    assert_eq!(unread[0].evidence[0].span.first_line, 20);
+}

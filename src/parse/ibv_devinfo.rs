@@ -229,6 +229,18 @@ fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
             }
         }
         Some((label, value)) => match device.ports.last_mut() {
+            // ibv_devinfo prints each of these once a port: a second one
+            // is another port's (`ibv_devinfo | grep state` appended below
+            // a whole output, or a block whose `port:` line was trimmed).
+            // Before, it overwrote the port's own: an Active port followed
+            // by `state: PORT_DOWN (1)` was read Down.
+            Some(port) if port_field_is_set(port, label) => unread.line(
+                line,
+                &format!(
+                    "a second `{label}` after port {}'s: another port's, whose `port:` line is not in the paste",
+                    port.number
+                ),
+            ),
             Some(port) => {
                 port.span = port.span.join(line.span());
                 read_port_field(line, (label, value), port, &mut device.partial, unread);
