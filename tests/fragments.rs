@@ -88,18 +88,27 @@ fn topo_matrix_without_its_header_is_read_from_the_x_diagonal() {
     assert!(report.findings.iter().any(|f| f.rule == "IN001"));
 }
 
+/// A `Port 1:` block without its `CA '…'` line is a header-less port
+/// whose number is shown: judged as itself, named by its place and
+/// number, never under an invented adapter.
 #[test]
-fn ibstat_port_block_without_its_ca_is_judged_under_an_unknown_adapter() {
+fn ibstat_port_block_without_its_ca_is_judged_as_a_port_of_an_adapter_not_shown() {
     let (_, doc) = fixture("ibstat_port_without_ca.txt");
     let SectionData::Ibstat(ibstat) = &doc.sections[0].data else {
         panic!("{:?}", doc.sections[0].kind);
     };
-    assert_eq!(ibstat.cas[0].name, "(unknown CA)");
-    assert_eq!(ibstat.cas[0].ports[0].number, 1);
-    assert!(truncation_warning(&doc).contains("adapter is unknown"));
+    assert!(ibstat.cas.is_empty(), "no adapter is invented");
+    assert_eq!(ibstat.headerless_ports[0].number, 1);
     let report = analyze(&[doc], &Default::default());
     let down = report.findings.iter().find(|f| f.rule == "IB001").unwrap();
-    assert_eq!(down.subject.device.as_deref(), Some("(unknown CA)"));
+    assert_eq!(down.subject.device, None);
+    assert_eq!(down.subject.headerless_port, Some(1));
+    assert!(
+        down.message
+            .starts_with("header-less port #1 (port 1 of an adapter not shown)"),
+        "{}",
+        down.message
+    );
     assert!(down.severity >= Severity::Error);
 }
 

@@ -2735,3 +2735,229 @@ fn prose_under_a_topo_legend_is_the_authors_and_a_wrapped_entry_is_not() {
         assert!(of(&r, "IN002").is_empty(), "{tail}: {:#?}", of(&r, "IN002"));
     }
 }
+
+/// One ibstat port block cut at `cut` bytes into its `line`-th field
+/// line, the paste ending with a line end (an editor or chat tool adds
+/// one): what is left of the value is no value.
+fn ibstat_cut_in(field: &str, whole: &str, kept: usize) -> String {
+    let full = ibstat("0x0c42a10300a1b2c3", "Active", "LinkUp", 200);
+    let line = format!("{field}: {whole}\n");
+    let at = full.find(&line).unwrap() + field.len() + 2 + kept;
+    format!("$ ibstat\n{}\n", &full[..at])
+}
+
+/// A last line cut inside its value (`State: Acti`, `Physical state:
+/// Lin`, `Rate: 1`): before, `Acti` was read as a state no rule knew and
+/// IN001 said only that the fields after it were missing, and `Rate: 1`
+/// was a 1 Gb/s port. Now IN001 names the cut field itself, and no rule
+/// judges the port on it.
+#[test]
+fn an_ibstat_value_cut_on_the_last_line_is_the_cut_field() {
+    for (field, whole, kept) in [
+        ("State", "Active", 4),
+        ("Physical state", "LinkUp", 3),
+        ("Rate", "200", 1),
+        ("State", "Active", 1),
+    ] {
+        let text = ibstat_cut_in(field, whole, kept);
+        let r = report(&text);
+        let cut = of(&r, "IN001");
+        assert_eq!(cut.len(), 1, "{text}\n{:#?}", r.findings);
+        let said = &cut[0].evidence[0].text;
+        assert!(
+            said.contains(&format!("last line cut (missing {field})")),
+            "{field}: {said}"
+        );
+        assert!(of(&r, "IN002").is_empty(), "{field}: {:#?}", r.findings);
+        assert!(
+            fired(&r, Severity::Warning).is_empty(),
+            "{field}: {:#?}",
+            r.findings
+        );
+    }
+    // A whole value on the last line is read as ever: `Rate: 20` is a
+    // rate (2X SDR… and 8X/DDR), though it begins `200`.
+    let r = report(&ibstat_cut_in("Rate", "200", 2));
+    let said = &of(&r, "IN001")[0].evidence[0].text;
+    assert!(said.contains("fields missing"), "{said}");
+}
+
+/// The same word in the middle of a block is no cut: the paste goes on.
+/// It is not a state either: the line is unread (IN002), the port's
+/// other fields are read, and the port is not called Down or unknown.
+#[test]
+fn a_value_cut_in_the_middle_of_a_block_is_an_unread_line() {
+    let whole = ibstat("0x0c42a10300a1b2c3", "Active", "LinkUp", 200);
+    let text = format!(
+        "$ ibstat\n{}",
+        whole.replace("State: Active", "State: Acti")
+    );
+    let r = report(&text);
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
+    let unread = of(&r, "IN002");
+    assert_eq!(unread.len(), 1, "{:#?}", r.findings);
+    assert!(unread[0].evidence[0].text.contains("`State` value `Acti`"));
+    assert!(fired(&r, Severity::Warning).is_empty(), "{:#?}", r.findings);
+}
+
+/// ibstatus and ibv_devinfo cut inside a state or rate on the last line:
+/// the cut field is named, as for ibstat.
+#[test]
+fn ibstatus_and_ibv_devinfo_values_cut_on_the_last_line_are_the_cut_field() {
+    let status = "$ ibstatus\nInfiniband device 'mlx5_0' port 1 status:\n\
+                  \tdefault gid:\t fe80:0000:0000:0000:0c42:a103:00a1:b2c3\n\
+                  \tbase lid:\t 0x11\n\tsm lid:\t\t 0x1\n";
+    let devinfo = "$ ibv_devinfo\nhca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\
+                   \tfw_ver:\t\t\t\t20.36.1010\n\tnode_guid:\t\t\t0c42:a103:00a1:b2c3\n\
+                   \tsys_image_guid:\t\t\t0c42:a103:00a1:b2c3\n\tvendor_id:\t\t\t0x02c9\n\
+                   \tvendor_part_id:\t\t\t4123\n\thw_ver:\t\t\t\t0x0\n\
+                   \tboard_id:\t\t\tMT_0000000223\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n";
+    for (text, field) in [
+        (format!("{status}\tstate:\t\t 1: DO\n"), "state"),
+        (
+            format!("{status}\tstate:\t\t 4: ACTIVE\n\tphys state:\t 3: Disa\n"),
+            "phys state",
+        ),
+        (
+            format!("{status}\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\trate:\t\t 100 Gb/sec (4X ED\n"),
+            "rate",
+        ),
+        (format!("{devinfo}\t\t\tstate:\t\t\tPORT_DO\n"), "state"),
+    ] {
+        let r = report(&text);
+        let cut = of(&r, "IN001");
+        assert_eq!(cut.len(), 1, "{text}\n{:#?}", r.findings);
+        let said = &cut[0].evidence[0].text;
+        assert!(
+            said.contains(&format!("last line cut (missing {field})")),
+            "{said}"
+        );
+        assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+        assert!(fired(&r, Severity::Warning).is_empty(), "{:#?}", r.findings);
+    }
+}
+
+/// Two `Port 1:` blocks pasted without their `CA '…'` lines are the
+/// first ports of two adapters: before, both were filed under one
+/// adapter named `(unknown CA)`, so the Down one was softened to "port
+/// unused?" because "another port of the adapter is Active", and IN001
+/// named `(unknown CA)`. Now each is a port of its own, named by its
+/// place and its number, and IN001 says only the adapter is unknown.
+#[test]
+fn port_blocks_without_their_ca_lines_are_ports_of_adapters_not_shown() {
+    let block = |state: &str, phys: &str, lid: u32, guid: &str| {
+        format!(
+            "\tPort 1:\n\t\tState: {state}\n\t\tPhysical state: {phys}\n\t\tRate: 200\n\
+             \t\tBase lid: {lid}\n\t\tLMC: 0\n\t\tSM lid: {}\n\t\tCapability mask: 0x2651e848\n\
+             \t\tPort GUID: {guid}\n\t\tLink layer: InfiniBand\n",
+            if lid == 65535 { 0 } else { 1 }
+        )
+    };
+    let text = format!(
+        "$ ibstat\n{}{}",
+        block("Down", "Polling", 65535, "0x0c42a10300a1b2c3"),
+        block("Active", "LinkUp", 12, "0x0c42a10300a1b2d4")
+    );
+    let r = report(&text);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 1, "{:#?}", r.findings);
+    assert_eq!(down[0].severity, Severity::Error, "no sibling is known");
+    assert!(
+        down[0]
+            .message
+            .starts_with("header-less port #1 (port 1 of an adapter not shown) is Down"),
+        "{}",
+        down[0].message
+    );
+    assert!(
+        !down[0].message.contains("another port"),
+        "{}",
+        down[0].message
+    );
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    let said = &cut[0].evidence[0].text;
+    assert!(
+        said.contains("which adapter the 2 header-less ports (lines 2–21) are"),
+        "{said}"
+    );
+    assert!(!said.contains("unknown CA"), "{said}");
+}
+
+/// `ibstat | grep State` output appended below a whole `ibstat`, with no
+/// prompt between: before, its `State: Down` overwrote the listed port's
+/// own (an Active port read Down: a `critical` IB001 for a port the paste
+/// shows Active). Now the appended lines are header-less ports, as they
+/// are after a prompt: the listed port stays Active, the Down one is named
+/// by its place, and IN001 says whose it is is not shown.
+#[test]
+fn state_lines_appended_below_a_whole_ibstat_are_not_its_ports() {
+    let whole = ibstat("0x0c42a10300a1b2c3", "Active", "LinkUp", 200);
+    for gap in ["", "\n"] {
+        let text = format!(
+            "$ ibstat\n{whole}{gap}State: Active\nPhysical state: LinkUp\n\
+             State: Down\nPhysical state: Polling\n"
+        );
+        let r = report(&text);
+        let down = of(&r, "IB001");
+        assert_eq!(down.len(), 1, "{:#?}", r.findings);
+        assert!(
+            down[0].message.starts_with("header-less port #2 is Down"),
+            "{}",
+            down[0].message
+        );
+        assert_eq!(down[0].subject.device, None);
+        assert!(down[0].severity < Severity::Critical);
+        let cut = of(&r, "IN001");
+        assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+        assert!(cut[0].evidence[0].text.contains("2 header-less ports"));
+        assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    }
+}
+
+/// The same for `ibstatus`: `state:` lines after a whole port block are
+/// header-less ports. Before, `state: 1: DOWN` overwrote the block's
+/// `4: ACTIVE` and the port was a `critical` IB001.
+#[test]
+fn state_lines_appended_below_a_whole_ibstatus_are_not_its_ports() {
+    let text = "$ ibstatus\nInfiniband device 'mlx5_0' port 1 status:\n\
+                \tdefault gid:\t fe80:0000:0000:0000:0c42:a103:00a1:b2c3\n\tbase lid:\t 0x11\n\
+                \tsm lid:\t\t 0x1\n\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\
+                \trate:\t\t 200 Gb/sec (4X HDR)\n\tlink_layer:\t InfiniBand\n\n\
+                \tstate:\t\t 4: ACTIVE\n\tstate:\t\t 1: DOWN\n";
+    let r = report(text);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 1, "{:#?}", r.findings);
+    assert!(
+        down[0].message.starts_with("header-less port #2 is Down"),
+        "{}",
+        down[0].message
+    );
+    assert!(down[0].severity < Severity::Critical);
+    assert!(of(&r, "IN001")[0].evidence[0]
+        .text
+        .contains("2 header-less ports (lines 11–12)"));
+}
+
+/// The same for `ibv_devinfo`, whose ports have no header-less form: a
+/// second `state:` after a whole port block is another port's, an unread
+/// line (IN002) that says so. Before, `state: PORT_DOWN (1)` overwrote the
+/// block's `PORT_ACTIVE (4)` and the port was a `critical` IB001.
+#[test]
+fn a_state_line_appended_below_a_whole_ibv_devinfo_is_not_its_port() {
+    let text = "$ ibv_devinfo\nhca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\
+                \tfw_ver:\t\t\t\t20.36.1010\n\tnode_guid:\t\t\t0c42:a103:00a1:b2c3\n\
+                \tsys_image_guid:\t\t\t0c42:a103:00a1:b2c3\n\tvendor_id:\t\t\t0x02c9\n\
+                \tvendor_part_id:\t\t\t4123\n\thw_ver:\t\t\t\t0x0\n\
+                \tboard_id:\t\t\tMT_0000000223\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\
+                \t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n\
+                \t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t1\n\t\t\tport_lid:\t\t17\n\
+                \t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n\
+                \t\t\tstate:\t\t\tPORT_DOWN (1)\n";
+    let r = report(text);
+    assert!(of(&r, "IB001").is_empty(), "{:#?}", r.findings);
+    let unread = of(&r, "IN002");
+    assert_eq!(unread.len(), 1, "{:#?}", r.findings);
+    assert!(unread[0].evidence[0].text.contains("a second `state`"));
+    assert_eq!(unread[0].evidence[0].span.first_line, 20);
+}

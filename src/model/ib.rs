@@ -109,6 +109,15 @@ pub enum PortState {
 }
 
 impl PortState {
+    /// The states the IBTA defines, `Unknown` left out: what each tool's
+    /// spelling of a state is one of.
+    pub const KNOWN: [PortState; 4] = [
+        PortState::Down,
+        PortState::Initializing,
+        PortState::Armed,
+        PortState::Active,
+    ];
+
     /// The state as `ibstat` prints it (`Initializing`), the spelling reports use.
     #[must_use]
     pub fn ibstat_name(self) -> &'static str {
@@ -204,6 +213,18 @@ pub enum PhysState {
 }
 
 impl PhysState {
+    /// The physical states the IBTA defines, `Unknown` left out.
+    pub const KNOWN: [PhysState; 8] = [
+        PhysState::NoStateChange,
+        PhysState::Sleep,
+        PhysState::Polling,
+        PhysState::Disabled,
+        PhysState::PortConfigurationTraining,
+        PhysState::LinkUp,
+        PhysState::LinkErrorRecovery,
+        PhysState::PhyTest,
+    ];
+
     /// The physical state as `ibstat` prints it (`LinkUp`), the spelling reports use.
     #[must_use]
     pub fn ibstat_name(self) -> &'static str {
@@ -453,6 +474,34 @@ pub(crate) fn without_bracket_note(text: &str) -> &str {
 #[must_use]
 pub(crate) fn has_one_port(port_count: Option<u32>, device: &str) -> bool {
     port_count == Some(1) || (port_count.is_none() && device.starts_with("mlx5_"))
+}
+
+/// Lane widths the IBTA defines, in lanes.
+pub const IB_WIDTHS: [u32; 5] = [1, 2, 4, 8, 12];
+
+/// Lane speeds the IBTA defines and the per-lane rate the kernel (and so
+/// ibstat and ibstatus) multiplies by the width to print `Rate`. FDR10
+/// is printed 10 a lane, as QDR.
+pub const IB_LANE_SPEEDS: [(&str, f64); 9] = [
+    ("SDR", 2.5),
+    ("DDR", 5.0),
+    ("QDR", 10.0),
+    ("FDR10", 10.0),
+    ("FDR", 14.0),
+    ("EDR", 25.0),
+    ("HDR", 50.0),
+    ("NDR", 100.0),
+    ("XDR", 200.0),
+];
+
+/// Every (width, lane speed) pair of the IBTA table, with its rate: what
+/// a port's `Rate` can be.
+pub fn ibta_rates() -> impl Iterator<Item = (u32, &'static str, f64)> {
+    IB_LANE_SPEEDS.iter().flat_map(|&(name, lane)| {
+        IB_WIDTHS
+            .iter()
+            .map(move |&w| (w, name, f64::from(w) * lane))
+    })
 }
 
 #[cfg(test)]

@@ -18,9 +18,11 @@ pub struct Ibstat {
     pub port_guids: Vec<Guid>,
     /// Ports read from port fields pasted with neither a `CA '…'` nor a
     /// `Port N:` line before them (`ibstat | grep -E "State|Rate"`), one a
-    /// run of fields in ibstat's order. Which adapter and port each is,
-    /// is not in the paste: their `number` is 0 and means nothing, and no
-    /// rule takes two of them, or one of them and a named port, for one.
+    /// run of fields in ibstat's order, and from `Port N:` blocks pasted
+    /// without their `CA '…'` line. Which adapter each is, is not in the
+    /// paste, and without a `Port N:` line nor is its number: `number` is
+    /// then 0 and means nothing. No rule takes two of them, or one of them
+    /// and a named port, for one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub headerless_ports: Vec<Port>,
 }
@@ -49,7 +51,7 @@ pub struct Ca {
     /// Lines this CA was read from.
     pub span: LineSpan,
     /// Set when the CA block stops before the ports its `Number of ports`
-    /// announces, or was pasted without its `CA '…'` header.
+    /// announces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial: Option<Partial>,
 }

@@ -16,9 +16,9 @@ use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibstat::{Ca, Ibstat, Port};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
-    blank_identifier, blank_value, decimal_f64, decimal_u32, hex_u32, label_value,
-    numbered_heading, read_each_line, redacted_identifier, settle_blank_value, single_quoted, trim,
-    without_note, Unread,
+    begins_only, blank_identifier, blank_value, cut_value, decimal_f64, decimal_u32, hex_u32,
+    label_value, numbered_heading, read_each_line, redacted_identifier, settle_blank_value,
+    single_quoted, trim, without_note, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 use crate::span::LineSpan;
@@ -51,10 +51,9 @@ const NODE_TYPES: &[&str] = &["CA", "Switch", "Router", "iWARP RNIC", "???"];
 /// Reads `ibstat` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstat> {
-    // Where the open header-less port stands in ibstat's field order.
-    let mut run: Option<usize> = None;
+    let mut open = Open::default();
     let mut parsed = read_each_line(lines, |line, out, unread| {
-        read_line(line, out, unread, &mut run);
+        read_line(line, out, unread, &mut open);
     });
     for port in &mut parsed.value.headerless_ports {
         settle_blank_value(&mut port.partial, lines, &mut parsed.warnings);
@@ -241,13 +240,36 @@ fn port_field_order(label: &str) -> Option<usize> {
 /// does not show are said by IN001 for the whole run, not port by port.
 pub const HEADERLESS_MISSING: &str = "the adapter and port number (`CA '…'` and `Port N:` lines)";
 
+/// What a `Port N:` block pasted without its `CA '…'` line lacks: whose
+/// it is. Its number is shown.
+pub const HEADERLESS_CA_MISSING: &str = "the adapter (`CA '…'` line)";
+
+/// A `Port N:` line before any `CA '…'` line: a port block pasted without
+/// its adapter's header. It opens a header-less port ([`read_headerless_field`])
+/// whose number is known and whose adapter is not: two such blocks (each
+/// `Port 1:` of two adapters, cut from a longer listing) are two ports,
+/// never one adapter's. Before, they were filed under one adapter named
+/// `(unknown CA)`, which rules then took for siblings.
+fn open_headerless_block(line: &Line<'_>, number: u32, out: &mut Ibstat, run: &mut Option<usize>) {
+    let mut port = Port::new(number, line.span());
+    port.partial = Some(Partial::new(
+        PartialReason::NoHeader,
+        vec![HEADERLESS_CA_MISSING.to_owned()],
+        line.number,
+    ));
+    out.headerless_ports.push(port);
+    // Every field of ibstat's order may follow.
+    *run = Some(0);
+}
+
 /// A port field with neither a `CA '…'` nor a `Port N:` line before it
 /// (`ibstat | grep -E "State|Rate"`): read into a port whose adapter and
 /// number are unknown. ibstat prints a port's fields in a fixed order,
 /// so a field at or before the last one read (a second `State:` after
 /// `State:`, `Physical state:` and `Rate:`; each `Rate:` of a grep that
 /// kept only rates) begins the next port. `run` is where the open port
-/// stands in that order.
+/// stands in that order: the first order its next field may have (0 right
+/// after a `Port N:` line, [`open_headerless_block`]).
 fn read_headerless_field(
     line: &Line<'_>,
     (label, value): (&str, &str),
@@ -256,7 +278,7 @@ fn read_headerless_field(
     run: &mut Option<usize>,
     unread: &mut Unread,
 ) {
-    if run.is_none_or(|last| order <= last) || out.headerless_ports.is_empty() {
+    if run.is_none_or(|next| order < next) || out.headerless_ports.is_empty() {
         let mut port = Port::new(0, line.span());
         port.partial = Some(Partial::new(
             PartialReason::NoHeader,
@@ -265,14 +287,39 @@ fn read_headerless_field(
         ));
         out.headerless_ports.push(port);
     }
-    *run = Some(order);
+    *run = Some(order + 1);
     if let Some(port) = out.headerless_ports.last_mut() {
         port.span = port.span.join(line.span());
         read_port_field(line, label, value, port, unread);
     }
 }
 
-fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread, run: &mut Option<usize>) {
+/// The port the next port field may belong to.
+#[derive(Debug, Default)]
+struct Open {
+    /// Where the open port stands in ibstat's field order: the first
+    /// order its next field may have ([`read_headerless_field`]).
+    next: Option<usize>,
+    /// Port fields after a CA's port block that are not its (fields read
+    /// already, [`is_stray_field`]) opened header-less ports: the fields
+    /// after them are theirs, until the next `CA '…'` or `Port N:` line.
+    stray: bool,
+}
+
+/// Whether a port field of `order`, under the listing's last CA, comes
+/// after that CA's last port shows it already, or a field after it: the
+/// fields a user appended below a whole listing (`ibstat | grep State`
+/// pasted after `ibstat`), or a block whose `Port N:` line was trimmed.
+/// ibstat prints each field once a port, in a fixed order, so such a
+/// field is not that port's. Before, it overwrote the port's own: an
+/// Active port followed by a grep's `State: Down` was read Down.
+fn is_stray_field(out: &Ibstat, open: &Open, order: usize) -> bool {
+    open.stray
+        || (out.cas.last().is_some_and(|ca| !ca.ports.is_empty())
+            && open.next.is_some_and(|next| order < next))
+}
+
+fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread, open: &mut Open) {
     // An author's ` # note` after a header (`CA 'mlx4_0' # 驱动名称`,
     // `Port 1: # 连接`) as after a value: ibstat prints no ` #` itself.
     let t = without_note(trim(line.text()));
@@ -283,6 +330,7 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread, run: &mut O
             span: line.span(),
             ..Ca::default()
         });
+        *open = Open::default();
         return;
     }
     if crate::parse::text::tool_message_kind(t).is_some() {
@@ -298,44 +346,49 @@ fn read_line(line: &Line<'_>, out: &mut Ibstat, unread: &mut Unread, run: &mut O
             Some(ca) => {
                 ca.span = ca.span.join(line.span());
                 ca.ports.push(Port::new(number, line.span()));
-            }
-            None => {
-                // A port block pasted without its `CA '…'` header: read it
-                // under an adapter whose name is unknown, and say so.
-                let mut ca = Ca {
-                    name: UNKNOWN_CA.to_owned(),
-                    span: line.span(),
-                    partial: Some(Partial::new(
-                        PartialReason::NoHeader,
-                        vec!["CA name (no `CA '…'` line before this port)".to_owned()],
-                        line.number,
-                    )),
-                    ..Ca::default()
+                *open = Open {
+                    next: Some(0),
+                    stray: false,
                 };
-                ca.ports.push(Port::new(number, line.span()));
-                out.cas.push(ca);
-                unread.warn(
-                    WarningKind::Truncated,
-                    line.span(),
-                    "port block without its `CA '…'` header: the adapter is unknown",
-                );
             }
+            None => open_headerless_block(line, number, out, &mut open.next),
         }
         return;
     }
+    let field = label_value(t);
+    let port_field = field.and_then(|(label, value)| {
+        let order = port_field_order(label)?;
+        Some(((label, value), order))
+    });
     if out.cas.is_empty() {
-        let field = label_value(t).and_then(|(label, value)| {
-            let order = port_field_order(label)?;
-            Some(((label, value), order))
-        });
-        match field {
-            Some((field, order)) => read_headerless_field(line, field, order, out, run, unread),
+        match port_field {
+            Some((field, order)) => {
+                read_headerless_field(line, field, order, out, &mut open.next, unread);
+            }
             None => read_list_line(line, t, out, unread),
         }
         return;
     }
-    match label_value(t) {
-        Some((label, value)) => read_field(line, label, value, out, unread),
+    if let Some((field, order)) = port_field.filter(|(_, order)| is_stray_field(out, open, *order))
+    {
+        if !open.stray {
+            // The first of them begins a port of its own.
+            *open = Open {
+                next: None,
+                stray: true,
+            };
+        }
+        read_headerless_field(line, field, order, out, &mut open.next, unread);
+        return;
+    }
+    match field {
+        Some((label, value)) => {
+            read_field(line, label, value, out, unread);
+            let has_port = out.cas.last().is_some_and(|ca| !ca.ports.is_empty());
+            if let Some((_, order)) = port_field.filter(|_| has_port) {
+                open.next = Some(order + 1);
+            }
+        }
         None => unread.line(line, "not an ibstat `Label: value` line"),
     }
 }
@@ -445,6 +498,10 @@ fn read_port_field(
         }
         return true;
     }
+    if is_cut_value(label, value) {
+        cut_value(line, label, value, unread, &mut port.partial);
+        return true;
+    }
     match label {
         "State" => port.state = Some(PortState::parse(value)),
         "Physical state" => port.physical_state = Some(PhysState::parse(value)),
@@ -476,6 +533,32 @@ fn read_port_field(
         _ => return false,
     }
     true
+}
+
+/// Whether `value`, which ibstat printed for `label`, is only the
+/// beginning of a value it prints (`State: Acti`, `Physical state: Lin`,
+/// `Rate: 1`, `Rate: 40 (FDR`): a value cut short, read as none
+/// ([`cut_value`]). A whole value is never one: `Rate: 10` may be the
+/// beginning of `100` but is a rate of its own.
+fn is_cut_value(label: &str, value: &str) -> bool {
+    match label {
+        "State" => {
+            PortState::parse(value) == PortState::Unknown
+                && begins_only(value, PortState::KNOWN.map(PortState::ibstat_name))
+        }
+        "Physical state" => {
+            PhysState::parse(value) == PhysState::Unknown
+                && begins_only(value, PhysState::KNOWN.map(PhysState::ibstat_name))
+        }
+        "Rate" => begins_only(
+            value,
+            crate::model::ib::ibta_rates().map(|(_, lane, rate)| match lane {
+                "FDR10" => format!("{rate} (FDR10)"),
+                _ => rate.to_string(),
+            }),
+        ),
+        _ => false,
+    }
 }
 
 /// Returns false when `label` is not a CA field.
@@ -681,8 +764,9 @@ fn detect_headless_port(lines: &[Line<'_>]) -> Option<Block> {
     ok.then(|| Block::keyed(format!("{UNKNOWN_CA} at line {line}")))
 }
 
-/// Renders a model in ibstat's own layout (full form). Used by the
-/// round-trip property tests and by anyone who wants ibstat-shaped text back.
+/// Renders a model in ibstat's own layout (full form), header-less ports
+/// first ([`write_headerless_ports`]). Used by the round-trip property
+/// tests and by anyone who wants ibstat-shaped text back.
 #[must_use]
 pub fn render(ibstat: &Ibstat) -> String {
     use std::fmt::Write as _;
@@ -693,6 +777,7 @@ pub fn render(ibstat: &Ibstat) -> String {
     for guid in &ibstat.port_guids {
         let _ = writeln!(s, "{guid}");
     }
+    write_headerless_ports(&mut s, &ibstat.headerless_ports);
     for ca in &ibstat.cas {
         let ty = ca.node_type.as_deref();
         match ty {
@@ -725,45 +810,66 @@ pub fn render(ibstat: &Ibstat) -> String {
         let pindent = if ty.is_some() { "\t\t" } else { "" };
         for p in &ca.ports {
             let _ = writeln!(s, "{indent}Port {}:", p.number);
-            if let Some(v) = p.state {
-                let _ = writeln!(s, "{pindent}State: {}", v.ibstat_name());
-            }
-            if let Some(v) = p.physical_state {
-                let _ = writeln!(s, "{pindent}Physical state: {}", v.ibstat_name());
-            }
-            if let Some(v) = p.rate_gbps {
-                let fdr10 = if p.fdr10 { " (FDR10)" } else { "" };
-                let _ = writeln!(s, "{pindent}Rate: {v}{fdr10}");
-            }
-            if let Some(v) = p.effective_speed_gbps {
-                let _ = writeln!(s, "{pindent}Effective speed: {v}");
-            }
-            if let Some(v) = p.base_lid {
-                let _ = writeln!(s, "{pindent}Base lid: {v}");
-            }
-            if let Some(v) = p.lmc {
-                let _ = writeln!(s, "{pindent}LMC: {v}");
-            }
-            if let Some(v) = p.sm_lid {
-                let _ = writeln!(s, "{pindent}SM lid: {v}");
-            }
-            if let Some(v) = p.capability_mask {
-                let _ = writeln!(s, "{pindent}Capability mask: 0x{v:08x}");
-            }
-            if let Some(v) = p.port_guid {
-                let _ = writeln!(s, "{pindent}Port GUID: {v}");
-            }
-            if let Some(v) = p.link_layer {
-                let name = match v {
-                    LinkLayer::Infiniband => "InfiniBand",
-                    LinkLayer::Ethernet => "Ethernet",
-                    LinkLayer::Unknown => "???",
-                };
-                let _ = writeln!(s, "{pindent}Link layer: {name}");
-            }
+            write_port_fields(&mut s, pindent, p);
         }
     }
     s
+}
+
+/// Header-less ports ([`Ibstat::headerless_ports`]) as they are pasted,
+/// before any `CA '…'` line: a `Port N:` block where the number is known,
+/// the bare fields otherwise. Written first, as the parser reads fields
+/// only until a `CA '…'` line as header-less; the model read back is the
+/// same, lines aside.
+fn write_headerless_ports(s: &mut String, ports: &[Port]) {
+    use std::fmt::Write as _;
+    for p in ports {
+        if p.number != 0 {
+            let _ = writeln!(s, "\tPort {}:", p.number);
+        }
+        write_port_fields(s, "\t\t", p);
+    }
+}
+
+/// A port's fields in ibstat's order, each after `indent`.
+fn write_port_fields(s: &mut String, pindent: &str, p: &Port) {
+    use std::fmt::Write as _;
+    if let Some(v) = p.state {
+        let _ = writeln!(s, "{pindent}State: {}", v.ibstat_name());
+    }
+    if let Some(v) = p.physical_state {
+        let _ = writeln!(s, "{pindent}Physical state: {}", v.ibstat_name());
+    }
+    if let Some(v) = p.rate_gbps {
+        let fdr10 = if p.fdr10 { " (FDR10)" } else { "" };
+        let _ = writeln!(s, "{pindent}Rate: {v}{fdr10}");
+    }
+    if let Some(v) = p.effective_speed_gbps {
+        let _ = writeln!(s, "{pindent}Effective speed: {v}");
+    }
+    if let Some(v) = p.base_lid {
+        let _ = writeln!(s, "{pindent}Base lid: {v}");
+    }
+    if let Some(v) = p.lmc {
+        let _ = writeln!(s, "{pindent}LMC: {v}");
+    }
+    if let Some(v) = p.sm_lid {
+        let _ = writeln!(s, "{pindent}SM lid: {v}");
+    }
+    if let Some(v) = p.capability_mask {
+        let _ = writeln!(s, "{pindent}Capability mask: 0x{v:08x}");
+    }
+    if let Some(v) = p.port_guid {
+        let _ = writeln!(s, "{pindent}Port GUID: {v}");
+    }
+    if let Some(v) = p.link_layer {
+        let name = match v {
+            LinkLayer::Infiniband => "InfiniBand",
+            LinkLayer::Ethernet => "Ethernet",
+            LinkLayer::Unknown => "???",
+        };
+        let _ = writeln!(s, "{pindent}Link layer: {name}");
+    }
 }
 
 /// `2 CAs, 3 ports: 2 Active, 1 Down`; `2 header-less port(s): 1 Active,
@@ -963,6 +1069,47 @@ mod tests {
         assert!(p.value.headerless_ports.is_empty());
     }
 
+    /// `ibstat | grep State` appended below a whole listing: the fields
+    /// come after the port's own, so they are not its; they are ports of
+    /// their own (each second `State:` begins one), and the listing's port
+    /// keeps what it showed. So is a field its port shows already, where a
+    /// `Port 2:` line was trimmed; a `Port N:` line after them is the
+    /// CA's again.
+    #[test]
+    fn port_fields_after_a_whole_port_block_are_not_its() {
+        let text = format!(
+            "{TWO_CAS}\t\tState: Active\n\t\tPhysical state: LinkUp\n\
+             \t\tState: Down\n\t\tPhysical state: Polling\n"
+        );
+        let p = parse(&lines_of(&text));
+        assert_eq!(p.warnings, []);
+        let alone = parse(&lines_of(TWO_CAS)).value;
+        assert_eq!(p.value.cas, alone.cas, "the listing is read as it was");
+        let states: Vec<_> = p
+            .value
+            .headerless_ports
+            .iter()
+            .map(|p| (p.state, p.physical_state, p.span.first_line))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                (Some(PortState::Active), Some(PhysState::LinkUp), 25),
+                (Some(PortState::Down), Some(PhysState::Polling), 27),
+            ]
+        );
+        let trimmed = "CA 'mlx4_0'\n\tNumber of ports: 2\n\tPort 1:\n\t\tState: Active\n\
+                       \t\tRate: 40\n\t\tState: Down\n\t\tRate: 10\n\tPort 2:\n\t\tState: Down\n";
+        let p = parse(&lines_of(trimmed));
+        let ca = &p.value.cas[0];
+        assert_eq!(ca.ports[0].state, Some(PortState::Active));
+        assert_eq!(ca.ports[0].rate_gbps, Some(40.0));
+        assert_eq!(p.value.headerless_ports.len(), 1);
+        assert_eq!(p.value.headerless_ports[0].rate_gbps, Some(10.0));
+        assert_eq!(ca.ports[1].number, 2);
+        assert_eq!(ca.ports[1].state, Some(PortState::Down));
+    }
+
     const TWO_CAS: &str = "CA 'mlx5_0'
 \tCA type: MT4123
 \tNumber of ports: 1
@@ -1129,6 +1276,46 @@ CA 'mlx5_1'
         assert_eq!(parsed.value.ca_names, vec!["mlx5_0", "mlx5_1"]);
         let parsed = parse(&lines_of("0x0c42a10300a1b2c3\n"));
         assert_eq!(parsed.value.port_guids, vec![Guid(0x0c42_a103_00a1_b2c3)]);
+    }
+
+    /// Header-less ports are written too, before the adapters: fields
+    /// pasted alone, a `Port N:` block without its `CA '…'` line, and
+    /// fields appended below the listing read back as the same ports.
+    /// Before, `render` left them out.
+    #[test]
+    fn render_writes_header_less_ports_and_reads_back_the_same() {
+        let text = format!(
+            "\t\tState: Down\n\t\tPhysical state: Polling\n\tPort 2:\n\t\tState: Active\n\
+             \t\tRate: 100\n{TWO_CAS}\t\tState: Down\n\t\tRate: 10\n"
+        );
+        let first = parse(&lines_of(&text)).value;
+        let numbers: Vec<u32> = first.headerless_ports.iter().map(|p| p.number).collect();
+        assert_eq!(numbers, [0, 2, 0]);
+        let rendered = render(&first);
+        assert!(
+            rendered.contains("\tPort 2:\n\t\tState: Active\n"),
+            "{rendered}"
+        );
+        let again = parse(&lines_of(&rendered));
+        assert_eq!(again.warnings, []);
+        let strip = |mut m: Ibstat| {
+            let ports = m
+                .cas
+                .iter_mut()
+                .flat_map(|c| {
+                    c.span = crate::span::LineSpan::line(1);
+                    c.ports.iter_mut()
+                })
+                .chain(m.headerless_ports.iter_mut());
+            for p in ports {
+                p.span = crate::span::LineSpan::line(1);
+                if let Some(partial) = &mut p.partial {
+                    partial.line = 1;
+                }
+            }
+            m
+        };
+        assert_eq!(strip(first), strip(again.value));
     }
 
     #[test]

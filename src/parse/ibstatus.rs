@@ -17,8 +17,8 @@ use crate::model::ib::{LinkLayer, PhysState, PortState};
 use crate::model::ibstatus::{Ibstatus, IbstatusPort, SysfsRate};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
-    blank_identifier, blank_value, decimal_f64, hex_u32, label_value, read_each_line,
-    settle_blank_value, single_quoted, without_note, Unread,
+    begins_only, blank_identifier, blank_value, cut_value, decimal_f64, hex_u32, label_value,
+    read_each_line, settle_blank_value, single_quoted, without_note, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -38,10 +38,9 @@ const UNKNOWN: &str = "unknown";
 /// Reads `ibstatus` output.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<Ibstatus> {
-    // Where the open header-less port stands in the script's field order.
-    let mut run: Option<usize> = None;
+    let mut open = Open::default();
     let mut parsed = read_each_line(lines, |line, out, unread| {
-        read_line(line, out, unread, &mut run);
+        read_line(line, out, unread, &mut open);
     });
     for port in &mut parsed.value.headerless_ports {
         settle_blank_value(&mut port.partial, lines, &mut parsed.warnings);
@@ -143,7 +142,22 @@ fn headerless_port<'a>(
     out.headerless_ports.last_mut()
 }
 
-fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread, run: &mut Option<usize>) {
+/// Where the fields read so far stand in the script's field order.
+#[derive(Debug, Default)]
+struct Open {
+    /// The last field of the open header-less port ([`headerless_port`]).
+    run: Option<usize>,
+    /// The last field of the open port under a header.
+    last: Option<usize>,
+    /// Fields after a port block that are not its (a field it shows
+    /// already, or one before it: `ibstatus | grep state` appended below a
+    /// whole `ibstatus`) opened header-less ports; the fields after them
+    /// are theirs, until the next header. Before, they overwrote the
+    /// block's own: an Active port followed by `state: 1: DOWN` was Down.
+    stray: bool,
+}
+
+fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread, open: &mut Open) {
     // An author's ` # note` after a port header (`… port 1 status: # 已连接`)
     // or a value (`rate: 40 Gb/sec (4X QDR) # 正确速率`): the script prints
     // sysfs files, none with a ` #`. Before, such a header was no header
@@ -151,6 +165,7 @@ fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread, run: &mut
     let t = without_note(line.text().trim());
     if let Some((device, port)) = header(t) {
         out.ports.push(IbstatusPort::new(device, port, line.span()));
+        *open = Open::default();
         return;
     }
     if let Some(reason) = t.strip_prefix("Fatal error:") {
@@ -165,12 +180,20 @@ fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread, run: &mut
         return;
     }
     let field = label_value(t);
-    let port = match (out.ports.is_empty(), field) {
-        (false, _) => out.ports.last_mut(),
-        (true, Some((label, _))) => match FIELDS.iter().position(|f| *f == label) {
-            Some(order) => headerless_port(line, order, out, run),
-            None => None,
-        },
+    let order = field.and_then(|(label, _)| FIELDS.iter().position(|f| *f == label));
+    let stray = !out.ports.is_empty()
+        && order.is_some_and(|o| open.stray || open.last.is_some_and(|last| o <= last));
+    if stray && !open.stray {
+        // The first of them begins a port of its own.
+        open.stray = true;
+        open.run = None;
+    }
+    let port = match (out.ports.is_empty() || stray, order) {
+        (false, _) => {
+            open.last = order.or(open.last);
+            out.ports.last_mut()
+        }
+        (true, Some(order)) => headerless_port(line, order, out, &mut open.run),
         (true, None) => None,
     };
     let Some(port) = port else {
@@ -196,6 +219,10 @@ fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread, run: &mut
         }
         return;
     }
+    if is_cut_value(label, value) {
+        cut_value(line, label, value, unread, &mut port.partial);
+        return;
+    }
     if value == UNKNOWN {
         if !is_field(label) {
             unread.line(line, "unknown ibstatus field");
@@ -217,6 +244,37 @@ fn read_line(line: &Line<'_>, out: &mut Ibstatus, unread: &mut Unread, run: &mut
         },
         "link_layer" => port.link_layer = Some(LinkLayer::parse(value)),
         _ => unread.line(line, "unknown ibstatus field"),
+    }
+}
+
+/// Whether `value`, which the script printed for `label`, is only the
+/// beginning of a value it prints (`state: 4: ACTI`, `phys state: 5: Lin`,
+/// `rate: 100 Gb/sec (4X ED`, `rate: 10`): a value cut short, read as
+/// none ([`cut_value`]). A state whose word is whole (`4: ACTIVE`), or
+/// that is only its number (`4`), is read: the number names the state.
+fn is_cut_value(label: &str, value: &str) -> bool {
+    match label {
+        "state" => {
+            PortState::parse(value) == PortState::Unknown
+                && begins_only(value, PortState::KNOWN.map(state_text))
+        }
+        "phys state" => {
+            PhysState::parse(value) == PhysState::Unknown
+                && begins_only(value, PhysState::KNOWN.map(phys_text))
+        }
+        "rate" => {
+            parse_rate(value).is_none()
+                && begins_only(
+                    value,
+                    crate::model::ib::ibta_rates().flat_map(|(width, lane, rate)| {
+                        [
+                            format!("{rate} Gb/sec ({width}X {lane})"),
+                            format!("{rate} Gb/sec ({width}X)"),
+                        ]
+                    }),
+                )
+        }
+        _ => false,
     }
 }
 

@@ -20,8 +20,8 @@ use crate::model::ib::{Guid, LinkLayer, PhysState, PortState};
 use crate::model::ibv_devinfo::{ExtraField, GidEntry, IbvDevice, IbvDevinfo, IbvPort};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::{
-    blank_identifier, blank_value, decimal_f64, decimal_u32, hex_u32, label_value, read_each_line,
-    redacted_identifier, settle_blank_value, without_note, Unread,
+    begins_only, blank_identifier, blank_value, cut_value, decimal_f64, decimal_u32, hex_u32,
+    label_value, read_each_line, redacted_identifier, settle_blank_value, without_note, Unread,
 };
 use crate::parse::{Block, Line, Parsed, Spec};
 
@@ -222,14 +222,28 @@ fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
         {
             open_filtered_port(line, device, unread);
             match device.ports.last_mut() {
-                Some(port) => read_port_field(line, label, value, port, unread),
+                Some(port) => {
+                    read_port_field(line, (label, value), port, &mut device.partial, unread)
+                }
                 None => read_device_field(line, label, value, device, unread),
             }
         }
         Some((label, value)) => match device.ports.last_mut() {
+            // ibv_devinfo prints each of these once a port: a second one
+            // is another port's (`ibv_devinfo | grep state` appended below
+            // a whole output, or a block whose `port:` line was trimmed).
+            // Before, it overwrote the port's own: an Active port followed
+            // by `state: PORT_DOWN (1)` was read Down.
+            Some(port) if port_field_is_set(port, label) => unread.line(
+                line,
+                &format!(
+                    "a second `{label}` after port {}'s: another port's, whose `port:` line is not in the paste",
+                    port.number
+                ),
+            ),
             Some(port) => {
                 port.span = port.span.join(line.span());
-                read_port_field(line, label, value, port, unread);
+                read_port_field(line, (label, value), port, &mut device.partial, unread);
             }
             None => read_device_field(line, label, value, device, unread),
         },
@@ -471,13 +485,19 @@ fn read_device_field(
     }
 }
 
+/// Reads a port's field; a value cut short ([`is_cut_value`]) leaves
+/// the device `partial` ([`cut_value`]), as a blank one does.
 fn read_port_field(
     line: &Line<'_>,
-    label: &str,
-    value: &str,
+    (label, value): (&str, &str),
     port: &mut IbvPort,
+    partial: &mut Option<Partial>,
     unread: &mut Unread,
 ) {
+    if is_cut_value(label, value) {
+        cut_value(line, label, value, unread, partial);
+        return;
+    }
     if let Some(index) = gid_index(label) {
         match index {
             Some(index) => port.gids.push(gid_entry(index, value)),
@@ -799,6 +819,24 @@ fn mtu_code(bytes: u32) -> u32 {
         2048 => 4,
         4096 => 5,
         _ => 0,
+    }
+}
+
+/// Whether `value`, which ibv_devinfo printed for `label`, is only the
+/// beginning of a state it prints (`state: PORT_ACT`, `phys_state: LINK_`):
+/// a value cut short. A state whose word is whole (`PORT_ACTIVE (`) is
+/// read: only the number after it is cut.
+fn is_cut_value(label: &str, value: &str) -> bool {
+    match label {
+        "state" => {
+            PortState::parse(value) == PortState::Unknown
+                && begins_only(value, PortState::KNOWN.map(state_text))
+        }
+        "phys_state" => {
+            PhysState::parse(value) == PhysState::Unknown
+                && begins_only(value, PhysState::KNOWN.map(phys_text))
+        }
+        _ => false,
     }
 }
 

@@ -503,6 +503,56 @@ fn blank_value_message(name: &str) -> String {
     format!("`{name}` has no value")
 }
 
+/// A field whose value is only the beginning of one the tool prints
+/// ([`begins_only`]: `State: Acti`, `state: PORT_ACT`, `Rate: 1`): like a
+/// blank value ([`blank_value`]), the field is unknown, the line unread
+/// where it stands and `partial` marked until [`settle_blank_value`] tells
+/// a cut from the rest. On the output's last line the paste ended inside
+/// the value (a paste that ends with a line end keeps its cut word): the
+/// part is partial for that field, and no rule judges it on a word that
+/// names no state. Anywhere else the value was garbled or edited, and
+/// stays unread.
+pub(crate) fn cut_value(
+    line: &Line<'_>,
+    name: &str,
+    value: &str,
+    unread: &mut Unread,
+    partial: &mut Option<Partial>,
+) {
+    unread.line(line, &cut_value_message(name, value));
+    blank_identifier(line, name, partial);
+}
+
+fn cut_value_message(name: &str, value: &str) -> String {
+    format!("`{name}` value `{value}`{CUT_VALUE_END}")
+}
+
+/// How [`cut_value`]'s message ends.
+const CUT_VALUE_END: &str = " is only the beginning of a value the tool prints";
+
+/// Whether `value` is a proper beginning, ASCII case aside, of one of
+/// `spellings` (`Acti` of `Active`, `1` of `100`) and none of them
+/// whole: what is left of a value cut short.
+pub(crate) fn begins_only<S: AsRef<str>>(
+    value: &str,
+    spellings: impl IntoIterator<Item = S>,
+) -> bool {
+    if value.is_empty() {
+        return false;
+    }
+    let mut begins = false;
+    for spelling in spellings {
+        let spelling = spelling.as_ref();
+        if spelling.eq_ignore_ascii_case(value) {
+            return false;
+        }
+        begins |= spelling
+            .get(..value.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(value));
+    }
+    begins
+}
+
 /// Settles a part's blank value ([`blank_value`]) once its section's
 /// `lines` are read. On the last non-blank line it was cut by the end of
 /// the paste: the part stays partial (`IN001` says so) and the line's
@@ -526,10 +576,17 @@ pub(crate) fn settle_blank_value(
         *partial = None;
         return;
     }
-    let message = blank_value_message(name);
+    // A value cut inside ([`cut_value`]) or none at all ([`blank_value`]).
+    let cut_prefix = format!("`{name}` value `");
     let unread = warnings.iter().position(|w| {
-        w.kind == WarningKind::Unreadable && w.message == message && w.span.last_line == line
+        w.kind == WarningKind::Unreadable
+            && w.span.last_line == line
+            && (w.message == blank_value_message(name)
+                || (w.message.starts_with(&cut_prefix) && w.message.ends_with(CUT_VALUE_END)))
     });
+    let message = unread
+        .and_then(|i| warnings.get(i))
+        .map_or_else(|| blank_value_message(name), |w| w.message.clone());
     let cut = Warning::new(
         WarningKind::Truncated,
         LineSpan::line(line),
@@ -1071,5 +1128,18 @@ mod tests {
         assert_eq!(k("src/query_smp.c:199; x"), Some(WarningKind::Truncated));
         assert_eq!(k("src/query_smp.c:19x; x"), None);
         assert_eq!(k("src/query_smp.h:199; x"), None);
+    }
+
+    #[test]
+    fn only_a_proper_beginning_of_a_spelling_is_a_cut_value() {
+        let states = ["Down", "Active"];
+        assert!(begins_only("Acti", states));
+        assert!(begins_only("acti", states), "case aside");
+        assert!(!begins_only("Active", states), "whole");
+        assert!(!begins_only("Actix", states), "not a beginning");
+        assert!(!begins_only("", states), "blank is another case");
+        // `10` begins `100` but is a rate of its own.
+        assert!(!begins_only("10", ["10", "100"]));
+        assert!(begins_only("1", ["10", "100"]));
     }
 }

@@ -140,10 +140,16 @@ impl<'a> IbPortRef<'a> {
     }
 
     /// `mlx5_0 port 1`, or `header-less port #2` for a port whose adapter
-    /// and number the paste does not show: how findings name it.
+    /// and number the paste does not show, `header-less port #2 (port 1 of
+    /// an adapter not shown)` for a `Port 1:` block pasted without its
+    /// `CA '…'` line: how findings name it.
     #[must_use]
     pub fn name(&self) -> String {
         match self.headerless {
+            Some(n) if self.number != 0 => format!(
+                "header-less port #{n} (port {} of an adapter not shown)",
+                self.number
+            ),
             Some(n) => format!("header-less port #{n}"),
             None => format!("{} port {}", self.device, self.number),
         }
@@ -1429,27 +1435,45 @@ impl<'a> Context<'a> {
             let first_of_section = out.len();
             match &at.section.data {
                 SectionData::Ibstat(ibstat) => {
-                    // Header-less ports come first: the parser reads them
-                    // only before the first `CA '…'` line.
-                    for port in &ibstat.headerless_ports {
-                        let mut p = from_ibstat(at, None, port);
-                        p.headerless = Some(next_headerless(&mut headerless, at));
-                        out.push(p);
-                    }
+                    // In input order: header-less ports stand before the
+                    // first `CA '…'` line, or after a CA's port block
+                    // (fields appended below a whole listing).
+                    let mut headerless_ports = ibstat.headerless_ports.iter().peekable();
                     for ca in &ibstat.cas {
                         for port in &ca.ports {
+                            while let Some(h) = headerless_ports
+                                .next_if(|h| h.span.first_line < port.span.first_line)
+                            {
+                                let mut p = from_ibstat(at, None, h);
+                                p.headerless = Some(next_headerless(&mut headerless, at));
+                                out.push(p);
+                            }
                             out.push(from_ibstat(at, Some(ca), port));
                         }
                     }
-                }
-                SectionData::Ibstatus(ibstatus) => {
-                    for port in &ibstatus.headerless_ports {
-                        let mut p = from_ibstatus(at, port);
+                    for h in headerless_ports {
+                        let mut p = from_ibstat(at, None, h);
                         p.headerless = Some(next_headerless(&mut headerless, at));
                         out.push(p);
                     }
+                }
+                SectionData::Ibstatus(ibstatus) => {
+                    // In input order, as for ibstat.
+                    let mut headerless_ports = ibstatus.headerless_ports.iter().peekable();
                     for port in &ibstatus.ports {
+                        while let Some(h) =
+                            headerless_ports.next_if(|h| h.span.first_line < port.span.first_line)
+                        {
+                            let mut p = from_ibstatus(at, h);
+                            p.headerless = Some(next_headerless(&mut headerless, at));
+                            out.push(p);
+                        }
                         out.push(from_ibstatus(at, port));
+                    }
+                    for h in headerless_ports {
+                        let mut p = from_ibstatus(at, h);
+                        p.headerless = Some(next_headerless(&mut headerless, at));
+                        out.push(p);
                     }
                 }
                 SectionData::RdmaLink(rdma) => {

@@ -747,12 +747,14 @@ fn headerless_ports_part<'a>(at: SectionRef<'a>) -> Option<PartialPart<'a>> {
                 ("Port GUID", shown(|p| p.port_guid.is_some())),
                 ("Link layer", shown(|p| p.link_layer.is_some())),
             ];
-            headerless_part(
-                at,
-                "the `CA '…'` and `Port N:` lines",
-                ports.iter().map(|p| p.span),
-                &fields,
-            )
+            // `Port N:` blocks pasted without their `CA '…'` line show
+            // their numbers: only the adapter is unknown.
+            let (unknown, header) = if ports.iter().all(|p| p.number != 0) {
+                ("which adapter", "the `CA '…'` line")
+            } else {
+                (BOTH_UNKNOWN, "the `CA '…'` and `Port N:` lines")
+            };
+            headerless_part(at, (unknown, header), ports.iter().map(|p| p.span), &fields)
         }
         SectionData::Ibstatus(status) => {
             let ports = &status.headerless_ports;
@@ -769,7 +771,10 @@ fn headerless_ports_part<'a>(at: SectionRef<'a>) -> Option<PartialPart<'a>> {
             ];
             headerless_part(
                 at,
-                "the `Infiniband device '…' port N status:` line",
+                (
+                    BOTH_UNKNOWN,
+                    "the `Infiniband device '…' port N status:` line",
+                ),
                 ports.iter().map(|p| p.span),
                 &fields,
             )
@@ -777,6 +782,9 @@ fn headerless_ports_part<'a>(at: SectionRef<'a>) -> Option<PartialPart<'a>> {
         _ => None,
     }
 }
+
+/// What a header-less port does not show, as [`headerless_part`] says it.
+const BOTH_UNKNOWN: &str = "which adapter and port number";
 
 /// IN001's part for the ports of a section read from fields pasted
 /// without their headers (`ibstat | grep State`): which adapter and port
@@ -786,7 +794,7 @@ fn headerless_ports_part<'a>(at: SectionRef<'a>) -> Option<PartialPart<'a>> {
 /// `None` when the section has no such port.
 fn headerless_part<'a>(
     at: SectionRef<'a>,
-    header: &str,
+    (unknown, header): (&str, &str),
     spans: impl Iterator<Item = LineSpan>,
     fields: &[(&str, bool)],
 ) -> Option<PartialPart<'a>> {
@@ -813,7 +821,7 @@ fn headerless_part<'a>(
     };
     Some(PartialPart {
         at,
-        what: format!("which adapter and port number {ports}{fields}"),
+        what: format!("{unknown} {ports}{fields}"),
         partial: Partial::new(PartialReason::NoHeader, missing, span.first_line),
     })
 }

@@ -181,36 +181,13 @@ fn list_widths(widths: Option<&Vec<u32>>) -> String {
     })
 }
 
-/// Lane widths the IBTA defines, in lanes.
-const IB_WIDTHS: [u32; 5] = [1, 2, 4, 8, 12];
-
-/// Lane speeds the IBTA defines and the per-lane rate the kernel (and so
-/// ibstat and ibstatus) multiplies by the width to print `Rate`. FDR10
-/// is printed 10 a lane, as QDR.
-const IB_LANE_SPEEDS: [(&str, f64); 9] = [
-    ("SDR", 2.5),
-    ("DDR", 5.0),
-    ("QDR", 10.0),
-    ("FDR10", 10.0),
-    ("FDR", 14.0),
-    ("EDR", 25.0),
-    ("HDR", 50.0),
-    ("NDR", 100.0),
-    ("XDR", 200.0),
-];
-
 /// Every (width, speed) pair of the IBTA table whose product is `rate`,
 /// only FDR10's where the rate is tagged FDR10.
 fn width_speed_pairs(rate: f64, fdr10: bool) -> Vec<(u32, &'static str)> {
     let mut pairs = Vec::new();
-    for &(name, lane) in IB_LANE_SPEEDS
-        .iter()
-        .filter(|(name, _)| !fdr10 || *name == "FDR10")
-    {
-        for &w in &IB_WIDTHS {
-            if (f64::from(w) * lane - rate).abs() < 0.01 {
-                pairs.push((w, name));
-            }
+    for (w, name, r) in crate::model::ib::ibta_rates() {
+        if (!fdr10 || name == "FDR10") && (r - rate).abs() < 0.01 {
+            pairs.push((w, name));
         }
     }
     pairs
