@@ -1045,13 +1045,13 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
         // streamed parser took holds its text (`Link N: …`, `Name:…value`):
         // not blank, without a second look at its opening.
         let blank = !streamed && line.is_blank();
-        // ibdiagnet marks its own findings `-E-`/`-W-` as the firmware
-        // tools mark their failures: inside its output they are its lines.
-        let in_ibdiagnet = open
-            .as_ref()
-            .is_some_and(|o| o.format.kind == Kind::IbdiagnetLog)
-            || ctx.hint.is_some_and(|h| h.kind == Kind::IbdiagnetLog);
         let message = if detect_here && !blank {
+            // ibdiagnet marks its own findings `-E-`/`-W-` as the firmware
+            // tools mark their failures: inside its output they are its lines.
+            let in_ibdiagnet = open
+                .as_ref()
+                .is_some_and(|o| o.format.kind == Kind::IbdiagnetLog)
+                || ctx.hint.is_some_and(|h| h.kind == Kind::IbdiagnetLog);
             tool_message(line, in_ibdiagnet)
         } else {
             None
@@ -1597,9 +1597,8 @@ fn tool_message(line: &Line<'_>, in_ibdiagnet: bool) -> Option<ToolMessage> {
     let found = crate::parse::text::infiniband_message_level(t)
         .or_else(|| nvidia_message(t))
         .or_else(|| {
-            (!in_ibdiagnet && !crate::parse::ibdiagnet_log::is_check_line(t))
-                .then(|| firmware_tools_message(t))
-                .flatten()
+            firmware_tools_message(t)
+                .filter(|_| !in_ibdiagnet && !crate::parse::ibdiagnet_log::is_check_line(t))
         })
         .or_else(|| shell_message(t))?;
     Some(ToolMessage {

@@ -550,15 +550,28 @@ fn is_cut_value(label: &str, value: &str) -> bool {
             PhysState::parse(value) == PhysState::Unknown
                 && begins_only(value, PhysState::KNOWN.map(PhysState::ibstat_name))
         }
-        "Rate" => begins_only(
-            value,
-            crate::model::ib::ibta_rates().map(|(_, lane, rate)| match lane {
-                "FDR10" => format!("{rate} (FDR10)"),
-                _ => rate.to_string(),
-            }),
-        ),
+        // Nearly every rate read is a whole one: told by its number,
+        // without writing out the table of rates (that was 2 % of a
+        // fleet's run, every `Rate:` line writing 40 numbers).
+        "Rate" => !is_whole_rate(value) && begins_only(value, rate_spellings()),
         _ => false,
     }
+}
+
+/// Every rate ibstat prints, as it prints it (`100`, `40 (FDR10)`).
+fn rate_spellings() -> impl Iterator<Item = String> {
+    crate::model::ib::ibta_rates().map(|(_, lane, rate)| match lane {
+        "FDR10" => format!("{rate} (FDR10)"),
+        _ => rate.to_string(),
+    })
+}
+
+/// Whether `value` is one of the rates ibstat prints: a number of the
+/// IBTA table, tagged `(FDR10)` when its lane is.
+fn is_whole_rate(value: &str) -> bool {
+    read_rate(value).is_some_and(|(rate, fdr10)| {
+        crate::model::ib::ibta_rates().any(|(_, lane, r)| r == rate && (lane == "FDR10") == fdr10)
+    })
 }
 
 /// Returns false when `label` is not a CA field.
@@ -929,6 +942,19 @@ fn states_of<'a>(ports: impl Iterator<Item = &'a Port>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// A `Rate:` value is cut exactly when it was before whole rates
+        /// were told by their number: a proper beginning, as text, of a
+        /// rate ibstat prints and none of them whole.
+        #[test]
+        fn cut_rates_are_told_as_by_their_spellings(
+            value in "[0-9]{0,3}(\\.[0-9]{0,4})?( \\(FDR1?0?\\)?)?",
+        ) {
+            let by_spellings = begins_only(&value, rate_spellings());
+            proptest::prop_assert_eq!(is_cut_value("Rate", &value), by_spellings);
+        }
+    }
     use crate::parse::lines_of;
 
     #[test]
