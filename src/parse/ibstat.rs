@@ -778,7 +778,7 @@ fn detect_headless_port(lines: &[Line<'_>]) -> Option<Block> {
 }
 
 /// Renders a model in ibstat's own layout (full form), header-less ports
-/// first ([`write_headerless_ports`]). Used by the round-trip property
+/// first (`write_headerless_ports`). Used by the round-trip property
 /// tests and by anyone who wants ibstat-shaped text back.
 #[must_use]
 pub fn render(ibstat: &Ibstat) -> String {

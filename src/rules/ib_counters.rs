@@ -116,7 +116,7 @@ declare_rule! {
     /// since the last reset, and each reboot, cable move or switch
     /// firmware upgrade can retrain a link, so more than 10 over a year is
     /// history of unknown age: a `warning`, as `LinkDownedCounter`
-    /// ([`IB103`]) and mlxlink's count of the same event ([`ML005`]) are.
+    /// ([`IB103`]) and mlxlink's count of the same event (`ML005`) are.
     /// A link that retrained *between two snapshots* is news: [`IB112`],
     /// an `error`.
     pub static IB102 = {
