@@ -2759,21 +2759,7 @@ fn an_ibstat_value_cut_on_the_last_line_is_the_cut_field() {
         ("Rate", "200", 1),
         ("State", "Active", 1),
     ] {
-        let text = ibstat_cut_in(field, whole, kept);
-        let r = report(&text);
-        let cut = of(&r, "IN001");
-        assert_eq!(cut.len(), 1, "{text}\n{:#?}", r.findings);
-        let said = &cut[0].evidence[0].text;
-        assert!(
-            said.contains(&format!("last line cut (missing {field})")),
-            "{field}: {said}"
-        );
-        assert!(of(&r, "IN002").is_empty(), "{field}: {:#?}", r.findings);
-        assert!(
-            fired(&r, Severity::Warning).is_empty(),
-            "{field}: {:#?}",
-            r.findings
-        );
+        assert_cut_field(&ibstat_cut_in(field, whole, kept), field);
     }
     // A whole value on the last line is read as ever: `Rate: 20` is a
     // rate (2X SDR… and 8X/DDR), though it begins `200`.
@@ -2824,17 +2810,27 @@ fn ibstatus_and_ibv_devinfo_values_cut_on_the_last_line_are_the_cut_field() {
         ),
         (format!("{devinfo}\t\t\tstate:\t\t\tPORT_DO\n"), "state"),
     ] {
-        let r = report(&text);
-        let cut = of(&r, "IN001");
-        assert_eq!(cut.len(), 1, "{text}\n{:#?}", r.findings);
-        let said = &cut[0].evidence[0].text;
-        assert!(
-            said.contains(&format!("last line cut (missing {field})")),
-            "{said}"
-        );
-        assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
-        assert!(fired(&r, Severity::Warning).is_empty(), "{:#?}", r.findings);
+        assert_cut_field(&text, field);
     }
+}
+
+/// A paste whose last line is cut inside `field`'s value: one IN001
+/// naming that field, no line unread, and nothing judged on it.
+fn assert_cut_field(text: &str, field: &str) {
+    let r = report(text);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{text}\n{:#?}", r.findings);
+    let said = &cut[0].evidence[0].text;
+    assert!(
+        said.contains(&format!("last line cut (missing {field})")),
+        "{field}: {said}"
+    );
+    assert!(of(&r, "IN002").is_empty(), "{field}: {:#?}", r.findings);
+    assert!(
+        fired(&r, Severity::Warning).is_empty(),
+        "{field}: {:#?}",
+        r.findings
+    );
 }
 
 /// Two `Port 1:` blocks pasted without their `CA '…'` lines are the
