@@ -99,7 +99,10 @@ fn a_fleet_unit_by_unit_reports_what_one_run_reports() {
         assert_eq!(one_v[key], units_v[key], "{key}");
     }
     assert!(one.findings.iter().any(|f| f.rule.starts_with("FL")));
-    assert!(one.findings.len() > 50, "{} findings", one.findings.len());
+    // Enough kinds of finding for the comparison to mean something: the
+    // fleet's injected faults fire rules of every family.
+    let rules: std::collections::BTreeSet<&str> = one.findings.iter().map(|f| f.rule).collect();
+    assert!(rules.len() >= 10, "{rules:?}");
     // Per-host units keep the hosts' order, so snapshot ids and records
     // agree; link speeds, peer groups and notes come unit by unit instead
     // of sorted over the fleet (fabric-wide LID keys first, groups by kind).

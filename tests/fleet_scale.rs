@@ -23,7 +23,10 @@ use std::path::Path;
 /// readings as their evidence); every other finding unchanged. Re-recorded
 /// once more when FL001 became one finding per host and adapter family:
 /// its one finding is about the host (no `device`/`guid` in its subject,
-/// hence a new fingerprint), message and evidence unchanged.
+/// hence a new fingerprint), message and evidence unchanged. And once when
+/// NV003's and NV004's history became one finding per host (the per-GPU
+/// `info` findings of a host merged into one about the host, the same
+/// readings as its evidence, the largest named first).
 /// `UPDATE_GOLDEN=1` rewrites it — only when a rule change is meant to
 /// change findings.
 const GOLDEN: &str = "tests/golden/fleet12_findings.ndjson";
@@ -73,7 +76,7 @@ fn fleet_findings_equal_the_golden_recorded_before_streaming() {
         .lines()
         .map(str::to_owned)
         .collect();
-    assert!(want.len() > 100, "the golden holds the fleet's findings");
+    assert!(want.len() > 30, "the golden holds the fleet's findings");
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!(g, w, "line {} of {GOLDEN} differs", i + 1);
     }
@@ -107,7 +110,15 @@ fn findings_stored_on_disk_print_as_findings_kept_in_memory() {
         "the in-memory path ran"
     );
     let findings = stored["findings"].as_array().unwrap();
-    assert!(findings.len() > 100);
+    // Findings of many rules, on every host, go through the store.
+    let rules: std::collections::BTreeSet<&str> =
+        findings.iter().filter_map(|f| f["rule"].as_str()).collect();
+    assert!(rules.len() >= 10, "{rules:?}");
+    let hosts: std::collections::BTreeSet<&str> = findings
+        .iter()
+        .filter_map(|f| f["subject"]["host"].as_str())
+        .collect();
+    assert_eq!(hosts.len(), 12, "{hosts:?}");
     assert!(
         findings
             .iter()

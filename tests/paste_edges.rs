@@ -187,14 +187,20 @@ fn counters_of_two_gpus_with_one_number_are_not_a_growth_between_snapshots() {
         fired(&r, Severity::Info)
     );
     assert!(r.measurements.counter_rates.is_empty());
-    // Each GPU's history is still said, as info.
-    assert_eq!(
-        r.findings
-            .iter()
-            .filter(|f| f.rule == "NV003" && f.severity == Severity::Info)
-            .count(),
-        2
-    );
+    // Each GPU's history is still said, as info, in the one finding of
+    // the host; the UUIDs tell the two GPUs 0 apart.
+    let history = of(&r, "NV003");
+    assert_eq!(history.len(), 1, "{history:#?}");
+    assert_eq!(history[0].severity, Severity::Info);
+    assert_eq!(history[0].evidence.len(), 4);
+    for (e, want) in history[0].evidence.iter().zip([
+        "GPU 0 (GPU-aaaaaaaa-0000-0000-0000-000000000000) link 0 replay_errors = 3",
+        "GPU 0 (GPU-aaaaaaaa-0000-0000-0000-000000000000) link 1 replay_errors = 3",
+        "GPU 0 (GPU-bbbbbbbb-0000-0000-0000-000000000000) link 0 replay_errors = 9",
+        "GPU 0 (GPU-bbbbbbbb-0000-0000-0000-000000000000) link 1 replay_errors = 9",
+    ]) {
+        assert!(e.text.ends_with(want), "{}", e.text);
+    }
     // The same UUID twice is two snapshots of one GPU: growth is news.
     let text = format!(
         "{}{}",
@@ -2956,4 +2962,54 @@ fn a_state_line_appended_below_a_whole_ibv_devinfo_is_not_its_port() {
     assert_eq!(unread.len(), 1, "{:#?}", r.findings);
     assert!(unread[0].evidence[0].text.contains("a second `state`"));
     assert_eq!(unread[0].evidence[0].span.first_line, 20);
+}
+
+/// NVLink counts since the last reset on several GPUs of a host are one
+/// `info` finding about the host (a healthy year-old fleet has some on
+/// most GPUs); two hosts' histories stay two findings, each naming only
+/// its own readings.
+#[test]
+fn nvlink_history_is_one_finding_per_host() {
+    let gpu = |n: u32, replays: u32| {
+        let mut out = format!(
+            "GPU {n}: NVIDIA H100 80GB HBM3 (UUID: GPU-aaaaaaaa-0000-0000-0000-00000000000{n})\n"
+        );
+        for l in 0..2 {
+            out.push_str(&format!(
+                "\t Link {l}: Replay Errors: {replays}\n\t Link {l}: Recovery Errors: 0\n\t Link {l}: CRC Errors: 0\n"
+            ));
+        }
+        out
+    };
+    let host = |name: &str, replays: u32| {
+        format!(
+            "[root@{name} ~]# nvidia-smi nvlink -e\n{}{}{}",
+            gpu(0, replays),
+            gpu(1, 0),
+            gpu(2, replays + 1)
+        )
+    };
+    let r = report(&(host("alpha01", 3) + &host("alpha02", 40)));
+    let history = of(&r, "NV003");
+    assert_eq!(history.len(), 2, "{history:#?}");
+    for (f, (name, low, high)) in history.iter().zip([("alpha01", 3, 4), ("alpha02", 40, 41)]) {
+        assert_eq!(f.severity, Severity::Info);
+        assert_eq!(f.subject.host.as_deref(), Some(name));
+        assert_eq!((f.subject.gpu, f.subject.link), (None, None));
+        let evidence: Vec<&str> = f.evidence.iter().map(|e| e.text.as_str()).collect();
+        assert_eq!(
+            evidence,
+            [
+                format!("nvlink: GPU 0 link 0 replay_errors = {low}"),
+                format!("nvlink: GPU 0 link 1 replay_errors = {low}"),
+                format!("nvlink: GPU 2 link 0 replay_errors = {high}"),
+                format!("nvlink: GPU 2 link 1 replay_errors = {high}"),
+            ]
+        );
+        assert!(
+            f.message.starts_with("2 GPUs: GPU 2 link 0"),
+            "{}",
+            f.message
+        );
+    }
 }

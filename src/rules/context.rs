@@ -373,18 +373,15 @@ impl Reading<'_> {
     /// Evidence for this reading (`perfquery: SymbolErrorCounter = 12`).
     #[must_use]
     pub fn evidence(&self, name: &str) -> super::Evidence {
-        self.evidence_on(None, name)
+        self.evidence_named("", name)
     }
 
-    /// [`evidence`](Self::evidence) naming the link it was read on
-    /// (`nvlink: link 7 replay_errors = 5`), for a finding whose subject
-    /// is the GPU.
+    /// [`evidence`](Self::evidence) with what names the reading beyond
+    /// the finding's subject written before the counter's name (`GPU 3
+    /// link 7 `, `link 7 `, or nothing): `nvlink: GPU 3 link 7
+    /// replay_errors = 5` in a finding about the host.
     #[must_use]
-    pub fn link_evidence(&self, link: u32, name: &str) -> super::Evidence {
-        self.evidence_on(Some(link), name)
-    }
-
-    fn evidence_on(&self, link: Option<u32>, name: &str) -> super::Evidence {
+    pub fn evidence_named(&self, place: &str, name: &str) -> super::Evidence {
         let sat = if self.counter.saturated {
             " (saturated: at least this many)"
         } else {
@@ -394,14 +391,11 @@ impl Reading<'_> {
         // has a few of these per GPU, and `format!` cost several times
         // the copies.
         let kind = self.at.section.kind.name();
-        let mut text = String::with_capacity(kind.len() + name.len() + sat.len() + 40);
+        let mut text =
+            String::with_capacity(kind.len() + place.len() + name.len() + sat.len() + 24);
         text.push_str(kind);
         text.push_str(": ");
-        if let Some(link) = link {
-            text.push_str("link ");
-            super::wording::push_u64(&mut text, u64::from(link));
-            text.push(' ');
-        }
+        text.push_str(place);
         text.push_str(name);
         text.push_str(" = ");
         super::wording::push_u64(&mut text, self.counter.value);

@@ -103,9 +103,10 @@ declare_rule! {
     /// ### What it detects
     /// NVLink replay or recovery errors: any increase between two snapshots
     /// (`error`), or non-zero counts since the last reset (`info`, one
-    /// finding per GPU listing its links: on a healthy, year-old fleet most
-    /// GPUs have a few replays somewhere, and a finding per link was twenty
-    /// per host of the same history).
+    /// finding per host listing its GPUs' links, the largest counts named
+    /// first: on a healthy, year-old fleet most GPUs have a few replays
+    /// somewhere, and a finding per GPU was seven per host of the same
+    /// history).
     ///
     /// ### Why it matters
     /// A replay is a retransmission after a bad flit; a recovery is a link
@@ -141,8 +142,8 @@ declare_rule! {
     /// NVLink CRC errors: growing at 100/s or more (`error`), growing more
     /// slowly or at a rate the input cannot tell, for want of the readings'
     /// times (`warning`, saying so), stuck at the counter's maximum (`warning`), or
-    /// non-zero since the last reset (`info`, one finding per GPU listing
-    /// its links).
+    /// non-zero since the last reset (`info`, one finding per host listing
+    /// its GPUs' links).
     ///
     /// ### Why it matters
     /// CRC errors are corrupted flits that get replayed. NVIDIA's guidance
@@ -949,11 +950,10 @@ fn counter_findings(
     // History: non-zero since the last reset, where no growth was measured.
     // (A zero reading has nothing to say, whether growth was judged or not.)
     // A counter stuck at its maximum is a warning of its own link; the
-    // other counts are one `info` finding per GPU, its links listed: on a
-    // healthy year-old fleet most GPUs have a few replays somewhere, and a
-    // finding per link would be twenty per host of the same history.
-    let mut history: Vec<(&Reading<'_>, u32, &str)> = Vec::new();
-    let mut history_gpu: Option<&NvGpuRef<'_>> = None;
+    // other counts are one `info` finding per host, its GPUs' links listed:
+    // on a healthy year-old fleet most GPUs have a few replays somewhere,
+    // and a finding per GPU was seven per host of the same history.
+    let mut history: Vec<HistoryReading<'_, '_>> = Vec::new();
     for (g, (link, name), reading) in &readings {
         // As `g.subject()` names the GPU.
         let gpu = (!g.headerless).then_some(g.index);
@@ -961,12 +961,16 @@ fn counter_findings(
             continue;
         }
         if !reading.counter.saturated {
-            if history_gpu.is_some_and(|h| !std::ptr::eq(h, *g)) {
-                push_history(out, rule, history_gpu, &history, remediation);
+            if history.first().is_some_and(|h| h.gpu.host != g.host) {
+                push_history(out, rule, &history, remediation);
                 history.clear();
             }
-            history_gpu = Some(g);
-            history.push((reading, *link, name));
+            history.push(HistoryReading {
+                gpu: g,
+                reading,
+                link: *link,
+                name,
+            });
             continue;
         }
         let subject = Subject {
@@ -990,12 +994,21 @@ fn counter_findings(
                 .remediation(remediation),
         );
     }
-    push_history(out, rule, history_gpu, &history, remediation);
+    push_history(out, rule, &history, remediation);
     Coverage::Checked(checked)
 }
 
-/// How many of a GPU's non-zero counters its history finding names in
-/// its message; the evidence lists them all.
+/// A non-zero count since the last reset, with the GPU and link it was
+/// read on: one line of a host's history finding.
+struct HistoryReading<'r, 'a> {
+    gpu: &'r NvGpuRef<'a>,
+    reading: &'r Reading<'a>,
+    link: u32,
+    name: &'r str,
+}
+
+/// How many of a host's non-zero counters its history finding names in
+/// its message (the largest); the evidence lists them all.
 const HISTORY_NAMED: usize = 4;
 
 /// The threshold of a count since the last reset: none, growth decides.
@@ -1006,39 +1019,86 @@ fn history_threshold() -> Threshold {
     )
 }
 
-/// One `info` finding for the non-zero counts since the last reset of one
-/// GPU's links (`history`, in link order): its subject is the GPU, or the
-/// link when only one link has counts.
+/// One `info` finding for the non-zero counts since the last reset on one
+/// host's GPUs (`history`, in GPU and link order). Its subject is the
+/// narrowest that holds them all: the link when one link has counts, the
+/// GPU when one GPU has, else the host. The message names the largest
+/// counts, so that one link far above the rest is not among "and N more";
+/// the evidence lists every reading in input order.
 fn push_history(
     out: &mut Vec<Finding>,
     rule: &'static super::Rule,
-    gpu: Option<&NvGpuRef<'_>>,
-    history: &[(&Reading<'_>, u32, &str)],
+    history: &[HistoryReading<'_, '_>],
     remediation: &str,
 ) {
-    let (Some(g), Some(&(_, first_link, _))) = (gpu, history.first()) else {
+    let Some(first) = history.first() else {
         return;
     };
-    let one_link = history.iter().all(|&(_, link, _)| link == first_link);
-    let subject = Subject {
-        link: one_link.then_some(first_link),
-        ..g.subject()
+    let one_gpu = history.iter().all(|h| std::ptr::eq(h.gpu, first.gpu));
+    let one_link = one_gpu && history.iter().all(|h| h.link == first.link);
+    let subject = if one_gpu {
+        Subject {
+            link: one_link.then_some(first.link),
+            ..first.gpu.subject()
+        }
+    } else {
+        Subject {
+            host: first.gpu.host.name().map(str::to_owned),
+            ..Subject::default()
+        }
     };
-    let mut message = String::with_capacity(128);
-    subject.write_description(&mut message);
-    message.push_str(": ");
-    for (at, &(reading, link, name)) in history.iter().take(HISTORY_NAMED).enumerate() {
+    // Two GPUs of one number (two machines' output under one host name)
+    // are told apart by their UUIDs.
+    let mut numbers: BTreeMap<(bool, u32), &NvGpuRef<'_>> = BTreeMap::new();
+    let mut shared_number = false;
+    for h in history {
+        let first = numbers
+            .entry((h.gpu.headerless, h.gpu.index))
+            .or_insert(h.gpu);
+        shared_number |= !std::ptr::eq(*first, h.gpu);
+    }
+    // What each reading is called beyond the subject: nothing, its link,
+    // or its GPU and link.
+    let place = |h: &HistoryReading<'_, '_>, text: &mut String| {
+        if !one_gpu {
+            text.push_str(&h.gpu.label());
+            if let Some(uuid) = h.gpu.uuid.filter(|_| shared_number) {
+                text.push_str(" (");
+                text.push_str(uuid);
+                text.push(')');
+            }
+            text.push(' ');
+        }
+        if !one_link {
+            text.push_str("link ");
+            super::wording::push_u64(text, u64::from(h.link));
+            text.push(' ');
+        }
+    };
+    let mut message = String::with_capacity(160);
+    if one_gpu {
+        subject.write_description(&mut message);
+        message.push_str(": ");
+    } else {
+        let gpus = 1 + history
+            .iter()
+            .zip(history.iter().skip(1))
+            .filter(|(a, b)| !std::ptr::eq(a.gpu, b.gpu))
+            .count();
+        super::wording::push_u64(&mut message, gpus as u64);
+        message.push_str(" GPUs: ");
+    }
+    // The largest first; equal counts in input order (the sort is stable).
+    let mut named: Vec<&HistoryReading<'_, '_>> = history.iter().collect();
+    named.sort_by_key(|h| std::cmp::Reverse(h.reading.counter.value));
+    for (at, h) in named.iter().take(HISTORY_NAMED).enumerate() {
         if at > 0 {
             message.push_str(", ");
         }
-        if !one_link {
-            message.push_str("link ");
-            super::wording::push_u64(&mut message, u64::from(link));
-            message.push(' ');
-        }
-        message.push_str(name);
+        place(h, &mut message);
+        message.push_str(h.name);
         message.push_str(" = ");
-        super::wording::push_u64(&mut message, reading.counter.value);
+        super::wording::push_u64(&mut message, h.reading.counter.value);
     }
     if let Some(more) = history.len().checked_sub(HISTORY_NAMED).filter(|&m| m > 0) {
         message.push_str(" and ");
@@ -1055,13 +1115,10 @@ fn push_history(
         .severity(Severity::Info)
         .threshold(history_threshold())
         .remediation(remediation);
-    for &(reading, link, name) in history {
-        // The link is in the subject, or else each line names its own.
-        finding = finding.evidence(if one_link {
-            reading.evidence(name)
-        } else {
-            reading.link_evidence(link, name)
-        });
+    for h in history {
+        let mut what = String::with_capacity(16);
+        place(h, &mut what);
+        finding = finding.evidence(h.reading.evidence_named(&what, h.name));
     }
     out.push(finding);
 }
@@ -2265,28 +2322,21 @@ mod tests {
         assert!(skipped_reason(&NV010, text).is_some());
     }
 
-    /// A GPU's history is one finding: its subject the GPU, the first four
-    /// counts named and the rest counted in its message, every reading in
-    /// its evidence; a GPU with counts on one link names that link.
+    /// A GPU's history is one finding: its subject the GPU, the four
+    /// largest counts named and the rest counted in its message, every
+    /// reading in its evidence in input order; a GPU with counts on one
+    /// link names that link.
     #[test]
-    fn history_is_one_finding_per_gpu() {
-        let mut text = String::from(
-            "GPU 3: NVIDIA H100 80GB HBM3 (UUID: GPU-00000000-0000-0000-0000-000000000003)\n",
-        );
-        for link in 0..8 {
-            let replay = if link < 6 { link + 1 } else { 0 };
-            text.push_str(&format!(
-                "\t Link {link}: Replay Errors: {replay}\n\t Link {link}: Recovery Errors: 0\n\t Link {link}: CRC Errors: {}\n",
-                if link == 7 { 65535 } else { 0 }
-            ));
-        }
+    fn history_of_one_gpu_is_one_finding_about_it() {
+        let text = gpu_history(3, &[1, 2, 3, 4, 5, 6, 0, 0], Some(7));
         let f = findings_of(&NV003, &text);
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!(f[0].severity, Severity::Info);
         assert_eq!(f[0].subject.gpu, Some(3));
         assert_eq!(f[0].subject.link, None);
         assert_eq!(f[0].evidence.len(), 6);
-        assert!(f[0].message.starts_with("GPU 3: link 0 replay_errors = 1, link 1 replay_errors = 2, link 2 replay_errors = 3, link 3 replay_errors = 4 and 2 more since the last reset"), "{}", f[0].message);
+        assert!(f[0].message.starts_with("GPU 3: link 5 replay_errors = 6, link 4 replay_errors = 5, link 3 replay_errors = 4, link 2 replay_errors = 3 and 2 more since the last reset"), "{}", f[0].message);
+        assert_eq!(f[0].evidence[0].text, "nvlink: link 0 replay_errors = 1");
         assert_eq!(f[0].evidence[5].text, "nvlink: link 5 replay_errors = 6");
         let crc = findings_of(&NV004, &text);
         assert_eq!(crc.len(), 1, "{crc:#?}");
@@ -2299,6 +2349,55 @@ mod tests {
             "{}",
             crc[0].message
         );
+    }
+
+    /// The history of several GPUs of one host is one finding about the
+    /// host: each reading names its GPU and link, and a large count on the
+    /// last GPU is named before the small ones of the first.
+    #[test]
+    fn history_of_a_host_is_one_finding_about_it() {
+        let text = gpu_history(0, &[1, 0, 2, 0], None)
+            + &gpu_history(1, &[0, 0, 0, 0], None)
+            + &gpu_history(2, &[0, 900, 0, 0], None);
+        let f = findings_of(&NV003, &text);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert_eq!((f[0].subject.gpu, f[0].subject.link), (None, None));
+        assert!(
+            f[0].message.starts_with(
+                "2 GPUs: GPU 2 link 1 replay_errors = 900, GPU 0 link 2 replay_errors = 2, GPU 0 link 0 replay_errors = 1 since the last reset"
+            ),
+            "{}",
+            f[0].message
+        );
+        let evidence: Vec<&str> = f[0].evidence.iter().map(|e| e.text.as_str()).collect();
+        assert_eq!(
+            evidence,
+            [
+                "nvlink: GPU 0 link 0 replay_errors = 1",
+                "nvlink: GPU 0 link 2 replay_errors = 2",
+                "nvlink: GPU 2 link 1 replay_errors = 900"
+            ]
+        );
+    }
+
+    /// `nvidia-smi nvlink -e` of one GPU with these replay counts on its
+    /// links, and a CRC count stuck at 65535 on one link.
+    fn gpu_history(gpu: u32, replays: &[u32], crc_stuck: Option<u32>) -> String {
+        let mut text = format!(
+            "GPU {gpu}: NVIDIA H100 80GB HBM3 (UUID: GPU-00000000-0000-0000-0000-00000000000{gpu})\n"
+        );
+        for (link, replay) in replays.iter().enumerate() {
+            let crc = if crc_stuck == Some(link as u32) {
+                65535
+            } else {
+                0
+            };
+            text.push_str(&format!(
+                "\t Link {link}: Replay Errors: {replay}\n\t Link {link}: Recovery Errors: 0\n\t Link {link}: CRC Errors: {crc}\n"
+            ));
+        }
+        text
     }
 
     /// Two untimed readings (a README's "before" and "after" a stress test)
