@@ -2957,3 +2957,75 @@ fn a_state_line_appended_below_a_whole_ibv_devinfo_is_not_its_port() {
     assert!(unread[0].evidence[0].text.contains("a second `state`"));
     assert_eq!(unread[0].evidence[0].span.first_line, 20);
 }
+
+/// An `ibv_devinfo` (or `-v`) paste whose last port block stops on a
+/// whole line, before fields devinfo.c always prints: before, the port
+/// was read as whole and the report said "healthy" with no word that
+/// half of it was missing. Now IN001 names the port and the fields it
+/// lacks (as for ibstat), and nothing is judged on what is absent: no
+/// subnet manager verdict from a missing `sm_lid`, no RoCE verdict from a
+/// missing `link_layer`.
+#[test]
+fn an_ibv_devinfo_port_block_ended_by_the_paste_is_partial() {
+    let head = |hca: &str| {
+        format!(
+            "hca_id:\t{hca}\n\ttransport:\t\t\tInfiniBand (0)\n\
+             \tfw_ver:\t\t\t\t20.36.1010\n\tnode_guid:\t\t\t0c42:a103:00a1:b2c3\n\
+             \tvendor_id:\t\t\t0x02c9\n\tvendor_part_id:\t\t\t4123\n\
+             \tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\
+             \t\t\tmax_mtu:\t\t4096 (5)\n"
+        )
+    };
+    let whole = format!(
+        "{}\t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t1\n\t\t\tport_lid:\t\t17\n\
+         \t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n\n",
+        head("mlx5_0")
+    );
+    let verbose_tail = "\t\t\tmax_msg_sz:\t\t0x40000000\n\t\t\tport_cap_flags:\t\t0xa651e848\n\
+                        \t\t\tmax_vl_num:\t\t4 (3)\n";
+    for (text, part, missing) in [
+        (
+            format!("$ ibv_devinfo\n{}", head("mlx5_0")),
+            "mlx5_0 port 1",
+            "missing active_mtu, sm_lid, port_lid, port_lmc)",
+        ),
+        (
+            format!("$ ibv_devinfo\n{whole}{}", head("mlx5_1")),
+            "mlx5_1 port 1",
+            "missing active_mtu, sm_lid, port_lid, port_lmc, link_layer)",
+        ),
+        (
+            format!(
+                "$ ibv_devinfo -v\n{}{verbose_tail}",
+                whole.trim_end_matches('\n')
+            ),
+            "mlx5_0 port 1",
+            "missing bad_pkey_cntr, qkey_viol_cntr, sm_sl, pkey_tbl_len, gid_tbl_len, \
+             subnet_timeout, init_type_reply, active_width, active_speed, phys_state)",
+        ),
+    ] {
+        let r = report(&text);
+        let cut = of(&r, "IN001");
+        assert_eq!(cut.len(), 1, "{text}\n{:#?}", r.findings);
+        let said = &cut[0].evidence[0].text;
+        assert!(
+            said.contains(&format!("{part}: fields missing ({missing}")),
+            "{said}"
+        );
+        assert!(
+            fired(&r, Severity::Warning).is_empty(),
+            "{text}\n{:#?}",
+            r.findings
+        );
+        for f in r.findings.iter().filter(|f| f.rule != "IN001") {
+            assert!(
+                !f.message.contains("RoCE") && !f.message.contains("subnet manager"),
+                "{:#?}",
+                f
+            );
+        }
+    }
+    // A whole block is not partial.
+    let r = report(&format!("$ ibv_devinfo\n{whole}"));
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
+}

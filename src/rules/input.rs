@@ -844,7 +844,9 @@ fn gpu_option(command: &str) -> Option<u32> {
 
 /// An `ibv_devinfo` device as IN001 names it: a port the paste begins
 /// inside has no name, so it is named by where it stands, with its state
-/// (a `PORT_DOWN` there is not judged, and must not go unsaid).
+/// (a `PORT_DOWN` there is not judged, and must not go unsaid); a device
+/// whose only partial part is one port block (cut by the end of the
+/// paste) is named by that port, `mlx5_0 port 1`, as ibstat's are.
 fn ibv_devinfo_part(dev: &crate::model::ibv_devinfo::IbvDevice) -> String {
     match dev.ports.first().filter(|_| dev.begins_inside_a_port()) {
         Some(port) => {
@@ -855,7 +857,10 @@ fn ibv_devinfo_part(dev: &crate::model::ibv_devinfo::IbvDevice) -> String {
             };
             format!("the port before the first hca_id ({state})")
         }
-        None => dev.hca_id.clone(),
+        None => match dev.partial_port() {
+            Some(port) => format!("{} port {}", dev.hca_id, port.number),
+            None => dev.hca_id.clone(),
+        },
     }
 }
 
