@@ -3029,3 +3029,83 @@ fn an_ibv_devinfo_port_block_ended_by_the_paste_is_partial() {
     let r = report(&format!("$ ibv_devinfo\n{whole}"));
     assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
 }
+
+/// mlxlink output of one device, healthy or Polling, in mlxlink's layout.
+fn mlxlink_run(state: &str, effective_ber: &str) -> String {
+    let phys = if state == "Active" { "LinkUp" } else { state };
+    format!(
+        "Operational Info\n----------------\n\
+         State                              : {state}\n\
+         Physical state                     : {phys}\n\
+         Speed                              : IB-NDR\n\
+         Width                              : 4x\n\
+         FEC                                : Standard_RS-FEC - (544,514)\n\n\
+         Troubleshooting Info\n--------------------\n\
+         Status Opcode                      : 0\n\
+         Group Opcode                       : N/A\n\
+         Recommendation                     : No issue was observed\n\n\
+         Physical Counters and BER Info\n------------------------------\n\
+         Time Since Last Clear [Min]        : 5032.7\n\
+         Effective Physical Errors          : 0\n\
+         Effective Physical BER             : {effective_ber}\n\
+         Raw Physical BER                   : 3E-9\n\
+         Link Down Counter                  : 0\n\n"
+    )
+}
+
+/// A loop over devices that prints a banner naming each before its
+/// mlxlink run (`for d in mlx5_0 mlx5_1; do echo "== $d =="; mlxlink -d
+/// $d; done`, `echo "### $d"`, `---- $d ----`): mlxlink's output does not
+/// name its device, and the banner was read as a heading naming nothing,
+/// so the two runs were one host's "mlxlink" and the Polling one's
+/// finding named no device. Now the banner names the device of the run
+/// under it, whether an RDMA device, a PCI address or an mst device.
+#[test]
+fn a_loop_banner_names_the_device_of_the_mlxlink_run_under_it() {
+    let runs = [
+        (
+            "$ for d in mlx5_0 mlx5_1; do echo \"== $d ==\"; mlxlink -d $d -c; done\n",
+            ["== mlx5_0 ==", "== mlx5_1 =="],
+            ["mlx5_0", "mlx5_1"],
+        ),
+        (
+            "$ for d in 0000:3b:00.0 0000:86:00.0; do echo \"### $d\"; sudo mlxlink -d $d; done\n",
+            ["### 0000:3b:00.0", "### 0000:86:00.0"],
+            ["0000:3b:00.0", "0000:86:00.0"],
+        ),
+        (
+            "",
+            [
+                "---- /dev/mst/mt4123_pciconf0 ----",
+                "---- /dev/mst/mt4123_pciconf1 ----",
+            ],
+            ["/dev/mst/mt4123_pciconf0", "/dev/mst/mt4123_pciconf1"],
+        ),
+    ];
+    for (prompt, banners, devices) in runs {
+        let text = format!(
+            "{prompt}{}\n{}{}\n{}",
+            banners[0],
+            mlxlink_run("Active", "2E-11"),
+            banners[1],
+            mlxlink_run("Polling", "15E-255")
+        );
+        let d = doc(&text);
+        let named: Vec<Option<&str>> = sections_of(&d, Kind::Mlxlink)
+            .iter()
+            .map(|s| match &s.data {
+                fabricscope::SectionData::Mlxlink(m) => m.device.as_deref(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(named, devices.map(Some), "{text}");
+        let r = report(&text);
+        let polling = of(&r, "ML001");
+        assert_eq!(polling.len(), 1, "{:#?}", r.findings);
+        assert_eq!(polling[0].subject.device.as_deref(), Some(devices[1]));
+        let ber = of(&r, "ML002");
+        assert_eq!(ber.len(), 1, "{:#?}", r.findings);
+        assert_eq!(ber[0].subject.device.as_deref(), Some(devices[0]));
+        assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    }
+}
