@@ -3013,3 +3013,155 @@ fn nvlink_history_is_one_finding_per_host() {
         );
     }
 }
+
+/// An `ibv_devinfo` (or `-v`) paste whose last port block stops on a
+/// whole line, before fields devinfo.c always prints: before, the port
+/// was read as whole and the report said "healthy" with no word that
+/// half of it was missing. Now IN001 names the port and the fields it
+/// lacks (as for ibstat), and nothing is judged on what is absent: no
+/// subnet manager verdict from a missing `sm_lid`, no RoCE verdict from a
+/// missing `link_layer`.
+#[test]
+fn an_ibv_devinfo_port_block_ended_by_the_paste_is_partial() {
+    let head = |hca: &str| {
+        format!(
+            "hca_id:\t{hca}\n\ttransport:\t\t\tInfiniBand (0)\n\
+             \tfw_ver:\t\t\t\t20.36.1010\n\tnode_guid:\t\t\t0c42:a103:00a1:b2c3\n\
+             \tvendor_id:\t\t\t0x02c9\n\tvendor_part_id:\t\t\t4123\n\
+             \tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\
+             \t\t\tmax_mtu:\t\t4096 (5)\n"
+        )
+    };
+    let whole = format!(
+        "{}\t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t1\n\t\t\tport_lid:\t\t17\n\
+         \t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n\n",
+        head("mlx5_0")
+    );
+    let verbose_tail = "\t\t\tmax_msg_sz:\t\t0x40000000\n\t\t\tport_cap_flags:\t\t0xa651e848\n\
+                        \t\t\tmax_vl_num:\t\t4 (3)\n";
+    for (text, part, missing) in [
+        (
+            format!("$ ibv_devinfo\n{}", head("mlx5_0")),
+            "mlx5_0 port 1",
+            "missing active_mtu, sm_lid, port_lid, port_lmc)",
+        ),
+        (
+            format!("$ ibv_devinfo\n{whole}{}", head("mlx5_1")),
+            "mlx5_1 port 1",
+            "missing active_mtu, sm_lid, port_lid, port_lmc, link_layer)",
+        ),
+        (
+            format!(
+                "$ ibv_devinfo -v\n{}{verbose_tail}",
+                whole.trim_end_matches('\n')
+            ),
+            "mlx5_0 port 1",
+            "missing bad_pkey_cntr, qkey_viol_cntr, sm_sl, pkey_tbl_len, gid_tbl_len, \
+             subnet_timeout, init_type_reply, active_width, active_speed, phys_state)",
+        ),
+    ] {
+        let r = report(&text);
+        let cut = of(&r, "IN001");
+        assert_eq!(cut.len(), 1, "{text}\n{:#?}", r.findings);
+        let said = &cut[0].evidence[0].text;
+        assert!(
+            said.contains(&format!("{part}: fields missing ({missing}")),
+            "{said}"
+        );
+        assert!(
+            fired(&r, Severity::Warning).is_empty(),
+            "{text}\n{:#?}",
+            r.findings
+        );
+        for f in r.findings.iter().filter(|f| f.rule != "IN001") {
+            assert!(
+                !f.message.contains("RoCE") && !f.message.contains("subnet manager"),
+                "{:#?}",
+                f
+            );
+        }
+    }
+    // A whole block is not partial.
+    let r = report(&format!("$ ibv_devinfo\n{whole}"));
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
+}
+
+/// mlxlink output of one device, healthy or Polling, in mlxlink's layout.
+fn mlxlink_run(state: &str, effective_ber: &str) -> String {
+    let phys = if state == "Active" { "LinkUp" } else { state };
+    format!(
+        "Operational Info\n----------------\n\
+         State                              : {state}\n\
+         Physical state                     : {phys}\n\
+         Speed                              : IB-NDR\n\
+         Width                              : 4x\n\
+         FEC                                : Standard_RS-FEC - (544,514)\n\n\
+         Troubleshooting Info\n--------------------\n\
+         Status Opcode                      : 0\n\
+         Group Opcode                       : N/A\n\
+         Recommendation                     : No issue was observed\n\n\
+         Physical Counters and BER Info\n------------------------------\n\
+         Time Since Last Clear [Min]        : 5032.7\n\
+         Effective Physical Errors          : 0\n\
+         Effective Physical BER             : {effective_ber}\n\
+         Raw Physical BER                   : 3E-9\n\
+         Link Down Counter                  : 0\n\n"
+    )
+}
+
+/// A loop over devices that prints a banner naming each before its
+/// mlxlink run (`for d in mlx5_0 mlx5_1; do echo "== $d =="; mlxlink -d
+/// $d; done`, `echo "### $d"`, `---- $d ----`): mlxlink's output does not
+/// name its device, and the banner was read as a heading naming nothing,
+/// so the two runs were one host's "mlxlink" and the Polling one's
+/// finding named no device. Now the banner names the device of the run
+/// under it, whether an RDMA device, a PCI address or an mst device.
+#[test]
+fn a_loop_banner_names_the_device_of_the_mlxlink_run_under_it() {
+    let runs = [
+        (
+            "$ for d in mlx5_0 mlx5_1; do echo \"== $d ==\"; mlxlink -d $d -c; done\n",
+            ["== mlx5_0 ==", "== mlx5_1 =="],
+            ["mlx5_0", "mlx5_1"],
+        ),
+        (
+            "$ for d in 0000:3b:00.0 0000:86:00.0; do echo \"### $d\"; sudo mlxlink -d $d; done\n",
+            ["### 0000:3b:00.0", "### 0000:86:00.0"],
+            ["0000:3b:00.0", "0000:86:00.0"],
+        ),
+        (
+            "",
+            [
+                "---- /dev/mst/mt4123_pciconf0 ----",
+                "---- /dev/mst/mt4123_pciconf1 ----",
+            ],
+            ["/dev/mst/mt4123_pciconf0", "/dev/mst/mt4123_pciconf1"],
+        ),
+    ];
+    for (prompt, banners, devices) in runs {
+        let text = format!(
+            "{prompt}{}\n{}{}\n{}",
+            banners[0],
+            mlxlink_run("Active", "2E-11"),
+            banners[1],
+            mlxlink_run("Polling", "15E-255")
+        );
+        let d = doc(&text);
+        let named: Vec<Option<&str>> = sections_of(&d, Kind::Mlxlink)
+            .iter()
+            .map(|s| match &s.data {
+                fabricscope::SectionData::Mlxlink(m) => m.device.as_deref(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(named, devices.map(Some), "{text}");
+        let r = report(&text);
+        let polling = of(&r, "ML001");
+        assert_eq!(polling.len(), 1, "{:#?}", r.findings);
+        assert_eq!(polling[0].subject.device.as_deref(), Some(devices[1]));
+        let ber = of(&r, "ML002");
+        assert_eq!(ber.len(), 1, "{:#?}", r.findings);
+        assert_eq!(ber[0].subject.device.as_deref(), Some(devices[0]));
+        assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    }
+}

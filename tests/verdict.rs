@@ -82,3 +82,52 @@ fn hosts_nothing_judged_are_not_called_healthy_in_the_summary() {
     assert!(shown.contains("2 not judged"), "{shown}");
     assert!(!shown.contains("healthy"), "{shown}");
 }
+
+/// ibdiagnet's console pasted from `Fabric Summary` down (the shape of
+/// ibdiagnet2 runs in public notes): the `Summary` table counts warnings
+/// and errors whose `-E-`/`-W-` lines are in `ibdiagnet2.log`, not in the
+/// paste. Before, the verdict was "healthy: … but it looks cut": a fabric
+/// ibdiagnet found 3 errors in was called healthy. Now it says the fabric
+/// was not judged, and IN001 (still `info`) says the problems are counted
+/// but not shown, not that the paste is cut. A summary that counts
+/// nothing is as healthy as before.
+#[test]
+fn an_ibdiagnet_summary_that_counts_problems_it_does_not_show_is_not_healthy() {
+    let summary = |discovery: (u32, u32), links: (u32, u32)| {
+        format!(
+            "$ ibdiagnet\n---------------------------------------------\nFabric Summary\n\n\
+             Total Nodes             : 24\nIB Switches             : 4\n\
+             IB Channel Adapters     : 20\nIB Aggregation Nodes    : 0\n\
+             IB Routers              : 0\n\n\
+             ---------------------------------------------\nSummary\n\
+             -I- Stage                     Warnings   Errors     Comment\n\
+             -I- Discovery                 {}          {}\n\
+             -I- Lids Check                0          0\n\
+             -I- Links Check               {}          {}\n\n\
+             -I- You can find detailed errors/warnings in: /var/tmp/ibdiagnet2/ibdiagnet2.log\n",
+            discovery.0, discovery.1, links.0, links.1
+        )
+    };
+    for text in [summary((2, 0), (0, 3)), summary((3, 0), (0, 0))] {
+        let doc = read(&text, &ReadOptions::default()).expect("ibdiagnet output");
+        let r = analyze(&[doc], &AnalyzeOptions::default());
+        let v = &r.verdict;
+        assert_eq!(v.level, VerdictLevel::NotEnoughToJudge, "{v}");
+        assert!(!v.starts_with("healthy"), "{v}");
+        assert!(v.detail.contains("not judged"), "{v}");
+        assert!(v.detail.contains("does not show"), "{v}");
+        let cut: Vec<_> = r.findings.iter().filter(|f| f.rule == "IN001").collect();
+        assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+        assert_eq!(cut[0].severity, fabricscope::rules::Severity::Info);
+        assert!(
+            cut[0]
+                .message
+                .starts_with("ibdiagnet's summary counts problems"),
+            "{}",
+            cut[0].message
+        );
+        assert!(!cut[0].message.contains("looks cut"), "{}", cut[0].message);
+    }
+    let v = verdict_of(&summary((0, 0), (0, 0)));
+    assert_eq!(v.level, VerdictLevel::Healthy, "{v}");
+}

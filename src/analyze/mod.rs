@@ -179,7 +179,9 @@ impl RulesRun {
 /// Absence of data is never evidence: when no rule but the input rules
 /// ran, nothing was judged and the verdict says so, not `healthy`; a
 /// healthy verdict over a paste that looks cut (`IN001`) says that only
-/// what the paste holds was judged.
+/// what the paste holds was judged; and ibdiagnet's summary counting
+/// errors or warnings the paste does not show is never `healthy`: the
+/// fabric was not judged.
 pub(crate) fn verdict(
     findings: &[Finding],
     summary: &Summary,
@@ -192,6 +194,26 @@ pub(crate) fn verdict(
     let looks_cut = findings.iter().any(|f| f.rule == "IN001");
     let unread = findings.iter().any(|f| f.rule == "IN002");
     let worst = summary.worst();
+    // ibdiagnet's summary counts errors or warnings whose lines the paste
+    // does not hold: what they say is unknown, so nothing above info found
+    // is no clean fabric. Before, this headed "healthy: … looks cut".
+    if worst.is_none_or(|w| w == Severity::Info)
+        && findings
+            .iter()
+            .any(crate::rules::input::counts_unshown_problems)
+    {
+        let also_unread = if unread {
+            "; some lines could not be read (IN002 lists them)"
+        } else {
+            ""
+        };
+        return Verdict::new(
+            VerdictLevel::NotEnoughToJudge,
+            format!(
+                "ibdiagnet's summary counts errors or warnings whose lines the paste does not show, so the fabric was not judged (IN001 lists the stages; their lines are in ibdiagnet2.log){also_unread} ({coverage})"
+            ),
+        );
+    }
     if rules.judging == 0 && worst.is_none_or(|w| w == Severity::Info) {
         let cut = match (looks_cut, unread) {
             (true, true) => "; the paste looks cut and some of its lines could not be read (IN001, IN002 list them)",

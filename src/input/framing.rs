@@ -126,6 +126,7 @@ fn classify_any(line: &str) -> Option<Framing> {
         .map(Framing::HostHeading)
         .or_else(|| {
             (script_heading(t)
+                || device_heading(t).is_some()
                 || rst_directive(t)
                 || non_ascii_comment(t)
                 || non_ascii_prose(t)
@@ -933,6 +934,55 @@ fn heading_text(t: &str, set_x: bool) -> Option<&str> {
     }
 }
 
+/// The device a loop over adapters names in its banner before each
+/// one's output (`for d in mlx5_0 mlx5_1; do echo "== $d =="; mlxlink -d
+/// $d; done`): `== mlx5_0 ==`, `### 0000:3b:00.0`, `---- /dev/mst/mt4123_pciconf0
+/// ----`, `[mlx5_1]`, `=== Device: mlx5_0 ===`. mlxlink's own output does not
+/// name its device, so the banner is all that tells two runs apart. The
+/// banner holds nothing but the name ([`names_device`]).
+pub(crate) fn device_heading(t: &str) -> Option<&str> {
+    let inner = heading_text(t, false)?;
+    let name = without_label(inner, &["device:", "device", "dev:", "dev"]);
+    names_device(name).then_some(name)
+}
+
+/// Whether `w` is a name mlxlink's `-d` takes: an RDMA device
+/// (`mlx5_0`, `mlx4_1`), a PCI address (`0000:3b:00.0`, `3b:00.0`) or an
+/// mst device (`/dev/mst/mt4123_pciconf0`, `mt4129_pciconf0.1`).
+pub(crate) fn names_device(w: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let rdma = w
+        .strip_prefix("mlx")
+        .and_then(|r| r.split_once('_'))
+        .is_some_and(|(gen, n)| digits(gen) && digits(n));
+    let pci = {
+        let (bus_dev, function) = w.rsplit_once('.').unwrap_or(("", ""));
+        let parts: Vec<&str> = bus_dev.split(':').collect();
+        let bdf = match parts.as_slice() {
+            [domain, bus, dev] => hex(domain, 4) && hex(bus, 2) && hex(dev, 2),
+            [bus, dev] => hex(bus, 2) && hex(dev, 2),
+            _ => false,
+        };
+        bdf && function.len() == 1 && function.bytes().all(|b| (b'0'..=b'7').contains(&b))
+    };
+    let mst = {
+        let name = w.strip_prefix("/dev/mst/").unwrap_or(w);
+        let name = name
+            .split_once('.')
+            .map_or(name, |(n, sub)| if digits(sub) { n } else { "" });
+        name.strip_prefix("mt")
+            .and_then(|r| r.split_once('_'))
+            .is_some_and(|(part, kind)| {
+                digits(part)
+                    && ["pciconf", "pci_cr"]
+                        .iter()
+                        .any(|k| kind.strip_prefix(k).is_some_and(digits))
+            })
+    };
+    rdma || pci || mst
+}
+
 /// `text` without the first of `labels` (ASCII case ignored) it begins with.
 fn without_label<'t>(text: &'t str, labels: &[&str]) -> &'t str {
     for label in labels {
@@ -1577,6 +1627,40 @@ mod tests {
             ("Server: n12.cluster.local", "n12.cluster.local"),
         ] {
             assert_eq!(host(line), Some(want.to_owned()), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_banner_naming_only_a_device_is_a_heading_that_names_it() {
+        for (line, device) in [
+            ("== mlx5_0 ==", "mlx5_0"),
+            ("### mlx5_1", "mlx5_1"),
+            ("---- mlx4_0 ----", "mlx4_0"),
+            ("[mlx5_3]", "mlx5_3"),
+            ("### 0000:3b:00.0", "0000:3b:00.0"),
+            ("== 86:00.1 ==", "86:00.1"),
+            (
+                "---- /dev/mst/mt4123_pciconf0 ----",
+                "/dev/mst/mt4123_pciconf0",
+            ),
+            ("*** mt4129_pciconf0.1 ***", "mt4129_pciconf0.1"),
+            ("=== Device: mlx5_2 ===", "mlx5_2"),
+        ] {
+            assert_eq!(device_heading(line), Some(device), "{line}");
+            assert_eq!(classify(line), Some(Framing::Heading), "{line}");
+            assert_eq!(host_heading(line), None, "{line}");
+        }
+        for line in [
+            "== mlx5_0 port 1 ==",
+            "### node07",
+            "mlx5_0",
+            "- mlx5_0",
+            "== 0000:3b:00.9 ==",
+            "== mlx5_ ==",
+            "# Port counters: Lid 2 port 1",
+            "[global]",
+        ] {
+            assert_eq!(device_heading(line), None, "{line}");
         }
     }
 

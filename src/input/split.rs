@@ -3,8 +3,8 @@
 
 use super::clean::{class, classified_lines, clean_classified};
 use super::framing::{
-    classify, closing_may_frame, command_may_frame, fans_out, host_banner, labelled_may_frame,
-    opening_may_frame, script_heading, Framing, Prompt,
+    classify, closing_may_frame, command_may_frame, device_heading, fans_out, host_banner,
+    labelled_may_frame, opening_may_frame, script_heading, Framing, Prompt,
 };
 use super::hosts::{candidate_after, prefixed_hosts};
 use super::kept::{Kept, COMPACT_FROM_BYTES};
@@ -38,6 +38,10 @@ struct Chunk {
     /// host). Empty when the input has no prefixed hosts (most inputs),
     /// whose chunks are then one stream each.
     prefixes: Vec<(Option<Rc<str>>, usize)>,
+    /// The device a banner before the chunk's output names (`== mlx5_0
+    /// ==`, [`device_heading`]): the device of mlxlink output under it,
+    /// which does not name its own.
+    device: Option<String>,
 }
 
 /// Everything the sectioner accumulates while walking the input.
@@ -457,7 +461,15 @@ fn chunks<'a>(
             Some(Framing::Heading)
                 if chunks
                     .last()
-                    .is_some_and(|c| c.prompt.is_some() && !chunk_has_text(c, &lines, kept)) => {}
+                    .is_some_and(|c| c.prompt.is_some() && !chunk_has_text(c, &lines, kept)) =>
+            {
+                // `for d in …; do echo "== $d =="; mlxlink -d $d; done`:
+                // the first banner, right under the loop's prompt, names
+                // the device of the output the prompt's chunk holds.
+                if let (Some(device), Some(chunk)) = (device_heading(text), chunks.last_mut()) {
+                    chunk.device = Some(device.to_owned());
+                }
+            }
             Some(Framing::ExitMarker | Framing::Heading) => {
                 // `echo "===== mlx5_1 ====="` in a loop over devices: a
                 // decorated title inside a command's output does not move
@@ -466,11 +478,16 @@ fn chunks<'a>(
                 // sits in. Other headings (prose, an exit marker) name no
                 // host, as before.
                 let host = banner_host.clone().or_else(|| {
-                    (matches!(framing, Some(Framing::Heading)) && script_heading(text.trim()))
-                        .then(|| chunks.last().and_then(|c| c.host.clone()))
-                        .flatten()
+                    (matches!(framing, Some(Framing::Heading))
+                        && (script_heading(text.trim()) || device_heading(text).is_some()))
+                    .then(|| chunks.last().and_then(|c| c.host.clone()))
+                    .flatten()
                 });
-                push_chunk(&mut chunks, new_chunk(None, host, &source, options), kept);
+                let mut chunk = new_chunk(None, host, &source, options);
+                if matches!(framing, Some(Framing::Heading)) {
+                    chunk.device = device_heading(text).map(str::to_owned);
+                }
+                push_chunk(&mut chunks, chunk, kept);
             }
             Some(Framing::Fence) => {
                 // Fences come in pairs: the one that closes a block ends
@@ -649,6 +666,7 @@ fn new_chunk(
         source: source.clone(),
         lines: 0..0,
         prefixes: Vec::new(),
+        device: None,
     }
 }
 
@@ -705,6 +723,7 @@ fn sectionize(chunk: Chunk, heading: bool, kept: &mut Kept<'_>, out: &mut Output
         source,
         prefixes,
         lines,
+        device,
     } = chunk;
     let hint = prompt.as_ref().and_then(|(_, p)| {
         let argv: Vec<&str> = p.argv.iter().map(String::as_str).collect();
@@ -733,6 +752,7 @@ fn sectionize(chunk: Chunk, heading: bool, kept: &mut Kept<'_>, out: &mut Output
             prompt: prompt.as_ref(),
             host,
             source: source.clone(),
+            device: device.as_deref(),
         };
         sectionize_stream(stream, &ctx, out);
     };
@@ -848,6 +868,8 @@ struct StreamContext<'c> {
     prompt: Option<&'c (usize, Prompt)>,
     host: Option<String>,
     source: Option<String>,
+    /// The device the chunk's banner names ([`Chunk::device`]).
+    device: Option<&'c str>,
 }
 
 /// A section being collected.
@@ -1423,6 +1445,12 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
             let argv: Vec<&str> = prompt.argv.iter().map(String::as_str).collect();
             parsed.value.attach_command(&argv);
         }
+    }
+    // The banner a loop over devices printed names the device of the
+    // mlxlink output under it, where the command did not (`-d $d`, or no
+    // prompt at all).
+    if let (Some(device), crate::parse::SectionData::Mlxlink(m)) = (ctx.device, &mut parsed.value) {
+        crate::parse::mlxlink::attach_banner_device(m, device);
     }
     // Relative file names in the output are the prompt's directory's.
     if let (Some((_, prompt)), crate::parse::SectionData::SysfsCounters(perf)) =

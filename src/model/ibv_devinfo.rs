@@ -66,6 +66,29 @@ pub struct IbvDevice {
 }
 
 impl IbvDevice {
+    /// The port whose block holds the line where the device's [`partial`](Self::partial)
+    /// part stops (a port cut by the end of the paste, or a value cut
+    /// inside its block): only that port lacks something. `None` when the
+    /// device is whole or what it lacks is its own (a blank device field,
+    /// ports it announces and does not show): then every port is judged
+    /// as partial.
+    #[must_use]
+    pub fn partial_port(&self) -> Option<&IbvPort> {
+        let line = self.partial.as_ref()?.line;
+        self.ports.iter().find(|p| p.span.contains(line))
+    }
+
+    /// Whether `port`, one of this device's, is read in part: the device
+    /// is partial, and not only in another of its ports
+    /// ([`partial_port`](Self::partial_port)).
+    #[must_use]
+    pub fn port_is_partial(&self, port: &IbvPort) -> bool {
+        self.partial.is_some()
+            && self
+                .partial_port()
+                .is_none_or(|p| p.number == port.number && p.span == port.span)
+    }
+
     /// Whether the device was read from a paste that begins inside one of
     /// its port blocks: its name, its fields and the port's number were
     /// cut from the top, so its port cannot be told from any other port

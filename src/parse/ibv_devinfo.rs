@@ -83,7 +83,130 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<IbvDevinfo> {
     for device in &mut parsed.value.devices {
         settle_blank_value(&mut device.partial, lines, &mut parsed.warnings);
     }
-    parsed.map(mark_portless_devices)
+    parsed.map(mark_portless_devices).map(mark_cut_last_port)
+}
+
+/// The port fields devinfo.c prints for every port, in order, each with
+/// whether a whole block always shows it; `-v` goes on with
+/// [`VERBOSE_PORT_FIELDS`].
+const PORT_FIELDS: &[(&str, bool)] = &[
+    ("state", true),
+    ("max_mtu", true),
+    ("active_mtu", true),
+    ("sm_lid", true),
+    ("port_lid", true),
+    ("port_lmc", true),
+    ("link_layer", true),
+];
+
+/// What `-v` prints after [`PORT_FIELDS`], in order. `port_cap_flags2`
+/// and `effective_speed` are newer (or printed only when the verb
+/// answers), `phys_state` only for an InfiniBand transport, and the GID
+/// table only its non-zero entries: none of them is required.
+const VERBOSE_PORT_FIELDS: &[(&str, bool)] = &[
+    ("max_msg_sz", true),
+    ("port_cap_flags", true),
+    ("port_cap_flags2", false),
+    ("max_vl_num", true),
+    ("bad_pkey_cntr", true),
+    ("qkey_viol_cntr", true),
+    ("sm_sl", true),
+    ("pkey_tbl_len", true),
+    ("gid_tbl_len", true),
+    ("subnet_timeout", true),
+    ("init_type_reply", true),
+    ("active_width", true),
+    ("active_speed", true),
+    ("effective_speed", false),
+    ("phys_state", false),
+    ("GID", false),
+];
+
+/// Marks the output's last port block when it stops before fields
+/// ibv_devinfo always prints: the end of the paste (or of the section)
+/// cut it there, and what it lacks is unknown, not absent. Before, a
+/// block that stopped after `state:` and `max_mtu:` on whole lines was
+/// read as a whole port.
+///
+/// As for ibstat, devinfo.c prints its fields in a fixed order, so a cut
+/// block shows a prefix of them: it is cut when it lacks the last field
+/// (`link_layer`, or `port_lmc` when no port of the output prints a link
+/// layer, as libibverbs before 1.1.4 did not; with `-v`, `active_speed`,
+/// and `phys_state` on an InfiniBand transport), and it lacks every
+/// field after the last one it shows. A block that shows its last field
+/// but skips some in between was trimmed by hand, and is whole. Ports
+/// before the last were ended by the next `port:` or `hca_id:` line, not
+/// by the end of the paste.
+fn mark_cut_last_port(mut out: IbvDevinfo) -> IbvDevinfo {
+    let prints_link_layer = out
+        .devices
+        .iter()
+        .flat_map(|d| &d.ports)
+        .any(|p| p.link_layer.is_some());
+    let Some(device) = out.devices.last_mut() else {
+        return out;
+    };
+    if device.partial.is_some() {
+        return out;
+    }
+    let Some(port) = device.ports.last() else {
+        return out;
+    };
+    let infiniband = device
+        .transport
+        .as_deref()
+        .is_some_and(|t| t.starts_with("InfiniBand"));
+    if let Some(missing) = missing_port_fields(port, prints_link_layer, infiniband) {
+        device.partial = Some(Partial::new(
+            PartialReason::MissingFields,
+            missing.into_iter().map(str::to_owned).collect(),
+            port.span.last_line,
+        ));
+    }
+    out
+}
+
+/// The fields `port` lacks after the last one it shows, when it lacks
+/// the last one ibv_devinfo always prints ([`mark_cut_last_port`]).
+fn missing_port_fields(
+    port: &IbvPort,
+    prints_link_layer: bool,
+    infiniband: bool,
+) -> Option<Vec<&'static str>> {
+    let shows = |label: &str| match label {
+        "GID" => !port.gids.is_empty(),
+        "effective_speed" => port.effective_speed_gbps.is_some(),
+        _ => port_field_is_set(port, label) || port.extra.iter().any(|f| f.label == label),
+    };
+    let verbose = VERBOSE_PORT_FIELDS.iter().any(|(label, _)| shows(label));
+    let required = |(label, always): &(&'static str, bool)| match *label {
+        "link_layer" => prints_link_layer,
+        "phys_state" => verbose && infiniband,
+        _ => *always,
+    };
+    let order: Vec<(&'static str, bool)> = PORT_FIELDS
+        .iter()
+        .chain(if verbose { VERBOSE_PORT_FIELDS } else { &[] })
+        .map(|f| (f.0, required(f)))
+        .collect();
+    let last_required = order.iter().rposition(|(_, req)| *req)?;
+    let after = order
+        .iter()
+        .rposition(|(l, _)| shows(l))
+        .map_or(0, |i| i + 1);
+    // A block that shows its last required field, or one printed after
+    // it (`phys_state`, a GID), reached its end.
+    if after > last_required {
+        return None;
+    }
+    Some(
+        order
+            .iter()
+            .skip(after)
+            .filter(|(_, req)| *req)
+            .map(|(l, _)| *l)
+            .collect(),
+    )
 }
 
 /// Whether `t`, an unindented line met after ibv_devinfo's indented
@@ -1138,6 +1261,51 @@ hca_id:\tmlx5_1
         assert_eq!(q.state, Some(PortState::Down));
         assert_eq!(q.port_lid, Some(65_535));
         assert_eq!(q.link_layer, Some(LinkLayer::Ethernet));
+    }
+
+    #[test]
+    fn a_last_port_block_that_stops_before_its_last_field_is_partial() {
+        let whole = "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t1\n\t\t\tlink_layer:\t\tInfiniBand\n";
+        let cut = format!(
+            "{whole}\t\tport:\t2\n\t\t\tstate:\t\t\tPORT_DOWN (1)\n\t\t\tmax_mtu:\t\t4096 (5)\n"
+        );
+        let p = parse(&lines_of(&cut));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let d = &p.value.devices[0];
+        let partial = d.partial.as_ref().expect("the last port is cut");
+        assert_eq!(partial.reason, PartialReason::MissingFields);
+        assert_eq!(
+            partial.missing,
+            ["active_mtu", "sm_lid", "port_lid", "port_lmc", "link_layer"]
+        );
+        assert_eq!(partial.line, 10);
+        // Only the cut port is partial; the whole one before it is not.
+        assert_eq!(d.partial_port().map(|p| p.number), Some(2));
+        assert!(!d.port_is_partial(&d.ports[0]));
+        assert!(d.port_is_partial(&d.ports[1]));
+        // A block that skips fields but ends with its last one was
+        // trimmed, not cut; so is a block cut before the next `port:`.
+        assert_eq!(parse(&lines_of(whole)).value.devices[0].partial, None);
+        let trimmed = format!("{whole}\t\tport:\t2\n\t\t\tstate:\t\t\tPORT_DOWN (1)\n\t\t\tlink_layer:\t\tInfiniBand\n");
+        assert_eq!(parse(&lines_of(&trimmed)).value.devices[0].partial, None);
+        // `-v`: the block must reach `active_speed`, and on an
+        // InfiniBand transport `phys_state`.
+        let verbose = format!("{whole}\t\t\tmax_msg_sz:\t\t0x40000000\n\t\t\tactive_width:\t\t4X (2)\n\t\t\tactive_speed:\t\t25.0 Gbps (32)\n");
+        let p = parse(&lines_of(&verbose));
+        let missing = p.value.devices[0]
+            .partial
+            .as_ref()
+            .map(|p| p.missing.clone());
+        assert_eq!(missing, Some(vec!["phys_state".to_owned()]));
+        let p = parse(&lines_of(&format!(
+            "{verbose}\t\t\tphys_state:\t\tLINK_UP (5)\n"
+        )));
+        assert_eq!(p.value.devices[0].partial, None);
+        // A field printed after the last required one (a GID) ends it.
+        let gid = format!("{whole}\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0c42:a103:00a1:b2c3\n");
+        assert_eq!(parse(&lines_of(&gid)).value.devices[0].partial, None);
+        let iwarp = verbose.replace("InfiniBand (0)", "iWARP (1)");
+        assert_eq!(parse(&lines_of(&iwarp)).value.devices[0].partial, None);
     }
 
     #[test]

@@ -1520,7 +1520,6 @@ impl<'a> Context<'a> {
                 }
                 SectionData::IbvDevinfo(devinfo) => {
                     for dev in &devinfo.devices {
-                        let ibv_devinfo_partial = dev.partial.is_some();
                         // A port the paste begins inside names neither its
                         // device nor its number: nothing tells it from
                         // another port, so it is not judged (IN001 says so).
@@ -1540,7 +1539,7 @@ impl<'a> Context<'a> {
                                 link_layer: port.link_layer,
                                 port_guid: None,
                                 span: port.span,
-                                partial: ibv_devinfo_partial,
+                                partial: dev.port_is_partial(port),
                                 headerless: None,
                                 link_layer_from: None,
                             });

@@ -458,6 +458,32 @@ const ROW_CELLS: &str = "'s ";
 /// The cells [`topo_row_part`] names: a row's affinity cells.
 const AFFINITY_CELLS: &str = "affinity cells";
 
+/// How IN001 names what an ibdiagnet summary counts and the paste does
+/// not show: the `-E-`/`-W-` lines of a stage.
+const UNSHOWN_PROBLEM_LINES: &str = "the -E-/-W- lines of";
+
+/// Whether `f` is an IN001 finding that names errors or warnings
+/// ibdiagnet's summary counts and the paste does not show. Such a paste
+/// (the `Summary` table alone, its lines left in `ibdiagnet2.log`) is no
+/// clean fabric: the verdict says the fabric was not judged, never
+/// "healthy". Read from the finding's evidence, so a report read back from
+/// JSON says the same.
+pub(crate) fn counts_unshown_problems(f: &Finding) -> bool {
+    f.rule == IN001.id
+        && f.evidence
+            .iter()
+            .any(|e| e.text.contains(UNSHOWN_PROBLEM_LINES))
+}
+
+/// Whether a part is problems ibdiagnet counted and the paste does not
+/// show ([`counts_unshown_problems`]): not a paste cut short.
+fn is_unshown_count(part: &PartialPart<'_>) -> bool {
+    part.partial
+        .missing
+        .iter()
+        .any(|m| m.starts_with(UNSHOWN_PROBLEM_LINES))
+}
+
 /// One part of the input that is not judged, and where it was read.
 pub(crate) struct PartialPart<'a> {
     /// Where it was read.
@@ -644,7 +670,7 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                         partial: Partial::new(
                             PartialReason::MissingFields,
                             vec![format!(
-                                "the -E-/-W- lines of \"{}\" (in ibdiagnet2.log)",
+                                "{UNSHOWN_PROBLEM_LINES} \"{}\" (in ibdiagnet2.log)",
                                 s.stage
                             )],
                             s.span.first_line,
@@ -844,7 +870,9 @@ fn gpu_option(command: &str) -> Option<u32> {
 
 /// An `ibv_devinfo` device as IN001 names it: a port the paste begins
 /// inside has no name, so it is named by where it stands, with its state
-/// (a `PORT_DOWN` there is not judged, and must not go unsaid).
+/// (a `PORT_DOWN` there is not judged, and must not go unsaid); a device
+/// whose only partial part is one port block (cut by the end of the
+/// paste) is named by that port, `mlx5_0 port 1`, as ibstat's are.
 fn ibv_devinfo_part(dev: &crate::model::ibv_devinfo::IbvDevice) -> String {
     match dev.ports.first().filter(|_| dev.begins_inside_a_port()) {
         Some(port) => {
@@ -855,7 +883,10 @@ fn ibv_devinfo_part(dev: &crate::model::ibv_devinfo::IbvDevice) -> String {
             };
             format!("the port before the first hca_id ({state})")
         }
-        None => dev.hca_id.clone(),
+        None => match dev.partial_port() {
+            Some(port) => format!("{} port {}", dev.hca_id, port.number),
+            None => dev.hca_id.clone(),
+        },
     }
 }
 
@@ -1022,11 +1053,18 @@ fn check_cut(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             continue;
         };
         let cut_line = parts.iter().map(|p| p.partial.line).min().unwrap_or(0);
+        // ibdiagnet's summary pasted without the lines it counts is not cut
+        // short: the author left those lines in ibdiagnet2.log.
+        let head = if parts.iter().all(is_unshown_count) {
+            "ibdiagnet's summary counts problems the paste does not show".to_owned()
+        } else {
+            format!("the paste looks cut at line {cut_line}")
+        };
         let mut f = IN001
             .finding(
                 Subject::host(host.name()),
                 format!(
-                    "the paste looks cut at line {cut_line}; not judged: {}",
+                    "{head}; not judged: {}",
                     list_parts(parts.iter().map(|p| p.what.as_str()))
                 ),
             )
