@@ -2957,3 +2957,34 @@ fn a_state_line_appended_below_a_whole_ibv_devinfo_is_not_its_port() {
     assert!(unread[0].evidence[0].text.contains("a second `state`"));
     assert_eq!(unread[0].evidence[0].span.first_line, 20);
 }
+
+/// A paste that starts at ibdiagnet's closing report: the rule, `Fabric
+/// Summary` and its `Key : value` counts, then the summary table. Before,
+/// the section opened only at the table's header, and the rule, the title
+/// and the counts above it were left as no tool's output.
+#[test]
+fn ibdiagnets_fabric_summary_opens_its_output() {
+    let text = "```\n\
+                ---------------------------------------------\n\
+                Fabric Summary\n\
+                \n\
+                Total Nodes             : 22\n\
+                IB Switches             : 4\n\
+                IB Channel Adapters     : 14\n\
+                IB Routers              : 0\n\
+                \n\
+                Adaptive Routing is enabled on 4 switches\n\
+                \n\
+                ---------------------------------------------\n\
+                Summary\n\
+                -I- Stage                     Warnings   Errors     Comment\n\
+                -I- Discovery                 2          0\n\
+                -I- Routing                   0          0\n\
+                ```\n";
+    let d = doc(text);
+    let log = sections_of(&d, Kind::IbdiagnetLog);
+    assert_eq!(log.len(), 1, "{d:#?}");
+    assert_eq!(log[0].span.first_line, 2, "{:?}", log[0].span);
+    assert!(log[0].warnings.is_empty(), "{:?}", log[0].warnings);
+    assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);
+}
