@@ -3165,3 +3165,65 @@ fn a_loop_banner_names_the_device_of_the_mlxlink_run_under_it() {
         assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
     }
 }
+
+/// A paste that starts at ibdiagnet's closing report: the rule, `Fabric
+/// Summary` and its `Key : value` counts, then the summary table. Before,
+/// the section opened only at the table's header, and the rule, the title
+/// and the counts above it were left as no tool's output.
+#[test]
+fn ibdiagnets_fabric_summary_opens_its_output() {
+    let text = "```\n\
+                ---------------------------------------------\n\
+                Fabric Summary\n\
+                \n\
+                Total Nodes             : 22\n\
+                IB Switches             : 4\n\
+                IB Channel Adapters     : 14\n\
+                IB Routers              : 0\n\
+                \n\
+                Adaptive Routing is enabled on 4 switches\n\
+                \n\
+                ---------------------------------------------\n\
+                Summary\n\
+                -I- Stage                     Warnings   Errors     Comment\n\
+                -I- Discovery                 2          0\n\
+                -I- Routing                   0          0\n\
+                ```\n";
+    let d = doc(text);
+    let log = sections_of(&d, Kind::IbdiagnetLog);
+    assert_eq!(log.len(), 1, "{d:#?}");
+    assert_eq!(log[0].span.first_line, 2, "{:?}", log[0].span);
+    assert!(log[0].warnings.is_empty(), "{:?}", log[0].warnings);
+    assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);
+}
+
+/// `smpquery portinfo 5 1 | grep -E …` keeps the fields it asks for and
+/// drops the `# Port info:` header. Before, every field was an unread line
+/// (IN002, "a PortInfo field before any header"); now they are read under
+/// the port the command names, and the fields the grep left out are what
+/// IN001 lists.
+#[test]
+fn grepped_portinfo_fields_take_the_port_the_command_names() {
+    let text = "[root@mgmt01 ~]# smpquery portinfo 5 1 | grep -E 'LinkState|PhysLinkState|LinkWidthActive'\n\
+                LinkWidthActive:.................4X\n\
+                LinkState:.......................Active\n\
+                PhysLinkState:...................LinkUp\n";
+    let d = doc(text);
+    let info = sections_of(&d, Kind::Portinfo);
+    assert_eq!(info.len(), 1, "{d:#?}");
+    assert!(info[0].warnings.is_empty(), "{:?}", info[0].warnings);
+    let fabricscope::SectionData::Portinfo(p) = &info[0].data else {
+        panic!("not portinfo");
+    };
+    assert_eq!(p.ports.len(), 1);
+    assert_eq!((p.ports[0].target.as_str(), p.ports[0].port), ("Lid 5", 1));
+    let r = analyze(&[d], &Default::default());
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    assert!(
+        of(&r, "IN001")
+            .iter()
+            .any(|f| f.evidence.iter().any(|e| e.text.contains("Lid 5 port 1"))),
+        "{:#?}",
+        r.findings
+    );
+}

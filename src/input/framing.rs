@@ -1305,6 +1305,56 @@ pub(crate) fn fans_out(prompt: &Prompt) -> bool {
         .any(|w| FAN_OUT.contains(&w))
 }
 
+/// The fabric tools whose name after an unknown first word makes that word
+/// a wrapper or an alias that runs it (`ibsim-run sminfo`, a lab's `alias
+/// ib='ibsim-run'` then `ib perfquery 4 33`): the tool's name is in the
+/// command, and its output is the tool's.
+const FABRIC_TOOLS: &[&str] = &[
+    "ibstat",
+    "ibstatus",
+    "perfquery",
+    "iblinkinfo",
+    "ibqueryerrors",
+    "ibv_devinfo",
+    "ibnetdiscover",
+    "ibportstate",
+    "smpquery",
+    "ibswitches",
+    "ibhosts",
+    "ibdiagnet",
+    "mlxlink",
+    "sminfo",
+    "ibdev2netdev",
+    "nvidia-smi",
+    "dcgmi",
+];
+
+/// Commands that take a tool's name as their argument without running it
+/// (`which ibstat`, `man perfquery`): never a wrapper.
+const NAMES_A_TOOL: &[&str] = &[
+    "which", "man", "whereis", "type", "info", "help", "apropos", "locate", "file", "ldd", "rpm",
+    "dpkg", "apt", "apt-get", "yum", "dnf", "zypper", "pip", "alias", "unalias", "command", "hash",
+    "vi", "vim", "nano", "less", "more", "cat", "grep", "echo", "printf",
+];
+
+/// Whether `words` is an unknown word (a wrapper script or an alias) and
+/// then a fabric tool's name: the first word is skipped.
+fn runs_a_fabric_tool(words: &[&str]) -> bool {
+    let (Some(first), Some(second)) = (words.first(), words.get(1)) else {
+        return false;
+    };
+    let first = first.rsplit('/').next().unwrap_or(first);
+    let second = second.rsplit('/').next().unwrap_or(second);
+    let program_like = !first.is_empty()
+        && first
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    program_like
+        && !is_known_command(first)
+        && !NAMES_A_TOOL.contains(&first)
+        && FABRIC_TOOLS.contains(&second)
+}
+
 /// Words of the first command of a pipeline, without wrappers; and the host
 /// named by an `ssh HOST …` wrapper, if any.
 pub(crate) fn command_words(command: &str) -> (Vec<String>, Option<String>) {
@@ -1376,7 +1426,7 @@ pub(crate) fn command_words(command: &str) -> (Vec<String>, Option<String>) {
                 }
                 i
             }
-            _ => 0,
+            _ => usize::from(runs_a_fabric_tool(&words)),
         };
         if skip == 0 {
             break;
@@ -1820,6 +1870,36 @@ mod tests {
         assert_eq!(host.as_deref(), Some("node09"));
         let (argv, _) = command_words("pdsh -w node[1-4] ibstat -s");
         assert_eq!(argv, words("ibstat -s"));
+    }
+
+    /// An unknown word before a fabric tool's name is a wrapper or an
+    /// alias that runs it (a simulator's `ibsim-run`, a lab's `alias ib=…`);
+    /// a command that only names the tool is not.
+    #[test]
+    fn an_unknown_word_before_a_fabric_tool_runs_it() {
+        let (argv, _) = command_words("ib smpquery portinfo 5 1 2>/dev/null | grep LinkState");
+        assert_eq!(argv, words("smpquery portinfo 5 1"));
+        let (argv, _) = command_words("/opt/sim/bin/ibsim-run sminfo");
+        assert_eq!(argv, words("sminfo"));
+        let (argv, _) = command_words("sudo ib perfquery -x 4 33");
+        assert_eq!(argv, words("perfquery -x 4 33"));
+        for kept in [
+            "which ibstat",
+            "man perfquery",
+            "echo ibstat",
+            "rpm -qf ibstat",
+            "myscript --node ibstat",
+            "ib ib smpquery",
+            "LD_PRELOAD=x.so perfquery 5 1",
+        ] {
+            let (argv, _) = command_words(kept);
+            let first = kept.split_whitespace().next().unwrap_or_default();
+            assert_eq!(
+                argv.first().map(String::as_str),
+                Some(first.rsplit('/').next().unwrap_or(first)),
+                "{kept}"
+            );
+        }
     }
 
     #[test]

@@ -105,7 +105,11 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
 }
 
 /// A stage's opening: a rule of dashes, the stage's title, and a marked
-/// line (`-----` / `Discovery` / `-I- Discovering ...`).
+/// line (`-----` / `Discovery` / `-I- Discovering ...`); or the rule,
+/// `Fabric Summary` and its first `Key : value` line, which open the
+/// output where a paste starts at ibdiagnet's closing report (its
+/// `Total Nodes : 22` is no marked line, and the summary table under it
+/// was read without the counts above it).
 fn stage_opening(lines: &[Line<'_>]) -> bool {
     let mut text = lines
         .iter()
@@ -114,10 +118,13 @@ fn stage_opening(lines: &[Line<'_>]) -> bool {
     let (Some(rule), Some(title), Some(next)) = (text.next(), text.next(), text.next()) else {
         return false;
     };
-    is_rule_of(rule, 5, b'-')
-        && !title.contains(':')
-        && marked(title).is_none()
-        && marked(next).is_some()
+    if !is_rule_of(rule, 5, b'-') {
+        return false;
+    }
+    if title == "Fabric Summary" {
+        return split_once_str(next, " : ").is_some_and(|(k, _)| !trim(k).is_empty());
+    }
+    !title.contains(':') && marked(title).is_none() && marked(next).is_some()
 }
 
 /// `Stage   Warnings   Errors   Comment`.

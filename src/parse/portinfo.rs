@@ -41,7 +41,7 @@ pub(crate) const FORMAT: Spec<Portinfo> = Spec {
     detect,
     parse,
     summary,
-    attach_command: None,
+    attach_command: Some(attach_command),
     labels: &[],
 };
 
@@ -173,8 +173,14 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Portinfo> {
             unread.line(line, "not a PortInfo line");
             continue;
         };
+        if out.ports.is_empty() {
+            // Fields with no header above them: `smpquery portinfo 5 1 |
+            // grep …` keeps the fields it asks for and drops the header.
+            // The dotted names are unmistakable, so they are read, under a
+            // port the command's words may name (`attach_command`).
+            out.ports.push(headless_block(line));
+        }
         let Some(block) = out.ports.last_mut() else {
-            unread.line(line, "a PortInfo field before any `# Port info:` header");
             continue;
         };
         block.span = block.span.join(line.span());
@@ -191,6 +197,96 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Portinfo> {
         value: out,
         warnings,
     }
+}
+
+/// The target of PortInfo fields pasted without their `# Port info:`
+/// header, while the command does not name the port.
+pub const UNKNOWN_TARGET: &str = "(header missing)";
+
+/// A block for fields that came before any header: its LID and port are
+/// unknown, which its partial mark says.
+fn headless_block(line: &Line<'_>) -> PortInfoBlock {
+    let mut block = PortInfoBlock::new(UNKNOWN_TARGET, 0, line.span());
+    block.partial = Some(Partial::new(
+        PartialReason::NoHeader,
+        vec!["`# Port info:` header (LID and port)".to_owned()],
+        line.number,
+    ));
+    block
+}
+
+/// Names the header-less block's port from the command that printed it:
+/// `smpquery portinfo <lid> <port>` and `ibportstate <lid> <port>` address
+/// a port by LID and number. A DR path or GUID address (`-D`, `-G`) or a
+/// missing port number leaves it unknown.
+fn attach_command(info: &mut Portinfo, argv: &[&str]) {
+    let Some(first) = info
+        .ports
+        .first_mut()
+        .filter(|b| b.target == UNKNOWN_TARGET)
+    else {
+        return;
+    };
+    let Some((lid, port)) = lid_and_port(argv) else {
+        return;
+    };
+    first.target = format!("Lid {lid}");
+    first.lid = Some(lid);
+    first.port = port;
+    first.partial = None;
+    if info.ports.len() == 1 {
+        // Only the fields a `grep` kept: the others are unknown.
+        mark_cut_last_block(info);
+    }
+}
+
+/// The LID and port number of `smpquery portinfo|PI <lid> <port>` or
+/// `ibportstate <lid> <port> [op]`, when addressed by LID.
+fn lid_and_port(argv: &[&str]) -> Option<(u32, u32)> {
+    let program = argv.first()?;
+    let by_other_address = argv.iter().any(|w| {
+        matches!(
+            *w,
+            "-D" | "-G" | "--Direct" | "--Guid" | "--direct" | "--guid"
+        )
+    });
+    if by_other_address {
+        return None;
+    }
+    // The common options that take a value (`-C mlx5_0 -P 1`): their
+    // value is no address.
+    let takes_value = |w: &str| {
+        matches!(
+            w,
+            "-C" | "-P"
+                | "-t"
+                | "-y"
+                | "-z"
+                | "--Ca"
+                | "--Port"
+                | "--timeout"
+                | "--m_key"
+                | "--config"
+        )
+    };
+    let mut words = Vec::new();
+    let mut rest = argv.iter().skip(1);
+    while let Some(w) = rest.next() {
+        if takes_value(w) {
+            rest.next();
+        } else if !w.starts_with('-') {
+            words.push(*w);
+        }
+    }
+    let mut positional = words.into_iter();
+    if *program == "smpquery" {
+        positional
+            .next()
+            .filter(|op| op.eq_ignore_ascii_case("portinfo") || *op == "PI")?;
+    }
+    let lid = decimal_u32(positional.next()?).ok()?;
+    let port = decimal_u32(positional.next()?).ok()?;
+    Some((lid, port))
 }
 
 /// `Lid 12`, `Lid 12 DR path …` → 12.
@@ -514,14 +610,12 @@ Port is already in enable state
         let p = parse(&lines_of(text));
         assert_eq!(
             p.warning_lines(),
-            vec![
-                (1, WarningKind::Unreadable),
-                (4, WarningKind::Unreadable),
-                (5, WarningKind::Unreadable)
-            ]
+            vec![(4, WarningKind::Unreadable), (5, WarningKind::Unreadable)]
         );
-        assert_eq!(p.value.ports[0].state, Some(PortState::Active));
-        assert_eq!(p.value.ports[0].width_active, None);
+        // The field above the header is read, under a port not yet known.
+        assert_eq!(p.value.ports[0].target, UNKNOWN_TARGET);
+        assert_eq!(p.value.ports[1].state, Some(PortState::Active));
+        assert_eq!(p.value.ports[1].width_active, None);
     }
 
     #[test]
@@ -547,6 +641,52 @@ Port is already in enable state
         assert!(command(&["smpquery", "-D", "PI", "0,1", "1"]));
         assert!(!command(&["smpquery", "nodeinfo", "2"]));
         assert!(!command(&["perfquery", "2", "1"]));
+    }
+
+    /// `smpquery portinfo 5 1 | grep -E 'LinkState|…'`: the fields the
+    /// grep kept, without the header, are read under the port the command
+    /// names; by another address, or with no port number, it stays unknown.
+    #[test]
+    fn fields_without_a_header_take_the_port_the_command_names() {
+        let text = "LinkWidthActive:.................1X\nLinkState:.......................Active\nPhysLinkState:...................LinkUp\n";
+        let p = parse(&lines_of(text));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert_eq!(p.value.ports.len(), 1);
+        let b = &p.value.ports[0];
+        assert_eq!((b.target.as_str(), b.port), (UNKNOWN_TARGET, 0));
+        assert_eq!(b.state, Some(PortState::Active));
+        assert_eq!(b.width_active, Some(1));
+        assert_eq!(
+            b.partial.as_ref().map(|p| p.reason),
+            Some(PartialReason::NoHeader)
+        );
+
+        for argv in [
+            &["smpquery", "portinfo", "5", "1"][..],
+            &["smpquery", "-C", "mlx5_0", "-P", "1", "PI", "5", "1"],
+            &["ibportstate", "5", "1", "query"],
+        ] {
+            let mut info = p.value.clone();
+            attach_command(&mut info, argv);
+            let b = &info.ports[0];
+            assert_eq!(
+                (b.target.as_str(), b.lid, b.port),
+                ("Lid 5", Some(5), 1),
+                "{argv:?}"
+            );
+            // Only some fields: the grep left the others out.
+            let partial = b.partial.as_ref().expect("fields missing");
+            assert_eq!(partial.reason, PartialReason::MissingFields, "{argv:?}");
+        }
+        for argv in [
+            &["smpquery", "portinfo", "-D", "0,1", "1"][..],
+            &["smpquery", "portinfo", "5"],
+            &["ibportstate", "-G", "0x0c42a10300aabbcc", "1"],
+        ] {
+            let mut info = p.value.clone();
+            attach_command(&mut info, argv);
+            assert_eq!(info.ports[0].target, UNKNOWN_TARGET, "{argv:?}");
+        }
     }
 
     proptest::proptest! {
