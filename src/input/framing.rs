@@ -241,10 +241,13 @@ pub(crate) fn labelled_may_frame(line: &str) -> bool {
         .any(|label| starts_with_label(line, label))
 }
 
-/// Tools whose command line, pasted alone without a prompt (`nvidia-smi
-/// topo -m` inside a code fence, under a sentence naming it), stands for
-/// the prompt: [`bare_command`].
-const BARE_COMMANDS: &[&str] = &[
+/// The fabric tools whose output is read. Their command line pasted alone
+/// without a prompt (`nvidia-smi topo -m` inside a code fence, under a
+/// sentence naming it) stands for the prompt ([`bare_command`]); and their
+/// name after an unknown first word makes that word a wrapper or an alias
+/// that runs the tool (`ibsim-run sminfo`, a lab's `alias ib='ibsim-run'`
+/// then `ib perfquery 4 33`): the output is the tool's.
+const FABRIC_TOOLS: &[&str] = &[
     "ibstat",
     "ibstatus",
     "perfquery",
@@ -255,9 +258,13 @@ const BARE_COMMANDS: &[&str] = &[
     "ibportstate",
     "smpquery",
     "sminfo",
+    "ibswitches",
+    "ibhosts",
+    "ibdiagnet",
     "ibdev2netdev",
     "mlxlink",
     "nvidia-smi",
+    "dcgmi",
     "dcgmi",
     "sudo",
 ];
@@ -269,7 +276,7 @@ const PIPE_FILTERS: &[&str] = &["grep", "egrep", "head", "tail", "sort", "uniq",
 /// Whether `line` may be a bare command line ([`bare_command`]), a
 /// csh-style prompt ([`angle_prompt`]) or an environment variable
 /// ([`env_assignment`]): at its first byte, a lower-case letter opening
-/// one of [`BARE_COMMANDS`], a word ending in `>` before a known command,
+/// one of [`FABRIC_TOOLS`], a word ending in `>` before a known command,
 /// or an upper-case name and `=`. Tool output rarely opens so (its rows
 /// are indented, or open with a capital or a digit and no `=` after the
 /// name), and the word test ends at the first byte that differs.
@@ -279,7 +286,7 @@ pub(crate) fn command_may_frame(line: &str) -> bool {
             let mut words = line.split([' ', '\t']);
             let first = words.next().unwrap_or(line);
             // `sulu> ibstatus` ([`angle_prompt`]).
-            BARE_COMMANDS.contains(&first)
+            FABRIC_TOOLS.contains(&first)
                 || (first.ends_with('>') && words.next().is_some_and(is_known_command))
         }
 }
@@ -319,7 +326,7 @@ fn bare_command(line: &str) -> Option<Prompt> {
     }
     let program_at = usize::from(words.first() == Some(&"sudo"));
     let program = *words.get(program_at)?;
-    if program == "sudo" || !BARE_COMMANDS.contains(&program) {
+    if program == "sudo" || !FABRIC_TOOLS.contains(&program) {
         return None;
     }
     let args = words.get(program_at + 1..).unwrap_or_default();
@@ -1304,30 +1311,6 @@ pub(crate) fn fans_out(prompt: &Prompt) -> bool {
         .map(|w| w.rsplit('/').next().unwrap_or(w))
         .any(|w| FAN_OUT.contains(&w))
 }
-
-/// The fabric tools whose name after an unknown first word makes that word
-/// a wrapper or an alias that runs it (`ibsim-run sminfo`, a lab's `alias
-/// ib='ibsim-run'` then `ib perfquery 4 33`): the tool's name is in the
-/// command, and its output is the tool's.
-const FABRIC_TOOLS: &[&str] = &[
-    "ibstat",
-    "ibstatus",
-    "perfquery",
-    "iblinkinfo",
-    "ibqueryerrors",
-    "ibv_devinfo",
-    "ibnetdiscover",
-    "ibportstate",
-    "smpquery",
-    "ibswitches",
-    "ibhosts",
-    "ibdiagnet",
-    "mlxlink",
-    "sminfo",
-    "ibdev2netdev",
-    "nvidia-smi",
-    "dcgmi",
-];
 
 /// Commands that take a tool's name as their argument without running it
 /// (`which ibstat`, `man perfquery`): never a wrapper.

@@ -79,3 +79,17 @@ pub fn host_dirs(fleet: &Path) -> Vec<String> {
     hosts.sort();
     hosts
 }
+
+/// Asserts that a fleet report's findings come from many rules and name
+/// every one of `hosts` hosts: a comparison of two reports (a merge, a
+/// store read back) that lost a host or a kind of finding would show.
+pub fn assert_findings_cover(findings: &[serde_json::Value], hosts: usize) {
+    let rules: std::collections::BTreeSet<&str> =
+        findings.iter().filter_map(|f| f["rule"].as_str()).collect();
+    assert!(rules.len() >= 10, "{rules:?}");
+    let named: std::collections::BTreeSet<&str> = findings
+        .iter()
+        .filter_map(|f| f["subject"]["host"].as_str())
+        .collect();
+    assert_eq!(named.len(), hosts, "{named:?}");
+}
