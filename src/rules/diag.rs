@@ -360,7 +360,9 @@ fn check_diag(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         for test in &d.tests {
             let setup = setup_checks(test);
             let severity = match test.outcome {
-                Some(DiagOutcome::Fail) if setup.is_empty() => Severity::Error,
+                Some(DiagOutcome::Fail) if setup.is_empty() && !message_cut(d, test) => {
+                    Severity::Error
+                }
                 Some(DiagOutcome::Fail | DiagOutcome::Warn) => Severity::Warning,
                 _ => continue,
             };
@@ -473,6 +475,18 @@ fn setup_checks(t: &DiagTest) -> Vec<&'static SetupCheck> {
     }
 }
 
+/// Whether DCGM 4's `software` test failed at the end of a table the paste
+/// cut before any of its messages: which check failed (configuration or
+/// hardware) is not in the paste, and the missing message is not evidence
+/// of a hardware fault, so the failure is a `warning` (DCGM prints a
+/// message with every failure, Software.cpp `addError`).
+fn message_cut(d: &DcgmiDiag, test: &DiagTest) -> bool {
+    !d.complete
+        && test.name.eq_ignore_ascii_case("software")
+        && d.tests.last().is_some_and(|last| std::ptr::eq(last, test))
+        && test.messages.iter().all(|m| m.level == "info")
+}
+
 /// Whether a diag test's result says something of the GPUs: a test that
 /// ran (passed, warned or failed) outside the software checks (DCGM 2/3's
 /// `Metadata` and `Deployment` groups, DCGM 4's `software` test).
@@ -515,8 +529,10 @@ fn diag_finding(
         .filter_map(|m| m.gpu)
         .collect();
     let mut subject = host_subject(at);
+    // A test cut before its messages may be cut before its other GPUs'
+    // rows too: one GPU read is not "only this GPU".
     match (gpus.as_slice(), message_gpus.as_slice()) {
-        ([gpu], _) => subject.gpu = Some(*gpu),
+        ([gpu], _) if !message_cut(d, test) => subject.gpu = Some(*gpu),
         ([], [gpu, rest @ ..]) if rest.iter().all(|g| g == gpu) => subject.gpu = Some(*gpu),
         _ => {}
     }
@@ -538,6 +554,8 @@ fn diag_finding(
     }
     if !setup.is_empty() {
         message.push_str(" (a configuration check, not a hardware fault)");
+    } else if message_cut(d, test) {
+        message.push_str(" (which check failed is not in the paste: DCGM's message is cut off)");
     }
     if let Some(m) = test.messages.iter().find(|m| m.level != "info") {
         message.push_str(&format!(": {}", m.text));
@@ -1220,6 +1238,12 @@ mod tests {
         // configuration.
         let bare = deployment(&[("software", "Fail"), ("", "GPU0: Fail")]);
         assert_eq!(findings_of(&DG001, &bare)[0].severity, Severity::Error);
+        // The same table cut before its message: which check failed is not
+        // in the paste.
+        let cut = bare.lines().take(8).collect::<Vec<_>>().join("\n");
+        let f = findings_of(&DG001, &cut);
+        assert_eq!(f[0].severity, Severity::Warning, "{}", f[0].message);
+        assert!(f[0].message.contains("cut off"), "{}", f[0].message);
         // DCGM 3: Inforom reads the hardware; Environment Variables and
         // Graphics Processes are configuration.
         let rows = deployment(&[
