@@ -37,7 +37,9 @@ declare_rule! {
     /// 4 itself reports persistence mode, variables and graphics processes
     /// as `Warn`). In DCGM 4's `software` test the message names the check
     /// (`Persistence Mode: …`); a failure is a `warning` only when every
-    /// message names a configuration or software check. A `Warn` is a
+    /// message names a configuration or software check (cut before its
+    /// messages, it is a `warning`: which check failed is not in the
+    /// paste). A `Warn` is a
     /// `warning`. `Skip` is not a finding (the test does not apply or was
     /// not allowed on this system). A table that is not closed is partial:
     /// tests after the last row read are unknown.
