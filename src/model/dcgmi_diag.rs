@@ -61,11 +61,11 @@ pub struct DiagEntityResult {
     pub line: usize,
 }
 
-/// A `Warning` or `Info` message of a test, joined from the lines dcgmi
+/// A `Warning`, `Error` (DCGM 2/3 Deployment checks) or `Info` message of a test, joined from the lines dcgmi
 /// wrapped it over (at 45 characters, even mid-word).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagMessage {
-    /// `warning` or `info`.
+    /// `warning`, `error` or `info`.
     pub level: String,
     /// The entity it is about (`GPU0`), when dcgmi says.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -298,7 +298,9 @@ pub fn parse_diag(lines: &[Line<'_>]) -> Parsed<DcgmiDiag> {
             });
             continue;
         }
-        let message_level = ["Warning", "Info"]
+        // DCGM 2/3 print a Deployment check's message as `Error`
+        // (dcgmi/Diag.cpp HelperDisplayDeploymentResult), DCGM 4 as `Warning`.
+        let message_level = ["Warning", "Error", "Info"]
             .into_iter()
             .find(|w| name == *w || name.starts_with(&format!("{w}:")));
         if let Some(level) = message_level {

@@ -16,33 +16,63 @@ use crate::span::LineSpan;
 declare_rule! {
     /// ### What it detects
     /// A `dcgmi diag` test that failed (`Fail`), or that warned (`Warn`).
+    /// A failed Deployment check (`-r 1` software checks) is judged by what
+    /// it checks: configuration and software (`Denylist`, `NVML Library`,
+    /// `CUDA Main Library`, `CUDA Toolkit Library`, `Permissions and OS
+    /// Blocks`, `Persistence Mode`, `Environment Variables`, `Graphics
+    /// Processes`, `Fabric Manager`) apart from the checks that read the
+    /// hardware (`Page Retirement/Row Remap`, `Inforom`, `Memory Health`,
+    /// `SRAM Threshold Count`, `GPU Recovery State`).
     ///
     /// ### Why it matters
     /// The DCGM diagnostic (`-r 1` deployment checks up to `-r 4` stress)
-    /// is NVIDIA's own acceptance test: a `Fail` means the GPU or its
-    /// software stack failed a check DCGM considers disqualifying (memory
-    /// errors, PCIe or NVLink bandwidth, a stress test), so it is an
-    /// `error`; a `Warn` is a `warning`. `Skip` is not a finding (the test
-    /// does not apply or was not allowed on this system). A table that is
-    /// not closed is partial: tests after the last row read are unknown.
+    /// is NVIDIA's own acceptance test: a `Fail` of a hardware test (memory
+    /// errors, PCIe or NVLink bandwidth, a stress test) or of a Deployment
+    /// check that reads the hardware (pending or failed row remapping,
+    /// retired pages, a corrupt InfoROM) means the GPU failed a check DCGM
+    /// considers disqualifying, so it is an `error`. A failed configuration
+    /// or software check (persistence mode off, a CUDA variable set, a
+    /// graphics process running, a library that does not load) is not a
+    /// hardware fault: the node is set up wrong, and it is a `warning` (DCGM
+    /// 4 itself reports persistence mode, variables and graphics processes
+    /// as `Warn`). In DCGM 4's `software` test the message names the check
+    /// (`Persistence Mode: …`); a failure is a `warning` only when every
+    /// message names a configuration or software check (cut before its
+    /// messages, it is a `warning`: which check failed is not in the
+    /// paste). A `Warn` is a
+    /// `warning`. `Skip` is not a finding (the test does not apply or was
+    /// not allowed on this system). A table that is not closed is partial:
+    /// tests after the last row read are unknown.
     ///
     /// ### Evidence
     /// The test's row, the per-GPU results and DCGM's message, unwrapped.
     ///
     /// ### What to do
     /// Read DCGM's message: it names the error (DCGM_FR_…) and usually the
-    /// next step. Drain the GPU, fix the cause (reset the GPU, reseat,
-    /// replace), and run the same level again before returning it to service.
+    /// next step. For a hardware failure drain the GPU, fix the cause (reset
+    /// the GPU, reseat, replace), and run the same level again before
+    /// returning it to service. For a configuration check fix the node:
+    /// `nvidia-smi -pm 1` or `nvidia-persistenced` for persistence mode,
+    /// unset the variables DCGM names, stop graphics processes, reinstall
+    /// the driver or CUDA for a library, fix device permissions, unload
+    /// nouveau, start the fabric manager; then run `dcgmi diag -r 1` again.
     ///
     /// ### Thresholds and sources
     /// DCGM's own verdicts (NVIDIA/DCGM `dcgmi/Diag.cpp`; the DCGM
-    /// diagnostics user guide defines each test's limits).
+    /// diagnostics user guide defines each test's limits). Which Deployment
+    /// checks are configuration: NVIDIA/DCGM `nvvs/src/Software.cpp` (the
+    /// checks and their results) and `dcgmlib/src/dcgm_errors.c` (each
+    /// error's class: DCGM_FR_PERSISTENCE_MODE, DCGM_FR_BAD_CUDA_ENV,
+    /// DCGM_FR_DENYLISTED_DRIVER, DCGM_FR_FILE_CREATE_PERMISSIONS are
+    /// DCGM_ERROR_CONFIG; DCGM_FR_CANNOT_OPEN_LIB, DCGM_FR_GRAPHICS_PROCESSES
+    /// are software; row remap, page retirement and InfoROM errors are
+    /// DCGM_FR_EC_HARDWARE_MEMORY / _OTHER).
     pub static DG001 = {
         id: "DG001",
         name: "dcgm-diag-failed",
         family: Diagnostics,
         severity: Error,
-        summary: "A dcgmi diag test failed (error) or warned (warning)",
+        summary: "A dcgmi diag test failed (error; a configuration check: warning) or warned (warning)",
         needs: "dcgmi diag -r N",
         check: check_diag,
     }
@@ -330,13 +360,16 @@ fn check_diag(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     for (at, d) in &sections {
         gpu_results += d.tests.iter().filter(|t| tests_the_gpus(t)).count();
         for test in &d.tests {
+            let setup = setup_checks(test);
             let severity = match test.outcome {
-                Some(DiagOutcome::Fail) => Severity::Error,
-                Some(DiagOutcome::Warn) => Severity::Warning,
+                Some(DiagOutcome::Fail) if setup.is_empty() && !message_cut(d, test) => {
+                    Severity::Error
+                }
+                Some(DiagOutcome::Fail | DiagOutcome::Warn) => Severity::Warning,
                 _ => continue,
             };
             reported += 1;
-            out.push(diag_finding(*at, d, test, severity));
+            out.push(diag_finding(*at, d, test, severity, &setup));
         }
     }
     // Only the software checks passed, every test was skipped, or the
@@ -349,6 +382,111 @@ fn check_diag(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         );
     }
     Coverage::Checked(gpu_results + reported)
+}
+
+/// A Deployment check that tests the node's configuration or software,
+/// not the GPU's hardware, and how to fix it.
+struct SetupCheck {
+    /// The subtest's name as dcgmi prints it (nvvs/src/Software.cpp
+    /// `SW_SUBTEST_*`).
+    name: &'static str,
+    /// What to do, after DCGM's `*_NEXT` advice (dcgmlib/dcgm_errors.h).
+    fix: &'static str,
+}
+
+/// The configuration and software checks of DCGM's software plugin
+/// (NVIDIA/DCGM nvvs/src/Software.cpp); their errors are DCGM_ERROR_CONFIG
+/// or DCGM_FR_EC_SOFTWARE_* in dcgmlib/src/dcgm_errors.c. Left out on
+/// purpose: `Page Retirement/Row Remap`, `Inforom`, `Memory Health`, `SRAM
+/// Threshold Count` and `GPU Recovery State` read the hardware (their
+/// errors are DCGM_FR_EC_HARDWARE_*), and stay errors.
+const SETUP_CHECKS: &[SetupCheck] = &[
+    SetupCheck {
+        name: "Denylist",
+        fix: "unload the denylisted driver DCGM names (nouveau: blacklist it in modprobe.d and rebuild the initramfs) and load the NVIDIA driver",
+    },
+    SetupCheck {
+        name: "Blacklist",
+        fix: "unload the denylisted driver DCGM names (nouveau: blacklist it in modprobe.d and rebuild the initramfs) and load the NVIDIA driver",
+    },
+    SetupCheck {
+        name: "NVML Library",
+        fix: "reinstall the NVIDIA driver so libnvidia-ml.so loads (its version must match the loaded kernel module)",
+    },
+    SetupCheck {
+        name: "CUDA Main Library",
+        fix: "reinstall the NVIDIA driver so libcuda.so loads (its version must match the loaded kernel module)",
+    },
+    SetupCheck {
+        name: "CUDA Toolkit Library",
+        fix: "install the CUDA toolkit libraries DCGM names, or put them on the library path of nv-hostengine",
+    },
+    SetupCheck {
+        name: "Permissions and OS Blocks",
+        fix: "give dcgmi / nv-hostengine access to every /dev/nvidia* node (container device list, cgroup, file permissions) and a writable working directory",
+    },
+    SetupCheck {
+        name: "Persistence Mode",
+        fix: "enable persistence mode: `nvidia-smi -pm 1` as root, or enable the nvidia-persistenced service so it survives a reboot",
+    },
+    SetupCheck {
+        name: "Environment Variables",
+        fix: "unset the variable DCGM names (NSIGHT_CUDA_DEBUGGER, CUDA_INJECTION64_PATH, CUDA_AUTO_BOOST, CUDA_ENABLE_COREDUMP_ON_EXCEPTION, CUDA_PROFILE, COMPUTE_PROFILE, OPENCL_PROFILE …) in the environment of nv-hostengine and dcgmi",
+    },
+    SetupCheck {
+        name: "Graphics Processes",
+        fix: "stop the graphics processes on the GPU (X server, display manager) before running the diagnostic or workloads",
+    },
+    SetupCheck {
+        name: "Fabric Manager",
+        fix: "start nvidia-fabricmanager (its version must match the driver) and check its log",
+    },
+];
+
+/// The configuration checks a failed or warned Deployment test names: its
+/// own name (DCGM 2/3 print one row per check), or, for DCGM 4's single
+/// `software` test, the check each message starts with (`Persistence
+/// Mode: …`, Software.cpp `addError`). Empty when any part of it is a
+/// hardware check or a check not known, or when no message says which
+/// check failed: then the failure stays an error.
+fn setup_checks(t: &DiagTest) -> Vec<&'static SetupCheck> {
+    let find = |name: &str| {
+        SETUP_CHECKS
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(name.trim()))
+    };
+    if t.name.eq_ignore_ascii_case("software") {
+        let mut found: Vec<&'static SetupCheck> = Vec::new();
+        for m in t.messages.iter().filter(|m| m.level != "info") {
+            let Some(check) = m.text.split_once(':').and_then(|(name, _)| find(name)) else {
+                return Vec::new();
+            };
+            if !found.iter().any(|c| std::ptr::eq(*c, check)) {
+                found.push(check);
+            }
+        }
+        return found;
+    }
+    let deployment = t
+        .category
+        .as_deref()
+        .is_some_and(|c| c.eq_ignore_ascii_case("Deployment"));
+    match find(&t.name) {
+        Some(check) if deployment => vec![check],
+        _ => Vec::new(),
+    }
+}
+
+/// Whether DCGM 4's `software` test failed at the end of a table the paste
+/// cut before any of its messages: which check failed (configuration or
+/// hardware) is not in the paste, and the missing message is not evidence
+/// of a hardware fault, so the failure is a `warning` (DCGM prints a
+/// message with every failure, Software.cpp `addError`).
+fn message_cut(d: &DcgmiDiag, test: &DiagTest) -> bool {
+    !d.complete
+        && test.name.eq_ignore_ascii_case("software")
+        && d.tests.last().is_some_and(|last| std::ptr::eq(last, test))
+        && test.messages.iter().all(|m| m.level == "info")
 }
 
 /// Whether a diag test's result says something of the GPUs: a test that
@@ -365,7 +503,13 @@ fn tests_the_gpus(t: &DiagTest) -> bool {
         )
 }
 
-fn diag_finding(at: SectionRef<'_>, d: &DcgmiDiag, test: &DiagTest, severity: Severity) -> Finding {
+fn diag_finding(
+    at: SectionRef<'_>,
+    d: &DcgmiDiag,
+    test: &DiagTest,
+    severity: Severity,
+    setup: &[&SetupCheck],
+) -> Finding {
     let bad: Vec<&str> = test
         .entities
         .iter()
@@ -378,11 +522,23 @@ fn diag_finding(at: SectionRef<'_>, d: &DcgmiDiag, test: &DiagTest, severity: Se
         .filter(|e| e.outcome >= DiagOutcome::Warn)
         .filter_map(|e| e.gpu)
         .collect();
+    // DCGM 2/3 Deployment rows name no GPU; their message may
+    // (`GPU 1 had uncorrectable memory errors …`).
+    let message_gpus: Vec<u32> = test
+        .messages
+        .iter()
+        .filter(|m| m.level != "info")
+        .filter_map(|m| m.gpu)
+        .collect();
     let mut subject = host_subject(at);
-    if let [gpu] = gpus.as_slice() {
-        subject.gpu = Some(*gpu);
+    // A test cut before its messages may be cut before its other GPUs'
+    // rows too: one GPU read is not "only this GPU".
+    match (gpus.as_slice(), message_gpus.as_slice()) {
+        ([gpu], _) if !message_cut(d, test) => subject.gpu = Some(*gpu),
+        ([], [gpu, rest @ ..]) if rest.iter().all(|g| g == gpu) => subject.gpu = Some(*gpu),
+        _ => {}
     }
-    let word = if severity == Severity::Error {
+    let word = if test.outcome == Some(DiagOutcome::Fail) {
         "failed"
     } else {
         "warned"
@@ -398,7 +554,12 @@ fn diag_finding(at: SectionRef<'_>, d: &DcgmiDiag, test: &DiagTest, severity: Se
     if !bad.is_empty() {
         message.push_str(&format!(" on {}", bad.join(", ")));
     }
-    if let Some(m) = test.messages.iter().find(|m| m.level == "warning") {
+    if !setup.is_empty() {
+        message.push_str(" (a configuration check, not a hardware fault)");
+    } else if message_cut(d, test) {
+        message.push_str(" (which check failed is not in the paste: DCGM's message is cut off)");
+    }
+    if let Some(m) = test.messages.iter().find(|m| m.level != "info") {
         message.push_str(&format!(": {}", m.text));
     }
     if !d.complete {
@@ -420,11 +581,25 @@ fn diag_finding(at: SectionRef<'_>, d: &DcgmiDiag, test: &DiagTest, severity: Se
         f = f.evidence(evidence(at, format!("{}: {}", m.level, m.text), m.span));
     }
     let version = d.metadata("DCGM Version").unwrap_or("unknown");
+    if setup.is_empty() {
+        return f.threshold(Threshold::new(
+            "DCGM's verdict (Fail: error, Warn: warning)",
+            format!("NVIDIA DCGM {version} diagnostic"),
+        ))
+        .remediation("Read DCGM's message (it names the DCGM_FR error); drain the GPU, fix the cause (reset, reseat, replace) and run the same diag level again before returning it to service.");
+    }
+    let fixes: Vec<String> = setup
+        .iter()
+        .map(|c| format!("{}: {}", c.name, c.fix))
+        .collect();
     f.threshold(Threshold::new(
-        "DCGM's verdict (Fail: error, Warn: warning)",
-        format!("NVIDIA DCGM {version} diagnostic"),
+        "DCGM's verdict; a configuration or software check that fails is a warning",
+        format!("NVIDIA DCGM {version} diagnostic; check classes from NVIDIA/DCGM nvvs/src/Software.cpp and dcgmlib/src/dcgm_errors.c (DCGM_ERROR_CONFIG, DCGM_FR_EC_SOFTWARE_*)"),
     ))
-    .remediation("Read DCGM's message (it names the DCGM_FR error); drain the GPU, fix the cause (reset, reseat, replace) and run the same diag level again before returning it to service.")
+    .remediation(format!(
+        "Fix the node's configuration, not the GPU. {}. Then run `dcgmi diag -r 1` again.",
+        fixes.join("; ")
+    ))
 }
 
 /// DG002.
@@ -1025,6 +1200,75 @@ mod tests {
         format!(
             "$ mlxlink -d mlx5_2 -c\n\nOperational Info\n----------------\nState                              : {state}\nPhysical state                     : LinkUp\nSpeed                              : IB-NDR\nWidth                              : 4x\nFEC                                : Standard_RS-FEC - (544,514)\n\nTroubleshooting Info\n--------------------\nStatus Opcode                      : 0\nRecommendation                     : {rec}\n\nPhysical Counters and BER Info\n------------------------------\nEffective Physical Errors          : 0\nEffective Physical BER             : {eff}\nRaw Physical BER                   : {raw}\n"
         )
+    }
+
+    /// A DCGM table with the given rows under `Deployment`, each padded to
+    /// dcgmi's column widths.
+    fn deployment(rows: &[(&str, &str)]) -> String {
+        let mut s = String::from("$ dcgmi diag -r 1\nSuccessfully ran diagnostic for group.\n+---------------------------+------------------------------------------------+\n| Diagnostic                | Result                                         |\n+===========================+================================================+\n|-----  Deployment  --------+------------------------------------------------|\n");
+        for (name, value) in rows {
+            s.push_str(&format!("| {name:<25} | {value:<46} |\n"));
+        }
+        s.push_str(
+            "+---------------------------+------------------------------------------------+\n",
+        );
+        s
+    }
+
+    #[test]
+    fn deployment_failures_are_warnings_only_when_every_named_check_is_configuration() {
+        // DCGM 4: one message names a configuration check, the other a
+        // hardware one: the hardware one decides.
+        let mixed = deployment(&[
+            ("software", "Fail"),
+            ("", "GPU0: Fail"),
+            (
+                "Warning: GPU0",
+                "Persistence Mode: Persistence mode for GPU 0 i",
+            ),
+            ("", "s disabled."),
+            (
+                "Warning: GPU0",
+                "Page Retirement/Row Remap: GPU 0 had memory e",
+            ),
+            ("", "rrors and row remappings are pending"),
+        ]);
+        let f = findings_of(&DG001, &mixed);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error, "{}", f[0].message);
+        // DCGM 4 with no message saying which check failed: not known to be
+        // configuration.
+        let bare = deployment(&[("software", "Fail"), ("", "GPU0: Fail")]);
+        assert_eq!(findings_of(&DG001, &bare)[0].severity, Severity::Error);
+        // The same table cut before its message: which check failed is not
+        // in the paste.
+        let cut = bare.lines().take(8).collect::<Vec<_>>().join("\n");
+        let f = findings_of(&DG001, &cut);
+        assert_eq!(f[0].severity, Severity::Warning, "{}", f[0].message);
+        assert!(f[0].message.contains("cut off"), "{}", f[0].message);
+        // DCGM 3: Inforom reads the hardware; Environment Variables and
+        // Graphics Processes are configuration.
+        let rows = deployment(&[
+            ("Environment Variables", "Fail"),
+            ("Error", "Found CUDA performance-limiting environment var"),
+            ("", "iable 'CUDA_PROFILE'."),
+            ("Graphics Processes", "Warn"),
+            ("Inforom", "Fail"),
+        ]);
+        let f = findings_of(&DG001, &rows);
+        let by_test: Vec<(Severity, bool)> = f
+            .iter()
+            .map(|f| (f.severity, f.remediation.contains("unset the variable")))
+            .collect();
+        assert_eq!(
+            by_test,
+            [
+                (Severity::Warning, true),
+                (Severity::Warning, false),
+                (Severity::Error, false)
+            ]
+        );
+        assert!(f[1].remediation.contains("graphics processes"));
     }
 
     #[test]
