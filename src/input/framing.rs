@@ -363,10 +363,12 @@ pub(crate) fn closing_may_frame(line: &str) -> bool {
 /// `class::CONTROL`): only its opening and its end are left to test. A
 /// first byte past the spaces and tabs that is not ASCII may be Unicode
 /// white space before the opening, so it answers yes (and [`classify`]
-/// decides).
+/// decides). An reStructuredText directive (`.. code-block::`) opens with
+/// `.`, which the scan lets through as a line a repair may change.
 #[cfg(test)]
 pub(crate) fn may_open_framing(line: &str) -> bool {
     opening_may_frame(line.bytes().find(|&b| b != b' ' && b != b'\t'))
+        || line.trim_start_matches([' ', '\t']).starts_with('.')
         || closing_may_frame(line)
         || labelled_may_frame(line)
         || command_may_frame(line)
