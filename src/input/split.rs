@@ -477,16 +477,15 @@ fn chunks<'a>(
                 // host heading), so it keeps the host of the output it
                 // sits in. Other headings (prose, an exit marker) name no
                 // host, as before.
+                let heading = matches!(framing, Some(Framing::Heading));
+                let device = heading.then(|| device_heading(text)).flatten();
                 let host = banner_host.clone().or_else(|| {
-                    (matches!(framing, Some(Framing::Heading))
-                        && (script_heading(text.trim()) || device_heading(text).is_some()))
-                    .then(|| chunks.last().and_then(|c| c.host.clone()))
-                    .flatten()
+                    (heading && (device.is_some() || script_heading(text.trim())))
+                        .then(|| chunks.last().and_then(|c| c.host.clone()))
+                        .flatten()
                 });
                 let mut chunk = new_chunk(None, host, &source, options);
-                if matches!(framing, Some(Framing::Heading)) {
-                    chunk.device = device_heading(text).map(str::to_owned);
-                }
+                chunk.device = device.map(str::to_owned);
                 push_chunk(&mut chunks, chunk, kept);
             }
             Some(Framing::Fence) => {

@@ -361,15 +361,14 @@ fn check_diag(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         gpu_results += d.tests.iter().filter(|t| tests_the_gpus(t)).count();
         for test in &d.tests {
             let setup = setup_checks(test);
+            let cut = message_cut(d, test);
             let severity = match test.outcome {
-                Some(DiagOutcome::Fail) if setup.is_empty() && !message_cut(d, test) => {
-                    Severity::Error
-                }
+                Some(DiagOutcome::Fail) if setup.is_empty() && !cut => Severity::Error,
                 Some(DiagOutcome::Fail | DiagOutcome::Warn) => Severity::Warning,
                 _ => continue,
             };
             reported += 1;
-            out.push(diag_finding(*at, d, test, severity, &setup));
+            out.push(diag_finding(*at, d, test, severity, &setup, cut));
         }
     }
     // Only the software checks passed, every test was skipped, or the
@@ -394,6 +393,9 @@ struct SetupCheck {
     fix: &'static str,
 }
 
+/// What to do when DCGM found a denylisted driver loaded.
+const DENYLIST_FIX: &str = "unload the denylisted driver DCGM names (nouveau: blacklist it in modprobe.d and rebuild the initramfs) and load the NVIDIA driver";
+
 /// The configuration and software checks of DCGM's software plugin
 /// (NVIDIA/DCGM nvvs/src/Software.cpp); their errors are DCGM_ERROR_CONFIG
 /// or DCGM_FR_EC_SOFTWARE_* in dcgmlib/src/dcgm_errors.c. Left out on
@@ -403,11 +405,12 @@ struct SetupCheck {
 const SETUP_CHECKS: &[SetupCheck] = &[
     SetupCheck {
         name: "Denylist",
-        fix: "unload the denylisted driver DCGM names (nouveau: blacklist it in modprobe.d and rebuild the initramfs) and load the NVIDIA driver",
+        fix: DENYLIST_FIX,
     },
+    // The same check's name before DCGM 3.
     SetupCheck {
         name: "Blacklist",
-        fix: "unload the denylisted driver DCGM names (nouveau: blacklist it in modprobe.d and rebuild the initramfs) and load the NVIDIA driver",
+        fix: DENYLIST_FIX,
     },
     SetupCheck {
         name: "NVML Library",
@@ -509,6 +512,7 @@ fn diag_finding(
     test: &DiagTest,
     severity: Severity,
     setup: &[&SetupCheck],
+    message_cut: bool,
 ) -> Finding {
     let bad: Vec<&str> = test
         .entities
@@ -534,7 +538,7 @@ fn diag_finding(
     // A test cut before its messages may be cut before its other GPUs'
     // rows too: one GPU read is not "only this GPU".
     match (gpus.as_slice(), message_gpus.as_slice()) {
-        ([gpu], _) if !message_cut(d, test) => subject.gpu = Some(*gpu),
+        ([gpu], _) if !message_cut => subject.gpu = Some(*gpu),
         ([], [gpu, rest @ ..]) if rest.iter().all(|g| g == gpu) => subject.gpu = Some(*gpu),
         _ => {}
     }
@@ -556,7 +560,7 @@ fn diag_finding(
     }
     if !setup.is_empty() {
         message.push_str(" (a configuration check, not a hardware fault)");
-    } else if message_cut(d, test) {
+    } else if message_cut {
         message.push_str(" (which check failed is not in the paste: DCGM's message is cut off)");
     }
     if let Some(m) = test.messages.iter().find(|m| m.level != "info") {

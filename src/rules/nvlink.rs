@@ -1049,14 +1049,15 @@ fn push_history(
     };
     // Two GPUs of one number (two machines' output under one host name)
     // are told apart by their UUIDs.
+    // (Only readings of several GPUs name their GPU.)
     let mut numbers: BTreeMap<(bool, u32), &NvGpuRef<'_>> = BTreeMap::new();
-    let mut shared_number = false;
-    for h in history {
-        let first = numbers
-            .entry((h.gpu.headerless, h.gpu.index))
-            .or_insert(h.gpu);
-        shared_number |= !std::ptr::eq(*first, h.gpu);
-    }
+    let shared_number = !one_gpu
+        && history.iter().any(|h| {
+            let first = numbers
+                .entry((h.gpu.headerless, h.gpu.index))
+                .or_insert(h.gpu);
+            !std::ptr::eq(*first, h.gpu)
+        });
     // What each reading is called beyond the subject: nothing, its link,
     // or its GPU and link.
     let place = |h: &HistoryReading<'_, '_>, text: &mut String| {
