@@ -83,6 +83,39 @@ fn fleet_findings_equal_the_golden_recorded_before_streaming() {
     assert_eq!(got.len(), want.len(), "number of findings");
 }
 
+/// In a batch run every evidence line names the file it was read from: on
+/// a fleet, "lines 75–145" alone does not say which of a host's score of
+/// files to open. Peer-group outliers (NV005, FL004) once named none.
+#[test]
+fn every_evidence_of_a_batch_run_names_its_file() {
+    let root = generated_fleet("fleet-evidence", 12);
+    let o = run_ok(&[
+        "analyze",
+        root.to_str().unwrap(),
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let findings = v["findings"].as_array().unwrap();
+    let mut outliers = 0;
+    for f in findings {
+        if matches!(f["rule"].as_str(), Some("NV005" | "FL004")) {
+            outliers += 1;
+        }
+        for e in f["evidence"].as_array().unwrap() {
+            let source = e["source"].as_str().unwrap_or_default();
+            assert!(
+                source.starts_with(root.to_str().unwrap()) && source.ends_with(".txt"),
+                "{} evidence names no file: {e}",
+                f["rule"]
+            );
+        }
+    }
+    assert!(outliers >= 2, "the fleet has peer-group outliers to check");
+}
+
 /// A JSON batch run keeps light copies of its findings and reads them back
 /// from disk when it writes the report; a run holding every document in
 /// memory (`--include-sections`, one unit) keeps them whole. Both must

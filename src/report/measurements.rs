@@ -532,6 +532,7 @@ impl WritePretty for OutlierMember {
             times_median,
             poisson_tail_p,
             lines,
+            file,
             explanation,
         } = self;
         let mut o = Object::begin(out, depth);
@@ -546,6 +547,9 @@ impl WritePretty for OutlierMember {
         }
         let inner = o.depth;
         write_span(o.key("lines"), inner, *lines);
+        if let Some(file) = file {
+            o.str("file", file);
+        }
         o.str("explanation", explanation);
         o.end();
     }
@@ -904,7 +908,7 @@ mod tests {
                     subject(),
                     (float(), float()),
                     (proptest::option::of(float()), proptest::option::of(float())),
-                    span(),
+                    (span(), proptest::option::of(text())),
                     text(),
                 ),
                 0..4,
@@ -939,7 +943,7 @@ mod tests {
                 scale,
                 outliers: outliers
                     .into_iter()
-                    .map(|(subject, (value, robust_z), (times_median, poisson_tail_p), lines, explanation)| {
+                    .map(|(subject, (value, robust_z), (times_median, poisson_tail_p), (lines, file), explanation)| {
                         OutlierMember {
                             subject,
                             value,
@@ -947,6 +951,7 @@ mod tests {
                             times_median,
                             poisson_tail_p,
                             lines,
+                            file,
                             explanation,
                         }
                     })

@@ -57,7 +57,7 @@ pub(crate) fn outlier_evidence(
                 .unwrap_or_default()
         ),
         member.lines,
-        None,
+        member.file.as_deref(),
     )
 }
 

@@ -510,6 +510,63 @@ fn the_same_port_across_hosts_despite_their_lids() {
     assert!(!o.explanation.contains("is of the"), "{}", o.explanation);
 }
 
+/// `doc` as read from `file` (the CLI names each section's file).
+fn from_file(mut doc: crate::input::Document, file: &str) -> crate::input::Document {
+    for section in &mut doc.sections {
+        section.source = Some(file.to_owned());
+    }
+    doc
+}
+
+/// An outlier among the same port across hosts names its host's file: on
+/// a fleet, its lines alone do not say which of a thousand files to open.
+#[test]
+fn an_outlier_across_hosts_names_its_file() {
+    let docs: Vec<_> = (0u32..6)
+        .map(|h| {
+            let symbol = if h == 4 { 9 } else { 0 };
+            let doc = doc_on(&format!("node{h}"), &basic_at(11 + h, symbol));
+            from_file(doc, &format!("node{h}/perfquery.txt"))
+        })
+        .collect();
+    let m = measure_many(&docs, &StatsOptions::default());
+    let g = m
+        .peer_groups
+        .iter()
+        .find(|g| g.kind == PeerGroupKind::SamePortAcrossHosts && g.counter == "SymbolErrorCounter")
+        .expect("one group across the six hosts");
+    assert_eq!(g.outliers.len(), 1);
+    assert_eq!(g.outliers[0].file.as_deref(), Some("node4/perfquery.txt"));
+}
+
+/// An outlier among a GPU's links names the file of its reading; read
+/// from a paste, it names none. (A GPU's sum over its links is covered by
+/// the fleet test that every evidence of a batch run names its file.)
+#[test]
+fn an_outlier_within_a_host_names_its_file() {
+    let mut values: Vec<(u32, u64)> = (0..18).map(|l| (l, 10 + u64::from(l % 5))).collect();
+    values[14].1 = 480;
+    let text = nvlink_errors(&values);
+    for (file, want) in [
+        (Some("node0/nvlink_e.txt"), Some("node0/nvlink_e.txt")),
+        (None, None),
+    ] {
+        let doc = match file {
+            Some(f) => from_file(doc(&text), f),
+            None => doc(&text),
+        };
+        let m = measure(&doc, &StatsOptions::default());
+        let o = m
+            .peer_groups
+            .iter()
+            .filter(|g| g.counter == "recovery_errors")
+            .flat_map(|g| &g.outliers)
+            .next()
+            .expect("link 14 stands out");
+        assert_eq!(o.file.as_deref(), want);
+    }
+}
+
 #[test]
 fn peer_statistic_keeps_its_json_names() {
     assert_eq!(
@@ -534,6 +591,7 @@ fn compact_peer_values_keep_their_json() {
     let mut docs: Vec<_> = (0u32..3)
         .map(|h| doc_on(&format!("node{h}"), &basic_at(11 + h, u64::from(h))))
         .collect();
+    docs[1] = from_file(docs[1].clone(), "node1/perfquery.txt");
     docs.push(doc_on("node0", &nvlink_errors(&[(0, 1), (1, 0), (2, 7)])));
     let sources: Vec<Source<'_>> = docs
         .iter()
@@ -546,6 +604,7 @@ fn compact_peer_values_keep_their_json() {
     let values: Vec<PeerValue> = unit.peer_values.iter().collect();
     assert!(values.len() >= 8, "{values:?}");
     assert!(values.iter().any(|v| v.lid.is_some()) && values.iter().any(|v| v.lid.is_none()));
+    assert!(values.iter().any(|v| v.file.is_some()) && values.iter().any(|v| v.file.is_none()));
     let compact = serde_json::to_string(&unit.peer_values).unwrap();
     assert_eq!(compact, serde_json::to_string(&values).unwrap());
     let back: PeerValues = serde_json::from_str(&compact).unwrap();

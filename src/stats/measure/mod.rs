@@ -388,8 +388,10 @@ pub fn measure_unit(sources: &[Source<'_>], options: &StatsOptions) -> UnitMeasu
         }
     }
     m.bit_error_rates = bers;
+    // Each snapshot's file, by id: an outlier names the file of its lines.
+    let files: Vec<Option<&str>> = m.snapshots.iter().map(|s| s.file.as_deref()).collect();
     let (groups, quiet_groups, peer_values) =
-        peer_groups(&series, &series_ids, &m.counter_rates, options);
+        peer_groups(&series, &series_ids, &m.counter_rates, &files, options);
     m.peer_groups = groups;
     m.traffic_balance = balance(&m.throughput);
     m.trends = trends(&series, &times, options);

@@ -20,6 +20,9 @@ pub(super) struct Member<'s> {
     value: f64,
     count: Option<u64>,
     lines: LineSpan,
+    /// The file the lines are in (batch runs): on a fleet, lines alone do
+    /// not say which of a host's score of files to open.
+    file: Option<&'s str>,
 }
 
 /// Who a member is: borrowed from the unit's series (most members), a
@@ -223,6 +226,7 @@ pub(super) fn peer_groups<'s>(
     series: &'s Series<'s>,
     ids: &SeriesIds,
     rates: &'s [CounterRate],
+    files: &[Option<&'s str>],
     options: &StatsOptions,
 ) -> (Vec<PeerGroup>, usize, PeerValues) {
     let mut words = GroupWords::default();
@@ -235,7 +239,7 @@ pub(super) fn peer_groups<'s>(
     // Summed in order first seen (found through a table by the GPU's
     // number among the unit's and the pair), then walked in key order (as
     // a tree would).
-    let mut gpu_sums: Vec<(GpuKey<'_>, (u64, LineSpan), u32)> = Vec::with_capacity(256);
+    let mut gpu_sums: Vec<(GpuKey<'_>, GpuSum<'_>, u32)> = Vec::with_capacity(256);
     let mut gpu_ids: FxHashMap<(Option<&str>, u32), u32> = FxHashMap::default();
     let mut gpu_slots: Vec<u32> = Vec::new();
     // Each subject's GPU among `gpu_ids` (links only), by subject id.
@@ -291,23 +295,34 @@ pub(super) fn peer_groups<'s>(
             };
             let cell = (gpu_id as usize) * pairs.count + pair as usize;
             if let Some(slot) = gpu_slots.get_mut(cell) {
+                let file = file_at(files, last.snapshot);
                 if *slot == u32::MAX {
                     *slot = u32::try_from(gpu_sums.len()).unwrap_or(u32::MAX);
-                    gpu_sums.push(((host, gpu, source, name), (0, last.span), pair));
+                    gpu_sums.push((
+                        (host, gpu, source, name),
+                        GpuSum::new(last.span, file),
+                        pair,
+                    ));
                 }
-                if let Some((_, (sum, lines), _)) = gpu_sums.get_mut(*slot as usize) {
-                    *sum = sum.saturating_add(value);
-                    *lines = lines.join(last.span);
+                if let Some((_, total, _)) = gpu_sums.get_mut(*slot as usize) {
+                    total.add(value, last.span, file);
                 }
             }
         }
-        across.add(key, subject, source, name, value, last.span);
+        across.add(
+            key,
+            subject,
+            source,
+            name,
+            value,
+            (last.span, file_at(files, last.snapshot)),
+        );
     }
     // Keys are unique (they were map keys), so an unstable sort is exact.
     gpu_sums.sort_unstable_by_key(|(key, _, _)| *key);
     // The host's words, worked out once per host (its GPUs are together).
     let mut host_kw: Option<(Option<&str>, u32, u32)> = None;
-    for (at, &((host, _, source, name), (sum, _), pair)) in gpu_sums.iter().enumerate() {
+    for (at, &((host, _, source, name), GpuSum { sum, .. }, pair)) in gpu_sums.iter().enumerate() {
         let (words_id, kw) = match host_kw {
             Some((last, words_id, kw)) if last == host => (words_id, kw),
             _ => {
@@ -399,17 +414,13 @@ pub(super) fn peer_groups<'s>(
                     value: last.counter.value as f64,
                     count: Some(last.counter.value),
                     lines: last.span,
+                    file: file_at(files, last.snapshot),
                 })
             }),
             MemberAt::GpuSum(i) => gpu_sums
                 .get(i)
-                .map(|&((host, gpu, _, _), (sum, lines), _)| gpu_sum_member(host, gpu, sum, lines)),
-            MemberAt::Rate(i) => rates.get(i).map(|r| Member {
-                subject: Who::Borrowed(&r.subject),
-                value: r.counts_per_second.unwrap_or(f64::NAN),
-                count: r.increase,
-                lines: r.lines[1],
-            }),
+                .map(|&((host, gpu, _, _), total, _)| gpu_sum_member(host, gpu, total)),
+            MemberAt::Rate(i) => rates.get(i).map(|r| rate_member(r, files)),
         };
         members.extend(member);
     }
@@ -519,19 +530,69 @@ fn judge_in_order<'s>(
 /// way; [`peer_groups`] sums in a vector found through a table.
 #[cfg(test)]
 fn add_to_gpu_sum<'s>(
-    gpu_sums: &mut FxHashMap<GpuKey<'s>, (u64, LineSpan)>,
+    gpu_sums: &mut FxHashMap<GpuKey<'s>, GpuSum<'s>>,
     subject: &'s Subject,
     source: &'s CounterSource,
     name: &'s str,
     value: u64,
-    lines: LineSpan,
+    (lines, file): (LineSpan, Option<&'s str>),
 ) {
     if let (Some(gpu), Some(_), None) = (subject.gpu, subject.link, subject.lane) {
-        let e = gpu_sums
+        gpu_sums
             .entry((subject.host.as_deref(), gpu, source, name))
-            .or_insert((0, lines));
-        e.0 = e.0.saturating_add(value);
-        e.1 = e.1.join(lines);
+            .or_insert_with(|| GpuSum::new(lines, file))
+            .add(value, lines, file);
+    }
+}
+
+/// A GPU's sum over its links, with the lines and file of its readings.
+#[derive(Clone, Copy)]
+struct GpuSum<'s> {
+    sum: u64,
+    lines: LineSpan,
+    /// The links' one file; `None` once two links came from different
+    /// files (the sum's lines then name no single file).
+    file: Option<&'s str>,
+    files_differ: bool,
+}
+
+impl<'s> GpuSum<'s> {
+    fn new(lines: LineSpan, file: Option<&'s str>) -> Self {
+        Self {
+            sum: 0,
+            lines,
+            file,
+            files_differ: false,
+        }
+    }
+
+    fn add(&mut self, value: u64, lines: LineSpan, file: Option<&'s str>) {
+        self.sum = self.sum.saturating_add(value);
+        self.lines = self.lines.join(lines);
+        if self.file != file {
+            self.files_differ = true;
+        }
+    }
+
+    /// The file all the links were read from, if one.
+    fn file(&self) -> Option<&'s str> {
+        self.file.filter(|_| !self.files_differ)
+    }
+}
+
+/// The file of snapshot `snapshot`, from the unit's files by snapshot id.
+fn file_at<'s>(files: &[Option<&'s str>], snapshot: usize) -> Option<&'s str> {
+    files.get(snapshot).copied().flatten()
+}
+
+/// A counter's rate as a member: its later reading's lines and file.
+fn rate_member<'s>(r: &'s CounterRate, files: &[Option<&'s str>]) -> Member<'s> {
+    Member {
+        subject: Who::Borrowed(&r.subject),
+        value: r.counts_per_second.unwrap_or(f64::NAN),
+        count: r.increase,
+        lines: r.lines[1],
+        file: file_at(files, r.to_snapshot),
     }
 }
 
@@ -542,16 +603,17 @@ fn gpus_of_host_words(host: Option<&str>) -> String {
 
 /// A GPU's sum over its links as a member of its host's GPUs.
 #[allow(clippy::cast_precision_loss)]
-fn gpu_sum_member<'s>(host: Option<&str>, gpu: u32, sum: u64, lines: LineSpan) -> Member<'s> {
+fn gpu_sum_member<'s>(host: Option<&str>, gpu: u32, total: GpuSum<'s>) -> Member<'s> {
     Member {
         subject: Who::Owned(Box::new(Subject {
             host: host.map(str::to_owned),
             gpu: Some(gpu),
             ..Subject::default()
         })),
-        value: sum as f64,
-        count: Some(sum),
-        lines,
+        value: total.sum as f64,
+        count: Some(total.sum),
+        lines: total.lines,
+        file: total.file(),
     }
 }
 
@@ -852,12 +914,13 @@ pub(super) fn peer_groups_oracle<'s>(
     series: &'s Series<'s>,
     ids: &SeriesIds,
     rates: &'s [CounterRate],
+    files: &[Option<&'s str>],
     options: &StatsOptions,
 ) -> (Vec<PeerGroup>, usize, PeerValues) {
     let mut words = GroupWords::default();
     let mut groups: FxHashMap<UnitGroupKey<'_>, Vec<Member<'_>>> = FxHashMap::default();
     // Summed through a hash map, then walked in key order (as a tree would).
-    let mut gpu_sums: FxHashMap<GpuKey<'_>, (u64, LineSpan)> = FxHashMap::default();
+    let mut gpu_sums: FxHashMap<GpuKey<'_>, GpuSum<'_>> = FxHashMap::default();
     let mut across = PeerValuesBuilder::for_series(series, ids);
     // Series with news are compared by their rate alone.
     let with_news: std::collections::HashSet<(&Subject, &CounterSource, &str)> = rates
@@ -871,12 +934,14 @@ pub(super) fn peer_groups_oracle<'s>(
             continue;
         }
         let value = last.counter.value;
+        let file = file_at(files, last.snapshot);
         #[allow(clippy::cast_precision_loss)]
         let member = || Member {
             subject: Who::Borrowed(subject),
             value: value as f64,
             count: Some(value),
             lines: last.span,
+            file,
         };
         for &(kind, at, _) in words.of(subject) {
             groups
@@ -884,13 +949,20 @@ pub(super) fn peer_groups_oracle<'s>(
                 .or_default()
                 .push(member());
         }
-        add_to_gpu_sum(&mut gpu_sums, subject, source, name, value, last.span);
-        across.add(key, subject, source, name, value, last.span);
+        add_to_gpu_sum(
+            &mut gpu_sums,
+            subject,
+            source,
+            name,
+            value,
+            (last.span, file),
+        );
+        across.add(key, subject, source, name, value, (last.span, file));
     }
     let mut gpu_sums: Vec<_> = gpu_sums.into_iter().collect();
     // Keys are unique (they were map keys), so an unstable sort is exact.
     gpu_sums.sort_unstable_by_key(|(key, _)| *key);
-    for ((host, gpu, source, name), (sum, lines)) in gpu_sums {
+    for ((host, gpu, source, name), total) in gpu_sums {
         let at = words.id(gpus_of_host_words(host));
         groups
             .entry((
@@ -901,7 +973,7 @@ pub(super) fn peer_groups_oracle<'s>(
                 PeerStatistic::Value,
             ))
             .or_default()
-            .push(gpu_sum_member(host, gpu, sum, lines));
+            .push(gpu_sum_member(host, gpu, total));
     }
     // Latest measured rate of each counter: a series' rates are next to
     // each other, in snapshot order.
@@ -929,12 +1001,7 @@ pub(super) fn peer_groups_oracle<'s>(
                     PeerStatistic::CountsPerSecond,
                 ))
                 .or_default()
-                .push(Member {
-                    subject: Who::Borrowed(&r.subject),
-                    value: r.counts_per_second.unwrap_or(f64::NAN),
-                    count: r.increase,
-                    lines: r.lines[1],
-                });
+                .push(rate_member(r, files));
         }
     }
     // Skipped and quiet groups are counted here, before the sort: the
@@ -1074,6 +1141,7 @@ fn judge_groups<'s>(
                     times_median: f.times_median,
                     poisson_tail_p: p,
                     lines: member.lines,
+                    file: member.file.map(str::to_owned),
                 })
             })
             .collect();
@@ -1120,6 +1188,9 @@ pub struct PeerValue {
     pub value: u64,
     /// Its lines.
     pub lines: LineSpan,
+    /// The file they are in (batch runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 /// The [`PeerValue`]s of one unit, compact: a host hands the fleet step
@@ -1135,6 +1206,8 @@ pub struct PeerValues {
     counters: Vec<String>,
     places: Vec<Subject>,
     sources: Vec<CounterSource>,
+    /// The files values were read from (a host's score of files).
+    files: Vec<String>,
     values: Vec<CompactValue>,
 }
 
@@ -1149,6 +1222,8 @@ struct CompactValue {
     lid: Option<u32>,
     value: u64,
     lines: LineSpan,
+    /// Index into `files`, or [`UNSEEN`] for none.
+    file: u32,
 }
 
 impl PeerValues {
@@ -1174,7 +1249,12 @@ impl PeerValues {
             lid: v.lid,
             value: v.value,
             lines: v.lines,
+            file: self.file(v.file).map(str::to_owned),
         })
+    }
+
+    fn file(&self, at: u32) -> Option<&str> {
+        self.files.get(at as usize).map(String::as_str)
     }
 
     fn place(&self, at: u32) -> &Subject {
@@ -1235,8 +1315,13 @@ impl From<Vec<PeerValue>> for PeerValues {
             ..Self::default()
         };
         let (mut host_ids, mut counter_ids) = (FxHashMap::default(), FxHashMap::default());
+        let mut file_ids = FxHashMap::default();
         let mut place_ids: FxHashMap<Subject, u32> = FxHashMap::default();
         for v in values {
+            let file = v
+                .file
+                .as_deref()
+                .map_or(UNSEEN, |f| intern(&mut out.files, &mut file_ids, f));
             let host = intern(&mut out.hosts, &mut host_ids, &v.host);
             let counter = intern(&mut out.counters, &mut counter_ids, &v.counter);
             let source = source_id(&mut out.sources, &v.source);
@@ -1257,6 +1342,7 @@ impl From<Vec<PeerValue>> for PeerValues {
                 lid: v.lid,
                 value: v.value,
                 lines: v.lines,
+                file,
             });
         }
         out
@@ -1275,6 +1361,8 @@ struct PeerValueRef<'a> {
     lid: Option<u32>,
     value: u64,
     lines: LineSpan,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
 }
 
 impl Serialize for PeerValues {
@@ -1287,6 +1375,7 @@ impl Serialize for PeerValues {
             lid: v.lid,
             value: v.value,
             lines: v.lines,
+            file: self.file(v.file),
         }))
     }
 }
@@ -1309,8 +1398,10 @@ struct PeerValuesBuilder<'s> {
     /// Each counter name's number, by name id (`UNSEEN`).
     counter_of: Vec<u32>,
     host_ids: FxHashMap<String, u32>,
+    file_ids: FxHashMap<String, u32>,
     last_host: Option<(&'s str, u32)>,
     last_source: Option<(&'s CounterSource, u32)>,
+    last_file: Option<(&'s str, u32)>,
 }
 
 /// Not looked up yet.
@@ -1335,14 +1426,17 @@ impl<'s> PeerValuesBuilder<'s> {
             place_ids: FxHashMap::with_capacity_and_hasher(ids.subjects, Default::default()),
             counter_of: vec![UNSEEN; ids.names],
             host_ids: FxHashMap::default(),
+            file_ids: FxHashMap::default(),
             last_host: None,
             last_source: None,
+            last_file: None,
         }
     }
 
     /// Adds a host's latest value of a counter, named by its place on the
     /// host; the fleet step compares it with the other hosts' values.
-    /// `key` is the series' key as ids.
+    /// `key` is the series' key as ids; the reading is at its lines of its
+    /// file (if it came from one).
     fn add(
         &mut self,
         key: KeyIds,
@@ -1350,7 +1444,7 @@ impl<'s> PeerValuesBuilder<'s> {
         source: &'s CounterSource,
         name: &'s str,
         value: u64,
-        lines: LineSpan,
+        (lines, file): (LineSpan, Option<&'s str>),
     ) {
         let (subject_id, _, name_id) = key;
         // A subject's place and host, looked up at its first value.
@@ -1391,6 +1485,16 @@ impl<'s> PeerValuesBuilder<'s> {
                 id
             }
         };
+        // A host's values come a file at a time.
+        let file = match (file, self.last_file) {
+            (None, _) => UNSEEN,
+            (Some(f), Some((last, id))) if std::ptr::eq(f, last) || f == last => id,
+            (Some(f), _) => {
+                let id = intern(&mut self.out.files, &mut self.file_ids, f);
+                self.last_file = Some((f, id));
+                id
+            }
+        };
         self.out.values.push(CompactValue {
             place,
             source,
@@ -1399,6 +1503,7 @@ impl<'s> PeerValuesBuilder<'s> {
             lid: subject.lid,
             value,
             lines,
+            file,
         });
     }
 
@@ -1471,6 +1576,8 @@ struct PlaceReading {
     lid: Option<u32>,
     value: u64,
     lines: LineSpan,
+    /// Index into [`AcrossHosts`]'s files, or [`UNSEEN`].
+    file: u32,
 }
 
 /// A unit's value as the fleet step keys it: (place, counter set, counter)
@@ -1497,6 +1604,9 @@ pub struct AcrossHosts {
     places: Vec<Place>,
     hosts: Vec<String>,
     host_ids: FxHashMap<String, u32>,
+    /// The files of non-zero readings (the ones an outlier can name).
+    files: Vec<String>,
+    file_ids: FxHashMap<String, u32>,
     counters: Vec<String>,
     counter_ids: FxHashMap<String, u32>,
     /// Every unit's distinct places (without host and LID), each with an id.
@@ -1519,8 +1629,12 @@ impl AcrossHosts {
             counters,
             places,
             sources,
+            files,
             values,
         } = values;
+        // Each of the unit's files is looked up when a non-zero reading
+        // first names it (most readings are 0 and name none).
+        let mut unit_files: Vec<u32> = vec![UNSEEN; files.len()];
         // The unit's hosts, counter names, places and counter sets, each
         // looked up once.
         let hosts: Vec<u32> = hosts
@@ -1583,12 +1697,25 @@ impl AcrossHosts {
                 p.last_host = Some(host);
             }
             if v.value != 0 {
+                let file = match (
+                    unit_files.get_mut(v.file as usize),
+                    files.get(v.file as usize),
+                ) {
+                    (Some(id), Some(name)) => {
+                        if *id == UNSEEN {
+                            *id = intern(&mut self.files, &mut self.file_ids, name);
+                        }
+                        *id
+                    }
+                    _ => UNSEEN,
+                };
                 p.nonzero.push(PlaceReading {
                     position: p.members,
                     host,
                     lid: v.lid,
                     value: v.value,
                     lines: v.lines,
+                    file,
                 });
             }
             p.members += 1;
@@ -1648,6 +1775,7 @@ impl AcrossHosts {
             index,
             places,
             hosts,
+            files,
             ..
         } = self;
         let mut keys: Vec<_> = index.into_iter().collect();
@@ -1672,6 +1800,7 @@ impl AcrossHosts {
                         value: 0.0,
                         count: Some(0),
                         lines: LineSpan::default(),
+                        file: None,
                     })
                     .collect();
                 for r in &p.nonzero {
@@ -1688,6 +1817,7 @@ impl AcrossHosts {
                             value,
                             count: Some(r.value),
                             lines: r.lines,
+                            file: files.get(r.file as usize).map(String::as_str),
                         };
                     }
                 }
@@ -2042,8 +2172,12 @@ mod tests {
                     }).collect::<Vec<_>>()
                 })
                 .collect();
-            let got = peer_groups(&series, &ids, &rates, &options);
-            let want = peer_groups_oracle(&series, &ids, &rates, &options);
+            // Snapshots in files of their own, the last one pasted (no file).
+            let files: Vec<Option<&str>> = (0..snapshots)
+                .map(|s| ["first.txt", "second.txt"].get(s).copied())
+                .collect();
+            let got = peer_groups(&series, &ids, &rates, &files, &options);
+            let want = peer_groups_oracle(&series, &ids, &rates, &files, &options);
             prop_assert_eq!(&got.0, &want.0);
             prop_assert_eq!(got.1, want.1);
             prop_assert_eq!(&got.2, &want.2);

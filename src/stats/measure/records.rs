@@ -638,6 +638,9 @@ pub struct OutlierMember {
     pub poisson_tail_p: Option<f64>,
     /// Lines of the reading.
     pub lines: LineSpan,
+    /// The file the lines are in (batch runs; `None` for a paste).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     /// One sentence with the statistic, the group and its size.
     pub explanation: String,
 }
