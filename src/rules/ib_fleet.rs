@@ -63,7 +63,8 @@ declare_rule! {
     ///
     /// ### Evidence
     /// `Firmware version` of the host's adapters and the version most hosts
-    /// run (with how many hosts run it).
+    /// run, with how many of the family's adapters run it (a host whose one
+    /// adapter of eight drifted still votes for the usual version).
     ///
     /// ### What to do
     /// Bring the host to the fleet's firmware version (`mlxfwmanager`).
@@ -419,14 +420,24 @@ fn check_firmware_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Coverage {
             continue;
         };
         if count * 2 > hosts.len() {
-            // A true majority: the hosts off it drifted.
+            // A true majority: the hosts off it drifted. The message counts
+            // adapters, not hosts' votes: a host whose one adapter of eight
+            // drifted still votes for the usual version, and "1000 of 1000
+            // hosts run it" next to that host's finding read as a
+            // contradiction.
+            let adapters: usize = hosts.values().map(Vec::len).sum();
+            let on_expected = adapters
+                - hosts
+                    .values()
+                    .map(|cas| off_version(cas, expected).len())
+                    .sum::<usize>();
             for cas in hosts.values() {
                 let odd = off_version(cas, expected);
                 if odd.is_empty() {
                     continue;
                 }
                 let message = format!(
-                    "{}; {count} of {} hosts run {expected}",
+                    "{}; {on_expected} of the {adapters} such adapters on {} hosts run {expected}",
                     runs_firmware(ty, &odd),
                     hosts.len()
                 );
@@ -1028,12 +1039,43 @@ mod tests {
         assert_eq!(fw[0].subject.host.as_deref(), Some("n3"));
         assert_eq!(fw[0].severity, Severity::Warning);
         assert!(fw[0].evidence[0].text.contains("mlx5_0, mlx5_1"), "{fw:#?}");
+        // n1, n2, n4 two adapters each, n5 one: 7 of the 9 run the usual.
+        assert!(
+            fw[0]
+                .message
+                .ends_with("7 of the 9 such adapters on 5 hosts run 28.39.1002"),
+            "{}",
+            fw[0].message
+        );
         let rate = findings_of(&FL002, &text);
         assert_eq!(rate.len(), 2);
         assert!(rate.iter().all(|f| f.subject.host.as_deref() == Some("n4")));
         let count = findings_of(&FL003, &text);
         assert_eq!(count.len(), 1);
         assert_eq!(count[0].subject.host.as_deref(), Some("n5"));
+        // One drifted adapter of two on n3: n3 still votes for the usual
+        // version, and the count of adapters says the drift is n3's own.
+        let one_drifted = format!(
+            "{}{}",
+            ca("mlx5_0", "28.39.1002", 400),
+            ca("mlx5_1", "28.36.1010", 400)
+        );
+        let text = format!(
+            "{}{}{}",
+            pdsh("n1", &good),
+            pdsh("n2", &good),
+            pdsh("n3", &one_drifted)
+        );
+        let fw = findings_of(&FL001, &text);
+        assert_eq!(fw.len(), 1, "{fw:#?}");
+        assert!(
+            fw[0].message.starts_with("mlx5_1 ")
+                && fw[0]
+                    .message
+                    .ends_with("5 of the 6 such adapters on 3 hosts run 28.39.1002"),
+            "{}",
+            fw[0].message
+        );
     }
 
     #[test]
