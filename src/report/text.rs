@@ -141,13 +141,24 @@ fn host_label(f: &Finding) -> Option<String> {
     })
 }
 
-/// `subject: message`, without saying the subject twice.
+/// `subject: message`, without saying the subject twice. The host is
+/// named beside the headline (its column, its heading), so a message that
+/// opens with the host and then the subject (a peer outlier's `gpu00154
+/// GPU 1: …`) loses the host, and a subject that is the whole host adds
+/// no `host: ` before the message.
 fn headline(f: &Finding) -> String {
     let subject = f.subject.describe();
-    if f.message.starts_with(&subject) {
-        f.message.clone()
+    let message = f
+        .subject
+        .host
+        .as_deref()
+        .and_then(|host| f.message.strip_prefix(host)?.strip_prefix(' '))
+        .filter(|rest| rest.starts_with(&subject))
+        .unwrap_or(&f.message);
+    if message.starts_with(&subject) || subject == crate::rules::WHOLE_HOST {
+        message.to_owned()
     } else {
-        format!("{subject}: {}", f.message)
+        format!("{subject}: {message}")
     }
 }
 
@@ -529,6 +540,40 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains('\x1b'));
+    }
+
+    /// The host is named beside the headline: a message that opens with
+    /// the host and subject loses the host, a whole-host subject adds no
+    /// `host: `, and a message not about its subject gets the subject.
+    #[test]
+    fn headlines_say_the_host_and_subject_once() {
+        use crate::rules::Subject;
+        let on = |subject: Subject, message: &str| {
+            headline(
+                &crate::rules::registry::by_id("NV005")
+                    .unwrap()
+                    .finding(subject, message),
+            )
+        };
+        let gpu = Subject {
+            host: Some("gpu00154".into()),
+            gpu: Some(1),
+            ..Subject::default()
+        };
+        assert_eq!(
+            on(gpu.clone(), "gpu00154 GPU 1: crc_errors 48213 stands out"),
+            "GPU 1: crc_errors 48213 stands out"
+        );
+        assert_eq!(on(gpu.clone(), "GPU 1: link 3 down"), "GPU 1: link 3 down");
+        assert_eq!(on(gpu, "crc_errors 48213"), "GPU 1: crc_errors 48213");
+        let host = Subject {
+            host: Some("gpu00059".into()),
+            ..Subject::default()
+        };
+        assert_eq!(
+            on(host, "mlx5_3 runs firmware 28.36.1010"),
+            "mlx5_3 runs firmware 28.36.1010"
+        );
     }
 
     #[test]

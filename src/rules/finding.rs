@@ -180,10 +180,14 @@ impl Subject {
             out.push_str(n);
         }
         if parts == 0 {
-            out.push_str("host");
+            out.push_str(WHOLE_HOST);
         }
     }
 }
+
+/// What [`Subject::describe`] says of a subject that is a whole host (or
+/// nothing at all): the host's own name is given beside it.
+pub(crate) const WHOLE_HOST: &str = "host";
 
 /// One piece of evidence: a value or statistic, and the lines it came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -41,6 +41,7 @@ pub use context::{
 pub use registry::{by_id, RULES};
 pub use thresholds::{ThresholdEntry, Thresholds, ThresholdsError};
 
+pub(crate) use finding::WHOLE_HOST;
 pub use finding::{Evidence, Finding, SkippedRule, Subject, Threshold};
 pub use fleet::{AdapterFacts, Fleet, FleetCheck, FleetFacts, PortFacts};
 pub use rule::{Check, Coverage, Family, Rule, Scope, Severity};
