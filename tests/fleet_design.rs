@@ -299,3 +299,43 @@ fn the_stream_holds_the_findings_of_the_json_report() {
         assert_eq!(got, want, "{name}");
     }
 }
+
+/// The generated 12-host fleet (`scripts/gen-fleet.py`, seed 7) with every
+/// host's `mlx5_0` a dual-port card whose port 2 is not cabled says what
+/// the default fleet says (same rules, severities and subjects: no
+/// warning per host from IB001, no rail impaired for XS001) and one
+/// finding more: IB001's about the port, for the fleet.
+#[test]
+fn a_generated_fleet_with_an_uncabled_second_port_adds_one_finding() {
+    let generate = |name: &str, extra: &[&str]| {
+        let dir = scratch(name).join("fleet");
+        let status = std::process::Command::new("python3")
+            .arg(common::repo("scripts/gen-fleet.py"))
+            .arg(&dir)
+            .args(["--nodes", "12", "--seed", "7"])
+            .args(extra)
+            .status()
+            .expect("python3 runs scripts/gen-fleet.py");
+        assert!(status.success());
+        dir
+    };
+    // Rule, severity and subject of each finding, counted: the lines of
+    // ibstat.txt after the second port move.
+    let said = |dir: &Path| -> BTreeMap<String, usize> {
+        let r = report(&[dir]);
+        let mut m = BTreeMap::new();
+        for f in r["findings"].as_array().unwrap() {
+            let key = serde_json::json!([f["rule"], f["severity"], f["subject"]]).to_string();
+            *m.entry(key).or_default() += 1;
+        }
+        m
+    };
+    let plain = said(&generate("design-gen-plain", &[]));
+    let mut uncabled = said(&generate(
+        "design-gen-uncabled",
+        &["--uncabled-second-port"],
+    ));
+    let fleet = serde_json::json!(["IB001", "info", {"device": "mlx5_0", "port": 2}]).to_string();
+    assert_eq!(uncabled.remove(&fleet), Some(1), "{uncabled:#?}");
+    assert_eq!(uncabled, plain);
+}

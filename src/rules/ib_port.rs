@@ -652,10 +652,18 @@ fn never_linked_beside_active<'a>(
     p: &IbPortRef<'a>,
     lit_adapters: &BTreeSet<(HostKey<'a>, &'a str)>,
 ) -> bool {
+    never_linked(p) && lit_adapters.contains(&(p.host(), p.device))
+}
+
+/// Whether a port is down without a link (`Polling`, or `Down` where no
+/// physical state is printed) and no subnet manager has given it a LID
+/// since its adapter started: the shape of [`never_linked_beside_active`],
+/// whatever its siblings.
+pub(crate) fn never_linked(p: &IbPortRef<'_>) -> bool {
     let no_link = p.state == Some(PortState::Down)
         && matches!(p.physical_state, None | Some(PhysState::Polling));
     let never_assigned = p.base_lid.is_some_and(unassigned) && p.sm_lid.is_none_or(|sm| sm == 0);
-    no_link && never_assigned && lit_adapters.contains(&(p.host(), p.device))
+    no_link && never_assigned
 }
 
 /// IB001 for a port that is up in its last reading but was down in an
