@@ -26,6 +26,11 @@ Deterministic: the same `--nodes` and `--seed` give byte-identical files and
 modification times.
 
     python3 scripts/gen-fleet.py OUTDIR --nodes 1000 [--seed 7]
+
+`--uncabled-second-port` makes `mlx5_0` a dual-port card on every host whose
+port 2 is left uncabled (Down/Polling, no LID and no SM LID ever assigned):
+a fleet's design, which IB001 reports once for the fleet. It draws nothing
+from the random stream, so the faults and every other file stay the same.
 """
 
 import argparse
@@ -102,7 +107,20 @@ def host_name(i):
     return f"gpu{i:05d}"
 
 
-def ibstat(rng, node, fault):
+# Port 2 of a dual-port card left uncabled (`--uncabled-second-port`).
+UNCABLED_PORT2 = """\tPort 2:
+\t\tState: Down
+\t\tPhysical state: Polling
+\t\tRate: 10
+\t\tBase lid: 0
+\t\tLMC: 0
+\t\tSM lid: 0
+\t\tCapability mask: 0xa751e848
+\t\tPort GUID: 0x{guid:016x}
+\t\tLink layer: InfiniBand"""
+
+
+def ibstat(rng, node, fault, uncabled_port2=False):
     out = []
     for h in range(HCAS):
         guid = 0x946DAE0300000000 | (node << 8) | (h << 4)
@@ -114,9 +132,10 @@ def ibstat(rng, node, fault):
         if fault and fault["kind"] == "firmware_mismatch" and fault["hca"] == h:
             fw = "28.36.1010"
         lid = lid_of(node, h) if state == "Active" else 0
+        dual = uncabled_port2 and h == 0
         out.append(f"CA 'mlx5_{h}'")
         out.append("\tCA type: MT4129")
-        out.append("\tNumber of ports: 1")
+        out.append(f"\tNumber of ports: {2 if dual else 1}")
         out.append(f"\tFirmware version: {fw}")
         out.append("\tHardware version: 0")
         out.append(f"\tNode GUID: 0x{guid:016x}")
@@ -131,6 +150,8 @@ def ibstat(rng, node, fault):
         out.append("\t\tCapability mask: 0xa751e848")
         out.append(f"\t\tPort GUID: 0x{guid:016x}")
         out.append("\t\tLink layer: InfiniBand")
+        if dual:
+            out.append(UNCABLED_PORT2.format(guid=guid | 1))
     return "\n".join(out) + "\n"
 
 
@@ -324,6 +345,11 @@ def main():
     p.add_argument("--nodes", type=int, default=1000)
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--truth", help="where to write the fault list (default OUTDIR.truth.json)")
+    p.add_argument(
+        "--uncabled-second-port",
+        action="store_true",
+        help="give every host a dual-port mlx5_0 whose port 2 is not cabled",
+    )
     a = p.parse_args()
     rng = random.Random(a.seed)
     faults = plan_faults(rng, a.nodes)
@@ -333,7 +359,7 @@ def main():
         d = os.path.join(a.outdir, host_name(node))
         os.makedirs(d, exist_ok=True)
         t0 = EPOCH + node % 600
-        write(os.path.join(d, "ibstat.txt"), ibstat(rng, node, fault), t0)
+        write(os.path.join(d, "ibstat.txt"), ibstat(rng, node, fault, a.uncabled_second_port), t0)
         for h in range(HCAS):
             c0 = perf_counters(rng)
             c1 = advance(rng, c0, fault, h)

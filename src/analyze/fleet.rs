@@ -13,7 +13,7 @@ use super::unit::{analyze_unit, selected_rules, UnitResult};
 use super::{finding_order, verdict, AnalyzeOptions};
 use crate::input::Document;
 use crate::report::{Report, Summary};
-use crate::rules::{Coverage, Finding, Fleet, FleetFacts, Rule, SkippedRule};
+use crate::rules::{Coverage, Finding, Fleet, FleetFacts, Rule, SkippedRule, Subject};
 use crate::stats::{AcrossHosts, Measurements, StatsOptions};
 use std::collections::BTreeSet;
 
@@ -93,6 +93,11 @@ pub struct Analysis {
     /// The findings of units added with
     /// [`add_result_printed`](Self::add_result_printed), counted.
     printed: Summary,
+    /// IB001's warnings about ports that never linked, of units added with
+    /// [`add_result_printed`](Self::add_result_printed): held (not
+    /// printed) until the fleet step has said whether the port is the
+    /// fleet's design. A host has none or one per dual-port card.
+    held: Vec<Finding>,
 }
 
 /// The rules whose fleet check reads [`Fleet::peer_groups`] and nothing
@@ -111,6 +116,9 @@ struct FleetRun {
     skipped: Vec<SkippedRule>,
     across_groups: Vec<crate::stats::PeerGroup>,
     quiet: usize,
+    /// The subjects of the IB001 warnings the fleet's IB001 finding
+    /// replaced ([`by_design`]).
+    by_design: BTreeSet<Subject>,
 }
 
 /// The end of an analysis whose units' findings were printed as they were
@@ -147,6 +155,7 @@ impl Analysis {
             facts: FleetFacts::default(),
             across: AcrossHosts::default(),
             printed: Summary::default(),
+            held: Vec::new(),
         }
     }
 
@@ -272,7 +281,16 @@ impl Analysis {
     /// [`add_result_taking_measurements`](Self::add_result_taking_measurements)
     /// does.
     pub fn add_result_printed(&mut self, mut result: UnitResult) -> Measurements {
-        let findings = std::mem::take(&mut result.findings);
+        let mut findings = std::mem::take(&mut result.findings);
+        // Not printed with the unit (see [`super::held_for_the_fleet`]).
+        let mut i = 0;
+        while i < findings.len() {
+            if findings.get(i).is_some_and(super::held_for_the_fleet) {
+                self.held.push(findings.swap_remove(i));
+            } else {
+                i += 1;
+            }
+        }
         self.printed.add(&Summary::of(&findings));
         for f in findings {
             if crate::report::incident::reads_evidence(f.rule) {
@@ -289,7 +307,18 @@ impl Analysis {
     /// the run.
     #[must_use]
     pub fn finish_printed(mut self) -> PrintedFleet {
-        let fleet = self.run_fleet_rules().found;
+        let FleetRun {
+            found: mut fleet,
+            by_design,
+            ..
+        } = self.run_fleet_rules();
+        // The held warnings the fleet's finding did not replace are printed
+        // now, with the fleet rules' findings.
+        fleet.extend(
+            std::mem::take(&mut self.held)
+                .into_iter()
+                .filter(|f| !replaced(f, &by_design)),
+        );
         let mut all = self.findings.unpack(fleet.len());
         let kept_before = all.len();
         all.extend(fleet);
@@ -357,7 +386,7 @@ impl Analysis {
         let across = std::mem::take(&mut self.across);
         let facts = std::mem::take(&mut self.facts);
         let (thresholds, selected) = (&self.options.thresholds, &self.selected);
-        let ((across_groups, quiet), early) = super::parallel::join(
+        let ((across_groups, quiet), (early, by_design)) = super::parallel::join(
             move || across.finish(&stats_options),
             move || {
                 let fleet = Fleet {
@@ -376,8 +405,9 @@ impl Analysis {
                         Some((coverage, found))
                     })
                     .collect();
+                let by_design = by_design(selected, &facts);
                 drop(facts);
-                early
+                (early, by_design)
             },
         );
         let no_facts = FleetFacts::default();
@@ -437,6 +467,7 @@ impl Analysis {
             skipped,
             across_groups,
             quiet,
+            by_design,
         }
     }
 
@@ -450,6 +481,7 @@ impl Analysis {
             skipped,
             across_groups,
             quiet,
+            by_design,
         } = self.run_fleet_rules();
         let mut measurements = self.measurements;
         measurements.peer_groups.extend(across_groups);
@@ -473,7 +505,7 @@ impl Analysis {
             }
         }
         let findings = self.findings.unpack(0);
-        let (mut findings, stored) = drop_repeats_and_sort(findings, self.stored);
+        let (mut findings, stored) = drop_repeats_and_sort(findings, self.stored, &by_design);
         // The units' findings were fingerprinted in parallel (phase A);
         // the fleet rules' are, and those of records written without.
         for f in findings.iter_mut().filter(|f| f.fingerprint.is_empty()) {
@@ -503,14 +535,45 @@ impl Analysis {
     }
 }
 
-/// Drops repeated FL004 findings and sorts the rest worst first (a stable
-/// sort: equal findings keep their unit order), carrying each finding's
-/// store id along. In place: a fleet's findings are not copied.
+/// The subjects of the hosts' IB001 warnings that the fleet's IB001
+/// finding replaces: the ports that never linked on most hosts
+/// (`never_linked_by_design`), when IB001 runs. A few hundred bytes per
+/// host with such a port.
+fn by_design(selected: &[&'static Rule], facts: &FleetFacts) -> BTreeSet<Subject> {
+    if !selected.iter().any(|r| r.id == "IB001") {
+        return BTreeSet::new();
+    }
+    crate::rules::ib_fleet::never_linked_by_design(facts)
+        .into_iter()
+        .flat_map(|d| d.ports)
+        .map(|p| p.subject.clone())
+        .collect()
+}
+
+/// Whether `f` is a host's IB001 warning that the fleet's IB001 finding
+/// replaced: its port never linked, as on most hosts.
+fn replaced(f: &Finding, by_design: &BTreeSet<Subject>) -> bool {
+    f.rule == "IB001"
+        && f.severity == crate::rules::Severity::Warning
+        && f.subject.host.is_some()
+        && by_design.contains(&f.subject)
+}
+
+/// Drops repeated FL004 findings and the IB001 warnings the fleet's IB001
+/// finding replaced, and sorts the rest worst first (a stable sort: equal
+/// findings keep their unit order), carrying each finding's store id
+/// along. In place: a fleet's findings are not copied.
 fn drop_repeats_and_sort(
     mut findings: Vec<Finding>,
     mut stored: Vec<Option<u64>>,
+    by_design: &BTreeSet<Subject>,
 ) -> (Vec<Finding>, Vec<Option<u64>>) {
-    let keep = crate::report::incident::kept(&findings);
+    let mut keep = crate::report::incident::kept(&findings);
+    if !by_design.is_empty() {
+        for (k, f) in keep.iter_mut().zip(&findings) {
+            *k = *k && !replaced(f, by_design);
+        }
+    }
     let mut flags = keep.iter();
     findings.retain(|_| flags.next().copied().unwrap_or(true));
     let mut flags = keep.iter();

@@ -141,6 +141,21 @@ pub fn settle_unit_findings(findings: &mut Vec<Finding>) {
     crate::report::incident::fingerprint_all(findings);
 }
 
+/// Whether a unit's finding waits for the fleet step before a streamed
+/// report prints it: IB001's warning about a port that never linked beside
+/// an Active sibling, which the fleet step replaces with one finding when
+/// the port never linked on most hosts (the fleet's design). The stream
+/// prints the findings of the whole report: such a warning comes with the
+/// fleet rules' lines, or not at all.
+#[must_use]
+pub fn held_for_the_fleet(f: &Finding) -> bool {
+    f.rule == "IB001"
+        && f.severity == Severity::Warning
+        && f.subject.host.is_some()
+        && f.message
+            .contains(crate::rules::ib_port::NEVER_LINKED_CAUSE)
+}
+
 /// Worst first, then by host, subject and rule, so related findings sit together.
 fn finding_order(a: &Finding, b: &Finding) -> std::cmp::Ordering {
     b.severity

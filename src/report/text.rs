@@ -130,14 +130,22 @@ impl Paint {
     }
 }
 
+/// Where a finding about no host whose evidence comes from several files
+/// is listed (a port that never linked on most hosts, IB001's fleet
+/// finding): it is about the fleet, not one unnamed host.
+const FLEET_LABEL: &str = "(fleet)";
+
 /// The host an incident or finding is listed under: its host, or the file
-/// it came from, so two anonymous dumps are not shown as one machine.
+/// it came from, so two anonymous dumps are not shown as one machine; a
+/// finding whose evidence comes from several files is the fleet's.
 fn host_label(f: &Finding) -> Option<String> {
     f.subject.host.clone().or_else(|| {
-        f.evidence
-            .iter()
-            .find_map(|e| e.source.as_ref())
-            .map(|src| format!("(host not named: {src})"))
+        let mut sources = f.evidence.iter().filter_map(|e| e.source.as_ref());
+        let first = sources.next()?;
+        if sources.any(|s| s != first) {
+            return Some(FLEET_LABEL.to_owned());
+        }
+        Some(format!("(host not named: {first})"))
     })
 }
 
@@ -222,7 +230,10 @@ fn summary(
 ) {
     let width = options.max_width;
     let _ = writeln!(s);
-    let with_problems = hosts.len();
+    let with_problems = hosts
+        .iter()
+        .filter(|(h, _)| h.as_deref() != Some(FLEET_LABEL))
+        .count();
     let with_findings: std::collections::HashSet<&str> =
         hosts.iter().filter_map(|(h, _)| h.as_deref()).collect();
     let healthy: Vec<&String> = report

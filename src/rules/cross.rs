@@ -44,7 +44,10 @@ declare_rule! {
     /// ### Thresholds and sources
     /// Port Active/LinkUp at the host's best rail rate; NVLink count as in
     /// NV001 (knowledge base or peers). Rail = nearest NIC in `topo -m`
-    /// (`PIX`/`PXB` on DGX/HGX designs).
+    /// (`PIX`/`PXB` on DGX/HGX designs). A port of the NIC that never
+    /// linked (Down/Polling, no LID ever assigned) beside an Active one
+    /// does not impair the rail: the second port of a dual-port card left
+    /// uncabled (IB001 reports it). One that had a LID and lost it does.
     pub static XS001 = {
         id: "XS001",
         name: "gpu-rail-impaired",
@@ -110,8 +113,13 @@ fn check_rails(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             // the NIC this GPU's rail leads it, written only when there is
             // a problem (most rails are healthy).
             let mut evidence: Vec<Evidence> = Vec::new();
+            // A port that never linked beside an Active port of its NIC
+            // (the second port of a dual-port card left uncabled) takes
+            // nothing from the GPU: its rail runs over the Active one.
+            // IB001 reports the port.
+            let lit = rail.iter().any(|p| p.is_infiniband() && p.is_active());
             for p in &rail {
-                if !p.is_infiniband() {
+                if !p.is_infiniband() || (lit && super::ib_port::never_linked(p)) {
                     continue;
                 }
                 if !p.is_active() {

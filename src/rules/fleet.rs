@@ -114,6 +114,38 @@ impl PortFacts {
     }
 }
 
+/// An InfiniBand port of a named host that never linked beside an Active
+/// port of its adapter (IB001's `warning`): FL005 counts them across hosts.
+/// Most hosts have none, or one per dual-port card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NeverLinkedFacts {
+    /// The host.
+    pub host: String,
+    /// Adapter name.
+    pub device: String,
+    /// Port number.
+    pub number: u32,
+    /// The subject of the port's IB001 finding.
+    pub subject: Subject,
+    /// Its states and LIDs, as IB001's evidence gives them.
+    pub reading: String,
+    /// The tool that printed it.
+    pub kind: Kind,
+    /// Its lines.
+    pub span: LineSpan,
+    /// The file it was read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+impl NeverLinkedFacts {
+    /// Evidence pointing at the port's lines.
+    #[must_use]
+    pub fn evidence(&self, text: String) -> Evidence {
+        lines_of(self.kind, self.span, self.file.as_deref(), text)
+    }
+}
+
 /// What one unit tells the fleet rules.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FleetFacts {
@@ -121,6 +153,10 @@ pub struct FleetFacts {
     pub adapters: Vec<AdapterFacts>,
     /// Active InfiniBand ports with a rate, of named hosts.
     pub ports: Vec<PortFacts>,
+    /// InfiniBand ports of named hosts that never linked beside an Active
+    /// sibling (absent from records written before FL005: none then).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub never_linked: Vec<NeverLinkedFacts>,
 }
 
 impl FleetFacts {
@@ -152,13 +188,33 @@ impl FleetFacts {
                 })
             })
             .collect();
-        Self { adapters, ports }
+        let never_linked = super::ib_port::never_linked_ports(ctx)
+            .into_iter()
+            .filter_map(|p| {
+                Some(NeverLinkedFacts {
+                    host: p.host().name()?.to_owned(),
+                    device: p.device.to_owned(),
+                    number: p.number,
+                    subject: p.subject(),
+                    reading: super::ib_port::reading(p, true),
+                    kind: p.at.section.kind,
+                    span: p.span,
+                    file: p.at.source().map(str::to_owned),
+                })
+            })
+            .collect();
+        Self {
+            adapters,
+            ports,
+            never_linked,
+        }
     }
 
     /// Adds another unit's facts.
     pub fn extend(&mut self, other: Self) {
         self.adapters.extend(other.adapters);
         self.ports.extend(other.ports);
+        self.never_linked.extend(other.never_linked);
     }
 }
 

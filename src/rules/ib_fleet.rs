@@ -8,7 +8,7 @@
 //! version run by most hosts before a host is called drifted (FL001).
 
 use super::context::{subject_of, AdapterRef, Context, HostKey};
-use super::fleet::{over_context, AdapterFacts, Fleet, PortFacts};
+use super::fleet::{over_context, AdapterFacts, Fleet, FleetFacts, NeverLinkedFacts, PortFacts};
 use super::rule::Scope;
 use super::{gbps, Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
@@ -962,6 +962,141 @@ fn counter_outliers(
     Coverage::Checked(groups.len() + rates)
 }
 
+/// IB001's fleet step: the fewest hosts on which one port (adapter name
+/// and number) must have never linked before it is called the fleet's
+/// design. Below it a paste of a few hosts keeps one `warning` per host,
+/// as a single host always does: seven lines are still read one by one,
+/// and two or three hosts alike say nothing of a design.
+pub const DESIGN_MIN_HOSTS: usize = 8;
+
+/// IB001's fleet step: the share of the hosts listing the port (their
+/// adapter of that name lists that many ports) on which it must have
+/// never linked, as `numerator / denominator`: three in four. Where more
+/// than a quarter of those hosts have the port cabled (Active, or down
+/// after it had a LID), the fleet is mixed and an uncabled one may be a
+/// host someone forgot: each keeps its `warning`.
+pub const DESIGN_SHARE: (usize, usize) = (3, 4);
+
+/// One port (adapter name and number) that never linked beside an Active
+/// sibling on most hosts listing it: the fleet's design, not a fault of
+/// each host.
+#[derive(Debug)]
+pub(crate) struct DesignPort<'a> {
+    pub device: &'a str,
+    pub number: u32,
+    /// The hosts' never-linked readings of it, by host name.
+    pub ports: Vec<&'a NeverLinkedFacts>,
+    /// The hosts listing the port.
+    pub hosts: usize,
+}
+
+/// The ports that never linked on enough hosts ([`DESIGN_MIN_HOSTS`],
+/// [`DESIGN_SHARE`]) to be the fleet's design. Linear in the facts (one
+/// pass over the never-linked ports, one over the adapters, sets of host
+/// names only for the adapters named by a candidate).
+pub(crate) fn never_linked_by_design(facts: &FleetFacts) -> Vec<DesignPort<'_>> {
+    let mut by_port: BTreeMap<(&str, u32), Vec<&NeverLinkedFacts>> = BTreeMap::new();
+    for p in &facts.never_linked {
+        by_port
+            .entry((p.device.as_str(), p.number))
+            .or_default()
+            .push(p);
+    }
+    for ports in by_port.values_mut() {
+        ports.sort_by(|a, b| a.host.cmp(&b.host));
+        ports.dedup_by(|a, b| a.host == b.host);
+    }
+    by_port.retain(|_, ports| ports.len() >= DESIGN_MIN_HOSTS);
+    if by_port.is_empty() {
+        return Vec::new();
+    }
+    // The hosts listing each candidate port: an InfiniBand adapter of that
+    // name listing that many ports, or the port itself.
+    let mut listing: BTreeMap<(&str, u32), BTreeSet<&str>> = BTreeMap::new();
+    for a in facts.adapters.iter().filter(|a| !a.ethernet) {
+        let name = a.name.as_str();
+        for &(device, number) in by_port.range((name, 0)..=(name, u32::MAX)).map(|(k, _)| k) {
+            if usize::try_from(number).is_ok_and(|n| a.ports_listed >= n) {
+                listing
+                    .entry((device, number))
+                    .or_default()
+                    .insert(a.host.as_str());
+            }
+        }
+    }
+    by_port
+        .into_iter()
+        .filter_map(|((device, number), ports)| {
+            let mut hosts = listing.remove(&(device, number)).unwrap_or_default();
+            hosts.extend(ports.iter().map(|p| p.host.as_str()));
+            let (num, den) = DESIGN_SHARE;
+            (ports.len() * den >= hosts.len() * num).then_some(DesignPort {
+                device,
+                number,
+                ports,
+                hosts: hosts.len(),
+            })
+        })
+        .collect()
+}
+
+/// The hosts a fleet-level IB001 finding names as evidence.
+const DESIGN_SAMPLE: usize = 5;
+
+/// IB001 over the fleet: a port that never linked on most hosts listing
+/// it ([`never_linked_by_design`]) is one `info` finding about the port,
+/// not one `warning` per host (the fleet step drops those).
+pub(crate) fn check_never_linked_fleet(fleet: &Fleet<'_>, out: &mut Vec<Finding>) -> Coverage {
+    for d in never_linked_by_design(fleet.facts) {
+        let (device, number, count, of) = (d.device, d.number, d.ports.len(), d.hosts);
+        let subject = Subject {
+            device: Some(device.to_owned()),
+            port: Some(number),
+            ..Subject::default()
+        };
+        let mut f = super::ib_port::IB001
+            .finding(
+                subject,
+                format!("{device} port {number} never linked on {count} of {of} hosts: not cabled by design?"),
+            )
+            .severity(Severity::Info);
+        for p in d.ports.iter().take(DESIGN_SAMPLE) {
+            f = f
+                .evidence(p.evidence(format!("{}: {device} port {number}: {}", p.host, p.reading)));
+        }
+        if count > DESIGN_SAMPLE {
+            if let Some(last) = d.ports.last() {
+                f = f.evidence(last.evidence(format!(
+                    "{}: {device} port {number}: {} (and {} other hosts alike)",
+                    last.host,
+                    last.reading,
+                    count - DESIGN_SAMPLE - 1
+                )));
+            }
+        }
+        out.push(
+            f.threshold(Threshold::new(
+                format!(
+                    "never linked beside an Active sibling on at least {DESIGN_MIN_HOSTS} hosts and {} in {} of the hosts listing the port",
+                    DESIGN_SHARE.0, DESIGN_SHARE.1
+                ),
+                "fleet peer comparison",
+            ))
+            .remediation(
+                "Nothing to do if the port is unused by design (the second port of each card left uncabled); otherwise cable it on every host. A host where this port had a LID and lost it, or whose sibling is down too, is reported on its own.",
+            ),
+        );
+    }
+    // The ports are counted by IB001's check on each unit: checked adds
+    // none, and where no unit saw a port that never linked, the units'
+    // coverage (or their reason for skipping) stands alone.
+    if fleet.facts.never_linked.is_empty() {
+        Coverage::Skipped("no port that never linked beside an Active one".to_owned())
+    } else {
+        Coverage::Checked(0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -975,6 +1110,81 @@ mod tests {
 
     fn pdsh(host: &str, text: &str) -> String {
         text.lines().map(|l| format!("{host}: {l}\n")).collect()
+    }
+
+    /// A host's dual-port `mlx5_0`: port 1 Active, port 2 Down/Polling with
+    /// `base` and `sm` LIDs (0 and 0: never linked).
+    fn dual_port(host: &str, base: u32, sm: u32) -> String {
+        pdsh(
+            host,
+            &format!(
+                "CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 2\n\tFirmware version: 28.39.1002\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 3\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n\tPort 2:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tRate: 10\n\t\tBase lid: {base}\n\t\tSM lid: {sm}\n\t\tLink layer: InfiniBand\n"
+            ),
+        )
+    }
+
+    /// IB001's findings of one paste of `hosts` hosts whose port 2 never
+    /// linked, as (host, severity, message).
+    fn never_linked_paste(
+        hosts: usize,
+        options: &crate::AnalyzeOptions,
+    ) -> Vec<(Option<String>, Severity, String)> {
+        let text: String = (0..hosts)
+            .map(|i| dual_port(&format!("gpu{i:02}"), 0, 0))
+            .collect();
+        let doc = crate::input::read_all(&text, &crate::ReadOptions::default()).unwrap();
+        crate::analyze(&[doc], options)
+            .findings
+            .into_iter()
+            .filter(|f| f.rule == "IB001")
+            .map(|f| (f.subject.host, f.severity, f.message))
+            .collect()
+    }
+
+    /// One pdsh paste of eight hosts is a fleet too: one finding about the
+    /// port; seven keep a warning each.
+    #[test]
+    fn a_paste_of_eight_hosts_says_the_port_once() {
+        let options = crate::AnalyzeOptions::default();
+        let eight = never_linked_paste(8, &options);
+        assert_eq!(
+            eight,
+            [(
+                None,
+                Severity::Info,
+                "mlx5_0 port 2 never linked on 8 of 8 hosts: not cabled by design?".to_owned()
+            )]
+        );
+        let seven = never_linked_paste(7, &options);
+        assert_eq!(seven.len(), 7, "{seven:#?}");
+        assert!(seven
+            .iter()
+            .all(|(h, s, _)| h.is_some() && *s == Severity::Warning));
+    }
+
+    /// Without IB001 nothing is said of the port, on the hosts or the fleet.
+    #[test]
+    fn ignoring_ib001_ignores_its_fleet_finding() {
+        let options = crate::AnalyzeOptions::default().ignore("IB001");
+        assert_eq!(never_linked_paste(10, &options), []);
+    }
+
+    /// Records written before the never-linked facts read as having none.
+    #[test]
+    fn facts_without_never_linked_ports_read_as_none() {
+        let facts: FleetFacts = serde_json::from_str(r#"{"adapters":[],"ports":[]}"#).unwrap();
+        assert!(facts.never_linked.is_empty());
+        let mut out = Vec::new();
+        let fleet = Fleet {
+            facts: &facts,
+            peer_groups: &[],
+            thresholds: &crate::rules::Thresholds::default(),
+        };
+        assert!(matches!(
+            check_never_linked_fleet(&fleet, &mut out),
+            Coverage::Skipped(_)
+        ));
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! carry unused Ethernet ports.
 
 use super::context::{Context, HostKey, IbPortRef, PortKey};
+use super::rule::Scope;
 use super::{gbps, Coverage, Evidence, Finding, SectionRef, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::model::ib::{LinkLayer, PhysState, PortState};
@@ -64,6 +65,22 @@ declare_rule! {
     /// every host's. A port that had a LID lost its link and stays an
     /// `error`, as does a down port of an adapter with no Active port.
     ///
+    /// Over a fleet (a batch run, shards merged, or one paste of many
+    /// hosts), a port (adapter name and number) that never linked so on
+    /// most hosts is the fleet's design, not a fault of each host: one
+    /// `info` finding about the port (`mlx5_0 port 2 never linked on 986
+    /// of 1000 hosts: not cabled by design?`, no host) with a few hosts'
+    /// lines as evidence replaces those hosts' `warning`s. It needs the
+    /// port never linked on at least 8 hosts and on at least three in four
+    /// of the hosts listing it (an adapter of that name with that many
+    /// ports). Fewer hosts keep a warning each, as a single host always
+    /// does: a handful of lines is still read one by one, and two or three
+    /// hosts alike say nothing of a design. Where more than a quarter of
+    /// the hosts have the port cabled, the fleet is mixed and an uncabled
+    /// one may be a host someone forgot: each keeps its warning. A host
+    /// whose same port had a LID and lost it is another shape, and stays
+    /// its own `error`.
+    ///
     /// Port fields pasted without their headers (`ibstat | grep State`,
     /// an `ibstatus` block without its `Infiniband device` line) are
     /// judged too, each port named by its place among them (`header-less
@@ -86,7 +103,9 @@ declare_rule! {
     ///
     /// ### Thresholds and sources
     /// Healthy = `Active` + `LinkUp` (IBA PortInfo states; LBNL NHC
-    /// `check_hw_ib`, Meta gcm `check_ibstat`, leptonai gpud).
+    /// `check_hw_ib`, Meta gcm `check_ibstat`, leptonai gpud). A port
+    /// never linked on at least 8 hosts and three in four of the hosts
+    /// listing it is the fleet's design (fleet peer comparison).
     pub static IB001 = {
         id: "IB001",
         name: "port-down",
@@ -95,6 +114,7 @@ declare_rule! {
         summary: "InfiniBand port Down or physical state not LinkUp",
         needs: "ibstat",
         check: check_port_down,
+        scope: Scope::UnitAndFleet(super::ib_fleet::check_never_linked_fleet),
     }
 }
 
@@ -353,6 +373,22 @@ fn lids_evidence(p: &IbPortRef<'_>) -> String {
     s
 }
 
+/// A port's states as IB001's evidence gives them, with its LIDs when
+/// `lids`.
+pub(crate) fn reading(p: &IbPortRef<'_>, lids: bool) -> String {
+    format!(
+        "State: {}, Physical state: {}{}",
+        p.state.map_or("(not printed)", PortState::ibstat_name),
+        p.physical_state
+            .map_or("(not printed)", PhysState::ibstat_name),
+        if lids {
+            lids_evidence(p)
+        } else {
+            String::new()
+        }
+    )
+}
+
 /// IB001's cause and remedy for `Down/LinkUp`: the physical link is up, so
 /// the cable is not the suspect; what the SM LID says narrows it down.
 fn down_linkup_cause(p: &IbPortRef<'_>) -> (String, String) {
@@ -416,6 +452,95 @@ pub const LINK_LAYER_NOT_SHOWN_NOTE: &str =
 pub const LINK_LAYER_CUT_NOTE: &str =
     " (the paste stops before its Link layer: if this is a RoCE port, it is not an InfiniBand fault)";
 
+/// IB001's cause for a port that never linked beside an Active sibling
+/// ([`never_linked_beside_active`]): the batch stream holds the findings
+/// that say it until the fleet step has judged them (FL005).
+pub const NEVER_LINKED_CAUSE: &str = "never linked since the adapter started (no LID, no SM LID) while another port of the adapter is Active: port unused or never cabled?";
+
+/// What IB001 reads of a port's siblings: the adapters (host, device)
+/// with an Active port, and the hosts listing a physical function.
+struct Siblings<'a> {
+    lit_adapters: BTreeSet<(HostKey<'a>, &'a str)>,
+    hosts_with_pf: BTreeSet<HostKey<'a>>,
+}
+
+impl<'a> Siblings<'a> {
+    fn of(ports: &[&IbPortRef<'a>]) -> Self {
+        let lit_adapters = ports
+            .iter()
+            // A header-less port's adapter is unknown: it lights none.
+            .filter(|p| p.is_active() && p.headerless.is_none())
+            .map(|p| (p.host(), p.device))
+            .collect();
+        // A host listing physical functions beside virtual ones is their
+        // hypervisor, where a VF's port is Down until a guest uses it.
+        // Inside a guest (only the VF listed), a Down VF is the guest's
+        // link.
+        let hosts_with_pf = ports
+            .iter()
+            .filter(|p| p.ca_type.is_some() && !is_virtual_function(p.ca_type.as_deref()))
+            .map(|p| p.host())
+            .collect();
+        Self {
+            lit_adapters,
+            hosts_with_pf,
+        }
+    }
+
+    /// A down virtual function listed beside its host's physical ones.
+    fn idle_vf(&self, p: &IbPortRef<'a>) -> bool {
+        p.physical_state != Some(PhysState::LinkUp)
+            && is_virtual_function(p.ca_type.as_deref())
+            && self.hosts_with_pf.contains(&p.host())
+    }
+
+    /// A down port that never linked beside an Active sibling
+    /// ([`never_linked_beside_active`]), not an idle virtual function.
+    fn never_linked(&self, p: &IbPortRef<'a>) -> bool {
+        p.physical_state != Some(PhysState::LinkUp)
+            && !self.idle_vf(p)
+            && never_linked_beside_active(p, &self.lit_adapters)
+    }
+}
+
+/// The ports IB001 judges: the latest reading of each InfiniBand port (or
+/// one whose block was cut before its link layer) with a state.
+fn judged_ports<'c, 'a>(ctx: &'c Context<'a>) -> Vec<&'c IbPortRef<'a>> {
+    ctx.latest_ib_ports()
+        .iter()
+        .filter(|p| p.is_infiniband() || p.link_layer_cut())
+        .filter(|p| p.state.is_some() || p.physical_state.is_some())
+        .collect()
+}
+
+/// The ports IB001 says never linked beside an Active sibling, of named
+/// hosts, whose block shows their link layer (a `warning` that may be
+/// RoCE says so, and is left to its host): what FL005 compares across
+/// hosts. Most hosts have no port down: they cost one pass over their
+/// ports.
+pub(crate) fn never_linked_ports<'c, 'a>(ctx: &'c Context<'a>) -> Vec<&'c IbPortRef<'a>> {
+    let any_down = ctx
+        .latest_ib_ports()
+        .iter()
+        .any(|p| is_down(p.state, p.physical_state));
+    if !any_down {
+        return Vec::new();
+    }
+    let ports = judged_ports(ctx);
+    let siblings = Siblings::of(&ports);
+    ports
+        .into_iter()
+        .filter(|p| {
+            p.is_infiniband()
+                && !p.link_layer_cut()
+                && p.headerless.is_none()
+                && p.host().name().is_some()
+                && is_down(p.state, p.physical_state)
+                && siblings.never_linked(p)
+        })
+        .collect()
+}
+
 fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     // Read only for a Down port (whether its host is dark): it looks
     // through every section's partial parts, and most hosts of a fleet
@@ -431,12 +556,7 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     };
     let roce = roce_ports_down(ctx, &incomplete, out);
     came_back_up(ctx, out);
-    let ports: Vec<&IbPortRef<'_>> = ctx
-        .latest_ib_ports()
-        .iter()
-        .filter(|p| p.is_infiniband() || p.link_layer_cut())
-        .filter(|p| p.state.is_some() || p.physical_state.is_some())
-        .collect();
+    let ports = judged_ports(ctx);
     if ports.is_empty() {
         if roce > 0 {
             return Coverage::Checked(roce);
@@ -447,30 +567,15 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     // no physical state (`ibv_devinfo` without `-v`, `ibdev2netdev -v`)
     // the state alone says so.
     let lit = hosts_with_an_active_port(ports.iter().copied());
-    let lit_adapters: BTreeSet<(HostKey<'_>, &str)> = ports
-        .iter()
-        // A header-less port's adapter is unknown: it lights none.
-        .filter(|p| p.is_active() && p.headerless.is_none())
-        .map(|p| (p.host(), p.device))
-        .collect();
-    // A host listing physical functions beside virtual ones is their
-    // hypervisor, where a VF's port is Down until a guest uses it. Inside
-    // a guest (only the VF listed), a Down VF is the guest's link.
-    let hosts_with_pf: BTreeSet<HostKey<'_>> = ports
-        .iter()
-        .filter(|p| p.ca_type.is_some() && !is_virtual_function(p.ca_type.as_deref()))
-        .map(|p| p.host())
-        .collect();
+    let siblings = Siblings::of(&ports);
     for p in &ports {
         let (state, phys) = (p.state, p.physical_state);
         if !is_down(state, phys) {
             continue;
         }
         let linkup = phys == Some(PhysState::LinkUp);
-        let idle_vf = !linkup
-            && is_virtual_function(p.ca_type.as_deref())
-            && hosts_with_pf.contains(&p.host());
-        let never_linked = !linkup && !idle_vf && never_linked_beside_active(p, &lit_adapters);
+        let idle_vf = siblings.idle_vf(p);
+        let never_linked = siblings.never_linked(p);
         let (cause, todo) = if idle_vf {
             (
                 "a virtual function (SR-IOV) listed beside this host's physical functions: its port stays Down until a guest binds it and brings it up".to_owned(),
@@ -480,7 +585,7 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             down_linkup_cause(p)
         } else if never_linked {
             (
-                "never linked since the adapter started (no LID, no SM LID) while another port of the adapter is Active: port unused or never cabled?".to_owned(),
+                NEVER_LINKED_CAUSE.to_owned(),
                 "If the port is meant to be unused, ignore this; otherwise cable it (check the cable/transceiver and the switch port with iblinkinfo).".to_owned(),
             )
         } else {
@@ -509,19 +614,10 @@ fn check_port_down(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
         let mut f = IB001
             .finding(p.subject(), message)
-            .evidence(p.evidence(format!(
-                "State: {}, Physical state: {}{}",
-                state.map_or("(not printed)", PortState::ibstat_name),
-                phys.map_or("(not printed)", PhysState::ibstat_name),
-                // The LIDs say what the SM did; on a port without a link
-                // they are stale or default, not evidence, unless none was
-                // ever assigned (what `never_linked` rests on).
-                if linkup || never_linked {
-                    lids_evidence(p)
-                } else {
-                    String::new()
-                }
-            )))
+            // The LIDs say what the SM did; on a port without a link they
+            // are stale or default, not evidence, unless none was ever
+            // assigned (what `never_linked` rests on).
+            .evidence(p.evidence(reading(p, linkup || never_linked)))
             .evidence_opt(p.link_layer_evidence())
             .threshold(Threshold::new(
                 "State Active and Physical state LinkUp",
@@ -556,10 +652,18 @@ fn never_linked_beside_active<'a>(
     p: &IbPortRef<'a>,
     lit_adapters: &BTreeSet<(HostKey<'a>, &'a str)>,
 ) -> bool {
+    never_linked(p) && lit_adapters.contains(&(p.host(), p.device))
+}
+
+/// Whether a port is down without a link (`Polling`, or `Down` where no
+/// physical state is printed) and no subnet manager has given it a LID
+/// since its adapter started: the shape of [`never_linked_beside_active`],
+/// whatever its siblings.
+pub(crate) fn never_linked(p: &IbPortRef<'_>) -> bool {
     let no_link = p.state == Some(PortState::Down)
         && matches!(p.physical_state, None | Some(PhysState::Polling));
     let never_assigned = p.base_lid.is_some_and(unassigned) && p.sm_lid.is_none_or(|sm| sm == 0);
-    no_link && never_assigned && lit_adapters.contains(&(p.host(), p.device))
+    no_link && never_assigned
 }
 
 /// IB001 for a port that is up in its last reading but was down in an

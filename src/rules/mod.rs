@@ -43,7 +43,7 @@ pub use thresholds::{ThresholdEntry, Thresholds, ThresholdsError};
 
 pub(crate) use finding::WHOLE_HOST;
 pub use finding::{Evidence, Finding, SkippedRule, Subject, Threshold};
-pub use fleet::{AdapterFacts, Fleet, FleetCheck, FleetFacts, PortFacts};
+pub use fleet::{AdapterFacts, Fleet, FleetCheck, FleetFacts, NeverLinkedFacts, PortFacts};
 pub use rule::{Check, Coverage, Family, Rule, Scope, Severity};
 pub use run::{run, run_one, RuleRun};
 pub(crate) use wording::{gbps, outlier_evidence, outlier_threshold};

@@ -143,8 +143,17 @@ impl UnitLines {
     pub fn render(findings: &mut Vec<Finding>, at_once: bool, first: usize) -> Self {
         fabricscope::analyze::settle_unit_findings(findings);
         let mut bytes = Vec::new();
+        // The findings the fleet step judges first are printed with its
+        // lines (or replaced by its finding), not the unit's; a copy of the
+        // rest only for the few units that have such a finding.
+        let held = fabricscope::analyze::held_for_the_fleet;
         // Writing to memory does not fail.
-        let _ = write_part(findings, Scope::Host, &mut bytes);
+        let _ = if findings.iter().any(held) {
+            let printed: Vec<Finding> = findings.iter().filter(|f| !held(f)).cloned().collect();
+            write_part(&printed, Scope::Host, &mut bytes)
+        } else {
+            write_part(findings, Scope::Host, &mut bytes)
+        };
         Self {
             bytes,
             at_once,
