@@ -2554,6 +2554,17 @@ fn a_reports_banner_after_a_topo_matrix_is_a_heading_not_lines_of_the_matrix() {
     let sw = sections_of(&d, Kind::Ibswinfo);
     assert_eq!(sw.len(), 1, "{:?}", d.unrecognised);
     assert_eq!(sw[0].span.first_line, 1);
+
+    // A host's name between two `=` rules heads that host's output, as a
+    // `clush -b` banner of dashes does.
+    let rule = "==========";
+    let text = format!(
+        "{rule}\ngpu-c07\n{rule}\n{}{rule}\ngpu-c08\n{rule}\n{}",
+        ibstat("0x0c42a10300b1c2d4", "Active", "LinkUp", 400),
+        ibstat("0x0c42a10300b1c3e8", "Down", "Polling", 400)
+    );
+    let r = report(&text);
+    assert_eq!(r.host_names, ["gpu-c07", "gpu-c08"], "{:#?}", r.findings);
 }
 
 /// A page that collapsed every run of white space (a scraped blog, a
