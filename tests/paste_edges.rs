@@ -2499,6 +2499,106 @@ fn a_topo_matrix_labelled_as_a_report_field_is_read_and_the_fields_after_it_are_
     assert_eq!(m.devices[2].rdma_device.as_deref(), Some("mlx5_0"));
 }
 
+/// vLLM's `collect-env` (0.9 and later) heads each part of its report with
+/// a banner of three lines, `====…` / `     Environment Variables` /
+/// `====…`, and prints the `GPU Topology:` matrix right before one. The
+/// banner's lines were read as the matrix's (a rule under a header is a
+/// page's, and the title is indented like a legend line): IN002 on every
+/// such bug report, three lines "not judged" that were never the tool's.
+/// Now a title between two `=` rules is a heading that ends the output
+/// above it, and ibswinfo's own banner (its switch's description, then
+/// `label | value` lines) is left to ibswinfo.
+#[test]
+fn a_reports_banner_after_a_topo_matrix_is_a_heading_not_lines_of_the_matrix() {
+    let rule = "==============================";
+    let text = format!(
+        "{rule}\n         vLLM Info\n{rule}\n\
+         vLLM Version                 : 0.17.2\n\
+         GPU Topology:\n\
+         \x20 \tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n\
+         GPU0\t X \tNV4\tPIX\t0-15,32-47\t0\t\tN/A\n\
+         GPU1\tNV4\t X \tPIX\t0-15,32-47\t0\t\tN/A\n\
+         NIC0\tPIX\tPIX\t X \n\n\
+         Legend:\n\n  X    = Self\n  PIX  = Connection traversing at most a single PCIe bridge\n\
+         \x20 NV#  = Connection traversing a bonded set of # NVLinks\n\n\
+         NIC Legend:\n\n  NIC0: mlx5_4\n\n\
+         {rule}\n     Environment Variables\n{rule}\n\
+         NCCL_CUMEM_ENABLE=0\n\
+         CUDA_VISIBLE_DEVICES=0,1\n"
+    );
+    let d = doc(&text);
+    let topo = sections_of(&d, Kind::TopoMatrix);
+    assert_eq!(topo.len(), 1, "{:?}", d.unrecognised);
+    assert!(topo[0].warnings.is_empty(), "{:?}", topo[0].warnings);
+    assert!(
+        topo[0].span.last_line < 21,
+        "the matrix ends before the banner: {:?}",
+        topo[0].span
+    );
+    let r = analyze(&[d], &Default::default());
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", of(&r, "IN002"));
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", of(&r, "IN001"));
+
+    // ibswinfo opens with the same kind of banner around its switch's
+    // description: that one stays ibswinfo's.
+    let ibswinfo = "=================================================\n\
+         \x20Quantum Mellanox Technologies\n\
+         =================================================\n\
+         part number        | MQM8790-HS2F\n\
+         serial number      | MT2203T40112\n\
+         ports              | 80\n\
+         -------------------------------------------------\n\
+         temperature (C)    | 41\n\
+         max temp (C)       | 44\n";
+    let d = doc(ibswinfo);
+    let sw = sections_of(&d, Kind::Ibswinfo);
+    assert_eq!(sw.len(), 1, "{:?}", d.unrecognised);
+    assert_eq!(sw[0].span.first_line, 1);
+
+    // A host's name between two `=` rules heads that host's output, as a
+    // `clush -b` banner of dashes does.
+    let rule = "==========";
+    let text = format!(
+        "{rule}\ngpu-c07\n{rule}\n{}{rule}\ngpu-c08\n{rule}\n{}",
+        ibstat("0x0c42a10300b1c2d4", "Active", "LinkUp", 400),
+        ibstat("0x0c42a10300b1c3e8", "Down", "Polling", 400)
+    );
+    let r = report(&text);
+    assert_eq!(r.host_names, ["gpu-c07", "gpu-c08"], "{:#?}", r.findings);
+}
+
+/// A page that collapsed every run of white space (a scraped blog, a
+/// chat tool) leaves a `topo -m` with no indented line and no blank one,
+/// and its prose goes on right under the legend. The author's sentence
+/// there was read as an unread line of the matrix (IN002), because prose
+/// after a section was only set aside after its indented lines or a
+/// paragraph break; nvidia-smi prints no such line, so for a matrix the
+/// line itself is enough.
+#[test]
+fn prose_right_under_a_flattened_topo_legend_is_not_the_matrixs() {
+    let text = "Here is the layout of the box we benchmarked on.\n\
+         GPU0 GPU1 GPU2 GPU3 mlx5_0 mlx5_1 CPU Affinity\n\
+         GPU0 X NV2 NV1 SYS PIX SYS 0-19,40-59\n\
+         GPU1 NV2 X SYS NV1 PIX SYS 0-19,40-59\n\
+         GPU2 NV1 SYS X NV2 SYS PIX 20-39,60-79\n\
+         GPU3 SYS NV1 NV2 X SYS PIX 20-39,60-79\n\
+         mlx5_0 PIX PIX SYS SYS X SYS\n\
+         mlx5_1 SYS SYS PIX PIX SYS X\n\
+         Legend:\n\
+         X = Self\n\
+         SYS = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)\n\
+         PIX = Connection traversing a single PCIe switch\n\
+         NV# = Connection traversing a bonded set of # NVLinks\n\
+         Read on for how the scheduler places its ranks on these links.\n";
+    let d = doc(text);
+    let topo = sections_of(&d, Kind::TopoMatrix);
+    assert_eq!(topo.len(), 1, "{:?}", d.unrecognised);
+    assert!(topo[0].warnings.is_empty(), "{:?}", topo[0].warnings);
+    assert_eq!(topo[0].span.last_line, 13);
+    let r = analyze(&[d], &Default::default());
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", of(&r, "IN002"));
+}
+
 /// `dcgmi dmon -l` prints the catalogue of fields dmon can watch (long
 /// name, short name, field id), not a reading. Under its command line it
 /// was taken for dmon's output: every line an unread line with "no monitor

@@ -413,6 +413,36 @@ pub(crate) fn host_banner(line: &str) -> Option<String> {
     ok.then(|| name.to_owned())
 }
 
+/// The title of a report's banner: a line of words between two rules of
+/// `=` (`first` and `last`), as vLLM's `collect-env` heads each part of
+/// its report (`==============================` / `     Environment
+/// Variables` / `==============================`), with `next`, the line
+/// after the closing rule. Read as the one-line heading `==== title
+/// ====` would be ([`script_heading`]): it ends the output above it (the
+/// `GPU Topology:` matrix before the `Environment Variables` part took
+/// the banner as three unread lines of its own). `None` when the lines
+/// are no such banner, and for ibswinfo's own opening (its switch's
+/// description between `=` rules, `MF0;leaf-02:MQM8790/U1` or the default
+/// `Quantum Mellanox Technologies`, then `label | value` fields): a title
+/// with `;`, `:` or `|`, or a banner followed by a `label | value` line,
+/// is left to the tool.
+pub(crate) fn report_banner<'a>(
+    first: &str,
+    title: &'a str,
+    last: &str,
+    next: Option<&str>,
+) -> Option<&'a str> {
+    use crate::parse::text::is_rule_of;
+    let rules = is_rule_of(first.trim(), 3, b'=') && is_rule_of(last.trim(), 3, b'=');
+    let t = title.trim();
+    let words = t.len() <= 80
+        && t.bytes().any(|b| b.is_ascii_alphabetic())
+        && t.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b" /-_.()&+,".contains(&b));
+    let tool_fields = next.is_some_and(|n| n.contains(" | "));
+    (rules && words && !tool_fields && script_heading(&format!("==== {t} ===="))).then_some(t)
+}
+
 /// Programs whose name after a bare `# ` marks a root prompt. Without this
 /// list `# Port counters: …` (perfquery's own header) would look like a prompt.
 const COMMANDS: &[&str] = &[
@@ -2031,6 +2061,42 @@ mod tests {
         ] {
             assert_eq!(host_banner(line), None, "{line}");
         }
+    }
+
+    #[test]
+    fn a_title_between_two_rules_of_equals_is_a_reports_banner_unless_ibswinfos() {
+        let rule = "==============================";
+        for title in [
+            "     Environment Variables",
+            "       CUDA / GPU Info",
+            "vLLM Info",
+        ] {
+            assert_eq!(
+                report_banner(rule, title, rule, Some("OS  : Ubuntu 24.04")),
+                Some(title.trim()),
+                "{title}"
+            );
+        }
+        // ibswinfo's own opening: a description with `;`/`:`, or any
+        // title followed by its `label | value` fields.
+        assert_eq!(
+            report_banner(rule, " MF0;leaf-02:MQM8790/U1", rule, None),
+            None
+        );
+        assert_eq!(
+            report_banner(
+                rule,
+                " Quantum Mellanox Technologies",
+                rule,
+                Some("part number        | MQM8790-HS2F")
+            ),
+            None
+        );
+        // Rules of dashes, a rule for a title, a time: no such banner.
+        let dashes = "------------------------------";
+        assert_eq!(report_banner(dashes, "System Info", dashes, None), None);
+        assert_eq!(report_banner(rule, rule, rule, None), None);
+        assert_eq!(report_banner(rule, "NVSMI LOG", rule, None), None);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::clean::{class, classified_lines, clean_classified};
 use super::framing::{
     classify, closing_may_frame, command_may_frame, device_heading, fans_out, host_banner,
-    labelled_may_frame, opening_may_frame, script_heading, Framing, Prompt,
+    labelled_may_frame, opening_may_frame, report_banner, script_heading, Framing, Prompt,
 };
 use super::hosts::{candidate_after, prefixed_hosts};
 use super::kept::{Kept, COMPACT_FROM_BYTES};
@@ -376,6 +376,34 @@ fn chunks<'a>(
         // Every input line was cleaned into the table: line `i` is the
         // input's line `i + 1` until kept lines are moved up (behind `i`).
         let number = i + 1;
+        // `====…` / `  Environment Variables` / `====…`: a report's banner,
+        // three framing lines read as the heading `==== title ====`.
+        let banner = match (lines.text(i + 1), lines.text(i + 2)) {
+            (Some(title), Some(last))
+                if framing.is_none() && text.trim_start().starts_with('=') =>
+            {
+                report_banner(text, title, last, lines.text(i + 3))
+                    .map(|t| classify(&format!("==== {t} ====")))
+            }
+            _ => None,
+        };
+        if let Some(heading) = banner {
+            let host = match heading {
+                Some(Framing::HostHeading(name)) => {
+                    banner_host = Some(name);
+                    banner_host.clone()
+                }
+                // Like a script's heading: the output it sits in keeps
+                // its host.
+                _ => banner_host
+                    .clone()
+                    .or_else(|| chunks.last().and_then(|c| c.host.clone())),
+            };
+            push_chunk(&mut chunks, new_chunk(None, host, &source, options), kept);
+            framing_lines.extend([number, number + 1, number + 2]);
+            i += 3;
+            continue;
+        }
         if let Some(Framing::Rule) = framing {
             if let (Some(name), Some(Some(Framing::Rule))) = (
                 lines.text(i + 1).and_then(host_banner),
@@ -1176,7 +1204,12 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                     .and_then(|p| stream.get(p))
                     .is_some_and(Line::is_blank);
                 let after_aside = aside_at.is_some() && aside_at == i.checked_sub(1);
-                if ((o.indented || after_break)
+                // A matrix tells its own lines apart by their words alone
+                // ([`crate::parse::topo::may_be_its_line`]): a page that
+                // collapsed all white space leaves neither an indent nor
+                // a break before the prose under the legend.
+                let own_lines_known = matches!(o.format.kind, Kind::TopoMatrix | Kind::TopoP2p);
+                if ((o.indented || after_break || own_lines_known)
                     && super::framing::prose_after_output(
                         o.format.kind,
                         line.text(),
