@@ -2004,7 +2004,9 @@ fn a_folded_host_list_banner_is_each_of_its_hosts() {
     assert_eq!(odd.len(), 1, "{:#?}", r.findings);
     assert_eq!(odd[0].subject.host.as_deref(), Some("gpu07"));
     assert!(
-        odd[0].message.contains("6 of 7 hosts"),
+        odd[0]
+            .message
+            .contains("6 of the 7 such adapters on 7 hosts"),
         "{}",
         odd[0].message
     );
