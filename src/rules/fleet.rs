@@ -115,8 +115,8 @@ impl PortFacts {
 }
 
 /// An InfiniBand port of a named host that never linked beside an Active
-/// port of its adapter (IB001's `warning`): FL005 counts them across hosts.
-/// Most hosts have none, or one per dual-port card.
+/// port of its adapter (IB001's `warning`): IB001's fleet step counts
+/// them across hosts. Most hosts have none, or one per dual-port card.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NeverLinkedFacts {
     /// The host.
@@ -154,7 +154,8 @@ pub struct FleetFacts {
     /// Active InfiniBand ports with a rate, of named hosts.
     pub ports: Vec<PortFacts>,
     /// InfiniBand ports of named hosts that never linked beside an Active
-    /// sibling (absent from records written before FL005: none then).
+    /// sibling (absent from records written before IB001's fleet step:
+    /// none then).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub never_linked: Vec<NeverLinkedFacts>,
 }

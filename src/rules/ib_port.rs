@@ -454,7 +454,7 @@ pub const LINK_LAYER_CUT_NOTE: &str =
 
 /// IB001's cause for a port that never linked beside an Active sibling
 /// ([`never_linked_beside_active`]): the batch stream holds the findings
-/// that say it until the fleet step has judged them (FL005).
+/// that say it until IB001's fleet step has judged them.
 pub const NEVER_LINKED_CAUSE: &str = "never linked since the adapter started (no LID, no SM LID) while another port of the adapter is Active: port unused or never cabled?";
 
 /// What IB001 reads of a port's siblings: the adapters (host, device)
@@ -515,9 +515,9 @@ fn judged_ports<'c, 'a>(ctx: &'c Context<'a>) -> Vec<&'c IbPortRef<'a>> {
 
 /// The ports IB001 says never linked beside an Active sibling, of named
 /// hosts, whose block shows their link layer (a `warning` that may be
-/// RoCE says so, and is left to its host): what FL005 compares across
-/// hosts. Most hosts have no port down: they cost one pass over their
-/// ports.
+/// RoCE says so, and is left to its host): what IB001's fleet step
+/// compares across hosts. Most hosts have no port down: they cost one pass
+/// over their ports.
 pub(crate) fn never_linked_ports<'c, 'a>(ctx: &'c Context<'a>) -> Vec<&'c IbPortRef<'a>> {
     let any_down = ctx
         .latest_ib_ports()
