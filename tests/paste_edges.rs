@@ -1200,6 +1200,64 @@ fn an_ibv_devinfo_device_cut_at_a_field_it_always_fills_is_cut() {
 }
 
 #[test]
+fn an_ibv_devinfo_port_trimmed_before_the_next_device_is_read_in_part() {
+    // An author condensing two dual-port cards to their states: `...`
+    // for the lines left out, and the second port of the first card
+    // stops after `state:` with the next `hca_id:` right under it.
+    // ibv_devinfo prints every port field for every port, so what that
+    // port lacks (its link layer too) is unknown, as for the same port
+    // of the last card, which the paste ends in.
+    let text = "we have 2 HCAs, 2 ports on each:\n```\n$ibv_devinfo\nhca_id: mlx5_2\n...\n\
+                \x20       vendor_id:                      0x02c9\n\
+                \x20       vendor_part_id:                 4115\n\
+                \x20       phys_port_cnt:                  2\n\
+                \x20       Device ports:\n\
+                \x20               port:   1\n\
+                \x20                       state:                  PORT_ACTIVE (4)\n\
+                ...\n\
+                \x20               port:   2\n\
+                \x20                       state:                  PORT_DOWN (1)\n\
+                hca_id: mlx4_1\n...\n\
+                \x20       vendor_id:                      0x02c9\n\
+                \x20       vendor_part_id:                 4103\n\
+                \x20       phys_port_cnt:                  2\n\
+                \x20       Device ports:\n\
+                \x20               port:   1\n\
+                \x20                       state:                  PORT_ACTIVE (4)\n\
+                ...\n\
+                \x20               port:   2\n\
+                \x20                       state:                  PORT_DOWN (1)\n\
+                ...\n```\n";
+    let r = report(text);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 2, "{:?}", r.findings);
+    for f in &down {
+        assert_eq!(f.severity, Severity::Warning, "{}", f.message);
+        assert!(f.message.contains("before its Link layer"), "{}", f.message);
+    }
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:?}", r.findings);
+    // Both ports of each card were trimmed (port 1 at a `...`): neither
+    // card's ports are whole.
+    for card in ["mlx5_2", "mlx4_1"] {
+        assert!(cut[0].message.contains(card), "{}", cut[0].message);
+    }
+    // A port whose block shows its last field is whole, wherever it is.
+    let whole = "hca_id:\tmlx5_0\n\tphys_port_cnt:\t\t\t2\n\t\tport:\t1\n\
+                 \t\t\tstate:\t\t\tPORT_DOWN (1)\n\t\t\tmax_mtu:\t\t4096 (5)\n\
+                 \t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t0\n\t\t\tport_lid:\t\t65535\n\
+                 \t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n\n\t\tport:\t2\n\
+                 \t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n\
+                 \t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t1\n\t\t\tport_lid:\t\t7\n\
+                 \t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n";
+    let r = report(whole);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 1, "{:?}", r.findings);
+    assert!(!down[0].message.contains("Link layer"), "{}", down[0].message);
+    assert!(of(&r, "IN001").is_empty(), "{:?}", r.findings);
+}
+
+#[test]
 fn output_a_command_filtered_is_partial_and_a_piped_bare_command_heads_its_output() {
     // `iblinkinfo | grep Up` shows only the Up links: the others are not
     // in the paste, so "healthy" would conclude from what is not there.
