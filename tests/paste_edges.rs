@@ -1258,6 +1258,30 @@ fn an_ibv_devinfo_port_trimmed_before_the_next_device_is_read_in_part() {
 }
 
 #[test]
+fn ibnetdiscover_grepped_for_a_guid_is_one_output_from_its_key_line() {
+    // `ibnetdiscover | grep <guid>` keeps the node's `switchguid=` line
+    // and its header (tabs lost): one filtered output, not a `0 node(s)`
+    // output of the key line and another of the header.
+    let text = "[root@ops04 ~]# ibnetdiscover | grep 7cfe900300a1b2c0\n\
+                switchguid=0x7cfe900300a1b2c0(7cfe900300a1b2c0)\n\
+                Switch 36 \"S-7cfe900300a1b2c0\" # \"MF0;leaf-3:MSB7700/U1\" enhanced port 0 lid 9 lmc 0\n\
+                [root@ops04 ~]# sminfo\n\
+                sminfo: sm lid 9 sm guid 0x7cfe900300a1b2c0, activity count 4410 priority 15 state 3 SMINFO_MASTER\n";
+    let d = doc(text);
+    let net = sections_of(&d, Kind::Ibnetdiscover);
+    assert_eq!(net.len(), 1, "{:#?}", d.sections);
+    assert_eq!((net[0].span.first_line, net[0].span.last_line), (1, 3));
+    match &net[0].data {
+        fabricscope::SectionData::Ibnetdiscover(n) => assert_eq!(n.nodes.len(), 1),
+        other => panic!("{other:?}"),
+    }
+    let r = report(text);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:?}", r.findings);
+    assert_eq!(cut[0].evidence.len(), 1, "{:?}", cut[0].evidence);
+}
+
+#[test]
 fn output_a_command_filtered_is_partial_and_a_piped_bare_command_heads_its_output() {
     // `iblinkinfo | grep Up` shows only the Up links: the others are not
     // in the paste, so "healthy" would conclude from what is not there.

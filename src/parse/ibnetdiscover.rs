@@ -421,6 +421,16 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         let next = lines.iter().skip(1).find(|l| !l.is_blank())?;
         return trim(next.text()).starts_with("devid=0x").then(at_line);
     }
+    // `ibnetdiscover | grep <guid>` keeps a node's GUID key lines
+    // (`sysimgguid=`, `switchguid=`, `caguid=`) without the `vendid=` one:
+    // such a line opens the output when a key line or the node's header
+    // follows it. Before, under the command's prompt, it was an output of
+    // its own (`0 node(s)`) and the header under it another.
+    if is_guid_key_line(t) {
+        let next = lines.iter().skip(1).find(|l| !l.is_blank())?;
+        let n = trim(next.text());
+        return (is_guid_key_line(n) || node_header(n, next).is_some()).then(at_line);
+    }
     if node_header(t, first).is_some() {
         return Some(at_line());
     }
@@ -436,6 +446,13 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     ports_line(t, first)
         .or_else(|| unquoted_unconnected_port(t, first))
         .map(|_| at_line())
+}
+
+/// `switchguid=0x…(…)`, `caguid=0x…`: one of the [`NODE_KEYS`] lines
+/// that hold a GUID.
+fn is_guid_key_line(t: &str) -> bool {
+    t.split_once("=0x")
+        .is_some_and(|(key, _)| key.ends_with("guid") && NODE_KEYS.contains(&key))
 }
 
 /// `12 nodes, 40 links (3 ports unconnected)`.
@@ -641,6 +658,11 @@ Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"
             "#\n# Topology file: generated on Mon Mar  2 10:00:00 2026\n",
             "# Initiated from node 0c42a10300b1c2d0 port 0c42a10300b1c2d0\n",
             "vendid=0x2c9\ndevid=0xd2f0\n",
+            // `ibnetdiscover | grep <guid>` keeps the node's GUID key line
+            // and its header, not the `vendid=` line above them.
+            "switchguid=0x10e0405c3ba0a0(10e0405c3ba0a0)\nSwitch 36 \"S-0010e0405c3ba0a0\" # \"sw\" enhanced port 0 lid 21 lmc 0\n",
+            "sysimgguid=0x10e0405c3ba0a3\nswitchguid=0x10e0405c3ba0a0(10e0405c3ba0a0)\n",
+            "caguid=0x0c42a10300b1c2d0\nCa\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"\n",
             "Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"\n",
             "[2]\t\"H-0c42a10300b1c2e0\"[1](c42a10300b1c2e0) \t\t# \"gn02 mlx5_0\" lid 32 4xHDR\n",
             "CA   201  1 0x0c42a10300c0ffee 4x EDR - SW  1801 10 0x1070fd0300bb0001 ( 'a' - 'b' )\n",
@@ -652,6 +674,8 @@ Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"
             "# a comment\n",
             "#\n# a comment\n",
             "vendid=0x2c9\nsomething else\n",
+            "switchguid=0x10e0405c3ba0a0(10e0405c3ba0a0)\nsomething else\n",
+            "caguid=0x0c42a10300b1c2d0\n",
             "CA 'mlx5_0'\n",
             "[1] some note\n",
             "SW is a switch\n",
