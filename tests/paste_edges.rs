@@ -1282,6 +1282,46 @@ fn ibnetdiscover_grepped_for_a_guid_is_one_output_from_its_key_line() {
 }
 
 #[test]
+fn node_lists_of_ibswitches_ibhosts_and_ibnetdiscover_l_are_read_as_nodes_without_links() {
+    // ibswitches, ibhosts and `ibnetdiscover -l` print one line per node
+    // and no links: read as the fabric's nodes, with nothing to say of
+    // its cables (an adapter list is not a fabric that found nothing).
+    let text = "* 查看当前组网中的所有 IB 交换机设备\n\n```bash\n#ibswitches\n\
+                Switch\t: 0x7cfe900300c1d2e0 ports 36 \"MF0;ib-sw07:SX6036/U1\" enhanced port 0 lid 14 lmc 0\n\
+                Switch\t: 0x0002c90200413a10 ports 36 \"SwitchX -  Mellanox Technologies\" base port 0 lid 3 lmc 0\n\
+                ```\n\n```bash\n#ibhosts\n\
+                Ca\t: 0x7cfe900300a51b40 ports 2 \"cn17 HCA-1\"\n\
+                Ca\t: 0x0002c90300221e70 ports 1 \"cn18 HCA-1\"\n\
+                ```\n\n$ ibnetdiscover -l\n\
+                Switch\t : 0x7cfe900300c1d2e0 ports 36 devid 0xc738 vendid 0x2c9 \"MF0;ib-sw07:SX6036/U1\"\n\
+                Ca\t : 0x7cfe900300a51b40 ports 2 devid 0x1011 vendid 0x2c9 \"cn17 HCA-1\"\n";
+    let d = doc(text);
+    let net = sections_of(&d, Kind::Ibnetdiscover);
+    assert_eq!(net.len(), 3, "{:#?}", d.sections);
+    let nodes: Vec<usize> = net
+        .iter()
+        .map(|s| match &s.data {
+            fabricscope::SectionData::Ibnetdiscover(n) => {
+                assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+                n.nodes.len()
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(nodes, [2, 2, 2]);
+    match &net[0].data {
+        fabricscope::SectionData::Ibnetdiscover(n) => {
+            assert_eq!(n.nodes[0].lid, Some(14));
+            assert_eq!(n.nodes[0].port_count, 36);
+            assert_eq!(n.nodes[1].desc.as_deref(), Some("SwitchX -  Mellanox Technologies"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let r = report(text);
+    assert!(fired(&r, Severity::Info).is_empty(), "{:?}", r.findings);
+}
+
+#[test]
 fn output_a_command_filtered_is_partial_and_a_piped_bare_command_heads_its_output() {
     // `iblinkinfo | grep Up` shows only the Up links: the others are not
     // in the paste, so "healthy" would conclude from what is not there.

@@ -1442,7 +1442,25 @@ pub(crate) fn command_words(command: &str) -> (Vec<String>, Option<String>) {
             }
         })
         .collect();
+    // `ibhosts | wc -l` prints a count, not the tool's lines: no tool's
+    // output follows (before, the count was an unread line of the tool).
+    if counted(command) {
+        return (Vec::new(), host);
+    }
     (argv, host)
+}
+
+/// Whether a stage of the pipeline after the first is `wc` (an `||`
+/// runs a command of its own).
+fn counted(command: &str) -> bool {
+    let first = command.split(['&', ';']).next().unwrap_or(command);
+    let first = first.split("||").next().unwrap_or(first);
+    first.split('|').skip(1).any(|stage| {
+        stage
+            .split_whitespace()
+            .next()
+            .is_some_and(|p| p.rsplit('/').next() == Some("wc"))
+    })
 }
 
 #[cfg(test)]
@@ -1879,6 +1897,11 @@ mod tests {
         assert_eq!(host.as_deref(), Some("node09"));
         let (argv, _) = command_words("pdsh -w node[1-4] ibstat -s");
         assert_eq!(argv, words("ibstat -s"));
+        // A count of the tool's lines is not its output.
+        let (argv, _) = command_words("ib ibhosts 2>/dev/null | wc -l");
+        assert!(argv.is_empty(), "{argv:?}");
+        let (argv, _) = command_words("ibstat || wc -l");
+        assert_eq!(argv, words("ibstat"));
     }
 
     /// An unknown word before a fabric tool's name is a wrapper or an

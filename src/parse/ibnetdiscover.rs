@@ -37,7 +37,12 @@ use crate::parse::text::{decimal_u32, read_each_line, redacted_identifier, trim,
 use crate::parse::{Block, Line, Parsed, Spec};
 
 pub(crate) const FORMAT: Spec<Ibnetdiscover> = Spec {
-    command: |argv| argv.first() == Some(&"ibnetdiscover"),
+    // ibswitches, ibhosts and ibnodes are scripts that list the nodes of
+    // ibnetdiscover's topology ([`list_node`]).
+    command: |argv| {
+        argv.first()
+            .is_some_and(|c| matches!(*c, "ibnetdiscover" | "ibswitches" | "ibhosts" | "ibnodes"))
+    },
     starts: |b| matches!(b, b'#' | b'v' | b'S' | b'C' | b'R' | b'['),
     detect,
     parse,
@@ -80,6 +85,11 @@ fn read_line(line: &Line<'_>, out: &mut Ibnetdiscover, unread: &mut Unread) {
     }
     if let Some(node) = node_header(t, line) {
         out.nodes.push(node);
+        return;
+    }
+    if let Some(node) = list_node(t, line) {
+        out.nodes.push(node);
+        out.listed = true;
         return;
     }
     if t.starts_with('[') {
@@ -172,6 +182,45 @@ fn guid_or_redacted(text: &str) -> Option<Option<Guid>> {
 fn double_quoted(t: &str) -> Option<(&str, &str)> {
     let (_, rest) = t.split_once('"')?;
     rest.split_once('"')
+}
+
+/// A line of a node list, one per node and no links: `ibnetdiscover -l`
+/// (`-S`, `-H`, `-R`: `Switch\t : 0x… ports 36 devid 0xc738 vendid 0x2c9
+/// "desc"`, infiniband-diags `list_node`) and the `ibswitches`, `ibhosts`
+/// and `ibnodes` scripts over the topology file (`Switch\t: 0x… ports 36
+/// "desc" enhanced port 0 lid 14 lmc 0`, `Ca\t: 0x… ports 2 "desc"`).
+/// Before, such lines were unread (IN002) under `ibnetdiscover -l`, and
+/// the scripts' output was no supported tool's.
+fn list_node(t: &str, line: &Line<'_>) -> Option<NetNode> {
+    let (word, rest) = t.split_once(':')?;
+    let node_type = match word.trim_end() {
+        "Router" => NodeType::Router,
+        w => header_type(w)?,
+    };
+    let (hex, rest) = rest.trim_start().split_once(char::is_whitespace)?;
+    if !hex.starts_with("0x") {
+        return None;
+    }
+    let guid = guid_or_redacted(hex)?;
+    let rest = rest.trim_start().strip_prefix("ports ")?;
+    let (count, rest) = rest.trim_start().split_once(char::is_whitespace)?;
+    let port_count = decimal_u32(count).ok()?;
+    // The description runs from the first quote to the last: a node's own
+    // description may hold quotes, and only `lid` words follow it.
+    let open = rest.find('"')?;
+    let close = rest.rfind('"').filter(|c| *c > open)?;
+    let between = rest.get(..open)?.trim();
+    if !(between.is_empty() || between.starts_with("devid ")) {
+        return None;
+    }
+    Some(NetNode {
+        node_type,
+        guid,
+        port_count,
+        desc: Some(rest.get(open + 1..close)?.to_owned()),
+        lid: after_word(rest.get(close + 1..)?, "lid"),
+        span: line.span(),
+    })
 }
 
 /// `Switch    65 "S-…"        # "desc" enhanced port 0 lid 73 lmc 0`.
@@ -431,7 +480,7 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         let n = trim(next.text());
         return (is_guid_key_line(n) || node_header(n, next).is_some()).then(at_line);
     }
-    if node_header(t, first).is_some() {
+    if node_header(t, first).is_some() || list_node(t, first).is_some() {
         return Some(at_line());
     }
     if t.starts_with('[') {
@@ -457,6 +506,9 @@ fn is_guid_key_line(t: &str) -> bool {
 
 /// `12 nodes, 40 links (3 ports unconnected)`.
 fn summary(d: &Ibnetdiscover) -> String {
+    if d.listed && d.ports.is_empty() {
+        return format!("{} node(s) listed (a node list: no links)", d.nodes.len());
+    }
     let connected = d.ports.iter().filter(|p| p.connected()).count();
     let unconnected = d.ports.len() - connected;
     let mut s = format!(
