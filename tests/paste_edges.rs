@@ -1253,7 +1253,11 @@ fn an_ibv_devinfo_port_trimmed_before_the_next_device_is_read_in_part() {
     let r = report(whole);
     let down = of(&r, "IB001");
     assert_eq!(down.len(), 1, "{:?}", r.findings);
-    assert!(!down[0].message.contains("Link layer"), "{}", down[0].message);
+    assert!(
+        !down[0].message.contains("Link layer"),
+        "{}",
+        down[0].message
+    );
     assert!(of(&r, "IN001").is_empty(), "{:?}", r.findings);
 }
 
@@ -1313,7 +1317,10 @@ fn node_lists_of_ibswitches_ibhosts_and_ibnetdiscover_l_are_read_as_nodes_withou
         fabricscope::SectionData::Ibnetdiscover(n) => {
             assert_eq!(n.nodes[0].lid, Some(14));
             assert_eq!(n.nodes[0].port_count, 36);
-            assert_eq!(n.nodes[1].desc.as_deref(), Some("SwitchX -  Mellanox Technologies"));
+            assert_eq!(
+                n.nodes[1].desc.as_deref(),
+                Some("SwitchX -  Mellanox Technologies")
+            );
         }
         other => panic!("{other:?}"),
     }

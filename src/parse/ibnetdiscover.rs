@@ -43,7 +43,8 @@ pub(crate) const FORMAT: Spec<Ibnetdiscover> = Spec {
         argv.first()
             .is_some_and(|c| matches!(*c, "ibnetdiscover" | "ibswitches" | "ibhosts" | "ibnodes"))
     },
-    starts: |b| matches!(b, b'#' | b'v' | b'S' | b'C' | b'R' | b'['),
+    // `s`, `c`, `r`: a GUID key line (`switchguid=`, `caguid=`, `rtguid=`).
+    starts: |b| matches!(b, b'#' | b'v' | b's' | b'c' | b'r' | b'S' | b'C' | b'R' | b'['),
     detect,
     parse,
     summary,
