@@ -44,7 +44,12 @@ pub(crate) const FORMAT: Spec<Ibnetdiscover> = Spec {
             .is_some_and(|c| matches!(*c, "ibnetdiscover" | "ibswitches" | "ibhosts" | "ibnodes"))
     },
     // `s`, `c`, `r`: a GUID key line (`switchguid=`, `caguid=`, `rtguid=`).
-    starts: |b| matches!(b, b'#' | b'v' | b's' | b'c' | b'r' | b'S' | b'C' | b'R' | b'['),
+    starts: |b| {
+        matches!(
+            b,
+            b'#' | b'v' | b's' | b'c' | b'r' | b'S' | b'C' | b'R' | b'['
+        )
+    },
     detect,
     parse,
     summary,
