@@ -1200,6 +1200,135 @@ fn an_ibv_devinfo_device_cut_at_a_field_it_always_fills_is_cut() {
 }
 
 #[test]
+fn an_ibv_devinfo_port_trimmed_before_the_next_device_is_read_in_part() {
+    // An author condensing two dual-port cards to their states: `...`
+    // for the lines left out, and the second port of the first card
+    // stops after `state:` with the next `hca_id:` right under it.
+    // ibv_devinfo prints every port field for every port, so what that
+    // port lacks (its link layer too) is unknown, as for the same port
+    // of the last card, which the paste ends in.
+    let text = "we have 2 HCAs, 2 ports on each:\n```\n$ibv_devinfo\nhca_id: mlx5_2\n...\n\
+                \x20       vendor_id:                      0x02c9\n\
+                \x20       vendor_part_id:                 4115\n\
+                \x20       phys_port_cnt:                  2\n\
+                \x20       Device ports:\n\
+                \x20               port:   1\n\
+                \x20                       state:                  PORT_ACTIVE (4)\n\
+                ...\n\
+                \x20               port:   2\n\
+                \x20                       state:                  PORT_DOWN (1)\n\
+                hca_id: mlx4_1\n...\n\
+                \x20       vendor_id:                      0x02c9\n\
+                \x20       vendor_part_id:                 4103\n\
+                \x20       phys_port_cnt:                  2\n\
+                \x20       Device ports:\n\
+                \x20               port:   1\n\
+                \x20                       state:                  PORT_ACTIVE (4)\n\
+                ...\n\
+                \x20               port:   2\n\
+                \x20                       state:                  PORT_DOWN (1)\n\
+                ...\n```\n";
+    let r = report(text);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 2, "{:?}", r.findings);
+    for f in &down {
+        assert_eq!(f.severity, Severity::Warning, "{}", f.message);
+        assert!(f.message.contains("before its Link layer"), "{}", f.message);
+    }
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:?}", r.findings);
+    // Both ports of each card were trimmed (port 1 at a `...`): neither
+    // card's ports are whole.
+    for card in ["mlx5_2", "mlx4_1"] {
+        assert!(cut[0].message.contains(card), "{}", cut[0].message);
+    }
+    // A port whose block shows its last field is whole, wherever it is.
+    let whole = "hca_id:\tmlx5_0\n\tphys_port_cnt:\t\t\t2\n\t\tport:\t1\n\
+                 \t\t\tstate:\t\t\tPORT_DOWN (1)\n\t\t\tmax_mtu:\t\t4096 (5)\n\
+                 \t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t0\n\t\t\tport_lid:\t\t65535\n\
+                 \t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n\n\t\tport:\t2\n\
+                 \t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n\
+                 \t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t1\n\t\t\tport_lid:\t\t7\n\
+                 \t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n";
+    let r = report(whole);
+    let down = of(&r, "IB001");
+    assert_eq!(down.len(), 1, "{:?}", r.findings);
+    assert!(
+        !down[0].message.contains("Link layer"),
+        "{}",
+        down[0].message
+    );
+    assert!(of(&r, "IN001").is_empty(), "{:?}", r.findings);
+}
+
+#[test]
+fn ibnetdiscover_grepped_for_a_guid_is_one_output_from_its_key_line() {
+    // `ibnetdiscover | grep <guid>` keeps the node's `switchguid=` line
+    // and its header (tabs lost): one filtered output, not a `0 node(s)`
+    // output of the key line and another of the header.
+    let text = "[root@ops04 ~]# ibnetdiscover | grep 7cfe900300a1b2c0\n\
+                switchguid=0x7cfe900300a1b2c0(7cfe900300a1b2c0)\n\
+                Switch 36 \"S-7cfe900300a1b2c0\" # \"MF0;leaf-3:MSB7700/U1\" enhanced port 0 lid 9 lmc 0\n\
+                [root@ops04 ~]# sminfo\n\
+                sminfo: sm lid 9 sm guid 0x7cfe900300a1b2c0, activity count 4410 priority 15 state 3 SMINFO_MASTER\n";
+    let d = doc(text);
+    let net = sections_of(&d, Kind::Ibnetdiscover);
+    assert_eq!(net.len(), 1, "{:#?}", d.sections);
+    assert_eq!((net[0].span.first_line, net[0].span.last_line), (1, 3));
+    match &net[0].data {
+        fabricscope::SectionData::Ibnetdiscover(n) => assert_eq!(n.nodes.len(), 1),
+        other => panic!("{other:?}"),
+    }
+    let r = report(text);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:?}", r.findings);
+    assert_eq!(cut[0].evidence.len(), 1, "{:?}", cut[0].evidence);
+}
+
+#[test]
+fn node_lists_of_ibswitches_ibhosts_and_ibnetdiscover_l_are_read_as_nodes_without_links() {
+    // ibswitches, ibhosts and `ibnetdiscover -l` print one line per node
+    // and no links: read as the fabric's nodes, with nothing to say of
+    // its cables (an adapter list is not a fabric that found nothing).
+    let text = "* 查看当前组网中的所有 IB 交换机设备\n\n```bash\n#ibswitches\n\
+                Switch\t: 0x7cfe900300c1d2e0 ports 36 \"MF0;ib-sw07:SX6036/U1\" enhanced port 0 lid 14 lmc 0\n\
+                Switch\t: 0x0002c90200413a10 ports 36 \"SwitchX -  Mellanox Technologies\" base port 0 lid 3 lmc 0\n\
+                ```\n\n```bash\n#ibhosts\n\
+                Ca\t: 0x7cfe900300a51b40 ports 2 \"cn17 HCA-1\"\n\
+                Ca\t: 0x0002c90300221e70 ports 1 \"cn18 HCA-1\"\n\
+                ```\n\n$ ibnetdiscover -l\n\
+                Switch\t : 0x7cfe900300c1d2e0 ports 36 devid 0xc738 vendid 0x2c9 \"MF0;ib-sw07:SX6036/U1\"\n\
+                Ca\t : 0x7cfe900300a51b40 ports 2 devid 0x1011 vendid 0x2c9 \"cn17 HCA-1\"\n";
+    let d = doc(text);
+    let net = sections_of(&d, Kind::Ibnetdiscover);
+    assert_eq!(net.len(), 3, "{:#?}", d.sections);
+    let nodes: Vec<usize> = net
+        .iter()
+        .map(|s| match &s.data {
+            fabricscope::SectionData::Ibnetdiscover(n) => {
+                assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+                n.nodes.len()
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(nodes, [2, 2, 2]);
+    match &net[0].data {
+        fabricscope::SectionData::Ibnetdiscover(n) => {
+            assert_eq!(n.nodes[0].lid, Some(14));
+            assert_eq!(n.nodes[0].port_count, 36);
+            assert_eq!(
+                n.nodes[1].desc.as_deref(),
+                Some("SwitchX -  Mellanox Technologies")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let r = report(text);
+    assert!(fired(&r, Severity::Info).is_empty(), "{:?}", r.findings);
+}
+
+#[test]
 fn output_a_command_filtered_is_partial_and_a_piped_bare_command_heads_its_output() {
     // `iblinkinfo | grep Up` shows only the Up links: the others are not
     // in the paste, so "healthy" would conclude from what is not there.

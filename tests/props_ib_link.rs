@@ -288,7 +288,7 @@ fn ibv_model() -> impl Strategy<Value = IbvDevinfo> {
     )
         .prop_map(|(mut devices, list, errors)| IbvDevinfo {
             devices: {
-                whole_last_port(&mut devices);
+                whole_ports(&mut devices);
                 devices
             },
             listed_count: list.as_ref().map(|(count, _)| *count),
@@ -297,27 +297,26 @@ fn ibv_model() -> impl Strategy<Value = IbvDevinfo> {
         })
 }
 
-/// ibv_devinfo prints every field of a port block, in a fixed order: an
-/// output whose last block stops before its last field (`link_layer`,
-/// with `-v` the GID table after `phys_state`) is a cut paste, which the
-/// parser marks partial, not output the tool prints. The last port of
+/// ibv_devinfo prints every field of a port block, in a fixed order: a
+/// block that stops before its last field (`link_layer`, with `-v` the
+/// GID table after `phys_state`) is a cut or trimmed paste, which the
+/// parser marks partial, not output the tool prints. Every port of
 /// `devices` is made to end as the tool ends it.
-fn whole_last_port(devices: &mut [IbvDevice]) {
-    let Some(port) = devices.last_mut().and_then(|d| d.ports.last_mut()) else {
-        return;
-    };
-    port.link_layer.get_or_insert(LinkLayer::Infiniband);
-    let verbose = port.active_width_lanes.is_some()
-        || port.active_speed_gbps.is_some()
-        || port.effective_speed_gbps.is_some()
-        || port.phys_state.is_some()
-        || !port.extra.is_empty();
-    if verbose && port.gids.is_empty() {
-        port.gids.push(GidEntry {
-            index: 0,
-            gid: "fe80:0000:0000:0000:0c42:a103:00a1:b2c3".to_owned(),
-            kind: None,
-        });
+fn whole_ports(devices: &mut [IbvDevice]) {
+    for port in devices.iter_mut().flat_map(|d| d.ports.iter_mut()) {
+        port.link_layer.get_or_insert(LinkLayer::Infiniband);
+        let verbose = port.active_width_lanes.is_some()
+            || port.active_speed_gbps.is_some()
+            || port.effective_speed_gbps.is_some()
+            || port.phys_state.is_some()
+            || !port.extra.is_empty();
+        if verbose && port.gids.is_empty() {
+            port.gids.push(GidEntry {
+                index: 0,
+                gid: "fe80:0000:0000:0000:0c42:a103:00a1:b2c3".to_owned(),
+                kind: None,
+            });
+        }
     }
 }
 
@@ -539,7 +538,7 @@ proptest! {
         mut devices in vec(ibv_device(), 1..3),
     ) {
         prop_assume!(!devices[0].ports.is_empty());
-        whole_last_port(&mut devices);
+        whole_ports(&mut devices);
         let model = IbvDevinfo { devices, ..IbvDevinfo::default() };
         let text = ibv_devinfo::render(&model);
         let first_field = text

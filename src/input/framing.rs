@@ -1182,8 +1182,9 @@ fn machine_name_of(name: &str, with_digit: bool) -> Option<String> {
     is_host.then(|| name.to_owned())
 }
 
-/// `GPU0`, `nic-1`, `mlx5`, `port12`, `H100`, `MT4129`, `CX7`: a device,
-/// port or model named as the subject of a heading; `snapshot2`, `run1`,
+/// `GPU0`, `nic-1`, `mlx5`, `port12`, `H100`, `MT4129`, `CX7`, `i40iw`,
+/// `rxe0`: a device, RDMA provider, port or model named as the subject of
+/// a heading; `snapshot2`, `run1`,
 /// `t0`, `step3`: a step of the collection. Not a host. A device word
 /// takes a small index as written (`gpu3`); a zero-padded or longer number
 /// is a host's (`gpu001`, `gpu00038`, `gpu-07`).
@@ -1238,14 +1239,25 @@ fn names_no_host(name: &str) -> bool {
         "min",
         "sec",
     ];
+    // RDMA providers (rdma-core's `providers/`), alone or with their
+    // device's index: `i40iw`, `rxe0`, `irdma1`, `hfi1`. An author's `#
+    // i40iw` above a grep of that driver's sysfs counters named the host
+    // `i40iw`.
+    const RDMA_PROVIDERS: &[&str] = &[
+        "rxe", "siw", "i40iw", "irdma", "hfi", "qib", "qedr", "efa", "erdma", "bnxt", "hns",
+        "mthca", "cxgb", "ocrdma", "usnic", "pvrdma", "mana", "ionic",
+    ];
     let lower = name.to_ascii_lowercase();
     let word = lower.trim_end_matches(|c: char| c.is_ascii_digit());
     let digits = lower.get(word.len()..).unwrap_or_default();
     let word = word.trim_end_matches(['-', '_']);
+    let padded = digits.len() > 1 && digits.starts_with('0');
+    if RDMA_PROVIDERS.contains(&word) && digits.len() <= 2 && !padded {
+        return true;
+    }
     if digits.is_empty() || word.is_empty() {
         return false;
     }
-    let padded = digits.len() > 1 && digits.starts_with('0');
     STEPS.contains(&word)
         || (MODELS.contains(&word) && !padded)
         || (DEVICES.contains(&word) && digits.len() <= 2 && !padded)
@@ -1460,7 +1472,25 @@ pub(crate) fn command_words(command: &str) -> (Vec<String>, Option<String>) {
             }
         })
         .collect();
+    // `ibhosts | wc -l` prints a count, not the tool's lines: no tool's
+    // output follows (before, the count was an unread line of the tool).
+    if counted(command) {
+        return (Vec::new(), host);
+    }
     (argv, host)
+}
+
+/// Whether a stage of the pipeline after the first is `wc` (an `||`
+/// runs a command of its own).
+fn counted(command: &str) -> bool {
+    let first = command.split(['&', ';']).next().unwrap_or(command);
+    let first = first.split("||").next().unwrap_or(first);
+    first.split('|').skip(1).any(|stage| {
+        stage
+            .split_whitespace()
+            .next()
+            .is_some_and(|p| p.rsplit('/').next() == Some("wc"))
+    })
 }
 
 #[cfg(test)]
@@ -1780,6 +1810,18 @@ mod tests {
             "[1] 10:12 [SUCCESS] node07",
             "[x] 10:12:01 [SUCCESS] node07",
             "[1] 10:12:01 [PENDING] node07",
+            // RDMA providers and their devices (an author's `# i40iw` above
+            // a grep of that driver's counters), not machines.
+            "# i40iw",
+            "### rxe0",
+            "=== irdma1 ===",
+            "[siw0]",
+            "### hfi1",
+            "== qedr0 ==",
+            "### efa0",
+            "# erdma",
+            "### i40iw0",
+            "### bnxt",
         ] {
             assert_eq!(host(line), None, "{line:?}");
         }
@@ -1885,6 +1927,11 @@ mod tests {
         assert_eq!(host.as_deref(), Some("node09"));
         let (argv, _) = command_words("pdsh -w node[1-4] ibstat -s");
         assert_eq!(argv, words("ibstat -s"));
+        // A count of the tool's lines is not its output.
+        let (argv, _) = command_words("ib ibhosts 2>/dev/null | wc -l");
+        assert!(argv.is_empty(), "{argv:?}");
+        let (argv, _) = command_words("ibstat || wc -l");
+        assert_eq!(argv, words("ibstat"));
     }
 
     /// An unknown word before a fabric tool's name is a wrapper or an

@@ -2,9 +2,10 @@
 //! node and every cable between two ports, with the width and speed each
 //! link trained at.
 //!
-//! Two layouts: the default topology file (a block per node, one line per
-//! connected port) and `-p`/`--ports` (one line per port, connected or
-//! not). A link is printed from both of its ends in the topology file.
+//! Three layouts: the default topology file (a block per node, one line
+//! per connected port), `-p`/`--ports` (one line per port, connected or
+//! not) and the node list (`-l`, and the ibswitches/ibhosts scripts: one
+//! line per node). A link is printed from both of its ends in the topology file.
 
 use crate::model::ib::Guid;
 use crate::model::iblinkinfo::{LaneGeneration, LinkWidth, NodeType};
@@ -20,6 +21,11 @@ pub struct Ibnetdiscover {
     /// Port lines, in the order printed: under their node in the topology
     /// file, each on its own in `-p`.
     pub ports: Vec<NetPort>,
+    /// Set when nodes were read from a node list (`ibnetdiscover -l`, `-S`,
+    /// `-H`; the `ibswitches`, `ibhosts` and `ibnodes` scripts): one line
+    /// per node and no port lines, so the listing says nothing of links.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub listed: bool,
 }
 
 /// A node block's header: `Switch 36 "S-…" # "desc" enhanced port 0 lid 1

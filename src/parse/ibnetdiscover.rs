@@ -37,8 +37,19 @@ use crate::parse::text::{decimal_u32, read_each_line, redacted_identifier, trim,
 use crate::parse::{Block, Line, Parsed, Spec};
 
 pub(crate) const FORMAT: Spec<Ibnetdiscover> = Spec {
-    command: |argv| argv.first() == Some(&"ibnetdiscover"),
-    starts: |b| matches!(b, b'#' | b'v' | b'S' | b'C' | b'R' | b'['),
+    // ibswitches, ibhosts and ibnodes are scripts that list the nodes of
+    // ibnetdiscover's topology ([`list_node`]).
+    command: |argv| {
+        argv.first()
+            .is_some_and(|c| matches!(*c, "ibnetdiscover" | "ibswitches" | "ibhosts" | "ibnodes"))
+    },
+    // `s`, `c`, `r`: a GUID key line (`switchguid=`, `caguid=`, `rtguid=`).
+    starts: |b| {
+        matches!(
+            b,
+            b'#' | b'v' | b's' | b'c' | b'r' | b'S' | b'C' | b'R' | b'['
+        )
+    },
     detect,
     parse,
     summary,
@@ -80,6 +91,11 @@ fn read_line(line: &Line<'_>, out: &mut Ibnetdiscover, unread: &mut Unread) {
     }
     if let Some(node) = node_header(t, line) {
         out.nodes.push(node);
+        return;
+    }
+    if let Some(node) = list_node(t, line) {
+        out.nodes.push(node);
+        out.listed = true;
         return;
     }
     if t.starts_with('[') {
@@ -172,6 +188,45 @@ fn guid_or_redacted(text: &str) -> Option<Option<Guid>> {
 fn double_quoted(t: &str) -> Option<(&str, &str)> {
     let (_, rest) = t.split_once('"')?;
     rest.split_once('"')
+}
+
+/// A line of a node list, one per node and no links: `ibnetdiscover -l`
+/// (`-S`, `-H`, `-R`: `Switch\t : 0x… ports 36 devid 0xc738 vendid 0x2c9
+/// "desc"`, infiniband-diags `list_node`) and the `ibswitches`, `ibhosts`
+/// and `ibnodes` scripts over the topology file (`Switch\t: 0x… ports 36
+/// "desc" enhanced port 0 lid 14 lmc 0`, `Ca\t: 0x… ports 2 "desc"`).
+/// Before, such lines were unread (IN002) under `ibnetdiscover -l`, and
+/// the scripts' output was no supported tool's.
+fn list_node(t: &str, line: &Line<'_>) -> Option<NetNode> {
+    let (word, rest) = t.split_once(':')?;
+    let node_type = match word.trim_end() {
+        "Router" => NodeType::Router,
+        w => header_type(w)?,
+    };
+    let (hex, rest) = rest.trim_start().split_once(char::is_whitespace)?;
+    if !hex.starts_with("0x") {
+        return None;
+    }
+    let guid = guid_or_redacted(hex)?;
+    let rest = rest.trim_start().strip_prefix("ports ")?;
+    let (count, rest) = rest.trim_start().split_once(char::is_whitespace)?;
+    let port_count = decimal_u32(count).ok()?;
+    // The description runs from the first quote to the last: a node's own
+    // description may hold quotes, and only `lid` words follow it.
+    let open = rest.find('"')?;
+    let close = rest.rfind('"').filter(|c| *c > open)?;
+    let between = rest.get(..open)?.trim();
+    if !(between.is_empty() || between.starts_with("devid ")) {
+        return None;
+    }
+    Some(NetNode {
+        node_type,
+        guid,
+        port_count,
+        desc: Some(rest.get(open + 1..close)?.to_owned()),
+        lid: after_word(rest.get(close + 1..)?, "lid"),
+        span: line.span(),
+    })
 }
 
 /// `Switch    65 "S-…"        # "desc" enhanced port 0 lid 73 lmc 0`.
@@ -421,7 +476,17 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         let next = lines.iter().skip(1).find(|l| !l.is_blank())?;
         return trim(next.text()).starts_with("devid=0x").then(at_line);
     }
-    if node_header(t, first).is_some() {
+    // `ibnetdiscover | grep <guid>` keeps a node's GUID key lines
+    // (`sysimgguid=`, `switchguid=`, `caguid=`) without the `vendid=` one:
+    // such a line opens the output when a key line or the node's header
+    // follows it. Before, under the command's prompt, it was an output of
+    // its own (`0 node(s)`) and the header under it another.
+    if is_guid_key_line(t) {
+        let next = lines.iter().skip(1).find(|l| !l.is_blank())?;
+        let n = trim(next.text());
+        return (is_guid_key_line(n) || node_header(n, next).is_some()).then(at_line);
+    }
+    if node_header(t, first).is_some() || list_node(t, first).is_some() {
         return Some(at_line());
     }
     if t.starts_with('[') {
@@ -438,8 +503,18 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         .map(|_| at_line())
 }
 
+/// `switchguid=0x…(…)`, `caguid=0x…`: one of the [`NODE_KEYS`] lines
+/// that hold a GUID.
+fn is_guid_key_line(t: &str) -> bool {
+    t.split_once("=0x")
+        .is_some_and(|(key, _)| key.ends_with("guid") && NODE_KEYS.contains(&key))
+}
+
 /// `12 nodes, 40 links (3 ports unconnected)`.
 fn summary(d: &Ibnetdiscover) -> String {
+    if d.listed && d.ports.is_empty() {
+        return format!("{} node(s) listed (a node list: no links)", d.nodes.len());
+    }
     let connected = d.ports.iter().filter(|p| p.connected()).count();
     let unconnected = d.ports.len() - connected;
     let mut s = format!(
@@ -641,6 +716,11 @@ Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"
             "#\n# Topology file: generated on Mon Mar  2 10:00:00 2026\n",
             "# Initiated from node 0c42a10300b1c2d0 port 0c42a10300b1c2d0\n",
             "vendid=0x2c9\ndevid=0xd2f0\n",
+            // `ibnetdiscover | grep <guid>` keeps the node's GUID key line
+            // and its header, not the `vendid=` line above them.
+            "switchguid=0x10e0405c3ba0a0(10e0405c3ba0a0)\nSwitch 36 \"S-0010e0405c3ba0a0\" # \"sw\" enhanced port 0 lid 21 lmc 0\n",
+            "sysimgguid=0x10e0405c3ba0a3\nswitchguid=0x10e0405c3ba0a0(10e0405c3ba0a0)\n",
+            "caguid=0x0c42a10300b1c2d0\nCa\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"\n",
             "Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"\n",
             "[2]\t\"H-0c42a10300b1c2e0\"[1](c42a10300b1c2e0) \t\t# \"gn02 mlx5_0\" lid 32 4xHDR\n",
             "CA   201  1 0x0c42a10300c0ffee 4x EDR - SW  1801 10 0x1070fd0300bb0001 ( 'a' - 'b' )\n",
@@ -652,6 +732,8 @@ Ca\t1 \"H-0c42a10300b1c2d0\"\t\t# \"gn01 mlx5_0\"
             "# a comment\n",
             "#\n# a comment\n",
             "vendid=0x2c9\nsomething else\n",
+            "switchguid=0x10e0405c3ba0a0(10e0405c3ba0a0)\nsomething else\n",
+            "caguid=0x0c42a10300b1c2d0\n",
             "CA 'mlx5_0'\n",
             "[1] some note\n",
             "SW is a switch\n",

@@ -83,7 +83,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<IbvDevinfo> {
     for device in &mut parsed.value.devices {
         settle_blank_value(&mut device.partial, lines, &mut parsed.warnings);
     }
-    parsed.map(mark_portless_devices).map(mark_cut_last_port)
+    parsed.map(mark_portless_devices).map(mark_cut_ports)
 }
 
 /// The port fields devinfo.c prints for every port, in order, each with
@@ -122,11 +122,15 @@ const VERBOSE_PORT_FIELDS: &[(&str, bool)] = &[
     ("GID", false),
 ];
 
-/// Marks the output's last port block when it stops before fields
-/// ibv_devinfo always prints: the end of the paste (or of the section)
-/// cut it there, and what it lacks is unknown, not absent. Before, a
-/// block that stopped after `state:` and `max_mtu:` on whole lines was
-/// read as a whole port.
+/// Marks each port block that stops before fields ibv_devinfo always
+/// prints: what it lacks is unknown, not absent. The output's last port
+/// was cut there by the end of the paste (or of the section); a port
+/// before it, ended by the next `port:` or `hca_id:` line, was trimmed
+/// by the author (`...` for the rest, or a grep that kept `port:` and
+/// `state:`). Before, a block that stopped after `state:` and `max_mtu:`
+/// on whole lines was read as a whole port, and a trimmed port before
+/// the last one as a port without a link layer: an InfiniBand fault,
+/// though it may be RoCE.
 ///
 /// As for ibstat, devinfo.c prints its fields in a fixed order, so a cut
 /// block shows a prefix of them: it is cut when it lacks the last field
@@ -134,40 +138,52 @@ const VERBOSE_PORT_FIELDS: &[(&str, bool)] = &[
 /// layer, as libibverbs before 1.1.4 did not; with `-v`, `active_speed`,
 /// and `phys_state` on an InfiniBand transport), and it lacks every
 /// field after the last one it shows. A block that shows its last field
-/// but skips some in between was trimmed by hand, and is whole. Ports
-/// before the last were ended by the next `port:` or `hca_id:` line, not
-/// by the end of the paste.
-fn mark_cut_last_port(mut out: IbvDevinfo) -> IbvDevinfo {
+/// but skips some in between was trimmed in the middle, and is judged
+/// whole. When several ports of one device were cut, every port of it
+/// is read in part (a device holds one [`Partial`]).
+fn mark_cut_ports(mut out: IbvDevinfo) -> IbvDevinfo {
     let prints_link_layer = out
         .devices
         .iter()
         .flat_map(|d| &d.ports)
         .any(|p| p.link_layer.is_some());
-    let Some(device) = out.devices.last_mut() else {
-        return out;
-    };
-    if device.partial.is_some() {
-        return out;
-    }
-    let Some(port) = device.ports.last() else {
-        return out;
-    };
-    let infiniband = device
-        .transport
-        .as_deref()
-        .is_some_and(|t| t.starts_with("InfiniBand"));
-    if let Some(missing) = missing_port_fields(port, prints_link_layer, infiniband) {
+    for device in &mut out.devices {
+        if device.partial.is_some() {
+            continue;
+        }
+        let infiniband = device
+            .transport
+            .as_deref()
+            .is_some_and(|t| t.starts_with("InfiniBand"));
+        let mut cut = device.ports.iter().filter_map(|port| {
+            missing_port_fields(port, prints_link_layer, infiniband)
+                .map(|missing| (port.span.last_line, missing))
+        });
+        let Some((line, mut missing)) = cut.next() else {
+            continue;
+        };
+        // Several ports cut: the line of the device's header, which is in
+        // none of them, makes every port of it read in part.
+        let mut at = line;
+        for (_, more) in cut {
+            at = device.span.first_line;
+            for field in more {
+                if !missing.contains(&field) {
+                    missing.push(field);
+                }
+            }
+        }
         device.partial = Some(Partial::new(
             PartialReason::MissingFields,
             missing.into_iter().map(str::to_owned).collect(),
-            port.span.last_line,
+            at,
         ));
     }
     out
 }
 
 /// The fields `port` lacks after the last one it shows, when it lacks
-/// the last one ibv_devinfo always prints ([`mark_cut_last_port`]).
+/// the last one ibv_devinfo always prints ([`mark_cut_ports`]).
 fn missing_port_fields(
     port: &IbvPort,
     prints_link_layer: bool,

@@ -380,7 +380,11 @@ fn check_nothing_discovered(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Covera
             continue;
         };
         // The topology file's layout only: `-p` lines say nothing of the
-        // nodes a listing holds.
+        // nodes a listing holds, and a node list (`ibhosts`, `-l`) prints
+        // no links at all, nor every kind of node.
+        if d.listed {
+            continue;
+        }
         let Some(first) = d.nodes.first() else {
             continue;
         };
