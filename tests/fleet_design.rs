@@ -243,18 +243,7 @@ fn shards_merged_give_the_report_of_one_run() {
     }
     let paths: Vec<&Path> = written.iter().map(PathBuf::as_path).collect();
     let merged = report(&paths);
-    for key in [
-        "verdict",
-        "status",
-        "summary",
-        "findings",
-        "incidents",
-        "skipped_rules",
-        "rules_run",
-        "hosts",
-    ] {
-        assert!(single[key] == merged[key], "{key} differs");
-    }
+    common::assert_same_report(&single, &merged);
 }
 
 /// Each finding (as its JSON text) and how many times it occurs.

@@ -54,18 +54,23 @@ fn findings_lines(report: &str, root: &Path) -> Vec<String> {
     lines
 }
 
-#[test]
-fn fleet_findings_equal_the_golden_recorded_before_streaming() {
-    let root = generated_fleet("fleet-golden", 12);
-    let o = run_ok(&[
+/// The JSON report of `analyze` over the fleet at `root`.
+fn json_report(root: &Path) -> Vec<u8> {
+    run_ok(&[
         "analyze",
         root.to_str().unwrap(),
         "--format",
         "json",
         "--fail-on",
         "never",
-    ]);
-    let got = findings_lines(&String::from_utf8(o.stdout).unwrap(), &root);
+    ])
+    .stdout
+}
+
+#[test]
+fn fleet_findings_equal_the_golden_recorded_before_streaming() {
+    let root = generated_fleet("fleet-golden", 12);
+    let got = findings_lines(&String::from_utf8(json_report(&root)).unwrap(), &root);
     let path = repo(GOLDEN);
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -89,15 +94,7 @@ fn fleet_findings_equal_the_golden_recorded_before_streaming() {
 #[test]
 fn every_evidence_of_a_batch_run_names_its_file() {
     let root = generated_fleet("fleet-evidence", 12);
-    let o = run_ok(&[
-        "analyze",
-        root.to_str().unwrap(),
-        "--format",
-        "json",
-        "--fail-on",
-        "never",
-    ]);
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v: Value = serde_json::from_slice(&json_report(&root)).unwrap();
     let findings = v["findings"].as_array().unwrap();
     let mut outliers = 0;
     for f in findings {

@@ -482,10 +482,12 @@ fn basic_at(lid: u32, symbol: u64) -> String {
 fn the_same_port_across_hosts_despite_their_lids() {
     // Six hosts, LIDs 11–16, no CA name: "port 1" is the same place on each.
     // Host 4 has 9 symbol errors, the others 0: median 0, so no "× the median".
+    // Each host's dump is a file of its own, as in a batch run.
     let docs: Vec<_> = (0u32..6)
         .map(|h| {
             let symbol = if h == 4 { 9 } else { 0 };
-            doc_on(&format!("node{h}"), &basic_at(11 + h, symbol))
+            let doc = doc_on(&format!("node{h}"), &basic_at(11 + h, symbol));
+            from_file(doc, &format!("node{h}/perfquery.txt"))
         })
         .collect();
     let m = measure_many(&docs, &StatsOptions::default());
@@ -500,6 +502,8 @@ fn the_same_port_across_hosts_despite_their_lids() {
     assert_eq!(g.outliers.len(), 1);
     let o = &g.outliers[0];
     assert_eq!(o.subject.host.as_deref(), Some("node4"));
+    // On a fleet its lines alone do not say which of a thousand files to open.
+    assert_eq!(o.file.as_deref(), Some("node4/perfquery.txt"));
     assert!(o.times_median.is_none());
     assert!(
         o.explanation
@@ -516,27 +520,6 @@ fn from_file(mut doc: crate::input::Document, file: &str) -> crate::input::Docum
         section.source = Some(file.to_owned());
     }
     doc
-}
-
-/// An outlier among the same port across hosts names its host's file: on
-/// a fleet, its lines alone do not say which of a thousand files to open.
-#[test]
-fn an_outlier_across_hosts_names_its_file() {
-    let docs: Vec<_> = (0u32..6)
-        .map(|h| {
-            let symbol = if h == 4 { 9 } else { 0 };
-            let doc = doc_on(&format!("node{h}"), &basic_at(11 + h, symbol));
-            from_file(doc, &format!("node{h}/perfquery.txt"))
-        })
-        .collect();
-    let m = measure_many(&docs, &StatsOptions::default());
-    let g = m
-        .peer_groups
-        .iter()
-        .find(|g| g.kind == PeerGroupKind::SamePortAcrossHosts && g.counter == "SymbolErrorCounter")
-        .expect("one group across the six hosts");
-    assert_eq!(g.outliers.len(), 1);
-    assert_eq!(g.outliers[0].file.as_deref(), Some("node4/perfquery.txt"));
 }
 
 /// An outlier among a GPU's links names the file of its reading; read

@@ -93,3 +93,24 @@ pub fn assert_findings_cover(findings: &[serde_json::Value], hosts: usize) {
         .collect();
     assert_eq!(named.len(), hosts, "{named:?}");
 }
+
+/// Asserts that two JSON reports say the same of the run (a sharded run
+/// against one run over every dump): every field but `measurements`,
+/// which a caller compares itself where the run keeps them.
+pub fn assert_same_report(a: &serde_json::Value, b: &serde_json::Value) {
+    for key in [
+        "verdict",
+        "status",
+        "summary",
+        "findings",
+        "incidents",
+        "skipped_rules",
+        "rules_run",
+        "hosts",
+        "host_names",
+        "sections",
+        "skipped_inputs",
+    ] {
+        assert!(a[key] == b[key], "{key} differs");
+    }
+}
