@@ -378,13 +378,12 @@ fn chunks<'a>(
         let number = i + 1;
         // `====…` / `  Environment Variables` / `====…`: a report's banner,
         // three framing lines read as the heading `==== title ====`.
-        let banner = match (lines.text(i + 1), lines.text(i + 2)) {
-            (Some(title), Some(last))
-                if framing.is_none() && text.trim_start().starts_with('=') =>
-            {
-                report_banner(text, title, last, lines.text(i + 3))
-                    .map(|t| classify(&format!("==== {t} ====")))
-            }
+        // The next lines are looked at only under a line of `=`: this
+        // runs for every line of every input.
+        let opens_banner = framing.is_none() && text.trim_start().starts_with('=');
+        let banner = match opens_banner.then(|| (lines.text(i + 1), lines.text(i + 2))) {
+            Some((Some(title), Some(last))) => report_banner(text, title, last, lines.text(i + 3))
+                .map(|t| classify(&format!("==== {t} ===="))),
             _ => None,
         };
         if let Some(heading) = banner {

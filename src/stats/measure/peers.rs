@@ -569,9 +569,13 @@ impl<'s> GpuSum<'s> {
     fn add(&mut self, value: u64, lines: LineSpan, file: Option<&'s str>) {
         self.sum = self.sum.saturating_add(value);
         self.lines = self.lines.join(lines);
-        if self.file != file {
-            self.files_differ = true;
-        }
+        // A GPU's links come from one snapshot, whose file is one string:
+        // most often the very same one.
+        let same_file = match (self.file, file) {
+            (Some(a), Some(b)) => std::ptr::eq(a, b) || a == b,
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        self.files_differ |= !same_file;
     }
 
     /// The file all the links were read from, if one.
