@@ -1483,6 +1483,10 @@ pub(crate) fn command_words(command: &str) -> (Vec<String>, Option<String>) {
 /// Whether a stage of the pipeline after the first is `wc` (an `||`
 /// runs a command of its own).
 fn counted(command: &str) -> bool {
+    // Most commands have no pipe at all: one byte search says so.
+    if !command.contains('|') {
+        return false;
+    }
     let first = command.split(['&', ';']).next().unwrap_or(command);
     let first = first.split("||").next().unwrap_or(first);
     first.split('|').skip(1).any(|stage| {

@@ -332,6 +332,19 @@ fn line_ends(text: &str) -> usize {
     super::clean::count_bytes(text.as_bytes(), |b| b == b'\n')
 }
 
+/// Whether `text`'s first character after its blanks is `=`, as
+/// `text.trim_start().starts_with('=')` says, found bytewise past spaces
+/// and tabs: [`chunks`] asks it of every line, and `trim_start` tests each
+/// character against every Unicode blank.
+fn opens_with_equals(text: &str) -> bool {
+    match text.bytes().find(|b| !matches!(b, b' ' | b'\t')) {
+        Some(b'=') => true,
+        // Another blank, or a character beyond ASCII: as `trim_start`.
+        Some(b) if !b.is_ascii_graphic() => text.trim_start().starts_with('='),
+        _ => false,
+    }
+}
+
 /// Cuts the input at framing lines and strips host prefixes. `may_frame`
 /// says which of `lines` may be framing (the others are not classified);
 /// `None` classifies every line. Returns the chunks, the table of their
@@ -379,8 +392,10 @@ fn chunks<'a>(
         // `====…` / `  Environment Variables` / `====…`: a report's banner,
         // three framing lines read as the heading `==== title ====`.
         // The next lines are looked at only under a line of `=`: this
-        // runs for every line of every input.
-        let opens_banner = framing.is_none() && text.trim_start().starts_with('=');
+        // runs for every line of every input, so the line's first byte
+        // after its blanks is found bytewise (`trim_start` tests every
+        // Unicode blank, and most lines of `nvlink` are indented).
+        let opens_banner = framing.is_none() && opens_with_equals(text);
         let banner = match opens_banner.then(|| (lines.text(i + 1), lines.text(i + 2))) {
             Some((Some(title), Some(last))) => report_banner(text, title, last, lines.text(i + 3))
                 .map(|t| classify(&format!("==== {t} ===="))),
@@ -2237,6 +2252,17 @@ mod scan_tests {
                 prop_assert_eq!(&fast_repairs, &slow_repairs);
             }
             prop_assert_eq!(fast.len(), slow.len());
+        }
+    }
+
+    proptest! {
+        /// The bytewise test of a banner's opening line says what
+        /// `trim_start` says, whatever blanks (Unicode ones too) lead.
+        #[test]
+        fn opens_with_equals_is_trim_start(
+            text in "[ \t\u{0B}\u{0C}\r\u{85}\u{A0}\u{2003}\u{3000}]{0,4}[=a ═é]{0,3}",
+        ) {
+            prop_assert_eq!(super::opens_with_equals(&text), text.trim_start().starts_with('='), "{:?}", text);
         }
     }
 
