@@ -506,8 +506,11 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
 /// `switchguid=0x…(…)`, `caguid=0x…`: one of the [`NODE_KEYS`] lines
 /// that hold a GUID.
 fn is_guid_key_line(t: &str) -> bool {
-    t.split_once("=0x")
-        .is_some_and(|(key, _)| key.ends_with("guid") && NODE_KEYS.contains(&key))
+    // Split at the first `=` (a byte search): detection asks this of the
+    // first line of every input, and a key holds no `=`.
+    t.split_once('=').is_some_and(|(key, value)| {
+        value.starts_with("0x") && key.ends_with("guid") && NODE_KEYS.contains(&key)
+    })
 }
 
 /// `12 nodes, 40 links (3 ports unconnected)`.
