@@ -453,7 +453,7 @@ pub const LINK_LAYER_CUT_NOTE: &str =
     " (the paste stops before its Link layer: if this is a RoCE port, it is not an InfiniBand fault)";
 
 /// IB001's cause for a port that never linked beside an Active sibling
-/// ([`never_linked_beside_active`]): the batch stream holds the findings
+/// (`never_linked_beside_active`): the batch stream holds the findings
 /// that say it until IB001's fleet step has judged them.
 pub const NEVER_LINKED_CAUSE: &str = "never linked since the adapter started (no LID, no SM LID) while another port of the adapter is Active: port unused or never cabled?";
 
