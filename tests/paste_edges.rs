@@ -3450,3 +3450,71 @@ fn grepped_portinfo_fields_take_the_port_the_command_names() {
         r.findings
     );
 }
+
+/// `nvidia-smi` (not a format we read) failing with NVML's lost-GPU error
+/// under a prompt that names the host, then `topo -m` failing the same
+/// way. Before, the first failure was an `info` of "a tool" under "(host
+/// not named)", the second another `info` of the same message: a GPU
+/// fallen off the bus, the fault itself, read as a tool's hiccup. Now it
+/// is one `error` of the prompt's host, naming nvidia-smi; a handle the
+/// user may not read (`Insufficient Permissions`) stays `info`.
+#[test]
+fn nvml_losing_a_gpu_is_an_error_of_the_prompts_host() {
+    let text = "[root@gpu-a12 ~]# nvidia-smi\n\
+                Unable to determine the device handle for GPU0000:3A:00.0: Unknown Error\n\
+                [root@gpu-a12 ~]# nvidia-smi topo -m\n\
+                Unable to determine the device handle for GPU0000:3A:00.0: Unknown Error\n";
+    let r = report(text);
+    let failed = of(&r, "IN003");
+    assert_eq!(failed.len(), 1, "{:#?}", r.findings);
+    let f = failed[0];
+    assert_eq!(f.severity, Severity::Error, "{f:#?}");
+    assert_eq!(f.subject.host.as_deref(), Some("gpu-a12"), "{f:#?}");
+    assert!(f.message.starts_with("nvidia-smi failed"), "{f:#?}");
+    assert!(f.message.contains("fallen off the bus"), "{f:#?}");
+    assert_eq!(f.evidence[0].span.first_line, 2, "{f:#?}");
+    assert_eq!(f.subject.bus_id.as_deref(), Some("0000:3A:00.0"), "{f:#?}");
+
+    let lost = "$ nvidia-smi -L\n\
+                Unable to determine the device handle for gpu 0000:B3:00.0: GPU is lost.  Reboot the system to recover this GPU\n";
+    let r = report(lost);
+    assert_eq!(
+        of(&r, "IN003")
+            .iter()
+            .map(|f| f.severity)
+            .collect::<Vec<_>>(),
+        [Severity::Error],
+        "{:#?}",
+        r.findings
+    );
+    assert_eq!(
+        of(&r, "IN003")[0].subject.bus_id.as_deref(),
+        Some("0000:B3:00.0")
+    );
+
+    let denied = "user@gpu-a12:~$ nvidia-smi\n\
+                  Unable to determine the device handle for GPU0000:3A:00.0: Insufficient Permissions\n";
+    let r = report(denied);
+    let failed = of(&r, "IN003");
+    assert_eq!(failed.len(), 1, "{:#?}", r.findings);
+    assert_eq!(failed[0].severity, Severity::Info, "{:#?}", failed[0]);
+    assert_eq!(failed[0].subject.host.as_deref(), Some("gpu-a12"));
+}
+
+/// NVML's `Driver/library version mismatch` (a driver updated without a
+/// reboot) says what to do about it, not the generic "check that the
+/// device is present" of a tool that found no device.
+#[test]
+fn an_nvml_version_mismatch_says_reboot() {
+    let text = "admin@gpu-b03:~$ nvidia-smi\n\
+                Failed to initialize NVML: Driver/library version mismatch\n\
+                NVML library version: 550.127\n";
+    let r = report(text);
+    let failed = of(&r, "IN003");
+    assert_eq!(failed.len(), 1, "{:#?}", r.findings);
+    let f = failed[0];
+    assert_eq!(f.severity, Severity::Warning, "{f:#?}");
+    assert_eq!(f.subject.host.as_deref(), Some("gpu-b03"), "{f:#?}");
+    assert!(f.message.contains("without a reboot"), "{f:#?}");
+    assert!(f.remediation.starts_with("Reboot"), "{f:#?}");
+}

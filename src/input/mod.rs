@@ -131,6 +131,15 @@ pub struct Document {
 }
 
 impl Document {
+    /// Whether the input holds anything of a tool to judge: a recognised
+    /// section, or a tool's error line outside any (`$ nvidia-smi`, then
+    /// NVML's `Unable to determine the device handle …`). That failure is
+    /// often the fault itself (IN003), not an input with nothing in it.
+    #[must_use]
+    pub fn holds_tool_output(&self) -> bool {
+        !self.sections.is_empty() || self.messages.iter().any(|m| m.level == MessageLevel::Error)
+    }
+
     /// All warnings: the document's and every section's, in line order.
     #[must_use]
     pub fn all_warnings(&self) -> Vec<&Warning> {
@@ -276,6 +285,19 @@ pub struct ToolMessage {
     pub level: MessageLevel,
     /// The text as printed.
     pub text: String,
+    /// For a message outside any section (of an unsupported command, or
+    /// one that printed nothing else): the host the prompt, banner or file
+    /// name gave its lines. A section's messages have their section's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// For such a message: the program the prompt ran (`nvidia-smi`), so
+    /// that a failure names its tool, not "a tool".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    /// For such a message: the file its lines were read from (batch runs,
+    /// `==> file <==` headers), so that its evidence names the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// How serious a tool message is.
@@ -289,7 +311,8 @@ pub enum MessageLevel {
     Error,
 }
 
-/// Reads an input and requires at least one recognised section.
+/// Reads an input and requires at least one recognised section, or a
+/// tool's error line ([`Document::holds_tool_output`]).
 ///
 /// ```
 /// let paste = "[root@node07 ~]# ibstat mlx5_0 1\nCA 'mlx5_0'\n\tPort 1:\n\t\tState: Active\n";
@@ -304,7 +327,7 @@ pub enum MessageLevel {
 /// the errors of [`read_all`].
 pub fn read(text: &str, options: &ReadOptions) -> Result<Document, Error> {
     let doc = read_all(text, options)?;
-    if doc.sections.is_empty() {
+    if !doc.holds_tool_output() {
         return Err(Error::NothingRecognised {
             lines: doc.line_count,
             supported: supported_formats().join(", "),

@@ -1374,7 +1374,24 @@ fn leftovers(
             finish(open, &leading, ctx, out);
         }
         _ => {
-            out.doc.messages.extend(messages);
+            // No section holds them: they keep the host and the program of
+            // the chunk they were printed in (`[root@gpu07 ~]# nvidia-smi`
+            // then an NVML error), else their failure names neither.
+            let prompted = ctx.prompt.and_then(|(_, p)| p.argv.first());
+            out.doc.messages.extend(messages.into_iter().map(|m| {
+                // Without a prompt, the program the message names itself
+                // (`perfquery: iberror: failed: …`).
+                let program = prompted.cloned().or_else(|| {
+                    let (word, _) = m.text.split_once(": ")?;
+                    is_supported_program(word).then(|| word.to_owned())
+                });
+                ToolMessage {
+                    host: ctx.host.clone(),
+                    program,
+                    source: ctx.source.clone(),
+                    ..m
+                }
+            }));
             let reason = match ctx.prompt {
                 Some((_, p)) if !p.command.is_empty() => format!(
                     "output of `{}`, which is not a supported tool (or not in a form it recognises)",
@@ -1679,6 +1696,9 @@ fn tool_message(line: &Line<'_>, in_ibdiagnet: bool) -> Option<ToolMessage> {
         line: line.number,
         level: found,
         text: t.to_owned(),
+        host: None,
+        program: None,
+        source: None,
     })
 }
 

@@ -84,7 +84,7 @@ pub fn render(report: &Report, documents: &[NamedDocument<'_>]) -> String {
         let _ = writeln!(
             s,
             "<h2 class=\"host\">{}</h2>",
-            esc(host.unwrap_or("(host not named)"))
+            esc(host.as_deref().unwrap_or("(host not named)"))
         );
         for f in findings {
             finding(&mut s, f);
@@ -175,10 +175,12 @@ fn finding(s: &mut String, f: &Finding) {
 }
 
 /// Findings grouped by host, the worst host first, then by name.
-fn by_host(findings: &[Finding]) -> Vec<(Option<&str>, Vec<&Finding>)> {
-    let mut hosts: Vec<(Option<&str>, Vec<&Finding>)> = Vec::new();
+fn by_host(findings: &[Finding]) -> Vec<(Option<String>, Vec<&Finding>)> {
+    let mut hosts: Vec<(Option<String>, Vec<&Finding>)> = Vec::new();
     for f in findings {
-        let host = f.subject.host.as_deref();
+        // As the text report labels them: an unnamed dump by its file, a
+        // finding over several files (IB001's fleet finding) as the fleet's.
+        let host = super::text::host_label(f);
         match hosts.iter_mut().find(|(h, _)| *h == host) {
             Some((_, list)) => list.push(f),
             None => hosts.push((host, vec![f])),
@@ -253,5 +255,34 @@ mod tests {
         );
         assert!(!html.contains("<img"), "{html}");
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
+    }
+
+    /// Findings that name no host are listed as the text report lists
+    /// them: each unnamed dump under its file (two dumps are not one
+    /// machine), and a finding over several files as the fleet's. Before,
+    /// all of them were one "(host not named)".
+    #[test]
+    fn unnamed_findings_are_grouped_by_file_and_the_fleets_apart() {
+        use crate::rules::{Evidence, Subject};
+        use crate::span::LineSpan;
+        let rule = &crate::rules::input::IN003;
+        let in_file = |file: &str| {
+            rule.finding(Subject::host(None), "failed")
+                .evidence(Evidence::new("x", LineSpan::line(1), Some(file)))
+        };
+        let fleet = rule
+            .finding(Subject::host(None), "on most hosts")
+            .evidence(Evidence::new("x", LineSpan::line(1), Some("a/ibstat.txt")))
+            .evidence(Evidence::new("x", LineSpan::line(1), Some("b/ibstat.txt")));
+        let findings = [in_file("a/ibstat.txt"), in_file("b/ibstat.txt"), fleet];
+        let labels: Vec<Option<String>> = by_host(&findings).into_iter().map(|(h, _)| h).collect();
+        assert_eq!(
+            labels,
+            [
+                Some("(fleet)".to_owned()),
+                Some("(host not named: a/ibstat.txt)".to_owned()),
+                Some("(host not named: b/ibstat.txt)".to_owned()),
+            ]
+        );
     }
 }

@@ -137,8 +137,9 @@ const FLEET_LABEL: &str = "(fleet)";
 
 /// The host an incident or finding is listed under: its host, or the file
 /// it came from, so two anonymous dumps are not shown as one machine; a
-/// finding whose evidence comes from several files is the fleet's.
-fn host_label(f: &Finding) -> Option<String> {
+/// finding whose evidence comes from several files is the fleet's. The
+/// HTML report lists findings under the same labels.
+pub(super) fn host_label(f: &Finding) -> Option<String> {
     f.subject.host.clone().or_else(|| {
         let mut sources = f.evidence.iter().filter_map(|e| e.source.as_ref());
         let first = sources.next()?;

@@ -123,7 +123,9 @@ declare_rule! {
     /// `ibstatus`'s `Fatal error: … sys files not found`, `ibpanic:` and
     /// `iberror:` lines, `Failed to open device`, `NVIDIA-SMI has failed
     /// because it couldn't communicate with the NVIDIA driver`, `Failed to
-    /// initialize NVML: …`, the firmware tools' `-E- …` (mlxlink), `Not
+    /// initialize NVML: …`, NVML's `Unable to determine the device handle
+    /// for GPU…: Unknown Error` and `GPU is lost`, the firmware tools'
+    /// `-E- …` (mlxlink), `Not
     /// supported on the device(s)` (`nvidia-smi dmon`); and a tool that
     /// never ran, as the shell says (`-bash: ibstat: command not found`,
     /// Ubuntu's `Command 'ibv_devinfo' not found, but can be installed
@@ -137,7 +139,10 @@ declare_rule! {
     /// an unread line) and the verdict "not enough to judge".
     ///
     /// ### Evidence
-    /// The tool's message and its line. A `warning` where the message says
+    /// The tool's message and its line. An `error` where NVML says it lost
+    /// a GPU (`GPU is lost`, `Unknown Error` for a GPU's handle, `GPU
+    /// requires reset`): the GPU has fallen off the bus, and every job on
+    /// it fails until a reset. A `warning` where the message says
     /// the tool found no device or could not reach its driver; `info` where
     /// it says the command line was wrong, permission was denied, the
     /// device does not support what was asked, a query got no answer, or
@@ -146,7 +151,10 @@ declare_rule! {
     /// it says nothing we know (or is cut short).
     ///
     /// ### What to do
-    /// As the cause says: check that the device is present (`lspci`), its
+    /// As the cause says. A lost GPU: read `dmesg` for its Xid (79: fallen
+    /// off the bus), drain the node, reset the GPU or reboot, and reseat it
+    /// or open a hardware case if it is lost again. Otherwise check that
+    /// the device is present (`lspci`), its
     /// driver loaded (`lsmod | grep -e mlx5_ib -e nvidia`), and for a
     /// container that the device is passed in; rerun as root, or with the
     /// options the tool's help shows; install a tool the shell did not
@@ -155,7 +163,9 @@ declare_rule! {
     /// ### Thresholds and sources
     /// Any error-level message of a supported tool: infiniband-diags'
     /// `ibpanic`/`iberror` (`ibdiag_common.c`), `ibstatus`'s `Fatal error`,
-    /// nvidia-smi's and NVML's error lines, the firmware tools' `-E-`
+    /// nvidia-smi's and NVML's error lines (NVML's `GPU is lost` and a
+    /// handle's `Unknown Error` are Xid 79, "GPU has fallen off the bus",
+    /// in NVIDIA's Xid catalog), the firmware tools' `-E-`
     /// (mlxlink, mstflint), the shell's `command not found` (bash, zsh,
     /// dash, Ubuntu's `command-not-found`).
     pub static IN003 = {
@@ -175,12 +185,42 @@ const GENERIC_FAILURE: &str = "the tool stopped before printing what it reads";
 /// The cause of a tool that found no device or could not reach its driver.
 const NO_DEVICE: &str = "the tool found no device to read, or could not reach its driver: the driver is not loaded, the adapter or GPU is not detected, or a container does not see it";
 
+/// The cause of an NVML error that says a GPU was lost.
+const GPU_LOST: &str = "NVML cannot reach a GPU it knows: the GPU has most often fallen off the bus (Xid 79), and every job on it fails until it is reset";
+
+/// The bus id NVML's message names the lost GPU by (`Unable to determine
+/// the device handle for GPU0000:3A:00.0: Unknown Error` → `0000:3A:00.0`;
+/// `… for gpu 0000:B3:00.0: GPU is lost …`).
+fn lost_gpu_bus_id(text: &str) -> Option<String> {
+    const HANDLE_FOR: &str = "device handle for gpu";
+    let at = text.to_ascii_lowercase().find(HANDLE_FOR)? + HANDLE_FOR.len();
+    let rest = text.get(at..)?.trim_start();
+    let id = rest.split(": ").next()?.trim_end_matches(':').trim();
+    let is_bus_id = id.contains(':')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
+    is_bus_id.then(|| id.to_owned())
+}
+
 /// What a tool's error message says went wrong: how serious, why, and
 /// what to do. Matched on the words tools print (ASCII case ignored).
 fn tool_failure_cause(text: &str) -> (Severity, &'static str, &'static str) {
     let lower = text.to_ascii_lowercase();
     let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
-    if has(&["command not found", ": not found"])
+    // `Unable to determine the device handle for GPU0000:3A:00.0: Unknown
+    // Error` (or `: GPU is lost. Reboot the system to recover this GPU`):
+    // the driver lists the GPU, and NVML can no longer talk to it. Its
+    // handle's other errors (`Insufficient Permissions`) are not this.
+    let handle_lost = lower.contains("unable to determine the device handle")
+        && has(&["unknown error", "gpu is lost", "requires reset"]);
+    if handle_lost || has(&["gpu is lost", "fallen off the bus"]) {
+        (
+            Severity::Error,
+            GPU_LOST,
+            "Read `dmesg` for the GPU's Xid (79: fallen off the bus; 48, 74, 94/95 before it), drain the node, and reset the GPU (`nvidia-smi -r`) or reboot; if it is lost again, reseat it and check its power and PCIe slot, or open a hardware case.",
+        )
+    } else if has(&["command not found", ": not found"])
         || (lower.starts_with("command '") && lower.contains("' not found"))
     {
         (
@@ -237,6 +277,14 @@ fn tool_failure_cause(text: &str) -> (Severity, &'static str, &'static str) {
             "its query got no answer: the port asked is down or unreachable, or does not support what was asked",
             "Check the state of the port asked (ibstat, iblinkinfo) and that its LID is right; a counter set a port does not support is no fault.",
         )
+    } else if has(&["driver/library version mismatch"]) {
+        // The usual state after a driver update without a reboot: the
+        // GPUs are fine, and no GPU tool or job runs until it is fixed.
+        (
+            Severity::Warning,
+            "the NVIDIA kernel module and the user-space library are of different versions (most often a driver update without a reboot): no GPU tool or job can reach the GPUs",
+            "Reboot the node, or reload the nvidia kernel modules when no process holds the GPUs; `cat /proc/driver/nvidia/version` shows the module's version.",
+        )
     } else if has(&[
         "sys files not found",
         "no ib devices",
@@ -246,7 +294,6 @@ fn tool_failure_cause(text: &str) -> (Severity, &'static str, &'static str) {
         "can't open umad",
         "couldn't communicate with the nvidia driver",
         "failed to initialize nvml",
-        "driver/library version mismatch",
         "no such file or directory",
     ]) {
         (
@@ -275,6 +322,9 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         doc: usize,
         host: HostKey<'a>,
         tool: &'a str,
+        /// The file of a message outside any section (a section's own
+        /// messages are found in their document's file).
+        source: Option<&'a str>,
         messages: Vec<(usize, &'a str)>,
         /// Devices the tool read beside the ones it failed on
         /// (`ibv_devinfo` goes on after `Failed to open device`).
@@ -311,6 +361,7 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 doc: at.doc,
                 host: at.host(),
                 tool,
+                source: at.source(),
                 messages,
                 devices_read,
             });
@@ -324,13 +375,20 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         {
             failures.push(Failure {
                 doc,
-                host: HostKey::Unnamed(doc),
-                tool: "a tool",
+                host: m
+                    .host
+                    .as_deref()
+                    .map_or(HostKey::Unnamed(doc), HostKey::Named),
+                tool: m.program.as_deref().unwrap_or("a tool"),
+                source: m.source.as_deref(),
                 messages: vec![(m.line, &m.text)],
                 devices_read: 0,
             });
         }
     }
+    // In input order: of two tools that failed with the same message
+    // (`nvidia-smi`, then `nvidia-smi topo -m`), the first is said.
+    failures.sort_by_key(|f| (f.doc, f.messages.first().map(|(line, _)| *line)));
     let mut said: Vec<(HostKey<'_>, &str)> = Vec::new();
     for mut failure in failures {
         let host = failure.host;
@@ -352,10 +410,11 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         else {
             continue;
         };
-        let source = ctx
-            .sections()
-            .find(|at| at.doc == failure.doc)
-            .and_then(|at| at.source());
+        let source = failure.source.or_else(|| {
+            ctx.sections()
+                .find(|at| at.doc == failure.doc)
+                .and_then(|at| at.source())
+        });
         // Devices read beside the failed ones: the tool did reach its
         // driver, and what it read is judged as usual.
         let message = if cause == NO_DEVICE && failure.devices_read > 0 {
@@ -368,15 +427,25 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         } else {
             format!("{} failed: {cause}", failure.tool)
         };
-        let mut finding = IN003
-            .finding(Subject::host(host.name()), message)
-            .severity(severity);
+        let mut subject = Subject::host(host.name());
+        if cause == GPU_LOST {
+            subject.bus_id = failure
+                .messages
+                .iter()
+                .find_map(|(_, text)| lost_gpu_bus_id(text));
+        }
+        let mut finding = IN003.finding(subject, message).severity(severity);
         for (line, text) in &failure.messages {
-            finding = finding.evidence(Evidence::new(
-                format!("{}: {text}", failure.tool),
-                LineSpan::line(*line),
-                source,
-            ));
+            // `perfquery: iberror: …` names its tool already.
+            let named = text
+                .strip_prefix(failure.tool)
+                .is_some_and(|rest| rest.starts_with(": "));
+            let said = if named {
+                (*text).to_owned()
+            } else {
+                format!("{}: {text}", failure.tool)
+            };
+            finding = finding.evidence(Evidence::new(said, LineSpan::line(*line), source));
         }
         out.push(
             finding

@@ -734,7 +734,7 @@ fn show_progress(bar: &ProgressBar, files: usize) {
 /// Parses one input; an input that gives nothing comes back with the reason.
 fn read_one(input: crate::inputs::Input, progress: Option<&ProgressBar>) -> ReadOne {
     let doc = read_input(&input).and_then(|d| {
-        if d.sections.is_empty() {
+        if !d.holds_tool_output() {
             Err(format!(
                 "no output of a supported tool found in {} line(s)",
                 d.line_count

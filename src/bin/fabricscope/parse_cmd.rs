@@ -143,13 +143,23 @@ fn read_each(readable: Readable<'_>, input: &Input, each: &mut dyn FnMut(Section
             std::mem::take(&mut doc.sections).into_iter().for_each(each);
             doc
         }
-        Readable::Text(decoded) => decoded.read_each(&read_options(input), &mut |mut s| {
+        Readable::Text(decoded) => {
+            let mut doc = decoded.read_each(&read_options(input), &mut |mut s| {
+                if input.name != "-" {
+                    s.source.get_or_insert_with(|| input.name.clone());
+                }
+                name_from_file_header(&mut s, input);
+                each(s);
+            });
+            // A tool's failure outside any section names the file as a
+            // section's lines do.
             if input.name != "-" {
-                s.source.get_or_insert_with(|| input.name.clone());
+                for m in &mut doc.messages {
+                    m.source.get_or_insert_with(|| input.name.clone());
+                }
             }
-            name_from_file_header(&mut s, input);
-            each(s);
-        }),
+            doc
+        }
     }
 }
 
