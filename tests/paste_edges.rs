@@ -3450,3 +3450,63 @@ fn grepped_portinfo_fields_take_the_port_the_command_names() {
         r.findings
     );
 }
+
+/// `lspci -n | awk '{print $1}' | xargs -I{} sh -c 'echo {} && mlxlink -d {}
+/// -c | grep …'`: each run's records under the bare PCI address the loop
+/// echoed. Before, the first address was read as lspci's output, each
+/// later one as a record (`3c` = `00.0`) of the run above it, every run
+/// was "the port" of no device, and IN001 said `awk '{print $1}'` (which
+/// picked lspci's lines) had left out the output's lines.
+#[test]
+fn a_bare_pci_address_a_loop_echoes_names_the_grepped_mlxlink_run_under_it() {
+    let grepped = |eff: &str, raw: &str| {
+        format!(
+            "Effective Physical Errors          : 0\n\
+             Effective Physical BER             : {eff}\n\
+             Raw Physical BER                   : {raw}\n\
+             Raw Physical Errors Per Lane       : 11,0,4,2\n"
+        )
+    };
+    let text = format!(
+        "root@gpu-b07:~# lspci -d 15b3::0207 -n | awk '{{print $1}}' | xargs -I{{}} sh -c 'echo {{}} && mlxlink -d {{}} -c | grep -e Effective -e Raw'\n\
+         1a:00.0\n{}3c:00.0\n{}0000:4d:00.0 \n{}",
+        grepped("15E-255", "2E-8"),
+        grepped("6E-11", "4E-5"),
+        grepped("15E-255", "1E-10"),
+    );
+    let d = doc(&text);
+    let runs: Vec<(Option<&str>, usize)> = sections_of(&d, Kind::Mlxlink)
+        .iter()
+        .map(|s| match &s.data {
+            fabricscope::SectionData::Mlxlink(m) => (
+                m.device.as_deref(),
+                m.sections.iter().map(|s| s.fields.len()).sum(),
+            ),
+            _ => (None, 0),
+        })
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            (Some("1a:00.0"), 4),
+            (Some("3c:00.0"), 4),
+            (Some("0000:4d:00.0"), 4)
+        ],
+        "{text}"
+    );
+    assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);
+    let r = report(&text);
+    let ber = of(&r, "ML002");
+    assert_eq!(ber.len(), 1, "{:#?}", r.findings);
+    assert_eq!(ber[0].subject.device.as_deref(), Some("3c:00.0"));
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    assert!(
+        cut[0]
+            .message
+            .contains("lines `grep -e Effective -e Raw` left out"),
+        "{}",
+        cut[0].message
+    );
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+}
