@@ -3510,3 +3510,34 @@ fn a_bare_pci_address_a_loop_echoes_names_the_grepped_mlxlink_run_under_it() {
     );
     assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
 }
+
+/// `ibv_devinfo -d DEV -v` cut to its GID table (under a `...`, or with
+/// no command at all): the `GID[  N]:` lines at column 0 are a port's,
+/// read as a port cut at the top. Before, with the command they were
+/// "not ibv_devinfo output (expected `hca_id:`)" (IN002), and without it
+/// no tool's.
+#[test]
+fn a_gid_table_alone_is_a_port_of_ibv_devinfo_cut_at_the_top() {
+    let gids = "GID[  0]:               fe80:0000:0000:0000:1e34:daff:fe5a:9e01, RoCE v1\n\
+                GID[  1]:               fe80::1e34:daff:fe5a:9e01, RoCE v2\n\
+                GID[  3]:               0000:0000:0000:0000:0000:ffff:0a0b:0c0d, RoCE v2\n";
+    for text in [
+        format!("$ ibv_devinfo -d mlx5_3 -v\n...\n{gids}"),
+        gids.to_owned(),
+    ] {
+        let d = doc(&text);
+        let devinfo = sections_of(&d, Kind::IbvDevinfo);
+        assert_eq!(devinfo.len(), 1, "{text}");
+        assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);
+        let fabricscope::SectionData::IbvDevinfo(v) = &devinfo[0].data else {
+            panic!("not ibv_devinfo");
+        };
+        assert_eq!(v.devices.len(), 1);
+        assert_eq!(v.devices[0].ports.len(), 1);
+        assert_eq!(v.devices[0].ports[0].gids.len(), 3, "{text}");
+        let r = report(&text);
+        assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+        assert_eq!(of(&r, "IN001").len(), 1, "{:#?}", r.findings);
+        assert!(fired(&r, Severity::Warning).is_empty(), "{:#?}", r.findings);
+    }
+}
