@@ -3518,3 +3518,94 @@ fn an_nvml_version_mismatch_says_reboot() {
     assert!(f.message.contains("without a reboot"), "{f:#?}");
     assert!(f.remediation.starts_with("Reboot"), "{f:#?}");
 }
+
+/// `lspci -n | awk '{print $1}' | xargs -I{} sh -c 'echo {} && mlxlink -d {}
+/// -c | grep …'`: each run's records under the bare PCI address the loop
+/// echoed. Before, the first address was read as lspci's output, each
+/// later one as a record (`3c` = `00.0`) of the run above it, every run
+/// was "the port" of no device, and IN001 said `awk '{print $1}'` (which
+/// picked lspci's lines) had left out the output's lines.
+#[test]
+fn a_bare_pci_address_a_loop_echoes_names_the_grepped_mlxlink_run_under_it() {
+    let grepped = |eff: &str, raw: &str| {
+        format!(
+            "Effective Physical Errors          : 0\n\
+             Effective Physical BER             : {eff}\n\
+             Raw Physical BER                   : {raw}\n\
+             Raw Physical Errors Per Lane       : 11,0,4,2\n"
+        )
+    };
+    let text = format!(
+        "root@gpu-b07:~# lspci -d 15b3::0207 -n | awk '{{print $1}}' | xargs -I{{}} sh -c 'echo {{}} && mlxlink -d {{}} -c | grep -e Effective -e Raw'\n\
+         1a:00.0\n{}3c:00.0\n{}0000:4d:00.0 \n{}",
+        grepped("15E-255", "2E-8"),
+        grepped("6E-11", "4E-5"),
+        grepped("15E-255", "1E-10"),
+    );
+    let d = doc(&text);
+    let runs: Vec<(Option<&str>, usize)> = sections_of(&d, Kind::Mlxlink)
+        .iter()
+        .map(|s| match &s.data {
+            fabricscope::SectionData::Mlxlink(m) => (
+                m.device.as_deref(),
+                m.sections.iter().map(|s| s.fields.len()).sum(),
+            ),
+            _ => (None, 0),
+        })
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            (Some("1a:00.0"), 4),
+            (Some("3c:00.0"), 4),
+            (Some("0000:4d:00.0"), 4)
+        ],
+        "{text}"
+    );
+    assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);
+    let r = report(&text);
+    let ber = of(&r, "ML002");
+    assert_eq!(ber.len(), 1, "{:#?}", r.findings);
+    assert_eq!(ber[0].subject.device.as_deref(), Some("3c:00.0"));
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:#?}", r.findings);
+    assert!(
+        cut[0]
+            .message
+            .contains("lines `grep -e Effective -e Raw` left out"),
+        "{}",
+        cut[0].message
+    );
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+}
+
+/// `ibv_devinfo -d DEV -v` cut to its GID table (under a `...`, or with
+/// no command at all): the `GID[  N]:` lines at column 0 are a port's,
+/// read as a port cut at the top. Before, with the command they were
+/// "not ibv_devinfo output (expected `hca_id:`)" (IN002), and without it
+/// no tool's.
+#[test]
+fn a_gid_table_alone_is_a_port_of_ibv_devinfo_cut_at_the_top() {
+    let gids = "GID[  0]:               fe80:0000:0000:0000:1e34:daff:fe5a:9e01, RoCE v1\n\
+                GID[  1]:               fe80::1e34:daff:fe5a:9e01, RoCE v2\n\
+                GID[  3]:               0000:0000:0000:0000:0000:ffff:0a0b:0c0d, RoCE v2\n";
+    for text in [
+        format!("$ ibv_devinfo -d mlx5_3 -v\n...\n{gids}"),
+        gids.to_owned(),
+    ] {
+        let d = doc(&text);
+        let devinfo = sections_of(&d, Kind::IbvDevinfo);
+        assert_eq!(devinfo.len(), 1, "{text}");
+        assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);
+        let fabricscope::SectionData::IbvDevinfo(v) = &devinfo[0].data else {
+            panic!("not ibv_devinfo");
+        };
+        assert_eq!(v.devices.len(), 1);
+        assert_eq!(v.devices[0].ports.len(), 1);
+        assert_eq!(v.devices[0].ports[0].gids.len(), 3, "{text}");
+        let r = report(&text);
+        assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+        assert_eq!(of(&r, "IN001").len(), 1, "{:#?}", r.findings);
+        assert!(fired(&r, Severity::Warning).is_empty(), "{:#?}", r.findings);
+    }
+}

@@ -192,6 +192,7 @@ fn may_frame(line: &str) -> bool {
         || line.trim_start().starts_with(".. ")
         || labelled_may_frame(line)
         || command_may_frame(line)
+        || address_may_frame(line)
         || line.bytes().any(|b| matches!(b, b'$' | b'#' | b'%'))
         || line
             .trim_start()
@@ -372,6 +373,22 @@ pub(crate) fn may_open_framing(line: &str) -> bool {
         || closing_may_frame(line)
         || labelled_may_frame(line)
         || command_may_frame(line)
+        || address_may_frame(line)
+}
+
+/// Whether `line` has the shape of a PCI address alone (`3c:00.0`,
+/// `0000:3c:00.0`, trailing blanks aside), which a loop over adapters
+/// prints before each one's output ([`device_heading`]): a length and
+/// three bytes, the cost the input scan can pay on every line.
+pub(crate) fn address_may_frame(line: &str) -> bool {
+    let mut b = line.as_bytes();
+    if b.last() == Some(&b' ') {
+        b = b.trim_ascii_end();
+    }
+    matches!(
+        *b,
+        [_, _, b':', _, _, b'.', _] | [_, _, _, _, b':', _, _, b':', _, _, b'.', _]
+    )
 }
 
 /// `may_open_framing` given the line's first byte past spaces and tabs
@@ -979,8 +996,17 @@ fn heading_text(t: &str, set_x: bool) -> Option<&str> {
 /// ----`, `[mlx5_1]`, `=== Device: mlx5_0 ===`. mlxlink's own output does not
 /// name its device, so the banner is all that tells two runs apart. The
 /// banner holds nothing but the name ([`names_device`]).
+///
+/// A PCI address alone on its line (`3c:00.0`) is such a banner too: the
+/// `echo $bdf` of a loop over `lspci -n | awk '{print $1}'` (`xargs -I{}
+/// sh -c 'echo {} && mlxlink -d {} -c'`). No tool this crate reads prints
+/// a bare address as a line of its own output. A bare RDMA device name
+/// (`mlx5_0`) is not one: `ls /sys/class/infiniband` prints those.
 pub(crate) fn device_heading(t: &str) -> Option<&str> {
-    let inner = heading_text(t, false)?;
+    let Some(inner) = heading_text(t, false) else {
+        let bare = t.trim();
+        return (address_may_frame(bare) && names_device(bare)).then_some(bare);
+    };
     let name = without_label(inner, &["device:", "device", "dev:", "dev"]);
     names_device(name).then_some(name)
 }
@@ -1744,6 +1770,8 @@ mod tests {
             ),
             ("*** mt4129_pciconf0.1 ***", "mt4129_pciconf0.1"),
             ("=== Device: mlx5_2 ===", "mlx5_2"),
+            ("3c:00.0", "3c:00.0"),
+            ("0000:3C:00.1  ", "0000:3C:00.1"),
         ] {
             assert_eq!(device_heading(line), Some(device), "{line}");
             assert_eq!(classify(line), Some(Framing::Heading), "{line}");
@@ -1755,6 +1783,9 @@ mod tests {
             "mlx5_0",
             "- mlx5_0",
             "== 0000:3b:00.9 ==",
+            "3c:00.9",
+            "12:34:56.7",
+            "00000000:3B:00.0",
             "== mlx5_ ==",
             "# Port counters: Lid 2 port 1",
             "[global]",

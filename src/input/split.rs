@@ -3,8 +3,9 @@
 
 use super::clean::{class, classified_lines, clean_classified};
 use super::framing::{
-    classify, closing_may_frame, command_may_frame, device_heading, fans_out, host_banner,
-    labelled_may_frame, opening_may_frame, report_banner, script_heading, Framing, Prompt,
+    address_may_frame, classify, closing_may_frame, command_may_frame, device_heading, fans_out,
+    host_banner, labelled_may_frame, opening_may_frame, report_banner, script_heading, Framing,
+    Prompt,
 };
 use super::hosts::{candidate_after, prefixed_hosts};
 use super::kept::{Kept, COMPACT_FROM_BYTES};
@@ -322,7 +323,8 @@ fn plain_line_tests(text: &str, bits: u8) -> (bool, bool) {
         || opening_may_frame(first)
         || closing_may_frame(text)
         || labelled_may_frame(text)
-        || command_may_frame(text);
+        || command_may_frame(text)
+        || address_may_frame(text);
     (candidate, frame)
 }
 

@@ -297,7 +297,9 @@ fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
     if out.devices.is_empty()
         && out.listed_count.is_none()
         && labelled.is_some_and(|(label, value)| {
-            is_port_field_line(line.text()) || (label == "state" && value.starts_with("PORT_"))
+            is_port_field_line(line.text())
+                || (label == "state" && value.starts_with("PORT_"))
+                || is_gid_field(label, value)
         })
     {
         open_port_cut_at_the_top(line, out, unread);
@@ -697,6 +699,18 @@ fn gbps(value: &str) -> Option<f64> {
     (words.next()? == "Gbps").then_some(number)
 }
 
+/// A `-v` port's GID line (`GID[  3]:  fe80::a5c:4eff:fe12:7b30, RoCE v2`),
+/// indented or not: only ibv_devinfo labels a line `GID[N]` over a value
+/// written in hex groups and colons. The table alone is what people paste
+/// when a GID index is in question (`ibv_devinfo -v | grep GID`, or the
+/// lines under a `...`): the port it belongs to is then not in the paste.
+fn is_gid_field(label: &str, value: &str) -> bool {
+    let gid = value.split(',').next().unwrap_or_default().trim();
+    matches!(gid_index(label), Some(Some(_)))
+        && gid.contains(':')
+        && gid.bytes().all(|b| b.is_ascii_hexdigit() || b == b':')
+}
+
 /// `GID[  0]` → Some(Some(0)); `GID[x]` → Some(None); other labels → None.
 fn gid_index(label: &str) -> Option<Option<u32>> {
     let inner = label.strip_prefix("GID[")?.strip_suffix(']')?;
@@ -740,6 +754,7 @@ const DEVINFO_LABELS: &[&str] = &[
 fn may_start(b: u8) -> bool {
     b.is_ascii_digit()
         || b == b'h'
+        || b == b'G'
         || DEVINFO_LABELS
             .iter()
             .chain(FILTERED_PORT_LABELS)
@@ -777,6 +792,12 @@ fn detect_headless(lines: &[Line<'_>]) -> Option<Block> {
     let line = lines.first().map_or(0, |l| l.number);
     if let [a, b, ..] = lines {
         if is_port_field_line(a.text()) && is_port_field_line(b.text()) {
+            return Some(Block::keyed(format!("{UNKNOWN_HCA} at line {line}")));
+        }
+        let gid = |l: &Line<'_>| {
+            label_value(without_note(l.text().trim())).is_some_and(|(k, v)| is_gid_field(k, v))
+        };
+        if gid(a) && gid(b) {
             return Some(Block::keyed(format!("{UNKNOWN_HCA} at line {line}")));
         }
     }
@@ -1050,6 +1071,25 @@ mod tests {
     /// Port fields as the tool prints them, the paste's first lines.
     const PORT_TAIL: &str = "\t\t\tstate:\t\t\tPORT_DOWN (1)\n\t\t\tmax_mtu:\t\t4096 (5)\n\t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t0\n\t\t\tport_lid:\t\t0\n\t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n\nhca_id:\tmlx5_7\n\ttransport:\t\t\tInfiniBand (0)\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n";
 
+    #[test]
+    fn a_gid_field_is_an_index_over_hex_groups() {
+        assert!(is_gid_field(
+            "GID[  0]",
+            "fe80:0000:0000:0000:0a5c:4eff:fe12:7b30"
+        ));
+        assert!(is_gid_field(
+            "GID[  3]",
+            "fd12:3400:0:7:a5c:4eff:fe12:7b30, RoCE v2"
+        ));
+        assert!(is_gid_field(
+            "GID[  1]",
+            "fe80::a5c:4eff:fe12:7b30, RoCE v2"
+        ));
+        assert!(!is_gid_field("GID[x]", "fe80::1"));
+        assert!(!is_gid_field("GID[  0]", "not set"));
+        assert!(!is_gid_field("GID[  0]", ""));
+        assert!(!is_gid_field("gid", "fe80::1"));
+    }
     #[test]
     fn a_paste_that_begins_inside_a_port_block_keeps_the_port_unnamed() {
         let lines = lines_of(PORT_TAIL);

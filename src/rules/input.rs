@@ -1067,16 +1067,71 @@ const LINE_FILTERS: &[&str] = &[
     "grep", "egrep", "fgrep", "zgrep", "rg", "head", "tail", "awk", "sed", "cut",
 ];
 
+/// Programs that print every line piped into them (or reorder them): a
+/// filter before them still filters what the paste shows.
+const PASS_THROUGH: &[&str] = &[
+    "tee", "cat", "less", "more", "column", "sort", "uniq", "nl", "tr", "dshbak",
+];
+
+/// The program a pipeline stage runs, without its directory.
+fn stage_program(stage: &str) -> &str {
+    let program = stage.split_whitespace().next().unwrap_or_default();
+    program.rsplit('/').next().unwrap_or(program)
+}
+
 /// The filter a command line pipes its output through (`grep Up` of
-/// `iblinkinfo | grep Up`), if any: the first stage after a `|` whose
-/// program prints only some of its input ([`LINE_FILTERS`]).
+/// `iblinkinfo | grep Up`), if any: the first stage whose program prints
+/// only some of its input ([`LINE_FILTERS`]) after the last stage that
+/// prints output of its own. A filter before that stage filters only that
+/// stage's input: `lspci -n | awk '{print $1}' | xargs -I{} sh -c 'echo {};
+/// mlxlink -d {} -c | grep -e Raw'` shows what `grep -e Raw` kept of
+/// mlxlink's output, not what `awk` kept of lspci's. When nothing filters
+/// that stage's output, the script it runs (`sh -c '…'`, `ssh host '…'`)
+/// is looked into the same way.
 fn output_filter(command: &str) -> Option<&str> {
-    pipe_stages(command).skip(1).map(str::trim).find(|stage| {
-        stage
-            .split_whitespace()
-            .next()
-            .is_some_and(|p| LINE_FILTERS.contains(&p.rsplit('/').next().unwrap_or(p)))
-    })
+    let stages: Vec<&str> = pipe_stages(command).map(str::trim).collect();
+    let is_filter = |stage: &str| LINE_FILTERS.contains(&stage_program(stage));
+    let producer = stages
+        .iter()
+        .rposition(|s| !is_filter(s) && !PASS_THROUGH.contains(&stage_program(s)))
+        .unwrap_or(0);
+    let after = stages.get(producer + 1..).unwrap_or_default();
+    if let Some(filter) = after.iter().find(|s| is_filter(s)) {
+        return Some(filter);
+    }
+    // Only a stage that runs something else has a script of its own (the
+    // quoted pattern of a filter is no script).
+    stages
+        .get(producer)
+        .filter(|s| !is_filter(s))
+        .and_then(|s| quoted_script(s))
+        .and_then(output_filter)
+}
+
+/// The last quoted text of `stage` that holds a pipeline (`'echo {} &&
+/// mlxlink -d {} -c | grep Raw'` of `xargs -I{} sh -c '…'`), quotes of
+/// the other kind inside it kept.
+fn quoted_script(stage: &str) -> Option<&str> {
+    let bytes = stage.as_bytes();
+    let mut found = None;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'\'' || b == b'"' {
+            let close = bytes
+                .get(i + 1..)
+                .and_then(|rest| memchr::memchr(b, rest))
+                .map(|j| i + 1 + j);
+            let Some(close) = close else { break };
+            let inner = stage.get(i + 1..close).unwrap_or_default();
+            if inner.contains('|') {
+                found = Some(inner);
+            }
+            i = close + 1;
+        } else {
+            i += 1;
+        }
+    }
+    found
 }
 
 /// The stages of a shell pipeline: `command` split at each `|` outside
@@ -1254,6 +1309,32 @@ mod tests {
         assert_eq!(output_filter("nvidia-smi -q | less"), None);
         assert_eq!(output_filter("ibstat || echo failed"), None);
         assert_eq!(output_filter("ibstat"), None);
+    }
+
+    #[test]
+    fn a_filter_before_the_stage_that_prints_the_output_is_not_its_filter() {
+        // awk picks lspci's addresses; grep inside the script picks
+        // mlxlink's lines: the paste shows what grep kept.
+        assert_eq!(
+            output_filter(
+                "lspci -d 15b3::0207 -n | awk '{print $1}' | xargs -I{} sh -c 'echo {} && mlxlink -d {} -c | grep -e Effective -e Raw' | tee /tmp/out.log"
+            ),
+            Some("grep -e Effective -e Raw")
+        );
+        assert_eq!(
+            output_filter(r#"pdsh -w gpu[01-04] "ibstat | grep -E 'State|Rate'" | dshbak -c"#),
+            Some("grep -E 'State|Rate'")
+        );
+        assert_eq!(
+            output_filter("lspci -n | awk '{print $1}' | xargs -n1 mlxlink -c -d"),
+            None
+        );
+        assert_eq!(output_filter("ssh gpu07 'ibstat mlx5_0'"), None);
+        // A loop's body split at its pipe: the filter is still found.
+        assert_eq!(
+            output_filter("for d in mlx5_0 mlx5_1; do mlxlink -d $d -c | grep BER; done"),
+            Some("grep BER; done")
+        );
     }
 
     #[test]

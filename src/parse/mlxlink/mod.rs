@@ -464,9 +464,13 @@ pub(crate) fn attach_command(m: &mut Mlxlink, argv: &[&str]) {
 
 /// The device a banner above the output names (`== mlx5_1 ==` printed by
 /// a loop over devices): the output's device when its command named none,
-/// or only a shell variable (`mlxlink -d $d`).
+/// or only a shell variable (`mlxlink -d $d`) or `xargs`'s placeholder
+/// (`mlxlink -d {}`).
 pub(crate) fn attach_banner_device(m: &mut Mlxlink, device: &str) {
-    if m.device.as_deref().is_none_or(|d| d.starts_with('$')) {
+    if m.device
+        .as_deref()
+        .is_none_or(|d| d.starts_with('$') || d.starts_with('{'))
+    {
         m.device = Some(device.to_owned());
     }
 }
