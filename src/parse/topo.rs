@@ -919,17 +919,30 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
             // values ran together as printed (`0-45,92-1370` where the
             // CPU affinity filled its column and the NUMA node followed).
             // Which value is which is unknown: none is read.
+            // So was one whose last value ends in a `GPU NUMA ID` `N/A`
+            // with a value run onto it (`0N/A`) that [`unfused`] could not
+            // take apart.
             let cells_whole = r.cells.len() >= header.devices.len();
-            if d.kind == DeviceKind::Gpu
-                && cells_whole
-                && !placed.reaches_last
-                && wider_after > screen_width(r.line.trim_end())
+            let short = d.kind == DeviceKind::Gpu && cells_whole && !placed.reaches_last;
+            let why = if !short {
+                None
+            } else if wider_after > screen_width(r.line.trim_end()) {
+                Some("a wider row below is whole")
+            } else if r
+                .values
+                .last()
+                .is_some_and(|v| v.len() > 3 && v.ends_with("N/A"))
             {
+                Some("the last runs into `N/A`")
+            } else {
+                None
+            };
+            if let Some(why) = why {
                 unread.warn(
                     crate::diag::WarningKind::Unreadable,
                     LineSpan::line(*number),
                     format!(
-                        "{}'s affinity values (`{}`) do not fill the header's {} column(s), and a wider row below is whole: they ran together as printed and are not read",
+                        "{}'s affinity values (`{}`) do not fill the header's {} column(s), and {why}: they ran together as printed and are not read",
                         r.name,
                         r.values.join(" "),
                         header.affinity.len()
@@ -1134,6 +1147,12 @@ fn placed_values<'t>(r: &Row<'t>, header: &Header<'_>) -> Placed<'t> {
         if let Some(placed) = placed_by_tabs(r, titles) {
             return placed;
         }
+        if let Some(values) = unfused(&r.values, titles) {
+            return Placed {
+                values: titles.iter().copied().zip(values).collect(),
+                reaches_last: true,
+            };
+        }
     }
     Placed {
         values: titles
@@ -1143,6 +1162,74 @@ fn placed_values<'t>(r: &Row<'t>, header: &Header<'_>) -> Placed<'t> {
             .collect(),
         reaches_last: r.values.len() >= titles.len(),
     }
+}
+
+/// A row's affinity values where nvidia-smi ran some together, taken
+/// apart; `None` unless each comes apart one way only.
+///
+/// A CPU list that fills its column runs into the NUMA node after it
+/// (`48-95,144-1911` is `48-95,144-191` and `1`), and a NUMA node into
+/// the `N/A` of `GPU NUMA ID` (`0N/A`); vllm#17516 prints every GPU row
+/// so, none wider to show the layout. A row whose last value ends in
+/// the `N/A` of `GPU NUMA ID` was printed to its end (a cut does not
+/// leave a whole `N/A` after a fused value): `N/A` comes off the end of
+/// a value, and a CPU list gives up the NUMA node at its end where one
+/// split alone leaves a list that still ascends ([`cpu_list_then_node`]).
+fn unfused<'t>(values: &[&'t str], titles: &[&'static str]) -> Option<Vec<&'t str>> {
+    if titles.last() != Some(&"GPU NUMA ID") || !values.last()?.ends_with("N/A") {
+        return None;
+    }
+    let mut out = Vec::with_capacity(titles.len());
+    for v in values {
+        match v.strip_suffix("N/A").filter(|p| !p.is_empty()) {
+            Some(p) if p == "N/A" || p.bytes().all(|b| b.is_ascii_digit()) => {
+                out.extend([p, &v[p.len()..]]);
+            }
+            Some(_) => return None,
+            None => out.push(v),
+        }
+    }
+    if out.len() + 1 == titles.len() && titles.first() == Some(&"CPU Affinity") {
+        let (cpus, node) = cpu_list_then_node(out.first()?)?;
+        out.splice(0..1, [cpus, node]);
+    }
+    (out.len() == titles.len()).then_some(out)
+}
+
+/// A CPU list with a NUMA node run onto its end, taken apart where only
+/// one split of its last number leaves both a list whose numbers ascend
+/// (`0-47,96-1430` → `0-47,96-143` and `0`: `96-14`, `96-1` descend)
+/// and a node without a leading zero. `None` where no split or more than
+/// one does (`0-1511`: `0-151` and `1`, or `0-15` and `11`).
+fn cpu_list_then_node(value: &str) -> Option<(&str, &str)> {
+    if !value
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b == b'-' || b == b',')
+    {
+        return None;
+    }
+    let start = value.rfind(['-', ',']).map_or(0, |i| i + 1);
+    // The number before the last one, which the last must exceed.
+    let before = value
+        .get(..start.checked_sub(1).unwrap_or(0))
+        .and_then(|head| head.rsplit(['-', ',']).next())
+        .and_then(|n| n.parse::<u64>().ok());
+    let digits = &value[start..];
+    let mut found = None;
+    for cut in 1..digits.len() {
+        let (last, node) = digits.split_at(cut);
+        let bare = |n: &str| n == "0" || !n.starts_with('0');
+        let Ok(number) = last.parse::<u64>() else {
+            continue;
+        };
+        if bare(last) && bare(node) && before.is_none_or(|b| number > b) {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(start + cut);
+        }
+    }
+    found.map(|at| value.split_at(at))
 }
 
 /// [`placed_values`] by the row's tab stops; `None` where they do not
@@ -1745,10 +1832,11 @@ nodes (e.g., QPI/UPI)
     #[test]
     fn values_run_together_above_a_wider_whole_row_are_unread_not_cut() {
         // The CPU affinity filled its column and the NUMA node followed it
-        // with no space (`0-45,92-1370`); the rows below are whole and
-        // wider: no cut, the values are unknown.
+        // with no space (`0-4511`: `0-451` and `1`, or `0-45` and `11`);
+        // the rows below are whole and wider: no cut, the values are
+        // unknown.
         let text = "        GPU0    GPU1    CPU Affinity       NUMA Affinity   GPU NUMA ID\n\
-                    GPU0     X      NV18    0-45,92-1370               N/A\n\
+                    GPU0     X      NV18    0-4511               N/A\n\
                     GPU1    NV18     X      46-91,138-183      1               N/A\n";
         let p = parse(&lines_of(text));
         let gpu0 = &p.value.devices[0];
@@ -1763,9 +1851,67 @@ nodes (e.g., QPI/UPI)
         // The same short row as the matrix's last is cut.
         let last = "        GPU0    GPU1    CPU Affinity       NUMA Affinity   GPU NUMA ID\n\
                     GPU1    NV18     X      46-91,138-183      1               N/A\n\
-                    GPU0     X      NV18    0-45,92-1370               N/A\n";
+                    GPU0     X      NV18    0-4511               N/A\n";
         let p = parse(&lines_of(last));
         assert!(p.value.devices[0].partial.is_some());
+        // One split alone ascends (`0-45,92-137` and `0`): read.
+        let one_way = text.replace("0-4511", "0-45,92-1370");
+        let p = parse(&lines_of(&one_way));
+        let gpu0 = &p.value.devices[0];
+        assert_eq!(
+            (gpu0.cpu_affinity.as_deref(), gpu0.numa_affinity.as_deref()),
+            (Some("0-45,92-137"), Some("0"))
+        );
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    }
+
+    #[test]
+    fn values_run_together_in_every_row_come_apart_where_one_way_only() {
+        // vllm#17516's shape: no row is wider than the others; each ends
+        // in the `N/A` of GPU NUMA ID, with the NUMA node run onto it or
+        // onto the CPU list before it.
+        let text = "        GPU0    GPU1    GPU2    CPU Affinity    NUMA Affinity   GPU NUMA ID\n\
+                    GPU0     X      NV12    NV12    0-31,64-95 0N/A\n\
+                    GPU1    NV12     X      NV12    32-63,96-1271               N/A\n\
+                    GPU2    NV12    NV12     X      0-1511N/A\n";
+        let p = parse(&lines_of(text));
+        let got = |i: usize| {
+            let d = &p.value.devices[i];
+            (
+                d.cpu_affinity.as_deref(),
+                d.numa_affinity.as_deref(),
+                d.gpu_numa_id.as_deref(),
+                d.partial.is_some(),
+            )
+        };
+        assert_eq!(got(0), (Some("0-31,64-95"), Some("0"), Some("N/A"), false));
+        assert_eq!(
+            got(1),
+            (Some("32-63,96-127"), Some("1"), Some("N/A"), false)
+        );
+        // `0-151` and `1`, or `0-15` and `11`: not read, and not cut
+        // (a whole `N/A` ends it).
+        assert_eq!(got(2), (None, None, None, false));
+        assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+        assert_eq!(p.warnings[0].span, LineSpan::line(4));
+    }
+
+    #[test]
+    fn a_cpu_list_gives_up_its_node_only_where_one_split_ascends() {
+        for (value, want) in [
+            ("0-47,96-1430", Some(("0-47,96-143", "0"))),
+            ("48-95,144-1911", Some(("48-95,144-191", "1"))),
+            ("0-70", Some(("0-7", "0"))),
+            ("41", Some(("4", "1"))),
+            ("0,2,41", Some(("0,2,4", "1"))),
+            ("0-1511", None),
+            ("123", None),
+            ("0-7", None),
+            ("7", None),
+            ("0-4,N/A", None),
+        ] {
+            assert_eq!(cpu_list_then_node(value), want, "{value}");
+        }
     }
 
     #[test]
