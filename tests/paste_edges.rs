@@ -3450,3 +3450,55 @@ fn grepped_portinfo_fields_take_the_port_the_command_names() {
         r.findings
     );
 }
+
+/// nvidia-smi draws at most so many NICs and says so above the header
+/// (vllm#14537: `76 NICs found in the topology, only displaying 56 in
+/// the matrix.`): the notice is the matrix's first line, not the author's
+/// prose, and a GPU whose nearest NIC shown is farther than its siblings'
+/// is not called far from its NIC, which may be one not shown.
+#[test]
+fn a_matrix_drawn_with_some_of_its_nics_does_not_judge_the_nearest_nic() {
+    let mut text = String::from(
+        "GPU Topology:\n6 NICs found in the topology, only displaying 4 in the matrix.\n",
+    );
+    text.push_str("\tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tNIC1\tNIC2\tNIC3\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n");
+    let near = [
+        "PIX\tNODE\tSYS\tSYS",
+        "NODE\tPIX\tSYS\tSYS",
+        "SYS\tSYS\tPIX\tNODE",
+        "SYS\tSYS\tNODE\tNODE",
+    ];
+    for (g, nics) in near.iter().enumerate() {
+        let links: Vec<&str> = (0..4)
+            .map(|h| if h == g { " X " } else { "NV18" })
+            .collect();
+        let aff = if g < 2 {
+            "0-31\t0\t\tN/A"
+        } else {
+            "32-63\t1\t\tN/A"
+        };
+        text.push_str(&format!("GPU{g}\t{}\t{nics}\t{aff}\n", links.join("\t")));
+    }
+    text.push_str(
+        "\nLegend:\n\n  X    = Self\n  NV#  = Connection traversing a bonded set of # NVLinks\n",
+    );
+    let d = doc(&text);
+    let topo = sections_of(&d, Kind::TopoMatrix);
+    assert_eq!(topo.len(), 1);
+    assert_eq!(topo[0].span.first_line, 2, "the notice opens the matrix");
+    let r = report(&text);
+    assert!(of(&r, "TP003").is_empty(), "{:?}", of(&r, "TP003"));
+    let in001 = of(&r, "IN001");
+    assert_eq!(in001.len(), 1, "{:?}", r.findings);
+    assert!(
+        in001[0].message.contains("left NICs out"),
+        "{}",
+        in001[0].message
+    );
+    // Without the notice GPU3 is far from every NIC shown: judged.
+    let whole = text.replace(
+        "6 NICs found in the topology, only displaying 4 in the matrix.\n",
+        "",
+    );
+    assert_eq!(of(&report(&whole), "TP003").len(), 1);
+}

@@ -32,8 +32,10 @@ use std::sync::Arc;
 
 pub(crate) const FORMAT: Spec<TopoMatrix> = Spec {
     command: |argv| is_topo(argv) && argv.iter().any(|a| MATRIX_FLAGS.contains(a)),
-    starts: |b| b.is_ascii_alphabetic() || b == b'[',
+    starts: |b| b.is_ascii_alphanumeric() || b == b'[',
     detect: |lines| match classify(lines)? {
+        // nvidia-smi's notice that it left NICs out, over the header.
+        MatrixKind::Notice => Some(Block::keyed("topo notice")),
         // Rows match too inside a full matrix: keyed by line, a row
         // continues the matrix it is in rather than starting another.
         MatrixKind::Links if header(lines.first()?.text()).is_none() => Some(Block::keyed(
@@ -94,6 +96,8 @@ impl Vocabulary {
 enum MatrixKind {
     Links,
     P2p,
+    /// nvidia-smi's notice over a `Links` header ([`nics_not_shown`]).
+    Notice,
 }
 
 /// The header row: device columns, then affinity column titles.
@@ -548,9 +552,34 @@ fn nic_legend_entry(text: &str) -> Option<(&str, &str)> {
 /// apart when the rows alone cannot (a single GPU prints only `X`).
 const LOOKAHEAD: usize = 64;
 
+/// nvidia-smi's notice that the matrix shows only some of the NICs it
+/// found, printed above the header where there are more than it draws
+/// (vllm#14537: `76 NICs found in the topology, only displaying 56 in the
+/// matrix.`): found and shown. The suffix is compared first, so another
+/// line costs a comparison of its last bytes.
+fn nics_not_shown(t: &str) -> Option<(usize, usize)> {
+    let t = trim(t);
+    let rest = t.strip_suffix(" in the matrix.")?;
+    let (found, rest) = rest.split_once(" NICs found in the topology, only displaying ")?;
+    let found = found.parse().ok()?;
+    let shown = rest.parse().ok()?;
+    (shown < found).then_some((found, shown))
+}
+
 /// Whether a matrix starts at `lines[0]`, and of which kind.
 fn classify(lines: &[Line<'_>]) -> Option<MatrixKind> {
     let first = lines.first()?.text();
+    // A line starting with a digit opens a matrix only as nvidia-smi's
+    // notice over a header: one byte, then a suffix, before anything else
+    // (this runs on every line of every input that starts with a digit).
+    if first.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
+        nics_not_shown(first)?;
+        let rest = lines.get(1..)?;
+        let next = rest.iter().position(|l| !l.is_blank())?;
+        let under = rest.get(next..)?;
+        header(under.first()?.text())?;
+        return (classify(under)? == MatrixKind::Links).then_some(MatrixKind::Notice);
+    }
     let Some(h) = header(first) else {
         return headless_row(first).map(|_| MatrixKind::Links);
     };
@@ -702,6 +731,9 @@ struct Raw<'t> {
     rows: Vec<(usize, Row<'t>)>,
     legend: Vec<LegendEntry>,
     nic_legend: Vec<(String, String)>,
+    /// nvidia-smi's notice above the header that it shows only some of
+    /// the NICs it found ([`nics_not_shown`]): found, shown, and its line.
+    not_shown: Option<(usize, usize, usize)>,
 }
 
 fn read<'t>(
@@ -753,6 +785,12 @@ fn read<'t>(
             });
             part = Part::Legend;
             continue;
+        }
+        if raw.header.is_none() && raw.not_shown.is_none() {
+            if let Some((found, shown)) = nics_not_shown(t) {
+                raw.not_shown = Some((found, shown, line.number));
+                continue;
+            }
         }
         if raw.header.is_none() {
             if let Some(mut h) = header(t) {
@@ -996,6 +1034,15 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
     }
     mark_missing_rows(&mut out, &raw.rows, &header);
     out.pci_only = pci_only(&out.legend, &out.cells);
+    if let Some((found, shown, line)) = raw.not_shown {
+        // Any GPU's nearest NIC may be one not shown: the GPU–NIC
+        // distances are not all there, whatever else the matrix lost.
+        out.partial = Some(Partial::new(
+            PartialReason::NotShown,
+            vec![format!("{} of the {found} NICs found", found - shown)],
+            line,
+        ));
+    }
     for (nic, _) in &raw.nic_legend {
         if !out.devices.iter().any(|d| &d.name == nic) {
             unread.warn(
@@ -1894,6 +1941,41 @@ nodes (e.g., QPI/UPI)
         assert_eq!(got(2), (None, None, None, false));
         assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
         assert_eq!(p.warnings[0].span, LineSpan::line(4));
+    }
+
+    #[test]
+    fn the_notice_of_nics_not_shown_opens_the_matrix_and_marks_it() {
+        assert_eq!(
+            nics_not_shown("76 NICs found in the topology, only displaying 56 in the matrix."),
+            Some((76, 56))
+        );
+        for other in [
+            "76 NICs found in the topology, only displaying 76 in the matrix.",
+            "76 NICs found in the topology.",
+            "8 GPUs found in the topology, only displaying 4 in the matrix.",
+        ] {
+            assert_eq!(nics_not_shown(other), None, "{other}");
+        }
+        let text = "12 NICs found in the topology, only displaying 2 in the matrix.\n\
+                    \tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n\
+                    GPU0\t X \tNV18\tPIX\tSYS\t0-47\t0\t\tN/A\n\
+                    GPU1\tNV18\t X \tSYS\tNODE\t48-95\t1\t\tN/A\n";
+        let lines = lines_of(text);
+        assert_eq!(
+            (FORMAT.detect)(&lines).map(|b| b.key),
+            Some("topo notice".to_owned())
+        );
+        // Over anything but a matrix header it is no matrix.
+        assert_eq!(
+            (FORMAT.detect)(&lines_of(&text.replace("\tGPU0", "\tfoo"))),
+            None
+        );
+        let p = parse(&lines);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let partial = p.value.partial.as_ref().unwrap();
+        assert_eq!(partial.reason, PartialReason::NotShown);
+        assert_eq!((partial.missing.len(), partial.line), (1, 1));
+        assert_eq!(p.value.devices.len(), 4);
     }
 
     #[test]
