@@ -738,6 +738,14 @@ pub(crate) fn prose_after_output(
     above: &[crate::parse::Line<'_>],
 ) -> bool {
     use crate::parse::Kind;
+    let topo = matches!(kind, Kind::TopoMatrix | Kind::TopoP2p);
+    // A report's markdown heading under a matrix, at any indent (a report
+    // indented whole in a fence: club-3090#1125's `  ### PCIe / P2P
+    // detail (lspci)` under `topo -p2p`): nvidia-smi prints no line that
+    // opens with `#`.
+    if topo && markdown_heading(line.trim_start()) {
+        return true;
+    }
     if line.starts_with([' ', '\t']) {
         return false;
     }
@@ -745,7 +753,7 @@ pub(crate) fn prose_after_output(
     if kind == Kind::TopoMatrix && crate::parse::topo::foreign_label_line(t) {
         return true;
     }
-    if matches!(kind, Kind::TopoMatrix | Kind::TopoP2p) {
+    if topo {
         return (reads_as_prose(t) || nccl_log_line(t))
             && !crate::parse::topo::may_be_its_line(above, t);
     }
@@ -756,6 +764,15 @@ pub(crate) fn prose_after_output(
         _ => false,
     };
     not_the_tools && reads_as_prose(t)
+}
+
+/// `### PCIe / P2P detail`: one to six `#`, a space, then a title.
+fn markdown_heading(t: &str) -> bool {
+    let hashes = t.bytes().take_while(|b| *b == b'#').count();
+    (1..=6).contains(&hashes)
+        && t.get(hashes..)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .is_some_and(|title| !title.trim().is_empty())
 }
 
 /// `gpu1:1341:1346 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via P2P/IPC`:
@@ -2182,6 +2199,26 @@ mod tests {
             (Kind::Ibstatus, "Infiniband device 'mlx5_0' port 1 status:"),
         ] {
             assert!(!sign_off_after_output(kind, line), "{kind:?}: {line}");
+        }
+    }
+
+    #[test]
+    fn a_markdown_heading_under_a_matrix_is_the_authors_at_any_indent() {
+        use crate::parse::Kind;
+        for line in [
+            "### PCIe / P2P detail (lspci)",
+            "  ### PCIe / P2P detail (lspci)",
+            "\t## NIC",
+            "# GPU topology",
+        ] {
+            for kind in [Kind::TopoMatrix, Kind::TopoP2p] {
+                assert!(prose_after_output(kind, line, &[]), "{kind:?}: {line}");
+            }
+            // Other tools print `#` lines of their own (perfquery's header).
+            assert!(!prose_after_output(Kind::Perfquery, line, &[]), "{line}");
+        }
+        for line in ["#", "### ", "####### seven", "#no-space", "  GPU0  X  NS"] {
+            assert!(!prose_after_output(Kind::TopoP2p, line, &[]), "{line}");
         }
     }
 
