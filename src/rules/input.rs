@@ -204,6 +204,7 @@ fn tool_failure_cause(text: &str) -> (Severity, &'static str, &'static str) {
         "unrecognized option",
         "invalid option",
         "is missing its value",
+        "must be used in conjunction with",
         "invalid combination",
         "usage:",
         "failed to process command line",
