@@ -3503,26 +3503,11 @@ fn a_matrix_drawn_with_some_of_its_nics_does_not_judge_the_nearest_nic() {
     assert_eq!(of(&report(&whole), "TP003").len(), 1);
 }
 
-/// A tool's error under a command whose output no parser reads (plain
-/// `nvidia-smi`, the summary table) is what the thread is about: the
-/// input is read, and IN003 says the tool could not reach its driver.
-/// Before, `read` refused it as holding no supported tool output.
+/// nvidia-smi's refusal of `topo -m -i N` (`-i` goes with `-n`/`-p`),
+/// after the author's `# output` comment, is the command line's fault
+/// (IN003), not a matrix cut before its header with unread lines.
 #[test]
-fn a_tool_error_alone_is_read_and_said() {
-    let text = "[root@3c9e0d1f2a4b /]# nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n";
-    let r = report(text);
-    let in003 = of(&r, "IN003");
-    assert_eq!(in003.len(), 1, "{:?}", r.findings);
-    assert_eq!(in003[0].severity, Severity::Warning);
-    assert!(
-        r.verdict.detail.contains("1 of 1 host"),
-        "{}",
-        r.verdict.detail
-    );
-    // Prose alone is still nothing to analyse.
-    assert!(read("no tool ran here\n", &ReadOptions::default()).is_err());
-    // nvidia-smi's refusal of `topo -m -i N`, after the author's comment,
-    // is the command line's fault, not a matrix cut before its header.
+fn a_refused_topo_command_is_said_not_taken_for_a_cut_matrix() {
     let refused = "```bash\nnvidia-smi topo -m -i 0\n# output\nThe -i command line argument must be used in conjunction with -n or -p.\n```\n";
     let r = report(refused);
     assert_eq!(fired(&r, Severity::Info), vec!["IN003"], "{:?}", r.findings);

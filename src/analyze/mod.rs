@@ -277,9 +277,6 @@ pub(crate) fn verdict(
         };
         Verdict::new(level, format!("{}{judged} ({coverage})", parts.join(", ")))
     } else {
-        // An input holding only a tool's error (no section, so no host
-        // counted) is still a host the finding is on: never `1 of 0`.
-        let hosts = hosts.max(affected.len());
         Verdict::new(
             level,
             format!(

@@ -143,17 +143,6 @@ impl Document {
         all
     }
 
-    /// Whether the input holds something to analyse: a tool's output, or
-    /// a tool's error in place of it (`NVIDIA-SMI has failed because it
-    /// couldn't communicate with the NVIDIA driver` under a plain
-    /// `nvidia-smi`, whose table no parser reads). The error is the fault
-    /// a support thread asks about: IN003 says it, where "no supported tool
-    /// output" said nothing.
-    #[must_use]
-    pub fn has_anything_to_analyse(&self) -> bool {
-        !self.sections.is_empty() || self.messages.iter().any(|m| m.level == MessageLevel::Error)
-    }
-
     /// The hosts the sections name, sorted, each once.
     #[must_use]
     pub fn section_hosts(&self) -> Vec<&str> {
@@ -300,8 +289,7 @@ pub enum MessageLevel {
     Error,
 }
 
-/// Reads an input and requires at least one recognised section, or a
-/// tool's error in place of its output ([`Document::has_anything_to_analyse`]).
+/// Reads an input and requires at least one recognised section.
 ///
 /// ```
 /// let paste = "[root@node07 ~]# ibstat mlx5_0 1\nCA 'mlx5_0'\n\tPort 1:\n\t\tState: Active\n";
@@ -312,11 +300,11 @@ pub enum MessageLevel {
 /// ```
 ///
 /// # Errors
-/// [`Error::NothingRecognised`] when no supported tool output (nor a
-/// tool's error) is found, and the errors of [`read_all`].
+/// [`Error::NothingRecognised`] when no supported tool output is found, and
+/// the errors of [`read_all`].
 pub fn read(text: &str, options: &ReadOptions) -> Result<Document, Error> {
     let doc = read_all(text, options)?;
-    if !doc.has_anything_to_analyse() {
+    if doc.sections.is_empty() {
         return Err(Error::NothingRecognised {
             lines: doc.line_count,
             supported: supported_formats().join(", "),

@@ -572,7 +572,8 @@ fn classify(lines: &[Line<'_>]) -> Option<MatrixKind> {
     // A line starting with a digit opens a matrix only as nvidia-smi's
     // notice over a header: one byte, then a suffix, before anything else
     // (this runs on every line of every input that starts with a digit).
-    if first.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
+    let lead = first.bytes().find(|b| !matches!(b, b' ' | b'\t'));
+    if lead.is_some_and(|b| b.is_ascii_digit()) {
         nics_not_shown(first)?;
         let rest = lines.get(1..)?;
         let next = rest.iter().position(|l| !l.is_blank())?;
@@ -1230,7 +1231,7 @@ fn unfused<'t>(values: &[&'t str], titles: &[&'static str]) -> Option<Vec<&'t st
     for v in values {
         match v.strip_suffix("N/A").filter(|p| !p.is_empty()) {
             Some(p) if p == "N/A" || p.bytes().all(|b| b.is_ascii_digit()) => {
-                out.extend([p, &v[p.len()..]]);
+                out.extend([p, v.get(p.len()..)?]);
             }
             Some(_) => return None,
             None => out.push(v),
@@ -1261,7 +1262,7 @@ fn cpu_list_then_node(value: &str) -> Option<(&str, &str)> {
         .get(..start.checked_sub(1).unwrap_or(0))
         .and_then(|head| head.rsplit(['-', ',']).next())
         .and_then(|n| n.parse::<u64>().ok());
-    let digits = &value[start..];
+    let digits = value.get(start..)?;
     let mut found = None;
     for cut in 1..digits.len() {
         let (last, node) = digits.split_at(cut);

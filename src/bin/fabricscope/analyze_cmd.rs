@@ -666,7 +666,7 @@ fn list_hosts(listing: Listing) -> ExitCode {
                 let hosts = doc.section_hosts();
                 let from_text = hosts.iter().any(|h| Some(*h) != input.host.as_deref());
                 match (hosts.as_slice(), from_text) {
-                    _ if !doc.has_anything_to_analyse() => {
+                    _ if doc.sections.is_empty() => {
                         ("-".to_owned(), "no output of a supported tool".to_owned())
                     }
                     ([], _) => (
@@ -734,7 +734,7 @@ fn show_progress(bar: &ProgressBar, files: usize) {
 /// Parses one input; an input that gives nothing comes back with the reason.
 fn read_one(input: crate::inputs::Input, progress: Option<&ProgressBar>) -> ReadOne {
     let doc = read_input(&input).and_then(|d| {
-        if !d.has_anything_to_analyse() {
+        if d.sections.is_empty() {
             Err(format!(
                 "no output of a supported tool found in {} line(s)",
                 d.line_count
