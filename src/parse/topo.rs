@@ -1259,7 +1259,7 @@ fn cpu_list_then_node(value: &str) -> Option<(&str, &str)> {
     let start = value.rfind(['-', ',']).map_or(0, |i| i + 1);
     // The number before the last one, which the last must exceed.
     let before = value
-        .get(..start.checked_sub(1).unwrap_or(0))
+        .get(..start.saturating_sub(1))
         .and_then(|head| head.rsplit(['-', ',']).next())
         .and_then(|n| n.parse::<u64>().ok());
     let digits = value.get(start..)?;
