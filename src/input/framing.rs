@@ -546,7 +546,8 @@ pub(crate) fn prompt(line: &str) -> Option<Prompt> {
     } else {
         user_host_prompt(t)
             .or_else(|| lost_bracket_prompt(t))
-            .or_else(|| angle_prompt(t))?
+            .or_else(|| angle_prompt(t))
+            .or_else(|| arrow_prompt(t))?
     };
     // `$ sonata@coyote2:~$ nvidia-smi`: a prompt copied with the prompt
     // before it (a blog's `$ ` added to a pasted line). The inner prompt
@@ -617,6 +618,47 @@ fn angle_prompt(t: &str) -> Option<(Option<String>, &str)> {
         .next()
         .is_some_and(is_known_command);
     (host_like && known).then(|| (Some(first.to_owned()), command))
+}
+
+/// `➜  opensm git:(master) ✗ perfquery 7 1`, `➜ xy@A10 ~ nvidia-smi topo -m`:
+/// a zsh prompt of oh-my-zsh's arrow, the directory's name, the git branch
+/// and its dirty mark, or a theme's `user@host` and directory, then the
+/// command, with no `$`, `#` or `%` to end the prompt. The prompt's words
+/// are the arrow's first word and those that read as a directory (`~`, a
+/// path), a `user@host` (which names the host), `git:(…)`, `✗` and `✔`;
+/// the command after them (past `NAME=value` assignments) must be one we
+/// know. Before, the line was no prompt: no command named the output
+/// under it, and no host.
+fn arrow_prompt(t: &str) -> Option<(Option<String>, &str)> {
+    let mut rest = t.strip_prefix('\u{279c}')?;
+    if !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    rest = rest.trim_start();
+    let mut host = None;
+    let mut first = true;
+    loop {
+        let (word, after) = rest.split_once([' ', '\t']).unwrap_or((rest, ""));
+        let user_host = word
+            .split_once('@')
+            .map(|(user, h)| (user, h.trim_end_matches(':')))
+            .filter(|(user, h)| is_hostname(user) && is_hostname(h));
+        if let Some((_, h)) = user_host {
+            host = Some(h.to_owned());
+        } else if !(first
+            || word == "~"
+            || word.starts_with("~/")
+            || word.contains('/')
+            || word.starts_with("git:(")
+            || matches!(word, "\u{2717}" | "\u{2714}"))
+        {
+            break;
+        }
+        first = false;
+        rest = after.trim_start();
+    }
+    let program = rest.split_whitespace().find(|w| !env_assignment(w))?;
+    is_known_command(program).then_some((host, rest))
 }
 
 /// `[gpu6000 ~]# nvidia-smi -q`: a bracket prompt of a host and its
@@ -1917,6 +1959,20 @@ mod tests {
         );
         assert_eq!(p("$HOME/bin/run.sh"), None);
         assert_eq!(p("$1 = 0x1f"), None);
+        // zsh's arrow prompts: oh-my-zsh's directory, branch and dirty
+        // mark, or a theme's `user@host` and directory.
+        assert_eq!(
+            p("\u{279c} xy@A10 ~ nvidia-smi topo -m"),
+            Some((Some("A10".into()), words("nvidia-smi topo -m")))
+        );
+        assert_eq!(
+            p("\u{279c}  opensm git:(master) \u{2717} perfquery 7 1"),
+            Some((None, words("perfquery 7 1")))
+        );
+        // Not before a known command, or not an arrow and a space.
+        assert_eq!(p("\u{279c}  opensm git:(master) make"), None);
+        assert_eq!(p("\u{279c}ibstat"), None);
+        assert_eq!(p("\u{279c} see the ibstat output below"), None);
     }
 
     #[test]
