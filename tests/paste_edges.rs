@@ -3609,3 +3609,65 @@ fn a_gid_table_alone_is_a_port_of_ibv_devinfo_cut_at_the_top() {
         assert!(fired(&r, Severity::Warning).is_empty(), "{:#?}", r.findings);
     }
 }
+
+/// nvidia-smi draws at most so many NICs and says so above the header
+/// (vllm#14537: `76 NICs found in the topology, only displaying 56 in
+/// the matrix.`): the notice is the matrix's first line, not the author's
+/// prose, and a GPU whose nearest NIC shown is farther than its siblings'
+/// is not called far from its NIC, which may be one not shown.
+#[test]
+fn a_matrix_drawn_with_some_of_its_nics_does_not_judge_the_nearest_nic() {
+    let mut text = String::from(
+        "GPU Topology:\n6 NICs found in the topology, only displaying 4 in the matrix.\n",
+    );
+    text.push_str("\tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tNIC1\tNIC2\tNIC3\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n");
+    let near = [
+        "PIX\tNODE\tSYS\tSYS",
+        "NODE\tPIX\tSYS\tSYS",
+        "SYS\tSYS\tPIX\tNODE",
+        "SYS\tSYS\tNODE\tNODE",
+    ];
+    for (g, nics) in near.iter().enumerate() {
+        let links: Vec<&str> = (0..4)
+            .map(|h| if h == g { " X " } else { "NV18" })
+            .collect();
+        let aff = if g < 2 {
+            "0-31\t0\t\tN/A"
+        } else {
+            "32-63\t1\t\tN/A"
+        };
+        text.push_str(&format!("GPU{g}\t{}\t{nics}\t{aff}\n", links.join("\t")));
+    }
+    text.push_str(
+        "\nLegend:\n\n  X    = Self\n  NV#  = Connection traversing a bonded set of # NVLinks\n",
+    );
+    let d = doc(&text);
+    let topo = sections_of(&d, Kind::TopoMatrix);
+    assert_eq!(topo.len(), 1);
+    assert_eq!(topo[0].span.first_line, 2, "the notice opens the matrix");
+    let r = report(&text);
+    assert!(of(&r, "TP003").is_empty(), "{:?}", of(&r, "TP003"));
+    let in001 = of(&r, "IN001");
+    assert_eq!(in001.len(), 1, "{:?}", r.findings);
+    assert!(
+        in001[0].message.contains("left NICs out"),
+        "{}",
+        in001[0].message
+    );
+    // Without the notice GPU3 is far from every NIC shown: judged.
+    let whole = text.replace(
+        "6 NICs found in the topology, only displaying 4 in the matrix.\n",
+        "",
+    );
+    assert_eq!(of(&report(&whole), "TP003").len(), 1);
+}
+
+/// nvidia-smi's refusal of `topo -m -i N` (`-i` goes with `-n`/`-p`),
+/// after the author's `# output` comment, is the command line's fault
+/// (IN003), not a matrix cut before its header with unread lines.
+#[test]
+fn a_refused_topo_command_is_said_not_taken_for_a_cut_matrix() {
+    let refused = "```bash\nnvidia-smi topo -m -i 0\n# output\nThe -i command line argument must be used in conjunction with -n or -p.\n```\n";
+    let r = report(refused);
+    assert_eq!(fired(&r, Severity::Info), vec!["IN003"], "{:?}", r.findings);
+}

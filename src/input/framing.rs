@@ -563,7 +563,8 @@ pub(crate) fn prompt(line: &str) -> Option<Prompt> {
     } else {
         user_host_prompt(t)
             .or_else(|| lost_bracket_prompt(t))
-            .or_else(|| angle_prompt(t))?
+            .or_else(|| angle_prompt(t))
+            .or_else(|| arrow_prompt(t))?
     };
     // `$ sonata@coyote2:~$ nvidia-smi`: a prompt copied with the prompt
     // before it (a blog's `$ ` added to a pasted line). The inner prompt
@@ -634,6 +635,47 @@ fn angle_prompt(t: &str) -> Option<(Option<String>, &str)> {
         .next()
         .is_some_and(is_known_command);
     (host_like && known).then(|| (Some(first.to_owned()), command))
+}
+
+/// `➜  opensm git:(master) ✗ perfquery 7 1`, `➜ xy@A10 ~ nvidia-smi topo -m`:
+/// a zsh prompt of oh-my-zsh's arrow, the directory's name, the git branch
+/// and its dirty mark, or a theme's `user@host` and directory, then the
+/// command, with no `$`, `#` or `%` to end the prompt. The prompt's words
+/// are the arrow's first word and those that read as a directory (`~`, a
+/// path), a `user@host` (which names the host), `git:(…)`, `✗` and `✔`;
+/// the command after them (past `NAME=value` assignments) must be one we
+/// know. Before, the line was no prompt: no command named the output
+/// under it, and no host.
+fn arrow_prompt(t: &str) -> Option<(Option<String>, &str)> {
+    let mut rest = t.strip_prefix('\u{279c}')?;
+    if !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    rest = rest.trim_start();
+    let mut host = None;
+    let mut first = true;
+    loop {
+        let (word, after) = rest.split_once([' ', '\t']).unwrap_or((rest, ""));
+        let user_host = word
+            .split_once('@')
+            .map(|(user, h)| (user, h.trim_end_matches(':')))
+            .filter(|(user, h)| is_hostname(user) && is_hostname(h));
+        if let Some((_, h)) = user_host {
+            host = Some(h.to_owned());
+        } else if !(first
+            || word == "~"
+            || word.starts_with("~/")
+            || word.contains('/')
+            || word.starts_with("git:(")
+            || matches!(word, "\u{2717}" | "\u{2714}"))
+        {
+            break;
+        }
+        first = false;
+        rest = after.trim_start();
+    }
+    let program = rest.split_whitespace().find(|w| !env_assignment(w))?;
+    is_known_command(program).then_some((host, rest))
 }
 
 /// `[gpu6000 ~]# nvidia-smi -q`: a bracket prompt of a host and its
@@ -755,6 +797,14 @@ pub(crate) fn prose_after_output(
     above: &[crate::parse::Line<'_>],
 ) -> bool {
     use crate::parse::Kind;
+    let topo = matches!(kind, Kind::TopoMatrix | Kind::TopoP2p);
+    // A report's markdown heading under a matrix, at any indent (a report
+    // indented whole in a fence: club-3090#1125's `  ### PCIe / P2P
+    // detail (lspci)` under `topo -p2p`): nvidia-smi prints no line that
+    // opens with `#`.
+    if topo && markdown_heading(line.trim_start()) {
+        return true;
+    }
     if line.starts_with([' ', '\t']) {
         return false;
     }
@@ -762,7 +812,7 @@ pub(crate) fn prose_after_output(
     if kind == Kind::TopoMatrix && crate::parse::topo::foreign_label_line(t) {
         return true;
     }
-    if matches!(kind, Kind::TopoMatrix | Kind::TopoP2p) {
+    if topo {
         return (reads_as_prose(t) || nccl_log_line(t))
             && !crate::parse::topo::may_be_its_line(above, t);
     }
@@ -773,6 +823,15 @@ pub(crate) fn prose_after_output(
         _ => false,
     };
     not_the_tools && reads_as_prose(t)
+}
+
+/// `### PCIe / P2P detail`: one to six `#`, a space, then a title.
+fn markdown_heading(t: &str) -> bool {
+    let hashes = t.bytes().take_while(|b| *b == b'#').count();
+    (1..=6).contains(&hashes)
+        && t.get(hashes..)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .is_some_and(|title| !title.trim().is_empty())
 }
 
 /// `gpu1:1341:1346 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via P2P/IPC`:
@@ -1931,6 +1990,20 @@ mod tests {
         );
         assert_eq!(p("$HOME/bin/run.sh"), None);
         assert_eq!(p("$1 = 0x1f"), None);
+        // zsh's arrow prompts: oh-my-zsh's directory, branch and dirty
+        // mark, or a theme's `user@host` and directory.
+        assert_eq!(
+            p("\u{279c} xy@A10 ~ nvidia-smi topo -m"),
+            Some((Some("A10".into()), words("nvidia-smi topo -m")))
+        );
+        assert_eq!(
+            p("\u{279c}  opensm git:(master) \u{2717} perfquery 7 1"),
+            Some((None, words("perfquery 7 1")))
+        );
+        // Not before a known command, or not an arrow and a space.
+        assert_eq!(p("\u{279c}  opensm git:(master) make"), None);
+        assert_eq!(p("\u{279c}ibstat"), None);
+        assert_eq!(p("\u{279c} see the ibstat output below"), None);
     }
 
     #[test]
@@ -2213,6 +2286,26 @@ mod tests {
             (Kind::Ibstatus, "Infiniband device 'mlx5_0' port 1 status:"),
         ] {
             assert!(!sign_off_after_output(kind, line), "{kind:?}: {line}");
+        }
+    }
+
+    #[test]
+    fn a_markdown_heading_under_a_matrix_is_the_authors_at_any_indent() {
+        use crate::parse::Kind;
+        for line in [
+            "### PCIe / P2P detail (lspci)",
+            "  ### PCIe / P2P detail (lspci)",
+            "\t## NIC",
+            "# GPU topology",
+        ] {
+            for kind in [Kind::TopoMatrix, Kind::TopoP2p] {
+                assert!(prose_after_output(kind, line, &[]), "{kind:?}: {line}");
+            }
+            // Other tools print `#` lines of their own (perfquery's header).
+            assert!(!prose_after_output(Kind::Perfquery, line, &[]), "{line}");
+        }
+        for line in ["#", "### ", "####### seven", "#no-space", "  GPU0  X  NS"] {
+            assert!(!prose_after_output(Kind::TopoP2p, line, &[]), "{line}");
         }
     }
 

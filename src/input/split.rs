@@ -1338,9 +1338,13 @@ fn leftovers(
             // Whether the line before was blank or set aside: where a
             // sign-off may begin ([`super::framing::sign_off_after_output`]).
             let mut after_break_or_aside = false;
+            // A matrix tells its own lines apart by their words alone, as
+            // in a recognised section: the author's `# output` between the
+            // command and nvidia-smi's usage error is not the matrix's.
+            let own_lines_known = matches!(format.kind, Kind::TopoMatrix | Kind::TopoP2p);
             for (at, line) in leading.iter().enumerate() {
                 let above = leading.get(..at).unwrap_or_default();
-                let set_aside = indented
+                let set_aside = (indented || own_lines_known)
                     && !line.is_blank()
                     && (super::framing::prose_after_output(format.kind, line.text(), above)
                         || (after_break_or_aside
@@ -1793,7 +1797,11 @@ fn nvidia_message(t: &str) -> Option<MessageLevel> {
         "Not supported on the device",
     ];
     const WARNINGS: &[&str] = &["Warning: Unable to retrieve"];
-    if ERRORS.iter().any(|p| t.starts_with(p)) {
+    // `The -i command line argument must be used in conjunction with -n
+    // or -p.` (`topo -m -i 0`, cfregly/ai-performance-engineering#8): the
+    // rest is searched only after the opening, which prose rarely has.
+    let misused_option = || t.starts_with("The -") && t.contains(" command line argument ");
+    if ERRORS.iter().any(|p| t.starts_with(p)) || misused_option() {
         Some(MessageLevel::Error)
     } else if WARNINGS.iter().any(|p| t.starts_with(p)) {
         Some(MessageLevel::Warning)

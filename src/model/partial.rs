@@ -38,6 +38,11 @@ pub enum PartialReason {
     /// right after it: what they held is unknown. Said by IN001 of a
     /// section next to an elision; no parsed part carries it.
     Elided,
+    /// The tool itself printed only some of what it found and said so
+    /// (`76 NICs found in the topology, only displaying 56 in the
+    /// matrix.` above a `topo -m` header): the devices it left out are
+    /// unknown, and may be the nearest to any device shown.
+    NotShown,
 }
 
 impl PartialReason {
@@ -52,6 +57,7 @@ impl PartialReason {
             Self::NoHeader => "header missing",
             Self::CutLine => "last line cut",
             Self::Elided => "lines left out by the author",
+            Self::NotShown => "left out by the tool",
         }
     }
 }

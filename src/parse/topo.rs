@@ -32,8 +32,10 @@ use std::sync::Arc;
 
 pub(crate) const FORMAT: Spec<TopoMatrix> = Spec {
     command: |argv| is_topo(argv) && argv.iter().any(|a| MATRIX_FLAGS.contains(a)),
-    starts: |b| b.is_ascii_alphabetic() || b == b'[',
+    starts: |b| b.is_ascii_alphanumeric() || b == b'[',
     detect: |lines| match classify(lines)? {
+        // nvidia-smi's notice that it left NICs out, over the header.
+        MatrixKind::Notice => Some(Block::keyed("topo notice")),
         // Rows match too inside a full matrix: keyed by line, a row
         // continues the matrix it is in rather than starting another.
         MatrixKind::Links if header(lines.first()?.text()).is_none() => Some(Block::keyed(
@@ -94,6 +96,8 @@ impl Vocabulary {
 enum MatrixKind {
     Links,
     P2p,
+    /// nvidia-smi's notice over a `Links` header ([`nics_not_shown`]).
+    Notice,
 }
 
 /// The header row: device columns, then affinity column titles.
@@ -548,9 +552,35 @@ fn nic_legend_entry(text: &str) -> Option<(&str, &str)> {
 /// apart when the rows alone cannot (a single GPU prints only `X`).
 const LOOKAHEAD: usize = 64;
 
+/// nvidia-smi's notice that the matrix shows only some of the NICs it
+/// found, printed above the header where there are more than it draws
+/// (vllm#14537: `76 NICs found in the topology, only displaying 56 in the
+/// matrix.`): found and shown. The suffix is compared first, so another
+/// line costs a comparison of its last bytes.
+fn nics_not_shown(t: &str) -> Option<(usize, usize)> {
+    let t = trim(t);
+    let rest = t.strip_suffix(" in the matrix.")?;
+    let (found, rest) = rest.split_once(" NICs found in the topology, only displaying ")?;
+    let found = found.parse().ok()?;
+    let shown = rest.parse().ok()?;
+    (shown < found).then_some((found, shown))
+}
+
 /// Whether a matrix starts at `lines[0]`, and of which kind.
 fn classify(lines: &[Line<'_>]) -> Option<MatrixKind> {
     let first = lines.first()?.text();
+    // A line starting with a digit opens a matrix only as nvidia-smi's
+    // notice over a header: one byte, then a suffix, before anything else
+    // (this runs on every line of every input that starts with a digit).
+    let lead = first.bytes().find(|b| !matches!(b, b' ' | b'\t'));
+    if lead.is_some_and(|b| b.is_ascii_digit()) {
+        nics_not_shown(first)?;
+        let rest = lines.get(1..)?;
+        let next = rest.iter().position(|l| !l.is_blank())?;
+        let under = rest.get(next..)?;
+        header(under.first()?.text())?;
+        return (classify(under)? == MatrixKind::Links).then_some(MatrixKind::Notice);
+    }
     let Some(h) = header(first) else {
         return headless_row(first).map(|_| MatrixKind::Links);
     };
@@ -702,6 +732,9 @@ struct Raw<'t> {
     rows: Vec<(usize, Row<'t>)>,
     legend: Vec<LegendEntry>,
     nic_legend: Vec<(String, String)>,
+    /// nvidia-smi's notice above the header that it shows only some of
+    /// the NICs it found ([`nics_not_shown`]): found, shown, and its line.
+    not_shown: Option<(usize, usize, usize)>,
 }
 
 fn read<'t>(
@@ -753,6 +786,12 @@ fn read<'t>(
             });
             part = Part::Legend;
             continue;
+        }
+        if raw.header.is_none() && raw.not_shown.is_none() {
+            if let Some((found, shown)) = nics_not_shown(t) {
+                raw.not_shown = Some((found, shown, line.number));
+                continue;
+            }
         }
         if raw.header.is_none() {
             if let Some(mut h) = header(t) {
@@ -919,17 +958,30 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
             // values ran together as printed (`0-45,92-1370` where the
             // CPU affinity filled its column and the NUMA node followed).
             // Which value is which is unknown: none is read.
+            // So was one whose last value ends in a `GPU NUMA ID` `N/A`
+            // with a value run onto it (`0N/A`) that [`unfused`] could not
+            // take apart.
             let cells_whole = r.cells.len() >= header.devices.len();
-            if d.kind == DeviceKind::Gpu
-                && cells_whole
-                && !placed.reaches_last
-                && wider_after > screen_width(r.line.trim_end())
+            let short = d.kind == DeviceKind::Gpu && cells_whole && !placed.reaches_last;
+            let why = if !short {
+                None
+            } else if wider_after > screen_width(r.line.trim_end()) {
+                Some("a wider row below is whole")
+            } else if r
+                .values
+                .last()
+                .is_some_and(|v| v.len() > 3 && v.ends_with("N/A"))
             {
+                Some("the last runs into `N/A`")
+            } else {
+                None
+            };
+            if let Some(why) = why {
                 unread.warn(
                     crate::diag::WarningKind::Unreadable,
                     LineSpan::line(*number),
                     format!(
-                        "{}'s affinity values (`{}`) do not fill the header's {} column(s), and a wider row below is whole: they ran together as printed and are not read",
+                        "{}'s affinity values (`{}`) do not fill the header's {} column(s), and {why}: they ran together as printed and are not read",
                         r.name,
                         r.values.join(" "),
                         header.affinity.len()
@@ -983,6 +1035,15 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<TopoMatrix> {
     }
     mark_missing_rows(&mut out, &raw.rows, &header);
     out.pci_only = pci_only(&out.legend, &out.cells);
+    if let Some((found, shown, line)) = raw.not_shown {
+        // Any GPU's nearest NIC may be one not shown: the GPU–NIC
+        // distances are not all there, whatever else the matrix lost.
+        out.partial = Some(Partial::new(
+            PartialReason::NotShown,
+            vec![format!("{} of the {found} NICs found", found - shown)],
+            line,
+        ));
+    }
     for (nic, _) in &raw.nic_legend {
         if !out.devices.iter().any(|d| &d.name == nic) {
             unread.warn(
@@ -1134,6 +1195,12 @@ fn placed_values<'t>(r: &Row<'t>, header: &Header<'_>) -> Placed<'t> {
         if let Some(placed) = placed_by_tabs(r, titles) {
             return placed;
         }
+        if let Some(values) = unfused(&r.values, titles) {
+            return Placed {
+                values: titles.iter().copied().zip(values).collect(),
+                reaches_last: true,
+            };
+        }
     }
     Placed {
         values: titles
@@ -1143,6 +1210,74 @@ fn placed_values<'t>(r: &Row<'t>, header: &Header<'_>) -> Placed<'t> {
             .collect(),
         reaches_last: r.values.len() >= titles.len(),
     }
+}
+
+/// A row's affinity values where nvidia-smi ran some together, taken
+/// apart; `None` unless each comes apart one way only.
+///
+/// A CPU list that fills its column runs into the NUMA node after it
+/// (`48-95,144-1911` is `48-95,144-191` and `1`), and a NUMA node into
+/// the `N/A` of `GPU NUMA ID` (`0N/A`); vllm#17516 prints every GPU row
+/// so, none wider to show the layout. A row whose last value ends in
+/// the `N/A` of `GPU NUMA ID` was printed to its end (a cut does not
+/// leave a whole `N/A` after a fused value): `N/A` comes off the end of
+/// a value, and a CPU list gives up the NUMA node at its end where one
+/// split alone leaves a list that still ascends ([`cpu_list_then_node`]).
+fn unfused<'t>(values: &[&'t str], titles: &[&'static str]) -> Option<Vec<&'t str>> {
+    if titles.last() != Some(&"GPU NUMA ID") || !values.last()?.ends_with("N/A") {
+        return None;
+    }
+    let mut out = Vec::with_capacity(titles.len());
+    for v in values {
+        match v.strip_suffix("N/A").filter(|p| !p.is_empty()) {
+            Some(p) if p == "N/A" || p.bytes().all(|b| b.is_ascii_digit()) => {
+                out.extend([p, v.get(p.len()..)?]);
+            }
+            Some(_) => return None,
+            None => out.push(v),
+        }
+    }
+    if out.len() + 1 == titles.len() && titles.first() == Some(&"CPU Affinity") {
+        let (cpus, node) = cpu_list_then_node(out.first()?)?;
+        out.splice(0..1, [cpus, node]);
+    }
+    (out.len() == titles.len()).then_some(out)
+}
+
+/// A CPU list with a NUMA node run onto its end, taken apart where only
+/// one split of its last number leaves both a list whose numbers ascend
+/// (`0-47,96-1430` → `0-47,96-143` and `0`: `96-14`, `96-1` descend)
+/// and a node without a leading zero. `None` where no split or more than
+/// one does (`0-1511`: `0-151` and `1`, or `0-15` and `11`).
+fn cpu_list_then_node(value: &str) -> Option<(&str, &str)> {
+    if !value
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b == b'-' || b == b',')
+    {
+        return None;
+    }
+    let start = value.rfind(['-', ',']).map_or(0, |i| i + 1);
+    // The number before the last one, which the last must exceed.
+    let before = value
+        .get(..start.saturating_sub(1))
+        .and_then(|head| head.rsplit(['-', ',']).next())
+        .and_then(|n| n.parse::<u64>().ok());
+    let digits = value.get(start..)?;
+    let mut found = None;
+    for cut in 1..digits.len() {
+        let (last, node) = digits.split_at(cut);
+        let bare = |n: &str| n == "0" || !n.starts_with('0');
+        let Ok(number) = last.parse::<u64>() else {
+            continue;
+        };
+        if bare(last) && bare(node) && before.is_none_or(|b| number > b) {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(start + cut);
+        }
+    }
+    found.map(|at| value.split_at(at))
 }
 
 /// [`placed_values`] by the row's tab stops; `None` where they do not
@@ -1745,10 +1880,11 @@ nodes (e.g., QPI/UPI)
     #[test]
     fn values_run_together_above_a_wider_whole_row_are_unread_not_cut() {
         // The CPU affinity filled its column and the NUMA node followed it
-        // with no space (`0-45,92-1370`); the rows below are whole and
-        // wider: no cut, the values are unknown.
+        // with no space (`0-4511`: `0-451` and `1`, or `0-45` and `11`);
+        // the rows below are whole and wider: no cut, the values are
+        // unknown.
         let text = "        GPU0    GPU1    CPU Affinity       NUMA Affinity   GPU NUMA ID\n\
-                    GPU0     X      NV18    0-45,92-1370               N/A\n\
+                    GPU0     X      NV18    0-4511               N/A\n\
                     GPU1    NV18     X      46-91,138-183      1               N/A\n";
         let p = parse(&lines_of(text));
         let gpu0 = &p.value.devices[0];
@@ -1763,9 +1899,102 @@ nodes (e.g., QPI/UPI)
         // The same short row as the matrix's last is cut.
         let last = "        GPU0    GPU1    CPU Affinity       NUMA Affinity   GPU NUMA ID\n\
                     GPU1    NV18     X      46-91,138-183      1               N/A\n\
-                    GPU0     X      NV18    0-45,92-1370               N/A\n";
+                    GPU0     X      NV18    0-4511               N/A\n";
         let p = parse(&lines_of(last));
         assert!(p.value.devices[0].partial.is_some());
+        // One split alone ascends (`0-45,92-137` and `0`): read.
+        let one_way = text.replace("0-4511", "0-45,92-1370");
+        let p = parse(&lines_of(&one_way));
+        let gpu0 = &p.value.devices[0];
+        assert_eq!(
+            (gpu0.cpu_affinity.as_deref(), gpu0.numa_affinity.as_deref()),
+            (Some("0-45,92-137"), Some("0"))
+        );
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    }
+
+    #[test]
+    fn values_run_together_in_every_row_come_apart_where_one_way_only() {
+        // vllm#17516's shape: no row is wider than the others; each ends
+        // in the `N/A` of GPU NUMA ID, with the NUMA node run onto it or
+        // onto the CPU list before it.
+        let text = "        GPU0    GPU1    GPU2    CPU Affinity    NUMA Affinity   GPU NUMA ID\n\
+                    GPU0     X      NV12    NV12    0-31,64-95 0N/A\n\
+                    GPU1    NV12     X      NV12    32-63,96-1271               N/A\n\
+                    GPU2    NV12    NV12     X      0-1511N/A\n";
+        let p = parse(&lines_of(text));
+        let got = |i: usize| {
+            let d = &p.value.devices[i];
+            (
+                d.cpu_affinity.as_deref(),
+                d.numa_affinity.as_deref(),
+                d.gpu_numa_id.as_deref(),
+                d.partial.is_some(),
+            )
+        };
+        assert_eq!(got(0), (Some("0-31,64-95"), Some("0"), Some("N/A"), false));
+        assert_eq!(
+            got(1),
+            (Some("32-63,96-127"), Some("1"), Some("N/A"), false)
+        );
+        // `0-151` and `1`, or `0-15` and `11`: not read, and not cut
+        // (a whole `N/A` ends it).
+        assert_eq!(got(2), (None, None, None, false));
+        assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+        assert_eq!(p.warnings[0].span, LineSpan::line(4));
+    }
+
+    #[test]
+    fn the_notice_of_nics_not_shown_opens_the_matrix_and_marks_it() {
+        assert_eq!(
+            nics_not_shown("76 NICs found in the topology, only displaying 56 in the matrix."),
+            Some((76, 56))
+        );
+        for other in [
+            "76 NICs found in the topology, only displaying 76 in the matrix.",
+            "76 NICs found in the topology.",
+            "8 GPUs found in the topology, only displaying 4 in the matrix.",
+        ] {
+            assert_eq!(nics_not_shown(other), None, "{other}");
+        }
+        let text = "12 NICs found in the topology, only displaying 2 in the matrix.\n\
+                    \tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n\
+                    GPU0\t X \tNV18\tPIX\tSYS\t0-47\t0\t\tN/A\n\
+                    GPU1\tNV18\t X \tSYS\tNODE\t48-95\t1\t\tN/A\n";
+        let lines = lines_of(text);
+        assert_eq!(
+            (FORMAT.detect)(&lines).map(|b| b.key),
+            Some("topo notice".to_owned())
+        );
+        // Over anything but a matrix header it is no matrix.
+        assert_eq!(
+            (FORMAT.detect)(&lines_of(&text.replace("\tGPU0", "\tfoo"))),
+            None
+        );
+        let p = parse(&lines);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let partial = p.value.partial.as_ref().unwrap();
+        assert_eq!(partial.reason, PartialReason::NotShown);
+        assert_eq!((partial.missing.len(), partial.line), (1, 1));
+        assert_eq!(p.value.devices.len(), 4);
+    }
+
+    #[test]
+    fn a_cpu_list_gives_up_its_node_only_where_one_split_ascends() {
+        for (value, want) in [
+            ("0-47,96-1430", Some(("0-47,96-143", "0"))),
+            ("48-95,144-1911", Some(("48-95,144-191", "1"))),
+            ("0-70", Some(("0-7", "0"))),
+            ("41", Some(("4", "1"))),
+            ("0,2,41", Some(("0,2,4", "1"))),
+            ("0-1511", None),
+            ("123", None),
+            ("0-7", None),
+            ("7", None),
+            ("0-4,N/A", None),
+        ] {
+            assert_eq!(cpu_list_then_node(value), want, "{value}");
+        }
     }
 
     #[test]

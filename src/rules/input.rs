@@ -244,6 +244,7 @@ fn tool_failure_cause(text: &str) -> (Severity, &'static str, &'static str) {
         "unrecognized option",
         "invalid option",
         "is missing its value",
+        "must be used in conjunction with",
         "invalid combination",
         "usage:",
         "failed to process command line",
@@ -610,7 +611,17 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
         };
         match &at.section.data {
             SectionData::TopoMatrix(m) => {
-                push(&|| "topo -m matrix".to_owned(), &m.partial);
+                push(
+                    &|| match &m.partial {
+                        // Every cell shown was read; what is not known is
+                        // the NICs left out, and so each GPU's nearest.
+                        Some(p) if p.reason == PartialReason::NotShown => {
+                            "the NICs not shown, and so each GPU's nearest NIC".to_owned()
+                        }
+                        _ => "topo -m matrix".to_owned(),
+                    },
+                    &m.partial,
+                );
                 for d in &m.devices {
                     push(&|| topo_row_part(m, d), &d.partial);
                 }
@@ -1176,13 +1187,29 @@ fn check_cut(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         let Some(first) = parts.first() else {
             continue;
         };
-        let cut_line = parts.iter().map(|p| p.partial.line).min().unwrap_or(0);
+        // A matrix nvidia-smi drew with only some of its NICs is not cut:
+        // the tool said so above its header.
+        let left_out = |p: &PartialPart<'_>| p.partial.reason == PartialReason::NotShown;
+        let cut_line = parts
+            .iter()
+            .filter(|p| !left_out(p))
+            .map(|p| p.partial.line)
+            .min();
         // ibdiagnet's summary pasted without the lines it counts is not cut
         // short: the author left those lines in ibdiagnet2.log.
         let head = if parts.iter().all(is_unshown_count) {
             "ibdiagnet's summary counts problems the paste does not show".to_owned()
         } else {
-            format!("the paste looks cut at line {cut_line}")
+            let tool = parts
+                .iter()
+                .any(left_out)
+                .then_some("nvidia-smi left NICs out of the topology matrix");
+            let cut = cut_line.map(|l| format!("the paste looks cut at line {l}"));
+            match (tool, cut) {
+                (Some(tool), Some(cut)) => format!("{tool}, and {cut}"),
+                (Some(tool), None) => tool.to_owned(),
+                (None, cut) => cut.unwrap_or_default(),
+            }
         };
         let mut f = IN001
             .finding(

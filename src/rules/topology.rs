@@ -135,7 +135,10 @@ declare_rule! {
     /// sockets' GPUs); with one NIC there is no nearer one to pin to.
     /// A cut matrix is judged when every GPU row shows every NIC the header
     /// names (the NIC rows only repeat those cells), or when the usual
-    /// distance holds for more than half of the GPUs.
+    /// distance holds for more than half of the GPUs. A matrix nvidia-smi
+    /// drew with only some of the NICs it found (`76 NICs found in the
+    /// topology, only displaying 56 in the matrix.`, vllm#14537) is not
+    /// judged: a GPU far from every NIC shown may sit by one left out.
     pub static TP003 = {
         id: "TP003",
         name: "nic-far-from-gpu",
@@ -513,11 +516,15 @@ fn check_bond_count(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
 
 /// TP003.
 fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    let matrices: Vec<Matrix<'_>> = ctx
+    let with_nics: Vec<_> = ctx
         .topo_matrices()
         .iter()
         .copied()
         .filter(|(_, m)| m.nics().next().is_some() && m.gpus().count() >= 2)
+        .collect();
+    let matrices: Vec<Matrix<'_>> = with_nics
+        .iter()
+        .copied()
         // Without the header some NIC columns may be unnamed: the nearest
         // NIC could be one of them. A header that lost only the NIC
         // columns, above every NIC's row (a legend after them), still
@@ -530,9 +537,16 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         .map(|(at, m)| Matrix { at, m })
         .collect();
     if matrices.is_empty() {
-        return Coverage::Skipped(
-            "no nvidia-smi topo -m matrix with NICs and two or more GPUs".to_owned(),
-        );
+        let not_shown = with_nics.iter().any(|(_, m)| {
+            m.partial
+                .as_ref()
+                .is_some_and(|p| p.reason == PartialReason::NotShown)
+        });
+        return Coverage::Skipped(if not_shown {
+            "nvidia-smi left some NICs out of the topo -m matrix (too many to draw): a GPU's nearest NIC may be one it did not show".to_owned()
+        } else {
+            "no nvidia-smi topo -m matrix with NICs and two or more GPUs".to_owned()
+        });
     }
     let matrices: Vec<&Matrix<'_>> = matrices
         .iter()
