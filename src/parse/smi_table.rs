@@ -579,3 +579,259 @@ pub fn summary(t: &SmiTable) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::partial::PartialReason;
+    use crate::parse::lines_of;
+
+    /// Driver 550+ layout, two GPUs, values made up.
+    const NEW: &str = "\
++-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 570.133.20             Driver Version: 570.133.20     CUDA Version: 12.8     |
++-----------------------------------------+------------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |
+|                                         |                        |               MIG M. |
+|=========================================+========================+======================|
+|   0  NVIDIA H100 80GB HBM3          On  |   00000000:18:00.0 Off |                    0 |
+| N/A   41C    P0            312W /  700W |   70121MiB /  81559MiB |     97%      Default |
+|                                         |                        |             Disabled |
++-----------------------------------------+------------------------+----------------------+
+|   1  NVIDIA H100 80GB HBM3          On  |   00000000:2A:00.0 Off |                    3 |
+| N/A   ERR!   P0              ERR! / ERR!|       1MiB /  81559MiB |      0%   E. Process |
+|                                         |                        |              Enabled |
++-----------------------------------------+------------------------+----------------------+
+
++-----------------------------------------------------------------------------------------+
+| Processes:                                                                              |
+|  GPU   GI   CI              PID   Type   Process name                        GPU Memory |
+|        ID   ID                                                               Usage      |
+|=========================================================================================|
+|    0   N/A  N/A          881200      C   /opt/conda/bin/python3                 70110MiB |
++-----------------------------------------------------------------------------------------+
+";
+
+    /// Driver 390 layout: two rows a GPU, no CUDA version, processes
+    /// without GI/CI. Values made up.
+    const OLD: &str = "\
++-----------------------------------------------------------------------------+
+| NVIDIA-SMI 390.30                 Driver Version: 390.30                    |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|===============================+======================+======================|
+|   0  Tesla K80           On   | 00000000:00:1E.0 Off |                    0 |
+| N/A   47C    P0    71W / 149W |  10410MiB / 11441MiB |      0%      Default |
++-------------------------------+----------------------+----------------------+
+
++-----------------------------------------------------------------------------+
+| Processes:                                                       GPU Memory |
+|  GPU       PID   Type   Process name                             Usage      |
+|=============================================================================|
+|    0      4107      C   python                                     10400MiB |
++-----------------------------------------------------------------------------+
+";
+
+    #[test]
+    fn reads_every_field_of_the_driver_580_layout() {
+        let p = parse(&lines_of(NEW));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let t = &p.value;
+        assert_eq!(t.smi_version.as_deref(), Some("570.133.20"));
+        assert_eq!(t.driver_version.as_deref(), Some("570.133.20"));
+        assert_eq!(t.cuda_version.as_deref(), Some("12.8"));
+        assert!(!t.is_wsl());
+        let g = &t.gpus[0];
+        assert_eq!(g.index, 0);
+        assert_eq!(g.name, "NVIDIA H100 80GB HBM3");
+        assert_eq!(g.persistence_mode.as_deref(), Some("On"));
+        assert_eq!(g.bus_id.as_deref(), Some("00000000:18:00.0"));
+        assert_eq!(g.display_active.as_deref(), Some("Off"));
+        assert_eq!(g.volatile_uncorrected_ecc_count, Some(0));
+        assert_eq!(g.fan.as_deref(), Some("N/A"));
+        assert_eq!(g.temperature_c, Some(41));
+        assert_eq!(g.performance_state.as_deref(), Some("P0"));
+        assert_eq!((g.power_usage_w, g.power_cap_w), (Some(312), Some(700)));
+        assert_eq!(
+            (g.memory_used_mib, g.memory_total_mib),
+            (Some(70121), Some(81559))
+        );
+        assert_eq!(g.utilization_pct, Some(97));
+        assert_eq!(g.compute_mode.as_deref(), Some("Default"));
+        assert_eq!(g.mig_mode.as_deref(), Some("Disabled"));
+        assert_eq!((g.span.first_line, g.span.last_line), (8, 10));
+        assert!(g.err_fields.is_empty() && g.partial.is_none());
+        let g = &t.gpus[1];
+        assert_eq!(g.err_fields, ["Temp", "Pwr:Usage", "Pwr:Cap"]);
+        assert_eq!(g.volatile_uncorrected_ecc_count, Some(3));
+        assert_eq!(g.compute_mode.as_deref(), Some("E. Process"));
+        assert_eq!(g.mig_mode.as_deref(), Some("Enabled"));
+        assert!(g.partial.is_none());
+        assert_eq!(t.processes.len(), 1);
+        let pr = &t.processes[0];
+        assert_eq!(
+            (pr.gpu.as_str(), pr.pid, pr.kind.as_str()),
+            ("0", 881_200, "C")
+        );
+        assert_eq!(pr.gpu_instance.as_deref(), Some("N/A"));
+        assert_eq!(pr.name, "/opt/conda/bin/python3");
+        assert_eq!(pr.memory, "70110MiB");
+        assert_eq!(
+            summary(t),
+            "2 GPU(s): NVIDIA H100 80GB HBM3; driver 570.133.20; 1 GPU(s) with ERR!; 1 process(es)"
+        );
+    }
+
+    /// Before MIG the header has two rows, and so has a block: whole.
+    #[test]
+    fn reads_the_two_row_layout_of_old_drivers() {
+        let p = parse(&lines_of(OLD));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let t = &p.value;
+        assert_eq!(t.cuda_version, None);
+        let g = &t.gpus[0];
+        assert_eq!(g.name, "Tesla K80");
+        assert_eq!(g.mig_mode, None);
+        assert!(g.partial.is_none(), "{:?}", g.partial);
+        assert_eq!(t.processes[0].pid, 4107);
+        assert_eq!(t.processes[0].gpu_instance, None);
+        assert_eq!(t.processes[0].name, "python");
+    }
+
+    /// A whole row of `ERR!` (the GPU's name too) in the 79-column layout.
+    #[test]
+    fn names_every_field_that_prints_err() {
+        let text = "\
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|                               |                      |               MIG M. |
+|===============================+======================+======================|
+|   4  ERR!                On   | 00000000:83:00.0 Off |                 ERR! |
+|ERR!  ERR! ERR!    ERR! / ERR! |      0MiB / 46068MiB |    ERR!      Default |
+|                               |                      |                 ERR! |
++-------------------------------+----------------------+----------------------+
+";
+        let p = parse(&lines_of(text));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let g = &p.value.gpus[0];
+        assert_eq!(g.index, 4);
+        assert_eq!(g.name, "ERR!");
+        assert_eq!(g.volatile_uncorrected_ecc.as_deref(), Some("ERR!"));
+        assert_eq!(g.volatile_uncorrected_ecc_count, None);
+        assert_eq!(
+            g.err_fields,
+            [
+                "Name",
+                "Volatile Uncorr. ECC",
+                "Fan",
+                "Temp",
+                "Perf",
+                "Pwr:Usage",
+                "Pwr:Cap",
+                "GPU-Util",
+                "MIG M."
+            ]
+        );
+        assert_eq!(g.memory_used_mib, Some(0));
+    }
+
+    /// The paste ends after a block's second row: the block is partial,
+    /// missing its `MIG M.` row.
+    #[test]
+    fn a_block_cut_by_the_end_of_the_paste_is_partial() {
+        let cut: String = NEW.lines().take(13).map(|l| format!("{l}\n")).collect();
+        let p = parse(&lines_of(&cut));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert!(p.value.gpus[0].partial.is_none());
+        let partial = p.value.gpus[1].partial.as_ref().unwrap();
+        assert_eq!(partial.reason, PartialReason::MissingFields);
+        assert_eq!(partial.missing, ["MIG M."]);
+        assert_eq!(partial.line, 13);
+    }
+
+    /// Every row cut at column 70 (a chat tool's width): the ECC cell is
+    /// not read, and each block is partial.
+    #[test]
+    fn rows_cut_at_the_right_are_partial_and_their_cut_cells_unread() {
+        let cut: String = NEW
+            .lines()
+            .take(15)
+            .map(|l| format!("{}\n", l.get(..70).unwrap_or(l)))
+            .collect();
+        let p = parse(&lines_of(&cut));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        for g in &p.value.gpus {
+            assert_eq!(g.volatile_uncorrected_ecc, None);
+            assert_eq!(g.volatile_uncorrected_ecc_count, None);
+            let partial = g.partial.as_ref().unwrap();
+            assert_eq!(partial.reason, PartialReason::ShortRow);
+            assert_eq!(partial.missing, ["Volatile Uncorr. ECC"]);
+        }
+        assert_eq!(p.value.gpus[0].bus_id.as_deref(), Some("00000000:18:00.0"));
+        assert_eq!(p.value.gpus[0].utilization, None);
+        assert_eq!(p.value.gpus[1].err_fields, ["Temp", "Pwr:Usage", "Pwr:Cap"]);
+    }
+
+    #[test]
+    fn reads_the_mig_devices_table() {
+        let text = "\
++-----------------------------------------------------------------------------+
+| MIG devices:                                                                |
++------------------+----------------------+-----------+-----------------------+
+| GPU  GI  CI  MIG |         Memory-Usage |        Vol|         Shared        |
+|      ID  ID  Dev |           BAR1-Usage | SM     Unc| CE  ENC  DEC  OFA  JPG|
+|                  |                      |        ECC|                       |
+|==================+======================+===========+=======================|
+|  0    1   0   0  |     19MiB / 40192MiB | 98      0 |  7   0    5    1    1 |
+|                  |      0MiB / 65535MiB |           |                       |
++------------------+----------------------+-----------+-----------------------+
+|  0    2   0   1  |     11MiB / 40192MiB | 98      0 |  7   0    5    1    1 |
+|                  |      0MiB / 65535MiB |           |                       |
++------------------+----------------------+-----------+-----------------------+
+";
+        let p = parse(&lines_of(text));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let m = &p.value.mig_devices;
+        assert_eq!(m.len(), 2);
+        assert_eq!(
+            (m[1].gpu, m[1].gpu_instance.as_str(), m[1].device.as_str()),
+            (0, "2", "1")
+        );
+        assert_eq!(m[0].memory_usage.as_deref(), Some("19MiB / 40192MiB"));
+        assert_eq!((m[0].span.first_line, m[0].span.last_line), (8, 9));
+    }
+
+    /// A line that is not the table's is a warning, never dropped.
+    #[test]
+    fn a_foreign_line_is_reported() {
+        let text = format!("{NEW}this is not a table line\n");
+        let p = parse(&lines_of(&text));
+        assert_eq!(p.warning_lines().len(), 1);
+        assert_eq!(p.warning_lines()[0].0, 24);
+    }
+
+    #[test]
+    fn detects_the_table_by_its_opening_only() {
+        let at = |text: &str| detect(&lines_of(text)).map(|b| b.key);
+        assert_eq!(at(NEW).as_deref(), Some("nvidia-smi"));
+        assert_eq!(at(OLD).as_deref(), Some("nvidia-smi"));
+        // The banner and the header, pasted without the rule above them,
+        // continue the open table (keyed by their line).
+        assert_eq!(at(NEW.lines().nth(1).unwrap()).as_deref(), Some("line 1"));
+        assert_eq!(at(OLD.lines().nth(3).unwrap()).as_deref(), Some("line 1"));
+        // The processes table's rule, a GPU row, a dcgmi rule, prose.
+        assert_eq!(
+            at(&NEW.lines().skip(16).collect::<Vec<_>>().join("\n")),
+            None
+        );
+        assert_eq!(at(NEW.lines().nth(7).unwrap()), None);
+        assert_eq!(
+            at("+---------------------------+\n| Diagnostic | Result |\n"),
+            None
+        );
+        assert_eq!(at("GPU 0: NVIDIA H100 (UUID: GPU-1)"), None);
+        assert_eq!(at("| GPU ID | Name |"), None);
+    }
+}
