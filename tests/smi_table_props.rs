@@ -62,8 +62,7 @@ fn render(gpus: &[Gpu], new: bool) -> String {
     };
     let total = w.iter().sum::<usize>() + 2;
     let mut s = format!("+{}+\n", "-".repeat(total));
-    let banner =
-        format!("| NVIDIA-SMI 580.95.05      Driver Version: 580.95.05      CUDA Version: 13.0");
+    let banner = "| NVIDIA-SMI 580.95.05      Driver Version: 580.95.05      CUDA Version: 13.0";
     s += &format!("{banner:<width$}|\n", width = total + 1);
     s += &sep('-', if new { '+' } else { '|' });
     s += "\n";

@@ -117,8 +117,10 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let t = after_indent(first.text());
     match t.as_bytes() {
         [b'+', b'-', ..] => {
+            // The banner under it first: a prefix test, where the rule
+            // test reads the whole line.
             let next = after_indent(lines.get(1)?.text());
-            (rule(t) == Some(false) && is_banner(next)).then(|| Block::keyed("nvidia-smi"))
+            (is_banner(next) && rule(t) == Some(false)).then(|| Block::keyed("nvidia-smi"))
         }
         [b'|', ..] if is_banner(t) || is_gpu_header(t) => {
             Some(Block::keyed(format!("line {}", first.number)))
