@@ -102,14 +102,15 @@ fn a_prefix_only_line_is_accounted_for() {
 }
 
 /// `nvidia-smi` prints its own time stamp above its table: the stamp is a
-/// one-line `date` section and the table stays unrecognised, instead of
-/// being swallowed as unreadable lines of the date.
+/// one-line `date` section and the table a section of its own
+/// (`smi_table`), instead of being swallowed as unreadable lines of the
+/// date.
 #[test]
 fn a_time_stamp_does_not_swallow_the_text_below_it() {
     let text =
         "$ nvidia-smi\nMon Nov 30 00:10:30 2026\n+------+\n| NVIDIA-SMI 580.159.04 |\n+------+\n";
     let doc = read_all(text, &ReadOptions::default()).unwrap();
-    assert_eq!(doc.sections.len(), 1);
+    assert_eq!(doc.sections.len(), 2);
     assert_eq!(doc.sections[0].kind.name(), "date");
     assert!(
         doc.sections[0].warnings.is_empty(),
@@ -117,10 +118,8 @@ fn a_time_stamp_does_not_swallow_the_text_below_it() {
         doc.sections[0].warnings
     );
     assert_eq!(doc.sections[0].span.last_line, 2);
-    let unrecognised: Vec<_> = doc
-        .unrecognised
-        .iter()
-        .map(|u| (u.span.first_line, u.span.last_line))
-        .collect();
-    assert_eq!(unrecognised, vec![(3, 5)]);
+    assert_eq!(doc.sections[1].kind.name(), "smi_table");
+    let span = doc.sections[1].span;
+    assert_eq!((span.first_line, span.last_line), (3, 5));
+    assert!(doc.unrecognised.is_empty(), "{:?}", doc.unrecognised);
 }

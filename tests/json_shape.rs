@@ -47,6 +47,7 @@ fn inputs() -> Vec<String> {
         "gpu/h200-x2/topo_m.txt",
         "gpu/h200-x2/topo_p2p_a.txt",
         "gpu/h200-x2/q.txt",
+        "rules/DG004/fires_err_row.txt",
         "gpu/h200-x2/query_csv.txt",
         "gpu/h200-x2/smi_L.txt",
         "gpu/h200-x2/during_dmon_all.txt",

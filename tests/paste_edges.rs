@@ -3671,3 +3671,64 @@ fn a_refused_topo_command_is_said_not_taken_for_a_cut_matrix() {
     let r = report(refused);
     assert_eq!(fired(&r, Severity::Info), vec!["IN003"], "{:?}", r.findings);
 }
+
+/// `nvidia-smi`'s summary table from two hosts through `pdsh`, each under
+/// its prefix, after the tool's own time stamp: one table per host, every
+/// line the tool's (the processes table too), and the GPU printing `ERR!`
+/// is reported on its host. Before, the tables were no supported tool's.
+#[test]
+fn nvidia_smis_table_through_pdsh_is_read_per_host_and_an_err_row_reported() {
+    let table = |ecc: &str, second: &str| {
+        format!(
+            "\
+Mon Dec  7 08:00:00 2026
++-----------------------------------------------------------------------------+
+| NVIDIA-SMI 535.161.08   Driver Version: 535.161.08   CUDA Version: 12.2     |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|                               |                      |               MIG M. |
+|===============================+======================+======================|
+|   0  NVIDIA A100-SXM...  On   | 00000000:07:00.0 Off |{ecc:>21} |
+| N/A   31C    P0    62W / 400W |      4MiB / 81920MiB |      0%      Default |
+|                               |                      |             Disabled |
++-------------------------------+----------------------+----------------------+
+{second}
++-------------------------------+----------------------+----------------------+
+
++-----------------------------------------------------------------------------+
+| Processes:                                                                  |
+|  GPU   GI   CI        PID   Type   Process name                  GPU Memory |
+|        ID   ID                                                   Usage      |
+|=============================================================================|
+|  No running processes found                                                 |
++-----------------------------------------------------------------------------+
+"
+        )
+    };
+    let healthy = "\
+|   1  NVIDIA A100-SXM...  On   | 00000000:0F:00.0 Off |                    0 |
+| N/A   30C    P0    60W / 400W |      4MiB / 81920MiB |      0%      Default |
+|                               |                      |             Disabled |";
+    let failed = "\
+|   1  ERR!                On   | 00000000:0F:00.0 Off |                 ERR! |
+|ERR!  ERR! ERR!    ERR! / ERR! |      4MiB / 81920MiB |    ERR!      Default |
+|                               |                      |                 ERR! |";
+    let prefixed = |host: &str, text: String| -> String {
+        text.lines().map(|l| format!("{host}: {l}\n")).collect()
+    };
+    let text = prefixed("gpu-n01", table("0", healthy)) + &prefixed("gpu-n02", table("0", failed));
+    let d = doc(&text);
+    assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);
+    let tables = sections_of(&d, Kind::SmiTable);
+    let hosts: Vec<_> = tables.iter().map(|s| s.host.as_deref()).collect();
+    assert_eq!(hosts, [Some("gpu-n01"), Some("gpu-n02")]);
+    let r = analyze(&[d], &Default::default());
+    let err = of(&r, "DG004");
+    assert_eq!(err.len(), 1);
+    assert_eq!(err[0].subject.host.as_deref(), Some("gpu-n02"));
+    assert_eq!(err[0].subject.gpu, Some(1));
+    assert_eq!(err[0].subject.bus_id.as_deref(), Some("00000000:0F:00.0"));
+    assert_eq!(err[0].severity, Severity::Error);
+    assert_eq!(fired(&r, Severity::Warning), ["DG004"]);
+}

@@ -18,6 +18,7 @@ pub mod partial;
 pub mod smi_csv;
 pub mod smi_list;
 pub mod smi_query;
+pub mod smi_table;
 pub mod topo;
 
 pub use counter::Counter;

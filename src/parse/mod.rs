@@ -42,6 +42,7 @@ pub mod rdma_link;
 pub mod smi_csv;
 pub mod smi_list;
 pub mod smi_query;
+pub mod smi_table;
 pub mod sminfo;
 pub mod sysfs_counters;
 pub(crate) mod text;
@@ -305,6 +306,8 @@ formats! {
     SmiQuery = "smi_query", crate::model::smi_query::SmiQuery, smi_query::FORMAT;
     /// `nvidia-smi --query-gpu=… --format=csv`.
     SmiCsv = "smi_csv", crate::model::smi_csv::SmiCsv, smi_csv::FORMAT;
+    /// `nvidia-smi` without arguments: the boxed summary table.
+    SmiTable = "smi_table", crate::model::smi_table::SmiTable, smi_table::FORMAT;
     /// `nvidia-smi -L`.
     SmiList = "smi_list", crate::model::smi_list::SmiList, smi_list::FORMAT;
     /// `nvidia-smi dmon` / `pmon`.

@@ -366,6 +366,102 @@ fn judge(g: &GpuRemap<'_>, r: &Remapper) -> Option<Finding> {
     Some(finding.threshold(threshold).remediation(remediation))
 }
 
+declare_rule! {
+    /// ### What it detects
+    /// A GPU whose `Volatile Uncorr. ECC` cell in the `nvidia-smi` summary
+    /// table holds a count above 0.
+    ///
+    /// ### Why it matters
+    /// The volatile count is the uncorrectable ECC errors the GPU's memory
+    /// had since the driver last loaded: on a healthy GPU, even a busy,
+    /// year-old one, it is 0. An uncorrectable error corrupted data that a
+    /// job read (the driver raises Xid 48 or 94/95 and the job using the
+    /// memory is stopped), and the failing page or row is only taken out of
+    /// use for good once the GPU is reset: page retirement (pre-Ampere)
+    /// and row remapping (Ampere and later) take effect then. Until then
+    /// the GPU runs with a known-bad location, so it is a `warning`; what
+    /// the remapper decided is DG003's (`nvidia-smi -q`). `N/A` (GPUs
+    /// without ECC, or ECC off) and `ERR!` (DG004) are not counts, and a
+    /// cell cut at the right is not read: no verdict.
+    ///
+    /// ### Evidence
+    /// The GPU's first row, with the count.
+    ///
+    /// ### What to do
+    /// Drain the GPU, then reset it (`nvidia-smi -r -i <id>`, no process
+    /// using it) or reboot the node so that the row is remapped (or the
+    /// page retired). Check `nvidia-smi -q -d ROW_REMAPPER` (or
+    /// `-d PAGE_RETIREMENT` before Ampere) afterwards: a remapping failure
+    /// or a count that comes back qualifies the GPU for NVIDIA's RMA
+    /// process; run `dcgmi diag -r 3` before returning it to service.
+    ///
+    /// ### Thresholds and sources
+    /// More than 0 since the driver loaded: NVIDIA GPU Memory Error
+    /// Management (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt: an
+    /// uncorrectable error makes the row pending a remap, effective at the
+    /// next GPU reset); NVIDIA Dynamic Page Retirement
+    /// (docs.nvidia.com/deploy/dynamic-page-retirement: a retired page
+    /// takes effect when the driver reloads); `nvidia-smi --help-query-gpu`
+    /// (`ecc.errors.uncorrected.volatile.total`: volatile counters are
+    /// reset at driver load); DCGM's health watch reports any DBE as a
+    /// failure.
+    pub static DG005 = {
+        id: "DG005",
+        name: "gpu-volatile-uncorrectable-ecc",
+        family: Diagnostics,
+        severity: Warning,
+        summary: "uncorrectable ECC errors since the driver loaded (nvidia-smi table)",
+        needs: "nvidia-smi (the default summary table), on GPUs with ECC",
+        check: check_volatile_ecc,
+    }
+}
+
+/// DG005.
+fn check_volatile_ecc(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let gpus = super::gpu_state::table_gpus(ctx);
+    let mut judged = 0usize;
+    for g in &gpus {
+        let Some(count) = g.gpu.volatile_uncorrected_ecc_count else {
+            continue;
+        };
+        judged += 1;
+        if count == 0 {
+            continue;
+        }
+        out.push(
+            DG005
+                .finding(
+                    g.subject(),
+                    format!(
+                        "{}: {count} uncorrectable ECC error(s) since the driver loaded: the GPU must be reset to retire the failing memory",
+                        g.label()
+                    ),
+                )
+                .severity(Severity::Warning)
+                .evidence(Evidence::new(
+                    format!("nvidia-smi: GPU {} Volatile Uncorr. ECC {count}", g.gpu.index),
+                    LineSpan::line(g.gpu.span.first_line),
+                    g.at.source(),
+                ))
+                .threshold(Threshold::new(
+                    "0 since the driver loaded",
+                    "NVIDIA GPU Memory Error Management (row remap pending until GPU reset); NVIDIA Dynamic Page Retirement; nvidia-smi --help-query-gpu ecc.errors.uncorrected.volatile",
+                ))
+                .remediation(
+                    "Drain the GPU, reset it (nvidia-smi -r -i <id>) or reboot the node; then check nvidia-smi -q -d ROW_REMAPPER (PAGE_RETIREMENT before Ampere) and run dcgmi diag -r 3 before returning it to service.",
+                ),
+        );
+    }
+    if judged == 0 {
+        return Coverage::Skipped(if gpus.is_empty() {
+            "no nvidia-smi summary table in the input".to_owned()
+        } else {
+            "no GPU of the nvidia-smi table prints a volatile uncorrectable ECC count (N/A, ERR! or cut)".to_owned()
+        });
+    }
+    Coverage::Checked(judged)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

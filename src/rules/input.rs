@@ -668,6 +668,11 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     &iq.partial,
                 );
             }
+            SectionData::SmiTable(t) => {
+                for g in &t.gpus {
+                    push(&|| format!("nvidia-smi table GPU {}", g.index), &g.partial);
+                }
+            }
             SectionData::SmiQuery(q) => {
                 push(
                     &|| "nvidia-smi -q XML after the last element read".to_owned(),

@@ -19,6 +19,7 @@ mod finding;
 mod fleet;
 pub mod gpu_memory;
 pub mod gpu_pcie;
+pub mod gpu_state;
 pub mod ib_counters;
 pub mod ib_fleet;
 pub mod ib_port;

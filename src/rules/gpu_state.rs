@@ -1,0 +1,172 @@
+//! DG004: a GPU that `nvidia-smi`'s summary table prints with `ERR!`.
+//!
+//! nvidia-smi prints `ERR!` in a field when NVML answered the query with an
+//! error other than "not supported": the driver could not read the GPU.
+//! One such cell on a data-center GPU is the sign on-call engineers look
+//! for first, and it is easy to miss in a table of eight healthy rows.
+
+use super::context::{Context, HostKey, SectionRef};
+use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
+use crate::declare_rule;
+use crate::model::smi_table::{SmiTable, TableGpu};
+use crate::parse::SectionData;
+use std::collections::BTreeMap;
+
+declare_rule! {
+    /// ### What it detects
+    /// A GPU whose block of the `nvidia-smi` summary table prints `ERR!`
+    /// in any field: the name, persistence mode, bus id, fan, temperature,
+    /// performance state, power, memory, utilisation, compute or MIG mode,
+    /// or the volatile uncorrectable ECC count.
+    ///
+    /// ### Why it matters
+    /// nvidia-smi prints `ERR!` where NVML returned an error for the field
+    /// (not `N/A`, which means the GPU does not have it): the driver could
+    /// not talk to the GPU. A whole row of `ERR!` (name, fan, temperature,
+    /// power, ECC) is a GPU in a failed state — typically after an Xid such
+    /// as 79 (fallen off the bus) or 119/120 (GSP timeouts), and jobs on it
+    /// fail or hang. It is an `error` however many fields say it: even one
+    /// unreadable sensor on a data-center GPU is NVML failing on that GPU.
+    /// One case is not judged: under WSL (nvidia-smi's version differs from
+    /// the Windows driver's in the banner) `GPU-Util` alone prints `ERR!`
+    /// on healthy GPUs, a limitation of WSL, not a fault. A block cut short
+    /// (the paste ended inside it, or its rows were cut at the right) is
+    /// judged only on the cells it shows: an `ERR!` there is evidence; the
+    /// absence of one is not.
+    ///
+    /// ### Evidence
+    /// The GPU's block of the table, and the fields that print `ERR!`.
+    ///
+    /// ### What to do
+    /// Drain the GPU. Look for the Xid the driver logged for it
+    /// (`dmesg | grep -i xid`, `journalctl -k | grep -i NVRM`) and act on
+    /// the Xid catalog's resolution for that code. Then reset the GPU
+    /// (`nvidia-smi -r -i <id>`, with no process using it) or reboot the
+    /// node; if the GPU fell off the bus or `ERR!` comes back, collect
+    /// `nvidia-bug-report.sh` and open a hardware case.
+    ///
+    /// ### Thresholds and sources
+    /// Any `ERR!`: nvidia-smi's marker for a field NVML could not read
+    /// (nvidia-smi(1): `N/A` is for fields that do not apply; NVML returns
+    /// an error such as `NVML_ERROR_GPU_IS_LOST` for a GPU it lost). NVIDIA
+    /// Xid catalog (docs.nvidia.com/deploy/xid-errors) for the cause and
+    /// resolution. Public cases: a row of `ERR!` under Xid 119 "Timeout
+    /// waiting for RPC from GSP" (github.com/NVIDIA/open-gpu-kernel-modules
+    /// issue 446); `GPU-Util` `ERR!` alone under WSL
+    /// (github.com/microsoft/WSL issue 7162).
+    pub static DG004 = {
+        id: "DG004",
+        name: "gpu-field-err",
+        family: Diagnostics,
+        severity: Error,
+        summary: "nvidia-smi prints ERR! for a GPU: NVML could not read it",
+        needs: "nvidia-smi (the default summary table)",
+        check: check_err,
+    }
+}
+
+/// One GPU's block, with the table and section it was read from.
+pub(super) struct TableGpuRef<'a> {
+    pub at: SectionRef<'a>,
+    pub table: &'a SmiTable,
+    pub gpu: &'a TableGpu,
+}
+
+impl TableGpuRef<'_> {
+    /// Host, GPU index and bus id.
+    pub fn subject(&self) -> Subject {
+        Subject {
+            host: self.at.host().name().map(str::to_owned),
+            gpu: Some(self.gpu.index),
+            bus_id: self.gpu.bus_id.clone(),
+            ..Subject::default()
+        }
+    }
+
+    /// `GPU 4 (00000000:83:00.0) (NVIDIA A40)`: the subject, then the
+    /// product when it was read.
+    pub fn label(&self) -> String {
+        let mut label = self.subject().describe();
+        let name = self.gpu.name.as_str();
+        if !name.is_empty() && name != crate::model::smi_table::ERR {
+            label.push_str(" (");
+            label.push_str(name);
+            label.push(')');
+        }
+        label
+    }
+}
+
+/// Every GPU of every `nvidia-smi` table, the latest block of each (a
+/// host's GPU printed by several runs is judged on the last).
+pub(super) fn table_gpus<'a>(ctx: &Context<'a>) -> Vec<TableGpuRef<'a>> {
+    let mut latest: BTreeMap<(HostKey<'a>, u32), TableGpuRef<'a>> = BTreeMap::new();
+    for at in ctx.sections() {
+        if let SectionData::SmiTable(table) = &at.section.data {
+            for gpu in &table.gpus {
+                latest.insert((at.host(), gpu.index), TableGpuRef { at, table, gpu });
+            }
+        }
+    }
+    latest.into_values().collect()
+}
+
+/// Whether the block's `ERR!` is WSL's `GPU-Util` alone.
+fn wsl_utilisation_only(g: &TableGpuRef<'_>) -> bool {
+    g.table.is_wsl() && g.gpu.err_fields.iter().all(|f| f == "GPU-Util")
+}
+
+/// DG004.
+fn check_err(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let gpus = table_gpus(ctx);
+    let mut judged = 0usize;
+    for g in &gpus {
+        if !g.gpu.has_err() {
+            // A cut block without `ERR!` in what it shows says nothing.
+            judged += usize::from(g.gpu.partial.is_none());
+            continue;
+        }
+        judged += 1;
+        if wsl_utilisation_only(g) {
+            continue;
+        }
+        out.push(finding(g));
+    }
+    if judged == 0 {
+        return Coverage::Skipped(if gpus.is_empty() {
+            "no nvidia-smi summary table in the input".to_owned()
+        } else {
+            "every GPU block of the nvidia-smi table is cut short".to_owned()
+        });
+    }
+    Coverage::Checked(judged)
+}
+
+/// The finding for a GPU printing `ERR!`.
+fn finding(g: &TableGpuRef<'_>) -> Finding {
+    let fields = g.gpu.err_fields.join(", ");
+    let all = g.gpu.err_fields.len() >= 4;
+    let what = if all {
+        "nvidia-smi prints ERR! across its row: NVML cannot read the GPU, which is in a failed state"
+    } else {
+        "nvidia-smi prints ERR! for part of its row: NVML failed to read the GPU"
+    };
+    DG004
+        .finding(
+            g.subject(),
+            format!("{}: {what} ({fields})", g.label()),
+        )
+        .severity(Severity::Error)
+        .evidence(Evidence::new(
+            format!("nvidia-smi: GPU {} prints ERR! in {fields}", g.gpu.index),
+            g.gpu.span,
+            g.at.source(),
+        ))
+        .threshold(Threshold::new(
+            "no field reads ERR!",
+            "nvidia-smi prints ERR! where NVML returned an error for the field (N/A is for fields the GPU lacks); NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors) for the cause",
+        ))
+        .remediation(
+            "Drain the GPU; find the Xid the driver logged for it (dmesg | grep -i xid) and follow the Xid catalog's resolution; reset the GPU (nvidia-smi -r -i <id>, no process using it) or reboot the node; if it fell off the bus or ERR! returns, collect nvidia-bug-report.sh and open a hardware case.",
+        )
+}
