@@ -382,6 +382,11 @@ pub(crate) fn may_open_framing(line: &str) -> bool {
 /// three bytes, the cost the input scan can pay on every line.
 pub(crate) fn address_may_frame(line: &str) -> bool {
     let mut b = line.as_bytes();
+    // Most lines are longer than an address and end in no blank: let go
+    // by two compares.
+    if b.len() > 12 && b.last() != Some(&b' ') {
+        return false;
+    }
     if b.last() == Some(&b' ') {
         b = b.trim_ascii_end();
     }

@@ -794,8 +794,12 @@ fn detect_headless(lines: &[Line<'_>]) -> Option<Block> {
         if is_port_field_line(a.text()) && is_port_field_line(b.text()) {
             return Some(Block::keyed(format!("{UNKNOWN_HCA} at line {line}")));
         }
+        // Asked of every candidate line: a `GID[` opening (a byte test
+        // past the indent) before any label is split.
         let gid = |l: &Line<'_>| {
-            label_value(without_note(l.text().trim())).is_some_and(|(k, v)| is_gid_field(k, v))
+            let t = l.text().trim_start_matches([' ', '\t']);
+            t.starts_with("GID[")
+                && label_value(without_note(t.trim())).is_some_and(|(k, v)| is_gid_field(k, v))
         };
         if gid(a) && gid(b) {
             return Some(Block::keyed(format!("{UNKNOWN_HCA} at line {line}")));
@@ -816,7 +820,14 @@ fn detect_headless(lines: &[Line<'_>]) -> Option<Block> {
 }
 
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
-    let t = without_note(lines.first()?.text().trim());
+    let first = lines.first()?.text();
+    // `G` starts a block only as a GID line: the `GPU 0: …` headers and
+    // `GPU0 …` matrix rows of every NVIDIA input are let go by a byte test.
+    let opening = first.trim_start_matches([' ', '\t']);
+    if opening.starts_with('G') && !opening.starts_with("GID[") {
+        return None;
+    }
+    let t = without_note(first.trim());
     if list_heading(t).is_some() {
         return Some(Block::keyed("HCAs found"));
     }
