@@ -149,6 +149,34 @@ fn batch_directories_name_hosts_and_skip_unreadable_files() {
     assert_eq!(json["documents"].as_array().unwrap().len(), 2);
 }
 
+/// A paste holding only a tool's failure is analysed (exit 1 on NVML's
+/// lost GPU, an error), and its machine counted as a host beside another
+/// unnamed dump's. Before, it was "nothing to analyse" (exit 2), and once
+/// read it was not counted ("on 1 of 1 host(s)").
+#[test]
+fn a_dump_holding_only_a_tools_failure_is_judged_and_counted() {
+    let dir = scratch("failure-only");
+    let lost = dir.join("lost.txt");
+    std::fs::write(
+        &lost,
+        "$ nvidia-smi\nUnable to determine the device handle for gpu 0000:B3:00.0: GPU is lost.  Reboot the system to recover this GPU\n",
+    )
+    .unwrap();
+    let other = dir.join("other.txt");
+    std::fs::write(&other, "$ ibstat\n-bash: ibstat: command not found\n").unwrap();
+    let out = run(&["analyze", lost.to_str().unwrap()]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let both = run(&[
+        "analyze",
+        "--format",
+        "json",
+        lost.to_str().unwrap(),
+        other.to_str().unwrap(),
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&both)).unwrap();
+    assert_eq!(report["hosts"], 2, "{}", report["verdict"]);
+}
+
 #[test]
 fn nothing_readable_is_a_usage_error() {
     let dir = scratch("empty");
