@@ -171,25 +171,20 @@ pub fn analyze_unit(
 pub fn unit_hosts(documents: &[Document]) -> UnitResult {
     // A tool's error outside any section is judged (IN003) as its host's:
     // that host counts as a section's does.
-    fn failures(d: &Document) -> Vec<Option<&String>> {
-        d.messages
-            .iter()
-            .filter(|m| m.level == crate::input::MessageLevel::Error)
-            .map(|m| m.host.as_ref())
-            .collect()
-    }
     let mut host_names: Vec<String> = documents
         .iter()
         .flat_map(|d| {
             let sections = d.sections.iter().filter_map(|s| s.host.clone());
-            sections.chain(failures(d).into_iter().flatten().cloned())
+            sections.chain(d.failures().filter_map(|m| m.host.clone()))
         })
         .collect();
     host_names.sort_unstable();
     host_names.dedup();
     let unnamed_hosts = documents
         .iter()
-        .filter(|d| d.sections.iter().any(|s| s.host.is_none()) || failures(d).contains(&None))
+        .filter(|d| {
+            d.sections.iter().any(|s| s.host.is_none()) || d.failures().any(|m| m.host.is_none())
+        })
         .count();
     UnitResult {
         inputs: documents.len(),

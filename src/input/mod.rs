@@ -137,7 +137,15 @@ impl Document {
     /// often the fault itself (IN003), not an input with nothing in it.
     #[must_use]
     pub fn holds_tool_output(&self) -> bool {
-        !self.sections.is_empty() || self.messages.iter().any(|m| m.level == MessageLevel::Error)
+        !self.sections.is_empty() || self.failures().next().is_some()
+    }
+
+    /// The error-level tool messages outside any section: the failures
+    /// IN003 judges, each of its host (or of none).
+    pub fn failures(&self) -> impl Iterator<Item = &ToolMessage> {
+        self.messages
+            .iter()
+            .filter(|m| m.level == MessageLevel::Error)
     }
 
     /// All warnings: the document's and every section's, in line order.

@@ -437,7 +437,6 @@ fn check_volatile_ecc(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                         g.label()
                     ),
                 )
-                .severity(Severity::Warning)
                 .evidence(Evidence::new(
                     format!("nvidia-smi: GPU {} Volatile Uncorr. ECC {count}", g.gpu.index),
                     LineSpan::line(g.gpu.span.first_line),

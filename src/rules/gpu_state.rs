@@ -6,7 +6,7 @@
 //! for first, and it is easy to miss in a table of eight healthy rows.
 
 use super::context::{Context, HostKey, SectionRef};
-use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
+use super::{Coverage, Evidence, Finding, Subject, Threshold};
 use crate::declare_rule;
 use crate::model::smi_table::{SmiTable, TableGpu};
 use crate::parse::SectionData;
@@ -156,7 +156,6 @@ fn finding(g: &TableGpuRef<'_>) -> Finding {
             g.subject(),
             format!("{}: {what} ({fields})", g.label()),
         )
-        .severity(Severity::Error)
         .evidence(Evidence::new(
             format!("nvidia-smi: GPU {} prints ERR! in {fields}", g.gpu.index),
             g.gpu.span,

@@ -369,11 +369,7 @@ fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
     }
     for (doc, d) in ctx.documents.iter().enumerate() {
-        for m in d
-            .messages
-            .iter()
-            .filter(|m| m.level == crate::input::MessageLevel::Error)
-        {
+        for m in d.failures() {
             failures.push(Failure {
                 doc,
                 host: m
