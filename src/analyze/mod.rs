@@ -206,7 +206,7 @@ pub(crate) fn verdict(
 ) -> Verdict {
     let rules_run = rules.all;
     let coverage = format!("{rules_run} rules run, {rules_skipped} skipped for lack of data");
-    let looks_cut = findings.iter().any(|f| f.rule == "IN001");
+    let partial = Partiality::of(findings);
     let unread = findings.iter().any(|f| f.rule == "IN002");
     let worst = summary.worst();
     // ibdiagnet's summary counts errors or warnings whose lines the paste
@@ -230,11 +230,13 @@ pub(crate) fn verdict(
         );
     }
     if rules.judging == 0 && worst.is_none_or(|w| w == Severity::Info) {
-        let cut = match (looks_cut, unread) {
-            (true, true) => "; the paste looks cut and some of its lines could not be read (IN001, IN002 list them)",
-            (true, false) => "; the paste looks cut (IN001 lists what is missing)",
-            (false, true) => "; some lines could not be read (IN002 lists them)",
-            (false, false) => "",
+        let cut = match (partial, unread) {
+            (Partiality::Cut, true) => "; the paste looks cut and some of its lines could not be read (IN001, IN002 list them)",
+            (Partiality::Cut, false) => "; the paste looks cut (IN001 lists what is missing)",
+            (Partiality::LeftOutByTool, true) => "; a tool printed only part of what it found and some lines could not be read (IN001, IN002 list them)",
+            (Partiality::LeftOutByTool, false) => "; a tool printed only part of what it found (IN001 lists what is missing)",
+            (Partiality::Whole, true) => "; some lines could not be read (IN002 lists them)",
+            (Partiality::Whole, false) => "",
         };
         return Verdict::new(
             VerdictLevel::NotEnoughToJudge,
@@ -269,10 +271,12 @@ pub(crate) fn verdict(
         VerdictLevel::Problem(worst)
     };
     if affected.is_empty() {
-        let judged = match (level == VerdictLevel::Healthy, looks_cut, unread) {
-            (true, true, true) => "; no problems found in what the paste holds, but it looks cut and some of its lines could not be read: neither was judged (IN001, IN002)",
-            (true, true, false) => "; no problems found in what the paste holds, but it looks cut and what it lacks was not judged (IN001)",
-            (true, false, true) => "; no problems found in what could be read, but some lines could not be read and were not judged (IN002)",
+        let judged = match (level == VerdictLevel::Healthy, partial, unread) {
+            (true, Partiality::Cut, true) => "; no problems found in what the paste holds, but it looks cut and some of its lines could not be read: neither was judged (IN001, IN002)",
+            (true, Partiality::Cut, false) => "; no problems found in what the paste holds, but it looks cut and what it lacks was not judged (IN001)",
+            (true, Partiality::LeftOutByTool, true) => "; no problems found in what the paste holds, but a tool printed only part of what it found and some lines could not be read: neither was judged (IN001, IN002)",
+            (true, Partiality::LeftOutByTool, false) => "; no problems found in what the paste holds, but a tool printed only part of what it found and the rest was not judged (IN001)",
+            (true, Partiality::Whole, true) => "; no problems found in what could be read, but some lines could not be read and were not judged (IN002)",
             _ => "",
         };
         Verdict::new(level, format!("{}{judged} ({coverage})", parts.join(", ")))
@@ -285,6 +289,34 @@ pub(crate) fn verdict(
                 affected.len()
             ),
         )
+    }
+}
+
+/// What the verdict says of the parts `IN001` lists as not judged.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Partiality {
+    /// No part was left unjudged.
+    Whole,
+    /// The paste looks cut (or its author left lines out).
+    Cut,
+    /// Only a tool's own choice: it printed part of what it found and said
+    /// so (nvidia-smi's `only displaying 56` NICs). Nothing was cut, and
+    /// saying "looks cut" sends the reader to paste it again for nothing.
+    LeftOutByTool,
+}
+
+impl Partiality {
+    fn of(findings: &[Finding]) -> Self {
+        if findings
+            .iter()
+            .any(crate::rules::input::says_paste_looks_cut)
+        {
+            Self::Cut
+        } else if findings.iter().any(|f| f.rule == "IN001") {
+            Self::LeftOutByTool
+        } else {
+            Self::Whole
+        }
     }
 }
 
@@ -315,6 +347,35 @@ mod tests {
         assert!(r.verdict.starts_with("healthy"), "{}", r.verdict);
         assert_eq!(r.status, None);
         assert!(r.skipped_rules.iter().any(|s| s.rule == "FL001"));
+    }
+
+    #[test]
+    fn a_matrix_the_tool_drew_with_some_nics_is_not_called_cut() {
+        let matrix = "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\n\
+                      GPU0\t X \tNV18\tPXB\t0-47\t0\n\
+                      GPU1\tNV18\t X \tPXB\t0-47\t0\n\
+                      NIC0\tPXB\tPXB\t X \n";
+        let notice = "3 NICs found in the topology, only displaying 1 in the matrix.\n";
+        let r = analyze(
+            &[doc(&format!("{notice}{matrix}"))],
+            &AnalyzeOptions::default(),
+        );
+        assert!(
+            r.findings.iter().any(|f| f.rule == "IN001"),
+            "{:?}",
+            r.findings
+        );
+        assert!(!r.verdict.contains("looks cut"), "{}", r.verdict);
+        assert!(
+            r.verdict
+                .contains("a tool printed only part of what it found"),
+            "{}",
+            r.verdict
+        );
+        // The same matrix with its last row cut: that part looks cut.
+        let cut = format!("{notice}{}", matrix.trim_end().trim_end_matches(" X "));
+        let r = analyze(&[doc(&cut)], &AnalyzeOptions::default());
+        assert!(r.verdict.contains("looks cut"), "{}", r.verdict);
     }
 
     #[test]

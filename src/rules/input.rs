@@ -541,6 +541,15 @@ pub(crate) fn counts_unshown_problems(f: &Finding) -> bool {
             .any(|e| e.text.contains(UNSHOWN_PROBLEM_LINES))
 }
 
+/// Whether an `IN001` finding says the paste itself looks cut (or its
+/// author left lines out), not only that a tool printed part of what it
+/// found and said so ([`PartialReason::NotShown`]). Read from the
+/// finding's evidence, as [`counts_unshown_problems`] is.
+pub(crate) fn says_paste_looks_cut(f: &Finding) -> bool {
+    let by_tool = PartialReason::NotShown.describe();
+    f.rule == IN001.id && f.evidence.iter().any(|e| !e.text.contains(by_tool))
+}
+
 /// Whether a part is problems ibdiagnet counted and the paste does not
 /// show ([`counts_unshown_problems`]): not a paste cut short.
 fn is_unshown_count(part: &PartialPart<'_>) -> bool {
