@@ -1377,9 +1377,31 @@ fn user_host_prompt(t: &str) -> Option<(Option<String>, &str)> {
         None => return None,
     };
     if head.contains(' ') && !head.contains(':') {
-        return None;
+        return zsh_default_prompt(head, command);
     }
     is_hostname(host).then(|| (Some(host.to_owned()), command))
+}
+
+/// `lnicotra@hydra1 nvitopTEST# nvidia-smi -L`, `me@box ~ % ibstat`: zsh's
+/// default prompt (`%n@%m %1~ %#`: the user at the host, a space, the
+/// directory's last part, then `%`, or `#` for root), taken only when it
+/// is exactly those two words and before a known command (`mail me@x.org
+/// today # …` is none). Before, the line was no prompt: the output under
+/// it had no command and no host, and went unread.
+fn zsh_default_prompt<'t>(head: &str, command: &'t str) -> Option<(Option<String>, &'t str)> {
+    let mut words = head.split_whitespace();
+    let (user_host, dir) = (words.next()?, words.next()?);
+    let (user, host) = user_host.split_once('@')?;
+    let dir_like = dir.starts_with(['~', '/'])
+        || dir
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    let known = command
+        .split_whitespace()
+        .next()
+        .is_some_and(is_known_command);
+    (words.next().is_none() && is_hostname(user) && is_hostname(host) && dir_like && known)
+        .then(|| (Some(host.to_owned()), command))
 }
 
 /// The directory of a `host:dir #` prompt: a path right after the colon
@@ -2009,6 +2031,18 @@ mod tests {
         assert_eq!(p("\u{279c}  opensm git:(master) make"), None);
         assert_eq!(p("\u{279c}ibstat"), None);
         assert_eq!(p("\u{279c} see the ibstat output below"), None);
+        // zsh's default `user@host dir# ` (root) or `% `, also after a
+        // `(venv) `; not before an unknown command, nor with more words.
+        assert_eq!(
+            p("(venv) ops@gpu-a7 benchDIR# nvidia-smi -L"),
+            Some((Some("gpu-a7".into()), words("nvidia-smi -L")))
+        );
+        assert_eq!(
+            p("me@box ~ % ibstat"),
+            Some((Some("box".into()), words("ibstat")))
+        );
+        assert_eq!(p("me@box ~ % make"), None);
+        assert_eq!(p("mail me@box today # ibstat"), None);
     }
 
     #[test]
