@@ -3774,3 +3774,33 @@ GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-5d4c3b2a-1908-4f7e-8d6c-b5a4f3e2d1c0)
     assert_eq!(lists[0].host.as_deref(), Some("gpu-b12"));
     assert_eq!(lists[0].command.as_deref(), Some("nvidia-smi -L"));
 }
+
+/// A reply under a CSV query, after a blank line, is the author's: it has
+/// another count of values than the rows above and reads as prose. Before,
+/// it was a CSV row of the wrong width, unread (IN002). A row of the right
+/// width after the break (a double-spaced paste) stays the tool's.
+#[test]
+fn prose_after_a_csv_query_and_a_break_is_set_aside() {
+    let text = "\
+name, pci.bus_id, temperature.gpu, clocks.max.graphics [MHz]
+Quadro RTX 4000, 00000000:65:00.0, 41, 1965 MHz
+
+Thanks, that is what I needed for the temperature part
+";
+    let d = doc(text);
+    let csv = sections_of(&d, Kind::SmiCsv);
+    assert_eq!(csv.len(), 1);
+    assert!(csv[0].warnings.is_empty(), "{:?}", csv[0].warnings);
+    assert!(of(&report(text), "IN002").is_empty());
+    let spaced = "\
+name, pci.bus_id, temperature.gpu
+
+Quadro RTX 4000, 00000000:65:00.0, 41
+
+Quadro RTX 4000, 00000000:66:00.0, 43
+";
+    let d = doc(spaced);
+    let csv = sections_of(&d, Kind::SmiCsv);
+    assert_eq!(csv.len(), 1);
+    assert!(csv[0].warnings.is_empty(), "{:?}", csv[0].warnings);
+}

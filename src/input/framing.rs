@@ -795,7 +795,10 @@ fn non_ascii_prose(t: &str) -> bool {
 /// before it; [`crate::parse::topo::may_be_its_line`]) that reads as prose
 /// or is an NCCL log line ([`nccl_log_line`]): the question under the
 /// legend, which was glued to its last entry's meaning, or reported as an
-/// unread line of the matrix.
+/// unread line of the matrix. After a paragraph break under a CSV query,
+/// so is a line of prose with another count of values than the line above
+/// it ([`crate::parse::smi_csv::may_be_its_line`]): the reply under the
+/// output, read before as a CSV row of the wrong width (IN002).
 pub(crate) fn prose_after_output(
     kind: crate::parse::Kind,
     line: &str,
@@ -825,6 +828,7 @@ pub(crate) fn prose_after_output(
         Kind::IbvDevinfo => !crate::parse::ibv_devinfo::may_be_its_unindented_line(t),
         Kind::Ibstat => !crate::parse::ibstat::may_be_its_unindented_line(t),
         Kind::Ibstatus => !crate::parse::ibstatus::may_be_its_unindented_line(t),
+        Kind::SmiCsv => !crate::parse::smi_csv::may_be_its_line(t, above),
         _ => false,
     };
     not_the_tools && reads_as_prose(t)
