@@ -3804,3 +3804,24 @@ Quadro RTX 4000, 00000000:66:00.0, 43
     assert_eq!(csv.len(), 1);
     assert!(csv[0].warnings.is_empty(), "{:?}", csv[0].warnings);
 }
+
+/// An author's `NCCL version 2.18.X` under a matrix, after the prose that
+/// follows it, is set aside as the author's note. Before, it was read as
+/// an unreadable line of the matrix (IN002).
+#[test]
+fn a_version_note_under_a_matrix_is_the_authors() {
+    let text = "\
+\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity
+GPU0\t X \tPIX\t0-15\t0
+GPU1\tPIX\t X \t0-15\t0
+
+Both GPUs hang in all_reduce_perf.
+
+NCCL version 2.18.X
+";
+    let d = doc(text);
+    let m = sections_of(&d, Kind::TopoMatrix);
+    assert_eq!(m.len(), 1);
+    assert!(m[0].warnings.is_empty(), "{:?}", m[0].warnings);
+    assert!(of(&report(text), "IN002").is_empty());
+}

@@ -821,7 +821,7 @@ pub(crate) fn prose_after_output(
         return true;
     }
     if topo {
-        return (reads_as_prose(t) || nccl_log_line(t))
+        return (reads_as_prose(t) || nccl_log_line(t) || version_note(t))
             && !crate::parse::topo::may_be_its_line(above, t);
     }
     let not_the_tools = match kind {
@@ -841,6 +841,25 @@ fn markdown_heading(t: &str) -> bool {
         && t.get(hashes..)
             .and_then(|rest| rest.strip_prefix(' '))
             .is_some_and(|title| !title.trim().is_empty())
+}
+
+/// `NCCL version 2.10.3`, `CUDA version: 12.1`, `Driver Version 535`: an
+/// author's note of a component's version under the output (nccl#667,
+/// below its matrix). Too short and capitalised to read as prose, it was
+/// an unread line of the matrix (IN002). nvidia-smi's matrix and legend
+/// hold no such line.
+fn version_note(t: &str) -> bool {
+    let mut words = t.split_whitespace();
+    let (Some(first), Some(second)) = (words.next(), words.next()) else {
+        return false;
+    };
+    first
+        .as_bytes()
+        .first()
+        .is_some_and(u8::is_ascii_alphabetic)
+        && second.trim_end_matches(':').eq_ignore_ascii_case("version")
+        && words.next().is_some()
+        && words.count() <= 2
 }
 
 /// `gpu1:1341:1346 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via P2P/IPC`:
