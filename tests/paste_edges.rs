@@ -3732,3 +3732,96 @@ Mon Dec  7 08:00:00 2026
     assert_eq!(err[0].severity, Severity::Error);
     assert_eq!(fired(&r, Severity::Warning), ["DG004"]);
 }
+
+/// A table cut inside its header (the banner and the column titles, no
+/// GPU block): nvidia-smi prints its banner only above GPUs, so the GPUs
+/// it would list are missing, not absent. Before, the table read as "0
+/// GPU(s)" with no word that the paste was cut.
+#[test]
+fn a_gpu_table_cut_in_its_header_is_partial() {
+    let text = "\
+ops@trn-07:~$ nvidia-smi
+Tue Mar  3 09:12:40 2026
++---------------------------------------------------------------------------------------+
+| NVIDIA-SMI 535.183.01             Driver Version: 535.183.01   CUDA Version: 12.2     |
+|-----------------------------------------+----------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |
+|                                         |                      |               MIG M. |
+|==========
+";
+    let r = report(text);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:?}", r.findings);
+    assert!(cut[0].message.contains("GPU blocks"), "{}", cut[0].message);
+    assert_eq!(cut[0].subject.host.as_deref(), Some("trn-07"));
+}
+
+/// zsh's default prompt (`user@host dir# `, `%` for a user) names the
+/// host and the command of the output under it. Before, the line was no
+/// prompt: the output under it went unread and unnamed.
+#[test]
+fn a_zsh_default_prompt_names_the_host_and_the_command() {
+    let text = "\
+(venv) ops@gpu-b12 benchDIR# nvidia-smi -L
+GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-4c3b2a19-0817-4e6d-9c5b-a4f3e2d1c0b9)
+GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-5d4c3b2a-1908-4f7e-8d6c-b5a4f3e2d1c0)
+";
+    let d = doc(text);
+    assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);
+    let lists = sections_of(&d, Kind::SmiList);
+    assert_eq!(lists.len(), 1);
+    assert_eq!(lists[0].host.as_deref(), Some("gpu-b12"));
+    assert_eq!(lists[0].command.as_deref(), Some("nvidia-smi -L"));
+}
+
+/// A reply under a CSV query, after a blank line, is the author's: it has
+/// another count of values than the rows above and reads as prose. Before,
+/// it was a CSV row of the wrong width, unread (IN002). A row of the right
+/// width after the break (a double-spaced paste) stays the tool's.
+#[test]
+fn prose_after_a_csv_query_and_a_break_is_set_aside() {
+    let text = "\
+name, pci.bus_id, temperature.gpu, clocks.max.graphics [MHz]
+Quadro RTX 4000, 00000000:65:00.0, 41, 1965 MHz
+
+Thanks, that is what I needed for the temperature part
+";
+    let d = doc(text);
+    let csv = sections_of(&d, Kind::SmiCsv);
+    assert_eq!(csv.len(), 1);
+    assert!(csv[0].warnings.is_empty(), "{:?}", csv[0].warnings);
+    assert!(of(&report(text), "IN002").is_empty());
+    let spaced = "\
+name, pci.bus_id, temperature.gpu
+
+Quadro RTX 4000, 00000000:65:00.0, 41
+
+Quadro RTX 4000, 00000000:66:00.0, 43
+";
+    let d = doc(spaced);
+    let csv = sections_of(&d, Kind::SmiCsv);
+    assert_eq!(csv.len(), 1);
+    assert!(csv[0].warnings.is_empty(), "{:?}", csv[0].warnings);
+}
+
+/// An author's `NCCL version 2.18.X` under a matrix, after the prose that
+/// follows it, is set aside as the author's note. Before, it was read as
+/// an unreadable line of the matrix (IN002).
+#[test]
+fn a_version_note_under_a_matrix_is_the_authors() {
+    let text = "\
+\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity
+GPU0\t X \tPIX\t0-15\t0
+GPU1\tPIX\t X \t0-15\t0
+
+Both GPUs hang in all_reduce_perf.
+
+NCCL version 2.18.X
+";
+    let d = doc(text);
+    let m = sections_of(&d, Kind::TopoMatrix);
+    assert_eq!(m.len(), 1);
+    assert!(m[0].warnings.is_empty(), "{:?}", m[0].warnings);
+    assert!(of(&report(text), "IN002").is_empty());
+}

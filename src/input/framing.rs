@@ -795,7 +795,10 @@ fn non_ascii_prose(t: &str) -> bool {
 /// before it; [`crate::parse::topo::may_be_its_line`]) that reads as prose
 /// or is an NCCL log line ([`nccl_log_line`]): the question under the
 /// legend, which was glued to its last entry's meaning, or reported as an
-/// unread line of the matrix.
+/// unread line of the matrix. After a paragraph break under a CSV query,
+/// so is a line of prose with another count of values than the line above
+/// it ([`crate::parse::smi_csv::may_be_its_line`]): the reply under the
+/// output, read before as a CSV row of the wrong width (IN002).
 pub(crate) fn prose_after_output(
     kind: crate::parse::Kind,
     line: &str,
@@ -818,13 +821,14 @@ pub(crate) fn prose_after_output(
         return true;
     }
     if topo {
-        return (reads_as_prose(t) || nccl_log_line(t))
+        return (reads_as_prose(t) || nccl_log_line(t) || version_note(t))
             && !crate::parse::topo::may_be_its_line(above, t);
     }
     let not_the_tools = match kind {
         Kind::IbvDevinfo => !crate::parse::ibv_devinfo::may_be_its_unindented_line(t),
         Kind::Ibstat => !crate::parse::ibstat::may_be_its_unindented_line(t),
         Kind::Ibstatus => !crate::parse::ibstatus::may_be_its_unindented_line(t),
+        Kind::SmiCsv => !crate::parse::smi_csv::may_be_its_line(t, above),
         _ => false,
     };
     not_the_tools && reads_as_prose(t)
@@ -837,6 +841,25 @@ fn markdown_heading(t: &str) -> bool {
         && t.get(hashes..)
             .and_then(|rest| rest.strip_prefix(' '))
             .is_some_and(|title| !title.trim().is_empty())
+}
+
+/// `NCCL version 2.10.3`, `CUDA version: 12.1`, `Driver Version 535`: an
+/// author's note of a component's version under the output (nccl#667,
+/// below its matrix). Too short and capitalised to read as prose, it was
+/// an unread line of the matrix (IN002). nvidia-smi's matrix and legend
+/// hold no such line.
+fn version_note(t: &str) -> bool {
+    let mut words = t.split_whitespace();
+    let (Some(first), Some(second)) = (words.next(), words.next()) else {
+        return false;
+    };
+    first
+        .as_bytes()
+        .first()
+        .is_some_and(u8::is_ascii_alphabetic)
+        && second.trim_end_matches(':').eq_ignore_ascii_case("version")
+        && words.next().is_some()
+        && words.count() <= 2
 }
 
 /// `gpu1:1341:1346 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via P2P/IPC`:
@@ -1377,9 +1400,31 @@ fn user_host_prompt(t: &str) -> Option<(Option<String>, &str)> {
         None => return None,
     };
     if head.contains(' ') && !head.contains(':') {
-        return None;
+        return zsh_default_prompt(head, command);
     }
     is_hostname(host).then(|| (Some(host.to_owned()), command))
+}
+
+/// `lnicotra@hydra1 nvitopTEST# nvidia-smi -L`, `me@box ~ % ibstat`: zsh's
+/// default prompt (`%n@%m %1~ %#`: the user at the host, a space, the
+/// directory's last part, then `%`, or `#` for root), taken only when it
+/// is exactly those two words and before a known command (`mail me@x.org
+/// today # …` is none). Before, the line was no prompt: the output under
+/// it had no command and no host, and went unread.
+fn zsh_default_prompt<'t>(head: &str, command: &'t str) -> Option<(Option<String>, &'t str)> {
+    let mut words = head.split_whitespace();
+    let (user_host, dir) = (words.next()?, words.next()?);
+    let (user, host) = user_host.split_once('@')?;
+    let dir_like = dir.starts_with(['~', '/'])
+        || dir
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    let known = command
+        .split_whitespace()
+        .next()
+        .is_some_and(is_known_command);
+    (words.next().is_none() && is_hostname(user) && is_hostname(host) && dir_like && known)
+        .then(|| (Some(host.to_owned()), command))
 }
 
 /// The directory of a `host:dir #` prompt: a path right after the colon
@@ -2009,6 +2054,18 @@ mod tests {
         assert_eq!(p("\u{279c}  opensm git:(master) make"), None);
         assert_eq!(p("\u{279c}ibstat"), None);
         assert_eq!(p("\u{279c} see the ibstat output below"), None);
+        // zsh's default `user@host dir# ` (root) or `% `, also after a
+        // `(venv) `; not before an unknown command, nor with more words.
+        assert_eq!(
+            p("(venv) ops@gpu-a7 benchDIR# nvidia-smi -L"),
+            Some((Some("gpu-a7".into()), words("nvidia-smi -L")))
+        );
+        assert_eq!(
+            p("me@box ~ % ibstat"),
+            Some((Some("box".into()), words("ibstat")))
+        );
+        assert_eq!(p("me@box ~ % make"), None);
+        assert_eq!(p("mail me@box today # ibstat"), None);
     }
 
     #[test]

@@ -102,6 +102,20 @@ fn header(text: &str) -> Option<Vec<(&str, Option<&str>)>> {
     cols.iter().any(|(n, _)| known_field(n)).then_some(cols)
 }
 
+/// Whether `t`, met after a paragraph break under this CSV, may still be
+/// one of its rows: it has as many values as the line above the break
+/// (the header or the last row). nvidia-smi prints every row with the
+/// header's count, so a line with another count there is the author's
+/// (`Thanks, that is what I needed`), not a row it cut.
+pub(crate) fn may_be_its_line(t: &str, above: &[Line<'_>]) -> bool {
+    let values = |text: &str| crate::parse::text::without_note(text).split(',').count();
+    above
+        .iter()
+        .rev()
+        .find(|l| !l.is_blank())
+        .is_none_or(|l| values(l.text()) == values(t))
+}
+
 /// Recognises a header followed by a row with as many values, or a lone
 /// header (the query matched no GPU).
 fn detect(lines: &[Line<'_>]) -> Option<Block> {

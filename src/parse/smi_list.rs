@@ -8,6 +8,7 @@
 //! too and cannot be told apart by content; after a prompt the command
 //! decides.
 
+use crate::diag::WarningKind;
 use crate::model::smi_list::{ListedGpu, ListedMig, SmiList};
 use crate::parse::text::Unread;
 use crate::parse::{Block, Line, Parsed, Spec};
@@ -59,6 +60,21 @@ pub(crate) fn gpu_line(t: &str) -> Option<GpuLine<'_>> {
     })
 }
 
+/// `GPU 0: NVIDIA A100-SXM4-80GB`, `GPU 1: NVIDIA H100 (UUID: GPU-7f`: a
+/// GPU line that stops before its UUID is whole. nvidia-smi always prints
+/// the UUID, so on the output's last line this is where the paste was cut,
+/// not a line of another form.
+fn is_cut_gpu_line(t: &str) -> bool {
+    t.trim()
+        .strip_prefix("GPU ")
+        .and_then(|r| r.split_once(':'))
+        .is_some_and(|(index, name)| {
+            !index.is_empty()
+                && index.bytes().all(|b| b.is_ascii_digit())
+                && !name.trim().is_empty()
+        })
+}
+
 /// `MIG 1g.10gb     Device  0: (UUID: MIG-…)` → (profile, device, uuid).
 fn mig_line(t: &str) -> Option<(&str, u32, Option<&str>)> {
     let rest = t.trim().strip_prefix("MIG ")?;
@@ -89,6 +105,8 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
 pub fn parse(lines: &[Line<'_>]) -> Parsed<SmiList> {
     let mut unread = Unread::default();
     let mut out = SmiList::default();
+    // The last line with text: where a cut paste stops.
+    let last = lines.iter().rev().find(|l| !l.is_blank()).map(|l| l.number);
     for line in lines.iter().filter(|l| !l.is_blank()) {
         if let Some(gpu) = gpu_line(line.text()) {
             out.gpus.push(ListedGpu {
@@ -109,6 +127,18 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<SmiList> {
                 }),
                 None => unread.line(line, "MIG device before any GPU line"),
             }
+        } else if Some(line.number) == last && is_cut_gpu_line(line.text()) {
+            unread.warn(
+                WarningKind::Truncated,
+                line.span(),
+                // Said as the input layer says a cut line, so that IN001
+                // names it.
+                format!(
+                    "{}: the output ends on `{}` before its UUID: cut here, the GPU is unknown",
+                    crate::input::CUT_LINE,
+                    line.text().trim()
+                ),
+            );
         } else {
             unread.line(line, "not a `GPU N: name (UUID: …)` line");
         }
@@ -183,6 +213,24 @@ GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-aaaa)
             "2 GPU(s): NVIDIA A100-SXM4-40GB; 2 MIG device(s)"
         );
         assert_eq!(parse(&lines_of(&render(l))).value, *l);
+    }
+
+    /// A last line that stops before its UUID was cut by the paste: a cut
+    /// line (IN001), not an unread one; the same line before others is
+    /// unread.
+    #[test]
+    fn a_last_gpu_line_without_its_uuid_is_cut() {
+        let whole = "GPU 0: NVIDIA L40S (UUID: GPU-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9)\n";
+        for cut in ["GPU 1: NVIDIA L40S", "GPU 1: NVIDIA L40S (UUID: GPU-0a1b"] {
+            let p = parse(&lines_of(&format!("{whole}{cut}\n")));
+            assert_eq!(p.value.gpus.len(), 1);
+            assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+            assert_eq!(p.warnings[0].kind, WarningKind::Truncated);
+            assert!(p.warnings[0].message.starts_with(crate::input::CUT_LINE));
+            let p = parse(&lines_of(&format!("{cut}\n{whole}")));
+            assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+            assert_eq!(p.warnings[0].kind, WarningKind::Unreadable);
+        }
     }
 
     /// A GPU line that lost its `)` is read, its whole UUID kept and the

@@ -441,6 +441,12 @@ fn xml_tree(lines: &[Line<'_>], unread: &mut Unread, cut: &mut Option<Partial>) 
         Some(parent) => parent.children.push(f),
         None => roots.push(f),
     };
+    // The last line with text: where a cut paste stops.
+    let last = lines
+        .iter()
+        .rev()
+        .find(|l| !l.is_blank())
+        .map_or(1, |l| l.number);
     for line in lines.iter().filter(|l| !l.is_blank()) {
         let t = line.text().trim();
         if t.starts_with("<?") || t.starts_with("<!") {
@@ -507,15 +513,20 @@ fn xml_tree(lines: &[Line<'_>], unread: &mut Unread, cut: &mut Option<Partial>) 
                 Some(open) if open.value.is_none() => open.value = Some(unescape(t)),
                 _ => unread.line(line, "text outside an element"),
             },
+            None if line.number == last && opens_element(t) => unread.warn(
+                WarningKind::Truncated,
+                line.span(),
+                // Said as the input layer says a cut line, so that IN001
+                // names it.
+                format!(
+                    "{}: the output ends inside `{t}` before its closing tag: cut here, the value is unknown",
+                    crate::input::CUT_LINE
+                ),
+            ),
             None => unread.line(line, "not an XML element this reader understands"),
         }
     }
     if !stack.is_empty() {
-        let last = lines
-            .iter()
-            .rev()
-            .find(|l| !l.is_blank())
-            .map_or(1, |l| l.number);
         unread.warn(
             WarningKind::Truncated,
             LineSpan::line(last),
@@ -546,6 +557,16 @@ fn xml_tree(lines: &[Line<'_>], unread: &mut Unread, cut: &mut Option<Partial>) 
         }
         _ => roots,
     }
+}
+
+/// `<vbios_version>9`, `<fb_memory_usa`: an element's opening (a name
+/// right after `<`) that the line does not complete. On the output's last
+/// line it is where the paste was cut (nvidia-smi writes each leaf whole on
+/// one line), not a line of some other form.
+fn opens_element(t: &str) -> bool {
+    t.strip_prefix('<')
+        .and_then(|r| r.bytes().next())
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
 }
 
 enum XmlLine {
@@ -1238,6 +1259,46 @@ GPU 00000000:0F:00.0
         let p = parse(&lines_of(&whole));
         assert!(p.warnings.is_empty(), "{:?}", p.warnings);
         assert_eq!(p.value.partial, None);
+    }
+
+    #[test]
+    fn xml_last_line_cut_inside_a_leaf_is_a_cut_line_not_an_unread_one() {
+        let head = "<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n<gpu id=\"00000000:2B:00.0\">\n\
+                    <product_name>NVIDIA L4</product_name>\n";
+        for cut in ["<vbios_version>95.04", "<vbios_ver", "<serial>N/A</ser"] {
+            let p = parse(&lines_of(&format!("{head}{cut}\n")));
+            let at: Vec<_> = p
+                .warnings
+                .iter()
+                .filter(|w| w.span.first_line == 5)
+                .collect();
+            assert!(
+                at.iter().any(|w| w.kind == WarningKind::Truncated
+                    && w.message.starts_with(crate::input::CUT_LINE)),
+                "{cut}: {:?}",
+                p.warnings
+            );
+            assert!(
+                at.iter().all(|w| w.kind != WarningKind::Unreadable),
+                "{cut}: {:?}",
+                p.warnings
+            );
+            assert_eq!(p.value.gpus.len(), 1);
+        }
+        // The same line with more after it is no cut: unread.
+        let p = parse(&lines_of(&format!(
+            "{head}<vbios_version>95.04\n<uuid>GPU-1</uuid>\n"
+        )));
+        assert!(p
+            .warnings
+            .iter()
+            .any(|w| w.span.first_line == 5 && w.kind == WarningKind::Unreadable));
+        // Nor is a last line that opens no element.
+        let p = parse(&lines_of(&format!("{head}<1 bad\n")));
+        assert!(p
+            .warnings
+            .iter()
+            .any(|w| w.span.first_line == 5 && w.kind == WarningKind::Unreadable));
     }
 
     #[test]

@@ -674,6 +674,17 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                 );
             }
             SectionData::SmiTable(t) => {
+                // nvidia-smi prints its banner only above GPU blocks (with
+                // no GPU it prints `No devices were found` instead): a
+                // banner with none under it is a paste cut in the header.
+                let headless = (t.gpus.is_empty() && t.driver_version.is_some()).then(|| {
+                    Partial::new(
+                        PartialReason::MissingFields,
+                        vec!["every GPU block".to_owned()],
+                        at.section.span.last_line,
+                    )
+                });
+                push(&|| "nvidia-smi table GPU blocks".to_owned(), &headless);
                 for g in &t.gpus {
                     push(&|| format!("nvidia-smi table GPU {}", g.index), &g.partial);
                 }

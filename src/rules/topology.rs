@@ -132,7 +132,9 @@ declare_rule! {
     /// nodes holding GPUs (from `NUMA Affinity`): some GPU is then far from
     /// every NIC by the count alone, and the matrix cannot tell a missing
     /// NIC from a host built with fewer (a cloud VM with one NIC for two
-    /// sockets' GPUs); with one NIC there is no nearer one to pin to.
+    /// sockets' GPUs); with one NIC there is no nearer one to pin to. NICs
+    /// `PIX` to each other (the two ports of one dual-port adapter) count
+    /// as one there: they sit in one place.
     /// A cut matrix is judged when every GPU row shows every NIC the header
     /// names (the NIC rows only repeat those cells), or when the usual
     /// distance holds for more than half of the GPUs. A matrix nvidia-smi
@@ -554,7 +556,7 @@ fn check_nic_distance(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         .collect();
     if matrices.is_empty() {
         return Coverage::Skipped(
-            "every topo -m matrix has a single NIC, or fewer NICs than NUMA nodes with GPUs: some GPU is far from every NIC by the count alone, so comparing GPUs' nearest NICs tells nothing".to_owned(),
+            "every topo -m matrix has a single NIC, or fewer NICs (the ports of one adapter counting once) than NUMA nodes with GPUs: some GPU is far from every NIC by the count alone, so comparing GPUs' nearest NICs tells nothing".to_owned(),
         );
     }
     for mx in matrices.iter().copied() {
@@ -760,13 +762,51 @@ fn every_gpu_row_shows_every_nic(m: &TopoMatrix, judged: usize, gpus: usize) -> 
 /// one node has no NIC, so its GPUs are `SYS` (or `NODE`) from every NIC
 /// by the count alone, and a missing NIC looks the same as a host built
 /// with fewer. Unknown NUMA nodes leave the comparison on.
+///
+/// NICs are counted by place, not by port: the ports of one dual-port
+/// adapter (two NICs `PIX` to each other, behind one bridge) sit where the
+/// card sits, and serve one NUMA node between them (a two-socket host with
+/// one dual-port card has two NICs and one place: its second socket's GPUs
+/// are `SYS` from both by design).
 fn nics_can_serve_every_numa_node(m: &TopoMatrix) -> bool {
-    let nics = m.nics().count();
-    if nics <= 1 {
+    let places = nic_places(m);
+    if places <= 1 {
         return false;
     }
     let nodes: Option<std::collections::BTreeSet<&str>> = m.gpus().map(numa_node).collect();
-    nodes.is_none_or(|n| nics >= n.len())
+    nodes.is_none_or(|n| places >= n.len())
+}
+
+/// How many places the matrix's NICs sit at: groups of NICs joined by
+/// `PIX` cells (one bridge between them: ports of one adapter, or cards
+/// behind one switch). A cell the paste lost joins nothing, so an unknown
+/// pair counts as two places and leaves the comparison on.
+fn nic_places(m: &TopoMatrix) -> usize {
+    let nics: Vec<&Device> = m.nics().collect();
+    // Each NIC's group, by the index of its first member (few NICs: the
+    // quadratic scan is small).
+    let mut group: Vec<usize> = (0..nics.len()).collect();
+    for (i, a) in nics.iter().enumerate() {
+        for (j, b) in nics.iter().enumerate().skip(i + 1) {
+            let joined = m
+                .cell_between(a, b)
+                .or_else(|| m.cell_between(b, a))
+                .is_some_and(|c| matches!(c.value, Link::Pix));
+            let (gi, gj) = (group.get(i).copied(), group.get(j).copied());
+            if let (true, Some(gi), Some(gj)) = (joined, gi, gj) {
+                if gi != gj {
+                    let (keep, drop) = (gi.min(gj), gi.max(gj));
+                    group
+                        .iter_mut()
+                        .filter(|g| **g == drop)
+                        .for_each(|g| *g = keep);
+                }
+            }
+        }
+    }
+    group.sort_unstable();
+    group.dedup();
+    group.len()
 }
 
 /// A NUMA affinity cell that names a node (not `N/A`, not empty).
@@ -1087,6 +1127,32 @@ mod tests {
         let f = findings_of(&TP003, &unknown_nodes);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].subject.gpu, Some(2));
+    }
+
+    #[test]
+    fn nic_distance_counts_a_dual_port_adapter_once() {
+        use crate::rules::testing::{findings_of, skipped_reason};
+        // Two GPUs on two sockets; the two ports of one adapter (PIX to
+        // each other) by GPU0: GPU1 is SYS from both by the host's build.
+        let dual_port = |between: &str| {
+            format!(
+                "\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\n\
+                 GPU0\t X \tSYS\tNODE\tNODE\t0-15\t0\n\
+                 GPU1\tSYS\t X \tSYS\tSYS\t16-31\t1\n\
+                 NIC0\tNODE\tSYS\t X \t{between}\n\
+                 NIC1\tNODE\tSYS\t{between}\t X \n"
+            )
+        };
+        let why = skipped_reason(&TP003, &dual_port("PIX"));
+        assert!(
+            why.as_deref().is_some_and(|r| r.contains("fewer NICs")),
+            "{why:?}"
+        );
+        // Two cards in two places on the first socket: one could have
+        // been the second socket's, and GPU1 is reported.
+        let f = findings_of(&TP003, &dual_port("NODE"));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].subject.gpu, Some(1));
     }
 
     /// An 8-GPU matrix whose NICs sit on the second socket: GPUs 0-2 are
