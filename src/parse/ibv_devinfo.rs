@@ -873,6 +873,10 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     if opening.starts_with('G') && !opening.starts_with("GID[") {
         return None;
     }
+    // `g` starts a block only as `gid_tbl_len:` above a GID table.
+    if opening.starts_with('g') && !opening.starts_with("gid_tbl_len:") {
+        return None;
+    }
     let t = without_note(first.trim());
     if list_heading(t).is_some() {
         return Some(Block::keyed("HCAs found"));
