@@ -300,6 +300,7 @@ fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
             is_port_field_line(line.text())
                 || (label == "state" && value.starts_with("PORT_"))
                 || is_gid_field(label, value)
+                || (is_verbose_port_label(label) && is_verbose_field_line(line.text()))
         })
     {
         open_port_cut_at_the_top(line, out, unread);
@@ -319,7 +320,8 @@ fn read_line(line: &Line<'_>, out: &mut IbvDevinfo, unread: &mut Unread) {
     }
     if out.devices.is_empty()
         && out.listed_count.is_none()
-        && labelled.is_some_and(|(label, _)| is_devinfo_label(label))
+        && labelled
+            .is_some_and(|(label, _)| is_devinfo_label(label) || is_verbose_field_line(line.text()))
     {
         // Output pasted from the middle of a device: read it under a
         // device whose name is unknown, and say so.
@@ -755,6 +757,9 @@ fn may_start(b: u8) -> bool {
     b.is_ascii_digit()
         || b == b'h'
         || b == b'G'
+        // `gid_tbl_len:`, which `ibv_devinfo -v | grep -i gid` keeps above
+        // the GID table.
+        || b == b'g'
         || DEVINFO_LABELS
             .iter()
             .chain(FILTERED_PORT_LABELS)
@@ -784,6 +789,35 @@ fn is_port_field_line(raw: &str) -> bool {
         && (label != "state" || value.starts_with("PORT_"))
 }
 
+/// A port field only `-v` prints (`gid_tbl_len`, `max_msg_sz`, …): the
+/// GID table's own lines are told by [`is_gid_field`].
+fn is_verbose_port_label(label: &str) -> bool {
+    label != "GID" && VERBOSE_PORT_FIELDS.iter().any(|(l, _)| *l == label)
+}
+
+/// A field of `ibv_devinfo -v` in the tool's own shape, whatever its
+/// label: indented, a lower-case label (`max_qp`, `cq moderation caps`),
+/// then a tab or a run of spaces before its value, or no value at all (a
+/// heading such as `supported_qp:`). Read under a device whose name is
+/// unknown when no `hca_id:` came before it: `ibv_devinfo -d mlx5_1 -v |
+/// grep qp` keeps none. Before, every such line was "not ibv_devinfo
+/// output" (IN002), though nothing else prints it; a sentence of prose
+/// with a colon has upper case, no indent or a single space before its
+/// words, and is none of this.
+fn is_verbose_field_line(raw: &str) -> bool {
+    if !raw.starts_with([' ', '\t']) {
+        return false;
+    }
+    let Some((label, rest)) = raw.trim().split_once(':') else {
+        return false;
+    };
+    let label_ok = label.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+        && label
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b' ');
+    label_ok && (rest.is_empty() || rest.starts_with('\t') || rest.starts_with("  "))
+}
+
 /// Output starting mid-way (no `hca_id:`): two ibv_devinfo device labels in
 /// a row, `port:` followed by `state:` with a `PORT_` value, or two port
 /// fields in a row in the tool's shape ([`is_port_field_line`]): a paste
@@ -802,6 +836,18 @@ fn detect_headless(lines: &[Line<'_>]) -> Option<Block> {
                 && label_value(without_note(t.trim())).is_some_and(|(k, v)| is_gid_field(k, v))
         };
         if gid(a) && gid(b) {
+            return Some(Block::keyed(format!("{UNKNOWN_HCA} at line {line}")));
+        }
+        // `ibv_devinfo -v | grep -i gid`: the port's `gid_tbl_len:` in the
+        // tool's shape, the table under it. Before, the table began a
+        // block of its own and `gid_tbl_len:` was left outside it.
+        let table_length = |l: &Line<'_>| {
+            l.text()
+                .trim_start_matches([' ', '\t'])
+                .starts_with("gid_tbl_len:")
+                && is_verbose_field_line(l.text())
+        };
+        if table_length(a) && gid(b) {
             return Some(Block::keyed(format!("{UNKNOWN_HCA} at line {line}")));
         }
     }
@@ -825,6 +871,10 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     // `GPU0 …` matrix rows of every NVIDIA input are let go by a byte test.
     let opening = first.trim_start_matches([' ', '\t']);
     if opening.starts_with('G') && !opening.starts_with("GID[") {
+        return None;
+    }
+    // `g` starts a block only as `gid_tbl_len:` above a GID table.
+    if opening.starts_with('g') && !opening.starts_with("gid_tbl_len:") {
         return None;
     }
     let t = without_note(first.trim());
@@ -1195,6 +1245,46 @@ mod tests {
         assert_eq!(ports.len(), 2);
         assert_eq!(ports[1].number, 2);
         assert_eq!(ports[1].state, Some(PortState::Down));
+    }
+
+    #[test]
+    fn verbose_fields_a_grep_kept_are_read_under_an_unknown_device() {
+        // `ibv_devinfo -d mlx5_1 -v | grep qp`: device capabilities, some
+        // of them headings with no value, and no `hca_id:`.
+        let p = parse(&lines_of(
+            "        max_qp:                         131072\n        max_qp_wr:                      32768\n                supported_qp:\n                qp_rate_limit_min:      1kbps\n        cq moderation caps:\n                max_cq_period:  4095 us\n",
+        ));
+        assert!(
+            p.warnings.iter().all(|w| w.kind != WarningKind::Unreadable),
+            "{:?}",
+            p.warnings
+        );
+        let devices = &p.value.devices;
+        assert_eq!(devices.len(), 1);
+        assert_eq!(devices[0].hca_id, UNKNOWN_HCA);
+        assert!(devices[0].partial.is_some());
+        assert!(devices[0].ports.is_empty());
+        // `| grep -i gid`: the table's length opens the port the GID lines
+        // fill, cut at the top.
+        let p = parse(&lines_of(
+            "\t\t\tgid_tbl_len:\t\t256\n\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0ac0:ebff:fe3b:353c\n\t\t\tGID[  1]:\t\tfe80:0000:0000:0000:0ac0:ebff:fe3b:353c\n",
+        ));
+        assert!(
+            p.warnings.iter().all(|w| w.kind != WarningKind::Unreadable),
+            "{:?}",
+            p.warnings
+        );
+        assert_eq!(p.value.devices.len(), 1);
+        assert_eq!(p.value.devices[0].ports.len(), 1);
+        assert!(detect(&lines_of(
+            "\t\t\tgid_tbl_len:\t\t256\n\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0ac0:ebff:fe3b:353c\n"
+        ))
+        .is_some());
+        // Prose is not a field: upper case, or one space after the colon.
+        for prose in ["    Note: the rest was cut\n", "    see below: it failed\n"] {
+            let p = parse(&lines_of(prose));
+            assert!(p.value.devices.is_empty(), "{prose:?}");
+        }
     }
 
     #[test]

@@ -1050,13 +1050,25 @@ fn incident_of(
     let headline = *fs.first()?;
     let mut fingerprint = None;
     let (subject, cause) = if let Some((subject, ports)) = is_switch_group(fs) {
-        (
-            subject,
-            Some(format!(
+        let cause = if only_trained_slow(fs) {
+            // Links that came up narrower or slower than both ends allow,
+            // and nothing else: a failing ASIC, power or cooling shows as
+            // errors and flaps, not as a clean lower speed. Before, four
+            // HCA links at EDR on an HDR switch whose other links ran HDR
+            // were "suspect the switch before 4 separate cables".
+            format!(
+                "{ports} ports of this switch trained below what both ends support: a \
+                 cause they share before {ports} separate faults — cables (or \
+                 transceivers) rated for the lower speed, or the speeds enabled on \
+                 the switch or on the adapters"
+            )
+        } else {
+            format!(
                 "{ports} ports of this switch degraded together: suspect the switch (its \
                  ASIC, power, cooling or firmware) before {ports} separate cables"
-            )),
-        )
+            )
+        };
+        (subject, Some(cause))
     } else if let Some((subject, ports)) = is_host_ports_down_group(fs) {
         // Told apart from an incident about the host itself (a fleet
         // comparison, a tool's failure), whose subject is the same.
@@ -1159,6 +1171,15 @@ fn merge_switches(findings: &[Finding], lists: &mut Vec<Vec<usize>>) {
         })
         .collect();
     join_lists(lists, keys, SWITCH_MIN_PORTS);
+}
+
+/// Whether every degraded port of a switch's group says only that its link
+/// trained below its ends' capability (IB006 from iblinkinfo's "Could
+/// be", IB008's trained-down link), with no error counter or state beside.
+fn only_trained_slow(fs: &[&Finding]) -> bool {
+    fs.iter()
+        .filter(|f| degraded_switch_port(f))
+        .all(|f| matches!(f.rule, "IB006" | "IB008"))
 }
 
 /// A finding that says a switch port is degraded: a `warning` or worse
@@ -1813,6 +1834,43 @@ pub(crate) mod tests {
             .as_deref()
             .unwrap()
             .starts_with("3 ports of this switch"));
+    }
+
+    #[test]
+    fn switch_ports_that_only_trained_slow_blame_what_they_share_not_the_switch() {
+        let sw = |p: u32| Subject {
+            device: Some("Quantum Mellanox Technologies".into()),
+            guid: Some(crate::model::ib::Guid(7)),
+            lid: Some(10),
+            port: Some(p),
+            ..Subject::default()
+        };
+        let slow = |p: u32| {
+            let mut f = finding("IB006", sw(p), "runs at 4X 25.78125 Gbps", "iblinkinfo");
+            f.severity = Severity::Warning;
+            f
+        };
+        let mut fs = vec![slow(21), slow(22), slow(23), slow(24)];
+        let inc = group(&fs);
+        let cause = inc
+            .iter()
+            .find_map(|i| i.probable_cause.as_deref())
+            .expect("one switch incident");
+        assert!(
+            cause.starts_with("4 ports of this switch trained below"),
+            "{cause}"
+        );
+        assert!(!cause.contains("ASIC"), "{cause}");
+        // With a port's errors among them, the switch is suspected as before.
+        let mut errors = finding("IB101", sw(25), "symbol errors", "perfquery");
+        errors.severity = Severity::Warning;
+        fs.push(errors);
+        let inc = group(&fs);
+        let cause = inc
+            .iter()
+            .find_map(|i| i.probable_cause.as_deref())
+            .expect("one switch incident");
+        assert!(cause.contains("suspect the switch"), "{cause}");
     }
 
     #[test]

@@ -286,6 +286,19 @@ fn tool_failure_cause(text: &str) -> (Severity, &'static str, &'static str) {
             "the NVIDIA kernel module and the user-space library are of different versions (most often a driver update without a reboot): no GPU tool or job can reach the GPUs",
             "Reboot the node, or reload the nvidia kernel modules when no process holds the GPUs; `cat /proc/driver/nvidia/version` shows the module's version.",
         )
+    } else if named_device(text).is_some_and(is_network_interface_name)
+        && has(&["can't be found", "wasn't found", "not found"])
+    {
+        // `ibstat ib1` → `ibpanic: … 'ib1' IB device can't be found`;
+        // `ibv_devinfo -d ib0` → `IB device 'ib0' wasn't found`: the tools
+        // take an adapter's name (`mlx5_0`), and `ib1` is the IPoIB
+        // interface on it. Before, this was "no device, the driver not
+        // loaded" (a warning) beside an ibdev2netdev that lists it.
+        (
+            Severity::Info,
+            "the command named a network interface, not an RDMA adapter: ibstat and ibv_devinfo take the adapter's name (`mlx5_0`), so nothing was read, and that is no fault of the host",
+            "Run it with the adapter's name (`ibdev2netdev` maps each interface to its adapter and port), or with no name to show every adapter.",
+        )
     } else if has(&[
         "sys files not found",
         "no ib devices",
@@ -311,6 +324,33 @@ fn tool_failure_cause(text: &str) -> (Severity, &'static str, &'static str) {
             "Read the message, check `dmesg` for the device's errors, and run the tool again.",
         )
     }
+}
+
+/// The name a tool's message quotes (`main: 'ib1' IB device can't be
+/// found` → `ib1`; `IB device 'ib0' wasn't found` → `ib0`).
+fn named_device(text: &str) -> Option<&str> {
+    let (_, rest) = text.split_once('\'')?;
+    let (name, _) = rest.split_once('\'')?;
+    (!name.is_empty() && !name.contains(' ')).then_some(name)
+}
+
+/// A Linux network interface's name, which no RDMA adapter carries: IPoIB's
+/// `ib0`, `ib1.8001` (a child), and Ethernet's `eth0`, `ens4f1`,
+/// `enp65s0f0np0`, `bond0`. Adapters are `mlx5_0`, `mlx5_bond_0`, `rxe0`,
+/// `hfi1_0`, or by the PCI path `ibp65s0`/`rocep65s0f0` where udev renames
+/// them: `ib` followed by a digit, and `en`/`eth`/`bond` names, are not
+/// among them.
+fn is_network_interface_name(name: &str) -> bool {
+    let digit_after = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .and_then(|r| r.bytes().next())
+            .is_some_and(|b| b.is_ascii_digit())
+    };
+    let en = name
+        .strip_prefix("en")
+        .and_then(|r| r.bytes().next())
+        .is_some_and(|b| matches!(b, b'o' | b's' | b'p' | b'x'));
+    digit_after("ib") || digit_after("eth") || digit_after("bond") || en
 }
 
 fn check_tool_failed(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
@@ -1435,6 +1475,38 @@ mod tests {
         let (severity, cause, _) = tool_failure_cause("ibstat: iberror: Device 'mlx5_9' not found");
         assert!(!cause.contains("not installed"), "{cause}");
         assert_eq!(severity, crate::rules::Severity::Info);
+    }
+
+    #[test]
+    fn an_interface_name_given_for_an_adapter_is_a_wrong_command_not_a_missing_device() {
+        // `ibstat ib1` beside an ibdev2netdev that maps mlx5_6 to ib1.
+        let text = "ubuntu@gpu3:~$ ibdev2netdev\n\
+                    mlx5_6 port 1 ==> ib1 (Down)\n\
+                    ubuntu@gpu3:~$ ibstat ib1\n\
+                    ibpanic: [5896] main: 'ib1' IB device can't be found: No such file or directory\n";
+        let f = findings_of(&IN003, text);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, crate::rules::Severity::Info);
+        assert!(
+            f[0].message.contains("network interface"),
+            "{}",
+            f[0].message
+        );
+        for name in ["ib0", "ib1.8001", "eth2", "ens4f1", "enp65s0f0np0", "bond0"] {
+            let (severity, cause, _) = tool_failure_cause(&format!(
+                "ibpanic: [7] main: '{name}' IB device can't be found: No such file or directory"
+            ));
+            assert_eq!(severity, crate::rules::Severity::Info, "{name}");
+            assert!(cause.contains("network interface"), "{name}: {cause}");
+        }
+        // An adapter's own name the tool did not find is still no device.
+        for name in ["mlx5_9", "ibp65s0", "rocep65s0f0", "rxe0", "mlx5_bond_0"] {
+            let (severity, cause, _) = tool_failure_cause(&format!(
+                "ibpanic: [7] main: '{name}' IB device can't be found: No such file or directory"
+            ));
+            assert_eq!(severity, crate::rules::Severity::Warning, "{name}");
+            assert_eq!(cause, NO_DEVICE, "{name}");
+        }
     }
 
     #[test]
