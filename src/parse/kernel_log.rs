@@ -295,7 +295,7 @@ fn bracket(text: &str) -> Option<(Option<&str>, Option<f64>, &str)> {
 fn has_clock(text: &str) -> bool {
     let b = text.as_bytes();
     b.windows(3)
-        .any(|w| w[0].is_ascii_digit() && w[1] == b':' && w[2].is_ascii_digit())
+        .any(|w| matches!(w, [a, b':', c] if a.is_ascii_digit() && c.is_ascii_digit()))
 }
 
 /// `2026-12-07T10:00:00.123456+00:00 ` (and dmesg's `,` decimals).
