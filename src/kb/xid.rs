@@ -99,14 +99,15 @@ impl XidSpec {
 }
 
 /// The severity of one NVSwitch SXid line, by its `Fatal`/`Non-fatal`
-/// word (NVIDIA's SXid page: a fatal SXid stops the switch's traffic and
+/// word (`info` when it has none) (NVIDIA's SXid page: a fatal SXid stops the switch's traffic and
 /// needs a reset of the GPUs and switches; a non-fatal one is corrected).
 #[must_use]
 pub fn sxid_severity(fatal: Option<bool>) -> Severity {
+    // A line that does not say (cut, or a continuation line) is the least
+    // it could be: no more is known.
     match fatal {
         Some(true) => Severity::Error,
-        Some(false) => Severity::Info,
-        None => Severity::Warning,
+        Some(false) | None => Severity::Info,
     }
 }
 

@@ -264,6 +264,12 @@ fn split_prefix(text: &str) -> (Prefix<'_>, &str) {
             }
         }
     }
+    // `kernel: NVRM: …`: a journal line whose time and host the author
+    // cut away.
+    if let Some(r) = rest.strip_prefix("kernel: ") {
+        p.logged = true;
+        rest = r.trim_start();
+    }
     (p, rest)
 }
 
@@ -285,6 +291,11 @@ fn bracket(text: &str) -> Option<(Option<&str>, Option<f64>, &str)> {
     let close = inner_and_rest.bytes().take(48).position(|b| b == b']')?;
     let inner = inner_and_rest.get(..close)?.trim();
     let rest = inner_and_rest.get(close + 1..)?.trim_start();
+    // `[  +6.010643]` (dmesg -H, --time-format delta): time since the
+    // line before, kept as printed.
+    if inner.starts_with('+') {
+        return Some((Some(inner), None, rest));
+    }
     if let Ok(seconds) = inner.parse::<f64>() {
         return seconds.is_finite().then_some((None, Some(seconds), rest));
     }
@@ -422,11 +433,21 @@ Dec 07 10:00:01 gpu07 kernel: NVRM: Xid (PCI:0000:5e:00): 13, pid=77, name=train
 Dec  7 10:00:03 gpu07 kernel: [ 99.5] NVRM: Xid (0000:86:00): 94, Contained ECC error
 kern  :err   : 2026-12-07T10:00:04,859532+00:00 NVRM: Xid (PCI:0000:86:00): 119
 NVRM: Xid (PCI:0000:86:00): 62, pid=1, name=x,
+[  +6.010643] NVRM: Xid (PCI:0000:83:00): 119, pid=2, name=nvidia-smi, Timeout waiting for RPC from GSP!
+kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=3, name=python3, Ch 00000001 caused by previous Xid 149
 ";
         let p = read(text);
         assert!(p.warnings.is_empty(), "{:?}", p.warnings);
         let e = &p.value.events;
-        assert_eq!(e.len(), 7);
+        assert_eq!(e.len(), 9);
+        assert_eq!(
+            (e[7].time.as_deref(), e[7].uptime_seconds),
+            (Some("+6.010643"), None)
+        );
+        assert_eq!(
+            (e[8].code, e[8].bus_id.as_deref()),
+            (Some(45), Some("0000:dc:00"))
+        );
         assert_eq!(
             (e[0].bus_id.as_deref(), e[0].code, e[0].uptime_seconds),
             (Some("0000:3b:00"), Some(79), Some(123.456_789))

@@ -38,9 +38,12 @@ declare_rule! {
     /// the board a replacement; 63 (row remap pending), 92 (high single-bit
     /// ECC rate), 94 (contained ECC), 61 and Nonfatal 144–150 are
     /// `warning`. The finding takes the most severe code of its GPU. A
-    /// code not in the table is `info`, saying so. A fatal SXid is an
-    /// `error` (the switch's traffic stalls until the GPUs and switches are
-    /// reset), a non-fatal one `info`. A line cut before its code ends
+    /// code not in the table is `info`, saying so. A 45 that names the Xid
+    /// causing it (`caused by previous Xid 149`) is as severe as that code
+    /// at its least (an NVLink code whose `Fatal` word is not shown is a
+    /// `warning`). A fatal SXid is an `error` (the switch's traffic stalls
+    /// until the GPUs and switches are reset), a non-fatal one, or one
+    /// whose line does not say, `info`. A line cut before its code ends
     /// names its GPU but is not judged.
     ///
     /// ### Evidence
@@ -148,14 +151,35 @@ struct Code<'a> {
     first: &'a XidEvent,
     last: &'a XidEvent,
     count: usize,
+    /// The Xid its lines name as their cause (`caused by previous Xid
+    /// 149`), when that cause sets the severity.
+    cause: Option<u32>,
 }
 
-/// The severity of one line.
+/// The severity of one line. The driver's cleanup (45) names the Xid
+/// that caused it (`Ch 00000001 caused by previous Xid 149`): the line is
+/// then evidence of that code too, at the least it could be.
 fn line_severity(e: &XidEvent, code: u32) -> Severity {
     match e.source {
         XidSource::Nvswitch => sxid_severity(e.fatal),
-        XidSource::Gpu => xid_spec(code).map_or(Severity::Info, |s| s.severity_of(e.fatal)),
+        XidSource::Gpu => {
+            let own = xid_spec(code).map_or(Severity::Info, |s| s.severity_of(e.fatal));
+            let cause = e
+                .message
+                .as_deref()
+                .and_then(previous_xid)
+                .and_then(xid_spec)
+                .map_or(Severity::Info, |s| s.severity_of(None));
+            own.max(cause)
+        }
     }
+}
+
+/// `N` of `caused by previous Xid N`.
+fn previous_xid(message: &str) -> Option<u32> {
+    let (_, rest) = message.split_once("previous Xid ")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    rest.get(..digits)?.parse().ok()
 }
 
 /// The device's codes, most severe first, then by code.
@@ -164,11 +188,23 @@ fn codes<'a>(d: &Device<'a>) -> Vec<Code<'a>> {
     for e in &d.events {
         let Some(code) = e.code else { continue };
         let severity = line_severity(e, code);
+        let own = match e.source {
+            XidSource::Gpu => xid_spec(code).map_or(Severity::Info, |s| s.severity_of(e.fatal)),
+            XidSource::Nvswitch => severity,
+        };
+        let cause = e
+            .message
+            .as_deref()
+            .and_then(previous_xid)
+            .filter(|_| severity > own);
         match codes.iter_mut().find(|c| c.code == code) {
             Some(c) => {
                 c.count += 1;
                 c.last = e;
-                c.severity = c.severity.max(severity);
+                if severity > c.severity {
+                    c.severity = severity;
+                    c.cause = cause;
+                }
             }
             None => codes.push(Code {
                 code,
@@ -176,6 +212,7 @@ fn codes<'a>(d: &Device<'a>) -> Vec<Code<'a>> {
                 first: e,
                 last: e,
                 count: 1,
+                cause,
             }),
         }
     }
@@ -203,6 +240,9 @@ fn describe_code(source: XidSource, c: &Code<'_>) -> String {
         match xid_spec(c.code) {
             Some(spec) => s.push_str(&format!(" ({})", spec.meaning)),
             None => s.push_str(" (not in NVIDIA's Xid table this tool holds)"),
+        }
+        if let Some(spec) = c.cause.and_then(|n| xid_spec(n).map(|spec| (n, spec))) {
+            s.push_str(&format!(", caused by Xid {} ({})", spec.0, spec.1.meaning));
         }
     } else if let Some(fatal) = c.first.fatal {
         s.push_str(if fatal { " (Fatal)" } else { " (Non-fatal)" });
@@ -258,9 +298,9 @@ fn finding(d: &Device<'_>) -> Option<Finding> {
         listed.join("; ")
     );
     let remediation = match d.source {
-        XidSource::Gpu => match xid_spec(worst.code) {
+        XidSource::Gpu => match xid_spec(worst.cause.unwrap_or(worst.code)) {
             Some(spec) => {
-                let mut r = format!("For Xid {}: {}.", worst.code, spec.action);
+                let mut r = format!("For Xid {}: {}.", worst.cause.unwrap_or(worst.code), spec.action);
                 if codes.iter().any(|c| xid_spec(c.code).is_none()) {
                     r.push_str(" Look up the codes not in the table in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors).");
                 }
@@ -291,6 +331,33 @@ fn finding(d: &Device<'_>) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cleanup_is_as_severe_as_the_xid_it_names() {
+        let line = |code: u32, message: &str| XidEvent {
+            source: XidSource::Gpu,
+            bus_id: Some("0000:dc:00".into()),
+            device: None,
+            code: Some(code),
+            pid: None,
+            process: None,
+            message: Some(message.into()),
+            fatal: None,
+            time: None,
+            uptime_seconds: None,
+            span: crate::span::LineSpan::line(1),
+            partial: None,
+        };
+        assert_eq!(line_severity(&line(45, "Ch 00000001"), 45), Severity::Info);
+        let after_nvlink = line(45, "Ch 00000001 caused by previous Xid 149");
+        assert_eq!(line_severity(&after_nvlink, 45), Severity::Warning);
+        let after_bus = line(45, "Ch 00000002 caused by previous Xid 79");
+        assert_eq!(line_severity(&after_bus, 45), Severity::Error);
+        assert_eq!(
+            line_severity(&line(45, "previous Xid 13"), 45),
+            Severity::Info
+        );
+    }
 
     #[test]
     fn bus_ids_read_as_nvidia_smi_prints_them() {
