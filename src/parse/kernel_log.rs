@@ -25,8 +25,26 @@ use crate::span::{spans_of, LineSpan};
 
 pub(crate) const FORMAT: Spec<KernelLog> = Spec {
     command: |argv| matches!(argv.first(), Some(&"dmesg" | &"journalctl")),
-    // `[` of dmesg's time, a month or `NVRM`, a year's digit.
-    starts: |b| b == b'[' || b.is_ascii_alphanumeric(),
+    // `[` of dmesg's time, `NVRM`, `nvidia-nvswitch`, `kern`/`kernel`, a
+    // month's initial, a year's first digit: a table look-up that keeps
+    // the detector off most lines of other tools (`GPU`, `Link`, `Port…`).
+    starts: |b| {
+        matches!(
+            b,
+            b'[' | b'N'
+                | b'n'
+                | b'k'
+                | b'J'
+                | b'F'
+                | b'M'
+                | b'A'
+                | b'S'
+                | b'O'
+                | b'D'
+                | b'1'
+                | b'2'
+        )
+    },
     detect,
     parse,
     summary,
