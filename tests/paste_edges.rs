@@ -3825,3 +3825,76 @@ NCCL version 2.18.X
     assert!(m[0].warnings.is_empty(), "{:?}", m[0].warnings);
     assert!(of(&report(text), "IN002").is_empty());
 }
+
+/// The paste every GPU incident starts with: a root prompt naming the
+/// host, `dmesg -T | grep -i xid`, the driver's Xid lines, then
+/// `nvidia-smi` failing on the GPU that fell off the bus. Before, the Xid
+/// lines were no supported tool's output. Now the application's Xid 13 on
+/// one GPU is `info`, the Xid 79 on another an `error` on the host the
+/// prompt names, in one incident with nvidia-smi's failure for the same
+/// bus id; the grep is no cut (IN001) and no line goes unread (IN002).
+#[test]
+fn dmesg_xid_lines_are_judged_per_gpu_and_join_nvidia_smis_lost_gpu() {
+    let text = "\
+[root@gpu-a17 ~]# dmesg -T | grep -i xid
+[Mon Dec  7 09:58:12 2026] NVRM: Xid (PCI:0000:18:00): 13, pid=88123, name=python, Graphics Exception: ESR 0x405840=0x3e
+[Mon Dec  7 09:58:12 2026] NVRM: Xid (PCI:0000:18:00): 13, pid=88123, name=python, Graphics Exception: ChID 0010, Class 0000c7c0
+[Mon Dec  7 10:04:51 2026] NVRM: Xid (PCI:0000:3a:00): 79, pid=90211, name=pt_main_thread, GPU has fallen off the bus.
+[Mon Dec  7 10:04:51 2026] NVRM: GPU 0000:3a:00.0: GPU has fallen off the bus.
+[root@gpu-a17 ~]# nvidia-smi
+Unable to determine the device handle for GPU0000:3A:00.0: Unknown Error
+";
+    let d = doc(text);
+    assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);
+    let logs = sections_of(&d, Kind::KernelLog);
+    assert_eq!(logs.len(), 1);
+    assert_eq!(logs[0].host.as_deref(), Some("gpu-a17"));
+    let r = analyze(&[d], &Default::default());
+    let xid = of(&r, "DG006");
+    let by_bus: Vec<(Option<&str>, Severity)> = xid
+        .iter()
+        .map(|f| (f.subject.bus_id.as_deref(), f.severity))
+        .collect();
+    assert_eq!(
+        by_bus,
+        [
+            (Some("0000:3a:00.0"), Severity::Error),
+            (Some("0000:18:00.0"), Severity::Info)
+        ]
+    );
+    assert!(xid
+        .iter()
+        .all(|f| f.subject.host.as_deref() == Some("gpu-a17")));
+    assert!(
+        xid[1].message.contains("usually the job"),
+        "{}",
+        xid[1].message
+    );
+    assert!(of(&r, "IN001").is_empty() && of(&r, "IN002").is_empty());
+    // The GPU lost to nvidia-smi and its Xid 79: one incident.
+    let lost = r
+        .incidents
+        .iter()
+        .find(|i| i.rule == "DG006" && i.severity == Severity::Error)
+        .unwrap();
+    let rules: Vec<&str> = lost.members(&r.findings).map(|f| f.rule).collect();
+    assert_eq!(rules, ["DG006", "IN003"]);
+}
+
+/// `journalctl -k` lines name their host when no prompt does; the other
+/// drivers' messages between them are set apart, not unread.
+#[test]
+fn journal_lines_name_the_host_of_their_xids() {
+    let text = "\
+Dec 07 08:00:03 gpu-j02 kernel: mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE
+Dec 07 08:13:44 gpu-j02 kernel: NVRM: Xid (PCI:0000:86:00): 95, pid=5121, name=python3, Uncontained ECC error.
+Dec 07 08:13:45 gpu-j02 kernel: NVRM: GPU at PCI:0000:86:00: GPU-5c1d2a70
+";
+    let d = doc(text);
+    let logs = sections_of(&d, Kind::KernelLog);
+    assert_eq!(logs.len(), 1);
+    assert_eq!(logs[0].host.as_deref(), Some("gpu-j02"));
+    let r = analyze(&[d], &Default::default());
+    assert_eq!(fired(&r, Severity::Info), ["DG006"], "{:?}", r.findings);
+    assert_eq!(of(&r, "DG006")[0].severity, Severity::Error);
+}

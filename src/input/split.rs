@@ -1529,9 +1529,15 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
             crate::parse::sysfs_counters::attach_dir(perf, dir);
         }
     }
+    // A syslog or journal line names its host (`Dec 07 10:00:00 gpu07
+    // kernel: …`): the host of the kernel log when nothing else named one.
+    let host = match (&ctx.host, &parsed.value) {
+        (None, crate::parse::SectionData::KernelLog(log)) => log.syslog_host.clone(),
+        _ => ctx.host.clone(),
+    };
     let section = Section {
         kind: open.format.kind,
-        host: ctx.host.clone(),
+        host,
         command: ctx
             .prompt
             .map(|(_, p)| p.command.clone())

@@ -7,6 +7,8 @@
 //!   between two GPUs in `nvidia-smi topo -m`.
 //! - [`hca_expected_rate`]: per InfiniBand HCA (`ibstat`'s `CA type`), the
 //!   fastest rate its ports can show.
+//! - [`xid_spec`]: per NVIDIA Xid code, what it means, how severe one line
+//!   of it is and NVIDIA's recommended action.
 //!
 //! Every entry names its `source` (a document, an issue thread holding a
 //! real capture, or our own capture) and says whether a real capture
@@ -41,9 +43,11 @@
 
 mod ib;
 mod nvlink;
+mod xid;
 
 pub use ib::{hca_expected_rate, HcaSpec, HCAS};
 pub use nvlink::{
     gpu_nvlink_expectation, pair_nvlink_expectation, FormFactor, GpuNvlinkSpec, PairNvlinkSpec,
     GPUS, PAIRS,
 };
+pub use xid::{sxid_severity, xid_spec, XidSpec, XIDS};

@@ -13,6 +13,7 @@ pub mod dmon;
 pub mod gpu_pcie;
 pub mod ib;
 pub mod ibstat;
+pub mod kernel_log;
 pub mod nvlink;
 pub mod partial;
 pub mod smi_csv;

@@ -34,6 +34,7 @@ pub mod ibstat;
 pub mod ibstatus;
 pub mod ibswinfo;
 pub mod ibv_devinfo;
+pub mod kernel_log;
 pub mod mlxlink;
 pub mod nvlink;
 pub mod perfquery;
@@ -324,6 +325,9 @@ formats! {
     DcgmiHealth = "dcgmi_health", crate::model::dcgmi_diag::DcgmiHealth, dcgmi_diag::HEALTH_FORMAT;
     /// `mlxlink -d <device>`.
     Mlxlink = "mlxlink", crate::model::mlxlink::Mlxlink, mlxlink::FORMAT;
+    /// NVIDIA Xid and NVSwitch SXid lines of a kernel log (`dmesg`,
+    /// `journalctl -k`, syslog), other kernel messages beside them counted.
+    KernelLog = "kernel_log", crate::model::kernel_log::KernelLog, kernel_log::FORMAT;
     /// `date`: a wall-clock time between snapshots.
     Date = "date", crate::model::date::Date, date::FORMAT;
 }

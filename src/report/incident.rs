@@ -587,6 +587,30 @@ enum Key<'a> {
     Subject(String),
 }
 
+/// A PCI bus id as a key: lower case, the domain of four digits and the
+/// function `.0` when not printed, so that nvidia-smi's
+/// `00000000:3B:00.0`, NVML's `0000:3A:00.0` and the kernel log's
+/// `0000:3a:00` (DG006 adds the `.0`) name one GPU.
+fn bus_key(b: &str) -> std::borrow::Cow<'_, str> {
+    let long_domain = b
+        .split_once(':')
+        .is_some_and(|(d, _)| d.len() > 4 && d.bytes().take(d.len() - 4).all(|c| c == b'0'));
+    let bare = b.matches(':').count() == 2 && !b.contains('.');
+    if !long_domain && !bare && !b.bytes().any(|c| c.is_ascii_uppercase()) {
+        return std::borrow::Cow::Borrowed(b);
+    }
+    let mut key = b.to_ascii_lowercase();
+    if long_domain {
+        if let Some((d, _)) = b.split_once(':') {
+            key.replace_range(..d.len() - 4, "");
+        }
+    }
+    if bare {
+        key.push_str(".0");
+    }
+    std::borrow::Cow::Owned(key)
+}
+
 /// The keys a finding's subject is known by; findings sharing a key are
 /// about the same thing.
 fn keys(s: &Subject) -> Vec<Key<'_>> {
@@ -620,12 +644,7 @@ fn keys(s: &Subject) -> Vec<Key<'_>> {
             k.push(Key::Uuid(u));
         }
         if let Some(b) = &s.bus_id {
-            let bus = if b.bytes().any(|c| c.is_ascii_uppercase()) {
-                std::borrow::Cow::Owned(b.to_ascii_lowercase())
-            } else {
-                std::borrow::Cow::Borrowed(b.as_str())
-            };
-            k.push(Key::Bus(host, bus));
+            k.push(Key::Bus(host, bus_key(b)));
         }
     }
     if k.is_empty() {
@@ -1718,6 +1737,31 @@ pub(crate) mod tests {
         assert_eq!(kept.len(), 3, "{messages:?}");
         assert!(messages.iter().any(|m| m.contains("PortXmitWait")));
         assert!(messages.iter().any(|m| m.starts_with("n2")));
+    }
+
+    #[test]
+    fn one_gpu_named_by_three_forms_of_its_bus_id_is_one_incident() {
+        let on = |bus: &str| Subject {
+            host: Some("g1".into()),
+            bus_id: Some(bus.into()),
+            ..Subject::default()
+        };
+        let fs = vec![
+            finding("DG006", on("0000:3a:00.0"), "GPU 0000:3a:00.0: Xid 79", "e"),
+            finding(
+                "IN003",
+                on("0000:3A:00.0"),
+                "nvidia-smi failed: GPU lost",
+                "e",
+            ),
+            finding("DG004", on("00000000:3A:00.0"), "ERR!", "e"),
+            finding("DG006", on("0000:3b:00.0"), "GPU 0000:3b:00.0: Xid 13", "e"),
+        ];
+        let inc = group(&fs);
+        assert_eq!(inc.len(), 2, "{inc:?}");
+        assert_eq!(bus_key("0000:3a:00"), "0000:3a:00.0");
+        assert_eq!(bus_key("00000000:3A:00.0"), "0000:3a:00.0");
+        assert_eq!(bus_key("0000:3a:00.1"), "0000:3a:00.1");
     }
 
     #[test]

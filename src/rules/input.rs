@@ -12,7 +12,7 @@ use crate::declare_rule;
 use crate::diag::{Warning, WarningKind};
 use crate::model::partial::{Partial, PartialReason};
 use crate::model::topo::{Device, TopoMatrix};
-use crate::parse::SectionData;
+use crate::parse::{Kind, SectionData};
 use crate::span::LineSpan;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -617,7 +617,15 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
         // Output the command line filtered (`iblinkinfo | grep Up`): the
         // lines the filter hid are not in the paste, and a listing of the
         // Up links says nothing of the others.
-        if let Some(filter) = at.section.command.as_deref().and_then(output_filter) {
+        // A kernel log filtered for its Xid lines (`dmesg | grep -i xid`)
+        // left out only lines this format does not judge.
+        let filter = at
+            .section
+            .command
+            .as_deref()
+            .and_then(output_filter)
+            .filter(|f| !(at.section.kind == Kind::KernelLog && filters_for_xid(f)));
+        if let Some(filter) = filter {
             out.push(PartialPart {
                 at,
                 what: format!("lines `{filter}` left out"),
@@ -712,6 +720,14 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     },
                     &iq.partial,
                 );
+            }
+            SectionData::KernelLog(log) => {
+                for e in &log.events {
+                    push(
+                        &|| format!("kernel log line {}", e.span.first_line),
+                        &e.partial,
+                    );
+                }
             }
             SectionData::SmiTable(t) => {
                 // nvidia-smi prints its banner only above GPU blocks (with
@@ -1149,6 +1165,13 @@ const PASS_THROUGH: &[&str] = &[
 fn stage_program(stage: &str) -> &str {
     let program = stage.split_whitespace().next().unwrap_or_default();
     program.rsplit('/').next().unwrap_or(program)
+}
+
+/// Whether a filter keeps a kernel log's Xid (or NVRM) lines: `grep -i
+/// xid`, `grep -E 'NVRM|SXid'`.
+fn filters_for_xid(filter: &str) -> bool {
+    let lower = filter.to_ascii_lowercase();
+    lower.contains("xid") || lower.contains("nvrm")
 }
 
 /// The filter a command line pipes its output through (`grep Up` of

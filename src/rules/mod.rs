@@ -20,6 +20,7 @@ mod fleet;
 pub mod gpu_memory;
 pub mod gpu_pcie;
 pub mod gpu_state;
+pub mod gpu_xid;
 pub mod ib_counters;
 pub mod ib_fleet;
 pub mod ib_port;

@@ -10,8 +10,8 @@
 //! 4. Regenerate the catalogue: `UPDATE_DOCS=1 cargo test --lib registry`.
 
 use super::{
-    cross, diag, fabric_links, gpu_memory, gpu_pcie, gpu_state, ib_counters, ib_fleet, ib_port,
-    input, nvlink, subnet_manager, switch_vitals, topology, Rule,
+    cross, diag, fabric_links, gpu_memory, gpu_pcie, gpu_state, gpu_xid, ib_counters, ib_fleet,
+    ib_port, input, nvlink, subnet_manager, switch_vitals, topology, Rule,
 };
 use std::fmt::Write as _;
 
@@ -22,6 +22,7 @@ pub static RULES: &[&Rule] = &[
     &gpu_memory::DG003,
     &gpu_state::DG004,
     &gpu_memory::DG005,
+    &gpu_xid::DG006,
     &ib_fleet::FL001,
     &ib_fleet::FL002,
     &ib_fleet::FL003,

@@ -1,0 +1,590 @@
+//! NVIDIA Xid and NVSwitch SXid lines of a kernel log.
+//!
+//! Line shapes (open-gpu-kernel-modules `nvErrorLog_va`, the NVSwitch
+//! driver's `SXid` print, and pastes in public issues):
+//! - `NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has
+//!   fallen off the bus.`; older drivers `NVRM: Xid (0000:3b:00): 48, …`;
+//!   lines without `pid=`/`name=`, or with nothing after the code;
+//! - `nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Fatal, Link 30
+//!   LTSSM Fault Up` (and `Non-fatal`), then its `… 20034, Data {…}` line.
+//!
+//! Each may follow a prefix: none, `[  123.456789] ` (dmesg),
+//! `[Mon Dec  7 10:00:00 2026] ` (dmesg -T), `kern  :err   : ` (dmesg -x),
+//! `Dec 07 10:00:00 host kernel: ` (syslog, journalctl) or
+//! `2026-12-07T10:00:00.123456+00:00 host kernel: ` (ISO), the last two
+//! naming the host. Other lines with such a prefix, and other `NVRM:`
+//! lines, are the block's other kernel messages: counted, not read. A line
+//! cut before its code ends is partial: its GPU is named, its code not
+//! judged.
+
+use crate::model::kernel_log::{KernelLog, XidEvent, XidSource};
+use crate::model::partial::{Partial, PartialReason};
+use crate::parse::text::Unread;
+use crate::parse::{Block, Line, Parsed, Spec};
+use crate::span::{spans_of, LineSpan};
+
+pub(crate) const FORMAT: Spec<KernelLog> = Spec {
+    command: |argv| matches!(argv.first(), Some(&"dmesg" | &"journalctl")),
+    // `[` of dmesg's time, `NVRM`, `nvidia-nvswitch`, `kern`/`kernel`, a
+    // month's initial, a year's first digit: a table look-up that keeps
+    // the detector off most lines of other tools (`GPU`, `Link`, `Port…`).
+    starts: |b| {
+        matches!(
+            b,
+            b'[' | b'N'
+                | b'n'
+                | b'k'
+                | b'J'
+                | b'F'
+                | b'M'
+                | b'A'
+                | b'S'
+                | b'O'
+                | b'D'
+                | b'1'
+                | b'2'
+        )
+    },
+    detect,
+    parse,
+    summary,
+    attach_command: None,
+    labels: &[
+        "nvrm",
+        "kernel",
+        "nvidia-nvswitch0",
+        "nvidia-nvswitch1",
+        "nvidia-nvswitch2",
+        "nvidia-nvswitch3",
+        "nvidia-nvswitch4",
+        "nvidia-nvswitch5",
+        "nvidia-nvswitch6",
+        "nvidia-nvswitch7",
+    ],
+};
+
+/// What a kernel-log line's prefix says.
+#[derive(Debug, Default, PartialEq)]
+struct Prefix<'a> {
+    time: Option<&'a str>,
+    uptime: Option<f64>,
+    host: Option<&'a str>,
+    /// Whether the line carries a log prefix at all.
+    logged: bool,
+}
+
+/// What one line holds.
+#[derive(Debug, PartialEq)]
+enum Read<'a> {
+    Event(Prefix<'a>, Body<'a>),
+    /// A kernel (or log) message that is no Xid/SXid.
+    Other(Prefix<'a>),
+    /// Not a kernel-log line.
+    Foreign,
+}
+
+/// An Xid or SXid line after its prefix.
+#[derive(Debug, PartialEq)]
+struct Body<'a> {
+    source: XidSource,
+    device: Option<&'a str>,
+    bus_id: Option<&'a str>,
+    /// The code's digits, and whether anything follows them on the line.
+    code: Option<(u32, bool)>,
+    pid: Option<&'a str>,
+    process: Option<&'a str>,
+    message: Option<&'a str>,
+}
+
+/// Whether `text` holds `Xid (` (also in `SXid (`): a search for an `X`,
+/// then a compare, ahead of anything else on every line detection asks
+/// about.
+fn has_xid(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr_iter(b'X', b).any(|i| b.get(i + 1..i + 5) == Some(b"id (".as_slice()))
+}
+
+/// A block starts at an Xid or SXid line; every such line is a key of its
+/// own, so that a run of them stays one section.
+fn detect(lines: &[Line<'_>]) -> Option<Block> {
+    let first = lines.first()?;
+    if !has_xid(first.text()) {
+        return None;
+    }
+    matches!(read_line(first.text()), Read::Event(..))
+        .then(|| Block::keyed(format!("xid@{}", first.number)))
+}
+
+/// Reads a block of kernel-log lines.
+#[must_use]
+pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
+    let mut out = KernelLog::default();
+    let mut unread = Unread::default();
+    let mut other: Vec<usize> = Vec::new();
+    let mut hosts: Vec<&str> = Vec::new();
+    let last = lines.iter().rev().find(|l| !l.is_blank()).map(|l| l.number);
+    for line in lines.iter().filter(|l| !l.is_blank()) {
+        let read = read_line(line.text());
+        if let Read::Event(p, _) | Read::Other(p) = &read {
+            if let Some(h) = p.host.filter(|h| !hosts.contains(h)) {
+                hosts.push(h);
+            }
+        }
+        match read {
+            Read::Event(prefix, body) => {
+                if !fold_data_line(&mut out, &body, line.number) {
+                    out.events
+                        .push(event(prefix, body, line.number, Some(line.number) == last));
+                }
+            }
+            Read::Other(_) => other.push(line.number),
+            Read::Foreign => unread.line(line, "not a kernel log line"),
+        }
+    }
+    out.other_messages = spans_of(other);
+    if let [host] = hosts.as_slice() {
+        out.syslog_host = Some((*host).to_owned());
+    }
+    Parsed {
+        value: out,
+        warnings: unread.finish(),
+    }
+}
+
+/// `3 Xid/SXid lines (2 devices), 4 other kernel messages`.
+#[must_use]
+pub fn summary(log: &KernelLog) -> String {
+    let mut devices: Vec<(XidSource, Option<&str>, Option<&str>)> = Vec::new();
+    for e in &log.events {
+        let key = (e.source, e.device.as_deref(), e.bus_id.as_deref());
+        if !devices.contains(&key) {
+            devices.push(key);
+        }
+    }
+    let mut s = format!(
+        "{} Xid/SXid line(s) ({} device(s))",
+        log.events.len(),
+        devices.len()
+    );
+    let other = log.other_message_lines();
+    if other > 0 {
+        s.push_str(&format!(", {other} other kernel message(s)"));
+    }
+    s
+}
+
+/// An SXid's `Data {…}` line right under its event (same switch, same
+/// code): part of that event. Returns whether it was folded.
+fn fold_data_line(out: &mut KernelLog, body: &Body<'_>, number: usize) -> bool {
+    let is_data =
+        body.source == XidSource::Nvswitch && body.message.is_some_and(|m| m.starts_with("Data {"));
+    let Some(prev) = out.events.last_mut().filter(|_| is_data) else {
+        return false;
+    };
+    let same = prev.source == XidSource::Nvswitch
+        && prev.device.as_deref() == body.device
+        && prev.code == body.code.map(|(c, _)| c)
+        && prev.span.last_line + 1 == number;
+    if same {
+        prev.span = prev.span.join(LineSpan::line(number));
+    }
+    same
+}
+
+/// The event of an Xid/SXid line. A code ending the block's last line may
+/// have lost digits to the cut (`7` of `79`): not judged.
+fn event(prefix: Prefix<'_>, body: Body<'_>, number: usize, last: bool) -> XidEvent {
+    let code = match body.code {
+        Some((code, followed)) if followed || !last => Some(code),
+        _ => None,
+    };
+    let partial = code.is_none().then(|| {
+        let missing = if body.bus_id.is_none() {
+            "the device and the code"
+        } else {
+            "the code"
+        };
+        Partial::new(PartialReason::CutLine, vec![missing.to_owned()], number)
+    });
+    let fatal = body.message.and_then(fatality);
+    XidEvent {
+        source: body.source,
+        bus_id: body.bus_id.map(str::to_owned),
+        device: body.device.map(str::to_owned),
+        code,
+        pid: body.pid.map(str::to_owned),
+        process: body.process.map(str::to_owned),
+        message: body.message.map(str::to_owned),
+        fatal,
+        time: prefix.time.map(str::to_owned),
+        uptime_seconds: prefix.uptime,
+        span: LineSpan::line(number),
+        partial,
+    }
+}
+
+/// `Fatal` / `Non-fatal` / `Nonfatal` among the message's first words.
+fn fatality(message: &str) -> Option<bool> {
+    message
+        .split([' ', ','])
+        .filter(|w| !w.is_empty())
+        .take(4)
+        .find_map(|w| match w {
+            "Fatal" | "fatal" => Some(true),
+            "Non-fatal" | "Nonfatal" | "NonFatal" | "non-fatal" => Some(false),
+            _ => None,
+        })
+}
+
+/// Reads one line: its prefix, then an Xid/SXid or another message.
+fn read_line(text: &str) -> Read<'_> {
+    let (prefix, rest) = split_prefix(text);
+    if let Some(body) = xid_body(rest) {
+        return Read::Event(prefix, body);
+    }
+    if prefix.logged || rest.starts_with("NVRM:") || rest.starts_with("nvidia-nvswitch") {
+        Read::Other(prefix)
+    } else {
+        Read::Foreign
+    }
+}
+
+/// The prefix of a kernel-log line and the message after it.
+fn split_prefix(text: &str) -> (Prefix<'_>, &str) {
+    let mut p = Prefix::default();
+    let mut rest = text.trim_start();
+    if let Some(r) = strip_facility(rest) {
+        p.logged = true;
+        rest = r;
+    }
+    if let Some((time, uptime, r)) = bracket(rest) {
+        p.logged = true;
+        p.time = time;
+        p.uptime = uptime;
+        return (p, r);
+    }
+    if let Some((time, r)) = iso_time(rest).or_else(|| bsd_time(rest)) {
+        p.logged = true;
+        p.time = Some(time);
+        rest = r;
+        // `host kernel: …`: the syslog host, then the kernel's message
+        // (with its own `[uptime]` where rsyslog keeps it).
+        if let Some((host, r)) = rest.split_once(' ') {
+            if let Some(r) = r.strip_prefix("kernel:") {
+                if !host.contains(':') {
+                    p.host = Some(host);
+                }
+                rest = r.trim_start();
+                if let Some((_, uptime, r)) = bracket(rest) {
+                    p.uptime = uptime;
+                    rest = r;
+                }
+            }
+        }
+    }
+    // `kernel: NVRM: …`: a journal line whose time and host the author
+    // cut away.
+    if let Some(r) = rest.strip_prefix("kernel: ") {
+        p.logged = true;
+        rest = r.trim_start();
+    }
+    (p, rest)
+}
+
+/// dmesg -x's `kern  :err   : ` (facility and level, padded).
+fn strip_facility(text: &str) -> Option<&str> {
+    const LEVELS: &[&str] = &[
+        "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug",
+    ];
+    let rest = text.strip_prefix("kern")?.trim_start_matches(' ');
+    let rest = rest.strip_prefix(':')?;
+    let (level, rest) = rest.split_once(':')?;
+    (LEVELS.contains(&level.trim_end()) && rest.starts_with(' ')).then(|| rest.trim_start())
+}
+
+/// `[  123.456789] ` (seconds since boot) or `[Mon Dec  7 10:00:00 2026] `
+/// (dmesg -T): the time, and the text after the bracket.
+fn bracket(text: &str) -> Option<(Option<&str>, Option<f64>, &str)> {
+    let inner_and_rest = text.strip_prefix('[')?;
+    let close = inner_and_rest.bytes().take(48).position(|b| b == b']')?;
+    let inner = inner_and_rest.get(..close)?.trim();
+    let rest = inner_and_rest.get(close + 1..)?.trim_start();
+    // `[  +6.010643]` (dmesg -H, --time-format delta): time since the
+    // line before, kept as printed.
+    if inner.starts_with('+') {
+        return Some((Some(inner), None, rest));
+    }
+    if let Ok(seconds) = inner.parse::<f64>() {
+        return seconds.is_finite().then_some((None, Some(seconds), rest));
+    }
+    has_clock(inner).then_some((Some(inner), None, rest))
+}
+
+/// Whether `text` holds `DD:DD`.
+fn has_clock(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.windows(3)
+        .any(|w| matches!(w, [a, b':', c] if a.is_ascii_digit() && c.is_ascii_digit()))
+}
+
+/// `2026-12-07T10:00:00.123456+00:00 ` (and dmesg's `,` decimals).
+fn iso_time(text: &str) -> Option<(&str, &str)> {
+    let (word, rest) = text.split_once(' ')?;
+    let b = word.as_bytes();
+    let dated = b.len() >= 16
+        && b.get(..4).is_some_and(|y| y.iter().all(u8::is_ascii_digit))
+        && b.get(4) == Some(&b'-')
+        && b.get(10) == Some(&b'T')
+        && has_clock(word);
+    dated.then(|| (word, rest.trim_start()))
+}
+
+/// `Dec  7 10:00:00 ` / `Dec 07 10:00:00 `: syslog's time.
+fn bsd_time(text: &str) -> Option<(&str, &str)> {
+    const MONTHS: &[&str] = &[
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = text.get(..3)?;
+    if !MONTHS.contains(&month) {
+        return None;
+    }
+    let after_month = text.get(3..)?;
+    let day_at = after_month.len() - after_month.trim_start().len();
+    let after_day = after_month.trim_start();
+    let day_len = after_day.bytes().take_while(u8::is_ascii_digit).count();
+    if !(1..=2).contains(&day_len) {
+        return None;
+    }
+    let after_day = after_day.get(day_len..)?;
+    let clock = after_day.strip_prefix(' ')?;
+    let clock_len = clock
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b':' || *b == b'.')
+        .count();
+    let clock_text = clock.get(..clock_len)?;
+    if !has_clock(clock_text) {
+        return None;
+    }
+    let end = 3 + day_at + day_len + 1 + clock_len;
+    let rest = clock.get(clock_len..)?.strip_prefix(' ')?;
+    Some((text.get(..end)?, rest.trim_start()))
+}
+
+/// `NVRM: Xid (PCI:…): CODE, …` or `nvidia-nvswitchN: SXid (PCI:…): CODE, …`.
+fn xid_body(text: &str) -> Option<Body<'_>> {
+    let (source, device, after) = if let Some(r) = text.strip_prefix("NVRM: Xid (") {
+        (XidSource::Gpu, None, r)
+    } else if text.starts_with("nvidia-nvswitch") {
+        let (device, r) = text.split_once(": SXid (")?;
+        if device.contains(' ') {
+            return None;
+        }
+        (XidSource::Nvswitch, Some(device), r)
+    } else {
+        return None;
+    };
+    let after = after.strip_prefix("PCI:").unwrap_or(after);
+    let mut body = Body {
+        source,
+        device,
+        bus_id: None,
+        code: None,
+        pid: None,
+        process: None,
+        message: None,
+    };
+    // Cut inside the parentheses: the device is not known whole.
+    let Some((bus, rest)) = after.split_once(')') else {
+        return Some(body);
+    };
+    if bus.is_empty()
+        || !bus
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+    {
+        return None;
+    }
+    body.bus_id = Some(bus);
+    let rest = rest.strip_prefix(':').unwrap_or(rest).trim_start();
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Some(code) = rest.get(..digits).and_then(|d| d.parse::<u32>().ok()) else {
+        return Some(body);
+    };
+    let after_code = rest.get(digits..).unwrap_or_default();
+    body.code = Some((code, !after_code.is_empty()));
+    let mut msg = after_code
+        .strip_prefix(',')
+        .unwrap_or(after_code)
+        .trim_start();
+    if let Some(r) = msg.strip_prefix("pid=") {
+        let (pid, r) = r.split_once(", ").unwrap_or((r, ""));
+        body.pid = Some(pid.trim_end_matches(','));
+        msg = r;
+    }
+    if let Some(r) = msg.strip_prefix("name=") {
+        let (name, r) = r.split_once(", ").unwrap_or((r, ""));
+        body.process = Some(name.trim_end_matches(','));
+        msg = r;
+    }
+    let msg = msg.trim();
+    body.message = (!msg.is_empty()).then_some(msg);
+    Some(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::WarningKind;
+    use crate::parse::lines_of;
+
+    fn read(text: &str) -> Parsed<KernelLog> {
+        parse(&lines_of(text))
+    }
+
+    #[test]
+    fn reads_the_xid_line_after_each_prefix() {
+        let text = "\
+[  123.456789] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.
+[Mon Dec  7 10:00:00 2026] NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, name=python3, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 0, subpartition 0.
+Dec 07 10:00:01 gpu07 kernel: NVRM: Xid (PCI:0000:5e:00): 13, pid=77, name=train, Graphics Exception: ESR 0x405840=0x3e
+2026-12-07T10:00:02.123456+00:00 gpu07 kernel: NVRM: Xid (PCI:0000:5e:00): 31, pid='<unknown>', name=<unknown>, Ch 00000008, intr 00000000. MMU Fault
+Dec  7 10:00:03 gpu07 kernel: [ 99.5] NVRM: Xid (0000:86:00): 94, Contained ECC error
+kern  :err   : 2026-12-07T10:00:04,859532+00:00 NVRM: Xid (PCI:0000:86:00): 119
+NVRM: Xid (PCI:0000:86:00): 62, pid=1, name=x,
+[  +6.010643] NVRM: Xid (PCI:0000:83:00): 119, pid=2, name=nvidia-smi, Timeout waiting for RPC from GSP!
+kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=3, name=python3, Ch 00000001 caused by previous Xid 149
+";
+        let p = read(text);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let e = &p.value.events;
+        assert_eq!(e.len(), 9);
+        assert_eq!(
+            (e[7].time.as_deref(), e[7].uptime_seconds),
+            (Some("+6.010643"), None)
+        );
+        assert_eq!(
+            (e[8].code, e[8].bus_id.as_deref()),
+            (Some(45), Some("0000:dc:00"))
+        );
+        assert_eq!(
+            (e[0].bus_id.as_deref(), e[0].code, e[0].uptime_seconds),
+            (Some("0000:3b:00"), Some(79), Some(123.456_789))
+        );
+        assert_eq!(e[0].pid.as_deref(), Some("1234"));
+        assert_eq!(e[0].process.as_deref(), Some("python3"));
+        assert_eq!(e[0].message.as_deref(), Some("GPU has fallen off the bus."));
+        assert_eq!(e[1].time.as_deref(), Some("Mon Dec  7 10:00:00 2026"));
+        assert_eq!(e[1].code, Some(48));
+        assert_eq!(e[2].time.as_deref(), Some("Dec 07 10:00:01"));
+        assert_eq!(
+            e[3].time.as_deref(),
+            Some("2026-12-07T10:00:02.123456+00:00")
+        );
+        assert_eq!(e[3].pid.as_deref(), Some("'<unknown>'"));
+        assert_eq!(e[4].bus_id.as_deref(), Some("0000:86:00"));
+        assert_eq!(e[4].time.as_deref(), Some("Dec  7 10:00:03"));
+        assert_eq!(e[4].uptime_seconds, Some(99.5));
+        assert_eq!(e[4].message.as_deref(), Some("Contained ECC error"));
+        // Nothing after the code, on a line that is not the last: whole.
+        assert_eq!(e[5].code, Some(119));
+        assert_eq!(
+            e[5].time.as_deref(),
+            Some("2026-12-07T10:00:04,859532+00:00")
+        );
+        assert_eq!((e[6].code, e[6].message.as_deref()), (Some(62), None));
+        assert!(e.iter().all(|e| e.partial.is_none()));
+        assert_eq!(p.value.syslog_host.as_deref(), Some("gpu07"));
+    }
+
+    #[test]
+    fn reads_sxid_lines_and_folds_their_data_line() {
+        let text = "\
+nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Fatal, Link 30 LTSSM Fault Up
+nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Data {0x00000000, 0x00000001}
+[ 50.1] nvidia-nvswitch3: SXid (PCI:0000:c2:00.0): 12028, Non-fatal, Link 33 egress non-posted PRIV error (First)
+";
+        let p = read(text);
+        assert!(p.warnings.is_empty());
+        let e = &p.value.events;
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].source, XidSource::Nvswitch);
+        assert_eq!(e[0].device.as_deref(), Some("nvidia-nvswitch0"));
+        assert_eq!(e[0].bus_id.as_deref(), Some("0000:05:00.0"));
+        assert_eq!((e[0].code, e[0].fatal), (Some(20034), Some(true)));
+        assert_eq!(e[0].span, LineSpan::new(1, 2));
+        assert_eq!((e[1].code, e[1].fatal), (Some(12028), Some(false)));
+    }
+
+    #[test]
+    fn other_kernel_lines_are_set_apart_and_foreign_lines_unread() {
+        let text = "\
+[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0
+               NVRM: (PCI ID: 10de:26b5) installed in this system has
+[ 1843.4] NVRM: Xid (PCI:0000:b3:00): 79, GPU has fallen off the bus.
+Dec 07 10:00:00 gpu07 kernel: mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE
+this is what I saw yesterday
+";
+        let p = read(text);
+        assert_eq!(p.value.events.len(), 1);
+        assert_eq!(
+            p.value.other_messages,
+            vec![LineSpan::new(1, 2), LineSpan::line(4)]
+        );
+        assert_eq!(p.warning_lines(), vec![(5, WarningKind::Unreadable)]);
+    }
+
+    #[test]
+    fn a_line_cut_before_its_code_is_partial() {
+        // Cut inside the parentheses, and a code ending the last line.
+        let p = read("NVRM: Xid (PCI:0000:3b:0\nNVRM: Xid (PCI:0000:3b:00): 7");
+        let e = &p.value.events;
+        assert_eq!(e.len(), 2);
+        assert_eq!((e[0].bus_id.as_deref(), e[0].code), (None, None));
+        assert_eq!(
+            e[0].partial.as_ref().unwrap().missing,
+            vec!["the device and the code"]
+        );
+        assert_eq!(
+            (e[1].bus_id.as_deref(), e[1].code),
+            (Some("0000:3b:00"), None)
+        );
+        assert_eq!(
+            e[1].partial.as_ref().unwrap().reason,
+            PartialReason::CutLine
+        );
+        // Cut right after the colon.
+        let p = read("[ 1.0] NVRM: Xid (PCI:0000:3b:00): ");
+        assert_eq!(p.value.events[0].code, None);
+        assert!(p.value.events[0].partial.is_some());
+    }
+
+    #[test]
+    fn detection_wants_an_xid_line() {
+        let yes = [
+            "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.",
+            "[Mon Dec  7 10:00:00 2026] NVRM: Xid (0000:3b:00): 48, DBE",
+            "Dec 07 10:00:00 h kernel: nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Fatal, Link 30",
+        ];
+        for y in yes {
+            assert!(detect(&lines_of(y)).is_some(), "{y}");
+        }
+        let no = [
+            "PortXmitData:....................1234",
+            "[  12.3] mlx5_core 0000:ab:00.0: Port: 1 Link ACTIVE",
+            "NVRM: loading NVIDIA UNIX Open Kernel Module",
+            "the Xid (see above) was 79",
+            "GPU 0: NVIDIA H100 (UUID: GPU-x)",
+        ];
+        for n in no {
+            assert!(detect(&lines_of(n)).is_none(), "{n}");
+        }
+    }
+
+    #[test]
+    fn several_hosts_name_none() {
+        let p = read(
+            "Dec 07 10:00:00 a kernel: NVRM: Xid (PCI:0000:3b:00): 13, x\nDec 07 10:00:00 b kernel: NVRM: Xid (PCI:0000:3b:00): 13, x\n",
+        );
+        assert_eq!(p.value.syslog_host, None);
+    }
+}
