@@ -35,6 +35,7 @@ pub mod ibstatus;
 pub mod ibswinfo;
 pub mod ibv_devinfo;
 pub mod mlxlink;
+pub mod nccl_log;
 pub mod nvlink;
 pub mod perfquery;
 pub mod portinfo;
@@ -326,6 +327,8 @@ formats! {
     Mlxlink = "mlxlink", crate::model::mlxlink::Mlxlink, mlxlink::FORMAT;
     /// `date`: a wall-clock time between snapshots.
     Date = "date", crate::model::date::Date, date::FORMAT;
+    /// NCCL's debug log (`NCCL_DEBUG=INFO`/`WARN`): `host:pid:tid [dev] NCCL INFO …`.
+    NcclLog = "nccl_log", crate::model::nccl_log::NcclLog, nccl_log::FORMAT;
 }
 
 /// How the input layer recognises a block of output: the identity of the

@@ -11,7 +11,7 @@
 
 use super::{
     cross, diag, fabric_links, gpu_memory, gpu_pcie, gpu_state, ib_counters, ib_fleet, ib_port,
-    input, nvlink, subnet_manager, switch_vitals, topology, Rule,
+    input, nccl, nvlink, subnet_manager, switch_vitals, topology, Rule,
 };
 use std::fmt::Write as _;
 
@@ -60,6 +60,8 @@ pub static RULES: &[&Rule] = &[
     &diag::ML003,
     &diag::ML004,
     &diag::ML005,
+    &nccl::NC001,
+    &nccl::NC002,
     &nvlink::NV001,
     &nvlink::NV002,
     &nvlink::NV003,
