@@ -28,6 +28,15 @@ pub struct Origin {
     pub span: LineSpan,
 }
 
+/// `NCCL version 2.18.5+cuda12.2`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NcclVersion {
+    /// Where it was printed.
+    pub at: Origin,
+    /// The version as printed (`2.18.5+cuda12.2`).
+    pub version: String,
+}
+
 /// `NCCL INFO Using network IB` (or `Socket`, or a plugin's name).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NetworkChoice {
@@ -116,8 +125,8 @@ pub struct NcclWarning {
 pub struct NcclLog {
     /// The hosts of the prefixes, in order of first appearance.
     pub hosts: Vec<String>,
-    /// `NCCL version 2.18.5+cuda12.2`, as printed, per host.
-    pub versions: Vec<(Origin, String)>,
+    /// `NCCL version 2.18.5+cuda12.2` lines.
+    pub versions: Vec<NcclVersion>,
     /// `Using network …` lines.
     pub networks: Vec<NetworkChoice>,
     /// `NET/<transport> : Using …` and `NET/IB : No device found.` lines.
@@ -147,7 +156,7 @@ impl NcclLog {
             versions: self
                 .versions
                 .iter()
-                .filter(|(o, _)| keep(o))
+                .filter(|v| keep(&v.at))
                 .cloned()
                 .collect(),
             networks: self

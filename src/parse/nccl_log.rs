@@ -13,7 +13,8 @@
 use super::{Block, Line, Parsed, Spec};
 use crate::diag::Warning;
 use crate::model::nccl_log::{
-    ChannelLink, CompletionError, NcclLog, NcclWarning, NetDevices, NetworkChoice, Origin,
+    ChannelLink, CompletionError, NcclLog, NcclVersion, NcclWarning, NetDevices, NetworkChoice,
+    Origin,
 };
 use std::fmt::Write as _;
 
@@ -52,7 +53,7 @@ pub struct NcclLine<'a> {
 #[must_use]
 pub fn split_line(text: &str) -> Option<NcclLine<'_>> {
     let t = text.trim_start_matches([' ', '\t']);
-    let Some(at) = memchr::memmem::find(t.as_bytes(), b" NCCL ") else {
+    let Some(at) = nccl_word().find(t.as_bytes()) else {
         return bare_version(t);
     };
     let before = t.get(..at)?;
@@ -69,6 +70,14 @@ pub fn split_line(text: &str) -> Option<NcclLine<'_>> {
         level,
         message: message.trim(),
     })
+}
+
+/// The searcher for ` NCCL `, built once: asked of nearly every line of
+/// every paste, it must not be built per line.
+fn nccl_word() -> &'static memchr::memmem::Finder<'static> {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b" NCCL "));
+    &FINDER
 }
 
 /// `NCCL version 2.4.8+cuda10.1` as old releases print it, alone.
@@ -167,7 +176,10 @@ fn read(out: &mut NcclLog, line: &Line<'_>, l: &NcclLine<'_>) {
         return;
     }
     if let Some(v) = version(m) {
-        out.versions.push((at, v.to_owned()));
+        out.versions.push(NcclVersion {
+            at,
+            version: v.to_owned(),
+        });
     } else if let Some(n) = m.strip_prefix("Using network ") {
         out.networks.push(NetworkChoice {
             at,
@@ -315,7 +327,7 @@ fn completion_error(m: &str, at: &Origin) -> Option<CompletionError> {
 #[must_use]
 pub fn summary(log: &NcclLog) -> String {
     let mut s = format!("NCCL log of {} host(s)", log.hosts.len());
-    if let Some((_, v)) = log.versions.first() {
+    if let Some(v) = log.versions.first().map(|v| &v.version) {
         let _ = write!(s, ", NCCL {v}");
     }
     let mut nets: Vec<&str> = log.networks.iter().map(|n| n.network.as_str()).collect();
@@ -443,8 +455,8 @@ mod tests {
         );
         assert_eq!(log.program_lines, [2]);
         assert_eq!(log.versions.len(), 2);
-        assert_eq!(log.versions[0].0.host, None);
-        assert_eq!(log.versions[1].1, "2.18.5+cuda12.2");
+        assert_eq!(log.versions[0].at.host, None);
+        assert_eq!(log.versions[1].version, "2.18.5+cuda12.2");
         assert_eq!(log.other_nccl_lines, 1);
     }
 
