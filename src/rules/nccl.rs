@@ -1,6 +1,7 @@
-//! NC001–NC002: what NCCL's debug log (`NCCL_DEBUG=INFO`/`WARN`) says
-//! about the interconnect: completion errors of its IB transport, and a
-//! job that fell back to TCP sockets.
+//! NC001–NC003: what NCCL's debug log (`NCCL_DEBUG=INFO`/`WARN`) says
+//! about the interconnect: completion errors of its IB transport, a job
+//! that fell back to TCP sockets, and NVLinked GPUs copying through host
+//! memory.
 //!
 //! The log is the one trace of the fabric most issue reports hold: a
 //! training job's output with `NCCL_DEBUG=INFO` set. It names the host of
@@ -378,4 +379,137 @@ fn socket_finding(
         ));
     }
     finding
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// GPUs of one host whose NCCL channels go `via SHM` (through host
+    /// memory) while `nvidia-smi topo -m` of the same host, in the same
+    /// input, shows NVLink (`NV#`) between every pair of its GPUs.
+    ///
+    /// ### Why it matters
+    /// Between GPUs joined by NVLink NCCL uses its P2P transport
+    /// (`P2P/IPC`, `P2P/CUMEM`, `P2P/direct pointer`): hundreds of GB/s.
+    /// `SHM` copies through host memory over PCIe, an order of magnitude
+    /// slower, and NCCL only falls back to it when peer-to-peer access is
+    /// refused: `NCCL_P2P_DISABLE=1` or `NCCL_P2P_LEVEL` left in the
+    /// environment, PCIe ACS or an IOMMU blocking peer traffic, a VM or
+    /// container without P2P, a driver without the fabric manager on an
+    /// NVSwitch system. Only a matrix with NVLink between every pair is
+    /// judged: there any SHM channel of the host is a refused P2P path,
+    /// whatever the order in which CUDA numbers the GPUs. A matrix with
+    /// some pairs on PCIe only (SHM is NCCL's normal path across sockets
+    /// there), a cut matrix, or a log without a matrix of the same host
+    /// is not judged.
+    ///
+    /// ### Evidence
+    /// The first `via SHM` channel line of the host, how many there are,
+    /// and the matrix.
+    ///
+    /// ### What to do
+    /// Look for `NCCL_P2P_DISABLE` and `NCCL_P2P_LEVEL` in the job's
+    /// environment; run `nvidia-smi topo -p2p r` (every pair `OK`) and the
+    /// CUDA sample `p2pBandwidthLatencyTest`; on bare metal disable PCIe
+    /// ACS on the switches between the GPUs (or set the IOMMU to
+    /// passthrough); on an NVSwitch system check that
+    /// `nvidia-fabricmanager` runs; in a VM, that the hypervisor exposes
+    /// P2P.
+    ///
+    /// ### Thresholds and sources
+    /// Any `via SHM` channel on a host whose GPUs are all NVLinked. NCCL's
+    /// transports and their selection (`src/transport/p2p.cc`,
+    /// `src/transport/shm.cc`, github.com/NVIDIA/nccl); NCCL environment
+    /// variables `NCCL_P2P_DISABLE`, `NCCL_P2P_LEVEL`
+    /// (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html);
+    /// NCCL troubleshooting guide, "PCI Access Control Services (ACS)".
+    pub static NC003 = {
+        id: "NC003",
+        name: "nccl-shm-over-nvlink",
+        family: Collectives,
+        severity: Warning,
+        summary: "NCCL copies between NVLinked GPUs through host memory (SHM): peer-to-peer is disabled or refused",
+        needs: "an NCCL debug log (NCCL_DEBUG=INFO) and nvidia-smi topo -m of the same host",
+        check: check_shm_over_nvlink,
+    }
+}
+
+/// NC003.
+fn check_shm_over_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let logs = logs(ctx);
+    if logs.is_empty() {
+        return Coverage::Skipped("no NCCL debug log in the input".to_owned());
+    }
+    let mut judged = 0usize;
+    let mut seen: Vec<HostKey<'_>> = Vec::new();
+    for (at, _) in &logs {
+        let host = at.host();
+        if host.name().is_none() || seen.contains(&host) {
+            continue;
+        }
+        let Some((matrix_at, matrix)) = ctx.topo_matrices().iter().find(|(m, _)| m.host() == host)
+        else {
+            continue;
+        };
+        let all_nvlinked = matrix.is_complete()
+            && matrix.gpus().count() >= 2
+            && matrix.gpu_pairs_without_nvlink().is_empty();
+        if !all_nvlinked {
+            continue;
+        }
+        seen.push(host);
+        judged += 1;
+        // The host's SHM channels, from every NCCL section of it.
+        let shm: Vec<(SectionRef<'_>, &crate::model::nccl_log::ChannelLink)> = logs
+            .iter()
+            .filter(|(o, _)| o.host() == host)
+            .flat_map(|(o, l)| {
+                l.channels
+                    .iter()
+                    .filter(|c| c.transport_family() == "SHM")
+                    .map(move |c| (*o, c))
+            })
+            .collect();
+        let Some((first_at, first)) = shm.first() else {
+            continue;
+        };
+        out.push(
+            NC003
+                .finding(
+                    Subject::host(host.name()),
+                    format!(
+                        "{} NCCL channel(s) between GPUs of this host go via SHM (host memory) although nvidia-smi topo -m shows NVLink between every GPU pair: peer-to-peer is disabled or refused (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL, PCIe ACS/IOMMU, a VM)",
+                        shm.len()
+                    ),
+                )
+                .evidence(Evidence::new(
+                    format!(
+                        "NCCL INFO Channel {:02} : {} -> {} via {}",
+                        first.channel, first.from_rank, first.to_rank, first.transport
+                    ),
+                    first.at.span,
+                    first_at.source(),
+                ))
+                .evidence(Evidence::new(
+                    format!(
+                        "nvidia-smi topo -m: NVLink between all {} GPUs",
+                        matrix.gpus().count()
+                    ),
+                    matrix_at.section.span,
+                    matrix_at.source(),
+                ))
+                .threshold(Threshold::new(
+                    "no SHM channel between NVLinked GPUs",
+                    "NCCL's P2P and SHM transports (src/transport/p2p.cc, shm.cc); NCCL_P2P_DISABLE / NCCL_P2P_LEVEL (NCCL env docs); NCCL troubleshooting, PCI ACS",
+                ))
+                .remediation(
+                    "Check NCCL_P2P_DISABLE and NCCL_P2P_LEVEL in the job's environment; run nvidia-smi topo -p2p r and p2pBandwidthLatencyTest; disable PCIe ACS (or IOMMU passthrough) on bare metal; on NVSwitch systems check nvidia-fabricmanager; in a VM, that P2P is exposed.",
+                ),
+        );
+    }
+    if judged == 0 {
+        return Coverage::Skipped(
+            "no NCCL log beside an nvidia-smi topo -m of the same host with NVLink between every GPU pair".to_owned(),
+        );
+    }
+    Coverage::Checked(judged)
 }

@@ -62,6 +62,7 @@ pub static RULES: &[&Rule] = &[
     &diag::ML005,
     &nccl::NC001,
     &nccl::NC002,
+    &nccl::NC003,
     &nvlink::NV001,
     &nvlink::NV002,
     &nvlink::NV003,
