@@ -2925,8 +2925,9 @@ fn an_ibdiagnet_summary_counting_errors_without_their_lines_is_partial() {
 /// blank line, then a sentence), and an NCCL log line pasted under it,
 /// were read as the rest of the last legend entry (`NV# = Connection
 /// traversing a bonded set of # NVLinks So GPU0 and GPU1 …`), lost
-/// without a word. They are the author's, set aside; a legend line the
-/// terminal wrapped is still the entry's, even where it reads as prose.
+/// without a word. The sentence is the author's, set aside, the NCCL line
+/// NCCL's log; a legend line the terminal wrapped is still the entry's,
+/// even where it reads as prose.
 #[test]
 fn prose_under_a_topo_legend_is_the_authors_and_a_wrapped_entry_is_not() {
     let matrix = "$ nvidia-smi topo -m\n\
@@ -2967,7 +2968,18 @@ fn prose_under_a_topo_legend_is_the_authors_and_a_wrapped_entry_is_not() {
             .iter()
             .map(|u| (u.span.first_line, u.span.last_line))
             .collect();
-        assert_eq!(aside, vec![(last, last)], "{tail}");
+        // The NCCL line is NCCL's log now, its host the prefix's; the
+        // author's sentence is set aside.
+        let nccl = sections_of(&d, Kind::NcclLog);
+        if tail.contains(" NCCL ") {
+            assert!(aside.is_empty(), "{tail}: {aside:?}");
+            assert_eq!(nccl.len(), 1, "{tail}");
+            assert_eq!(nccl[0].span.first_line, last);
+            assert_eq!(nccl[0].host.as_deref(), Some("gpu1"));
+        } else {
+            assert_eq!(aside, vec![(last, last)], "{tail}");
+            assert!(nccl.is_empty(), "{tail}");
+        }
         let r = report(&text);
         assert!(of(&r, "IN002").is_empty(), "{tail}: {:#?}", of(&r, "IN002"));
     }

@@ -1549,7 +1549,11 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
     // output this is, and stays.
     let host_of_prompt = ctx.prompt.is_some_and(|(_, p)| p.host == ctx.host);
     if ctx.host.is_none() || host_of_prompt {
-        if let Some(per_host) = nccl_sections_per_host(&section) {
+        // Each host's copy counts against the section limit: past it, the
+        // log stays one section.
+        if let Some(per_host) = nccl_sections_per_host(&section)
+            .filter(|s| out.sections + s.len() - 1 <= out.options.max_sections)
+        {
             out.sections += per_host.len().saturating_sub(1);
             for each in per_host {
                 emit(out, each);

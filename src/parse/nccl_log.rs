@@ -80,17 +80,18 @@ fn nccl_word() -> &'static memchr::memmem::Finder<'static> {
     &FINDER
 }
 
-/// `NCCL version 2.4.8+cuda10.1` as old releases print it, alone.
+/// `NCCL version 2.4.8+cuda10.1` as old releases print it, alone: the
+/// version is the line's last word (`NCCL version 2.18 is installed` is
+/// prose).
 fn bare_version(t: &str) -> Option<NcclLine<'_>> {
-    let rest = t.strip_prefix("NCCL version ")?;
-    rest.starts_with(|c: char| c.is_ascii_digit())
-        .then_some(NcclLine {
-            host: None,
-            pid: None,
-            cuda_dev: None,
-            level: "VERSION",
-            message: t.trim_end(),
-        })
+    let rest = t.strip_prefix("NCCL version ")?.trim_end();
+    (rest.starts_with(|c: char| c.is_ascii_digit()) && !rest.contains(' ')).then_some(NcclLine {
+        host: None,
+        pid: None,
+        cuda_dev: None,
+        level: "VERSION",
+        message: t.trim_end(),
+    })
 }
 
 /// `gpu01:12345:12407 [0]` with an optional source location after it
@@ -385,6 +386,7 @@ mod tests {
             assert!(split_line(text).is_none(), "{text:?}");
         }
         assert!(split_line("NCCL version 2.4.8+cuda10.1").is_some());
+        assert!(split_line("NCCL version 2.18 is installed").is_none());
     }
 
     #[test]
