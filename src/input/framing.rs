@@ -1472,17 +1472,6 @@ fn runs_a_fabric_tool(words: &[&str]) -> bool {
         && FABRIC_TOOLS.contains(&second)
 }
 
-/// `NAME=value` with a shell variable's upper-case name (`NCCL_DEBUG=INFO`,
-/// `CUDA_VISIBLE_DEVICES=0,1`).
-fn is_env_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        name.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
-    })
-}
-
 /// Words of the first command of a pipeline, without wrappers; and the host
 /// named by an `ssh HOST …` wrapper, if any.
 pub(crate) fn command_words(command: &str) -> (Vec<String>, Option<String>) {
@@ -1554,9 +1543,6 @@ pub(crate) fn command_words(command: &str) -> (Vec<String>, Option<String>) {
                 }
                 i
             }
-            // `NCCL_DEBUG=INFO torchrun …`: the shell's environment
-            // assignments before the program, as `env` takes them.
-            _ if words.first().is_some_and(|w| is_env_assignment(w)) => 1,
             _ => usize::from(runs_a_fabric_tool(&words)),
         };
         if skip == 0 {
@@ -2059,11 +2045,6 @@ mod tests {
         assert!(argv.is_empty(), "{argv:?}");
         let (argv, _) = command_words("ibstat || wc -l");
         assert_eq!(argv, words("ibstat"));
-        // The shell's environment assignments are not the program.
-        let (argv, _) = command_words(
-            "NCCL_DEBUG=INFO CUDA_VISIBLE_DEVICES=0,1 LD_LIBRARY_PATH=/opt/x/lib torchrun train.py",
-        );
-        assert_eq!(argv, ["torchrun", "train.py"]);
     }
 
     /// An unknown word before a fabric tool's name is a wrapper or an
