@@ -2925,8 +2925,9 @@ fn an_ibdiagnet_summary_counting_errors_without_their_lines_is_partial() {
 /// blank line, then a sentence), and an NCCL log line pasted under it,
 /// were read as the rest of the last legend entry (`NV# = Connection
 /// traversing a bonded set of # NVLinks So GPU0 and GPU1 …`), lost
-/// without a word. They are the author's, set aside; a legend line the
-/// terminal wrapped is still the entry's, even where it reads as prose.
+/// without a word. The sentence is the author's, set aside, the NCCL line
+/// NCCL's log; a legend line the terminal wrapped is still the entry's,
+/// even where it reads as prose.
 #[test]
 fn prose_under_a_topo_legend_is_the_authors_and_a_wrapped_entry_is_not() {
     let matrix = "$ nvidia-smi topo -m\n\
@@ -2967,7 +2968,18 @@ fn prose_under_a_topo_legend_is_the_authors_and_a_wrapped_entry_is_not() {
             .iter()
             .map(|u| (u.span.first_line, u.span.last_line))
             .collect();
-        assert_eq!(aside, vec![(last, last)], "{tail}");
+        // The NCCL line is NCCL's log now, its host the prefix's; the
+        // author's sentence is set aside.
+        let nccl = sections_of(&d, Kind::NcclLog);
+        if tail.contains(" NCCL ") {
+            assert!(aside.is_empty(), "{tail}: {aside:?}");
+            assert_eq!(nccl.len(), 1, "{tail}");
+            assert_eq!(nccl[0].span.first_line, last);
+            assert_eq!(nccl[0].host.as_deref(), Some("gpu1"));
+        } else {
+            assert_eq!(aside, vec![(last, last)], "{tail}");
+            assert!(nccl.is_empty(), "{tail}");
+        }
         let r = report(&text);
         assert!(of(&r, "IN002").is_empty(), "{tail}: {:#?}", of(&r, "IN002"));
     }
@@ -3897,4 +3909,53 @@ Dec 07 08:13:45 gpu-j02 kernel: NVRM: GPU at PCI:0000:86:00: GPU-5c1d2a70
     let r = analyze(&[d], &Default::default());
     assert_eq!(fired(&r, Severity::Info), ["DG006"], "{:?}", r.findings);
     assert_eq!(of(&r, "DG006")[0].severity, Severity::Error);
+}
+
+/// A training job's output as pasted into an issue: the launch prompt,
+/// torchrun's and the program's own log lines among the ranks' NCCL lines
+/// of two hosts, and the traceback. The NCCL prefixes name the hosts (not
+/// the login node of the prompt); the program's lines are kept, not
+/// unread; the completion error is the error of the host that printed it.
+#[test]
+fn an_nccl_log_among_a_jobs_output_names_its_hosts_from_the_prefixes() {
+    let text = "\
+user@login-2:~/llm$ NCCL_DEBUG=INFO torchrun --nnodes 2 --nproc-per-node 2 --rdzv-endpoint 10.8.1.31:29400 pretrain.py
+W1104 09:12:44.118000 139880 torch/distributed/run.py:793] Setting OMP_NUM_THREADS environment variable for each process to be 1
+sm-a31:90412:90412 [0] NCCL INFO Bootstrap : Using ibp12s0:10.8.1.31<0>
+sm-a31:90412:90412 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation
+sm-a31:90412:90412 [0] NCCL INFO cudaDriverVersion 12060
+NCCL version 2.21.5+cuda12.4
+sm-a31:90412:90540 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB ibp12s0:10.8.1.31<0>
+sm-a31:90412:90540 [0] NCCL INFO Using network IB
+sm-b07:71203:71330 [1] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB ibp12s0:10.8.1.47<0>
+sm-b07:71203:71330 [1] NCCL INFO Using network IB
+2024-11-04 09:12:51,402 - pretrain - INFO - building model: 7.2B parameters
+sm-a31:90412:90540 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read
+sm-a31:90413:90541 [1] NCCL INFO Channel 00/0 : 1[1] -> 2[0] [send] via NET/IB/1/GDRDMA
+sm-b07:71203:71330 [1] NCCL INFO Channel 00/0 : 1[1] -> 2[0] [receive] via NET/IB/1/GDRDMA
+sm-a31:90412:90540 [0] NCCL INFO comm 0x5601a2b0 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 1b000 commId 0x9c3e5a71d2f08b64 - Init COMPLETE
+2024-11-04 09:14:03,877 - pretrain - INFO - step 10 loss 7.9132
+
+sm-a31:90413:90622 [1] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.8.1.47<40022> with status=12 opcode=0 len=0 vendor err 129 (Send) localGid fe80::5e25:73ff:fe1a:20c4 remoteGidsfe80::5e25:73ff:fe1a:8a10
+sm-a31:90413:90622 [1] NCCL INFO transport/net.cc:1298 -> 6
+sm-a31:90413:90622 [1] NCCL INFO proxy.cc:694 -> 6
+Traceback (most recent call last):
+  File \"/home/user/llm/pretrain.py\", line 214, in <module>
+torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, remote process exited or there was a network error, NCCL version 2.21.5
+";
+    let d = doc(text);
+    let logs = sections_of(&d, Kind::NcclLog);
+    let hosts: Vec<_> = logs.iter().map(|s| s.host.as_deref()).collect();
+    assert_eq!(hosts, [Some("sm-a31"), Some("sm-b07")]);
+    // The program's lines inside the log are its own, listed, not unread.
+    assert!(logs.iter().all(|s| s.warnings.is_empty()), "{logs:?}");
+    let r = analyze(&[d], &Default::default());
+    let err = of(&r, "NC001");
+    assert_eq!(err.len(), 1);
+    assert_eq!(err[0].subject.host.as_deref(), Some("sm-a31"));
+    assert_eq!(err[0].severity, Severity::Error);
+    assert_eq!(err[0].evidence[0].span.first_line, 18);
+    // Both hosts chose IB: no socket fallback, nothing else above info.
+    assert_eq!(fired(&r, Severity::Warning), ["NC001"]);
+    assert!(of(&r, "IN002").is_empty());
 }

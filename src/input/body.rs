@@ -29,6 +29,10 @@ pub(super) fn continues(kind: Kind, text: &str) -> bool {
         Kind::Nvlink => nvlink_link(text),
         Kind::Ibstat => ibstat_field(text),
         Kind::TopoMatrix => topo_row(text),
+        // An NCCL line: its detector keys each line by its number, so it
+        // only ever continues the section (no other detector reads a line
+        // holding ` NCCL ` after a `host:pid:tid [dev]` prefix).
+        Kind::NcclLog => crate::parse::nccl_log::is_nccl_line(text),
         _ => false,
     }
 }

@@ -1548,6 +1548,25 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
         warnings: parsed.warnings,
         messages: open.messages,
     };
+    // An NCCL log names its hosts on every line: a log of several hosts
+    // (one launcher's output for all nodes) is each host's section. The
+    // prompt's host is where the job was launched (a login node), not the
+    // host of the ranks; a pdsh prefix or a banner names the host whose
+    // output this is, and stays.
+    let host_of_prompt = ctx.prompt.is_some_and(|(_, p)| p.host == ctx.host);
+    if ctx.host.is_none() || host_of_prompt {
+        // Each host's copy counts against the section limit: past it, the
+        // log stays one section.
+        if let Some(per_host) = nccl_sections_per_host(&section)
+            .filter(|s| out.sections + s.len() - 1 <= out.options.max_sections)
+        {
+            out.sections += per_host.len().saturating_sub(1);
+            for each in per_host {
+                emit(out, each);
+            }
+            return;
+        }
+    }
     // `dshbak -c` and `clush -b` fold the hosts whose output is the same
     // under one banner (`gpu[01-03]`): it is each of those hosts' output.
     // Read as one host, three hosts counted as one, and a fleet rule's
@@ -1580,6 +1599,56 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
             }
         }
         None => emit(out, section),
+    }
+}
+
+/// The sections an NCCL log's prefixes name, one per host, when the
+/// section has no host of its own: the host of the prefixes when there is
+/// one (`None` when the section needs no change), otherwise one copy per
+/// host holding that host's lines, the first also keeping the section's
+/// warnings, messages and the program's lines.
+fn nccl_sections_per_host(section: &Section) -> Option<Vec<Section>> {
+    let crate::parse::SectionData::NcclLog(log) = &section.data else {
+        return None;
+    };
+    match log.hosts.as_slice() {
+        [] => None,
+        [host] => {
+            let mut named = section.clone();
+            named.host = Some(host.clone());
+            Some(vec![named])
+        }
+        hosts => Some(
+            hosts
+                .iter()
+                .enumerate()
+                .map(|(i, host)| {
+                    let mut data = log.of_host(host);
+                    if i == 0 {
+                        data.program_lines.clone_from(&log.program_lines);
+                        data.other_nccl_lines = log.other_nccl_lines;
+                    }
+                    Section {
+                        kind: section.kind,
+                        host: Some(host.clone()),
+                        command: section.command.clone(),
+                        source: section.source.clone(),
+                        span: section.span,
+                        data: crate::parse::SectionData::NcclLog(data),
+                        warnings: if i == 0 {
+                            section.warnings.clone()
+                        } else {
+                            Vec::new()
+                        },
+                        messages: if i == 0 {
+                            section.messages.clone()
+                        } else {
+                            Vec::new()
+                        },
+                    }
+                })
+                .collect(),
+        ),
     }
 }
 

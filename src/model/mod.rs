@@ -36,6 +36,7 @@ pub mod ibstatus;
 pub mod ibswinfo;
 pub mod ibv_devinfo;
 pub mod mlxlink;
+pub mod nccl_log;
 pub mod perf_fields;
 pub mod perfquery;
 pub mod port_index;

@@ -36,6 +36,7 @@ pub mod ibswinfo;
 pub mod ibv_devinfo;
 pub mod kernel_log;
 pub mod mlxlink;
+pub mod nccl_log;
 pub mod nvlink;
 pub mod perfquery;
 pub mod portinfo;
@@ -330,6 +331,8 @@ formats! {
     KernelLog = "kernel_log", crate::model::kernel_log::KernelLog, kernel_log::FORMAT;
     /// `date`: a wall-clock time between snapshots.
     Date = "date", crate::model::date::Date, date::FORMAT;
+    /// NCCL's debug log (`NCCL_DEBUG=INFO`/`WARN`): `host:pid:tid [dev] NCCL INFO …`.
+    NcclLog = "nccl_log", crate::model::nccl_log::NcclLog, nccl_log::FORMAT;
 }
 
 /// How the input layer recognises a block of output: the identity of the

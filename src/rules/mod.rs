@@ -25,6 +25,7 @@ pub mod ib_counters;
 pub mod ib_fleet;
 pub mod ib_port;
 pub mod input;
+pub mod nccl;
 pub mod nvlink;
 mod port_info;
 pub mod registry;

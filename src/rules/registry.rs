@@ -11,7 +11,7 @@
 
 use super::{
     cross, diag, fabric_links, gpu_memory, gpu_pcie, gpu_state, gpu_xid, ib_counters, ib_fleet,
-    ib_port, input, nvlink, subnet_manager, switch_vitals, topology, Rule,
+    ib_port, input, nccl, nvlink, subnet_manager, switch_vitals, topology, Rule,
 };
 use std::fmt::Write as _;
 
@@ -61,6 +61,9 @@ pub static RULES: &[&Rule] = &[
     &diag::ML003,
     &diag::ML004,
     &diag::ML005,
+    &nccl::NC001,
+    &nccl::NC002,
+    &nccl::NC003,
     &nvlink::NV001,
     &nvlink::NV002,
     &nvlink::NV003,

@@ -86,6 +86,8 @@ pub enum Family {
     Diagnostics,
     /// `mlxlink` port diagnostics (`ML0xx`).
     LinkDiagnostics,
+    /// What NCCL's debug log says about the interconnect (`NC0xx`).
+    Collectives,
 }
 
 impl Family {
@@ -101,6 +103,7 @@ impl Family {
             Family::Cross => "XS",
             Family::Diagnostics => "DG",
             Family::LinkDiagnostics => "ML",
+            Family::Collectives => "NC",
         }
     }
 
@@ -117,6 +120,7 @@ impl Family {
             Family::Cross => "Cross-source verdicts",
             Family::Diagnostics => "GPU diagnostics and health",
             Family::LinkDiagnostics => "Link diagnostics (mlxlink)",
+            Family::Collectives => "NCCL's view of the interconnect",
         }
     }
 }

@@ -1,0 +1,196 @@
+//! NCCL's debug log (`NCCL_DEBUG=INFO` or `WARN`): the lines every rank
+//! prints as `host:pid:tid [cudaDev] NCCL INFO …`, pasted into issues of
+//! every training and inference framework.
+//!
+//! The model keeps the facts that say something about the interconnect —
+//! the network NCCL chose and the devices it found, the transport of each
+//! channel between ranks, the version, the warnings (completion errors of
+//! the IB transport above all) — each with the host of the line that
+//! printed it and its line. Every other NCCL line is counted; the lines of
+//! the program between them (Python logging, a traceback) are listed by
+//! number: they are the program's, not NCCL's, and say nothing here.
+
+use crate::span::LineSpan;
+use serde::{Deserialize, Serialize};
+
+/// Where a fact was printed: the prefix NCCL writes before every line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Origin {
+    /// The host of the prefix (`gpu01` of `gpu01:12345:12345 [0]`);
+    /// `None` for a line printed without one (`NCCL version …` of old
+    /// releases).
+    pub host: Option<String>,
+    /// The process id.
+    pub pid: Option<u32>,
+    /// The CUDA device of the rank (`[0]`).
+    pub cuda_dev: Option<u32>,
+    /// The line.
+    pub span: LineSpan,
+}
+
+/// `NCCL version 2.18.5+cuda12.2`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NcclVersion {
+    /// Where it was printed.
+    pub at: Origin,
+    /// The version as printed (`2.18.5+cuda12.2`).
+    pub version: String,
+}
+
+/// `NCCL INFO Using network IB` (or `Socket`, or a plugin's name).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkChoice {
+    /// Where it was printed.
+    pub at: Origin,
+    /// The network's name as printed (`IB`, `Socket`, `AWS Libfabric`).
+    pub network: String,
+}
+
+/// `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB ib0:10.0.0.1<0>`
+/// or `NET/Socket : Using [0]eth0:10.0.0.1<0>`: the devices a transport
+/// found; or `NET/IB : No device found.` (no devices).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetDevices {
+    /// Where it was printed.
+    pub at: Origin,
+    /// The transport (`IB`, `Socket`).
+    pub transport: String,
+    /// The devices listed, without their `[i]` index (`mlx5_0:1/IB`,
+    /// `eth0:10.0.0.1<0>`); empty for `No device found.`.
+    pub devices: Vec<String>,
+}
+
+/// `Channel 00/0 : 0[0] -> 1[1] via P2P/IPC`: how two ranks are connected
+/// on one channel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChannelLink {
+    /// Where it was printed.
+    pub at: Origin,
+    /// The channel number.
+    pub channel: u32,
+    /// The sending rank.
+    pub from_rank: u32,
+    /// The receiving rank.
+    pub to_rank: u32,
+    /// `send` or `receive` when printed (network connections).
+    pub direction: Option<String>,
+    /// The transport as printed after `via` (`P2P/IPC/read`, `SHM/direct/direct`,
+    /// `NET/IB/0/GDRDMA`, `NET/Socket/1`).
+    pub transport: String,
+}
+
+impl ChannelLink {
+    /// The transport's first word: `P2P`, `SHM`, `NET`, `CollNet`.
+    #[must_use]
+    pub fn transport_family(&self) -> &str {
+        self.transport.split('/').next().unwrap_or_default()
+    }
+}
+
+/// `NET/IB : Got completion from peer 10.0.0.2<12345> with status=12
+/// opcode=0 len=0 vendor err 129 (Send) localGid … remoteGids…` (and the
+/// older `Got completion with error 12, opcode 0, len 0, vendor err 129`):
+/// a work request of the IB transport that completed in error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompletionError {
+    /// Where it was printed.
+    pub at: Origin,
+    /// The `ibv_wc_status` (12: transport retry counter exceeded).
+    pub status: u32,
+    /// The peer's address, when printed (`10.0.0.2<12345>`).
+    pub peer: Option<String>,
+    /// `vendor err`, when printed.
+    pub vendor_err: Option<u32>,
+    /// `Send` or `Recv`, when printed.
+    pub direction: Option<String>,
+    /// The local GID, when printed.
+    pub local_gid: Option<String>,
+    /// The remote GID(s), when printed.
+    pub remote_gid: Option<String>,
+    /// The IB device (`mlx5_0:1`), when the line names it.
+    pub ib_device: Option<String>,
+}
+
+/// A `NCCL WARN` line, whatever it says (completion errors included).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NcclWarning {
+    /// Where it was printed.
+    pub at: Origin,
+    /// The text after `NCCL WARN`.
+    pub text: String,
+}
+
+/// Everything read from a run of NCCL lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NcclLog {
+    /// The hosts of the prefixes, in order of first appearance.
+    pub hosts: Vec<String>,
+    /// `NCCL version 2.18.5+cuda12.2` lines.
+    pub versions: Vec<NcclVersion>,
+    /// `Using network …` lines.
+    pub networks: Vec<NetworkChoice>,
+    /// `NET/<transport> : Using …` and `NET/IB : No device found.` lines.
+    pub net_devices: Vec<NetDevices>,
+    /// `Channel NN/M : a[d] -> b[e] via …` lines.
+    pub channels: Vec<ChannelLink>,
+    /// Completion errors of the IB transport.
+    pub completion_errors: Vec<CompletionError>,
+    /// Every `NCCL WARN` line.
+    pub warnings: Vec<NcclWarning>,
+    /// NCCL lines read whose content no rule needs (`Bootstrap : …`,
+    /// `Ring 00 : …`, `Init COMPLETE`, `proxy.cc:878 -> 6`).
+    pub other_nccl_lines: usize,
+    /// Lines among NCCL's that are not NCCL's (the program's own logging,
+    /// a traceback): their line numbers.
+    pub program_lines: Vec<usize>,
+}
+
+impl NcclLog {
+    /// The hosts a fact of this log is about: `host`, or every line's when
+    /// `None` is asked for a log without prefixes.
+    #[must_use]
+    pub fn of_host(&self, host: &str) -> NcclLog {
+        let keep = |o: &Origin| o.host.as_deref().is_none_or(|h| h == host);
+        NcclLog {
+            hosts: vec![host.to_owned()],
+            versions: self
+                .versions
+                .iter()
+                .filter(|v| keep(&v.at))
+                .cloned()
+                .collect(),
+            networks: self
+                .networks
+                .iter()
+                .filter(|n| keep(&n.at))
+                .cloned()
+                .collect(),
+            net_devices: self
+                .net_devices
+                .iter()
+                .filter(|n| keep(&n.at))
+                .cloned()
+                .collect(),
+            channels: self
+                .channels
+                .iter()
+                .filter(|c| keep(&c.at))
+                .cloned()
+                .collect(),
+            completion_errors: self
+                .completion_errors
+                .iter()
+                .filter(|c| keep(&c.at))
+                .cloned()
+                .collect(),
+            warnings: self
+                .warnings
+                .iter()
+                .filter(|w| keep(&w.at))
+                .cloned()
+                .collect(),
+            other_nccl_lines: 0,
+            program_lines: Vec::new(),
+        }
+    }
+}

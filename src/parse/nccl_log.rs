@@ -1,0 +1,473 @@
+//! NCCL's debug log: `NCCL_DEBUG=INFO` (or `WARN`) lines as every rank
+//! prints them, `gpu01:12345:12407 [0] NCCL INFO NET/IB : Using
+//! [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>`, and a `WARN` line's source
+//! location before the level (`[0] transport/net_ib.cc:1295 NCCL WARN …`).
+//!
+//! Shapes from NCCL's source (`src/transport/net_ib.cc`, `src/init.cc`,
+//! `src/debug.cc`, github.com/NVIDIA/nccl) and the logs pasted in its
+//! issues (NVIDIA/nccl#226, #952, #1405, #1814; NVIDIA/nccl-tests#188).
+//!
+//! Detection is a search for ` NCCL ` (memchr's SIMD search) before any
+//! other test: it runs on lines of every paste, nearly none of them NCCL's.
+
+use super::{Block, Line, Parsed, Spec};
+use crate::diag::Warning;
+use crate::model::nccl_log::{
+    ChannelLink, CompletionError, NcclLog, NcclVersion, NcclWarning, NetDevices, NetworkChoice,
+    Origin,
+};
+use std::fmt::Write as _;
+
+pub(crate) const FORMAT: Spec<NcclLog> = Spec {
+    // `torchrun`, `mpirun`, `python` print it among their own output: no
+    // command claims the format; lines are told by their prefix.
+    command: |_| false,
+    starts: super::any_byte,
+    detect,
+    parse,
+    summary,
+    attach_command: None,
+    labels: &[],
+};
+
+/// The prefix and level of an NCCL line, and the message after them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NcclLine<'a> {
+    /// `gpu01` of `gpu01:12345:12407 [0]`; `None` for a bare
+    /// `NCCL version …` line.
+    pub host: Option<&'a str>,
+    /// The process id.
+    pub pid: Option<u32>,
+    /// The CUDA device in brackets.
+    pub cuda_dev: Option<u32>,
+    /// `INFO`, `WARN`, `TRACE`, `ABORT`; `VERSION` for the bare version line.
+    pub level: &'a str,
+    /// The text after the level.
+    pub message: &'a str,
+}
+
+/// The NCCL line `text` is, if it is one: a ` NCCL ` found first, then the
+/// prefix before it checked (`host:pid:tid [dev]`, then an optional
+/// source location) and an upper-case level after it; or a bare `NCCL
+/// version 2.x…` line.
+#[must_use]
+pub fn split_line(text: &str) -> Option<NcclLine<'_>> {
+    let t = text.trim_start_matches([' ', '\t']);
+    let Some(at) = nccl_word().find(t.as_bytes()) else {
+        return bare_version(t);
+    };
+    let before = t.get(..at)?;
+    let after = t.get(at + 6..)?;
+    let (level, message) = after.split_once(' ').unwrap_or((after, ""));
+    if level.is_empty() || !level.bytes().all(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    let (host, pid, cuda_dev) = prefix(before)?;
+    Some(NcclLine {
+        host: Some(host),
+        pid: Some(pid),
+        cuda_dev: Some(cuda_dev),
+        level,
+        message: message.trim(),
+    })
+}
+
+/// The searcher for ` NCCL `, built once: asked of nearly every line of
+/// every paste, it must not be built per line.
+fn nccl_word() -> &'static memchr::memmem::Finder<'static> {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b" NCCL "));
+    &FINDER
+}
+
+/// `NCCL version 2.4.8+cuda10.1` as old releases print it, alone: the
+/// version is the line's last word (`NCCL version 2.18 is installed` is
+/// prose).
+fn bare_version(t: &str) -> Option<NcclLine<'_>> {
+    let rest = t.strip_prefix("NCCL version ")?.trim_end();
+    (rest.starts_with(|c: char| c.is_ascii_digit()) && !rest.contains(' ')).then_some(NcclLine {
+        host: None,
+        pid: None,
+        cuda_dev: None,
+        level: "VERSION",
+        message: t.trim_end(),
+    })
+}
+
+/// `gpu01:12345:12407 [0]` with an optional source location after it
+/// (`transport/net_ib.cc:1295`): host, pid and CUDA device.
+fn prefix(before: &str) -> Option<(&str, u32, u32)> {
+    let (ids, rest) = before.split_once(' ')?;
+    let mut parts = ids.rsplitn(3, ':');
+    let _tid: u32 = parts.next()?.parse().ok()?;
+    let pid: u32 = parts.next()?.parse().ok()?;
+    let host = parts.next().filter(|h| !h.is_empty())?;
+    let rest = rest.strip_prefix('[')?;
+    let (dev, location) = rest.split_once(']')?;
+    let dev: u32 = dev.parse().ok()?;
+    // Nothing but a source location may follow: one word holding no space.
+    let location = location.trim();
+    if location.contains(' ') {
+        return None;
+    }
+    Some((host, pid, dev))
+}
+
+/// Whether `text` is an NCCL line: what the input layer asks of each line
+/// of an open NCCL section to go on without detection.
+pub(crate) fn is_nccl_line(text: &str) -> bool {
+    split_line(text).is_some()
+}
+
+fn detect(lines: &[Line<'_>]) -> Option<Block> {
+    let first = lines.first()?;
+    // Each line is a block of its own key: a line only continues the
+    // section, whatever host or rank printed it.
+    split_line(first.text()).map(|_| Block::keyed(format!("line {}", first.number)))
+}
+
+/// Reads the NCCL lines of a section; the lines among them that are not
+/// NCCL's are listed as the program's.
+#[must_use]
+pub fn parse(lines: &[Line<'_>]) -> Parsed<NcclLog> {
+    let mut out = NcclLog::default();
+    let mut warnings = Vec::new();
+    for line in lines.iter().filter(|l| !l.is_blank()) {
+        match split_line(line.text()) {
+            Some(l) => read(&mut out, line, &l),
+            None => out.program_lines.push(line.number),
+        }
+    }
+    if out.hosts.is_empty() && out.versions.is_empty() && !lines.is_empty() {
+        if let Some(first) = lines.iter().find(|l| !l.is_blank()) {
+            warnings.push(Warning::unreadable(
+                first.span(),
+                "no NCCL line (`host:pid:tid [dev] NCCL INFO …`) in the section",
+            ));
+        }
+    }
+    Parsed {
+        value: out,
+        warnings,
+    }
+}
+
+/// Files the facts of one NCCL line.
+fn read(out: &mut NcclLog, line: &Line<'_>, l: &NcclLine<'_>) {
+    if let Some(host) = l.host {
+        if !out.hosts.iter().any(|h| h == host) {
+            out.hosts.push(host.to_owned());
+        }
+    }
+    let at = Origin {
+        host: l.host.map(str::to_owned),
+        pid: l.pid,
+        cuda_dev: l.cuda_dev,
+        span: line.span(),
+    };
+    let m = l.message;
+    if l.level == "WARN" {
+        if let Some(c) = completion_error(m, &at) {
+            out.completion_errors.push(c);
+        }
+        out.warnings.push(NcclWarning {
+            at,
+            text: m.to_owned(),
+        });
+        return;
+    }
+    if let Some(v) = version(m) {
+        out.versions.push(NcclVersion {
+            at,
+            version: v.to_owned(),
+        });
+    } else if let Some(n) = m.strip_prefix("Using network ") {
+        out.networks.push(NetworkChoice {
+            at,
+            network: n.trim().to_owned(),
+        });
+    } else if let Some(d) = net_devices(m, &at) {
+        out.net_devices.push(d);
+    } else if let Some(c) = channel(m, &at) {
+        out.channels.push(c);
+    } else {
+        out.other_nccl_lines += 1;
+    }
+}
+
+/// `NCCL version 2.18.5+cuda12.2` (after the prefix, or alone).
+fn version(m: &str) -> Option<&str> {
+    let v = m.strip_prefix("NCCL version ")?;
+    let v = v.split_whitespace().next()?;
+    v.starts_with(|c: char| c.is_ascii_digit()).then_some(v)
+}
+
+/// `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ib0:…`,
+/// `NET/Socket : Using [0]eth0:10.0.0.1<0>`, `NET/IB : No device found.`
+fn net_devices(m: &str, at: &Origin) -> Option<NetDevices> {
+    let rest = m.strip_prefix("NET/")?;
+    let (transport, what) = rest.split_once(':')?;
+    let transport = transport.trim();
+    if transport.is_empty() || transport.contains(' ') || transport == "Plugin" {
+        return None;
+    }
+    let what = what.trim();
+    let devices = if what.starts_with("No device found") {
+        Vec::new()
+    } else {
+        let list = what.strip_prefix("Using ")?;
+        let list = list.split("; OOB").next().unwrap_or(list);
+        let devices: Vec<String> = list
+            .split_whitespace()
+            .filter_map(|w| {
+                let w = w.strip_prefix('[')?;
+                let (index, name) = w.split_once(']')?;
+                (index.bytes().all(|b| b.is_ascii_digit()) && !index.is_empty() && !name.is_empty())
+                    .then(|| name.trim_end_matches(';').to_owned())
+            })
+            .collect();
+        if devices.is_empty() {
+            return None;
+        }
+        devices
+    };
+    Some(NetDevices {
+        at: at.clone(),
+        transport: transport.to_owned(),
+        devices,
+    })
+}
+
+/// `Channel 00/0 : 0[0] -> 1[1] via P2P/IPC`, `Channel 02/0 : 1[1] -> 2[0]
+/// [send] via NET/IB/0/GDRDMA`, the older `Channel 00 : 0[1b000] -> 1[1c000]
+/// via P2P/IPC`.
+fn channel(m: &str, at: &Origin) -> Option<ChannelLink> {
+    let rest = m.strip_prefix("Channel ")?;
+    let (head, rest) = rest.split_once(" : ")?;
+    let number = head.split('/').next()?.trim().parse().ok()?;
+    let (ranks, via) = rest.split_once(" via ")?;
+    let (from, to) = ranks.split_once(" -> ")?;
+    let rank = |s: &str| -> Option<u32> { s.trim().split('[').next()?.parse().ok() };
+    let (to, direction) = match to.trim().split_once(' ') {
+        Some((to, dir)) => (to, Some(dir.trim().trim_matches(['[', ']']).to_owned())),
+        None => (to, None),
+    };
+    let transport = via.split_whitespace().next()?;
+    Some(ChannelLink {
+        at: at.clone(),
+        channel: number,
+        from_rank: rank(from)?,
+        to_rank: rank(to)?,
+        direction,
+        transport: transport.to_owned(),
+    })
+}
+
+/// The word after `key` in `m`.
+fn word_after<'a>(m: &'a str, key: &str) -> Option<&'a str> {
+    let at = m.find(key)?;
+    m.get(at + key.len()..)?
+        .split_whitespace()
+        .next()
+        .map(|w| w.trim_end_matches(','))
+}
+
+/// The number at the start of `s` (`12` of `12,` or `129`).
+fn leading_number(s: &str) -> Option<u32> {
+    let end = s
+        .bytes()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(s.len());
+    s.get(..end)?.parse().ok()
+}
+
+/// The IB transport's completion error, in each release's wording:
+/// `Got completion from peer P with status=12 opcode=0 len=0 vendor err
+/// 129 (Send) localGid G remoteGidsG hca mlx5_0`, the newest
+/// `status=IBV_WC_RETRY_EXC_ERR(12) … vendor_err=129`, and the oldest
+/// `Got completion with error 12, opcode 0, len 0, vendor err 129`.
+fn completion_error(m: &str, at: &Origin) -> Option<CompletionError> {
+    let (_, rest) = m.split_once("Got completion ")?;
+    let peer = rest
+        .strip_prefix("from peer ")
+        .and_then(|p| p.split(" with").next())
+        .map(str::to_owned);
+    let status = if let Some(s) = word_after(rest, "status=") {
+        match s.split_once('(') {
+            Some((_, n)) => leading_number(n),
+            None => leading_number(s),
+        }
+    } else {
+        word_after(rest, "with error ").and_then(leading_number)
+    }?;
+    let vendor_err = word_after(rest, "vendor err ")
+        .or_else(|| word_after(rest, "vendor_err="))
+        .and_then(leading_number);
+    let direction = ["(Send)", "(Recv)"]
+        .iter()
+        .find(|d| rest.contains(**d))
+        .map(|d| d.trim_matches(['(', ')']).to_owned());
+    let remote_gid = rest.find("remoteGid").and_then(|i| {
+        let r = rest.get(i + "remoteGid".len()..)?;
+        let r = r.strip_prefix('s').unwrap_or(r);
+        r.split_whitespace().next().map(str::to_owned)
+    });
+    Some(CompletionError {
+        at: at.clone(),
+        status,
+        peer,
+        vendor_err,
+        direction,
+        local_gid: word_after(rest, "localGid ").map(str::to_owned),
+        remote_gid,
+        ib_device: word_after(rest, " hca ").map(str::to_owned),
+    })
+}
+
+/// `3 host(s), NCCL 2.18.5+cuda12.2; network IB; 48 channel link(s); 2 warning(s)`.
+#[must_use]
+pub fn summary(log: &NcclLog) -> String {
+    let mut s = format!("NCCL log of {} host(s)", log.hosts.len());
+    if let Some(v) = log.versions.first().map(|v| &v.version) {
+        let _ = write!(s, ", NCCL {v}");
+    }
+    let mut nets: Vec<&str> = log.networks.iter().map(|n| n.network.as_str()).collect();
+    nets.sort_unstable();
+    nets.dedup();
+    if !nets.is_empty() {
+        let _ = write!(s, "; network {}", nets.join(", "));
+    }
+    if !log.channels.is_empty() {
+        let _ = write!(s, "; {} channel link(s)", log.channels.len());
+    }
+    if !log.completion_errors.is_empty() {
+        let _ = write!(s, "; {} completion error(s)", log.completion_errors.len());
+    }
+    if !log.warnings.is_empty() {
+        let _ = write!(s, "; {} warning(s)", log.warnings.len());
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::lines_of;
+
+    fn read(text: &str) -> NcclLog {
+        parse(&lines_of(text)).value
+    }
+
+    #[test]
+    fn the_prefix_names_host_pid_and_device() {
+        let l = split_line("node-7.cluster:4021:4102 [3] NCCL INFO Using network IB").unwrap();
+        assert_eq!(l.host, Some("node-7.cluster"));
+        assert_eq!(l.pid, Some(4021));
+        assert_eq!(l.cuda_dev, Some(3));
+        assert_eq!(l.level, "INFO");
+        assert_eq!(l.message, "Using network IB");
+        // A WARN line's source location sits between the device and NCCL.
+        let w = split_line("n1:1:2 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : x").unwrap();
+        assert_eq!((w.level, w.message), ("WARN", "NET/IB : x"));
+    }
+
+    #[test]
+    fn prose_mentioning_nccl_is_no_nccl_line() {
+        for text in [
+            "I set NCCL INFO level and nothing happened",
+            "see the NCCL WARN below",
+            "n1:1:x [0] NCCL INFO bad tid",
+            "n1:1:2 [a] NCCL INFO bad device",
+            "n1:1:2 [0] NCCL info lower-case level",
+            "n1:1:2 [0] two words NCCL INFO no",
+            "NCCL version is old",
+            "",
+        ] {
+            assert!(split_line(text).is_none(), "{text:?}");
+        }
+        assert!(split_line("NCCL version 2.4.8+cuda10.1").is_some());
+        assert!(split_line("NCCL version 2.18 is installed").is_none());
+    }
+
+    #[test]
+    fn network_devices_and_channels_are_read() {
+        let log = read(
+            "g1:10:10 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/RoCE [RO]; OOB ib0:10.1.0.1<0>\n\
+             g1:10:10 [0] NCCL INFO Using network IB\n\
+             g2:20:20 [1] NCCL INFO NET/IB : No device found.\n\
+             g2:20:20 [1] NCCL INFO NET/Socket : Using [0]eth0:10.2.0.2<0>\n\
+             g2:20:20 [1] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so)\n\
+             g1:10:11 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC/read\n\
+             g1:10:11 [0] NCCL INFO Channel 03/0 : 1[1] -> 2[0] [send] via NET/IB/0/GDRDMA\n\
+             g1:10:11 [0] NCCL INFO Channel 01 : 0[1b000] -> 1[1c000] via SHM/direct/direct\n\
+             g1:10:11 [0] NCCL INFO Channel 00/02 :    0   1\n",
+        );
+        assert_eq!(log.hosts, ["g1", "g2"]);
+        assert_eq!(log.networks.len(), 1);
+        assert_eq!(log.networks[0].network, "IB");
+        assert_eq!(log.net_devices.len(), 3);
+        assert_eq!(log.net_devices[0].devices, ["mlx5_0:1/IB", "mlx5_3:1/RoCE"]);
+        assert!(log.net_devices[1].devices.is_empty());
+        assert_eq!(log.net_devices[2].transport, "Socket");
+        assert_eq!(log.channels.len(), 3);
+        let send = &log.channels[1];
+        assert_eq!((send.channel, send.from_rank, send.to_rank), (3, 1, 2));
+        assert_eq!(send.direction.as_deref(), Some("send"));
+        assert_eq!(send.transport, "NET/IB/0/GDRDMA");
+        assert_eq!(log.channels[2].transport_family(), "SHM");
+        // The plugin line and the ring listing are read, not facts.
+        assert_eq!(log.other_nccl_lines, 2);
+    }
+
+    #[test]
+    fn completion_errors_of_every_release_are_read() {
+        let log = read(
+            "h1:5:6 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 10.3.0.9<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid fd00:10::3:ff22 remoteGidsfd00:10::3:ff1f\n\
+             h1:5:6 [4] net_ib.cc:2001 NCCL WARN NET/IB: Got completion from peer 10.3.0.9<1> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129  localGid ::ffff:10.3.0.1 remoteGids::ffff:10.3.0.9 hca mlx5_2\n\
+             h1:5:6 [4] net_ib.cc:900 NCCL WARN NET/IB : Got completion with error 5, opcode 0, len 0, vendor err 249\n\
+             h1:5:6 [4] misc/ibvwrap.cc:262 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out\n",
+        );
+        assert_eq!(log.warnings.len(), 4);
+        let c = &log.completion_errors;
+        assert_eq!(c.len(), 3);
+        assert_eq!(c[0].status, 12);
+        assert_eq!(c[0].peer.as_deref(), Some("10.3.0.9<54862>"));
+        assert_eq!(c[0].vendor_err, Some(129));
+        assert_eq!(c[0].direction.as_deref(), Some("Recv"));
+        assert_eq!(c[0].local_gid.as_deref(), Some("fd00:10::3:ff22"));
+        assert_eq!(c[0].remote_gid.as_deref(), Some("fd00:10::3:ff1f"));
+        assert_eq!(c[0].at.cuda_dev, Some(4));
+        assert_eq!((c[1].status, c[1].vendor_err), (12, Some(129)));
+        assert_eq!(c[1].ib_device.as_deref(), Some("mlx5_2"));
+        assert_eq!(c[1].remote_gid.as_deref(), Some("::ffff:10.3.0.9"));
+        assert_eq!(
+            (c[2].status, c[2].vendor_err, c[2].peer.as_deref()),
+            (5, Some(249), None)
+        );
+    }
+
+    #[test]
+    fn the_programs_lines_are_listed_not_dropped() {
+        let log = read(
+            "n1:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n\
+             INFO:train:epoch 1\n\
+             \n\
+             NCCL version 2.18.5+cuda12.2\n\
+             n1:1:1 [0] NCCL INFO NCCL version 2.18.5+cuda12.2\n",
+        );
+        assert_eq!(log.program_lines, [2]);
+        assert_eq!(log.versions.len(), 2);
+        assert_eq!(log.versions[0].at.host, None);
+        assert_eq!(log.versions[1].version, "2.18.5+cuda12.2");
+        assert_eq!(log.other_nccl_lines, 1);
+    }
+
+    #[test]
+    fn detection_keys_each_line_by_its_number() {
+        let lines = lines_of("a:1:1 [0] NCCL INFO x\na:1:1 [0] NCCL INFO y\n");
+        let first = detect(&lines).unwrap();
+        let second = detect(&lines[1..]).unwrap();
+        assert_ne!(first.key, second.key);
+        assert!(detect(&lines_of("CA 'mlx5_0'")).is_none());
+    }
+}
