@@ -3959,3 +3959,22 @@ torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10
     assert_eq!(fired(&r, Severity::Warning), ["NC001"]);
     assert!(of(&r, "IN002").is_empty());
 }
+
+/// `NCCL_DEBUG=INFO torchrun …` at a prompt: the `NAME=value` words are
+/// the shell's environment, and the program is `torchrun`. Before, a line
+/// of the program's own output under it was "output of `NCCL_DEBUG=INFO`,
+/// which is not a supported tool".
+#[test]
+fn a_prompts_environment_assignments_are_not_its_program() {
+    let text = "\
+[alice@login01 ~]$ NCCL_DEBUG=INFO CUDA_VISIBLE_DEVICES=0 torchrun --nnodes 2 train.py
+W1207 10:00:00.000000 140 torch/distributed/run.py:779] Setting OMP_NUM_THREADS to 1
+gpu-a01:20211:20280 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.1.0.11<0>
+gpu-a01:20211:20280 [0] NCCL INFO Using network IB
+";
+    let d = doc(text);
+    let reasons: Vec<&str> = d.unrecognised.iter().map(|u| u.reason.as_str()).collect();
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(reasons[0].contains("`torchrun`"), "{reasons:?}");
+    assert!(!reasons[0].contains("NCCL_DEBUG"), "{reasons:?}");
+}

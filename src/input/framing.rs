@@ -1517,6 +1517,17 @@ fn runs_a_fabric_tool(words: &[&str]) -> bool {
         && FABRIC_TOOLS.contains(&second)
 }
 
+/// `NAME=value` with a shell variable's upper-case name (`NCCL_DEBUG=INFO`,
+/// `CUDA_VISIBLE_DEVICES=0,1`).
+fn is_env_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        name.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    })
+}
+
 /// Words of the first command of a pipeline, without wrappers; and the host
 /// named by an `ssh HOST …` wrapper, if any.
 pub(crate) fn command_words(command: &str) -> (Vec<String>, Option<String>) {
@@ -1588,6 +1599,9 @@ pub(crate) fn command_words(command: &str) -> (Vec<String>, Option<String>) {
                 }
                 i
             }
+            // `NCCL_DEBUG=INFO torchrun …`: the shell's environment
+            // assignments before the program, as `env` takes them.
+            _ if words.first().is_some_and(|w| is_env_assignment(w)) => 1,
             _ => usize::from(runs_a_fabric_tool(&words)),
         };
         if skip == 0 {
@@ -2102,6 +2116,17 @@ mod tests {
         assert!(argv.is_empty(), "{argv:?}");
         let (argv, _) = command_words("ibstat || wc -l");
         assert_eq!(argv, words("ibstat"));
+        // The shell's environment assignments are not the program.
+        let (argv, _) = command_words(
+            "NCCL_DEBUG=INFO CUDA_VISIBLE_DEVICES=0,1 LD_LIBRARY_PATH=/opt/x/lib torchrun train.py",
+        );
+        assert_eq!(argv, ["torchrun", "train.py"]);
+        let (argv, _) = command_words("LD_PRELOAD=x.so perfquery 5 1");
+        assert_eq!(argv, words("perfquery 5 1"));
+        // A lower-case `name=value` is an argument of its own, not the
+        // shell's environment.
+        let (argv, _) = command_words("key=value torchrun");
+        assert_eq!(argv.first().map(String::as_str), Some("key=value"));
     }
 
     /// An unknown word before a fabric tool's name is a wrapper or an
@@ -2122,7 +2147,6 @@ mod tests {
             "rpm -qf ibstat",
             "myscript --node ibstat",
             "ib ib smpquery",
-            "LD_PRELOAD=x.so perfquery 5 1",
         ] {
             let (argv, _) = command_words(kept);
             let first = kept.split_whitespace().next().unwrap_or_default();
