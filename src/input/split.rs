@@ -1535,7 +1535,7 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
         (None, crate::parse::SectionData::KernelLog(log)) => log.syslog_host.clone(),
         _ => ctx.host.clone(),
     };
-    let section = Section {
+    let mut section = Section {
         kind: open.format.kind,
         host,
         command: ctx
@@ -1555,6 +1555,12 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
     // output this is, and stays.
     let host_of_prompt = ctx.prompt.is_some_and(|(_, p)| p.host == ctx.host);
     if ctx.host.is_none() || host_of_prompt {
+        // A log of one host is that host's section, as it stands.
+        if let Some(host) = single_nccl_host(&section) {
+            section.host = Some(host);
+            emit(out, section);
+            return;
+        }
         // Each host's copy counts against the section limit: past it, the
         // log stays one section.
         if let Some(per_host) = nccl_sections_per_host(&section)
@@ -1602,22 +1608,28 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
     }
 }
 
-/// The sections an NCCL log's prefixes name, one per host, when the
-/// section has no host of its own: the host of the prefixes when there is
-/// one (`None` when the section needs no change), otherwise one copy per
-/// host holding that host's lines, the first also keeping the section's
-/// warnings, messages and the program's lines.
+/// The one host an NCCL log's prefixes name, if they name exactly one.
+fn single_nccl_host(section: &Section) -> Option<String> {
+    match &section.data {
+        crate::parse::SectionData::NcclLog(log) => match log.hosts.as_slice() {
+            [host] => Some(host.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The sections an NCCL log's prefixes name when they name several hosts
+/// and the section has no host of its own: one copy per host holding
+/// that host's lines, the first also keeping the section's warnings,
+/// messages and the program's lines (`None` for any other section; one
+/// host is [`single_nccl_host`]'s).
 fn nccl_sections_per_host(section: &Section) -> Option<Vec<Section>> {
     let crate::parse::SectionData::NcclLog(log) = &section.data else {
         return None;
     };
     match log.hosts.as_slice() {
-        [] => None,
-        [host] => {
-            let mut named = section.clone();
-            named.host = Some(host.clone());
-            Some(vec![named])
-        }
+        [] | [_] => None,
         hosts => Some(
             hosts
                 .iter()

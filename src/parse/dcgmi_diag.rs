@@ -245,7 +245,7 @@ pub fn parse_diag(lines: &[Line<'_>]) -> Parsed<DcgmiDiag> {
     // Length of the last message piece, for unwrapping.
     let mut last_piece: Option<usize> = None;
     let mut closed = false;
-    let last = lines.iter().rev().find(|l| !l.is_blank()).map(|l| l.number);
+    let last = crate::parse::text::last_text_line(lines);
     let finish = |test: &mut Option<DiagTest>, out: &mut DcgmiDiag| {
         if let Some(t) = test.take() {
             out.tests.push(t);

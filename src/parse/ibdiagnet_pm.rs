@@ -428,7 +428,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Perfquery> {
     let mut ports: Vec<PortRead> = Vec::new();
     let mut unread = Unread::default();
     // The last non-blank line: a name without a value there was cut.
-    let last_line = lines.iter().rev().find(|l| !l.is_blank()).map(|l| l.number);
+    let last_line = crate::parse::text::last_text_line(lines);
     let mut last_broken: Option<(usize, String)> = None;
     // Rules before the first block: the block's lines when one follows.
     let mut leading_rules: Option<LineSpan> = None;

@@ -93,7 +93,7 @@ fn mark_without_summary(out: &mut Ibqueryerrors, lines: &[Line<'_>]) {
     if out.summary.is_some() || out.nodes.is_empty() {
         return;
     }
-    let Some(last) = lines.iter().rev().find(|l| !l.is_blank()).map(|l| l.number) else {
+    let Some(last) = crate::parse::text::last_text_line(lines) else {
         return;
     };
     out.partial = Some(Partial::new(

@@ -122,7 +122,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
     let mut unread = Unread::default();
     let mut other: Vec<usize> = Vec::new();
     let mut hosts: Vec<&str> = Vec::new();
-    let last = lines.iter().rev().find(|l| !l.is_blank()).map(|l| l.number);
+    let last = crate::parse::text::last_text_line(lines);
     for line in lines.iter().filter(|l| !l.is_blank()) {
         let read = read_line(line.text());
         if let Read::Event(p, _) | Read::Other(p) = &read {

@@ -105,8 +105,7 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
 pub fn parse(lines: &[Line<'_>]) -> Parsed<SmiList> {
     let mut unread = Unread::default();
     let mut out = SmiList::default();
-    // The last line with text: where a cut paste stops.
-    let last = lines.iter().rev().find(|l| !l.is_blank()).map(|l| l.number);
+    let last = crate::parse::text::last_text_line(lines);
     for line in lines.iter().filter(|l| !l.is_blank()) {
         if let Some(gpu) = gpu_line(line.text()) {
             out.gpus.push(ListedGpu {

@@ -242,11 +242,7 @@ struct Item {
 }
 
 fn text_tree(lines: &[Line<'_>], unread: &mut Unread) -> Vec<Field> {
-    let last = lines
-        .iter()
-        .rev()
-        .find(|l| !l.is_blank())
-        .map_or(0, |l| l.number);
+    let last = crate::parse::text::last_text_line(lines).unwrap_or(0);
     let mut items = Vec::new();
     for line in lines.iter().filter(|l| !l.is_blank()) {
         let text = line.text();
@@ -441,12 +437,7 @@ fn xml_tree(lines: &[Line<'_>], unread: &mut Unread, cut: &mut Option<Partial>) 
         Some(parent) => parent.children.push(f),
         None => roots.push(f),
     };
-    // The last line with text: where a cut paste stops.
-    let last = lines
-        .iter()
-        .rev()
-        .find(|l| !l.is_blank())
-        .map_or(1, |l| l.number);
+    let last = crate::parse::text::last_text_line(lines).unwrap_or(1);
     for line in lines.iter().filter(|l| !l.is_blank()) {
         let t = line.text().trim();
         if t.starts_with("<?") || t.starts_with("<!") {

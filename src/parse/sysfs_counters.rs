@@ -510,7 +510,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<Perfquery> {
     let mut in_loop = false;
     // A banner waiting for its value: the file and the banner's line.
     let mut pending: Option<(File<'_>, LineSpan)> = None;
-    let last_line = lines.iter().rev().find(|l| !l.is_blank()).map(|l| l.number);
+    let last_line = crate::parse::text::last_text_line(lines);
     for line in lines.iter().filter(|l| !l.is_blank()) {
         let t = trim(line.text());
         if let Some((f, span)) = pending.take() {

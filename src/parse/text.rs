@@ -571,7 +571,7 @@ pub(crate) fn settle_blank_value(
     else {
         return;
     };
-    let last = lines.iter().rev().find(|l| !l.is_blank()).map(|l| l.number);
+    let last = last_text_line(lines);
     if last != Some(line) {
         *partial = None;
         return;
@@ -715,6 +715,11 @@ pub(crate) fn tool_message_kind(t: &str) -> Option<WarningKind> {
         MessageLevel::Warning => WarningKind::Suspicious,
         MessageLevel::Error => WarningKind::Truncated,
     })
+}
+
+/// The number of the last line with text: where a paste cut short stops.
+pub(crate) fn last_text_line(lines: &[Line<'_>]) -> Option<usize> {
+    lines.iter().rev().find(|l| !l.is_blank()).map(|l| l.number)
 }
 
 #[cfg(test)]
