@@ -111,15 +111,44 @@ fn gpu_nic_cells(text: &str) -> BTreeSet<(String, String, String)> {
     out
 }
 
+/// Each warning as its rule and a GPU it warns of: the subject's GPU, or
+/// for a finding of several GPUs (TP003 lists a host's far GPUs in one)
+/// each GPU its evidence names (`… GPU2 ↔ NIC0: SYS`), so that a cut
+/// paste whose one far GPU is the subject compares with the whole's list.
 fn warnings(text: &str) -> BTreeSet<(String, Option<u32>)> {
     let doc = read_all(text, &ReadOptions::default()).unwrap();
     let report = analyze(&[doc], &AnalyzeOptions::default());
-    report
+    let mut out = BTreeSet::new();
+    for f in report
         .findings
         .iter()
         .filter(|f| f.severity >= Severity::Warning)
-        .map(|f| (f.rule.to_owned(), f.subject.gpu))
-        .collect()
+    {
+        let named: BTreeSet<u32> = match f.subject.gpu {
+            Some(gpu) => BTreeSet::from([gpu]),
+            None => f
+                .evidence
+                .iter()
+                .filter_map(|e| gpu_named(&e.text))
+                .collect(),
+        };
+        if named.is_empty() {
+            out.insert((f.rule.to_owned(), None));
+        }
+        out.extend(named.into_iter().map(|gpu| (f.rule.to_owned(), Some(gpu))));
+    }
+    out
+}
+
+/// The GPU an evidence line of the matrix opens with (`…: GPU2 ↔ NIC0: SYS`).
+fn gpu_named(evidence: &str) -> Option<u32> {
+    let after = evidence.split(": ").nth(1)?;
+    let digits: String = after
+        .strip_prefix("GPU")?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
 }
 
 proptest! {
