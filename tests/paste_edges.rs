@@ -3915,7 +3915,8 @@ Dec 07 08:13:45 gpu-j02 kernel: NVRM: GPU at PCI:0000:86:00: GPU-5c1d2a70
 /// Xid lines and the adapters' lines in one paste. Before, the mlx5 lines
 /// were other kernel messages, not read, and nothing was said of the port
 /// that went down and stayed down. Now the Xid is DG006's, the port left
-/// down while the log runs on is IB011's error, the cable's temperature
+/// down in a log that ran to its end (the shell's next prompt follows it)
+/// is IB011's error, the cable's temperature
 /// error IB012's, both for the adapter the RDMA core names (`mlx5_2 port
 /// 1`); the probe's other lines are set apart, the grep is no cut.
 #[test]
@@ -3928,6 +3929,7 @@ fn a_mixed_dmesg_paste_judges_xids_and_the_adapters_links() {
 [Mon Dec  7 02:14:09 2026] mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link DOWN
 [Mon Dec  7 02:31:40 2026] NVRM: Xid (PCI:0000:3a:00): 13, pid=5512, name=python3, Graphics Exception: ESR 0x405840=0x3e
 [Mon Dec  7 03:02:17 2026] mlx5_core 0000:ca:00.0 mlx5_6: Port: 1 Link ACTIVE
+[root@gpu-m04 ~]# 
 ";
     let d = doc(text);
     assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);

@@ -22,7 +22,8 @@
 //! something of the link (Linux sources, and public pastes):
 //! - `mlx5_core 0000:53:00.0 enp83s0f0np0: Link down` / `Link up`: the
 //!   netdev's carrier (`mlx5e_update_carrier`, `netdev_info(…, "Link
-//!   up\n")`, drivers/net/ethernet/mellanox/mlx5/core/en_main.c);
+//!   up\n")`, drivers/net/ethernet/mellanox/mlx5/core/en_main.c; as
+//!   pasted in github.com/bigstack-oss/cubecos issue 733);
 //! - `mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link ACTIVE` (`DOWN`, `INIT`,
 //!   `ARMED`, `ACTIVE_DEFER`): the RDMA core's port state
 //!   (`ib_cache_update`, `ibdev_info(device, "Port: %d Link %s\n", …)`,

@@ -12,7 +12,7 @@
 use super::context::{Context, HostKey, SectionRef};
 use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
-use crate::model::kernel_log::{KernelLog, NicEvent, NicWhat, PcieBandwidth};
+use crate::model::kernel_log::{NicEvent, NicWhat, PcieBandwidth};
 use crate::parse::SectionData;
 use std::collections::BTreeMap;
 
@@ -29,16 +29,17 @@ declare_rule! {
     /// A link that goes down under a job stalls its collectives until the
     /// link is back, or for good. One down followed by an up is what a
     /// reboot, a reseated cable or a switch's maintenance leaves in a log:
-    /// `info`, nobody is paged. Two or more downs that each came back are a
-    /// flapping link (a marginal cable, transceiver or switch port):
-    /// `warning`. A down with no later up while the log runs on (it shows
-    /// later adapter or Xid lines) is a port left down: `error`. A down
-    /// that is the log's last adapter line is `warning`: the paste ends
-    /// there, and whether it came back is not shown. A down in the first
-    /// five minutes after boot (by the `[seconds]` dmesg prints) is the
-    /// port's bring-up and not counted. When the netdev and the RDMA core
-    /// both print a change, the one showing more downs is judged, so one
-    /// change is not counted twice.
+    /// `info`, nobody is paged. Two or more downs (each after the first
+    /// came after an up) are a flapping link (a marginal cable, transceiver
+    /// or switch port): `warning`. A down with no later up in a log that
+    /// ran to its end (a shell prompt or other output follows it) is a
+    /// port left down: `error`. When the paste may be cut after the down
+    /// (it ends with the log), the up may be in what was not pasted: the
+    /// down is counted, the missing up is not evidence (`info` for one
+    /// down). A down in the first five minutes after boot (by the
+    /// `[seconds]` dmesg prints) is the port's bring-up and not counted.
+    /// When the netdev and the RDMA core both print a change, the one
+    /// showing more downs is judged, so one change is not counted twice.
     ///
     /// ### Evidence
     /// Each down line (the first eight) and the up line after it.
@@ -53,8 +54,8 @@ declare_rule! {
     /// up: check it matches a planned event.
     ///
     /// ### Thresholds and sources
-    /// fabricscope's own heuristic: one down/up pair is `info`, two are
-    /// flapping, a down not followed by an up while the log runs on is an
+    /// fabricscope's own heuristic: one down is `info`, two are flapping,
+    /// a down not followed by an up in a log that ran to its end is an
     /// error; bring-up within 300 s of boot is not counted. Line shapes:
     /// Linux `mlx5e_update_carrier` (drivers/net/ethernet/mellanox/mlx5/
     /// core/en_main.c) and `ib_cache_update` (drivers/infiniband/core/
@@ -85,8 +86,9 @@ declare_rule! {
     /// cannot be used: its power draw exceeds what the port can give, it
     /// runs too hot, its bus is stuck or shorted, it is not a supported
     /// part, or its EEPROM does not answer. The port stays down or drops:
-    /// `error`. An unplugged cable is `warning` when the log does not show
-    /// it plugged back, `info` when it does. A PCIe link trained narrower
+    /// `error`. An unplugged cable is `warning` when the log ran to its end
+    /// (a prompt or other output follows) without showing it plugged back,
+    /// `info` when it does or when the paste may be cut after the unplug. A PCIe link trained narrower
     /// or slower than the adapter can do caps its bandwidth below what the
     /// adapter was bought for (an x16 adapter at x8 halves it): `warning`,
     /// with the figures. The driver's `Cable plugged` and the full-width
@@ -106,8 +108,8 @@ declare_rule! {
     /// BIOS setting and the riser.
     ///
     /// ### Thresholds and sources
-    /// Any module error; an unplug not followed by a plug; any `limited
-    /// by` line. Module statuses and reasons: Linux `mlx5_pme_status` and
+    /// Any module error; an unplug not followed by a plug in a log that
+    /// ran to its end; any `limited by` line. Module statuses and reasons: Linux `mlx5_pme_status` and
     /// `mlx5_pme_error` (drivers/net/ethernet/mellanox/mlx5/core/events.c).
     /// The bandwidth line: `__pcie_print_link_status` (drivers/pci/pci.c),
     /// printed only when the available bandwidth is below the device's.
@@ -131,9 +133,12 @@ const MAX_DOWNS_SHOWN: usize = 8;
 /// One adapter's lines of one host.
 struct Adapter<'a> {
     at: SectionRef<'a>,
-    log: &'a KernelLog,
     pci: &'a str,
     events: Vec<&'a NicEvent>,
+    /// Whether the log of its last line ran to its end: a shell prompt or
+    /// other output follows it. Else the paste may be cut anywhere after
+    /// its last line, and a missing `up` (or `plugged`) is no evidence.
+    whole: bool,
 }
 
 impl Adapter<'_> {
@@ -200,10 +205,11 @@ fn adapters<'a>(
             }
             let adapter = out.entry((at.host(), pci)).or_insert_with(|| Adapter {
                 at,
-                log,
                 pci,
                 events: Vec::new(),
+                whole: false,
             });
+            adapter.whole = !ctx.ends_input_mid_output(at);
             // Every line names the adapter (its netdev, its RDMA device);
             // `wanted` picks the adapters judged, below.
             adapter.events.push(e);
@@ -284,58 +290,51 @@ fn streams<'a>(a: &Adapter<'a>) -> Vec<Stream<'a>> {
     keyed.into_iter().map(|(_, s)| s).collect()
 }
 
-/// Whether the log goes on past `line` with another adapter's or a GPU's
-/// event: it would have shown this port's `up`.
-fn runs_on(a: &Adapter<'_>, line: usize) -> bool {
-    a.log
-        .nic_events
-        .iter()
-        .any(|e| e.span.first_line > line && e.pci.as_deref() != Some(a.pci))
-        || a.log.events.iter().any(|e| e.span.first_line > line)
-}
-
 /// The severity and verdict of a stream.
 fn verdict(a: &Adapter<'_>, s: &Stream<'_>) -> Option<(Severity, String)> {
     let back = s.came_back();
+    let first = s.downs.first()?.0;
     let last_down = s.downs.last()?.0;
     let when = |e: &NicEvent| e.when().map(|w| format!(" at {w}")).unwrap_or_default();
-    let flaps = if back >= 2 {
-        format!(" after {back} downs that came back up (flapping)")
-    } else if back == 1 {
-        " after one down that came back up".to_owned()
+    let between = match (first.when(), last_down.when()) {
+        (Some(x), Some(y)) if s.downs.len() > 1 => format!(" from {x} to {y}"),
+        _ => String::new(),
+    };
+    // A down that is the stream's last word is judged as such only when
+    // the log ran to its end; in a paste that may be cut after it, the up
+    // may be in what was not pasted.
+    if s.ends_down() && a.whole {
+        let before = match back {
+            0 => String::new(),
+            1 => ", after one down that came back up".to_owned(),
+            n => format!(", after {n} downs that came back up (flapping)"),
+        };
+        return Some((
+            Severity::Error,
+            format!(
+                "went down{} and the log, which ran to its end, shows no later up{before}",
+                when(last_down)
+            ),
+        ));
+    }
+    let open = if s.ends_down() {
+        format!(
+            "; its last down{} is where the paste ends, and whether it came back is not shown",
+            when(last_down)
+        )
     } else {
         String::new()
     };
-    if s.ends_down() {
-        return Some(if runs_on(a, last_down.span.first_line) {
-            (
-                Severity::Error,
-                format!(
-                    "went down{} and the log shows no later up, though it runs on with other devices' lines{flaps}",
-                    when(last_down)
-                ),
-            )
-        } else {
-            (
-                Severity::Warning,
-                format!(
-                    "went down{} and is down where the log ends (whether it came back is not shown){flaps}",
-                    when(last_down)
-                ),
-            )
-        });
-    }
-    let first = s.downs.first()?.0;
-    Some(if back >= 2 {
-        let span = match (first.when(), last_down.when()) {
-            (Some(x), Some(y)) => format!(" from {x} to {y}"),
-            _ => String::new(),
-        };
+    Some(if s.downs.len() >= 2 {
+        // Each down after the first came after an up.
         (
             Severity::Warning,
-            format!("went down and came back up {back} times{span}: the link is flapping"),
+            format!(
+                "went down {} times{between}: the link is flapping{open}",
+                s.downs.len()
+            ),
         )
-    } else {
+    } else if back == 1 {
         (
             Severity::Info,
             format!(
@@ -343,6 +342,8 @@ fn verdict(a: &Adapter<'_>, s: &Stream<'_>) -> Option<(Severity, String)> {
                 when(first)
             ),
         )
+    } else {
+        (Severity::Info, format!("went down{}{open}", when(first)))
     })
 }
 
@@ -435,15 +436,15 @@ fn link_finding(a: &Adapter<'_>) -> Option<Finding> {
         .finding(subject, message)
         .severity(severity)
         .threshold(Threshold::new(
-            "one down/up: info; two or more downs that came back: warning (flapping); down where the log ends: warning; down with no later up while the log runs on: error; downs within 300 s of boot are bring-up",
+            "one down: info; two or more downs: warning (flapping); a down with no later up in a log that ran to its end (prompt or other output after it): error; downs within 300 s of boot are bring-up",
             "fabricscope's own heuristic; line shapes: Linux mlx5e_update_carrier (mlx5 en_main.c), ib_cache_update (infiniband/core/cache.c)",
         ))
         .remediation(if severity >= Severity::Error {
             "The port is down: check `ibstat` / `ip link` on the host, then the cable, the transceiver and the switch port (`mlxlink -d <dev> -m -c -e`); drain the node if jobs use the port."
         } else if severity == Severity::Warning {
-            "Read the port's physical counters and cable with `mlxlink -d <dev> -c -e -m`; reseat or replace the cable, and compare with the switch port's LinkDownedCounter (perfquery). A port down where the paste ends: check it is up now (`ibstat`)."
+            "Read the port's physical counters and cable with `mlxlink -d <dev> -c -e -m`; reseat or replace the cable, and compare with the switch port's LinkDownedCounter (perfquery)."
         } else {
-            "Check that the down/up matches a planned event (reboot, maintenance); nothing to do if it does."
+            "Check that the down matches a planned event (reboot, maintenance) and that the port is up now (`ibstat`); nothing to do if it is."
         });
     for (down, up) in stream.downs.iter().take(MAX_DOWNS_SHOWN) {
         f = f.evidence(line_evidence(a, down));
@@ -484,12 +485,8 @@ fn module_severity(a: &Adapter<'_>, e: &NicEvent) -> Option<Severity> {
         NicWhat::Module { error: Some(_), .. } => Some(Severity::Error),
         NicWhat::Module { status, .. } if status.contains("error") => Some(Severity::Error),
         NicWhat::Module { module, status, .. } if status == "Cable unplugged" => {
-            let plugged_later = a.events.iter().any(|l| {
-                l.span.first_line > e.span.first_line
-                    && matches!(&l.what, Some(NicWhat::Module { module: m, status: s, .. })
-                        if m == module && s == "Cable plugged")
-            });
-            Some(if plugged_later {
+            // Not plugged back: news only in a log that ran to its end.
+            Some(if plugged_later(a, e, *module) || !a.whole {
                 Severity::Info
             } else {
                 Severity::Warning
@@ -498,6 +495,15 @@ fn module_severity(a: &Adapter<'_>, e: &NicEvent) -> Option<Severity> {
         NicWhat::PcieBandwidth(bw) if bw.limited_at.is_some() => Some(Severity::Warning),
         _ => None,
     }
+}
+
+/// Whether a line after `e` shows module `module` plugged.
+fn plugged_later(a: &Adapter<'_>, e: &NicEvent, module: u32) -> bool {
+    a.events.iter().any(|l| {
+        l.span.first_line > e.span.first_line
+            && matches!(&l.what, Some(NicWhat::Module { module: m, status: s, .. })
+                if *m == module && s == "Cable plugged")
+    })
 }
 
 /// The finding of an adapter with at least one module error, unplug or
@@ -521,8 +527,12 @@ fn module_finding(a: &Adapter<'_>) -> Option<Finding> {
                 if let Some(r) = error {
                     p.push_str(&format!(" ({r})"));
                 }
-                if *sev == Severity::Info {
-                    p.push_str(", plugged back later");
+                if *sev == Severity::Info && error.is_none() {
+                    p.push_str(if plugged_later(a, e, *module) {
+                        ", plugged back later"
+                    } else {
+                        " (the paste may end before it was plugged back)"
+                    });
                 }
                 p
             }
@@ -570,7 +580,7 @@ fn module_finding(a: &Adapter<'_>) -> Option<Finding> {
         .finding(subject, message)
         .severity(severity)
         .threshold(Threshold::new(
-            "any module error: error; an unplug not followed by a plug: warning (info when it is); any `limited by` bandwidth line: warning",
+            "any module error: error; an unplug not followed by a plug in a log that ran to its end: warning (else info); any `limited by` bandwidth line: warning",
             "Linux mlx5_pme_status / mlx5_pme_error (mlx5 core/events.c); __pcie_print_link_status (drivers/pci/pci.c)",
         ))
         .remediation(remediation.trim_end().to_owned());
@@ -630,20 +640,22 @@ mod tests {
     }
 
     #[test]
-    fn a_down_left_down_is_an_error_only_when_the_log_runs_on() {
+    fn a_down_left_down_is_an_error_only_when_the_log_ran_to_its_end() {
         let at_end = "\
 [ 5000.0] mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link ACTIVE
 [ 6000.0] mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link DOWN
 [ 6000.1] mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link INIT
+[ 7000.0] mlx5_core 0000:ca:00.0 mlx5_6: Port: 1 Link ACTIVE
 ";
+        // The paste may be cut after it: the up may be in what was not
+        // pasted, whatever other lines came after the down.
         assert_eq!(
             severities(&IB011, at_end),
-            [("mlx5_2 port 1".to_owned(), Severity::Warning)]
+            [("mlx5_2 port 1".to_owned(), Severity::Info)]
         );
-        let runs_on =
-            format!("{at_end}[ 7000.0] mlx5_core 0000:ca:00.0 mlx5_6: Port: 1 Link ACTIVE\n");
+        let ran_to_its_end = format!("{at_end}[root@gpu-k03 ~]# \n");
         assert_eq!(
-            severities(&IB011, &runs_on),
+            severities(&IB011, &ran_to_its_end),
             [("mlx5_2 port 1".to_owned(), Severity::Error)]
         );
     }
