@@ -5,7 +5,7 @@
 //! `journalctl -k | grep -E 'mlx5|ib0'`. A healthy, busy, year-old host's
 //! log shows a `Link down`/`Link up` pair now and then (a reboot, a cable
 //! reseated, a switch upgraded): news, not a page. A port that keeps going
-//! down, or one that goes down and stays down while the log runs on, is a
+//! down, or one that goes down and stays down until the log ends, is a
 //! job's hang; a cable module's error or a slot narrower than the adapter
 //! is a fault to fix whatever the jobs say.
 
