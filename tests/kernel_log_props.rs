@@ -1,12 +1,13 @@
-//! Properties of the kernel-log (Xid/SXid) parser: generated lines read
-//! back under every prefix; every line is accounted for once (an event, an
-//! other kernel message, or an unread line); a paste cut at any column of
-//! its last line never yields a code it does not show whole; no text makes
-//! it panic.
+//! Properties of the kernel-log (Xid/SXid, adapter) parser: generated
+//! lines read back under every prefix; every line is accounted for once
+//! (an event, an other kernel message, or an unread line); a paste cut at
+//! any column of its last line never yields a code, a link state, a module
+//! status or PCIe figures it does not show whole; no text makes it panic.
 
 // Test helpers fail loudly on bad fixtures, like the tests they serve.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::indexing_slicing)]
 
+use fabricscope::model::kernel_log::{NicWhat, PcieBandwidth};
 use fabricscope::parse::kernel_log::parse;
 use fabricscope::parse::lines_of;
 use proptest::prelude::*;
@@ -16,6 +17,8 @@ use proptest::prelude::*;
 enum Gen {
     /// An Xid or SXid line: its code and bus id as the line prints them.
     Event { code: u32, bus: String },
+    /// An adapter's link, module or PCIe line: its address and what it says.
+    Nic { pci: String, what: NicWhat },
     /// Another kernel message.
     Other,
     /// A line that is no kernel log's.
@@ -60,11 +63,69 @@ fn line() -> impl Strategy<Value = (String, Gen)> {
         });
     prop_oneof![
         4 => event,
+        3 => nic(),
         1 => (prefix().prop_filter("a prefix", |p| !p.is_empty()))
-            .prop_map(|p| (format!("{p}mlx5_core 0000:ab:00.0: Port: 1 Link ACTIVE"), Gen::Other)),
+            .prop_map(|p| (format!("{p}mlx5_core 0000:ab:00.0: firmware version: 28.39.1002"), Gen::Other)),
         1 => Just(("NVRM: GPU at PCI:0000:86:00: GPU-5c1d".to_owned(), Gen::Other)),
         1 => Just(("what I saw yesterday".to_owned(), Gen::Foreign)),
     ]
+}
+
+/// What an adapter's line says, and its text after the address.
+fn nic_what() -> impl Strategy<Value = (String, NicWhat)> {
+    // `ACTIVE_DEFER` is left out: cut after `ACTIVE` it reads as `ACTIVE`,
+    // a state as much up as it.
+    let state = prop::sample::select(vec!["DOWN", "INIT", "ARMED", "ACTIVE"]);
+    let reason = prop::sample::select(vec![
+        "Power budget exceeded",
+        "High Temperature",
+        "Bus stuck(I2C or data shorted)",
+        "Bad or shorted cable/module",
+    ]);
+    prop_oneof![
+        prop::bool::ANY.prop_map(|up| (
+            format!(" enp41s0f0np0: Link {}", if up { "up" } else { "down" }),
+            NicWhat::Carrier { up }
+        )),
+        (1u32..3, state).prop_map(|(port, state)| (
+            format!(" mlx5_1: Port: {port} Link {state}"),
+            NicWhat::PortState { port, state: state.to_owned() }
+        )),
+        (0u32..40, prop::bool::ANY).prop_map(|(module, plugged)| {
+            let status = if plugged { "Cable plugged" } else { "Cable unplugged" };
+            (
+                format!(": Port module event: module {module}, {status}"),
+                NicWhat::Module { module, status: status.to_owned(), error: None },
+            )
+        }),
+        (0u32..40, reason).prop_map(|(module, reason)| (
+            format!(": mlx5_port_module_event:1131:(pid 0): Port module event[error]: module {module}, Cable error, {reason}"),
+            NicWhat::Module {
+                module,
+                status: "Cable error".to_owned(),
+                error: Some(reason.to_owned()),
+            }
+        )),
+        (prop::sample::select(vec![1u32, 2, 4, 8]), 0u32..0x100).prop_map(|(width, up)| (
+            format!(": {:.3} Gb/s available PCIe bandwidth, limited by 16.0 GT/s PCIe x{width} link at 0000:{up:02x}:01.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)", 15.754 * f64::from(width)),
+            NicWhat::PcieBandwidth(PcieBandwidth {
+                available_gbps: format!("{:.3}", 15.754 * f64::from(width)).parse().unwrap(),
+                speed: "16.0 GT/s".to_owned(),
+                width,
+                limited_at: Some(format!("0000:{up:02x}:01.0")),
+                capable_gbps: Some(252.048),
+                capable_speed: Some("16.0 GT/s".to_owned()),
+                capable_width: Some(16),
+            })
+        )),
+    ]
+}
+
+fn nic() -> impl Strategy<Value = (String, Gen)> {
+    (prefix(), 0u32..0x100, nic_what()).prop_map(|(p, bus, (text, what))| {
+        let pci = format!("0000:{bus:02x}:00.1");
+        (format!("{p}mlx5_core {pci}{text}"), Gen::Nic { pci, what })
+    })
 }
 
 proptest! {
@@ -73,9 +134,11 @@ proptest! {
         let text: String = lines.iter().map(|(l, _)| format!("{l}\n")).collect();
         let p = parse(&lines_of(&text));
         let mut events = p.value.events.iter();
+        let mut nics = p.value.nic_events.iter();
         for (i, (_, gen)) in lines.iter().enumerate() {
             let number = i + 1;
-            let in_event = p.value.events.iter().filter(|e| e.span.contains(number)).count();
+            let in_event = p.value.events.iter().filter(|e| e.span.contains(number)).count()
+                + p.value.nic_events.iter().filter(|e| e.span.contains(number)).count();
             let in_other = p.value.other_messages.iter().filter(|s| s.contains(number)).count();
             let unread = p.warnings.iter().filter(|w| w.span.contains(number)).count();
             prop_assert_eq!(in_event + in_other + unread, 1, "line {}", number);
@@ -86,11 +149,18 @@ proptest! {
                     prop_assert_eq!(e.code, Some(*code));
                     prop_assert_eq!(e.bus_id.as_deref(), Some(bus.as_str()));
                 }
+                Gen::Nic { pci, what } => {
+                    let e = nics.next().unwrap();
+                    prop_assert_eq!(e.span.first_line, number);
+                    prop_assert_eq!(e.pci.as_deref(), Some(pci.as_str()));
+                    prop_assert_eq!(e.what.as_ref(), Some(what));
+                }
                 Gen::Other => prop_assert_eq!(in_other, 1),
                 Gen::Foreign => prop_assert_eq!(unread, 1),
             }
         }
         prop_assert!(events.next().is_none());
+        prop_assert!(nics.next().is_none());
     }
 
     #[test]
@@ -107,10 +177,16 @@ proptest! {
                 prop_assert!(e.partial.is_some());
             }
         }
+        if let (Gen::Nic { what, .. }, Some(e)) = (&gen, p.value.nic_events.first()) {
+            match &e.what {
+                Some(read) => prop_assert_eq!(read, what, "{:?}", cut),
+                None => prop_assert!(e.partial.is_some(), "{:?}", cut),
+            }
+        }
     }
 
     #[test]
-    fn no_text_makes_it_panic(text in "(\\PC|\\[|\\]|:|\\(|\\)|Xid |NVRM: |SXid | kernel: |\n){0,80}") {
+    fn no_text_makes_it_panic(text in "(\\PC|\\[|\\]|:|\\(|\\)|Xid |NVRM: |SXid | kernel: |mlx5_core |0000:3b:00.0| Link |Port: |Port module event| Gb/s available PCIe bandwidth|\n){0,80}") {
         let _ = parse(&lines_of(&text));
     }
 }

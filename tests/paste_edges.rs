@@ -3911,6 +3911,80 @@ Dec 07 08:13:45 gpu-j02 kernel: NVRM: GPU at PCI:0000:86:00: GPU-5c1d2a70
     assert_eq!(of(&r, "DG006")[0].severity, Severity::Error);
 }
 
+/// `dmesg -T | grep -E 'Xid|mlx5'` on a host where a job hung: the GPU's
+/// Xid lines and the adapters' lines in one paste. Before, the mlx5 lines
+/// were other kernel messages, not read, and nothing was said of the port
+/// that went down and stayed down. Now the Xid is DG006's, the port left
+/// down in a log that ran to its end (the shell's next prompt follows it)
+/// is IB011's error, the cable's temperature
+/// error IB012's, both for the adapter the RDMA core names (`mlx5_2 port
+/// 1`); the probe's other lines are set apart, the grep is no cut.
+#[test]
+fn a_mixed_dmesg_paste_judges_xids_and_the_adapters_links() {
+    let text = "\
+[root@gpu-m04 ~]# dmesg -T | grep -E 'Xid|mlx5'
+[Mon Dec  7 02:10:01 2026] mlx5_core 0000:4b:00.0: firmware version: 28.39.1002
+[Mon Dec  7 02:14:08 2026] mlx5_core 0000:4b:00.0: Port module event[error]: module 0, Cable error, High Temperature
+[Mon Dec  7 02:14:09 2026] mlx5_core 0000:4b:00.0 ibp75s0: Link down
+[Mon Dec  7 02:14:09 2026] mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link DOWN
+[Mon Dec  7 02:31:40 2026] NVRM: Xid (PCI:0000:3a:00): 13, pid=5512, name=python3, Graphics Exception: ESR 0x405840=0x3e
+[Mon Dec  7 03:02:17 2026] mlx5_core 0000:ca:00.0 mlx5_6: Port: 1 Link ACTIVE
+[root@gpu-m04 ~]# 
+";
+    let d = doc(text);
+    assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);
+    let logs = sections_of(&d, Kind::KernelLog);
+    assert_eq!(logs.len(), 1);
+    assert_eq!(logs[0].host.as_deref(), Some("gpu-m04"));
+    let r = analyze(&[d], &Default::default());
+    let link = of(&r, "IB011");
+    assert_eq!(link.len(), 1, "{:?}", r.findings);
+    assert_eq!(link[0].severity, Severity::Error);
+    assert_eq!(link[0].subject.describe(), "mlx5_2 port 1");
+    assert_eq!(link[0].subject.host.as_deref(), Some("gpu-m04"));
+    assert!(
+        link[0].message.contains("0000:4b:00.0"),
+        "{}",
+        link[0].message
+    );
+    let cable = of(&r, "IB012");
+    assert_eq!(cable.len(), 1, "{:?}", r.findings);
+    assert_eq!(cable[0].severity, Severity::Error);
+    assert!(
+        cable[0].message.contains("High Temperature"),
+        "{}",
+        cable[0].message
+    );
+    assert_eq!(of(&r, "DG006").len(), 1);
+    assert!(of(&r, "IN001").is_empty() && of(&r, "IN002").is_empty());
+}
+
+/// `dmesg | grep mlx5` cut inside its last line: the adapter the line
+/// names is said to be cut (IN001), its half a state is not judged; the
+/// lines before it are.
+#[test]
+fn an_adapter_line_cut_at_the_end_of_the_paste_is_not_judged() {
+    let text = "\
+$ dmesg | grep mlx5
+[ 6120.408112] mlx5_core 0000:29:00.0 mlx5_1: Port: 1 Link DOWN
+[ 6127.330871] mlx5_core 0000:29:00.0 mlx5_1: Port: 1 Link ACTIVE
+[ 6390.002614] mlx5_core 0000:29:00.0 mlx5_1: Port: 1 Link DO";
+    let r = report(text);
+    let cut = of(&r, "IN001");
+    assert_eq!(cut.len(), 1, "{:?}", r.findings);
+    assert!(
+        cut[0].message.contains("0000:29:00.0"),
+        "{}",
+        cut[0].message
+    );
+    // The whole lines: one down that came back (info), not a port down
+    // at the end of the log.
+    let link = of(&r, "IB011");
+    assert_eq!(link.len(), 1, "{:?}", r.findings);
+    assert_eq!(link[0].severity, Severity::Info);
+    assert!(of(&r, "IN002").is_empty());
+}
+
 /// A training job's output as pasted into an issue: the launch prompt,
 /// torchrun's and the program's own log lines among the ranks' NCCL lines
 /// of two hosts, and the traceback. The NCCL prefixes name the hosts (not

@@ -6,8 +6,13 @@
 //! bus.`), and the NVSwitch driver an SXid for a switch
 //! (`nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Fatal, Link 30 …`).
 //! Each line is kept as printed: its time (as printed, or the seconds since
-//! boot when that is all there is), the device and the code. The block's
-//! other kernel messages are counted, not read.
+//! boot when that is all there is), the device and the code.
+//!
+//! The InfiniBand/Ethernet adapter driver's lines about its links are read
+//! too ([`NicEvent`]): a netdev's `Link up`/`Link down`, the RDMA core's
+//! `Port: 1 Link ACTIVE`, a cable module's `Port module event`, and the
+//! PCIe bandwidth line the driver prints at probe. The block's other kernel
+//! messages are counted, not read.
 
 use super::partial::Partial;
 use crate::span::LineSpan;
@@ -78,11 +83,117 @@ impl XidEvent {
     }
 }
 
+/// What an adapter driver's line says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum NicWhat {
+    /// A netdev's carrier (`mlx5_core 0000:53:00.0 enp83s0f0np0: Link
+    /// down`): `up` true for `Link up`.
+    Carrier {
+        /// `Link up` (true) or `Link down` (false).
+        up: bool,
+    },
+    /// The RDMA core's port state (`mlx5_core 0000:53:00.0 mlx5_3: Port: 1
+    /// Link ACTIVE`): `DOWN`, `INIT`, `ARMED`, `ACTIVE`, `ACTIVE_DEFER`.
+    PortState {
+        /// The port number.
+        port: u32,
+        /// The state as printed.
+        state: String,
+    },
+    /// A cable module's event (`Port module event: module 0, Cable
+    /// plugged`, `Port module event[error]: module 0, Cable error, High
+    /// Temperature`).
+    Module {
+        /// The module (cage) number.
+        module: u32,
+        /// `Cable plugged`, `Cable unplugged`, `Cable error`, as printed.
+        status: String,
+        /// The error's reason after an `[error]` event's status.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// The PCIe bandwidth line (`63.008 Gb/s available PCIe bandwidth,
+    /// limited by 8.0 GT/s PCIe x8 link at 0000:3a:00.0 (capable of 252.048
+    /// Gb/s with 16.0 GT/s PCIe x16 link)`, or `… (16.0 GT/s PCIe x16
+    /// link)` when nothing limits it).
+    PcieBandwidth(PcieBandwidth),
+}
+
+/// The figures of a PCIe bandwidth line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PcieBandwidth {
+    /// The available bandwidth, Gb/s.
+    pub available_gbps: f64,
+    /// The link speed it is available at (`8.0 GT/s`), as printed.
+    pub speed: String,
+    /// The link width it is available at (8 for `x8`).
+    pub width: u32,
+    /// The device whose link limits it (`0000:3a:00.0`, `<unknown>`), when
+    /// something does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_at: Option<String>,
+    /// What the device is capable of, when something limits it: bandwidth
+    /// (Gb/s), speed and width.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capable_gbps: Option<f64>,
+    /// The speed the device is capable of (`16.0 GT/s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capable_speed: Option<String>,
+    /// The width the device is capable of (16 for `x16`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capable_width: Option<u32>,
+}
+
+/// One line of an InfiniBand/Ethernet adapter's driver (`mlx5_core`,
+/// `mlx4_core`) about its link, cable or PCIe slot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NicEvent {
+    /// The driver the line names first (`mlx5_core`).
+    pub driver: String,
+    /// The adapter's PCI address (`0000:53:00.0`); `None` when the line is
+    /// cut inside it.
+    pub pci: Option<String>,
+    /// The interface named after the address: a netdev (`enp83s0f0np0`,
+    /// `ib0`) on `Link` lines, an RDMA device (`mlx5_3`) on `Port:` lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
+    /// What the line says; `None` when it is cut before that is whole.
+    pub what: Option<NicWhat>,
+    /// The time as printed (see [`XidEvent::time`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    /// Seconds since boot (`[  123.456789]`), when printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime_seconds: Option<f64>,
+    /// The line.
+    pub span: LineSpan,
+    /// Set when the line is cut before what it says is whole: the adapter
+    /// is named, nothing is judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
+}
+
+impl NicEvent {
+    /// The time to show: as printed, else `[seconds]` since boot.
+    #[must_use]
+    pub fn when(&self) -> Option<String> {
+        match (&self.time, self.uptime_seconds) {
+            (Some(t), _) => Some(t.clone()),
+            (None, Some(s)) => Some(format!("[{s:.6}]")),
+            (None, None) => None,
+        }
+    }
+}
+
 /// A block of kernel-log lines.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct KernelLog {
     /// Xid and SXid lines in order.
     pub events: Vec<XidEvent>,
+    /// Adapter link, cable-module and PCIe bandwidth lines in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nic_events: Vec<NicEvent>,
     /// The block's other kernel messages (other `NVRM:` lines, other
     /// drivers'), in runs of lines: kept apart, not read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -16,8 +16,44 @@
 //! lines, are the block's other kernel messages: counted, not read. A line
 //! cut before its code ends is partial: its GPU is named, its code not
 //! judged.
+//!
+//! An adapter driver's lines (`mlx5_core`, `mlx4_core`: the driver, the
+//! PCI address, an interface, `: `, the message) are read when they say
+//! something of the link (Linux sources, and public pastes):
+//! - `mlx5_core 0000:53:00.0 enp83s0f0np0: Link down` / `Link up`: the
+//!   netdev's carrier (`mlx5e_update_carrier`, `netdev_info(…, "Link
+//!   up\n")`, drivers/net/ethernet/mellanox/mlx5/core/en_main.c; as
+//!   pasted in github.com/bigstack-oss/cubecos issue 733);
+//! - `mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link ACTIVE` (`DOWN`, `INIT`,
+//!   `ARMED`, `ACTIVE_DEFER`): the RDMA core's port state
+//!   (`ib_cache_update`, `ibdev_info(device, "Port: %d Link %s\n", …)`,
+//!   drivers/infiniband/core/cache.c, `ib_port_state_to_str`); the same
+//!   shape from `mlx4_core` in a public Fedora guide, and both forms
+//!   interleaved with `bond0` lines in a public flap paste;
+//! - `mlx5_core 0000:5c:00.0: Port module event: module 0, Cable plugged`
+//!   (`unplugged`) and `… Port module event[error]: module 0, Cable error,
+//!   High Temperature` (`port_module`, drivers/net/ethernet/mellanox/mlx5/
+//!   core/events.c, tables `mlx5_pme_status` and `mlx5_pme_error`: `Power
+//!   budget exceeded`, `Long Range for non MLNX cable`, `Bus stuck(I2C or
+//!   data shorted)`, `No EEPROM/retry timeout`, `Enforce part number
+//!   list`, `Unknown identifier`, `High Temperature`, `Bad or shorted
+//!   cable/module`, `Unknown status`), on older kernels with
+//!   `mlx5_core_err`'s `mlx5_port_module_event:1131:(pid 0): ` before it
+//!   (github.com/leptonai/gpud, github.com/geerlingguy/arm-nas issue 16);
+//! - `mlx5_core 0000:3b:00.0: 63.008 Gb/s available PCIe bandwidth, limited
+//!   by 8.0 GT/s PCIe x8 link at 0000:3a:00.0 (capable of 252.048 Gb/s with
+//!   16.0 GT/s PCIe x16 link)`, and `… 252.048 Gb/s available PCIe
+//!   bandwidth (16.0 GT/s PCIe x16 link)` when nothing limits it
+//!   (`__pcie_print_link_status`, drivers/pci/pci.c; newer kernels add
+//!   `, in Flit mode`).
+//!
+//! The driver's other lines are other kernel messages. IPoIB prints no
+//! carrier line of its own (`ib0: lost carrier` is in no kernel source
+//! this reads; a mlx5 IPoIB netdev's carrier is the `Link` line above). A
+//! block's last line cut inside one of these shapes is partial: the
+//! adapter is named, nothing is judged.
 
-use crate::model::kernel_log::{KernelLog, XidEvent, XidSource};
+use crate::model::kernel_log::{KernelLog, NicEvent, NicWhat, PcieBandwidth, XidEvent, XidSource};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::Unread;
 use crate::parse::{Block, Line, Parsed, Spec};
@@ -27,7 +63,8 @@ pub(crate) const FORMAT: Spec<KernelLog> = Spec {
     command: |argv| matches!(argv.first(), Some(&"dmesg" | &"journalctl")),
     // `[` of dmesg's time, `NVRM`, `nvidia-nvswitch`, `kern`/`kernel`, a
     // month's initial, a year's first digit: a table look-up that keeps
-    // the detector off most lines of other tools (`GPU`, `Link`, `Port…`).
+    // the detector off most lines of other tools (`GPU`, `Link`, `Port…`);
+    // `m` of a bare `mlx5_core 0000:…` line.
     starts: |b| {
         matches!(
             b,
@@ -43,6 +80,7 @@ pub(crate) const FORMAT: Spec<KernelLog> = Spec {
                 | b'D'
                 | b'1'
                 | b'2'
+                | b'm'
         )
     },
     detect,
@@ -77,6 +115,8 @@ struct Prefix<'a> {
 #[derive(Debug, PartialEq)]
 enum Read<'a> {
     Event(Prefix<'a>, Body<'a>),
+    /// An adapter driver's line about its link, cable or PCIe slot.
+    Nic(Prefix<'a>, Nic<'a>),
     /// A kernel (or log) message that is no Xid/SXid.
     Other(Prefix<'a>),
     /// Not a kernel-log line.
@@ -104,15 +144,30 @@ fn has_xid(text: &str) -> bool {
     memchr::memchr_iter(b'X', b).any(|i| b.get(i + 1..i + 5) == Some(b"id (".as_slice()))
 }
 
-/// A block starts at an Xid or SXid line; every such line is a key of its
-/// own, so that a run of them stays one section.
+/// Whether `text` holds `mlx`, a search ahead of the adapter reading on
+/// every line detection asks about.
+fn has_mlx(text: &str) -> bool {
+    memchr::memmem::find(text.as_bytes(), b"mlx").is_some()
+}
+
+/// A block starts at an Xid or SXid line, or at an adapter driver's line
+/// (`mlx5_core 0000:53:00.0 …: `, any message: `dmesg | grep mlx5` begins
+/// with the probe's lines); every such line is a key of its own, so that a
+/// run of them stays one section.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?;
-    if !has_xid(first.text()) {
+    let text = first.text();
+    if has_xid(text) {
+        return matches!(read_line(text), Read::Event(..))
+            .then(|| Block::keyed(format!("xid@{}", first.number)));
+    }
+    if !has_mlx(text) {
         return None;
     }
-    matches!(read_line(first.text()), Read::Event(..))
-        .then(|| Block::keyed(format!("xid@{}", first.number)))
+    let (_, rest) = split_prefix(text);
+    nic_head(rest)
+        .filter(|h| h.pci.is_some())
+        .map(|_| Block::keyed(format!("nic@{}", first.number)))
 }
 
 /// Reads a block of kernel-log lines.
@@ -125,7 +180,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
     let last = crate::parse::text::last_text_line(lines);
     for line in lines.iter().filter(|l| !l.is_blank()) {
         let read = read_line(line.text());
-        if let Read::Event(p, _) | Read::Other(p) = &read {
+        if let Read::Event(p, _) | Read::Nic(p, _) | Read::Other(p) = &read {
             if let Some(h) = p.host.filter(|h| !hosts.contains(h)) {
                 hosts.push(h);
             }
@@ -135,6 +190,12 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
                 if !fold_data_line(&mut out, &body, line.number) {
                     out.events
                         .push(event(prefix, body, line.number, Some(line.number) == last));
+                }
+            }
+            Read::Nic(prefix, nic) => {
+                match nic_event(prefix, nic, line.number, Some(line.number) == last) {
+                    Some(e) => out.nic_events.push(e),
+                    None => other.push(line.number),
                 }
             }
             Read::Other(_) => other.push(line.number),
@@ -151,7 +212,8 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
     }
 }
 
-/// `3 Xid/SXid lines (2 devices), 4 other kernel messages`.
+/// `3 Xid/SXid lines (2 devices), 5 adapter link/cable/PCIe lines (2
+/// adapters), 4 other kernel messages`.
 #[must_use]
 pub fn summary(log: &KernelLog) -> String {
     let mut devices: Vec<(XidSource, Option<&str>, Option<&str>)> = Vec::new();
@@ -161,11 +223,28 @@ pub fn summary(log: &KernelLog) -> String {
             devices.push(key);
         }
     }
-    let mut s = format!(
-        "{} Xid/SXid line(s) ({} device(s))",
-        log.events.len(),
-        devices.len()
-    );
+    let mut parts = Vec::new();
+    if !log.events.is_empty() || log.nic_events.is_empty() {
+        parts.push(format!(
+            "{} Xid/SXid line(s) ({} device(s))",
+            log.events.len(),
+            devices.len()
+        ));
+    }
+    if !log.nic_events.is_empty() {
+        let mut adapters: Vec<Option<&str>> = Vec::new();
+        for e in &log.nic_events {
+            if !adapters.contains(&e.pci.as_deref()) {
+                adapters.push(e.pci.as_deref());
+            }
+        }
+        parts.push(format!(
+            "{} adapter link/cable/PCIe line(s) ({} adapter(s))",
+            log.nic_events.len(),
+            adapters.len()
+        ));
+    }
+    let mut s = parts.join(", ");
     let other = log.other_message_lines();
     if other > 0 {
         s.push_str(&format!(", {other} other kernel message(s)"));
@@ -241,6 +320,9 @@ fn read_line(text: &str) -> Read<'_> {
     let (prefix, rest) = split_prefix(text);
     if let Some(body) = xid_body(rest) {
         return Read::Event(prefix, body);
+    }
+    if let Some(nic) = nic_head(rest) {
+        return Read::Nic(prefix, nic);
     }
     if prefix.logged || rest.starts_with("NVRM:") || rest.starts_with("nvidia-nvswitch") {
         Read::Other(prefix)
@@ -431,6 +513,273 @@ fn xid_body(text: &str) -> Option<Body<'_>> {
     Some(body)
 }
 
+/// An adapter driver's line after its log prefix: `DRIVER PCI[ NAME]: MSG`.
+#[derive(Debug, PartialEq)]
+struct Nic<'a> {
+    driver: &'a str,
+    /// The PCI address; `None` when the line ends inside it.
+    pci: Option<&'a str>,
+    interface: Option<&'a str>,
+    /// The message after `: `; `None` when the line ends before it.
+    message: Option<&'a str>,
+}
+
+/// `dddd:bb:dd.f`: a PCI address as the kernel names a device.
+fn is_pci_address(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 12
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b':',
+            10 => *c == b'.',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// Whether `text` is a start of a PCI address, cut before it ends.
+fn is_pci_start(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() < 12
+        && text.bytes().enumerate().all(|(i, c)| match i {
+            4 | 7 => c == b':',
+            10 => c == b'.',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// `mlx5_core 0000:53:00.0 enp83s0f0np0: …`, `mlx4_core 0000:c3:00.0: …`:
+/// an mlx driver's name, the PCI address, an interface. A line ending
+/// inside the address names the driver only.
+fn nic_head(text: &str) -> Option<Nic<'_>> {
+    let (driver, rest) = text.split_once(' ')?;
+    let known = driver.starts_with("mlx")
+        && driver.len() <= 16
+        && driver
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if !known {
+        return None;
+    }
+    let mut nic = Nic {
+        driver,
+        pci: None,
+        interface: None,
+        message: None,
+    };
+    let pci = rest.get(..12).filter(|p| is_pci_address(p));
+    let Some(pci) = pci else {
+        return is_pci_start(rest.trim_end_matches(':')).then_some(nic);
+    };
+    nic.pci = Some(pci);
+    let after = rest.get(12..).unwrap_or_default();
+    let (interface, message) = if let Some(m) = after.strip_prefix(':') {
+        (None, m)
+    } else {
+        let named = after.strip_prefix(' ')?;
+        match named.split_once(':') {
+            Some((name, m)) if !name.is_empty() && !name.contains(' ') => (Some(name), m),
+            Some(_) => return None,
+            // Cut inside the interface's name.
+            None if !named.contains(' ') => return Some(nic),
+            None => return None,
+        }
+    };
+    nic.interface = interface;
+    let message = message.trim();
+    nic.message = (!message.is_empty()).then_some(message);
+    Some(nic)
+}
+
+/// The event of an adapter's line, `None` for the driver's other messages.
+/// On the block's last line, a start of one of the shapes read is a cut
+/// line: the adapter is named, nothing is judged.
+fn nic_event(prefix: Prefix<'_>, nic: Nic<'_>, number: usize, last: bool) -> Option<NicEvent> {
+    let message = nic.message.unwrap_or_default();
+    let what = nic_what(message).filter(|w| !last || whole_on_last_line(w));
+    let missing = match (&what, last) {
+        (Some(_), _) | (None, false) => None,
+        (None, true) if nic.pci.is_none() => Some("the adapter and what the line says"),
+        (None, true) => cut_shape(message),
+    };
+    if what.is_none() && missing.is_none() {
+        return None;
+    }
+    Some(NicEvent {
+        driver: nic.driver.to_owned(),
+        pci: nic.pci.map(str::to_owned),
+        interface: nic.interface.map(str::to_owned),
+        what,
+        time: prefix.time.map(str::to_owned),
+        uptime_seconds: prefix.uptime,
+        span: LineSpan::line(number),
+        partial: missing.map(|m| Partial::new(PartialReason::CutLine, vec![m.to_owned()], number)),
+    })
+}
+
+/// What a message says, when it is one of the shapes read, whole.
+fn nic_what(message: &str) -> Option<NicWhat> {
+    match message {
+        "Link up" => return Some(NicWhat::Carrier { up: true }),
+        "Link down" => return Some(NicWhat::Carrier { up: false }),
+        _ => {}
+    }
+    if let Some(rest) = message.strip_prefix("Port: ") {
+        let (port, state) = rest.split_once(" Link ")?;
+        // `ib_port_state_to_str`'s words (and its `UNKNOWN`).
+        let state_ok = matches!(
+            state,
+            "NOP" | "DOWN" | "INIT" | "ARMED" | "ACTIVE" | "ACTIVE_DEFER" | "UNKNOWN"
+        );
+        let port = port.parse().ok()?;
+        return state_ok.then(|| NicWhat::PortState {
+            port,
+            state: state.to_owned(),
+        });
+    }
+    if let Some(module) = module_event(message) {
+        return Some(module);
+    }
+    pcie_bandwidth(message).map(NicWhat::PcieBandwidth)
+}
+
+/// The reasons `mlx5_pme_error` prints, whole: a reason ending the block's
+/// last line that is none of these may have lost its end to the cut.
+const MODULE_ERRORS: &[&str] = &[
+    "Power budget exceeded",
+    "Long Range for non MLNX cable",
+    "Bus stuck(I2C or data shorted)",
+    "No EEPROM/retry timeout",
+    "Enforce part number list",
+    "Unknown identifier",
+    "High Temperature",
+    "Bad or shorted cable/module",
+    "Unknown status",
+];
+
+/// The statuses `mlx5_pme_status` prints.
+const MODULE_STATUSES: &[&str] = &["Cable plugged", "Cable unplugged", "Cable error"];
+
+/// Whether an event read from the block's last line is whole: its words
+/// are ones the driver prints whole (a state, a status, a reason of the
+/// tables), or its line ends with the shape's own last word.
+fn whole_on_last_line(what: &NicWhat) -> bool {
+    match what {
+        // Closed sets of words, read whole only (`ACT` is no state).
+        NicWhat::Carrier { .. } | NicWhat::PortState { .. } => true,
+        NicWhat::Module { status, error, .. } => {
+            MODULE_STATUSES.contains(&status.as_str())
+                && error.as_deref().is_none_or(|e| MODULE_ERRORS.contains(&e))
+        }
+        // Its shape ends with `link)` (or `Flit mode`): a cut one does not
+        // read.
+        NicWhat::PcieBandwidth(_) => true,
+    }
+}
+
+/// `Port module event: module 0, Cable plugged`, `Port module
+/// event[error]: module 0, Cable error, High Temperature`, after the
+/// `func:line:(pid N): ` of older kernels' `mlx5_core_err`.
+fn module_event(message: &str) -> Option<NicWhat> {
+    let at = memchr::memmem::find(message.as_bytes(), b"Port module event")?;
+    let rest = message.get(at + "Port module event".len()..)?;
+    let (error, rest) = match rest.strip_prefix("[error]: ") {
+        Some(r) => (true, r),
+        None => (false, rest.strip_prefix(": ")?),
+    };
+    let rest = rest.strip_prefix("module ")?;
+    let (module, rest) = rest.split_once(", ")?;
+    let module = module.parse().ok()?;
+    let (status, reason) = if error {
+        let (s, r) = rest.split_once(", ")?;
+        (s, Some(r.trim()))
+    } else {
+        (rest.trim(), None)
+    };
+    (!status.is_empty()).then(|| NicWhat::Module {
+        module,
+        status: status.to_owned(),
+        error: reason.filter(|r| !r.is_empty()).map(str::to_owned),
+    })
+}
+
+/// `8.0 GT/s PCIe x8 link` → (`8.0 GT/s`, 8).
+fn pcie_link(text: &str) -> Option<(&str, u32)> {
+    let (speed, width) = text.trim().strip_suffix(" link")?.split_once(" PCIe x")?;
+    speed
+        .ends_with(" GT/s")
+        .then_some(())
+        .and_then(|()| Some((speed, width.parse().ok()?)))
+}
+
+/// `N.NNN Gb/s`'s number.
+fn gbps(text: &str) -> Option<f64> {
+    text.trim()
+        .strip_suffix(" Gb/s")?
+        .parse::<f64>()
+        .ok()
+        .filter(|g| g.is_finite())
+}
+
+/// The PCIe bandwidth line (`__pcie_print_link_status`).
+fn pcie_bandwidth(message: &str) -> Option<PcieBandwidth> {
+    const AVAILABLE: &str = " available PCIe bandwidth";
+    let at = memchr::memmem::find(message.as_bytes(), AVAILABLE.as_bytes())?;
+    let available_gbps = gbps(message.get(..at)?)?;
+    let rest = message.get(at + AVAILABLE.len()..)?;
+    let rest = rest.strip_suffix(", in Flit mode").unwrap_or(rest);
+    if let Some(link) = rest.strip_prefix(" (").and_then(|r| r.strip_suffix(')')) {
+        let (speed, width) = pcie_link(link)?;
+        return Some(PcieBandwidth {
+            available_gbps,
+            speed: speed.to_owned(),
+            width,
+            limited_at: None,
+            capable_gbps: None,
+            capable_speed: None,
+            capable_width: None,
+        });
+    }
+    let rest = rest.strip_prefix(", limited by ")?.strip_suffix(')')?;
+    let (limited, capable) = rest.split_once(" (capable of ")?;
+    let (link, at_dev) = limited.split_once(" link at ")?;
+    let (speed, width) = pcie_link(&format!("{link} link")).map(|(s, w)| (s.to_owned(), w))?;
+    let (cap_bw, cap_link) = capable.split_once(" with ")?;
+    let (cap_speed, cap_width) = pcie_link(cap_link)?;
+    Some(PcieBandwidth {
+        available_gbps,
+        speed,
+        width,
+        limited_at: Some(at_dev.trim().to_owned()),
+        capable_gbps: Some(gbps(cap_bw)?),
+        capable_speed: Some(cap_speed.to_owned()),
+        capable_width: Some(cap_width),
+    })
+}
+
+/// What a message cut at the block's end lacks, when it is a start of one
+/// of the shapes read (or one of them with its last word cut).
+fn cut_shape(message: &str) -> Option<&'static str> {
+    let starts = |whole: &str| whole.starts_with(message) || message.starts_with(whole);
+    if message.is_empty() {
+        return Some("what the line says");
+    }
+    if starts("Link down") || starts("Link up") || starts("Port: ") {
+        return Some("the link state");
+    }
+    if message.contains("Port module event") || "Port module event".starts_with(message) {
+        return Some("the module's status");
+    }
+    let digits = message
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b'.')
+        .count();
+    let after = message.get(digits..).unwrap_or_default();
+    let bandwidth = " Gb/s available PCIe bandwidth";
+    if digits > 0 && (bandwidth.starts_with(after) || after.starts_with(bandwidth)) {
+        return Some("the PCIe link figures");
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -526,10 +875,9 @@ this is what I saw yesterday
 ";
         let p = read(text);
         assert_eq!(p.value.events.len(), 1);
-        assert_eq!(
-            p.value.other_messages,
-            vec![LineSpan::new(1, 2), LineSpan::line(4)]
-        );
+        // The adapter's port line is read (see below).
+        assert_eq!(p.value.nic_events.len(), 1);
+        assert_eq!(p.value.other_messages, vec![LineSpan::new(1, 2)]);
         assert_eq!(p.warning_lines(), vec![(5, WarningKind::Unreadable)]);
     }
 
@@ -570,10 +918,137 @@ this is what I saw yesterday
         }
         let no = [
             "PortXmitData:....................1234",
-            "[  12.3] mlx5_core 0000:ab:00.0: Port: 1 Link ACTIVE",
             "NVRM: loading NVIDIA UNIX Open Kernel Module",
             "the Xid (see above) was 79",
             "GPU 0: NVIDIA H100 (UUID: GPU-x)",
+        ];
+        for n in no {
+            assert!(detect(&lines_of(n)).is_none(), "{n}");
+        }
+    }
+
+    #[test]
+    fn reads_adapter_link_module_and_pcie_lines() {
+        let text = "\
+[ 4435.115811] mlx5_core 0000:53:00.0 enp83s0f0np0: Link down
+[ 4441.769587] mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link ACTIVE
+Dec 07 10:00:00 gpu07 kernel: mlx5_core 0000:5c:00.0: Port module event: module 0, Cable unplugged
+[Mon Dec  7 10:00:01 2026] mlx5_core 0000:5c:00.0: mlx5_port_module_event:1131:(pid 0): Port module event[error]: module 0, Cable error, High Temperature
+mlx5_core 0000:3b:00.0: 63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:3a:00.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)
+mlx5_core 0000:86:00.0: 252.048 Gb/s available PCIe bandwidth (16.0 GT/s PCIe x16 link)
+mlx4_core 0000:c3:00.0 ibp195s0: Port: 2 Link INIT
+mlx5_core 0000:53:00.0: firmware version: 28.39.1002
+[ 4441.852238] bond0: (slave enp83s0f0np0): link status definitely up, 100000 Mbps full duplex
+";
+        let p = read(text);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let e = &p.value.nic_events;
+        assert_eq!(e.len(), 7);
+        assert_eq!(e[0].driver, "mlx5_core");
+        assert_eq!(e[0].pci.as_deref(), Some("0000:53:00.0"));
+        assert_eq!(e[0].interface.as_deref(), Some("enp83s0f0np0"));
+        assert_eq!(e[0].what, Some(NicWhat::Carrier { up: false }));
+        assert_eq!(e[0].uptime_seconds, Some(4_435.115_811));
+        assert_eq!(
+            e[1].what,
+            Some(NicWhat::PortState {
+                port: 1,
+                state: "ACTIVE".into()
+            })
+        );
+        assert_eq!(e[1].interface.as_deref(), Some("mlx5_3"));
+        assert_eq!(e[2].interface, None);
+        assert_eq!(e[2].time.as_deref(), Some("Dec 07 10:00:00"));
+        assert_eq!(
+            e[2].what,
+            Some(NicWhat::Module {
+                module: 0,
+                status: "Cable unplugged".into(),
+                error: None
+            })
+        );
+        assert_eq!(
+            e[3].what,
+            Some(NicWhat::Module {
+                module: 0,
+                status: "Cable error".into(),
+                error: Some("High Temperature".into())
+            })
+        );
+        let Some(NicWhat::PcieBandwidth(bw)) = &e[4].what else {
+            panic!("{:?}", e[4]);
+        };
+        assert_eq!(
+            (bw.available_gbps, bw.speed.as_str(), bw.width),
+            (63.008, "8.0 GT/s", 8)
+        );
+        assert_eq!(bw.limited_at.as_deref(), Some("0000:3a:00.0"));
+        assert_eq!(
+            (
+                bw.capable_gbps,
+                bw.capable_speed.as_deref(),
+                bw.capable_width
+            ),
+            (Some(252.048), Some("16.0 GT/s"), Some(16))
+        );
+        let Some(NicWhat::PcieBandwidth(full)) = &e[5].what else {
+            panic!("{:?}", e[5]);
+        };
+        assert_eq!((full.width, full.limited_at.as_deref()), (16, None));
+        assert_eq!(e[6].driver, "mlx4_core");
+        assert!(e.iter().all(|e| e.partial.is_none()));
+        // The probe's other line and bond0's are other kernel messages.
+        assert_eq!(p.value.other_messages, vec![LineSpan::new(8, 9)]);
+    }
+
+    #[test]
+    fn an_adapter_line_cut_at_the_end_is_partial() {
+        for (text, missing) in [
+            ("mlx5_core 0000:53:00.0 enp83s0f0np0: Link do", "the link state"),
+            ("mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link ACT", "the link state"),
+            (
+                "mlx5_core 0000:5c:00.0: Port module event[error]: module 0, Cable error, High Temp",
+                "the module's status",
+            ),
+            (
+                "mlx5_core 0000:3b:00.0: 63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 li",
+                "the PCIe link figures",
+            ),
+            ("[ 1.0] mlx5_core 0000:5c:0", "the adapter and what the line says"),
+        ] {
+            let p = read(&format!("[ 0.5] mlx5_core 0000:01:00.0: firmware version: 1\n{text}"));
+            let e = &p.value.nic_events;
+            assert_eq!(e.len(), 1, "{text}");
+            assert_eq!(e[0].what, None, "{text}");
+            let partial = e[0].partial.as_ref().unwrap();
+            assert_eq!(partial.missing, vec![missing], "{text}");
+            assert_eq!(partial.reason, PartialReason::CutLine);
+        }
+        // The same starts on a line that is not the last are other messages.
+        let p = read("mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link ACT\nmlx5_core 0000:53:00.0 eth1: Link up\n");
+        assert_eq!(p.value.nic_events.len(), 1);
+        assert_eq!(p.value.other_messages, vec![LineSpan::line(1)]);
+        // A whole reason ending the paste is read.
+        let p = read("mlx5_core 0000:5c:00.0: Port module event[error]: module 1, Cable error, Power budget exceeded");
+        assert!(p.value.nic_events[0].partial.is_none());
+    }
+
+    #[test]
+    fn detection_takes_an_adapter_line_and_nothing_like_it() {
+        let yes = [
+            "mlx5_core 0000:53:00.0 enp83s0f0np0: Link down",
+            "[   10.6] mlx5_core 0004:01:00.0: firmware version: 16.27.2048",
+            "Dec 07 10:00:00 h kernel: mlx4_core 0000:c3:00.0 ibp195s0: Port: 1 Link INIT",
+        ];
+        for y in yes {
+            assert!(detect(&lines_of(y)).is_some(), "{y}");
+        }
+        let no = [
+            "mlx5_0 port 1 ==> ib0 (Up)",
+            "mlx5_core is the driver",
+            "[  12.3] bond0: (slave enp83s0f0np0): link status definitely down",
+            "Dec 07 10:00:00 h kernel: pci 0000:05:00.0: 4.000 Gb/s available PCIe bandwidth",
+            "mlx5_core 0000:53:00.0 two words: Link down",
         ];
         for n in no {
             assert!(detect(&lines_of(n)).is_none(), "{n}");

@@ -617,14 +617,15 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
         // Output the command line filtered (`iblinkinfo | grep Up`): the
         // lines the filter hid are not in the paste, and a listing of the
         // Up links says nothing of the others.
-        // A kernel log filtered for its Xid lines (`dmesg | grep -i xid`)
-        // left out only lines this format does not judge.
+        // A kernel log filtered for its Xid or adapter lines (`dmesg | grep
+        // -i xid`, `dmesg | grep mlx5`) left out only lines this format
+        // does not judge.
         let filter = at
             .section
             .command
             .as_deref()
             .and_then(output_filter)
-            .filter(|f| !(at.section.kind == Kind::KernelLog && filters_for_xid(f)));
+            .filter(|f| !(at.section.kind == Kind::KernelLog && filters_for_read_lines(f)));
         if let Some(filter) = filter {
             out.push(PartialPart {
                 at,
@@ -725,6 +726,18 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                 for e in &log.events {
                     push(
                         &|| format!("kernel log line {}", e.span.first_line),
+                        &e.partial,
+                    );
+                }
+                for e in &log.nic_events {
+                    push(
+                        &|| match &e.pci {
+                            Some(pci) => format!(
+                                "kernel log line {} ({} {pci})",
+                                e.span.first_line, e.driver
+                            ),
+                            None => format!("kernel log line {} ({})", e.span.first_line, e.driver),
+                        },
                         &e.partial,
                     );
                 }
@@ -1167,11 +1180,14 @@ fn stage_program(stage: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
 }
 
-/// Whether a filter keeps a kernel log's Xid (or NVRM) lines: `grep -i
-/// xid`, `grep -E 'NVRM|SXid'`.
-fn filters_for_xid(filter: &str) -> bool {
+/// Whether a filter keeps the kernel log's lines this format reads: Xid
+/// (or NVRM) lines, `grep -i xid`, `grep -E 'NVRM|SXid'`; the adapter's,
+/// `grep mlx5`, `grep -E 'mlx5|ib0'`, `grep -i link`.
+fn filters_for_read_lines(filter: &str) -> bool {
     let lower = filter.to_ascii_lowercase();
-    lower.contains("xid") || lower.contains("nvrm")
+    ["xid", "nvrm", "mlx", "link", "ib", "port module", "pcie"]
+        .iter()
+        .any(|w| lower.contains(w))
 }
 
 /// The filter a command line pipes its output through (`grep Up` of

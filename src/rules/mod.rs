@@ -26,6 +26,7 @@ pub mod ib_fleet;
 pub mod ib_port;
 pub mod input;
 pub mod nccl;
+pub mod nic_log;
 pub mod nvlink;
 mod port_info;
 pub mod registry;

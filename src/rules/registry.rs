@@ -11,7 +11,7 @@
 
 use super::{
     cross, diag, fabric_links, gpu_memory, gpu_pcie, gpu_state, gpu_xid, ib_counters, ib_fleet,
-    ib_port, input, nccl, nvlink, subnet_manager, switch_vitals, topology, Rule,
+    ib_port, input, nccl, nic_log, nvlink, subnet_manager, switch_vitals, topology, Rule,
 };
 use std::fmt::Write as _;
 
@@ -37,6 +37,8 @@ pub static RULES: &[&Rule] = &[
     &fabric_links::IB008,
     &switch_vitals::IB009,
     &fabric_links::IB010,
+    &nic_log::IB011,
+    &nic_log::IB012,
     &ib_counters::IB101,
     &ib_counters::IB102,
     &ib_counters::IB103,
