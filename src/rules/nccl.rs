@@ -863,13 +863,12 @@ fn event_finding(
                 (None, None) => return None,
             }
     };
-    let first = list.first().map(|(_, e)| e.at.cuda_dev);
-    let same_gpu = list.iter().all(|(_, e)| Some(e.at.cuda_dev) == first);
+    // The HCA's event: every rank that opened it prints it, whatever its
+    // GPU; the GPU is no part of the subject.
     let subject = Subject {
         host: host.map(str::to_owned),
         device: device.map(str::to_owned),
         port,
-        gpu: first.flatten().filter(|_| same_gpu),
         ..Subject::default()
     };
     let mut finding = NC004
