@@ -3981,9 +3981,9 @@ gpu-a01:20211:20280 [0] NCCL INFO Using network IB
 
 /// NCCL's IB async events as a training job's ranks print them, the
 /// paste's last line cut inside a failed call's error: the port error of
-/// the host whose ranks printed it is an error (no `port active` after
-/// it), the other host's port came back (a flap, a warning), and the cut
-/// line is partial (IN001), not judged. Before, none of these lines was
+/// the host whose ranks printed it is an error (a connection of that host
+/// failed after it), the other host's port came back (a flap, a warning),
+/// and the cut line is partial (IN001), not judged. Before, none of these lines was
 /// read: only NC001's completion errors were.
 #[test]
 fn nccl_async_port_events_are_judged_and_a_cut_last_line_is_partial() {
@@ -3994,6 +3994,7 @@ ml-c02:5120:5190 [1] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]
 ml-c02:5120:5190 [1] NCCL INFO Using network IB
 ml-c01:4410:4461 [0] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_1:1 Got async event : port error
 ml-c01:4411:4462 [1] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_1:1 Got async event : port error
+ml-c01:4411:4470 [1] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.9.0.2<40001> with status=12 opcode=0 len=0 vendor err 129 (Send)
 ml-c02:5120:5163 [1] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_0:1 Got async event : port error
 ml-c02:5120:5163 [1] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_0:1 Got async event : port active
 ml-c01:4410:4461 [0] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_0:1 Got async event : port active
@@ -4012,8 +4013,9 @@ ml-c02:5120:5190 [1] misc/ibvwrap.cc:160 NCCL WARN Call to ibv_reg_mr failed wit
         })
         .collect();
     got.sort_by_key(|g| (g.0, g.1));
-    // ml-c01's mlx5_1 went down and stayed down; its mlx5_0 came up (the
-    // start of that flap is not in the paste); ml-c02's mlx5_0 flapped.
+    // ml-c01's mlx5_1 went down and a connection failed; its mlx5_0 came
+    // up (the start of that flap is not in the paste); ml-c02's mlx5_0
+    // flapped.
     assert_eq!(
         got,
         [
@@ -4031,7 +4033,7 @@ ml-c02:5120:5190 [1] misc/ibvwrap.cc:160 NCCL WARN Call to ibv_reg_mr failed wit
     // The cut ibv_reg_mr line: partial, named by IN001, not judged.
     let in001 = of(&r, "IN001");
     assert_eq!(in001.len(), 1, "{:?}", r.findings);
-    assert!(in001[0].evidence.iter().any(|e| e.span.first_line == 10));
+    assert!(in001[0].evidence.iter().any(|e| e.span.first_line == 11));
     assert!(nc004.iter().all(|f| !f.message.contains("ibv_reg_mr")));
 }
 

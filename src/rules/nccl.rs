@@ -575,13 +575,15 @@ declare_rule! {
     /// error`, `local access violation work queue error`, `CQ error`)
     /// breaks the connections on it; NCCL 2.23 on fails the communicator
     /// (`error`). `port error` (`IBV_EVENT_PORT_ERR`) is the port's link
-    /// going down during the run: the connections through it time out
-    /// (NC001's status 12 follows) (`error`); when the same device and port
-    /// prints `port active` after it, the link came back: a flap
-    /// (`warning`), which still kills a job whose retries ran out while it
-    /// was down and which a bad cable or transceiver repeats. A `port
-    /// active` alone is the end of such a flap whose start the paste does
-    /// not hold (`warning`). A failed verbs call stops NCCL's setup of a
+    /// going down during the run: the connections through it time out.
+    /// When the host's log shows that harm, a completion error of the host
+    /// after the `port error` (NC001's status 12), it is an `error`.
+    /// Otherwise it is a `warning`: when the same device and port prints
+    /// `port active` after it, the link came back (a flap, which a bad
+    /// cable or transceiver repeats); when it does not, the paste may end
+    /// before either the recovery or the failure, and the absence of
+    /// `port active` is no evidence. A `port active` alone is the end of a
+    /// flap whose start the paste does not hold (`warning`). A failed verbs call stops NCCL's setup of a
     /// connection or a buffer (`ncclSystemError`, `unhandled system error`)
     /// and says why in its errno: `Cannot allocate memory` is nearly always
     /// the locked-memory limit (RDMA pins what it registers),
@@ -597,10 +599,11 @@ declare_rule! {
     /// NCCL's INFO `retrying` lines of `ibv_modify_qp` (2.24 on: the call
     /// is retried; only its final WARN is a failure). A device NCCL could
     /// not open, query or query a port of (`NET/IB : Unable to open device
-    /// mlx5_5`) while the same host's log shows it using other IB devices
-    /// is skipped by NCCL: a container or SR-IOV pod sees every HCA of the
-    /// host and may open only its own. Without such a list it is a
-    /// `warning`. A line the paste's end cut inside its event or error is
+    /// mlx5_5`) is skipped by NCCL, and a container or SR-IOV pod sees
+    /// every HCA of the host and may open only its own: it is judged (a
+    /// `warning`) only where the same host's log shows NCCL then found no
+    /// IB device at all (`NET/IB : No device found.`); a log that lists the
+    /// devices NCCL uses, or none (cut, `NCCL_DEBUG=WARN`), is not judged. A line the paste's end cut inside its event or error is
     /// partial (IN001), not judged.
     ///
     /// ### Evidence
@@ -712,7 +715,17 @@ fn check_device_events(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let mut dead_hcas: Vec<HostKey<'_>> = Vec::new();
     for ((host, device, port), list) in &mut events {
         list.sort_by_key(|(at, e)| (at.doc, e.at.span.first_line));
-        if let Some(f) = event_finding(host.name(), *device, *port, list) {
+        // The host's completion errors: connections that failed, the harm
+        // a port event did (a completion error naming another HCA is not).
+        let failed: Vec<(SectionRef<'_>, &CompletionError)> = logs
+            .iter()
+            .filter(|(o, _)| o.host() == *host)
+            .flat_map(|(o, l)| l.completion_errors.iter().map(move |c| (*o, c)))
+            .filter(|(_, c)| {
+                device.is_none() || c.ib_device.is_none() || c.ib_device.as_deref() == *device
+            })
+            .collect();
+        if let Some(f) = event_finding(host.name(), *device, *port, list, &failed) {
             if list
                 .iter()
                 .any(|(_, e)| event_kind(&e.event) == EventKind::DeviceFatal)
@@ -731,13 +744,17 @@ fn check_device_events(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             *call,
             "ibv_open_device" | "ibv_query_device" | "ibv_query_port"
         );
-        let uses_others = logs.iter().any(|(o, l)| {
+        // A device NCCL could not open is one it skips: judged only where
+        // the host's log shows NCCL then found no IB device at all. A log
+        // without the device list (cut, or NCCL_DEBUG=WARN) says nothing
+        // of the others.
+        let found_none = logs.iter().any(|(o, l)| {
             o.host() == *host
                 && l.net_devices
                     .iter()
-                    .any(|d| d.transport == "IB" && !d.devices.is_empty())
+                    .any(|d| d.transport == "IB" && d.devices.is_empty())
         });
-        if probing && uses_others {
+        if probing && !found_none {
             continue;
         }
         out.push(call_finding(host.name(), call, list, probing));
@@ -784,6 +801,7 @@ fn event_finding(
     device: Option<&str>,
     port: Option<u32>,
     list: &[(SectionRef<'_>, &IbAsyncEvent)],
+    failed: &[(SectionRef<'_>, &CompletionError)],
 ) -> Option<Finding> {
     let kind_at = |k: EventKind| list.iter().rposition(|(_, e)| event_kind(&e.event) == k);
     let count = |k: EventKind| {
@@ -810,6 +828,15 @@ fn event_finding(
             EventKind::DeviceFatal | EventKind::QueueFatal
         )
     });
+    // The first completion error of the host after the first `port error`.
+    let harm = list
+        .iter()
+        .find(|(_, e)| event_kind(&e.event) == EventKind::PortDown)
+        .and_then(|(at, e)| {
+            failed
+                .iter()
+                .find(|(o, c)| (o.doc, c.at.span.first_line) > (at.doc, e.at.span.first_line))
+        });
     let (severity, message, first_kinds): (Severity, String, &[EventKind]) = if let Some((_, e)) =
         list.iter()
             .find(|(_, e)| event_kind(&e.event) == EventKind::DeviceFatal)
@@ -834,24 +861,39 @@ fn event_finding(
                 &[EventKind::QueueFatal, EventKind::PortDown],
             )
     } else {
+        // Whether the port came back is read from a `port active` after
+        // the last `port error`; its absence is no evidence (the paste may
+        // end before it). What makes a port event an error is harm the log
+        // shows: a completion error of the host after the first `port error`.
         match (kind_at(EventKind::PortDown), kind_at(EventKind::PortUp)) {
-                (Some(down), Some(up)) if up > down => (
-                    Severity::Warning,
-                    format!(
-                        "{port_words} went down during the run and came back: {} `port error` and {} `port active` event(s), the last `port active` after the last `port error` (a link flap; connections whose retries ran out while it was down failed)",
-                        count(EventKind::PortDown),
-                        count(EventKind::PortUp)
-                    ),
-                    &[EventKind::PortDown, EventKind::PortUp],
-                ),
-                (Some(_), _) => (
-                    Severity::Error,
-                    format!(
-                        "{port_words} went down during the run: {} `port error` event(s) from {processes} process(es) and no `port active` after the last one in the log; connections through it time out (transport retry counter exceeded)",
-                        count(EventKind::PortDown)
-                    ),
-                    &[EventKind::PortDown, EventKind::PortUp],
-                ),
+                (Some(down), up) => {
+                    let recovered = up.is_some_and(|up| up > down);
+                    let downs = count(EventKind::PortDown);
+                    let words = match (recovered, harm.is_some()) {
+                        (true, true) => format!(
+                            "{port_words} went down during the run ({downs} `port error` event(s)) and came back (`port active`), and connections of the host failed after it went down (completion errors): the job lost them"
+                        ),
+                        (true, false) => format!(
+                            "{port_words} went down during the run and came back: {downs} `port error` and {} `port active` event(s), the last `port active` after the last `port error` (a link flap; a job whose retries ran out while it was down fails)",
+                            count(EventKind::PortUp)
+                        ),
+                        (false, true) => format!(
+                            "{port_words} went down during the run ({downs} `port error` event(s) from {processes} process(es)), and connections of the host failed after it (completion errors); the log shows no `port active` after it"
+                        ),
+                        (false, false) => format!(
+                            "{port_words} went down during the run ({downs} `port error` event(s) from {processes} process(es)); the log shows neither the port coming back nor a connection failing (it may end before either)"
+                        ),
+                    };
+                    (
+                        if harm.is_some() {
+                            Severity::Error
+                        } else {
+                            Severity::Warning
+                        },
+                        words,
+                        &[EventKind::PortDown, EventKind::PortUp],
+                    )
+                }
                 (None, Some(_)) => (
                     Severity::Warning,
                     format!(
@@ -898,6 +940,21 @@ fn event_finding(
                 at.source(),
             ));
         }
+    }
+    if let (None, Some((at, c))) = (fatal, harm) {
+        finding = finding.evidence(Evidence::new(
+            format!(
+                "NCCL WARN on CUDA device {}: completion error status {} after the port went down{}",
+                c.at.cuda_dev
+                    .map_or_else(|| "?".to_owned(), |d| d.to_string()),
+                c.status,
+                c.peer
+                    .as_deref()
+                    .map_or(String::new(), |p| format!(" (peer {})", peer_address(p))),
+            ),
+            c.at.span,
+            at.source(),
+        ));
     }
     if fatal.is_some() {
         if let Some((at, e)) = list.iter().find(|(_, e)| {
@@ -1013,7 +1070,7 @@ fn call_finding(
     }
     message.push_str(&format!(": {}", errors.join(", ")));
     if probing {
-        message.push_str("; NCCL skips the device and the log shows no IB device it uses instead (the job may have fallen back to sockets, NC002)");
+        message.push_str("; NCCL skipped it and found no IB device (`NET/IB : No device found.`): the job may have fallen back to sockets (NC002)");
     }
     message.push_str(&format!(": most likely {why}"));
     let first = list.first().map(|(_, v)| v.at.cuda_dev);
