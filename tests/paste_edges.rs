@@ -4052,3 +4052,103 @@ gpu-a01:20211:20280 [0] NCCL INFO Using network IB
     assert!(reasons[0].contains("`torchrun`"), "{reasons:?}");
     assert!(!reasons[0].contains("NCCL_DEBUG"), "{reasons:?}");
 }
+
+/// NCCL's IB async events as a training job's ranks print them, the
+/// paste's last line cut inside a failed call's error: the port error of
+/// the host whose ranks printed it is an error (a connection of that host
+/// failed after it), the other host's port came back (a flap, a warning),
+/// and the cut line is partial (IN001), not judged. Before, none of these lines was
+/// read: only NC001's completion errors were.
+#[test]
+fn nccl_async_port_events_are_judged_and_a_cut_last_line_is_partial() {
+    let text = "\
+ml-c01:4410:4477 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB ib0:10.9.0.1<0>
+ml-c01:4410:4477 [0] NCCL INFO Using network IB
+ml-c02:5120:5190 [1] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB ib0:10.9.0.2<0>
+ml-c02:5120:5190 [1] NCCL INFO Using network IB
+ml-c01:4410:4461 [0] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_1:1 Got async event : port error
+ml-c01:4411:4462 [1] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_1:1 Got async event : port error
+ml-c01:4411:4470 [1] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.9.0.2<40001> with status=12 opcode=0 len=0 vendor err 129 (Send)
+ml-c02:5120:5163 [1] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_0:1 Got async event : port error
+ml-c02:5120:5163 [1] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_0:1 Got async event : port active
+ml-c01:4410:4461 [0] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_0:1 Got async event : port active
+ml-c02:5120:5190 [1] misc/ibvwrap.cc:160 NCCL WARN Call to ibv_reg_mr failed with error Cannot alloc";
+    let r = report(text);
+    let nc004 = of(&r, "NC004");
+    let mut got: Vec<_> = nc004
+        .iter()
+        .map(|f| {
+            (
+                f.subject.host.as_deref(),
+                f.subject.device.as_deref(),
+                f.subject.port,
+                f.severity,
+            )
+        })
+        .collect();
+    got.sort_by_key(|g| (g.0, g.1));
+    // ml-c01's mlx5_1 went down and a connection failed; its mlx5_0 came
+    // up (the start of that flap is not in the paste); ml-c02's mlx5_0
+    // flapped.
+    assert_eq!(
+        got,
+        [
+            (Some("ml-c01"), Some("mlx5_0"), Some(1), Severity::Warning),
+            (Some("ml-c01"), Some("mlx5_1"), Some(1), Severity::Error),
+            (Some("ml-c02"), Some("mlx5_0"), Some(1), Severity::Warning),
+        ],
+        "{nc004:#?}"
+    );
+    let down = nc004
+        .iter()
+        .find(|f| f.severity == Severity::Error)
+        .unwrap();
+    assert!(down.message.contains("2 `port error`"), "{}", down.message);
+    // The cut ibv_reg_mr line: partial, named by IN001, not judged.
+    let in001 = of(&r, "IN001");
+    assert_eq!(in001.len(), 1, "{:?}", r.findings);
+    assert!(in001[0].evidence.iter().any(|e| e.span.first_line == 11));
+    assert!(nc004.iter().all(|f| !f.message.contains("ibv_reg_mr")));
+}
+
+/// NC001's subject names the local device: the HCA when NCCL printed it,
+/// else the device that a failed `ibv_modify_qp` of the same host names
+/// for the same local GID (NCCL 2.24 on prints both), else the local GID;
+/// the message names the remote peers (without each connection's port)
+/// and their GIDs. Before, the subject was the host and the GPU only.
+#[test]
+fn nccl_completion_errors_name_the_local_device_and_the_remote_peer() {
+    let text = "\
+rc-07:3310:3390 [4] misc/ibvwrap.cc:376 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_4:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.50.4.7, remote GID ::ffff:10.50.4.31
+rc-07:3310:3402 [4] transport/net_ib.cc:2001 NCCL WARN NET/IB: Got completion from peer 10.50.0.31<40211> with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.50.4.7 remoteGids::ffff:10.50.4.31
+rc-07:3310:3402 [4] transport/net_ib.cc:2001 NCCL WARN NET/IB: Got completion from peer 10.50.0.31<40219> with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.50.4.7 remoteGids::ffff:10.50.4.31
+rc-07:3310:3402 [5] transport/net_ib.cc:2001 NCCL WARN NET/IB: Got completion from peer 10.50.0.44<38101> with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.50.5.7 remoteGids::ffff:10.50.5.44
+";
+    let r = report(text);
+    let nc001 = of(&r, "NC001");
+    let mut subjects: Vec<String> = nc001.iter().map(|f| f.subject.describe()).collect();
+    subjects.sort();
+    assert_eq!(
+        subjects,
+        ["local GID ::ffff:10.50.5.7 GPU 5", "mlx5_4 GPU 4"],
+        "{nc001:#?}"
+    );
+    let m = &nc001
+        .iter()
+        .find(|f| f.subject.device.as_deref() == Some("mlx5_4"))
+        .unwrap()
+        .message;
+    assert!(
+        m.contains("remote peer(s) 10.50.0.31 (GID ::ffff:10.50.4.31)") && !m.contains("40219"),
+        "{m}"
+    );
+    // The failed modify_qp is NC004's, with its errno's meaning.
+    let nc004 = of(&r, "NC004");
+    assert_eq!(nc004.len(), 1);
+    assert_eq!(nc004[0].severity, Severity::Error);
+    assert!(
+        nc004[0].message.contains("110 ETIMEDOUT"),
+        "{}",
+        nc004[0].message
+    );
+}

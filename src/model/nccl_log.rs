@@ -10,6 +10,7 @@
 //! the program between them (Python logging, a traceback) are listed by
 //! number: they are the program's, not NCCL's, and say nothing here.
 
+use super::partial::Partial;
 use crate::span::LineSpan;
 use serde::{Deserialize, Serialize};
 
@@ -111,6 +112,71 @@ pub struct CompletionError {
     pub ib_device: Option<String>,
 }
 
+/// An asynchronous event of an IB device that NCCL's IB transport printed
+/// (its `IbAsync` thread reads `ibv_get_async_event` and warns of every
+/// event but `communication established`), in each release's wording:
+/// `NET/IB : Got async event : port error` (to 2.19),
+/// `NET/IB : mlx5_0:1 Got async event : port error` (2.20–2.22),
+/// `NET/IB : mlx5_0:1 async fatal event: local catastrophic error`,
+/// `… async fatal event on QP (0x…): …`, `… Got async error event: port
+/// error` (2.23–2.28.3), `… Got non-fatal async event: port error(10)`
+/// and `… GID table changed` (2.28 on). Source: `ncclIbAsyncThreadMain`,
+/// `src/transport/net_ib.cc` (`net_ib/common.cc` from 2.29),
+/// github.com/NVIDIA/nccl.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IbAsyncEvent {
+    /// Where it was printed.
+    pub at: Origin,
+    /// The IB device (`mlx5_0`), when the line names it (2.20 on).
+    pub device: Option<String>,
+    /// The device's port, when the line names it.
+    pub port: Option<u32>,
+    /// The event as `ibv_event_type_str` words it (`port error`, `port
+    /// active`, `local catastrophic error`, `GID table change`; NCCL's own
+    /// `GID table changed`), or `unknown event type (N)`.
+    pub event: String,
+    /// The cut the line ends in, when it is the paste's last line and
+    /// its event is not one of the events' words: not judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
+}
+
+/// A verbs call that NCCL's wrapper (`src/misc/ibvwrap.cc`,
+/// `src/include/ibvwrap.h`) or its IB transport reports failed:
+/// `Call to ibv_create_qp failed with error Cannot allocate memory`,
+/// `… failed with error Connection timed out errno 110` (2.19 on),
+/// `Call to ibv_modify_qp failed with 110 Connection timed out, on dev
+/// mlx5_0:1, curr state INIT, next state RTR, local GID index 3, local
+/// GID …, remote GID …` (2.24 on), `Call to ibv_open_device failed`,
+/// `ibv_post_send() failed with error …`, `NET/IB : Unable to open device
+/// mlx5_1`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerbsFailure {
+    /// Where it was printed.
+    pub at: Origin,
+    /// The call (`ibv_modify_qp`, `ibv_reg_mr`, `ibv_open_device`).
+    pub call: String,
+    /// The errno, when printed or implied by its text.
+    pub errno: Option<u32>,
+    /// The error's text as printed (`strerror`: `Connection timed out`).
+    pub error: Option<String>,
+    /// The IB device, when the line names it.
+    pub device: Option<String>,
+    /// The device's port, when the line names it.
+    pub port: Option<u32>,
+    /// The queue pair's state change that failed (`INIT -> RTR`), when
+    /// printed.
+    pub transition: Option<String>,
+    /// The local GID, when printed.
+    pub local_gid: Option<String>,
+    /// The remote GID, when printed.
+    pub remote_gid: Option<String>,
+    /// The cut the line ends in, when it is the paste's last line and
+    /// ends before its error is whole: not judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
+}
+
 /// A `NCCL WARN` line, whatever it says (completion errors included).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NcclWarning {
@@ -135,6 +201,12 @@ pub struct NcclLog {
     pub channels: Vec<ChannelLink>,
     /// Completion errors of the IB transport.
     pub completion_errors: Vec<CompletionError>,
+    /// Asynchronous events of IB devices.
+    #[serde(default)]
+    pub ib_async_events: Vec<IbAsyncEvent>,
+    /// Verbs calls reported failed.
+    #[serde(default)]
+    pub verbs_failures: Vec<VerbsFailure>,
     /// Every `NCCL WARN` line.
     pub warnings: Vec<NcclWarning>,
     /// NCCL lines read whose content no rule needs (`Bootstrap : …`,
@@ -181,6 +253,18 @@ impl NcclLog {
                 .completion_errors
                 .iter()
                 .filter(|c| keep(&c.at))
+                .cloned()
+                .collect(),
+            ib_async_events: self
+                .ib_async_events
+                .iter()
+                .filter(|e| keep(&e.at))
+                .cloned()
+                .collect(),
+            verbs_failures: self
+                .verbs_failures
+                .iter()
+                .filter(|v| keep(&v.at))
                 .cloned()
                 .collect(),
             warnings: self

@@ -3,9 +3,14 @@
 //! [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>`, and a `WARN` line's source
 //! location before the level (`[0] transport/net_ib.cc:1295 NCCL WARN …`).
 //!
-//! Shapes from NCCL's source (`src/transport/net_ib.cc`, `src/init.cc`,
-//! `src/debug.cc`, github.com/NVIDIA/nccl) and the logs pasted in its
-//! issues (NVIDIA/nccl#226, #952, #1405, #1814; NVIDIA/nccl-tests#188).
+//! Shapes from NCCL's source (`src/transport/net_ib.cc`, from 2.29
+//! `src/transport/net_ib/*.cc`, `src/misc/ibvwrap.cc`,
+//! `src/include/ibvwrap.h`, `src/init.cc`, `src/debug.cc`,
+//! github.com/NVIDIA/nccl, releases 2.4 to 2.30) and the logs pasted in its
+//! issues (NVIDIA/nccl#226, #230, #905, #952, #1129, #1405, #1710, #1814,
+//! #2013; NVIDIA/nccl-tests#185, #188, #227; Lightning-AI/lit-llama#380).
+//! The async events' words are rdma-core's `ibv_event_type_str`
+//! (`libibverbs/enum_strs.c`); the errors' are glibc's `strerror`.
 //!
 //! Detection is a search for ` NCCL ` (memchr's SIMD search) before any
 //! other test: it runs on lines of every paste, nearly none of them NCCL's.
@@ -13,9 +18,10 @@
 use super::{Block, Line, Parsed, Spec};
 use crate::diag::Warning;
 use crate::model::nccl_log::{
-    ChannelLink, CompletionError, NcclLog, NcclVersion, NcclWarning, NetDevices, NetworkChoice,
-    Origin,
+    ChannelLink, CompletionError, IbAsyncEvent, NcclLog, NcclVersion, NcclWarning, NetDevices,
+    NetworkChoice, Origin, VerbsFailure,
 };
+use crate::model::partial::{Partial, PartialReason};
 use std::fmt::Write as _;
 
 pub(crate) const FORMAT: Spec<NcclLog> = Spec {
@@ -132,9 +138,10 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
 pub fn parse(lines: &[Line<'_>]) -> Parsed<NcclLog> {
     let mut out = NcclLog::default();
     let mut warnings = Vec::new();
+    let last = crate::parse::text::last_text_line(lines);
     for line in lines.iter().filter(|l| !l.is_blank()) {
         match split_line(line.text()) {
-            Some(l) => read(&mut out, line, &l),
+            Some(l) => read(&mut out, line, &l, Some(line.number) == last),
             None => out.program_lines.push(line.number),
         }
     }
@@ -152,8 +159,9 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<NcclLog> {
     }
 }
 
-/// Files the facts of one NCCL line.
-fn read(out: &mut NcclLog, line: &Line<'_>, l: &NcclLine<'_>) {
+/// Files the facts of one NCCL line; `last` when it is the block's last
+/// line, which the end of the paste may have cut.
+fn read(out: &mut NcclLog, line: &Line<'_>, l: &NcclLine<'_>, last: bool) {
     if let Some(host) = l.host {
         if !out.hosts.iter().any(|h| h == host) {
             out.hosts.push(host.to_owned());
@@ -169,6 +177,10 @@ fn read(out: &mut NcclLog, line: &Line<'_>, l: &NcclLine<'_>) {
     if l.level == "WARN" {
         if let Some(c) = completion_error(m, &at) {
             out.completion_errors.push(c);
+        } else if let Some(e) = async_event(m, &at, last) {
+            out.ib_async_events.push(e);
+        } else if let Some(v) = verbs_failure(m, &at, last) {
+            out.verbs_failures.push(v);
         }
         out.warnings.push(NcclWarning {
             at,
@@ -324,6 +336,269 @@ fn completion_error(m: &str, at: &Origin) -> Option<CompletionError> {
     })
 }
 
+/// The events' words as rdma-core's `ibv_event_type_str` prints them
+/// (`libibverbs/enum_strs.c`), and NCCL's own `GID table changed` (2.28
+/// on): a last line whose event is none of these was cut.
+pub(crate) const ASYNC_EVENTS: &[&str] = &[
+    "CQ error",
+    "local work queue catastrophic error",
+    "invalid request local work queue error",
+    "local access violation work queue error",
+    "communication established",
+    "send queue drained",
+    "path migrated",
+    "path migration request error",
+    "local catastrophic error",
+    "port active",
+    "port error",
+    "LID change",
+    "P_Key change",
+    "SM change",
+    "SRQ catastrophic error",
+    "SRQ limit reached",
+    "last WQE reached",
+    "client reregistration",
+    "GID table change",
+    "WQ fatal",
+    "unknown",
+    "GID table changed",
+];
+
+/// An IB device's async event, in each release's wording (see
+/// [`IbAsyncEvent`]): `NET/IB : Got async event : port error`,
+/// `NET/IB : mlx5_0:1 Got async event : port error`, `… async fatal
+/// event: local catastrophic error`, `… async fatal event on QP (0x…)
+/// qpn=… : …`, `… Got async error event: port error`, `… Got non-fatal
+/// async event: port error(10)`, `… GID table changed`, `… unknown event
+/// type (25)`.
+fn async_event(m: &str, at: &Origin, last: bool) -> Option<IbAsyncEvent> {
+    let rest = m.strip_prefix("NET/IB")?.trim_start();
+    let rest = rest.strip_prefix(':')?.trim_start();
+    let (device, port, body) = match rest.split_once(' ') {
+        Some((w, body)) if w != "Got" => {
+            let (d, p) = w.rsplit_once(':')?;
+            (Some(d), Some(p.parse::<u32>().ok()?), body.trim_start())
+        }
+        _ => (None, None, rest),
+    };
+    let event = if let Some(e) = body
+        .strip_prefix("Got async event : ")
+        .or_else(|| body.strip_prefix("Got async error event: "))
+    {
+        e.trim()
+    } else if let Some(e) = body.strip_prefix("Got non-fatal async event: ") {
+        // `port error(10)`: the event's number after its words.
+        let e = e.trim();
+        match e.rsplit_once('(') {
+            Some((words, n)) if n.trim_end_matches(')').bytes().all(|b| b.is_ascii_digit()) => {
+                words
+            }
+            _ => e,
+        }
+    } else if body.starts_with("async fatal event") {
+        // The event's words follow the last `: ` (after the QP or CQ's
+        // pointer and, from 2.30, its numbers).
+        body.rsplit_once(": ").map(|(_, e)| e.trim())?
+    } else if body == "GID table changed" || body.starts_with("unknown event type") {
+        body.trim()
+    } else {
+        return None;
+    };
+    let known = ASYNC_EVENTS.contains(&event) || event.starts_with("unknown event type (");
+    let partial = (last && !known).then(|| {
+        Partial::new(
+            PartialReason::CutLine,
+            vec!["the event's words".to_owned()],
+            at.span.first_line,
+        )
+    });
+    Some(IbAsyncEvent {
+        at: at.clone(),
+        device: device.map(str::to_owned),
+        port,
+        event: event.to_owned(),
+        partial,
+    })
+}
+
+/// Linux errno numbers, names and `strerror` texts (glibc) of the errors
+/// verbs calls fail with.
+pub(crate) const ERRNOS: &[(u32, &str, &str)] = &[
+    (1, "EPERM", "Operation not permitted"),
+    (2, "ENOENT", "No such file or directory"),
+    (5, "EIO", "Input/output error"),
+    (6, "ENXIO", "No such device or address"),
+    (11, "EAGAIN", "Resource temporarily unavailable"),
+    (12, "ENOMEM", "Cannot allocate memory"),
+    (13, "EACCES", "Permission denied"),
+    (14, "EFAULT", "Bad address"),
+    (16, "EBUSY", "Device or resource busy"),
+    (19, "ENODEV", "No such device"),
+    (22, "EINVAL", "Invalid argument"),
+    (24, "EMFILE", "Too many open files"),
+    (28, "ENOSPC", "No space left on device"),
+    (95, "EOPNOTSUPP", "Operation not supported"),
+    (101, "ENETUNREACH", "Network is unreachable"),
+    (104, "ECONNRESET", "Connection reset by peer"),
+    (110, "ETIMEDOUT", "Connection timed out"),
+    (113, "EHOSTUNREACH", "No route to host"),
+];
+
+/// The errno of a `strerror` text.
+fn errno_of(text: &str) -> Option<u32> {
+    ERRNOS
+        .iter()
+        .find(|(_, _, t)| *t == text)
+        .map(|(n, _, _)| *n)
+}
+
+/// A verbs call reported failed (see [`VerbsFailure`]).
+fn verbs_failure(m: &str, at: &Origin, last: bool) -> Option<VerbsFailure> {
+    let mut v = VerbsFailure {
+        at: at.clone(),
+        call: String::new(),
+        errno: None,
+        error: None,
+        device: None,
+        port: None,
+        transition: None,
+        local_gid: None,
+        remote_gid: None,
+        partial: None,
+    };
+    if let Some(rest) = m.strip_prefix("Call to ") {
+        // `Call to ibv_modify_qp failed …`, `Call to ibv_poll_cq() returned -1`.
+        let (call, after) = rest.split_once(' ')?;
+        let call = call.trim_end_matches("()");
+        if !is_verbs_call(call) {
+            return None;
+        }
+        v.call = call.to_owned();
+        if let Some(r) = after.strip_prefix("returned ") {
+            v.error = Some(format!("returned {}", r.trim()));
+        } else {
+            let after = after.strip_prefix("failed")?;
+            read_failure_reason(&mut v, after.trim());
+        }
+    } else if let Some((call, after)) = m
+        .split_once("() failed")
+        .filter(|(c, _)| is_verbs_call(c) && !c.contains(' '))
+    {
+        // `ibv_post_send() failed with error …, Bad WR 0x…, First WR 0x…`.
+        v.call = call.to_owned();
+        let after = after.trim();
+        let after = after.split(", Bad WR").next().unwrap_or(after);
+        read_failure_reason(&mut v, after);
+    } else {
+        let rest = m.strip_prefix("NET/IB")?.trim_start();
+        let rest = rest.strip_prefix(':')?.trim_start();
+        if let Some(d) = rest.strip_prefix("Unable to open device ") {
+            v.call = "ibv_open_device".to_owned();
+            v.device = Some(d.trim().to_owned());
+        } else if let Some(d) = rest.strip_prefix("Unable to query device ") {
+            v.call = "ibv_query_device".to_owned();
+            v.device = Some(d.trim().to_owned());
+        } else if let Some(p) = rest
+            .strip_prefix("Unable to query port_num ")
+            .or_else(|| rest.strip_prefix("Unable to query port "))
+        {
+            v.call = "ibv_query_port".to_owned();
+            v.port = Some(p.trim().parse().ok()?);
+        } else if let Some(e) = rest.strip_prefix("mlx5dv_create_qp failed to create QP: ") {
+            v.call = "mlx5dv_create_qp".to_owned();
+            v.error = Some(e.trim().to_owned());
+            v.errno = errno_of(e.trim());
+        } else {
+            return None;
+        }
+    }
+    let cut = v.errno.is_none()
+        && v.error
+            .as_deref()
+            .is_some_and(|e| !e.starts_with("returned "));
+    if last && cut {
+        v.partial = Some(Partial::new(
+            PartialReason::CutLine,
+            vec!["the error".to_owned()],
+            at.span.first_line,
+        ));
+    }
+    Some(v)
+}
+
+/// `ibv_…` and `mlx5dv_…` names: the verbs library's calls (`Call to
+/// connect returned …` is NCCL's socket code, not verbs).
+fn is_verbs_call(name: &str) -> bool {
+    (name.starts_with("ibv_") || name.starts_with("mlx5dv_"))
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// What follows `failed`: nothing, `with error TEXT`, `with error TEXT
+/// errno N`, or (modify_qp, 2.24 on) `with N TEXT, on dev D:P, curr state
+/// S, next state T, local GID index I, local GID G, remote GID R`.
+fn read_failure_reason(v: &mut VerbsFailure, after: &str) {
+    if after.is_empty() {
+        return;
+    }
+    if let Some(e) = after.strip_prefix("with error ") {
+        let e = e.trim();
+        let (text, errno) = match e.rsplit_once(" errno ") {
+            Some((t, n)) => (t.trim(), n.trim().parse().ok()),
+            None => (e, None),
+        };
+        v.errno = errno.or_else(|| errno_of(text));
+        v.error = Some(text.to_owned());
+        return;
+    }
+    if let Some(e) = after.strip_prefix("with ") {
+        let (head, details) = e.split_once(", ").unwrap_or((e, ""));
+        if let Some((n, text)) = head.split_once(' ') {
+            if let Ok(n) = n.parse::<u32>() {
+                v.errno = Some(n);
+                v.error = Some(text.trim().to_owned());
+                read_qp_details(v, details);
+                return;
+            }
+        }
+    }
+    v.error = Some(after.to_owned());
+}
+
+/// `on dev mlx5_0:1, curr state INIT, next state RTR, local GID index 3,
+/// local GID ::ffff:10.0.0.1, remote GID ::ffff:10.0.0.2` (`N/A` where
+/// NCCL could not tell).
+fn read_qp_details(v: &mut VerbsFailure, details: &str) {
+    let given = |s: &str| (s != "N/A" && !s.is_empty()).then(|| s.to_owned());
+    let (mut curr, mut next) = (None, None);
+    for part in details.split(", ").map(str::trim) {
+        if let Some(d) = part.strip_prefix("on dev ") {
+            match d.rsplit_once(':') {
+                Some((dev, port)) => {
+                    v.device = given(dev);
+                    v.port = port.parse().ok();
+                }
+                None => v.device = given(d),
+            }
+        } else if let Some(s) = part.strip_prefix("curr state ") {
+            curr = given(s);
+        } else if let Some(s) = part.strip_prefix("next state ") {
+            next = given(s);
+        } else if let Some(g) = part.strip_prefix("local GID ") {
+            if !g.starts_with("index ") {
+                v.local_gid = given(g);
+            }
+        } else if let Some(g) = part.strip_prefix("remote GID ") {
+            // A GID the paste's end cut after a colon (`::ffff:`) is no GID.
+            v.remote_gid = given(g).filter(|g| !g.ends_with(':'));
+        }
+    }
+    v.transition = match (curr, next) {
+        (Some(c), Some(n)) => Some(format!("{c} -> {n}")),
+        (None, Some(n)) => Some(format!("-> {n}")),
+        _ => None,
+    };
+}
+
 /// `3 host(s), NCCL 2.18.5+cuda12.2; network IB; 48 channel link(s); 2 warning(s)`.
 #[must_use]
 pub fn summary(log: &NcclLog) -> String {
@@ -342,6 +617,12 @@ pub fn summary(log: &NcclLog) -> String {
     }
     if !log.completion_errors.is_empty() {
         let _ = write!(s, "; {} completion error(s)", log.completion_errors.len());
+    }
+    if !log.ib_async_events.is_empty() {
+        let _ = write!(s, "; {} IB async event(s)", log.ib_async_events.len());
+    }
+    if !log.verbs_failures.is_empty() {
+        let _ = write!(s, "; {} failed verbs call(s)", log.verbs_failures.len());
     }
     if !log.warnings.is_empty() {
         let _ = write!(s, "; {} warning(s)", log.warnings.len());
@@ -444,6 +725,124 @@ mod tests {
             (c[2].status, c[2].vendor_err, c[2].peer.as_deref()),
             (5, Some(249), None)
         );
+    }
+
+    #[test]
+    fn async_events_of_every_release_are_read() {
+        let log = read(
+            "h1:5:6 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error\n\
+             h1:5:7 [1] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_2:1 Got async event : port active\n\
+             h1:5:7 [1] transport/net_ib.cc:140 NCCL WARN NET/IB : mlx5_3:1 async fatal event: local catastrophic error\n\
+             h1:5:7 [1] transport/net_ib.cc:150 NCCL WARN NET/IB : mlx5_3:1 async fatal event on QP (0x55d0c1a0): local access violation work queue error\n\
+             h1:5:7 [1] transport/net_ib/common.cc:150 NCCL WARN NET/IB : mlx5_3:1 async fatal event on QP (0x55d0c1a0) qpn=812 handle=3 send_cq=1 recv_cq=1 state=6 sq_psn=77 rq_psn=78: local work queue catastrophic error\n\
+             h1:5:7 [1] transport/net_ib.cc:170 NCCL WARN NET/IB : mlx5_4:1 Got async error event: LID change\n\
+             h1:5:7 [1] transport/net_ib.cc:175 NCCL WARN NET/IB : mlx5_4:2 Got non-fatal async event: port error(10)\n\
+             h1:5:7 [1] transport/net_ib.cc:160 NCCL WARN NET/IB : mlx5_4:1 GID table changed\n\
+             h1:5:7 [1] transport/net_ib.cc:180 NCCL WARN NET/IB : mlx5_4:1 unknown event type (25)\n\
+             h1:5:7 [1] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n\
+             h1:5:7 [1] NCCL WARN NET/IB : req 1/2 tag 7 peer 10.0.0.2<1> collective mismatch error\n",
+        );
+        let e = &log.ib_async_events;
+        let got: Vec<(Option<&str>, Option<u32>, &str)> = e
+            .iter()
+            .map(|e| (e.device.as_deref(), e.port, e.event.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (None, None, "port error"),
+                (Some("mlx5_2"), Some(1), "port active"),
+                (Some("mlx5_3"), Some(1), "local catastrophic error"),
+                (
+                    Some("mlx5_3"),
+                    Some(1),
+                    "local access violation work queue error"
+                ),
+                (
+                    Some("mlx5_3"),
+                    Some(1),
+                    "local work queue catastrophic error"
+                ),
+                (Some("mlx5_4"), Some(1), "LID change"),
+                (Some("mlx5_4"), Some(2), "port error"),
+                (Some("mlx5_4"), Some(1), "GID table changed"),
+                (Some("mlx5_4"), Some(1), "unknown event type (25)"),
+            ]
+        );
+        assert!(e.iter().all(|e| e.partial.is_none()));
+        assert_eq!(e[1].at.cuda_dev, Some(1));
+        // The INFO device list and other WARN lines are not events.
+        assert_eq!(log.net_devices.len(), 1);
+        assert_eq!(log.warnings.len(), 10);
+        assert!(log.verbs_failures.is_empty());
+    }
+
+    #[test]
+    fn failed_verbs_calls_of_every_release_are_read() {
+        let log = read(
+            "h1:5:6 [0] misc/ibvwrap.cc:280 NCCL WARN Call to ibv_create_qp failed\n\
+             h1:5:6 [0] misc/ibvwrap.cc:160 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory\n\
+             h1:5:6 [0] misc/ibvwrap.cc:187 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out errno 110\n\
+             h1:5:6 [3] misc/ibvwrap.cc:262 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_1:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.9.0.1, remote GID ::ffff:10.9.0.2\n\
+             h1:5:6 [0] include/ibvwrap.h:73 NCCL WARN ibv_post_send() failed with error Invalid argument, Bad WR 0x7f00, First WR 0x7f00\n\
+             h1:5:6 [0] misc/ibvwrap.cc:201 NCCL WARN Call to ibv_poll_cq() returned -1\n\
+             h1:5:6 [0] transport/net_ib.cc:193 NCCL WARN NET/IB : Unable to open device mlx5_5\n\
+             h1:5:6 [0] transport/net_ib.cc:207 NCCL WARN NET/IB : Unable to query port_num 2\n\
+             h1:5:6 [0] socket.cc:400 NCCL WARN Call to connect returned Connection refused, retrying\n\
+             h1:5:6 [0] NCCL INFO Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_1:1, retrying 1/3 after 500 msec of sleep\n",
+        );
+        let v = &log.verbs_failures;
+        let got: Vec<(&str, Option<u32>, Option<&str>)> = v
+            .iter()
+            .map(|v| (v.call.as_str(), v.errno, v.error.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("ibv_create_qp", None, None),
+                ("ibv_reg_mr", Some(12), Some("Cannot allocate memory")),
+                ("ibv_modify_qp", Some(110), Some("Connection timed out")),
+                ("ibv_modify_qp", Some(110), Some("Connection timed out")),
+                ("ibv_post_send", Some(22), Some("Invalid argument")),
+                ("ibv_poll_cq", None, Some("returned -1")),
+                ("ibv_open_device", None, None),
+                ("ibv_query_port", None, None),
+            ]
+        );
+        let qp = &v[3];
+        assert_eq!((qp.device.as_deref(), qp.port), (Some("mlx5_1"), Some(1)));
+        assert_eq!(qp.transition.as_deref(), Some("INIT -> RTR"));
+        assert_eq!(qp.local_gid.as_deref(), Some("::ffff:10.9.0.1"));
+        assert_eq!(qp.remote_gid.as_deref(), Some("::ffff:10.9.0.2"));
+        assert_eq!(qp.at.cuda_dev, Some(3));
+        assert_eq!(v[6].device.as_deref(), Some("mlx5_5"));
+        assert_eq!(v[7].port, Some(2));
+        assert!(v.iter().all(|v| v.partial.is_none()));
+        // The socket call and the INFO retry line are no verbs failures.
+        assert_eq!(log.warnings.len(), 9);
+        assert_eq!(log.other_nccl_lines, 1);
+    }
+
+    #[test]
+    fn a_last_line_cut_inside_its_event_or_error_is_partial() {
+        let log = read(
+            "h1:5:6 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : port error\n\
+             h1:5:6 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : port\n",
+        );
+        let e = &log.ib_async_events;
+        assert!(e[0].partial.is_none());
+        assert_eq!(
+            e[1].partial.as_ref().unwrap().reason,
+            PartialReason::CutLine
+        );
+        let log = read("h1:5:6 [0] NCCL WARN Call to ibv_reg_mr failed with error Cannot alloc\n");
+        assert!(log.verbs_failures[0].partial.is_some());
+        // The same words on a line that is not the last are whole.
+        let log = read(
+            "h1:5:6 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : port\n\
+             h1:5:6 [0] NCCL INFO proxy.cc:694 -> 6\n",
+        );
+        assert!(log.ib_async_events[0].partial.is_none());
     }
 
     #[test]

@@ -742,6 +742,20 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     );
                 }
             }
+            SectionData::NcclLog(log) => {
+                for e in &log.ib_async_events {
+                    push(
+                        &|| format!("NCCL IB async event line {}", e.at.span.first_line),
+                        &e.partial,
+                    );
+                }
+                for v in &log.verbs_failures {
+                    push(
+                        &|| format!("NCCL failed {} line {}", v.call, v.at.span.first_line),
+                        &v.partial,
+                    );
+                }
+            }
             SectionData::SmiTable(t) => {
                 // nvidia-smi prints its banner only above GPU blocks (with
                 // no GPU it prints `No devices were found` instead): a

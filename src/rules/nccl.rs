@@ -1,7 +1,7 @@
-//! NC001–NC003: what NCCL's debug log (`NCCL_DEBUG=INFO`/`WARN`) says
+//! NC001–NC004: what NCCL's debug log (`NCCL_DEBUG=INFO`/`WARN`) says
 //! about the interconnect: completion errors of its IB transport, a job
-//! that fell back to TCP sockets, and NVLinked GPUs copying through host
-//! memory.
+//! that fell back to TCP sockets, NVLinked GPUs copying through host
+//! memory, and the IB devices' async events and failed verbs calls.
 //!
 //! The log is the one trace of the fabric most issue reports hold: a
 //! training job's output with `NCCL_DEBUG=INFO` set. It names the host of
@@ -12,7 +12,7 @@
 use super::context::{Context, HostKey, SectionRef};
 use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
-use crate::model::nccl_log::{CompletionError, NcclLog};
+use crate::model::nccl_log::{CompletionError, IbAsyncEvent, NcclLog, VerbsFailure};
 use crate::parse::SectionData;
 use std::collections::BTreeMap;
 
@@ -21,8 +21,13 @@ declare_rule! {
     /// `NCCL WARN NET/IB : Got completion from peer … with status=N …`: a
     /// work request of NCCL's InfiniBand/RoCE transport that completed in
     /// error (the `ibv_wc_status` it prints), one finding per host and
-    /// local device (the `hca` when printed, otherwise the local GID, or
-    /// the peer), with the number of such lines, their statuses and peers.
+    /// local device, with the number of such lines, their statuses and the
+    /// remote peers (their address without each connection's port, and
+    /// their GID when printed). The subject names the local device: the
+    /// `hca` when printed (2.23 on), else the device a failed
+    /// `ibv_modify_qp` of the same host names for the same local GID (2.24
+    /// on prints both), else the local GID (`local GID ::ffff:10.0.0.1`,
+    /// RoCE); a line with none of these is grouped by its peer.
     ///
     /// ### Why it matters
     /// The job dies with it (`NCCL error … remote process exited or there
@@ -152,13 +157,28 @@ fn status_name(status: u32) -> &'static str {
 }
 
 /// The local device a completion error is about: the HCA when printed,
-/// else the local GID, else the peer.
-fn device_key(c: &CompletionError) -> String {
+/// else the device another line of the host names for its local GID
+/// (`ibv_modify_qp … on dev mlx5_1:1 … local GID …`, NCCL 2.24 on), else
+/// the local GID, else the peer.
+fn device_key(c: &CompletionError, gid_devices: &[(&str, &str)]) -> String {
     c.ib_device
         .clone()
+        .or_else(|| {
+            let g = c.local_gid.as_deref()?;
+            gid_devices
+                .iter()
+                .find(|(gid, _)| *gid == g)
+                .map(|(_, d)| (*d).to_owned())
+        })
         .or_else(|| c.local_gid.as_ref().map(|g| format!("local GID {g}")))
-        .or_else(|| c.peer.as_ref().map(|p| format!("peer {p}")))
+        .or_else(|| c.peer.as_ref().map(|p| format!("peer {}", peer_address(p))))
         .unwrap_or_else(|| "IB transport".to_owned())
+}
+
+/// `10.0.0.2` of `10.0.0.2<43172>`: the peer without the port of one
+/// connection (each channel has its own).
+fn peer_address(p: &str) -> &str {
+    p.split('<').next().unwrap_or(p)
 }
 
 /// NC001.
@@ -170,9 +190,15 @@ fn check_completion_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverag
     let mut groups: BTreeMap<(HostKey<'_>, String), Vec<(SectionRef<'_>, &CompletionError)>> =
         BTreeMap::new();
     for (at, log) in &logs {
+        let gid_devices: Vec<(&str, &str)> = logs
+            .iter()
+            .filter(|(o, _)| o.host() == at.host())
+            .flat_map(|(_, l)| &l.verbs_failures)
+            .filter_map(|v| Some((v.local_gid.as_deref()?, v.device.as_deref()?)))
+            .collect();
         for c in &log.completion_errors {
             groups
-                .entry((at.host(), device_key(c)))
+                .entry((at.host(), device_key(c, &gid_devices)))
                 .or_default()
                 .push((*at, c));
         }
@@ -183,7 +209,9 @@ fn check_completion_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverag
     Coverage::Checked(logs.len())
 }
 
-/// The finding for one host's device.
+/// The finding for one host's device: its subject names the device (the
+/// HCA, or the local GID when NCCL printed no HCA), the message the
+/// remote peers and their GIDs.
 fn completion_finding(
     host: Option<&str>,
     device: &str,
@@ -192,9 +220,15 @@ fn completion_finding(
     let mut statuses: Vec<u32> = errors.iter().map(|(_, c)| c.status).collect();
     statuses.sort_unstable();
     statuses.dedup();
-    let mut peers: Vec<&str> = errors
+    let mut peers: Vec<String> = errors
         .iter()
-        .filter_map(|(_, c)| c.peer.as_deref())
+        .filter_map(|(_, c)| {
+            let p = peer_address(c.peer.as_deref()?);
+            Some(match &c.remote_gid {
+                Some(g) => format!("{p} (GID {g})"),
+                None => p.to_owned(),
+            })
+        })
         .collect();
     peers.sort_unstable();
     peers.dedup();
@@ -208,16 +242,19 @@ fn completion_finding(
         errors.len(),
         named.join(", ")
     );
-    if !peers.is_empty() {
-        message.push_str(&format!("; peer(s) {}", peers.join(", ")));
+    // A device named by its peer says the peer already.
+    if !peers.is_empty() && !device.starts_with("peer ") {
+        message.push_str(&format!("; remote peer(s) {}", peers.join(", ")));
     }
     if only_flushed {
         message.push_str(": flushed requests follow another error (look for it before these lines), they are not the cause");
     }
+    let first_gpu = errors.first().and_then(|(_, c)| c.at.cuda_dev);
     let subject = Subject {
         host: host.map(str::to_owned),
-        device: errors.first().and_then(|(_, c)| c.ib_device.clone()),
-        gpu: errors.first().and_then(|(_, c)| c.at.cuda_dev),
+        device: (device != "IB transport" && !device.starts_with("peer "))
+            .then(|| device.to_owned()),
+        gpu: first_gpu.filter(|g| errors.iter().all(|(_, c)| c.at.cuda_dev == Some(*g))),
         ..Subject::default()
     };
     let mut finding = NC001
@@ -235,13 +272,16 @@ fn completion_finding(
     for (at, c) in errors.iter().take(3) {
         finding = finding.evidence(Evidence::new(
             format!(
-                "NCCL WARN on CUDA device {}: status {}{}{}{}",
+                "NCCL WARN on CUDA device {}: status {}{}{}{}{}",
                 c.at.cuda_dev
                     .map_or_else(|| "?".to_owned(), |d| d.to_string()),
                 c.status,
                 c.peer
                     .as_ref()
                     .map_or(String::new(), |p| format!(" from peer {p}")),
+                c.ib_device
+                    .as_ref()
+                    .map_or(String::new(), |d| format!(", hca {d}")),
                 c.local_gid
                     .as_ref()
                     .map_or(String::new(), |g| format!(", local GID {g}")),
@@ -512,4 +552,584 @@ fn check_shm_over_nvlink(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage 
         );
     }
     Coverage::Checked(judged)
+}
+
+declare_rule! {
+    /// ### What it detects
+    /// What NCCL's IB transport says of the devices under it apart from
+    /// completion errors (NC001): the asynchronous events of an HCA
+    /// (`NET/IB : Got async event : port error`, `NET/IB : mlx5_0:1 async
+    /// fatal event: local catastrophic error`, … in each release's
+    /// wording) and the verbs calls that failed (`Call to ibv_create_qp
+    /// failed with error Cannot allocate memory`, `Call to ibv_modify_qp
+    /// failed with 110 Connection timed out, on dev mlx5_0:1 …`, `NET/IB :
+    /// Unable to open device mlx5_1`). One finding per host and device for
+    /// events, per host and call for failed calls.
+    ///
+    /// ### Why it matters
+    /// An async event is the adapter telling every process that opened it
+    /// what happened to it. `local catastrophic error`
+    /// (`IBV_EVENT_DEVICE_FATAL`) is a dead HCA: every queue pair on it is
+    /// gone until the driver resets it (`error`). A queue pair or
+    /// completion queue fatal event (`local work queue catastrophic
+    /// error`, `local access violation work queue error`, `CQ error`)
+    /// breaks the connections on it; NCCL 2.23 on fails the communicator
+    /// (`error`). `port error` (`IBV_EVENT_PORT_ERR`) is the port's link
+    /// going down during the run: the connections through it time out.
+    /// When the host's log shows that harm, a completion error of the host
+    /// after the `port error` (NC001's status 12), it is an `error`.
+    /// Otherwise it is a `warning`: when the same device and port prints
+    /// `port active` after it, the link came back (a flap, which a bad
+    /// cable or transceiver repeats); when it does not, the paste may end
+    /// before either the recovery or the failure, and the absence of
+    /// `port active` is no evidence. A `port active` alone is the end of a
+    /// flap whose start the paste does not hold (`warning`). A failed verbs call stops NCCL's setup of a
+    /// connection or a buffer (`ncclSystemError`, `unhandled system error`)
+    /// and says why in its errno: `Cannot allocate memory` is nearly always
+    /// the locked-memory limit (RDMA pins what it registers),
+    /// `ibv_modify_qp` timing out (110) is a connection whose path to the
+    /// remote GID cannot be resolved (RoCE GID index, routing between
+    /// rails), `Invalid argument` there a forced wrong GID index (`error`).
+    ///
+    /// Not judged: the events a healthy fabric sends every process on a
+    /// subnet manager handover or re-sweep (`SM change`, `LID change`,
+    /// `client reregistration`, `P_Key change`), a RoCE address added or
+    /// removed (`GID table change`), the events NCCL does not use (`path
+    /// migrated`, `SRQ …`, `last WQE reached`, `send queue drained`), and
+    /// NCCL's INFO `retrying` lines of `ibv_modify_qp` (2.24 on: the call
+    /// is retried; only its final WARN is a failure). A device NCCL could
+    /// not open, query or query a port of (`NET/IB : Unable to open device
+    /// mlx5_5`) is skipped by NCCL, and a container or SR-IOV pod sees
+    /// every HCA of the host and may open only its own: it is judged (a
+    /// `warning`) only where the same host's log shows NCCL then found no
+    /// IB device at all (`NET/IB : No device found.`); a log that lists the
+    /// devices NCCL uses, or none (cut, `NCCL_DEBUG=WARN`), is not judged. A line the paste's end cut inside its event or error is
+    /// partial (IN001), not judged.
+    ///
+    /// ### Evidence
+    /// The first lines of the device or call (host, CUDA device of the
+    /// rank, the event or the call, errno and its text, the queue pair's
+    /// state change and GIDs when printed), and how many there were.
+    ///
+    /// ### What to do
+    /// Events: check the named port on both ends (`ibstat`, `perfquery -x`
+    /// `LinkDownedCounter`, `mlxlink -d <dev> -m -c -e`, the switch port's
+    /// counters), reseat or replace the cable/transceiver, and for a
+    /// catastrophic error read `dmesg` (`mlx5_core … health`, `fw_syndrome`),
+    /// update the firmware or replace the HCA, and drain the node. Failed
+    /// calls: per errno (the finding says which): `ulimit -l unlimited` for
+    /// the job (containers `--ulimit memlock=-1`, Slurm
+    /// `PropagateResourceLimits`, systemd `LimitMEMLOCK=infinity`);
+    /// `NCCL_IB_GID_INDEX`/`show_gids` and routing for RoCE, `NCCL_CROSS_NIC=0`
+    /// on rail-optimised fabrics (NCCL's own hint); `nvidia-peermem` (or
+    /// DMA-BUF) for GPU memory registration; `/dev/infiniband` and
+    /// `IPC_LOCK` in containers.
+    ///
+    /// ### Thresholds and sources
+    /// Any fatal or port event, any failed verbs call. Line shapes:
+    /// `ncclIbAsyncThreadMain` (`src/transport/net_ib.cc`, from 2.29
+    /// `src/transport/net_ib/common.cc`), `src/misc/ibvwrap.cc`,
+    /// `src/include/ibvwrap.h` (github.com/NVIDIA/nccl, 2.4 to 2.30); the
+    /// events' words: rdma-core `ibv_event_type_str`, `ibv_get_async_event(3)`;
+    /// NCCL's `ibv_modify_qp` hints (`printIbModifyQpHint`: 110 →
+    /// `NCCL_CROSS_NIC`, 22 → `NCCL_IB_GID_INDEX`); NCCL troubleshooting
+    /// guide (locked memory, GPU Direct RDMA). Public cases: NVIDIA/nccl
+    /// issues 230 (local catastrophic error), 905 and Lightning-AI/lit-llama
+    /// 380 (port error, then status 12), 1129 and 562 (`ibv_create_qp`),
+    /// 2013 and nccl-tests 227 (`ibv_modify_qp` 110), nccl-tests 185
+    /// (`Network is unreachable`), 1710 (QP access violation).
+    pub static NC004 = {
+        id: "NC004",
+        name: "nccl-ib-device-event",
+        family: Collectives,
+        severity: Error,
+        summary: "NCCL's IB transport reports a device event (port error, catastrophic error) or a failed verbs call",
+        needs: "an NCCL debug log (NCCL_DEBUG=INFO or WARN)",
+        check: check_device_events,
+    }
+}
+
+/// What NC004 makes of an async event's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EventKind {
+    /// `local catastrophic error`: the HCA.
+    DeviceFatal,
+    /// A queue pair's or completion queue's fatal error.
+    QueueFatal,
+    /// `port error`.
+    PortDown,
+    /// `port active`.
+    PortUp,
+    /// Subnet manager and address events, events NCCL does not use.
+    NotJudged,
+}
+
+fn event_kind(event: &str) -> EventKind {
+    match event {
+        "local catastrophic error" => EventKind::DeviceFatal,
+        "local work queue catastrophic error"
+        | "invalid request local work queue error"
+        | "local access violation work queue error"
+        | "CQ error"
+        | "WQ fatal" => EventKind::QueueFatal,
+        "port error" => EventKind::PortDown,
+        "port active" => EventKind::PortUp,
+        _ => EventKind::NotJudged,
+    }
+}
+
+/// A host's device and port as an event names them (`None` before NCCL
+/// 2.20, which did not print it).
+type DeviceKey<'a> = (HostKey<'a>, Option<&'a str>, Option<u32>);
+
+/// NC004.
+fn check_device_events(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
+    let logs = logs(ctx);
+    if logs.is_empty() {
+        return Coverage::Skipped("no NCCL debug log in the input".to_owned());
+    }
+    // A log holding nothing but a cut event or call says nothing.
+    let judged = logs.iter().filter(|(_, l)| !only_cut_lines(l)).count();
+    if judged == 0 {
+        return Coverage::Skipped(
+            "the NCCL log's only line is cut by the end of the paste".to_owned(),
+        );
+    }
+    let mut events: BTreeMap<DeviceKey<'_>, Vec<(SectionRef<'_>, &IbAsyncEvent)>> = BTreeMap::new();
+    let mut calls: BTreeMap<(HostKey<'_>, &str), Vec<(SectionRef<'_>, &VerbsFailure)>> =
+        BTreeMap::new();
+    for (at, log) in &logs {
+        for e in log.ib_async_events.iter().filter(|e| e.partial.is_none()) {
+            events
+                .entry((at.host(), e.device.as_deref(), e.port))
+                .or_default()
+                .push((*at, e));
+        }
+        for v in log.verbs_failures.iter().filter(|v| v.partial.is_none()) {
+            calls
+                .entry((at.host(), v.call.as_str()))
+                .or_default()
+                .push((*at, v));
+        }
+    }
+    let mut dead_hcas: Vec<HostKey<'_>> = Vec::new();
+    for ((host, device, port), list) in &mut events {
+        list.sort_by_key(|(at, e)| (at.doc, e.at.span.first_line));
+        // The host's completion errors: connections that failed, the harm
+        // a port event did (a completion error naming another HCA is not).
+        let failed: Vec<(SectionRef<'_>, &CompletionError)> = logs
+            .iter()
+            .filter(|(o, _)| o.host() == *host)
+            .flat_map(|(o, l)| l.completion_errors.iter().map(move |c| (*o, c)))
+            .filter(|(_, c)| {
+                device.is_none() || c.ib_device.is_none() || c.ib_device.as_deref() == *device
+            })
+            .collect();
+        if let Some(f) = event_finding(host.name(), *device, *port, list, &failed) {
+            if list
+                .iter()
+                .any(|(_, e)| event_kind(&e.event) == EventKind::DeviceFatal)
+            {
+                dead_hcas.push(*host);
+            }
+            out.push(f);
+        }
+    }
+    for ((host, call), list) in &calls {
+        // `ibv_get_async_event` fails once the HCA is dead: part of that.
+        if *call == "ibv_get_async_event" && dead_hcas.contains(host) {
+            continue;
+        }
+        let probing = matches!(
+            *call,
+            "ibv_open_device" | "ibv_query_device" | "ibv_query_port"
+        );
+        // A device NCCL could not open is one it skips: judged only where
+        // the host's log shows NCCL then found no IB device at all. A log
+        // without the device list (cut, or NCCL_DEBUG=WARN) says nothing
+        // of the others.
+        let found_none = logs.iter().any(|(o, l)| {
+            o.host() == *host
+                && l.net_devices
+                    .iter()
+                    .any(|d| d.transport == "IB" && d.devices.is_empty())
+        });
+        if probing && !found_none {
+            continue;
+        }
+        out.push(call_finding(host.name(), call, list, probing));
+    }
+    Coverage::Checked(judged)
+}
+
+/// Whether every NCCL line of `log` is a cut event or call.
+fn only_cut_lines(log: &NcclLog) -> bool {
+    let cut = log
+        .ib_async_events
+        .iter()
+        .filter(|e| e.partial.is_some())
+        .count()
+        + log
+            .verbs_failures
+            .iter()
+            .filter(|v| v.partial.is_some())
+            .count();
+    cut > 0
+        && cut == log.warnings.len()
+        && log.versions.is_empty()
+        && log.networks.is_empty()
+        && log.net_devices.is_empty()
+        && log.channels.is_empty()
+        && log.other_nccl_lines == 0
+}
+
+/// `mlx5_0:1`, or the words for a device the line does not name.
+fn device_words(device: Option<&str>, port: Option<u32>) -> String {
+    match (device, port) {
+        (Some(d), Some(p)) => format!("{d}:{p}"),
+        (Some(d), None) => d.to_owned(),
+        _ => UNNAMED_DEVICE.to_owned(),
+    }
+}
+
+/// What an event of NCCL before 2.20 is on: it printed no device.
+const UNNAMED_DEVICE: &str = "an IB port the log does not name (NCCL before 2.20 prints none)";
+
+/// The finding for one host's device and port, if its events are judged.
+fn event_finding(
+    host: Option<&str>,
+    device: Option<&str>,
+    port: Option<u32>,
+    list: &[(SectionRef<'_>, &IbAsyncEvent)],
+    failed: &[(SectionRef<'_>, &CompletionError)],
+) -> Option<Finding> {
+    let kind_at = |k: EventKind| list.iter().rposition(|(_, e)| event_kind(&e.event) == k);
+    let count = |k: EventKind| {
+        list.iter()
+            .filter(|(_, e)| event_kind(&e.event) == k)
+            .count()
+    };
+    let processes = {
+        let mut p: Vec<Option<u32>> = list.iter().map(|(_, e)| e.at.pid).collect();
+        p.sort_unstable();
+        p.dedup();
+        p.len()
+    };
+    let on = device_words(device, port);
+    // `the port mlx5_0:1`, or the unnamed port's words.
+    let port_words = if device.is_some() {
+        format!("the port {on}")
+    } else {
+        on.clone()
+    };
+    let fatal = list.iter().find(|(_, e)| {
+        matches!(
+            event_kind(&e.event),
+            EventKind::DeviceFatal | EventKind::QueueFatal
+        )
+    });
+    // The first completion error of the host after the first `port error`.
+    let harm = list
+        .iter()
+        .find(|(_, e)| event_kind(&e.event) == EventKind::PortDown)
+        .and_then(|(at, e)| {
+            failed
+                .iter()
+                .find(|(o, c)| (o.doc, c.at.span.first_line) > (at.doc, e.at.span.first_line))
+        });
+    let (severity, message, first_kinds): (Severity, String, &[EventKind]) = if let Some((_, e)) =
+        list.iter()
+            .find(|(_, e)| event_kind(&e.event) == EventKind::DeviceFatal)
+    {
+        (
+                Severity::Error,
+                format!(
+                    "NCCL's IB transport got `{}` on {on} ({} line(s), {processes} process(es)): the HCA failed (IBV_EVENT_DEVICE_FATAL); every connection on it is gone until the driver resets it",
+                    e.event,
+                    count(EventKind::DeviceFatal)
+                ),
+                &[EventKind::DeviceFatal, EventKind::PortDown],
+            )
+    } else if let Some((_, e)) = fatal {
+        (
+                Severity::Error,
+                format!(
+                    "NCCL's IB transport got the fatal queue event `{}` on {on} ({} line(s)): the connections on that queue are broken and the communicator fails",
+                    e.event,
+                    count(EventKind::QueueFatal)
+                ),
+                &[EventKind::QueueFatal, EventKind::PortDown],
+            )
+    } else {
+        // Whether the port came back is read from a `port active` after
+        // the last `port error`; its absence is no evidence (the paste may
+        // end before it). What makes a port event an error is harm the log
+        // shows: a completion error of the host after the first `port error`.
+        match (kind_at(EventKind::PortDown), kind_at(EventKind::PortUp)) {
+                (Some(down), up) => {
+                    let recovered = up.is_some_and(|up| up > down);
+                    let downs = count(EventKind::PortDown);
+                    let words = match (recovered, harm.is_some()) {
+                        (true, true) => format!(
+                            "{port_words} went down during the run ({downs} `port error` event(s)) and came back (`port active`), and connections of the host failed after it went down (completion errors): the job lost them"
+                        ),
+                        (true, false) => format!(
+                            "{port_words} went down during the run and came back: {downs} `port error` and {} `port active` event(s), the last `port active` after the last `port error` (a link flap; a job whose retries ran out while it was down fails)",
+                            count(EventKind::PortUp)
+                        ),
+                        (false, true) => format!(
+                            "{port_words} went down during the run ({downs} `port error` event(s) from {processes} process(es)), and connections of the host failed after it (completion errors); the log shows no `port active` after it"
+                        ),
+                        (false, false) => format!(
+                            "{port_words} went down during the run ({downs} `port error` event(s) from {processes} process(es)); the log shows neither the port coming back nor a connection failing (it may end before either)"
+                        ),
+                    };
+                    (
+                        if harm.is_some() {
+                            Severity::Error
+                        } else {
+                            Severity::Warning
+                        },
+                        words,
+                        &[EventKind::PortDown, EventKind::PortUp],
+                    )
+                }
+                (None, Some(_)) => (
+                    Severity::Warning,
+                    format!(
+                        "{port_words} came up during the run ({} `port active` event(s)): it was down before, perhaps before the paste begins (a link flap)",
+                        count(EventKind::PortUp)
+                    ),
+                    &[EventKind::PortUp],
+                ),
+                (None, None) => return None,
+            }
+    };
+    // The HCA's event: every rank that opened it prints it, whatever its
+    // GPU; the GPU is no part of the subject.
+    let subject = Subject {
+        host: host.map(str::to_owned),
+        device: device.map(str::to_owned),
+        port,
+        ..Subject::default()
+    };
+    let mut finding = NC004
+        .finding(subject, message)
+        .severity(severity)
+        .threshold(Threshold::new(
+            "no fatal or port event of an IB device during the run",
+            "ncclIbAsyncThreadMain (src/transport/net_ib.cc, net_ib/common.cc); event words: rdma-core ibv_event_type_str, ibv_get_async_event(3)",
+        ))
+        .remediation(if fatal.is_some() {
+            "Drain the node. Read dmesg for the HCA (mlx5_core health / fw_syndrome / catastrophic error), check the firmware (mlxfwmanager, flint), reset the device or reboot; replace the HCA if it recurs. Then check the port (ibstat) before returning the node."
+        } else {
+            "Check the port on both ends: ibstat (state, rate), perfquery -x (LinkDownedCounter, SymbolErrorCounter), mlxlink -d <dev> -m -c -e (BER, module temperature, FEC), the switch port's counters (ibdiagnet / ibqueryerrors); reseat or replace the cable/transceiver. A flapping port fails jobs again: drain the node until it is clean."
+        });
+    // The lines that say it: the first of each kind the message names.
+    for kind in first_kinds {
+        if let Some((at, e)) = list.iter().find(|(_, e)| event_kind(&e.event) == *kind) {
+            finding = finding.evidence(Evidence::new(
+                format!(
+                    "NCCL WARN on CUDA device {}: async event `{}` on {}",
+                    e.at.cuda_dev
+                        .map_or_else(|| "?".to_owned(), |d| d.to_string()),
+                    e.event,
+                    device_words(e.device.as_deref(), e.port)
+                ),
+                e.at.span,
+                at.source(),
+            ));
+        }
+    }
+    if let (None, Some((at, c))) = (fatal, harm) {
+        finding = finding.evidence(Evidence::new(
+            format!(
+                "NCCL WARN on CUDA device {}: completion error status {} after the port went down{}",
+                c.at.cuda_dev
+                    .map_or_else(|| "?".to_owned(), |d| d.to_string()),
+                c.status,
+                c.peer
+                    .as_deref()
+                    .map_or(String::new(), |p| format!(" (peer {})", peer_address(p))),
+            ),
+            c.at.span,
+            at.source(),
+        ));
+    }
+    if fatal.is_some() {
+        if let Some((at, e)) = list.iter().find(|(_, e)| {
+            fatal.is_some_and(|(_, f)| f.event != e.event)
+                && event_kind(&e.event) == EventKind::QueueFatal
+        }) {
+            finding = finding.evidence(Evidence::new(
+                format!("NCCL WARN: async event `{}`", e.event),
+                e.at.span,
+                at.source(),
+            ));
+        }
+    }
+    Some(finding)
+}
+
+/// An errno's name, what it most often means for `call`, and what to do.
+fn errno_meaning(
+    call: &str,
+    errno: Option<u32>,
+) -> (Option<&'static str>, &'static str, &'static str) {
+    let name = errno.and_then(|n| {
+        crate::parse::nccl_log::ERRNOS
+            .iter()
+            .find(|(e, _, _)| *e == n)
+            .map(|(_, name, _)| *name)
+    });
+    let (why, fix) = match (call, errno) {
+        (_, Some(12)) => (
+            "the locked-memory limit (RDMA pins the memory it registers)",
+            "set `ulimit -l unlimited` for the job (containers: --ulimit memlock=-1; Slurm: PropagateResourceLimits and slurmd's LimitMEMLOCK=infinity) and check it inside the job",
+        ),
+        ("ibv_modify_qp", Some(110)) => (
+            "a connection whose path to the remote GID could not be resolved (RoCE GID index or routing, rails that do not reach each other)",
+            "on RoCE check NCCL_IB_GID_INDEX against show_gids and the VLAN/IP routing between the two ports; on a rail-optimised fabric set NCCL_CROSS_NIC=0 (NCCL's own hint)",
+        ),
+        ("ibv_modify_qp", Some(22)) => (
+            "a wrong GID index forced by NCCL_IB_GID_INDEX, or a path MTU the port does not support",
+            "unset NCCL_IB_GID_INDEX or set it to -1 (NCCL's own hint); check the ports' MTU",
+        ),
+        ("ibv_modify_qp", Some(101 | 113)) => (
+            "no route to the remote GID",
+            "check that the RoCE subnets/VLANs of the two ports reach each other, and that NCCL_IB_GID_INDEX picks a GID with a route (show_gids)",
+        ),
+        (_, Some(14)) => (
+            "a buffer the adapter cannot map (GPU memory without GPUDirect RDMA support)",
+            "load nvidia-peermem (lsmod | grep peermem) or use DMA-BUF (NCCL_DMABUF_ENABLE, recent kernel and driver)",
+        ),
+        (_, Some(1 | 13)) => (
+            "no permission on the verbs device",
+            "give the job /dev/infiniband/uverbs* and the IPC_LOCK capability (containers: --device /dev/infiniband --cap-add IPC_LOCK)",
+        ),
+        (_, Some(5 | 6 | 19)) => (
+            "a device that is gone or was reset under the job",
+            "read dmesg for the HCA (mlx5_core health, fatal errors), check its firmware and PCIe link; drain the node",
+        ),
+        (_, Some(11)) => (
+            "an adapter or process resource that ran out (queue pairs, memory regions, locked memory)",
+            "raise ulimit -l; use fewer queue pairs (NCCL_IB_QPS_PER_CONNECTION); check other jobs on the HCA",
+        ),
+        ("ibv_create_qp" | "ibv_create_cq" | "ibv_reg_mr" | "ibv_alloc_pd", None) => (
+            "the locked-memory limit, most often (NCCL printed no errno)",
+            "set `ulimit -l unlimited` for the job (containers: --ulimit memlock=-1) and check it inside the job; then the HCA's resources",
+        ),
+        ("ibv_open_device" | "ibv_query_device" | "ibv_query_port", _) => (
+            "a device the job cannot open (its uverbs node missing or not permitted) or in error",
+            "check /dev/infiniband/uverbs* inside the job or container, and the device's state (ibv_devinfo, dmesg)",
+        ),
+        _ => (
+            "see the errno's meaning for this call",
+            "read the call's man page for the errno; rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET",
+        ),
+    };
+    (name, why, fix)
+}
+
+/// The finding for one host's failed call.
+fn call_finding(
+    host: Option<&str>,
+    call: &str,
+    list: &[(SectionRef<'_>, &VerbsFailure)],
+    probing: bool,
+) -> Finding {
+    let mut errnos: Vec<Option<u32>> = list.iter().map(|(_, v)| v.errno).collect();
+    errnos.sort_unstable();
+    errnos.dedup();
+    let mut devices: Vec<String> = list
+        .iter()
+        .filter_map(|(_, v)| v.device.as_deref().map(|d| device_words(Some(d), v.port)))
+        .collect();
+    devices.sort_unstable();
+    devices.dedup();
+    let errors: Vec<String> = errnos
+        .iter()
+        .map(|e| {
+            let text = list
+                .iter()
+                .find(|(_, v)| v.errno == *e)
+                .and_then(|(_, v)| v.error.as_deref());
+            match (e, errno_meaning(call, *e).0, text) {
+                (Some(n), Some(name), Some(t)) => format!("{n} {name} ({t})"),
+                (Some(n), _, Some(t)) => format!("{n} ({t})"),
+                (Some(n), _, None) => n.to_string(),
+                (None, _, Some(t)) => t.to_owned(),
+                (None, _, None) => "no errno printed".to_owned(),
+            }
+        })
+        .collect();
+    let (_, why, fix) = errno_meaning(call, errnos.iter().flatten().next().copied());
+    let mut message = format!("NCCL's call to {call} failed {} time(s)", list.len());
+    if !devices.is_empty() {
+        message.push_str(&format!(" on {}", devices.join(", ")));
+    }
+    message.push_str(&format!(": {}", errors.join(", ")));
+    if probing {
+        message.push_str("; NCCL skipped it and found no IB device (`NET/IB : No device found.`): the job may have fallen back to sockets (NC002)");
+    }
+    message.push_str(&format!(": most likely {why}"));
+    let first = list.first().map(|(_, v)| v.at.cuda_dev);
+    let same_gpu = list.iter().all(|(_, v)| Some(v.at.cuda_dev) == first);
+    let one_device = list
+        .first()
+        .and_then(|(_, v)| v.device.clone())
+        .filter(|d| {
+            list.iter()
+                .all(|(_, v)| v.device.as_deref() == Some(d.as_str()))
+        });
+    let port = one_device
+        .as_ref()
+        .and(list.first().and_then(|(_, v)| v.port))
+        .filter(|p| list.iter().all(|(_, v)| v.port == Some(*p)));
+    let subject = Subject {
+        host: host.map(str::to_owned),
+        device: one_device,
+        port,
+        gpu: first.flatten().filter(|_| same_gpu),
+        ..Subject::default()
+    };
+    let mut finding = NC004
+        .finding(subject, message)
+        .severity(if probing {
+            Severity::Warning
+        } else {
+            Severity::Error
+        })
+        .threshold(Threshold::new(
+            "no failed verbs call",
+            "NCCL's verbs wrapper (src/misc/ibvwrap.cc, src/include/ibvwrap.h) returns ncclSystemError on a failed call; ibv_modify_qp hints: printIbModifyQpHint",
+        ))
+        .remediation(format!("{}{}.", fix.get(..1).unwrap_or_default().to_uppercase(), fix.get(1..).unwrap_or_default()));
+    for (at, v) in list.iter().take(3) {
+        let mut text = format!(
+            "NCCL WARN on CUDA device {}: {call} failed",
+            v.at.cuda_dev
+                .map_or_else(|| "?".to_owned(), |d| d.to_string()),
+        );
+        match (v.errno, v.error.as_deref()) {
+            (Some(n), Some(t)) => text.push_str(&format!(" with {n} ({t})")),
+            (None, Some(t)) => text.push_str(&format!(": {t}")),
+            (Some(n), None) => text.push_str(&format!(" with {n}")),
+            (None, None) => {}
+        }
+        if let Some(d) = &v.device {
+            text.push_str(&format!(" on {}", device_words(Some(d), v.port)));
+        }
+        if let Some(t) = &v.transition {
+            text.push_str(&format!(", QP {t}"));
+        }
+        if let Some(g) = &v.local_gid {
+            text.push_str(&format!(", local GID {g}"));
+        }
+        if let Some(g) = &v.remote_gid {
+            text.push_str(&format!(", remote GID {g}"));
+        }
+        finding = finding.evidence(Evidence::new(text, v.at.span, at.source()));
+    }
+    finding
 }

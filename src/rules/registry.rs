@@ -66,6 +66,7 @@ pub static RULES: &[&Rule] = &[
     &nccl::NC001,
     &nccl::NC002,
     &nccl::NC003,
+    &nccl::NC004,
     &nvlink::NV001,
     &nvlink::NV002,
     &nvlink::NV003,
