@@ -31,7 +31,10 @@ declare_rule! {
     /// reboot, a reseated cable or a switch's maintenance leaves in a log:
     /// `info`, nobody is paged. Two or more downs (each after the first
     /// came after an up) are a flapping link (a marginal cable, transceiver
-    /// or switch port): `warning`. A down with no later up in a log that
+    /// or switch port): `warning`; but when dmesg's seconds since boot put
+    /// every two downs more than an hour apart, each came back and they
+    /// are separate events (a host up for months sees its switch's
+    /// maintenance more than once): `info`. A down with no later up in a log that
     /// ran to its end (a shell prompt or other output follows it) is a
     /// port left down: `error`. When the paste may be cut after the down
     /// (it ends with the log), the up may be in what was not pasted: the
@@ -54,8 +57,8 @@ declare_rule! {
     /// up: check it matches a planned event.
     ///
     /// ### Thresholds and sources
-    /// fabricscope's own heuristic: one down is `info`, two are flapping,
-    /// a down not followed by an up in a log that ran to its end is an
+    /// fabricscope's own heuristic: one down is `info`, two within an
+    /// hour (or of unknown times) are flapping, a down not followed by an up in a log that ran to its end is an
     /// error; bring-up within 300 s of boot is not counted. Line shapes:
     /// Linux `mlx5e_update_carrier` (drivers/net/ethernet/mellanox/mlx5/
     /// core/en_main.c) and `ib_cache_update` (drivers/infiniband/core/
@@ -126,6 +129,37 @@ declare_rule! {
 
 /// Seconds after boot within which a down is the port's bring-up.
 const BRING_UP_SECONDS: f64 = 300.0;
+
+/// Two downs of a link at most this far apart (by the seconds since boot
+/// dmesg prints) make it flapping: a marginal cable or transceiver drops
+/// again within minutes, while maintenance, a switch's reboot or a
+/// reseated cable leave downs hours or days apart in a long-running
+/// host's log (fabricscope's heuristic).
+const FLAP_WINDOW_SECONDS: f64 = 3600.0;
+
+/// The seconds between the two closest downs of a stream, when every
+/// down has its seconds since boot; `None` when one lacks them (then
+/// nothing says they were far apart) or there is one down.
+fn closest_downs_seconds(s: &Stream<'_>) -> Option<f64> {
+    let times: Option<Vec<f64>> = s.downs.iter().map(|(d, _)| d.uptime_seconds).collect();
+    times?
+        .windows(2)
+        .filter_map(|w| match w {
+            [a, b] => Some((b - a).abs()),
+            _ => None,
+        })
+        .reduce(f64::min)
+}
+
+/// A gap in hours (or days beyond two days), in words.
+fn hours_words(seconds: f64) -> String {
+    let hours = seconds / 3600.0;
+    if hours >= 48.0 {
+        format!("{:.0} days", hours / 24.0)
+    } else {
+        format!("{hours:.1} h")
+    }
+}
 
 /// Evidence lines of downs at most.
 const MAX_DOWNS_SHOWN: usize = 8;
@@ -325,26 +359,40 @@ fn verdict(a: &Adapter<'_>, s: &Stream<'_>) -> Option<(Severity, String)> {
     } else {
         String::new()
     };
-    Some(if s.downs.len() >= 2 {
-        // Each down after the first came after an up.
-        (
-            Severity::Warning,
+    let closest = closest_downs_seconds(s);
+    Some(
+        if s.downs.len() >= 2 && closest.is_some_and(|gap| gap > FLAP_WINDOW_SECONDS) {
+            // Every down came back, and hours or days apart: maintenance,
+            // reboots of the switch, a reseated cable, not a marginal link.
+            (
+            Severity::Info,
             format!(
-                "went down {} times{between}: the link is flapping{open}",
-                s.downs.len()
+                "went down {} times{between}, each time back up, the closest two {} apart: separate events (a switch's maintenance or reboot looks like this), not a flapping link{open}",
+                s.downs.len(),
+                hours_words(closest.unwrap_or_default())
             ),
         )
-    } else if back == 1 {
-        (
+        } else if s.downs.len() >= 2 {
+            // Each down after the first came after an up.
+            (
+                Severity::Warning,
+                format!(
+                    "went down {} times{between}: the link is flapping{open}",
+                    s.downs.len()
+                ),
+            )
+        } else if back == 1 {
+            (
             Severity::Info,
             format!(
                 "went down{} and came back up once: a reboot, a reseated cable or a switch's maintenance looks like this",
                 when(first)
             ),
         )
-    } else {
-        (Severity::Info, format!("went down{}{open}", when(first)))
-    })
+        } else {
+            (Severity::Info, format!("went down{}{open}", when(first)))
+        },
+    )
 }
 
 /// The evidence of one line.
@@ -635,6 +683,33 @@ mod tests {
 ";
         assert_eq!(
             severities(&IB011, later),
+            [("ens6f1np1 (0000:9c:00.1)".to_owned(), Severity::Warning)]
+        );
+    }
+
+    #[test]
+    fn downs_days_apart_that_came_back_are_separate_events_not_flapping() {
+        // A host up for weeks: its switch port bounced twice, days apart.
+        let apart = "\
+[ 604800.1] mlx5_core 0000:9c:00.1 ens6f1np1: Link down
+[ 604806.8] mlx5_core 0000:9c:00.1 ens6f1np1: Link up
+[1900800.1] mlx5_core 0000:9c:00.1 ens6f1np1: Link down
+[1900806.8] mlx5_core 0000:9c:00.1 ens6f1np1: Link up
+";
+        let found = findings_of(&IB011, apart);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].severity, Severity::Info);
+        assert!(
+            found[0].message.contains("15 days apart"),
+            "{}",
+            found[0].message
+        );
+        // The same two downs ten minutes apart: flapping.
+        let close = apart
+            .replace("[1900800.1]", "[ 605400.1]")
+            .replace("[1900806.8]", "[ 605406.8]");
+        assert_eq!(
+            severities(&IB011, &close),
             [("ens6f1np1 (0000:9c:00.1)".to_owned(), Severity::Warning)]
         );
     }
