@@ -3978,3 +3978,50 @@ gpu-a01:20211:20280 [0] NCCL INFO Using network IB
     assert!(reasons[0].contains("`torchrun`"), "{reasons:?}");
     assert!(!reasons[0].contains("NCCL_DEBUG"), "{reasons:?}");
 }
+
+/// `nvidia-smi` answered only by `No devices were found` (a driver
+/// container whose startup probe fails on a node that `lspci` shows with
+/// its GPU, NVIDIA/gpu-operator#653): the tool failing, a warning. Under
+/// `topo -m` the same; under `-i 9` it says only that no GPU has index 9,
+/// and in `nvidia-smi nvlink -i 7` output it stays the nvlink reader's
+/// note. Before, the first was an unread line of "a tool that is not
+/// supported" and "nothing to analyse", the second an empty matrix of 0
+/// GPUs, the third a `-q` field cut before its value (IN001).
+#[test]
+fn nvidia_smi_finding_no_gpu_is_the_tool_failing() {
+    let text = "\
+[root@worker3 drivers]# lspci | grep -i nvidia
+21:00.0 3D controller: NVIDIA Corporation GA100 [A100 PCIe 40GB] (rev a1)
+[root@worker3 drivers]# nvidia-smi
+No devices were found
+[root@worker3 drivers]# nvidia-smi topo -m
+No devices were found
+";
+    let r = report(text);
+    // One failure of the host: the two runs say the same.
+    let failed = of(&r, "IN003");
+    assert_eq!(failed.len(), 1, "{:#?}", r.findings);
+    assert_eq!(failed[0].severity, Severity::Warning);
+    assert!(failed
+        .iter()
+        .all(|f| f.subject.host.as_deref() == Some("worker3")));
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    let d = doc(text);
+    assert!(
+        d.unrecognised.iter().all(|u| u.span.first_line < 3),
+        "{:#?}",
+        d.unrecognised
+    );
+
+    for chosen in [
+        "root@gpu-2:~# nvidia-smi -i 9 -q\nNo devices were found\n",
+        "root@gpu-2:~# nvidia-smi nvlink -i 7 -s\nNo devices were found\n",
+    ] {
+        let r = report(chosen);
+        assert!(
+            fired(&r, Severity::Info).is_empty(),
+            "{chosen}: {:#?}",
+            r.findings
+        );
+    }
+}
