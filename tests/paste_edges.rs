@@ -4025,3 +4025,86 @@ No devices were found
         );
     }
 }
+
+/// One `ibv_devinfo` device of one InfiniBand port, as the tool prints it.
+fn devinfo(hca: &str, fw: &str, guid: &str, sys_guid: &str, state: &str) -> String {
+    format!(
+        "hca_id: {hca}\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t{fw}\n\
+         \tnode_guid:\t\t\t{guid}\n\tsys_image_guid:\t\t\t{sys_guid}\n\tvendor_id:\t\t\t0x02c9\n\
+         \tvendor_part_id:\t\t\t4123\n\thw_ver:\t\t\t\t0x0\n\tboard_id:\t\t\tMT_0000000225\n\
+         \tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\t{state}\n\
+         \t\t\tmax_mtu:\t\t4096 (5)\n\t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t0\n\
+         \t\t\tport_lid:\t\t65535\n\t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n\n"
+    )
+}
+
+/// Two nodes' `ibv_devinfo` listings in one unnamed paste (a notes page's
+/// fences under `## <node>` headings, which are no host names we read),
+/// cabled back to back with no subnet manager. `ibv_devinfo` prints no
+/// port GUID: the node GUIDs tell the two `mlx5_1`s apart. Before, the
+/// second node's `mlx5_1` hid the first's (its IB002 silently lost), and
+/// IB005 compared the first node's firmware with the second's ("runs
+/// 20.34.1002 while 2 other adapters on the host run 20.31.1014").
+#[test]
+fn two_nodes_ibv_devinfo_listings_under_headings_stay_two_machines() {
+    let init = "PORT_INIT (2)";
+    let text = format!(
+        "# RDMA devices\n## Alder\n```\n{}{}```\n## Birch\n```\n{}{}```\n",
+        devinfo(
+            "mlx5_0",
+            "20.34.1002",
+            "f4c2:d503:00a1:5510",
+            "f4c2:d503:00a1:5510",
+            init
+        ),
+        devinfo(
+            "mlx5_1",
+            "20.34.1002",
+            "f4c2:d503:00a1:5511",
+            "f4c2:d503:00a1:5510",
+            init
+        ),
+        devinfo(
+            "mlx5_0",
+            "20.31.1014",
+            "f4c2:d503:00b2:6620",
+            "f4c2:d503:00b2:6620",
+            init
+        ),
+        devinfo(
+            "mlx5_1",
+            "20.31.1014",
+            "f4c2:d503:00b2:6621",
+            "f4c2:d503:00b2:6620",
+            init
+        ),
+    );
+    let r = report(&text);
+    let init_ports = of(&r, "IB002");
+    assert_eq!(init_ports.len(), 4, "{:#?}", r.findings);
+    assert!(of(&r, "IB005").is_empty(), "{:#?}", r.findings);
+
+    // One machine pasted twice (the same node GUIDs) is still one: its
+    // adapters' firmware is compared as before.
+    let once = format!(
+        "{}{}",
+        devinfo(
+            "mlx5_0",
+            "20.34.1002",
+            "f4c2:d503:00a1:5510",
+            "f4c2:d503:00a1:5510",
+            init
+        ),
+        devinfo(
+            "mlx5_1",
+            "20.31.1014",
+            "f4c2:d503:00a1:5511",
+            "f4c2:d503:00a1:5510",
+            init
+        ),
+    );
+    let twice = format!("{once}{once}");
+    let r = report(&twice);
+    assert_eq!(of(&r, "IB002").len(), 2, "{:#?}", r.findings);
+    assert_eq!(of(&r, "IB005").len(), 1, "{:#?}", r.findings);
+}
