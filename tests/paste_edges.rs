@@ -4108,3 +4108,26 @@ fn two_nodes_ibv_devinfo_listings_under_headings_stay_two_machines() {
     assert_eq!(of(&r, "IB002").len(), 2, "{:#?}", r.findings);
     assert_eq!(of(&r, "IB005").len(), 1, "{:#?}", r.findings);
 }
+
+/// A `--query-gpu` CSV row of `[GPU requires reset]` is nvidia-smi
+/// printing NVML's error for every field of a GPU it cannot read: DG004,
+/// as `ERR!` across the summary table's row. `[N/A]` (a field the GPU
+/// lacks) is no fault. Before, the paste was "healthy".
+#[test]
+fn a_query_gpu_row_of_nvml_errors_is_a_gpu_nvidia_smi_cannot_read() {
+    let text = "\
+$ nvidia-smi --query-gpu=index,pci.bus_id,temperature.gpu,ecc.errors.uncorrected.volatile.total,retired_pages.pending --format=csv
+index, pci.bus_id, temperature.gpu, ecc.errors.uncorrected.volatile.total, retired_pages.pending
+0, 00000000:18:00.0, 33, 0, [N/A]
+1, 00000000:2A:00.0, [GPU requires reset], [GPU requires reset], [GPU requires reset]
+2, 00000000:3A:00.0, 31, 0, [N/A]
+";
+    let r = report(text);
+    let err = of(&r, "DG004");
+    assert_eq!(err.len(), 1, "{:#?}", r.findings);
+    assert_eq!(err[0].severity, Severity::Error);
+    assert_eq!(err[0].subject.gpu, Some(1));
+    assert_eq!(err[0].subject.bus_id.as_deref(), Some("00000000:2A:00.0"));
+    assert_eq!(err[0].evidence[0].span.first_line, 4);
+    assert_eq!(fired(&r, Severity::Warning), ["DG004"]);
+}
