@@ -1117,7 +1117,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                 .as_ref()
                 .is_some_and(|o| o.format.kind == Kind::IbdiagnetLog)
                 || ctx.hint.is_some_and(|h| h.kind == Kind::IbdiagnetLog);
-            tool_message(line, in_ibdiagnet, no_gpu_level(&ctx, open.as_ref()))
+            tool_message(line, in_ibdiagnet, no_gpu_level(ctx, open.as_ref()))
         } else {
             None
         };
