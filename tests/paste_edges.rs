@@ -4152,3 +4152,156 @@ rc-07:3310:3402 [5] transport/net_ib.cc:2001 NCCL WARN NET/IB: Got completion fr
         nc004[0].message
     );
 }
+
+/// `nvidia-smi` answered only by `No devices were found` (a driver
+/// container whose startup probe fails on a node that `lspci` shows with
+/// its GPU, NVIDIA/gpu-operator#653): the tool failing, a warning. Under
+/// `topo -m` the same; under `-i 9` it says only that no GPU has index 9,
+/// and in `nvidia-smi nvlink -i 7` output it stays the nvlink reader's
+/// note. Before, the first was an unread line of "a tool that is not
+/// supported" and "nothing to analyse", the second an empty matrix of 0
+/// GPUs, the third a `-q` field cut before its value (IN001).
+#[test]
+fn nvidia_smi_finding_no_gpu_is_the_tool_failing() {
+    let text = "\
+[root@worker3 drivers]# lspci | grep -i nvidia
+21:00.0 3D controller: NVIDIA Corporation GA100 [A100 PCIe 40GB] (rev a1)
+[root@worker3 drivers]# nvidia-smi
+No devices were found
+[root@worker3 drivers]# nvidia-smi topo -m
+No devices were found
+";
+    let r = report(text);
+    // One failure of the host: the two runs say the same.
+    let failed = of(&r, "IN003");
+    assert_eq!(failed.len(), 1, "{:#?}", r.findings);
+    assert_eq!(failed[0].severity, Severity::Warning);
+    assert!(failed
+        .iter()
+        .all(|f| f.subject.host.as_deref() == Some("worker3")));
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    let d = doc(text);
+    assert!(
+        d.unrecognised.iter().all(|u| u.span.first_line < 3),
+        "{:#?}",
+        d.unrecognised
+    );
+
+    for chosen in [
+        "root@gpu-2:~# nvidia-smi -i 9 -q\nNo devices were found\n",
+        "root@gpu-2:~# nvidia-smi nvlink -i 7 -s\nNo devices were found\n",
+    ] {
+        let r = report(chosen);
+        assert!(
+            fired(&r, Severity::Info).is_empty(),
+            "{chosen}: {:#?}",
+            r.findings
+        );
+    }
+}
+
+/// One `ibv_devinfo` device of one InfiniBand port, as the tool prints it.
+fn devinfo(hca: &str, fw: &str, guid: &str, sys_guid: &str, state: &str) -> String {
+    format!(
+        "hca_id: {hca}\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t{fw}\n\
+         \tnode_guid:\t\t\t{guid}\n\tsys_image_guid:\t\t\t{sys_guid}\n\tvendor_id:\t\t\t0x02c9\n\
+         \tvendor_part_id:\t\t\t4123\n\thw_ver:\t\t\t\t0x0\n\tboard_id:\t\t\tMT_0000000225\n\
+         \tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\t{state}\n\
+         \t\t\tmax_mtu:\t\t4096 (5)\n\t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t0\n\
+         \t\t\tport_lid:\t\t65535\n\t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n\n"
+    )
+}
+
+/// Two nodes' `ibv_devinfo` listings in one unnamed paste (a notes page's
+/// fences under `## <node>` headings, which are no host names we read),
+/// cabled back to back with no subnet manager. `ibv_devinfo` prints no
+/// port GUID: the node GUIDs tell the two `mlx5_1`s apart. Before, the
+/// second node's `mlx5_1` hid the first's (its IB002 silently lost), and
+/// IB005 compared the first node's firmware with the second's ("runs
+/// 20.34.1002 while 2 other adapters on the host run 20.31.1014").
+#[test]
+fn two_nodes_ibv_devinfo_listings_under_headings_stay_two_machines() {
+    let init = "PORT_INIT (2)";
+    let text = format!(
+        "# RDMA devices\n## Alder\n```\n{}{}```\n## Birch\n```\n{}{}```\n",
+        devinfo(
+            "mlx5_0",
+            "20.34.1002",
+            "f4c2:d503:00a1:5510",
+            "f4c2:d503:00a1:5510",
+            init
+        ),
+        devinfo(
+            "mlx5_1",
+            "20.34.1002",
+            "f4c2:d503:00a1:5511",
+            "f4c2:d503:00a1:5510",
+            init
+        ),
+        devinfo(
+            "mlx5_0",
+            "20.31.1014",
+            "f4c2:d503:00b2:6620",
+            "f4c2:d503:00b2:6620",
+            init
+        ),
+        devinfo(
+            "mlx5_1",
+            "20.31.1014",
+            "f4c2:d503:00b2:6621",
+            "f4c2:d503:00b2:6620",
+            init
+        ),
+    );
+    let r = report(&text);
+    let init_ports = of(&r, "IB002");
+    assert_eq!(init_ports.len(), 4, "{:#?}", r.findings);
+    assert!(of(&r, "IB005").is_empty(), "{:#?}", r.findings);
+
+    // One machine pasted twice (the same node GUIDs) is still one: its
+    // adapters' firmware is compared as before.
+    let once = format!(
+        "{}{}",
+        devinfo(
+            "mlx5_0",
+            "20.34.1002",
+            "f4c2:d503:00a1:5510",
+            "f4c2:d503:00a1:5510",
+            init
+        ),
+        devinfo(
+            "mlx5_1",
+            "20.31.1014",
+            "f4c2:d503:00a1:5511",
+            "f4c2:d503:00a1:5510",
+            init
+        ),
+    );
+    let twice = format!("{once}{once}");
+    let r = report(&twice);
+    assert_eq!(of(&r, "IB002").len(), 2, "{:#?}", r.findings);
+    assert_eq!(of(&r, "IB005").len(), 1, "{:#?}", r.findings);
+}
+
+/// A `--query-gpu` CSV row of `[GPU requires reset]` is nvidia-smi
+/// printing NVML's error for every field of a GPU it cannot read: DG004,
+/// as `ERR!` across the summary table's row. `[N/A]` (a field the GPU
+/// lacks) is no fault. Before, the paste was "healthy".
+#[test]
+fn a_query_gpu_row_of_nvml_errors_is_a_gpu_nvidia_smi_cannot_read() {
+    let text = "\
+$ nvidia-smi --query-gpu=index,pci.bus_id,temperature.gpu,ecc.errors.uncorrected.volatile.total,retired_pages.pending --format=csv
+index, pci.bus_id, temperature.gpu, ecc.errors.uncorrected.volatile.total, retired_pages.pending
+0, 00000000:18:00.0, 33, 0, [N/A]
+1, 00000000:2A:00.0, [GPU requires reset], [GPU requires reset], [GPU requires reset]
+2, 00000000:3A:00.0, 31, 0, [N/A]
+";
+    let r = report(text);
+    let err = of(&r, "DG004");
+    assert_eq!(err.len(), 1, "{:#?}", r.findings);
+    assert_eq!(err[0].severity, Severity::Error);
+    assert_eq!(err[0].subject.gpu, Some(1));
+    assert_eq!(err[0].subject.bus_id.as_deref(), Some("00000000:2A:00.0"));
+    assert_eq!(err[0].evidence[0].span.first_line, 4);
+    assert_eq!(fired(&r, Severity::Warning), ["DG004"]);
+}

@@ -1117,7 +1117,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                 .as_ref()
                 .is_some_and(|o| o.format.kind == Kind::IbdiagnetLog)
                 || ctx.hint.is_some_and(|h| h.kind == Kind::IbdiagnetLog);
-            tool_message(line, in_ibdiagnet)
+            tool_message(line, in_ibdiagnet, no_gpu_level(ctx, open.as_ref()))
         } else {
             None
         };
@@ -1776,10 +1776,15 @@ fn begins_alike(before: &str, cut: &str) -> bool {
 /// `src/query_smp.c:199; …`: diagnostics the tools print to stderr.
 /// `in_ibdiagnet`: the line is in ibdiagnet's output, whose `-E-`/`-W-`
 /// lines are its report, not the firmware tools' failures.
-fn tool_message(line: &Line<'_>, in_ibdiagnet: bool) -> Option<ToolMessage> {
+fn tool_message(
+    line: &Line<'_>,
+    in_ibdiagnet: bool,
+    no_gpu: Option<MessageLevel>,
+) -> Option<ToolMessage> {
     let t = crate::parse::text::trim(line.text());
     let found = crate::parse::text::infiniband_message_level(t)
         .or_else(|| nvidia_message(t))
+        .or_else(|| no_gpu.filter(|_| t.eq_ignore_ascii_case(NO_DEVICES)))
         .or_else(|| {
             firmware_tools_message(t)
                 .filter(|_| !in_ibdiagnet && !crate::parse::ibdiagnet_log::is_check_line(t))
@@ -1862,6 +1867,40 @@ fn is_supported_program(program: &str) -> bool {
     let base = program.rsplit('/').next().unwrap_or(program);
     matches!(base, "nvidia-smi" | "dcgmi" | "rdma")
         || crate::parse::format_of_command(&[base]).is_some()
+}
+
+/// What nvidia-smi prints in place of its output when the driver lists no
+/// GPU at all.
+const NO_DEVICES: &str = "No devices were found";
+
+/// What a `No devices were found` line in this chunk is, under a prompt
+/// running `nvidia-smi` (plain, `topo -m`, `-q` …): nvidia-smi's failure
+/// (an error: the driver lists no GPU at all), or, where the command chose
+/// a GPU (`-i N`), a warning that no GPU has that index (no fault of the
+/// host). In `nvidia-smi nvlink` output it is the nvlink reader's note
+/// (`nvidia-smi nvlink -i 7 -s` on a one-GPU host). Before, under plain
+/// `nvidia-smi` it was an unread line of "a tool that is not supported" and
+/// the verdict "nothing to analyse"; under `topo -m` an empty matrix and an
+/// unread line; under `-i 9 -q` a query field cut before its value.
+fn no_gpu_level(ctx: &StreamContext<'_>, open: Option<&Open<'_>>) -> Option<MessageLevel> {
+    let (_, prompt) = ctx.prompt?;
+    let in_nvlink = ctx.hint.is_some_and(|h| h.kind == Kind::Nvlink)
+        || open.is_some_and(|o| o.format.kind == Kind::Nvlink);
+    if in_nvlink || prompt.argv.first().is_none_or(|p| p != "nvidia-smi") {
+        return None;
+    }
+    let chooses_gpu = prompt.argv.iter().any(|w| {
+        w == "-i"
+            || w == "--id"
+            || w.starts_with("--id=")
+            || w.strip_prefix("-i")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    Some(if chooses_gpu {
+        MessageLevel::Warning
+    } else {
+        MessageLevel::Error
+    })
 }
 
 /// Error lines of nvidia-smi and dcgmi (`ERROR: Option … is not

@@ -108,6 +108,10 @@ pub struct IbPortRef<'a> {
     pub link_layer: Option<LinkLayer>,
     /// Port GUID.
     pub port_guid: Option<Guid>,
+    /// The node GUID of the adapter the view names (`ibstat`'s `Node
+    /// GUID`, `ibv_devinfo`'s `node_guid`): what tells two machines'
+    /// ports of one name apart where no port GUID is printed.
+    pub adapter_guid: Option<Guid>,
     /// Lines the port was read from.
     pub span: LineSpan,
     /// True when the port block is cut: fields it lacks are unknown.
@@ -304,6 +308,7 @@ fn from_ibstat<'a>(at: SectionRef<'a>, ca: Option<&'a Ca>, port: &'a Port) -> Ib
         sm_lid: port.sm_lid,
         link_layer: port.link_layer,
         port_guid: port.port_guid,
+        adapter_guid: ca.and_then(|c| c.node_guid),
         span: port.span,
         partial: port.partial.is_some() || ca.is_some_and(|c| c.partial.is_some()),
         headerless: None,
@@ -330,6 +335,7 @@ fn from_ibstatus<'a>(at: SectionRef<'a>, port: &'a IbstatusPort) -> IbPortRef<'a
         sm_lid: port.sm_lid,
         link_layer: port.link_layer,
         port_guid: None,
+        adapter_guid: None,
         span: port.span,
         partial: port.partial.is_some(),
         headerless: None,
@@ -1486,6 +1492,7 @@ impl<'a> Context<'a> {
                             sm_lid: port.sm_lid,
                             link_layer: port.link_layer(),
                             port_guid: None,
+                            adapter_guid: None,
                             span: port.span,
                             partial: false,
                             headerless: None,
@@ -1511,6 +1518,7 @@ impl<'a> Context<'a> {
                             sm_lid: None,
                             link_layer: Some(port.link_layer()),
                             port_guid: None,
+                            adapter_guid: None,
                             span: port.span,
                             partial: false,
                             headerless: None,
@@ -1538,6 +1546,7 @@ impl<'a> Context<'a> {
                                 sm_lid: port.sm_lid,
                                 link_layer: port.link_layer,
                                 port_guid: None,
+                                adapter_guid: dev.node_guid,
                                 span: port.span,
                                 partial: dev.port_is_partial(port),
                                 headerless: None,
@@ -1605,7 +1614,15 @@ impl<'a> Context<'a> {
                 .iter()
                 .rposition(|v| match (v.port_guid, p.port_guid) {
                     (Some(a), Some(b)) => a == b,
-                    _ => true,
+                    // `ibv_devinfo` prints no port GUID: its adapter's
+                    // node GUID tells the machines apart (two nodes'
+                    // listings under headings we do not read as hosts).
+                    // Before, the later node's `mlx5_1` hid the earlier's,
+                    // and a finding on the earlier was silently lost.
+                    _ => match (v.adapter_guid, p.adapter_guid) {
+                        (Some(a), Some(b)) => a == b,
+                        _ => true,
+                    },
                 });
             match same_port.and_then(|i| views.get_mut(i)) {
                 // `ibdev2netdev -v` tells a port's state and nothing else:
@@ -1713,6 +1730,40 @@ impl<'a> Context<'a> {
             }
         }
         latest.into_values().collect()
+    }
+
+    /// Hosts whose `ibstat` or `ibv_devinfo` views show one adapter name
+    /// with two node GUIDs: two machines' output under one host name (an
+    /// unnamed paste of two nodes' listings under headings we do not read
+    /// as hosts). Which adapters share a machine is then unknown.
+    #[must_use]
+    pub fn hosts_mixing_machines(&self) -> BTreeSet<HostKey<'a>> {
+        let mut seen: BTreeMap<(HostKey<'a>, &'a str), Guid> = BTreeMap::new();
+        let mut mixed = BTreeSet::new();
+        let mut saw = |host: HostKey<'a>, name: &'a str, guid: Option<Guid>| {
+            let Some(guid) = guid.filter(|g| g.0 != 0) else {
+                return;
+            };
+            if *seen.entry((host, name)).or_insert(guid) != guid {
+                mixed.insert(host);
+            }
+        };
+        for at in self.sections() {
+            match &at.section.data {
+                SectionData::Ibstat(ibstat) => {
+                    for ca in &ibstat.cas {
+                        saw(at.host(), &ca.name, ca.node_guid);
+                    }
+                }
+                SectionData::IbvDevinfo(devinfo) => {
+                    for dev in &devinfo.devices {
+                        saw(at.host(), &dev.hca_id, dev.node_guid);
+                    }
+                }
+                _ => {}
+            }
+        }
+        mixed
     }
 
     /// Number of distinct hosts in the input.

@@ -17,7 +17,10 @@ declare_rule! {
     /// A GPU whose block of the `nvidia-smi` summary table prints `ERR!`
     /// in any field: the name, persistence mode, bus id, fan, temperature,
     /// performance state, power, memory, utilisation, compute or MIG mode,
-    /// or the volatile uncorrectable ECC count.
+    /// or the volatile uncorrectable ECC count; and a `--query-gpu …
+    /// --format=csv` row with NVML's error for a field in place of its
+    /// value (`[GPU requires reset]`, `[GPU is lost]`, `[Unknown Error]`;
+    /// not `[N/A]` or `[Not Supported]`).
     ///
     /// ### Why it matters
     /// nvidia-smi prints `ERR!` where NVML returned an error for the field
@@ -60,7 +63,7 @@ declare_rule! {
         family: Diagnostics,
         severity: Error,
         summary: "nvidia-smi prints ERR! for a GPU: NVML could not read it",
-        needs: "nvidia-smi (the default summary table)",
+        needs: "nvidia-smi (the default summary table, or --query-gpu CSV)",
         check: check_err,
     }
 }
@@ -116,10 +119,80 @@ fn wsl_utilisation_only(g: &TableGpuRef<'_>) -> bool {
     g.table.is_wsl() && g.gpu.err_fields.iter().all(|f| f == "GPU-Util")
 }
 
+/// NVML's errors as `--query-gpu … --format=csv` prints them in a cell
+/// (NVML's error string in brackets): the CSV form of the table's `ERR!`.
+/// `[N/A]` and `[Not Supported]` are fields the GPU lacks, `[Insufficient
+/// Permissions]` the user's; these say NVML cannot reach the GPU.
+const CSV_NVML_ERRORS: &[&str] = &["[GPU requires reset]", "[GPU is lost]", "[Unknown Error]"];
+
+/// DG004 over `--query-gpu` CSV rows: a row whose cells print an NVML
+/// error. Before, a row of `[GPU requires reset]` was read as values the
+/// GPU did not have, and the verdict was "healthy". Returns the rows
+/// judged.
+fn check_csv_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
+    let mut judged = 0usize;
+    for at in ctx.sections() {
+        let SectionData::SmiCsv(csv) = &at.section.data else {
+            continue;
+        };
+        let column = |name: &str| csv.fields.iter().position(|f| f.eq_ignore_ascii_case(name));
+        let (index_at, bus_at) = (column("index"), column("pci.bus_id"));
+        for row in &csv.rows {
+            judged += 1;
+            let mut fields: Vec<&str> = Vec::new();
+            let mut error: Option<&str> = None;
+            for (i, v) in row.values.iter().enumerate() {
+                let t = v.text.trim();
+                if let Some(e) = CSV_NVML_ERRORS.iter().find(|e| e.eq_ignore_ascii_case(t)) {
+                    fields.push(csv.fields.get(i).map_or("a column", String::as_str));
+                    error.get_or_insert(e);
+                }
+            }
+            let Some(error) = error else {
+                continue;
+            };
+            let cell = |at: Option<usize>| {
+                at.and_then(|i| row.values.get(i))
+                    .filter(|v| !v.is_missing())
+            };
+            let subject = Subject {
+                host: at.host().name().map(str::to_owned),
+                gpu: cell(index_at).and_then(|v| v.text.trim().parse().ok()),
+                bus_id: cell(bus_at).map(|v| v.text.trim().to_owned()),
+                ..Subject::default()
+            };
+            let fields = fields.join(", ");
+            out.push(
+                DG004
+                    .finding(
+                        subject.clone(),
+                        format!(
+                            "{}: nvidia-smi prints {error} for it: NVML cannot read the GPU, which is in a failed state ({fields})",
+                            subject.describe()
+                        ),
+                    )
+                    .evidence(Evidence::new(
+                        format!("nvidia-smi --query-gpu: {error} in {fields}"),
+                        crate::span::LineSpan::line(row.line),
+                        at.source(),
+                    ))
+                    .threshold(Threshold::new(
+                        "no field reads ERR! (in CSV: an NVML error in brackets)",
+                        "nvidia-smi prints NVML's error for a field it could not read (`[N/A]` is for fields the GPU lacks); NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors) for the cause",
+                    ))
+                    .remediation(
+                        "Drain the GPU; find the Xid the driver logged for it (dmesg | grep -i xid) and follow the Xid catalog's resolution; reset the GPU (nvidia-smi -r -i <id>, no process using it) or reboot the node; if it fell off the bus or the error returns, collect nvidia-bug-report.sh and open a hardware case.",
+                    ),
+            );
+        }
+    }
+    judged
+}
+
 /// DG004.
 fn check_err(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let gpus = table_gpus(ctx);
-    let mut judged = 0usize;
+    let mut judged = check_csv_errors(ctx, out);
     for g in &gpus {
         if !g.gpu.has_err() {
             // A cut block without `ERR!` in what it shows says nothing.

@@ -288,10 +288,19 @@ fn adapter_subject(a: &AdapterRef<'_>) -> Subject {
 /// IB005.
 fn check_firmware_on_host(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     let mut groups: BTreeMap<(HostKey<'_>, String), Vec<&AdapterRef<'_>>> = BTreeMap::new();
+    // Two machines under one host name: their adapters are no one
+    // machine's, so a difference between them says nothing of a host.
+    // Before, two nodes' `ibv_devinfo` listings pasted under headings
+    // raised "mlx5_0 runs firmware A while 2 other adapters on the host
+    // run B", the others being the second node's.
+    let mixed = ctx.hosts_mixing_machines();
     for a in ctx.latest_adapters() {
         let (Some(ty), Some(fw)) = (a.ca_type.as_deref(), a.firmware_version) else {
             continue;
         };
+        if mixed.contains(&a.at.host()) {
+            continue;
+        }
         groups
             .entry((a.at.host(), adapter_family(ty, fw)))
             .or_default()
