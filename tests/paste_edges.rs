@@ -4304,4 +4304,24 @@ index, pci.bus_id, temperature.gpu, ecc.errors.uncorrected.volatile.total, retir
     assert_eq!(err[0].subject.bus_id.as_deref(), Some("00000000:2A:00.0"));
     assert_eq!(err[0].evidence[0].span.first_line, 4);
     assert_eq!(fired(&r, Severity::Warning), ["DG004"]);
+    // One field NVML could not read on a GPU whose other fields read: a
+    // warning, not a GPU in a failed state; every field unreadable is.
+    let one = "\
+$ nvidia-smi --query-gpu=index,pci.bus_id,temperature.gpu,power.draw,utilization.gpu --format=csv
+index, pci.bus_id, temperature.gpu, power.draw, utilization.gpu
+0, 00000000:18:00.0, 33, [Unknown Error], 0 %
+1, 00000000:2A:00.0, [Unknown Error], [Unknown Error], [Unknown Error]
+";
+    let r = report(one);
+    let mut dg: Vec<_> = of(&r, "DG004")
+        .iter()
+        .map(|f| (f.subject.gpu, f.severity))
+        .collect();
+    dg.sort_by_key(|(gpu, _)| *gpu);
+    assert_eq!(
+        dg,
+        [(Some(0), Severity::Warning), (Some(1), Severity::Error)],
+        "{:#?}",
+        r.findings
+    );
 }

@@ -6,7 +6,7 @@
 //! for first, and it is easy to miss in a table of eight healthy rows.
 
 use super::context::{Context, HostKey, SectionRef};
-use super::{Coverage, Evidence, Finding, Subject, Threshold};
+use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
 use crate::model::smi_table::{SmiTable, TableGpu};
 use crate::parse::SectionData;
@@ -20,7 +20,9 @@ declare_rule! {
     /// or the volatile uncorrectable ECC count; and a `--query-gpu …
     /// --format=csv` row with NVML's error for a field in place of its
     /// value (`[GPU requires reset]`, `[GPU is lost]`, `[Unknown Error]`;
-    /// not `[N/A]` or `[Not Supported]`).
+    /// not `[N/A]` or `[Not Supported]`). A lone `[Unknown Error]` in a
+    /// row whose other fields read is a `warning`: a driver or board can
+    /// print it for one field it cannot read on a healthy GPU.
     ///
     /// ### Why it matters
     /// nvidia-smi prints `ERR!` where NVML returned an error for the field
@@ -125,6 +127,30 @@ fn wsl_utilisation_only(g: &TableGpuRef<'_>) -> bool {
 /// Permissions]` the user's; these say NVML cannot reach the GPU.
 const CSV_NVML_ERRORS: &[&str] = &["[GPU requires reset]", "[GPU is lost]", "[Unknown Error]"];
 
+/// NVML's catch-all error: a GPU NVML cannot reach prints it in every
+/// field, but a driver or board can print it for one field it cannot
+/// read (a power or clock field under vGPU or an old driver) on a GPU
+/// that reads every other: alone in a row that reads otherwise it is a
+/// `warning`, not a GPU in a failed state.
+const CSV_UNKNOWN_ERROR: &str = "[Unknown Error]";
+
+/// The severity of a CSV row with NVML errors: `[GPU requires reset]`
+/// and `[GPU is lost]` name the GPU's state, an `error` in any field;
+/// `[Unknown Error]` is one when it is in two fields or more, or in every
+/// field the GPU has (not `[N/A]`/`[Not Supported]`), and a `warning` when
+/// one field of a row that reads otherwise prints it.
+fn csv_row_severity(errors: &[&str], readable_fields: usize) -> Severity {
+    let unknown = errors
+        .iter()
+        .filter(|e| e.eq_ignore_ascii_case(CSV_UNKNOWN_ERROR))
+        .count();
+    if unknown == errors.len() && unknown < 2 && readable_fields > unknown {
+        Severity::Warning
+    } else {
+        Severity::Error
+    }
+}
+
 /// DG004 over `--query-gpu` CSV rows: a row whose cells print an NVML
 /// error. Before, a row of `[GPU requires reset]` was read as values the
 /// GPU did not have, and the verdict was "healthy". Returns the rows
@@ -140,17 +166,28 @@ fn check_csv_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
         for row in &csv.rows {
             judged += 1;
             let mut fields: Vec<&str> = Vec::new();
-            let mut error: Option<&str> = None;
+            let mut errors: Vec<&str> = Vec::new();
+            // Fields the GPU has: not `[N/A]` / `[Not Supported]`, not
+            // the row's index or bus id (which always read).
+            let mut readable = 0usize;
             for (i, v) in row.values.iter().enumerate() {
                 let t = v.text.trim();
+                if Some(i) != index_at
+                    && Some(i) != bus_at
+                    && !t.eq_ignore_ascii_case("[N/A]")
+                    && !t.eq_ignore_ascii_case("[Not Supported]")
+                {
+                    readable += 1;
+                }
                 if let Some(e) = CSV_NVML_ERRORS.iter().find(|e| e.eq_ignore_ascii_case(t)) {
                     fields.push(csv.fields.get(i).map_or("a column", String::as_str));
-                    error.get_or_insert(e);
+                    errors.push(e);
                 }
             }
-            let Some(error) = error else {
+            let Some(&error) = errors.first() else {
                 continue;
             };
+            let severity = csv_row_severity(&errors, readable);
             let cell = |at: Option<usize>| {
                 at.and_then(|i| row.values.get(i))
                     .filter(|v| !v.is_missing())
@@ -166,11 +203,19 @@ fn check_csv_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
                 DG004
                     .finding(
                         subject.clone(),
-                        format!(
-                            "{}: nvidia-smi prints {error} for it: NVML cannot read the GPU, which is in a failed state ({fields})",
-                            subject.describe()
-                        ),
+                        if severity == Severity::Error {
+                            format!(
+                                "{}: nvidia-smi prints {error} for it: NVML cannot read the GPU, which is in a failed state ({fields})",
+                                subject.describe()
+                            )
+                        } else {
+                            format!(
+                                "{}: nvidia-smi prints {error} for {fields} alone while the GPU's other fields read: NVML could not read that field (a field this driver or board cannot read, or the first sign of a GPU failing)",
+                                subject.describe()
+                            )
+                        },
                     )
+                    .severity(severity)
                     .evidence(Evidence::new(
                         format!("nvidia-smi --query-gpu: {error} in {fields}"),
                         crate::span::LineSpan::line(row.line),
