@@ -75,11 +75,7 @@ impl XidEvent {
     /// The time to show: as printed, else `[seconds]` since boot.
     #[must_use]
     pub fn when(&self) -> Option<String> {
-        match (&self.time, self.uptime_seconds) {
-            (Some(t), _) => Some(t.clone()),
-            (None, Some(s)) => Some(format!("[{s:.6}]")),
-            (None, None) => None,
-        }
+        when_printed(self.time.as_deref(), self.uptime_seconds)
     }
 }
 
@@ -178,11 +174,17 @@ impl NicEvent {
     /// The time to show: as printed, else `[seconds]` since boot.
     #[must_use]
     pub fn when(&self) -> Option<String> {
-        match (&self.time, self.uptime_seconds) {
-            (Some(t), _) => Some(t.clone()),
-            (None, Some(s)) => Some(format!("[{s:.6}]")),
-            (None, None) => None,
-        }
+        when_printed(self.time.as_deref(), self.uptime_seconds)
+    }
+}
+
+/// A kernel line's time to show: as printed, else `[seconds]` since
+/// boot (dmesg's own form), else none.
+fn when_printed(time: Option<&str>, uptime_seconds: Option<f64>) -> Option<String> {
+    match (time, uptime_seconds) {
+        (Some(t), _) => Some(t.to_owned()),
+        (None, Some(s)) => Some(format!("[{s:.6}]")),
+        (None, None) => None,
     }
 }
 
