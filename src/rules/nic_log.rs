@@ -31,7 +31,8 @@ declare_rule! {
     /// reboot, a reseated cable or a switch's maintenance leaves in a log:
     /// `info`, nobody is paged. Two or more downs (each after the first
     /// came after an up) are a flapping link (a marginal cable, transceiver
-    /// or switch port): `warning`; but when dmesg's seconds since boot put
+    /// or switch port): `warning`; but when the log's times (dmesg's
+    /// seconds since boot, or the time `dmesg -T` and journald print) put
     /// every two downs more than an hour apart, each came back and they
     /// are separate events (a host up for months sees its switch's
     /// maintenance more than once): `info`. A down with no later up in a log that
@@ -138,10 +139,18 @@ const BRING_UP_SECONDS: f64 = 300.0;
 const FLAP_WINDOW_SECONDS: f64 = 3600.0;
 
 /// The seconds between the two closest downs of a stream, when every
-/// down has its seconds since boot; `None` when one lacks them (then
-/// nothing says they were far apart) or there is one down.
+/// down has its time: dmesg's seconds since boot, else the time printed
+/// read as a date (`dmesg -T`'s `Mon Dec  7 09:14:02 2026`, ISO); `None`
+/// when one lacks both (then nothing says they were far apart) or there
+/// is one down.
 fn closest_downs_seconds(s: &Stream<'_>) -> Option<f64> {
-    let times: Option<Vec<f64>> = s.downs.iter().map(|(d, _)| d.uptime_seconds).collect();
+    let seconds = |e: &NicEvent| {
+        e.uptime_seconds.or_else(|| {
+            let printed = e.time.as_deref()?;
+            crate::parse::date::parse_stamp(printed, e.span).map(|d| d.wall_clock_seconds)
+        })
+    };
+    let times: Option<Vec<f64>> = s.downs.iter().map(|(d, _)| seconds(d)).collect();
     times?
         .windows(2)
         .filter_map(|w| match w {
@@ -484,7 +493,7 @@ fn link_finding(a: &Adapter<'_>) -> Option<Finding> {
         .finding(subject, message)
         .severity(severity)
         .threshold(Threshold::new(
-            "one down: info; two or more downs: warning (flapping); a down with no later up in a log that ran to its end (prompt or other output after it): error; downs within 300 s of boot are bring-up",
+            "one down: info; two or more downs within an hour of each other (or of unknown times): warning (flapping), farther apart: info; a down with no later up in a log that ran to its end (prompt or other output after it): error; downs within 300 s of boot are bring-up",
             "fabricscope's own heuristic; line shapes: Linux mlx5e_update_carrier (mlx5 en_main.c), ib_cache_update (infiniband/core/cache.c)",
         ))
         .remediation(if severity >= Severity::Error {
@@ -703,6 +712,22 @@ mod tests {
             found[0].message.contains("15 days apart"),
             "{}",
             found[0].message
+        );
+        // `dmesg -T`'s printed times say the same.
+        let printed = "\
+[Mon Nov  2 03:10:11 2026] mlx5_core 0000:9c:00.1 ens6f1np1: Link down
+[Mon Nov  2 03:10:17 2026] mlx5_core 0000:9c:00.1 ens6f1np1: Link up
+[Tue Nov 17 03:10:11 2026] mlx5_core 0000:9c:00.1 ens6f1np1: Link down
+[Tue Nov 17 03:10:17 2026] mlx5_core 0000:9c:00.1 ens6f1np1: Link up
+";
+        assert_eq!(
+            severities(&IB011, printed),
+            [("ens6f1np1 (0000:9c:00.1)".to_owned(), Severity::Info)]
+        );
+        let printed_close = printed.replace("Tue Nov 17 03:10", "Mon Nov  2 03:25");
+        assert_eq!(
+            severities(&IB011, &printed_close),
+            [("ens6f1np1 (0000:9c:00.1)".to_owned(), Severity::Warning)]
         );
         // The same two downs ten minutes apart: flapping.
         let close = apart
