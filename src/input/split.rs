@@ -1117,7 +1117,7 @@ fn sectionize_stream(stream: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut Out
                 .as_ref()
                 .is_some_and(|o| o.format.kind == Kind::IbdiagnetLog)
                 || ctx.hint.is_some_and(|h| h.kind == Kind::IbdiagnetLog);
-            tool_message(line, in_ibdiagnet, no_gpu_level(ctx, open.as_ref()))
+            tool_message(line, in_ibdiagnet, || no_gpu_level(ctx, open.as_ref()))
         } else {
             None
         };
@@ -1776,15 +1776,17 @@ fn begins_alike(before: &str, cut: &str) -> bool {
 /// `src/query_smp.c:199; …`: diagnostics the tools print to stderr.
 /// `in_ibdiagnet`: the line is in ibdiagnet's output, whose `-E-`/`-W-`
 /// lines are its report, not the firmware tools' failures.
+/// `no_gpu`: what nvidia-smi's `No devices were found` is here
+/// ([`no_gpu_level`]), asked only of that line.
 fn tool_message(
     line: &Line<'_>,
     in_ibdiagnet: bool,
-    no_gpu: Option<MessageLevel>,
+    no_gpu: impl FnOnce() -> Option<MessageLevel>,
 ) -> Option<ToolMessage> {
     let t = crate::parse::text::trim(line.text());
     let found = crate::parse::text::infiniband_message_level(t)
         .or_else(|| nvidia_message(t))
-        .or_else(|| no_gpu.filter(|_| t.eq_ignore_ascii_case(NO_DEVICES)))
+        .or_else(|| t.eq_ignore_ascii_case(NO_DEVICES).then(no_gpu).flatten())
         .or_else(|| {
             firmware_tools_message(t)
                 .filter(|_| !in_ibdiagnet && !crate::parse::ibdiagnet_log::is_check_line(t))

@@ -161,8 +161,7 @@ fn check_csv_errors(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
         let SectionData::SmiCsv(csv) = &at.section.data else {
             continue;
         };
-        let column = |name: &str| csv.fields.iter().position(|f| f.eq_ignore_ascii_case(name));
-        let (index_at, bus_at) = (column("index"), column("pci.bus_id"));
+        let (index_at, bus_at) = (csv.column("index"), csv.column("pci.bus_id"));
         for row in &csv.rows {
             judged += 1;
             let mut fields: Vec<&str> = Vec::new();
