@@ -3959,6 +3959,40 @@ fn a_mixed_dmesg_paste_judges_xids_and_the_adapters_links() {
     assert!(of(&r, "IN001").is_empty() && of(&r, "IN002").is_empty());
 }
 
+/// `journalctl -k -b all -g mlx5` over three boots, a boot line first (a
+/// boot before them matched nothing): each boot's bring-up bounces its
+/// link. Before, the boot lines were read as headings that ended the log
+/// (the first one an unread line), and the three bounces were one
+/// flapping link. Now the log is one section over four boots, each bounce
+/// is its boot's bring-up, and nothing is said.
+#[test]
+fn a_journal_over_several_boots_keeps_each_boots_bring_up_apart() {
+    let text = "\
+[root@gpu-k07 ~]# journalctl -k -b all -g mlx5
+-- Boot 3f1a9c0e5b7d4e2a8c6b1d0f9e8a7b6c --
+Dec 01 08:00:07 gpu-k07 kernel: mlx5_core 0000:9c:00.1: firmware version: 28.39.1002
+Dec 01 08:00:12 gpu-k07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link down
+Dec 01 08:00:17 gpu-k07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link up
+-- Boot 0b5e3c1a9f6d4e2b8a7c6d5e4f3a2b1c --
+Dec 01 08:20:05 gpu-k07 kernel: mlx5_core 0000:9c:00.1: firmware version: 28.39.1002
+Dec 01 08:20:10 gpu-k07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link down
+Dec 01 08:20:15 gpu-k07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link up
+-- Boot 7c2d4e6f8a0b1c3d5e7f9a1b3c5d7e9f --
+Dec 01 08:40:05 gpu-k07 kernel: mlx5_core 0000:9c:00.1: firmware version: 28.39.1002
+Dec 01 08:40:10 gpu-k07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link down
+Dec 01 08:40:15 gpu-k07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link up
+[root@gpu-k07 ~]# 
+";
+    let d = doc(text);
+    assert!(d.unrecognised.is_empty(), "{:?}", d.unrecognised);
+    let logs = sections_of(&d, Kind::KernelLog);
+    assert_eq!(logs.len(), 1);
+    assert_eq!(logs[0].span, fabricscope::LineSpan::new(1, 13));
+    let r = analyze(&[d], &Default::default());
+    assert!(of(&r, "IB011").is_empty(), "{:?}", r.findings);
+    assert!(of(&r, "IN002").is_empty(), "{:?}", r.findings);
+}
+
 /// `dmesg | grep mlx5` cut inside its last line: the adapter the line
 /// names is said to be cut (IN001), its half a state is not judged; the
 /// lines before it are.

@@ -109,6 +109,12 @@ fn classify_any(line: &str) -> Option<Framing> {
     if let Some(name) = file_header(t) {
         return Some(Framing::FileHeader(name.to_owned()));
     }
+    // `-- Boot 0b5e… --` / `-- Reboot --`: journalctl's line between two
+    // boots is the log's own (the host rebooted there), not a heading
+    // that ends it.
+    if crate::parse::kernel_log::boot_marker(t).is_some() {
+        return None;
+    }
     if is_exit_marker(t) {
         return Some(Framing::ExitMarker);
     }
@@ -2166,6 +2172,14 @@ mod tests {
             Some(Framing::FileHeader("node07/ibstat.txt".into()))
         );
         assert_eq!(classify("[exit 0]"), Some(Framing::ExitMarker));
+        // journalctl's line between two boots is the kernel log's own.
+        for line in [
+            "-- Boot 0b5e3c1a9f6d4e2b8a7c6d5e4f3a2b1c --",
+            "-- Reboot --",
+        ] {
+            assert_eq!(classify(line), None, "{line}");
+        }
+        assert_eq!(classify("-- Rebooting now --"), Some(Framing::Heading));
         assert_eq!(classify("---------------"), Some(Framing::Rule));
         // A heading or comment in letters no tool prints ends the output
         // above it; English ones and tools' own `#` headers do not.

@@ -162,6 +162,10 @@ pub struct NicEvent {
     /// Seconds since boot (`[  123.456789]`), when printed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uptime_seconds: Option<f64>,
+    /// How many of the journal's boot lines ([`KernelLog::boots`]) come
+    /// before it: 0 in the log's first boot (and in a log without them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub boot: u32,
     /// The line.
     pub span: LineSpan,
     /// Set when the line is cut before what it says is whole: the adapter
@@ -176,6 +180,30 @@ impl NicEvent {
     pub fn when(&self) -> Option<String> {
         when_printed(self.time.as_deref(), self.uptime_seconds)
     }
+}
+
+/// Whether a boot number is the log's first boot (not written out).
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// The line `journalctl` prints between two boots' entries (`journalctl -k
+/// -b all`, `--since …`): `-- Boot 0b5e3c1a9f6d4e2b8a7c6d5e4f3a2b1c --`
+/// (the new boot's id), or `-- Reboot --` from older systemd. The host
+/// rebooted there: the seconds since boot start again, and a link's
+/// bring-up follows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BootMarker {
+    /// The boot's id (32 hex digits); `None` for `-- Reboot --`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The time printed on the first kernel line after it: about when the
+    /// boot began (a journal keeps the kernel's first lines of a boot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_time: Option<String>,
+    /// The marker's line.
+    pub span: LineSpan,
 }
 
 /// A kernel line's time to show: as printed, else `[seconds]` since
@@ -196,6 +224,10 @@ pub struct KernelLog {
     /// Adapter link, cable-module and PCIe bandwidth lines in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nic_events: Vec<NicEvent>,
+    /// The journal's boot lines (`-- Boot … --`, `-- Reboot --`) in order:
+    /// the log spans several boots.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boots: Vec<BootMarker>,
     /// The block's other kernel messages (other `NVRM:` lines, other
     /// drivers'), in runs of lines: kept apart, not read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -138,7 +138,7 @@ fn has_clock(text: &str) -> bool {
 #[must_use]
 pub fn parse_stamp(text: &str, span: LineSpan) -> Option<DateStamp> {
     let t = text.trim();
-    let (wall_clock_seconds, utc_offset_seconds, zone) = iso(t).or_else(|| words(t))?;
+    let (wall_clock_seconds, utc_offset_seconds, zone) = iso(t).or_else(|| words(t, None))?;
     Some(DateStamp {
         text: t.to_owned(),
         wall_clock_seconds,
@@ -219,9 +219,19 @@ fn iso(t: &str) -> Option<Reading> {
     Some((wall, offset, (!zone.is_empty()).then(|| zone.to_owned())))
 }
 
+/// Seconds since 1970 of a time printed without its year (syslog's `Dec
+/// 7 10:01:02`, journalctl's `Dec 07 10:01:02`), read as in `year`: the
+/// caller knows only that the lines of one log follow each other, and
+/// orders them (a log running past New Year counts the next year).
+#[must_use]
+pub(crate) fn yearless_seconds(text: &str, year: u32) -> Option<f64> {
+    words(text.trim(), Some(year)).map(|(seconds, _, _)| seconds)
+}
+
 /// Word forms: weekday, month name, day, year, clock, optional AM/PM and zone, in any of
-/// the orders coreutils' locales print them.
-fn words(t: &str) -> Option<Reading> {
+/// the orders coreutils' locales print them. `default_year` reads a form
+/// without a year (else it is no date).
+fn words(t: &str, default_year: Option<u32>) -> Option<Reading> {
     let mut month = None;
     let mut day = None;
     let mut year = None;
@@ -277,7 +287,7 @@ fn words(t: &str) -> Option<Reading> {
             clock += 12.0 * 3600.0;
         }
     }
-    let wall = civil_seconds(year?, month?, day?)? + clock;
+    let wall = civil_seconds(year.or(default_year)?, month?, day?)? + clock;
     let (offset, zone) = match zone {
         Some((offset, name)) => (offset, Some(name.to_owned())),
         None => (None, None),

@@ -53,7 +53,9 @@
 //! block's last line cut inside one of these shapes is partial: the
 //! adapter is named, nothing is judged.
 
-use crate::model::kernel_log::{KernelLog, NicEvent, NicWhat, PcieBandwidth, XidEvent, XidSource};
+use crate::model::kernel_log::{
+    BootMarker, KernelLog, NicEvent, NicWhat, PcieBandwidth, XidEvent, XidSource,
+};
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::Unread;
 use crate::parse::{Block, Line, Parsed, Spec};
@@ -64,7 +66,8 @@ pub(crate) const FORMAT: Spec<KernelLog> = Spec {
     // `[` of dmesg's time, `NVRM`, `nvidia-nvswitch`, `kern`/`kernel`, a
     // month's initial, a year's first digit: a table look-up that keeps
     // the detector off most lines of other tools (`GPU`, `Link`, `Port…`);
-    // `m` of a bare `mlx5_core 0000:…` line.
+    // `m` of a bare `mlx5_core 0000:…` line; `-` of a journal's boot line
+    // before the first one.
     starts: |b| {
         matches!(
             b,
@@ -81,6 +84,7 @@ pub(crate) const FORMAT: Spec<KernelLog> = Spec {
                 | b'1'
                 | b'2'
                 | b'm'
+                | b'-'
         )
     },
     detect,
@@ -119,6 +123,9 @@ enum Read<'a> {
     Nic(Prefix<'a>, Nic<'a>),
     /// A kernel (or log) message that is no Xid/SXid.
     Other(Prefix<'a>),
+    /// A journal's boot line, with the boot's id (`None` for `-- Reboot
+    /// --`).
+    Boot(Option<&'a str>),
     /// Not a kernel-log line.
     Foreign,
 }
@@ -150,13 +157,42 @@ fn has_mlx(text: &str) -> bool {
     memchr::memmem::find(text.as_bytes(), b"mlx").is_some()
 }
 
+/// `-- Boot 0b5e3c1a9f6d4e2b8a7c6d5e4f3a2b1c --` (the new boot's id, 32
+/// hex digits: systemd's `journalctl-show.c`, `"-- Boot "
+/// SD_ID128_FORMAT_STR " --"`) or older systemd's `-- Reboot --`: the line
+/// journalctl prints between two boots' entries. `Some(None)` for the
+/// latter.
+pub(crate) fn boot_marker(text: &str) -> Option<Option<&str>> {
+    let t = text.trim();
+    if t == "-- Reboot --" {
+        return Some(None);
+    }
+    let id = t.strip_prefix("-- Boot ")?.strip_suffix(" --")?;
+    (id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())).then_some(Some(id))
+}
+
+/// Boot lines looked past, ahead of a block that begins with them
+/// (`journalctl -k -g mlx5` prints one for each boot without a match).
+const BOOT_LINES_AHEAD: usize = 16;
+
 /// A block starts at an Xid or SXid line, or at an adapter driver's line
 /// (`mlx5_core 0000:53:00.0 …: `, any message: `dmesg | grep mlx5` begins
 /// with the probe's lines); every such line is a key of its own, so that a
-/// run of them stays one section.
+/// run of them stays one section. A journal's boot line starts one when
+/// such a line follows it (past other boot lines and blank lines): alone,
+/// it says nothing of a kernel log.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?;
     let text = first.text();
+    if boot_marker(text).is_some() {
+        let next = lines
+            .iter()
+            .skip(1)
+            .take(BOOT_LINES_AHEAD)
+            .position(|l| !l.is_blank() && boot_marker(l.text()).is_none())?;
+        return detect(lines.get(next + 1..)?)
+            .map(|_| Block::keyed(format!("boot@{}", first.number)));
+    }
     if has_xid(text) {
         return matches!(read_line(text), Read::Event(..))
             .then(|| Block::keyed(format!("xid@{}", first.number)));
@@ -178,14 +214,28 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
     let mut other: Vec<usize> = Vec::new();
     let mut hosts: Vec<&str> = Vec::new();
     let last = crate::parse::text::last_text_line(lines);
+    // The boot whose first line is still to come.
+    let mut boot_opened: Option<usize> = None;
     for line in lines.iter().filter(|l| !l.is_blank()) {
         let read = read_line(line.text());
         if let Read::Event(p, _) | Read::Nic(p, _) | Read::Other(p) = &read {
             if let Some(h) = p.host.filter(|h| !hosts.contains(h)) {
                 hosts.push(h);
             }
+            if let Some(b) = boot_opened.take().and_then(|i| out.boots.get_mut(i)) {
+                b.first_time = p.time.map(str::to_owned);
+            }
         }
+        let boot = u32::try_from(out.boots.len()).unwrap_or(u32::MAX);
         match read {
+            Read::Boot(id) => {
+                boot_opened = Some(out.boots.len());
+                out.boots.push(BootMarker {
+                    id: id.map(str::to_owned),
+                    first_time: None,
+                    span: LineSpan::line(line.number),
+                });
+            }
             Read::Event(prefix, body) => {
                 if !fold_data_line(&mut out, &body, line.number) {
                     out.events
@@ -194,7 +244,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
             }
             Read::Nic(prefix, nic) => {
                 match nic_event(prefix, nic, line.number, Some(line.number) == last) {
-                    Some(e) => out.nic_events.push(e),
+                    Some(e) => out.nic_events.push(NicEvent { boot, ..e }),
                     None => other.push(line.number),
                 }
             }
@@ -248,6 +298,9 @@ pub fn summary(log: &KernelLog) -> String {
     let other = log.other_message_lines();
     if other > 0 {
         s.push_str(&format!(", {other} other kernel message(s)"));
+    }
+    if !log.boots.is_empty() {
+        s.push_str(&format!(", over {} boots", log.boots.len() + 1));
     }
     s
 }
@@ -317,6 +370,9 @@ fn fatality(message: &str) -> Option<bool> {
 
 /// Reads one line: its prefix, then an Xid/SXid or another message.
 fn read_line(text: &str) -> Read<'_> {
+    if let Some(id) = boot_marker(text) {
+        return Read::Boot(id);
+    }
     let (prefix, rest) = split_prefix(text);
     if let Some(body) = xid_body(rest) {
         return Read::Event(prefix, body);
@@ -610,6 +666,7 @@ fn nic_event(prefix: Prefix<'_>, nic: Nic<'_>, number: usize, last: bool) -> Opt
         what,
         time: prefix.time.map(str::to_owned),
         uptime_seconds: prefix.uptime,
+        boot: 0,
         span: LineSpan::line(number),
         partial: missing.map(|m| Partial::new(PartialReason::CutLine, vec![m.to_owned()], number)),
     })
@@ -1053,6 +1110,60 @@ mlx5_core 0000:53:00.0: firmware version: 28.39.1002
         for n in no {
             assert!(detect(&lines_of(n)).is_none(), "{n}");
         }
+    }
+
+    #[test]
+    fn reads_the_journal_boot_lines_and_numbers_the_boots() {
+        let text = "\
+Dec 01 07:59:58 gpu07 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link DOWN
+-- Boot 0b5e3c1a9f6d4e2b8a7c6d5e4f3a2b1c --
+Dec 01 08:01:02 gpu07 kernel: Linux version 6.8.0-45-generic
+Dec 01 08:01:20 gpu07 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link ACTIVE
+-- Reboot --
+-- Reboot --
+Dec 02 09:00:00 gpu07 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link ACTIVE
+";
+        let p = read(text);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let boots = &p.value.boots;
+        assert_eq!(boots.len(), 3);
+        assert_eq!(
+            boots[0].id.as_deref(),
+            Some("0b5e3c1a9f6d4e2b8a7c6d5e4f3a2b1c")
+        );
+        assert_eq!(boots[0].first_time.as_deref(), Some("Dec 01 08:01:02"));
+        assert_eq!(boots[0].span, LineSpan::line(2));
+        // Two boots in a row with no line between them: the first has none.
+        assert_eq!(
+            (boots[1].id.as_deref(), boots[1].first_time.as_deref()),
+            (None, None)
+        );
+        assert_eq!(boots[2].first_time.as_deref(), Some("Dec 02 09:00:00"));
+        let numbers: Vec<u32> = p.value.nic_events.iter().map(|e| e.boot).collect();
+        assert_eq!(numbers, [0, 1, 3]);
+        assert_eq!(p.value.other_messages, vec![LineSpan::line(3)]);
+        assert!(
+            summary(&p.value).ends_with("over 4 boots"),
+            "{}",
+            summary(&p.value)
+        );
+    }
+
+    #[test]
+    fn a_boot_line_starts_a_block_only_before_a_kernel_line() {
+        let before = "-- Boot 0b5e3c1a9f6d4e2b8a7c6d5e4f3a2b1c --\n-- Reboot --\n\nDec 01 08:01:20 gpu07 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link ACTIVE\n";
+        assert!(detect(&lines_of(before)).is_some());
+        for no in [
+            "-- Boot 0b5e3c1a9f6d4e2b8a7c6d5e4f3a2b1c --\nsome other text\n",
+            "-- Reboot --\n",
+            "-- Boot 0b5e3c1a9f --\nDec 01 08:01:20 gpu07 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link ACTIVE\n",
+        ] {
+            assert!(detect(&lines_of(no)).is_none(), "{no}");
+        }
+        assert_eq!(
+            boot_marker("-- Logs begin at Mon 2026-11-30 10:00:00 UTC. --"),
+            None
+        );
     }
 
     #[test]

@@ -41,7 +41,16 @@ declare_rule! {
     /// (it ends with the log), the up may be in what was not pasted: the
     /// down is counted, the missing up is not evidence (`info` for one
     /// down). A down in the first five minutes after boot (by the
-    /// `[seconds]` dmesg prints) is the port's bring-up and not counted.
+    /// `[seconds]` dmesg prints, or by the times printed since the first
+    /// line after a journal's `-- Boot … --` / `-- Reboot --` line) is
+    /// the port's bring-up and not counted. A journal over several boots
+    /// (`journalctl -k -b all`) is judged boot by boot: downs in two boots
+    /// are no flapping series, and a down the host rebooted after, with no
+    /// up logged before the boot line, is no port left down: `info` (a
+    /// shutdown takes the link down), `warning` when it lasted ten minutes
+    /// or more before the reboot. Syslog's year-less times (`Dec  7
+    /// 10:01:02`) are read in order within the log, a December line
+    /// followed by a January one a year on.
     /// When the netdev and the RDMA core both print a change, the one
     /// showing more downs is judged, so one change is not counted twice.
     ///
@@ -60,7 +69,10 @@ declare_rule! {
     /// ### Thresholds and sources
     /// fabricscope's own heuristic: one down is `info`, two within an
     /// hour (or of unknown times) are flapping, a down not followed by an up in a log that ran to its end is an
-    /// error; bring-up within 300 s of boot is not counted. Line shapes:
+    /// error; bring-up within 300 s of boot is not counted; a down ten
+    /// minutes or more before a reboot is a warning. The boot line:
+    /// systemd's journalctl (`-- Boot <id> --`, src/journal/
+    /// journalctl-show.c; `-- Reboot --` before it). Line shapes:
     /// Linux `mlx5e_update_carrier` (drivers/net/ethernet/mellanox/mlx5/
     /// core/en_main.c) and `ib_cache_update` (drivers/infiniband/core/
     /// cache.c, `Port: %d Link %s`).
@@ -138,19 +150,85 @@ const BRING_UP_SECONDS: f64 = 300.0;
 /// host's log (fabricscope's heuristic).
 const FLAP_WINDOW_SECONDS: f64 = 3600.0;
 
+/// A down this long (or longer) before the host rebooted was a port left
+/// down, the reboot perhaps the fix; a shorter one is what a shutdown
+/// prints as it takes the link down (fabricscope's heuristic).
+const DOWN_BEFORE_REBOOT_SECONDS: f64 = 600.0;
+
+/// Half a year: a year-less time this far before the line above it is in
+/// the next year (a log running past New Year, `Dec 31` then `Jan  1`).
+const HALF_YEAR_SECONDS: f64 = 182.0 * 86_400.0;
+
+/// Reads the times printed on one log's lines, in line order, as seconds:
+/// a time with its year as a date; syslog's and journalctl's year-less
+/// `Dec  7 10:01:02` as in one year, the next one after a line that goes
+/// back more than half a year (December to January).
+struct WallClock {
+    /// The year a year-less time is read in (2001 to start: no year is
+    /// printed, only the differences between lines are used).
+    year: u32,
+    /// The last year-less time read.
+    last: Option<f64>,
+}
+
+impl WallClock {
+    fn new() -> Self {
+        Self {
+            year: 2001,
+            last: None,
+        }
+    }
+
+    fn read(&mut self, printed: &str, span: crate::span::LineSpan) -> Option<f64> {
+        if let Some(d) = crate::parse::date::parse_stamp(printed, span) {
+            return Some(d.wall_clock_seconds);
+        }
+        let mut t = crate::parse::date::yearless_seconds(printed, self.year)?;
+        if self.last.is_some_and(|last| t < last - HALF_YEAR_SECONDS) {
+            self.year += 1;
+            t = crate::parse::date::yearless_seconds(printed, self.year)?;
+        }
+        self.last = Some(t);
+        Some(t)
+    }
+}
+
+/// The printed times of an adapter's lines and of its host's boots, as
+/// seconds ([`WallClock`]), read in line order.
+struct Times {
+    /// One per line of [`Adapter::events`].
+    events: Vec<Option<f64>>,
+    /// The first line of each boot after a journal's boot line.
+    boots: BTreeMap<usize, Option<f64>>,
+}
+
+impl Times {
+    fn of(a: &Adapter<'_>) -> Self {
+        let mut clock = WallClock::new();
+        let mut boots = BTreeMap::new();
+        let mut pending = a.boot_starts.iter().peekable();
+        let mut events = Vec::with_capacity(a.events.len());
+        for (e, epoch) in a.events.iter().zip(&a.epochs) {
+            while let Some((b, (first, span))) = pending.next_if(|(b, _)| *b <= epoch) {
+                boots.insert(*b, first.and_then(|t| clock.read(t, *span)));
+            }
+            events.push(e.time.as_deref().and_then(|t| clock.read(t, e.span)));
+        }
+        for (b, (first, span)) in pending {
+            boots.insert(*b, first.and_then(|t| clock.read(t, *span)));
+        }
+        Self { events, boots }
+    }
+}
+
 /// The seconds between the two closest downs of a stream, when every
 /// down has its time: dmesg's seconds since boot, else the time printed
-/// read as a date (`dmesg -T`'s `Mon Dec  7 09:14:02 2026`, ISO); `None`
+/// read as a date (`dmesg -T`'s `Mon Dec  7 09:14:02 2026`, ISO, and
+/// syslog's year-less `Dec  7 09:14:02` ordered within the log); `None`
 /// when one lacks both (then nothing says they were far apart) or there
 /// is one down.
 fn closest_downs_seconds(s: &Stream<'_>) -> Option<f64> {
-    let seconds = |e: &NicEvent| {
-        e.uptime_seconds.or_else(|| {
-            let printed = e.time.as_deref()?;
-            crate::parse::date::parse_stamp(printed, e.span).map(|d| d.wall_clock_seconds)
-        })
-    };
-    let times: Option<Vec<f64>> = s.downs.iter().map(|(d, _)| seconds(d)).collect();
+    let times: Option<Vec<f64>> = s.down_seconds.iter().copied().collect();
     times?
         .windows(2)
         .filter_map(|w| match w {
@@ -170,6 +248,17 @@ fn hours_words(seconds: f64) -> String {
     }
 }
 
+/// A gap of seconds in words: seconds, minutes, or hours and days.
+fn gap_words(seconds: f64) -> String {
+    if seconds < 120.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 7200.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else {
+        hours_words(seconds)
+    }
+}
+
 /// Evidence lines of downs at most.
 const MAX_DOWNS_SHOWN: usize = 8;
 
@@ -178,6 +267,12 @@ struct Adapter<'a> {
     at: SectionRef<'a>,
     pci: &'a str,
     events: Vec<&'a NicEvent>,
+    /// The boot of each of [`Self::events`]: its host's journal boot lines
+    /// before it, over the host's kernel logs in order.
+    epochs: Vec<usize>,
+    /// The time printed on the first line of each boot after a journal's
+    /// boot line (boot 1, 2, … of the host), and that line.
+    boot_starts: BTreeMap<usize, (Option<&'a str>, crate::span::LineSpan)>,
     /// Whether the log of its last line ran to its end: a shell prompt or
     /// other output follows it. Else the paste may be cut anywhere after
     /// its last line, and a missing `up` (or `plugged`) is no evidence.
@@ -232,11 +327,20 @@ fn adapters<'a>(
     let mut out: BTreeMap<(HostKey<'a>, &'a str), Adapter<'a>> = BTreeMap::new();
     let mut cut = 0usize;
     let mut logs = 0usize;
+    // A host's boots so far, and the first line of each after a boot line.
+    type BootStarts<'a> = BTreeMap<usize, (Option<&'a str>, crate::span::LineSpan)>;
+    let mut boots: BTreeMap<HostKey<'a>, (usize, BootStarts<'a>)> = BTreeMap::new();
     for at in ctx.sections() {
         let SectionData::KernelLog(log) = &at.section.data else {
             continue;
         };
         logs += usize::from(!log.nic_events.is_empty());
+        let (base, starts) = boots.entry(at.host()).or_default();
+        let base_here = *base;
+        for (i, b) in log.boots.iter().enumerate() {
+            starts.insert(base_here + i + 1, (b.first_time.as_deref(), b.span));
+        }
+        *base += log.boots.len();
         for e in &log.nic_events {
             let Some(pci) = e.pci.as_deref() else {
                 cut += 1;
@@ -250,15 +354,25 @@ fn adapters<'a>(
                 at,
                 pci,
                 events: Vec::new(),
+                epochs: Vec::new(),
+                boot_starts: BTreeMap::new(),
                 whole: false,
             });
             adapter.whole = !ctx.ends_input_mid_output(at);
             // Every line names the adapter (its netdev, its RDMA device);
             // `wanted` picks the adapters judged, below.
             adapter.events.push(e);
+            adapter
+                .epochs
+                .push(base_here + usize::try_from(e.boot).unwrap_or(usize::MAX));
         }
     }
     out.retain(|_, a| a.events.iter().any(|e| e.what.as_ref().is_some_and(wanted)));
+    for ((host, _), a) in &mut out {
+        if let Some((_, starts)) = boots.get(host) {
+            a.boot_starts.clone_from(starts);
+        }
+    }
     (out, cut, logs)
 }
 
@@ -281,11 +395,21 @@ fn is_link(what: &NicWhat) -> bool {
     direction(what).is_some()
 }
 
-/// One stream of link lines of an adapter: the netdev's, or a port's.
+/// One stream of link lines of an adapter: the netdev's, or a port's, in
+/// one boot.
 #[derive(Default)]
 struct Stream<'a> {
     /// Downs (after an up, or first), each with the up that followed it.
     downs: Vec<(&'a NicEvent, Option<&'a NicEvent>)>,
+    /// Each down's time in seconds: since boot when dmesg prints it, else
+    /// the time printed ([`Times`]).
+    down_seconds: Vec<Option<f64>>,
+    /// When a journal's boot line follows the stream's boot: the next
+    /// boot's first line's time in seconds, if printed (`Some(None)` when
+    /// not).
+    rebooted: Option<Option<f64>>,
+    /// The boot (journal boot lines before it).
+    epoch: usize,
 }
 
 impl Stream<'_> {
@@ -298,34 +422,67 @@ impl Stream<'_> {
     }
 }
 
-/// A stream's key: whether it is the RDMA core's, the interface, the port.
-type StreamKey<'a> = (bool, Option<&'a str>, Option<u32>);
+/// A stream's key: the boot, whether it is the RDMA core's, the
+/// interface, the port.
+type StreamKey<'a> = (usize, bool, Option<&'a str>, Option<u32>);
 
-/// The adapter's link streams: by interface and port, in line order.
+/// The adapter's link streams: by boot, interface and port, in line order.
+/// A down within [`BRING_UP_SECONDS`] of its boot (by dmesg's seconds
+/// since boot, or by the times printed on it and on the first line after
+/// the journal's boot line) is the port's bring-up, not counted.
 fn streams<'a>(a: &Adapter<'a>) -> Vec<Stream<'a>> {
+    let times = Times::of(a);
+    let last_boot = a
+        .epochs
+        .iter()
+        .chain(a.boot_starts.keys())
+        .copied()
+        .max()
+        .unwrap_or(0);
     let mut keyed: Vec<(StreamKey<'a>, Stream<'a>)> = Vec::new();
-    for e in &a.events {
+    for (i, e) in a.events.iter().enumerate() {
         let Some(what) = &e.what else { continue };
         let Some(up) = direction(what) else { continue };
+        let epoch = a.epochs.get(i).copied().unwrap_or(0);
+        let wall = times.events.get(i).copied().flatten();
         let key = match what {
-            NicWhat::PortState { port, .. } => (true, e.interface.as_deref(), Some(*port)),
-            _ => (false, e.interface.as_deref(), None),
+            NicWhat::PortState { port, .. } => (epoch, true, e.interface.as_deref(), Some(*port)),
+            _ => (epoch, false, e.interface.as_deref(), None),
         };
         let at = match keyed.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
-                keyed.push((key, Stream::default()));
+                let rebooted =
+                    (epoch < last_boot).then(|| times.boots.get(&(epoch + 1)).copied().flatten());
+                keyed.push((
+                    key,
+                    Stream {
+                        rebooted,
+                        epoch,
+                        ..Stream::default()
+                    },
+                ));
                 keyed.len() - 1
             }
         };
         let Some((_, s)) = keyed.get_mut(at) else {
             continue;
         };
-        let bring_up = e.uptime_seconds.is_some_and(|t| t < BRING_UP_SECONDS);
+        let since_boot_line = match (wall, times.boots.get(&epoch).copied().flatten()) {
+            (Some(t), Some(start)) => Some(t - start),
+            _ => None,
+        };
+        let bring_up = e
+            .uptime_seconds
+            .or(since_boot_line)
+            .is_some_and(|t| (0.0..BRING_UP_SECONDS).contains(&t));
         match (up, s.downs.last_mut()) {
             (false, Some((_, None))) => {}
             (false, _) if bring_up => {}
-            (false, _) => s.downs.push((e, None)),
+            (false, _) => {
+                s.downs.push((e, None));
+                s.down_seconds.push(e.uptime_seconds.or(wall));
+            }
             (true, Some((_, pending @ None))) => *pending = Some(e),
             (true, _) => {}
         }
@@ -345,8 +502,9 @@ fn verdict(a: &Adapter<'_>, s: &Stream<'_>) -> Option<(Severity, String)> {
     };
     // A down that is the stream's last word is judged as such only when
     // the log ran to its end; in a paste that may be cut after it, the up
-    // may be in what was not pasted.
-    if s.ends_down() && a.whole {
+    // may be in what was not pasted. When the host rebooted after it (a
+    // journal's boot line), the boot ended there: see below.
+    if s.ends_down() && a.whole && s.rebooted.is_none() {
         let before = match back {
             0 => String::new(),
             1 => ", after one down that came back up".to_owned(),
@@ -360,7 +518,21 @@ fn verdict(a: &Adapter<'_>, s: &Stream<'_>) -> Option<(Severity, String)> {
             ),
         ));
     }
-    let open = if s.ends_down() {
+    // How long the last down lasted before the host rebooted, when both
+    // times are printed.
+    let down_for = match (s.rebooted, s.down_seconds.last()) {
+        (Some(Some(boot)), Some(Some(down))) => Some(boot - down),
+        _ => None,
+    };
+    let open = if s.ends_down() && s.rebooted.is_some() {
+        format!(
+            "; after its last down{} the host rebooted (the journal's boot line){} with no up logged",
+            when(last_down),
+            down_for
+                .map(|d| format!(" {} later", gap_words(d)))
+                .unwrap_or_default()
+        )
+    } else if s.ends_down() {
         format!(
             "; its last down{} is where the paste ends, and whether it came back is not shown",
             when(last_down)
@@ -390,6 +562,30 @@ fn verdict(a: &Adapter<'_>, s: &Stream<'_>) -> Option<(Severity, String)> {
                     s.downs.len()
                 ),
             )
+        } else if s.ends_down() && s.rebooted.is_some() {
+            // The boot ended after the down: a shutdown takes the link
+            // down; a port down long before the reboot was left down.
+            if down_for.is_some_and(|d| d >= DOWN_BEFORE_REBOOT_SECONDS) {
+                (
+                    Severity::Warning,
+                    format!(
+                        "went down{} and stayed down for {} until the host rebooted (the journal's boot line follows, no up logged before it): the reboot may have been what brought it back; check it is up now",
+                        when(first),
+                        gap_words(down_for.unwrap_or_default())
+                    ),
+                )
+            } else {
+                (
+                    Severity::Info,
+                    format!(
+                        "went down{} and then the host rebooted (the journal's boot line follows{}): a shutdown takes the link down, so this is no port left down",
+                        when(first),
+                        down_for
+                            .map(|d| format!(", {} later", gap_words(d)))
+                            .unwrap_or_default()
+                    ),
+                )
+            }
         } else if back == 1 {
             (
             Severity::Info,
@@ -493,7 +689,7 @@ fn link_finding(a: &Adapter<'_>) -> Option<Finding> {
         .finding(subject, message)
         .severity(severity)
         .threshold(Threshold::new(
-            "one down: info; two or more downs within an hour of each other (or of unknown times): warning (flapping), farther apart: info; a down with no later up in a log that ran to its end (prompt or other output after it): error; downs within 300 s of boot are bring-up",
+            "one down: info; two or more downs of one boot within an hour of each other (or of unknown times): warning (flapping), farther apart: info; a down with no later up in a log that ran to its end (prompt or other output after it): error; a down the host rebooted after (a journal's boot line): info, warning when it lasted 10 min or more; downs within 300 s of boot (dmesg's seconds, or the time since the first line after a journal's boot line) are bring-up",
             "fabricscope's own heuristic; line shapes: Linux mlx5e_update_carrier (mlx5 en_main.c), ib_cache_update (infiniband/core/cache.c)",
         ))
         .remediation(if severity >= Severity::Error {
@@ -508,6 +704,17 @@ fn link_finding(a: &Adapter<'_>) -> Option<Finding> {
         if let Some(up) = up {
             f = f.evidence(line_evidence(a, up));
         }
+    }
+    // The boot line that ended a boot the link was down at.
+    if let (true, Some((_, span))) = (
+        stream.ends_down() && stream.rebooted.is_some(),
+        a.boot_starts.get(&(stream.epoch + 1)),
+    ) {
+        f = f.evidence(Evidence::new(
+            "the journal's boot line: the host rebooted",
+            *span,
+            a.at.source(),
+        ));
     }
     Some(f)
 }
@@ -758,6 +965,116 @@ mod tests {
             severities(&IB011, &ran_to_its_end),
             [("mlx5_2 port 1".to_owned(), Severity::Error)]
         );
+    }
+
+    /// `journalctl -k -b all -g mlx5` over three boots: each boot's
+    /// probe line, then the bounce every boot's bring-up prints.
+    const THREE_BOOTS: &str = "\
+Dec 01 08:00:07 gpu07 kernel: mlx5_core 0000:9c:00.1: firmware version: 28.39.1002
+Dec 01 08:00:12 gpu07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link down
+Dec 01 08:00:17 gpu07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link up
+-- Boot 0b5e3c1a9f6d4e2b8a7c6d5e4f3a2b1c --
+Dec 01 08:20:05 gpu07 kernel: mlx5_core 0000:9c:00.1: firmware version: 28.39.1002
+Dec 01 08:20:10 gpu07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link down
+Dec 01 08:20:15 gpu07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link up
+-- Reboot --
+Dec 01 08:40:05 gpu07 kernel: mlx5_core 0000:9c:00.1: firmware version: 28.39.1002
+Dec 01 08:40:10 gpu07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link down
+Dec 01 08:40:15 gpu07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link up
+";
+
+    #[test]
+    fn each_boot_of_a_journal_has_its_own_bring_up() {
+        // Before, the three bring-up bounces were one flapping series.
+        // The first boot's start is not shown (no boot line before it):
+        // its bounce is counted, once.
+        let found = findings_of(&IB011, THREE_BOOTS);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].severity, Severity::Info, "{}", found[0].message);
+        assert!(
+            found[0].message.contains("08:00:12"),
+            "{}",
+            found[0].message
+        );
+        // Bounces ten minutes into each boot are no bring-up: counted,
+        // each in its own boot, none a flapping series.
+        let later = THREE_BOOTS
+            .replace("08:20:10", "08:30:10")
+            .replace("08:20:15", "08:30:15")
+            .replace("08:40:10", "08:50:10")
+            .replace("08:40:15", "08:50:15");
+        let found = findings_of(&IB011, &later);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].severity, Severity::Info, "{}", found[0].message);
+        // Without the boot lines the same lines are one boot's: flapping.
+        let one_boot: String = later
+            .lines()
+            .filter(|l| !l.starts_with("--"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(
+            severities(&IB011, &one_boot),
+            [("ens6f1np1 (0000:9c:00.1)".to_owned(), Severity::Warning)]
+        );
+    }
+
+    #[test]
+    fn a_down_the_host_rebooted_after_is_no_port_left_down() {
+        let shutdown = "\
+Dec 01 07:10:00 gpu07 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link ACTIVE
+Dec 01 07:59:58 gpu07 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link DOWN
+-- Boot 0b5e3c1a9f6d4e2b8a7c6d5e4f3a2b1c --
+Dec 01 08:01:02 gpu07 kernel: mlx5_core 0000:4b:00.0: firmware version: 28.39.1002
+Dec 01 08:01:20 gpu07 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link ACTIVE
+[root@gpu07 ~]#
+";
+        let found = findings_of(&IB011, shutdown);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].severity, Severity::Info, "{}", found[0].message);
+        assert!(
+            found[0].message.contains("rebooted"),
+            "{}",
+            found[0].message
+        );
+        assert!(found[0].evidence.iter().any(|e| e.span.first_line == 3));
+        // Down for two hours before the reboot: left down until then.
+        let long = shutdown.replace("07:59:58", "05:59:58");
+        let found = findings_of(&IB011, &long);
+        assert_eq!(found[0].severity, Severity::Warning, "{}", found[0].message);
+        assert!(found[0].message.contains("2.0 h"), "{}", found[0].message);
+        // No boot line: a port left down in a log that ran to its end.
+        let left: String = shutdown
+            .lines()
+            .take(2)
+            .chain(["[root@gpu07 ~]#"])
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(
+            severities(&IB011, &left),
+            [("mlx5_2 port 1".to_owned(), Severity::Error)]
+        );
+    }
+
+    #[test]
+    fn year_less_syslog_times_order_the_downs() {
+        // Fifteen days apart by syslog's times: separate events.
+        let apart = "\
+Nov  2 03:10:11 gpu07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link down
+Nov  2 03:10:17 gpu07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link up
+Nov 17 03:10:11 gpu07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link down
+Nov 17 03:10:17 gpu07 kernel: mlx5_core 0000:9c:00.1 ens6f1np1: Link up
+";
+        let found = findings_of(&IB011, apart);
+        assert_eq!(found[0].severity, Severity::Info, "{}", found[0].message);
+        assert!(found[0].message.contains("15 days"), "{}", found[0].message);
+        // Over New Year, 25 minutes apart: flapping, not a year apart.
+        let new_year = apart
+            .replace("Nov  2 03:10:11", "Dec 31 23:50:20")
+            .replace("Nov  2 03:10:17", "Dec 31 23:50:25")
+            .replace("Nov 17 03:10:11", "Jan  1 00:15:25")
+            .replace("Nov 17 03:10:17", "Jan  1 00:15:30");
+        let found = findings_of(&IB011, &new_year);
+        assert_eq!(found[0].severity, Severity::Warning, "{}", found[0].message);
     }
 
     #[test]
