@@ -3959,6 +3959,45 @@ fn a_mixed_dmesg_paste_judges_xids_and_the_adapters_links() {
     assert!(of(&r, "IN001").is_empty() && of(&r, "IN002").is_empty());
 }
 
+/// An author's Markdown heading whose word only may be a host's (`####
+/// rocev1` over a notes page's block, a word and one digit) names no
+/// host unless the paste names that host elsewhere. Before, `rocev1` was
+/// the host of the output under it. A fleet's name (`### node01`), a
+/// heading that says `Host:`, a script's banner (`==== node1 ====`) and a
+/// heading whose name a prompt below confirms stay hosts.
+#[test]
+fn a_markdown_heading_names_a_host_only_when_it_looks_like_one_or_is_confirmed() {
+    let block = format!(
+        "```\n$ ibstat\n{}```\n",
+        ibstat("0x0c42a10300a1b2c3", "Active", "LinkUp", 200)
+    );
+    let hosts = |heading: &str, after: &str| {
+        let d = doc(&format!("{heading}\n\n{block}{after}"));
+        let mut named: Vec<String> = d.sections.iter().filter_map(|s| s.host.clone()).collect();
+        named.dedup();
+        named
+    };
+    for weak in ["#### rocev1", "### node1", "## ipv4", "## ConnectX-7"] {
+        assert!(hosts(weak, "").is_empty(), "{weak}");
+    }
+    for (heading, host) in [
+        ("### node01", "node01"),
+        ("### gpu-a100-12", "gpu-a100-12"),
+        ("## node7.cluster", "node7.cluster"),
+        ("### Host: node1", "node1"),
+        ("==== node1 ====", "node1"),
+        ("### node1 ###", "node1"),
+    ] {
+        assert_eq!(hosts(heading, ""), [host], "{heading}");
+    }
+    // A prompt below at the same host confirms the heading.
+    let confirmed = hosts("### node1", "[root@node1 ~]# ibstat -l\nmlx5_0\n");
+    assert_eq!(confirmed, ["node1"]);
+    // Another host's prompt does not.
+    let other = hosts("### node1", "[root@node2 ~]# ibstat -l\nmlx5_0\n");
+    assert_eq!(other, ["node2"]);
+}
+
 /// `journalctl -k -b all -g mlx5` over three boots, a boot line first (a
 /// boot before them matched nothing): each boot's bring-up bounces its
 /// link. Before, the boot lines were read as headings that ended the log

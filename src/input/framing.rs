@@ -1181,6 +1181,37 @@ fn host_heading(t: &str) -> Option<String> {
     machine_name(name)
 }
 
+/// Whether a host heading is a Markdown heading (`### rocev1`, `####
+/// node1`) whose name has only the weak shape of a host: a word and one
+/// digit, no domain, no run of dashed parts. An author's `#` heading names
+/// the part of the page below it (`rocev1`, `v2`, `ipv4`, `test3`), and a
+/// word with a digit is as often a version or a variant as a machine: it
+/// names a host only when the paste names that host elsewhere too (a
+/// prompt, a pdsh prefix, a banner: see the splitter), or the heading says
+/// so (`### Host: node1`). A fleet's names keep their shape ([`fleet_host_shape`]):
+/// `### node01`, `### gpu-a100-12`, `### node7.cluster` are hosts as
+/// before. A script's banner (`==== node1 ====`, `[node1]`) is a loop's
+/// `echo` of a host name and stays one.
+pub(crate) fn markdown_heading_unconfirmed(t: &str, name: &str) -> bool {
+    let t = t.trim();
+    if !t.starts_with('#') || t.trim_end_matches('#').len() < t.len() {
+        return false;
+    }
+    let labelled =
+        heading_text(t, false).is_some_and(|inner| without_label(inner, HOST_LABELS) != inner);
+    !labelled && !fleet_host_shape(name)
+}
+
+/// `node01`, `gpu-a100-12`, `cn1234`, `dgx-h100-3`, `node7.cluster`: a
+/// name shaped as a fleet's hosts are named: a number of two digits or
+/// more at its end (a zero-padded index, a rack and slot), a domain, or
+/// three or more dashed parts. `node1`, `rocev1`, `gpu-7`, `ConnectX-7`
+/// are not: their shape is also a version's, a variant's or a model's.
+fn fleet_host_shape(name: &str) -> bool {
+    let digits = name.bytes().rev().take_while(u8::is_ascii_digit).count();
+    digits >= 2 || name.contains('.') || name.split('-').count() >= 3
+}
+
 /// The host of a line that fleet tools print before each host's output:
 /// Ansible's ad-hoc `node07 | CHANGED | rc=0 >>` and Salt's `node07:` (at
 /// the start of the line, its output indented below it; also a note's
@@ -2172,6 +2203,26 @@ mod tests {
             Some(Framing::FileHeader("node07/ibstat.txt".into()))
         );
         assert_eq!(classify("[exit 0]"), Some(Framing::ExitMarker));
+        // A Markdown heading's weak host shape wants confirming; a
+        // fleet's shape, a `Host:` label and a script's banner do not.
+        for (line, name, unconfirmed) in [
+            ("#### rocev1", "rocev1", true),
+            ("### node1", "node1", true),
+            ("## ConnectX-7", "ConnectX-7", true),
+            ("### node01", "node01", false),
+            ("### cn1234", "cn1234", false),
+            ("### dgx-h100-3", "dgx-h100-3", false),
+            ("### node7.cluster", "node7.cluster", false),
+            ("### Host: node1", "node1", false),
+            ("### node1 ###", "node1", false),
+            ("==== node1 ====", "node1", false),
+        ] {
+            assert_eq!(
+                markdown_heading_unconfirmed(line, name),
+                unconfirmed,
+                "{line}"
+            );
+        }
         // journalctl's line between two boots is the kernel log's own.
         for line in [
             "-- Boot 0b5e3c1a9f6d4e2b8a7c6d5e4f3a2b1c --",

@@ -4,8 +4,8 @@
 use super::clean::{class, classified_lines, clean_classified};
 use super::framing::{
     address_may_frame, classify, closing_may_frame, command_may_frame, device_heading, fans_out,
-    host_banner, labelled_may_frame, opening_may_frame, report_banner, script_heading, Framing,
-    Prompt,
+    host_banner, labelled_may_frame, markdown_heading_unconfirmed, opening_may_frame,
+    report_banner, script_heading, Framing, Prompt,
 };
 use super::hosts::{candidate_after, prefixed_hosts};
 use super::kept::{Kept, COMPACT_FROM_BYTES};
@@ -334,6 +334,32 @@ fn line_ends(text: &str) -> usize {
     super::clean::count_bytes(text.as_bytes(), |b| b == b'\n')
 }
 
+/// Whether the paste names `name` as a host other than by a Markdown
+/// heading of its weak shape: a pdsh prefix, an earlier chunk's host (a
+/// prompt, a banner, a file), or a later line that is a prompt at that
+/// host or a banner or label naming it. Later lines are searched for the
+/// name's bytes first, and classified only where it occurs.
+fn named_as_host_elsewhere(
+    name: &str,
+    at: usize,
+    lines: &Kept<'_>,
+    hosts: &HashSet<Rc<str>>,
+    chunks: &[Chunk],
+) -> bool {
+    if hosts.contains(name) || chunks.iter().any(|c| c.host.as_deref() == Some(name)) {
+        return true;
+    }
+    let finder = memchr::memmem::Finder::new(name.as_bytes());
+    (at + 1..)
+        .map_while(|j| lines.text(j))
+        .filter(|l| finder.find(l.as_bytes()).is_some())
+        .any(|l| match classify(l) {
+            Some(Framing::Prompt(p)) => p.host.as_deref() == Some(name),
+            Some(Framing::HostHeading(h)) => h == name && !markdown_heading_unconfirmed(l, &h),
+            _ => false,
+        })
+}
+
 /// Whether `text`'s first character after its blanks is `=`, as
 /// `text.trim_start().starts_with('=')` says, found bytewise past spaces
 /// and tabs: [`chunks`] asks it of every line, and `trim_start` tests each
@@ -379,6 +405,9 @@ fn chunks<'a>(
     // The prefix host of the last prefixed line: pdsh prints runs of lines
     // from one host, and a line that repeats it needs no set look-up.
     let mut last_host: Option<Rc<str>> = None;
+    // Whether the paste names a Markdown heading's weak host name as a
+    // host elsewhere, by name (asked once per name).
+    let mut confirmed: HashMap<String, bool> = HashMap::new();
     let mut i = 0;
     while let Some(text) = lines.text(i) {
         let framing = if may_frame.is_none_or(|m| m.get(i).copied().unwrap_or(true))
@@ -387,6 +416,20 @@ fn chunks<'a>(
             classify(text)
         } else {
             None
+        };
+        // `#### rocev1`: an author's heading whose word only may be a
+        // host's, and that the paste names as a host nowhere else, is the
+        // author's title of what follows, no host.
+        let framing = match framing {
+            Some(Framing::HostHeading(name))
+                if markdown_heading_unconfirmed(text, &name)
+                    && !*confirmed.entry(name.clone()).or_insert_with(|| {
+                        named_as_host_elsewhere(&name, i, &lines, &hosts, &chunks)
+                    }) =>
+            {
+                Some(Framing::Heading)
+            }
+            other => other,
         };
         // Every input line was cleaned into the table: line `i` is the
         // input's line `i + 1` until kept lines are moved up (behind `i`).
