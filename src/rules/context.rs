@@ -585,13 +585,14 @@ impl PerfPortRef<'_> {
         }
     }
 
-    /// `mlx5_0 port 1 LID 12`, `LID 12 port 1`, `LID 12 (all ports)`: the
-    /// subject as findings describe it.
+    /// `mlx5_0 port 1 LID 12`, `LID 12 port 1`, `LID 12 (sum over all
+    /// ports)`: the subject as findings describe it (perfquery -a's port
+    /// 255 is a sum, no port).
     #[must_use]
     pub fn describe(&self) -> String {
         let s = self.subject().describe();
         if self.all_ports {
-            format!("{s} (all ports)")
+            format!("{s} (sum over all ports)")
         } else {
             s
         }

@@ -511,6 +511,13 @@ declare_rule! {
     /// A saturated `PortXmitWait` is `info`: congestion history that a busy
     /// port's 32-bit field fills in weeks, not a fault (see [`IB109`]).
     ///
+    /// `perfquery -a` prints the counters summed over all the device's
+    /// ports (`port 255` in the header) and stops the sum at the field's
+    /// largest value: a sum at the cap is `info`, said as the ports'
+    /// total. It says neither which port holds the count nor that any one
+    /// port's counter is stuck (each may be far below the cap and still
+    /// counting): read the ports one by one.
+    ///
     /// ### Evidence
     /// The counter and its width (perfquery prints 4-, 8-, 16- and 32-bit
     /// fields in the basic PortCounters).
@@ -950,7 +957,7 @@ fn over_limits(
                         meaning.what,
                         still.map_or_else(String::new, |seconds| format!(
                             "; unchanged over the {seconds:.0} s between the snapshots{UNCHANGED_NOTE}"
-                        ))
+                        )) + if port.all_ports { SUM_NOTE } else { "" }
                     ),
                 )
                 .severity(if still.is_some() {
@@ -1206,6 +1213,10 @@ fn check_saturated(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             if !reading.counter.saturated {
                 continue;
             }
+            if port.all_ports {
+                out.push(saturated_sum(port, name, &reading));
+                continue;
+            }
             // A pinned congestion counter is lost history, not a fault: the
             // 32-bit PortXmitWait of a busy port fills in weeks.
             let severity = if is_congestion_counter(name) {
@@ -1237,6 +1248,42 @@ fn check_saturated(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         }
     }
     Coverage::Checked(ports.len())
+}
+
+/// What a limit rule adds about `perfquery -a`'s port 255: the count is
+/// the sum of the device's ports, the limit a port's.
+const SUM_NOTE: &str = "; this is perfquery -a's sum over all the device's ports, held against a port's limit: read each port (perfquery <lid> <port>) to find which ones hold the count";
+
+/// IB111's finding for `perfquery -a`'s sum over all ports at its field's
+/// cap: perfquery adds the ports' counters and stops the sum at the
+/// field's largest value, so the sum says that the ports together counted
+/// at least that many, not that one port's counter is stuck (each may be
+/// far below it and still counting) nor which port holds them: `info`,
+/// read the ports one by one.
+fn saturated_sum(
+    port: &crate::rules::context::PerfPortRef<'_>,
+    name: &str,
+    reading: &crate::rules::context::Reading<'_>,
+) -> Finding {
+    IB111
+        .finding(
+            port.subject(),
+            format!(
+                "{}: {name} summed over all the device's ports (perfquery -a, port 255) is {}, the cap of its {}-bit field: the ports together counted at least that many; the sum stops at the cap, so it says neither which port holds them nor that any one port's counter is stuck",
+                port.describe(),
+                reading.counter.value,
+                reading.counter.bits
+            ),
+        )
+        .severity(Severity::Info)
+        .evidence(reading.evidence(name))
+        .threshold(Threshold::new(
+            format!("2^{} − 1 (a sum over all ports, capped)", reading.counter.bits),
+            "perfquery -a (AllPortSelect): counters summed over the ports, saturating at the field's width",
+        ))
+        .remediation(
+            "Read each port's counters (`perfquery <lid> <port>`, `perfquery -l <lid>`, or `ibqueryerrors` for the fabric) to find the ports that hold the errors; prefer the 64-bit extended counters (perfquery -x).",
+        )
 }
 
 /// Counters whose growth means a physical fault now.
@@ -1449,6 +1496,45 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert!(f[0].message.contains("8-bit"), "{}", f[0].message);
         assert!(findings_of(&IB111, &perf(3, 0, 254, 0)).is_empty());
+    }
+
+    /// `perfquery -a`: the sum over all ports at a field's cap is no port's
+    /// stuck counter. Before, IB111 said the counter was stuck and new
+    /// errors not counted (`warning`), as of one port.
+    #[test]
+    fn a_sum_over_all_ports_at_the_cap_names_no_port() {
+        let one_port = perf(12, 65_535, 0, 0);
+        let all = one_port.replace("port 1 (", "port 255 (").replace(
+            "PortSelect:......................1",
+            "PortSelect:......................255",
+        );
+        let f = findings_of(&IB111, &all);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert_eq!((f[0].subject.lid, f[0].subject.port), (Some(12), None));
+        for part in [
+            "summed over all",
+            "sum over all ports",
+            "which port",
+            "16-bit",
+        ] {
+            assert!(f[0].message.contains(part), "{part}: {}", f[0].message);
+        }
+        assert!(!f[0].message.contains("new errors are not counted"));
+        // A port's own counter at the cap is stuck: a warning, as before.
+        let f = findings_of(&IB111, &one_port);
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].message.contains("stuck"), "{}", f[0].message);
+        // A limit rule says the count is a sum held against a port's limit.
+        let f = findings_of(&IB101, &all);
+        assert!(
+            f[0].message.contains("sum over all the device's ports"),
+            "{}",
+            f[0].message
+        );
+        assert!(!findings_of(&IB101, &one_port)[0]
+            .message
+            .contains("sum over all"));
     }
 
     #[test]
