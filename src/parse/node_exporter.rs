@@ -530,11 +530,21 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<NodeExporter> {
         match read {
             Some(Read::Meta(name)) if name.starts_with(PREFIX) => {}
             Some(Read::Meta(_)) => other.push(line.number),
+            // The paste ends before the value (or inside the name): cut.
+            Some(Read::Sample(s)) if s.name.starts_with(PREFIX) && s.value.is_none() && is_last => {
+                if !cut_port(&s, line, &mut scrapes) {
+                    cut = Some(Partial::new(
+                        PartialReason::CutLine,
+                        vec![t.to_owned()],
+                        line.number,
+                    ));
+                }
+            }
             Some(Read::Sample(s)) if s.name.starts_with(PREFIX) => {
-                read_sample(&s, line, is_last, &mut scrapes, &mut unread);
+                read_sample(&s, line, &mut scrapes, &mut unread);
             }
             Some(Read::Sample(s)) if s.value.is_some() => other.push(line.number),
-            _ if is_last && may_begin_metric_line(t) => {
+            _ if is_last && (may_begin_metric_line(t) || t.starts_with(PREFIX)) => {
                 // The paste ends inside the line's name or labels.
                 cut = Some(Partial::new(
                     PartialReason::CutLine,
@@ -579,14 +589,24 @@ fn spans_of(numbers: &[usize]) -> Vec<LineSpan> {
     out
 }
 
+/// Marks the port of `s`, the paste's last line cut before its value,
+/// cut there; `false` when the line names no port (the section's cut).
+fn cut_port(s: &Sample<'_>, line: &Line<'_>, scrapes: &mut Scrapes) -> bool {
+    let device = s.label("device").filter(|d| !d.is_empty());
+    let port = s.label("port").and_then(|p| p.parse::<u32>().ok());
+    let (Some(device), Some(port)) = (device, port) else {
+        return false;
+    };
+    let metric = s.name.get(PREFIX.len()..).unwrap_or_default();
+    scrapes
+        .of(s.label("instance"))
+        .files
+        .cut(device, port, metric, line.number);
+    true
+}
+
 /// Records one InfiniBand metric line.
-fn read_sample(
-    s: &Sample<'_>,
-    line: &Line<'_>,
-    is_last: bool,
-    scrapes: &mut Scrapes,
-    unread: &mut Unread,
-) {
+fn read_sample(s: &Sample<'_>, line: &Line<'_>, scrapes: &mut Scrapes, unread: &mut Unread) {
     let metric = s.name.get(PREFIX.len()..).unwrap_or_default();
     let b = scrapes.of(s.label("instance"));
     b.timestamp = Some(match b.timestamp {
@@ -616,11 +636,7 @@ fn read_sample(
         return;
     };
     let Some(text) = s.value else {
-        if is_last {
-            b.files.cut(device, port, metric, line.number);
-        } else {
-            unread.line(line, "a metric line without its value");
-        }
+        unread.line(line, "a metric line without its value");
         return;
     };
     let value = float(text).unwrap_or(f64::NAN);
