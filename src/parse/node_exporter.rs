@@ -212,11 +212,14 @@ fn counter_metric(name: &str) -> Option<(&'static str, bool)> {
         .map(|(_, file, octets)| (*file, *octets))
 }
 
+/// A line's labels, in the order printed: key and value.
+type Labels<'t> = Vec<(&'t str, Cow<'t, str>)>;
+
 /// A metric line as read: its name, labels, value and time stamp.
 #[derive(Debug, Clone, PartialEq)]
 struct Sample<'t> {
     name: &'t str,
-    labels: Vec<(&'t str, Cow<'t, str>)>,
+    labels: Labels<'t>,
     /// `None` when the line ends after the labels (a cut value).
     value: Option<&'t str>,
     /// Milliseconds since the epoch.
@@ -268,7 +271,7 @@ fn meta(t: &str) -> Option<&str> {
 
 /// `{key="value",…}` at the start of `t`: the labels and the rest after
 /// `}`; `None` when the braces do not close or a pair is malformed.
-fn labels(t: &str) -> Option<(Vec<(&str, Cow<'_, str>)>, &str)> {
+fn labels(t: &str) -> Option<(Labels<'_>, &str)> {
     let mut rest = t.strip_prefix('{')?;
     let mut out = Vec::new();
     loop {
@@ -384,7 +387,7 @@ fn float(t: &str) -> Option<f64> {
 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
 fn count(v: f64) -> Option<u64> {
     // Saturating: 2^64 - 1 as a float is 2^64, the all-ones field.
-    (v.is_finite() && v >= 0.0 && v.fract() == 0.0).then(|| v as u64)
+    (v.is_finite() && v >= 0.0 && v.fract() == 0.0).then_some(v as u64)
 }
 
 /// The host an `instance` label names: `gpu07:9100` → `gpu07`,

@@ -727,6 +727,21 @@ fn store(port: &mut PortFiles, name: &str, id: IbCounter, width: Width, v: u64) 
             .insert(format!("counters/{name}"), v.to_string());
         return;
     }
+    if width == Width::Extended {
+        // The 32-bit value read before it: kept as printed.
+        if let Some((_, _, narrow)) = port
+            .counters
+            .iter()
+            .find(|(c, w, _)| *c == id && *w != Width::Extended)
+        {
+            let file = COUNTER_FILES
+                .iter()
+                .find(|(_, c, w)| *c == id && *w != Width::Extended)
+                .map_or(name, |(n, _, _)| *n);
+            port.fields
+                .insert(format!("counters/{file}"), narrow.to_string());
+        }
+    }
     port.counters.retain(|(c, _, _)| *c != id);
     port.counters.push((id, width, v));
 }
@@ -1011,6 +1026,37 @@ mod tests {
         );
         assert_eq!(ext.xmit_data_octets(), Some(205_143_497_464_492 * 4));
         assert_eq!(ext.counters.len(), 3);
+    }
+
+    #[test]
+    fn counters_ext_files_are_the_64_bit_counters_and_outrank_counters() {
+        // A pre-4.5 kernel: 32-bit `counters/`, 64-bit `counters_ext/`.
+        let p = read(
+            "/sys/class/infiniband/mlx4_0/ports/1/counters/port_xmit_data:4294967295\n\
+             /sys/class/infiniband/mlx4_0/ports/1/counters_ext/port_xmit_data_64:8589934592\n\
+             /sys/class/infiniband/mlx4_0/ports/1/counters/port_rcv_data:12\n\
+             /sys/class/infiniband/mlx4_0/ports/1/counters_ext/port_unicast_rcv_packets:61148\n",
+        );
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let [basic, ext] = p.value.blocks.as_slice() else {
+            panic!("{:?}", p.value.blocks)
+        };
+        assert_eq!(
+            value(ext, IbCounter::PortXmitData),
+            Some(Counter::new(8_589_934_592, 64))
+        );
+        assert_eq!(
+            value(ext, IbCounter::PortUnicastRcvPkts),
+            Some(Counter::new(61148, 64))
+        );
+        assert_eq!(value(basic, IbCounter::PortXmitData), None);
+        assert_eq!(
+            basic
+                .fields
+                .get("counters/port_xmit_data")
+                .map(String::as_str),
+            Some("4294967295")
+        );
     }
 
     #[test]
