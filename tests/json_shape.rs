@@ -32,6 +32,8 @@ fn inputs() -> Vec<String> {
         "ibsim/counters/ibqueryerrors_r.txt",
         "rules/IB006/fires_ibportstate_port_and_peer_at_1x.txt",
         "wild/gpud943-sysfs-counters-loop-saturated.txt",
+        "rules/IB101/fires_node_exporter_query_across_hosts.txt",
+        "rules/IB101/quiet_node_exporter_scrape_all_zero.txt",
         "wild/gcm-ibdiagnet2-pm-multi-block.txt",
         "rules/IB006/fires_ibdiagnet_speed_and_width.txt",
         "rules/IB116/fires_grew_during_the_run.txt",
@@ -136,6 +138,7 @@ fn inputs() -> Vec<String> {
         "rules/IN001/fires_topo_cut_mid_row.txt",
         "rules/IN001/fires_ibstat_cut_in_port.txt",
         "rules/IN001/fires_sysfs_cut_in_value.txt",
+        "rules/IN001/fires_node_exporter_cut_in_labels.txt",
         "rules/IB001/fires_ibstat_grep_state_no_headers.txt",
         "rules/IB001/fires_ibstatus_block_without_header.txt",
     ] {
@@ -143,6 +146,13 @@ fn inputs() -> Vec<String> {
     }
     texts.push(
         "\tport:\t1\n\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\tlink_layer:\t\tInfiniBand\n".to_owned(),
+    );
+    // A node_exporter scrape with another collector's metrics (set aside)
+    // and a port's value cut by the paste's end.
+    texts.push(
+        "node_infiniband_symbol_error_total{device=\"mlx5_0\",port=\"1\"} 0\nnode_load1 0.52\n\
+         node_infiniband_link_downed_total{device=\"mlx5_0\",port=\"1\"} \n"
+            .to_owned(),
     );
     // A Module Info lane printed N/A: `values` holds null in its place.
     texts.push(

@@ -4398,3 +4398,176 @@ index, pci.bus_id, temperature.gpu, power.draw, utilization.gpu
         r.findings
     );
 }
+
+/// node_exporter's InfiniBand metrics of one port, as `curl -s
+/// localhost:9100/metrics | grep node_infiniband` prints them, each
+/// sample stamped `ms` (milliseconds since the epoch).
+fn node_infiniband(symbol_errors: u64, xmit_octets: &str, state: u32, ms: u64) -> String {
+    format!(
+        "# HELP node_infiniband_info Non-numeric data from /sys/class/infiniband/<device>, value is always 1.\n\
+         # TYPE node_infiniband_info gauge\n\
+         node_infiniband_info{{board_id=\"MT_0000000838\",device=\"mlx5_0\",firmware_version=\"28.39.1002\",hca_type=\"MT4129\"}} 1 {ms}\n\
+         # HELP node_infiniband_link_downed_total Number of times the link failed to recover from an error state and went down\n\
+         # TYPE node_infiniband_link_downed_total counter\n\
+         node_infiniband_link_downed_total{{device=\"mlx5_0\",port=\"1\"}} 0 {ms}\n\
+         # HELP node_infiniband_physical_state_id Physical state of the InfiniBand port\n\
+         # TYPE node_infiniband_physical_state_id gauge\n\
+         node_infiniband_physical_state_id{{device=\"mlx5_0\",port=\"1\"}} 5 {ms}\n\
+         # HELP node_infiniband_port_data_transmitted_bytes_total Number of data octets transmitted on all links\n\
+         # TYPE node_infiniband_port_data_transmitted_bytes_total counter\n\
+         node_infiniband_port_data_transmitted_bytes_total{{device=\"mlx5_0\",port=\"1\"}} {xmit_octets} {ms}\n\
+         # HELP node_infiniband_port_errors_received_total Number of packets containing an error that were received on this port\n\
+         # TYPE node_infiniband_port_errors_received_total counter\n\
+         node_infiniband_port_errors_received_total{{device=\"mlx5_0\",port=\"1\"}} 0 {ms}\n\
+         # HELP node_infiniband_rate_bytes_per_second Maximum signal transfer rate\n\
+         # TYPE node_infiniband_rate_bytes_per_second gauge\n\
+         node_infiniband_rate_bytes_per_second{{device=\"mlx5_0\",port=\"1\"}} 5e+10 {ms}\n\
+         # HELP node_infiniband_state_id State of the InfiniBand port (0: no change, 1: down, 2: init, 3: armed, 4: active, 5: act defer)\n\
+         # TYPE node_infiniband_state_id gauge\n\
+         node_infiniband_state_id{{device=\"mlx5_0\",port=\"1\"}} {state} {ms}\n\
+         # HELP node_infiniband_symbol_error_total Number of minor link errors detected on one or more physical lanes.\n\
+         # TYPE node_infiniband_symbol_error_total counter\n\
+         node_infiniband_symbol_error_total{{device=\"mlx5_0\",port=\"1\"}} {symbol_errors} {ms}\n\
+         # HELP node_infiniband_unicast_packets_transmitted_total Number of unicast packets transmitted (including errors)\n\
+         # TYPE node_infiniband_unicast_packets_transmitted_total counter\n\
+         node_infiniband_unicast_packets_transmitted_total{{device=\"mlx5_0\",port=\"1\"}} 3.1e+09 {ms}\n"
+    )
+}
+
+/// Two scrapes a minute apart (their samples' time stamps say so) whose
+/// symbol errors climb: the counter rule judges node_exporter's metrics as
+/// it judges perfquery's, with a rate. The `grep node_infiniband` filter
+/// keeps what is read: no part of the paste is left out.
+#[test]
+fn two_node_exporter_scrapes_a_minute_apart_give_a_symbol_error_rate() {
+    let text = format!(
+        "[root@gpu07 ~]# curl -s localhost:9100/metrics | grep node_infiniband\n{}\
+         [root@gpu07 ~]# curl -s localhost:9100/metrics | grep node_infiniband\n{}",
+        node_infiniband(100, "1.2e+12", 4, 1_765_101_600_000),
+        node_infiniband(1300, "1.2024e+12", 4, 1_765_101_660_000)
+    );
+    let d = doc(&text);
+    let sections = sections_of(&d, Kind::NodeExporter);
+    assert_eq!(sections.len(), 2, "{:#?}", d.sections);
+    assert!(sections.iter().all(|s| s.host.as_deref() == Some("gpu07")));
+    assert!(sections.iter().all(|s| s.warnings.is_empty()));
+    let r = analyze(&[d], &Default::default());
+    let rate = r
+        .measurements
+        .counter_rates
+        .iter()
+        .find(|r| &*r.counter == "SymbolErrorCounter")
+        .expect("a SymbolErrorCounter rate");
+    assert_eq!(
+        rate.interval_seconds,
+        Some(60.0),
+        "{}",
+        rate.interval_source
+    );
+    assert_eq!(rate.increase, Some(1200));
+    let growth = of(&r, "IB112");
+    assert_eq!(growth.len(), 1, "{:#?}", r.findings);
+    assert!(
+        growth[0].message.contains("mlx5_0 port 1"),
+        "{}",
+        growth[0].message
+    );
+    assert!(
+        growth[0].message.contains("20.0/s"),
+        "{}",
+        growth[0].message
+    );
+    assert_eq!(growth[0].subject.host.as_deref(), Some("gpu07"));
+    assert!(of(&r, "IN001").is_empty(), "{:#?}", r.findings);
+}
+
+/// A whole scrape of a healthy port, other collectors' metrics around the
+/// InfiniBand ones: no finding, the other metrics set aside and counted
+/// once, not read as unreadable lines.
+#[test]
+fn a_healthy_node_exporter_scrape_gives_no_finding() {
+    let other = "# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.\n\
+                 # TYPE node_cpu_seconds_total counter\n\
+                 node_cpu_seconds_total{cpu=\"0\",mode=\"idle\"} 2.93842211e+06\n\
+                 node_cpu_seconds_total{cpu=\"0\",mode=\"iowait\"} 187.33\n\
+                 # HELP node_filesystem_avail_bytes Filesystem space available to non-root users in bytes.\n\
+                 # TYPE node_filesystem_avail_bytes gauge\n\
+                 node_filesystem_avail_bytes{device=\"/dev/nvme0n1p2\",fstype=\"ext4\",mountpoint=\"/\"} 4.2161156096e+11\n";
+    let tail = "# HELP node_load1 1m load average.\n# TYPE node_load1 gauge\nnode_load1 12.44\n\
+                # HELP process_open_fds Number of open file descriptors.\n# TYPE process_open_fds gauge\nprocess_open_fds 9\n";
+    let scrape = node_infiniband(0, "8.8e+14", 4, 1_765_101_600_000)
+        .replace(&" 1765101600000\n".to_string(), "\n");
+    let text = format!("{other}{scrape}{tail}");
+    let d = doc(&text);
+    let sections = sections_of(&d, Kind::NodeExporter);
+    assert_eq!(sections.len(), 1, "{:#?}", d.sections);
+    assert!(
+        sections[0].warnings.is_empty(),
+        "{:?}",
+        sections[0].warnings
+    );
+    let fabricscope::SectionData::NodeExporter(m) = &sections[0].data else {
+        panic!("{:?}", sections[0].data)
+    };
+    // The other collectors' lines after the InfiniBand ones.
+    assert_eq!(m.other_metric_lines(), 6);
+    let r = analyze(&[d], &Default::default());
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+}
+
+/// A paste cut inside its last metric line names the cut (IN001), and
+/// judges what it holds.
+#[test]
+fn a_node_exporter_scrape_cut_in_its_last_line_is_partial() {
+    let whole = node_infiniband(0, "8.8e+14", 4, 1_765_101_600_000);
+    for cut in [
+        "node_infiniband_symbol_error_total{device=\"mlx5_0\",po",
+        "node_infiniband_symbol_error_total{device=\"mlx5_0\",port=\"1\"} ",
+    ] {
+        let at = whole.find("node_infiniband_symbol_error_total{").unwrap();
+        let text = format!("{}{cut}", &whole[..at]);
+        let r = report(&text);
+        let partial = of(&r, "IN001");
+        assert_eq!(partial.len(), 1, "{cut}: {:#?}", r.findings);
+        assert!(
+            partial[0].message.contains("node_exporter"),
+            "{}",
+            partial[0].message
+        );
+        assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    }
+}
+
+/// A query's result across the fleet (`promtool query instant`) names
+/// each series' host in its `instance` label: each host's ports are
+/// judged as that host's.
+#[test]
+fn a_node_exporter_query_across_hosts_gives_findings_per_host() {
+    let text = "$ promtool query instant http://prom:9090 '{__name__=~\"node_infiniband_(symbol_error_total|state_id|physical_state_id)\"}'\n\
+        node_infiniband_physical_state_id{device=\"mlx5_0\", instance=\"gpu01:9100\", job=\"node\", port=\"1\"} => 5 @[1765101600]\n\
+        node_infiniband_physical_state_id{device=\"mlx5_0\", instance=\"gpu02:9100\", job=\"node\", port=\"1\"} => 5 @[1765101600]\n\
+        node_infiniband_physical_state_id{device=\"mlx5_0\", instance=\"gpu03:9100\", job=\"node\", port=\"1\"} => 2 @[1765101600]\n\
+        node_infiniband_state_id{device=\"mlx5_0\", instance=\"gpu01:9100\", job=\"node\", port=\"1\"} => 4 @[1765101600]\n\
+        node_infiniband_state_id{device=\"mlx5_0\", instance=\"gpu02:9100\", job=\"node\", port=\"1\"} => 4 @[1765101600]\n\
+        node_infiniband_state_id{device=\"mlx5_0\", instance=\"gpu03:9100\", job=\"node\", port=\"1\"} => 1 @[1765101600]\n\
+        node_infiniband_symbol_error_total{device=\"mlx5_0\", instance=\"gpu01:9100\", job=\"node\", port=\"1\"} => 0 @[1765101600]\n\
+        node_infiniband_symbol_error_total{device=\"mlx5_0\", instance=\"gpu02:9100\", job=\"node\", port=\"1\"} => 65535 @[1765101600]\n\
+        node_infiniband_symbol_error_total{device=\"mlx5_0\", instance=\"gpu03:9100\", job=\"node\", port=\"1\"} => 0 @[1765101600]\n";
+    let d = doc(text);
+    let hosts: Vec<Option<&str>> = sections_of(&d, Kind::NodeExporter)
+        .iter()
+        .map(|s| s.host.as_deref())
+        .collect();
+    assert_eq!(hosts, [Some("gpu01"), Some("gpu02"), Some("gpu03")]);
+    let r = analyze(&[d], &Default::default());
+    let hosts_of = |rule: &str| -> Vec<Option<String>> {
+        of(&r, rule)
+            .iter()
+            .map(|f| f.subject.host.clone())
+            .collect()
+    };
+    assert_eq!(hosts_of("IB101"), [Some("gpu02".to_owned())]);
+    assert_eq!(hosts_of("IB111"), [Some("gpu02".to_owned())]);
+    assert_eq!(hosts_of("IB001"), [Some("gpu03".to_owned())]);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+}

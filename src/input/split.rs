@@ -1616,6 +1616,21 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
             return;
         }
     }
+    // node_exporter's `instance` label names the host of each series (a
+    // query's result across the fleet): each instance is that host's
+    // section, the first keeping the section's lines set aside, warnings
+    // and messages. A pdsh prefix or a banner names the host, and stays.
+    if ctx.host.is_none() || host_of_prompt {
+        if let Some(per_host) = node_exporter_sections_per_host(&mut section)
+            .filter(|s| out.sections + s.len() - 1 <= out.options.max_sections)
+        {
+            out.sections += per_host.len().saturating_sub(1);
+            for each in per_host {
+                emit(out, each);
+            }
+            return;
+        }
+    }
     // `dshbak -c` and `clush -b` fold the hosts whose output is the same
     // under one banner (`gpu[01-03]`): it is each of those hosts' output.
     // Read as one host, three hosts counted as one, and a fleet rule's
@@ -1705,6 +1720,49 @@ fn nccl_sections_per_host(section: &Section) -> Option<Vec<Section>> {
                 .collect(),
         ),
     }
+}
+
+/// The sections of a node_exporter section whose metrics name their
+/// instance: one per instance, named by it (`None` for any other section,
+/// or one naming none). Metrics of no instance stay the first section's,
+/// under the section's host; the cut the paste ends in is the last's.
+fn node_exporter_sections_per_host(section: &mut Section) -> Option<Vec<Section>> {
+    let crate::parse::SectionData::NodeExporter(m) = &mut section.data else {
+        return None;
+    };
+    if m.scrapes.iter().all(|s| s.instance.is_none()) {
+        return None;
+    }
+    let scrapes = std::mem::take(&mut m.scrapes);
+    let last = scrapes.len().saturating_sub(1);
+    let mut other_metrics = std::mem::take(&mut m.other_metrics);
+    let mut cut = m.cut.take();
+    let mut warnings = std::mem::take(&mut section.warnings);
+    let mut messages = std::mem::take(&mut section.messages);
+    Some(
+        scrapes
+            .into_iter()
+            .enumerate()
+            .map(|(i, scrape)| {
+                let host = scrape.instance.clone().or_else(|| section.host.clone());
+                let data = crate::model::node_exporter::NodeExporter {
+                    scrapes: vec![scrape],
+                    other_metrics: std::mem::take(&mut other_metrics),
+                    cut: if i == last { cut.take() } else { None },
+                };
+                Section {
+                    kind: section.kind,
+                    host,
+                    command: section.command.clone(),
+                    source: section.source.clone(),
+                    span: section.span,
+                    data: crate::parse::SectionData::NodeExporter(data),
+                    warnings: std::mem::take(&mut warnings),
+                    messages: std::mem::take(&mut messages),
+                }
+            })
+            .collect(),
+    )
 }
 
 /// Hands `section` to the reader's callback, or keeps it in the document.

@@ -37,6 +37,7 @@ pub mod ibswinfo;
 pub mod ibv_devinfo;
 pub mod mlxlink;
 pub mod nccl_log;
+pub mod node_exporter;
 pub mod perf_fields;
 pub mod perfquery;
 pub mod port_index;

@@ -37,6 +37,7 @@ pub mod ibv_devinfo;
 pub mod kernel_log;
 pub mod mlxlink;
 pub mod nccl_log;
+pub mod node_exporter;
 pub mod nvlink;
 pub mod perfquery;
 pub mod portinfo;
@@ -292,6 +293,9 @@ formats! {
     /// Linux sysfs port counter files (`grep -H . /sys/class/infiniband/*/ports/*/counters/*`,
     /// `head`/`tail` banners, a shell loop's `=== file ===`), read as perfquery's PortCounters.
     SysfsCounters = "sysfs_counters", crate::model::perfquery::Perfquery, sysfs_counters::FORMAT;
+    /// Prometheus node_exporter's `node_infiniband_*` metrics (a scrape or a
+    /// query's result across hosts): counters read as perfquery's PortCounters.
+    NodeExporter = "node_exporter", crate::model::node_exporter::NodeExporter, node_exporter::FORMAT;
     /// ibdiagnet's port counter dump `ibdiagnet2.pm` (`Port=N Lid=… GUID=…` blocks of
     /// `name=value` lines) for the whole fabric, read as perfquery's PortCounters.
     IbdiagnetPm = "ibdiagnet_pm", crate::model::perfquery::Perfquery, ibdiagnet_pm::FORMAT;

@@ -40,7 +40,10 @@
 //! multicast counts) go to a [`PerfAttribute::PortCountersExtended`] block
 //! of their own, 64 bits wide; otherwise they stay 32-bit PortCounters
 //! fields, as perfquery without `-x` prints them. `port_xmit_data` and
-//! `port_rcv_data` count 4-octet words in both, as perfquery's do.
+//! `port_rcv_data` count 4-octet words in both, as perfquery's do. Kernels
+//! before 4.5 put the 64-bit values in `counters_ext/` (`port_xmit_data_64`,
+//! `port_unicast_rcv_packets`, …): read as the same extended counters, and
+//! preferred to the 32-bit `counters/` value of the same counter.
 //!
 //! `hw_counters/` files (mlx5 `out_of_buffer`, `rnr_nak_retry_err`, …) and
 //! other files of the port (`state`, `rate`) are kept as printed in the
@@ -154,6 +157,44 @@ const COUNTER_FILES: &[(&str, IbCounter, Width)] = &[
         IbCounter::PortMulticastRcvPkts,
         Width::Extended,
     ),
+    // `counters_ext/`: kernels before 4.5 put the 64-bit PortCountersExtended
+    // values there (the data ones in 4-octet words too).
+    (
+        "port_xmit_data_64",
+        IbCounter::PortXmitData,
+        Width::Extended,
+    ),
+    ("port_rcv_data_64", IbCounter::PortRcvData, Width::Extended),
+    (
+        "port_xmit_packets_64",
+        IbCounter::PortXmitPkts,
+        Width::Extended,
+    ),
+    (
+        "port_rcv_packets_64",
+        IbCounter::PortRcvPkts,
+        Width::Extended,
+    ),
+    (
+        "port_unicast_xmit_packets",
+        IbCounter::PortUnicastXmitPkts,
+        Width::Extended,
+    ),
+    (
+        "port_unicast_rcv_packets",
+        IbCounter::PortUnicastRcvPkts,
+        Width::Extended,
+    ),
+    (
+        "port_multicast_xmit_packets",
+        IbCounter::PortMulticastXmitPkts,
+        Width::Extended,
+    ),
+    (
+        "port_multicast_rcv_packets",
+        IbCounter::PortMulticastRcvPkts,
+        Width::Extended,
+    ),
 ];
 
 /// mlx5 `hw_counters/` files recognised without their directory in the
@@ -262,7 +303,7 @@ fn place<'t>(parts: &[&'t str]) -> (Option<&'t str>, Option<u32>, Option<Group>)
                         .filter(|d| !matches!(*d, "" | "." | ".."));
                 }
             }
-            "counters" => group = Some(Group::Counters),
+            "counters" | "counters_ext" => group = Some(Group::Counters),
             "hw_counters" => group = Some(Group::Hw),
             _ => {}
         }
@@ -293,7 +334,12 @@ fn file<'t>(path: &'t str, cwd: Option<&Cwd>) -> Option<File<'t>> {
             .and_then(|c| c.group)
             .filter(|g| *g != Group::Counters || dirs.is_empty())?,
     };
-    if group == Group::Counters && !known_counter && !dirs.contains(&"counters") {
+    if group == Group::Counters
+        && !known_counter
+        && !dirs
+            .iter()
+            .any(|d| matches!(*d, "counters" | "counters_ext"))
+    {
         return None;
     }
     let absolute = path.starts_with('/') || port.is_some();
@@ -655,10 +701,7 @@ fn record(ports: &mut Ports, f: &File<'_>, value: &str, span: LineSpan, unread: 
         port.span.join(span)
     };
     match (counter, parsed) {
-        (Some((id, width)), Some(v)) => {
-            port.counters.retain(|(c, _, _)| *c != id);
-            port.counters.push((id, width, v));
-        }
+        (Some((id, width)), Some(v)) => store(port, f.name, id, width, v),
         _ => {
             let key = match f.group {
                 Group::Hw => format!("hw_counters/{}", f.name),
@@ -667,6 +710,115 @@ fn record(ports: &mut Ports, f: &File<'_>, value: &str, span: LineSpan, unread: 
             };
             port.fields.insert(key, value.to_owned());
         }
+    }
+}
+
+/// Keeps counter `id`'s value `v`, read from file `name`. A pre-4.5
+/// kernel's `counters_ext/` 64-bit value outranks the same counter's
+/// 32-bit `counters/` value, whichever came first: the 32-bit one is then
+/// kept as printed (`counters/port_xmit_data`), not judged.
+fn store(port: &mut PortFiles, name: &str, id: IbCounter, width: Width, v: u64) {
+    let wider = port
+        .counters
+        .iter()
+        .any(|(c, w, _)| *c == id && *w == Width::Extended);
+    if wider && width != Width::Extended {
+        port.fields
+            .insert(format!("counters/{name}"), v.to_string());
+        return;
+    }
+    if width == Width::Extended {
+        // The 32-bit value read before it: kept as printed.
+        if let Some((_, _, narrow)) = port
+            .counters
+            .iter()
+            .find(|(c, w, _)| *c == id && *w != Width::Extended)
+        {
+            let file = COUNTER_FILES
+                .iter()
+                .find(|(_, c, w)| *c == id && *w != Width::Extended)
+                .map_or(name, |(n, _, _)| *n);
+            port.fields
+                .insert(format!("counters/{file}"), narrow.to_string());
+        }
+    }
+    port.counters.retain(|(c, _, _)| *c != id);
+    port.counters.push((id, width, v));
+}
+
+/// Port counter files read by another reader (node_exporter's metrics of
+/// the same files): each value recorded as this reader records a file's,
+/// the ports' blocks built as it builds them, so both read the same
+/// names into the same counters with the same widths.
+#[derive(Debug, Default)]
+pub(crate) struct PortCounterFiles {
+    ports: Ports,
+}
+
+impl PortCounterFiles {
+    /// Records `value` of the `counters/` (or `counters_ext/`) file `name`
+    /// of `device` port `port`, read from `span`. `false` (nothing
+    /// recorded) when no counter file has that name.
+    pub(crate) fn counter(
+        &mut self,
+        device: &str,
+        port: u32,
+        name: &str,
+        value: u64,
+        span: LineSpan,
+    ) -> bool {
+        let Some((id, width)) = counter_file(name) else {
+            return false;
+        };
+        let at = self.port(device, port, name, span);
+        store(at, name, id, width, value);
+        true
+    }
+
+    /// Keeps `value` as printed under `key` in the port's block's fields.
+    pub(crate) fn field(
+        &mut self,
+        device: &str,
+        port: u32,
+        key: String,
+        value: String,
+        span: LineSpan,
+    ) {
+        self.port(device, port, &key, span)
+            .fields
+            .insert(key, value);
+    }
+
+    /// Marks the port's blocks cut at `line`, inside the value of `name`.
+    pub(crate) fn cut(&mut self, device: &str, port: u32, name: &str, line: usize) {
+        let at = self.port(device, port, name, LineSpan::line(line));
+        at.partial = Some(Partial::new(
+            PartialReason::CutLine,
+            vec![name.to_owned()],
+            line,
+        ));
+    }
+
+    fn port(&mut self, device: &str, port: u32, name: &str, span: LineSpan) -> &mut PortFiles {
+        let f = File {
+            device: Some(Cow::Borrowed(device)),
+            port: Some(port),
+            group: Group::Counters,
+            name,
+            under_port: name,
+        };
+        let at = port_of(&mut self.ports, &f);
+        at.span = if at.span.first_line == 0 {
+            span
+        } else {
+            at.span.join(span)
+        };
+        at
+    }
+
+    /// The ports' perfquery blocks, in the order the ports were first seen.
+    pub(crate) fn finish(self) -> Vec<PerfBlock> {
+        self.ports.list.into_iter().flat_map(blocks_of).collect()
     }
 }
 
@@ -874,6 +1026,37 @@ mod tests {
         );
         assert_eq!(ext.xmit_data_octets(), Some(205_143_497_464_492 * 4));
         assert_eq!(ext.counters.len(), 3);
+    }
+
+    #[test]
+    fn counters_ext_files_are_the_64_bit_counters_and_outrank_counters() {
+        // A pre-4.5 kernel: 32-bit `counters/`, 64-bit `counters_ext/`.
+        let p = read(
+            "/sys/class/infiniband/mlx4_0/ports/1/counters/port_xmit_data:4294967295\n\
+             /sys/class/infiniband/mlx4_0/ports/1/counters_ext/port_xmit_data_64:8589934592\n\
+             /sys/class/infiniband/mlx4_0/ports/1/counters/port_rcv_data:12\n\
+             /sys/class/infiniband/mlx4_0/ports/1/counters_ext/port_unicast_rcv_packets:61148\n",
+        );
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let [basic, ext] = p.value.blocks.as_slice() else {
+            panic!("{:?}", p.value.blocks)
+        };
+        assert_eq!(
+            value(ext, IbCounter::PortXmitData),
+            Some(Counter::new(8_589_934_592, 64))
+        );
+        assert_eq!(
+            value(ext, IbCounter::PortUnicastRcvPkts),
+            Some(Counter::new(61148, 64))
+        );
+        assert_eq!(value(basic, IbCounter::PortXmitData), None);
+        assert_eq!(
+            basic
+                .fields
+                .get("counters/port_xmit_data")
+                .map(String::as_str),
+            Some("4294967295")
+        );
     }
 
     #[test]

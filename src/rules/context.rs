@@ -13,7 +13,7 @@ use crate::model::ibstat::{Ca, Port};
 use crate::model::ibstatus::IbstatusPort;
 use crate::model::nvlink::NvlinkLink;
 use crate::model::partial::Partial;
-use crate::model::perfquery::PerfAttribute;
+use crate::model::perfquery::{PerfAttribute, Perfquery};
 use crate::model::port_index::PortIndex;
 use crate::model::smi_query::QueryGpu;
 use crate::model::topo::TopoMatrix;
@@ -1142,13 +1142,17 @@ impl<'a> Context<'a> {
                 continue;
             }
             // sysfs counter files are PortCounters read by the kernel,
-            // named by device and port instead of LID.
-            let (pq, sysfs) = match &at.section.data {
-                SectionData::Perfquery(pq) => (pq, false),
-                SectionData::SysfsCounters(pq) => (pq, true),
+            // named by device and port instead of LID; node_exporter's
+            // metrics are the same files.
+            let (pqs, sysfs): (Vec<&Perfquery>, bool) = match &at.section.data {
+                SectionData::Perfquery(pq) => (vec![pq], false),
+                SectionData::SysfsCounters(pq) => (vec![pq], true),
+                SectionData::NodeExporter(m) => {
+                    (m.scrapes.iter().map(|s| &s.counters).collect(), true)
+                }
                 _ => continue,
             };
-            for block in &pq.blocks {
+            for block in pqs.into_iter().flat_map(|pq| &pq.blocks) {
                 if !matches!(
                     block.attribute,
                     PerfAttribute::PortCounters | PerfAttribute::PortCountersExtended
@@ -1475,6 +1479,37 @@ impl<'a> Context<'a> {
                         let mut p = from_ibstatus(at, h);
                         p.headerless = Some(next_headerless(&mut headerless, at));
                         out.push(p);
+                    }
+                }
+                SectionData::NodeExporter(m) => {
+                    for scrape in &m.scrapes {
+                        for port in &scrape.ports {
+                            let ca_type = scrape
+                                .adapters
+                                .iter()
+                                .find(|a| a.device == port.device)
+                                .and_then(|a| a.hca_type.clone());
+                            out.push(IbPortRef {
+                                at,
+                                device: &port.device,
+                                ca_type,
+                                number: port.port,
+                                state: port.state,
+                                physical_state: port.physical_state,
+                                rate_gbps: port.rate_gbps,
+                                width_lanes: None,
+                                fdr10: false,
+                                base_lid: None,
+                                sm_lid: None,
+                                link_layer: None,
+                                port_guid: None,
+                                adapter_guid: None,
+                                span: port.span,
+                                partial: false,
+                                headerless: None,
+                                link_layer_from: None,
+                            });
+                        }
                     }
                 }
                 SectionData::RdmaLink(rdma) => {

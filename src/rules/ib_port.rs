@@ -809,6 +809,7 @@ fn port_listing_incomplete<'a>(ctx: &Context<'a>) -> BTreeSet<HostKey<'a>> {
                         | SectionData::IbvDevinfo(_)
                         | SectionData::RdmaLink(_)
                         | SectionData::Ibdev2netdev(_)
+                        | SectionData::NodeExporter(_)
                 )
             })
             .map(|p| p.at.host()),

@@ -625,7 +625,14 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
             .command
             .as_deref()
             .and_then(output_filter)
-            .filter(|f| !(at.section.kind == Kind::KernelLog && filters_for_read_lines(f)));
+            .filter(|f| !(at.section.kind == Kind::KernelLog && filters_for_read_lines(f)))
+            // `curl …/metrics | grep node_infiniband` keeps the metrics
+            // node_exporter's reader reads and leaves out the others (whose
+            // lines it would set aside anyway).
+            .filter(|f| {
+                !(at.section.kind == Kind::NodeExporter
+                    && f.to_ascii_lowercase().contains("infiniband"))
+            });
         if let Some(filter) = filter {
             out.push(PartialPart {
                 at,
@@ -893,10 +900,43 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     };
                     push(&what, &b.partial);
                 }
-                if let Some((line, word)) = cut_word_after(ctx, at) {
+                if let Some((line, word)) =
+                    cut_word_after(ctx, at, crate::parse::sysfs_counters::may_begin_file_line)
+                {
                     out.push(PartialPart {
                         at,
                         what: format!("the sysfs counter file of line {line}"),
+                        partial: Partial::new(PartialReason::CutLine, vec![word], line),
+                    });
+                }
+            }
+            SectionData::NodeExporter(m) => {
+                // As sysfs's: a port's two blocks share its partial.
+                for scrape in &m.scrapes {
+                    let mut last: Option<(&str, Option<u32>)> = None;
+                    for b in &scrape.counters.blocks {
+                        let port = (b.port_id.as_str(), b.port);
+                        if last.replace(port) == Some(port) {
+                            continue;
+                        }
+                        let what = || {
+                            let port = b.port.map_or_else(|| "?".to_owned(), |p| p.to_string());
+                            format!("node_exporter metrics of {} port {port}", b.port_id)
+                        };
+                        push(&what, &b.partial);
+                    }
+                }
+                let line = m.cut.as_ref().map(|c| c.line);
+                push(
+                    &|| format!("the node_exporter metric of line {}", line.unwrap_or(0)),
+                    &m.cut,
+                );
+                if let Some((line, word)) =
+                    cut_word_after(ctx, at, crate::parse::node_exporter::may_begin_metric_line)
+                {
+                    out.push(PartialPart {
+                        at,
+                        what: format!("the node_exporter metric of line {line}"),
                         partial: Partial::new(PartialReason::CutLine, vec![word], line),
                     });
                 }
@@ -1075,10 +1115,15 @@ fn ibv_devinfo_part(dev: &crate::model::ibv_devinfo::IbvDevice) -> String {
 }
 
 /// The line the input ends in, when its only word was set aside as cut
-/// right after the sysfs counter section `at` and begins like a counter
-/// file's line (`…/counters/port_rcv_er`): the paste stopped inside the
-/// next file's name, which the section's parser never saw.
-fn cut_word_after(ctx: &Context<'_>, at: SectionRef<'_>) -> Option<(usize, String)> {
+/// right after the section `at` and `may_begin` says it begins like one of
+/// its lines (a sysfs counter file's `…/counters/port_rcv_er`, a metric's
+/// `node_infiniband_symbol_error_total{dev`): the paste stopped inside the
+/// next line, which the section's parser never saw.
+fn cut_word_after(
+    ctx: &Context<'_>,
+    at: SectionRef<'_>,
+    may_begin: fn(&str) -> bool,
+) -> Option<(usize, String)> {
     if !ctx.ends_input(at) {
         return None;
     }
@@ -1088,8 +1133,7 @@ fn cut_word_after(ctx: &Context<'_>, at: SectionRef<'_>) -> Option<(usize, Strin
             && u.reason.starts_with(crate::input::CUT_WORD)
     })?;
     let word = cut.reason.split_once("(`")?.1.rsplit_once("`)")?.0;
-    crate::parse::sysfs_counters::may_begin_file_line(word)
-        .then(|| (cut.span.first_line, word.to_owned()))
+    may_begin(word).then(|| (cut.span.first_line, word.to_owned()))
 }
 
 /// The last GPU of an `nvidia-smi nvlink` counter listing (`-e`, `-gt`,

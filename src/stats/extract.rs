@@ -274,6 +274,14 @@ pub(crate) fn extract(section: &Section) -> Extracted<'_> {
         SectionData::Perfquery(p) | SectionData::SysfsCounters(p) => {
             perfquery(p, host, false, &mut out);
         }
+        // node_exporter's counters are sysfs's; a sample's time stamp (the
+        // same on every sample of a scrape) is the time of the reading.
+        SectionData::NodeExporter(m) => {
+            for scrape in &m.scrapes {
+                perfquery(&scrape.counters, host, false, &mut out);
+            }
+            out.time = node_exporter_time(m, section.span);
+        }
         // The fabric's ports, not the host's where the file was read (as
         // the rules see them: a count two dumps show unchanged is then
         // history whatever prompt the dumps were pasted under), named by
@@ -316,6 +324,26 @@ fn smi_query_time(q: &SmiQuery, span: LineSpan) -> Option<(f64, Option<f64>, Str
         seconds,
         None,
         format!("nvidia-smi -q Timestamp {text}"),
+        span,
+    ))
+}
+
+/// The time stamp every sample of the section's one scrape carries, as
+/// Unix seconds.
+fn node_exporter_time(
+    m: &crate::model::node_exporter::NodeExporter,
+    span: LineSpan,
+) -> Option<(f64, Option<f64>, String, LineSpan)> {
+    let [scrape] = m.scrapes.as_slice() else {
+        return None;
+    };
+    let ms = scrape.timestamp_ms?;
+    #[allow(clippy::cast_precision_loss)] // milliseconds since 1970 fit
+    let seconds = ms as f64 / 1000.0;
+    Some((
+        seconds,
+        Some(seconds),
+        format!("node_exporter sample time {ms}"),
         span,
     ))
 }
