@@ -216,3 +216,16 @@ fn a_port_listed_twice_is_one_finding_from_its_latest_listing() {
     let nc: Vec<_> = f.iter().filter(|(r, _, _)| r == "NC005").collect();
     assert_eq!(nc.len(), 1, "{f:?}");
 }
+
+#[test]
+fn a_listing_filtered_by_grep_is_not_judged() {
+    // `| grep v1` keeps only the v1 rows: the v2 ones are not in the paste.
+    let text = SHOW_GIDS
+        .replacen("# show_gids", "# show_gids | grep v1", 1)
+        .lines()
+        .filter(|l| !l.contains("\tv2\t"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let f = findings(read(&text));
+    assert!(!rules(&f).contains(&"NC005"), "{f:?}");
+}

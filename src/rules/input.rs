@@ -1229,7 +1229,7 @@ fn filters_for_read_lines(filter: &str) -> bool {
 /// mlxlink's output, not what `awk` kept of lspci's. When nothing filters
 /// that stage's output, the script it runs (`sh -c '…'`, `ssh host '…'`)
 /// is looked into the same way.
-fn output_filter(command: &str) -> Option<&str> {
+pub(crate) fn output_filter(command: &str) -> Option<&str> {
     let stages: Vec<&str> = pipe_stages(command).map(str::trim).collect();
     let is_filter = |stage: &str| LINE_FILTERS.contains(&stage_program(stage));
     let producer = stages

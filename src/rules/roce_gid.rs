@@ -26,7 +26,11 @@ declare_rule! {
     /// when an NCCL log of the same host says `NCCL_IB_GID_INDEX set by
     /// environment to N`, a RoCE port whose GID `N` is `v1`, link-local or
     /// not in its table while another index holds a routable v2 GID: the
-    /// finding names that index.
+    /// finding names that index. InfiniBand ports (`fe80` GIDs, `v1`, no
+    /// interface), ports another tool of the host calls InfiniBand, rows
+    /// without a version, a listing filtered by the command line
+    /// (`show_gids | grep v1`) and the last port of a listing the paste
+    /// ends in without its `n_gids_found` are not judged.
     ///
     /// ### Why it matters
     /// NCCL's and UCX's RoCE transports address the peer by a GID; a v1 GID
@@ -199,6 +203,14 @@ fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             continue;
         };
         listings += 1;
+        // `show_gids | grep v1` shows only some rows of each port: a v2
+        // GID may be among those left out.
+        let filtered = at
+            .section
+            .command
+            .as_deref()
+            .and_then(super::input::output_filter)
+            .is_some();
         let told = gid_index(ctx, at);
         for p in ports(at, gids) {
             let key = (at.host(), p.device, p.port);
@@ -206,7 +218,7 @@ fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 continue;
             }
             seen.push(key);
-            if !is_roce(&p.rows) || said_infiniband(ctx, &p) {
+            if filtered || !is_roce(&p.rows) || said_infiniband(ctx, &p) {
                 continue;
             }
             // A row without its version (no `gid_attrs/types`) may be the
@@ -233,7 +245,7 @@ fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
     }
     if judged == 0 {
         return Coverage::Skipped(
-            "no RoCE port with every GID's version in the show_gids listing (InfiniBand ports are not judged)"
+            "no RoCE port with every GID's version in a whole show_gids listing (InfiniBand ports, and listings filtered by grep or cut, are not judged)"
                 .to_owned(),
         );
     }
