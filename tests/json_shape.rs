@@ -65,6 +65,7 @@ fn inputs() -> Vec<String> {
         "rules/NC004/fires_failed_verbs_calls.txt",
         "rules/NC004/fires_port_flap_recovered.txt",
         "rules/NC004/unjudged_cut_inside_the_event.txt",
+        "rules/NC005/fires_gid_index_names_v1.txt",
         "gpu/h200-x2/query_csv.txt",
         "gpu/h200-x2/smi_L.txt",
         "gpu/h200-x2/during_dmon_all.txt",
@@ -93,6 +94,10 @@ fn inputs() -> Vec<String> {
     );
     texts.push(
         "Infiniband device 'mlx5_0' port 1 status:\n\tdefault gid:\t fe80:0000:0000:0000:0002:c903:00a1:b2c3\n\tbase lid:\t 0x11\n\tsm lid:\t\t 0x1\n\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\trate:\t\t 200 Gb/sec (4X HDR)\n\tlink_layer:\t InfiniBand\n"
+            .to_owned(),
+    );
+    texts.push(
+        "$ mst status -v\nMST modules:\n------------\n    MST PCI module is not loaded\n    MST PCI configuration module loaded\nPCI devices:\n------------\nDEVICE_TYPE             MST                           PCI       RDMA            NET                                     NUMA\nConnectX7(rev:0)        /dev/mst/mt4129_pciconf0      ba:00.0   mlx5_0          net-ibp186s0                            1\n\n"
             .to_owned(),
     );
     texts.push(

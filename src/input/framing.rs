@@ -118,7 +118,7 @@ fn classify_any(line: &str) -> Option<Framing> {
     if is_exit_marker(t) {
         return Some(Framing::ExitMarker);
     }
-    if t.len() >= 3 && t.chars().all(|c| c == '-') {
+    if t.len() >= 3 && t.chars().all(|c| c == '-') || dashed_columns(t) {
         return Some(Framing::Rule);
     }
     if let Some(prompt) = prompt(line)
@@ -140,6 +140,20 @@ fn classify_any(line: &str) -> Option<Framing> {
                 || introduces_output(line))
             .then_some(Framing::Heading)
         })
+}
+
+/// `---\t----\t-----\t---`: the underline of a table's column names
+/// (`show_gids` prints one), runs of dashes apart: a rule inside the
+/// output, not a decorated heading that would end it.
+fn dashed_columns(t: &str) -> bool {
+    let mut words = 0;
+    for w in t.split_whitespace() {
+        if !w.bytes().all(|b| b == b'-') {
+            return false;
+        }
+        words += 1;
+    }
+    words >= 2 && t.starts_with("--")
 }
 
 /// `NCCL_VERSION=2.21.5-1`, `CUDA_VISIBLE_DEVICES=0,1`: an environment
@@ -269,6 +283,8 @@ const FABRIC_TOOLS: &[&str] = &[
     "ibhosts",
     "ibdiagnet",
     "ibdev2netdev",
+    "show_gids",
+    "mst",
     "mlxlink",
     "nvidia-smi",
     "dcgmi",
@@ -2232,6 +2248,12 @@ mod tests {
         }
         assert_eq!(classify("-- Rebooting now --"), Some(Framing::Heading));
         assert_eq!(classify("---------------"), Some(Framing::Rule));
+        // show_gids's underline of its column names stays in its output.
+        assert_eq!(
+            classify("---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---"),
+            Some(Framing::Rule)
+        );
+        assert_ne!(classify("--- mlx5_0 ---"), Some(Framing::Rule));
         // A heading or comment in letters no tool prints ends the output
         // above it; English ones and tools' own `#` headers do not.
         for line in [

@@ -186,6 +186,18 @@ pub struct NcclWarning {
     pub text: String,
 }
 
+/// `NCCL_IB_GID_INDEX set by environment to 3.`: a setting NCCL read from
+/// its environment (printed at `INFO` with the `ENV` subsystem).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvSetting {
+    /// Where it was printed.
+    pub at: Origin,
+    /// The variable (`NCCL_IB_GID_INDEX`).
+    pub name: String,
+    /// Its value as printed, without the closing period.
+    pub value: String,
+}
+
 /// Everything read from a run of NCCL lines.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NcclLog {
@@ -209,6 +221,9 @@ pub struct NcclLog {
     pub verbs_failures: Vec<VerbsFailure>,
     /// Every `NCCL WARN` line.
     pub warnings: Vec<NcclWarning>,
+    /// `… set by environment to …` lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<EnvSetting>,
     /// NCCL lines read whose content no rule needs (`Bootstrap : …`,
     /// `Ring 00 : …`, `Init COMPLETE`, `proxy.cc:878 -> 6`).
     pub other_nccl_lines: usize,
@@ -255,6 +270,7 @@ impl NcclLog {
                 .filter(|c| keep(&c.at))
                 .cloned()
                 .collect(),
+            env: self.env.iter().filter(|e| keep(&e.at)).cloned().collect(),
             ib_async_events: self
                 .ib_async_events
                 .iter()

@@ -36,12 +36,14 @@ pub mod ibswinfo;
 pub mod ibv_devinfo;
 pub mod kernel_log;
 pub mod mlxlink;
+pub mod mst_status;
 pub mod nccl_log;
 pub mod node_exporter;
 pub mod nvlink;
 pub mod perfquery;
 pub mod portinfo;
 pub mod rdma_link;
+pub mod show_gids;
 pub mod smi_csv;
 pub mod smi_list;
 pub mod smi_query;
@@ -274,6 +276,10 @@ formats! {
     RdmaLink = "rdma_link", crate::model::rdma_link::RdmaLink, rdma_link::FORMAT;
     /// `ibdev2netdev`, plain or `-v`.
     Ibdev2netdev = "ibdev2netdev", crate::model::ibdev2netdev::Ibdev2netdev, ibdev2netdev::FORMAT;
+    /// `show_gids` (OFED): each RDMA port's GID table entries, RoCE version and interface.
+    ShowGids = "show_gids", crate::model::show_gids::ShowGids, show_gids::FORMAT;
+    /// `mst status -v` (MFT): each adapter's PCI function, RDMA device, interfaces and NUMA node.
+    MstStatus = "mst_status", crate::model::mst_status::MstStatus, mst_status::FORMAT;
     /// `sminfo`: the subnet manager a port reaches.
     Sminfo = "sminfo", crate::model::sminfo::Sminfo, sminfo::FORMAT;
     /// `ibv_devinfo`, plain, `-v` or `-l`.

@@ -18,8 +18,8 @@
 use super::{Block, Line, Parsed, Spec};
 use crate::diag::Warning;
 use crate::model::nccl_log::{
-    ChannelLink, CompletionError, IbAsyncEvent, NcclLog, NcclVersion, NcclWarning, NetDevices,
-    NetworkChoice, Origin, VerbsFailure,
+    ChannelLink, CompletionError, EnvSetting, IbAsyncEvent, NcclLog, NcclVersion, NcclWarning,
+    NetDevices, NetworkChoice, Origin, VerbsFailure,
 };
 use crate::model::partial::{Partial, PartialReason};
 use std::fmt::Write as _;
@@ -202,9 +202,25 @@ fn read(out: &mut NcclLog, line: &Line<'_>, l: &NcclLine<'_>, last: bool) {
         out.net_devices.push(d);
     } else if let Some(c) = channel(m, &at) {
         out.channels.push(c);
+    } else if let Some((name, value)) = env_setting(m) {
+        out.env.push(EnvSetting {
+            at,
+            name: name.to_owned(),
+            value: value.to_owned(),
+        });
     } else {
         out.other_nccl_lines += 1;
     }
+}
+
+/// `NCCL_IB_GID_INDEX set by environment to 3.` (`src/misc/param.cc`):
+/// the variable and its value.
+fn env_setting(m: &str) -> Option<(&str, &str)> {
+    let (name, value) = m.split_once(" set by environment to ")?;
+    let name = name.trim();
+    let upper = |b: u8| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_';
+    (!name.is_empty() && name.bytes().all(upper))
+        .then(|| (name, value.trim().trim_end_matches('.')))
 }
 
 /// `NCCL version 2.18.5+cuda12.2` (after the prefix, or alone).
@@ -821,6 +837,23 @@ mod tests {
         // The socket call and the INFO retry line are no verbs failures.
         assert_eq!(log.warnings.len(), 9);
         assert_eq!(log.other_nccl_lines, 1);
+    }
+
+    #[test]
+    fn settings_from_the_environment_are_read() {
+        let p = parse(&lines_of(
+            "gpu1:212:290 [0] NCCL INFO NCCL_IB_GID_INDEX set by environment to 3.\n\
+             gpu1:212:290 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to ens9f0\n\
+             gpu1:212:290 [0] NCCL INFO the value set by environment to 3.\n",
+        ));
+        let env = &p.value.env;
+        assert_eq!(env.len(), 2, "{env:?}");
+        assert_eq!(
+            (env[0].name.as_str(), env[0].value.as_str()),
+            ("NCCL_IB_GID_INDEX", "3")
+        );
+        assert_eq!(env[1].value, "ens9f0");
+        assert_eq!(p.value.other_nccl_lines, 1, "not a variable's name");
     }
 
     #[test]

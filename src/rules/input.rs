@@ -801,6 +801,22 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     ),
                 });
             }
+            // show_gids ends with its count: without it at the end of the
+            // input, the last port's table may go on past the paste (NC005
+            // leaves that port unjudged).
+            SectionData::ShowGids(g)
+                if g.gids_found.is_none() && !g.gids.is_empty() && ctx.ends_input(at) =>
+            {
+                out.push(PartialPart {
+                    at,
+                    what: "show_gids rows after the last one read".to_owned(),
+                    partial: Partial::new(
+                        PartialReason::MissingFields,
+                        vec!["the closing n_gids_found line".to_owned()],
+                        at.section.span.last_line,
+                    ),
+                });
+            }
             SectionData::Nvlink(nv) => {
                 // Link lines pasted without their `GPU N:` header: which
                 // GPU they belong to (its product, and so how many links
@@ -1257,7 +1273,7 @@ fn filters_for_read_lines(filter: &str) -> bool {
 /// mlxlink's output, not what `awk` kept of lspci's. When nothing filters
 /// that stage's output, the script it runs (`sh -c '…'`, `ssh host '…'`)
 /// is looked into the same way.
-fn output_filter(command: &str) -> Option<&str> {
+pub(crate) fn output_filter(command: &str) -> Option<&str> {
     let stages: Vec<&str> = pipe_stages(command).map(str::trim).collect();
     let is_filter = |stage: &str| LINE_FILTERS.contains(&stage_program(stage));
     let producer = stages

@@ -30,6 +30,7 @@ pub mod nic_log;
 pub mod nvlink;
 mod port_info;
 pub mod registry;
+pub mod roce_gid;
 mod rule;
 mod run;
 pub mod subnet_manager;

@@ -11,7 +11,7 @@
 
 use super::{
     cross, diag, fabric_links, gpu_memory, gpu_pcie, gpu_state, gpu_xid, ib_counters, ib_fleet,
-    ib_port, input, nccl, nic_log, nvlink, subnet_manager, switch_vitals, topology, Rule,
+    ib_port, input, nccl, nic_log, nvlink, roce_gid, subnet_manager, switch_vitals, topology, Rule,
 };
 use std::fmt::Write as _;
 
@@ -67,6 +67,7 @@ pub static RULES: &[&Rule] = &[
     &nccl::NC002,
     &nccl::NC003,
     &nccl::NC004,
+    &roce_gid::NC005,
     &nvlink::NV001,
     &nvlink::NV002,
     &nvlink::NV003,

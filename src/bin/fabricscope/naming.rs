@@ -103,6 +103,8 @@ const NOT_HOSTS: &[&str] = &[
     "ibswitches",
     "ibdiagnet",
     "rdma",
+    "gids",
+    "mst",
     "nvidia",
     "smi",
     "nvidia-smi",
