@@ -4571,3 +4571,125 @@ fn a_node_exporter_query_across_hosts_gives_findings_per_host() {
     assert_eq!(hosts_of("IB001"), [Some("gpu03".to_owned())]);
     assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
 }
+
+/// bash's default prompt in a container (`sh-5.1# `, `bash-4.4$ `) runs
+/// the command whose output follows, and a bare one after that output is
+/// the prompt coming back. Before, neither was a prompt: the output had no
+/// command and the bare prompt was an unread line of it (IN002).
+#[test]
+fn a_containers_sh_version_prompt_runs_the_command_under_it() {
+    let text = "\
+sh-5.1# ibstatus mlx5_3
+Infiniband device 'mlx5_3' port 1 status:
+\tdefault gid:\t fe80:0000:0000:0000:5a2b:9c03:00d1:7e40
+\tbase lid:\t 0x11
+\tsm lid:\t\t 0x2
+\tstate:\t\t 1: DOWN
+\tphys state:\t 2: Polling
+\trate:\t\t 10 Gb/sec (4X SDR)
+\tlink_layer:\t InfiniBand
+sh-5.1# 
+";
+    let d = doc(text);
+    let status = sections_of(&d, Kind::Ibstatus);
+    assert_eq!(status.len(), 1, "{:#?}", d.sections);
+    assert_eq!(status[0].command.as_deref(), Some("ibstatus mlx5_3"));
+    let r = report(text);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    assert!(
+        fired(&r, Severity::Error).contains(&"IB001"),
+        "{:#?}",
+        r.findings
+    );
+}
+
+/// sudo's `[sudo] password for …:` between the command and its output is
+/// the terminal's line: the command goes on under it. Before, it was read
+/// as the host heading `[sudo]`: an unread line of an empty ibstat run
+/// (IN002), and the output after it had no command.
+#[test]
+fn sudos_password_prompt_leaves_the_command_its_output() {
+    let text = "\
+ops@rack4-n2:~$ sudo ibstat mlx5_2
+[sudo] password for ops: 
+CA 'mlx5_2'
+\tCA type: MT4129
+\tNumber of ports: 1
+\tFirmware version: 28.40.1000
+\tHardware version: 0
+\tNode GUID: 0x946dae0300f1c2a0
+\tSystem image GUID: 0x946dae0300f1c2a0
+\tPort 1:
+\t\tState: Active
+\t\tPhysical state: LinkUp
+\t\tRate: 400
+\t\tBase lid: 23
+\t\tLMC: 0
+\t\tSM lid: 1
+\t\tCapability mask: 0xa751e84a
+\t\tPort GUID: 0x946dae0300f1c2a0
+\t\tLink layer: InfiniBand
+";
+    let d = doc(text);
+    let ibstat = sections_of(&d, Kind::Ibstat);
+    assert_eq!(ibstat.len(), 1, "{:#?}", d.sections);
+    assert_eq!(ibstat[0].command.as_deref(), Some("sudo ibstat mlx5_2"));
+    assert_eq!(ibstat[0].host.as_deref(), Some("rack4-n2"));
+    let r = report(text);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+}
+
+/// An AsciiDoc page (`[source,terminal]` over a `----` block): the command
+/// alone in one block, `+` and `.Example output`, then its output in the
+/// next block. Before, the delimiters and the markup after a block were
+/// unread lines of the output above them (IN002), and the prompt's block
+/// was a run of its own that printed nothing.
+#[test]
+fn asciidoc_listing_blocks_frame_a_command_and_its_output() {
+    let text = "\
+. Show the RDMA links:
++
+[source,terminal]
+----
+sh-5.1# rdma link show
+----
++
+.Example output
+[source,terminal]
+----
+link mlx5_0/1 state ACTIVE physical_state LINK_UP 
+link mlx5_1/1 subnet_prefix fe80:0000:0000:0000 lid 9 sm_lid 1 lmc 0 state DOWN physical_state POLLING 
+link mlx5_2/1 state ACTIVE physical_state LINK_UP netdev net1
+----
++
+In this example, `mlx5_2` is the device of `net1`.
+";
+    let d = doc(text);
+    let links = sections_of(&d, Kind::RdmaLink);
+    assert_eq!(links.len(), 1, "{:#?}", d.sections);
+    assert_eq!(links[0].command.as_deref(), Some("rdma link show"));
+    assert!(links[0].warnings.is_empty(), "{:#?}", links[0].warnings);
+    let r = report(text);
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+    assert!(
+        fired(&r, Severity::Error).contains(&"IB001"),
+        "{:#?}",
+        r.findings
+    );
+
+    // Four dashes with no attribute line above them stay a rule of the
+    // output (no block opens, so none closes at the next one).
+    let plain = "\
+$ rdma link show
+link mlx5_0/1 state ACTIVE physical_state LINK_UP 
+----
+link mlx5_1/1 state ACTIVE physical_state LINK_UP 
+";
+    let d = doc(plain);
+    assert_eq!(
+        sections_of(&d, Kind::RdmaLink).len(),
+        1,
+        "{:#?}",
+        d.sections
+    );
+}

@@ -115,6 +115,9 @@ fn classify_any(line: &str) -> Option<Framing> {
     if crate::parse::kernel_log::boot_marker(t).is_some() {
         return None;
     }
+    if sudo_password_prompt(t) {
+        return Some(Framing::Heading);
+    }
     if is_exit_marker(t) {
         return Some(Framing::ExitMarker);
     }
@@ -154,6 +157,17 @@ fn dashed_columns(t: &str) -> bool {
         words += 1;
     }
     words >= 2 && t.starts_with("--")
+}
+
+/// `[sudo] password for alice:` (or its translation, `[sudo] Passwort für
+/// alice:`, `[sudo] 密码：`): sudo asking for the password between the
+/// command typed and its output. It is the terminal's line, not the
+/// tool's: a heading, under which the command goes on. Before, it was an
+/// unread line of the output, read as the host heading `[sudo]`, which
+/// cut the command from its output.
+fn sudo_password_prompt(t: &str) -> bool {
+    t.strip_prefix("[sudo] ")
+        .is_some_and(|rest| rest.ends_with([':', '\u{ff1a}']))
 }
 
 /// `NCCL_VERSION=2.21.5-1`, `CUDA_VISIBLE_DEVICES=0,1`: an environment
@@ -591,7 +605,8 @@ pub(crate) fn prompt(line: &str) -> Option<Prompt> {
         user_host_prompt(t)
             .or_else(|| lost_bracket_prompt(t))
             .or_else(|| angle_prompt(t))
-            .or_else(|| arrow_prompt(t))?
+            .or_else(|| arrow_prompt(t))
+            .or_else(|| shell_version_prompt(t))?
     };
     // `$ sonata@coyote2:~$ nvidia-smi`: a prompt copied with the prompt
     // before it (a blog's `$ ` added to a pasted line). The inner prompt
@@ -703,6 +718,23 @@ fn arrow_prompt(t: &str) -> Option<(Option<String>, &str)> {
     }
     let program = rest.split_whitespace().find(|w| !env_assignment(w))?;
     is_known_command(program).then_some((host, rest))
+}
+
+/// `sh-5.1# ibstatus`, `bash-4.4$ ibstat`: bash's default prompt (`\s-\v\$ `:
+/// the shell's name as it was started, its version, then `$`, or `#` for
+/// root), the prompt of a shell in a container (`oc rsh pod`, `kubectl
+/// exec -it pod -- sh`); it names no host. Before, the line was no
+/// prompt: the output under it had no command, and the bare prompt after
+/// it was an unread line of that output.
+fn shell_version_prompt(t: &str) -> Option<(Option<String>, &str)> {
+    let end = t.find(['$', '#'])?;
+    let (shell, version) = t.get(..end)?.split_once('-')?;
+    let version_like = version.starts_with(|c: char| c.is_ascii_digit())
+        && version.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    if !(matches!(shell, "sh" | "bash") && version_like) {
+        return None;
+    }
+    prompt_tail(t.get(end..)?).map(|command| (None, command))
 }
 
 /// `[gpu6000 ~]# nvidia-smi -q`: a bracket prompt of a host and its
@@ -2133,6 +2165,17 @@ mod tests {
         );
         assert_eq!(p("me@box ~ % make"), None);
         assert_eq!(p("mail me@box today # ibstat"), None);
+        // bash's default `\s-\v\$ ` of a shell in a container, with a
+        // command or bare; a name or version of another form is none.
+        assert_eq!(p("sh-5.1# ibstatus"), Some((None, words("ibstatus"))));
+        assert_eq!(
+            p("bash-4.4$ ibv_devinfo -v"),
+            Some((None, words("ibv_devinfo -v")))
+        );
+        assert_eq!(p("sh-5.1#"), Some((None, vec![])));
+        assert_eq!(p("zsh-5.9# ibstat"), None);
+        assert_eq!(p("bash-x# ibstat"), None);
+        assert_eq!(p("sh-5.1#ibstat"), None);
     }
 
     #[test]
@@ -2254,6 +2297,15 @@ mod tests {
             Some(Framing::Rule)
         );
         assert_ne!(classify("--- mlx5_0 ---"), Some(Framing::Rule));
+        // sudo asking for the password, in English or translated, is the
+        // terminal's heading; a host heading in brackets stays one.
+        for line in ["[sudo] password for alice: ", "[sudo] Passwort für alice:"] {
+            assert_eq!(classify(line), Some(Framing::Heading), "{line}");
+        }
+        assert_eq!(
+            classify("[node07]"),
+            Some(Framing::HostHeading("node07".into()))
+        );
         // A heading or comment in letters no tool prints ends the output
         // above it; English ones and tools' own `#` headers do not.
         for line in [

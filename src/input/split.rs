@@ -402,6 +402,8 @@ fn chunks<'a>(
     let mut banner_host: Option<String> = None;
     // Whether a markdown fence opened a block that no fence closed yet.
     let mut fence_open = false;
+    // AsciiDoc's `----` listing blocks, read as fences.
+    let mut asciidoc = AsciiDocBlocks::default();
     // The prefix host of the last prefixed line: pdsh prints runs of lines
     // from one host, and a line that repeats it needs no set look-up.
     let mut last_host: Option<Rc<str>> = None;
@@ -479,6 +481,13 @@ fn chunks<'a>(
                 continue;
             }
         }
+        let asciidoc_delimiter = matches!(framing, Some(Framing::Rule)) && asciidoc.delimits(text);
+        let framing = if asciidoc_delimiter {
+            Some(Framing::Fence)
+        } else {
+            asciidoc.read(text);
+            framing
+        };
         if matches!(framing, Some(ref f) if *f != Framing::Rule) {
             framing_lines.push(number);
         }
@@ -602,13 +611,31 @@ fn chunks<'a>(
                     && chunk.is_some_and(|c| c.prompt.is_some());
                 if (fence_open && !names_language) || lost_opening {
                     fence_open = false;
+                    // An AsciiDoc block holding only the command: its
+                    // output is in the next block (under `.Example
+                    // output`), which the command goes on in (it is not
+                    // a run that printed nothing).
+                    if asciidoc_delimiter && !has_text {
+                        asciidoc.carried = chunks.last_mut().and_then(|c| {
+                            let prompt = c.prompt.take_if(|(_, p)| !p.argv.is_empty())?;
+                            Some((prompt, c.host.clone()))
+                        });
+                    }
                     push_chunk(
                         &mut chunks,
                         new_chunk(None, banner_host.clone(), &source, options),
                         kept,
                     );
                 } else {
-                    if has_text {
+                    if let Some((prompt, host)) =
+                        asciidoc.carried.take().filter(|_| asciidoc_delimiter)
+                    {
+                        push_chunk(
+                            &mut chunks,
+                            new_chunk(Some(prompt), host, &source, options),
+                            kept,
+                        );
+                    } else if has_text {
                         push_chunk(
                             &mut chunks,
                             new_chunk(None, banner_host.clone(), &source, options),
@@ -654,6 +681,61 @@ fn chunks<'a>(
         last.lines.end = kept;
     }
     (chunks, lines, framing_lines, last_prompt)
+}
+
+/// AsciiDoc listing blocks (`[source,terminal]`, then the block between
+/// two `----` lines), as documentation pages show a command and, in the
+/// block after it, its output. A line of four dashes is such a delimiter
+/// only under a block attribute line (`[source,…]`, `[listing]`,
+/// `[literal]`), or when it closes a block one opened: elsewhere it stays
+/// a rule. Before, the delimiter and the page's markup after a block (`+`,
+/// `.Example output`) were unread lines of the output above them, and
+/// the output of the block after a command's block had no command.
+#[derive(Default)]
+struct AsciiDocBlocks {
+    /// The last line with text was a block attribute line.
+    after_attribute: bool,
+    /// A delimiter opened a block that none closed yet.
+    open: bool,
+    /// The prompt (and its host) of a block that held only it, until the
+    /// next block opens or a line other than the page's markup comes.
+    carried: Option<((usize, Prompt), Option<String>)>,
+}
+
+impl AsciiDocBlocks {
+    /// Whether `text`, a rule, delimits a listing block (opening or
+    /// closing it).
+    fn delimits(&mut self, text: &str) -> bool {
+        if text.trim_end() != "----" || !(self.open || self.after_attribute) {
+            return false;
+        }
+        self.open = !self.open;
+        self.after_attribute = false;
+        true
+    }
+
+    /// Takes note of a line that is no delimiter.
+    fn read(&mut self, text: &str) {
+        let t = text.trim();
+        if t.is_empty() {
+            return;
+        }
+        self.after_attribute = !self.open
+            && ["[source", "[listing", "[literal"]
+                .iter()
+                .any(|a| t.starts_with(a))
+            && t.ends_with(']');
+        // The page's markup between a command's block and its output's:
+        // a list continuation `+`, a block title `.Example output`, the
+        // attribute line.
+        let markup = t == "+"
+            || self.after_attribute
+            || t.strip_prefix('.')
+                .is_some_and(|title| title.starts_with(|c: char| c.is_alphabetic()));
+        if !markup {
+            self.carried = None;
+        }
+    }
 }
 
 /// Whether `chunk` holds a line with text among the `kept` lines so far
