@@ -508,12 +508,11 @@ fn chunks<'a>(
             }
         }
         let asciidoc_delimiter = matches!(framing, Some(Framing::Rule)) && asciidoc.delimits(text);
-        let framing = if asciidoc_delimiter {
-            Some(Framing::Fence)
+        if asciidoc_delimiter {
+            framing = Some(Framing::Fence);
         } else {
             asciidoc.read(text);
-            framing
-        };
+        }
         if matches!(framing, Some(ref f) if *f != Framing::Rule) {
             framing_lines.push(number);
         }
@@ -740,8 +739,20 @@ impl AsciiDocBlocks {
         true
     }
 
-    /// Takes note of a line that is no delimiter.
+    /// Takes note of a line that is no delimiter. Asked of every line of
+    /// every input: outside a block, with nothing carried, only a line
+    /// whose first character after its blanks is `[` (an attribute line)
+    /// can change anything, and a line opening with another ASCII byte
+    /// after ASCII blanks is passed over bytewise, without trimming.
     fn read(&mut self, text: &str) {
+        if !self.open && !self.after_attribute && self.carried.is_none() {
+            let first = text
+                .bytes()
+                .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'));
+            if first.is_none_or(|b| b.is_ascii() && b != b'[') {
+                return;
+            }
+        }
         let t = text.trim();
         if t.is_empty() {
             return;
