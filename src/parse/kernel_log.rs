@@ -460,6 +460,30 @@ impl PcieState {
                     out.aer_enabled.push(port.to_owned());
                 }
             }
+            AerLine::Status { .. } | AerLine::Bit { .. } | AerLine::Detail { .. }
+                if self.receipt.as_ref().is_some_and(|r| {
+                    matches!(line, AerLine::Detail { .. })
+                        || r.event.device.as_deref() == Some(device)
+                }) =>
+            {
+                // The receipt's own lines (`can't find device of ID00e5`),
+                // or its device's when no error line came between.
+                if let Some(r) = self.receipt.as_mut() {
+                    r.event.span = r.event.span.join(here);
+                    match line {
+                        AerLine::Status {
+                            vendor_device,
+                            status,
+                            ..
+                        } => {
+                            r.event.vendor_device = Some(vendor_device.to_owned());
+                            r.event.status = status.map(str::to_owned);
+                        }
+                        AerLine::Bit { name, .. } => r.event.bits.push(name.to_owned()),
+                        _ => {}
+                    }
+                }
+            }
             AerLine::Status { .. } | AerLine::Bit { .. } | AerLine::Detail { .. } => {
                 let open = self
                     .open_aer
@@ -587,7 +611,8 @@ impl PcieState {
     /// its bits; a message still going on is read for what it says.
     fn finish(&mut self, out: &mut KernelLog, last: Option<usize>) {
         if let Some(mut r) = self.receipt.take() {
-            if Some(r.event.span.last_line) == last {
+            // Its error lines come right after it: the block ended first.
+            if r.event.bits.is_empty() {
                 r.event.partial = Some(Partial::new(
                     PartialReason::CutLine,
                     vec!["the error's lines after the receipt".to_owned()],

@@ -29,7 +29,9 @@ declare_rule! {
     /// ### Why it matters
     /// A GPU the driver cannot initialise is not usable: `nvidia-smi`
     /// lists one GPU fewer or none, and jobs asking for all of the node's
-    /// GPUs fail: `error`. The same for a GPU that fell off the bus. When a
+    /// GPUs fail: `error`, when the log ran to its end (a prompt or other
+    /// output follows it); when the paste may be cut after the failure, a
+    /// bring-up may be in what was not pasted: `warning`, saying so. The same for a GPU that fell off the bus. When a
     /// later line of the same log shows the GPU up (the DRM device
     /// registered for it, `[drm] Initialized nvidia-drm … for
     /// 0000:3b:00.0`, or an Xid of it, which only a running GPU logs), the
@@ -82,6 +84,10 @@ struct Gpu<'a> {
     lines: Vec<(usize, &'a GpuInitEvent)>,
     /// The order of the GPU's Xid lines, and whether one is a 79.
     xids: Vec<(usize, u32)>,
+    /// Whether the log of its last line ran to its end (a prompt or other
+    /// output follows): else the paste may be cut after it, and a missing
+    /// bring-up is no evidence.
+    whole: bool,
 }
 
 /// DG008.
@@ -103,19 +109,20 @@ fn check_init(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             continue;
         }
         logs += 1;
+        let whole = !ctx.ends_input_mid_output(at);
         for e in &log.gpu_init_events {
             let Some(bus) = &e.bus_id else { continue };
             let bus = canonical(bus);
             let order = section * 1_000_000 + e.span.first_line;
-            gpus.entry((at.host(), bus.clone()))
-                .or_insert_with(|| Gpu {
-                    at,
-                    bus,
-                    lines: Vec::new(),
-                    xids: Vec::new(),
-                })
-                .lines
-                .push((order, e));
+            let g = gpus.entry((at.host(), bus.clone())).or_insert_with(|| Gpu {
+                at,
+                bus,
+                lines: Vec::new(),
+                xids: Vec::new(),
+                whole: true,
+            });
+            g.lines.push((order, e));
+            g.whole = whole;
         }
     }
     if logs == 0 {
@@ -243,9 +250,14 @@ fn finding(g: &Gpu<'_>) -> Option<Finding> {
                     shown,
                 )
             }
-            None => (
+            None if g.whole || fell => (
                 Severity::Error,
                 format!("{what}{minor_note}{id_note}: the kernel log shows {}, and no later line shows it up: the GPU is not usable", said.join(" and ")),
+                shown,
+            ),
+            None => (
+                Severity::Warning,
+                format!("{what}{minor_note}{id_note}: the kernel log shows {}; no later line shows it up, but the paste may be cut after it (no prompt follows the log): whether the GPU came up is not known", said.join(" and ")),
                 shown,
             ),
         }
@@ -266,7 +278,7 @@ fn finding(g: &Gpu<'_>) -> Option<Finding> {
         .finding(subject, message)
         .severity(severity)
         .threshold(Threshold::new(
-            "any failure line; a later line showing the GPU up makes it a warning",
+            "any failure line; a later line showing the GPU up, or a paste that may be cut after the failure, makes it a warning",
             "NVIDIA driver messages as pasted in github.com/NVIDIA/gpu-operator issues 649, 1146 and github.com/NVIDIA/NVSentinel issue 155; the later-success rule is fabricscope's own",
         ))
         .remediation(remediation);

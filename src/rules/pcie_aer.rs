@@ -333,14 +333,13 @@ fn finding(d: &Device<'_>, kind: Kind) -> Option<Finding> {
         Kind::Gpu => subject.bus_id = Some(d.address.clone()),
         Kind::Nvswitch => subject.device = Some(format!("NVSwitch ({})", d.address)),
         Kind::Adapter => subject.device = Some(format!("adapter {}", d.address)),
-        Kind::Other => {
-            subject.device = Some(match driver {
-                Some(n) => format!("PCIe device {} ({n})", d.address),
-                None => format!("PCIe device {}", d.address),
-            });
-        }
+        // By its address only: a receipt line names no driver.
+        Kind::Other => subject.device = Some(format!("PCIe device {}", d.address)),
     }
-    let what = subject.describe();
+    let what = match (kind, driver) {
+        (Kind::Other, Some(n)) => format!("{} ({n})", subject.describe()),
+        _ => subject.describe(),
+    };
     let mut parts = Vec::new();
     for (events, words) in [
         (&fatal, "uncorrected fatal"),
