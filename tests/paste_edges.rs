@@ -4693,3 +4693,94 @@ link mlx5_1/1 state ACTIVE physical_state LINK_UP
         d.sections
     );
 }
+
+/// A GPU's PCIe AER errors, its Xid 79 and the driver's failed re-init
+/// (`dmesg | grep -i -e aer -e nvrm`): one incident for the GPU, the
+/// detail lines its events' (none unread), the root port's own
+/// corrected error a finding of its own, `info`.
+#[test]
+fn a_gpus_aer_errors_xid_and_failed_init_are_one_incident() {
+    let text = "\
+root@gpu-a17:~# dmesg | grep -i -e aer -e nvrm
+[ 8811.402113] pcieport 0000:00:03.1: AER: Multiple Corrected error received: 0000:21:00.0
+[ 8811.402180] pcieport 0000:00:03.1: PCIe Bus Error: severity=Corrected, type=Data Link Layer, (Transmitter ID)
+[ 8811.402183] pcieport 0000:00:03.1:   device [1022:1483] error status/mask=00001000/00006000
+[ 8811.402187] pcieport 0000:00:03.1:    [12] Timeout
+[ 9102.551210] pcieport 0000:00:03.1: AER: Uncorrected (Fatal) error received: 0000:21:00.0
+[ 9102.551260] nvidia 0000:21:00.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)
+[ 9102.551263] nvidia 0000:21:00.0:   device [10de:2330] error status/mask=00004000/00000000
+[ 9102.551266] nvidia 0000:21:00.0:    [14] CmpltTO                (First)
+[ 9102.551270] nvidia 0000:21:00.0: AER:   TLP Header: 00000000 00000000 00000000 00000000
+[ 9102.602311] NVRM: Xid (PCI:0000:21:00): 79, pid=4411, name=python3, GPU has fallen off the bus.
+[ 9240.117004] NVRM: GPU 0000:21:00.0: RmInitAdapter failed! (0x26:0xffff:1477)
+[ 9240.117190] NVRM: GPU 0000:21:00.0: rm_init_adapter failed, device minor number 2
+root@gpu-a17:~# 
+";
+    let d = doc(text);
+    assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+    let r = analyze(&[d], &Default::default());
+    let aer = of(&r, "IB015");
+    assert_eq!(aer.len(), 2, "{aer:#?}");
+    let gpu = aer
+        .iter()
+        .find(|f| f.subject.bus_id.as_deref() == Some("0000:21:00.0"))
+        .expect("the GPU's AER finding");
+    assert_eq!(gpu.severity, Severity::Error);
+    assert!(gpu.message.contains("CmpltTO"), "{}", gpu.message);
+    assert!(
+        gpu.message.contains("root port 0000:00:03.1"),
+        "{}",
+        gpu.message
+    );
+    let port = aer.iter().find(|f| f.subject.bus_id.is_none()).unwrap();
+    assert_eq!(port.severity, Severity::Info);
+    let init = of(&r, "DG008");
+    assert_eq!(init.len(), 1);
+    assert_eq!(init[0].severity, Severity::Error);
+    assert!(
+        init[0].message.contains("minor number 2"),
+        "{}",
+        init[0].message
+    );
+    let rules_of = |i: &fabricscope::report::Incident| -> Vec<&str> {
+        let mut v: Vec<&str> = i.members(&r.findings).map(|f| f.rule).collect();
+        v.sort_unstable();
+        v
+    };
+    assert!(
+        r.incidents
+            .iter()
+            .any(|i| rules_of(i) == ["DG006", "DG008", "IB015"]),
+        "{:#?}",
+        r.incidents.iter().map(rules_of).collect::<Vec<_>>()
+    );
+}
+
+/// An RmInitAdapter failure a later line shows overcome (the GPU's DRM
+/// device registered) is no lasting failure: a warning, said so.
+#[test]
+fn an_init_failure_followed_by_the_gpu_up_is_a_warning() {
+    let text = "\
+[   12.904311] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x26:0xffff:1477)
+[   12.904400] NVRM: GPU 0000:3b:00.0: rm_init_adapter failed, device minor number 0
+[   19.104520] [drm] Initialized nvidia-drm 0.0.0 20160202 for 0000:3b:00.0 on minor 1
+";
+    let r = report(text);
+    let init = of(&r, "DG008");
+    assert_eq!(init.len(), 1);
+    assert_eq!(init[0].severity, Severity::Warning);
+    assert!(
+        init[0].message.contains("not a lasting failure"),
+        "{}",
+        init[0].message
+    );
+    // Without the later line, in a log that ran to its end (a prompt
+    // follows), an error; in a paste that may be cut after the failure,
+    // the missing bring-up is no evidence: a warning that says so.
+    let failed: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
+    let ended = format!("$ dmesg | grep -i nvrm\n{failed}$ \n");
+    assert_eq!(of(&report(&ended), "DG008")[0].severity, Severity::Error);
+    let cut = of(&report(&failed), "DG008")[0].clone();
+    assert_eq!(cut.severity, Severity::Warning);
+    assert!(cut.message.contains("may be cut"), "{}", cut.message);
+}

@@ -13,6 +13,11 @@
 //! `Port: 1 Link ACTIVE`, a cable module's `Port module event`, and the
 //! PCIe bandwidth line the driver prints at probe. The block's other kernel
 //! messages are counted, not read.
+//!
+//! The PCIe AER driver's error reports ([`AerEvent`]) and the NVIDIA
+//! driver's lines about a GPU that failed to initialise, fell off the bus
+//! without an Xid, or is not supported by the driver ([`GpuInitEvent`])
+//! are read too.
 
 use super::partial::Partial;
 use crate::span::LineSpan;
@@ -182,6 +187,160 @@ impl NicEvent {
     }
 }
 
+/// The severity a PCIe AER line names (`severity=Corrected`,
+/// `Uncorrected (Non-Fatal)`, `Uncorrected (Fatal)`; newer kernels say
+/// `Correctable` / `Uncorrectable`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AerSeverity {
+    /// Corrected by the link's own retry: no data lost.
+    Corrected,
+    /// Uncorrected, non-fatal: a transaction was lost, the link works.
+    NonFatal,
+    /// Uncorrected, fatal: the link is unreliable, the device reset.
+    Fatal,
+}
+
+impl AerSeverity {
+    /// As the kernel names it (older kernels' words).
+    #[must_use]
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::Corrected => "Corrected",
+            Self::NonFatal => "Uncorrected (Non-Fatal)",
+            Self::Fatal => "Uncorrected (Fatal)",
+        }
+    }
+}
+
+/// One PCIe AER error a kernel log shows (drivers/pci/pcie/aer.c): the
+/// `PCIe Bus Error: severity=…, type=…, (…)` line of the device the error
+/// names, with its `device [vvvv:dddd] error status/mask=…` line and its
+/// `[ 0] RxErr` bit lines, and the root port's `AER: … error received: …`
+/// line before it. A receipt line no `PCIe Bus Error` line follows is an
+/// event of its own, naming the device it names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AerEvent {
+    /// The PCI address of the device the error names (`0000:3b:00.0`);
+    /// `None` when no line names it whole.
+    pub device: Option<String>,
+    /// The driver the line names first (`pcieport`, `nvidia`,
+    /// `mlx5_core`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+    /// The root port whose receipt line came before it (`pcieport
+    /// 0000:00:03.1: AER: Corrected error received: …`), when that is
+    /// another device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<String>,
+    /// The severity; `None` when the line is cut before it.
+    pub severity: Option<AerSeverity>,
+    /// `Physical Layer`, `Data Link Layer`, `Transaction Layer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
+    /// `Receiver ID`, `Requester ID`, `Completer ID`, `Transmitter ID`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// `10de:2330` of the `device [10de:2330] …` line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vendor_device: Option<String>,
+    /// The error status register as printed (`00000001`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// The error bits named (`RxErr`, `BadTLP`, `Receiver Error`), in
+    /// order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bits: Vec<String>,
+    /// The receipt said `Multiple`: more errors were received than logged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub multiple: bool,
+    /// The time as printed (see [`XidEvent::time`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    /// Seconds since boot (`[  123.456789]`), when printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime_seconds: Option<f64>,
+    /// The lines (receipt, error, status, bits, TLP header).
+    pub span: LineSpan,
+    /// Set when the block ends inside the event (its bits may be missing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
+}
+
+impl AerEvent {
+    /// The time to show: as printed, else `[seconds]` since boot.
+    #[must_use]
+    pub fn when(&self) -> Option<String> {
+        when_printed(self.time.as_deref(), self.uptime_seconds)
+    }
+}
+
+/// What an NVIDIA driver line says of a GPU's initialisation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum GpuInitWhat {
+    /// `NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x26:0xffff:1477)`,
+    /// with the code in the parentheses.
+    RmInitAdapterFailed {
+        /// `0x26:0xffff:1477`, as printed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
+    },
+    /// `NVRM: GPU 0000:3b:00.0: rm_init_adapter failed, device minor
+    /// number 2`.
+    RmInitFailed {
+        /// The device minor number (`/dev/nvidia2`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        minor: Option<u32>,
+    },
+    /// A GPU fallen off the bus, said without an Xid (`NVRM: GPU
+    /// 0000:3b:00.0: GPU has fallen off the bus.`, `NVRM: The NVIDIA GPU
+    /// 0000:b3:00.0 (PCI ID: 10de:26b5) installed in this system has
+    /// fallen off the bus and is not responding to commands.`).
+    FallenOffBus,
+    /// `NVRM: The NVIDIA GPU 0000:02:00.0 (PCI ID: 10de:1b38) installed in
+    /// this system is not supported by the … driver release` (or by the
+    /// open `nvidia.ko`, without GSP).
+    NotSupported,
+    /// `[drm] Initialized nvidia-drm 0.0.0 20160202 for 0000:3b:00.0 on
+    /// minor 1`: the GPU was initialised (the DRM device is registered
+    /// only on a GPU the driver brought up).
+    Initialized,
+}
+
+/// One NVIDIA driver line about a GPU's initialisation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuInitEvent {
+    /// The GPU's PCI address as printed (`0000:3b:00.0`, `0000:3b:00`).
+    pub bus_id: Option<String>,
+    /// What it says; `None` when the block ends before that is whole.
+    pub what: Option<GpuInitWhat>,
+    /// `10de:2330` of a `(PCI ID: …)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci_id: Option<String>,
+    /// The message as printed (a multi-line message joined).
+    pub message: String,
+    /// The time as printed (see [`XidEvent::time`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    /// Seconds since boot (`[  123.456789]`), when printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime_seconds: Option<f64>,
+    /// The line (and the `NVRM:` lines that continue its message).
+    pub span: LineSpan,
+    /// Set when the block ends before the message is whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
+}
+
+impl GpuInitEvent {
+    /// The time to show: as printed, else `[seconds]` since boot.
+    #[must_use]
+    pub fn when(&self) -> Option<String> {
+        when_printed(self.time.as_deref(), self.uptime_seconds)
+    }
+}
+
 /// Whether a boot number is the log's first boot (not written out).
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
 fn is_zero(n: &u32) -> bool {
@@ -224,6 +383,17 @@ pub struct KernelLog {
     /// Adapter link, cable-module and PCIe bandwidth lines in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nic_events: Vec<NicEvent>,
+    /// PCIe AER errors in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aer_events: Vec<AerEvent>,
+    /// The ports whose AER service the log shows enabled (`pcieport
+    /// 0000:00:03.1: AER: enabled with IRQ 28`, printed at boot): the log
+    /// covers the time AER errors would be printed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aer_enabled: Vec<String>,
+    /// NVIDIA driver lines about a GPU's initialisation, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_init_events: Vec<GpuInitEvent>,
     /// The journal's boot lines (`-- Boot … --`, `-- Reboot --`) in order:
     /// the log spans several boots.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

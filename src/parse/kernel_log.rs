@@ -52,9 +52,16 @@
 //! this reads; a mlx5 IPoIB netdev's carrier is the `Link` line above). A
 //! block's last line cut inside one of these shapes is partial: the
 //! adapter is named, nothing is judged.
+//!
+//! PCIe AER error reports and the NVIDIA driver's lines about a GPU's
+//! initialisation are read by [`super::kernel_pcie`]: an AER error's
+//! status and bit lines are part of its event, and a `NVRM: The NVIDIA
+//! GPU …` message takes the `NVRM:` lines that go on with it.
 
+use super::kernel_pcie::{aer_line, init_line, init_what, pci_id_in, AerLine, InitLine};
 use crate::model::kernel_log::{
-    BootMarker, KernelLog, NicEvent, NicWhat, PcieBandwidth, XidEvent, XidSource,
+    AerEvent, BootMarker, GpuInitEvent, KernelLog, NicEvent, NicWhat, PcieBandwidth, XidEvent,
+    XidSource,
 };
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::Unread;
@@ -85,6 +92,7 @@ pub(crate) const FORMAT: Spec<KernelLog> = Spec {
                 | b'2'
                 | b'm'
                 | b'-'
+                | b'p'
         )
     },
     detect,
@@ -121,6 +129,10 @@ enum Read<'a> {
     Event(Prefix<'a>, Body<'a>),
     /// An adapter driver's line about its link, cable or PCIe slot.
     Nic(Prefix<'a>, Nic<'a>),
+    /// A PCIe AER line.
+    Aer(Prefix<'a>, AerLine<'a>),
+    /// An NVIDIA driver line about a GPU's initialisation.
+    Init(Prefix<'a>, InitLine<'a>),
     /// A kernel (or log) message that is no Xid/SXid.
     Other(Prefix<'a>),
     /// A journal's boot line, with the boot's id (`None` for `-- Reboot
@@ -149,6 +161,22 @@ struct Body<'a> {
 fn has_xid(text: &str) -> bool {
     let b = text.as_bytes();
     memchr::memchr_iter(b'X', b).any(|i| b.get(i + 1..i + 5) == Some(b"id (".as_slice()))
+}
+
+/// Whether `text` holds one of the words an AER error's first line or a
+/// GPU's initialisation line has: a search ahead of reading them.
+fn has_pcie_or_init(text: &str) -> bool {
+    let b = text.as_bytes();
+    [
+        "PCIe Bus Error",
+        "error received",
+        "error message received",
+        "AER: enabled",
+        "NVRM: ",
+        "nvidia-drm ",
+    ]
+    .iter()
+    .any(|w| memchr::memmem::find(b, w.as_bytes()).is_some())
 }
 
 /// Whether `text` holds `mlx`, a search ahead of the adapter reading on
@@ -197,6 +225,17 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         return matches!(read_line(text), Read::Event(..))
             .then(|| Block::keyed(format!("xid@{}", first.number)));
     }
+    if has_pcie_or_init(text) {
+        return matches!(
+            read_line(text),
+            Read::Init(..)
+                | Read::Aer(
+                    _,
+                    AerLine::Error { .. } | AerLine::Receipt { .. } | AerLine::Enabled { .. }
+                )
+        )
+        .then(|| Block::keyed(format!("pcie@{}", first.number)));
+    }
     if !has_mlx(text) {
         return None;
     }
@@ -216,9 +255,15 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
     let last = crate::parse::text::last_text_line(lines);
     // The boot whose first line is still to come.
     let mut boot_opened: Option<usize> = None;
+    let mut pcie = PcieState::default();
     for line in lines.iter().filter(|l| !l.is_blank()) {
         let read = read_line(line.text());
-        if let Read::Event(p, _) | Read::Nic(p, _) | Read::Other(p) = &read {
+        if let Read::Event(p, _)
+        | Read::Nic(p, _)
+        | Read::Other(p)
+        | Read::Aer(p, _)
+        | Read::Init(p, _) = &read
+        {
             if let Some(h) = p.host.filter(|h| !hosts.contains(h)) {
                 hosts.push(h);
             }
@@ -227,6 +272,9 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
             }
         }
         let boot = u32::try_from(out.boots.len()).unwrap_or(u32::MAX);
+        if !matches!(read, Read::Other(_)) {
+            pcie.interrupt(&mut out);
+        }
         match read {
             Read::Boot(id) => {
                 boot_opened = Some(out.boots.len());
@@ -248,10 +296,14 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
                     None => other.push(line.number),
                 }
             }
+            Read::Aer(prefix, aer) => pcie.aer(&mut out, prefix, aer, line.number),
+            Read::Init(prefix, init) => pcie.init(&mut out, prefix, init, line.number),
+            Read::Other(_) if pcie.go_on(&mut out, line.text(), line.number) => {}
             Read::Other(_) => other.push(line.number),
             Read::Foreign => unread.line(line, "not a kernel log line"),
         }
     }
+    pcie.finish(&mut out, last);
     out.other_messages = spans_of(other);
     if let [host] = hosts.as_slice() {
         out.syslog_host = Some((*host).to_owned());
@@ -274,7 +326,9 @@ pub fn summary(log: &KernelLog) -> String {
         }
     }
     let mut parts = Vec::new();
-    if !log.events.is_empty() || log.nic_events.is_empty() {
+    let others_read =
+        !log.nic_events.is_empty() || !log.aer_events.is_empty() || !log.gpu_init_events.is_empty();
+    if !log.events.is_empty() || !others_read {
         parts.push(format!(
             "{} Xid/SXid line(s) ({} device(s))",
             log.events.len(),
@@ -294,6 +348,15 @@ pub fn summary(log: &KernelLog) -> String {
             adapters.len()
         ));
     }
+    if !log.aer_events.is_empty() {
+        parts.push(format!("{} PCIe AER error(s)", log.aer_events.len()));
+    }
+    if !log.gpu_init_events.is_empty() {
+        parts.push(format!(
+            "{} GPU initialisation line(s)",
+            log.gpu_init_events.len()
+        ));
+    }
     let mut s = parts.join(", ");
     let other = log.other_message_lines();
     if other > 0 {
@@ -303,6 +366,288 @@ pub fn summary(log: &KernelLog) -> String {
         s.push_str(&format!(", over {} boots", log.boots.len() + 1));
     }
     s
+}
+
+/// Lines a NVRM message is continued over, at most (the driver's longest
+/// `The NVIDIA GPU …` message takes eight).
+const INIT_LINES: usize = 8;
+
+/// What an AER error or a GPU's multi-line message still takes.
+#[derive(Default)]
+struct PcieState {
+    /// The root port's receipt line no error line has taken yet: the
+    /// port, its driver, the device it names, `Multiple`, its line.
+    receipt: Option<Receipt>,
+    /// The AER event the next status and bit lines of its device belong
+    /// to ([`KernelLog::aer_events`]).
+    open_aer: Option<usize>,
+    /// The `The NVIDIA GPU …` message still going on, and its lines.
+    open_init: Option<(usize, usize)>,
+}
+
+/// A receipt line, with what its event takes from it.
+struct Receipt {
+    event: AerEvent,
+}
+
+impl PcieState {
+    /// Takes an AER line into its event.
+    fn aer(&mut self, out: &mut KernelLog, prefix: Prefix<'_>, line: AerLine<'_>, number: usize) {
+        self.open_init = None;
+        let device = line.device();
+        let driver = line.driver();
+        let here = LineSpan::line(number);
+        let blank = |device: Option<String>| AerEvent {
+            device,
+            driver: Some(driver.to_owned()),
+            port: None,
+            severity: None,
+            layer: None,
+            agent: None,
+            vendor_device: None,
+            status: None,
+            bits: Vec::new(),
+            multiple: false,
+            time: prefix.time.map(str::to_owned),
+            uptime_seconds: prefix.uptime,
+            span: here,
+            partial: None,
+        };
+        match line {
+            AerLine::Receipt {
+                severity,
+                multiple,
+                source,
+                ..
+            } => {
+                self.flush_receipt(out);
+                let mut event = blank(source.clone());
+                event.severity = severity;
+                event.multiple = multiple;
+                event.port = Some(device.to_owned()).filter(|p| source.as_deref() != Some(p));
+                event.driver = None;
+                self.receipt = Some(Receipt { event });
+                self.open_aer = None;
+            }
+            AerLine::Error {
+                severity,
+                layer,
+                agent,
+                ..
+            } => {
+                let mut event = blank(Some(device.to_owned()));
+                event.severity = severity;
+                event.layer = layer.map(str::to_owned);
+                event.agent = agent.map(str::to_owned);
+                if let Some(r) = self.receipt.take() {
+                    event.multiple = r.event.multiple;
+                    event.port = r
+                        .event
+                        .port
+                        .or(r.event.device)
+                        .filter(|p| p.as_str() != device);
+                    event.span = r.event.span.join(here);
+                    if event.time.is_none() && event.uptime_seconds.is_none() {
+                        event.time = r.event.time;
+                        event.uptime_seconds = r.event.uptime_seconds;
+                    }
+                }
+                self.open_aer = Some(out.aer_events.len());
+                out.aer_events.push(event);
+            }
+            AerLine::Enabled { port, .. } => {
+                if !out.aer_enabled.iter().any(|p| p == port) {
+                    out.aer_enabled.push(port.to_owned());
+                }
+            }
+            AerLine::Status { .. } | AerLine::Bit { .. } | AerLine::Detail { .. }
+                if self.receipt.as_ref().is_some_and(|r| {
+                    matches!(line, AerLine::Detail { .. })
+                        || r.event.device.as_deref() == Some(device)
+                }) =>
+            {
+                // The receipt's own lines (`can't find device of ID00e5`),
+                // or its device's when no error line came between.
+                if let Some(r) = self.receipt.as_mut() {
+                    r.event.span = r.event.span.join(here);
+                    match line {
+                        AerLine::Status {
+                            vendor_device,
+                            status,
+                            ..
+                        } => {
+                            r.event.vendor_device = Some(vendor_device.to_owned());
+                            r.event.status = status.map(str::to_owned);
+                        }
+                        AerLine::Bit { name, .. } => r.event.bits.push(name.to_owned()),
+                        _ => {}
+                    }
+                }
+            }
+            AerLine::Status { .. } | AerLine::Bit { .. } | AerLine::Detail { .. } => {
+                let open = self
+                    .open_aer
+                    .and_then(|i| out.aer_events.get_mut(i))
+                    .filter(|e| {
+                        e.device.as_deref() == Some(device)
+                            || matches!(line, AerLine::Detail { .. })
+                    });
+                let event = match open {
+                    Some(e) => e,
+                    None => {
+                        // The paste starts inside an event: its error line
+                        // (the severity) is not shown.
+                        let mut e = blank(Some(device.to_owned()));
+                        e.partial = Some(Partial::new(
+                            PartialReason::CutLine,
+                            vec!["the error line (severity and type) above it".to_owned()],
+                            number,
+                        ));
+                        self.open_aer = Some(out.aer_events.len());
+                        out.aer_events.push(e);
+                        let Some(e) = out.aer_events.last_mut() else {
+                            return;
+                        };
+                        e
+                    }
+                };
+                event.span = event.span.join(here);
+                match line {
+                    AerLine::Status {
+                        vendor_device,
+                        status,
+                        ..
+                    } => {
+                        event.vendor_device = Some(vendor_device.to_owned());
+                        event.status = status.map(str::to_owned);
+                    }
+                    AerLine::Bit { name, .. } => event.bits.push(name.to_owned()),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// A receipt no error line took: an event of its own.
+    fn flush_receipt(&mut self, out: &mut KernelLog) {
+        if let Some(r) = self.receipt.take() {
+            out.aer_events.push(r.event);
+        }
+    }
+
+    /// Takes a GPU's initialisation line.
+    fn init(&mut self, out: &mut KernelLog, prefix: Prefix<'_>, line: InitLine<'_>, number: usize) {
+        self.open_aer = None;
+        let whole = line.what.is_some();
+        let event = GpuInitEvent {
+            bus_id: Some(line.bus_id.to_owned()),
+            what: line.what,
+            pci_id: line.pci_id.map(str::to_owned),
+            message: line.message.trim().to_owned(),
+            time: prefix.time.map(str::to_owned),
+            uptime_seconds: prefix.uptime,
+            span: LineSpan::line(number),
+            partial: None,
+        };
+        self.open_init = (!whole).then_some((out.gpu_init_events.len(), 1));
+        out.gpu_init_events.push(event);
+        if !whole {
+            self.close_if_whole(out);
+        }
+    }
+
+    /// An `NVRM:` line that goes on with the open `The NVIDIA GPU …`
+    /// message: taken into it. Returns whether it was.
+    fn go_on(&mut self, out: &mut KernelLog, text: &str, number: usize) -> bool {
+        let Some((i, n)) = self.open_init else {
+            return false;
+        };
+        let (_, rest) = split_prefix(text);
+        let Some(more) = rest.strip_prefix("NVRM:") else {
+            self.interrupt(out);
+            return false;
+        };
+        let Some(e) = out.gpu_init_events.get_mut(i) else {
+            return false;
+        };
+        e.message.push(' ');
+        e.message.push_str(more.trim());
+        e.span = e.span.join(LineSpan::line(number));
+        if e.pci_id.is_none() {
+            e.pci_id = pci_id_in(&e.message).map(str::to_owned);
+        }
+        self.open_init = Some((i, n + 1));
+        self.close_if_whole(out);
+        true
+    }
+
+    /// Another kind of line ends the open message: it says what it says
+    /// so far.
+    fn interrupt(&mut self, out: &mut KernelLog) {
+        if let Some(e) = self
+            .open_init
+            .take()
+            .and_then(|(i, _)| out.gpu_init_events.get_mut(i))
+        {
+            e.what = init_what(&e.message);
+        }
+    }
+
+    /// Closes the open message when its sentence ends (a line ending with
+    /// `.`), or it has taken the most lines one takes.
+    fn close_if_whole(&mut self, out: &mut KernelLog) {
+        let Some((i, n)) = self.open_init else { return };
+        let Some(e) = out.gpu_init_events.get_mut(i) else {
+            return;
+        };
+        if e.message.ends_with('.') || n >= INIT_LINES {
+            e.what = init_what(&e.message);
+            self.open_init = None;
+        }
+    }
+
+    /// At the block's end: a receipt left is an event whose error lines
+    /// were cut; an event whose last line is the block's may have lost
+    /// its bits; a message still going on is read for what it says.
+    fn finish(&mut self, out: &mut KernelLog, last: Option<usize>) {
+        if let Some(mut r) = self.receipt.take() {
+            // Its error lines come right after it: the block ended first.
+            if r.event.bits.is_empty() {
+                r.event.partial = Some(Partial::new(
+                    PartialReason::CutLine,
+                    vec!["the error's lines after the receipt".to_owned()],
+                    r.event.span.last_line,
+                ));
+            }
+            out.aer_events.push(r.event);
+        }
+        if let Some(e) = self.open_aer.and_then(|i| out.aer_events.get_mut(i)) {
+            if Some(e.span.last_line) == last && e.bits.is_empty() && e.partial.is_none() {
+                let missing = if e.severity.is_none() {
+                    "the severity and the error bits"
+                } else {
+                    "the error bits"
+                };
+                e.partial = Some(Partial::new(
+                    PartialReason::CutLine,
+                    vec![missing.to_owned()],
+                    e.span.last_line,
+                ));
+            }
+        }
+        if let Some((i, _)) = self.open_init.take() {
+            if let Some(e) = out.gpu_init_events.get_mut(i) {
+                e.what = init_what(&e.message);
+                if e.what.is_none() {
+                    e.partial = Some(Partial::new(
+                        PartialReason::CutLine,
+                        vec!["what the driver says of the GPU".to_owned()],
+                        e.span.last_line,
+                    ));
+                }
+            }
+        }
+    }
 }
 
 /// An SXid's `Data {…}` line right under its event (same switch, same
@@ -376,6 +721,12 @@ fn read_line(text: &str) -> Read<'_> {
     let (prefix, rest) = split_prefix(text);
     if let Some(body) = xid_body(rest) {
         return Read::Event(prefix, body);
+    }
+    if let Some(init) = init_line(rest) {
+        return Read::Init(prefix, init);
+    }
+    if let Some(aer) = aer_line(rest) {
+        return Read::Aer(prefix, aer);
     }
     if let Some(nic) = nic_head(rest) {
         return Read::Nic(prefix, nic);
@@ -934,7 +1285,12 @@ this is what I saw yesterday
         assert_eq!(p.value.events.len(), 1);
         // The adapter's port line is read (see below).
         assert_eq!(p.value.nic_events.len(), 1);
-        assert_eq!(p.value.other_messages, vec![LineSpan::new(1, 2)]);
+        // The GPU's message the Xid line cuts short is one event that
+        // says nothing whole.
+        assert_eq!(p.value.gpu_init_events.len(), 1);
+        assert_eq!(p.value.gpu_init_events[0].what, None);
+        assert_eq!(p.value.gpu_init_events[0].span, LineSpan::new(1, 2));
+        assert!(p.value.other_messages.is_empty());
         assert_eq!(p.warning_lines(), vec![(5, WarningKind::Unreadable)]);
     }
 
@@ -1172,5 +1528,77 @@ Dec 02 09:00:00 gpu07 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link ACTIVE
             "Dec 07 10:00:00 a kernel: NVRM: Xid (PCI:0000:3b:00): 13, x\nDec 07 10:00:00 b kernel: NVRM: Xid (PCI:0000:3b:00): 13, x\n",
         );
         assert_eq!(p.value.syslog_host, None);
+    }
+
+    #[test]
+    fn reads_aer_events_with_their_detail_lines() {
+        // Bare lines, as pasted without dmesg's times (pop-os issue 751's
+        // shape): every line is the event's, none unread.
+        let text = "\
+pcieport 0000:00:1d.0: AER: Multiple Corrected error received: 0000:03:00.0
+pcieport 0000:00:1d.0: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)
+pcieport 0000:00:1d.0: AER: device [8086:a330] error status/mask=00000001/00002000
+pcieport 0000:00:1d.0: AER: [ 0] RxErr
+nvme 0000:03:00.0: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)
+nvme 0000:03:00.0: AER: device [144d:a808] error status/mask=00000041/0000e000
+nvme 0000:03:00.0: AER: [ 0] RxErr                  (First)
+nvme 0000:03:00.0: AER: [ 6] BadTLP
+nvme 0000:03:00.0: AER: Error of this Agent is reported first
+$ echo done
+";
+        let p = read(text);
+        // Only the prompt line after the log is not the log's.
+        let warned: Vec<_> = p.warnings.iter().map(|w| w.span.first_line).collect();
+        assert_eq!(warned, [10], "{:?}", p.warnings);
+        let e = &p.value.aer_events;
+        assert_eq!(e.len(), 2, "{e:#?}");
+        assert_eq!(e[0].device.as_deref(), Some("0000:00:1d.0"));
+        assert_eq!((e[0].span.first_line, e[0].span.last_line), (1, 4));
+        assert!(e[0].multiple);
+        assert_eq!(e[1].device.as_deref(), Some("0000:03:00.0"));
+        assert_eq!(
+            e[1].severity,
+            Some(crate::model::kernel_log::AerSeverity::Corrected)
+        );
+        assert_eq!(e[1].vendor_device.as_deref(), Some("144d:a808"));
+        assert_eq!(e[1].bits, ["RxErr", "BadTLP"]);
+        assert_eq!((e[1].span.first_line, e[1].span.last_line), (5, 9));
+        assert_eq!(e[1].port.as_deref(), None);
+        assert!(e.iter().all(|e| e.partial.is_none()));
+    }
+
+    #[test]
+    fn an_aer_event_cut_at_the_end_is_partial_and_a_headless_one_too() {
+        let p = read("[ 9.1] nvidia 0000:07:00.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)\n");
+        let e = &p.value.aer_events;
+        assert_eq!(e.len(), 1);
+        assert!(e[0].partial.is_some());
+        let p = read("[ 9.2] nvidia 0000:07:00.0:   device [10de:2330] error status/mask=00004000/00000000\n[ 9.2] nvidia 0000:07:00.0:    [14] CmpltTO\n[ 9.3] NVRM: Xid (PCI:0000:07:00): 79, pid=1, name=x, GPU has fallen off the bus.\n");
+        let e = &p.value.aer_events;
+        assert_eq!(e.len(), 1, "{e:#?}");
+        assert_eq!(e[0].severity, None);
+        assert_eq!(e[0].bits, ["CmpltTO"]);
+        assert!(e[0].partial.is_some());
+    }
+
+    #[test]
+    fn a_multi_line_nvrm_message_is_one_event() {
+        let text = "\
+[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0
+               NVRM: (PCI ID: 10de:26b5) installed in this system has
+               NVRM: fallen off the bus and is not responding to commands.
+[ 1843.439662] NVRM: The NVIDIA probe routine failed for 1 device(s).
+";
+        let p = read(text);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let e = &p.value.gpu_init_events;
+        assert_eq!(e.len(), 1);
+        assert_eq!(
+            e[0].what,
+            Some(crate::model::kernel_log::GpuInitWhat::FallenOffBus)
+        );
+        assert_eq!(e[0].pci_id.as_deref(), Some("10de:26b5"));
+        assert_eq!((e[0].span.first_line, e[0].span.last_line), (1, 3));
+        assert_eq!(p.value.other_message_lines(), 1);
     }
 }

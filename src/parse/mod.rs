@@ -35,6 +35,7 @@ pub mod ibstatus;
 pub mod ibswinfo;
 pub mod ibv_devinfo;
 pub mod kernel_log;
+pub(crate) mod kernel_pcie;
 pub mod mlxlink;
 pub mod mst_status;
 pub mod nccl_log;

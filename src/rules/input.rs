@@ -736,6 +736,29 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                         &e.partial,
                     );
                 }
+                for e in &log.aer_events {
+                    push(
+                        &|| match &e.device {
+                            Some(d) => {
+                                format!("kernel log line {} (PCIe AER {d})", e.span.first_line)
+                            }
+                            None => format!("kernel log line {} (PCIe AER)", e.span.first_line),
+                        },
+                        &e.partial,
+                    );
+                }
+                for e in &log.gpu_init_events {
+                    push(
+                        &|| {
+                            format!(
+                                "kernel log line {} (NVRM, GPU {})",
+                                e.span.first_line,
+                                e.bus_id.as_deref().unwrap_or("?")
+                            )
+                        },
+                        &e.partial,
+                    );
+                }
                 for e in &log.nic_events {
                     push(
                         &|| match &e.pci {

@@ -10,8 +10,9 @@
 //! 4. Regenerate the catalogue: `UPDATE_DOCS=1 cargo test --lib registry`.
 
 use super::{
-    cross, diag, fabric_links, gpu_memory, gpu_pcie, gpu_state, gpu_xid, ib_counters, ib_fleet,
-    ib_port, input, nccl, nic_log, nvlink, roce_gid, subnet_manager, switch_vitals, topology, Rule,
+    cross, diag, fabric_links, gpu_init, gpu_memory, gpu_pcie, gpu_state, gpu_xid, ib_counters,
+    ib_fleet, ib_port, input, nccl, nic_log, nvlink, pcie_aer, roce_gid, subnet_manager,
+    switch_vitals, topology, Rule,
 };
 use std::fmt::Write as _;
 
@@ -23,6 +24,7 @@ pub static RULES: &[&Rule] = &[
     &gpu_state::DG004,
     &gpu_memory::DG005,
     &gpu_xid::DG006,
+    &gpu_init::DG008,
     &ib_fleet::FL001,
     &ib_fleet::FL002,
     &ib_fleet::FL003,
@@ -39,6 +41,7 @@ pub static RULES: &[&Rule] = &[
     &fabric_links::IB010,
     &nic_log::IB011,
     &nic_log::IB012,
+    &pcie_aer::IB015,
     &ib_counters::IB101,
     &ib_counters::IB102,
     &ib_counters::IB103,
