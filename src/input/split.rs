@@ -351,6 +351,40 @@ fn named_as_host_elsewhere(
         || later.get(name).is_some_and(|&last| last > at)
 }
 
+/// What the paste says of hosts elsewhere, for [`weak_heading_unnamed`].
+struct HostEvidence<'e, 'a> {
+    lines: &'e Kept<'a>,
+    may_frame: Option<&'e [bool]>,
+    hosts: &'e HashSet<Rc<str>>,
+    chunks: &'e [Chunk],
+}
+
+/// Whether the host heading `text` (`#### rocev1`, naming `name` at line
+/// `at`) is a Markdown heading of a weak host shape that the paste names as
+/// a host nowhere else: then it is the author's title of what follows, no
+/// host. Each name is asked once (`confirmed`); the later lines' hosts are
+/// gathered in one pass when first needed (`later`). A call of its own:
+/// host headings are rare, and [`chunks`] runs for every line.
+#[cold]
+#[inline(never)]
+fn weak_heading_unnamed(
+    text: &str,
+    name: &str,
+    at: usize,
+    ctx: &HostEvidence<'_, '_>,
+    confirmed: &mut HashMap<String, bool>,
+    later: &mut Option<HashMap<String, usize>>,
+) -> bool {
+    if !markdown_heading_unconfirmed(text, name) {
+        return false;
+    }
+    let later = later.get_or_insert_with(|| hosts_named_from(ctx.lines, at + 1, ctx.may_frame));
+    let named = *confirmed
+        .entry(name.to_owned())
+        .or_insert_with(|| named_as_host_elsewhere(name, at, ctx.hosts, ctx.chunks, later));
+    !named
+}
+
 /// The hosts lines `from` on name by a prompt at the host, or by a host
 /// heading, banner or label that is not a weak Markdown heading, each with
 /// the last line naming it. One pass over the lines that may frame, made
@@ -445,18 +479,17 @@ fn chunks<'a>(
         // `#### rocev1`: an author's heading whose word only may be a
         // host's, and that the paste names as a host nowhere else, is the
         // author's title of what follows, no host.
-        // (Tested in place: moving every line's framing through a match
-        // cost 3 % of a fleet run's splitting.)
+        // (Tested in place, the rare case a call of its own: this runs for
+        // every line of every input.)
         if let Some(Framing::HostHeading(name)) = &framing {
-            if markdown_heading_unconfirmed(text, name) {
-                let later =
-                    later_hosts.get_or_insert_with(|| hosts_named_from(&lines, i + 1, may_frame));
-                let named = *confirmed
-                    .entry(name.clone())
-                    .or_insert_with(|| named_as_host_elsewhere(name, i, &hosts, &chunks, later));
-                if !named {
-                    framing = Some(Framing::Heading);
-                }
+            let ctx = HostEvidence {
+                lines: &lines,
+                may_frame,
+                hosts: &hosts,
+                chunks: &chunks,
+            };
+            if weak_heading_unnamed(text, name, i, &ctx, &mut confirmed, &mut later_hosts) {
+                framing = Some(Framing::Heading);
             }
         }
         // Every input line was cleaned into the table: line `i` is the
@@ -510,7 +543,7 @@ fn chunks<'a>(
         let asciidoc_delimiter = matches!(framing, Some(Framing::Rule)) && asciidoc.delimits(text);
         if asciidoc_delimiter {
             framing = Some(Framing::Fence);
-        } else {
+        } else if asciidoc.may_note(text) {
             asciidoc.read(text);
         }
         if matches!(framing, Some(ref f) if *f != Framing::Rule) {
@@ -739,20 +772,26 @@ impl AsciiDocBlocks {
         true
     }
 
-    /// Takes note of a line that is no delimiter. Asked of every line of
-    /// every input: outside a block, with nothing carried, only a line
-    /// whose first character after its blanks is `[` (an attribute line)
-    /// can change anything, and a line opening with another ASCII byte
+    /// Whether [`Self::read`] may change anything for `text`, asked of
+    /// every line of every input: outside a block, with nothing carried,
+    /// only a line whose first character after its blanks is `[` (an
+    /// attribute line) can, and a line opening with another ASCII byte
     /// after ASCII blanks is passed over bytewise, without trimming.
-    fn read(&mut self, text: &str) {
-        if !self.open && !self.after_attribute && self.carried.is_none() {
-            let first = text
+    #[inline]
+    fn may_note(&self, text: &str) -> bool {
+        self.open
+            || self.after_attribute
+            || self.carried.is_some()
+            || text
                 .bytes()
-                .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'));
-            if first.is_none_or(|b| b.is_ascii() && b != b'[') {
-                return;
-            }
-        }
+                .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
+                .is_some_and(|b| !b.is_ascii() || b == b'[')
+    }
+
+    /// Takes note of a line that is no delimiter (see [`Self::may_note`]).
+    #[cold]
+    #[inline(never)]
+    fn read(&mut self, text: &str) {
         let t = text.trim();
         if t.is_empty() {
             return;
