@@ -325,8 +325,7 @@ fn slot(name: &str) -> Option<Slot> {
 
 /// Records one GPU metric line.
 fn read_sample(s: &Sample<'_>, line: &Line<'_>, hosts: &mut Hosts, unread: &mut Unread) {
-    let Some(key) = gpu_key(s) else { return };
-    let Some(text) = s.value else {
+    let (Some(key), Some(text)) = (gpu_key(s), s.value) else {
         unread.line(line, "a metric line without its value");
         return;
     };
