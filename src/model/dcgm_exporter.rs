@@ -100,7 +100,7 @@ pub struct DcgmGpu {
     /// `DCGM_FI_DEV_NVLINK_{CRC_FLIT,CRC_DATA,REPLAY,RECOVERY}_ERROR_COUNT_TOTAL`:
     /// the GPU's lifetime totals over all its links (keyed `crc_flit`,
     /// `crc_data`, `replay`, `recovery`). History, not news: only a rise
-    /// between two scrapes says something (and the legacy fields read 0 on
+    /// between two scrapes says something, NV011's (and the legacy fields read 0 on
     /// Hopper and later whatever happens).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub nvlink_totals: BTreeMap<String, Reading>,

@@ -29,8 +29,8 @@
 //!   ECC` (DG005).
 //! - `DCGM_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL` are each GPU's lifetime
 //!   totals over all its links: no link is named, and a lifetime total is
-//!   history, so no rule judges one scrape of them; they are kept as
-//!   counts. (The legacy fields read 0 on Hopper and later whatever the
+//!   history, so no rule judges one scrape of them: NV011 judges their
+//!   rise between two scrapes of a host. (The legacy fields read 0 on Hopper and later whatever the
 //!   links do: a zero says nothing either.)
 //!
 //! Every other `DCGM_FI_*` metric is kept as printed in the GPU's fields.

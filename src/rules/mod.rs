@@ -28,6 +28,7 @@ pub mod input;
 pub mod nccl;
 pub mod nic_log;
 pub mod nvlink;
+pub mod nvlink_totals;
 mod port_info;
 pub mod registry;
 mod rule;

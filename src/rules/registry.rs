@@ -11,7 +11,8 @@
 
 use super::{
     cross, diag, fabric_links, gpu_memory, gpu_pcie, gpu_state, gpu_xid, ib_counters, ib_fleet,
-    ib_port, input, nccl, nic_log, nvlink, subnet_manager, switch_vitals, topology, Rule,
+    ib_port, input, nccl, nic_log, nvlink, nvlink_totals, subnet_manager, switch_vitals, topology,
+    Rule,
 };
 use std::fmt::Write as _;
 
@@ -77,6 +78,7 @@ pub static RULES: &[&Rule] = &[
     &nvlink::NV008,
     &nvlink::NV009,
     &nvlink::NV010,
+    &nvlink_totals::NV011,
     &topology::TP001,
     &topology::TP002,
     &topology::TP003,
