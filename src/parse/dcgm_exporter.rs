@@ -78,12 +78,17 @@ const PREFIX: &str = "DCGM_";
 /// not a reading.
 const BLANK: u64 = 0x7fff_ffff_ffff_fff0;
 
-/// `curl`/`wget` of dcgm-exporter's port 9400, or a `promtool query` of a
-/// DCGM metric.
+/// `curl`/`wget` of dcgm-exporter's port 9400 or of a URL naming it
+/// (`http://dcgm-exporter.monitoring.svc/metrics`), or a `promtool query`
+/// of a DCGM metric. (node_exporter's reader claims the other `/metrics`
+/// URLs: this format comes first.)
 fn command(argv: &[&str]) -> bool {
     let program = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p));
     match program {
-        Some("curl" | "wget") => argv.iter().skip(1).any(|w| w.contains(":9400")),
+        Some("curl" | "wget") => argv
+            .iter()
+            .skip(1)
+            .any(|w| w.contains(":9400") || w.to_ascii_lowercase().contains("dcgm")),
         Some("promtool") => {
             argv.get(1).is_some_and(|w| *w == "query")
                 && argv.iter().skip(2).any(|w| w.contains(PREFIX))
@@ -542,6 +547,11 @@ mod tests {
     #[test]
     fn command_wants_port_9400_or_a_dcgm_query() {
         assert!(command(&["curl", "-s", "localhost:9400/metrics"]));
+        assert!(command(&[
+            "curl",
+            "-s",
+            "http://dcgm-exporter.monitoring.svc/metrics"
+        ]));
         assert!(command(&[
             "promtool",
             "query",
