@@ -144,6 +144,10 @@ fn inputs() -> Vec<String> {
         "rules/IN001/fires_ibstat_cut_in_port.txt",
         "rules/IN001/fires_sysfs_cut_in_value.txt",
         "rules/IN001/fires_node_exporter_cut_in_labels.txt",
+        "rules/DG006/fires_dcgm_exporter_last_xid.txt",
+        "rules/DG003/fires_dcgm_exporter_remap_failure.txt",
+        "rules/DG005/fires_dcgm_exporter_dbe_volatile.txt",
+        "rules/IN001/fires_dcgm_exporter_cut_in_labels.txt",
         "rules/IB001/fires_ibstat_grep_state_no_headers.txt",
         "rules/IB001/fires_ibstatus_block_without_header.txt",
     ] {
@@ -157,6 +161,16 @@ fn inputs() -> Vec<String> {
     texts.push(
         "node_infiniband_symbol_error_total{device=\"mlx5_0\",port=\"1\"} 0\nnode_load1 0.52\n\
          node_infiniband_link_downed_total{device=\"mlx5_0\",port=\"1\"} \n"
+            .to_owned(),
+    );
+    // A dcgm-exporter query across two hosts: NVLink totals, a blank,
+    // another exporter's metric set aside, a GPU's value cut by the end.
+    texts.push(
+        "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL{gpu=\"0\",UUID=\"GPU-a\",instance=\"gpu01:9400\"} => 3 @[1765101600]\n\
+         DCGM_FI_DEV_ROW_REMAP_PENDING{gpu=\"0\",UUID=\"GPU-a\",instance=\"gpu01:9400\"} => 1 @[1765101600]\n\
+         DCGM_FI_DEV_MEMORY_TEMP{gpu=\"0\",UUID=\"GPU-b\",Hostname=\"gpu02\"} 9223372036854775794\n\
+         go_goroutines 8\n\
+         DCGM_FI_DEV_XID_ERRORS{gpu=\"1\",UUID=\"GPU-c\",Hostname=\"gpu02\"} \n"
             .to_owned(),
     );
     // A Module Info lane printed N/A: `values` holds null in its place.

@@ -4784,3 +4784,160 @@ fn an_init_failure_followed_by_the_gpu_up_is_a_warning() {
     assert_eq!(cut.severity, Severity::Warning);
     assert!(cut.message.contains("may be cut"), "{}", cut.message);
 }
+
+/// dcgm-exporter's metrics of one GPU, as `curl -s localhost:9400/metrics`
+/// prints them (the `default-counters.csv` set and the exporter's labels),
+/// its last Xid `xid`.
+fn dcgm_gpu(gpu: u32, bus: &str, xid: u32) -> String {
+    let labels = format!(
+        "gpu=\"{gpu}\",UUID=\"GPU-5d1e0c2a-77b1-4c0e-9a3f-0000000000{gpu:02}\",pci_bus_id=\"{bus}\",device=\"nvidia{gpu}\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"gpu11\",DCGM_FI_DRIVER_VERSION=\"550.90.07\""
+    );
+    let xid_labels = if xid == 0 {
+        format!("{labels},err_code=\"0\",err_msg=\"No Error\"")
+    } else {
+        format!("{labels},err_code=\"{xid}\",err_msg=\"GPU has fallen off the bus\"")
+    };
+    format!(
+        "DCGM_FI_DEV_SM_CLOCK{{{labels}}} 1980\n\
+         DCGM_FI_DEV_GPU_TEMP{{{labels}}} 44\n\
+         DCGM_FI_DEV_POWER_USAGE{{{labels}}} 512.337\n\
+         DCGM_FI_DEV_PCIE_REPLAY_COUNTER{{{labels}}} 0\n\
+         DCGM_FI_DEV_GPU_UTIL{{{labels}}} 100\n\
+         DCGM_FI_DEV_XID_ERRORS{{{xid_labels}}} {xid}\n\
+         DCGM_FI_DEV_FB_USED{{{labels}}} 71234\n\
+         DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{{{labels}}} 8.1234567e+10\n\
+         DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS{{{labels}}} 0\n\
+         DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS{{{labels}}} 3\n\
+         DCGM_FI_DEV_ROW_REMAP_FAILURE{{{labels}}} 0\n\
+         DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{labels}}} 0.981\n"
+    )
+}
+
+/// A busy, healthy node's scrape (two GPUs, the exporter's own `go_*`
+/// metrics after): no finding, the other metrics set aside and counted,
+/// no line unread; the host is the exporter's `Hostname` label.
+#[test]
+fn a_healthy_dcgm_exporter_scrape_gives_no_finding() {
+    let text = format!(
+        "$ curl -s localhost:9400/metrics\n\
+         # HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error encountered.\n\
+         # TYPE DCGM_FI_DEV_XID_ERRORS gauge\n{}{}\
+         # HELP go_goroutines Number of goroutines that currently exist.\n\
+         # TYPE go_goroutines gauge\n\
+         go_goroutines 23\n",
+        dcgm_gpu(0, "00000000:18:00.0", 0),
+        dcgm_gpu(1, "00000000:2A:00.0", 0)
+    );
+    let d = doc(&text);
+    let sections = sections_of(&d, Kind::DcgmExporter);
+    assert_eq!(sections.len(), 1, "{:#?}", d.sections);
+    assert_eq!(sections[0].host.as_deref(), Some("gpu11"));
+    assert!(
+        sections[0].warnings.is_empty(),
+        "{:?}",
+        sections[0].warnings
+    );
+    let fabricscope::SectionData::DcgmExporter(m) = &sections[0].data else {
+        panic!("{:?}", sections[0].data)
+    };
+    assert_eq!(m.other_metric_lines(), 3);
+    assert_eq!(m.hosts[0].gpus.len(), 2);
+    let r = analyze(&[d], &Default::default());
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    // The Xid and row remap rules read the gauges: checked, not skipped.
+    for rule in ["DG003", "DG006"] {
+        assert!(
+            !r.skipped_rules.iter().any(|s| s.rule == rule),
+            "{rule}: {:?}",
+            r.skipped_rules
+        );
+    }
+}
+
+/// A GPU whose last-Xid gauge reads 79: DG006 names the code from the Xid
+/// table, says the gauge shows only the last code and not when, and is a
+/// warning (the code may be older than the GPU's last reset).
+#[test]
+fn a_dcgm_exporter_last_xid_79_is_judged_with_its_caveat() {
+    let text = format!(
+        "$ curl -s localhost:9400/metrics\n{}{}",
+        dcgm_gpu(0, "00000000:18:00.0", 0),
+        dcgm_gpu(1, "00000000:2A:00.0", 79)
+    );
+    let r = report(&text);
+    let xid = of(&r, "DG006");
+    assert_eq!(xid.len(), 1, "{:#?}", r.findings);
+    let f = xid[0];
+    assert_eq!(f.severity, Severity::Warning);
+    assert_eq!(f.subject.host.as_deref(), Some("gpu11"));
+    assert_eq!(f.subject.gpu, Some(1));
+    assert_eq!(f.subject.bus_id.as_deref(), Some("00000000:2A:00.0"));
+    for words in [
+        "Xid 79",
+        "fallen off the bus",
+        "only the last code",
+        "does not show",
+    ] {
+        assert!(f.message.contains(words), "{words}: {}", f.message);
+    }
+    // The XID line of GPU 1: the command, GPU 0's 12 lines, then 6th.
+    assert_eq!(f.evidence[0].span.first_line, 1 + 12 + 6);
+    assert!(f.remediation.contains("grep -i xid"), "{}", f.remediation);
+    assert_eq!(r.findings.len(), 1, "{:#?}", r.findings);
+}
+
+/// A query's result across hosts names each series' host in `instance`
+/// (before the exporter's `Hostname`, as node_exporter's reader does):
+/// each host's GPUs are judged as that host's.
+#[test]
+fn a_dcgm_exporter_query_across_hosts_gives_findings_per_host() {
+    let text = "$ promtool query instant http://prom:9090 '{__name__=~\"DCGM_FI_DEV_(XID_ERRORS|ROW_REMAP_FAILURE)\"}'\n\
+        DCGM_FI_DEV_ROW_REMAP_FAILURE{Hostname=\"dcgm-exporter-7xk2p\", UUID=\"GPU-a1\", gpu=\"0\", instance=\"gpu01:9400\", job=\"dcgm\", pci_bus_id=\"00000000:18:00.0\"} => 0 @[1765101600]\n\
+        DCGM_FI_DEV_ROW_REMAP_FAILURE{Hostname=\"dcgm-exporter-9qm4t\", UUID=\"GPU-b1\", gpu=\"0\", instance=\"gpu02:9400\", job=\"dcgm\", pci_bus_id=\"00000000:18:00.0\"} => 1 @[1765101600]\n\
+        DCGM_FI_DEV_XID_ERRORS{Hostname=\"dcgm-exporter-7xk2p\", UUID=\"GPU-a1\", err_code=\"48\", gpu=\"0\", instance=\"gpu01:9400\", job=\"dcgm\", pci_bus_id=\"00000000:18:00.0\"} => 48 @[1765101600]\n\
+        DCGM_FI_DEV_XID_ERRORS{Hostname=\"dcgm-exporter-9qm4t\", UUID=\"GPU-b1\", err_code=\"0\", gpu=\"0\", instance=\"gpu02:9400\", job=\"dcgm\", pci_bus_id=\"00000000:18:00.0\"} => 0 @[1765101600]\n";
+    let d = doc(text);
+    let hosts: Vec<Option<&str>> = sections_of(&d, Kind::DcgmExporter)
+        .iter()
+        .map(|s| s.host.as_deref())
+        .collect();
+    assert_eq!(hosts, [Some("gpu01"), Some("gpu02")]);
+    let r = analyze(&[d], &Default::default());
+    let hosts_of = |rule: &str| -> Vec<(Option<String>, Severity)> {
+        of(&r, rule)
+            .iter()
+            .map(|f| (f.subject.host.clone(), f.severity))
+            .collect()
+    };
+    assert_eq!(
+        hosts_of("DG006"),
+        [(Some("gpu01".to_owned()), Severity::Warning)]
+    );
+    assert_eq!(
+        hosts_of("DG003"),
+        [(Some("gpu02".to_owned()), Severity::Error)]
+    );
+    assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+}
+
+/// A scrape cut inside its last metric line names the cut (IN001), and
+/// judges what it holds.
+#[test]
+fn a_dcgm_exporter_scrape_cut_in_its_last_line_is_partial() {
+    let whole = dcgm_gpu(0, "00000000:18:00.0", 0);
+    let at = whole.find("DCGM_FI_DEV_XID_ERRORS{").unwrap();
+    let line_end = at + whole[at..].find('}').unwrap() + 1;
+    for cut in [&whole[..at + 30], &whole[..line_end]] {
+        let text = format!("$ curl -s localhost:9400/metrics\n{cut}");
+        let r = report(&text);
+        let partial = of(&r, "IN001");
+        assert_eq!(partial.len(), 1, "{cut}: {:#?}", r.findings);
+        assert!(
+            partial[0].message.contains("dcgm-exporter"),
+            "{}",
+            partial[0].message
+        );
+        assert!(of(&r, "IN002").is_empty(), "{:#?}", r.findings);
+        assert!(of(&r, "DG006").is_empty(), "{:#?}", r.findings);
+    }
+}

@@ -1774,12 +1774,14 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
             return;
         }
     }
-    // node_exporter's `instance` label names the host of each series (a
-    // query's result across the fleet): each instance is that host's
+    // node_exporter's `instance` label (dcgm-exporter's, else its
+    // `Hostname`) names the host of each series (a query's result across
+    // the fleet): each instance is that host's
     // section, the first keeping the section's lines set aside, warnings
     // and messages. A pdsh prefix or a banner names the host, and stays.
     if ctx.host.is_none() || host_of_prompt {
         if let Some(per_host) = node_exporter_sections_per_host(&mut section)
+            .or_else(|| dcgm_exporter_sections_per_host(&mut section))
             .filter(|s| out.sections + s.len() - 1 <= out.options.max_sections)
         {
             out.sections += per_host.len().saturating_sub(1);
@@ -1915,6 +1917,47 @@ fn node_exporter_sections_per_host(section: &mut Section) -> Option<Vec<Section>
                     source: section.source.clone(),
                     span: section.span,
                     data: crate::parse::SectionData::NodeExporter(data),
+                    warnings: std::mem::take(&mut warnings),
+                    messages: std::mem::take(&mut messages),
+                }
+            })
+            .collect(),
+    )
+}
+
+/// The sections of a dcgm-exporter section whose metrics name their host
+/// (`instance`, else `Hostname`): one per host, as node_exporter's.
+fn dcgm_exporter_sections_per_host(section: &mut Section) -> Option<Vec<Section>> {
+    let crate::parse::SectionData::DcgmExporter(m) = &mut section.data else {
+        return None;
+    };
+    if m.hosts.iter().all(|h| h.host.is_none()) {
+        return None;
+    }
+    let hosts = std::mem::take(&mut m.hosts);
+    let last = hosts.len().saturating_sub(1);
+    let mut other_metrics = std::mem::take(&mut m.other_metrics);
+    let mut cut = m.cut.take();
+    let mut warnings = std::mem::take(&mut section.warnings);
+    let mut messages = std::mem::take(&mut section.messages);
+    Some(
+        hosts
+            .into_iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let host = h.host.clone().or_else(|| section.host.clone());
+                let data = crate::model::dcgm_exporter::DcgmExporter {
+                    hosts: vec![h],
+                    other_metrics: std::mem::take(&mut other_metrics),
+                    cut: if i == last { cut.take() } else { None },
+                };
+                Section {
+                    kind: section.kind,
+                    host,
+                    command: section.command.clone(),
+                    source: section.source.clone(),
+                    span: section.span,
+                    data: crate::parse::SectionData::DcgmExporter(data),
                     warnings: std::mem::take(&mut warnings),
                     messages: std::mem::take(&mut messages),
                 }

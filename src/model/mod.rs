@@ -7,6 +7,7 @@
 pub mod counter;
 pub mod counter_id;
 pub mod date;
+pub mod dcgm_exporter;
 pub mod dcgmi_diag;
 pub mod dcgmi_nvlink;
 pub mod dmon;

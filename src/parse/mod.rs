@@ -21,6 +21,7 @@
 //! detail of the modules; the public API speaks only of our types.
 
 pub mod date;
+pub mod dcgm_exporter;
 pub mod dcgmi_diag;
 pub mod dcgmi_nvlink;
 pub mod dmon;
@@ -43,6 +44,7 @@ pub mod node_exporter;
 pub mod nvlink;
 pub mod perfquery;
 pub mod portinfo;
+pub(crate) mod prometheus;
 pub mod rdma_link;
 pub mod show_gids;
 pub mod smi_csv;
@@ -300,6 +302,9 @@ formats! {
     /// Linux sysfs port counter files (`grep -H . /sys/class/infiniband/*/ports/*/counters/*`,
     /// `head`/`tail` banners, a shell loop's `=== file ===`), read as perfquery's PortCounters.
     SysfsCounters = "sysfs_counters", crate::model::perfquery::Perfquery, sysfs_counters::FORMAT;
+    /// NVIDIA dcgm-exporter's `DCGM_FI_*` GPU metrics (a scrape or a query's
+    /// result across hosts): last Xid, row remap, ECC and NVLink totals per GPU.
+    DcgmExporter = "dcgm_exporter", crate::model::dcgm_exporter::DcgmExporter, dcgm_exporter::FORMAT;
     /// Prometheus node_exporter's `node_infiniband_*` metrics (a scrape or a
     /// query's result across hosts): counters read as perfquery's PortCounters.
     NodeExporter = "node_exporter", crate::model::node_exporter::NodeExporter, node_exporter::FORMAT;

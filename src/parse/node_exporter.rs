@@ -65,11 +65,13 @@ use crate::model::ib::{PhysState, PortState};
 use crate::model::node_exporter::{Adapter, NodeExporter, PortStatus, Scrape};
 use crate::model::partial::{Partial, PartialReason};
 use crate::model::perfquery::Perfquery;
+use crate::parse::prometheus::{
+    count, float, host_of_instance, meta, name_len, spans_of, Read, Sample,
+};
 use crate::parse::sysfs_counters::PortCounterFiles;
 use crate::parse::text::{trim, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
 use crate::span::LineSpan;
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 pub(crate) const FORMAT: Spec<NodeExporter> = Spec {
@@ -212,204 +214,9 @@ fn counter_metric(name: &str) -> Option<(&'static str, bool)> {
         .map(|(_, file, octets)| (*file, *octets))
 }
 
-/// A line's labels, in the order printed: key and value.
-type Labels<'t> = Vec<(&'t str, Cow<'t, str>)>;
-
-/// A metric line as read: its name, labels, value and time stamp.
-#[derive(Debug, Clone, PartialEq)]
-struct Sample<'t> {
-    name: &'t str,
-    labels: Labels<'t>,
-    /// `None` when the line ends after the labels (a cut value).
-    value: Option<&'t str>,
-    /// Milliseconds since the epoch.
-    timestamp_ms: Option<i64>,
-}
-
-impl Sample<'_> {
-    fn label(&self, key: &str) -> Option<&str> {
-        self.labels
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v.as_ref())
-    }
-}
-
-/// What a line is.
-#[derive(Debug, Clone, PartialEq)]
-enum Read<'t> {
-    /// `# HELP name …` or `# TYPE name …`: the metric's name.
-    Meta(&'t str),
-    Sample(Sample<'t>),
-}
-
-/// A metric name: ASCII letters, digits, `_` and `:`, not opening with a
-/// digit.
-fn name_len(t: &str) -> usize {
-    let n = t
-        .bytes()
-        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b':'))
-        .unwrap_or(t.len());
-    if t.as_bytes().first().is_some_and(u8::is_ascii_digit) {
-        0
-    } else {
-        n
-    }
-}
-
-/// `# HELP name …` / `# TYPE name …`: the name.
-fn meta(t: &str) -> Option<&str> {
-    let rest = t
-        .strip_prefix("# HELP ")
-        .or_else(|| t.strip_prefix("# TYPE "))?;
-    let rest = rest.trim_start_matches(' ');
-    let n = name_len(rest);
-    let name = rest.get(..n)?;
-    let after = rest.get(n..)?;
-    (n > 0 && (after.is_empty() || after.starts_with(' '))).then_some(name)
-}
-
-/// `{key="value",…}` at the start of `t`: the labels and the rest after
-/// `}`; `None` when the braces do not close or a pair is malformed.
-fn labels(t: &str) -> Option<(Labels<'_>, &str)> {
-    let mut rest = t.strip_prefix('{')?;
-    let mut out = Vec::new();
-    loop {
-        rest = rest.trim_start_matches([' ', ',']);
-        if let Some(after) = rest.strip_prefix('}') {
-            return Some((out, after));
-        }
-        let n = rest
-            .bytes()
-            .position(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
-            .unwrap_or(rest.len());
-        let key = rest.get(..n).filter(|k| !k.is_empty())?;
-        rest = rest.get(n..)?.trim_start_matches(' ');
-        rest = rest.strip_prefix('=')?.trim_start_matches(' ');
-        rest = rest.strip_prefix('"')?;
-        let (value, after) = quoted(rest)?;
-        out.push((key, value));
-        rest = after;
-        let next = rest.trim_start_matches(' ');
-        if !(next.starts_with(',') || next.starts_with('}')) {
-            return None;
-        }
-    }
-}
-
-/// A label value after its opening quote: the value, its escapes (`\"`,
-/// `\\`, `\n`) undone, and the text after the closing quote.
-fn quoted(t: &str) -> Option<(Cow<'_, str>, &str)> {
-    let bytes = t.as_bytes();
-    let end = bytes
-        .iter()
-        .enumerate()
-        .scan(false, |escaped, (i, &b)| {
-            let closing = b == b'"' && !*escaped;
-            *escaped = b == b'\\' && !*escaped;
-            Some((i, closing))
-        })
-        .find(|(_, closing)| *closing)
-        .map(|(i, _)| i)?;
-    let raw = t.get(..end)?;
-    let after = t.get(end + 1..)?;
-    if !raw.contains('\\') {
-        return Some((Cow::Borrowed(raw), after));
-    }
-    let mut value = String::with_capacity(raw.len());
-    let mut chars = raw.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            match chars.next() {
-                Some('n') => value.push('\n'),
-                Some(other) => value.push(other),
-                None => {}
-            }
-        } else {
-            value.push(c);
-        }
-    }
-    Some((Cow::Owned(value), after))
-}
-
-/// A metric line: `name{labels} value [ms]` (exposition) or `name{labels}
-/// => value @[seconds]` (a query's result); `None` for any other line.
+/// A metric line; a bare `node_infiniband_…` name is one cut short.
 fn sample(t: &str) -> Option<Sample<'_>> {
-    let n = name_len(t);
-    let name = t.get(..n).filter(|n| !n.is_empty())?;
-    let rest = t.get(n..)?;
-    let (labels, rest) = if rest.starts_with('{') {
-        labels(rest)?
-    } else {
-        (Vec::new(), rest)
-    };
-    if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
-        return None;
-    }
-    let mut words = rest.split_whitespace();
-    let mut value = words.next();
-    let mut timestamp_ms = None;
-    if value == Some("=>") {
-        value = words.next();
-        if let Some(at) = words.next() {
-            let seconds = at.strip_prefix("@[")?.strip_suffix(']')?;
-            timestamp_ms = Some(seconds_to_ms(seconds.parse::<f64>().ok()?)?);
-        }
-    } else if let Some(ms) = words.next() {
-        timestamp_ms = Some(ms.parse::<i64>().ok()?);
-    }
-    if words.next().is_some() || value.is_some_and(|v| float(v).is_none()) {
-        return None;
-    }
-    // A bare word with no labels and no value is no metric line.
-    if value.is_none() && labels.is_empty() && !t.starts_with(PREFIX) {
-        return None;
-    }
-    Some(Sample {
-        name,
-        labels,
-        value,
-        timestamp_ms,
-    })
-}
-
-#[allow(clippy::cast_possible_truncation)] // a time stamp in milliseconds
-fn seconds_to_ms(s: f64) -> Option<i64> {
-    (s.is_finite() && s >= 0.0).then(|| (s * 1000.0).round() as i64)
-}
-
-/// A Prometheus float: `0`, `1.2345e+10`, `NaN`, `+Inf`.
-fn float(t: &str) -> Option<f64> {
-    t.parse::<f64>().ok()
-}
-
-/// A counter's value as a count: finite, not negative, whole.
-#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-fn count(v: f64) -> Option<u64> {
-    // Saturating: 2^64 - 1 as a float is 2^64, the all-ones field.
-    (v.is_finite() && v >= 0.0 && v.fract() == 0.0).then_some(v as u64)
-}
-
-/// The host an `instance` label names: `gpu07:9100` → `gpu07`,
-/// `[fe80::1]:9100` → `fe80::1`.
-fn host_of_instance(instance: &str) -> &str {
-    if let Some(inner) = instance
-        .strip_prefix('[')
-        .and_then(|r| r.split_once(']'))
-        .map(|(h, _)| h)
-    {
-        return inner;
-    }
-    match instance.rsplit_once(':') {
-        Some((host, port))
-            if !host.contains(':')
-                && !port.is_empty()
-                && port.bytes().all(|b| b.is_ascii_digit()) =>
-        {
-            host
-        }
-        _ => instance,
-    }
+    crate::parse::prometheus::sample(t, PREFIX)
 }
 
 /// An InfiniBand metric line (with a value) or its `# HELP`/`# TYPE`.
@@ -578,18 +385,6 @@ pub(crate) fn may_begin_metric_line(t: &str) -> bool {
         && (name.starts_with(PREFIX) || PREFIX.starts_with(name))
         && t.get(n..)
             .is_some_and(|r| r.is_empty() || r.starts_with('{'))
-}
-
-/// Consecutive line numbers as runs.
-fn spans_of(numbers: &[usize]) -> Vec<LineSpan> {
-    let mut out: Vec<LineSpan> = Vec::new();
-    for &n in numbers {
-        match out.last_mut() {
-            Some(s) if s.last_line + 1 == n => *s = s.join(LineSpan::line(n)),
-            _ => out.push(LineSpan::line(n)),
-        }
-    }
-    out
 }
 
 /// Marks the port of `s`, the paste's last line cut before its value,

@@ -65,14 +65,17 @@ declare_rule! {
     /// set the failure flag); NVML `nvmlDeviceGetRemappedRows` (`isPending`:
     /// a reset is required to remap the row; `failureOccurred`);
     /// `nvidia-smi --help-query-gpu` (`remapped_rows.pending`: remapping
-    /// pending on the next reboot; `remapped_rows.failure`).
+    /// pending on the next reboot; `remapped_rows.failure`). dcgm-exporter's
+    /// `DCGM_FI_DEV_ROW_REMAP_FAILURE` and `_PENDING` (1 or 0) are the same
+    /// two flags, read through DCGM from the same NVML call, with
+    /// `DCGM_FI_DEV_{UN,}CORRECTABLE_REMAPPED_ROWS` the counts.
     pub static DG003 = {
         id: "DG003",
         name: "gpu-row-remap",
         family: Diagnostics,
         severity: Warning,
         summary: "GPU memory row remap pending a reset (warning) or failed (error)",
-        needs: "nvidia-smi -q (or -q -d ROW_REMAPPER, or a CSV query with remapped_rows.pending,remapped_rows.failure)",
+        needs: "nvidia-smi -q (or -q -d ROW_REMAPPER, or a CSV query with remapped_rows.pending,remapped_rows.failure), or dcgm-exporter's DCGM_FI_DEV_ROW_REMAP_FAILURE",
         check: check_row_remap,
     }
 }
@@ -219,6 +222,69 @@ fn readings<'a>(ctx: &Context<'a>) -> Vec<GpuRemap<'a>> {
         }
     }
     out.extend(latest.into_values());
+    out.extend(dcgm_readings(ctx));
+    out
+}
+
+/// A GPU of dcgm-exporter's metrics as the GPU rules name it: host, index,
+/// UUID and bus id as its labels print them; `GPU 1 (00000000:3B:00.0)`.
+pub(super) fn dcgm_gpu_named(
+    at: &SectionRef<'_>,
+    gpu: &crate::model::dcgm_exporter::DcgmGpu,
+) -> (Subject, String) {
+    let subject = Subject {
+        host: at.host().name().map(str::to_owned),
+        gpu: gpu.index,
+        gpu_uuid: gpu.uuid.clone(),
+        bus_id: gpu.pci_bus_id.clone(),
+        ..Subject::default()
+    };
+    let mut label = gpu
+        .index
+        .map_or_else(|| "GPU".to_owned(), |i| format!("GPU {i}"));
+    match (&gpu.pci_bus_id, &gpu.uuid) {
+        (Some(bus), _) => label.push_str(&format!(" ({bus})")),
+        (None, Some(uuid)) => label.push_str(&format!(" ({uuid})")),
+        (None, None) => {}
+    }
+    (subject, label)
+}
+
+/// dcgm-exporter's `DCGM_FI_DEV_ROW_REMAP_FAILURE` / `_PENDING` (1 or 0):
+/// the flags nvidia-smi prints, read by the same NVML call.
+fn dcgm_readings<'a>(ctx: &Context<'a>) -> Vec<GpuRemap<'a>> {
+    let mut out = Vec::new();
+    for at in ctx.sections() {
+        let SectionData::DcgmExporter(m) = &at.section.data else {
+            continue;
+        };
+        for gpu in m.hosts.iter().flat_map(|h| &h.gpus) {
+            let flag = |r: Option<crate::model::dcgm_exporter::Reading>| {
+                r.filter(|r| r.value <= 1).map(|r| Flag {
+                    set: r.value == 1,
+                    line: r.span.first_line,
+                })
+            };
+            let remapper = Remapper {
+                pending: flag(gpu.row_remap_pending),
+                failure: flag(gpu.row_remap_failure),
+                correctable: gpu.correctable_remapped_rows.map(|r| r.value),
+                uncorrectable: gpu.uncorrectable_remapped_rows.map(|r| r.value),
+            };
+            if remapper.pending.is_none() && remapper.failure.is_none() {
+                continue;
+            }
+            let (subject, label) = dcgm_gpu_named(&at, gpu);
+            out.push(GpuRemap {
+                at,
+                subject,
+                label,
+                product: gpu.model_name.clone(),
+                reading: Reading::Flags(remapper),
+                tool: "dcgm-exporter",
+            });
+        }
+    }
     out
 }
 
@@ -331,7 +397,11 @@ fn judge(g: &GpuRemap<'_>, r: &Remapper) -> Option<Finding> {
         .severity(severity);
     if let Some(f) = failure {
         finding = finding.evidence(Evidence::new(
-            format!("{}: Remapping Failure Occurred: Yes", g.tool),
+            if g.tool == "dcgm-exporter" {
+                "dcgm-exporter: DCGM_FI_DEV_ROW_REMAP_FAILURE 1".to_owned()
+            } else {
+                format!("{}: Remapping Failure Occurred: Yes", g.tool)
+            },
             LineSpan::line(f.line),
             g.at.source(),
         ));
@@ -340,7 +410,11 @@ fn judge(g: &GpuRemap<'_>, r: &Remapper) -> Option<Finding> {
         // A CSV row holds both flags on one line: cited once.
         if failure.is_none_or(|f| f.line != p.line) {
             finding = finding.evidence(Evidence::new(
-                format!("{}: Pending: Yes", g.tool),
+                if g.tool == "dcgm-exporter" {
+                    "dcgm-exporter: DCGM_FI_DEV_ROW_REMAP_PENDING 1".to_owned()
+                } else {
+                    format!("{}: Pending: Yes", g.tool)
+                },
                 LineSpan::line(p.line),
                 g.at.source(),
             ));
@@ -404,14 +478,15 @@ declare_rule! {
     /// takes effect when the driver reloads); `nvidia-smi --help-query-gpu`
     /// (`ecc.errors.uncorrected.volatile.total`: volatile counters are
     /// reset at driver load); DCGM's health watch reports any DBE as a
-    /// failure.
+    /// failure. dcgm-exporter's `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` (volatile
+    /// double-bit errors, the same count) is judged alike.
     pub static DG005 = {
         id: "DG005",
         name: "gpu-volatile-uncorrectable-ecc",
         family: Diagnostics,
         severity: Warning,
         summary: "uncorrectable ECC errors since the driver loaded (nvidia-smi table)",
-        needs: "nvidia-smi (the default summary table), on GPUs with ECC",
+        needs: "nvidia-smi (the default summary table), on GPUs with ECC, or dcgm-exporter's DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
         check: check_volatile_ecc,
     }
 }
@@ -451,6 +526,7 @@ fn check_volatile_ecc(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                 ),
         );
     }
+    judged += dcgm_volatile_ecc(ctx, out);
     if judged == 0 {
         return Coverage::Skipped(if gpus.is_empty() {
             "no nvidia-smi summary table in the input".to_owned()
@@ -459,6 +535,52 @@ fn check_volatile_ecc(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         });
     }
     Coverage::Checked(judged)
+}
+
+/// DG005 on dcgm-exporter's `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL`: the
+/// uncorrectable (double-bit) ECC errors since the driver loaded, the count
+/// nvidia-smi's table prints as `Volatile Uncorr. ECC`. How many GPUs were
+/// read.
+fn dcgm_volatile_ecc(ctx: &Context<'_>, out: &mut Vec<Finding>) -> usize {
+    let mut judged = 0usize;
+    for at in ctx.sections() {
+        let SectionData::DcgmExporter(m) = &at.section.data else {
+            continue;
+        };
+        for gpu in m.hosts.iter().flat_map(|h| &h.gpus) {
+            let Some(r) = gpu.ecc_dbe_volatile else {
+                continue;
+            };
+            judged += 1;
+            if r.value == 0 {
+                continue;
+            }
+            let (subject, label) = dcgm_gpu_named(&at, gpu);
+            out.push(
+                DG005
+                    .finding(
+                        subject,
+                        format!(
+                            "{label}: {} uncorrectable ECC error(s) since the driver loaded: the GPU must be reset to retire the failing memory",
+                            r.value
+                        ),
+                    )
+                    .evidence(Evidence::new(
+                        format!("dcgm-exporter: DCGM_FI_DEV_ECC_DBE_VOL_TOTAL {}", r.value),
+                        r.span,
+                        at.source(),
+                    ))
+                    .threshold(Threshold::new(
+                        "0 since the driver loaded",
+                        "NVIDIA GPU Memory Error Management (row remap pending until GPU reset); NVIDIA Dynamic Page Retirement; DCGM field DCGM_FI_DEV_ECC_DBE_VOL_TOTAL (volatile double-bit errors)",
+                    ))
+                    .remediation(
+                        "Drain the GPU, reset it (nvidia-smi -r -i <id>) or reboot the node; then check nvidia-smi -q -d ROW_REMAPPER (PAGE_RETIREMENT before Ampere) and run dcgmi diag -r 3 before returning it to service.",
+                    ),
+            );
+        }
+    }
+    judged
 }
 
 #[cfg(test)]

@@ -46,6 +46,12 @@ declare_rule! {
     /// whose line does not say, `info`. A line cut before its code ends
     /// names its GPU but is not judged.
     ///
+    /// dcgm-exporter's `DCGM_FI_DEV_XID_ERRORS` is judged by the same
+    /// table: it is the last Xid DCGM saw on a GPU (0: none), a gauge that
+    /// keeps its code, after a GPU reset too, until DCGM restarts. It says
+    /// neither when nor what came before, so a GPU's gauge is a finding of
+    /// its own, at most a `warning`, saying so; the kernel log says when.
+    ///
     /// ### Evidence
     /// For each code, its first line and its last line.
     ///
@@ -73,7 +79,7 @@ declare_rule! {
         family: Diagnostics,
         severity: Error,
         summary: "the kernel log shows NVIDIA Xid (GPU) or SXid (NVSwitch) errors",
-        needs: "the kernel log's Xid lines (dmesg | grep -i xid, journalctl -k, syslog)",
+        needs: "the kernel log's Xid lines (dmesg | grep -i xid, journalctl -k, syslog), or dcgm-exporter's DCGM_FI_DEV_XID_ERRORS",
         check: check_xid,
     }
 }
@@ -95,11 +101,65 @@ struct Device<'a> {
     device: Option<&'a str>,
     bus: String,
     events: Vec<&'a XidEvent>,
+    /// Read from dcgm-exporter's last-Xid gauge, not a kernel log: the
+    /// GPU's index and UUID when its labels name them.
+    gauge: Option<(Option<u32>, Option<&'a str>)>,
+}
+
+/// A GPU's last Xid as dcgm-exporter's `DCGM_FI_DEV_XID_ERRORS` gauge
+/// reads it, made the line the kernel log would have printed, with no
+/// time: the gauge keeps the last code DCGM saw and says neither when nor
+/// what came before. `None` for a GPU whose gauge reads 0 (no Xid seen).
+struct Gauge<'a> {
+    at: SectionRef<'a>,
+    gpu: &'a crate::model::dcgm_exporter::DcgmGpu,
+    event: XidEvent,
+}
+
+/// Every dcgm-exporter GPU's last-Xid gauge; the count of gauges read 0.
+fn gauges<'a>(ctx: &Context<'a>) -> (Vec<Gauge<'a>>, usize) {
+    let mut out = Vec::new();
+    let mut quiet = 0usize;
+    for at in ctx.sections() {
+        let SectionData::DcgmExporter(m) = &at.section.data else {
+            continue;
+        };
+        for gpu in m.hosts.iter().flat_map(|h| &h.gpus) {
+            let Some(r) = gpu.last_xid else { continue };
+            let Ok(code) = u32::try_from(r.value) else {
+                continue;
+            };
+            if code == 0 {
+                quiet += 1;
+                continue;
+            }
+            out.push(Gauge {
+                at,
+                gpu,
+                event: XidEvent {
+                    source: XidSource::Gpu,
+                    bus_id: gpu.pci_bus_id.clone(),
+                    device: None,
+                    code: Some(code),
+                    pid: None,
+                    process: None,
+                    message: None,
+                    fatal: None,
+                    time: None,
+                    uptime_seconds: None,
+                    span: r.span,
+                    partial: None,
+                },
+            });
+        }
+    }
+    (out, quiet)
 }
 
 /// DG006.
 fn check_xid(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
-    type Key<'a> = (HostKey<'a>, XidSource, Option<&'a str>, String);
+    type Key<'a> = (HostKey<'a>, XidSource, Option<&'a str>, String, bool);
+    let (gauges, quiet_gauges) = gauges(ctx);
     let mut devices: BTreeMap<Key<'_>, Device<'_>> = BTreeMap::new();
     let mut logs = 0usize;
     let mut quiet_logs = 0usize;
@@ -117,7 +177,7 @@ fn check_xid(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         for e in &log.events {
             let Some(bus) = &e.bus_id else { continue };
             let bus = canonical_bus(bus, e.source);
-            let key = (at.host(), e.source, e.device.as_deref(), bus.clone());
+            let key = (at.host(), e.source, e.device.as_deref(), bus.clone(), false);
             devices
                 .entry(key)
                 .or_insert_with(|| Device {
@@ -126,11 +186,37 @@ fn check_xid(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     device: e.device.as_deref(),
                     bus,
                     events: Vec::new(),
+                    gauge: None,
                 })
                 .events
                 .push(e);
         }
     }
+    // A gauge is a GPU's own finding, apart from its kernel log's lines:
+    // one says when, the other only what came last.
+    for (n, g) in gauges.iter().enumerate() {
+        let bus = g.gpu.pci_bus_id.clone().unwrap_or_default();
+        let key = (
+            g.at.host(),
+            XidSource::Gpu,
+            None,
+            format!("{bus}#{n}"),
+            true,
+        );
+        devices.insert(
+            key,
+            Device {
+                at: g.at,
+                source: XidSource::Gpu,
+                device: None,
+                bus,
+                events: vec![&g.event],
+                gauge: Some((g.gpu.index, g.gpu.uuid.as_deref())),
+            },
+        );
+    }
+    logs += quiet_gauges + gauges.len();
+    quiet_logs += quiet_gauges;
     if logs == 0 {
         return Coverage::Skipped("no kernel log (Xid lines) in the input".to_owned());
     }
@@ -279,14 +365,28 @@ fn finding(d: &Device<'_>) -> Option<Finding> {
     // IN003 name it by, which joins their findings in one incident); a
     // switch by its device name and address, which are no GPU's.
     let mut subject = Subject::host(d.at.host().name());
+    if let Some((index, uuid)) = d.gauge {
+        subject.gpu = index;
+        subject.gpu_uuid = uuid.map(str::to_owned);
+    }
     match d.source {
+        XidSource::Gpu if d.bus.is_empty() => {}
         XidSource::Gpu => subject.bus_id = Some(d.bus.clone()),
         XidSource::Nvswitch => {
             subject.device = Some(format!("NVSwitch {} ({})", d.device.unwrap_or("?"), d.bus));
         }
     }
     let what = subject.describe();
-    let listed: Vec<String> = codes.iter().map(|c| describe_code(d.source, c)).collect();
+    let listed: Vec<String> = codes
+        .iter()
+        .map(|c| match (d.gauge, xid_spec(c.code)) {
+            (Some(_), Some(spec)) => format!("Xid {} ({})", c.code, spec.meaning),
+            (Some(_), None) => {
+                format!("Xid {} (not in NVIDIA's Xid table this tool holds)", c.code)
+            }
+            (None, _) => describe_code(d.source, c),
+        })
+        .collect();
     let verdict = match worst.severity {
         Severity::Info if d.source == XidSource::Gpu => ": usually the job, not the GPU",
         Severity::Info => ": non-fatal, corrected by the switch",
@@ -298,10 +398,17 @@ fn finding(d: &Device<'_>) -> Option<Finding> {
     } else {
         String::new()
     };
-    let message = format!(
-        "{what}: the kernel log shows {}{verdict}{cut_note}",
-        listed.join("; ")
-    );
+    let message = if d.gauge.is_some() {
+        format!(
+            "{what}: dcgm-exporter's last-Xid gauge (DCGM_FI_DEV_XID_ERRORS) reads {}{verdict}. It is only the last code DCGM saw on the GPU, at a time it does not show, and it keeps it (after a GPU reset too) until DCGM restarts: earlier codes are not shown, and the kernel log says when",
+            listed.join("; ")
+        )
+    } else {
+        format!(
+            "{what}: the kernel log shows {}{verdict}{cut_note}",
+            listed.join("; ")
+        )
+    };
     let remediation = match d.source {
         XidSource::Gpu => match xid_spec(worst.cause.unwrap_or(worst.code)) {
             Some(spec) => {
@@ -316,14 +423,39 @@ fn finding(d: &Device<'_>) -> Option<Finding> {
         XidSource::Nvswitch if worst.severity >= Severity::Error => "A fatal SXid stalls the switch's NVLink traffic: drain the node and reset the GPUs and NVSwitches (reboot the node); check the link the line names and its trunk; if it recurs on the same link, open a hardware case (NVIDIA's NVSwitch SXid page).".to_owned(),
         XidSource::Nvswitch => "Watch whether it recurs on the same link; look the SXid up on NVIDIA's NVSwitch SXid page.".to_owned(),
     };
+    // A gauge's code may be months old, and kept after the reset that
+    // cleared it: at most a warning until the kernel log says when.
+    let severity = if d.gauge.is_some() {
+        worst.severity.min(Severity::Warning)
+    } else {
+        worst.severity
+    };
+    let remediation = if d.gauge.is_some() {
+        format!("Find when the GPU logged it and whether it recurs: dmesg -T | grep -i xid (or journalctl -k) on the host. {remediation}")
+    } else {
+        remediation
+    };
     let mut f = DG006
         .finding(subject, message)
-        .severity(worst.severity)
+        .severity(severity)
         .threshold(Threshold::new(
             "one line of a code; severity per code",
             "NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors, Resolution Bucket); NVIDIA Dynamic Page Retirement and GPU Memory Error Management (48, 63, 64, 94, 95); NVIDIA NVSwitch SXid page (Fatal / Non-fatal)",
         ))
         .remediation(remediation);
+    if d.gauge.is_some() {
+        for c in &codes {
+            f = f.evidence(Evidence::new(
+                format!(
+                    "dcgm-exporter: DCGM_FI_DEV_XID_ERRORS {} (the last Xid DCGM saw; no time)",
+                    c.code
+                ),
+                c.first.span,
+                d.at.source(),
+            ));
+        }
+        return Some(f);
+    }
     for c in &codes {
         f = f.evidence(line_evidence(d, c, c.first));
         if c.count > 1 {

@@ -632,6 +632,10 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
             .filter(|f| {
                 !(at.section.kind == Kind::NodeExporter
                     && f.to_ascii_lowercase().contains("infiniband"))
+            })
+            // `| grep DCGM_FI` likewise keeps dcgm-exporter's GPU metrics.
+            .filter(|f| {
+                !(at.section.kind == Kind::DcgmExporter && f.to_ascii_lowercase().contains("dcgm"))
             });
         if let Some(filter) = filter {
             out.push(PartialPart {
@@ -945,6 +949,31 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
                     out.push(PartialPart {
                         at,
                         what: format!("the sysfs counter file of line {line}"),
+                        partial: Partial::new(PartialReason::CutLine, vec![word], line),
+                    });
+                }
+            }
+            SectionData::DcgmExporter(m) => {
+                for h in &m.hosts {
+                    for g in &h.gpus {
+                        let what = || {
+                            let gpu = g.index.map_or_else(|| "?".to_owned(), |i| i.to_string());
+                            format!("dcgm-exporter metrics of GPU {gpu}")
+                        };
+                        push(&what, &g.partial);
+                    }
+                }
+                let line = m.cut.as_ref().map(|c| c.line);
+                push(
+                    &|| format!("the dcgm-exporter metric of line {}", line.unwrap_or(0)),
+                    &m.cut,
+                );
+                if let Some((line, word)) =
+                    cut_word_after(ctx, at, crate::parse::dcgm_exporter::may_begin_metric_line)
+                {
+                    out.push(PartialPart {
+                        at,
+                        what: format!("the dcgm-exporter metric of line {line}"),
                         partial: Partial::new(PartialReason::CutLine, vec![word], line),
                     });
                 }

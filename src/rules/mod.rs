@@ -29,6 +29,7 @@ pub mod input;
 pub mod nccl;
 pub mod nic_log;
 pub mod nvlink;
+pub mod nvlink_totals;
 pub mod pcie_aer;
 mod port_info;
 pub mod registry;

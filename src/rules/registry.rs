@@ -11,8 +11,8 @@
 
 use super::{
     cross, diag, fabric_links, gpu_init, gpu_memory, gpu_pcie, gpu_state, gpu_xid, ib_counters,
-    ib_fleet, ib_port, input, nccl, nic_log, nvlink, pcie_aer, roce_gid, subnet_manager,
-    switch_vitals, topology, Rule,
+    ib_fleet, ib_port, input, nccl, nic_log, nvlink, nvlink_totals, pcie_aer, roce_gid,
+    subnet_manager, switch_vitals, topology, Rule,
 };
 use std::fmt::Write as _;
 
@@ -81,6 +81,7 @@ pub static RULES: &[&Rule] = &[
     &nvlink::NV008,
     &nvlink::NV009,
     &nvlink::NV010,
+    &nvlink_totals::NV011,
     &topology::TP001,
     &topology::TP002,
     &topology::TP003,
