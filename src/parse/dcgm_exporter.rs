@@ -10,7 +10,7 @@
 //! ```
 //!
 //! The line grammar (labels in any order, floats, time stamps, a query's
-//! `=> v @[t]`) is [`super::prometheus`]'s, shared with
+//! `=> v @[t]`) is `prometheus`'s, shared with
 //! [`super::node_exporter`]. Which metrics exist is dcgm-exporter's CSV of
 //! DCGM fields (`etc/default-counters.csv`, `etc/dcp-metrics-included.csv`):
 //! each is a DCGM field id's name, its labels name the GPU.

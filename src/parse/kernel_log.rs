@@ -54,7 +54,7 @@
 //! adapter is named, nothing is judged.
 //!
 //! PCIe AER error reports and the NVIDIA driver's lines about a GPU's
-//! initialisation are read by [`super::kernel_pcie`]: an AER error's
+//! initialisation are read by `kernel_pcie`: an AER error's
 //! status and bit lines are part of its event, and a `NVRM: The NVIDIA
 //! GPU …` message takes the `NVRM:` lines that go on with it.
 

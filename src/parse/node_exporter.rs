@@ -21,7 +21,7 @@
 //! (through prometheus/procfs's `sysfs/class_infiniband.go`) and renames
 //! them: `symbol_error_total` is `counters/symbol_error`. Each metric is
 //! mapped back to its file and recorded by that reader's
-//! [`PortCounterFiles`], so the counters are perfquery's PortCounters (and
+//! `PortCounterFiles`, so the counters are perfquery's PortCounters (and
 //! PortCountersExtended) fields with the hardware widths sysfs has
 //! (`symbol_error` stops at 65535): every IB1xx rule, saturation, the
 //! measurements and two-snapshot rates read them with no rule knowing the
