@@ -1897,32 +1897,18 @@ fn node_exporter_sections_per_host(section: &mut Section) -> Option<Vec<Section>
     let last = scrapes.len().saturating_sub(1);
     let mut other_metrics = std::mem::take(&mut m.other_metrics);
     let mut cut = m.cut.take();
-    let mut warnings = std::mem::take(&mut section.warnings);
-    let mut messages = std::mem::take(&mut section.messages);
-    Some(
-        scrapes
-            .into_iter()
-            .enumerate()
-            .map(|(i, scrape)| {
-                let host = scrape.instance.clone().or_else(|| section.host.clone());
-                let data = crate::model::node_exporter::NodeExporter {
-                    scrapes: vec![scrape],
-                    other_metrics: std::mem::take(&mut other_metrics),
-                    cut: if i == last { cut.take() } else { None },
-                };
-                Section {
-                    kind: section.kind,
-                    host,
-                    command: section.command.clone(),
-                    source: section.source.clone(),
-                    span: section.span,
-                    data: crate::parse::SectionData::NodeExporter(data),
-                    warnings: std::mem::take(&mut warnings),
-                    messages: std::mem::take(&mut messages),
-                }
+    Some(sections_per_host(
+        section,
+        scrapes,
+        |s| s.instance.clone(),
+        |i, scrape| {
+            crate::parse::SectionData::NodeExporter(crate::model::node_exporter::NodeExporter {
+                scrapes: vec![scrape],
+                other_metrics: std::mem::take(&mut other_metrics),
+                cut: if i == last { cut.take() } else { None },
             })
-            .collect(),
-    )
+        },
+    ))
 }
 
 /// The sections of a dcgm-exporter section whose metrics name their host
@@ -1938,32 +1924,46 @@ fn dcgm_exporter_sections_per_host(section: &mut Section) -> Option<Vec<Section>
     let last = hosts.len().saturating_sub(1);
     let mut other_metrics = std::mem::take(&mut m.other_metrics);
     let mut cut = m.cut.take();
+    Some(sections_per_host(
+        section,
+        hosts,
+        |h| h.host.clone(),
+        |i, h| {
+            crate::parse::SectionData::DcgmExporter(crate::model::dcgm_exporter::DcgmExporter {
+                hosts: vec![h],
+                other_metrics: std::mem::take(&mut other_metrics),
+                cut: if i == last { cut.take() } else { None },
+            })
+        },
+    ))
+}
+
+/// One section per group of a multi-host section (a Prometheus query's
+/// result across hosts), named by the group's host or else the section's;
+/// the section's warnings and messages go to the first. `data` makes the
+/// `i`-th section's data of its group.
+fn sections_per_host<T>(
+    section: &mut Section,
+    groups: Vec<T>,
+    host_of: impl Fn(&T) -> Option<String>,
+    mut data: impl FnMut(usize, T) -> crate::parse::SectionData,
+) -> Vec<Section> {
     let mut warnings = std::mem::take(&mut section.warnings);
     let mut messages = std::mem::take(&mut section.messages);
-    Some(
-        hosts
-            .into_iter()
-            .enumerate()
-            .map(|(i, h)| {
-                let host = h.host.clone().or_else(|| section.host.clone());
-                let data = crate::model::dcgm_exporter::DcgmExporter {
-                    hosts: vec![h],
-                    other_metrics: std::mem::take(&mut other_metrics),
-                    cut: if i == last { cut.take() } else { None },
-                };
-                Section {
-                    kind: section.kind,
-                    host,
-                    command: section.command.clone(),
-                    source: section.source.clone(),
-                    span: section.span,
-                    data: crate::parse::SectionData::DcgmExporter(data),
-                    warnings: std::mem::take(&mut warnings),
-                    messages: std::mem::take(&mut messages),
-                }
-            })
-            .collect(),
-    )
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(i, group)| Section {
+            kind: section.kind,
+            host: host_of(&group).or_else(|| section.host.clone()),
+            command: section.command.clone(),
+            source: section.source.clone(),
+            span: section.span,
+            data: data(i, group),
+            warnings: std::mem::take(&mut warnings),
+            messages: std::mem::take(&mut messages),
+        })
+        .collect()
 }
 
 /// Hands `section` to the reader's callback, or keeps it in the document.

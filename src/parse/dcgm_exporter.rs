@@ -104,30 +104,7 @@ fn sample(t: &str) -> Option<Sample<'_>> {
 
 /// A DCGM metric line (with a value) or its `# HELP`/`# TYPE`.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
-    let t = trim(lines.first()?.text());
-    if t.starts_with('#') {
-        let name = meta(t)?;
-        let what = t.get(..6).unwrap_or_default();
-        return name
-            .starts_with(PREFIX)
-            .then(|| Block::keyed(format!("dcgm|{what} {name}")));
-    }
-    if !t.starts_with(PREFIX) {
-        return None;
-    }
-    let s = sample(t)?;
-    s.value?;
-    // The metric and its labels: the same series again is a second scrape.
-    let mut key = format!("dcgm|{}", s.name);
-    let mut labels: Vec<_> = s.labels.iter().collect();
-    labels.sort_unstable_by_key(|(k, _)| *k);
-    for (k, v) in labels {
-        key.push('|');
-        key.push_str(k);
-        key.push('=');
-        key.push_str(v);
-    }
-    Some(Block::keyed(key))
+    crate::parse::prometheus::detect(lines, PREFIX, "dcgm")
 }
 
 /// The host a line names: its `instance` (as node_exporter's reader reads

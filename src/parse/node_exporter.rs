@@ -221,30 +221,7 @@ fn sample(t: &str) -> Option<Sample<'_>> {
 
 /// An InfiniBand metric line (with a value) or its `# HELP`/`# TYPE`.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
-    let t = trim(lines.first()?.text());
-    if t.starts_with('#') {
-        let name = meta(t)?;
-        let what = t.get(..6).unwrap_or_default();
-        return name
-            .starts_with(PREFIX)
-            .then(|| Block::keyed(format!("prom|{what} {name}")));
-    }
-    if !t.starts_with(PREFIX) {
-        return None;
-    }
-    let s = sample(t)?;
-    s.value?;
-    // The metric and its labels: the same series again is a second scrape.
-    let mut key = format!("prom|{}", s.name);
-    let mut labels: Vec<_> = s.labels.iter().collect();
-    labels.sort_unstable_by_key(|(k, _)| *k);
-    for (k, v) in labels {
-        key.push('|');
-        key.push_str(k);
-        key.push('=');
-        key.push_str(v);
-    }
-    Some(Block::keyed(key))
+    crate::parse::prometheus::detect(lines, PREFIX, "prom")
 }
 
 /// One instance's metrics as they are read.

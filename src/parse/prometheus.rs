@@ -180,6 +180,41 @@ pub(crate) fn sample<'t>(t: &'t str, prefix: &str) -> Option<Sample<'t>> {
     })
 }
 
+/// The block a metric line (with a value) or its `# HELP`/`# TYPE` line
+/// of a metric named `prefix…` starts, keyed `tag|…`: a comment by its
+/// kind and metric, a sample by its metric and its labels in name order,
+/// so the same series again is a second scrape.
+pub(crate) fn detect(
+    lines: &[crate::parse::Line<'_>],
+    prefix: &str,
+    tag: &str,
+) -> Option<crate::parse::Block> {
+    use crate::parse::Block;
+    let t = crate::parse::text::trim(lines.first()?.text());
+    if t.starts_with('#') {
+        let name = meta(t)?;
+        let what = t.get(..6).unwrap_or_default();
+        return name
+            .starts_with(prefix)
+            .then(|| Block::keyed(format!("{tag}|{what} {name}")));
+    }
+    if !t.starts_with(prefix) {
+        return None;
+    }
+    let s = sample(t, prefix)?;
+    s.value?;
+    let mut key = format!("{tag}|{}", s.name);
+    let mut labels: Vec<_> = s.labels.iter().collect();
+    labels.sort_unstable_by_key(|(k, _)| *k);
+    for (k, v) in labels {
+        key.push('|');
+        key.push_str(k);
+        key.push('=');
+        key.push_str(v);
+    }
+    Some(Block::keyed(key))
+}
+
 #[allow(clippy::cast_possible_truncation)] // a time stamp in milliseconds
 pub(crate) fn seconds_to_ms(s: f64) -> Option<i64> {
     (s.is_finite() && s >= 0.0).then(|| (s * 1000.0).round() as i64)
