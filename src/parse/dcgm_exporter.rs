@@ -52,9 +52,7 @@
 use crate::diag::WarningKind;
 use crate::model::dcgm_exporter::{DcgmExporter, DcgmGpu, DcgmHost, Reading};
 use crate::model::partial::{Partial, PartialReason};
-use crate::parse::prometheus::{
-    count, float, host_of_instance, meta, name_len, spans_of, Read, Sample,
-};
+use crate::parse::prometheus::{count, float, host_of_instance, name_len, spans_of, Read, Sample};
 use crate::parse::text::{trim, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
 use crate::span::LineSpan;
@@ -95,11 +93,6 @@ fn command(argv: &[&str]) -> bool {
         }
         _ => false,
     }
-}
-
-/// A metric line; a bare `DCGM_…` name is one cut short.
-fn sample(t: &str) -> Option<Sample<'_>> {
-    crate::parse::prometheus::sample(t, PREFIX)
 }
 
 /// A DCGM metric line (with a value) or its `# HELP`/`# TYPE`.
@@ -218,11 +211,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<DcgmExporter> {
     let last_line = crate::parse::text::last_text_line(lines);
     for line in lines.iter().filter(|l| !l.is_blank()) {
         let t = trim(line.text());
-        let read = if t.starts_with('#') {
-            meta(t).map(Read::Meta)
-        } else {
-            sample(t).map(Read::Sample)
-        };
+        let read = crate::parse::prometheus::read(t, PREFIX);
         let is_last = Some(line.number) == last_line;
         let cut_here = || Partial::new(PartialReason::CutLine, vec![t.to_owned()], line.number);
         match read {

@@ -65,9 +65,7 @@ use crate::model::ib::{PhysState, PortState};
 use crate::model::node_exporter::{Adapter, NodeExporter, PortStatus, Scrape};
 use crate::model::partial::{Partial, PartialReason};
 use crate::model::perfquery::Perfquery;
-use crate::parse::prometheus::{
-    count, float, host_of_instance, meta, name_len, spans_of, Read, Sample,
-};
+use crate::parse::prometheus::{count, float, host_of_instance, name_len, spans_of, Read, Sample};
 use crate::parse::sysfs_counters::PortCounterFiles;
 use crate::parse::text::{trim, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
@@ -214,11 +212,6 @@ fn counter_metric(name: &str) -> Option<(&'static str, bool)> {
         .map(|(_, file, octets)| (*file, *octets))
 }
 
-/// A metric line; a bare `node_infiniband_…` name is one cut short.
-fn sample(t: &str) -> Option<Sample<'_>> {
-    crate::parse::prometheus::sample(t, PREFIX)
-}
-
 /// An InfiniBand metric line (with a value) or its `# HELP`/`# TYPE`.
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     crate::parse::prometheus::detect(lines, PREFIX, "prom")
@@ -308,11 +301,7 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<NodeExporter> {
     let last_line = crate::parse::text::last_text_line(lines);
     for line in lines.iter().filter(|l| !l.is_blank()) {
         let t = trim(line.text());
-        let read = if t.starts_with('#') {
-            meta(t).map(Read::Meta)
-        } else {
-            sample(t).map(Read::Sample)
-        };
+        let read = crate::parse::prometheus::read(t, PREFIX);
         let is_last = Some(line.number) == last_line;
         match read {
             Some(Read::Meta(name)) if name.starts_with(PREFIX) => {}
@@ -500,6 +489,11 @@ pub fn summary(m: &NodeExporter) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A metric line of this reader's prefix.
+    fn sample(t: &str) -> Option<Sample<'_>> {
+        crate::parse::prometheus::sample(t, PREFIX)
+    }
     use crate::model::perfquery::{PerfAttribute, PerfBlock};
     use crate::model::{Counter, IbCounter};
     use crate::parse::lines_of;

@@ -48,6 +48,16 @@ pub(crate) enum Read<'t> {
     Sample(Sample<'t>),
 }
 
+/// What the trimmed line `t` is: a `# HELP`/`# TYPE` comment, or a sample
+/// of a metric named `prefix…` (each reader's own prefix).
+pub(crate) fn read<'t>(t: &'t str, prefix: &str) -> Option<Read<'t>> {
+    if t.starts_with('#') {
+        meta(t).map(Read::Meta)
+    } else {
+        sample(t, prefix).map(Read::Sample)
+    }
+}
+
 /// A metric name: ASCII letters, digits, `_` and `:`, not opening with a
 /// digit.
 pub(crate) fn name_len(t: &str) -> usize {
