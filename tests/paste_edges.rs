@@ -4854,6 +4854,41 @@ fn a_healthy_dcgm_exporter_scrape_gives_no_finding() {
     }
 }
 
+/// dcgm-exporter served on a port of its deployment's choosing (`:8080`,
+/// a Kubernetes service's), its comments filtered out: the scrape is read
+/// by its metric names, not taken for node_exporter's from its `/metrics`
+/// URL, and the filter that left out only `#` lines hides no metric (no
+/// IN001). Before, the DCGM lines were set aside under node_exporter's
+/// claim of every `/metrics` URL and nothing was judged.
+#[test]
+fn a_dcgm_scrape_on_another_port_without_comments_is_read_whole() {
+    for prompt in [
+        "$ curl -s gpu11:8080/metrics | grep -v '^#'",
+        "$ curl -s http://10.0.0.11/metrics | grep -v '^#' | grep -v '^$'",
+    ] {
+        let text = format!(
+            "{prompt}\n{}{}",
+            dcgm_gpu(0, "00000000:18:00.0", 0),
+            dcgm_gpu(1, "00000000:2A:00.0", 79)
+        );
+        let r = report(&text);
+        assert_eq!(of(&r, "DG006").len(), 1, "{prompt}: {:#?}", r.findings);
+        assert!(of(&r, "IN001").is_empty(), "{prompt}: {:#?}", r.findings);
+    }
+    // A filter that keeps some metrics still leaves the others out.
+    let text = format!(
+        "$ curl -s gpu11:8080/metrics | grep -v '^#' | grep XID\n{}",
+        dcgm_gpu(1, "00000000:2A:00.0", 79)
+            .lines()
+            .filter(|l| l.contains("XID"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+    let r = report(&text);
+    assert_eq!(of(&r, "DG006").len(), 1, "{:#?}", r.findings);
+    assert_eq!(of(&r, "IN001").len(), 1, "{:#?}", r.findings);
+}
+
 /// A GPU whose last-Xid gauge reads 79: DG006 names the code from the Xid
 /// table, says the gauge shows only the last code and not when, and is a
 /// warning (the code may be older than the GPU's last reset).

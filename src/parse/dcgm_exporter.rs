@@ -78,8 +78,8 @@ const BLANK: u64 = 0x7fff_ffff_ffff_fff0;
 
 /// `curl`/`wget` of dcgm-exporter's port 9400 or of a URL naming it
 /// (`http://dcgm-exporter.monitoring.svc/metrics`), or a `promtool query`
-/// of a DCGM metric. (node_exporter's reader claims the other `/metrics`
-/// URLs: this format comes first.)
+/// of a DCGM metric. Other `/metrics` URLs are no one's claim: the
+/// scrape's own metric names say whose it is.
 fn command(argv: &[&str]) -> bool {
     let program = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p));
     match program {

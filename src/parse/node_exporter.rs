@@ -85,15 +85,27 @@ pub(crate) const FORMAT: Spec<NodeExporter> = Spec {
 /// The prefix of every InfiniBand metric.
 const PREFIX: &str = "node_infiniband_";
 
-/// `curl`/`wget` of an exporter's `/metrics`, or `promtool query`.
+/// `curl`/`wget` of node_exporter's port 9100 or of a URL naming it
+/// (`http://node-exporter.monitoring.svc/metrics`), or a `promtool query`
+/// of an InfiniBand metric.
+///
+/// Not any `/metrics` URL: a command a format claims limits the first
+/// section to that format, and `curl gpu07:8080/metrics` may as well be
+/// dcgm-exporter's (on a port of its deployment's choosing). Unclaimed,
+/// the scrape is read by whichever exporter's metrics it holds.
 fn command(argv: &[&str]) -> bool {
     let program = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p));
     match program {
-        Some("curl" | "wget") => argv
-            .iter()
-            .skip(1)
-            .any(|w| w.contains("/metrics") || w.contains(":9100")),
-        Some("promtool") => argv.get(1).is_some_and(|w| *w == "query"),
+        Some("curl" | "wget") => argv.iter().skip(1).any(|w| {
+            let lower = w.to_ascii_lowercase();
+            w.contains(":9100")
+                || lower.contains("node-exporter")
+                || lower.contains("node_exporter")
+        }),
+        Some("promtool") => {
+            argv.get(1).is_some_and(|w| *w == "query")
+                && argv.iter().skip(2).any(|w| w.contains(PREFIX))
+        }
         _ => false,
     }
 }
@@ -716,14 +728,27 @@ mod tests {
     }
 
     #[test]
-    fn command_wants_metrics_or_a_query() {
+    fn command_wants_port_9100_or_an_infiniband_query() {
         assert!(command(&["curl", "-s", "localhost:9100/metrics"]));
+        assert!(command(&[
+            "curl",
+            "http://node-exporter.monitoring.svc/metrics"
+        ]));
         assert!(command(&[
             "promtool",
             "query",
             "instant",
             "http://p:9090",
-            "x"
+            "rate(node_infiniband_symbol_error_total[5m])"
+        ]));
+        // Any exporter may serve `/metrics` on another port: no claim.
+        assert!(!command(&["curl", "-s", "gpu07:8080/metrics"]));
+        assert!(!command(&[
+            "promtool",
+            "query",
+            "instant",
+            "http://p:9090",
+            "up"
         ]));
         assert!(!command(&["curl", "https://example.com"]));
         assert!(!command(&["promtool", "check", "config"]));

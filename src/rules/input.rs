@@ -636,6 +636,16 @@ pub(crate) fn partial_parts<'a>(ctx: &Context<'a>) -> Vec<PartialPart<'a>> {
             // `| grep DCGM_FI` likewise keeps dcgm-exporter's GPU metrics.
             .filter(|f| {
                 !(at.section.kind == Kind::DcgmExporter && f.to_ascii_lowercase().contains("dcgm"))
+            })
+            // `curl …/metrics | grep -v '^#'` leaves out the exporters'
+            // `# HELP`/`# TYPE` comments only: every metric is there.
+            .filter(|_| {
+                !(matches!(at.section.kind, Kind::NodeExporter | Kind::DcgmExporter)
+                    && at
+                        .section
+                        .command
+                        .as_deref()
+                        .is_some_and(filters_drop_only_comments))
             });
         if let Some(filter) = filter {
             out.push(PartialPart {
@@ -1316,6 +1326,53 @@ fn filters_for_read_lines(filter: &str) -> bool {
         .any(|w| lower.contains(w))
 }
 
+/// Whether every line filter of `command` is a `grep -v` of comment
+/// lines (`grep -v '^#'`, `grep -v "^ *#"`, `egrep -v '^# (HELP|TYPE)'`)
+/// or of blank lines (`grep -v '^$'`): output without its comments. A filter of anything else, or a pattern
+/// given by `-e`/`-f` (there may be several), is no such filter.
+fn filters_drop_only_comments(command: &str) -> bool {
+    let mut filters = pipe_stages(command)
+        .map(str::trim)
+        .filter(|s| LINE_FILTERS.contains(&stage_program(s)))
+        .peekable();
+    filters.peek().is_some() && filters.all(grep_v_of_comments)
+}
+
+/// [`filters_drop_only_comments`] of one stage.
+fn grep_v_of_comments(stage: &str) -> bool {
+    if !matches!(stage_program(stage), "grep" | "egrep") {
+        return false;
+    }
+    // The words after the program: its options, then one pattern.
+    let mut rest = stage.split_once(char::is_whitespace).map_or("", |(_, r)| r);
+    let mut inverted = false;
+    loop {
+        rest = rest.trim_start();
+        let Some(option) = rest.strip_prefix('-') else {
+            break;
+        };
+        let (word, after) = option
+            .split_once(char::is_whitespace)
+            .unwrap_or((option, ""));
+        if word.starts_with('-') || word.contains(['e', 'f']) {
+            // `--regexp=…`, `-e PATTERN`, `-f FILE`: patterns elsewhere.
+            return false;
+        }
+        inverted |= word.contains('v');
+        rest = after;
+    }
+    let pattern = rest.trim();
+    let pattern = ['\'', '"']
+        .iter()
+        .find_map(|&q| pattern.strip_prefix(q).and_then(|p| p.strip_suffix(q)))
+        .unwrap_or(pattern);
+    let mut body = pattern.strip_prefix('^').unwrap_or(pattern);
+    for space in [" *", "\\s*", "[[:space:]]*", "[ \\t]*"] {
+        body = body.strip_prefix(space).unwrap_or(body);
+    }
+    inverted && (body.starts_with('#') || body == "$")
+}
+
 /// The filter a command line pipes its output through (`grep Up` of
 /// `iblinkinfo | grep Up`), if any: the first stage whose program prints
 /// only some of its input ([`LINE_FILTERS`]) after the last stage that
@@ -1547,6 +1604,28 @@ mod tests {
         assert_eq!(gpu_option("nvidia-smi nvlink -s"), None);
         assert_eq!(gpu_option("nvidia-smi nvlink -c -i 00000000:18:00.0"), None);
         assert_eq!(gpu_option("nvidia-smi nvlink -c -i"), None);
+    }
+
+    #[test]
+    fn comment_filters_are_told_from_filters_of_readings() {
+        for command in [
+            "curl -s gpu07:8080/metrics | grep -v '^#'",
+            "curl -s gpu07:8080/metrics | grep -v \"^ *#\" | grep -v '^$'",
+            "curl -s gpu07:8080/metrics | egrep -v '^# (HELP|TYPE)'",
+            "wget -qO- gpu07:9400/metrics | grep -iv ^#",
+        ] {
+            assert!(filters_drop_only_comments(command), "{command}");
+        }
+        for command in [
+            "curl -s gpu07:8080/metrics",
+            "curl -s gpu07:8080/metrics | grep '^#'",
+            "curl -s gpu07:8080/metrics | grep -v '^#' | grep REMAP",
+            "curl -s gpu07:8080/metrics | grep -v -e '^#' -e XID",
+            "curl -s gpu07:8080/metrics | grep -v XID",
+            "curl -s gpu07:8080/metrics | head -50",
+        ] {
+            assert!(!filters_drop_only_comments(command), "{command}");
+        }
     }
 
     #[test]
