@@ -254,6 +254,36 @@ mlx5_0 port 1 ==> ibp26s0 (Up)
     assert!(!rules(&f).contains(&"IN002"), "{f:?}");
 }
 
+/// A switch's `mst status` and `mlxcables -d` as SONiC's debug guide prints
+/// them (values changed): a line holding one space between an entry's
+/// details, a blank line between list items and between a cable's fields.
+#[test]
+fn switch_mst_status_and_mlxcables_with_spaced_lines_are_read_whole() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mft/switch_mst_status_mlxcables.txt"
+    ))
+    .unwrap();
+    let doc = read(&text);
+    let kinds: Vec<_> = doc.sections.iter().map(|s| s.kind).collect();
+    assert_eq!(kinds, [Kind::MstStatus, Kind::Mlxcables]);
+    let SectionData::MstStatus(m) = &doc.sections[0].data else {
+        panic!("not mst status")
+    };
+    assert_eq!(m.devices.len(), 2);
+    assert_eq!(m.devices[1].access.as_deref(), Some("PCI direct access"));
+    assert_eq!(m.devices[1].chip_revision.as_deref(), Some("00"));
+    assert_eq!(m.cables.len(), 3);
+    let SectionData::Mlxcables(c) = &doc.sections[1].data else {
+        panic!("not mlxcables")
+    };
+    assert_eq!(c.cables[0].temperature_c, Some(44.0));
+    assert_eq!(c.cables[0].length_m, Some(5.0));
+    let f = findings(doc);
+    assert!(!rules(&f).contains(&"IN002"), "{f:?}");
+    assert!(!rules(&f).contains(&"IN001"), "{f:?}");
+}
+
 /// `mlxcables` after `mst cable add`: its `-------- Cable EEPROM --------`
 /// title is its own line, not a script's heading ending the section.
 #[test]
