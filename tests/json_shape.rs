@@ -101,6 +101,14 @@ fn inputs() -> Vec<String> {
             .to_owned(),
     );
     texts.push(
+        "$ mst status\nMST devices:\n------------\n/dev/mst/mt4123_pciconf0         - PCI configuration cycles access.\n                                   domain:bus:dev.fn=0000:4b:00.0 addr.reg=88 data.reg=92 cr_bar.gw_offset=-1\n                                   Chip revision is: 00\n\nCables:\n-------------------\nmt4123_pciconf0_cable_0\n\nInband devices:\n---------------\n/dev/mst/CA_MT4123_gpu-b2_HCA-1_lid-0x0011\n"
+            .to_owned(),
+    );
+    texts.push(
+        "$ mlxcables\nQuerying Cables ....\n\nCable #1:\n---------\nCable name    : mt4123_pciconf0_cable_0\n>> No FW data to show\n-------- Cable EEPROM --------\nIdentifier                     : QSFP28 (11h)\nTechnology                     : Copper cable unequalized (a0h)\nCompliance                     : 100GBASE-CR4, HDR,EDR\nAttenuation: 2.5GHz            : 4dB\nOUI                            : 0x0002c9\nVendor                         : Mellanox\nSerial number                  : MT2231VS04417\nPart number                    : MCP1650-H001E30\nRevision                       : A3\nWavelength [nm]                : N/A\nTemperature [c]                : 38 C\nDigital Diagnostic Monitoring  : YES\nLength [m]                     : 1 m\n"
+            .to_owned(),
+    );
+    texts.push(
         "$ rdma link show\nlink mlx5_0/1 subnet_prefix fe80:0000:0000:0000 lid 17 sm_lid 1 lmc 0 state ACTIVE physical_state LINK_UP netdev ibp12s0\n"
             .to_owned(),
     );

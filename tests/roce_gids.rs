@@ -177,7 +177,7 @@ fn mst_status_v_is_read_whole() {
     assert_eq!(m.devices[1].rdma.as_deref(), Some("mlx5_0"));
     assert_eq!(m.devices[1].netdevs, vec!["ibp26s0".to_owned()]);
     assert_eq!(m.devices[1].numa, Some(0));
-    assert_eq!(m.devices[2].pci, "9f:00.1");
+    assert_eq!(m.devices[2].pci.as_deref(), Some("9f:00.1"));
     assert_eq!(s[0].host.as_deref(), Some("gpu-r3n07"));
     let f = findings(doc);
     assert!(!rules(&f).contains(&"IN002"), "{f:?}");
@@ -206,6 +206,126 @@ ConnectX7(rev:0)        NA       c3:00.0   mlx5_7          net-ibs114           
     };
     assert_eq!(m.devices.len(), 2);
     assert_eq!(m.devices[0].mst, None);
+    let f = findings(doc);
+    assert!(!rules(&f).contains(&"IN002"), "{f:?}");
+}
+
+/// Plain `mst status` (MFT's kernel modules) after `mst cable add`, in the
+/// shape of public install notes and SONiC's debug guide (values changed):
+/// read whole as the `-v` table's kind, nothing unread.
+#[test]
+fn plain_mst_status_with_cables_is_read_whole() {
+    let text = "\
+[root@gpu-c04 ~]# mst status
+MST modules:
+------------
+    MST PCI module is not loaded
+    MST PCI configuration module loaded
+
+MST devices:
+------------
+/dev/mst/mt4129_pciconf0         - PCI configuration cycles access.
+                                   domain:bus:dev.fn=0000:1a:00.0 addr.reg=88 data.reg=92 cr_bar.gw_offset=-1
+                                   Chip revision is: 00
+/dev/mst/mt4129_pciconf1         - PCI configuration cycles access.
+                                   domain:bus:dev.fn=0000:3c:00.0 addr.reg=88 data.reg=92 cr_bar.gw_offset=-1
+                                   Chip revision is: 00
+
+Cables:
+-------------------
+mt4129_pciconf0_cable_0
+
+mt4129_pciconf1_cable_0
+
+[root@gpu-c04 ~]# ibdev2netdev
+mlx5_0 port 1 ==> ibp26s0 (Up)
+";
+    let doc = read(text);
+    let SectionData::MstStatus(m) = &doc.sections[0].data else {
+        panic!("not mst status: {:?}", doc.sections[0].kind)
+    };
+    assert_eq!(m.devices.len(), 2);
+    assert_eq!(m.devices[1].pci.as_deref(), Some("0000:3c:00.0"));
+    assert_eq!(m.devices[1].device_type, None);
+    assert_eq!(m.cables.len(), 2);
+    assert_eq!(doc.sections[0].host.as_deref(), Some("gpu-c04"));
+    assert_eq!(doc.sections[1].kind, Kind::Ibdev2netdev);
+    let f = findings(doc);
+    assert!(!rules(&f).contains(&"IN002"), "{f:?}");
+}
+
+/// A switch's `mst status` and `mlxcables -d` as SONiC's debug guide prints
+/// them (values changed): a line holding one space between an entry's
+/// details, a blank line between list items and between a cable's fields.
+#[test]
+fn switch_mst_status_and_mlxcables_with_spaced_lines_are_read_whole() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mft/switch_mst_status_mlxcables.txt"
+    ))
+    .unwrap();
+    let doc = read(&text);
+    let kinds: Vec<_> = doc.sections.iter().map(|s| s.kind).collect();
+    assert_eq!(kinds, [Kind::MstStatus, Kind::Mlxcables]);
+    let SectionData::MstStatus(m) = &doc.sections[0].data else {
+        panic!("not mst status")
+    };
+    assert_eq!(m.devices.len(), 2);
+    assert_eq!(m.devices[1].access.as_deref(), Some("PCI direct access"));
+    assert_eq!(m.devices[1].chip_revision.as_deref(), Some("00"));
+    assert_eq!(m.cables.len(), 3);
+    let SectionData::Mlxcables(c) = &doc.sections[1].data else {
+        panic!("not mlxcables")
+    };
+    assert_eq!(c.cables[0].temperature_c, Some(44.0));
+    assert_eq!(c.cables[0].length_m, Some(5.0));
+    let f = findings(doc);
+    assert!(!rules(&f).contains(&"IN002"), "{f:?}");
+    assert!(!rules(&f).contains(&"IN001"), "{f:?}");
+}
+
+/// `mlxcables` after `mst cable add`: its `-------- Cable EEPROM --------`
+/// title is its own line, not a script's heading ending the section.
+#[test]
+fn mlxcables_is_read_whole() {
+    let text = "\
+root@gpu-b2:~# mlxcables
+Querying Cables ....
+
+Cable #1:
+---------
+Cable name    : mt4123_pciconf0_cable_0
+>> No FW data to show
+-------- Cable EEPROM --------
+Identifier                     : QSFP56 (11h)
+Vendor                         : Mellanox
+Part number                    : MFS1S00-H003V
+Temperature [c]                : 52 C
+Length [m]                     : 3 m
+
+Cable #2:
+---------
+Cable name    : mt4123_pciconf1_cable_0
+>> No FW data to show
+-------- Cable EEPROM --------
+Identifier                     : QSFP56 (11h)
+Vendor                         : Mellanox
+Temperature [c]                : N/A
+Length [m]                     : 2 m
+";
+    let doc = read(text);
+    assert_eq!(
+        doc.sections.len(),
+        1,
+        "{:?}",
+        doc.sections.iter().map(|s| s.kind).collect::<Vec<_>>()
+    );
+    let SectionData::Mlxcables(m) = &doc.sections[0].data else {
+        panic!("not mlxcables: {:?}", doc.sections[0].kind)
+    };
+    assert_eq!(m.cables.len(), 2);
+    assert_eq!(m.cables[0].temperature_c, Some(52.0));
+    assert_eq!(m.cables[1].temperature_c, None);
     let f = findings(doc);
     assert!(!rules(&f).contains(&"IN002"), "{f:?}");
 }

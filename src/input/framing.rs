@@ -192,13 +192,18 @@ fn env_assignment(line: &str) -> bool {
 /// Whether `t` is a script's heading ([`Framing::Heading`]): a title
 /// decorated alike on both sides ([`decorated_title`]) that is neither a
 /// time (`==== $(date) ====` is read as `date` output: the time of the
-/// snapshot after it) nor nvidia-smi's own `==============NVSMI
-/// LOG==============` (which opens `nvidia-smi -q` output).
+/// snapshot after it) nor a tool's own part title: nvidia-smi's
+/// `==============NVSMI LOG==============` (which opens `nvidia-smi -q`
+/// output) and mlxcables' `-------- Cable EEPROM --------` (inside a
+/// `Cable #N:` block).
 ///
 /// [`decorated_title`]: crate::parse::text::decorated_title
 pub(crate) fn script_heading(t: &str) -> bool {
-    crate::parse::text::decorated_title(t)
-        .is_some_and(|title| title != "NVSMI LOG" && !crate::parse::date::heading_has_stamp(t))
+    crate::parse::text::decorated_title(t).is_some_and(|title| {
+        title != "NVSMI LOG"
+            && !(title.starts_with("Cable ") && t.trim_start().starts_with("--"))
+            && !crate::parse::date::heading_has_stamp(t)
+    })
 }
 
 /// `.. code-block:: bash`, `.. note::`: a reStructuredText directive of

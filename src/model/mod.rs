@@ -36,6 +36,7 @@ pub mod ibqueryerrors;
 pub mod ibstatus;
 pub mod ibswinfo;
 pub mod ibv_devinfo;
+pub mod mlxcables;
 pub mod mlxlink;
 pub mod mst_status;
 pub mod nccl_log;

@@ -37,6 +37,7 @@ pub mod ibswinfo;
 pub mod ibv_devinfo;
 pub mod kernel_log;
 pub(crate) mod kernel_pcie;
+pub mod mlxcables;
 pub mod mlxlink;
 pub mod mst_status;
 pub mod nccl_log;
@@ -281,8 +282,11 @@ formats! {
     Ibdev2netdev = "ibdev2netdev", crate::model::ibdev2netdev::Ibdev2netdev, ibdev2netdev::FORMAT;
     /// `show_gids` (OFED): each RDMA port's GID table entries, RoCE version and interface.
     ShowGids = "show_gids", crate::model::show_gids::ShowGids, show_gids::FORMAT;
-    /// `mst status -v` (MFT): each adapter's PCI function, RDMA device, interfaces and NUMA node.
+    /// `mst status` (MFT), plain or `-v`: each adapter's MST device and PCI function (with `-v` its
+    /// RDMA device, interfaces and NUMA node), and the cable devices.
     MstStatus = "mst_status", crate::model::mst_status::MstStatus, mst_status::FORMAT;
+    /// `mlxcables` (MFT): each cable's EEPROM identity, length and temperature.
+    Mlxcables = "mlxcables", crate::model::mlxcables::Mlxcables, mlxcables::FORMAT;
     /// `sminfo`: the subnet manager a port reaches.
     Sminfo = "sminfo", crate::model::sminfo::Sminfo, sminfo::FORMAT;
     /// `ibv_devinfo`, plain, `-v` or `-l`.
