@@ -406,6 +406,11 @@ pub struct KernelLog {
     /// kernel: …`), when every such line names the same one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syslog_host: Option<String>,
+    /// The hosts the syslog/journal prefixes name, in the order of their
+    /// first lines, when they name more than one (a central collector's
+    /// file): the input reads each host's lines as a section of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub syslog_hosts: Vec<String>,
 }
 
 impl KernelLog {

@@ -10,8 +10,10 @@
 //!
 //! Each may follow a prefix: none, `[  123.456789] ` (dmesg),
 //! `[Mon Dec  7 10:00:00 2026] ` (dmesg -T), `kern  :err   : ` (dmesg -x),
-//! `Dec 07 10:00:00 host kernel: ` (syslog, journalctl) or
-//! `2026-12-07T10:00:00.123456+00:00 host kernel: ` (ISO), the last two
+//! `<6>[  123.456789] ` (dmesg -r: the record's priority, util-linux
+//! `dmesg.c`), `Dec 07 10:00:00 host kernel: ` (syslog, journalctl),
+//! `[  123.456789] host kernel: ` (journalctl -o short-monotonic) or
+//! `2026-12-07T10:00:00.123456+00:00 host kernel: ` (ISO), the last three
 //! naming the host. Other lines with such a prefix, and other `NVRM:`
 //! lines, are the block's other kernel messages: counted, not read. A line
 //! cut before its code ends is partial: its GPU is named, its code not
@@ -74,7 +76,7 @@ pub(crate) const FORMAT: Spec<KernelLog> = Spec {
     // month's initial, a year's first digit: a table look-up that keeps
     // the detector off most lines of other tools (`GPU`, `Link`, `Port…`);
     // `m` of a bare `mlx5_core 0000:…` line; `-` of a journal's boot line
-    // before the first one.
+    // before the first one; `<` of dmesg -r's `<6>`.
     starts: |b| {
         matches!(
             b,
@@ -93,6 +95,7 @@ pub(crate) const FORMAT: Spec<KernelLog> = Spec {
                 | b'm'
                 | b'-'
                 | b'p'
+                | b'<'
         )
     },
     detect,
@@ -248,11 +251,16 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
 /// Reads a block of kernel-log lines.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
+    parse_until(lines, crate::parse::text::last_text_line(lines))
+}
+
+/// [`parse`], with `last` the number of the block's last line with text
+/// (the line a cut may end inside), which need not be one of `lines`.
+fn parse_until(lines: &[Line<'_>], last: Option<usize>) -> Parsed<KernelLog> {
     let mut out = KernelLog::default();
     let mut unread = Unread::default();
     let mut other: Vec<usize> = Vec::new();
-    let mut hosts: Vec<&str> = Vec::new();
-    let last = crate::parse::text::last_text_line(lines);
+    let mut hosts = HostsSeen::default();
     // The boot whose first line is still to come.
     let mut boot_opened: Option<usize> = None;
     let mut pcie = PcieState::default();
@@ -264,8 +272,8 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
         | Read::Aer(p, _)
         | Read::Init(p, _) = &read
         {
-            if let Some(h) = p.host.filter(|h| !hosts.contains(h)) {
-                hosts.push(h);
+            if let Some(h) = p.host {
+                hosts.see(h);
             }
             if let Some(b) = boot_opened.take().and_then(|i| out.boots.get_mut(i)) {
                 b.first_time = p.time.map(str::to_owned);
@@ -305,13 +313,80 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
     }
     pcie.finish(&mut out, last);
     out.other_messages = spans_of(other);
-    if let [host] = hosts.as_slice() {
-        out.syslog_host = Some((*host).to_owned());
+    match hosts.order.as_slice() {
+        [host] => out.syslog_host = Some((*host).to_owned()),
+        [] => {}
+        several => out.syslog_hosts = several.iter().map(|h| (*h).to_owned()).collect(),
     }
     Parsed {
         value: out,
         warnings: unread.finish(),
     }
+}
+
+/// The hosts a block's syslog prefixes name, in the order of their first
+/// lines: a set for a collector's file of a thousand hosts, and the last
+/// one named for the runs of lines one host logs.
+#[derive(Default)]
+struct HostsSeen<'a> {
+    order: Vec<&'a str>,
+    known: std::collections::HashSet<&'a str>,
+}
+
+impl<'a> HostsSeen<'a> {
+    fn see(&mut self, host: &'a str) {
+        if self.order.last() != Some(&host) && self.known.insert(host) {
+            self.order.push(host);
+        }
+    }
+}
+
+/// Each host's reading of a block whose syslog prefixes name several
+/// hosts (a central collector's `/var/log/messages`, or `grep mlx5` of
+/// several hosts' logs without pdsh's prefixes), in the order of
+/// [`KernelLog::syslog_hosts`]: each read from its own lines alone, so
+/// that one host's `Link down` and another's `Link up` are no one link's
+/// change. A line naming no host (a journal's boot line, a message's
+/// continuation) goes with the next named line when it is a boot line
+/// (journalctl prints it before the new boot's first entry), else with
+/// the line above. The warnings are the whole block's ([`parse`]'s): an
+/// unread line is unread whoever's it is.
+#[must_use]
+pub(crate) fn parse_per_host(lines: &[Line<'_>], hosts: &[String]) -> Vec<KernelLog> {
+    let last = crate::parse::text::last_text_line(lines);
+    let index: std::collections::HashMap<&str, usize> = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.as_str(), i))
+        .collect();
+    let mut each: Vec<Vec<Line<'_>>> = vec![Vec::new(); hosts.len()];
+    let mut current = 0usize;
+    let mut boots_waiting: Vec<&Line<'_>> = Vec::new();
+    for line in lines.iter().filter(|l| !l.is_blank()) {
+        if boot_marker(line.text()).is_some() {
+            boots_waiting.push(line);
+            continue;
+        }
+        let (prefix, _) = split_prefix(line.text());
+        if let Some(&i) = prefix.host.and_then(|h| index.get(h)) {
+            current = i;
+        }
+        if let Some(lines) = each.get_mut(current) {
+            lines.extend(boots_waiting.drain(..).cloned());
+            lines.push(line.clone());
+        }
+    }
+    if let Some(lines) = each.get_mut(current) {
+        lines.extend(boots_waiting.drain(..).cloned());
+    }
+    each.iter()
+        .zip(hosts)
+        .map(|(lines, host)| {
+            let mut log = parse_until(lines, last).value;
+            log.syslog_host = Some(host.clone());
+            log
+        })
+        .collect()
 }
 
 /// `3 Xid/SXid lines (2 devices), 5 adapter link/cable/PCIe lines (2
@@ -742,7 +817,7 @@ fn read_line(text: &str) -> Read<'_> {
 fn split_prefix(text: &str) -> (Prefix<'_>, &str) {
     let mut p = Prefix::default();
     let mut rest = text.trim_start();
-    if let Some(r) = strip_facility(rest) {
+    if let Some(r) = strip_priority(rest).or_else(|| strip_facility(rest)) {
         p.logged = true;
         rest = r;
     }
@@ -750,6 +825,11 @@ fn split_prefix(text: &str) -> (Prefix<'_>, &str) {
         p.logged = true;
         p.time = time;
         p.uptime = uptime;
+        // journalctl -o short-monotonic: `[  12.345678] host kernel: …`.
+        let Some((host, r)) = syslog_host(r) else {
+            return (p, r);
+        };
+        p.host = Some(host);
         return (p, r);
     }
     if let Some((time, r)) = iso_time(rest).or_else(|| bsd_time(rest)) {
@@ -778,6 +858,27 @@ fn split_prefix(text: &str) -> (Prefix<'_>, &str) {
         rest = r.trim_start();
     }
     (p, rest)
+}
+
+/// `host kernel: ` after journalctl -o short-monotonic's `[seconds] `:
+/// the host, and the kernel's message after it. A word with a colon or a
+/// bracket is no host (`mlx5_core 0000:…`, `NVRM: …`).
+fn syslog_host(text: &str) -> Option<(&str, &str)> {
+    let (host, r) = text.split_once(' ')?;
+    let r = r.strip_prefix("kernel:")?;
+    let named = !host.is_empty() && !host.contains([':', '[', ']']);
+    named.then(|| (host, r.trim_start()))
+}
+
+/// dmesg -r's `<6>` (the record's facility and level as one number,
+/// `<4>` a kernel warning, `<30>` a daemon's info): the text after it.
+fn strip_priority(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix('<')?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if !(1..=3).contains(&digits) {
+        return None;
+    }
+    rest.get(digits..)?.strip_prefix('>')
 }
 
 /// dmesg -x's `kern  :err   : ` (facility and level, padded).
@@ -1520,6 +1621,39 @@ Dec 02 09:00:00 gpu07 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link ACTIVE
             boot_marker("-- Logs begin at Mon 2026-11-30 10:00:00 UTC. --"),
             None
         );
+    }
+
+    #[test]
+    fn reads_dmesg_raw_and_short_monotonic_prefixes() {
+        // dmesg -r (`<6>`, with and without the time), dmesg -x, and
+        // journalctl -o short-monotonic (`[seconds] host kernel: `).
+        let text = "\
+<6>[  812.004113] mlx5_core 0000:4b:00.0 ibp75s0: Link down
+<4>mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link DOWN
+kern  :info  : [  815.5] mlx5_core 0000:4b:00.0 ibp75s0: Link up
+[  901.250000] gn14 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link ACTIVE
+<30>[  902.0] systemd-networkd[811]: ibp75s0: Gained carrier
+";
+        let p = read(text);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let e = &p.value.nic_events;
+        assert_eq!(e.len(), 4, "{e:#?}");
+        assert_eq!(e[0].uptime_seconds, Some(812.004_113));
+        assert_eq!(e[0].what, Some(NicWhat::Carrier { up: false }));
+        assert_eq!(e[1].uptime_seconds, None);
+        assert_eq!(e[2].uptime_seconds, Some(815.5));
+        assert_eq!(e[3].uptime_seconds, Some(901.25));
+        assert_eq!(p.value.syslog_host.as_deref(), Some("gn14"));
+        assert_eq!(p.value.other_messages, vec![LineSpan::line(5)]);
+        for y in [
+            "<6>[  812.004113] mlx5_core 0000:4b:00.0 ibp75s0: Link down",
+            "[  901.250000] gn14 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link ACTIVE",
+        ] {
+            assert!(detect(&lines_of(y)).is_some(), "{y}");
+        }
+        // Not a priority: `<` without digits and `>`.
+        assert_eq!(strip_priority("<html>"), None);
+        assert_eq!(strip_priority("<1234>x"), None);
     }
 
     #[test]
