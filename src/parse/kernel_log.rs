@@ -58,12 +58,15 @@
 //! PCIe AER error reports and the NVIDIA driver's lines about a GPU's
 //! initialisation are read by `kernel_pcie`: an AER error's
 //! status and bit lines are part of its event, and a `NVRM: The NVIDIA
-//! GPU …` message takes the `NVRM:` lines that go on with it.
+//! GPU …` message takes the `NVRM:` lines that go on with it. A rate
+//! limit's `aer_ratelimit: 25 callbacks suppressed` (lib/ratelimit.c: the
+//! function's name, then the count; or after a device's `… AER: `) says
+//! how many AER messages the kernel dropped: read, with its count.
 
 use super::kernel_pcie::{aer_line, init_line, init_what, pci_id_in, AerLine, InitLine};
 use crate::model::kernel_log::{
-    AerEvent, BootMarker, GpuInitEvent, KernelLog, NicEvent, NicWhat, PcieBandwidth, XidEvent,
-    XidSource,
+    AerEvent, AerSuppressed, BootMarker, GpuInitEvent, KernelLog, NicEvent, NicWhat, PcieBandwidth,
+    XidEvent, XidSource,
 };
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::Unread;
@@ -134,6 +137,9 @@ enum Read<'a> {
     Nic(Prefix<'a>, Nic<'a>),
     /// A PCIe AER line.
     Aer(Prefix<'a>, AerLine<'a>),
+    /// A rate limit's report of dropped AER messages: the device the line
+    /// names, the function, the count.
+    Suppressed(Prefix<'a>, Suppressed<'a>),
     /// An NVIDIA driver line about a GPU's initialisation.
     Init(Prefix<'a>, InitLine<'a>),
     /// A kernel (or log) message that is no Xid/SXid.
@@ -177,6 +183,7 @@ fn has_pcie_or_init(text: &str) -> bool {
         "AER: enabled",
         "NVRM: ",
         "nvidia-drm ",
+        "callbacks suppressed",
     ]
     .iter()
     .any(|w| memchr::memmem::find(b, w.as_bytes()).is_some())
@@ -232,6 +239,7 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         return matches!(
             read_line(text),
             Read::Init(..)
+                | Read::Suppressed(..)
                 | Read::Aer(
                     _,
                     AerLine::Error { .. } | AerLine::Receipt { .. } | AerLine::Enabled { .. }
@@ -270,6 +278,7 @@ fn parse_until(lines: &[Line<'_>], last: Option<usize>) -> Parsed<KernelLog> {
         | Read::Nic(p, _)
         | Read::Other(p)
         | Read::Aer(p, _)
+        | Read::Suppressed(p, _)
         | Read::Init(p, _) = &read
         {
             if let Some(h) = p.host {
@@ -305,6 +314,14 @@ fn parse_until(lines: &[Line<'_>], last: Option<usize>) -> Parsed<KernelLog> {
                 }
             }
             Read::Aer(prefix, aer) => pcie.aer(&mut out, prefix, aer, line.number),
+            Read::Suppressed(prefix, s) => out.aer_suppressed.push(AerSuppressed {
+                count: s.count,
+                device: s.device.map(str::to_owned),
+                function: s.function.map(str::to_owned),
+                time: prefix.time.map(str::to_owned),
+                uptime_seconds: prefix.uptime,
+                span: LineSpan::line(line.number),
+            }),
             Read::Init(prefix, init) => pcie.init(&mut out, prefix, init, line.number),
             Read::Other(_) if pcie.go_on(&mut out, line.text(), line.number) => {}
             Read::Other(_) => other.push(line.number),
@@ -401,8 +418,10 @@ pub fn summary(log: &KernelLog) -> String {
         }
     }
     let mut parts = Vec::new();
-    let others_read =
-        !log.nic_events.is_empty() || !log.aer_events.is_empty() || !log.gpu_init_events.is_empty();
+    let others_read = !log.nic_events.is_empty()
+        || !log.aer_events.is_empty()
+        || !log.aer_suppressed.is_empty()
+        || !log.gpu_init_events.is_empty();
     if !log.events.is_empty() || !others_read {
         parts.push(format!(
             "{} Xid/SXid line(s) ({} device(s))",
@@ -425,6 +444,10 @@ pub fn summary(log: &KernelLog) -> String {
     }
     if !log.aer_events.is_empty() {
         parts.push(format!("{} PCIe AER error(s)", log.aer_events.len()));
+    }
+    if !log.aer_suppressed.is_empty() {
+        let dropped: u64 = log.aer_suppressed.iter().map(|s| s.count).sum();
+        parts.push(format!("{dropped} AER message(s) the kernel suppressed"));
     }
     if !log.gpu_init_events.is_empty() {
         parts.push(format!(
@@ -788,12 +811,52 @@ fn fatality(message: &str) -> Option<bool> {
         })
 }
 
+/// A rate limit's `callbacks suppressed` line of the AER driver.
+#[derive(Debug, PartialEq)]
+struct Suppressed<'a> {
+    device: Option<&'a str>,
+    function: Option<&'a str>,
+    count: u64,
+}
+
+/// `aer_ratelimit: 25 callbacks suppressed` (a function of the AER
+/// driver: its name holds `aer`), or `pcieport 0000:00:01.0: AER: 25
+/// callbacks suppressed`. Other functions' reports are other messages.
+fn suppressed_line(text: &str) -> Option<Suppressed<'_>> {
+    let before = text.trim_end().strip_suffix(" callbacks suppressed")?;
+    let (head, count) = before.rsplit_once(' ')?;
+    let count = count.parse::<u64>().ok()?;
+    let head = head.strip_suffix(':')?;
+    if let Some(head) = head.strip_suffix(": AER") {
+        let (_, address) = head.split_once(' ')?;
+        return is_pci_address(address).then_some(Suppressed {
+            device: Some(address),
+            function: None,
+            count,
+        });
+    }
+    let function = !head.is_empty()
+        && head.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && head.contains("aer");
+    function.then_some(Suppressed {
+        device: None,
+        function: Some(head),
+        count,
+    })
+}
+
 /// Reads one line: its prefix, then an Xid/SXid or another message.
 fn read_line(text: &str) -> Read<'_> {
     if let Some(id) = boot_marker(text) {
         return Read::Boot(id);
     }
     let (prefix, rest) = split_prefix(text);
+    // A cheap test of the line's last byte ahead of the words.
+    if rest.trim_end().ends_with('d') {
+        if let Some(s) = suppressed_line(rest) {
+            return Read::Suppressed(prefix, s);
+        }
+    }
     if let Some(body) = xid_body(rest) {
         return Read::Event(prefix, body);
     }
@@ -1654,6 +1717,33 @@ kern  :info  : [  815.5] mlx5_core 0000:4b:00.0 ibp75s0: Link up
         // Not a priority: `<` without digits and `>`.
         assert_eq!(strip_priority("<html>"), None);
         assert_eq!(strip_priority("<1234>x"), None);
+    }
+
+    #[test]
+    fn reads_the_aer_rate_limits_dropped_messages() {
+        let text = "\
+[ 7306.530011] aer_ratelimit: 41 callbacks suppressed
+Dec 07 10:00:00 gpu07 kernel: pcieport 0000:80:01.0: AER: 63 callbacks suppressed
+[ 7307.1] net_ratelimit: 12 callbacks suppressed
+";
+        let p = read(text);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let s = &p.value.aer_suppressed;
+        assert_eq!(s.len(), 2, "{s:#?}");
+        assert_eq!(
+            (s[0].count, s[0].function.as_deref(), s[0].device.as_deref()),
+            (41, Some("aer_ratelimit"), None)
+        );
+        assert_eq!(s[0].uptime_seconds, Some(7_306.530_011));
+        assert_eq!(
+            (s[1].count, s[1].function.as_deref(), s[1].device.as_deref()),
+            (63, None, Some("0000:80:01.0"))
+        );
+        // Another function's rate limit is another message.
+        assert_eq!(p.value.other_messages, vec![LineSpan::line(3)]);
+        // A paste of `dmesg | grep -i aer` may begin with one.
+        assert!(detect(&lines_of("aer_ratelimit: 41 callbacks suppressed")).is_some());
+        assert!(detect(&lines_of("net_ratelimit: 12 callbacks suppressed")).is_none());
     }
 
     #[test]
