@@ -1782,6 +1782,7 @@ fn finish(open: Open<'_>, from: &[Line<'_>], ctx: &StreamContext<'_>, out: &mut 
     if ctx.host.is_none() || host_of_prompt {
         if let Some(per_host) = node_exporter_sections_per_host(&mut section)
             .or_else(|| dcgm_exporter_sections_per_host(&mut section))
+            .or_else(|| kernel_log_sections_per_host(&mut section, lines))
             .filter(|s| out.sections + s.len() - 1 <= out.options.max_sections)
         {
             out.sections += per_host.len().saturating_sub(1);
@@ -1935,6 +1936,29 @@ fn dcgm_exporter_sections_per_host(section: &mut Section) -> Option<Vec<Section>
                 cut: if i == last { cut.take() } else { None },
             })
         },
+    ))
+}
+
+/// The sections of a kernel log whose syslog prefixes name several hosts
+/// (`Dec  1 10:00:01 node07 kernel: …`, a collector's file): one per host,
+/// each read from that host's lines alone
+/// ([`parse_per_host`](crate::parse::kernel_log::parse_per_host)), so
+/// that a rule judges each host's events apart (`None` for any other
+/// section, or a log naming one host or none).
+fn kernel_log_sections_per_host(section: &mut Section, lines: &[Line<'_>]) -> Option<Vec<Section>> {
+    let crate::parse::SectionData::KernelLog(log) = &mut section.data else {
+        return None;
+    };
+    if log.syslog_hosts.is_empty() {
+        return None;
+    }
+    let hosts = std::mem::take(&mut log.syslog_hosts);
+    let logs = crate::parse::kernel_log::parse_per_host(lines, &hosts);
+    Some(sections_per_host(
+        section,
+        logs,
+        |l| l.syslog_host.clone(),
+        |_, l| crate::parse::SectionData::KernelLog(l),
     ))
 }
 

@@ -275,6 +275,33 @@ impl AerEvent {
     }
 }
 
+/// A rate limit's report that the kernel dropped AER messages: `aer_ratelimit:
+/// 25 callbacks suppressed` (lib/ratelimit.c `___ratelimit`: `"%s: %d
+/// callbacks suppressed"`, the name of the function whose messages were
+/// held back), or the same after a device (`pcieport 0000:00:01.0: AER: 25
+/// callbacks suppressed`). The kernel printed its burst, then dropped this
+/// many: errors that happened and are not in the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AerSuppressed {
+    /// How many messages the kernel dropped.
+    pub count: u64,
+    /// The device the line names, when it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// The function the rate limit is of (`aer_ratelimit`), when the line
+    /// names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    /// The time as printed (see [`XidEvent::time`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    /// Seconds since boot (`[  123.456789]`), when printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime_seconds: Option<f64>,
+    /// The line.
+    pub span: LineSpan,
+}
+
 /// What an NVIDIA driver line says of a GPU's initialisation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -386,6 +413,10 @@ pub struct KernelLog {
     /// PCIe AER errors in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aer_events: Vec<AerEvent>,
+    /// The kernel's reports of AER messages its rate limit dropped, in
+    /// order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aer_suppressed: Vec<AerSuppressed>,
     /// The ports whose AER service the log shows enabled (`pcieport
     /// 0000:00:03.1: AER: enabled with IRQ 28`, printed at boot): the log
     /// covers the time AER errors would be printed.
@@ -406,6 +437,11 @@ pub struct KernelLog {
     /// kernel: …`), when every such line names the same one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syslog_host: Option<String>,
+    /// The hosts the syslog/journal prefixes name, in the order of their
+    /// first lines, when they name more than one (a central collector's
+    /// file): the input reads each host's lines as a section of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub syslog_hosts: Vec<String>,
 }
 
 impl KernelLog {

@@ -10,8 +10,10 @@
 //!
 //! Each may follow a prefix: none, `[  123.456789] ` (dmesg),
 //! `[Mon Dec  7 10:00:00 2026] ` (dmesg -T), `kern  :err   : ` (dmesg -x),
-//! `Dec 07 10:00:00 host kernel: ` (syslog, journalctl) or
-//! `2026-12-07T10:00:00.123456+00:00 host kernel: ` (ISO), the last two
+//! `<6>[  123.456789] ` (dmesg -r: the record's priority, util-linux
+//! `dmesg.c`), `Dec 07 10:00:00 host kernel: ` (syslog, journalctl),
+//! `[  123.456789] host kernel: ` (journalctl -o short-monotonic) or
+//! `2026-12-07T10:00:00.123456+00:00 host kernel: ` (ISO), the last three
 //! naming the host. Other lines with such a prefix, and other `NVRM:`
 //! lines, are the block's other kernel messages: counted, not read. A line
 //! cut before its code ends is partial: its GPU is named, its code not
@@ -56,12 +58,15 @@
 //! PCIe AER error reports and the NVIDIA driver's lines about a GPU's
 //! initialisation are read by `kernel_pcie`: an AER error's
 //! status and bit lines are part of its event, and a `NVRM: The NVIDIA
-//! GPU …` message takes the `NVRM:` lines that go on with it.
+//! GPU …` message takes the `NVRM:` lines that go on with it. A rate
+//! limit's `aer_ratelimit: 25 callbacks suppressed` (lib/ratelimit.c: the
+//! function's name, then the count; or after a device's `… AER: `) says
+//! how many AER messages the kernel dropped: read, with its count.
 
 use super::kernel_pcie::{aer_line, init_line, init_what, pci_id_in, AerLine, InitLine};
 use crate::model::kernel_log::{
-    AerEvent, BootMarker, GpuInitEvent, KernelLog, NicEvent, NicWhat, PcieBandwidth, XidEvent,
-    XidSource,
+    AerEvent, AerSuppressed, BootMarker, GpuInitEvent, KernelLog, NicEvent, NicWhat, PcieBandwidth,
+    XidEvent, XidSource,
 };
 use crate::model::partial::{Partial, PartialReason};
 use crate::parse::text::Unread;
@@ -74,7 +79,7 @@ pub(crate) const FORMAT: Spec<KernelLog> = Spec {
     // month's initial, a year's first digit: a table look-up that keeps
     // the detector off most lines of other tools (`GPU`, `Link`, `Port…`);
     // `m` of a bare `mlx5_core 0000:…` line; `-` of a journal's boot line
-    // before the first one.
+    // before the first one; `<` of dmesg -r's `<6>`.
     starts: |b| {
         matches!(
             b,
@@ -93,6 +98,7 @@ pub(crate) const FORMAT: Spec<KernelLog> = Spec {
                 | b'm'
                 | b'-'
                 | b'p'
+                | b'<'
         )
     },
     detect,
@@ -131,6 +137,9 @@ enum Read<'a> {
     Nic(Prefix<'a>, Nic<'a>),
     /// A PCIe AER line.
     Aer(Prefix<'a>, AerLine<'a>),
+    /// A rate limit's report of dropped AER messages: the device the line
+    /// names, the function, the count.
+    Suppressed(Prefix<'a>, Suppressed<'a>),
     /// An NVIDIA driver line about a GPU's initialisation.
     Init(Prefix<'a>, InitLine<'a>),
     /// A kernel (or log) message that is no Xid/SXid.
@@ -174,6 +183,7 @@ fn has_pcie_or_init(text: &str) -> bool {
         "AER: enabled",
         "NVRM: ",
         "nvidia-drm ",
+        "callbacks suppressed",
     ]
     .iter()
     .any(|w| memchr::memmem::find(b, w.as_bytes()).is_some())
@@ -229,6 +239,7 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
         return matches!(
             read_line(text),
             Read::Init(..)
+                | Read::Suppressed(..)
                 | Read::Aer(
                     _,
                     AerLine::Error { .. } | AerLine::Receipt { .. } | AerLine::Enabled { .. }
@@ -248,11 +259,16 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
 /// Reads a block of kernel-log lines.
 #[must_use]
 pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
+    parse_until(lines, crate::parse::text::last_text_line(lines))
+}
+
+/// [`parse`], with `last` the number of the block's last line with text
+/// (the line a cut may end inside), which need not be one of `lines`.
+fn parse_until(lines: &[Line<'_>], last: Option<usize>) -> Parsed<KernelLog> {
     let mut out = KernelLog::default();
     let mut unread = Unread::default();
     let mut other: Vec<usize> = Vec::new();
-    let mut hosts: Vec<&str> = Vec::new();
-    let last = crate::parse::text::last_text_line(lines);
+    let mut hosts = HostsSeen::default();
     // The boot whose first line is still to come.
     let mut boot_opened: Option<usize> = None;
     let mut pcie = PcieState::default();
@@ -262,10 +278,11 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
         | Read::Nic(p, _)
         | Read::Other(p)
         | Read::Aer(p, _)
+        | Read::Suppressed(p, _)
         | Read::Init(p, _) = &read
         {
-            if let Some(h) = p.host.filter(|h| !hosts.contains(h)) {
-                hosts.push(h);
+            if let Some(h) = p.host {
+                hosts.see(h);
             }
             if let Some(b) = boot_opened.take().and_then(|i| out.boots.get_mut(i)) {
                 b.first_time = p.time.map(str::to_owned);
@@ -297,6 +314,14 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
                 }
             }
             Read::Aer(prefix, aer) => pcie.aer(&mut out, prefix, aer, line.number),
+            Read::Suppressed(prefix, s) => out.aer_suppressed.push(AerSuppressed {
+                count: s.count,
+                device: s.device.map(str::to_owned),
+                function: s.function.map(str::to_owned),
+                time: prefix.time.map(str::to_owned),
+                uptime_seconds: prefix.uptime,
+                span: LineSpan::line(line.number),
+            }),
             Read::Init(prefix, init) => pcie.init(&mut out, prefix, init, line.number),
             Read::Other(_) if pcie.go_on(&mut out, line.text(), line.number) => {}
             Read::Other(_) => other.push(line.number),
@@ -305,13 +330,80 @@ pub fn parse(lines: &[Line<'_>]) -> Parsed<KernelLog> {
     }
     pcie.finish(&mut out, last);
     out.other_messages = spans_of(other);
-    if let [host] = hosts.as_slice() {
-        out.syslog_host = Some((*host).to_owned());
+    match hosts.order.as_slice() {
+        [host] => out.syslog_host = Some((*host).to_owned()),
+        [] => {}
+        several => out.syslog_hosts = several.iter().map(|h| (*h).to_owned()).collect(),
     }
     Parsed {
         value: out,
         warnings: unread.finish(),
     }
+}
+
+/// The hosts a block's syslog prefixes name, in the order of their first
+/// lines: a set for a collector's file of a thousand hosts, and the last
+/// one named for the runs of lines one host logs.
+#[derive(Default)]
+struct HostsSeen<'a> {
+    order: Vec<&'a str>,
+    known: std::collections::HashSet<&'a str>,
+}
+
+impl<'a> HostsSeen<'a> {
+    fn see(&mut self, host: &'a str) {
+        if self.order.last() != Some(&host) && self.known.insert(host) {
+            self.order.push(host);
+        }
+    }
+}
+
+/// Each host's reading of a block whose syslog prefixes name several
+/// hosts (a central collector's `/var/log/messages`, or `grep mlx5` of
+/// several hosts' logs without pdsh's prefixes), in the order of
+/// [`KernelLog::syslog_hosts`]: each read from its own lines alone, so
+/// that one host's `Link down` and another's `Link up` are no one link's
+/// change. A line naming no host (a journal's boot line, a message's
+/// continuation) goes with the next named line when it is a boot line
+/// (journalctl prints it before the new boot's first entry), else with
+/// the line above. The warnings are the whole block's ([`parse`]'s): an
+/// unread line is unread whoever's it is.
+#[must_use]
+pub(crate) fn parse_per_host(lines: &[Line<'_>], hosts: &[String]) -> Vec<KernelLog> {
+    let last = crate::parse::text::last_text_line(lines);
+    let index: std::collections::HashMap<&str, usize> = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.as_str(), i))
+        .collect();
+    let mut each: Vec<Vec<Line<'_>>> = vec![Vec::new(); hosts.len()];
+    let mut current = 0usize;
+    let mut boots_waiting: Vec<&Line<'_>> = Vec::new();
+    for line in lines.iter().filter(|l| !l.is_blank()) {
+        if boot_marker(line.text()).is_some() {
+            boots_waiting.push(line);
+            continue;
+        }
+        let (prefix, _) = split_prefix(line.text());
+        if let Some(&i) = prefix.host.and_then(|h| index.get(h)) {
+            current = i;
+        }
+        if let Some(lines) = each.get_mut(current) {
+            lines.extend(boots_waiting.drain(..).cloned());
+            lines.push(line.clone());
+        }
+    }
+    if let Some(lines) = each.get_mut(current) {
+        lines.extend(boots_waiting.drain(..).cloned());
+    }
+    each.iter()
+        .zip(hosts)
+        .map(|(lines, host)| {
+            let mut log = parse_until(lines, last).value;
+            log.syslog_host = Some(host.clone());
+            log
+        })
+        .collect()
 }
 
 /// `3 Xid/SXid lines (2 devices), 5 adapter link/cable/PCIe lines (2
@@ -326,8 +418,10 @@ pub fn summary(log: &KernelLog) -> String {
         }
     }
     let mut parts = Vec::new();
-    let others_read =
-        !log.nic_events.is_empty() || !log.aer_events.is_empty() || !log.gpu_init_events.is_empty();
+    let others_read = !log.nic_events.is_empty()
+        || !log.aer_events.is_empty()
+        || !log.aer_suppressed.is_empty()
+        || !log.gpu_init_events.is_empty();
     if !log.events.is_empty() || !others_read {
         parts.push(format!(
             "{} Xid/SXid line(s) ({} device(s))",
@@ -350,6 +444,10 @@ pub fn summary(log: &KernelLog) -> String {
     }
     if !log.aer_events.is_empty() {
         parts.push(format!("{} PCIe AER error(s)", log.aer_events.len()));
+    }
+    if !log.aer_suppressed.is_empty() {
+        let dropped: u64 = log.aer_suppressed.iter().map(|s| s.count).sum();
+        parts.push(format!("{dropped} AER message(s) the kernel suppressed"));
     }
     if !log.gpu_init_events.is_empty() {
         parts.push(format!(
@@ -713,12 +811,52 @@ fn fatality(message: &str) -> Option<bool> {
         })
 }
 
+/// A rate limit's `callbacks suppressed` line of the AER driver.
+#[derive(Debug, PartialEq)]
+struct Suppressed<'a> {
+    device: Option<&'a str>,
+    function: Option<&'a str>,
+    count: u64,
+}
+
+/// `aer_ratelimit: 25 callbacks suppressed` (a function of the AER
+/// driver: its name holds `aer`), or `pcieport 0000:00:01.0: AER: 25
+/// callbacks suppressed`. Other functions' reports are other messages.
+fn suppressed_line(text: &str) -> Option<Suppressed<'_>> {
+    let before = text.trim_end().strip_suffix(" callbacks suppressed")?;
+    let (head, count) = before.rsplit_once(' ')?;
+    let count = count.parse::<u64>().ok()?;
+    let head = head.strip_suffix(':')?;
+    if let Some(head) = head.strip_suffix(": AER") {
+        let (_, address) = head.split_once(' ')?;
+        return is_pci_address(address).then_some(Suppressed {
+            device: Some(address),
+            function: None,
+            count,
+        });
+    }
+    let function = !head.is_empty()
+        && head.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && head.contains("aer");
+    function.then_some(Suppressed {
+        device: None,
+        function: Some(head),
+        count,
+    })
+}
+
 /// Reads one line: its prefix, then an Xid/SXid or another message.
 fn read_line(text: &str) -> Read<'_> {
     if let Some(id) = boot_marker(text) {
         return Read::Boot(id);
     }
     let (prefix, rest) = split_prefix(text);
+    // A cheap test of the line's last byte ahead of the words.
+    if rest.trim_end().ends_with('d') {
+        if let Some(s) = suppressed_line(rest) {
+            return Read::Suppressed(prefix, s);
+        }
+    }
     if let Some(body) = xid_body(rest) {
         return Read::Event(prefix, body);
     }
@@ -742,7 +880,7 @@ fn read_line(text: &str) -> Read<'_> {
 fn split_prefix(text: &str) -> (Prefix<'_>, &str) {
     let mut p = Prefix::default();
     let mut rest = text.trim_start();
-    if let Some(r) = strip_facility(rest) {
+    if let Some(r) = strip_priority(rest).or_else(|| strip_facility(rest)) {
         p.logged = true;
         rest = r;
     }
@@ -750,6 +888,11 @@ fn split_prefix(text: &str) -> (Prefix<'_>, &str) {
         p.logged = true;
         p.time = time;
         p.uptime = uptime;
+        // journalctl -o short-monotonic: `[  12.345678] host kernel: …`.
+        let Some((host, r)) = syslog_host(r) else {
+            return (p, r);
+        };
+        p.host = Some(host);
         return (p, r);
     }
     if let Some((time, r)) = iso_time(rest).or_else(|| bsd_time(rest)) {
@@ -778,6 +921,27 @@ fn split_prefix(text: &str) -> (Prefix<'_>, &str) {
         rest = r.trim_start();
     }
     (p, rest)
+}
+
+/// `host kernel: ` after journalctl -o short-monotonic's `[seconds] `:
+/// the host, and the kernel's message after it. A word with a colon or a
+/// bracket is no host (`mlx5_core 0000:…`, `NVRM: …`).
+fn syslog_host(text: &str) -> Option<(&str, &str)> {
+    let (host, r) = text.split_once(' ')?;
+    let r = r.strip_prefix("kernel:")?;
+    let named = !host.is_empty() && !host.contains([':', '[', ']']);
+    named.then(|| (host, r.trim_start()))
+}
+
+/// dmesg -r's `<6>` (the record's facility and level as one number,
+/// `<4>` a kernel warning, `<30>` a daemon's info): the text after it.
+fn strip_priority(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix('<')?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if !(1..=3).contains(&digits) {
+        return None;
+    }
+    rest.get(digits..)?.strip_prefix('>')
 }
 
 /// dmesg -x's `kern  :err   : ` (facility and level, padded).
@@ -1520,6 +1684,66 @@ Dec 02 09:00:00 gpu07 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link ACTIVE
             boot_marker("-- Logs begin at Mon 2026-11-30 10:00:00 UTC. --"),
             None
         );
+    }
+
+    #[test]
+    fn reads_dmesg_raw_and_short_monotonic_prefixes() {
+        // dmesg -r (`<6>`, with and without the time), dmesg -x, and
+        // journalctl -o short-monotonic (`[seconds] host kernel: `).
+        let text = "\
+<6>[  812.004113] mlx5_core 0000:4b:00.0 ibp75s0: Link down
+<4>mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link DOWN
+kern  :info  : [  815.5] mlx5_core 0000:4b:00.0 ibp75s0: Link up
+[  901.250000] gn14 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link ACTIVE
+<30>[  902.0] systemd-networkd[811]: ibp75s0: Gained carrier
+";
+        let p = read(text);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let e = &p.value.nic_events;
+        assert_eq!(e.len(), 4, "{e:#?}");
+        assert_eq!(e[0].uptime_seconds, Some(812.004_113));
+        assert_eq!(e[0].what, Some(NicWhat::Carrier { up: false }));
+        assert_eq!(e[1].uptime_seconds, None);
+        assert_eq!(e[2].uptime_seconds, Some(815.5));
+        assert_eq!(e[3].uptime_seconds, Some(901.25));
+        assert_eq!(p.value.syslog_host.as_deref(), Some("gn14"));
+        assert_eq!(p.value.other_messages, vec![LineSpan::line(5)]);
+        for y in [
+            "<6>[  812.004113] mlx5_core 0000:4b:00.0 ibp75s0: Link down",
+            "[  901.250000] gn14 kernel: mlx5_core 0000:4b:00.0 mlx5_2: Port: 1 Link ACTIVE",
+        ] {
+            assert!(detect(&lines_of(y)).is_some(), "{y}");
+        }
+        // Not a priority: `<` without digits and `>`.
+        assert_eq!(strip_priority("<html>"), None);
+        assert_eq!(strip_priority("<1234>x"), None);
+    }
+
+    #[test]
+    fn reads_the_aer_rate_limits_dropped_messages() {
+        let text = "\
+[ 7306.530011] aer_ratelimit: 41 callbacks suppressed
+Dec 07 10:00:00 gpu07 kernel: pcieport 0000:80:01.0: AER: 63 callbacks suppressed
+[ 7307.1] net_ratelimit: 12 callbacks suppressed
+";
+        let p = read(text);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let s = &p.value.aer_suppressed;
+        assert_eq!(s.len(), 2, "{s:#?}");
+        assert_eq!(
+            (s[0].count, s[0].function.as_deref(), s[0].device.as_deref()),
+            (41, Some("aer_ratelimit"), None)
+        );
+        assert_eq!(s[0].uptime_seconds, Some(7_306.530_011));
+        assert_eq!(
+            (s[1].count, s[1].function.as_deref(), s[1].device.as_deref()),
+            (63, None, Some("0000:80:01.0"))
+        );
+        // Another function's rate limit is another message.
+        assert_eq!(p.value.other_messages, vec![LineSpan::line(3)]);
+        // A paste of `dmesg | grep -i aer` may begin with one.
+        assert!(detect(&lines_of("aer_ratelimit: 41 callbacks suppressed")).is_some());
+        assert!(detect(&lines_of("net_ratelimit: 12 callbacks suppressed")).is_none());
     }
 
     #[test]

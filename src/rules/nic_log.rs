@@ -867,6 +867,47 @@ mod tests {
     }
 
     #[test]
+    fn a_collector_file_of_several_hosts_is_judged_host_by_host() {
+        // A central rsyslog file: node07's down and node08's up are no one
+        // link's flap; each host's own down/up pair is one info; only
+        // node09's two downs within minutes flap.
+        let text = "\
+Dec  1 10:00:01 node07 kernel: mlx5_core 0000:3b:00.0 ibp59s0: Link down
+Dec  1 10:00:02 node08 kernel: mlx5_core 0000:3b:00.0 ibp59s0: Link up
+Dec  1 10:05:01 node07 kernel: mlx5_core 0000:3b:00.0 ibp59s0: Link up
+Dec  1 10:06:01 node08 kernel: mlx5_core 0000:3b:00.0 ibp59s0: Link down
+Dec  1 10:06:05 node08 kernel: mlx5_core 0000:3b:00.0 ibp59s0: Link up
+Dec  1 10:07:01 node09 kernel: mlx5_core 0000:3b:00.0 ibp59s0: Link down
+Dec  1 10:07:05 node09 kernel: mlx5_core 0000:3b:00.0 ibp59s0: Link up
+Dec  1 10:09:01 node09 kernel: mlx5_core 0000:3b:00.0 ibp59s0: Link down
+Dec  1 10:09:02 node09 kernel: mlx5_core 0000:3b:00.0 ibp59s0: Link up
+";
+        let mut found: Vec<(Option<String>, Severity, usize)> = findings_of(&IB011, text)
+            .into_iter()
+            .map(|f| (f.subject.host.clone(), f.severity, f.evidence.len()))
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                (Some("node07".to_owned()), Severity::Info, 2),
+                (Some("node08".to_owned()), Severity::Info, 2),
+                (Some("node09".to_owned()), Severity::Warning, 4),
+            ]
+        );
+        // A journal under short-monotonic names the host the same way.
+        let mono = "\
+[ 9001.5] node11 kernel: mlx5_core 0000:3b:00.0 ibp59s0: Link down
+[ 7002.0] node12 kernel: mlx5_core 0000:3b:00.0 ibp59s0: Link up
+$ uptime
+";
+        let found = findings_of(&IB011, mono);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].subject.host.as_deref(), Some("node11"));
+        assert_eq!(found[0].severity, Severity::Error);
+    }
+
+    #[test]
     fn a_change_printed_by_the_netdev_and_the_rdma_core_counts_once() {
         // One down and up, each printed twice: one cycle (info), not two
         // (a flapping warning).

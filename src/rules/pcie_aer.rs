@@ -11,7 +11,7 @@
 use super::context::{Context, HostKey, SectionRef};
 use super::{Coverage, Evidence, Finding, Severity, Subject, Threshold};
 use crate::declare_rule;
-use crate::model::kernel_log::{AerEvent, AerSeverity, KernelLog};
+use crate::model::kernel_log::{AerEvent, AerSeverity, AerSuppressed, KernelLog};
 use crate::parse::SectionData;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -45,9 +45,17 @@ declare_rule! {
     /// retrying (bandwidth drops, the next error may be uncorrected), and
     /// the kernel itself starts to hold back such lines at that rate:
     /// `warning`, with the count and the window. Without printed times the
-    /// rate is not known and not judged. A log that shows the AER service
-    /// enabled at boot (`pcieport 0000:00:03.1: AER: enabled with IRQ 28`)
-    /// and no error is checked and quiet. An event cut by the end of the
+    /// rate is not known and not judged. When the kernel's rate limit
+    /// dropped AER messages (`aer_ratelimit: 25 callbacks suppressed`, or
+    /// `pcieport 0000:00:01.0: AER: 25 callbacks suppressed`), it printed
+    /// its burst and dropped that many more within its interval: errors
+    /// that happened and are not in the log, a storm by the same measure:
+    /// `warning` (a fatal or non-fatal error still ranks above it). The
+    /// line is the device's it names, else the one device the log's AER
+    /// errors name; with several or none it is the host's, `PCIe AER
+    /// (device not named)`. A log that shows the AER service enabled at
+    /// boot (`pcieport 0000:00:03.1: AER: enabled with IRQ 28`) and no
+    /// error and no dropped message is checked and quiet. An event cut by the end of the
     /// paste names its device and is not judged (IN001); what the paste
     /// does not show is no evidence of a quiet link.
     ///
@@ -72,7 +80,9 @@ declare_rule! {
     /// (`aer_print_error`: `PCIe Bus Error: severity=%s, type=%s, (%s)`,
     /// `  device [%04x:%04x] error status/mask=%08x/%08x`, the bit names
     /// of `aer_correctable_error_string` and
-    /// `aer_uncorrectable_error_string`). The storm threshold is
+    /// `aer_uncorrectable_error_string`); `callbacks suppressed`:
+    /// lib/ratelimit.c (`___ratelimit`, `"%s: %d callbacks suppressed"`,
+    /// the function's name). The storm threshold is
     /// fabricscope's own, set at the kernel's default rate limit for its
     /// messages (`DEFAULT_RATELIMIT_BURST` 10 per
     /// `DEFAULT_RATELIMIT_INTERVAL` 5 s, include/linux/ratelimit_types.h),
@@ -97,6 +107,18 @@ const STORM_COUNT: usize = 10;
 /// The storm's window: the kernel's default printk rate-limit interval.
 const STORM_WINDOW_SECONDS: f64 = 5.0;
 
+/// Evidence lines of `callbacks suppressed` at most.
+const MAX_SUPPRESSED_SHOWN: usize = 4;
+
+/// A `callbacks suppressed` line's time to show.
+fn when_suppressed(s: &AerSuppressed) -> Option<String> {
+    match (&s.time, s.uptime_seconds) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Some(u)) => Some(format!("[{u:.6}]")),
+        (None, None) => None,
+    }
+}
+
 /// What a device is, as the paste tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -109,8 +131,26 @@ enum Kind {
 /// One device's AER events of one host.
 struct Device<'a> {
     at: SectionRef<'a>,
+    /// Empty for the kernel's dropped messages no device is named for.
     address: String,
     events: Vec<&'a AerEvent>,
+    /// The kernel's reports of messages it dropped for the device.
+    suppressed: Vec<&'a AerSuppressed>,
+}
+
+/// The device a `callbacks suppressed` line is of: the one it names, else
+/// the one device every AER error of its log names (a rate limit of the
+/// AER driver's dropped that device's messages); empty when the log's
+/// errors name several devices or none (the line does not say whose).
+fn suppressed_device(log: &KernelLog, s: &AerSuppressed) -> String {
+    if let Some(d) = &s.device {
+        return canonical(d);
+    }
+    let mut named = log.aer_events.iter().filter_map(|e| e.device.as_deref());
+    match named.next().map(canonical) {
+        Some(first) if named.all(|d| canonical(d) == first) => first,
+        _ => String::new(),
+    }
 }
 
 /// A PCI address as a key: lower case, `.0` when the function is not
@@ -194,13 +234,27 @@ fn check_aer(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
             continue;
         };
         known.entry(at.host()).or_default().add(log);
-        if log.aer_events.is_empty() && log.aer_enabled.is_empty() {
+        if log.aer_events.is_empty() && log.aer_enabled.is_empty() && log.aer_suppressed.is_empty()
+        {
             continue;
         }
         logs += 1;
         // A log from boot (the AER service's `enabled` line) with no error
-        // is a quiet one.
-        quiet_logs += usize::from(log.aer_events.is_empty());
+        // is a quiet one; not one where the kernel dropped AER messages.
+        quiet_logs += usize::from(log.aer_events.is_empty() && log.aer_suppressed.is_empty());
+        for s in &log.aer_suppressed {
+            let address = suppressed_device(log, s);
+            devices
+                .entry((at.host(), address.clone()))
+                .or_insert_with(|| Device {
+                    at,
+                    address,
+                    events: Vec::new(),
+                    suppressed: Vec::new(),
+                })
+                .suppressed
+                .push(s);
+        }
         for e in &log.aer_events {
             let Some(address) = &e.device else { continue };
             let address = canonical(address);
@@ -210,6 +264,7 @@ fn check_aer(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
                     at,
                     address,
                     events: Vec::new(),
+                    suppressed: Vec::new(),
                 })
                 .events
                 .push(e);
@@ -324,7 +379,8 @@ fn finding(d: &Device<'_>, kind: Kind) -> Option<Finding> {
         of(AerSeverity::NonFatal),
         of(AerSeverity::Corrected),
     );
-    if fatal.is_empty() && nonfatal.is_empty() && corrected.is_empty() {
+    let dropped: u64 = d.suppressed.iter().map(|s| s.count).sum();
+    if fatal.is_empty() && nonfatal.is_empty() && corrected.is_empty() && dropped == 0 {
         return None;
     }
     let mut subject = Subject::host(d.at.host().name());
@@ -333,6 +389,9 @@ fn finding(d: &Device<'_>, kind: Kind) -> Option<Finding> {
         Kind::Gpu => subject.bus_id = Some(d.address.clone()),
         Kind::Nvswitch => subject.device = Some(format!("NVSwitch ({})", d.address)),
         Kind::Adapter => subject.device = Some(format!("adapter {}", d.address)),
+        Kind::Other if d.address.is_empty() => {
+            subject.device = Some("PCIe AER (device not named)".to_owned());
+        }
         // By its address only: a receipt line names no driver.
         Kind::Other => subject.device = Some(format!("PCIe device {}", d.address)),
     }
@@ -356,6 +415,12 @@ fn finding(d: &Device<'_>, kind: Kind) -> Option<Finding> {
         }
         parts.push(p);
     }
+    if dropped > 0 {
+        parts.push(format!(
+            "{dropped} more AER message(s) the kernel's rate limit dropped ({} `callbacks suppressed` line(s))",
+            d.suppressed.len()
+        ));
+    }
     let storm = densest(&corrected);
     let (severity, verdict) = if !fatal.is_empty() {
         (
@@ -366,6 +431,13 @@ fn finding(d: &Device<'_>, kind: Kind) -> Option<Finding> {
         (
             Severity::Warning,
             ": an uncorrected error lost a transaction; the link still works".to_owned(),
+        )
+    } else if dropped > 0 {
+        // The kernel prints its burst (10 per 5 s) and drops the rest: a
+        // drop is more errors within its interval than a storm takes.
+        (
+            Severity::Warning,
+            format!(": a storm, at least {dropped} errors the log does not show (the kernel prints {STORM_COUNT} per {STORM_WINDOW_SECONDS:.0} s and dropped the rest): the link is marginal and retrying"),
         )
     } else {
         match storm {
@@ -409,7 +481,11 @@ fn finding(d: &Device<'_>, kind: Kind) -> Option<Finding> {
         "{what}: the kernel log shows {}{verdict}{port_note}{cut_note}",
         parts.join(", ")
     );
-    let target = &d.address;
+    let target = if d.address.is_empty() {
+        "<address>"
+    } else {
+        d.address.as_str()
+    };
     let mut remediation = format!(
         "Compare the link's width and speed with what the device can do (lspci -vv -s {target}: LnkCap against LnkSta, and the AER status under Advanced Error Reporting) and read its error counters (/sys/bus/pci/devices/{target}/aer_dev_correctable, aer_dev_nonfatal, aer_dev_fatal"
     );
@@ -426,8 +502,8 @@ fn finding(d: &Device<'_>, kind: Kind) -> Option<Finding> {
         .finding(subject, message)
         .severity(severity)
         .threshold(Threshold::new(
-            format!("uncorrected fatal: error; non-fatal: warning; {STORM_COUNT} or more corrected within {STORM_WINDOW_SECONDS:.0} s on one device: warning"),
-            "Linux drivers/pci/pcie/aer.c (severities, bit names); storm: fabricscope's own, at the kernel's default printk rate limit (10 per 5 s, include/linux/ratelimit_types.h)",
+            format!("uncorrected fatal: error; non-fatal: warning; {STORM_COUNT} or more corrected within {STORM_WINDOW_SECONDS:.0} s on one device, or any AER messages the kernel's rate limit dropped (`callbacks suppressed`): warning"),
+            "Linux drivers/pci/pcie/aer.c (severities, bit names); storm: fabricscope's own, at the kernel's default printk rate limit (10 per 5 s, include/linux/ratelimit_types.h); `%s: %d callbacks suppressed`: lib/ratelimit.c",
         ))
         .remediation(remediation);
     for events in [&fatal, &nonfatal, &corrected] {
@@ -437,6 +513,16 @@ fn finding(d: &Device<'_>, kind: Kind) -> Option<Finding> {
                 f = f.evidence(evidence(d, last));
             }
         }
+    }
+    for s in d.suppressed.iter().take(MAX_SUPPRESSED_SHOWN) {
+        let mut text = format!("the kernel dropped {} AER message(s)", s.count);
+        if let Some(func) = &s.function {
+            text.push_str(&format!(" ({func}'s rate limit)"));
+        }
+        if let Some(when) = when_suppressed(s) {
+            text.push_str(&format!(" at {when}"));
+        }
+        f = f.evidence(Evidence::new(text, s.span, d.at.source()));
     }
     Some(f)
 }
