@@ -154,12 +154,10 @@ fn without_launcher_prefixes(mut s: &str) -> &str {
             ray_tag.then_some(rest)
         } else if rfc3339_stamp(s) {
             Some(s.split_once(' ').map_or("", |(_, rest)| rest))
-        } else if let Some(quoted) = s.strip_prefix("> ") {
+        } else {
             // One quoted line (a quote mark the mail-quoting repair,
             // which needs a run of three, leaves).
-            Some(quoted)
-        } else {
-            None
+            s.strip_prefix("> ")
         };
         match rest {
             Some(rest) => s = rest.trim_start_matches([' ', '\t']),
