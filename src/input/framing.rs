@@ -415,7 +415,7 @@ pub(crate) fn may_open_framing(line: &str) -> bool {
 }
 
 /// Whether `line` opens, at column 0, as a Windows prompt does
-/// ([`windows_prompt`]): `PS ` and a drive (`PS C:\`), or a drive
+/// (`windows_prompt`): `PS ` and a drive (`PS C:\`), or a drive
 /// alone (`C:\`). Six bytes compared, on a line whose `$`, `#` and `%`
 /// (a Windows prompt holds none) let every other prompt through.
 pub(crate) fn windows_prompt_may_frame(line: &str) -> bool {

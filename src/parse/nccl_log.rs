@@ -95,7 +95,7 @@ fn nccl_word() -> &'static memchr::memmem::Finder<'static> {
 /// version is the line's last word (`NCCL version 2.18 is installed` is
 /// prose).
 fn bare_version(t: &str) -> Option<NcclLine<'_>> {
-    // Behind a launcher's prefix ([`without_launcher_prefixes`]), which
+    // Behind a launcher's prefix (`without_launcher_prefixes`), which
     // opens with one of these bytes: most lines, which do not, are turned
     // away by the first compare.
     let t = if t.starts_with(['[', '(', '>']) || t.starts_with(|c: char| c.is_ascii_digit()) {
