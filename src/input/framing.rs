@@ -232,6 +232,7 @@ fn may_frame(line: &str) -> bool {
         || labelled_may_frame(line)
         || command_may_frame(line)
         || address_may_frame(line)
+        || windows_prompt_may_frame(line)
         || line.bytes().any(|b| matches!(b, b'$' | b'#' | b'%'))
         || line
             .trim_start()
@@ -415,6 +416,17 @@ pub(crate) fn may_open_framing(line: &str) -> bool {
         || labelled_may_frame(line)
         || command_may_frame(line)
         || address_may_frame(line)
+        || windows_prompt_may_frame(line)
+}
+
+/// Whether `line` opens, at column 0, as a Windows prompt does
+/// (`windows_prompt`): `PS ` and a drive (`PS C:\`), or a drive
+/// alone (`C:\`). Six bytes compared, on a line whose `$`, `#` and `%`
+/// (a Windows prompt holds none) let every other prompt through.
+pub(crate) fn windows_prompt_may_frame(line: &str) -> bool {
+    let b = line.as_bytes();
+    let drive = b.strip_prefix(b"PS ").unwrap_or(b);
+    matches!(drive, [d, b':', b'\\', ..] if d.is_ascii_alphabetic())
 }
 
 /// Whether `line` has the shape of a PCI address alone (`3c:00.0`,
@@ -611,7 +623,8 @@ pub(crate) fn prompt(line: &str) -> Option<Prompt> {
             .or_else(|| lost_bracket_prompt(t))
             .or_else(|| angle_prompt(t))
             .or_else(|| arrow_prompt(t))
-            .or_else(|| shell_version_prompt(t))?
+            .or_else(|| shell_version_prompt(t))
+            .or_else(|| windows_prompt(t))?
     };
     // `$ sonata@coyote2:~$ nvidia-smi`: a prompt copied with the prompt
     // before it (a blog's `$ ` added to a pasted line). The inner prompt
@@ -740,6 +753,28 @@ fn shell_version_prompt(t: &str) -> Option<(Option<String>, &str)> {
         return None;
     }
     prompt_tail(t.get(end..)?).map(|command| (None, command))
+}
+
+/// `PS C:\Users\alice> nvidia-smi topo -m`, `C:\Users\bob>nvidia-smi`:
+/// PowerShell's prompt (`PS `, the working directory, `> `) and cmd.exe's
+/// (the directory, `>`, the command with or without a space), where
+/// `nvidia-smi.exe` runs on a Windows host or a WSL guest is started;
+/// bare (`PS C:\Windows\system32>`) after the last command. It names no
+/// host. Before, the line was no prompt: the command's output was read
+/// as the previous command's, and the bare prompt at the end was an
+/// unread or cut line of it.
+fn windows_prompt(t: &str) -> Option<(Option<String>, &str)> {
+    let path_and_command = t.strip_prefix("PS ").unwrap_or(t);
+    if !windows_prompt_may_frame(path_and_command) {
+        return None;
+    }
+    let (path, command) = path_and_command.split_once('>')?;
+    // A directory: no character Windows forbids in a path (a `>`
+    // redirection or a `|` in a command line is no prompt).
+    if path.contains(['<', '|', '"', '*', '?']) {
+        return None;
+    }
+    Some((None, command.trim_start()))
 }
 
 /// `[gpu6000 ~]# nvidia-smi -q`: a bracket prompt of a host and its
@@ -2181,6 +2216,30 @@ mod tests {
         assert_eq!(p("zsh-5.9# ibstat"), None);
         assert_eq!(p("bash-x# ibstat"), None);
         assert_eq!(p("sh-5.1#ibstat"), None);
+        // PowerShell's and cmd.exe's prompts: the working directory, `>`,
+        // the command (cmd.exe's without a space); bare after the last
+        // command. They name no host.
+        assert_eq!(
+            p("PS C:\\Windows\\system32> nvidia-smi"),
+            Some((None, words("nvidia-smi")))
+        );
+        assert_eq!(
+            p("PS C:\\Users\\ops> nvidia-smi topo -m"),
+            Some((None, words("nvidia-smi topo -m")))
+        );
+        assert_eq!(p("PS D:\\>"), Some((None, vec![])));
+        assert_eq!(
+            p("C:\\Users\\ops>nvidia-smi nvlink -s"),
+            Some((None, words("nvidia-smi nvlink -s")))
+        );
+        assert_eq!(p("C:\\Users\\ops>"), Some((None, vec![])));
+        // A Windows path in output, or a redirection, is no prompt.
+        assert_eq!(
+            p("C:\\Program Files\\NVIDIA Corporation\\NVSMI\\nvidia-smi.exe"),
+            None
+        );
+        assert_eq!(p("PS output: C:\\x> y"), None);
+        assert_eq!(p("C:\\tools\\run.exe | more > out.txt"), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use super::clean::{class, classified_lines, clean_classified};
 use super::framing::{
     address_may_frame, classify, closing_may_frame, command_may_frame, device_heading, fans_out,
     host_banner, labelled_may_frame, markdown_heading_unconfirmed, opening_may_frame,
-    report_banner, script_heading, Framing, Prompt,
+    report_banner, script_heading, windows_prompt_may_frame, Framing, Prompt,
 };
 use super::hosts::{candidate_after, prefixed_hosts};
 use super::kept::{Kept, COMPACT_FROM_BYTES};
@@ -324,7 +324,8 @@ fn plain_line_tests(text: &str, bits: u8) -> (bool, bool) {
         || closing_may_frame(text)
         || labelled_may_frame(text)
         || command_may_frame(text)
-        || address_may_frame(text);
+        || address_may_frame(text)
+        || windows_prompt_may_frame(text);
     (candidate, frame)
 }
 

@@ -62,7 +62,12 @@ pub fn split_line(text: &str) -> Option<NcclLine<'_>> {
     let Some(at) = nccl_word().find(t.as_bytes()) else {
         return bare_version(t);
     };
-    let before = t.get(..at)?;
+    let before = without_launcher_prefixes(t.get(..at)?);
+    if before.is_empty() {
+        // `2024-05-14T08:12:01Z NCCL version 2.18.1+cuda12.1`: the bare
+        // version line behind a launcher's prefix.
+        return bare_version(t.get(at + 1..)?);
+    }
     let after = t.get(at + 6..)?;
     let (level, message) = after.split_once(' ').unwrap_or((after, ""));
     if level.is_empty() || !level.bytes().all(|b| b.is_ascii_uppercase()) {
@@ -90,6 +95,14 @@ fn nccl_word() -> &'static memchr::memmem::Finder<'static> {
 /// version is the line's last word (`NCCL version 2.18 is installed` is
 /// prose).
 fn bare_version(t: &str) -> Option<NcclLine<'_>> {
+    // Behind a launcher's prefix (`without_launcher_prefixes`), which
+    // opens with one of these bytes: most lines, which do not, are turned
+    // away by the first compare.
+    let t = if t.starts_with(['[', '(', '>']) || t.starts_with(|c: char| c.is_ascii_digit()) {
+        without_launcher_prefixes(t)
+    } else {
+        t
+    };
     let rest = t.strip_prefix("NCCL version ")?.trim_end();
     (rest.starts_with(|c: char| c.is_ascii_digit()) && !rest.contains(' ')).then_some(NcclLine {
         host: None,
@@ -100,6 +113,70 @@ fn bare_version(t: &str) -> Option<NcclLine<'_>> {
     })
 }
 
+/// What a launcher or a log collector writes before NCCL's own prefix,
+/// removed from the front of `before` (the text before ` NCCL `) one
+/// piece after another: a time stamp in brackets (`[2026-01-04 21:33:04]
+/// `), a `kubectl logs --prefix` pod (`[pod/worker-0/trainer] `), an
+/// RFC 3339 time stamp (`kubectl logs --timestamps`:
+/// `2024-05-14T08:12:01.123456789Z `), Ray's worker tag (`(RayWorkerWrapper
+/// pid=581, ip=10.0.0.18) `) and the text of a colour escape whose escape
+/// byte a copy lost (`[36m`, `[0m`). Before, such a line was no NCCL
+/// line: the paste had "no output of a supported tool", and NCCL's
+/// warnings in it were not judged.
+fn without_launcher_prefixes(mut s: &str) -> &str {
+    loop {
+        let rest = if let Some(inner) = s.strip_prefix('[') {
+            // A colour escape's text (`[36m`, `[1;32m`), or a bracket
+            // group closed before any other `]` and followed by a space
+            // (`[pod-name]:12:34 [0]` is NCCL's own redacted host).
+            let digits = inner
+                .bytes()
+                .take_while(|b| b.is_ascii_digit() || *b == b';')
+                .count();
+            if digits > 0 && inner.as_bytes().get(digits) == Some(&b'm') {
+                inner.get(digits + 1..)
+            } else {
+                inner
+                    .find(']')
+                    .filter(|&close| inner.as_bytes().get(close + 1) == Some(&b' '))
+                    .and_then(|close| inner.get(close + 2..))
+            }
+        } else if let Some((tag, rest)) = s.split_once(") ") {
+            // Ray's `(Worker pid=N[, ip=…]) `, or its end when a copy
+            // lost its start (`WorkerWrapper pid=N) `).
+            let ray_tag =
+                tag.trim_start_matches('(')
+                    .split_once(" pid=")
+                    .is_some_and(|(name, pid)| {
+                        (tag.starts_with('(') || name.bytes().all(|b| b.is_ascii_alphanumeric()))
+                            && pid.starts_with(|c: char| c.is_ascii_digit())
+                    });
+            ray_tag.then_some(rest)
+        } else if rfc3339_stamp(s) {
+            Some(s.split_once(' ').map_or("", |(_, rest)| rest))
+        } else {
+            // One quoted line (a quote mark the mail-quoting repair,
+            // which needs a run of three, leaves).
+            s.strip_prefix("> ")
+        };
+        match rest {
+            Some(rest) => s = rest.trim_start_matches([' ', '\t']),
+            None => return s,
+        }
+    }
+}
+
+/// Whether `s` opens with `2024-05-14T08:12:01.123456789Z` or
+/// `2024-05-14T08:12:01+02:00`: a date, `T` and a time.
+fn rfc3339_stamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    matches!(
+        b,
+        [y0, y1, y2, y3, b'-', m0, m1, b'-', d0, d1, b'T', h0, h1, b':', ..]
+            if [y0, y1, y2, y3, m0, m1, d0, d1, h0, h1].iter().all(|c| c.is_ascii_digit())
+    )
+}
+
 /// `gpu01:12345:12407 [0]` with an optional source location after it
 /// (`transport/net_ib.cc:1295`): host, pid and CUDA device.
 fn prefix(before: &str) -> Option<(&str, u32, u32)> {
@@ -108,6 +185,12 @@ fn prefix(before: &str) -> Option<(&str, u32, u32)> {
     let _tid: u32 = parts.next()?.parse().ok()?;
     let pid: u32 = parts.next()?.parse().ok()?;
     let host = parts.next().filter(|h| !h.is_empty())?;
+    // `mpirun --tag-output` puts the rank and stream before the host:
+    // `[1,0]<stdout>:gpu01:12345:12407 [0]`.
+    let host = match host.split_once(">:") {
+        Some((tag, h)) if tag.starts_with('[') && tag.contains("]<") && !h.is_empty() => h,
+        _ => host,
+    };
     let rest = rest.strip_prefix('[')?;
     let (dev, location) = rest.split_once(']')?;
     let dev: u32 = dev.parse().ok()?;
@@ -666,6 +749,60 @@ mod tests {
         // A WARN line's source location sits between the device and NCCL.
         let w = split_line("n1:1:2 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : x").unwrap();
         assert_eq!((w.level, w.message), ("WARN", "NET/IB : x"));
+    }
+
+    #[test]
+    fn launchers_prefixes_before_the_nccl_prefix_are_not_the_host() {
+        fn host(text: &str) -> Option<&str> {
+            split_line(text).and_then(|l| l.host)
+        }
+        // `mpirun --tag-output`: rank and stream glued to the host.
+        assert_eq!(
+            host("[1,0]<stdout>:job-worker-0:22:28 [0] NCCL INFO Using network Socket"),
+            Some("job-worker-0")
+        );
+        // Ray's worker tag, with and without the node's address.
+        assert_eq!(
+            host("(RayWorkerWrapper pid=581, ip=10.2.0.18) k8s17:581:581 [0] NCCL INFO P2P Chunksize set to 131072"),
+            Some("k8s17")
+        );
+        assert_eq!(
+            host("WorkerWrapper pid=2361) k8s19:2361:2361 [0] NCCL INFO Channel"),
+            Some("k8s19")
+        );
+        // A colour escape whose escape byte was lost, around Ray's tag;
+        // a redacted `[pod-name]` host stays the host.
+        let l = split_line(
+            " [36m(RayWorkerVllm pid=5310) [0m [pod-name]:5310:5433 [7] NCCL INFO NET/IB : No device found. [32m [repeated 12x across cluster] [0m",
+        )
+        .unwrap();
+        assert_eq!((l.host, l.cuda_dev), (Some("[pod-name]"), Some(7)));
+        // A bracketed time stamp, in a one-line quote, before a WARN line
+        // with its source location.
+        let l = split_line(
+            "> [2026-01-04 21:33:04] train-master-0:617:2799 [3] transport/net_ib.cc:2360 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<1> with status=12 opcode=1 len=0 vendor err 129 (Send) hca mlx5_6",
+        )
+        .unwrap();
+        assert_eq!((l.host, l.level), (Some("train-master-0"), "WARN"));
+        // `kubectl logs --prefix` and `--timestamps`.
+        assert_eq!(
+            host("[pod/w-0/trainer] w-0:52:52 [0] NCCL INFO Using network IB"),
+            Some("w-0")
+        );
+        assert_eq!(
+            host("2024-05-14T08:12:01.123456789Z w-0:52:52 [0] NCCL INFO Using network IB"),
+            Some("w-0")
+        );
+        let v = split_line("2024-05-14T08:12:01.623456789Z NCCL version 2.18.1+cuda12.1").unwrap();
+        assert_eq!(v.level, "VERSION");
+        // What is not such a prefix still makes the line no NCCL line.
+        for text in [
+            "(note) n1:1:2 [0] NCCL INFO no pid in the tag",
+            "[note] see n1:1:2 [0] NCCL INFO prose after the bracket",
+            "2024-05-14 n1:1:2 [0] NCCL INFO a date without its time",
+        ] {
+            assert!(split_line(text).is_none(), "{text:?}");
+        }
     }
 
     #[test]
