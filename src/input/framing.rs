@@ -424,9 +424,12 @@ pub(crate) fn may_open_framing(line: &str) -> bool {
 /// alone (`C:\`). Six bytes compared, on a line whose `$`, `#` and `%`
 /// (a Windows prompt holds none) let every other prompt through.
 pub(crate) fn windows_prompt_may_frame(line: &str) -> bool {
-    let b = line.as_bytes();
-    let drive = b.strip_prefix(b"PS ").unwrap_or(b);
-    matches!(drive, [d, b':', b'\\', ..] if d.is_ascii_alphabetic())
+    // One pattern per opening: most lines fail at their second byte or
+    // their first, with no prefix stripped first.
+    match line.as_bytes() {
+        [d, b':', b'\\', ..] | [b'P', b'S', b' ', d, b':', b'\\', ..] => d.is_ascii_alphabetic(),
+        _ => false,
+    }
 }
 
 /// Whether `line` has the shape of a PCI address alone (`3c:00.0`,

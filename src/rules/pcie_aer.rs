@@ -138,6 +138,24 @@ struct Device<'a> {
     suppressed: Vec<&'a AerSuppressed>,
 }
 
+impl<'a> Device<'a> {
+    /// The device at `address` on `at`'s host, added empty when new.
+    fn of<'m>(
+        devices: &'m mut BTreeMap<(HostKey<'a>, String), Device<'a>>,
+        at: SectionRef<'a>,
+        address: String,
+    ) -> &'m mut Device<'a> {
+        devices
+            .entry((at.host(), address.clone()))
+            .or_insert_with(|| Device {
+                at,
+                address,
+                events: Vec::new(),
+                suppressed: Vec::new(),
+            })
+    }
+}
+
 /// The device a `callbacks suppressed` line is of: the one it names, else
 /// the one device every AER error of its log names (a rate limit of the
 /// AER driver's dropped that device's messages); empty when the log's
@@ -243,29 +261,13 @@ fn check_aer(ctx: &Context<'_>, out: &mut Vec<Finding>) -> Coverage {
         // is a quiet one; not one where the kernel dropped AER messages.
         quiet_logs += usize::from(log.aer_events.is_empty() && log.aer_suppressed.is_empty());
         for s in &log.aer_suppressed {
-            let address = suppressed_device(log, s);
-            devices
-                .entry((at.host(), address.clone()))
-                .or_insert_with(|| Device {
-                    at,
-                    address,
-                    events: Vec::new(),
-                    suppressed: Vec::new(),
-                })
+            Device::of(&mut devices, at, suppressed_device(log, s))
                 .suppressed
                 .push(s);
         }
         for e in &log.aer_events {
             let Some(address) = &e.device else { continue };
-            let address = canonical(address);
-            devices
-                .entry((at.host(), address.clone()))
-                .or_insert_with(|| Device {
-                    at,
-                    address,
-                    events: Vec::new(),
-                    suppressed: Vec::new(),
-                })
+            Device::of(&mut devices, at, canonical(address))
                 .events
                 .push(e);
         }
