@@ -25,6 +25,11 @@
 //! +---------------------------+------------------------------------------------+
 //! ```
 //!
+//! DCGM 4 prints the test row with `Warn` but each entity row without it: a
+//! GPU whose result is a warning reads `GPU1: Fail` under `pcie | Warn`
+//! (`HelperDisplayDiagResult`'s default `DDR_NO_DISPLAY_WARN`), so the
+//! test row, not its entity rows, is the verdict.
+//!
 //! DCGM 2 and 3 print one row per group of GPUs instead (`| PCIe | Fail -
 //! GPU: 2 |`, `|  | Pass - GPUs: 0, 1 |`) and `| Warning | GPU 2 … |`.
 //!

@@ -1327,6 +1327,18 @@ mod tests {
     }
 
     #[test]
+    fn a_dcgm4_warned_test_stays_a_warning_though_its_gpu_row_says_fail() {
+        // dcgmi prints an entity's warning as `Fail` (Diag.cpp
+        // HelperDisplayDiagResult, DDR_NO_DISPLAY_WARN); the test row says Warn.
+        let text = iterations_dcgm4("")
+            .replace("| memory                    | Fail ", "| pcie                      | Warn ");
+        let f = findings_of(&DG001, &text);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(f.iter().all(|f| f.severity == Severity::Warning), "{f:?}");
+        assert!(f.iter().all(|f| f.subject.gpu == Some(3)), "{f:?}");
+    }
+
+    #[test]
     fn a_diagnostic_that_could_not_run_is_not_a_cut_table() {
         let text = "$ dcgmi diag -r 3\nError: Unable to complete diagnostic for group 2147483647. Return: (-30) The NVVS returned an error.\n";
         let partial = findings_of(&crate::rules::input::IN001, text);
