@@ -1330,8 +1330,10 @@ mod tests {
     fn a_dcgm4_warned_test_stays_a_warning_though_its_gpu_row_says_fail() {
         // dcgmi prints an entity's warning as `Fail` (Diag.cpp
         // HelperDisplayDiagResult, DDR_NO_DISPLAY_WARN); the test row says Warn.
-        let text = iterations_dcgm4("")
-            .replace("| memory                    | Fail ", "| pcie                      | Warn ");
+        let text = iterations_dcgm4("").replace(
+            "| memory                    | Fail ",
+            "| pcie                      | Warn ",
+        );
         let f = findings_of(&DG001, &text);
         assert_eq!(f.len(), 2, "{f:?}");
         assert!(f.iter().all(|f| f.severity == Severity::Warning), "{f:?}");
