@@ -118,8 +118,10 @@ pub struct DcgmiDiag {
     pub metadata: Vec<DiagField>,
     /// Tests in the order printed.
     pub tests: Vec<DiagTest>,
-    /// False when the table's closing rule is missing: the paste may be cut,
-    /// and tests after the last one read are unknown.
+    /// False when a table was begun and its closing rule is missing: the
+    /// paste may be cut, and tests after the last one read are unknown.
+    /// (Output without any table, dcgmi's `Error: …` when the diagnostic
+    /// could not run, is not a cut table.)
     pub complete: bool,
 }
 

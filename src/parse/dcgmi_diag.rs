@@ -25,6 +25,11 @@
 //! +---------------------------+------------------------------------------------+
 //! ```
 //!
+//! DCGM 4 prints the test row with `Warn` but each entity row without it: a
+//! GPU whose result is a warning reads `GPU1: Fail` under `pcie | Warn`
+//! (`HelperDisplayDiagResult`'s default `DDR_NO_DISPLAY_WARN`), so the
+//! test row, not its entity rows, is the verdict.
+//!
 //! DCGM 2 and 3 print one row per group of GPUs instead (`| PCIe | Fail -
 //! GPU: 2 |`, `|  | Pass - GPUs: 0, 1 |`) and `| Warning | GPU 2 … |`.
 //!
@@ -42,6 +47,12 @@
 //! +---------------------------+----------------------------------------------------------+
 //! ```
 //!
+//! `--iterations N` prints `Running iteration 2 of 3...` before each run's
+//! table (each starts its own section) and `Passed all 3 runs of the
+//! diagnostic` or `Aborting the iterative runs …` after the last; text after
+//! a table's closing rule does not make it a cut table, and dcgmi's lone
+//! `Error: …` (the diagnostic could not run) is no table at all.
+//!
 //! The `-j` JSON forms are not read.
 
 use crate::diag::WarningKind;
@@ -54,7 +65,7 @@ use crate::parse::{Block, Line, Parsed, Spec};
 
 pub(crate) const DIAG_FORMAT: Spec<DcgmiDiag> = Spec {
     command: |argv| is_dcgmi(argv, "diag"),
-    starts: |b| matches!(b, b'S' | b'+' | b'|'),
+    starts: |b| matches!(b, b'S' | b'R' | b'+' | b'|'),
     detect: detect_diag,
     parse: parse_diag,
     summary: summary_diag,
@@ -127,6 +138,10 @@ fn detect_diag(lines: &[Line<'_>]) -> Option<Block> {
     let first = it.next()?.text().trim();
     if first == SUCCESS {
         return Some(Block::keyed("diag-success"));
+    }
+    // `--iterations N`: each run's table is its own section.
+    if first.starts_with("Running iteration ") && is_iteration_line(first) {
+        return Some(Block::keyed("diag-iteration"));
     }
     // A paste that starts mid-table, at a category row: each category is its
     // own key, so the rows of one table stay in one section.
@@ -224,6 +239,31 @@ fn detail_entities(detail: &str, outcome: DiagOutcome, line: usize) -> Vec<DiagE
     }]
 }
 
+/// The lines `dcgmi diag --iterations N` prints around its tables:
+/// `Running iteration 2 of 3...`, `Passed all 3 runs of the diagnostic`,
+/// `Aborting the iterative runs of the diagnostic due to failure: …`
+/// (dcgmi/Diag.cpp `RunStartDiag`). The failure they report is in the
+/// table's own `Fail` rows.
+fn is_iteration_line(t: &str) -> bool {
+    if let Some(rest) = t.strip_prefix("Running iteration ") {
+        return rest.ends_with("...")
+            && rest
+                .trim_end_matches('.')
+                .split_once(" of ")
+                .is_some_and(|(i, n)| {
+                    [i, n]
+                        .iter()
+                        .all(|x| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit()))
+                });
+    }
+    if let Some(rest) = t.strip_prefix("Passed all ") {
+        return rest
+            .strip_suffix(" runs of the diagnostic")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    }
+    t.starts_with("Aborting the iterative runs of the diagnostic due to failure:")
+}
+
 /// Appends a wrapped continuation to a message. dcgmi diag cuts every 45
 /// characters, so a full previous piece continues mid-word unless the next
 /// piece starts with a space; shorter pieces ended at a space.
@@ -245,6 +285,10 @@ pub fn parse_diag(lines: &[Line<'_>]) -> Parsed<DcgmiDiag> {
     // Length of the last message piece, for unwrapping.
     let mut last_piece: Option<usize> = None;
     let mut closed = false;
+    // Whether any part of the table was printed: dcgmi prints only an
+    // `Error: …` line when the diagnostic could not run (dcgmi/Diag.cpp
+    // `HelperDisplayFailureMessage`), and that output is whole.
+    let mut table_seen = false;
     let last = crate::parse::text::last_text_line(lines);
     let finish = |test: &mut Option<DiagTest>, out: &mut DcgmiDiag| {
         if let Some(t) = test.take() {
@@ -254,7 +298,11 @@ pub fn parse_diag(lines: &[Line<'_>]) -> Parsed<DcgmiDiag> {
     for line in lines.iter().filter(|l| !l.is_blank()) {
         let t = line.text().trim();
         if t == SUCCESS {
+            table_seen = true;
             continue;
+        }
+        if t.starts_with('|') || t.starts_with('+') {
+            table_seen = true;
         }
         if let Some(word) = category(t) {
             finish(&mut test, &mut out);
@@ -267,7 +315,17 @@ pub fn parse_diag(lines: &[Line<'_>]) -> Parsed<DcgmiDiag> {
             closed = !out.tests.is_empty() || test.is_some();
             continue;
         }
-        closed = false;
+        // `dcgmi diag --iterations N` prints these between and after its
+        // tables (dcgmi/Diag.cpp `RunStartDiag`): dcgmi's own words, not a
+        // row, and not a sign that the table before them was cut.
+        if is_iteration_line(t) {
+            continue;
+        }
+        // Only a row of the table reopens it; other text after the closing
+        // rule is read (or not) below, but leaves the table whole.
+        if t.starts_with('|') || t.starts_with('+') {
+            closed = false;
+        }
         let Some((name, value)) = cells(t) else {
             // The output's last row without its closing `|`: the paste
             // ended inside it. Its value may be cut too, so it is not read,
@@ -385,7 +443,7 @@ pub fn parse_diag(lines: &[Line<'_>]) -> Parsed<DcgmiDiag> {
         }
     }
     finish(&mut test, &mut out);
-    out.complete = closed;
+    out.complete = closed || !table_seen;
     Parsed {
         value: out,
         warnings: unread.finish(),
@@ -621,6 +679,47 @@ mod tests {
         );
         assert_eq!(e.incidents[1].state, Some(HealthState::Warning));
         assert!(e.incidents[1].message.ends_with(": 21"));
+    }
+
+    #[test]
+    fn text_after_the_closing_rule_leaves_the_table_whole() {
+        for after in [
+            "Passed all 3 runs of the diagnostic",
+            "Aborting the iterative runs of the diagnostic due to failure: The diagnostic returned failure",
+            "Running iteration 2 of 3...",
+        ] {
+            let text = format!("{V4}{after}\n");
+            let p = parse_diag(&lines_of(&text));
+            assert!(p.warnings.is_empty(), "{after}: {:?}", p.warnings);
+            assert!(p.value.complete, "{after}: the table was closed");
+        }
+        // Other text after the table is not read, and does not cut it.
+        let p = parse_diag(&lines_of(&format!(
+            "{V4}command terminated with exit code 226\n"
+        )));
+        assert!(p.value.complete);
+        assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+        // A row after the closing rule reopens the table.
+        let p = parse_diag(&lines_of(&format!(
+            "{V4}| eud                       | Pass\n"
+        )));
+        assert!(!p.value.complete);
+    }
+
+    #[test]
+    fn each_iteration_starts_a_block_and_an_error_alone_is_no_cut_table() {
+        let it = lines_of("Running iteration 1 of 2...\nSuccessfully ran diagnostic for group.\n");
+        assert!(detect_diag(&it).is_some());
+        let not = lines_of("Running iteration one of two...\n");
+        assert!(detect_diag(&not).is_none());
+        let p = parse_diag(&lines_of(
+            "Error: Unable to complete diagnostic for group 2. Return: (-30) The NVVS returned an error.\n",
+        ));
+        assert!(p.value.complete, "no table was begun");
+        assert!(p.value.tests.is_empty());
+        // A table begun and cut stays open.
+        let p = parse_diag(&lines_of(&V4[..V4.find("|-----  Deployment").unwrap()]));
+        assert!(!p.value.complete);
     }
 
     #[test]

@@ -1275,6 +1275,79 @@ mod tests {
         assert!(f[1].remediation.contains("graphics processes"));
     }
 
+    /// `dcgmi diag -r 2 --iterations 2` on DCGM 4, both runs failing
+    /// `memory` on GPU3, then dcgmi's closing line (dcgmi/Diag.cpp
+    /// `RunStartDiag`).
+    fn iterations_dcgm4(last: &str) -> String {
+        let table = "Successfully ran diagnostic for group.
++---------------------------+------------------------------------------------+
+| Diagnostic                | Result                                         |
++===========================+================================================+
+|-----  Metadata  ----------+------------------------------------------------|
+| DCGM Version              | 4.3.1                                          |
+|-----  Deployment  --------+------------------------------------------------|
+| software                  | Pass                                           |
+|                           | GPU2: Pass                                     |
+|                           | GPU3: Pass                                     |
++-----  Hardware  ----------+------------------------------------------------+
+| memory                    | Fail                                           |
+|                           | GPU2: Pass                                     |
+|                           | GPU3: Fail                                     |
+| Warning: GPU3             | A DBE has been detected on GPU 3.              |
++---------------------------+------------------------------------------------+
+";
+        format!(
+            "$ dcgmi diag -r 2 --iterations 2\n\nRunning iteration 1 of 2...\n{table}\nRunning iteration 2 of 2...\n{table}{last}\n"
+        )
+    }
+
+    #[test]
+    fn every_iteration_is_a_whole_table_and_dcgmis_own_lines_are_read() {
+        for last in [
+            "Aborting the iterative runs of the diagnostic due to failure: The diagnostic returned failure",
+            "Passed all 2 runs of the diagnostic",
+        ] {
+            let text = iterations_dcgm4(last);
+            let f = findings_of(&DG001, &text);
+            assert_eq!(f.len(), 2, "one failure per run: {f:?}");
+            for f in &f {
+                assert_eq!(f.severity, Severity::Error);
+                assert_eq!(f.subject.gpu, Some(3));
+                assert!(
+                    !f.message.contains("not closed"),
+                    "a closed table judged as cut: {}",
+                    f.message
+                );
+            }
+            let partial = findings_of(&crate::rules::input::IN001, &text);
+            assert!(partial.is_empty(), "not cut: {partial:?}");
+            let unread = findings_of(&crate::rules::input::IN002, &text);
+            assert!(unread.is_empty(), "dcgmi's own lines: {unread:?}");
+        }
+    }
+
+    #[test]
+    fn a_dcgm4_warned_test_stays_a_warning_though_its_gpu_row_says_fail() {
+        // dcgmi prints an entity's warning as `Fail` (Diag.cpp
+        // HelperDisplayDiagResult, DDR_NO_DISPLAY_WARN); the test row says Warn.
+        let text = iterations_dcgm4("").replace(
+            "| memory                    | Fail ",
+            "| pcie                      | Warn ",
+        );
+        let f = findings_of(&DG001, &text);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(f.iter().all(|f| f.severity == Severity::Warning), "{f:?}");
+        assert!(f.iter().all(|f| f.subject.gpu == Some(3)), "{f:?}");
+    }
+
+    #[test]
+    fn a_diagnostic_that_could_not_run_is_not_a_cut_table() {
+        let text = "$ dcgmi diag -r 3\nError: Unable to complete diagnostic for group 2147483647. Return: (-30) The NVVS returned an error.\n";
+        let partial = findings_of(&crate::rules::input::IN001, text);
+        assert!(partial.is_empty(), "{partial:?}");
+        assert!(findings_of(&DG001, text).is_empty());
+    }
+
     #[test]
     fn mlxlink_healthy_port_is_quiet_and_problems_are_reported() {
         let ok = mlx("Active", NO_ISSUE, "15E-255", "2E-8");
