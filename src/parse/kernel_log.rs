@@ -240,6 +240,13 @@ const BOOT_LINES_AHEAD: usize = 16;
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?;
     let text = first.text();
+    // `T` and `W` start a block only as a weekday's time (journalctl -o
+    // short-full, `logread`): reading it spares the searches below the
+    // many other lines that begin so (`Total`, `TX`, `Warning`).
+    let t = text.trim_start();
+    if matches!(t.as_bytes().first(), Some(b'T' | b'W')) && weekday_time(t).is_none() {
+        return None;
+    }
     if boot_marker(text).is_some() {
         let next = lines
             .iter()
