@@ -990,7 +990,7 @@ fn kernel_tag(text: &str) -> Option<Tag<'_>> {
     };
     // A host, then a level, then `kernel:`, each of the first two
     // optional.
-    let mut leveled = false;
+    let (mut hosted, mut leveled) = (false, false);
     for _ in 0..3 {
         if let Some(after) = tag.rest.strip_prefix("kernel:") {
             tag.rest = after.trim_start();
@@ -1003,8 +1003,11 @@ fn kernel_tag(text: &str) -> Option<Tag<'_>> {
         if let Some(kernel) = level_word(word) {
             tag.kernel = kernel;
             leveled = true;
-        } else if tag.host.is_none() && is_host(word) {
-            tag.host = Some(word);
+        } else if !hosted && !word.is_empty() {
+            // A word with a colon (an IPv6 address) is no name, but
+            // still the host's place.
+            hosted = true;
+            tag.host = is_host(word).then_some(word);
         } else {
             return None;
         }
@@ -1936,6 +1939,10 @@ kern  :info  : [  815.5] mlx5_core 0000:4b:00.0 ibp75s0: Link up
         ] {
             assert_eq!(split_prefix(line).0.host, None, "{line}");
         }
+        // A host printed as an IPv6 address: no name, the message read.
+        let (p, rest) =
+            split_prefix("Dec 07 10:00:01 fd00::7 kernel: NVRM: Xid (PCI:0000:3b:00): 79");
+        assert_eq!((p.host, rest), (None, "NVRM: Xid (PCI:0000:3b:00): 79"));
     }
 
     #[test]
