@@ -34,6 +34,18 @@ fn prefix() -> impl Strategy<Value = String> {
             .prop_map(|(d, host)| format!("Dec {d:02} 10:00:00 {host} kernel: ")),
         Just("2026-12-07T10:00:00.123456+00:00 gpu01 kernel: ".to_owned()),
         Just("kern  :err   : 2026-12-07T10:00:00,123456+00:00 ".to_owned()),
+        (
+            0u32..24,
+            prop::sample::select(vec!["Mon", "Tue", "Wed", "Sun"])
+        )
+            .prop_map(|(h, d)| format!("{d} 2026-12-07 {h:02}:00:01 UTC gpu01 kernel: ")),
+        (
+            1u32..29,
+            prop::sample::select(vec!["NOTICE", "INFO", "ERR"])
+        )
+            .prop_map(|(d, l)| format!("Dec {d:>2} 10:00:00.123456 leaf01 {l} kernel: [ 51.5] ")),
+        Just("Thu Dec 10 10:00:00 2026 kern.warn kernel: [ 7.25] ".to_owned()),
+        Just("Dec 07 10:00:00 node-7 kern.info kernel: ".to_owned()),
     ]
 }
 
@@ -68,6 +80,14 @@ fn line() -> impl Strategy<Value = (String, Gen)> {
             .prop_map(|p| (format!("{p}mlx5_core 0000:ab:00.0: firmware version: 28.39.1002"), Gen::Other)),
         1 => Just(("NVRM: GPU at PCI:0000:86:00: GPU-5c1d".to_owned(), Gen::Other)),
         1 => Just(("what I saw yesterday".to_owned(), Gen::Foreign)),
+        // User space's line of another facility: another message,
+        // whatever it says.
+        1 => prop::sample::select(vec![
+            "user  :warn  : [ 813.0] x.sh: mlx5_core 0000:ab:00.0 ib0: Link down",
+            "<14>[ 813.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, y",
+            "Dec 07 10:00:00 gpu01 daemon.info kernel: mlx5_core 0000:ab:00.0 ib0: Link up",
+        ])
+        .prop_map(|l| (l.to_owned(), Gen::Other)),
     ]
 }
 

@@ -4976,3 +4976,123 @@ fn a_dcgm_exporter_scrape_cut_in_its_last_line_is_partial() {
         assert!(of(&r, "DG006").is_empty(), "{:#?}", r.findings);
     }
 }
+
+/// `journalctl -k -o short-full -g mlx5` on one host: the weekday, the
+/// date, the zone. Before, no line was read (the paste was no tool's
+/// output); now the host is named and the two downs three hours apart,
+/// each back up, are separate events, not a flapping link.
+#[test]
+fn journalctl_short_full_lines_name_their_host_and_order_their_downs() {
+    let text = "\
+[root@gpu-q11 ~]# journalctl -k -o short-full -g mlx5
+Tue 2026-12-08 07:14:02 UTC gpu-q11 kernel: mlx5_core 0000:c1:00.0 ibp193s0: Link down
+Tue 2026-12-08 07:14:09 UTC gpu-q11 kernel: mlx5_core 0000:c1:00.0 ibp193s0: Link up
+Tue 2026-12-08 10:31:40 UTC gpu-q11 kernel: mlx5_core 0000:c1:00.0 ibp193s0: Link down
+Tue 2026-12-08 10:31:47 UTC gpu-q11 kernel: mlx5_core 0000:c1:00.0 ibp193s0: Link up
+[root@gpu-q11 ~]# 
+";
+    let d = doc(text);
+    let logs = sections_of(&d, Kind::KernelLog);
+    assert_eq!(logs.len(), 1, "{:?}", d.unrecognised);
+    assert_eq!(logs[0].host.as_deref(), Some("gpu-q11"));
+    let r = analyze(&[d], &Default::default());
+    let link = of(&r, "IB011");
+    assert_eq!(link.len(), 1, "{:?}", r.findings);
+    assert_eq!(link[0].severity, Severity::Info, "{}", link[0].message);
+    assert!(link[0].message.contains("apart"), "{}", link[0].message);
+}
+
+/// A SONiC-style collector file (`host LEVEL kernel: [uptime] …`) of two
+/// hosts: each host is a section of its own, one host's up is not the
+/// other's. Before, nothing was read.
+#[test]
+fn leveled_syslog_lines_of_two_hosts_are_two_hosts_logs() {
+    let text = "\
+Dec  8 09:00:01.104211 rack3-n01 NOTICE kernel: [ 5120.410112] mlx5_core 0000:4b:00.0 ibp75s0: Link down
+Dec  8 09:00:01.220931 rack3-n02 NOTICE kernel: [ 6402.118201] mlx5_core 0000:4b:00.0 ibp75s0: Link down
+Dec  8 09:00:06.301145 rack3-n01 INFO kernel: [ 5125.607245] mlx5_core 0000:4b:00.0 ibp75s0: Link up
+Dec  8 09:02:11.871002 rack3-n01 NOTICE kernel: [ 5255.177109] mlx5_core 0000:4b:00.0 ibp75s0: Link down
+Dec  8 09:02:17.004513 rack3-n01 INFO kernel: [ 5260.310620] mlx5_core 0000:4b:00.0 ibp75s0: Link up
+Dec  8 09:05:00.000000 rack3-n02 INFO kernel: [ 6701.000000] mlx5_core 0000:4b:00.0 ibp75s0: Link up
+";
+    let d = doc(text);
+    let mut hosts: Vec<_> = sections_of(&d, Kind::KernelLog)
+        .iter()
+        .map(|s| s.host.clone())
+        .collect();
+    hosts.sort();
+    assert_eq!(
+        hosts,
+        vec![Some("rack3-n01".to_owned()), Some("rack3-n02".to_owned())]
+    );
+    let r = analyze(&[d], &Default::default());
+    let link = of(&r, "IB011");
+    assert_eq!(link.len(), 2, "{:?}", r.findings);
+    let severity_of = |host: &str| {
+        link.iter()
+            .find(|f| f.subject.host.as_deref() == Some(host))
+            .map(|f| f.severity)
+    };
+    assert_eq!(severity_of("rack3-n01"), Some(Severity::Warning));
+    assert_eq!(severity_of("rack3-n02"), Some(Severity::Info));
+}
+
+/// OpenWrt's `logread` (`Wed Dec  9 … 2026 kern.info kernel: [uptime]`):
+/// the ctime-style time and the facility word, no host (the prompt names
+/// it); and a syslog
+/// file's `host kern.info kernel:`. Before, nothing was read.
+#[test]
+fn logread_lines_are_read_with_their_uptime() {
+    let text = "\
+root@edge-gw:~# logread | grep mlx5
+Wed Dec  9 04:12:55 2026 kern.info kernel: [ 3301.220114] mlx5_core 0000:01:00.0 eth2: Link down
+Wed Dec  9 04:13:01 2026 kern.info kernel: [ 3307.551902] mlx5_core 0000:01:00.0 eth2: Link up
+root@edge-gw:~# 
+";
+    // An rsyslog template with the facility and level after the host.
+    let facility = "\
+$ grep mlx5 /var/log/kern.log
+Dec  9 04:12:55 gpu-r02 kern.info kernel: mlx5_core 0000:01:00.0 eth2: Link down
+Dec  9 04:13:01 gpu-r02 kern.info kernel: mlx5_core 0000:01:00.0 eth2: Link up
+$ 
+";
+    for (text, host) in [(text, "edge-gw"), (facility, "gpu-r02")] {
+        let r = report(text);
+        let link = of(&r, "IB011");
+        assert_eq!(link.len(), 1, "{text}: {:?}", r.findings);
+        assert_eq!(link[0].severity, Severity::Info);
+        assert_eq!(link[0].subject.host.as_deref(), Some(host));
+        assert!(of(&r, "IN002").is_empty(), "{:?}", r.findings);
+    }
+}
+
+/// `dmesg -x` and `dmesg -r` show user space's lines in the ring buffer
+/// (`user  :warn  : …`, `<14>…`): a script that echoes an adapter's line
+/// is not the adapter. Before, the `<14>` line was judged as the kernel's
+/// (a second down, flapping) and the `user` lines were unread (IN002);
+/// now they are other messages, and one down and up is what remains.
+#[test]
+fn another_facilitys_lines_in_dmesg_are_not_the_kernels() {
+    let text = "\
+$ dmesg -x | grep -E 'mlx5|ibp'
+kern  :info  : [ 9120.400110] mlx5_core 0000:4b:00.0 ibp75s0: Link down
+user  :notice: [ 9121.000000] linkcheck: mlx5_core 0000:4b:00.0 ibp75s0: Link down seen
+kern  :info  : [ 9126.810552] mlx5_core 0000:4b:00.0 ibp75s0: Link up
+$ 
+";
+    let raw = "\
+$ dmesg -r | grep ibp75s0
+<6>[ 9120.400110] mlx5_core 0000:4b:00.0 ibp75s0: Link down
+<14>[ 9122.000000] mlx5_core 0000:4b:00.0 ibp75s0: Link down
+<6>[ 9126.810552] mlx5_core 0000:4b:00.0 ibp75s0: Link up
+$ 
+";
+    for text in [text, raw] {
+        let r = report(text);
+        assert!(of(&r, "IN002").is_empty(), "{text}: {:?}", r.findings);
+        let link = of(&r, "IB011");
+        assert_eq!(link.len(), 1, "{text}: {:?}", r.findings);
+        assert_eq!(link[0].severity, Severity::Info, "{}", link[0].message);
+        assert_eq!(link[0].evidence.len(), 2, "{:?}", link[0].evidence);
+    }
+}

@@ -429,8 +429,10 @@ pub struct KernelLog {
     /// the log spans several boots.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub boots: Vec<BootMarker>,
-    /// The block's other kernel messages (other `NVRM:` lines, other
-    /// drivers'), in runs of lines: kept apart, not read.
+    /// The block's other messages (other `NVRM:` lines, other drivers',
+    /// and user space's lines of another facility that dmesg -x / -r or a
+    /// syslog file shows among the kernel's), in runs of lines: kept
+    /// apart, not read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_messages: Vec<LineSpan>,
     /// The host the syslog/journal prefix names (`Dec 07 10:00:00 gpu07

@@ -10,6 +10,7 @@
 //!   because a bare number could be anything;
 //! - a stamp decorated as a script's heading, `==== Mon Nov 30 00:53:23 UTC 2026 ====`, or the
 //!   last field of a host heading, `===== node01 | before | 2026-11-30T00:53:23Z =====`;
+//! - journalctl -o short-full's `Mon 2026-11-30 00:53:23 UTC` (weekday, ISO date, zone name);
 //! - the same layout without a zone, as in nvidia-smi's `Timestamp : Mon Nov 30 00:53:23 2026`
 //!   ([`parse_stamp`] is shared for that).
 //!
@@ -138,7 +139,9 @@ fn has_clock(text: &str) -> bool {
 #[must_use]
 pub fn parse_stamp(text: &str, span: LineSpan) -> Option<DateStamp> {
     let t = text.trim();
-    let (wall_clock_seconds, utc_offset_seconds, zone) = iso(t).or_else(|| words(t, None))?;
+    let (wall_clock_seconds, utc_offset_seconds, zone) = iso(t)
+        .or_else(|| words(t, None))
+        .or_else(|| weekday_iso(t))?;
     Some(DateStamp {
         text: t.to_owned(),
         wall_clock_seconds,
@@ -217,6 +220,34 @@ fn iso(t: &str) -> Option<Reading> {
     };
     let wall = civil_seconds(year, month, day)? + clock_seconds;
     Some((wall, offset, (!zone.is_empty()).then(|| zone.to_owned())))
+}
+
+/// `Mon 2026-12-07 10:00:01 UTC`: journalctl -o short-full's time
+/// (systemd's `format_timestamp_style`, `TIMESTAMP_PRETTY`: `%a %Y-%m-%d
+/// %H:%M:%S` and the zone's name). A zone other than UTC/GMT is kept by
+/// name, its offset unknown.
+fn weekday_iso(t: &str) -> Option<Reading> {
+    let (weekday, rest) = t.split_once(' ')?;
+    if !WEEKDAYS.iter().any(|w| weekday.eq_ignore_ascii_case(w)) {
+        return None;
+    }
+    let (date_clock, zone) = match rest.rsplit_once(' ') {
+        Some((head, zone))
+            if head.contains(' ') && zone.bytes().all(|b| b.is_ascii_alphabetic()) =>
+        {
+            (head, Some(zone))
+        }
+        _ => (rest, None),
+    };
+    let (wall, offset, numeric) = iso(date_clock)?;
+    match zone {
+        None => Some((wall, offset, numeric)),
+        Some(_) if numeric.is_some() => None,
+        Some(name) => {
+            let utc = ["utc", "gmt"].iter().any(|z| name.eq_ignore_ascii_case(z));
+            Some((wall, utc.then_some(0), Some(name.to_owned())))
+        }
+    }
 }
 
 /// Seconds since 1970 of a time printed without its year (syslog's `Dec
@@ -474,6 +505,28 @@ mod tests {
             "Link 0: 26.562 GB/s",
             "2026-13-01T00:00:00Z",
             "Mon Nov 30 25:00:00 UTC 2026",
+        ] {
+            assert!(parse_stamp(text, LineSpan::line(1)).is_none(), "{text}");
+        }
+    }
+
+    #[test]
+    fn reads_journalctl_short_full_times() {
+        // `journalctl -o short-full`: weekday, ISO date, clock, zone name.
+        let utc = parse_stamp("Mon 2026-11-30 00:53:23 UTC", LineSpan::line(1)).unwrap();
+        assert_eq!(utc.timestamp_unix(), Some(T));
+        let cet = parse_stamp("Mon 2026-11-30 00:53:23 CET", LineSpan::line(1)).unwrap();
+        assert_eq!(cet.wall_clock_seconds, utc.wall_clock_seconds);
+        assert_eq!(
+            (cet.utc_offset_seconds, cet.zone.as_deref()),
+            (None, Some("CET"))
+        );
+        let numeric = parse_stamp("Mon 2026-11-30 01:53:23 +0100", LineSpan::line(1)).unwrap();
+        assert_eq!(numeric.timestamp_unix(), Some(T));
+        for text in [
+            "Mon 2026-11-30",
+            "Mon 2026-11-30 00:53:23 UTC x",
+            "Any 2026-11-30 00:53:23",
         ] {
             assert!(parse_stamp(text, LineSpan::line(1)).is_none(), "{text}");
         }

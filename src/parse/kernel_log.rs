@@ -9,15 +9,26 @@
 //!   LTSSM Fault Up` (and `Non-fatal`), then its `… 20034, Data {…}` line.
 //!
 //! Each may follow a prefix: none, `[  123.456789] ` (dmesg),
-//! `[Mon Dec  7 10:00:00 2026] ` (dmesg -T), `kern  :err   : ` (dmesg -x),
+//! `[Mon Dec  7 10:00:00 2026] ` (dmesg -T), `2026-12-07T10:00:00,123456+00:00 `
+//! (dmesg --time-format iso), `kern  :err   : ` (dmesg -x),
 //! `<6>[  123.456789] ` (dmesg -r: the record's priority, util-linux
-//! `dmesg.c`), `Dec 07 10:00:00 host kernel: ` (syslog, journalctl),
+//! `dmesg.c`), `Dec 07 10:00:00 host kernel: ` (syslog, journalctl, and
+//! `Dec 07 10:00:00.123456` of -o short-precise),
+//! `Mon 2026-12-07 10:00:00 UTC host kernel: ` (journalctl -o short-full),
 //! `[  123.456789] host kernel: ` (journalctl -o short-monotonic) or
-//! `2026-12-07T10:00:00.123456+00:00 host kernel: ` (ISO), the last three
-//! naming the host. Other lines with such a prefix, and other `NVRM:`
-//! lines, are the block's other kernel messages: counted, not read. A line
-//! cut before its code ends is partial: its GPU is named, its code not
-//! judged.
+//! `2026-12-07T10:00:00.123456+00:00 host kernel: ` (ISO: rsyslog's RFC
+//! 3339 times, journalctl -o short-iso and short-iso-precise), the last
+//! four naming the host; between a syslog time and `kernel:` the host may
+//! be followed by a level (`host NOTICE kernel: `, SONiC's rsyslog
+//! template) or a facility and level (`kern.info kernel: `, OpenWrt's
+//! `logread` after its `Mon Dec  7 10:00:00 2026 `). Time formats: systemd
+//! `src/shared/logs-show.c`, util-linux `dmesg.c`. A prefix naming a
+//! facility other than the kernel's (dmesg -x `user  :warn  : `, dmesg -r
+//! `<14>`, syslog's `daemon.info`) is user space's line: another message
+//! whatever it says, never judged as the kernel's. Other lines with such
+//! a prefix, and other `NVRM:` lines, are the block's other messages:
+//! counted, not read. A line cut before its code ends is partial: its GPU
+//! is named, its code not judged.
 //!
 //! An adapter driver's lines (`mlx5_core`, `mlx4_core`: the driver, the
 //! PCI address, an interface, `: `, the message) are read when they say
@@ -76,7 +87,7 @@ use crate::span::{spans_of, LineSpan};
 pub(crate) const FORMAT: Spec<KernelLog> = Spec {
     command: |argv| matches!(argv.first(), Some(&"dmesg" | &"journalctl")),
     // `[` of dmesg's time, `NVRM`, `nvidia-nvswitch`, `kern`/`kernel`, a
-    // month's initial, a year's first digit: a table look-up that keeps
+    // month's or a weekday's initial, a year's first digit: a table look-up that keeps
     // the detector off most lines of other tools (`GPU`, `Link`, `Port…`);
     // `m` of a bare `mlx5_core 0000:…` line; `-` of a journal's boot line
     // before the first one; `<` of dmesg -r's `<6>`.
@@ -99,6 +110,8 @@ pub(crate) const FORMAT: Spec<KernelLog> = Spec {
                 | b'-'
                 | b'p'
                 | b'<'
+                | b'T'
+                | b'W'
         )
     },
     detect,
@@ -127,6 +140,11 @@ struct Prefix<'a> {
     host: Option<&'a str>,
     /// Whether the line carries a log prefix at all.
     logged: bool,
+    /// Whether the prefix names a facility other than the kernel's
+    /// (dmesg -x `user  :warn  : `, dmesg -r `<14>`, syslog's
+    /// `daemon.info`): user space's line in the kernel's ring buffer or a
+    /// log file, whatever it says.
+    other_facility: bool,
 }
 
 /// What one line holds.
@@ -222,6 +240,13 @@ const BOOT_LINES_AHEAD: usize = 16;
 fn detect(lines: &[Line<'_>]) -> Option<Block> {
     let first = lines.first()?;
     let text = first.text();
+    // `T` and `W` start a block only as a weekday's time (journalctl -o
+    // short-full, `logread`): reading it spares the searches below the
+    // many other lines that begin so (`Total`, `TX`, `Warning`).
+    let t = text.trim_start();
+    if matches!(t.as_bytes().first(), Some(b'T' | b'W')) && weekday_time(t).is_none() {
+        return None;
+    }
     if boot_marker(text).is_some() {
         let next = lines
             .iter()
@@ -250,7 +275,10 @@ fn detect(lines: &[Line<'_>]) -> Option<Block> {
     if !has_mlx(text) {
         return None;
     }
-    let (_, rest) = split_prefix(text);
+    let (prefix, rest) = split_prefix(text);
+    if prefix.other_facility {
+        return None;
+    }
     nic_head(rest)
         .filter(|h| h.pci.is_some())
         .map(|_| Block::keyed(format!("nic@{}", first.number)))
@@ -851,6 +879,9 @@ fn read_line(text: &str) -> Read<'_> {
         return Read::Boot(id);
     }
     let (prefix, rest) = split_prefix(text);
+    if prefix.other_facility {
+        return Read::Other(prefix);
+    }
     // A cheap test of the line's last byte ahead of the words.
     if rest.trim_end().ends_with('d') {
         if let Some(s) = suppressed_line(rest) {
@@ -880,8 +911,9 @@ fn read_line(text: &str) -> Read<'_> {
 fn split_prefix(text: &str) -> (Prefix<'_>, &str) {
     let mut p = Prefix::default();
     let mut rest = text.trim_start();
-    if let Some(r) = strip_priority(rest).or_else(|| strip_facility(rest)) {
+    if let Some((kernel, r)) = strip_priority(rest).or_else(|| strip_facility(rest)) {
         p.logged = true;
+        p.other_facility = !kernel;
         rest = r;
     }
     if let Some((time, uptime, r)) = bracket(rest) {
@@ -895,22 +927,22 @@ fn split_prefix(text: &str) -> (Prefix<'_>, &str) {
         p.host = Some(host);
         return (p, r);
     }
-    if let Some((time, r)) = iso_time(rest).or_else(|| bsd_time(rest)) {
+    if let Some((time, r)) = iso_time(rest)
+        .or_else(|| bsd_time(rest))
+        .or_else(|| weekday_time(rest))
+    {
         p.logged = true;
         p.time = Some(time);
         rest = r;
         // `host kernel: …`: the syslog host, then the kernel's message
         // (with its own `[uptime]` where rsyslog keeps it).
-        if let Some((host, r)) = rest.split_once(' ') {
-            if let Some(r) = r.strip_prefix("kernel:") {
-                if !host.contains(':') {
-                    p.host = Some(host);
-                }
-                rest = r.trim_start();
-                if let Some((_, uptime, r)) = bracket(rest) {
-                    p.uptime = uptime;
-                    rest = r;
-                }
+        if let Some(tag) = kernel_tag(rest) {
+            p.host = tag.host;
+            p.other_facility |= !tag.kernel;
+            rest = tag.rest;
+            if let Some((_, uptime, r)) = bracket(rest) {
+                p.uptime = uptime;
+                rest = r;
             }
         }
     }
@@ -929,30 +961,114 @@ fn split_prefix(text: &str) -> (Prefix<'_>, &str) {
 fn syslog_host(text: &str) -> Option<(&str, &str)> {
     let (host, r) = text.split_once(' ')?;
     let r = r.strip_prefix("kernel:")?;
-    let named = !host.is_empty() && !host.contains([':', '[', ']']);
-    named.then(|| (host, r.trim_start()))
+    is_host(host).then(|| (host, r.trim_start()))
+}
+
+/// Whether a word can be a syslog host: no colon, no bracket.
+fn is_host(word: &str) -> bool {
+    !word.is_empty() && !word.contains([':', '[', ']'])
+}
+
+/// The words between a syslog time and the kernel's message.
+struct Tag<'a> {
+    host: Option<&'a str>,
+    /// Whether the line is the kernel's (no facility, or `kern.…`).
+    kernel: bool,
+    /// The message after `kernel:`.
+    rest: &'a str,
+}
+
+/// `host kernel: `, `host NOTICE kernel: ` (SONiC's rsyslog template:
+/// the severity in capitals), `kern.info kernel: ` (OpenWrt's `logread`:
+/// facility and level) or `host kern.info kernel: `, after a syslog
+/// time: the host, whether the facility is the kernel's, and the message.
+fn kernel_tag(text: &str) -> Option<Tag<'_>> {
+    let mut tag = Tag {
+        host: None,
+        kernel: true,
+        rest: text,
+    };
+    // A host, then a level, then `kernel:`, each of the first two
+    // optional.
+    let (mut hosted, mut leveled) = (false, false);
+    for _ in 0..3 {
+        if let Some(after) = tag.rest.strip_prefix("kernel:") {
+            tag.rest = after.trim_start();
+            return Some(tag);
+        }
+        let (word, next) = tag.rest.split_once(' ')?;
+        if leveled {
+            return None;
+        }
+        if let Some(kernel) = level_word(word) {
+            tag.kernel = kernel;
+            leveled = true;
+        } else if !hosted && !word.is_empty() {
+            // A word with a colon (an IPv6 address) is no name, but
+            // still the host's place.
+            hosted = true;
+            tag.host = is_host(word).then_some(word);
+        } else {
+            return None;
+        }
+        tag.rest = next.trim_start();
+    }
+    None
+}
+
+/// The syslog levels, as dmesg -x and `logread` print them.
+const LEVELS: &[&str] = &[
+    "emerg", "alert", "crit", "err", "error", "warn", "warning", "notice", "info", "debug",
+];
+
+/// The syslog facilities, as dmesg -x (util-linux `dmesg.c`,
+/// `facility_names`) and `logread` print them.
+const FACILITIES: &[&str] = &[
+    "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv",
+    "ftp", "res0", "res1", "res2", "res3", "local0", "local1", "local2", "local3", "local4",
+    "local5", "local6", "local7",
+];
+
+/// A level word between the host and `kernel:`: SONiC's `NOTICE` (the
+/// severity alone: `Some(true)`, the tag says the kernel), or
+/// `kern.info` / `daemon.notice` (`Some(false)` for a facility other
+/// than the kernel's).
+fn level_word(word: &str) -> Option<bool> {
+    if let Some((facility, level)) = word.split_once('.') {
+        return (FACILITIES.contains(&facility) && LEVELS.contains(&level))
+            .then_some(facility == "kern");
+    }
+    let capitals = word.bytes().all(|b| b.is_ascii_uppercase());
+    (capitals && LEVELS.iter().any(|l| l.eq_ignore_ascii_case(word))).then_some(true)
 }
 
 /// dmesg -r's `<6>` (the record's facility and level as one number,
-/// `<4>` a kernel warning, `<30>` a daemon's info): the text after it.
-fn strip_priority(text: &str) -> Option<&str> {
+/// `<4>` a kernel warning, `<30>` a daemon's info): whether the facility
+/// is the kernel's (0: a number below 8), and the text after it.
+fn strip_priority(text: &str) -> Option<(bool, &str)> {
     let rest = text.strip_prefix('<')?;
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     if !(1..=3).contains(&digits) {
         return None;
     }
-    rest.get(digits..)?.strip_prefix('>')
+    let number: u32 = rest.get(..digits)?.parse().ok()?;
+    Some((number < 8, rest.get(digits..)?.strip_prefix('>')?))
 }
 
-/// dmesg -x's `kern  :err   : ` (facility and level, padded).
-fn strip_facility(text: &str) -> Option<&str> {
-    const LEVELS: &[&str] = &[
-        "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug",
-    ];
-    let rest = text.strip_prefix("kern")?.trim_start_matches(' ');
-    let rest = rest.strip_prefix(':')?;
+/// dmesg -x's `kern  :err   : ` (facility and level, padded; `user  :`,
+/// `daemon:`, `syslog:`, … for user space's lines): whether the facility
+/// is the kernel's, and the text after it.
+fn strip_facility(text: &str) -> Option<(bool, &str)> {
+    let colon = text.bytes().take(10).position(|b| b == b':')?;
+    let facility = text.get(..colon)?.trim_end_matches(' ');
+    if !FACILITIES.contains(&facility) {
+        return None;
+    }
+    let rest = text.get(colon + 1..)?;
     let (level, rest) = rest.split_once(':')?;
-    (LEVELS.contains(&level.trim_end()) && rest.starts_with(' ')).then(|| rest.trim_start())
+    let level = level.trim();
+    (LEVELS.contains(&level) && rest.starts_with(' '))
+        .then(|| (facility == "kern", rest.trim_start()))
 }
 
 /// `[  123.456789] ` (seconds since boot) or `[Mon Dec  7 10:00:00 2026] `
@@ -1020,6 +1136,41 @@ fn bsd_time(text: &str) -> Option<(&str, &str)> {
     }
     let end = 3 + day_at + day_len + 1 + clock_len;
     let rest = clock.get(clock_len..)?.strip_prefix(' ')?;
+    Some((text.get(..end)?, rest.trim_start()))
+}
+
+/// A time that begins with the weekday: `Mon 2026-12-07 10:00:01 UTC `
+/// (journalctl -o short-full: systemd's `TIMESTAMP_PRETTY`, the zone's
+/// name last) or `Mon Dec  7 10:00:01 2026 ` (OpenWrt's `logread`, as
+/// `ctime` prints it).
+fn weekday_time(text: &str) -> Option<(&str, &str)> {
+    const WEEKDAYS: &[&str] = &["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+    if !WEEKDAYS.contains(&text.get(..3)?) {
+        return None;
+    }
+    let after = text.get(3..)?.strip_prefix(' ')?;
+    let (first, r) = after.split_once(' ')?;
+    let b = first.as_bytes();
+    let dated = b.len() == 10
+        && b.get(4) == Some(&b'-')
+        && b.get(7) == Some(&b'-')
+        && b.iter().all(|c| c.is_ascii_digit() || *c == b'-');
+    let rest = if dated {
+        let (clock, r) = r.split_once(' ')?;
+        let (zone, r) = r.split_once(' ')?;
+        if !has_clock(clock) || zone.is_empty() || zone.contains(':') {
+            return None;
+        }
+        r
+    } else {
+        let (_, r) = bsd_time(after)?;
+        let (year, r) = r.split_once(' ')?;
+        if year.len() != 4 || !year.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        r
+    };
+    let end = text.len() - rest.len() - 1;
     Some((text.get(..end)?, rest.trim_start()))
 }
 
@@ -1717,6 +1868,116 @@ kern  :info  : [  815.5] mlx5_core 0000:4b:00.0 ibp75s0: Link up
         // Not a priority: `<` without digits and `>`.
         assert_eq!(strip_priority("<html>"), None);
         assert_eq!(strip_priority("<1234>x"), None);
+    }
+
+    #[test]
+    fn reads_weekday_leveled_and_facility_prefixes() {
+        // journalctl -o short-full; SONiC's rsyslog (`host LEVEL kernel:`);
+        // OpenWrt's logread (`kern.info kernel:`, no host); a syslog
+        // template with the facility after the host.
+        let cases: &[(&str, Option<&str>, &str, Option<f64>)] = &[
+            (
+                "Mon 2026-12-07 10:00:01 UTC node07 kernel: mlx5_core 0000:4b:00.0 ibp75s0: Link down",
+                Some("node07"),
+                "Mon 2026-12-07 10:00:01 UTC",
+                None,
+            ),
+            (
+                "Thu 2026-12-10 23:59:59 CET gpu-a1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.",
+                Some("gpu-a1"),
+                "Thu 2026-12-10 23:59:59 CET",
+                None,
+            ),
+            (
+                "Dec  7 10:00:01.123456 leaf01 NOTICE kernel: [ 5000.25] mlx5_core 0000:4b:00.0 ibp75s0: Link down",
+                Some("leaf01"),
+                "Dec  7 10:00:01.123456",
+                Some(5000.25),
+            ),
+            (
+                "Wed Dec  9 10:00:01 2026 kern.info kernel: [   12.5] mlx5_core 0000:4b:00.0 ibp75s0: Link down",
+                None,
+                "Wed Dec  9 10:00:01 2026",
+                Some(12.5),
+            ),
+            (
+                "Dec 07 10:00:01 node07 kern.warn kernel: mlx5_core 0000:4b:00.0 ibp75s0: Link down",
+                Some("node07"),
+                "Dec 07 10:00:01",
+                None,
+            ),
+        ];
+        for (line, host, time, uptime) in cases {
+            let (p, rest) = split_prefix(line);
+            assert_eq!(
+                (p.host, p.time, p.uptime, p.other_facility),
+                (*host, Some(*time), *uptime, false),
+                "{line}"
+            );
+            assert!(
+                rest.starts_with("mlx5_core") || rest.starts_with("NVRM:"),
+                "{line}: {rest}"
+            );
+            assert!(detect(&lines_of(line)).is_some(), "{line}");
+        }
+        // dmesg -T and --time-format iso (with -x): the time, no host.
+        for (line, time) in [
+            ("[Mon Dec  7 10:00:01 2026] mlx5_core 0000:4b:00.0 ibp75s0: Link up", "Mon Dec  7 10:00:01 2026"),
+            ("2026-12-07T10:00:01,123456+00:00 mlx5_core 0000:4b:00.0 ibp75s0: Link up", "2026-12-07T10:00:01,123456+00:00"),
+            ("kern  :info  : 2026-12-07T10:00:01,123456+00:00 mlx5_core 0000:4b:00.0 ibp75s0: Link up", "2026-12-07T10:00:01,123456+00:00"),
+        ] {
+            let (p, rest) = split_prefix(line);
+            assert_eq!((p.host, p.time), (None, Some(time)), "{line}");
+            assert!(rest.starts_with("mlx5_core"), "{line}");
+        }
+        // Not a weekday time, not a tag: a word too many, a level in
+        // lower case alone, a zone-less short-full.
+        for line in [
+            "Mon 2026-12-07 10:00:01 node07 kernel: x",
+            "Dec 07 10:00:01 node07 info kernel: x",
+            "Dec 07 10:00:01 node07 NOTICE extra kernel: x",
+        ] {
+            assert_eq!(split_prefix(line).0.host, None, "{line}");
+        }
+        // A host printed as an IPv6 address: no name, the message read.
+        let (p, rest) =
+            split_prefix("Dec 07 10:00:01 fd00::7 kernel: NVRM: Xid (PCI:0000:3b:00): 79");
+        assert_eq!((p.host, rest), (None, "NVRM: Xid (PCI:0000:3b:00): 79"));
+    }
+
+    #[test]
+    fn another_facilitys_lines_are_other_messages_never_judged() {
+        // dmesg -x and dmesg -r show user space's lines in the kernel's
+        // ring buffer; a syslog file another facility's lines tagged
+        // `kernel` (util-linux dmesg.c facility_names).
+        let text = "\
+kern  :info  : [  812.0] mlx5_core 0000:4b:00.0 ibp75s0: Link down
+user  :warn  : [  813.0] watch.sh: mlx5_core 0000:4b:00.0 ibp75s0: Link up
+daemon:info  : [  814.0] systemd-networkd[811]: ibp75s0: Lost carrier
+<14>[  815.0] mlx5_core 0000:4b:00.0 ibp75s0: Link up
+Dec 07 10:00:01 node07 daemon.info kernel: mlx5_core 0000:4b:00.0 ibp75s0: Link up
+kern  :info  : [  816.5] mlx5_core 0000:4b:00.0 ibp75s0: Link up
+";
+        let p = read(text);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let e = &p.value.nic_events;
+        assert_eq!(e.len(), 2, "{e:#?}");
+        assert_eq!(
+            (e[0].span, e[1].span),
+            (LineSpan::line(1), LineSpan::line(6))
+        );
+        assert_eq!(p.value.other_messages, vec![LineSpan::new(2, 5)]);
+        for no in [
+            "user  :warn  : [  813.0] mlx5_core 0000:4b:00.0 ibp75s0: Link up",
+            "<14>[  815.0] mlx5_core 0000:4b:00.0 ibp75s0: Link up",
+            "<14>[  815.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, y",
+            "Dec 07 10:00:01 node07 daemon.info kernel: mlx5_core 0000:4b:00.0 ibp75s0: Link up",
+        ] {
+            assert!(detect(&lines_of(no)).is_none(), "{no}");
+        }
+        assert_eq!(strip_priority("<6>x"), Some((true, "x")));
+        assert_eq!(strip_priority("<30>x"), Some((false, "x")));
+        assert_eq!(strip_facility("node1: info: x"), None);
     }
 
     #[test]
