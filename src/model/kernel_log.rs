@@ -302,6 +302,14 @@ pub struct AerSuppressed {
     pub span: LineSpan,
 }
 
+impl AerSuppressed {
+    /// The time to show: as printed, else `[seconds]` since boot.
+    #[must_use]
+    pub fn when(&self) -> Option<String> {
+        when_printed(self.time.as_deref(), self.uptime_seconds)
+    }
+}
+
 /// What an NVIDIA driver line says of a GPU's initialisation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -52,7 +52,9 @@
 use crate::diag::WarningKind;
 use crate::model::dcgm_exporter::{DcgmExporter, DcgmGpu, DcgmHost, Reading};
 use crate::model::partial::{Partial, PartialReason};
-use crate::parse::prometheus::{count, float, host_of_instance, name_len, spans_of, Read, Sample};
+use crate::parse::prometheus::{
+    claims_command, count, float, host_of_instance, name_len, spans_of, Read, Sample,
+};
 use crate::parse::text::{trim, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
 use crate::span::LineSpan;
@@ -78,21 +80,13 @@ const BLANK: u64 = 0x7fff_ffff_ffff_fff0;
 
 /// `curl`/`wget` of dcgm-exporter's port 9400 or of a URL naming it
 /// (`http://dcgm-exporter.monitoring.svc/metrics`), or a `promtool query`
-/// of a DCGM metric. Other `/metrics` URLs are no one's claim: the
-/// scrape's own metric names say whose it is.
+/// of a DCGM metric (`prometheus::claims_command`).
 fn command(argv: &[&str]) -> bool {
-    let program = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p));
-    match program {
-        Some("curl" | "wget") => argv
-            .iter()
-            .skip(1)
-            .any(|w| w.contains(":9400") || w.to_ascii_lowercase().contains("dcgm")),
-        Some("promtool") => {
-            argv.get(1).is_some_and(|w| *w == "query")
-                && argv.iter().skip(2).any(|w| w.contains(PREFIX))
-        }
-        _ => false,
-    }
+    claims_command(
+        argv,
+        |w| w.contains(":9400") || w.to_ascii_lowercase().contains("dcgm"),
+        PREFIX,
+    )
 }
 
 /// A DCGM metric line (with a value) or its `# HELP`/`# TYPE`.

@@ -1247,7 +1247,7 @@ struct Nic<'a> {
 }
 
 /// `dddd:bb:dd.f`: a PCI address as the kernel names a device.
-fn is_pci_address(text: &str) -> bool {
+pub(super) fn is_pci_address(text: &str) -> bool {
     let b = text.as_bytes();
     b.len() == 12
         && b.iter().enumerate().all(|(i, c)| match i {

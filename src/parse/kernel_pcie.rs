@@ -43,6 +43,7 @@
 //! - `[drm] Initialized nvidia-drm 0.0.0 20160202 for 0000:01:00.0 on
 //!   minor 1`: the GPU was brought up.
 
+use super::kernel_log::is_pci_address;
 use crate::model::kernel_log::{AerSeverity, GpuInitWhat};
 
 /// An AER line after the kernel log's prefix.
@@ -109,17 +110,6 @@ impl<'a> AerLine<'a> {
             | Self::Detail { driver, .. } => driver,
         }
     }
-}
-
-/// `dddd:bb:dd.f`.
-fn is_pci_address(text: &str) -> bool {
-    let b = text.as_bytes();
-    b.len() == 12
-        && b.iter().enumerate().all(|(i, c)| match i {
-            4 | 7 => *c == b':',
-            10 => *c == b'.',
-            _ => c.is_ascii_hexdigit(),
-        })
 }
 
 /// `DRIVER ADDRESS: MESSAGE` → the three (the message with `AER: ` and

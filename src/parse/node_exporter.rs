@@ -65,7 +65,9 @@ use crate::model::ib::{PhysState, PortState};
 use crate::model::node_exporter::{Adapter, NodeExporter, PortStatus, Scrape};
 use crate::model::partial::{Partial, PartialReason};
 use crate::model::perfquery::Perfquery;
-use crate::parse::prometheus::{count, float, host_of_instance, name_len, spans_of, Read, Sample};
+use crate::parse::prometheus::{
+    claims_command, count, float, host_of_instance, name_len, spans_of, Read, Sample,
+};
 use crate::parse::sysfs_counters::PortCounterFiles;
 use crate::parse::text::{trim, Unread};
 use crate::parse::{Block, Line, Parsed, Spec};
@@ -87,27 +89,19 @@ const PREFIX: &str = "node_infiniband_";
 
 /// `curl`/`wget` of node_exporter's port 9100 or of a URL naming it
 /// (`http://node-exporter.monitoring.svc/metrics`), or a `promtool query`
-/// of an InfiniBand metric.
-///
-/// Not any `/metrics` URL: a command a format claims limits the first
-/// section to that format, and `curl gpu07:8080/metrics` may as well be
-/// dcgm-exporter's (on a port of its deployment's choosing). Unclaimed,
-/// the scrape is read by whichever exporter's metrics it holds.
+/// of an InfiniBand metric (`prometheus::claims_command`; not any `/metrics` URL:
+/// `curl gpu07:8080/metrics` may as well be dcgm-exporter's).
 fn command(argv: &[&str]) -> bool {
-    let program = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p));
-    match program {
-        Some("curl" | "wget") => argv.iter().skip(1).any(|w| {
+    claims_command(
+        argv,
+        |w| {
             let lower = w.to_ascii_lowercase();
             w.contains(":9100")
                 || lower.contains("node-exporter")
                 || lower.contains("node_exporter")
-        }),
-        Some("promtool") => {
-            argv.get(1).is_some_and(|w| *w == "query")
-                && argv.iter().skip(2).any(|w| w.contains(PREFIX))
-        }
-        _ => false,
-    }
+        },
+        PREFIX,
+    )
 }
 
 /// A node_exporter metric and the sysfs `counters/` (or `counters_ext/`)

@@ -225,6 +225,28 @@ pub(crate) fn detect(
     Some(Block::keyed(key))
 }
 
+/// Whether `argv` is an exporter's scrape or query: `curl`/`wget` of a URL
+/// `names_exporter` says is the exporter's (its port, its service name),
+/// or a `promtool query` of a metric named `prefix…`. A bare `/metrics`
+/// URL is neither exporter's claim: a claim limits the first section to
+/// that format, and any exporter may serve `/metrics` on a port of its
+/// deployment's choosing (the scrape's metric names then say whose it is).
+pub(crate) fn claims_command(
+    argv: &[&str],
+    names_exporter: impl Fn(&str) -> bool,
+    prefix: &str,
+) -> bool {
+    let program = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p));
+    match program {
+        Some("curl" | "wget") => argv.iter().skip(1).any(|w| names_exporter(w)),
+        Some("promtool") => {
+            argv.get(1).is_some_and(|w| *w == "query")
+                && argv.iter().skip(2).any(|w| w.contains(prefix))
+        }
+        _ => false,
+    }
+}
+
 #[allow(clippy::cast_possible_truncation)] // a time stamp in milliseconds
 pub(crate) fn seconds_to_ms(s: f64) -> Option<i64> {
     (s.is_finite() && s >= 0.0).then(|| (s * 1000.0).round() as i64)

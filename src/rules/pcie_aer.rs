@@ -110,15 +110,6 @@ const STORM_WINDOW_SECONDS: f64 = 5.0;
 /// Evidence lines of `callbacks suppressed` at most.
 const MAX_SUPPRESSED_SHOWN: usize = 4;
 
-/// A `callbacks suppressed` line's time to show.
-fn when_suppressed(s: &AerSuppressed) -> Option<String> {
-    match (&s.time, s.uptime_seconds) {
-        (Some(t), _) => Some(t.clone()),
-        (None, Some(u)) => Some(format!("[{u:.6}]")),
-        (None, None) => None,
-    }
-}
-
 /// What a device is, as the paste tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -521,7 +512,7 @@ fn finding(d: &Device<'_>, kind: Kind) -> Option<Finding> {
         if let Some(func) = &s.function {
             text.push_str(&format!(" ({func}'s rate limit)"));
         }
-        if let Some(when) = when_suppressed(s) {
+        if let Some(when) = s.when() {
             text.push_str(&format!(" at {when}"));
         }
         f = f.evidence(Evidence::new(text, s.span, d.at.source()));
